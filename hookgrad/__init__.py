@@ -1,0 +1,34 @@
+"""hookgrad: PyTorch's autograd and hook API on JAX.
+
+Eager (``loss.backward()`` with PyTorch's hook order), compiled (``hookgrad.compile``: the
+step, backward and hooks included, as one XLA program) and functional
+(``hookgrad.func.functional_call`` under ``jax.grad``/``vmap``/``jit``).
+"""
+from . import autograd  # first: the engine imports the Tensor class
+from ._tensor import Size, Tensor
+from . import _ops
+from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, device, double,
+                     dtype, float, float16, float32, float64, get_default_dtype, half, int,
+                     int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from ._factory import *  # noqa: F401,F403
+from ._factory import __all__ as _factory_all
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
+from . import _C, random, utils
+from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
+
+__version__ = "0.1.0"
+
+globals().update(_ops.FUNCTIONS)
+
+
+def __getattr__(name):
+    # heavier subpackages load on first use
+    import importlib
+    if name in ("nn", "optim", "func", "library", "testing"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "compile":
+        from .compile import compile
+        return compile
+    raise AttributeError(f"module 'hookgrad' has no attribute {name!r}")

@@ -1,0 +1,163 @@
+"""dtypes and devices with PyTorch's names, backed by NumPy/JAX dtypes and JAX devices."""
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, named as in PyTorch (``hookgrad.float32`` ...)."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize")
+
+    def __init__(self, name, np_dtype):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = jnp.issubdtype(self.np, jnp.floating)
+        self.is_complex = jnp.issubdtype(self.np, jnp.complexfloating)
+        self.is_signed = not jnp.issubdtype(self.np, jnp.unsignedinteger) and self.np != np.bool_
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self):
+        return "hookgrad." + self.name
+
+    def __reduce__(self):
+        return (_lookup_name, (self.name,))
+
+    def to_real(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+
+def _lookup_name(name):
+    return _BY_NAME[name]
+
+
+float32 = float = dtype("float32", np.float32)
+float64 = double = dtype("float64", np.float64)
+float16 = half = dtype("float16", np.float16)
+bfloat16 = dtype("bfloat16", jnp.bfloat16)
+complex64 = cfloat = dtype("complex64", np.complex64)
+complex128 = cdouble = dtype("complex128", np.complex128)
+int8 = dtype("int8", np.int8)
+int16 = short = dtype("int16", np.int16)
+int32 = int = dtype("int32", np.int32)
+int64 = long = dtype("int64", np.int64)
+uint8 = dtype("uint8", np.uint8)
+bool = dtype("bool", np.bool_)  # noqa: A001 - torch.bool
+
+_ALL = (float32, float64, float16, bfloat16, complex64, complex128, int8, int16, int32, int64,
+        uint8, bool)
+_BY_NAME = {d.name: d for d in _ALL}
+_BY_NP = {d.np: d for d in _ALL}
+_default_dtype = [float32]
+
+
+def x64_enabled():
+    return jax.config.read("jax_enable_x64")
+
+
+def as_dtype(d):
+    """hookgrad dtype from a hookgrad dtype, NumPy/JAX dtype, Python type or name."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins.float:
+        return _default_dtype[0]
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    try:
+        return _BY_NP[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"cannot interpret {d!r} as a hookgrad dtype") from None
+
+
+
+
+def to_jax(d):
+    """The JAX dtype for hookgrad dtype ``d``.
+
+    64-bit types need JAX's x64 mode: float64/complex128 without it are an error (they
+    would silently be 32-bit); int64 falls back to int32, as JAX does (see README).
+    """
+    d = as_dtype(d)
+    if d.itemsize == 8 and d.np.kind in "fc" or d is complex128:
+        if not x64_enabled():
+            raise RuntimeError(
+                f"{d} needs JAX's 64-bit mode, which is off. Enable it before creating "
+                "tensors: jax.config.update('jax_enable_x64', True)")
+    if d is int64 and not x64_enabled():
+        return np.dtype(np.int32)
+    return d.np
+
+
+def from_jax(np_dtype):
+    return _BY_NP[np.dtype(np_dtype)]
+
+
+def get_default_dtype():
+    """The dtype of floating tensors created from Python floats (``float32`` at start)."""
+    return _default_dtype[0]
+
+
+def set_default_dtype(d):
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    to_jax(d)
+    _default_dtype[0] = d
+
+
+class device:
+    """A device, named as in PyTorch: ``device('cpu')``, ``device('cuda', 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):  # noqa: A002 - torch's signature
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, str) and ":" in type:
+            type, idx = type.split(":")
+            index = builtins.int(idx)
+        if type == "gpu":
+            type = "cuda"
+        if type not in ("cpu", "cuda", "tpu", "meta"):
+            raise RuntimeError(f"Expected one of cpu, cuda, tpu device type at start of device string: {type}")
+        self.type = type
+        self.index = index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index or 0) == (other.type, other.index or 0)
+
+    def __hash__(self):
+        return hash((self.type, self.index or 0))
+
+
+
+
+def device_of(jax_device):
+    if jax_device.platform == "cpu":
+        return device("cpu")
+    return device("cuda" if jax_device.platform == "gpu" else jax_device.platform, jax_device.id)
+
+
+def jax_device(d):
+    """The JAX device for a hookgrad device (or string)."""
+    d = device(d) if not isinstance(d, device) else d
+    platform = {"cuda": "gpu"}.get(d.type, d.type)
+    try:
+        devs = jax.devices(platform)
+    except RuntimeError:
+        raise RuntimeError(f"no {d.type} device is available to JAX (devices: {jax.devices()})") from None
+    return devs[d.index or 0]

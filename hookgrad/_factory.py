@@ -1,0 +1,261 @@
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand``, ``*_like`` ..."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtype, random
+from ._tensor import Size, Tensor
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
+           "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+           "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+           "scalar_tensor", "is_tensor", "numel"]
+
+
+def _finish(arr, requires_grad, device):
+    if device is not None:
+        dev = _dtype.device(device) if not isinstance(device, _dtype.device) else device
+        arr = jax.device_put(arr, _dtype.jax_device(dev))
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default dtype."""
+    flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, np.ndarray) else None
+    if flat is None:
+        return None
+    kinds = set()
+    for v in flat:
+        if isinstance(v, (bool, np.bool_)):
+            kinds.add("b")
+        elif isinstance(v, (int, np.integer)):
+            kinds.add("i")
+        elif isinstance(v, complex):
+            kinds.add("c")
+        else:
+            kinds.add("f")
+    if "c" in kinds:
+        return _dtype.complex64
+    if "f" in kinds or not kinds:
+        return _dtype.get_default_dtype()
+    if "i" in kinds:
+        return _dtype.int64
+    return _dtype.bool
+
+
+def _to_numpy(data):
+    if isinstance(data, Tensor):
+        return np.asarray(data._data)
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        return np.asarray(_tolist(data))
+    return data
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _flat(v)
+    else:
+        yield x
+
+
+def _tolist(x):
+    if isinstance(x, Tensor):
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [_tolist(v) for v in x]
+    return x
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf Tensor holding a copy of ``data`` (nested lists, numbers, arrays, Tensors).
+
+    Example::
+
+        >>> hookgrad.tensor([1.0, 2.0], requires_grad=True)
+        tensor([1., 2.], requires_grad=True)
+    """
+    if isinstance(data, Tensor):
+        arr = data._data
+        if dtype is not None:
+            arr = arr.astype(_dtype.to_jax(dtype))
+        return _finish(jnp.array(arr, copy=True), requires_grad, device)
+    if isinstance(data, jax.Array) and not isinstance(data, jax.core.Tracer):
+        data = np.asarray(data)
+    if isinstance(data, jax.core.Tracer):
+        arr = data if dtype is None else data.astype(_dtype.to_jax(dtype))
+        return _finish(arr, requires_grad, device)
+    data = _to_numpy(data)
+    if dtype is None:
+        if isinstance(data, (np.ndarray, np.generic)):
+            dt = _dtype.from_jax(data.dtype) if data.dtype != np.float64 else \
+                (_dtype.float64 if _dtype.x64_enabled() else _dtype.float32)
+        else:
+            dt = _infer_dtype(data)
+    else:
+        dt = _dtype.as_dtype(dtype)
+    arr = jnp.asarray(np.asarray(data), dtype=_dtype.to_jax(dt))
+    return _finish(arr, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    return tensor(ndarray)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device,
+                  requires_grad=requires_grad)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _jd(dtype, default=None):
+    return _dtype.to_jax(dtype if dtype is not None else (default or _dtype.get_default_dtype()))
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _finish(jnp.zeros(_size(size), _jd(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _finish(jnp.ones(_size(size), _jd(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          memory_format=None, pin_memory=False):
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = _dtype.bool
+        elif isinstance(fill_value, int):
+            dtype = _dtype.int64
+    return _finish(jnp.full(_size((size,)), fill_value, _jd(dtype)), requires_grad, device)
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+             layout=None):
+        dt = dtype if dtype is not None else input.dtype
+        return fn(input.shape, dtype=dt, device=device, requires_grad=requires_grad)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_float = any(isinstance(v, float) or (isinstance(v, Tensor) and v.is_floating_point())
+                       for v in (start, end, step))
+        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    return _finish(jnp.arange(*vals, dtype=_dtype.to_jax(dtype)), requires_grad, device)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    return _finish(jnp.linspace(start, end, int(steps), dtype=_jd(dtype)), requires_grad, device)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    return _finish(jnp.logspace(start, end, int(steps), base=base, dtype=_jd(dtype)),
+                   requires_grad, device)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    return _finish(jnp.eye(n, m, dtype=_jd(dtype)), requires_grad, device)
+
+
+def _gen_key(generator):
+    return random.next_key() if generator is None else generator.next_key()
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    arr = jax.random.uniform(_gen_key(generator), _size(size), _jd(dtype))
+    return _finish(arr, requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    arr = jax.random.normal(_gen_key(generator), _size(size), _jd(dtype))
+    return _finish(arr, requires_grad, device)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    arr = jax.random.randint(_gen_key(generator), tuple(size), low, high,
+                             _jd(dtype, _dtype.int64))
+    return _finish(arr, requires_grad, device)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    arr = jax.random.permutation(_gen_key(generator), int(n)).astype(_jd(dtype, _dtype.int64))
+    return _finish(arr, requires_grad, device)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return randn(input.shape, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device)
+
+
+def _new(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        return fn(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return method
+
+
+Tensor.new_zeros = _new(zeros)
+Tensor.new_ones = _new(ones)
+Tensor.new_empty = _new(empty)
+Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
+    requires_grad=False: full(size, fill_value, dtype=dtype or self.dtype, device=device,
+                              requires_grad=requires_grad)
+Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
+    data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)

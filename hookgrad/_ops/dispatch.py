@@ -1,0 +1,311 @@
+"""Running an op: the jit-cached forward, the node it records, and its backward.
+
+An ``Op`` is one row of the op table: a pure JAX forward, the torch node name, and what
+the backward keeps saved. Its backward is JAX's vjp of the forward, jit-cached per op,
+static arguments and the layout of what was saved; with ``create_graph`` the backward is
+itself run as an op (``vjp_op``), so its derivative is again JAX's vjp.
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd._saved import FREED_MESSAGE, SavedTensor
+from ..autograd.graph import Node
+
+ALL = "all"   # save every Tensor argument (default)
+OUT = "out"   # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
+_gm = grad_mode._state
+INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
+                                          np.complex64, np.complex128))
+
+
+class Op:
+    """One op-table entry.
+
+    Args:
+        fwd: ``fwd(*args, **statics)``, pure JAX; args are arrays or Python scalars.
+        node: the torch name of the node it records (``MulBackward0``).
+        save: ``ALL``; ``()``: nothing (linear ops: backward needs only shapes); ``OUT``;
+            or ``{i: (j, ...)}``: the gradient of argument i needs arguments j, ...
+            (PyTorch's conditional saving, visible to pack hooks).
+        bwd: for ``save=OUT``: ``bwd(out, grad, **statics) -> grad_input``.
+        scalar_edges: a Python-number operand still gets a ``(None, 0)`` edge (torch wraps
+            numbers of binary arithmetic into tensors).
+        jit: False for ops that cannot be jitted (data-dependent shapes, transfers).
+    """
+
+    __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "_fwd_cache",
+                 "_vjp_cache")
+
+    def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True):
+        self.name, self.fwd, self.node, self.save = name, fwd, node, save
+        self.bwd, self.scalar_edges, self.jit = bwd, scalar_edges, jit
+        self._fwd_cache = {}
+        self._vjp_cache = {}
+
+    def __repr__(self):
+        return f"Op({self.name})"
+
+    def forward_fn(self, key):
+        fn = self._fwd_cache.get(key)
+        if fn is None:
+            f = functools.partial(self.fwd, **dict(key)) if key else self.fwd
+            fn = self._fwd_cache[key] = jax.jit(f) if self.jit else f
+        return fn
+
+
+# --------------------------------------------------------------------------- forward
+
+
+def apply(op, args, statics=None, out=None):
+    """Run ``op`` on ``args`` (Tensors and constants), recording a node if needed.
+
+    ``out``: the Tensor modified in place (its array is replaced, ``_version`` bumped and
+    its history rebased onto the new node). Returns a Tensor or a tuple of Tensors.
+    """
+    key = tuple(statics.items()) if statics else ()
+    fn = op._fwd_cache.get(key) or op.forward_fn(key)
+    req = False
+    arrs = []
+    for a in args:
+        if isinstance(a, Tensor):
+            arrs.append(a._data)
+            if a._requires_grad:
+                req = True
+        else:
+            arrs.append(a)
+    record = req and _gm.enabled and op.node is not None
+    if out is not None:
+        _check_inplace(out, record)
+        if record:  # the node sees the tensor's value and history from before the write
+            shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
+            shadow._requires_grad = out._requires_grad
+            if out._acc is not None:
+                shadow._acc = out._acc
+            args = tuple(shadow if a is out else a for a in args)
+    res = fn(*arrs)
+    multi = isinstance(res, tuple)
+    if out is not None:
+        _write_inplace(out, res, op)
+        outs = (out,)
+    elif multi:
+        outs = tuple(Tensor._wrap(r) for r in res)
+    else:
+        outs = (Tensor._wrap(res),)
+    if record:
+        _record(op, key, args, outs, out is not None)
+    if multi and out is None:
+        return outs
+    return outs[0]
+
+
+def _check_inplace(t, record):
+    if t.grad_fn is None and t._requires_grad and _gm.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
+def _write_inplace(t, res, op):
+    old = t._data
+    if res.shape != old.shape:
+        raise RuntimeError(f"output with shape {list(old.shape)} doesn't match the broadcast "
+                           f"shape {list(res.shape)}")
+    if res.dtype != old.dtype:
+        if jnp.issubdtype(res.dtype, jnp.floating) and not jnp.issubdtype(old.dtype, jnp.inexact):
+            raise RuntimeError(f"result type {_torch_kind(res.dtype)} can't be cast to the "
+                               f"desired output type {_torch_kind(old.dtype)}")
+        res = res.astype(old.dtype)
+    t._data = res
+    t._version += 1
+    base = t._base
+    if base is not None:  # .data / detach() alias: the write reaches the original
+        base._data = res
+        if t._shares_version:
+            base._version += 1
+
+
+def _torch_kind(dt):
+    return {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(np.dtype(dt).name,
+                                                                          str(dt))
+
+
+class _Unsaved:
+    """Placeholder of a Tensor argument whose value the backward does not need."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, a):
+        self.shape, self.dtype = a.shape, a.dtype
+
+
+def _record(op, key, args, outs, inplace):
+    save = op.save
+    keep_all = save is ALL
+    edges = []
+    dpos = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            dpos.append(i)
+            edges.append(a._edge())
+        elif op.scalar_edges and i < 2:
+            dpos.append(i)
+            edges.append(None)
+    needed = set()
+    if isinstance(save, dict):  # PyTorch's conditional saving: only what live edges need
+        for i, e in zip(dpos, edges):
+            if e is not None:
+                needed.update(save.get(i, ()))
+    # integer/bool Tensors (indices, masks) are always kept: backward needs their values
+    stored = tuple(
+        (SavedTensor(a, False) if keep_all or i in needed or a._data.dtype not in INEXACT
+         else _Unsaved(a._data)) if isinstance(a, Tensor) else a
+        for i, a in enumerate(args))
+    has_saved = save is OUT or any(isinstance(s, SavedTensor) for s in stored) or any(
+        not isinstance(args[i], Tensor) for i in needed)
+    node = OpNode(op, key, stored, tuple(edges), tuple(dpos), has_saved)
+    for i, t in enumerate(outs):
+        if t._data.dtype in INEXACT:
+            t.grad_fn = node
+            t._output_nr = i
+            t._requires_grad = True
+    node._meta = tuple((t._data.shape, t._data.dtype) for t in outs)
+    if save is OUT:
+        node._out_saved = SavedTensor(outs[0], True)
+    if inplace:
+        t = outs[0]
+        t._backward_hooks = None  # hooks registered before stay with the old node
+        if t._retains_grad:
+            node._set_retain_grad(t)
+
+
+# --------------------------------------------------------------------------- backward
+
+
+class OpNode(Node):
+    """The node an op records: rebuilds the op's arguments from what was saved and runs
+    the op's vjp."""
+
+    __slots__ = ("_op", "_key", "_stored", "_dpos", "_meta", "_out_saved", "_has_saved",
+                 "_freed")
+
+    def __init__(self, op, key, stored, edges, dpos, has_saved):
+        Node.__init__(self, edges)
+        self._op, self._key, self._stored, self._dpos = op, key, stored, dpos
+        self._has_saved = has_saved
+        self._freed = False
+        self._out_saved = None
+
+    def name(self):
+        return self._op.node
+
+    def _out_meta(self):
+        return self._meta
+
+    def _release(self):
+        if self._has_saved:
+            self._freed = True
+        for s in self._stored:
+            if isinstance(s, SavedTensor):
+                s.release()
+        if self._out_saved is not None:
+            self._out_saved.release()
+
+    def _saved_tensors(self):
+        return [s for s in self._stored if isinstance(s, SavedTensor)]
+
+    def _apply(self, grads, create_graph):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        want = tuple(i for i, e in zip(self._dpos, self._next) if e is not None)
+        if not want:
+            return [None] * len(self._next)
+        meta = self._meta
+        diff = [i for i, (s, dt) in enumerate(meta) if dt in INEXACT]
+        gs = []
+        for i in diff:
+            g = grads[i]
+            if g is None:
+                g = Tensor._wrap(jnp.zeros(meta[i][0], meta[i][1]))
+            gs.append(g)
+        vop = vjp_op(self, want)
+        if self._op.save is OUT:
+            vals = [self._out_saved.unpack(self, create_graph)]
+        else:
+            vals = []
+            for s in self._stored:
+                if isinstance(s, SavedTensor):
+                    vals.append(s.unpack(self, create_graph))
+                elif not isinstance(s, _Unsaved):
+                    vals.append(s)
+        if create_graph:
+            res = apply(vop, (*vals, *gs))
+        else:
+            res = vop.forward_fn(())(*vals, *(g._data for g in gs))
+            res = tuple(Tensor._wrap(r) for r in res)
+        out = [None] * len(self._next)
+        it = iter(res)
+        for k, (i, e) in enumerate(zip(self._dpos, self._next)):
+            if e is not None:
+                out[k] = next(it)
+        return out
+
+
+def _layout(node):
+    return tuple("S" if isinstance(s, SavedTensor) else
+                 (s.shape, s.dtype) if isinstance(s, _Unsaved) else "C"
+                 for s in node._stored)
+
+
+def vjp_op(node, want):
+    """The Op computing ``node``'s gradients for argument positions ``want``."""
+    op = node._op
+    if op.save is OUT:
+        ck = (node._key, want)
+    else:
+        ck = (node._key, _layout(node), want)
+    vop = op._vjp_cache.get(ck)
+    if vop is None:
+        statics = dict(node._key)
+        if op.save is OUT:
+            def fwd(y, *gs):
+                return (op.bwd(y, *gs, **statics),)
+        else:
+            fwd = _make_vjp(op.fwd, statics, ck[1], want, node._meta)
+        vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, op.node + "Backward",
+                                     jit=op.jit)
+    return vop
+
+
+def _make_vjp(f, statics, layout, want, meta):
+    f = functools.partial(f, **statics) if statics else f
+    n_present = sum(1 for s in layout if not isinstance(s, tuple))
+    diff_out = [dt in INEXACT for _, dt in meta]
+
+    def fwd(*vals):
+        present, gs = vals[:n_present], vals[n_present:]
+        it = iter(present)
+        full = [jnp.zeros(s[0], s[1]) if isinstance(s, tuple) else next(it) for s in layout]
+
+        def g(*wanted):
+            args = list(full)
+            for i, w in zip(want, wanted):
+                args[i] = w
+            return f(*args)
+
+        primals = [full[i] for i in want]
+        out, pullback = jax.vjp(g, *primals)
+        git = iter(gs)
+        if isinstance(out, tuple):
+            cot = tuple(next(git) if d else np.zeros(o.shape, jax.dtypes.float0)
+                        for o, d in zip(out, diff_out))
+        else:
+            cot = next(git)
+        res = pullback(cot)
+        # gradients w.r.t. Python-number operands are dropped by the caller; keep dtypes
+        return tuple(r.astype(p.dtype) if hasattr(p, "dtype") and r.dtype != p.dtype else r
+                     for r, p in zip(res, primals))
+    return fwd

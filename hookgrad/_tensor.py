@@ -1,0 +1,428 @@
+"""Tensor: a ``jax.Array`` plus PyTorch's autograd metadata.
+
+The class holds data and graph metadata only; arithmetic, reductions, indexing and the
+other methods are attached from the op table (``hookgrad._ops``), so a method is an op.
+"""
+import copy
+import warnings
+from collections import OrderedDict
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtype
+from .autograd import grad_mode
+from .utils.hooks import RemovableHandle, warn_if_has_hooks
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead.")
+
+
+def _check_can_require_grad(dt):
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it.
+
+    Hot attributes live in slots; rarely-set ones (``_grad``, hooks, the leaf's
+    ``AccumulateGrad`` node) are class defaults overridden per instance.
+    """
+
+    __slots__ = ("_data", "grad_fn", "_output_nr", "_requires_grad", "_version",
+                 "__dict__", "__weakref__")
+    _grad = None
+    _acc = None            # AccumulateGrad node of a leaf, created on first need
+    _retains_grad = False
+    _backward_hooks = None  # OrderedDict shared with the node that dispatches them
+    _post_acc_hooks = None
+    _base = None           # for .data / detach(): in-place writes go through to it
+    _shares_version = False
+    __array_priority__ = 1000  # numpy defers binary ops to Tensor
+
+    def __init__(self, data=None, *, requires_grad=False, dtype=None):
+        # torch.Tensor(list) builds a tensor of the default float dtype
+        if data is None:
+            data = []
+        if isinstance(data, Tensor):
+            arr = data._data
+        else:
+            want = _dtype.to_jax(dtype or _dtype.get_default_dtype())
+            arr = jnp.asarray(np.asarray(data), dtype=want) if not isinstance(data, jax.Array) \
+                else data
+        _init(self, arr)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ---- construction helpers (internal)
+    @classmethod
+    def _wrap(cls, arr, grad_fn=None, output_nr=0):
+        t = object.__new__(cls)
+        t._data = arr
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._requires_grad = grad_fn is not None
+        t._version = 0
+        return t
+
+    # ---- autograd metadata
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want "
+                    "to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach().")
+            return
+        if value:
+            _check_can_require_grad(self.dtype)
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place and return ``self``."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("attempting to assign a gradient with dtype "
+                                   f"'{value.dtype}' to a tensor with dtype '{self.dtype}'. "
+                                   "Please ensure that the gradient and the tensor have the "
+                                   "same dtype")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward (no-op on leaves).
+
+        The retained gradient is the one seen after this tensor's other hooks.
+        """
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self.grad_fn._set_retain_grad(self)
+        self._retains_grad = True
+
+    def _grad_accumulator(self):
+        """The leaf's AccumulateGrad node (created on first use)."""
+        acc = self._acc
+        if acc is None:
+            from .autograd.graph import AccumulateGrad
+            acc = self._acc = AccumulateGrad(self)
+        return acc
+
+    def _edge(self):
+        """(node, input_nr) that gradients for this tensor flow into, or None."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        if self._requires_grad:
+            return (self._grad_accumulator(), 0)
+        return None
+
+    def register_hook(self, hook):
+        """Register a backward hook, called with the gradient of this tensor::
+
+            hook(grad) -> Tensor or None
+
+        A returned Tensor replaces the gradient that flows on (for a leaf, what is
+        accumulated into ``.grad``). Hooks run in registration order, each seeing the
+        previous one's result. Returns a handle whose ``remove()`` removes the hook.
+
+        Example::
+
+            >>> v = hookgrad.tensor([0., 0., 0.], requires_grad=True)
+            >>> h = v.register_hook(lambda grad: grad * 2)
+            >>> v.backward(hookgrad.tensor([1., 2., 3.]))
+            >>> v.grad
+            tensor([2., 4., 6.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._backward_hooks is None:
+            self._backward_hooks = OrderedDict()
+            node, nr = self._edge()
+            node._add_tensor_pre_hooks(nr, self._backward_hooks)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register a hook run after ``.grad`` of this leaf has been updated::
+
+            hook(param: Tensor) -> None
+
+        Example: an optimizer step fused into backward, one parameter at a time.
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = OrderedDict()
+        handle = RemovableHandle(self._post_acc_hooks)
+        self._post_acc_hooks[handle.id] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A new leaf sharing this tensor's data and version counter (in-place writes on it
+        go through to this tensor)."""
+        t = Tensor._wrap(self._data)
+        t._base = self
+        t._shares_version = True
+        return t
+
+    def detach_(self):
+        if self.grad_fn is not None:
+            self.grad_fn = None
+            self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        t = Tensor._wrap(self._data)
+        t._base = self
+        return t
+
+    @data.setter
+    def data(self, value):
+        arr = value._data if isinstance(value, Tensor) else jnp.asarray(value)
+        self._data = arr
+
+    # ---- metadata
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[dim]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def dtype(self):
+        return _dtype.from_jax(self._data.dtype)
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    @property
+    def device(self):
+        arr = self._data
+        if isinstance(arr, jax.core.Tracer):
+            return _dtype.device("cpu") if jax.default_backend() == "cpu" else \
+                _dtype.device_of(jax.devices()[0])
+        return _dtype.device_of(next(iter(arr.devices())))
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def get_device(self):
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
+    def contiguous(self, memory_format=None):
+        return self
+
+    def is_contiguous(self, memory_format=None):
+        return True
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- conversion to Python / NumPy / JAX
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._data).tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.asarray(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = np.asarray(self._data)
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __jax_array__(self):
+        return self._data
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __repr__(self):
+        from ._repr import tensor_repr
+        return tensor_repr(self)
+
+    # ---- copying and pickling
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        new = object.__new__(type(self))
+        new._data, new.grad_fn, new._output_nr = self._data, None, 0
+        new._requires_grad, new._version = self._requires_grad, 0
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k in ("_acc", "_backward_hooks", "_post_acc_hooks", "_base"):
+                continue
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
+
+    def __reduce_ex__(self, protocol):
+        warn_if_has_hooks(self)
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("_acc", "_backward_hooks", "_post_acc_hooks", "_base")}
+        return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
+
+
+def _init(t, arr):
+    t._data = arr
+    t.grad_fn = None
+    t._output_nr = 0
+    t._requires_grad = False
+    t._version = 0
+
+
+def _rebuild(cls, array, requires_grad, state):
+    t = cls._wrap(jnp.asarray(array))
+    t._requires_grad = requires_grad
+    t.__dict__.update(state)
+    return t
+
+
+class Size(tuple):
+    """The shape of a Tensor: a tuple of ints, printed as ``hookgrad.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"hookgrad.Size({list(self)})"
+
+    def numel(self):
+        return int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, idx):
+        r = tuple.__getitem__(self, idx)
+        return Size(r) if isinstance(idx, slice) else r
+
+
+def _flatten(t):
+    return (t._data,), (type(t), t._requires_grad)
+
+
+def _unflatten(aux, children):
+    cls, requires_grad = aux
+    t = cls._wrap(children[0])
+    t._requires_grad = requires_grad
+    return t
+
+
+jax.tree_util.register_pytree_node(Tensor, _flatten, _unflatten)

@@ -1,0 +1,121 @@
+"""Saved tensors: what a node keeps for its backward, with pack/unpack hooks and version checks.
+
+A saved tensor keeps the JAX array (immutable, so an in-place op on the Tensor replaces
+the Tensor's array and leaves the saved one as it was), the version of the Tensor when it
+was saved, and the graph edge needed to rebuild a differentiable Tensor for
+``create_graph``. Active ``saved_tensors_hooks`` replace the array by whatever the pack
+hook returns.
+"""
+import threading
+import weakref
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class _HookState(threading.local):
+    def __init__(self):
+        self.stack = []              # (pack_hook, unpack_hook), innermost last
+        self.disabled_message = None  # set by disable_saved_tensors_hooks
+        self.mutation_ctx = None     # the active allow_mutation_on_saved_tensors context
+
+
+hook_state = _HookState()
+
+
+class SavedTensor:
+    """One saved value of a node."""
+
+    __slots__ = ("data", "version", "ref", "edge", "nr", "is_output", "packed", "unpack_hook",
+                 "mutation_ctx")
+
+    def __init__(self, tensor, is_output):
+        st = hook_state
+        self.is_output = is_output
+        self.nr = tensor._output_nr
+        # the output's edge is the saving node itself: filled in at unpack (avoids a cycle)
+        if is_output:
+            self.edge = None
+        elif tensor.grad_fn is not None:
+            self.edge = tensor.grad_fn
+        elif tensor._requires_grad:
+            self.edge = tensor._grad_accumulator()
+        else:
+            self.edge = None
+        self.mutation_ctx = st.mutation_ctx
+        if st.stack:
+            pack, unpack = st.stack[-1]
+            self.packed = pack(tensor)
+            self.unpack_hook = unpack
+            self.data = None
+            self.ref = None
+        else:
+            self.unpack_hook = None
+            self.data = tensor._data
+            self.ref = weakref.ref(tensor)
+            self.version = tensor._version
+
+    def unpack(self, node, as_tensor):
+        """The saved value: a JAX array, or with ``as_tensor`` a Tensor joined to the graph."""
+        from .._tensor import Tensor
+        ctx = self.mutation_ctx
+        if ctx is not None and ctx.closed:
+            raise RuntimeError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
+                "in which the graph was originally recorded.")
+        if self.unpack_hook is not None:
+            if self.packed is _FREED:
+                raise RuntimeError(FREED_MESSAGE)
+            t = self.unpack_hook(self.packed)
+            if not isinstance(t, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(t).__name__}")
+            data = t._data
+        else:
+            data = self.data
+            if data is None:
+                raise RuntimeError(FREED_MESSAGE)
+            t = self.ref()
+            if t is not None and t._version != self.version and ctx is None:
+                raise RuntimeError(_modified_message(t, self, node))
+        if not as_tensor:
+            return data
+        edge = node if self.is_output else self.edge
+        if edge is None:
+            return Tensor._wrap(data)
+        if edge.__class__.__name__ == "AccumulateGrad":
+            out = Tensor._wrap(data)
+            out._requires_grad = True
+            out._acc = edge
+            return out
+        return Tensor._wrap(data, edge, self.nr)
+
+    def release(self):
+        if self.unpack_hook is not None:
+            self.packed = _FREED
+        else:
+            self.data = None
+
+
+_FREED = object()
+
+
+def _modified_message(t, saved, node):
+    dt = t.dtype.name
+    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int32": "Int", "int64": "Long", "bool": "Bool"}.get(dt, dt)
+    desc = f"[hookgrad.{kind}Tensor {list(t.shape)}]"
+    owner = node if saved.is_output else saved.edge
+    if owner is not None and owner.__class__.__name__ != "AccumulateGrad":
+        name = owner.name()
+        short = name[:name.rfind("Backward")] if "Backward" in name else name
+        desc += f", which is output {saved.nr} of {short},"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {desc} is at version {t._version}; expected version "
+            f"{saved.version} instead. Hint: the backtrace further above shows the operation "
+            "that failed to compute its gradient. The variable in question was changed in "
+            "there or anywhere later. Good luck!")

@@ -1,0 +1,388 @@
+"""The autograd graph: ``Node``, ``GradientEdge``, saved-tensor hooks, multi-grad hooks.
+
+Mirrors ``torch.autograd.graph``. A Node is one backward step: ``grad_fn`` of an op's
+outputs, or ``AccumulateGrad`` for a leaf. Its ``next_functions`` are the edges to the
+nodes of its inputs.
+"""
+import abc
+import itertools
+import logging
+import threading
+from collections import OrderedDict
+from typing import NamedTuple, Optional
+
+from ..utils.hooks import RemovableHandle
+from ._saved import hook_state
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version",
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "allow_mutation_on_saved_tensors", "register_multi_grad_hook"]
+
+_sequence = itertools.count()
+ACCUMULATE_GRAD_PRIORITY = float("inf")
+
+
+class Node(abc.ABC):
+    """A backward step of the graph (``tensor.grad_fn``).
+
+    Hooks::
+
+        node.register_prehook(hook)  # hook(grad_outputs) -> tuple or None
+        node.register_hook(hook)     # hook(grad_inputs, grad_outputs) -> tuple or None
+
+    ``grad_outputs`` are the gradients w.r.t. the forward outputs (this node's inputs in
+    backward); ``grad_inputs`` those it computes for the forward inputs.
+    """
+
+    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
+                 "_retain_hooks", "_metadata", "__weakref__")
+
+    def __init__(self, next_edges=()):
+        self._next = next_edges
+        self._seq = next(_sequence)
+        self._pre_hooks = self._post_hooks = None
+        self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
+
+    @abc.abstractmethod
+    def name(self):
+        """The node's name, as PyTorch names it (``MulBackward0``)."""
+
+    # ---- graph structure
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._next)
+
+    @property
+    def metadata(self):
+        """A dict kept on the node for the user's annotations."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self):
+        return self._seq
+
+    _priority = property(lambda self: self._seq)
+
+    # ---- hooks
+    def register_prehook(self, fn):
+        """Register ``fn(grad_outputs) -> tuple | None``, called before the node runs.
+
+        A returned tuple replaces ``grad_outputs``. Example::
+
+            >>> b = a * 5
+            >>> b.grad_fn.register_prehook(lambda go: (go[0] * 3,))
+        """
+        if self._pre_hooks is None:
+            self._pre_hooks = OrderedDict()
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    def register_hook(self, fn):
+        """Register ``fn(grad_inputs, grad_outputs) -> tuple | None``, called after the node
+        computed its gradients; a returned tuple replaces ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = OrderedDict()
+        h = RemovableHandle(self._post_hooks)
+        self._post_hooks[h.id] = fn
+        return h
+
+    def _add_tensor_pre_hooks(self, nr, hooks_dict):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        self._tensor_pre_hooks[nr] = hooks_dict
+
+    def _set_retain_grad(self, tensor):
+        if self._retain_hooks is None:
+            self._retain_hooks = {}
+        self._retain_hooks[tensor._output_nr] = _RetainGrad(tensor)
+
+    # ---- execution (engine interface)
+    @abc.abstractmethod
+    def _apply(self, grads, create_graph):
+        """Gradients for ``next_functions`` from ``grads`` (one per forward output)."""
+
+    def _release(self):
+        """Free saved values (called after backward unless ``retain_graph``)."""
+
+    def _out_meta(self):
+        """(shape, dtype) of each forward output, or None where unknown."""
+        return ()
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class _RetainGrad:
+    """The retain_grad hook of one output: stores the gradient in the tensor's ``.grad``."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, tensor):
+        import weakref
+        self.ref = weakref.ref(tensor)
+
+    def __call__(self, grad):
+        t = self.ref()
+        if t is None or grad is None:
+            return
+        if t._grad is None:
+            t._grad = grad.clone() if grad.requires_grad else type(grad)._wrap(grad._data)
+        else:
+            t._grad = t._grad + grad
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds incoming gradients into ``variable.grad``."""
+
+    __slots__ = ("_var",)
+
+    def __init__(self, variable):
+        import weakref
+        super().__init__(())
+        self._var = weakref.ref(variable)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def variable(self):
+        return self._var()
+
+    _priority = ACCUMULATE_GRAD_PRIORITY
+
+    def _out_meta(self):
+        v = self._var()
+        return ((tuple(v._data.shape), v._data.dtype),) if v is not None else (None,)
+
+    def _apply(self, grads, create_graph):
+        from .engine import accumulate_grad
+        accumulate_grad(self, grads[0], create_graph)
+        return []
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the ``node`` and which of its inputs (``output_nr``) the
+    gradient enters. Usable wherever ``autograd.grad`` takes inputs or outputs."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge that the gradient of ``tensor`` flows into.
+
+    Lets ``autograd.grad`` compute gradients w.r.t. a tensor that is later modified in
+    place (the edge keeps pointing at the old history).
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, nr = tensor._edge()
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or each of a list), as an in-place op does."""
+    tensors = tensor if isinstance(tensor, (list, tuple)) else (tensor,)
+    for t in tensors:
+        t._version += 1
+
+
+# --------------------------------------------------------------------------- saved tensors
+
+
+class saved_tensors_hooks:
+    """Context manager setting pack/unpack hooks for the tensors that ops save::
+
+        pack_hook(tensor: Tensor) -> Any
+        unpack_hook(packed: Any) -> Tensor
+
+    ``pack_hook`` runs when an op saves a tensor for backward; its result is stored
+    instead. ``unpack_hook`` runs in backward and must return a Tensor with the same
+    content. The innermost pair applies.
+
+    Example::
+
+        >>> with hookgrad.autograd.graph.saved_tensors_hooks(lambda t: t.numpy(force=True),
+        ...                                                  lambda a: hookgrad.tensor(a)):
+        ...     y = (x * x).sum()
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        msg = hook_state.disabled_message
+        if msg is not None:
+            raise RuntimeError(msg)
+        hook_state.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        hook_state.stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to host memory in forward and come back to their device in backward.
+
+    ``pin_memory=True`` uses pinned host memory where the JAX backend offers it.
+    ``device_type`` is accepted for PyTorch compatibility; the tensor's own device is
+    restored.
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        import jax
+
+        from .._tensor import Tensor
+
+        def pack(t):
+            arr = t._data
+            if isinstance(arr, jax.core.Tracer):
+                return (None, arr)
+            dev = next(iter(arr.devices()))
+            if dev.platform == "cpu":
+                return (dev, arr)
+            if pin_memory:
+                host = jax.device_put(arr, jax.sharding.SingleDeviceSharding(
+                    dev, memory_kind="pinned_host"))
+            else:
+                host = jax.device_put(arr, jax.devices("cpu")[0])
+            return (dev, host)
+
+        def unpack(packed):
+            dev, arr = packed
+            if dev is not None and dev.platform != "cpu":
+                arr = jax.device_put(arr, dev)
+            return Tensor._wrap(arr)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Within this context, entering ``saved_tensors_hooks`` raises
+    ``RuntimeError(error_message)``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.prev = hook_state.disabled_message
+        hook_state.disabled_message = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        hook_state.disabled_message = self.prev
+
+
+class _MutationContext:
+    def __init__(self):
+        self.closed = False
+
+
+class allow_mutation_on_saved_tensors:
+    """Within this context, tensors saved for backward may be modified in place: backward
+    uses their values from when they were saved. Backward of such a graph must also run
+    inside the context."""
+
+    def __enter__(self):
+        if hook_state.mutation_ctx is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self.ctx = _MutationContext()
+        hook_state.mutation_ctx = self.ctx
+        return self.ctx
+
+    def __exit__(self, *exc):
+        hook_state.mutation_ctx = None
+        self.ctx.closed = True
+
+
+# --------------------------------------------------------------------------- multi-grad hooks
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Register ``fn`` to run once per backward with the gradients of several tensors.
+
+    ``mode="all"``: ``fn(grads)`` with a gradient per tensor, after all the gradients
+    that this backward computes are ready; a tensor the backward does not reach gets None.
+    ``mode="any"``: ``fn(grad)`` with the first gradient computed among ``tensors``.
+
+    Example::
+
+        >>> register_multi_grad_hook((a, b), lambda grads: print([g.sum() for g in grads]))
+
+    Returns a handle whose ``remove()`` removes all of it.
+    """
+    from .engine import current_graph_task_id, will_engine_execute_node
+
+    supported = ("all", "any")
+    if mode not in supported:
+        raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+
+    class _Handle(RemovableHandle):
+        def __init__(self, handles):
+            self.handles = handles
+
+        def remove(self):
+            for h in self.handles:
+                h.remove()
+
+        def __getstate__(self):
+            return self.handles
+
+        def __setstate__(self, state):
+            self.handles = state
+
+    if mode == "all":
+        count = {}   # graph task id -> grads seen
+        buffers = {}  # graph task id -> [grad or None]
+
+        def get_inner_hook(idx):
+            def inner_hook(grad):
+                tid = current_graph_task_id()
+                with lock:
+                    if tid not in count:
+                        # how many of the tensors this graph task reaches
+                        from .engine import queue_cleanup
+                        queue_cleanup(lambda: (count.pop(tid, None), buffers.pop(tid, None),
+                                               nb_calls_task.pop(tid, None)))
+                        count[tid] = 0
+                        buffers[tid] = [None] * len(tensors)
+                        expected = sum(will_engine_execute_node(get_gradient_edge(t).node)
+                                       for t in tensors)
+                        nb_calls_task[tid] = expected
+                    buffers[tid][idx] = grad
+                    count[tid] += 1
+                    done = count[tid] == nb_calls_task[tid]
+                    if done:
+                        grads = buffers.pop(tid)
+                        del count[tid], nb_calls_task[tid]
+                if done:
+                    fn(tuple(grads))
+            return inner_hook
+
+        nb_calls_task = {}
+        handles = tuple(t.register_hook(get_inner_hook(i)) for i, t in enumerate(tensors)
+                        if t.requires_grad)
+    else:
+        ran = set()  # graph task ids where fn already ran
+
+        def wrapped(grad):
+            tid = current_graph_task_id()
+            with lock:
+                first = tid not in ran
+                ran.add(tid)
+            if first:
+                from .engine import queue_cleanup
+                queue_cleanup(lambda: ran.discard(tid))
+                fn(grad)
+
+        handles = tuple(t.register_hook(wrapped) for t in tensors if t.requires_grad)
+    return _Handle(handles)
+

@@ -1,0 +1,7 @@
+"""Neural-network modules with PyTorch's module hooks (``hookgrad.nn``)."""
+from . import functional, init, modules, parameter, utils
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
+
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]

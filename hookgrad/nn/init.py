@@ -1,0 +1,1 @@
+"""Weight initialisation (filled by the nn work)."""

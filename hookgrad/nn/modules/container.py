@@ -1,0 +1,1 @@
+"""Containers: Sequential, ModuleList, ModuleDict (filled by the nn work)."""

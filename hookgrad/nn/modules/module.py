@@ -1,0 +1,1 @@
+"""Module (filled by the nn work)."""

@@ -1,0 +1,1 @@
+"""nn utilities (clip_grad_norm_ ...)."""
