@@ -36,14 +36,18 @@ class Op:
         scalar_edges: a Python-number operand still gets a ``(None, 0)`` edge (torch wraps
             numbers of binary arithmetic into tensors).
         jit: False for ops that cannot be jitted (data-dependent shapes, transfers).
+        nondiff: positions of Tensor arguments that are not differentiable inputs (indices,
+            masks, conditions): torch gives them no ``next_functions`` edge.
     """
 
-    __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "_fwd_cache",
-                 "_vjp_cache")
+    __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
+                 "_fwd_cache", "_vjp_cache")
 
-    def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True):
+    def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
+                 nondiff=()):
         self.name, self.fwd, self.node, self.save = name, fwd, node, save
         self.bwd, self.scalar_edges, self.jit = bwd, scalar_edges, jit
+        self.nondiff = frozenset(nondiff)
         self._fwd_cache = {}
         self._vjp_cache = {}
 
@@ -97,7 +101,7 @@ def apply(op, args, statics=None, out=None):
     else:
         outs = (Tensor._wrap(res),)
     if record:
-        _record(op, key, args, outs, out is not None)
+        _record(op, key, args, outs, shadow if out is not None else None)
     if multi and out is None:
         return outs
     return outs[0]
@@ -142,13 +146,16 @@ class _Unsaved:
         self.shape, self.dtype = a.shape, a.dtype
 
 
-def _record(op, key, args, outs, inplace):
+def _record(op, key, args, outs, shadow):
     save = op.save
     keep_all = save is ALL
     edges = []
     dpos = []
+    nondiff = op.nondiff
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
+            if i in nondiff:
+                continue
             dpos.append(i)
             edges.append(a._edge())
         elif op.scalar_edges and i < 2:
@@ -175,10 +182,13 @@ def _record(op, key, args, outs, inplace):
     node._meta = tuple((t._data.shape, t._data.dtype) for t in outs)
     if save is OUT:
         node._out_saved = SavedTensor(outs[0], True)
-    if inplace:
+    if shadow is not None:
         t = outs[0]
         t._backward_hooks = None  # hooks registered before stay with the old node
-        if t._retains_grad:
+        if t._retains_grad:  # retain_grad moves to the new history
+            old = shadow.grad_fn
+            if old is not None and old._retain_hooks:
+                old._retain_hooks.pop(shadow._output_nr, None)
             node._set_retain_grad(t)
 
 

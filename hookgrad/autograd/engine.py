@@ -67,6 +67,9 @@ def will_engine_execute_node(node):
     if isinstance(node, GradientEdge):
         node = node.node
     task = _local.tasks[-1]
+    if task.captured_nodes and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not supported.")
     if task.exec_info is not None:
         return node in task.exec_info or node in task.captured_nodes
     return node in task.nodes
@@ -131,7 +134,8 @@ def _check_tuple(orig, new, hook):
     if len(new) != len(orig):
         raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
                            f"values (got {len(new)}, but expected {len(orig)})")
-    return [_check_single(o, n, hook) for o, n in zip(orig, new)]
+    # in a returned tuple, None replaces the gradient (PyTorch: an undefined gradient)
+    return [None if n is None else _check_single(o, n, hook) for o, n in zip(orig, new)]
 
 
 def _call_tensor_pre_hooks(node, grads):
@@ -139,9 +143,7 @@ def _call_tensor_pre_hooks(node, grads):
     if tph:
         for nr, hooks in tph.items():
             for hook in tuple(hooks.values()):  # a snapshot: removal takes effect next time
-                g = grads[nr]
-                if g is None:
-                    continue
+                g = grads[nr]  # may be None (an unused output of a multi-output node)
                 grads[nr] = _check_single(g, hook(g), hook)
     rh = node._retain_hooks
     if rh:

@@ -1,0 +1,127 @@
+"""Eager overhead: a chain of 200 elementwise ops, forward + backward.
+
+Times, in one run and interleaved (best of several):
+  (a) hookgrad eager (tape, hooks dispatch, bookkeeping);
+  (b) the floor any JAX eager library pays: each op's forward as a jit-cached JAX function
+      and its backward as a jit-cached jax.vjp, called op by op from Python;
+  (c) PyTorch eager, when installed.
+Prints per-op microseconds and, last, ``eager_overhead_ratio_vs_jax_floor: X`` at 64x64
+(the 1024x1024 ratio, where both are compute-bound, is printed before it).
+
+    python benchmarks/eager_overhead.py [--quick]
+"""
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import hookgrad as hg
+
+OPS = ("mul", "add", "sin", "tanh")
+N_OPS = 200
+
+
+def chain_hookgrad(x, c):
+    y = x
+    for i in range(N_OPS):
+        k = OPS[i % 4]
+        if k == "mul":
+            y = y * c
+        elif k == "add":
+            y = y + c
+        elif k == "sin":
+            y = y.sin()
+        else:
+            y = y.tanh()
+    return y
+
+
+def make_floor():
+    fwd = {"mul": jax.jit(jnp.multiply), "add": jax.jit(jnp.add), "sin": jax.jit(jnp.sin),
+           "tanh": jax.jit(jnp.tanh)}
+    bwd = {}
+    for k, f in (("mul", jnp.multiply), ("add", jnp.add)):
+        bwd[k] = jax.jit(lambda a, b, g, f=f: jax.vjp(f, a, b)[1](g)[0])
+    for k, f in (("sin", jnp.sin), ("tanh", jnp.tanh)):
+        bwd[k] = jax.jit(lambda a, g, f=f: jax.vjp(f, a)[1](g)[0])
+
+    def run(x, c):
+        saved = []
+        y = x
+        for i in range(N_OPS):
+            k = OPS[i % 4]
+            saved.append((k, y))
+            y = fwd[k](y, c) if k in ("mul", "add") else fwd[k](y)
+        g = jnp.ones_like(y)
+        for k, a in reversed(saved):
+            g = bwd[k](a, c, g) if k in ("mul", "add") else bwd[k](a, g)
+        return g.block_until_ready()
+    return run
+
+
+def run_hookgrad(x_np, c_np):
+    x = hg.tensor(x_np, requires_grad=True)
+    c = hg.tensor(c_np)
+
+    def run():
+        x.grad = None
+        chain_hookgrad(x, c).sum().backward()
+        return x.grad._data.block_until_ready()
+    return run
+
+
+def run_torch(x_np, c_np):
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(2)
+    x = torch.tensor(x_np, requires_grad=True)
+    c = torch.tensor(c_np)
+
+    def run():
+        x.grad = None
+        chain_hookgrad(x, c).sum().backward()
+        return x.grad
+    return run
+
+
+def bench(size, repeats):
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((size, size)).astype(np.float32) * 0.1
+    c_np = np.full((size, size), 0.5, np.float32)
+    floor = make_floor()
+    xj, cj = jnp.asarray(x_np), jnp.asarray(c_np)
+    runners = {"hookgrad": run_hookgrad(x_np, c_np), "jax_floor": lambda: floor(xj, cj)}
+    t = run_torch(x_np, c_np)
+    if t is not None:
+        runners["torch"] = t
+    for r in runners.values():  # warm up jit caches
+        r()
+        r()
+    best = {k: float("inf") for k in runners}
+    for _ in range(repeats):
+        for k, r in runners.items():
+            t0 = time.perf_counter()
+            r()
+            best[k] = min(best[k], time.perf_counter() - t0)
+    per_op = {k: v / N_OPS * 1e6 for k, v in best.items()}
+    for k, v in per_op.items():
+        print(f"{size}x{size} {k:10s} {v:8.1f} us/op (forward+backward)")
+    return per_op["hookgrad"] / per_op["jax_floor"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    big = bench(1024, 2 if a.quick else 5)
+    print(f"eager_overhead_ratio_vs_jax_floor_1024x1024: {big:.2f}")
+    small = bench(64, 3 if a.quick else 15)
+    print(f"eager_overhead_ratio_vs_jax_floor: {small:.2f}")
+
+
+if __name__ == "__main__":
+    main()
