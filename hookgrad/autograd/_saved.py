@@ -61,7 +61,6 @@ class SavedTensor:
 
     def unpack(self, node, as_tensor):
         """The saved value: a JAX array, or with ``as_tensor`` a Tensor joined to the graph."""
-        from .._tensor import Tensor
         ctx = self.mutation_ctx
         if ctx is not None and ctx.closed:
             raise RuntimeError(
@@ -71,6 +70,7 @@ class SavedTensor:
             if self.packed is _FREED:
                 raise RuntimeError(FREED_MESSAGE)
             t = self.unpack_hook(self.packed)
+            from .._tensor import Tensor
             if not isinstance(t, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(t).__name__}")
@@ -84,6 +84,7 @@ class SavedTensor:
                 raise RuntimeError(_modified_message(t, self, node))
         if not as_tensor:
             return data
+        from .._tensor import Tensor
         edge = node if self.is_output else self.edge
         if edge is None:
             return Tensor._wrap(data)

@@ -12,6 +12,7 @@ and the results are summed into the input buffers of the next nodes. A leaf's
 post-accumulate-grad hooks. Callbacks queued during the task run when it ends.
 """
 import heapq
+from heapq import heappush
 import itertools
 import logging
 import threading
@@ -342,13 +343,18 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
             if debug:
                 log.debug("Executing: %s with grad_outputs: [%s]", node.name(), ",".join(
                     "None" if g is None else f"{g.dtype.name}{list(g.shape)}" for g in grads))
-            grads = _call_tensor_pre_hooks(node, grads)
-            grads = _call_pre_hooks(node, grads)
-            if all(g is None for g in grads) and not isinstance(node, AccumulateGrad):
+            if node._tensor_pre_hooks or node._retain_hooks:
+                grads = _call_tensor_pre_hooks(node, grads)
+            if node._pre_hooks:
+                grads = _call_pre_hooks(node, grads)
+            no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
+            if no_grad_in and not isinstance(node, AccumulateGrad) \
+                    and not getattr(node, "_apply_undefined", False):  # custom Functions run
                 grad_inputs = [None] * len(node._next)
             else:
                 grad_inputs = node._apply(grads, create_graph)
-            grad_inputs = _call_post_hooks(node, grad_inputs, grads)
+            if node._post_hooks:
+                grad_inputs = _call_post_hooks(node, grad_inputs, grads)
             if not keep_graph:
                 node._release()
             _local.node = prev_node
@@ -360,13 +366,13 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
                     continue
                 buf = buffers.get(child)
                 if buf is None:
-                    buf = buffers[child] = [None] * _num_outputs(child)
+                    buf = buffers[child] = [None] * (len(child._out_meta()) or 1)
                 if g is not None:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
-                    heapq.heappush(heap, (-child._priority, next(counter), child))
+                    heappush(heap, (-child._priority, next(counter), child))
         i = 0
         while i < len(task.callbacks):  # callbacks may queue callbacks
             task.callbacks[i]()
@@ -410,4 +416,4 @@ def _feeds_other(node, targets):
 
 
 def _num_outputs(node):
-    return max(1, len(node._out_meta()))
+    return len(node._out_meta()) or 1
