@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _mode
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd._saved import FREED_MESSAGE, SavedTensor
@@ -19,6 +20,7 @@ from ..autograd.graph import Node
 ALL = "all"   # save every Tensor argument (default)
 OUT = "out"   # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
 _gm = grad_mode._state
+_fm = _mode.state
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 
@@ -83,6 +85,9 @@ def apply(op, args, statics=None, out=None):
         else:
             arrs.append(a)
     record = req and _gm.enabled and op.node is not None
+    if req and _fm.functional:  # hookgrad.func: JAX differentiates, hooks are custom_vjps
+        from .._functional import functional_apply
+        return functional_apply(op, key, args, out)
     if out is not None:
         _check_inplace(out, record)
         if record:  # the node sees the tensor's value and history from before the write
@@ -138,48 +143,61 @@ def _torch_kind(dt):
                                                                           str(dt))
 
 
-class _Unsaved:
-    """Placeholder of a Tensor argument whose value the backward does not need."""
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, a):
-        self.shape, self.dtype = a.shape, a.dtype
-
-
 def _record(op, key, args, outs, shadow):
     save = op.save
     keep_all = save is ALL
     edges = []
     dpos = []
+    needed = ()
+    if isinstance(save, dict):  # PyTorch's conditional saving: only what live edges need
+        needed = set()
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a._requires_grad:
+                needed.update(save.get(i, ()))
+    stored = []
+    layout = []   # per argument: "S" saved, (shape, dtype) unsaved, "C" constant
+    want = []     # argument positions whose gradient flows somewhere
+    has_saved = save is OUT
     nondiff = op.nondiff
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            if i in nondiff:
-                continue
-            dpos.append(i)
-            edges.append(a._edge())
-        elif op.scalar_edges and i < 2:
-            dpos.append(i)
-            edges.append(None)
-    needed = set()
-    if isinstance(save, dict):  # PyTorch's conditional saving: only what live edges need
-        for i, e in zip(dpos, edges):
-            if e is not None:
-                needed.update(save.get(i, ()))
-    # integer/bool Tensors (indices, masks) are always kept: backward needs their values
-    stored = tuple(
-        (SavedTensor(a, False) if keep_all or i in needed or a._data.dtype not in INEXACT
-         else _Unsaved(a._data)) if isinstance(a, Tensor) else a
-        for i, a in enumerate(args))
-    has_saved = save is OUT or any(isinstance(s, SavedTensor) for s in stored) or any(
-        not isinstance(args[i], Tensor) for i in needed)
-    node = OpNode(op, key, stored, tuple(edges), tuple(dpos), has_saved)
+            if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
+                e = a._edge()
+                dpos.append(i)
+                edges.append(e)
+                if e is not None:
+                    want.append(i)
+            arr = a._data
+            # integer/bool Tensors (indices, masks) are always kept: backward needs them
+            if keep_all or i in needed or arr.dtype not in INEXACT:
+                stored.append(SavedTensor(a, False))
+                layout.append("S")
+                has_saved = True
+            else:
+                stored.append(_UNSAVED)
+                layout.append((arr.shape, arr.dtype))
+        else:
+            if op.scalar_edges and i < 2:
+                dpos.append(i)
+                edges.append(None)
+            stored.append(a)
+            layout.append("C")
+            if i in needed:
+                has_saved = True
+    want = tuple(want)
+    node = OpNode(op, key, stored, tuple(edges), dpos, has_saved)
+    meta = []
     for i, t in enumerate(outs):
-        if t._data.dtype in INEXACT:
+        arr = t._data
+        dt = arr.dtype
+        meta.append((arr.shape, dt))
+        if dt in INEXACT:
             t.grad_fn = node
             t._output_nr = i
             t._requires_grad = True
-    node._meta = tuple((t._data.shape, t._data.dtype) for t in outs)
+    node._meta = meta
+    node._vkey = (key, want) if save is OUT else (key, tuple(layout), want)
+    node._want = want
     if save is OUT:
         node._out_saved = SavedTensor(outs[0], True)
     if shadow is not None:
@@ -192,6 +210,9 @@ def _record(op, key, args, outs, shadow):
             node._set_retain_grad(t)
 
 
+_UNSAVED = object()  # placeholder of a Tensor argument whose value backward does not need
+
+
 # --------------------------------------------------------------------------- backward
 
 
@@ -200,7 +221,7 @@ class OpNode(Node):
     the op's vjp."""
 
     __slots__ = ("_op", "_key", "_stored", "_dpos", "_meta", "_out_saved", "_has_saved",
-                 "_freed")
+                 "_freed", "_vkey", "_want")
 
     def __init__(self, op, key, stored, edges, dpos, has_saved):
         Node.__init__(self, edges)
@@ -218,11 +239,11 @@ class OpNode(Node):
     def _release(self):
         if self._has_saved:
             self._freed = True
-        for s in self._stored:
-            if isinstance(s, SavedTensor):
-                s.release()
-        if self._out_saved is not None:
-            self._out_saved.release()
+            for s in self._stored:
+                if isinstance(s, SavedTensor):
+                    s.release()
+            if self._out_saved is not None:
+                self._out_saved.release()
 
     def _saved_tensors(self):
         return [s for s in self._stored if isinstance(s, SavedTensor)]
@@ -230,53 +251,50 @@ class OpNode(Node):
     def _apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        want = tuple(i for i, e in zip(self._dpos, self._next) if e is not None)
+        want = self._want
         if not want:
             return [None] * len(self._next)
         meta = self._meta
-        diff = [i for i, (s, dt) in enumerate(meta) if dt in INEXACT]
-        gs = []
-        for i in diff:
-            g = grads[i]
+        if len(meta) == 1:
+            g = grads[0]
             if g is None:
-                g = Tensor._wrap(jnp.zeros(meta[i][0], meta[i][1]))
-            gs.append(g)
-        vop = vjp_op(self, want)
+                g = Tensor._wrap(jnp.zeros(meta[0][0], meta[0][1]))
+            gs = (g,)
+        else:  # multi-output: zeros for missing grads of differentiable outputs
+            gs = []
+            for i, (shape, dt) in enumerate(meta):
+                if dt in INEXACT:
+                    g = grads[i]
+                    gs.append(g if g is not None else Tensor._wrap(jnp.zeros(shape, dt)))
+        vop = self._op._vjp_cache.get(self._vkey) or vjp_op(self)
         if self._op.save is OUT:
             vals = [self._out_saved.unpack(self, create_graph)]
         else:
             vals = []
             for s in self._stored:
-                if isinstance(s, SavedTensor):
-                    vals.append(s.unpack(self, create_graph))
-                elif not isinstance(s, _Unsaved):
-                    vals.append(s)
+                if s is _UNSAVED:
+                    continue
+                vals.append(s.unpack(self, create_graph) if isinstance(s, SavedTensor) else s)
         if create_graph:
             res = apply(vop, (*vals, *gs))
         else:
-            res = vop.forward_fn(())(*vals, *(g._data for g in gs))
-            res = tuple(Tensor._wrap(r) for r in res)
+            fn = vop._fwd_cache.get(()) or vop.forward_fn(())
+            res = fn(*vals, *[g._data for g in gs])
+            res = [Tensor._wrap(r) for r in res]
+        if len(want) == len(self._next):
+            return list(res)
         out = [None] * len(self._next)
         it = iter(res)
-        for k, (i, e) in enumerate(zip(self._dpos, self._next)):
+        for k, e in enumerate(self._next):
             if e is not None:
                 out[k] = next(it)
         return out
 
 
-def _layout(node):
-    return tuple("S" if isinstance(s, SavedTensor) else
-                 (s.shape, s.dtype) if isinstance(s, _Unsaved) else "C"
-                 for s in node._stored)
-
-
-def vjp_op(node, want):
-    """The Op computing ``node``'s gradients for argument positions ``want``."""
+def vjp_op(node):
+    """The Op computing ``node``'s gradients (for the argument positions ``node._want``)."""
     op = node._op
-    if op.save is OUT:
-        ck = (node._key, want)
-    else:
-        ck = (node._key, _layout(node), want)
+    ck = node._vkey
     vop = op._vjp_cache.get(ck)
     if vop is None:
         statics = dict(node._key)
@@ -284,7 +302,7 @@ def vjp_op(node, want):
             def fwd(y, *gs):
                 return (op.bwd(y, *gs, **statics),)
         else:
-            fwd = _make_vjp(op.fwd, statics, ck[1], want, node._meta)
+            fwd = _make_vjp(op.fwd, statics, ck[1], node._want, node._meta)
         vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, op.node + "Backward",
                                      jit=op.jit)
     return vop
