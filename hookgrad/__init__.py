@@ -28,7 +28,6 @@ def __getattr__(name):
     import importlib
     if name in ("nn", "optim", "func", "library", "testing"):
         return importlib.import_module(f"{__name__}.{name}")
-    if name == "compile":
-        from .compile import compile
-        return compile
+    if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
+        return importlib.import_module(f"{__name__}.compile")
     raise AttributeError(f"module 'hookgrad' has no attribute {name!r}")

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _mode
 from .autograd import grad_mode
 from .utils.hooks import RemovableHandle, warn_if_has_hooks
 
@@ -180,6 +180,9 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if _mode.state.functional:  # hookgrad.func: an identity custom_vjp on self's array
+            from ._functional import register_tensor_hook
+            return register_tensor_hook(self, hook)
         if self._backward_hooks is None:
             self._backward_hooks = OrderedDict()
             node, nr = self._edge()
@@ -213,7 +216,7 @@ class Tensor:
     def detach(self):
         """A new leaf sharing this tensor's data and version counter (in-place writes on it
         go through to this tensor)."""
-        t = Tensor._wrap(self._data)
+        t = Tensor._wrap(_stop_gradient(self._data))
         t._base = self
         t._shares_version = True
         return t
@@ -227,7 +230,7 @@ class Tensor:
 
     @property
     def data(self):
-        t = Tensor._wrap(self._data)
+        t = Tensor._wrap(_stop_gradient(self._data))
         t._base = self
         return t
 
@@ -300,20 +303,24 @@ class Tensor:
 
     # ---- conversion to Python / NumPy / JAX
     def item(self):
+        _check_concrete(self, ".item()")
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        _check_concrete(self, ".tolist()")
         return np.asarray(self._data).tolist()
 
     def numpy(self, *, force=False):
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _check_concrete(self, ".numpy()")
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        _check_concrete(self, "np.asarray(tensor)")
         arr = np.asarray(self._data)
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -333,6 +340,7 @@ class Tensor:
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        _check_concrete(self, "bool(tensor)")
         return bool(self._data.reshape(()))
 
     def __float__(self):
@@ -357,6 +365,7 @@ class Tensor:
         return object.__format__(self, spec) if spec else repr(self)
 
     def __repr__(self):
+        _check_concrete(self, "printing a Tensor")
         from ._repr import tensor_repr
         return tensor_repr(self)
 
@@ -383,6 +392,18 @@ class Tensor:
         state = {k: v for k, v in self.__dict__.items()
                  if k not in ("_acc", "_backward_hooks", "_post_acc_hooks", "_base")}
         return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
+
+
+def _stop_gradient(arr):
+    # in functional mode JAX differentiates: a detached value must stop its gradient
+    return jax.lax.stop_gradient(arr) if _mode.state.functional else arr
+
+
+def _check_concrete(t, what):
+    # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
+    if isinstance(t._data, jax.core.Tracer):
+        from .compile import traced_value_error
+        raise traced_value_error(what)
 
 
 def _init(t, arr):

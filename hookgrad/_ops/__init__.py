@@ -1,6 +1,7 @@
 """The op table. Importing it attaches every op to ``Tensor`` as a method."""
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
+from . import nn_conv, nn_layers, nn_loss  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
@@ -20,7 +21,7 @@ def _attach():
         "__mul__": lambda a, b: _F["mul"](a, b),
         "__rmul__": lambda a, b: _F["mul"](a, b),
         "__truediv__": lambda a, b: _F["div"](a, b),
-        "__rtruediv__": lambda a, b: apply(pointwise._RDIV, (a, b)),
+        "__rtruediv__": lambda a, b: pointwise.rdiv(a, b),
         "__floordiv__": lambda a, b: _F["floor_divide"](a, b),
         "__rfloordiv__": lambda a, b: _F["floor_divide"](b, a),
         "__mod__": lambda a, b: _F["remainder"](a, b),

@@ -1,12 +1,18 @@
-"""Neural-network ops behind ``hookgrad.nn.functional``: one row per op, math from jax.nn."""
+"""Neural-network ops behind ``hookgrad.nn.functional``: linear, layer_norm, activations,
+normalize and distances (losses: ``nn_loss``; layers: ``nn_conv``, ``nn_layers``).
+
+One row per op, math from jax.nn; the backward is JAX's vjp of the forward. Where PyTorch
+builds a function from several ops, the fused row carries the name of PyTorch's last node
+(``softsign`` -> ``DivBackward0``).
+"""
+import warnings
+
 import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, register
-
-_REDUCE = {"mean": jnp.mean, "sum": jnp.sum, "none": lambda x: x}
 
 
 def _linear(x, w, b=None):
@@ -26,45 +32,20 @@ def _layer_norm(x, w, b, shape, eps):
     return y
 
 
-def _nll(logp, target, weight, reduction, ignore_index):
-    # logp: (N, C, ...) ; target: (N, ...)
-    t = jnp.where(target == ignore_index, 0, target)
-    picked = -jnp.take_along_axis(logp, jnp.expand_dims(t, 1), axis=1).squeeze(1)
-    w = jnp.ones_like(picked) if weight is None else weight[t]
-    w = jnp.where(target == ignore_index, 0.0, w).astype(logp.dtype)
-    loss = picked * w
-    if reduction == "mean":
-        return jnp.sum(loss) / jnp.sum(w)
-    return _REDUCE[reduction](loss)
-
-
-def _nll_weighted(logp, target, weight, reduction, ignore_index):
-    return _nll(logp, target, weight, reduction, ignore_index)
-
-
-def _nll_unweighted(logp, target, reduction, ignore_index):
-    return _nll(logp, target, None, reduction, ignore_index)
-
-
 LINEAR = defop("linear", _linear, "AddmmBackward0", {0: (1,), 1: (0,)})
 LINEAR_ND = defop("linear_nd", _linear, "ViewBackward0", {0: (1,), 1: (0,)})
 LINEAR_NOBIAS = defop("linear_nobias", _linear, "MmBackward0", {0: (1,), 1: (0,)})
 LINEAR_NOBIAS_ND = defop("linear_nobias_nd", _linear, "UnsafeViewBackward0", {0: (1,), 1: (0,)})
-GELU = defop("gelu", lambda x, approximate: jax.nn.gelu(x, approximate=approximate == "tanh"),
-             "GeluBackward0")
-SILU = defop("silu", jax.nn.silu, "SiluBackward0")
 LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0")
-MSE = defop("mse_loss", lambda x, y, reduction: _REDUCE[reduction](jnp.square(x - y)),
-            "MseLossBackward0")
-NLL = defop("nll_loss", _nll_unweighted, "NllLossBackward0")
-NLL_W = defop("nll_loss_weighted", _nll_weighted, "NllLossBackward0")
-NLL2D = defop("nll_loss2d", _nll_unweighted, "NllLoss2DBackward0")
-SOFT_CE = defop("soft_cross_entropy", lambda logp, p, reduction: _REDUCE[reduction](
-    -jnp.sum(logp * p, axis=1)), "SumBackward1")
 
 
 def linear(input, weight, bias=None):
-    """``y = x W^T + b``."""
+    """``y = x W^T + b``.
+
+    ::
+
+        linear(input, weight, bias=None) -> Tensor
+    """
     if bias is None:
         op = LINEAR_NOBIAS if input.ndim <= 2 else LINEAR_NOBIAS_ND
         return apply(op, (input, weight))
@@ -72,105 +53,293 @@ def linear(input, weight, bias=None):
     return apply(op, (input, weight, bias))
 
 
-def relu(input, inplace=False):
-    return input.relu_() if inplace else input.relu()
-
-
-def gelu(input, approximate="none"):
-    return apply(GELU, (input,), {"approximate": approximate})
-
-
-def silu(input, inplace=False):
-    return apply(SILU, (input,))
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    from .reduction import softmax as sm
-    return sm(input, dim, dtype)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    from .reduction import log_softmax as lsm
-    return lsm(input, dim, dtype)
-
-
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalizes over the trailing ``normalized_shape`` dims (biased variance).
+
+    ::
+
+        layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05) -> Tensor
+    """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
-    return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": eps})
+    return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
 
 
-def _reduction(size_average, reduce, reduction):
-    if size_average is not None or reduce is not None:
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        return ("mean" if size_average else "sum") if reduce else "none"
-    return reduction
+# --------------------------------------------------------------------------- activations
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    if input.shape != target.shape:
-        import warnings
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=2)
-    return apply(MSE, (input, target), {"reduction": _reduction(size_average, reduce, reduction)})
+def _hardswish(x):
+    # the bounds take the outer branches' gradients (0 and 1), as PyTorch
+    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, x, x * (x + 3) / 6))
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    red = _reduction(size_average, reduce, reduction)
-    x, t = input, target
-    if x.ndim == 1:  # unbatched
-        x, t = x.unsqueeze(0), t.unsqueeze(0)
-    op = NLL if x.ndim == 2 else NLL2D
-    if weight is not None:
-        out = apply(NLL_W, (x, t, weight), {"reduction": red, "ignore_index": ignore_index})
+def _hardsigmoid(x):
+    return jnp.where(x <= -3, jnp.zeros_like(x), jnp.where(x >= 3, jnp.ones_like(x), x / 6 + 0.5))
+
+
+def _glu(x, dim):
+    a, b = jnp.split(x, 2, axis=dim)
+    return a * jax.nn.sigmoid(b)
+
+
+def _prelu(x, w):
+    if x.ndim >= 2 and w.size > 1:
+        w = w.reshape((1, -1) + (1,) * (x.ndim - 2))
+    elif x.ndim == 1 and w.size > 1:
+        w = w.reshape(-1)
     else:
-        out = apply(op, (x, t), {"reduction": red, "ignore_index": ignore_index})
-    if input.ndim == 1 and red == "none":
-        out = out.squeeze(0)
-    return out
+        w = w.reshape(())
+    return jnp.where(x > 0, x, w * x)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
-    """log_softmax over dim 1 followed by nll_loss (class indices) or the soft-target sum."""
-    red = _reduction(size_average, reduce, reduction)
-    dim = 0 if input.ndim == 1 else 1
-    logp = apply(LOG_SOFTMAX, (input,), {"dim": dim})
-    if target.dtype.is_floating_point:  # class probabilities
-        p = target
-        if label_smoothing:
-            p = p * (1 - label_smoothing) + label_smoothing / input.shape[dim]
-        x = logp if input.ndim > 1 else logp.unsqueeze(0)
-        p = p if input.ndim > 1 else p.unsqueeze(0)
-        return apply(SOFT_CE, (x, p), {"reduction": red})
-    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=red)
-    if label_smoothing:
-        n = input.shape[dim]
-        smooth = -(logp.sum(dim) if weight is None else (logp * _bcast(weight, logp, dim)).sum(dim))
-        mask = (target != ignore_index)
-        smooth = smooth * mask
-        if red == "mean":
-            denom = mask.sum() if weight is None else (weight[target] * mask).sum() \
-                if hasattr(weight, "__getitem__") else mask.sum()
-            smooth = smooth.sum() / denom
-        elif red == "sum":
-            smooth = smooth.sum()
-        loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / n)
-    return loss
+_ACT = {
+    # name: (forward, node)
+    "gelu": (lambda x, approximate: jax.nn.gelu(x, approximate=approximate == "tanh"),
+             "GeluBackward0"),
+    "silu": (jax.nn.silu, "SiluBackward0"),
+    "softplus": (lambda x, beta, threshold: jnp.where(
+        x * beta > threshold, x, jax.nn.softplus(x * beta) / beta), "SoftplusBackward0"),
+    "elu": (lambda x, alpha: jax.nn.elu(x, alpha), "EluBackward0"),
+    "selu": (jax.nn.selu, "EluBackward0"),
+    "celu": (lambda x, alpha: jax.nn.celu(x, alpha), "CeluBackward0"),
+    "leaky_relu": (lambda x, slope: jnp.where(x > 0, x, x * slope), "LeakyReluBackward0"),
+    # lax.clamp: zero gradient at the bounds, as PyTorch
+    "hardtanh": (lambda x, lo, hi: jax.lax.clamp(jnp.asarray(lo, x.dtype), x,
+                                                 jnp.asarray(hi, x.dtype)), "HardtanhBackward0"),
+    "mish": (lambda x: x * jnp.tanh(jax.nn.softplus(x)), "MishBackward0"),
+    "logsigmoid": (jax.nn.log_sigmoid, "LogSigmoidBackward0"),
+    "hardswish": (_hardswish, "HardswishBackward0"),
+    "hardsigmoid": (_hardsigmoid, "HardsigmoidBackward0"),
+    "softshrink": (lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(
+        x < -lambd, x + lambd, jnp.zeros_like(x))), "SoftshrinkBackward0"),
+    "hardshrink": (lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, jnp.zeros_like(x)),
+                   "HardshrinkBackward0"),
+    "threshold": (lambda x, threshold, value: jnp.where(x > threshold, x,
+                                                        jnp.asarray(value, x.dtype)),
+                  "ThresholdBackward0"),
+    "tanhshrink": (lambda x: x - jnp.tanh(x), "SubBackward0"),
+    "softsign": (lambda x: x / (1 + jnp.abs(x)), "DivBackward0"),
+    "glu": (_glu, "GluBackward0"),
+    "prelu": (_prelu, "PreluKernelBackward0"),
+}
+ACT = {k: defop(k, f, node) for k, (f, node) in _ACT.items()}
 
 
-def _bcast(weight, logp, dim):
-    shape = [1] * logp.ndim
-    shape[dim] = -1
-    return weight.reshape(shape)
+def _act(name, input, inplace=False, **statics):
+    return apply(ACT[name], (input,), statics or None, out=input if inplace else None)
+
+
+def relu(input, inplace=False):
+    """``max(0, x)`` elementwise."""
+    return input.relu_() if inplace else input.relu()
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _act("gelu", input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)``."""
+    return _act("silu", input, inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
+    return _act("softplus", input, beta=float(beta), threshold=float(threshold))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _act("elu", input, inplace, alpha=float(alpha))
+
+
+def selu(input, inplace=False):
+    return _act("selu", input, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _act("celu", input, inplace, alpha=float(alpha))
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    return _act("leaky_relu", input, inplace, slope=float(negative_slope))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamps to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _act("hardtanh", input, inplace, lo=float(min_val), hi=float(max_val))
+
+
+def relu6(input, inplace=False):
+    """``min(max(0, x), 6)`` (PyTorch's node: ``HardtanhBackward0``)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def mish(input, inplace=False):
+    return _act("mish", input, inplace)
+
+
+def logsigmoid(input):
+    return _act("logsigmoid", input)
+
+
+def hardswish(input, inplace=False):
+    return _act("hardswish", input, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _act("hardsigmoid", input, inplace)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _act("softshrink", input, lambd=float(lambd))
+
+
+def hardshrink(input, lambd=0.5):
+    return _act("hardshrink", input, lambd=float(lambd))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``x`` where ``x > threshold``, else ``value``."""
+    return _act("threshold", input, inplace, threshold=float(threshold), value=float(value))
+
+
+def tanhshrink(input):
+    return _act("tanhshrink", input)
+
+
+def softsign(input):
+    return _act("softsign", input)
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: ``a * sigmoid(b)`` with ``input`` halved into ``a, b`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    return _act("glu", input, dim=d)
+
+
+def prelu(input, weight):
+    """``max(0, x) + weight * min(0, x)``, ``weight`` per channel (dim 1) or shared."""
+    if weight.numel() != 1 and (input.ndim == 0 or weight.numel() !=
+                                input.shape[1 if input.ndim >= 2 else 0]):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = "
+                           f"{input.shape[1] if input.ndim >= 2 else input.shape[0]}.")
+    return apply(ACT["prelu"], (input, weight))
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    from .reduction import softmax as sm
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+    return sm(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input)``."""
+    from .reduction import softmax as sm
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+    return sm(-input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    from .reduction import log_softmax as lsm
+    if dim is None:
+        warnings.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
+                      "the call to include dim=X as an argument.", stacklevel=_stacklevel)
+    return lsm(input, dim, dtype)
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+# --------------------------------------------------------------------------- distances
+
+
+def _safe_norm(x, p, axis, keepdims):
+    # zero vectors get a zero (sub)gradient, as PyTorch's norm backward
+    if p == 2:
+        sq = jnp.sum(jnp.square(x), axis=axis, keepdims=keepdims)
+        pos = sq > 0
+        return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
+    if p == float("inf"):
+        return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims)
+    if p == 1:  # sign(0) = 0: the subgradient PyTorch uses
+        return jnp.sum(jnp.sign(x) * x, axis=axis, keepdims=keepdims)
+    s = jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims)
+    pos = s > 0
+    return jnp.where(pos, jnp.where(pos, s, 1.0) ** (1.0 / p), 0.0)
+
+
+def _normalize(x, p, dim, eps):
+    return x / jnp.maximum(_safe_norm(x, p, dim, True), eps)
+
+
+def _cosine_similarity(x1, x2, dim, eps):
+    # PyTorch clamps the norms from below without recording the clamp
+    n1 = _safe_norm(x1, 2, dim, True)
+    n2 = _safe_norm(x2, 2, dim, True)
+    n1 = n1 + jax.lax.stop_gradient(jnp.maximum(n1, eps) - n1)
+    n2 = n2 + jax.lax.stop_gradient(jnp.maximum(n2, eps) - n2)
+    return jnp.sum((x1 / n1) * (x2 / n2), axis=dim)
+
+
+NORMALIZE = defop("normalize", _normalize, "DivBackward0")
+COSINE_SIMILARITY = defop("cosine_similarity", _cosine_similarity, "SumBackward1")
+PAIRWISE_DISTANCE = defop("pairwise_distance", lambda x1, x2, p, eps, keepdim: _safe_norm(
+    x1 - x2 + eps, p, -1, keepdim), "NormBackward1")
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    res = apply(NORMALIZE, (input,), {"p": float(p), "dim": int(dim), "eps": float(eps)})
+    if out is not None:
+        return out.copy_(res)
+    return res
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine similarity of ``x1`` and ``x2`` (broadcast) along ``dim``."""
+    shape = jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    if x1.shape != shape:
+        x1 = x1.expand(shape)
+    if x2.shape != shape:
+        x2 = x2.expand(shape)
+    return apply(COSINE_SIMILARITY, (x1, x2), {"dim": int(dim), "eps": float(eps)})
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return apply(PAIRWISE_DISTANCE, (x1, x2), {"p": float(p), "eps": float(eps),
+                                               "keepdim": bool(keepdim)})
 
 
 _SOFTMAX_OPS = (SOFTMAX, LOG_SOFTMAX)  # re-exported for nn.functional
-for _f in (gelu, silu, layer_norm, mse_loss, nll_loss, cross_entropy, linear):
+for _f in (gelu, silu, layer_norm, linear, selu, celu, threshold, cosine_similarity,
+           pairwise_distance):
     register(_f, method=False)
+for _f in (prelu, hardshrink):
+    register(_f)

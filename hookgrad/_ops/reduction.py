@@ -6,7 +6,9 @@ import jax.numpy as jnp
 
 from .._dtype import to_jax
 from .dispatch import OUT, apply
+from .pointwise import _abs
 from .registry import defop, inplace_of, norm_dim, register
+from .shape import wrap_dim
 
 # NOTE: max/min over all elements split the gradient evenly among ties (JAX's rule and
 # PyTorch's evenly_distribute_backward); with ``dim`` it goes to the returned index only.
@@ -31,22 +33,29 @@ def _var(x, dim, correction, keepdim):
     return jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
 
 
+def _safe_root(s, root):
+    # root(s) whose gradient is 0 where s == 0 (PyTorch masks it there; JAX's is inf * 0)
+    pos = s > 0
+    return jnp.where(pos, root(jnp.where(pos, s, jnp.ones_like(s))), jnp.zeros_like(s))
+
+
 def _std(x, dim, correction, keepdim):
-    return jnp.std(x, axis=dim, ddof=correction, keepdims=keepdim)
+    return _safe_root(_var(x, dim, correction, keepdim), jnp.sqrt)
 
 
 def _norm(x, p, dim, keepdim):
+    a = _abs(x)
     if p == "fro" or p == 2:
-        return jnp.sqrt(jnp.sum(jnp.abs(x) ** 2, axis=dim, keepdims=keepdim))
+        return _safe_root(jnp.sum(a * a, axis=dim, keepdims=keepdim), jnp.sqrt)
     if p == float("inf"):
-        return jnp.max(jnp.abs(x), axis=dim, keepdims=keepdim)
+        return jnp.max(a, axis=dim, keepdims=keepdim)
     if p == float("-inf"):
-        return jnp.min(jnp.abs(x), axis=dim, keepdims=keepdim)
+        return jnp.min(a, axis=dim, keepdims=keepdim)
     if p == 0:
         return jnp.sum(x != 0, axis=dim, keepdims=keepdim).astype(x.dtype)
     if p == 1:
-        return jnp.sum(jnp.abs(x), axis=dim, keepdims=keepdim)
-    return jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+        return jnp.sum(a, axis=dim, keepdims=keepdim)
+    return _safe_root(jnp.sum(a ** p, axis=dim, keepdims=keepdim), lambda s: s ** (1.0 / p))
 
 
 # name: (forward(x, **statics), node name, save)
@@ -60,6 +69,8 @@ MEAN_DIM = defop("mean_dim", lambda x, dim, keepdim, dtype: jnp.mean(
     x, axis=dim, keepdims=keepdim, dtype=dtype), "MeanBackward1", ())
 PROD = defop("prod", lambda x, dim, keepdim: jnp.prod(x, axis=dim, keepdims=keepdim),
              "ProdBackward0")
+PROD_DIM = defop("prod_dim", lambda x, dim, keepdim: jnp.prod(x, axis=dim, keepdims=keepdim),
+                 "ProdBackward1")
 VAR = defop("var", _var, "VarBackward0")
 STD = defop("std", _std, "StdBackward0")
 AMAX = defop("amax", lambda x, dim, keepdim: jnp.max(x, axis=dim, keepdims=keepdim),
@@ -87,21 +98,48 @@ LOG_SOFTMAX = defop("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim
                     "LogSoftmaxBackward0", OUT,
                     lambda y, g, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
 
-values_indices = collections.namedtuple("return_types", ["values", "indices"])
+
+
+def _return_type(name):
+    """A ``(values, indices)`` named tuple printed as PyTorch's ``torch.return_types.<name>``."""
+    base = collections.namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):
+        return f"hookgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+    cls.__module__ = "hookgrad.return_types"
+    cls.__qualname__ = name
+    return cls
+
+
+return_types = {n: _return_type(n) for n in ("max", "min")}
+values_indices = return_types["max"]  # kept for callers of the old name
 
 
 def _jdtype(dtype):
     return None if dtype is None else to_jax(dtype)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def _dims(dim, ndim):
+    """``dim`` (int, sequence or None) wrapped into ``[0, ndim)``, with PyTorch's IndexError."""
     dim = norm_dim(dim)
+    if dim is None:
+        return None
+    if isinstance(dim, tuple):
+        return tuple(wrap_dim(d, ndim) for d in dim)
+    return wrap_dim(dim, ndim)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """``sum(input, dim=None, keepdim=False, *, dtype=None)``."""
+    dim = _dims(dim, input.ndim)
     op = SUM if dim is None else SUM_DIM
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    dim = norm_dim(dim)
+    """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
+    dim = _dims(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_kind(input)}")
@@ -110,117 +148,143 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _kind(t):
-    return t.dtype.name.capitalize()
+    from .dispatch import _torch_kind
+    return _torch_kind(t._data.dtype)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """``prod(input, dim=None, keepdim=False, *, dtype=None)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(PROD, (x,), {"dim": norm_dim(dim), "keepdim": keepdim})
+    if dim is None:
+        return apply(PROD, (x,), {"dim": None, "keepdim": False})
+    return apply(PROD_DIM, (x,), {"dim": wrap_dim(int(dim), x.ndim), "keepdim": keepdim})
 
 
-def _correction(unbiased, correction):
-    if correction is not None:
-        return correction
-    return 1 if unbiased in (None, True) else 0
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # legacy var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased in (None, True) else 0
+    elif unbiased is not None:
+        raise RuntimeError("var(): cannot pass both unbiased and correction")
+    return {"dim": _dims(dim, input.ndim), "correction": correction, "keepdim": keepdim}
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
-        dim, unbiased = unbiased, None
-    return apply(VAR, (input,), {"dim": norm_dim(dim), "correction": _correction(unbiased,
-                                                                                correction),
-                                 "keepdim": keepdim})
+    """``var(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
+    ``unbiased`` forms): variance with Bessel's correction by default."""
+    return apply(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(unbiased, bool) is False and unbiased is not None and dim is None:
-        dim, unbiased = unbiased, None
-    return apply(STD, (input,), {"dim": norm_dim(dim), "correction": _correction(unbiased,
-                                                                                correction),
-                                 "keepdim": keepdim})
+    """``std(input, dim=None, *, correction=1, keepdim=False)``: ``sqrt(var(...))``; its
+    gradient is 0 where the result is 0."""
+    return apply(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def _extreme(all_op, dim_op, pair_fn, input, dim, keepdim):
+def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     from .._tensor import Tensor
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         return pair_fn(input, dim)
     if dim is None:
         return apply(all_op, (input,))
-    values, indices = apply(dim_op, (input,), {"dim": int(dim), "keepdim": keepdim})
-    return values_indices(values, indices)
+    values, indices = apply(dim_op, (input,), {"dim": wrap_dim(int(dim), input.ndim),
+                                               "keepdim": keepdim})
+    return return_types[name](values, indices)
 
 
 def max(input, dim=None, keepdim=False):
+    """``max(input)``: the largest element (gradient split evenly among ties);
+    ``max(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple;
+    ``max(input, other)``: ``maximum``."""
     from .pointwise import BINARY_FN
-    return _extreme(MAX_ALL, MAX_DIM, BINARY_FN["maximum"], input, dim, keepdim)
+    return _extreme("max", MAX_ALL, MAX_DIM, BINARY_FN["maximum"], input, dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):
+    """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``,
+    ``min(input, other)``: as :func:`max`."""
     from .pointwise import BINARY_FN
-    return _extreme(MIN_ALL, MIN_DIM, BINARY_FN["minimum"], input, dim, keepdim)
+    return _extreme("min", MIN_ALL, MIN_DIM, BINARY_FN["minimum"], input, dim, keepdim)
+
+
+def _amax_dims(dim, ndim):
+    dim = _dims(dim, ndim)
+    return None if dim == () else dim  # () reduces over every dimension
 
 
 def amax(input, dim=(), keepdim=False):
-    return apply(AMAX, (input,), {"dim": norm_dim(dim) or None, "keepdim": keepdim})
+    """``amax(input, dim=(), keepdim=False)``: maxima over ``dim`` (all dims by default);
+    the gradient is split evenly among ties."""
+    return apply(AMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def amin(input, dim=(), keepdim=False):
-    return apply(AMIN, (input,), {"dim": norm_dim(dim) or None, "keepdim": keepdim})
+    """``amin(input, dim=(), keepdim=False)``: as :func:`amax`, for minima."""
+    return apply(AMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def argmax(input, dim=None, keepdim=False):
-    return apply(ARGMAX, (input,), {"dim": norm_dim(dim), "keepdim": keepdim})
+    return apply(ARGMAX, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def argmin(input, dim=None, keepdim=False):
-    return apply(ARGMIN, (input,), {"dim": norm_dim(dim), "keepdim": keepdim})
+    return apply(ARGMIN, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def logsumexp(input, dim, keepdim=False):
-    return apply(LOGSUMEXP, (input,), {"dim": norm_dim(dim), "keepdim": keepdim})
+    return apply(LOGSUMEXP, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def cumsum(input, dim, *, dtype=None):
     x = input if dtype is None else input.to(dtype)
-    return apply(CUMSUM, (x,), {"dim": int(dim)})
+    return apply(CUMSUM, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
 def cumprod(input, dim, *, dtype=None):
     x = input if dtype is None else input.to(dtype)
-    return apply(CUMPROD, (x,), {"dim": int(dim)})
+    return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
+    ``dim`` (all elements by default); its gradient is 0 where the norm is 0."""
     if p is None:
         p = "fro"
+    if isinstance(p, str) and p != "fro":
+        raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
     x = input if dtype is None else input.to(dtype)
-    return apply(NORM, (x,), {"p": p, "dim": norm_dim(dim), "keepdim": keepdim})
+    return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
 
 
 def all(input, dim=None, keepdim=False):
-    return apply(ALL_, (input,), {"dim": norm_dim(dim), "keepdim": keepdim})
+    return apply(ALL_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def any(input, dim=None, keepdim=False):
-    return apply(ANY_, (input,), {"dim": norm_dim(dim), "keepdim": keepdim})
+    return apply(ANY_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def count_nonzero(input, dim=None):
-    return apply(COUNT_NONZERO, (input,), {"dim": norm_dim(dim)})
+    return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
+
+
+def _softmax_dim(x, dim):
+    if dim is None:
+        dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
+    return wrap_dim(int(dim), x.ndim)
 
 
 def softmax(input, dim=None, dtype=None, _stacklevel=3):
+    """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    if dim is None:
-        dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
-    return apply(SOFTMAX, (x,), {"dim": int(dim)})
+    return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
 def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+    """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    if dim is None:
-        dim = 0 if x.ndim in (0, 1, 3) else 1
-    return apply(LOG_SOFTMAX, (x,), {"dim": int(dim)})
+    return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
 for _f in (sum, mean, prod, var, std, max, min, amax, amin, argmax, argmin, logsumexp, cumsum,
@@ -229,7 +293,7 @@ for _f in (sum, mean, prod, var, std, max, min, amax, amin, argmax, argmin, logs
 
 
 def _cumsum_(self, dim):
-    return apply(CUMSUM, (self,), {"dim": int(dim)}, out=self)
+    return apply(CUMSUM, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
 
 
 register(_cumsum_, "cumsum_", function=False)

@@ -25,6 +25,35 @@ def _dim(d, ndim):
     return d + ndim if d < 0 else d
 
 
+def wrap_dim(d, ndim):
+    """``d`` in ``[0, ndim)`` (a 0-d tensor takes -1 and 0), PyTorch's IndexError otherwise."""
+    d = int(d)
+    n = ndim if ndim > 0 else 1
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d + n if d < 0 else d
+
+
+def _dims_arg(dims, ndim):
+    return tuple(wrap_dim(d, ndim) for d in dims)
+
+
+def _resolve_shape(shape, numel):
+    """``shape`` with its -1 filled in, PyTorch's errors for shapes that do not fit."""
+    if builtins.sum(1 for s in shape if s == -1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    bad = any(s < -1 for s in shape)
+    if -1 in shape:
+        if bad or known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if s == -1 else s for s in shape)
+    if bad or known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
 VIEW = defop("view", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ())
 RESHAPE = defop("reshape", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ())
 PERMUTE = defop("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", ())
@@ -33,6 +62,7 @@ TRANSPOSE = defop("transpose", lambda x, d0, d1: jnp.swapaxes(x, d0, d1), "Trans
 T = defop("t", lambda x: x.T, "TBackward0", ())
 SQUEEZE = defop("squeeze", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward0", ())
 SQUEEZE_DIM = defop("squeeze_dim", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward1", ())
+SQUEEZE_DIMS = defop("squeeze_dims", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward2", ())
 UNSQUEEZE = defop("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0", ())
 EXPAND = defop("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0", ())
 REPEAT = defop("repeat", lambda x, reps: jnp.tile(x, reps), "RepeatBackward0", ())
@@ -55,10 +85,13 @@ SPLIT_SIZES = defop("split_with_sizes", lambda x, sections, dim: tuple(
     jnp.split(x, sections, axis=dim)), "SplitWithSizesBackward0", ())
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", ())
 GATHER = defop("gather", lambda x, idx, dim: jnp.take_along_axis(x, idx, axis=dim),
-               "GatherBackward0", {0: (1,)})
+               "GatherBackward0", {0: (1,)}, nondiff=(1,))
 INDEX_SELECT = defop("index_select", lambda x, idx, dim: jnp.take(x, idx, axis=dim),
-                     "IndexSelectBackward0", {0: (1,)})
-TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), "TakeBackward0", {0: (1,)})
+                     "IndexSelectBackward0", {0: (1,)}, nondiff=(1,))
+TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), "TakeBackward0", {0: (1,)},
+             nondiff=(1,))
+MASKED_SELECT = defop("masked_select", lambda x, idx, shape: jnp.broadcast_to(x, shape).reshape(
+    -1)[idx], "MaskedSelectBackward0", {0: (1,)}, nondiff=(1,))
 
 
 def _scatter_add(x, idx, src, dim):
@@ -78,22 +111,29 @@ def _scatter(x, idx, src, dim):
     return x.at[tuple(grids)].set(src)
 
 
-SCATTER_ADD = defop("scatter_add", _scatter_add, "ScatterAddBackward0", {0: (), 2: (1,)})
-SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)})
+SCATTER_ADD = defop("scatter_add", _scatter_add, "ScatterAddBackward0", {0: (), 2: (1,)},
+                    nondiff=(1,))
+SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, nondiff=(1,))
+SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,))
 
 
 def view(self, *shape):
+    """``view(*shape)``: the same elements in a new shape (one size may be -1).
+
+    hookgrad has no shared storage: the result is a new array, and in-place changes of
+    one do not show in the other (see README, "Differences from PyTorch").
+    """
     from .._dtype import as_dtype
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(as_dtype(shape[0]))  # view(dtype)
-    shape = _shape_arg(shape)
-    if builtins.sum(1 for s in shape if s == -1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    shape = _resolve_shape(_shape_arg(shape), self.numel())
     return apply(VIEW, (self,), {"shape": shape})
 
 
 def reshape(input, *shape):
-    return apply(RESHAPE, (input,), {"shape": _shape_arg(shape)})
+    """``reshape(input, shape)``: as :meth:`Tensor.view`."""
+    shape = _resolve_shape(_shape_arg(shape), input.numel())
+    return apply(RESHAPE, (input,), {"shape": shape})
 
 
 def view_as(self, other):
@@ -105,10 +145,11 @@ def reshape_as(self, other):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    """``flatten(input, start_dim=0, end_dim=-1)``: dims ``start_dim..end_dim`` merged."""
     n = input.ndim
     if n == 0:
         return reshape(input, (1,))
-    s, e = _dim(start_dim, n), _dim(end_dim, n)
+    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -119,19 +160,36 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def unflatten(input, dim, sizes):
+    """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
-    d = _dim(dim, n)
+    d = wrap_dim(dim, n)
     shp = input.shape
-    return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
+    sizes = tuple(int(v) for v in sizes)
+    try:
+        _resolve_shape(sizes, shp[d])
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({shp[d]}) in the input tensor") from None
+    return reshape(input, shp[:d] + sizes + shp[d + 1:])
 
 
 def permute(input, *dims):
-    return apply(PERMUTE, (input,), {"dims": tuple(_dim(d, input.ndim) for d in _shape_arg(dims))})
+    """``permute(input, dims)``: the dimensions reordered."""
+    dims = _shape_arg(dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = _dims_arg(dims, input.ndim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(PERMUTE, (input,), {"dims": dims})
 
 
 def transpose(input, dim0, dim1):
+    """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
     n = input.ndim
-    return apply(TRANSPOSE, (input,), {"d0": _dim(dim0, n), "d1": _dim(dim1, n)})
+    return apply(TRANSPOSE, (input,), {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
 
 
 def t(input):
@@ -149,21 +207,50 @@ def _mT(self):
 
 
 def squeeze(input, dim=None):
+    """``squeeze(input, dim=None)``: size-1 dimensions removed (all, or those in ``dim``,
+    an int or a tuple)."""
     if dim is None:
         return apply(SQUEEZE, (input,), {"dim": None})
+    op = SQUEEZE_DIMS if isinstance(dim, (tuple, list)) else SQUEEZE_DIM
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    dims = tuple(_dim(d, input.ndim) for d in dims if input.shape[d] == 1)
-    return apply(SQUEEZE_DIM, (input,), {"dim": dims})
+    dims = _dims_arg(dims, input.ndim)
+    dims = tuple(d for d in dims if input.ndim and input.shape[d] == 1)
+    return apply(op, (input,), {"dim": dims})
 
 
 def unsqueeze(input, dim):
-    return apply(UNSQUEEZE, (input,), {"dim": _dim(dim, input.ndim + 1)})
+    """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
+    return apply(UNSQUEEZE, (input,), {"dim": wrap_dim(dim, input.ndim + 1)})
+
+
+def _kind_name(t):
+    from .dispatch import _torch_kind
+    return f"torch.{_torch_kind(t._data.dtype)}Tensor"
 
 
 def expand(self, *sizes):
+    """``expand(*sizes)``: size-1 dimensions repeated (without copying in PyTorch; a new
+    array here); -1 keeps a size, new leading dimensions may be added."""
     sizes = _shape_arg(sizes)
     lead = len(sizes) - self.ndim
-    full = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    if lead < 0:
+        raise RuntimeError(f"expand({_kind_name(self)}{{{list(self.shape)}}}, size={list(sizes)}): "
+                           f"the number of sizes provided ({len(sizes)}) must be greater or equal "
+                           f"to the number of dimensions in the tensor ({self.ndim})")
+    full = []
+    for i, s in enumerate(sizes):
+        have = self.shape[i - lead] if i >= lead else None
+        if s == -1:
+            if have is None:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            s = have
+        elif have is not None and have != s and have != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({have}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(self.shape)}")
+        full.append(s)
+    full = tuple(full)
     return apply(EXPAND, (self,), {"shape": full})
 
 
@@ -172,21 +259,52 @@ def expand_as(self, other):
 
 
 def broadcast_to(input, size):
+    """``broadcast_to(input, size)``: ``input.expand(size)``."""
     return expand(input, tuple(size))
 
 
+def broadcast_tensors(*tensors):
+    """``broadcast_tensors(*tensors)``: the tensors expanded to their common shape (a tensor
+    already of that shape is returned as is)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    """``broadcast_shapes(*shapes)``: the shape ``broadcast_tensors`` would give."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
+                           f"Mismatch is between {list(shapes[0])} and {list(shapes[-1])}.") \
+            from None
+
+
 def repeat(self, *sizes):
-    return apply(REPEAT, (self,), {"reps": _shape_arg(sizes)})
+    """``repeat(*sizes)``: the tensor tiled ``sizes[i]`` times along each dimension."""
+    reps = _shape_arg(sizes)
+    if len(reps) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return apply(REPEAT, (self,), {"reps": reps})
 
 
 def flip(input, dims):
+    """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return apply(FLIP, (input,), {"dims": dims})
+    return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
 
 
 def roll(input, shifts, dims=None):
-    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
-    dims = tuple(dims) if isinstance(dims, (list, tuple)) else dims
+    """``roll(input, shifts, dims=None)``: elements shifted circularly (flattened when
+    ``dims`` is None)."""
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else int(shifts)
+    if dims is not None:
+        dims = _dims_arg(dims, input.ndim) if isinstance(dims, (list, tuple)) \
+            else wrap_dim(dims, input.ndim)
     return apply(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
 
@@ -199,8 +317,12 @@ def triu(input, diagonal=0):
 
 
 def narrow(input, dim, start, length):
-    d = _dim(dim, input.ndim)
+    """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
+    d = wrap_dim(dim, input.ndim)
     start = _dim(int(start), input.shape[d])
+    if start + int(length) > input.shape[d]:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({input.shape[d]}).")
     return apply(NARROW, (input,), {"dim": d, "start": start, "length": int(length)})
 
 
@@ -209,25 +331,50 @@ def clone(input, *, memory_format=None):
 
 
 def cat(tensors, dim=0):
+    """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
+    an existing dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    # legacy: 1-d empty tensors are skipped whatever their shape
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
-    return apply(CAT, tuple(tensors), {"dim": _dim(dim, tensors[0].ndim)})
+    d = wrap_dim(dim, tensors[0].ndim)
+    ref = tensors[0].shape
+    for k, t in enumerate(tensors[1:], 1):
+        if t.ndim != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and "
+                               f"{t.ndim}")
+        for i, (a, b) in enumerate(zip(ref, t.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number {k} "
+                                   "in the list.")
+    return apply(CAT, tuple(tensors), {"dim": d})
 
 
 def stack(tensors, dim=0):
+    """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    return apply(STACK, tuple(tensors), {"dim": _dim(dim, tensors[0].ndim + 1)})
+    for k, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {k}")
+    return apply(STACK, tuple(tensors), {"dim": wrap_dim(dim, tensors[0].ndim + 1)})
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    d = _dim(dim, tensor.ndim)
+    """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
+    ``split_size`` (the last may be smaller) or of the given sizes."""
+    d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
+        if size == 0 and n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
         cuts = tuple(range(size, n, size))
         op = SPLIT
     else:
@@ -243,45 +390,75 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
-    n = input.shape[_dim(dim, input.ndim)]
+    """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input.shape[wrap_dim(dim, input.ndim)]
     size = -(-n // chunks)
     return split(input, builtins.max(size, 1), dim)
 
 
 def unbind(input, dim=0):
-    out = apply(UNBIND, (input,), {"dim": _dim(dim, input.ndim)})
+    """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
+    out = apply(UNBIND, (input,), {"dim": wrap_dim(dim, input.ndim)})
     return out if isinstance(out, tuple) else (out,)
 
 
+def _check_index(name, index):
+    if not isinstance(index, Tensor) or index.dtype.is_floating_point or \
+            index.dtype.is_complex or index.dtype.name == "bool":
+        kind = type(index).__name__ if not isinstance(index, Tensor) else index.dtype.name
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {kind}")
+
+
 def gather(input, dim, index, *, sparse_grad=False):
-    return apply(GATHER, (input, index), {"dim": _dim(dim, input.ndim)})
+    """``gather(input, dim, index)``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
+    _check_index("gather", index)
+    return apply(GATHER, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
 def index_select(input, dim, index):
-    return apply(INDEX_SELECT, (input, index), {"dim": _dim(dim, input.ndim)})
+    """``index_select(input, dim, index)``: the entries ``index`` (1-d) of ``dim``."""
+    _check_index("index_select", index)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    return apply(INDEX_SELECT, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
 def take(input, index):
+    """``take(input, index)``: elements of the flattened input at ``index``."""
+    _check_index("take", index)
     return apply(TAKE, (input, index))
 
 
 def scatter_add(input, dim, index, src):
-    return apply(SCATTER_ADD, (input, index, src), {"dim": _dim(dim, input.ndim)})
+    """``scatter_add(input, dim, index, src)``: ``src`` added into a copy of ``input`` at
+    ``index`` along ``dim``."""
+    _check_index("scatter_add", index)
+    return apply(SCATTER_ADD, (input, index, src), {"dim": wrap_dim(dim, input.ndim)})
+
+
+def _scatter_args(input, dim, index, src, value):
+    _check_index("scatter", index)
+    src = value if src is None else src
+    op = SCATTER if isinstance(src, Tensor) else SCATTER_VALUE
+    return op, (input, index, to_tensor_like(src)), {"dim": wrap_dim(dim, input.ndim)}
 
 
 def scatter(input, dim, index, src=None, value=None):
-    src = value if src is None else src
-    return apply(SCATTER, (input, index, to_tensor_like(src)), {"dim": _dim(dim, input.ndim)})
+    """``scatter(input, dim, index, src)`` / ``scatter(input, dim, index, value=v)``."""
+    op, args, st = _scatter_args(input, dim, index, src, value)
+    return apply(op, args, st)
 
 
 def _scatter_add_(self, dim, index, src):
-    return apply(SCATTER_ADD, (self, index, src), {"dim": _dim(dim, self.ndim)}, out=self)
+    _check_index("scatter_add", index)
+    return apply(SCATTER_ADD, (self, index, src), {"dim": wrap_dim(dim, self.ndim)}, out=self)
 
 
 def _scatter_(self, dim, index, src=None, value=None):
-    src = value if src is None else src
-    return apply(SCATTER, (self, index, to_tensor_like(src)), {"dim": _dim(dim, self.ndim)},
-                 out=self)
+    op, args, st = _scatter_args(self, dim, index, src, value)
+    return apply(op, args, st, out=self)
 
 
 def contiguous(self, memory_format=None):
@@ -339,146 +516,27 @@ def nonzero(input, *, as_tuple=False):
 
 
 def masked_select(input, mask):
-    b = jnp.broadcast_shapes(input.shape, mask.shape)
+    """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
+    is True (data-dependent shape: eager only)."""
+    if mask.dtype.name != "bool":
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    b = tuple(np.broadcast_shapes(input.shape, mask.shape))
     flat_mask = np.asarray(jnp.broadcast_to(mask._data, b)).reshape(-1)
-    idx = Tensor._wrap(jnp.asarray(np.nonzero(flat_mask)[0]))
-    return take(expand(input, b), idx)
-
-
-# --------------------------------------------------------------------------- indexing
-
-
-def _parse_index(idx):
-    """Split an index into a hashable template and the integer-array leaves it uses."""
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    template = []
-    arrays = []
-    for k in idx:
-        if isinstance(k, Tensor) or isinstance(k, (np.ndarray, jax.Array)) or (
-                isinstance(k, list)):
-            arr = k._data if isinstance(k, Tensor) else jnp.asarray(k)
-            if arr.dtype == jnp.bool_:
-                # boolean masks have data-dependent shapes: turn into integer indices eagerly
-                if isinstance(arr, jax.core.Tracer):
-                    raise RuntimeError("boolean-mask indexing has a data-dependent shape and "
-                                       "cannot be traced; use hookgrad.where instead")
-                for a in np.nonzero(np.asarray(arr)):
-                    template.append(("A", len(arrays)))
-                    arrays.append(Tensor._wrap(jnp.asarray(a)))
-                continue
-            template.append(("A", len(arrays)))
-            arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
-        elif isinstance(k, slice):
-            template.append(("S", _int_or_none(k.start), _int_or_none(k.stop),
-                             _int_or_none(k.step)))
-        elif k is None:
-            template.append(("N",))
-        elif k is Ellipsis:
-            template.append(("E",))
-        elif isinstance(k, (bool, np.bool_)):
-            template.append(("B", bool(k)))
-        else:
-            template.append(("I", int(k)))
-    return tuple(template), arrays
-
-
-def _int_or_none(v):
-    return None if v is None else int(v)
-
-
-def _build_index(template, arrays):
-    out = []
-    for k in template:
-        tag = k[0]
-        if tag == "A":
-            out.append(arrays[k[1]])
-        elif tag == "S":
-            out.append(slice(k[1], k[2], k[3]))
-        elif tag == "N":
-            out.append(None)
-        elif tag == "E":
-            out.append(Ellipsis)
-        elif tag == "B":
-            out.append(None if k[1] else np.zeros((0,), np.int32))
-        else:
-            out.append(k[1])
-    return tuple(out)
-
-
-def _getitem(x, *arrays, template):
-    return x[_build_index(template, arrays)]
-
-
-def _setitem(x, v, *arrays, template):
-    return x.at[_build_index(template, arrays)].set(jnp.asarray(v, x.dtype))
-
-
-def _index_node_name(template):
-    if any(k[0] == "A" for k in template):
-        return "IndexBackward0"
-    basic = [k for k in template if k[0] in ("I", "S")]
-    if not basic:
-        return "AliasBackward0" if not any(k[0] == "N" for k in template) \
-            else "UnsqueezeBackward0"
-    return "SelectBackward0" if basic[-1][0] == "I" else "SliceBackward0"
-
-
-_GETITEM = {}
-
-
-def _getitem_op(name):
-    op = _GETITEM.get(name)
-    if op is None:
-        op = _GETITEM[name] = Op("getitem", _getitem, name, {0: ()})
-    return op
-
-
-SETITEM = defop("setitem", _setitem, "CopySlices", {})
-SETITEM_ADV = defop("index_put", _setitem, "IndexPutBackward0", {})
-
-
-def __getitem__(self, idx):
-    template, arrays = _parse_index(idx)
-    return apply(_getitem_op(_index_node_name(template)), (self, *arrays), {"template": template})
-
-
-def __setitem__(self, idx, value):
-    template, arrays = _parse_index(idx)
-    op = SETITEM_ADV if any(k[0] == "A" for k in template) else SETITEM
-    apply(op, (self, to_tensor_like(value), *arrays), {"template": template}, out=self)
-
-
-def index_put_(self, indices, values, accumulate=False):
-    if accumulate:
-        template, arrays = _parse_index(tuple(indices))
-        return apply(INDEX_ADD, (self, to_tensor_like(values), *arrays), {"template": template},
-                     out=self)
-    __setitem__(self, tuple(indices), values)
-    return self
-
-
-INDEX_ADD = defop("index_put_acc", lambda x, v, *arrays, template: x.at[
-    _build_index(template, arrays)].add(jnp.asarray(v, x.dtype)), "IndexPutBackward0", {})
-
-
-def index_add(input, dim, index, source, *, alpha=1):
-    d = _dim(dim, input.ndim)
-    template = tuple([("S", None, None, None)] * d + [("A", 0)])
-    src = source if alpha == 1 else source * alpha
-    return apply(INDEX_ADD, (input, src, index), {"template": template})
+    idx = Tensor._wrap(jnp.asarray(np.nonzero(flat_mask)[0].astype(np.int32)))
+    return apply(MASKED_SELECT, (input, idx), {"shape": b})
 
 
 for _f in (reshape, flatten, unflatten, permute, transpose, t, squeeze, unsqueeze, broadcast_to,
            flip, roll, tril, triu, narrow, clone, split, chunk, unbind, gather, index_select,
-           take, scatter_add, scatter, nonzero, masked_select, index_add):
+           take, scatter_add, scatter, nonzero, masked_select):
     register(_f)
+register(broadcast_tensors, method=False)
+register(broadcast_shapes, method=False)
 for _f in (cat, stack):
     register(_f, method=False)
 register(cat, "concat", method=False)
 register(cat, "concatenate", method=False)
-for _f in (view, view_as, reshape_as, expand, expand_as, repeat, contiguous, to, cpu, cuda,
-           __getitem__, __setitem__, index_put_):
+for _f in (view, view_as, reshape_as, expand, expand_as, repeat, contiguous, to, cpu, cuda):
     register(_f, function=False)
 register(transpose, "swapaxes")
 register(_scatter_add_, "scatter_add_", function=False)
@@ -504,12 +562,23 @@ register(_inplace_triu, "triu_", function=False)
 
 
 def movedim(input, source, destination):
+    """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
+    keeping their order."""
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     n = input.ndim
-    perm = list(np.moveaxis(np.arange(n), [_dim(s, n) for s in src], [_dim(d, n) for d in dst]))
-    return permute(input, tuple(int(p) for p in perm))
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    order = [None] * n
+    for s_, d_ in zip(_dims_arg(src, n), _dims_arg(dst, n)):
+        order[d_] = s_
+    rest = iter(d for d in range(n) if d not in _dims_arg(src, n))
+    perm = tuple(o if o is not None else next(rest) for o in order)
+    return permute(input, perm)
 
 
 register(movedim)
 register(movedim, "moveaxis")
+from . import indexing  # noqa: E402,F401 - x[idx], x[idx] = v (uses wrap_dim above)

@@ -113,6 +113,12 @@ class Variable(metaclass=_VariableMeta):
 
 def __getattr__(name):
     if name in ("Function", "function", "once_differentiable", "FunctionCtx"):
-        from . import function
+        import importlib  # not `from . import function`: that re-enters this __getattr__
+        function = importlib.import_module(__name__ + ".function")
         return function if name == "function" else getattr(function, name)
+    if name in ("gradcheck", "gradgradcheck"):  # the functions, as torch.autograd has them
+        import importlib
+        mod = importlib.import_module(__name__ + ".gradcheck")
+        globals()[name] = fn = getattr(mod, name)
+        return fn
     raise AttributeError(f"module 'hookgrad.autograd' has no attribute {name!r}")

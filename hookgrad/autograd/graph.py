@@ -322,6 +322,10 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     supported = ("all", "any")
     if mode not in supported:
         raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
+    from .. import _mode
+    if _mode.state.functional:  # hookgrad.func: one custom_vjp identity over the tensors
+        from .._functional import register_multi_grad_hook as functional_multi_grad_hook
+        return functional_multi_grad_hook(tensors, fn, mode)
     tensors = tuple(tensors)
     lock = threading.Lock()
 

@@ -1,36 +1,107 @@
-"""``Parameter`` (a leaf Tensor a Module registers) and ``Buffer``."""
+"""``Parameter`` (a leaf Tensor a Module registers) and ``Buffer``.
+
+Mirrors ``torch.nn.parameter``: a ``Parameter`` is a Tensor subclass that shares its
+data with the tensor it was made from but is always a fresh leaf; ``Buffer(t)`` returns a
+plain Tensor flagged as a buffer (``isinstance(t, Buffer)`` checks the flag), which a
+Module registers as a buffer when it is assigned as an attribute.
+"""
+import copy
+
 import jax
+import jax.numpy as jnp
 
 from .._tensor import Tensor, _flatten, _unflatten
 
+__all__ = ["Parameter", "Buffer"]
+
+
+def _empty():
+    from .. import _dtype
+    return Tensor._wrap(jnp.zeros((0,), _dtype.to_jax(_dtype.get_default_dtype())))
+
 
 class Parameter(Tensor):
-    """A Tensor that a Module registers as a parameter when assigned as an attribute.
+    """A kind of Tensor that is a module parameter.
 
-    ``requires_grad=True`` by default; always a leaf.
+    ::
+
+        Parameter(data=None, requires_grad=True)
+
+    Assigning a ``Parameter`` as a Module attribute registers it: it appears in
+    ``parameters()`` and ``state_dict()``. The parameter shares ``data``'s array but is
+    always a leaf of the autograd graph, whatever ``data``'s history; ``requires_grad``
+    is ``True`` by default, also under ``no_grad``.
+
+    Example::
+
+        >>> w = hookgrad.nn.Parameter(hookgrad.zeros(2, 3))
+        >>> w.requires_grad, w.is_leaf
+        (True, True)
     """
 
     def __init__(self, data=None, requires_grad=True):
-        import jax.numpy as jnp
         if data is None:
-            data = Tensor._wrap(jnp.zeros((0,), jnp.float32))
-        Tensor.__init__(self, data if isinstance(data, Tensor) else Tensor(data))
+            data = _empty()
+        elif not isinstance(data, Tensor):
+            data = Tensor(data)
+        Tensor.__init__(self, data)
         if requires_grad:
             self.requires_grad_(True)
+
+    def __deepcopy__(self, memo):
+        # as PyTorch: a copy of the data with the same requires_grad; .grad and hooks stay
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self)(Tensor._wrap(self._data), self._requires_grad)
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k in ("_acc", "_backward_hooks", "_post_acc_hooks", "_base", "_grad"):
+                continue
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
 
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
 
-class Buffer(Tensor):
-    """Marks a Tensor to be registered as a buffer when assigned to a Module attribute."""
+class _BufferMeta(type):
+    # ``Buffer(t)`` returns a plain Tensor with ``_is_buffer`` set; isinstance checks the flag
+    def __instancecheck__(cls, instance):
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+        return super().__instancecheck__(instance)
 
-    def __init__(self, data=None, *, persistent=True):
-        import jax.numpy as jnp
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A kind of Tensor that is module state but not a parameter (a running mean, a mask).
+
+    ::
+
+        Buffer(data=None, *, persistent=True)
+
+    Assigning it as a Module attribute registers it as a buffer: it appears in
+    ``buffers()`` and, when ``persistent``, in ``state_dict()``. The result is a plain
+    Tensor (detached from ``data``'s history, same ``requires_grad``) flagged as a buffer.
+
+    Example::
+
+        >>> m = hookgrad.nn.Module()
+        >>> m.mask = hookgrad.nn.Buffer(hookgrad.ones(3), persistent=False)
+        >>> [n for n, _ in m.named_buffers()], list(m.state_dict())
+        (['mask'], [])
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            data = Tensor._wrap(jnp.zeros((0,), jnp.float32))
-        Tensor.__init__(self, data if isinstance(data, Tensor) else Tensor(data))
-        self.persistent = persistent
+            data = _empty()
+        elif not isinstance(data, Tensor):
+            data = Tensor(data)
+        t = data.detach()  # shares data (and in-place writes) with ``data``, as a detach
+        if data.requires_grad:
+            t.requires_grad_(True)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
 
 
 jax.tree_util.register_pytree_node(Parameter, _flatten, _unflatten)

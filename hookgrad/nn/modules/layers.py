@@ -1,2 +1,22 @@
 """Layer classes: the index that modules/__init__ star-imports."""
 __all__ = []
+
+from . import activation, conv, dropout, flatten, loss, normalization, pooling  # noqa: E402
+from . import sparse, transformer  # noqa: E402
+from .activation import *  # noqa: E402,F401,F403
+from .conv import *  # noqa: E402,F401,F403
+from .dropout import *  # noqa: E402,F401,F403
+from .flatten import *  # noqa: E402,F401,F403
+from .loss import *  # noqa: E402,F401,F403
+from .normalization import *  # noqa: E402,F401,F403
+from .pooling import *  # noqa: E402,F401,F403
+from .sparse import *  # noqa: E402,F401,F403
+from .transformer import *  # noqa: E402,F401,F403
+for _m in (activation, conv, dropout, flatten, loss, normalization, pooling, sparse,
+           transformer):
+    __all__ += _m.__all__
+del _m
+
+from .container import ParameterDict, ParameterList  # noqa: E402
+from .linear import Bilinear, Identity, Linear  # noqa: E402
+__all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]

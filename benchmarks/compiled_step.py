@@ -1,0 +1,419 @@
+"""One training step with hooks: hookgrad compiled vs pure JAX vs eager (hookgrad, PyTorch).
+
+The step is forward, backward and an AdamW update, with the hooks of the three-modes test
+matrix (tests/test_three_modes.py):
+
+- a tensor hook on a hidden activation that scales its gradient (x0.5);
+- a Node pre-hook on that activation's ``grad_fn`` (x2);
+- a full backward hook clipping ``grad_input`` of the second layer to [-1, 1];
+- a forward hook recording an activation statistic on the host (a ``host_hook``: one
+  scalar sent to the host per step, in every variant);
+- a saved-tensor pack/unpack pair around the forward;
+- ``ModTracker`` with user hooks (Python bookkeeping: eagerly it runs every step; compiled,
+  it runs once, while the step is traced).
+
+Models: an MLP (4 Linear 512x512, batch 256) and a transformer (2 pre-LN blocks, d=128,
+4 heads, seq 64, batch 16). Variants, timed interleaved, best of several rounds, every
+result ``block_until_ready``:
+
+  compiled   hookgrad.compile of the eager-style step
+  pure_jax   the same model and hooks hand-written in JAX (custom_vjp identities,
+             jax.debug.callback) + optax.adamw under jax.jit(jax.value_and_grad): the floor
+  eager      hookgrad eager
+  torch      PyTorch eager with the same hooks (when torch is installed)
+
+    python benchmarks/compiled_step.py [--quick]
+
+The last line is ``compiled_vs_pure_jax: X``, the larger of the two models' ratios.
+"""
+import argparse
+import math
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import hookgrad as hg
+import hookgrad.nn.functional as F
+from hookgrad import nn
+from hookgrad.autograd.graph import saved_tensors_hooks
+from hookgrad.utils.mod_tracker import ModTracker
+
+try:
+    import torch
+except ImportError:  # the PyTorch column is left out
+    torch = None
+
+LR, WD = 1e-3, 1e-2
+CLIP = 1.0
+
+
+# --------------------------------------------------------------------------- models (hookgrad)
+
+
+class MLP(nn.Module):
+    def __init__(self, width=512, depth=4):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = F.relu(x)
+        return x
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(hg.ones(d))
+        self.bias = nn.Parameter(hg.zeros(d))
+        self.d = d
+
+    def forward(self, x):
+        return F.layer_norm(x, (self.d,), self.weight, self.bias)
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = LayerNorm(d), LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        B, T, D = x.shape
+        hd = D // self.heads
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        q, k, v = (t.reshape(B, T, self.heads, hd).transpose(1, 2) for t in (q, k, v))
+        att = F.softmax((q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd)), dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(B, T, D))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class Transformer(nn.Module):
+    def __init__(self, d=128, heads=4, layers=2):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.head = nn.Linear(d, d)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def hook_spots(kind, model):
+    """(module whose output gets the tensor hook + pre-hook and is recorded, clipped)"""
+    if kind == "mlp":
+        return model.layers[0], model.layers[1]
+    return model.blocks[0].fc1, model.blocks[0].fc2
+
+
+def install_hookgrad(kind, model, record):
+    first, clipped = hook_spots(kind, model)
+
+    def fwd(mod, args, out):
+        out.register_hook(lambda g: g * 0.5)
+        out.grad_fn.register_prehook(lambda go: (go[0] * 2.0,))
+    first.register_forward_hook(fwd)
+    log_scalar = hg.compile.host_hook(lambda s: record.append(s.item()))
+    # the reduction is traced; only the scalar goes to the host
+    first.register_forward_hook(lambda mod, args, out: log_scalar(out.abs().mean()))
+    clipped.register_full_backward_hook(
+        lambda mod, gi, go: tuple(None if g is None else g.clamp(-CLIP, CLIP) for g in gi))
+    tracker = ModTracker()
+    counts = {"fw": 0, "bw": 0}
+    tracker.register_user_hooks(
+        pre_fw_hook=lambda m, i: counts.__setitem__("fw", counts["fw"] + 1),
+        pre_bw_hook=lambda m, g: counts.__setitem__("bw", counts["bw"] + 1))
+    return tracker
+
+
+def _pack(t):
+    return t
+
+
+def _unpack(t):
+    return t
+
+
+def hookgrad_step(kind, model, opt, tracker):
+    def step(x, y):
+        with tracker, saved_tensors_hooks(_pack, _unpack):
+            out = model(x)
+            loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+# --------------------------------------------------------------------------- pure JAX
+
+
+def _scale_grad(s):
+    @jax.custom_vjp
+    def f(x):
+        return x
+
+    f.defvjp(lambda x: (x, None), lambda _, g: (g * s,))
+    return f
+
+
+_half, _double = _scale_grad(0.5), _scale_grad(2.0)
+
+
+@jax.custom_vjp
+def _clip_input(x):
+    return x
+
+
+_clip_input.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -CLIP, CLIP),))
+
+
+def _linear(p, name, x):
+    return x @ p[name + ".weight"].T + p[name + ".bias"]
+
+
+def _after_first(h, record):
+    jax.debug.callback(lambda v: record.append(float(v)), jnp.mean(jnp.abs(h)), ordered=True)
+    return _double(_half(h))   # tensor hook then node pre-hook, as the engine orders them
+
+
+def pure_forward(kind, record):
+    if kind == "mlp":
+        def fwd(p, x):
+            h = _after_first(_linear(p, "layers.0", x), record)
+            h = jax.nn.relu(h)
+            h = jax.nn.relu(_linear(p, "layers.1", _clip_input(h)))
+            h = jax.nn.relu(_linear(p, "layers.2", h))
+            return _linear(p, "layers.3", h)
+        return fwd
+
+    def ln(p, name, x):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) * jax.lax.rsqrt(var + 1e-5) * p[name + ".weight"] + p[name + ".bias"]
+
+    def block(p, i, x):
+        pre = f"blocks.{i}."
+        B, T, D = x.shape
+        hd = D // 4
+        q, k, v = jnp.split(_linear(p, pre + "qkv", ln(p, pre + "ln1", x)), 3, axis=-1)
+        q, k, v = (t.reshape(B, T, 4, hd).transpose(0, 2, 1, 3) for t in (q, k, v))
+        att = jax.nn.softmax((q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(hd)), axis=-1)
+        x = x + _linear(p, pre + "proj", (att @ v).transpose(0, 2, 1, 3).reshape(B, T, D))
+        h = _linear(p, pre + "fc1", ln(p, pre + "ln2", x))
+        if i == 0:
+            h = _after_first(h, record)
+        h = jax.nn.gelu(h, approximate=False)
+        if i == 0:
+            h = _clip_input(h)
+        return x + _linear(p, pre + "fc2", h)
+
+    def fwd(p, x):
+        for i in range(2):
+            x = block(p, i, x)
+        return _linear(p, "head", x)
+    return fwd
+
+
+def pure_step(kind, record):
+    fwd = pure_forward(kind, record)
+    tx = optax.adamw(LR, b1=0.9, b2=0.999, eps=1e-8, weight_decay=WD)
+
+    def loss_fn(p, x, y):
+        out = fwd(p, x)
+        logits = out.reshape(-1, out.shape[-1])
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y.reshape(-1)).mean()
+
+    @jax.jit
+    def step(p, s, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+        updates, s = tx.update(g, s, p)
+        return optax.apply_updates(p, updates), s, loss
+    return step, tx
+
+
+# --------------------------------------------------------------------------- PyTorch
+
+
+def torch_setup(kind, params, record):
+    tt = {k: torch.tensor(np.asarray(v)) for k, v in params.items()}
+    if kind == "mlp":
+        model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(4)])
+        names = {f"{i}.{w}": f"layers.{i}.{w}" for i in range(4) for w in ("weight", "bias")}
+        first, clipped = model[0], model[1]
+
+        def forward(x):
+            for i, layer in enumerate(model):
+                x = layer(x)
+                if i < 3:
+                    x = torch.relu(x)
+            return x
+    else:
+        class TBlock(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln1, self.ln2 = torch.nn.LayerNorm(128), torch.nn.LayerNorm(128)
+                self.qkv, self.proj = torch.nn.Linear(128, 384), torch.nn.Linear(128, 128)
+                self.fc1, self.fc2 = torch.nn.Linear(128, 512), torch.nn.Linear(512, 128)
+
+            def forward(self, x):
+                B, T, D = x.shape
+                q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+                q, k, v = (t.reshape(B, T, 4, 32).transpose(1, 2) for t in (q, k, v))
+                att = torch.softmax((q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(32)), dim=-1)
+                x = x + self.proj((att @ v).transpose(1, 2).reshape(B, T, D))
+                return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+        class TModel(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = torch.nn.ModuleList([TBlock(), TBlock()])
+                self.head = torch.nn.Linear(128, 128)
+
+            def forward(self, x):
+                for b in self.blocks:
+                    x = b(x)
+                return self.head(x)
+
+        model = TModel()
+        names = {k: k for k in params}
+        first, clipped = model.blocks[0].fc1, model.blocks[0].fc2
+        forward = model
+    with torch.no_grad():
+        for k, p in model.named_parameters():
+            p.copy_(tt[names[k]])
+
+    def fwd_hook(mod, args, out):
+        out.register_hook(lambda g: g * 0.5)
+        out.grad_fn.register_prehook(lambda go: (go[0] * 2.0,))
+    first.register_forward_hook(fwd_hook)
+    first.register_forward_hook(lambda m, a, o: record.append(o.abs().mean().item()))
+    clipped.register_full_backward_hook(
+        lambda m, gi, go: tuple(None if g is None else g.clamp(-CLIP, CLIP) for g in gi))
+    from torch.distributed._tools.mod_tracker import ModTracker as TorchModTracker
+    tracker = TorchModTracker()
+    counts = {"fw": 0, "bw": 0}
+    tracker.register_user_hooks(
+        pre_fw_hook=lambda m, i: counts.__setitem__("fw", counts["fw"] + 1),
+        pre_bw_hook=lambda m, g: counts.__setitem__("bw", counts["bw"] + 1))
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
+
+    def step(x, y):
+        with tracker, torch.autograd.graph.saved_tensors_hooks(_pack, _unpack):
+            out = forward(x)
+            loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]),
+                                                     y.reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def build(kind):
+    hg.manual_seed(0)
+    if kind == "mlp":
+        model = MLP()
+        x, y = hg.randn(256, 512), hg.randint(0, 512, (256,))
+    else:
+        model = Transformer()
+        x, y = hg.randn(16, 64, 128), hg.randint(0, 128, (16, 64))
+    params = hg.func.state(model)
+    variants = {}
+
+    rec_c = []
+    tracker_c = install_hookgrad(kind, model, rec_c)
+    opt_c = hg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
+    compiled = hg.compile(hookgrad_step(kind, model, opt_c, tracker_c))
+    variants["compiled"] = lambda: compiled(x, y)._data
+
+    rec_j = []
+    jstep, tx = pure_step(kind, rec_j)
+    state = {"p": dict(params), "s": tx.init(params)}
+    xa, ya = x._data, y._data
+
+    def run_pure():
+        state["p"], state["s"], loss = jstep(state["p"], state["s"], xa, ya)
+        return loss
+    variants["pure_jax"] = run_pure
+
+    hg.manual_seed(0)
+    model_e = MLP() if kind == "mlp" else Transformer()
+    hg.func.load_state(model_e, params)
+    rec_e = []
+    tracker_e = install_hookgrad(kind, model_e, rec_e)
+    opt_e = hg.optim.AdamW(model_e.parameters(), lr=LR, weight_decay=WD)
+    eager = hookgrad_step(kind, model_e, opt_e, tracker_e)
+    variants["eager"] = lambda: eager(x, y)._data
+
+    if torch is not None:
+        torch.set_num_threads(max(1, torch.get_num_threads()))
+        rec_t = []
+        tstep = torch_setup(kind, params, rec_t)
+        xt, yt = torch.tensor(np.asarray(xa)), torch.tensor(np.asarray(ya)).long()
+        variants["torch"] = lambda: tstep(xt, yt)
+    return variants
+
+
+def _block(out):
+    if torch is not None and isinstance(out, torch.Tensor):
+        return out.item()
+    return jax.block_until_ready(out)
+
+
+def measure(kind, rounds, steps):
+    variants = build(kind)
+    for f in variants.values():   # warm-up: traces, compiles, per-op caches
+        for _ in range(2):
+            _block(f())
+    best = {k: float("inf") for k in variants}
+    for _ in range(rounds):
+        for name, f in variants.items():
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                out = f()
+            _block(out)
+            best[name] = min(best[name], (time.perf_counter() - t0) / steps)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and steps")
+    args = parser.parse_args()
+    rounds, steps = (3, 2) if args.quick else (7, 5)
+    print(f"jax {jax.__version__} on {jax.default_backend()}, "
+          f"torch {torch.__version__ if torch is not None else 'not installed'}")
+    worst = 0.0
+    for kind in ("mlp", "transformer"):
+        best = measure(kind, rounds, steps)
+        floor = best["pure_jax"]
+        print(f"\n{kind}: ms per step (best of {rounds} rounds x {steps} steps)")
+        for name, t in best.items():
+            print(f"  {name:9s} {t * 1e3:9.2f} ms   x{t / floor:6.2f} vs pure_jax")
+        ratio = best["compiled"] / floor
+        print(f"  {kind}_compiled_vs_pure_jax: {ratio:.3f}")
+        if "torch" in best:
+            print(f"  {kind}_torch_eager_vs_compiled: {best['torch'] / best['compiled']:.2f}")
+        print(f"  {kind}_eager_vs_compiled: {best['eager'] / best['compiled']:.2f}")
+        worst = max(worst, ratio)
+    print(f"compiled_vs_pure_jax: {worst:.3f}")
+
+
+if __name__ == "__main__":
+    main()

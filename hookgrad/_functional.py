@@ -1,0 +1,756 @@
+"""Hooks in functional mode: where JAX's AD runs the backward, hooks are ``custom_vjp``s.
+
+Inside ``hookgrad.func.functional_call`` no tape is kept and no engine runs: the program
+is differentiated by ``jax.grad``/``jax.vjp`` (and batched by ``jax.vmap``, staged by
+``jax.jit``). Each hook becomes a ``jax.custom_vjp`` boundary placed where PyTorch would
+call it:
+
+- a tensor hook (``t.register_hook``) replaces ``t``'s array by an identity whose
+  backward calls the hooks on the cotangent (a returned Tensor replaces it); all the
+  hooks of one tensor share one identity, called in registration order;
+- ops still get a ``grad_fn`` (a :class:`FunctionalNode`, holding no saved values): its
+  ``register_prehook`` wraps the node's outputs in an identity that calls the pre-hooks
+  with ``grad_outputs``; ``register_hook`` recomputes the op inside a ``custom_vjp``
+  whose backward calls the hooks with ``(grad_inputs, grad_outputs)``;
+- with ``saved_tensors_hooks`` active, an op runs as a ``custom_vjp`` whose forward
+  packs what PyTorch saves and whose backward unpacks it and runs the op's vjp;
+- ``register_multi_grad_hook`` wraps its tensors in one identity whose backward calls
+  the hook once with all their cotangents;
+- a Module with full backward hooks runs inside a ``custom_vjp`` whose backward runs the
+  backward pre-hooks, the module's vjp, then the backward hooks.
+
+A hook registered on a tensor covers the uses of that tensor after the registration
+(eagerly it sees the gradient from every use): register hooks where the tensor is made.
+"""
+import weakref
+from collections import OrderedDict
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_derivatives import SymbolicZero
+
+from . import _mode
+from . import random as _random
+from ._tensor import Tensor
+from .autograd import grad_mode
+from .autograd._saved import hook_state
+from .autograd.graph import Node
+from .utils.hooks import RemovableHandle
+
+_gm = grad_mode._state
+_INEXACT = None  # filled from dispatch on first use (dispatch imports this module lazily)
+
+
+def _inexact(dt):
+    return jnp.issubdtype(dt, jnp.inexact)
+
+
+def _wrap(arr):
+    return Tensor._wrap(arr)
+
+
+class _HookEnv:
+    """Hooks run as in eager backward: grad mode off, functional mode on."""
+
+    def __enter__(self):
+        self.prev = (_gm.enabled, _mode.state.functional)
+        _gm.enabled = False
+        _mode.state.functional = True
+
+    def __exit__(self, *exc):
+        _gm.enabled, _mode.state.functional = self.prev
+
+
+def _identity(arrays, on_grads):
+    """``arrays`` through a custom_vjp identity whose backward is
+    ``on_grads(list of cotangents, None for symbolic zeros) -> list``."""
+
+    @jax.custom_vjp
+    def ident(*xs):
+        return xs
+
+    def fwd(*xs):
+        return tuple(x.value for x in xs), None
+
+    def bwd(_, gs):
+        gl = [None if isinstance(g, SymbolicZero) else g for g in gs]
+        if all(g is None for g in gl):
+            return tuple(None for _ in gs)
+        with _HookEnv():
+            new = on_grads(gl)
+        return tuple(new)
+
+    ident.defvjp(fwd, bwd, symbolic_zeros=True)
+    return ident(*arrays)
+
+
+# --------------------------------------------------------------------------- tensor hooks
+
+
+class _TensorHooks:
+    """The functional hooks of one array of one tensor: callbacks in registration order."""
+
+    __slots__ = ("data", "callbacks")
+
+    def __init__(self):
+        self.data = None
+        self.callbacks = []
+
+    def run(self, grads):
+        g = grads[0]
+        if g is None:
+            return [None]
+        gt = _wrap(g)
+        for cb in tuple(self.callbacks):
+            gt = cb(gt)
+        return [gt._data]
+
+
+def _tensor_hooks(t):
+    """The hook list of ``t``'s current array, wrapping the array on first use (a leaf,
+    or a tensor whose node's outputs cannot be wrapped together)."""
+    entry = t.__dict__.get("_fhooks")
+    if entry is None or entry.data is not t._data:
+        entry = _TensorHooks()
+        (new,) = _identity((t._data,), entry.run)
+        t._data = new
+        entry.data = new
+        t.__dict__["_fhooks"] = entry
+    return entry
+
+
+def _add_tensor_callback(t, cb):
+    """Run ``cb(grad) -> grad`` on ``t``'s gradient: with the other tensor hooks of its
+    node's outputs and before the node's pre-hooks when ``t`` is an op output (as the
+    engine orders them), else in an identity of its own."""
+    node = t.grad_fn
+    if isinstance(node, FunctionalNode):
+        nr = t._output_nr
+        if node._hooks_entry() is not None and nr < len(node._out_data) and \
+                node._out_data[nr] is t._data:
+            node._pre.tensor_cbs.setdefault(nr, []).append(cb)
+            return
+    _tensor_hooks(t).callbacks.append(cb)
+
+
+def _dict_callback(hooks):
+    """A callback running every hook of an eager-style hooks dict (live) in order."""
+    from .autograd.engine import _check_single
+
+    def cb(g):
+        for hook in tuple(hooks.values()):
+            g = _check_single(g, hook(g), hook)
+        return g
+    return cb
+
+
+def register_tensor_hook(t, hook):
+    """``Tensor.register_hook`` in functional mode."""
+    hooks = OrderedDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    _add_tensor_callback(t, _dict_callback(hooks))
+    return handle
+
+
+def attach_eager_hooks(t, hooks):
+    """Route ``t``'s gradient through the eagerly registered ``hooks`` dict (a Parameter's
+    hooks when ``functional_call`` substitutes its value)."""
+    _tensor_hooks(t).callbacks.append(_dict_callback(hooks))
+
+
+# --------------------------------------------------------------------------- multi-grad hooks
+
+
+class _MultiHandle(RemovableHandle):
+    def __init__(self):
+        self.removed = False
+
+    def remove(self):
+        self.removed = True
+
+    def __getstate__(self):
+        return self.removed
+
+    def __setstate__(self, state):
+        self.removed = state
+
+
+def register_multi_grad_hook(tensors, fn, mode):
+    """``register_multi_grad_hook`` in functional mode: one identity over the tensors."""
+    tensors = tuple(tensors)
+    idx = [i for i, t in enumerate(tensors) if t.requires_grad]
+    handle = _MultiHandle()
+    if not idx:
+        return handle
+    if len(idx) == 1 or len({id(tensors[i]) for i in idx}) == 1:
+        # one tensor: the hook joins its tensor's hooks, in registration order
+        t = tensors[idx[0]]
+
+        def cb(g):
+            if not handle.removed:
+                if mode == "all":
+                    grads = [None] * len(tensors)
+                    for i in idx:
+                        grads[i] = g
+                    fn(tuple(grads))
+                else:
+                    fn(g)
+            return g
+        _add_tensor_callback(t, cb)
+        return handle
+    uniq = []
+    for i in idx:
+        if all(tensors[i] is not tensors[j] for j in uniq):
+            uniq.append(i)
+
+    def on_grads(gs):
+        if not handle.removed:
+            by_id = {id(tensors[i]): g for i, g in zip(uniq, gs)}
+            grads = [None if id(t) not in by_id or by_id[id(t)] is None else _wrap(by_id[id(t)])
+                     if t.requires_grad else None for t in tensors]
+            if mode == "all":
+                fn(tuple(grads))
+            else:
+                fn(next(g for g in grads if g is not None))
+        return gs
+
+    new = _identity(tuple(tensors[i]._data for i in uniq), on_grads)
+    for i, arr in zip(uniq, new):
+        tensors[i]._data = arr
+    return handle
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+class FunctionalNode(Node):
+    """The ``grad_fn`` of an op's outputs in functional mode.
+
+    It keeps no saved tensors and is never run by hookgrad's engine (JAX differentiates);
+    its hooks are placed as ``custom_vjp`` boundaries when registered.
+    """
+
+    __slots__ = ("_op", "_key", "_args", "_in", "_outs", "_out_data", "_pre", "_post_done")
+
+    def __init__(self, op, key, args, arrays, name=None):
+        Node.__init__(self, ())
+        self._op = op
+        self._key = key
+        self._args = tuple(_EdgeOf(a) if isinstance(a, Tensor) else a for a in args)
+        self._in = tuple(arrays)
+        self._outs = ()
+        self._out_data = ()
+        self._pre = None
+        self._post_done = False
+        if name is not None:
+            self._op = _Named(name)
+
+    def name(self):
+        return self._op.node
+
+    @property
+    def next_functions(self):
+        return tuple(a.edge() if isinstance(a, _EdgeOf) else (None, 0) for a in self._args
+                     if isinstance(a, _EdgeOf))
+
+    def _outputs(self):
+        return [r() for r in self._outs]
+
+    def _out_meta(self):
+        return tuple((a.shape, a.dtype) for a in self._out_arrays())
+
+    def _out_arrays(self):
+        return [t._data if t is not None else None for t in self._outputs()]
+
+    def _apply(self, grads, create_graph):
+        raise RuntimeError("hookgrad's engine cannot run a backward recorded in functional mode "
+                           "(inside hookgrad.func.functional_call): differentiate with jax.grad "
+                           "or jax.vjp instead")
+
+    def _set_retain_grad(self, tensor):
+        # functional mode has no .grad to fill: JAX returns gradients as values
+        return None
+
+    def _hooks_entry(self):
+        """The identity over this node's outputs that runs their tensor hooks, then the
+        node's pre-hooks (created on first use); None if an output was replaced since."""
+        if self._pre is not None:
+            return self._pre
+        outs = self._outputs()
+        if len(outs) != len(self._out_data) or any(
+                t is None or t._data is not a for t, a in zip(outs, self._out_data)):
+            return None
+        pos = [i for i, t in enumerate(outs) if _inexact(t._data.dtype)]
+        entry = self._pre = _NodeHooks()
+        n = len(outs)
+        from .autograd.engine import _check_tuple
+
+        def on_grads(gs):
+            full = [None] * n
+            for i, g in zip(pos, gs):
+                full[i] = None if g is None else _wrap(g)
+            for nr, cbs in list(entry.tensor_cbs.items()):
+                for cb in tuple(cbs):
+                    if full[nr] is not None:
+                        full[nr] = cb(full[nr])
+            if self._pre_hooks:
+                for hook in tuple(self._pre_hooks.values()):
+                    res = hook(tuple(full))
+                    if res is not None:
+                        full = _check_tuple(full, res, hook)
+            return [None if full[i] is None else full[i]._data for i in pos]
+
+        new = _identity(tuple(outs[i]._data for i in pos), on_grads)
+        data = list(self._out_data)
+        for i, arr in zip(pos, new):
+            outs[i]._data = arr
+            data[i] = arr
+        self._out_data = tuple(data)
+        return entry
+
+    def register_prehook(self, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = OrderedDict()
+        if self._hooks_entry() is None:
+            raise RuntimeError(f"cannot register a pre-hook on {self.name()} in functional "
+                               "mode after its outputs were replaced")
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    def register_hook(self, fn):
+        if not self._post_done:
+            self._post_hooks = OrderedDict()
+            self._wrap_post()
+            self._post_done = True
+        h = RemovableHandle(self._post_hooks)
+        self._post_hooks[h.id] = fn
+        return h
+
+    def _wrap_post(self):
+        op = self._op
+        if not hasattr(op, "forward_fn"):
+            raise NotImplementedError(f"{self.name()}.register_hook is not supported in "
+                                      "functional mode")
+        from .autograd.engine import _check_tuple
+        fn = op.forward_fn(self._key)
+        args = self._args
+        tpos = [i for i, a in enumerate(args) if isinstance(a, _EdgeOf)]
+        outs = self._outputs()
+        opos = [i for i, t in enumerate(outs) if t is not None and _inexact(t._data.dtype)]
+
+        def full_args(xs):
+            full = list(args)
+            for i, x in zip(tpos, xs):
+                full[i] = x
+            return full
+
+        def f(*xs):
+            r = fn(*full_args(xs))
+            return r if isinstance(r, tuple) else (r,)
+
+        @jax.custom_vjp
+        def call(*xs):
+            return f(*xs)
+
+        def fwd(*xs):
+            return f(*xs), xs
+
+        def bwd(xs, gs):
+            outs_now, pull = jax.vjp(f, *xs)
+            gs = list(gs)
+            with _HookEnv():
+                go = [None] * len(outs_now)
+                for i in opos:
+                    go[i] = _wrap(gs[i])
+                cts = pull(tuple(g if j in opos else np.zeros(o.shape, jax.dtypes.float0)
+                                 for j, (g, o) in enumerate(zip(gs, outs_now))))
+                gi = [_wrap(c) if args[i].requires_grad and _inexact(jnp.result_type(c))
+                      else None for i, c in zip(tpos, cts)]
+                for hook in tuple(self._post_hooks.values()):
+                    res = hook(tuple(gi), tuple(go))
+                    if res is not None:
+                        gi = _check_tuple(gi, res, hook)
+            return tuple(c if g is None else g._data for c, g in zip(cts, gi))
+
+        call.defvjp(fwd, bwd)
+        new = call(*[self._in[i] for i in tpos])
+        data = list(self._out_data)
+        for i in opos:
+            outs[i]._data = new[i]
+            data[i] = new[i]
+        old, self._pre, self._out_data = self._pre, None, tuple(data)
+        if old is not None:  # tensor hooks and pre-hooks stay before the post-hooks
+            self._hooks_entry().tensor_cbs.update(old.tensor_cbs)
+
+
+class _NodeHooks:
+    __slots__ = ("tensor_cbs",)
+
+    def __init__(self):
+        self.tensor_cbs = {}
+
+
+class _Named:
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
+class _EdgeOf:
+    """Where an input's gradient would flow (its grad_fn, or its AccumulateGrad)."""
+
+    __slots__ = ("ref", "node", "nr", "requires_grad")
+
+    def __init__(self, t):
+        self.ref = weakref.ref(t)
+        self.node = t.grad_fn
+        self.nr = t._output_nr
+        self.requires_grad = t._requires_grad
+
+    def edge(self):
+        if self.node is not None:
+            return (self.node, self.nr)
+        t = self.ref()
+        if t is None or not self.requires_grad:
+            return (None, 0)
+        return (t._grad_accumulator(), 0)
+
+
+# --------------------------------------------------------------------------- ops
+
+
+def functional_apply(op, key, args, out):
+    """``dispatch.apply`` when functional mode is on and an input requires grad."""
+    from ._ops import dispatch
+    fn = op._fwd_cache.get(key) or op.forward_fn(key)
+    record = _gm.enabled and op.node is not None
+    arrs = [a._data if isinstance(a, Tensor) else a for a in args]
+    if not record:
+        # no_grad (or a non-differentiable op): eagerly no gradient flows, so none does here
+        arrs = [jax.lax.stop_gradient(x) if isinstance(a, Tensor) and a._requires_grad
+                and _inexact(x.dtype) else x for a, x in zip(args, arrs)]
+    if out is not None:
+        dispatch._check_inplace(out, record)
+    stack = hook_state.stack
+    if record and stack:
+        res = _with_saved_hooks(op, key, fn, args, arrs, stack[-1])
+    else:
+        res = fn(*arrs)
+    multi = isinstance(res, tuple)
+    if out is not None:
+        dispatch._write_inplace(out, res, op)
+        outs = (out,)
+    elif multi:
+        outs = tuple(Tensor._wrap(r) for r in res)
+    else:
+        outs = (Tensor._wrap(res),)
+    if record:
+        node = FunctionalNode(op, key, args, arrs)
+        node._outs = tuple(weakref.ref(t) for t in outs)
+        node._out_data = tuple(t._data for t in outs)
+        for i, t in enumerate(outs):
+            if _inexact(t._data.dtype):
+                t.grad_fn = node
+                t._output_nr = i
+                t._requires_grad = True
+    elif out is not None and out.grad_fn is not None:
+        pass
+    if multi and out is None:
+        return outs
+    return outs[0]
+
+
+def _with_saved_hooks(op, key, fn, args, arrs, hooks):
+    """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
+    (with the active pack hook) and whose backward unpacks it and runs the op's vjp."""
+    from ._ops import dispatch
+    pack, unpack = hooks
+    save = op.save
+    tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    want = tuple(i for i in tpos if args[i]._requires_grad and _inexact(arrs[i].dtype))
+    needed = set()
+    if isinstance(save, dict):
+        for i in want:
+            needed.update(save.get(i, ()))
+    keep_all = save is dispatch.ALL
+    saved_pos = [] if save is dispatch.OUT else [
+        i for i in tpos if keep_all or i in needed or not _inexact(arrs[i].dtype)]
+    layout = tuple("S" if i in saved_pos else ("C" if i not in tpos
+                                               else (arrs[i].shape, arrs[i].dtype))
+                   for i in range(len(args)))
+    statics = dict(key)
+    box = {}
+
+    def full(xs):
+        f = list(arrs)
+        for i, x in zip(tpos, xs):
+            f[i] = x
+        return f
+
+    @jax.custom_vjp
+    def call(*xs):
+        return fn(*full(xs))
+
+    def fwd(*xs):
+        f = full(xs)
+        res = fn(*f)
+        if save is dispatch.OUT:
+            to_pack = [(res[0] if isinstance(res, tuple) else res, True)]
+        else:
+            to_pack = [(f[i], args[i]._requires_grad) for i in saved_pos]
+        packed = []
+        for arr, rg in to_pack:
+            t = Tensor._wrap(arr)
+            t._requires_grad = rg and _inexact(arr.dtype)
+            packed.append(pack(t))
+        leaves, tree = jax.tree_util.tree_flatten(packed)
+        is_arr = [isinstance(v, (jax.Array, jax.core.Tracer, np.ndarray)) for v in leaves]
+        box["tree"], box["is_arr"] = tree, is_arr
+        box["static"] = [v for v, a in zip(leaves, is_arr) if not a]
+        meta = res if isinstance(res, tuple) else (res,)
+        box["meta"] = tuple((o.shape, o.dtype) for o in meta)
+        return res, tuple(v for v, a in zip(leaves, is_arr) if a)
+
+    def bwd(resid, g):
+        it_a, it_s = iter(resid), iter(box["static"])
+        leaves = [next(it_a) if a else next(it_s) for a in box["is_arr"]]
+        packed = jax.tree_util.tree_unflatten(box["tree"], leaves)
+        vals = []
+        with _HookEnv():
+            for p in packed:
+                t = unpack(p)
+                if not isinstance(t, Tensor):
+                    raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor "
+                                    f"but got result of type {type(t).__name__}")
+                vals.append(t._data)
+        gs = g if isinstance(g, tuple) else (g,)
+        gs = [gg for gg, (_, dt) in zip(gs, box["meta"]) if dt in dispatch.INEXACT]
+        cts = {}
+        if want:
+            if save is dispatch.OUT:
+                grads = (op.bwd(vals[0], *gs, **statics),)
+            else:
+                it = iter(vals)
+                present = [next(it) if s == "S" else arrs[i] for i, s in enumerate(layout)
+                           if not isinstance(s, tuple)]
+                vjp = dispatch._make_vjp(op.fwd, statics, layout, want, box["meta"])
+                grads = vjp(*present, *gs)
+            cts = dict(zip(want, grads))
+        return tuple(cts.get(i) for i in tpos)
+
+    call.defvjp(fwd, bwd)
+    return call(*[arrs[i] for i in tpos])
+
+
+# --------------------------------------------------------------------------- module hooks
+
+
+_NO_INPUT_GRAD_WARNING = (
+    "Full backward hook is firing when gradients are computed with respect to module outputs "
+    "since no inputs require gradients. See "
+    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module."
+    "register_full_backward_hook for more details.")
+
+
+def call_with_backward_hooks(module, forward_fn, args, kwargs, bw_pre_hooks, bw_hooks):
+    """Run ``forward_fn(*args, **kwargs)`` as one ``custom_vjp`` whose backward runs
+    ``bw_pre_hooks`` (``hook(module, grad_output)``), the module's vjp, then ``bw_hooks``
+    (``hook(module, grad_input, grad_output)``), with PyTorch's tuples: one entry per
+    positional argument (None for non-Tensors) and per output Tensor."""
+    import warnings
+    if not _gm.enabled:
+        return forward_fn(*args, **kwargs)
+    tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    req = {i for i in tpos if args[i]._requires_grad}
+    in_arrs = [args[i]._data for i in tpos]
+    n_args = len(args)
+    box = {}
+    key_before = _random._state["key"]
+
+    def g(*xs):
+        new_args = list(args)
+        for i, x in zip(tpos, xs):
+            t = Tensor._wrap(x, _BW_NODE if i in req else None)
+            t._requires_grad = i in req
+            new_args[i] = t
+        res = forward_fn(*new_args, **kwargs)
+        single = isinstance(res, Tensor)
+        items = (res,) if single else res
+        if not isinstance(items, tuple):
+            box["passthrough"] = res
+            return []
+        box["single"] = single
+        box["items"] = [None if isinstance(v, Tensor) else v for v in items]
+        box["types"] = [type(v) if isinstance(v, Tensor) else None for v in items]
+        box["rg"] = [v._requires_grad if isinstance(v, Tensor) else False for v in items]
+        return [v._data for v in items if isinstance(v, Tensor)]
+
+    conv, consts = jax.closure_convert(g, *in_arrs)
+    if _random._state["key"] is not key_before:
+        # randomness drawn inside was traced from the key as it was; move the key on
+        _random._state["key"] = jax.random.fold_in(key_before, 0x6B) if key_before is not None \
+            else None
+    if "passthrough" in box:
+        warnings.warn("For backward hooks to be called, module output should be a Tensor or a "
+                      f"tuple of Tensors but received {type(box['passthrough'])}", stacklevel=4)
+        return forward_fn(*args, **kwargs)
+    items = box["items"]
+    opos = [i for i, v in enumerate(items) if v is None]
+    n_x = len(in_arrs)
+    from .autograd.engine import _check_single
+
+    @jax.custom_vjp
+    def call(xs, cs):
+        return conv(*xs, *cs)
+
+    def fwd(xs, cs):
+        out, pull = jax.vjp(lambda *a: conv(*a), *xs, *cs)
+        return out, pull
+
+    def bwd(pull, gouts):
+        with _HookEnv():
+            grad_output = [None] * len(items)
+            for i, gg in zip(opos, gouts):
+                grad_output[i] = _wrap(gg)
+            grad_output = tuple(grad_output)
+            for hook in bw_pre_hooks:
+                res = hook(module, grad_output)
+                if res is None:
+                    continue
+                if len(res) != len(grad_output):
+                    raise RuntimeError("Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(res)}, but expected "
+                                       f"{len(grad_output)}")
+                grad_output = tuple(res)
+            cts = pull([grad_output[i]._data if grad_output[i] is not None
+                        else jnp.zeros_like(gg) for i, gg in zip(opos, gouts)])
+            cx, cc = list(cts[:n_x]), list(cts[n_x:])
+            if not req:
+                warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=2)
+                gi = (None,) * n_args
+                for hook in bw_hooks:
+                    res = hook(module, gi, grad_output)
+                    if res is not None and not (isinstance(res, tuple)
+                                                and all(el is None for el in res)):
+                        raise RuntimeError("Backward hook for Modules where no input requires "
+                                           "gradient should always return None or None for "
+                                           "all gradients.")
+                return cx, cc
+            gi = [None] * n_args
+            for k, i in enumerate(tpos):
+                gi[i] = _wrap(cx[k]) if i in req else _wrap(jnp.zeros_like(cx[k]))
+            gi = tuple(gi)
+            for hook in bw_hooks:
+                res = hook(module, gi, grad_output)
+                if res is None:
+                    continue
+                if len(res) != len(gi):
+                    raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(res)}, but expected {len(gi)}")
+                gi = tuple(res)
+            for k, i in enumerate(tpos):
+                if i in req and gi[i] is not None:
+                    new = gi[i]
+                    if not isinstance(new, Tensor):
+                        raise TypeError(f"expected Variable, but hook returned "
+                                        f"'{type(new).__name__}'")
+                    cx[k] = _check_single(_wrap(cx[k]), new, hook)._data
+            return cx, cc
+
+    call.defvjp(fwd, bwd)
+    out_arrs = call(in_arrs, consts)
+    node = FunctionalNode(None, (), [], [], name="BackwardHookFunctionBackward")
+    result = list(items)
+    outs = []
+    for i, arr in zip(opos, out_arrs):
+        t = Tensor._wrap(arr)
+        if box["types"][i] is not Tensor:
+            try:
+                t.__class__ = box["types"][i]
+            except TypeError:
+                pass
+        if box["rg"][i]:
+            t.grad_fn = node
+            t._output_nr = len(outs)
+            t._requires_grad = True
+        result[i] = t
+        outs.append(t)
+    node._outs = tuple(weakref.ref(t) for t in outs)
+    node._out_data = tuple(t._data for t in outs)
+    if box["single"]:
+        return result[0]
+    return tuple(result)
+
+
+_BW_NODE = FunctionalNode(None, (), [], [], name="BackwardHookFunctionBackward")
+
+
+# --------------------------------------------------------------------------- backward extent
+
+
+def _functional_task_cls():
+    from .autograd import engine
+
+    class _FunctionalTask(engine.GraphTask):
+        """Stands for eager's graph task while JAX runs a functional call's backward, so
+        that ``current_graph_task_id()`` and ``queue_callback`` work in hooks."""
+        __slots__ = ()
+    return _FunctionalTask
+
+
+_TASK_CLS = []
+
+
+def mark_backward_end(tensors):
+    """Wrap the arrays of ``tensors`` (the substituted parameters and array arguments: the
+    first values of the forward, so the last of the backward) in an identity whose
+    backward ends the pseudo graph task: queued callbacks run, then it is popped."""
+    tensors = [t for t in tensors if _inexact(t._data.dtype)]
+    if not tensors:
+        return
+
+    def on_grads(gs):
+        from .autograd import engine
+        tasks = engine._local.tasks
+        if tasks and _TASK_CLS and isinstance(tasks[-1], _TASK_CLS[0]):
+            task = tasks[-1]
+            try:
+                i = 0
+                while i < len(task.callbacks):
+                    task.callbacks[i]()
+                    i += 1
+            finally:
+                tasks.pop()
+                for fn in task.cleanups:
+                    fn()
+        return gs
+
+    new = _identity(tuple(t._data for t in tensors), on_grads)
+    for t, arr in zip(tensors, new):
+        t._data = arr
+
+
+def mark_backward_begin(tensors):
+    """Wrap the outputs' arrays in an identity whose backward (the first to run) starts
+    the pseudo graph task."""
+    tensors = [t for t in tensors if _inexact(t._data.dtype)]
+    if not tensors:
+        return
+
+    def on_grads(gs):
+        from .autograd import engine
+        if not _TASK_CLS:
+            _TASK_CLS.append(_functional_task_cls())
+        tasks = engine._local.tasks
+        while tasks and isinstance(tasks[-1], _TASK_CLS[0]):
+            tasks.pop()  # a backward that never reached its end (stale)
+        tasks.append(_TASK_CLS[0](True))
+        return gs
+
+    new = _identity(tuple(t._data for t in tensors), on_grads)
+    for t, arr in zip(tensors, new):
+        t._data = arr

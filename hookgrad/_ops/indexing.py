@@ -1,0 +1,302 @@
+"""Indexing: ``x[idx]``, ``x[idx] = v``, ``index_put_``, ``index_add``.
+
+An index (ints, slices, None, Ellipsis, bools, integer or boolean tensors, lists) is split
+into a hashable template, a static argument of the jitted op, and the integer arrays it
+uses, passed as (non-differentiable) arguments. Boolean masks become integer arrays
+eagerly: their result shape depends on their values.
+
+``x[idx]`` records what PyTorch records: the basic indices applied left to right, one node
+each (``SelectBackward0`` for an int, ``SliceBackward0`` for a slice that is not the whole
+dimension, ``UnsqueezeBackward0`` for None), then one ``IndexBackward0`` for all advanced
+indices (tensors, lists, bools) on the result; ``AliasBackward0`` when nothing else is
+recorded. (So ``x[0, :, idx]`` indexes the selected tensor, PyTorch's semantics, where
+NumPy would move the advanced dimension first.)
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from .dispatch import Op, apply
+from .registry import defop, register, to_tensor_like
+from .shape import wrap_dim
+
+_AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
+_AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
+
+
+def _is_concrete(arr):
+    return not isinstance(arr, jax.core.Tracer)
+
+
+def _parse_index(idx, ints_as_arrays=False):
+    """Split an index into a hashable template and the integer-array Tensors it uses."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    template = []
+    arrays = []
+    for k in idx:
+        if isinstance(k, (Tensor, np.ndarray, jax.Array, list)):
+            arr = k._data if isinstance(k, Tensor) else jnp.asarray(k)
+            if arr.ndim == 0 and not ints_as_arrays and _is_concrete(arr) and (
+                    arr.dtype == jnp.bool_ or jnp.issubdtype(arr.dtype, jnp.integer)):
+                # a 0-d integer tensor indexes as an int (select), as in PyTorch
+                k = bool(arr) if arr.dtype == jnp.bool_ else int(arr)
+            elif arr.dtype == jnp.bool_:
+                # boolean masks have data-dependent shapes: integer indices, eagerly
+                if not _is_concrete(arr):
+                    raise RuntimeError("boolean-mask indexing has a data-dependent shape and "
+                                       "cannot be traced; use hookgrad.where instead")
+                for a in np.nonzero(np.asarray(arr)):
+                    template.append(("A", len(arrays)))
+                    arrays.append(Tensor._wrap(jnp.asarray(a, np.int32)))
+                continue
+            else:
+                if not jnp.issubdtype(arr.dtype, jnp.integer):
+                    raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                     "tensors")
+                template.append(("A", len(arrays)))
+                arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
+                continue
+        if isinstance(k, slice):
+            template.append(("S", _int_or_none(k.start), _int_or_none(k.stop),
+                             _int_or_none(k.step)))
+        elif k is None:
+            template.append(("N",))
+        elif k is Ellipsis:
+            template.append(("E",))
+        elif isinstance(k, (bool, np.bool_)):
+            template.append(("B", bool(k)))
+        else:
+            try:
+                template.append(("I", k.__index__()))
+            except (AttributeError, TypeError):
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                                 "or byte Variables are valid indices (got "
+                                 f"{type(k).__name__})") from None
+    return tuple(template), arrays
+
+
+def _int_or_none(v):
+    return None if v is None else v.__index__()
+
+
+def _check_bounds(shape, template, arrays):
+    """PyTorch's IndexErrors: too many indices, ints and (concrete) index arrays out of
+    range. JAX would clamp or drop them silently."""
+    consumed = sum(1 for k in template if k[0] in ("I", "S")) + sum(
+        1 for k in template if k[0] == "A")
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    pos = 0
+    for k in template:
+        tag = k[0]
+        if tag == "E":
+            pos = len(shape) - sum(1 for j in template[template.index(k) + 1:]
+                                   if j[0] in ("I", "S", "A"))
+        elif tag == "I":
+            size = shape[pos]
+            if not -size <= k[1] < size:
+                raise IndexError(f"index {k[1]} is out of bounds for dimension {pos} with size "
+                                 f"{size}")
+            pos += 1
+        elif tag == "S":
+            pos += 1
+        elif tag == "A":
+            arr = arrays[k[1]]._data
+            size = shape[pos]
+            if _is_concrete(arr) and arr.size:
+                a = np.asarray(arr)
+                lo, hi = int(a.min()), int(a.max())
+                bad = hi if hi >= size else lo if lo < -size else None
+                if bad is not None:
+                    raise IndexError(f"index {bad} is out of bounds for dimension {pos} with "
+                                     f"size {size}")
+            pos += 1
+
+
+def _build_index(template, arrays):
+    out = []
+    for k in template:
+        tag = k[0]
+        if tag == "A":
+            out.append(arrays[k[1]])
+        elif tag == "S":
+            out.append(slice(k[1], k[2], k[3]))
+        elif tag == "N":
+            out.append(None)
+        elif tag == "E":
+            out.append(Ellipsis)
+        else:  # "I" and "B": JAX takes Python ints and bools as NumPy does
+            out.append(k[1])
+    return tuple(out)
+
+
+def _advanced(template):
+    return any(k[0] in ("A", "B") for k in template)
+
+
+def _getitem(x, *arrays, template):
+    return x[_build_index(template, arrays)]
+
+
+SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, dim, False),
+               "SelectBackward0", ())
+SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
+    x, start, stop, step, dim), "SliceBackward0", ())
+
+
+def _select(x, dim, i):
+    size = x.shape[dim]
+    if not -size <= i < size:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+    return apply(SELECT, (x,), {"dim": dim, "index": i + size if i < 0 else i})
+
+
+def _slice(x, dim, sl, keep_full):
+    if sl[3] is not None and sl[3] <= 0:
+        raise ValueError("step must be greater than zero")
+    start, stop, step = slice(*sl[1:]).indices(x.shape[dim])
+    stop = max(stop, start)
+    if not keep_full and start == 0 and stop == x.shape[dim] and step == 1:
+        return x  # PyTorch skips whole-dimension slices inside a tuple index
+    return apply(SLICE, (x,), {"dim": dim, "start": start, "stop": stop, "step": step})
+
+
+def _unsqueeze(x, dim):
+    from .shape import UNSQUEEZE
+    return apply(UNSQUEEZE, (x,), {"dim": dim})
+
+
+def select(input, dim, index):
+    """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
+    return _select(input, wrap_dim(dim, input.ndim), int(index))
+
+
+def _setitem(x, v, *arrays, template):
+    return x.at[_build_index(template, arrays)].set(jnp.asarray(v).astype(x.dtype))
+
+
+def _index_add_at(x, v, *arrays, template):
+    return x.at[_build_index(template, arrays)].add(jnp.asarray(v).astype(x.dtype))
+
+
+_GETITEM = {}
+
+
+def _getitem_op(name):
+    op = _GETITEM.get(name)
+    if op is None:
+        op = _GETITEM[name] = Op("getitem_" + name, _getitem, name, {0: ()},
+                                 nondiff=_AFTER_SELF)
+    return op
+
+
+SETITEM = defop("setitem", _setitem, "torch::autograd::CopySlices", {}, scalar_edges=True,
+                nondiff=_AFTER_VALUE)
+INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=True,
+                  nondiff=_AFTER_VALUE)
+INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
+                      scalar_edges=True, nondiff=_AFTER_VALUE)
+INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
+    (slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype)), "IndexAddBackward0",
+    {1: (2,)}, nondiff=(2,))
+
+
+def __getitem__(self, idx):
+    """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
+    with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
+    single = not isinstance(idx, tuple)
+    template, arrays = _parse_index(idx)
+    _check_bounds(self.shape, template, arrays)
+    x = self
+    dim = 0
+    adv = []   # (dim of the partial result, template entry) of the advanced indices
+    n_consuming = sum(1 for k in template if k[0] in ("I", "S", "A"))
+    for k in template:
+        tag = k[0]
+        if tag == "I":
+            x = _select(x, dim, k[1])
+        elif tag == "S":
+            x = _slice(x, dim, k, keep_full=single)
+            dim += 1
+        elif tag == "N":
+            x = _unsqueeze(x, dim)
+            dim += 1
+        elif tag == "E":  # the dimensions no other index consumes
+            dim += self.ndim - n_consuming
+        elif tag == "B":  # x[True]: a new dimension, then an index of it
+            x = _unsqueeze(x, dim)
+            arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
+            adv.append((dim, ("A", len(arrays) - 1)))
+            dim += 1
+        else:  # "A"
+            adv.append((dim, k))
+            dim += 1
+    if adv:
+        tmpl = [("S", None, None, None)] * (adv[-1][0] + 1)
+        used = []
+        for d, (_, j) in adv:
+            tmpl[d] = ("A", len(used))
+            used.append(arrays[j])
+        return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
+    if x is self:
+        from .shape import ALIAS
+        return apply(ALIAS, (x,))
+    return x
+
+
+def _put(self, op, template, arrays, value):
+    _check_bounds(self.shape, template, arrays)
+    value = to_tensor_like(value)
+    try:
+        return apply(op, (self, value, *arrays), {"template": template}, out=self)
+    except (TypeError, ValueError) as e:  # JAX's broadcasting error, in PyTorch's words
+        vshape = list(value.shape) if isinstance(value, Tensor) else []
+        raise RuntimeError(f"shape mismatch: value tensor of shape {vshape} cannot be "
+                           f"broadcast to the indexing result ({e})") from None
+
+
+def __setitem__(self, idx, value):
+    """``x[idx] = value``: an in-place write (``CopySlices``, or ``IndexPutBackward0`` for
+    advanced indices); ``value`` broadcasts to the indexed shape."""
+    template, arrays = _parse_index(idx)
+    _put(self, INDEX_PUT if _advanced(template) else SETITEM, template, arrays, value)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """``index_put_(indices, values, accumulate=False)``: ``self[indices] = values`` (or
+    ``+=`` with ``accumulate``, summing repeated indices)."""
+    template, arrays = _parse_index(tuple(indices), ints_as_arrays=True)
+    return _put(self, INDEX_PUT_ACC if accumulate else INDEX_PUT, template, arrays, values)
+
+
+def index_put(input, indices, values, accumulate=False):
+    return index_put_(input.clone(), indices, values, accumulate)
+
+
+def _index_add_args(input, dim, index, source, alpha):
+    d = wrap_dim(dim, input.ndim)
+    if not isinstance(index, Tensor) or not jnp.issubdtype(index._data.dtype, jnp.integer):
+        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index")
+    return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """``index_add(input, dim, index, source, *, alpha=1)``: ``alpha * source`` added into
+    a copy of ``input`` at the entries ``index`` of ``dim`` (repeats accumulate)."""
+    args, st = _index_add_args(input, dim, index, source, alpha)
+    return apply(INDEX_ADD, args, st)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    args, st = _index_add_args(self, dim, index, source, alpha)
+    return apply(INDEX_ADD, args, st, out=self)
+
+
+register(index_add)
+register(select)
+register(index_put_, method=False)
+register(index_put)
+for _f in (__getitem__, __setitem__, index_put_, index_add_):
+    register(_f, function=False)

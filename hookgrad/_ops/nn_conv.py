@@ -1,0 +1,592 @@
+"""Spatial layer ops behind ``hookgrad.nn.functional``: convolution (and transposed),
+max/average/adaptive pooling, padding, unfold/fold.
+
+Each op is one row of the table (a pure JAX forward and PyTorch's node name); backward
+is JAX's vjp of the forward. Argument checking happens in the Python wrappers, before
+anything runs, with PyTorch's error types and wording. Layouts are PyTorch's (NC...).
+"""
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .dispatch import apply
+from .registry import defop, register
+
+_DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
+
+
+def _ntuple(v, n):
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1 and n > 1:
+            return tuple(int(v[0]) for _ in range(n))
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+def _bias_shape(nd, c):
+    return (1, c) + (1,) * nd
+
+
+# --------------------------------------------------------------------------- convolution
+
+
+def _conv(x, w, b, stride, padding, dilation, groups):
+    nd = w.ndim - 2
+    y = jax.lax.conv_general_dilated(x, w, stride, padding, rhs_dilation=dilation,
+                                     feature_group_count=groups, dimension_numbers=_DN[nd])
+    return y if b is None else y + b.reshape(_bias_shape(nd, -1))
+
+
+def _conv_transpose(x, w, b, stride, padding, dilation, groups):
+    # A transposed convolution is the convolution of the stride-dilated input with the
+    # spatially flipped kernel whose in/out channel axes are swapped within each group.
+    nd = w.ndim - 2
+    cin, cout_g, k = w.shape[0], w.shape[1], w.shape[2:]
+    w = w.reshape((groups, cin // groups, cout_g) + k)
+    w = jnp.swapaxes(w, 1, 2).reshape((groups * cout_g, cin // groups) + k)
+    w = jnp.flip(w, axis=tuple(range(2, 2 + nd)))
+    y = jax.lax.conv_general_dilated(x, w, (1,) * nd, padding, lhs_dilation=stride,
+                                     rhs_dilation=dilation, feature_group_count=groups,
+                                     dimension_numbers=_DN[nd])
+    return y if b is None else y + b.reshape(_bias_shape(nd, -1))
+
+
+CONV = defop("convolution", _conv, "ConvolutionBackward0")
+CONV_T = defop("conv_transpose", _conv_transpose, "ConvolutionBackward0")
+
+
+def _check_conv_input(input, weight, nd, name, transposed, groups):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if weight.ndim != nd + 2:
+        raise RuntimeError("weight should have at least three dimensions" if nd == 1 else
+                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
+                           f"input {list(input.shape)}, but got {weight.ndim}-dimensional "
+                           f"weight of size {list(weight.shape)} instead")
+    c = input.shape[-nd - 1]
+    if transposed:
+        if c != weight.shape[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
+                               f"expected input{list(input.shape)} to have {weight.shape[0]} "
+                               f"channels, but got {c} channels instead")
+    elif c != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have "
+                           f"{weight.shape[1] * groups} channels, but got {c} channels instead")
+    if weight.shape[0] % groups:
+        raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at dimension"
+                           " 0, but got weight of size %s instead"
+                           % (groups, groups, list(weight.shape)))
+
+
+def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    _check_conv_input(input, weight, nd, name, False, groups)
+    stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+    k = weight.shape[2:]
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            # an odd total goes on the high side, as PyTorch does
+            tot = [d * (kk - 1) for d, kk in zip(dilation, k)]
+            pads = tuple((t // 2, t - t // 2) for t in tot)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        pads = tuple((p, p) for p in _ntuple(padding, nd))
+    spatial = input.shape[-nd:]
+    padded = [s + lo + hi for s, (lo, hi) in zip(spatial, pads)]
+    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, k)]
+    if any(e > p for e, p in zip(eff, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, eff))}). Kernel size can't be greater "
+                           f"than actual input size")
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    y = apply(CONV, (x, weight, bias), {"stride": stride, "padding": pads,
+                                        "dilation": dilation, "groups": groups})
+    return y.squeeze(0) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 1D convolution over an input signal of shape ``(N, C_in, L)``.
+
+    ::
+
+        conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
+    """
+    return _convnd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 2D convolution over an input image of shape ``(N, C_in, H, W)``.
+
+    ::
+
+        conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor
+
+    Example::
+
+        >>> w = hookgrad.randn(8, 4, 3, 3)
+        >>> F.conv2d(hookgrad.randn(1, 4, 5, 5), w, padding=1).shape
+        hookgrad.Size([1, 8, 5, 5])
+    """
+    return _convnd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 3D convolution over an input of shape ``(N, C_in, D, H, W)``."""
+    return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation):
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    _check_conv_input(input, weight, nd, name, True, groups)
+    stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+    padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
+    for op_, s, d in zip(output_padding, stride, dilation):
+        if op_ >= s and op_ >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation,"
+                               f" but got output_padding: {list(output_padding)}, stride: "
+                               f"{list(stride)}, dilation: {list(dilation)}")
+    k = weight.shape[2:]
+    pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)
+                 for d, kk, p, o in zip(dilation, k, padding, output_padding))
+    unbatched = input.ndim == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    y = apply(CONV_T, (x, weight, bias), {"stride": stride, "padding": pads,
+                                          "dilation": dilation, "groups": groups})
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Applies a 1D transposed convolution ("deconvolution"); ``weight`` is
+    ``(C_in, C_out / groups, kL)``."""
+    return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Applies a 2D transposed convolution; ``weight`` is ``(C_in, C_out / groups, kH, kW)``.
+
+    ::
+
+        conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                         groups=1, dilation=1) -> Tensor
+    """
+    return _conv_transposend(2, "conv_transpose2d", input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+# --------------------------------------------------------------------------- pooling
+
+
+def _pool_geometry(spatial, kernel, stride, padding, dilation, ceil_mode):
+    """Output sizes and the extra high-side padding ``ceil_mode`` needs (PyTorch's rule: the
+    last window must start inside the input or the left padding)."""
+    outs, extra = [], []
+    for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
+        span = n + 2 * p - d * (k - 1) - 1
+        o = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (o - 1) * s >= n + p:
+            o -= 1
+        outs.append(o)
+        extra.append(max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p)))
+    return outs, extra
+
+
+def _windows(x, kernel, stride, dilation, outs):
+    """Every kernel offset's strided slice of the padded input, stacked on a last axis."""
+    lead = x.ndim - len(kernel)
+    parts = []
+    for offs in itertools.product(*[range(k) for k in kernel]):
+        start = [0] * lead + [o * d for o, d in zip(offs, dilation)]
+        limit = list(x.shape[:lead]) + [st + s * (o - 1) + 1
+                                        for st, s, o in zip(start[lead:], stride, outs)]
+        parts.append(jax.lax.slice(x, start, limit, [1] * lead + list(stride)))
+    return jnp.stack(parts, axis=-1)
+
+
+def _max_pool(x, kernel, stride, padding, dilation, ceil_mode, with_indices):
+    nd = len(kernel)
+    spatial = x.shape[-nd:]
+    outs, extra = _pool_geometry(spatial, kernel, stride, padding, dilation, ceil_mode)
+    fill = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    xp = jnp.pad(x, [(0, 0)] * (x.ndim - nd) + [(p, p + e) for p, e in zip(padding, extra)],
+                 constant_values=fill)
+    win = _windows(xp, kernel, stride, dilation, outs)
+    # the first maximum of each window (NaN wins), so the gradient goes to that one element
+    # as in PyTorch, also when there are ties
+    arg = jnp.argmax(win, axis=-1)
+    vals = jnp.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    if not with_indices:
+        return vals
+    offs = np.array(list(itertools.product(*[range(k) for k in kernel])))  # (K, nd)
+    flat = jnp.zeros(arg.shape, jnp.int32)
+    for i in range(nd):
+        pos = np.arange(outs[i]) * stride[i] - padding[i]
+        pos = pos.reshape((-1,) + (1,) * (nd - 1 - i))
+        coord = pos + jnp.asarray(offs[:, i] * dilation[i])[arg]
+        flat = flat * spatial[i] + coord
+    return vals, flat
+
+
+def _avg_pool(x, kernel, stride, padding, ceil_mode, divisor):
+    nd = len(kernel)
+    outs, extra = _pool_geometry(x.shape[-nd:], kernel, stride, padding, (1,) * nd, ceil_mode)
+    lead = x.ndim - nd
+    xp = jnp.pad(x, [(0, 0)] * lead + [(p, p + e) for p, e in zip(padding, extra)])
+    s = jax.lax.reduce_window(xp, np.zeros((), x.dtype), jax.lax.add,
+                              (1,) * lead + tuple(kernel), (1,) * lead + tuple(stride), "VALID")
+    return s / jnp.asarray(np.asarray(divisor), x.dtype)
+
+
+def _avg_divisor(spatial, kernel, stride, padding, outs, count_include_pad, override):
+    if override is not None:
+        return float(override)
+    div = np.ones((), np.float64)
+    for n, k, s, p, o in zip(spatial, kernel, stride, padding, outs):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if count_include_pad:
+            cnt = end - start
+        else:
+            cnt = np.minimum(end, n) - np.maximum(start, 0)
+        div = np.multiply.outer(div, cnt)
+    return div
+
+
+def _adaptive_matrix(n, o):
+    m = np.zeros((o, n), np.float32)
+    for i in range(o):
+        a, b = (i * n) // o, -((-(i + 1) * n) // o)
+        m[i, a:b] = 1.0 / (b - a)
+    return m
+
+
+def _adaptive_avg(x, mats):
+    nd = len(mats)
+    for i, m in enumerate(mats):
+        axis = x.ndim - nd + i
+        x = jnp.moveaxis(jnp.tensordot(x, jnp.asarray(np.asarray(m), x.dtype), axes=([axis], [1])), -1, axis)
+    return x
+
+
+MAX_POOL2D = defop("max_pool2d", _max_pool, "MaxPool2DWithIndicesBackward0")
+MAX_POOL3D = defop("max_pool3d", _max_pool, "MaxPool3DWithIndicesBackward0")
+AVG_POOL2D = defop("avg_pool2d", _avg_pool, "AvgPool2DBackward0", ())
+AVG_POOL3D = defop("avg_pool3d", _avg_pool, "AvgPool3DBackward0", ())
+ADAPTIVE_AVG2D = defop("adaptive_avg_pool2d", _adaptive_avg, "AdaptiveAvgPool2DBackward0", ())
+ADAPTIVE_AVG3D = defop("adaptive_avg_pool3d", _adaptive_avg, "AdaptiveAvgPool3DBackward0", ())
+
+
+def _check_pool_input(input, nd, name):
+    if input.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in input.shape[-nd:]):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with "
+                           f"optional 0 dim batch size for input, but got: "
+                           f"{list(input.shape)}")
+
+
+def _max_poolnd(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    _check_pool_input(input, nd, f"max_pool{nd}d")
+    k = _ntuple(kernel_size, nd)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        _ntuple(stride, nd)
+    p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    for pp, kk, dd in zip(p, k, d):
+        if pp > (dd * (kk - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
+    outs, _ = _pool_geometry(input.shape[-nd:], k, s, p, d, ceil_mode)
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[-nd - 1:]))}). "
+                           f"Calculated output size: ({input.shape[-nd - 1]}x"
+                           f"{'x'.join(map(str, outs))}). Output size is too small")
+    op = MAX_POOL2D if nd == 2 else MAX_POOL3D
+    st = {"kernel": k, "stride": s, "padding": p, "dilation": d, "ceil_mode": bool(ceil_mode),
+          "with_indices": bool(return_indices)}
+    return apply(op, (input,), st)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Applies 1D max pooling over ``(N, C, L)``; computed as a 2D pool of height 1."""
+    _check_pool_input(input, 1, "max_pool1d")
+    one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
+    s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        one(stride)
+    r = _max_poolnd(2, input.unsqueeze(-2), one(kernel_size), s or one(kernel_size),
+                    (0, *_ntuple(padding, 1)), one(dilation), ceil_mode, return_indices)
+    if return_indices:
+        return r[0].squeeze(-2), r[1].squeeze(-2)
+    return r.squeeze(-2)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Applies 2D max pooling over ``(N, C, H, W)``.
+
+    ::
+
+        max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                   return_indices=False)
+
+    With ``return_indices=True`` also returns the flat index (``h * W + w``) of each
+    maximum; the gradient goes to that element only, as in PyTorch.
+    """
+    return _max_poolnd(2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Applies 3D max pooling over ``(N, C, D, H, W)``."""
+    return _max_poolnd(3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                       return_indices)
+
+
+def _avg_poolnd(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+    _check_pool_input(input, nd, f"avg_pool{nd}d")
+    k = _ntuple(kernel_size, nd)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        _ntuple(stride, nd)
+    p = _ntuple(padding, nd)
+    for pp, kk in zip(p, k):
+        if pp > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation=1")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    outs, _ = _pool_geometry(input.shape[-nd:], k, s, p, (1,) * nd, ceil_mode)
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[-nd - 1:]))}). "
+                           f"Calculated output size: ({input.shape[-nd - 1]}x"
+                           f"{'x'.join(map(str, outs))}). Output size is too small")
+    div = _avg_divisor(input.shape[-nd:], k, s, p, outs, count_include_pad, divisor_override)
+    div = div if isinstance(div, float) else _Const(div)
+    op = AVG_POOL2D if nd == 2 else AVG_POOL3D
+    return apply(op, (input,), {"kernel": k, "stride": s, "padding": p,
+                                "ceil_mode": bool(ceil_mode), "divisor": div})
+
+
+class _Const:
+    """A NumPy array as a hashable static argument (compared by value)."""
+    __slots__ = ("a", "_h")
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+        self._h = hash((self.a.shape, self.a.tobytes()))
+
+    def __hash__(self):
+        return self._h
+
+    def __eq__(self, other):
+        return isinstance(other, _Const) and self.a.shape == other.a.shape and \
+            np.array_equal(self.a, other.a)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """Applies 1D average pooling over ``(N, C, L)`` (as a 2D pool of height 1)."""
+    _check_pool_input(input, 1, "avg_pool1d")
+    one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
+    s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        one(stride)
+    return _avg_poolnd(2, input.unsqueeze(-2), one(kernel_size), s, (0, *_ntuple(padding, 1)),
+                       ceil_mode, count_include_pad, None).squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Applies 2D average pooling over ``(N, C, H, W)``.
+
+    ::
+
+        avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True, divisor_override=None) -> Tensor
+    """
+    return _avg_poolnd(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Applies 3D average pooling over ``(N, C, D, H, W)``."""
+    return _avg_poolnd(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override)
+
+
+def _adaptive_avg_poolnd(nd, input, output_size):
+    _check_pool_input(input, nd, f"adaptive_avg_pool{nd}d")
+    if not isinstance(output_size, (list, tuple)):
+        output_size = (output_size,) * nd
+    if len(output_size) != nd:
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: output_size must be {nd}")
+    spatial = input.shape[-nd:]
+    outs = tuple(int(n if o is None else o) for n, o in zip(spatial, output_size))
+    if all(o == 1 for o in outs):  # PyTorch takes a mean here
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    mats = tuple(_Const(_adaptive_matrix(n, o)) for n, o in zip(spatial, outs))
+    op = ADAPTIVE_AVG2D if nd == 2 else ADAPTIVE_AVG3D
+    return apply(op, (input,), {"mats": mats})
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling over ``(N, C, L)`` to ``output_size`` bins, PyTorch's bin edges."""
+    _check_pool_input(input, 1, "adaptive_avg_pool1d")
+    o = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
+    return _adaptive_avg_poolnd(2, input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling over ``(N, C, H, W)`` to ``output_size`` (an int, a pair, ``None``
+    keeps that size): bin ``i`` of ``o`` over ``n`` covers ``[floor(i n / o), ceil((i+1) n / o))``.
+    """
+    return _adaptive_avg_poolnd(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_poolnd(3, input, output_size)
+
+
+# --------------------------------------------------------------------------- padding
+
+
+def _pad_constant(x, pads, value):
+    cfg = [(0, 0, 0)] * (x.ndim - len(pads)) + [(lo, hi, 0) for lo, hi in pads]
+    return jax.lax.pad(x, jnp.asarray(value, x.dtype), cfg)
+
+
+def _pad_mode(x, pads, mode):
+    cfg = [(0, 0)] * (x.ndim - len(pads)) + list(pads)
+    return jnp.pad(x, cfg, mode=mode)
+
+
+PAD_CONSTANT = defop("constant_pad_nd", _pad_constant, "ConstantPadNdBackward0", ())
+_PAD_OPS = {}
+for _mode, _jmode, _node in (("reflect", "reflect", "ReflectionPad{}DBackward0"),
+                             ("replicate", "edge", "ReplicationPad{}DBackward0"),
+                             ("circular", "wrap", "torch::autograd::CopySlices")):
+    for _n in (1, 2, 3):
+        _PAD_OPS[_mode, _n] = defop(f"{_mode}_pad{_n}d", _pad_mode, _node.format(_n), ())
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads the trailing dims of ``input``: ``pad = (left_last, right_last, left_2nd_last,
+    right_2nd_last, ...)``.
+
+    ::
+
+        pad(input, pad, mode='constant', value=None) -> Tensor
+
+    Modes: ``'constant'`` (negative sizes crop), ``'reflect'``, ``'replicate'``,
+    ``'circular'``.
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = len(pad) // 2
+    if n > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           "dimension but got padding length " f"{len(pad)} and input of "
+                           f"dimension {input.ndim}")
+    pairs = tuple((pad[2 * (n - 1 - i)], pad[2 * (n - 1 - i) + 1]) for i in range(n))
+    if mode == "constant":
+        return apply(PAD_CONSTANT, (input,), {"pads": pairs,
+                                              "value": 0.0 if value is None else value})
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if not (1 <= n <= 3 and input.ndim in (n + 1, n + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    dims = input.shape[-n:]
+    for i, ((lo, hi), size) in enumerate(zip(pairs, dims)):
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
+                               f"{input.ndim - n + i} of input {list(input.shape)}")
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if lo < 0 or hi < 0:
+            raise RuntimeError(f"negative padding is not supported in {mode} mode")
+    return apply(_PAD_OPS[mode, n], (input,), {"pads": pairs, "mode": {
+        "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]})
+
+
+# --------------------------------------------------------------------------- unfold / fold
+
+
+def _unfold(x, kernel, dilation, padding, stride):
+    patches = jax.lax.conv_general_dilated_patches(
+        x, kernel, stride, [(p, p) for p in padding], rhs_dilation=dilation,
+        dimension_numbers=_DN[2], precision=jax.lax.Precision.HIGHEST)
+    return patches.reshape(patches.shape[0], patches.shape[1], -1)
+
+
+def _fold(x, output_size, kernel, dilation, padding, stride):
+    n, ck = x.shape[0], x.shape[1]
+    c = ck // (kernel[0] * kernel[1])
+    proto = jax.ShapeDtypeStruct((n, c) + tuple(output_size), x.dtype)
+    # fold is the adjoint of unfold: the transpose of that linear map
+    (y,) = jax.linear_transpose(lambda t: _unfold(t, kernel, dilation, padding, stride),
+                                proto)(x)
+    return y
+
+
+UNFOLD = defop("unfold", _unfold, "Im2ColBackward0", ())
+FOLD = defop("fold", _fold, "Col2ImBackward0", ())
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extracts sliding local blocks of ``(N, C, H, W)`` into ``(N, C * kH * kW, L)``."""
+    if input.ndim not in (3, 4):
+        raise NotImplementedError("Input Error: Only 3D or 4D input Tensors are supported (got "
+                                  f"{input.ndim}D)")
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    y = apply(UNFOLD, (x,), {"kernel": _ntuple(kernel_size, 2), "dilation": _ntuple(dilation, 2),
+                             "padding": _ntuple(padding, 2), "stride": _ntuple(stride, 2)})
+    return y.squeeze(0) if unbatched else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding local blocks ``(N, C * kH * kW, L)`` back into ``(N, C, H, W)`` (the
+    adjoint of ``unfold``)."""
+    if input.ndim not in (2, 3):
+        raise NotImplementedError("Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {input.ndim}D)")
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    y = apply(FOLD, (x,), {"output_size": _ntuple(output_size, 2),
+                           "kernel": _ntuple(kernel_size, 2), "dilation": _ntuple(dilation, 2),
+                           "padding": _ntuple(padding, 2), "stride": _ntuple(stride, 2)})
+    return y.squeeze(0) if unbatched else y
+
+
+for _f in (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d,
+           max_pool3d, avg_pool1d, adaptive_avg_pool1d):
+    register(_f, method=False)

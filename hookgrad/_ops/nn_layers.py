@@ -1,0 +1,429 @@
+"""Layer ops behind ``hookgrad.nn.functional``: batch/group/RMS normalization,
+embedding and one-hot, dropout, scaled dot-product attention.
+
+Each op is one row of the table (a pure JAX forward and PyTorch's node name); backward
+is JAX's vjp of the forward. Argument checking happens in the Python wrappers, with
+PyTorch's error types and wording. Randomness (dropout) comes from ``hookgrad.random``:
+the key is an argument of the op, so the backward regenerates the same mask.
+"""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from .dispatch import apply
+from .nn_conv import _bias_shape
+from .registry import defop, register
+
+
+def _concrete(t):
+    """False while the array is a tracer (compiled or functional mode): value checks skip."""
+    return not isinstance(t._data, jax.core.Tracer)
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+def _bn_apply(x, mean, var, w, b, eps):
+    shape = _bias_shape(x.ndim - 2, -1)
+    y = (x - mean.reshape(shape)) * jax.lax.rsqrt(var.reshape(shape) + eps)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y
+
+
+def _bn_train(x, w, b, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    mean = jnp.mean(x, axis=axes)
+    var = jnp.mean(jnp.square(x - mean.reshape(_bias_shape(x.ndim - 2, -1))), axis=axes)
+    return _bn_apply(x, mean, var, w, b, eps), mean, var
+
+
+def _bn_eval(x, rm, rv, w, b, eps):
+    return _bn_apply(x, rm, rv, w, b, eps)
+
+
+def _group_norm(x, w, b, groups, eps):
+    n = x.shape[0]
+    xg = x.reshape(n, groups, -1)
+    mu = jnp.mean(xg, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(xg - mu), axis=-1, keepdims=True)
+    y = ((xg - mu) * jax.lax.rsqrt(var + eps)).reshape(x.shape)
+    shape = _bias_shape(x.ndim - 2, -1)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y
+
+
+def _rms_norm(x, w, ndims, eps):
+    axes = tuple(range(x.ndim - ndims, x.ndim))
+    y = x * jax.lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) + eps)
+    return y if w is None else y * w
+
+
+BN_TRAIN = defop("batch_norm_train", _bn_train, "NativeBatchNormBackward0")
+BN_EVAL = defop("batch_norm_eval", _bn_eval, "NativeBatchNormBackward0")
+
+
+@jax.jit
+def _running_update(r, s, m, c):
+    """``(1 - momentum) * running + momentum * correction * batch_stat``."""
+    return (r * (1 - m) + s * (m * c)).astype(r.dtype)
+
+
+GROUP_NORM = defop("group_norm", _group_norm, "NativeGroupNormBackward0")
+# PyTorch's rms_norm is composite; its last op is the multiplication
+RMS_NORM = defop("rms_norm", _rms_norm, "MulBackward0")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalization over the channel dim 1 of ``(N, C, ...)``.
+
+    ::
+
+        batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+                   momentum=0.1, eps=1e-05) -> Tensor
+
+    In training, normalizes with the batch statistics and, when given, updates
+    ``running_mean``/``running_var`` in place (unbiased variance, ``momentum``), without
+    recording; otherwise uses the running statistics.
+    """
+    if training:
+        size = input.numel() // input.shape[1] if input.ndim > 1 else input.numel()
+        if size == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {_size_str(input.shape)}")
+        y, mean, var = apply(BN_TRAIN, (input, weight, bias), {"eps": float(eps)})
+        m = 0.0 if momentum is None else float(momentum)
+        # PyTorch's kernel writes the running statistics without bumping their version
+        if running_mean is not None:
+            running_mean._data = _running_update(running_mean._data, mean._data, m, 1.0)
+        if running_var is not None:
+            running_var._data = _running_update(running_var._data, var._data, m,
+                                                size / (size - 1))
+        return y
+    if running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    if running_var is None:
+        raise RuntimeError("running_var must be defined in evaluation mode")
+    return apply(BN_EVAL, (input, running_mean, running_var, weight, bias), {"eps": float(eps)})
+
+
+def _size_str(shape):
+    return f"hookgrad.Size({list(shape)})"
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalizes each channel of each sample (group_norm with one channel per group)."""
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    return apply(GROUP_NORM, (input, weight, bias), {"groups": input.shape[1],
+                                                     "eps": float(eps)})
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group normalization: channels split into ``num_groups`` groups normalized separately.
+
+    ::
+
+        group_norm(input, num_groups, weight=None, bias=None, eps=1e-05) -> Tensor
+    """
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    if input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    return apply(GROUP_NORM, (input, weight, bias), {"groups": int(num_groups),
+                                                     "eps": float(eps)})
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims.
+
+    ``eps=None`` uses ``finfo(input.dtype).eps``.
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = float(jnp.finfo(input._data.dtype).eps)
+    return apply(RMS_NORM, (input, weight), {"ndims": len(shape), "eps": float(eps)})
+
+
+# --------------------------------------------------------------------------- embedding
+
+
+def _embedding(w, idx, padding_idx, scale_grad_by_freq):
+    out = jnp.take(w, idx, axis=0)
+    if scale_grad_by_freq:
+        # same value, gradient divided by how often each index occurs in the batch
+        counts = jnp.zeros((w.shape[0],), w.dtype).at[idx.reshape(-1)].add(1)
+        scaled = out / counts[idx][..., None]
+        out = jax.lax.stop_gradient(out) + (scaled - jax.lax.stop_gradient(scaled))
+    if padding_idx is not None:
+        # the padding row gets no gradient
+        out = jnp.where((idx == padding_idx)[..., None], jax.lax.stop_gradient(out), out)
+    return out
+
+
+EMBEDDING = defop("embedding", _embedding, "EmbeddingBackward0", {0: (1,)})
+_RENORM = defop("embedding_renorm", lambda w, idx, max_norm, p: _renorm(w, idx, max_norm, p),
+                None)
+
+
+def _renorm(w, idx, max_norm, p):
+    rows = jnp.unique(idx.reshape(-1), size=idx.size, fill_value=idx.reshape(-1)[0])
+    sel = w[rows]
+    norms = jnp.sum(jnp.abs(sel) ** p, axis=1) ** (1.0 / p)
+    scale = jnp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    return w.at[rows].set(sel * scale[:, None].astype(w.dtype))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Looks up rows of ``weight`` (``(num_embeddings, embedding_dim)``) at the indices
+    ``input``.
+
+    ::
+
+        embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+                  scale_grad_by_freq=False, sparse=False) -> Tensor
+
+    ``padding_idx``'s row gets no gradient; ``max_norm`` renormalizes the looked-up rows of
+    ``weight`` in place first. ``sparse`` gradients are returned dense.
+    """
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = n + padding_idx
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{_kind(input)} instead (while checking arguments for embedding)")
+    if _concrete(input) and input.numel():
+        lo, hi = (int(v) for v in _minmax(input._data))
+        if lo < 0 or hi >= n:
+            raise IndexError("index out of range in self")
+    if max_norm is not None:
+        prev = grad_mode._state.enabled
+        grad_mode._state.enabled = False
+        try:
+            apply(_RENORM, (weight, input), {"max_norm": float(max_norm),
+                                             "p": float(norm_type)}, out=weight)
+        finally:
+            grad_mode._state.enabled = prev
+    return apply(EMBEDDING, (weight, input), {"padding_idx": padding_idx,
+                                              "scale_grad_by_freq": bool(scale_grad_by_freq)})
+
+
+def _minmax(a):
+    # index tensors are small: checked on the host, without a compilation per shape
+    a = np.asarray(a)
+    return a.min(), a.max()
+
+
+def _kind(t):
+    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+            "float16": "torch.HalfTensor"}.get(t.dtype.name, t.dtype.name)
+
+
+def one_hot(tensor, num_classes=-1):
+    """``(*)`` integer class indices -> ``(*, num_classes)`` integer one-hot encoding."""
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype.name == "bool":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1 and tensor.numel() == 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if _concrete(tensor) and tensor.numel():
+        lo, hi = (int(v) for v in _minmax(tensor._data))
+        if lo < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = hi + 1
+        elif hi >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes == -1:
+        raise RuntimeError("one_hot: num_classes must be given when the input is traced")
+    return apply(_ONE_HOT, (tensor,), {"n": int(num_classes)})
+
+
+_ONE_HOT = defop("one_hot", lambda x, n: jax.nn.one_hot(x, n, dtype=x.dtype), None)
+
+
+# --------------------------------------------------------------------------- dropout
+
+
+def _dropout(x, key, p, mask_shape):
+    if p == 1.0:
+        return x * jnp.zeros((), x.dtype)
+    shape = x.shape if mask_shape is None else mask_shape
+    keep = jax.random.bernoulli(key, 1.0 - p, shape)
+    return x * (keep.astype(x.dtype) * jnp.asarray(1.0 / (1.0 - p), x.dtype))
+
+
+# PyTorch's CPU dropout multiplies by a scaled mask (MulBackward0); the mask is what the
+# backward needs, here regenerated from the saved key
+DROPOUT = defop("dropout", _dropout, "MulBackward0", {0: (1,)})
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _random_key():
+    from .. import random
+    return random.next_key()
+
+
+def _dropout_impl(input, p, training, inplace, mask_shape):
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    out = input if inplace else None
+    return apply(DROPOUT, (input, _random_key()), {"p": float(p), "mask_shape": mask_shape},
+                 out=out)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
+    (identity when ``training`` is False or ``p == 0``). Randomness from
+    ``hookgrad.random``.
+
+    ::
+
+        dropout(input, p=0.5, training=True, inplace=False) -> Tensor
+    """
+    return _dropout_impl(input, p, training, inplace, None)
+
+
+def _feature_dropout(input, p, training, inplace, nd, name):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, but received a "
+                           f"{input.ndim}D input. Note that {name} exists to provide channel-wise"
+                           f" dropout on inputs with {nd} spatial dimensions, a channel "
+                           f"dimension, and an optional batch dimension (i.e. {nd + 1}D or "
+                           f"{nd + 2}D inputs).")
+    lead = input.ndim - nd
+    shape = tuple(input.shape[:lead]) + (1,) * nd
+    return _dropout_impl(input, p, training, inplace, shape)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of ``(N, C, L)`` / ``(C, L)`` with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of ``(N, C, H, W)`` / ``(C, H, W)`` with probability ``p``."""
+    if input.ndim == 3:
+        import warnings
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-"
+                      "wise 1D dropout behavior is desired - input is interpreted as shape (N,"
+                      " C, L), where C is the channel dim. This behavior will change in a "
+                      "future release to interpret the input as one without a batch dimension,"
+                      " i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior,"
+                      " please switch to using dropout1d instead.", stacklevel=2)
+        return _dropout_impl(input, p, training, inplace, tuple(input.shape[:2]) + (1,))
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def _sdpa(q, k, v, mask, key, dropout_p, is_causal, scale, gqa):
+    if gqa and k.shape[-3] != q.shape[-3]:
+        rep = q.shape[-3] // k.shape[-3]
+        k = jnp.repeat(k, rep, axis=-3)
+        v = jnp.repeat(v, rep, axis=-3)
+    s = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+    scores = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) * jnp.asarray(s, q.dtype)
+    allowed = None
+    if is_causal:
+        allowed = jnp.tril(jnp.ones((q.shape[-2], k.shape[-2]), bool))
+    if mask is not None:
+        if mask.dtype == jnp.bool_:
+            allowed = mask if allowed is None else jnp.logical_and(allowed, mask)
+        else:
+            scores = scores + mask
+    if allowed is not None:
+        scores = jnp.where(allowed, scores, -jnp.inf)
+    # rows with every position masked attend to nothing (zeros), as PyTorch's safe softmax
+    m = jnp.max(scores, axis=-1, keepdims=True)
+    dead = m == -jnp.inf
+    e = jnp.exp(scores - jnp.where(dead, 0.0, jax.lax.stop_gradient(m)))
+    den = jnp.sum(e, axis=-1, keepdims=True)
+    attn = jnp.where(dead, 0.0, e / jnp.where(dead, 1.0, den))
+    if dropout_p > 0.0:
+        keep = jax.random.bernoulli(key, 1.0 - dropout_p, attn.shape)
+        attn = attn * keep.astype(attn.dtype) / (1.0 - dropout_p)
+    return jnp.matmul(attn, v)
+
+
+# PyTorch's CPU flash kernel names the node; with dropout or a float mask requiring grad it
+# takes the math path whose last op is a view
+SDPA = defop("scaled_dot_product_attention", _sdpa,
+             "ScaledDotProductFlashAttentionForCpuBackward0")
+SDPA_MATH = defop("scaled_dot_product_attention_math", _sdpa, "UnsafeViewBackward0")
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(q k^T * scale + mask) v`` over the last two dims of ``(..., L, E)`` /
+    ``(..., S, E)`` inputs.
+
+    ::
+
+        scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                     is_causal=False, scale=None, enable_gqa=False) -> Tensor
+
+    ``attn_mask``: bool (True = may attend) or float (added to the scores), broadcast to
+    ``(..., L, S)``; ``is_causal`` masks the upper triangle. Rows with nothing to attend to
+    give zeros.
+    """
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("scaled_dot_product_attention: expected query, key and value to "
+                           "have at least 2 dimensions")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"Expected query and key to have the same embedding dimension, but "
+                           f"got query: {query.shape[-1]} and key: {key.shape[-1]}")
+    if not enable_gqa and query.ndim >= 3 and key.ndim >= 3 and \
+            query.shape[-3] != key.shape[-3] and key.shape[-3] != 1:
+        raise RuntimeError(f"The size of tensor a ({query.shape[-3]}) must match the size of "
+                           f"tensor b ({key.shape[-3]}) at non-singleton dimension "
+                           f"{query.ndim - 3}")
+    if enable_gqa and query.shape[-3] % key.shape[-3]:
+        raise RuntimeError("number of heads in key/value must divide the number of heads in "
+                           "query")
+    key_arr = _random_key() if dropout_p > 0.0 else None
+    math_path = dropout_p > 0.0 or (isinstance(attn_mask, Tensor) and attn_mask._requires_grad)
+    op = SDPA_MATH if math_path else SDPA
+    return apply(op, (query, key, value, attn_mask, key_arr),
+                 {"dropout_p": float(dropout_p), "is_causal": bool(is_causal),
+                  "scale": None if scale is None else float(scale),
+                  "gqa": bool(enable_gqa)})
+
+
+for _f in (group_norm, rms_norm, dropout):
+    register(_f, method=False)

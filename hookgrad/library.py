@@ -1,0 +1,358 @@
+"""``hookgrad.library``: custom operators with registered backward formulas.
+
+Mirrors ``torch.library.custom_op``. The implementation is a function of Tensors that
+JAX can trace (hookgrad ops, or ``jnp`` on ``t._data``). Called on Tensors, the op runs
+as an ``autograd.Function`` named ``GeneratedBackwardFor_<ns>_<name>_defaultBackward``
+whose backward is the registered formula; in functional mode, or called directly on
+JAX arrays, it is a ``jax.custom_vjp`` with that formula, so ``jax.grad``/``jax.jit``/
+``jax.vmap`` of code using the op use it too::
+
+    >>> @hookgrad.library.custom_op("mylib::mysin", mutates_args=())
+    ... def mysin(x: hookgrad.Tensor) -> hookgrad.Tensor:
+    ...     return x.sin()
+    >>> def setup_context(ctx, inputs, output):
+    ...     ctx.save_for_backward(inputs[0])
+    >>> def backward(ctx, grad):
+    ...     x, = ctx.saved_tensors
+    ...     return grad * x.cos()
+    >>> mysin.register_autograd(backward, setup_context=setup_context)
+    >>> jax.grad(lambda a: mysin(a).sum())(jnp.ones(3))   # works on raw arrays too
+"""
+import contextlib
+import inspect
+
+import jax
+
+from . import _mode
+from ._custom_op.schema import infer_schema, parse_schema
+from ._tensor import Tensor
+from .autograd import grad_mode
+from .autograd.function import Function
+
+__all__ = ["custom_op", "CustomOpDef", "infer_schema"]
+
+OPDEFS = {}
+
+
+def _split_name(name):
+    parts = name.split("::")
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"custom_op(name='{name}'): expected the name to look like "
+                         "'{namespace}::{name}', e.g. 'mylib::my_linear'")
+    return parts[0], parts[1]
+
+
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):
+    """Wrap ``fn`` into a custom operator named ``"namespace::name"``.
+
+    ``fn`` takes and returns Tensors (and the scalar/list types of PyTorch's schemas),
+    with type annotations from which the schema is inferred (or give ``schema``).
+    ``mutates_args`` names the Tensor arguments ``fn`` modifies in place (or
+    ``"unknown"``). ``device_types`` restricts the implementation to those device types.
+    Usable as ``@custom_op(name, mutates_args=())`` or ``custom_op(name, fn, ...)``.
+    Returns a :class:`CustomOpDef`.
+    """
+    def inner(fn):
+        ns, opname = _split_name(name)
+        if schema is None:
+            sch = infer_schema(fn, mutates_args=mutates_args, op_name=opname)
+        else:
+            sch = parse_schema(schema, opname)
+            expected = {a.name for a in sch.args if a.is_write}
+            if expected != set(mutates_args):
+                raise ValueError(
+                    f"Attempted to create a custom op with `mutates_args={mutates_args}` and "
+                    f"`schema={schema}. The schema suggests that the op mutates {expected}which "
+                    "is different from what was provided to us in `mutates_args`. Please make "
+                    "these consistent.")
+        if any(a.kwarg_only and a.is_tensor_like() for a in sch.args):
+            raise NotImplementedError("custom_op with kwarg-only Tensor args. Please make your "
+                                      f"tensors not kwarg-only. Got: {sch}")
+        result = CustomOpDef(ns, opname, sch, fn)
+        result.register_kernel(device_types)(fn)
+        return result
+
+    if fn is None:
+        return inner
+    return inner(fn)
+
+
+class _Meta:
+    """The non-Tensor last argument of the generated Function: list structure of the
+    inputs, keyword-only arguments, and (filled by forward) that of the outputs."""
+
+    __slots__ = ("spec", "kwargs", "out_spec")
+
+    def __init__(self, spec, kwargs):
+        self.spec, self.kwargs, self.out_spec = spec, kwargs, None
+
+
+def _unflatten(flat, spec):
+    out, i = [], 0
+    for n in spec:
+        if n is None:
+            out.append(flat[i])
+            i += 1
+        else:
+            out.append(list(flat[i:i + n]))
+            i += n
+    return tuple(out)
+
+
+def _flatten_out(result):
+    """Output -> (flat tuple, spec): spec None for a single value, else per element
+    None or a list length; 'list' for a top-level list of Tensors."""
+    if isinstance(result, list):
+        return tuple(result), "list"
+    if isinstance(result, tuple):
+        flat, spec = [], []
+        for r in result:
+            if isinstance(r, list):
+                spec.append(len(r))
+                flat.extend(r)
+            else:
+                spec.append(None)
+                flat.append(r)
+        return tuple(flat), tuple(spec)
+    return (result,), None
+
+
+def _unflatten_out(flat, spec):
+    if spec is None:
+        return flat[0]
+    if spec == "list":
+        return list(flat)
+    return _unflatten(flat, spec)
+
+
+class CustomOpDef:
+    """A custom operator made by :func:`custom_op`; call it like a function."""
+
+    def __init__(self, namespace, name, schema, fn):
+        self._namespace, self._name, self._schema = namespace, name, schema
+        self._init_fn = fn
+        self._sig = inspect.signature(fn)
+        self._backend_fns = {}
+        self._disabled_kernel = set()
+        self._abstract_fn = None
+        self._setup_context_fn = None
+        self._backward_fn = None
+        self._autograd_cls = self._make_function()
+        OPDEFS[self._qualname] = self
+        self.__name__ = name
+        self.__doc__ = fn.__doc__
+
+    @property
+    def _qualname(self):
+        return f"{self._namespace}::{self._name}"
+
+    @property
+    def _opname(self):
+        return f"{self._namespace}.{self._name}.default"
+
+    def __repr__(self):
+        return f"<CustomOpDef({self._qualname})>"
+
+    # ---- registration
+    def register_kernel(self, device_types, fn=None, /):
+        """Register ``fn`` as the implementation for ``device_types`` (``"cpu"``,
+        ``"cuda"``, ``"tpu"``, a list of them, or None for every device). Usable as a
+        decorator. The device of the first Tensor argument picks the kernel."""
+        def inner(fn):
+            kinds = [device_types] if device_types is None or isinstance(device_types, str) \
+                else list(device_types)
+            for k in kinds:
+                self._backend_fns[k] = fn
+            return fn
+        if fn is None:
+            return inner
+        return inner(fn)
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type, enabled=True):
+        """Within the context, the kernel registered for ``device_type`` is disabled
+        (``enabled=False``: the op's default implementation runs) or re-enabled."""
+        was_disabled = device_type in self._disabled_kernel
+        if enabled:
+            self._disabled_kernel.discard(device_type)
+        else:
+            self._disabled_kernel.add(device_type)
+        try:
+            yield
+        finally:
+            if was_disabled:
+                self._disabled_kernel.add(device_type)
+            else:
+                self._disabled_kernel.discard(device_type)
+
+    def register_fake(self, fn, /):
+        """Register a shape-only implementation. hookgrad never needs one (JAX traces
+        the real implementation abstractly), so it is only kept; returns ``fn``."""
+        self._abstract_fn = fn
+        return fn
+
+    def register_autograd(self, backward, /, *, setup_context=None):
+        """Register ``backward(ctx, *grads)`` (one gradient per input) and optionally
+        ``setup_context(ctx, inputs, output)`` (``setup_context(ctx, inputs,
+        keyword_only_inputs, output)`` when the op has keyword-only arguments), with
+        the semantics of ``autograd.Function``."""
+        if not self._schema.is_functional():
+            raise RuntimeError(f"Cannot register autograd formula for non-functional operator "
+                               f"{self} with schema {self._schema}. Please create a functional "
+                               "operator and register an autograd formula for that.")
+        self._backward_fn = backward
+        self._setup_context_fn = setup_context
+
+    # ---- calling
+    def _kernel(self, tensors):
+        dev = tensors[0].device.type if tensors else None
+        if dev in self._disabled_kernel:
+            return self._init_fn
+        fn = self._backend_fns.get(dev)
+        if fn is None:
+            fn = self._backend_fns.get(None)
+        if fn is None:
+            raise NotImplementedError(f"{self._qualname}: no kernel is registered for device "
+                                      f"type '{dev}' (registered: "
+                                      f"{sorted(k for k in self._backend_fns if k)})")
+        return fn
+
+    def _make_function(self):
+        op = self
+
+        def forward(ctx, *args):
+            meta = ctx._hg_meta = args[-1]
+            inputs = _unflatten(args[:-1], meta.spec)
+            result = op._kernel(_tensors(inputs))(*inputs, **meta.kwargs)
+            if op._setup_context_fn is not None:
+                if any(a.kwarg_only for a in op._schema.args):
+                    op._setup_context_fn(ctx=ctx, inputs=inputs,
+                                         keyword_only_inputs=meta.kwargs, output=result)
+                else:
+                    op._setup_context_fn(ctx=ctx, inputs=inputs, output=result)
+            flat, meta.out_spec = _flatten_out(result)
+            return flat if meta.out_spec is not None else flat[0]
+
+        def backward(ctx, *grads):
+            if op._backward_fn is None:
+                raise RuntimeError(f"Trying to backward through {op._opname} but no autograd "
+                                   "formula was registered. Please use register_autograd to "
+                                   "add one.")
+            meta = ctx._hg_meta
+            spec = meta.spec
+            prev = ctx.needs_input_grad
+            needs = prev[:-1]
+            if any(n is not None for n in spec):
+                needs = _unflatten(needs, spec)
+            ctx.needs_input_grad = needs
+            try:
+                out_spec = meta.out_spec
+                if out_spec not in (None, "list") and any(n is not None for n in out_spec):
+                    grads = _unflatten(grads, out_spec)
+                elif out_spec == "list":
+                    grads = (list(grads),)
+                result = op._backward_fn(ctx, *grads)
+            finally:
+                ctx.needs_input_grad = prev
+            if not isinstance(result, tuple):
+                result = (result,)
+            if any(n is not None for n in spec):
+                result = _flatten_grads(result, spec)
+            return (*result, None)
+
+        name = f"GeneratedBackwardFor_{self._namespace}_{self._name}_default"
+        cls = type(name, (Function,), {"forward": staticmethod(forward),
+                                       "backward": staticmethod(backward)})
+        return cls
+
+    def __call__(self, *args, **kwargs):
+        bound = self._sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        pos, kw = tuple(bound.args), dict(bound.kwargs)
+        if _has_arrays(pos):
+            if self._schema.is_mutable():
+                raise RuntimeError(f"{self}: an operator that mutates its arguments cannot be "
+                                   "called on JAX arrays (they are immutable); pass Tensors")
+            pos = _map(lambda a: Tensor._wrap(a) if isinstance(a, jax.Array) else a, pos)
+            with _mode.functional_mode():
+                out = self._dispatch(pos, kw)
+            return _map(lambda t: t._data if isinstance(t, Tensor) else t, out)
+        return self._dispatch(pos, kw)
+
+    def _dispatch(self, pos, kw):
+        tensors = _tensors(pos)
+        if self._schema.is_mutable():
+            return self._call_mutating(tensors, pos, kw)
+        if _mode.state.functional or (grad_mode._state.enabled
+                                      and any(t._requires_grad for t in tensors)):
+            spec = _spec(pos)
+            flat = [x for a, n in zip(pos, spec) for x in (a if n is not None else (a,))]
+            meta = _Meta(spec, kw)
+            out = self._autograd_cls.apply(*flat, meta)
+            flat_out = out if isinstance(out, tuple) else (out,)
+            return _unflatten_out(flat_out, meta.out_spec)
+        with grad_mode.no_grad():
+            return self._kernel(tensors)(*pos, **kw)
+
+    def _call_mutating(self, tensors, pos, kw):
+        before = [(t, t._data, t._version) for t in tensors]
+        with grad_mode.no_grad():
+            out = self._kernel(tensors)(*pos, **kw)
+        # PyTorch bumps the version of mutated arguments; the kernel's own in-place ops
+        # already did unless it replaced the data directly
+        for t, data, version in before:
+            if t._data is not data and t._version == version:
+                t._version += 1
+        return out
+
+
+def _spec(pos):
+    return tuple(len(a) if isinstance(a, list) and a and all(isinstance(x, Tensor) or x is None
+                                                              for x in a) else None for a in pos)
+
+
+def _flatten_grads(result, spec):
+    if len(result) != len(spec):
+        raise RuntimeError("Expected the return from backward to be of the same structure as "
+                           f"the inputs. Got: {len(result)} gradients (return from backward), "
+                           f"{len(spec)} inputs")
+    flat = []
+    for g, n in zip(result, spec):
+        if n is None:
+            flat.append(g)
+            continue
+        if g is None:
+            g = [None] * n
+        if not isinstance(g, (list, tuple)) or len(g) != n:
+            raise RuntimeError("Expected the return from backward to be of the same structure "
+                               f"as the inputs. Got: {type(g).__name__} for a list of {n} "
+                               "Tensors (return from backward)")
+        flat.extend(g)
+    return tuple(flat)
+
+
+def _tensors(args):
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(x for x in a if isinstance(x, Tensor))
+    return out
+
+
+def _has_arrays(args):
+    for a in args:
+        if isinstance(a, jax.Array):
+            return True
+        if isinstance(a, (list, tuple)) and any(isinstance(x, jax.Array) for x in a):
+            return True
+    return False
+
+
+def _map(fn, x):
+    if isinstance(x, tuple):
+        return tuple(_map(fn, v) for v in x)
+    if isinstance(x, list):
+        return [_map(fn, v) for v in x]
+    return fn(x)

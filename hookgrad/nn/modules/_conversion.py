@@ -1,0 +1,167 @@
+"""Training mode, gradients and conversion of a Module's tensors (a mixin of ``Module``):
+``train``/``eval``, ``requires_grad_``, ``zero_grad``, ``apply``, ``to`` and the casts."""
+import warnings
+
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+
+
+class _ConversionMixin:
+    # ------------------------------------------------------------------ modes, grads
+    def train(self, mode=True):
+        """Set training mode (``mode=True``) or evaluation mode on the whole tree."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode: ``self.train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` of every parameter in place; returns ``self``."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all parameters: to None (default) or to zeros."""
+        for p in self.parameters():
+            if p._grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p._grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    # ------------------------------------------------------------------ conversion
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with grad_mode.no_grad():
+                param_applied = fn(param)
+            # the Parameter object stays (optimizers hold it); its data changes
+            param.data = param_applied
+            grad = param._grad
+            if grad is not None:
+                with grad_mode.no_grad():
+                    grad_applied = fn(grad)
+                grad.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn):
+        """Call ``fn(module)`` on every submodule (children first), then on ``self``.
+
+        Example::
+
+            >>> @hookgrad.no_grad()
+            ... def init_weights(m):
+            ...     if type(m) is nn.Linear:
+            ...         m.weight.fill_(1.0)
+            >>> net.apply(init_weights)
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Move and/or cast the parameters and buffers, in place; returns ``self``.
+
+        ::
+
+            to(device=None, dtype=None, non_blocking=False)
+            to(dtype, non_blocking=False)
+            to(tensor, non_blocking=False)
+
+        Only floating-point and complex parameters and buffers are cast to ``dtype``;
+        others only move.
+        """
+        from ... import _dtype
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _dtype.device)):
+                device = a
+            elif isinstance(a, bool) or a is None:
+                continue  # non_blocking
+            else:
+                dtype = _dtype.as_dtype(a)
+        if dtype is not None:
+            dtype = _dtype.as_dtype(dtype)
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                                f"but got desired dtype={dtype}")
+            if dtype.is_complex:
+                warnings.warn(
+                    "Complex modules are a new feature under active development whose design "
+                    "may change, and some modules might not work as expected when using complex "
+                    "tensors as parameters or buffers.", stacklevel=2)
+
+        def convert(t):
+            cast = dtype if (t.is_floating_point() or t.is_complex()) else None
+            return t.to(device=device, dtype=cast)
+
+        return self._apply(convert)
+
+    def _cast_floating(self, dt):
+        return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
+
+    def float(self):
+        """Cast floating-point parameters and buffers to ``float32``."""
+        from ... import _dtype
+        return self._cast_floating(_dtype.float32)
+
+    def double(self):
+        """Cast floating-point parameters and buffers to ``float64``."""
+        from ... import _dtype
+        return self._cast_floating(_dtype.float64)
+
+    def half(self):
+        """Cast floating-point parameters and buffers to ``float16``."""
+        from ... import _dtype
+        return self._cast_floating(_dtype.float16)
+
+    def bfloat16(self):
+        """Cast floating-point parameters and buffers to ``bfloat16``."""
+        from ... import _dtype
+        return self._cast_floating(_dtype.bfloat16)
+
+    def type(self, dst_type):
+        """Cast all parameters and buffers to ``dst_type``."""
+        return self._apply(lambda t: t.to(dst_type))
+
+    def cpu(self):
+        """Move all parameters and buffers to the CPU."""
+        return self._apply(lambda t: t.to(device="cpu"))
+
+    def cuda(self, device=None):
+        """Move all parameters and buffers to the (first, or given) GPU."""
+        dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                             else device)
+        return self._apply(lambda t: t.to(device=dev))
+
+    def share_memory(self):
+        """No-op (JAX arrays are not shared between processes); returns ``self``."""
+        return self

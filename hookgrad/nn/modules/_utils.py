@@ -1,0 +1,38 @@
+"""Helpers shared by the layer classes: making parameters and buffers with PyTorch's
+``device``/``dtype`` factory arguments, and PyTorch's int-or-tuple normalisation."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ..parameter import Parameter
+
+
+def _array(shape, device, dtype, fill=0.0):
+    # built in NumPy and transferred: no compilation per parameter shape
+    dt = _dtype.to_jax(dtype if dtype is not None else _dtype.get_default_dtype())
+    arr = np.full(tuple(shape), fill, np.dtype(dt))
+    if device is not None:
+        return jax.device_put(arr, _dtype.jax_device(device))
+    return jnp.asarray(arr)
+
+
+def _param(shape, device=None, dtype=None, fill=0.0):
+    """A new ``Parameter`` of ``shape`` (values set by the layer's ``reset_parameters``)."""
+    return Parameter(Tensor._wrap(_array(shape, device, dtype, fill)))
+
+
+def _tensor(shape, device=None, dtype=None, fill=0.0):
+    return Tensor._wrap(_array(shape, device, dtype, fill))
+
+
+def _ntuple(n):
+    def parse(x):
+        if isinstance(x, (list, tuple)):
+            return tuple(x)
+        return (x,) * n
+    return parse
+
+
+_single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)

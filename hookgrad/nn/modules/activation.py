@@ -1,0 +1,282 @@
+"""Activation layers: thin modules over ``nn.functional`` (PyTorch's arguments and
+``extra_repr``). ``MultiheadAttention`` is in ``transformer``."""
+from .. import functional as F
+from .. import init
+from ._utils import _param
+from .module import Module
+
+__all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
+           "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Hardtanh", "Mish",
+           "Hardswish", "Hardsigmoid", "LogSigmoid", "Softsign", "Tanhshrink", "Softshrink",
+           "Hardshrink", "Threshold", "GLU", "PReLU"]
+
+
+def _inplace(flag, lead=""):
+    return f"{lead}inplace=True" if flag else ""
+
+
+class ReLU(Module):
+    """``max(0, x)`` elementwise.
+
+    Example::
+
+        >>> nn.ReLU()(hookgrad.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return _inplace(self.inplace)
+
+
+class ReLU6(ReLU):
+    """``min(max(0, x), 6)``."""
+
+    def forward(self, input):
+        return F.relu6(input, inplace=self.inplace)
+
+
+class SiLU(ReLU):
+    """``x * sigmoid(x)``."""
+
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
+
+
+class Mish(ReLU):
+    """``x * tanh(softplus(x))``."""
+
+    def forward(self, input):
+        return F.mish(input, inplace=self.inplace)
+
+
+class Hardswish(ReLU):
+    def forward(self, input):
+        return F.hardswish(input, inplace=self.inplace)
+
+
+class Hardsigmoid(ReLU):
+    def forward(self, input):
+        return F.hardsigmoid(input, inplace=self.inplace)
+
+
+class SELU(ReLU):
+    def forward(self, input):
+        return F.selu(input, inplace=self.inplace)
+
+
+class GELU(Module):
+    """Gaussian error linear unit; ``approximate='tanh'`` for the tanh approximation."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class Tanh(Module):
+    def forward(self, input):
+        return input.tanh()
+
+
+class Sigmoid(Module):
+    def forward(self, input):
+        return input.sigmoid()
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class _DimModule(Module):
+    _fn = None
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input):
+        return type(self)._fn(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_DimModule):
+    """``softmax`` along ``dim``.
+
+    Example::
+
+        >>> nn.Softmax(dim=1)(hookgrad.randn(2, 3)).sum(1)
+        tensor([1., 1.])
+    """
+    _fn = staticmethod(F.softmax)
+
+
+class Softmin(_DimModule):
+    _fn = staticmethod(F.softmin)
+
+
+class LogSoftmax(_DimModule):
+    """``log_softmax`` along ``dim``."""
+    _fn = staticmethod(F.log_softmax)
+
+
+class LeakyReLU(Module):
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+
+    def __init__(self, negative_slope=1e-2, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}{_inplace(self.inplace, ', ')}"
+
+
+class ELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}{_inplace(self.inplace, ', ')}"
+
+
+class CELU(ELU):
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Hardtanh(Module):
+    """Clamps to ``[min_val, max_val]``."""
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "
+                                 f"({self.min_val})")
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace(self.inplace, ', ')}"
+
+
+class Softshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, ', ')}"
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """``max(0, x) + weight * min(0, x)`` with a learnable ``weight``
+    (``(num_parameters,)``, initialized to ``init``)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = _param((num_parameters,), device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -1,0 +1,188 @@
+"""Linear layers: ``Identity``, ``Linear``, ``Bilinear`` (PyTorch's shapes, defaults and
+initialization; random numbers from ``hookgrad.random``)."""
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _dtype, random
+from ..._tensor import Tensor
+from .. import functional as F
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+@functools.lru_cache(maxsize=None)
+def _uniform01_fn(n):
+    return jax.jit(lambda key: jax.random.uniform(key, (n,), jnp.float32))
+
+
+def _uniform(shape, bound, dtype):
+    """An array of ``shape`` from U(-bound, bound), drawn with a key of the global PRNG.
+
+    Eagerly the draw is a jitted function of a power-of-two size, sliced on the host, so
+    that layers of many different shapes do not each compile a random program."""
+    key = random.next_key()
+    if isinstance(key, jax.core.Tracer):
+        return jax.random.uniform(key, shape, dtype, -bound, bound)
+    n = int(np.prod(shape, dtype=np.int64))
+    size = max(16, 1 << max(n - 1, 0).bit_length())
+    u = np.asarray(_uniform01_fn(size)(key))[:n]
+    return jnp.asarray(((u * 2 - 1) * bound).astype(dtype).reshape(shape))
+
+
+def _param(shape, bound, device, dtype):
+    dt = _dtype.to_jax(dtype if dtype is not None else _dtype.get_default_dtype())
+    arr = _uniform(shape, bound, dt)
+    if device is not None:
+        arr = jax.device_put(arr, _dtype.jax_device(device))
+    return Parameter(Tensor._wrap(arr))
+
+
+def _uniform_(t, bound):
+    """Refill ``t`` in place from U(-bound, bound)."""
+    arr = t._data
+    t.data = Tensor._wrap(jax.device_put(_uniform(arr.shape, bound, arr.dtype),
+                                         next(iter(arr.devices())))
+                          if not isinstance(arr, jax.core.Tracer)
+                          else _uniform(arr.shape, bound, arr.dtype))
+    return t
+
+
+def _bound(fan_in):
+    # kaiming_uniform_(a=sqrt(5)) and the bias rule both give 1/sqrt(fan_in)
+    return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+
+
+def _check_bilinear(input1, input2, weight):
+    # PyTorch's checks and wording (einsum would only say that labels disagree)
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    for i in range(input1.ndim - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+
+
+class Identity(Module):
+    """A placeholder that returns its input; its arguments are ignored.
+
+    Example::
+
+        >>> nn.Identity(54, unused_argument1=0.1)(hookgrad.ones(2)) is not None
+        True
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """Applies ``y = x A^T + b``.
+
+    ::
+
+        Linear(in_features, out_features, bias=True, device=None, dtype=None)
+
+    ``weight`` has shape ``(out_features, in_features)``, ``bias`` ``(out_features,)``;
+    both start from U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch's
+    ``kaiming_uniform_(a=sqrt(5))`` gives. Input ``(*, in_features)``, output
+    ``(*, out_features)``.
+
+    Example::
+
+        >>> m = nn.Linear(20, 30)
+        >>> m(hookgrad.randn(128, 20)).shape
+        hookgrad.Size([128, 30])
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        bound = _bound(in_features)
+        self.weight = _param((out_features, in_features), bound, device, dtype)
+        if bias:
+            self.bias = _param((out_features,), bound, device, dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        """Re-draw ``weight`` and ``bias`` from U(-1/sqrt(in_features), 1/sqrt(in_features))."""
+        bound = _bound(self.in_features)
+        _uniform_(self.weight, bound)
+        if self.bias is not None:
+            _uniform_(self.bias, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """Applies ``y = x1^T A x2 + b``.
+
+    ::
+
+        Bilinear(in1_features, in2_features, out_features, bias=True, device=None, dtype=None)
+
+    ``weight``: ``(out_features, in1_features, in2_features)``; ``bias``:
+    ``(out_features,)``; both from U(-1/sqrt(in1_features), 1/sqrt(in1_features)).
+    Inputs ``(*, in1_features)`` and ``(*, in2_features)``, output ``(*, out_features)``.
+
+    Example::
+
+        >>> m = nn.Bilinear(20, 30, 40)
+        >>> m(hookgrad.randn(128, 20), hookgrad.randn(128, 30)).shape
+        hookgrad.Size([128, 40])
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        bound = _bound(in1_features)
+        self.weight = _param((out_features, in1_features, in2_features), bound, device, dtype)
+        if bias:
+            self.bias = _param((out_features,), bound, device, dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        """Re-draw ``weight`` and ``bias`` from U(-1/sqrt(in1), 1/sqrt(in1))."""
+        bound = _bound(self.weight.size(1))
+        _uniform_(self.weight, bound)
+        if self.bias is not None:
+            _uniform_(self.bias, bound)
+
+    def forward(self, input1, input2):
+        _check_bilinear(input1, input2, self.weight)
+        bilinear = getattr(F, "bilinear", None)
+        if bilinear is not None:
+            return bilinear(input1, input2, self.weight, self.bias)
+        from ..._ops.linalg import einsum
+        y = einsum("...i,oij,...j->...o", input1, self.weight, input2)
+        return y if self.bias is None else y + self.bias
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,0 +1,148 @@
+"""Pooling layers: ``MaxPool1d``, ``MaxPool2d``, ``AvgPool1d``, ``AvgPool2d``,
+``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``."""
+from .. import functional as F
+from .module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d"]
+
+
+class _MaxPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1D max pooling over ``(N, C, L)``.
+
+    ::
+
+        MaxPool1d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                  ceil_mode=False)
+    """
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2D max pooling over ``(N, C, H, W)``.
+
+    ::
+
+        MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                  ceil_mode=False)
+
+    Example::
+
+        >>> nn.MaxPool2d(3, stride=2)(hookgrad.randn(20, 16, 50, 32)).shape
+        hookgrad.Size([20, 16, 24, 15])
+    """
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """1D average pooling over ``(N, C, L)``.
+
+    ::
+
+        AvgPool1d(kernel_size, stride=None, padding=0, ceil_mode=False,
+                  count_include_pad=True)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size = _one(kernel_size)
+        self.stride = _one(stride if stride is not None else kernel_size)
+        self.padding = _one(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+def _one(v):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,)
+
+
+class AvgPool2d(Module):
+    """2D average pooling over ``(N, C, H, W)``.
+
+    ::
+
+        AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
+                  count_include_pad=True, divisor_override=None)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool1d(Module):
+    """Average pooling of ``(N, C, L)`` to ``output_size`` bins."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling of ``(N, C, H, W)`` to ``output_size`` (int, pair, ``None`` keeps a
+    size).
+
+    Example::
+
+        >>> nn.AdaptiveAvgPool2d((5, 7))(hookgrad.randn(1, 64, 8, 9)).shape
+        hookgrad.Size([1, 64, 5, 7])
+    """
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)

@@ -1,0 +1,21 @@
+"""``parameters_to_vector`` and ``vector_to_parameters``."""
+from ..._tensor import Tensor
+
+__all__ = ["parameters_to_vector", "vector_to_parameters"]
+
+
+def parameters_to_vector(parameters):
+    """Flattens ``parameters`` into one 1-D Tensor (recorded: gradients flow back)."""
+    from ... import cat
+    return cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copies consecutive slices of the 1-D ``vec`` into ``parameters`` (their ``.data``)."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    pointer = 0
+    for p in parameters:
+        n = p.numel()
+        p.data = vec[pointer:pointer + n].view_as(p).data
+        pointer += n

@@ -1,0 +1,35 @@
+"""``hookgrad.optim``: PyTorch's optimizers and LR schedulers, computed by optax.
+
+``SGD``, ``Adam``, ``AdamW``, ``RMSprop`` and ``Adagrad`` take PyTorch's arguments and give
+PyTorch's results; ``from_optax`` wraps any optax transformation. See
+``hookgrad.optim.optimizer`` for how the state is kept and how ``hookgrad.compile`` lifts it.
+
+Differences from PyTorch:
+
+- ``optimizer.state[p]`` of the built-ins is read from the optax state: it is a new dict
+  each time (mutating it changes nothing; assign ``optimizer.state[p] = {...}`` or use
+  ``load_state_dict``). ``state_dict()`` values are snapshots, not live references.
+- Bias corrections and other scalar factors are computed in the parameter's dtype (PyTorch
+  uses Python doubles): float32 results agree to about 1e-6, float64 to rounding.
+- Complex parameters are not supported (PyTorch updates their real and imaginary parts
+  as separate reals); ``differentiable=True`` raises ``NotImplementedError``;
+  ``foreach``, ``fused`` and ``capturable`` are accepted and ignored.
+- Changing a structural option between steps (``momentum`` from 0, ``amsgrad``,
+  ``maximize``, ...) carries the existing state over instead of failing; ``Adagrad``
+  creates state for groups added by ``add_param_group`` too.
+- ``from_optax``'s ``state_dict()`` has an empty ``"state"`` and the per-group optax
+  states under ``"optax_state"``.
+"""
+from . import lr_scheduler
+from ._optax import OptaxOptimizer, from_optax
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamw import AdamW
+from .optimizer import (Optimizer, register_optimizer_step_post_hook,
+                        register_optimizer_step_pre_hook)
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "OptaxOptimizer",
+           "from_optax", "lr_scheduler", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]

@@ -1,0 +1,119 @@
+"""``Adam``: adaptive moment estimation (with AMSGrad, L2 or decoupled weight decay)."""
+import jax.numpy as jnp
+import optax
+
+from .._tensor import Tensor
+from ._transform import TransformOptimizer, replace_part
+from ._validate import check_differentiable, check_lr, check_nonnegative
+
+__all__ = ["Adam"]
+
+
+def check_betas(betas):
+    b1, b2 = betas
+    if not 0.0 <= b1 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {b1}")
+    if not 0.0 <= b2 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {b2}")
+    if not ((isinstance(b1, float) and isinstance(b2, float))
+            or (isinstance(b1, Tensor) and isinstance(b2, Tensor))):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas):
+        if isinstance(b, Tensor) and b.numel() != 1:
+            raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return tuple(b.item() if isinstance(b, Tensor) else b for b in betas)
+
+
+class Adam(TransformOptimizer):
+    r"""Adam, as ``torch.optim.Adam``.
+
+    .. code-block:: python
+
+        Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
+             *, foreach=None, maximize=False, capturable=False, differentiable=False,
+             fused=None, decoupled_weight_decay=False)
+
+    Each step: ``g = ±grad (+ weight_decay * p)``; ``m = b1*m + (1-b1)*g``,
+    ``v = b2*v + (1-b2)*g²`` (AMSGrad: ``v_max = max(v_max, v)``);
+    ``p -= lr/(1-b1ᵗ) * m / (sqrt(v)/sqrt(1-b2ᵗ) + eps)``. With
+    ``decoupled_weight_decay`` the decay is ``p -= lr * weight_decay * p`` instead (AdamW).
+    Built from ``optax.scale_by_adam`` / ``optax.scale_by_amsgrad``,
+    ``optax.add_decayed_weights`` and ``optax.scale_by_learning_rate``.
+
+    ``foreach``, ``capturable`` and ``fused`` are accepted and ignored.
+
+    Example::
+
+        >>> opt = hookgrad.optim.Adam(model.parameters(), lr=1e-3, amsgrad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        check_lr(lr)
+        check_nonnegative(eps, "epsilon value")
+        betas = check_betas(betas)
+        check_nonnegative(weight_decay, "weight_decay value")
+        check_differentiable(differentiable)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable,
+                    "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    _value_static = ("weight_decay",)
+
+    def _static(self, group):
+        return (bool(group["maximize"]), bool(group["amsgrad"]),
+                bool(group["weight_decay"] != 0),
+                bool(group.get("decoupled_weight_decay", False)))
+
+    def _hyperparams(self, group):
+        return {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
+                "weight_decay": group["weight_decay"]}
+
+    @staticmethod
+    def _derive(static, hp, count):
+        hp = dict(hp)
+        hp["b1"], hp["b2"] = hp.pop("betas")
+        # AMSGrad as PyTorch: the max is over the raw second moment, divided afterwards by
+        # sqrt(1 - b2^t): m̂ / (sqrt(v_max)/c + eps) == c * m̂ / (sqrt(v_max) + eps*c)
+        hp["bc2_sqrt"] = (jnp.sqrt(1.0 - hp["b2"] ** (jnp.asarray(count) + 1)) if static[1]
+                          else 1.0)
+        return hp
+
+    @staticmethod
+    def _transformation(static, lr, b1, b2, eps, weight_decay, bc2_sqrt):
+        maximize, amsgrad, use_wd, decoupled = static
+        parts = []
+        if maximize:
+            parts.append(("maximize", optax.scale(-1.0)))
+        if use_wd and not decoupled:
+            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        if amsgrad:
+            parts.append(("adam", optax.scale_by_amsgrad(b1, b2, eps=eps * bc2_sqrt,
+                                                         bias_correction_nu=False)))
+            parts.append(("bias_correction2", optax.scale(bc2_sqrt)))
+        else:
+            parts.append(("adam", optax.scale_by_adam(b1, b2, eps)))
+        if use_wd and decoupled:
+            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts.append(("lr", optax.scale_by_learning_rate(lr)))
+        return optax.named_chain(*parts)
+
+    @staticmethod
+    def _to_torch(static, inner):
+        adam = inner["adam"]
+        out = {"exp_avg": adam.mu, "exp_avg_sq": adam.nu}
+        if static[1]:
+            out["max_exp_avg_sq"] = adam.nu_max
+        return out
+
+    @staticmethod
+    def _from_torch(static, inner, d, count):
+        fields = {"count": count}
+        for torch_name, field in (("exp_avg", "mu"), ("exp_avg_sq", "nu"),
+                                  ("max_exp_avg_sq", "nu_max")):
+            if torch_name in d and (field != "nu_max" or static[1]):
+                fields[field] = d[torch_name]
+        return replace_part(inner, "adam", **fields)

@@ -1,0 +1,463 @@
+"""The op table as test rows, shared by test_op_table.py and test_torch_differential.py.
+
+A row is ``Row(id, call, ref, inputs, flags)``:
+
+- ``call(L, *args)`` runs the op with the library module ``L`` (``hookgrad`` or ``torch``:
+  the same code for both, function or method form);
+- ``ref(*arrays)`` is the same computation in plain JAX (``jnp``), the reference for
+  values and, through ``jax.grad``, for gradients (None: no JAX reference);
+- ``inputs`` are specs built into Tensors (float inputs require grad);
+- ``flags``: ``fd`` finite-difference check, ``gg`` grad-of-grad check, ``shallow`` only the
+  top node name is compared with torch (torch records a chain of nodes where hookgrad
+  records one), ``nonames`` no torch node comparison at all.
+
+Shapes are shared between rows (mostly (3, 4)) so the jit caches are reused.
+"""
+import zlib
+from collections import namedtuple
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+import numpy as np
+
+Row = namedtuple("Row", "id call ref inputs flags")
+
+
+class F:
+    """A float input: ``kind`` normal, pos (0.5..2), unit (-0.9..0.9), gt1 (1.1..3), or
+    explicit ``values``."""
+
+    def __init__(self, *shape, kind="normal", values=None):
+        self.shape, self.kind, self.values = shape, kind, values
+
+    def make(self, rng):
+        if self.values is not None:
+            return np.asarray(self.values, np.float32)
+        if self.kind == "normal":
+            a = rng.standard_normal(self.shape)
+        elif self.kind == "pos":
+            a = rng.uniform(0.5, 2.0, self.shape)
+        elif self.kind == "unit":
+            a = rng.uniform(-0.9, 0.9, self.shape)
+        else:
+            a = rng.uniform(1.1, 3.0, self.shape)
+        return np.asarray(a, np.float32)
+
+
+def P(*s):
+    return F(*s, kind="pos")
+
+
+def U(*s):
+    return F(*s, kind="unit")
+
+
+def G1(*s):
+    return F(*s, kind="gt1")
+
+
+def V(values):
+    return F(values=values)
+
+
+class I:
+    """A constant integer tensor (indices)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def make(self, rng):
+        return np.asarray(self.values, np.int64)
+
+
+class B:
+    """A constant boolean tensor (masks)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def make(self, rng):
+        return np.asarray(self.values, bool)
+
+
+def arrays_for(row):
+    rng = np.random.default_rng(zlib.crc32(row.id.encode()))
+    return [spec.make(rng) for spec in row.inputs]
+
+
+def tensors(L, row, arrays=None):
+    """The row's inputs as Tensors of library ``L`` (float ones require grad)."""
+    arrays = arrays_for(row) if arrays is None else arrays
+    out = []
+    for spec, a in zip(row.inputs, arrays):
+        if isinstance(spec, F):
+            out.append(L.tensor(a, requires_grad=True))
+        else:
+            out.append(L.tensor(a))
+    return out
+
+
+def outputs(res):
+    """A result (Tensor, tuple, named tuple) as a list of Tensors/arrays."""
+    if isinstance(res, (tuple, list)):
+        return list(res)
+    return [res]
+
+
+ROWS = []
+
+
+def row(id, call, ref, inputs, flags=""):
+    ROWS.append(Row(id, call, ref, tuple(inputs), frozenset(flags.split())))
+
+
+X, Y, W = F(3, 4), F(3, 4), F(4)
+
+# ---------------------------------------------------------------- unary pointwise
+_UNARY = [
+    # name, jnp reference, input, flags
+    ("neg", jnp.negative, X, "fd"), ("exp", jnp.exp, X, "gg"), ("log", jnp.log, P(3, 4), "gg"),
+    ("log1p", jnp.log1p, P(3, 4), ""), ("expm1", jnp.expm1, X, ""),
+    ("sqrt", jnp.sqrt, P(3, 4), "fd"), ("rsqrt", jax.lax.rsqrt, P(3, 4), ""),
+    ("reciprocal", jnp.reciprocal, P(3, 4), "gg"), ("abs", jnp.abs, X, ""),
+    ("sign", jnp.sign, X, ""), ("sin", jnp.sin, X, "gg fd"), ("cos", jnp.cos, X, ""),
+    ("tan", jnp.tan, U(3, 4), "gg"), ("tanh", jnp.tanh, X, "gg fd"),
+    ("sigmoid", jax.nn.sigmoid, X, "gg"), ("relu", jax.nn.relu, X, "gg"),
+    ("erf", jss.erf, X, "gg"), ("log2", jnp.log2, P(3, 4), ""), ("log10", jnp.log10, P(3, 4), ""),
+    ("exp2", jnp.exp2, X, ""), ("square", jnp.square, X, "gg"), ("asin", jnp.arcsin, U(3, 4), ""),
+    ("acos", jnp.arccos, U(3, 4), ""), ("atan", jnp.arctan, X, ""), ("sinh", jnp.sinh, X, ""),
+    ("cosh", jnp.cosh, X, ""), ("asinh", jnp.arcsinh, X, ""), ("acosh", jnp.arccosh, G1(3, 4), ""),
+    ("atanh", jnp.arctanh, U(3, 4), ""), ("erfc", jss.erfc, X, ""), ("erfinv", jss.erfinv, U(3, 4), ""),
+    ("lgamma", jss.gammaln, P(3, 4), ""), ("digamma", jss.digamma, P(3, 4), ""),
+    ("floor", jnp.floor, X, ""), ("ceil", jnp.ceil, X, ""), ("trunc", jnp.trunc, X, ""),
+    ("frac", lambda x: x - jnp.trunc(x), X, ""), ("round", jnp.round, X, ""),
+]
+for _n, _ref, _in, _fl in _UNARY:
+    row(_n, lambda L, x, n=_n: getattr(L, n)(x), _ref, [_in], _fl)
+    row(_n + ".method", lambda L, x, n=_n: getattr(x, n)(), _ref, [_in])
+row("neg.op", lambda L, x: -x, jnp.negative, [X])
+row("abs.op", lambda L, x: abs(x), jnp.abs, [X])
+row("round.decimals", lambda L, x: L.round(x, decimals=2), lambda x: jnp.round(x, 2), [X])
+
+# ---------------------------------------------------------------- binary pointwise
+_BINARY = [
+    ("add", jnp.add, [X, Y], "fd"), ("sub", jnp.subtract, [X, Y], ""),
+    ("mul", jnp.multiply, [X, Y], "gg fd"), ("div", jnp.divide, [X, P(3, 4)], "gg"),
+    ("maximum", jnp.maximum, [X, Y], ""), ("minimum", jnp.minimum, [X, Y], ""),
+    ("fmax", jnp.fmax, [X, Y], ""), ("fmin", jnp.fmin, [X, Y], ""),
+    ("atan2", jnp.arctan2, [X, Y], "gg"), ("hypot", jnp.hypot, [X, Y], ""),
+    ("xlogy", jss.xlogy, [P(3, 4), P(3, 4)], ""), ("pow", jnp.power, [P(3, 4), Y], "gg"),
+]
+for _n, _ref, _ins, _fl in _BINARY:
+    row(_n, lambda L, x, y, n=_n: getattr(L, n)(x, y), _ref, _ins, _fl)
+    row(_n + ".method", lambda L, x, y, n=_n: getattr(x, n)(y), _ref, _ins)
+row("add.broadcast", lambda L, x, w: x + w, jnp.add, [X, W])
+row("add.scalar", lambda L, x: x + 2.5, lambda x: x + 2.5, [X])
+row("add.rscalar", lambda L, x: 2.5 + x, lambda x: 2.5 + x, [X])
+row("add.alpha", lambda L, x, y: L.add(x, y, alpha=3), lambda x, y: x + 3 * y, [X, Y])
+row("sub.op", lambda L, x, y: x - y, jnp.subtract, [X, Y])
+row("sub.alpha", lambda L, x, y: x.sub(y, alpha=2), lambda x, y: x - 2 * y, [X, Y])
+row("rsub.op", lambda L, x: 2.0 - x, lambda x: 2.0 - x, [X])
+row("mul.op", lambda L, x, y: x * y, jnp.multiply, [X, Y], "gg")
+row("mul.scalar", lambda L, x: x * 3, lambda x: x * 3, [X])
+row("mul.rscalar", lambda L, x: 3 * x, lambda x: 3 * x, [X])
+row("div.op", lambda L, x, y: x / y, jnp.divide, [X, P(3, 4)])
+row("div.scalar", lambda L, x: x / 4, lambda x: x / 4, [X])
+row("div.rscalar", lambda L, x: 2.0 / x, lambda x: 2.0 / x, [P(3, 4)], "gg")
+row("div.floor", lambda L, x, y: L.div(x, y, rounding_mode="floor"), jnp.floor_divide,
+    [X, P(3, 4)])
+row("div.trunc", lambda L, x, y: x.div(y, rounding_mode="trunc"),
+    lambda x, y: jnp.trunc(x / y), [X, P(3, 4)])
+row("pow.scalar", lambda L, x: x ** 2, lambda x: x ** 2, [X], "gg fd")
+row("pow.half", lambda L, x: L.pow(x, 0.5), jnp.sqrt, [P(3, 4)])
+row("pow.negative", lambda L, x: x.pow(-1.5), lambda x: x ** -1.5, [P(3, 4)])
+row("pow.tensor_op", lambda L, x, y: x ** y, jnp.power, [P(3, 4), Y])
+row("pow.rscalar", lambda L, x: 2.0 ** x, lambda x: 2.0 ** x, [X], "gg")
+row("fmod", lambda L, x: L.fmod(x, 0.7), lambda x: jnp.fmod(x, 0.7), [X])
+row("remainder", lambda L, x: x.remainder(0.7), lambda x: jnp.remainder(x, 0.7), [X])
+row("remainder.op", lambda L, x: x % 0.7, lambda x: jnp.remainder(x, 0.7), [X])
+row("max.binary", lambda L, x, y: L.max(x, y), jnp.maximum, [X, Y])
+row("min.binary", lambda L, x, y: x.min(y), jnp.minimum, [X, Y])
+
+# ---------------------------------------------------------------- clamp, where, lerp
+_clip = lambda lo, hi: lambda x: jnp.clip(x, lo, hi)  # noqa: E731
+row("clamp", lambda L, x: L.clamp(x, -0.5, 0.5), _clip(-0.5, 0.5), [X], "fd")
+row("clamp.method", lambda L, x: x.clamp(min=-0.5), _clip(-0.5, None), [X])
+row("clamp.max", lambda L, x: x.clamp(max=0.5), _clip(None, 0.5), [X])
+row("clip", lambda L, x: L.clip(x, -0.5, 0.5), _clip(-0.5, 0.5), [X])
+row("clamp.tensor", lambda L, x, lo: L.clamp(x, lo), lambda x, lo: jnp.maximum(x, lo), [X, W])
+row("clamp.tensor2", lambda L, x, lo, hi: x.clamp(lo, lo + hi.abs()),
+    lambda x, lo, hi: jnp.minimum(jnp.maximum(x, lo), lo + jnp.abs(hi)), [X, W, W])
+row("clamp_min", lambda L, x: L.clamp_min(x, 0.1), lambda x: jnp.maximum(x, 0.1), [X])
+row("clamp_min.tensor", lambda L, x, lo: x.clamp_min(lo), jnp.maximum, [X, Y])
+row("clamp_max", lambda L, x: x.clamp_max(0.1), lambda x: jnp.minimum(x, 0.1), [X])
+row("clamp_max.tensor", lambda L, x, hi: L.clamp_max(x, hi), jnp.minimum, [X, Y])
+row("where", lambda L, x, y: L.where(x > 0, x, y), lambda x, y: jnp.where(x > 0, x, y), [X, Y],
+    "gg")
+row("where.scalar", lambda L, x: L.where(x > 0, x, 0.0), lambda x: jnp.where(x > 0, x, 0.0), [X])
+row("where.lscalar", lambda L, x: L.where(x > 0, 1.5, x), lambda x: jnp.where(x > 0, 1.5, x), [X])
+row("where.method", lambda L, x, y: x.where(x > 0, y), lambda x, y: jnp.where(x > 0, x, y), [X, Y])
+_M = B([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+row("masked_fill", lambda L, x, m: x.masked_fill(m, 2.0), lambda x, m: jnp.where(m, 2.0, x),
+    [X, _M])
+row("masked_fill.function", lambda L, x, m: L.masked_fill(x, m, -1.0),
+    lambda x, m: jnp.where(m, -1.0, x), [X, _M])
+row("masked_fill.tensor", lambda L, x, m, v: x.masked_fill(m, v.sum()),
+    lambda x, m, v: jnp.where(m, v.sum(), x), [X, _M, W])
+row("lerp", lambda L, x, y: L.lerp(x, y, 0.3), lambda x, y: x + 0.3 * (y - x), [X, Y])
+row("lerp.tensor", lambda L, x, y, w: x.lerp(y, w), lambda x, y, w: x + w * (y - x), [X, Y, W],
+    "gg")
+
+# ---------------------------------------------------------------- reductions
+row("sum", lambda L, x: L.sum(x), jnp.sum, [X], "fd")
+row("sum.method", lambda L, x: x.sum(), jnp.sum, [X])
+row("sum.dim", lambda L, x: x.sum(1), lambda x: x.sum(1), [X])
+row("sum.dims_keepdim", lambda L, x: L.sum(x, (0, 1), keepdim=True),
+    lambda x: x.sum((0, 1), keepdims=True), [X])
+row("sum.negdim", lambda L, x: x.sum(dim=-1), lambda x: x.sum(-1), [X])
+row("mean", lambda L, x: L.mean(x), jnp.mean, [X])
+row("mean.dim", lambda L, x: x.mean(0, keepdim=True), lambda x: x.mean(0, keepdims=True), [X])
+row("prod", lambda L, x: L.prod(x), jnp.prod, [P(3, 4)], "gg")
+row("prod.dim", lambda L, x: x.prod(1), lambda x: x.prod(1), [X], "fd")
+row("var", lambda L, x: L.var(x), lambda x: jnp.var(x, ddof=1), [X], "gg")
+row("var.dim", lambda L, x: x.var(1), lambda x: jnp.var(x, 1, ddof=1), [X])
+row("var.correction", lambda L, x: x.var(0, correction=0, keepdim=True),
+    lambda x: jnp.var(x, 0, keepdims=True), [X])
+row("var.unbiased", lambda L, x: L.var(x, unbiased=False), jnp.var, [X])
+row("std", lambda L, x: L.std(x), lambda x: jnp.std(x, ddof=1), [X], "fd")
+row("std.dim", lambda L, x: x.std(1, keepdim=True), lambda x: jnp.std(x, 1, ddof=1,
+                                                                      keepdims=True), [X])
+row("max", lambda L, x: L.max(x), jnp.max, [X])
+row("max.method", lambda L, x: x.max(), jnp.max, [X])
+row("max.dim", lambda L, x: L.max(x, 1), lambda x: (x.max(1), x.argmax(1)), [X])
+row("max.dim_keepdim", lambda L, x: x.max(0, keepdim=True),
+    lambda x: (x.max(0, keepdims=True), x.argmax(0, keepdims=True)), [X])
+row("min", lambda L, x: L.min(x), jnp.min, [X])
+row("min.dim", lambda L, x: x.min(dim=0), lambda x: (x.min(0), x.argmin(0)), [X])
+row("amax", lambda L, x: L.amax(x, 1), lambda x: x.max(1), [X])
+row("amax.all", lambda L, x: x.amax((0, 1)), jnp.max, [X])
+row("amin", lambda L, x: x.amin(0, keepdim=True), lambda x: x.min(0, keepdims=True), [X])
+row("argmax", lambda L, x: L.argmax(x, 1), lambda x: x.argmax(1), [X])
+row("argmax.all", lambda L, x: x.argmax(), lambda x: x.argmax(), [X])
+row("argmin", lambda L, x: x.argmin(0, keepdim=True), lambda x: x.argmin(0, keepdims=True), [X])
+row("logsumexp", lambda L, x: L.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), [X], "gg fd")
+row("logsumexp.dims", lambda L, x: x.logsumexp((0, 1)), jax.nn.logsumexp, [X])
+row("cumsum", lambda L, x: L.cumsum(x, 1), lambda x: jnp.cumsum(x, 1), [X])
+row("cumsum.method", lambda L, x: x.cumsum(dim=0), lambda x: jnp.cumsum(x, 0), [X])
+row("cumprod", lambda L, x: x.cumprod(1), lambda x: jnp.cumprod(x, 1), [X])
+_l2 = lambda x, **k: jnp.sqrt(jnp.sum(x * x, **k))  # noqa: E731
+row("norm", lambda L, x: L.norm(x), _l2, [X], "gg fd")
+row("norm.p1", lambda L, x: x.norm(p=1), lambda x: jnp.abs(x).sum(), [X])
+row("norm.dim", lambda L, x: x.norm(dim=1), lambda x: _l2(x, axis=1), [X])
+row("norm.inf", lambda L, x: x.norm(float("inf")), lambda x: jnp.abs(x).max(), [X])
+row("norm.p3", lambda L, x: x.norm(3, 1, True),
+    lambda x: (jnp.abs(x) ** 3).sum(1, keepdims=True) ** (1 / 3), [X])
+row("softmax", lambda L, x: L.softmax(x, 1), lambda x: jax.nn.softmax(x, 1), [X], "gg fd")
+row("softmax.method", lambda L, x: x.softmax(dim=0), lambda x: jax.nn.softmax(x, 0), [X])
+row("log_softmax", lambda L, x: L.log_softmax(x, 1), lambda x: jax.nn.log_softmax(x, 1), [X],
+    "gg fd")
+row("log_softmax.method", lambda L, x: x.log_softmax(-1), lambda x: jax.nn.log_softmax(x, -1),
+    [X])
+
+# ---------------------------------------------------------------- matrix products
+A, Bm, Bt = F(3, 4), F(4, 5), F(2, 3, 4)
+row("matmul", lambda L, a, b: L.matmul(a, b), jnp.matmul, [A, Bm], "gg fd")
+row("matmul.op", lambda L, a, b: a @ b, jnp.matmul, [A, Bm])
+row("matmul.mv", lambda L, a, v: a @ v, jnp.matmul, [A, W])
+row("matmul.vm", lambda L, v, b: v @ b, jnp.matmul, [W, Bm], "shallow")
+row("matmul.dot", lambda L, v, w: v @ w, jnp.matmul, [W, W])
+row("matmul.batch_batch", lambda L, a, b: a @ b, jnp.matmul, [Bt, F(2, 4, 5)], "shallow")
+row("matmul.batch_mat", lambda L, a, b: a @ b, jnp.matmul, [Bt, Bm], "shallow")
+row("matmul.mat_batch", lambda L, a, b: a.matmul(b), jnp.matmul, [A, F(2, 4, 5)], "shallow")
+row("matmul.vec_batch", lambda L, v, b: v @ b, jnp.matmul, [W, F(2, 4, 5)], "shallow")
+row("matmul.batch_vec", lambda L, a, v: a @ v, jnp.matmul, [Bt, W], "shallow")
+row("matmul.broadcast", lambda L, a, b: a @ b, jnp.matmul, [F(2, 1, 3, 4), F(2, 4, 5)],
+    "shallow")
+row("mm", lambda L, a, b: L.mm(a, b), jnp.matmul, [A, Bm], "gg")
+row("mm.method", lambda L, a, b: a.mm(b), jnp.matmul, [A, Bm])
+row("bmm", lambda L, a, b: L.bmm(a, b), jnp.matmul, [Bt, F(2, 4, 5)], "gg")
+row("mv", lambda L, a, v: L.mv(a, v), jnp.matmul, [A, W])
+row("dot", lambda L, v, w: v.dot(w), jnp.dot, [W, W])
+row("outer", lambda L, v, w: L.outer(v, w), jnp.outer, [W, F(3)], "gg")
+row("outer.method", lambda L, v, w: v.outer(w), jnp.outer, [W, F(3)])
+row("addmm", lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2.0),
+    lambda c, a, b: 0.5 * c + 2.0 * (a @ b), [F(3, 5), A, Bm])
+for _eq, _ins in [("ij,jk->ik", [A, Bm]), ("ij,kj->ik", [A, F(5, 4)]),
+                  ("bij,bjk->bik", [Bt, F(2, 4, 5)]), ("i,i->", [W, W]), ("i,j->ij", [W, F(3)]),
+                  ("ij->ji", [A]), ("ij->", [A]), ("ij->j", [A]), ("ij,ij->ij", [A, A]),
+                  ("ij,ij->i", [A, A]), ("ii->i", [F(3, 3)]), ("ij,jk", [A, Bm]),
+                  ("...ij,...jk->...ik", [Bt, F(2, 4, 5)])]:
+    row("einsum " + _eq, lambda L, *xs, eq=_eq: L.einsum(eq, *xs),
+        lambda *xs, eq=_eq: jnp.einsum(eq, *xs), _ins, "shallow")
+row("t", lambda L, a: L.t(a), lambda a: a.T, [A])
+row("t.method", lambda L, a: a.t(), lambda a: a.T, [A])
+row("t.vector", lambda L, v: v.t(), lambda v: v, [W])
+row("transpose", lambda L, a: L.transpose(a, 0, 1), lambda a: a.T, [A])
+row("transpose.neg", lambda L, a: a.transpose(-1, 0), lambda a: jnp.swapaxes(a, -1, 0), [Bt])
+row("swapaxes", lambda L, a: a.swapaxes(0, 2), lambda a: jnp.swapaxes(a, 0, 2), [Bt])
+row("permute", lambda L, a: L.permute(a, (2, 0, 1)), lambda a: a.transpose(2, 0, 1), [Bt])
+row("permute.varargs", lambda L, a: a.permute(1, 2, 0), lambda a: a.transpose(1, 2, 0), [Bt])
+row("T", lambda L, a: a.T, lambda a: a.T, [A])
+row("mT", lambda L, a: a.mT, lambda a: jnp.swapaxes(a, -1, -2), [Bt])
+row("movedim", lambda L, a: L.movedim(a, 0, 2), lambda a: jnp.moveaxis(a, 0, 2), [Bt])
+
+# ---------------------------------------------------------------- shape ops
+row("reshape", lambda L, x: L.reshape(x, (12,)), lambda x: x.reshape(12), [X], "fd")
+row("reshape.infer", lambda L, x: x.reshape(-1, 2), lambda x: x.reshape(-1, 2), [X])
+row("view", lambda L, x: x.view(2, 6), lambda x: x.reshape(2, 6), [X])
+row("view.tuple", lambda L, x: x.view((4, 3)), lambda x: x.reshape(4, 3), [X])
+row("view_as", lambda L, x, y: x.view_as(y.t()), lambda x, y: x.reshape(4, 3), [X, Y])
+row("reshape_as", lambda L, x, y: x.reshape_as(y), lambda x, y: x.reshape(2, 6),
+    [X, F(2, 6)])
+row("flatten", lambda L, x: L.flatten(x), lambda x: x.reshape(-1), [Bt])
+row("flatten.start", lambda L, x: x.flatten(1), lambda x: x.reshape(2, 12), [Bt])
+row("flatten.range", lambda L, x: x.flatten(0, 1), lambda x: x.reshape(6, 4), [Bt])
+row("unflatten", lambda L, x: L.unflatten(x, 1, (2, 2)), lambda x: x.reshape(3, 2, 2), [X])
+row("unflatten.infer", lambda L, x: x.unflatten(-1, (2, -1)), lambda x: x.reshape(3, 2, 2), [X])
+row("squeeze", lambda L, x: L.squeeze(x), lambda x: x.reshape(3, 4), [F(1, 3, 1, 4)])
+row("squeeze.dim", lambda L, x: x.squeeze(0), lambda x: x.reshape(3, 1, 4), [F(1, 3, 1, 4)])
+row("squeeze.noop", lambda L, x: x.squeeze(1), lambda x: x, [F(1, 3, 1, 4)])
+row("squeeze.dims", lambda L, x: x.squeeze((0, 2)), lambda x: x.reshape(3, 4), [F(1, 3, 1, 4)])
+row("unsqueeze", lambda L, x: L.unsqueeze(x, 1), lambda x: x[:, None], [X])
+row("unsqueeze.neg", lambda L, x: x.unsqueeze(-1), lambda x: x[..., None], [X])
+row("expand", lambda L, w: w.expand(3, 4), lambda w: jnp.broadcast_to(w, (3, 4)), [W], "fd")
+row("expand.keep", lambda L, x: x.expand(2, -1, 4), lambda x: jnp.broadcast_to(x, (2, 3, 4)),
+    [F(3, 1)])
+row("expand.tuple", lambda L, w: w.expand((2, 3, 4)), lambda w: jnp.broadcast_to(w, (2, 3, 4)),
+    [W])
+row("expand_as", lambda L, w, x: w.expand_as(x), lambda w, x: jnp.broadcast_to(w, (3, 4)),
+    [W, X])
+row("broadcast_to", lambda L, w: L.broadcast_to(w, (3, 4)),
+    lambda w: jnp.broadcast_to(w, (3, 4)), [W])
+row("broadcast_tensors", lambda L, w, x: L.broadcast_tensors(w, x[:1]),
+    lambda w, x: (jnp.broadcast_to(w, (1, 4)), x[:1]), [W, X])
+row("repeat", lambda L, x: x.repeat(2, 1), lambda x: jnp.tile(x, (2, 1)), [X])
+row("repeat.newdim", lambda L, x: x.repeat(2, 1, 2), lambda x: jnp.tile(x, (2, 1, 2)), [X])
+row("split", lambda L, x: L.split(x, 2), lambda x: (x[:2], x[2:]), [X])
+row("split.method_dim", lambda L, x: x.split(3, dim=1), lambda x: (x[:, :3], x[:, 3:]), [X])
+row("split.sizes", lambda L, x: x.split([1, 3], 1), lambda x: (x[:, :1], x[:, 1:]), [X])
+row("chunk", lambda L, x: L.chunk(x, 2), lambda x: (x[:2], x[2:]), [X])
+row("chunk.dim", lambda L, x: x.chunk(3, 1), lambda x: (x[:, :2], x[:, 2:]), [X])
+row("narrow", lambda L, x: L.narrow(x, 1, 1, 2), lambda x: x[:, 1:3], [X])
+row("narrow.neg", lambda L, x: x.narrow(0, -2, 2), lambda x: x[1:], [X])
+row("unbind", lambda L, x: L.unbind(x), lambda x: tuple(x), [X])
+row("unbind.dim", lambda L, x: x.unbind(1), lambda x: tuple(x.T), [X])
+row("flip", lambda L, x: L.flip(x, (0,)), lambda x: x[::-1], [X])
+row("flip.dims", lambda L, x: x.flip(0, 1) if False else x.flip((0, 1)), lambda x: x[::-1, ::-1],
+    [X])
+row("roll", lambda L, x: L.roll(x, 1, 0), lambda x: jnp.roll(x, 1, 0), [X])
+row("roll.flat", lambda L, x: x.roll(5), lambda x: jnp.roll(x, 5), [X])
+row("roll.dims", lambda L, x: x.roll((1, -1), (0, 1)), lambda x: jnp.roll(x, (1, -1), (0, 1)),
+    [X])
+row("tril", lambda L, x: L.tril(x), jnp.tril, [X])
+row("tril.diag", lambda L, x: x.tril(-1), lambda x: jnp.tril(x, -1), [X])
+row("triu", lambda L, x: L.triu(x, 1), lambda x: jnp.triu(x, 1), [X])
+row("triu.batch", lambda L, x: x.triu(), jnp.triu, [Bt])
+_GI = I([[0, 3], [1, 1], [2, 0]])
+row("gather", lambda L, x, i: L.gather(x, 1, i), lambda x, i: jnp.take_along_axis(x, i, 1),
+    [X, _GI], "gg fd")
+row("gather.method", lambda L, x, i: x.gather(0, i), lambda x, i: jnp.take_along_axis(x, i, 0),
+    [X, I([[0, 2, 1, 0]])])
+row("index_select", lambda L, x, i: L.index_select(x, 0, i), lambda x, i: x[i], [X, I([2, 0, 2])])
+row("index_select.method", lambda L, x, i: x.index_select(1, i), lambda x, i: x[:, i],
+    [X, I([3, 1])])
+row("take", lambda L, x, i: L.take(x, i), lambda x, i: x.reshape(-1)[i], [X, I([0, 5, 11, 5])])
+# (PyTorch's backward needs ``src`` of the index's shape)
+row("scatter_add", lambda L, x, i, s: L.scatter_add(x, 1, i, s),
+    lambda x, i, s: x.at[jnp.arange(3)[:, None], i].add(s), [X, _GI, F(3, 2)], "fd")
+row("scatter_add.method", lambda L, x, i, s: x.scatter_add(0, i, s),
+    lambda x, i, s: x.at[i, jnp.arange(4)].add(s[0]), [X, I([[2, 0, 2, 1]]), F(1, 4)])
+row("scatter", lambda L, x, i, s: L.scatter(x, 1, i, s),
+    lambda x, i, s: x.at[jnp.arange(3)[:, None], i].set(s), [X, I([[0, 3], [1, 2], [2, 0]]),
+                                                             F(3, 2)])
+row("scatter.value", lambda L, x, i: x.scatter(1, i, 1.5),
+    lambda x, i: x.at[jnp.arange(3)[:, None], i].set(1.5), [X, I([[0, 3], [1, 2], [2, 0]])])
+row("index_add", lambda L, x, i, s: x.index_add(0, i, s), lambda x, i, s: x.at[i].add(s),
+    [X, I([0, 2, 0]), Y])
+row("index_add.alpha", lambda L, x, i, s: L.index_add(x, 1, i, s, alpha=2.0),
+    lambda x, i, s: x.at[:, i].add(2.0 * s), [X, I([3, 0]), F(3, 2)])
+row("masked_select", lambda L, x, m: L.masked_select(x, m), lambda x, m: x[m], [X, _M])
+row("masked_select.broadcast", lambda L, x, m: x.masked_select(m),
+    lambda x, m: jnp.broadcast_to(x, (3, 4))[m], [W, _M])
+row("cat", lambda L, x, y: L.cat([x, y]), lambda x, y: jnp.concatenate([x, y]), [X, Y], "fd")
+row("cat.dim", lambda L, x, y: L.cat((x, y), dim=-1), lambda x, y: jnp.concatenate([x, y], 1),
+    [X, F(3, 2)])
+row("concat", lambda L, x, y: L.concat([x, y], 1), lambda x, y: jnp.concatenate([x, y], 1),
+    [X, Y])
+row("stack", lambda L, x, y: L.stack([x, y]), lambda x, y: jnp.stack([x, y]), [X, Y])
+row("stack.dim", lambda L, x, y: L.stack([x, y], dim=2), lambda x, y: jnp.stack([x, y], 2), [X, Y])
+row("clone", lambda L, x: L.clone(x), lambda x: x, [X])
+row("clone.method", lambda L, x: x.clone(), lambda x: x, [X])
+row("contiguous", lambda L, x: (x * 2).contiguous(), lambda x: x * 2, [X])
+
+# ---------------------------------------------------------------- indexing
+_IDX = [
+    ("int", lambda x: x[1], lambda x: x[1]),
+    ("negint", lambda x: x[-1], lambda x: x[-1]),
+    ("slice", lambda x: x[1:], lambda x: x[1:]),
+    ("slice2", lambda x: x[:, 1:3], lambda x: x[:, 1:3]),
+    ("step", lambda x: x[::2], lambda x: x[::2]),
+    ("full", lambda x: x[:], lambda x: x),
+    ("none", lambda x: x[None], lambda x: x[None]),
+    ("ellipsis", lambda x: x[...], lambda x: x),
+    ("ellipsis_int", lambda x: x[..., 0], lambda x: x[..., 0]),
+    ("int_none", lambda x: x[0, None], lambda x: x[0, None]),
+    ("none_slice", lambda x: x[None, 1:], lambda x: x[None, 1:]),
+    ("int_slice", lambda x: x[1, 1:], lambda x: x[1, 1:]),
+    ("slice_int", lambda x: x[1:, 2], lambda x: x[1:, 2]),
+    ("scalar", lambda x: x[1, 2], lambda x: x[1, 2]),
+    ("true", lambda x: x[True], lambda x: x[None]),
+    ("list", lambda x: x[[0, 2, 2]], lambda x: x[jnp.array([0, 2, 2])]),
+    ("mask", lambda x: x[x > 0], None),
+]
+for _n, _f, _r in _IDX:
+    row("getitem " + _n, lambda L, x, f=_f: f(x), _r, [X])
+row("getitem tensor", lambda L, x, i: x[i], lambda x, i: x[i], [X, I([2, 0])], "fd")
+row("getitem tensor0d", lambda L, x, i: x[i], lambda x, i: x[i], [X, I(1)])
+row("getitem tensor2", lambda L, x, i, j: x[i, j], lambda x, i, j: x[i, j],
+    [X, I([0, 1, 2]), I([3, 2, 1])])
+row("getitem slice_tensor", lambda L, x, i: x[:, i], lambda x, i: x[:, i], [X, I([3, 0])])
+row("getitem tensor2d", lambda L, x, i: x[i], lambda x, i: x[i], [X, I([[0, 1], [2, 2]])])
+row("getitem boolmask", lambda L, x, m: x[m], lambda x, m: x[np.asarray(m)], [X, _M])
+row("getitem rowmask", lambda L, x, m: x[m], lambda x, m: x[np.asarray(m)],
+    [X, B([True, False, True])])
+
+# ---------------------------------------------------------------- edge points (torch's choices)
+row("edge abs0", lambda L, x: x.abs(), None, [V([0.0, 1.0, -2.0, 0.0])])
+row("edge relu0", lambda L, x: L.relu(x), None, [V([0.0, 1.0, -2.0])])
+row("edge clamp_bounds", lambda L, x: x.clamp(-1.0, 1.0), None, [V([-1.0, 1.0, 0.5, 2.0])])
+row("edge clamp_min_bound", lambda L, x: x.clamp_min(1.0), None, [V([1.0, 0.0, 2.0])])
+row("edge maximum_tie", lambda L, x, y: L.maximum(x, y), None, [V([1.0, 2.0]), V([1.0, 3.0])])
+row("edge fmax_tie", lambda L, x, y: L.fmax(x, y), None, [V([1.0, 2.0]), V([1.0, 3.0])])
+row("edge fmin_tie", lambda L, x, y: L.fmin(x, y), None, [V([1.0, 2.0]), V([1.0, 3.0])])
+row("edge max_ties", lambda L, x: x.max(), None, [V([3.0, 1.0, 3.0])])
+row("edge amax_ties", lambda L, x: x.amax(1), None, [V([[3.0, 1.0, 3.0], [0.0, 0.0, 0.0]])])
+row("edge max_dim_ties", lambda L, x: x.max(1).values, None, [V([[3.0, 1.0, 3.0]])])
+row("edge norm0", lambda L, x: x.norm(), None, [V([0.0, 0.0])])
+row("edge norm_dim0", lambda L, x: x.norm(dim=1), None, [V([[0.0, 0.0], [3.0, 4.0]])])
+row("edge norm_p1_0", lambda L, x: x.norm(p=1), None, [V([0.0, -2.0])])
+row("edge std_const", lambda L, x: x.std(), None, [V([2.0, 2.0, 2.0])])
+row("edge pow0_at0", lambda L, x: x ** 0, None, [V([0.0, 2.0])])
+row("edge powt0_at0", lambda L, x, y: x ** y, None, [V([0.0, 2.0]), V([0.0, 0.0])])
+row("edge prod_zero", lambda L, x: x.prod(), None, [V([0.0, 2.0, 3.0])])
+row("edge prod_zeros", lambda L, x: x.prod(0), None, [V([[0.0, 1.0], [0.0, 2.0]])])
+row("edge cumprod_zero", lambda L, x: x.cumprod(0), None, [V([2.0, 0.0, 3.0])])
+row("edge sign0", lambda L, x: x.sign(), None, [V([0.0, -1.0])])
+row("edge lerp_w1", lambda L, x, y: x.lerp(y, 1.0), None, [V([1.0, 2.0]), V([3.0, -1.0])])
+
+# ---------------------------------------------------------------- no gradient
+_C1, _C2 = F(3, 4), F(3, 4)
+for _n, _op in [("eq", jnp.equal), ("ne", jnp.not_equal), ("lt", jnp.less),
+                ("le", jnp.less_equal), ("gt", jnp.greater), ("ge", jnp.greater_equal)]:
+    row("compare " + _n, lambda L, x, y, n=_n: getattr(L, n)(x, y.detach().round()), None,
+        [_C1, _C2])
+row("compare ops", lambda L, x, y: [x == y, x != y, x < y, x <= 0.5, x > y, x >= y], None, [_C1, _C2])
+row("logical", lambda L, x, y: [L.logical_and(x > 0, y > 0), (x > 0).logical_or(y > 0),
+                                L.logical_xor(x > 0, y > 0), L.logical_not(x > 0),
+                                (x > 0) & (y > 0), (x > 0) | (y > 0), ~(x > 0)], None, [_C1, _C2])
+row("isfinite", lambda L, x: [L.isnan(x / 0.0), (x / 0.0).isinf(), L.isfinite(x)], None, [_C1])
+row("all_any", lambda L, x: [(x > 0).all(), L.any(x > 0, 1), (x > -5).all(0)], None, [_C1])
+row("count_nonzero", lambda L, x: L.count_nonzero(x > 0, 1), None, [_C1])
+row("floor_divide", lambda L, x, y: L.floor_divide(x.detach(), 0.3), None, [_C1, _C2],
+    "nonames")

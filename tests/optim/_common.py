@@ -1,0 +1,97 @@
+"""Shared fixtures of the optimizer tests: leaves, a fixed quadratic loss, lockstep runs."""
+import numpy as np
+import pytest
+
+import hookgrad
+
+try:
+    import torch
+except ImportError:  # differential tests skip
+    torch = None
+
+_RNG = np.random.RandomState(0)
+INIT = [_RNG.randn(3).astype(np.float32), _RNG.randn(2, 2).astype(np.float32)]
+
+
+def _spd(n):
+    m = _RNG.randn(n, n).astype(np.float32)
+    return (m @ m.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+# loss_k(x) = 0.5 x'A x + b'x per parameter (flattened): gradient A x + b
+_QUAD = [(_spd(3), _RNG.randn(3).astype(np.float32)),
+         (_spd(4), _RNG.randn(4).astype(np.float32))]
+
+
+def quad_grad(k, x):
+    a, b = _QUAD[k]
+    x = np.asarray(x, np.float32)
+    return (a @ x.reshape(-1) + b).reshape(x.shape).astype(np.float32)
+
+
+def leaf(values):
+    """A leaf requiring grad: an ``nn.Parameter`` when hookgrad.nn imports."""
+    try:
+        from hookgrad.nn import Parameter
+    except Exception:  # noqa: BLE001 - nn may be mid-construction; any leaf will do
+        return hookgrad.tensor(np.array(values), requires_grad=True)
+    return Parameter(hookgrad.tensor(np.array(values)))
+
+
+def arr(t):
+    """A hookgrad or torch Tensor as a NumPy array."""
+    if isinstance(t, hookgrad.Tensor):
+        return np.asarray(t._data)
+    return t.detach().numpy()
+
+
+class Pair:
+    """The same optimizer in hookgrad and PyTorch, fed the same gradients."""
+
+    def __init__(self, name, kwargs=None, groups=None, init=INIT):
+        kwargs = kwargs or {}
+        self.h = [leaf(a) for a in init]
+        self.t = [torch.nn.Parameter(torch.tensor(np.array(a))) for a in init]
+        if groups is None:
+            hp, tp = self.h, self.t
+        else:  # groups: list of (indices, options)
+            hp = [dict(opts, params=[self.h[i] for i in idx]) for idx, opts in groups]
+            tp = [dict(opts, params=[self.t[i] for i in idx]) for idx, opts in groups]
+        self.ho = getattr(hookgrad.optim, name)(hp, **kwargs)
+        self.to = getattr(torch.optim, name)(tp, **kwargs)
+
+    def set_grads(self, skip=()):
+        for k, (h, t) in enumerate(zip(self.h, self.t)):
+            if k in skip:
+                h.grad = None
+                t.grad = None
+            else:
+                h.grad = hookgrad.tensor(quad_grad(k, arr(h)))
+                t.grad = torch.tensor(quad_grad(k, arr(t)))
+
+    def step(self, n=1, skip=()):
+        for _ in range(n):
+            self.set_grads(skip)
+            self.ho.step()
+            self.to.step()
+
+    def assert_close(self, tol=1e-5):
+        for h, t in zip(self.h, self.t):
+            np.testing.assert_allclose(arr(h), arr(t), rtol=tol, atol=tol)
+
+    def assert_state_close(self, tol=1e-5):
+        hs, ts = self.ho.state_dict(), self.to.state_dict()
+        assert sorted(hs["state"]) == sorted(ts["state"])
+        for k, tstate in ts["state"].items():
+            assert list(hs["state"][k]) == list(tstate)
+            for name, v in tstate.items():
+                np.testing.assert_allclose(arr(hs["state"][k][name]), arr(v), rtol=tol,
+                                           atol=tol, err_msg=name)
+        strip = [{k: v for k, v in g.items()} for g in ts["param_groups"]]
+        assert hs["param_groups"] == strip
+
+
+def torch_test(f):
+    """Mark a differential test: needs PyTorch."""
+    f = pytest.mark.skipif(torch is None, reason="torch is not installed")(f)
+    return pytest.mark.torch(f)

@@ -1,0 +1,397 @@
+"""``hookgrad.compile``: an eager step (forward, backward, optimizer) as one XLA program."""
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import hookgrad as hg
+import hookgrad.nn.functional as F
+from hookgrad import nn
+from hookgrad.compile import TracedValueError
+
+
+def _arr(t):
+    return np.asarray(t._data)
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def _pair(opt_cls=None, **opt_kw):
+    """Two identical models (and optimizers): one for eager, one for compiled."""
+    out = []
+    for _ in range(2):
+        hg.manual_seed(0)
+        m = Tiny()
+        out.append((m, opt_cls(m.parameters(), **opt_kw) if opt_cls else None))
+    return out
+
+
+# --------------------------------------------------------------------------- equivalence
+
+
+def test_n_compiled_steps_equal_n_eager_steps_adamw():
+    (me, oe), (mc, oc) = _pair(hg.optim.AdamW, lr=0.05, weight_decay=0.1)
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+
+    def step(m, opt):
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    compiled = hg.compile(lambda: step(mc, oc))
+    losses_e = [step(me, oe).item() for _ in range(4)]
+    losses_c = [compiled().item() for _ in range(4)]
+    np.testing.assert_allclose(losses_c, losses_e, rtol=1e-5)
+    assert losses_c[-1] < losses_c[0]
+    # the optimizer state is created on the first step: one more trace, then cached
+    assert compiled.trace_count == 2
+    for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7, err_msg=k)
+        assert pc._version == pe._version
+        assert pc.grad is None
+    se, sc = oe.state_dict()["state"], oc.state_dict()["state"]
+    assert se.keys() == sc.keys()
+    for i in se:
+        for name in se[i]:
+            np.testing.assert_allclose(_arr(sc[i][name]), _arr(se[i][name]), rtol=1e-5,
+                                       atol=1e-8, err_msg=f"{i}.{name}")
+
+
+def test_grad_accumulates_across_calls_and_none_transitions():
+    (me, _), (mc, _) = _pair()
+    x = hg.randn(5, 3)
+
+    @hg.compile
+    def step(x):
+        mc(x).sum().backward()   # no zero_grad: .grad accumulates
+
+    for _ in range(3):
+        me(x).sum().backward()
+        step(x)
+    for pe, pc in zip(me.parameters(), mc.parameters()):
+        np.testing.assert_allclose(_arr(pc.grad), _arr(pe.grad), rtol=1e-6)
+    grad_obj = mc.fc1.weight.grad
+    step(x)   # .grad present: updated in place, same Python object (as the engine does)
+    assert mc.fc1.weight.grad is grad_obj
+    assert step.trace_count == 2   # None -> Tensor, then Tensor -> Tensor
+
+    @hg.compile
+    def clear():
+        mc.zero_grad()
+
+    clear()
+    assert all(p.grad is None for p in mc.parameters())
+
+
+def test_version_counters_and_inplace_buffers():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", hg.zeros(()))
+            self.w = nn.Parameter(hg.ones(2))
+
+        def forward(self, x):
+            with hg.no_grad():
+                self.calls.add_(1)
+            return (self.w * x).sum()
+
+    m = Counter()
+
+    @hg.compile
+    def step(x):
+        return m(x)
+
+    for i in range(3):
+        step(hg.ones(2))
+    assert m.calls.item() == 3.0
+    assert m.calls._version == 3
+
+
+def test_closed_over_state_is_found_through_helpers_methods_and_partials():
+    (me, oe), (mc, oc) = _pair(hg.optim.SGD, lr=0.1)
+    x = hg.randn(4, 3)
+
+    def loss_of(m):   # a helper the step calls: its closure is followed too
+        return m(x).pow(2).mean()
+
+    class Trainer:
+        def __init__(self, model, opt):
+            self.model, self.opt = model, opt
+
+        def step(self, scale):
+            loss = loss_of(self.model) * scale
+            loss.backward()
+            self.opt.step()
+            self.opt.zero_grad()
+            return loss
+
+    te, tc = Trainer(me, oe), Trainer(mc, oc)
+    compiled = hg.compile(tc.step)             # bound method: self is walked
+    partial = hg.compile(functools.partial(Trainer.step, tc))
+    for _ in range(2):
+        te.step(1.0)
+        compiled(1.0)
+    te.step(1.0)
+    partial(1.0)
+    for pe, pc in zip(me.parameters(), mc.parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7)
+
+
+def test_module_and_plain_tensor_steps():
+    hg.manual_seed(0)
+    m = Tiny()
+    x = hg.randn(2, 3)
+    compiled = hg.compile(m)
+    np.testing.assert_allclose(_arr(compiled(x)), _arr(m(x)), rtol=1e-6)
+    w = hg.tensor([1.0, 2.0], requires_grad=True)
+
+    @hg.compile
+    def sgd(lr):
+        (w * w).sum().backward()
+        with hg.no_grad():
+            w.sub_(w.grad * lr)
+        w.grad = None
+
+    sgd(0.25)
+    sgd(0.25)   # a new Python float is a new static value: one more trace
+    np.testing.assert_allclose(_arr(w), [0.25, 0.5])
+    assert w._version == 2 and w.grad is None
+
+
+# --------------------------------------------------------------------------- recompilation
+
+
+def test_recompiles_on_shapes_hooks_mode_and_grad_presence():
+    hg.manual_seed(0)
+    m = Tiny()
+
+    @hg.compile
+    def step(x):
+        out = m(x).sum()
+        out.backward()
+        return out
+
+    def run(x):
+        m.zero_grad()
+        return step(x)
+
+    run(hg.randn(2, 3))
+    run(hg.randn(2, 3))
+    assert step.trace_count == 1
+    run(hg.randn(5, 3))                         # new shape
+    assert step.trace_count == 2
+    h = m.fc1.weight.register_hook(lambda g: g * 0)
+    run(hg.randn(5, 3))                         # a hook added
+    assert step.trace_count == 3
+    assert np.all(_arr(m.fc1.weight.grad) == 0)
+    h.remove()
+    run(hg.randn(5, 3))                         # removed: the earlier program again
+    assert step.trace_count == 3
+    assert np.any(_arr(m.fc1.weight.grad) != 0)
+    fh = m.fc2.register_forward_hook(lambda mod, a, out: out * 2)
+    run(hg.randn(5, 3))                         # a module hook added
+    assert step.trace_count == 4
+    fh.remove()
+    m.eval()
+    run(hg.randn(5, 3))                         # train() / eval()
+    assert step.trace_count == 5
+    m.train()
+    step(hg.randn(5, 3))                        # .grad present this time
+    assert step.trace_count == 6
+    with hg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        run(hg.randn(5, 3))                     # saved-tensor hooks active
+    assert step.trace_count == 7
+
+
+def test_lower_jaxpr_and_cost_analysis():
+    w = hg.ones(4, requires_grad=True)
+
+    @hg.compile
+    def step(x):
+        (w * x).sin().sum().backward()
+
+    x = hg.ones(4)
+    text = step.lower(x).as_text()
+    assert "stablehlo" in text or "mhlo" in text
+    assert "mul" in str(step.jaxpr(x))
+    cost = step.cost_analysis(x)
+    cost = cost[0] if isinstance(cost, list) else cost
+    assert cost.get("flops", 0) > 0
+    assert step.trace_count == 1 and w.grad is None   # inspecting does not run the step
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def test_host_hook_fires_every_call_with_concrete_values():
+    (me, _), (mc, _) = _pair()
+    seen_e, seen_c = [], []
+
+    def make(seen):
+        @hg.compile.host_hook
+        def log(grad):
+            assert not isinstance(grad._data, jax.core.Tracer)
+            seen.append(round(grad.abs().sum().item(), 5))
+        return log
+
+    me.fc1.weight.register_hook(make(seen_e))
+    mc.fc1.weight.register_hook(make(seen_c))
+    mc.fc2.register_forward_hook(hg.compile.host_hook(
+        lambda mod, args, out: seen_c.append(("out", out.shape[0]))))
+
+    @hg.compile
+    def step(x):
+        mc.zero_grad()
+        mc(x).sum().backward()
+
+    for i in range(3):
+        x = hg.randn(2, 3)
+        me.zero_grad()
+        me(x).sum().backward()
+        step(x)
+    assert step.trace_count == 2   # .grad absent on the first call only
+    assert [v for v in seen_c if not isinstance(v, tuple)] == seen_e
+    assert seen_c.count(("out", 2)) == 3
+    assert len(set(seen_e)) == 3   # fresh values each call
+
+
+def test_host_hook_must_return_none():
+    hook = hg.compile.host_hook(lambda g: g * 2)
+    with pytest.raises(RuntimeError, match="must return None"):
+        hook(hg.ones(2))
+    assert hg.compile.is_host_hook(hook) and not hg.compile.is_host_hook(print)
+
+
+@pytest.mark.parametrize("read", [lambda g: g.sum().item(), lambda g: float(g.sum()),
+                                  lambda g: g.tolist(), lambda g: bool(g.sum() > 0),
+                                  lambda g: print(g), lambda g: g.numpy()])
+def test_reading_a_traced_value_raises_a_clear_error(read):
+    w = hg.ones(3, requires_grad=True)
+    w.register_hook(lambda g: read(g) and None)
+
+    @hg.compile
+    def step():
+        (w * 2).sum().backward()
+
+    with pytest.raises(TracedValueError, match=r"hookgrad\.compile\.host_hook"):
+        step()
+    # nothing half-updated: the tensor holds its value again and eager still works
+    assert w.grad is None and not isinstance(w._data, jax.core.Tracer)
+    w._backward_hooks.clear()
+    (w * 2).sum().backward()
+    np.testing.assert_allclose(_arr(w.grad), [2.0, 2.0, 2.0])
+
+
+def _times_ten(p):
+    p.grad.mul_(10)
+
+
+def test_hooks_that_compute_are_traced_into_the_program():
+    (me, _), (mc, _) = _pair()
+    for m in (me, mc):
+        m.fc1.weight.register_hook(lambda g: g.clamp(-0.1, 0.1))
+        m.fc2.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 3,))
+        m.fc1.register_forward_hook(
+            lambda mod, a, out: [out.grad_fn.register_prehook(lambda go: (go[0] * 0.5,))]
+            and None)
+        m.fc2.bias.register_post_accumulate_grad_hook(_times_ten)
+    x = hg.randn(3, 3)
+
+    @hg.compile
+    def step():
+        mc(x).sum().backward()
+
+    me(x).sum().backward()
+    step()
+    for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+        np.testing.assert_allclose(_arr(pc.grad), _arr(pe.grad), rtol=1e-5, err_msg=k)
+
+
+def test_autograd_function_inside_a_compiled_step():
+    class Cube(hg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2 + 1   # deliberately not the true derivative
+
+    w = hg.tensor([1.0, -2.0], requires_grad=True)
+
+    @hg.compile
+    def step():
+        Cube.apply(w).sum().backward()
+
+    step()
+    np.testing.assert_allclose(_arr(w.grad), [4.0, 13.0])
+
+
+# --------------------------------------------------------------------------- randomness
+
+
+def test_dropout_masks_are_fresh_each_call_and_match_eager():
+    def masks(compiled):
+        hg.manual_seed(123)
+        x = hg.ones(64)
+
+        def f(x):
+            return F.dropout(x, p=0.5, training=True)
+        fn = hg.compile(f) if compiled else f
+        return [_arr(fn(x)) for _ in range(3)]
+
+    eager, comp = masks(False), masks(True)
+    assert not np.array_equal(comp[0], comp[1])
+    for e, c in zip(eager, comp):
+        np.testing.assert_array_equal(c, e)
+    hg.manual_seed(123)   # the key after the calls is the one eager leaves too
+    k0 = np.asarray(hg.get_rng_state()._data if hasattr(hg.get_rng_state(), "_data")
+                    else hg.get_rng_state())
+    assert k0.shape
+
+
+def test_exception_in_step_leaves_state_unchanged():
+    hg.manual_seed(0)
+    m = Tiny()
+    opt = hg.optim.SGD(m.parameters(), lr=0.1)
+    before = [_arr(p).copy() for p in m.parameters()]
+
+    @hg.compile
+    def step(x):
+        m(x).sum().backward()
+        opt.step()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        step(hg.randn(2, 3))
+    for b, p in zip(before, m.parameters()):
+        np.testing.assert_array_equal(_arr(p), b)
+        assert p.grad is None and p._version == 0
+    m(hg.randn(2, 3)).sum().backward()   # eager still works on the restored state
+    opt.step()
+
+
+def test_nested_compiled_functions_inline():
+    w = hg.ones(2, requires_grad=True)
+    inner = hg.compile(lambda x: (w * x).sum())
+
+    @hg.compile
+    def outer(x):
+        inner(x).backward()
+
+    outer(hg.ones(2))
+    assert inner.trace_count == 0 and outer.trace_count == 1
+    np.testing.assert_allclose(_arr(w.grad), [1.0, 1.0])
