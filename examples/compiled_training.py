@@ -14,9 +14,10 @@ def main(steps=20, verbose=True):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    model[0].register_full_backward_hook(
+    # clip the gradient flowing out of the last layer into the hidden activations
+    model[2].register_full_backward_hook(
         lambda m, gin, gout: tuple(None if g is None else g.clamp(-1, 1) for g in gin))
-    model[2].register_forward_hook(lambda m, i, o: o * 1.0)
+    model[0].register_forward_hook(lambda m, i, o: o * 1.0)
     x = torch.randn(64, 8)
     y = x.sum(dim=1, keepdim=True).sin()
 

@@ -136,12 +136,19 @@ def _jd(dtype, default=None):
     return _dtype.to_jax(dtype if dtype is not None else (default or _dtype.get_default_dtype()))
 
 
+def _filled(shape, value, dtype):
+    # small arrays come from the host: no XLA compilation per new shape
+    if int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
+        return jnp.asarray(np.full(shape, value, dtype))
+    return jnp.full(shape, value, dtype)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(jnp.zeros(_size(size), _jd(dtype)), requires_grad, device)
+    return _finish(_filled(_size(size), 0, _jd(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(jnp.ones(_size(size), _jd(dtype)), requires_grad, device)
+    return _finish(_filled(_size(size), 1, _jd(dtype)), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -155,7 +162,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
             dtype = _dtype.bool
         elif isinstance(fill_value, int):
             dtype = _dtype.int64
-    return _finish(jnp.full(_size((size,)), fill_value, _jd(dtype)), requires_grad, device)
+    return _finish(_filled(_size((size,)), fill_value, _jd(dtype)), requires_grad, device)
 
 
 def _like(fn):
@@ -207,13 +214,13 @@ def _gen_key(generator):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    arr = jax.random.uniform(_gen_key(generator), _size(size), _jd(dtype))
-    return _finish(arr, requires_grad, device)
+    arr = random.draw("uniform", _size(size), generator=generator)
+    return _finish(jnp.asarray(arr, _jd(dtype)), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    arr = jax.random.normal(_gen_key(generator), _size(size), _jd(dtype))
-    return _finish(arr, requires_grad, device)
+    arr = random.draw("normal", _size(size), generator=generator)
+    return _finish(jnp.asarray(arr, _jd(dtype)), requires_grad, device)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,

@@ -12,7 +12,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype, _mode
-from .autograd import grad_mode
 from .utils.hooks import RemovableHandle, warn_if_has_hooks
 
 _NONLEAF_GRAD_WARNING = (
@@ -306,7 +305,7 @@ class Tensor:
         _check_concrete(self, ".item()")
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._data.item()  # no reshape: a dispatch costs more than the read
 
     def tolist(self):
         _check_concrete(self, ".tolist()")
@@ -339,7 +338,7 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         _check_concrete(self, "bool(tensor)")
         return bool(self._data.reshape(()))
 

@@ -106,7 +106,7 @@ def host_hook(fn=None, *, ordered=True):
         def callback(*values):
             new = list(leaves)
             for i, v, t in zip(pos, values, was_tensor):
-                arr = jax.numpy.asarray(v)
+                arr = v if isinstance(v, jax.Array) else jax.numpy.asarray(v)
                 new[i] = Tensor._wrap(arr) if t else arr
             a, k = rebuild(new)
             _call_host(fn, a, k)
@@ -283,6 +283,14 @@ _OPAQUE = (types.ModuleType, type, types.FunctionType, types.MethodType, functoo
            jax.Array, np.ndarray, np.generic)
 
 
+_MAX_ITEMS = 4096
+
+
+def _maybe_state(v, module_cls):
+    return isinstance(v, (Tensor, list, tuple, dict)) or _is_optimizer(v) or (
+        module_cls is not None and isinstance(v, module_cls))
+
+
 class _State:
     """The state one call of a step reads and may write: Tensors (with their ``.grad``),
     Modules, optimizers."""
@@ -316,12 +324,17 @@ class _State:
                 for g in obj.param_groups:
                     for p in g["params"]:
                         self.add_tensor(p)
-        elif depth < 3 and isinstance(obj, (list, tuple)) and len(obj) < 10000:
-            for v in obj:
-                self.walk(v, module_cls, depth + 1)
-        elif depth < 3 and isinstance(obj, dict) and len(obj) < 10000:
-            for v in obj.values():
-                self.walk(v, module_cls, depth + 1)
+        elif depth < 3 and isinstance(obj, (list, tuple)):
+            # a container of state (a parameter list, a dict of models) is walked; one
+            # whose first item is not state (a list of logged losses) is not
+            if obj and _maybe_state(obj[0], module_cls) and len(obj) <= _MAX_ITEMS:
+                for v in obj:
+                    self.walk(v, module_cls, depth + 1)
+        elif depth < 3 and isinstance(obj, dict):
+            if obj and len(obj) <= _MAX_ITEMS and _maybe_state(next(iter(obj.values())),
+                                                               module_cls):
+                for v in obj.values():
+                    self.walk(v, module_cls, depth + 1)
         elif depth < 2 and not isinstance(obj, _OPAQUE):
             # a trainer object, an LR scheduler: the Modules/optimizers/Tensors it holds
             d = getattr(obj, "__dict__", None)
@@ -398,17 +411,20 @@ def _aval_key(arr):
 
 
 def _opt_tree(opt):
-    """The optimizer's array state (``Optimizer._state_arrays()``: ``{"state", "hparams"}``),
-    leaves as arrays."""
+    """The optimizer's array state (``Optimizer._state_arrays()``: ``{"state", "hparams"}``)
+    as (tree, leaves, treedef), leaves as arrays."""
     get = getattr(opt, "_state_arrays", None)
     if get is None:
-        return None
+        return None, [], jax.tree_util.tree_structure(None)
     tree = get()
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    if any(not isinstance(v, (jax.Array, np.ndarray)) for v in leaves):
-        tree = jax.tree_util.tree_unflatten(treedef, [
-            v if isinstance(v, (jax.Array, np.ndarray)) else jax.numpy.asarray(v) for v in leaves])
-    return tree
+    for i, v in enumerate(leaves):
+        if not isinstance(v, (jax.Array, np.ndarray)):
+            leaves[i] = jax.numpy.asarray(v)
+            tree = None
+    if tree is None:
+        tree = jax.tree_util.tree_unflatten(treedef, leaves)
+    return tree, leaves, treedef
 
 
 def _opt_static_key(opt, tree):
@@ -447,8 +463,8 @@ def _state_part(tree):
 class _Entry:
     """One traced and compiled program, with how to write its outputs back."""
 
-    __slots__ = ("exe", "data_out", "grad_out", "grad_none", "grad_new", "versions",
-                 "opt_out", "opt_state_in", "key_out", "user_spec", "user_build", "n_out", "jaxpr",
+    __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none", "grad_new", "versions",
+                 "opt_out", "opt_state_in", "key_out", "key_in", "user_spec", "user_build", "n_out", "jaxpr",
                  "hp_in")
 
 
@@ -470,6 +486,7 @@ class CompiledFunction:
         self._donate = donate
         self._disable = disable
         self.trace_count = 0
+        self._key_data = None   # (typed key, its raw data) from the last call
         functools.update_wrapper(self, fn, updated=())
 
     def __repr__(self):
@@ -500,7 +517,8 @@ class CompiledFunction:
         """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""
         plan = self._plan(args, kwargs)
         entry = self._cache.get(plan.key) or self._trace(plan, args, kwargs)
-        return entry.exe.lower(*plan.flat)
+        flat = plan.flat + [jax.random.key_data(plan.rng)] if entry.key_in else plan.flat
+        return entry.exe.lower(*flat)
 
     def cost_analysis(self, *args, **kwargs):
         """XLA's cost analysis (flops, bytes accessed) of the program for these arguments."""
@@ -573,8 +591,7 @@ class CompiledFunction:
         key.append(tuple(_dict_key(d) for d in _global_hook_dicts()))
         opt_trees = []
         for opt in st.optimizers:
-            tree = _opt_tree(opt)
-            leaves, treedef = jax.tree_util.tree_flatten(tree)
+            tree, leaves, treedef = _opt_tree(opt)
             opt_trees.append((len(flat), len(leaves), treedef, tree))
             flat.extend(leaves)
             key.append((id(opt), _opt_static_key(opt, tree), treedef,
@@ -582,9 +599,7 @@ class CompiledFunction:
         rng = _random._state["key"]
         if rng is None:
             rng = _random._state["key"] = jax.random.key(_random._state["seed"])
-        rng_pos = len(flat)
-        flat.append(rng)
-        key.append(_aval_key(rng))
+        key.append(rng.dtype)
         arg_pos = []
         for v, slot in zip(arg_leaves, arg_slots):
             if slot[0] == "a":
@@ -596,7 +611,7 @@ class CompiledFunction:
         plan.state = st
         plan.grads_in = grads_in
         plan.opt_trees = opt_trees
-        plan.rng_pos = rng_pos
+        plan.rng = rng
         plan.arg_leaves = arg_leaves
         plan.arg_slots = arg_slots
         plan.arg_pos = arg_pos
@@ -635,12 +650,13 @@ class CompiledFunction:
                 opt_in.append({id(v): pos[id(v)]
                                for v in jax.tree_util.tree_leaves(_state_part(tree))})
                 _opt_load(opt, tree)
-            key_in = next(it)
-            _random._state["key"] = key_in
             leaves = list(plan.arg_leaves)
             for j, (slot, v) in enumerate(zip(plan.arg_slots, leaves)):
                 if slot[0] == "a":
                     leaves[j] = next(it)
+            # the global PRNG key, as raw key data (typed keys take jit's slow path)
+            key_in = jax.random.wrap_key_data(next(it), impl=_key_impl(plan.rng))
+            _random._state["key"] = key_in
             a, k = plan.rebuild(leaves)
             with _mode.compiling_mode():
                 result = self._fn(*a, **k)
@@ -690,7 +706,7 @@ class CompiledFunction:
             key_now = _random._state["key"]
             if key_now is not key_in:
                 entry.key_out = len(outs)
-                outs.append(key_now)
+                outs.append(jax.random.key_data(key_now))
             else:
                 entry.key_out = None
             ures, ubuild = _flatten_containers(result)
@@ -712,7 +728,7 @@ class CompiledFunction:
             return outs
 
         try:
-            traced = jax.jit(body).trace(*plan.flat)
+            traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
         finally:
             for t, (data, grad, ver, gfn, onr, rg, gsave) in zip(tensors, saved):
                 t._data, t._version, t.grad_fn, t._output_nr = data, ver, gfn, onr
@@ -729,10 +745,10 @@ class CompiledFunction:
             _random._state["key"] = rng_saved
         self.trace_count += 1
         entry.jaxpr = traced.jaxpr
-        donate = self._donate
-        if donate is None:
-            donate = jax.default_backend() != "cpu"
         donated = ()
+        donate = self._donate
+        if donate is None:  # on CPU, measured slower (the buffers are cheap to allocate)
+            donate = jax.default_backend() != "cpu"
         if donate:
             # inputs whose value is replaced by an output: their buffers can be reused
             changed = set()
@@ -747,15 +763,46 @@ class CompiledFunction:
                     pos += 1
             kept = {j for _, spec in entry.opt_out for kind, j in spec if kind == "in"}
             changed.update(p for p in entry.opt_state_in if p not in kept)
-            # a buffer reachable twice (a tensor also passed as an argument) is not donated
             donated = tuple(sorted(changed))
-        entry.exe = jax.jit(_jex.jaxpr_as_fun(traced.jaxpr), donate_argnums=donated)
+        fn = _jex.jaxpr_as_fun(traced.jaxpr)
+        jaxpr = traced.jaxpr.jaxpr
+        entry.key_in = entry.key_out is not None or _uses_last_input(jaxpr)
+        if not entry.key_in:  # the step draws no randomness: the key is not passed
+            full, shape = fn, jaxpr.invars[-1].aval
+
+            def fn(*xs):
+                return full(*xs, jax.numpy.zeros(shape.shape, shape.dtype))
+        entry.fn = fn
+        entry.donated = donated
+        entry.exe = jax.jit(fn, donate_argnums=donated) if donated else jax.jit(fn)
+        entry.exe_plain = None if donated else entry.exe
         self._cache[plan.key] = entry
         return entry
 
     # ---- running and writing back
     def _run(self, entry, plan):
-        res = entry.exe(*plan.flat)
+        exe = entry.exe
+        flat = plan.flat
+        if entry.key_in:
+            rng = plan.rng
+            cached = self._key_data
+            if cached is not None and cached[0] is rng:
+                data = cached[1]
+            else:
+                data = jax.random.key_data(rng)
+            flat = flat + [data]
+        if entry.donated:
+            # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
+            # it: a user's alias (``old = p.detach()``) must stay readable
+            refs = sys.getrefcount
+            for i in entry.donated:
+                if refs(flat[i]) > 3:
+                    exe = entry.exe_plain
+                    if exe is None:
+                        exe = entry.exe_plain = jax.jit(entry.fn)
+                    break
+        res = exe(*flat)
+        del flat
         tensors = plan.state.tensors
         for i, k in entry.data_out:
             tensors[i]._data = res[k]
@@ -781,7 +828,10 @@ class CompiledFunction:
                 new = dict(tree, state=new)
             _opt_load(opt, new)
         if entry.key_out is not None:
-            _random._state["key"] = res[entry.key_out]
+            data = res[entry.key_out]
+            new_key = jax.random.wrap_key_data(data, impl=_key_impl(plan.rng))
+            _random._state["key"] = new_key
+            self._key_data = (new_key, data)
         out = []
         for s in entry.user_spec:
             if s[0] == "T":
@@ -791,6 +841,19 @@ class CompiledFunction:
             else:
                 out.append(s[1])
         return entry.user_build(out)
+
+
+def _uses_last_input(jaxpr):
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        _, used = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+        return bool(used[-1])
+    except Exception:  # noqa: BLE001 - other JAX versions: assume it is used
+        return True
+
+
+def _key_impl(key):
+    return jax.random.key_impl(key)
 
 
 def _wrap_as(cls, arr):
@@ -803,7 +866,7 @@ def _wrap_as(cls, arr):
 
 
 class _Plan:
-    __slots__ = ("key", "flat", "state", "grads_in", "opt_trees", "rng_pos",
+    __slots__ = ("key", "flat", "state", "grads_in", "opt_trees", "rng",
                  "arg_leaves", "arg_slots", "arg_pos", "rebuild")
 
 

@@ -21,6 +21,7 @@ from hookgrad import _mode
 from tests.differential import py, raises, same_as_torch
 
 _ids = itertools.count()
+DEVICES = ["cpu", "cuda"]  # hookgrad's Tensors live on the accelerator when there is one
 
 
 def impl_module(L):
@@ -45,7 +46,7 @@ def make_foo(L, save=True, backward=True, which=None):
         raise NotImplementedError
     op = old_custom_op(L, "foo", stub)
 
-    @op.impl(["cpu", "cuda"])
+    @op.impl(DEVICES)
     def _(x, y, n):
         return x * y * n
     if save:
@@ -96,7 +97,7 @@ def test_save_for_backward_gets_named_inputs_and_output():
         def stub(x: L.Tensor, k: float) -> L.Tensor:
             raise NotImplementedError
         op = old_custom_op(L, "scale", stub)
-        op.impl("cpu")(lambda x, k: x * k)
+        op.impl(DEVICES)(lambda x, k: x * k)
 
         @op.impl_save_for_backward()
         def _(inputs, output):
@@ -119,7 +120,7 @@ def test_list_input_gradients():
         def stub(xs: typing.List[L.Tensor], s: float) -> L.Tensor:
             raise NotImplementedError
         op = old_custom_op(L, "bar", stub)
-        op.impl("cpu")(lambda xs, s: xs[0] * s + xs[1])
+        op.impl(DEVICES)(lambda xs, s: xs[0] * s + xs[1])
         op.impl_save_for_backward()(lambda inputs, output: inputs.s)
         op.impl_backward()(lambda ctx, s, g: {"xs": [g * s, None]})
         a = L.ones(2, requires_grad=True)
@@ -134,7 +135,7 @@ def test_output_differentiability():
         def stub(x: L.Tensor) -> typing.Tuple[L.Tensor, L.Tensor]:
             raise NotImplementedError
         op = old_custom_op(L, "two", stub)
-        op.impl("cpu")(lambda x: (x * 2, x * 3))
+        op.impl(DEVICES)(lambda x: (x * 2, x * 3))
         got = []
         op.impl_save_for_backward()(lambda inputs, output: None)
 
@@ -154,7 +155,7 @@ def test_output_differentiability_for_non_tensor_output():
         def stub(x: L.Tensor) -> typing.Tuple[L.Tensor, int]:
             raise NotImplementedError
         op = old_custom_op(L, "intout", stub)
-        op.impl("cpu")(lambda x: (x * 2, 3))
+        op.impl(DEVICES)(lambda x: (x * 2, 3))
         op.impl_save_for_backward()(lambda inputs, output: None)
         op.impl_backward(output_differentiability=[True, True])(lambda c, s, g1, g2: {"x": g1})
         return raises(lambda: op(L.ones(1, requires_grad=True)))
@@ -163,7 +164,7 @@ def test_output_differentiability_for_non_tensor_output():
     def stub(x: hg.Tensor) -> typing.Tuple[hg.Tensor, int]:
         raise NotImplementedError
     op = old_custom_op(hg, "intout", stub)
-    op.impl("cpu")(lambda x: (x * 2, 3))
+    op.impl(DEVICES)(lambda x: (x * 2, 3))
     op.impl_save_for_backward()(lambda inputs, output: None)
     op.impl_backward(output_differentiability=[True, True])(lambda c, s, g1, g2: {"x": g1})
     with pytest.raises(RuntimeError, match=r"With output_differentiability=\[True, True\]. At idx "
@@ -187,6 +188,10 @@ def test_without_grad_calls_the_device_impl():
 
 def test_functional_mode_and_jit():
     op = make_foo(hg)
+    a, b = jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0])
+    # called on JAX arrays directly
+    np.testing.assert_allclose(op(a, b, 2), 2 * a * b)
+    np.testing.assert_allclose(jax.grad(lambda u: op(u, b, 2).sum())(a), 2 * b)
 
     def fn(a, b):
         with _mode.functional_mode():
@@ -255,7 +260,7 @@ def test_list_gradient_validation():
         def stub(xs: typing.List[L.Tensor]) -> L.Tensor:
             raise NotImplementedError
         op = old_custom_op(L, "lst", stub)
-        op.impl("cpu")(lambda xs: xs[0] + xs[1])
+        op.impl(DEVICES)(lambda xs: xs[0] + xs[1])
         op.impl_save_for_backward()(lambda inputs, output: None)
         op.impl_backward()(lambda ctx, saved, g: {"xs": ret(g)})
         return op
@@ -282,7 +287,7 @@ def test_gradient_for_optional_tensor_passed_none():
         def stub(x: L.Tensor, b: typing.Optional[L.Tensor]) -> L.Tensor:
             raise NotImplementedError
         op = old_custom_op(L, "opt", stub)
-        op.impl("cpu")(lambda x, b: x * 2 if b is None else x * 2 + b)
+        op.impl(DEVICES)(lambda x, b: x * 2 if b is None else x * 2 + b)
         op.impl_save_for_backward()(lambda inputs, output: None)
         op.impl_backward()(lambda ctx, saved, g: {"x": g * 2, "b": g})
         return raises(lambda: op(L.ones(1, requires_grad=True), None).sum().backward())
@@ -291,7 +296,7 @@ def test_gradient_for_optional_tensor_passed_none():
     def stub(x: hg.Tensor, b: typing.Optional[hg.Tensor]) -> hg.Tensor:
         raise NotImplementedError
     op = old_custom_op(hg, "opt", stub)
-    op.impl("cpu")(lambda x, b: x * 2)
+    op.impl(DEVICES)(lambda x, b: x * 2)
     op.impl_save_for_backward()(lambda inputs, output: None)
     op.impl_backward()(lambda ctx, saved, g: {"x": g * 2, "b": g})
     with pytest.raises(RuntimeError, match="got a Tensor as the gradient for input 'b' but "
@@ -324,7 +329,7 @@ def test_duplicate_registrations():
     def f(L):
         op = make_foo(L)
         return [raises(lambda: op.impl_backward()(lambda *a: None)),
-                raises(lambda: op.impl("cpu")(lambda *a: None)),
+                raises(lambda: op.impl("cuda")(lambda *a: None)),
                 raises(lambda: op.impl("tpu_x"))]
     same_as_torch(f)
     op = make_foo(hg)
@@ -388,7 +393,7 @@ def test_manual_schema():
         def stub(x, k):
             raise NotImplementedError
         op = old_custom_op(L, "ms", stub, manual_schema="(Tensor x, float k) -> Tensor")
-        op.impl("cpu")(lambda x, k: x * k)
+        op.impl(DEVICES)(lambda x, k: x * k)
 
         def annotated(x: L.Tensor, k: float):
             raise NotImplementedError
@@ -407,10 +412,12 @@ def test_device_impl_missing():
     def stub(x: hg.Tensor) -> hg.Tensor:
         raise NotImplementedError
     op = old_custom_op(hg, "nodev", stub)
-    with pytest.raises(NotImplementedError, match="when running with device='cpu' tensors: there "
-                                                  "is no cpu impl registered for this CustomOp"):
+    here = hg.ones(1).device.type
+    with pytest.raises(NotImplementedError, match=f"when running with device='{here}' tensors: "
+                                                  f"there is no {here} impl registered for this "
+                                                  "CustomOp"):
         op(hg.ones(1))
-    op.impl("cpu")(lambda x: x + 1)
+    op.impl(here)(lambda x: x + 1)
     assert op(hg.ones(1)).tolist() == [2.0]
     op._destroy()
     assert op._qualname not in impl_module(hg).global_registry

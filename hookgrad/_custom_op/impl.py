@@ -22,6 +22,8 @@ import sys
 import typing
 import warnings
 
+import jax
+
 from .._tensor import Tensor
 from . import autograd as _ag
 from .schema import infer_schema, parse_schema
@@ -215,6 +217,13 @@ class CustomOp:
 
     # ---- calling
     def __call__(self, *args, **kwargs):
+        from .. import _mode
+        from ..library import _has_arrays, _map
+        if _has_arrays(args):  # JAX arrays: run as jax.custom_vjp, return arrays
+            args = _map(lambda a: Tensor._wrap(a) if isinstance(a, jax.Array) else a, args)
+            with _mode.functional_mode():
+                out = self(*args, **kwargs)
+            return _map(lambda t: t._data if isinstance(t, Tensor) else t, out)
         if self._has_impl("autograd"):
             return self._get_impl("autograd").func(*args, **kwargs)
         if self._has_impl("save_for_backward") or self._has_impl("backward"):

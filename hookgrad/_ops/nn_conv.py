@@ -282,7 +282,8 @@ def _adaptive_avg(x, mats):
     nd = len(mats)
     for i, m in enumerate(mats):
         axis = x.ndim - nd + i
-        x = jnp.moveaxis(jnp.tensordot(x, jnp.asarray(np.asarray(m), x.dtype), axes=([axis], [1])), -1, axis)
+        pooled = jnp.tensordot(x, jnp.asarray(np.asarray(m), x.dtype), axes=([axis], [1]))
+        x = jnp.moveaxis(pooled, -1, axis)
     return x
 
 

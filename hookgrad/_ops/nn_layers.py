@@ -72,6 +72,11 @@ BN_TRAIN = defop("batch_norm_train", _bn_train, "NativeBatchNormBackward0")
 BN_EVAL = defop("batch_norm_eval", _bn_eval, "NativeBatchNormBackward0")
 
 
+def _set(t, arr):
+    t._data = arr
+    t._version += 1
+
+
 @jax.jit
 def _running_update(r, s, m, c):
     """``(1 - momentum) * running + momentum * correction * batch_stat``."""
@@ -103,12 +108,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"size {_size_str(input.shape)}")
         y, mean, var = apply(BN_TRAIN, (input, weight, bias), {"eps": float(eps)})
         m = 0.0 if momentum is None else float(momentum)
-        # PyTorch's kernel writes the running statistics without bumping their version
+        # written in place, unrecorded; the version bump (PyTorch's kernel does not bump)
+        # is how functional_call and compile see that the buffers changed
         if running_mean is not None:
-            running_mean._data = _running_update(running_mean._data, mean._data, m, 1.0)
+            _set(running_mean, _running_update(running_mean._data, mean._data, m, 1.0))
         if running_var is not None:
-            running_var._data = _running_update(running_var._data, var._data, m,
-                                                size / (size - 1))
+            _set(running_var, _running_update(running_var._data, var._data, m,
+                                              size / (size - 1)))
         return y
     if running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")

@@ -17,8 +17,6 @@ import itertools
 import logging
 import threading
 
-import jax.numpy as jnp
-
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import AccumulateGrad, GradientEdge, log
@@ -123,7 +121,6 @@ def _check_single(orig, new, hook):
 
 
 def _type_str(t):
-    from ._saved import _modified_message  # noqa: F401 - same naming table
     kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int32": "Int", "int64": "Long", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
     return f"hookgrad.{kind}Tensor"

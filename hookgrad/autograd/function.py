@@ -27,7 +27,8 @@ _gm = grad_mode._state
 
 
 def _is_inexact(arr):
-    return jnp.issubdtype(arr.dtype, jnp.inexact)
+    from .._ops.dispatch import INEXACT  # the op table's notion of differentiable dtypes
+    return arr.dtype in INEXACT
 
 
 class FunctionCtx:
@@ -374,12 +375,12 @@ def _check_ctx_lists(ctx):
     for i, t in enumerate(dirty):
         if not isinstance(t, Tensor):
             raise RuntimeError(f"mark_dirty can only accept variables, but argument {i} is of "
-                            f"type {_typename(t)}")
+                               f"type {_typename(t)}")
     nondiff = ctx.non_differentiable or ()
     for t in nondiff:
         if not isinstance(t, Tensor):
             raise RuntimeError("mark_non_differentiable only accepts variable arguments, but got "
-                            f"{_typename(t)}")
+                               f"{_typename(t)}")
     to_save = ctx.to_save
     if to_save is not None:
         for i, t in enumerate(to_save):
@@ -487,12 +488,16 @@ def _bump_version(t):
 
 def _rebase(t, node, nr):
     """Move ``t``'s history onto ``node`` (an in-place Function): hooks registered
-    before stay with the old history, as for built-in in-place ops."""
+    before stay with the old history and ``retain_grad`` moves to the new one, as for
+    built-in in-place ops."""
+    old, old_nr = t.grad_fn, t._output_nr
     t.grad_fn = node
     t._output_nr = nr
     t._requires_grad = True
     t._backward_hooks = None
     if t._retains_grad:
+        if old is not None and old._retain_hooks:
+            old._retain_hooks.pop(old_nr, None)
         node._set_retain_grad(t)
 
 

@@ -9,7 +9,7 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from ..utils.hooks import RemovableHandle
 from ._saved import hook_state

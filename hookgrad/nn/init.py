@@ -5,7 +5,6 @@ bumps its version counter and returns it. Random draws take a key from
 ``hookgrad.random`` (or from ``generator``), so ``hookgrad.manual_seed`` makes them
 reproducible; the numbers differ from PyTorch's, the distributions are the same.
 """
-import functools
 import math
 import warnings
 
@@ -41,29 +40,8 @@ def _key(generator):
     return random.next_key() if generator is None else generator.next_key()
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _flat_draw(key, kind, n, lo=-2.0, hi=2.0):
-    if kind == "uniform":
-        return jax.random.uniform(key, (n,), jnp.float32)
-    if kind == "truncated_normal":
-        return jax.random.truncated_normal(key, lo, hi, (n,), jnp.float32)
-    return jax.random.normal(key, (n,), jnp.float32)
-
-
 def _draw(kind, generator, shape, *bounds):
-    """Standard uniform or normal samples of ``shape`` as a NumPy float64 array.
-
-    The draw is a flat vector whose length is rounded up to a power of two, so one
-    compiled sampler serves every parameter shape of a model (a compilation per shape
-    would dominate building a model).
-    """
-    n = int(np.prod(shape, dtype=np.int64))
-    key = _key(generator)
-    if isinstance(key, jax.core.Tracer):  # inside a traced function: stay in JAX
-        return _flat_draw(key, kind, max(n, 1), *bounds)[:n].reshape(shape)
-    bucket = 1 << max(n - 1, 0).bit_length()
-    flat = _flat_draw(key, kind, bucket, *(float(b) for b in bounds))
-    return np.asarray(flat, np.float64)[:n].reshape(shape)
+    return random.draw(kind, shape, *bounds, generator=generator)
 
 
 def calculate_gain(nonlinearity, param=None):

@@ -392,13 +392,14 @@ def test_mark_dirty_rebases_history_and_bumps_version():
         x = L.tensor([1.0, 2.0], requires_grad=True)
         z = x * 1
         z.register_hook(lambda g: log.append(("old z hook", py(g))))
+        z.retain_grad()
         old = z.grad_fn.name()
         y = D.apply(z)
         r = [y is z, z.grad_fn.name(), z._version, z.grad_fn.next_functions[0][0].name(), old,
              py(z)]
         z.register_hook(lambda g: log.append(("new z hook", py(g))))
-        z.sum().backward()
-        r += [py(x.grad), log]
+        (z * 3).sum().backward()
+        r += [py(x.grad), log, py(z.grad)]
         w = L.ones(2)
         D.apply(w)  # no grad needed: still bumped, no history
         r += [w._version, w.requires_grad]
@@ -918,3 +919,65 @@ def test_apply_does_not_warn_in_normal_use():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Exp.apply(hg.ones(2, requires_grad=True)).sum().backward()
+
+
+def test_functional_call_under_jax_grad_uses_custom_backward():
+    from hookgrad.func import functional_call
+
+    class Scaled(hg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = hg.nn.Parameter(hg.ones(3))
+
+        def forward(self, x):
+            return Triple.apply(self.w * x, "tag")
+
+    m = Scaled()
+    params = {k: v._data for k, v in m.named_parameters()}
+    x = jnp.array([1.0, 2.0, 3.0])
+    g = jax.jit(jax.grad(lambda p: functional_call(m, p, (x,)).sum()))(params)
+    np.testing.assert_allclose(g["w"], 3 * x)
+
+
+def test_hookgrad_compile_step_with_function_and_hook():
+    class Square(hg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+    w = hg.nn.Parameter(hg.tensor([1.0, 2.0]))
+
+    @hg.compile
+    def step(x):
+        y = Square.apply(w * x)
+        y.register_hook(lambda g: g * 10)
+        y.sum().backward()
+        return y
+
+    x = hg.tensor([1.0, 3.0])
+    step(x)
+    eager_w = hg.tensor([1.0, 2.0], requires_grad=True)
+    y = Square.apply(eager_w * x)
+    y.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    np.testing.assert_allclose(np.asarray(w.grad._data), np.asarray(eager_w.grad._data))
+    np.testing.assert_allclose(np.asarray(w.grad._data), [20.0, 360.0])
+
+
+def test_post_hook_sees_gradients_after_shape_and_dtype_fitting():
+    def f(L):
+        seen = []
+        F = Fn(L, lambda ctx, x: x * 2, lambda ctx, g: L.ones(4, 2, dtype=L.int32), "Wide")
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = F.apply(x)
+        y.grad_fn.register_hook(lambda gi, go: seen.append(
+            [list(gi[0].shape), str(gi[0].dtype).split(".")[-1]]))
+        y.sum().backward()
+        return [seen, py(x.grad)]
+    assert same_as_torch(f) == [[[[2], "float32"]], [4.0, 4.0]]

@@ -4,6 +4,8 @@ against PyTorch, finite differences and gradients of gradients for a sample of r
 
 Adding an op to hookgrad/_ops without a row fails ``test_every_op_has_a_row``.
 """
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,8 +27,11 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 def _rows(flag=None):
-    sel = [r for r in ROWS if flag is None or flag in r.flags]
-    return pytest.mark.parametrize("row", sel, ids=[r.id for r in sel])
+    """Parametrise over the rows (with ``flag`` or ``flag*``); slow-tier ones marked slow."""
+    sel = [pytest.param(r, id=r.id, marks=[pytest.mark.slow] if "slow" in r.flags or
+                        (flag and flag + "*" in r.flags) else [])
+           for r in ROWS if flag is None or flag in r.flags or flag + "*" in r.flags]
+    return pytest.mark.parametrize("row", sel)
 
 
 def to_np(t):
@@ -85,8 +90,8 @@ def grads(L, row, arrays, create_graph=False):
 def ref_loss(row, arrays):
     """``sum(out * w)`` over the outputs in JAX, as a function of the float inputs."""
     pos = float_positions(row)
-    outs0 = outputs(row.ref(*[jnp.asarray(a) for a in arrays]))
-    ws = weights(row, outs0)
+    shapes = jax.eval_shape(lambda *a: outputs(row.ref(*a)), *arrays)
+    ws = weights(row, [np.zeros(o.shape, o.dtype) for o in shapes])
 
     def loss(*fs):
         args = [jnp.asarray(a) for a in arrays]
@@ -96,6 +101,46 @@ def ref_loss(row, arrays):
         return sum(jnp.vdot(o, w) for o, w in zip(outs, ws)
                    if w is not None and jnp.issubdtype(o.dtype, jnp.floating))
     return loss, [jnp.asarray(arrays[i]) for i in pos]
+
+
+def _ref_both(row, arrays):
+    """The row's JAX outputs and the gradients of the weighted loss (None: no float
+    output)."""
+    loss, fs = ref_loss(row, arrays)
+
+    def both(arrs, fs):
+        outs = outputs(row.ref(*arrs))
+        if not fs or all(w is None for w in weights(row, outs)):
+            return outs, None
+        return outs, list(jax.grad(loss, argnums=tuple(range(len(fs))))(*fs))
+    return both, ([jnp.asarray(a) for a in arrays], fs)
+
+
+_REFERENCE = {}
+
+
+def reference(row):
+    """``(outputs, grads)`` of ``row.ref``. The JAX references of all the rows that run are
+    computed together in one ``jax.jit`` (one compilation instead of hundreds of small ones
+    in eager JAX); rows that cannot be traced (boolean masks) run eagerly."""
+    if not _REFERENCE:
+        slow = os.environ.get("HOOKGRAD_SLOW") == "1"
+        fns, args = {}, {}
+        for r in ROWS:
+            if r.ref is None or ("slow" in r.flags and not slow):
+                continue
+            fn, a = _ref_both(r, arrays_for(r))
+            try:
+                jax.eval_shape(fn, *a)
+            except Exception:  # noqa: BLE001 - data-dependent reference: eager below
+                continue
+            fns[r.id], args[r.id] = fn, a
+        _REFERENCE.update(jax.jit(lambda a: {k: fns[k](*a[k]) for k in fns})(args))
+        _REFERENCE.setdefault(None, None)
+    if row.id not in _REFERENCE:
+        fn, a = _ref_both(row, arrays_for(row))
+        _REFERENCE[row.id] = fn(*a)
+    return _REFERENCE[row.id]
 
 
 def assert_close(got, want, what):
@@ -113,7 +158,7 @@ def test_forward_matches_jax_and_torch(row):
     arrays = arrays_for(row)
     got = outputs(row.call(hg, *tensors(hg, row, arrays)))
     if row.ref is not None:
-        want = outputs(row.ref(*[jnp.asarray(a) for a in arrays]))
+        want = reference(row)[0]
         assert len(got) == len(want)
         for k, (g, w) in enumerate(zip(got, want)):
             assert_close(g, w, f"{row.id} output {k} vs jnp")
@@ -135,8 +180,7 @@ def test_gradients_match_jax_and_torch(row):
     if got is None:
         pytest.skip("no differentiable output")
     if row.ref is not None:
-        loss, fs = ref_loss(row, arrays)
-        want = jax.grad(loss, argnums=tuple(range(len(fs))))(*fs)
+        want = reference(row)[1]
         for k, (g, w) in enumerate(zip(got, want)):
             assert_close(g, w, f"{row.id} grad {k} vs jax.grad")
     if torch is not None:
@@ -185,7 +229,7 @@ def test_finite_differences(row):
         for i, f in zip(pos, fs):
             args[i] = f
         return tuple(outputs(row.call(hg, *args)))
-    order = 2 if "gg" in row.flags else 1
+    order = 2 if "gg" in row.flags or "gg*" in row.flags else 1
     check_grads(fn, tuple(consts[i] for i in pos), order=order)
 
 
@@ -248,10 +292,24 @@ def _reached(res, seen):
         stack.extend(m for m, _ in n.next_functions)
 
 
+def _trace_row(r, seen):
+    """Run the row on tracers (jax.eval_shape: nothing is compiled); rows that need
+    concrete values (boolean masks) run eagerly."""
+    def f(*arrs):
+        ts = [hg.tensor(a, requires_grad=isinstance(spec, F)) if isinstance(spec, F) else
+              hg.tensor(a) for spec, a in zip(r.inputs, arrs)]
+        _reached(r.call(hg, *ts), seen)
+        return 0
+    try:
+        jax.eval_shape(f, *arrays_for(r))
+    except Exception:  # noqa: BLE001 - data-dependent rows
+        _reached(r.call(hg, *tensors(hg, r)), seen)
+
+
 def test_every_op_has_a_row():
     seen = {}
     for r in ROWS:
-        _reached(r.call(hg, *tensors(hg, r)), seen)
+        _trace_row(r, seen)
     covered = {n._op.name for n in seen.values() if isinstance(n, dispatch.OpNode)}
     missing = set(_table_ops()) - covered - set(ELSEWHERE)
     assert not missing, f"ops with no row in tests/ops/_op_table.py: {sorted(missing)}"

@@ -1,11 +1,9 @@
 """Linear layers: ``Identity``, ``Linear``, ``Bilinear`` (PyTorch's shapes, defaults and
 initialization; random numbers from ``hookgrad.random``)."""
-import functools
 import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ... import _dtype, random
 from ..._tensor import Tensor
@@ -16,23 +14,10 @@ from .module import Module
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
-@functools.lru_cache(maxsize=None)
-def _uniform01_fn(n):
-    return jax.jit(lambda key: jax.random.uniform(key, (n,), jnp.float32))
-
-
 def _uniform(shape, bound, dtype):
-    """An array of ``shape`` from U(-bound, bound), drawn with a key of the global PRNG.
-
-    Eagerly the draw is a jitted function of a power-of-two size, sliced on the host, so
-    that layers of many different shapes do not each compile a random program."""
-    key = random.next_key()
-    if isinstance(key, jax.core.Tracer):
-        return jax.random.uniform(key, shape, dtype, -bound, bound)
-    n = int(np.prod(shape, dtype=np.int64))
-    size = max(16, 1 << max(n - 1, 0).bit_length())
-    u = np.asarray(_uniform01_fn(size)(key))[:n]
-    return jnp.asarray(((u * 2 - 1) * bound).astype(dtype).reshape(shape))
+    """An array of ``shape`` from U(-bound, bound), drawn with a key of the global PRNG."""
+    u = random.draw("uniform", shape)
+    return jnp.asarray((u * 2 - 1) * bound, dtype)
 
 
 def _param(shape, bound, device, dtype):
