@@ -15,7 +15,7 @@ from .. import _mode
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd._saved import FREED_MESSAGE, SavedTensor
-from ..autograd.graph import Node
+from ..autograd.graph import Node, _sequence
 
 ALL = "all"   # save every Tensor argument (default)
 OUT = "out"   # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
@@ -224,7 +224,11 @@ class OpNode(Node):
                  "_freed", "_vkey", "_want")
 
     def __init__(self, op, key, stored, edges, dpos, has_saved):
-        Node.__init__(self, edges)
+        # Node.__init__ inlined: this runs once per recorded op
+        self._next = edges
+        self._seq = next(_sequence)
+        self._pre_hooks = self._post_hooks = None
+        self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
         self._op, self._key, self._stored, self._dpos = op, key, stored, dpos
         self._has_saved = has_saved
         self._freed = False
