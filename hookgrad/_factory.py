@@ -18,6 +18,9 @@ def _finish(arr, requires_grad, device):
         arr = jax.device_put(arr, _dtype.jax_device(dev))
     t = Tensor._wrap(arr)
     if requires_grad:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):  # the factories' wording
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         t.requires_grad_(True)
     return t
 

@@ -83,13 +83,16 @@ class Tensor:
                     "you can only change requires_grad flags of leaf variables. If you want "
                     "to use a computed variable in a subgraph that doesn't require "
                     "differentiation use var_no_grad = var.detach().")
-            return
+            # the attribute cannot be set on a non-leaf at all (requires_grad_ may)
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         if value:
             _check_can_require_grad(self.dtype)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place and return ``self``."""
+        if self.grad_fn is not None and requires_grad:
+            return self  # a non-leaf already requires grad
         self.requires_grad = requires_grad
         return self
 
@@ -119,7 +122,9 @@ class Tensor:
                                    "Please ensure that the gradient and the tensor have the "
                                    "same dtype")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
+                                   f"to a tensor of size '{list(self.shape)}'. Please ensure "
+                                   "that the gradient and the tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -343,9 +348,13 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self):
+        if self.numel() != 1:  # PyTorch's error type here: ValueError
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self):
@@ -401,7 +410,7 @@ def _stop_gradient(arr):
 def _check_concrete(t, what):
     # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
     if isinstance(t._data, jax.core.Tracer):
-        from .compile import traced_value_error
+        from ._host_hook import traced_value_error
         raise traced_value_error(what)
 
 

@@ -20,9 +20,11 @@ compiled calls leave the state N eager calls leave. Later calls with the same sh
 dtypes, hooks, ``train()``/``eval()`` flags and ``.grad`` presence run the cached program.
 
 Hooks that need concrete values on the host (logging, appending to a list) are marked
-with :func:`host_hook`; their Tensor arguments arrive through ``jax.debug.callback`` each
-time the program runs. Reading a traced value any other way (``.item()``, ``float(t)``,
-printing) raises :class:`TracedValueError`.
+with :func:`host_hook`: their Tensor arguments become outputs of the program and the hook
+runs after each run with that run's values. Reading a traced value any other way
+(``.item()``, ``float(t)``, printing) raises :class:`TracedValueError`. Discovery of the
+state and the cache keys live in ``hookgrad._compile_state``, host hooks in
+``hookgrad._host_hook``.
 
 ``hookgrad.compile`` is this module made callable: ``hookgrad.compile(fn)`` compiles,
 ``hookgrad.compile.host_hook`` marks host hooks.
@@ -37,6 +39,11 @@ import numpy as np
 
 from . import _mode
 from . import random as _random
+from ._compile_state import (_Roots, _State, _aval_key, _dict_key, _global_hook_dicts,
+                             _is_optimizer, _module_cls, _module_hook_attrs, _node_key,
+                             _opt_load, _opt_static_key, _opt_tree, _state_part)
+from ._host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
+                         _Tracing, host_hook, is_host_hook, traced_value_error)  # noqa: F401 - API
 from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd._saved import hook_state as _saved_state
@@ -47,425 +54,12 @@ _gm = grad_mode._state
 _Tracer = jax.core.Tracer
 
 
-class TracedValueError(RuntimeError):
-    """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
-    inside ``hookgrad.compile`` or a JAX transformation."""
-
-
-def traced_value_error(what):
-    where = ("a hookgrad.compile step" if _mode.state.compiling else
-             "a JAX transformation (hookgrad.compile, hookgrad.func, jax.jit/grad/vmap)")
-    return TracedValueError(
-        f"{what} needs the concrete value of a Tensor, but inside {where} Tensors hold JAX "
-        "tracers: values exist only when the compiled program runs. Keep the computation on "
-        "Tensors, or mark the hook that needs values on the host with "
-        "@hookgrad.compile.host_hook (its Tensor arguments are then delivered as concrete "
-        "values through jax.debug.callback every time the program runs), or use "
-        "jax.debug.print.")
-
-
-# --------------------------------------------------------------------------- host hooks
-
-
-def host_hook(fn=None, *, ordered=True):
-    """Mark a hook as one that runs on the host with concrete Tensors.
-
-    ::
-
-        @hookgrad.compile.host_hook
-        def log_norm(grad):
-            norms.append(grad.norm().item())
-
-        h = x.register_hook(log_norm)
-
-    Eagerly it is called as usual. When its Tensor arguments are traced (inside
-    ``hookgrad.compile`` or a JAX transformation of ``hookgrad.func.functional_call``), the
-    call becomes a ``jax.debug.callback`` (``ordered=True`` keeps the host calls in program
-    order): each time the compiled program runs, the hook is called with Tensors holding
-    that run's values (non-Tensor arguments such as the module are passed as they were at
-    trace time). A host hook must return ``None``: it observes, it cannot replace a
-    gradient or an output.
-    """
-    if fn is None:
-        return functools.partial(host_hook, ordered=ordered)
-    if getattr(fn, "__hookgrad_host_hook__", False):
-        return fn
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        leaves, rebuild = _flatten_containers((args, kwargs))
-        pos = [i for i, v in enumerate(leaves)
-               if isinstance(v, Tensor) or isinstance(v, (jax.Array, _Tracer))]
-        traced = any(isinstance(leaves[i]._data if isinstance(leaves[i], Tensor) else leaves[i],
-                                _Tracer) for i in pos)
-        if not traced and not _mode.state.compiling and not _in_jax_trace():
-            return _call_host(fn, args, kwargs)
-        arrays = [leaves[i]._data if isinstance(leaves[i], Tensor) else leaves[i] for i in pos]
-        was_tensor = [isinstance(leaves[i], Tensor) for i in pos]
-
-        def callback(*values):
-            new = list(leaves)
-            for i, v, t in zip(pos, values, was_tensor):
-                arr = v if isinstance(v, jax.Array) else jax.numpy.asarray(v)
-                new[i] = Tensor._wrap(arr) if t else arr
-            a, k = rebuild(new)
-            _call_host(fn, a, k)
-
-        jax.debug.callback(callback, *arrays, ordered=ordered)
-        return None
-
-    wrapper.__hookgrad_host_hook__ = True
-    return wrapper
-
-
-def _in_jax_trace():
-    """Whether a JAX transformation is tracing the running code (jit, grad, vmap)."""
-    try:
-        from jax._src import core
-        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
-    except (ImportError, AttributeError):  # other JAX versions: tensors decide alone
-        return False
-
-
-def is_host_hook(fn):
-    """Whether ``fn`` was marked with :func:`host_hook`."""
-    return bool(getattr(fn, "__hookgrad_host_hook__", False))
-
-
-def _call_host(fn, args, kwargs):
-    with grad_mode.no_grad():
-        res = fn(*args, **kwargs)
-    if res is not None:
-        raise RuntimeError(f"host hook {getattr(fn, '__name__', fn)!r} returned a value: a "
-                           "hook marked with hookgrad.compile.host_hook runs on the host after "
-                           "the fact and must return None")
-    return None
-
-
-def _flatten_containers(tree):
-    """Leaves of nested tuples/lists/dicts (anything else is a leaf, Modules included)
-    and a function rebuilding the tree from new leaves."""
-    leaves = []
-
-    def walk(x):
-        if type(x) in (tuple, list):
-            return (type(x), [walk(v) for v in x])
-        if type(x) is dict:
-            return (dict, [(k, walk(v)) for k, v in x.items()])
-        if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
-            return (type(x), [walk(v) for v in x], "nt")
-        leaves.append(x)
-        return len(leaves) - 1
-
-    spec = walk(tree)
-
-    def build(s, new):
-        if isinstance(s, int):
-            return new[s]
-        kind = s[0]
-        if kind is dict:
-            return {k: build(v, new) for k, v in s[1]}
-        vals = [build(v, new) for v in s[1]]
-        if len(s) == 3:
-            return kind(*vals)
-        return kind(vals)
-
-    return leaves, lambda new: build(spec, new)
-
-
-# --------------------------------------------------------------------------- discovery
-
-_SKIP_MODULES = ("hookgrad", "jax", "jaxlib", "numpy", "optax", "torch", "builtins",
-                 "functools", "collections", "typing")
-_MAX_DEPTH = 4
-
-
-def _module_cls():
-    nn = sys.modules.get("hookgrad.nn.modules.module")
-    return nn.Module if nn is not None else None
-
-
-def _is_optimizer(obj):
-    return hasattr(obj, "param_groups") and hasattr(obj, "state") and hasattr(obj, "step")
-
-
-def _user_function(f):
-    mod = getattr(f, "__module__", None) or ""
-    return not mod.split(".")[0] in _SKIP_MODULES
-
-
-def _code_names(code, out, seen):
-    if code in seen:
-        return
-    seen.add(code)
-    out.update(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _code_names(c, out, seen)
-
-
-class _Roots:
-    """Where a step's state is read from: closure cells, globals its code names, bound
-    ``self`` and ``functools.partial`` arguments, followed into user helper functions.
-    Globals are read at each call (a model defined after the decorated step is found)."""
-
-    def __init__(self, fn):
-        self.cells = []     # cell objects
-        self.globals = []   # (dict, name)
-        self.objects = []   # fixed objects (bound self, partial args)
-        self._seen = set()
-        self._visit(fn, 0)
-
-    def _visit(self, f, depth):
-        if id(f) in self._seen or depth > _MAX_DEPTH:
-            return
-        self._seen.add(id(f))
-        if isinstance(f, types.MethodType):
-            self.objects.append(f.__self__)
-            f = f.__func__
-        if isinstance(f, functools.partial):
-            self.objects.extend(f.args)
-            self.objects.extend(f.keywords.values())
-            return self._visit(f.func, depth)
-        if not isinstance(f, types.FunctionType):
-            self.objects.append(f)
-            return
-        if f.__closure__:
-            for cell in f.__closure__:
-                self.cells.append((cell, depth))
-                try:
-                    v = cell.cell_contents
-                except ValueError:
-                    continue
-                self._follow(v, depth)
-        names = set()
-        _code_names(f.__code__, names, set())
-        g = f.__globals__
-        for n in sorted(names):
-            self.globals.append((g, n, depth))
-            if n in g:
-                self._follow(g[n], depth)
-
-    def _follow(self, v, depth):
-        if isinstance(v, CompiledFunction):  # a compiled helper: its state is ours too
-            v = v._fn
-        if isinstance(v, (types.FunctionType, types.MethodType, functools.partial)) and \
-                _user_function(getattr(v, "__func__", getattr(v, "func", v))):
-            self._visit(v, depth + 1)
-
-    def values(self):
-        out = list(self.objects)
-        for cell, depth in self.cells:
-            try:
-                v = cell.cell_contents
-            except ValueError:
-                continue
-            out.append(v)
-            if id(v) not in self._seen:
-                self._follow(v, depth)
-        i = 0
-        while i < len(self.globals):  # helpers bound after decoration are followed now
-            g, n, depth = self.globals[i]
-            v = g.get(n)
-            if v is not None:
-                out.append(v)
-                if id(v) not in self._seen:
-                    self._follow(v, depth)
-            i += 1
-        return out
-
-
-_NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
-              str, bytes, int, float, bool, type(None))
-
-
-_OPAQUE = (types.ModuleType, type, types.FunctionType, types.MethodType, functools.partial,
-           jax.Array, np.ndarray, np.generic)
-
-
-_MAX_ITEMS = 4096
-
-
-def _maybe_state(v, module_cls):
-    return isinstance(v, (Tensor, list, tuple, dict)) or _is_optimizer(v) or (
-        module_cls is not None and isinstance(v, module_cls))
-
-
-class _State:
-    """The state one call of a step reads and may write: Tensors (with their ``.grad``),
-    Modules, optimizers."""
-
-    __slots__ = ("tensors", "tensor_ids", "modules", "module_ids", "optimizers", "opt_ids")
-
-    def __init__(self):
-        self.tensors = []
-        self.tensor_ids = {}
-        self.modules = []
-        self.module_ids = set()
-        self.optimizers = []
-        self.opt_ids = set()
-
-    def add_tensor(self, t):
-        if id(t) not in self.tensor_ids:
-            self.tensor_ids[id(t)] = len(self.tensors)
-            self.tensors.append(t)
-
-    def walk(self, obj, module_cls, depth=0):
-        if isinstance(obj, _NOT_STATE):
-            return
-        if isinstance(obj, Tensor):
-            self.add_tensor(obj)
-        elif module_cls is not None and isinstance(obj, module_cls):
-            self._walk_module(obj)
-        elif _is_optimizer(obj):
-            if id(obj) not in self.opt_ids:
-                self.opt_ids.add(id(obj))
-                self.optimizers.append(obj)
-                for g in obj.param_groups:
-                    for p in g["params"]:
-                        self.add_tensor(p)
-        elif depth < 3 and isinstance(obj, (list, tuple)):
-            # a container of state (a parameter list, a dict of models) is walked; one
-            # whose first item is not state (a list of logged losses) is not
-            if obj and _maybe_state(obj[0], module_cls) and len(obj) <= _MAX_ITEMS:
-                for v in obj:
-                    self.walk(v, module_cls, depth + 1)
-        elif depth < 3 and isinstance(obj, dict):
-            if obj and len(obj) <= _MAX_ITEMS and _maybe_state(next(iter(obj.values())),
-                                                               module_cls):
-                for v in obj.values():
-                    self.walk(v, module_cls, depth + 1)
-        elif depth < 2 and not isinstance(obj, _OPAQUE):
-            # a trainer object, an LR scheduler: the Modules/optimizers/Tensors it holds
-            d = getattr(obj, "__dict__", None)
-            if type(d) is dict and len(d) < 1000:
-                for v in list(d.values()):
-                    if isinstance(v, (Tensor, list, tuple, dict)) or _is_optimizer(v) or (
-                            module_cls is not None and isinstance(v, module_cls)) or (
-                            hasattr(v, "__dict__") and not isinstance(v, _OPAQUE)):
-                        self.walk(v, module_cls, depth + 1)
-
-    def _walk_module(self, m):
-        stack = [m]
-        while stack:
-            mod = stack.pop()
-            if id(mod) in self.module_ids:
-                continue
-            self.module_ids.add(id(mod))
-            self.modules.append(mod)
-            for p in mod._parameters.values():
-                if p is not None:
-                    self.add_tensor(p)
-            for b in mod._buffers.values():
-                if b is not None:
-                    self.add_tensor(b)
-            stack.extend(c for c in reversed(mod._modules.values()) if c is not None)
-
-
-# --------------------------------------------------------------------------- cache keys
-
-_hook_attr_cache = {}
-
-
-def _module_hook_attrs(m):
-    cls = type(m)
-    names = _hook_attr_cache.get(cls)
-    if names is None:
-        names = tuple(k for k, v in m.__dict__.items() if "hook" in k and isinstance(v, dict))
-        _hook_attr_cache[cls] = names
-    return names
-
-
-def _dict_key(d):
-    return tuple(d) if d else ()
-
-
-def _node_key(node):
-    if node is None:
-        return _NO_HOOKS
-    return (_dict_key(node._pre_hooks), _dict_key(node._post_hooks),
-            tuple((nr, tuple(h)) for nr, h in node._tensor_pre_hooks.items() if h)
-            if node._tensor_pre_hooks else ())
-
-
-_NO_HOOKS = ((), (), ())
-_global_dicts = None
-
-
-def _global_hook_dicts():
-    global _global_dicts
-    mod = sys.modules.get("hookgrad.nn.modules._global_hooks")
-    if mod is None:
-        return ()
-    if _global_dicts is None:
-        _global_dicts = tuple(v for k, v in sorted(vars(mod).items())
-                              if "hook" in k and isinstance(v, dict))
-    return _global_dicts
-
-
-def _aval_key(arr):
-    return (arr.shape, arr.dtype, getattr(arr, "weak_type", False))
-
-
-# --------------------------------------------------------------------------- optimizers
-
-
-def _opt_tree(opt):
-    """The optimizer's array state (``Optimizer._state_arrays()``: ``{"state", "hparams"}``)
-    as (tree, leaves, treedef), leaves as arrays."""
-    get = getattr(opt, "_state_arrays", None)
-    if get is None:
-        return None, [], jax.tree_util.tree_structure(None)
-    tree = get()
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    for i, v in enumerate(leaves):
-        if not isinstance(v, (jax.Array, np.ndarray)):
-            leaves[i] = jax.numpy.asarray(v)
-            tree = None
-    if tree is None:
-        tree = jax.tree_util.tree_unflatten(treedef, leaves)
-    return tree, leaves, treedef
-
-
-def _opt_static_key(opt, tree):
-    """Options read as Python values at trace time (those not fed as ``hparams``)."""
-    hps = tree.get("hparams") if isinstance(tree, dict) else None
-    out = [type(opt)]
-    for gi, g in enumerate(opt.param_groups):
-        dyn = hps[gi] if isinstance(hps, (list, tuple)) and gi < len(hps) and \
-            isinstance(hps[gi], dict) else {}
-        items = []
-        for k, v in g.items():
-            if k in ("params", "param_names") or k in dyn:
-                continue
-            try:
-                hash(v)
-                items.append((k, v))
-            except TypeError:
-                items.append((k, id(v)))
-        out.append((len(g["params"]), tuple(items)))
-    return tuple(out)
-
-
-def _opt_load(opt, tree):
-    load = getattr(opt, "_load_state_arrays", None)
-    if load is not None:
-        load(tree)
-
-
-def _state_part(tree):
-    return tree["state"] if isinstance(tree, dict) and "state" in tree else tree
-
-
-# --------------------------------------------------------------------------- the compiled step
-
-
 class _Entry:
     """One traced and compiled program, with how to write its outputs back."""
 
-    __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none", "grad_new", "versions",
-                 "opt_out", "opt_state_in", "key_out", "key_in", "user_spec", "user_build", "n_out", "jaxpr",
-                 "hp_in")
+    __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
+                 "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
+                 "host_calls", "user_spec", "user_build", "n_out", "jaxpr")
 
 
 class CompiledFunction:
@@ -478,6 +72,8 @@ class CompiledFunction:
     arguments: ``.as_text()`` prints its StableHLO), ``cost_analysis(*args, **kwargs)`` and
     ``jaxpr(*args, **kwargs)`` inspect what runs; ``cache_clear()`` drops the programs.
     """
+
+    _is_compiled_function = True
 
     def __init__(self, fn, *, donate=None, disable=False):
         self._fn = fn
@@ -658,8 +254,13 @@ class CompiledFunction:
             key_in = jax.random.wrap_key_data(next(it), impl=_key_impl(plan.rng))
             _random._state["key"] = key_in
             a, k = plan.rebuild(leaves)
-            with _mode.compiling_mode():
-                result = self._fn(*a, **k)
+            tracing = _Tracing(_current_trace())
+            _ctx.stack.append(tracing)
+            try:
+                with _mode.compiling_mode():
+                    result = self._fn(*a, **k)
+            finally:
+                _ctx.stack.pop()
             # ---- what changed becomes an output
             outs = []
             data_out, grad_out, grad_none, grad_new, versions = [], [], [], [], []
@@ -720,6 +321,11 @@ class CompiledFunction:
                     outs.append(v)
                 else:
                     uspec.append(("S", v))
+            host = []
+            for call, arrays in tracing.host_calls:
+                host.append((call, list(range(len(outs), len(outs) + len(arrays)))))
+                outs.extend(arrays)
+            entry.host_calls = host
             entry.data_out, entry.grad_out = data_out, grad_out
             entry.grad_none, entry.grad_new, entry.versions = grad_none, grad_new, versions
             entry.opt_out = opt_out
@@ -746,10 +352,7 @@ class CompiledFunction:
         self.trace_count += 1
         entry.jaxpr = traced.jaxpr
         donated = ()
-        donate = self._donate
-        if donate is None:  # on CPU, measured slower (the buffers are cheap to allocate)
-            donate = jax.default_backend() != "cpu"
-        if donate:
+        if self._donate is not False:
             # inputs whose value is replaced by an output: their buffers can be reused
             changed = set()
             pos = 0
@@ -763,7 +366,20 @@ class CompiledFunction:
                     pos += 1
             kept = {j for _, spec in entry.opt_out for kind, j in spec if kind == "in"}
             changed.update(p for p in entry.opt_state_in if p not in kept)
-            donated = tuple(sorted(changed))
+            # only where an output of the same type can take the buffer over (XLA warns
+            # about donations it cannot use, e.g. a .grad dropped by zero_grad)
+            free = {}
+            for v in traced.jaxpr.jaxpr.outvars:
+                k = (v.aval.shape, v.aval.dtype)
+                free[k] = free.get(k, 0) + 1
+            usable = []
+            for p in sorted(changed):
+                a = traced.jaxpr.jaxpr.invars[p].aval
+                k = (a.shape, a.dtype)
+                if free.get(k, 0) > 0:
+                    free[k] -= 1
+                    usable.append(p)
+            donated = tuple(usable)
         fn = _jex.jaxpr_as_fun(traced.jaxpr)
         jaxpr = traced.jaxpr.jaxpr
         entry.key_in = entry.key_out is not None or _uses_last_input(jaxpr)
@@ -840,6 +456,9 @@ class CompiledFunction:
                 out.append(res[s[1]])
             else:
                 out.append(s[1])
+        # host hooks reached while tracing, in that order, with this run's values
+        for call, idx in entry.host_calls:
+            call(*[res[k] for k in idx])
         return entry.user_build(out)
 
 
@@ -888,8 +507,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
 
     ``fullgraph``, ``dynamic``, ``backend``, ``mode`` and ``options`` are accepted for
     PyTorch compatibility (the whole step is always one XLA program: there are no graph
-    breaks). ``donate``: let XLA reuse the buffers of the state the step replaces
-    (default: on non-CPU backends).
+    breaks). ``donate``: let XLA reuse the buffers of the state the step replaces (the
+    default, ``None``, donates a buffer on a call where nothing but its Tensor or
+    optimizer holds it; ``False`` never donates).
 
     Example::
 

@@ -16,17 +16,21 @@ tensor hooks, Node pre-hooks, module full backward (pre-)hooks and multi-grad ho
 forward hooks run as Python while the function runs (or is traced); saved-tensor hooks
 pack in the forward and unpack in the backward of a per-op ``custom_vjp``.
 """
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import _mode
-from ._functional import call_with_backward_hooks as _call_with_backward_hooks  # noqa: F401
+from . import random as _random
+from ._functional_module import (  # noqa: F401 - Module._call_impl calls it
+    call_with_backward_hooks as _call_with_backward_hooks)
+from ._host_hook import _flatten_containers
 from ._tensor import Tensor
-from .compile import _flatten_containers
 
-__all__ = ["functional_call", "state", "load_state", "grad", "grad_and_value", "vjp", "vmap",
-           "jacrev"]
+__all__ = ["functional_call", "state", "load_state", "rng_key", "grad", "grad_and_value", "vjp",
+           "vmap", "jacrev"]
 
 _Tracer = jax.core.Tracer
 
@@ -145,7 +149,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
     When a value or an argument is a JAX array or tracer, the call runs in functional
     mode: no tape, JAX's AD differentiates, hooks are ``jax.custom_vjp`` boundaries. When
-    the values were JAX arrays, the result is returned with its Tensors as JAX arrays, so
+    values or arguments were JAX arrays, the result is returned with its Tensors as JAX
+    arrays, so
     the call is a pure function for ``jax.grad``, ``jax.vjp``, ``jax.jit``, ``jax.vmap``
     and ``jax.checkpoint``. With Tensor values only it is an ordinary eager call (gradients
     flow to the given Tensors), as ``torch.func.functional_call``.
@@ -185,7 +190,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     kwargs = {} if kwargs is None else kwargs
     leaves, rebuild = _flatten_containers((args, kwargs))
     was_array = [_is_array(v) for v in leaves]
-    arrays_in = any(_is_array(v) for v in values.values())
+    arrays_in = any(_is_array(v) for v in values.values()) or any(was_array)
     functional = arrays_in or _mode.state.functional or any(
         _is_array(v) and isinstance(v, _Tracer) or isinstance(v, Tensor) and
         isinstance(v._data, _Tracer) for v in leaves) or any(
@@ -194,6 +199,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     wrapped_args = [v for v, was in zip(leaves, was_array) if was]
     args, kwargs = rebuild(leaves)
 
+    key_before = _random._state["key"]
     # substitute: one new object per original tensor (tied names share it)
     swapped = []   # (owner, kind, attr, original)
     new_of = {}    # id(original) or name -> new tensor
@@ -215,9 +221,9 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             getattr(owner, kind)[attr] = new
             given_for[name] = new
         if functional:
-            from . import _functional as _fn
+            from . import _functional as _fn, _functional_module as _fm
             subs = {id(t): t for t in new_of.values()}
-            _fn.mark_backward_end(list(subs.values()) + wrapped_args)
+            _fm.mark_backward_end(list(subs.values()) + wrapped_args)
             for name, new in given_for.items():
                 orig = named[name][3]
                 if id(new) in subs and orig._backward_hooks:
@@ -226,7 +232,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                     subs.pop(id(new))
             with _mode.functional_mode():
                 out = module(*args, **kwargs)
-            _fn.mark_backward_begin([v for v in _flatten_containers(out)[0]
+            _fm.mark_backward_begin([v for v in _flatten_containers(out)[0]
                                      if isinstance(v, Tensor)])
         else:
             out = module(*args, **kwargs)
@@ -247,6 +253,11 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for owner, kind, attr, orig in reversed(swapped):
             getattr(owner, kind)[attr] = orig
+        key_now = _random._state["key"]
+        if isinstance(key_now, _Tracer) and key_now is not key_before and not _in_rng_block():
+            # random ops drew from the global key inside a JAX trace: keep no tracer in
+            # global state (pass keys with ``hookgrad.func.rng_key`` to vary them per call)
+            _random._state["key"] = key_before
         for owner, kind, attr, orig in swapped:
             orig.__dict__.pop("_fhooks", None)
     if arrays_in:
@@ -266,9 +277,46 @@ def _substitute(orig, v, functional):
 
 
 def _to_arrays(out):
-    from .compile import _flatten_containers
     leaves, rebuild = _flatten_containers(out)
     return rebuild([v._data if isinstance(v, Tensor) else v for v in leaves])
+
+
+# --------------------------------------------------------------------------- randomness
+
+_rng_depth = [0]
+
+
+def _in_rng_block():
+    return _rng_depth[0] > 0
+
+
+@contextlib.contextmanager
+def rng_key(key):
+    """Use ``key`` (a JAX PRNG key, possibly traced) as hookgrad's global key in the block.
+
+    ::
+
+        @jax.jit
+        def loss(params, x, key):
+            with hookgrad.func.rng_key(key):
+                return functional_call(model, params, (x,)).sum()   # dropout uses key
+
+    Random ops (dropout, ``hookgrad.rand``) draw from the global key; inside a JAX
+    transformation that key would be a trace-time constant. The previous key is restored
+    on exit.
+    """
+    prev = _random._state["key"]
+    if not hasattr(key, "dtype") or not jax.dtypes.issubdtype(key.dtype,
+                                                              jax.dtypes.prng_key):
+        key = jax.random.wrap_key_data(key) if getattr(key, "dtype", None) == jnp.uint32 \
+            else jax.random.key(key)
+    _random._state["key"] = key
+    _rng_depth[0] += 1
+    try:
+        yield
+    finally:
+        _rng_depth[0] -= 1
+        _random._state["key"] = prev
 
 
 # --------------------------------------------------------------------------- state
@@ -307,7 +355,6 @@ def load_state(module, tree, *, strict=True):
 
 
 def _arrays(x):
-    from .compile import _flatten_containers
     leaves, rebuild = _flatten_containers(x)
     return rebuild([v._data if isinstance(v, Tensor) else v for v in leaves])
 

@@ -425,3 +425,26 @@ def test_state_load_state_and_an_optax_loop():
     assert m.fc1.weight._version == 1
     with pytest.raises(RuntimeError, match="Unexpected key"):
         hg.func.load_state(m, {"nope": jnp.ones(1)})
+
+
+def test_rng_key_feeds_random_ops_under_jit():
+    class Drop(nn.Module):
+        def forward(self, x):
+            return F.dropout(x, 0.5, training=True)
+
+    m = Drop()
+
+    @jax.jit
+    def f(x, key):
+        with hg.func.rng_key(key):
+            return functional_call(m, {}, (x,))
+
+    a = np.asarray(f(jnp.ones(32), jax.random.key(1)))
+    b = np.asarray(f(jnp.ones(32), jax.random.key(2)))
+    again = np.asarray(f(jnp.ones(32), jax.random.key(1)))
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(a, again)
+    assert set(np.unique(a)) <= {0.0, 2.0}
+    # without rng_key no tracer is left in the global state
+    jax.jit(lambda x: functional_call(m, {}, (x,)))(jnp.ones(4))
+    assert not isinstance(hg.random._state["key"], jax.core.Tracer)

@@ -14,7 +14,6 @@ Hooks installed on each model:
 import math
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -246,29 +246,85 @@ def __getitem__(self, idx):
     return x
 
 
-def _put(self, op, template, arrays, value):
+def _indexed_shape(shape, template, arrays):
+    """The shape of ``x[index]`` for an ``x`` of ``shape`` (NumPy on a zero-strided array:
+    nothing of that size is allocated)."""
+    if all(_is_concrete(a._data) for a in arrays):
+        view = np.lib.stride_tricks.as_strided(np.zeros((), bool), shape, (0,) * len(shape))
+        np_arrays = [np.asarray(a._data) for a in arrays]
+        return tuple(view[_build_index(template, np_arrays)].shape)
+    spec = jax.ShapeDtypeStruct(shape, jnp.float32)
+    return tuple(jax.eval_shape(lambda x, *a: _getitem(x, *a, template=template), spec,
+                                *[a._data for a in arrays]).shape)
+
+
+def _value_for(value, target, expand_to_target):
+    """The value Tensor as PyTorch hands it to the copy: leading size-1 dimensions viewed
+    away, then (for copies into a slice) expanded to the target shape."""
+    from .shape import expand, reshape
+    shape = value.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    if k:
+        value = reshape(value, shape[k:])
+    if expand_to_target and value.shape != target:
+        value = expand(value, target)
+    return value
+
+
+def _put(self, op, template, arrays, value, expand_value):
     _check_bounds(self.shape, template, arrays)
     value = to_tensor_like(value)
-    try:
-        return apply(op, (self, value, *arrays), {"template": template}, out=self)
-    except (TypeError, ValueError) as e:  # JAX's broadcasting error, in PyTorch's words
-        vshape = list(value.shape) if isinstance(value, Tensor) else []
-        raise RuntimeError(f"shape mismatch: value tensor of shape {vshape} cannot be "
-                           f"broadcast to the indexing result ({e})") from None
+    if isinstance(value, Tensor):
+        target = _indexed_shape(self.shape, template, arrays)
+        value = _value_for(value, target, expand_value)
+        try:
+            np.broadcast_shapes(value.shape, target)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
+                               f"cannot be broadcast to indexing result of shape "
+                               f"{list(target)}") from None
+    return apply(op, (self, value, *arrays), {"template": template}, out=self)
+
+
+def _records_a_view(template):
+    # whether PyTorch's indexing makes a view of a part (then the write is CopySlices)
+    for k in template:
+        if k[0] in ("I", "N") or (k[0] == "B" and k[1] is not None):
+            return True
+        if k[0] == "S" and (k[1] not in (None, 0) or k[2] is not None or k[3] not in (None, 1)):
+            return True
+    return False
+
+
+_FILL_ALL = defop("setitem_fill", lambda x, v: jnp.full_like(x, v), "FillBackward3", (),
+                  scalar_edges=True)
 
 
 def __setitem__(self, idx, value):
-    """``x[idx] = value``: an in-place write (``CopySlices``, or ``IndexPutBackward0`` for
-    advanced indices); ``value`` broadcasts to the indexed shape."""
+    """``x[idx] = value``: an in-place write, recorded as PyTorch records it:
+    ``CopySlices`` when the index selects a part by ints/slices/None, ``IndexPutBackward0``
+    for advanced indices on the whole tensor, ``FillBackward3`` / ``CopyBackwards`` when
+    the index is the whole tensor. ``value`` broadcasts to the indexed shape."""
     template, arrays = _parse_index(idx)
-    _put(self, INDEX_PUT if _advanced(template) else SETITEM, template, arrays, value)
+    if _records_a_view(template):
+        _put(self, SETITEM, template, arrays, value, not _advanced(template))
+    elif _advanced(template):
+        _put(self, INDEX_PUT, template, arrays, value, False)
+    elif isinstance(value, (Tensor, np.ndarray, jax.Array, list)):  # the whole tensor: copy_
+        from .pointwise import copy_
+        copy_(self, _value_for(to_tensor_like(value), self.shape, True))
+    else:
+        apply(_FILL_ALL, (self, value), out=self)
 
 
 def index_put_(self, indices, values, accumulate=False):
     """``index_put_(indices, values, accumulate=False)``: ``self[indices] = values`` (or
     ``+=`` with ``accumulate``, summing repeated indices)."""
     template, arrays = _parse_index(tuple(indices), ints_as_arrays=True)
-    return _put(self, INDEX_PUT_ACC if accumulate else INDEX_PUT, template, arrays, values)
+    return _put(self, INDEX_PUT_ACC if accumulate else INDEX_PUT, template, arrays, values,
+                False)
 
 
 def index_put(input, indices, values, accumulate=False):

@@ -134,13 +134,46 @@ def _make_unary(row):
     return op
 
 
+def _broadcast_error(args):
+    """PyTorch's error for operands whose shapes do not broadcast (None if they do)."""
+    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            nd = max(len(a), len(b))
+            for k in range(1, nd + 1):
+                da = a[-k] if k <= len(a) else 1
+                db = b[-k] if k <= len(b) else 1
+                if da != db and da != 1 and db != 1:
+                    return RuntimeError(f"The size of tensor a ({da}) must match the size of "
+                                        f"tensor b ({db}) at non-singleton dimension {nd - k}")
+    return None
+
+
+def bapply(op, args, statics=None, out=None):
+    """``apply`` for broadcasting ops: a shape mismatch raises PyTorch's RuntimeError
+    (checked only after JAX refused, so it costs nothing otherwise)."""
+    try:
+        return apply(op, args, statics, out=out)
+    except (TypeError, ValueError):
+        err = _broadcast_error(args)
+        if err is None:
+            raise
+        raise err from None
+
+
+_LOGICAL = ("logical_and", "logical_or", "logical_xor")
+
+
 def _make_binary(row):
     name, fwd, node = row[:3]
     save = row[3] if len(row) > 3 else "all"
     op = defop(name, fwd, node, save, scalar_edges=name in _SCALAR_EDGE_OPS)
 
     def fn(input, other):
-        return apply(op, (to_tensor_like(input), to_tensor_like(other)))
+        if name in _LOGICAL and not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return bapply(op, (to_tensor_like(input), to_tensor_like(other)))
     fn.__name__ = name
     register(fn)
     inplace_of(op, name)
@@ -170,47 +203,49 @@ _DIV_TRUNC = defop("div_trunc", lambda a, b: jax.lax.stop_gradient(
 def add(input, other, *, alpha=1):
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
     if alpha != 1:
-        return apply(_ADD_ALPHA, (to_tensor_like(input), to_tensor_like(other)), {"alpha": alpha})
-    return apply(BINARY["add"], (to_tensor_like(input), to_tensor_like(other)))
+        return bapply(_ADD_ALPHA, (to_tensor_like(input), to_tensor_like(other)),
+                      {"alpha": alpha})
+    return bapply(BINARY["add"], (to_tensor_like(input), to_tensor_like(other)))
 
 
 def sub(input, other, *, alpha=1):
     """``sub(input, other, *, alpha=1)``: ``input - alpha * other``, broadcasting."""
     if alpha != 1:
-        return apply(_SUB_ALPHA, (to_tensor_like(input), to_tensor_like(other)), {"alpha": alpha})
-    return apply(BINARY["sub"], (to_tensor_like(input), to_tensor_like(other)))
+        return bapply(_SUB_ALPHA, (to_tensor_like(input), to_tensor_like(other)),
+                      {"alpha": alpha})
+    return bapply(BINARY["sub"], (to_tensor_like(input), to_tensor_like(other)))
 
 
 def _add_(self, other, *, alpha=1):
     op, st = (_ADD_ALPHA, {"alpha": alpha}) if alpha != 1 else (BINARY["add"], None)
-    return apply(op, (self, to_tensor_like(other)), st, out=self)
+    return bapply(op, (self, to_tensor_like(other)), st, out=self)
 
 
 def _sub_(self, other, *, alpha=1):
     op, st = (_SUB_ALPHA, {"alpha": alpha}) if alpha != 1 else (BINARY["sub"], None)
-    return apply(op, (self, to_tensor_like(other)), st, out=self)
+    return bapply(op, (self, to_tensor_like(other)), st, out=self)
 
 
 def pow(input, exponent):
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
         op = _POW_T if isinstance(exponent, Tensor) else _POW
-        return apply(op, (input, to_tensor_like(exponent)))
-    return apply(_RPOW, (exponent, input))
+        return bapply(op, (input, to_tensor_like(exponent)))
+    return bapply(_RPOW, (exponent, input))
 
 
 def _pow_(self, exponent):
     op = _POW_T if isinstance(exponent, Tensor) else _POW
-    return apply(op, (self, to_tensor_like(exponent)), out=self)
+    return bapply(op, (self, to_tensor_like(exponent)), out=self)
 
 
 def rsub(input, other, *, alpha=1):
     """``rsub(input, other, *, alpha=1)``: ``other - alpha * input``."""
     if isinstance(other, Tensor):
-        return apply(_RSUB_T, (input, other), {"alpha": alpha})
+        return bapply(_RSUB_T, (input, other), {"alpha": alpha})
     if alpha != 1:
         input = BINARY_FN["mul"](input, alpha)
-    return apply(_RSUB, (input, other))
+    return bapply(_RSUB, (input, other))
 
 
 def rdiv(input, other):
@@ -228,11 +263,11 @@ def div(input, other, *, rounding_mode=None):
     ``rounding_mode`` ``'trunc'`` / ``'floor'`` (whose gradient is zero)."""
     args = (to_tensor_like(input), to_tensor_like(other))
     if rounding_mode is None:
-        return apply(BINARY["div"], args)
+        return bapply(BINARY["div"], args)
     if rounding_mode == "floor":
-        return apply(_DIV_FLOOR, args)
+        return bapply(_DIV_FLOOR, args)
     if rounding_mode == "trunc":
-        return apply(_DIV_TRUNC, args)
+        return bapply(_DIV_TRUNC, args)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                        f"but found '{rounding_mode}'")
 
@@ -241,7 +276,7 @@ def _div_(self, other, *, rounding_mode=None):
     op = {None: BINARY["div"], "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}.get(rounding_mode)
     if op is None:
         div(self, other, rounding_mode=rounding_mode)  # raises PyTorch's error
-    return apply(op, (self, to_tensor_like(other)), out=self)
+    return bapply(op, (self, to_tensor_like(other)), out=self)
 
 
 # ---- selection and clamping
@@ -292,12 +327,12 @@ def clamp(input, min=None, max=None):
     the result.
     """
     op, args, st = _clamp_args(input, min, max)
-    return apply(op, args, st)
+    return bapply(op, args, st)
 
 
 def clamp_(self, min=None, max=None):
     op, args, st = _clamp_args(self, min, max)
-    return apply(op, args, st, out=self)
+    return bapply(op, args, st, out=self)
 
 
 def _clamp_min_op(min):
@@ -310,22 +345,22 @@ def _clamp_max_op(max):
 
 def clamp_min(input, min):
     op, lo = _clamp_min_op(min)
-    return apply(op, (input, lo))
+    return bapply(op, (input, lo))
 
 
 def clamp_max(input, max):
     op, hi = _clamp_max_op(max)
-    return apply(op, (input, hi))
+    return bapply(op, (input, hi))
 
 
 def clamp_min_(self, min):
     op, lo = _clamp_min_op(min)
-    return apply(op, (self, lo), out=self)
+    return bapply(op, (self, lo), out=self)
 
 
 def clamp_max_(self, max):
     op, hi = _clamp_max_op(max)
-    return apply(op, (self, hi), out=self)
+    return bapply(op, (self, hi), out=self)
 
 
 # where's operands come first so Python numbers among them get torch's ``None`` edges
@@ -357,7 +392,7 @@ def where(condition, input=None, other=None):
         kind = type(cond).__name__ if not isinstance(cond, Tensor) else _kind(cond)
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {kind}")
-    return apply(_WHERE, (to_tensor_like(input), to_tensor_like(other), cond))
+    return bapply(_WHERE, (to_tensor_like(input), to_tensor_like(other), cond))
 
 
 def _kind(t):
@@ -381,23 +416,23 @@ def _masked_fill_args(input, mask, value):
 def masked_fill(input, mask, value):
     """``masked_fill(input, mask, value)``: ``value`` where the boolean ``mask`` is True."""
     op, args = _masked_fill_args(input, mask, value)
-    return apply(op, args)
+    return bapply(op, args)
 
 
 def masked_fill_(self, mask, value):
     op, args = _masked_fill_args(self, mask, value)
-    return apply(op, args, out=self)
+    return bapply(op, args, out=self)
 
 
 def lerp(input, end, weight):
     """``lerp(input, end, weight)``: ``input + weight * (end - input)``."""
     op = _LERP_T if isinstance(weight, Tensor) else _LERP
-    return apply(op, (input, to_tensor_like(end), to_tensor_like(weight)))
+    return bapply(op, (input, to_tensor_like(end), to_tensor_like(weight)))
 
 
 def lerp_(self, end, weight):
     op = _LERP_T if isinstance(weight, Tensor) else _LERP
-    return apply(op, (self, to_tensor_like(end), to_tensor_like(weight)), out=self)
+    return bapply(op, (self, to_tensor_like(end), to_tensor_like(weight)), out=self)
 
 
 # ---- in-place writes of constants

@@ -130,10 +130,22 @@ def _dims(dim, ndim):
     return wrap_dim(dim, ndim)
 
 
+def _int_accumulator(input, dtype):
+    # PyTorch accumulates integer and bool inputs in int64 (int32 without JAX's x64)
+    if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        from .. import _dtype
+        return _dtype.int64
+    return dtype
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """``sum(input, dim=None, keepdim=False, *, dtype=None)``."""
+    """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
+    summed as int64."""
+    dtype = _int_accumulator(input, dtype)
     dim = _dims(dim, input.ndim)
     op = SUM if dim is None else SUM_DIM
+    if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
+        dim = None
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
 
 
@@ -144,6 +156,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_kind(input)}")
     op = MEAN if dim is None else MEAN_DIM
+    if dim == ():
+        dim = None
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
 
 
@@ -154,6 +168,7 @@ def _kind(t):
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """``prod(input, dim=None, keepdim=False, *, dtype=None)``."""
+    dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     if dim is None:
         return apply(PROD, (x,), {"dim": None, "keepdim": False})
@@ -237,6 +252,7 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def cumsum(input, dim, *, dtype=None):
+    dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     return apply(CUMSUM, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 

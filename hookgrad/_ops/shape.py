@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Size, Tensor
-from .dispatch import Op, apply
+from .dispatch import apply
 from .registry import defop, register, to_tensor_like
 
 
@@ -519,7 +519,7 @@ def masked_select(input, mask):
     """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
     is True (data-dependent shape: eager only)."""
     if mask.dtype.name != "bool":
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     b = tuple(np.broadcast_shapes(input.shape, mask.shape))
     flat_mask = np.asarray(jnp.broadcast_to(mask._data, b)).reshape(-1)
     idx = Tensor._wrap(jnp.asarray(np.nonzero(flat_mask)[0].astype(np.int32)))

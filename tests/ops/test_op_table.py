@@ -90,7 +90,10 @@ def grads(L, row, arrays, create_graph=False):
 def ref_loss(row, arrays):
     """``sum(out * w)`` over the outputs in JAX, as a function of the float inputs."""
     pos = float_positions(row)
-    shapes = jax.eval_shape(lambda *a: outputs(row.ref(*a)), *arrays)
+    try:
+        shapes = jax.eval_shape(lambda *a: outputs(row.ref(*a)), *arrays)
+    except Exception:  # noqa: BLE001 - data-dependent shapes: evaluate
+        shapes = outputs(row.ref(*arrays))
     ws = weights(row, [np.zeros(o.shape, o.dtype) for o in shapes])
 
     def loss(*fs):
@@ -110,7 +113,7 @@ def _ref_both(row, arrays):
 
     def both(arrs, fs):
         outs = outputs(row.ref(*arrs))
-        if not fs or all(w is None for w in weights(row, outs)):
+        if not fs or not any(jnp.issubdtype(o.dtype, jnp.floating) for o in outs):
             return outs, None
         return outs, list(jax.grad(loss, argnums=tuple(range(len(fs))))(*fs))
     return both, ([jnp.asarray(a) for a in arrays], fs)
@@ -129,8 +132,8 @@ def reference(row):
         for r in ROWS:
             if r.ref is None or ("slow" in r.flags and not slow):
                 continue
-            fn, a = _ref_both(r, arrays_for(r))
             try:
+                fn, a = _ref_both(r, arrays_for(r))
                 jax.eval_shape(fn, *a)
             except Exception:  # noqa: BLE001 - data-dependent reference: eager below
                 continue
@@ -265,7 +268,8 @@ def test_grad_of_grad_matches_jax_and_torch(row):
 ELSEWHERE = {
     "zero": "test_inplace.py", "fill": "test_inplace.py", "fill_tensor": "test_inplace.py",
     "copy": "test_inplace.py", "setitem": "test_indexing.py", "index_put": "test_indexing.py",
-    "index_put_acc": "test_indexing.py", "to_dtype": "test_tensor_api.py",
+    "index_put_acc": "test_indexing.py", "setitem_fill": "test_indexing.py",
+    "to_dtype": "test_tensor_api.py",
     "to_device": "test_tensor_api.py (device moves)", "alias": "not used by any public op",
     "rsub_tensor": "test_rsub_with_tensor_and_alpha",
 }
@@ -406,6 +410,13 @@ def test_return_type_repr_matches_torch():
     (lambda L, x: x[0, 0, 0], IndexError, "too many indices for tensor of dimension 2"),
     (lambda L, x: x[x], IndexError, "tensors used as indices must be long, int, byte or bool "
                                     "tensors"),
+    (lambda L, x: x + L.ones(2), RuntimeError, r"The size of tensor a \(4\) must match the size "
+                                               r"of tensor b \(2\) at non-singleton dimension 1"),
+    (lambda L, x: L.maximum(x, L.ones(2, 1)), RuntimeError, r"The size of tensor a \(3\) must "
+                                                            r"match the size of tensor b \(2\) "
+                                                            "at non-singleton dimension 0"),
+    (lambda L, x: L.logical_or(x, 0), TypeError, r"logical_or\(\): argument 'other' \(position "
+                                                 r"2\) must be Tensor, not int"),
 ])
 def test_errors_match_torch(call, exc, match):
     with pytest.raises(exc, match=match):

@@ -1,0 +1,188 @@
+"""Host hooks: hooks that run on the host with concrete Tensors inside traced programs.
+
+``hookgrad.compile.host_hook`` marks them (this module is re-exported by
+``hookgrad.compile``). In a ``hookgrad.compile`` trace their Tensor arguments become
+outputs of the program and the hook runs after each run; under other JAX transformations
+the call is a ``jax.debug.callback``. Reading a traced value without one raises
+:class:`TracedValueError`.
+"""
+import functools
+import threading
+
+import jax
+
+from . import _mode
+from ._tensor import Tensor
+from .autograd import grad_mode
+
+__all__ = ["host_hook", "is_host_hook", "TracedValueError"]
+
+_Tracer = jax.core.Tracer
+
+
+class TracedValueError(RuntimeError):
+    """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
+    inside ``hookgrad.compile`` or a JAX transformation."""
+
+
+def traced_value_error(what):
+    where = ("a hookgrad.compile step" if _mode.state.compiling else
+             "a JAX transformation (hookgrad.compile, hookgrad.func, jax.jit/grad/vmap)")
+    return TracedValueError(
+        f"{what} needs the concrete value of a Tensor, but inside {where} Tensors hold JAX "
+        "tracers: values exist only when the compiled program runs. Keep the computation on "
+        "Tensors, or mark the hook that needs values on the host with "
+        "@hookgrad.compile.host_hook (its Tensor arguments are then delivered as concrete "
+        "values through jax.debug.callback every time the program runs), or use "
+        "jax.debug.print.")
+
+
+def host_hook(fn=None, *, ordered=True):
+    """Mark a hook as one that runs on the host with concrete Tensors.
+
+    ::
+
+        @hookgrad.compile.host_hook
+        def log_norm(grad):
+            norms.append(grad.norm().item())
+
+        h = x.register_hook(log_norm)
+
+    Eagerly it is called as usual. When its Tensor arguments are traced (inside
+    ``hookgrad.compile`` or a JAX transformation of ``hookgrad.func.functional_call``), the
+    call becomes a ``jax.debug.callback`` (``ordered=True`` keeps the host calls in program
+    order): each time the compiled program runs, the hook is called with Tensors holding
+    that run's values (non-Tensor arguments such as the module are passed as they were at
+    trace time). A host hook must return ``None``: it observes, it cannot replace a
+    gradient or an output.
+    """
+    if fn is None:
+        return functools.partial(host_hook, ordered=ordered)
+    if getattr(fn, "__hookgrad_host_hook__", False):
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        leaves, rebuild = _flatten_containers((args, kwargs))
+        pos = [i for i, v in enumerate(leaves)
+               if isinstance(v, Tensor) or isinstance(v, (jax.Array, _Tracer))]
+        traced = any(isinstance(leaves[i]._data if isinstance(leaves[i], Tensor) else leaves[i],
+                                _Tracer) for i in pos)
+        if not traced and not _mode.state.compiling and not _in_jax_trace():
+            return _call_host(fn, args, kwargs)
+        arrays = [leaves[i]._data if isinstance(leaves[i], Tensor) else leaves[i] for i in pos]
+        was_tensor = [isinstance(leaves[i], Tensor) for i in pos]
+        for i in pos:
+            leaves[i] = None   # keep no tracer alive
+        call = _HostCall(fn, leaves, rebuild, pos, was_tensor)
+        ctx = _ctx.stack[-1] if _ctx.stack else None
+        if ctx is not None and _current_trace() is ctx.trace:
+            # in hookgrad.compile's own trace: the values become outputs of the program
+            # and the hook runs right after it (no host callback inside the program)
+            ctx.host_calls.append((call, arrays))
+            return None
+        jax.debug.callback(call, *arrays, ordered=ordered)
+        return None
+
+    wrapper.__hookgrad_host_hook__ = True
+    return wrapper
+
+
+class _HostCall:
+    """One host-hook call: the hook, its non-array arguments, where the arrays go."""
+
+    __slots__ = ("fn", "leaves", "rebuild", "pos", "was_tensor")
+
+    def __init__(self, fn, leaves, rebuild, pos, was_tensor):
+        self.fn, self.leaves, self.rebuild = fn, leaves, rebuild
+        self.pos, self.was_tensor = pos, was_tensor
+
+    def __call__(self, *values):
+        new = list(self.leaves)
+        for i, v, t in zip(self.pos, values, self.was_tensor):
+            arr = v if isinstance(v, jax.Array) else jax.numpy.asarray(v)
+            new[i] = Tensor._wrap(arr) if t else arr
+        a, k = self.rebuild(new)
+        _call_host(self.fn, a, k)
+
+
+class _CompileCtx(threading.local):
+    def __init__(self):
+        self.stack = []   # the traces of the hookgrad.compile steps being traced
+
+
+_ctx = _CompileCtx()
+
+
+class _Tracing:
+    __slots__ = ("trace", "host_calls")
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.host_calls = []
+
+
+def _current_trace():
+    try:
+        from jax._src import core
+        return core.trace_ctx.trace
+    except (ImportError, AttributeError):  # other JAX versions: host callbacks always
+        return None
+
+
+def _in_jax_trace():
+    """Whether a JAX transformation is tracing the running code (jit, grad, vmap)."""
+    try:
+        from jax._src import core
+        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
+    except (ImportError, AttributeError):  # other JAX versions: tensors decide alone
+        return False
+
+
+def is_host_hook(fn):
+    """Whether ``fn`` was marked with :func:`host_hook`."""
+    return bool(getattr(fn, "__hookgrad_host_hook__", False))
+
+
+def _call_host(fn, args, kwargs):
+    with grad_mode.no_grad():
+        res = fn(*args, **kwargs)
+    if res is not None:
+        raise RuntimeError(f"host hook {getattr(fn, '__name__', fn)!r} returned a value: a "
+                           "hook marked with hookgrad.compile.host_hook runs on the host after "
+                           "the fact and must return None")
+    return None
+
+
+def _flatten_containers(tree):
+    """Leaves of nested tuples/lists/dicts (anything else is a leaf, Modules included)
+    and a function rebuilding the tree from new leaves."""
+    leaves = []
+
+    def walk(x):
+        if type(x) in (tuple, list):
+            return (type(x), [walk(v) for v in x])
+        if type(x) is dict:
+            return (dict, [(k, walk(v)) for k, v in x.items()])
+        if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
+            return (type(x), [walk(v) for v in x], "nt")
+        leaves.append(x)
+        return len(leaves) - 1
+
+    spec = walk(tree)
+
+    def build(s, new):
+        if isinstance(s, int):
+            return new[s]
+        kind = s[0]
+        if kind is dict:
+            return {k: build(v, new) for k, v in s[1]}
+        vals = [build(v, new) for v in s[1]]
+        if len(s) == 3:
+            return kind(*vals)
+        return kind(vals)
+
+    return leaves, lambda new: build(spec, new)
+
+
+# --------------------------------------------------------------------------- discovery
