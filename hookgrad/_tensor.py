@@ -217,6 +217,19 @@ class Tensor:
         from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+    def _write_(self, arr):
+        """Replace the data in place outside autograd (optimizers, init, buffers, in-place
+        ops): same object, version bumped, and a ``.data``/``detach()`` alias writes
+        through to the tensor it aliases."""
+        self._data = arr
+        self._version += 1
+        base = self._base
+        if base is not None:
+            base._data = arr
+            if self._shares_version:
+                base._version += 1
+        return self
+
     def detach(self):
         """A new leaf sharing this tensor's data and version counter (in-place writes on it
         go through to this tensor)."""

@@ -246,8 +246,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             if now is None or (now is before and now._version == 0) or now is v:
                 continue
             if isinstance(v, Tensor):
-                v._data = now._data
-                v._version += 1
+                v._write_(now._data)
             else:
                 values[name] = now._data
     finally:
@@ -347,8 +346,7 @@ def load_state(module, tree, *, strict=True):
                 raise RuntimeError(f"size mismatch for {name}: copying a param with shape "
                                    f"{tuple(arr.shape)}, the shape in current model is "
                                    f"{tuple(t._data.shape)}.")
-            t._data = arr.astype(t._data.dtype)
-            t._version += 1
+            t._write_(arr.astype(t._data.dtype))
 
 
 # --------------------------------------------------------------------------- transforms

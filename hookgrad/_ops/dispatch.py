@@ -128,13 +128,7 @@ def _write_inplace(t, res, op):
             raise RuntimeError(f"result type {_torch_kind(res.dtype)} can't be cast to the "
                                f"desired output type {_torch_kind(old.dtype)}")
         res = res.astype(old.dtype)
-    t._data = res
-    t._version += 1
-    base = t._base
-    if base is not None:  # .data / detach() alias: the write reaches the original
-        base._data = res
-        if t._shares_version:
-            base._version += 1
+    t._write_(res)
 
 
 def _torch_kind(dt):

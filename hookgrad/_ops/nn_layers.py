@@ -73,8 +73,7 @@ BN_EVAL = defop("batch_norm_eval", _bn_eval, "NativeBatchNormBackward0")
 
 
 def _set(t, arr):
-    t._data = arr
-    t._version += 1
+    t._write_(arr)
 
 
 @jax.jit

@@ -26,14 +26,7 @@ def _write(tensor, value):
     arr = jnp.asarray(value, dtype=tensor._data.dtype)
     if tuple(arr.shape) != tuple(tensor.shape):
         arr = jnp.broadcast_to(arr, tuple(tensor.shape))
-    tensor._data = arr
-    tensor._version += 1
-    base = tensor._base
-    if base is not None:
-        base._data = arr
-        if tensor._shares_version:
-            base._version += 1
-    return tensor
+    return tensor._write_(arr)
 
 
 def _key(generator):

@@ -84,13 +84,7 @@ def replace_part(inner, name, **fields):
 def _write_param(p, arr):
     """Replace a parameter's data in place: same object, version bumped (as an in-place op
     would, but without the leaf check: the optimizer writes outside autograd)."""
-    p._data = arr
-    p._version += 1
-    base = p._base
-    if base is not None:  # a .data / detach() alias: the write reaches the original
-        base._data = arr
-        if p._shares_version:
-            base._version += 1
+    p._write_(arr)
 
 
 @functools.lru_cache(maxsize=None)

@@ -50,8 +50,7 @@ def _clamp(arrays, v):
 
 def _write(tensors, arrays):
     for t, a in zip(tensors, arrays):
-        t._data = a
-        t._version += 1
+        t._write_(a)
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
