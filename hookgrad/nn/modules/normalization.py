@@ -152,6 +152,28 @@ def _shape(normalized_shape):
     return tuple(normalized_shape)
 
 
+def _init_affine(module, shape, affine, bias, device, dtype):
+    """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None parameters, as
+    PyTorch's normalization layers register them."""
+    if affine:
+        module.weight = _param(shape, device, dtype)
+        if bias:
+            module.bias = _param(shape, device, dtype)
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+    _reset_affine(module)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Layer normalization over the trailing ``normalized_shape`` dims.
 
@@ -167,22 +189,10 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = _param(self.normalized_shape, device, dtype)
-            if bias:
-                self.bias = _param(self.normalized_shape, device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _init_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -211,22 +221,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = _param((num_channels,), device, dtype)
-            if bias:
-                self.bias = _param((num_channels,), device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _init_affine(self, (num_channels,), affine, bias, device, dtype)
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
