@@ -77,7 +77,8 @@ def run_torch(x_np, c_np):
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # OpenMP workers spin after each op and would steal the
+    # cores from the JAX runs interleaved with this one
     x = torch.tensor(x_np, requires_grad=True)
     c = torch.tensor(c_np)
 
