@@ -252,8 +252,6 @@ def test_eager_matches_pytorch_with_the_same_hooks():
     assert [e for e in log_hg if e[0] == "act"] == [e for e in log if e[0] == "act"]
 
 
-@pytest.mark.xfail(strict=True, reason="Module._call_impl runs forward hooks outside the "
-                   "functional backward-hook boundary (hookgrad.func._call_with_backward_hooks)")
 def test_forward_hooks_inside_the_backward_hook_boundary():
     # Eagerly a module's forward hooks see its output before the identity that carries its
     # full backward hooks: ModTracker's backward events of a module whose output feeds

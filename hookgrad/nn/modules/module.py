@@ -634,11 +634,7 @@ class Module(_ConversionMixin, _StateDictMixin):
                     bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
                     args = bw_hook.setup_input_hook(args)
 
-            if functional_bw is not None:
-                result = _functional_call(self, forward_call, args, kwargs, *functional_bw)
-            else:
-                result = forward_call(*args, **kwargs)
-            if _global_forward_hooks or self._forward_hooks:
+            def run_forward_hooks(args, kwargs, result):
                 for hook_id, hook in (*_global_forward_hooks.items(),
                                       *self._forward_hooks.items()):
                     if hook_id in self._forward_hooks_always_called or \
@@ -651,6 +647,21 @@ class Module(_ConversionMixin, _StateDictMixin):
                         hook_result = hook(self, args, result)
                     if hook_result is not None:
                         result = hook_result
+                return result
+
+            has_forward_hooks = bool(_global_forward_hooks or self._forward_hooks)
+            if functional_bw is not None:
+                # forward hooks run inside the backward-hook boundary, as eagerly they see
+                # the output before BackwardHook wraps it
+                def forward_and_hooks(*a, **k):
+                    out = forward_call(*a, **k)
+                    return run_forward_hooks(a, k, out) if has_forward_hooks else out
+                result = _functional_call(self, forward_and_hooks, args, kwargs,
+                                          *functional_bw)
+            else:
+                result = forward_call(*args, **kwargs)
+                if has_forward_hooks:
+                    result = run_forward_hooks(args, kwargs, result)
 
             if bw_hook:
                 if not isinstance(result, (Tensor, tuple)):
