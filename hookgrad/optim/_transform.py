@@ -61,7 +61,19 @@ def _number(v):
 def _as_hparam_array(v):
     v = _number(v)
     if isinstance(v, tuple):
-        return tuple(jnp.asarray(x) for x in v)
+        return tuple(_scalar_array(x) for x in v)
+    return _scalar_array(v)
+
+
+def _scalar_array(v):
+    if isinstance(v, (int, float)):
+        return _cached_scalar(type(v), v)
+    return jnp.asarray(v)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_scalar(kind, v):
+    # one device scalar per hyperparameter value: building it costs a dispatch per step
     return jnp.asarray(v)
 
 
