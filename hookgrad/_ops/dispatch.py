@@ -141,7 +141,6 @@ def _record(op, key, args, outs, shadow):
     save = op.save
     keep_all = save is ALL
     edges = []
-    dpos = []
     needed = ()
     if isinstance(save, dict):  # PyTorch's conditional saving: only what live edges need
         needed = set()
@@ -157,7 +156,6 @@ def _record(op, key, args, outs, shadow):
         if isinstance(a, Tensor):
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
                 e = a._edge()
-                dpos.append(i)
                 edges.append(e)
                 if e is not None:
                     want.append(i)
@@ -172,24 +170,33 @@ def _record(op, key, args, outs, shadow):
                 layout.append((arr.shape, arr.dtype))
         else:
             if op.scalar_edges and i < 2:
-                dpos.append(i)
                 edges.append(None)
             stored.append(a)
             layout.append("C")
             if i in needed:
                 has_saved = True
     want = tuple(want)
-    node = OpNode(op, key, stored, tuple(edges), dpos, has_saved)
-    meta = []
-    for i, t in enumerate(outs):
+    node = OpNode(op, key, stored, tuple(edges), has_saved)
+    if len(outs) == 1:
+        t = outs[0]
         arr = t._data
         dt = arr.dtype
-        meta.append((arr.shape, dt))
+        node._meta = ((arr.shape, dt),)
         if dt in INEXACT:
             t.grad_fn = node
-            t._output_nr = i
+            t._output_nr = 0
             t._requires_grad = True
-    node._meta = meta
+    else:
+        meta = []
+        for i, t in enumerate(outs):
+            arr = t._data
+            dt = arr.dtype
+            meta.append((arr.shape, dt))
+            if dt in INEXACT:
+                t.grad_fn = node
+                t._output_nr = i
+                t._requires_grad = True
+        node._meta = meta
     node._vkey = (key, want) if save is OUT else (key, tuple(layout), want)
     node._want = want
     if save is OUT:
@@ -214,16 +221,16 @@ class OpNode(Node):
     """The node an op records: rebuilds the op's arguments from what was saved and runs
     the op's vjp."""
 
-    __slots__ = ("_op", "_key", "_stored", "_dpos", "_meta", "_out_saved", "_has_saved",
-                 "_freed", "_vkey", "_want")
+    __slots__ = ("_op", "_key", "_stored", "_meta", "_out_saved", "_has_saved", "_freed",
+                 "_vkey", "_want")
 
-    def __init__(self, op, key, stored, edges, dpos, has_saved):
+    def __init__(self, op, key, stored, edges, has_saved):
         # Node.__init__ inlined: this runs once per recorded op
         self._next = edges
         self._seq = next(_sequence)
         self._pre_hooks = self._post_hooks = None
         self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
-        self._op, self._key, self._stored, self._dpos = op, key, stored, dpos
+        self._op, self._key, self._stored = op, key, stored
         self._has_saved = has_saved
         self._freed = False
         self._out_saved = None
