@@ -340,3 +340,11 @@ def test_manual_seed_reproduces_random_numbers():
     assert a == b
     hg.manual_seed(124)
     assert hg.rand(3).tolist() != a[0]
+
+
+def test_max_min_with_dim_are_return_types():
+    x = hg.tensor([[1.0, 3.0], [2.0, 0.0]])
+    mx, mn = x.max(1), hg.min(x, 0)
+    assert isinstance(mx, hg.return_types.max) and isinstance(mn, hg.return_types.min)
+    assert mx.values.tolist() == [3.0, 2.0] and mx.indices.tolist() == [1, 0]
+    assert mn.values.tolist() == [1.0, 0.0] and mn.indices.tolist() == [0, 1]
