@@ -9,25 +9,7 @@ import pytest
 
 import hookgrad
 from hookgrad import nn
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="differential test needs torch")
-
-
-def conv(x):
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    if isinstance(x, (list, tuple)):
-        return [conv(v) for v in x]
-    if isinstance(x, dict):
-        return {k: conv(v) for k, v in x.items()}
-    if hasattr(x, "detach"):
-        return np.round(np.asarray(x.detach().tolist(), dtype=float), 5).tolist()
-    raise TypeError(type(x))
+from tests.nn._common import both, needs_torch, torch  # noqa: F401 - torch for skips
 
 
 def errors(*fns):
@@ -39,10 +21,6 @@ def errors(*fns):
         except Exception as e:  # noqa: BLE001
             out.append([type(e).__name__, str(e).replace("hookgrad", "torch")])
     return out
-
-
-def both(fn):
-    return conv(fn(hookgrad)), conv(fn(torch))
 
 
 class Tag:

@@ -11,29 +11,7 @@ import pytest
 
 import hookgrad
 from hookgrad import nn
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="differential test needs torch")
-
-
-def conv(x):
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    if isinstance(x, (list, tuple)):
-        return [conv(v) for v in x]
-    if isinstance(x, dict):
-        return {k: conv(v) for k, v in x.items()}
-    if hasattr(x, "detach"):
-        return np.round(np.asarray(x.detach().tolist(), dtype=float), 5).tolist()
-    raise TypeError(type(x))
-
-
-def both(fn):
-    return conv(fn(hookgrad)), conv(fn(torch))
+from tests.nn._common import both, needs_torch
 
 
 def errors(*fns):
