@@ -12,20 +12,7 @@ from hookgrad import nn
 from hookgrad.autograd.graph import register_multi_grad_hook, saved_tensors_hooks
 from hookgrad.compile import TracedValueError
 from hookgrad.func import functional_call
-
-
-def _arr(t):
-    return np.asarray(t._data)
-
-
-class Tiny(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(3, 4)
-        self.fc2 = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc2(F.relu(self.fc1(x)))
+from tests.test_compile import Tiny, _arr
 
 
 def _model():
