@@ -5,30 +5,13 @@ import pytest
 
 import hookgrad as hg
 from hookgrad.testing import check_grads
+from tests.autograd.test_gradcheck import _first_order_only, _wrong
 
 
-class _SinWrongGrad(hg.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x.cos() * 1.1  # 10% off
-
-
-class _SinFirstOrderOnly(hg.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x.detach().cos()  # right values, but not differentiable in x
+# the same faulty Functions as the gradcheck tests: a 10%-off backward, and one whose
+# values are right but not differentiable in x
+_sin_wrong_grad = _wrong(hg)
+_sin_first_order_only = _first_order_only(hg)
 
 
 def test_passes_for_correct_gradients_of_several_arguments_and_outputs():
@@ -61,14 +44,14 @@ def test_runs_in_float64_and_restores_the_mode():
 def test_wrong_first_derivative_is_reported():
     with pytest.raises(AssertionError, match="order-1 gradient w.r.t. argument 0 does not match "
                                              "finite differences"):
-        check_grads(_SinWrongGrad.apply, (hg.tensor([0.3, 1.0, -2.0]),))
+        check_grads(_sin_wrong_grad, (hg.tensor([0.3, 1.0, -2.0]),))
 
 
 def test_wrong_second_derivative_is_reported_only_at_order_2():
     x = hg.tensor([0.3, 1.0, -2.0])
-    check_grads(_SinFirstOrderOnly.apply, (x,), order=1)
+    check_grads(_sin_first_order_only, (x,), order=1)
     with pytest.raises(AssertionError, match="order-2 gradient"):
-        check_grads(_SinFirstOrderOnly.apply, (x,), order=2)
+        check_grads(_sin_first_order_only, (x,), order=2)
 
 
 def test_bad_arguments():
