@@ -535,7 +535,8 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
                 it = iter(vals)
                 present = [next(it) if s == "S" else arrs[i] for i, s in enumerate(layout)
                            if not isinstance(s, tuple)]
-                vjp = dispatch._make_vjp(op.fwd, statics, layout, want, box["meta"])
+                vjp = dispatch._make_vjp(op.fwd, statics, layout, want,
+                                         [dt for _, dt in box["meta"]])
                 grads = vjp(*present, *gs)
             cts = dict(zip(want, grads))
         return tuple(cts.get(i) for i in tpos)

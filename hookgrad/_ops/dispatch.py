@@ -14,7 +14,7 @@ import numpy as np
 from .. import _mode
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd._saved import FREED_MESSAGE, SavedTensor
+from ..autograd._saved import FREED_MESSAGE, SavedTensor, hook_state, unpack_plain
 from ..autograd.graph import Node, _sequence
 
 ALL = "all"   # save every Tensor argument (default)
@@ -84,6 +84,9 @@ def apply(op, args, statics=None, out=None):
                 req = True
         else:
             arrs.append(a)
+    if out is None and not (req and (_gm.enabled or _fm.functional)):  # nothing to record
+        res = fn(*arrs)
+        return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
     record = req and _gm.enabled and op.node is not None
     if req and _fm.functional:  # hookgrad.func: JAX differentiates, hooks are custom_vjps
         from .._functional import functional_apply
@@ -102,14 +105,17 @@ def apply(op, args, statics=None, out=None):
         _write_inplace(out, res, op)
         outs = (out,)
     elif multi:
-        outs = tuple(Tensor._wrap(r) for r in res)
+        outs = tuple(map(_wrap, res))
     else:
-        outs = (Tensor._wrap(res),)
+        outs = (_wrap(res),)
     if record:
         _record(op, key, args, outs, shadow if out is not None else None)
     if multi and out is None:
         return outs
     return outs[0]
+
+
+_wrap = Tensor._wrap
 
 
 def _check_inplace(t, record):
@@ -138,69 +144,70 @@ def _torch_kind(dt):
 
 
 def _record(op, key, args, outs, shadow):
+    """Attach a node for ``op`` to ``outs``. Only what must be captured now is: the edges,
+    the saved values, the shapes of unsaved inputs; the vjp's cache key is worked out at
+    backward (``OpNode._keys``), so that recording stays cheap."""
     save = op.save
     keep_all = save is ALL
-    edges = []
     needed = ()
-    if isinstance(save, dict):  # PyTorch's conditional saving: only what live edges need
-        needed = set()
+    if save.__class__ is dict:  # PyTorch's conditional saving: only what live edges need
         for i, a in enumerate(args):
             if isinstance(a, Tensor) and a._requires_grad:
-                needed.update(save.get(i, ()))
-    stored = []
-    layout = []   # per argument: "S" saved, (shape, dtype) unsaved, "C" constant
-    want = []     # argument positions whose gradient flows somewhere
-    has_saved = save is OUT
+                needed += save.get(i, ())
     nondiff = op.nondiff
+    edges = []
+    stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
+    consts = None
+    has_saved = 0  # 1: something saved; 2: through saved-tensor hooks (never fused)
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
+            e = None
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
-                e = a._edge()
+                if a.grad_fn is not None:
+                    e = (a.grad_fn, a._output_nr)
+                elif a._requires_grad:
+                    e = (a._grad_accumulator(), 0)
                 edges.append(e)
-                if e is not None:
-                    want.append(i)
             arr = a._data
             # integer/bool Tensors (indices, masks) are always kept: backward needs them
             if keep_all or i in needed or arr.dtype not in INEXACT:
-                stored.append(SavedTensor(a, False))
-                layout.append("S")
-                has_saved = True
+                if not has_saved:
+                    has_saved = 2 if hook_state.stack or hook_state.mutation_ctx is not None else 1
+                # without hooks, a plain tuple: cheaper than a SavedTensor per argument
+                stored.append((arr, a, a._version, e) if has_saved == 1
+                              else SavedTensor(a, False))
             else:
-                stored.append(_UNSAVED)
-                layout.append((arr.shape, arr.dtype))
+                stored.append(arr.aval)  # shape and dtype only
         else:
             if op.scalar_edges and i < 2:
                 edges.append(None)
-            stored.append(a)
-            layout.append("C")
-            if i in needed:
-                has_saved = True
-    want = tuple(want)
-    node = OpNode(op, key, stored, tuple(edges), has_saved)
+            stored.append(_CONST)
+            if consts is None:
+                consts = []
+            consts.append(a)
+            if i in needed and not has_saved:
+                has_saved = 1
+    node = OpNode(op, key, stored, tuple(edges))
+    node._consts = consts
     if len(outs) == 1:
         t = outs[0]
-        arr = t._data
-        dt = arr.dtype
-        node._meta = ((arr.shape, dt),)
-        if dt in INEXACT:
+        m = t._data.aval  # shape and dtype, for zeros when no gradient arrives
+        node._meta = (m,)
+        if m.dtype in INEXACT:
             t.grad_fn = node
             t._output_nr = 0
             t._requires_grad = True
     else:
-        meta = []
+        node._meta = meta = tuple(t._data.aval for t in outs)
         for i, t in enumerate(outs):
-            arr = t._data
-            dt = arr.dtype
-            meta.append((arr.shape, dt))
-            if dt in INEXACT:
+            if meta[i].dtype in INEXACT:
                 t.grad_fn = node
                 t._output_nr = i
                 t._requires_grad = True
-        node._meta = meta
-    node._vkey = (key, want) if save is OUT else (key, tuple(layout), want)
-    node._want = want
     if save is OUT:
-        node._out_saved = SavedTensor(outs[0], True)
+        st = node._out_saved = SavedTensor(outs[0], True)
+        has_saved = 2 if st.unpack_hook is not None or st.mutation_ctx is not None else 1
+    node._has_saved = has_saved
     if shadow is not None:
         t = outs[0]
         t._backward_hooks = None  # hooks registered before stay with the old node
@@ -211,7 +218,7 @@ def _record(op, key, args, outs, shadow):
             node._set_retain_grad(t)
 
 
-_UNSAVED = object()  # placeholder of a Tensor argument whose value backward does not need
+_CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
 
 
 # --------------------------------------------------------------------------- backward
@@ -221,19 +228,18 @@ class OpNode(Node):
     """The node an op records: rebuilds the op's arguments from what was saved and runs
     the op's vjp."""
 
-    __slots__ = ("_op", "_key", "_stored", "_meta", "_out_saved", "_has_saved", "_freed",
-                 "_vkey", "_want")
+    __slots__ = ("_op", "_key", "_stored", "_consts", "_meta", "_out_saved", "_has_saved",
+                 "_freed", "_vkey", "_want")
 
-    def __init__(self, op, key, stored, edges, has_saved):
+    def __init__(self, op, key, stored, edges):
         # Node.__init__ inlined: this runs once per recorded op
         self._next = edges
         self._seq = next(_sequence)
         self._pre_hooks = self._post_hooks = None
         self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
         self._op, self._key, self._stored = op, key, stored
-        self._has_saved = has_saved
         self._freed = False
-        self._out_saved = None
+        self._out_saved = self._want = None
 
     def name(self):
         return self._op.node
@@ -242,44 +248,73 @@ class OpNode(Node):
         return self._meta
 
     def _release(self):
+        # dropping the saved values frees them (and whatever pack hooks returned); the
+        # node remembers it was freed, so a second backward raises PyTorch's error
         if self._has_saved:
             self._freed = True
-            for s in self._stored:
-                if isinstance(s, SavedTensor):
-                    s.release()
-            if self._out_saved is not None:
-                self._out_saved.release()
+            self._stored = self._out_saved = None
 
-    def _saved_tensors(self):
-        return [s for s in self._stored if isinstance(s, SavedTensor)]
+    def _keys(self):
+        """Set ``_want`` (argument positions whose gradient flows somewhere) and ``_vkey``
+        (the vjp's cache key: statics, what was saved, what is wanted)."""
+        op = self._op
+        nondiff = op.nondiff
+        layout = []
+        want = []
+        k = 0  # index into the edges
+        for i, s in enumerate(self._stored):
+            if s is _CONST:
+                layout.append("C")
+                if op.scalar_edges and i < 2:
+                    k += 1
+                continue
+            layout.append("S" if s.__class__ is tuple or s.__class__ is SavedTensor
+                          else (s.shape, s.dtype))
+            if i not in nondiff:
+                if self._next[k] is not None:
+                    want.append(i)
+                k += 1
+        self._want = want = tuple(want)
+        self._vkey = (self._key, want) if op.save is OUT else (self._key, tuple(layout), want)
+        return want
+
+    def _unpack(self, as_tensors):
+        """The vjp's leading arguments: saved values (version-checked) and constants."""
+        if self._op.save is OUT:
+            return [self._out_saved.unpack(self, as_tensors)]
+        vals = []
+        consts = iter(self._consts or ())
+        for s in self._stored:
+            if s.__class__ is tuple:
+                vals.append(unpack_plain(s, self, as_tensors))
+            elif s is _CONST:
+                vals.append(next(consts))
+            elif s.__class__ is SavedTensor:
+                vals.append(s.unpack(self, as_tensors))
+        return vals
 
     def _apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         want = self._want
+        if want is None:
+            want = self._keys()
         if not want:
             return [None] * len(self._next)
         meta = self._meta
         if len(meta) == 1:
             g = grads[0]
             if g is None:
-                g = Tensor._wrap(jnp.zeros(meta[0][0], meta[0][1]))
+                g = Tensor._wrap(jnp.zeros(meta[0].shape, meta[0].dtype))
             gs = (g,)
         else:  # multi-output: zeros for missing grads of differentiable outputs
             gs = []
-            for i, (shape, dt) in enumerate(meta):
-                if dt in INEXACT:
+            for i, m in enumerate(meta):
+                if m.dtype in INEXACT:
                     g = grads[i]
-                    gs.append(g if g is not None else Tensor._wrap(jnp.zeros(shape, dt)))
+                    gs.append(g if g is not None else Tensor._wrap(jnp.zeros(m.shape, m.dtype)))
         vop = self._op._vjp_cache.get(self._vkey) or vjp_op(self)
-        if self._op.save is OUT:
-            vals = [self._out_saved.unpack(self, create_graph)]
-        else:
-            vals = []
-            for s in self._stored:
-                if s is _UNSAVED:
-                    continue
-                vals.append(s.unpack(self, create_graph) if isinstance(s, SavedTensor) else s)
+        vals = self._unpack(create_graph)
         if create_graph:
             res = apply(vop, (*vals, *gs))
         else:
@@ -307,16 +342,16 @@ def vjp_op(node):
             def fwd(y, *gs):
                 return (op.bwd(y, *gs, **statics),)
         else:
-            fwd = _make_vjp(op.fwd, statics, ck[1], node._want, node._meta)
+            fwd = _make_vjp(op.fwd, statics, ck[1], node._want, [m.dtype for m in node._meta])
         vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, op.node + "Backward",
                                      jit=op.jit)
     return vop
 
 
-def _make_vjp(f, statics, layout, want, meta):
+def _make_vjp(f, statics, layout, want, out_dtypes):
     f = functools.partial(f, **statics) if statics else f
     n_present = sum(1 for s in layout if not isinstance(s, tuple))
-    diff_out = [dt in INEXACT for _, dt in meta]
+    diff_out = [dt in INEXACT for dt in out_dtypes]
 
     def fwd(*vals):
         present, gs = vals[:n_present], vals[n_present:]

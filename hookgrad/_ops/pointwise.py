@@ -169,11 +169,17 @@ def _make_binary(row):
     save = row[3] if len(row) > 3 else "all"
     op = defop(name, fwd, node, save, scalar_edges=name in _SCALAR_EDGE_OPS)
 
+    logical = name in _LOGICAL
+
     def fn(input, other):
-        if name in _LOGICAL and not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                            f"{type(other).__name__}")
-        return bapply(op, (to_tensor_like(input), to_tensor_like(other)))
+        if not isinstance(other, Tensor):
+            if logical:
+                raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
+                                f"not {type(other).__name__}")
+            other = to_tensor_like(other)
+        if not isinstance(input, Tensor):
+            input = to_tensor_like(input)
+        return bapply(op, (input, other))
     fn.__name__ = name
     register(fn)
     inplace_of(op, name)

@@ -81,19 +81,11 @@ class SavedTensor:
                 raise RuntimeError(FREED_MESSAGE)
             t = self.ref()
             if t is not None and t._version != self.version and ctx is None:
-                raise RuntimeError(_modified_message(t, self, node))
+                raise RuntimeError(_modified_message(
+                    t, self.version, node if self.is_output else self.edge, self.nr))
         if not as_tensor:
             return data
-        from .._tensor import Tensor
-        edge = node if self.is_output else self.edge
-        if edge is None:
-            return Tensor._wrap(data)
-        if edge.__class__.__name__ == "AccumulateGrad":
-            out = Tensor._wrap(data)
-            out._requires_grad = True
-            out._acc = edge
-            return out
-        return Tensor._wrap(data, edge, self.nr)
+        return _as_tensor(data, node if self.is_output else self.edge, self.nr)
 
     def release(self):
         if self.unpack_hook is not None:
@@ -105,18 +97,40 @@ class SavedTensor:
 _FREED = object()
 
 
-def _modified_message(t, saved, node):
+def unpack_plain(saved, node, as_tensor):
+    """``unpack`` for what a node saved with no hooks active: ``(array, tensor, version,
+    edge)``, a tuple because ops save one per recorded call."""
+    data, t, version, edge = saved
+    owner, nr = edge or (None, 0)
+    if t._version != version:
+        raise RuntimeError(_modified_message(t, version, owner, nr))
+    return _as_tensor(data, owner, nr) if as_tensor else data
+
+
+def _as_tensor(data, edge, nr):
+    """A saved value as a Tensor joined to the graph at ``edge`` (for ``create_graph``)."""
+    from .._tensor import Tensor
+    if edge is None:
+        return Tensor._wrap(data)
+    if edge.__class__.__name__ == "AccumulateGrad":
+        out = Tensor._wrap(data)
+        out._requires_grad = True
+        out._acc = edge
+        return out
+    return Tensor._wrap(data, edge, nr)
+
+
+def _modified_message(t, version, owner, nr):
     dt = t.dtype.name
     kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int32": "Int", "int64": "Long", "bool": "Bool"}.get(dt, dt)
     desc = f"[hookgrad.{kind}Tensor {list(t.shape)}]"
-    owner = node if saved.is_output else saved.edge
     if owner is not None and owner.__class__.__name__ != "AccumulateGrad":
         name = owner.name()
         short = name[:name.rfind("Backward")] if "Backward" in name else name
-        desc += f", which is output {saved.nr} of {short},"
+        desc += f", which is output {nr} of {short},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {desc} is at version {t._version}; expected version "
-            f"{saved.version} instead. Hint: the backtrace further above shows the operation "
+            f"{version} instead. Hint: the backtrace further above shows the operation "
             "that failed to compute its gradient. The variable in question was changed in "
             "there or anywhere later. Good luck!")

@@ -17,6 +17,7 @@ import itertools
 import logging
 import threading
 
+from .. import _mode
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import AccumulateGrad, GradientEdge, log
@@ -322,6 +323,9 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
     grad_mode._state.enabled = create_graph
     prev_node = _local.node
     debug = log.isEnabledFor(logging.DEBUG)
+    from .._ops import fusion
+    fuse = fusion._state["enabled"] and not create_graph and not debug \
+        and not _mode.state.compiling
     try:
         while heap:
             _, _, node = heapq.heappop(heap)
@@ -345,17 +349,25 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
             if node._pre_hooks:
                 grads = _call_pre_hooks(node, grads)
             no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
-            if no_grad_in and not isinstance(node, AccumulateGrad) \
-                    and not getattr(node, "_apply_undefined", False):  # custom Functions run
-                grad_inputs = [None] * len(node._next)
+            chain = fuse and not no_grad_in and fusion.chain(node, deps, buffers, heap,
+                                                              exec_info, captures)
+            if chain:  # hook-free nodes up to the next hooked one: one XLA call
+                pairs = fusion.run(*chain, grads[0], keep_graph)
+                for n in chain[0][1:]:
+                    deps[n] = 0
             else:
-                grad_inputs = node._apply(grads, create_graph)
-            if node._post_hooks:
-                grad_inputs = _call_post_hooks(node, grad_inputs, grads)
-            if not keep_graph:
-                node._release()
+                if no_grad_in and not isinstance(node, AccumulateGrad) \
+                        and not getattr(node, "_apply_undefined", False):  # Functions run
+                    grad_inputs = [None] * len(node._next)
+                else:
+                    grad_inputs = node._apply(grads, create_graph)
+                if node._post_hooks:
+                    grad_inputs = _call_post_hooks(node, grad_inputs, grads)
+                if not keep_graph:
+                    node._release()
+                pairs = zip(node._next, grad_inputs)
             _local.node = prev_node
-            for e, g in zip(node._next, grad_inputs):
+            for e, g in pairs:
                 if e is None:
                     continue
                 child, nr = e

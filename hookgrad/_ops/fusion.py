@@ -1,0 +1,164 @@
+"""Fused backward: a chain of hook-free op nodes runs as one jitted XLA program.
+
+Node by node, the backward of a chain of N ops is N JAX dispatches and N small kernels.
+When nothing can observe the nodes in between (no hooks of any kind on them, no
+saved-tensor hooks, not ``create_graph``), the engine hands the chain to ``run``, which
+calls the composition of their vjps once; XLA then also fuses the elementwise kernels.
+The first sighting of a chain runs node by node, so a graph built once pays no compile;
+from the second sighting on, the chain is jit-compiled and cached.
+
+What a user can see stays PyTorch's: hooked nodes never join a chain; a chain only grows
+to a node that the ready queue would run next anyway (nothing ready with a higher
+sequence number); gradients leaving the chain are delivered afterwards in the order
+node-by-node execution would deliver them, and only leaves' ``AccumulateGrad`` may
+receive them from inside the chain (it runs right after in either case, before any
+other node).
+"""
+import collections
+
+import jax
+
+from .._tensor import Tensor
+from ..autograd.graph import AccumulateGrad
+from .dispatch import OpNode, vjp_op
+
+MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
+CACHE_SIZE = 256  # compiled chains kept (least recently used dropped)
+_state = {"enabled": True}
+_seen = {}        # chain key -> times run node by node
+_compiled = collections.OrderedDict()
+
+
+class set_backward_fusion:
+    """Turn fused backward of hook-free node chains on or off (on by default).
+
+    Takes effect at once; as a context manager it restores the previous setting on exit.
+    Fusion changes no gradient beyond float rounding and no hook order; turn it off to
+    time or debug node-by-node execution::
+
+        >>> with hookgrad.autograd.set_backward_fusion(False):
+        ...     loss.backward()
+    """
+
+    def __init__(self, enabled):
+        self.prev = _state["enabled"]
+        _state["enabled"] = bool(enabled)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state["enabled"] = self.prev
+
+
+def is_backward_fusion_enabled():
+    return _state["enabled"]
+
+
+def _plain(node, first):
+    """Whether ``node`` may run inside a chain. Checked at backward: hooks come any time.
+    The chain's first node may have had pre-hooks (they have run); none may have post-hooks."""
+    if node.__class__ is not OpNode or node._freed or node._post_hooks is not None:
+        return False
+    if not first and (node._pre_hooks is not None or node._tensor_pre_hooks is not None
+                      or node._retain_hooks is not None):
+        return False
+    return (node._has_saved != 2 and node._op.jit and len(node._meta) == 1
+            and (node._want or node._want is None and node._keys()))
+
+
+def chain(node, deps, buffers, heap, exec_info, captures):
+    """The chain of nodes to run fused, starting at the ready ``node``, with for each node
+    which of its gradients continues the chain (-1: none); None if there is no chain."""
+    if not _plain(node, True):
+        return None
+    top = -heap[0][0] if heap else -1  # priority of the next ready node
+    seg = [node]
+    routes = []
+    cur = node
+    while True:
+        nxt = None
+        k = -1
+        route = -1
+        for e in cur._next:
+            if e is None:
+                continue
+            k += 1
+            if e[0].__class__ is AccumulateGrad:
+                continue
+            if nxt is not None:  # a fork: gradients go to two nodes, the chain ends here
+                nxt = None
+                break
+            nxt, route = e[0], k
+        if (nxt is None or len(seg) == MAX_LEN or deps.get(nxt) != 1 or nxt in buffers
+                or nxt._seq < top or not _plain(nxt, False)
+                or (exec_info is not None and (nxt not in exec_info
+                                               or (captures and nxt in captures)))):
+            routes.append(-1)
+            break
+        routes.append(route)
+        seg.append(nxt)
+        cur = nxt
+    return (seg, routes) if len(seg) > 1 else None
+
+
+def run(seg, routes, grad, keep_graph):
+    """Run the chain on ``grad`` (the first node's output gradient). Returns the
+    ``(edge, gradient)`` pairs leaving the chain, in node-by-node delivery order."""
+    parts = []
+    flat = []
+    for node, r in zip(seg, routes):
+        vop = node._op._vjp_cache.get(node._vkey) or vjp_op(node)
+        vals = node._unpack(False)
+        parts.append((vop, len(vals), r))
+        flat.extend(vals)
+    g = grad._data
+    key = (g.shape, g.dtype, tuple(parts))
+    fn = _compiled.get(key)
+    if fn is None:
+        n = _seen.get(key, 0)
+        if n == 0:
+            if len(_seen) > 16 * CACHE_SIZE:
+                _seen.clear()
+            _seen[key] = 1
+            # each vjp its own jitted call, as node-by-node execution makes them
+            outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, r)
+                          for v, nv, r in parts], g, flat)
+        else:
+            _seen.pop(key, None)
+            raw = [(v.fwd, nv, r) for v, nv, r in parts]
+            fn = _compiled[key] = jax.jit(lambda g, *flat: _walk(raw, g, flat))
+            if len(_compiled) > CACHE_SIZE:
+                _compiled.popitem(last=False)
+    else:
+        _compiled.move_to_end(key)
+    if fn is not None:
+        outs = fn(g, *flat)
+    pairs = []
+    it = iter(outs)
+    for node, r in zip(seg, routes):
+        k = -1
+        for e in node._next:
+            if e is not None:
+                k += 1
+                if k != r:
+                    pairs.append((e, Tensor._wrap(next(it))))
+        if not keep_graph:
+            node._release()
+    return pairs
+
+
+def _walk(parts, g, flat):
+    """The chain's composition: each vjp's continuing gradient feeds the next; the others
+    are collected. ``parts``: (vjp function, number of leading arguments, route)."""
+    outs = []
+    pos = 0
+    for f, nv, r in parts:
+        res = f(*flat[pos:pos + nv], g)
+        pos += nv
+        for k, x in enumerate(res):
+            if k == r:
+                g = x
+            else:
+                outs.append(x)
+    return outs
