@@ -6,6 +6,7 @@ static arguments and the layout of what was saved; with ``create_graph`` the bac
 itself run as an op (``vjp_op``), so its derivative is again JAX's vjp.
 """
 import functools
+from weakref import ref as _weakref
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +15,8 @@ import numpy as np
 from .. import _mode
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd._saved import FREED_MESSAGE, SavedTensor, hook_state, unpack_plain
+from ..autograd._saved import (FREED_MESSAGE, SavedTensor, hook_state, unpack_output,
+                               unpack_plain)
 from ..autograd.graph import Node, _sequence
 
 ALL = "all"   # save every Tensor argument (default)
@@ -84,35 +86,26 @@ def apply(op, args, statics=None, out=None):
                 req = True
         else:
             arrs.append(a)
-    if out is None and not (req and (_gm.enabled or _fm.functional)):  # nothing to record
-        res = fn(*arrs)
-        return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
-    record = req and _gm.enabled and op.node is not None
     if req and _fm.functional:  # hookgrad.func: JAX differentiates, hooks are custom_vjps
         from .._functional import functional_apply
         return functional_apply(op, key, args, out)
-    if out is not None:
-        _check_inplace(out, record)
-        if record:  # the node sees the tensor's value and history from before the write
-            shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
-            shadow._requires_grad = out._requires_grad
-            if out._acc is not None:
-                shadow._acc = out._acc
-            args = tuple(shadow if a is out else a for a in args)
-    res = fn(*arrs)
-    multi = isinstance(res, tuple)
-    if out is not None:
-        _write_inplace(out, res, op)
-        outs = (out,)
-    elif multi:
-        outs = tuple(map(_wrap, res))
-    else:
-        outs = (_wrap(res),)
+    record = req and _gm.enabled and op.node is not None
+    if out is None:
+        res = fn(*arrs)
+        if record:
+            return _record(op, key, args, res)
+        return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
+    _check_inplace(out, record)
+    if record:  # the node sees the tensor's value and history from before the write
+        shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
+        shadow._requires_grad = out._requires_grad
+        if out._acc is not None:
+            shadow._acc = out._acc
+        args = tuple(shadow if a is out else a for a in args)
+    _write_inplace(out, fn(*arrs), op)
     if record:
-        _record(op, key, args, outs, shadow if out is not None else None)
-    if multi and out is None:
-        return outs
-    return outs[0]
+        _record(op, key, args, None, out, shadow)
+    return out
 
 
 _wrap = Tensor._wrap
@@ -143,10 +136,14 @@ def _torch_kind(dt):
                                                                           str(dt))
 
 
-def _record(op, key, args, outs, shadow):
-    """Attach a node for ``op`` to ``outs``. Only what must be captured now is: the edges,
-    the saved values, the shapes of unsaved inputs; the vjp's cache key is worked out at
-    backward (``OpNode._keys``), so that recording stays cheap."""
+def _record(op, key, args, res, out=None, shadow=None):
+    """The node of one op call: returns the output Tensor(s) wrapping ``res`` with the node
+    as their ``grad_fn`` (or, in place, rebases ``out`` onto it).
+
+    Only what must be captured now is: the edges, the saved values, the shapes of unsaved
+    inputs; the vjp's cache key is worked out at backward (``OpNode._keys``). This runs
+    once per recorded op, hence the inlined constructors.
+    """
     save = op.save
     keep_all = save is ALL
     needed = ()
@@ -187,37 +184,54 @@ def _record(op, key, args, outs, shadow):
             consts.append(a)
             if i in needed and not has_saved:
                 has_saved = 1
-    node = OpNode(op, key, stored, tuple(edges))
-    node._consts = consts
-    if len(outs) == 1:
-        t = outs[0]
-        m = t._data.aval  # shape and dtype, for zeros when no gradient arrives
+    node = _new(OpNode)  # Node.__init__, inlined
+    node._next = tuple(edges)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
+    node._metadata = node._out_saved = node._want = None
+    node._op, node._key, node._stored, node._consts = op, key, stored, consts
+    node._freed = False
+    if out is None and res.__class__ is not tuple:  # one fresh output: the common case
+        m = res.aval  # shape and dtype, for zeros when no gradient arrives
         node._meta = (m,)
+        result = t = _new(Tensor)  # Tensor._wrap, inlined
+        t._data = res
+        t._version = t._output_nr = 0
         if m.dtype in INEXACT:
             t.grad_fn = node
-            t._output_nr = 0
             t._requires_grad = True
+        else:
+            t.grad_fn = None
+            t._requires_grad = False
     else:
+        result = outs = (out,) if out is not None else tuple(map(_wrap, res))
         node._meta = meta = tuple(t._data.aval for t in outs)
         for i, t in enumerate(outs):
             if meta[i].dtype in INEXACT:
                 t.grad_fn = node
                 t._output_nr = i
                 t._requires_grad = True
-    if save is OUT:
-        st = node._out_saved = SavedTensor(outs[0], True)
-        has_saved = 2 if st.unpack_hook is not None or st.mutation_ctx is not None else 1
-    node._has_saved = has_saved
-    if shadow is not None:
         t = outs[0]
-        t._backward_hooks = None  # hooks registered before stay with the old node
-        if t._retains_grad:  # retain_grad moves to the new history
+    if save is OUT:
+        if hook_state.stack or hook_state.mutation_ctx is not None:
+            node._out_saved = SavedTensor(t, True)
+            has_saved = 2
+        else:  # a weak reference for the version check: the output holds the node
+            node._out_saved = (t._data, _weakref(t), t._version)
+            has_saved = 1
+    node._has_saved = has_saved
+    if out is not None:
+        out._backward_hooks = None  # hooks registered before stay with the old node
+        if out._retains_grad:  # retain_grad moves to the new history
             old = shadow.grad_fn
             if old is not None and old._retain_hooks:
                 old._retain_hooks.pop(shadow._output_nr, None)
-            node._set_retain_grad(t)
+            node._set_retain_grad(out)
+        return out
+    return result
 
 
+_new = object.__new__
 _CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
 
 
@@ -230,16 +244,6 @@ class OpNode(Node):
 
     __slots__ = ("_op", "_key", "_stored", "_consts", "_meta", "_out_saved", "_has_saved",
                  "_freed", "_vkey", "_want")
-
-    def __init__(self, op, key, stored, edges):
-        # Node.__init__ inlined: this runs once per recorded op
-        self._next = edges
-        self._seq = next(_sequence)
-        self._pre_hooks = self._post_hooks = None
-        self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
-        self._op, self._key, self._stored = op, key, stored
-        self._freed = False
-        self._out_saved = self._want = None
 
     def name(self):
         return self._op.node
@@ -281,7 +285,9 @@ class OpNode(Node):
     def _unpack(self, as_tensors):
         """The vjp's leading arguments: saved values (version-checked) and constants."""
         if self._op.save is OUT:
-            return [self._out_saved.unpack(self, as_tensors)]
+            s = self._out_saved
+            return [unpack_output(s, self, as_tensors) if s.__class__ is tuple
+                    else s.unpack(self, as_tensors)]
         vals = []
         consts = iter(self._consts or ())
         for s in self._stored:

@@ -107,6 +107,16 @@ def unpack_plain(saved, node, as_tensor):
     return _as_tensor(data, owner, nr) if as_tensor else data
 
 
+def unpack_output(saved, node, as_tensor):
+    """``unpack`` for the output ``node`` saved with no hooks active: ``(array, weak
+    reference to the output, version)``."""
+    data, ref, version = saved
+    t = ref()
+    if t is not None and t._version != version:
+        raise RuntimeError(_modified_message(t, version, node, 0))
+    return _as_tensor(data, node, 0) if as_tensor else data
+
+
 def _as_tensor(data, edge, nr):
     """A saved value as a Tensor joined to the graph at ``edge`` (for ``create_graph``)."""
     from .._tensor import Tensor
