@@ -262,22 +262,28 @@ class OpNode(Node):
         """Set ``_want`` (argument positions whose gradient flows somewhere) and ``_vkey``
         (the vjp's cache key: statics, what was saved, what is wanted)."""
         op = self._op
-        nondiff = op.nondiff
+        stored = self._stored
         layout = []
-        want = []
-        k = 0  # index into the edges
-        for i, s in enumerate(self._stored):
-            if s is _CONST:
-                layout.append("C")
-                if op.scalar_edges and i < 2:
-                    k += 1
-                continue
-            layout.append("S" if s.__class__ is tuple or s.__class__ is SavedTensor
+        for s in stored:
+            c = s.__class__
+            layout.append("S" if c is tuple or c is SavedTensor else "C" if s is _CONST
                           else (s.shape, s.dtype))
-            if i not in nondiff:
-                if self._next[k] is not None:
+        want = []
+        edges = self._next
+        if len(edges) == len(stored) and not op.nondiff:  # an edge per argument
+            for i, e in enumerate(edges):
+                if e is not None:
                     want.append(i)
-                k += 1
+        else:  # edges skip constants (unless scalar_edges) and non-differentiable inputs
+            k = 0
+            for i, s in enumerate(stored):
+                if s is _CONST:
+                    if op.scalar_edges and i < 2:
+                        k += 1
+                elif i not in op.nondiff:
+                    if edges[k] is not None:
+                        want.append(i)
+                    k += 1
         self._want = want = tuple(want)
         self._vkey = (self._key, want) if op.save is OUT else (self._key, tuple(layout), want)
         return want
@@ -292,7 +298,10 @@ class OpNode(Node):
         consts = iter(self._consts or ())
         for s in self._stored:
             if s.__class__ is tuple:
-                vals.append(unpack_plain(s, self, as_tensors))
+                if as_tensors or s[1]._version != s[2]:  # rebuild a Tensor, or raise
+                    vals.append(unpack_plain(s, self, as_tensors))
+                else:
+                    vals.append(s[0])
             elif s is _CONST:
                 vals.append(next(consts))
             elif s.__class__ is SavedTensor:

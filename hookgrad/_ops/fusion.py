@@ -63,89 +63,76 @@ def _plain(node, first):
     if not first and (node._pre_hooks is not None or node._tensor_pre_hooks is not None
                       or node._retain_hooks is not None):
         return False
-    return (node._has_saved != 2 and node._op.jit and len(node._meta) == 1
-            and (node._want or node._want is None and node._keys()))
+    return node._has_saved != 2 and node._op.jit and len(node._meta) == 1
 
 
-def chain(node, deps, buffers, heap, exec_info, captures):
-    """The chain of nodes to run fused, starting at the ready ``node``, with for each node
-    which of its gradients continues the chain (-1: none); None if there is no chain."""
+def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
+    """Run the ready ``node`` on ``grad`` (its output's gradient) together with the chain
+    of hook-free nodes behind it. Returns the ``(edge, gradient)`` pairs leaving the chain,
+    in node-by-node delivery order, or None when ``node`` itself cannot run here."""
     if not _plain(node, True):
         return None
     top = -heap[0][0] if heap else -1  # priority of the next ready node
-    seg = [node]
-    routes = []
+    seg = []
+    sides = []  # edges leaving the chain, in delivery order
+    parts = []  # per node: (vjp op, number of leading arguments, route)
+    flat = []
     cur = node
     while True:
+        if cur._want is None:
+            cur._keys()
+        vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
+        vals = cur._unpack(False)
+        seg.append(cur)
+        live = []
         nxt = None
-        k = -1
-        route = -1
+        route = -1  # which of cur's gradients feeds the next node of the chain
         for e in cur._next:
-            if e is None:
-                continue
-            k += 1
-            if e[0].__class__ is AccumulateGrad:
-                continue
-            if nxt is not None:  # a fork: gradients go to two nodes, the chain ends here
-                nxt = None
-                break
-            nxt, route = e[0], k
+            if e is not None:
+                if e[0].__class__ is not AccumulateGrad:
+                    # a second non-leaf edge is a fork: the chain ends here
+                    nxt, route = (e[0], len(live)) if route < 0 else (None, len(live))
+                live.append(e)
         if (nxt is None or len(seg) == MAX_LEN or deps.get(nxt) != 1 or nxt in buffers
                 or nxt._seq < top or not _plain(nxt, False)
                 or (exec_info is not None and (nxt not in exec_info
                                                or (captures and nxt in captures)))):
-            routes.append(-1)
-            break
-        routes.append(route)
-        seg.append(nxt)
-        cur = nxt
-    return (seg, routes) if len(seg) > 1 else None
-
-
-def run(seg, routes, grad, keep_graph):
-    """Run the chain on ``grad`` (the first node's output gradient). Returns the
-    ``(edge, gradient)`` pairs leaving the chain, in node-by-node delivery order."""
-    parts = []
-    flat = []
-    for node, r in zip(seg, routes):
-        vop = node._op._vjp_cache.get(node._vkey) or vjp_op(node)
-        vals = node._unpack(False)
-        parts.append((vop, len(vals), r))
+            route = -1
+        for k, e in enumerate(live):
+            if k != route:
+                sides.append(e)
+        parts.append((vop, len(vals), route))
         flat.extend(vals)
+        if route < 0:
+            break
+        cur = nxt
     g = grad._data
-    key = (g.shape, g.dtype, tuple(parts))
-    fn = _compiled.get(key)
-    if fn is None:
-        n = _seen.get(key, 0)
-        if n == 0:
-            if len(_seen) > 16 * CACHE_SIZE:
-                _seen.clear()
-            _seen[key] = 1
-            # each vjp its own jitted call, as node-by-node execution makes them
-            outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, r)
-                          for v, nv, r in parts], g, flat)
-        else:
-            _seen.pop(key, None)
+    fn = None
+    if len(seg) > 1:
+        key = (g.shape, g.dtype, tuple(parts))
+        fn = _compiled.get(key)
+        if fn is not None:
+            _compiled.move_to_end(key)
+        elif key in _seen:  # second sighting: compile the chain
+            del _seen[key]
             raw = [(v.fwd, nv, r) for v, nv, r in parts]
             fn = _compiled[key] = jax.jit(lambda g, *flat: _walk(raw, g, flat))
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
-    else:
-        _compiled.move_to_end(key)
+        else:
+            if len(_seen) > 16 * CACHE_SIZE:
+                _seen.clear()
+            _seen[key] = True
     if fn is not None:
         outs = fn(g, *flat)
-    pairs = []
-    it = iter(outs)
-    for node, r in zip(seg, routes):
-        k = -1
-        for e in node._next:
-            if e is not None:
-                k += 1
-                if k != r:
-                    pairs.append((e, Tensor._wrap(next(it))))
+    else:  # each vjp its own jitted call, as node-by-node execution makes them
+        outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, r) for v, nv, r in parts],
+                     g, flat)
+    for n in seg:
         if not keep_graph:
-            node._release()
-    return pairs
+            n._release()
+        deps[n] = 0
+    return list(zip(sides, map(Tensor._wrap, outs)))
 
 
 def _walk(parts, g, flat):

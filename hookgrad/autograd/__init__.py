@@ -121,4 +121,7 @@ def __getattr__(name):
         mod = importlib.import_module(__name__ + ".gradcheck")
         globals()[name] = fn = getattr(mod, name)
         return fn
+    if name in ("set_backward_fusion", "is_backward_fusion_enabled"):  # hookgrad's own
+        from .._ops import fusion
+        return getattr(fusion, name)
     raise AttributeError(f"module 'hookgrad.autograd' has no attribute {name!r}")

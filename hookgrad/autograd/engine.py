@@ -349,13 +349,12 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
             if node._pre_hooks:
                 grads = _call_pre_hooks(node, grads)
             no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
-            chain = fuse and not no_grad_in and fusion.chain(node, deps, buffers, heap,
-                                                              exec_info, captures)
-            if chain:  # hook-free nodes up to the next hooked one: one XLA call
-                pairs = fusion.run(*chain, grads[0], keep_graph)
-                for n in chain[0][1:]:
-                    deps[n] = 0
-            else:
+            # an op node and the hook-free nodes behind it: one XLA call
+            pairs = None
+            if fuse and not no_grad_in:
+                pairs = fusion.run(node, grads[0], deps, buffers, heap, exec_info, captures,
+                                   keep_graph)
+            if pairs is None:
                 if no_grad_in and not isinstance(node, AccumulateGrad) \
                         and not getattr(node, "_apply_undefined", False):  # Functions run
                     grad_inputs = [None] * len(node._next)

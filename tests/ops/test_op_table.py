@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._ops import dispatch, indexing, linalg, pointwise, reduction, shape
+from hookgrad._ops import dispatch, fusion, indexing, linalg, pointwise, reduction, shape
 from hookgrad.testing import check_grads
 
 from tests.ops._op_table import ROWS, F, arrays_for, outputs, tensors
@@ -190,6 +190,38 @@ def test_gradients_match_jax_and_torch(row):
         _, _, want = grads(torch, row, arrays)
         for k, (g, w) in enumerate(zip(got, want)):
             assert_close(g, w, f"{row.id} grad {k} vs torch")
+
+
+@_rows()
+def test_gradients_through_a_fused_backward(row):
+    """Between hook-free neighbours the op's node runs inside one compiled backward (from
+    the second backward of a graph shape on): the gradients are node-by-node execution's."""
+    arrays = arrays_for(row)
+
+    def run(fused):
+        xs = tensors(hg, row, arrays)
+        fx = [xs[i] for i in float_positions(row)]
+        ins = [x * 1.5 if isinstance(s, F) else x for x, s in zip(xs, row.inputs)]
+        outs = outputs(row.call(hg, *ins))
+        pairs = live(outs, weights(row, outs))
+        if not pairs:
+            pytest.skip("no differentiable output")
+        losses = [(o.sin() * hg.tensor(w)).sum() for o, w in pairs]
+        with hg.autograd.set_backward_fusion(fused):
+            gs = hg.autograd.grad(losses, fx, allow_unused=True)
+        return [None if g is None else to_np(g) for g in gs], pairs[0][0].grad_fn
+
+    want, _ = run(False)
+    for _ in range(3):  # node by node, compiled, cached
+        got, node = run(True)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert (g is None) == (w is None), f"{row.id} grad {k}"
+            if g is not None:
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=row.id)
+    if isinstance(node, dispatch.OpNode) and node._op.jit and len(node._meta) == 1:
+        vop = node._op._vjp_cache.get(node._vkey)
+        assert any(p[0] is vop for key in fusion._compiled for p in key[2]), \
+            f"{row.id}: its node never ran in a compiled chain"
 
 
 def _node_info(t, deep):

@@ -1,0 +1,208 @@
+"""Fused backward (hookgrad/_ops/fusion.py): chains of hook-free op nodes run as one
+compiled program from the second backward of the same graph shape on. Nothing a user can
+observe changes: gradients (to float rounding), hook order, errors. Scenarios run each
+graph three times (node by node, compiled, cached) and under PyTorch when installed."""
+import collections
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hookgrad as hg
+from hookgrad._ops import fusion
+from tests.differential import py, raises, same_as_torch
+
+X = [[0.1, -0.4, 0.7], [0.3, 0.2, -0.9]]
+
+
+@pytest.fixture
+def cache(monkeypatch):
+    """An empty chain cache for the test: what it compiles is what it counts."""
+    monkeypatch.setattr(fusion, "_seen", {})
+    monkeypatch.setattr(fusion, "_compiled", collections.OrderedDict())
+    return fusion
+
+
+def chain(L, x, c):
+    y = x
+    for _ in range(3):
+        y = ((y * c).sin() + c).tanh()
+    return y.sum()
+
+
+def jax_chain(x, c):
+    y = x
+    for _ in range(3):
+        y = jnp.tanh(jnp.sin(y * c) + c)
+    return y.sum()
+
+
+def test_a_chain_compiles_on_its_second_backward_and_is_reused(cache):
+    x = hg.tensor(X, requires_grad=True)
+    c = hg.tensor(0.5)
+    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
+    sizes = []
+    for _ in range(3):
+        x.grad = None
+        chain(hg, x, c).backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+        sizes.append([len(key[2]) for key in cache._compiled])
+    # the 13 nodes (sum and 12 ops) form one chain: compiled once, then reused
+    assert sizes == [[], [13], [13]]
+
+
+def test_turned_off_every_node_runs_by_itself(cache):
+    x = hg.tensor(X, requires_grad=True)
+    c = hg.tensor(0.5)
+    with hg.autograd.set_backward_fusion(False):
+        assert not hg.autograd.is_backward_fusion_enabled()
+        for _ in range(3):
+            chain(hg, x, c).backward()
+    assert hg.autograd.is_backward_fusion_enabled()
+    assert len(cache._compiled) == 0
+    np.testing.assert_allclose(x.grad.numpy(), 3 * jax.grad(jax_chain)(jnp.asarray(X), 0.5),
+                               rtol=1e-5)
+
+
+def test_fused_and_node_by_node_gradients_agree():
+    def grads(fused):
+        x = hg.tensor(X, requires_grad=True)
+        c = hg.tensor(0.5, requires_grad=True)
+        with hg.autograd.set_backward_fusion(fused):
+            out = []
+            for _ in range(3):
+                x.grad = c.grad = None
+                chain(hg, x, c).backward()
+                out.append((x.grad.numpy(), c.grad.numpy()))
+        return out
+    for (gx, gc), (wx, wc) in zip(grads(True), grads(False)):
+        np.testing.assert_allclose(gx, wx, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gc, wc, rtol=1e-6, atol=1e-8)
+
+
+def test_hooks_keep_pytorchs_order_around_fused_chains(cache):
+    """Tensor hooks, retain_grad and node hooks split chains; gradients for leaves leave a
+    chain in the order node-by-node execution delivers them."""
+    def f(L):
+        events = []
+        x = L.tensor(X, requires_grad=True)
+        w1 = L.tensor([1.5, -0.5, 2.0], requires_grad=True)
+        w2 = L.tensor([0.5, 1.0, -1.0], requires_grad=True)
+        for name, t in (("x", x), ("w1", w1), ("w2", w2)):
+            t.register_post_accumulate_grad_hook(
+                lambda p, name=name: events.append(["acc", name, py(p.grad)]))
+        res = []
+        for step in range(3):
+            h = (x * w1).sin()
+            h.retain_grad()
+            m = (h * w2).tanh() * 2
+            m.register_hook(lambda g, step=step: events.append(["m", step, py(g)]))
+            e = m.exp()
+            e.grad_fn.register_hook(lambda gi, go: events.append(["exp node", py(gi)]))
+            ((e * 0.5 + 1) ** 2).sum().backward()
+            res.append([py(h.grad), py(x.grad), py(w1.grad), py(w2.grad)])
+        return [events, res]
+    same_as_torch(f)
+    assert len(cache._compiled) > 0  # the hook-free stretches between them were fused
+
+
+def test_a_captured_intermediate_ends_the_chain_it_sits_in(cache):
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        out = []
+        for _ in range(3):
+            h = (x * 2).sin()
+            y = (h.tanh() * 3).exp().sum()
+            gh, gx = L.autograd.grad(y, [h, x])
+            out.append([py(gh), py(gx)])
+        return out
+    r = same_as_torch(f)
+    assert r[0] == r[2]
+
+
+def test_a_tensor_used_twice_sums_its_gradients(cache):
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        for _ in range(3):
+            h = (x * 1.5).tanh()
+            (h.sin() * h.cos()).exp().sum().backward()
+        return py(x.grad)
+    same_as_torch(f)
+
+
+def test_retain_graph_and_the_second_backward_error(cache):
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        for _ in range(2):  # the same graph shape twice: the third is compiled
+            chain(L, x, 0.5).backward()
+        y = chain(L, x, 0.5)
+        y.backward(retain_graph=True)
+        y.backward()
+        return [py(x.grad), raises(y.backward)]
+    grad, err = same_as_torch(f)
+    assert err["raises"] == "RuntimeError"
+    assert "backward through the graph a second time" in err["message"]
+
+
+def test_an_inplace_change_of_a_saved_tensor_raises_in_a_compiled_chain(cache):
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+
+        def graph(modify):
+            h = (x * 2).sin()
+            y = (h.cos() * 3).tanh().sum()
+            if modify:
+                h.mul_(2)  # cos saved h
+            return y
+        for _ in range(2):
+            graph(False).backward()
+        return raises(graph(True).backward)
+    err = same_as_torch(f)
+    assert "modified by an inplace operation" in err["message"]
+    assert len(fusion._compiled) > 0
+
+
+def test_saved_tensor_hooks_keep_their_nodes_out_of_chains(cache):
+    def f(L):
+        log = []
+        x = L.tensor(X, requires_grad=True)
+        for _ in range(3):
+            with L.autograd.graph.saved_tensors_hooks(
+                    lambda t: log.append("pack") or t, lambda t: log.append("unpack") or t):
+                y = (x * 2).sin().cos()
+            y.exp().tanh().sum().backward()
+        return [log.count("pack"), log.count("unpack"), py(x.grad)]
+    packs, unpacks, _ = same_as_torch(f)
+    assert packs == unpacks > 0
+    # only the hook-free nodes after the context (exp, tanh, sum) were fused
+    assert [len(k[2]) for k in fusion._compiled] == [3]
+
+
+def test_create_graph_runs_node_by_node_and_the_graph_it_records_may_fuse(cache):
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        for _ in range(3):
+            (gx,) = L.autograd.grad(chain(L, x, 0.5), x, create_graph=True)
+        compiled = len(fusion._compiled)
+        out = []
+        for _ in range(3):  # the recorded backward is an ordinary graph
+            (ggx,) = L.autograd.grad(gx.sum(), x, retain_graph=True)
+            out.append(py(ggx))
+        return [compiled, py(gx), out]
+    compiled, _, _ = f(hg)
+    assert compiled == 0
+    assert len(fusion._compiled) > 0
+    same_as_torch(lambda L: f(L)[1:])
+
+
+def test_the_cache_keeps_the_most_recent_chains(cache, monkeypatch):
+    monkeypatch.setattr(fusion, "CACHE_SIZE", 2)
+    x = hg.tensor(X, requires_grad=True)
+    for n in (2, 3, 4):  # three chain shapes, each seen twice
+        for _ in range(2):
+            y = x
+            for _ in range(n):
+                y = y.sin()
+            y.sum().backward()
+    assert [len(k[2]) for k in fusion._compiled] == [4, 5]
