@@ -15,8 +15,8 @@ import numpy as np
 from .. import _mode
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd._saved import (FREED_MESSAGE, SavedTensor, hook_state, unpack_output,
-                               unpack_plain)
+from ..autograd._saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
+                               unpack_output, unpack_plain)
 from ..autograd.graph import Node, _sequence
 
 ALL = "all"   # save every Tensor argument (default)
@@ -160,8 +160,9 @@ def _record(op, key, args, res, out=None, shadow=None):
         if isinstance(a, Tensor):
             e = None
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
-                if a.grad_fn is not None:
-                    e = (a.grad_fn, a._output_nr)
+                gf = a.grad_fn
+                if gf is not None:
+                    e = (gf, a._output_nr)
                 elif a._requires_grad:
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
@@ -169,7 +170,7 @@ def _record(op, key, args, res, out=None, shadow=None):
             # integer/bool Tensors (indices, masks) are always kept: backward needs them
             if keep_all or i in needed or arr.dtype not in INEXACT:
                 if not has_saved:
-                    has_saved = 2 if hook_state.stack or hook_state.mutation_ctx is not None else 1
+                    has_saved = 2 if open_contexts[0] and _hooked() else 1
                 # without hooks, a plain tuple: cheaper than a SavedTensor per argument
                 stored.append((arr, a, a._version, e) if has_saved == 1
                               else SavedTensor(a, False))
@@ -192,8 +193,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
     node._freed = False
     if out is None and res.__class__ is not tuple:  # one fresh output: the common case
-        m = res.aval  # shape and dtype, for zeros when no gradient arrives
-        node._meta = (m,)
+        node._meta = m = res.aval  # shape and dtype, for zeros when no gradient arrives
         result = t = _new(Tensor)  # Tensor._wrap, inlined
         t._data = res
         t._version = t._output_nr = 0
@@ -205,7 +205,8 @@ def _record(op, key, args, res, out=None, shadow=None):
             t._requires_grad = False
     else:
         result = outs = (out,) if out is not None else tuple(map(_wrap, res))
-        node._meta = meta = tuple(t._data.aval for t in outs)
+        meta = tuple(t._data.aval for t in outs)
+        node._meta = meta if len(meta) > 1 else meta[0]
         for i, t in enumerate(outs):
             if meta[i].dtype in INEXACT:
                 t.grad_fn = node
@@ -213,7 +214,7 @@ def _record(op, key, args, res, out=None, shadow=None):
                 t._requires_grad = True
         t = outs[0]
     if save is OUT:
-        if hook_state.stack or hook_state.mutation_ctx is not None:
+        if open_contexts[0] and _hooked():
             node._out_saved = SavedTensor(t, True)
             has_saved = 2
         else:  # a weak reference for the version check: the output holds the node
@@ -232,6 +233,13 @@ def _record(op, key, args, res, out=None, shadow=None):
 
 
 _new = object.__new__
+
+
+def _hooked():
+    """Whether values saved now go through SavedTensor: saved-tensor hooks or
+    allow_mutation_on_saved_tensors are active in this thread (callers first check
+    ``open_contexts``, which is 0 unless such a context is open in some thread)."""
+    return hook_state.stack or hook_state.mutation_ctx is not None
 _CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
 
 
@@ -249,7 +257,8 @@ class OpNode(Node):
         return self._op.node
 
     def _out_meta(self):
-        return self._meta
+        m = self._meta  # an aval, or a tuple of them for a multi-output op
+        return m if m.__class__ is tuple else (m,)
 
     def _release(self):
         # dropping the saved values frees them (and whatever pack hooks returned); the
@@ -317,10 +326,10 @@ class OpNode(Node):
         if not want:
             return [None] * len(self._next)
         meta = self._meta
-        if len(meta) == 1:
+        if meta.__class__ is not tuple:
             g = grads[0]
             if g is None:
-                g = Tensor._wrap(jnp.zeros(meta[0].shape, meta[0].dtype))
+                g = Tensor._wrap(jnp.zeros(meta.shape, meta.dtype))
             gs = (g,)
         else:  # multi-output: zeros for missing grads of differentiable outputs
             gs = []
@@ -357,7 +366,8 @@ def vjp_op(node):
             def fwd(y, *gs):
                 return (op.bwd(y, *gs, **statics),)
         else:
-            fwd = _make_vjp(op.fwd, statics, ck[1], node._want, [m.dtype for m in node._meta])
+            fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
+                            [m.dtype for m in node._out_meta()])
         vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, op.node + "Backward",
                                      jit=op.jit)
     return vop

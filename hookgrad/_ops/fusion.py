@@ -63,7 +63,7 @@ def _plain(node, first):
     if not first and (node._pre_hooks is not None or node._tensor_pre_hooks is not None
                       or node._retain_hooks is not None):
         return False
-    return node._has_saved != 2 and node._op.jit and len(node._meta) == 1
+    return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
 
 
 def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):

@@ -25,6 +25,9 @@ class _HookState(threading.local):
 
 
 hook_state = _HookState()
+# how many saved_tensors_hooks / allow_mutation_on_saved_tensors contexts are open, in any
+# thread: while none is, recording skips the thread-local lookups above
+open_contexts = [0]
 
 
 class SavedTensor:

@@ -218,7 +218,7 @@ def test_gradients_through_a_fused_backward(row):
             assert (g is None) == (w is None), f"{row.id} grad {k}"
             if g is not None:
                 np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=row.id)
-    if isinstance(node, dispatch.OpNode) and node._op.jit and len(node._meta) == 1:
+    if isinstance(node, dispatch.OpNode) and node._op.jit and len(node._out_meta()) == 1:
         vop = node._op._vjp_cache.get(node._vkey)
         assert any(p[0] is vop for key in fusion._compiled for p in key[2]), \
             f"{row.id}: its node never ran in a compiled chain"
