@@ -155,10 +155,11 @@ def bapply(op, args, statics=None, out=None):
     try:
         return apply(op, args, statics, out=out)
     except (TypeError, ValueError):
-        err = _broadcast_error(args)
-        if err is None:
-            raise
-        raise err from None
+        raise _broadcast_error(args) or _reraise() from None
+
+
+def _reraise():
+    raise  # the exception being handled: JAX's own, when the shapes were not the cause
 
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
@@ -179,7 +180,10 @@ def _make_binary(row):
             other = to_tensor_like(other)
         if not isinstance(input, Tensor):
             input = to_tensor_like(input)
-        return bapply(op, (input, other))
+        try:  # bapply, inlined: the hot path of every binary operator
+            return apply(op, (input, other))
+        except (TypeError, ValueError):
+            raise _broadcast_error((input, other)) or _reraise() from None
     fn.__name__ = name
     register(fn)
     inplace_of(op, name)
