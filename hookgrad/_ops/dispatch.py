@@ -167,15 +167,16 @@ def _record(op, key, args, res, out=None, shadow=None):
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
             arr = a._data
-            # integer/bool Tensors (indices, masks) are always kept: backward needs them
-            if keep_all or i in needed or arr.dtype not in INEXACT:
-                if not has_saved:
-                    has_saved = 2 if open_contexts[0] and _hooked() else 1
-                # without hooks, a plain tuple: cheaper than a SavedTensor per argument
-                stored.append((arr, a, a._version, e) if has_saved == 1
-                              else SavedTensor(a, False))
-            else:
-                stored.append(arr.aval)  # shape and dtype only
+            if not (keep_all or i in needed):
+                av = arr.aval
+                if av.dtype in INEXACT:
+                    stored.append(av)  # shape and dtype only
+                    continue
+                # integer/bool Tensors (indices, masks) are always kept: backward needs them
+            if not has_saved:
+                has_saved = 2 if open_contexts[0] and _hooked() else 1
+            # without hooks, a plain tuple: cheaper than a SavedTensor per argument
+            stored.append((arr, a, a._version, e) if has_saved == 1 else SavedTensor(a, False))
         else:
             if op.scalar_edges and i < 2:
                 edges.append(None)
