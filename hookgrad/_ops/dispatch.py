@@ -241,6 +241,8 @@ def _hooked():
     allow_mutation_on_saved_tensors are active in this thread (callers first check
     ``open_contexts``, which is 0 unless such a context is open in some thread)."""
     return hook_state.stack or hook_state.mutation_ctx is not None
+
+
 _CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
 
 

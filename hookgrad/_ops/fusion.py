@@ -15,6 +15,7 @@ receive them from inside the chain (it runs right after in either case, before a
 other node).
 """
 import collections
+import threading
 
 import jax
 
@@ -25,8 +26,9 @@ from .dispatch import OpNode, vjp_op
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
 CACHE_SIZE = 256  # compiled chains kept (least recently used dropped)
 _state = {"enabled": True}
-_seen = {}        # chain key -> times run node by node
-_compiled = collections.OrderedDict()
+_seen = {}        # chain keys run once, node by node
+_compiled = collections.OrderedDict()  # chain key -> its jitted program
+_lock = threading.Lock()
 
 
 class set_backward_fusion:
@@ -110,19 +112,20 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     fn = None
     if len(seg) > 1:
         key = (g.shape, g.dtype, tuple(parts))
-        fn = _compiled.get(key)
-        if fn is not None:
-            _compiled.move_to_end(key)
-        elif key in _seen:  # second sighting: compile the chain
-            del _seen[key]
-            raw = [(v.fwd, nv, r) for v, nv, r in parts]
-            fn = _compiled[key] = jax.jit(lambda g, *flat: _walk(raw, g, flat))
-            if len(_compiled) > CACHE_SIZE:
-                _compiled.popitem(last=False)
-        else:
-            if len(_seen) > 16 * CACHE_SIZE:
-                _seen.clear()
-            _seen[key] = True
+        with _lock:  # backward may run in several threads at once
+            fn = _compiled.get(key)
+            if fn is not None:
+                _compiled.move_to_end(key)
+            elif key in _seen:  # second sighting: compile the chain
+                del _seen[key]
+                raw = [(v.fwd, nv, r) for v, nv, r in parts]
+                fn = _compiled[key] = jax.jit(lambda g, *flat: _walk(raw, g, flat))
+                if len(_compiled) > CACHE_SIZE:
+                    _compiled.popitem(last=False)
+            else:
+                if len(_seen) > 16 * CACHE_SIZE:
+                    _seen.clear()
+                _seen[key] = True
     if fn is not None:
         outs = fn(g, *flat)
     else:  # each vjp its own jitted call, as node-by-node execution makes them

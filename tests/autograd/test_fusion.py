@@ -206,3 +206,27 @@ def test_the_cache_keeps_the_most_recent_chains(cache, monkeypatch):
                 y = y.sin()
             y.sum().backward()
     assert [len(k[2]) for k in fusion._compiled] == [4, 5]
+
+
+def test_backward_in_several_threads_shares_the_chain_cache(cache):
+    import threading
+    x = hg.tensor(X, requires_grad=True)
+    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                (g,) = hg.autograd.grad(chain(hg, x, hg.tensor(0.5)), x)
+                results.append(g.numpy())
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 12
+    for r in results:
+        np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-7)
+    assert len(cache._compiled) == 1
