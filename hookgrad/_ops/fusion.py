@@ -75,7 +75,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     if not _plain(node, True):
         return None
     top = -heap[0][0] if heap else -1  # priority of the next ready node
-    seg = []
+    n = 0
     sides = []  # edges leaving the chain, in delivery order
     parts = []  # per node: (vjp op, number of leading arguments, route)
     flat = []
@@ -85,24 +85,27 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             cur._keys()
         vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
         vals = cur._unpack(False)
-        seg.append(cur)
-        live = []
+        if not keep_graph:  # what it saved now lives in ``flat``
+            cur._release()
+        n += 1
+        first = len(sides)
         nxt = None
         route = -1  # which of cur's gradients feeds the next node of the chain
+        k = 0
         for e in cur._next:
             if e is not None:
                 if e[0].__class__ is not AccumulateGrad:
                     # a second non-leaf edge is a fork: the chain ends here
-                    nxt, route = (e[0], len(live)) if route < 0 else (None, len(live))
-                live.append(e)
-        if (nxt is None or len(seg) == MAX_LEN or deps.get(nxt) != 1 or nxt in buffers
+                    nxt, route = (e[0], k) if route < 0 else (None, route)
+                sides.append(e)
+                k += 1
+        if (nxt is None or n == MAX_LEN or deps.get(nxt) != 1 or nxt in buffers
                 or nxt._seq < top or not _plain(nxt, False)
                 or (exec_info is not None and (nxt not in exec_info
                                                or (captures and nxt in captures)))):
             route = -1
-        for k, e in enumerate(live):
-            if k != route:
-                sides.append(e)
+        else:
+            del sides[first + route]  # the edge the chain continues on
         parts.append((vop, len(vals), route))
         flat.extend(vals)
         if route < 0:
@@ -110,7 +113,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         cur = nxt
     g = grad._data
     fn = None
-    if len(seg) > 1:
+    if n > 1:
         key = (g.shape, g.dtype, tuple(parts))
         with _lock:  # backward may run in several threads at once
             fn = _compiled.get(key)
@@ -131,10 +134,6 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     else:  # each vjp its own jitted call, as node-by-node execution makes them
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, r) for v, nv, r in parts],
                      g, flat)
-    for n in seg:
-        if not keep_graph:
-            n._release()
-        deps[n] = 0
     return list(zip(sides, map(Tensor._wrap, outs)))
 
 
