@@ -28,6 +28,13 @@ hook_state = _HookState()
 # how many saved_tensors_hooks / allow_mutation_on_saved_tensors contexts are open, in any
 # thread: while none is, recording skips the thread-local lookups above
 open_contexts = [0]
+_count_lock = threading.Lock()
+
+
+def count_context(delta):
+    """A context of those above opens (+1) or closes (-1), in some thread."""
+    with _count_lock:
+        open_contexts[0] += delta
 
 
 class SavedTensor:

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 from ..utils.hooks import RemovableHandle
-from ._saved import hook_state, open_contexts
+from ._saved import count_context, hook_state
 
 log = logging.getLogger(__name__)
 
@@ -221,12 +221,12 @@ class saved_tensors_hooks:
         if msg is not None:
             raise RuntimeError(msg)
         hook_state.stack.append((self.pack_hook, self.unpack_hook))
-        open_contexts[0] += 1
+        count_context(1)
         return self
 
     def __exit__(self, *exc):
         hook_state.stack.pop()
-        open_contexts[0] -= 1
+        count_context(-1)
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -296,12 +296,12 @@ class allow_mutation_on_saved_tensors:
             raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
         self.ctx = _MutationContext()
         hook_state.mutation_ctx = self.ctx
-        open_contexts[0] += 1
+        count_context(1)
         return self.ctx
 
     def __exit__(self, *exc):
         hook_state.mutation_ctx = None
-        open_contexts[0] -= 1
+        count_context(-1)
         self.ctx.closed = True
 
 
