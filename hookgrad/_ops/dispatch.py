@@ -244,6 +244,7 @@ def _hooked():
 
 
 _CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
+_ALL_SAVED = {}    # n -> ("S",) * n: the layout of an op that saves all its n arguments
 
 
 # --------------------------------------------------------------------------- backward
@@ -275,11 +276,18 @@ class OpNode(Node):
         (the vjp's cache key: statics, what was saved, what is wanted)."""
         op = self._op
         stored = self._stored
-        layout = []
-        for s in stored:
-            c = s.__class__
-            layout.append("S" if c is tuple or c is SavedTensor else "C" if s is _CONST
-                          else (s.shape, s.dtype))
+        if op.save is OUT:  # the vjp reads the output only: no layout in the key
+            layout = None
+        elif op.save is ALL and self._consts is None:  # every argument a saved Tensor
+            layout = _ALL_SAVED.get(len(stored)) or _ALL_SAVED.setdefault(
+                len(stored), ("S",) * len(stored))
+        else:
+            layout = []
+            for s in stored:
+                c = s.__class__
+                layout.append("S" if c is tuple or c is SavedTensor else "C" if s is _CONST
+                              else (s.shape, s.dtype))
+            layout = tuple(layout)
         want = []
         edges = self._next
         if len(edges) == len(stored) and not op.nondiff:  # an edge per argument
@@ -297,7 +305,7 @@ class OpNode(Node):
                         want.append(i)
                     k += 1
         self._want = want = tuple(want)
-        self._vkey = (self._key, want) if op.save is OUT else (self._key, tuple(layout), want)
+        self._vkey = (self._key, want) if layout is None else (self._key, layout, want)
         return want
 
     def _unpack(self, as_tensors):
