@@ -244,7 +244,6 @@ def _hooked():
 
 
 _CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
-_ALL_SAVED = {}    # n -> ("S",) * n: the layout of an op that saves all its n arguments
 
 
 # --------------------------------------------------------------------------- backward
@@ -279,8 +278,7 @@ class OpNode(Node):
         if op.save is OUT:  # the vjp reads the output only: no layout in the key
             layout = None
         elif op.save is ALL and self._consts is None:  # every argument a saved Tensor
-            layout = _ALL_SAVED.get(len(stored)) or _ALL_SAVED.setdefault(
-                len(stored), ("S",) * len(stored))
+            layout = ("S",) * len(stored)
         else:
             layout = []
             for s in stored:
