@@ -8,6 +8,7 @@ here from their shapes, dtypes, hooks and flags.
 import functools
 import sys
 import types
+import weakref
 
 import jax
 import numpy as np
@@ -132,9 +133,10 @@ def _maybe_state(v, module_cls):
 
 class _State:
     """The state one call of a step reads and may write: Tensors (with their ``.grad``),
-    Modules, optimizers."""
+    Modules, optimizers; and the guards under which a later call may reuse this walk."""
 
-    __slots__ = ("tensors", "tensor_ids", "modules", "module_ids", "optimizers", "opt_ids")
+    __slots__ = ("tensors", "tensor_ids", "modules", "module_ids", "optimizers", "opt_ids",
+                 "guards")
 
     def __init__(self):
         self.tensors = []
@@ -143,6 +145,31 @@ class _State:
         self.module_ids = set()
         self.optimizers = []
         self.opt_ids = set()
+        # (snapshot function, object): the walk saw these containers as they snapshot now
+        self.guards = []
+
+    def copy(self, deep=True):
+        """A copy to add to; ``deep=False`` shares all but the Tensors (for Tensors passed
+        as arguments)."""
+        new = _State.__new__(_State)
+        new.tensors, new.tensor_ids = list(self.tensors), dict(self.tensor_ids)
+        if deep:
+            new.modules, new.module_ids = list(self.modules), set(self.module_ids)
+            new.optimizers, new.opt_ids = list(self.optimizers), set(self.opt_ids)
+            new.guards = list(self.guards)
+        else:
+            new.modules, new.module_ids = self.modules, self.module_ids
+            new.optimizers, new.opt_ids = self.optimizers, self.opt_ids
+            new.guards = self.guards
+        return new
+
+    def guard_groups(self):
+        """The guards grouped by snapshot function, for :func:`_snapshot`."""
+        groups = {}
+        for f, obj in self.guards:
+            groups.setdefault(f, []).append(obj)
+        # a hook dict's keys, ``_dict_key``, are ``tuple(d)``: the same snapshot taken in C
+        return [(tuple if f is _dict_key else f, objs) for f, objs in groups.items()]
 
     def add_tensor(self, t):
         if id(t) not in self.tensor_ids:
@@ -160,38 +187,58 @@ class _State:
             if id(obj) not in self.opt_ids:
                 self.opt_ids.add(id(obj))
                 self.optimizers.append(obj)
+                self.guards.append((_attr_id("param_groups"), obj))
+                self.guards.append((_ids, obj.param_groups))
                 for g in obj.param_groups:
+                    self.guards.append((_params_ids, g))
                     for p in g["params"]:
                         self.add_tensor(p)
         elif depth < 3 and isinstance(obj, (list, tuple)):
             # a container of state (a parameter list, a dict of models) is walked; one
             # whose first item is not state (a list of logged losses) is not
             if obj and _maybe_state(obj[0], module_cls) and len(obj) <= _MAX_ITEMS:
+                if type(obj) is not tuple:
+                    self.guards.append((_ids, obj))
                 for v in obj:
                     self.walk(v, module_cls, depth + 1)
+            elif type(obj) is not tuple:
+                self.guards.append((_first, obj))
         elif depth < 3 and isinstance(obj, dict):
             if obj and len(obj) <= _MAX_ITEMS and _maybe_state(next(iter(obj.values())),
                                                                module_cls):
+                self.guards.append((_value_ids, obj))
                 for v in obj.values():
                     self.walk(v, module_cls, depth + 1)
+            else:
+                self.guards.append((_first_value, obj))
         elif depth < 2 and not isinstance(obj, _OPAQUE):
             # a trainer object, an LR scheduler: the Modules/optimizers/Tensors it holds
             d = getattr(obj, "__dict__", None)
             if type(d) is dict and len(d) < 1000:
-                for v in list(d.values()):
-                    if isinstance(v, (Tensor, list, tuple, dict)) or _is_optimizer(v) or (
-                            module_cls is not None and isinstance(v, module_cls)) or (
-                            hasattr(v, "__dict__") and not isinstance(v, _OPAQUE)):
-                        self.walk(v, module_cls, depth + 1)
+                self.guards.append((_holdings, d))
+                for v in _holdings_of(d):
+                    self.walk(v, module_cls, depth + 1)
 
     def _walk_module(self, m):
         stack = [m]
+        guards = self.guards
         while stack:
             mod = stack.pop()
             if id(mod) in self.module_ids:
                 continue
             self.module_ids.add(id(mod))
             self.modules.append(mod)
+            d = mod.__dict__
+            # attributes rebound (``training``, a hook dict replaced), slots re-pointed
+            # (``model._modules["fc"] = new``) and hooks added or removed
+            guards.append((_value_ids, d))
+            guards.append((_value_ids, mod._parameters))
+            guards.append((_value_ids, mod._buffers))
+            guards.append((_value_ids, mod._modules))
+            for a in _module_hook_attrs(mod):
+                hooks = d.get(a)
+                if hooks is not None:
+                    guards.append((_dict_key, hooks))
             for p in mod._parameters.values():
                 if p is not None:
                     self.add_tensor(p)
@@ -199,6 +246,68 @@ class _State:
                 if b is not None:
                     self.add_tensor(b)
             stack.extend(c for c in reversed(mod._modules.values()) if c is not None)
+
+
+# --------------------------------------------------------------------------- guards
+# Snapshot functions: a cached walk is reused while every guard's snapshot is unchanged.
+
+
+def _snapshot(groups):
+    return [list(map(f, objs)) for f, objs in groups]
+
+
+def _ids(seq):
+    return tuple(map(id, seq))
+
+
+def _value_ids(d):
+    return tuple(map(id, d.values()))
+
+
+def _first(seq):
+    return (id(seq[0]), len(seq) <= _MAX_ITEMS) if seq else None
+
+
+def _first_value(d):
+    return (id(next(iter(d.values()))), len(d) <= _MAX_ITEMS) if d else None
+
+
+def _params_ids(group):
+    return tuple(map(id, group["params"]))
+
+
+_attr_guards = {}
+
+
+def _attr_id(name):
+    f = _attr_guards.get(name)
+    if f is None:
+        def f(obj):
+            return id(getattr(obj, name, None))
+        f = _attr_guards[name] = f
+    return f
+
+
+def _is_holding(v):
+    # cheapest tests first: ``hasattr`` on a Module goes through its ``__getattr__``
+    if isinstance(v, (Tensor, list, tuple, dict)):
+        return True
+    if isinstance(v, _OPAQUE) or isinstance(v, _NOT_STATE):
+        return False
+    return hasattr(v, "__dict__") or _is_optimizer(v)
+
+
+def _holdings_of(d):
+    # what an object's attributes may hold state through (Modules have a ``__dict__``)
+    return [v for v in list(d.values()) if _is_holding(v)]
+
+
+_PLAIN = frozenset((int, float, bool, str, bytes, type(None)))
+
+
+def _holdings(d):
+    # a counter or flag the object rebinds each step does not void the walk
+    return tuple([id(v) for v in d.values() if type(v) not in _PLAIN])
 
 
 # --------------------------------------------------------------------------- cache keys
@@ -246,24 +355,86 @@ def _aval_key(arr):
     return (arr.shape, arr.dtype, getattr(arr, "weak_type", False))
 
 
+def _aval_of(arr):
+    """A jax.Array's cached aval (shape, dtype, weak type), or its ``_aval_key``."""
+    try:
+        return arr.aval
+    except AttributeError:
+        return _aval_key(arr)
+
+
 # --------------------------------------------------------------------------- optimizers
 
 
 def _opt_tree(opt):
     """The optimizer's array state (``Optimizer._state_arrays()``: ``{"state", "hparams"}``)
-    as (tree, leaves, treedef), leaves as arrays."""
+    as (tree, leaves, treedef), leaves as arrays. ``treedef.unflatten(leaves)`` rebuilds
+    the tree."""
     get = getattr(opt, "_state_arrays", None)
     if get is None:
         return None, [], jax.tree_util.tree_structure(None)
     tree = get()
+    states = tree.get("state") if type(tree) is dict and len(tree) == 2 else None
+    if type(states) is list and "hparams" in tree and all(type(g) is list for g in states):
+        hp, hdef = jax.tree_util.tree_flatten(tree["hparams"])
+        if _all_arrays(hp):
+            objs = [s for group in states for s in group]
+            memo = _flat_memo.get(opt)
+            if memo is not None and list(map(id, objs)) == memo[0]:
+                sl = [r() for r in memo[1]]
+                sdef = memo[2]
+                if any(v is None for v in sl):
+                    memo = None
+            else:
+                memo = None
+            if memo is None:
+                sl, sdef = jax.tree_util.tree_flatten(states)
+                if _all_arrays(sl):
+                    _remember(opt, states, sl, sdef)
+            if memo is not None or _all_arrays(sl):
+                return tree, hp + sl, _Split(hdef, sdef, len(hp))
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    for i, v in enumerate(leaves):
-        if not isinstance(v, (jax.Array, np.ndarray)):
-            leaves[i] = jax.numpy.asarray(v)
-            tree = None
-    if tree is None:
-        tree = jax.tree_util.tree_unflatten(treedef, leaves)
+    if not _all_arrays(leaves):
+        leaves = [v if isinstance(v, (jax.Array, np.ndarray)) else jax.numpy.asarray(v)
+                  for v in leaves]
+        tree = treedef.unflatten(leaves)
     return tree, leaves, treedef
+
+
+class _Split(tuple):
+    """The treedef of ``{"hparams": ..., "state": [[per-parameter state]]}`` as two parts,
+    so the per-parameter states, replaced each step but never changed in place, need not
+    be flattened again: ``_run`` hands the leaves it loads to :func:`_remember`."""
+
+    def __new__(cls, hdef, sdef, n_hparams):
+        return super().__new__(cls, (hdef, sdef, n_hparams))
+
+    def unflatten(self, leaves):
+        hdef, sdef, n = self
+        return {"hparams": hdef.unflatten(leaves[:n]), "state": sdef.unflatten(leaves[n:])}
+
+
+_flat_memo = weakref.WeakKeyDictionary()   # optimizer -> (ids of its states, leaves, sdef)
+
+
+def _remember(opt, states, leaves, sdef):
+    """Record the flattening of ``states`` (a list of lists of per-parameter states)."""
+    objs = [s for group in states for s in group]
+    # weak references: a donated buffer must have no holder but its state; the states
+    # themselves are held so their ids are not reused while the memo lives
+    _flat_memo[opt] = (list(map(id, objs)), [weakref.ref(v) for v in leaves], sdef, objs)
+
+
+_ARRAY_TYPES = set()   # concrete array classes seen (``isinstance(v, jax.Array)`` is slow)
+
+
+def _all_arrays(leaves):
+    for v in leaves:
+        if type(v) not in _ARRAY_TYPES:
+            if not isinstance(v, (jax.Array, np.ndarray)):
+                return False
+            _ARRAY_TYPES.add(type(v))
+    return True
 
 
 def _opt_static_key(opt, tree):

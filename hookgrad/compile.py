@@ -39,9 +39,10 @@ import numpy as np
 
 from . import _mode
 from . import random as _random
-from ._compile_state import (_Roots, _State, _aval_key, _dict_key, _global_hook_dicts,
-                             _is_optimizer, _module_cls, _module_hook_attrs, _node_key,
-                             _opt_load, _opt_static_key, _opt_tree, _state_part)
+from ._compile_state import (_NO_HOOKS, _Roots, _State, _aval_key, _aval_of, _dict_key,
+                             _global_hook_dicts, _is_optimizer, _module_cls,
+                             _module_hook_attrs, _node_key, _opt_load, _opt_static_key,
+                             _opt_tree, _remember, _snapshot, _state_part)
 from ._host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
                          _Tracing, host_hook, is_host_hook, traced_value_error)  # noqa: F401 - API
 from ._tensor import Tensor
@@ -79,6 +80,7 @@ class CompiledFunction:
         self._fn = fn
         self._roots = _Roots(fn)
         self._cache = {}
+        self._found = None      # the cached walk of the roots, with its guards
         self._donate = donate
         self._disable = disable
         self.trace_count = 0
@@ -95,6 +97,7 @@ class CompiledFunction:
 
     def cache_clear(self):
         self._cache.clear()
+        self._found = None
 
     # ---- the call
     def __call__(self, *args, **kwargs):
@@ -127,11 +130,43 @@ class CompiledFunction:
         return entry.jaxpr
 
     # ---- planning: what is state, what the cache key is
+    def _discover(self, module_cls):
+        """The state the step's roots reach, and the part of the cache key read from its
+        Modules and the global hooks. The walk is redone only when a guard fails: a root
+        rebound, a container or Module slot re-pointed, an attribute of a Module rebound
+        (``train()``/``eval()``), a hook added or removed. Per call the key still reads
+        every Tensor (shape, dtype, flags, hooks, ``.grad``), the arguments, the optimizers
+        and the grad-mode and saved-tensor-hook context."""
+        roots = self._roots.values()
+        root_ids = list(map(id, roots))
+        found = self._found
+        if found is not None and found[0] == root_ids and _snapshot(found[2]) == found[3]:
+            return found[1], found[4]
+        st = _State()
+        for v in roots:
+            st.walk(v, module_cls)
+        for d in _global_hook_dicts():
+            st.guards.append((_dict_key, d))
+        module_key = self._module_key(st)
+        groups = st.guard_groups()
+        # the roots are kept alive by the step and the guarded objects by ``st``: the ids
+        # compared cannot be reused by new objects
+        self._found = (root_ids, st, groups, _snapshot(groups), module_key)
+        return st, module_key
+
+    @staticmethod
+    def _module_key(st):
+        key = [(id(m), m.training,
+                tuple(_dict_key(m.__dict__.get(a)) for a in _module_hook_attrs(m)))
+               for m in st.modules]
+        key.append(tuple(_dict_key(d) for d in _global_hook_dicts()))
+        return tuple(key)
+
     def _plan(self, args, kwargs):
         module_cls = _module_cls()
-        st = _State()
-        for v in self._roots.values():
-            st.walk(v, module_cls)
+        st, module_key = self._discover(module_cls)
+        # ``st`` is the cached walk: copied before adding to it (None: its Tensors copied)
+        shared = True
         arg_leaves, rebuild = _flatten_containers((args, kwargs))
         arg_only = {}
         arg_slots = []   # per leaf: ("t", tensor index) | ("a", flat index) | ("s", value)
@@ -140,7 +175,9 @@ class CompiledFunction:
             if isinstance(v, Tensor):
                 if id(v) not in st.tensor_ids:
                     arg_only[id(v)] = len(arg_only)  # keyed by position, not identity
-                st.add_tensor(v)
+                    if shared:
+                        st, shared = st.copy(deep=False), None
+                    st.add_tensor(v)
                 arg_slots.append(("t", st.tensor_ids[id(v)]))
                 static_key.append(("T", st.tensor_ids[id(v)]))
             elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
@@ -148,7 +185,12 @@ class CompiledFunction:
                 static_key.append(_aval_key(v) if not isinstance(v, np.ndarray)
                                   else (v.shape, v.dtype, False))
             elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v):
+                if shared is not False:
+                    st, shared = st.copy(), False
+                n_modules = len(st.modules)
                 st.walk(v, module_cls)
+                if len(st.modules) != n_modules:
+                    module_key = self._module_key(st)
                 arg_slots.append(("s", v))
                 static_key.append(("obj", id(v)))
             else:
@@ -161,7 +203,7 @@ class CompiledFunction:
         flat = []
         key = [tuple(static_key), _gm.enabled,
                tuple((id(p), id(u)) for p, u in _saved_state.stack),
-               _saved_state.disabled_message, id(_saved_state.mutation_ctx)]
+               _saved_state.disabled_message, id(_saved_state.mutation_ctx), module_key]
         grads_in = []
         for i, t in enumerate(st.tensors):
             arr = t._data
@@ -172,26 +214,22 @@ class CompiledFunction:
             if g is not None:
                 flat.append(g._data)
                 grads_in.append(i)
-                gk = _aval_key(g._data)
+                gk = _aval_of(g._data)
             else:
                 gk = None
-            acc = t._acc
             tid = id(t)
-            key.append((("arg", arg_only[tid]) if tid in arg_only else tid, _aval_key(arr),
+            bh, ph, acc = t._backward_hooks, t._post_acc_hooks, t._acc
+            key.append((("arg", arg_only[tid]) if tid in arg_only else tid, _aval_of(arr),
                         t._requires_grad, t.grad_fn is None, gk,
-                        _dict_key(t._backward_hooks), _dict_key(t._post_acc_hooks),
-                        _node_key(acc), t._retains_grad))
-        for m in st.modules:
-            key.append((id(m), m.training,
-                        tuple(_dict_key(m.__dict__.get(a)) for a in _module_hook_attrs(m))))
-        key.append(tuple(_dict_key(d) for d in _global_hook_dicts()))
+                        tuple(bh) if bh else (), tuple(ph) if ph else (),
+                        _NO_HOOKS if acc is None else _node_key(acc), t._retains_grad))
         opt_trees = []
         for opt in st.optimizers:
             tree, leaves, treedef = _opt_tree(opt)
             opt_trees.append((len(flat), len(leaves), treedef, tree))
             flat.extend(leaves)
             key.append((id(opt), _opt_static_key(opt, tree), treedef,
-                        tuple(_aval_key(x) for x in leaves)))
+                        tuple(map(_aval_of, leaves))))
         rng = _random._state["key"]
         if rng is None:
             rng = _random._state["key"] = jax.random.key(_random._state["seed"])
@@ -241,7 +279,7 @@ class CompiledFunction:
             opt_in = []
             for opt, (start, n, treedef, _) in zip(st.optimizers, plan.opt_trees):
                 leaves = [next(it) for _ in range(n)]
-                tree = jax.tree_util.tree_unflatten(treedef, leaves)
+                tree = treedef.unflatten(leaves)
                 pos = {id(v): start + j for j, v in enumerate(leaves)}
                 opt_in.append({id(v): pos[id(v)]
                                for v in jax.tree_util.tree_leaves(_state_part(tree))})
@@ -439,8 +477,10 @@ class CompiledFunction:
         for opt, (_, _, _, tree), (treedef, spec) in zip(plan.state.optimizers, plan.opt_trees,
                                                           entry.opt_out):
             leaves = [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
-            new = jax.tree_util.tree_unflatten(treedef, leaves)
+            new = treedef.unflatten(leaves)
             if isinstance(tree, dict) and "state" in tree:
+                if type(new) is list:
+                    _remember(opt, new, leaves, treedef)
                 new = dict(tree, state=new)
             _opt_load(opt, new)
         if entry.key_out is not None:

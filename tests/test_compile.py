@@ -417,3 +417,145 @@ def test_nested_compiled_functions_inline():
     outer(hg.ones(2))
     assert inner.trace_count == 0 and outer.trace_count == 1
     np.testing.assert_allclose(_arr(w.grad), [1.0, 1.0])
+
+
+# --------------------------------------------------------------------------- the cached walk
+# The state a step closes over is found by a walk that later calls reuse while nothing it
+# saw has changed; every change below must still reach the program.
+
+
+def _sgd_step(models, opt):
+    def step(x):
+        loss = sum(m(x).sum() for m in models)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+def _lifted(step, x, module):
+    """Whether ``module``'s parameters are inputs of the program: a compiled step updates
+    them (and the eager reference, rerun from the same values, agrees)."""
+    before = [_arr(p).copy() for p in module.parameters()]
+    step(x)
+    return any(np.any(_arr(p) != b) for p, b in zip(module.parameters(), before))
+
+
+def test_the_walk_is_reused_until_something_it_saw_changes(monkeypatch):
+    from hookgrad import _compile_state
+    hg.manual_seed(0)
+    m = Tiny()
+    opt = hg.optim.SGD(m.parameters(), lr=0.1)
+    step = hg.compile(_sgd_step([m], opt))
+    x = hg.randn(2, 3)
+    step(x)
+    step(x)
+    traces = step.trace_count    # (the optimizer's state appears on the first call)
+    walks = []
+    real = _compile_state._State.walk
+    monkeypatch.setattr(_compile_state._State, "walk",
+                        lambda self, *a, **k: walks.append(1) or real(self, *a, **k))
+    for _ in range(3):
+        step(x)
+    assert walks == []                    # three calls, no walk
+    opt.param_groups[0]["lr"] = 0.05      # a hyper-parameter is read per call: no walk
+    step(x)
+    assert walks == [] and step.trace_count == traces
+    m.eval()                              # an attribute of a Module rebound: walked again
+    step(x)
+    assert walks and step.trace_count == traces + 1
+
+
+@pytest.mark.parametrize("change", ["setattr", "modules_dict", "container", "holder",
+                                    "param_group"])
+def test_state_added_after_the_first_call_is_lifted(change):
+    hg.manual_seed(0)
+    m, new = Tiny(), Tiny()
+    models = [m]
+    holder = type("Trainer", (), {})()
+    holder.model = m
+    opt = hg.optim.SGD(m.parameters(), lr=0.1)
+    if change == "holder":
+        def step(x):
+            loss = holder.model(x).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+    else:
+        step = _sgd_step(models, opt)
+    step = hg.compile(step)
+    x = hg.randn(2, 3)
+    step(x)
+    step(x)
+    if change == "setattr":
+        m.fc2 = new.fc2
+        opt.add_param_group({"params": list(new.fc2.parameters())})
+        target = new.fc2
+    elif change == "modules_dict":   # module surgery through the private dict
+        m._modules["fc2"] = new.fc2
+        opt.add_param_group({"params": list(new.fc2.parameters())})
+        target = new.fc2
+    elif change == "container":
+        models.append(new)
+        opt.add_param_group({"params": list(new.parameters())})
+        target = new
+    elif change == "holder":
+        holder.model = new
+        opt.add_param_group({"params": list(new.parameters())})
+        target = new
+    else:
+        opt.add_param_group({"params": list(new.parameters())})
+        models.append(new)
+        target = new
+    assert _lifted(step, x, target)
+
+
+def test_hooks_changed_behind_the_handles_back_reach_the_program():
+    hg.manual_seed(0)
+    m = Tiny()
+    seen = []
+
+    @hg.compile
+    def step(x):
+        out = m(x)
+        out.sum().backward()
+        return out
+
+    x = hg.randn(2, 3)
+    m.fc1.register_forward_hook(lambda mod, a, out: out * 0)
+    assert np.all(_arr(step(x)) == _arr(m.fc2.bias)[None])   # fc1's output zeroed
+    step(x)
+    m.fc1._forward_hooks.clear()                 # PyTorch code does this
+    assert not np.all(_arr(step(x)) == _arr(m.fc2.bias)[None])
+    m.fc1.bias.register_hook(lambda g: seen.append(1))   # a tensor hook, found per call
+    step(x)
+    assert seen == [1]
+    handle = nn.modules.module.register_module_forward_hook(lambda mod, a, out: out * 0)
+    try:
+        assert np.all(_arr(step(x)) == 0)        # a global hook
+    finally:
+        handle.remove()
+    assert not np.all(_arr(step(x)) == 0)
+
+
+def test_eager_and_compiled_steps_share_one_optimizer():
+    # the compiled step reuses its flattening of the optimizer's state while the state
+    # objects are the ones it wrote: an eager step in between replaces them
+    (me, oe), (mc, oc) = _pair(hg.optim.Adam, lr=0.05)
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+
+    def step(m, opt):
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    compiled = hg.compile(lambda: step(mc, oc))
+    for i in range(6):
+        step(me, oe)
+        compiled() if i % 3 else step(mc, oc)
+    for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7, err_msg=k)
