@@ -319,9 +319,18 @@ def _module_hook_attrs(m):
     cls = type(m)
     names = _hook_attr_cache.get(cls)
     if names is None:
-        names = tuple(k for k, v in m.__dict__.items() if "hook" in k and isinstance(v, dict))
+        names = tuple(k for k, v in m.__dict__.items() if isinstance(v, dict) and _step_hooks(k))
         _hook_attr_cache[cls] = names
     return names
+
+
+def _step_hooks(name):
+    """Whether a hook dict named ``name`` holds hooks a step's forward or backward runs.
+    The ``_with_kwargs``/``_always_called`` dicts flag ids of ``_forward[_pre]_hooks``
+    (a flag changes only with a new registration, a new id); state-dict and registration
+    hooks do not run in a step."""
+    return "hook" in name and ("forward" in name or "backward" in name) and not \
+        name.endswith(("_with_kwargs", "_always_called"))
 
 
 def _dict_key(d):
@@ -329,7 +338,7 @@ def _dict_key(d):
 
 
 def _node_key(node):
-    if node is None:
+    if node is None or not (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks):
         return _NO_HOOKS
     return (_dict_key(node._pre_hooks), _dict_key(node._post_hooks),
             tuple((nr, tuple(h)) for nr, h in node._tensor_pre_hooks.items() if h)
@@ -347,7 +356,7 @@ def _global_hook_dicts():
         return ()
     if _global_dicts is None:
         _global_dicts = tuple(v for k, v in sorted(vars(mod).items())
-                              if "hook" in k and isinstance(v, dict))
+                              if isinstance(v, dict) and _step_hooks(k))
     return _global_dicts
 
 

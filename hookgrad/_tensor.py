@@ -4,6 +4,7 @@ The class holds data and graph metadata only; arithmetic, reductions, indexing a
 other methods are attached from the op table (``hookgrad._ops``), so a method is an op.
 """
 import copy
+import math
 import warnings
 from collections import OrderedDict
 
@@ -276,7 +277,7 @@ class Tensor:
         return self._data.ndim
 
     def numel(self):
-        return int(np.prod(self._data.shape, dtype=np.int64))
+        return math.prod(self._data.shape)
 
     nelement = numel
 
@@ -449,7 +450,7 @@ class Size(tuple):
         return f"hookgrad.Size({list(self)})"
 
     def numel(self):
-        return int(np.prod(self, dtype=np.int64))
+        return math.prod(self)
 
     def __getitem__(self, idx):
         r = tuple.__getitem__(self, idx)

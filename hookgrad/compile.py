@@ -39,7 +39,7 @@ import numpy as np
 
 from . import _mode
 from . import random as _random
-from ._compile_state import (_NO_HOOKS, _Roots, _State, _aval_key, _aval_of, _dict_key,
+from ._compile_state import (_Roots, _State, _aval_key, _aval_of, _dict_key,
                              _global_hook_dicts, _is_optimizer, _module_cls,
                              _module_hook_attrs, _node_key, _opt_load, _opt_static_key,
                              _opt_tree, _remember, _snapshot, _state_part)
@@ -222,7 +222,7 @@ class CompiledFunction:
             key.append((("arg", arg_only[tid]) if tid in arg_only else tid, _aval_of(arr),
                         t._requires_grad, t.grad_fn is None, gk,
                         tuple(bh) if bh else (), tuple(ph) if ph else (),
-                        _NO_HOOKS if acc is None else _node_key(acc), t._retains_grad))
+                        _node_key(acc), t._retains_grad))
         opt_trees = []
         for opt in st.optimizers:
             tree, leaves, treedef = _opt_tree(opt)
