@@ -14,6 +14,7 @@ import jax
 import numpy as np
 
 from ._tensor import Tensor
+from ._watch import WATCHED
 
 _SKIP_MODULES = ("hookgrad", "jax", "jaxlib", "numpy", "optax", "torch", "builtins",
                  "functools", "collections", "typing")
@@ -136,7 +137,7 @@ class _State:
     Modules, optimizers; and the guards under which a later call may reuse this walk."""
 
     __slots__ = ("tensors", "tensor_ids", "modules", "module_ids", "optimizers", "opt_ids",
-                 "guards")
+                 "guards", "watched")
 
     def __init__(self):
         self.tensors = []
@@ -145,8 +146,10 @@ class _State:
         self.module_ids = set()
         self.optimizers = []
         self.opt_ids = set()
-        # (snapshot function, object): the walk saw these containers as they snapshot now
+        # (snapshot function, object): the walk saw these containers as they snapshot now;
+        # ``watched``: those that change only with the counter of ``hookgrad._watch``
         self.guards = []
+        self.watched = []
 
     def copy(self, deep=True):
         """A copy to add to; ``deep=False`` shares all but the Tensors (for Tensors passed
@@ -156,17 +159,17 @@ class _State:
         if deep:
             new.modules, new.module_ids = list(self.modules), set(self.module_ids)
             new.optimizers, new.opt_ids = list(self.optimizers), set(self.opt_ids)
-            new.guards = list(self.guards)
+            new.guards, new.watched = list(self.guards), list(self.watched)
         else:
             new.modules, new.module_ids = self.modules, self.module_ids
             new.optimizers, new.opt_ids = self.optimizers, self.opt_ids
-            new.guards = self.guards
+            new.guards, new.watched = self.guards, self.watched
         return new
 
-    def guard_groups(self):
+    def guard_groups(self, watched=False):
         """The guards grouped by snapshot function, for :func:`_snapshot`."""
         groups = {}
-        for f, obj in self.guards:
+        for f, obj in (self.watched if watched else self.guards):
             groups.setdefault(f, []).append(obj)
         # a hook dict's keys, ``_dict_key``, are ``tuple(d)``: the same snapshot taken in C
         return [(tuple if f is _dict_key else f, objs) for f, objs in groups.items()]
@@ -221,7 +224,6 @@ class _State:
 
     def _walk_module(self, m):
         stack = [m]
-        guards = self.guards
         while stack:
             mod = stack.pop()
             if id(mod) in self.module_ids:
@@ -230,15 +232,17 @@ class _State:
             self.modules.append(mod)
             d = mod.__dict__
             # attributes rebound (``training``, a hook dict replaced), slots re-pointed
-            # (``model._modules["fc"] = new``) and hooks added or removed
-            guards.append((_value_ids, d))
-            guards.append((_value_ids, mod._parameters))
-            guards.append((_value_ids, mod._buffers))
-            guards.append((_value_ids, mod._modules))
+            # (``model._modules["fc"] = new``) and hooks added or removed; what changes
+            # only through counting dicts and ``Module.__setattr__`` is watched by the
+            # counter of ``hookgrad._watch``
+            own_setattr = type(mod).__setattr__ is not _module_setattr()
+            self._guard(_value_ids, d, own_setattr)
+            for slots in (mod._parameters, mod._buffers, mod._modules):
+                self._guard(_value_ids, slots, type(slots) not in WATCHED)
             for a in _module_hook_attrs(mod):
                 hooks = d.get(a)
                 if hooks is not None:
-                    guards.append((_dict_key, hooks))
+                    self._guard(_dict_key, hooks, type(hooks) not in WATCHED)
             for p in mod._parameters.values():
                 if p is not None:
                     self.add_tensor(p)
@@ -246,6 +250,13 @@ class _State:
                 if b is not None:
                     self.add_tensor(b)
             stack.extend(c for c in reversed(mod._modules.values()) if c is not None)
+
+    def _guard(self, f, obj, unwatched=True):
+        (self.guards if unwatched else self.watched).append((f, obj))
+
+
+def _module_setattr():
+    return sys.modules["hookgrad.nn.modules.module"].Module.__setattr__
 
 
 # --------------------------------------------------------------------------- guards

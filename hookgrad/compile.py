@@ -37,7 +37,7 @@ import jax
 import jax.extend.core as _jex
 import numpy as np
 
-from . import _mode
+from . import _mode, _watch
 from . import random as _random
 from ._compile_state import (_Roots, _State, _aval_key, _aval_of, _dict_key,
                              _global_hook_dicts, _is_optimizer, _module_cls,
@@ -46,6 +46,7 @@ from ._compile_state import (_Roots, _State, _aval_key, _aval_of, _dict_key,
 from ._host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
                          _Tracing, host_hook, is_host_hook, traced_value_error)  # noqa: F401 - API
 from ._tensor import Tensor
+from ._watch import WATCHED
 from .autograd import grad_mode
 from .autograd._saved import hook_state as _saved_state
 
@@ -141,17 +142,24 @@ class CompiledFunction:
         root_ids = list(map(id, roots))
         found = self._found
         if found is not None and found[0] == root_ids and _snapshot(found[2]) == found[3]:
-            return found[1], found[4]
+            now = _watch.epoch()
+            if found[7] == now:
+                return found[1], found[6]
+            if _snapshot(found[4]) == found[5]:
+                self._found = found[:7] + (now,)
+                return found[1], found[6]
+        now = _watch.epoch()
         st = _State()
         for v in roots:
             st.walk(v, module_cls)
         for d in _global_hook_dicts():
-            st.guards.append((_dict_key, d))
+            st._guard(_dict_key, d, type(d) not in WATCHED)
         module_key = self._module_key(st)
-        groups = st.guard_groups()
+        unwatched, watched = st.guard_groups(), st.guard_groups(watched=True)
         # the roots are kept alive by the step and the guarded objects by ``st``: the ids
         # compared cannot be reused by new objects
-        self._found = (root_ids, st, groups, _snapshot(groups), module_key)
+        self._found = (root_ids, st, unwatched, _snapshot(unwatched), watched,
+                       _snapshot(watched), module_key, now)
         return st, module_key
 
     @staticmethod

@@ -529,6 +529,12 @@ def test_hooks_changed_behind_the_handles_back_reach_the_program():
     step(x)
     m.fc1._forward_hooks.clear()                 # PyTorch code does this
     assert not np.all(_arr(step(x)) == _arr(m.fc2.bias)[None])
+    from collections import OrderedDict
+    m.fc1._forward_hooks = OrderedDict()         # a plain dict: compared item by item
+    step(x)
+    m.fc1._forward_hooks[10 ** 9] = lambda mod, a, out: out * 0
+    assert np.all(_arr(step(x)) == _arr(m.fc2.bias)[None])
+    del m.fc1._forward_hooks[10 ** 9]
     m.fc1.bias.register_hook(lambda g: seen.append(1))   # a tensor hook, found per call
     step(x)
     assert seen == [1]
@@ -559,3 +565,21 @@ def test_eager_and_compiled_steps_share_one_optimizer():
         compiled() if i % 3 else step(mc, oc)
     for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
         np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7, err_msg=k)
+
+
+@pytest.mark.parametrize("change", ["setitem", "delitem", "pop", "popitem", "clear", "update",
+                                    "setdefault", "ior", "move_to_end"])
+def test_module_dicts_count_their_changes(change):
+    from hookgrad import _watch
+    m = Tiny()
+    d = m._forward_hooks
+    d[1] = d[2] = print
+    before = _watch.epoch()
+    {"setitem": lambda: d.__setitem__(3, print), "delitem": lambda: d.__delitem__(1),
+     "pop": lambda: d.pop(1), "popitem": d.popitem, "clear": d.clear,
+     "update": lambda: d.update({3: print}), "setdefault": lambda: d.setdefault(3, print),
+     "ior": lambda: d.__ior__({3: print}), "move_to_end": lambda: d.move_to_end(1)}[change]()
+    assert _watch.epoch() > before
+    before = _watch.epoch()
+    m.training = False                           # any attribute set through the Module
+    assert _watch.epoch() > before

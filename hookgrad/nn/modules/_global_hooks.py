@@ -5,7 +5,7 @@ state, mutated in place (never rebound), so ``module.py`` re-exports them by nam
 """
 import functools
 import weakref
-from collections import OrderedDict
+from ..._watch import WatchedOrderedDict
 
 from ...utils.hooks import RemovableHandle
 
@@ -15,15 +15,15 @@ __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook"]
 
-_global_buffer_registration_hooks = OrderedDict()
-_global_module_registration_hooks = OrderedDict()
-_global_parameter_registration_hooks = OrderedDict()
-_global_backward_pre_hooks = OrderedDict()
-_global_backward_hooks = OrderedDict()
-_global_forward_pre_hooks = OrderedDict()
-_global_forward_hooks = OrderedDict()
-_global_forward_hooks_always_called = OrderedDict()
-_global_forward_hooks_with_kwargs = OrderedDict()
+_global_buffer_registration_hooks = WatchedOrderedDict()
+_global_module_registration_hooks = WatchedOrderedDict()
+_global_parameter_registration_hooks = WatchedOrderedDict()
+_global_backward_pre_hooks = WatchedOrderedDict()
+_global_backward_hooks = WatchedOrderedDict()
+_global_forward_pre_hooks = WatchedOrderedDict()
+_global_forward_hooks = WatchedOrderedDict()
+_global_forward_hooks_always_called = WatchedOrderedDict()
+_global_forward_hooks_with_kwargs = WatchedOrderedDict()
 # whether the global backward hooks are full ones (True), old-style ones (False) or unset
 _global_flags = {"is_full_backward_hook": None}
 

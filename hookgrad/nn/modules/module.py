@@ -21,7 +21,6 @@ its parameters::
     >>> grads.weight
 """
 import warnings
-from collections import OrderedDict
 
 import jax
 
@@ -42,6 +41,8 @@ from ._global_hooks import (  # noqa: F401 - re-exported at PyTorch's import pat
     register_module_module_registration_hook, register_module_parameter_registration_hook)
 from ._conversion import _ConversionMixin
 from ._legacy_backward_hooks import _maybe_warn_non_full_backward_hook
+from ... import _watch
+from ..._watch import WatchedDict, WatchedOrderedDict
 from ._pytree import HOOK_DICTS as _HOOK_DICTS
 from ._pytree import _module_flatten, _module_unflatten
 from ._state_dict import (  # noqa: F401 - re-exported
@@ -116,13 +117,14 @@ class Module(_ConversionMixin, _StateDictMixin):
         # object.__setattr__: Module.__setattr__ would look for these very dicts
         setattr_ = super().__setattr__
         setattr_("training", True)
-        setattr_("_parameters", {})
-        setattr_("_buffers", {})
+        # dicts that count their changes: hookgrad.compile checks one counter per call
+        setattr_("_parameters", WatchedDict())
+        setattr_("_buffers", WatchedDict())
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_is_full_backward_hook", None)
-        setattr_("_modules", {})
+        setattr_("_modules", WatchedDict())
         for name in _HOOK_DICTS:
-            setattr_(name, OrderedDict())
+            setattr_(name, WatchedOrderedDict())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -290,6 +292,8 @@ class Module(_ConversionMixin, _StateDictMixin):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
+        _watch.bump()
+
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
                 if name in d:
@@ -347,6 +351,7 @@ class Module(_ConversionMixin, _StateDictMixin):
                     super().__setattr__(name, value)
 
     def __delattr__(self, name):
+        _watch.bump()
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
@@ -372,7 +377,7 @@ class Module(_ConversionMixin, _StateDictMixin):
         self.__dict__.update(state)
         for name in _HOOK_DICTS:
             if name not in self.__dict__:
-                self.__dict__[name] = OrderedDict()
+                self.__dict__[name] = WatchedOrderedDict()
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
         self.__dict__.setdefault("_is_full_backward_hook", None)
 

@@ -1,0 +1,55 @@
+"""A counter of changes to Module structure and hooks.
+
+``hookgrad.compile`` reuses its walk of a step's state while nothing the walk saw has
+changed. Most of what it sees is a Module's slots and hook dicts; those are the dicts
+below, which count every change in one global counter, so a call checks one number
+instead of every dict. Dicts of other types (a plain dict a user installed) are compared
+item by item each call instead.
+"""
+from collections import OrderedDict
+
+_epoch = [0]
+
+
+def epoch():
+    """The number of changes counted so far."""
+    return _epoch[0]
+
+
+def bump():
+    _epoch[0] += 1
+
+
+class WatchedDict(dict):
+    """A dict whose changes are counted (a Module's ``_parameters``, ``_buffers``,
+    ``_modules``)."""
+
+    __slots__ = ()
+
+    def __reduce__(self):   # pickles (and deep-copies) as a plain dict's items
+        return (type(self), (dict(self),))
+
+
+class WatchedOrderedDict(OrderedDict):
+    """An OrderedDict whose changes are counted (Module and global hook dicts)."""
+
+    def __reduce__(self):
+        return (type(self), (list(self.items()),))
+
+
+def _count(cls, base, name):
+    method = getattr(base, name)
+
+    def counted(self, *args, **kwargs):
+        _epoch[0] += 1
+        return method(self, *args, **kwargs)
+    counted.__name__ = counted.__qualname__ = name
+    setattr(cls, name, counted)
+
+
+for _cls, _base in ((WatchedDict, dict), (WatchedOrderedDict, OrderedDict)):
+    for _name in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem",
+                  "setdefault", "update") + (("move_to_end",) if _base is OrderedDict else ()):
+        _count(_cls, _base, _name)
+
+WATCHED = (WatchedDict, WatchedOrderedDict)
