@@ -35,20 +35,23 @@ def _pair(opt_cls=None, **opt_kw):
     return out
 
 
-# --------------------------------------------------------------------------- equivalence
-
-
-def test_n_compiled_steps_equal_n_eager_steps_adamw():
-    (me, oe), (mc, oc) = _pair(hg.optim.AdamW, lr=0.05, weight_decay=0.1)
-    x, y = hg.randn(6, 3), hg.randn(6, 2)
-
+def _mse_step(x, y):
+    """An eager training step of a model and its optimizer on one batch."""
     def step(m, opt):
         loss = F.mse_loss(m(x), y)
         loss.backward()
         opt.step()
         opt.zero_grad()
         return loss
+    return step
 
+
+# --------------------------------------------------------------------------- equivalence
+
+
+def test_n_compiled_steps_equal_n_eager_steps_adamw():
+    (me, oe), (mc, oc) = _pair(hg.optim.AdamW, lr=0.05, weight_decay=0.1)
+    step = _mse_step(hg.randn(6, 3), hg.randn(6, 2))
     compiled = hg.compile(lambda: step(mc, oc))
     losses_e = [step(me, oe).item() for _ in range(4)]
     losses_c = [compiled().item() for _ in range(4)]
@@ -550,15 +553,7 @@ def test_eager_and_compiled_steps_share_one_optimizer():
     # the compiled step reuses its flattening of the optimizer's state while the state
     # objects are the ones it wrote: an eager step in between replaces them
     (me, oe), (mc, oc) = _pair(hg.optim.Adam, lr=0.05)
-    x, y = hg.randn(6, 3), hg.randn(6, 2)
-
-    def step(m, opt):
-        loss = F.mse_loss(m(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-
+    step = _mse_step(hg.randn(6, 3), hg.randn(6, 2))
     compiled = hg.compile(lambda: step(mc, oc))
     for i in range(6):
         step(me, oe)
