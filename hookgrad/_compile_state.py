@@ -190,7 +190,7 @@ class _State:
             if id(obj) not in self.opt_ids:
                 self.opt_ids.add(id(obj))
                 self.optimizers.append(obj)
-                self.guards.append((_attr_id("param_groups"), obj))
+                self.guards.append((_param_groups_id, obj))
                 self.guards.append((_ids, obj.param_groups))
                 for g in obj.param_groups:
                     self.guards.append((_params_ids, g))
@@ -287,16 +287,8 @@ def _params_ids(group):
     return tuple(map(id, group["params"]))
 
 
-_attr_guards = {}
-
-
-def _attr_id(name):
-    f = _attr_guards.get(name)
-    if f is None:
-        def f(obj):
-            return id(getattr(obj, name, None))
-        f = _attr_guards[name] = f
-    return f
+def _param_groups_id(opt):
+    return id(opt.param_groups)
 
 
 def _is_holding(v):
@@ -411,7 +403,8 @@ def _opt_tree(opt):
                 sl, sdef = jax.tree_util.tree_flatten(states)
                 if _all_arrays(sl):
                     _remember(opt, states, sl, sdef)
-            if memo is not None or _all_arrays(sl):
+                    memo = True
+            if memo is not None:
                 return tree, hp + sl, _Split(hdef, sdef, len(hp))
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     if not _all_arrays(leaves):
