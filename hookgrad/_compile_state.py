@@ -8,11 +8,11 @@ here from their shapes, dtypes, hooks and flags.
 import functools
 import sys
 import types
-import weakref
 
 import jax
 import numpy as np
 
+from . import _watch
 from ._tensor import Tensor
 from ._watch import WATCHED
 
@@ -55,6 +55,7 @@ class _Roots:
         self.globals = []   # (dict, name)
         self.objects = []   # fixed objects (bound self, partial args)
         self._seen = set()
+        self._ids = self._vals = None
         self._visit(fn, 0)
 
     def _visit(self, f, depth):
@@ -95,25 +96,35 @@ class _Roots:
             self._visit(v, depth + 1)
 
     def values(self):
-        out = list(self.objects)
-        for cell, depth in self.cells:
-            try:
-                v = cell.cell_contents
-            except ValueError:
-                continue
-            out.append(v)
-            if id(v) not in self._seen:
-                self._follow(v, depth)
-        i = 0
-        while i < len(self.globals):  # helpers bound after decoration are followed now
-            g, n, depth = self.globals[i]
-            v = g.get(n)
-            if v is not None:
-                out.append(v)
+        """The roots' values now (None for an unbound global or an empty cell) and their
+        ids. Helpers bound since the last call are followed first."""
+        vals = self._read()
+        ids = list(map(id, vals))
+        if ids != self._ids:
+            size = len(vals)
+            depths = [d for _, d in self.cells] + [d for _, _, d in self.globals]
+            for v, depth in zip(vals[len(self.objects):], depths):
                 if id(v) not in self._seen:
                     self._follow(v, depth)
-            i += 1
-        return out
+            if len(self.objects) + len(self.cells) + len(self.globals) != size:
+                vals = self._read()   # a helper added its roots
+                ids = list(map(id, vals))
+            self._ids, self._vals = ids, vals   # held, so the ids compared stay theirs
+        return vals, ids
+
+    def _read(self):
+        try:
+            cells = [c.cell_contents for c, _ in self.cells]
+        except ValueError:   # an empty cell: a name the enclosing scope binds later
+            cells = [_cell_value(c) for c, _ in self.cells]
+        return self.objects + cells + [g.get(n) for g, n, _ in self.globals]
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
 
 
 _NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
@@ -218,7 +229,7 @@ class _State:
             # a trainer object, an LR scheduler: the Modules/optimizers/Tensors it holds
             d = getattr(obj, "__dict__", None)
             if type(d) is dict and len(d) < 1000:
-                self.guards.append((_holdings, d))
+                self.guards.append((_attr_ids, d))
                 for v in _holdings_of(d):
                     self.walk(v, module_cls, depth + 1)
 
@@ -267,6 +278,44 @@ def _snapshot(groups):
     return [list(map(f, objs)) for f, objs in groups]
 
 
+class _Walk:
+    """A walk of a step's roots (``state``, and the part of the cache key read from its
+    Modules and the global hooks) with the guards under which it still describes them."""
+
+    __slots__ = ("root_ids", "state", "module_key", "epoch", "unwatched", "snap",
+                 "precise", "watched", "snap_watched")
+
+    def __init__(self, root_ids, state, module_key, epoch):
+        self.root_ids, self.state, self.module_key, self.epoch = \
+            root_ids, state, module_key, epoch
+        self.unwatched = state.guard_groups()
+        self.snap = _snapshot(self.unwatched)
+        self.precise = [list(map(_holdings, objs)) if f is _attr_ids else None
+                        for f, objs in self.unwatched]
+        self.watched = state.guard_groups(watched=True)
+        self.snap_watched = _snapshot(self.watched)
+
+    def holds(self, root_ids):
+        """Whether nothing the walk read has changed, the roots being ``root_ids`` now."""
+        if root_ids != self.root_ids:
+            return False
+        snap = _snapshot(self.unwatched)
+        if snap != self.snap:
+            # an object's attributes are compared by id, then, where they differ, again
+            # without its plain values: a counter it bumps each step does not void the walk
+            for (f, objs), now, before, precise in zip(self.unwatched, snap, self.snap,
+                                                       self.precise):
+                if now != before and (precise is None or list(map(_holdings, objs)) != precise):
+                    return False
+            self.snap = snap
+        now = _watch.epoch()
+        if now != self.epoch:
+            if _snapshot(self.watched) != self.snap_watched:
+                return False
+            self.epoch = now
+        return True
+
+
 def _ids(seq):
     return tuple(map(id, seq))
 
@@ -308,8 +357,12 @@ def _holdings_of(d):
 _PLAIN = frozenset((int, float, bool, str, bytes, type(None)))
 
 
+def _attr_ids(d):
+    return tuple(map(id, d.values()))
+
+
 def _holdings(d):
-    # a counter or flag the object rebinds each step does not void the walk
+    # ``_attr_ids`` without the plain values (see ``_Walk.holds``)
     return tuple([id(v) for v in d.values() if type(v) not in _PLAIN])
 
 
@@ -363,6 +416,27 @@ def _global_hook_dicts():
     return _global_dicts
 
 
+def _tensor_key(t, ident):
+    """What a program traced with ``t`` as an input depends on: its array's shape and
+    dtype, its flags, hooks and ``.grad``'s shape; ``ident`` says which input it is."""
+    g = t._grad
+    bh, ph = t._backward_hooks, t._post_acc_hooks
+    return (ident, _aval_of(t._data), t._requires_grad, t.grad_fn is None,
+            None if g is None else _aval_of(g._data), tuple(bh) if bh else (),
+            tuple(ph) if ph else (), _node_key(t._acc), t._retains_grad)
+
+
+def _context_key(grad_enabled, saved):
+    """Grad mode and the saved-tensor hooks in force (``saved``: their state object)."""
+    return (grad_enabled, tuple((id(p), id(u)) for p, u in saved.stack) if saved.stack else (),
+            saved.disabled_message, id(saved.mutation_ctx))
+
+
+def _arg_array_key(v):
+    """The key of an array passed as an argument (a jax.Array or NumPy value)."""
+    return (v.shape, v.dtype, False) if isinstance(v, np.ndarray) else _aval_key(v)
+
+
 def _aval_key(arr):
     return (arr.shape, arr.dtype, getattr(arr, "weak_type", False))
 
@@ -380,32 +454,27 @@ def _aval_of(arr):
 
 def _opt_tree(opt):
     """The optimizer's array state (``Optimizer._state_arrays()``: ``{"state", "hparams"}``)
-    as (tree, leaves, treedef), leaves as arrays. ``treedef.unflatten(leaves)`` rebuilds
-    the tree."""
+    as (tree, leaves, treedef), leaves as arrays; :func:`_opt_install` installs such leaves.
+
+    An optimizer that can hold its state flat (``_load_flat_state``/``_flat_state``) gets a
+    :class:`_Split` treedef, and while it holds the state as the last compiled call left
+    it, the state is not rebuilt nor flattened again (``tree`` then has the
+    hyper-parameters only)."""
+    flat_state = getattr(opt, "_flat_state", None)
+    fs = flat_state() if flat_state is not None else None
+    if fs is not None:
+        hparams = opt._hparam_arrays()
+        hp, hdef = jax.tree_util.tree_flatten(hparams)
+        return {"hparams": hparams}, hp + fs.leaves, _Split(hdef, fs.treedef, len(hp))
     get = getattr(opt, "_state_arrays", None)
     if get is None:
         return None, [], jax.tree_util.tree_structure(None)
     tree = get()
-    states = tree.get("state") if type(tree) is dict and len(tree) == 2 else None
-    if type(states) is list and "hparams" in tree and all(type(g) is list for g in states):
+    if flat_state is not None:
         hp, hdef = jax.tree_util.tree_flatten(tree["hparams"])
-        if _all_arrays(hp):
-            objs = [s for group in states for s in group]
-            memo = _flat_memo.get(opt)
-            if memo is not None and list(map(id, objs)) == memo[0]:
-                sl = [r() for r in memo[1]]
-                sdef = memo[2]
-                if any(v is None for v in sl):
-                    memo = None
-            else:
-                memo = None
-            if memo is None:
-                sl, sdef = jax.tree_util.tree_flatten(states)
-                if _all_arrays(sl):
-                    _remember(opt, states, sl, sdef)
-                    memo = True
-            if memo is not None:
-                return tree, hp + sl, _Split(hdef, sdef, len(hp))
+        sl, sdef = jax.tree_util.tree_flatten(tree["state"])
+        if _all_arrays(hp) and _all_arrays(sl):
+            return tree, hp + sl, _Split(hdef, sdef, len(hp))
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     if not _all_arrays(leaves):
         leaves = [v if isinstance(v, (jax.Array, np.ndarray)) else jax.numpy.asarray(v)
@@ -415,9 +484,8 @@ def _opt_tree(opt):
 
 
 class _Split(tuple):
-    """The treedef of ``{"hparams": ..., "state": [[per-parameter state]]}`` as two parts,
-    so the per-parameter states, replaced each step but never changed in place, need not
-    be flattened again: ``_run`` hands the leaves it loads to :func:`_remember`."""
+    """The treedef of ``{"hparams": ..., "state": ...}`` as its two parts: the state goes
+    back to the optimizer as leaves (``_load_flat_state``) and comes in as them next call."""
 
     def __new__(cls, hdef, sdef, n_hparams):
         return super().__new__(cls, (hdef, sdef, n_hparams))
@@ -427,15 +495,12 @@ class _Split(tuple):
         return {"hparams": hdef.unflatten(leaves[:n]), "state": sdef.unflatten(leaves[n:])}
 
 
-_flat_memo = weakref.WeakKeyDictionary()   # optimizer -> (ids of its states, leaves, sdef)
-
-
-def _remember(opt, states, leaves, sdef):
-    """Record the flattening of ``states`` (a list of lists of per-parameter states)."""
-    objs = [s for group in states for s in group]
-    # weak references: a donated buffer must have no holder but its state; the states
-    # themselves are held so their ids are not reused while the memo lives
-    _flat_memo[opt] = (list(map(id, objs)), [weakref.ref(v) for v in leaves], sdef, objs)
+def _opt_install(opt, treedef, leaves):
+    """Install leaves of :func:`_opt_tree`'s layout (``treedef``) as the optimizer's state."""
+    if type(treedef) is _Split:
+        opt._load_flat_state(treedef[1], leaves[treedef[2]:])
+    else:
+        _opt_load(opt, treedef.unflatten(leaves))
 
 
 _ARRAY_TYPES = set()   # concrete array classes seen (``isinstance(v, jax.Array)`` is slow)
@@ -480,4 +545,19 @@ def _state_part(tree):
     return tree["state"] if isinstance(tree, dict) and "state" in tree else tree
 
 
-# --------------------------------------------------------------------------- the compiled step
+# --------------------------------------------------------------------------- a call's plan
+
+
+class _Plan:
+    """One call of a compiled step: its cache key, the program's inputs (``flat``), the
+    Tensors and optimizers they come from, and what ``_compile_replay`` needs to re-run
+    it (``basis``; ``written``, set by the run)."""
+
+    __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
+                 "rng", "arg_leaves", "arg_slots", "arg_pos", "rebuild", "n_args",
+                 "kw_names", "found", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
+                 "hp_leaves", "basis", "written")
+
+    def __init__(self):
+        self.basis = self.written = None
+

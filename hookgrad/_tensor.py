@@ -6,13 +6,13 @@ other methods are attached from the op table (``hookgrad._ops``), so a method is
 import copy
 import math
 import warnings
-from collections import OrderedDict
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype, _mode
+from ._watch import WatchedOrderedDict
 from .utils.hooks import RemovableHandle, warn_if_has_hooks
 
 _NONLEAF_GRAD_WARNING = (
@@ -40,7 +40,8 @@ class Tensor:
     _grad = None
     _acc = None            # AccumulateGrad node of a leaf, created on first need
     _retains_grad = False
-    _backward_hooks = None  # OrderedDict shared with the node that dispatches them
+    # counting dicts (hookgrad._watch), shared with the node that dispatches them
+    _backward_hooks = None
     _post_acc_hooks = None
     _base = None           # for .data / detach(): in-place writes go through to it
     _shares_version = False
@@ -189,7 +190,7 @@ class Tensor:
             from ._functional import register_tensor_hook
             return register_tensor_hook(self, hook)
         if self._backward_hooks is None:
-            self._backward_hooks = OrderedDict()
+            self._backward_hooks = WatchedOrderedDict()
             node, nr = self._edge()
             node._add_tensor_pre_hooks(nr, self._backward_hooks)
         handle = RemovableHandle(self._backward_hooks)
@@ -208,7 +209,7 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_acc_hooks is None:
-            self._post_acc_hooks = OrderedDict()
+            self._post_acc_hooks = WatchedOrderedDict()
         handle = RemovableHandle(self._post_acc_hooks)
         self._post_acc_hooks[handle.id] = hook
         return handle

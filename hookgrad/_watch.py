@@ -1,7 +1,8 @@
 """A counter of changes to Module structure and hooks.
 
-``hookgrad.compile`` reuses its walk of a step's state while nothing the walk saw has
-changed. Most of what it sees is a Module's slots and hook dicts; those are the dicts
+``hookgrad.compile`` reuses its walk of a step's state, and its last call's plan, while
+nothing they saw has changed. Most of what they see is a Module's slots and hook dicts
+and the hook dicts of Tensors and their ``AccumulateGrad`` nodes; those are the dicts
 below, which count every change in one global counter, so a call checks one number
 instead of every dict. Dicts of other types (a plain dict a user installed) are compared
 item by item each call instead.

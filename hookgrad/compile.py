@@ -23,8 +23,8 @@ Hooks that need concrete values on the host (logging, appending to a list) are m
 with :func:`host_hook`: their Tensor arguments become outputs of the program and the hook
 runs after each run with that run's values. Reading a traced value any other way
 (``.item()``, ``float(t)``, printing) raises :class:`TracedValueError`. Discovery of the
-state and the cache keys live in ``hookgrad._compile_state``, host hooks in
-``hookgrad._host_hook``.
+state and the cache keys live in ``hookgrad._compile_state``, re-running the last call's
+program in ``hookgrad._compile_replay``, host hooks in ``hookgrad._host_hook``.
 
 ``hookgrad.compile`` is this module made callable: ``hookgrad.compile(fn)`` compiles,
 ``hookgrad.compile.host_hook`` marks host hooks.
@@ -37,12 +37,13 @@ import jax
 import jax.extend.core as _jex
 import numpy as np
 
+from . import _compile_replay as _replay
 from . import _mode, _watch
 from . import random as _random
-from ._compile_state import (_Roots, _State, _aval_key, _aval_of, _dict_key,
-                             _global_hook_dicts, _is_optimizer, _module_cls,
-                             _module_hook_attrs, _node_key, _opt_load, _opt_static_key,
-                             _opt_tree, _remember, _snapshot, _state_part)
+from ._compile_state import (_Plan, _Roots, _State, _arg_array_key, _aval_of, _context_key,
+                             _dict_key, _global_hook_dicts, _is_optimizer, _module_cls,
+                             _module_hook_attrs, _opt_install, _opt_load, _opt_static_key,
+                             _opt_tree, _Split, _state_part, _tensor_key, _Walk)
 from ._host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
                          _Tracing, host_hook, is_host_hook, traced_value_error)  # noqa: F401 - API
 from ._tensor import Tensor
@@ -61,7 +62,7 @@ class _Entry:
 
     __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
-                 "host_calls", "user_spec", "user_build", "n_out", "jaxpr")
+                 "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point")
 
 
 class CompiledFunction:
@@ -82,6 +83,7 @@ class CompiledFunction:
         self._roots = _Roots(fn)
         self._cache = {}
         self._found = None      # the cached walk of the roots, with its guards
+        self._replay = None     # the last call, for the next to re-run (_compile_replay)
         self._donate = donate
         self._disable = disable
         self.trace_count = 0
@@ -98,20 +100,30 @@ class CompiledFunction:
 
     def cache_clear(self):
         self._cache.clear()
-        self._found = None
+        self._found = self._replay = None
 
     # ---- the call
     def __call__(self, *args, **kwargs):
         if self._disable or _mode.state.compiling or _mode.state.functional:
             # nested in another compiled step or a functional call: inline
             return self._fn(*args, **kwargs)
-        plan = self._plan(args, kwargs)
-        if plan is None:  # an outer JAX trace is running: just trace through
-            return self._fn(*args, **kwargs)
-        entry = self._cache.get(plan.key)
-        if entry is None:
-            entry = self._trace(plan, args, kwargs)
-        return self._run(entry, plan)
+        last, self._replay = self._replay, None
+        plan = None if last is None else _replay.check(self, last, args, kwargs, _module_cls())
+        # ``last`` holds this call's input arrays: a donated buffer must have no other holder
+        del last
+        if plan is not None:
+            entry = plan.basis.entry
+        else:
+            plan = self._plan(args, kwargs)
+            if plan is None:  # an outer JAX trace is running: just trace through
+                return self._fn(*args, **kwargs)
+            entry = self._cache.get(plan.key)
+            if entry is None:
+                entry = self._trace(plan, args, kwargs)
+            plan.basis = _replay.basis(plan, entry)
+        out = self._run(entry, plan)
+        self._replay = plan.written
+        return out
 
     def lower(self, *args, **kwargs):
         """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""
@@ -135,19 +147,11 @@ class CompiledFunction:
         """The state the step's roots reach, and the part of the cache key read from its
         Modules and the global hooks. The walk is redone only when a guard fails: a root
         rebound, a container or Module slot re-pointed, an attribute of a Module rebound
-        (``train()``/``eval()``), a hook added or removed. Per call the key still reads
-        every Tensor (shape, dtype, flags, hooks, ``.grad``), the arguments, the optimizers
-        and the grad-mode and saved-tensor-hook context."""
-        roots = self._roots.values()
-        root_ids = list(map(id, roots))
+        (``train()``/``eval()``), a hook added or removed."""
+        roots, root_ids = self._roots.values()
         found = self._found
-        if found is not None and found[0] == root_ids and _snapshot(found[2]) == found[3]:
-            now = _watch.epoch()
-            if found[7] == now:
-                return found[1], found[6]
-            if _snapshot(found[4]) == found[5]:
-                self._found = found[:7] + (now,)
-                return found[1], found[6]
+        if found is not None and found.holds(root_ids):
+            return found.state, found.module_key
         now = _watch.epoch()
         st = _State()
         for v in roots:
@@ -155,11 +159,9 @@ class CompiledFunction:
         for d in _global_hook_dicts():
             st._guard(_dict_key, d, type(d) not in WATCHED)
         module_key = self._module_key(st)
-        unwatched, watched = st.guard_groups(), st.guard_groups(watched=True)
-        # the roots are kept alive by the step and the guarded objects by ``st``: the ids
+        # the roots are held by ``_Roots`` and the guarded objects by ``st``: the ids
         # compared cannot be reused by new objects
-        self._found = (root_ids, st, unwatched, _snapshot(unwatched), watched,
-                       _snapshot(watched), module_key, now)
+        self._found = _Walk(root_ids, st, module_key, now)
         return st, module_key
 
     @staticmethod
@@ -172,7 +174,11 @@ class CompiledFunction:
 
     def _plan(self, args, kwargs):
         module_cls = _module_cls()
+        epoch = _watch.epoch()
         st, module_key = self._discover(module_cls)
+        plan = _Plan()
+        plan.found, plan.epoch, plan.n_walk = self._found, epoch, len(st.tensors)
+        plan.flags = list(map(_replay._FLAGS, st.tensors))
         # ``st`` is the cached walk: copied before adding to it (None: its Tensors copied)
         shared = True
         arg_leaves, rebuild = _flatten_containers((args, kwargs))
@@ -190,8 +196,7 @@ class CompiledFunction:
                 static_key.append(("T", st.tensor_ids[id(v)]))
             elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
                 arg_slots.append(("a", None))
-                static_key.append(_aval_key(v) if not isinstance(v, np.ndarray)
-                                  else (v.shape, v.dtype, False))
+                static_key.append(_arg_array_key(v))
             elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v):
                 if shared is not False:
                     st, shared = st.copy(), False
@@ -209,35 +214,30 @@ class CompiledFunction:
                 except TypeError:
                     static_key.append(("id", id(v)))
         flat = []
-        key = [tuple(static_key), _gm.enabled,
-               tuple((id(p), id(u)) for p, u in _saved_state.stack),
-               _saved_state.disabled_message, id(_saved_state.mutation_ctx), module_key]
+        plan.ctx = _context_key(_gm.enabled, _saved_state)
+        key = [tuple(static_key), plan.ctx, module_key]
         grads_in = []
         for i, t in enumerate(st.tensors):
             arr = t._data
             if isinstance(arr, _Tracer):
                 return None
             flat.append(arr)
-            g = t._grad
-            if g is not None:
-                flat.append(g._data)
+            if t._grad is not None:
+                flat.append(t._grad._data)
                 grads_in.append(i)
-                gk = _aval_of(g._data)
-            else:
-                gk = None
             tid = id(t)
-            bh, ph, acc = t._backward_hooks, t._post_acc_hooks, t._acc
-            key.append((("arg", arg_only[tid]) if tid in arg_only else tid, _aval_of(arr),
-                        t._requires_grad, t.grad_fn is None, gk,
-                        tuple(bh) if bh else (), tuple(ph) if ph else (),
-                        _node_key(acc), t._retains_grad))
+            key.append(_tensor_key(t, ("arg", arg_only[tid]) if tid in arg_only else tid))
         opt_trees = []
+        plan.groups, plan.opt_keys = [], []
         for opt in st.optimizers:
+            plan.groups.append((_replay.group_values(opt),
+                                [list(g.values()) for g in opt.param_groups]))
             tree, leaves, treedef = _opt_tree(opt)
             opt_trees.append((len(flat), len(leaves), treedef, tree))
             flat.extend(leaves)
-            key.append((id(opt), _opt_static_key(opt, tree), treedef,
-                        tuple(map(_aval_of, leaves))))
+            opt_key = (_opt_static_key(opt, tree), tuple(map(_aval_of, leaves)))
+            plan.opt_keys.append(opt_key)
+            key.append((id(opt), treedef) + opt_key)
         rng = _random._state["key"]
         if rng is None:
             rng = _random._state["key"] = jax.random.key(_random._state["seed"])
@@ -247,10 +247,11 @@ class CompiledFunction:
             if slot[0] == "a":
                 arg_pos.append(len(flat))
                 flat.append(v)
-        plan = _Plan()
         plan.key = tuple(key)
         plan.flat = flat
         plan.state = st
+        plan.tensors, plan.optimizers = st.tensors, st.optimizers
+        plan.n_args, plan.kw_names = len(args), tuple(kwargs)
         plan.grads_in = grads_in
         plan.opt_trees = opt_trees
         plan.rng = rng
@@ -265,12 +266,14 @@ class CompiledFunction:
         st = plan.state
         tensors = st.tensors
         entry = _Entry()
+        entry.fixed_point = None
         # snapshot what tracing overwrites, to restore it afterwards
         saved = [(t._data, t._grad, t._version, t.grad_fn, t._output_nr, t._requires_grad,
                   (t._grad._data, t._grad._version) if t._grad is not None else None)
                  for t in tensors]
         mod_slots = [(m, dict(m._parameters), dict(m._buffers)) for m in st.modules]
-        opt_saved = [(opt, tree) for opt, (_, _, _, tree) in zip(st.optimizers, plan.opt_trees)]
+        opt_saved = [(opt, treedef, plan.flat[start:start + n])
+                     for opt, (start, n, treedef, _) in zip(st.optimizers, plan.opt_trees)]
         rng_saved = _random._state["key"]
         grads_in = set(plan.grads_in)
 
@@ -391,9 +394,8 @@ class CompiledFunction:
             for m, params, bufs in mod_slots:
                 m._parameters.update(params)
                 m._buffers.update(bufs)
-            for opt, tree in opt_saved:
-                if tree is not None:
-                    _opt_load(opt, tree)
+            for opt, treedef, leaves in opt_saved:
+                _opt_install(opt, treedef, leaves)
             _random._state["key"] = rng_saved
         self.trace_count += 1
         entry.jaxpr = traced.jaxpr
@@ -465,7 +467,7 @@ class CompiledFunction:
                     break
         res = exe(*flat)
         del flat
-        tensors = plan.state.tensors
+        tensors = plan.tensors
         for i, k in entry.data_out:
             tensors[i]._data = res[k]
         for i, k in entry.grad_out:
@@ -482,20 +484,24 @@ class CompiledFunction:
                 t._version += dv
             if gv:
                 t._grad._version += gv
-        for opt, (_, _, _, tree), (treedef, spec) in zip(plan.state.optimizers, plan.opt_trees,
-                                                          entry.opt_out):
+        for opt, (_, _, in_def, tree), (treedef, spec) in zip(plan.optimizers, plan.opt_trees,
+                                                               entry.opt_out):
             leaves = [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
-            new = treedef.unflatten(leaves)
-            if isinstance(tree, dict) and "state" in tree:
-                if type(new) is list:
-                    _remember(opt, new, leaves, treedef)
-                new = dict(tree, state=new)
-            _opt_load(opt, new)
+            if type(in_def) is _Split:   # kept flat: the next call passes it straight in
+                opt._load_flat_state(treedef, leaves)
+            else:
+                new = treedef.unflatten(leaves)
+                _opt_load(opt, dict(tree, state=new) if isinstance(tree, dict) and
+                          "state" in tree else new)
+        # the replaced inputs are freed now, while the program runs, not after it
+        plan.flat = None
         if entry.key_out is not None:
             data = res[entry.key_out]
             new_key = jax.random.wrap_key_data(data, impl=_key_impl(plan.rng))
             _random._state["key"] = new_key
             self._key_data = (new_key, data)
+        if plan.basis is not None:
+            plan.written = _replay.written(plan)
         out = []
         for s in entry.user_spec:
             if s[0] == "T":
@@ -530,11 +536,6 @@ def _wrap_as(cls, arr):
     except TypeError:
         pass
     return t
-
-
-class _Plan:
-    __slots__ = ("key", "flat", "state", "grads_in", "opt_trees", "rng",
-                 "arg_leaves", "arg_slots", "arg_pos", "rebuild")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=None,

@@ -578,3 +578,155 @@ def test_module_dicts_count_their_changes(change):
     before = _watch.epoch()
     m.training = False                           # any attribute set through the Module
     assert _watch.epoch() > before
+
+
+# --------------------------------------------------------------------------- re-running
+# A call re-runs the last call's program on what it wrote after a few checks (see
+# hookgrad._compile_replay); whatever changes between calls must still reach the program.
+
+
+def _acc_node(p):
+    return p.view_as(p).grad_fn.next_functions[0][0]
+
+
+def _zero_state(m, opt):
+    p = m.fc1.weight
+    opt.state[p] = {"step": hg.tensor(3.0), "exp_avg": hg.zeros_like(p),
+                    "exp_avg_sq": hg.zeros_like(p)}
+
+
+def _halve_grad(p):
+    p.grad.mul_(0.5)
+
+
+def _with_no_grad(fn):
+    with hg.no_grad():
+        fn()
+
+
+_CHANGES = {
+    "lr": lambda m, opt: opt.param_groups[0].__setitem__("lr", 0.02),
+    "betas": lambda m, opt: opt.param_groups[0].__setitem__("betas", (0.5, 0.9)),
+    "amsgrad": lambda m, opt: opt.param_groups[0].__setitem__("amsgrad", True),
+    "tensor_hook": lambda m, opt: m.fc1.weight.register_hook(lambda g: g * 0.5),
+    "post_accumulate_grad_hook": lambda m, opt: m.fc1.weight.register_post_accumulate_grad_hook(
+        _halve_grad),
+    "accumulate_grad_prehook": lambda m, opt: _acc_node(m.fc2.bias).register_prehook(
+        lambda go: (go[0] * 3,)),
+    "requires_grad": lambda m, opt: m.fc1.bias.requires_grad_(False),
+    "data": lambda m, opt: setattr(m.fc2.weight, "data", m.fc2.weight.data * 0.5),
+    "in_place": lambda m, opt: _with_no_grad(lambda: m.fc1.bias.add_(1.0)),
+    "grad": lambda m, opt: setattr(m.fc1.weight, "grad", hg.ones_like(m.fc1.weight)),
+    "state_read": lambda m, opt: opt.state[m.fc1.weight]["exp_avg"].sum(),
+    "state_write": _zero_state,
+}
+
+
+@pytest.mark.parametrize("change", sorted(_CHANGES))
+def test_a_change_between_calls_reaches_the_next_call(change):
+    (me, oe), (mc, oc) = _pair(hg.optim.Adam, lr=0.05)
+    xs, y = [hg.randn(6, 3) for _ in range(6)], hg.randn(6, 2)
+
+    def step(m, opt, x):
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    compiled = hg.compile(lambda x: step(mc, oc, x))
+    for i, x in enumerate(xs):
+        if i == 3:   # the calls before re-ran their program: the change comes in between
+            _CHANGES[change](me, oe)
+            _CHANGES[change](mc, oc)
+        np.testing.assert_allclose(_arr(compiled(x)), _arr(step(me, oe, x)), rtol=1e-5)
+        for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+            np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7,
+                                       err_msg=f"{k} after call {i}")
+
+
+def test_a_training_loop_reruns_its_program_without_planning_it_again(monkeypatch):
+    from hookgrad.compile import CompiledFunction
+    hg.manual_seed(0)
+    m = Tiny()
+    opt = hg.optim.AdamW(m.parameters(), lr=0.01)
+    step = hg.compile(_sgd_step([m], opt))
+    for _ in range(3):   # traced, then the optimizer's state appears: traced again
+        step(hg.randn(2, 3))
+    plans = []
+    real = CompiledFunction._plan
+    monkeypatch.setattr(CompiledFunction, "_plan",
+                        lambda self, a, k: plans.append(1) or real(self, a, k))
+    for i in range(4):   # a new batch each call
+        step(hg.randn(2, 3))
+        opt.param_groups[0]["lr"] = 0.01 / (i + 2)   # an LR schedule
+    assert plans == [] and step.trace_count == 2
+    m.fc1.weight.register_hook(lambda g: g)          # what the program was keyed on
+    step(hg.randn(2, 3))
+    assert plans == [1] and step.trace_count == 3
+    for _ in range(3):
+        step(hg.randn(2, 3))
+    assert len(plans) <= 2                           # re-runs the new program
+
+
+def test_arguments_are_checked_on_every_call():
+    hg.manual_seed(0)
+    m = Tiny()
+
+    def f(a, b, scale=1.0):
+        return (m(a) * b.sum() * scale).sum()
+
+    compiled = hg.compile(f)
+    x, y = hg.randn(2, 3), hg.randn(4, 3)
+    calls = [(x, y), (x, y), (y, x), (x, x), (x, m.fc1.weight), (x, y), (x, y, 2.0),
+             (x, y, 2.0), (x, y, 3), (x, y.half()), (x[:1], y), (x, y)]
+    for args in calls:
+        np.testing.assert_allclose(_arr(compiled(*args)), _arr(f(*args)), rtol=1e-5,
+                                   err_msg=str([getattr(a, "shape", a) for a in args]))
+
+
+def test_arguments_written_in_place_are_told_apart_from_state_and_each_other():
+    def make():
+        w = hg.ones(4, 3)         # state the step closes over
+
+        def f(a, b):
+            a.add_(1.0)
+            b.mul_(2.0)
+            return (w * 3.0).sum() + a.sum() + b.sum()
+        return f, w
+
+    (f, w_eager), (compiled, w) = make(), make()
+    compiled = hg.compile(compiled)
+    for args in ["xy", "xy", "xx", "xy", "xw", "xy", "xw"]:   # an alias, a state Tensor
+        eager = {"x": hg.ones(4, 3), "y": hg.ones(4, 3) * 2, "w": w_eager}
+        comp = {"x": hg.ones(4, 3), "y": hg.ones(4, 3) * 2, "w": w}
+        want = f(*(eager[c] for c in args))
+        np.testing.assert_allclose(_arr(compiled(*(comp[c] for c in args))), _arr(want),
+                                   err_msg=args)
+        for c in "xyw":
+            np.testing.assert_allclose(_arr(comp[c]), _arr(eager[c]), err_msg=args)
+
+
+def test_a_program_that_changes_its_own_key_is_not_rerun():
+    # .grad goes from None to present in the first call: the next call has another key
+    (me, _), (mc, _) = _pair()
+    x = hg.randn(2, 3)
+    for m in (me, mc):   # the AccumulateGrad nodes exist before the first compiled call
+        m(x).sum().backward()
+        m.zero_grad()
+
+    def step(m):
+        loss = m(x).sum()
+        loss.backward()
+        return loss
+
+    compiled = hg.compile(lambda: step(mc))
+    for i in range(6):
+        if i == 3:   # .grad None again: the first program, not traced anew this time
+            me.zero_grad()
+            mc.zero_grad()
+        step(me)
+        compiled()
+        for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+            np.testing.assert_allclose(_arr(pc.grad), _arr(pe.grad), rtol=1e-6,
+                                       err_msg=f"{k} after call {i}")

@@ -8,9 +8,9 @@ import abc
 import itertools
 import logging
 import threading
-from collections import OrderedDict
 from typing import NamedTuple
 
+from .._watch import WatchedDict, WatchedOrderedDict
 from ..utils.hooks import RemovableHandle
 from ._saved import count_context, hook_state
 
@@ -76,7 +76,7 @@ class Node(abc.ABC):
             >>> b.grad_fn.register_prehook(lambda go: (go[0] * 3,))
         """
         if self._pre_hooks is None:
-            self._pre_hooks = OrderedDict()
+            self._pre_hooks = WatchedOrderedDict()
         h = RemovableHandle(self._pre_hooks)
         self._pre_hooks[h.id] = fn
         return h
@@ -85,14 +85,14 @@ class Node(abc.ABC):
         """Register ``fn(grad_inputs, grad_outputs) -> tuple | None``, called after the node
         computed its gradients; a returned tuple replaces ``grad_inputs``."""
         if self._post_hooks is None:
-            self._post_hooks = OrderedDict()
+            self._post_hooks = WatchedOrderedDict()
         h = RemovableHandle(self._post_hooks)
         self._post_hooks[h.id] = fn
         return h
 
     def _add_tensor_pre_hooks(self, nr, hooks_dict):
         if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = {}
+            self._tensor_pre_hooks = WatchedDict()
         self._tensor_pre_hooks[nr] = hooks_dict
 
     def _set_retain_grad(self, tensor):

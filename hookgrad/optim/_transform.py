@@ -46,6 +46,13 @@ class _Slot:
         self.state = state
 
 
+class _FlatState:
+    __slots__ = ("treedef", "leaves")
+
+    def __init__(self, treedef, leaves):
+        self.treedef, self.leaves = treedef, leaves
+
+
 def _number(v):
     # Python numbers become floats: jit sees them as weakly typed array arguments, so a new
     # value (an LR schedule) reuses the compiled update instead of recompiling
@@ -134,9 +141,24 @@ class TransformOptimizer(Optimizer):
         super().__init__(params, defaults)
 
     def _setup_storage(self):
-        self._slots = {}         # id(param) -> _Slot
+        self._slots = {}         # id(param) -> _Slot (see the ``_slots`` property)
         self._extra_state = {}   # loaded state under keys that are not our parameters
         self._hp_override = None  # traced hyper-parameters while hookgrad.compile traces
+
+    # Between the calls of a compiled step the state stays as the program returned it, its
+    # leaves and treedef (``_load_flat_state``): a call passes them straight back in.
+    # Anything else that reads the state builds the per-parameter slots from them first.
+    @property
+    def _slots(self):
+        if self._flat is not None:
+            flat, self._flat = self._flat, None
+            self._install_states(flat.treedef.unflatten(flat.leaves))
+        return self._slot_dict
+
+    @_slots.setter
+    def _slots(self, slots):
+        self._flat = None
+        self._slot_dict = slots
 
     # ---------------------------------------------------------------- subclass API
     def _static(self, group):
@@ -322,26 +344,45 @@ class TransformOptimizer(Optimizer):
         slots = self._slots
         state = [[slots[id(p)].state if id(p) in slots else None for p in g["params"]]
                  for g in self.param_groups]
-        hparams = [{k: _as_hparam_array(v) for k, v in self._hyperparams(g).items()
-                    if k not in self._value_static} for g in self.param_groups]
-        return {"state": state, "hparams": hparams}
+        return {"state": state, "hparams": self._hparam_arrays()}
+
+    def _hparam_arrays(self):
+        """The ``"hparams"`` part of ``_state_arrays()``."""
+        return [{k: _as_hparam_array(v) for k, v in self._hyperparams(g).items()
+                 if k not in self._value_static} for g in self.param_groups]
 
     def _load_state_arrays(self, tree):
         """Install a tree of ``_state_arrays()``'s layout; traced ``hparams`` are read by
         ``step()`` until the next call with concrete ones."""
+        self._install_states(tree["state"])
+        hp = tree.get("hparams")
+        leaves = jax.tree_util.tree_leaves(hp)
+        traced = any(isinstance(x, jax.core.Tracer) for x in leaves)
+        self._hp_override = list(hp) if traced else None
+
+    def _install_states(self, states):
         slots = dict(self._slots)
-        for group, states in zip(self.param_groups, tree["state"]):
-            for p, st in zip(group["params"], states):
+        for group, sts in zip(self.param_groups, states):
+            for p, st in zip(group["params"], sts):
                 if st is None:
                     slots.pop(id(p), None)
                     continue
                 old = slots.get(id(p))
                 slots[id(p)] = _Slot(old.static if old is not None else self._static(group), st)
         self._slots = slots
-        hp = tree.get("hparams")
-        leaves = jax.tree_util.tree_leaves(hp)
-        traced = any(isinstance(x, jax.core.Tracer) for x in leaves)
-        self._hp_override = list(hp) if traced else None
+
+    def _load_flat_state(self, treedef, leaves):
+        """Install the ``"state"`` part of ``_state_arrays()`` as its flattening (concrete
+        arrays), as a compiled step's program returned it; hyper-parameters are read from
+        ``param_groups`` again."""
+        self._flat = _FlatState(treedef, leaves)
+        self._hp_override = None
+
+    def _flat_state(self):
+        """The state as ``_load_flat_state`` installed it (``.treedef``, ``.leaves``), or
+        None once anything else has read or changed it. Compared by identity: the same
+        object means the same state."""
+        return self._flat
 
 
 class _StateView(MutableMapping):

@@ -1,0 +1,253 @@
+"""Re-running a compiled step on the state its last call left.
+
+A training loop calls its compiled step again and again on what the last call wrote: the
+same Parameters now holding the arrays the program returned, the same optimizer states, a
+new batch of the same shape. Building the cache key for that (``CompiledFunction._plan``:
+every Tensor's shape, flags and hooks, the optimizer state flattened, the key hashed) is
+most of a call's Python, and on a CPU that Python runs while the device waits.
+
+A :class:`Replay` holds what a call was keyed on (its :class:`Basis`) and what its
+program wrote. The next call checks it with a few passes in C: one counter for every hook
+dict and Module slot (``hookgrad._watch``), the flags of each state Tensor, the ids of its
+array and ``.grad`` against those written, the optimizers' flat states (the objects
+``_load_flat_state`` installed) and hyper-parameters, the arguments' shapes; then it runs
+the same program on the arrays it already knows (with new hyper-parameter values, e.g. an
+LR schedule's, where they key the same program). Anything else (a hook added, a flag
+flipped, ``p.data`` replaced, an argument of a new shape) fails the check and the call
+takes the full path, which makes a new Replay.
+
+A Basis is made only where re-running is sound: the program's outputs have the shapes of
+the inputs they replace (the next call has the same key), every hook dict in the key
+counts its changes, the arguments are Tensors without grad or hooks, arrays or plain
+scalars, and every optimizer holds its state flat (``_flat_state()``).
+"""
+import itertools
+from operator import attrgetter, itemgetter
+
+import jax
+
+from . import _watch
+from . import random as _random
+from ._compile_state import (_PLAIN, _Plan, _Split, _arg_array_key, _aval_of, _context_key,
+                             _opt_static_key, _tensor_key)
+from .autograd import grad_mode
+from .autograd._saved import hook_state as _saved_state
+
+_gm = grad_mode._state
+_Tracer = jax.core.Tracer
+
+# what a state Tensor's key reads besides its arrays (compared as they were when keyed)
+_FLAGS = attrgetter("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
+                    "_post_acc_hooks", "_acc")
+_DATA_GRAD = attrgetter("_data", "_grad")
+_data_of = itemgetter(0)
+_ids_of = itertools.chain.from_iterable
+
+
+class Basis:
+    """What a program was keyed on, as the next call compares it."""
+
+    __slots__ = ("entry", "found", "epoch", "ctx", "tensors", "flags", "grads",
+                 "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
+                 "rng_dtype")
+
+
+class Replay:
+    """What a call's program wrote (and the Basis it was keyed on), for the next call."""
+
+    __slots__ = ("basis", "dg", "dg_ids", "gdata_ids", "states", "groups", "hp_leaves",
+                 "rng")
+
+
+def group_values(opt):
+    """The optimizer's param-group options as compared by a Replay: plain values by value,
+    anything else (the params list, a betas tuple, a Tensor) by identity."""
+    return [[v if type(v) in _PLAIN else id(v) for v in g.values()]
+            for g in opt.param_groups]
+
+
+def basis(plan, entry):
+    """The Basis of a full-path call, or None where its program cannot be re-run so."""
+    n = plan.n_walk
+    tensors = plan.tensors[:n]
+    for t in tensors:
+        if not _watched_hooks(t):
+            return None
+    arg_specs = []
+    k = 0
+    for v, slot in zip(plan.arg_leaves, plan.arg_slots):
+        if slot[0] == "t":
+            if slot[1] != n + k or v._grad is not None:  # a state Tensor, aliased, or with .grad
+                return None
+            arg_specs.append(("T", type(v), _tensor_key(v, ("arg", k))))
+            k += 1
+        elif slot[0] == "a" and not isinstance(v, _Tracer):
+            arg_specs.append(("A", type(v), _arg_array_key(v)))
+        elif slot[0] == "s" and type(v) in _PLAIN:
+            arg_specs.append(("S", type(v), v))
+        else:
+            return None
+    if len(plan.arg_leaves) != plan.n_args + len(plan.kw_names) or k != len(plan.tensors) - n:
+        return None   # containers among the arguments
+    fixed = entry.fixed_point
+    if fixed is None:
+        fixed = entry.fixed_point = _fixed_point(plan, entry)
+    if not fixed:
+        return None
+    b = Basis()
+    b.entry, b.found, b.epoch, b.ctx = entry, plan.found, plan.epoch, plan.ctx
+    b.tensors, b.flags = tensors, plan.flags
+    b.grads = bool(plan.grads_in)
+    b.n_args, b.kw_names, b.args = plan.n_args, plan.kw_names, arg_specs
+    b.optimizers, b.opt_keys, b.opt_trees = plan.optimizers, plan.opt_keys, plan.opt_trees
+    plan.hp_leaves = [plan.flat[start:start + td[2]] for start, _, td, _ in plan.opt_trees]
+    b.rng_dtype = plan.rng.dtype
+    return b
+
+
+def _watched_hooks(t):
+    # every hook dict the key reads must count its changes: the check reads one counter
+    for d in (t._backward_hooks, t._post_acc_hooks):
+        if d is not None and type(d) not in _watch.WATCHED:
+            return False
+    node = t._acc
+    if node is not None:
+        for name in ("_pre_hooks", "_post_hooks", "_tensor_pre_hooks"):
+            d = getattr(node, name)
+            if d is not None and type(d) not in _watch.WATCHED:
+                return False
+    return True
+
+
+def _fixed_point(plan, entry):
+    """Whether every state array the program writes has the aval of the input it replaces
+    (the next call, on what this one wrote, has the same key)."""
+    ins, outs = entry.jaxpr.in_avals, entry.jaxpr.out_avals
+    grads_in = set(plan.grads_in)
+    pos, p = [], 0
+    for i in range(len(plan.tensors)):
+        pos.append((p, p + 1 if i in grads_in else None))
+        p += 2 if i in grads_in else 1
+    n = plan.n_walk
+    if any(i < n for i in entry.grad_none):
+        return False
+    for i, k in entry.data_out:
+        if i < n and outs[k] != ins[pos[i][0]]:
+            return False
+    for i, k in entry.grad_out:
+        if i < n and outs[k] != ins[pos[i][1]]:
+            return False
+    for i, k, _ in entry.grad_new:
+        if i < n and (pos[i][1] is None or outs[k] != ins[pos[i][1]]):
+            return False
+    for (start, _, td, _), (out_def, spec) in zip(plan.opt_trees, entry.opt_out):
+        if type(td) is not _Split or out_def != td[1]:
+            return False
+        base = start + td[2]
+        for j, (kind, k) in enumerate(spec):
+            if kind == "out" and outs[k] != ins[base + j]:
+                return False
+    return True
+
+
+def written(plan):
+    """A Replay of what ``_run`` just wrote (taken before host hooks run: what they change
+    fails the next check)."""
+    r = Replay()
+    b = r.basis = plan.basis
+    dg = r.dg = list(map(_DATA_GRAD, b.tensors))
+    r.dg_ids = list(map(id, _ids_of(dg)))
+    r.gdata_ids = [id(g._data) for _, g in dg if g is not None] if b.grads else None
+    r.states = [opt._flat_state() for opt in b.optimizers]
+    r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
+    r.rng = _random._state["key"]
+    return r
+
+
+def check(cf, r, args, kwargs, module_cls):
+    """The plan for this call if it may re-run ``r``'s program on what ``r`` recorded;
+    else None."""
+    b = r.basis
+    if _watch.epoch() != b.epoch:
+        return None
+    cf._discover(module_cls)
+    if cf._found is not b.found or _context_key(_gm.enabled, _saved_state) != b.ctx:
+        return None
+    tensors = b.tensors
+    if list(map(_FLAGS, tensors)) != b.flags:
+        return None
+    dg = list(map(_DATA_GRAD, tensors))
+    if list(map(id, _ids_of(dg))) != r.dg_ids:
+        return None
+    if b.grads:
+        if [id(g._data) for _, g in dg if g is not None] != r.gdata_ids:
+            return None
+        flat = []
+        for d, g in dg:
+            flat.append(d)
+            if g is not None:
+                flat.append(g._data)
+    else:
+        flat = list(map(_data_of, dg))
+    groups, hp_leaves = r.groups, r.hp_leaves
+    for i, opt in enumerate(b.optimizers):
+        if opt._flat_state() is not r.states[i]:
+            return None
+        values = group_values(opt)
+        if values != groups[i][0]:   # e.g. an LR schedule: new values, the same program?
+            hp = _hparams_if_same_key(opt, b.opt_keys[i], b.opt_trees[i][2])
+            if hp is None:
+                return None
+            if groups is r.groups:
+                groups, hp_leaves = list(groups), list(hp_leaves)
+            groups[i] = (values, [list(g.values()) for g in opt.param_groups])
+            hp_leaves[i] = hp
+    rng = _random._state["key"]
+    if rng is not r.rng and (rng is None or rng.dtype != b.rng_dtype):
+        return None
+    # the arguments
+    if len(args) != b.n_args or (tuple(kwargs) != b.kw_names if kwargs else b.kw_names):
+        return None
+    arg_tensors, raw = [], []
+    for v, (kind, cls, key) in zip(itertools.chain(args, kwargs.values()), b.args):
+        if type(v) is not cls:
+            return None
+        if kind == "T":
+            if isinstance(v._data, _Tracer) or _tensor_key(v, key[0]) != key:
+                return None
+            arg_tensors.append(v)
+        elif kind == "A":
+            if _arg_array_key(v) != key:
+                return None
+            raw.append(v)
+        elif v != key:
+            return None
+    if len(arg_tensors) > 1 and len(set(map(id, arg_tensors))) != len(arg_tensors):
+        return None   # one Tensor passed twice: keyed differently
+    ids = b.found.state.tensor_ids
+    if any(id(t) in ids for t in arg_tensors):
+        return None   # a state Tensor passed as an argument
+    flat.extend(t._data for t in arg_tensors)
+    for hp, state in zip(hp_leaves, r.states):
+        flat.extend(hp)
+        flat.extend(state.leaves)
+    flat.extend(raw)
+    plan = _Plan()
+    plan.flat = flat
+    plan.tensors = tensors + arg_tensors if arg_tensors else tensors
+    plan.optimizers = b.optimizers
+    plan.opt_trees = b.opt_trees
+    plan.rng = rng
+    plan.basis = b
+    plan.groups, plan.hp_leaves = groups, hp_leaves
+    return plan
+
+
+def _hparams_if_same_key(opt, opt_key, treedef):
+    """The optimizer's hyper-parameter leaves now, if they key the same program."""
+    hparams = opt._hparam_arrays()
+    hp, hdef = jax.tree_util.tree_flatten(hparams)
+    if hdef != treedef[0] or _opt_static_key(opt, {"hparams": hparams}) != opt_key[0] or \
+            tuple(map(_aval_of, hp)) != opt_key[1][:len(hp)]:
+        return None
+    return hp
