@@ -28,8 +28,8 @@ import jax
 
 from . import _watch
 from . import random as _random
-from ._compile_state import (_PLAIN, _Plan, _Split, _arg_array_key, _aval_of, _context_key,
-                             _opt_static_key, _tensor_key)
+from ._compile_state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key,
+                             _opt_tree, _tensor_key)
 from .autograd import grad_mode
 from .autograd._saved import hook_state as _saved_state
 
@@ -155,7 +155,7 @@ def written(plan):
     fails the next check)."""
     r = Replay()
     b = r.basis = plan.basis
-    dg = r.dg = list(map(_DATA_GRAD, b.tensors))
+    dg = r.dg = list(map(_DATA_GRAD, b.tensors))   # held: the ids compared stay theirs
     r.dg_ids = list(map(id, _ids_of(dg)))
     r.gdata_ids = [id(g._data) for _, g in dg if g is not None] if b.grads else None
     r.states = [opt._flat_state() for opt in b.optimizers]
@@ -245,9 +245,7 @@ def check(cf, r, args, kwargs, module_cls):
 
 def _hparams_if_same_key(opt, opt_key, treedef):
     """The optimizer's hyper-parameter leaves now, if they key the same program."""
-    hparams = opt._hparam_arrays()
-    hp, hdef = jax.tree_util.tree_flatten(hparams)
-    if hdef != treedef[0] or _opt_static_key(opt, {"hparams": hparams}) != opt_key[0] or \
-            tuple(map(_aval_of, hp)) != opt_key[1][:len(hp)]:
+    tree, leaves, now = _opt_tree(opt)
+    if now != treedef or _opt_key(opt, tree, leaves) != opt_key:
         return None
-    return hp
+    return leaves[:now[2]]

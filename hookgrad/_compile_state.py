@@ -535,6 +535,12 @@ def _opt_static_key(opt, tree):
     return tuple(out)
 
 
+def _opt_key(opt, tree, leaves):
+    """The part of a program's key read from an optimizer (besides its treedef): the
+    options read as Python values, the avals of its leaves (``_opt_tree``'s)."""
+    return _opt_static_key(opt, tree), tuple(map(_aval_of, leaves))
+
+
 def _opt_load(opt, tree):
     load = getattr(opt, "_load_state_arrays", None)
     if load is not None:
@@ -554,7 +560,7 @@ class _Plan:
     it (``basis``; ``written``, set by the run)."""
 
     __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
-                 "rng", "arg_leaves", "arg_slots", "arg_pos", "rebuild", "n_args",
+                 "rng", "arg_leaves", "arg_slots", "rebuild", "n_args",
                  "kw_names", "found", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
                  "hp_leaves", "basis", "written")
 

@@ -40,9 +40,9 @@ import numpy as np
 from . import _compile_replay as _replay
 from . import _mode, _watch
 from . import random as _random
-from ._compile_state import (_Plan, _Roots, _State, _arg_array_key, _aval_of, _context_key,
+from ._compile_state import (_Plan, _Roots, _State, _arg_array_key, _context_key,
                              _dict_key, _global_hook_dicts, _is_optimizer, _module_cls,
-                             _module_hook_attrs, _opt_install, _opt_load, _opt_static_key,
+                             _module_hook_attrs, _opt_install, _opt_key, _opt_load,
                              _opt_tree, _Split, _state_part, _tensor_key, _Walk)
 from ._host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
                          _Tracing, host_hook, is_host_hook, traced_value_error)  # noqa: F401 - API
@@ -235,17 +235,15 @@ class CompiledFunction:
             tree, leaves, treedef = _opt_tree(opt)
             opt_trees.append((len(flat), len(leaves), treedef, tree))
             flat.extend(leaves)
-            opt_key = (_opt_static_key(opt, tree), tuple(map(_aval_of, leaves)))
+            opt_key = _opt_key(opt, tree, leaves)
             plan.opt_keys.append(opt_key)
             key.append((id(opt), treedef) + opt_key)
         rng = _random._state["key"]
         if rng is None:
             rng = _random._state["key"] = jax.random.key(_random._state["seed"])
         key.append(rng.dtype)
-        arg_pos = []
         for v, slot in zip(arg_leaves, arg_slots):
             if slot[0] == "a":
-                arg_pos.append(len(flat))
                 flat.append(v)
         plan.key = tuple(key)
         plan.flat = flat
@@ -257,7 +255,6 @@ class CompiledFunction:
         plan.rng = rng
         plan.arg_leaves = arg_leaves
         plan.arg_slots = arg_slots
-        plan.arg_pos = arg_pos
         plan.rebuild = rebuild
         return plan
 
