@@ -17,6 +17,9 @@ Models: an MLP (4 Linear 512x512, batch 256) and a transformer (2 pre-LN blocks,
 result ``block_until_ready``:
 
   compiled   hookgrad.compile of the eager-style step
+  compiled_autotune  the same with mode="max-autotune" (XLA:CPU's matmul library chosen
+             by timing; a pure-JAX program compiled with the same option gains alike, so
+             the compiled/pure-JAX ratio compares the defaults)
   pure_jax   the same model and hooks hand-written in JAX (custom_vjp identities, the
              recorded statistic as an aux output) + optax.adamw under
              jax.jit(jax.value_and_grad): the floor
@@ -343,7 +346,18 @@ def torch_setup(kind, params, record):
 # --------------------------------------------------------------------------- timing
 
 
-def build(kind):
+def hookgrad_variant(kind, params, compile_kw=None):
+    """A fresh model holding ``params``, its hooks and AdamW: the eager step, or the
+    compiled one with ``compile_kw``."""
+    model = MLP() if kind == "mlp" else Transformer()
+    hg.func.load_state(model, params)
+    tracker = install_hookgrad(kind, model, [])
+    opt = hg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
+    step = hookgrad_step(kind, model, opt, tracker)
+    return step if compile_kw is None else hg.compile(step, **compile_kw)
+
+
+def build(kind, autotune=True):
     hg.manual_seed(0)
     if kind == "mlp":
         model = MLP()
@@ -354,11 +368,13 @@ def build(kind):
     params = hg.func.state(model)
     variants = {}
 
-    rec_c = []
-    tracker_c = install_hookgrad(kind, model, rec_c)
-    opt_c = hg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
-    compiled = hg.compile(hookgrad_step(kind, model, opt_c, tracker_c))
+    compiled = hookgrad_variant(kind, params, {})
     variants["compiled"] = lambda: compiled(x, y)._data
+    if autotune:
+        tuned = hookgrad_variant(kind, params, {"mode": "max-autotune"})
+        variants["compiled_autotune"] = lambda: tuned(x, y)._data
+        # what max-autotune picked, read after the warm-up call tuned it
+        variants["compiled_autotune"].options = lambda: tuned.compiler_options(x, y)
 
     rec_j = []
     jstep, tx = pure_step(kind, rec_j)
@@ -379,13 +395,7 @@ def build(kind):
         return loss
     variants["pure_jax_donate"] = run_pure_donated
 
-    hg.manual_seed(0)
-    model_e = MLP() if kind == "mlp" else Transformer()
-    hg.func.load_state(model_e, params)
-    rec_e = []
-    tracker_e = install_hookgrad(kind, model_e, rec_e)
-    opt_e = hg.optim.AdamW(model_e.parameters(), lr=LR, weight_decay=WD)
-    eager = hookgrad_step(kind, model_e, opt_e, tracker_e)
+    eager = hookgrad_variant(kind, params)
     variants["eager"] = lambda: eager(x, y)._data
 
     if torch is not None:
@@ -414,14 +424,16 @@ def _block(out):
     return jax.block_until_ready(out)
 
 
-def measure(kind, rounds, steps, pairs):
+def measure(kind, rounds, steps, pairs, autotune=True):
     """Best-of-rounds ms per step for every variant, and the median ratio compiled/pure_jax
     over ``pairs`` back-to-back pairs of single steps (alternating which goes first), which
     cancels the drift of a shared machine's load better than separate best-ofs."""
-    variants = build(kind)
-    for f in variants.values():   # warm-up: traces, compiles, per-op caches
-        for _ in range(2):
+    variants = build(kind, autotune)
+    for name, f in variants.items():   # warm-up: traces, compiles, per-op caches
+        # max-autotune tunes on the calls after the first: 4 candidates x at most 21 rounds
+        for _ in range(90 if name == "compiled_autotune" else 2):
             _block(f())
+    tuned = variants["compiled_autotune"].options() if "compiled_autotune" in variants else None
     best = {k: float("inf") for k in variants}
     for _ in range(rounds):
         for name, f in variants.items():
@@ -440,19 +452,20 @@ def measure(kind, rounds, steps, pairs):
             _block(f())
             times[name] = time.perf_counter() - t0
         ratios.append(times["compiled"] / times["pure_jax"])
-    return best, float(np.median(ratios))
+    return best, float(np.median(ratios)), tuned
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds and steps")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer rounds and steps, no max-autotune variant")
     args = parser.parse_args()
     rounds, steps, pairs = (3, 2, 10) if args.quick else (7, 5, 200)
     print(f"jax {jax.__version__} on {jax.default_backend()}, "
           f"torch {torch.__version__ if torch is not None else 'not installed'}")
     worst = 0.0
     for kind in ("mlp", "transformer"):
-        best, ratio = measure(kind, rounds, steps, pairs)
+        best, ratio, tuned = measure(kind, rounds, steps, pairs, autotune=not args.quick)
         floor = best["pure_jax"]
         print(f"\n{kind}: ms per step (best of {rounds} rounds x {steps} steps)")
         for name, t in best.items():
@@ -463,6 +476,11 @@ def main():
         if "torch" in best:
             t = min(v for k, v in best.items() if k.startswith("torch"))
             print(f"  {kind}_torch_eager_vs_compiled: {t / best['compiled']:.2f}")
+            if "compiled_autotune" in best:
+                print(f"  {kind}_torch_eager_vs_compiled_autotune: "
+                      f"{t / best['compiled_autotune']:.2f}")
+        if tuned is not None:
+            print(f"  max-autotune picked XLA options {tuned or '{} (the default)'}")
         print(f"  {kind}_eager_vs_compiled: {best['eager'] / best['compiled']:.2f}")
         worst = max(worst, ratio)
     print(f"compiled_vs_pure_jax: {worst:.3f}")

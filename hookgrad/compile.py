@@ -24,7 +24,8 @@ with :func:`host_hook`: their Tensor arguments become outputs of the program and
 runs after each run with that run's values. Reading a traced value any other way
 (``.item()``, ``float(t)``, printing) raises :class:`TracedValueError`. Discovery of the
 state and the cache keys live in ``hookgrad._compile_state``, re-running the last call's
-program in ``hookgrad._compile_replay``, host hooks in ``hookgrad._host_hook``.
+program in ``hookgrad._compile_replay``, host hooks in ``hookgrad._host_hook``, XLA options
+and ``mode="max-autotune"`` in ``hookgrad._compile_tune``.
 
 ``hookgrad.compile`` is this module made callable: ``hookgrad.compile(fn)`` compiles,
 ``hookgrad.compile.host_hook`` marks host hooks.
@@ -38,6 +39,7 @@ import jax.extend.core as _jex
 import numpy as np
 
 from . import _compile_replay as _replay
+from . import _compile_tune as _tune
 from . import _mode, _watch
 from . import random as _random
 from ._compile_state import (_Plan, _Roots, _State, _arg_array_key, _context_key,
@@ -62,7 +64,8 @@ class _Entry:
 
     __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
-                 "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point")
+                 "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
+                 "options", "tuning")
 
 
 class CompiledFunction:
@@ -78,8 +81,10 @@ class CompiledFunction:
 
     _is_compiled_function = True
 
-    def __init__(self, fn, *, donate=None, disable=False):
+    def __init__(self, fn, *, donate=None, disable=False, autotune=False, options=None):
         self._fn = fn
+        self._autotune = autotune
+        self._options = options or {}   # XLA compiler options (_compile_tune)
         self._roots = _Roots(fn)
         self._cache = {}
         self._found = None      # the cached walk of the roots, with its guards
@@ -125,10 +130,13 @@ class CompiledFunction:
         self._replay = plan.written
         return out
 
+    def _entry(self, args, kwargs):
+        plan = self._plan(args, kwargs)
+        return plan, self._cache.get(plan.key) or self._trace(plan, args, kwargs)
+
     def lower(self, *args, **kwargs):
         """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""
-        plan = self._plan(args, kwargs)
-        entry = self._cache.get(plan.key) or self._trace(plan, args, kwargs)
+        plan, entry = self._entry(args, kwargs)
         flat = plan.flat + [jax.random.key_data(plan.rng)] if entry.key_in else plan.flat
         return entry.exe.lower(*flat)
 
@@ -138,9 +146,12 @@ class CompiledFunction:
 
     def jaxpr(self, *args, **kwargs):
         """The traced program (a ``ClosedJaxpr``) for these arguments."""
-        plan = self._plan(args, kwargs)
-        entry = self._cache.get(plan.key) or self._trace(plan, args, kwargs)
-        return entry.jaxpr
+        return self._entry(args, kwargs)[1].jaxpr
+
+    def compiler_options(self, *args, **kwargs):
+        """The XLA compiler options the program for these arguments is compiled with: the
+        ``options`` given to ``compile``, or what ``mode="max-autotune"`` picked."""
+        return dict(self._entry(args, kwargs)[1].options)
 
     # ---- planning: what is state, what the cache key is
     def _discover(self, module_cls):
@@ -435,7 +446,9 @@ class CompiledFunction:
                 return full(*xs, jax.numpy.zeros(shape.shape, shape.dtype))
         entry.fn = fn
         entry.donated = donated
-        entry.exe = jax.jit(fn, donate_argnums=donated) if donated else jax.jit(fn)
+        entry.options, entry.tuning = self._options, None
+        entry.exe = (_tune.Autotuned(fn, donated, entry) if self._autotune else
+                     _tune.jit(fn, donated, entry.options))
         entry.exe_plain = None if donated else entry.exe
         self._cache[plan.key] = entry
         return entry
@@ -460,7 +473,7 @@ class CompiledFunction:
                 if refs(flat[i]) > 3:
                     exe = entry.exe_plain
                     if exe is None:
-                        exe = entry.exe_plain = jax.jit(entry.fn)
+                        exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options)
                     break
         res = exe(*flat)
         del flat
@@ -551,11 +564,18 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     retraced on new shapes/dtypes, hooks added or removed, ``train()``/``eval()``
     changes and ``.grad`` appearing or disappearing.
 
-    ``fullgraph``, ``dynamic``, ``backend``, ``mode`` and ``options`` are accepted for
-    PyTorch compatibility (the whole step is always one XLA program: there are no graph
-    breaks). ``donate``: let XLA reuse the buffers of the state the step replaces (the
-    default, ``None``, donates a buffer on a call where nothing but its Tensor or
-    optimizer holds it; ``False`` never donates).
+    ``mode="max-autotune"`` (or ``"max-autotune-no-cudagraphs"``): on a program's second
+    run, compile it under a few XLA option sets for its backend (on the CPU: which library
+    runs the matmuls), time them on that call's arguments and keep the fastest
+    (``step.compiler_options(*args)`` tells which);
+    ``"default"``, ``"lite"`` and ``"reduce-overhead"`` compile as XLA does by default.
+    ``options`` is a dict of XLA compiler options (as ``jax.jit``'s ``compiler_options``;
+    ``"max_autotune": True`` autotunes on top of them); not both ``mode`` and ``options``.
+    ``fullgraph``, ``dynamic`` and ``backend`` are accepted for PyTorch compatibility (the
+    whole step is always one XLA program: there are no graph breaks). ``donate``: let XLA
+    reuse the buffers of the state the step replaces (the default, ``None``, donates a
+    buffer on a call where nothing but its Tensor or optimizer holds it; ``False`` never
+    donates).
 
     Example::
 
@@ -569,10 +589,12 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
         >>> for x, y in data:
         ...     loss = step(x, y)
     """
+    autotune, xla_options = _tune.resolve(mode, options)
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
                                  backend=backend, mode=mode, options=options, disable=disable,
                                  donate=donate)
+    kw = dict(donate=donate, disable=disable, autotune=autotune, options=xla_options)
     module_cls = _module_cls()
     if module_cls is not None and isinstance(model, module_cls):
         mod = model
@@ -580,11 +602,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
         def call(*args, **kwargs):
             return mod(*args, **kwargs)
         call.__name__ = type(mod).__name__
-        return CompiledFunction(call, donate=donate, disable=disable)
+        return CompiledFunction(call, **kw)
     if not callable(model):
         raise RuntimeError("compile() expects a callable (a function or a Module), got "
                            f"{type(model).__name__}")
-    return CompiledFunction(model, donate=donate, disable=disable)
+    return CompiledFunction(model, **kw)
 
 
 class _CallableModule(types.ModuleType):
