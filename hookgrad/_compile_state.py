@@ -428,8 +428,26 @@ def _tensor_key(t, ident):
 
 def _context_key(grad_enabled, saved):
     """Grad mode and the saved-tensor hooks in force (``saved``: their state object)."""
-    return (grad_enabled, tuple((id(p), id(u)) for p, u in saved.stack) if saved.stack else (),
-            saved.disabled_message, id(saved.mutation_ctx))
+    hooks = _Same(f for pair in saved.stack for f in pair) if saved.stack else ()
+    ctx = None if saved.mutation_ctx is None else _Same((saved.mutation_ctx,))
+    return grad_enabled, hooks, saved.disabled_message, ctx
+
+
+class _Same:
+    """Objects in a key, compared and hashed by identity, and held by it: a key of bare
+    ``id()``s would match a new hook created at a freed one's address."""
+
+    __slots__ = ("objs", "ids")
+
+    def __init__(self, objs):
+        self.objs = tuple(objs)
+        self.ids = tuple(map(id, self.objs))
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.ids == self.ids
+
+    def __hash__(self):
+        return hash(self.ids)
 
 
 def _arg_array_key(v):

@@ -217,6 +217,32 @@ def test_recompiles_on_shapes_hooks_mode_and_grad_presence():
     assert step.trace_count == 7
 
 
+def test_new_saved_tensor_hooks_around_a_call_get_their_own_program():
+    """Each pair is new (and the last one freed, so it may reuse its address): the program
+    traced with the last pair must not run with this one."""
+    hg.manual_seed(0)
+    m = Tiny()
+    x = hg.randn(4, 3)
+    step = hg.compile(lambda: m(x).pow(2).sum().backward())
+
+    def unpack(t):
+        return t
+
+    def scaled(scale):
+        return hg.autograd.graph.saved_tensors_hooks(lambda t: t * scale, unpack)
+
+    for scale in (1.0, 3.0, 5.0):
+        m.zero_grad()
+        with scaled(scale):
+            step()
+        got = _arr(m.fc1.weight.grad)
+        m.zero_grad()
+        with scaled(scale):
+            m(x).pow(2).sum().backward()
+        np.testing.assert_allclose(got, _arr(m.fc1.weight.grad), rtol=1e-5, err_msg=scale)
+    assert step.trace_count == 3
+
+
 def test_lower_jaxpr_and_cost_analysis():
     w = hg.ones(4, requires_grad=True)
 
