@@ -66,14 +66,6 @@ def _check(options):
     jax.jit(lambda: np.float32(0), compiler_options=options).lower().compile()
 
 
-def _accepted(options):
-    try:
-        _check(options)
-        return True
-    except jax.errors.JaxRuntimeError:   # an option this jaxlib does not have
-        return False
-
-
 def jit(fn, donated, options):
     """``jax.jit`` of a traced step with its donated arguments and XLA options."""
     kw = {"compiler_options": options} if options else {}
@@ -94,12 +86,12 @@ class Autotuned:
 
     def __init__(self, fn, donated, entry):
         self._fn, self._donated, self._entry = fn, donated, entry
-        self._exe = jit(fn, donated, entry.options)
+        self._exe = self._jitted = jit(fn, donated, entry.options)
         self._runs = 0
-        self._tuning = None    # [(options, executable, times)] while tuning
+        self._tuning = None    # [(options, executable, times, jitted)] while tuning
 
     def lower(self, *args):
-        return self._exe.lower(*args)
+        return self._jitted.lower(*args)
 
     def __call__(self, *args):
         if self._runs != 1:
@@ -115,7 +107,7 @@ class Autotuned:
         t0 = time.perf_counter()
         out = jax.block_until_ready(cands[i][1](*args))
         dt = time.perf_counter() - t0
-        if self._round:               # the first round runs each executable once, untimed
+        if self._round:               # the first round runs each program once, untimed
             cands[i][2].append(dt)
             self._spent += dt
         self._call += 1
@@ -127,23 +119,28 @@ class Autotuned:
         return out
 
     def _start(self, args):
-        """The candidates as jitted programs, compiled by their first (untimed) call."""
-        opts = [o for i, o in enumerate(candidates(_platform(args), self._entry.options))
-                if i == 0 or _accepted(o)]
-        if len(opts) == 1:    # nothing to choose between
+        """The default's jitted program and each other candidate compiled for ``args``; a
+        candidate XLA cannot compile (an option this jaxlib lacks) is left out."""
+        cands = [(self._entry.options, self._exe, [], self._exe)]
+        for opts in candidates(_platform(args), self._entry.options)[1:]:
+            jitted = jit(self._fn, self._donated, opts)
+            try:
+                exe = jitted.lower(*args).compile()
+            except jax.errors.JaxRuntimeError:
+                continue
+            cands.append((opts, exe, [], jitted))
+        if len(cands) == 1:    # nothing to choose between
             self._runs = 2
             return None
-        return [(o, self._exe if i == 0 else jit(self._fn, self._donated, o), [])
-                for i, o in enumerate(opts)]
+        return cands
 
     def _finish(self):
         cands, self._tuning = self._tuning, None
         default = np.asarray(cands[0][2])
-        ratios = [float(np.median(np.asarray(t) / default)) for _, _, t in cands]
-        best = cands[pick(ratios)]
-        self._entry.options = best[0]
-        self._entry.tuning = [(o, float(np.median(t)), r) for (o, _, t), r in zip(cands, ratios)]
-        self._exe = best[1]
+        ratios = [float(np.median(np.asarray(t) / default)) for _, _, t, _ in cands]
+        self._entry.options, self._exe, _, self._jitted = cands[pick(ratios)]
+        self._entry.tuning = [(o, float(np.median(t)), r)
+                              for (o, _, t, _), r in zip(cands, ratios)]
         self._runs = 2
 
 

@@ -141,6 +141,18 @@ def test_options_max_autotune_tunes_on_top_of_the_given_options(two_candidates):
     assert compiled.compiler_options() == dict(NO_YNN, **xnn)
 
 
+def test_a_candidate_xla_cannot_compile_is_left_out(two_candidates, monkeypatch):
+    monkeypatch.setitem(tune.CANDIDATES, PLATFORM, ({}, {"no_such_option": 1}, NO_YNN))
+    eager, compiled, me, mc, _ = _compiled_and_eager(mode="max-autotune")
+    for _ in range(6):
+        eager()
+        compiled()
+    _assert_same_state(me, mc)
+    tuned, = (e.tuning for e in compiled._cache.values() if e.tuning is not None)
+    assert [o for o, _, _ in tuned] == [{}, NO_YNN]
+    assert compiled.compiler_options() == NO_YNN
+
+
 def test_max_autotune_without_candidates_compiles_once_as_the_default(monkeypatch):
     """As on GPUs and TPUs, whose XLA autotunes its kernels itself."""
     monkeypatch.setitem(tune.CANDIDATES, PLATFORM, ({},))
