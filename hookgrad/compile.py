@@ -564,10 +564,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     retraced on new shapes/dtypes, hooks added or removed, ``train()``/``eval()``
     changes and ``.grad`` appearing or disappearing.
 
-    ``mode="max-autotune"`` (or ``"max-autotune-no-cudagraphs"``): on a program's second
-    run, compile it under a few XLA option sets for its backend (on the CPU: which library
-    runs the matmuls), time them on that call's arguments and keep the fastest
-    (``step.compiler_options(*args)`` tells which);
+    ``mode="max-autotune"`` (or ``"max-autotune-no-cudagraphs"``): from a program's second
+    run on, compile it under a few XLA option sets for its backend (on the CPU: which
+    library runs the matmuls), run the step's calls on each in turn, timed, and keep the
+    fastest (``step.compiler_options(*args)`` tells which);
     ``"default"``, ``"lite"`` and ``"reduce-overhead"`` compile as XLA does by default.
     ``options`` is a dict of XLA compiler options (as ``jax.jit``'s ``compiler_options``;
     ``"max_autotune": True`` autotunes on top of them); not both ``mode`` and ``options``.
