@@ -53,6 +53,20 @@ def relu_(input):
 def bilinear(input1, input2, weight, bias=None):
     """``y = x1^T A x2 + b`` with ``weight`` ``(out, in1, in2)``."""
     from .. import einsum
+    # PyTorch's checks and wording (einsum would only say that labels disagree)
+    s1, s2, sw = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
+    if len(s1) != len(s2):
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and "
+                           f"{len(s2)}")
+    for d, (a, b) in enumerate(zip(s1[:-1], s2[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {a} and {b}")
+    for name, got, dim in (("input1", s1[-1], 1), ("input2", s2[-1], 2),
+                           ("bias", None if bias is None else bias.shape[0], 0)):
+        if got is not None and got != sw[dim]:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got "
+                               f"{got} but expected {sw[dim]}")
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import hookgrad
+import hookgrad.nn.functional as F
 from hookgrad import nn
 from tests.nn._common import both, needs_torch, torch  # noqa: F401 - torch for skips
 
@@ -334,6 +335,26 @@ def test_bilinear_shapes_and_errors():
         m(hookgrad.ones(6, 2), hookgrad.ones(5, 3))
     with pytest.raises(RuntimeError, match="bilinear"):
         m(hookgrad.ones(6, 2), hookgrad.ones(6, 4))
+
+
+@pytest.mark.parametrize("shapes, match", [
+    (((3, 4), (2, 5), (6, 4, 5), (6,)), "input batch dimensions do not match at dim 0: got 3 "
+                                        "and 2"),
+    (((3, 4), (3, 1, 5), (6, 4, 5), (6,)), "input dimensions do not match: got 2 and 3"),
+    (((3, 3), (3, 5), (6, 4, 5), (6,)), "input1 size does not match weight size: got 3 but "
+                                        "expected 4"),
+    (((3, 4), (3, 5), (6, 4, 7), (6,)), "input2 size does not match weight size: got 5 but "
+                                        "expected 7"),
+    (((3, 4), (3, 5), (6, 4, 5), (5,)), "bias size does not match weight size: got 5 but "
+                                        "expected 6"),
+])
+def test_functional_bilinear_checks_shapes_as_torch(shapes, match):
+    args = [hookgrad.ones(*s) for s in shapes]
+    with pytest.raises(RuntimeError, match=f"bilinear\\(\\): {match}"):
+        F.bilinear(*args)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match=f"bilinear\\(\\): {match}"):
+            torch.nn.functional.bilinear(*[torch.ones(*s) for s in shapes])
 
 
 def test_identity():

@@ -43,23 +43,6 @@ def _bound(fan_in):
     return 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
 
 
-def _check_bilinear(input1, input2, weight):
-    # PyTorch's checks and wording (einsum would only say that labels disagree)
-    if input1.ndim != input2.ndim:
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
-                           f"{input2.ndim}")
-    for i in range(input1.ndim - 1):
-        if input1.shape[i] != input2.shape[i]:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
-                               f"got {input1.shape[i]} and {input2.shape[i]}")
-    if input1.shape[-1] != weight.shape[1]:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
-                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
-    if input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
-                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
-
-
 class Identity(Module):
     """A placeholder that returns its input; its arguments are ignored.
 
@@ -160,13 +143,7 @@ class Bilinear(Module):
             _uniform_(self.bias, bound)
 
     def forward(self, input1, input2):
-        _check_bilinear(input1, input2, self.weight)
-        bilinear = getattr(F, "bilinear", None)
-        if bilinear is not None:
-            return bilinear(input1, input2, self.weight, self.bias)
-        from ..._ops.linalg import einsum
-        y = einsum("...i,oij,...j->...o", input1, self.weight, input2)
-        return y if self.bias is None else y + self.bias
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
