@@ -548,7 +548,7 @@ def _opt_static_key(opt, tree):
                 hash(v)
                 items.append((k, v))
             except TypeError:
-                items.append((k, id(v)))
+                items.append((k, _Same((v,))))
         out.append((len(g["params"]), tuple(items)))
     return tuple(out)
 

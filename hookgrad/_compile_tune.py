@@ -22,9 +22,9 @@ import numpy as np
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 _AUTOTUNE = ("max-autotune-no-cudagraphs", "max-autotune")
 
-_NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""}
+NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""}
 CANDIDATES = {
-    "cpu": ({}, _NO_YNN, dict(_NO_YNN, xla_cpu_use_onednn=True),
+    "cpu": ({}, NO_YNN, dict(NO_YNN, xla_cpu_use_onednn=True),
             {"xla_cpu_use_xnnpack": True}),
 }
 
@@ -87,21 +87,24 @@ class Autotuned:
     def __init__(self, fn, donated, entry):
         self._fn, self._donated, self._entry = fn, donated, entry
         self._exe = self._jitted = jit(fn, donated, entry.options)
-        self._runs = 0
+        self._first = True     # the first run uses the given options
+        self._done = False     # picked, or nothing to pick from
         self._tuning = None    # [(options, executable, times, jitted)] while tuning
+        self._round = self._call = 0
+        self._spent = 0.0
 
     def lower(self, *args):
         return self._jitted.lower(*args)
 
     def __call__(self, *args):
-        if self._runs != 1:
-            self._runs += self._runs == 0
+        if self._done or self._first:
+            self._first = False
             return self._exe(*args)
         if self._tuning is None:
             self._tuning = self._start(args)
-            if self._tuning is None:
+            if self._tuning is None:    # nothing to choose between
+                self._done = True
                 return self._exe(*args)
-            self._round, self._call, self._spent = 0, 0, 0.0
         cands = self._tuning
         i = self._call if self._round % 2 == 0 else len(cands) - 1 - self._call
         t0 = time.perf_counter()
@@ -129,10 +132,7 @@ class Autotuned:
             except jax.errors.JaxRuntimeError:
                 continue
             cands.append((opts, exe, [], jitted))
-        if len(cands) == 1:    # nothing to choose between
-            self._runs = 2
-            return None
-        return cands
+        return cands if len(cands) > 1 else None
 
     def _finish(self):
         cands, self._tuning = self._tuning, None
@@ -141,7 +141,7 @@ class Autotuned:
         self._entry.options, self._exe, _, self._jitted = cands[pick(ratios)]
         self._entry.tuning = [(o, float(np.median(t)), r)
                               for (o, _, t, _), r in zip(cands, ratios)]
-        self._runs = 2
+        self._done = True
 
 
 def candidates(platform, base):

@@ -9,7 +9,7 @@ from hookgrad import nn
 from tests.test_compile import _arr, _mse_step
 
 PLATFORM = jax.default_backend()
-NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""}
+NO_YNN = tune.NO_YNN
 
 
 def _uses_ynn(step):
