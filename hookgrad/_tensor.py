@@ -317,6 +317,11 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         return True
 
+    def _is_view(self):
+        # NOTE: views are copies in hookgrad (README, Differences), and ``.data`` /
+        # ``detach()`` are not views in PyTorch's sense either.
+        return False
+
     def type_as(self, other):
         return self.to(other.dtype)
 
