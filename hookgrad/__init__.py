@@ -31,3 +31,7 @@ def __getattr__(name):
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
     raise AttributeError(f"module 'hookgrad' has no attribute {name!r}")
+
+
+from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
+from .serialization import load, save  # noqa: E402
