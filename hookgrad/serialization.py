@@ -4,8 +4,10 @@
 A file ``hookgrad.save`` writes loads in PyTorch with ``torch.load(f, weights_only=True)``;
 a file ``torch.save`` wrote loads in hookgrad without torch installed.
 """
+import contextlib
 import os
 import pickle
+import pickletools
 import warnings
 
 from ._serialization import _archive, _reader, _safe, _writer
@@ -19,9 +21,12 @@ _ZIP_MAGIC = b"PK\x03\x04"
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
-    """save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True)
+    """Saves an object to a disk file, in PyTorch's zip checkpoint format.
 
-    Saves an object to a disk file, in PyTorch's zip checkpoint format.
+    ::
+
+        save(obj, f, pickle_module=pickle, pickle_protocol=2,
+             _use_new_zipfile_serialization=True)
 
     Tensors, Parameters, state dicts (with their ``OrderedDict`` and metadata), optimizer
     state dicts and containers of them are written as ``torch.save`` writes them, so
@@ -43,30 +48,27 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         >>> hookgrad.save(hookgrad.tensor([0, 1, 2, 3, 4]), "tensor.pt")
     """
     if not _is_path(f) and not hasattr(f, "write"):
-        raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
-                             f"'write' attribute")
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
     if not _use_new_zipfile_serialization:
         raise NotImplementedError(
             "hookgrad.save writes only PyTorch's zip format (the default since PyTorch 1.6); "
             "drop _use_new_zipfile_serialization=False.")
+    # pickled first: an unpicklable object leaves the file untouched
+    data_pkl, storages = _writer.pickle_obj(obj, pickle_module, pickle_protocol)
     name = _archive.archive_name(f)
-    if _is_path(f):
-        import io
-        buffer = io.BytesIO()  # pickled first: a pickling error leaves the file untouched
-        _writer.save(obj, buffer, name, pickle_module, pickle_protocol)
-        with open(os.fspath(f), "wb") as out:
-            out.write(buffer.getbuffer())
-    else:
-        _writer.save(obj, f, name, pickle_module, pickle_protocol)
-        if hasattr(f, "flush"):
-            f.flush()
+    with _opened(f, "wb") as fileobj:
+        _writer.write_archive(fileobj, name, data_pkl, storages, not _disable_byteorder_record)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
-    """load(f, map_location=None, pickle_module=pickle, *, weights_only=True, mmap=None, **pickle_load_args)
+    """Loads an object saved with :func:`hookgrad.save` or ``torch.save`` from a file.
 
-    Loads an object saved with :func:`hookgrad.save` or ``torch.save`` from a file.
+    ::
+
+        load(f, map_location=None, pickle_module=pickle, *, weights_only=True, mmap=None,
+             **pickle_load_args)
 
     Tensors come back as hookgrad Tensors and Parameters as ``hookgrad.nn.Parameter``,
     with their values, dtypes, shapes and ``requires_grad``; views into a shared storage
@@ -84,7 +86,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     ``map_location`` (a device, a string such as ``'cpu'`` or ``'cuda:0'``, a dict
     remapping location tags, or a callable ``(storage, location) -> storage or None``)
     says which JAX device the tensors go to; without it, tensors saved on the CPU go to
-    JAX's default device and ``'cuda:N'`` ones to GPU N.
+    JAX's default device and ``'cuda:N'`` ones to GPU N. ``mmap=True`` is accepted (``f``
+    must then be a path, as in PyTorch); the storages are read into memory either way.
 
     Example::
 
@@ -107,47 +110,64 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                       f"pickle_module={pickle_module!r} is not supported")
     if mmap and not _is_path(f):
         raise ValueError("f must be a file path in order to use the mmap argument")
-    with _open_for_read(f) as fileobj:
-        reader = _open_checkpoint(fileobj, f)
+    with _checkpoint(f) as reader:
+        if not weights_only:
+            return _reader.load(reader, map_location, False, pickle_load_args)
         try:
-            if not weights_only:
-                return _reader.load(reader, map_location, False, pickle_load_args)
-            try:
-                return _reader.load(reader, map_location, True, pickle_load_args)
-            except pickle.UnpicklingError as e:
-                raise pickle.UnpicklingError(_safe.weights_only_message(str(e))) from None
-        finally:
-            reader.close()
+            return _reader.load(reader, map_location, True, pickle_load_args)
+        except pickle.UnpicklingError as e:
+            raise pickle.UnpicklingError(_safe.weights_only_message(str(e))) from None
 
 
 def _is_path(f):
     return isinstance(f, (str, os.PathLike))
 
 
-class _open_for_read:
-    def __init__(self, f):
-        self._f, self._owned = f, None
+class _opened:
+    """``f`` itself, or the file at path ``f`` opened in ``mode`` (closed on exit)."""
+
+    def __init__(self, f, mode):
+        self._f, self._mode, self._owned = f, mode, None
 
     def __enter__(self):
         if _is_path(self._f):
-            self._owned = open(os.fspath(self._f), "rb")
+            self._owned = open(os.fspath(self._f), self._mode)
             return self._owned
-        for attr in ("read", "seek", "tell"):
-            if not hasattr(self._f, attr):
-                raise AttributeError(f"expected 'f' to be string, path, or a file-like object "
-                                     f"with a '{attr}' attribute")
-        if hasattr(self._f, "seekable") and not self._f.seekable():
-            raise RuntimeError("You can only torch.load from a file that is seekable. Please "
-                               "pre-load the data into a buffer like io.BytesIO and try to "
-                               "load from it instead.")
         return self._f
 
     def __exit__(self, *exc):
         if self._owned is not None:
             self._owned.close()
+        elif "w" in self._mode and hasattr(self._f, "flush"):
+            self._f.flush()
 
 
-def _open_checkpoint(fileobj, f):
+def _check_readable(f):
+    if _is_path(f):
+        return
+    for attr in ("read", "seek", "tell"):
+        if not hasattr(f, attr):
+            raise AttributeError(f"expected 'f' to be string, path, or a file-like object "
+                                 f"with a '{attr}' attribute")
+    if hasattr(f, "seekable") and not f.seekable():
+        raise RuntimeError("You can only torch.load from a file that is seekable. Please "
+                           "pre-load the data into a buffer like io.BytesIO and try to load "
+                           "from it instead.")
+
+
+@contextlib.contextmanager
+def _checkpoint(f):
+    """The archive reader of checkpoint ``f`` (a path or a readable, seekable file)."""
+    _check_readable(f)
+    with _opened(f, "rb") as fileobj:
+        reader = _open_checkpoint(fileobj)
+        try:
+            yield reader
+        finally:
+            reader.close()
+
+
+def _open_checkpoint(fileobj):
     start = fileobj.tell()
     head = fileobj.read(4)
     fileobj.seek(start)
@@ -216,13 +236,8 @@ class safe_globals:
 def get_unsafe_globals_in_checkpoint(f):
     """Returns the ``module.name`` of each function/class in a checkpoint that a
     ``weights_only`` load would refuse."""
-    import pickletools
-    with _open_for_read(f) as fileobj:
-        reader = _open_checkpoint(fileobj, f)
-        try:
-            data = reader.read("data.pkl")
-        finally:
-            reader.close()
+    with _checkpoint(f) as reader:
+        data = reader.read("data.pkl")
     found = {tuple(arg.split(" ", 1)) for op, arg, _ in pickletools.genops(data)
              if op.name == "GLOBAL"}
     return sorted(f"{m}.{n}" for m, n in found if not _reader.is_safe_global(m, n))

@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Size, Tensor
 from . import _names, _safe
+from ._writer import _contiguous_strides
 
 _TORCH_MODULE_ERROR = (
     "hookgrad.load cannot rebuild {path}: hookgrad reads PyTorch's tensors, Parameters, "
@@ -140,6 +141,8 @@ def _strided(storage, offset, size, stride, np_dtype=None):
             f"and itemsize {flat.itemsize} requiring a storage size of "
             f"{needed * flat.itemsize} are out of bounds for storage of size "
             f"{flat.size * flat.itemsize}")
+    if offset == 0 and needed == flat.size and stride == _contiguous_strides(size):
+        return flat.reshape(size)  # the whole storage, in order: no copy needed here
     view = np.lib.stride_tricks.as_strided(
         flat[offset:], size, tuple(s * flat.itemsize for s in stride), writeable=False)
     return np.array(view)  # a copy: the view may overlap itself or its storage's neighbours

@@ -131,18 +131,23 @@ def _little_endian_bytes(array):
     return host.reshape(-1).view(np.uint8)
 
 
-def save(obj, fileobj, name, pickle_module, protocol):
-    """Pickle ``obj`` (in memory: a pickling error writes nothing) then write the archive."""
+def pickle_obj(obj, pickle_module, protocol):
+    """``obj``'s pickle (bytes) and the storages it refers to, in key order."""
     buf = io.BytesIO()
     pickler = pickler_class(pickle_module)(buf, protocol)
     pickler.dump(obj)
-    storages = list(pickler.storages.values())
+    return buf.getvalue(), list(pickler.storages.values())
+
+
+def write_archive(fileobj, name, data_pkl, storages, byteorder_record=True):
+    """Write the records PyTorch's ``torch.save`` writes, in its order."""
     writer = _archive.Writer(fileobj, name)
     try:
-        writer.write("data.pkl", buf.getbuffer())
+        writer.write("data.pkl", data_pkl)
         writer.write(".format_version", b"1")
         writer.write(".storage_alignment", str(_archive.ALIGNMENT).encode())
-        writer.write("byteorder", b"little")
+        if byteorder_record:
+            writer.write("byteorder", b"little")
         for ref in storages:
             writer.write(f"data/{ref.key}", _little_endian_bytes(ref.array))
         writer.write("version", b"3\n")
