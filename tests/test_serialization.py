@@ -42,6 +42,11 @@ def _model():
     return nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
 
 
+def _mlp():
+    hookgrad.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+
+
 # ---- hookgrad -> hookgrad
 def test_roundtrip_dtypes_shapes_values():
     rng = np.random.default_rng(0)
@@ -109,14 +114,12 @@ def _adam_steps(model, opt, n):
 
 
 def test_optimizer_state_dict_roundtrip_continues_identically():
-    src = _model()
-    src.train()
+    src = _mlp()
     opt = hookgrad.optim.Adam(src.parameters(), lr=0.01, betas=(0.8, 0.9))
     _adam_steps(src, opt, 3)
     ckpt = _roundtrip({"model": src.state_dict(), "opt": opt.state_dict(), "epoch": 3})
     assert ckpt["epoch"] == 3 and ckpt["opt"]["param_groups"][0]["betas"] == (0.8, 0.9)
-    dst = _model()
-    dst.train()
+    dst = _mlp()
     dst.load_state_dict(ckpt["model"])
     opt2 = hookgrad.optim.Adam(dst.parameters(), lr=0.5)
     opt2.load_state_dict(ckpt["opt"])
@@ -427,9 +430,8 @@ def test_hookgrad_save_loads_in_torch_weights_only():
 
 @needs_torch
 def test_hookgrad_optimizer_checkpoint_continues_in_torch():
-    hookgrad.manual_seed(0)
-    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
-    opt = hookgrad.optim.Adam(model.parameters(), lr=0.01)
+    model = _mlp()
+    opt = hookgrad.optim.Adam(model.parameters(), lr=0.01, betas=(0.8, 0.9))
     _adam_steps(model, opt, 2)
     buf = io.BytesIO()
     hookgrad.save({"model": model.state_dict(), "opt": opt.state_dict()}, buf)
@@ -457,3 +459,17 @@ def test_hookgrad_file_on_disk_loads_in_torch(tmp_path):
     out = torch.load(path, weights_only=True, mmap=True)  # mmap needs the aligned records
     assert out["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert pathlib.Path(path).stat().st_size < 4096
+
+
+@needs_torch
+def test_pickled_torch_module_is_refused_with_the_fix():
+    buf = io.BytesIO()
+    torch.save(torch.nn.Linear(2, 2), buf)
+    data = buf.getvalue()
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed(.|\n)*GLOBAL "
+                                                     "torch.nn.modules.linear.Linear was not an "
+                                                     "allowed global"):
+        hookgrad.load(io.BytesIO(data))
+    with pytest.raises(pickle.UnpicklingError, match=r"cannot rebuild torch.nn.modules.linear."
+                                                     r"Linear(.|\n)*model.state_dict\(\)"):
+        hookgrad.load(io.BytesIO(data), weights_only=False)
