@@ -130,6 +130,30 @@ def test_optimizer_state_dict_roundtrip_continues_identically():
         np.testing.assert_array_equal(_np(a), _np(b), err_msg=name)
 
 
+def test_checkpoint_resumes_in_a_compiled_step():
+    src = _mlp()
+    opt = hookgrad.optim.Adam(src.parameters(), lr=0.01)
+    _adam_steps(src, opt, 2)
+    ckpt = _roundtrip({"model": src.state_dict(), "opt": opt.state_dict()})
+    dst = _mlp()
+    dst.load_state_dict(ckpt["model"])
+    opt2 = hookgrad.optim.Adam(dst.parameters(), lr=0.01)
+    opt2.load_state_dict(ckpt["opt"])
+    x = hookgrad.arange(4.0).reshape(2, 2)
+
+    def step(model, o):
+        o.zero_grad()
+        model(x).pow(2).sum().backward()
+        o.step()
+
+    compiled = hookgrad.compile(lambda: step(dst, opt2))
+    for _ in range(2):
+        step(src, opt)
+        compiled()
+    for (name, a), b in zip(src.named_parameters(), dst.parameters()):
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_nested_containers_and_plain_values():
     src = {"list": [1, -7, 2 ** 70, 1.5, "s", None, True], "tuple": (1, (2, [3])),
            "bytes": b"\x00ab", "set": {1, 2}, "complex": 1 + 2j, "nested": {0: {"t": [
