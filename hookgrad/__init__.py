@@ -31,3 +31,7 @@ def __getattr__(name):
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
     raise _missing.missing("module 'hookgrad'", "torch", name)
+
+
+from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
+from .serialization import load, save  # noqa: E402
