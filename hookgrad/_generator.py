@@ -14,6 +14,11 @@ from ._tensor import Tensor
 _SEED_BYTES = 8
 
 
+def _jax_key(seed):
+    # PyTorch's seeds are uint64; JAX's must fit an int64: the same 64 bits, signed
+    return jax.random.key(seed - 2 ** 64 if seed >= 2 ** 63 else seed)
+
+
 class Generator:
     """A source of random numbers: ``hookgrad.Generator(device='cpu')``.
 
@@ -58,7 +63,7 @@ class Generator:
         seed %= 2 ** 64
         with self._lock:
             self._state["seed"] = seed
-            self._state["key"] = jax.random.key(seed)
+            self._state["key"] = _jax_key(seed)
         return self
 
     def seed(self):
@@ -73,7 +78,7 @@ class Generator:
 
     def _key(self):
         key = self._state["key"]
-        return jax.random.key(self._state["seed"]) if key is None else key
+        return _jax_key(self._state["seed"]) if key is None else key
 
     def next_key(self):
         """A fresh JAX PRNG subkey; advances the generator."""
