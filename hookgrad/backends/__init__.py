@@ -90,4 +90,4 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
 
 
-from . import cpu, cuda, cudnn, mps  # noqa: E402 - they use the switches above
+from . import cpu, cuda, cudnn, mps  # noqa: E402,F401 - submodules; they use the above

@@ -15,14 +15,17 @@ benchmark_limit = 10
 
 
 def is_available():
-    """Whether cuDNN can be used: JAX has a CUDA GPU backend (which runs on cuDNN)."""
-    return version() is not None
+    """Whether cuDNN is used: JAX has a CUDA (not ROCm) GPU backend, which runs on it."""
+    from .. import _device
+    gpus = _device.platform_devices("gpu")
+    return bool(gpus) and "rocm" not in str(
+        getattr(gpus[0].client, "platform_version", "")).lower()
 
 
 def version():
-    """cuDNN's version number as JAX loaded it, or None without a CUDA GPU backend."""
-    from .. import cuda
-    if not cuda.is_available():
+    """cuDNN's version number as JAX loaded it, or None where JAX does not say (or there
+    is no CUDA GPU backend)."""
+    if not is_available():
         return None
     try:
         from jax._src.lib import cuda_versions  # NOTE: JAX's only source of it (private)

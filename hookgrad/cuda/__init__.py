@@ -237,9 +237,11 @@ def max_memory_allocated(device=None):
 
 
 def memory_reserved(device=None):
-    """Bytes XLA's allocator holds from the GPU (0 without one)."""
+    """Bytes XLA's allocator holds from the GPU (0 without one); at least
+    ``memory_allocated``."""
     stats = _gpu_stats(device)
-    return int(stats.get("pool_bytes", stats.get("bytes_reserved", 0)))
+    pool = stats.get("pool_bytes", stats.get("bytes_reserved", 0))
+    return int(max(pool, stats.get("bytes_in_use", 0)))
 
 
 def max_memory_reserved(device=None):

@@ -2,7 +2,6 @@
 ``train``/``eval``, ``requires_grad_``, ``zero_grad``, ``apply``, ``to`` and the casts."""
 import warnings
 
-from ..._tensor import Tensor
 from ...autograd import grad_mode
 
 
