@@ -43,42 +43,64 @@ def get_printoptions():
     return dict(_OPTS)
 
 
-def _float_formatter(values):
-    nonzero = np.abs(values[np.isfinite(values) & (values != 0)])
-    if nonzero.size == 0:
-        return lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)
-    absmax, absmin = nonzero.max(), nonzero.min()
+def _float_formatter(shown):
+    """(format, width) for floats, by PyTorch's rules: integers print as ``3.``, wide
+    ranges or large or tiny values in scientific notation, else ``precision`` digits."""
+    nonzero = shown[np.isfinite(shown) & (shown != 0)]
+    if nonzero.size == 0:  # zeros and non-finite only: PyTorch prints ``0.`` whatever the mode
+        return (lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)), 1
+    absmax, absmin = np.abs(nonzero).max(), np.abs(nonzero).min()
     prec, sci = _OPTS["precision"], _OPTS["sci_mode"]
-    if sci is None:  # PyTorch's rule: wide ranges, large or tiny values go scientific
+    if sci is None:
         sci = bool(absmax / absmin > 1e3 or absmax > 1e8 or absmin < 1e-4)
     if sci:
         fmt = lambda v: f"{v:.{prec}e}"  # noqa: E731
     elif np.all(nonzero == np.ceil(nonzero)):
         fmt = lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)  # noqa: E731
     else:
-        fmt = lambda v: f"{v:.{prec}f}" if np.isfinite(v) else str(v)  # noqa: E731
-    finite = values[np.isfinite(values)]
-    width = max(len(fmt(v)) for v in finite)
-    return lambda v: fmt(v).rjust(width)
+        fmt = lambda v: f"{v:.{prec}f}"  # noqa: E731
+    return fmt, max(len(fmt(v)) for v in nonzero)
+
+
+def _formatter(shown):
+    """(format, width) for the elements ``shown`` (all, or the edges when summarized)."""
+    if shown.dtype.kind == "f":
+        return _float_formatter(shown.reshape(-1))
+    fmt = (lambda v: str(bool(v))) if shown.dtype == np.bool_ else str
+    return fmt, max([len(fmt(v)) for v in shown.reshape(-1).tolist()] or [1])
 
 
 def _body(arr):
-    if arr.dtype == np.bool_:
-        fmt = {"bool": lambda v: (" True" if v else "False") if arr.size > 1 else str(bool(v))}
-    elif arr.dtype.kind in "f" or arr.dtype.name == "bfloat16":
+    if arr.dtype.kind == "c":
+        return np.array2string(arr, separator=", ", prefix="tensor(",
+                               threshold=_threshold(), edgeitems=_OPTS["edgeitems"],
+                               max_line_width=_OPTS["linewidth"])
+    if arr.dtype.kind == "f" or arr.dtype.name == "bfloat16":
         arr = arr.astype(np.float64)
-        fmt = {"float_kind": _float_formatter(_shown(arr).reshape(-1))}
-    elif arr.dtype.kind == "c":
-        fmt = None
-    else:
-        fmt = None
+    if arr.size == 0:
+        return "[]"
+    fmt, width = _formatter(_shown(arr))
     if arr.ndim == 0:
-        return fmt["float_kind"](arr.item()).strip() if fmt and "float_kind" in fmt else \
-            (fmt["bool"](arr.item()) if fmt else str(arr.item()))
-    text = np.array2string(arr, separator=", ", prefix="tensor(", formatter=fmt,
-                           threshold=_threshold(), edgeitems=_OPTS["edgeitems"],
-                           max_line_width=_OPTS["linewidth"])
-    return text.replace(", ..., ", ",  ..., ")  # PyTorch's spacing around the ellipsis
+        return fmt(arr.item())
+    return _nested(arr, len("tensor("), arr.size > _threshold(), fmt, width)
+
+
+def _nested(arr, indent, summarize, fmt, width):
+    """PyTorch's layout: rows joined by ``,`` and one blank line per extra dimension."""
+    edge = _OPTS["edgeitems"]
+    cut = summarize and arr.shape[0] > 2 * edge
+    if arr.ndim == 1:
+        cells = [fmt(v).rjust(width) for v in arr.tolist()]
+        if cut:
+            cells = cells[:edge] + [" ..."] + cells[-edge:]
+        per_line = max(1, (_OPTS["linewidth"] - indent) // (width + 2))
+        lines = [", ".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(range(edge)) + [None] + list(range(arr.shape[0] - edge, arr.shape[0])) \
+        if cut else range(arr.shape[0])
+    parts = ["..." if i is None else _nested(arr[i], indent + 1, summarize, fmt, width)
+             for i in rows]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
 def _threshold():
@@ -112,6 +134,8 @@ def tensor_repr(t):
     dev = t.device
     if dev.type != "cpu":
         extras.append(f"device='{dev}'")
+    if arr.size == 0 and arr.ndim != 1:
+        extras.append(f"size={tuple(arr.shape)}")
     dt = t.dtype
     if dt not in (_dtype.get_default_dtype(), _default_int(), _dtype.bool):
         extras.append(f"dtype={dt!r}")

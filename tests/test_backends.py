@@ -134,6 +134,28 @@ def test_printoptions_repr_matches_torch(options, restore_printoptions):
     same_as_torch(fn)
 
 
+_LAYOUTS = [
+    lambda L: L.arange(60.0).reshape(3, 20) / 7, lambda L: L.arange(3000.0).reshape(60, 50),
+    lambda L: L.arange(2000).reshape(10, 10, 20), lambda L: L.zeros(40),
+    lambda L: L.tensor([True, True]), lambda L: L.tensor([[1, 2], [3, 400]]),
+    lambda L: L.zeros(2, 0), lambda L: L.zeros(0, 3, dtype=L.int32), lambda L: L.tensor(7),
+    lambda L: (L.arange(24.0).reshape(2, 3, 4) - 12) / 5, lambda L: L.tensor(float("nan"))]
+
+
+@pytest.mark.parametrize("options", [{}, {"linewidth": 40}, {"edgeitems": 1, "threshold": 3},
+                                     {"precision": 2, "linewidth": 120}])
+def test_printoptions_layout_matches_torch(options, restore_printoptions):
+    def fn(L):
+        L.set_printoptions(**options)
+        try:
+            return [repr(make(L)).replace("torch.", "hookgrad.") for make in _LAYOUTS]
+        finally:
+            L.set_printoptions(profile="default")
+    out = same_as_torch(fn)
+    if not options:
+        assert out[3].startswith("tensor([0., 0.,") and out[6] == "tensor([], size=(2, 0))"
+
+
 def test_printoptions_explicit(restore_printoptions):
     hookgrad.set_printoptions(precision=2)
     assert repr(hookgrad.tensor([1.2345, 2.0])) == "tensor([1.23, 2.00])"
