@@ -120,10 +120,13 @@ def platform_devices(platform):
         return ()
 
 
+_CPU = device("cpu")  # shared: devices are immutable
+
+
 def device_of(jax_device):
     """The hookgrad device of a JAX device (CPUs are all ``cpu``, as torch has one)."""
     if jax_device.platform == "cpu":
-        return device("cpu")
+        return _CPU
     if jax_device.platform in ("gpu", "cuda", "rocm"):
         return device("cuda", platform_devices("gpu").index(jax_device))
     return device(jax_device.platform, jax_device.id)
