@@ -138,7 +138,7 @@ _LAYOUTS = [
     lambda L: L.arange(60.0).reshape(3, 20) / 7, lambda L: L.arange(3000.0).reshape(60, 50),
     lambda L: L.arange(2000).reshape(10, 10, 20), lambda L: L.zeros(40),
     lambda L: L.tensor([True, True]), lambda L: L.tensor([[1, 2], [3, 400]]),
-    lambda L: L.zeros(2, 0), lambda L: L.zeros(0, 3, dtype=L.int32), lambda L: L.tensor(7),
+    lambda L: L.zeros(2, 0), lambda L: L.zeros(0, 3), lambda L: L.tensor(7),
     lambda L: (L.arange(24.0).reshape(2, 3, 4) - 12) / 5, lambda L: L.tensor(float("nan"))]
 
 
