@@ -122,7 +122,15 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("id, cls, args, kwargs, arrays, call", CASES, ids=[c[0] for c in CASES])
+def _params(cases, slow=()):
+    """Cases as parameters; ``slow``: the ids that only run in the slow tier (covered by
+    a cheaper case by default)."""
+    return [pytest.param(*c, id=c[0], marks=[pytest.mark.slow] if c[0] in slow else [])
+            for c in cases]
+
+
+@pytest.mark.parametrize("id, cls, args, kwargs, arrays, call",
+                         _params(CASES, slow={"rnn_2layer_bidir", "rnn_unbatched"}))
 def test_layer_outputs_states_and_grads_match_torch(id, cls, args, kwargs, arrays, call):
     hm, tm = _pair(cls, *args, **kwargs)
     outs, _, _ = _check(hm, tm, arrays, call)
@@ -155,8 +163,8 @@ PACKED = [
 ]
 
 
-@pytest.mark.parametrize("id, cls, args, kwargs, arrays, lengths", PACKED,
-                         ids=[c[0] for c in PACKED])
+@pytest.mark.parametrize("id, cls, args, kwargs, arrays, lengths",
+                         _params(PACKED, slow={"rnn_bidir"}))
 def test_packed_sequences_with_unsorted_lengths_match_torch(id, cls, args, kwargs, arrays,
                                                             lengths):
     hm, tm = _pair(cls, *args, **kwargs)
@@ -466,23 +474,15 @@ def test_full_backward_hook_on_lstm_matches_torch():
 
 @needs_torch
 def test_lstm_graph_matches_torch_cpu_nodes():
+    from tests.ops.test_torch_differential import _graph
+
     def graph(L):
         m = _pair("LSTM", I, H, 2, bidirectional=True)[0 if L is hg else 1]
         x = L.tensor(r(T, B, I), requires_grad=True)
         out, (h, c) = m(x, (L.zeros(4, B, H, requires_grad=True), L.zeros(4, B, H)))
-        ids, rows, stack = {}, [], [out.grad_fn, h.grad_fn, c.grad_fn]
-        while stack:
-            n = stack.pop()
-            if n is None or n in ids:
-                continue
-            ids[n] = len(ids)
-            rows.append(n)
-            stack.extend(f for f, _ in reversed(n.next_functions))
-        return [(n.name().replace("torch::autograd::", ""),
-                 [(ids.get(f) if f is not None else None) for f, _ in n.next_functions])
-                for n in rows]
+        return [_graph(t) for t in (out, h, c)]
     want = graph(torch)
-    if not any(name == "MkldnnRnnLayerBackward0" for name, _ in want):
+    if not any(name == "MkldnnRnnLayerBackward0" for name, _ in want[0]):
         pytest.skip("this torch build runs the CPU LSTM without mkldnn")
     assert graph(hg) == want
 
@@ -540,6 +540,13 @@ def test_packed_lstm_inside_compile_with_constant_lengths():
     np.testing.assert_allclose(_arr(hg.compile(fwd)()), _arr(fwd()), rtol=1e-5, atol=1e-6)
 
 
+def test_packed_sequence_as_a_compiled_argument():
+    m = nn.GRU(I, H)
+    p = rnn_utils.pack_padded_sequence(hg.tensor(r(T, 3, I)), [5, 3, 2])
+    step = hg.compile(lambda p: m(p)[1].sum())
+    np.testing.assert_allclose(_arr(step(p)), _arr(m(p)[1].sum()), rtol=1e-5, atol=1e-6)
+
+
 def test_traced_lengths_are_an_error():
     x = hg.tensor(r(T, 2, I))
 
@@ -551,12 +558,19 @@ def test_traced_lengths_are_an_error():
         fwd(hg.tensor([5, 3]))
 
 
-def test_functional_call_uses_the_given_parameters():
-    m = nn.GRU(I, H)
+def test_jax_grad_through_functional_call_equals_eager():
+    import jax
+    m = nn.LSTM(I, H)
     x = hg.tensor(r(T, B, I))
-    params = {n: p * 0 for n, p in m.named_parameters()}
-    out, h = hg.func.functional_call(m, params, (x,))
-    assert np.abs(_arr(out)).max() == 0 and np.abs(_arr(m(x)[0])).max() > 0
+
+    def f(params, x):
+        out, (h, c) = hg.func.functional_call(m, params, (x,))
+        return out.sum() + c.sum()
+    got = jax.grad(f)(hg.func.state(m), x._data)
+    out, (h, c) = m(x)
+    (out.sum() + c.sum()).backward()
+    for n, p in m.named_parameters():
+        np.testing.assert_allclose(np.asarray(got[n]), _arr(p.grad), err_msg=n, **TOL)
 
 
 def test_no_warnings_on_plain_use():

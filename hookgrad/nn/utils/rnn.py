@@ -72,11 +72,17 @@ class PackedSequence(namedtuple("PackedSequence_",
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def _static_sizes(self):
-        """The batch sizes as Python ints: known since packing (Tensors made inside a
-        compiled step are traced), else read from ``batch_sizes``."""
+        """The batch sizes as Python ints: known since packing (inside a compiled step
+        ``batch_sizes`` holds a tracer), else read from ``batch_sizes``."""
         sizes = self.__dict__.get("_sizes")
         if sizes is None:
-            sizes = self._sizes = _concrete_ints(self.batch_sizes, "a PackedSequence")
+            b = self.batch_sizes
+            known = getattr(b, "_static_batch_sizes", None)
+            if known is not None and known[0] == b._version:
+                sizes = known[1]
+            else:
+                sizes = _concrete_ints(b, "a PackedSequence")
+            self._sizes = sizes
         return sizes
 
     def to(self, *args, **kwargs):
@@ -138,6 +144,10 @@ def _packed(data, batch_sizes, sorted_indices, unsorted_indices, sizes):
     """A PackedSequence that knows its batch sizes as Python ints."""
     p = tuple.__new__(PackedSequence, (data, batch_sizes, sorted_indices, unsorted_indices))
     p._sizes = sizes
+    if sizes is not None and isinstance(batch_sizes, Tensor):
+        # NOTE: also kept on the Tensor: hookgrad.compile rebuilds a PackedSequence argument
+        # around the same Tensor objects, whose arrays it swaps for tracers
+        batch_sizes._static_batch_sizes = (batch_sizes._version, sizes)
     return p
 
 
