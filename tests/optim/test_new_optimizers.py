@@ -1,0 +1,139 @@
+"""NAdam, RAdam, Adamax and LBFGS against torch.optim: the same gradients give the same
+parameters and state step by step; argument errors; state_dict round trips; inside
+hookgrad.compile."""
+import numpy as np
+import pytest
+
+import hookgrad
+from hookgrad import optim
+from tests.optim._common import INIT, Pair, arr, leaf, quad_grad, torch, torch_test
+
+SWEEP = [
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.05, "betas": (0.8, 0.99), "momentum_decay": 0.1}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("NAdam", {"lr": 0.01, "eps": 1e-3, "maximize": True}),
+    ("RAdam", {}),
+    ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9)}),  # rectified from step 3 on
+    ("RAdam", {"lr": 0.05, "betas": (0.9, 0.9), "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.05, "betas": (0.9, 0.8), "weight_decay": 0.1,
+               "decoupled_weight_decay": True}),
+    ("RAdam", {"lr": 0.05, "betas": (0.5, 0.7), "eps": 1e-2, "maximize": True}),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.05, "betas": (0.8, 0.9), "eps": 1e-3}),
+    ("Adamax", {"lr": 0.05, "weight_decay": 0.1}),
+    ("Adamax", {"lr": 0.05, "maximize": True}),
+]
+
+
+@torch_test
+@pytest.mark.parametrize("name,kwargs", SWEEP, ids=[f"{n}-{'-'.join(k)}" for n, k in SWEEP])
+def test_matches_torch_step_by_step(name, kwargs):
+    pair = Pair(name, kwargs)
+    for _ in range(6):
+        pair.step()
+        pair.assert_close(tol=1e-5)
+    pair.assert_state_close(tol=1e-5)
+
+
+@torch_test
+@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax"])
+def test_state_dict_round_trips_to_and_from_torch(name):
+    pair = Pair(name, {"lr": 0.05, "betas": (0.8, 0.9)})
+    pair.step(3)
+    # torch's state loaded into a fresh hookgrad optimizer continues as torch does
+    h = [leaf(arr(p)) for p in pair.t]
+    opt = getattr(optim, name)(h, lr=0.05, betas=(0.8, 0.9))
+    opt.load_state_dict(pair.to.state_dict())
+    pair.ho, pair.h = opt, h
+    pair.step(3)
+    pair.assert_close()
+    pair.assert_state_close()
+    # and hookgrad's state loads into torch
+    t = [torch.nn.Parameter(torch.tensor(arr(p))) for p in pair.h]
+    tor = getattr(torch.optim, name)(t, lr=0.05, betas=(0.8, 0.9))
+    sd = pair.ho.state_dict()
+    tor.load_state_dict({"state": {k: {n: torch.tensor(arr(v)) for n, v in s.items()}
+                                   for k, s in sd["state"].items()},
+                         "param_groups": sd["param_groups"]})
+    pair.to, pair.t = tor, t
+    pair.step(2)
+    pair.assert_close()
+
+
+def test_state_has_pytorch_names():
+    ps = [leaf(a) for a in INIT]
+    for cls, names in ((optim.NAdam, ["step", "mu_product", "exp_avg", "exp_avg_sq"]),
+                       (optim.RAdam, ["step", "exp_avg", "exp_avg_sq"]),
+                       (optim.Adamax, ["step", "exp_avg", "exp_inf"])):
+        opt = cls(ps)
+        assert opt.state[ps[0]] == {}
+        for k, p in enumerate(ps):
+            p.grad = hookgrad.tensor(quad_grad(k, arr(p)))
+        opt.step()
+        assert list(opt.state[ps[1]]) == names
+        assert opt.state[ps[1]]["step"].item() == 1.0
+
+
+def test_nadam_mu_product_is_the_schedule_product():
+    p = leaf(INIT[0])
+    opt = optim.NAdam([p], betas=(0.9, 0.999), momentum_decay=0.004)
+    expected = 1.0
+    for t in range(1, 4):
+        p.grad = hookgrad.tensor(quad_grad(0, arr(p)))
+        opt.step()
+        expected *= 0.9 * (1 - 0.5 * 0.96 ** (t * 0.004))
+    np.testing.assert_allclose(opt.state[p]["mu_product"].item(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax"])
+def test_argument_errors(name):
+    cls = getattr(optim, name)
+    p = [leaf(INIT[0])]
+    with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+        cls(p, lr=-1)
+    with pytest.raises(ValueError, match="Invalid epsilon value: -0.1"):
+        cls(p, eps=-0.1)
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 0: 1.0"):
+        cls(p, betas=(1.0, 0.9))
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1: -0.5"):
+        cls(p, betas=(0.9, -0.5))
+    with pytest.raises(ValueError, match="Invalid weight_decay value: -0.1"):
+        cls(p, weight_decay=-0.1)
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        cls(p, differentiable=True)
+    if name == "NAdam":
+        with pytest.raises(ValueError, match="Invalid momentum_decay value: -1"):
+            cls(p, momentum_decay=-1)
+
+
+@pytest.mark.parametrize("name,kwargs", [("NAdam", {"lr": 0.05, "weight_decay": 0.1}),
+                                         ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9)}),
+                                         ("Adamax", {"lr": 0.05})])
+def test_inside_compile(name, kwargs):
+    nn = hookgrad.nn
+    hookgrad.manual_seed(0)
+    model = nn.Linear(3, 2)
+    ref = nn.Linear(3, 2)
+    ref.load_state_dict(model.state_dict())
+    x = hookgrad.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 6)
+    opts = [getattr(optim, name)(m.parameters(), **kwargs) for m in (model, ref)]
+
+    def step(m, opt):
+        opt.zero_grad()
+        loss = (m(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = hookgrad.compile(lambda: step(model, opts[0]))
+    for _ in range(4):
+        np.testing.assert_allclose(arr(compiled()), arr(step(ref, opts[1])), rtol=1e-5)
+    for a, b in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(arr(a), arr(b), rtol=1e-5, atol=1e-6)
+    sd, rsd = opts[0].state_dict(), opts[1].state_dict()
+    for k in rsd["state"]:
+        for n in rsd["state"][k]:
+            np.testing.assert_allclose(arr(sd["state"][k][n]), arr(rsd["state"][k][n]),
+                                       rtol=1e-5, atol=1e-6)
