@@ -26,7 +26,7 @@ globals().update(_ops.FUNCTIONS)
 def __getattr__(name):
     # heavier subpackages load on first use
     import importlib
-    if name in ("nn", "optim", "func", "library", "testing"):
+    if name in ("nn", "optim", "func", "library", "testing", "distributions"):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
