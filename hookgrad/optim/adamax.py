@@ -1,14 +1,13 @@
 """``Adamax``: Adam with the infinity norm in place of the second moment."""
 import optax
 
-from ._transform import TransformOptimizer
-from .radam import (adam_state_from_torch, adam_state_to_torch, check_adam_family,
-                    decay_parts)
+from ._adam_family import (AdamFamily, adam_state_from_torch, adam_state_to_torch,
+                           check_adam_family, decay_parts)
 
 __all__ = ["Adamax"]
 
 
-class Adamax(TransformOptimizer):
+class Adamax(AdamFamily):
     r"""Adamax, as ``torch.optim.Adamax``.
 
     .. code-block:: python
@@ -33,21 +32,6 @@ class Adamax(TransformOptimizer):
                     "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
-
-    _value_static = ("weight_decay",)
-
-    def _static(self, group):
-        return (bool(group["maximize"]), bool(group["weight_decay"] != 0), False)
-
-    def _hyperparams(self, group):
-        return {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
-                "weight_decay": group["weight_decay"]}
-
-    @staticmethod
-    def _derive(static, hp, count):
-        hp = dict(hp)
-        hp["b1"], hp["b2"] = hp.pop("betas")
-        return hp
 
     @staticmethod
     def _transformation(static, lr, b1, b2, eps, weight_decay):

@@ -5,9 +5,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._transform import TransformOptimizer, _as_array, replace_part
+from ._adam_family import AdamFamily, check_adam_family, decay_parts
+from ._transform import _as_array, replace_part
 from ._validate import check_nonnegative
-from .radam import check_adam_family, decay_parts
 
 __all__ = ["NAdam"]
 
@@ -49,7 +49,7 @@ def scale_by_nadam_schedule(b1, b2, eps, mu_t, mu_next, bias_correction2):
     return optax.GradientTransformation(init_fn, update_fn)
 
 
-class NAdam(TransformOptimizer):
+class NAdam(AdamFamily):
     r"""NAdam, as ``torch.optim.NAdam``.
 
     .. code-block:: python
@@ -80,21 +80,13 @@ class NAdam(TransformOptimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    _value_static = ("weight_decay",)
-
-    def _static(self, group):
-        return (bool(group["maximize"]), bool(group["weight_decay"] != 0),
-                bool(group.get("decoupled_weight_decay", False)))
-
     def _hyperparams(self, group):
-        return {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
-                "weight_decay": group["weight_decay"],
-                "momentum_decay": group["momentum_decay"]}
+        return dict(super()._hyperparams(group), momentum_decay=group["momentum_decay"])
 
     @staticmethod
     def _derive(static, hp, count):
-        hp = dict(hp)
-        hp["b1"], hp["b2"] = b1, b2 = hp.pop("betas")
+        hp = AdamFamily._derive(static, hp, count)
+        b1, b2 = hp["b1"], hp["b2"]
         decay = hp.pop("momentum_decay")
         step = jnp.asarray(count) + 1
         hp["mu_t"] = b1 * (1.0 - 0.5 * 0.96 ** (step * decay))
