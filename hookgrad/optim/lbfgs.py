@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ._line_search import strong_wolfe
 from ._transform import _write_param
 from ._validate import check_lr
 from .optimizer import Optimizer
@@ -84,7 +85,9 @@ class LBFGS(Optimizer):
     when ``y·s > 1e-10``), a step ``t = lr`` (the first ever ``min(1, 1/|g|₁) * lr``),
     then ``closure`` again; it stops early as PyTorch does (gradient below
     ``tolerance_grad``, change below ``tolerance_change``, ``max_eval`` evaluations).
-    One parameter group only. ``line_search_fn="strong_wolfe"`` is not implemented.
+    With ``line_search_fn="strong_wolfe"`` the step length comes from a line search
+    satisfying the strong Wolfe conditions (PyTorch's constants: ``c1=1e-4``,
+    ``c2=0.9``, at most ``max_eval`` evaluations per ``step``). One parameter group only.
 
     Example::
 
@@ -128,16 +131,30 @@ class LBFGS(Optimizer):
             h = self._history = _History(*lists, group["history_size"], n, dtype)
         return h
 
+    def _line_search(self, evaluate, t, d, loss, g, gtd, tol_change, max_ls):
+        """Strong-Wolfe search along ``d`` from the current parameters, which it leaves
+        as they were; returns ``(loss, flat_grad, t, evaluations)`` at the step found."""
+        start = [p._data for p in self._params]
+
+        def at(step):
+            self._add_to_params(step, d)
+            f = float(evaluate())
+            g_new = self._flat_grad()
+            for p, arr in zip(self._params, start):
+                _write_param(p, arr)
+            return f, g_new, float(jnp.dot(g_new, d))
+
+        return strong_wolfe(at, float(t), float(jnp.abs(d).max()), (0, loss, g, float(gtd)),
+                            tolerance_change=tol_change, max_ls=max_ls)
+
     def step(self, closure):
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` (required) zeroes the
         gradients, computes the loss, calls ``backward()`` and returns the loss.
         Returns the loss of the first evaluation."""
         group = self.param_groups[0]
-        if group["line_search_fn"] is not None:
-            if group["line_search_fn"] != "strong_wolfe":
-                raise RuntimeError("only 'strong_wolfe' is supported")
-            raise NotImplementedError("hookgrad's LBFGS has no line search yet: use "
-                                      "line_search_fn=None")
+        line_search = group["line_search_fn"]
+        if line_search is not None and line_search != "strong_wolfe":
+            raise RuntimeError("only 'strong_wolfe' is supported")
         lr = float(_val(group["lr"]))
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
@@ -181,13 +198,19 @@ class LBFGS(Optimizer):
             gtd = jnp.dot(g, d)
             if float(gtd) > -tol_change:  # not a descent direction
                 break
-            self._add_to_params(t, d)
-            ls_evals = 0
-            if n_iter != max_iter:
-                loss = float(evaluate())
-                g = self._flat_grad()
-                ls_evals = 1
-            opt_cond = ls_evals and float(jnp.abs(g).max()) <= tol_grad
+            if line_search is not None:
+                loss, g, t, ls_evals = self._line_search(evaluate, t, d, loss, g, gtd,
+                                                         tol_change, max_eval - evals)
+                self._add_to_params(t, d)
+                opt_cond = float(jnp.abs(g).max()) <= tol_grad
+            else:
+                self._add_to_params(t, d)
+                ls_evals = 0
+                if n_iter != max_iter:
+                    loss = float(evaluate())
+                    g = self._flat_grad()
+                    ls_evals = 1
+                opt_cond = ls_evals and float(jnp.abs(g).max()) <= tol_grad
             evals += ls_evals
             state["func_evals"] += ls_evals
             if (n_iter == max_iter or evals >= max_eval or opt_cond

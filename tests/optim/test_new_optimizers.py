@@ -192,6 +192,12 @@ LBFGS_CASES = [
     ("quad", {"lr": 0.1, "max_iter": 3, "max_eval": 2}),
     ("mlp", {"lr": 0.8, "max_iter": 3}),
     ("mlp", {"max_iter": 4, "history_size": 2, "tolerance_change": 1e-4}),
+    ("quad", {"line_search_fn": "strong_wolfe", "max_iter": 3}),
+    ("mlp", {"line_search_fn": "strong_wolfe", "max_iter": 3}),
+    # a long first step: the search brackets and zooms back
+    ("mlp", {"line_search_fn": "strong_wolfe", "lr": 20.0, "max_iter": 3,
+             "history_size": 2}),
+    ("quad", {"line_search_fn": "strong_wolfe", "lr": 30.0, "max_iter": 2, "max_eval": 4}),
 ]
 
 
