@@ -111,6 +111,15 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
         self._history = None
 
+    # compiled mode: step() refuses to run inside hookgrad.compile, so a compiled closure
+    # (which may call zero_grad) has no optimizer state to lift, and must not write back
+    # a stale copy of it while step() is between evaluations
+    def _state_arrays(self):
+        return {"state": [], "hparams": []}
+
+    def _load_state_arrays(self, tree):
+        pass
+
     def _flat_grad(self):
         return jnp.concatenate([
             (p.grad._data if p.grad is not None else jnp.zeros(p.shape, p._data.dtype))
@@ -158,16 +167,21 @@ class LBFGS(Optimizer):
         lr = float(_val(group["lr"]))
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
-        state = self.state[self._params[0]]
-        state.setdefault("func_evals", 0)
-        state.setdefault("n_iter", 0)
 
         def evaluate():
             with enable_grad():
                 return closure()
 
         orig_loss = evaluate()
+        if isinstance(getattr(orig_loss, "_data", None), jax.core.Tracer):
+            raise RuntimeError(
+                "LBFGS.step(closure) cannot run inside hookgrad.compile: how many times it "
+                "calls the closure depends on the loss values. Call opt.step(closure) "
+                "eagerly; the closure itself may be a compiled function returning the loss")
         loss = float(orig_loss)
+        state = self.state[self._params[0]]
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
         evals = 1
         state["func_evals"] += 1
         g = self._flat_grad()

@@ -262,3 +262,32 @@ def test_lbfgs_errors():
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         optim.LBFGS([p], line_search_fn="armijo").step(lambda: 0.0)
     assert optim.LBFGS([p], max_iter=8).defaults["max_eval"] == 10
+
+
+def test_lbfgs_with_a_compiled_closure_and_not_inside_compile():
+    p = leaf(INIT[0])
+    opt = optim.LBFGS([p], max_iter=3)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(RuntimeError, match="cannot run inside hookgrad.compile"):
+        hookgrad.compile(lambda: opt.step(closure))()
+    assert p not in opt.state  # nothing recorded by the refused step
+    ref = leaf(INIT[0])
+    ref_opt = optim.LBFGS([ref], max_iter=3)
+
+    def ref_closure():
+        ref_opt.zero_grad()
+        loss = (ref * ref).sum()
+        loss.backward()
+        return loss
+
+    compiled = hookgrad.compile(closure)
+    for _ in range(2):
+        np.testing.assert_allclose(opt.step(compiled).item(), ref_opt.step(ref_closure).item(),
+                                   rtol=1e-6)
+    np.testing.assert_allclose(arr(p), arr(ref), rtol=1e-6, atol=1e-7)
