@@ -36,5 +36,5 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam",
-           "Adamax", "LBFGS", "OptaxOptimizer", "from_optax", "lr_scheduler", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook"]
+           "Adamax", "LBFGS", "OptaxOptimizer", "from_optax", "lr_scheduler",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
