@@ -262,8 +262,8 @@ def test_validation_errors():
         D.Distribution.set_default_validate_args(True)
 
 
-def test_log_prob_under_compile_and_func():
-    """A compiled step through rsample/log_prob gives eager's gradients."""
+def test_log_prob_under_compile():
+    """A compiled step through log_prob/entropy gives eager's loss and gradients."""
     def step(loc, scale):
         d = D.Normal(loc, scale)
         loss = -d.log_prob(hookgrad.tensor(VALUE)).sum() + D.Categorical(
@@ -279,3 +279,21 @@ def test_log_prob_under_compile_and_func():
     for a, b in zip(comp, eager):
         np.testing.assert_allclose(np.asarray(a.grad._data), np.asarray(b.grad._data),
                                    rtol=1e-6)
+
+
+def test_sampling_inside_compile_draws_fresh_values_each_call():
+    loc = hookgrad.tensor(LOC, requires_grad=True)
+
+    def step():
+        x = D.Normal(loc, hookgrad.tensor(SCALE)).rsample((2,))
+        k = D.Categorical(logits=hookgrad.tensor(LOGITS)).sample((3,))
+        x.sum().backward()
+        return x, k
+
+    compiled = hookgrad.compile(step)
+    hookgrad.manual_seed(0)
+    (x1, k1), (x2, k2) = compiled(), compiled()
+    assert x1.shape == (2, 3) and k1.shape == (3, 2)
+    assert not np.array_equal(np.asarray(x1._data), np.asarray(x2._data))
+    assert set(np.unique(np.asarray(k1._data))) <= {0, 1, 2}
+    np.testing.assert_allclose(np.asarray(loc.grad._data), [4.0, 4.0, 4.0])  # 2 calls x 2
