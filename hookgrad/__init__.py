@@ -28,11 +28,14 @@ __version__ = "0.1.0"
 globals().update(_ops.FUNCTIONS)
 
 
+# heavier subpackages, imported on first use
+_LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
+                   "multiprocessing", "distributions"})
+
+
 def __getattr__(name):
-    # heavier subpackages load on first use
     import importlib
-    if name in ("nn", "optim", "func", "library", "testing", "cuda", "futures",
-                "multiprocessing"):
+    if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
