@@ -25,6 +25,7 @@ from .. import random as _random
 from .._host_hook import _flatten_containers
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd._saved import SavedTensor
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 
@@ -139,7 +140,11 @@ class _Frame:
     """One non-reentrant checkpointed call: what its forward saved is re-made on demand."""
 
     def __init__(self, function, args, kwargs, key, recompute_context):
-        self.function, self.args, self.kwargs = function, args, kwargs
+        # the inputs are saved as an op saves a tensor (outer pack hooks see them, as in
+        # PyTorch); the segment's own saves go through ``pack`` below
+        self.args = [(SavedTensor(a, False), type(a), a._requires_grad)
+                     if isinstance(a, Tensor) else a for a in args]
+        self.function, self.kwargs = function, kwargs
         self.key, self.recompute_context = key, recompute_context
         self.n_packed = 0
         self.values = None
@@ -168,7 +173,14 @@ class _Frame:
         def never(_):
             raise CheckpointError("torch.utils.checkpoint: a tensor saved during the "
                                   "re-computation was unpacked")
-        args = _rerun_inputs(self.args)
+        args = []
+        for a in self.args:
+            if isinstance(a, tuple) and len(a) == 3 and isinstance(a[0], SavedTensor):
+                t = a[1]._wrap(a[0].unpack(None, False))
+                t._requires_grad = a[2]
+                a = t
+            args.append(a)
+        args = _rerun_inputs(args)
         with _rng(self.key), grad_mode.enable_grad(), saved_tensors_hooks(keep, never), \
                 self.recompute_context:
             self.function(*args, **self.kwargs)
