@@ -88,8 +88,8 @@ class CompiledFunctionBackward(Node):
 class _Entry:
     """One traced signature: the jitted forward and backward and how to read their outputs."""
 
-    __slots__ = ("fwd", "bwd", "diff_meta", "out_spec", "build", "writes", "key_out",
-                 "n_diff", "jaxpr")
+    __slots__ = ("fwd", "bwd", "res_tree", "diff_meta", "out_spec", "build", "writes",
+                 "key_out", "n_diff", "jaxpr")
 
 
 def _state_slots(mod):
@@ -133,6 +133,7 @@ class _CompiledForward:
         self._fullgraph = fullgraph
         self._options = options or {}
         self._cache = {}
+        self._key_data = None   # (typed key, its raw data): unwrapping a key costs ~1 ms
         self.trace_count = 0
 
     def __call__(self, *args, **kwargs):
@@ -258,7 +259,10 @@ class _CompiledForward:
                     full[k] = v
                 return run(full, key_data)
             d_out, vjp, other = jax.vjp(f, *[arrs[k] for k in diff], has_aux=True)
-            return d_out, other, vjp
+            # the residuals as a flat list: a pytree of plain arrays keeps both calls on
+            # jit's C++ fast path
+            res, entry.res_tree = jax.tree_util.tree_flatten(vjp)
+            return d_out, other, res
 
         jitted = _tune.jit(fwd, (), self._options) if self._options else jax.jit(fwd)
         try:
@@ -274,16 +278,25 @@ class _CompiledForward:
         entry.diff_meta = tuple((v.aval.shape, v.aval.dtype)
                                 for v in traced.jaxpr.jaxpr.outvars[:sum(
                                     1 for s in entry.out_spec if s[0] == "D")])
-        entry.bwd = _BWD
+        if diff:
+            tree = entry.res_tree
+            entry.bwd = jax.jit(lambda res, cts: jax.tree_util.tree_unflatten(tree, res)(cts))
         self._cache[key] = entry
         return entry
 
     # ---- running
     def _run(self, entry, slots, leaves, dyn, flat, rng):
-        d_out, other, vjp = entry.fwd(flat, jax.random.key_data(rng))
+        cached = self._key_data
+        if cached is not None and cached[0] is rng:
+            data = cached[1]
+        else:
+            data = jax.random.key_data(rng)
+            self._key_data = (rng, data)
+        d_out, other, vjp = entry.fwd(flat, data)
         if entry.key_out:
-            _random._state["key"] = jax.random.wrap_key_data(
-                other[-1], impl=jax.random.key_impl(rng))
+            new_key = jax.random.wrap_key_data(other[-1], impl=jax.random.key_impl(rng))
+            _random._state["key"] = new_key
+            self._key_data = (new_key, other[-1])
         n_o = len(other) - len(entry.writes) - (1 if entry.key_out else 0)
         for (k, ver), arr in zip(entry.writes, other[n_o:]):
             t = slots[k][0]
@@ -310,9 +323,6 @@ class _CompiledForward:
             else:
                 out.append(s[1])
         return entry.build(out)
-
-
-_BWD = jax.jit(lambda vjp, cts: vjp(cts))
 
 
 def _as(cls, arr):
