@@ -366,6 +366,22 @@ class OptimizedModule(Module):
                                                   options=options)
         self.forward = self._compiled_forward
 
+    def __call__(self, *args, **kwargs):
+        from .nn.modules._global_hooks import _has_any_global_hook
+        if _has_any_global_hook():
+            warnings.warn(
+                "Using `torch.compile(module)` when there are global hooks on modules (e.g., "
+                "from `register_module_forward_hook`); this will cause the hooks to fire an "
+                "extra time for the `OptimizedModule` created by `torch.compile(module)`. If "
+                "this causes undesired behavior, please try using `module.compile()`, or use "
+                "the per-module hooks instead", stacklevel=2)
+        return super().__call__(*args, **kwargs)
+
+    def __reduce__(self):
+        # a copy compiles the copied module (the compiled programs are not copied)
+        f = self._compiled_forward
+        return (_rebuild, (self._orig_mod, f._fullgraph, f._options))
+
     @property
     def training(self):
         return self._orig_mod.training
@@ -405,6 +421,10 @@ class OptimizedModule(Module):
     def __dir__(self):
         own = self._orig_mod.__dir__()
         return own + [a for a in super().__dir__() if a not in own]
+
+
+def _rebuild(mod, fullgraph, options):
+    return OptimizedModule(mod, fullgraph=fullgraph, options=options)
 
 
 def compile_module(mod, *, fullgraph=False, options=None):
