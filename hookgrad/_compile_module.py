@@ -20,8 +20,8 @@ New parameter values (an optimizer step) are new inputs of the same program.
 Graph breaks: while a module forward/backward hook (of the model, a submodule or global,
 ``ModTracker`` included) or a saved-tensor hook is active, the call runs eagerly, so every
 hook fires exactly as without compile. A forward that reads a traced value on the host
-(``float(t)``, ``.item()``, Python control flow on a Tensor) runs eagerly for that
-signature (``fullgraph=True`` raises instead).
+(``float(t)``, ``.item()``, Python control flow on a Tensor) or writes into a Tensor
+argument in place runs eagerly for that signature (``fullgraph=True`` raises instead).
 """
 import warnings
 import weakref
@@ -50,6 +50,10 @@ _HOOK_ATTRS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
 _BREAK_ERRORS = (TracedValueError, jax.errors.ConcretizationTypeError,
                  jax.errors.TracerArrayConversionError)
 _EAGER = object()  # cache value of a signature that graph-broke while tracing
+
+
+class _InputWritten(Exception):
+    """The forward wrote into one of its Tensor arguments in place (a graph break)."""
 
 
 class CompiledFunctionBackward(Node):
@@ -219,6 +223,12 @@ class _CompiledForward:
                     if isinstance(now, Tensor) and (now is not subs[k_] or
                                                     now._data is not arrs[k_]):
                         writes.append((k_, now._data, max(now._version, 1)))
+                for j, i in enumerate(dyn):
+                    if isinstance(new_leaves[i], Tensor) and \
+                            new_leaves[i]._data is not arrs[n_state + j]:
+                        # an in-place write into an argument: its history changes as
+                        # eagerly only if the call runs eagerly
+                        raise _InputWritten
                 key_now = _random._state["key"]
             finally:
                 _random._state["key"] = prev_key
@@ -267,8 +277,12 @@ class _CompiledForward:
         jitted = _tune.jit(fwd, (), self._options) if self._options else jax.jit(fwd)
         try:
             traced = jitted.trace(flat, jax.random.key_data(rng))
-        except _BREAK_ERRORS:
+        except (_InputWritten, *_BREAK_ERRORS) as e:
             if self._fullgraph:
+                if isinstance(e, _InputWritten):
+                    raise RuntimeError("hookgrad.compile(model, fullgraph=True): the forward "
+                                       "writes into a Tensor argument in place; return a new "
+                                       "Tensor instead, or compile without fullgraph") from None
                 raise
             self._cache[key] = _EAGER
             return _EAGER

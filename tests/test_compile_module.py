@@ -286,6 +286,28 @@ def test_host_read_graph_breaks_unless_fullgraph():
         hg.compile(m, fullgraph=True)(x)
 
 
+class _InPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        x.mul_(2)          # writes into the caller's Tensor
+        return self.fc(x)
+
+
+def test_in_place_write_to_an_argument_graph_breaks():
+    hg.manual_seed(0)
+    m = _InPlace()
+    a, b = hg.ones(2, 3), hg.ones(2, 3)
+    out = hg.compile(m)(a)
+    np.testing.assert_allclose(_arr(out), _arr(m(b)))
+    np.testing.assert_allclose(_arr(a), _arr(b))     # the write reached the argument
+    assert a._version == b._version == 1
+    with pytest.raises(RuntimeError, match="writes into a Tensor argument in place"):
+        hg.compile(m, fullgraph=True)(a)
+
+
 def test_backward_twice_and_double_backward_raise():
     cmodel = hg.compile(_mlp())
     out = cmodel(hg.randn(5, 3)).sum()
