@@ -20,8 +20,9 @@ New parameter values (an optimizer step) are new inputs of the same program.
 Graph breaks: while a module forward/backward hook (of the model, a submodule or global,
 ``ModTracker`` included) or a saved-tensor hook is active, the call runs eagerly, so every
 hook fires exactly as without compile. A forward that reads a traced value on the host
-(``float(t)``, ``.item()``, Python control flow on a Tensor) or writes into a Tensor
-argument in place runs eagerly for that signature (``fullgraph=True`` raises instead).
+(``float(t)``, ``.item()``, Python control flow on a Tensor), writes into a Tensor
+argument in place or registers a gradient hook on a Tensor or node it makes runs eagerly
+for that signature (``fullgraph=True`` raises instead).
 """
 import warnings
 import weakref
@@ -54,6 +55,39 @@ _EAGER = object()  # cache value of a signature that graph-broke while tracing
 
 class _InputWritten(Exception):
     """The forward wrote into one of its Tensor arguments in place (a graph break)."""
+
+
+class _HookInForward(Exception):
+    """The forward registered a gradient hook on a Tensor or node it made (a graph break:
+    traced into the backward program, the hook's Python would run once, not per call)."""
+
+
+class _watch_hooks:
+    """Counts the functional-mode hook boundaries made while a forward is traced: every
+    tensor / Node pre-hook / multi-grad hook goes through ``_functional._identity``, a Node
+    post-hook through ``FunctionalNode._wrap_post``."""
+
+    def __enter__(self):
+        from . import _functional as fn
+        self.n = 0
+        self.saved = fn._identity, fn.FunctionalNode._wrap_post
+        ident, wrap_post = self.saved
+
+        def counted_identity(*a, **k):
+            self.n += 1
+            return ident(*a, **k)
+
+        def counted_wrap_post(node):
+            self.n += 1
+            return wrap_post(node)
+        # NOTE: patched only while one forward is traced (tracing holds the GIL-bound
+        # Python thread; the originals are restored before the program runs)
+        fn._identity, fn.FunctionalNode._wrap_post = counted_identity, counted_wrap_post
+        return self
+
+    def __exit__(self, *exc):
+        from . import _functional as fn
+        fn._identity, fn.FunctionalNode._wrap_post = self.saved
 
 
 class CompiledFunctionBackward(Node):
@@ -215,8 +249,10 @@ class _CompiledForward:
             _random._state["key"] = key_in = jax.random.wrap_key_data(key_data, impl=impl)
             try:
                 a, k = rebuild(new_leaves)
-                with _mode.functional_mode():
+                with _mode.functional_mode(), _watch_hooks() as watch:
                     result = call(*a, **k)
+                if watch.n:
+                    raise _HookInForward
                 writes = []
                 for k_, (t, where, is_buf) in enumerate(slots):
                     now = where[0][0].get(where[0][1])
@@ -277,12 +313,16 @@ class _CompiledForward:
         jitted = _tune.jit(fwd, (), self._options) if self._options else jax.jit(fwd)
         try:
             traced = jitted.trace(flat, jax.random.key_data(rng))
-        except (_InputWritten, *_BREAK_ERRORS) as e:
+        except (_InputWritten, _HookInForward, *_BREAK_ERRORS) as e:
             if self._fullgraph:
-                if isinstance(e, _InputWritten):
-                    raise RuntimeError("hookgrad.compile(model, fullgraph=True): the forward "
-                                       "writes into a Tensor argument in place; return a new "
-                                       "Tensor instead, or compile without fullgraph") from None
+                if isinstance(e, (_InputWritten, _HookInForward)):
+                    what = ("writes into a Tensor argument in place; return a new Tensor" if
+                            isinstance(e, _InputWritten) else "registers a gradient hook on a "
+                            "Tensor or node it makes; register it outside the forward (on "
+                            "the output or a parameter)")
+                    raise RuntimeError(f"hookgrad.compile(model, fullgraph=True): the forward "
+                                       f"{what} instead, or compile without "
+                                       "fullgraph") from None
                 raise
             self._cache[key] = _EAGER
             return _EAGER

@@ -308,6 +308,33 @@ def test_in_place_write_to_an_argument_graph_breaks():
         hg.compile(m, fullgraph=True)(a)
 
 
+class _HookInside(nn.Module):
+    def __init__(self, log):
+        super().__init__()
+        self.fc, self.log = nn.Linear(3, 2), log
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.register_hook(lambda g: self.log.append(1) or g * 2)
+        return h.tanh()
+
+
+def test_hook_registered_in_forward_graph_breaks():
+    hg.manual_seed(0)
+    got, want = [], []
+    m = _HookInside(got)
+    e = copy.deepcopy(m)
+    e.log = want
+    c = hg.compile(m)
+    for _ in range(3):
+        c(hg.ones(2, 3)).sum().backward()
+        e(hg.ones(2, 3)).sum().backward()
+    assert got == want == [1, 1, 1]     # the hook ran on every backward
+    np.testing.assert_allclose(_arr(m.fc.weight.grad), _arr(e.fc.weight.grad), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="registers a gradient hook on a Tensor"):
+        hg.compile(m, fullgraph=True)(hg.ones(2, 3))
+
+
 def test_backward_twice_and_double_backward_raise():
     cmodel = hg.compile(_mlp())
     out = cmodel(hg.randn(5, 3)).sum()
