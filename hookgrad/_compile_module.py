@@ -25,7 +25,6 @@ argument in place or registers a gradient hook on a Tensor or node it makes runs
 for that signature (``fullgraph=True`` raises instead).
 """
 import warnings
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -39,6 +38,7 @@ from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd._saved import FREED_MESSAGE, hook_state
 from .autograd.graph import Node
+from .compile import _wrap_as
 from .nn.modules.module import Module
 
 __all__ = ["OptimizedModule", "CompiledFunctionBackward"]
@@ -127,7 +127,7 @@ class _Entry:
     """One traced signature: the jitted forward and backward and how to read their outputs."""
 
     __slots__ = ("fwd", "bwd", "res_tree", "diff_meta", "out_spec", "build", "writes",
-                 "key_out", "n_diff", "jaxpr")
+                 "key_out", "jaxpr")
 
 
 def _state_slots(mod):
@@ -161,12 +161,80 @@ def _hooked(mod):
     return False
 
 
+def _raise_fullgraph(e):
+    """A graph break under ``fullgraph=True``: the error, with what to change."""
+    if isinstance(e, _InputWritten):
+        what = "writes into a Tensor argument in place; return a new Tensor"
+    elif isinstance(e, _HookInForward):
+        what = ("registers a gradient hook on a Tensor or node it makes; register it outside "
+                "the forward (on the output or a parameter)")
+    else:
+        raise e
+    raise RuntimeError(f"hookgrad.compile(model, fullgraph=True): the forward {what} "
+                       "instead, or compile without fullgraph") from None
+
+
+def _substitute(slots, arrs):
+    """Put a Tensor holding the traced array in every slot of every parameter and buffer."""
+    subs = []
+    for (t, where, _), arr in zip(slots, arrs):
+        s = _traced_like(t, arr)
+        s.__dict__.update({a: t.__dict__[a] for a in ("persistent", "_is_buffer")
+                           if a in t.__dict__})
+        subs.append(s)
+        for d, attr in where:
+            d[attr] = s
+    return subs
+
+
+def _traced_like(v, arr):
+    """``arr`` as an argument in ``v``'s place: a Tensor of ``v``'s type and requires_grad."""
+    if not isinstance(v, Tensor):
+        return arr
+    t = type(v)._wrap(arr)
+    t._requires_grad = v._requires_grad
+    return t
+
+
+def _written(slots, subs, arrs):
+    """``(slot index, new array, version bumps)`` of each parameter or buffer the forward
+    wrote in place or rebound."""
+    out = []
+    for k, ((_, where, _), sub, arr) in enumerate(zip(slots, subs, arrs)):
+        now = where[0][0].get(where[0][1])
+        if isinstance(now, Tensor) and (now is not sub or now._data is not arr):
+            out.append((k, now._data, max(now._version, 1)))
+    return out
+
+
+def _split_outputs(result, entry, differentiable):
+    """The forward's result as (arrays of the outputs that require grad, other arrays);
+    ``entry.out_spec``/``entry.build`` rebuild it."""
+    res, entry.build = _flatten_containers(result)
+    d_out, other, spec = [], [], []
+    for v in res:
+        if isinstance(v, Tensor):
+            if differentiable and v._requires_grad and v._data.dtype in INEXACT:
+                spec.append(("D", len(d_out), type(v)))
+                d_out.append(v._data)
+            else:
+                spec.append(("O", len(other), type(v)))
+                other.append(v._data)
+        elif isinstance(v, (jax.Array, _Tracer)):
+            spec.append(("A", len(other)))
+            other.append(v)
+        else:
+            spec.append(("S", v))
+    entry.out_spec = spec
+    return d_out, other
+
+
 class _CompiledForward:
     """Calls ``call`` (the Module's eager call) through cached XLA programs; ``mod`` owns
     the parameters and buffers that become the programs' inputs."""
 
     def __init__(self, mod, call, *, fullgraph=False, options=None):
-        self._mod = weakref.ref(mod)
+        self._mod = mod
         self._call = call
         self._fullgraph = fullgraph
         self._options = options or {}
@@ -175,7 +243,7 @@ class _CompiledForward:
         self.trace_count = 0
 
     def __call__(self, *args, **kwargs):
-        mod = self._mod()
+        mod = self._mod
         if _mode.state.compiling or _mode.state.functional or _hooked(mod):
             return self._call(*args, **kwargs)   # inlined into the outer trace, or hooks
         leaves, rebuild = _flatten_containers((args, kwargs))
@@ -222,29 +290,15 @@ class _CompiledForward:
         inputs = [t for t, _, _ in slots] + [leaves[i] for i in dyn]
         diff = [k for k, t in enumerate(inputs) if grad_on and isinstance(t, Tensor)
                 and t._requires_grad and t._data.dtype in INEXACT]
-        entry.n_diff = len(diff)
         impl = jax.random.key_impl(rng)
         call = self._call
 
         def run(arrs, key_data):
             """The forward on traced arrays: (differentiable outputs, everything else)."""
-            subs = []
-            for k, (t, where, _) in enumerate(slots):
-                s = type(t)._wrap(arrs[k])
-                s._requires_grad = t._requires_grad
-                s.__dict__.update({a: t.__dict__[a] for a in ("persistent", "_is_buffer")
-                                   if a in t.__dict__})
-                subs.append(s)
-                for d, attr in where:
-                    d[attr] = s
+            subs = _substitute(slots, arrs)
             new_leaves = list(leaves)
             for j, i in enumerate(dyn):
-                v = leaves[i]
-                arr = arrs[n_state + j]
-                if isinstance(v, Tensor):
-                    arr = type(v)._wrap(arr)
-                    arr._requires_grad = v._requires_grad
-                new_leaves[i] = arr
+                new_leaves[i] = _traced_like(leaves[i], arrs[n_state + j])
             prev_key = _random._state["key"]
             _random._state["key"] = key_in = jax.random.wrap_key_data(key_data, impl=impl)
             try:
@@ -253,40 +307,17 @@ class _CompiledForward:
                     result = call(*a, **k)
                 if watch.n:
                     raise _HookInForward
-                writes = []
-                for k_, (t, where, is_buf) in enumerate(slots):
-                    now = where[0][0].get(where[0][1])
-                    if isinstance(now, Tensor) and (now is not subs[k_] or
-                                                    now._data is not arrs[k_]):
-                        writes.append((k_, now._data, max(now._version, 1)))
-                for j, i in enumerate(dyn):
-                    if isinstance(new_leaves[i], Tensor) and \
-                            new_leaves[i]._data is not arrs[n_state + j]:
-                        # an in-place write into an argument: its history changes as
-                        # eagerly only if the call runs eagerly
-                        raise _InputWritten
+                if any(isinstance(new_leaves[i], Tensor) and
+                       new_leaves[i]._data is not arrs[n_state + j] for j, i in enumerate(dyn)):
+                    raise _InputWritten
+                writes = _written(slots, subs, arrs)
                 key_now = _random._state["key"]
             finally:
                 _random._state["key"] = prev_key
                 for (t, where, _) in slots:
                     for d, attr in where:
                         d[attr] = t
-            res, build = _flatten_containers(result)
-            d_out, other, spec = [], [], []
-            for v in res:
-                if isinstance(v, Tensor):
-                    if grad_on and v._requires_grad and v._data.dtype in INEXACT and diff:
-                        spec.append(("D", len(d_out), type(v)))
-                        d_out.append(v._data)
-                    else:
-                        spec.append(("O", len(other), type(v)))
-                        other.append(v._data)
-                elif isinstance(v, (jax.Array, _Tracer)):
-                    spec.append(("A", len(other)))
-                    other.append(v)
-                else:
-                    spec.append(("S", v))
-            entry.out_spec, entry.build = spec, build
+            d_out, other = _split_outputs(result, entry, grad_on and bool(diff))
             entry.writes = [(k_, ver) for k_, _, ver in writes]
             other.extend(arr for _, arr, _ in writes)
             entry.key_out = key_now is not key_in
@@ -315,15 +346,7 @@ class _CompiledForward:
             traced = jitted.trace(flat, jax.random.key_data(rng))
         except (_InputWritten, _HookInForward, *_BREAK_ERRORS) as e:
             if self._fullgraph:
-                if isinstance(e, (_InputWritten, _HookInForward)):
-                    what = ("writes into a Tensor argument in place; return a new Tensor" if
-                            isinstance(e, _InputWritten) else "registers a gradient hook on a "
-                            "Tensor or node it makes; register it outside the forward (on "
-                            "the output or a parameter)")
-                    raise RuntimeError(f"hookgrad.compile(model, fullgraph=True): the forward "
-                                       f"{what} instead, or compile without "
-                                       "fullgraph") from None
-                raise
+                _raise_fullgraph(e)
             self._cache[key] = _EAGER
             return _EAGER
         self.trace_count += 1
@@ -367,26 +390,16 @@ class _CompiledForward:
         out = []
         for s in entry.out_spec:
             if s[0] == "D":
-                t = _as(s[2], d_out[s[1]])
+                t = _wrap_as(s[2], d_out[s[1]])
                 t.grad_fn, t._output_nr, t._requires_grad = node, s[1], True
                 out.append(t)
             elif s[0] == "O":
-                out.append(_as(s[2], other[s[1]]))
+                out.append(_wrap_as(s[2], other[s[1]]))
             elif s[0] == "A":
                 out.append(other[s[1]])
             else:
                 out.append(s[1])
         return entry.build(out)
-
-
-def _as(cls, arr):
-    t = Tensor._wrap(arr)
-    if cls is not Tensor:
-        try:
-            t.__class__ = cls
-        except TypeError:
-            pass
-    return t
 
 
 class OptimizedModule(Module):
