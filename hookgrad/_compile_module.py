@@ -80,8 +80,9 @@ class _watch_hooks:
         def counted_wrap_post(node):
             self.n += 1
             return wrap_post(node)
-        # NOTE: patched only while one forward is traced (tracing holds the GIL-bound
-        # Python thread; the originals are restored before the program runs)
+        # NOTE: a module-level patch, only while one forward is traced: a hook another
+        # thread registers in functional mode meanwhile is counted too, which costs a
+        # needless graph break, never a wrong result
         fn._identity, fn.FunctionalNode._wrap_post = counted_identity, counted_wrap_post
         return self
 
