@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _compile_tune as _tune
-from . import _mode
+from . import _functional, _mode
 from . import random as _random
 from ._host_hook import TracedValueError, _flatten_containers
 from ._ops.dispatch import INEXACT
@@ -60,35 +60,6 @@ class _InputWritten(Exception):
 class _HookInForward(Exception):
     """The forward registered a gradient hook on a Tensor or node it made (a graph break:
     traced into the backward program, the hook's Python would run once, not per call)."""
-
-
-class _watch_hooks:
-    """Counts the functional-mode hook boundaries made while a forward is traced: every
-    tensor / Node pre-hook / multi-grad hook goes through ``_functional._identity``, a Node
-    post-hook through ``FunctionalNode._wrap_post``."""
-
-    def __enter__(self):
-        from . import _functional as fn
-        self.n = 0
-        self.saved = fn._identity, fn.FunctionalNode._wrap_post
-        ident, wrap_post = self.saved
-
-        def counted_identity(*a, **k):
-            self.n += 1
-            return ident(*a, **k)
-
-        def counted_wrap_post(node):
-            self.n += 1
-            return wrap_post(node)
-        # NOTE: a module-level patch, only while one forward is traced: a hook another
-        # thread registers in functional mode meanwhile is counted too, which costs a
-        # needless graph break, never a wrong result
-        fn._identity, fn.FunctionalNode._wrap_post = counted_identity, counted_wrap_post
-        return self
-
-    def __exit__(self, *exc):
-        from . import _functional as fn
-        fn._identity, fn.FunctionalNode._wrap_post = self.saved
 
 
 class CompiledFunctionBackward(Node):
@@ -304,9 +275,12 @@ class _CompiledForward:
             _random._state["key"] = key_in = jax.random.wrap_key_data(key_data, impl=impl)
             try:
                 a, k = rebuild(new_leaves)
-                with _mode.functional_mode(), _watch_hooks() as watch:
+                # NOTE: hook boundaries made while tracing (a global count: one made by
+                # another thread meanwhile costs a needless graph break, not a wrong result)
+                hooks_before = _functional.boundaries[0]
+                with _mode.functional_mode():
                     result = call(*a, **k)
-                if watch.n:
+                if _functional.boundaries[0] != hooks_before:
                     raise _HookInForward
                 if any(isinstance(new_leaves[i], Tensor) and
                        new_leaves[i]._data is not arrs[n_state + j] for j, i in enumerate(dyn)):

@@ -61,9 +61,15 @@ class _HookEnv:
         _gm.enabled, _mode.state.functional = self.prev
 
 
+# hook boundaries made so far (tensor / Node pre-hooks, multi-grad hooks: ``_identity``;
+# Node post-hooks: ``_wrap_post``): the compiled model form reads it around a trace
+boundaries = [0]
+
+
 def _identity(arrays, on_grads):
     """``arrays`` through a custom_vjp identity whose backward is
     ``on_grads(list of cotangents, None for symbolic zeros) -> list``."""
+    boundaries[0] += 1
 
     @jax.custom_vjp
     def ident(*xs):
@@ -330,6 +336,7 @@ class FunctionalNode(Node):
         return h
 
     def _wrap_post(self):
+        boundaries[0] += 1
         op = self._op
         if not hasattr(op, "forward_fn"):
             raise NotImplementedError(f"{self.name()}.register_hook is not supported in "
