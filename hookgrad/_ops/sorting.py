@@ -66,6 +66,8 @@ def _median_all(x):
     # gradient 1/count on each tie
     flat = x.reshape(-1)
     m = jax.lax.stop_gradient(flat[_median_index(flat, dim=0)[0]])
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return m
     tie = (flat == m) | (jnp.isnan(flat) & jnp.isnan(m))
     return m + jnp.sum(jnp.where(tie, flat - m, 0)) / jnp.sum(tie)
 

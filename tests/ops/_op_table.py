@@ -514,14 +514,14 @@ row("sort.stable", lambda L, x: L.sort(x, stable=True, dim=1), lambda x: _by_ord
 row("argsort", lambda L, x: L.argsort(x, descending=True),
     lambda x: jnp.argsort(x, descending=True), [X])
 row("msort", lambda L, x: L.msort(x), lambda x: jnp.sort(x, 0), [X], "slow")
-row("topk", lambda L, x: L.topk(x, 2), lambda x: _by_order(x, -1, True, 0, 2), [X])
+row("topk", lambda L, x: L.topk(x, 2), lambda x: _by_order(x, -1, True, 0, 2), [X], "gg fd")
 row("topk.smallest_dim", lambda L, x: x.topk(2, dim=0, largest=False),
     lambda x: _by_order(x, 0, False, 0, 2), [X], "slow")
 row("kthvalue", lambda L, x: L.kthvalue(x, 2), lambda x: _by_order(x, -1, False, 1, 2, False),
     [X])
 row("kthvalue.keepdim", lambda L, x: x.kthvalue(3, 0, True), lambda x: _by_order(x, 0, False, 2, 3),
     [X], "slow")
-row("median", lambda L, x: L.median(x), lambda x: jnp.sort(x.reshape(-1))[5], [X])
+row("median", lambda L, x: L.median(x), lambda x: jnp.sort(x.reshape(-1))[5], [X], "gg fd")
 row("median.dim", lambda L, x: x.median(1), lambda x: _by_order(x, 1, False, 1, 2, False), [X])
 row("median.keepdim", lambda L, x: L.median(x, 0, keepdim=True), lambda x: _by_order(x, 0, False, 1, 2),
     [X], "slow")
@@ -534,7 +534,7 @@ row("var_mean", lambda L, x: L.var_mean(x), lambda x: (jnp.var(x, ddof=1), jnp.m
 row("var_mean.dim_unbiased", lambda L, x: L.var_mean(x, 1, False, True),
     lambda x: (jnp.var(x, 1, keepdims=True), jnp.mean(x, 1, keepdims=True)), [X], "slow")
 row("std_mean", lambda L, x: L.std_mean(x, 0, correction=0),
-    lambda x: (jnp.std(x, 0), jnp.mean(x, 0)), [X])
+    lambda x: (jnp.std(x, 0), jnp.mean(x, 0)), [X], "gg fd")
 row("edge std_mean_const", lambda L, x: L.std_mean(x), None, [E([2.0])])
 
 # ---------------------------------------------------------------- repeat_interleave, splits
