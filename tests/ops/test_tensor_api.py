@@ -367,7 +367,7 @@ def test_type_names_and_conversions():
         names = [x.type(), x.double().type() if L is torch or x64 else "torch.DoubleTensor",
                  x.int().type(), x.bool().type(), x.half().type(),
                  x.bfloat16().type(), x.to(L.uint8).type(), x.to(L.int8).type(),
-                 x.to(L.int16).type()]
+                 x.to(L.int16).type(), x.to(L.complex64).type()]
         y = x.type(L.int32)
         z = x.type("torch.HalfTensor")
         return [names, x.type(L.float32) is x, x.type("torch.FloatTensor") is x,
@@ -377,6 +377,7 @@ def test_type_names_and_conversions():
     got = same_as_torch(f)
     assert got[0][0] == "torch.FloatTensor" and got[0][3] == "torch.BoolTensor"
     assert got[0][2] == "torch.IntTensor" and got[0][6] == "torch.ByteTensor"
+    assert got[0][9] == "torch.ComplexFloatTensor"
     assert got[1] is got[2] is True and got[4] == [[1, -2, 3]]
     assert got[7] == {"raises": "ValueError", "message": "invalid type: 'foo'"}
     assert got[8]["raises"] == "TypeError"
