@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .dispatch import apply
+from .pointwise import shape_broadcast_error
 from .registry import defop, register
 from .shape import expanded_shape
 
@@ -36,13 +37,9 @@ def _mv_error(rows, k, k2):
 
 
 def _check_broadcast(sa, sb):
-    nd = max(len(sa), len(sb))
-    for i in range(1, nd + 1):
-        da = sa[-i] if i <= len(sa) else 1
-        db = sb[-i] if i <= len(sb) else 1
-        if da != db and da != 1 and db != 1:
-            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
-                               f"({db}) at non-singleton dimension {nd - i}")
+    err = shape_broadcast_error(sa, sb)
+    if err is not None:
+        raise err
 
 
 def _check_matmul(a, b):

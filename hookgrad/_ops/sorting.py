@@ -5,11 +5,6 @@ the indices come from a node-less op (a stable ``jnp.argsort``), the values are 
 by those indices recorded under PyTorch's node name (``SortBackward0``, ``TopkBackward0``,
 ...). Their backward is JAX's vjp of ``take_along_axis`` with the indices held fixed, and
 the node saves the indices, as PyTorch's does (pack hooks see the same tensor).
-
-# NOTE: ties. ``sort``/``argsort`` order ties as PyTorch's CPU sort does (stably, NaN
-# largest). ``topk``/``kthvalue``/``median(dim)`` pick among tied elements in that stable
-# order too; PyTorch's selection algorithm may return another of the tied indices (the
-# values agree; the gradient goes to the element whose index is returned, in both).
 """
 import jax
 import jax.numpy as jnp
@@ -18,6 +13,11 @@ from .dispatch import apply
 from .reduction import _return_type, return_types
 from .registry import defop, register
 from .shape import wrap_dim
+
+# NOTE: ties. sort/argsort order ties as PyTorch's CPU sort does (stably, NaN largest).
+# topk/kthvalue/median(dim) pick among tied elements in that stable order too; PyTorch's
+# selection algorithm may return another of the tied indices (the values agree; in both,
+# the gradient goes to the element whose index is returned).
 
 for _n in ("sort", "topk", "kthvalue", "median"):
     return_types[_n] = _return_type(_n)
@@ -65,6 +65,8 @@ def _median_all(x):
     # when it is NaN), as PyTorch's: m + mean of (x - m) over the ties is m, with JAX's
     # gradient 1/count on each tie
     flat = x.reshape(-1)
+    if flat.size == 0:  # PyTorch's median of nothing is NaN
+        return jnp.sum(flat) * jnp.nan
     m = jax.lax.stop_gradient(flat[_median_index(flat, dim=0)[0]])
     if not jnp.issubdtype(x.dtype, jnp.inexact):
         return m
@@ -156,13 +158,10 @@ def median(input, dim=None, keepdim=False):
     gradient is split evenly among elements equal to it); ``median(input, dim,
     keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``."""
     if dim is None:
-        if input.numel() == 0:
-            raise IndexError("median() input tensor cannot be empty")
         return apply(MEDIAN, (input,))
     d = wrap_dim(dim, input.ndim)
     if _size(input, d) == 0:
-        raise IndexError(f"median() cannot compute median for dimension {d} of an empty "
-                         "tensor")
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     idx = apply(MEDIAN_INDEX, (input,), {"dim": d})
     return return_types["median"](*_select(MEDIAN_DIM, input, idx, d, keepdim))
 

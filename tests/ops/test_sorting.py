@@ -77,6 +77,15 @@ def test_median_lower_middle_nan_and_tie_gradients():
     assert got[2] == 2.0 and got[3] == "nan" and got[4] == [1, 2]
 
 
+def test_zero_dim_and_empty_inputs():
+    def f(L):
+        s = L.tensor(3.0)
+        return [[py(t) for t in r] for r in (L.topk(s, 1), L.kthvalue(s, 1), L.median(s, 0),
+                                             L.sort(s, -1))] + \
+            [str(py(L.median(L.zeros(0)))), py(L.median(L.zeros(0, 2), 1).values)]
+    assert same_as_torch(f) == [[3.0, 0]] * 4 + ["nan", []]
+
+
 def test_topk_gradient_reaches_selected_elements_only():
     def f(L):
         x = L.tensor(_A, requires_grad=True)
@@ -113,6 +122,8 @@ def test_nodes_save_the_indices_as_torch():
                                             r"range of \[-2, 1\], but got 2\)"),
     (lambda L, x: x.topk(1, dim=-3), IndexError, "Dimension out of range"),
     (lambda L, x: x.median(3), IndexError, "Dimension out of range"),
+    (lambda L, x: L.median(x[:, :0], 1), IndexError, r"median\(\): Expected reduction dim 1 "
+                                                      "to have non-zero size."),
     (lambda L, x: L.isclose(x, 1.0), TypeError, r"isclose\(\): argument 'other' \(position 2\) "
                                                 "must be Tensor, not float"),
     (lambda L, x: L.isclose(x, x.int()), RuntimeError, "Float did not match Int"),
