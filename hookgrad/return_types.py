@@ -3,5 +3,9 @@ from ._ops.reduction import return_types as _types
 
 max = _types["max"]  # noqa: A001 - PyTorch's names
 min = _types["min"]  # noqa: A001
+sort = _types["sort"]
+topk = _types["topk"]
+kthvalue = _types["kthvalue"]
+median = _types["median"]
 
-__all__ = ["max", "min"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median"]

@@ -72,6 +72,12 @@ DIFFERS = {
     "torch.nn.GRU": "one `MkldnnRnnLayerBackward0` node per layer and direction",
     "torch.distributions.Normal": _RNG, "torch.distributions.Categorical": _RNG,
     "torch.distributions.Bernoulli": _RNG, "torch.distributions.Uniform": _RNG,
+    "torch.Tensor.stride": "a fresh C-contiguous tensor's strides",
+    "torch.Tensor.is_contiguous": "always True (no strides)",
+    "torch.topk": "always sorted; among ties, the first in stable order",
+    "torch.Tensor.topk": "always sorted; among ties, the first in stable order",
+    "torch.repeat_interleave": "tensor repeats: eager only unless `output_size` is given",
+    "torch.allclose": "eager only (a Python bool)", "torch.equal": "eager only (a Python bool)",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
 }
 

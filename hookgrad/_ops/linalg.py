@@ -1,9 +1,13 @@
 """Matrix products: matmul and its named forms, einsum, outer, dot."""
+import math
+
 import jax.numpy as jnp
 import numpy as np
 
 from .dispatch import apply
+from .pointwise import shape_broadcast_error
 from .registry import defop, register
+from .shape import expanded_shape
 
 _PRODUCT_SAVE = {0: (1,), 1: (0,)}  # each operand's gradient needs the other one
 
@@ -24,26 +28,90 @@ def _matmul_node(a, b, a_requires_grad):
 _MATMUL = {}
 
 
+def _mm_error(rows, k, k2, cols):
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {k2}x{cols})")
+
+
+def _mv_error(rows, k, k2):
+    return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({k2})")
+
+
+def _check_broadcast(sa, sb):
+    err = shape_broadcast_error(sa, sb)
+    if err is not None:
+        raise err
+
+
 def _check_matmul(a, b):
-    sa, sb = a.shape, b.shape
-    if a.ndim == 0 or b.ndim == 0:
+    _check_matmul_shapes(tuple(a.shape), tuple(b.shape), a.requires_grad)
+
+
+def _check_matmul_shapes(sa, sb, a_requires_grad):
+    """PyTorch's error for ``a @ b`` with shapes that do not fit, worded after the kernel
+    its matmul dispatches to (dot, mv, mm on folded batches, bmm): checked on static shapes
+    before JAX sees them, so the same error comes eagerly and inside hookgrad.compile."""
+    if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
-    if a.ndim == 1 and b.ndim == 1:
-        if sa[0] != sb[0]:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src "
+                           f"{len(sa)}D and {len(sb)}D")
+    k = sa[-1]
+    if len(sa) == 1 and len(sb) == 1:
+        if k != sb[0]:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{k}] and src "
                                f"[{sb[0]}] to have the same number of elements, but got "
-                               f"{sa[0]} and {sb[0]} elements respectively")
-    elif b.ndim == 1:
-        if sa[-1] != sb[0]:
-            raise RuntimeError(f"size mismatch, got input ({sa[0]}), mat ({sa[0]}x{sa[-1]}), "
-                               f"vec ({sb[0]})")
-    else:
-        k = sa[-1]
-        if k != sb[-2]:
-            rows = int(np.prod(sa[:-1]))
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
-                               f"{sb[-2]}x{sb[-1]})")
+                               f"{k} and {sb[0]} elements respectively")
+        return
+    rows = math.prod(sa[:-1])
+    if len(sb) <= 2:  # mv / mm, the batch dimensions of ``a`` folded into its rows
+        if len(sb) == 1 and k != sb[0]:
+            raise _mv_error(rows, k, sb[0])
+        if len(sb) == 2 and k != sb[0]:
+            raise _mm_error(rows, k, *sb)
+        return
+    m = sb[-2]
+    if len(sa) <= 2 and a_requires_grad:
+        # NOTE: PyTorch then folds the transposed batch b.mT into rows, a on the right
+        if k != m:
+            rows_t = math.prod(sb[:-2]) * sb[-1]
+            raise _mv_error(rows_t, m, k) if len(sa) == 1 else _mm_error(rows_t, m, k, sa[0])
+        return
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    _check_broadcast(batch_a, batch_b)
+    if k != m:
+        n = math.prod(np.broadcast_shapes(batch_a, batch_b))
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{n}, {k}] but got: [{n}, {m}].")
+
+
+def _check_addmm(input, mat1, mat2):
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise _mm_error(*mat1.shape, *mat2.shape)
+    expanded_shape(input, (mat1.shape[0], mat2.shape[1]))
+
+
+def check_linear(input, weight, bias):
+    """PyTorch's errors for ``linear(input, weight, bias)`` with shapes that do not fit
+    (it runs addmm on the folded input when the bias is 1-d, else matmul then add)."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{weight.ndim}D")
+    if bias is not None and (input.ndim <= 2 or bias.ndim <= 1):
+        rows = math.prod(input.shape[:-1])
+        if weight.ndim != 2:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+        if input.shape[-1] != weight.shape[1]:
+            raise _mm_error(rows, input.shape[-1], weight.shape[1], weight.shape[0])
+        expanded_shape(bias, (rows, weight.shape[0]))
+        return
+    sw = tuple(weight.shape[::-1])  # weight.t()
+    _check_matmul_shapes(tuple(input.shape), sw, input.requires_grad)
+    if bias is not None:
+        _check_broadcast(tuple(input.shape[:-1]) + sw[1:], tuple(bias.shape))
 
 
 def matmul(input, other):
@@ -75,8 +143,7 @@ def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
     if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x"
-                           f"{input.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+        raise _mm_error(*input.shape, *mat2.shape)
     return apply(MM, (input, mat2))
 
 
@@ -123,6 +190,7 @@ def outer(input, vec2):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * mat1 @ mat2``."""
+    _check_addmm(input, mat1, mat2)
     return apply(ADDMM, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
 
 

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
+from .linalg import check_linear
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, register
 
@@ -46,6 +47,7 @@ def linear(input, weight, bias=None):
 
         linear(input, weight, bias=None) -> Tensor
     """
+    check_linear(input, weight, bias)
     if bias is None:
         op = LINEAR_NOBIAS if input.ndim <= 2 else LINEAR_NOBIAS_ND
         return apply(op, (input, weight))

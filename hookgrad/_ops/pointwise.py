@@ -139,13 +139,21 @@ def _broadcast_error(args):
     shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
     for i, a in enumerate(shapes):
         for b in shapes[i + 1:]:
-            nd = max(len(a), len(b))
-            for k in range(1, nd + 1):
-                da = a[-k] if k <= len(a) else 1
-                db = b[-k] if k <= len(b) else 1
-                if da != db and da != 1 and db != 1:
-                    return RuntimeError(f"The size of tensor a ({da}) must match the size of "
-                                        f"tensor b ({db}) at non-singleton dimension {nd - k}")
+            err = shape_broadcast_error(a, b)
+            if err is not None:
+                return err
+    return None
+
+
+def shape_broadcast_error(a, b):
+    """PyTorch's error for shapes ``a`` and ``b`` that do not broadcast (None if they do)."""
+    nd = max(len(a), len(b))
+    for k in range(1, nd + 1):
+        da = a[-k] if k <= len(a) else 1
+        db = b[-k] if k <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                                f"({db}) at non-singleton dimension {nd - k}")
     return None
 
 

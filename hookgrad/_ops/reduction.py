@@ -87,6 +87,12 @@ LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
     x, axis=dim, keepdims=keepdim), "LogsumexpBackward0")
 CUMSUM = defop("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim), "CumsumBackward0", ())
 CUMPROD = defop("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim), "CumprodBackward0")
+VAR_MEAN = defop("var_mean", lambda x, dim, correction, keepdim: (
+    _var(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
+    "VarMeanBackward0")
+STD_MEAN = defop("std_mean", lambda x, dim, correction, keepdim: (
+    _std(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
+    "StdMeanBackward0")
 NORM = defop("norm", _norm, "LinalgVectorNormBackward0")
 ALL_ = defop("all", lambda x, dim, keepdim: jnp.all(x, axis=dim, keepdims=keepdim), None)
 ANY_ = defop("any", lambda x, dim, keepdim: jnp.any(x, axis=dim, keepdims=keepdim), None)
@@ -197,6 +203,22 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return apply(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``var_mean(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
+    ``unbiased`` forms): the tuple ``(var(...), mean(...))`` over ``dim``, one node.
+
+    >>> hookgrad.var_mean(hookgrad.tensor([1.0, 2.0, 3.0]))
+    (tensor(1.), tensor(2.))
+    """
+    return apply(VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the tuple
+    ``(std(...), mean(...))``; the std's gradient is 0 where it is 0."""
+    return apply(STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     from .._tensor import Tensor
     if isinstance(dim, Tensor):  # max(a, b): elementwise
@@ -303,6 +325,8 @@ def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
     return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
+register(var_mean, method=False)
+register(std_mean, method=False)
 for _f in (sum, mean, prod, var, std, max, min, amax, amin, argmax, argmin, logsumexp, cumsum,
            cumprod, norm, all, any, count_nonzero, softmax, log_softmax):
     register(_f)

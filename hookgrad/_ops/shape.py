@@ -231,14 +231,19 @@ def _kind_name(t):
 def expand(self, *sizes):
     """``expand(*sizes)``: size-1 dimensions repeated (without copying in PyTorch; a new
     array here); -1 keeps a size, new leading dimensions may be added."""
-    sizes = _shape_arg(sizes)
+    return apply(EXPAND, (self,), {"shape": expanded_shape(self, _shape_arg(sizes))})
+
+
+def expanded_shape(self, sizes):
+    """The shape ``self.expand(sizes)`` has (PyTorch's errors where it cannot)."""
     lead = len(sizes) - self.ndim
     if lead < 0:
         raise RuntimeError(f"expand({_kind_name(self)}{{{list(self.shape)}}}, size={list(sizes)}): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal "
                            f"to the number of dimensions in the tensor ({self.ndim})")
-    full = []
-    for i, s in enumerate(sizes):
+    full = list(sizes)
+    for i in reversed(range(len(sizes))):  # PyTorch reports the last mismatch first
+        s = sizes[i]
         have = self.shape[i - lead] if i >= lead else None
         if s == -1:
             if have is None:
@@ -249,9 +254,8 @@ def expand(self, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({have}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(self.shape)}")
-        full.append(s)
-    full = tuple(full)
-    return apply(EXPAND, (self,), {"shape": full})
+        full[i] = s
+    return tuple(full)
 
 
 def expand_as(self, other):
@@ -625,3 +629,163 @@ def movedim(input, source, destination):
 register(movedim)
 register(movedim, "moveaxis")
 from . import indexing  # noqa: E402,F401 - x[idx], x[idx] = v (uses wrap_dim above)
+
+
+# --------------------------------------------------------------------------- repeat_interleave
+
+REPEAT_INTERLEAVE = defop("repeat_interleave", lambda x, repeats, dim: jnp.repeat(
+    x, repeats, axis=dim), "ViewBackward0", ())
+# PyTorch gathers with the repeated indices: its node is IndexSelectBackward0
+REPEAT_INTERLEAVE_TENSOR = defop("repeat_interleave_tensor", lambda x, r, dim, total: jnp.repeat(
+    x, r, axis=dim, total_repeat_length=total), "IndexSelectBackward0", {0: (1,)}, nondiff=(1,))
+
+
+def _check_repeats(repeats):
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.dtype.is_floating_point or repeats.dtype.is_complex:
+        from .dispatch import _torch_kind
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{_torch_kind(repeats._data.dtype)}'")
+
+
+def _repeat_total(repeats, output_size):
+    """The output length: ``output_size``, checked against ``repeats`` when concrete."""
+    if isinstance(repeats._data, jax.core.Tracer):
+        if output_size is None:
+            raise RuntimeError(
+                "repeat_interleave with a tensor of repeats needs their values to know the "
+                "output's size, and they are traced here (inside hookgrad.compile or a JAX "
+                "transformation). Pass output_size=<sum of repeats>, or int repeats.")
+        return int(output_size)
+    r = np.asarray(repeats._data)
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    total = int(r.sum())
+    if output_size is not None and int(output_size) != total:
+        raise RuntimeError("allocated size does not match required size")
+    return total
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """``repeat_interleave(input, repeats, dim=None, *, output_size=None)``: each element
+    (slice along ``dim``; of the flattened input when ``dim`` is None) repeated ``repeats``
+    times; ``repeats`` is an int or a tensor of one count per slice.
+    ``repeat_interleave(repeats)``: ``arange(len(repeats))`` repeated that way.
+
+    A tensor of repeats must be concrete (eager), unless ``output_size`` is given.
+
+    >>> hookgrad.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    """
+    if repeats is None:  # repeat_interleave(repeats)
+        if input.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeats(input)
+        from .._factory import arange
+        return repeat_interleave(arange(input.shape[0]), input, 0, output_size=output_size)
+    if dim is None:
+        input, dim = reshape(input, -1), 0
+    d = wrap_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor):
+        _check_repeats(repeats)
+        n = input.shape[d] if input.ndim else 1
+        if repeats.ndim == 0 or repeats.shape[0] == 1:
+            repeats = repeats.reshape(()).expand(n)
+        elif repeats.shape[0] != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+        total = _repeat_total(repeats, output_size)
+        return apply(REPEAT_INTERLEAVE_TENSOR, (input, repeats), {"dim": d, "total": total})
+    if isinstance(repeats, builtins.bool) or not isinstance(repeats, (int, np.integer)):
+        raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
+                        f"{type(repeats).__name__}")
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    want = (input.shape[d] if input.ndim else 1) * int(repeats)
+    if output_size is not None and int(output_size) != want:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {want} but got "
+                           f"{output_size}")
+    return apply(REPEAT_INTERLEAVE, (input,), {"repeats": int(repeats), "dim": d})
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes(input, split_sizes, dim=0)``: :func:`split` with a list of sizes."""
+    return split(input, list(split_sizes), dim)
+
+
+register(repeat_interleave)
+register(split_with_sizes)
+
+
+# --------------------------------------------------------------------------- layout queries
+
+# PyTorch's legacy tensor type names (``x.type()``), by dtype name
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+               "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+               "complex128": "ComplexDoubleTensor"}
+_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _type_string(t):
+    # NOTE: "torch." as PyTorch prints it, so ported code comparing x.type() strings runs
+    cuda = ".cuda" if t.device.type == "cuda" else ""
+    return f"torch{cuda}.{_TYPE_NAMES.get(t.dtype.name, 'Tensor')}"
+
+
+def _parse_type(s):
+    """(dtype name, cuda?) of a type string such as 'torch.cuda.FloatTensor'."""
+    parts = s.split(".")
+    if len(parts) in (2, 3) and parts[0] in ("torch", "hookgrad") and \
+            parts[-1] in _BY_TYPE_NAME and (len(parts) == 2 or parts[1] == "cuda"):
+        return _BY_TYPE_NAME[parts[-1]], len(parts) == 3
+    raise ValueError(f"invalid type: {s!r}")
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``type(dtype=None, non_blocking=False)``: without ``dtype``, the type name as
+    PyTorch spells it (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``, ...);
+    with a dtype or a type name, the tensor converted to it (itself if already of it).
+
+    >>> hookgrad.ones(2).type()
+    'torch.FloatTensor'
+    """
+    from .. import _dtype
+    if dtype is None:
+        return _type_string(self)
+    device = None
+    if isinstance(dtype, str):
+        name, cuda = _parse_type(dtype)
+        dtype = getattr(_dtype, name)
+        device = "cuda" if cuda else None
+    elif not isinstance(dtype, _dtype.dtype):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    out = to(self, dtype)
+    return out if device is None else to(out, device)
+
+
+def stride(self, dim=None):
+    """``stride(dim=None)``: the strides of a fresh C-contiguous tensor of this shape, as
+    PyTorch gives them (hookgrad tensors have no other layout)."""
+    strides, acc = [], 1
+    for s in reversed(self.shape):
+        strides.append(acc)
+        acc *= builtins.max(s, 1)
+    strides = tuple(reversed(strides))
+    return strides if dim is None else strides[wrap_dim(dim, self.ndim)]
+
+
+def storage_offset(self):
+    """``storage_offset()``: 0 (every tensor owns its array)."""
+    return 0
+
+
+register(_type, "type", function=False)
+register(stride, function=False)
+register(storage_offset, function=False)
+TENSOR_PROPERTIES.update({
+    "itemsize": lambda self: self.element_size(),
+    "nbytes": lambda self: self.numel() * self.element_size(),
+})

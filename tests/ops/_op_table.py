@@ -542,3 +542,62 @@ row("pack_padded_sequence", lambda L, x: L.nn.utils.rnn.pack_padded_sequence(x, 
 row("pad_packed_sequence", lambda L, x: L.nn.utils.rnn.pad_packed_sequence(
     L.nn.utils.rnn.PackedSequence(x, L.tensor([3, 2, 1])), padding_value=0.5)[0],
     lambda x: jnp.full((3, 3, 2), 0.5).at[_PACK_T, _PACK_B].set(x), [F(6, 2)], "nonames")
+# ---------------------------------------------------------------- sorting, selection (sorting.py)
+
+
+def _by_order(x, dim, descending=False, start=0, stop=None, keepdim=True):
+    """``(values, indices)`` of positions [start, stop) of x's stable order along dim."""
+    idx = jnp.argsort(x, axis=dim, stable=True, descending=descending)
+    idx = jnp.moveaxis(jnp.moveaxis(idx, dim, 0)[start:stop], 0, dim)
+    vals = jnp.take_along_axis(x, idx, axis=dim)
+    return (vals, idx) if keepdim else (vals.squeeze(dim), idx.squeeze(dim))
+
+
+row("sort", lambda L, x: L.sort(x), lambda x: _by_order(x, -1), [X])
+row("sort.desc_dim", lambda L, x: x.sort(0, descending=True),
+    lambda x: _by_order(x, 0, descending=True), [X], "slow")
+row("sort.stable", lambda L, x: L.sort(x, stable=True, dim=1), lambda x: _by_order(x, 1), [X])
+row("argsort", lambda L, x: L.argsort(x, descending=True),
+    lambda x: jnp.argsort(x, descending=True), [X])
+row("msort", lambda L, x: L.msort(x), lambda x: jnp.sort(x, 0), [X], "slow")
+row("topk", lambda L, x: L.topk(x, 2), lambda x: _by_order(x, -1, True, 0, 2), [X], "gg fd")
+row("topk.smallest_dim", lambda L, x: x.topk(2, dim=0, largest=False),
+    lambda x: _by_order(x, 0, False, 0, 2), [X], "slow")
+row("kthvalue", lambda L, x: L.kthvalue(x, 2), lambda x: _by_order(x, -1, False, 1, 2, False),
+    [X])
+row("kthvalue.keepdim", lambda L, x: x.kthvalue(3, 0, True), lambda x: _by_order(x, 0, False, 2, 3),
+    [X], "slow")
+row("median", lambda L, x: L.median(x), lambda x: jnp.sort(x.reshape(-1))[5], [X], "gg fd")
+row("median.dim", lambda L, x: x.median(1), lambda x: _by_order(x, 1, False, 1, 2, False), [X])
+row("median.keepdim", lambda L, x: L.median(x, 0, keepdim=True), lambda x: _by_order(x, 0, False, 1, 2),
+    [X], "slow")
+# ties: sort keeps their order (as PyTorch's CPU sort); median() splits its gradient evenly
+row("edge sort_ties", lambda L, x: L.sort(x, descending=True), None, [E([3.0, 1.0, 3.0, 0.0])])
+row("edge median_ties", lambda L, x: L.median(x), None, [E([1.0, 2.0, 1.0])])
+
+# ---------------------------------------------------------------- var_mean, std_mean
+row("var_mean", lambda L, x: L.var_mean(x), lambda x: (jnp.var(x, ddof=1), jnp.mean(x)), [X])
+row("var_mean.dim_unbiased", lambda L, x: L.var_mean(x, 1, False, True),
+    lambda x: (jnp.var(x, 1, keepdims=True), jnp.mean(x, 1, keepdims=True)), [X], "slow")
+row("std_mean", lambda L, x: L.std_mean(x, 0, correction=0),
+    lambda x: (jnp.std(x, 0), jnp.mean(x, 0)), [X], "gg fd")
+row("edge std_mean_const", lambda L, x: L.std_mean(x), None, [E([2.0])])
+
+# ---------------------------------------------------------------- repeat_interleave, splits
+row("repeat_interleave", lambda L, x: L.repeat_interleave(x, 2), lambda x: jnp.repeat(x, 2),
+    [X], "shallow")
+row("repeat_interleave.dim", lambda L, x: x.repeat_interleave(3, dim=1),
+    lambda x: jnp.repeat(x, 3, axis=1), [X], "shallow slow")
+row("repeat_interleave.tensor", lambda L, x, r: x.repeat_interleave(r, dim=0),
+    lambda x, r: jnp.repeat(x, r, axis=0), [X, I([1, 2, 0])])
+row("repeat_interleave.tensor_flat", lambda L, x, r: L.repeat_interleave(x, r),
+    lambda x, r: jnp.repeat(x, 2), [X, I([2])], "slow")
+row("split_with_sizes", lambda L, x: x.split_with_sizes([1, 2]), lambda x: (x[:1], x[1:]), [X])
+row("split_with_sizes.function", lambda L, x: L.split_with_sizes(x, [3, 1], 1),
+    lambda x: (x[:, :3], x[:, 3:]), [X], "slow")
+
+# ---------------------------------------------------------------- isclose (no gradient)
+row("isclose", lambda L, x, y: [L.isclose(x, x + 1e-6), x.isclose(y, atol=1.0),
+                                L.isclose(x, x / 0.0, equal_nan=True)],
+    lambda x, y: [jnp.isclose(x, x + 1e-6), jnp.isclose(x, y, atol=1.0),
+                  jnp.isclose(x, x / 0.0, equal_nan=True)], [_C1, _C2])

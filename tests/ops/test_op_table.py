@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._ops import dispatch, fusion, indexing, linalg, pointwise, reduction, shape
+from hookgrad._ops import (dispatch, fusion, indexing, linalg, pointwise, reduction, shape,
+                           sorting)
 from hookgrad.testing import check_grads
 
 from tests.ops._op_table import ROWS, F, arrays_for, outputs, tensors
@@ -309,7 +310,7 @@ ELSEWHERE = {
 
 def _table_ops():
     ops = {}
-    for mod in (pointwise, reduction, shape, linalg, indexing):
+    for mod in (pointwise, reduction, shape, linalg, indexing, sorting):
         for v in vars(mod).values():
             cands = v.values() if isinstance(v, dict) else [v]
             for op in cands:

@@ -356,3 +356,46 @@ def test_complex64_needs_no_x64_mode():
         t = L.tensor([1j, 2.0])
         return [str((t * 2).dtype).split(".")[-1], t.is_complex(), list(t.shape)]
     assert same_as_torch(f) == ["complex64", True, [2]]
+
+
+# --------------------------------------------------------------------------- layout and type names
+
+
+def test_type_names_and_conversions():
+    def f(L):
+        x = L.tensor([[1.5, -2.0, 3.0]], requires_grad=True)
+        names = [x.type(), x.double().type() if L is torch or x64 else "torch.DoubleTensor",
+                 x.int().type(), x.bool().type(), x.half().type(),
+                 x.bfloat16().type(), x.to(L.uint8).type(), x.to(L.int8).type(),
+                 x.to(L.int16).type(), x.to(L.complex64).type()]
+        y = x.type(L.int32)
+        z = x.type("torch.HalfTensor")
+        return [names, x.type(L.float32) is x, x.type("torch.FloatTensor") is x,
+                dt(y), py(y), dt(z), z.grad_fn.name(), raises(lambda: x.type("foo")),
+                raises(lambda: x.type(5))]
+    x64 = jax.config.read("jax_enable_x64")
+    got = same_as_torch(f)
+    assert got[0][0] == "torch.FloatTensor" and got[0][3] == "torch.BoolTensor"
+    assert got[0][2] == "torch.IntTensor" and got[0][6] == "torch.ByteTensor"
+    assert got[0][9] == "torch.ComplexFloatTensor"
+    assert got[1] is got[2] is True and got[4] == [[1, -2, 3]]
+    assert got[7] == {"raises": "ValueError", "message": "invalid type: 'foo'"}
+    assert got[8]["raises"] == "TypeError"
+    # int64 is JAX's int32 without x64 (README); hookgrad's own prefix is accepted too
+    assert hg.ones(2).long().type() == ("torch.LongTensor" if x64 else "torch.IntTensor")
+    assert hg.ones(2).type("hookgrad.ShortTensor").type() == "torch.ShortTensor"
+
+
+def test_strides_offset_contiguity_and_sizes_of_a_fresh_tensor():
+    def f(L):
+        shapes = [(2, 3, 4), (2, 1, 3), (2, 0, 3), (5,), ()]
+        ts = [L.zeros(s) for s in shapes]
+        x = L.zeros(2, 3, 4, dtype=L.float16)
+        return [[t.stride() for t in ts], x.stride(0), x.stride(-1),
+                raises(lambda: x.stride(3)), x.storage_offset(), x.is_contiguous(),
+                x.nbytes, x.itemsize, L.zeros(3, dtype=L.bool).nbytes,
+                L.zeros(2, 2).itemsize]
+    got = same_as_torch(f)
+    assert got[0][0] == (12, 4, 1) and got[0][1] == (3, 3, 1) and got[0][4] == ()
+    assert got[1:3] == [12, 1] and got[3]["raises"] == "IndexError"
+    assert got[4:] == [0, True, 48, 2, 3, 4]

@@ -1,0 +1,67 @@
+"""Whole-tensor comparisons: ``isclose``, ``allclose``, ``equal`` (no gradient, no node).
+
+``allclose`` and ``equal`` return Python bools, so they need concrete values: inside
+``hookgrad.compile`` they raise as ``bool(tensor)`` does; use ``isclose(...).all()`` there.
+"""
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from .dispatch import _torch_kind, apply
+from .registry import defop, register
+
+ISCLOSE = defop("isclose", lambda a, b, rtol, atol, equal_nan: jnp.isclose(
+    a, b, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
+EQUAL_ELEMENTS = defop("isclose_bool", jnp.equal, None)  # tolerances mean nothing for bools
+# NOTE: PyTorch's equal compares values after type promotion (1 == 1.0 == True)
+EQUAL = defop("equal", lambda a, b: jnp.array_equal(a, b), None)
+
+
+def _check_other(name, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)``: elementwise
+    ``|input - other| <= atol + rtol * |other|`` (broadcast), as a bool tensor.
+
+    >>> hookgrad.isclose(hookgrad.tensor([1.0, 2.0]), hookgrad.tensor([1.0 + 1e-7, 2.1]))
+    tensor([ True, False])
+    """
+    _check_other("isclose", other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_torch_kind(input._data.dtype)} did not match "
+                           f"{_torch_kind(other._data.dtype)}")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
+    if input.dtype.name == "bool":
+        return apply(EQUAL_ELEMENTS, (input, other))
+    return apply(ISCLOSE, (input, other), {"rtol": float(rtol), "atol": float(atol),
+                                           "equal_nan": bool(equal_nan)})
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool``: whether
+    :func:`isclose` holds everywhere (eager only: it returns a Python bool).
+
+    >>> hookgrad.allclose(hookgrad.tensor([1.0, 2.0]), hookgrad.tensor([1.0, 2.0 + 1e-6]))
+    True
+    """
+    _check_other("allclose", other)
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """``equal(input, other) -> bool``: True if both have the same size and elements
+    (False on a shape mismatch; NaN equals nothing). Eager only: it returns a Python bool.
+    """
+    _check_other("equal", other)
+    if input.shape != other.shape:
+        return False
+    return bool(apply(EQUAL, (input, other)))
+
+
+for _f in (isclose, allclose, equal):
+    register(_f)
