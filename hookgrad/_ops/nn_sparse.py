@@ -3,8 +3,9 @@
 The bag of each index comes from ``offsets`` (or from the rows of a 2-D input) and is
 computed on the host: it is the static segment layout of one gather and one segment
 reduction (``jax.ops.segment_*``), which JAX differentiates. So ``offsets`` must have
-concrete values: eager, or a constant inside ``hookgrad.compile``; a 2-D input (bags of
-equal size) needs no values at all.
+concrete values: a Tensor in eager mode; inside ``hookgrad.compile`` a Python list or
+tuple (a constant of the program). A 2-D input (bags of equal size) needs no
+values at all.
 """
 import warnings
 
@@ -12,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dispatch import apply
 from .nn_conv import _Const
@@ -47,11 +49,14 @@ EMBEDDING_BAG = defop("embedding_bag", _embedding_bag, "EmbeddingBagBackward0",
 
 def _segments(n, offsets, include_last_offset):
     """Bag id of each of the ``n`` indices (``nbags`` for indices past the last bag)."""
-    if not _concrete(offsets):
+    if isinstance(offsets, Tensor):
+        offsets = offsets._data
+    if isinstance(offsets, jax.core.Tracer):
         raise RuntimeError("embedding_bag: offsets must have concrete values (they fix the "
-                           "bag layout, a static shape): pass them as a constant, not as an "
-                           "argument of the compiled function, or use a 2-D input")
-    off = np.asarray(offsets._data).astype(np.int64).reshape(-1)
+                           "bag layout, a static shape), but got a traced array: inside "
+                           "hookgrad.compile pass offsets as a Python list or tuple, or use a "
+                           "2-D input (one bag per row)")
+    off = np.asarray(offsets).astype(np.int64).reshape(-1)
     if off.size and off[0] != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
                            f"mini-batch has to start from position 0. However, got {off[0]}")
@@ -82,8 +87,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                       padding_idx=None) -> Tensor
 
     ``input`` is 2-D (each row a bag) or 1-D with ``offsets`` (bag ``i`` starts at
-    ``offsets[i]``). ``offsets`` must be concrete (eager, or a constant in
-    ``hookgrad.compile``). ``sparse`` gradients are returned dense.
+    ``offsets[i]``). ``offsets`` must have values: a Tensor in eager mode, a list or
+    tuple inside ``hookgrad.compile``. ``sparse`` gradients are returned dense.
 
     Example::
 
@@ -117,7 +122,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     elif input.ndim == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.ndim != 1:
+        if np.ndim(offsets) != 1:
             raise ValueError("offsets has to be a 1D Tensor")
         seg, nbags = None, None
     else:

@@ -111,8 +111,9 @@ class EmbeddingBag(Module):
                      include_last_offset=False, padding_idx=None, device=None, dtype=None)
 
     ``forward(input, offsets=None, per_sample_weights=None)``: a 2-D ``input`` is one bag
-    per row; a 1-D ``input`` needs ``offsets``, which must be concrete (eager, or a constant
-    inside ``hookgrad.compile``). ``sparse=True`` still gives dense gradients.
+    per row; a 1-D ``input`` needs ``offsets`` with values (a Tensor in eager mode; a list or
+    tuple inside ``hookgrad.compile``). ``sparse=True`` still gives dense
+    gradients.
 
     Example::
 
