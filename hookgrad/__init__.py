@@ -15,7 +15,7 @@ from ._factory import __all__ as _factory_all
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
-from . import _C, random, return_types, utils
+from . import _C, _missing, random, return_types, utils
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
 
 __version__ = "0.1.0"
@@ -30,4 +30,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
-    raise AttributeError(f"module 'hookgrad' has no attribute {name!r}")
+    raise _missing.missing("module 'hookgrad'", "torch", name)
+
+
+from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
+from .serialization import load, save  # noqa: E402

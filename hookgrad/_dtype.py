@@ -82,7 +82,7 @@ def to_jax(d):
     would silently be 32-bit); int64 falls back to int32, as JAX does (see README).
     """
     d = as_dtype(d)
-    if d.itemsize == 8 and d.np.kind in "fc" or d is complex128:
+    if d.itemsize == 8 and d.np.kind == "f" or d is complex128:  # complex64 is 8 bytes
         if not x64_enabled():
             raise RuntimeError(
                 f"{d} needs JAX's 64-bit mode, which is off. Enable it before creating "

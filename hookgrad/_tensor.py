@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _mode
+from . import _dtype, _missing, _mode
 from ._watch import WatchedOrderedDict
 from .utils.hooks import RemovableHandle, warn_if_has_hooks
 
@@ -28,7 +28,13 @@ def _check_can_require_grad(dt):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
 
 
-class Tensor:
+class _TensorMeta(type):
+    def __getattr__(cls, name):
+        # ``hookgrad.Tensor.foo`` for a PyTorch method hookgrad lacks
+        raise _missing.missing(f"type object {cls.__name__!r}", "torch.Tensor", name)
+
+
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array that records the operations applied to it.
 
     Hot attributes live in slots; rarely-set ones (``_grad``, hooks, the leaf's
@@ -317,6 +323,11 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         return True
 
+    def _is_view(self):
+        # NOTE: views are copies in hookgrad (README, Differences), and ``.data`` /
+        # ``detach()`` are not views in PyTorch's sense either.
+        return False
+
     def type_as(self, other):
         return self.to(other.dtype)
 
@@ -381,6 +392,10 @@ class Tensor:
         return complex(self.item())
 
     __hash__ = object.__hash__
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: a PyTorch method hookgrad lacks
+        raise _missing.missing(f"{type(self).__name__!r} object", "torch.Tensor", name)
 
     def __format__(self, spec):
         if self._data.ndim == 0:

@@ -45,7 +45,7 @@ class Op:
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "_fwd_cache", "_vjp_cache")
+                 "_fwd_cache", "_vjp_cache", "_node_cls")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
                  nondiff=()):
@@ -54,6 +54,7 @@ class Op:
         self.nondiff = frozenset(nondiff)
         self._fwd_cache = {}
         self._vjp_cache = {}
+        self._node_cls = None if node is None else node_class(node)
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -186,7 +187,7 @@ def _record(op, key, args, res, out=None, shadow=None):
             consts.append(a)
             if i in needed and not has_saved:
                 has_saved = 1
-    node = _new(OpNode)  # Node.__init__, inlined
+    node = _new(op._node_cls)  # Node.__init__, inlined
     node._next = tuple(edges)
     node._seq = next(_sequence)
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
@@ -247,6 +248,20 @@ _CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is 
 
 
 # --------------------------------------------------------------------------- backward
+
+
+_NODE_CLASSES = {}
+
+
+def node_class(name):
+    """The class of the nodes named ``name`` (``type(y.grad_fn).__name__ == "MulBackward0"``,
+    as code that draws graphs reads it): one ``OpNode`` subclass per name, shared by ops
+    that record the same name."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": (),
+                                                          "__module__": "hookgrad.autograd"})
+    return cls
 
 
 class OpNode(Node):

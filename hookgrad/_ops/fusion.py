@@ -60,7 +60,7 @@ def is_backward_fusion_enabled():
 def _plain(node, first):
     """Whether ``node`` may run inside a chain. Checked at backward: hooks come any time.
     The chain's first node may have had pre-hooks (they have run); none may have post-hooks."""
-    if node.__class__ is not OpNode or node._freed or node._post_hooks is not None:
+    if node.__class__.__base__ is not OpNode or node._freed or node._post_hooks is not None:
         return False
     if not first and (node._pre_hooks is not None or node._tensor_pre_hooks is not None
                       or node._retain_hooks is not None):

@@ -124,4 +124,5 @@ def __getattr__(name):
     if name in ("set_backward_fusion", "is_backward_fusion_enabled"):  # hookgrad's own
         from .._ops import fusion
         return getattr(fusion, name)
-    raise AttributeError(f"module 'hookgrad.autograd' has no attribute {name!r}")
+    from .. import _missing
+    raise _missing.missing("module 'hookgrad.autograd'", "torch.autograd", name)

@@ -5,3 +5,9 @@ from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
 __all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

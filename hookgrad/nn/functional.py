@@ -278,3 +278,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not batched:
         out = out.squeeze(1)
     return out, None
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

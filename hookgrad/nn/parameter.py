@@ -64,7 +64,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
 
-class _BufferMeta(type):
+class _BufferMeta(type(Tensor)):
     # ``Buffer(t)`` returns a plain Tensor with ``_is_buffer`` set; isinstance checks the flag
     def __instancecheck__(cls, instance):
         if cls is Buffer:

@@ -33,3 +33,9 @@ from .sgd import SGD
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "OptaxOptimizer",
            "from_optax", "lr_scheduler", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

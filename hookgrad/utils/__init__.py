@@ -8,4 +8,5 @@ def __getattr__(name):
     if name == "mod_tracker":
         import importlib
         return importlib.import_module(__name__ + ".mod_tracker")
-    raise AttributeError(f"module 'hookgrad.utils' has no attribute {name!r}")
+    from .. import _missing
+    raise _missing.missing("module 'hookgrad.utils'", "torch.utils", name)

@@ -104,4 +104,5 @@ def __getattr__(name):
     if name == "BackwardHook":  # imported lazily: it needs the op table
         from ._backward_hook import BackwardHook
         return BackwardHook
-    raise AttributeError(f"module 'hookgrad.utils.hooks' has no attribute {name!r}")
+    from .. import _missing
+    raise _missing.missing("module 'hookgrad.utils.hooks'", "torch.utils.hooks", name)

@@ -21,6 +21,18 @@ def test_node_names_along_a_chain():
                                 "torch::autograd::AccumulateGrad"]
 
 
+def test_node_classes_are_named_as_pytorchs():
+    """Graph drawers (torchviz) label nodes with ``type(grad_fn).__name__``."""
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        a, b = x * 2, x * 3
+        s = (a.exp() + b).sum()
+        return [type(s.grad_fn).__name__, type(a.grad_fn).__name__,
+                type(a.grad_fn) is type(b.grad_fn), type(x.exp().grad_fn) is type(a.grad_fn),
+                isinstance(a.grad_fn, L.autograd.graph.Node), x._is_view(), x.detach()._is_view()]
+    assert same_as_torch(f) == ["SumBackward0", "MulBackward0", True, False, True, False, False]
+
+
 def test_next_functions_structure():
     def f(L):
         a = L.tensor([1.0], requires_grad=True)

@@ -348,3 +348,11 @@ def test_max_min_with_dim_are_return_types():
     assert isinstance(mx, hg.return_types.max) and isinstance(mn, hg.return_types.min)
     assert mx.values.tolist() == [3.0, 2.0] and mx.indices.tolist() == [1, 0]
     assert mn.values.tolist() == [1.0, 0.0] and mn.indices.tolist() == [0, 1]
+
+
+def test_complex64_needs_no_x64_mode():
+    # complex64 is 8 bytes, like float64, but is a 32-bit type
+    def f(L):
+        t = L.tensor([1j, 2.0])
+        return [str((t * 2).dtype).split(".")[-1], t.is_complex(), list(t.shape)]
+    assert same_as_torch(f) == ["complex64", True, [2]]

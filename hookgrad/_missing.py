@@ -1,0 +1,28 @@
+"""The error for a PyTorch name hookgrad lacks: it says so and points to the coverage list.
+
+Module ``__getattr__``s and ``Tensor.__getattr__`` raise it, so ``import hookgrad as torch``
+followed by ``torch.foo`` fails with a message that names ``torch.foo`` instead of a bare
+``AttributeError``. It is still an ``AttributeError``: ``hasattr`` and ``getattr(x, n, d)``
+work as for any other object.
+"""
+
+COVERAGE = "docs/api_coverage.md"
+
+
+def missing(owner, torch_name, name):
+    """The ``AttributeError`` for ``owner.name`` (``owner`` as Python names it, e.g.
+    ``module 'hookgrad.nn'`` or ``'Tensor' object``); ``torch_name`` is the PyTorch path of
+    the namespace (``torch.nn``)."""
+    if name.startswith("_"):  # private and dunder probes (copy, pickle, NumPy) stay terse
+        return AttributeError(f"{owner} has no attribute {name!r}")
+    return AttributeError(f"{owner} has no attribute {name!r}: hookgrad does not implement "
+                          f"{torch_name}.{name} yet (see {COVERAGE} for what it covers)")
+
+
+def module_getattr(module_name, torch_name=None):
+    """A module ``__getattr__`` raising :func:`missing` for ``module_name``."""
+    torch_name = torch_name or "torch" + module_name[len("hookgrad"):]
+
+    def __getattr__(name):
+        raise missing(f"module {module_name!r}", torch_name, name)
+    return __getattr__

@@ -1,0 +1,208 @@
+"""Write docs/api_coverage.md: each public name of PyTorch's main namespaces, with its status
+in hookgrad (implemented / differs, and how / missing) and hookgrad's own extra names.
+
+    python tools/api_coverage.py           # rewrite the document
+    python tools/api_coverage.py --check   # exit 1 if it is stale (tests/test_api_coverage.py)
+
+PyTorch's names come from the installed torch when it is the pinned version (TORCH_VERSION);
+otherwise (no torch, another version) from the document itself, so the statuses are still
+recomputed from hookgrad's namespaces and checked.
+"""
+import argparse
+import importlib
+import os
+import re
+import sys
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "api_coverage.md")
+TORCH_VERSION = "2.13.0"
+
+# (PyTorch's namespace, hookgrad's)
+NAMESPACES = [
+    ("torch", "hookgrad"),
+    ("torch.Tensor", "hookgrad.Tensor"),
+    ("torch.nn", "hookgrad.nn"),
+    ("torch.nn.functional", "hookgrad.nn.functional"),
+    ("torch.autograd", "hookgrad.autograd"),
+    ("torch.optim", "hookgrad.optim"),
+    ("torch.utils.data", "hookgrad.utils.data"),
+]
+
+_RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ from PyTorch's"
+_VIEW = "returns a copy: views do not share storage (README, Differences)"
+# Implemented names that behave differently, and how (the README's Differences table has
+# the reasons). Keys are PyTorch's qualified names.
+DIFFERS = {
+    "torch.from_numpy": "copies the array (no shared memory)",
+    "torch.manual_seed": "seeds one JAX PRNG key; the numbers differ from PyTorch's",
+    "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,
+    "torch.rand_like": _RNG, "torch.randn_like": _RNG, "torch.randint_like": _RNG,
+    "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
+    "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
+    "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
+                     "times XLA option sets",
+    "torch.int64": "`int32` unless JAX's x64 mode is on",
+    "torch.long": "`int32` unless JAX's x64 mode is on",
+    "torch.float64": "needs JAX's x64 mode",
+    "torch.double": "needs JAX's x64 mode",
+    "torch.Tensor.contiguous": "returns the tensor itself (no strides)",
+    "torch.Tensor.view": _VIEW, "torch.Tensor.reshape": _VIEW, "torch.Tensor.transpose": _VIEW,
+    "torch.Tensor.permute": _VIEW, "torch.Tensor.expand": _VIEW, "torch.Tensor.select": _VIEW,
+    "torch.Tensor.narrow": _VIEW, "torch.Tensor.squeeze": _VIEW, "torch.Tensor.unsqueeze": _VIEW,
+    "torch.Tensor.t": _VIEW, "torch.Tensor.flatten": _VIEW, "torch.Tensor.diagonal": _VIEW,
+    "torch.Tensor.__getitem__": "basic indexing returns a copy; boolean masks work eagerly only",
+    "torch.nn.Embedding": "`sparse=True` gives dense gradients",
+    "torch.nn.BatchNorm1d": "the running-stat update bumps their `_version`",
+    "torch.nn.BatchNorm2d": "the running-stat update bumps their `_version`",
+    "torch.nn.BatchNorm3d": "the running-stat update bumps their `_version`",
+    "torch.nn.Module": "its `_parameters`/`_buffers`/`_modules` and hook dicts count their "
+                       "changes (subclasses of dict/OrderedDict)",
+    "torch.optim.Optimizer": "`state[p]` is a view of the optax state (assign to change it)",
+    "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+}
+
+
+def _resolve(path):
+    """The object at a dotted path (a module, or a class inside one)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(path)
+
+
+def _public(names):
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def torch_names():
+    """{namespace: [public names]} from the installed torch if it is the pinned version,
+    else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if torch.__version__.split("+")[0] != TORCH_VERSION:
+        return None
+    return {ns: _public(dir(_resolve(ns))) for ns, _ in NAMESPACES}
+
+
+def names_from_doc(text):
+    """{namespace: [PyTorch's names]} as the document lists them."""
+    out, ns = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^## `(torch[\w.]*)`", line)
+        if m:
+            ns = m.group(1)
+            out[ns] = []
+            section = None
+            continue
+        m = re.match(r"^### (\w[\w ]*)", line)
+        if m:
+            section = m.group(1)
+            continue
+        if ns is None or section == "hookgrad only":
+            continue
+        if line.startswith("| `"):
+            out[ns].append(line.split("`")[1])
+        elif line.startswith("`"):
+            out[ns].extend(re.findall(r"`([^`]+)`", line))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _has(obj, name):
+    if obj is None:
+        return False
+    try:
+        getattr(obj, name)
+    except AttributeError:
+        return False
+    except Exception:  # noqa: BLE001 - a property that fails on the class still exists
+        return True
+    return True
+
+
+def _wrap(names):
+    return textwrap.fill(", ".join(f"`{n}`" for n in names), 100, break_long_words=False,
+                         break_on_hyphens=False)
+
+
+def render(torch_side):
+    rows, sections = [], []
+    for ns, hg_ns in NAMESPACES:
+        names = torch_side.get(ns, [])
+        try:
+            obj = _resolve(hg_ns)
+        except (ImportError, AttributeError):  # the whole namespace is missing
+            obj = None
+        have = [n for n in names if _has(obj, n)]
+        differs = [n for n in have if f"{ns}.{n}" in DIFFERS]
+        same = [n for n in have if n not in differs]
+        missing = [n for n in names if n not in have]
+        extra = [n for n in _public(dir(obj)) if n not in set(names)] if obj is not None else []
+        rows.append(f"| `{ns}` | {len(same)} | {len(differs)} | {len(missing)} | {len(names)} "
+                    f"| {len(extra)} |")
+        part = [f"## `{ns}`", "", f"hookgrad: `{hg_ns}`.", ""]
+        if differs:
+            part += ["### differs", "", "| name | how |", "|---|---|"]
+            part += [f"| `{n}` | {DIFFERS[f'{ns}.{n}']} |" for n in differs] + [""]
+        part += ["### implemented", "", _wrap(same) or "(none)", ""]
+        part += ["### missing", "", _wrap(missing) or "(none)", ""]
+        part += ["### hookgrad only", "", _wrap(extra) or "(none)", ""]
+        sections.append("\n".join(part))
+    head = [
+        "# hookgrad's coverage of PyTorch's API", "",
+        f"Generated by `python tools/api_coverage.py` from hookgrad's namespaces and PyTorch "
+        f"{TORCH_VERSION}'s public names; do not edit by hand (`tests/test_api_coverage.py` "
+        "fails when it is stale).", "",
+        "- **implemented**: the name exists in hookgrad with PyTorch's behaviour.",
+        "- **differs**: it exists, and behaves as the table says (the README's \"Differences "
+        "from PyTorch\" gives the reasons).",
+        "- **missing**: using it raises `AttributeError: ... hookgrad does not implement "
+        "torch.X yet`.",
+        "- **hookgrad only**: public names PyTorch's namespace does not have (including "
+        "submodules and re-exported helpers).", "",
+        "| namespace | implemented | differs | missing | PyTorch's names | hookgrad only |",
+        "|---|---|---|---|---|---|", *rows, "",
+    ]
+    return "\n".join(head) + "\n" + "\n".join(sections)
+
+
+def build():
+    torch_side = torch_names()
+    if torch_side is None:
+        if not os.path.exists(DOC):
+            sys.exit(f"{DOC} is missing and torch=={TORCH_VERSION} is not installed")
+        with open(DOC) as f:
+            torch_side = names_from_doc(f.read())
+    return render(torch_side)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the document is stale")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, ROOT)
+    text = build()
+    if args.check:
+        with open(DOC) as f:
+            if f.read() != text:
+                print(f"{DOC} is stale: run python tools/api_coverage.py")
+                return 1
+        print(f"{DOC} is up to date")
+        return 0
+    with open(DOC, "w") as f:
+        f.write(text)
+    print(f"wrote {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
