@@ -266,6 +266,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
                            f"{_kind(input)} instead (while checking arguments for embedding)")
+    _check_indices_and_renorm(input, weight, max_norm, norm_type)
+    return apply(EMBEDDING, (weight, input), {"padding_idx": padding_idx,
+                                              "scale_grad_by_freq": bool(scale_grad_by_freq)})
+
+
+def _check_indices_and_renorm(input, weight, max_norm, norm_type):
+    """Indices in range (when concrete); with ``max_norm``, the looked-up rows of ``weight``
+    renormalized in place, unrecorded."""
+    n = weight.shape[0]
     if _concrete(input) and input.numel():
         lo, hi = (int(v) for v in _minmax(input._data))
         if lo < 0 or hi >= n:
@@ -278,8 +287,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                                              "p": float(norm_type)}, out=weight)
         finally:
             grad_mode._state.enabled = prev
-    return apply(EMBEDDING, (weight, input), {"padding_idx": padding_idx,
-                                              "scale_grad_by_freq": bool(scale_grad_by_freq)})
 
 
 def _minmax(a):

@@ -14,10 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
 from .dispatch import apply
 from .nn_conv import _Const
-from .nn_layers import _RENORM, _concrete, _kind, _minmax
+from .nn_layers import _check_indices_and_renorm, _kind
 from .registry import defop
 
 
@@ -145,20 +144,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} "
                                f"through {n - 1}, but got {padding_idx}")
         padding_idx = padding_idx % n
-    if _concrete(input) and input.numel():
-        lo, hi = (int(v) for v in _minmax(input._data))
-        if lo < 0 or hi >= n:
-            raise IndexError("index out of range in self")
     if seg is None:
         seg, nbags = _segments(input.shape[0], offsets, include_last_offset)
-    if max_norm is not None:
-        prev = grad_mode._state.enabled
-        grad_mode._state.enabled = False
-        try:
-            apply(_RENORM, (weight, input), {"max_norm": float(max_norm),
-                                             "p": float(norm_type)}, out=weight)
-        finally:
-            grad_mode._state.enabled = prev
+    _check_indices_and_renorm(input, weight, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "

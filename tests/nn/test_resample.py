@@ -378,3 +378,24 @@ def test_embedding_bag_compiled_with_constant_offsets():
 def test_embedding_bag_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call(hookgrad.zeros(5, 2))
+
+
+def test_functional_call_grads_equal_eager():
+    # hookgrad.func: JAX differentiates the same layers
+    import jax
+    import jax.numpy as jnp
+
+    from hookgrad.func import functional_call
+    nn = hookgrad.nn
+    hookgrad.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(2, 3, 1), nn.Upsample(scale_factor=2, mode="bilinear"),
+                      nn.InstanceNorm2d(3, affine=True), nn.AdaptiveMaxPool2d(2))
+    x = r(1, 2, 3, 3)
+    params = {k: v._data for k, v in m.named_parameters()}
+    def loss(p):
+        out = functional_call(m, p, (jnp.asarray(x),))
+        return (out._data if isinstance(out, hookgrad.Tensor) else out).sum()
+    g = jax.grad(loss)(params)
+    m(hookgrad.tensor(x)).sum().backward()
+    for k, v in m.named_parameters():
+        np.testing.assert_allclose(np.asarray(g[k]), v.grad.numpy(), rtol=1e-5, atol=1e-6)
