@@ -16,6 +16,11 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import _C, _missing, random, return_types, utils
+from ._generator import Generator, default_generator
+from .backends import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,
+                       is_deterministic_algorithms_warn_only_enabled,
+                       set_float32_matmul_precision, use_deterministic_algorithms)
+from ._repr import set_printoptions
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
 
 __version__ = "0.1.0"
@@ -23,10 +28,14 @@ __version__ = "0.1.0"
 globals().update(_ops.FUNCTIONS)
 
 
+# heavier subpackages, imported on first use
+_LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
+                   "multiprocessing", "distributions"})
+
+
 def __getattr__(name):
-    # heavier subpackages load on first use
     import importlib
-    if name in ("nn", "optim", "func", "library", "testing"):
+    if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")

@@ -5,6 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._device import device, device_of, jax_device  # noqa: F401 - re-exported
+
 
 class dtype:
     """A tensor element type, named as in PyTorch (``hookgrad.float32`` ...)."""
@@ -107,57 +109,3 @@ def set_default_dtype(d):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     to_jax(d)
     _default_dtype[0] = d
-
-
-class device:
-    """A device, named as in PyTorch: ``device('cpu')``, ``device('cuda', 0)``."""
-
-    __slots__ = ("type", "index")
-
-    def __init__(self, type, index=None):  # noqa: A002 - torch's signature
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        elif isinstance(type, str) and ":" in type:
-            type, idx = type.split(":")
-            index = builtins.int(idx)
-        if type == "gpu":
-            type = "cuda"
-        if type not in ("cpu", "cuda", "tpu", "meta"):
-            raise RuntimeError(f"Expected one of cpu, cuda, tpu device type at start of device string: {type}")
-        self.type = type
-        self.index = index
-
-    def __repr__(self):
-        if self.index is None:
-            return f"device(type='{self.type}')"
-        return f"device(type='{self.type}', index={self.index})"
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index or 0) == (other.type, other.index or 0)
-
-    def __hash__(self):
-        return hash((self.type, self.index or 0))
-
-
-
-
-def device_of(jax_device):
-    if jax_device.platform == "cpu":
-        return device("cpu")
-    return device("cuda" if jax_device.platform == "gpu" else jax_device.platform, jax_device.id)
-
-
-def jax_device(d):
-    """The JAX device for a hookgrad device (or string)."""
-    d = device(d) if not isinstance(d, device) else d
-    platform = {"cuda": "gpu"}.get(d.type, d.type)
-    try:
-        devs = jax.devices(platform)
-    except RuntimeError:
-        raise RuntimeError(f"no {d.type} device is available to JAX (devices: {jax.devices()})") from None
-    return devs[d.index or 0]

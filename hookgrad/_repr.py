@@ -1,41 +1,123 @@
 """``repr`` of a Tensor, formatted as PyTorch prints it."""
+import math
+import sys
+
 import jax
 import numpy as np
 
 from . import _dtype
 
 
-def _float_formatter(values):
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return lambda v: str(v)
-    absmax = np.abs(finite).max()
-    nonzero = np.abs(finite[finite != 0])
-    absmin = nonzero.min() if nonzero.size else 0.0
-    if np.all(finite == np.round(finite)) and absmax < 1e8:
-        width = max(len(f"{v:.0f}") for v in finite) + 1
-        return lambda v: (f"{v:.0f}." if np.isfinite(v) else str(v)).rjust(width)
-    if absmax >= 1e8 or (absmin and (absmin < 1e-4 or absmax / absmin > 1e3)):
-        return lambda v: f"{v:.4e}"
-    width = max(len(f"{v:.4f}") for v in finite)
-    return lambda v: (f"{v:.4f}" if np.isfinite(v) else str(v)).rjust(width)
+_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80}
+_PROFILES = {"default": _DEFAULTS,
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {**_DEFAULTS, "threshold": math.inf}}
+_OPTS = {**_DEFAULTS, "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """Set how tensors print, as ``torch.set_printoptions``.
+
+    ``profile`` (``"default"``, ``"short"``, ``"full"``) sets the first four at once; the
+    arguments given override it. ``sci_mode`` True/False forces scientific notation on or
+    off; None (also when left out) lets the values decide.
+
+    Example::
+
+        >>> hookgrad.set_printoptions(precision=2)
+        >>> hookgrad.tensor([1.2345])
+        tensor([1.23])
+        >>> hookgrad.set_printoptions(profile="default")
+    """
+    if profile in _PROFILES:  # PyTorch ignores an unknown profile
+        _OPTS.update(_PROFILES[profile])
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+             "linewidth": linewidth}
+    _OPTS.update({k: v for k, v in given.items() if v is not None})
+    _OPTS["sci_mode"] = sci_mode
+
+
+def get_printoptions():
+    """The current print options, a dict (``torch._tensor_str.get_printoptions``)."""
+    return dict(_OPTS)
+
+
+def _float_formatter(shown):
+    """(format, width) for floats, by PyTorch's rules: integers print as ``3.``, wide
+    ranges or large or tiny values in scientific notation, else ``precision`` digits."""
+    nonzero = shown[np.isfinite(shown) & (shown != 0)]
+    if nonzero.size == 0:  # zeros and non-finite only: PyTorch prints ``0.`` whatever the mode
+        return (lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)), 1
+    absmax, absmin = np.abs(nonzero).max(), np.abs(nonzero).min()
+    prec, sci = _OPTS["precision"], _OPTS["sci_mode"]
+    if sci is None:
+        sci = bool(absmax / absmin > 1e3 or absmax > 1e8 or absmin < 1e-4)
+    if sci:
+        fmt = lambda v: f"{v:.{prec}e}"  # noqa: E731
+    elif np.all(nonzero == np.ceil(nonzero)):
+        fmt = lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)  # noqa: E731
+    else:
+        fmt = lambda v: f"{v:.{prec}f}"  # noqa: E731
+    return fmt, max(len(fmt(v)) for v in nonzero)
+
+
+def _formatter(shown):
+    """(format, width) for the elements ``shown`` (all, or the edges when summarized)."""
+    if shown.dtype.kind == "f":
+        return _float_formatter(shown.reshape(-1))
+    fmt = (lambda v: str(bool(v))) if shown.dtype == np.bool_ else str
+    return fmt, max([len(fmt(v)) for v in shown.reshape(-1).tolist()] or [1])
 
 
 def _body(arr):
-    if arr.dtype == np.bool_:
-        fmt = {"bool": lambda v: (" True" if v else "False") if arr.size > 1 else str(bool(v))}
-    elif arr.dtype.kind in "f" or arr.dtype.name == "bfloat16":
+    if arr.dtype.kind == "c":
+        return np.array2string(arr, separator=", ", prefix="tensor(",
+                               threshold=_threshold(), edgeitems=_OPTS["edgeitems"],
+                               max_line_width=_OPTS["linewidth"])
+    if arr.dtype.kind == "f" or arr.dtype.name == "bfloat16":
         arr = arr.astype(np.float64)
-        fmt = {"float_kind": _float_formatter(arr.reshape(-1))}
-    elif arr.dtype.kind == "c":
-        fmt = None
-    else:
-        fmt = None
+    if arr.size == 0:
+        return "[]"
+    fmt, width = _formatter(_shown(arr))
     if arr.ndim == 0:
-        return fmt["float_kind"](arr.item()).strip() if fmt and "float_kind" in fmt else \
-            (fmt["bool"](arr.item()) if fmt else str(arr.item()))
-    return np.array2string(arr, separator=", ", prefix="tensor(", formatter=fmt,
-                           threshold=1000, edgeitems=3, max_line_width=80)
+        return fmt(arr.item())
+    return _nested(arr, len("tensor("), arr.size > _threshold(), fmt, width)
+
+
+def _nested(arr, indent, summarize, fmt, width):
+    """PyTorch's layout: rows joined by ``,`` and one blank line per extra dimension."""
+    edge = _OPTS["edgeitems"]
+    cut = summarize and arr.shape[0] > 2 * edge
+    if arr.ndim == 1:
+        cells = [fmt(v).rjust(width) for v in arr.tolist()]
+        if cut:
+            cells = cells[:edge] + [" ..."] + cells[-edge:]
+        per_line = max(1, (_OPTS["linewidth"] - indent) // (width + 2))
+        lines = [", ".join(cells[i:i + per_line]) for i in range(0, len(cells), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(range(edge)) + [None] + list(range(arr.shape[0] - edge, arr.shape[0])) \
+        if cut else range(arr.shape[0])
+    parts = ["..." if i is None else _nested(arr[i], indent + 1, summarize, fmt, width)
+             for i in rows]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def _threshold():
+    threshold = _OPTS["threshold"]
+    return sys.maxsize if threshold == math.inf else int(threshold)
+
+
+def _shown(arr):
+    """The elements a summarized print shows: PyTorch formats only those."""
+    if arr.size <= _threshold():
+        return arr
+    edge = _OPTS["edgeitems"]
+    for axis, n in enumerate(arr.shape):
+        if n > 2 * edge:
+            arr = np.concatenate([np.take(arr, range(edge), axis),
+                                  np.take(arr, range(n - edge, n), axis)], axis)
+    return arr
 
 
 def _default_int():
@@ -52,6 +134,8 @@ def tensor_repr(t):
     dev = t.device
     if dev.type != "cpu":
         extras.append(f"device='{dev}'")
+    if arr.size == 0 and arr.ndim != 1:
+        extras.append(f"size={tuple(arr.shape)}")
     dt = t.dtype
     if dt not in (_dtype.get_default_dtype(), _default_int(), _dtype.bool):
         extras.append(f"dtype={dt!r}")

@@ -558,8 +558,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
                          mode=None, options=None, disable=False, donate=None)
 
     Use it as a decorator (``@hookgrad.compile`` or ``@hookgrad.compile(...)``) or call it
-    on a function or a Module. The step may close over Modules, optimizers and Tensors:
-    their parameters, buffers, ``.grad``, optimizer state and the global PRNG key are
+    on a function. Called on a Module, it returns an ``OptimizedModule`` whose forward is
+    compiled and whose outputs backpropagate through one compiled node, for eager training
+    loops (see ``hookgrad._compile_module``). The step may close over Modules, optimizers
+    and Tensors: their parameters, buffers, ``.grad``, optimizer state and the global PRNG key are
     inputs and outputs of the compiled program, written back after every call. It is
     retraced on new shapes/dtypes, hooks added or removed, ``train()``/``eval()``
     changes and ``.grad`` appearing or disappearing.
@@ -597,16 +599,26 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     kw = dict(donate=donate, disable=disable, autotune=autotune, options=xla_options)
     module_cls = _module_cls()
     if module_cls is not None and isinstance(model, module_cls):
-        mod = model
-
-        def call(*args, **kwargs):
-            return mod(*args, **kwargs)
-        call.__name__ = type(mod).__name__
-        return CompiledFunction(call, **kw)
+        # as torch.compile(model): an OptimizedModule whose forward is compiled
+        from ._compile_module import compile_module
+        if disable:
+            return model
+        return compile_module(model, fullgraph=fullgraph, options=xla_options)
     if not callable(model):
         raise RuntimeError("compile() expects a callable (a function or a Module), got "
                            f"{type(model).__name__}")
     return CompiledFunction(model, **kw)
+
+
+def _module_compile_options(model=None, *, fullgraph=False, dynamic=None, backend="xla",
+                            mode=None, options=None, disable=False, donate=None):
+    """``Module.compile``'s arguments (``hookgrad.compile``'s, without ``model``): the
+    options of its compiled forward, or None for ``disable=True``."""
+    if model is not None:
+        raise TypeError("Module.compile() takes no positional arguments; pass the options by "
+                        "keyword, as hookgrad.compile(fn, ...)")
+    _, xla_options = _tune.resolve(mode, options)
+    return None if disable else {"fullgraph": fullgraph, "options": xla_options}
 
 
 class _CallableModule(types.ModuleType):

@@ -19,20 +19,20 @@ _state = {"key": None, "seed": 0}
 
 
 def manual_seed(seed):
-    """Seed the global PRNG key. Returns a ``Generator``-like object, as PyTorch does."""
-    seed = int(seed)
-    _state["seed"] = seed
-    _state["key"] = jax.random.key(seed)
-    return _Generator()
+    """Seed the global PRNG key (``hookgrad.default_generator``, which also serves CUDA);
+    returns that generator, as PyTorch does."""
+    from ._generator import default_generator
+    return default_generator.manual_seed(int(seed))
 
 
 def seed():
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+    """Seed the global key from the operating system's entropy; returns the seed."""
+    from ._generator import default_generator
+    return default_generator.seed()
 
 
 def initial_seed():
+    """The seed the global key was last reset from."""
     return _state["seed"]
 
 
@@ -47,21 +47,15 @@ def next_key():
 
 
 def get_rng_state():
-    key = _state["key"] if _state["key"] is not None else jax.random.key(_state["seed"])
-    return jax.random.key_data(key)
+    """The global generator's state, a ``uint8`` Tensor (``Generator.get_state``)."""
+    from ._generator import default_generator
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state):
-    data = new_state._data if hasattr(new_state, "_data") else new_state
-    _state["key"] = jax.random.wrap_key_data(data)
-
-
-class _Generator:
-    def initial_seed(self):
-        return _state["seed"]
-
-    def seed(self):
-        return seed()
+    """Restore the global generator from ``get_rng_state()``."""
+    from ._generator import default_generator
+    default_generator.set_state(new_state)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))

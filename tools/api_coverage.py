@@ -27,7 +27,9 @@ NAMESPACES = [
     ("torch.nn.functional", "hookgrad.nn.functional"),
     ("torch.autograd", "hookgrad.autograd"),
     ("torch.optim", "hookgrad.optim"),
+    ("torch.optim.lr_scheduler", "hookgrad.optim.lr_scheduler"),
     ("torch.utils.data", "hookgrad.utils.data"),
+    ("torch.distributions", "hookgrad.distributions"),
 ]
 
 _RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ from PyTorch's"
@@ -60,6 +62,16 @@ DIFFERS = {
     "torch.nn.Module": "its `_parameters`/`_buffers`/`_modules` and hook dicts count their "
                        "changes (subclasses of dict/OrderedDict)",
     "torch.optim.Optimizer": "`state[p]` is a view of the optax state (assign to change it)",
+    "torch.cuda": "a JAX GPU backend is `cuda`; without one, moving to it raises PyTorch's "
+                  "CPU-build error",
+    "torch.Generator": "a JAX PRNG key: different numbers for the same seed",
+    "torch.load": "zip format only; tensors load as copies; 64-bit dtypes follow JAX's x64 mode",
+    "torch.optim.LBFGS": "`step(closure)` runs eagerly only (raises inside `hookgrad.compile`)",
+    "torch.nn.RNN": "one `MkldnnRnnLayerBackward0` node per layer and direction",
+    "torch.nn.LSTM": "one `MkldnnRnnLayerBackward0` node per layer and direction",
+    "torch.nn.GRU": "one `MkldnnRnnLayerBackward0` node per layer and direction",
+    "torch.distributions.Normal": _RNG, "torch.distributions.Categorical": _RNG,
+    "torch.distributions.Bernoulli": _RNG, "torch.distributions.Uniform": _RNG,
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
 }
 

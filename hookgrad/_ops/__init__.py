@@ -2,6 +2,7 @@
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
 from . import nn_conv, nn_layers, nn_loss  # noqa: F401
+from . import nn_rnn  # noqa: F401
 from . import nn_pool, nn_resample, nn_sparse  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS

@@ -465,32 +465,72 @@ def contiguous(self, memory_format=None):
     return self
 
 
-def to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
+def _to_args(args, kwargs):
+    """(dtype, device, copy) from ``to``'s three signatures, with torch's TypeError."""
     from .. import _dtype
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
+    known = {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    bad = [k for k in kwargs if k not in known]
+    if bad or len(args) > 4:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}"
+                                                            for k, v in kwargs.items()])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (device device = None, dtype dtype = None, "
+                        "bool non_blocking = False, bool copy = False, *, memory_format "
+                        "memory_format = None)\n * (dtype dtype, bool non_blocking = False, bool "
+                        "copy = False, *, memory_format memory_format = None)\n * (Tensor tensor, "
+                        "bool non_blocking = False, bool copy = False, *, memory_format "
+                        "memory_format = None)\n")
+    dtype, device, copy = kwargs.get("dtype"), kwargs.get("device"), kwargs.get("copy", False)
+    flags = []  # non_blocking, copy (positional, after the device/dtype/tensor)
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, _dtype.dtype) or (isinstance(a, type) and a in (float, int, bool)):
-            dtype = a
-        elif isinstance(a, (str, _dtype.device)):
+        elif isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, (str, int, _dtype.device)):  # an int is an accelerator index
             device = a
         elif a is not None:
             dtype = a
+    if len(flags) > 1:
+        copy = flags[1]
+    return dtype, device, copy
+
+
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``non_blocking``, ``copy``.
+
+    Returns ``self`` when nothing changes (and ``copy=False``), else a new tensor whose
+    backward node is ``ToCopyBackward0``. A device with no JAX backend raises PyTorch's
+    error (``AssertionError: Torch not compiled with CUDA enabled`` for ``'cuda'``).
+
+    Example::
+
+        >>> x = hookgrad.ones(2)
+        >>> x.to(hookgrad.float16).dtype
+        hookgrad.float16
+        >>> x.to("cpu") is x
+        True
+    """
+    from .. import _dtype
+    dtype, device, copy = _to_args(args, kwargs)
+    target = None if device is None else _dtype.jax_device(device)  # raises before any work
     out = self
     if dtype is not None:
         jd = _dtype.to_jax(dtype)
         if jd != out._data.dtype:
             out = apply(TO_DTYPE, (out,), {"dtype": jd})
-    if device is not None:
-        dev = _dtype.device(device) if not isinstance(device, _dtype.device) else device
-        if dev != out.device:
-            out = apply(TO_DEVICE, (out,), {"device": _dtype.jax_device(dev)})
+    if target is not None and not _on(out._data, target):
+        out = apply(TO_DEVICE, (out,), {"device": target})
+    if copy and out is self:
+        out = apply(TO_DTYPE, (out,), {"dtype": out._data.dtype})
     return out
+
+
+def _on(arr, jax_device):
+    from .. import _dtype
+    if isinstance(arr, jax.core.Tracer):  # traced: placement is the compiled program's
+        return _dtype.device_of(jax_device).type == jax.default_backend().replace("gpu", "cuda")
+    return arr.devices() == {jax_device}
 
 
 def _cast(dt):
@@ -499,12 +539,15 @@ def _cast(dt):
     return method
 
 
-def cpu(self):
+def cpu(self, memory_format=None):
+    """This tensor on the CPU (``self`` when it is already there)."""
     return to(self, "cpu")
 
 
-def cuda(self, device=None, non_blocking=False):
-    return to(self, "cuda" if device is None else device)
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """This tensor on the current GPU, or on ``device`` (an index, ``'cuda:1'``, a device)."""
+    from .._device import cuda_target
+    return to(self, cuda_target(device))
 
 
 def nonzero(input, *, as_tuple=False):

@@ -3,8 +3,11 @@ from . import functional, init, modules, parameter, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
+from . import parallel  # noqa: E402 - needs modules
+from .parallel import DataParallel  # noqa: E402
 
 __all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]
+__all__ += ["parallel", "DataParallel"]
 
 
 from .. import _missing as _m  # noqa: E402

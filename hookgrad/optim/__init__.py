@@ -1,8 +1,9 @@
 """``hookgrad.optim``: PyTorch's optimizers and LR schedulers, computed by optax.
 
-``SGD``, ``Adam``, ``AdamW``, ``RMSprop`` and ``Adagrad`` take PyTorch's arguments and give
-PyTorch's results; ``from_optax`` wraps any optax transformation. See
-``hookgrad.optim.optimizer`` for how the state is kept and how ``hookgrad.compile`` lifts it.
+``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``NAdam``, ``RAdam``, ``Adamax``
+and ``LBFGS`` take PyTorch's arguments and give PyTorch's results; ``from_optax`` wraps
+any optax transformation. See ``hookgrad.optim.optimizer`` for how the state is kept and
+how ``hookgrad.compile`` lifts it.
 
 Differences from PyTorch:
 
@@ -24,15 +25,19 @@ from . import lr_scheduler
 from ._optax import OptaxOptimizer, from_optax
 from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import (Optimizer, register_optimizer_step_post_hook,
                         register_optimizer_step_pre_hook)
+from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "OptaxOptimizer",
-           "from_optax", "lr_scheduler", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam",
+           "Adamax", "LBFGS", "OptaxOptimizer", "from_optax", "lr_scheduler",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 from .. import _missing as _m  # noqa: E402

@@ -25,7 +25,9 @@ from .._tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR", "LinearLR"]
+           "CosineAnnealingLR", "LinearLR", "MultiplicativeLR", "ConstantLR", "PolynomialLR",
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR",
+           "ChainedScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
@@ -163,6 +165,10 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Move to the next epoch (or jump to ``epoch``, closed form) and write the lrs."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -387,3 +393,9 @@ class LinearLR(LRScheduler):
     def _get_closed_form_lr(self):
         t, s, e, n = self.last_epoch, self.start_factor, self.end_factor, self.total_iters
         return [base * (s + (e - s) * min(n, t) / n) for base in self.base_lrs]
+
+
+# NOTE: at the end: these import LRScheduler and the helpers above from this module
+from ._lr_schedulers_more import (ChainedScheduler, ConstantLR,  # noqa: E402
+                                  CosineAnnealingWarmRestarts, MultiplicativeLR, OneCycleLR,
+                                  PolynomialLR, ReduceLROnPlateau, SequentialLR)

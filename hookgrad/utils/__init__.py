@@ -1,12 +1,13 @@
-"""Utilities: hook handles (``hookgrad.utils.hooks``) and ``ModTracker``."""
+"""Utilities: hook handles (``hookgrad.utils.hooks``), ``ModTracker`` and activation
+checkpointing (``hookgrad.utils.checkpoint``)."""
 from . import hooks
 
 __all__ = ["hooks"]
 
 
 def __getattr__(name):
-    if name == "mod_tracker":
+    if name in ("mod_tracker", "checkpoint"):
         import importlib
-        return importlib.import_module(__name__ + ".mod_tracker")
+        return importlib.import_module(__name__ + "." + name)
     from .. import _missing
     raise _missing.missing("module 'hookgrad.utils'", "torch.utils", name)

@@ -496,6 +496,53 @@ row("count_nonzero", lambda L, x: L.count_nonzero(x > 0, 1), None, [_C1])
 row("floor_divide", lambda L, x, y: L.floor_divide(x.detach(), 0.3), None, [_C1, _C2],
     "nonames")
 
+# ---------------------------------------------------------------- recurrent layers (nn_rnn)
+def _rnn_layer(L, mode, x, h0, c0, *ws):
+    """One layer of a recurrent network: hookgrad's op, torch's ``torch.gru``/``lstm``."""
+    if L.__name__ == "torch":
+        hx = h0 if c0 is None else (h0, c0)
+        res = getattr(L, mode.lower())(x, hx, list(ws), True, 1, 0.0, False, False, False)
+        return [res[0]] + [s[0] for s in res[1:]]
+    from hookgrad._ops.dispatch import apply
+    from hookgrad._ops.nn_rnn import RNN_LAYER
+    return list(apply(RNN_LAYER, (x, *ws, h0[0], None if c0 is None else c0[0], None),
+                      {"mode": mode, "reverse": False, "batch_first": False,
+                       "batch_sizes": None}))
+
+
+def _rnn_ref(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    """The recurrence as a Python loop over steps (independent of the op's scan)."""
+    h, c, outs = h0[0], None if c0 is None else c0[0], []
+    sig = jax.nn.sigmoid
+    for t in range(x.shape[0]):
+        gi, gh = x[t] @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+        if mode == "GRU":
+            n = gi.shape[-1] // 3
+            r, z = sig(gi[:, :n] + gh[:, :n]), sig(gi[:, n:2 * n] + gh[:, n:2 * n])
+            cand = jnp.tanh(gi[:, 2 * n:] + r * gh[:, 2 * n:])
+            h = (1 - z) * cand + z * h
+        else:
+            n = gi.shape[-1] // 4
+            g = gi + gh
+            c = sig(g[:, n:2 * n]) * c + sig(g[:, :n]) * jnp.tanh(g[:, 2 * n:3 * n])
+            h = sig(g[:, 3 * n:]) * jnp.tanh(c)
+        outs.append(h)
+    return [jnp.stack(outs), h] + ([] if c is None else [c])
+
+
+row("rnn_layer gru", lambda L, x, h, *ws: _rnn_layer(L, "GRU", x, h, None, *ws),
+    lambda x, h, *ws: _rnn_ref("GRU", x, h, None, *ws),
+    [F(5, 2, 3), F(1, 2, 4), F(12, 3), F(12, 4), F(12), F(12)], "nonames")
+row("rnn_layer lstm", lambda L, x, h, c, *ws: _rnn_layer(L, "LSTM", x, h, c, *ws),
+    lambda x, h, c, *ws: _rnn_ref("LSTM", x, h, c, *ws),
+    [F(5, 2, 3), F(1, 2, 4), F(1, 2, 4), F(16, 3), F(16, 4), F(16), F(16)], "nonames slow")
+_PACK_T, _PACK_B = np.array([0, 0, 0, 1, 1, 2]), np.array([0, 1, 2, 0, 1, 0])
+row("pack_padded_sequence", lambda L, x: L.nn.utils.rnn.pack_padded_sequence(x, [3, 2, 1]).data,
+    lambda x: x[_PACK_T, _PACK_B], [F(3, 3, 2)])
+row("pad_packed_sequence", lambda L, x: L.nn.utils.rnn.pad_packed_sequence(
+    L.nn.utils.rnn.PackedSequence(x, L.tensor([3, 2, 1])), padding_value=0.5)[0],
+    lambda x: jnp.full((3, 3, 2), 0.5).at[_PACK_T, _PACK_B].set(x), [F(6, 2)], "nonames")
+
 # ---------------------------------------------------------------- nn layers: resampling, pooling
 _S1, _S2, _S3 = F(1, 2, 5), F(1, 2, 3, 4), F(1, 1, 2, 3, 2)
 

@@ -217,3 +217,193 @@ def test_tensor_lr_is_updated_in_place():
     sched.step()
     assert opt.param_groups[0]["lr"] is lr and lr.item() == 0.25
     assert sched.get_last_lr()[0].item() == 0.25 and sched.get_last_lr()[0] is not lr
+
+
+# ------------------------------------------------------------------ the other schedulers
+
+MORE = [
+    ("MultiplicativeLR", {"lr_lambda": _slow}),
+    ("ConstantLR", {}),
+    ("ConstantLR", {"factor": 0.5, "total_iters": 7}),
+    ("PolynomialLR", {"total_iters": 20, "power": 2.0}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.001}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 4}),
+    ("OneCycleLR", {"max_lr": 0.5, "total_steps": 31}),
+    ("OneCycleLR", {"max_lr": [0.5, 0.2], "epochs": 4, "steps_per_epoch": 8,
+                    "anneal_strategy": "linear", "pct_start": 0.25}),
+    ("OneCycleLR", {"max_lr": 0.5, "total_steps": 31, "three_phase": True,
+                    "base_momentum": 0.8, "div_factor": 10.0}),
+]
+
+
+def _group_lrs_and_momenta(opt):
+    return [(g["lr"], g.get("momentum"), g.get("betas")) for g in opt.param_groups]
+
+
+@torch_test
+@pytest.mark.parametrize("name,kwargs", MORE, ids=[f"{n}{i}" for i, (n, _) in enumerate(MORE)])
+def test_more_lr_sequences_match_torch(name, kwargs):
+    ho, to, hs, ts = _pair(name, kwargs)
+    _assert_same(hs, ts, ho, to)
+    seen = set()
+    for _ in range(30):
+        for o, s in ((ho, hs), (to, ts)):
+            o.step()
+            s.step()
+        _assert_same(hs, ts, ho, to)
+        assert _group_lrs_and_momenta(ho) == pytest.approx(_group_lrs_and_momenta(to),
+                                                          rel=1e-13)
+        seen.add(round(hs.get_last_lr()[0], 12))
+    assert len(seen) > 1
+    assert sorted(hs.state_dict()) == sorted(ts.state_dict())
+
+
+@torch_test
+def test_one_cycle_cycles_adam_beta1_like_torch():
+    pair = Pair("Adam", {"lr": 0.1, "betas": (0.9, 0.99)})
+    hs = lr_scheduler.OneCycleLR(pair.ho, max_lr=0.3, total_steps=10)
+    ts = torch.optim.lr_scheduler.OneCycleLR(pair.to, max_lr=0.3, total_steps=10)
+    betas = []
+    for _ in range(9):
+        pair.step()
+        hs.step()
+        ts.step()
+        pair.assert_close()
+        assert pair.ho.param_groups[0]["betas"] == pytest.approx(
+            pair.to.param_groups[0]["betas"], rel=1e-13)
+        betas.append(pair.ho.param_groups[0]["betas"][0])
+    assert min(betas) < 0.9 < max(betas)  # beta1 went down and back up
+    with pytest.raises(ValueError, match="Tried to step 11 times. The specified number of "
+                                         "total steps is 10"):
+        hs.step()
+        hs.step()
+
+
+@torch_test
+def test_warm_restarts_fractional_epochs_match_torch():
+    for kwargs in ({"T_0": 3, "T_mult": 2}, {"T_0": 2, "eta_min": 0.01}):
+        ho, to, hs, ts = _pair("CosineAnnealingWarmRestarts", kwargs)
+        for epoch in (0.5, 1.25, 2.9, 3.0, 4.5, 9.1, 10.0, 21.7, 0.1):
+            hs.step(epoch)
+            ts.step(epoch)
+            _assert_same(hs, ts, ho, to)
+            assert hs.T_cur == pytest.approx(ts.T_cur, rel=1e-13) and hs.T_i == ts.T_i
+        with pytest.raises(ValueError, match="Expected non-negative epoch, but got -1"):
+            hs.step(-1)
+
+
+PLATEAU = [
+    {"patience": 3},
+    {"mode": "max", "factor": 0.5, "patience": 1, "threshold": 0.1, "cooldown": 2},
+    {"patience": 0, "threshold_mode": "abs", "threshold": 0.5, "min_lr": [0.05, 0.001]},
+    {"factor": 0.2, "patience": 2, "min_lr": 0.01, "eps": 0.05},
+]
+
+
+@torch_test
+@pytest.mark.parametrize("kwargs", PLATEAU, ids=[str(i) for i in range(len(PLATEAU))])
+def test_reduce_on_plateau_matches_torch(kwargs):
+    ho, to, hs, ts = _pair("ReduceLROnPlateau", kwargs)
+    metrics = [5.0, 4.0, 4.2, 4.1, 3.99, 4.5, 4.4, 4.3, 1.0, 1.2, 1.1, 1.05, 1.3, 0.9, 0.95,
+               0.96, 0.97, 2.0, 2.1, 2.2, 0.5, 0.6, 0.7, 0.8, 0.9, 0.91, 0.92, 0.93, 0.94,
+               0.3]
+    lrs = set()
+    for m in metrics:
+        hs.step(hookgrad.tensor(m) if m == 1.0 else m)
+        ts.step(m)
+        _assert_same(hs, ts, ho, to)
+        assert (hs.best, hs.num_bad_epochs, hs.cooldown_counter) == (
+            ts.best, ts.num_bad_epochs, ts.cooldown_counter)
+        lrs.add(hs.get_last_lr()[0])
+    assert len(lrs) > 1
+    h_sd, t_sd = hs.state_dict(), ts.state_dict()
+    assert sorted(h_sd) == sorted(t_sd)
+    assert {k: h_sd[k] for k in t_sd} == t_sd
+    ho2, _, hs2, _ = _pair("ReduceLROnPlateau", {})
+    hs2.load_state_dict(h_sd)
+    assert (hs2.mode, hs2.patience, hs2.best) == (hs.mode, hs.patience, hs.best)
+
+
+def _composite(lib, opt, kind):
+    s = lib.optim.lr_scheduler
+    if kind == "sequential":
+        parts = [s.LinearLR(opt, start_factor=0.1, total_iters=5),
+                 s.ExponentialLR(opt, gamma=0.9), s.CosineAnnealingLR(opt, T_max=6)]
+        return s.SequentialLR(opt, schedulers=parts, milestones=[5, 15])
+    return s.ChainedScheduler([s.ConstantLR(opt, factor=0.5, total_iters=4),
+                               s.ExponentialLR(opt, gamma=0.9)])
+
+
+@torch_test
+@pytest.mark.parametrize("kind", ["sequential", "chained"])
+def test_sequential_and_chained_match_torch(kind):
+    ho, to, _, _ = _pair("StepLR", {"step_size": 1000})
+    hs, ts = _composite(hookgrad, ho, kind), _composite(torch, to, kind)
+    np.testing.assert_allclose(hs.get_last_lr(), ts.get_last_lr(), rtol=1e-13)
+    for _ in range(30):
+        for o, s in ((ho, hs), (to, ts)):
+            o.step()
+            s.step()
+        np.testing.assert_allclose(hs.get_last_lr(), ts.get_last_lr(), rtol=1e-13)
+        np.testing.assert_allclose([g["lr"] for g in ho.param_groups],
+                                   [g["lr"] for g in to.param_groups], rtol=1e-13)
+    sd = hs.state_dict()
+    assert sorted(sd) == sorted(ts.state_dict())
+    assert len(sd["_schedulers"]) == len(hs._schedulers)
+
+
+def test_more_errors():
+    opt = optim.SGD([leaf(INIT[0])], lr=1.0)
+    other = optim.SGD([leaf(INIT[0])], lr=1.0)
+    s = lr_scheduler
+    with pytest.raises(ValueError, match="Constant multiplicative factor expected to be "
+                                         "between 0 and 1."):
+        s.ConstantLR(opt, factor=2.0)
+    with pytest.raises(TypeError, match="lr_lambda should be a function, but got float"):
+        s.MultiplicativeLR(opt, 0.5)
+    with pytest.raises(ValueError, match="Expected positive integer T_0, but got 0"):
+        s.CosineAnnealingWarmRestarts(opt, T_0=0)
+    with pytest.raises(ValueError, match="Expected integer T_mult >= 1, but got 1.5"):
+        s.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=1.5)
+    with pytest.raises(ValueError, match="Expected float or int eta_min, but got None"):
+        s.CosineAnnealingWarmRestarts(opt, T_0=2, eta_min=None)
+    with pytest.raises(ValueError, match="You must define either total_steps OR"):
+        s.OneCycleLR(opt, max_lr=0.1)
+    with pytest.raises(ValueError, match="Expected positive integer total_steps, but got 0"):
+        s.OneCycleLR(opt, max_lr=0.1, total_steps=0)
+    with pytest.raises(ValueError, match="Expected positive integer epochs, but got -1"):
+        s.OneCycleLR(opt, max_lr=0.1, epochs=-1, steps_per_epoch=2)
+    with pytest.raises(ValueError, match="Expected float between 0 and 1 pct_start, but "
+                                         "got 1.5"):
+        s.OneCycleLR(opt, max_lr=0.1, total_steps=5, pct_start=1.5)
+    with pytest.raises(ValueError, match="anneal_strategy must be one of 'cos' or 'linear', "
+                                         "instead got exp"):
+        s.OneCycleLR(opt, max_lr=0.1, total_steps=5, anneal_strategy="exp")
+    with pytest.raises(ValueError, match="max_lr must have the same length as "
+                                         "optimizer.param_groups. max_lr has 2 values"):
+        s.OneCycleLR(opt, max_lr=[0.1, 0.2], total_steps=5)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        s.OneCycleLR(optim.Adagrad([leaf(INIT[0])]), max_lr=0.1, total_steps=5)
+    with pytest.raises(ValueError, match="Factor should be < 1.0."):
+        s.ReduceLROnPlateau(opt, factor=1.0)
+    with pytest.raises(ValueError, match="mode maximum is unknown!"):
+        s.ReduceLROnPlateau(opt, mode="maximum")
+    with pytest.raises(ValueError, match="threshold mode relative is unknown!"):
+        s.ReduceLROnPlateau(opt, threshold_mode="relative")
+    with pytest.raises(ValueError, match="expected 1 min_lrs, got 2"):
+        s.ReduceLROnPlateau(opt, min_lr=[0.1, 0.2])
+    plateau = s.ReduceLROnPlateau(opt)
+    with pytest.raises(ValueError, match="SequentialLR does not support `ReduceLROnPlateau`"):
+        s.SequentialLR(opt, [plateau], [])
+    with pytest.raises(ValueError, match="ChainedScheduler expects at least one scheduler"):
+        s.ChainedScheduler([])
+    with pytest.raises(ValueError, match="SequentialLR expects all schedulers to belong to "
+                                         "the same optimizer"):
+        s.SequentialLR(opt, [s.StepLR(other, 2)], [])
+    with pytest.raises(ValueError, match="Sequential Schedulers expects number of schedulers "
+                                         "provided to be one more than the number of "
+                                         "milestone points"):
+        s.SequentialLR(opt, [s.StepLR(opt, 2)], [3])
+    with pytest.raises(TypeError, match="ChainedScheduler at index 0 should have "
+                                        "`optimizer` as its attribute."):
+        s.ChainedScheduler([object()], optimizer=opt)

@@ -2,7 +2,6 @@
 ``train``/``eval``, ``requires_grad_``, ``zero_grad``, ``apply``, ``to`` and the casts."""
 import warnings
 
-from ..._tensor import Tensor
 from ...autograd import grad_mode
 
 
@@ -92,22 +91,10 @@ class _ConversionMixin:
         others only move.
         """
         from ... import _dtype
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments - got "
-                            f"unexpected keyword argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, (str, _dtype.device)):
-                device = a
-            elif isinstance(a, bool) or a is None:
-                continue  # non_blocking
-            else:
-                dtype = _dtype.as_dtype(a)
+        from ..._ops.shape import _to_args
+        dtype, device, _ = _to_args(args, kwargs)
+        if device is not None:
+            _dtype.jax_device(device)  # a missing device raises before any tensor moves
         if dtype is not None:
             dtype = _dtype.as_dtype(dtype)
             if not (dtype.is_floating_point or dtype.is_complex):
@@ -158,9 +145,10 @@ class _ConversionMixin:
 
     def cuda(self, device=None):
         """Move all parameters and buffers to the (first, or given) GPU."""
-        dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
-                                             else device)
-        return self._apply(lambda t: t.to(device=dev))
+        from ... import _device
+        device = _device.cuda_target(device)
+        _device.jax_device(device)  # a missing GPU raises before any tensor moves
+        return self._apply(lambda t: t.to(device=device))
 
     def share_memory(self):
         """No-op (JAX arrays are not shared between processes); returns ``self``."""

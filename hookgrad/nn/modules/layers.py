@@ -25,3 +25,7 @@ __all__ += distance.__all__ + upsampling.__all__
 from .container import ParameterDict, ParameterList  # noqa: E402
 from .linear import Bilinear, Identity, Linear  # noqa: E402
 __all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]
+
+from . import rnn  # noqa: E402
+from .rnn import *  # noqa: E402,F401,F403
+__all__ += rnn.__all__

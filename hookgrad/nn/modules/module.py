@@ -726,6 +726,20 @@ class Module(_ConversionMixin, _StateDictMixin):
                 grad_fn.register_hook(_WrappedHook(hook, self))
             _maybe_warn_non_full_backward_hook(args, result, grad_fn)
 
+    def compile(self, *args, **kwargs):
+        """Compile this Module's forward with :func:`hookgrad.compile`, in place: later
+        calls of the module run it as one XLA program (arguments as ``hookgrad.compile``'s).
+
+        Example::
+
+            >>> model.compile()
+            >>> model(x).sum().backward()   # one compiled forward, one compiled backward
+        """
+        from ...compile import _module_compile_options
+        from ..._compile_module import compile_in_place
+        opts = _module_compile_options(*args, **kwargs)
+        self._compiled_call_impl = None if opts is None else compile_in_place(self, **opts)
+
     # ------------------------------------------------------------------ repr
     def _get_name(self):
         return type(self).__name__

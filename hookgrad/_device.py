@@ -1,0 +1,180 @@
+"""Devices with PyTorch's names and rules, backed by JAX's devices.
+
+A JAX GPU backend (CUDA or ROCm, platform ``gpu``) is hookgrad's ``cuda``; JAX's TPUs are
+``tpu``. Where a device type has no JAX backend here, placing a tensor on it raises the
+error a CPU-only PyTorch raises, with what to do about it.
+"""
+import builtins
+import functools
+import re
+
+import jax
+
+# torch.device's accepted types (its error lists them), plus JAX's TPU
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+          "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+          "privateuseone", "tpu")
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([0-9]+))?")
+NO_CUDA = "Torch not compiled with CUDA enabled"
+
+# the index ``cuda`` (no index) means; hookgrad.cuda.set_device changes it
+current_cuda = [0]
+
+
+class device:
+    """A device, as ``torch.device``: ``device('cpu')``, ``device('cuda:0')``,
+    ``device('cuda', 0)``, ``device(0)`` (the first accelerator).
+
+    Example::
+
+        >>> hookgrad.device("cuda", 1)
+        device(type='cuda', index=1)
+        >>> hookgrad.zeros(2).device
+        device(type='cpu')
+    """
+
+    __slots__ = ("_type", "_index")
+
+    def __init__(self, type, index=None):  # noqa: A002 - torch's signature
+        if isinstance(type, device):
+            type, index = type.type, type.index  # noqa: A001
+        elif isinstance(type, builtins.int) and not isinstance(type, builtins.bool):
+            type, index = _accelerator_type(), type  # noqa: A001
+        elif isinstance(type, str):
+            type, index = _parse(type, index)  # noqa: A001
+        else:
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got "
+                f"({builtins.type(type).__name__}), but expected one of:\n"
+                " * (torch.device device)\n * (str type, int index = -1)\n")
+        if index is not None:
+            if not isinstance(index, builtins.int) or isinstance(index, builtins.bool):
+                raise TypeError("device(): argument 'index' (position 2) must be int, not "
+                                f"{builtins.type(index).__name__}")
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+        object.__setattr__(self, "_type", type)
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def type(self):
+        return self._type
+
+    @property
+    def index(self):
+        return self._index
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"attribute '{name}' of 'hookgrad.device' objects is not writable")
+
+    def __repr__(self):
+        if self._index is None:
+            return f"device(type='{self._type}')"
+        return f"device(type='{self._type}', index={self._index})"
+
+    def __str__(self):
+        return self._type if self._index is None else f"{self._type}:{self._index}"
+
+    # NOTE: as torch.device: 'cuda' and 'cuda:0' differ, and a device never equals a str
+    def __eq__(self, other):
+        if not isinstance(other, device):
+            return NotImplemented
+        return (self._type, self._index) == (other._type, other._index)
+
+    def __hash__(self):
+        return hash((self._type, self._index))
+
+    def __reduce__(self):
+        return (device, (self._type, self._index))
+
+
+def _parse(text, index):
+    m = _DEVICE_STRING.fullmatch(text)
+    if m is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    kind, idx = m.group(1), m.group(2)
+    if kind not in _TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of "
+                           f"device string: {kind}")
+    if idx is not None:
+        if index is not None:
+            raise RuntimeError("type (string) must not include an index because index was "
+                               f"passed explicitly: {text}")
+        index = builtins.int(idx)
+    return kind, index
+
+
+def _accelerator_type():
+    for kind, platform in (("cuda", "gpu"), ("tpu", "tpu")):
+        if platform_devices(platform):
+            return kind
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+@functools.lru_cache(maxsize=None)
+def platform_devices(platform):
+    """This process's JAX devices of ``platform`` ('cpu', 'gpu', 'tpu'); () where none."""
+    try:
+        return tuple(jax.local_devices(backend=platform))
+    except RuntimeError:
+        return ()
+
+
+_CPU = device("cpu")  # shared: devices are immutable
+
+
+def device_of(jax_device):
+    """The hookgrad device of a JAX device (CPUs are all ``cpu``, as torch has one)."""
+    if jax_device.platform == "cpu":
+        return _CPU
+    if jax_device.platform in ("gpu", "cuda", "rocm"):
+        return device("cuda", platform_devices("gpu").index(jax_device))
+    return device(jax_device.platform, jax_device.id)
+
+
+def no_cuda():
+    """PyTorch's error on a machine without CUDA, saying what JAX sees and what to do."""
+    return AssertionError(
+        f"{NO_CUDA}: JAX has no GPU backend here (devices: {jax.devices()}). Install a CUDA "
+        "build of jaxlib (pip install 'jax[cuda12]'), or keep tensors on 'cpu' "
+        "(device = 'cuda' if hookgrad.cuda.is_available() else 'cpu').")
+
+
+def jax_device(d):
+    """The JAX device for a hookgrad device, str or int; PyTorch's error where none is."""
+    d = d if isinstance(d, device) else device(d)
+    if d.type == "cuda":
+        devs = platform_devices("gpu")
+        if not devs:
+            raise no_cuda()
+        index = current_cuda[0] if d.index is None else d.index
+    elif d.type in ("cpu", "tpu"):
+        devs = platform_devices(d.type)
+        if not devs:
+            raise RuntimeError(f"no {d.type} device is available to JAX (devices: "
+                               f"{jax.devices()})")
+        index = d.index or 0
+    elif d.type == "mps":
+        raise RuntimeError("PyTorch is not linked with support for mps devices (hookgrad "
+                           "places tensors on JAX's devices: cpu, cuda, tpu)")
+    else:
+        raise RuntimeError(f"hookgrad cannot place tensors on '{d.type}': JAX's devices are "
+                           "cpu, cuda (a JAX GPU backend) and tpu")
+    if index >= len(devs):
+        if d.type == "cuda":
+            raise RuntimeError(f"CUDA error: invalid device ordinal (cuda:{index} requested, "
+                               f"{len(devs)} GPU(s) available)")
+        raise RuntimeError(f"{d.type}:{index} does not exist: JAX has {len(devs)} {d.type} "
+                           "device(s)")
+    return devs[index]
+
+
+def cuda_target(d):
+    """The device ``Tensor.cuda(d)`` / ``Module.cuda(d)`` go to: None, an index or a cuda
+    device."""
+    if d is None:
+        return device("cuda")
+    d = d if isinstance(d, device) else device(d)  # an int: the accelerator, as torch
+    if d.type != "cuda":
+        raise RuntimeError("Invalid device, must be cuda device")
+    return d

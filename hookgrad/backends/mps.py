@@ -1,0 +1,11 @@
+"""``torch.backends.mps``: hookgrad places tensors on JAX's cpu, cuda and tpu devices only."""
+
+
+def is_built():
+    """False: hookgrad has no ``mps`` device (JAX's Metal plugin is not supported)."""
+    return False
+
+
+def is_available():
+    """False: hookgrad has no ``mps`` device."""
+    return False

@@ -1,0 +1,94 @@
+"""``Bernoulli(probs=None, logits=None)``: a distribution over ``{0, 1}``."""
+import functools
+import numbers
+
+from .._factory import rand
+from .._tensor import Size
+from ..nn import functional as F
+from . import constraints
+from .categorical import _check_one_of, probs_to_logits
+from .distribution import Distribution, broadcast_all
+
+__all__ = ["Bernoulli"]
+
+
+class Bernoulli(Distribution):
+    r"""A Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``),
+    0 otherwise, as ``torch.distributions.Bernoulli``.
+
+    .. code-block:: python
+
+        Bernoulli(probs=None, logits=None, validate_args=None)
+
+    Samples are floats (0. or 1.) of the parameter's dtype, drawn from hookgrad's global
+    key.
+
+    Example::
+
+        >>> d = Bernoulli(probs=hookgrad.tensor([0.3]))
+        >>> d.log_prob(hookgrad.tensor([1.0]))
+        tensor([-1.2040])
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        _check_one_of(probs, logits)
+        if probs is not None:
+            is_scalar = isinstance(probs, numbers.Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, numbers.Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = Size() if is_scalar else self._param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        shape = Size(batch_shape)
+        params = {n: self.__dict__[n].expand(shape) for n in ("probs", "logits")
+                  if n in self.__dict__}
+        new = self._new_expanded(Bernoulli, shape, params)
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
+
+    @functools.cached_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @functools.cached_property
+    def probs(self):
+        return self.logits.sigmoid()
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        m = (self.probs >= 0.5).to(self.probs.dtype)
+        return m.masked_fill(self.probs == 0.5, float("nan"))
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        probs = self.probs.detach().expand(shape)
+        return (rand(shape, dtype=probs.dtype) < probs).to(probs.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self):
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

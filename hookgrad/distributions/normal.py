@@ -1,0 +1,84 @@
+"""``Normal(loc, scale)``: the Gaussian distribution."""
+import math
+import numbers
+
+from .._factory import randn
+from .._tensor import Size
+from . import constraints
+from .distribution import Distribution, broadcast_all
+
+__all__ = ["Normal"]
+
+
+class Normal(Distribution):
+    r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation
+    ``scale``, as ``torch.distributions.Normal``.
+
+    .. code-block:: python
+
+        Normal(loc, scale, validate_args=None)
+
+    ``rsample`` is ``loc + scale * eps`` with ``eps`` standard normal from hookgrad's
+    global key: differentiable in ``loc`` and ``scale``.
+
+    Example::
+
+        >>> d = Normal(hookgrad.tensor([0.0]), hookgrad.tensor([1.0]))
+        >>> d.log_prob(hookgrad.tensor([0.5]))
+        tensor([-1.0439])
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        shape = Size(batch_shape)
+        return self._new_expanded(Normal, shape, {"loc": self.loc.expand(shape),
+                                                  "scale": self.scale.expand(shape)})
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def rsample(self, sample_shape=Size()):
+        eps = randn(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale ** 2
+        return (-((value - self.loc) ** 2) / (2 * var) - self.scale.log()
+                - math.log(math.sqrt(2 * math.pi)))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
+
+    def icdf(self, value):
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

@@ -1,0 +1,90 @@
+"""``Uniform(low, high)``: the continuous uniform distribution on ``[low, high)``."""
+import math
+import numbers
+
+from .._factory import rand
+from .._tensor import Size
+from . import constraints
+from .distribution import Distribution, broadcast_all
+
+__all__ = ["Uniform"]
+
+
+class Uniform(Distribution):
+    r"""Uniform on the half-open interval ``[low, high)``, as
+    ``torch.distributions.Uniform``.
+
+    .. code-block:: python
+
+        Uniform(low, high, validate_args=None)
+
+    ``rsample`` is ``low + u * (high - low)`` with ``u`` uniform on ``[0, 1)`` from
+    hookgrad's global key: differentiable in ``low`` and ``high``.
+
+    Example::
+
+        >>> d = Uniform(hookgrad.tensor([0.0]), hookgrad.tensor([5.0]))
+        >>> d.entropy()
+        tensor([1.6094])
+    """
+
+    has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
+
+    def __init__(self, low, high, validate_args=None):
+        self.low, self.high = broadcast_all(low, high)
+        if isinstance(low, numbers.Number) and isinstance(high, numbers.Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.low.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        shape = Size(batch_shape)
+        return self._new_expanded(Uniform, shape, {"low": self.low.expand(shape),
+                                                   "high": self.high.expand(shape)})
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
+
+    @property
+    def mean(self):
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return math.nan * self.high
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12 ** 0.5
+
+    @property
+    def variance(self):
+        return (self.high - self.low).pow(2) / 12
+
+    def rsample(self, sample_shape=Size()):
+        u = rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        inside = (self.low <= value).to(self.low.dtype) * (self.high > value).to(self.low.dtype)
+        return inside.log() - (self.high - self.low).log()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return (self.high - self.low).log()

@@ -1,0 +1,42 @@
+"""``nn.DataParallel``, single-process: the wrapped module runs on the default device."""
+from ..modules.module import Module
+
+__all__ = ["DataParallel", "data_parallel"]
+
+
+class DataParallel(Module):
+    """Wraps ``module`` as PyTorch's ``DataParallel`` does on a machine without CUDA
+    devices: calls run ``module`` unchanged, ``device_ids`` is ``[]``.
+
+    ::
+
+        DataParallel(module, device_ids=None, output_device=None, dim=0)
+
+    The wrapped module is ``.module``, so ``state_dict()`` keys start with ``module.``.
+
+    Example::
+
+        >>> net = hookgrad.nn.DataParallel(model)
+        >>> out = net(x)
+    """
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self.module = module
+        # NOTE: PyTorch keeps only ``module`` and ``device_ids = []`` when it finds no
+        # accelerator; hookgrad runs every module on its one JAX device likewise
+        self.device_ids = []
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
+                  module_kwargs=None):
+    """The functional form of :class:`DataParallel`: ``module(*inputs, **module_kwargs)``."""
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    return module(*inputs, **(module_kwargs or {}))

@@ -1,0 +1,67 @@
+"""What PyTorch's Adam variants (``NAdam``, ``RAdam``, ``Adamax``) share: argument
+checks, group options, and the weight-decay/maximize parts around their optax core."""
+import optax
+
+from ._transform import TransformOptimizer, replace_part
+from ._validate import check_differentiable, check_lr, check_nonnegative
+from .adam import check_betas
+
+
+def check_adam_family(lr, betas, eps, weight_decay, differentiable):
+    """The argument checks PyTorch's Adam variants share (its order and wording)."""
+    check_lr(lr)
+    check_nonnegative(eps, "epsilon value")
+    betas = check_betas(betas)
+    check_nonnegative(weight_decay, "weight_decay value")
+    check_differentiable(differentiable)
+    return betas
+
+
+def decay_parts(static, weight_decay, core):
+    """``[maximize], [L2 weight decay], core, [decoupled weight decay]`` as named parts;
+    ``static`` starts with ``(maximize, use_weight_decay, decoupled)``."""
+    maximize, use_wd, decoupled = static[:3]
+    parts = [("maximize", optax.scale(-1.0))] if maximize else []
+    if use_wd and not decoupled:
+        parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+    parts.append(core)
+    # decoupled: lr * (update + wd * p) == PyTorch's p *= 1 - lr*wd before the update
+    if use_wd and decoupled:
+        parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+    return parts
+
+
+def adam_state_to_torch(inner, part, second="exp_avg_sq"):
+    st = inner[part]
+    return {"exp_avg": st.mu, second: st.nu}
+
+
+def adam_state_from_torch(inner, part, d, count, second="exp_avg_sq"):
+    fields = {"count": count}
+    if "exp_avg" in d:
+        fields["mu"] = d["exp_avg"]
+    if second in d:
+        fields["nu"] = d[second]
+    return replace_part(inner, part, **fields)
+
+
+class AdamFamily(TransformOptimizer):
+    """A ``TransformOptimizer`` with ``betas``, ``eps``, ``weight_decay`` (L2, or
+    decoupled where the group says so) and ``maximize``; ``_derive`` splits ``betas``
+    into ``b1``, ``b2``."""
+
+    _value_static = ("weight_decay",)
+
+    def _static(self, group):
+        return (bool(group["maximize"]), bool(group["weight_decay"] != 0),
+                bool(group.get("decoupled_weight_decay", False)))
+
+    def _hyperparams(self, group):
+        return {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
+                "weight_decay": group["weight_decay"]}
+
+    @staticmethod
+    def _derive(static, hp, count):
+        hp = dict(hp)
+        hp["b1"], hp["b2"] = hp.pop("betas")
+        return hp
