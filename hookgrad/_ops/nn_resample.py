@@ -228,10 +228,9 @@ def _check_sizes(spatial, outs):
 
 
 def _dim_error(input, mode):
-    want = {"linear": 3, "bilinear": 4, "trilinear": 5}.get(mode)
-    if want is not None and input.ndim in (3, 4, 5):
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D "
-                                  "input")
+    if mode in _LINEAR_DIMS and input.ndim in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_LINEAR_DIMS[mode] + 2}D input")
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                               f"{input.ndim}D) for the modes: {_MODES} (got {mode})")
 
