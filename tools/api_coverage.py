@@ -78,6 +78,10 @@ DIFFERS = {
     "torch.Tensor.topk": "always sorted; among ties, the first in stable order",
     "torch.repeat_interleave": "tensor repeats: eager only unless `output_size` is given",
     "torch.allclose": "eager only (a Python bool)", "torch.equal": "eager only (a Python bool)",
+    "torch.nn.EmbeddingBag": "offsets need values: a list/tuple inside `hookgrad.compile`",
+    "torch.nn.functional.embedding_bag": "offsets need values: a list/tuple inside "
+                                         "`hookgrad.compile`",
+    "torch.nn.functional.interpolate": "no `mode='lanczos'`",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
 }
 

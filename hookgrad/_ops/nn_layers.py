@@ -126,13 +126,56 @@ def _size_str(shape):
     return f"hookgrad.Size({list(shape)})"
 
 
+def _instance_norm(x, w, b, eps):
+    axes = tuple(range(2, x.ndim))
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    y = (x - mean) * jax.lax.rsqrt(var + eps)
+    shape = _bias_shape(x.ndim - 2, -1)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y, mean.reshape(x.shape[:2]), var.reshape(x.shape[:2])
+
+
+# PyTorch runs instance norm as batch norm on a (1, N * C, ...) view: its last node is a view
+INSTANCE_NORM = defop("instance_norm", _instance_norm, "ViewBackward0")
+INSTANCE_NORM_EVAL = defop("instance_norm_eval", _bn_eval, "ViewBackward0")
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
-    """Normalizes each channel of each sample (group_norm with one channel per group)."""
+    """Normalizes each channel of each sample of ``(N, C, ...)`` over its spatial dims.
+
+    ::
+
+        instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                      use_input_stats=True, momentum=0.1, eps=1e-05) -> Tensor
+
+    With ``use_input_stats`` (the default) the given running statistics are updated in
+    place with the batch average of the per-instance statistics (unbiased variance);
+    otherwise they normalize.
+    """
     if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    return apply(GROUP_NORM, (input, weight, bias), {"groups": input.shape[1],
-                                                     "eps": float(eps)})
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        return apply(INSTANCE_NORM_EVAL, (input, running_mean, running_var, weight, bias),
+                     {"eps": float(eps)})
+    size = math.prod(input.shape[2:])
+    if size <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                         f"size {_size_str(input.shape)}")
+    y, mean, var = apply(INSTANCE_NORM, (input, weight, bias), {"eps": float(eps)})
+    m = 0.0 if momentum is None else float(momentum)
+    # like batch_norm: written in place, unrecorded, averaged over the batch
+    if running_mean is not None:
+        _set(running_mean, _running_update(running_mean._data, mean._data.mean(0), m, 1.0))
+    if running_var is not None:
+        _set(running_var, _running_update(running_var._data, var._data.mean(0), m,
+                                          size / (size - 1)))
+    return y
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -223,6 +266,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
                            f"{_kind(input)} instead (while checking arguments for embedding)")
+    _check_indices_and_renorm(input, weight, max_norm, norm_type)
+    return apply(EMBEDDING, (weight, input), {"padding_idx": padding_idx,
+                                              "scale_grad_by_freq": bool(scale_grad_by_freq)})
+
+
+def _check_indices_and_renorm(input, weight, max_norm, norm_type):
+    """Indices in range (when concrete); with ``max_norm``, the looked-up rows of ``weight``
+    renormalized in place, unrecorded."""
+    n = weight.shape[0]
     if _concrete(input) and input.numel():
         lo, hi = (int(v) for v in _minmax(input._data))
         if lo < 0 or hi >= n:
@@ -235,8 +287,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                                              "p": float(norm_type)}, out=weight)
         finally:
             grad_mode._state.enabled = prev
-    return apply(EMBEDDING, (weight, input), {"padding_idx": padding_idx,
-                                              "scale_grad_by_freq": bool(scale_grad_by_freq)})
 
 
 def _minmax(a):

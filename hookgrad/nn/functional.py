@@ -27,6 +27,9 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
+from .._ops.nn_pool import adaptive_max_pool1d, adaptive_max_pool2d
+from .._ops.nn_resample import interpolate, upsample, upsample_bilinear, upsample_nearest
+from .._ops.nn_sparse import embedding_bag
 from .._tensor import Tensor
 
 __all__ = [
@@ -42,6 +45,8 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "mse_loss", "l1_loss", "smooth_l1_loss",
     "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div",
+    "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "embedding_bag",
 ]
 
 

@@ -101,6 +101,43 @@ LAYERS = [
     ("encoder", lambda nn: nn.TransformerEncoder(nn.TransformerEncoderLayer(
         8, 2, 16, batch_first=True, dropout=0.0), 2, norm=nn.LayerNorm(8),
         enable_nested_tensor=False), lambda: [r(2, 5, 8)]),
+    ("upsample_bilinear", lambda nn: nn.Upsample(scale_factor=2, mode="bilinear"),
+     lambda: [r(1, 2, 3, 4)]),
+    ("upsample_nearest_size", lambda nn: nn.Upsample(size=(5, 3)), lambda: [r(1, 2, 3, 4)]),
+    ("upsample_trilinear_corners", lambda nn: nn.Upsample(
+        scale_factor=(1.5, 2.0, 1.0), mode="trilinear", align_corners=True),
+     lambda: [r(1, 1, 2, 3, 2)]),
+    ("upsampling_nearest2d", lambda nn: nn.UpsamplingNearest2d(scale_factor=2),
+     lambda: [r(1, 2, 3, 4)]),
+    ("upsampling_bilinear2d", lambda nn: nn.UpsamplingBilinear2d(size=(5, 7)),
+     lambda: [r(1, 2, 3, 4)]),
+    ("maxpool3d", lambda nn: nn.MaxPool3d(2, padding=1), lambda: [r(1, 2, 3, 4, 4)]),
+    ("avgpool3d", lambda nn: nn.AvgPool3d((1, 2, 2), count_include_pad=False, padding=(0, 1, 1)),
+     lambda: [r(1, 2, 3, 4, 4)]),
+    ("adaptive_avgpool3d", lambda nn: nn.AdaptiveAvgPool3d((2, None, 3)),
+     lambda: [r(1, 2, 3, 4, 5)]),
+    ("adaptive_maxpool2d", lambda nn: nn.AdaptiveMaxPool2d((3, 2)), lambda: [r(2, 3, 7, 5)]),
+    ("adaptive_maxpool2d_indices", lambda nn: nn.AdaptiveMaxPool2d(3, return_indices=True),
+     lambda: [r(3, 4, 4)]),
+    ("adaptive_maxpool1d", lambda nn: nn.AdaptiveMaxPool1d(4), lambda: [r(2, 3, 9)]),
+    ("instancenorm1d", lambda nn: nn.InstanceNorm1d(3), lambda: [r(2, 3, 5)]),
+    ("instancenorm1d_unbatched_stats", lambda nn: nn.InstanceNorm1d(
+        3, affine=True, track_running_stats=True, momentum=0.3), lambda: [r(3, 5)]),
+    ("instancenorm2d_affine_stats", lambda nn: nn.InstanceNorm2d(
+        3, affine=True, track_running_stats=True), lambda: [r(2, 3, 4, 4)]),
+    ("instancenorm2d_stats_eval", lambda nn: nn.InstanceNorm2d(
+        3, track_running_stats=True).eval(), lambda: [r(2, 3, 4, 4)]),
+    ("instancenorm3d", lambda nn: nn.InstanceNorm3d(2, affine=True), lambda: [r(1, 2, 2, 3, 2)]),
+    ("cosine_similarity", lambda nn: nn.CosineSimilarity(dim=0, eps=1e-6),
+     lambda: [r(3, 4), r(3, 4)]),
+    ("pairwise_distance", lambda nn: nn.PairwiseDistance(p=1.5, keepdim=True),
+     lambda: [r(3, 4), r(3, 4)]),
+    ("embedding_bag_offsets", lambda nn: nn.EmbeddingBag(10, 3, mode="sum", padding_idx=2),
+     lambda: [np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 3, 3])]),
+    ("embedding_bag_2d_max", lambda nn: nn.EmbeddingBag(10, 3, mode="max"),
+     lambda: [np.array([[1, 2, 4], [5, 4, 9]])]),
+    ("embedding_bag_last_offset", lambda nn: nn.EmbeddingBag(10, 3, include_last_offset=True),
+     lambda: [np.array([1, 2, 4, 5, 4, 3]), np.array([0, 2, 6])]),
 ]
 
 

@@ -601,3 +601,143 @@ row("isclose", lambda L, x, y: [L.isclose(x, x + 1e-6), x.isclose(y, atol=1.0),
                                 L.isclose(x, x / 0.0, equal_nan=True)],
     lambda x, y: [jnp.isclose(x, x + 1e-6), jnp.isclose(x, y, atol=1.0),
                   jnp.isclose(x, x / 0.0, equal_nan=True)], [_C1, _C2])
+
+# ---------------------------------------------------------------- nn layers: resampling, pooling
+_S1, _S2, _S3 = F(1, 2, 5), F(1, 2, 3, 4), F(1, 1, 2, 3, 2)
+
+
+def _interp(**kw):
+    return lambda L, x: L.nn.functional.interpolate(x, **kw)
+
+
+def _nearest_ref(out):
+    """PyTorch's nearest: output i reads input floor(i * n / o)."""
+    def ref(x):
+        for k, o in enumerate(out):
+            ax = x.ndim - len(out) + k
+            x = jnp.take(x, (np.arange(o) * x.shape[ax]) // o, axis=ax)
+        return x
+    return ref
+
+
+def _linear_ref(out, align_corners):
+    """(Bi/tri)linear interpolation at PyTorch's source coordinates (map_coordinates)."""
+    def ref(x):
+        cs = []
+        for n, o in zip(x.shape[2:], out):
+            i = jnp.arange(o, dtype=jnp.float32)
+            cs.append(i * (n - 1) / max(o - 1, 1) if align_corners else
+                      jnp.maximum((i + 0.5) * n / o - 0.5, 0.0))
+        grid = jnp.meshgrid(jnp.arange(x.shape[0]), jnp.arange(x.shape[1]), *cs,
+                            indexing="ij")
+        return jax.scipy.ndimage.map_coordinates(x, [g.astype(jnp.float32) for g in grid],
+                                                 order=1, mode="nearest")
+    return ref
+
+
+def _resize_ref(out, method, antialias=False):
+    return lambda x: jax.image.resize(x, x.shape[:2] + out, method, antialias=antialias)
+
+
+row("interpolate nearest1d", _interp(size=7), _nearest_ref((7,)), [_S1])
+row("interpolate nearest2d", _interp(scale_factor=2), _nearest_ref((6, 8)), [_S2])
+row("interpolate nearest2d_down", _interp(size=(2, 3)), _nearest_ref((2, 3)), [_S2])
+row("interpolate nearest3d", _interp(size=(3, 4, 3)), _nearest_ref((3, 4, 3)), [_S3])
+row("interpolate nearest_exact1d", _interp(size=7, mode="nearest-exact"),
+    _resize_ref((7,), "nearest"), [_S1])
+row("interpolate nearest_exact2d", _interp(size=(5, 3), mode="nearest-exact"),
+    _resize_ref((5, 3), "nearest"), [_S2])
+row("interpolate nearest_exact3d", _interp(size=(3, 2, 4), mode="nearest-exact"),
+    _resize_ref((3, 2, 4), "nearest"), [_S3])
+row("interpolate linear1d", _interp(size=8, mode="linear"), _linear_ref((8,), False), [_S1])
+row("interpolate linear1d_corners", _interp(size=3, mode="linear", align_corners=True),
+    _linear_ref((3,), True), [_S1])
+row("interpolate bilinear", _interp(scale_factor=2, mode="bilinear"),
+    _resize_ref((6, 8), "linear"), [_S2], "fd")
+row("interpolate bilinear_corners", _interp(size=(5, 7), mode="bilinear",
+                                            align_corners=True),
+    _linear_ref((5, 7), True), [_S2])
+row("interpolate bilinear_down", _interp(size=(2, 3), mode="bilinear"),
+    _linear_ref((2, 3), False), [_S2])
+row("interpolate trilinear", _interp(size=(3, 5, 3), mode="trilinear"),
+    _linear_ref((3, 5, 3), False), [_S3])
+row("interpolate bicubic", _interp(scale_factor=1.5, mode="bicubic"), None, [_S2])
+row("interpolate bicubic_corners", _interp(size=(2, 5), mode="bicubic", align_corners=True),
+    None, [_S2])
+row("interpolate bilinear_aa", _interp(size=(2, 3), mode="bilinear", antialias=True),
+    _resize_ref((2, 3), "linear", True), [_S2])
+row("interpolate bicubic_aa", _interp(size=(2, 3), mode="bicubic", antialias=True),
+    _resize_ref((2, 3), "cubic", True), [_S2])
+
+
+def _adaptive_ref(out, reduce=jnp.max):
+    """Adaptive pooling with PyTorch's bins ``[floor(i n / o), ceil((i + 1) n / o))``."""
+    def ref(x):
+        h, w = x.shape[-2:]
+        oh, ow = out
+        rows = []
+        for i in range(oh):
+            a, b = (i * h) // oh, -((-(i + 1) * h) // oh)
+            rows.append(jnp.stack([reduce(x[..., a:b, (j * w) // ow:-((-(j + 1) * w) // ow)],
+                                          (-2, -1))
+                                   for j in range(ow)], -1))
+        return jnp.stack(rows, -2)
+    return ref
+
+
+row("adaptive_max_pool2d", lambda L, x: L.nn.functional.adaptive_max_pool2d(x, (2, 3)),
+    _adaptive_ref((2, 3)), [F(1, 2, 5, 4)])
+row("interpolate area", _interp(size=(2, 2), mode="area"), _adaptive_ref((2, 2), jnp.mean),
+    [_S2])
+row("adaptive_max_pool2d indices", lambda L, x: L.nn.functional.adaptive_max_pool2d(
+    x, (3, None), return_indices=True), None, [F(2, 5, 4)])
+row("adaptive_max_pool1d", lambda L, x: L.nn.functional.adaptive_max_pool1d(x, 3),
+    lambda x: _adaptive_ref((1, 3))(x[..., None, :])[..., 0, :], [_S1], "shallow")
+
+# ---------------------------------------------------------------- nn layers: norms, bags
+
+
+def _inorm_ref(x, w, b):
+    m = x.mean((2, 3), keepdims=True)
+    v = ((x - m) ** 2).mean((2, 3), keepdims=True)
+    return (x - m) / jnp.sqrt(v + 1e-5) * w[:, None, None] + b[:, None, None]
+
+
+row("instance_norm", lambda L, x, w, b: L.nn.functional.instance_norm(x, weight=w, bias=b),
+    _inorm_ref, [F(2, 3, 2, 4), F(3), F(3)], "shallow")
+row("instance_norm eval", lambda L, x: L.nn.functional.instance_norm(
+    x, L.tensor([0.5, -1.0, 0.0]), L.tensor([2.0, 1.0, 0.5]), use_input_stats=False),
+    lambda x: (x - jnp.array([0.5, -1.0, 0.0])[:, None, None]) /
+    jnp.sqrt(jnp.array([2.0, 1.0, 0.5])[:, None, None] + 1e-5), [F(2, 3, 2, 4)], "shallow")
+
+_BAG_IDX, _BAG_OFF = [1, 2, 4, 5, 4, 3, 2, 9, 0], [0, 4, 4, 7]
+
+
+def _bag_ref(mode, psw=False):
+    """Bags from the constant offsets (empty bags give 0)."""
+    bounds = _BAG_OFF + [len(_BAG_IDX)]
+
+    def ref(w, idx, off, *p):
+        rows = jnp.take(w, jnp.asarray(_BAG_IDX), axis=0)
+        if psw:
+            rows = rows * p[0][:, None]
+        out = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if a == b:
+                out.append(jnp.zeros(w.shape[1], w.dtype))
+            else:
+                out.append({"sum": jnp.sum, "mean": jnp.mean, "max": jnp.max}[mode](
+                    rows[a:b], 0))
+        return jnp.stack(out)
+    return ref
+
+
+for _mode in ("sum", "mean", "max"):
+    row(f"embedding_bag {_mode}", lambda L, w, i, o, m=_mode: L.nn.functional.embedding_bag(
+        i, w, o, mode=m), _bag_ref(_mode), [F(10, 3), I(_BAG_IDX), I(_BAG_OFF)], "shallow")
+row("embedding_bag per_sample_weights", lambda L, w, i, o, p: L.nn.functional.embedding_bag(
+    i, w, o, mode="sum", per_sample_weights=p), _bag_ref("sum", True),
+    [F(10, 3), I(_BAG_IDX), I(_BAG_OFF), F(9)])
+row("embedding_bag 2d", lambda L, w, i: L.nn.functional.embedding_bag(i, w),
+    lambda w, i: jnp.take(w, i, axis=0).mean(1), [F(10, 3), I([[1, 2, 4], [4, 3, 9]])],
+    "shallow")

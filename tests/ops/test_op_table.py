@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._ops import (dispatch, fusion, indexing, linalg, pointwise, reduction, shape,
-                           sorting)
+from hookgrad._ops import (dispatch, fusion, indexing, linalg, nn_pool, nn_resample, nn_rnn,
+                           nn_sparse, pointwise, reduction, shape, sorting)
 from hookgrad.testing import check_grads
 
 from tests.ops._op_table import ROWS, F, arrays_for, outputs, tensors
@@ -310,7 +310,8 @@ ELSEWHERE = {
 
 def _table_ops():
     ops = {}
-    for mod in (pointwise, reduction, shape, linalg, indexing, sorting):
+    for mod in (pointwise, reduction, shape, linalg, indexing, sorting, nn_resample, nn_pool,
+                nn_sparse, nn_rnn):
         for v in vars(mod).values():
             cands = v.values() if isinstance(v, dict) else [v]
             for op in cands:

@@ -17,6 +17,11 @@ for _m in (activation, conv, dropout, flatten, loss, normalization, pooling, spa
     __all__ += _m.__all__
 del _m
 
+from . import distance, upsampling  # noqa: E402
+from .distance import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+__all__ += distance.__all__ + upsampling.__all__
+
 from .container import ParameterDict, ParameterList  # noqa: E402
 from .linear import Bilinear, Identity, Linear  # noqa: E402
 __all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]

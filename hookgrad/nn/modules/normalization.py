@@ -1,6 +1,7 @@
 """Normalization layers: ``BatchNorm1d``/``2d``/``3d``, ``LayerNorm``, ``GroupNorm``,
 ``RMSNorm`` (PyTorch's parameters, buffers and defaults)."""
 import numbers
+import warnings
 
 import jax.numpy as jnp
 
@@ -11,7 +12,8 @@ from .. import init
 from ._utils import _param, _tensor
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _NormBase(Module):
@@ -266,3 +268,82 @@ class RMSNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class _InstanceNorm(_NormBase):
+    _no_batch_dim = None  # the input rank without a batch dim
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def _check_input_dim(self, input):
+        nb = self._no_batch_dim
+        if input.ndim not in (nb, nb + 1):
+            raise ValueError(f"expected {nb}D or {nb + 1}D input (got {input.ndim}D input)")
+
+    def _apply_instance_norm(self, input):
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
+                               self.bias, self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.ndim - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
+                          "You can silence this warning by not passing in num_features, "
+                          "which is not used because affine=False", stacklevel=2)
+        if input.ndim == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization over ``(N, C, L)`` or ``(C, L)``: each channel of each sample
+    normalized over its length.
+
+    ::
+
+        InstanceNorm1d(num_features, eps=1e-05, momentum=0.1, affine=False,
+                       track_running_stats=False, device=None, dtype=None)
+    """
+
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    ::
+
+        InstanceNorm2d(num_features, eps=1e-05, momentum=0.1, affine=False,
+                       track_running_stats=False, device=None, dtype=None)
+
+    With ``track_running_stats=True`` training updates ``running_mean``/``running_var``
+    (batch averages of the per-instance statistics) and eval normalizes with them.
+
+    Example::
+
+        >>> nn.InstanceNorm2d(100)(hookgrad.randn(20, 100, 35, 45)).shape
+        hookgrad.Size([20, 100, 35, 45])
+    """
+
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    ::
+
+        InstanceNorm3d(num_features, eps=1e-05, momentum=0.1, affine=False,
+                       track_running_stats=False, device=None, dtype=None)
+    """
+
+    _no_batch_dim = 4
