@@ -351,8 +351,13 @@ class Tensor(metaclass=_TensorMeta):
 
     def __array__(self, dtype=None, copy=None):
         _check_concrete(self, "np.asarray(tensor)")
-        arr = np.asarray(self._data)
-        return arr.astype(dtype) if dtype is not None else arr
+        arr = np.asarray(self._data)  # read-only where it is the device buffer itself
+        if dtype is not None and arr.dtype != np.dtype(dtype):
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return arr.astype(dtype)
+        # NOTE: np.array(t) asks for a copy (copy=True) and must get a writable one
+        return arr.copy() if copy else arr
 
     def __jax_array__(self):
         return self._data

@@ -1,12 +1,12 @@
-"""Utilities: hook handles (``hookgrad.utils.hooks``), ``ModTracker`` and activation
-checkpointing (``hookgrad.utils.checkpoint``)."""
+"""Utilities: hook handles (``hookgrad.utils.hooks``), ``ModTracker``, activation
+checkpointing (``hookgrad.utils.checkpoint``) and ``data`` (datasets, DataLoader)."""
 from . import hooks
 
 __all__ = ["hooks"]
 
 
 def __getattr__(name):
-    if name in ("mod_tracker", "checkpoint"):
+    if name in ("mod_tracker", "checkpoint", "data"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     from .. import _missing
