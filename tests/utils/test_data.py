@@ -79,6 +79,9 @@ def test_tensor_dataset_getitems_gathers_a_batch_as_samples():
     got = ds.__getitems__([4, 1, 4])
     assert [summary(s) for s in got] == [summary(ds[i]) for i in (4, 1, 4)]
     assert ds.__getitems__([]) == []
+    errs = same(lambda L: [error_of(lambda: next(iter(L.utils.data.DataLoader(
+        tensor_ds(L), batch_sampler=[[3, 12]]))))])
+    assert errs[0] == ("IndexError", "index 12 is out of bounds for dimension 0 with size 10")
 
 
 def test_tensor_dataset_sees_inplace_updates():

@@ -15,7 +15,7 @@ from ._utils import collate as _collate
 from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
 from ._utils.worker import _set_worker_info, get_worker_info
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _host_rng
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -199,12 +199,7 @@ class DataLoader:
 
 def _shared_seed(generator):
     """A 63-bit seed drawn from ``generator`` or the global key (PyTorch's ``_base_seed``)."""
-    import jax
-    import numpy as np
-    from ... import random
-    key = random.next_key() if generator is None else generator.next_key()
-    bits = np.asarray(jax.random.bits(key, (2,), np.uint32)).astype(np.uint64)
-    return int((bits[0] << np.uint64(31)) ^ bits[1])
+    return int(_host_rng(generator).integers(0, 2 ** 63 - 1))
 
 
 class _BaseDataLoaderIter:

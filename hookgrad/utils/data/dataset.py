@@ -100,6 +100,10 @@ class TensorDataset(Dataset):
     def _gather(self, indices):
         """The batch ``indices`` as one NumPy array per tensor (one fancy-indexing call)."""
         idx = np.asarray(indices, dtype=np.int64)
+        n = len(self)
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            bad = idx[(idx < -n) | (idx >= n)][0]
+            raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {n}")
         return tuple(np.take(f, idx, axis=0) for f in self._host_fields())
 
     def _plain(self):
@@ -109,11 +113,12 @@ class TensorDataset(Dataset):
             not any(t.requires_grad for t in self.tensors)
 
     def __getitems__(self, indices):
-        from ._utils.collate import _host_to_tensor
+        from ._utils.collate import _host_to_tensors
         if not self._plain():
             return [self[i] for i in indices]
-        fields = [list(_host_to_tensor(f)) for f in self._gather(indices)] if len(indices) else []
-        return list(zip(*fields))
+        if not len(indices):
+            return []
+        return list(zip(*(list(t) for t in _host_to_tensors(self._gather(indices)))))
 
 
 def _fast_gather(dataset):
@@ -303,11 +308,11 @@ def random_split(dataset, lengths, generator=None):
         >>> hookgrad.manual_seed(0)
         >>> train, val = random_split(range(10), [0.8, 0.2])
     """
-    from ... import _factory
+    from .sampler import _randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         lengths = _split_lengths(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = _factory.randperm(sum(lengths), generator=generator).tolist()
+    indices = _randperm(sum(lengths), generator)
     return [Subset(dataset, indices[end - length:end])
             for end, length in zip(itertools.accumulate(lengths), lengths)]

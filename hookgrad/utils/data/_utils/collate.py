@@ -23,12 +23,20 @@ default_collate_err_msg_format = ("default_collate: batch must contain tensors, 
                                   "numbers, dicts or lists; found {}")
 
 
+def _canonical(arr):
+    want = jax.dtypes.canonicalize_dtype(arr.dtype)
+    # float64/int64 become float32/int32 without x64, as jnp.asarray makes them
+    return arr if arr.dtype == want else arr.astype(want)
+
+
 def _host_to_tensor(arr):
     """One NumPy array -> one Tensor: a single host-to-device transfer."""
-    want = jax.dtypes.canonicalize_dtype(arr.dtype)
-    if arr.dtype != want:  # float64/int64 without x64, as jnp.asarray would
-        arr = arr.astype(want)
-    return Tensor._wrap(jax.device_put(arr))
+    return Tensor._wrap(jax.device_put(_canonical(arr)))
+
+
+def _host_to_tensors(arrays):
+    """NumPy arrays -> Tensors: one transfer each, issued in one ``device_put`` call."""
+    return [Tensor._wrap(a) for a in jax.device_put([_canonical(a) for a in arrays])]
 
 
 def _as_tensor(data):

@@ -1,5 +1,5 @@
 """Fetchers: read one batch (or one sample) of a dataset for a DataLoader iterator."""
-from .collate import _host_to_tensor, default_collate
+from .collate import _host_to_tensors, default_collate
 
 
 class _BaseDatasetFetcher:
@@ -47,7 +47,7 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
         if not self.auto_collation:
             return self.collate_fn(self.dataset[possibly_batched_index])
         if self._gather is not None and len(possibly_batched_index):
-            return [_host_to_tensor(f) for f in self._gather(possibly_batched_index)]
+            return _host_to_tensors(self._gather(possibly_batched_index))
         getitems = getattr(self.dataset, "__getitems__", None)
         if getitems:
             data = getitems(possibly_batched_index)
