@@ -5,7 +5,8 @@ A TensorDataset of 50,000 CIFAR-sized samples (3x32x32 float32) and int labels, 
 
   loader         one epoch of the DataLoader alone (the last batch ``block_until_ready``)
   step           the training step alone, on one fixed batch
-  loader+step    one epoch of the DataLoader feeding the step
+  loader+step    the DataLoader feeding the step, for the first batches of an epoch
+                 (as many as the step-alone run takes)
 
 The step is a small CNN (Conv2d(3,8,3)-ReLU-MaxPool2d(2)-Flatten-Linear(1800,10), cross
 entropy, SGD): hookgrad's under ``hookgrad.compile``, PyTorch's eagerly, both on the CPU
@@ -21,6 +22,7 @@ last line is ``dataloader_vs_torch: X``, hookgrad's loader-alone throughput over
 PyTorch's (target >= 1.0).
 """
 import argparse
+import itertools
 import time
 
 import jax
@@ -108,10 +110,10 @@ def step_alone(loader, step, block, steps):
     return steps * len(yb) / (time.perf_counter() - t0)
 
 
-def loader_and_step(loader, step, block):
+def loader_and_step(loader, step, block, steps):
     t0 = time.perf_counter()
     n, out = 0, None
-    for xb, yb in loader:
+    for xb, yb in itertools.islice(loader, steps):
         out = step(xb, yb)
         n += len(yb)
     block(out)
@@ -132,7 +134,7 @@ def measure(n, rounds, steps):
             b = best[name]
             b["loader"] = max(b["loader"], loader_alone(loader, block))
             b["step"] = max(b["step"], step_alone(loader, step, block, steps))
-            b["loader+step"] = max(b["loader+step"], loader_and_step(loader, step, block))
+            b["loader+step"] = max(b["loader+step"], loader_and_step(loader, step, block, steps))
     return best
 
 
@@ -140,7 +142,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="5,000 samples, fewer rounds")
     args = parser.parse_args()
-    n, rounds, steps = (5_000, 2, 5) if args.quick else (50_000, 3, 20)
+    n, rounds, steps = (5_000, 2, 5) if args.quick else (50_000, 3, 30)
     print(f"jax {jax.__version__} on {jax.default_backend()}, "
           f"torch {torch.__version__ if torch is not None else 'not installed'}; "
           f"{n} samples of 3x32x32 float32, batch {BATCH}, shuffle, best of {rounds} rounds")

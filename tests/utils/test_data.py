@@ -171,6 +171,10 @@ def test_random_split_lengths_fractions_and_seed():
     hg.manual_seed(3)
     assert D.random_split(range(10), [3, 7])[0].indices == a.indices
     parts = D.random_split(range(10), [0.3, 0.3, 0.4], generator=KeyGen(1))
+    legacy = KeyGen(1)
+    legacy.key = jax.random.PRNGKey(1)  # a raw uint32 key works as well
+    assert [p.indices for p in D.random_split(range(10), [0.3, 0.3, 0.4],
+                                              generator=legacy)] == [p.indices for p in parts]
     assert [len(p) for p in parts] == same(
         lambda L: [len(p) for p in L.utils.data.random_split(range(10), [0.3, 0.3, 0.4])])
     again = D.random_split(range(10), [0.3, 0.3, 0.4], generator=KeyGen(1))
@@ -326,15 +330,20 @@ def test_collate_keeps_the_autograd_graph_of_tensors_that_require_grad():
 
 
 def test_collate_puts_each_field_on_the_device_once(monkeypatch):
-    calls = []
+    calls = []  # the arrays each device_put call transfers
     real = jax.device_put
-    monkeypatch.setattr(jax, "device_put", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def counting(x, *a, **k):
+        calls.append(len(jax.tree.leaves(x)))
+        return real(x, *a, **k)
+
+    monkeypatch.setattr(jax, "device_put", counting)
     samples = [(hg.tensor([float(i), 1.0]), np.arange(3) + i, i) for i in range(8)]
     x, y, z = D.default_collate(samples)
-    assert len(calls) == 2  # one per Tensor/ndarray field; ints go through hookgrad.tensor
+    assert calls == [1, 1]  # one per Tensor/ndarray field; ints go through hookgrad.tensor
     calls.clear()
     xb, yb = next(iter(D.DataLoader(tensor_ds(hg, 64), batch_size=32, shuffle=True)))
-    assert len(calls) == 2 and tuple(xb.shape) == (32, 2)
+    assert calls == [2] and tuple(xb.shape) == (32, 2)  # both fields in one call
 
 
 def test_numpy_asarray_of_a_tensor():

@@ -23,7 +23,9 @@ def _host_rng(generator):
     ``hookgrad.manual_seed`` (or the generator) in charge of every order.
     """
     key = _random.next_key() if generator is None else generator.next_key()
-    return np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):  # a typed key; else raw bits
+        key = jax.random.key_data(key)
+    return np.random.default_rng(np.asarray(key).ravel().tolist())
 
 
 def _randperm(n, generator):
@@ -31,14 +33,11 @@ def _randperm(n, generator):
 
 
 class Sampler:
-    """Sampler(data_source=None)
+    """Sampler()
 
     Base class: subclasses define ``__iter__`` (indices, or lists of indices for a batch
     sampler) and usually ``__len__``.
     """
-
-    def __init__(self, data_source=None):
-        pass
 
     def __iter__(self):
         raise NotImplementedError
