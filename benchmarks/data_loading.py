@@ -29,8 +29,6 @@ import jax
 import numpy as np
 
 import hookgrad as hg
-import hookgrad.nn.functional as F
-from hookgrad import nn
 from hookgrad.utils.data import DataLoader, TensorDataset
 
 try:
@@ -50,44 +48,33 @@ def make_data(n):
     return x, y
 
 
-def cnn(L):
-    return L.nn.Sequential(L.nn.Conv2d(3, 8, 3), L.nn.ReLU(), L.nn.MaxPool2d(2),
-                           L.nn.Flatten(), L.nn.Linear(8 * 15 * 15, 10))
+def train_step(L):
+    """One SGD step of a small CNN, written once for ``L`` = hookgrad or torch."""
+    L.manual_seed(0)
+    model = L.nn.Sequential(L.nn.Conv2d(3, 8, 3), L.nn.ReLU(), L.nn.MaxPool2d(2),
+                            L.nn.Flatten(), L.nn.Linear(8 * 15 * 15, 10))
+    opt = L.optim.SGD(model.parameters(), lr=LR)
+
+    def step(xb, yb):
+        loss = L.nn.functional.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    return step
 
 
 def hookgrad_setup(x, y):
     loader = DataLoader(TensorDataset(hg.tensor(x), hg.tensor(y)), batch_size=BATCH,
                         shuffle=True, drop_last=True)
-    hg.manual_seed(0)
-    model = cnn(hg)
-    opt = hg.optim.SGD(model.parameters(), lr=LR)
-
-    @hg.compile
-    def step(xb, yb):
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-
-    return loader, step, lambda out: out._data.block_until_ready()
+    return loader, hg.compile(train_step(hg)), lambda out: out._data.block_until_ready()
 
 
 def torch_setup(x, y):
     loader = tud.DataLoader(tud.TensorDataset(torch.from_numpy(x), torch.from_numpy(y)),
                             batch_size=BATCH, shuffle=True, drop_last=True)
-    torch.manual_seed(0)
-    model = cnn(torch)
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-
-    def step(xb, yb):
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-
-    return loader, step, lambda out: out
+    return loader, train_step(torch), lambda out: out
 
 
 def loader_alone(loader, block):
