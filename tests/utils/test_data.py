@@ -3,6 +3,7 @@ torch.utils.data where torch is installed (lengths, batch structure, values wher
 is involved, errors); shuffled orders come from hookgrad's seed and are checked as
 permutations and for reproducibility."""
 import collections
+import inspect
 import threading
 
 import jax
@@ -164,6 +165,10 @@ class KeyGen:
 
 
 def test_random_split_lengths_fractions_and_seed():
+    assert same(lambda L: list(inspect.signature(L.utils.data.random_split).parameters)) == \
+        ["dataset", "lengths", "generator"]
+    assert inspect.signature(D.random_split).parameters["generator"].default is \
+        hg.default_generator
     hg.manual_seed(3)
     a, b = D.random_split(range(10), [3, 7])
     assert (len(a), len(b)) == (3, 7)
@@ -478,6 +483,13 @@ def test_shuffle_is_a_permutation_and_reproducible_with_manual_seed():
     seeded = D.DataLoader(ds, batch_size=5, shuffle=True, generator=KeyGen(4))
     again = D.DataLoader(ds, batch_size=5, shuffle=True, generator=KeyGen(4))
     assert [y.tolist() for _, y in seeded] == [y.tolist() for _, y in again]
+    g = hg.Generator().manual_seed(2)
+    with_gen = D.DataLoader(ds, batch_size=5, shuffle=True, generator=g)
+    first = [y.tolist() for _, y in with_gen]
+    hg.manual_seed(7)  # the global seed does not touch a loader's own generator
+    assert [y.tolist() for _, y in with_gen] != first
+    g.manual_seed(2)
+    assert [y.tolist() for _, y in with_gen] == first
     # the features follow their labels
     for x, y in D.DataLoader(ds, batch_size=5, shuffle=True):
         np.testing.assert_array_equal(np.asarray(x)[:, 0], 2 * np.asarray(y))
@@ -575,15 +587,16 @@ def test_compiled_training_loop_consumes_the_loader():
     hg.manual_seed(0)
     x = hg.randn(32, 3)
     y = (x.sum(dim=1, keepdim=True) > 0).float()
-    loader = D.DataLoader(D.TensorDataset(x, y), batch_size=8, shuffle=True, drop_last=True)
+    ds = D.TensorDataset(x, y)
 
     def make():
         hg.manual_seed(1)
         m = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
         return m, hg.optim.SGD(m.parameters(), lr=0.5)
 
-    def train(compiled):
+    def train(compiled, **workers):
         m, opt = make()
+        loader = D.DataLoader(ds, batch_size=8, shuffle=True, drop_last=True, **workers)
 
         def step(xb, yb):
             loss = F.binary_cross_entropy_with_logits(m(xb), yb)
@@ -597,7 +610,7 @@ def test_compiled_training_loop_consumes_the_loader():
         losses = [run(xb, yb).item() for _ in range(4) for xb, yb in loader]
         return losses, [np.asarray(p.detach()) for p in m.parameters()]
 
-    lc, pc = train(True)
+    lc, pc = train(True, num_workers=2)  # worker threads fill batches while it runs
     le, pe = train(False)
     np.testing.assert_allclose(lc, le, rtol=1e-5, atol=1e-6)
     for a, b in zip(pc, pe):
@@ -614,3 +627,14 @@ def test_public_names_match_torch():
     assert missing <= {"DistributedSampler", "argument_validation", "functional_datapipe",
                        "guaranteed_datapipes_determinism", "non_deterministic",
                        "runtime_validation", "runtime_validation_disabled"}, missing
+
+
+@pytest.mark.parametrize("name", ["DataLoader", "RandomSampler", "SubsetRandomSampler",
+                                  "BatchSampler", "SequentialSampler", "TensorDataset",
+                                  "Subset", "ConcatDataset", "StackDataset",
+                                  "WeightedRandomSampler"])
+def test_signatures_match_torch(name):
+    def sig(L):
+        params = inspect.signature(getattr(L.utils.data, name).__init__).parameters.values()
+        return [(p.name, p.kind.name, repr(p.default)) for p in params]
+    assert same(sig)[0][0] == "self"

@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from ..._generator import default_generator
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
@@ -296,12 +298,12 @@ def _split_lengths(n, fractions):
     return lengths
 
 
-def random_split(dataset, lengths, generator=None):
-    """random_split(dataset, lengths, generator=None) -> list of Subset
+def random_split(dataset, lengths, generator=default_generator):
+    """random_split(dataset, lengths, generator=default_generator) -> list of Subset
 
     Split ``dataset`` at random into non-overlapping subsets of the given ``lengths`` (or
-    fractions summing to 1). The permutation comes from ``generator``, or from hookgrad's
-    global seed when it is None.
+    fractions summing to 1). The permutation comes from ``generator`` (by default the
+    global one that ``hookgrad.manual_seed`` seeds).
 
     Example::
 
