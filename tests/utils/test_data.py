@@ -5,6 +5,7 @@ permutations and for reproducibility."""
 import collections
 import inspect
 import threading
+import warnings
 
 import jax
 import numpy as np
@@ -638,3 +639,22 @@ def test_signatures_match_torch(name):
         params = inspect.signature(getattr(L.utils.data, name).__init__).parameters.values()
         return [(p.name, p.kind.name, repr(p.default)) for p in params]
     assert same(sig)[0][0] == "self"
+
+
+def test_iterable_dataset_longer_than_its_len_warns():
+    class Liar(D.IterableDataset):
+        def __iter__(self):
+            return iter(range(4))
+
+        def __len__(self):
+            return 2
+
+    loader = D.DataLoader(Liar(), batch_size=None)
+    assert len(loader) == 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert [int(v) for v in loader] == [0, 1, 2, 3]
+    msgs = [str(w.message) for w in caught]
+    assert len(msgs) == 2 and all(m.endswith(f"was reported to be 2(when accessing "
+                                             f"len(dataloader)), but {k} samples have been "
+                                             "fetched. ") for m, k in zip(msgs, (3, 4)))

@@ -85,9 +85,9 @@ class DataLoader:
         >>> ds = TensorDataset(hookgrad.randn(10, 3), hookgrad.arange(10))
         >>> for x, y in DataLoader(ds, batch_size=4, shuffle=True):
         ...     print(x.shape, y.shape)
-        torch.Size([4, 3]) torch.Size([4])
-        torch.Size([4, 3]) torch.Size([4])
-        torch.Size([2, 3]) torch.Size([2])
+        hookgrad.Size([4, 3]) hookgrad.Size([4])
+        hookgrad.Size([4, 3]) hookgrad.Size([4])
+        hookgrad.Size([2, 3]) hookgrad.Size([2])
     """
 
     __initialized = False
@@ -114,6 +114,23 @@ class DataLoader:
         else:
             shuffle = bool(shuffle)
             self._dataset_kind = _DatasetKind.Map
+        batch_size, drop_last, sampler, batch_sampler = self._samplers(
+            batch_size, shuffle, sampler, batch_sampler, drop_last, generator)
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.generator = generator
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+        self.persistent_workers = persistent_workers
+        self._IterableDataset_len_called = None
+        self._iterator = None
+        self.__initialized = True
+
+    def _samplers(self, batch_size, shuffle, sampler, batch_sampler, drop_last, generator):
+        """Check the batching options; the defaults PyTorch fills in for those left out."""
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -128,23 +145,12 @@ class DataLoader:
             if self._dataset_kind == _DatasetKind.Iterable:
                 sampler = _InfiniteConstantSampler()
             elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
+                sampler = RandomSampler(self.dataset, generator=generator)
             else:
-                sampler = SequentialSampler(dataset)
+                sampler = SequentialSampler(self.dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.generator = generator
-        if collate_fn is None:
-            collate_fn = default_collate if self._auto_collation else default_convert
-        self.collate_fn = collate_fn
-        self.persistent_workers = persistent_workers
-        self._IterableDataset_len_called = None
-        self._iterator = None
-        self.__initialized = True
+        return batch_size, drop_last, sampler, batch_sampler
 
     @property
     def multiprocessing_context(self):
@@ -216,7 +222,6 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _shared_seed(loader.generator)
         self._num_yielded = 0
-        self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"
 
     def __iter__(self):
         return self
@@ -239,9 +244,15 @@ class _BaseDataLoaderIter:
         if self._dataset_kind == _DatasetKind.Iterable and \
                 self._IterableDataset_len_called is not None and \
                 self._num_yielded > self._IterableDataset_len_called:
-            warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be "
-                          f"{self._IterableDataset_len_called} (when accessing len(dataloader)), "
-                          f"but {self._num_yielded} samples have been fetched. ", stacklevel=2)
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
+                   f"{self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                msg += ("For multiprocessing data-loading, this could be caused by not properly "
+                        "configuring the IterableDataset replica at each worker. Please see "
+                        "https://pytorch.org/docs/stable/data.html#torch.utils.data."
+                        "IterableDataset for examples.")
+            warnings.warn(msg, stacklevel=2)
         return data
 
     def __len__(self):
@@ -266,13 +277,17 @@ class _WorkerDone:
 def _worker_loop(worker_id, loader, base_seed, tasks):
     _set_worker_info(id=worker_id, num_workers=loader.num_workers, seed=base_seed + worker_id,
                      dataset=loader.dataset)
+
+    def new_fetcher():  # an IterableDataset's iterator starts over with each one
+        return _DatasetKind.create_fetcher(loader._dataset_kind, loader.dataset,
+                                           loader._auto_collation, loader.collate_fn,
+                                           loader.drop_last)
+
     init_error = None
     try:
         if loader.worker_init_fn is not None:
             loader.worker_init_fn(worker_id)
-        fetcher = _DatasetKind.create_fetcher(loader._dataset_kind, loader.dataset,
-                                              loader._auto_collation, loader.collate_fn,
-                                              loader.drop_last)
+        fetcher = new_fetcher()
     except BaseException as e:  # reported with the first batch this worker is asked for
         init_error = e
     while True:
@@ -281,9 +296,7 @@ def _worker_loop(worker_id, loader, base_seed, tasks):
             return
         future, index = task
         if future == "reset":  # a persistent worker starts a new epoch
-            fetcher = _DatasetKind.create_fetcher(loader._dataset_kind, loader.dataset,
-                                                  loader._auto_collation, loader.collate_fn,
-                                                  loader.drop_last)
+            fetcher = new_fetcher() if init_error is None else None
             continue
         if not future.set_running_or_notify_cancel():
             continue
@@ -364,7 +377,7 @@ class _ThreadedDataLoaderIter(_BaseDataLoaderIter):
         raise StopIteration
 
     def _shutdown_workers(self):
-        for wid, future in getattr(self, "_pending", ()):
+        for _, future in getattr(self, "_pending", ()):
             future.cancel()
         for q in getattr(self, "_queues", ()):
             q.put(None)

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from ..._generator import default_generator
+from ._utils.collate import _host_to_tensors
+from .sampler import _randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -62,12 +64,6 @@ class IterableDataset(Dataset):
         return ChainDataset([self, other])
 
 
-def _host_array(t):
-    """``t`` as a NumPy array, without a device round trip where it already is one."""
-    data = getattr(t, "_data", None)
-    return np.asarray(t if data is None else data)
-
-
 class TensorDataset(Dataset):
     """TensorDataset(*tensors)
 
@@ -96,7 +92,8 @@ class TensorDataset(Dataset):
         # so a stale host copy is never used.
         arrays = tuple(t._data for t in self.tensors)
         if self._host is None or any(a is not b for a, b in zip(arrays, self._host[0])):
-            self._host = (arrays, tuple(_host_array(t) for t in self.tensors))
+            # one device-to-host copy per tensor (none on the CPU, where it is a view)
+            self._host = (arrays, tuple(np.asarray(a) for a in arrays))
         return self._host[1]
 
     def _gather(self, indices):
@@ -115,7 +112,6 @@ class TensorDataset(Dataset):
             not any(t.requires_grad for t in self.tensors)
 
     def __getitems__(self, indices):
-        from ._utils.collate import _host_to_tensors
         if not self._plain():
             return [self[i] for i in indices]
         if not len(indices):
@@ -310,7 +306,6 @@ def random_split(dataset, lengths, generator=default_generator):
         >>> hookgrad.manual_seed(0)
         >>> train, val = random_split(range(10), [0.8, 0.2])
     """
-    from .sampler import _randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         lengths = _split_lengths(len(dataset), lengths)
     if sum(lengths) != len(dataset):

@@ -12,7 +12,8 @@ import re
 import jax
 import numpy as np
 
-from .... import _dtype
+from .... import _dtype, _factory
+from ...._ops.shape import stack
 from ...._tensor import Tensor
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
@@ -116,9 +117,7 @@ def _check_same_shape(shapes):
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     _check_same_shape([tuple(t.shape) for t in batch])
     if any(t.requires_grad or isinstance(t._data, jax.core.Tracer) for t in batch):
-        from .... import _ops  # noqa: F401  (stack is an op)
-        import hookgrad
-        return hookgrad.stack(list(batch), 0)
+        return stack(list(batch), 0)
     return _host_to_tensor(np.stack([np.asarray(t._data) for t in batch]))
 
 
@@ -135,13 +134,11 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
-    from .... import _factory
     return _factory.tensor(batch, dtype=_dtype.float64 if _dtype.x64_enabled()
                            else _dtype.float32)
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    from .... import _factory
     return _factory.tensor(batch)
 
 

@@ -1,4 +1,5 @@
 """Fetchers: read one batch (or one sample) of a dataset for a DataLoader iterator."""
+from ..dataset import _fast_gather
 from .collate import _host_to_tensors, default_collate
 
 
@@ -36,7 +37,6 @@ class _IterableDatasetFetcher(_BaseDatasetFetcher):
 class _MapDatasetFetcher(_BaseDatasetFetcher):
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
         super().__init__(dataset, auto_collation, collate_fn, drop_last)
-        from ..dataset import _fast_gather
         # NOTE: with the default collate, a dataset that gathers NumPy batches
         # (TensorDataset, a Subset of one) skips building per-sample Tensors: the result
         # equals default_collate(dataset.__getitems__(indices)), one transfer per field.
