@@ -82,6 +82,12 @@ DIFFERS = {
     "torch.nn.functional.embedding_bag": "offsets need values: a list/tuple inside "
                                          "`hookgrad.compile`",
     "torch.nn.functional.interpolate": "no `mode='lanczos'`",
+    "torch.utils.data.DataLoader": "workers are threads; shuffle orders come from hookgrad's key",
+    "torch.utils.data.RandomSampler": "orders drawn from hookgrad's key",
+    "torch.utils.data.SubsetRandomSampler": "orders drawn from hookgrad's key",
+    "torch.utils.data.WeightedRandomSampler": "draws from hookgrad's key",
+    "torch.utils.data.random_split": "splits drawn from hookgrad's key",
+    "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
 }
 
