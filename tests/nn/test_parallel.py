@@ -77,3 +77,27 @@ def test_ddp_bad_arguments():
     with pytest.raises(RuntimeError, match="DistributedDataParallel is not needed when a module "
                        "doesn't have any parameter that requires a gradient."):
         DDP(m)
+
+
+def test_scatter_splits_tensors_and_repeats_other_values():
+    from hookgrad.nn.parallel.scatter_gather import gather, scatter, scatter_kwargs
+    x = hg.arange(8.0).reshape(4, 2).requires_grad_()
+    parts = scatter((x, 3, {"m": x}), ["cpu", "cpu"])
+    assert len(parts) == 2 and parts[0][1] == 3 and parts[1][1] == 3
+    assert parts[0][0].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert parts[1][2]["m"].tolist() == [[4.0, 5.0], [6.0, 7.0]]
+    back = gather([p[0] for p in parts], -1)
+    assert back.tolist() == x.tolist()
+    back.sum().backward()  # the split and the join are ops: gradients flow through
+    assert x.grad.tolist() == [[1.0, 1.0]] * 4
+    args, kwargs = scatter_kwargs((x,), {"scale": 2}, ["cpu", "cpu"])
+    assert len(args) == len(kwargs) == 2 and kwargs[1] == {"scale": 2}
+    assert scatter(x, []) == []
+
+
+def test_scatter_to_a_missing_accelerator_raises_moving_errors():
+    from hookgrad.nn.parallel.scatter_gather import scatter
+    if hg.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        scatter(hg.ones(4), [0, 1])

@@ -7,5 +7,6 @@ multi-device path is for a later issue.
 """
 from .data_parallel import DataParallel, data_parallel
 from .distributed import DistributedDataParallel
+from .scatter_gather import gather, scatter
 
-__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel", "gather", "scatter"]
