@@ -1,10 +1,26 @@
-"""What PyTorch's Adam variants (``NAdam``, ``RAdam``, ``Adamax``) share: argument
-checks, group options, and the weight-decay/maximize parts around their optax core."""
+"""What PyTorch's Adam family (``Adam``, ``AdamW``, ``NAdam``, ``RAdam``, ``Adamax``)
+shares: argument checks, group options, and the weight-decay/maximize parts around their
+optax core."""
 import optax
 
+from .._tensor import Tensor
 from ._transform import TransformOptimizer, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
-from .adam import check_betas
+
+
+def check_betas(betas):
+    b1, b2 = betas
+    if not 0.0 <= b1 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {b1}")
+    if not 0.0 <= b2 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {b2}")
+    if not ((isinstance(b1, float) and isinstance(b2, float))
+            or (isinstance(b1, Tensor) and isinstance(b2, Tensor))):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas):
+        if isinstance(b, Tensor) and b.numel() != 1:
+            raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return tuple(b.item() if isinstance(b, Tensor) else b for b in betas)
 
 
 def check_adam_family(lr, betas, eps, weight_decay, differentiable):

@@ -2,29 +2,14 @@
 import jax.numpy as jnp
 import optax
 
-from .._tensor import Tensor
-from ._transform import TransformOptimizer, replace_part
+from ._adam_family import AdamFamily, check_betas
+from ._transform import replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["Adam"]
 
 
-def check_betas(betas):
-    b1, b2 = betas
-    if not 0.0 <= b1 < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {b1}")
-    if not 0.0 <= b2 < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {b2}")
-    if not ((isinstance(b1, float) and isinstance(b2, float))
-            or (isinstance(b1, Tensor) and isinstance(b2, Tensor))):
-        raise ValueError("betas must be either both floats or both Tensors")
-    for i, b in enumerate(betas):
-        if isinstance(b, Tensor) and b.numel() != 1:
-            raise ValueError(f"Tensor betas[{i}] must be 1-element")
-    return tuple(b.item() if isinstance(b, Tensor) else b for b in betas)
-
-
-class Adam(TransformOptimizer):
+class Adam(AdamFamily):
     r"""Adam, as ``torch.optim.Adam``.
 
     .. code-block:: python
@@ -61,21 +46,13 @@ class Adam(TransformOptimizer):
                     "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
-    _value_static = ("weight_decay",)
-
     def _static(self, group):
-        return (bool(group["maximize"]), bool(group["amsgrad"]),
-                bool(group["weight_decay"] != 0),
-                bool(group.get("decoupled_weight_decay", False)))
-
-    def _hyperparams(self, group):
-        return {"lr": group["lr"], "betas": group["betas"], "eps": group["eps"],
-                "weight_decay": group["weight_decay"]}
+        maximize, use_wd, decoupled = super()._static(group)
+        return (maximize, bool(group["amsgrad"]), use_wd, decoupled)
 
     @staticmethod
     def _derive(static, hp, count):
-        hp = dict(hp)
-        hp["b1"], hp["b2"] = hp.pop("betas")
+        hp = AdamFamily._derive(static, hp, count)
         # AMSGrad as PyTorch: the max is over the raw second moment, divided afterwards by
         # sqrt(1 - b2^t): m̂ / (sqrt(v_max)/c + eps) == c * m̂ / (sqrt(v_max) + eps*c)
         hp["bc2_sqrt"] = (jnp.sqrt(1.0 - hp["b2"] ** (jnp.asarray(count) + 1)) if static[1]
