@@ -1,8 +1,15 @@
 """Engine introspection under the names PyTorch code reaches through ``torch._C``."""
+import types
+import weakref
+
 from .autograd.engine import current_autograd_node as _current_autograd_node
 from .autograd.engine import current_graph_task_id as _current_graph_task_id
 from .autograd.engine import will_engine_execute_node as _will_engine_execute_node
-from .autograd.grad_mode import is_grad_enabled, set_grad_enabled as _set_grad_enabled_cls
+from .autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_enabled,
+                                 _set_multithreading_enabled, _set_view_replay_enabled,
+                                 is_grad_enabled)
+from .autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
+from .autograd.graph import AccumulateGrad, Node, _InputMetadata
 
 
 def _set_grad_enabled(mode):
@@ -13,5 +20,174 @@ def _get_tracing_state():
     return None
 
 
+def _check_tensor(t, what):
+    from ._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{what}: expected a Tensor, but got {type(t).__name__}")
+
+
+class _WeakTensorRef:
+    """A weak reference to a Tensor: ``expired()`` tells whether it was freed."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, tensor):
+        _check_tensor(tensor, "_WeakTensorRef")
+        self._ref = weakref.ref(tensor)
+
+    def expired(self):
+        return self._ref() is None
+
+
+# --------------------------------------------------------------------------- _C._autograd
+
+
+def _saved_tensors_hooks_is_enabled():
+    """False inside ``disable_saved_tensors_hooks``."""
+    from .autograd._saved import hook_state
+    return hook_state.disabled_message is None
+
+
+def _get_current_graph_task_keep_graph():
+    """Whether the running backward keeps its graph (``retain_graph``); True outside one."""
+    from .autograd.engine import _local
+    return _local.tasks[-1].keep_graph if _local.tasks else True
+
+
+class _SavedTensorObject:
+    """A value saved as a node saves it (pack hooks run now, unpack hooks at each
+    ``unpack()``)."""
+
+    __slots__ = ("_saved",)
+
+    def __init__(self, saved):
+        self._saved = saved
+
+    def unpack(self):
+        return self._saved.unpack(None, True)
+
+
+def _make_saved_tensor(tensor, is_output):
+    from .autograd._saved import SavedTensor
+    _check_tensor(tensor, "_make_saved_tensor")
+    if is_output:
+        # NOTE: an output is saved by the node that made it; there is none here
+        raise RuntimeError("_make_saved_tensor: is_output=True needs the node that produced "
+                           "the tensor; save it from that node instead")
+    return _SavedTensorObject(SavedTensor(tensor, False))
+
+
+def _unsafe_set_version_counter(tensors, versions):
+    from .autograd.grad_mode import _set_version_counters
+    _set_version_counters(tensors, versions)
+
+
+_autograd = types.ModuleType("hookgrad._C._autograd", "``torch._C._autograd``'s names.")
+for _fn in (_saved_tensors_hooks_is_enabled, _get_current_graph_task_keep_graph,
+            _make_saved_tensor, _unsafe_set_version_counter):
+    setattr(_autograd, _fn.__name__, _fn)
+_autograd._InputMetadata = _InputMetadata
+
+
+# --------------------------------------------------------------------------- _C._functions
+
+
+def _forward_node(make_node, inputs, want):
+    """Call a forward-like node: aliases of ``inputs`` whose grad_fn is ``make_node(meta)``."""
+    from ._tensor import Tensor
+    if len(inputs) != want:
+        raise TypeError(f"expected {want} arguments, got {len(inputs)} instead")
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"argument {i} is not a Variable")
+    if not is_grad_enabled() or not any(t._requires_grad for t in inputs):
+        outs = tuple(Tensor._wrap(t._data) for t in inputs)
+    else:
+        node = make_node(tuple((tuple(t._data.shape), t._data.dtype) for t in inputs))
+        node._next = tuple(t._edge() for t in inputs)
+        outs = tuple(Tensor._wrap(t._data, node, i) for i, t in enumerate(inputs))
+    return outs[0] if len(outs) == 1 else outs
+
+
+class _ForwardNode(Node):
+    """A node class PyTorch exposes to be called in forward: calling one returns its
+    inputs again, joined to the graph through the node class it names."""
+
+    __slots__ = ()
+
+    def _out_meta(self):
+        return ()
+
+    def _apply(self, grads, create_graph):
+        raise RuntimeError(f"{type(self).__name__} runs in forward only")
+
+
+class DelayedError(_ForwardNode):
+    """``DelayedError(msg, num_inputs)(*tensors)``: the tensors again, whose backward
+    raises ``RuntimeError(msg)`` when it reaches them.
+
+    Example::
+
+        >>> y = hookgrad._C._functions.DelayedError("no gradient here", 1)(x)
+        >>> y.sum().backward()   # RuntimeError: no gradient here
+    """
+
+    __slots__ = ("_msg", "_n")
+
+    def __init__(self, msg, num_inputs):
+        super().__init__(())
+        self._msg, self._n = str(msg), int(num_inputs)
+
+    def name(self):
+        return "torch::autograd::DelayedError"
+
+    def __call__(self, *inputs):
+        from .autograd.function import _DelayedError
+        return _forward_node(lambda meta: _DelayedError(self._msg, meta), inputs, self._n)
+
+
+class UndefinedGradBackward(Node):
+    """Passes undefined (None) gradients on to its inputs."""
+
+    __slots__ = ("_meta",)
+
+    def __init__(self, meta):
+        super().__init__(())
+        self._meta = meta
+
+    def name(self):
+        return "torch::autograd::UndefinedGradBackward"
+
+    def _out_meta(self):
+        return self._meta
+
+    def _apply(self, grads, create_graph):
+        return [None] * len(self._next)
+
+
+class UndefinedGrad(_ForwardNode):
+    """``UndefinedGrad()(tensor)``: the tensor again, whose gradient in backward is
+    undefined (None) from there on."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__(())
+
+    def name(self):
+        return "torch::autograd::UndefinedGrad"
+
+    def __call__(self, *inputs):
+        return _forward_node(UndefinedGradBackward, inputs, 1)
+
+
+_functions = types.ModuleType("hookgrad._C._functions", "``torch._C._functions``'s node classes.")
+_functions.AccumulateGrad = AccumulateGrad
+_functions.DelayedError = DelayedError
+_functions.UndefinedGrad = UndefinedGrad
+_functions.UndefinedGradBackward = UndefinedGradBackward
+
 __all__ = ["_current_graph_task_id", "_will_engine_execute_node", "_current_autograd_node",
-           "is_grad_enabled", "_set_grad_enabled", "_get_tracing_state"]
+           "is_grad_enabled", "_set_grad_enabled", "_get_tracing_state", "_WeakTensorRef",
+           "_autograd", "_functions", "_is_multithreading_enabled", "_set_multithreading_enabled",
+           "_is_view_replay_enabled", "_set_view_replay_enabled"]

@@ -1,10 +1,12 @@
 """Automatic differentiation: ``backward``, ``grad``, grad modes, the graph and Functions."""
 from . import grad_mode, graph
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
+from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,
+                        enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled, set_multithreading_enabled)
 
 __all__ = ["backward", "grad", "Variable", "Function", "no_grad", "enable_grad",
-           "set_grad_enabled", "inference_mode", "graph", "grad_mode"]
+           "set_grad_enabled", "inference_mode", "set_multithreading_enabled", "graph",
+           "grad_mode"]
 
 
 def _tensors(x):
@@ -104,9 +106,33 @@ class _VariableMeta(type):
         from .._tensor import Tensor
         return isinstance(other, Tensor)
 
+    def __call__(cls, data=None, requires_grad=False, volatile=None):
+        # the legacy constructor: a new leaf Tensor sharing ``data`` (as ``detach()``)
+        from .._tensor import Tensor
+        if volatile is not None:
+            import warnings
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+        if data is None:
+            return Tensor()
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = data.detach()
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
 
 class Variable(metaclass=_VariableMeta):
-    """Kept for PyTorch code that reaches the engine as ``Variable._execution_engine``."""
+    """``Variable(data, requires_grad=False)``: PyTorch's legacy constructor, giving a new
+    leaf Tensor that shares ``data``; ``isinstance(t, Variable)`` holds for every Tensor.
+
+    Example::
+
+        >>> v = Variable(hookgrad.ones(2), requires_grad=True)
+        >>> v.is_leaf, v.requires_grad
+        (True, True)
+    """
 
     from .engine import execution_engine as _execution_engine  # noqa: E402
 

@@ -136,3 +136,129 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return type(self)(self.mode)
+
+
+# --------------------------------------------------------------------------- engine switches
+# Flags PyTorch's engine reads. hookgrad's engine runs backward on the calling thread and
+# replays no views, so these only record the mode (for code that sets and reads it back).
+
+
+class _EngineFlags(threading.local):
+    multithreading = True
+    view_replay = False
+
+
+_flags = _EngineFlags()
+
+
+def _is_multithreading_enabled():
+    return _flags.multithreading
+
+
+def _set_multithreading_enabled(mode):
+    _flags.multithreading = bool(mode)
+
+
+def _is_view_replay_enabled():
+    return _flags.view_replay
+
+
+def _set_view_replay_enabled(mode):
+    _flags.view_replay = bool(mode)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enable or disable multithreaded backward. Takes effect at once and, as a context
+    manager, restores the previous mode on exit. Thread-local.
+
+    hookgrad always runs backward on the calling thread, so ``mode`` is only recorded.
+
+    Example::
+
+        >>> with hookgrad.autograd.set_multithreading_enabled(False):
+        ...     loss.backward()
+    """
+
+    def __init__(self, mode):
+        self.prev = _flags.multithreading
+        self.mode = mode
+        _set_multithreading_enabled(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_multithreading_enabled(self.prev)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Set whether autograd always replays the chain of views when it regenerates a view of
+    a modified base (``mode=True``) or may use ``as_strided``. Takes effect at once; usable
+    as a context manager or decorator (restoring the previous mode). Thread-local.
+
+    hookgrad regenerates views from the recorded view functions in either case, so ``mode``
+    is only recorded.
+    """
+
+    def __init__(self, mode):
+        self.prev = _flags.view_replay
+        self.mode = mode
+        _set_view_replay_enabled(mode)
+
+    def __call__(self, orig_func):
+        # as a decorator the mode applies inside the function only
+        _set_view_replay_enabled(self.prev)
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        _set_view_replay_enabled(self.mode)
+
+    def __exit__(self, *exc):
+        _set_view_replay_enabled(self.prev)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+def _set_version_counters(tensors, versions):
+    """Set each tensor's ``_version`` (``torch._C._autograd._unsafe_set_version_counter``)."""
+    tensors, versions = tuple(tensors), tuple(versions)
+    if len(tensors) != len(versions):
+        raise RuntimeError(f"tensors_len={len(tensors)}, versions_len={len(versions)}")
+    for v in versions:
+        if v < 0:
+            raise RuntimeError(f"Cannot set a version_counter to a value below 0: {v}")
+    for t, v in zip(tensors, versions):
+        t._version = v
+
+
+class _unsafe_preserve_version_counter(_DecoratorContextManager):
+    """On exit, set the ``_version`` of ``tensors`` (a Tensor or a tuple of them) back to
+    what it was on entry, hiding in-place writes made inside from autograd's checks.
+
+    Unsafe: a saved tensor modified inside is then used in backward with its new value.
+
+    Example::
+
+        >>> with hookgrad.autograd._unsafe_preserve_version_counter(x):
+        ...     x.mul_(2)   # x._version is unchanged afterwards
+    """
+
+    def __init__(self, tensors):
+        from .._tensor import Tensor
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        if not isinstance(self.tensors, tuple):
+            raise AssertionError("Expected tensors to be a tuple")
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_version_counters(self.tensors, self.prev_versions)
+
+    def clone(self):
+        return type(self)(self.tensors)

@@ -62,9 +62,39 @@ class Node(abc.ABC):
         return self._metadata
 
     def _sequence_nr(self):
+        """The node's creation order; the engine runs ready nodes highest number first."""
         return self._seq
 
+    def _set_sequence_nr(self, sequence_nr):
+        """Change the number that orders this node among ready nodes in backward."""
+        self._seq = int(sequence_nr)
+
     _priority = property(lambda self: self._seq)
+
+    @property
+    def _input_metadata(self):
+        """Shape, dtype and device of each gradient this node takes (one per forward
+        output), as ``torch._C._autograd._InputMetadata`` objects."""
+        return tuple(None if m is None else _InputMetadata(m) for m in self._out_meta())
+
+    def __call__(self, *grads):
+        """Run this node's backward on ``grads`` (one per forward output) and return the
+        gradients for ``next_functions``: a Tensor if there is one, else a tuple. Records
+        a graph when grad mode is on. Hooks do not run (the engine runs them)."""
+        from .._tensor import Tensor
+        from .grad_mode import is_grad_enabled
+        want = len(self._out_meta()) or 1
+        if len(grads) != want:
+            raise TypeError(f"expected {want} arguments, got {len(grads)} instead")
+        for i, g in enumerate(grads):
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(f"argument {i} is not a Variable")
+        if all(g is None for g in grads) and not isinstance(self, AccumulateGrad) \
+                and not getattr(self, "_apply_undefined", False):
+            res = [None] * len(self._next)  # as the engine: no gradient in, none out
+        else:
+            res = self._apply(list(grads), is_grad_enabled())
+        return res[0] if len(res) == 1 else tuple(res)
 
     # ---- hooks
     def register_prehook(self, fn):
@@ -114,6 +144,27 @@ class Node(abc.ABC):
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class _InputMetadata:
+    """What a node knows of one gradient it takes: ``shape``, ``dtype``, ``device``."""
+
+    __slots__ = ("shape", "dtype", "device")
+    is_nested_tensor = is_cpp_nested_tensor = False
+
+    def __init__(self, meta):
+        import jax
+
+        from .. import _dtype
+        from .._tensor import Size
+        shape, dt = meta if isinstance(meta, tuple) else (meta.shape, meta.dtype)
+        self.shape = Size(shape)
+        self.dtype = _dtype.from_jax(dt)
+        # NOTE: nodes keep no device; hookgrad places arrays on the default device
+        self.device = _dtype.device_of(jax.devices()[0])
+
+    def __repr__(self):
+        return f"_InputMetadata(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
 
 
 class _RetainGrad:
