@@ -56,7 +56,8 @@ class SavedTensor:
             self.edge = tensor._grad_accumulator()
         else:
             self.edge = None
-        self.mutation_ctx = st.mutation_ctx
+        ctx = st.mutation_ctx  # its handle for this value (with ``closed``), or None
+        self.mutation_ctx = None if ctx is None else ctx._save(tensor)
         if st.stack:
             pack, unpack = st.stack[-1]
             self.packed = pack(tensor)
@@ -73,7 +74,7 @@ class SavedTensor:
         """The saved value: a JAX array, or with ``as_tensor`` a Tensor joined to the graph."""
         ctx = self.mutation_ctx
         if ctx is not None and ctx.closed:
-            raise RuntimeError(
+            raise AssertionError(
                 "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
                 "in which the graph was originally recorded.")
         if self.unpack_hook is not None:

@@ -332,15 +332,104 @@ class disable_saved_tensors_hooks:
         hook_state.disabled_message = self.prev
 
 
+class _MutationHandle:
+    """One saved (tensor, version) under ``allow_mutation_on_saved_tensors``: held by the
+    nodes that saved it, so it lives exactly as long as some graph needs the value."""
+
+    __slots__ = ("ctx", "ref", "version", "data", "__weakref__")
+
+    def __init__(self, ctx, tensor):
+        import weakref
+        self.ctx = ctx
+        self.ref = weakref.ref(tensor)
+        self.version = tensor._version
+        self.data = tensor._data
+
+    @property
+    def closed(self):
+        return self.ctx.closed
+
+    def modified(self):
+        t = self.ref()
+        return t is not None and t._version != self.version
+
+
 class _MutationContext:
+    """What ``allow_mutation_on_saved_tensors`` yields. As PyTorch's context it maps:
+
+    - ``tid_to_weakhandle``: ``(id, storage id, version)`` of each saved tensor -> its
+      handle, while a graph holds it;
+    - ``sid_to_tid``: ``(storage id, version)`` -> the saved tensor ids with that storage;
+    - ``original``: handle -> the saved tensor, while it is unmodified;
+    - ``cloned``: handle -> the value saved, for tensors modified in place since.
+
+    NOTE: JAX arrays are immutable, so a saved value never needs copying before an in-place
+    write; ``cloned`` lists the saved values that now differ from their tensor.
+    """
+
     def __init__(self):
+        import collections
+        import weakref
         self.closed = False
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid = collections.defaultdict(set)
+
+    def _save(self, tensor):
+        """The handle a node keeps for saving ``tensor`` now (one per tensor and version)."""
+        base = tensor._base if tensor._base is not None else tensor
+        tid = (id(tensor), id(base), tensor._version)
+        self.sid_to_tid[(id(base), tensor._version)].add(tid)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None or handle.ref() is not tensor:
+            handle = _MutationHandle(self, tensor)
+            self.tid_to_weakhandle[tid] = handle
+        return handle
+
+    def _live(self):
+        return [] if self.closed else list(self.tid_to_weakhandle.values())
+
+    @property
+    def original(self):
+        import weakref
+        out = weakref.WeakKeyDictionary()
+        for h in self._live():
+            t = h.ref()
+            if not h.modified():
+                out[h] = t if t is not None else _tensor_of(h.data)
+        return out
+
+    @property
+    def cloned(self):
+        import weakref
+        out = weakref.WeakKeyDictionary()
+        for h in self._live():
+            if h.modified():
+                out[h] = _tensor_of(h.data)
+        return out
+
+    def clear(self):
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+def _tensor_of(arr):
+    from .._tensor import Tensor
+    return Tensor._wrap(arr)
 
 
 class allow_mutation_on_saved_tensors:
     """Within this context, tensors saved for backward may be modified in place: backward
     uses their values from when they were saved. Backward of such a graph must also run
-    inside the context."""
+    inside the context (else ``AssertionError``).
+
+    Example::
+
+        >>> with hookgrad.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+        ...     b = a.clone()
+        ...     out = (b ** 2).sum()
+        ...     b.sin_()           # len(ctx.cloned) == 1: backward needs the old b
+        ...     out.backward()     # uses b from before sin_()
+    """
 
     def __enter__(self):
         if hook_state.mutation_ctx is not None:
@@ -354,6 +443,7 @@ class allow_mutation_on_saved_tensors:
         hook_state.mutation_ctx = None
         count_context(-1)
         self.ctx.closed = True
+        self.ctx.clear()
 
 
 # --------------------------------------------------------------------------- multi-grad hooks
