@@ -3,6 +3,7 @@ from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
 from . import nn_conv, nn_layers, nn_loss  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
+from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
