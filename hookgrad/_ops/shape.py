@@ -789,3 +789,94 @@ TENSOR_PROPERTIES.update({
     "itemsize": lambda self: self.element_size(),
     "nbytes": lambda self: self.numel() * self.element_size(),
 })
+
+
+# --------------------------------------------------------------------------- set_, resize_
+
+
+def _replace_data(self, arr):
+    # the tensor gets a new array of another shape: no write-through to a base
+    self._data = arr
+    self._version += 1
+    return self
+
+
+def set_(self, source=None):
+    """``set_(source=None)``: make this tensor hold ``source``'s value (shape, dtype, data);
+    with no argument, an empty tensor. In place: the version counter goes up.
+
+    Differentiating through ``set_`` raises PyTorch's "derivative for set_ is not
+    implemented" in backward. NOTE: hookgrad arrays are values, not shared storage, so
+    later in-place writes to one of the two tensors are not seen by the other.
+
+    >>> a = hookgrad.ones(2); a.set_(hookgrad.zeros(3)); a.shape
+    hookgrad.Size([3])
+    """
+    from ..autograd.grad_mode import is_grad_enabled
+    from .dispatch import _check_inplace
+    if source is None:
+        arr = jnp.zeros((0,), self._data.dtype)
+    elif isinstance(source, Tensor):
+        arr = source._data
+    else:
+        raise TypeError(f"set_() received an invalid combination of arguments - got "
+                        f"({type(source).__name__}), but expected one of: (), (Tensor source)")
+    record = is_grad_enabled() and (self._requires_grad or
+                                    (source is not None and source._requires_grad))
+    _check_inplace(self, record)
+    _replace_data(self, arr)
+    if self.grad_fn is None:
+        # as PyTorch: a leaf's new data gets a new AccumulateGrad; edges taken before
+        # (get_gradient_edge) keep pointing at the old one
+        self.__dict__.pop("_acc", None)
+    if record:  # as PyTorch: a node that fails if backward reaches it
+        from ..autograd.function import _DelayedError
+        node = _DelayedError("derivative for set_ is not implemented",
+                             ((tuple(arr.shape), arr.dtype),))
+        node._next = (source._edge() if source is not None else None,)
+        self.grad_fn, self._output_nr, self._requires_grad = node, 0, True
+    return self
+
+
+def _sizes(args, name):
+    sizes = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, Size)) else args
+    for s in sizes:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                            f"not {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(sizes)}")
+    return tuple(int(s) for s in sizes)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """``resize_(*sizes)``: give this tensor the shape ``sizes``, keeping its first elements
+    in row-major order. New elements are zeros (PyTorch leaves them uninitialized). The
+    version counter goes up when the shape changes. A tensor that requires grad cannot be
+    resized.
+
+    >>> x = hookgrad.arange(6.); x.resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    shape = _sizes(sizes, "resize_")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if shape == tuple(self._data.shape):
+        return self
+    flat = self._data.reshape(-1)
+    n = int(np.prod(shape, dtype=np.int64))
+    if n > flat.shape[0]:
+        flat = jnp.concatenate([flat, jnp.zeros((n - flat.shape[0],), flat.dtype)])
+    return _replace_data(self, flat[:n].reshape(shape))
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
+    return resize_(self, tuple(the_template.shape))
+
+
+register(set_, function=False)
+register(resize_, function=False)
+register(resize_as_, function=False)
