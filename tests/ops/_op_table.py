@@ -741,3 +741,16 @@ row("embedding_bag per_sample_weights", lambda L, w, i, o, p: L.nn.functional.em
 row("embedding_bag 2d", lambda L, w, i: L.nn.functional.embedding_bag(i, w),
     lambda w, i: jnp.take(w, i, axis=0).mean(1), [F(10, 3), I([[1, 2, 4], [4, 3, 9]])],
     "shallow")
+
+# ---------------------------------------------------------------- _foreach_* (one node per list)
+row("_foreach_exp", lambda L, a, b: L._foreach_exp([a, b]), lambda a, b: (jnp.exp(a), jnp.exp(b)),
+    [X, W])
+row("_foreach_neg", lambda L, a, b: L._foreach_neg([a, b]), lambda a, b: (-a, -b), [X, W])
+row("_foreach_add.Scalar", lambda L, a, b: L._foreach_add([a, b], 2.0),
+    lambda a, b: (a + 2.0, b + 2.0), [X, W])
+row("_foreach_mul.List", lambda L, a, b, c, d: L._foreach_mul([a, b], [c, d]),
+    lambda a, b, c, d: (a * c, b * d), [X, W, Y, F(4)])
+row("_foreach_add.List alpha", lambda L, a, b, c, d: L._foreach_add([a, b], [c, d], alpha=2.0),
+    lambda a, b, c, d: (a + 2.0 * c, b + 2.0 * d), [X, W, Y, F(4)], "slow")
+row("_foreach_div.ScalarList", lambda L, a, b: L._foreach_div([a, b], [2.0, 4.0]),
+    lambda a, b: (a / 2.0, b / 4.0), [X, W], "slow")
