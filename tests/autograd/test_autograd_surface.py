@@ -424,3 +424,16 @@ def test_resize_of_a_tensor_requiring_grad_raises():
     assert all(g["message"] == "cannot resize variables that require grad" for g in got)
     with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
         hg.ones(1, requires_grad=True).resize_(2)
+
+
+def test_legacy_resize_function():
+    def f(L):
+        import importlib
+        importlib.import_module(L.__name__ + ".autograd._functions")
+        x = L.arange(6.0, requires_grad=True)
+        y = L.autograd._functions.Resize.apply(x, (2, 3))
+        (y * L.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return [list(y.shape), y.grad_fn.name(), py(x.grad),
+                raises(L.autograd._functions.Resize.apply, x, (4,))["raises"]]
+    assert same_as_torch(f) == [[2, 3], "ResizeBackward", [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
+                                "RuntimeError"]
