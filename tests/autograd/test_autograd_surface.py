@@ -437,3 +437,15 @@ def test_legacy_resize_function():
                 raises(L.autograd._functions.Resize.apply, x, (4,))["raises"]]
     assert same_as_torch(f) == [[2, 3], "ResizeBackward", [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
                                 "RuntimeError"]
+
+
+def test_backward_with_create_graph_warns_about_the_cycle():
+    x = hg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match=r"Using backward\(\) with create_graph=True will "
+                                         "create a reference cycle"):
+        (x * x).sum().backward(create_graph=True)
+    assert x.grad.requires_grad
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hg.autograd.grad((x * x).sum(), x, create_graph=True)  # grad: no cycle, no warning
