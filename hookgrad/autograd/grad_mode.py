@@ -10,6 +10,10 @@ import threading
 class _State(threading.local):
     enabled = True
     inference = False
+    # flags PyTorch's engine reads; hookgrad's engine runs backward on the calling thread
+    # and replays no views, so they only record the mode (for code that reads it back)
+    multithreading = True
+    view_replay = False
 
 
 _state = _State()
@@ -139,32 +143,22 @@ class inference_mode(_DecoratorContextManager):
 
 
 # --------------------------------------------------------------------------- engine switches
-# Flags PyTorch's engine reads. hookgrad's engine runs backward on the calling thread and
-# replays no views, so these only record the mode (for code that sets and reads it back).
-
-
-class _EngineFlags(threading.local):
-    multithreading = True
-    view_replay = False
-
-
-_flags = _EngineFlags()
 
 
 def _is_multithreading_enabled():
-    return _flags.multithreading
+    return _state.multithreading
 
 
 def _set_multithreading_enabled(mode):
-    _flags.multithreading = bool(mode)
+    _state.multithreading = bool(mode)
 
 
 def _is_view_replay_enabled():
-    return _flags.view_replay
+    return _state.view_replay
 
 
 def _set_view_replay_enabled(mode):
-    _flags.view_replay = bool(mode)
+    _state.view_replay = bool(mode)
 
 
 class set_multithreading_enabled(_DecoratorContextManager):
@@ -180,7 +174,7 @@ class set_multithreading_enabled(_DecoratorContextManager):
     """
 
     def __init__(self, mode):
-        self.prev = _flags.multithreading
+        self.prev = _state.multithreading
         self.mode = mode
         _set_multithreading_enabled(mode)
 
@@ -204,7 +198,7 @@ class _force_original_view_tracking(_DecoratorContextManager):
     """
 
     def __init__(self, mode):
-        self.prev = _flags.view_replay
+        self.prev = _state.view_replay
         self.mode = mode
         _set_view_replay_enabled(mode)
 
