@@ -99,6 +99,7 @@ class SavedTensor:
         return _as_tensor(data, node if self.is_output else self.edge, self.nr)
 
     def release(self):
+        self.mutation_ctx = None  # the value is gone: allow_mutation's handle goes with it
         if self.unpack_hook is not None:
             self.packed = _FREED
         else:

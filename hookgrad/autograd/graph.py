@@ -164,7 +164,8 @@ class _InputMetadata:
         self.device = _dtype.device_of(jax.devices()[0])
 
     def __repr__(self):
-        return f"_InputMetadata(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
+        return (f"_InputMetadata(shape={tuple(self.shape)}, dtype={self.dtype}, "
+                f"device={self.device})")
 
 
 class _RetainGrad:
