@@ -39,6 +39,46 @@ class _WeakTensorRef:
         return self._ref() is None
 
 
+def _current_graph_task_execution_order():
+    """The nodes the running backward executes, in the order it runs them (a replay of the
+    ready queue from the task's start: highest sequence number first, ``AccumulateGrad``
+    before all). Needs ``set_multithreading_enabled(False)``, as in PyTorch.
+
+    NOTE: PyTorch replays from the task's current counts, which equals this when asked
+    from the first node's hooks (its usual use); later it may assert."""
+    import heapq
+    import itertools
+
+    from .autograd.engine import _discover, _local
+    if not _local.tasks:
+        raise RuntimeError("_current_graph_task_execution_order should only be called during "
+                           "the backward pass")
+    if _is_multithreading_enabled():
+        raise RuntimeError(
+            "get_current_graph_task_execution_order expects the current backward to be "
+            "executed with multithreading disabled, e.g. by running:\n\n>>> with "
+            "torch.autograd.set_multithreading_enabled(False):\n...     "
+            "torch.autograd.grad(...)\n")
+    task = _local.tasks[-1]
+    deps, _ = _discover(task.roots)
+    runs = None if task.exec_info is None else set(task.exec_info) | set(task.captured_nodes)
+    counter = itertools.count()
+    heap = []
+    for node in dict.fromkeys(e[0] for e in task.roots):
+        heapq.heappush(heap, (-node._priority, next(counter), node))
+    order = []
+    while heap:
+        node = heapq.heappop(heap)[2]
+        order.append(node)
+        for e in node._next:
+            if e is None or (runs is not None and e[0] not in runs):
+                continue
+            deps[e[0]] -= 1
+            if deps[e[0]] == 0:
+                heapq.heappush(heap, (-e[0]._priority, next(counter), e[0]))
+    return order
+
+
 # --------------------------------------------------------------------------- _C._autograd
 
 
@@ -190,4 +230,5 @@ _functions.UndefinedGradBackward = UndefinedGradBackward
 __all__ = ["_current_graph_task_id", "_will_engine_execute_node", "_current_autograd_node",
            "is_grad_enabled", "_set_grad_enabled", "_get_tracing_state", "_WeakTensorRef",
            "_autograd", "_functions", "_is_multithreading_enabled", "_set_multithreading_enabled",
-           "_is_view_replay_enabled", "_set_view_replay_enabled"]
+           "_is_view_replay_enabled", "_set_view_replay_enabled",
+           "_current_graph_task_execution_order"]

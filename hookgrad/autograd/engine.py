@@ -36,7 +36,7 @@ _local = _Local()
 
 class GraphTask:
     __slots__ = ("id", "callbacks", "cleanups", "exec_info", "nodes", "keep_graph",
-                 "captured_nodes")
+                 "captured_nodes", "roots")
 
     def __init__(self, keep_graph):
         self.id = next(_task_ids)
@@ -273,6 +273,7 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
     ``accumulate`` is False (``autograd.grad``)."""
     root_edges = [_root_edge(t, i) for i, t in enumerate(roots)]
     task = GraphTask(keep_graph)
+    task.roots = root_edges
     deps, seen = _discover(root_edges)
     task.nodes = seen
     task.captured_nodes = ()

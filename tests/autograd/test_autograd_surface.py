@@ -449,3 +449,51 @@ def test_backward_with_create_graph_warns_about_the_cycle():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hg.autograd.grad((x * x).sum(), x, create_graph=True)  # grad: no cycle, no warning
+
+
+def _order_names(L, build, run):
+    seen = []
+
+    def hook(_):
+        nodes = L._C._current_graph_task_execution_order()
+        seen.append([n.name().replace("torch::autograd::", "") for n in nodes])
+    out = build()
+    out.register_hook(hook)
+    with L.autograd.set_multithreading_enabled(False):
+        run(out)
+    return seen[0]
+
+
+def test_current_graph_task_execution_order():
+    def f(L):
+        def leaves():
+            return L.tensor(1.0, requires_grad=True), L.tensor(2.0, requires_grad=True)
+        a, b = leaves()
+        chain = _order_names(L, lambda: a.clone().sin().exp(), lambda o: o.backward())
+        a, b = leaves()
+        branches = _order_names(L, lambda: b.sin() * a.cos(), lambda o: o.backward())
+        a, b = leaves()
+        shared = _order_names(L, lambda: a.sin() * a.cos(), lambda o: o.backward())
+        a, b = leaves()
+        c = a * 2
+        r1, r2 = c.sin(), c.cos()
+        # asked from the first node's hook (PyTorch replays from its live counts)
+        roots = _order_names(L, lambda: c.cos(),
+                             lambda o: L.autograd.grad((r1, o, r2), inputs=(a,)))
+        a, b = leaves()
+        sub = _order_names(L, lambda: (a * b).sin(), lambda o: L.autograd.grad(o, inputs=(a,)))
+        return [chain, branches, shared, roots, sub]
+    got = same_as_torch(f)
+    assert got[0] == ["ExpBackward0", "SinBackward0", "CloneBackward0", "AccumulateGrad"]
+    assert got[4] == ["SinBackward0", "MulBackward0", "AccumulateGrad"]
+
+
+def test_current_graph_task_execution_order_errors():
+    with pytest.raises(RuntimeError, match="should only be called during the backward pass"):
+        hg._C._current_graph_task_execution_order()
+    errors = []
+    x = hg.tensor(1.0, requires_grad=True).sin()
+    x.register_hook(lambda g: errors.append(raises(hg._C._current_graph_task_execution_order)))
+    x.backward()
+    assert "expects the current backward to be executed with multithreading disabled" in \
+        errors[0]["message"]
