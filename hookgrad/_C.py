@@ -4,7 +4,7 @@ import weakref
 
 from .autograd.engine import current_autograd_node as _current_autograd_node
 from .autograd.engine import current_graph_task_id as _current_graph_task_id
-from .autograd.engine import will_engine_execute_node as _will_engine_execute_node
+from .autograd.engine import will_engine_execute_node as _engine_will_execute
 from .autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_enabled,
                                  _set_multithreading_enabled, _set_view_replay_enabled,
                                  is_grad_enabled)
@@ -18,6 +18,15 @@ def _set_grad_enabled(mode):
 
 def _get_tracing_state():
     return None
+
+
+def _will_engine_execute_node(node):
+    """Whether the running backward will execute ``node`` (a Node or GradientEdge)."""
+    from .autograd.graph import GradientEdge
+    if not isinstance(node, (Node, GradientEdge)):
+        raise RuntimeError("_will_engine_execute_node expects an grad_fn, but got "
+                           f"{type(node).__name__}")
+    return _engine_will_execute(node)
 
 
 def _check_tensor(t, what):

@@ -497,3 +497,13 @@ def test_current_graph_task_execution_order_errors():
     x.backward()
     assert "expects the current backward to be executed with multithreading disabled" in \
         errors[0]["message"]
+
+
+def test_will_engine_execute_node_checks_its_argument_first():
+    def f(L):
+        x = L.ones(1, requires_grad=True)
+        return [raises(L._C._will_engine_execute_node, x * 2),
+                raises(L._C._will_engine_execute_node, (x * 2).grad_fn)["raises"]]
+    got = same_as_torch(f)
+    assert got[0] == {"raises": "RuntimeError", "message": "_will_engine_execute_node expects "
+                      "an grad_fn, but got Tensor"}
