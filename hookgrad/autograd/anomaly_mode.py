@@ -146,32 +146,40 @@ def store_stack(node):
 def warn_forward_trace(node):
     """Warn with the forward traceback of ``node`` (and of its parents), as PyTorch does
     before an error raised in backward propagates."""
-    _warn_stack(node, False)
+    _warn(_trace_messages(node))
+
+
+def _warn(messages):
+    for msg in messages:
+        warnings.warn(msg, UserWarning, stacklevel=3)
+
+
+def _trace_messages(node):
+    msgs = [_stack_message(node, False)]
     seen = {id(node)}
     parent = _metadata(node).get("parent_")
-    while parent is not None and id(parent) not in seen:
+    while parent is not None and id(parent) not in seen:  # create_graph: who made it
         seen.add(id(parent))
-        _warn_stack(parent, True)
+        msgs.append(_stack_message(parent, True))
         parent = _metadata(parent).get("parent_")
+    return msgs
 
 
 def _metadata(node):
     return getattr(node, "_metadata", None) or {}
 
 
-def _warn_stack(node, is_parent):
+def _stack_message(node, is_parent):
     name = node.name()
     stack = _metadata(node).get("traceback_")
     if stack is None:
-        msg = (f"Error detected in {name}. No forward pass information available. Enable "
-               "detect anomaly during forward pass for more information.")
-    elif is_parent:
-        msg = (f"\n\nPrevious calculation was induced by {name}. Traceback of forward call "
-               f"that induced the previous calculation:\n{''.join(stack)}")
-    else:
-        msg = (f"Error detected in {name}. Traceback of forward call that caused the "
-               f"error:\n{''.join(stack)}")
-    warnings.warn(msg, UserWarning, stacklevel=2)
+        return (f"Error detected in {name}. No forward pass information available. Enable "
+                "detect anomaly during forward pass for more information.")
+    if is_parent:
+        return (f"\n\nPrevious calculation was induced by {name}. Traceback of forward call "
+                f"that induced the previous calculation:\n{''.join(stack)}")
+    return (f"Error detected in {name}. Traceback of forward call that caused the "
+            f"error:\n{''.join(stack)}")
 
 
 def _nan_message(name, i):
@@ -191,14 +199,18 @@ def check_nan(node, grads):
             continue
         has_nan = jnp.isnan(arr).any()
         if isinstance(has_nan, jax.core.Tracer):
-            jax.debug.callback(functools.partial(_host_check, node, i), has_nan)
+            # the messages are made now: the program must not keep the node (and what it
+            # saved) alive
+            check = functools.partial(_host_check, _nan_message(node.name(), i),
+                                      _trace_messages(node))
+            jax.debug.callback(check, has_nan)
         elif has_nan:
             raise RuntimeError(_nan_message(node.name(), i))
 
 
-def _host_check(node, i, has_nan):
+def _host_check(error, messages, has_nan):
     # runs on the host each time a compiled program runs; the error reaches the caller as
     # a jax.errors.JaxRuntimeError (a RuntimeError) carrying this message
     if has_nan:
-        warn_forward_trace(node)
-        raise RuntimeError(_nan_message(node.name(), i))
+        _warn(messages)
+        raise RuntimeError(error)

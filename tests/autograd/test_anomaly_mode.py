@@ -220,3 +220,39 @@ def test_eager_nan_index_counts_edges_as_torch_does():
 
     assert same_as_torch(scenario) == ("Function 'MulBackward0' returned nan values in its "
                                        "0th output.")
+
+
+def test_create_graph_nodes_name_the_node_that_induced_them():
+    a = hg.tensor([0.0, 1.0], requires_grad=True)
+    with pytest.warns(UserWarning) as rec:
+        with hg.autograd.detect_anomaly():
+            y = a * a * a
+            g, = hg.autograd.grad(y.sum(), a, create_graph=True)
+            with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+                g.sqrt().sum().backward()  # d sqrt at 0 is inf; inf * 0 in d(a * a)
+    msgs = [str(w.message) for w in rec][1:]
+    assert len(msgs) == 2
+    assert msgs[0].startswith("Error detected in MulBackward0Backward. Traceback of forward "
+                              "call that caused the error:\n")
+    assert "create_graph=True)" in msgs[0]
+    assert msgs[1].startswith("\n\nPrevious calculation was induced by MulBackward0. Traceback "
+                              "of forward call that induced the previous calculation:\n")
+    assert "y = a * a * a" in msgs[1]
+
+
+@pytest.mark.xfail(strict=True, reason="hookgrad.compile's cache key lacks the anomaly state: "
+                   "a program traced with anomaly mode off is reused when it is turned on")
+def test_turning_anomaly_mode_on_retraces_a_compiled_step():
+    w = hg.tensor([1.0, 2.0], requires_grad=True)
+
+    @hg.compile
+    def step(x):
+        (w * x).sqrt().sum().backward()
+
+    step(hg.tensor([1.0, 4.0]))
+    step(hg.tensor([0.0, 4.0]))  # off: no check in the program, the NaN reaches .grad
+    assert hg.isnan(w.grad).tolist() == [True, False]
+    with pytest.warns(UserWarning, match="Anomaly Detection"):
+        with hg.autograd.detect_anomaly():
+            with pytest.raises(RuntimeError, match="'MulBackward0' returned nan values"):
+                step(hg.tensor([0.0, 4.0]))
