@@ -192,9 +192,9 @@ def check_nan(node, grads):
     import jax
     import jax.numpy as jnp
     for i, g in enumerate(grads):
-        if g is None:
+        arr = getattr(g, "_data", None)  # None: no gradient for that input
+        if arr is None:
             continue
-        arr = g._data
         if not jnp.issubdtype(arr.dtype, jnp.inexact):
             continue
         has_nan = jnp.isnan(arr).any()

@@ -324,7 +324,7 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
     prev_node = _local.node
     debug = log.isEnabledFor(logging.DEBUG)
     anomaly = anomaly_mode._state.enabled
-    check_nan = anomaly and anomaly_mode._state.check_nan
+    nan_check = anomaly and anomaly_mode._state.check_nan
     from .._ops import fusion
     # anomaly mode checks every node on its own
     fuse = fusion._state["enabled"] and not create_graph and not debug \
@@ -368,7 +368,7 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
                     grad_inputs = _call_post_hooks(node, grad_inputs, grads)
                 if not keep_graph:
                     node._release()
-                if check_nan:
+                if nan_check:
                     anomaly_mode.check_nan(node, grad_inputs)
                 pairs = zip(node._next, grad_inputs)
             _local.node = prev_node
