@@ -240,8 +240,6 @@ def test_create_graph_nodes_name_the_node_that_induced_them():
     assert "y = a * a * a" in msgs[1]
 
 
-@pytest.mark.xfail(strict=True, reason="hookgrad.compile's cache key lacks the anomaly state: "
-                   "a program traced with anomaly mode off is reused when it is turned on")
 def test_turning_anomaly_mode_on_retraces_a_compiled_step():
     w = hg.tensor([1.0, 2.0], requires_grad=True)
 
