@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _watch
 from ._tensor import Tensor
+from .autograd.anomaly_mode import _state as _anomaly
 from ._watch import WATCHED
 
 _SKIP_MODULES = ("hookgrad", "jax", "jaxlib", "numpy", "optax", "torch", "builtins",
@@ -427,10 +428,12 @@ def _tensor_key(t, ident):
 
 
 def _context_key(grad_enabled, saved):
-    """Grad mode and the saved-tensor hooks in force (``saved``: their state object)."""
+    """Grad mode, the saved-tensor hooks in force (``saved``: their state object) and
+    anomaly mode (a program traced with it on carries its NaN checks)."""
     hooks = _Same(f for pair in saved.stack for f in pair) if saved.stack else ()
     ctx = None if saved.mutation_ctx is None else _Same((saved.mutation_ctx,))
-    return grad_enabled, hooks, saved.disabled_message, ctx
+    return (grad_enabled, hooks, saved.disabled_message, ctx, _anomaly.enabled,
+            _anomaly.check_nan)
 
 
 class _Same:

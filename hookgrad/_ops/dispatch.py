@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _mode
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import anomaly_mode, grad_mode
 from ..autograd._saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
                                unpack_output, unpack_plain)
 from ..autograd.graph import Node, _sequence
@@ -23,6 +23,7 @@ ALL = "all"   # save every Tensor argument (default)
 OUT = "out"   # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
 _gm = grad_mode._state
 _fm = _mode.state
+_anomaly = anomaly_mode._state
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 
@@ -194,6 +195,8 @@ def _record(op, key, args, res, out=None, shadow=None):
     node._metadata = node._out_saved = node._want = None
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
     node._freed = False
+    if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
+        anomaly_mode.store_stack(node)
     if out is None and res.__class__ is not tuple:  # one fresh output: the common case
         node._meta = m = res.aval  # shape and dtype, for zeros when no gradient arrives
         result = t = _new(Tensor)  # Tensor._wrap, inlined

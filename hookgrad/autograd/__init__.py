@@ -3,10 +3,12 @@ from . import grad_mode, graph
 from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,
                         enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled, set_multithreading_enabled)
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           set_detect_anomaly)
 
 __all__ = ["backward", "grad", "Variable", "Function", "no_grad", "enable_grad",
-           "set_grad_enabled", "inference_mode", "set_multithreading_enabled", "graph",
-           "grad_mode"]
+           "set_grad_enabled", "inference_mode", "graph", "grad_mode"]
+__all__ += ["detect_anomaly", "set_detect_anomaly", "set_multithreading_enabled"]
 
 
 def _tensors(x):

@@ -19,7 +19,7 @@ import threading
 
 from .. import _mode
 from .._tensor import Tensor
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad, GradientEdge, log
 
 _task_ids = itertools.count()
@@ -324,9 +324,13 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
     grad_mode._state.enabled = create_graph
     prev_node = _local.node
     debug = log.isEnabledFor(logging.DEBUG)
+    anomaly = anomaly_mode._state.enabled
+    nan_check = anomaly and anomaly_mode._state.check_nan
     from .._ops import fusion
+    # anomaly mode checks every node on its own
     fuse = fusion._state["enabled"] and not create_graph and not debug \
-        and not _mode.state.compiling
+        and not _mode.state.compiling and not anomaly
+    node = None
     try:
         while heap:
             _, _, node = heapq.heappop(heap)
@@ -365,6 +369,8 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
                     grad_inputs = _call_post_hooks(node, grad_inputs, grads)
                 if not keep_graph:
                     node._release()
+                if nan_check:
+                    anomaly_mode.check_nan(node, grad_inputs)
                 pairs = zip(node._next, grad_inputs)
             _local.node = prev_node
             for e, g in pairs:
@@ -382,10 +388,15 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
                 deps[child] = d
                 if d == 0:
                     heappush(heap, (-child._priority, next(counter), child))
+        node = None  # an error in a callback is no node's
         i = 0
         while i < len(task.callbacks):  # callbacks may queue callbacks
             task.callbacks[i]()
             i += 1
+    except Exception:
+        if anomaly and node is not None:  # PyTorch warns with the failing node's forward
+            anomaly_mode.warn_forward_trace(node)
+        raise
     finally:
         _local.node = prev_node
         grad_mode._state.enabled = prev_grad
