@@ -121,3 +121,22 @@ def test_errors_as_torch(call, match):
 def _in_level(L, fn):
     with L.autograd.forward_ad.dual_level():
         return fn(L.autograd.forward_ad)
+
+
+def test_views_indexing_inplace_and_detach_as_torch():
+    def f(L):
+        A = L.autograd.forward_ad
+        x = L.tensor([[0.5, -1.0, 2.0], [1.0, 0.25, -0.5]])
+        out = []
+        with A.dual_level():
+            d = A.make_dual(x, L.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]))
+            c = d.clone()
+            c[0] = d[1] * 3
+            for y in (d[0], d.reshape(3, 2), d.t(), d @ d.t(), L.cat([d, d]), L.relu(d),
+                      d.mean(), d.max(dim=1).values, c, d.detach(),
+                      L.nn.functional.mse_loss(d, L.zeros(2, 3))):
+                t = A.unpack_dual(y).tangent
+                out.append(None if t is None else py(t))
+        return out
+    got = same_as_torch(f)
+    assert got[0] == [1.0, 2.0, 3.0] and got[9] is None
