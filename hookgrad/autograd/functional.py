@@ -202,24 +202,33 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     is_in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     pure = _Pure(func, "vjp")
     arrays = [t._data for t in inputs]
-    out_avals = jax.eval_shape(pure, *arrays)
-    outs_like = [Tensor._wrap(jnp.zeros(a.shape, a.dtype)) for a in out_avals]
+    n = len(inputs)
+    graph = create_graph and any(t.requires_grad for t in inputs)
+    if graph:  # the recorded node runs func again
+        out_arrays, pull = jax.eval_shape(pure, *arrays), None
+    else:
+        out_arrays, pull = jax.vjp(pure, *arrays)
+    outs = tuple(Tensor._wrap(o) if pull else Tensor._wrap(jnp.zeros(o.shape, o.dtype))
+                 for o in out_arrays)
     if strict:
         deps = _reach(pure, arrays)
         _check_outputs(deps)
     if v is not None:
-        v = _check_v(v, outs_like, pure.is_tuple, "vjp")
+        v = _check_v(v, outs, pure.is_tuple, "vjp")
     else:
-        _single_element(outs_like, "user-provided function returns")
-        v = tuple(Tensor._wrap(jnp.ones(a.shape, a.dtype)) for a in out_avals)
+        _single_element(outs, "user-provided function returns")
+        v = tuple(Tensor._wrap(jnp.ones(o.shape, o.dtype)) for o in out_arrays)
     if strict:
-        _check_inputs(deps, len(inputs))
-    n = len(inputs)
+        _check_inputs(deps, n)
+    if not graph:
+        res = pull(tuple(_cast([t._data for t in v], out_arrays)))
+        return (_unpack(outs, pure.is_tuple),
+                _unpack(tuple(Tensor._wrap(r) for r in res), is_in_tuple))
 
     def fn(*a):
         out, pull = jax.vjp(pure, *a[:n])
         return (*out, *pull(tuple(_cast(a[n:], out))))
-    res = _run(fn, (*inputs, *v), create_graph, "Vjp")
+    res = _run(fn, (*inputs, *v), True, "Vjp")
     return _unpack(res[:-n], pure.is_tuple), _unpack(res[-n:], is_in_tuple)
 
 
@@ -252,8 +261,18 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     n = len(inputs)
 
     def fn(*a):
-        out, tan = jax.jvp(pure, tuple(a[:n]), tuple(_cast(a[n:], a[:n])))
-        return (*out, *tan)
+        prim, vs = tuple(a[:n]), tuple(_cast(a[n:], a[:n]))
+        try:
+            out, tan = jax.jvp(pure, prim, vs)
+            return (*out, *tan)
+        except TypeError as e:
+            if "custom_vjp" not in str(e):
+                raise
+        # NOTE: hooks are custom_vjp boundaries, which jax.jvp refuses: transpose the
+        # vjp instead (PyTorch's double-backward trick), so backward hooks run as there
+        out, pull = jax.vjp(pure, *prim)
+        _, pull_t = jax.vjp(lambda *u: pull(u), *(jnp.zeros_like(o) for o in out))
+        return (*out, *pull_t(vs))
     res = _run(fn, (*inputs, *v), create_graph, "Jvp")
     k = len(res) // 2
     return _unpack(res[:k], pure.is_tuple), _unpack(res[k:], pure.is_tuple)
@@ -313,8 +332,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                     raise RuntimeError(f"Output {i} of the user-provided function is "
                                        f"independent of input {j}. This is not allowed in "
                                        "strict mode.")
-    else:
-        jax.eval_shape(pure, *arrays)  # type errors before differentiating
     n = len(inputs)
     jac = _jac_fn(pure, n, strategy)
 
@@ -363,8 +380,6 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
                     raise RuntimeError(f"Output {i} of the user-provided function is "
                                        f"independent of input {j}. This is not allowed in "
                                        "strict mode.")
-    else:
-        jax.eval_shape(pure, *arrays)
     hes = _jac_fn(jax.grad(pure, argnums=tuple(range(n))), n, outer_jacobian_strategy)
 
     def fn(*a):
@@ -385,17 +400,19 @@ def _second_order(func, inputs, v, create_graph, strict, fn_name, forward):
     n = len(inputs)
     if strict:
         _check_inputs(_strict_scalar(pure, arrays), n)  # the Hessian has no zero row
-    else:
-        jax.eval_shape(pure, *arrays)
     argnums = tuple(range(n))
+
+    def grad_and_value(*p):  # func runs once per call, as in PyTorch
+        value, grad = jax.value_and_grad(pure, argnums=argnums)(*p)
+        return grad, value
 
     def fn(*a):
         prim, vs = tuple(a[:n]), tuple(_cast(a[n:], a[:n]))
-        out, grad = jax.value_and_grad(pure, argnums=argnums)(*prim)
         if forward:  # H v: forward over reverse
-            res = jax.jvp(jax.grad(pure, argnums=argnums), prim, vs)[1]
+            (_, out), (res, _) = jax.jvp(grad_and_value, prim, vs)
         else:  # v^T H: reverse over reverse
-            res = jax.vjp(jax.grad(pure, argnums=argnums), *prim)[1](vs)
+            _, pull, out = jax.vjp(grad_and_value, *prim, has_aux=True)
+            res = pull(vs)
         return (out, *res)
     res = _run(fn, (*inputs, *v), create_graph, fn_name.capitalize())
     return res[0], _unpack(res[1:], is_in_tuple)

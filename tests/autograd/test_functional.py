@@ -188,3 +188,26 @@ def test_errors_as_torch(call, match):
            "NotImplementedError": NotImplementedError, "AssertionError": AssertionError}
     with pytest.raises(err[got["raises"]], match=match):
         call(hg)
+
+
+def test_module_hooks_fire_once_inside_func():
+    def f(L):
+        F = L.autograd.functional
+        L.manual_seed(0)
+        m = L.nn.Linear(3, 2)
+        with L.no_grad():
+            m.weight.copy_(L.tensor([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]]))
+            m.bias.copy_(L.tensor([0.1, -0.2]))
+        seen = []
+        m.register_forward_hook(lambda mod, i, o: seen.append("forward"))
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append("backward"))
+        x = L.tensor([[1.0, 2.0, -1.0]])
+        out = [py(F.vjp(lambda x: m(x).tanh().sum(), x)), list(seen)]
+        seen.clear()
+        # one batched backward here, where PyTorch runs one backward per output element
+        out += [py(F.jacobian(lambda x: m(x).tanh(), x)), "backward" in seen]
+        seen.clear()
+        out += [py(F.jvp(lambda x: m(x).tanh(), x, L.ones(1, 3))[1]), "backward" in seen]
+        return out
+    got = same_as_torch(f)
+    assert got[1] == ["forward", "backward"]
