@@ -140,3 +140,13 @@ def test_views_indexing_inplace_and_detach_as_torch():
         return out
     got = same_as_torch(f)
     assert got[0] == [1.0, 2.0, 3.0] and got[9] is None
+
+
+def test_inside_compile_equals_eager():
+    def step(x):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(fwAD.make_dual(x, hg.ones(2)).sin() * 2).tangent
+    x = hg.tensor([0.5, 1.0])
+    np.testing.assert_allclose(np.asarray(hg.compile(step)(x)._data),
+                               2 * np.cos([0.5, 1.0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(step(x)._data), 2 * np.cos([0.5, 1.0]), rtol=1e-6)

@@ -211,3 +211,13 @@ def test_module_hooks_fire_once_inside_func():
         return out
     got = same_as_torch(f)
     assert got[1] == ["forward", "backward"]
+
+
+def test_inside_compile_equals_eager():
+    def step(x):
+        return AF.vjp(lambda x: (x.sin() * x).sum(), x)[1], AF.hessian(lambda x: (x ** 3).sum(), x)
+    x = hg.tensor([0.5, 1.0])
+    eager, compiled = step(x), hg.compile(step)(x)
+    for a, b in zip(eager, compiled):
+        np.testing.assert_allclose(np.asarray(b._data), np.asarray(a._data), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(compiled[1]._data), np.diag([3.0, 6.0]), rtol=1e-6)
