@@ -17,6 +17,9 @@ from . import grad_mode
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
 _OUTS = "outputs of the user-provided function"
+_STRICT_VECTORIZE = ("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+                     "are not supported together. Please either set `strict=False` or "
+                     "`vectorize=False`.")
 _STRATEGY = ('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
              'function has more outputs than inputs, "forward-mode" tends to be more '
              'performant. Otherwise, prefer to use "reverse-mode".')
@@ -166,6 +169,14 @@ def _check_inputs(deps, n):
                                f"input {i}. This is not allowed in strict mode.")
 
 
+def _check_pairs(deps, n):
+    for i, d in enumerate(deps):
+        for j in range(n):
+            if j not in d:
+                raise RuntimeError(f"Output {i} of the user-provided function is independent "
+                                   f"of input {j}. This is not allowed in strict mode.")
+
+
 def _strict_scalar(pure, arrays):
     """hessian/vhp/hvp strict checks: the output and its gradient depend on the inputs."""
     _check_outputs(_reach(lambda *a: (pure(*a),), arrays))
@@ -278,6 +289,19 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return _unpack(res[:k], pure.is_tuple), _unpack(res[k:], pure.is_tuple)
 
 
+def _check_forward_mode(strategy, create_graph, vectorize):
+    if strategy != "forward-mode":
+        return
+    if create_graph:
+        raise NotImplementedError(
+            "torch.autograd.functional.jacobian: `create_graph=True` and "
+            '`strategy="forward-mode"` are not supported together (yet). Please either '
+            'set `create_graph=False` or `strategy="reverse-mode"`.')
+    if not vectorize:  # NOTE: "isonly" is PyTorch's wording
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-"
+                                  "reverse Hessian isonly implemented for `vectorize=True`.")
+
+
 def _jac_fn(f, n, strategy):
     jac = jax.jacfwd if strategy == "forward-mode" else jax.jacrev
     return jac(f, argnums=tuple(range(n)))
@@ -292,7 +316,8 @@ def _rows(flat, n, strategy):
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
-    r"""jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode")
+    r"""jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
+    strategy="reverse-mode")
 
     The Jacobian of ``func`` at ``inputs``: ``jac[i][j]`` has shape
     ``outputs[i].shape + inputs[j].shape`` (a Tensor rather than nested tuples when
@@ -307,15 +332,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(_STRATEGY)
-    if strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `create_graph=False` or `strategy="reverse-mode"`.')
-        if not vectorize:
-            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-"
-                                      "reverse Hessian isonly implemented for `vectorize=True`.")
+    _check_forward_mode(strategy, create_graph, vectorize)
     is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     pure = _Pure(func, "jacobian")
     arrays = [t._data for t in inputs]
@@ -323,15 +340,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         deps = _reach(pure, arrays)
         _check_outputs(deps)
         if vectorize:
-            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
-                               "`vectorized=True` are not supported together. Please either "
-                               "set `strict=False` or `vectorize=False`.")
-        for i, d in enumerate(deps):
-            for j in range(len(inputs)):
-                if j not in d:
-                    raise RuntimeError(f"Output {i} of the user-provided function is "
-                                       f"independent of input {j}. This is not allowed in "
-                                       "strict mode.")
+            raise RuntimeError(_STRICT_VECTORIZE)
+        _check_pairs(deps, len(inputs))
     n = len(inputs)
     jac = _jac_fn(pure, n, strategy)
 
@@ -343,7 +353,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
-    r"""hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode")
+    r"""hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
+    outer_jacobian_strategy="reverse-mode")
 
     The Hessian of the scalar function ``func`` at ``inputs``: ``hes[i][j]`` has shape
     ``inputs[i].shape + inputs[j].shape`` (a Tensor when ``inputs`` is a Tensor).
@@ -356,30 +367,15 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    if outer_jacobian_strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `create_graph=False` or `strategy="reverse-mode"`.')
-        if not vectorize:
-            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-"
-                                      "reverse Hessian isonly implemented for `vectorize=True`.")
+    _check_forward_mode(outer_jacobian_strategy, create_graph, vectorize)
     is_in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     pure = _Pure(func, "hessian", scalar=True)
     arrays = [t._data for t in inputs]
     n = len(inputs)
     if strict:
         if vectorize:
-            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
-                               "`vectorized=True` are not supported together. Please either "
-                               "set `strict=False` or `vectorize=False`.")
-        for i, d in enumerate(_strict_scalar(pure, arrays)):
-            for j in range(n):
-                if j not in d:
-                    raise RuntimeError(f"Output {i} of the user-provided function is "
-                                       f"independent of input {j}. This is not allowed in "
-                                       "strict mode.")
+            raise RuntimeError(_STRICT_VECTORIZE)
+        _check_pairs(_strict_scalar(pure, arrays), n)
     hes = _jac_fn(jax.grad(pure, argnums=tuple(range(n))), n, outer_jacobian_strategy)
 
     def fn(*a):
