@@ -214,8 +214,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     pure = _Pure(func, "vjp")
     arrays = [t._data for t in inputs]
     n = len(inputs)
-    graph = create_graph and any(t.requires_grad for t in inputs)
-    if graph:  # the recorded node runs func again
+    if create_graph:  # shapes only: the recorded node runs func
         out_arrays, pull = jax.eval_shape(pure, *arrays), None
     else:
         out_arrays, pull = jax.vjp(pure, *arrays)
@@ -231,7 +230,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         v = tuple(Tensor._wrap(jnp.ones(o.shape, o.dtype)) for o in out_arrays)
     if strict:
         _check_inputs(deps, n)
-    if not graph:
+    if not create_graph:
         res = pull(tuple(_cast([t._data for t in v], out_arrays)))
         return (_unpack(outs, pure.is_tuple),
                 _unpack(tuple(Tensor._wrap(r) for r in res), is_in_tuple))
@@ -239,7 +238,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     def fn(*a):
         out, pull = jax.vjp(pure, *a[:n])
         return (*out, *pull(tuple(_cast(a[n:], out))))
-    res = _run(fn, (*inputs, *v), True, "Vjp")
+    res = _run(fn, (*inputs, *v), create_graph, "Vjp")
     return _unpack(res[:-n], pure.is_tuple), _unpack(res[-n:], is_in_tuple)
 
 
@@ -248,7 +247,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
     The Jacobian-vector product of ``func`` at ``inputs`` with ``v`` (same shapes as the
     inputs; may be omitted for a single single-element input). Computed in forward mode
-    (``jax.jvp``), not with PyTorch's double-backward trick.
+    (``jax.jvp``); when ``func`` meets hooks (``custom_vjp`` boundaries, which forward mode
+    cannot cross), by transposing the vjp, PyTorch's double-backward trick.
 
     Example::
 

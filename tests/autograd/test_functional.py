@@ -221,3 +221,13 @@ def test_inside_compile_equals_eager():
     for a, b in zip(eager, compiled):
         np.testing.assert_allclose(np.asarray(b._data), np.asarray(a._data), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(compiled[1]._data), np.diag([3.0, 6.0]), rtol=1e-6)
+
+
+def test_create_graph_differentiable_wrt_v():
+    def f(L):
+        F = L.autograd.functional
+        v = L.tensor([1.0, 2.0], requires_grad=True)
+        _, g = F.vjp(lambda x: x.sin() * 3, L.tensor([0.5, 1.0]), v, create_graph=True)
+        (gv,) = L.autograd.grad(g.sum(), v)
+        return py(gv)
+    assert same_as_torch(f) == pytest.approx([3 * np.cos(0.5), 3 * np.cos(1.0)])
