@@ -11,9 +11,11 @@ recomputed from hookgrad's namespaces and checked.
 import argparse
 import importlib
 import os
+import pkgutil
 import re
 import sys
 import textwrap
+import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "api_coverage.md")
@@ -119,7 +121,7 @@ def torch_names():
         return None
     if torch.__version__.split("+")[0] != TORCH_VERSION:
         return None
-    return {ns: _public(dir(_resolve(ns))) for ns, _ in NAMESPACES}
+    return {ns: _own_names(_resolve(ns)) for ns, _ in NAMESPACES}
 
 
 def names_from_doc(text):
@@ -151,10 +153,24 @@ def _has(obj, name):
     try:
         getattr(obj, name)
     except AttributeError:
-        return False
+        # a submodule not imported yet is there all the same
+        return name in _submodules(obj)
     except Exception:  # noqa: BLE001 - a property that fails on the class still exists
         return True
     return True
+
+
+def _submodules(obj):
+    path = getattr(obj, "__path__", None)
+    return {m.name for m in pkgutil.iter_modules(path)} if path else set()
+
+
+def _own_names(obj):
+    """Public names of a namespace, the same in any process: its attributes that are not
+    modules (imports such as ``jax`` or ``math`` are not part of it), and its submodules
+    whether or not something imported them yet."""
+    names = {n for n in dir(obj) if not isinstance(getattr(obj, n, None), types.ModuleType)}
+    return _public(names | _submodules(obj))
 
 
 def _wrap(names):
@@ -174,7 +190,7 @@ def render(torch_side):
         differs = [n for n in have if f"{ns}.{n}" in DIFFERS]
         same = [n for n in have if n not in differs]
         missing = [n for n in names if n not in have]
-        extra = [n for n in _public(dir(obj)) if n not in set(names)] if obj is not None else []
+        extra = [n for n in _own_names(obj) if n not in set(names)] if obj is not None else []
         rows.append(f"| `{ns}` | {len(same)} | {len(differs)} | {len(missing)} | {len(names)} "
                     f"| {len(extra)} |")
         part = [f"## `{ns}`", "", f"hookgrad: `{hg_ns}`.", ""]

@@ -24,6 +24,7 @@ OUT = "out"   # save the output (as PyTorch does for exp, tanh, ...), backward f
 _gm = grad_mode._state
 _fm = _mode.state
 _anomaly = anomaly_mode._state
+_dual = [0]  # 1 while a forward-AD level is open (autograd.forward_ad): then ops go there
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 
@@ -77,6 +78,9 @@ def apply(op, args, statics=None, out=None):
     ``out``: the Tensor modified in place (its array is replaced, ``_version`` bumped and
     its history rebased onto the new node). Returns a Tensor or a tuple of Tensors.
     """
+    if _dual[0]:
+        from ..autograd.forward_ad import _dual_apply
+        return _dual_apply(op, args, statics, out)
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False

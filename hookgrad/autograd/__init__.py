@@ -160,6 +160,10 @@ def __getattr__(name):
         mod = importlib.import_module(__name__ + ".gradcheck")
         globals()[name] = fn = getattr(mod, name)
         return fn
+    if name in ("functional", "forward_ad"):  # submodules, importable as torch.autograd's
+        import importlib
+        globals()[name] = mod = importlib.import_module(__name__ + "." + name)
+        return mod
     if name in ("set_backward_fusion", "is_backward_fusion_enabled"):  # hookgrad's own
         from .._ops import fusion
         return getattr(fusion, name)

@@ -237,7 +237,11 @@ MORE = [
 
 
 def _group_lrs_and_momenta(opt):
-    return [(g["lr"], g.get("momentum"), g.get("betas")) for g in opt.param_groups]
+    """Each group's lr, momentum and betas, flat (pytest.approx compares flat sequences)."""
+    flat = []
+    for g in opt.param_groups:
+        flat += [g["lr"], g.get("momentum", -1.0), *(g.get("betas") or (-1.0, -1.0))]
+    return flat
 
 
 @torch_test
