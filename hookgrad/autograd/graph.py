@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from .._watch import WatchedDict, WatchedOrderedDict
 from ..utils.hooks import RemovableHandle
+from . import anomaly_mode
 from ._saved import count_context, hook_state
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ class Node(abc.ABC):
         self._seq = next(_sequence)
         self._pre_hooks = self._post_hooks = None
         self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
+        if anomaly_mode._state.enabled:  # detect_anomaly: keep where the forward ran
+            anomaly_mode.store_stack(self)
 
     @abc.abstractmethod
     def name(self):

@@ -144,13 +144,13 @@ def _function_error_scenario(L):
                 err = str(e)
     msgs = _messages(rec)
     return {"error": err, "n_warnings": len(msgs),
-            "head": msgs[1].split(".")[0]}
+            "head": msgs[1].split(".")[0], "forward_line": "Boom.apply(a) * 2" in msgs[1]}
 
 
 def test_error_inside_a_custom_function_backward_warns_and_propagates():
     got = same_as_torch(_function_error_scenario)
     assert got == {"error": "boom in backward", "n_warnings": 2,
-                   "head": "Error detected in BoomBackward"}
+                   "head": "Error detected in BoomBackward", "forward_line": True}
 
 
 def test_error_in_op_node_shows_its_forward_line():
