@@ -109,3 +109,22 @@ def set_default_dtype(d):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     to_jax(d)
     _default_dtype[0] = d
+
+
+# PyTorch's scalar-type names, as its messages (``Float``) and legacy tensor types
+# (``FloatTensor``) spell them: the one table every message and ``Tensor.type()`` reads
+TORCH_KINDS = {"float32": "Float", "float64": "Double", "float16": "Half",
+               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+               "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
+
+
+def torch_kind(np_dtype):
+    """PyTorch's scalar-type name of a NumPy/JAX dtype (``Float`` for float32)."""
+    name = np.dtype(np_dtype).name
+    return TORCH_KINDS.get(name, name)
+
+
+def legacy_type_name(np_dtype, prefix="torch"):
+    """``'torch.FloatTensor'``-style name of a dtype, as ``x.type()`` and messages give it."""
+    return f"{prefix}.{torch_kind(np_dtype)}Tensor"

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _mode
+from .. import _dtype, _mode
 from .._tensor import Tensor
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd._saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
@@ -136,10 +136,7 @@ def _write_inplace(t, res, op):
     t._write_(res)
 
 
-def _torch_kind(dt):
-    return {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}.get(np.dtype(dt).name,
-                                                                          str(dt))
+_torch_kind = _dtype.torch_kind
 
 
 def _record(op, key, args, res, out=None, shadow=None):

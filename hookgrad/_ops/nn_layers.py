@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dispatch import apply
@@ -296,8 +297,7 @@ def _minmax(a):
 
 
 def _kind(t):
-    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-            "float16": "torch.HalfTensor"}.get(t.dtype.name, t.dtype.name)
+    return _dtype.legacy_type_name(t._data.dtype)
 
 
 def one_hot(tensor, num_classes=-1):

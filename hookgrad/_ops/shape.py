@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, register, to_tensor_like
@@ -224,8 +225,7 @@ def unsqueeze(input, dim):
 
 
 def _kind_name(t):
-    from .dispatch import _torch_kind
-    return f"torch.{_torch_kind(t._data.dtype)}Tensor"
+    return _dtype.legacy_type_name(t._data.dtype)
 
 
 def expand(self, *sizes):
@@ -721,11 +721,7 @@ register(split_with_sizes)
 # --------------------------------------------------------------------------- layout queries
 
 # PyTorch's legacy tensor type names (``x.type()``), by dtype name
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-               "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-               "complex128": "ComplexDoubleTensor"}
+_TYPE_NAMES = {k: v + "Tensor" for k, v in _dtype.TORCH_KINDS.items()}
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 
 

@@ -17,7 +17,7 @@ import itertools
 import logging
 import threading
 
-from .. import _mode
+from .. import _dtype, _mode
 from .._tensor import Tensor
 from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad, GradientEdge, log
@@ -122,9 +122,7 @@ def _check_single(orig, new, hook):
 
 
 def _type_str(t):
-    kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int32": "Int", "int64": "Long", "bool": "Bool"}.get(t.dtype.name, t.dtype.name)
-    return f"hookgrad.{kind}Tensor"
+    return _dtype.legacy_type_name(t._data.dtype, "hookgrad")
 
 
 def _check_tuple(orig, new, hook):

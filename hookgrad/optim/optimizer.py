@@ -69,6 +69,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtype import legacy_type_name
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils.hooks import RemovableHandle
@@ -114,14 +115,9 @@ def register_optimizer_step_post_hook(hook):
     return handle
 
 
-_TENSOR_KIND = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                "bfloat16": "BFloat16Tensor", "int32": "IntTensor", "int64": "LongTensor",
-                "bool": "BoolTensor"}
-
-
 def _typename(obj):
     if isinstance(obj, Tensor):
-        return "hookgrad." + _TENSOR_KIND.get(np.dtype(obj._data.dtype).name, "Tensor")
+        return legacy_type_name(obj._data.dtype, "hookgrad")
     t = type(obj)
     if t.__module__ in ("builtins", "__builtin__", None):
         return t.__qualname__
