@@ -46,3 +46,4 @@ def __getattr__(name):
 
 from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
 from .serialization import load, save  # noqa: E402
+from . import _functional  # noqa: E402,F401 - registers the functional backend with _mode

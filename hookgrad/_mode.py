@@ -1,38 +1,56 @@
 """Which of the three modes is running in this thread.
 
 - eager: the tape records nodes, ``backward()`` runs hookgrad's engine (the default);
+  ``state.backend`` is None;
 - functional: inside ``hookgrad.func.functional_call``: no tape; JAX's AD differentiates,
-  and hooks are ``jax.custom_vjp`` boundaries;
+  and hooks are ``jax.custom_vjp`` boundaries. ``state.backend`` is the backend that
+  ``hookgrad._functional`` registered: core code asks it, and never tests for the mode;
 - compiled: inside ``hookgrad.compile`` tracing: eager semantics on traced arrays.
+
+A backend (``register``) answers, where the tape would record or hook a node:
+``apply(op, key, args, out)`` (an op call), ``register_tensor_hook(t, hook)``,
+``register_multi_grad_hook(tensors, fn, mode)``, ``function_apply(cls, args, kwargs,
+has_setup)`` (``autograd.Function.apply``), ``hook_identity(tensors) -> (node, tensors)``
+(the identity op of module backward hooks) and ``stop_gradient(array)`` (a detached
+value). Code that only needs to know whether JAX's AD, not the tape, differentiates (and
+so must not keep a tape, or must inline into the outer trace) tests ``state.backend``.
 """
 import contextlib
 import threading
 
 
 class _Mode(threading.local):
-    functional = False
+    backend = None   # None: the tape; else the backend whose AD differentiates
     compiling = False
 
 
 state = _Mode()
+_backends = {}
 
 
-def is_functional():
-    return state.functional
+def register(name, backend):
+    """Make ``backend`` available to ``use(name)`` (a backend package does this on import)."""
+    _backends[name] = backend
 
 
-def is_compiling():
-    return state.compiling
+def get(name):
+    """The backend registered as ``name``."""
+    return _backends[name]
 
 
 @contextlib.contextmanager
-def functional_mode():
-    prev = state.functional
-    state.functional = True
+def use(name):
+    """Run the block with the backend registered as ``name``."""
+    prev = state.backend
+    state.backend = _backends[name]
     try:
         yield
     finally:
-        state.functional = prev
+        state.backend = prev
+
+
+def functional_mode():
+    return use("functional")
 
 
 @contextlib.contextmanager

@@ -192,9 +192,9 @@ class Tensor(metaclass=_TensorMeta):
         """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if _mode.state.functional:  # hookgrad.func: an identity custom_vjp on self's array
-            from ._functional.hooks import register_tensor_hook
-            return register_tensor_hook(self, hook)
+        backend = _mode.state.backend
+        if backend is not None:  # hookgrad.func: an identity custom_vjp on self's array
+            return backend.register_tensor_hook(self, hook)
         if self._backward_hooks is None:
             self._backward_hooks = WatchedOrderedDict()
             node, nr = self._edge()
@@ -438,8 +438,9 @@ class Tensor(metaclass=_TensorMeta):
 
 
 def _stop_gradient(arr):
-    # in functional mode JAX differentiates: a detached value must stop its gradient
-    return jax.lax.stop_gradient(arr) if _mode.state.functional else arr
+    # where JAX differentiates (functional mode) a detached value must stop its gradient
+    backend = _mode.state.backend
+    return arr if backend is None else backend.stop_gradient(arr)
 
 
 def _check_concrete(t, what):

@@ -109,7 +109,7 @@ class CompiledFunction:
 
     # ---- the call
     def __call__(self, *args, **kwargs):
-        if self._disable or _mode.state.compiling or _mode.state.functional:
+        if self._disable or _mode.state.compiling or _mode.state.backend is not None:
             # nested in another compiled step or a functional call: inline
             return self._fn(*args, **kwargs)
         last, self._replay = self._replay, None

@@ -24,7 +24,6 @@ import numpy as np
 
 from . import _mode
 from . import random as _random
-from ._functional.module import call_with_backward_hooks as _call_with_backward_hooks
 from ._compile.host_hook import _flatten_containers
 from ._tensor import Tensor
 
@@ -190,7 +189,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     leaves, rebuild = _flatten_containers((args, kwargs))
     was_array = [_is_array(v) for v in leaves]
     arrays_in = any(_is_array(v) for v in values.values()) or any(was_array)
-    functional = arrays_in or _mode.state.functional or any(
+    functional = arrays_in or _mode.state.backend is not None or any(
         _is_array(v) and isinstance(v, _Tracer) or isinstance(v, Tensor) and
         isinstance(v._data, _Tracer) for v in leaves) or any(
         isinstance(v, Tensor) and isinstance(v._data, _Tracer) for v in values.values())

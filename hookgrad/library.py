@@ -283,7 +283,7 @@ class CustomOpDef:
         tensors = _tensors(pos)
         if self._schema.is_mutable():
             return self._call_mutating(tensors, pos, kw)
-        if _mode.state.functional or (grad_mode._state.enabled
+        if _mode.state.backend is not None or (grad_mode._state.enabled
                                       and any(t._requires_grad for t in tensors)):
             spec = _spec(pos)
             flat = [x for a, n in zip(pos, spec) for x in (a if n is not None else (a,))]

@@ -17,6 +17,7 @@ import warnings
 
 import jax.numpy as jnp
 
+from .. import _mode
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import Node
@@ -141,7 +142,9 @@ class BackwardHook:
                 requires_grad = requires_grad or arg._requires_grad
         if not (requires_grad and grad_mode._state.enabled):
             return args, None
-        node, new_tensors = _identity_on_tensors(tensors)
+        backend = _mode.state.backend  # functional mode: a custom_vjp identity instead
+        node, new_tensors = (_identity_on_tensors(tensors) if backend is None
+                             else backend.hook_identity(tensors))
         fn(node)
         arg_list = list(args)
         for idx, val in zip(tensors_idx, new_tensors):

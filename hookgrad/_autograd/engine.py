@@ -17,10 +17,11 @@ import itertools
 import logging
 import threading
 
-from .. import _dtype, _mode
+from .. import _mode
 from .._tensor import Tensor
 from . import anomaly_mode
 from . import grad_mode
+from . import hooks
 from .graph import AccumulateGrad, GradientEdge, log
 
 _task_ids = itertools.count()
@@ -46,6 +47,54 @@ class GraphTask:
         self.exec_info = None  # None: run everything; else set of nodes to run
         self.nodes = set()
         self.keep_graph = keep_graph
+        self.captured_nodes = ()
+        self.roots = ()
+
+
+class graph_task:
+    """The running graph task of this thread, for a backward that hookgrad's engine runs
+    or one that JAX runs (functional mode)::
+
+        with graph_task() as task:   # current_graph_task_id(), queue_callback see it
+            ...                      # on a normal exit its queued callbacks run
+
+    ``open()``/``close(ok)`` do the same for a backward whose start and end are two
+    callbacks (a ``jax.custom_vjp`` at each end). Cleanups run on every exit.
+    """
+
+    def __init__(self, keep_graph=True, task=None):
+        self.task = task if task is not None else GraphTask(keep_graph)
+
+    def open(self):
+        _local.tasks.append(self.task)
+        return self.task
+
+    def close(self, ok=True):
+        task = self.task
+        try:
+            if ok:
+                i = 0
+                while i < len(task.callbacks):  # callbacks may queue callbacks
+                    task.callbacks[i]()
+                    i += 1
+        finally:
+            tasks = _local.tasks
+            if tasks and tasks[-1] is task:
+                tasks.pop()
+            elif task in tasks:
+                tasks.remove(task)
+            for fn in task.cleanups:
+                fn()
+
+    __enter__ = open
+
+    def __exit__(self, exc_type, *_):
+        self.close(exc_type is None)
+
+
+def running_task():
+    """The graph task running in this thread, or None."""
+    return _local.tasks[-1] if _local.tasks else None
 
 
 # --------------------------------------------------------------------------- introspection
@@ -97,78 +146,7 @@ class _ExecutionEngine:
 execution_engine = _ExecutionEngine()
 
 
-# --------------------------------------------------------------------------- hook helpers
-
-
-def _hook_name(hook):
-    return getattr(hook, "__name__", None) or type(hook).__name__
-
-
-def _check_single(orig, new, hook):
-    if new is None:
-        return orig
-    if orig is None:
-        raise RuntimeError("can't replace a None gradient with a non-None value")
-    if not isinstance(new, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-    if new is orig:
-        return new
-    if new._data.dtype != orig._data.dtype:
-        raise RuntimeError(
-            f"hook '{_hook_name(hook)}' has changed the type of value (was "
-            f"{_type_str(orig)} got {_type_str(new)})")
-    if new._data.shape != orig._data.shape:
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
-    return new
-
-
-def _type_str(t):
-    return _dtype.legacy_type_name(t._data.dtype, "hookgrad")
-
-
-def _check_tuple(orig, new, hook):
-    if not isinstance(new, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
-    if len(new) != len(orig):
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
-                           f"values (got {len(new)}, but expected {len(orig)})")
-    # in a returned tuple, None replaces the gradient (PyTorch: an undefined gradient)
-    return [None if n is None else _check_single(o, n, hook) for o, n in zip(orig, new)]
-
-
-def _call_tensor_pre_hooks(node, grads):
-    tph = node._tensor_pre_hooks
-    if tph:
-        for nr, hooks in tph.items():
-            for hook in tuple(hooks.values()):  # a snapshot: removal takes effect next time
-                g = grads[nr]  # may be None (an unused output of a multi-output node)
-                grads[nr] = _check_single(g, hook(g), hook)
-    rh = node._retain_hooks
-    if rh:
-        for nr, hook in rh.items():
-            hook(grads[nr])
-    return grads
-
-
-def _call_pre_hooks(node, grads):
-    hooks = node._pre_hooks
-    if hooks:
-        for hook in tuple(hooks.values()):
-            res = hook(tuple(grads))
-            if res is not None:
-                grads = _check_tuple(grads, res, hook)
-    return grads
-
-
-def _call_post_hooks(node, grad_inputs, grad_outputs):
-    hooks = node._post_hooks
-    if hooks:
-        go = tuple(grad_outputs)
-        for hook in tuple(hooks.values()):
-            res = hook(tuple(grad_inputs), go)
-            if res is not None:
-                grad_inputs = _check_tuple(grad_inputs, res, hook)
-    return grad_inputs
+# --------------------------------------------------------------------------- leaves
 
 
 def accumulate_grad(node, grad, create_graph):
@@ -189,11 +167,8 @@ def accumulate_grad(node, grad, create_graph):
         # in place, as PyTorch: references to .grad (optimizers, users) see the sum
         old._data = old._data + grad._data
         old._version += 1
-    hooks = var._post_acc_hooks
-    if hooks:
-        for hook in tuple(hooks.values()):
-            if hook(var) is not None:
-                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+    if var._post_acc_hooks:
+        hooks.run_post_accumulate_hooks(var)
 
 
 # --------------------------------------------------------------------------- the task
@@ -266,143 +241,178 @@ def _topo(nodes):
     return order
 
 
+class _Run:
+    """The state of one backward while it runs: what each node still waits for, the
+    gradients buffered for it, the ready queue, and what ``autograd.grad`` captures."""
+
+    __slots__ = ("task", "deps", "buffers", "heap", "counter", "captures", "captured",
+                 "keep_graph", "create_graph", "fuse", "debug", "nan_check", "node", "prev_node")
+
+
 def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accumulate=True,
                  allow_unused=False):
     """Run one graph task. Returns the captured gradients of ``inputs`` when
     ``accumulate`` is False (``autograd.grad``)."""
+    run, input_edges = _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate)
+    prev_grad = grad_mode._state.enabled
+    grad_mode._state.enabled = create_graph
+    try:
+        with graph_task(task=run.task):
+            try:
+                _execute(run)
+            except Exception:
+                if anomaly_mode._state.enabled and run.node is not None:
+                    anomaly_mode.warn_forward_trace(run.node)  # PyTorch names the failing node
+                raise
+    finally:
+        _local.node = run.prev_node
+        grad_mode._state.enabled = prev_grad
+    return _finish(run, inputs, input_edges, accumulate, allow_unused)
+
+
+def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
+    """The graph task of a backward from ``roots``: dependency counts, which nodes run
+    (all, or those leading to ``inputs``), what is captured, the roots' buffers."""
     root_edges = [_root_edge(t, i) for i, t in enumerate(roots)]
     task = GraphTask(keep_graph)
     task.roots = root_edges
-    deps, seen = _discover(root_edges)
-    task.nodes = seen
-    task.captured_nodes = ()
-    captures = None
+    run = _Run()
+    run.task = task
+    run.deps, task.nodes = _discover(root_edges)
+    run.captures = None
     input_edges = None
     if inputs is not None:
-        input_edges = []
-        for t in inputs:
-            if isinstance(t, GradientEdge):
-                input_edges.append((t.node, t.output_nr))
-            else:
-                if not t.requires_grad:
-                    raise RuntimeError("One of the differentiated Tensors does not require grad")
-                input_edges.append(t._edge())
+        input_edges = [_input_edge(t) for t in inputs]
+        targets = [e[0] for e in input_edges]
+        run.captures = captures = {}
         if accumulate:
             # backward(inputs=...): run what leads to the inputs' accumulators; capture the
             # gradients of non-leaf inputs to store into their .grad afterwards
-            targets = [e[0] for e in input_edges]
-            task.exec_info = _needed(seen, targets)
-            captures = {}
-            for k, (t, e) in enumerate(zip(inputs, input_edges)):
+            task.exec_info = _needed(task.nodes, targets)
+            for k, e in enumerate(input_edges):
                 if not isinstance(e[0], AccumulateGrad):
                     captures.setdefault(e[0], []).append((e[1], k))
         else:
-            targets = [e[0] for e in input_edges]
-            task.exec_info = _needed(seen, targets) - {e[0] for e in input_edges
-                                                      if not _feeds_other(e[0], targets)}
-            captures = {}
+            task.exec_info = _needed(task.nodes, targets) - {
+                e[0] for e in input_edges if not _feeds_other(e[0], targets)}
             for k, e in enumerate(input_edges):
                 captures.setdefault(e[0], []).append((e[1], k))
             task.captured_nodes = set(captures)
-    captured = [None] * (len(input_edges) if input_edges is not None else 0)
-
-    buffers = {}
+    run.captured = [None] * (len(input_edges) if input_edges is not None else 0)
+    run.buffers = buffers = {}
     for (node, nr), g in zip(root_edges, grad_roots):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * _num_outputs(node)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    counter = itertools.count()
-    heap = []
-    for node in buffers:
-        if deps.get(node, 0) == 0:
-            heapq.heappush(heap, (-node._priority, next(counter), node))
-
-    _local.tasks.append(task)
-    prev_grad = grad_mode._state.enabled
-    grad_mode._state.enabled = create_graph
-    prev_node = _local.node
-    debug = log.isEnabledFor(logging.DEBUG)
+    run.counter = itertools.count()
+    run.heap = [(-node._priority, next(run.counter), node) for node in buffers
+                if run.deps.get(node, 0) == 0]
+    heapq.heapify(run.heap)
+    run.keep_graph, run.create_graph = keep_graph, create_graph
+    run.debug = log.isEnabledFor(logging.DEBUG)
     anomaly = anomaly_mode._state.enabled
-    nan_check = anomaly and anomaly_mode._state.check_nan
+    run.nan_check = anomaly and anomaly_mode._state.check_nan
     from .._ops import fusion
     # anomaly mode checks every node on its own
-    fuse = fusion._state["enabled"] and not create_graph and not debug \
+    run.fuse = fusion._state["enabled"] and not create_graph and not run.debug \
         and not _mode.state.compiling and not anomaly
-    node = None
-    try:
-        while heap:
-            _, _, node = heapq.heappop(heap)
-            grads = buffers.pop(node)
-            exec_info = task.exec_info
-            if exec_info is not None and node not in exec_info:
-                # only captured: its tensor hooks still run, as in PyTorch
-                grads = _call_tensor_pre_hooks(node, grads)
-                for nr, k in captures.get(node, ()):
-                    captured[k] = grads[nr]
-                continue
-            if captures and node in captures:
-                for nr, k in captures[node]:
-                    captured[k] = grads[nr]
-            _local.node = node
-            if debug:
-                log.debug("Executing: %s with grad_outputs: [%s]", node.name(), ",".join(
-                    "None" if g is None else f"{g.dtype.name}{list(g.shape)}" for g in grads))
-            if node._tensor_pre_hooks or node._retain_hooks:
-                grads = _call_tensor_pre_hooks(node, grads)
-            if node._pre_hooks:
-                grads = _call_pre_hooks(node, grads)
-            no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
-            # an op node and the hook-free nodes behind it: one XLA call
-            pairs = None
-            if fuse and not no_grad_in:
-                pairs = fusion.run(node, grads[0], deps, buffers, heap, exec_info, captures,
-                                   keep_graph)
-            if pairs is None:
-                if no_grad_in and not isinstance(node, AccumulateGrad) \
-                        and not getattr(node, "_apply_undefined", False):  # Functions run
-                    grad_inputs = [None] * len(node._next)
-                else:
-                    grad_inputs = node._apply(grads, create_graph)
-                if node._post_hooks:
-                    grad_inputs = _call_post_hooks(node, grad_inputs, grads)
-                if not keep_graph:
-                    node._release()
-                if nan_check:
-                    anomaly_mode.check_nan(node, grad_inputs)
-                pairs = zip(node._next, grad_inputs)
-            _local.node = prev_node
-            for e, g in pairs:
-                if e is None:
-                    continue
-                child, nr = e
-                if exec_info is not None and child not in exec_info and child not in captures:
-                    continue
-                buf = buffers.get(child)
-                if buf is None:
-                    buf = buffers[child] = [None] * (len(child._out_meta()) or 1)
-                if g is not None:
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                d = deps[child] - 1
-                deps[child] = d
-                if d == 0:
-                    heappush(heap, (-child._priority, next(counter), child))
-        node = None  # an error in a callback is no node's
-        i = 0
-        while i < len(task.callbacks):  # callbacks may queue callbacks
-            task.callbacks[i]()
-            i += 1
-    except Exception:
-        if anomaly and node is not None:  # PyTorch warns with the failing node's forward
-            anomaly_mode.warn_forward_trace(node)
-        raise
-    finally:
-        _local.node = prev_node
-        grad_mode._state.enabled = prev_grad
-        _local.tasks.pop()
-        for fn in task.cleanups:
-            fn()
+    run.node = None
+    run.prev_node = _local.node
+    return run, input_edges
 
+
+def _input_edge(t):
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
+    if not t.requires_grad:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return t._edge()
+
+
+def _execute(run):
+    """Ready nodes, highest priority first, until none is left."""
+    heap, buffers, prev_node = run.heap, run.buffers, run.prev_node
+    while heap:
+        _, _, node = heapq.heappop(heap)
+        run.node = node
+        pairs = _run_node(run, node, buffers.pop(node))
+        _local.node = prev_node
+        if pairs is not None:
+            _deliver(run, pairs)
+    run.node = None  # an error in a callback is no node's
+
+
+def _run_node(run, node, grads):
+    """One node in the documented order: tensor pre-hooks, retain_grad hooks, node
+    pre-hooks, backward, node post-hooks. Returns its ``(edge, gradient)`` pairs, or
+    None for a node that is only captured (``autograd.grad``'s inputs)."""
+    exec_info = run.task.exec_info
+    captures = run.captures
+    if exec_info is not None and node not in exec_info:
+        # only captured: its tensor hooks still run, as in PyTorch
+        grads = hooks.run_tensor_pre_hooks(node, grads)
+        for nr, k in captures.get(node, ()):
+            run.captured[k] = grads[nr]
+        return None
+    if captures and node in captures:
+        for nr, k in captures[node]:
+            run.captured[k] = grads[nr]
+    _local.node = node
+    if run.debug:
+        log.debug("Executing: %s with grad_outputs: [%s]", node.name(), ",".join(
+            "None" if g is None else f"{g.dtype.name}{list(g.shape)}" for g in grads))
+    if node._tensor_pre_hooks or node._retain_hooks:
+        grads = hooks.run_tensor_pre_hooks(node, grads)
+    if node._pre_hooks:
+        grads = hooks.run_pre_hooks(node, grads)
+    no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
+    if run.fuse and not no_grad_in:
+        # an op node and the hook-free nodes behind it: one XLA call
+        from .._ops import fusion
+        pairs = fusion.run(node, grads[0], run.deps, run.buffers, run.heap, exec_info,
+                           captures, run.keep_graph)
+        if pairs is not None:
+            return pairs
+    if no_grad_in and not isinstance(node, AccumulateGrad) \
+            and not getattr(node, "_apply_undefined", False):  # Functions run
+        grad_inputs = [None] * len(node._next)
+    else:
+        grad_inputs = node._apply(grads, run.create_graph)
+    if node._post_hooks:
+        grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads)
+    if not run.keep_graph:
+        node._release()
+    if run.nan_check:
+        anomaly_mode.check_nan(node, grad_inputs)
+    return zip(node._next, grad_inputs)
+
+
+def _deliver(run, pairs):
+    """Add a node's gradients into the buffers of the nodes they flow to; queue those
+    that have now heard from every edge."""
+    exec_info, captures, buffers, deps = run.task.exec_info, run.captures, run.buffers, run.deps
+    for e, g in pairs:
+        if e is None:
+            continue
+        child, nr = e
+        if exec_info is not None and child not in exec_info and child not in captures:
+            continue
+        buf = buffers.get(child)
+        if buf is None:
+            buf = buffers[child] = [None] * (len(child._out_meta()) or 1)
+        if g is not None:
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        d = deps[child] - 1
+        deps[child] = d
+        if d == 0:
+            heappush(run.heap, (-child._priority, next(run.counter), child))
+
+
+def _finish(run, inputs, input_edges, accumulate, allow_unused):
+    """``backward(inputs=...)`` stores the captured gradients of non-leaf inputs into
+    their ``.grad``; ``autograd.grad`` returns them."""
+    captured = run.captured
     if input_edges is not None and accumulate:
         for k, t in enumerate(inputs):
             g = captured[k]

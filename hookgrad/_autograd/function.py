@@ -335,9 +335,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             # keyword arguments that name positional parameters become inputs
             bound = inspect.signature(cls.forward).bind(None, *args, **kwargs)
             args, kwargs = bound.args[1:], bound.kwargs
-        if _mode.state.functional:
-            from .._functional.function import functional_apply
-            return functional_apply(cls, args, kwargs, has_setup)
+        backend = _mode.state.backend
+        if backend is not None:  # hookgrad.func: a jax.custom_vjp
+            return backend.function_apply(cls, args, kwargs, has_setup)
         return _eager_apply(cls, args, kwargs, has_setup)
 
 

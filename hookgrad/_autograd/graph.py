@@ -467,14 +467,15 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     Returns a handle whose ``remove()`` removes all of it.
     """
     from .engine import current_graph_task_id, will_engine_execute_node
+    from .hooks import call_multi_grad_hook
 
     supported = ("all", "any")
     if mode not in supported:
         raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
     from .. import _mode
-    if _mode.state.functional:  # hookgrad.func: one custom_vjp identity over the tensors
-        from .._functional.hooks import register_multi_grad_hook as functional_multi_grad_hook
-        return functional_multi_grad_hook(tensors, fn, mode)
+    backend = _mode.state.backend
+    if backend is not None:  # hookgrad.func: one custom_vjp identity over the tensors
+        return backend.register_multi_grad_hook(tensors, fn, mode)
     tensors = tuple(tensors)
     lock = threading.Lock()
 
@@ -517,7 +518,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                         grads = buffers.pop(tid)
                         del count[tid], nb_calls_task[tid]
                 if done:
-                    fn(tuple(grads))
+                    call_multi_grad_hook(fn, mode, grads)
             return inner_hook
 
         nb_calls_task = {}
@@ -534,7 +535,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
             if first:
                 from .engine import queue_cleanup
                 queue_cleanup(lambda: ran.discard(tid))
-                fn(grad)
+                call_multi_grad_hook(fn, mode, (grad,))
 
         handles = tuple(t.register_hook(wrapped) for t in tensors if t.requires_grad)
     return _Handle(handles)

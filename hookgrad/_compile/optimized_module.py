@@ -217,7 +217,7 @@ class _CompiledForward:
 
     def __call__(self, *args, **kwargs):
         mod = self._mod
-        if _mode.state.compiling or _mode.state.functional or _hooked(mod):
+        if _mode.state.compiling or _mode.state.backend is not None or _hooked(mod):
             return self._call(*args, **kwargs)   # inlined into the outer trace, or hooks
         leaves, rebuild = _flatten_containers((args, kwargs))
         slots = _state_slots(mod)

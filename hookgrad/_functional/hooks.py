@@ -34,6 +34,7 @@ from jax.custom_derivatives import SymbolicZero
 from .. import _mode
 from .._tensor import Tensor
 from .._autograd import grad_mode
+from .._autograd import hooks as _rules
 from .._autograd.saved import hook_state
 from .._autograd.graph import Node
 from ..utils.hooks import RemovableHandle
@@ -53,12 +54,12 @@ class _HookEnv:
     """Hooks run as in eager backward: grad mode off, functional mode on."""
 
     def __enter__(self):
-        self.prev = (_gm.enabled, _mode.state.functional)
+        self.prev = (_gm.enabled, _mode.state.backend)
         _gm.enabled = False
-        _mode.state.functional = True
+        _mode.state.backend = _mode.get("functional")
 
     def __exit__(self, *exc):
-        _gm.enabled, _mode.state.functional = self.prev
+        _gm.enabled, _mode.state.backend = self.prev
 
 
 # hook boundaries made so far (tensor / Node pre-hooks, multi-grad hooks: ``_identity``;
@@ -66,9 +67,10 @@ class _HookEnv:
 boundaries = [0]
 
 
-def _identity(arrays, on_grads):
+def _identity(arrays, on_grads, always=False):
     """``arrays`` through a custom_vjp identity whose backward is
-    ``on_grads(list of cotangents, None for symbolic zeros) -> list``."""
+    ``on_grads(list of cotangents, None for symbolic zeros) -> list`` (not called when no
+    cotangent arrives, unless ``always``)."""
     boundaries[0] += 1
 
     @jax.custom_vjp
@@ -80,7 +82,7 @@ def _identity(arrays, on_grads):
 
     def bwd(_, gs):
         gl = [None if isinstance(g, SymbolicZero) else g for g in gs]
-        if all(g is None for g in gl):
+        if not always and all(g is None for g in gl):
             return tuple(None for _ in gs)
         with _HookEnv():
             new = on_grads(gl)
@@ -142,13 +144,7 @@ def _add_tensor_callback(t, cb):
 
 def _dict_callback(hooks):
     """A callback running every hook of an eager-style hooks dict (live) in order."""
-    from .._autograd.engine import _check_single
-
-    def cb(g):
-        for hook in tuple(hooks.values()):
-            g = _check_single(g, hook(g), hook)
-        return g
-    return cb
+    return lambda g: _rules.run_tensor_hooks(hooks, g)
 
 
 def register_tensor_hook(t, hook):
@@ -196,13 +192,10 @@ def register_multi_grad_hook(tensors, fn, mode):
 
         def cb(g):
             if not handle.removed:
-                if mode == "all":
-                    grads = [None] * len(tensors)
-                    for i in idx:
-                        grads[i] = g
-                    fn(tuple(grads))
-                else:
-                    fn(g)
+                grads = [None] * len(tensors)
+                for i in idx:
+                    grads[i] = g
+                _rules.call_multi_grad_hook(fn, mode, grads)
             return g
         _add_tensor_callback(t, cb)
         return handle
@@ -216,10 +209,7 @@ def register_multi_grad_hook(tensors, fn, mode):
             by_id = {id(tensors[i]): g for i, g in zip(uniq, gs)}
             grads = [None if id(t) not in by_id or by_id[id(t)] is None else _wrap(by_id[id(t)])
                      if t.requires_grad else None for t in tensors]
-            if mode == "all":
-                fn(tuple(grads))
-            else:
-                fn(next(g for g in grads if g is not None))
+            _rules.call_multi_grad_hook(fn, mode, grads)
         return gs
 
     new = _identity(tuple(tensors[i]._data for i in uniq), on_grads)
@@ -291,8 +281,6 @@ class FunctionalNode(Node):
         pos = [i for i, t in enumerate(outs) if _inexact(t._data.dtype)]
         entry = self._pre = _NodeHooks()
         n = len(outs)
-        from .._autograd.engine import _check_tuple
-
         def on_grads(gs):
             full = [None] * n
             for i, g in zip(pos, gs):
@@ -302,10 +290,7 @@ class FunctionalNode(Node):
                     if full[nr] is not None:
                         full[nr] = cb(full[nr])
             if self._pre_hooks:
-                for hook in tuple(self._pre_hooks.values()):
-                    res = hook(tuple(full))
-                    if res is not None:
-                        full = _check_tuple(full, res, hook)
+                full = _rules.run_pre_hooks(self, full)
             return [None if full[i] is None else full[i]._data for i in pos]
 
         new = _identity(tuple(outs[i]._data for i in pos), on_grads)
@@ -341,7 +326,6 @@ class FunctionalNode(Node):
         if not hasattr(op, "forward_fn"):
             raise NotImplementedError(f"{self.name()}.register_hook is not supported in "
                                       "functional mode")
-        from .._autograd.engine import _check_tuple
         fn = op.forward_fn(self._key)
         args = self._args
         tpos = [i for i, a in enumerate(args) if isinstance(a, _EdgeOf)]
@@ -376,10 +360,7 @@ class FunctionalNode(Node):
                                  for j, (g, o) in enumerate(zip(gs, outs_now))))
                 gi = [_wrap(c) if args[i].requires_grad and _inexact(jnp.result_type(c))
                       else None for i, c in zip(tpos, cts)]
-                for hook in tuple(self._post_hooks.values()):
-                    res = hook(tuple(gi), tuple(go))
-                    if res is not None:
-                        gi = _check_tuple(gi, res, hook)
+                gi = _rules.run_post_hooks(self, gi, go)
             return tuple(c if g is None else g._data for c, g in zip(cts, gi))
 
         call.defvjp(fwd, bwd)

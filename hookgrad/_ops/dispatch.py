@@ -93,9 +93,8 @@ def apply(op, args, statics=None, out=None):
                 req = True
         else:
             arrs.append(a)
-    if req and _fm.functional:  # hookgrad.func: JAX differentiates, hooks are custom_vjps
-        from .._functional.hooks import functional_apply
-        return functional_apply(op, key, args, out)
+    if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
+        return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None
     if out is None:
         res = fn(*arrs)

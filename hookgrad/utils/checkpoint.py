@@ -257,7 +257,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     if determinism_check not in _DETERMINISM_CHECKS:
         raise ValueError(f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, "
                          f"but got {determinism_check}")
-    if _mode.state.functional:
+    if _mode.state.backend is not None:  # JAX differentiates: remat is jax.checkpoint
         return _functional_checkpoint(function, args, kwargs)
     if use_reentrant:
         return CheckpointFunction.apply(function, preserve, *args)

@@ -586,17 +586,6 @@ def test_forward_unimplemented():
         nn.Module()(1)
 
 
-def test_functional_mode_without_func_support_raises(monkeypatch):
-    import hookgrad.func as hfunc
-    from hookgrad import _mode
-    monkeypatch.delattr(hfunc, "_call_with_backward_hooks")
-    m = nn.Linear(1, 1)
-    m.register_full_backward_hook(lambda *a: None)
-    with _mode.functional_mode():
-        with pytest.raises(NotImplementedError, match="_call_with_backward_hooks"):
-            m(hookgrad.ones(1, 1, requires_grad=True))
-
-
 # --------------------------------------------------------------------------- pytree
 
 

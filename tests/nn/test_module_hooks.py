@@ -573,40 +573,30 @@ def test_no_hooks_is_plain_forward():
 # --------------------------------------------------------------------------- functional mode
 
 
-def test_functional_mode_uses_func_contract(monkeypatch):
-    import hookgrad.func as hfunc
+def test_functional_mode_module_hooks_use_the_backends_identity(monkeypatch):
+    # one BackwardHook serves both modes: in functional mode its identity ops come from
+    # the registered backend (custom_vjps), around the inputs, then around the outputs
     from hookgrad import _mode
 
+    backend = _mode.get("functional")
     calls = []
+    real = backend.hook_identity
 
-    def fake(module, forward_fn, args, kwargs, bw_pre_hooks, bw_hooks):
-        calls.append((module, list(bw_pre_hooks), list(bw_hooks), kwargs))
-        return forward_fn(*args, **kwargs)
+    def spy(tensors):
+        calls.append(len(tensors))
+        return real(tensors)
 
-    monkeypatch.setattr(hfunc, "_call_with_backward_hooks", fake)
+    monkeypatch.setattr(backend, "hook_identity", spy)
     m = lin(hookgrad, [[2.0]], [0.0])
     log = []
-
-    def pre(mod, go):
-        return None
-
-    def post(mod, gi, go):
-        return None
-
-    def gpre(mod, go):
-        return None
-
-    m.register_full_backward_pre_hook(pre)
-    m.register_full_backward_hook(post)
+    m.register_full_backward_pre_hook(lambda mod, go: log.append("bw pre"))
+    m.register_full_backward_hook(lambda mod, gi, go: log.append("bw"))
     m.register_forward_hook(lambda mod, a, o: log.append("fwd hook") or o * 10)
-    h = hg_module.register_module_full_backward_pre_hook(gpre)
-    try:
-        with _mode.functional_mode():
-            out = m(hookgrad.ones(1, 1, requires_grad=True))
-    finally:
-        h.remove()
-    assert calls == [(m, [gpre, pre], [post], {})]
+    with _mode.functional_mode():
+        out = m(hookgrad.ones(1, 1, requires_grad=True))
+    assert calls == [1, 1]
     assert log == ["fwd hook"] and out.tolist() == [[20.0]]
+    assert out.grad_fn.name() == "BackwardHookFunctionBackward"
 
 
 # --------------------------------------------------------------------------- conformance-like

@@ -6,8 +6,8 @@ and calling it runs, as ``torch.nn.Module._call_impl`` does::
     global forward pre-hooks -> forward pre-hooks -> (backward-hook set-up on inputs)
     -> forward -> global forward hooks -> forward hooks -> (backward-hook set-up on outputs)
 
-Full backward hooks go through ``hookgrad.utils.hooks.BackwardHook``; in functional mode
-(``hookgrad.func``) they go through ``hookgrad.func._call_with_backward_hooks`` instead.
+Full backward hooks go through ``hookgrad.utils.hooks.BackwardHook`` in every mode (in
+functional mode its identity ops are ``jax.custom_vjp``s).
 With no hook registered the call is just ``forward``.
 
 Modules are JAX pytrees: the leaves are the Parameters then the buffers, in
@@ -24,7 +24,6 @@ import warnings
 
 import jax
 
-from ... import _mode
 from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -56,7 +55,7 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
 
 def _typename(obj):
     if isinstance(obj, Tensor):  # as Tensor.type(): "hookgrad.FloatTensor"
-        from ..._autograd.engine import _type_str
+        from ..._autograd.hooks import type_str as _type_str
         return _type_str(obj)
     module = getattr(type(obj), "__module__", "builtins")
     name = type(obj).__qualname__
@@ -629,15 +628,10 @@ class Module(_ConversionMixin, _StateDictMixin):
                             args = args_result
 
             bw_hook = None
-            functional_bw = None
             if full_backward_hooks or backward_pre_hooks:
-                if _mode.state.functional:
-                    # JAX's AD runs the backward: hooks go in a custom_vjp (hookgrad.func)
-                    functional_bw = (backward_pre_hooks, full_backward_hooks)
-                else:
-                    from ..._autograd.backward_hook import BackwardHook
-                    bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
-                    args = bw_hook.setup_input_hook(args)
+                from ..._autograd.backward_hook import BackwardHook
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
 
             def run_forward_hooks(args, kwargs, result):
                 for hook_id, hook in (*_global_forward_hooks.items(),
@@ -654,19 +648,9 @@ class Module(_ConversionMixin, _StateDictMixin):
                         result = hook_result
                 return result
 
-            has_forward_hooks = bool(_global_forward_hooks or self._forward_hooks)
-            if functional_bw is not None:
-                # forward hooks run inside the backward-hook boundary, as eagerly they see
-                # the output before BackwardHook wraps it
-                def forward_and_hooks(*a, **k):
-                    out = forward_call(*a, **k)
-                    return run_forward_hooks(a, k, out) if has_forward_hooks else out
-                result = _functional_call(self, forward_and_hooks, args, kwargs,
-                                          *functional_bw)
-            else:
-                result = forward_call(*args, **kwargs)
-                if has_forward_hooks:
-                    result = run_forward_hooks(args, kwargs, result)
+            result = forward_call(*args, **kwargs)
+            if _global_forward_hooks or self._forward_hooks:
+                result = run_forward_hooks(args, kwargs, result)
 
             if bw_hook:
                 if not isinstance(result, (Tensor, tuple)):
@@ -764,15 +748,6 @@ class Module(_ConversionMixin, _StateDictMixin):
             else:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
-
-
-def _functional_call(module, forward_call, args, kwargs, bw_pre_hooks, bw_hooks):
-    from ... import func
-    impl = getattr(func, "_call_with_backward_hooks", None)
-    if impl is None:
-        raise NotImplementedError("module backward hooks in functional mode need "
-                                  "hookgrad.func._call_with_backward_hooks")
-    return impl(module, forward_call, args, kwargs, bw_pre_hooks, bw_hooks)
 
 
 jax.tree_util.register_pytree_node(Module, _module_flatten, _module_unflatten)
