@@ -458,13 +458,9 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     save = op.save
     tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     want = tuple(i for i in tpos if args[i]._requires_grad and _inexact(arrs[i].dtype))
-    needed = set()
-    if isinstance(save, dict):
-        for i in want:
-            needed.update(save.get(i, ()))
-    keep_all = save is dispatch.ALL
+    needed = dispatch.needed_inputs(save, args)
     saved_pos = [] if save is dispatch.OUT else [
-        i for i in tpos if keep_all or i in needed or not _inexact(arrs[i].dtype)]
+        i for i in tpos if dispatch.keeps(save, i, needed, arrs[i].dtype)]
     layout = tuple("S" if i in saved_pos else ("C" if i not in tpos
                                                else (arrs[i].shape, arrs[i].dtype))
                    for i in range(len(args)))

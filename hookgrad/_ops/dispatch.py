@@ -139,21 +139,36 @@ def _write_inplace(t, res, op):
 _torch_kind = _dtype.torch_kind
 
 
+def needed_inputs(save, args):
+    """The argument positions an op saves besides those it always keeps (see ``keeps``):
+    all for ``ALL``; for a dict, those the gradients of the arguments that require grad
+    need (PyTorch's conditional saving); none for ``OUT`` or ``()``. Recording and the
+    functional mode's saved-tensor hooks both read it."""
+    needed = ()
+    if save.__class__ is dict:
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a._requires_grad:
+                needed += save.get(i, ())
+    return needed
+
+
+def keeps(save, i, needed, dtype):
+    """Whether an op keeps its Tensor argument ``i`` for backward: integer and bool
+    Tensors (indices, masks) always, others when ``save`` or ``needed`` says so."""
+    return save is ALL or i in needed or dtype not in INEXACT
+
+
 def _record(op, key, args, res, out=None, shadow=None):
     """The node of one op call: returns the output Tensor(s) wrapping ``res`` with the node
     as their ``grad_fn`` (or, in place, rebases ``out`` onto it).
 
     Only what must be captured now is: the edges, the saved values, the shapes of unsaved
     inputs; the vjp's cache key is worked out at backward (``OpNode._keys``). This runs
-    once per recorded op, hence the inlined constructors.
+    once per recorded op, hence the inlined constructors and saving rule.
     """
     save = op.save
     keep_all = save is ALL
-    needed = ()
-    if save.__class__ is dict:  # PyTorch's conditional saving: only what live edges need
-        for i, a in enumerate(args):
-            if isinstance(a, Tensor) and a._requires_grad:
-                needed += save.get(i, ())
+    needed = needed_inputs(save, args) if save.__class__ is dict else ()
     nondiff = op.nondiff
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
@@ -170,12 +185,11 @@ def _record(op, key, args, res, out=None, shadow=None):
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
             arr = a._data
-            if not (keep_all or i in needed):
+            if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
                 av = arr.aval
                 if av.dtype in INEXACT:
                     stored.append(av)  # shape and dtype only
                     continue
-                # integer/bool Tensors (indices, masks) are always kept: backward needs them
             if not has_saved:
                 has_saved = 2 if open_contexts[0] and _hooked() else 1
             # without hooks, a plain tuple: cheaper than a SavedTensor per argument
@@ -189,11 +203,11 @@ def _record(op, key, args, res, out=None, shadow=None):
             consts.append(a)
             if i in needed and not has_saved:
                 has_saved = 1
-    node = _new(op._node_cls)  # Node.__init__, inlined
+    node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
     node._next = tuple(edges)
     node._seq = next(_sequence)
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
-    node._metadata = node._out_saved = node._want = None
+    node._metadata = node._out_saved = node._want = node._vkey = None
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
     node._freed = False
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
@@ -210,15 +224,8 @@ def _record(op, key, args, res, out=None, shadow=None):
             t.grad_fn = None
             t._requires_grad = False
     else:
-        result = outs = (out,) if out is not None else tuple(map(_wrap, res))
-        meta = tuple(t._data.aval for t in outs)
-        node._meta = meta if len(meta) > 1 else meta[0]
-        for i, t in enumerate(outs):
-            if meta[i].dtype in INEXACT:
-                t.grad_fn = node
-                t._output_nr = i
-                t._requires_grad = True
-        t = outs[0]
+        result = _attach_outputs(node, res, out)
+        t = out if out is not None else result[0]
     if save is OUT:
         if open_contexts[0] and _hooked():
             node._out_saved = SavedTensor(t, True)
@@ -228,14 +235,31 @@ def _record(op, key, args, res, out=None, shadow=None):
             has_saved = 1
     node._has_saved = has_saved
     if out is not None:
-        out._backward_hooks = None  # hooks registered before stay with the old node
-        if out._retains_grad:  # retain_grad moves to the new history
-            old = shadow.grad_fn
-            if old is not None and old._retain_hooks:
-                old._retain_hooks.pop(shadow._output_nr, None)
-            node._set_retain_grad(out)
+        _rebase_inplace(node, out, shadow)
         return out
     return result
+
+
+def _attach_outputs(node, res, out):
+    """The outputs of a multi-output or in-place op call, with ``node`` as their grad_fn."""
+    outs = (out,) if out is not None else tuple(map(_wrap, res))
+    meta = tuple(t._data.aval for t in outs)
+    node._meta = meta if len(meta) > 1 else meta[0]
+    for i, t in enumerate(outs):
+        if meta[i].dtype in INEXACT:
+            t.grad_fn = node
+            t._output_nr = i
+            t._requires_grad = True
+    return outs
+
+
+def _rebase_inplace(node, out, shadow):
+    out._backward_hooks = None  # hooks registered before stay with the old node
+    if out._retains_grad:  # retain_grad moves to the new history
+        old = shadow.grad_fn
+        if old is not None and old._retain_hooks:
+            old._retain_hooks.pop(shadow._output_nr, None)
+        node._set_retain_grad(out)
 
 
 _new = object.__new__

@@ -1,0 +1,55 @@
+"""``dispatch._record`` builds nodes with Node.__init__ inlined (it runs once per op): a
+slot it forgets would surface only as an AttributeError deep in some backward. Every
+slot of every recorded node kind must be set."""
+import pytest
+
+import hookgrad
+from hookgrad._ops.dispatch import OpNode
+
+
+def _slots(node):
+    names = []
+    for cls in type(node).__mro__:
+        names += [s for s in getattr(cls, "__slots__", ()) if s != "__weakref__"]
+    return names
+
+
+def _unset(node):
+    missing = []
+    for name in _slots(node):
+        try:
+            getattr(node, name)
+        except AttributeError:
+            missing.append(name)
+    return missing
+
+
+def _leaf():
+    return hookgrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+
+
+CASES = {
+    "saves all (mul)": lambda: _leaf() * _leaf(),
+    "saves the output (exp)": lambda: _leaf().exp(),
+    "saves nothing (sum)": lambda: _leaf().sum(),
+    "a constant operand": lambda: _leaf() * 2.0,
+    "multi-output (max over a dim)": lambda: _leaf().reshape(1, 3).max(dim=1)[0],
+    "in place": lambda: _leaf().clone().mul_(3.0),
+    "conditional saving (integer index)": lambda: _leaf()[hookgrad.tensor([0, 2])],
+}
+
+
+@pytest.mark.parametrize("make", list(CASES.values()), ids=list(CASES))
+def test_every_slot_of_a_recorded_node_is_set(make):
+    out = make()
+    node = out.grad_fn
+    assert isinstance(node, OpNode)
+    assert _unset(node) == []
+    out.sum().backward()  # and the node it made runs
+
+
+def test_every_slot_is_set_under_saved_tensor_hooks():
+    with hookgrad.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        out = _leaf() * _leaf()
+    assert _unset(out.grad_fn) == []
+    out.sum().backward()
