@@ -26,6 +26,8 @@ from . import _mode
 from . import random as _random
 from ._compile.host_hook import _flatten_containers
 from ._tensor import Tensor
+from ._functional import hooks as _fn
+from ._functional import module as _fm
 
 __all__ = ["functional_call", "state", "load_state", "rng_key", "grad", "grad_and_value", "vjp",
            "vmap", "jacrev"]
@@ -166,21 +168,43 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     """
     values = _merge_dicts(parameter_and_buffer_dicts)
     named = _named_tensors(module)
-    if tie_weights:
-        untied = _untie(named, values)
-    else:
-        untied = values
+    untied = _untie(named, values) if tie_weights else values
     if strict:
-        missing = sorted(set(named) - set(untied))
-        unexpected = sorted(set(untied) - set(named))
-        msgs = []
-        if unexpected:
-            msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
-        if missing:
-            msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
-        if msgs:
-            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
-                module._get_name(), "\n\t".join(msgs)))
+        _check_strict(module, named, untied)
+    args, kwargs, wrapped_args = _tensor_args(args, kwargs)
+    arrays_in = bool(wrapped_args) or any(_is_array(v) for v in values.values())
+    functional = arrays_in or _mode.state.backend is not None or _traced(args, kwargs, values)
+    key_before = _random._state["key"]
+    swapped = []   # (owner, kind, attr, original)
+    try:
+        given_for, new_of = _swap_in(named, untied, functional, tie_weights, swapped)
+        if functional:
+            out = _run_functional(module, args, kwargs, named, given_for, new_of, wrapped_args)
+        else:
+            out = module(*args, **kwargs)
+        _write_back(values, named, given_for)
+    finally:
+        _swap_out(swapped, key_before)
+    if arrays_in:
+        return _to_arrays(out)
+    return out
+
+
+def _check_strict(module, named, untied):
+    missing = sorted(set(named) - set(untied))
+    unexpected = sorted(set(untied) - set(named))
+    msgs = []
+    if unexpected:
+        msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+    if missing:
+        msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+    if msgs:
+        raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
+            module._get_name(), "\n\t".join(msgs)))
+
+
+def _tensor_args(args, kwargs):
+    """``args``/``kwargs`` with JAX arrays as Tensors, and the Tensors made from them."""
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
@@ -188,79 +212,85 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     kwargs = {} if kwargs is None else kwargs
     leaves, rebuild = _flatten_containers((args, kwargs))
     was_array = [_is_array(v) for v in leaves]
-    arrays_in = any(_is_array(v) for v in values.values()) or any(was_array)
-    functional = arrays_in or _mode.state.backend is not None or any(
-        _is_array(v) and isinstance(v, _Tracer) or isinstance(v, Tensor) and
-        isinstance(v._data, _Tracer) for v in leaves) or any(
-        isinstance(v, Tensor) and isinstance(v._data, _Tracer) for v in values.values())
-    leaves = [_arg_tensor(v) if _is_array(v) else v for v in leaves]
-    wrapped_args = [v for v, was in zip(leaves, was_array) if was]
+    leaves = [_arg_tensor(v) if was else v for v, was in zip(leaves, was_array)]
+    wrapped = [v for v, was in zip(leaves, was_array) if was]
     args, kwargs = rebuild(leaves)
+    return args, kwargs, wrapped
 
-    key_before = _random._state["key"]
-    # substitute: one new object per original tensor (tied names share it)
-    swapped = []   # (owner, kind, attr, original)
-    new_of = {}    # id(original) or name -> new tensor
-    given_for = {}  # name -> new tensor
-    try:
-        for name, v in untied.items():
-            if name not in named:
-                continue  # allowed when not strict, as PyTorch
-            owner, kind, attr, orig = named[name]
-            if not functional and isinstance(v, Tensor):
-                new = v
-            else:
-                k = id(orig) if tie_weights else name
-                new = new_of.get(k)
-                if new is None:
-                    new = _substitute(orig, v, functional)
-                    new_of[k] = new
-            swapped.append((owner, kind, attr, orig))
-            getattr(owner, kind)[attr] = new
-            given_for[name] = new
-        if functional:
-            from ._functional import hooks as _fn
-            from ._functional import module as _fm
-            subs = {id(t): t for t in new_of.values()}
-            _fm.mark_backward_end(list(subs.values()) + wrapped_args)
-            for name, new in given_for.items():
-                orig = named[name][3]
-                if id(new) in subs and orig._backward_hooks:
-                    # hooks registered on the Parameter eagerly keep firing
-                    _fn.attach_eager_hooks(new, orig._backward_hooks)
-                    subs.pop(id(new))
-            with _mode.functional_mode():
-                out = module(*args, **kwargs)
-            _fm.mark_backward_begin([v for v in _flatten_containers(out)[0]
-                                     if isinstance(v, Tensor)])
+
+def _traced(args, kwargs, values):
+    """Whether an argument or a value is being traced by JAX (so JAX differentiates)."""
+    leaves = _flatten_containers((args, kwargs))[0]
+    return any(isinstance(v, Tensor) and isinstance(v._data, _Tracer) for v in leaves) or any(
+        _is_array(v) and isinstance(v, _Tracer) or isinstance(v, Tensor)
+        and isinstance(v._data, _Tracer) for v in values.values())
+
+
+def _swap_in(named, untied, functional, tie_weights, swapped):
+    """Put the given values into the module: one new object per original tensor (tied
+    names share it). Returns {name: new tensor} and {id(original) or name: new tensor}."""
+    new_of = {}
+    given_for = {}
+    for name, v in untied.items():
+        if name not in named:
+            continue  # allowed when not strict, as PyTorch
+        owner, kind, attr, orig = named[name]
+        if not functional and isinstance(v, Tensor):
+            new = v
         else:
-            out = module(*args, **kwargs)
-        # in-place writes of the module reach the caller's dict, as in PyTorch
-        for name, v in values.items():
-            if name not in named or name not in given_for:
-                continue
-            owner, kind, attr, _ = named[name]
-            now = getattr(owner, kind).get(attr)
-            before = given_for[name]
-            if now is None or (now is before and now._version == 0) or now is v:
-                continue
-            if isinstance(v, Tensor):
-                v._write_(now._data)
-            else:
-                values[name] = now._data
-    finally:
-        for owner, kind, attr, orig in reversed(swapped):
-            getattr(owner, kind)[attr] = orig
-        key_now = _random._state["key"]
-        if isinstance(key_now, _Tracer) and key_now is not key_before and not _in_rng_block():
-            # random ops drew from the global key inside a JAX trace: keep no tracer in
-            # global state (pass keys with ``hookgrad.func.rng_key`` to vary them per call)
-            _random._state["key"] = key_before
-        for owner, kind, attr, orig in swapped:
-            orig.__dict__.pop("_fhooks", None)
-    if arrays_in:
-        return _to_arrays(out)
+            k = id(orig) if tie_weights else name
+            new = new_of.get(k)
+            if new is None:
+                new = new_of[k] = _substitute(orig, v, functional)
+        swapped.append((owner, kind, attr, orig))
+        getattr(owner, kind)[attr] = new
+        given_for[name] = new
+    return given_for, new_of
+
+
+def _run_functional(module, args, kwargs, named, given_for, new_of, wrapped_args):
+    """The module call in functional mode, inside the marks that open and close the
+    graph task of JAX's backward; hooks registered on a Parameter eagerly keep firing."""
+    subs = {id(t): t for t in new_of.values()}
+    _fm.mark_backward_end(list(subs.values()) + wrapped_args)
+    for name, new in given_for.items():
+        orig = named[name][3]
+        if id(new) in subs and orig._backward_hooks:
+            _fn.attach_eager_hooks(new, orig._backward_hooks)
+            subs.pop(id(new))
+    with _mode.functional_mode():
+        out = module(*args, **kwargs)
+    _fm.mark_backward_begin([v for v in _flatten_containers(out)[0] if isinstance(v, Tensor)])
     return out
+
+
+def _write_back(values, named, given_for):
+    """In-place writes of the module reach the caller's dict, as in PyTorch."""
+    for name, v in values.items():
+        if name not in named or name not in given_for:
+            continue
+        owner, kind, attr, _ = named[name]
+        now = getattr(owner, kind).get(attr)
+        before = given_for[name]
+        if now is None or (now is before and now._version == 0) or now is v:
+            continue
+        if isinstance(v, Tensor):
+            v._write_(now._data)
+        else:
+            values[name] = now._data
+
+
+def _swap_out(swapped, key_before):
+    """Restore the module's own tensors, and keep no tracer in the global PRNG key."""
+    for owner, kind, attr, orig in reversed(swapped):
+        getattr(owner, kind)[attr] = orig
+    key_now = _random._state["key"]
+    if isinstance(key_now, _Tracer) and key_now is not key_before and not _in_rng_block():
+        # random ops drew from the global key inside a JAX trace: keep no tracer in
+        # global state (pass keys with ``hookgrad.func.rng_key`` to vary them per call)
+        _random._state["key"] = key_before
+    for owner, kind, attr, orig in swapped:
+        orig.__dict__.pop("_fhooks", None)
 
 
 def _substitute(orig, v, functional):

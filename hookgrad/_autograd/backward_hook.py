@@ -24,6 +24,8 @@ from .graph import Node
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 
+NODE_NAME = "BackwardHookFunctionBackward"
+
 _NO_INPUT_GRAD_WARNING = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See "
@@ -46,7 +48,7 @@ class BackwardHookFunctionBackward(Node):
         self._meta = meta
 
     def name(self):
-        return "BackwardHookFunctionBackward"
+        return NODE_NAME
 
     def _out_meta(self):
         return self._meta

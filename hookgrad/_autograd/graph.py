@@ -466,9 +466,6 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     Returns a handle whose ``remove()`` removes all of it.
     """
-    from .engine import current_graph_task_id, will_engine_execute_node
-    from .hooks import call_multi_grad_hook
-
     supported = ("all", "any")
     if mode not in supported:
         raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
@@ -477,66 +474,82 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     if backend is not None:  # hookgrad.func: one custom_vjp identity over the tensors
         return backend.register_multi_grad_hook(tensors, fn, mode)
     tensors = tuple(tensors)
-    lock = threading.Lock()
-
-    class _Handle(RemovableHandle):
-        def __init__(self, handles):
-            self.handles = handles
-
-        def remove(self):
-            for h in self.handles:
-                h.remove()
-
-        def __getstate__(self):
-            return self.handles
-
-        def __setstate__(self, state):
-            self.handles = state
-
     if mode == "all":
-        count = {}   # graph task id -> grads seen
-        buffers = {}  # graph task id -> [grad or None]
-
-        def get_inner_hook(idx):
-            def inner_hook(grad):
-                tid = current_graph_task_id()
-                with lock:
-                    if tid not in count:
-                        # how many of the tensors this graph task reaches
-                        from .engine import queue_cleanup
-                        queue_cleanup(lambda: (count.pop(tid, None), buffers.pop(tid, None),
-                                               nb_calls_task.pop(tid, None)))
-                        count[tid] = 0
-                        buffers[tid] = [None] * len(tensors)
-                        expected = sum(will_engine_execute_node(get_gradient_edge(t).node)
-                                       for t in tensors)
-                        nb_calls_task[tid] = expected
-                    buffers[tid][idx] = grad
-                    count[tid] += 1
-                    done = count[tid] == nb_calls_task[tid]
-                    if done:
-                        grads = buffers.pop(tid)
-                        del count[tid], nb_calls_task[tid]
-                if done:
-                    call_multi_grad_hook(fn, mode, grads)
-            return inner_hook
-
-        nb_calls_task = {}
-        handles = tuple(t.register_hook(get_inner_hook(i)) for i, t in enumerate(tensors)
-                        if t.requires_grad)
+        hooks = _all_grads_hooks(tensors, fn)
     else:
-        ran = set()  # graph task ids where fn already ran
+        hooks = _first_grad_hooks(fn)
+    return MultiGradHandle(tuple(t.register_hook(hooks(i)) for i, t in enumerate(tensors)
+                                 if t.requires_grad))
 
-        def wrapped(grad):
+
+class MultiGradHandle(RemovableHandle):
+    """The handle of a multi-grad hook: ``remove()`` removes the hooks it placed
+    (``handles``), and ``removed`` tells a hook placed otherwise (functional mode) to stop."""
+
+    def __init__(self, handles=()):
+        self.handles = handles
+        self.removed = False
+
+    def remove(self):
+        self.removed = True
+        for h in self.handles:
+            h.remove()
+
+    def __getstate__(self):
+        return self.handles, self.removed
+
+    def __setstate__(self, state):
+        self.handles, self.removed = state
+
+
+def _all_grads_hooks(tensors, fn):
+    """Per tensor index, a tensor hook that buffers its gradient; the last of them that the
+    running graph task reaches calls ``fn`` with all of them."""
+    from .engine import current_graph_task_id, queue_cleanup, will_engine_execute_node
+    from .hooks import call_multi_grad_hook
+    lock = threading.Lock()
+    count = {}     # graph task id -> grads seen
+    buffers = {}   # graph task id -> [grad or None]
+    expected = {}  # graph task id -> how many of the tensors this graph task reaches
+
+    def hook_for(idx):
+        def inner_hook(grad):
             tid = current_graph_task_id()
             with lock:
-                first = tid not in ran
-                ran.add(tid)
-            if first:
-                from .engine import queue_cleanup
-                queue_cleanup(lambda: ran.discard(tid))
-                call_multi_grad_hook(fn, mode, (grad,))
+                if tid not in count:
+                    queue_cleanup(lambda: (count.pop(tid, None), buffers.pop(tid, None),
+                                           expected.pop(tid, None)))
+                    count[tid] = 0
+                    buffers[tid] = [None] * len(tensors)
+                    expected[tid] = sum(will_engine_execute_node(get_gradient_edge(t).node)
+                                        for t in tensors)
+                buffers[tid][idx] = grad
+                count[tid] += 1
+                done = count[tid] == expected[tid]
+                if done:
+                    grads = buffers.pop(tid)
+                    del count[tid], expected[tid]
+            if done:
+                call_multi_grad_hook(fn, "all", grads)
+        return inner_hook
+    return hook_for
 
-        handles = tuple(t.register_hook(wrapped) for t in tensors if t.requires_grad)
-    return _Handle(handles)
+
+def _first_grad_hooks(fn):
+    """A tensor hook (the same for every tensor) calling ``fn`` with the first gradient
+    the running graph task computes among the tensors."""
+    from .engine import current_graph_task_id, queue_cleanup
+    from .hooks import call_multi_grad_hook
+    lock = threading.Lock()
+    ran = set()  # graph task ids where fn already ran
+
+    def wrapped(grad):
+        tid = current_graph_task_id()
+        with lock:
+            first = tid not in ran
+            ran.add(tid)
+        if first:
+            queue_cleanup(lambda: ran.discard(tid))
+            call_multi_grad_hook(fn, "any", (grad,))
+    return lambda i: wrapped
 

@@ -90,19 +90,7 @@ def functional_apply(cls, args, kwargs, has_setup):
             setattr(ctx, k, Tensor._wrap(arr))
         it = iter(saved_arrs)
         ctx._saved = tuple(None if none else Tensor._wrap(next(it)) for none in box["saved_none"])
-        grads = []
-        cit = iter(cts)
-        for slot in box["struct"][1]:
-            if not isinstance(slot, tuple):  # a non-Tensor output
-                grads.append(None)
-                continue
-            ct = next(cit)
-            shape, dtype, diff = slot[0], slot[1], slot[2]
-            if not diff or isinstance(ct, SymbolicZero) or ct.dtype == jax.dtypes.float0:
-                grads.append(Tensor._wrap(jnp.zeros(shape, dtype)) if ctx.materialize_grads
-                             else None)
-            else:
-                grads.append(Tensor._wrap(ct))
+        grads = _grad_outputs(box["struct"][1], cts, ctx.materialize_grads)
         with _mode.functional_mode():
             got = _f._user_backward(cls)(ctx, *grads)
         got = _f._check_grad_count(name, got, is_tensor)
@@ -113,13 +101,36 @@ def functional_apply(cls, args, kwargs, has_setup):
             if g is None or not jnp.issubdtype(dtype, jnp.inexact):
                 out.append(None)
             else:
-                out.append(_fit(g._data, shape, dtype, name, k))
+                out.append(_f._reduce_grad(g, shape, dtype, name, k)._data)
         return tuple(out)
 
     fn = jax.custom_vjp(primal)
     fn.defvjp(fwd, bwd, symbolic_zeros=True)
     flat = fn(*(args[i]._data for i in tpos))
-    multi, slots = box["struct"]
+    return _outputs(flat, box["struct"], args)
+
+
+def _grad_outputs(slots, cts, materialize):
+    """The user backward's gradient arguments: one per output, from JAX's cotangents
+    (zeros, or None without ``materialize_grads``, where none flows)."""
+    grads = []
+    cit = iter(cts)
+    for slot in slots:
+        if not isinstance(slot, tuple):  # a non-Tensor output
+            grads.append(None)
+            continue
+        ct = next(cit)
+        shape, dtype, diff = slot[0], slot[1], slot[2]
+        if not diff or isinstance(ct, SymbolicZero) or ct.dtype == jax.dtypes.float0:
+            grads.append(Tensor._wrap(jnp.zeros(shape, dtype)) if materialize else None)
+        else:
+            grads.append(Tensor._wrap(ct))
+    return grads
+
+
+def _outputs(flat, struct, args):
+    """What ``apply`` returns: the forward's outputs, with the custom_vjp's arrays."""
+    multi, slots = struct
     fit = iter(flat)
     outs = []
     for slot in slots:
@@ -166,16 +177,3 @@ def _structure(out, ctx, targs, tpos):
         dpos = pos_of.get(id(o)) if id(o) in dirty else None
         slots.append((tuple(o._data.shape), o._data.dtype, diff, dpos))
     return multi, slots
-
-
-def _fit(g, shape, dtype, name, index):
-    """A cotangent for an input of ``shape``/``dtype`` from a returned gradient."""
-    gshape = tuple(g.shape)
-    if gshape != shape:
-        if not _f._expandable(shape, gshape):
-            raise _f._shape_error(name, index, gshape, shape)
-        dims = _f._reduce_dims(shape, gshape)
-        if dims:
-            g = jnp.sum(g, axis=dims, keepdims=True)
-        g = g.reshape(shape)
-    return g.astype(dtype) if g.dtype != dtype else g

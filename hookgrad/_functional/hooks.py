@@ -36,7 +36,7 @@ from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
 from .._autograd.saved import hook_state
-from .._autograd.graph import Node
+from .._autograd.graph import MultiGradHandle, Node
 from ..utils.hooks import RemovableHandle
 
 _gm = grad_mode._state
@@ -165,25 +165,11 @@ def attach_eager_hooks(t, hooks):
 # --------------------------------------------------------------------------- multi-grad hooks
 
 
-class _MultiHandle(RemovableHandle):
-    def __init__(self):
-        self.removed = False
-
-    def remove(self):
-        self.removed = True
-
-    def __getstate__(self):
-        return self.removed
-
-    def __setstate__(self, state):
-        self.removed = state
-
-
 def register_multi_grad_hook(tensors, fn, mode):
     """``register_multi_grad_hook`` in functional mode: one identity over the tensors."""
     tensors = tuple(tensors)
     idx = [i for i, t in enumerate(tensors) if t.requires_grad]
-    handle = _MultiHandle()
+    handle = MultiGradHandle()
     if not idx:
         return handle
     if len(idx) == 1 or len({id(tensors[i]) for i in idx}) == 1:

@@ -20,6 +20,7 @@ from .hooks import FunctionalNode, _identity, _inexact, _wrap
 from .._tensor import Tensor
 from .._autograd import engine
 from .._autograd import hooks as _rules
+from .._autograd.backward_hook import NODE_NAME
 from .._autograd.graph import Node
 
 
@@ -37,7 +38,7 @@ class _HookIdentityNode(FunctionalNode):
 
 def hook_identity(tensors):
     """The identity op of ``BackwardHook`` in functional mode. Returns (node, new tensors)."""
-    node = _HookIdentityNode(None, (), [], [], name="BackwardHookFunctionBackward")
+    node = _HookIdentityNode(None, (), [], [], name=NODE_NAME)
     meta = [(t._data.shape, t._data.dtype) for t in tensors]
     pos = [i for i, t in enumerate(tensors) if t._requires_grad and _inexact(t._data.dtype)]
 
