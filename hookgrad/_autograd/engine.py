@@ -1,4 +1,4 @@
-"""The backward engine: graph tasks, PyTorch's node order, hook dispatch, callbacks.
+"""The backward engine: graph tasks, PyTorch's node order, hook calls, callbacks.
 
 A graph task counts, for every node reachable from the roots, how many edges lead into
 it (an iterative walk: no recursion, so 100k-deep graphs are fine). A node is ready when
@@ -9,7 +9,10 @@ all of them have delivered; ready nodes run highest sequence number first, with
 
 and the results are summed into the input buffers of the next nodes. A leaf's
 ``AccumulateGrad`` runs the leaf's tensor hooks, adds into ``.grad``, then its
-post-accumulate-grad hooks. Callbacks queued during the task run when it ends.
+post-accumulate-grad hooks (what each hook gets and may return: ``hooks.py``, shared with
+functional mode). Callbacks queued during the task run when it ends. ``run_backward`` is
+``_plan`` (the task), ``_execute`` (the ready queue), ``_run_node`` (one node, in the order
+above), ``_deliver`` (into the next nodes' buffers) and ``_finish`` (captured gradients).
 """
 import heapq
 from heapq import heappush

@@ -16,9 +16,11 @@ call it:
   packs what PyTorch saves and whose backward unpacks it and runs the op's vjp;
 - ``register_multi_grad_hook`` wraps its tensors in one identity whose backward calls
   the hook once with all their cotangents;
-- a Module with full backward hooks runs inside a ``custom_vjp`` whose backward runs the
-  backward pre-hooks, the module's vjp, then the backward hooks
-  (``hookgrad._functional.module``).
+- a Module with full backward hooks gets ``BackwardHook``'s identity ops around its
+  inputs and outputs as ``custom_vjp`` identities (``hookgrad._functional.module``).
+
+What each hook receives and may return, and the checks of its result, are the eager
+engine's: both call ``hookgrad._autograd.hooks``.
 
 A hook registered on a tensor covers the uses of that tensor after the registration
 (eagerly it sees the gradient from every use): register hooks where the tensor is made.
