@@ -27,6 +27,21 @@ def _registered(hooks, module, name, value):
     return value
 
 
+def _check_new_name(module, kind, slots, name):
+    """PyTorch's checks, in its order, of the name of a new ``kind`` (parameter or buffer)
+    going into ``module.<slots>``."""
+    if slots not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in module.__dict__[slots]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
 class _RegistrationMixin:
     # NOTE: ``Module`` is the only class built on this mixin, so ``isinstance(x,
     # _RegistrationMixin)`` below is ``isinstance(x, Module)`` without importing module.py
@@ -44,16 +59,7 @@ class _RegistrationMixin:
 
             >>> self.register_buffer("running_mean", hookgrad.zeros(4))
         """
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -66,16 +72,7 @@ class _RegistrationMixin:
 
     def register_parameter(self, name, param):
         """Add a parameter (a ``Parameter`` or None), reachable as ``self.<name>``."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
             return

@@ -7,7 +7,7 @@ and calling it runs, as ``torch.nn.Module._call_impl`` does::
     -> forward -> global forward hooks -> forward hooks -> (backward-hook set-up on outputs)
 
 Full backward hooks go through ``hookgrad.utils.hooks.BackwardHook``; in functional mode
-(``hookgrad.func``) they go through ``hookgrad.func._call_with_backward_hooks`` instead.
+(``hookgrad.func``) they go through ``hookgrad._functional.module.call_with_backward_hooks``.
 With no hook registered the call is just ``forward``.
 
 Modules are JAX pytrees: the leaves are the Parameters then the buffers, in
