@@ -106,8 +106,8 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
         if self.call_super_init is False and args:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
                             f"{len(args) + 1} were given")
-        # the __setattr__ after the mixin's (object's): Module.__setattr__ would look for
-        # these very dicts
+        # the __setattr__ past Module's own (object's, or a co-base's): Module.__setattr__
+        # (the mixin's) would look for these very dicts
         setattr_ = super(_RegistrationMixin, self).__setattr__
         setattr_("training", True)
         # dicts that count their changes: hookgrad.compile checks one counter per call
