@@ -51,6 +51,8 @@ def _run_in_kernel(name):
     import nbformat
 
     nb = nbformat.read(os.path.join(NOTEBOOK_DIR, name), as_version=4)
+    # figures come back as PNG outputs whatever MPLBACKEND says
+    nb.cells.insert(0, nbformat.v4.new_code_cell("%matplotlib inline"))
     nb.cells.append(nbformat.v4.new_code_cell(
         "import json as _json, hookgrad as _hg\n"
         f"print({_MARK!r} + _json.dumps({{'checks': checks, 'hookgrad': _hg.__file__}}))"))
