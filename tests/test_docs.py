@@ -42,3 +42,20 @@ def test_porting_guide_diffs_match_the_code_after_them():
         removed = {d[1:].strip() for d in diff if d.startswith("-")} - added
         assert added <= lines, f"diff {diff} adds lines the code after it lacks: {added - lines}"
         assert not removed & lines, f"diff {diff} removes lines the code after it still has"
+
+
+README = os.path.join(ROOT, "README.md")
+
+
+def test_readme_quick_start_runs_as_a_script():
+    quick = next(code for lang, code in blocks(README) if lang == "python")
+    assert len(quick.splitlines()) <= 25
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run([sys.executable, "-c", quick], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-4000:]
+    lines = run.stdout.splitlines()
+    assert lines[0] == "MulBackward0 gets tensor([2., 2., 2.])"   # the tensor hook ran first
+    assert lines[1] == "tensor([ 4.,  8., 12.])"
+    losses = [float(v) for v in lines[2].strip("[]").split(",")]
+    assert len(losses) == 3 and losses[2] < losses[0]
