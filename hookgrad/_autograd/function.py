@@ -414,13 +414,28 @@ def _eager_apply(cls, args, kwargs, has_setup):
 
     multi = isinstance(out, tuple)
     raw = out if multi else (out,)
+    for t in dirty:
+        _bump_version(t)
+    plan = _output_plan(raw, tensor_args, dirty, nondiff, executable)
+    outs = []
+    for i, (o, p) in enumerate(zip(raw, plan)):  # a loop: the warning's stacklevel counts
+        outs.append(o if p is None else _attach_output(ctx, o, i, *p))
+    if executable:
+        ctx._out_info = tuple((tuple(o._data.shape), o._data.dtype) if isinstance(o, Tensor)
+                              else None for o in outs)
+        if to_save is not None:
+            ctx._saved = tuple(None if t is None else SavedTensor(t, t.grad_fn is ctx)
+                               for t in to_save)
+    ctx.to_save = None
+    return tuple(outs) if multi else outs[0]
+
+
+def _output_plan(raw, tensor_args, dirty, nondiff, executable):
+    """Every output's fate, ``(is_input, modified, differentiable)`` (None for a
+    non-Tensor), decided and checked before any Tensor is changed."""
     input_ids = {id(a) for a in tensor_args}
     dirty_ids = {id(t) for t in dirty}
     nondiff_ids = {id(t) for t in nondiff}
-    for t in dirty:
-        _bump_version(t)
-
-    # decide every output's fate before changing any Tensor
     plan = []
     n_dirty_out = 0
     for o in raw:
@@ -440,43 +455,33 @@ def _eager_apply(cls, args, kwargs, has_setup):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
+    return plan
 
-    outs = []
-    for i, (o, p) in enumerate(zip(raw, plan)):
-        if p is None:
-            outs.append(o)
-            continue
-        is_input, modified, diff = p
-        if not diff:
-            if o._requires_grad:
-                if is_input:
-                    o = o.detach()
-                else:
-                    o.detach_()
-            elif is_input and not modified:
-                o = _alias(o)
-        elif modified:
-            if not is_input:
-                warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a "
-                              "Tensor is not an input, there is no need to pass it to "
-                              "mark_dirty().", UserWarning, stacklevel=3)
-            _rebase(o, ctx, i)
-        else:
+
+def _attach_output(ctx, o, i, is_input, modified, diff):
+    """Output ``i`` as ``apply`` returns it: detached, aliased, or with ``ctx`` as its
+    grad_fn (an input modified in place is rebased onto it)."""
+    if not diff:
+        if o._requires_grad:
             if is_input:
-                o = _alias(o)
-            o.grad_fn = ctx
-            o._output_nr = i
-            o._requires_grad = True
-        outs.append(o)
-
-    if executable:
-        ctx._out_info = tuple((tuple(o._data.shape), o._data.dtype) if isinstance(o, Tensor)
-                              else None for o in outs)
-        if to_save is not None:
-            ctx._saved = tuple(None if t is None else SavedTensor(t, t.grad_fn is ctx)
-                               for t in to_save)
-    ctx.to_save = None
-    return tuple(outs) if multi else outs[0]
+                return o.detach()
+            o.detach_()
+        elif is_input and not modified:
+            return _alias(o)
+        return o
+    if modified:
+        if not is_input:
+            warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a "
+                          "Tensor is not an input, there is no need to pass it to "
+                          "mark_dirty().", UserWarning, stacklevel=4)
+        _rebase(o, ctx, i)
+        return o
+    if is_input:
+        o = _alias(o)
+    o.grad_fn = ctx
+    o._output_nr = i
+    o._requires_grad = True
+    return o
 
 
 def _bump_version(t):

@@ -269,6 +269,7 @@ class FunctionalNode(Node):
         pos = [i for i, t in enumerate(outs) if _inexact(t._data.dtype)]
         entry = self._pre = _NodeHooks()
         n = len(outs)
+
         def on_grads(gs):
             full = [None] * n
             for i, g in zip(pos, gs):
