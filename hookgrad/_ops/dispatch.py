@@ -140,10 +140,10 @@ _torch_kind = _dtype.torch_kind
 
 
 def needed_inputs(save, args):
-    """The argument positions an op saves besides those it always keeps (see ``keeps``):
-    all for ``ALL``; for a dict, those the gradients of the arguments that require grad
-    need (PyTorch's conditional saving); none for ``OUT`` or ``()``. Recording and the
-    functional mode's saved-tensor hooks both read it."""
+    """For a dict ``save`` (PyTorch's conditional saving), the argument positions that the
+    gradients of the arguments requiring grad need; ``()`` for any other ``save``. With
+    ``keeps``, the one description of what an op saves: recording and the functional
+    mode's saved-tensor hooks both read it."""
     needed = ()
     if save.__class__ is dict:
         for i, a in enumerate(args):
