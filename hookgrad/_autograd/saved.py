@@ -37,6 +37,16 @@ def count_context(delta):
         open_contexts[0] += delta
 
 
+def call_unpack_hook(unpack_hook, packed):
+    """``unpack_hook(packed)``, which must give a Tensor (in every mode)."""
+    t = unpack_hook(packed)
+    from .._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                        f"got result of type {type(t).__name__}")
+    return t
+
+
 class SavedTensor:
     """One saved value of a node."""
 
@@ -80,12 +90,7 @@ class SavedTensor:
         if self.unpack_hook is not None:
             if self.packed is _FREED:
                 raise RuntimeError(FREED_MESSAGE)
-            t = self.unpack_hook(self.packed)
-            from .._tensor import Tensor
-            if not isinstance(t, Tensor):
-                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
-                                f"got result of type {type(t).__name__}")
-            data = t._data
+            data = call_unpack_hook(self.unpack_hook, self.packed)._data
         else:
             data = self.data
             if data is None:

@@ -37,7 +37,7 @@ from .. import _mode
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
-from .._autograd.saved import hook_state
+from .._autograd.saved import call_unpack_hook, hook_state
 from .._autograd.graph import MultiGradHandle, Node
 from ..utils.hooks import RemovableHandle
 
@@ -493,11 +493,7 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
         vals = []
         with _HookEnv():
             for p in packed:
-                t = unpack(p)
-                if not isinstance(t, Tensor):
-                    raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor "
-                                    f"but got result of type {type(t).__name__}")
-                vals.append(t._data)
+                vals.append(call_unpack_hook(unpack, p)._data)
         gs = g if isinstance(g, tuple) else (g,)
         gs = [gg for gg, (_, dt) in zip(gs, box["meta"]) if dt in dispatch.INEXACT]
         cts = {}
