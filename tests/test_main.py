@@ -64,8 +64,9 @@ def test_both_modes_train_and_the_loss_falls(quick_tour):
         assert m and float(m.group(2)) < float(m.group(1))
     # the compiled phase continues from where eager stopped
     assert sum(result["losses"]["compiled"][-5:]) < sum(result["losses"]["eager"][:5])
-    assert result["ms"]["eager"] > 0 and result["ms"]["compiled"] > 0
-    assert re.search(r"speed-up of hookgrad\.compile over eager: [\d.]+x per step", text)
+    assert min(result["ms"]["eager"] + result["ms"]["compiled"]) > 0
+    assert re.search(r"speed-up of hookgrad\.compile over eager, same step and hooks: "
+                     r"[\d.]+x per step \(median", text)
 
 
 def test_output_explains_one_time_compilation(quick_tour):

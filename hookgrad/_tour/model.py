@@ -40,7 +40,8 @@ class Instruments:
     """The classic hooks of a PyTorch training script, on every child of ``model``:
 
     - a gradient-norm logger, ``register_full_backward_hook`` (``|grad_output|``);
-    - activation statistics, ``register_forward_hook`` (mean, fraction of dead units);
+    - activation statistics of the ReLUs, ``register_forward_hook`` (mean, fraction of
+      dead units);
     - gradient clipping, ``Tensor.register_hook`` on every parameter (clamp to ``+-clip``).
 
     The statistics are computed on Tensors (so they trace into a compiled step) and handed
@@ -54,8 +55,9 @@ class Instruments:
         self.recording = True
         record = torch.compile.host_hook(self._record)
         for name, m in model.named_children():
-            self.handles.append(m.register_forward_hook(
-                lambda m, inp, out, name=name: record("act_stats", name, _act_stats(out))))
+            if isinstance(m, nn.ReLU):
+                self.handles.append(m.register_forward_hook(
+                    lambda m, inp, out, name=name: record("act_stats", name, _act_stats(out))))
             self.handles.append(m.register_full_backward_hook(
                 lambda m, gin, gout, name=name: record("grad_norms", name, gout[0].norm())))
         for p in model.parameters():

@@ -9,7 +9,9 @@ import hookgrad.nn.functional as F
 
 
 def _fmt(v, spec):
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-".rjust(int(spec.split(".")[0]))
+    return format(v, spec)
 
 
 def module_table(model, summary, timer=None):
@@ -29,34 +31,35 @@ def module_table(model, summary, timer=None):
     return "\n".join(lines)
 
 
-def grad_cam(model, layer, image, target):
-    """Grad-CAM of ``image`` (1, C, H, W) for class ``target`` at ``layer``: a forward hook
-    keeps the activation, a full backward hook its gradient. Returns an (H, W) array in
-    [0, 1], upsampled to the picture's size."""
+def grad_cam(model, layer, images, targets):
+    """Grad-CAM of each picture in ``images`` (N, C, H, W) for its class in ``targets``
+    (N,) at ``layer``: a forward hook keeps the activation, a full backward hook its
+    gradient. Returns the logits and the maps, (N, H, W) arrays in [0, 1] upsampled to the
+    pictures' size. The pictures do not interact, so one backward gives every map."""
     store = {}
     handles = [layer.register_forward_hook(lambda m, i, o: store.__setitem__("act", o)),
                layer.register_full_backward_hook(
                    lambda m, gi, go: store.__setitem__("grad", go[0]))]
     try:
-        image = image.clone().requires_grad_(True)   # so every layer's backward hook fires
+        images = images.clone().requires_grad_(True)   # so every backward hook has a grad_input
         model.zero_grad()
-        model(image)[0, target].backward()
+        logits = model(images)
+        logits.gather(1, targets[:, None]).sum().backward()
     finally:
         for h in handles:
             h.remove()
         model.zero_grad()
     weights = store["grad"].mean(dim=(2, 3), keepdim=True)       # one weight per channel
     cam = F.relu((weights * store["act"]).sum(dim=1, keepdim=True))
-    cam = F.interpolate(cam, size=tuple(image.shape[-2:]), mode="bilinear", align_corners=False)
-    cam = cam[0, 0].detach().cpu().numpy()
-    return cam / (cam.max() + 1e-8)
+    cam = F.interpolate(cam, size=tuple(images.shape[-2:]), mode="bilinear",
+                        align_corners=False)
+    cam = to_numpy(cam[:, 0])
+    return to_numpy(logits), cam / (cam.max(axis=(1, 2), keepdims=True) + 1e-8)
 
 
 def heat_on_shape(cam, mask):
-    """The fraction of the Grad-CAM heat that lies on the drawn shape."""
-    return float((cam * mask).sum() / (cam.sum() + 1e-8))
-
-
+    """The fraction of the Grad-CAM heat that lies on the drawn shape (per picture)."""
+    return (cam * mask).sum(axis=(-2, -1)) / (cam.sum(axis=(-2, -1)) + 1e-8)
 def have_matplotlib():
     try:
         import matplotlib  # noqa: F401

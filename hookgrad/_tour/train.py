@@ -83,16 +83,21 @@ def run_phase(step, loader, steps, device, desc, timer=None, timed_steps=0):
 
 
 def steady_ms(times, skip, timed_steps=0):
-    """Median milliseconds per step after the first ``skip`` (one-time compilation), not
-    counting the last ``timed_steps`` (they ran under the module timer)."""
+    """(median, best) milliseconds per step after the first ``skip`` (one-time
+    compilation), not counting the last ``timed_steps`` (they ran under the module timer).
+    The best step is what the machine can do when nothing else competes for it."""
     body = times[skip:len(times) - timed_steps] or times[-1:]
-    return 1e3 * statistics.median(body)
+    return 1e3 * statistics.median(body), 1e3 * min(body)
 
 
 @torch.no_grad()
-def accuracy(model, instruments, x, y):
+def accuracy(model, instruments, x, y, batch=64):
+    """Accuracy on ``x``, ``y`` in batches of the training batch's size: the kernels
+    compiled for training serve (a new batch size would compile every op again)."""
     instruments.recording = False   # an evaluation is not a training step
     try:
-        return (model(x).argmax(dim=1) == y).float().mean().item()
+        right = sum((model(x[i:i + batch]).argmax(dim=1) == y[i:i + batch]).sum()
+                    for i in range(0, len(x), batch))
+        return right.item() / len(x)
     finally:
         instruments.recording = True
