@@ -4,7 +4,7 @@ Ports the two PyTorch ways to get per-example gradients for differentially priva
 (Abadi et al.), with only the import changed:
 
 1. eager hooks, as Opacus's ``GradSampleModule``: a forward hook keeps each ``Linear``'s
-   input, a full backward hook its ``grad_output``; one backward of the summed loss gives
+   input, a full backward pre-hook its ``grad_output``; one backward of the summed loss gives
    every example's weight gradient as an outer product;
 2. ``torch.func`` style: ``functional_call`` + ``grad`` + ``vmap`` over the examples
    (hookgrad.func + jax.vmap).
