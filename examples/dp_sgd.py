@@ -17,6 +17,7 @@ Prints a table of the per-step loss and the largest difference between the two w
 Run: python examples/dp_sgd.py [--steps N]
 """
 import argparse
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -42,7 +43,11 @@ def per_example_grads_hooks(model, x, y):
             lambda m, go, name=name: gouts.__setitem__(name, go[0].detach())))
     try:
         model.zero_grad()
-        F.cross_entropy(model(x), y, reduction="sum").backward()   # sum: per-example grads
+        with warnings.catch_warnings():
+            # NOTE: the first layer's input needs no grad, so PyTorch (and hookgrad) warn
+            # that its backward hooks see grad_output only; that is all they read here
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            F.cross_entropy(model(x), y, reduction="sum").backward()   # sum: per-example
     finally:
         for h in handles:
             h.remove()

@@ -58,34 +58,42 @@ class DANN(nn.Module):
 
     def forward(self, x, lambd):
         f = self.features(x)
-        return self.label(f), self.domain(grad_reverse(f, lambd) if lambd else f.detach())
+        return self.label(f), self.domain(grad_reverse(f, lambd))
 
 
 def train(src, tgt, y, steps, reverse, seed=0):
+    """Train a DANN; ``reverse=False`` trains the same network with lambda = 0 (the domain
+    classifier learns, the features ignore it). The step is compiled by
+    ``hookgrad.compile``, the reversal layer included; lambda is a Tensor so that its
+    schedule does not compile a new program per value."""
     torch.manual_seed(seed)
     model = DANN()
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     both = torch.cat([src, tgt])
     domain = torch.cat([torch.zeros(len(src), dtype=torch.long),
                         torch.ones(len(tgt), dtype=torch.long)])
-    losses = []
-    for step in range(steps):
-        lambd = min(1.0, 2.0 * step / steps) if reverse else 0.0   # the usual ramp
-        label_logits, _ = model(src, lambd)
-        _, domain_logits = model(both, lambd)
-        label_loss = F.cross_entropy(label_logits, y)
-        loss = label_loss + F.cross_entropy(domain_logits, domain)
+
+    @torch.compile
+    def step(lambd):
+        label_loss = F.cross_entropy(model(src, lambd)[0], y)
+        loss = label_loss + F.cross_entropy(model(both, lambd)[1], domain)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(label_loss.item())
+        return label_loss
+
+    losses = []
+    for i in range(steps):
+        lambd = min(1.0, 2.0 * i / steps) if reverse else 0.0   # the usual ramp
+        losses.append(step(torch.tensor(lambd)).item())
     return model, losses
 
 
 @torch.no_grad()
 def evaluate(model, src, tgt, y):
-    label_tgt = (model(tgt, 0.0)[0].argmax(1) == y).float().mean().item()
-    _, d = model(torch.cat([src, tgt]), 0.0)
+    zero = torch.tensor(0.0)
+    label_tgt = (model(tgt, zero)[0].argmax(1) == y).float().mean().item()
+    _, d = model(torch.cat([src, tgt]), zero)
     truth = torch.cat([torch.zeros(len(src)), torch.ones(len(tgt))])
     domain_acc = (d.argmax(1).float() == truth).float().mean().item()
     return label_tgt, domain_acc
