@@ -22,6 +22,9 @@ import hookgrad.nn as nn
 import hookgrad.nn.functional as F
 
 
+LR = 0.3
+
+
 class GradReverse(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lambd):
@@ -63,12 +66,13 @@ class DANN(nn.Module):
 
 def train(src, tgt, y, steps, reverse, seed=0):
     """Train a DANN; ``reverse=False`` trains the same network with lambda = 0 (the domain
-    classifier learns, the features ignore it). The step is compiled by
-    ``hookgrad.compile``, the reversal layer included; lambda is a Tensor so that its
-    schedule does not compile a new program per value."""
+    classifier learns, the features ignore it). Plain SGD keeps no state, so the step,
+    compiled by
+    ``hookgrad.compile`` with the reversal layer, is one program; lambda is a Tensor so
+    that its schedule does not compile a new program per value."""
     torch.manual_seed(seed)
     model = DANN()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    opt = torch.optim.SGD(model.parameters(), lr=LR)   # stateless: one compiled program
     both = torch.cat([src, tgt])
     domain = torch.cat([torch.zeros(len(src), dtype=torch.long),
                         torch.ones(len(tgt), dtype=torch.long)])

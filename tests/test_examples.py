@@ -30,7 +30,7 @@ def falls(losses, k=3):
 
 
 def test_grad_cam_heat_is_highest_in_the_planted_square(tmp_path):
-    res = load("grad_cam").main(steps=60, out=str(tmp_path / "cam.png"), verbose=False)
+    res = load("grad_cam").main(steps=40, out=str(tmp_path / "cam.png"), verbose=False)
     assert falls(res["losses"])
     cam, mask = res["cam"], res["mask"]
     assert cam.shape == (16, 16) and abs(cam.max() - 1.0) < 1e-4 and cam.min() >= 0.0
@@ -42,7 +42,7 @@ def test_grad_cam_heat_is_highest_in_the_planted_square(tmp_path):
 
 def test_activation_patching_finds_the_planted_layer(tmp_path):
     mod = load("activation_patching")
-    res = mod.main(steps=120, out=str(tmp_path / "patch.png"), verbose=False)
+    res = mod.main(steps=70, out=str(tmp_path / "patch.png"), verbose=False)
     assert falls(res["losses"])
     assert res["found_layer"] == mod.PLANTED
     grid, last = res["restored"], mod.SEQ - 1
@@ -95,7 +95,9 @@ def test_gradient_reversal_flips_the_gradient_and_hides_the_domain():
     rows = mod.main(steps=300, verbose=False)
     for r in rows.values():
         assert falls(r["losses"])
-    assert rows["with reversal"]["domain_acc"] < rows["without"]["domain_acc"] - 0.15
+    with_, without = rows["with reversal"], rows["without"]
+    assert with_["domain_acc"] < without["domain_acc"] - 0.15   # the domains look alike
+    assert with_["target_acc"] > without["target_acc"] + 0.05   # and the target gains
 
 
 def test_dp_sgd_hooks_and_vmap_agree():

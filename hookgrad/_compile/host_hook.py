@@ -46,7 +46,7 @@ def _user_frames(e):
     JAX's note about hidden frames: what is left is the user's step and hook."""
     import os
     import types
-    skip = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    skip = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
             os.path.dirname(os.path.abspath(jax.__file__)) + os.sep)
     frames = []
     tb = e.__traceback__
