@@ -119,3 +119,28 @@ def test_plots_skipped_with_a_message_without_matplotlib(tmp_path, monkeypatch, 
     _plots(Args, {}, None, None)
     assert "skipped, matplotlib is not installed" in capsys.readouterr().out
     assert not os.path.exists(tmp_path / "p")
+
+
+def test_traced_value_error_says_what_to_do_and_shows_the_users_frames():
+    import traceback
+    import hookgrad.nn as nn
+    m = nn.Linear(3, 1)
+    norms = []
+    m.weight.register_hook(lambda g: norms.append(g.norm().item()))
+
+    @hookgrad.compile
+    def step(x):
+        m(x).sum().backward()
+
+    with pytest.raises(hookgrad.compile.TracedValueError) as e:
+        step(hookgrad.randn(2, 3))
+    first = str(e.value).splitlines()[0]
+    assert first == (".item() inside a hookgrad.compile step: mark the hook that reads the "
+                     "value @hookgrad.compile.host_hook, or move the read outside the step.")
+    text = "".join(traceback.format_exception(e.value))
+    assert "JAX_TRACEBACK_FILTERING" not in text and "jax/_src" not in text
+    files = [f.filename for f in traceback.extract_tb(e.value.__traceback__)]
+    assert files[-1] == __file__                      # the hook that called .item()
+    pkg = os.path.dirname(hookgrad.__file__)
+    assert sum(f.startswith(pkg) for f in files) <= 1   # at most compile's own raise
+    assert "hookgrad.compile.TracedValueError" in text

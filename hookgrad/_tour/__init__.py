@@ -1,6 +1,7 @@
 """The tour behind ``python -m hookgrad`` (``hookgrad/__main__.py`` parses the options)."""
 import os
 import sys
+import warnings
 
 import jax
 
@@ -56,6 +57,22 @@ def tour(args):
     """Run the tour for the parsed ``args``; returns what it measured (for the tests)."""
     device = _device(args.device)
     print(_header(device), flush=True)
+    with warnings.catch_warnings():
+        quiet_first_layer_warning()
+        model, inst, step, loader, test = _setup(args, device)
+        out = {"losses": {}, "ms": {}, "first_s": {}, "accuracy": {}}
+        timer = _train(args, device, model, inst, step, loader, test, out)
+        print("\nper module (last 20 steps; times from ModTracker in eager mode):")
+        print(report.module_table(model, inst.summary(), timer))
+        if len(out["ms"]) == 2:
+            _print_speedup(out)
+        cam_example = _grad_cam(model, inst, *test, out)
+    _plots(args, out, inst, cam_example)
+    _where_next()
+    return out
+
+
+def _setup(args, device):
     n_train, n_test = (640, 192) if args.quick else (3000, 512)
     x, y, masks = make_shapes(n_train + n_test, seed=args.seed)
     print(f"data: {n_train} training + {n_test} test pictures of shapes "
@@ -63,20 +80,22 @@ def tour(args):
     torch.manual_seed(args.seed)
     model = ShapesCNN().to(device)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    quiet_first_layer_warning()
     inst = Instruments(model, clip=1.0)
     loader = DataLoader(TensorDataset(torch.from_numpy(x[:n_train]), torch.from_numpy(y[:n_train])),
                         batch_size=64, shuffle=True, drop_last=True)
-    x_test = torch.from_numpy(x[n_train:]).to(device)
-    y_test = torch.from_numpy(y[n_train:]).to(device)
+    test = (torch.from_numpy(x[n_train:]).to(device), torch.from_numpy(y[n_train:]).to(device),
+            masks[n_train:])
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {type(model).__name__}, {n_params:,} parameters, Adam, batches of 64 from "
           "hookgrad.utils.data.DataLoader\nhooks: a gradient-norm logger on every module "
           "(register_full_backward_hook), activation\n       statistics of every ReLU "
           "(register_forward_hook), gradient clipping to +-1 on every parameter\n       "
           "(Tensor.register_hook), ModTracker timing each module's forward and backward")
-    step = make_step(model, opt)
-    out = {"losses": {}, "ms": {}, "first_s": {}, "accuracy": {}}
+    return model, inst, make_step(model, opt), loader, test
+
+
+def _train(args, device, model, inst, step, loader, test, out):
+    """The eager and/or compiled phases; returns the module timer (None without eager)."""
     timer = None
     if args.mode in ("eager", "both"):
         timed = min(20, args.steps // 4)
@@ -84,28 +103,25 @@ def tour(args):
               "the first time it runs;\n       later steps reuse those kernels.", flush=True)
         timer = ModuleTimer(model)
         _record(out, "eager", _phase("eager", step, loader, args, device, timer, timed),
-                accuracy(model, inst, x_test, y_test))
+                accuracy(model, inst, *test[:2]))
         _print_phase(out, "eager", f"{timed} steps timed per module with ModTracker")
     if args.mode in ("compiled", "both"):
         print("\ncompiled: hookgrad.compile traces the same step once (forward, backward, the "
               "hooks above, Adam) into one\n          XLA program; the first call pays for "
               "tracing and compiling it, later calls run it.", flush=True)
         _record(out, "compiled", _phase("compiled", torch.compile(step), loader, args, device,
-                                        None, 0), accuracy(model, inst, x_test, y_test))
+                                        None, 0), accuracy(model, inst, *test[:2]))
         _print_phase(out, "compiled", "the hooks ran inside the program; their statistics "
                      "came back to the host")
-    print("\nper module (last 20 steps; times from ModTracker in eager mode):")
-    print(report.module_table(model, inst.summary(), timer))
-    if len(out["ms"]) == 2:
-        (eager, eager_best), (comp, comp_best) = out["ms"]["eager"], out["ms"]["compiled"]
-        out["speedup"] = eager / comp
-        print(f"\nspeed-up of hookgrad.compile over eager, same step and hooks: "
-              f"{out['speedup']:.1f}x per step (median {eager:.1f} -> {comp:.1f} ms; "
-              f"best step {eager_best:.1f} -> {comp_best:.1f} ms, {eager_best / comp_best:.1f}x)")
-    cam_example = _grad_cam(model, inst, x_test, y_test, masks[n_train:], out)
-    _plots(args, out, inst, cam_example)
-    _where_next()
-    return out
+    return timer
+
+
+def _print_speedup(out):
+    (eager, eager_best), (comp, comp_best) = out["ms"]["eager"], out["ms"]["compiled"]
+    out["speedup"] = eager / comp
+    print(f"\nspeed-up of hookgrad.compile over eager, same step and hooks: "
+          f"{out['speedup']:.1f}x per step (median {eager:.1f} -> {comp:.1f} ms; "
+          f"best step {eager_best:.1f} -> {comp_best:.1f} ms, {eager_best / comp_best:.1f}x)")
 
 
 def _record(out, mode, phase, acc):

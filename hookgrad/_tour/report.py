@@ -4,7 +4,6 @@ import os
 
 import numpy as np
 
-import hookgrad as torch
 import hookgrad.nn.functional as F
 
 
