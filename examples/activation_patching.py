@@ -135,7 +135,8 @@ def save_png(path, restored):
         return None
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     im = ax.imshow(restored, cmap="RdBu", vmin=-1, vmax=1)
-    ax.set(xticks=range(SEQ), yticks=range(len(restored)), yticklabels=hook_names(),
+    labels = ["embedding"] + [f"after block {i}" for i in range(LAYERS)]
+    ax.set(xticks=range(SEQ), yticks=range(len(restored)), yticklabels=labels,
            xlabel="position", title="fraction of the logit difference restored")
     fig.colorbar(im, ax=ax)
     fig.tight_layout()
