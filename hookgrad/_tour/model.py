@@ -69,10 +69,6 @@ class Instruments:
         if self.recording:
             getattr(self, table)[name].append(value)   # concrete: read later, no sync now
 
-    def remove(self):
-        for h in self.handles:
-            h.remove()
-
     def summary(self, last=20):
         """Per module: mean |grad_output|, activation mean and dead fraction over the
         ``last`` steps recorded."""
