@@ -41,15 +41,10 @@ def net_class(L):
     return Net
 
 
-@functools.lru_cache(maxsize=None)
-def _hg_net_class():
-    return net_class(hg)
-
-
 def make(L=hg):
     """A fresh net and its batch: the same values in both libraries."""
     hg.manual_seed(0)
-    net = _hg_net_class()()
+    net = net_class(hg)()
     x, y = hg.randn(BATCH, 3), hg.randn(BATCH, 2)
     if L is hg:
         return net, x, y

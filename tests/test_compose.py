@@ -166,6 +166,7 @@ def _penalty_step(m, create_graph_via):
     return step
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 @pytest.mark.parametrize("via", ["backward", "autograd.grad"])
 def test_create_graph_inside_compile(via):
     # create_graph=True inside hookgrad.compile: the double backward is traced with the rest
