@@ -5,8 +5,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ..autograd import grad_mode
-from ..autograd.grad_mode import enable_grad
+from .._autograd import grad_mode
+from .._autograd.grad_mode import enable_grad
 from ._transform import _write_param
 from .optimizer import Optimizer, _to_tensor
 

@@ -31,8 +31,8 @@ import optax
 
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from ..autograd.grad_mode import enable_grad
+from .._autograd import grad_mode
+from .._autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, _to_tensor
 
 

@@ -71,7 +71,7 @@ import numpy as np
 
 from .._dtype import legacy_type_name
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from .._autograd import grad_mode
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
