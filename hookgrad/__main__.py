@@ -9,7 +9,7 @@ import argparse
 
 _EPILOG = """examples:
   python -m hookgrad                     eager then compiled, about a minute on 2 cores
-  python -m hookgrad --quick             the same in a few seconds of training
+  python -m hookgrad --quick             40 steps per mode: mostly the one-time compilation
   python -m hookgrad --plot plots        also write plots/loss.png, grad_norms.png, grad_cam.png
 """
 
@@ -29,7 +29,7 @@ def parse_args(argv=None):
                    help="write PNGs (loss curve, per-layer gradient norms, Grad-CAM) to DIR; "
                         "needs matplotlib")
     p.add_argument("--quick", action="store_true",
-                   help="a small dataset and few steps: a run of seconds (used by the tests)")
+                   help="a small dataset and 40 steps per mode (what the tests run)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="where to train: cuda when a GPU is present and 'auto' (default)")
     p.add_argument("--seed", type=int, default=0, help="seed of the data and the model")
