@@ -7,7 +7,7 @@ Ports the two PyTorch ways to get per-example gradients for differentially priva
    input, a full backward pre-hook its ``grad_output``; one backward of the summed loss gives
    every example's weight gradient as an outer product;
 2. ``torch.func`` style: ``functional_call`` + ``grad`` + ``vmap`` over the examples
-   (hookgrad.func + jax.vmap).
+   (hookgrad.func + jax.vmap, under jax.jit).
 
 Each example's gradient is clipped to norm ``C``, the clipped gradients are summed,
 Gaussian noise of scale ``sigma * C`` is added (the same draw for both ways) and the sum is
@@ -58,17 +58,20 @@ def per_example_grads_hooks(model, x, y):
     return {k: v.numpy() for k, v in grads.items()}
 
 
-def per_example_grads_func(model, x, y):
-    """The same, as ``vmap(grad(loss of one example))`` over a functional call."""
-    params = {k: v for k, v in hookgrad.func.state(model, buffers=False).items()}
-
+def per_example_grads_func(model):
+    """The same as a function of (x, y): ``vmap(grad(loss of one example))`` over a
+    functional call of ``model``, compiled once by ``jax.jit``."""
     def loss_one(params, xi, yi):
         out = hookgrad.func.functional_call(model, params, (xi[None],))
         return -jax.nn.log_softmax(out)[0, yi]
 
-    grads = jax.vmap(jax.grad(loss_one), in_axes=(None, 0, 0))(
-        params, jnp.asarray(x.numpy()), jnp.asarray(y.numpy()))
-    return {k: np.asarray(v) for k, v in grads.items()}
+    per_example = jax.jit(jax.vmap(jax.grad(loss_one), in_axes=(None, 0, 0)))
+
+    def grads(x, y):
+        params = hookgrad.func.state(model, buffers=False)
+        g = per_example(params, jnp.asarray(x.numpy()), jnp.asarray(y.numpy()))
+        return {k: np.asarray(v) for k, v in g.items()}
+    return grads
 
 
 def privatize(grads, noise):
@@ -86,12 +89,13 @@ def main(steps=30, verbose=True, batch=32):
     x = torch.from_numpy(rng.standard_normal((512, 10)).astype(np.float32))
     y = (x[:, 0] + 0.5 * x[:, 1] > 0).long()
     model = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 2))
+    by_func_of = per_example_grads_func(model)
     losses, gaps = [], []
     for step in range(steps):
         i = (step * batch) % (len(x) - batch)
         xb, yb = x[i:i + batch], y[i:i + batch]
         by_hooks = per_example_grads_hooks(model, xb, yb)
-        by_func = per_example_grads_func(model, xb, yb)
+        by_func = by_func_of(xb, yb)
         noise = {k: rng.standard_normal(v.shape[1:]).astype(np.float32)
                  for k, v in by_hooks.items()}
         a, b = privatize(by_hooks, noise), privatize(by_func, noise)
