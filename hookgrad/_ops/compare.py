@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import _torch_kind, apply
-from .registry import defop, register
+from .registry import defop, export
 
 ISCLOSE = defop("isclose", lambda a, b, rtol, atol, equal_nan: jnp.isclose(
     a, b, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
@@ -22,6 +22,7 @@ def _check_other(name, other):
                         f"{type(other).__name__}")
 
 
+@export
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)``: elementwise
     ``|input - other| <= atol + rtol * |other|`` (broadcast), as a bool tensor.
@@ -42,6 +43,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                                            "equal_nan": bool(equal_nan)})
 
 
+@export
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool``: whether
     :func:`isclose` holds everywhere (eager only: it returns a Python bool).
@@ -53,6 +55,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
+@export
 def equal(input, other):
     """``equal(input, other) -> bool``: True if both have the same size and elements
     (False on a shape mismatch; NaN equals nothing). Eager only: it returns a Python bool.
@@ -63,5 +66,3 @@ def equal(input, other):
     return bool(apply(EQUAL, (input, other)))
 
 
-for _f in (isclose, allclose, equal):
-    register(_f)

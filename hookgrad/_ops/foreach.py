@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import ALL, apply
-from .registry import METHODS, defop, register
+from .registry import METHODS, defop, export
 
 _UNARY = {
     # name: (jnp function, PyTorch's node name)
@@ -161,14 +161,14 @@ def _outplace_binary(name, ops):
 
 for _name, (_fn, _node) in _UNARY.items():
     _op = defop(f"foreach_{_name}", _unary_fwd(_fn), _node, () if _name in _LINEAR else ALL)
-    register(_outplace_unary(_name, _op), f"_foreach_{_name}", method=False)
+    export(_outplace_unary(_name, _op), name=f"_foreach_{_name}", method=False)
     if _name + "_" in METHODS:
-        register(_inplace(_name), f"_foreach_{_name}_", method=False)
+        export(_inplace(_name), name=f"_foreach_{_name}_", method=False)
 
 for _name, (_fn, _nodes) in _BINARY.items():
     _ops = (defop(f"foreach_{_name}.Scalar", _scalar_fwd(_fn), _nodes[0]),
             defop(f"foreach_{_name}.List", _lists_fwd(_fn), _nodes[1]),
             defop(f"foreach_{_name}.ScalarList", _scalars_fwd(_fn), _nodes[2]))
-    register(_outplace_binary(_name, _ops), f"_foreach_{_name}", method=False)
+    export(_outplace_binary(_name, _ops), name=f"_foreach_{_name}", method=False)
     if _name + "_" in METHODS:
-        register(_inplace(_name), f"_foreach_{_name}_", method=False)
+        export(_inplace(_name), name=f"_foreach_{_name}_", method=False)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import Op, apply
-from .registry import defop, register, to_tensor_like
+from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
@@ -168,6 +168,7 @@ def _unsqueeze(x, dim):
     return apply(UNSQUEEZE, (x,), {"dim": dim})
 
 
+@export
 def select(input, dim, index):
     """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
     return _select(input, wrap_dim(dim, input.ndim), int(index))
@@ -203,6 +204,7 @@ INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
     {1: (2,)}, nondiff=(2,))
 
 
+@export(function=False)
 def __getitem__(self, idx):
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
@@ -302,6 +304,7 @@ _FILL_ALL = defop("setitem_fill", lambda x, v: jnp.full_like(x, v), "FillBackwar
                   scalar_edges=True)
 
 
+@export(function=False)
 def __setitem__(self, idx, value):
     """``x[idx] = value``: an in-place write, recorded as PyTorch records it:
     ``CopySlices`` when the index selects a part by ints/slices/None, ``IndexPutBackward0``
@@ -319,6 +322,7 @@ def __setitem__(self, idx, value):
         apply(_FILL_ALL, (self, value), out=self)
 
 
+@export
 def index_put_(self, indices, values, accumulate=False):
     """``index_put_(indices, values, accumulate=False)``: ``self[indices] = values`` (or
     ``+=`` with ``accumulate``, summing repeated indices)."""
@@ -327,6 +331,7 @@ def index_put_(self, indices, values, accumulate=False):
                 False)
 
 
+@export
 def index_put(input, indices, values, accumulate=False):
     return index_put_(input.clone(), indices, values, accumulate)
 
@@ -338,6 +343,7 @@ def _index_add_args(input, dim, index, source, alpha):
     return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
 
 
+@export
 def index_add(input, dim, index, source, *, alpha=1):
     """``index_add(input, dim, index, source, *, alpha=1)``: ``alpha * source`` added into
     a copy of ``input`` at the entries ``index`` of ``dim`` (repeats accumulate)."""
@@ -345,14 +351,9 @@ def index_add(input, dim, index, source, *, alpha=1):
     return apply(INDEX_ADD, args, st)
 
 
+@export(function=False)
 def index_add_(self, dim, index, source, *, alpha=1):
     args, st = _index_add_args(self, dim, index, source, alpha)
     return apply(INDEX_ADD, args, st, out=self)
 
 
-register(index_add)
-register(select)
-register(index_put_, method=False)
-register(index_put)
-for _f in (__getitem__, __setitem__, index_put_, index_add_):
-    register(_f, function=False)

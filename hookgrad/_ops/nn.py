@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from .dispatch import apply
 from .linalg import check_linear
 from .reduction import LOG_SOFTMAX, SOFTMAX
-from .registry import defop, register
+from .registry import defop, export
 
 
 def _linear(x, w, b=None):
@@ -40,6 +40,7 @@ LINEAR_NOBIAS_ND = defop("linear_nobias_nd", _linear, "UnsafeViewBackward0", {0:
 LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0")
 
 
+@export(method=False)
 def linear(input, weight, bias=None):
     """``y = x W^T + b``.
 
@@ -55,6 +56,7 @@ def linear(input, weight, bias=None):
     return apply(op, (input, weight, bias))
 
 
+@export(method=False)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalizes over the trailing ``normalized_shape`` dims (biased variance).
 
@@ -139,6 +141,7 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
 
 
+@export(method=False)
 def gelu(input, approximate="none"):
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
     if approximate not in ("none", "tanh"):
@@ -146,6 +149,7 @@ def gelu(input, approximate="none"):
     return _act("gelu", input, approximate=approximate)
 
 
+@export(method=False)
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
     return _act("silu", input, inplace)
@@ -160,10 +164,12 @@ def elu(input, alpha=1.0, inplace=False):
     return _act("elu", input, inplace, alpha=float(alpha))
 
 
+@export(method=False)
 def selu(input, inplace=False):
     return _act("selu", input, inplace)
 
 
+@export(method=False)
 def celu(input, alpha=1.0, inplace=False):
     return _act("celu", input, inplace, alpha=float(alpha))
 
@@ -207,10 +213,12 @@ def softshrink(input, lambd=0.5):
     return _act("softshrink", input, lambd=float(lambd))
 
 
+@export
 def hardshrink(input, lambd=0.5):
     return _act("hardshrink", input, lambd=float(lambd))
 
 
+@export(method=False)
 def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
     return _act("threshold", input, inplace, threshold=float(threshold), value=float(value))
@@ -235,6 +243,7 @@ def glu(input, dim=-1):
     return _act("glu", input, dim=d)
 
 
+@export
 def prelu(input, weight):
     """``max(0, x) + weight * min(0, x)``, ``weight`` per channel (dim 1) or shared."""
     if weight.numel() != 1 and (input.ndim == 0 or weight.numel() !=
@@ -323,6 +332,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return res
 
 
+@export(method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine similarity of ``x1`` and ``x2`` (broadcast) along ``dim``."""
     shape = jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
@@ -333,6 +343,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return apply(COSINE_SIMILARITY, (x1, x2), {"dim": int(dim), "eps": float(eps)})
 
 
+@export(method=False)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return apply(PAIRWISE_DISTANCE, (x1, x2), {"p": float(p), "eps": float(eps),
@@ -340,8 +351,3 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 _SOFTMAX_OPS = (SOFTMAX, LOG_SOFTMAX)  # re-exported for nn.functional
-for _f in (gelu, silu, layer_norm, linear, selu, celu, threshold, cosine_similarity,
-           pairwise_distance):
-    register(_f, method=False)
-for _f in (prelu, hardshrink):
-    register(_f)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .dispatch import apply
-from .registry import defop, register
+from .registry import defop, export
 
 _DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
 
@@ -117,6 +117,7 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     return y.squeeze(0) if unbatched else y
 
 
+@export(method=False)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 1D convolution over an input signal of shape ``(N, C_in, L)``.
 
@@ -127,6 +128,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@export(method=False)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 2D convolution over an input image of shape ``(N, C_in, H, W)``.
 
@@ -143,6 +145,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@export(method=False)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 3D convolution over an input of shape ``(N, C_in, D, H, W)``."""
     return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
@@ -171,6 +174,7 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
     return y.squeeze(0) if unbatched else y
 
 
+@export(method=False)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 1D transposed convolution ("deconvolution"); ``weight`` is
@@ -179,6 +183,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              output_padding, groups, dilation)
 
 
+@export(method=False)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 2D transposed convolution; ``weight`` is ``(C_in, C_out / groups, kH, kW)``.
@@ -323,6 +328,7 @@ def _max_poolnd(nd, input, kernel_size, stride, padding, dilation, ceil_mode, re
     return apply(op, (input,), st)
 
 
+@export(method=False)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies 1D max pooling over ``(N, C, L)``; computed as a 2D pool of height 1."""
@@ -337,6 +343,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return r.squeeze(-2)
 
 
+@export(method=False)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies 2D max pooling over ``(N, C, H, W)``.
@@ -353,6 +360,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                        return_indices)
 
 
+@export(method=False)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies 3D max pooling over ``(N, C, D, H, W)``."""
@@ -404,6 +412,7 @@ class _Const:
         return self.a if dtype is None else self.a.astype(dtype)
 
 
+@export(method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     """Applies 1D average pooling over ``(N, C, L)`` (as a 2D pool of height 1)."""
@@ -450,6 +459,7 @@ def _adaptive_avg_poolnd(nd, input, output_size):
     return apply(op, (input,), {"mats": mats})
 
 
+@export(method=False)
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling over ``(N, C, L)`` to ``output_size`` bins, PyTorch's bin edges."""
     _check_pool_input(input, 1, "adaptive_avg_pool1d")
@@ -588,6 +598,3 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return y.squeeze(0) if unbatched else y
 
 
-for _f in (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d,
-           max_pool3d, avg_pool1d, adaptive_avg_pool1d):
-    register(_f, method=False)

@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dispatch import apply
 from .nn_conv import _bias_shape
-from .registry import defop, register
+from .registry import defop, export
 
 
 def _concrete(t):
@@ -179,6 +179,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return y
 
 
+@export(method=False)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization: channels split into ``num_groups`` groups normalized separately.
 
@@ -197,6 +198,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                                                      "eps": float(eps)})
 
 
+@export(method=False)
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims.
 
@@ -357,6 +359,7 @@ def _dropout_impl(input, p, training, inplace, mask_shape):
                  out=out)
 
 
+@export(method=False)
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
     (identity when ``training`` is False or ``p == 0``). Randomness from
@@ -480,5 +483,3 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                   "gqa": bool(enable_gqa)})
 
 
-for _f in (group_norm, rms_norm, dropout):
-    register(_f, method=False)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .dispatch import apply
 from .reduction import LOG_SOFTMAX
-from .registry import defop, register
+from .registry import defop, export
 
 _REDUCE = {"mean": jnp.mean, "sum": jnp.sum, "none": lambda x: x}
 
@@ -125,6 +125,7 @@ def _weighted_loss(kind, input, target, weight, reduction, param=None):
                  {"kind": kind, "reduction": reduction, "param": param})
 
 
+@export(method=False)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error, ``(input - target) ** 2`` reduced.
 
@@ -294,6 +295,7 @@ def _out_of_bounds(t, n, ignore):
     return bad.any(), (t[bad].max() if bad.any() else 0)
 
 
+@export(method=False)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
@@ -317,6 +319,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out
 
 
+@export(method=False)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """``log_softmax`` over the class dim (1, or 0 unbatched) then ``nll_loss`` (class
@@ -374,5 +377,3 @@ _SMOOTH = _per_reduction("label_smoothing_term", _smooth_term, {
     "mean": "DivBackward0", "sum": "SumBackward0", "none": "MaskedFillBackward0"})
 
 
-for _f in (mse_loss, nll_loss, cross_entropy):
-    register(_f, method=False)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from .._dtype import to_jax
 from .dispatch import OUT, apply
 from .pointwise import _abs
-from .registry import defop, inplace_of, norm_dim, register
+from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
 # NOTE: max/min over all elements split the gradient evenly among ties (JAX's rule and
@@ -105,7 +105,6 @@ LOG_SOFTMAX = defop("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim
                     lambda y, g, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
 
 
-
 def _return_type(name):
     """A ``(values, indices)`` named tuple printed as PyTorch's ``torch.return_types.<name>``."""
     base = collections.namedtuple(name, ["values", "indices"])
@@ -144,6 +143,7 @@ def _int_accumulator(input, dtype):
     return dtype
 
 
+@export
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
     summed as int64."""
@@ -155,6 +155,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
 
 
+@export
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
     dim = _dims(dim, input.ndim)
@@ -172,6 +173,7 @@ def _kind(t):
     return _torch_kind(t._data.dtype)
 
 
+@export
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """``prod(input, dim=None, keepdim=False, *, dtype=None)``."""
     dtype = _int_accumulator(input, dtype)
@@ -191,18 +193,21 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return {"dim": _dims(dim, input.ndim), "correction": correction, "keepdim": keepdim}
 
 
+@export
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``var(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): variance with Bessel's correction by default."""
     return apply(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
+@export
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``std(input, dim=None, *, correction=1, keepdim=False)``: ``sqrt(var(...))``; its
     gradient is 0 where the result is 0."""
     return apply(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
+@export(method=False)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``var_mean(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): the tuple ``(var(...), mean(...))`` over ``dim``, one node.
@@ -213,6 +218,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return apply(VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
+@export(method=False)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the tuple
     ``(std(...), mean(...))``; the std's gradient is 0 where it is 0."""
@@ -230,19 +236,19 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     return return_types[name](values, indices)
 
 
+@export
 def max(input, dim=None, keepdim=False):
     """``max(input)``: the largest element (gradient split evenly among ties);
     ``max(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple;
     ``max(input, other)``: ``maximum``."""
-    from .pointwise import BINARY_FN
-    return _extreme("max", MAX_ALL, MAX_DIM, BINARY_FN["maximum"], input, dim, keepdim)
+    return _extreme("max", MAX_ALL, MAX_DIM, FUNCTIONS["maximum"], input, dim, keepdim)
 
 
+@export
 def min(input, dim=None, keepdim=False):
     """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``,
     ``min(input, other)``: as :func:`max`."""
-    from .pointwise import BINARY_FN
-    return _extreme("min", MIN_ALL, MIN_DIM, BINARY_FN["minimum"], input, dim, keepdim)
+    return _extreme("min", MIN_ALL, MIN_DIM, FUNCTIONS["minimum"], input, dim, keepdim)
 
 
 def _amax_dims(dim, ndim):
@@ -250,40 +256,48 @@ def _amax_dims(dim, ndim):
     return None if dim == () else dim  # () reduces over every dimension
 
 
+@export
 def amax(input, dim=(), keepdim=False):
     """``amax(input, dim=(), keepdim=False)``: maxima over ``dim`` (all dims by default);
     the gradient is split evenly among ties."""
     return apply(AMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def amin(input, dim=(), keepdim=False):
     """``amin(input, dim=(), keepdim=False)``: as :func:`amax`, for minima."""
     return apply(AMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def argmax(input, dim=None, keepdim=False):
     return apply(ARGMAX, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def argmin(input, dim=None, keepdim=False):
     return apply(ARGMIN, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def logsumexp(input, dim, keepdim=False):
     return apply(LOGSUMEXP, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def cumsum(input, dim, *, dtype=None):
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     return apply(CUMSUM, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
+@export
 def cumprod(input, dim, *, dtype=None):
     x = input if dtype is None else input.to(dtype)
     return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
+@export
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
     ``dim`` (all elements by default); its gradient is 0 where the norm is 0."""
@@ -295,14 +309,17 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
 
 
+@export
 def all(input, dim=None, keepdim=False):
     return apply(ALL_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def any(input, dim=None, keepdim=False):
     return apply(ANY_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
+@export
 def count_nonzero(input, dim=None):
     return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
 
@@ -313,28 +330,21 @@ def _softmax_dim(x, dim):
     return wrap_dim(int(dim), x.ndim)
 
 
+@export
 def softmax(input, dim=None, dtype=None, _stacklevel=3):
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
+@export
 def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
-register(var_mean, method=False)
-register(std_mean, method=False)
-for _f in (sum, mean, prod, var, std, max, min, amax, amin, argmax, argmin, logsumexp, cumsum,
-           cumprod, norm, all, any, count_nonzero, softmax, log_softmax):
-    register(_f)
-
-
+@export(name="cumsum_", function=False)
 def _cumsum_(self, dim):
     return apply(CUMSUM, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
 
-
-register(_cumsum_, "cumsum_", function=False)
-del inplace_of

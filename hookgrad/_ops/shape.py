@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Size, Tensor
 from .dispatch import apply
-from .registry import defop, register, to_tensor_like
+from .registry import defop, export, to_tensor_like
 
 
 def _shape_arg(shape):
@@ -118,6 +118,7 @@ SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, non
 SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,))
 
 
+@export(function=False)
 def view(self, *shape):
     """``view(*shape)``: the same elements in a new shape (one size may be -1).
 
@@ -131,20 +132,24 @@ def view(self, *shape):
     return apply(VIEW, (self,), {"shape": shape})
 
 
+@export
 def reshape(input, *shape):
     """``reshape(input, shape)``: as :meth:`Tensor.view`."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
     return apply(RESHAPE, (input,), {"shape": shape})
 
 
+@export(function=False)
 def view_as(self, other):
     return view(self, other.shape)
 
 
+@export(function=False)
 def reshape_as(self, other):
     return reshape(self, other.shape)
 
 
+@export
 def flatten(input, start_dim=0, end_dim=-1):
     """``flatten(input, start_dim=0, end_dim=-1)``: dims ``start_dim..end_dim`` merged."""
     n = input.ndim
@@ -160,6 +165,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, new)
 
 
+@export
 def unflatten(input, dim, sizes):
     """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
@@ -174,6 +180,7 @@ def unflatten(input, dim, sizes):
     return reshape(input, shp[:d] + sizes + shp[d + 1:])
 
 
+@export
 def permute(input, *dims):
     """``permute(input, dims)``: the dimensions reordered."""
     dims = _shape_arg(dims)
@@ -187,12 +194,14 @@ def permute(input, *dims):
     return apply(PERMUTE, (input,), {"dims": dims})
 
 
+@export(aliases=("swapaxes",))
 def transpose(input, dim0, dim1):
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
     n = input.ndim
     return apply(TRANSPOSE, (input,), {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
 
 
+@export
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -207,6 +216,7 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
+@export
 def squeeze(input, dim=None):
     """``squeeze(input, dim=None)``: size-1 dimensions removed (all, or those in ``dim``,
     an int or a tuple)."""
@@ -219,6 +229,7 @@ def squeeze(input, dim=None):
     return apply(op, (input,), {"dim": dims})
 
 
+@export
 def unsqueeze(input, dim):
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
     return apply(UNSQUEEZE, (input,), {"dim": wrap_dim(dim, input.ndim + 1)})
@@ -228,6 +239,7 @@ def _kind_name(t):
     return _dtype.legacy_type_name(t._data.dtype)
 
 
+@export(function=False)
 def expand(self, *sizes):
     """``expand(*sizes)``: size-1 dimensions repeated (without copying in PyTorch; a new
     array here); -1 keeps a size, new leading dimensions may be added."""
@@ -258,15 +270,18 @@ def expanded_shape(self, sizes):
     return tuple(full)
 
 
+@export(function=False)
 def expand_as(self, other):
     return expand(self, other.shape)
 
 
+@export
 def broadcast_to(input, size):
     """``broadcast_to(input, size)``: ``input.expand(size)``."""
     return expand(input, tuple(size))
 
 
+@export(method=False)
 def broadcast_tensors(*tensors):
     """``broadcast_tensors(*tensors)``: the tensors expanded to their common shape (a tensor
     already of that shape is returned as is)."""
@@ -276,6 +291,7 @@ def broadcast_tensors(*tensors):
     return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
 
 
+@export(method=False)
 def broadcast_shapes(*shapes):
     """``broadcast_shapes(*shapes)``: the shape ``broadcast_tensors`` would give."""
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
@@ -287,6 +303,7 @@ def broadcast_shapes(*shapes):
             from None
 
 
+@export(function=False)
 def repeat(self, *sizes):
     """``repeat(*sizes)``: the tensor tiled ``sizes[i]`` times along each dimension."""
     reps = _shape_arg(sizes)
@@ -296,12 +313,14 @@ def repeat(self, *sizes):
     return apply(REPEAT, (self,), {"reps": reps})
 
 
+@export
 def flip(input, dims):
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
 
 
+@export
 def roll(input, shifts, dims=None):
     """``roll(input, shifts, dims=None)``: elements shifted circularly (flattened when
     ``dims`` is None)."""
@@ -312,14 +331,17 @@ def roll(input, shifts, dims=None):
     return apply(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
 
+@export
 def tril(input, diagonal=0):
     return apply(TRIL, (input,), {"k": diagonal})
 
 
+@export
 def triu(input, diagonal=0):
     return apply(TRIU, (input,), {"k": diagonal})
 
 
+@export
 def narrow(input, dim, start, length):
     """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
     d = wrap_dim(dim, input.ndim)
@@ -330,10 +352,12 @@ def narrow(input, dim, start, length):
     return apply(NARROW, (input,), {"dim": d, "start": start, "length": int(length)})
 
 
+@export
 def clone(input, *, memory_format=None):
     return apply(CLONE, (input,))
 
 
+@export(aliases=("concat", "concatenate"), method=False)
 def cat(tensors, dim=0):
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
@@ -356,6 +380,7 @@ def cat(tensors, dim=0):
     return apply(CAT, tuple(tensors), {"dim": d})
 
 
+@export(method=False)
 def stack(tensors, dim=0):
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
@@ -369,6 +394,7 @@ def stack(tensors, dim=0):
     return apply(STACK, tuple(tensors), {"dim": wrap_dim(dim, tensors[0].ndim + 1)})
 
 
+@export
 def split(tensor, split_size_or_sections, dim=0):
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
@@ -393,6 +419,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return out if isinstance(out, tuple) else (out,)
 
 
+@export
 def chunk(input, chunks, dim=0):
     """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
     if chunks <= 0:
@@ -402,6 +429,7 @@ def chunk(input, chunks, dim=0):
     return split(input, builtins.max(size, 1), dim)
 
 
+@export
 def unbind(input, dim=0):
     """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
     out = apply(UNBIND, (input,), {"dim": wrap_dim(dim, input.ndim)})
@@ -415,12 +443,14 @@ def _check_index(name, index):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {kind}")
 
 
+@export
 def gather(input, dim, index, *, sparse_grad=False):
     """``gather(input, dim, index)``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
     _check_index("gather", index)
     return apply(GATHER, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
+@export
 def index_select(input, dim, index):
     """``index_select(input, dim, index)``: the entries ``index`` (1-d) of ``dim``."""
     _check_index("index_select", index)
@@ -429,12 +459,14 @@ def index_select(input, dim, index):
     return apply(INDEX_SELECT, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
+@export
 def take(input, index):
     """``take(input, index)``: elements of the flattened input at ``index``."""
     _check_index("take", index)
     return apply(TAKE, (input, index))
 
 
+@export
 def scatter_add(input, dim, index, src):
     """``scatter_add(input, dim, index, src)``: ``src`` added into a copy of ``input`` at
     ``index`` along ``dim``."""
@@ -449,22 +481,26 @@ def _scatter_args(input, dim, index, src, value):
     return op, (input, index, to_tensor_like(src)), {"dim": wrap_dim(dim, input.ndim)}
 
 
+@export
 def scatter(input, dim, index, src=None, value=None):
     """``scatter(input, dim, index, src)`` / ``scatter(input, dim, index, value=v)``."""
     op, args, st = _scatter_args(input, dim, index, src, value)
     return apply(op, args, st)
 
 
+@export(name="scatter_add_", function=False)
 def _scatter_add_(self, dim, index, src):
     _check_index("scatter_add", index)
     return apply(SCATTER_ADD, (self, index, src), {"dim": wrap_dim(dim, self.ndim)}, out=self)
 
 
+@export(name="scatter_", function=False)
 def _scatter_(self, dim, index, src=None, value=None):
     op, args, st = _scatter_args(self, dim, index, src, value)
     return apply(op, args, st, out=self)
 
 
+@export(function=False)
 def contiguous(self, memory_format=None):
     return self
 
@@ -500,6 +536,7 @@ def _to_args(args, kwargs):
     return dtype, device, copy
 
 
+@export(function=False)
 def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``non_blocking``, ``copy``.
 
@@ -543,17 +580,20 @@ def _cast(dt):
     return method
 
 
+@export(function=False)
 def cpu(self, memory_format=None):
     """This tensor on the CPU (``self`` when it is already there)."""
     return to(self, "cpu")
 
 
+@export(function=False)
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     """This tensor on the current GPU, or on ``device`` (an index, ``'cuda:1'``, a device)."""
     from .._device import cuda_target
     return to(self, cuda_target(device))
 
 
+@export
 def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements (data-dependent shape: eager only)."""
     idx = np.nonzero(np.asarray(input._data))
@@ -562,6 +602,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._wrap(jnp.asarray(np.stack(idx, axis=1)))
 
 
+@export
 def masked_select(input, mask):
     """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
     is True (data-dependent shape: eager only)."""
@@ -573,41 +614,25 @@ def masked_select(input, mask):
     return apply(MASKED_SELECT, (input, idx), {"shape": b})
 
 
-for _f in (reshape, flatten, unflatten, permute, transpose, t, squeeze, unsqueeze, broadcast_to,
-           flip, roll, tril, triu, narrow, clone, split, chunk, unbind, gather, index_select,
-           take, scatter_add, scatter, nonzero, masked_select):
-    register(_f)
-register(broadcast_tensors, method=False)
-register(broadcast_shapes, method=False)
-for _f in (cat, stack):
-    register(_f, method=False)
-register(cat, "concat", method=False)
-register(cat, "concatenate", method=False)
-for _f in (view, view_as, reshape_as, expand, expand_as, repeat, contiguous, to, cpu, cuda):
-    register(_f, function=False)
-register(transpose, "swapaxes")
-register(_scatter_add_, "scatter_add_", function=False)
-register(_scatter_, "scatter_", function=False)
 for _name, _dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
                    ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
                    ("bool", "bool"), ("short", "int16"), ("byte", "uint8")):
     from .. import _dtype as _d
-    register(_cast(getattr(_d, _dt)), _name, function=False)
+    export(_cast(getattr(_d, _dt)), name=_name, function=False)
 TENSOR_PROPERTIES = {"T": _T, "mT": _mT}
 
 
+@export(name="tril_", function=False)
 def _inplace_tril(self, diagonal=0):
     return apply(TRIL, (self,), {"k": diagonal}, out=self)
 
 
+@export(name="triu_", function=False)
 def _inplace_triu(self, diagonal=0):
     return apply(TRIU, (self,), {"k": diagonal}, out=self)
 
 
-register(_inplace_tril, "tril_", function=False)
-register(_inplace_triu, "triu_", function=False)
-
-
+@export(aliases=("moveaxis",))
 def movedim(input, source, destination):
     """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
     keeping their order."""
@@ -626,8 +651,6 @@ def movedim(input, source, destination):
     return permute(input, perm)
 
 
-register(movedim)
-register(movedim, "moveaxis")
 from . import indexing  # noqa: E402,F401 - x[idx], x[idx] = v (uses wrap_dim above)
 
 
@@ -667,6 +690,7 @@ def _repeat_total(repeats, output_size):
     return total
 
 
+@export
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """``repeat_interleave(input, repeats, dim=None, *, output_size=None)``: each element
     (slice along ``dim``; of the flattened input when ``dim`` is None) repeated ``repeats``
@@ -709,13 +733,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return apply(REPEAT_INTERLEAVE, (input,), {"repeats": int(repeats), "dim": d})
 
 
+@export
 def split_with_sizes(input, split_sizes, dim=0):
     """``split_with_sizes(input, split_sizes, dim=0)``: :func:`split` with a list of sizes."""
     return split(input, list(split_sizes), dim)
-
-
-register(repeat_interleave)
-register(split_with_sizes)
 
 
 # --------------------------------------------------------------------------- layout queries
@@ -740,6 +761,7 @@ def _parse_type(s):
     raise ValueError(f"invalid type: {s!r}")
 
 
+@export(name="type", function=False)
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     """``type(dtype=None, non_blocking=False)``: without ``dtype``, the type name as
     PyTorch spells it (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``, ...);
@@ -762,6 +784,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return out if device is None else to(out, device)
 
 
+@export(function=False)
 def stride(self, dim=None):
     """``stride(dim=None)``: the strides of a fresh C-contiguous tensor of this shape, as
     PyTorch gives them (hookgrad tensors have no other layout)."""
@@ -773,14 +796,12 @@ def stride(self, dim=None):
     return strides if dim is None else strides[wrap_dim(dim, self.ndim)]
 
 
+@export(function=False)
 def storage_offset(self):
     """``storage_offset()``: 0 (every tensor owns its array)."""
     return 0
 
 
-register(_type, "type", function=False)
-register(stride, function=False)
-register(storage_offset, function=False)
 TENSOR_PROPERTIES.update({
     "itemsize": lambda self: self.element_size(),
     "nbytes": lambda self: self.numel() * self.element_size(),
@@ -797,6 +818,7 @@ def _replace_data(self, arr):
     return self
 
 
+@export(function=False)
 def set_(self, source=None):
     """``set_(source=None)``: make this tensor hold ``source``'s value (shape, dtype, data);
     with no argument, an empty tensor. In place: the version counter goes up.
@@ -846,6 +868,7 @@ def _sizes(args, name):
     return tuple(int(s) for s in sizes)
 
 
+@export(function=False)
 def resize_(self, *sizes, memory_format=None):
     """``resize_(*sizes)``: give this tensor the shape ``sizes``, keeping its first elements
     in row-major order. New elements are zeros (PyTorch leaves them uninitialized). The
@@ -868,11 +891,9 @@ def resize_(self, *sizes, memory_format=None):
     return _replace_data(self, flat[:n].reshape(shape))
 
 
+@export(function=False)
 def resize_as_(self, the_template, memory_format=None):
     """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
     return resize_(self, tuple(the_template.shape))
 
 
-register(set_, function=False)
-register(resize_, function=False)
-register(resize_as_, function=False)

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from .dispatch import apply
 from .reduction import _return_type, return_types
-from .registry import defop, register
+from .registry import defop, export
 from .shape import wrap_dim
 
 # NOTE: ties. sort/argsort order ties as PyTorch's CPU sort does (stably, NaN largest).
@@ -96,6 +96,7 @@ def _select(op, input, idx, dim, keepdim=True):
     return values, idx
 
 
+@export
 def sort(input, dim=-1, descending=False, *, stable=None):
     """``sort(input, dim=-1, descending=False, *, stable=False)``: a ``(values, indices)``
     named tuple, sorted along ``dim``; ties keep their order, NaN sorts as the largest.
@@ -111,6 +112,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):
     return return_types["sort"](values, idx)
 
 
+@export
 def argsort(input, dim=-1, descending=False, stable=False):
     """``argsort(input, dim=-1, descending=False, stable=False)``: the indices that sort
     ``input`` along ``dim`` (always stably)."""
@@ -119,11 +121,13 @@ def argsort(input, dim=-1, descending=False, stable=False):
                                    "stop": _size(input, d)})
 
 
+@export
 def msort(input):
     """``msort(input)``: ``sort(input, dim=0).values``."""
     return sort(input, 0).values
 
 
+@export
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's name
     """``topk(input, k, dim=-1, largest=True, sorted=True)``: the ``k`` largest (smallest
     with ``largest=False``) elements along ``dim`` as a ``(values, indices)`` named tuple,
@@ -142,6 +146,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     return return_types["topk"](*_select(TOPK, input, idx, d))
 
 
+@export
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``kthvalue(input, k, dim=-1, keepdim=False)``: the ``k``-th smallest element along
     ``dim`` (``k`` from 1) and its index, as a ``(values, indices)`` named tuple."""
@@ -153,6 +158,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return return_types["kthvalue"](*_select(KTHVALUE, input, idx, d, keepdim))
 
 
+@export
 def median(input, dim=None, keepdim=False):
     """``median(input)``: the lower median of all elements (NaN if there is one; the
     gradient is split evenly among elements equal to it); ``median(input, dim,
@@ -166,5 +172,3 @@ def median(input, dim=None, keepdim=False):
     return return_types["median"](*_select(MEDIAN_DIM, input, idx, d, keepdim))
 
 
-for _f in (sort, argsort, msort, topk, kthvalue, median):
-    register(_f)
