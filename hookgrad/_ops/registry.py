@@ -122,8 +122,9 @@ class OpDef:
         names = (self.name, *self.aliases)
         _expose(fn, names, self.method, self.function)
         if self.inplace:
-            _expose(inplace_of(op, self.name), [n + "_" for n in names], True,
-                    self.inplace_function)
+            method = inplace_of(op, self.name)
+            _returns_tensor(method, fn, "self")
+            _expose(method, [n + "_" for n in names], True, self.inplace_function)
 
 
 def inplace_of(op, name):
