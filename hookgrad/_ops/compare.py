@@ -3,6 +3,8 @@
 ``allclose`` and ``equal`` return Python bools, so they need concrete values: inside
 ``hookgrad.compile`` they raise as ``bool(tensor)`` does; use ``isclose(...).all()`` there.
 """
+from __future__ import annotations
+
 import jax.numpy as jnp
 
 from .._tensor import Tensor
@@ -23,7 +25,7 @@ def _check_other(name, other):
 
 
 @export
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     """``isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)``: elementwise
     ``|input - other| <= atol + rtol * |other|`` (broadcast), as a bool tensor.
 
@@ -44,7 +46,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @export
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """``allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool``: whether
     :func:`isclose` holds everywhere (eager only: it returns a Python bool).
 
@@ -56,7 +58,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @export
-def equal(input, other):
+def equal(input, other) -> bool:
     """``equal(input, other) -> bool``: True if both have the same size and elements
     (False on a shape mismatch; NaN equals nothing). Eager only: it returns a Python bool.
     """

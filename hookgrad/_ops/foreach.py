@@ -5,6 +5,10 @@ Out of place, one op-table row per op and overload records one node for the whol
 PyTorch does. In place (``_foreach_exp_``), each tensor gets the ordinary in-place op
 (``ExpBackward0`` per tensor), as in PyTorch, and the list itself is returned.
 """
+from __future__ import annotations
+
+from typing import Sequence
+
 import jax
 import jax.numpy as jnp
 
@@ -83,7 +87,7 @@ def _check_list(tensors, fname, arg="self", pos=1):
 def _outplace_unary(name, op):
     fname = f"_foreach_{name}"
 
-    def fn(self):
+    def fn(self) -> tuple[Tensor, ...]:
         return apply(op, tuple(_check_list(self, fname)))
     fn.__name__ = fname
     fn.__doc__ = (f"``{fname}(self)``: ``{name}`` of each Tensor of the list ``self``, as a "
@@ -95,7 +99,7 @@ def _outplace_unary(name, op):
 def _inplace(name):
     fname = f"_foreach_{name}_"
 
-    def fn(self, *args, **kwargs):
+    def fn(self, *args, **kwargs) -> Sequence[Tensor]:
         tensors = _check_list(self, fname)
         n, others = len(tensors), _per_tensor(args, len(tensors), fname)
         for i in range(n):
@@ -128,7 +132,7 @@ def _outplace_binary(name, ops):
     fname = f"_foreach_{name}"
     scalar_op, lists_op, scalars_op = ops
 
-    def fn(self, other, **kwargs):
+    def fn(self, other, **kwargs) -> tuple[Tensor, ...]:
         tensors = _check_list(self, fname)
         n = len(tensors)
         alpha = kwargs.pop("alpha", 1)

@@ -12,6 +12,8 @@ indices (tensors, lists, bools) on the result; ``AliasBackward0`` when nothing e
 recorded. (So ``x[0, :, idx]`` indexes the selected tensor, PyTorch's semantics, where
 NumPy would move the advanced dimension first.)
 """
+from __future__ import annotations
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -169,7 +171,7 @@ def _unsqueeze(x, dim):
 
 
 @export
-def select(input, dim, index):
+def select(input, dim, index) -> Tensor:
     """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
     return _select(input, wrap_dim(dim, input.ndim), int(index))
 
@@ -205,7 +207,7 @@ INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
 
 
 @export(function=False)
-def __getitem__(self, idx):
+def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
     single = not isinstance(idx, tuple)
@@ -305,7 +307,7 @@ _FILL_ALL = defop("setitem_fill", lambda x, v: jnp.full_like(x, v), "FillBackwar
 
 
 @export(function=False)
-def __setitem__(self, idx, value):
+def __setitem__(self, idx, value) -> None:
     """``x[idx] = value``: an in-place write, recorded as PyTorch records it:
     ``CopySlices`` when the index selects a part by ints/slices/None, ``IndexPutBackward0``
     for advanced indices on the whole tensor, ``FillBackward3`` / ``CopyBackwards`` when
@@ -323,7 +325,7 @@ def __setitem__(self, idx, value):
 
 
 @export
-def index_put_(self, indices, values, accumulate=False):
+def index_put_(self, indices, values, accumulate=False) -> Tensor:
     """``index_put_(indices, values, accumulate=False)``: ``self[indices] = values`` (or
     ``+=`` with ``accumulate``, summing repeated indices)."""
     template, arrays = _parse_index(tuple(indices), ints_as_arrays=True)
@@ -332,7 +334,7 @@ def index_put_(self, indices, values, accumulate=False):
 
 
 @export
-def index_put(input, indices, values, accumulate=False):
+def index_put(input, indices, values, accumulate=False) -> Tensor:
     return index_put_(input.clone(), indices, values, accumulate)
 
 
@@ -344,7 +346,7 @@ def _index_add_args(input, dim, index, source, alpha):
 
 
 @export
-def index_add(input, dim, index, source, *, alpha=1):
+def index_add(input, dim, index, source, *, alpha=1) -> Tensor:
     """``index_add(input, dim, index, source, *, alpha=1)``: ``alpha * source`` added into
     a copy of ``input`` at the entries ``index`` of ``dim`` (repeats accumulate)."""
     args, st = _index_add_args(input, dim, index, source, alpha)
@@ -352,7 +354,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 @export(function=False)
-def index_add_(self, dim, index, source, *, alpha=1):
+def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
     args, st = _index_add_args(self, dim, index, source, alpha)
     return apply(INDEX_ADD, args, st, out=self)
 

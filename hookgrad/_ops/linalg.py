@@ -1,9 +1,12 @@
 """Matrix products: matmul and its named forms, einsum, outer, dot."""
+from __future__ import annotations
+
 import math
 
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .shape import expanded_shape
@@ -114,7 +117,7 @@ def check_linear(input, weight, bias):
 
 
 @export
-def matmul(input, other):
+def matmul(input, other) -> Tensor:
     """``matmul(input, other)`` (``@``): dot, matrix-vector, matrix-matrix or batched
     product by the operands' ranks, broadcasting batch dimensions.
 
@@ -139,7 +142,7 @@ ADDMM = defop("addmm", lambda c, a, b, beta, alpha: beta * c + alpha * (a @ b), 
 
 
 @export
-def mm(input, mat2):
+def mm(input, mat2) -> Tensor:
     """``mm(input, mat2)``: the product of two matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
@@ -149,7 +152,7 @@ def mm(input, mat2):
 
 
 @export
-def bmm(input, mat2):
+def bmm(input, mat2) -> Tensor:
     """``bmm(input, mat2)``: batched matrix product of ``(b, n, m)`` and ``(b, m, p)``."""
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else
@@ -162,7 +165,7 @@ def bmm(input, mat2):
 
 
 @export
-def mv(input, vec):
+def mv(input, vec) -> Tensor:
     """``mv(input, vec)``: matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
@@ -171,7 +174,7 @@ def mv(input, vec):
 
 
 @export
-def dot(input, tensor):
+def dot(input, tensor) -> Tensor:
     """``dot(input, tensor)``: inner product of two 1-d tensors."""
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
@@ -181,7 +184,7 @@ def dot(input, tensor):
 
 
 @export(aliases=("ger",))
-def outer(input, vec2):
+def outer(input, vec2) -> Tensor:
     """``outer(input, vec2)`` (alias ``ger``): ``input[:, None] * vec2``, recorded as PyTorch
     does (a view, then ``MulBackward0``)."""
     from .shape import reshape
@@ -193,7 +196,7 @@ def outer(input, vec2):
 
 
 @export
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * mat1 @ mat2``."""
     _check_addmm(input, mat1, mat2)
     return apply(ADDMM, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
@@ -214,7 +217,7 @@ def _einsum_node(eq, n_operands):
 
 
 @export(method=False)
-def einsum(equation, *operands):
+def einsum(equation, *operands) -> Tensor:
     """``einsum(equation, *operands)``: Einstein summation, e.g.
     ``einsum('bij,bjk->bik', a, b)``.
 

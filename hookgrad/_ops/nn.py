@@ -5,11 +5,14 @@ One row per op, math from jax.nn; the backward is JAX's vjp of the forward. Wher
 builds a function from several ops, the fused row carries the name of PyTorch's last node
 (``softsign`` -> ``DivBackward0``).
 """
+from __future__ import annotations
+
 import warnings
 
 import jax
 import jax.numpy as jnp
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import check_linear
 from .reduction import LOG_SOFTMAX, SOFTMAX
@@ -41,7 +44,7 @@ LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0")
 
 
 @export(method=False)
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None) -> Tensor:
     """``y = x W^T + b``.
 
     ::
@@ -57,7 +60,7 @@ def linear(input, weight, bias=None):
 
 
 @export(method=False)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
     """Normalizes over the trailing ``normalized_shape`` dims (biased variance).
 
     ::
@@ -142,7 +145,7 @@ def relu(input, inplace=False):
 
 
 @export(method=False)
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -150,7 +153,7 @@ def gelu(input, approximate="none"):
 
 
 @export(method=False)
-def silu(input, inplace=False):
+def silu(input, inplace=False) -> Tensor:
     """``x * sigmoid(x)``."""
     return _act("silu", input, inplace)
 
@@ -165,12 +168,12 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 @export(method=False)
-def selu(input, inplace=False):
+def selu(input, inplace=False) -> Tensor:
     return _act("selu", input, inplace)
 
 
 @export(method=False)
-def celu(input, alpha=1.0, inplace=False):
+def celu(input, alpha=1.0, inplace=False) -> Tensor:
     return _act("celu", input, inplace, alpha=float(alpha))
 
 
@@ -214,12 +217,12 @@ def softshrink(input, lambd=0.5):
 
 
 @export
-def hardshrink(input, lambd=0.5):
+def hardshrink(input, lambd=0.5) -> Tensor:
     return _act("hardshrink", input, lambd=float(lambd))
 
 
 @export(method=False)
-def threshold(input, threshold, value, inplace=False):
+def threshold(input, threshold, value, inplace=False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``."""
     return _act("threshold", input, inplace, threshold=float(threshold), value=float(value))
 
@@ -244,7 +247,7 @@ def glu(input, dim=-1):
 
 
 @export
-def prelu(input, weight):
+def prelu(input, weight) -> Tensor:
     """``max(0, x) + weight * min(0, x)``, ``weight`` per channel (dim 1) or shared."""
     if weight.numel() != 1 and (input.ndim == 0 or weight.numel() !=
                                 input.shape[1 if input.ndim >= 2 else 0]):
@@ -333,7 +336,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 @export(method=False)
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     """Cosine similarity of ``x1`` and ``x2`` (broadcast) along ``dim``."""
     shape = jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     if x1.shape != shape:
@@ -344,7 +347,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 @export(method=False)
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return apply(PAIRWISE_DISTANCE, (x1, x2), {"p": float(p), "eps": float(eps),
                                                "keepdim": bool(keepdim)})

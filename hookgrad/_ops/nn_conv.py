@@ -5,12 +5,15 @@ Each op is one row of the table (a pure JAX forward and PyTorch's node name); ba
 is JAX's vjp of the forward. Argument checking happens in the Python wrappers, before
 anything runs, with PyTorch's error types and wording. Layouts are PyTorch's (NC...).
 """
+from __future__ import annotations
+
 import itertools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .registry import defop, export
 
@@ -118,7 +121,7 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
 
 
 @export(method=False)
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Applies a 1D convolution over an input signal of shape ``(N, C_in, L)``.
 
     ::
@@ -129,7 +132,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 @export(method=False)
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Applies a 2D convolution over an input image of shape ``(N, C_in, H, W)``.
 
     ::
@@ -146,7 +149,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 @export(method=False)
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Applies a 3D convolution over an input of shape ``(N, C_in, D, H, W)``."""
     return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
@@ -176,7 +179,7 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
 
 @export(method=False)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+                     dilation=1) -> Tensor:
     """Applies a 1D transposed convolution ("deconvolution"); ``weight`` is
     ``(C_in, C_out / groups, kL)``."""
     return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding,
@@ -185,7 +188,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 @export(method=False)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+                     dilation=1) -> Tensor:
     """Applies a 2D transposed convolution; ``weight`` is ``(C_in, C_out / groups, kH, kW)``.
 
     ::
@@ -330,7 +333,7 @@ def _max_poolnd(nd, input, kernel_size, stride, padding, dilation, ceil_mode, re
 
 @export(method=False)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 1D max pooling over ``(N, C, L)``; computed as a 2D pool of height 1."""
     _check_pool_input(input, 1, "max_pool1d")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
@@ -345,7 +348,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 @export(method=False)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 2D max pooling over ``(N, C, H, W)``.
 
     ::
@@ -362,7 +365,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 @export(method=False)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 3D max pooling over ``(N, C, D, H, W)``."""
     return _max_poolnd(3, input, kernel_size, stride, padding, dilation, ceil_mode,
                        return_indices)
@@ -414,7 +417,7 @@ class _Const:
 
 @export(method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+               count_include_pad=True) -> Tensor:
     """Applies 1D average pooling over ``(N, C, L)`` (as a 2D pool of height 1)."""
     _check_pool_input(input, 1, "avg_pool1d")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
@@ -460,7 +463,7 @@ def _adaptive_avg_poolnd(nd, input, output_size):
 
 
 @export(method=False)
-def adaptive_avg_pool1d(input, output_size):
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
     """Average pooling over ``(N, C, L)`` to ``output_size`` bins, PyTorch's bin edges."""
     _check_pool_input(input, 1, "adaptive_avg_pool1d")
     o = output_size[0] if isinstance(output_size, (list, tuple)) else output_size

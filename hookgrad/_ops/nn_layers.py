@@ -6,6 +6,8 @@ is JAX's vjp of the forward. Argument checking happens in the Python wrappers, w
 PyTorch's error types and wording. Randomness (dropout) comes from ``hookgrad.random``:
 the key is an argument of the op, so the backward regenerates the same mask.
 """
+from __future__ import annotations
+
 import math
 
 import jax
@@ -180,7 +182,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 @export(method=False)
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
     """Group normalization: channels split into ``num_groups`` groups normalized separately.
 
     ::
@@ -199,7 +201,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 @export(method=False)
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims.
 
     ``eps=None`` uses ``finfo(input.dtype).eps``.
@@ -360,7 +362,7 @@ def _dropout_impl(input, p, training, inplace, mask_shape):
 
 
 @export(method=False)
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
     (identity when ``training`` is False or ``p == 0``). Randomness from
     ``hookgrad.random``.

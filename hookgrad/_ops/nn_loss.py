@@ -6,12 +6,15 @@ from several ops, the fused row carries the name of PyTorch's last node, one row
 reduction when that name depends on it. Value checks (targets in range, probabilities in
 [0, 1]) run eagerly and are skipped on traced arrays.
 """
+from __future__ import annotations
+
 import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import LOG_SOFTMAX
 from .registry import defop, export
@@ -126,7 +129,8 @@ def _weighted_loss(kind, input, target, weight, reduction, param=None):
 
 
 @export(method=False)
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",
+             weight=None) -> Tensor:
     """Mean squared error, ``(input - target) ** 2`` reduced.
 
     ::
@@ -297,7 +301,7 @@ def _out_of_bounds(t, n, ignore):
 
 @export(method=False)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+             reduction="mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
     (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``).
 
@@ -321,7 +325,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 @export(method=False)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+                  reduction="mean", label_smoothing=0.0) -> Tensor:
     """``log_softmax`` over the class dim (1, or 0 unbatched) then ``nll_loss`` (class
     indices) or the soft-target sum (class probabilities).
 

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import OUT, apply
-from .registry import (FUNCTIONS, OpDef, bapply, broadcast_error, defop, export, reraise,
-                       to_tensor_like, variants)
+from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
+                       reraise, to_tensor_like, variants)
 
 
 def _abs(x):
@@ -180,14 +180,14 @@ _DIV_MODES = {None: _DIV, "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}
 
 
 @variants(inplace=True)
-def add(input, other, *, alpha=1):
+def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
 
 @variants(inplace=True, aliases=("subtract",))
-def sub(input, other, *, alpha=1):
+def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
     args = (to_tensor_like(input), to_tensor_like(other))
@@ -195,7 +195,7 @@ def sub(input, other, *, alpha=1):
 
 
 @variants(inplace=True)
-def pow(input, exponent):
+def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
         op = _POW_T if isinstance(exponent, Tensor) else _POW
@@ -204,7 +204,7 @@ def pow(input, exponent):
 
 
 @variants()
-def rsub(input, other, *, alpha=1):
+def rsub(input, other, *, alpha=1) -> OpCall:
     """``rsub(input, other, *, alpha=1)``: ``other - alpha * input``."""
     if isinstance(other, Tensor):
         return _RSUB_T, (input, other), {"alpha": alpha}
@@ -226,7 +226,7 @@ def true_divide(input, other) -> Tensor:
 
 
 @variants(inplace=True, aliases=("divide",))
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None) -> OpCall:
     """``div(input, other, *, rounding_mode=None)`` (alias ``divide``): true division, or
     rounded with ``rounding_mode`` ``'trunc'`` / ``'floor'`` (whose gradient is zero)."""
     op = _DIV_MODES.get(rounding_mode) if isinstance(rounding_mode, (str, type(None))) else None
@@ -242,7 +242,7 @@ _ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decim
 
 
 @variants(inplace=True, inplace_function=True)
-def round(input, *, decimals=0):
+def round(input, *, decimals=0) -> OpCall:
     """``round(input, *, decimals=0)``: to the nearest integer (halves to even), or to
     ``decimals`` decimal places."""
     if decimals == 0:
@@ -281,7 +281,7 @@ def _no_bound():
 
 
 @variants(inplace=True, inplace_function=True, aliases=("clip",))
-def clamp(input, min=None, max=None):
+def clamp(input, min=None, max=None) -> OpCall:
     """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
 
     The gradient passes where ``min <= input <= max``; Tensor bounds get it where they are
@@ -298,7 +298,7 @@ def clamp(input, min=None, max=None):
 
 
 @variants(inplace=True, inplace_function=True)
-def clamp_min(input, min):
+def clamp_min(input, min) -> OpCall:
     """``clamp_min(input, min)``: :func:`clamp` with a lower bound only."""
     if isinstance(min, Tensor):
         return _CLAMP_MIN_T, (input, to_tensor_like(min)), None
@@ -306,7 +306,7 @@ def clamp_min(input, min):
 
 
 @variants(inplace=True, inplace_function=True)
-def clamp_max(input, max):
+def clamp_max(input, max) -> OpCall:
     """``clamp_max(input, max)``: :func:`clamp` with an upper bound only."""
     if isinstance(max, Tensor):
         return _CLAMP_MAX_T, (input, to_tensor_like(max)), None
@@ -357,7 +357,7 @@ def _kind(t):
 
 
 @variants(inplace=True)
-def masked_fill(input, mask, value):
+def masked_fill(input, mask, value) -> OpCall:
     """``masked_fill(input, mask, value)``: ``value`` where the boolean ``mask`` is True."""
     mask = to_tensor_like(mask)
     if mask.dtype.name != "bool":
@@ -372,7 +372,7 @@ def masked_fill(input, mask, value):
 
 
 @variants(inplace=True)
-def lerp(input, end, weight):
+def lerp(input, end, weight) -> OpCall:
     """``lerp(input, end, weight)``: ``input + weight * (end - input)``."""
     op = _LERP_T if isinstance(weight, Tensor) else _LERP
     return op, (input, to_tensor_like(end), to_tensor_like(weight)), None

@@ -1,10 +1,14 @@
 """Reductions and normalisations along dimensions (sum, mean, max, softmax, ...)."""
+from __future__ import annotations
+
 import collections
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from .._dtype import to_jax
+from .._tensor import Tensor
 from .dispatch import OUT, apply
 from .pointwise import _abs
 from .registry import FUNCTIONS, defop, export, norm_dim
@@ -144,7 +148,7 @@ def _int_accumulator(input, dtype):
 
 
 @export
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
     summed as int64."""
     dtype = _int_accumulator(input, dtype)
@@ -156,7 +160,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @export
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
     dim = _dims(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
@@ -174,7 +178,7 @@ def _kind(t):
 
 
 @export
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``prod(input, dim=None, keepdim=False, *, dtype=None)``."""
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
@@ -194,21 +198,22 @@ def _var_args(input, dim, unbiased, keepdim, correction):
 
 
 @export
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """``var(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): variance with Bessel's correction by default."""
     return apply(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 @export
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """``std(input, dim=None, *, correction=1, keepdim=False)``: ``sqrt(var(...))``; its
     gradient is 0 where the result is 0."""
     return apply(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 @export(method=False)
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *,
+             correction=None) -> tuple[Tensor, Tensor]:
     """``var_mean(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): the tuple ``(var(...), mean(...))`` over ``dim``, one node.
 
@@ -219,14 +224,14 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @export(method=False)
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *,
+             correction=None) -> tuple[Tensor, Tensor]:
     """``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the tuple
     ``(std(...), mean(...))``; the std's gradient is 0 where it is 0."""
     return apply(STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
-    from .._tensor import Tensor
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         return pair_fn(input, dim)
     if dim is None:
@@ -237,7 +242,7 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
 
 
 @export
-def max(input, dim=None, keepdim=False):
+def max(input, dim=None, keepdim=False) -> Any:
     """``max(input)``: the largest element (gradient split evenly among ties);
     ``max(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple;
     ``max(input, other)``: ``maximum``."""
@@ -245,7 +250,7 @@ def max(input, dim=None, keepdim=False):
 
 
 @export
-def min(input, dim=None, keepdim=False):
+def min(input, dim=None, keepdim=False) -> Any:
     """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``,
     ``min(input, other)``: as :func:`max`."""
     return _extreme("min", MIN_ALL, MIN_DIM, FUNCTIONS["minimum"], input, dim, keepdim)
@@ -257,48 +262,48 @@ def _amax_dims(dim, ndim):
 
 
 @export
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False) -> Tensor:
     """``amax(input, dim=(), keepdim=False)``: maxima over ``dim`` (all dims by default);
     the gradient is split evenly among ties."""
     return apply(AMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False) -> Tensor:
     """``amin(input, dim=(), keepdim=False)``: as :func:`amax`, for minima."""
     return apply(AMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False) -> Tensor:
     return apply(ARGMAX, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False) -> Tensor:
     return apply(ARGMIN, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False) -> Tensor:
     return apply(LOGSUMEXP, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def cumsum(input, dim, *, dtype=None):
+def cumsum(input, dim, *, dtype=None) -> Tensor:
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     return apply(CUMSUM, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
 @export
-def cumprod(input, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
     return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
 @export
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
     ``dim`` (all elements by default); its gradient is 0 where the norm is 0."""
     if p is None:
@@ -310,17 +315,17 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 @export
-def all(input, dim=None, keepdim=False):
+def all(input, dim=None, keepdim=False) -> Tensor:
     return apply(ALL_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def any(input, dim=None, keepdim=False):
+def any(input, dim=None, keepdim=False) -> Tensor:
     return apply(ANY_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
-def count_nonzero(input, dim=None):
+def count_nonzero(input, dim=None) -> Tensor:
     return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
 
 
@@ -331,20 +336,20 @@ def _softmax_dim(x, dim):
 
 
 @export
-def softmax(input, dim=None, dtype=None, _stacklevel=3):
+def softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
 @export
-def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+def log_softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
 @export(name="cumsum_", function=False)
-def _cumsum_(self, dim):
+def _cumsum_(self, dim) -> Tensor:
     return apply(CUMSUM, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
 

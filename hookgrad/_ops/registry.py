@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 import jax
 import numpy as np
@@ -34,6 +34,9 @@ def defop(name, fwd, node, save=ALL, bwd=None, **kw) -> Op:
     op = Op(name, fwd, node, save, bwd, **kw)
     OPS[name] = op
     return op
+
+
+OpCall = Tuple[Op, tuple, Optional[dict]]  # what a ``@variants`` chooser returns
 
 
 def _expose(fn, names, method, function):

@@ -4,6 +4,8 @@
 None of these keep Tensors saved except index-taking ops, which keep their (integer)
 indices: their backward needs only shapes.
 """
+from __future__ import annotations
+
 import builtins
 
 import jax
@@ -119,7 +121,7 @@ SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, 
 
 
 @export(function=False)
-def view(self, *shape):
+def view(self, *shape) -> Tensor:
     """``view(*shape)``: the same elements in a new shape (one size may be -1).
 
     hookgrad has no shared storage: the result is a new array, and in-place changes of
@@ -133,24 +135,24 @@ def view(self, *shape):
 
 
 @export
-def reshape(input, *shape):
+def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: as :meth:`Tensor.view`."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
     return apply(RESHAPE, (input,), {"shape": shape})
 
 
 @export(function=False)
-def view_as(self, other):
+def view_as(self, other) -> Tensor:
     return view(self, other.shape)
 
 
 @export(function=False)
-def reshape_as(self, other):
+def reshape_as(self, other) -> Tensor:
     return reshape(self, other.shape)
 
 
 @export
-def flatten(input, start_dim=0, end_dim=-1):
+def flatten(input, start_dim=0, end_dim=-1) -> Tensor:
     """``flatten(input, start_dim=0, end_dim=-1)``: dims ``start_dim..end_dim`` merged."""
     n = input.ndim
     if n == 0:
@@ -166,7 +168,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 @export
-def unflatten(input, dim, sizes):
+def unflatten(input, dim, sizes) -> Tensor:
     """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
     d = wrap_dim(dim, n)
@@ -181,7 +183,7 @@ def unflatten(input, dim, sizes):
 
 
 @export
-def permute(input, *dims):
+def permute(input, *dims) -> Tensor:
     """``permute(input, dims)``: the dimensions reordered."""
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
@@ -195,29 +197,29 @@ def permute(input, *dims):
 
 
 @export(aliases=("swapaxes",))
-def transpose(input, dim0, dim1):
+def transpose(input, dim0, dim1) -> Tensor:
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
     n = input.ndim
     return apply(TRANSPOSE, (input,), {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
 
 
 @export
-def t(input):
+def t(input) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return apply(T, (input,))
 
 
-def _T(self):
+def _T(self) -> Tensor:
     return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
-def _mT(self):
+def _mT(self) -> Tensor:
     return transpose(self, -2, -1)
 
 
 @export
-def squeeze(input, dim=None):
+def squeeze(input, dim=None) -> Tensor:
     """``squeeze(input, dim=None)``: size-1 dimensions removed (all, or those in ``dim``,
     an int or a tuple)."""
     if dim is None:
@@ -230,7 +232,7 @@ def squeeze(input, dim=None):
 
 
 @export
-def unsqueeze(input, dim):
+def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
     return apply(UNSQUEEZE, (input,), {"dim": wrap_dim(dim, input.ndim + 1)})
 
@@ -240,7 +242,7 @@ def _kind_name(t):
 
 
 @export(function=False)
-def expand(self, *sizes):
+def expand(self, *sizes) -> Tensor:
     """``expand(*sizes)``: size-1 dimensions repeated (without copying in PyTorch; a new
     array here); -1 keeps a size, new leading dimensions may be added."""
     return apply(EXPAND, (self,), {"shape": expanded_shape(self, _shape_arg(sizes))})
@@ -271,18 +273,18 @@ def expanded_shape(self, sizes):
 
 
 @export(function=False)
-def expand_as(self, other):
+def expand_as(self, other) -> Tensor:
     return expand(self, other.shape)
 
 
 @export
-def broadcast_to(input, size):
+def broadcast_to(input, size) -> Tensor:
     """``broadcast_to(input, size)``: ``input.expand(size)``."""
     return expand(input, tuple(size))
 
 
 @export(method=False)
-def broadcast_tensors(*tensors):
+def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
     """``broadcast_tensors(*tensors)``: the tensors expanded to their common shape (a tensor
     already of that shape is returned as is)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -292,7 +294,7 @@ def broadcast_tensors(*tensors):
 
 
 @export(method=False)
-def broadcast_shapes(*shapes):
+def broadcast_shapes(*shapes) -> Size:
     """``broadcast_shapes(*shapes)``: the shape ``broadcast_tensors`` would give."""
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     try:
@@ -304,7 +306,7 @@ def broadcast_shapes(*shapes):
 
 
 @export(function=False)
-def repeat(self, *sizes):
+def repeat(self, *sizes) -> Tensor:
     """``repeat(*sizes)``: the tensor tiled ``sizes[i]`` times along each dimension."""
     reps = _shape_arg(sizes)
     if len(reps) < self.ndim:
@@ -314,14 +316,14 @@ def repeat(self, *sizes):
 
 
 @export
-def flip(input, dims):
+def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
 
 
 @export
-def roll(input, shifts, dims=None):
+def roll(input, shifts, dims=None) -> Tensor:
     """``roll(input, shifts, dims=None)``: elements shifted circularly (flattened when
     ``dims`` is None)."""
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else int(shifts)
@@ -332,17 +334,17 @@ def roll(input, shifts, dims=None):
 
 
 @export
-def tril(input, diagonal=0):
+def tril(input, diagonal=0) -> Tensor:
     return apply(TRIL, (input,), {"k": diagonal})
 
 
 @export
-def triu(input, diagonal=0):
+def triu(input, diagonal=0) -> Tensor:
     return apply(TRIU, (input,), {"k": diagonal})
 
 
 @export
-def narrow(input, dim, start, length):
+def narrow(input, dim, start, length) -> Tensor:
     """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
     d = wrap_dim(dim, input.ndim)
     start = _dim(int(start), input.shape[d])
@@ -353,12 +355,12 @@ def narrow(input, dim, start, length):
 
 
 @export
-def clone(input, *, memory_format=None):
+def clone(input, *, memory_format=None) -> Tensor:
     return apply(CLONE, (input,))
 
 
 @export(aliases=("concat", "concatenate"), method=False)
-def cat(tensors, dim=0):
+def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
@@ -381,7 +383,7 @@ def cat(tensors, dim=0):
 
 
 @export(method=False)
-def stack(tensors, dim=0):
+def stack(tensors, dim=0) -> Tensor:
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
     if not tensors:
@@ -395,7 +397,7 @@ def stack(tensors, dim=0):
 
 
 @export
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
     d = wrap_dim(dim, tensor.ndim)
@@ -420,7 +422,7 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 @export
-def chunk(input, chunks, dim=0):
+def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
     """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -430,7 +432,7 @@ def chunk(input, chunks, dim=0):
 
 
 @export
-def unbind(input, dim=0):
+def unbind(input, dim=0) -> tuple[Tensor, ...]:
     """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
     out = apply(UNBIND, (input,), {"dim": wrap_dim(dim, input.ndim)})
     return out if isinstance(out, tuple) else (out,)
@@ -444,14 +446,14 @@ def _check_index(name, index):
 
 
 @export
-def gather(input, dim, index, *, sparse_grad=False):
+def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``gather(input, dim, index)``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
     _check_index("gather", index)
     return apply(GATHER, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
 @export
-def index_select(input, dim, index):
+def index_select(input, dim, index) -> Tensor:
     """``index_select(input, dim, index)``: the entries ``index`` (1-d) of ``dim``."""
     _check_index("index_select", index)
     if index.ndim > 1:
@@ -460,14 +462,14 @@ def index_select(input, dim, index):
 
 
 @export
-def take(input, index):
+def take(input, index) -> Tensor:
     """``take(input, index)``: elements of the flattened input at ``index``."""
     _check_index("take", index)
     return apply(TAKE, (input, index))
 
 
 @export
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim, index, src) -> Tensor:
     """``scatter_add(input, dim, index, src)``: ``src`` added into a copy of ``input`` at
     ``index`` along ``dim``."""
     _check_index("scatter_add", index)
@@ -482,26 +484,26 @@ def _scatter_args(input, dim, index, src, value):
 
 
 @export
-def scatter(input, dim, index, src=None, value=None):
+def scatter(input, dim, index, src=None, value=None) -> Tensor:
     """``scatter(input, dim, index, src)`` / ``scatter(input, dim, index, value=v)``."""
     op, args, st = _scatter_args(input, dim, index, src, value)
     return apply(op, args, st)
 
 
 @export(name="scatter_add_", function=False)
-def _scatter_add_(self, dim, index, src):
+def _scatter_add_(self, dim, index, src) -> Tensor:
     _check_index("scatter_add", index)
     return apply(SCATTER_ADD, (self, index, src), {"dim": wrap_dim(dim, self.ndim)}, out=self)
 
 
 @export(name="scatter_", function=False)
-def _scatter_(self, dim, index, src=None, value=None):
+def _scatter_(self, dim, index, src=None, value=None) -> Tensor:
     op, args, st = _scatter_args(self, dim, index, src, value)
     return apply(op, args, st, out=self)
 
 
 @export(function=False)
-def contiguous(self, memory_format=None):
+def contiguous(self, memory_format=None) -> Tensor:
     return self
 
 
@@ -537,7 +539,7 @@ def _to_args(args, kwargs):
 
 
 @export(function=False)
-def to(self, *args, **kwargs):
+def to(self, *args, **kwargs) -> Tensor:
     """``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``non_blocking``, ``copy``.
 
     Returns ``self`` when nothing changes (and ``copy=False``), else a new tensor whose
@@ -575,26 +577,26 @@ def _on(arr, jax_device):
 
 
 def _cast(dt):
-    def method(self, memory_format=None):
+    def method(self, memory_format=None) -> Tensor:
         return to(self, dt)
     return method
 
 
 @export(function=False)
-def cpu(self, memory_format=None):
+def cpu(self, memory_format=None) -> Tensor:
     """This tensor on the CPU (``self`` when it is already there)."""
     return to(self, "cpu")
 
 
 @export(function=False)
-def cuda(self, device=None, non_blocking=False, memory_format=None):
+def cuda(self, device=None, non_blocking=False, memory_format=None) -> Tensor:
     """This tensor on the current GPU, or on ``device`` (an index, ``'cuda:1'``, a device)."""
     from .._device import cuda_target
     return to(self, cuda_target(device))
 
 
 @export
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, as_tuple=False) -> Tensor | tuple[Tensor, ...]:
     """Indices of non-zero elements (data-dependent shape: eager only)."""
     idx = np.nonzero(np.asarray(input._data))
     if as_tuple:
@@ -603,7 +605,7 @@ def nonzero(input, *, as_tuple=False):
 
 
 @export
-def masked_select(input, mask):
+def masked_select(input, mask) -> Tensor:
     """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
     is True (data-dependent shape: eager only)."""
     if mask.dtype.name != "bool":
@@ -623,17 +625,17 @@ TENSOR_PROPERTIES = {"T": _T, "mT": _mT}
 
 
 @export(name="tril_", function=False)
-def _inplace_tril(self, diagonal=0):
+def _inplace_tril(self, diagonal=0) -> Tensor:
     return apply(TRIL, (self,), {"k": diagonal}, out=self)
 
 
 @export(name="triu_", function=False)
-def _inplace_triu(self, diagonal=0):
+def _inplace_triu(self, diagonal=0) -> Tensor:
     return apply(TRIU, (self,), {"k": diagonal}, out=self)
 
 
 @export(aliases=("moveaxis",))
-def movedim(input, source, destination):
+def movedim(input, source, destination) -> Tensor:
     """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
     keeping their order."""
     src = (source,) if isinstance(source, int) else tuple(source)
@@ -691,7 +693,7 @@ def _repeat_total(repeats, output_size):
 
 
 @export
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """``repeat_interleave(input, repeats, dim=None, *, output_size=None)``: each element
     (slice along ``dim``; of the flattened input when ``dim`` is None) repeated ``repeats``
     times; ``repeats`` is an int or a tensor of one count per slice.
@@ -734,7 +736,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 @export
-def split_with_sizes(input, split_sizes, dim=0):
+def split_with_sizes(input, split_sizes, dim=0) -> tuple[Tensor, ...]:
     """``split_with_sizes(input, split_sizes, dim=0)``: :func:`split` with a list of sizes."""
     return split(input, list(split_sizes), dim)
 
@@ -762,7 +764,7 @@ def _parse_type(s):
 
 
 @export(name="type", function=False)
-def _type(self, dtype=None, non_blocking=False, **kwargs):
+def _type(self, dtype=None, non_blocking=False, **kwargs) -> str | Tensor:
     """``type(dtype=None, non_blocking=False)``: without ``dtype``, the type name as
     PyTorch spells it (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``, ...);
     with a dtype or a type name, the tensor converted to it (itself if already of it).
@@ -785,7 +787,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 @export(function=False)
-def stride(self, dim=None):
+def stride(self, dim=None) -> tuple[int, ...] | int:
     """``stride(dim=None)``: the strides of a fresh C-contiguous tensor of this shape, as
     PyTorch gives them (hookgrad tensors have no other layout)."""
     strides, acc = [], 1
@@ -797,7 +799,7 @@ def stride(self, dim=None):
 
 
 @export(function=False)
-def storage_offset(self):
+def storage_offset(self) -> int:
     """``storage_offset()``: 0 (every tensor owns its array)."""
     return 0
 
@@ -819,7 +821,7 @@ def _replace_data(self, arr):
 
 
 @export(function=False)
-def set_(self, source=None):
+def set_(self, source=None) -> Tensor:
     """``set_(source=None)``: make this tensor hold ``source``'s value (shape, dtype, data);
     with no argument, an empty tensor. In place: the version counter goes up.
 
@@ -869,7 +871,7 @@ def _sizes(args, name):
 
 
 @export(function=False)
-def resize_(self, *sizes, memory_format=None):
+def resize_(self, *sizes, memory_format=None) -> Tensor:
     """``resize_(*sizes)``: give this tensor the shape ``sizes``, keeping its first elements
     in row-major order. New elements are zeros (PyTorch leaves them uninitialized). The
     version counter goes up when the shape changes. A tensor that requires grad cannot be
@@ -892,7 +894,7 @@ def resize_(self, *sizes, memory_format=None):
 
 
 @export(function=False)
-def resize_as_(self, the_template, memory_format=None):
+def resize_as_(self, the_template, memory_format=None) -> Tensor:
     """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
     return resize_(self, tuple(the_template.shape))
 

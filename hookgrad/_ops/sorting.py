@@ -6,9 +6,14 @@ by those indices recorded under PyTorch's node name (``SortBackward0``, ``TopkBa
 ...). Their backward is JAX's vjp of ``take_along_axis`` with the indices held fixed, and
 the node saves the indices, as PyTorch's does (pack hooks see the same tensor).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import _return_type, return_types
 from .registry import defop, export
@@ -97,7 +102,7 @@ def _select(op, input, idx, dim, keepdim=True):
 
 
 @export
-def sort(input, dim=-1, descending=False, *, stable=None):
+def sort(input, dim=-1, descending=False, *, stable=None) -> Any:
     """``sort(input, dim=-1, descending=False, *, stable=False)``: a ``(values, indices)``
     named tuple, sorted along ``dim``; ties keep their order, NaN sorts as the largest.
 
@@ -113,7 +118,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):
 
 
 @export
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
     """``argsort(input, dim=-1, descending=False, stable=False)``: the indices that sort
     ``input`` along ``dim`` (always stably)."""
     d = wrap_dim(dim, input.ndim)
@@ -122,7 +127,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 @export
-def msort(input):
+def msort(input) -> Tensor:
     """``msort(input)``: ``sort(input, dim=0).values``."""
     return sort(input, 0).values
 
@@ -147,7 +152,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
 
 
 @export
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False) -> Any:
     """``kthvalue(input, k, dim=-1, keepdim=False)``: the ``k``-th smallest element along
     ``dim`` (``k`` from 1) and its index, as a ``(values, indices)`` named tuple."""
     d = wrap_dim(dim, input.ndim)
@@ -159,7 +164,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 @export
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False) -> Any:
     """``median(input)``: the lower median of all elements (NaN if there is one; the
     gradient is split evenly among elements equal to it); ``median(input, dim,
     keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``."""
