@@ -48,7 +48,7 @@ import optax
 import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
-from hookgrad.autograd.graph import saved_tensors_hooks
+from hookgrad._autograd.graph import saved_tensors_hooks
 from hookgrad.utils.mod_tracker import ModTracker
 
 try:

@@ -2,14 +2,14 @@
 import types
 import weakref
 
-from .autograd.engine import current_autograd_node as _current_autograd_node
-from .autograd.engine import current_graph_task_id as _current_graph_task_id
-from .autograd.engine import will_engine_execute_node as _engine_will_execute
-from .autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_enabled,
-                                 _set_multithreading_enabled, _set_view_replay_enabled,
-                                 is_grad_enabled)
-from .autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
-from .autograd.graph import AccumulateGrad, Node, _InputMetadata
+from ._autograd.engine import current_autograd_node as _current_autograd_node
+from ._autograd.engine import current_graph_task_id as _current_graph_task_id
+from ._autograd.engine import will_engine_execute_node as _engine_will_execute
+from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_enabled,
+                                  _set_multithreading_enabled, _set_view_replay_enabled,
+                                  is_grad_enabled)
+from ._autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
+from ._autograd.graph import AccumulateGrad, Node, _InputMetadata
 
 
 def _set_grad_enabled(mode):
@@ -22,7 +22,7 @@ def _get_tracing_state():
 
 def _will_engine_execute_node(node):
     """Whether the running backward will execute ``node`` (a Node or GradientEdge)."""
-    from .autograd.graph import GradientEdge
+    from ._autograd.graph import GradientEdge
     if not isinstance(node, (Node, GradientEdge)):
         raise RuntimeError("_will_engine_execute_node expects an grad_fn, but got "
                            f"{type(node).__name__}")
@@ -58,7 +58,7 @@ def _current_graph_task_execution_order():
     import heapq
     import itertools
 
-    from .autograd.engine import _discover, _local
+    from ._autograd.engine import _discover, _local
     if not _local.tasks:
         raise RuntimeError("_current_graph_task_execution_order should only be called during "
                            "the backward pass")
@@ -93,13 +93,13 @@ def _current_graph_task_execution_order():
 
 def _saved_tensors_hooks_is_enabled():
     """False inside ``disable_saved_tensors_hooks``."""
-    from .autograd._saved import hook_state
+    from ._autograd.saved import hook_state
     return hook_state.disabled_message is None
 
 
 def _get_current_graph_task_keep_graph():
     """Whether the running backward keeps its graph (``retain_graph``); True outside one."""
-    from .autograd.engine import _local
+    from ._autograd.engine import _local
     return _local.tasks[-1].keep_graph if _local.tasks else True
 
 
@@ -117,7 +117,7 @@ class _SavedTensorObject:
 
 
 def _make_saved_tensor(tensor, is_output):
-    from .autograd._saved import SavedTensor
+    from ._autograd.saved import SavedTensor
     _check_tensor(tensor, "_make_saved_tensor")
     if is_output:
         # NOTE: an output is saved by the node that made it; there is none here
@@ -127,7 +127,7 @@ def _make_saved_tensor(tensor, is_output):
 
 
 def _unsafe_set_version_counter(tensors, versions):
-    from .autograd.grad_mode import _set_version_counters
+    from ._autograd.grad_mode import _set_version_counters
     _set_version_counters(tensors, versions)
 
 
@@ -191,7 +191,7 @@ class DelayedError(_ForwardNode):
         return "torch::autograd::DelayedError"
 
     def __call__(self, *inputs):
-        from .autograd.function import _DelayedError
+        from ._autograd.function import _DelayedError
         return _forward_node(lambda meta: _DelayedError(self._msg, meta), inputs, self._n)
 
 

@@ -12,10 +12,10 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
-from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
-from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
-                                    set_anomaly_enabled)
+from ._autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ._autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                     set_anomaly_enabled)
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import _C, _missing, random, return_types, utils
 from ._generator import Generator, default_generator

@@ -161,7 +161,7 @@ class Tensor(metaclass=_TensorMeta):
         """The leaf's AccumulateGrad node (created on first use)."""
         acc = self._acc
         if acc is None:
-            from .autograd.graph import AccumulateGrad
+            from ._autograd.graph import AccumulateGrad
             acc = self._acc = AccumulateGrad(self)
         return acc
 
@@ -193,7 +193,7 @@ class Tensor(metaclass=_TensorMeta):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if _mode.state.functional:  # hookgrad.func: an identity custom_vjp on self's array
-            from ._functional import register_tensor_hook
+            from ._functional.hooks import register_tensor_hook
             return register_tensor_hook(self, hook)
         if self._backward_hooks is None:
             self._backward_hooks = WatchedOrderedDict()
@@ -445,7 +445,7 @@ def _stop_gradient(arr):
 def _check_concrete(t, what):
     # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
     if isinstance(t._data, jax.core.Tracer):
-        from ._host_hook import traced_value_error
+        from ._compile.host_hook import traced_value_error
         raise traced_value_error(what)
 
 

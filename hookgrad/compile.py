@@ -23,9 +23,9 @@ Hooks that need concrete values on the host (logging, appending to a list) are m
 with :func:`host_hook`: their Tensor arguments become outputs of the program and the hook
 runs after each run with that run's values. Reading a traced value any other way
 (``.item()``, ``float(t)``, printing) raises :class:`TracedValueError`. Discovery of the
-state and the cache keys live in ``hookgrad._compile_state``, re-running the last call's
-program in ``hookgrad._compile_replay``, host hooks in ``hookgrad._host_hook``, XLA options
-and ``mode="max-autotune"`` in ``hookgrad._compile_tune``.
+state and the cache keys live in ``hookgrad._compile.state``, re-running the last call's
+program in ``hookgrad._compile.replay``, host hooks in ``hookgrad._compile.host_hook``, XLA options
+and ``mode="max-autotune"`` in ``hookgrad._compile.tune``.
 
 ``hookgrad.compile`` is this module made callable: ``hookgrad.compile(fn)`` compiles,
 ``hookgrad.compile.host_hook`` marks host hooks.
@@ -38,20 +38,20 @@ import jax
 import jax.extend.core as _jex
 import numpy as np
 
-from . import _compile_replay as _replay
-from . import _compile_tune as _tune
+from ._compile import replay as _replay
+from ._compile import tune as _tune
 from . import _mode, _watch
 from . import random as _random
-from ._compile_state import (_Plan, _Roots, _State, _arg_array_key, _context_key,
-                             _dict_key, _global_hook_dicts, _is_optimizer, _module_cls,
-                             _module_hook_attrs, _opt_install, _opt_key, _opt_load,
-                             _opt_tree, _Split, _state_part, _tensor_key, _Walk)
-from ._host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
-                         _Tracing, host_hook, is_host_hook, traced_value_error)  # noqa: F401 - API
+from ._compile.state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
+                             _global_hook_dicts, _is_optimizer, _module_cls,
+                             _module_hook_attrs, _opt_install, _opt_key, _opt_load, _opt_tree,
+                             _Split, _state_part, _tensor_key, _Walk)
+from ._compile.host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
+                                 _Tracing, host_hook, is_host_hook, traced_value_error)
 from ._tensor import Tensor
 from ._watch import WATCHED
-from .autograd import grad_mode
-from .autograd._saved import hook_state as _saved_state
+from ._autograd import grad_mode
+from ._autograd.saved import hook_state as _saved_state
 
 __all__ = ["compile", "host_hook", "is_host_hook", "CompiledFunction", "TracedValueError"]
 
@@ -560,7 +560,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     Use it as a decorator (``@hookgrad.compile`` or ``@hookgrad.compile(...)``) or call it
     on a function. Called on a Module, it returns an ``OptimizedModule`` whose forward is
     compiled and whose outputs backpropagate through one compiled node, for eager training
-    loops (see ``hookgrad._compile_module``). The step may close over Modules, optimizers
+    loops (see ``hookgrad._compile.optimized_module``). The step may close over Modules, optimizers
     and Tensors: their parameters, buffers, ``.grad``, optimizer state and the global PRNG key are
     inputs and outputs of the compiled program, written back after every call. It is
     retraced on new shapes/dtypes, hooks added or removed, ``train()``/``eval()``
@@ -600,7 +600,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     module_cls = _module_cls()
     if module_cls is not None and isinstance(model, module_cls):
         # as torch.compile(model): an OptimizedModule whose forward is compiled
-        from ._compile_module import compile_module
+        from ._compile.optimized_module import compile_module
         if disable:
             return model
         return compile_module(model, fullgraph=fullgraph, options=xla_options)

@@ -12,7 +12,7 @@
 
 Inside ``functional_call`` hookgrad keeps no tape: JAX differentiates. Hooks still run:
 tensor hooks, Node pre-hooks, module full backward (pre-)hooks and multi-grad hooks are
-``jax.custom_vjp`` boundaries whose backward calls them (see ``hookgrad._functional``);
+``jax.custom_vjp`` boundaries whose backward calls them (see ``hookgrad._functional.hooks``);
 forward hooks run as Python while the function runs (or is traced); saved-tensor hooks
 pack in the forward and unpack in the backward of a per-op ``custom_vjp``.
 """
@@ -24,9 +24,8 @@ import numpy as np
 
 from . import _mode
 from . import random as _random
-from ._functional_module import (  # noqa: F401 - Module._call_impl calls it
-    call_with_backward_hooks as _call_with_backward_hooks)
-from ._host_hook import _flatten_containers
+from ._functional.module import call_with_backward_hooks as _call_with_backward_hooks
+from ._compile.host_hook import _flatten_containers
 from ._tensor import Tensor
 
 __all__ = ["functional_call", "state", "load_state", "rng_key", "grad", "grad_and_value", "vjp",
@@ -221,7 +220,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             getattr(owner, kind)[attr] = new
             given_for[name] = new
         if functional:
-            from . import _functional as _fn, _functional_module as _fm
+            from ._functional import hooks as _fn
+            from ._functional import module as _fm
             subs = {id(t): t for t in new_of.values()}
             _fm.mark_backward_end(list(subs.values()) + wrapped_args)
             for name, new in given_for.items():

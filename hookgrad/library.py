@@ -26,8 +26,8 @@ import jax
 from . import _mode
 from ._custom_op.schema import infer_schema, parse_schema
 from ._tensor import Tensor
-from .autograd import grad_mode
-from .autograd.function import Function
+from ._autograd import grad_mode
+from ._autograd.function import Function
 
 __all__ = ["custom_op", "CustomOpDef", "infer_schema"]
 

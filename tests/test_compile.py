@@ -472,7 +472,7 @@ def _lifted(step, x, module):
 
 
 def test_the_walk_is_reused_until_something_it_saw_changes(monkeypatch):
-    from hookgrad import _compile_state
+    from hookgrad._compile import state as _compile_state
     hg.manual_seed(0)
     m = Tiny()
     opt = hg.optim.SGD(m.parameters(), lr=0.1)
@@ -608,7 +608,7 @@ def test_module_dicts_count_their_changes(change):
 
 # --------------------------------------------------------------------------- re-running
 # A call re-runs the last call's program on what it wrote after a few checks (see
-# hookgrad._compile_replay); whatever changes between calls must still reach the program.
+# hookgrad._compile.replay); whatever changes between calls must still reach the program.
 
 
 def _acc_node(p):

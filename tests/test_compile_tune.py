@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad import _compile_tune as tune
+from hookgrad._compile import tune
 from hookgrad import nn
 from tests.test_compile import _arr, _mse_step
 

@@ -11,8 +11,8 @@ from collections import namedtuple
 import jax
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from ..autograd.function import Function
+from .._autograd import grad_mode
+from .._autograd.function import Function
 
 
 def _leaf(x):

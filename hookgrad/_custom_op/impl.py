@@ -239,7 +239,7 @@ class CustomOp:
 
     def _call_device(self, args, kwargs):
         """Run the implementation for the device of the Tensor arguments."""
-        from ..autograd import grad_mode
+        from .._autograd import grad_mode
         tensors = [x for x in _ag.tree_flatten((args, kwargs))[0] if isinstance(x, Tensor)]
         if not tensors:
             if self._has_impl("factory"):

@@ -14,10 +14,11 @@ import numpy as np
 
 from .. import _dtype, _mode
 from .._tensor import Tensor
-from ..autograd import anomaly_mode, grad_mode
-from ..autograd._saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
+from .._autograd import anomaly_mode
+from .._autograd import grad_mode
+from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
                                unpack_output, unpack_plain)
-from ..autograd.graph import Node, _sequence
+from .._autograd.graph import Node, _sequence
 
 
 class _Save:
@@ -92,7 +93,7 @@ def apply(op, args, statics=None, out=None):
     its history rebased onto the new node). Returns a Tensor or a tuple of Tensors.
     """
     if _dual[0]:
-        from ..autograd.forward_ad import _dual_apply
+        from .._autograd.forward_ad import _dual_apply
         return _dual_apply(op, args, statics, out)
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
@@ -106,7 +107,7 @@ def apply(op, args, statics=None, out=None):
         else:
             arrs.append(a)
     if req and _fm.functional:  # hookgrad.func: JAX differentiates, hooks are custom_vjps
-        from .._functional import functional_apply
+        from .._functional.hooks import functional_apply
         return functional_apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None
     if out is None:

@@ -20,7 +20,7 @@ import threading
 import jax
 
 from .._tensor import Tensor
-from ..autograd.graph import AccumulateGrad
+from .._autograd.graph import AccumulateGrad
 from .dispatch import OpNode, vjp_op
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size

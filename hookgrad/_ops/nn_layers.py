@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from .._autograd import grad_mode
 from .dispatch import apply
 from .nn_conv import _bias_shape
 from .registry import defop, export

@@ -832,7 +832,7 @@ def set_(self, source=None) -> Tensor:
     >>> a = hookgrad.ones(2); a.set_(hookgrad.zeros(3)); a.shape
     hookgrad.Size([3])
     """
-    from ..autograd.grad_mode import is_grad_enabled
+    from .._autograd.grad_mode import is_grad_enabled
     from .dispatch import _check_inplace
     if source is None:
         arr = jnp.zeros((0,), self._data.dtype)
@@ -850,7 +850,7 @@ def set_(self, source=None) -> Tensor:
         # (get_gradient_edge) keep pointing at the old one
         self.__dict__.pop("_acc", None)
     if record:  # as PyTorch: a node that fails if backward reaches it
-        from ..autograd.function import _DelayedError
+        from .._autograd.function import _DelayedError
         node = _DelayedError("derivative for set_ is not implemented",
                              ((tuple(arr.shape), arr.dtype),))
         node._next = (source._edge() if source is not None else None,)

@@ -1,10 +1,11 @@
 """Automatic differentiation: ``backward``, ``grad``, grad modes, the graph and Functions."""
-from . import grad_mode, graph
-from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,
-                        enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled, set_multithreading_enabled)
-from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
-                           set_detect_anomaly)
+from . import anomaly_mode, grad_mode, graph  # public paths: aliases of hookgrad._autograd's
+from .._autograd.grad_mode import (_force_original_view_tracking,
+                                   _unsafe_preserve_version_counter, enable_grad,
+                                   inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                                   no_grad, set_grad_enabled, set_multithreading_enabled)
+from .._autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
+                                      is_anomaly_enabled, set_detect_anomaly)
 
 __all__ = ["backward", "grad", "Variable", "Function", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "graph", "grad_mode"]
@@ -55,7 +56,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
     ``inputs`` restricts accumulation (and execution) to those tensors.
     """
-    from .engine import run_backward
+    from .._autograd.engine import run_backward
     tensors = _tensors(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -90,7 +91,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     import jax.numpy as jnp
 
     from .._tensor import Tensor
-    from .engine import run_backward
+    from .._autograd.engine import run_backward
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True: use hookgrad.func.vmap over grad")
     if materialize_grads and allow_unused is False:
@@ -147,7 +148,7 @@ class Variable(metaclass=_VariableMeta):
         (True, True)
     """
 
-    from .engine import execution_engine as _execution_engine  # noqa: E402
+    from .._autograd.engine import execution_engine as _execution_engine  # noqa: E402
 
 
 def __getattr__(name):

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 from .. import _mode
 from .._tensor import Tensor
-from . import grad_mode
+from .._autograd import grad_mode
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 

@@ -151,7 +151,7 @@ class Distribution:
     def sample(self, sample_shape=Size()):
         """A sample of shape ``sample_shape + batch_shape + event_shape``, without
         gradient (``rsample`` under ``no_grad`` where there is one)."""
-        from ..autograd.grad_mode import no_grad
+        from .._autograd.grad_mode import no_grad
         with no_grad():
             return self.rsample(sample_shape)
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
+from .._autograd.grad_mode import enable_grad
 from ._line_search import strong_wolfe
 from ._transform import _write_param
 from ._validate import check_lr

@@ -71,7 +71,7 @@ import numpy as np
 
 from .._dtype import legacy_type_name
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from .._autograd import grad_mode
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
@@ -335,6 +335,21 @@ class Optimizer:
         ``closure`` re-evaluates the model and returns the loss; it runs with grad mode on.
         """
         raise NotImplementedError
+
+    def _step_with(self, closure, update):
+        """``step``'s shared shape: the closure with grad mode on, then ``update()`` with it
+        off; returns the closure's loss."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        prev = grad_mode._state.enabled
+        grad_mode._state.enabled = False
+        try:
+            update()
+        finally:
+            grad_mode._state.enabled = prev
+        return loss
 
     # ------------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook):

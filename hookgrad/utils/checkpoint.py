@@ -22,12 +22,12 @@ import jax
 
 from .. import _mode
 from .. import random as _random
-from .._host_hook import _flatten_containers
+from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from ..autograd._saved import SavedTensor
-from ..autograd.function import Function
-from ..autograd.graph import saved_tensors_hooks
+from .._autograd import grad_mode
+from .._autograd.saved import SavedTensor
+from .._autograd.function import Function
+from .._autograd.graph import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "noop_context_fn", "detach_variable", "check_backward_validity"]

@@ -1,7 +1,7 @@
 """Hook handles and helpers: ``RemovableHandle``, ``unserializable_hook``, ``warn_if_has_hooks``.
 
 ``BackwardHook`` (the identity op that carries a module's full backward hooks) lives in
-``hookgrad.utils._backward_hook`` and is re-exported here.
+``hookgrad._autograd.backward_hook`` and is re-exported here.
 """
 import itertools
 import warnings
@@ -102,7 +102,7 @@ def warn_if_has_hooks(tensor):
 
 def __getattr__(name):
     if name == "BackwardHook":  # imported lazily: it needs the op table
-        from ._backward_hook import BackwardHook
+        from .._autograd.backward_hook import BackwardHook
         return BackwardHook
     from .. import _missing
     raise _missing.missing("module 'hookgrad.utils.hooks'", "torch.utils.hooks", name)

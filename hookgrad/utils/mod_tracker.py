@@ -10,8 +10,8 @@ import warnings
 import weakref
 
 from .._tensor import Tensor
-from ..autograd.engine import current_graph_task_id, queue_callback
-from ..autograd.graph import register_multi_grad_hook
+from .._autograd.engine import current_graph_task_id, queue_callback
+from .._autograd.graph import register_multi_grad_hook
 
 __all__ = ["ModTracker"]
 

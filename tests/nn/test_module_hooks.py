@@ -527,7 +527,7 @@ def test_identity_nodes_wrap_inputs_and_outputs():
 
 
 def test_backward_hook_class_is_reexported():
-    from hookgrad.utils._backward_hook import BackwardHook
+    from hookgrad._autograd.backward_hook import BackwardHook
     assert hookgrad.utils.hooks.BackwardHook is BackwardHook
 
 

@@ -2,7 +2,7 @@
 ``train``/``eval``, ``requires_grad_``, ``zero_grad``, ``apply``, ``to`` and the casts."""
 import warnings
 
-from ...autograd import grad_mode
+from ..._autograd import grad_mode
 
 
 class _ConversionMixin:

@@ -6,7 +6,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ..._tensor import Tensor
-from ...autograd import grad_mode
+from ..._autograd import grad_mode
 from ...utils.hooks import RemovableHandle
 from ._global_hooks import _WrappedHook
 

@@ -56,7 +56,7 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
 
 def _typename(obj):
     if isinstance(obj, Tensor):  # as Tensor.type(): "hookgrad.FloatTensor"
-        from ...autograd.engine import _type_str
+        from ..._autograd.engine import _type_str
         return _type_str(obj)
     module = getattr(type(obj), "__module__", "builtins")
     name = type(obj).__qualname__
@@ -635,7 +635,7 @@ class Module(_ConversionMixin, _StateDictMixin):
                     # JAX's AD runs the backward: hooks go in a custom_vjp (hookgrad.func)
                     functional_bw = (backward_pre_hooks, full_backward_hooks)
                 else:
-                    from ...utils._backward_hook import BackwardHook
+                    from ..._autograd.backward_hook import BackwardHook
                     bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
                     args = bw_hook.setup_input_hook(args)
 
@@ -736,7 +736,7 @@ class Module(_ConversionMixin, _StateDictMixin):
             >>> model(x).sum().backward()   # one compiled forward, one compiled backward
         """
         from ...compile import _module_compile_options
-        from ..._compile_module import compile_in_place
+        from ..._compile.optimized_module import compile_in_place
         opts = _module_compile_options(*args, **kwargs)
         self._compiled_call_impl = None if opts is None else compile_in_place(self, **opts)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._factory import tensor
-from ..._host_hook import TracedValueError
+from ..._compile.host_hook import TracedValueError
 from ..._ops.dispatch import apply
 from ..._ops.nn_rnn import PACK_PADDED, PAD_PACKED, _batch_sizes
 from ..._tensor import Tensor

@@ -26,12 +26,12 @@ from operator import attrgetter, itemgetter
 
 import jax
 
-from . import _watch
-from . import random as _random
-from ._compile_state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key,
-                             _opt_tree, _tensor_key)
-from .autograd import grad_mode
-from .autograd._saved import hook_state as _saved_state
+from .. import _watch
+from .. import random as _random
+from .state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key, _opt_tree,
+                    _tensor_key)
+from .._autograd import grad_mode
+from .._autograd.saved import hook_state as _saved_state
 
 _gm = grad_mode._state
 _Tracer = jax.core.Tracer

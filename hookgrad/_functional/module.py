@@ -12,10 +12,10 @@ import weakref
 import jax
 import jax.numpy as jnp
 
-from . import random as _random
-from ._functional import FunctionalNode, _HookEnv, _identity, _inexact, _wrap
-from ._tensor import Tensor
-from .autograd import grad_mode
+from .. import random as _random
+from .hooks import FunctionalNode, _HookEnv, _identity, _inexact, _wrap
+from .._tensor import Tensor
+from .._autograd import grad_mode
 
 _gm = grad_mode._state
 
@@ -74,7 +74,7 @@ def call_with_backward_hooks(module, forward_fn, args, kwargs, bw_pre_hooks, bw_
     items = box["items"]
     opos = [i for i, v in enumerate(items) if v is None]
     n_x = len(in_arrs)
-    from .autograd.engine import _check_single
+    from .._autograd.engine import _check_single
 
     @jax.custom_vjp
     def call(xs, cs):
@@ -166,7 +166,7 @@ _BW_NODE = FunctionalNode(None, (), [], [], name="BackwardHookFunctionBackward")
 
 
 def _functional_task_cls():
-    from .autograd import engine
+    from .._autograd import engine
 
     class _FunctionalTask(engine.GraphTask):
         """Stands for eager's graph task while JAX runs a functional call's backward, so
@@ -187,7 +187,7 @@ def mark_backward_end(tensors):
         return
 
     def on_grads(gs):
-        from .autograd import engine
+        from .._autograd import engine
         tasks = engine._local.tasks
         if tasks and _TASK_CLS and isinstance(tasks[-1], _TASK_CLS[0]):
             task = tasks[-1]
@@ -215,7 +215,7 @@ def mark_backward_begin(tensors):
         return
 
     def on_grads(gs):
-        from .autograd import engine
+        from .._autograd import engine
         if not _TASK_CLS:
             _TASK_CLS.append(_functional_task_cls())
         tasks = engine._local.tasks

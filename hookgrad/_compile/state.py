@@ -12,10 +12,10 @@ import types
 import jax
 import numpy as np
 
-from . import _watch
-from ._tensor import Tensor
-from .autograd.anomaly_mode import _state as _anomaly
-from ._watch import WATCHED
+from .. import _watch
+from .._tensor import Tensor
+from .._autograd.anomaly_mode import _state as _anomaly
+from .._watch import WATCHED
 
 _SKIP_MODULES = ("hookgrad", "jax", "jaxlib", "numpy", "optax", "torch", "builtins",
                  "functools", "collections", "typing")

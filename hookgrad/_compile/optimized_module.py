@@ -29,17 +29,18 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from . import _compile_tune as _tune
-from . import _functional, _mode
-from . import random as _random
-from ._host_hook import TracedValueError, _flatten_containers
-from ._ops.dispatch import INEXACT
-from ._tensor import Tensor
-from .autograd import grad_mode
-from .autograd._saved import FREED_MESSAGE, hook_state
-from .autograd.graph import Node
-from .compile import _wrap_as
-from .nn.modules.module import Module
+from . import tune as _tune
+from .. import _mode
+from .._functional import hooks as _functional
+from .. import random as _random
+from .host_hook import TracedValueError, _flatten_containers
+from .._ops.dispatch import INEXACT
+from .._tensor import Tensor
+from .._autograd import grad_mode
+from .._autograd.saved import FREED_MESSAGE, hook_state
+from .._autograd.graph import Node
+from ..compile import _wrap_as
+from ..nn.modules.module import Module
 
 __all__ = ["OptimizedModule", "CompiledFunctionBackward"]
 
@@ -122,7 +123,7 @@ def _state_slots(mod):
 
 
 def _hooked(mod):
-    from .nn.modules._global_hooks import _has_any_global_hook
+    from ..nn.modules._global_hooks import _has_any_global_hook
     if hook_state.stack or hook_state.mutation_ctx is not None or _has_any_global_hook():
         return True
     for m in mod.modules():
@@ -409,7 +410,7 @@ class OptimizedModule(Module):
         self.forward = self._compiled_forward
 
     def __call__(self, *args, **kwargs):
-        from .nn.modules._global_hooks import _has_any_global_hook
+        from ..nn.modules._global_hooks import _has_any_global_hook
         if _has_any_global_hook():
             warnings.warn(
                 "Using `torch.compile(module)` when there are global hooks on modules (e.g., "

@@ -18,7 +18,7 @@ call it:
   the hook once with all their cotangents;
 - a Module with full backward hooks runs inside a ``custom_vjp`` whose backward runs the
   backward pre-hooks, the module's vjp, then the backward hooks
-  (``hookgrad._functional_module``).
+  (``hookgrad._functional.module``).
 
 A hook registered on a tensor covers the uses of that tensor after the registration
 (eagerly it sees the gradient from every use): register hooks where the tensor is made.
@@ -31,12 +31,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
-from . import _mode
-from ._tensor import Tensor
-from .autograd import grad_mode
-from .autograd._saved import hook_state
-from .autograd.graph import Node
-from .utils.hooks import RemovableHandle
+from .. import _mode
+from .._tensor import Tensor
+from .._autograd import grad_mode
+from .._autograd.saved import hook_state
+from .._autograd.graph import Node
+from ..utils.hooks import RemovableHandle
 
 _gm = grad_mode._state
 
@@ -142,7 +142,7 @@ def _add_tensor_callback(t, cb):
 
 def _dict_callback(hooks):
     """A callback running every hook of an eager-style hooks dict (live) in order."""
-    from .autograd.engine import _check_single
+    from .._autograd.engine import _check_single
 
     def cb(g):
         for hook in tuple(hooks.values()):
@@ -291,7 +291,7 @@ class FunctionalNode(Node):
         pos = [i for i, t in enumerate(outs) if _inexact(t._data.dtype)]
         entry = self._pre = _NodeHooks()
         n = len(outs)
-        from .autograd.engine import _check_tuple
+        from .._autograd.engine import _check_tuple
 
         def on_grads(gs):
             full = [None] * n
@@ -341,7 +341,7 @@ class FunctionalNode(Node):
         if not hasattr(op, "forward_fn"):
             raise NotImplementedError(f"{self.name()}.register_hook is not supported in "
                                       "functional mode")
-        from .autograd.engine import _check_tuple
+        from .._autograd.engine import _check_tuple
         fn = op.forward_fn(self._key)
         args = self._args
         tpos = [i for i, a in enumerate(args) if isinstance(a, _EdgeOf)]
@@ -432,7 +432,7 @@ class _EdgeOf:
 
 def functional_apply(op, key, args, out):
     """``dispatch.apply`` when functional mode is on and an input requires grad."""
-    from ._ops import dispatch
+    from .._ops import dispatch
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     record = _gm.enabled and op.node is not None
     arrs = [a._data if isinstance(a, Tensor) else a for a in args]
@@ -472,7 +472,7 @@ def functional_apply(op, key, args, out):
 def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
     (with the active pack hook) and whose backward unpacks it and runs the op's vjp."""
-    from ._ops import dispatch
+    from .._ops import dispatch
     pack, unpack = hooks
     save = op.save
     tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]

@@ -11,9 +11,9 @@ import threading
 
 import jax
 
-from . import _mode
-from ._tensor import Tensor
-from .autograd import grad_mode
+from .. import _mode
+from .._tensor import Tensor
+from .._autograd import grad_mode
 
 __all__ = ["host_hook", "is_host_hook", "TracedValueError"]
 

@@ -19,7 +19,8 @@ import threading
 
 from .. import _dtype, _mode
 from .._tensor import Tensor
-from . import anomaly_mode, grad_mode
+from . import anomaly_mode
+from . import grad_mode
 from .graph import AccumulateGrad, GradientEdge, log
 
 _task_ids = itertools.count()

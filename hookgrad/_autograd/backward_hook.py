@@ -18,8 +18,8 @@ import warnings
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
-from ..autograd.graph import Node
+from . import grad_mode
+from .graph import Node
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 

@@ -1,0 +1,258 @@
+"""Grad-mode switches: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Each is a context manager and a decorator, and the state is thread-local, as in PyTorch.
+"""
+import functools
+import inspect
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+    inference = False
+    # flags PyTorch's engine reads; hookgrad's engine runs backward on the calling thread
+    # and replays no views, so they only record the mode (for code that reads it back)
+    multithreading = True
+    view_replay = False
+
+
+_state = _State()
+
+
+def is_grad_enabled():
+    """Whether operations on Tensors are recorded for backward in this thread."""
+    return _state.enabled
+
+
+def is_inference_mode_enabled():
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """Context manager that also decorates functions (and generator functions)."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError(f"{type(self).__name__} cannot decorate a class")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:  # forward throws into the generator
+                        with self.clone():
+                            response = gen.throw(e)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable gradient recording.
+
+    Example::
+
+        >>> x = hookgrad.tensor([1.0], requires_grad=True)
+        >>> with hookgrad.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)  # used bare, as @no_grad
+
+    def __init__(self, orig_func=None):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable gradient recording inside a ``no_grad`` region."""
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode on or off. Takes effect at once, and as a context manager restores
+    the previous mode on exit."""
+
+    def __init__(self, mode):
+        self.prev = _state.enabled
+        self.mode = bool(mode)
+        _state.enabled = self.mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``; Tensors made inside are ordinary Tensors (see README: JAX arrays
+    are immutable, so there is no separate inference-tensor kind)."""
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled, _state.inference = False, True
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+# --------------------------------------------------------------------------- engine switches
+
+
+def _is_multithreading_enabled():
+    return _state.multithreading
+
+
+def _set_multithreading_enabled(mode):
+    _state.multithreading = bool(mode)
+
+
+def _is_view_replay_enabled():
+    return _state.view_replay
+
+
+def _set_view_replay_enabled(mode):
+    _state.view_replay = bool(mode)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enable or disable multithreaded backward. Takes effect at once and, as a context
+    manager, restores the previous mode on exit. Thread-local.
+
+    hookgrad always runs backward on the calling thread, so ``mode`` is only recorded.
+
+    Example::
+
+        >>> with hookgrad.autograd.set_multithreading_enabled(False):
+        ...     loss.backward()
+    """
+
+    def __init__(self, mode):
+        self.prev = _state.multithreading
+        self.mode = mode
+        _set_multithreading_enabled(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_multithreading_enabled(self.prev)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Set whether autograd always replays the chain of views when it regenerates a view of
+    a modified base (``mode=True``) or may use ``as_strided``. Takes effect at once; usable
+    as a context manager or decorator (restoring the previous mode). Thread-local.
+
+    hookgrad regenerates views from the recorded view functions in either case, so ``mode``
+    is only recorded.
+    """
+
+    def __init__(self, mode):
+        self.prev = _state.view_replay
+        self.mode = mode
+        _set_view_replay_enabled(mode)
+
+    def __call__(self, orig_func):
+        # as a decorator the mode applies inside the function only
+        _set_view_replay_enabled(self.prev)
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        _set_view_replay_enabled(self.mode)
+
+    def __exit__(self, *exc):
+        _set_view_replay_enabled(self.prev)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+def _set_version_counters(tensors, versions):
+    """Set each tensor's ``_version`` (``torch._C._autograd._unsafe_set_version_counter``)."""
+    tensors, versions = tuple(tensors), tuple(versions)
+    if len(tensors) != len(versions):
+        raise RuntimeError(f"tensors_len={len(tensors)}, versions_len={len(versions)}")
+    for v in versions:
+        if v < 0:
+            raise RuntimeError(f"Cannot set a version_counter to a value below 0: {v}")
+    for t, v in zip(tensors, versions):
+        t._version = v
+
+
+class _unsafe_preserve_version_counter(_DecoratorContextManager):
+    """On exit, set the ``_version`` of ``tensors`` (a Tensor or a tuple of them) back to
+    what it was on entry, hiding in-place writes made inside from autograd's checks.
+
+    Unsafe: a saved tensor modified inside is then used in backward with its new value.
+
+    Example::
+
+        >>> with hookgrad.autograd._unsafe_preserve_version_counter(x):
+        ...     x.mul_(2)   # x._version is unchanged afterwards
+    """
+
+    def __init__(self, tensors):
+        from .._tensor import Tensor
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        if not isinstance(self.tensors, tuple):
+            raise AssertionError("Expected tensors to be a tuple")
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_version_counters(self.tensors, self.prev_versions)
+
+    def clone(self):
+        return type(self)(self.tensors)
