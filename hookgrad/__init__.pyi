@@ -32,7 +32,7 @@ from ._dtype import (
     uint8 as uint8,
 )
 from ._factory import *
-from .autograd.grad_mode import (
+from ._autograd.grad_mode import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,
     is_grad_enabled as is_grad_enabled,
@@ -40,7 +40,7 @@ from .autograd.grad_mode import (
     no_grad as no_grad,
     set_grad_enabled as set_grad_enabled,
 )
-from .autograd.anomaly_mode import (
+from ._autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
     is_anomaly_enabled as is_anomaly_enabled,
     set_anomaly_enabled as set_anomaly_enabled,
