@@ -41,10 +41,12 @@ OpCall = Tuple[Op, tuple, Optional[dict]]  # what a ``@variants`` chooser return
 
 def _expose(fn, names, method, function):
     for n in names:
-        if function:
-            FUNCTIONS[n] = fn
-        if method:
-            METHODS[n] = fn
+        for table, wanted in ((FUNCTIONS, function), (METHODS, method)):
+            if wanted:
+                if table.get(n, fn) is not fn:  # one declaration per public name
+                    raise RuntimeError(f"hookgrad op {n!r} is declared twice: "
+                                       f"{table[n].__module__} and {fn.__module__}")
+                table[n] = fn
 
 
 def export(fn=None, *, name=None, aliases=(), method=True, function=True):
