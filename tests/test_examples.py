@@ -1,6 +1,5 @@
 """The examples and the notebook run and show what they claim."""
 import importlib.util
-import json
 import os
 
 import numpy as np
@@ -143,24 +142,8 @@ def test_every_example_is_tested_and_documented():
         assert f'load("{name}")' in tested, name
 
 
-def test_notebook_cells_run():
-    nb = json.load(open(os.path.join(ROOT, "notebooks", "hook_tour.ipynb")))
-    ns = {}
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            exec("".join(cell["source"]), ns)  # noqa: S102 - our own notebook
-    assert ns["log"] == ["tensor", "pre", "post"]
-
-
-def test_readme_first_lines_and_snippet():
-    text = open(os.path.join(ROOT, "README.md")).read()
-    lines = text.splitlines()
+def test_readme_first_lines_are_the_two_commands():
+    # the quick start itself runs as a script in tests/test_docs.py
+    lines = open(os.path.join(ROOT, "README.md")).read().splitlines()
     assert lines[3] == "pip install -e . && python -m hookgrad"
     assert lines[4] == 'pip install -e ".[test]" && pytest'
-    snippet = text.split("```python\n", 1)[1].split("```", 1)[0]
-    ns = {}
-    exec(snippet, ns)  # noqa: S102 - our own README
-    assert ns["x"].grad.tolist() == [4.0, 8.0, 12.0]
-    x, y = ns["torch"].randn(16, 4), ns["torch"].randn(16, 1)
-    losses = [ns["step"](x, y).item() for _ in range(3)]
-    assert losses[2] < losses[0]
