@@ -25,6 +25,7 @@ engine's: both call ``hookgrad._autograd.hooks``.
 A hook registered on a tensor covers the uses of that tensor after the registration
 (eagerly it sees the gradient from every use): register hooks where the tensor is made.
 """
+import threading
 import weakref
 from collections import OrderedDict
 
@@ -35,6 +36,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from .. import _mode
 from .._tensor import Tensor
+from .._autograd import engine
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
 from .._autograd.saved import call_unpack_hook, hook_state
@@ -52,6 +54,24 @@ def _wrap(arr):
     return Tensor._wrap(arr)
 
 
+class _Open(threading.local):
+    def __init__(self):
+        self.scopes = []  # graph tasks of functional backwards begun and not yet ended
+
+
+open_tasks = _Open()
+
+
+def _ensure_task():
+    """A hook running in a backward whose start no identity saw (the outer level of
+    jax.grad(jax.grad(...)): the outputs' cotangent is 0) gets a graph task too, closed
+    where that backward ends (``module.mark_backward_end``) or when the next begins."""
+    if engine.running_task() is None:
+        scope = engine.graph_task(keep_graph=True)
+        scope.open()
+        open_tasks.scopes.append(scope)
+
+
 class _HookEnv:
     """Hooks run as in eager backward: grad mode off, functional mode on."""
 
@@ -59,6 +79,7 @@ class _HookEnv:
         self.prev = (_gm.enabled, _mode.state.backend)
         _gm.enabled = False
         _mode.state.backend = _mode.get("functional")
+        _ensure_task()
 
     def __exit__(self, *exc):
         _gm.enabled, _mode.state.backend = self.prev
@@ -80,7 +101,10 @@ def _identity(arrays, on_grads, always=False):
         return xs
 
     def fwd(*xs):
-        return tuple(x.value for x in xs), None
+        # NOTE: the forward goes through ``ident`` again, so that an outer AD level
+        # (jax.grad of jax.grad) meets this boundary too and runs the hooks in its own
+        # backward, as PyTorch's double backward runs them
+        return ident(*(x.value for x in xs)), None
 
     def bwd(_, gs):
         gl = [None if isinstance(g, SymbolicZero) else g for g in gs]
@@ -336,7 +360,7 @@ class FunctionalNode(Node):
             return f(*xs)
 
         def fwd(*xs):
-            return f(*xs), xs
+            return call(*xs), xs   # through ``call``: see _identity's fwd
 
         def bwd(xs, gs):
             outs_now, pull = jax.vjp(f, *xs)
@@ -492,6 +516,10 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
         packed = jax.tree_util.tree_unflatten(box["tree"], leaves)
         vals = []
         with _HookEnv():
+            # NOTE: grad mode on, as in a create_graph=True backward: under jax.grad of
+            # jax.grad the outer level differentiates through unpack, and an op in grad
+            # mode off would stop its gradient (the residuals require grad)
+            _gm.enabled = True
             for p in packed:
                 vals.append(call_unpack_hook(unpack, p)._data)
         gs = g if isinstance(g, tuple) else (g,)

@@ -11,12 +11,11 @@ outputs: a ``custom_vjp`` identity whose backward runs the post-hooks of its
 ``current_graph_task_id()``, ``queue_callback`` and ``ModTracker.is_bw`` work in hooks as
 they do eagerly.
 """
-import threading
 import weakref
 
 import jax.numpy as jnp
 
-from .hooks import FunctionalNode, _identity, _inexact, _wrap
+from .hooks import FunctionalNode, _identity, _inexact, _wrap, open_tasks
 from .._tensor import Tensor
 from .._autograd import engine
 from .._autograd import hooks as _rules
@@ -69,14 +68,6 @@ def hook_identity(tensors):
 # --------------------------------------------------------------------------- backward extent
 
 
-class _Open(threading.local):
-    def __init__(self):
-        self.scopes = []  # graph tasks of functional backwards begun and not yet ended
-
-
-_open = _Open()
-
-
 def mark_backward_end(tensors):
     """Wrap the arrays of ``tensors`` (the substituted parameters and array arguments: the
     first values of the forward, so the last of the backward) in an identity whose
@@ -86,8 +77,8 @@ def mark_backward_end(tensors):
         return
 
     def on_grads(gs):
-        if _open.scopes:
-            _open.scopes.pop().close()
+        if open_tasks.scopes:
+            open_tasks.scopes.pop().close()
         return gs
 
     new = _identity(tuple(t._data for t in tensors), on_grads)
@@ -103,11 +94,11 @@ def mark_backward_begin(tensors):
         return
 
     def on_grads(gs):
-        while _open.scopes:
-            _open.scopes.pop().close(ok=False)  # a backward that never reached its end
+        while open_tasks.scopes:
+            open_tasks.scopes.pop().close(ok=False)  # a backward that never reached its end
         scope = engine.graph_task(keep_graph=True)
         scope.open()
-        _open.scopes.append(scope)
+        open_tasks.scopes.append(scope)
         return gs
 
     new = _identity(tuple(t._data for t in tensors), on_grads)
