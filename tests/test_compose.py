@@ -35,12 +35,7 @@ DOCUMENTED = {
 }
 
 # Real bugs, not fixed here (listed in the issue 14 note).
-XFAIL = {
-    ("functional", "grad_of_grad", "module"):
-        "module full backward (pre-)hooks are one custom_vjp around the whole forward: the "
-        "outer jax.grad level neither runs them nor sees the saved input through them "
-        "(PyTorch's BackwardHookFunction pair would; issue 14 step 2)",
-}
+XFAIL = {}
 
 
 def _cells():
@@ -183,10 +178,7 @@ def test_create_graph_inside_compile(via):
     assert hooked == log_e * 3
 
 
-@pytest.mark.parametrize("hook", [
-    "tensor",
-    pytest.param("module_pre", marks=pytest.mark.xfail(
-        strict=True, reason=XFAIL["functional", "grad_of_grad", "module"]))])
+@pytest.mark.parametrize("hook", ["tensor", "module_pre"])
 def test_grad_of_grad_through_functional_hooks_matches_pytorch(hook):
     # jax.grad(jax.grad(...)) over functional_call with a gradient-changing hook: both
     # backwards run it, as PyTorch's double backward does
