@@ -14,12 +14,15 @@ Example::
     ...     train(...); opt.step()
     ...     sched.step()
 """
+from __future__ import annotations
+
 import math
 import types
 import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
+from typing import Any
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
@@ -114,19 +117,19 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The scheduler's state: every attribute but the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state returned by ``state_dict()``."""
         self.__dict__.update(state_dict)
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float | Tensor]:
         """The learning rate of each group, as the last ``step()`` set it."""
         return self._last_lr
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         """The learning rate of each group for the current ``last_epoch`` (called by
         ``step()``; read ``get_last_lr()`` instead)."""
         raise NotImplementedError
@@ -136,7 +139,7 @@ class LRScheduler:
             warnings.warn("To get the last learning rate computed by the scheduler, please "
                           "use `get_last_lr()`.", UserWarning, stacklevel=3)
 
-    def step(self, epoch=None):
+    def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch and write the new lrs into the groups.
 
         .. code-block:: python
@@ -211,13 +214,13 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
                                for fn in self.lr_lambdas]
         return state
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         state = dict(state_dict)
         saved = state.pop("lr_lambdas")
         self.__dict__.update(state)
@@ -225,7 +228,7 @@ class LambdaLR(LRScheduler):
             if attrs is not None:
                 fn.__dict__.update(attrs)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
@@ -247,7 +250,7 @@ class StepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _group_values(self.optimizer, "lr")
@@ -276,7 +279,7 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         if self.last_epoch not in self.milestones:
             return _group_values(self.optimizer, "lr")
@@ -300,7 +303,7 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         if self._is_initial:  # constructing (possibly resuming): keep the current lrs
             return _group_values(self.optimizer, "lr")
@@ -332,7 +335,7 @@ class CosineAnnealingLR(LRScheduler):
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         groups = self.optimizer.param_groups
         t, T, lo = self.last_epoch, self.T_max, self.eta_min
@@ -379,7 +382,7 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         groups = self.optimizer.param_groups
         t, s, e, n = self.last_epoch, self.start_factor, self.end_factor, self.total_iters

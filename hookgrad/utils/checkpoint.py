@@ -15,8 +15,12 @@ jaxpr). Inside ``hookgrad.compile`` the eager algorithm is traced, and the re-ru
 inputs go through ``jax.lax.optimization_barrier`` so that XLA does not merge the
 re-computation with the forward.
 """
+from __future__ import annotations
+
 import contextlib
 import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import jax
 
@@ -39,12 +43,13 @@ class CheckpointError(RuntimeError):
     """The re-computation of a checkpointed segment differed from its forward."""
 
 
-def noop_context_fn():
+def noop_context_fn() -> tuple[contextlib.AbstractContextManager,
+                               contextlib.AbstractContextManager]:
     """The default ``context_fn``: no context around the forward or the re-computation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
-def detach_variable(inputs):
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Detached copies of the Tensors of a tuple, keeping ``requires_grad``."""
     if not isinstance(inputs, tuple):
         raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
@@ -60,7 +65,7 @@ def detach_variable(inputs):
     return tuple(out)
 
 
-def check_backward_validity(inputs):
+def check_backward_validity(inputs: Iterable[Any]) -> None:
     if not any(isinstance(i, Tensor) and i.requires_grad for i in inputs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
@@ -103,7 +108,7 @@ class CheckpointFunction(Function):
     """The reentrant variant: forward under ``no_grad``, backward re-runs and differentiates."""
 
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, *args):
+    def forward(ctx, run_function, preserve_rng_state, *args) -> Any:
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.rng = _rng_key() if preserve_rng_state else None
@@ -113,7 +118,7 @@ class CheckpointFunction(Function):
         return run_function(*args)
 
     @staticmethod
-    def backward(ctx, *grads):
+    def backward(ctx, *grads) -> tuple[Tensor | None, ...]:
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
@@ -219,8 +224,9 @@ def _functional_checkpoint(function, args, kwargs):
     return box["build"](res)
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
-               determinism_check="default", debug=False, early_stop=True, **kwargs):
+def checkpoint(function: Callable[..., Any], *args, use_reentrant: bool | None = None,
+               context_fn=noop_context_fn, determinism_check="default", debug=False,
+               early_stop=True, **kwargs) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its activations for backward:
     backward re-runs it (with the PRNG key of the forward, so dropout masks are the same).
 
@@ -268,7 +274,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         return function(*args, **kwargs)
 
 
-def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          **kwargs) -> Any:
     """Run a sequence of modules (an ``nn.Sequential`` or a list) in ``segments`` chunks,
     checkpointing every chunk but the last.
 
