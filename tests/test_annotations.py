@@ -7,9 +7,11 @@ nowhere). Only callables defined in ``_COVERED`` modules are checked: the rest o
 (the op table that ``nn.functional`` re-exports, ``nn.Module``) is annotated by other
 steps, tracked by the strict xfail at the bottom.
 """
+import ast
 import functools
 import importlib
 import inspect
+import sys
 import typing
 
 import pytest
@@ -35,9 +37,28 @@ _COVERED = (
     "hookgrad.testing", "hookgrad.futures", "hookgrad.as_torch",
 )
 
-# NOTE: modules import these only under ``typing.TYPE_CHECKING`` (a runtime import would
-# be an upward import edge), so ``get_type_hints`` is given them here.
-_TYPE_CHECKING_NAMES = {"Tensor": hookgrad.Tensor, "Module": hookgrad.nn.Module}
+
+@functools.cache
+def _type_checking_names(module_name):
+    """The names ``module_name`` imports under ``if TYPE_CHECKING:``, imported for real.
+
+    NOTE: such imports are how a module names a type it must not import at run time (an
+    upward import edge), so ``get_type_hints`` needs them as local names; importing them
+    here also fails when one of those imports is itself broken.
+    """
+    module = sys.modules[module_name]
+    names = {}
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                and node.test.id == "TYPE_CHECKING"):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.ImportFrom):
+                source = importlib.import_module("." * stmt.level + (stmt.module or ""),
+                                                 module.__package__)
+                for alias in stmt.names:
+                    names[alias.asname or alias.name] = getattr(source, alias.name)
+    return names
 
 
 def _covered(obj):
@@ -120,7 +141,7 @@ def test_annotations_resolve():
     broken = []
     for where, fn in _FUNCTIONS:
         try:
-            typing.get_type_hints(fn, localns=_TYPE_CHECKING_NAMES)
+            typing.get_type_hints(fn, localns=_type_checking_names(fn.__module__))
         except Exception as e:  # noqa: BLE001 - every failure is reported, by name
             broken.append(f"{where}: {type(e).__name__}: {e}")
     assert not broken, ("annotations that do not resolve (import the name, under "
@@ -132,8 +153,9 @@ def test_annotations_match_what_is_returned():
     # spot checks that the annotations say what the functions return
     w = hookgrad.nn.Parameter(hookgrad.zeros(2, 3))
     out = hookgrad.nn.init.zeros_(w)
-    assert isinstance(out, typing.get_type_hints(hookgrad.nn.init.zeros_,
-                                                 localns=_TYPE_CHECKING_NAMES)["return"])
+    hints = typing.get_type_hints(hookgrad.nn.init.zeros_,
+                                  localns=_type_checking_names("hookgrad.nn.init"))
+    assert hints["return"] is hookgrad.Tensor and isinstance(out, hints["return"])
     opt = hookgrad.optim.SGD([w], lr=0.1)
     assert typing.get_type_hints(opt.zero_grad)["return"] is type(None)
     assert opt.zero_grad() is None
