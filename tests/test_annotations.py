@@ -63,8 +63,8 @@ def _type_checking_names(module_name):
 
 def _covered(obj):
     mod = getattr(obj, "__module__", None) or ""
-    return any(mod == c or mod.startswith(c) if c.endswith(".") else mod == c
-               for c in _COVERED)
+    # "pkg." covers the package's modules, a name without the dot that module only
+    return any(mod.startswith(c) if c.endswith(".") else mod == c for c in _COVERED)
 
 
 def _public_names(module):
