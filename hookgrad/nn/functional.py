@@ -5,8 +5,6 @@ Names, signatures and defaults are ``torch.nn.functional``'s. The ops live in
 (convolution, pooling, normalization, embedding, dropout, attention, padding);
 ``multi_head_attention_forward`` is composed from them here.
 """
-from __future__ import annotations
-
 import math
 import warnings
 

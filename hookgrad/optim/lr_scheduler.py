@@ -14,15 +14,13 @@ Example::
     ...     train(...); opt.step()
     ...     sched.step()
 """
-from __future__ import annotations
-
 import math
 import types
+import typing
 import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
-from typing import Any
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
@@ -117,11 +115,11 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, typing.Any]:
         """The scheduler's state: every attribute but the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    def load_state_dict(self, state_dict: dict[str, typing.Any]) -> None:
         """Load a state returned by ``state_dict()``."""
         self.__dict__.update(state_dict)
 
@@ -214,13 +212,13 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, typing.Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
                                for fn in self.lr_lambdas]
         return state
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    def load_state_dict(self, state_dict: dict[str, typing.Any]) -> None:
         state = dict(state_dict)
         saved = state.pop("lr_lambdas")
         self.__dict__.update(state)
