@@ -48,6 +48,7 @@ from ._compile.state import (_Plan, _Roots, _State, _arg_array_key, _context_key
                              _Split, _state_part, _tensor_key, _Walk)
 from ._compile.host_hook import (TracedValueError, _ctx, _current_trace, _flatten_containers,
                                  _Tracing, host_hook, is_host_hook, traced_value_error)
+from ._compile.host_hook import _user_frames
 from ._tensor import Tensor
 from ._watch import WATCHED
 from ._autograd import grad_mode
@@ -124,7 +125,10 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             entry = self._cache.get(plan.key)
             if entry is None:
-                entry = self._trace(plan, args, kwargs)
+                try:
+                    entry = self._trace(plan, args, kwargs)
+                except TracedValueError as e:
+                    raise _user_frames(e) from None
             plan.basis = _replay.basis(plan, entry)
         out = self._run(entry, plan)
         self._replay = plan.written

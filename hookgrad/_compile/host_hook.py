@@ -24,17 +24,42 @@ class TracedValueError(RuntimeError):
     """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
     inside ``hookgrad.compile`` or a JAX transformation."""
 
+    __module__ = "hookgrad.compile"   # where users import it from
+
 
 def traced_value_error(what):
     where = ("a hookgrad.compile step" if _mode.state.compiling else
              "a JAX transformation (hookgrad.compile, hookgrad.func, jax.jit/grad/vmap)")
+    # NOTE: the first line is what to do; the explanation follows
     return TracedValueError(
+        f"{what} inside {where}: mark the hook that reads the value "
+        "@hookgrad.compile.host_hook, or move the read outside the step.\n"
         f"{what} needs the concrete value of a Tensor, but inside {where} Tensors hold JAX "
-        "tracers: values exist only when the compiled program runs. Keep the computation on "
-        "Tensors, or mark the hook that needs values on the host with "
-        "@hookgrad.compile.host_hook (its Tensor arguments are then delivered as concrete "
-        "values through jax.debug.callback every time the program runs), or use "
-        "jax.debug.print.")
+        "tracers: values exist only when the compiled program runs. A host_hook's Tensor "
+        "arguments are delivered as concrete values (through jax.debug.callback) each time "
+        "the program runs; jax.debug.print prints traced values; or keep the computation on "
+        "Tensors.")
+
+
+def _user_frames(e):
+    """``e`` with only the frames outside hookgrad and JAX in its traceback and without
+    JAX's note about hidden frames: what is left is the user's step and hook."""
+    import os
+    import types
+    skip = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+            os.path.dirname(os.path.abspath(jax.__file__)) + os.sep)
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(skip):
+            frames.append(tb)
+        tb = tb.tb_next
+    new = None
+    for tb in reversed(frames):
+        new = types.TracebackType(new, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    if getattr(e, "__notes__", None):
+        e.__notes__ = [n for n in e.__notes__ if "JAX_TRACEBACK_FILTERING" not in n]
+    return e.with_traceback(new)
 
 
 def host_hook(fn=None, *, ordered=True):
