@@ -12,8 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype, _missing, _mode
+from ._errors import traced_value_error
 from ._watch import WatchedOrderedDict
-from .utils.hooks import RemovableHandle, warn_if_has_hooks
+from ._handle import RemovableHandle, warn_if_has_hooks
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -222,8 +223,7 @@ class Tensor(metaclass=_TensorMeta):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        BACKWARD[0](self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _write_(self, arr):
         """Replace the data in place outside autograd (optimizers, init, buffers, in-place
@@ -437,6 +437,12 @@ class Tensor(metaclass=_TensorMeta):
         return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
 
 
+# NOTE: ``backward()`` runs the engine, which sits above the Tensor; the engine's layer
+# (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
+# nothing above it. One-element list: a stable object that importers may hold.
+BACKWARD = [None]
+
+
 def _stop_gradient(arr):
     # in functional mode JAX differentiates: a detached value must stop its gradient
     return jax.lax.stop_gradient(arr) if _mode.state.functional else arr
@@ -445,7 +451,6 @@ def _stop_gradient(arr):
 def _check_concrete(t, what):
     # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
     if isinstance(t._data, jax.core.Tracer):
-        from ._compile.host_hook import traced_value_error
         raise traced_value_error(what)
 
 

@@ -11,7 +11,7 @@ import threading
 from typing import NamedTuple
 
 from .._watch import WatchedDict, WatchedOrderedDict
-from ..utils.hooks import RemovableHandle
+from .._handle import RemovableHandle
 from . import anomaly_mode
 from .saved import count_context, hook_state
 

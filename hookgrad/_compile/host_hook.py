@@ -12,29 +12,13 @@ import threading
 import jax
 
 from .. import _mode
+from .._errors import TracedValueError, traced_value_error  # noqa: F401 - re-exported
 from .._tensor import Tensor
 from .._autograd import grad_mode
 
 __all__ = ["host_hook", "is_host_hook", "TracedValueError"]
 
 _Tracer = jax.core.Tracer
-
-
-class TracedValueError(RuntimeError):
-    """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
-    inside ``hookgrad.compile`` or a JAX transformation."""
-
-
-def traced_value_error(what):
-    where = ("a hookgrad.compile step" if _mode.state.compiling else
-             "a JAX transformation (hookgrad.compile, hookgrad.func, jax.jit/grad/vmap)")
-    return TracedValueError(
-        f"{what} needs the concrete value of a Tensor, but inside {where} Tensors hold JAX "
-        "tracers: values exist only when the compiled program runs. Keep the computation on "
-        "Tensors, or mark the hook that needs values on the host with "
-        "@hookgrad.compile.host_hook (its Tensor arguments are then delivered as concrete "
-        "values through jax.debug.callback every time the program runs), or use "
-        "jax.debug.print.")
 
 
 def host_hook(fn=None, *, ordered=True):

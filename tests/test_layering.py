@@ -1,0 +1,246 @@
+"""hookgrad's imports run one way: down the layer table below.
+
+Every module under ``hookgrad/`` is parsed with ``ast``; its imports, module-level and
+inside functions (lazy imports are dependencies too: they only move the failure from
+import time to call time), are resolved to modules. Importing ``a.b.c`` also runs the
+package ``a.b``'s ``__init__``, so that counts as importing ``a.b`` as well (except from
+inside ``a.b``, where it is already running; the root ``hookgrad`` package always is).
+Imports under ``if TYPE_CHECKING:`` are exempt: they never run.
+
+The layers, bottom first (a module may import its own layer and those below):
+
+0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_missing``, ``_repr``,
+   ``_errors`` (messages and exceptions shared by several layers), ``_compile.tune``,
+   ``_random`` state (the PRNG key's one owner), ``_handle``
+   (``RemovableHandle``), and packages whose ``__init__`` imports nothing of hookgrad;
+1. the graph: ``_autograd.graph`` (Node, AccumulateGrad, GradientEdge);
+2. the Tensor: ``_tensor``;
+3. autograd state around the Tensor: ``_autograd.{grad_mode, saved, anomaly_mode,
+   forward_ad, backward_hook, hooks}``;
+4. the op table: ``_ops`` (registry, dispatch and the op rows), the factories;
+5. the engine: ``_autograd.{engine, backward, function}``, ``_ops.fusion``;
+6. public facades: ``autograd`` and its submodules, ``utils.hooks`` (nothing below
+   imports them);
+7. the functional backend: ``_functional``;
+8. the compiled mode: ``_compile`` and the ``compile`` facade;
+9. everything else: ``nn``, ``optim``, ``utils.data``, ``func``, ``hookgrad`` itself...
+   (``_compile.optimized_module`` sits here: it subclasses ``nn.Module``).
+
+The only import circle allowed is the Tensor <-> graph Node one that any tape autograd
+has (a Tensor holds its ``grad_fn``; an ``AccumulateGrad`` node holds its leaf Tensor);
+the upward import must carry a ``# NOTE:`` saying so.
+"""
+import ast
+import collections
+import fnmatch
+import os
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hookgrad")
+
+LAYERS = [
+    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
+     "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._compile.tune",
+     "hookgrad._random", "hookgrad._handle"],
+    ["hookgrad._autograd.graph"],
+    ["hookgrad._tensor"],
+    ["hookgrad._autograd.grad_mode", "hookgrad._autograd.saved",
+     "hookgrad._autograd.anomaly_mode", "hookgrad._autograd.forward_ad",
+     "hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks"],
+    ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
+     "hookgrad.random"],
+    ["hookgrad._autograd.engine", "hookgrad._autograd.backward",
+     "hookgrad._autograd.function", "hookgrad._ops.fusion"],
+    ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],
+    ["hookgrad._functional", "hookgrad._functional.*"],
+    ["hookgrad._compile", "hookgrad._compile.*", "hookgrad.compile"],
+    ["*"],
+]
+
+# The one circle any tape autograd has: (importer, imported).
+ALLOWED_UPWARD = {("hookgrad._autograd.graph", "hookgrad._tensor")}
+
+
+def _modules():
+    mods = {}
+    for dirpath, _, files in os.walk(ROOT):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+                mods[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
+    return mods
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(test):
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _import_nodes(tree):
+    """Every import statement, at any depth, outside ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                stack.extend(child.orelse)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            stack.append(child)
+
+
+def _known(name):
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def _with_parents(name, importer):
+    """``name`` and every package ``__init__`` that importing it from ``importer`` runs:
+    not the root, nor a package holding ``importer`` (that one is already running)."""
+    out = [name]
+    while name.count("."):
+        name = name.rsplit(".", 1)[0]
+        if name != "hookgrad" and not (importer + ".").startswith(name + "."):
+            out.append(name)
+    return out
+
+
+def _targets(mod, node):
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        if node.level:
+            pkg = mod.split(".") if MODULES[mod].endswith("__init__.py") else mod.split(".")[:-1]
+            pkg = pkg[:len(pkg) - node.level + 1]
+            base = ".".join(pkg + ([node.module] if node.module else []))
+        else:
+            base = node.module or ""
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                 for a in node.names]
+    out = []
+    for name in names:
+        if name == "hookgrad" or name.startswith("hookgrad."):
+            for target in _with_parents(_known(name), mod):
+                if target != mod and target not in out:
+                    out.append(target)
+    return out
+
+
+def _edges():
+    """(importer, imported, file, line) for every hookgrad import in hookgrad."""
+    edges = []
+    for mod, path in sorted(MODULES.items()):
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in _import_nodes(tree):
+            for target in _targets(mod, node):
+                edges.append((mod, target, path, node.lineno))
+    return edges
+
+
+def _imports_nothing(mod):
+    return all(importer != mod for importer, *_ in EDGES)
+
+
+EDGES = _edges()
+
+
+def layer_of(mod):
+    if mod in MODULES and MODULES[mod].endswith("__init__.py") and _imports_nothing(mod):
+        return 0  # an empty package: importing it runs nothing of ours
+    for i, globs in enumerate(LAYERS):
+        if mod in globs:  # a name beats a glob (``_ops.fusion`` over ``_ops.*``)
+            return i
+    for i, globs in enumerate(LAYERS):
+        if any(fnmatch.fnmatchcase(mod, g) for g in globs):
+            return i
+    raise AssertionError(f"{mod} is in no layer")
+
+
+def _has_note(path, line):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    return any("# NOTE:" in text for text in lines[max(0, line - 4):line])
+
+
+def test_every_module_has_a_layer():
+    for mod in MODULES:
+        layer_of(mod)
+
+
+def test_imports_only_go_down():
+    upward = []
+    for importer, imported, path, line in EDGES:
+        if layer_of(imported) <= layer_of(importer):
+            continue
+        if (importer, imported) in ALLOWED_UPWARD and _has_note(path, line):
+            continue
+        upward.append(f"{os.path.relpath(path, os.path.dirname(ROOT))}:{line}: {importer} "
+                      f"(layer {layer_of(importer)}) imports {imported} "
+                      f"(layer {layer_of(imported)})")
+    assert not upward, "imports of a higher layer:\n" + "\n".join(upward)
+
+
+def _cycles():
+    graph = collections.defaultdict(set)
+    for importer, imported, *_ in EDGES:
+        graph[importer].add(imported)
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(MODULES):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_but_tensor_and_node():
+    allowed = sorted({m for pair in ALLOWED_UPWARD for m in pair})
+    cycles = [c for c in _cycles() if c != allowed]
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_allowed_circle_says_why():
+    for importer, imported, path, line in EDGES:
+        if (importer, imported) in ALLOWED_UPWARD:
+            assert _has_note(path, line), f"{path}:{line}: add a '# NOTE:' saying why"
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from .._autograd import graph", ["hookgrad._autograd.graph", "hookgrad._autograd"]),
+    ("from ..autograd import backward", ["hookgrad.autograd"]),
+    ("if TYPE_CHECKING:\n    from .._tensor import Tensor", []),
+    ("def f():\n    from .. import _compile\n    import hookgrad.nn.modules",
+     ["hookgrad._compile", "hookgrad.nn.modules", "hookgrad.nn"]),
+])
+def test_the_scanner_sees_lazy_and_package_imports(source, expected):
+    mod = "hookgrad._ops.shape"
+    found = [t for node in _import_nodes(ast.parse(source)) for t in _targets(mod, node)]
+    assert found == expected
