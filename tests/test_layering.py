@@ -41,25 +41,27 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 LAYERS = [
     ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
-     "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._compile.tune",
-     "hookgrad._random", "hookgrad._handle"],
-    ["hookgrad._autograd.graph"],
+     "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
+     "hookgrad._random", "hookgrad._compile.tune"],
+    ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
+    ["hookgrad._autograd.graph", "hookgrad._autograd.saved", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor"],
-    ["hookgrad._autograd.grad_mode", "hookgrad._autograd.saved",
-     "hookgrad._autograd.anomaly_mode", "hookgrad._autograd.forward_ad",
-     "hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks"],
+    ["hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks"],
     ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
      "hookgrad.random"],
-    ["hookgrad._autograd.engine", "hookgrad._autograd.backward",
-     "hookgrad._autograd.function", "hookgrad._ops.fusion"],
+    ["hookgrad._autograd.engine", "hookgrad._autograd.backward", "hookgrad._autograd.function",
+     "hookgrad._autograd.forward_ad", "hookgrad._ops.fusion"],
     ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],
     ["hookgrad._functional", "hookgrad._functional.*"],
     ["hookgrad._compile", "hookgrad._compile.*", "hookgrad.compile"],
-    ["*"],
+    ["*", "hookgrad._compile.optimized_module", "hookgrad.autograd.gradcheck",
+     "hookgrad.autograd.functional"],
 ]
 
-# The one circle any tape autograd has: (importer, imported).
-ALLOWED_UPWARD = {("hookgrad._autograd.graph", "hookgrad._tensor")}
+# The circle any tape autograd has, (importer, imported): a Tensor holds its grad_fn; a
+# leaf's AccumulateGrad node and a node's saved tensors hold Tensors.
+ALLOWED_UPWARD = {("hookgrad._autograd.graph", "hookgrad._tensor"),
+                  ("hookgrad._autograd.saved", "hookgrad._tensor")}
 
 
 def _modules():

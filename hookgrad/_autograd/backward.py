@@ -1,7 +1,8 @@
 """``backward()`` and ``grad()``: check the roots and their gradients, then run the engine.
 
-Public at ``hookgrad.autograd``; ``Tensor.backward`` reaches ``backward`` through the slot
-``hookgrad._tensor.BACKWARD`` that this module fills (the Tensor sits below the engine).
+Public at ``hookgrad.autograd``. The Tensor and anomaly mode sit below the engine, so this
+module, imported with it, fills their slots: ``_tensor.BACKWARD`` (``Tensor.backward``) and
+``anomaly_mode.CURRENT_NODE`` (the node whose backward runs).
 """
 import warnings
 
@@ -9,7 +10,8 @@ import jax.numpy as jnp
 
 from .. import _tensor
 from .._tensor import Tensor
-from .engine import run_backward
+from . import anomaly_mode
+from .engine import current_autograd_node, run_backward
 from .graph import GradientEdge
 
 __all__ = ["backward", "grad"]
@@ -108,4 +110,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return res
 
 
+
+# the slots of the layers below, filled now that the engine exists
 _tensor.BACKWARD[0] = backward
+anomaly_mode.CURRENT_NODE[0] = current_autograd_node

@@ -18,6 +18,7 @@ from .. import _mode
 from .._tensor import Tensor
 from . import grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
+from .error_node import _DelayedError
 from .graph import Node
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
@@ -502,26 +503,6 @@ def _rebase(t, node, nr):
 
 
 # --------------------------------------------------------------------------- once_differentiable
-
-
-class _DelayedError(Node):
-    """Node that fails when reached: outputs of a ``once_differentiable`` backward."""
-
-    _apply_undefined = True
-
-    def __init__(self, msg, meta):
-        Node.__init__(self, ())
-        self._msg = msg
-        self._meta = meta
-
-    def name(self):
-        return "torch::autograd::Error"
-
-    def _out_meta(self):
-        return self._meta
-
-    def _apply(self, grads, create_graph):
-        raise RuntimeError(self._msg)
 
 
 def once_differentiable(fn):
