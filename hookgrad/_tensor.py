@@ -54,6 +54,18 @@ class Tensor(metaclass=_TensorMeta):
     _shares_version = False
     __array_priority__ = 1000  # numpy defers binary ops to Tensor
 
+    # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace
+    # overwrites the SNAPSHOT fields (saved before it, restored after it, by
+    # ``_compile_snapshot``/``_compile_restore``); a cached program stays valid while the
+    # KEY fields are the same objects (``hookgrad._compile.replay``); the LOCAL ones are eager-only
+    # aliasing that a trace neither writes nor depends on. A new field goes in one of them:
+    # tests/test_compile.py fails on a field in none.
+    _COMPILE_SNAPSHOT = ("_data", "_grad", "_version", "grad_fn", "_output_nr",
+                         "_requires_grad")
+    _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
+                    "_post_acc_hooks", "_acc")
+    _COMPILE_LOCAL = ("_base", "_shares_version")
+
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         # torch.Tensor(list) builds a tensor of the default float dtype
         if data is None:
@@ -78,6 +90,22 @@ class Tensor(metaclass=_TensorMeta):
         t._requires_grad = grad_fn is not None
         t._version = 0
         return t
+
+    # ---- the compiled mode's view of a Tensor (see _COMPILE_SNAPSHOT)
+    def _compile_snapshot(self):
+        """What a ``hookgrad.compile`` trace overwrites: this Tensor's snapshot fields, and
+        the array and version of its ``.grad`` (a trace writes through to them)."""
+        g = self._grad
+        return (self._data, g, self._version, self.grad_fn, self._output_nr,
+                self._requires_grad, None if g is None else (g._data, g._version))
+
+    def _compile_restore(self, snap):
+        """Put back what :meth:`_compile_snapshot` saved."""
+        (self._data, g, self._version, self.grad_fn, self._output_nr, self._requires_grad,
+         gsave) = snap
+        self._grad = g
+        if gsave is not None:
+            g._data, g._version = gsave
 
     # ---- autograd metadata
     @property

@@ -41,7 +41,7 @@ import numpy as np
 from ._compile import replay as _replay
 from ._compile import tune as _tune
 from . import _mode, _watch
-from . import random as _random
+from ._random import GLOBAL as _KEY
 from ._compile.state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
                              _global_hook_dicts, _is_optimizer, _module_cls,
                              _module_hook_attrs, _opt_install, _opt_key, _opt_load, _opt_tree,
@@ -249,9 +249,7 @@ class CompiledFunction:
             opt_key = _opt_key(opt, tree, leaves)
             plan.opt_keys.append(opt_key)
             key.append((id(opt), treedef) + opt_key)
-        rng = _random._state["key"]
-        if rng is None:
-            rng = _random._state["key"] = jax.random.key(_random._state["seed"])
+        rng = _KEY.get()
         key.append(rng.dtype)
         for v, slot in zip(arg_leaves, arg_slots):
             if slot[0] == "a":
@@ -276,13 +274,11 @@ class CompiledFunction:
         entry = _Entry()
         entry.fixed_point = None
         # snapshot what tracing overwrites, to restore it afterwards
-        saved = [(t._data, t._grad, t._version, t.grad_fn, t._output_nr, t._requires_grad,
-                  (t._grad._data, t._grad._version) if t._grad is not None else None)
-                 for t in tensors]
+        saved = [t._compile_snapshot() for t in tensors]
         mod_slots = [(m, dict(m._parameters), dict(m._buffers)) for m in st.modules]
         opt_saved = [(opt, treedef, plan.flat[start:start + n])
                      for opt, (start, n, treedef, _) in zip(st.optimizers, plan.opt_trees)]
-        rng_saved = _random._state["key"]
+        rng_saved = _KEY.peek()
         grads_in = set(plan.grads_in)
 
         def body(*flat):
@@ -309,7 +305,7 @@ class CompiledFunction:
                     leaves[j] = next(it)
             # the global PRNG key, as raw key data (typed keys take jit's slow path)
             key_in = jax.random.wrap_key_data(next(it), impl=_key_impl(plan.rng))
-            _random._state["key"] = key_in
+            _KEY.set(key_in)
             a, k = plan.rebuild(leaves)
             tracing = _Tracing(_current_trace())
             _ctx.stack.append(tracing)
@@ -361,7 +357,7 @@ class CompiledFunction:
                         spec.append(("out", len(outs)))
                         outs.append(jax.numpy.asarray(leaf))
                 opt_out.append((treedef, spec))
-            key_now = _random._state["key"]
+            key_now = _KEY.peek()
             if key_now is not key_in:
                 entry.key_out = len(outs)
                 outs.append(jax.random.key_data(key_now))
@@ -393,18 +389,14 @@ class CompiledFunction:
         try:
             traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
         finally:
-            for t, (data, grad, ver, gfn, onr, rg, gsave) in zip(tensors, saved):
-                t._data, t._version, t.grad_fn, t._output_nr = data, ver, gfn, onr
-                t._requires_grad = rg
-                t._grad = grad
-                if gsave is not None:
-                    grad._data, grad._version = gsave
+            for t, snap in zip(tensors, saved):
+                t._compile_restore(snap)
             for m, params, bufs in mod_slots:
                 m._parameters.update(params)
                 m._buffers.update(bufs)
             for opt, treedef, leaves in opt_saved:
                 _opt_install(opt, treedef, leaves)
-            _random._state["key"] = rng_saved
+            _KEY.set(rng_saved)
         self.trace_count += 1
         entry.jaxpr = traced.jaxpr
         donated = ()
@@ -508,7 +500,7 @@ class CompiledFunction:
         if entry.key_out is not None:
             data = res[entry.key_out]
             new_key = jax.random.wrap_key_data(data, impl=_key_impl(plan.rng))
-            _random._state["key"] = new_key
+            _KEY.set(new_key)
             self._key_data = (new_key, data)
         if plan.basis is not None:
             plan.written = _replay.written(plan)

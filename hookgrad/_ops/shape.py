@@ -628,7 +628,6 @@ def movedim(input, source, destination):
 
 register(movedim)
 register(movedim, "moveaxis")
-from . import indexing  # noqa: E402,F401 - x[idx], x[idx] = v (uses wrap_dim above)
 
 
 # --------------------------------------------------------------------------- repeat_interleave

@@ -64,7 +64,7 @@ def gather(outputs, target_device, dim=0):
     def join(outs):
         first = outs[0]
         if isinstance(first, Tensor):
-            from ... import cat
+            from ..._ops.shape import cat
             return cat([o.to(target) for o in outs], dim)
         if first is None:
             return None
