@@ -190,6 +190,10 @@ class Tensor(metaclass=_TensorMeta):
         """The leaf's AccumulateGrad node (created on first use)."""
         acc = self._acc
         if acc is None:
+            # NOTE: the one import circle, the one any tape autograd has: a leaf Tensor
+            # makes its AccumulateGrad node here, and nodes (graph.py, saved.py) wrap
+            # gradients and saved values back into Tensors. The graph is the lower layer
+            # and imports the Tensor only inside functions, marked "tape circle".
             from ._autograd.graph import AccumulateGrad
             acc = self._acc = AccumulateGrad(self)
         return acc
@@ -469,6 +473,31 @@ class Tensor(metaclass=_TensorMeta):
 # (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
+
+
+def wrap_as(cls, arr):
+    """``arr`` as a Tensor of class ``cls`` (a Tensor subclass a traced program's output had
+    on the way in), or a plain Tensor when the class cannot be assigned (its layout
+    differs)."""
+    t = Tensor._wrap(arr)
+    if cls is not Tensor:
+        try:
+            t.__class__ = cls
+        except TypeError:
+            pass
+    return t
+
+
+def typename(obj):
+    """The type name messages give, as ``torch.typename``: ``'hookgrad.FloatTensor'`` for a
+    Tensor, else the class's qualified name (bare for builtins)."""
+    if isinstance(obj, Tensor):
+        return _dtype.legacy_type_name(obj._data.dtype, "hookgrad")
+    t = type(obj)
+    module = getattr(t, "__module__", None)
+    if module in ("builtins", "__builtin__", None):
+        return t.__qualname__
+    return f"{module}.{t.__qualname__}"
 
 
 def _stop_gradient(arr):

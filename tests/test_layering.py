@@ -54,9 +54,21 @@ LAYERS = [
     ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],
     ["hookgrad._functional", "hookgrad._functional.*"],
     ["hookgrad._compile", "hookgrad._compile.*", "hookgrad.compile"],
-    ["*", "hookgrad._compile.optimized_module", "hookgrad.autograd.gradcheck",
-     "hookgrad.autograd.functional"],
+    ["*", "hookgrad.autograd.gradcheck", "hookgrad.autograd.functional"],
 ]
+
+# Upward imports another change removes (issue 14 step 3: the functional mode becomes a
+# backend that registers itself, and the engine's graph tasks move below the graph), with
+# why they are still here. The test fails when one of them is gone, so the list only shrinks.
+PENDING = {
+    # functional-mode branches (``if _mode.state.functional:``): the hook core's backend slot
+    ("hookgrad._tensor", "hookgrad._functional.hooks"),
+    ("hookgrad._ops.dispatch", "hookgrad._functional.hooks"),
+    ("hookgrad._autograd.graph", "hookgrad._functional.hooks"),
+    ("hookgrad._autograd.function", "hookgrad._functional.function"),
+    # AccumulateGrad and multi-grad hooks call the engine's graph-task state
+    ("hookgrad._autograd.graph", "hookgrad._autograd.engine"),
+}
 
 # The circle any tape autograd has, (importer, imported): a Tensor holds its grad_fn; a
 # leaf's AccumulateGrad node and a node's saved tensors hold Tensors.
@@ -169,7 +181,7 @@ def layer_of(mod):
 def _has_note(path, line):
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    return any("# NOTE:" in text for text in lines[max(0, line - 4):line])
+    return any("# NOTE:" in text for text in lines[max(0, line - 4):line])  # line, 3 above
 
 
 def test_every_module_has_a_layer():
@@ -184,16 +196,39 @@ def test_imports_only_go_down():
             continue
         if (importer, imported) in ALLOWED_UPWARD and _has_note(path, line):
             continue
+        if (importer, imported) in PENDING:
+            continue
         upward.append(f"{os.path.relpath(path, os.path.dirname(ROOT))}:{line}: {importer} "
                       f"(layer {layer_of(importer)}) imports {imported} "
                       f"(layer {layer_of(imported)})")
     assert not upward, "imports of a higher layer:\n" + "\n".join(upward)
 
 
-def _cycles():
+def _facade(mod):
+    return mod in ("hookgrad.autograd", "hookgrad.utils.hooks") or \
+        mod.startswith("hookgrad.autograd.")
+
+
+def test_nothing_internal_imports_the_public_facades():
+    # ``hookgrad.autograd`` and ``hookgrad.utils.hooks`` only re-export: code inside
+    # hookgrad imports what they re-export from where it lives
+    found = [f"{os.path.relpath(path, os.path.dirname(ROOT))}:{line}: {importer} imports "
+             f"{imported}" for importer, imported, path, line in EDGES
+             if _facade(imported) and not _facade(importer)
+             and importer not in ("hookgrad", "hookgrad.utils")]  # the packages holding them
+    assert not found, "\n".join(found)
+
+
+def test_pending_upward_imports_still_exist():
+    edges = {(importer, imported) for importer, imported, *_ in EDGES}
+    assert PENDING - edges == set(), "gone: remove them from PENDING"
+
+
+def _cycles(skip=frozenset()):
     graph = collections.defaultdict(set)
     for importer, imported, *_ in EDGES:
-        graph[importer].add(imported)
+        if (importer, imported) not in skip:
+            graph[importer].add(imported)
     index, low, stack, on_stack, found = {}, {}, [], set(), []
 
     def visit(v):  # Tarjan's strongly connected components
@@ -225,7 +260,7 @@ def _cycles():
 
 def test_no_import_cycle_but_tensor_and_node():
     allowed = sorted({m for pair in ALLOWED_UPWARD for m in pair})
-    cycles = [c for c in _cycles() if c != allowed]
+    cycles = [c for c in _cycles(skip=PENDING) if c != allowed]
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 

@@ -15,7 +15,7 @@ import warnings
 import jax.numpy as jnp
 
 from .. import _mode
-from .._tensor import Tensor
+from .._tensor import Tensor, typename as _typename
 from . import grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
@@ -362,11 +362,6 @@ def _run_forward(cls, ctx, args, kwargs, has_setup):
     finally:
         _gm.enabled = prev
     return out
-
-
-def _typename(x):
-    return type(x).__module__ + "." + type(x).__qualname__ if type(x).__module__ != "builtins" \
-        else type(x).__name__
 
 
 def _check_ctx_lists(ctx):

@@ -130,8 +130,8 @@ class CheckpointFunction(Function):
         if not outs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        from .. import autograd
-        autograd.backward(outs, gs)
+        from .._autograd.backward import backward
+        backward(outs, gs)
         return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None
                                     for a in detached)
 

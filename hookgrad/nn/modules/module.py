@@ -25,8 +25,8 @@ import warnings
 import jax
 
 from ... import _mode
-from ..._tensor import Tensor
-from ...utils.hooks import RemovableHandle
+from ..._tensor import Tensor, typename as _typename
+from ..._handle import RemovableHandle
 from ..parameter import Buffer, Parameter
 from . import _global_hooks as _gh
 from ._global_hooks import (  # noqa: F401 - re-exported at PyTorch's import paths
@@ -53,15 +53,6 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_full_backward_hook", "register_module_buffer_registration_hook",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook"]
-
-def _typename(obj):
-    if isinstance(obj, Tensor):  # as Tensor.type(): "hookgrad.FloatTensor"
-        from ..._autograd.engine import _type_str
-        return _type_str(obj)
-    module = getattr(type(obj), "__module__", "builtins")
-    name = type(obj).__qualname__
-    return name if module == "builtins" else f"{module}.{name}"
-
 
 def _addindent(s_, num_spaces):
     s = s_.split("\n")
@@ -736,9 +727,10 @@ class Module(_ConversionMixin, _StateDictMixin):
             >>> model(x).sum().backward()   # one compiled forward, one compiled backward
         """
         from ...compile import _module_compile_options
-        from ..._compile.optimized_module import compile_in_place
+        from ..._compile.state import MODULE_COMPILE
         opts = _module_compile_options(*args, **kwargs)
-        self._compiled_call_impl = None if opts is None else compile_in_place(self, **opts)
+        self._compiled_call_impl = None if opts is None else \
+            MODULE_COMPILE["in_place"](self, **opts)
 
     # ------------------------------------------------------------------ repr
     def _get_name(self):

@@ -29,18 +29,19 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from . import tune as _tune
+from .._compile import tune as _tune
 from .. import _mode
 from .._functional import hooks as _functional
 from .._random import GLOBAL as _KEY
-from .host_hook import TracedValueError, _flatten_containers
+from .._compile.host_hook import TracedValueError, _flatten_containers
+from .._compile.state import MODULE_COMPILE
 from .._ops.dispatch import INEXACT
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd.saved import FREED_MESSAGE, hook_state
 from .._autograd.graph import Node
-from ..compile import _wrap_as
-from ..nn.modules.module import Module
+from .._tensor import wrap_as as _wrap_as
+from .modules.module import Module
 
 __all__ = ["OptimizedModule", "CompiledFunctionBackward"]
 
@@ -123,7 +124,7 @@ def _state_slots(mod):
 
 
 def _hooked(mod):
-    from ..nn.modules._global_hooks import _has_any_global_hook
+    from .modules._global_hooks import _has_any_global_hook
     if hook_state.stack or hook_state.mutation_ctx is not None or _has_any_global_hook():
         return True
     for m in mod.modules():
@@ -409,7 +410,7 @@ class OptimizedModule(Module):
         self.forward = self._compiled_forward
 
     def __call__(self, *args, **kwargs):
-        from ..nn.modules._global_hooks import _has_any_global_hook
+        from .modules._global_hooks import _has_any_global_hook
         if _has_any_global_hook():
             warnings.warn(
                 "Using `torch.compile(module)` when there are global hooks on modules (e.g., "
@@ -477,3 +478,7 @@ def compile_module(mod, *, fullgraph=False, options=None):
 def compile_in_place(mod, *, fullgraph=False, options=None):
     """``model.compile()``: the module's own calls go through the compiled forward."""
     return _CompiledForward(mod, mod._call_impl, fullgraph=fullgraph, options=options)
+
+
+# how hookgrad.compile(model) and Module.compile() reach this module (they sit below it)
+MODULE_COMPILE.update(new=compile_module, in_place=compile_in_place)
