@@ -410,15 +410,16 @@ class Tensor(metaclass=_TensorMeta):
         _check_concrete(self, "bool(tensor)")
         return bool(self._data.reshape(()))
 
-    def __float__(self):
+    def _one_value(self):
         if self.numel() != 1:  # PyTorch's error type here: ValueError
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item())
+        return self.item()
+
+    def __float__(self):
+        return float(self._one_value())
 
     def __int__(self):
-        if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self.item())
+        return int(self._one_value())
 
     def __index__(self):
         if self.dtype.is_floating_point or self.numel() != 1:
@@ -428,6 +429,8 @@ class Tensor(metaclass=_TensorMeta):
     def __complex__(self):
         return complex(self.item())
 
+    # NOTE: by identity, though ``__eq__`` (attached by the op table) is elementwise, as
+    # PyTorch: Tensors are dict keys and set members (hooks, optimizers, ModTracker)
     __hash__ = object.__hash__
 
     def __getattr__(self, name):

@@ -10,25 +10,35 @@ Imports under ``if TYPE_CHECKING:`` are exempt: they never run.
 The layers, bottom first (a module may import its own layer and those below):
 
 0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_missing``, ``_repr``,
-   ``_errors`` (messages and exceptions shared by several layers), ``_compile.tune``,
-   ``_random`` state (the PRNG key's one owner), ``_handle``
-   (``RemovableHandle``), and packages whose ``__init__`` imports nothing of hookgrad;
-1. the graph: ``_autograd.graph`` (Node, AccumulateGrad, GradientEdge);
-2. the Tensor: ``_tensor``;
-3. autograd state around the Tensor: ``_autograd.{grad_mode, saved, anomaly_mode,
-   forward_ad, backward_hook, hooks}``;
-4. the op table: ``_ops`` (registry, dispatch and the op rows), the factories;
-5. the engine: ``_autograd.{engine, backward, function}``, ``_ops.fusion``;
-6. public facades: ``autograd`` and its submodules, ``utils.hooks`` (nothing below
-   imports them);
-7. the functional backend: ``_functional``;
-8. the compiled mode: ``_compile`` and the ``compile`` facade;
-9. everything else: ``nn``, ``optim``, ``utils.data``, ``func``, ``hookgrad`` itself...
-   (``_compile.optimized_module`` sits here: it subclasses ``nn.Module``).
+   ``_errors`` (exceptions and messages several layers raise), ``_handle``
+   (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compile.tune``, and
+   packages whose ``__init__`` imports nothing of hookgrad;
+1. mode state: ``_autograd.grad_mode``, ``_autograd.anomaly_mode`` (the engine fills
+   their slots, ``anomaly_mode.CURRENT_NODE``);
+2. the graph: ``_autograd.graph`` (Node, AccumulateGrad, GradientEdge, saved-tensor hook
+   contexts), ``_autograd.saved`` (SavedTensor), ``_autograd.error_node``;
+3. the Tensor: ``_tensor`` (``BACKWARD`` is a slot the engine's layer fills);
+4. hook rules around the Tensor: ``_autograd.backward_hook``, ``_autograd.hooks``;
+5. the op table: ``_ops`` (registry, dispatch, the op rows; ``dispatch._dual`` is forward
+   AD's slot), ``_factory``, ``_generator``, ``random``;
+6. the engine: ``_autograd.{engine, backward, function, forward_ad}``, ``_ops.fusion``;
+7. public facades: ``autograd`` and its submodules, ``utils``, ``utils.hooks`` (nothing
+   internal imports them: a test checks);
+8. the functional backend: ``_functional``;
+9. the compiled mode: ``_compile`` (function, trace, state, replay, host_hook) and the
+   ``compile`` facade (``_compile.state.MODULE_COMPILE`` is the slot through which it
+   compiles Modules);
+10. everything else: ``nn`` (``nn._optimized_module``, whose OptimizedModule subclasses
+    Module, fills ``MODULE_COMPILE``), ``optim``, ``utils.data``, ``func``,
+    ``autograd.gradcheck``/``autograd.functional`` (user-level tools), ``hookgrad``.
 
-The only import circle allowed is the Tensor <-> graph Node one that any tape autograd
-has (a Tensor holds its ``grad_fn``; an ``AccumulateGrad`` node holds its leaf Tensor);
-the upward import must carry a ``# NOTE:`` saying so.
+Where the issue's sketch said otherwise, the code decided: grad and anomaly mode sit below
+the graph (the graph reads them; they need nothing above), and the saved tensors sit with
+the graph (nodes hold them). The only import circle allowed is the Tensor <-> graph one
+that any tape autograd has (a leaf Tensor makes its AccumulateGrad node; nodes wrap
+gradients and saved values back into Tensors): the graph side imports the Tensor only
+inside functions, each import marked with a ``# NOTE:``. ``PENDING`` lists the upward
+imports another change removes (the functional mode's branches, the engine's graph tasks).
 """
 import ast
 import collections

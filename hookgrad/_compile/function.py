@@ -144,46 +144,17 @@ class CompiledFunction:
         return tuple(key)
 
     def _plan(self, args, kwargs):
+        """What this call's program reads and its cache key (``_compile.state._Plan``), or
+        None inside an outer JAX trace."""
         module_cls = _module_cls()
         epoch = _watch.epoch()
         st, module_key = self._discover(module_cls)
         plan = _Plan()
         plan.found, plan.epoch, plan.n_walk = self._found, epoch, len(st.tensors)
         plan.flags = list(map(_replay._FLAGS, st.tensors))
-        # ``st`` is the cached walk: copied before adding to it (None: its Tensors copied)
-        shared = True
         arg_leaves, rebuild = _flatten_containers((args, kwargs))
-        arg_only = {}
-        arg_slots = []   # per leaf: ("t", tensor index) | ("a", flat index) | ("s", value)
-        static_key = []
-        for v in arg_leaves:
-            if isinstance(v, Tensor):
-                if id(v) not in st.tensor_ids:
-                    arg_only[id(v)] = len(arg_only)  # keyed by position, not identity
-                    if shared:
-                        st, shared = st.copy(deep=False), None
-                    st.add_tensor(v)
-                arg_slots.append(("t", st.tensor_ids[id(v)]))
-                static_key.append(("T", st.tensor_ids[id(v)]))
-            elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
-                arg_slots.append(("a", None))
-                static_key.append(_arg_array_key(v))
-            elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v):
-                if shared is not False:
-                    st, shared = st.copy(), False
-                n_modules = len(st.modules)
-                st.walk(v, module_cls)
-                if len(st.modules) != n_modules:
-                    module_key = self._module_key(st)
-                arg_slots.append(("s", v))
-                static_key.append(("obj", id(v)))
-            else:
-                arg_slots.append(("s", v))
-                try:
-                    hash(v)
-                    static_key.append(("v", type(v), v))
-                except TypeError:
-                    static_key.append(("id", id(v)))
+        st, module_key, arg_only, arg_slots, static_key = self._plan_args(
+            st, module_key, arg_leaves, module_cls)
         flat = []
         plan.ctx = _context_key(_gm.enabled, _saved_state)
         key = [tuple(static_key), plan.ctx, module_key]
@@ -226,6 +197,45 @@ class CompiledFunction:
         plan.arg_slots = arg_slots
         plan.rebuild = rebuild
         return plan
+
+    def _plan_args(self, st, module_key, arg_leaves, module_cls):
+        """Sort the call's leaves: Tensors join the state (by position when only an
+        argument holds them), arrays are inputs, Modules and optimizers are walked, the
+        rest are static. Returns the state, the module key, each argument-only Tensor's
+        position, one slot per leaf (("t", tensor index) | ("a", None) | ("s", value)) and
+        the arguments' part of the cache key."""
+        # ``st`` is the cached walk: copied before adding to it (None: its Tensors copied)
+        shared = True
+        arg_only, arg_slots, static_key = {}, [], []
+        for v in arg_leaves:
+            if isinstance(v, Tensor):
+                if id(v) not in st.tensor_ids:
+                    arg_only[id(v)] = len(arg_only)  # keyed by position, not identity
+                    if shared:
+                        st, shared = st.copy(deep=False), None
+                    st.add_tensor(v)
+                arg_slots.append(("t", st.tensor_ids[id(v)]))
+                static_key.append(("T", st.tensor_ids[id(v)]))
+            elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
+                arg_slots.append(("a", None))
+                static_key.append(_arg_array_key(v))
+            elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v):
+                if shared is not False:
+                    st, shared = st.copy(), False
+                n_modules = len(st.modules)
+                st.walk(v, module_cls)
+                if len(st.modules) != n_modules:
+                    module_key = self._module_key(st)
+                arg_slots.append(("s", v))
+                static_key.append(("obj", id(v)))
+            else:
+                arg_slots.append(("s", v))
+                try:
+                    hash(v)
+                    static_key.append(("v", type(v), v))
+                except TypeError:
+                    static_key.append(("id", id(v)))
+        return st, module_key, arg_only, arg_slots, static_key
 
     # ---- running and writing back
     def _run(self, entry, plan):

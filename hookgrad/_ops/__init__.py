@@ -57,7 +57,6 @@ def _attach():
         if fn.__name__ == "<lambda>":
             fn.__name__ = name
         setattr(Tensor, name, fn)
-    Tensor.__hash__ = object.__hash__
 
 
 _attach()
