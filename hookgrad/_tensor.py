@@ -57,9 +57,9 @@ class Tensor(metaclass=_TensorMeta):
     # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace
     # overwrites the SNAPSHOT fields (saved before it, restored after it, by
     # ``_compile_snapshot``/``_compile_restore``); a cached program stays valid while the
-    # KEY fields are the same objects (``hookgrad._compile.replay``); the LOCAL ones are eager-only
-    # aliasing that a trace neither writes nor depends on. A new field goes in one of them:
-    # tests/test_compile.py fails on a field in none.
+    # KEY fields are the same objects (``hookgrad._compile.replay``); the LOCAL ones are
+    # eager-only aliasing that a trace neither writes nor depends on. A new field goes in
+    # one of them: tests/test_compile_tensor_fields.py fails on a field in none.
     _COMPILE_SNAPSHOT = ("_data", "_grad", "_version", "grad_fn", "_output_nr",
                          "_requires_grad")
     _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",

@@ -8,7 +8,8 @@ Example::
     >>> hookgrad.get_float32_matmul_precision()
     'high'
 """
-from ._numerics import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,  # noqa: F401
-                        is_deterministic_algorithms_warn_only_enabled,
-                        set_float32_matmul_precision, use_deterministic_algorithms)
+from ._numerics import (  # noqa: F401 - hookgrad.backends.* and hookgrad.* re-export them
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
+    use_deterministic_algorithms)
 from . import cpu, cuda, cudnn, mps  # noqa: F401 - submodules
