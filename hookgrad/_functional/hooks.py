@@ -49,6 +49,11 @@ def _wrap(arr):
     return Tensor._wrap(arr)
 
 
+# set by .module: starts the pseudo graph task where a hook runs in a backward whose start
+# no identity saw (the outer level of jax.grad(jax.grad(...)): the outputs' cotangent is 0)
+ensure_task = [None]
+
+
 class _HookEnv:
     """Hooks run as in eager backward: grad mode off, functional mode on."""
 
@@ -56,6 +61,8 @@ class _HookEnv:
         self.prev = (_gm.enabled, _mode.state.functional)
         _gm.enabled = False
         _mode.state.functional = True
+        if ensure_task[0] is not None:
+            ensure_task[0]()
 
     def __exit__(self, *exc):
         _gm.enabled, _mode.state.functional = self.prev
@@ -76,7 +83,10 @@ def _identity(arrays, on_grads):
         return xs
 
     def fwd(*xs):
-        return tuple(x.value for x in xs), None
+        # NOTE: the forward goes through ``ident`` again, so that an outer AD level
+        # (jax.grad of jax.grad) meets this boundary too and runs the hooks in its own
+        # backward, as PyTorch's double backward runs them
+        return ident(*(x.value for x in xs)), None
 
     def bwd(_, gs):
         gl = [None if isinstance(g, SymbolicZero) else g for g in gs]
@@ -363,7 +373,7 @@ class FunctionalNode(Node):
             return f(*xs)
 
         def fwd(*xs):
-            return f(*xs), xs
+            return call(*xs), xs   # through ``call``: see _identity's fwd
 
         def bwd(xs, gs):
             outs_now, pull = jax.vjp(f, *xs)
@@ -526,6 +536,10 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
         packed = jax.tree_util.tree_unflatten(box["tree"], leaves)
         vals = []
         with _HookEnv():
+            # NOTE: grad mode on, as in a create_graph=True backward: under jax.grad of
+            # jax.grad the outer level differentiates through unpack, and an op in grad
+            # mode off would stop its gradient (the residuals require grad)
+            _gm.enabled = True
             for p in packed:
                 t = unpack(p)
                 if not isinstance(t, Tensor):

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import random as _random
+from . import hooks as _hooks_mod
 from .hooks import FunctionalNode, _HookEnv, _identity, _inexact, _wrap
 from .._tensor import Tensor, wrap_as
 from .._autograd import grad_mode
@@ -171,6 +172,17 @@ def _functional_task_cls():
 
 
 _TASK_CLS = []
+
+
+def _ensure_task():
+    from .._autograd import engine
+    if not engine._local.tasks:
+        if not _TASK_CLS:
+            _TASK_CLS.append(_functional_task_cls())
+        engine._local.tasks.append(_TASK_CLS[0](True))
+
+
+_hooks_mod.ensure_task[0] = _ensure_task
 
 
 def mark_backward_end(tensors):

@@ -105,40 +105,27 @@ def _none_or_dtype(t):
 
 
 def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
-    if query.ndim == 3:
-        if key.ndim != 3 or value.ndim != 3:
-            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
-                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.ndim != 2:
-            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
-                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
-                                 "instead")
-        if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
-                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
-        return True
-    if query.ndim == 2:
-        if key.ndim != 2 or value.ndim != 2:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
-                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.ndim != 1:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
-                                 f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
-                                 "instead")
-        if attn_mask is not None:
-            if attn_mask.ndim not in (2, 3):
-                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
-                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
-                                     "instead")
-            want = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.ndim == 3 and tuple(attn_mask.shape) != want:
-                raise AssertionError(f"Expected `attn_mask` shape to be {want} but got "
-                                     f"{attn_mask.shape}")
-        return False
-    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
-                         f"{query.ndim}-D query tensor")
+    """True for batched (3-D) input, False for unbatched (2-D); PyTorch's messages."""
+    if query.ndim not in (2, 3):
+        raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor")
+    d = query.ndim
+    kind = "batched (3-D)" if d == 3 else "unbatched (2-D)"
+    if key.ndim != d or value.ndim != d:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {d}-D but "
+                             f"found {key.ndim}-D and {value.ndim}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != d - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{d - 1}-D but found {key_padding_mask.ndim}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D "
+                                 f"or 3-D but found {attn_mask.ndim}-D tensor instead")
+        want = (num_heads, query.shape[0], key.shape[0])
+        if d == 2 and attn_mask.ndim == 3 and tuple(attn_mask.shape) != want:
+            raise AssertionError(f"Expected `attn_mask` shape to be {want} but got "
+                                 f"{attn_mask.shape}")
+    return d == 3
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,

@@ -5,8 +5,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .._autograd import grad_mode
-from .._autograd.grad_mode import enable_grad
 from ._transform import _write_param
 from .optimizer import Optimizer, _to_tensor
 
@@ -75,35 +73,28 @@ class OptaxOptimizer(Optimizer):
 
             step(closure: Callable[[], float] | None = None) -> float | None
         """
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        prev = grad_mode._state.enabled
-        grad_mode._state.enabled = False
-        try:
-            results = []
-            for i, group in enumerate(self.param_groups):
-                params = group["params"]
-                mask = tuple(p.grad is not None for p in params)
-                if not any(mask):
-                    continue
-                fn = self._fns.get(mask)
-                if fn is None:
-                    fn = self._fns[mask] = jax.jit(functools.partial(_optax_update, self.tx,
-                                                                     mask))
-                grads = tuple(p.grad._data if m else jnp.zeros_like(p._data)
-                              for p, m in zip(params, mask))
-                new, state = fn(tuple(p._data for p in params), grads, self.optax_state[i])
-                results.append((i, params, mask, new, state))
-            for i, params, mask, new, state in results:  # write only once all succeeded
-                for p, m, arr in zip(params, mask, new):
-                    if m:
-                        _write_param(p, arr)
-                self.optax_state[i] = state
-        finally:
-            grad_mode._state.enabled = prev
-        return loss
+        return self._step_with(closure, self._apply_updates)
+
+    def _apply_updates(self):
+        results = []
+        for i, group in enumerate(self.param_groups):
+            params = group["params"]
+            mask = tuple(p.grad is not None for p in params)
+            if not any(mask):
+                continue
+            fn = self._fns.get(mask)
+            if fn is None:
+                fn = self._fns[mask] = jax.jit(functools.partial(_optax_update, self.tx,
+                                                                 mask))
+            grads = tuple(p.grad._data if m else jnp.zeros_like(p._data)
+                          for p, m in zip(params, mask))
+            new, state = fn(tuple(p._data for p in params), grads, self.optax_state[i])
+            results.append((i, params, mask, new, state))
+        for i, params, mask, new, state in results:  # write only once all succeeded
+            for p, m, arr in zip(params, mask, new):
+                if m:
+                    _write_param(p, arr)
+            self.optax_state[i] = state
 
     def state_dict(self):
         """PyTorch's layout with an empty ``"state"`` plus ``"optax_state"``: the list of

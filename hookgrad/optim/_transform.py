@@ -31,8 +31,6 @@ import optax
 
 from .. import _dtype
 from .._tensor import Tensor
-from .._autograd import grad_mode
-from .._autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, _to_tensor
 
 
@@ -290,17 +288,7 @@ class TransformOptimizer(Optimizer):
         (the same Tensor object, its ``_version`` bumped). ``closure`` re-evaluates the
         model and returns the loss; it runs with grad mode on.
         """
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        prev = grad_mode._state.enabled
-        grad_mode._state.enabled = False
-        try:
-            self._apply_updates()
-        finally:
-            grad_mode._state.enabled = prev
-        return loss
+        return self._step_with(closure, self._apply_updates)
 
     def _apply_updates(self):
         statics, params, grads, states, hparams, targets = [], [], [], [], [], []

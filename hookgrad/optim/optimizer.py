@@ -326,6 +326,21 @@ class Optimizer:
         """
         raise NotImplementedError
 
+    def _step_with(self, closure, update):
+        """``step``'s shared shape: the closure with grad mode on, then ``update()`` with it
+        off; returns the closure's loss."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        prev = grad_mode._state.enabled
+        grad_mode._state.enabled = False
+        try:
+            update()
+        finally:
+            grad_mode._state.enabled = prev
+        return loss
+
     # ------------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook):
         """Register a hook run before ``step()``::

@@ -11,7 +11,7 @@ import pytest
 
 import hookgrad
 from hookgrad import nn
-from tests.nn._common import both, needs_torch
+from tests.nn._common import both, needs_torch, torch
 
 
 def errors(*fns):
@@ -586,15 +586,50 @@ def test_forward_unimplemented():
         nn.Module()(1)
 
 
-def test_functional_mode_without_func_support_raises(monkeypatch):
-    import hookgrad.func as hfunc
-    from hookgrad import _mode
-    monkeypatch.delattr(hfunc, "_call_with_backward_hooks")
-    m = nn.Linear(1, 1)
-    m.register_full_backward_hook(lambda *a: None)
-    with _mode.functional_mode():
-        with pytest.raises(NotImplementedError, match="_call_with_backward_hooks"):
-            m(hookgrad.ones(1, 1, requires_grad=True))
+def test_init_slots_skip_module_setattr_but_reach_a_co_base():
+    # Module.__init__ sets its slots with the __setattr__ that follows the Module classes in
+    # the MRO (object's, or a co-base's), never Module.__setattr__, as PyTorch's does
+    from hookgrad import _watch
+    from hookgrad.nn.modules._pytree import HOOK_DICTS
+
+    def seen_by_co_base(L):
+        class Recorder:
+            def __setattr__(self, name, value):
+                type(self).seen.append(name)
+                object.__setattr__(self, name, value)
+
+        class M(L.nn.Module, Recorder):
+            seen = []
+        before = _watch.epoch()
+        m = M()
+        if L is hookgrad:  # Module.__setattr__ counts a change; construction is none
+            assert _watch.epoch() == before
+        assert isinstance(m.__dict__["_parameters"], dict)
+        return sorted(M.seen)
+
+    seen = seen_by_co_base(hookgrad)
+    assert {"training", "_parameters", "_buffers", "_modules", *HOOK_DICTS} <= set(seen)
+    if torch is not None:
+        assert seen == seen_by_co_base(torch)
+
+
+@needs_torch
+def test_public_methods_have_torch_signatures_and_docstrings():
+    import inspect
+    checked = 0
+    for name in dir(torch.nn.Module):
+        ours = getattr(nn.Module, name, None)
+        theirs = getattr(torch.nn.Module, name)
+        if name.startswith("_") or ours is None or not inspect.isfunction(theirs):
+            continue
+        sig = [(p.name, p.kind, p.default)
+               for p in inspect.signature(ours).parameters.values()]
+        want = [(p.name, p.kind, p.default)
+                for p in inspect.signature(theirs).parameters.values()]
+        assert sig == want, name
+        assert inspect.getdoc(ours), name
+        checked += 1
+    assert checked > 40
 
 
 # --------------------------------------------------------------------------- pytree

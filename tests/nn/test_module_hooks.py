@@ -574,8 +574,8 @@ def test_no_hooks_is_plain_forward():
 
 
 def test_functional_mode_uses_func_contract(monkeypatch):
-    import hookgrad.func as hfunc
     from hookgrad import _mode
+    from hookgrad._functional import module as functional_module
 
     calls = []
 
@@ -583,7 +583,7 @@ def test_functional_mode_uses_func_contract(monkeypatch):
         calls.append((module, list(bw_pre_hooks), list(bw_hooks), kwargs))
         return forward_fn(*args, **kwargs)
 
-    monkeypatch.setattr(hfunc, "_call_with_backward_hooks", fake)
+    monkeypatch.setattr(functional_module, "call_with_backward_hooks", fake)
     m = lin(hookgrad, [[2.0]], [0.0])
     log = []
 

@@ -36,3 +36,10 @@ def _ntuple(n):
 
 
 _single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
+
+
+def _nondefault_repr(module, defaults):
+    """``", name=value"`` for each ``(name, default)`` whose attribute differs from the
+    default: the tail of PyTorch's ``extra_repr`` for layers with many options."""
+    return "".join(f", {name}={getattr(module, name)!r}" for name, default in defaults
+                   if getattr(module, name) != default)

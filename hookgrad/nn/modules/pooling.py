@@ -23,6 +23,10 @@ class _MaxPoolNd(Module):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
                 f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
+    def forward(self, input):
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
 
 class MaxPool1d(_MaxPoolNd):
     """1D max pooling over ``(N, C, L)``.
@@ -33,9 +37,7 @@ class MaxPool1d(_MaxPoolNd):
                   ceil_mode=False)
     """
 
-    def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+    _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
@@ -52,9 +54,7 @@ class MaxPool2d(_MaxPoolNd):
         hookgrad.Size([20, 16, 24, 15])
     """
 
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+    _pool = staticmethod(F.max_pool2d)
 
 
 class AvgPool1d(Module):
@@ -109,14 +109,14 @@ class AvgPool2d(Module):
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
+    _pool = staticmethod(F.avg_pool2d)
+
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
 
 
-class AdaptiveAvgPool1d(Module):
-    """Average pooling of ``(N, C, L)`` to ``output_size`` bins."""
-
+class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
@@ -125,10 +125,16 @@ class AdaptiveAvgPool1d(Module):
         return f"output_size={self.output_size}"
 
     def forward(self, input):
-        return F.adaptive_avg_pool1d(input, self.output_size)
+        return self._pool(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(Module):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pooling of ``(N, C, L)`` to ``output_size`` bins."""
+
+    _pool = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling of ``(N, C, H, W)`` to ``output_size`` (int, pair, ``None`` keeps a
     size).
 
@@ -138,15 +144,7 @@ class AdaptiveAvgPool2d(Module):
         hookgrad.Size([1, 64, 5, 7])
     """
 
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
-
-    def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+    _pool = staticmethod(F.adaptive_avg_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
@@ -158,9 +156,7 @@ class MaxPool3d(_MaxPoolNd):
                   ceil_mode=False)
     """
 
-    def forward(self, input):
-        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+    _pool = staticmethod(F.max_pool3d)
 
 
 class AvgPool3d(AvgPool2d):
@@ -172,17 +168,14 @@ class AvgPool3d(AvgPool2d):
                   count_include_pad=True, divisor_override=None)
     """
 
-    def forward(self, input):
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+    _pool = staticmethod(F.avg_pool3d)
 
 
 class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
     """Average pooling of ``(N, C, D, H, W)`` to ``output_size`` (int, triple, ``None``
     keeps a size)."""
 
-    def forward(self, input):
-        return F.adaptive_avg_pool3d(input, self.output_size)
+    _pool = staticmethod(F.adaptive_avg_pool3d)
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -194,6 +187,9 @@ class _AdaptiveMaxPoolNd(Module):
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
+    def forward(self, input):
+        return self._pool(input, self.output_size, self.return_indices)
+
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling of ``(N, C, L)`` to ``output_size`` bins.
@@ -203,8 +199,7 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
         AdaptiveMaxPool1d(output_size, return_indices=False)
     """
 
-    def forward(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    _pool = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
@@ -220,5 +215,4 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
         hookgrad.Size([1, 64, 5, 7])
     """
 
-    def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+    _pool = staticmethod(F.adaptive_max_pool2d)

@@ -14,6 +14,7 @@ from ..._ops.nn_rnn import RNN_LAYER
 from .. import functional as F
 from .. import init
 from ..utils.rnn import PackedSequence, _packed
+from ._utils import _nondefault_repr
 from .linear import _param
 from .module import Module
 
@@ -110,20 +111,9 @@ class RNNBase(Module):
             init.uniform_(weight, -stdv, stdv)
 
     def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
-            s += f", proj_size={self.proj_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        return f"{self.input_size}, {self.hidden_size}" + _nondefault_repr(self, (
+            ("proj_size", 0), ("num_layers", 1), ("bias", True), ("batch_first", False),
+            ("dropout", 0), ("bidirectional", False)))
 
     # ------------------------------------------------------------------ checks
     def check_input(self, input, batch_sizes):

@@ -4,7 +4,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ._utils import _param
+from ._utils import _nondefault_repr, _param
 from .module import Module
 
 __all__ = ["Embedding", "EmbeddingBag"]
@@ -73,18 +73,9 @@ class Embedding(Module):
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        if self.sparse is not False:
-            s += ", sparse=True"
-        return s
+        return f"{self.num_embeddings}, {self.embedding_dim}" + _nondefault_repr(self, (
+            ("padding_idx", None), ("max_norm", None), ("norm_type", 2),
+            ("scale_grad_by_freq", False), ("sparse", False)))
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
@@ -158,17 +149,10 @@ class EmbeddingBag(Module):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm!r}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type!r}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
-        s += f", mode={self.mode!r}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx!r}"
-        return s
+        return (f"{self.num_embeddings}, {self.embedding_dim}"
+                + _nondefault_repr(self, (("max_norm", None), ("norm_type", 2),
+                                          ("scale_grad_by_freq", False)))
+                + f", mode={self.mode!r}" + _nondefault_repr(self, (("padding_idx", None),)))
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
