@@ -12,7 +12,7 @@ import threading
 import jax
 
 from .. import _mode
-from .._errors import TracedValueError, traced_value_error  # noqa: F401 - re-exported
+from .._errors import TracedValueError  # noqa: F401 - re-exported (hookgrad.compile)
 from .._tensor import Tensor
 from .._autograd import grad_mode
 
