@@ -16,7 +16,7 @@ from .._random import GLOBAL as _KEY
 from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
                     _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
                     _opt_key, _opt_load, _opt_tree, _Split, _tensor_key, _Walk)
-from .host_hook import _flatten_containers
+from .host_hook import TracedValueError, _flatten_containers, _user_frames
 from .._tensor import Tensor, wrap_as
 from .._watch import WATCHED
 from .._autograd import grad_mode
@@ -84,7 +84,10 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             entry = self._cache.get(plan.key)
             if entry is None:
-                entry = _trace.trace(self, plan)
+                try:
+                    entry = _trace.trace(self, plan)
+                except TracedValueError as e:
+                    raise _user_frames(e) from None
             plan.basis = _replay.basis(plan, entry)
         out = self._run(entry, plan)
         self._replay = plan.written

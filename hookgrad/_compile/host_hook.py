@@ -21,6 +21,27 @@ __all__ = ["host_hook", "is_host_hook", "TracedValueError"]
 _Tracer = jax.core.Tracer
 
 
+def _user_frames(e):
+    """``e`` with only the frames outside hookgrad and JAX in its traceback and without
+    JAX's note about hidden frames: what is left is the user's step and hook."""
+    import os
+    import types
+    skip = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+            os.path.dirname(os.path.abspath(jax.__file__)) + os.sep)
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(skip):
+            frames.append(tb)
+        tb = tb.tb_next
+    new = None
+    for tb in reversed(frames):
+        new = types.TracebackType(new, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    if getattr(e, "__notes__", None):
+        e.__notes__ = [n for n in e.__notes__ if "JAX_TRACEBACK_FILTERING" not in n]
+    return e.with_traceback(new)
+
+
 def host_hook(fn=None, *, ordered=True):
     """Mark a hook as one that runs on the host with concrete Tensors.
 

@@ -56,6 +56,7 @@ def _attach():
     for name, fn in dunders.items():
         if fn.__name__ == "<lambda>":
             fn.__name__ = name
+            fn.__annotations__["return"] = "Tensor"
         setattr(Tensor, name, fn)
 
 

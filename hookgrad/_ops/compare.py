@@ -3,11 +3,13 @@
 ``allclose`` and ``equal`` return Python bools, so they need concrete values: inside
 ``hookgrad.compile`` they raise as ``bool(tensor)`` does; use ``isclose(...).all()`` there.
 """
+from __future__ import annotations
+
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import _torch_kind, apply
-from .registry import defop, register
+from .registry import defop, export
 
 ISCLOSE = defop("isclose", lambda a, b, rtol, atol, equal_nan: jnp.isclose(
     a, b, rtol=rtol, atol=atol, equal_nan=equal_nan), None)
@@ -22,7 +24,8 @@ def _check_other(name, other):
                         f"{type(other).__name__}")
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+@export
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     """``isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)``: elementwise
     ``|input - other| <= atol + rtol * |other|`` (broadcast), as a bool tensor.
 
@@ -42,7 +45,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                                            "equal_nan": bool(equal_nan)})
 
 
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+@export
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """``allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool``: whether
     :func:`isclose` holds everywhere (eager only: it returns a Python bool).
 
@@ -53,7 +57,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
-def equal(input, other):
+@export
+def equal(input, other) -> bool:
     """``equal(input, other) -> bool``: True if both have the same size and elements
     (False on a shape mismatch; NaN equals nothing). Eager only: it returns a Python bool.
     """
@@ -63,5 +68,3 @@ def equal(input, other):
     return bool(apply(EQUAL, (input, other)))
 
 
-for _f in (isclose, allclose, equal):
-    register(_f)

@@ -20,8 +20,21 @@ from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_cont
                                unpack_output, unpack_plain)
 from .._autograd.graph import Node, _sequence
 
-ALL = "all"   # save every Tensor argument (default)
-OUT = "out"   # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
+
+class _Save:
+    """A named way of saving (compared by identity: ``op.save is ALL``)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+
+ALL = _Save("ALL")  # save every Tensor argument (default)
+OUT = _Save("OUT")  # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
 _gm = grad_mode._state
 _fm = _mode.state
 _anomaly = anomaly_mode._state

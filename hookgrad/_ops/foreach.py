@@ -5,12 +5,16 @@ Out of place, one op-table row per op and overload records one node for the whol
 PyTorch does. In place (``_foreach_exp_``), each tensor gets the ordinary in-place op
 (``ExpBackward0`` per tensor), as in PyTorch, and the list itself is returned.
 """
+from __future__ import annotations
+
+from typing import Sequence
+
 import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import ALL, apply
-from .registry import METHODS, defop, register
+from .registry import METHODS, defop, export
 
 _UNARY = {
     # name: (jnp function, PyTorch's node name)
@@ -83,7 +87,7 @@ def _check_list(tensors, fname, arg="self", pos=1):
 def _outplace_unary(name, op):
     fname = f"_foreach_{name}"
 
-    def fn(self):
+    def fn(self) -> tuple[Tensor, ...]:
         return apply(op, tuple(_check_list(self, fname)))
     fn.__name__ = fname
     fn.__doc__ = (f"``{fname}(self)``: ``{name}`` of each Tensor of the list ``self``, as a "
@@ -95,7 +99,7 @@ def _outplace_unary(name, op):
 def _inplace(name):
     fname = f"_foreach_{name}_"
 
-    def fn(self, *args, **kwargs):
+    def fn(self, *args, **kwargs) -> Sequence[Tensor]:
         tensors = _check_list(self, fname)
         n, others = len(tensors), _per_tensor(args, len(tensors), fname)
         for i in range(n):
@@ -128,7 +132,7 @@ def _outplace_binary(name, ops):
     fname = f"_foreach_{name}"
     scalar_op, lists_op, scalars_op = ops
 
-    def fn(self, other, **kwargs):
+    def fn(self, other, **kwargs) -> tuple[Tensor, ...]:
         tensors = _check_list(self, fname)
         n = len(tensors)
         alpha = kwargs.pop("alpha", 1)
@@ -161,14 +165,14 @@ def _outplace_binary(name, ops):
 
 for _name, (_fn, _node) in _UNARY.items():
     _op = defop(f"foreach_{_name}", _unary_fwd(_fn), _node, () if _name in _LINEAR else ALL)
-    register(_outplace_unary(_name, _op), f"_foreach_{_name}", method=False)
+    export(_outplace_unary(_name, _op), name=f"_foreach_{_name}", method=False)
     if _name + "_" in METHODS:
-        register(_inplace(_name), f"_foreach_{_name}_", method=False)
+        export(_inplace(_name), name=f"_foreach_{_name}_", method=False)
 
 for _name, (_fn, _nodes) in _BINARY.items():
     _ops = (defop(f"foreach_{_name}.Scalar", _scalar_fwd(_fn), _nodes[0]),
             defop(f"foreach_{_name}.List", _lists_fwd(_fn), _nodes[1]),
             defop(f"foreach_{_name}.ScalarList", _scalars_fwd(_fn), _nodes[2]))
-    register(_outplace_binary(_name, _ops), f"_foreach_{_name}", method=False)
+    export(_outplace_binary(_name, _ops), name=f"_foreach_{_name}", method=False)
     if _name + "_" in METHODS:
-        register(_inplace(_name), f"_foreach_{_name}_", method=False)
+        export(_inplace(_name), name=f"_foreach_{_name}_", method=False)

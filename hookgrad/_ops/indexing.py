@@ -12,13 +12,15 @@ indices (tensors, lists, bools) on the result; ``AliasBackward0`` when nothing e
 recorded. (So ``x[0, :, idx]`` indexes the selected tensor, PyTorch's semantics, where
 NumPy would move the advanced dimension first.)
 """
+from __future__ import annotations
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import Op, apply
-from .registry import defop, register, to_tensor_like
+from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
@@ -168,7 +170,8 @@ def _unsqueeze(x, dim):
     return apply(UNSQUEEZE, (x,), {"dim": dim})
 
 
-def select(input, dim, index):
+@export
+def select(input, dim, index) -> Tensor:
     """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
     return _select(input, wrap_dim(dim, input.ndim), int(index))
 
@@ -203,7 +206,8 @@ INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
     {1: (2,)}, nondiff=(2,))
 
 
-def __getitem__(self, idx):
+@export(function=False)
+def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
     single = not isinstance(idx, tuple)
@@ -302,7 +306,8 @@ _FILL_ALL = defop("setitem_fill", lambda x, v: jnp.full_like(x, v), "FillBackwar
                   scalar_edges=True)
 
 
-def __setitem__(self, idx, value):
+@export(function=False)
+def __setitem__(self, idx, value) -> None:
     """``x[idx] = value``: an in-place write, recorded as PyTorch records it:
     ``CopySlices`` when the index selects a part by ints/slices/None, ``IndexPutBackward0``
     for advanced indices on the whole tensor, ``FillBackward3`` / ``CopyBackwards`` when
@@ -319,7 +324,8 @@ def __setitem__(self, idx, value):
         apply(_FILL_ALL, (self, value), out=self)
 
 
-def index_put_(self, indices, values, accumulate=False):
+@export
+def index_put_(self, indices, values, accumulate=False) -> Tensor:
     """``index_put_(indices, values, accumulate=False)``: ``self[indices] = values`` (or
     ``+=`` with ``accumulate``, summing repeated indices)."""
     template, arrays = _parse_index(tuple(indices), ints_as_arrays=True)
@@ -327,7 +333,8 @@ def index_put_(self, indices, values, accumulate=False):
                 False)
 
 
-def index_put(input, indices, values, accumulate=False):
+@export
+def index_put(input, indices, values, accumulate=False) -> Tensor:
     return index_put_(input.clone(), indices, values, accumulate)
 
 
@@ -338,21 +345,17 @@ def _index_add_args(input, dim, index, source, alpha):
     return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
 
 
-def index_add(input, dim, index, source, *, alpha=1):
+@export
+def index_add(input, dim, index, source, *, alpha=1) -> Tensor:
     """``index_add(input, dim, index, source, *, alpha=1)``: ``alpha * source`` added into
     a copy of ``input`` at the entries ``index`` of ``dim`` (repeats accumulate)."""
     args, st = _index_add_args(input, dim, index, source, alpha)
     return apply(INDEX_ADD, args, st)
 
 
-def index_add_(self, dim, index, source, *, alpha=1):
+@export(function=False)
+def index_add_(self, dim, index, source, *, alpha=1) -> Tensor:
     args, st = _index_add_args(self, dim, index, source, alpha)
     return apply(INDEX_ADD, args, st, out=self)
 
 
-register(index_add)
-register(select)
-register(index_put_, method=False)
-register(index_put)
-for _f in (__getitem__, __setitem__, index_put_, index_add_):
-    register(_f, function=False)

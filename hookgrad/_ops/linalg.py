@@ -1,12 +1,14 @@
 """Matrix products: matmul and its named forms, einsum, outer, dot."""
+from __future__ import annotations
+
 import math
 
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
-from .pointwise import shape_broadcast_error
-from .registry import defop, register
+from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .shape import expanded_shape
 
 _PRODUCT_SAVE = {0: (1,), 1: (0,)}  # each operand's gradient needs the other one
@@ -114,7 +116,8 @@ def check_linear(input, weight, bias):
         _check_broadcast(tuple(input.shape[:-1]) + sw[1:], tuple(bias.shape))
 
 
-def matmul(input, other):
+@export
+def matmul(input, other) -> Tensor:
     """``matmul(input, other)`` (``@``): dot, matrix-vector, matrix-matrix or batched
     product by the operands' ranks, broadcasting batch dimensions.
 
@@ -138,7 +141,8 @@ ADDMM = defop("addmm", lambda c, a, b, beta, alpha: beta * c + alpha * (a @ b), 
               {1: (2,), 2: (1,)})
 
 
-def mm(input, mat2):
+@export
+def mm(input, mat2) -> Tensor:
     """``mm(input, mat2)``: the product of two matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
@@ -147,7 +151,8 @@ def mm(input, mat2):
     return apply(MM, (input, mat2))
 
 
-def bmm(input, mat2):
+@export
+def bmm(input, mat2) -> Tensor:
     """``bmm(input, mat2)``: batched matrix product of ``(b, n, m)`` and ``(b, m, p)``."""
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else
@@ -159,7 +164,8 @@ def bmm(input, mat2):
     return apply(BMM, (input, mat2))
 
 
-def mv(input, vec):
+@export
+def mv(input, vec) -> Tensor:
     """``mv(input, vec)``: matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
@@ -167,7 +173,8 @@ def mv(input, vec):
     return apply(MV, (input, vec))
 
 
-def dot(input, tensor):
+@export
+def dot(input, tensor) -> Tensor:
     """``dot(input, tensor)``: inner product of two 1-d tensors."""
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D "
@@ -176,19 +183,20 @@ def dot(input, tensor):
     return apply(DOT, (input, tensor))
 
 
-def outer(input, vec2):
+@export(aliases=("ger",))
+def outer(input, vec2) -> Tensor:
     """``outer(input, vec2)`` (alias ``ger``): ``input[:, None] * vec2``, recorded as PyTorch
     does (a view, then ``MulBackward0``)."""
-    from .pointwise import BINARY_FN
     from .shape import reshape
     if input.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D"
                            if input.ndim != 1 else
                            f"outer: Expected 1-D argument vec2, but got {vec2.ndim}-D")
-    return BINARY_FN["mul"](reshape(input, (input.shape[0], 1)), vec2)
+    return FUNCTIONS["mul"](reshape(input, (input.shape[0], 1)), vec2)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+@export
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * mat1 @ mat2``."""
     _check_addmm(input, mat1, mat2)
     return apply(ADDMM, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
@@ -208,7 +216,8 @@ def _einsum_node(eq, n_operands):
     return "ViewBackward0" if summed else "MulBackward0"
 
 
-def einsum(equation, *operands):
+@export(method=False)
+def einsum(equation, *operands) -> Tensor:
     """``einsum(equation, *operands)``: Einstein summation, e.g.
     ``einsum('bij,bjk->bik', a, b)``.
 
@@ -225,7 +234,3 @@ def einsum(equation, *operands):
     return apply(op, tuple(operands), {"eq": eq})
 
 
-for _f in (matmul, mm, bmm, mv, dot, outer, addmm):
-    register(_f)
-register(outer, "ger")
-register(einsum, method=False)

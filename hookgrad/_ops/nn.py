@@ -5,15 +5,18 @@ One row per op, math from jax.nn; the backward is JAX's vjp of the forward. Wher
 builds a function from several ops, the fused row carries the name of PyTorch's last node
 (``softsign`` -> ``DivBackward0``).
 """
+from __future__ import annotations
+
 import warnings
 
 import jax
 import jax.numpy as jnp
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import check_linear
 from .reduction import LOG_SOFTMAX, SOFTMAX
-from .registry import defop, register
+from .registry import defop, export
 
 
 def _linear(x, w, b=None):
@@ -40,7 +43,8 @@ LINEAR_NOBIAS_ND = defop("linear_nobias_nd", _linear, "UnsafeViewBackward0", {0:
 LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0")
 
 
-def linear(input, weight, bias=None):
+@export(method=False)
+def linear(input, weight, bias=None) -> Tensor:
     """``y = x W^T + b``.
 
     ::
@@ -55,7 +59,8 @@ def linear(input, weight, bias=None):
     return apply(op, (input, weight, bias))
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+@export(method=False)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
     """Normalizes over the trailing ``normalized_shape`` dims (biased variance).
 
     ::
@@ -139,14 +144,16 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
 
 
-def gelu(input, approximate="none"):
+@export(method=False)
+def gelu(input, approximate="none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return _act("gelu", input, approximate=approximate)
 
 
-def silu(input, inplace=False):
+@export(method=False)
+def silu(input, inplace=False) -> Tensor:
     """``x * sigmoid(x)``."""
     return _act("silu", input, inplace)
 
@@ -160,11 +167,13 @@ def elu(input, alpha=1.0, inplace=False):
     return _act("elu", input, inplace, alpha=float(alpha))
 
 
-def selu(input, inplace=False):
+@export(method=False)
+def selu(input, inplace=False) -> Tensor:
     return _act("selu", input, inplace)
 
 
-def celu(input, alpha=1.0, inplace=False):
+@export(method=False)
+def celu(input, alpha=1.0, inplace=False) -> Tensor:
     return _act("celu", input, inplace, alpha=float(alpha))
 
 
@@ -207,11 +216,13 @@ def softshrink(input, lambd=0.5):
     return _act("softshrink", input, lambd=float(lambd))
 
 
-def hardshrink(input, lambd=0.5):
+@export
+def hardshrink(input, lambd=0.5) -> Tensor:
     return _act("hardshrink", input, lambd=float(lambd))
 
 
-def threshold(input, threshold, value, inplace=False):
+@export(method=False)
+def threshold(input, threshold, value, inplace=False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``."""
     return _act("threshold", input, inplace, threshold=float(threshold), value=float(value))
 
@@ -235,7 +246,8 @@ def glu(input, dim=-1):
     return _act("glu", input, dim=d)
 
 
-def prelu(input, weight):
+@export
+def prelu(input, weight) -> Tensor:
     """``max(0, x) + weight * min(0, x)``, ``weight`` per channel (dim 1) or shared."""
     if weight.numel() != 1 and (input.ndim == 0 or weight.numel() !=
                                 input.shape[1 if input.ndim >= 2 else 0]):
@@ -323,7 +335,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return res
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+@export(method=False)
+def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     """Cosine similarity of ``x1`` and ``x2`` (broadcast) along ``dim``."""
     shape = jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     if x1.shape != shape:
@@ -333,15 +346,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return apply(COSINE_SIMILARITY, (x1, x2), {"dim": int(dim), "eps": float(eps)})
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+@export(method=False)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return apply(PAIRWISE_DISTANCE, (x1, x2), {"p": float(p), "eps": float(eps),
                                                "keepdim": bool(keepdim)})
 
 
 _SOFTMAX_OPS = (SOFTMAX, LOG_SOFTMAX)  # re-exported for nn.functional
-for _f in (gelu, silu, layer_norm, linear, selu, celu, threshold, cosine_similarity,
-           pairwise_distance):
-    register(_f, method=False)
-for _f in (prelu, hardshrink):
-    register(_f)

@@ -5,14 +5,17 @@ Each op is one row of the table (a pure JAX forward and PyTorch's node name); ba
 is JAX's vjp of the forward. Argument checking happens in the Python wrappers, before
 anything runs, with PyTorch's error types and wording. Layouts are PyTorch's (NC...).
 """
+from __future__ import annotations
+
 import itertools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
-from .registry import defop, register
+from .registry import defop, export
 
 _DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
 
@@ -117,7 +120,8 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     return y.squeeze(0) if unbatched else y
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+@export(method=False)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Applies a 1D convolution over an input signal of shape ``(N, C_in, L)``.
 
     ::
@@ -127,7 +131,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+@export(method=False)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Applies a 2D convolution over an input image of shape ``(N, C_in, H, W)``.
 
     ::
@@ -143,7 +148,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+@export(method=False)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """Applies a 3D convolution over an input of shape ``(N, C_in, D, H, W)``."""
     return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
@@ -171,16 +177,18 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
     return y.squeeze(0) if unbatched else y
 
 
+@export(method=False)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+                     dilation=1) -> Tensor:
     """Applies a 1D transposed convolution ("deconvolution"); ``weight`` is
     ``(C_in, C_out / groups, kL)``."""
     return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding,
                              output_padding, groups, dilation)
 
 
+@export(method=False)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+                     dilation=1) -> Tensor:
     """Applies a 2D transposed convolution; ``weight`` is ``(C_in, C_out / groups, kH, kW)``.
 
     ::
@@ -323,8 +331,9 @@ def _max_poolnd(nd, input, kernel_size, stride, padding, dilation, ceil_mode, re
     return apply(op, (input,), st)
 
 
+@export(method=False)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 1D max pooling over ``(N, C, L)``; computed as a 2D pool of height 1."""
     _check_pool_input(input, 1, "max_pool1d")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
@@ -337,8 +346,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return r.squeeze(-2)
 
 
+@export(method=False)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 2D max pooling over ``(N, C, H, W)``.
 
     ::
@@ -353,8 +363,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                        return_indices)
 
 
+@export(method=False)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 3D max pooling over ``(N, C, D, H, W)``."""
     return _max_poolnd(3, input, kernel_size, stride, padding, dilation, ceil_mode,
                        return_indices)
@@ -404,8 +415,9 @@ class _Const:
         return self.a if dtype is None else self.a.astype(dtype)
 
 
+@export(method=False)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+               count_include_pad=True) -> Tensor:
     """Applies 1D average pooling over ``(N, C, L)`` (as a 2D pool of height 1)."""
     _check_pool_input(input, 1, "avg_pool1d")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
@@ -450,7 +462,8 @@ def _adaptive_avg_poolnd(nd, input, output_size):
     return apply(op, (input,), {"mats": mats})
 
 
-def adaptive_avg_pool1d(input, output_size):
+@export(method=False)
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
     """Average pooling over ``(N, C, L)`` to ``output_size`` bins, PyTorch's bin edges."""
     _check_pool_input(input, 1, "adaptive_avg_pool1d")
     o = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
@@ -588,6 +601,3 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return y.squeeze(0) if unbatched else y
 
 
-for _f in (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d,
-           max_pool3d, avg_pool1d, adaptive_avg_pool1d):
-    register(_f, method=False)

@@ -6,6 +6,8 @@ is JAX's vjp of the forward. Argument checking happens in the Python wrappers, w
 PyTorch's error types and wording. Randomness (dropout) comes from ``hookgrad.random``:
 the key is an argument of the op, so the backward regenerates the same mask.
 """
+from __future__ import annotations
+
 import math
 
 import jax
@@ -17,7 +19,7 @@ from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
 from .nn_conv import _bias_shape
-from .registry import defop, register
+from .registry import defop, export
 
 
 def _concrete(t):
@@ -179,7 +181,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return y
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+@export(method=False)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
     """Group normalization: channels split into ``num_groups`` groups normalized separately.
 
     ::
@@ -197,7 +200,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                                                      "eps": float(eps)})
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+@export(method=False)
+def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims.
 
     ``eps=None`` uses ``finfo(input.dtype).eps``.
@@ -357,7 +361,8 @@ def _dropout_impl(input, p, training, inplace, mask_shape):
                  out=out)
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+@export(method=False)
+def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
     (identity when ``training`` is False or ``p == 0``). Randomness from
     ``hookgrad.random``.
@@ -480,5 +485,3 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                   "gqa": bool(enable_gqa)})
 
 
-for _f in (group_norm, rms_norm, dropout):
-    register(_f, method=False)

@@ -6,15 +6,18 @@ from several ops, the fused row carries the name of PyTorch's last node, one row
 reduction when that name depends on it. Value checks (targets in range, probabilities in
 [0, 1]) run eagerly and are skipped on traced arrays.
 """
+from __future__ import annotations
+
 import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import LOG_SOFTMAX
-from .registry import defop, register
+from .registry import defop, export
 
 _REDUCE = {"mean": jnp.mean, "sum": jnp.sum, "none": lambda x: x}
 
@@ -125,7 +128,9 @@ def _weighted_loss(kind, input, target, weight, reduction, param=None):
                  {"kind": kind, "reduction": reduction, "param": param})
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+@export(method=False)
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",
+             weight=None) -> Tensor:
     """Mean squared error, ``(input - target) ** 2`` reduced.
 
     ::
@@ -294,8 +299,9 @@ def _out_of_bounds(t, n, ignore):
     return bad.any(), (t[bad].max() if bad.any() else 0)
 
 
+@export(method=False)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+             reduction="mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``
     (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``).
 
@@ -317,8 +323,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out
 
 
+@export(method=False)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+                  reduction="mean", label_smoothing=0.0) -> Tensor:
     """``log_softmax`` over the class dim (1, or 0 unbatched) then ``nll_loss`` (class
     indices) or the soft-target sum (class probabilities).
 
@@ -374,5 +381,3 @@ _SMOOTH = _per_reduction("label_smoothing_term", _smooth_term, {
     "mean": "DivBackward0", "sum": "SumBackward0", "none": "MaskedFillBackward0"})
 
 
-for _f in (mse_loss, nll_loss, cross_entropy):
-    register(_f, method=False)

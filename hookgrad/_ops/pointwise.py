@@ -1,16 +1,21 @@
 """Elementwise ops: unary math, binary arithmetic, comparisons, selection.
 
-One row per op: (name, JAX forward, torch node name[, what is saved]). Backward is JAX's
-vjp of the forward unless the row saves the output (``OUT``), where the backward is a
-formula of the output: PyTorch saves the result of those ops (an in-place change of it
-is an error in backward, and pack hooks see it), so the input is not at hand.
+One ``OpDef`` row per op: name, JAX forward, torch node name, what is saved, and its
+public forms. Backward is JAX's vjp of the forward unless the row saves the output
+(``OUT``), where the backward is a formula of the output: PyTorch saves the result of
+those ops (an in-place change of it is an error in backward, and pack hooks see it), so
+the input is not at hand. Ops whose function picks among variants (a Tensor bound, an
+alpha, a rounding mode) are ``@variants`` choosers.
 """
+from __future__ import annotations
+
 import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import OUT, apply
-from .registry import METHODS, defop, inplace_of, register, to_tensor_like
+from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
+                       reraise, to_tensor_like, variants)
 
 
 def _abs(x):
@@ -38,146 +43,99 @@ def _pow(x, y):
 
 
 # NOTE: output-based backward formulas, only where PyTorch saves the result.
+# ``inplace_function``: PyTorch also exports the in-place form (``torch.sin_(x)``).
 _UNARY = [
-    # name        forward            node                  save  backward from output y
-    ("neg",        jnp.negative,      "NegBackward0",       ()),
-    ("exp",        jnp.exp,           "ExpBackward0",       OUT, lambda y, g: g * y),
-    ("tanh",       jnp.tanh,          "TanhBackward0",      OUT, lambda y, g: g * (1 - y * y)),
-    ("sigmoid",    jax.nn.sigmoid,    "SigmoidBackward0",   OUT, lambda y, g: g * y * (1 - y)),
-    ("relu",       jax.nn.relu,       "ReluBackward0",      OUT,
-     lambda y, g: jnp.where(y > 0, g, jnp.zeros_like(g))),
-    ("log",        jnp.log,           "LogBackward0"),
-    ("log2",       jnp.log2,          "Log2Backward0"),
-    ("log10",      jnp.log10,         "Log10Backward0"),
-    ("log1p",      jnp.log1p,         "Log1PBackward0"),
-    ("expm1",      jnp.expm1,         "Expm1Backward0"),
-    ("exp2",       jnp.exp2,          "Exp2Backward0"),
-    ("sqrt",       jnp.sqrt,          "SqrtBackward0"),
-    ("rsqrt",      jax.lax.rsqrt,     "RsqrtBackward0"),
-    ("reciprocal", jnp.reciprocal,    "ReciprocalBackward0"),
-    ("square",     jnp.square,        "PowBackward0"),
-    ("abs",        _abs,              "AbsBackward0"),
-    ("sign",       jnp.sign,          "SignBackward0",      ()),
-    ("sin",        jnp.sin,           "SinBackward0"),
-    ("cos",        jnp.cos,           "CosBackward0"),
-    ("tan",        jnp.tan,           "TanBackward0"),
-    ("asin",       jnp.arcsin,        "AsinBackward0"),
-    ("acos",       jnp.arccos,        "AcosBackward0"),
-    ("atan",       jnp.arctan,        "AtanBackward0"),
-    ("sinh",       jnp.sinh,          "SinhBackward0"),
-    ("cosh",       jnp.cosh,          "CoshBackward0"),
-    ("asinh",      jnp.arcsinh,       "AsinhBackward0"),
-    ("acosh",      jnp.arccosh,       "AcoshBackward0"),
-    ("atanh",      jnp.arctanh,       "AtanhBackward0"),
-    ("erf",        jax.scipy.special.erf,    "ErfBackward0"),
-    ("erfc",       jax.scipy.special.erfc,   "ErfcBackward0"),
-    ("erfinv",     jax.scipy.special.erfinv, "ErfinvBackward0"),
-    ("lgamma",     jax.scipy.special.gammaln, "LgammaBackward0"),
-    ("digamma",    jax.scipy.special.digamma, "DigammaBackward0"),
-    ("floor",      jnp.floor,         "FloorBackward0",     ()),
-    ("ceil",       jnp.ceil,          "CeilBackward0",      ()),
-    ("trunc",      jnp.trunc,         "TruncBackward0",     ()),
-    ("frac",       lambda x: x - jnp.trunc(x), "FracBackward0", ()),
-    ("round",      jnp.round,         "RoundBackward0",     ()),
-    ("logical_not", jnp.logical_not,  None),
-    ("isnan",      jnp.isnan,         None),
-    ("isinf",      jnp.isinf,         None),
-    ("isfinite",   jnp.isfinite,      None),
-    ("bitwise_not", jnp.invert,       None),
+    OpDef("neg", jnp.negative, "NegBackward0", (), aliases=("negative",),
+          inplace_function=True),
+    OpDef("exp", jnp.exp, "ExpBackward0", OUT, lambda y, g: g * y, inplace_function=True),
+    OpDef("tanh", jnp.tanh, "TanhBackward0", OUT, lambda y, g: g * (1 - y * y),
+          inplace_function=True),
+    OpDef("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", OUT,
+          lambda y, g: g * y * (1 - y), inplace_function=True),
+    OpDef("relu", jax.nn.relu, "ReluBackward0", OUT,
+          lambda y, g: jnp.where(y > 0, g, jnp.zeros_like(g)), inplace_function=True),
+    OpDef("log", jnp.log, "LogBackward0", inplace_function=True),
+    OpDef("log2", jnp.log2, "Log2Backward0", inplace_function=True),
+    OpDef("log10", jnp.log10, "Log10Backward0", inplace_function=True),
+    OpDef("log1p", jnp.log1p, "Log1PBackward0", inplace_function=True),
+    OpDef("expm1", jnp.expm1, "Expm1Backward0", inplace_function=True),
+    OpDef("exp2", jnp.exp2, "Exp2Backward0", inplace_function=True),
+    OpDef("sqrt", jnp.sqrt, "SqrtBackward0", inplace_function=True),
+    OpDef("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", inplace_function=True),
+    OpDef("reciprocal", jnp.reciprocal, "ReciprocalBackward0", inplace_function=True),
+    OpDef("square", jnp.square, "PowBackward0", inplace_function=True),
+    OpDef("abs", _abs, "AbsBackward0", inplace_function=True),
+    OpDef("sign", jnp.sign, "SignBackward0", ()),
+    OpDef("sin", jnp.sin, "SinBackward0", inplace_function=True),
+    OpDef("cos", jnp.cos, "CosBackward0", inplace_function=True),
+    OpDef("tan", jnp.tan, "TanBackward0", inplace_function=True),
+    OpDef("asin", jnp.arcsin, "AsinBackward0", inplace_function=True),
+    OpDef("acos", jnp.arccos, "AcosBackward0", inplace_function=True),
+    OpDef("atan", jnp.arctan, "AtanBackward0", inplace_function=True),
+    OpDef("sinh", jnp.sinh, "SinhBackward0", inplace_function=True),
+    OpDef("cosh", jnp.cosh, "CoshBackward0", inplace_function=True),
+    OpDef("asinh", jnp.arcsinh, "AsinhBackward0", inplace_function=True),
+    OpDef("acosh", jnp.arccosh, "AcoshBackward0", inplace_function=True),
+    OpDef("atanh", jnp.arctanh, "AtanhBackward0", inplace_function=True),
+    OpDef("erf", jax.scipy.special.erf, "ErfBackward0", inplace_function=True),
+    OpDef("erfc", jax.scipy.special.erfc, "ErfcBackward0", inplace_function=True),
+    OpDef("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0"),
+    OpDef("lgamma", jax.scipy.special.gammaln, "LgammaBackward0"),
+    OpDef("digamma", jax.scipy.special.digamma, "DigammaBackward0"),
+    OpDef("floor", jnp.floor, "FloorBackward0", (), inplace_function=True),
+    OpDef("ceil", jnp.ceil, "CeilBackward0", (), inplace_function=True),
+    OpDef("trunc", jnp.trunc, "TruncBackward0", (), inplace_function=True),
+    OpDef("frac", lambda x: x - jnp.trunc(x), "FracBackward0", (), inplace_function=True),
+    OpDef("logical_not", jnp.logical_not, None, inplace=False),
+    OpDef("isnan", jnp.isnan, None, inplace=False),
+    OpDef("isinf", jnp.isinf, None, inplace=False),
+    OpDef("isfinite", jnp.isfinite, None, inplace=False),
+    OpDef("bitwise_not", jnp.invert, None, inplace=False),
 ]
 
 _BINARY = [
-    # name           forward              node               save
-    ("add",          jnp.add,             "AddBackward0",    ()),
-    ("sub",          jnp.subtract,        "SubBackward0",    ()),
-    ("mul",          jnp.multiply,        "MulBackward0",    {0: (1,), 1: (0,)}),
-    ("div",          jnp.true_divide,     "DivBackward0",    {0: (1,), 1: (0, 1)}),
-    ("maximum",      jnp.maximum,         "MaximumBackward0"),
-    ("minimum",      jnp.minimum,         "MinimumBackward0"),
-    ("fmax",         _fmax,               "FmaxBackward0"),
-    ("fmin",         _fmin,               "FminBackward0"),
-    ("atan2",        jnp.arctan2,         "Atan2Backward0"),
-    ("hypot",        jnp.hypot,           "HypotBackward0"),
-    ("fmod",         jnp.fmod,            "FmodBackward0"),
-    ("remainder",    jnp.remainder,       "RemainderBackward0"),
-    ("xlogy",        jax.scipy.special.xlogy, "XlogyBackward0"),
-    ("floor_divide", jnp.floor_divide,    None),
-    ("eq",           jnp.equal,           None),
-    ("ne",           jnp.not_equal,       None),
-    ("lt",           jnp.less,            None),
-    ("le",           jnp.less_equal,      None),
-    ("gt",           jnp.greater,         None),
-    ("ge",           jnp.greater_equal,   None),
-    ("logical_and",  jnp.logical_and,     None),
-    ("logical_or",   jnp.logical_or,      None),
-    ("logical_xor",  jnp.logical_xor,     None),
-    ("bitwise_and",  jnp.bitwise_and,     None),
-    ("bitwise_or",   jnp.bitwise_or,      None),
-    ("bitwise_xor",  jnp.bitwise_xor,     None),
+    OpDef("mul", jnp.multiply, "MulBackward0", {0: (1,), 1: (0,)}, aliases=("multiply",),
+          scalar_edges=True),
+    OpDef("maximum", jnp.maximum, "MaximumBackward0"),
+    OpDef("minimum", jnp.minimum, "MinimumBackward0"),
+    OpDef("fmax", _fmax, "FmaxBackward0"),
+    OpDef("fmin", _fmin, "FminBackward0"),
+    OpDef("atan2", jnp.arctan2, "Atan2Backward0"),
+    OpDef("hypot", jnp.hypot, "HypotBackward0"),
+    OpDef("fmod", jnp.fmod, "FmodBackward0"),
+    OpDef("remainder", jnp.remainder, "RemainderBackward0"),
+    OpDef("xlogy", jax.scipy.special.xlogy, "XlogyBackward0", inplace_function=True),
+    OpDef("floor_divide", jnp.floor_divide, None),
+    OpDef("eq", jnp.equal, None),
+    OpDef("ne", jnp.not_equal, None, aliases=("not_equal",)),
+    OpDef("lt", jnp.less, None, aliases=("less",)),
+    OpDef("le", jnp.less_equal, None, aliases=("less_equal",)),
+    OpDef("gt", jnp.greater, None, aliases=("greater",)),
+    OpDef("ge", jnp.greater_equal, None, aliases=("greater_equal",)),
+    OpDef("logical_and", jnp.logical_and, None),
+    OpDef("logical_or", jnp.logical_or, None),
+    OpDef("logical_xor", jnp.logical_xor, None),
+    OpDef("bitwise_and", jnp.bitwise_and, None),
+    OpDef("bitwise_or", jnp.bitwise_or, None),
+    OpDef("bitwise_xor", jnp.bitwise_xor, None),
 ]
 
-_SCALAR_EDGE_OPS = {"add", "sub", "mul", "div"}
 
-
-def _make_unary(row):
-    name, fwd, node = row[:3]
-    save = row[3] if len(row) > 3 else "all"
-    bwd = row[4] if len(row) > 4 else None
-    op = defop(name, fwd, node, save, bwd)
+def _unary(row):
+    op = row.op()
 
     def fn(input):
         return apply(op, (input,))
-    fn.__name__ = name
-    register(fn)
-    if node is not None:
-        inplace_of(op, name)
+    row.expose(fn, op)
     return op
-
-
-def _broadcast_error(args):
-    """PyTorch's error for operands whose shapes do not broadcast (None if they do)."""
-    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
-    for i, a in enumerate(shapes):
-        for b in shapes[i + 1:]:
-            err = shape_broadcast_error(a, b)
-            if err is not None:
-                return err
-    return None
-
-
-def shape_broadcast_error(a, b):
-    """PyTorch's error for shapes ``a`` and ``b`` that do not broadcast (None if they do)."""
-    nd = max(len(a), len(b))
-    for k in range(1, nd + 1):
-        da = a[-k] if k <= len(a) else 1
-        db = b[-k] if k <= len(b) else 1
-        if da != db and da != 1 and db != 1:
-            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
-                                f"({db}) at non-singleton dimension {nd - k}")
-    return None
-
-
-def bapply(op, args, statics=None, out=None):
-    """``apply`` for broadcasting ops: a shape mismatch raises PyTorch's RuntimeError
-    (checked only after JAX refused, so it costs nothing otherwise)."""
-    try:
-        return apply(op, args, statics, out=out)
-    except (TypeError, ValueError):
-        raise _broadcast_error(args) or _reraise() from None
-
-
-def _reraise():
-    raise  # the exception being handled: JAX's own, when the shapes were not the cause
 
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
 
 
-def _make_binary(row):
-    name, fwd, node = row[:3]
-    save = row[3] if len(row) > 3 else "all"
-    op = defop(name, fwd, node, save, scalar_edges=name in _SCALAR_EDGE_OPS)
-
+def _binary(row):
+    op = row.op()
+    name = row.name
     logical = name in _LOGICAL
 
     def fn(input, other):
@@ -191,17 +149,19 @@ def _make_binary(row):
         try:  # bapply, inlined: the hot path of every binary operator
             return apply(op, (input, other))
         except (TypeError, ValueError):
-            raise _broadcast_error((input, other)) or _reraise() from None
-    fn.__name__ = name
-    register(fn)
-    inplace_of(op, name)
+            raise broadcast_error((input, other)) or reraise() from None
+    row.expose(fn, op)
     return op
 
 
-UNARY = {row[0]: _make_unary(row) for row in _UNARY}
-BINARY = {row[0]: _make_binary(row) for row in _BINARY}
+UNARY = {row.name: _unary(row) for row in _UNARY}    # name -> Op
+BINARY = {row.name: _binary(row) for row in _BINARY}
 
-# add/sub with alpha: alpha is a static argument (rarely varied)
+# ---- arithmetic with variants: alpha, a number on the left, rounding modes
+_ADD = defop("add", jnp.add, "AddBackward0", (), scalar_edges=True)
+_SUB = defop("sub", jnp.subtract, "SubBackward0", (), scalar_edges=True)
+_DIV = defop("div", jnp.true_divide, "DivBackward0", {0: (1,), 1: (0, 1)}, scalar_edges=True)
+# alpha is a static argument (rarely varied)
 _ADD_ALPHA = defop("add_alpha", lambda a, b, alpha: a + alpha * b, "AddBackward0", (),
                    scalar_edges=True)
 _SUB_ALPHA = defop("sub_alpha", lambda a, b, alpha: a - alpha * b, "SubBackward0", (),
@@ -216,85 +176,78 @@ _DIV_FLOOR = defop("div_floor", lambda a, b: jax.lax.stop_gradient(jnp.floor_div
                    "DivBackward2", (), scalar_edges=True)
 _DIV_TRUNC = defop("div_trunc", lambda a, b: jax.lax.stop_gradient(
     jnp.trunc(a / b).astype(jnp.result_type(a, b))), "DivBackward2", (), scalar_edges=True)
+_DIV_MODES = {None: _DIV, "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}
 
 
-def add(input, other, *, alpha=1):
+@variants(inplace=True)
+def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
-    if alpha != 1:
-        return bapply(_ADD_ALPHA, (to_tensor_like(input), to_tensor_like(other)),
-                      {"alpha": alpha})
-    return bapply(BINARY["add"], (to_tensor_like(input), to_tensor_like(other)))
+    args = (to_tensor_like(input), to_tensor_like(other))
+    return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
 
-def sub(input, other, *, alpha=1):
-    """``sub(input, other, *, alpha=1)``: ``input - alpha * other``, broadcasting."""
-    if alpha != 1:
-        return bapply(_SUB_ALPHA, (to_tensor_like(input), to_tensor_like(other)),
-                      {"alpha": alpha})
-    return bapply(BINARY["sub"], (to_tensor_like(input), to_tensor_like(other)))
+@variants(inplace=True, aliases=("subtract",))
+def sub(input, other, *, alpha=1) -> OpCall:
+    """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
+    broadcasting."""
+    args = (to_tensor_like(input), to_tensor_like(other))
+    return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
 
-def _add_(self, other, *, alpha=1):
-    op, st = (_ADD_ALPHA, {"alpha": alpha}) if alpha != 1 else (BINARY["add"], None)
-    return bapply(op, (self, to_tensor_like(other)), st, out=self)
-
-
-def _sub_(self, other, *, alpha=1):
-    op, st = (_SUB_ALPHA, {"alpha": alpha}) if alpha != 1 else (BINARY["sub"], None)
-    return bapply(op, (self, to_tensor_like(other)), st, out=self)
-
-
-def pow(input, exponent):
+@variants(inplace=True)
+def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
         op = _POW_T if isinstance(exponent, Tensor) else _POW
-        return bapply(op, (input, to_tensor_like(exponent)))
-    return bapply(_RPOW, (exponent, input))
+        return op, (input, to_tensor_like(exponent)), None
+    return _RPOW, (exponent, input), None
 
 
-def _pow_(self, exponent):
-    op = _POW_T if isinstance(exponent, Tensor) else _POW
-    return bapply(op, (self, to_tensor_like(exponent)), out=self)
-
-
-def rsub(input, other, *, alpha=1):
+@variants()
+def rsub(input, other, *, alpha=1) -> OpCall:
     """``rsub(input, other, *, alpha=1)``: ``other - alpha * input``."""
     if isinstance(other, Tensor):
-        return bapply(_RSUB_T, (input, other), {"alpha": alpha})
+        return _RSUB_T, (input, other), {"alpha": alpha}
     if alpha != 1:
-        input = BINARY_FN["mul"](input, alpha)
-    return bapply(_RSUB, (input, other))
+        input = FUNCTIONS["mul"](input, alpha)
+    return _RSUB, (input, other), None
 
 
-def rdiv(input, other):
+def rdiv(input, other) -> Tensor:
     """``other / input`` for a number ``other``: PyTorch computes it as
     ``input.reciprocal() * other`` (a ``MulBackward0`` after a ``ReciprocalBackward0``)."""
-    return BINARY_FN["mul"](apply(UNARY["reciprocal"], (input,)), other)
+    return FUNCTIONS["mul"](apply(UNARY["reciprocal"], (input,)), other)
 
 
-def true_divide(input, other):
+@export
+def true_divide(input, other) -> Tensor:
+    """``true_divide(input, other)``: :func:`div` without a rounding mode."""
     return div(input, other)
 
 
-def div(input, other, *, rounding_mode=None):
-    """``div(input, other, *, rounding_mode=None)``: true division, or rounded with
-    ``rounding_mode`` ``'trunc'`` / ``'floor'`` (whose gradient is zero)."""
-    args = (to_tensor_like(input), to_tensor_like(other))
-    if rounding_mode is None:
-        return bapply(BINARY["div"], args)
-    if rounding_mode == "floor":
-        return bapply(_DIV_FLOOR, args)
-    if rounding_mode == "trunc":
-        return bapply(_DIV_TRUNC, args)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                       f"but found '{rounding_mode}'")
-
-
-def _div_(self, other, *, rounding_mode=None):
-    op = {None: BINARY["div"], "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}.get(rounding_mode)
+@variants(inplace=True, aliases=("divide",))
+def div(input, other, *, rounding_mode=None) -> OpCall:
+    """``div(input, other, *, rounding_mode=None)`` (alias ``divide``): true division, or
+    rounded with ``rounding_mode`` ``'trunc'`` / ``'floor'`` (whose gradient is zero)."""
+    op = _DIV_MODES.get(rounding_mode) if isinstance(rounding_mode, (str, type(None))) else None
     if op is None:
-        div(self, other, rounding_mode=rounding_mode)  # raises PyTorch's error
-    return bapply(op, (self, to_tensor_like(other)), out=self)
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    return op, (to_tensor_like(input), to_tensor_like(other)), None
+
+
+_ROUND = defop("round", jnp.round, "RoundBackward0", ())
+_ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decimals),
+                        "RoundBackward1", ())
+
+
+@variants(inplace=True, inplace_function=True)
+def round(input, *, decimals=0) -> OpCall:
+    """``round(input, *, decimals=0)``: to the nearest integer (halves to even), or to
+    ``decimals`` decimal places."""
+    if decimals == 0:
+        return _ROUND, (input,), None
+    return _ROUND_DECIMALS, (input,), {"decimals": int(decimals)}
 
 
 # ---- selection and clamping
@@ -327,7 +280,13 @@ def _no_bound():
     return _NO_BOUND[0]
 
 
-def _clamp_args(input, min, max):
+@variants(inplace=True, inplace_function=True, aliases=("clip",))
+def clamp(input, min=None, max=None) -> OpCall:
+    """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
+
+    The gradient passes where ``min <= input <= max``; Tensor bounds get it where they are
+    the result.
+    """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     st = {"has_lo": min is not None, "has_hi": max is not None}
@@ -338,47 +297,20 @@ def _clamp_args(input, min, max):
     return _CLAMP, (input, 0 if min is None else min, 0 if max is None else max), st
 
 
-def clamp(input, min=None, max=None):
-    """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
-
-    The gradient passes where ``min <= input <= max``; Tensor bounds get it where they are
-    the result.
-    """
-    op, args, st = _clamp_args(input, min, max)
-    return bapply(op, args, st)
+@variants(inplace=True, inplace_function=True)
+def clamp_min(input, min) -> OpCall:
+    """``clamp_min(input, min)``: :func:`clamp` with a lower bound only."""
+    if isinstance(min, Tensor):
+        return _CLAMP_MIN_T, (input, to_tensor_like(min)), None
+    return _CLAMP_MIN, (input, min), None
 
 
-def clamp_(self, min=None, max=None):
-    op, args, st = _clamp_args(self, min, max)
-    return bapply(op, args, st, out=self)
-
-
-def _clamp_min_op(min):
-    return (_CLAMP_MIN_T, to_tensor_like(min)) if isinstance(min, Tensor) else (_CLAMP_MIN, min)
-
-
-def _clamp_max_op(max):
-    return (_CLAMP_MAX_T, to_tensor_like(max)) if isinstance(max, Tensor) else (_CLAMP_MAX, max)
-
-
-def clamp_min(input, min):
-    op, lo = _clamp_min_op(min)
-    return bapply(op, (input, lo))
-
-
-def clamp_max(input, max):
-    op, hi = _clamp_max_op(max)
-    return bapply(op, (input, hi))
-
-
-def clamp_min_(self, min):
-    op, lo = _clamp_min_op(min)
-    return bapply(op, (self, lo), out=self)
-
-
-def clamp_max_(self, max):
-    op, hi = _clamp_max_op(max)
-    return bapply(op, (self, hi), out=self)
+@variants(inplace=True, inplace_function=True)
+def clamp_max(input, max) -> OpCall:
+    """``clamp_max(input, max)``: :func:`clamp` with an upper bound only."""
+    if isinstance(max, Tensor):
+        return _CLAMP_MAX_T, (input, to_tensor_like(max)), None
+    return _CLAMP_MAX, (input, max), None
 
 
 # where's operands come first so Python numbers among them get torch's ``None`` edges
@@ -399,7 +331,8 @@ _LERP = defop("lerp", _lerp, "LerpBackward0")
 _LERP_T = defop("lerp_tensor", _lerp, "LerpBackward1")
 
 
-def where(condition, input=None, other=None):
+@export(method=False)
+def where(condition, input=None, other=None) -> Tensor:
     """``where(condition, input, other)``: ``input`` where ``condition`` is True, else
     ``other`` (either may be a number). ``where(condition)`` is ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
@@ -413,12 +346,19 @@ def where(condition, input=None, other=None):
     return bapply(_WHERE, (to_tensor_like(input), to_tensor_like(other), cond))
 
 
+@export(name="where", function=False)
+def _where_method(self, condition, other) -> Tensor:
+    return where(condition, self, other)
+
+
 def _kind(t):
     from .dispatch import _torch_kind
     return _torch_kind(t._data.dtype)
 
 
-def _masked_fill_args(input, mask, value):
+@variants(inplace=True)
+def masked_fill(input, mask, value) -> OpCall:
+    """``masked_fill(input, mask, value)``: ``value`` where the boolean ``mask`` is True."""
     mask = to_tensor_like(mask)
     if mask.dtype.name != "bool":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -427,30 +367,15 @@ def _masked_fill_args(input, mask, value):
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        return _MASKED_FILL_T, (input, value, mask)
-    return _MASKED_FILL, (input, mask, value)
+        return _MASKED_FILL_T, (input, value, mask), None
+    return _MASKED_FILL, (input, mask, value), None
 
 
-def masked_fill(input, mask, value):
-    """``masked_fill(input, mask, value)``: ``value`` where the boolean ``mask`` is True."""
-    op, args = _masked_fill_args(input, mask, value)
-    return bapply(op, args)
-
-
-def masked_fill_(self, mask, value):
-    op, args = _masked_fill_args(self, mask, value)
-    return bapply(op, args, out=self)
-
-
-def lerp(input, end, weight):
+@variants(inplace=True)
+def lerp(input, end, weight) -> OpCall:
     """``lerp(input, end, weight)``: ``input + weight * (end - input)``."""
     op = _LERP_T if isinstance(weight, Tensor) else _LERP
-    return bapply(op, (input, to_tensor_like(end), to_tensor_like(weight)))
-
-
-def lerp_(self, end, weight):
-    op = _LERP_T if isinstance(weight, Tensor) else _LERP
-    return bapply(op, (self, to_tensor_like(end), to_tensor_like(weight)), out=self)
+    return op, (input, to_tensor_like(end), to_tensor_like(weight)), None
 
 
 # ---- in-place writes of constants
@@ -461,11 +386,15 @@ _COPY = defop("copy", lambda x, src: jnp.broadcast_to(src, x.shape).astype(x.dty
               "torch::autograd::CopyBackwards", ())
 
 
-def zero_(self):
+@export
+def zero_(self) -> Tensor:
+    """``zero_(self)``: fills ``self`` with zeros, in place."""
     return apply(_ZERO, (self,), out=self)
 
 
-def fill_(self, value):
+@export
+def fill_(self, value) -> Tensor:
+    """``fill_(self, value)``: fills ``self`` with ``value`` (a number or a 0-d Tensor)."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
@@ -474,7 +403,9 @@ def fill_(self, value):
     return apply(_FILL, (self, value), out=self)
 
 
-def copy_(self, src, non_blocking=False):
+@export(function=False)
+def copy_(self, src, non_blocking=False) -> Tensor:
+    """``copy_(src, non_blocking=False)``: ``src`` (broadcast) written into ``self``."""
     src = to_tensor_like(src)
     if isinstance(src, Tensor):
         try:
@@ -484,76 +415,3 @@ def copy_(self, src, non_blocking=False):
                                f"tensor b ({src.shape[-1]}) at non-singleton dimension "
                                f"{self.ndim - 1}") from None
     return apply(_COPY, (self, src), out=self)
-
-
-BINARY_FN = {}
-for _n in ("mul", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "fmod", "remainder",
-           "xlogy", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-           "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "div"):
-    from .registry import FUNCTIONS as _F
-    BINARY_FN[_n] = _F[_n]
-
-_ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decimals),
-                        "RoundBackward1", ())
-
-
-def round(input, *, decimals=0):
-    """``round(input, *, decimals=0)``: to the nearest integer (halves to even), or to
-    ``decimals`` decimal places."""
-    if decimals == 0:
-        return apply(UNARY["round"], (input,))
-    return apply(_ROUND_DECIMALS, (input,), {"decimals": int(decimals)})
-
-
-def _round_(self, *, decimals=0):
-    if decimals == 0:
-        return apply(UNARY["round"], (self,), out=self)
-    return apply(_ROUND_DECIMALS, (self,), {"decimals": int(decimals)}, out=self)
-
-
-def _where_method(self, condition, other):
-    return where(condition, self, other)
-
-
-for _f in (add, sub, pow, div, true_divide, rsub, clamp, clamp_min, clamp_max, masked_fill,
-           lerp):
-    register(_f)
-register(where, method=False)
-register(round)
-register(_round_, "round_", function=False)
-register(_where_method, "where", function=False)
-register(clamp, "clip")
-register(clamp_, "clamp_", function=False)
-register(clamp_, "clip_", function=False)
-register(clamp_min_, "clamp_min_", function=False)
-register(clamp_max_, "clamp_max_", function=False)
-register(_add_, "add_", function=False)
-register(_sub_, "sub_", function=False)
-register(_sub_, "subtract_", function=False)
-register(_pow_, "pow_", function=False)
-register(_div_, "div_", function=False)
-register(_div_, "divide_", function=False)
-register(lerp_, function=False)
-register(masked_fill_, function=False)
-register(zero_, function=False)
-register(fill_, function=False)
-register(copy_, function=False)
-register(BINARY_FN["mul"], "multiply")
-register(METHODS["mul_"], "multiply_", function=False)
-register(sub, "subtract")
-register(div, "divide")
-register(BINARY_FN["ne"], "not_equal")
-register(BINARY_FN["gt"], "greater")
-register(BINARY_FN["lt"], "less")
-register(BINARY_FN["ge"], "greater_equal")
-register(BINARY_FN["le"], "less_equal")
-
-# PyTorch also exports these in-place methods as functions (``torch.sin_(x)``)
-for _n in ("abs_", "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
-           "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "erf_", "erfc_", "exp2_", "exp_",
-           "expm1_", "fill_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_", "neg_",
-           "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinh_", "sqrt_",
-           "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_"):
-    register(METHODS[_n], _n, method=False)
-register(METHODS["neg"], "negative")
-register(METHODS["neg_"], "negative_")

@@ -1,13 +1,17 @@
 """Reductions and normalisations along dimensions (sum, mean, max, softmax, ...)."""
+from __future__ import annotations
+
 import collections
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from .._dtype import to_jax
+from .._tensor import Tensor
 from .dispatch import OUT, apply
 from .pointwise import _abs
-from .registry import defop, inplace_of, norm_dim, register
+from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
 # NOTE: max/min over all elements split the gradient evenly among ties (JAX's rule and
@@ -105,7 +109,6 @@ LOG_SOFTMAX = defop("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim
                     lambda y, g, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
 
 
-
 def _return_type(name):
     """A ``(values, indices)`` named tuple printed as PyTorch's ``torch.return_types.<name>``."""
     base = collections.namedtuple(name, ["values", "indices"])
@@ -144,7 +147,8 @@ def _int_accumulator(input, dtype):
     return dtype
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+@export
+def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
     summed as int64."""
     dtype = _int_accumulator(input, dtype)
@@ -155,7 +159,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+@export
+def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
     dim = _dims(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
@@ -172,7 +177,8 @@ def _kind(t):
     return _torch_kind(t._data.dtype)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+@export
+def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``prod(input, dim=None, keepdim=False, *, dtype=None)``."""
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
@@ -191,19 +197,23 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return {"dim": _dims(dim, input.ndim), "correction": correction, "keepdim": keepdim}
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@export
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """``var(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): variance with Bessel's correction by default."""
     return apply(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@export
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """``std(input, dim=None, *, correction=1, keepdim=False)``: ``sqrt(var(...))``; its
     gradient is 0 where the result is 0."""
     return apply(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@export(method=False)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *,
+             correction=None) -> tuple[Tensor, Tensor]:
     """``var_mean(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): the tuple ``(var(...), mean(...))`` over ``dim``, one node.
 
@@ -213,14 +223,15 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return apply(VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+@export(method=False)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *,
+             correction=None) -> tuple[Tensor, Tensor]:
     """``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the tuple
     ``(std(...), mean(...))``; the std's gradient is 0 where it is 0."""
     return apply(STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
-    from .._tensor import Tensor
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         return pair_fn(input, dim)
     if dim is None:
@@ -230,19 +241,19 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     return return_types[name](values, indices)
 
 
-def max(input, dim=None, keepdim=False):
+@export
+def max(input, dim=None, keepdim=False) -> Any:
     """``max(input)``: the largest element (gradient split evenly among ties);
     ``max(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple;
     ``max(input, other)``: ``maximum``."""
-    from .pointwise import BINARY_FN
-    return _extreme("max", MAX_ALL, MAX_DIM, BINARY_FN["maximum"], input, dim, keepdim)
+    return _extreme("max", MAX_ALL, MAX_DIM, FUNCTIONS["maximum"], input, dim, keepdim)
 
 
-def min(input, dim=None, keepdim=False):
+@export
+def min(input, dim=None, keepdim=False) -> Any:
     """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``,
     ``min(input, other)``: as :func:`max`."""
-    from .pointwise import BINARY_FN
-    return _extreme("min", MIN_ALL, MIN_DIM, BINARY_FN["minimum"], input, dim, keepdim)
+    return _extreme("min", MIN_ALL, MIN_DIM, FUNCTIONS["minimum"], input, dim, keepdim)
 
 
 def _amax_dims(dim, ndim):
@@ -250,41 +261,49 @@ def _amax_dims(dim, ndim):
     return None if dim == () else dim  # () reduces over every dimension
 
 
-def amax(input, dim=(), keepdim=False):
+@export
+def amax(input, dim=(), keepdim=False) -> Tensor:
     """``amax(input, dim=(), keepdim=False)``: maxima over ``dim`` (all dims by default);
     the gradient is split evenly among ties."""
     return apply(AMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def amin(input, dim=(), keepdim=False):
+@export
+def amin(input, dim=(), keepdim=False) -> Tensor:
     """``amin(input, dim=(), keepdim=False)``: as :func:`amax`, for minima."""
     return apply(AMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def argmax(input, dim=None, keepdim=False):
+@export
+def argmax(input, dim=None, keepdim=False) -> Tensor:
     return apply(ARGMAX, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def argmin(input, dim=None, keepdim=False):
+@export
+def argmin(input, dim=None, keepdim=False) -> Tensor:
     return apply(ARGMIN, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def logsumexp(input, dim, keepdim=False):
+@export
+def logsumexp(input, dim, keepdim=False) -> Tensor:
     return apply(LOGSUMEXP, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def cumsum(input, dim, *, dtype=None):
+@export
+def cumsum(input, dim, *, dtype=None) -> Tensor:
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     return apply(CUMSUM, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
-def cumprod(input, dim, *, dtype=None):
+@export
+def cumprod(input, dim, *, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
     return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+@export
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
     ``dim`` (all elements by default); its gradient is 0 where the norm is 0."""
     if p is None:
@@ -295,15 +314,18 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
 
 
-def all(input, dim=None, keepdim=False):
+@export
+def all(input, dim=None, keepdim=False) -> Tensor:
     return apply(ALL_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def any(input, dim=None, keepdim=False):
+@export
+def any(input, dim=None, keepdim=False) -> Tensor:
     return apply(ANY_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def count_nonzero(input, dim=None):
+@export
+def count_nonzero(input, dim=None) -> Tensor:
     return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
 
 
@@ -313,28 +335,21 @@ def _softmax_dim(x, dim):
     return wrap_dim(int(dim), x.ndim)
 
 
-def softmax(input, dim=None, dtype=None, _stacklevel=3):
+@export
+def softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
-def log_softmax(input, dim=None, dtype=None, _stacklevel=3):
+@export
+def log_softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
 
 
-register(var_mean, method=False)
-register(std_mean, method=False)
-for _f in (sum, mean, prod, var, std, max, min, amax, amin, argmax, argmin, logsumexp, cumsum,
-           cumprod, norm, all, any, count_nonzero, softmax, log_softmax):
-    register(_f)
-
-
-def _cumsum_(self, dim):
+@export(name="cumsum_", function=False)
+def _cumsum_(self, dim) -> Tensor:
     return apply(CUMSUM, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
 
-
-register(_cumsum_, "cumsum_", function=False)
-del inplace_of

@@ -1,5 +1,24 @@
-"""Where op wrappers are registered: the public function (``hookgrad.sin``), the Tensor
-method (``x.sin()``) and the in-place method (``x.sin_()``)."""
+"""Where ops are declared: everything about an op sits at its definition.
+
+- ``defop(name, fwd, node, save=ALL, ...)``: the recorded ``Op`` (a JAX forward, the torch
+  node name, what is saved), for ops whose public function is hand-written;
+- ``OpDef(...)``: a table row that is also its public forms (``hookgrad.sin``, ``x.sin()``,
+  ``x.sin_()``, aliases), for ops whose function only applies the Op (pointwise tables);
+- ``@export(...)``: a hand-written public function with its aliases and exposure
+  (``hookgrad.<name>``, ``Tensor.<name>`` or both);
+- ``@variants(...)``: a hand-written chooser returning ``(op, args, statics)``: the
+  function and its in-place form ``Tensor.<name>_`` are both made from it.
+
+The namespaces are read from FUNCTIONS and METHODS (by ``hookgrad`` and ``Tensor`` at
+import, and by tools/gen_stubs.py for the ``.pyi`` stubs).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from typing import Any, Callable, Optional, Tuple
+
 import jax
 import numpy as np
 
@@ -11,28 +30,117 @@ METHODS = {}     # name -> function attached as Tensor.<name>
 OPS = {}         # name -> Op, for tests parametrised over the table
 
 
-def register(fn, name=None, method=True, function=True):
-    name = name or fn.__name__
-    if function:
-        FUNCTIONS[name] = fn
-    if method:
-        METHODS[name] = fn
-    return fn
-
-
-def defop(name, fwd, node, save=ALL, bwd=None, **kw):
+def defop(name, fwd, node, save=ALL, bwd=None, **kw) -> Op:
     op = Op(name, fwd, node, save, bwd, **kw)
     OPS[name] = op
     return op
 
 
+OpCall = Tuple[Op, tuple, Optional[dict]]  # what a ``@variants`` chooser returns
+
+
+def _expose(fn, names, method, function):
+    for n in names:
+        for table, wanted in ((FUNCTIONS, function), (METHODS, method)):
+            if wanted:
+                if table.get(n, fn) is not fn:  # one declaration per public name
+                    raise RuntimeError(f"hookgrad op {n!r} is declared twice: "
+                                       f"{table[n].__module__} and {fn.__module__}")
+                table[n] = fn
+
+
+def export(fn=None, *, name=None, aliases=(), method=True, function=True):
+    """Declare ``fn`` public as ``hookgrad.<name>`` (``function``) and ``Tensor.<name>``
+    (``method``), also under each of ``aliases``. A decorator, or ``export(fn, ...)``."""
+    def deco(f):
+        _expose(f, (name or f.__name__, *aliases), method, function)
+        return f
+    return deco if fn is None else deco(fn)
+
+
+def _returns_tensor(fn, like, self_name=None):
+    # the chooser's signature with PyTorch's result type, read by inspect and gen_stubs
+    sig = inspect.signature(like).replace(return_annotation="Tensor")
+    if self_name:
+        first, *rest = sig.parameters.values()
+        sig = sig.replace(parameters=[first.replace(name=self_name), *rest])
+    fn.__signature__ = sig
+    fn.__annotations__ = {**like.__annotations__, "return": "Tensor"}
+    return fn
+
+
+def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
+             function=True):
+    """Make ``name`` (and ``Tensor.name_`` when ``inplace``) from a chooser
+    ``pick(input, ...) -> (op, args, statics)`` that validates the arguments and picks the
+    Op variant (a Tensor bound, an alpha, a rounding mode, ...)."""
+    def deco(pick):
+        name = pick.__name__
+
+        def fn(*args, **kwargs):
+            op, a, st = pick(*args, **kwargs)
+            return bapply(op, a, st)
+        functools.update_wrapper(fn, pick)
+        _expose(_returns_tensor(fn, pick), (name, *aliases), method, function)
+        if inplace:
+            def fn_(self, *args, **kwargs):
+                op, a, st = pick(self, *args, **kwargs)
+                return bapply(op, a, st, out=self)
+            fn_.__name__ = fn_.__qualname__ = name + "_"
+            fn_.__doc__ = f"In-place :func:`{name}`, written into ``self``."
+            _expose(_returns_tensor(fn_, pick, "self"), [n + "_" for n in (name, *aliases)],
+                    True, inplace_function)
+        return fn
+    return deco
+
+
+@dataclasses.dataclass(frozen=True)
+class OpDef:
+    """One op that is its own public function: the Op's fields, then its exposure.
+
+    ``save``: ``ALL``; ``()``; ``OUT`` (with ``bwd``); or ``{i: (j, ...)}`` (see ``Op``).
+    ``inplace``: also ``Tensor.<name>_``; ``inplace_function``: and ``hookgrad.<name>_``.
+    ``aliases`` name every form again (``negative``, ``negative_``).
+    """
+
+    name: str
+    fwd: Callable
+    node: Optional[str]
+    save: Any = ALL
+    bwd: Optional[Callable] = None
+    inplace: bool = True
+    inplace_function: bool = False
+    aliases: tuple = ()
+    method: bool = True
+    function: bool = True
+    scalar_edges: bool = False
+    nondiff: tuple = ()
+
+    def op(self) -> Op:
+        return defop(self.name, self.fwd, self.node, self.save, self.bwd,
+                     scalar_edges=self.scalar_edges, nondiff=self.nondiff)
+
+    def expose(self, fn, op):
+        """Publish ``fn`` (the out-of-place form) and, per the row, the in-place form."""
+        fn.__name__ = fn.__qualname__ = self.name
+        fn.__annotations__ = {"return": "Tensor"}
+        names = (self.name, *self.aliases)
+        _expose(fn, names, self.method, self.function)
+        if self.inplace:
+            method = inplace_of(op, self.name)
+            _returns_tensor(method, fn, "self")
+            _expose(method, [n + "_" for n in names], True, self.inplace_function)
+
+
 def inplace_of(op, name):
     """``x.<name>_(*args)``: ``op`` applied with ``x`` as first argument, written into ``x``."""
-    def method(self, *args, **statics):
+    def method(self, *args, **statics) -> Tensor:
         return apply(op, (self, *args), statics or None, out=self)
-    method.__name__ = name + "_"
-    METHODS[name + "_"] = method
+    method.__name__ = method.__qualname__ = name + "_"
     return method
+
+
+# --------------------------------------------------------------------------- operands
 
 
 def to_tensor_like(x):
@@ -53,3 +161,39 @@ def norm_dim(dim):
     if isinstance(dim, (list, tuple)):
         return tuple(int(d) for d in dim)
     return int(dim)
+
+
+def broadcast_error(args):
+    """PyTorch's error for operands whose shapes do not broadcast (None if they do)."""
+    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            err = shape_broadcast_error(a, b)
+            if err is not None:
+                return err
+    return None
+
+
+def shape_broadcast_error(a, b):
+    """PyTorch's error for shapes ``a`` and ``b`` that do not broadcast (None if they do)."""
+    nd = max(len(a), len(b))
+    for k in range(1, nd + 1):
+        da = a[-k] if k <= len(a) else 1
+        db = b[-k] if k <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                                f"({db}) at non-singleton dimension {nd - k}")
+    return None
+
+
+def bapply(op, args, statics=None, out=None):
+    """``apply`` for broadcasting ops: a shape mismatch raises PyTorch's RuntimeError
+    (checked only after JAX refused, so it costs nothing otherwise)."""
+    try:
+        return apply(op, args, statics, out=out)
+    except (TypeError, ValueError):
+        raise broadcast_error(args) or reraise() from None
+
+
+def reraise():
+    raise  # the exception being handled: JAX's own, when the shapes were not the cause

@@ -4,6 +4,8 @@
 None of these keep Tensors saved except index-taking ops, which keep their (integer)
 indices: their backward needs only shapes.
 """
+from __future__ import annotations
+
 import builtins
 
 import jax
@@ -13,7 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Size, Tensor
 from .dispatch import apply
-from .registry import defop, register, to_tensor_like
+from .registry import defop, export, to_tensor_like
 
 
 def _shape_arg(shape):
@@ -118,7 +120,8 @@ SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, non
 SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,))
 
 
-def view(self, *shape):
+@export(function=False)
+def view(self, *shape) -> Tensor:
     """``view(*shape)``: the same elements in a new shape (one size may be -1).
 
     hookgrad has no shared storage: the result is a new array, and in-place changes of
@@ -131,21 +134,25 @@ def view(self, *shape):
     return apply(VIEW, (self,), {"shape": shape})
 
 
-def reshape(input, *shape):
+@export
+def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: as :meth:`Tensor.view`."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
     return apply(RESHAPE, (input,), {"shape": shape})
 
 
-def view_as(self, other):
+@export(function=False)
+def view_as(self, other) -> Tensor:
     return view(self, other.shape)
 
 
-def reshape_as(self, other):
+@export(function=False)
+def reshape_as(self, other) -> Tensor:
     return reshape(self, other.shape)
 
 
-def flatten(input, start_dim=0, end_dim=-1):
+@export
+def flatten(input, start_dim=0, end_dim=-1) -> Tensor:
     """``flatten(input, start_dim=0, end_dim=-1)``: dims ``start_dim..end_dim`` merged."""
     n = input.ndim
     if n == 0:
@@ -160,7 +167,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, new)
 
 
-def unflatten(input, dim, sizes):
+@export
+def unflatten(input, dim, sizes) -> Tensor:
     """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
     d = wrap_dim(dim, n)
@@ -174,7 +182,8 @@ def unflatten(input, dim, sizes):
     return reshape(input, shp[:d] + sizes + shp[d + 1:])
 
 
-def permute(input, *dims):
+@export
+def permute(input, *dims) -> Tensor:
     """``permute(input, dims)``: the dimensions reordered."""
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
@@ -187,27 +196,30 @@ def permute(input, *dims):
     return apply(PERMUTE, (input,), {"dims": dims})
 
 
-def transpose(input, dim0, dim1):
+@export(aliases=("swapaxes",))
+def transpose(input, dim0, dim1) -> Tensor:
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
     n = input.ndim
     return apply(TRANSPOSE, (input,), {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
 
 
-def t(input):
+@export
+def t(input) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return apply(T, (input,))
 
 
-def _T(self):
+def _T(self) -> Tensor:
     return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
-def _mT(self):
+def _mT(self) -> Tensor:
     return transpose(self, -2, -1)
 
 
-def squeeze(input, dim=None):
+@export
+def squeeze(input, dim=None) -> Tensor:
     """``squeeze(input, dim=None)``: size-1 dimensions removed (all, or those in ``dim``,
     an int or a tuple)."""
     if dim is None:
@@ -219,7 +231,8 @@ def squeeze(input, dim=None):
     return apply(op, (input,), {"dim": dims})
 
 
-def unsqueeze(input, dim):
+@export
+def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
     return apply(UNSQUEEZE, (input,), {"dim": wrap_dim(dim, input.ndim + 1)})
 
@@ -228,7 +241,8 @@ def _kind_name(t):
     return _dtype.legacy_type_name(t._data.dtype)
 
 
-def expand(self, *sizes):
+@export(function=False)
+def expand(self, *sizes) -> Tensor:
     """``expand(*sizes)``: size-1 dimensions repeated (without copying in PyTorch; a new
     array here); -1 keeps a size, new leading dimensions may be added."""
     return apply(EXPAND, (self,), {"shape": expanded_shape(self, _shape_arg(sizes))})
@@ -258,16 +272,19 @@ def expanded_shape(self, sizes):
     return tuple(full)
 
 
-def expand_as(self, other):
+@export(function=False)
+def expand_as(self, other) -> Tensor:
     return expand(self, other.shape)
 
 
-def broadcast_to(input, size):
+@export
+def broadcast_to(input, size) -> Tensor:
     """``broadcast_to(input, size)``: ``input.expand(size)``."""
     return expand(input, tuple(size))
 
 
-def broadcast_tensors(*tensors):
+@export(method=False)
+def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
     """``broadcast_tensors(*tensors)``: the tensors expanded to their common shape (a tensor
     already of that shape is returned as is)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -276,7 +293,8 @@ def broadcast_tensors(*tensors):
     return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
 
 
-def broadcast_shapes(*shapes):
+@export(method=False)
+def broadcast_shapes(*shapes) -> Size:
     """``broadcast_shapes(*shapes)``: the shape ``broadcast_tensors`` would give."""
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     try:
@@ -287,7 +305,8 @@ def broadcast_shapes(*shapes):
             from None
 
 
-def repeat(self, *sizes):
+@export(function=False)
+def repeat(self, *sizes) -> Tensor:
     """``repeat(*sizes)``: the tensor tiled ``sizes[i]`` times along each dimension."""
     reps = _shape_arg(sizes)
     if len(reps) < self.ndim:
@@ -296,13 +315,15 @@ def repeat(self, *sizes):
     return apply(REPEAT, (self,), {"reps": reps})
 
 
-def flip(input, dims):
+@export
+def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
 
 
-def roll(input, shifts, dims=None):
+@export
+def roll(input, shifts, dims=None) -> Tensor:
     """``roll(input, shifts, dims=None)``: elements shifted circularly (flattened when
     ``dims`` is None)."""
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else int(shifts)
@@ -312,15 +333,18 @@ def roll(input, shifts, dims=None):
     return apply(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
 
-def tril(input, diagonal=0):
+@export
+def tril(input, diagonal=0) -> Tensor:
     return apply(TRIL, (input,), {"k": diagonal})
 
 
-def triu(input, diagonal=0):
+@export
+def triu(input, diagonal=0) -> Tensor:
     return apply(TRIU, (input,), {"k": diagonal})
 
 
-def narrow(input, dim, start, length):
+@export
+def narrow(input, dim, start, length) -> Tensor:
     """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
     d = wrap_dim(dim, input.ndim)
     start = _dim(int(start), input.shape[d])
@@ -330,11 +354,13 @@ def narrow(input, dim, start, length):
     return apply(NARROW, (input,), {"dim": d, "start": start, "length": int(length)})
 
 
-def clone(input, *, memory_format=None):
+@export
+def clone(input, *, memory_format=None) -> Tensor:
     return apply(CLONE, (input,))
 
 
-def cat(tensors, dim=0):
+@export(aliases=("concat", "concatenate"), method=False)
+def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
@@ -356,7 +382,8 @@ def cat(tensors, dim=0):
     return apply(CAT, tuple(tensors), {"dim": d})
 
 
-def stack(tensors, dim=0):
+@export(method=False)
+def stack(tensors, dim=0) -> Tensor:
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
     tensors = [to_tensor_like(t) for t in tensors]
     if not tensors:
@@ -369,7 +396,8 @@ def stack(tensors, dim=0):
     return apply(STACK, tuple(tensors), {"dim": wrap_dim(dim, tensors[0].ndim + 1)})
 
 
-def split(tensor, split_size_or_sections, dim=0):
+@export
+def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
     d = wrap_dim(dim, tensor.ndim)
@@ -393,7 +421,8 @@ def split(tensor, split_size_or_sections, dim=0):
     return out if isinstance(out, tuple) else (out,)
 
 
-def chunk(input, chunks, dim=0):
+@export
+def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
     """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -402,7 +431,8 @@ def chunk(input, chunks, dim=0):
     return split(input, builtins.max(size, 1), dim)
 
 
-def unbind(input, dim=0):
+@export
+def unbind(input, dim=0) -> tuple[Tensor, ...]:
     """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
     out = apply(UNBIND, (input,), {"dim": wrap_dim(dim, input.ndim)})
     return out if isinstance(out, tuple) else (out,)
@@ -415,13 +445,15 @@ def _check_index(name, index):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {kind}")
 
 
-def gather(input, dim, index, *, sparse_grad=False):
+@export
+def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``gather(input, dim, index)``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
     _check_index("gather", index)
     return apply(GATHER, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
-def index_select(input, dim, index):
+@export
+def index_select(input, dim, index) -> Tensor:
     """``index_select(input, dim, index)``: the entries ``index`` (1-d) of ``dim``."""
     _check_index("index_select", index)
     if index.ndim > 1:
@@ -429,13 +461,15 @@ def index_select(input, dim, index):
     return apply(INDEX_SELECT, (input, index), {"dim": wrap_dim(dim, input.ndim)})
 
 
-def take(input, index):
+@export
+def take(input, index) -> Tensor:
     """``take(input, index)``: elements of the flattened input at ``index``."""
     _check_index("take", index)
     return apply(TAKE, (input, index))
 
 
-def scatter_add(input, dim, index, src):
+@export
+def scatter_add(input, dim, index, src) -> Tensor:
     """``scatter_add(input, dim, index, src)``: ``src`` added into a copy of ``input`` at
     ``index`` along ``dim``."""
     _check_index("scatter_add", index)
@@ -449,23 +483,27 @@ def _scatter_args(input, dim, index, src, value):
     return op, (input, index, to_tensor_like(src)), {"dim": wrap_dim(dim, input.ndim)}
 
 
-def scatter(input, dim, index, src=None, value=None):
+@export
+def scatter(input, dim, index, src=None, value=None) -> Tensor:
     """``scatter(input, dim, index, src)`` / ``scatter(input, dim, index, value=v)``."""
     op, args, st = _scatter_args(input, dim, index, src, value)
     return apply(op, args, st)
 
 
-def _scatter_add_(self, dim, index, src):
+@export(name="scatter_add_", function=False)
+def _scatter_add_(self, dim, index, src) -> Tensor:
     _check_index("scatter_add", index)
     return apply(SCATTER_ADD, (self, index, src), {"dim": wrap_dim(dim, self.ndim)}, out=self)
 
 
-def _scatter_(self, dim, index, src=None, value=None):
+@export(name="scatter_", function=False)
+def _scatter_(self, dim, index, src=None, value=None) -> Tensor:
     op, args, st = _scatter_args(self, dim, index, src, value)
     return apply(op, args, st, out=self)
 
 
-def contiguous(self, memory_format=None):
+@export(function=False)
+def contiguous(self, memory_format=None) -> Tensor:
     return self
 
 
@@ -500,7 +538,8 @@ def _to_args(args, kwargs):
     return dtype, device, copy
 
 
-def to(self, *args, **kwargs):
+@export(function=False)
+def to(self, *args, **kwargs) -> Tensor:
     """``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``non_blocking``, ``copy``.
 
     Returns ``self`` when nothing changes (and ``copy=False``), else a new tensor whose
@@ -538,23 +577,26 @@ def _on(arr, jax_device):
 
 
 def _cast(dt):
-    def method(self, memory_format=None):
+    def method(self, memory_format=None) -> Tensor:
         return to(self, dt)
     return method
 
 
-def cpu(self, memory_format=None):
+@export(function=False)
+def cpu(self, memory_format=None) -> Tensor:
     """This tensor on the CPU (``self`` when it is already there)."""
     return to(self, "cpu")
 
 
-def cuda(self, device=None, non_blocking=False, memory_format=None):
+@export(function=False)
+def cuda(self, device=None, non_blocking=False, memory_format=None) -> Tensor:
     """This tensor on the current GPU, or on ``device`` (an index, ``'cuda:1'``, a device)."""
     from .._device import cuda_target
     return to(self, cuda_target(device))
 
 
-def nonzero(input, *, as_tuple=False):
+@export
+def nonzero(input, *, as_tuple=False) -> Tensor | tuple[Tensor, ...]:
     """Indices of non-zero elements (data-dependent shape: eager only)."""
     idx = np.nonzero(np.asarray(input._data))
     if as_tuple:
@@ -562,7 +604,8 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._wrap(jnp.asarray(np.stack(idx, axis=1)))
 
 
-def masked_select(input, mask):
+@export
+def masked_select(input, mask) -> Tensor:
     """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
     is True (data-dependent shape: eager only)."""
     if mask.dtype.name != "bool":
@@ -573,42 +616,26 @@ def masked_select(input, mask):
     return apply(MASKED_SELECT, (input, idx), {"shape": b})
 
 
-for _f in (reshape, flatten, unflatten, permute, transpose, t, squeeze, unsqueeze, broadcast_to,
-           flip, roll, tril, triu, narrow, clone, split, chunk, unbind, gather, index_select,
-           take, scatter_add, scatter, nonzero, masked_select):
-    register(_f)
-register(broadcast_tensors, method=False)
-register(broadcast_shapes, method=False)
-for _f in (cat, stack):
-    register(_f, method=False)
-register(cat, "concat", method=False)
-register(cat, "concatenate", method=False)
-for _f in (view, view_as, reshape_as, expand, expand_as, repeat, contiguous, to, cpu, cuda):
-    register(_f, function=False)
-register(transpose, "swapaxes")
-register(_scatter_add_, "scatter_add_", function=False)
-register(_scatter_, "scatter_", function=False)
 for _name, _dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
                    ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
                    ("bool", "bool"), ("short", "int16"), ("byte", "uint8")):
     from .. import _dtype as _d
-    register(_cast(getattr(_d, _dt)), _name, function=False)
+    export(_cast(getattr(_d, _dt)), name=_name, function=False)
 TENSOR_PROPERTIES = {"T": _T, "mT": _mT}
 
 
-def _inplace_tril(self, diagonal=0):
+@export(name="tril_", function=False)
+def _inplace_tril(self, diagonal=0) -> Tensor:
     return apply(TRIL, (self,), {"k": diagonal}, out=self)
 
 
-def _inplace_triu(self, diagonal=0):
+@export(name="triu_", function=False)
+def _inplace_triu(self, diagonal=0) -> Tensor:
     return apply(TRIU, (self,), {"k": diagonal}, out=self)
 
 
-register(_inplace_tril, "tril_", function=False)
-register(_inplace_triu, "triu_", function=False)
-
-
-def movedim(input, source, destination):
+@export(aliases=("moveaxis",))
+def movedim(input, source, destination) -> Tensor:
     """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
     keeping their order."""
     src = (source,) if isinstance(source, int) else tuple(source)
@@ -626,8 +653,6 @@ def movedim(input, source, destination):
     return permute(input, perm)
 
 
-register(movedim)
-register(movedim, "moveaxis")
 
 
 # --------------------------------------------------------------------------- repeat_interleave
@@ -666,7 +691,8 @@ def _repeat_total(repeats, output_size):
     return total
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+@export
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """``repeat_interleave(input, repeats, dim=None, *, output_size=None)``: each element
     (slice along ``dim``; of the flattened input when ``dim`` is None) repeated ``repeats``
     times; ``repeats`` is an int or a tensor of one count per slice.
@@ -708,13 +734,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return apply(REPEAT_INTERLEAVE, (input,), {"repeats": int(repeats), "dim": d})
 
 
-def split_with_sizes(input, split_sizes, dim=0):
+@export
+def split_with_sizes(input, split_sizes, dim=0) -> tuple[Tensor, ...]:
     """``split_with_sizes(input, split_sizes, dim=0)``: :func:`split` with a list of sizes."""
     return split(input, list(split_sizes), dim)
-
-
-register(repeat_interleave)
-register(split_with_sizes)
 
 
 # --------------------------------------------------------------------------- layout queries
@@ -739,7 +762,8 @@ def _parse_type(s):
     raise ValueError(f"invalid type: {s!r}")
 
 
-def _type(self, dtype=None, non_blocking=False, **kwargs):
+@export(name="type", function=False)
+def _type(self, dtype=None, non_blocking=False, **kwargs) -> str | Tensor:
     """``type(dtype=None, non_blocking=False)``: without ``dtype``, the type name as
     PyTorch spells it (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``, ...);
     with a dtype or a type name, the tensor converted to it (itself if already of it).
@@ -761,7 +785,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return out if device is None else to(out, device)
 
 
-def stride(self, dim=None):
+@export(function=False)
+def stride(self, dim=None) -> tuple[int, ...] | int:
     """``stride(dim=None)``: the strides of a fresh C-contiguous tensor of this shape, as
     PyTorch gives them (hookgrad tensors have no other layout)."""
     strides, acc = [], 1
@@ -772,14 +797,12 @@ def stride(self, dim=None):
     return strides if dim is None else strides[wrap_dim(dim, self.ndim)]
 
 
-def storage_offset(self):
+@export(function=False)
+def storage_offset(self) -> int:
     """``storage_offset()``: 0 (every tensor owns its array)."""
     return 0
 
 
-register(_type, "type", function=False)
-register(stride, function=False)
-register(storage_offset, function=False)
 TENSOR_PROPERTIES.update({
     "itemsize": lambda self: self.element_size(),
     "nbytes": lambda self: self.numel() * self.element_size(),
@@ -796,7 +819,8 @@ def _replace_data(self, arr):
     return self
 
 
-def set_(self, source=None):
+@export(function=False)
+def set_(self, source=None) -> Tensor:
     """``set_(source=None)``: make this tensor hold ``source``'s value (shape, dtype, data);
     with no argument, an empty tensor. In place: the version counter goes up.
 
@@ -845,7 +869,8 @@ def _sizes(args, name):
     return tuple(int(s) for s in sizes)
 
 
-def resize_(self, *sizes, memory_format=None):
+@export(function=False)
+def resize_(self, *sizes, memory_format=None) -> Tensor:
     """``resize_(*sizes)``: give this tensor the shape ``sizes``, keeping its first elements
     in row-major order. New elements are zeros (PyTorch leaves them uninitialized). The
     version counter goes up when the shape changes. A tensor that requires grad cannot be
@@ -867,11 +892,9 @@ def resize_(self, *sizes, memory_format=None):
     return _replace_data(self, flat[:n].reshape(shape))
 
 
-def resize_as_(self, the_template, memory_format=None):
+@export(function=False)
+def resize_as_(self, the_template, memory_format=None) -> Tensor:
     """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
     return resize_(self, tuple(the_template.shape))
 
 
-register(set_, function=False)
-register(resize_, function=False)
-register(resize_as_, function=False)

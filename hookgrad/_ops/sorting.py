@@ -6,12 +6,17 @@ by those indices recorded under PyTorch's node name (``SortBackward0``, ``TopkBa
 ...). Their backward is JAX's vjp of ``take_along_axis`` with the indices held fixed, and
 the node saves the indices, as PyTorch's does (pack hooks see the same tensor).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import _return_type, return_types
-from .registry import defop, register
+from .registry import defop, export
 from .shape import wrap_dim
 
 # NOTE: ties. sort/argsort order ties as PyTorch's CPU sort does (stably, NaN largest).
@@ -96,7 +101,8 @@ def _select(op, input, idx, dim, keepdim=True):
     return values, idx
 
 
-def sort(input, dim=-1, descending=False, *, stable=None):
+@export
+def sort(input, dim=-1, descending=False, *, stable=None) -> Any:
     """``sort(input, dim=-1, descending=False, *, stable=False)``: a ``(values, indices)``
     named tuple, sorted along ``dim``; ties keep their order, NaN sorts as the largest.
 
@@ -111,7 +117,8 @@ def sort(input, dim=-1, descending=False, *, stable=None):
     return return_types["sort"](values, idx)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+@export
+def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
     """``argsort(input, dim=-1, descending=False, stable=False)``: the indices that sort
     ``input`` along ``dim`` (always stably)."""
     d = wrap_dim(dim, input.ndim)
@@ -119,11 +126,13 @@ def argsort(input, dim=-1, descending=False, stable=False):
                                    "stop": _size(input, d)})
 
 
-def msort(input):
+@export
+def msort(input) -> Tensor:
     """``msort(input)``: ``sort(input, dim=0).values``."""
     return sort(input, 0).values
 
 
+@export
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's name
     """``topk(input, k, dim=-1, largest=True, sorted=True)``: the ``k`` largest (smallest
     with ``largest=False``) elements along ``dim`` as a ``(values, indices)`` named tuple,
@@ -142,7 +151,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     return return_types["topk"](*_select(TOPK, input, idx, d))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
+@export
+def kthvalue(input, k, dim=-1, keepdim=False) -> Any:
     """``kthvalue(input, k, dim=-1, keepdim=False)``: the ``k``-th smallest element along
     ``dim`` (``k`` from 1) and its index, as a ``(values, indices)`` named tuple."""
     d = wrap_dim(dim, input.ndim)
@@ -153,7 +163,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return return_types["kthvalue"](*_select(KTHVALUE, input, idx, d, keepdim))
 
 
-def median(input, dim=None, keepdim=False):
+@export
+def median(input, dim=None, keepdim=False) -> Any:
     """``median(input)``: the lower median of all elements (NaN if there is one; the
     gradient is split evenly among elements equal to it); ``median(input, dim,
     keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``."""
@@ -166,5 +177,3 @@ def median(input, dim=None, keepdim=False):
     return return_types["median"](*_select(MEDIAN_DIM, input, idx, d, keepdim))
 
 
-for _f in (sort, argsort, msort, topk, kthvalue, median):
-    register(_f)

@@ -35,6 +35,12 @@ INPLACE = [
     ("lerp_", lambda L, t: t.lerp_(L.tensor([1.0, 1.0, 1.0]), 0.25)),
     ("scatter_add_", lambda L, t: t.scatter_add_(0, L.tensor([0, 0]), L.tensor([1.0, 2.0]))),
     ("index_put_", lambda L, t: t.index_put_((L.tensor([2]),), L.tensor(9.0))),
+    # alias and variant forms, made from the same table entry as the primary name
+    ("subtract_alpha", lambda L, t: t.subtract_(L.tensor([1.0, 2.0, 3.0], requires_grad=True),
+                                                alpha=2)),
+    ("divide_floor", lambda L, t: t.divide_(2.0, rounding_mode="floor")),
+    ("clip_", lambda L, t: t.clip_(min=0.0)),
+    ("round_decimals", lambda L, t: t.round_(decimals=1)),
     ("iadd", lambda L, t: t.__iadd__(2.0)),
     ("imul", lambda L, t: t.__imul__(L.tensor([2.0, 2.0, 2.0]))),
     ("setitem_int", lambda L, t: t.__setitem__(0, 5.0)),
