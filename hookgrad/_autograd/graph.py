@@ -11,7 +11,7 @@ import threading
 from typing import NamedTuple
 
 from .._watch import WatchedDict, WatchedOrderedDict
-from ..utils.hooks import RemovableHandle
+from .._handle import RemovableHandle
 from . import anomaly_mode
 from .saved import count_context, hook_state
 
@@ -84,7 +84,7 @@ class Node(abc.ABC):
         """Run this node's backward on ``grads`` (one per forward output) and return the
         gradients for ``next_functions``: a Tensor if there is one, else a tuple. Records
         a graph when grad mode is on. Hooks do not run (the engine runs them)."""
-        from .._tensor import Tensor
+        from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
         from .grad_mode import is_grad_enabled
         want = len(self._out_meta()) or 1
         if len(grads) != want:
@@ -159,7 +159,7 @@ class _InputMetadata:
         import jax
 
         from .. import _dtype
-        from .._tensor import Size
+        from .._tensor import Size  # NOTE: tape circle, see _tensor.py
         shape, dt = meta if isinstance(meta, tuple) else (meta.shape, meta.dtype)
         self.shape = Size(shape)
         self.dtype = _dtype.from_jax(dt)
@@ -295,7 +295,7 @@ class save_on_cpu(saved_tensors_hooks):
     def __init__(self, pin_memory=False, device_type="cuda"):
         import jax
 
-        from .._tensor import Tensor
+        from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
 
         def pack(t):
             arr = t._data
@@ -417,7 +417,7 @@ class _MutationContext:
 
 
 def _tensor_of(arr):
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     return Tensor._wrap(arr)
 
 

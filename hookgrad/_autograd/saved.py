@@ -81,7 +81,7 @@ class SavedTensor:
             if self.packed is _FREED:
                 raise RuntimeError(FREED_MESSAGE)
             t = self.unpack_hook(self.packed)
-            from .._tensor import Tensor
+            from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
             if not isinstance(t, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(t).__name__}")
@@ -131,7 +131,7 @@ def unpack_output(saved, node, as_tensor):
 
 def _as_tensor(data, edge, nr):
     """A saved value as a Tensor joined to the graph at ``edge`` (for ``create_graph``)."""
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     if edge is None:
         return Tensor._wrap(data)
     if edge.__class__.__name__ == "AccumulateGrad":

@@ -36,7 +36,7 @@ from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state
 from .._autograd.graph import Node
-from ..utils.hooks import RemovableHandle
+from .._handle import RemovableHandle
 
 _gm = grad_mode._state
 

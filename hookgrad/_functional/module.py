@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from .. import random as _random
 from . import hooks as _hooks_mod
 from .hooks import FunctionalNode, _HookEnv, _identity, _inexact, _wrap
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap_as
 from .._autograd import grad_mode
 
 _gm = grad_mode._state
@@ -141,12 +141,7 @@ def call_with_backward_hooks(module, forward_fn, args, kwargs, bw_pre_hooks, bw_
     result = list(items)
     outs = []
     for i, arr in zip(opos, out_arrs):
-        t = Tensor._wrap(arr)
-        if box["types"][i] is not Tensor:
-            try:
-                t.__class__ = box["types"][i]
-            except TypeError:
-                pass
+        t = wrap_as(box["types"][i], arr)
         if box["rg"][i]:
             t.grad_fn = node
             t._output_nr = len(outs)

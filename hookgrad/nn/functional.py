@@ -57,7 +57,7 @@ def relu_(input: Tensor) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y = x1^T A x2 + b`` with ``weight`` ``(out, in1, in2)``."""
-    from .. import einsum
+    from .._ops.linalg import einsum
     # PyTorch's checks and wording (einsum would only say that labels disagree)
     s1, s2, sw = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
     if len(s1) != len(s2):
@@ -142,7 +142,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     ``need_weights`` (then averaged over heads when ``average_attn_weights``). Bool masks
     mark positions that may NOT be attended (the opposite of ``scaled_dot_product_attention``).
     """
-    from .. import cat, zeros
+    from .._factory import zeros
+    from .._ops.shape import cat
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

@@ -9,8 +9,8 @@ from bisect import bisect_right
 from typing import Any, SupportsFloat
 
 from .._tensor import Tensor
-from .lr_scheduler import (EPOCH_DEPRECATION_WARNING, LambdaLR, LRScheduler, _group_values,
-                           _set_group_lr)
+from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, LambdaLR, LRScheduler,
+                                  _group_values, _set_group_lr)
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts",

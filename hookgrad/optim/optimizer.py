@@ -73,10 +73,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._dtype import legacy_type_name
-from .._tensor import Tensor
+from .._tensor import Tensor, typename as _typename
 from .._autograd import grad_mode
-from ..utils.hooks import RemovableHandle
+from .._handle import RemovableHandle
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -117,15 +116,6 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
     handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
-
-
-def _typename(obj):
-    if isinstance(obj, Tensor):
-        return legacy_type_name(obj._data.dtype, "hookgrad")
-    t = type(obj)
-    if t.__module__ in ("builtins", "__builtin__", None):
-        return t.__qualname__
-    return f"{t.__module__}.{t.__qualname__}"
 
 
 def _with_step_hooks(step):

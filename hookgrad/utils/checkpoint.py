@@ -25,7 +25,7 @@ from typing import Any
 import jax
 
 from .. import _mode
-from .. import random as _random
+from .._random import GLOBAL as _KEY
 from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._autograd import grad_mode
@@ -72,24 +72,12 @@ def check_backward_validity(inputs: Iterable[Any]) -> None:
 
 
 def _rng_key():
-    key = _random._state["key"]
-    if key is None:
-        key = _random._state["key"] = jax.random.key(_random._state["seed"])
-    return key
+    return _KEY.get()
 
 
-@contextlib.contextmanager
 def _rng(key):
     """Random ops draw from ``key`` (the forward's) in the block; the global key is restored."""
-    if key is None:
-        yield
-        return
-    prev = _random._state["key"]
-    _random._state["key"] = key
-    try:
-        yield
-    finally:
-        _random._state["key"] = prev
+    return contextlib.nullcontext() if key is None else _KEY.swapped(key)
 
 
 def _rerun_inputs(args):
@@ -135,8 +123,8 @@ class CheckpointFunction(Function):
         if not outs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        from .. import autograd
-        autograd.backward(outs, gs)
+        from .._autograd.backward import backward
+        backward(outs, gs)
         return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None
                                     for a in detached)
 
