@@ -25,3 +25,8 @@ __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "LinearLR", "MultiplicativeLR", "ConstantLR", "PolynomialLR",
            "CosineAnnealingWarmRestarts", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR",
            "ChainedScheduler"]
+
+# the public path is the schedulers' home (reprs, pickles, documentation tools)
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name
