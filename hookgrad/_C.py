@@ -191,7 +191,7 @@ class DelayedError(_ForwardNode):
         return "torch::autograd::DelayedError"
 
     def __call__(self, *inputs):
-        from ._autograd.function import _DelayedError
+        from ._autograd.error_node import _DelayedError
         return _forward_node(lambda meta: _DelayedError(self._msg, meta), inputs, self._n)
 
 

@@ -1,22 +1,17 @@
 """``hookgrad.Generator``: a JAX PRNG key with PyTorch's Generator API.
 
-``default_generator`` is the global key in ``hookgrad.random`` (the one ``hookgrad.compile``
-threads through a compiled step); other Generators hold their own key.
+``default_generator`` holds the global key, ``hookgrad._random.GLOBAL`` (the one
+``hookgrad.compile`` threads through a compiled step); other Generators hold their own.
 """
 import threading
 
 import jax
 import numpy as np
 
-from . import _device, random
+from . import _device, _random
 from ._tensor import Tensor
 
 _SEED_BYTES = 8
-
-
-def _jax_key(seed):
-    # PyTorch's seeds are uint64; JAX's must fit an int64: the same 64 bits, signed
-    return jax.random.key(seed - 2 ** 64 if seed >= 2 ** 63 else seed)
 
 
 class Generator:
@@ -45,7 +40,7 @@ class Generator:
             raise RuntimeError(f"Cannot get {dev.type.upper()} generator: JAX has no "
                                f"{dev.type} device here (devices: {jax.devices()})")
         self._device = dev
-        self._state = {"key": None, "seed": 67280421310721}  # PyTorch's default seed
+        self._rng = _random.KeyState(67280421310721)  # PyTorch's default seed
         self._lock = threading.Lock()
 
     @property
@@ -62,8 +57,7 @@ class Generator:
             raise ValueError("Overflow when unpacking long long")
         seed %= 2 ** 64
         with self._lock:
-            self._state["seed"] = seed
-            self._state["key"] = _jax_key(seed)
+            self._rng.reset(seed)
         return self
 
     def seed(self):
@@ -74,30 +68,29 @@ class Generator:
 
     def initial_seed(self):
         """The seed the key was last reset from."""
-        return self._state["seed"]
-
-    def _key(self):
-        key = self._state["key"]
-        return _jax_key(self._state["seed"]) if key is None else key
+        return self._rng.seed
 
     def next_key(self):
         """A fresh JAX PRNG subkey; advances the generator."""
         with self._lock:
-            key, sub = jax.random.split(self._key())
+            key, sub = jax.random.split(self._rng.get())
+            # NOTE: split inside a trace gives tracers even for a concrete key
             if isinstance(key, jax.core.Tracer) and self is not default_generator:
                 raise RuntimeError(
                     "a hookgrad.Generator other than the default one was used inside "
                     "hookgrad.compile or a JAX transformation: its numbers would be fixed in "
                     "the compiled program. Use the default generator there (omit "
                     "generator=), seeded with hookgrad.manual_seed.")
-            self._state["key"] = key
+            self._rng.set(key)
         return sub
 
     def get_state(self):
         """The state as a ``uint8`` Tensor (the key's data, then the seed) for
         ``set_state``."""
-        data = np.asarray(jax.random.key_data(self._key())).astype("<u4").tobytes()
-        seed = np.array([self._state["seed"]], "<u8").tobytes()
+        key = self._rng.peek()
+        key = _random.jax_key(self._rng.seed) if key is None else key
+        data = np.asarray(jax.random.key_data(key)).astype("<u4").tobytes()
+        seed = np.array([self._rng.seed], "<u8").tobytes()
         return Tensor._wrap(jax.numpy.asarray(np.frombuffer(data + seed, np.uint8)))
 
     def set_state(self, new_state):
@@ -113,8 +106,7 @@ class Generator:
                                f"Generator.get_state(), got {len(raw)}")
         key = jax.random.wrap_key_data(np.frombuffer(raw[:-_SEED_BYTES], "<u4"))
         with self._lock:
-            self._state["key"] = key
-            self._state["seed"] = int(np.frombuffer(raw[-_SEED_BYTES:], "<u8")[0])
+            self._rng.reset(int(np.frombuffer(raw[-_SEED_BYTES:], "<u8")[0]), key)
         return self
 
     def __reduce__(self):  # pickles as a plain Generator with the same device and state
@@ -128,10 +120,7 @@ def _restore(device, state):
 class _DefaultGenerator(Generator):
     def __init__(self):
         super().__init__("cpu")
-        self._state = random._state  # the global key: hookgrad.compile threads this dict
-
-    def next_key(self):
-        return random.next_key()
+        self._rng = _random.GLOBAL  # the global key: hookgrad.compile threads it
 
 
 default_generator = _DefaultGenerator()

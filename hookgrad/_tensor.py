@@ -12,8 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype, _missing, _mode
+from ._errors import traced_value_error
 from ._watch import WatchedOrderedDict
-from .utils.hooks import RemovableHandle, warn_if_has_hooks
+from ._handle import RemovableHandle, warn_if_has_hooks
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -53,6 +54,18 @@ class Tensor(metaclass=_TensorMeta):
     _shares_version = False
     __array_priority__ = 1000  # numpy defers binary ops to Tensor
 
+    # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace
+    # overwrites the SNAPSHOT fields (saved before it, restored after it, by
+    # ``_compile_snapshot``/``_compile_restore``); a cached program stays valid while the
+    # KEY fields are the same objects (``hookgrad._compile.replay``); the LOCAL ones are
+    # eager-only aliasing that a trace neither writes nor depends on. A new field goes in
+    # one of them: tests/test_compile_tensor_fields.py fails on a field in none.
+    _COMPILE_SNAPSHOT = ("_data", "_grad", "_version", "grad_fn", "_output_nr",
+                         "_requires_grad")
+    _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
+                    "_post_acc_hooks", "_acc")
+    _COMPILE_LOCAL = ("_base", "_shares_version")
+
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         # torch.Tensor(list) builds a tensor of the default float dtype
         if data is None:
@@ -77,6 +90,22 @@ class Tensor(metaclass=_TensorMeta):
         t._requires_grad = grad_fn is not None
         t._version = 0
         return t
+
+    # ---- the compiled mode's view of a Tensor (see _COMPILE_SNAPSHOT)
+    def _compile_snapshot(self):
+        """What a ``hookgrad.compile`` trace overwrites: this Tensor's snapshot fields, and
+        the array and version of its ``.grad`` (a trace writes through to them)."""
+        g = self._grad
+        return (self._data, g, self._version, self.grad_fn, self._output_nr,
+                self._requires_grad, None if g is None else (g._data, g._version))
+
+    def _compile_restore(self, snap):
+        """Put back what :meth:`_compile_snapshot` saved."""
+        (self._data, g, self._version, self.grad_fn, self._output_nr, self._requires_grad,
+         gsave) = snap
+        self._grad = g
+        if gsave is not None:
+            g._data, g._version = gsave
 
     # ---- autograd metadata
     @property
@@ -161,6 +190,10 @@ class Tensor(metaclass=_TensorMeta):
         """The leaf's AccumulateGrad node (created on first use)."""
         acc = self._acc
         if acc is None:
+            # NOTE: the one import circle, the one any tape autograd has: a leaf Tensor
+            # makes its AccumulateGrad node here, and nodes (graph.py, saved.py) wrap
+            # gradients and saved values back into Tensors. The graph is the lower layer
+            # and imports the Tensor only inside functions, marked "tape circle".
             from ._autograd.graph import AccumulateGrad
             acc = self._acc = AccumulateGrad(self)
         return acc
@@ -222,8 +255,7 @@ class Tensor(metaclass=_TensorMeta):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. graph leaves into their ``.grad``."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        BACKWARD[0](self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _write_(self, arr):
         """Replace the data in place outside autograd (optimizers, init, buffers, in-place
@@ -378,15 +410,16 @@ class Tensor(metaclass=_TensorMeta):
         _check_concrete(self, "bool(tensor)")
         return bool(self._data.reshape(()))
 
-    def __float__(self):
+    def _one_value(self):
         if self.numel() != 1:  # PyTorch's error type here: ValueError
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item())
+        return self.item()
+
+    def __float__(self):
+        return float(self._one_value())
 
     def __int__(self):
-        if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self.item())
+        return int(self._one_value())
 
     def __index__(self):
         if self.dtype.is_floating_point or self.numel() != 1:
@@ -396,6 +429,8 @@ class Tensor(metaclass=_TensorMeta):
     def __complex__(self):
         return complex(self.item())
 
+    # NOTE: by identity, though ``__eq__`` (attached by the op table) is elementwise, as
+    # PyTorch: Tensors are dict keys and set members (hooks, optimizers, ModTracker)
     __hash__ = object.__hash__
 
     def __getattr__(self, name):
@@ -437,6 +472,37 @@ class Tensor(metaclass=_TensorMeta):
         return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
 
 
+# NOTE: ``backward()`` runs the engine, which sits above the Tensor; the engine's layer
+# (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
+# nothing above it. One-element list: a stable object that importers may hold.
+BACKWARD = [None]
+
+
+def wrap_as(cls, arr):
+    """``arr`` as a Tensor of class ``cls`` (a Tensor subclass a traced program's output had
+    on the way in), or a plain Tensor when the class cannot be assigned (its layout
+    differs)."""
+    t = Tensor._wrap(arr)
+    if cls is not Tensor:
+        try:
+            t.__class__ = cls
+        except TypeError:
+            pass
+    return t
+
+
+def typename(obj):
+    """The type name messages give, as ``torch.typename``: ``'hookgrad.FloatTensor'`` for a
+    Tensor, else the class's qualified name (bare for builtins)."""
+    if isinstance(obj, Tensor):
+        return _dtype.legacy_type_name(obj._data.dtype, "hookgrad")
+    t = type(obj)
+    module = getattr(t, "__module__", None)
+    if module in ("builtins", "__builtin__", None):
+        return t.__qualname__
+    return f"{module}.{t.__qualname__}"
+
+
 def _stop_gradient(arr):
     # where JAX differentiates (functional mode) a detached value must stop its gradient
     backend = _mode.state.backend
@@ -446,7 +512,6 @@ def _stop_gradient(arr):
 def _check_concrete(t, what):
     # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
     if isinstance(t._data, jax.core.Tracer):
-        from ._compile.host_hook import traced_value_error
         raise traced_value_error(what)
 
 

@@ -11,11 +11,14 @@ you do not want to edit — runs on hookgrad.
 A ``torch.X`` that hookgrad lacks raises ``ModuleNotFoundError`` saying so. Install it before
 anything imports the real ``torch`` (a module that already holds the real one keeps it).
 """
+from __future__ import annotations
+
 import importlib
 import importlib.abc
 import importlib.util
 import runpy
 import sys
+from types import ModuleType
 
 
 class _TorchAsHookgrad(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -40,7 +43,7 @@ class _TorchAsHookgrad(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def install():
+def install() -> ModuleType:
     """Make ``import torch`` (and ``torch.X``) give hookgrad's modules; returns ``hookgrad``.
 
     Idempotent. Already-imported real ``torch`` modules are dropped from ``sys.modules``.
@@ -52,7 +55,7 @@ def install():
     return importlib.import_module("torch")
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m hookgrad.as_torch SCRIPT [ARGS...]\n\n"

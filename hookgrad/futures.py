@@ -13,9 +13,12 @@ Example::
     >>> doubled.wait()
     42
 """
+from __future__ import annotations
+
 import logging
 import threading
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 __all__ = ["Future", "collect_all", "wait_all"]
 
@@ -25,6 +28,7 @@ _COMPLETED_TWICE = ("Attempting to mark a completed Future as complete again. No
 
 
 T = TypeVar("T")  # Future[Tensor] in annotations, as libraries write it
+S = TypeVar("S")  # the value type of the Future that ``then`` returns
 
 
 class Future(Generic[T]):
@@ -47,17 +51,17 @@ class Future(Generic[T]):
         self._exception = None
         self._callbacks = []
 
-    def done(self):
+    def done(self) -> bool:
         """Whether the Future has a value or an exception."""
         return self._done
 
-    def wait(self):
+    def wait(self) -> T:
         """Block until the Future completes; return its value or raise its exception."""
         with self._cond:
             self._cond.wait_for(lambda: self._done)
         return self.value()
 
-    def value(self):
+    def value(self) -> T:
         """The value of a completed Future (its exception is raised)."""
         if not self._done:
             raise RuntimeError("Future.value() was called before the Future completed; "
@@ -66,7 +70,7 @@ class Future(Generic[T]):
             raise self._exception
         return self._result
 
-    def then(self, callback):
+    def then(self, callback: Callable[[Future[T]], S]) -> Future[S]:
         """A new Future holding ``callback(self)`` once this one completes. An exception in
         ``callback`` completes the new Future with a ``RuntimeError`` naming it."""
         if not callable(callback):
@@ -87,7 +91,7 @@ class Future(Generic[T]):
         self.add_done_callback(run)
         return child
 
-    def add_done_callback(self, callback):
+    def add_done_callback(self, callback: Callable[[Future[T]], None]) -> None:
         """Run ``callback(self)`` when the Future completes (now, if it has). Its return
         value is dropped; an exception in it is logged and ignored."""
         if not callable(callback):
@@ -99,11 +103,11 @@ class Future(Generic[T]):
                 return
         self._run(callback)
 
-    def set_result(self, result):
+    def set_result(self, result: T) -> None:
         """Complete the Future with ``result``, waking waiters and running callbacks."""
         self._complete(result, None)
 
-    def set_exception(self, result):
+    def set_exception(self, result: BaseException) -> None:
         """Complete the Future with the exception ``result``: ``wait()`` and ``value()``
         raise it."""
         if not isinstance(result, BaseException):
@@ -127,7 +131,7 @@ class Future(Generic[T]):
             _log.exception("Got the following error when running the callback")
 
 
-def collect_all(futures):
+def collect_all(futures: list[Future]) -> Future[list[Future]]:
     """A Future completing, with the list of ``futures``, when all of them have; it holds
     the first exception among them if any failed."""
     futures = list(futures)
@@ -157,6 +161,6 @@ def collect_all(futures):
     return combined
 
 
-def wait_all(futures):
+def wait_all(futures: list[Future]) -> list[Any]:
     """Wait for all ``futures``; their values as a list (the first exception is raised)."""
     return [f.wait() for f in collect_all(futures).wait()]

@@ -1,60 +1,49 @@
 """The global random state: one JAX PRNG key, split for every random op.
 
 ``manual_seed(s)`` resets it. Inside ``hookgrad.compile`` the key is threaded through the
-compiled step as state (see ``hookgrad.compile``).
+compiled step as state (see ``hookgrad.compile``). The key itself is owned by
+``hookgrad._random.GLOBAL``.
 """
 import functools
-import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._generator import default_generator
+from ._random import GLOBAL as _GLOBAL
 
-class _KeyState(threading.local):
-    pass
-
-
-_state = {"key": None, "seed": 0}
+_state = _GLOBAL.state  # the same dict, for code not yet moved to hookgrad._random.GLOBAL
 
 
 def manual_seed(seed):
     """Seed the global PRNG key (``hookgrad.default_generator``, which also serves CUDA);
     returns that generator, as PyTorch does."""
-    from ._generator import default_generator
     return default_generator.manual_seed(int(seed))
 
 
 def seed():
     """Seed the global key from the operating system's entropy; returns the seed."""
-    from ._generator import default_generator
     return default_generator.seed()
 
 
 def initial_seed():
     """The seed the global key was last reset from."""
-    return _state["seed"]
+    return _GLOBAL.seed
 
 
 def next_key():
     """A fresh subkey; advances the global key."""
-    key = _state["key"]
-    if key is None:
-        key = jax.random.key(_state["seed"])
-    key, sub = jax.random.split(key)
-    _state["key"] = key
-    return sub
+    return default_generator.next_key()
 
 
 def get_rng_state():
     """The global generator's state, a ``uint8`` Tensor (``Generator.get_state``)."""
-    from ._generator import default_generator
     return default_generator.get_state()
 
 
 def set_rng_state(new_state):
     """Restore the global generator from ``get_rng_state()``."""
-    from ._generator import default_generator
     default_generator.set_state(new_state)
 
 

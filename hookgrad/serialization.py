@@ -4,11 +4,14 @@
 A file ``hookgrad.save`` writes loads in PyTorch with ``torch.load(f, weights_only=True)``;
 a file ``torch.save`` wrote loads in hookgrad without torch installed.
 """
+from __future__ import annotations
+
 import contextlib
 import os
 import pickle
 import pickletools
 import warnings
+from typing import Any
 
 from ._serialization import _archive, _reader, _safe, _writer
 
@@ -19,8 +22,8 @@ DEFAULT_PROTOCOL = 2
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
-         _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+def save(obj: object, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False) -> None:
     """Saves an object to a disk file, in PyTorch's zip checkpoint format.
 
     ::
@@ -62,7 +65,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
-         **pickle_load_args):
+         **pickle_load_args) -> Any:
     """Loads an object saved with :func:`hookgrad.save` or ``torch.save`` from a file.
 
     ::
@@ -190,7 +193,7 @@ def _open_checkpoint(fileobj):
                        "The file is neither a torch.save nor a hookgrad.save checkpoint.")
 
 
-def add_safe_globals(safe_globals):
+def add_safe_globals(safe_globals: list[Any]) -> None:
     """Marks the given globals as safe for ``weights_only`` load: each a function or class,
     or a ``(function_or_class, "module.qualname")`` tuple naming it as the checkpoint does.
 
@@ -202,12 +205,12 @@ def add_safe_globals(safe_globals):
     _safe.add(safe_globals)
 
 
-def get_safe_globals():
+def get_safe_globals() -> list[Any]:
     """Returns the list of user-added globals that are safe for ``weights_only`` load."""
     return _safe.get()
 
 
-def clear_safe_globals():
+def clear_safe_globals() -> None:
     """Clears the list of globals that are safe for ``weights_only`` load."""
     _safe.clear()
 
@@ -233,7 +236,7 @@ class safe_globals:
         _safe.remove(self.safe_globals)
 
 
-def get_unsafe_globals_in_checkpoint(f):
+def get_unsafe_globals_in_checkpoint(f) -> list[str]:
     """Returns the ``module.name`` of each function/class in a checkpoint that a
     ``weights_only`` load would refuse."""
     with _checkpoint(f) as reader:

@@ -6,7 +6,11 @@ mode is switched on for the duration of the check), so the comparison is not swa
 float32 rounding; ``hookgrad.autograd.gradcheck`` and ``gradgradcheck`` are built on the
 same machinery.
 """
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +22,7 @@ __all__ = ["check_grads"]
 
 
 @contextlib.contextmanager
-def x64():
+def x64() -> Iterator[None]:
     """JAX's 64-bit mode for the duration of the block (the previous mode after it)."""
     enable = getattr(jax, "enable_x64", None)
     if enable is None:  # older JAX
@@ -35,7 +39,7 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
 
 
-def promote(args, diff):
+def promote(args, diff) -> list[Any]:
     """``args`` with the positions in ``diff`` as new float64 leaves requiring grad and the
     other floating Tensors as float64 constants. Call inside :func:`x64`."""
     out = []
@@ -53,7 +57,7 @@ def promote(args, diff):
     return out
 
 
-def float_outputs(res):
+def float_outputs(res) -> list[Tensor]:
     """The floating Tensors among ``fn``'s result (a Tensor or a sequence of them)."""
     return [o for o in _as_tuple(res) if _is_float(o)]
 
@@ -62,10 +66,10 @@ def _flat(t):
     return np.asarray(t._data, np.float64).reshape(-1)
 
 
-def analytic_vjp(fn, args, diff, cotangents, create_graph=False):
+def analytic_vjp(fn, args, diff, cotangents, create_graph=False) -> list[Tensor]:
     """Gradients of ``sum_k <cotangents[k], outputs[k]>`` w.r.t. ``args[i]``, i in ``diff``
     (zeros where an input is unused)."""
-    from .autograd import grad
+    from ._autograd.backward import grad
     outs = float_outputs(fn(*args))
     inputs = [args[i] for i in diff]
     used = [(o, v) for o, v in zip(outs, cotangents) if o.requires_grad]
@@ -77,7 +81,7 @@ def analytic_vjp(fn, args, diff, cotangents, create_graph=False):
             for g, x in zip(gs, inputs)]
 
 
-def numeric_jacobians(fn, args, diff, eps):
+def numeric_jacobians(fn, args, diff, eps) -> tuple[Any, Any]:
     """Central-difference Jacobians: ``J[k][i]`` of output k w.r.t. ``args[diff[i]]``, each
     an array of shape ``(out_k.numel(), arg.numel())``."""
     # grad mode stays on and the moved inputs require grad: ``fn`` may itself take
@@ -124,7 +128,8 @@ def _check_once(fn, args, diff, eps, atol, rtol, order, rng):
     return vs
 
 
-def check_grads(fn, args, order=1, modes=("rev",), eps=1e-6, atol=1e-5, rtol=1e-3):
+def check_grads(fn: Callable[..., Any], args, order: int = 1, modes=("rev",), eps=1e-6, atol=1e-5,
+                rtol=1e-3) -> None:
     """Check hookgrad's gradients of ``fn`` at ``args`` against finite differences.
 
     ::

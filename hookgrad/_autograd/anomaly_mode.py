@@ -125,6 +125,11 @@ class set_detect_anomaly:
 # --------------------------------------------------------------------------- forward
 
 
+# NOTE: the node whose backward is running belongs to the engine, above this module; the
+# engine's layer (hookgrad._autograd.backward) puts its reader here when it is imported.
+CURRENT_NODE = [lambda: None]
+
+
 def store_stack(node):
     """Record where ``node``'s forward ran, and the node whose backward created it."""
     frames = traceback.extract_stack()
@@ -134,8 +139,7 @@ def store_stack(node):
         end -= 1
     md = node.metadata
     md["traceback_"] = traceback.format_list(frames[:end])
-    from .engine import current_autograd_node
-    parent = current_autograd_node()
+    parent = CURRENT_NODE[0]()
     if parent is not None:
         md["parent_"] = parent
 

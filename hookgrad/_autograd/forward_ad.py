@@ -29,7 +29,7 @@ _current_level = -1
 # NOTE: tangents are tagged with the token of the level that made them; a new token per
 # level means tangents of an exited level read as absent without walking all Tensors.
 _token = [None]
-_ACTIVE = dispatch._dual  # read by dispatch.apply: one integer test when no level is open
+_ACTIVE = dispatch._dual  # read by dispatch.apply: one test when no level is open
 
 
 def enter_dual_level():
@@ -47,7 +47,7 @@ def enter_dual_level():
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level = 0
     _token[0] = object()
-    _ACTIVE[0] = 1
+    _ACTIVE[0] = _dual_apply
     return _current_level
 
 
@@ -63,7 +63,7 @@ def exit_dual_level(*, level=None):
                            "was created. This is not supported.")
     _current_level = level - 1
     _token[0] = None
-    _ACTIVE[0] = 0
+    _ACTIVE[0] = None
 
 
 def _tangent(t):
@@ -192,11 +192,11 @@ def _dual_apply(op, args, statics, out):
                 if t is not None:
                     tangents[i] = t
     out_tangents = _jvp(op, args, statics, tangents) if tangents else None
-    _ACTIVE[0] = 0  # NOTE: the op itself runs as outside a level (no re-entry here)
+    _ACTIVE[0] = None  # NOTE: the op itself runs as outside a level (no re-entry here)
     try:
         res = dispatch.apply(op, args, statics, out)
     finally:
-        _ACTIVE[0] = 1 if _current_level >= 0 else 0
+        _ACTIVE[0] = _dual_apply if _current_level >= 0 else None
     if out_tangents is not None:
         outs = res if isinstance(res, tuple) else (res,)
         for o, tan in zip(outs, out_tangents):

@@ -15,9 +15,10 @@ import warnings
 import jax.numpy as jnp
 
 from .. import _mode
-from .._tensor import Tensor
+from .._tensor import Tensor, typename as _typename
 from . import grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
+from .error_node import _DelayedError
 from .graph import Node
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
@@ -363,11 +364,6 @@ def _run_forward(cls, ctx, args, kwargs, has_setup):
     return out
 
 
-def _typename(x):
-    return type(x).__module__ + "." + type(x).__qualname__ if type(x).__module__ != "builtins" \
-        else type(x).__name__
-
-
 def _check_ctx_lists(ctx):
     """The Tensors named by ``mark_dirty``, ``mark_non_differentiable`` and
     ``save_for_backward``, checked before anything is changed."""
@@ -507,26 +503,6 @@ def _rebase(t, node, nr):
 
 
 # --------------------------------------------------------------------------- once_differentiable
-
-
-class _DelayedError(Node):
-    """Node that fails when reached: outputs of a ``once_differentiable`` backward."""
-
-    _apply_undefined = True
-
-    def __init__(self, msg, meta):
-        Node.__init__(self, ())
-        self._msg = msg
-        self._meta = meta
-
-    def name(self):
-        return "torch::autograd::Error"
-
-    def _out_meta(self):
-        return self._meta
-
-    def _apply(self, grads, create_graph):
-        raise RuntimeError(self._msg)
 
 
 def once_differentiable(fn):

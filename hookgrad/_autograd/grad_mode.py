@@ -242,8 +242,9 @@ class _unsafe_preserve_version_counter(_DecoratorContextManager):
     """
 
     def __init__(self, tensors):
-        from .._tensor import Tensor
-        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        # NOTE: a Tensor is told by its version counter: grad mode sits below the Tensor
+        one = not isinstance(tensors, (tuple, list)) and hasattr(tensors, "_version")
+        self.tensors = (tensors,) if one else tensors
         if not isinstance(self.tensors, tuple):
             raise AssertionError("Expected tensors to be a tuple")
         self.prev_versions = tuple(t._version for t in self.tensors)

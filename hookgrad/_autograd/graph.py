@@ -11,7 +11,7 @@ import threading
 from typing import NamedTuple
 
 from .._watch import WatchedDict, WatchedOrderedDict
-from ..utils.hooks import RemovableHandle
+from .._handle import RemovableHandle
 from . import anomaly_mode
 from .saved import count_context, hook_state
 
@@ -84,7 +84,7 @@ class Node(abc.ABC):
         """Run this node's backward on ``grads`` (one per forward output) and return the
         gradients for ``next_functions``: a Tensor if there is one, else a tuple. Records
         a graph when grad mode is on. Hooks do not run (the engine runs them)."""
-        from .._tensor import Tensor
+        from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
         from .grad_mode import is_grad_enabled
         want = len(self._out_meta()) or 1
         if len(grads) != want:
@@ -159,7 +159,7 @@ class _InputMetadata:
         import jax
 
         from .. import _dtype
-        from .._tensor import Size
+        from .._tensor import Size  # NOTE: tape circle, see _tensor.py
         shape, dt = meta if isinstance(meta, tuple) else (meta.shape, meta.dtype)
         self.shape = Size(shape)
         self.dtype = _dtype.from_jax(dt)
@@ -295,7 +295,7 @@ class save_on_cpu(saved_tensors_hooks):
     def __init__(self, pin_memory=False, device_type="cuda"):
         import jax
 
-        from .._tensor import Tensor
+        from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
 
         def pack(t):
             arr = t._data
@@ -417,7 +417,7 @@ class _MutationContext:
 
 
 def _tensor_of(arr):
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     return Tensor._wrap(arr)
 
 
@@ -482,6 +482,15 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                                  if t.requires_grad))
 
 
+def call_multi_grad_hook(fn, mode, grads):
+    """A multi-grad hook once its backward has the gradients it will get (in every mode):
+    ``mode="all"`` gets one per tensor (None where none came), ``"any"`` the first."""
+    if mode == "all":
+        fn(tuple(grads))
+    else:
+        fn(next(g for g in grads if g is not None))
+
+
 class MultiGradHandle(RemovableHandle):
     """The handle of a multi-grad hook: ``remove()`` removes the hooks it placed
     (``handles``), and ``removed`` tells a hook placed otherwise (functional mode) to stop."""
@@ -506,7 +515,6 @@ def _all_grads_hooks(tensors, fn):
     """Per tensor index, a tensor hook that buffers its gradient; the last of them that the
     running graph task reaches calls ``fn`` with all of them."""
     from .engine import current_graph_task_id, queue_cleanup, will_engine_execute_node
-    from .hooks import call_multi_grad_hook
     lock = threading.Lock()
     count = {}     # graph task id -> grads seen
     buffers = {}   # graph task id -> [grad or None]
@@ -539,7 +547,6 @@ def _first_grad_hooks(fn):
     """A tensor hook (the same for every tensor) calling ``fn`` with the first gradient
     the running graph task computes among the tensors."""
     from .engine import current_graph_task_id, queue_cleanup
-    from .hooks import call_multi_grad_hook
     lock = threading.Lock()
     ran = set()  # graph task ids where fn already ran
 

@@ -106,12 +106,3 @@ def run_post_accumulate_hooks(var):
         for hook in tuple(hooks.values()):
             if hook(var) is not None:
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
-
-
-def call_multi_grad_hook(fn, mode, grads):
-    """A multi-grad hook once its backward has the gradients it will get: ``mode="all"``
-    gets one per tensor (None where none came), ``"any"`` the first that came."""
-    if mode == "all":
-        fn(tuple(grads))
-    else:
-        fn(next(g for g in grads if g is not None))

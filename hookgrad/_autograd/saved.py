@@ -40,7 +40,7 @@ def count_context(delta):
 def call_unpack_hook(unpack_hook, packed):
     """``unpack_hook(packed)``, which must give a Tensor (in every mode)."""
     t = unpack_hook(packed)
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     if not isinstance(t, Tensor):
         raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                         f"got result of type {type(t).__name__}")
@@ -136,7 +136,7 @@ def unpack_output(saved, node, as_tensor):
 
 def _as_tensor(data, edge, nr):
     """A saved value as a Tensor joined to the graph at ``edge`` (for ``create_graph``)."""
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     if edge is None:
         return Tensor._wrap(data)
     if edge.__class__.__name__ == "AccumulateGrad":

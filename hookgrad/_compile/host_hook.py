@@ -12,33 +12,13 @@ import threading
 import jax
 
 from .. import _mode
+from .._errors import TracedValueError  # noqa: F401 - re-exported (hookgrad.compile)
 from .._tensor import Tensor
 from .._autograd import grad_mode
 
 __all__ = ["host_hook", "is_host_hook", "TracedValueError"]
 
 _Tracer = jax.core.Tracer
-
-
-class TracedValueError(RuntimeError):
-    """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
-    inside ``hookgrad.compile`` or a JAX transformation."""
-
-    __module__ = "hookgrad.compile"   # where users import it from
-
-
-def traced_value_error(what):
-    where = ("a hookgrad.compile step" if _mode.state.compiling else
-             "a JAX transformation (hookgrad.compile, hookgrad.func, jax.jit/grad/vmap)")
-    # NOTE: the first line is what to do; the explanation follows
-    return TracedValueError(
-        f"{what} inside {where}: mark the hook that reads the value "
-        "@hookgrad.compile.host_hook, or move the read outside the step.\n"
-        f"{what} needs the concrete value of a Tensor, but inside {where} Tensors hold JAX "
-        "tracers: values exist only when the compiled program runs. A host_hook's Tensor "
-        "arguments are delivered as concrete values (through jax.debug.callback) each time "
-        "the program runs; jax.debug.print prints traced values; or keep the computation on "
-        "Tensors.")
 
 
 def _user_frames(e):

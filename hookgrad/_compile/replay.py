@@ -27,7 +27,8 @@ from operator import attrgetter, itemgetter
 import jax
 
 from .. import _watch
-from .. import random as _random
+from .._tensor import Tensor
+from .._random import GLOBAL as _KEY
 from .state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key, _opt_tree,
                     _tensor_key)
 from .._autograd import grad_mode
@@ -37,8 +38,7 @@ _gm = grad_mode._state
 _Tracer = jax.core.Tracer
 
 # what a state Tensor's key reads besides its arrays (compared as they were when keyed)
-_FLAGS = attrgetter("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
-                    "_post_acc_hooks", "_acc")
+_FLAGS = attrgetter(*Tensor._COMPILE_KEY)
 _DATA_GRAD = attrgetter("_data", "_grad")
 _data_of = itemgetter(0)
 _ids_of = itertools.chain.from_iterable
@@ -160,7 +160,7 @@ def written(plan):
     r.gdata_ids = [id(g._data) for _, g in dg if g is not None] if b.grads else None
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
-    r.rng = _random._state["key"]
+    r.rng = _KEY.peek()
     return r
 
 
@@ -202,7 +202,7 @@ def check(cf, r, args, kwargs, module_cls):
                 groups, hp_leaves = list(groups), list(hp_leaves)
             groups[i] = (values, [list(g.values()) for g in opt.param_groups])
             hp_leaves[i] = hp
-    rng = _random._state["key"]
+    rng = _KEY.peek()
     if rng is not r.rng and (rng is None or rng.dtype != b.rng_dtype):
         return None
     # the arguments

@@ -22,6 +22,12 @@ _SKIP_MODULES = ("hookgrad", "jax", "jaxlib", "numpy", "optax", "torch", "builti
 _MAX_DEPTH = 4
 
 
+# NOTE: compiling a Module (``hookgrad.compile(model)``, ``Module.compile()``) is done by
+# ``hookgrad.nn._optimized_module``, whose OptimizedModule subclasses Module, above this
+# package: importing ``hookgrad.nn`` (as making any Module does) fills these slots.
+MODULE_COMPILE = {"new": None, "in_place": None}
+
+
 def _module_cls():
     nn = sys.modules.get("hookgrad.nn.modules.module")
     return nn.Module if nn is not None else None

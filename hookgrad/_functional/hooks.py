@@ -40,8 +40,8 @@ from .._autograd import engine
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
 from .._autograd.saved import call_unpack_hook, hook_state
-from .._autograd.graph import MultiGradHandle, Node
-from ..utils.hooks import RemovableHandle
+from .._autograd.graph import MultiGradHandle, Node, call_multi_grad_hook
+from .._handle import RemovableHandle
 
 _gm = grad_mode._state
 
@@ -207,7 +207,7 @@ def register_multi_grad_hook(tensors, fn, mode):
                 grads = [None] * len(tensors)
                 for i in idx:
                     grads[i] = g
-                _rules.call_multi_grad_hook(fn, mode, grads)
+                call_multi_grad_hook(fn, mode, grads)
             return g
         _add_tensor_callback(t, cb)
         return handle
@@ -221,7 +221,7 @@ def register_multi_grad_hook(tensors, fn, mode):
             by_id = {id(tensors[i]): g for i, g in zip(uniq, gs)}
             grads = [None if id(t) not in by_id or by_id[id(t)] is None else _wrap(by_id[id(t)])
                      if t.requires_grad else None for t in tensors]
-            _rules.call_multi_grad_hook(fn, mode, grads)
+            call_multi_grad_hook(fn, mode, grads)
         return gs
 
     new = _identity(tuple(tensors[i]._data for i in uniq), on_grads)

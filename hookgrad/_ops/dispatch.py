@@ -38,7 +38,7 @@ OUT = _Save("OUT")  # save the output (as PyTorch does for exp, tanh, ...), back
 _gm = grad_mode._state
 _fm = _mode.state
 _anomaly = anomaly_mode._state
-_dual = [0]  # 1 while a forward-AD level is open (autograd.forward_ad): then ops go there
+_dual = [None]  # while a forward-AD level is open, forward_ad's apply (it fills the slot)
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 
@@ -93,8 +93,7 @@ def apply(op, args, statics=None, out=None):
     its history rebased onto the new node). Returns a Tensor or a tuple of Tensors.
     """
     if _dual[0]:
-        from .._autograd.forward_ad import _dual_apply
-        return _dual_apply(op, args, statics, out)
+        return _dual[0](op, args, statics, out)
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False

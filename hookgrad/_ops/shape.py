@@ -653,7 +653,6 @@ def movedim(input, source, destination) -> Tensor:
     return permute(input, perm)
 
 
-from . import indexing  # noqa: E402,F401 - x[idx], x[idx] = v (uses wrap_dim above)
 
 
 # --------------------------------------------------------------------------- repeat_interleave
@@ -850,7 +849,7 @@ def set_(self, source=None) -> Tensor:
         # (get_gradient_edge) keep pointing at the old one
         self.__dict__.pop("_acc", None)
     if record:  # as PyTorch: a node that fails if backward reaches it
-        from .._autograd.function import _DelayedError
+        from .._autograd.error_node import _DelayedError
         node = _DelayedError("derivative for set_ is not implemented",
                              ((tuple(arr.shape), arr.dtype),))
         node._next = (source._edge() if source is not None else None,)

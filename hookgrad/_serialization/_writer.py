@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Size, Tensor, _check_concrete
-from ..utils.hooks import warn_if_has_hooks
+from .._handle import warn_if_has_hooks
 from . import _archive, _names
 
 

@@ -7,6 +7,11 @@ no tape, hooks are ``jax.custom_vjp`` boundaries) and JAX differentiates it
 whole computation is recorded as one node whose backward is again JAX's vjp, so the
 results are differentiable w.r.t. the inputs (and ``v``) that require grad.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
@@ -15,6 +20,8 @@ from .._tensor import Tensor
 from .._autograd import grad_mode
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
+
+_TensorOrTensors = Tensor | tuple[Tensor, ...]
 
 _OUTS = "outputs of the user-provided function"
 _STRICT_VECTORIZE = ("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
@@ -197,7 +204,8 @@ def _strict_scalar(pure, arrays):
 # --------------------------------------------------------------------------- the functions
 
 
-def vjp(func, inputs, v=None, create_graph=False, strict=False):
+def vjp(func: Callable[..., Any], inputs, v=None, create_graph: bool = False,
+        strict: bool = False) -> tuple[_TensorOrTensors, _TensorOrTensors]:
     r"""vjp(func, inputs, v=None, create_graph=False, strict=False) -> (outputs, vjp)
 
     The vector-Jacobian product of ``func`` at ``inputs`` with ``v`` (same shapes as the
@@ -242,7 +250,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return _unpack(res[:-n], pure.is_tuple), _unpack(res[-n:], is_in_tuple)
 
 
-def jvp(func, inputs, v=None, create_graph=False, strict=False):
+def jvp(func: Callable[..., Any], inputs, v=None, create_graph: bool = False,
+        strict: bool = False) -> tuple[_TensorOrTensors, _TensorOrTensors]:
     r"""jvp(func, inputs, v=None, create_graph=False, strict=False) -> (outputs, jvp)
 
     The Jacobian-vector product of ``func`` at ``inputs`` with ``v`` (same shapes as the
@@ -314,8 +323,8 @@ def _rows(flat, n, strategy):
     return seq(seq(flat[i * n:(i + 1) * n]) for i in range(len(flat) // n))
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(func: Callable[..., Any], inputs, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy="reverse-mode") -> Tensor | tuple[Any, ...]:
     r"""jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     strategy="reverse-mode")
 
@@ -351,8 +360,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _unpack2(_rows(flat, n, strategy), pure.is_tuple, is_in_tuple)
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(func: Callable[..., Any], inputs, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False,
+            outer_jacobian_strategy="reverse-mode") -> Tensor | tuple[Any, ...]:
     r"""hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     outer_jacobian_strategy="reverse-mode")
 
@@ -414,7 +424,8 @@ def _second_order(func, inputs, v, create_graph, strict, fn_name, forward):
     return res[0], _unpack(res[1:], is_in_tuple)
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
+def vhp(func: Callable[..., Any], inputs, v=None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, _TensorOrTensors]:
     r"""vhp(func, inputs, v=None, create_graph=False, strict=False) -> (output, vhp)
 
     The vector-Hessian product ``v^T H`` of the scalar function ``func`` at ``inputs``.
@@ -428,7 +439,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     return _second_order(func, inputs, v, create_graph, strict, "vhp", forward=False)
 
 
-def hvp(func, inputs, v=None, create_graph=False, strict=False):
+def hvp(func: Callable[..., Any], inputs, v=None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, _TensorOrTensors]:
     r"""hvp(func, inputs, v=None, create_graph=False, strict=False) -> (output, hvp)
 
     The Hessian-vector product ``H v`` of the scalar function ``func`` at ``inputs``

@@ -3,8 +3,12 @@
 Unlike PyTorch, the check always runs in float64 (JAX's x64 mode is switched on for its
 duration and the inputs are copied to float64), so float32 inputs need no conversion.
 """
+from __future__ import annotations
+
 import sys
 import types
+from collections.abc import Callable
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -50,10 +54,10 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
-              check_backward_ad=True, fast_mode=False, masked=None):
+def gradcheck(func: Callable[..., Any], inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+              raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+              check_grad_dtypes=False, check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None) -> bool:
     """Check the gradients of ``func`` w.r.t. its Tensor inputs that require grad.
 
     ::
@@ -101,11 +105,11 @@ def _fmt(a):
     return np.array2string(a, precision=4, max_line_width=100, threshold=64)
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
-                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
-                  masked=False):
+def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5,
+                  rtol=1e-3, gen_non_contig_grad_outputs=False, raise_exception=True,
+                  nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
+                  fast_mode=False, masked=False) -> bool:
     """Check second derivatives: :func:`gradcheck` of
     ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs, grad_outputs,
     create_graph=True)``.

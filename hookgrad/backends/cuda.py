@@ -1,4 +1,5 @@
 """``torch.backends.cuda``: ``matmul.allow_tf32`` is JAX's matmul precision."""
+from ._numerics import get_float32_matmul_precision, set_float32_matmul_precision
 
 
 def is_built():
@@ -16,12 +17,10 @@ class _Matmul:
 
     @property
     def allow_tf32(self):
-        from . import get_float32_matmul_precision
         return get_float32_matmul_precision() != "highest"
 
     @allow_tf32.setter
     def allow_tf32(self, value):
-        from . import set_float32_matmul_precision
         set_float32_matmul_precision("high" if value else "highest")
 
 

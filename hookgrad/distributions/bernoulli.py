@@ -1,6 +1,9 @@
 """``Bernoulli(probs=None, logits=None)``: a distribution over ``{0, 1}``."""
+from __future__ import annotations
+
 import functools
 import numbers
+from typing import TYPE_CHECKING
 
 from .._factory import rand
 from .._tensor import Size
@@ -8,6 +11,9 @@ from ..nn import functional as F
 from . import constraints
 from .categorical import _check_one_of, probs_to_logits
 from .distribution import Distribution, broadcast_all
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 __all__ = ["Bernoulli"]
 
@@ -46,7 +52,7 @@ class Bernoulli(Distribution):
         batch_shape = Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
+    def expand(self, batch_shape, _instance=None) -> Bernoulli:
         shape = Size(batch_shape)
         params = {n: self.__dict__[n].expand(shape) for n in ("probs", "logits")
                   if n in self.__dict__}
@@ -55,40 +61,40 @@ class Bernoulli(Distribution):
         return new
 
     @functools.cached_property
-    def logits(self):
+    def logits(self) -> Tensor:
         return probs_to_logits(self.probs, is_binary=True)
 
     @functools.cached_property
-    def probs(self):
+    def probs(self) -> Tensor:
         return self.logits.sigmoid()
 
     @property
-    def param_shape(self):
+    def param_shape(self) -> Size:
         return self._param.size()
 
     @property
-    def mean(self):
+    def mean(self) -> Tensor:
         return self.probs
 
     @property
-    def mode(self):
+    def mode(self) -> Tensor:
         m = (self.probs >= 0.5).to(self.probs.dtype)
         return m.masked_fill(self.probs == 0.5, float("nan"))
 
     @property
-    def variance(self):
+    def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape=Size()):
+    def sample(self, sample_shape=Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         probs = self.probs.detach().expand(shape)
         return (rand(shape, dtype=probs.dtype) < probs).to(probs.dtype)
 
-    def log_prob(self, value):
+    def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
-    def entropy(self):
+    def entropy(self) -> Tensor:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

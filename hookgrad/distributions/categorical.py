@@ -1,4 +1,6 @@
 """``Categorical(probs=None, logits=None)``: a distribution over ``0 .. K-1``."""
+from __future__ import annotations
+
 import functools
 import math
 
@@ -15,13 +17,13 @@ from .distribution import Distribution
 __all__ = ["Categorical", "clamp_probs", "probs_to_logits"]
 
 
-def clamp_probs(probs):
+def clamp_probs(probs: Tensor) -> Tensor:
     """``probs`` clamped to ``[eps, 1 - eps]`` (``eps`` of its dtype)."""
     eps = float(jnp.finfo(probs._data.dtype).eps)
     return probs.clamp(min=eps, max=1 - eps)
 
 
-def probs_to_logits(probs, is_binary=False):
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     """Log-odds (``is_binary``) or log-probabilities of clamped ``probs``."""
     p = clamp_probs(probs)
     return p.log() - (-p).log1p() if is_binary else p.log()
@@ -70,7 +72,7 @@ class Categorical(Distribution):
         batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
+    def expand(self, batch_shape, _instance=None) -> Categorical:
         shape = Size(batch_shape)
         full_shape = Size(tuple(shape) + (self._num_events,))
         params = {}
@@ -83,52 +85,52 @@ class Categorical(Distribution):
         return new
 
     @functools.cached_property
-    def logits(self):
+    def logits(self) -> Tensor:
         return probs_to_logits(self.probs)
 
     @functools.cached_property
-    def probs(self):
+    def probs(self) -> Tensor:
         return self.logits.softmax(-1)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
-    def support(self):
+    def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self._num_events - 1)
 
     @property
-    def param_shape(self):
+    def param_shape(self) -> Size:
         return self._param.size()
 
     @property
-    def mean(self):
+    def mean(self) -> Tensor:
         return full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
 
     @property
-    def mode(self):
+    def mode(self) -> Tensor:
         return self.probs.argmax(dim=-1)
 
     @property
-    def variance(self):
+    def variance(self) -> Tensor:
         return full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
 
-    def sample(self, sample_shape=Size()):
+    def sample(self, sample_shape=Size()) -> Tensor:
         shape = tuple(sample_shape) + tuple(self._batch_shape)
         # NOTE: log(probs), not the clamped logits: a category of probability 0 is never drawn
         log_p = jnp.log(self.probs._data)
         draw = jax.random.categorical(random.next_key(), log_p, axis=-1, shape=shape)
         return Tensor._wrap(draw)
 
-    def log_prob(self, value):
+    def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
         value, log_pmf = broadcast_tensors(value, self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
-    def entropy(self):
+    def entropy(self) -> Tensor:
         lowest = float(jnp.finfo(self.logits._data.dtype).min)
         return -(self.logits.clamp(min=lowest) * self.probs).sum(-1)
 
-    def enumerate_support(self, expand=True):
+    def enumerate_support(self, expand: bool = True) -> Tensor:
         from .._factory import arange
         values = arange(self._num_events).view((-1,) + (1,) * len(self._batch_shape))
         if expand:

@@ -1,6 +1,13 @@
 """Constraints on distribution parameters and values (``torch.distributions.constraints``):
 ``check(value)`` gives a bool Tensor, ``repr`` is PyTorch's (it appears in error messages)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
 __all__ = ["Constraint", "real", "real_vector", "positive", "unit_interval", "simplex",
            "boolean", "greater_than", "less_than", "interval", "integer_interval",
            "independent", "dependent", "dependent_property", "is_dependent"]
@@ -12,7 +19,7 @@ class Constraint:
     is_discrete = False
     event_dim = 0
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         raise NotImplementedError
 
     def __repr__(self):
@@ -24,14 +31,14 @@ def _fields(obj, **kw):
 
 
 class _Real(Constraint):
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return value == value  # False only for NaN
 
 
 class _Boolean(Constraint):
     is_discrete = True
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return (value == 0) | (value == 1)
 
 
@@ -39,7 +46,7 @@ class _GreaterThan(Constraint):
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return self.lower_bound < value
 
     def __repr__(self):
@@ -50,7 +57,7 @@ class _LessThan(Constraint):
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return value < self.upper_bound
 
     def __repr__(self):
@@ -61,7 +68,7 @@ class _Interval(Constraint):
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
     def __repr__(self):
@@ -71,14 +78,14 @@ class _Interval(Constraint):
 class _IntegerInterval(_Interval):
     is_discrete = True
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return (value % 1 == 0) & super().check(value)
 
 
 class _Simplex(Constraint):
     event_dim = 1
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
@@ -90,7 +97,7 @@ class _IndependentConstraint(Constraint):
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         self.event_dim = base.event_dim + reinterpreted_batch_ndims
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         result = self.base_constraint.check(value)
         for _ in range(self.reinterpreted_batch_ndims):
             result = result.all(-1)
@@ -107,7 +114,7 @@ class _Dependent(Constraint):
     def __init__(self, *, is_discrete=False, event_dim=0):
         self.is_discrete, self.event_dim = is_discrete, event_dim
 
-    def check(self, value):
+    def check(self, value: Tensor) -> Tensor:
         raise ValueError("Cannot determine validity of dependent constraint")
 
 
@@ -122,7 +129,7 @@ class dependent_property(property):
         return dependent_property(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
 
 
-def is_dependent(constraint):
+def is_dependent(constraint: object) -> bool:
     return isinstance(constraint, _Dependent)
 
 

@@ -4,6 +4,8 @@ Parameters are hookgrad Tensors and every density, moment and reparameterised sa
 computed with hookgrad ops, so gradients, tensor hooks and ``hookgrad.compile`` work
 through them. Samples come from hookgrad's global PRNG key (``hookgrad.manual_seed``).
 """
+from __future__ import annotations
+
 import functools
 import numbers
 import warnings
@@ -29,7 +31,7 @@ def _all_true(valid):
     return bool(valid.all())
 
 
-def broadcast_all(*values):
+def broadcast_all(*values) -> tuple[Tensor, ...]:
     """Tensors and numbers broadcast to one shape; numbers take the first Tensor's dtype
     (the default dtype if there is none)."""
     if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
@@ -68,7 +70,7 @@ class Distribution:
     _validate_args = __debug__
 
     @staticmethod
-    def set_default_validate_args(value):
+    def set_default_validate_args(value: bool) -> None:
         """Turn argument validation on or off for every distribution."""
         if value not in [True, False]:
             raise ValueError
@@ -105,77 +107,77 @@ class Distribution:
 
     # ------------------------------------------------------------------ shapes
     @property
-    def batch_shape(self):
+    def batch_shape(self) -> Size:
         """The shape over which parameters are batched."""
         return self._batch_shape
 
     @property
-    def event_shape(self):
+    def event_shape(self) -> Size:
         """The shape of a single sample (without batching)."""
         return self._event_shape
 
     def _extended_shape(self, sample_shape=Size()):
         return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
-    def expand(self, batch_shape, _instance=None):
+    def expand(self, batch_shape, _instance=None) -> Distribution:
         """A new distribution with its parameters expanded to ``batch_shape``."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ interface
     @property
-    def arg_constraints(self):
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         """``{parameter name: Constraint}`` checked at construction."""
         raise NotImplementedError
 
     @property
-    def support(self):
+    def support(self) -> constraints.Constraint | None:
         """The ``Constraint`` that valid values satisfy."""
         raise NotImplementedError
 
     @property
-    def mean(self):
+    def mean(self) -> Tensor:
         raise NotImplementedError
 
     @property
-    def mode(self):
+    def mode(self) -> Tensor:
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
-    def variance(self):
+    def variance(self) -> Tensor:
         raise NotImplementedError
 
     @property
-    def stddev(self):
+    def stddev(self) -> Tensor:
         return self.variance.sqrt()
 
-    def sample(self, sample_shape=Size()):
+    def sample(self, sample_shape=Size()) -> Tensor:
         """A sample of shape ``sample_shape + batch_shape + event_shape``, without
         gradient (``rsample`` under ``no_grad`` where there is one)."""
         from .._autograd.grad_mode import no_grad
         with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()) -> Tensor:
         """A reparameterised sample: differentiable with respect to the parameters."""
         raise NotImplementedError
 
-    def sample_n(self, n):
+    def sample_n(self, n: int) -> Tensor:
         warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample(Size((n,)))
 
-    def log_prob(self, value):
+    def log_prob(self, value: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def cdf(self, value):
+    def cdf(self, value: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def icdf(self, value):
+    def icdf(self, value: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def entropy(self):
+    def entropy(self) -> Tensor:
         raise NotImplementedError
 
-    def perplexity(self):
+    def perplexity(self) -> Tensor:
         return self.entropy().exp()
 
     # ------------------------------------------------------------------ validation

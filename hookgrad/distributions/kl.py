@@ -1,5 +1,9 @@
 """``kl_divergence(p, q)`` and ``register_kl``: closed-form KL divergences by type pair."""
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .._ops.pointwise import where
 from .bernoulli import Bernoulli
@@ -8,12 +12,16 @@ from .distribution import Distribution
 from .normal import Normal
 from .uniform import Uniform
 
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
 __all__ = ["kl_divergence", "register_kl"]
 
 _KL_REGISTRY = {}
 
 
-def register_kl(type_p, type_q):
+def register_kl(type_p: type,
+                type_q: type) -> Callable[[Callable[..., Tensor]], Callable[..., Tensor]]:
     """Decorator registering ``fn(p, q)`` as the KL divergence of a pair of types.
 
     Example::
@@ -43,7 +51,7 @@ def _lookup(tp, tq):
     return fn
 
 
-def kl_divergence(p, q):
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     r"""``KL(p || q)``, batched, as ``torch.distributions.kl_divergence``.
 
     .. code-block:: python

@@ -1,11 +1,17 @@
 """``Normal(loc, scale)``: the Gaussian distribution."""
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 from .._factory import randn
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution, broadcast_all
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 __all__ = ["Normal"]
 
@@ -40,45 +46,45 @@ class Normal(Distribution):
             batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
+    def expand(self, batch_shape, _instance=None) -> Normal:
         shape = Size(batch_shape)
         return self._new_expanded(Normal, shape, {"loc": self.loc.expand(shape),
                                                   "scale": self.scale.expand(shape)})
 
     @property
-    def mean(self):
+    def mean(self) -> Tensor:
         return self.loc
 
     @property
-    def mode(self):
+    def mode(self) -> Tensor:
         return self.loc
 
     @property
-    def stddev(self):
+    def stddev(self) -> Tensor:
         return self.scale
 
     @property
-    def variance(self):
+    def variance(self) -> Tensor:
         return self.stddev.pow(2)
 
-    def rsample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()) -> Tensor:
         eps = randn(self._extended_shape(sample_shape), dtype=self.loc.dtype)
         return self.loc + eps * self.scale
 
-    def log_prob(self, value):
+    def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         var = self.scale ** 2
         return (-((value - self.loc) ** 2) / (2 * var) - self.scale.log()
                 - math.log(math.sqrt(2 * math.pi)))
 
-    def cdf(self, value):
+    def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
 
-    def icdf(self, value):
+    def icdf(self, value: Tensor) -> Tensor:
         return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
 
-    def entropy(self):
+    def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

@@ -1,11 +1,17 @@
 """``Uniform(low, high)``: the continuous uniform distribution on ``[low, high)``."""
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 from .._factory import rand
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution, broadcast_all
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 __all__ = ["Uniform"]
 
@@ -31,7 +37,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     @property
-    def arg_constraints(self):
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"low": constraints.less_than(self.high),
                 "high": constraints.greater_than(self.low)}
 
@@ -43,48 +49,48 @@ class Uniform(Distribution):
             batch_shape = self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
+    def expand(self, batch_shape, _instance=None) -> Uniform:
         shape = Size(batch_shape)
         return self._new_expanded(Uniform, shape, {"low": self.low.expand(shape),
                                                    "high": self.high.expand(shape)})
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
-    def support(self):
+    def support(self) -> constraints.Constraint:
         return constraints.interval(self.low, self.high)
 
     @property
-    def mean(self):
+    def mean(self) -> Tensor:
         return (self.high + self.low) / 2
 
     @property
-    def mode(self):
+    def mode(self) -> Tensor:
         return math.nan * self.high
 
     @property
-    def stddev(self):
+    def stddev(self) -> Tensor:
         return (self.high - self.low) / 12 ** 0.5
 
     @property
-    def variance(self):
+    def variance(self) -> Tensor:
         return (self.high - self.low).pow(2) / 12
 
-    def rsample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()) -> Tensor:
         u = rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
         return self.low + u * (self.high - self.low)
 
-    def log_prob(self, value):
+    def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         inside = (self.low <= value).to(self.low.dtype) * (self.high > value).to(self.low.dtype)
         return inside.log() - (self.high - self.low).log()
 
-    def cdf(self, value):
+    def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
 
-    def icdf(self, value):
+    def icdf(self, value: Tensor) -> Tensor:
         return value * (self.high - self.low) + self.low
 
-    def entropy(self):
+    def entropy(self) -> Tensor:
         return (self.high - self.low).log()

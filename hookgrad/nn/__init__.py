@@ -5,6 +5,7 @@ from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 from . import parallel  # noqa: E402 - needs modules
 from .parallel import DataParallel  # noqa: E402
+from . import _optimized_module  # noqa: E402,F401 - fills _compile.state.MODULE_COMPILE
 
 __all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]
 __all__ += ["parallel", "DataParallel"]

@@ -50,14 +50,14 @@ __all__ = [
 ]
 
 
-def relu_(input):
+def relu_(input: Tensor) -> Tensor:
     """In-place ``relu``."""
     return input.relu_()
 
 
-def bilinear(input1, input2, weight, bias=None):
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y = x1^T A x2 + b`` with ``weight`` ``(out, in1, in2)``."""
-    from .. import einsum
+    from .._ops.linalg import einsum
     # PyTorch's checks and wording (einsum would only say that labels disagree)
     s1, s2, sw = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
     if len(s1) != len(s2):
@@ -128,20 +128,22 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
     return d == 3
 
 
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
-                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
-                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
-                                 key_padding_mask=None, need_weights=True, attn_mask=None,
-                                 use_separate_proj_weight=False, q_proj_weight=None,
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int,
+                                 num_heads: int, in_proj_weight, in_proj_bias, bias_k, bias_v,
+                                 add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True,
+                                 attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None,
                                  k_proj_weight=None, v_proj_weight=None, static_k=None,
-                                 static_v=None, average_attn_weights=True, is_causal=False):
+                                 static_v=None, average_attn_weights=True,
+                                 is_causal=False) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention on sequence-first ``(L, N, E)`` inputs (or unbatched ``(L, E)``).
 
     Returns ``(attn_output, attn_weights)``; ``attn_weights`` is ``None`` unless
     ``need_weights`` (then averaged over heads when ``average_attn_weights``). Bool masks
     mark positions that may NOT be attended (the opposite of ``scaled_dot_product_attention``).
     """
-    from .. import cat, zeros
+    from .._factory import zeros
+    from .._ops.shape import cat
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

@@ -5,14 +5,20 @@ bumps its version counter and returns it. Random draws take a key from
 ``hookgrad.random`` (or from ``generator``), so ``hookgrad.manual_seed`` makes them
 reproducible; the numbers differ from PyTorch's, the distributions are the same.
 """
+from __future__ import annotations
+
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import random
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -37,7 +43,7 @@ def _draw(kind, generator, shape, *bounds):
     return random.draw(kind, shape, *bounds, generator=generator)
 
 
-def calculate_gain(nonlinearity, param=None):
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for a nonlinearity::
 
         linear, conv*, sigmoid: 1    tanh: 5/3    relu: sqrt(2)
@@ -87,7 +93,7 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fills ``tensor`` from U(a, b).
 
     Example::
@@ -98,12 +104,13 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     return _write(tensor, a + (b - a) * _draw("uniform", generator, tuple(tensor.shape)))
 
 
-def normal_(tensor, mean=0.0, std=1.0, generator=None):
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fills ``tensor`` from N(mean, std ** 2)."""
     return _write(tensor, _draw("normal", generator, tuple(tensor.shape)) * std + mean)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
     """Fills ``tensor`` from N(mean, std ** 2) truncated to ``[a, b]`` (absolute bounds)."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
@@ -114,29 +121,29 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     return _write(tensor, clip(z * std + mean, a, b))
 
 
-def constant_(tensor, val):
+def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fills ``tensor`` with ``val``."""
     return _write(tensor, np.full(tuple(tensor.shape), val, np.dtype(tensor._data.dtype)))
 
 
-def ones_(tensor):
+def ones_(tensor: Tensor) -> Tensor:
     """Fills ``tensor`` with 1."""
     return constant_(tensor, 1)
 
 
-def zeros_(tensor):
+def zeros_(tensor: Tensor) -> Tensor:
     """Fills ``tensor`` with 0."""
     return constant_(tensor, 0)
 
 
-def eye_(tensor):
+def eye_(tensor: Tensor) -> Tensor:
     """Fills the 2-D ``tensor`` with the identity (ones on the diagonal)."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _write(tensor, np.eye(*tensor.shape, dtype=np.dtype(tensor._data.dtype)))
 
 
-def dirac_(tensor, groups=1):
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fills a 3/4/5-D ``tensor`` with the Dirac delta: a convolution with it keeps the
     input channels (per group)."""
     nd = tensor.ndim
@@ -155,14 +162,14 @@ def dirac_(tensor, groups=1):
     return _write(tensor, arr)
 
 
-def xavier_uniform_(tensor, gain=1.0, generator=None):
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a), ``a = gain * sqrt(6 / (fan_in + fan_out))``."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = gain * math.sqrt(2.0 / float(fan_in + fan_out)) * math.sqrt(3.0)
     return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor, gain=1.0, generator=None):
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std ** 2), ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
@@ -174,7 +181,8 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He uniform: U(-bound, bound), ``bound = gain * sqrt(3 / fan)``.
 
     ::
@@ -194,7 +202,8 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std ** 2), ``std = gain / sqrt(fan)``."""
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
@@ -202,7 +211,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def orthogonal_(tensor, gain=1, generator=None):
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """Fills ``tensor`` (at least 2-D; trailing dims flattened) with a (semi-)orthogonal
     matrix from the QR decomposition of a Gaussian one, times ``gain``."""
     if tensor.ndim < 2:
@@ -221,7 +230,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     return _write(tensor, (q * gain).reshape(tuple(tensor.shape)))
 
 
-def sparse_(tensor, sparsity, std=0.01, generator=None):
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """Fills the 2-D ``tensor`` from N(0, std ** 2) with a fraction ``sparsity`` of each
     column set to zero."""
     if tensor.ndim != 2:

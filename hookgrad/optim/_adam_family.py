@@ -1,6 +1,10 @@
 """What PyTorch's Adam family (``Adam``, ``AdamW``, ``NAdam``, ``RAdam``, ``Adamax``)
 shares: argument checks, group options, and the weight-decay/maximize parts around their
 optax core."""
+from __future__ import annotations
+
+from typing import Any
+
 import optax
 
 from .._tensor import Tensor
@@ -8,7 +12,7 @@ from ._transform import TransformOptimizer, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 
-def check_betas(betas):
+def check_betas(betas) -> tuple[float, float]:
     b1, b2 = betas
     if not 0.0 <= b1 < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {b1}")
@@ -23,7 +27,7 @@ def check_betas(betas):
     return tuple(b.item() if isinstance(b, Tensor) else b for b in betas)
 
 
-def check_adam_family(lr, betas, eps, weight_decay, differentiable):
+def check_adam_family(lr, betas, eps, weight_decay, differentiable) -> tuple[float, float]:
     """The argument checks PyTorch's Adam variants share (its order and wording)."""
     check_lr(lr)
     check_nonnegative(eps, "epsilon value")
@@ -33,7 +37,7 @@ def check_adam_family(lr, betas, eps, weight_decay, differentiable):
     return betas
 
 
-def decay_parts(static, weight_decay, core):
+def decay_parts(static, weight_decay, core) -> list[tuple[str, optax.GradientTransformation]]:
     """``[maximize], [L2 weight decay], core, [decoupled weight decay]`` as named parts;
     ``static`` starts with ``(maximize, use_weight_decay, decoupled)``."""
     maximize, use_wd, decoupled = static[:3]
@@ -47,12 +51,12 @@ def decay_parts(static, weight_decay, core):
     return parts
 
 
-def adam_state_to_torch(inner, part, second="exp_avg_sq"):
+def adam_state_to_torch(inner, part, second="exp_avg_sq") -> dict[str, Any]:
     st = inner[part]
     return {"exp_avg": st.mu, second: st.nu}
 
 
-def adam_state_from_torch(inner, part, d, count, second="exp_avg_sq"):
+def adam_state_from_torch(inner, part, d, count, second="exp_avg_sq") -> Any:
     fields = {"count": count}
     if "exp_avg" in d:
         fields["mu"] = d["exp_avg"]

@@ -1,8 +1,10 @@
 """The strong-Wolfe line search of ``LBFGS(line_search_fn="strong_wolfe")``: bracketing
 then zooming with safeguarded cubic interpolation (Nocedal & Wright, Algorithms 3.5 and
 3.6), with the constants and safeguards PyTorch uses so that the steps agree."""
+from __future__ import annotations
+
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = ["strong_wolfe"]
 
@@ -14,7 +16,7 @@ class _Point(NamedTuple):
     gtd: float   # directional derivative g·d
 
 
-def cubic_minimizer(a, b, lo=None, hi=None):
+def cubic_minimizer(a, b, lo=None, hi=None) -> float:
     """The minimiser of the cubic matching ``f`` and ``gtd`` at points ``a`` and ``b``,
     clipped to ``[lo, hi]`` (by default the interval between them); its midpoint where
     the cubic has no minimum."""
@@ -43,7 +45,7 @@ def _safeguard(t, a, b, stuck):
 
 
 def strong_wolfe(evaluate, t, d_norm, start, c1=1e-4, c2=0.9, tolerance_change=1e-9,
-                 max_ls=25):
+                 max_ls=25) -> tuple[float, Any, float, int]:
     """A step ``t`` along the direction satisfying the strong Wolfe conditions.
 
     ``evaluate(t) -> (loss, flat_grad, gtd)`` at ``x + t d``; ``start`` is the point at

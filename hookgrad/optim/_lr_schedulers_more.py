@@ -1,13 +1,16 @@
 """More of ``torch.optim.lr_scheduler``: multiplicative, constant, polynomial, warm
 restarts, one-cycle, plateau, sequential and chained schedules (re-exported by
 ``hookgrad.optim.lr_scheduler``; see its docstring)."""
+from __future__ import annotations
+
 import math
 import warnings
 from bisect import bisect_right
+from typing import Any, SupportsFloat
 
 from .._tensor import Tensor
-from .lr_scheduler import (EPOCH_DEPRECATION_WARNING, LambdaLR, LRScheduler, _group_values,
-                           _set_group_lr)
+from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, LambdaLR, LRScheduler,
+                                  _group_values, _set_group_lr)
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
@@ -43,7 +46,7 @@ class MultiplicativeLR(LambdaLR):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, lr_lambda, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
@@ -70,7 +73,7 @@ class ConstantLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
@@ -102,7 +105,7 @@ class PolynomialLR(LRScheduler):
         self.power = power
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         t, n = self.last_epoch, self.total_iters
         if self._is_initial or t > n:
@@ -146,7 +149,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         lo = self.eta_min
         c = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -163,7 +166,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         n = int(math.log(epoch / self.T_0 * (m - 1) + 1, m))
         return epoch - self.T_0 * (m ** n - 1) / (m - 1), self.T_0 * m ** n
 
-    def step(self, epoch=None):
+    def step(self, epoch: float | None = None) -> None:
         """Advance one epoch, or go to ``epoch`` (a float allowed)."""
         if epoch is None and self.last_epoch < 0:
             epoch = 0
@@ -287,7 +290,7 @@ class OneCycleLR(LRScheduler):
         else:
             group["momentum"] = value
 
-    def get_lr(self):
+    def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()
         step = self.last_epoch
         if step > self.total_steps:
@@ -362,10 +365,10 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     @property
-    def in_cooldown(self):
+    def in_cooldown(self) -> bool:
         return self.cooldown_counter > 0
 
-    def step(self, metrics, epoch=None):
+    def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:
         """Record this epoch's ``metrics`` (a number or 1-element Tensor) and reduce the
         lrs if it has stopped improving."""
         current = float(metrics)
@@ -423,7 +426,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold = threshold
         self.threshold_mode = threshold_mode
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state returned by ``state_dict()``."""
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
@@ -449,13 +452,13 @@ def _check_schedulers(owner, schedulers, optimizer):
 class _Composite(LRScheduler):
     """State dict of a scheduler made of schedulers: theirs, nested."""
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items()
                  if k not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         state = dict(state_dict)
         inner = state.pop("_schedulers")
         self.__dict__.update(state)
@@ -501,7 +504,7 @@ class SequentialLR(_Composite):
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def step(self):
+    def step(self) -> None:
         """Step the scheduler whose interval holds the next epoch."""
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
@@ -546,7 +549,7 @@ class ChainedScheduler(_Composite):
         self.optimizer = optimizer
         self._last_lr = _group_values(schedulers[-1].optimizer, "lr")
 
-    def step(self):
+    def step(self) -> None:
         """Step every scheduler, in order."""
         for s in self._schedulers:
             s.step()

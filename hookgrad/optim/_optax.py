@@ -1,5 +1,9 @@
 """``from_optax``: any optax ``GradientTransformation`` as a hookgrad optimizer."""
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -57,7 +61,7 @@ class OptaxOptimizer(Optimizer):
         self.optax_state = list(state["optax_state"])
         super().__setstate__(state)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         super().add_param_group(param_group)
         try:
             state = self.tx.init([p._data for p in self.param_groups[-1]["params"]])
@@ -66,7 +70,7 @@ class OptaxOptimizer(Optimizer):
             raise
         self.optax_state.append(state)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Apply the transformation once to every group with at least one gradient.
 
         .. code-block:: python
@@ -96,7 +100,7 @@ class OptaxOptimizer(Optimizer):
                     _write_param(p, arr)
             self.optax_state[i] = state
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """PyTorch's layout with an empty ``"state"`` plus ``"optax_state"``: the list of
         per-group optax states (pytrees of arrays)."""
         sd = super().state_dict()
@@ -126,7 +130,7 @@ class OptaxOptimizer(Optimizer):
         self.optax_state = list(tree["state"])
 
 
-def from_optax(params, tx):
+def from_optax(params, tx: optax.GradientTransformation) -> OptaxOptimizer:
     r"""Wrap an optax ``GradientTransformation`` as a hookgrad optimizer.
 
     .. code-block:: python

@@ -22,8 +22,11 @@ A subclass describes its algorithm to this class:
   the state under PyTorch's names, both ways (``state``, ``state_dict``,
   ``load_state_dict``, and a change of structural options between steps).
 """
+from __future__ import annotations
+
 import functools
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -90,7 +93,7 @@ def _as_array(v):
     return _to_tensor(v)._data
 
 
-def replace_part(inner, name, **fields):
+def replace_part(inner, name: str, **fields) -> Any:
     """``named_chain`` state ``inner`` with fields of its part ``name`` replaced (the
     mapping type is kept: it is part of the pytree structure)."""
     out = type(inner)(inner)
@@ -260,14 +263,14 @@ class TransformOptimizer(Optimizer):
         return slots, extra
 
     @property
-    def state(self):
+    def state(self) -> MutableMapping[Tensor, dict[str, Any]]:
         """Per-parameter state under PyTorch's names: ``state[p]`` is a new dict of
         Tensors read from the optax state (``{}`` for a parameter not stepped yet).
         Mutating that dict does not change the optimizer; assign ``state[p] = {...}``."""
         return _StateView(self)
 
     @state.setter
-    def state(self, mapping):
+    def state(self, mapping) -> None:
         slots, extra = self._import_mapping(mapping, self.param_groups)
         self._slots, self._extra_state = slots, extra
 
@@ -277,7 +280,7 @@ class TransformOptimizer(Optimizer):
         self._slots, self._extra_state = slots, extra
 
     # ---------------------------------------------------------------- the step
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Perform one optimization step.
 
         .. code-block:: python

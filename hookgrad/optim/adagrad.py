@@ -1,4 +1,8 @@
 """``Adagrad``: per-coordinate steps scaled by the root of the summed squared gradients."""
+from __future__ import annotations
+
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -9,7 +13,8 @@ from ._validate import check_differentiable, check_lr, check_nonnegative
 __all__ = ["Adagrad"]
 
 
-def scale_by_root_sum_of_squares(initial_accumulator_value, eps):
+def scale_by_root_sum_of_squares(initial_accumulator_value: float,
+                                 eps: float) -> optax.GradientTransformation:
     """``g / (sqrt(s) + eps)`` with ``s += g²``: PyTorch's Adagrad denominator.
 
     ``optax.scale_by_rss`` puts eps inside the root (``g / sqrt(s + eps)``, and 0 where
@@ -63,7 +68,7 @@ class Adagrad(TransformOptimizer):
                     "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         super().add_param_group(param_group)
         group = self.param_groups[-1]
         static = self._static(group)

@@ -1,6 +1,10 @@
 """``LBFGS``: limited-memory BFGS with PyTorch's inner loop and termination tests; the
 two-loop recursion is optax's (the preconditioner of ``optax.scale_by_lbfgs``)."""
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -156,7 +160,7 @@ class LBFGS(Optimizer):
         return strong_wolfe(at, float(t), float(jnp.abs(d).max()), (0, loss, g, float(gtd)),
                             tolerance_change=tol_change, max_ls=max_ls)
 
-    def step(self, closure):
+    def step(self, closure: Callable[[], Any]) -> Any:
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` (required) zeroes the
         gradients, computes the loss, calls ``backward()`` and returns the loss.
         Returns the loss of the first evaluation."""

@@ -1,4 +1,6 @@
 """``NAdam``: Adam with Nesterov momentum and PyTorch's momentum-decay schedule."""
+from __future__ import annotations
+
 from typing import NamedTuple
 
 import jax
@@ -18,7 +20,8 @@ class ScaleByNAdamState(NamedTuple):
     nu: optax.Updates      # second moment (exp_avg_sq)
 
 
-def scale_by_nadam_schedule(b1, b2, eps, mu_t, mu_next, bias_correction2):
+def scale_by_nadam_schedule(b1, b2, eps, mu_t, mu_next,
+                            bias_correction2) -> optax.GradientTransformation:
     """Dozat's NAdam with a momentum coefficient ``mu_t`` that changes per step:
     ``((1-mu_t)/(1-Π mu) g + mu_{t+1}/(1-Π mu·mu_{t+1}) m) / (sqrt(v/c2) + eps)``.
 

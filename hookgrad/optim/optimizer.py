@@ -59,20 +59,23 @@ called inside a trace it inlines into the compiled program. ``step()`` writes th
 arrays into the Parameters (same Python objects, ``_version`` bumped). Call LR schedulers
 outside the compiled function: they are Python arithmetic on ``param_groups``.
 """
+from __future__ import annotations
+
 import functools
 import warnings
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable
 from copy import deepcopy
 from itertools import chain
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._dtype import legacy_type_name
-from .._tensor import Tensor
+from .._tensor import Tensor, typename as _typename
 from .._autograd import grad_mode
-from ..utils.hooks import RemovableHandle
+from .._handle import RemovableHandle
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -91,7 +94,7 @@ _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
 
-def register_optimizer_step_pre_hook(hook):
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register a step pre-hook run before ``step()`` of every optimizer::
 
         hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)
@@ -103,7 +106,7 @@ def register_optimizer_step_pre_hook(hook):
     return handle
 
 
-def register_optimizer_step_post_hook(hook):
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register a step post-hook run after ``step()`` of every optimizer::
 
         hook(optimizer, args, kwargs) -> None
@@ -113,15 +116,6 @@ def register_optimizer_step_post_hook(hook):
     handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
-
-
-def _typename(obj):
-    if isinstance(obj, Tensor):
-        return legacy_type_name(obj._data.dtype, "hookgrad")
-    t = type(obj)
-    if t.__module__ in ("builtins", "__builtin__", None):
-        return t.__qualname__
-    return f"{t.__module__}.{t.__qualname__}"
 
 
 def _with_step_hooks(step):
@@ -230,7 +224,7 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
     # ------------------------------------------------------------------ param groups
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group to ``param_groups``.
 
         .. code-block:: python
@@ -296,7 +290,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # ------------------------------------------------------------------ gradients
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized Tensors.
 
         .. code-block:: python
@@ -325,7 +319,7 @@ class Optimizer:
         finally:
             grad_mode._state.enabled = prev
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Perform one optimization step (update the parameters).
 
         .. code-block:: python
@@ -352,7 +346,7 @@ class Optimizer:
         return loss
 
     # ------------------------------------------------------------------ hooks
-    def register_step_pre_hook(self, hook):
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Register a hook run before ``step()``::
 
             hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)
@@ -363,7 +357,7 @@ class Optimizer:
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
-    def register_step_post_hook(self, hook):
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Register a hook run after ``step()``::
 
             hook(optimizer, args, kwargs) -> None
@@ -379,26 +373,30 @@ class Optimizer:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_state_dict_pre_hook(self, hook, prepend=False):
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                     prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer) -> None``, run before ``state_dict()`` builds the dict."""
         return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
-    def register_state_dict_post_hook(self, hook, prepend=False):
+    def register_state_dict_post_hook(self, hook: Callable[..., Any],
+                                      prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict) -> state_dict or None``, run on the result
         of ``state_dict()``; a returned dict replaces it."""
         return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
 
-    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                          prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer, state_dict) -> state_dict or None``, run before
         ``load_state_dict()`` loads; a returned dict is loaded instead."""
         return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
-    def register_load_state_dict_post_hook(self, hook, prepend=False):
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any],
+                                           prepend: bool = False) -> RemovableHandle:
         """Register ``hook(optimizer) -> None``, run after ``load_state_dict()``."""
         return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ------------------------------------------------------------------ state dict
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The optimizer's state as a dict, in PyTorch's layout::
 
             {"state": {index: {name: Tensor, ...}, ...},
@@ -430,7 +428,7 @@ class Optimizer:
                 state_dict = result
         return state_dict
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state produced by ``state_dict()`` (of this optimizer class, possibly
         PyTorch's own: torch Tensors are converted).
 

@@ -15,13 +15,17 @@ jaxpr). Inside ``hookgrad.compile`` the eager algorithm is traced, and the re-ru
 inputs go through ``jax.lax.optimization_barrier`` so that XLA does not merge the
 re-computation with the forward.
 """
+from __future__ import annotations
+
 import contextlib
 import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import jax
 
 from .. import _mode
-from .. import random as _random
+from .._random import GLOBAL as _KEY
 from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._autograd import grad_mode
@@ -39,12 +43,13 @@ class CheckpointError(RuntimeError):
     """The re-computation of a checkpointed segment differed from its forward."""
 
 
-def noop_context_fn():
+def noop_context_fn() -> tuple[contextlib.AbstractContextManager,
+                               contextlib.AbstractContextManager]:
     """The default ``context_fn``: no context around the forward or the re-computation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
-def detach_variable(inputs):
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """Detached copies of the Tensors of a tuple, keeping ``requires_grad``."""
     if not isinstance(inputs, tuple):
         raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
@@ -60,31 +65,19 @@ def detach_variable(inputs):
     return tuple(out)
 
 
-def check_backward_validity(inputs):
+def check_backward_validity(inputs: Iterable[Any]) -> None:
     if not any(isinstance(i, Tensor) and i.requires_grad for i in inputs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
 
 
 def _rng_key():
-    key = _random._state["key"]
-    if key is None:
-        key = _random._state["key"] = jax.random.key(_random._state["seed"])
-    return key
+    return _KEY.get()
 
 
-@contextlib.contextmanager
 def _rng(key):
     """Random ops draw from ``key`` (the forward's) in the block; the global key is restored."""
-    if key is None:
-        yield
-        return
-    prev = _random._state["key"]
-    _random._state["key"] = key
-    try:
-        yield
-    finally:
-        _random._state["key"] = prev
+    return contextlib.nullcontext() if key is None else _KEY.swapped(key)
 
 
 def _rerun_inputs(args):
@@ -103,7 +96,7 @@ class CheckpointFunction(Function):
     """The reentrant variant: forward under ``no_grad``, backward re-runs and differentiates."""
 
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, *args):
+    def forward(ctx, run_function, preserve_rng_state, *args) -> Any:
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.rng = _rng_key() if preserve_rng_state else None
@@ -113,7 +106,7 @@ class CheckpointFunction(Function):
         return run_function(*args)
 
     @staticmethod
-    def backward(ctx, *grads):
+    def backward(ctx, *grads) -> tuple[Tensor | None, ...]:
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
@@ -130,8 +123,8 @@ class CheckpointFunction(Function):
         if not outs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        from .. import autograd
-        autograd.backward(outs, gs)
+        from .._autograd.backward import backward
+        backward(outs, gs)
         return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None
                                     for a in detached)
 
@@ -219,8 +212,9 @@ def _functional_checkpoint(function, args, kwargs):
     return box["build"](res)
 
 
-def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
-               determinism_check="default", debug=False, early_stop=True, **kwargs):
+def checkpoint(function: Callable[..., Any], *args, use_reentrant: bool | None = None,
+               context_fn=noop_context_fn, determinism_check="default", debug=False,
+               early_stop=True, **kwargs) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its activations for backward:
     backward re-runs it (with the PRNG key of the forward, so dropout masks are the same).
 
@@ -268,7 +262,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         return function(*args, **kwargs)
 
 
-def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          **kwargs) -> Any:
     """Run a sequence of modules (an ``nn.Sequential`` or a list) in ``segments`` chunks,
     checkpointing every chunk but the last.
 

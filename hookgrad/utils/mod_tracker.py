@@ -6,12 +6,19 @@ backward, a multi-grad hook (``mode="any"``) on the module's outputs pushes it a
 its inputs (``mode="all"``) pops it; an engine callback resets ``parents`` when the
 backward ends.
 """
+from __future__ import annotations
+
 import warnings
 import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .._tensor import Tensor
 from .._autograd.engine import current_graph_task_id, queue_callback
 from .._autograd.graph import register_multi_grad_hook
+
+if TYPE_CHECKING:
+    from ..nn.modules.module import Module
 
 __all__ = ["ModTracker"]
 
@@ -77,16 +84,18 @@ class ModTracker:
         self._has_callback = True
 
     @property
-    def is_bw(self):
+    def is_bw(self) -> bool:
         """Whether a backward pass is running now."""
         return current_graph_task_id() != -1
 
-    def get_known_fqn(self, mod):
+    def get_known_fqn(self, mod: Module) -> str | None:
         """The fully-qualified name of ``mod`` if the tracker has seen it, else None."""
         return self._known_modules.get(mod, None)
 
-    def register_user_hooks(self, pre_fw_hook=None, post_fw_hook=None, pre_bw_hook=None,
-                            post_bw_hook=None):
+    def register_user_hooks(self, pre_fw_hook: Callable[..., Any] | None = None,
+                            post_fw_hook: Callable[..., Any] | None = None,
+                            pre_bw_hook: Callable[..., Any] | None = None,
+                            post_bw_hook: Callable[..., Any] | None = None) -> None:
         """Register hooks called around each tracked module's forward and backward::
 
             pre_fw_hook(module, input) -> None
@@ -113,7 +122,7 @@ class ModTracker:
         self._user_post_bw_hook = set_hook(post_bw_hook, self._user_post_bw_hook,
                                            "post_bw_hook")
 
-    def clear_user_hooks(self):
+    def clear_user_hooks(self) -> None:
         """Remove the hooks given to ``register_user_hooks``."""
         self._user_pre_fw_hook = None
         self._user_post_fw_hook = None

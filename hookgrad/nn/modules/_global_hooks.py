@@ -7,7 +7,7 @@ import functools
 import weakref
 from ..._watch import WatchedOrderedDict
 
-from ...utils.hooks import RemovableHandle
+from ..._handle import RemovableHandle
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_backward_hook", "register_module_full_backward_pre_hook",

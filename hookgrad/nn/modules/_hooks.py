@@ -1,6 +1,6 @@
 """Registration of a Module's forward and backward hooks (a mixin of ``Module``); the call
 path in ``module.py`` runs them."""
-from ...utils.hooks import RemovableHandle
+from ..._handle import RemovableHandle
 from . import _global_hooks as _gh
 
 

@@ -2,20 +2,11 @@
 ``register_*``/``add_module``, dotted-path access (``get_submodule``, ...) and the attribute
 protocol that routes ``self.<name> = value`` into ``_parameters``/``_buffers``/``_modules``."""
 from ... import _watch
-from ..._tensor import Tensor
+from ..._tensor import Tensor, typename as _typename
 from ..parameter import Buffer, Parameter
 from ._global_hooks import (_global_buffer_registration_hooks,
                             _global_module_registration_hooks,
                             _global_parameter_registration_hooks)
-
-
-def _typename(obj):
-    if isinstance(obj, Tensor):  # as Tensor.type(): "hookgrad.FloatTensor"
-        from ..._autograd.hooks import type_str as _type_str
-        return _type_str(obj)
-    module = getattr(type(obj), "__module__", "builtins")
-    name = type(obj).__qualname__
-    return name if module == "builtins" else f"{module}.{name}"
 
 
 def _registered(hooks, module, name, value):

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from ..._tensor import Tensor
 from ..._autograd import grad_mode
-from ...utils.hooks import RemovableHandle
+from ..._handle import RemovableHandle
 from ._global_hooks import _WrappedHook
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"

@@ -276,9 +276,10 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
             >>> model(x).sum().backward()   # one compiled forward, one compiled backward
         """
         from ...compile import _module_compile_options
-        from ..._compile.optimized_module import compile_in_place
+        from ..._compile.state import MODULE_COMPILE
         opts = _module_compile_options(*args, **kwargs)
-        self._compiled_call_impl = None if opts is None else compile_in_place(self, **opts)
+        self._compiled_call_impl = None if opts is None else \
+            MODULE_COMPILE["in_place"](self, **opts)
 
     # ------------------------------------------------------------------ repr
     def _get_name(self):

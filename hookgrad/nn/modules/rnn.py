@@ -24,7 +24,7 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
 def _zeros(shape, like):
-    from ... import zeros
+    from ..._factory import zeros
     return zeros(*shape, dtype=like.dtype, device=like.device)
 
 
@@ -190,7 +190,7 @@ class RNNBase(Module):
 
     def _layers(self, x, h0, c0, batch_sizes):
         """All layers and directions: the output and the stacked final states."""
-        from ... import cat, stack
+        from ..._ops.shape import cat, stack
         dirs = 2 if self.bidirectional else 1
         statics = {"mode": self.mode, "batch_first": bool(self.batch_first),
                    "batch_sizes": batch_sizes}

@@ -1,4 +1,8 @@
 """``nn.DataParallel``, single-process: the wrapped module runs on the default device."""
+from __future__ import annotations
+
+from typing import Any
+
 from ..modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
@@ -30,12 +34,12 @@ class DataParallel(Module):
         self.device_ids = []
         self.dim = dim
 
-    def forward(self, *inputs, **kwargs):
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.module(*inputs, **kwargs)
 
 
-def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
-                  module_kwargs=None):
+def data_parallel(module: Module, inputs, device_ids=None, output_device=None, dim=0,
+                  module_kwargs=None) -> Any:
     """The functional form of :class:`DataParallel`: ``module(*inputs, **module_kwargs)``."""
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()

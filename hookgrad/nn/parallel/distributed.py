@@ -1,5 +1,9 @@
 """``nn.parallel.DistributedDataParallel``, single-process (world size 1)."""
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..modules.module import Module
 
@@ -66,11 +70,11 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
 
-    def forward(self, *inputs, **kwargs):
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         return self.module(*inputs, **kwargs)
 
     @contextlib.contextmanager
-    def no_sync(self):
+    def no_sync(self) -> Iterator[None]:
         """Disable gradient synchronization in the block (gradients accumulate locally;
         with one process they are the same either way)."""
         old = self.require_backward_grad_sync
@@ -81,12 +85,12 @@ class DistributedDataParallel(Module):
             self.require_backward_grad_sync = old
 
     @contextlib.contextmanager
-    def join(self, divide_by_initial_world_size=True, enable=True,
-             throw_on_early_termination=False):
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Iterator[None]:
         """Uneven inputs across processes: with one process there is nothing to join."""
         yield
 
-    def register_comm_hook(self, state, hook):
+    def register_comm_hook(self, state: object, hook: Callable[..., Any]) -> None:
         raise NotImplementedError(
             "DistributedDataParallel.register_comm_hook: hookgrad's DistributedDataParallel is "
             "single-process (no process group, no gradient buckets), so there is no "

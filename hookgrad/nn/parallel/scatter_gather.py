@@ -5,6 +5,10 @@ Devices are hookgrad's (``hookgrad.device``): an int is accelerator ``i``, ``-1`
 ``gather`` the CPU. Tensors move with ``Tensor.to``, so a missing device raises the error
 moving to it raises.
 """
+from __future__ import annotations
+
+from typing import Any
+
 from ..._device import device as _device
 from ..._tensor import Tensor
 
@@ -17,7 +21,7 @@ def _target(d):
     return _device(d)
 
 
-def scatter(inputs, target_gpus, dim=0):
+def scatter(inputs: Any, target_gpus, dim: int = 0) -> Any:
     """Split every Tensor in ``inputs`` into ``len(target_gpus)`` chunks along ``dim``, one
     per device; other values are repeated. Returns one entry per device (a tuple for a
     tuple of inputs).
@@ -45,7 +49,8 @@ def scatter(inputs, target_gpus, dim=0):
     return split(inputs)
 
 
-def scatter_kwargs(inputs, kwargs, target_gpus, dim=0):
+def scatter_kwargs(inputs, kwargs, target_gpus,
+                   dim: int = 0) -> tuple[tuple[Any, ...], tuple[dict[str, Any], ...]]:
     """:func:`scatter` of positional and keyword inputs, padded to the same length."""
     scattered_inputs = scatter(inputs, target_gpus, dim) if inputs else []
     scattered_kwargs = scatter(kwargs, target_gpus, dim) if kwargs else []
@@ -56,7 +61,7 @@ def scatter_kwargs(inputs, kwargs, target_gpus, dim=0):
     return tuple(scattered_inputs), tuple(scattered_kwargs)
 
 
-def gather(outputs, target_device, dim=0):
+def gather(outputs: Any, target_device, dim: int = 0) -> Any:
     """Concatenate the per-device ``outputs`` along ``dim`` on ``target_device`` (``-1``:
     the CPU), recursing through tuples, lists and dicts."""
     target = _target(target_device)
@@ -64,7 +69,7 @@ def gather(outputs, target_device, dim=0):
     def join(outs):
         first = outs[0]
         if isinstance(first, Tensor):
-            from ... import cat
+            from ..._ops.shape import cat
             return cat([o.to(target) for o in outs], dim)
         if first is None:
             return None

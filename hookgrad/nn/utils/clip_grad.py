@@ -5,9 +5,12 @@ Gradients are scaled in place (their version counters bump, as with ``grad.mul_`
 nothing is recorded. The norms and the scaling of all gradients run as one jitted
 computation.
 """
+from __future__ import annotations
+
 import functools
 import types
 import warnings
+from collections.abc import Iterable
 
 import jax
 import jax.numpy as jnp
@@ -53,7 +56,8 @@ def _write(tensors, arrays):
         t._write_(a)
 
 
-def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` together, as if concatenated into one
     vector (``'inf'`` for the max norm). Returns a 0-d Tensor."""
     tensors = _as_list(tensors)
@@ -70,7 +74,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     return Tensor._wrap(total)
 
 
-def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                          total_norm: Tensor, foreach: bool | None = None) -> None:
     """Scales the gradients of ``parameters`` in place by
     ``min(max_norm / (total_norm + 1e-6), 1)``."""
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
@@ -80,8 +85,8 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     _write(grads, _scale([g._data for g in grads], float(max_norm), total))
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
-                    foreach=None):
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Clips the gradient norm of ``parameters`` (computed over all gradients together) to
     ``max_norm``, in place, and returns the total norm before clipping.
 
@@ -109,15 +114,16 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     return total
 
 
-def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
-                   foreach=None):
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Deprecated alias of ``clip_grad_norm_``."""
     warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
                   "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
-def clip_grad_value_(parameters, clip_value, foreach=None):
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
+                     foreach: bool | None = None) -> None:
     """Clamps every gradient of ``parameters`` to ``[-clip_value, clip_value]`` in place.
 
     Example::

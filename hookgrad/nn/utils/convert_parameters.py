@@ -1,16 +1,20 @@
 """``parameters_to_vector`` and ``vector_to_parameters``."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
 from ..._tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 
-def parameters_to_vector(parameters):
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """Flattens ``parameters`` into one 1-D Tensor (recorded: gradients flow back)."""
-    from ... import cat
+    from ..._ops.shape import cat
     return cat([p.reshape(-1) for p in parameters])
 
 
-def vector_to_parameters(vec, parameters):
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Copies consecutive slices of the 1-D ``vec`` into ``parameters`` (their ``.data``)."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")

@@ -5,8 +5,11 @@ eager Tensor (inside ``hookgrad.compile``: a list, or a Tensor made inside the s
 constants). A ``PackedSequence`` crosses ``hookgrad.compile`` and JAX transformations with
 its batch sizes as static data (one compilation per distinct set of lengths).
 """
+from __future__ import annotations
+
 from collections import namedtuple
 from collections.abc import Iterable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -85,7 +88,7 @@ class PackedSequence(namedtuple("PackedSequence_",
             self._sizes = sizes
         return sizes
 
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
         """``data`` converted by ``Tensor.to``; the indices follow it to its device."""
         data = self.data.to(*args, **kwargs)
         if data is self.data:
@@ -96,47 +99,47 @@ class PackedSequence(namedtuple("PackedSequence_",
                        None if self.unsorted_indices is None else self.unsorted_indices.to(dev),
                        self.__dict__.get("_sizes"))
 
-    def cuda(self, *args, **kwargs):
+    def cuda(self, *args: Any, **kwargs: Any) -> PackedSequence:
         kwargs.setdefault("device", "cuda")
         return self.to(*args, **kwargs)
 
-    def cpu(self, *args, **kwargs):
+    def cpu(self, *args: Any, **kwargs: Any) -> PackedSequence:
         kwargs.setdefault("device", "cpu")
         return self.to(*args, **kwargs)
 
-    def double(self):
+    def double(self) -> PackedSequence:
         return self.to(dtype=_dtype.float64)
 
-    def float(self):
+    def float(self) -> PackedSequence:
         return self.to(dtype=_dtype.float32)
 
-    def half(self):
+    def half(self) -> PackedSequence:
         return self.to(dtype=_dtype.float16)
 
-    def long(self):
+    def long(self) -> PackedSequence:
         return self.to(dtype=_dtype.int64)
 
-    def int(self):
+    def int(self) -> PackedSequence:
         return self.to(dtype=_dtype.int32)
 
-    def short(self):
+    def short(self) -> PackedSequence:
         return self.to(dtype=_dtype.int16)
 
-    def char(self):
+    def char(self) -> PackedSequence:
         return self.to(dtype=_dtype.int8)
 
-    def byte(self):
+    def byte(self) -> PackedSequence:
         return self.to(dtype=_dtype.uint8)
 
     @property
-    def is_cuda(self):
+    def is_cuda(self) -> bool:
         """Whether ``data`` is on a GPU."""
         return self.data.is_cuda
 
-    def is_pinned(self):
+    def is_pinned(self) -> bool:
         return False
 
-    def pin_memory(self):
+    def pin_memory(self) -> PackedSequence:
         return self
 
 
@@ -168,7 +171,7 @@ def _unflatten(sizes, children):
 jax.tree_util.register_pytree_node(PackedSequence, _flatten, _unflatten)
 
 
-def invert_permutation(permutation):
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     """The inverse of a 1-D permutation Tensor (``None`` for ``None``)."""
     if permutation is None:
         return None
@@ -176,7 +179,8 @@ def invert_permutation(permutation):
     return Tensor._wrap(jnp.argsort(p).astype(p.dtype))
 
 
-def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first: bool = False,
+                         enforce_sorted: bool = True) -> PackedSequence:
     """Packs a padded batch of variable-length sequences.
 
     ::
@@ -228,7 +232,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                    sizes)
 
 
-def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
+                        padding_value: float = 0.0,
+                        total_length: int | None = None) -> tuple[Tensor, Tensor]:
     """Pads a packed batch back to a Tensor; the inverse of :func:`pack_padded_sequence`.
 
     ::
@@ -277,7 +283,8 @@ def _check_trailing(want, seq):
                                f"({b}) at non-singleton dimension {len(full) - k}")
 
 
-def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
+                 padding_value: float = 0.0, padding_side: str = "right") -> Tensor:
     """Pads a list of variable-length Tensors (``L_i x *``) with ``padding_value`` and
     stacks them: ``T x B x *`` (``B x T x *`` with ``batch_first``).
 
@@ -316,11 +323,12 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             s = F.pad(s, (0, 0) * len(trailing) + ((0, n) if padding_side == "right"
                                                    else (n, 0)), value=padding_value)
         padded.append(s)
-    from ... import stack
+    from ..._ops.shape import stack
     return stack(padded, 0 if batch_first else 1)
 
 
-def unpad_sequence(padded_sequences, lengths, batch_first=False):
+def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
+                   batch_first: bool = False) -> list[Tensor]:
     """Splits a padded Tensor into a list of variable-length Tensors.
 
     ::
@@ -338,7 +346,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     return [seqs[i, :n] for i, n in enumerate(lens)]
 
 
-def pack_sequence(sequences, enforce_sorted=True):
+def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:
     """Packs a list of variable-length Tensors (``L_i x *``, decreasing lengths unless
     ``enforce_sorted=False``).
 
@@ -355,7 +363,7 @@ def pack_sequence(sequences, enforce_sorted=True):
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 
-def unpack_sequence(packed_sequences):
+def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     """The list of Tensors a :class:`PackedSequence` holds, in the original order.
 
     ::

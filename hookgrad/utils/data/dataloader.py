@@ -4,12 +4,15 @@
 by worker ``i % num_workers`` and batches are returned in order, so the batches equal
 those of ``num_workers=0``.
 """
+from __future__ import annotations
+
 import collections
 import concurrent.futures
 import math
 import queue
 import threading
 import warnings
+from typing import Any
 
 from ._utils import collate as _collate
 from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
@@ -28,7 +31,8 @@ class _DatasetKind:
     Iterable = 1
 
     @staticmethod
-    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+    def create_fetcher(kind: int, dataset, auto_collation: bool, collate_fn,
+                       drop_last: bool) -> _MapDatasetFetcher | _IterableDatasetFetcher:
         cls = _MapDatasetFetcher if kind == _DatasetKind.Map else _IterableDatasetFetcher
         return cls(dataset, auto_collation, collate_fn, drop_last)
 
@@ -153,11 +157,11 @@ class DataLoader:
         return batch_size, drop_last, sampler, batch_sampler
 
     @property
-    def multiprocessing_context(self):
+    def multiprocessing_context(self) -> Any:
         return self.__multiprocessing_context
 
     @multiprocessing_context.setter
-    def multiprocessing_context(self, context):
+    def multiprocessing_context(self, context) -> None:
         if context is not None and self.num_workers == 0:
             raise ValueError("multiprocessing_context can only be used with multi-process "
                              "loading (num_workers > 0), but got "

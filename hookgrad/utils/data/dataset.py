@@ -5,10 +5,13 @@ wrappers PyTorch ships (``TensorDataset``, ``Subset``, ``ConcatDataset``, ...).
 fancy-indexing call per tensor (``__getitems__``); the DataLoader then puts each field on
 the device once per batch instead of once per sample.
 """
+from __future__ import annotations
+
 import bisect
 import itertools
 import math
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,6 +38,10 @@ class Dataset:
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def _fast_gather(self):
+        """A batch gather returning NumPy fields, or None (the DataLoader's fetchers ask)."""
+        return _fast_gather(self)
 
     def __add__(self, other):
         return ConcatDataset([self, other])
@@ -189,7 +196,7 @@ class ConcatDataset(Dataset):
     """
 
     @staticmethod
-    def cumsum(sequence):
+    def cumsum(sequence) -> list[int]:
         return list(itertools.accumulate(len(d) for d in sequence))
 
     def __init__(self, datasets):
@@ -213,7 +220,7 @@ class ConcatDataset(Dataset):
         return self.datasets[which][idx - start]
 
     @property
-    def cummulative_sizes(self):
+    def cummulative_sizes(self) -> list[int]:
         warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
                       FutureWarning, stacklevel=2)
         return self.cumulative_sizes
@@ -294,7 +301,8 @@ def _split_lengths(n, fractions):
     return lengths
 
 
-def random_split(dataset, lengths, generator=default_generator):
+def random_split(dataset: Dataset, lengths: Sequence[int | float],
+                 generator=default_generator) -> list[Subset]:
     """random_split(dataset, lengths, generator=default_generator) -> list of Subset
 
     Split ``dataset`` at random into non-overlapping subsets of the given ``lengths`` (or

@@ -4,6 +4,8 @@ Random samplers draw from a ``generator`` (anything with ``next_key()``, e.g.
 ``hookgrad.Generator``) or, when it is None, from hookgrad's global key, so
 ``hookgrad.manual_seed(s)`` makes every epoch's order reproducible.
 """
+from __future__ import annotations
+
 import itertools
 
 import jax
@@ -89,7 +91,7 @@ class RandomSampler(Sampler):
                              f"num_samples={self.num_samples}")
 
     @property
-    def num_samples(self):
+    def num_samples(self) -> int:
         # the dataset's size may change between epochs
         return len(self.data_source) if self._num_samples is None else self._num_samples
 

@@ -5,9 +5,12 @@ Every field of a batch is stacked on the host with NumPy and put on the device o
 Python numbers. Tensors in an autograd graph (or traced) are stacked with
 ``hookgrad.stack`` instead, so the batch keeps their graph, as PyTorch's does.
 """
+from __future__ import annotations
+
 import collections.abc
 import copy
 import re
+from typing import Any
 
 import jax
 import numpy as np
@@ -77,7 +80,7 @@ def _rebuild_mapping(elem, keys, value_of):
         return {k: value_of(k) for k in keys}
 
 
-def default_convert(data):
+def default_convert(data: Any) -> Any:
     """default_convert(data)
 
     NumPy arrays and scalars (also inside Mappings, namedtuples and Sequences) become
@@ -114,14 +117,14 @@ def _check_same_shape(shapes):
                                f"{list(first)} at entry 0 and {list(s)} at entry {i}")
 
 
-def collate_tensor_fn(batch, *, collate_fn_map=None):
+def collate_tensor_fn(batch, *, collate_fn_map=None) -> Tensor:
     _check_same_shape([tuple(t.shape) for t in batch])
     if any(t.requires_grad or isinstance(t._data, jax.core.Tracer) for t in batch):
         return stack(list(batch), 0)
     return _host_to_tensor(np.stack([np.asarray(t._data) for t in batch]))
 
 
-def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+def collate_numpy_array_fn(batch, *, collate_fn_map=None) -> Tensor:
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
@@ -129,20 +132,20 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     return _as_tensor(np.stack(batch))
 
 
-def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+def collate_numpy_scalar_fn(batch, *, collate_fn_map=None) -> Tensor:
     return _as_tensor(np.asarray(batch))
 
 
-def collate_float_fn(batch, *, collate_fn_map=None):
+def collate_float_fn(batch, *, collate_fn_map=None) -> Tensor:
     return _factory.tensor(batch, dtype=_dtype.float64 if _dtype.x64_enabled()
                            else _dtype.float32)
 
 
-def collate_int_fn(batch, *, collate_fn_map=None):
+def collate_int_fn(batch, *, collate_fn_map=None) -> Tensor:
     return _factory.tensor(batch)
 
 
-def collate_str_fn(batch, *, collate_fn_map=None):
+def collate_str_fn(batch, *, collate_fn_map=None) -> Any:
     return batch
 
 
@@ -168,7 +171,7 @@ def _collate_sequence(batch, elem, collate_fn_map):
     return _rebuild(elem, columns, lambda c: collate(c, collate_fn_map=collate_fn_map))
 
 
-def collate(batch, *, collate_fn_map=None):
+def collate(batch, *, collate_fn_map=None) -> Any:
     """collate(batch, *, collate_fn_map=None)
 
     Collate ``batch`` (a list of samples) by the type of its first element: the function
@@ -193,7 +196,7 @@ def collate(batch, *, collate_fn_map=None):
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
-def default_collate(batch):
+def default_collate(batch: Any) -> Any:
     """default_collate(batch)
 
     Stack a list of samples into a batch with a new leading dimension: Tensors, NumPy

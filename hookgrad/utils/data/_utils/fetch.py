@@ -1,5 +1,4 @@
 """Fetchers: read one batch (or one sample) of a dataset for a DataLoader iterator."""
-from ..dataset import _fast_gather
 from .collate import _host_to_tensors, default_collate
 
 
@@ -40,8 +39,9 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
         # NOTE: with the default collate, a dataset that gathers NumPy batches
         # (TensorDataset, a Subset of one) skips building per-sample Tensors: the result
         # equals default_collate(dataset.__getitems__(indices)), one transfer per field.
-        self._gather = _fast_gather(dataset) \
-            if auto_collation and collate_fn is default_collate else None
+        fast = getattr(dataset, "_fast_gather", None)  # hookgrad's Datasets have it
+        self._gather = fast() if fast is not None and auto_collation and \
+            collate_fn is default_collate else None
 
     def fetch(self, possibly_batched_index):
         if not self.auto_collation:

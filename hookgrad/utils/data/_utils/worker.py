@@ -1,4 +1,6 @@
 """Worker information for DataLoader workers (threads in hookgrad)."""
+from __future__ import annotations
+
 import threading
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -27,7 +29,7 @@ class WorkerInfo:
         return f"{self.__class__.__name__}({items})"
 
 
-def get_worker_info():
+def get_worker_info() -> WorkerInfo | None:
     """get_worker_info() -> WorkerInfo or None
 
     In a DataLoader worker: its ``WorkerInfo`` (``id``, ``num_workers``, ``seed``,

@@ -29,18 +29,19 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from . import tune as _tune
+from .._compile import tune as _tune
 from .. import _mode
 from .._functional import hooks as _functional
-from .. import random as _random
-from .host_hook import TracedValueError, _flatten_containers
+from .._random import GLOBAL as _KEY
+from .._compile.host_hook import TracedValueError, _flatten_containers
+from .._compile.state import MODULE_COMPILE
 from .._ops.dispatch import INEXACT
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd.saved import FREED_MESSAGE, hook_state
 from .._autograd.graph import Node
-from ..compile import _wrap_as
-from ..nn.modules.module import Module
+from .._tensor import wrap_as as _wrap_as
+from .modules.module import Module
 
 __all__ = ["OptimizedModule", "CompiledFunctionBackward"]
 
@@ -123,7 +124,7 @@ def _state_slots(mod):
 
 
 def _hooked(mod):
-    from ..nn.modules._global_hooks import _has_any_global_hook
+    from .modules._global_hooks import _has_any_global_hook
     if hook_state.stack or hook_state.mutation_ctx is not None or _has_any_global_hook():
         return True
     for m in mod.modules():
@@ -243,9 +244,7 @@ class _CompiledForward:
         if any(isinstance(a, _Tracer) for a in flat):
             return self._call(*args, **kwargs)   # under an outer JAX transformation
         key.append(tuple(m.training for m in mod.modules()))
-        rng = _random._state["key"]
-        if rng is None:
-            rng = _random._state["key"] = jax.random.key(_random._state["seed"])
+        rng = _KEY.get()
         key.append(rng.dtype)
         key = tuple(key)
         entry = self._cache.get(key)
@@ -272,8 +271,9 @@ class _CompiledForward:
             new_leaves = list(leaves)
             for j, i in enumerate(dyn):
                 new_leaves[i] = _traced_like(leaves[i], arrs[n_state + j])
-            prev_key = _random._state["key"]
-            _random._state["key"] = key_in = jax.random.wrap_key_data(key_data, impl=impl)
+            prev_key = _KEY.peek()
+            key_in = jax.random.wrap_key_data(key_data, impl=impl)
+            _KEY.set(key_in)
             try:
                 a, k = rebuild(new_leaves)
                 # NOTE: hook boundaries made while tracing (a global count: one made by
@@ -287,9 +287,9 @@ class _CompiledForward:
                        new_leaves[i]._data is not arrs[n_state + j] for j, i in enumerate(dyn)):
                     raise _InputWritten
                 writes = _written(slots, subs, arrs)
-                key_now = _random._state["key"]
+                key_now = _KEY.peek()
             finally:
-                _random._state["key"] = prev_key
+                _KEY.set(prev_key)
                 for (t, where, _) in slots:
                     for d, attr in where:
                         d[attr] = t
@@ -348,7 +348,7 @@ class _CompiledForward:
         d_out, other, vjp = entry.fwd(flat, data)
         if entry.key_out:
             new_key = jax.random.wrap_key_data(other[-1], impl=jax.random.key_impl(rng))
-            _random._state["key"] = new_key
+            _KEY.set(new_key)
             self._key_data = (new_key, other[-1])
         n_o = len(other) - len(entry.writes) - (1 if entry.key_out else 0)
         for (k, ver), arr in zip(entry.writes, other[n_o:]):
@@ -410,7 +410,7 @@ class OptimizedModule(Module):
         self.forward = self._compiled_forward
 
     def __call__(self, *args, **kwargs):
-        from ..nn.modules._global_hooks import _has_any_global_hook
+        from .modules._global_hooks import _has_any_global_hook
         if _has_any_global_hook():
             warnings.warn(
                 "Using `torch.compile(module)` when there are global hooks on modules (e.g., "
@@ -478,3 +478,7 @@ def compile_module(mod, *, fullgraph=False, options=None):
 def compile_in_place(mod, *, fullgraph=False, options=None):
     """``model.compile()``: the module's own calls go through the compiled forward."""
     return _CompiledForward(mod, mod._call_impl, fullgraph=fullgraph, options=options)
+
+
+# how hookgrad.compile(model) and Module.compile() reach this module (they sit below it)
+MODULE_COMPILE.update(new=compile_module, in_place=compile_in_place)

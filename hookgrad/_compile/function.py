@@ -1,0 +1,316 @@
+"""``CompiledFunction``: what ``hookgrad.compile(fn)`` returns. Each call plans (what is
+state, the cache key), finds or traces the program (``hookgrad._compile.trace``), runs it
+and writes its outputs back; ``hookgrad._compile.replay`` skips the planning when the last
+call's state is unchanged."""
+import functools
+import sys
+
+import jax
+import numpy as np
+
+from . import replay as _replay
+from . import trace as _trace
+from . import tune as _tune
+from .. import _mode, _watch
+from .._random import GLOBAL as _KEY
+from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
+                    _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
+                    _opt_key, _opt_load, _opt_tree, _Split, _tensor_key, _Walk)
+from .host_hook import TracedValueError, _flatten_containers, _user_frames
+from .._tensor import Tensor, wrap_as
+from .._watch import WATCHED
+from .._autograd import grad_mode
+from .._autograd.saved import hook_state as _saved_state
+
+__all__ = ["CompiledFunction"]
+
+_gm = grad_mode._state
+_Tracer = jax.core.Tracer
+
+
+class CompiledFunction:
+    """The callable ``hookgrad.compile(fn)`` returns.
+
+    Attributes:
+        trace_count: how many times the step was traced (one per distinct cache key).
+
+    Methods ``lower(*args, **kwargs)`` (the ``jax.stages.Lowered`` program for these
+    arguments: ``.as_text()`` prints its StableHLO), ``cost_analysis(*args, **kwargs)`` and
+    ``jaxpr(*args, **kwargs)`` inspect what runs; ``cache_clear()`` drops the programs.
+    """
+
+    _is_compiled_function = True
+
+    def __init__(self, fn, *, donate=None, disable=False, autotune=False, options=None):
+        self._fn = fn
+        self._autotune = autotune
+        self._options = options or {}   # XLA compiler options (_compile_tune)
+        self._roots = _Roots(fn)
+        self._cache = {}
+        self._found = None      # the cached walk of the roots, with its guards
+        self._replay = None     # the last call, for the next to re-run (_compile_replay)
+        self._donate = donate
+        self._disable = disable
+        self.trace_count = 0
+        self._key_data = None   # (typed key, its raw data) from the last call
+        functools.update_wrapper(self, fn, updated=())
+
+    def __repr__(self):
+        return f"<hookgrad.compile of {getattr(self._fn, '__name__', self._fn)!r}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def cache_clear(self):
+        self._cache.clear()
+        self._found = self._replay = None
+
+    # ---- the call
+    def __call__(self, *args, **kwargs):
+        if self._disable or _mode.state.compiling or _mode.state.backend is not None:
+            # nested in another compiled step or a functional call: inline
+            return self._fn(*args, **kwargs)
+        last, self._replay = self._replay, None
+        plan = None if last is None else _replay.check(self, last, args, kwargs, _module_cls())
+        # ``last`` holds this call's input arrays: a donated buffer must have no other holder
+        del last
+        if plan is not None:
+            entry = plan.basis.entry
+        else:
+            plan = self._plan(args, kwargs)
+            if plan is None:  # an outer JAX trace is running: just trace through
+                return self._fn(*args, **kwargs)
+            entry = self._cache.get(plan.key)
+            if entry is None:
+                try:
+                    entry = _trace.trace(self, plan)
+                except TracedValueError as e:
+                    raise _user_frames(e) from None
+            plan.basis = _replay.basis(plan, entry)
+        out = self._run(entry, plan)
+        self._replay = plan.written
+        return out
+
+    def _entry(self, args, kwargs):
+        plan = self._plan(args, kwargs)
+        return plan, self._cache.get(plan.key) or _trace.trace(self, plan)
+
+    def lower(self, *args, **kwargs):
+        """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""
+        plan, entry = self._entry(args, kwargs)
+        flat = plan.flat + [jax.random.key_data(plan.rng)] if entry.key_in else plan.flat
+        return entry.exe.lower(*flat)
+
+    def cost_analysis(self, *args, **kwargs):
+        """XLA's cost analysis (flops, bytes accessed) of the program for these arguments."""
+        return self.lower(*args, **kwargs).compile().cost_analysis()
+
+    def jaxpr(self, *args, **kwargs):
+        """The traced program (a ``ClosedJaxpr``) for these arguments."""
+        return self._entry(args, kwargs)[1].jaxpr
+
+    def compiler_options(self, *args, **kwargs):
+        """The XLA compiler options the program for these arguments is compiled with: the
+        ``options`` given to ``compile``, or what ``mode="max-autotune"`` picked."""
+        return dict(self._entry(args, kwargs)[1].options)
+
+    # ---- planning: what is state, what the cache key is
+    def _discover(self, module_cls):
+        """The state the step's roots reach, and the part of the cache key read from its
+        Modules and the global hooks. The walk is redone only when a guard fails: a root
+        rebound, a container or Module slot re-pointed, an attribute of a Module rebound
+        (``train()``/``eval()``), a hook added or removed."""
+        roots, root_ids = self._roots.values()
+        found = self._found
+        if found is not None and found.holds(root_ids):
+            return found.state, found.module_key
+        now = _watch.epoch()
+        st = _State()
+        for v in roots:
+            st.walk(v, module_cls)
+        for d in _global_hook_dicts():
+            st._guard(_dict_key, d, type(d) not in WATCHED)
+        module_key = self._module_key(st)
+        # the roots are held by ``_Roots`` and the guarded objects by ``st``: the ids
+        # compared cannot be reused by new objects
+        self._found = _Walk(root_ids, st, module_key, now)
+        return st, module_key
+
+    @staticmethod
+    def _module_key(st):
+        key = [(id(m), m.training,
+                tuple(_dict_key(m.__dict__.get(a)) for a in _module_hook_attrs(m)))
+               for m in st.modules]
+        key.append(tuple(_dict_key(d) for d in _global_hook_dicts()))
+        return tuple(key)
+
+    def _plan(self, args, kwargs):
+        """What this call's program reads and its cache key (``_compile.state._Plan``), or
+        None inside an outer JAX trace."""
+        module_cls = _module_cls()
+        epoch = _watch.epoch()
+        st, module_key = self._discover(module_cls)
+        plan = _Plan()
+        plan.found, plan.epoch, plan.n_walk = self._found, epoch, len(st.tensors)
+        plan.flags = list(map(_replay._FLAGS, st.tensors))
+        arg_leaves, rebuild = _flatten_containers((args, kwargs))
+        st, module_key, arg_only, arg_slots, static_key = self._plan_args(
+            st, module_key, arg_leaves, module_cls)
+        flat = []
+        plan.ctx = _context_key(_gm.enabled, _saved_state)
+        key = [tuple(static_key), plan.ctx, module_key]
+        grads_in = []
+        for i, t in enumerate(st.tensors):
+            arr = t._data
+            if isinstance(arr, _Tracer):
+                return None
+            flat.append(arr)
+            if t._grad is not None:
+                flat.append(t._grad._data)
+                grads_in.append(i)
+            tid = id(t)
+            key.append(_tensor_key(t, ("arg", arg_only[tid]) if tid in arg_only else tid))
+        opt_trees = []
+        plan.groups, plan.opt_keys = [], []
+        for opt in st.optimizers:
+            plan.groups.append((_replay.group_values(opt),
+                                [list(g.values()) for g in opt.param_groups]))
+            tree, leaves, treedef = _opt_tree(opt)
+            opt_trees.append((len(flat), len(leaves), treedef, tree))
+            flat.extend(leaves)
+            opt_key = _opt_key(opt, tree, leaves)
+            plan.opt_keys.append(opt_key)
+            key.append((id(opt), treedef) + opt_key)
+        rng = _KEY.get()
+        key.append(rng.dtype)
+        for v, slot in zip(arg_leaves, arg_slots):
+            if slot[0] == "a":
+                flat.append(v)
+        plan.key = tuple(key)
+        plan.flat = flat
+        plan.state = st
+        plan.tensors, plan.optimizers = st.tensors, st.optimizers
+        plan.n_args, plan.kw_names = len(args), tuple(kwargs)
+        plan.grads_in = grads_in
+        plan.opt_trees = opt_trees
+        plan.rng = rng
+        plan.arg_leaves = arg_leaves
+        plan.arg_slots = arg_slots
+        plan.rebuild = rebuild
+        return plan
+
+    def _plan_args(self, st, module_key, arg_leaves, module_cls):
+        """Sort the call's leaves: Tensors join the state (by position when only an
+        argument holds them), arrays are inputs, Modules and optimizers are walked, the
+        rest are static. Returns the state, the module key, each argument-only Tensor's
+        position, one slot per leaf (("t", tensor index) | ("a", None) | ("s", value)) and
+        the arguments' part of the cache key."""
+        # ``st`` is the cached walk: copied before adding to it (None: its Tensors copied)
+        shared = True
+        arg_only, arg_slots, static_key = {}, [], []
+        for v in arg_leaves:
+            if isinstance(v, Tensor):
+                if id(v) not in st.tensor_ids:
+                    arg_only[id(v)] = len(arg_only)  # keyed by position, not identity
+                    if shared:
+                        st, shared = st.copy(deep=False), None
+                    st.add_tensor(v)
+                arg_slots.append(("t", st.tensor_ids[id(v)]))
+                static_key.append(("T", st.tensor_ids[id(v)]))
+            elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
+                arg_slots.append(("a", None))
+                static_key.append(_arg_array_key(v))
+            elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v):
+                if shared is not False:
+                    st, shared = st.copy(), False
+                n_modules = len(st.modules)
+                st.walk(v, module_cls)
+                if len(st.modules) != n_modules:
+                    module_key = self._module_key(st)
+                arg_slots.append(("s", v))
+                static_key.append(("obj", id(v)))
+            else:
+                arg_slots.append(("s", v))
+                try:
+                    hash(v)
+                    static_key.append(("v", type(v), v))
+                except TypeError:
+                    static_key.append(("id", id(v)))
+        return st, module_key, arg_only, arg_slots, static_key
+
+    # ---- running and writing back
+    def _run(self, entry, plan):
+        exe = entry.exe
+        flat = plan.flat
+        if entry.key_in:
+            rng = plan.rng
+            cached = self._key_data
+            if cached is not None and cached[0] is rng:
+                data = cached[1]
+            else:
+                data = jax.random.key_data(rng)
+            flat = flat + [data]
+        if entry.donated:
+            # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
+            # it: a user's alias (``old = p.detach()``) must stay readable
+            refs = sys.getrefcount
+            for i in entry.donated:
+                if refs(flat[i]) > 3:
+                    exe = entry.exe_plain
+                    if exe is None:
+                        exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options)
+                    break
+        res = exe(*flat)
+        del flat
+        tensors = plan.tensors
+        for i, k in entry.data_out:
+            tensors[i]._data = res[k]
+        for i, k in entry.grad_out:
+            tensors[i]._grad._data = res[k]
+        for i in entry.grad_none:
+            tensors[i]._grad = None
+        for i, k, rg in entry.grad_new:
+            g = Tensor._wrap(res[k])
+            g._requires_grad = rg
+            tensors[i]._grad = g
+        for i, dv, gv in entry.versions:
+            t = tensors[i]
+            if dv:
+                t._version += dv
+            if gv:
+                t._grad._version += gv
+        for opt, (_, _, in_def, tree), (treedef, spec) in zip(plan.optimizers, plan.opt_trees,
+                                                               entry.opt_out):
+            leaves = [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
+            if type(in_def) is _Split:   # kept flat: the next call passes it straight in
+                opt._load_flat_state(treedef, leaves)
+            else:
+                new = treedef.unflatten(leaves)
+                _opt_load(opt, dict(tree, state=new) if isinstance(tree, dict) and
+                          "state" in tree else new)
+        # the replaced inputs are freed now, while the program runs, not after it
+        plan.flat = None
+        if entry.key_out is not None:
+            data = res[entry.key_out]
+            new_key = jax.random.wrap_key_data(data, impl=_trace.key_impl(plan.rng))
+            _KEY.set(new_key)
+            self._key_data = (new_key, data)
+        if plan.basis is not None:
+            plan.written = _replay.written(plan)
+        out = []
+        for s in entry.user_spec:
+            if s[0] == "T":
+                out.append(s[2]._wrap(res[s[1]]) if s[2] is Tensor else wrap_as(s[2], res[s[1]]))
+            elif s[0] == "A":
+                out.append(res[s[1]])
+            else:
+                out.append(s[1])
+        # host hooks reached while tracing, in that order, with this run's values
+        for call, idx in entry.host_calls:
+            call(*[res[k] for k in idx])
+        return entry.user_build(out)
+
+
+CompiledFunction.__module__ = "hookgrad.compile"  # its public path

@@ -1,0 +1,281 @@
+"""Tracing a ``hookgrad.compile`` step: one ``jax.jit`` program from an eager step.
+
+:func:`trace` runs the step once with every state Tensor holding a tracer, in four parts:
+
+1. **snapshot** what tracing overwrites (each Tensor's own snapshot, Module slots, the
+   optimizers' state, the global PRNG key), restored afterwards whatever happens;
+2. **bind** the program's flat inputs into that state (Tensors, ``.grad``, optimizer
+   state, array arguments, the key);
+3. **collect** what the step changed as outputs, with how to write each back
+   (:class:`Entry`);
+4. **donate** the input buffers an output of the same aval replaces.
+"""
+import jax
+import jax.extend.core as _jex
+
+from . import tune as _tune
+from .. import _mode
+from .._random import GLOBAL as _KEY
+from .._tensor import Tensor
+from .host_hook import _ctx, _current_trace, _flatten_containers, _Tracing
+from .state import _opt_install, _opt_load, _state_part
+
+_Tracer = jax.core.Tracer
+
+
+class Entry:
+    """One traced and compiled program, with how to write its outputs back."""
+
+    __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
+                 "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
+                 "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
+                 "options", "tuning")
+
+
+def trace(cf, plan):
+    """Trace ``cf``'s step for ``plan`` (a ``_compile.state._Plan``), compile it and cache
+    the :class:`Entry` under ``plan.key``."""
+    entry = Entry()
+    entry.fixed_point = None
+    snap = _Snapshot(plan)
+
+    def body(*flat):
+        bound = _Bound(plan, flat)
+        tracing = _Tracing(_current_trace())
+        _ctx.stack.append(tracing)
+        try:
+            with _mode.compiling_mode():
+                result = cf._fn(*bound.args, **bound.kwargs)
+        finally:
+            _ctx.stack.pop()
+        return _collect(entry, plan, snap, bound, result, tracing)
+
+    try:
+        traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
+    finally:
+        snap.restore()
+    cf.trace_count += 1
+    entry.jaxpr = traced.jaxpr
+    entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
+    _build(entry, traced, cf._options, cf._autotune)
+    cf._cache[plan.key] = entry
+    return entry
+
+
+# --------------------------------------------------------------------------- 1. snapshot
+
+
+class _Snapshot:
+    """What tracing overwrites: taken before the trace, put back by :meth:`restore`."""
+
+    def __init__(self, plan):
+        st = plan.state
+        self.tensors = st.tensors
+        self.saved = [t._compile_snapshot() for t in st.tensors]
+        # versions before the step: the program's version bumps are counted from them
+        self.versions = [(t._version, None if t._grad is None else t._grad._version)
+                         for t in st.tensors]
+        self.mod_slots = [(m, dict(m._parameters), dict(m._buffers)) for m in st.modules]
+        self.opts = [(opt, treedef, plan.flat[start:start + n])
+                     for opt, (start, n, treedef, _) in zip(st.optimizers, plan.opt_trees)]
+        self.key = _KEY.peek()
+
+    def restore(self):
+        for t, snap in zip(self.tensors, self.saved):
+            t._compile_restore(snap)
+        for m, params, bufs in self.mod_slots:
+            m._parameters.update(params)
+            m._buffers.update(bufs)
+        for opt, treedef, leaves in self.opts:
+            _opt_install(opt, treedef, leaves)
+        _KEY.set(self.key)
+
+
+# --------------------------------------------------------------------------- 2. bind
+
+
+class _Bound:
+    """The program's flat inputs put into the state: each state Tensor's array (and its
+    ``.grad``'s), the optimizers' state, the array arguments and the global PRNG key."""
+
+    def __init__(self, plan, flat):
+        st = plan.state
+        it = iter(flat)
+        grads_in = set(plan.grads_in)
+        self.data, self.grad = [], {}
+        for i, t in enumerate(st.tensors):
+            t._data = next(it)
+            self.data.append(t._data)
+            if i in grads_in:
+                t._grad._data = next(it)
+                self.grad[i] = t._grad._data
+        self.grad_obj = {i: st.tensors[i]._grad for i in grads_in}
+        self.grads_in = grads_in
+        self.opt = []   # per optimizer: id of each state leaf -> its flat input position
+        for opt, (start, n, treedef, _) in zip(st.optimizers, plan.opt_trees):
+            leaves = [next(it) for _ in range(n)]
+            tree = treedef.unflatten(leaves)
+            pos = {id(v): start + j for j, v in enumerate(leaves)}
+            self.opt.append({id(v): pos[id(v)]
+                             for v in jax.tree_util.tree_leaves(_state_part(tree))})
+            _opt_load(opt, tree)
+        leaves = list(plan.arg_leaves)
+        for j, slot in enumerate(plan.arg_slots):
+            if slot[0] == "a":
+                leaves[j] = next(it)
+        # the global PRNG key, as raw key data (typed keys take jit's slow path)
+        self.key = jax.random.wrap_key_data(next(it), impl=key_impl(plan.rng))
+        _KEY.set(self.key)
+        self.args, self.kwargs = plan.rebuild(leaves)
+
+
+# --------------------------------------------------------------------------- 3. collect
+
+
+def _collect(entry, plan, snap, bound, result, tracing):
+    """What the step changed, as the program's outputs; ``entry`` learns where each goes."""
+    outs = []
+    _rebound_slots(snap)
+    _collect_tensors(entry, plan, snap, bound, outs)
+    _collect_optimizers(entry, plan, bound, outs)
+    key_now = _KEY.peek()
+    if key_now is not bound.key:
+        entry.key_out = len(outs)
+        outs.append(jax.random.key_data(key_now))
+    else:
+        entry.key_out = None
+    ures, entry.user_build = _flatten_containers(result)
+    entry.user_spec = []
+    for v in ures:
+        if isinstance(v, Tensor):
+            entry.user_spec.append(("T", len(outs), type(v)))
+            outs.append(v._data)
+        elif isinstance(v, (jax.Array, _Tracer)):
+            entry.user_spec.append(("A", len(outs)))
+            outs.append(v)
+        else:
+            entry.user_spec.append(("S", v))
+    entry.host_calls = []
+    for call, arrays in tracing.host_calls:
+        entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
+        outs.extend(arrays)
+    entry.n_out = len(outs)
+    return outs
+
+
+def _rebound_slots(snap):
+    # a Module slot the step rebound to a new Tensor: its value goes into the original
+    for m, params, bufs in snap.mod_slots:
+        for d, before in ((m._parameters, params), (m._buffers, bufs)):
+            for name, obj in before.items():
+                now = d.get(name)
+                if now is not obj and isinstance(now, Tensor) and obj is not None:
+                    obj._data = now._data
+
+
+def _collect_tensors(entry, plan, snap, bound, outs):
+    data_out, grad_out, grad_none, grad_new, versions = [], [], [], [], []
+    for i, t in enumerate(plan.state.tensors):
+        if t._data is not bound.data[i]:
+            data_out.append((i, len(outs)))
+            outs.append(t._data)
+        ver, grad_ver = snap.versions[i]
+        dv, gv = t._version - ver, 0
+        g = t._grad
+        if g is None:
+            if i in bound.grads_in:
+                grad_none.append(i)
+        elif i in bound.grads_in and g is bound.grad_obj[i]:
+            if g._data is not bound.grad[i]:
+                grad_out.append((i, len(outs)))
+                outs.append(g._data)
+            gv = g._version - grad_ver
+        else:
+            grad_new.append((i, len(outs), g._requires_grad and g.grad_fn is None))
+            outs.append(g._data)
+        if dv or gv:
+            versions.append((i, dv, gv))
+    entry.data_out, entry.grad_out = data_out, grad_out
+    entry.grad_none, entry.grad_new, entry.versions = grad_none, grad_new, versions
+
+
+def _collect_optimizers(entry, plan, bound, outs):
+    entry.opt_state_in = [p for ids in bound.opt for p in ids.values()]
+    entry.opt_out = []
+    for opt, ids_in in zip(plan.state.optimizers, bound.opt):
+        tree = opt._state_arrays() if hasattr(opt, "_state_arrays") else None
+        leaves, treedef = jax.tree_util.tree_flatten(_state_part(tree))
+        spec = []
+        for leaf in leaves:
+            if id(leaf) in ids_in:
+                spec.append(("in", ids_in[id(leaf)]))
+            else:
+                spec.append(("out", len(outs)))
+                outs.append(jax.numpy.asarray(leaf))
+        entry.opt_out.append((treedef, spec))
+
+
+# --------------------------------------------------------------------------- 4. donate
+
+
+def _donations(entry, plan, traced):
+    """Input positions whose value an output replaces and whose buffer an output of the
+    same shape and dtype can take over (XLA warns about donations it cannot use, e.g. a
+    ``.grad`` dropped by ``zero_grad``)."""
+    changed = set()
+    pos = 0
+    replaced = {i for i, _ in entry.data_out}
+    grad_replaced = {i for i, _ in entry.grad_out} | set(entry.grad_none)
+    grads_in = set(plan.grads_in)
+    for i in range(len(plan.state.tensors)):
+        if i in replaced:
+            changed.add(pos)
+        pos += 1
+        if i in grads_in:
+            if i in grad_replaced:
+                changed.add(pos)
+            pos += 1
+    kept = {j for _, spec in entry.opt_out for kind, j in spec if kind == "in"}
+    changed.update(p for p in entry.opt_state_in if p not in kept)
+    free = {}
+    for v in traced.jaxpr.jaxpr.outvars:
+        k = (v.aval.shape, v.aval.dtype)
+        free[k] = free.get(k, 0) + 1
+    usable = []
+    for p in sorted(changed):
+        a = traced.jaxpr.jaxpr.invars[p].aval
+        k = (a.shape, a.dtype)
+        if free.get(k, 0) > 0:
+            free[k] -= 1
+            usable.append(p)
+    return tuple(usable)
+
+
+def _build(entry, traced, options, autotune):
+    """The executable: the traced program, without the key input when nothing uses it."""
+    fn = _jex.jaxpr_as_fun(traced.jaxpr)
+    jaxpr = traced.jaxpr.jaxpr
+    entry.key_in = entry.key_out is not None or _uses_last_input(jaxpr)
+    if not entry.key_in:  # the step draws no randomness: the key is not passed
+        full, shape = fn, jaxpr.invars[-1].aval
+
+        def fn(*xs):
+            return full(*xs, jax.numpy.zeros(shape.shape, shape.dtype))
+    entry.fn = fn
+    entry.options, entry.tuning = options, None
+    entry.exe = (_tune.Autotuned(fn, entry.donated, entry) if autotune else
+                 _tune.jit(fn, entry.donated, entry.options))
+    entry.exe_plain = None if entry.donated else entry.exe
+
+
+def _uses_last_input(jaxpr):
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        _, used = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars))
+        return bool(used[-1])
+    except Exception:  # noqa: BLE001 - other JAX versions: assume it is used
+        return True
+
+
+def key_impl(key):
+    return jax.random.key_impl(key)

@@ -1,0 +1,82 @@
+"""The global numerics switches (matmul precision, deterministic algorithms), below the
+``backends`` submodules that read them."""
+import warnings
+
+import jax
+
+# NOTE: PyTorch's levels onto JAX's default matmul precision: 'highest' is full float32,
+# 'high' is TF32 / three bfloat16 passes (JAX 'high'), 'medium' one bfloat16 pass (JAX
+# 'bfloat16', i.e. DEFAULT). XLA on CPU computes float32 matmuls in full precision at
+# every level.
+_TO_JAX = {"highest": "highest", "high": "high", "medium": "bfloat16"}
+_FROM_JAX = {"highest": "highest", "float32": "highest", "F32_F32_F32": "highest",
+             "high": "high", "tensorfloat32": "high", "TF32_TF32_F32": "high",
+             "BF16_BF16_F32_X3": "high"}
+# JAX's DEFAULT precision per platform, as PyTorch would name it
+_PLATFORM_DEFAULT = {"cpu": "highest", "gpu": "high", "tpu": "medium"}
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def set_float32_matmul_precision(precision):
+    """Set the internal precision of float32 matrix multiplications (and convolutions):
+    ``"highest"``, ``"high"`` or ``"medium"``, as JAX's ``jax_default_matmul_precision``.
+
+    Example::
+
+        >>> hookgrad.set_float32_matmul_precision("medium")
+    """
+    if not isinstance(precision, str):
+        raise RuntimeError("set_float32_matmul_precision expects a str, but got "
+                           f"{type(precision).__name__}")
+    if precision not in _TO_JAX:
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    jax.config.update("jax_default_matmul_precision", _TO_JAX[precision])
+
+
+def get_float32_matmul_precision():
+    """The current float32 matmul precision: ``"highest"``, ``"high"`` or ``"medium"``.
+
+    Until it is set, JAX's default precision applies, named as PyTorch would name it for
+    the default platform: ``"highest"`` on CPU, ``"high"`` (TF32) on GPU, ``"medium"`` on TPU.
+    """
+    value = jax.config.jax_default_matmul_precision
+    if value is None or value == "default":
+        return _PLATFORM_DEFAULT.get(jax.default_backend(), "highest")
+    return _FROM_JAX.get(value, "medium")
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Ask for deterministic algorithms. XLA on CPU is deterministic already.
+
+    NOTE: on GPU, XLA's determinism is chosen when the backend starts: set
+    ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` before importing JAX. hookgrad records
+    the mode (``are_deterministic_algorithms_enabled``) and warns when it cannot honour it.
+    """
+    if not isinstance(mode, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must "
+                        f"be bool, not {type(mode).__name__}")
+    if not isinstance(warn_only, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
+                        f"not {type(warn_only).__name__}")
+    if mode and jax.default_backend() == "gpu" and not _gpu_deterministic():
+        warnings.warn("use_deterministic_algorithms(True): XLA's GPU kernels are not "
+                      "deterministic in this process; restart with XLA_FLAGS="
+                      "--xla_gpu_deterministic_ops=true", UserWarning, stacklevel=2)
+    _deterministic.update(mode=mode, warn_only=warn_only)
+
+
+def _gpu_deterministic():
+    import os
+    return "--xla_gpu_deterministic_ops=true" in os.environ.get("XLA_FLAGS", "")
+
+
+def are_deterministic_algorithms_enabled():
+    """Whether ``use_deterministic_algorithms(True)`` is in effect."""
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Whether ``use_deterministic_algorithms`` was called with ``warn_only=True``."""
+    return _deterministic["warn_only"]

@@ -1,0 +1,61 @@
+"""The Tensor declares what ``hookgrad.compile`` does with each of its fields
+(``Tensor._COMPILE_SNAPSHOT``/``_COMPILE_KEY``/``_COMPILE_LOCAL``): a field added to the
+Tensor and to none of them fails here, before a trace could leak a traced value into it."""
+import types
+
+import jax.numpy as jnp
+
+import hookgrad
+from hookgrad import Tensor
+from hookgrad._compile import replay
+from hookgrad._compile.state import _tensor_key
+from hookgrad._watch import WatchedOrderedDict
+
+
+def _fields():
+    slots = [s for s in Tensor.__slots__ if not s.startswith("__")]
+    defaults = [k for k, v in vars(Tensor).items()
+                if k.startswith("_") and not k.startswith("__") and not k.startswith("_COMPILE")
+                and not callable(v) and not isinstance(v, (property, classmethod, staticmethod,
+                                                             types.MemberDescriptorType))]
+    return set(slots) | set(defaults)
+
+
+def test_every_tensor_field_is_declared_for_the_compiled_mode():
+    declared = (set(Tensor._COMPILE_SNAPSHOT) | set(Tensor._COMPILE_KEY) |
+                set(Tensor._COMPILE_LOCAL))
+    assert _fields() - declared == set(), "add the field to Tensor._COMPILE_*"
+    assert declared - _fields() == set(), "a declared field the Tensor no longer has"
+
+
+def test_snapshot_restores_every_snapshot_field():
+    t = hookgrad.ones(2, requires_grad=True)
+    t.grad = hookgrad.zeros(2)
+    grad = t.grad
+    before = {f: getattr(t, f) for f in Tensor._COMPILE_SNAPSHOT}
+    grad_before = (grad._data, grad._version)
+    snap = t._compile_snapshot()
+    for f in Tensor._COMPILE_SNAPSHOT:
+        setattr(t, f, object())
+    grad._data, grad._version = jnp.full(2, 7.0), 5
+    t._compile_restore(snap)
+    assert {f: getattr(t, f) for f in Tensor._COMPILE_SNAPSHOT} == before
+    assert t._grad is grad and (grad._data, grad._version) == grad_before
+
+
+def test_the_cache_key_and_replay_flags_see_every_key_field():
+    t = hookgrad.ones(2, requires_grad=True)
+    y = (t * 2).sum()
+    acc = t._grad_accumulator()  # the key reads a node's hooks, not its identity
+    acc.register_prehook(lambda grads: None)
+    changes = {"_requires_grad": False, "grad_fn": y.grad_fn, "_retains_grad": True,
+               "_backward_hooks": WatchedOrderedDict({0: print}),
+               "_post_acc_hooks": WatchedOrderedDict({0: print}),
+               "_acc": acc}
+    assert set(changes) == set(Tensor._COMPILE_KEY)
+    for field, value in changes.items():
+        u = hookgrad.ones(2, requires_grad=True)
+        key, flags = _tensor_key(u, 0), replay._FLAGS(u)
+        setattr(u, field, value)
+        assert _tensor_key(u, 0) != key, field
+        assert replay._FLAGS(u) != flags, field
