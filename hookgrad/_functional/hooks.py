@@ -62,27 +62,26 @@ class _Open(threading.local):
 open_tasks = _Open()
 
 
-def _ensure_task():
-    """A hook running in a backward whose start no identity saw (the outer level of
-    jax.grad(jax.grad(...)): the outputs' cotangent is 0) gets a graph task too, closed
-    where that backward ends (``module.mark_backward_end``) or when the next begins."""
-    if engine.running_task() is None:
-        scope = engine.graph_task(keep_graph=True)
-        scope.open()
-        open_tasks.scopes.append(scope)
-
-
 class _HookEnv:
-    """Hooks run as in eager backward: grad mode off, functional mode on."""
+    """Hooks run as in eager backward: grad mode off, functional mode on, in a graph task.
+
+    A hook in a backward whose start no identity saw (the outer level of
+    jax.grad(jax.grad(...)): the outputs' cotangent is 0, or a backward outside
+    ``functional_call``) gets a graph task of its own, closed when it returns."""
 
     def __enter__(self):
         self.prev = (_gm.enabled, _mode.state.backend)
         _gm.enabled = False
         _mode.state.backend = _mode.get("functional")
-        _ensure_task()
+        self.scope = None
+        if engine.running_task() is None:
+            self.scope = engine.graph_task(keep_graph=True)
+            self.scope.open()
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         _gm.enabled, _mode.state.backend = self.prev
+        if self.scope is not None:
+            self.scope.close(exc_type is None)
 
 
 # hook boundaries made so far (tensor / Node pre-hooks, multi-grad hooks: ``_identity``;
