@@ -435,3 +435,23 @@ def test_rng_key_feeds_random_ops_under_jit():
     # without rng_key no tracer is left in the global state
     jax.jit(lambda x: functional_call(m, {}, (x,)))(jnp.ones(4))
     assert not isinstance(hg.random._state["key"], jax.core.Tracer)
+
+
+def test_hook_outside_a_begun_backward_gets_a_graph_task_of_its_own():
+    # a hook that JAX's backward runs outside functional_call's begin/end marks (here the
+    # functional mode entered directly) sees a running graph task while it runs, and none
+    # is left running afterwards
+    from hookgrad import _mode
+    seen = []
+
+    def f(a):
+        with _mode.functional_mode():
+            t = hg.Tensor._wrap(a)
+            t._requires_grad = True
+            t.register_hook(lambda g: seen.append(hg._C._current_graph_task_id()))
+            return (t * t).sum()._data
+
+    g = jax.grad(f)(jnp.ones(2))
+    np.testing.assert_allclose(np.asarray(g), [2.0, 2.0])
+    assert len(seen) == 1 and seen[0] >= 0
+    assert hg._C._current_graph_task_id() == -1
