@@ -37,8 +37,9 @@ the graph (the graph reads them; they need nothing above), and the saved tensors
 the graph (nodes hold them). The only import circle allowed is the Tensor <-> graph one
 that any tape autograd has (a leaf Tensor makes its AccumulateGrad node; nodes wrap
 gradients and saved values back into Tensors): the graph side imports the Tensor only
-inside functions, each import marked with a ``# NOTE:``. ``PENDING`` lists the upward
-imports another change removes (the functional mode's branches, the engine's graph tasks).
+inside functions, each import marked with a ``# NOTE:``. A lower layer that must call a
+higher one (``Tensor.backward``, the graph's graph-task queries, the functional backend)
+owns a slot that the higher layer fills when it is imported.
 """
 import ast
 import collections
@@ -70,11 +71,6 @@ LAYERS = [
 # Upward imports another change removes (issue 14 step 3: the functional mode becomes a
 # backend that registers itself, and the engine's graph tasks move below the graph), with
 # why they are still here. The test fails when one of them is gone, so the list only shrinks.
-PENDING = {
-    # AccumulateGrad and multi-grad hooks call the engine's graph-task state
-    ("hookgrad._autograd.graph", "hookgrad._autograd.engine"),
-}
-
 # The circle any tape autograd has, (importer, imported): a Tensor holds its grad_fn; a
 # leaf's AccumulateGrad node and a node's saved tensors hold Tensors.
 ALLOWED_UPWARD = {("hookgrad._autograd.graph", "hookgrad._tensor"),
@@ -201,8 +197,6 @@ def test_imports_only_go_down():
             continue
         if (importer, imported) in ALLOWED_UPWARD and _has_note(path, line):
             continue
-        if (importer, imported) in PENDING:
-            continue
         upward.append(f"{os.path.relpath(path, os.path.dirname(ROOT))}:{line}: {importer} "
                       f"(layer {layer_of(importer)}) imports {imported} "
                       f"(layer {layer_of(imported)})")
@@ -224,16 +218,10 @@ def test_nothing_internal_imports_the_public_facades():
     assert not found, "\n".join(found)
 
 
-def test_pending_upward_imports_still_exist():
-    edges = {(importer, imported) for importer, imported, *_ in EDGES}
-    assert PENDING - edges == set(), "gone: remove them from PENDING"
-
-
-def _cycles(skip=frozenset()):
+def _cycles():
     graph = collections.defaultdict(set)
     for importer, imported, *_ in EDGES:
-        if (importer, imported) not in skip:
-            graph[importer].add(imported)
+        graph[importer].add(imported)
     index, low, stack, on_stack, found = {}, {}, [], set(), []
 
     def visit(v):  # Tarjan's strongly connected components
@@ -265,7 +253,7 @@ def _cycles(skip=frozenset()):
 
 def test_no_import_cycle_but_tensor_and_node():
     allowed = sorted({m for pair in ALLOWED_UPWARD for m in pair})
-    cycles = [c for c in _cycles(skip=PENDING) if c != allowed]
+    cycles = [c for c in _cycles() if c != allowed]
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 

@@ -22,7 +22,7 @@ import threading
 
 from .. import _mode
 from .._tensor import Tensor
-from . import anomaly_mode
+from . import anomaly_mode, graph
 from . import grad_mode
 from . import hooks
 from .graph import AccumulateGrad, GradientEdge, log
@@ -449,3 +449,10 @@ def _feeds_other(node, targets):
 
 def _num_outputs(node):
     return len(node._out_meta()) or 1
+
+
+# the graph reaches the engine through its slot (the graph sits below the engine)
+graph.ENGINE.accumulate_grad = accumulate_grad
+graph.ENGINE.current_graph_task_id = current_graph_task_id
+graph.ENGINE.queue_cleanup = queue_cleanup
+graph.ENGINE.will_engine_execute_node = will_engine_execute_node

@@ -25,6 +25,17 @@ _sequence = itertools.count()
 ACCUMULATE_GRAD_PRIORITY = float("inf")
 
 
+
+class _EngineSlot:
+    """What the graph asks of the engine, which sits above it: filled by
+    ``hookgrad._autograd.engine`` when it is imported (with ``hookgrad``)."""
+
+    accumulate_grad = current_graph_task_id = queue_cleanup = None
+    will_engine_execute_node = None
+
+
+ENGINE = _EngineSlot()
+
 class Node(abc.ABC):
     """A backward step of the graph (``tensor.grad_fn``).
 
@@ -214,8 +225,7 @@ class AccumulateGrad(Node):
         return ((tuple(v._data.shape), v._data.dtype),) if v is not None else (None,)
 
     def _apply(self, grads, create_graph):
-        from .engine import accumulate_grad
-        accumulate_grad(self, grads[0], create_graph)
+        ENGINE.accumulate_grad(self, grads[0], create_graph)
         return []
 
 
@@ -514,7 +524,8 @@ class MultiGradHandle(RemovableHandle):
 def _all_grads_hooks(tensors, fn):
     """Per tensor index, a tensor hook that buffers its gradient; the last of them that the
     running graph task reaches calls ``fn`` with all of them."""
-    from .engine import current_graph_task_id, queue_cleanup, will_engine_execute_node
+    current_graph_task_id, queue_cleanup = ENGINE.current_graph_task_id, ENGINE.queue_cleanup
+    will_engine_execute_node = ENGINE.will_engine_execute_node
     lock = threading.Lock()
     count = {}     # graph task id -> grads seen
     buffers = {}   # graph task id -> [grad or None]
@@ -546,7 +557,7 @@ def _all_grads_hooks(tensors, fn):
 def _first_grad_hooks(fn):
     """A tensor hook (the same for every tensor) calling ``fn`` with the first gradient
     the running graph task computes among the tensors."""
-    from .engine import current_graph_task_id, queue_cleanup
+    current_graph_task_id, queue_cleanup = ENGINE.current_graph_task_id, ENGINE.queue_cleanup
     lock = threading.Lock()
     ran = set()  # graph task ids where fn already ran
 
