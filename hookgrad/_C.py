@@ -58,8 +58,9 @@ def _current_graph_task_execution_order():
     import heapq
     import itertools
 
-    from ._autograd.engine import _discover, _local
-    if not _local.tasks:
+    from ._autograd.engine import _discover, running_task
+    task = running_task()
+    if task is None:
         raise RuntimeError("_current_graph_task_execution_order should only be called during "
                            "the backward pass")
     if _is_multithreading_enabled():
@@ -68,7 +69,6 @@ def _current_graph_task_execution_order():
             "executed with multithreading disabled, e.g. by running:\n\n>>> with "
             "torch.autograd.set_multithreading_enabled(False):\n...     "
             "torch.autograd.grad(...)\n")
-    task = _local.tasks[-1]
     deps, _ = _discover(task.roots)
     runs = None if task.exec_info is None else set(task.exec_info) | set(task.captured_nodes)
     counter = itertools.count()
@@ -99,8 +99,9 @@ def _saved_tensors_hooks_is_enabled():
 
 def _get_current_graph_task_keep_graph():
     """Whether the running backward keeps its graph (``retain_graph``); True outside one."""
-    from ._autograd.engine import _local
-    return _local.tasks[-1].keep_graph if _local.tasks else True
+    from ._autograd.engine import running_task
+    task = running_task()
+    return task.keep_graph if task is not None else True
 
 
 class _SavedTensorObject:

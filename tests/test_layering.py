@@ -68,9 +68,6 @@ LAYERS = [
     ["*", "hookgrad.autograd.gradcheck", "hookgrad.autograd.functional"],
 ]
 
-# Upward imports another change removes (issue 14 step 3: the functional mode becomes a
-# backend that registers itself, and the engine's graph tasks move below the graph), with
-# why they are still here. The test fails when one of them is gone, so the list only shrinks.
 # The circle any tape autograd has, (importer, imported): a Tensor holds its grad_fn; a
 # leaf's AccumulateGrad node and a node's saved tensors hold Tensors.
 ALLOWED_UPWARD = {("hookgrad._autograd.graph", "hookgrad._tensor"),
