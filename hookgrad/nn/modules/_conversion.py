@@ -91,7 +91,7 @@ class _ConversionMixin:
         others only move.
         """
         from ... import _dtype
-        from ..._ops.shape import _to_args
+        from ..._ops.layout import _to_args
         dtype, device, _ = _to_args(args, kwargs)
         if device is not None:
             _dtype.jax_device(device)  # a missing device raises before any tensor moves

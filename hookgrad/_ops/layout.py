@@ -1,0 +1,277 @@
+"""Conversion and layout: ``to``, ``cpu``, ``cuda``, ``contiguous``, the dtype casts
+(``float()``, ``long()``, ...), ``type``, ``stride``, ``storage_offset``, ``set_``, ``resize_``.
+"""
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Size, Tensor
+from .dispatch import apply
+from .registry import defop, export
+from .shape import TENSOR_PROPERTIES, wrap_dim
+
+TO_DTYPE = defop("to_dtype", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", ())
+TO_DEVICE = defop("to_device", lambda x, device: jax.device_put(x, device), "ToCopyBackward0",
+                  (), jit=False)
+
+@export(function=False)
+def contiguous(self, memory_format=None) -> Tensor:
+    return self
+
+
+def _to_args(args, kwargs):
+    """(dtype, device, copy) from ``to``'s three signatures, with torch's TypeError."""
+    from .. import _dtype
+    known = {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    bad = [k for k in kwargs if k not in known]
+    if bad or len(args) > 4:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}"
+                                                            for k, v in kwargs.items()])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (device device = None, dtype dtype = None, "
+                        "bool non_blocking = False, bool copy = False, *, memory_format "
+                        "memory_format = None)\n * (dtype dtype, bool non_blocking = False, bool "
+                        "copy = False, *, memory_format memory_format = None)\n * (Tensor tensor, "
+                        "bool non_blocking = False, bool copy = False, *, memory_format "
+                        "memory_format = None)\n")
+    dtype, device, copy = kwargs.get("dtype"), kwargs.get("device"), kwargs.get("copy", False)
+    flags = []  # non_blocking, copy (positional, after the device/dtype/tensor)
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, (str, int, _dtype.device)):  # an int is an accelerator index
+            device = a
+        elif a is not None:
+            dtype = a
+    if len(flags) > 1:
+        copy = flags[1]
+    return dtype, device, copy
+
+
+@export(function=False)
+def to(self, *args, **kwargs) -> Tensor:
+    """``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``non_blocking``, ``copy``.
+
+    Returns ``self`` when nothing changes (and ``copy=False``), else a new tensor whose
+    backward node is ``ToCopyBackward0``. A device with no JAX backend raises PyTorch's
+    error (``AssertionError: Torch not compiled with CUDA enabled`` for ``'cuda'``).
+
+    Example::
+
+        >>> x = hookgrad.ones(2)
+        >>> x.to(hookgrad.float16).dtype
+        hookgrad.float16
+        >>> x.to("cpu") is x
+        True
+    """
+    from .. import _dtype
+    dtype, device, copy = _to_args(args, kwargs)
+    target = None if device is None else _dtype.jax_device(device)  # raises before any work
+    out = self
+    if dtype is not None:
+        jd = _dtype.to_jax(dtype)
+        if jd != out._data.dtype:
+            out = apply(TO_DTYPE, (out,), {"dtype": jd})
+    if target is not None and not _on(out._data, target):
+        out = apply(TO_DEVICE, (out,), {"device": target})
+    if copy and out is self:
+        out = apply(TO_DTYPE, (out,), {"dtype": out._data.dtype})
+    return out
+
+
+def _on(arr, jax_device):
+    from .. import _dtype
+    if isinstance(arr, jax.core.Tracer):  # traced: placement is the compiled program's
+        return _dtype.device_of(jax_device).type == jax.default_backend().replace("gpu", "cuda")
+    return arr.devices() == {jax_device}
+
+
+def _cast(dt):
+    def method(self, memory_format=None) -> Tensor:
+        return to(self, dt)
+    return method
+
+
+@export(function=False)
+def cpu(self, memory_format=None) -> Tensor:
+    """This tensor on the CPU (``self`` when it is already there)."""
+    return to(self, "cpu")
+
+
+@export(function=False)
+def cuda(self, device=None, non_blocking=False, memory_format=None) -> Tensor:
+    """This tensor on the current GPU, or on ``device`` (an index, ``'cuda:1'``, a device)."""
+    from .._device import cuda_target
+    return to(self, cuda_target(device))
+
+
+for _name, _dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
+                   ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
+                   ("bool", "bool"), ("short", "int16"), ("byte", "uint8")):
+    from .. import _dtype as _d
+    export(_cast(getattr(_d, _dt)), name=_name, function=False)
+
+
+# --------------------------------------------------------------------------- layout queries
+
+# PyTorch's legacy tensor type names (``x.type()``), by dtype name
+_TYPE_NAMES = {k: v + "Tensor" for k, v in _dtype.TORCH_KINDS.items()}
+_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _type_string(t):
+    # NOTE: "torch." as PyTorch prints it, so ported code comparing x.type() strings runs
+    cuda = ".cuda" if t.device.type == "cuda" else ""
+    return f"torch{cuda}.{_TYPE_NAMES.get(t.dtype.name, 'Tensor')}"
+
+
+def _parse_type(s):
+    """(dtype name, cuda?) of a type string such as 'torch.cuda.FloatTensor'."""
+    parts = s.split(".")
+    if len(parts) in (2, 3) and parts[0] in ("torch", "hookgrad") and \
+            parts[-1] in _BY_TYPE_NAME and (len(parts) == 2 or parts[1] == "cuda"):
+        return _BY_TYPE_NAME[parts[-1]], len(parts) == 3
+    raise ValueError(f"invalid type: {s!r}")
+
+
+@export(name="type", function=False)
+def _type(self, dtype=None, non_blocking=False, **kwargs) -> str | Tensor:
+    """``type(dtype=None, non_blocking=False)``: without ``dtype``, the type name as
+    PyTorch spells it (``'torch.FloatTensor'``, ``'torch.cuda.LongTensor'``, ...);
+    with a dtype or a type name, the tensor converted to it (itself if already of it).
+
+    >>> hookgrad.ones(2).type()
+    'torch.FloatTensor'
+    """
+    from .. import _dtype
+    if dtype is None:
+        return _type_string(self)
+    device = None
+    if isinstance(dtype, str):
+        name, cuda = _parse_type(dtype)
+        dtype = getattr(_dtype, name)
+        device = "cuda" if cuda else None
+    elif not isinstance(dtype, _dtype.dtype):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    out = to(self, dtype)
+    return out if device is None else to(out, device)
+
+
+@export(function=False)
+def stride(self, dim=None) -> tuple[int, ...] | int:
+    """``stride(dim=None)``: the strides of a fresh C-contiguous tensor of this shape, as
+    PyTorch gives them (hookgrad tensors have no other layout)."""
+    strides, acc = [], 1
+    for s in reversed(self.shape):
+        strides.append(acc)
+        acc *= builtins.max(s, 1)
+    strides = tuple(reversed(strides))
+    return strides if dim is None else strides[wrap_dim(dim, self.ndim)]
+
+
+@export(function=False)
+def storage_offset(self) -> int:
+    """``storage_offset()``: 0 (every tensor owns its array)."""
+    return 0
+
+
+TENSOR_PROPERTIES.update({
+    "itemsize": lambda self: self.element_size(),
+    "nbytes": lambda self: self.numel() * self.element_size(),
+})
+
+
+# --------------------------------------------------------------------------- set_, resize_
+
+
+def _replace_data(self, arr):
+    # the tensor gets a new array of another shape: no write-through to a base
+    self._data = arr
+    self._version += 1
+    return self
+
+
+@export(function=False)
+def set_(self, source=None) -> Tensor:
+    """``set_(source=None)``: make this tensor hold ``source``'s value (shape, dtype, data);
+    with no argument, an empty tensor. In place: the version counter goes up.
+
+    Differentiating through ``set_`` raises PyTorch's "derivative for set_ is not
+    implemented" in backward. NOTE: hookgrad arrays are values, not shared storage, so
+    later in-place writes to one of the two tensors are not seen by the other.
+
+    >>> a = hookgrad.ones(2); a.set_(hookgrad.zeros(3)); a.shape
+    hookgrad.Size([3])
+    """
+    from .._autograd.grad_mode import is_grad_enabled
+    from .dispatch import _check_inplace
+    if source is None:
+        arr = jnp.zeros((0,), self._data.dtype)
+    elif isinstance(source, Tensor):
+        arr = source._data
+    else:
+        raise TypeError(f"set_() received an invalid combination of arguments - got "
+                        f"({type(source).__name__}), but expected one of: (), (Tensor source)")
+    record = is_grad_enabled() and (self._requires_grad or
+                                    (source is not None and source._requires_grad))
+    _check_inplace(self, record)
+    _replace_data(self, arr)
+    if self.grad_fn is None:
+        # as PyTorch: a leaf's new data gets a new AccumulateGrad; edges taken before
+        # (get_gradient_edge) keep pointing at the old one
+        self.__dict__.pop("_acc", None)
+    if record:  # as PyTorch: a node that fails if backward reaches it
+        from .._autograd.error_node import _DelayedError
+        node = _DelayedError("derivative for set_ is not implemented",
+                             ((tuple(arr.shape), arr.dtype),))
+        node._next = (source._edge() if source is not None else None,)
+        self.grad_fn, self._output_nr, self._requires_grad = node, 0, True
+    return self
+
+
+def _sizes(args, name):
+    sizes = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, Size)) else args
+    for s in sizes:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                            f"not {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(sizes)}")
+    return tuple(int(s) for s in sizes)
+
+
+@export(function=False)
+def resize_(self, *sizes, memory_format=None) -> Tensor:
+    """``resize_(*sizes)``: give this tensor the shape ``sizes``, keeping its first elements
+    in row-major order. New elements are zeros (PyTorch leaves them uninitialized). The
+    version counter goes up when the shape changes. A tensor that requires grad cannot be
+    resized.
+
+    >>> x = hookgrad.arange(6.); x.resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    shape = _sizes(sizes, "resize_")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if shape == tuple(self._data.shape):
+        return self
+    flat = self._data.reshape(-1)
+    n = int(np.prod(shape, dtype=np.int64))
+    if n > flat.shape[0]:
+        flat = jnp.concatenate([flat, jnp.zeros((n - flat.shape[0],), flat.dtype)])
+    return _replace_data(self, flat[:n].reshape(shape))
+
+
+@export(function=False)
+def resize_as_(self, the_template, memory_format=None) -> Tensor:
+    """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
+    return resize_(self, tuple(the_template.shape))
