@@ -96,6 +96,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         ...                 hookgrad.tensor([0, 4])).shape
         hookgrad.Size([2, 3])
     """
+    # NOTE: long on purpose: PyTorch's argument checks, in its order, before one op call.
     if weight.dtype.name.startswith("int") and input.dtype.is_floating_point:
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "

@@ -256,6 +256,7 @@ class _CompiledForward:
 
     # ---- tracing
     def _trace(self, key, mod, slots, leaves, dyn, rebuild, flat, rng):
+        # NOTE: one trace in one place: snapshot, bind, run under jax.vjp, collect, restore.
         entry = _Entry()
         n_state = len(slots)
         grad_on = _gm.enabled

@@ -142,6 +142,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     ``need_weights`` (then averaged over heads when ``average_attn_weights``). Bool masks
     mark positions that may NOT be attended (the opposite of ``scaled_dot_product_attention``).
     """
+    # NOTE: long on purpose: it follows PyTorch's function step by step, so that its argument
+    # checks fail in the same order with the same messages.
     from .._factory import zeros
     from .._ops.shape import cat
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)

@@ -144,6 +144,8 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
+        # NOTE: long on purpose: one function reads as PyTorch's documented call order (forward
+        # pre-hooks, backward-hook setup, forward, forward hooks, backward-hook wiring).
         forward_call = self.forward
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
                 or self._forward_pre_hooks or _global_backward_pre_hooks
