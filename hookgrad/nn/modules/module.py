@@ -69,6 +69,25 @@ def _forward_unimplemented(self, *input):
         f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+
+def _silenced_always_called(module, hooks, always, with_kwargs, called, args, kwargs, result,
+                            kind):
+    """After ``forward`` raised: the ``always_call`` forward hooks not yet called, their own
+    errors turned into warnings so that forward's exception is the one raised."""
+    for hook_id, hook in hooks.items():
+        if hook_id not in always or hook_id in called:
+            continue
+        try:
+            res = (hook(module, args, kwargs, result) if hook_id in with_kwargs
+                   else hook(module, args, result))
+            if res is not None:
+                result = res
+        except Exception as e:  # noqa: BLE001
+            warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception "
+                          f"that was silenced as another error was raised in forward: {e}",
+                          stacklevel=3)
+    return result
+
 class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
              _StateDictMixin):
     """Base class for all neural network modules.
@@ -226,31 +245,13 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
         except Exception:
             # the always_call forward hooks that did not run yet run now; their own errors
             # become warnings so that the original exception is the one raised
-            for hook_id, hook in _global_forward_hooks.items():
-                if hook_id in _global_forward_hooks_always_called and \
-                        hook_id not in called_always_called_hooks:
-                    try:
-                        hook_result = hook(self, args, result)
-                        if hook_result is not None:
-                            result = hook_result
-                    except Exception as e:  # noqa: BLE001
-                        warnings.warn("global module forward hook with ``always_call=True`` "
-                                      "raised an exception that was silenced as another error "
-                                      f"was raised in forward: {str(e)}", stacklevel=2)
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and \
-                        hook_id not in called_always_called_hooks:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook_result = hook(self, args, kwargs, result)
-                        else:
-                            hook_result = hook(self, args, result)
-                        if hook_result is not None:
-                            result = hook_result
-                    except Exception as e:  # noqa: BLE001
-                        warnings.warn("module forward hook with ``always_call=True`` raised an "
-                                      "exception that was silenced as another error was raised "
-                                      f"in forward: {str(e)}", stacklevel=2)
+            result = _silenced_always_called(
+                self, _global_forward_hooks, _global_forward_hooks_always_called, (),
+                called_always_called_hooks, args, kwargs, result, "global module")
+            _silenced_always_called(
+                self, self._forward_hooks, self._forward_hooks_always_called,
+                self._forward_hooks_with_kwargs, called_always_called_hooks, args, kwargs,
+                result, "module")
             raise
 
     __call__ = _wrapped_call_impl
