@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _mode
-from . import random as _random
+from ._random import GLOBAL as _KEY
 from ._compile.host_hook import _flatten_containers
 from ._tensor import Tensor
 from ._functional import hooks as _fn
@@ -174,7 +174,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     args, kwargs, wrapped_args = _tensor_args(args, kwargs)
     arrays_in = bool(wrapped_args) or any(_is_array(v) for v in values.values())
     functional = arrays_in or _mode.state.backend is not None or _traced(args, kwargs, values)
-    key_before = _random._state["key"]
+    key_before = _KEY.peek()
     swapped = []   # (owner, kind, attr, original)
     try:
         given_for, new_of = _swap_in(named, untied, functional, tie_weights, swapped)
@@ -284,11 +284,11 @@ def _swap_out(swapped, key_before):
     """Restore the module's own tensors, and keep no tracer in the global PRNG key."""
     for owner, kind, attr, orig in reversed(swapped):
         getattr(owner, kind)[attr] = orig
-    key_now = _random._state["key"]
+    key_now = _KEY.peek()
     if isinstance(key_now, _Tracer) and key_now is not key_before and not _in_rng_block():
         # random ops drew from the global key inside a JAX trace: keep no tracer in
         # global state (pass keys with ``hookgrad.func.rng_key`` to vary them per call)
-        _random._state["key"] = key_before
+        _KEY.set(key_before)
     for owner, kind, attr, orig in swapped:
         orig.__dict__.pop("_fhooks", None)
 
@@ -333,18 +333,16 @@ def rng_key(key):
     transformation that key would be a trace-time constant. The previous key is restored
     on exit.
     """
-    prev = _random._state["key"]
     if not hasattr(key, "dtype") or not jax.dtypes.issubdtype(key.dtype,
                                                               jax.dtypes.prng_key):
         key = jax.random.wrap_key_data(key) if getattr(key, "dtype", None) == jnp.uint32 \
             else jax.random.key(key)
-    _random._state["key"] = key
     _rng_depth[0] += 1
     try:
-        yield
+        with _KEY.swapped(key):
+            yield
     finally:
         _rng_depth[0] -= 1
-        _random._state["key"] = prev
 
 
 # --------------------------------------------------------------------------- state
