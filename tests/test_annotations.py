@@ -5,7 +5,7 @@ they export, and fails naming each one that has no return annotation or whose an
 do not resolve with ``typing.get_type_hints`` (a broken forward reference, a name imported
 nowhere). Only callables defined in ``_COVERED`` modules are checked: the rest of hookgrad
 (the op table that ``nn.functional`` re-exports, ``nn.Module``) is annotated by other
-steps, tracked by the strict xfail at the bottom.
+steps (the last test).
 """
 import ast
 import functools
@@ -14,7 +14,6 @@ import inspect
 import sys
 import typing
 
-import pytest
 
 import hookgrad
 
@@ -169,8 +168,6 @@ _OPS = [n for n in hookgrad.nn.functional.__all__
         if getattr(hookgrad.nn.functional, n).__module__.startswith("hookgrad._ops")]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 14 step 4: the op table's functions get their "
-                   "annotations with the generated stubs; drop this mark when they do")
 def test_op_table_functions_have_return_annotations():
     missing = [n for n in _OPS
                if "return" not in getattr(hookgrad.nn.functional, n).__annotations__]

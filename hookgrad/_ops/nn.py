@@ -139,7 +139,7 @@ def _act(name, input, inplace=False, **statics):
     return apply(ACT[name], (input,), statics or None, out=input if inplace else None)
 
 
-def relu(input, inplace=False):
+def relu(input, inplace=False) -> Tensor:
     """``max(0, x)`` elementwise."""
     return input.relu_() if inplace else input.relu()
 
@@ -158,12 +158,12 @@ def silu(input, inplace=False) -> Tensor:
     return _act("silu", input, inplace)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
     return _act("softplus", input, beta=float(beta), threshold=float(threshold))
 
 
-def elu(input, alpha=1.0, inplace=False):
+def elu(input, alpha=1.0, inplace=False) -> Tensor:
     return _act("elu", input, inplace, alpha=float(alpha))
 
 
@@ -177,40 +177,40 @@ def celu(input, alpha=1.0, inplace=False) -> Tensor:
     return _act("celu", input, inplace, alpha=float(alpha))
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
     return _act("leaky_relu", input, inplace, slope=float(negative_slope))
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
     """Clamps to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _act("hardtanh", input, inplace, lo=float(min_val), hi=float(max_val))
 
 
-def relu6(input, inplace=False):
+def relu6(input, inplace=False) -> Tensor:
     """``min(max(0, x), 6)`` (PyTorch's node: ``HardtanhBackward0``)."""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def mish(input, inplace=False):
+def mish(input, inplace=False) -> Tensor:
     return _act("mish", input, inplace)
 
 
-def logsigmoid(input):
+def logsigmoid(input) -> Tensor:
     return _act("logsigmoid", input)
 
 
-def hardswish(input, inplace=False):
+def hardswish(input, inplace=False) -> Tensor:
     return _act("hardswish", input, inplace)
 
 
-def hardsigmoid(input, inplace=False):
+def hardsigmoid(input, inplace=False) -> Tensor:
     return _act("hardsigmoid", input, inplace)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return _act("softshrink", input, lambd=float(lambd))
@@ -227,15 +227,15 @@ def threshold(input, threshold, value, inplace=False) -> Tensor:
     return _act("threshold", input, inplace, threshold=float(threshold), value=float(value))
 
 
-def tanhshrink(input):
+def tanhshrink(input) -> Tensor:
     return _act("tanhshrink", input)
 
 
-def softsign(input):
+def softsign(input) -> Tensor:
     return _act("softsign", input)
 
 
-def glu(input, dim=-1):
+def glu(input, dim=-1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` with ``input`` halved into ``a, b`` along ``dim``."""
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
@@ -257,7 +257,7 @@ def prelu(input, weight) -> Tensor:
     return apply(ACT["prelu"], (input, weight))
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     from .reduction import softmax as sm
     if dim is None:
         warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
@@ -265,7 +265,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return sm(input, dim, dtype)
 
 
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
+def softmin(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     """``softmax(-input)``."""
     from .reduction import softmax as sm
     if dim is None:
@@ -274,7 +274,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return sm(-input, dim, dtype)
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     from .reduction import log_softmax as lsm
     if dim is None:
         warnings.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
@@ -282,11 +282,11 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return lsm(input, dim, dtype)
 
 
-def tanh(input):
+def tanh(input) -> Tensor:
     return input.tanh()
 
 
-def sigmoid(input):
+def sigmoid(input) -> Tensor:
     return input.sigmoid()
 
 
@@ -327,7 +327,7 @@ PAIRWISE_DISTANCE = defop("pairwise_distance", lambda x1, x2, p, eps, keepdim: _
     x1 - x2 + eps, p, -1, keepdim), "NormBackward1")
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim``."""
     res = apply(NORMALIZE, (input,), {"p": float(p), "dim": int(dim), "eps": float(eps)})
     if out is not None:

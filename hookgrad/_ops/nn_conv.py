@@ -428,7 +428,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None) -> Tensor:
     """Applies 2D average pooling over ``(N, C, H, W)``.
 
     ::
@@ -441,7 +441,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None) -> Tensor:
     """Applies 3D average pooling over ``(N, C, D, H, W)``."""
     return _avg_poolnd(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override)
@@ -470,14 +470,14 @@ def adaptive_avg_pool1d(input, output_size) -> Tensor:
     return _adaptive_avg_poolnd(2, input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
-def adaptive_avg_pool2d(input, output_size):
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
     """Average pooling over ``(N, C, H, W)`` to ``output_size`` (an int, a pair, ``None``
     keeps that size): bin ``i`` of ``o`` over ``n`` covers ``[floor(i n / o), ceil((i+1) n / o))``.
     """
     return _adaptive_avg_poolnd(2, input, output_size)
 
 
-def adaptive_avg_pool3d(input, output_size):
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
     return _adaptive_avg_poolnd(3, input, output_size)
 
 
@@ -503,7 +503,7 @@ for _mode, _jmode, _node in (("reflect", "reflect", "ReflectionPad{}DBackward0")
         _PAD_OPS[_mode, _n] = defop(f"{_mode}_pad{_n}d", _pad_mode, _node.format(_n), ())
 
 
-def pad(input, pad, mode="constant", value=None):
+def pad(input, pad, mode="constant", value=None) -> Tensor:
     """Pads the trailing dims of ``input``: ``pad = (left_last, right_last, left_2nd_last,
     right_2nd_last, ...)``.
 
@@ -575,7 +575,7 @@ UNFOLD = defop("unfold", _unfold, "Im2ColBackward0", ())
 FOLD = defop("fold", _fold, "Col2ImBackward0", ())
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Extracts sliding local blocks of ``(N, C, H, W)`` into ``(N, C * kH * kW, L)``."""
     if input.ndim not in (3, 4):
         raise NotImplementedError("Input Error: Only 3D or 4D input Tensors are supported (got "
@@ -587,7 +587,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return y.squeeze(0) if unbatched else y
 
 
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sums sliding local blocks ``(N, C * kH * kW, L)`` back into ``(N, C, H, W)`` (the
     adjoint of ``unfold``)."""
     if input.ndim not in (2, 3):

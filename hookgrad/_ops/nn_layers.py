@@ -91,7 +91,7 @@ RMS_NORM = defop("rms_norm", _rms_norm, "MulBackward0")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
+               momentum=0.1, eps=1e-5) -> Tensor:
     """Batch normalization over the channel dim 1 of ``(N, C, ...)``.
 
     ::
@@ -148,7 +148,7 @@ INSTANCE_NORM_EVAL = defop("instance_norm_eval", _bn_eval, "ViewBackward0")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats=True, momentum=0.1, eps=1e-5):
+                  use_input_stats=True, momentum=0.1, eps=1e-5) -> Tensor:
     """Normalizes each channel of each sample of ``(N, C, ...)`` over its spatial dims.
 
     ::
@@ -247,7 +247,7 @@ def _renorm(w, idx, max_norm, p):
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
+              scale_grad_by_freq=False, sparse=False) -> Tensor:
     """Looks up rows of ``weight`` (``(num_embeddings, embedding_dim)``) at the indices
     ``input``.
 
@@ -304,7 +304,7 @@ def _kind(t):
     return _dtype.legacy_type_name(t._data.dtype)
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor, num_classes=-1) -> Tensor:
     """``(*)`` integer class indices -> ``(*, num_classes)`` integer one-hot encoding."""
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype.name == "bool":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -386,12 +386,12 @@ def _feature_dropout(input, p, training, inplace, nd, name):
     return _dropout_impl(input, p, training, inplace, shape)
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
+def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Zeroes whole channels of ``(N, C, L)`` / ``(C, L)`` with probability ``p``."""
     return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
+def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Zeroes whole channels of ``(N, C, H, W)`` / ``(C, H, W)`` with probability ``p``."""
     if input.ndim == 3:
         import warnings
@@ -405,7 +405,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
 
 
-def dropout3d(input, p=0.5, training=True, inplace=False):
+def dropout3d(input, p=0.5, training=True, inplace=False) -> Tensor:
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
@@ -449,7 +449,7 @@ SDPA_MATH = defop("scaled_dot_product_attention_math", _sdpa, "UnsafeViewBackwar
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+                                 is_causal=False, scale=None, enable_gqa=False) -> Tensor:
     """``softmax(q k^T * scale + mask) v`` over the last two dims of ``(..., L, E)`` /
     ``(..., S, E)`` inputs.
 

@@ -146,7 +146,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",
     return apply(MSE, (input, target), {"reduction": red})
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None) -> Tensor:
     """Mean absolute error, ``|input - target|`` reduced."""
     _warn_size(input, target)
     red = _reduction(size_average, reduce, reduction)
@@ -156,7 +156,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return apply(L1[red], (input, target), {"reduction": red})
 
 
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0) -> Tensor:
     """Quadratic below ``beta`` (``0.5 d^2 / beta``), linear above (``d - 0.5 beta``)."""
     _warn_size(input, target)
     red = _reduction(size_average, reduce, reduction)
@@ -168,7 +168,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return apply(SMOOTH_L1, (input, target), {"reduction": red, "beta": float(beta)})
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None) -> Tensor:
     """Quadratic below ``delta`` (``0.5 d^2``), linear above (``delta (d - 0.5 delta)``)."""
     _warn_size(input, target)
     if weight is not None:
@@ -180,7 +180,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+                                     reduction="mean", pos_weight=None) -> Tensor:
     """Sigmoid + binary cross entropy in one numerically stable op.
 
     ::
@@ -200,7 +200,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
+                         reduction="mean") -> Tensor:
     """Binary cross entropy between probabilities ``input`` and ``target`` (logs clamped at
     -100)."""
     red = _reduction(size_average, reduce, reduction)
@@ -221,7 +221,7 @@ def _minmax(a):
     return jnp.min(a), jnp.max(a)
 
 
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False) -> Tensor:
     """Kullback-Leibler divergence with ``input`` given as log-probabilities.
 
     ::

@@ -5,10 +5,13 @@ bin edges. The bins are gathered into one padded window axis (positions past a b
 masked to ``-inf``); the first maximum of each window, in row-major order, is the one
 PyTorch picks, so the gradient goes to the same element.
 """
+from __future__ import annotations
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .nn_conv import _Const, _check_pool_input
 from .registry import defop
@@ -82,7 +85,7 @@ def _check_adaptive_max2d_input(input):
                                f"{list(input.shape)} with dimension {d} being empty")
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
+def adaptive_max_pool2d(input, output_size, return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) to ``output_size`` (an int, a pair,
     ``None`` keeps that size), PyTorch's bins.
 
@@ -101,7 +104,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max2d_impl(input, output_size, return_indices)
 
 
-def adaptive_max_pool1d(input, output_size, return_indices=False):
+def adaptive_max_pool1d(input, output_size, return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Max pooling of ``(N, C, L)`` (or ``(C, L)``) to ``output_size`` bins.
 
     ::

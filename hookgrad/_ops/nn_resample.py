@@ -7,12 +7,15 @@ of a few input positions (taps). The tap indices and weights are computed on the
 PyTorch's index arithmetic (the same float precision, the same floors and clamps), so the
 forward is a gather and a weighted sum per axis, and JAX differentiates it (a scatter-add).
 """
+from __future__ import annotations
+
 import math
 import warnings
 
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from .dispatch import apply
 from .nn_conv import _Const, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from .registry import defop
@@ -236,7 +239,7 @@ def _dim_error(input, mode):
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
+                recompute_scale_factor=None, antialias=False) -> Tensor:
     """Down/up samples ``input`` (``(N, C, L)``, ``(N, C, H, W)`` or ``(N, C, D, H, W)``)
     to ``size`` or by ``scale_factor``.
 
@@ -299,21 +302,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return apply(_OPS[key], (input,), {"axes": tuple(axes)})
 
 
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
     """Deprecated alias of :func:`interpolate` (warns)."""
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
-def upsample_nearest(input, size=None, scale_factor=None):
+def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')`` (warns)."""
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
-def upsample_bilinear(input, size=None, scale_factor=None):
+def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear',
     align_corners=True)`` (warns)."""
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "

@@ -7,6 +7,8 @@ concrete values: a Tensor in eager mode; inside ``hookgrad.compile`` a Python li
 tuple (a constant of the program). A 2-D input (bags of equal size) needs no
 values at all.
 """
+from __future__ import annotations
+
 import warnings
 
 import jax
@@ -74,7 +76,7 @@ def _segments(n, offsets, include_last_offset):
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False,
-                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None) -> Tensor:
     """Sums, means or maxima of bags of rows of ``weight``, without building the
     intermediate embeddings' graph.
 
