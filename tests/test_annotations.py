@@ -14,7 +14,6 @@ import inspect
 import sys
 import typing
 
-
 import hookgrad
 
 _NAMESPACES = [
