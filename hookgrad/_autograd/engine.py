@@ -21,6 +21,7 @@ import logging
 import threading
 
 from .. import _mode
+from .._ops import fusion
 from .._tensor import Tensor
 from . import anomaly_mode, graph
 from . import grad_mode
@@ -316,7 +317,6 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     run.debug = log.isEnabledFor(logging.DEBUG)
     anomaly = anomaly_mode._state.enabled
     run.nan_check = anomaly and anomaly_mode._state.check_nan
-    from .._ops import fusion
     # anomaly mode checks every node on its own
     run.fuse = fusion._state["enabled"] and not create_graph and not run.debug \
         and not _mode.state.compiling and not anomaly
@@ -372,7 +372,6 @@ def _run_node(run, node, grads):
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
     if run.fuse and not no_grad_in:
         # an op node and the hook-free nodes behind it: one XLA call
-        from .._ops import fusion
         pairs = fusion.run(node, grads[0], run.deps, run.buffers, run.heap, exec_info,
                            captures, run.keep_graph)
         if pairs is not None:
