@@ -532,7 +532,7 @@ class ParameterDict(Module):
             _update_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self):
-        from .module import _typename
+        from ..._tensor import typename as _typename
         return "\n".join(_param_line(k, p, _typename) for k, p in self.items())
 
     def __call__(self, input):

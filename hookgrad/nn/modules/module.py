@@ -42,7 +42,7 @@ from ._iteration import _IterationMixin
 from ._legacy_backward_hooks import _maybe_warn_non_full_backward_hook
 from ._pytree import HOOK_DICTS as _HOOK_DICTS
 from ._pytree import _module_flatten, _module_unflatten
-from ._registration import _RegistrationMixin, _typename  # noqa: F401 - _typename re-exported
+from ._registration import _RegistrationMixin
 from ._state_dict import (  # noqa: F401 - re-exported
     _EXTRA_STATE_KEY_SUFFIX, _IncompatibleKeys, _StateDictMixin)
 
