@@ -1,18 +1,30 @@
 """Index-taking ops: ``gather``, ``index_select``, ``take``, ``scatter``, ``scatter_add``.
 
-Their nodes keep the (integer) indices: the backward needs only those and shapes.
+Their nodes keep the (integer) indices: the backward needs only those and shapes. JAX
+clamps or drops out-of-range indices where PyTorch raises, so the public functions check
+shapes and (for concrete indices) bounds first, with PyTorch's messages.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 
-GATHER = defop("gather", lambda x, idx, dim: jnp.take_along_axis(x, idx, axis=dim),
-               "GatherBackward0", {0: (1,)}, nondiff=(1,))
+def _gather(x, idx, dim):
+    # NOTE: PyTorch reads only the leading ``idx.shape[d]`` entries of the other dims, where
+    # ``take_along_axis`` would broadcast ``idx`` against ``x``: narrow ``x`` first
+    if x.ndim == 0:
+        return jnp.take(x.reshape(1), idx)
+    x = x[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(idx.shape))]
+    return jnp.take_along_axis(x, idx, axis=dim)
+
+
+GATHER = defop("gather", _gather, "GatherBackward0", {0: (1,)}, nondiff=(1,))
 INDEX_SELECT = defop("index_select", lambda x, idx, dim: jnp.take(x, idx, axis=dim),
                      "IndexSelectBackward0", {0: (1,)}, nondiff=(1,))
 TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), "TakeBackward0", {0: (1,)},
@@ -49,11 +61,55 @@ def _check_index(name, index):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {kind}")
 
 
+def index_bounds(index):
+    """``(min, max)`` of a concrete, non-empty index Tensor, or None (traced or empty).
+    Read on the host: index tensors are small, and no program is compiled per shape."""
+    arr = index._data
+    if isinstance(arr, jax.core.Tracer) or not arr.size:
+        return None
+    a = np.asarray(arr)
+    return int(a.min()), int(a.max())
+
+
+def _check_bounds(index, size, dim):
+    """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index)."""
+    b = index_bounds(index)
+    if b is not None and (b[0] < 0 or b[1] >= size):
+        bad = b[0] if b[0] < 0 else b[1]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_gather_shape(input, dim, index, src=None):
+    """PyTorch's shape rules for ``gather``/``scatter``: the same number of dims; ``index``
+    no larger than ``input`` apart from ``dim`` (and, for scatter, than ``src``)."""
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           f"{'input' if src is None else 'self'} tensor")
+    ishape, xshape = list(index.shape), list(input.shape)
+    too_big = any(i > x for d, (i, x) in enumerate(zip(ishape, xshape)) if d != dim)
+    if src is None:
+        if too_big:
+            d = next(d for d, (i, x) in enumerate(zip(ishape, xshape)) if d != dim and i > x)
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{ishape} to be no larger than self {xshape} apart from "
+                               f"dimension {dim}")
+        return
+    sshape = list(src.shape) if isinstance(src, Tensor) else None
+    if too_big or sshape is not None and (
+            len(sshape) != len(ishape) or any(i > s for i, s in zip(ishape, sshape))):
+        tail = f" and to be no larger size than src {sshape}" if sshape is not None else ""
+        raise RuntimeError(f"Expected index {ishape} to be no larger than self {xshape} "
+                           f"apart from dimension {dim}{tail}")
+
+
 @export
 def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``gather(input, dim, index)``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
     _check_index("gather", index)
-    return apply(GATHER, (input, index), {"dim": wrap_dim(dim, input.ndim)})
+    dim = wrap_dim(dim, input.ndim)
+    _check_gather_shape(input, dim, index)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
+    return apply(GATHER, (input, index), {"dim": dim})
 
 
 @export
@@ -62,13 +118,22 @@ def index_select(input, dim, index) -> Tensor:
     _check_index("index_select", index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return apply(INDEX_SELECT, (input, index), {"dim": wrap_dim(dim, input.ndim)})
+    dim = wrap_dim(dim, input.ndim)
+    b = index_bounds(index)
+    if b is not None and (b[0] < 0 or b[1] >= (input.shape[dim] if input.ndim else 1)):
+        raise IndexError("index out of range in self")
+    return apply(INDEX_SELECT, (input, index), {"dim": dim})
 
 
 @export
 def take(input, index) -> Tensor:
     """``take(input, index)``: elements of the flattened input at ``index``."""
     _check_index("take", index)
+    b, n = index_bounds(index), input.numel()
+    if b is not None and (b[0] < -n or b[1] >= n):
+        bad = b[0] if b[0] < -n else b[1]
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         "elements.")
     return apply(TAKE, (input, index))
 
 
@@ -76,15 +141,28 @@ def take(input, index) -> Tensor:
 def scatter_add(input, dim, index, src) -> Tensor:
     """``scatter_add(input, dim, index, src)``: ``src`` added into a copy of ``input`` at
     ``index`` along ``dim``."""
+    return apply(SCATTER_ADD, *_scatter_add_args(input, dim, index, src))
+
+
+def _scatter_add_args(input, dim, index, src):
     _check_index("scatter_add", index)
-    return apply(SCATTER_ADD, (input, index, src), {"dim": wrap_dim(dim, input.ndim)})
+    dim = wrap_dim(dim, input.ndim)
+    _check_scatter(input, dim, index, src)
+    return (input, index, src), {"dim": dim}
+
+
+def _check_scatter(input, dim, index, src):
+    _check_gather_shape(input, dim, index, src)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
 
 
 def _scatter_args(input, dim, index, src, value):
     _check_index("scatter", index)
     src = value if src is None else src
     op = SCATTER if isinstance(src, Tensor) else SCATTER_VALUE
-    return op, (input, index, to_tensor_like(src)), {"dim": wrap_dim(dim, input.ndim)}
+    dim = wrap_dim(dim, input.ndim)
+    _check_scatter(input, dim, index, src)
+    return op, (input, index, to_tensor_like(src)), {"dim": dim}
 
 
 @export
@@ -96,8 +174,7 @@ def scatter(input, dim, index, src=None, value=None) -> Tensor:
 
 @export(name="scatter_add_", function=False)
 def _scatter_add_(self, dim, index, src) -> Tensor:
-    _check_index("scatter_add", index)
-    return apply(SCATTER_ADD, (self, index, src), {"dim": wrap_dim(dim, self.ndim)}, out=self)
+    return apply(SCATTER_ADD, *_scatter_add_args(self, dim, index, src), out=self)
 
 
 @export(name="scatter_", function=False)
