@@ -98,6 +98,7 @@ STD_MEAN = defop("std_mean", lambda x, dim, correction, keepdim: (
     _std(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
     "StdMeanBackward0")
 NORM = defop("norm", _norm, "LinalgVectorNormBackward0")
+TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", ())
 ALL_ = defop("all", lambda x, dim, keepdim: jnp.all(x, axis=dim, keepdims=keepdim), None)
 ANY_ = defop("any", lambda x, dim, keepdim: jnp.any(x, axis=dim, keepdims=keepdim), None)
 COUNT_NONZERO = defop("count_nonzero", lambda x, dim: jnp.count_nonzero(x, axis=dim), None)
@@ -157,6 +158,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
         dim = None
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
+
+
+@export
+def trace(input) -> Tensor:
+    """``trace(input)``: the sum of the main diagonal of a 2-D ``input`` (integer and bool
+    inputs summed as int64)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return apply(TRACE, (input,), {"dtype": _jdtype(_int_accumulator(input, None))})
 
 
 @export

@@ -237,6 +237,8 @@ row("sum.dims_keepdim", lambda L, x: L.sum(x, (0, 1), keepdim=True),
     lambda x: x.sum((0, 1), keepdims=True), [X])
 row("sum.empty_dims", lambda L, x: x.sum(()), jnp.sum, [X])
 row("sum.negdim", lambda L, x: x.sum(dim=-1), lambda x: x.sum(-1), [X], "slow")
+row("trace", lambda L, x: L.trace(x), jnp.trace, [X])
+row("trace.method", lambda L, x: x.trace(), jnp.trace, [X], "slow")
 row("mean", lambda L, x: L.mean(x), jnp.mean, [X])
 row("mean.dim", lambda L, x: x.mean(0, keepdim=True), lambda x: x.mean(0, keepdims=True), [X])
 row("prod", lambda L, x: L.prod(x), jnp.prod, [P(3, 4)], "gg")
