@@ -33,7 +33,7 @@ SHAPES = [  # (id, call, expected value)
     ("scatter-reduce-int-mean", lambda L, x: L.tensor([[4, 5], [6, 7]]).scatter_reduce(
         0, L.tensor([[0, 0]]), L.tensor([[1, 2]]), "mean"), [[2, 3], [6, 7]]),
     ("scatter-reduce-max-alias", lambda L, x: x.scatter_reduce(
-        0, L.tensor([[0, 0]]), L.full((1, 2), 0.5), "max"), [[0.5, 1.0], [2.0, 3.0]]),
+        0, L.tensor([[0, 0]]), L.full((1, 2), 0.5), "max"), [[0.5, 1.0], [2.0, 3.0], [4.0, 5.0]]),
     ("scatter-add-narrow", lambda L, x: x.scatter_add(0, L.tensor([[1], [2]]), L.ones(2, 2)),
      [[0.0, 1.0], [3.0, 3.0], [5.0, 5.0]]),
 ]
