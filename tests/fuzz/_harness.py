@@ -1,0 +1,238 @@
+"""Run a fuzz program under hookgrad and PyTorch, compare, shrink, name the difference.
+
+``check(seed)`` returns a ``Result``: ``same``, ``differs`` (with the shrunk program and
+its first differing observation) or ``skipped`` by a named rule. A rule names the README
+"Differences from PyTorch" row it stands for; nothing is skipped without one.
+"""
+import math
+import warnings
+
+from tests.fuzz._programs import PRELUDE, generate
+
+TOL = 1e-4  # float32, and backward fusion may change the last bits (README row)
+
+
+def run(program, lib):
+    """``[(line, label, observation)]`` of ``program`` under ``lib``; an exception ends it."""
+    ns = {"L": lib}
+    exec(PRELUDE, ns)  # noqa: S102 - the programs are our own generator's
+    log, out = ns["LOG"], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, (_, src) in enumerate(program.lines):
+            start = len(log)
+            try:
+                exec(src, ns)  # noqa: S102
+            except Exception as e:  # noqa: BLE001 - the exception is the observation
+                out += [(i, lab, v) for lab, v in log[start:]]
+                out.append((i, "raises", [type(e).__name__, _first_line(e)]))
+                return out
+            out += [(i, lab, v) for lab, v in log[start:]]
+    return out
+
+
+def _first_line(e):
+    msg = str(e).strip().splitlines()
+    return msg[0] if msg else ""
+
+
+# --- comparison ---------------------------------------------------------------------
+class Rule:
+    """A documented difference: ``row`` quotes the README row, ``match(program, diff)``."""
+
+    def __init__(self, name, row, match):
+        self.name, self.row, self.match = name, row, match
+
+
+def _dtype_widths(path, a, b):
+    return path[-1:] == ("dtype",) and {a, b} == {"int32", "int64"}
+
+
+def _inplace_on_view(program, diff):
+    return "inplace_on_view" in program.flags
+
+
+def _no_strides(program, diff):
+    text = repr(diff.torch) + repr(diff.hookgrad)
+    return "view size is not compatible" in text or "CloneBackward0" in text and \
+        "contiguous()" in program.lines[diff.line][1] + _defining_line(program, diff)
+
+
+def _defining_line(program, diff):
+    name = diff.label.split(".")[0]
+    return "".join(src for _, src in program.lines if src.startswith(f"{name} = "))
+
+
+# values that compare equal under a README row (counted, not silent)
+EQUIVALENT = [Rule("int32_default", "Integer tensors default to `int64` | `int32` unless "
+                   "JAX's x64 mode is on", _dtype_widths)]
+# programs whose first difference a README row explains
+SKIP = [
+    Rule("views_are_copies", "Views share storage with their base | Only `.data` and "
+         "`detach()` write through to their base", _inplace_on_view),
+    Rule("no_strides", "`stride()`, `is_contiguous()` ... depend on the layout | a fresh "
+         "C-contiguous tensor's strides; `contiguous()` returns the tensor", _no_strides),
+]
+
+
+class Diff:
+    def __init__(self, line, label, kind, path, hookgrad, torch):
+        self.line, self.label, self.kind, self.path = line, label, kind, path
+        self.hookgrad, self.torch = hookgrad, torch
+
+
+def compare(got, want, used):
+    """The first ``Diff`` between two runs, or None; ``used`` collects equivalence rules."""
+    for k in range(max(len(got), len(want))):
+        g = got[k] if k < len(got) else None
+        w = want[k] if k < len(want) else None
+        if g is None or w is None or g[1] != w[1]:
+            return _label_diff(g, w)
+        if g[1] == "raises":
+            if g[2][0] != w[2][0]:
+                return Diff(g[0], "raises", "error-type", (), g[2], w[2])
+            if _norm_msg(g[2][1]) != _norm_msg(w[2][1]):
+                return Diff(g[0], "raises", "error-message", (), g[2], w[2])
+            continue
+        d = _value_diff(g[2], w[2], (), used)
+        if d is not None:
+            path, a, b = d
+            kind = next((p for p in reversed(path) if p in ("shape", "dtype", "grad_fn")), "value")
+            if g[1].endswith(".nf"):
+                kind = "next_functions"
+            elif kind == "value" and (_is_tensorish(a) != _is_tensorish(b) or type(a) is not type(b)):
+                kind = "structure"
+            return Diff(g[0], g[1], kind, path, g[2], w[2])
+    return None
+
+
+def _label_diff(g, w):
+    if g is not None and g[1] == "raises":
+        return Diff(g[0], "raises", "raises-only-hookgrad", (), g[2], w and w[1:])
+    if w is not None and w[1] == "raises":
+        return Diff(w[0], "raises", "raises-only-torch", (), g and g[1:], w[2])
+    line = (g or w)[0]
+    return Diff(line, (g or w)[1], "hook-log", (), g and g[1:], w and w[1:])
+
+
+def _is_tensorish(x):
+    return isinstance(x, dict)
+
+
+def _norm_msg(m):
+    return m.replace("torch.", "").replace("hookgrad.", "").strip()
+
+
+def _value_diff(a, b, path, used):
+    if isinstance(a, float) or isinstance(b, float):
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+                not isinstance(a, bool) and not isinstance(b, bool):
+            if (math.isnan(a) and math.isnan(b)) or a == b or abs(a - b) <= TOL + TOL * abs(b):
+                return None
+        return path, a, b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return path, a, b
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _value_diff(x, y, path + (i,), used)
+            if d is not None:
+                return d
+        return None
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return path, a, b
+        for k in a:
+            d = _value_diff(a[k], b[k], path + (k,), used)
+            if d is not None:
+                return d
+        return None
+    if a == b and type(a) is type(b):
+        return None
+    for rule in EQUIVALENT:
+        if rule.match(path, a, b):
+            used.add(rule.name)
+            return None
+    return path, a, b
+
+
+# --- checking a program ---------------------------------------------------------------
+class Result:
+    def __init__(self, seed, status, program, diff=None, rule=None, used=()):
+        self.seed, self.status, self.program = seed, status, program
+        self.diff, self.rule, self.used = diff, rule, set(used)
+
+    @property
+    def cls(self):
+        """The mismatch class: what differs and the step where it shows."""
+        if self.diff is None:
+            return None
+        return f"{self.diff.kind} @ {self.program.lines[self.diff.line][0]}"
+
+    def report(self):
+        d = self.diff
+        return (f"seed {self.seed}: {self.cls}\n--- program (plain PyTorch; hookgrad: "
+                f"`import hookgrad as L`) ---\n{self.program.source()}"
+                f"--- first difference: line {d.line + 1} `{self.program.lines[d.line][1]}`, "
+                f"{d.label} {_path(d.path)}\n  hookgrad: {_short(d.hookgrad)}\n"
+                f"     torch: {_short(d.torch)}")
+
+
+def _path(path):
+    return "".join(f"[{p!r}]" for p in path)
+
+
+def _short(x, n=400):
+    s = repr(x)
+    return s if len(s) <= n else s[:n] + " ..."
+
+
+def differ(program, hg, th):
+    used = set()
+    return compare(run(program, hg), run(program, th), used), used
+
+
+def check(seed, hg, th, shrink=True, program=None):
+    program = program or generate(seed)
+    diff, used = differ(program, hg, th)
+    if diff is None:
+        return Result(seed, "same", program, used=used)
+    for rule in SKIP:
+        if rule.match(program, diff):
+            return Result(seed, "skipped", program, diff, rule.name, used)
+    res = Result(seed, "differs", program, diff, used=used)
+    if shrink:
+        res = _shrink(res, hg, th)
+    return res
+
+
+def _shrink(res, hg, th):
+    """Drop lines, and unwrap saved-tensor hooks, while the difference keeps its class."""
+    key, program = _key(res), res.program
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(len(program.lines))):
+            for lines in _smaller(program.lines, i):
+                trial = program.with_lines(lines)
+                diff, used = differ(trial, hg, th)
+                if diff is None or any(r.match(trial, diff) for r in SKIP):
+                    continue
+                cand = Result(res.seed, "differs", trial, diff, used=used)
+                if _key(cand) == key:
+                    program, res, changed = trial, cand, True
+                    break
+    return res
+
+
+def _smaller(lines, i):
+    yield lines[:i] + lines[i + 1:]
+    tag, src = lines[i]
+    if src.startswith(_WITH):
+        yield lines[:i] + [(tag.replace(_HOOKED, ""), src.split(": ", 1)[1])] + lines[i + 1:]
+
+
+_WITH, _HOOKED = "with L.autograd.graph.saved_tensors_hooks(", "+saved_hooks"
+
+
+def _key(res):
+    return res.diff.kind, res.program.lines[res.diff.line][0].replace(_HOOKED, "")

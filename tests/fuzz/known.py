@@ -1,0 +1,2 @@
+"""Seeds whose programs differ from PyTorch on main today, by class (see test_fuzz.py)."""
+KNOWN = {}
