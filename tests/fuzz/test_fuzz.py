@@ -17,7 +17,8 @@ from tests.fuzz import _harness as H
 from tests.fuzz._programs import generate
 from tests.fuzz.known import KNOWN
 
-FAST_SEEDS = [1, 2, 3, 6, 9, 10, 12, 13, 14, 16, 4, 5, 8]
+FAST_SEEDS = [0, 1, 2, 3, 6, 9, 10, 12, 13, 14,  # pass today
+              4, 5, 8, 11, 61, 73, 120]  # known classes (xfail): flip, saved, names, arity, inputs=
 SLOW_SEEDS = [s for s in range(300) if s not in FAST_SEEDS]
 
 
@@ -95,4 +96,9 @@ def test_documented_differences_are_named_rules():
     diff = H.compare(H.run(prog, hookgrad), [_obs([2.0, 2.0], "a1", 3)], set())
     assert diff is not None and [r.name for r in H.SKIP if r.match(prog, diff)] == \
         ["views_are_copies"]
-    assert all(r.row for r in H.SKIP + H.EQUIVALENT)
+    nf = [("AccumulateGrad", 0), ("AccumulateGrad", 0)]
+    assert H.compare([(0, "y.nf", nf)], [(0, "y.nf", [("MmBackward0", 0)])], used) is None
+    assert "one_node_per_op" in used
+    d = H.compare([(0, "y.nf", nf)], [(0, "y.nf", nf + [(None, 0)])], used)
+    assert d.kind == "next_functions"  # a missing None slot is no interior node
+    assert all(r.row for r in H.SKIP + H.EQUIVALENT + H.SAME_OBSERVATION)
