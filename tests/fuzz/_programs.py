@@ -79,6 +79,7 @@ class Var:
     def __init__(self, name, shape, grad, leaf, family):
         self.name, self.shape, self.grad, self.leaf = name, tuple(shape), grad, leaf
         self.family = family  # views share their base's family: writes would alias
+        self.retained = False
 
 
 class Program:
@@ -534,7 +535,7 @@ class _Gen:
             self.emit("module", f"obs('{m}.grad', [{m}.weight.grad, {m}.bias.grad], False)")
 
     def observe_grads(self, leaves, suffix):
-        seen = [v for v in self.vars if v.leaf or getattr(v, "retained", False)]
+        seen = [v for v in self.vars if v.leaf or v.retained]
         for v in dict.fromkeys(seen + leaves):
             self.emit("grad", f"obs('{v.name}.grad{suffix}', {v.name}.grad, False)")
 
