@@ -127,13 +127,29 @@ _CREATE_GRAPH_WARNING = (
     "autograd.grad when creating the graph to avoid this. If you have to use this function, "
     "make sure to reset the .grad fields of your parameters to None after use to break the "
     "cycle and avoid the leak.")
-_cycle_warned = [False]
+_warn_state = {"always": False, "cycle_warned": False}
+
+
+def set_warn_always(b):
+    """When True, warnings PyTorch gives once per process (the create_graph cycle warning
+    of ``backward``) are given every time.
+
+    Example::
+
+        >>> hookgrad.set_warn_always(True)
+    """
+    _warn_state["always"] = bool(b)
+
+
+def is_warn_always_enabled():
+    """Whether ``set_warn_always(True)`` is in effect."""
+    return _warn_state["always"]
 
 
 def _warn_cycle():
-    # NOTE: once per process, as PyTorch (a TORCH_WARN_ONCE in its engine)
-    if not _cycle_warned[0]:
-        _cycle_warned[0] = True
+    # NOTE: once per process unless set_warn_always(True), as PyTorch's TORCH_WARN_ONCE
+    if _warn_state["always"] or not _warn_state["cycle_warned"]:
+        _warn_state["cycle_warned"] = True
         warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
 
 
