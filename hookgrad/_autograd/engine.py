@@ -374,6 +374,7 @@ def _run_node(run, node, grads):
         grads = hooks.run_tensor_pre_hooks(node, grads)
     if node._pre_hooks:
         grads = hooks.run_pre_hooks(node, grads)
+    had_post = bool(node._post_hooks)
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
     if run.fuse and not no_grad_in:
         # an op node and the hook-free nodes behind it: one XLA call
@@ -387,7 +388,9 @@ def _run_node(run, node, grads):
     else:
         grad_inputs = node._apply(grads, run.create_graph)
     if node._post_hooks:
-        grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads)
+        # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack hook)
+        # get no grad_outputs: the node consumed them
+        grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads if had_post else ())
     if not run.keep_graph:
         node._release()
     if run.nan_check:

@@ -377,3 +377,28 @@ def test_create_graph_warning_once_per_process_unless_warn_always(monkeypatch):
                 (x * x).sum().backward(create_graph=True)
     finally:
         hg.set_warn_always(False)
+
+
+def test_post_hook_registered_while_its_node_runs_gets_no_grad_outputs():
+    def f(L):
+        seen = []
+
+        def unpack(t):
+            node = L._C._current_autograd_node()
+
+            def hook(gi, go):
+                seen.append([node.name(), len(gi), py(go)])
+                return tuple(g / 2.0 for g in gi)
+            node.register_hook(hook)
+            return t
+        b = L.tensor([1.0, 2.0], requires_grad=True)
+        y = b * b
+        y.grad_fn.register_hook(lambda gi, go: seen.append(["before", len(gi), py(go)]))
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            z = b.exp()
+        (y + z).sum().backward()
+        return [seen, py(b.grad)]
+    seen, grad = same_as_torch(f)
+    # ExpBackward0's hook came during its unpack: no grad_outputs; MulBackward0's did not
+    assert seen == [["ExpBackward0", 1, []], ["before", 2, [[1.0, 1.0]]]]
+    assert grad == pytest.approx([2.0 + 2.718282 / 2, 4.0 + 7.389056 / 2])
