@@ -154,7 +154,7 @@ class Config:
                                 f"tensor) -> PartitionSpec; got the item {item!r}")
             pattern, spec = item
             spec = as_spec(spec, self.mesh,
-                           f"{self.source}: param_shardings rule {pattern!r}")
+                           f"{self.source}: param_shardings rule '{pattern}'")
             rules.append((re.compile(pattern), pattern, spec))
         return rules
 
@@ -166,7 +166,7 @@ class Config:
             return (as_spec(spec, self.mesh, what), what) if spec is not None else None
         for rx, pattern, spec in self.rules:
             if rx.search(name):
-                return spec, f"{self.source}: param_shardings rule {pattern!r}"
+                return spec, f"{self.source}: param_shardings rule '{pattern}'"
         return None
 
 
@@ -226,7 +226,7 @@ class Layout:
         names = named_state(st.modules)
         owners, arg_names = _arg_owners(plan, fn)
         arg_only = _arg_only(plan)
-        self.tensor_sh, self.what = [], {}
+        self.tensor_sh, what_t = [], []
         for i, t in enumerate(plan.tensors):
             if id(t) in arg_only:
                 what = arg_names[owners[arg_only[id(t)]]]
@@ -243,8 +243,8 @@ class Layout:
                         break
             check_fits(t._data.shape, spec, mesh, what)
             self.tensor_sh.append(NamedSharding(mesh, spec))
-            self.what[i] = what
-        ins, self.writeback = [], {}
+            what_t.append(what)
+        ins, self.what, self.writeback = [], [], {}
         grads_in = set(plan.grads_in)
         for i, t in enumerate(plan.tensors):
             state = id(t) not in arg_only
@@ -252,10 +252,12 @@ class Layout:
                 if state:
                     self.writeback[len(ins)] = (i, is_grad)
                 ins.append(self.tensor_sh[i])
+                self.what.append(what_t[i] + ("'s .grad" if is_grad else ""))
         for opt, (start, n, treedef, _) in zip(plan.optimizers, plan.opt_trees):
             shapes = [np.shape(v) for v in plan.flat[start:start + n]]
             ins.extend(self._opt_leaves(opt, plan, treedef.unflatten(list(range(n))), shapes,
                                         rep))
+            self.what.extend([f"the state of {type(opt).__name__}"] * n)
         for j, slot in enumerate(plan.arg_slots):
             if slot[0] == "a":
                 v = plan.arg_leaves[j]
@@ -263,6 +265,7 @@ class Layout:
                 spec = self._arg_spec(cfgs, owners[j], v, what)
                 check_fits(np.shape(v), spec, mesh, what)
                 ins.append(NamedSharding(mesh, spec))
+                self.what.append(what)
         self.ins = ins
 
     @staticmethod
@@ -330,6 +333,7 @@ class Layout:
             outs[entry.key_out] = rep
         if entry.key_in:
             self.ins = self.ins + [rep]
+            self.what = self.what + ["the PRNG key"]
         self.outs = outs
 
     def place(self, plan, flat, counter):
@@ -339,14 +343,15 @@ class Layout:
         moves = []
         for k, (a, s) in enumerate(zip(flat, self.ins)):
             cur = getattr(a, "sharding", None)
-            if cur is s or (cur is not None and (cur == s or cur.is_equivalent_to(s, a.ndim))):
+            if cur is s or cur == s:
                 continue
             if isinstance(cur, NamedSharding) and not same_mesh(cur.mesh, self.mesh):
-                raise ValueError(f"{self._what(k)} is sharded over the mesh "
+                raise ValueError(f"{self.what[k]} is sharded over the mesh "
                                  f"{_mesh_str(cur.mesh)} but the step runs on "
                                  f"{_mesh_str(self.mesh)}: mismatched meshes. device_put it "
                                  "onto the step's mesh, or pass it unsharded")
-            moves.append(k)
+            if cur is None or not cur.is_equivalent_to(s, a.ndim):
+                moves.append(k)
         if not moves:
             return
         moved = jax.device_put([flat[k] for k in moves], [self.ins[k] for k in moves])
@@ -363,13 +368,6 @@ class Layout:
                     t._grad._data = a
                 else:
                     t._data = a
-
-    def _what(self, k):
-        wb = self.writeback.get(k)
-        if wb is not None:
-            return self.what[wb[0]] + ("'s .grad" if wb[1] else "")
-        return f"input {k} of the program"
-
 
 def _arg_only(plan):
     """``{id(tensor): index of its argument leaf}`` for Tensors only an argument holds."""
