@@ -134,8 +134,32 @@ def main():
     ddp_mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("data",))
     report["ddp"] = _scenario(
         ref, ddp_mesh.jax_mesh, {}, wrap=lambda m: DistributedDataParallel(m, device_mesh=ddp_mesh))
+    report["eager_ddp"] = _eager_ddp(ddp_mesh)
     report["indivisible_batch"] = _indivisible(dp)
     print(json.dumps(report))
+
+
+def _eager_ddp(mesh):
+    """Eager steps through DistributedDataParallel: its forward splits the batch over the
+    mesh and JAX's computation follows it; the same parameters and tensor-hook gradients
+    as without the wrapper."""
+    runs = []
+    for wrap in (None, lambda m: DistributedDataParallel(m, device_mesh=mesh)):
+        model, opt, _ = _setup([])
+        seen = []
+        model[0].bias.register_hook(lambda g: seen.append(np.asarray(g)))
+        net = wrap(model) if wrap is not None else model
+        for x, y in _data()[:3]:
+            opt.zero_grad()
+            ((net(hookgrad.tensor(x)) - hookgrad.tensor(y)) ** 2).mean().backward()
+            opt.step()
+        runs.append(([np.asarray(p.detach()) for p in model.parameters()], seen, model))
+    (pa, sa, _), (pb, sb, model) = runs
+    rep = NamedSharding(mesh.jax_mesh, P())
+    return {"params": all(map(_close, pa, pb)), "hooks": len(sa) == 3 and all(map(_close, sa, sb)),
+            "replicated": all(p._data.sharding.is_equivalent_to(rep, p.ndim) and
+                              p.grad._data.sharding.is_equivalent_to(rep, p.ndim)
+                              for p in model.parameters())}
 
 
 def _indivisible(mesh):

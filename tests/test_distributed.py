@@ -54,6 +54,12 @@ def test_sharded_step_on_8_devices_matches_one_device(sharded_report, scenario):
     assert r["trace_count"] == 2
 
 
+def test_eager_ddp_on_8_devices_matches_one_device(sharded_report):
+    # eagerly, DistributedDataParallel splits the batch over the mesh; parameters, .grad
+    # and a tensor hook's gradients are those of the unwrapped model
+    assert sharded_report["eager_ddp"] == {"params": True, "hooks": True, "replicated": True}
+
+
 def test_mesh_batch_not_divisible_by_data_axis_names_the_argument(sharded_report):
     r = sharded_report["indivisible_batch"]
     assert r["message"].startswith("argument 'x' (position 0) of shape (12, 4): dimension 0 "
@@ -244,3 +250,49 @@ def test_device_mesh_builds_a_jax_mesh():
         init_device_mesh("cpu", (2,))
     with pytest.raises(RuntimeError, match="Device type with index is not supported"):
         init_device_mesh("cpu:0", (1,))
+
+
+# --------------------------------------------------------------------------- two processes
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_distributed_two_processes_on_localhost_match_one_process():
+    from tests._two_process_step import run
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    port = str(_free_port())
+    procs = [subprocess.Popen([sys.executable, "-m", "tests._two_process_step", str(r), port],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for r in range(2)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=240))
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+        outs = [p.communicate() for p in procs]
+        assert not all("joined" in o for o, _ in outs), "the joined processes hung"
+        pytest.skip("two JAX processes on localhost did not meet within 240 s (multi-process "
+                    "CPU collectives unavailable here)")
+    if any(p.returncode for p in procs):
+        err = "\n".join(e[-1500:] for _, e in outs)
+        if not all("joined" in o for o, _ in outs):
+            pytest.skip("jax.distributed with gloo CPU collectives could not start two "
+                        f"processes on localhost: {err[-300:]}")
+        raise AssertionError(err)
+    reports = [json.loads(o.strip().splitlines()[-1]) for o, _ in outs]
+    assert sorted(r["rank"] for r in reports) == [0, 1]
+    assert all(r["world"] == 2 and r["devices"] == 2 for r in reports)
+    loss, params = run()
+    for r in reports:
+        assert abs(r["loss"] - loss) < 1e-5
+        for a, b in zip(r["params"], params):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
