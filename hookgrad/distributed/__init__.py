@@ -2,9 +2,8 @@
 
 hookgrad has no collective or RPC layer of its own. Several processes (one per host, or
 one per GPU) form one JAX runtime with ``jax.distributed.initialize``; from then on
-``jax.devices()`` lists every process's devices, a :class:`~hookgrad.distributed.device_mesh.DeviceMesh`
-spans them, and a sharded ``hookgrad.compile`` step is one SPMD program whose collectives
-XLA inserts. The functions here map PyTorch's names onto that:
+``jax.devices()`` lists every process's devices, a ``DeviceMesh`` spans them, and a
+sharded ``hookgrad.compile`` step is one SPMD program whose collectives XLA inserts. The functions here map PyTorch's names onto that:
 
 ========================  ==============================================================
 ``init_process_group``    ``jax.distributed.initialize`` (nothing to start for one process)
