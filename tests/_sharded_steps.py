@@ -109,6 +109,7 @@ def _scenario(ref, on, expected, wrap=None, **compile_kw):
     out = _compare(ref, (run, log))
     out["shardings"] = _shardings(model, opt, on, expected)
     # after the first call nothing moves, and the program is not traced again
+    out["moved_first"] = moved[0]
     out["moved_after_first"] = moved[-1] - moved[0]
     out["trace_count"] = cstep.trace_count
     return out

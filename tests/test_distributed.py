@@ -48,8 +48,11 @@ def test_sharded_step_on_8_devices_matches_one_device(sharded_report, scenario):
     assert r["hooks"] and r["n_hook_calls"] == 30
     # parameters, .grad and optimizer state sharded as asked
     assert r["shardings"] == []
-    # what the program wrote back stays where it is: nothing moves after the first call,
-    # and no retrace beyond the one for the optimizer state created by the first call
+    # what the program wrote back stays where it is: the first call moves the parameters
+    # to their shardings (DistributedDataParallel replicated them already), later calls
+    # move nothing, and nothing is retraced beyond the one retrace for the optimizer state
+    # the first call created
+    assert r["moved_first"] == (0 if scenario == "ddp" else 4)
     assert r["moved_after_first"] == 0
     assert r["trace_count"] == 2
 
