@@ -35,7 +35,7 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions"})
+                   "multiprocessing", "distributions", "distributed"})
 
 
 def __getattr__(name):

@@ -74,6 +74,7 @@ from . import (
     backends as backends,
     compile as compile,
     cuda as cuda,
+    distributed as distributed,
     distributions as distributions,
     func as func,
     futures as futures,
