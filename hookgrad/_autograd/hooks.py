@@ -105,8 +105,10 @@ def run_post_accumulate_hooks(var):
     passed to the hooks after it, and then raises."""
     hooks = var._post_acc_hooks
     if hooks:
-        arg = var
+        arg, modified = var, False
         for hook in tuple(hooks.values()):
-            arg = check_single(arg, hook(arg), hook)
-        if arg is not var:
+            res = hook(arg)
+            if res is not None and res is not arg:
+                arg, modified = check_single(arg, res, hook), True
+        if modified:
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
