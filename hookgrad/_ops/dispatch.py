@@ -113,12 +113,11 @@ def apply(op, args, statics=None, out=None):
         if record:
             return _record(op, key, args, res)
         return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
+    if out._view is not None or out._views is not None:  # a view, or a base of views
+        return _alias_inplace[0](op, key, args, arrs, fn, out, record)
     _check_inplace(out, record)
     if record:  # the node sees the tensor's value and history from before the write
-        shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
-        shadow._requires_grad = out._requires_grad
-        if out._acc is not None:
-            shadow._acc = out._acc
+        shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
     _write_inplace(out, fn(*arrs), op)
     if record:
@@ -127,6 +126,15 @@ def apply(op, args, statics=None, out=None):
 
 
 _wrap = Tensor._wrap
+_alias_inplace = [None]  # in-place on a view or base: hookgrad/_ops/views.py fills the slot
+
+
+def _shadow(out):
+    shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
+    shadow._requires_grad = out._requires_grad
+    if out._acc is not None:
+        shadow._acc = out._acc
+    return shadow
 
 
 def _check_inplace(t, record):

@@ -1,0 +1,175 @@
+"""Views by functionalization: how a view is read from its base, and writes through it.
+
+JAX arrays are immutable, so a view cannot share memory with its base. Instead a view
+remembers its *geometry* in its root base's storage: sizes, strides and an offset in
+elements over the base's C-contiguous layout, composed along the chain of view ops, as
+PyTorch's strides would be. Its array is always current: a write (``Tensor._write_``)
+scatters the written tensor's new array into the root base and gathers every live alias
+of that base again (writes are rare; reads, the hot path, cost nothing). The version
+counter PyTorch shares between a base and its views is kept equal the same way.
+
+Autograd's part of a write through a view (``CopySlices``, ``AsStridedBackward0``) is in
+``hookgrad/_ops/views.py``, one layer up.
+"""
+import functools
+import weakref
+
+import jax
+import numpy as np
+
+# how a view was made, as PyTorch's CreationMeta: what an in-place op on it may do
+DEFAULT, NO_GRAD, MULTI, CUSTOM = "default", "no_grad", "multi", "custom"
+
+
+class ViewInfo:
+    """What a view (or a ``detach()``/``.data`` alias) knows about its root base.
+
+    ``diff``: a differentiable view (``_is_view()``, ``_base``); ``shared``: shares the
+    base's version counter (views and ``detach()``, not ``.data``); ``gen``: the base's
+    storage generation the view reads (``base.data = other`` starts a new one).
+    """
+
+    __slots__ = ("base", "geom", "diff", "shared", "creation", "fn_name", "grad_base",
+                 "ggeom", "gen")
+
+    def __init__(self, base, geom, diff, shared, creation, fn_name, grad_base, ggeom):
+        self.base, self.geom, self.diff, self.shared = base, geom, diff, shared
+        self.creation, self.fn_name = creation, fn_name
+        # autograd's base (``_base``) and the geometry in it: the storage root and ``geom``
+        # unless the view was made from a ``detach()``/``.data`` alias
+        self.grad_base, self.ggeom = grad_base, ggeom
+        self.gen = base._gen
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def geometry(t):
+    """``(size, stride, offset)`` of ``t`` in its root's storage."""
+    info = t._view
+    return contiguous_geometry(t) if info is None else info.geom
+
+
+def contiguous_geometry(t):
+    shape = tuple(t._data.shape)
+    return shape, contiguous_strides(shape), 0
+
+
+def root(t):
+    info = t._view
+    return t if info is None else info.base
+
+
+def alias(t, source, *, diff, shared, geom=None, creation=DEFAULT, fn_name=None,
+          grad_base=None, ggeom=None):
+    """Make ``t`` an alias of ``source``'s storage with geometry ``geom`` (``source``'s own
+    when None): writes to either reach the other."""
+    base = root(source)
+    if geom is None:
+        geom = geometry(source)
+    t._view = ViewInfo(base, geom, diff, shared, creation, fn_name, grad_base,
+                       geom if ggeom is None else ggeom)
+    refs = base._views
+    if refs is None:
+        refs = base._views = []
+    elif len(refs) > 32:  # drop dead aliases now and then
+        refs[:] = [r for r in refs if r() is not None]
+    refs.append(weakref.ref(t))
+    if shared:
+        t._version = base._version
+    return t
+
+
+def is_overlapping(size, stride):
+    """Whether two elements of a view of this geometry share a storage place (expand)."""
+    return any(st == 0 and sz > 1 for sz, st in zip(size, stride))
+
+
+@functools.lru_cache(maxsize=1024)
+def _flat_index(size, stride, offset):
+    hi = offset + sum((sz - 1) * st for sz, st in zip(size, stride))
+    idx = np.full(size, offset, np.int32 if hi < 2 ** 31 else np.int64)
+    for d, (sz, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = sz
+        idx = idx + (np.arange(sz) * st).reshape(shape).astype(idx.dtype)
+    return idx
+
+
+def gather_plain(b, size, stride, offset):
+    return b.reshape(-1)[_flat_index(size, stride, offset)]
+
+
+def scatter_plain(b, v, size, stride, offset):
+    """``b`` with the places of the view ``(size, stride, offset)`` set to ``v``."""
+    flat = b.reshape(-1).at[_flat_index(size, stride, offset)].set(v.astype(b.dtype))
+    return flat.reshape(b.shape)
+
+
+_gather = jax.jit(gather_plain, static_argnames=("size", "stride", "offset"))
+_scatter = jax.jit(scatter_plain, static_argnames=("size", "stride", "offset"))
+
+
+def propagate(t):
+    """After ``t._data`` was replaced and ``t._version`` bumped: write the new array into
+    ``t``'s root base and every live alias of it, and share the version."""
+    info = t._view
+    if info is None:
+        base = t
+        shared = True
+    else:
+        base = info.base
+        shared = info.shared
+        if info.gen == base._gen:
+            base._data = _scatter(base._data, t._data, *info.geom)
+        if shared:
+            base._version = t._version
+    refs = base._views
+    if not refs:
+        return
+    arr, gen, version = base._data, base._gen, base._version
+    # NOTE: inside a hookgrad.compile trace the new array is a tracer: an alias made
+    # outside the trace keeps its value (it must not hold a traced one)
+    traced = isinstance(arr, jax.core.Tracer)
+    dead = False
+    for r in refs:
+        w = r()
+        if w is None:
+            dead = True
+            continue
+        if w is t:
+            continue
+        winfo = w._view
+        if winfo.gen == gen and (not traced or isinstance(w._data, jax.core.Tracer)):
+            w._data = _gather(arr, *winfo.geom)
+        if shared and winfo.shared:
+            w._version = version
+    if dead:
+        refs[:] = [r for r in refs if r() is not None]
+        if not refs:
+            base._views = None
+
+
+def live_views(base):
+    """The live differentiable views of ``base`` (a root)."""
+    out = []
+    for r in base._views or ():
+        w = r()
+        if w is not None and w._view.diff:
+            out.append(w)
+    return out
+
+
+def new_storage(t):
+    """``t`` got an array of its own (``t.data = other``, ``set_``): its old aliases keep
+    their values (and, like PyTorch's, the version counter) but no longer write through."""
+    info = t._view
+    if info is not None:
+        info.gen = -1
+    elif t._views:
+        t._gen += 1
