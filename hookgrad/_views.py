@@ -155,6 +155,21 @@ def propagate(t):
             base._views = None
 
 
+def share_version(t):
+    """After ``t._version`` was bumped without a write: the aliases sharing its counter
+    follow."""
+    info = t._view
+    base = t if info is None else info.base
+    if info is not None:
+        if not info.shared:
+            return
+        base._version = t._version
+    for r in base._views or ():
+        w = r()
+        if w is not None and w is not t and w._view.shared:
+            w._version = base._version
+
+
 def live_views(base):
     """The live differentiable views of ``base`` (a root)."""
     out = []

@@ -14,12 +14,13 @@ import warnings
 
 import jax.numpy as jnp
 
-from .. import _mode
+from .. import _mode, _views
 from .._tensor import Tensor, typename as _typename
 from . import grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
 from .graph import Node
+from .._ops import views as _ops_views
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
            "InplaceFunction"]
@@ -446,6 +447,8 @@ def _output_plan(raw, tensor_args, dirty, nondiff, executable):
         if diff and modified and o.grad_fn is None and o._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
+        if diff and modified and o._is_view():
+            _check_dirty_view(o, is_input)
         plan.append((is_input, modified, diff))
     if n_dirty_out != len(dirty_ids):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
@@ -471,9 +474,15 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
                           "Tensor is not an input, there is no need to pass it to "
                           "mark_dirty().", UserWarning, stacklevel=4)
         _rebase(o, ctx, i)
+        if o._is_view():  # the base's history becomes CopySlices, as for built-in ops
+            _ops_views.rebase_base(o._view, ctx)
+            _ops_views.regenerate(o._view.grad_base)
         return o
-    if is_input:
-        o = _alias(o)
+    if is_input:  # returned as-is: a view of the input, as in PyTorch
+        src, o = o, _alias(o)
+        _ops_views.make_view(o, src, _ops_views.GEOMETRY["alias"])
+    if o._is_view():  # in-place changes of it would bypass the Function's backward
+        o._view.creation, o._view.fn_name = _views.CUSTOM, (ctx._forward_cls.__name__, i)
     o.grad_fn = ctx
     o._output_nr = i
     o._requires_grad = True
@@ -482,9 +491,16 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
 
 def _bump_version(t):
     t._version += 1
-    base = t._base
-    if base is not None and t._shares_version:
-        base._version += 1
+    if t._view is not None or t._views is not None:
+        _views.share_version(t)
+
+
+def _check_dirty_view(o, is_input):
+    if not is_input:
+        raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
+                           "input Tensors that have been mutated should be passed to "
+                           "ctx.mark_dirty().")
+    _ops_views.check_view_inplace(o, o._view, True)
 
 
 def _rebase(t, node, nr):

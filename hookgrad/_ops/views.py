@@ -197,6 +197,9 @@ class CopySlices(Node):
     def name(self):
         return "torch::autograd::CopySlices"
 
+    def __repr__(self):
+        return f"<CopySlices object at {hex(id(self))}>"
+
     def _out_meta(self):
         return (self._aval,)
 
