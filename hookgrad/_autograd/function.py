@@ -424,6 +424,8 @@ def _eager_apply(cls, args, kwargs, has_setup):
             ctx._saved = tuple(None if t is None else SavedTensor(t, t.grad_fn is ctx)
                                for t in to_save)
     ctx.to_save = None
+    if dirty:  # as PyTorch, ctx keeps no reference to them (a view's graph would cycle)
+        ctx.dirty_tensors = None
     return tuple(outs) if multi else outs[0]
 
 
