@@ -27,18 +27,54 @@ class ViewInfo:
     ``diff``: a differentiable view (``_is_view()``, ``_base``); ``shared``: shares the
     base's version counter (views and ``detach()``, not ``.data``); ``gen``: the base's
     storage generation the view reads (``base.data = other`` starts a new one).
+    ``grad_base`` is autograd's base (``_base``): the storage root unless the view was made
+    from a ``detach()``/``.data`` alias.
+
+    NOTE: the geometry is worked out when first read (a write, ``stride()``), not when the
+    view is made: making views is common, reading their strides rare. ``geom_fn(size,
+    stride, offset, **statics)`` maps the source's geometry (its ViewInfo's, or the
+    C-contiguous one of ``shape``) to this one; None keeps it.
     """
 
-    __slots__ = ("base", "geom", "diff", "shared", "creation", "fn_name", "grad_base",
-                 "ggeom", "gen")
+    __slots__ = ("base", "diff", "shared", "creation", "fn_name", "grad_base", "gen",
+                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom")
 
-    def __init__(self, base, geom, diff, shared, creation, fn_name, grad_base, ggeom):
-        self.base, self.geom, self.diff, self.shared = base, geom, diff, shared
-        self.creation, self.fn_name = creation, fn_name
-        # autograd's base (``_base``) and the geometry in it: the storage root and ``geom``
-        # unless the view was made from a ``detach()``/``.data`` alias
-        self.grad_base, self.ggeom = grad_base, ggeom
+    def __init__(self, base, src, shape, geom_fn, statics, diff, shared, creation, fn_name,
+                 grad_base):
+        self.base, self.diff, self.shared = base, diff, shared
+        self.creation, self.fn_name, self.grad_base = creation, fn_name, grad_base
         self.gen = base._gen
+        self._src, self._shape, self._fn, self._st = src, shape, geom_fn, statics
+        self._geom = self._ggeom = None
+
+    def _from(self, geom):
+        fn = self._fn
+        return geom if fn is None else fn(*geom, **self._st) if self._st else fn(*geom)
+
+    @property
+    def geom(self):
+        """``(size, stride, offset)`` in the root's storage."""
+        g = self._geom
+        if g is None:
+            src = self._src
+            g = self._geom = self._from(src.geom if src is not None
+                                        else contiguous_shape_geometry(self._shape))
+        return g
+
+    @property
+    def ggeom(self):
+        """The geometry in ``grad_base`` (laid out C-contiguously), for autograd."""
+        g = self._ggeom
+        if g is None:
+            src = self._src
+            if src is None:
+                g = self.geom
+            elif src.diff:
+                g = self.geom if src.ggeom is src.geom else self._from(src.ggeom)
+            else:  # made from a detach()/.data alias: that alias is the autograd base
+                g = self._from(contiguous_shape_geometry(self._shape))
+            self._ggeom = g
+        return g
 
 
 def contiguous_strides(shape):
@@ -56,7 +92,10 @@ def geometry(t):
 
 
 def contiguous_geometry(t):
-    shape = tuple(t._data.shape)
+    return contiguous_shape_geometry(tuple(t._data.shape))
+
+
+def contiguous_shape_geometry(shape):
     return shape, contiguous_strides(shape), 0
 
 
@@ -65,15 +104,14 @@ def root(t):
     return t if info is None else info.base
 
 
-def alias(t, source, *, diff, shared, geom=None, creation=DEFAULT, fn_name=None,
-          grad_base=None, ggeom=None):
-    """Make ``t`` an alias of ``source``'s storage with geometry ``geom`` (``source``'s own
-    when None): writes to either reach the other."""
-    base = root(source)
-    if geom is None:
-        geom = geometry(source)
-    t._view = ViewInfo(base, geom, diff, shared, creation, fn_name, grad_base,
-                       geom if ggeom is None else ggeom)
+def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAULT,
+          fn_name=None, grad_base=None):
+    """Make ``t`` an alias of ``source``'s storage, read from it by ``geom_fn`` (see
+    ViewInfo; None: the same elements): writes to either reach the other."""
+    src = source._view
+    base = source if src is None else src.base
+    t._view = ViewInfo(base, src, source._data.shape, geom_fn, statics, diff, shared,
+                       creation, fn_name, grad_base)
     refs = base._views
     if refs is None:
         refs = base._views = []

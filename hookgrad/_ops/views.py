@@ -144,22 +144,17 @@ def view_apply(op, x, statics=None):
 def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):
     """Mark ``out`` a differentiable view of ``x`` whose geometry ``geom_fn`` maps from
     ``x``'s (PyTorch's creation rules: made in no_grad mode, or inherited from ``x``)."""
-    st = statics or {}
     src = x._view
-    geom = geom_fn(*_views.geometry(x), **st)
     if src is not None and src.diff:
         grad_base = src.grad_base
-        ggeom = geom if src.ggeom is src.geom else geom_fn(*src.ggeom, **st)
         if creation is None and src.creation != _views.DEFAULT:
             creation, fn_name = src.creation, src.fn_name
     else:  # x is its own autograd base (a root, or a detach()/.data alias)
         grad_base = x
-        ggeom = geom if src is None else geom_fn(*_views.contiguous_geometry(x), **st)
     if creation is None:
         creation = _views.DEFAULT if _gm.enabled else _views.NO_GRAD
-    _views.alias(out, x, diff=True, shared=True, geom=geom, creation=creation,
-                 fn_name=fn_name, grad_base=grad_base, ggeom=ggeom)
-    return out
+    return _views.alias(out, x, diff=True, shared=True, geom_fn=geom_fn, statics=statics,
+                        creation=creation, fn_name=fn_name, grad_base=grad_base)
 
 
 def make_views(outs, x, geoms, name):
