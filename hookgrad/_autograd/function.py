@@ -506,18 +506,9 @@ def _check_dirty_view(o, is_input):
 
 
 def _rebase(t, node, nr):
-    """Move ``t``'s history onto ``node`` (an in-place Function): hooks registered
-    before stay with the old history and ``retain_grad`` moves to the new one, as for
-    built-in in-place ops."""
-    old, old_nr = t.grad_fn, t._output_nr
-    t.grad_fn = node
-    t._output_nr = nr
-    t._requires_grad = True
-    t._backward_hooks = None
-    if t._retains_grad:
-        if old is not None and old._retain_hooks:
-            old._retain_hooks.pop(old_nr, None)
-        node._set_retain_grad(t)
+    """Move ``t``'s history onto ``node`` (an in-place Function), as built-in in-place ops
+    do."""
+    _ops_views.move_history(t, node, nr)
 
 
 # --------------------------------------------------------------------------- once_differentiable

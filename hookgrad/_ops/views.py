@@ -278,14 +278,14 @@ def rebase_base(info, fn):
     """After an in-place op (node ``fn``) on a view: the base's history is ``CopySlices``."""
     base = info.grad_base
     node = CopySlices(base._edge(), fn, info.ggeom, base._data.aval)
-    _move_history(base, node)
+    move_history(base, node)
 
 
-def _move_history(t, node):
-    # as an in-place op's rebase: hooks registered before stay with the old node,
-    # retain_grad moves to the new one
+def move_history(t, node, nr=0):
+    """``t``'s history moves onto ``node`` (output ``nr``), as an in-place op rebases it:
+    hooks registered before stay with the old node, ``retain_grad`` moves to the new one."""
     old, old_nr = t.grad_fn, t._output_nr
-    t.grad_fn, t._output_nr, t._requires_grad = node, 0, True
+    t.grad_fn, t._output_nr, t._requires_grad = node, nr, True
     t._backward_hooks = None
     if t._retains_grad:
         if old is not None and old._retain_hooks:
@@ -306,7 +306,7 @@ def regenerate(base):
         size, stride, offset = winfo.ggeom
         st = (("size", size), ("stride", stride), ("offset", offset))
         node = _record(AS_STRIDED, st, (base,), w._data).grad_fn
-        _move_history(w, node)
+        move_history(w, node)
 
 
 dispatch._alias_inplace[0] = inplace
