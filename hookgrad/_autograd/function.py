@@ -450,7 +450,7 @@ def _output_plan(raw, tensor_args, dirty, nondiff, executable):
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
         if diff and modified and o._is_view():
-            _check_dirty_view(o, is_input)
+            _check_dirty_view(o, is_input, len(raw))
         plan.append((is_input, modified, diff))
     if n_dirty_out != len(dirty_ids):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
@@ -497,12 +497,21 @@ def _bump_version(t):
         _views.share_version(t)
 
 
-def _check_dirty_view(o, is_input):
+def _check_dirty_view(o, is_input, n_outputs):
     if not is_input:
         raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
                            "input Tensors that have been mutated should be passed to "
                            "ctx.mark_dirty().")
     _ops_views.check_view_inplace(o, o._view, True)
+    if n_outputs > 1:  # the base's CopySlices can wrap a node of one output only
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your "
+            "Function cannot return more than one Tensor. This is not supported by the current "
+            "autograd engine. You should either make sure the input is not a view (using "
+            ".clone() for example) or make your Function only return one Tensor (potentially "
+            "splitting it into two Functions: one doing the inplace that returns a single "
+            "Tensor and a second one that does the other operations). You can ask on the forum "
+            "https://discuss.pytorch.org/ if you need help to do this change.")
 
 
 def _rebase(t, node, nr):

@@ -284,3 +284,44 @@ def test_random_view_chains_match_pytorch(chains, which, op):
        st.sampled_from(["mul", "add"]))
 def test_random_view_chains_match_pytorch_many(chains, which, op):
     same_as_torch(_chain_program(chains, which % len(chains), op))
+
+
+class _AddInPlace(hookgrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        a.add_(b)
+        ctx.mark_dirty(a)
+        return a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+class _AddInPlaceTwo(hookgrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        a.add_(b)
+        ctx.mark_dirty(a)
+        return a, a + b
+
+    @staticmethod
+    def backward(ctx, ga, gab):
+        return ga + gab, ga + gab
+
+
+def test_a_function_modifying_a_view_rebases_the_base():
+    a = hookgrad.ones(2, requires_grad=True)
+    b = hookgrad.ones(2, requires_grad=True)
+    base = a.clone()
+    c = _AddInPlace.apply(base.view_as(base), b)
+    assert type(base.grad_fn).__name__ == "CopySlices"
+    assert type(c.grad_fn).__name__ == "AsStridedBackward0"
+    (c.sum() + base.sum()).backward()
+    assert a.grad.tolist() == [2, 2] and b.grad.tolist() == [2, 2]
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        _AddInPlace.apply(a.view_as(a), b)
+    with pytest.raises(RuntimeError, match="If your Function modifies inplace an input that "
+                                           "is a view of another Tensor, your Function cannot "
+                                           "return more than one Tensor"):
+        _AddInPlaceTwo.apply(a.clone().view_as(a), b)
