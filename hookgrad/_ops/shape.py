@@ -588,7 +588,7 @@ def as_strided(input, size, stride, storage_offset=None) -> Tensor:
     from .views import AS_STRIDED
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     _, _, own = _views.geometry(input)
     off = own if storage_offset is None else int(storage_offset)
     if not input.is_contiguous():

@@ -39,8 +39,8 @@ def view_strides(size, stride, shape):
     (``view`` raises, ``reshape`` copies)."""
     if not size:
         return (1,) * len(shape)
-    if math.prod(size) == 0:
-        return tuple(size) == tuple(shape) and stride or _views.contiguous_strides(shape)
+    if math.prod(size) == 0:  # nothing to read: any strides do
+        return tuple(stride) if tuple(size) == tuple(shape) else _views.contiguous_strides(shape)
     out = [0] * len(shape)
     v = len(shape) - 1
     # walk the old dims from the last, in runs that are contiguous in storage; each run
