@@ -157,14 +157,15 @@ def propagate(t):
     """After ``t._data`` was replaced and ``t._version`` bumped: write the new array into
     ``t``'s root base and every live alias of it, and share the version."""
     info = t._view
-    if info is None:
-        base = t
-        shared = True
-    else:
-        base = info.base
+    base = t if info is None else info.base
+    # NOTE: .data/detach() aliases cover their base whole: they need no XLA call
+    whole = contiguous_geometry(base)
+    shared = True
+    if info is not None:
         shared = info.shared
         if info.gen == base._gen:
-            base._data = _scatter(base._data, t._data, *info.geom)
+            geom = info.geom
+            base._data = t._data if geom == whole else _scatter(base._data, t._data, *geom)
         if shared:
             base._version = t._version
     refs = base._views
@@ -184,7 +185,8 @@ def propagate(t):
             continue
         winfo = w._view
         if winfo.gen == gen and (not traced or isinstance(w._data, jax.core.Tracer)):
-            w._data = _gather(arr, *winfo.geom)
+            geom = winfo.geom
+            w._data = arr if geom == whole else _gather(arr, *geom)
         if shared and winfo.shared:
             w._version = version
     if dead:
