@@ -107,8 +107,7 @@ def view(self, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(as_dtype(shape[0]))  # view(dtype)
     shape = _resolve_shape(_shape_arg(shape), self.numel())
-    size, stride, _ = _views.geometry(self)
-    if view_strides(size, stride, shape) is None:
+    if not self.is_contiguous() and view_strides(*_views.geometry(self)[:2], shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
@@ -120,8 +119,7 @@ def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
-    size, stride, _ = _views.geometry(input)
-    if view_strides(size, stride, shape) is None:
+    if not input.is_contiguous() and view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
     return view_apply(RESHAPE, input, {"shape": shape})
 
