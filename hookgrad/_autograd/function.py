@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .. import _mode
 from .._tensor import Tensor, typename as _typename
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
 from .graph import Node
@@ -97,6 +97,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _apply_undefined = True
     materialize_grads = True
     to_save = None
+    saved_for_forward = None
     dirty_tensors = None
     non_differentiable = None
     needs_input_grad = None
@@ -117,6 +118,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        if self.saved_for_forward is not None:  # inside jvp
+            return self.saved_for_forward
         saved = self._saved
         if saved is None:
             return ()
@@ -144,6 +147,10 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, *grads):
         """Call the user's backward directly (as ``grad_fn.apply(...)`` does in PyTorch)."""
         return self._get_user_fn()(self, *grads)
+
+    def apply_jvp(self, *grads):
+        """Call the user's ``jvp`` (forward-mode AD calls it with the inputs' tangents)."""
+        return self._forward_cls.jvp(self, *grads)
 
     def _apply(self, grads, create_graph):
         info = self._out_info
@@ -354,11 +361,12 @@ def _run_forward(cls, ctx, args, kwargs, has_setup):
     prev = _gm.enabled
     _gm.enabled = False
     try:
-        if has_setup:
-            out = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, out)
-        else:
-            out = cls.forward(ctx, *args, **kwargs)
+        with forward_ad._fw_grad_off():  # forward sees primals: its result gets jvp's tangent
+            if has_setup:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
     finally:
         _gm.enabled = prev
     return out
@@ -387,9 +395,15 @@ def _check_ctx_lists(ctx):
 
 
 def _alias(t):
-    """A new Tensor object on the same data (PyTorch returns a view of an input that a
-    Function returns as-is)."""
-    return Tensor._wrap(t._data)
+    """``t.view_as(t)``, made as PyTorch makes it for an input a Function returns as-is:
+    without recording history or forward-mode tangents (``apply`` attaches both)."""
+    prev = _gm.enabled
+    _gm.enabled = False
+    try:
+        with forward_ad._fw_grad_off():
+            return t.view_as(t)
+    finally:
+        _gm.enabled = prev
 
 
 def _eager_apply(cls, args, kwargs, has_setup):
@@ -416,6 +430,11 @@ def _eager_apply(cls, args, kwargs, has_setup):
     outs = []
     for i, (o, p) in enumerate(zip(raw, plan)):  # a loop: the warning's stacklevel counts
         outs.append(o if p is None else _attach_output(ctx, o, i, *p))
+    tangents = forward_ad.function_tangents(tensor_args)
+    if tangents is not None:  # PyTorch: after the outputs' history, before saving
+        forward_ad.function_jvp(ctx, args, tensor_args, tangents, raw, outs, dirty, nondiff)
+    if ctx.saved_for_forward is not None:
+        ctx.saved_for_forward = None
     if executable:
         ctx._out_info = tuple((tuple(o._data.shape), o._data.dtype) if isinstance(o, Tensor)
                               else None for o in outs)
@@ -446,12 +465,24 @@ def _output_plan(raw, tensor_args, dirty, nondiff, executable):
         if diff and modified and o.grad_fn is None and o._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
+        if diff and modified and len(raw) > 1 and o._is_view():
+            raise RuntimeError(_DIRTY_VIEW_MESSAGE)
         plan.append((is_input, modified, diff))
     if n_dirty_out != len(dirty_ids):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
     return plan
+
+
+_DIRTY_VIEW_MESSAGE = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one "
+    "doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
+    "this change.")
 
 
 def _attach_output(ctx, o, i, is_input, modified, diff):
