@@ -42,16 +42,14 @@ def defop(name, fwd, node, save=ALL, bwd=None, **kw) -> Op:
 OpCall = Tuple[Op, tuple, Optional[dict]]  # what a ``@variants`` chooser returns
 
 
-def _expose(fn, names, method, function, out=False):
-    """``out``: the function form (not the method) also takes PyTorch's ``out=``."""
-    fn_function = with_out(fn) if out and function else fn
+def _expose(fn, names, method, function):
     for n in names:
-        for table, wanted, f in ((FUNCTIONS, function, fn_function), (METHODS, method, fn)):
+        for table, wanted in ((FUNCTIONS, function), (METHODS, method)):
             if wanted:
-                if table.get(n, f) is not f:  # one declaration per public name
+                if table.get(n, fn) is not fn:  # one declaration per public name
                     raise RuntimeError(f"hookgrad op {n!r} is declared twice: "
-                                       f"{table[n].__module__} and {f.__module__}")
-                table[n] = f
+                                       f"{table[n].__module__} and {fn.__module__}")
+                table[n] = fn
 
 
 def export(fn=None, *, name=None, aliases=(), method=True, function=True):
@@ -82,11 +80,19 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
     def deco(pick):
         name = pick.__name__
 
-        def fn(*args, **kwargs):
+        def plain(*args, **kwargs):
+            op, a, st = pick(*args, **kwargs)
+            return bapply(op, a, st)
+
+        def fn(*args, out=None, **kwargs):
+            if out is not None:
+                return _write_out(name, plain, args, kwargs, out)
             op, a, st = pick(*args, **kwargs)
             return bapply(op, a, st)
         functools.update_wrapper(fn, pick)
-        _expose(_returns_tensor(fn, pick), (name, *aliases), method, function, out=True)
+        _returns_tensor(fn, pick)
+        fn.__signature__ = _with_out_signature(fn.__signature__)
+        _expose(fn, (name, *aliases), method, function)
         if inplace:
             def fn_(self, *args, **kwargs):
                 op, a, st = pick(self, *args, **kwargs)
@@ -130,7 +136,7 @@ class OpDef:
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {"return": "Tensor"}
         names = (self.name, *self.aliases)
-        _expose(fn, names, self.method, self.function, out=True)
+        _expose(with_out(fn), names, self.method, self.function)
         if self.inplace:
             method = inplace_of(op, self.name)
             _returns_tensor(method, fn, "self")
@@ -158,14 +164,18 @@ def with_out(fn):
         if out is None:
             return fn(*args, **kwargs)
         return _write_out(name, fn, args, kwargs, out)
-    sig = inspect.signature(fn)
-    params = list(sig.parameters.values())
-    if "out" not in sig.parameters:
-        at = len(params) - (bool(params) and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
-        params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                            annotation="Optional[Tensor]"))
-    function.__signature__ = sig.replace(parameters=params)
+    function.__signature__ = _with_out_signature(inspect.signature(fn))
     return function
+
+
+def _with_out_signature(sig):
+    params = list(sig.parameters.values())
+    if "out" in sig.parameters:
+        return sig
+    at = len(params) - (bool(params) and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation="Optional[Tensor]"))
+    return sig.replace(parameters=params)
 
 
 def _write_out(name, fn, args, kwargs, out):
