@@ -346,13 +346,16 @@ def _check_view_tangent(out, g, tensor_args, tangents):
                            "as-is) but the jvp is not returning a view.")
     inp = tensor_args[k]
     base_tangent = _tangent(inp._base) if inp._is_view() else None
-    if base_tangent is not None:
-        if g._base is not _root(base_tangent):
-            raise RuntimeError("A custom Function is returning a view but the jvp is not "
-                               "returning a view of the same base as the given grad input.")
-    elif g._base is not _root(tangents[k]):
+    # NOTE: a view op's tangent here is computed by jax.jvp, not made a view of its base's
+    # tangent as PyTorch makes it, so a view of the input's own tangent is accepted too
+    if g._base is _root(tangents[k]):
+        return
+    if base_tangent is None:
         raise RuntimeError("A custom Function is returning a view but the jvp is not returning "
                            "a view of the given grad input.")
+    if g._base is not _root(base_tangent):
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning "
+                           "a view of the same base as the given grad input.")
 
 
 def _set_output_tangent(out, g):

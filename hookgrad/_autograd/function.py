@@ -25,6 +25,7 @@ __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once
            "InplaceFunction"]
 
 _gm = grad_mode._state
+_dual = forward_ad._ACTIVE  # dispatch's forward-AD slot: None turns forward AD off
 
 
 def _is_inexact(arr):
@@ -358,17 +359,17 @@ class InplaceFunction(Function):
 
 
 def _run_forward(cls, ctx, args, kwargs, has_setup):
-    prev = _gm.enabled
+    prev, prev_dual = _gm.enabled, _dual[0]
     _gm.enabled = False
+    _dual[0] = None  # forward AD off: forward sees primals, its outputs get jvp's tangents
     try:
-        with forward_ad._fw_grad_off():  # forward sees primals: its result gets jvp's tangent
-            if has_setup:
-                out = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args, **kwargs)
+        if has_setup:
+            out = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args, **kwargs)
     finally:
-        _gm.enabled = prev
+        _gm.enabled, _dual[0] = prev, prev_dual
     return out
 
 
@@ -397,13 +398,13 @@ def _check_ctx_lists(ctx):
 def _alias(t):
     """``t.view_as(t)``, made as PyTorch makes it for an input a Function returns as-is:
     without recording history or forward-mode tangents (``apply`` attaches both)."""
-    prev = _gm.enabled
+    prev, prev_dual = _gm.enabled, _dual[0]
     _gm.enabled = False
+    _dual[0] = None
     try:
-        with forward_ad._fw_grad_off():
-            return t.view_as(t)
+        return t.view_as(t)
     finally:
-        _gm.enabled = prev
+        _gm.enabled, _dual[0] = prev, prev_dual
 
 
 def _eager_apply(cls, args, kwargs, has_setup):

@@ -437,3 +437,27 @@ def test_forward_returning_an_input_needs_a_view_tangent():
         with pytest.raises(RuntimeError, match=r"forward is returning a view \(or an input "
                                                r"as-is\) but the jvp is not returning a view"):
             fn(False).apply(fwAD.make_dual(a, hg.tensor(1.0)), hg.tensor(2.0))
+
+
+def test_function_jvp_inside_compile_matches_eager_and_jax():
+    class Sq(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x * x
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            x, = ctx.saved_tensors
+            return 2 * x * x_t
+
+    def f(x, v):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(Sq.apply(fwAD.make_dual(x, v)).sin()).tangent
+
+    compiled = hg.compile(f)
+    v = hg.tensor([1.0, 2.0])
+    for x in (hg.tensor([0.5, 1.0]), hg.tensor([1.0, 2.0])):  # the second call replays
+        _, want = jax.jvp(lambda a: jnp.sin(a * a), (x._data,), (v._data,))
+        np.testing.assert_allclose(f(x, v).tolist(), want, rtol=1e-6)
+        np.testing.assert_allclose(compiled(x, v).tolist(), want, rtol=1e-6)
