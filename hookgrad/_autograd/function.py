@@ -396,15 +396,9 @@ def _check_ctx_lists(ctx):
 
 
 def _alias(t):
-    """``t.view_as(t)``, made as PyTorch makes it for an input a Function returns as-is:
-    without recording history or forward-mode tangents (``apply`` attaches both)."""
-    prev, prev_dual = _gm.enabled, _dual[0]
-    _gm.enabled = False
-    _dual[0] = None
-    try:
-        return t.view_as(t)
-    finally:
-        _gm.enabled, _dual[0] = prev, prev_dual
+    """A new Tensor object on the same data (PyTorch returns a view of an input that a
+    Function returns as-is)."""
+    return Tensor._wrap(t._data)
 
 
 def _eager_apply(cls, args, kwargs, has_setup):
@@ -466,13 +460,14 @@ def _output_plan(raw, tensor_args, dirty, nondiff, executable):
         if diff and modified and o.grad_fn is None and o._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
-        if diff and modified and len(raw) > 1 and o._is_view():
-            raise RuntimeError(_DIRTY_VIEW_MESSAGE)
         plan.append((is_input, modified, diff))
     if n_dirty_out != len(dirty_ids):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
+    if len(raw) > 1 and any(p is not None and p[1] and p[2] and o._is_view()
+                            for o, p in zip(raw, plan)):
+        raise RuntimeError(_DIRTY_VIEW_MESSAGE)  # rebasing a view's base needs one output
     return plan
 
 
