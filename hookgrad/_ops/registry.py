@@ -179,19 +179,14 @@ def _with_out_signature(sig):
 
 
 def _write_out(name, fn, args, kwargs, out):
+    # NOTE: every op-table function returns one Tensor, so ``out`` is one Tensor
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if _grad_mode._state.enabled and any(
             isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values(), out)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    res = fn(*args, **kwargs)
-    arr, want = res._data, out._data.dtype
-    if arr.dtype != want:
-        if not _can_cast(arr.dtype, want):
-            raise RuntimeError(f"result type {torch_kind(arr.dtype)} can't be cast to the "
-                               f"desired output type {torch_kind(want)}")
-        arr = arr.astype(want)
+    arr = _out_array(fn(*args, **kwargs)._data, out._data.dtype)
     if arr.shape != out._data.shape and out._data.size:
         warnings.warn(f"An output with one or more elements was resized since it had shape "
                       f"{list(out.shape)}, which does not match the required output shape "
@@ -200,6 +195,16 @@ def _write_out(name, fn, args, kwargs, out):
                       "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
                       "elements with t.resize_(0).", UserWarning, stacklevel=3)
     return out._write_(arr)
+
+
+def _out_array(arr, want):
+    """``arr`` cast to ``out``'s dtype ``want``, where PyTorch casts."""
+    if arr.dtype != want:
+        if not _can_cast(arr.dtype, want):
+            raise RuntimeError(f"result type {torch_kind(arr.dtype)} can't be cast to the "
+                               f"desired output type {torch_kind(want)}")
+        arr = arr.astype(want)
+    return arr
 
 
 def _can_cast(src, dst):
