@@ -401,6 +401,19 @@ def _alias(t):
     return Tensor._wrap(t._data)
 
 
+def _view_as_self(t):
+    """``t.view_as(t)`` without history or tangent: what PyTorch returns for an input a
+    Function returns as-is when nothing is differentiable (forward AD checks its tangent
+    like any view's)."""
+    prev, prev_dual = _gm.enabled, _dual[0]
+    _gm.enabled = False
+    _dual[0] = None
+    try:
+        return t.view_as(t)
+    finally:
+        _gm.enabled, _dual[0] = prev, prev_dual
+
+
 def _eager_apply(cls, args, kwargs, has_setup):
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     needs = tuple(a._requires_grad if t else False for a, t in zip(args, is_tensor))
@@ -490,7 +503,7 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
                 return o.detach()
             o.detach_()
         elif is_input and not modified:
-            return _alias(o)
+            return _view_as_self(o)
         return o
     if modified:
         if not is_input:
