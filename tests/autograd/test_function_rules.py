@@ -212,13 +212,15 @@ def test_jvp_error_messages():
             WrongShape.apply(d)
 
 
-def _inplace_mul(L, in_place):
+def _inplace_mul(L, in_place, on_a_copy=False):
+    """``x.mul_(2)`` marked dirty (``on_a_copy``: of a new Tensor, not the input)."""
     class InplaceMul(L.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
+            t = 3 * x if on_a_copy else x
+            t.mul_(2)
+            ctx.mark_dirty(t)
+            return t
 
         @staticmethod
         def backward(ctx, g):
@@ -253,22 +255,7 @@ def test_mark_dirty_needs_jvp_to_modify_the_tangent_in_place():
 
 
 def test_mark_dirty_of_a_non_input_warns_and_then_raises_under_forward_ad():
-    class Bad(Function):
-        @staticmethod
-        def forward(ctx, a):
-            c = 3 * a
-            c.add_(1)
-            ctx.mark_dirty(c)
-            return c
-
-        @staticmethod
-        def backward(ctx, g):
-            return 3 * g
-
-        @staticmethod
-        def jvp(ctx, a_t):
-            return 3 * a_t
-
+    Bad = _inplace_mul(hg, True, on_a_copy=True)
     a = hg.ones(2, requires_grad=True)
     with pytest.warns(UserWarning, match="Only input Tensors should be given to "
                                          r"ctx\.mark_dirty\(\)"):
@@ -350,28 +337,7 @@ def test_gradcheck_forward_ad_agrees_with_torch():
 # --------------------------------------------------------------------------- mark_dirty rules
 
 
-def test_mark_dirty_input_is_returned_as_is_and_history_moves():
-    class Adder(Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            a.add_(b)
-            ctx.mark_dirty(a)
-            return a
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, g
-
-    def f(L):
-        b = L.ones(2, requires_grad=True)
-        a = L.ones(2, requires_grad=True).clone()
-        c = (Adder if L is hg else _torch_adder(L)).apply(a, b)
-        c.sum().backward()
-        return [c is a, type(c.grad_fn).__name__, a._version, py(b.grad)]
-    assert same_as_torch(f) == [True, "AdderBackward", 2, [1.0, 1.0]]
-
-
-def _torch_adder(L):
+def _adder(L):
     class Adder(L.autograd.Function):
         @staticmethod
         def forward(ctx, a, b):
@@ -383,6 +349,16 @@ def _torch_adder(L):
         def backward(ctx, g):
             return g, g
     return Adder
+
+
+def test_mark_dirty_input_is_returned_as_is_and_history_moves():
+    def f(L):
+        b = L.ones(2, requires_grad=True)
+        a = L.ones(2, requires_grad=True).clone()
+        c = _adder(L).apply(a, b)
+        c.sum().backward()
+        return [c is a, type(c.grad_fn).__name__, a._version, py(b.grad)]
+    assert same_as_torch(f) == [True, "AdderBackward", 2, [1.0, 1.0]]
 
 
 _VIEWS = hg.ones(2).view_as(hg.ones(2))._is_view()
