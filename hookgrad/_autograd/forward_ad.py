@@ -4,7 +4,9 @@
 A dual Tensor is a hookgrad Tensor carrying a tangent for the current level. While a
 level is open, every op of the op table whose inputs carry tangents also runs JAX's
 ``jax.jvp`` of its forward, and its outputs carry the resulting tangents. Outside the
-level tangents are gone (``unpack_dual`` returns ``tangent=None``), as in PyTorch.
+level tangents are gone (``unpack_dual`` returns ``tangent=None``), as in PyTorch. A custom
+``autograd.Function`` gives its outputs the tangents its ``jvp`` returns, checked as
+PyTorch checks them (``function_jvp``).
 
 ::
 

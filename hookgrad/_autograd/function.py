@@ -323,6 +323,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
+        """``jvp(ctx, *grad_inputs)``: forward-mode AD's rule, one tangent per forward
+        input (None for non-Tensors) in, one per output out. Under
+        ``forward_ad.dual_level`` it runs after ``forward`` when an input carries a tangent;
+        ``ctx.saved_tensors`` there are what ``ctx.save_for_forward`` saved."""
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
