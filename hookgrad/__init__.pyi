@@ -62,6 +62,10 @@ from .backends import (
     use_deterministic_algorithms as use_deterministic_algorithms,
 )
 from ._repr import set_printoptions as set_printoptions
+from ._autograd.backward import (
+    is_warn_always_enabled as is_warn_always_enabled,
+    set_warn_always as set_warn_always,
+)
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
