@@ -18,7 +18,7 @@ from .._autograd import anomaly_mode
 from .._autograd import grad_mode
 from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
                                unpack_output, unpack_plain)
-from .._autograd.graph import Node, _sequence
+from .._autograd.graph import _Node, _sequence
 
 
 class _Save:
@@ -296,15 +296,17 @@ _NODE_CLASSES = {}
 def node_class(name):
     """The class of the nodes named ``name`` (``type(y.grad_fn).__name__ == "MulBackward0"``,
     as code that draws graphs reads it): one ``OpNode`` subclass per name, shared by ops
-    that record the same name."""
+    that record the same name. PyTorch's ``torch::autograd::CopySlices`` is class
+    ``CopySlices``."""
     cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": (),
-                                                          "__module__": "hookgrad.autograd"})
+        short = name.rpartition("::")[2]
+        cls = _NODE_CLASSES[name] = type(short, (OpNode,), {"__slots__": (),
+                                                           "__module__": "hookgrad.autograd"})
     return cls
 
 
-class OpNode(Node):
+class OpNode(_Node):
     """The node an op records: rebuilds the op's arguments from what was saved and runs
     the op's vjp."""
 
@@ -432,9 +434,25 @@ def vjp_op(node):
         else:
             fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
                             [m.dtype for m in node._out_meta()])
-        vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, op.node + "Backward",
+        vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, _backward_node_name(op.node),
                                      jit=op.jit)
     return vop
+
+
+# The node PyTorch records for a backward that is one op on the incoming gradient (what a
+# backward under ``create_graph=True`` shows); other backwards record ``<node>Backward``.
+_BACKWARD_NODES = {
+    "SumBackward0": "ExpandBackward0", "NegBackward0": "NegBackward0",
+    "TBackward0": "TBackward0", "TransposeBackward0": "TransposeBackward0",
+    "PermuteBackward0": "PermuteBackward0", "ViewBackward0": "ViewBackward0",
+    "UnsqueezeBackward0": "SqueezeBackward1", "SqueezeBackward1": "UnsqueezeBackward0",
+    "SelectBackward0": "SelectBackwardBackward0",
+    "SliceBackward0": "SliceBackwardBackward0",
+}
+
+
+def _backward_node_name(node):
+    return _BACKWARD_NODES.get(node) or node.rpartition("::")[2] + "Backward"
 
 
 def _make_vjp(f, statics, layout, want, out_dtypes):
