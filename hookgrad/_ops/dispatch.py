@@ -54,7 +54,9 @@ class Op:
             (PyTorch's conditional saving, visible to pack hooks).
         bwd: for ``save=OUT``: ``bwd(out, grad, **statics) -> grad_input``.
         scalar_edges: a Python-number operand still gets a ``(None, 0)`` edge (torch wraps
-            numbers of binary arithmetic into tensors).
+            numbers of binary arithmetic into tensors): True for the first two arguments,
+            or the positions where a non-Tensor (a number, None for an absent optional
+            Tensor, as conv's bias) gets one.
         jit: False for ops that cannot be jitted (data-dependent shapes, transfers).
         nondiff: positions of Tensor arguments that are not differentiable inputs (indices,
             masks, conditions): torch gives them no ``next_functions`` edge.
@@ -66,7 +68,8 @@ class Op:
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
                  nondiff=()):
         self.name, self.fwd, self.node, self.save = name, fwd, node, save
-        self.bwd, self.scalar_edges, self.jit = bwd, scalar_edges, jit
+        self.bwd, self.jit = bwd, jit
+        self.scalar_edges = frozenset((0, 1) if scalar_edges is True else scalar_edges or ())
         self.nondiff = frozenset(nondiff)
         self._fwd_cache = {}
         self._vjp_cache = {}
@@ -207,7 +210,7 @@ def _record(op, key, args, res, out=None, shadow=None):
             # without hooks, a plain tuple: cheaper than a SavedTensor per argument
             stored.append((arr, a, a._version, e) if has_saved == 1 else SavedTensor(a, False))
         else:
-            if op.scalar_edges and i < 2:
+            if i in op.scalar_edges:
                 edges.append(None)
             stored.append(_CONST)
             if consts is None:
@@ -353,7 +356,7 @@ class OpNode(_Node):
             k = 0
             for i, s in enumerate(stored):
                 if s is _CONST:
-                    if op.scalar_edges and i < 2:
+                    if i in op.scalar_edges:
                         k += 1
                 elif i not in op.nondiff:
                     if edges[k] is not None:
