@@ -65,13 +65,13 @@ def _linear_graph(input, weight, bias):
     """``linear`` recorded as PyTorch records it: ``addmm(bias, input, weight.t())`` on
     rows (the input viewed as a matrix and the result viewed back when it is not one),
     ``matmul(input, weight.t())`` without a bias."""
-    wt = apply(T, (weight,))
+    # NOTE: the nodes are made in PyTorch's order: their sequence numbers order the backward
     if bias is None:
-        return matmul_graph(input, wt)
+        return matmul_graph(input, apply(T, (weight,)))
     if input.ndim == 2:
-        return apply(ADDMM, (bias, input, wt), _ONES)
+        return apply(ADDMM, (bias, input, apply(T, (weight,))), _ONES)
     rows = apply(VIEW, (input,), {"shape": (math.prod(input.shape[:-1]), input.shape[-1])})
-    out = apply(ADDMM, (bias, rows, wt), _ONES)
+    out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
     return apply(VIEW, (out,), {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
 
 
