@@ -30,7 +30,8 @@ The layers, bottom first (a module may import its own layer and those below):
    ``compile`` facade (``_compile.state.MODULE_COMPILE`` is the slot through which it
    compiles Modules);
 10. everything else: ``nn`` (``nn._optimized_module``, whose OptimizedModule subclasses
-    Module, fills ``MODULE_COMPILE``), ``optim``, ``utils.data``, ``func``,
+    Module, fills ``MODULE_COMPILE``; ``nn.parallel``), ``distributed``, ``optim``,
+    ``utils.data``, ``func``,
     ``autograd.gradcheck``/``autograd.functional`` (user-level tools), ``hookgrad``.
 
 Where the issue's sketch said otherwise, the code decided: grad and anomaly mode sit below
@@ -66,7 +67,9 @@ LAYERS = [
     ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],
     ["hookgrad._functional", "hookgrad._functional.*"],
     ["hookgrad._compile", "hookgrad._compile.*", "hookgrad.compile"],
-    ["*", "hookgrad.autograd.gradcheck", "hookgrad.autograd.functional"],
+    ["*", "hookgrad.autograd.gradcheck", "hookgrad.autograd.functional",
+     "hookgrad.distributed", "hookgrad.distributed.*", "hookgrad.nn.parallel",
+     "hookgrad.nn.parallel.*"],
 ]
 
 # The circle any tape autograd has, (importer, imported): a Tensor holds its grad_fn; a

@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype
 from .._dtype import to_jax
 from .._tensor import Tensor
 from .dispatch import OUT, apply
@@ -19,18 +20,10 @@ from .shape import wrap_dim
 
 
 def _take(x, idx, dim, keepdim):
+    if x.ndim == 0:
+        return x
     vals = jnp.take_along_axis(x, jnp.expand_dims(idx, dim), axis=dim)
     return vals if keepdim else jnp.squeeze(vals, dim)
-
-
-def _max_dim(x, dim, keepdim):
-    idx = jnp.argmax(x, axis=dim)
-    return _take(x, idx, dim, keepdim), (jnp.expand_dims(idx, dim) if keepdim else idx)
-
-
-def _min_dim(x, dim, keepdim):
-    idx = jnp.argmin(x, axis=dim)
-    return _take(x, idx, dim, keepdim), (jnp.expand_dims(idx, dim) if keepdim else idx)
 
 
 def _var(x, dim, correction, keepdim):
@@ -83,8 +76,10 @@ AMIN = defop("amin", lambda x, dim, keepdim: jnp.min(x, axis=dim, keepdims=keepd
              "AminBackward0")
 MAX_ALL = defop("max_all", jnp.max, "MaxBackward1")
 MIN_ALL = defop("min_all", jnp.min, "MinBackward1")
-MAX_DIM = defop("max_dim", _max_dim, "MaxBackward0")
-MIN_DIM = defop("min_dim", _min_dim, "MinBackward0")
+# NOTE: the values of max/min(dim) are a gather at the arg-extreme's indices (saved, as
+# PyTorch saves ``indices``): the node has one output, as PyTorch's, not two
+MAX_DIM = defop("max_dim", _take, "MaxBackward0", {0: (1,)}, nondiff=(1,))
+MIN_DIM = defop("min_dim", _take, "MinBackward0", {0: (1,)}, nondiff=(1,))
 ARGMAX = defop("argmax", lambda x, dim, keepdim: jnp.argmax(x, axis=dim, keepdims=keepdim), None)
 ARGMIN = defop("argmin", lambda x, dim, keepdim: jnp.argmin(x, axis=dim, keepdims=keepdim), None)
 LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
@@ -246,8 +241,15 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
         return pair_fn(input, dim)
     if dim is None:
         return apply(all_op, (input,))
-    values, indices = apply(dim_op, (input,), {"dim": wrap_dim(int(dim), input.ndim),
-                                               "keepdim": keepdim})
+    d = wrap_dim(int(dim), input.ndim)
+    if input.ndim == 0:  # a 0-d input is its own extreme, at index 0
+        indices = Tensor._wrap(jnp.zeros((), to_jax(_dtype.int64)))
+    else:
+        arg = ARGMAX if name == "max" else ARGMIN
+        indices = apply(arg, (input,), {"dim": d, "keepdim": False})
+    values = apply(dim_op, (input, indices), {"dim": d, "keepdim": keepdim})
+    if keepdim and input.ndim:
+        indices = indices.unsqueeze(d)
     return return_types[name](values, indices)
 
 
