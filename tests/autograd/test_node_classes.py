@@ -14,22 +14,25 @@ def graph_desc(fn):
     return f"{type(fn).__name__}({', '.join(graph_desc(n) for n, _ in fn.next_functions)})"
 
 
+def _doubler(L):
+    class Doubler(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Doubler
+
+
 def test_node_is_a_virtual_base():
     def f(L):
         Node = L.autograd.graph.Node
         a = L.ones(2, requires_grad=True)
         b = a.exp()
         acc = b.grad_fn.next_functions[0][0]
-
-        class Twice(L.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
-        c = Twice.apply(a)
+        c = _doubler(L).apply(a)
         return [isinstance(b.grad_fn, Node), issubclass(type(b.grad_fn), Node),
                 Node in type(b.grad_fn).__mro__, isinstance(acc, Node),
                 Node in type(acc).__mro__, isinstance(L._C._functions.AccumulateGrad, Node),
@@ -52,23 +55,14 @@ def test_class_names_as_pytorchs():
         z.copy_(x)  # CopyBackwards
         hook = L.utils.hooks.BackwardHook(L.nn.Identity(), [], [])
         h, = hook.setup_input_hook((x.clone(),))
-
-        class Scale(L.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
-        s = Scale.apply(x)
+        s = _doubler(L).apply(x)
         acc = x.clone().grad_fn.next_functions[0][0]
         return [type(n).__name__ for n in (y.grad_fn, z.grad_fn, h.grad_fn, s.grad_fn, acc)] + \
             [y.grad_fn.name(), z.grad_fn.name(), acc.name(), s.grad_fn.name()]
     assert same_as_torch(f) == [
-        "CopySlices", "CopyBackwards", "BackwardHookFunctionBackward", "ScaleBackward",
+        "CopySlices", "CopyBackwards", "BackwardHookFunctionBackward", "DoublerBackward",
         "AccumulateGrad", "torch::autograd::CopySlices", "torch::autograd::CopyBackwards",
-        "torch::autograd::AccumulateGrad", "ScaleBackward"]
+        "torch::autograd::AccumulateGrad", "DoublerBackward"]
 
 
 def test_one_class_per_name():
