@@ -61,6 +61,7 @@ class Node(abc.ABC):
     def next_functions(self):
         """``(node, input_nr)`` per forward input: where this node's gradients go."""
 
+    @property
     @abc.abstractmethod
     def metadata(self):
         """A dict kept on the node for the user's annotations."""
