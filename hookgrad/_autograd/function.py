@@ -19,7 +19,7 @@ from .._tensor import Tensor, typename as _typename
 from . import forward_ad, grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
-from .graph import Node
+from .graph import _Node
 from .._ops import views as _ops_views
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
@@ -87,7 +87,7 @@ class FunctionCtx:
         self.materialize_grads = value
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(_Node, FunctionCtx):
     """The node of a custom Function, and the ``ctx`` of its forward and backward.
 
     One subclass, ``<Name>Backward``, is generated per Function class.
@@ -110,7 +110,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _is_tensor = ()      # per forward argument
 
     def __init__(self):
-        Node.__init__(self, ())
+        _Node.__init__(self, ())
 
     def name(self):
         return type(self).__name__
@@ -587,7 +587,16 @@ def once_differentiable(fn):
                             "@once_differentiable",
                             tuple((tuple(v.shape), v._data.dtype) if isinstance(v, Tensor)
                                   else None for v in outs))
+        # as PyTorch: the node's edges go to detached copies of the outputs made leaves
+        err._next = tuple((_fake_leaf(v)._grad_accumulator(), 0) if isinstance(v, Tensor)
+                          else None for v in outs)
         wrapped = tuple(Tensor._wrap(v._data, err, i) if isinstance(v, Tensor) else v
                         for i, v in enumerate(outs))
         return wrapped if isinstance(outputs, tuple) else wrapped[0]
     return wrapper
+
+
+def _fake_leaf(t):
+    leaf = Tensor._wrap(t._data)
+    leaf._requires_grad = True
+    return leaf
