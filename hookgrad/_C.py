@@ -9,7 +9,7 @@ from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_en
                                   _set_multithreading_enabled, _set_view_replay_enabled,
                                   is_grad_enabled)
 from ._autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
-from ._autograd.graph import AccumulateGrad, Node, _InputMetadata
+from ._autograd.graph import AccumulateGrad, Node, _InputMetadata, _Node
 
 
 def _set_grad_enabled(mode):
@@ -158,7 +158,7 @@ def _forward_node(make_node, inputs, want):
     return outs[0] if len(outs) == 1 else outs
 
 
-class _ForwardNode(Node):
+class _ForwardNode(_Node):
     """A node class PyTorch exposes to be called in forward: calling one returns its
     inputs again, joined to the graph through the node class it names."""
 
@@ -195,7 +195,7 @@ class DelayedError(_ForwardNode):
         return _forward_node(lambda meta: _DelayedError(self._msg, meta), inputs, self._n)
 
 
-class UndefinedGradBackward(Node):
+class UndefinedGradBackward(_Node):
     """Passes undefined (None) gradients on to its inputs."""
 
     __slots__ = ("_meta",)

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _missing, _mode
+from . import _dtype, _missing, _mode, _views
 from ._errors import traced_value_error
 from ._watch import WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
@@ -50,8 +50,12 @@ class Tensor(metaclass=_TensorMeta):
     # counting dicts (hookgrad._watch), shared with the node that dispatches them
     _backward_hooks = None
     _post_acc_hooks = None
-    _base = None           # for .data / detach(): in-place writes go through to it
-    _shares_version = False
+    # aliasing (hookgrad/_views.py): a view's or detach()/.data alias's ViewInfo (its
+    # root base and geometry); a root's weak references to its aliases; its storage
+    # generation (bumped when ``.data =`` gives it new storage)
+    _view = None
+    _views = None
+    _gen = 0
     __array_priority__ = 1000  # numpy defers binary ops to Tensor
 
     # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace
@@ -64,7 +68,7 @@ class Tensor(metaclass=_TensorMeta):
                          "_requires_grad")
     _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
                     "_post_acc_hooks", "_acc")
-    _COMPILE_LOCAL = ("_base", "_shares_version")
+    _COMPILE_LOCAL = ("_view", "_views", "_gen")
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         # torch.Tensor(list) builds a tensor of the default float dtype
@@ -259,24 +263,30 @@ class Tensor(metaclass=_TensorMeta):
 
     def _write_(self, arr):
         """Replace the data in place outside autograd (optimizers, init, buffers, in-place
-        ops): same object, version bumped, and a ``.data``/``detach()`` alias writes
-        through to the tensor it aliases."""
+        ops): same object, version bumped, and the write reaches the tensor's base and
+        every view or ``.data``/``detach()`` alias of it (hookgrad/_views.py)."""
         self._data = arr
         self._version += 1
-        base = self._base
-        if base is not None:
-            base._data = arr
-            if self._shares_version:
-                base._version += 1
+        if self._view is not None or self._views is not None:
+            _views.propagate(self)
         return self
+
+    @property
+    def _base(self):
+        """The tensor this view was made from (the root, for a view of a view), or None."""
+        info = self._view
+        return info.base if info is not None and info.diff else None
+
+    @_base.setter
+    def _base(self, source):
+        # internal: ``self`` becomes a plain alias of ``source`` (writes reach it)
+        _views.alias(self, source, diff=False, shared=False)
 
     def detach(self):
         """A new leaf sharing this tensor's data and version counter (in-place writes on it
         go through to this tensor)."""
         t = Tensor._wrap(_stop_gradient(self._data))
-        t._base = self
-        t._shares_version = True
-        return t
+        return _views.alias(t, self, diff=False, shared=True)
 
     def detach_(self):
         if self.grad_fn is not None:
@@ -288,13 +298,13 @@ class Tensor(metaclass=_TensorMeta):
     @property
     def data(self):
         t = Tensor._wrap(_stop_gradient(self._data))
-        t._base = self
-        return t
+        return _views.alias(t, self, diff=False, shared=False)
 
     @data.setter
     def data(self, value):
         arr = value._data if isinstance(value, Tensor) else jnp.asarray(value)
         self._data = arr
+        _views.new_storage(self)
 
     # ---- metadata
     @property
@@ -349,16 +359,23 @@ class Tensor(metaclass=_TensorMeta):
         d = self.device
         return -1 if d.type == "cpu" else (d.index or 0)
 
-    def contiguous(self, memory_format=None):
-        return self
-
     def is_contiguous(self, memory_format=None):
+        """Whether the elements lie in C order without gaps in the base's storage."""
+        info = self._view
+        if info is None:
+            return True
+        want = 1
+        for sz, st in reversed(tuple(zip(*info.geom[:2]))):
+            if sz != 1:
+                if st != want:
+                    return False
+                want *= sz
         return True
 
     def _is_view(self):
-        # NOTE: views are copies in hookgrad (README, Differences), and ``.data`` /
-        # ``detach()`` are not views in PyTorch's sense either.
-        return False
+        # ``.data`` and ``detach()`` alias their source but are not views, as in PyTorch
+        info = self._view
+        return info is not None and info.diff
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -460,7 +477,7 @@ class Tensor(metaclass=_TensorMeta):
         new._requires_grad, new._version = self._requires_grad, 0
         memo[id(self)] = new
         for k, v in self.__dict__.items():
-            if k in ("_acc", "_backward_hooks", "_post_acc_hooks", "_base"):
+            if k in ("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views"):
                 continue
             new.__dict__[k] = copy.deepcopy(v, memo)
         return new
@@ -468,7 +485,8 @@ class Tensor(metaclass=_TensorMeta):
     def __reduce_ex__(self, protocol):
         warn_if_has_hooks(self)
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_acc", "_backward_hooks", "_post_acc_hooks", "_base")}
+                 if k not in ("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views",
+                              "_gen")}
         return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
 
 

@@ -123,9 +123,6 @@ def test_the_hooks_change_or_see_the_gradients(kind):
 # --------------------------------------------------------------------------- single checks
 
 
-@pytest.mark.xfail(strict=True, reason="F.linear's node is AddmmBackward0 with grad_inputs "
-                   "in linear's order (input, weight, bias); PyTorch's AddmmBackward0 has "
-                   "(bias, input, weight.t())")
 @needs_torch
 def test_linear_node_grad_inputs_in_pytorchs_order():
     def fn(L):

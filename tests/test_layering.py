@@ -58,7 +58,7 @@ LAYERS = [
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.saved", "hookgrad._autograd.error_node"],
-    ["hookgrad._tensor"],
+    ["hookgrad._tensor", "hookgrad._views"],
     ["hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks"],
     ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
      "hookgrad.random"],

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from .. import _mode
 from .._tensor import Tensor
 from . import grad_mode
-from .graph import Node
+from .graph import _Node
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 
@@ -33,7 +33,7 @@ _NO_INPUT_GRAD_WARNING = (
     "register_full_backward_hook for more details.")
 
 
-class BackwardHookFunctionBackward(Node):
+class BackwardHookFunctionBackward(_Node):
     """The node of the identity op around a module's inputs or outputs.
 
     One forward output per tensor given; the backward passes gradients through, with
@@ -44,7 +44,7 @@ class BackwardHookFunctionBackward(Node):
     _apply_undefined = True  # runs (materializing zeros) even when no gradient arrived
 
     def __init__(self, edges, meta):
-        Node.__init__(self, edges)
+        _Node.__init__(self, edges)
         self._meta = meta
 
     def name(self):

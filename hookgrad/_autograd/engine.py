@@ -166,7 +166,10 @@ def accumulate_grad(node, grads, create_graph):
         return
     old = var._grad
     if old is None:
-        if create_graph:
+        if create_graph and grad._requires_grad:
+            # as PyTorch: .grad is a copy of the gradient, recorded (CopyBackwards)
+            new = Tensor._wrap(grad._data).copy_(grad)
+        elif create_graph:
             new = grad
         else:
             new = grads[0] = Tensor._wrap(grad._data)

@@ -14,17 +14,19 @@ import warnings
 
 import jax.numpy as jnp
 
-from .. import _mode
+from .. import _mode, _views
 from .._tensor import Tensor, typename as _typename
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
-from .graph import Node
+from .graph import _Node
+from .._ops import views as _ops_views
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
            "InplaceFunction"]
 
 _gm = grad_mode._state
+_dual = forward_ad._ACTIVE  # dispatch's forward-AD slot: None turns forward AD off
 
 
 def _is_inexact(arr):
@@ -85,7 +87,7 @@ class FunctionCtx:
         self.materialize_grads = value
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(_Node, FunctionCtx):
     """The node of a custom Function, and the ``ctx`` of its forward and backward.
 
     One subclass, ``<Name>Backward``, is generated per Function class.
@@ -97,6 +99,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _apply_undefined = True
     materialize_grads = True
     to_save = None
+    saved_for_forward = None
     dirty_tensors = None
     non_differentiable = None
     needs_input_grad = None
@@ -107,7 +110,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _is_tensor = ()      # per forward argument
 
     def __init__(self):
-        Node.__init__(self, ())
+        _Node.__init__(self, ())
 
     def name(self):
         return type(self).__name__
@@ -117,6 +120,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        if self.saved_for_forward is not None:  # inside jvp
+            return self.saved_for_forward
         saved = self._saved
         if saved is None:
             return ()
@@ -144,6 +149,10 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, *grads):
         """Call the user's backward directly (as ``grad_fn.apply(...)`` does in PyTorch)."""
         return self._get_user_fn()(self, *grads)
+
+    def apply_jvp(self, *grads):
+        """Call the user's ``jvp`` (forward-mode AD calls it with the inputs' tangents)."""
+        return self._forward_cls.jvp(self, *grads)
 
     def _apply(self, grads, create_graph):
         info = self._out_info
@@ -315,6 +324,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
+        """``jvp(ctx, *grad_inputs)``: forward-mode AD's rule, one tangent per forward
+        input (None for non-Tensors) in, one per output out. Under
+        ``forward_ad.dual_level`` it runs after ``forward`` when an input carries a tangent;
+        ``ctx.saved_tensors`` there are what ``ctx.save_for_forward`` saved."""
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
@@ -351,8 +364,9 @@ class InplaceFunction(Function):
 
 
 def _run_forward(cls, ctx, args, kwargs, has_setup):
-    prev = _gm.enabled
+    prev, prev_dual = _gm.enabled, _dual[0]
     _gm.enabled = False
+    _dual[0] = None  # forward AD off: forward sees primals, its outputs get jvp's tangents
     try:
         if has_setup:
             out = cls.forward(*args, **kwargs)
@@ -360,7 +374,7 @@ def _run_forward(cls, ctx, args, kwargs, has_setup):
         else:
             out = cls.forward(ctx, *args, **kwargs)
     finally:
-        _gm.enabled = prev
+        _gm.enabled, _dual[0] = prev, prev_dual
     return out
 
 
@@ -392,6 +406,19 @@ def _alias(t):
     return Tensor._wrap(t._data)
 
 
+def _view_as_self(t):
+    """``t.view_as(t)`` without history or tangent: what PyTorch returns for an input a
+    Function returns as-is when nothing is differentiable (forward AD checks its tangent
+    like any view's)."""
+    prev, prev_dual = _gm.enabled, _dual[0]
+    _gm.enabled = False
+    _dual[0] = None
+    try:
+        return t.view_as(t)
+    finally:
+        _gm.enabled, _dual[0] = prev, prev_dual
+
+
 def _eager_apply(cls, args, kwargs, has_setup):
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     needs = tuple(a._requires_grad if t else False for a, t in zip(args, is_tensor))
@@ -416,6 +443,11 @@ def _eager_apply(cls, args, kwargs, has_setup):
     outs = []
     for i, (o, p) in enumerate(zip(raw, plan)):  # a loop: the warning's stacklevel counts
         outs.append(o if p is None else _attach_output(ctx, o, i, *p))
+    tangents = forward_ad.function_tangents(tensor_args)
+    if tangents is not None:  # PyTorch: after the outputs' history, before saving
+        forward_ad.function_jvp(ctx, args, tensor_args, tangents, raw, outs, dirty, nondiff)
+    if ctx.saved_for_forward is not None:
+        ctx.saved_for_forward = None
     if executable:
         ctx._out_info = tuple((tuple(o._data.shape), o._data.dtype) if isinstance(o, Tensor)
                               else None for o in outs)
@@ -423,6 +455,8 @@ def _eager_apply(cls, args, kwargs, has_setup):
             ctx._saved = tuple(None if t is None else SavedTensor(t, t.grad_fn is ctx)
                                for t in to_save)
     ctx.to_save = None
+    if dirty:  # as PyTorch, ctx keeps no reference to them (a view's graph would cycle)
+        ctx.dirty_tensors = None
     return tuple(outs) if multi else outs[0]
 
 
@@ -446,12 +480,27 @@ def _output_plan(raw, tensor_args, dirty, nondiff, executable):
         if diff and modified and o.grad_fn is None and o._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
+        if diff and modified and o._is_view():
+            _check_dirty_view(o, is_input, len(raw))
         plan.append((is_input, modified, diff))
     if n_dirty_out != len(dirty_ids):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
+    if len(raw) > 1 and any(p is not None and p[1] and p[2] and o._is_view()
+                            for o, p in zip(raw, plan)):
+        raise RuntimeError(_DIRTY_VIEW_MESSAGE)  # rebasing a view's base needs one output
     return plan
+
+
+_DIRTY_VIEW_MESSAGE = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one "
+    "doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
+    "this change.")
 
 
 def _attach_output(ctx, o, i, is_input, modified, diff):
@@ -463,7 +512,7 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
                 return o.detach()
             o.detach_()
         elif is_input and not modified:
-            return _alias(o)
+            return _view_as_self(o)
         return o
     if modified:
         if not is_input:
@@ -471,9 +520,15 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
                           "Tensor is not an input, there is no need to pass it to "
                           "mark_dirty().", UserWarning, stacklevel=4)
         _rebase(o, ctx, i)
+        if o._is_view():  # the base's history becomes CopySlices, as for built-in ops
+            _ops_views.rebase_base(o._view, ctx)
+            _ops_views.regenerate(o._view.grad_base)
         return o
-    if is_input:
-        o = _alias(o)
+    if is_input:  # returned as-is: a view of the input, as in PyTorch
+        src, o = o, _alias(o)
+        _ops_views.make_view(o, src, _ops_views.GEOMETRY["alias"])
+    if o._is_view():  # in-place changes of it would bypass the Function's backward
+        o._view.creation, o._view.fn_name = _views.CUSTOM, (ctx._forward_cls.__name__, i)
     o.grad_fn = ctx
     o._output_nr = i
     o._requires_grad = True
@@ -482,24 +537,31 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
 
 def _bump_version(t):
     t._version += 1
-    base = t._base
-    if base is not None and t._shares_version:
-        base._version += 1
+    if t._view is not None or t._views is not None:
+        _views.share_version(t)
+
+
+def _check_dirty_view(o, is_input, n_outputs):
+    if not is_input:
+        raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
+                           "input Tensors that have been mutated should be passed to "
+                           "ctx.mark_dirty().")
+    _ops_views.check_view_inplace(o, o._view, True)
+    if n_outputs > 1:  # the base's CopySlices can wrap a node of one output only
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your "
+            "Function cannot return more than one Tensor. This is not supported by the current "
+            "autograd engine. You should either make sure the input is not a view (using "
+            ".clone() for example) or make your Function only return one Tensor (potentially "
+            "splitting it into two Functions: one doing the inplace that returns a single "
+            "Tensor and a second one that does the other operations). You can ask on the forum "
+            "https://discuss.pytorch.org/ if you need help to do this change.")
 
 
 def _rebase(t, node, nr):
-    """Move ``t``'s history onto ``node`` (an in-place Function): hooks registered
-    before stay with the old history and ``retain_grad`` moves to the new one, as for
-    built-in in-place ops."""
-    old, old_nr = t.grad_fn, t._output_nr
-    t.grad_fn = node
-    t._output_nr = nr
-    t._requires_grad = True
-    t._backward_hooks = None
-    if t._retains_grad:
-        if old is not None and old._retain_hooks:
-            old._retain_hooks.pop(old_nr, None)
-        node._set_retain_grad(t)
+    """Move ``t``'s history onto ``node`` (an in-place Function), as built-in in-place ops
+    do."""
+    _ops_views.move_history(t, node, nr)
 
 
 # --------------------------------------------------------------------------- once_differentiable
@@ -525,7 +587,16 @@ def once_differentiable(fn):
                             "@once_differentiable",
                             tuple((tuple(v.shape), v._data.dtype) if isinstance(v, Tensor)
                                   else None for v in outs))
+        # as PyTorch: the node's edges go to detached copies of the outputs made leaves
+        err._next = tuple((_fake_leaf(v)._grad_accumulator(), 0) if isinstance(v, Tensor)
+                          else None for v in outs)
         wrapped = tuple(Tensor._wrap(v._data, err, i) if isinstance(v, Tensor) else v
                         for i, v in enumerate(outs))
         return wrapped if isinstance(outputs, tuple) else wrapped[0]
     return wrapper
+
+
+def _fake_leaf(t):
+    leaf = Tensor._wrap(t._data)
+    leaf._requires_grad = True
+    return leaf

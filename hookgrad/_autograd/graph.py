@@ -37,7 +37,11 @@ class _EngineSlot:
 ENGINE = _EngineSlot()
 
 class Node(abc.ABC):
-    """A backward step of the graph (``tensor.grad_fn``).
+    """A backward step of the graph (``tensor.grad_fn``), as code reading the graph sees it.
+
+    A virtual base, as in PyTorch: every node hookgrad makes is an instance
+    (``isinstance(y.grad_fn, Node)``), while ``Node`` is not in its class's MRO (each node's
+    class is named as PyTorch names it, ``MulBackward0``, ``AccumulateGrad``, ...).
 
     Hooks::
 
@@ -46,6 +50,47 @@ class Node(abc.ABC):
 
     ``grad_outputs`` are the gradients w.r.t. the forward outputs (this node's inputs in
     backward); ``grad_inputs`` those it computes for the forward inputs.
+    """
+
+    @abc.abstractmethod
+    def name(self):
+        """The node's name, as PyTorch names it (``MulBackward0``)."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self):
+        """``(node, input_nr)`` per forward input: where this node's gradients go."""
+
+    @property
+    @abc.abstractmethod
+    def metadata(self):
+        """A dict kept on the node for the user's annotations."""
+
+    @abc.abstractmethod
+    def _register_hook_dict(self, tensor):
+        """Run ``tensor``'s hooks (a dict of them) before this node, on its gradient."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple | None``, after the node ran."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> tuple | None``, before the node runs."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        # NOTE: PyTorch's nodes are C++ classes registered to Node, not subclasses of it;
+        # hookgrad's share the implementation base ``_Node`` and are registered through it
+        if cls is Node and isinstance(subclass, type) and issubclass(subclass, _Node):
+            return True
+        return NotImplemented
+
+
+class _Node:
+    """What every node hookgrad makes is built on (``Node`` is its public, virtual base).
+
+    Subclasses set ``name()``, ``_apply`` and, where they know it, ``_out_meta``.
     """
 
     __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
@@ -59,9 +104,9 @@ class Node(abc.ABC):
         if anomaly_mode._state.enabled:  # detect_anomaly: keep where the forward ran
             anomaly_mode.store_stack(self)
 
-    @abc.abstractmethod
     def name(self):
         """The node's name, as PyTorch names it (``MulBackward0``)."""
+        raise NotImplementedError
 
     # ---- graph structure
     @property
@@ -144,10 +189,14 @@ class Node(abc.ABC):
             self._retain_hooks = {}
         self._retain_hooks[tensor._output_nr] = _RetainGrad(tensor)
 
+    def _register_hook_dict(self, tensor):
+        if tensor._backward_hooks is not None:
+            self._add_tensor_pre_hooks(tensor._output_nr, tensor._backward_hooks)
+
     # ---- execution (engine interface)
-    @abc.abstractmethod
     def _apply(self, grads, create_graph):
         """Gradients for ``next_functions`` from ``grads`` (one per forward output)."""
+        raise NotImplementedError
 
     def _release(self):
         """Free saved values (called after backward unless ``retain_graph``)."""
@@ -201,7 +250,7 @@ class _RetainGrad:
             t._grad = t._grad + grad
 
 
-class AccumulateGrad(Node):
+class AccumulateGrad(_Node):
     """The node of a leaf tensor: adds incoming gradients into ``variable.grad``."""
 
     __slots__ = ("_var",)

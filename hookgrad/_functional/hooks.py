@@ -40,7 +40,7 @@ from .._autograd import engine
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
 from .._autograd.saved import call_unpack_hook, hook_state
-from .._autograd.graph import MultiGradHandle, Node, call_multi_grad_hook
+from .._autograd.graph import MultiGradHandle, _Node, call_multi_grad_hook
 from .._handle import RemovableHandle
 
 _gm = grad_mode._state
@@ -232,7 +232,7 @@ def register_multi_grad_hook(tensors, fn, mode):
 # --------------------------------------------------------------------------- nodes
 
 
-class FunctionalNode(Node):
+class FunctionalNode(_Node):
     """The ``grad_fn`` of an op's outputs in functional mode.
 
     It keeps no saved tensors and is never run by hookgrad's engine (JAX differentiates);
@@ -242,7 +242,7 @@ class FunctionalNode(Node):
     __slots__ = ("_op", "_key", "_args", "_in", "_outs", "_out_data", "_pre", "_post_done")
 
     def __init__(self, op, key, args, arrays, name=None):
-        Node.__init__(self, ())
+        _Node.__init__(self, ())
         self._op = op
         self._key = key
         self._args = tuple(_EdgeOf(a) if isinstance(a, Tensor) else a for a in args)

@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from .._autograd import engine
 from .._autograd import hooks as _rules
 from .._autograd.backward_hook import NODE_NAME
-from .._autograd.graph import Node
+from .._autograd.graph import _Node
 
 
 # --------------------------------------------------------------------------- module hooks
@@ -32,7 +32,7 @@ class _HookIdentityNode(FunctionalNode):
     gradient came, ``grad_outputs`` with None)."""
 
     __slots__ = ()
-    register_hook = Node.register_hook  # the identity itself is the boundary
+    register_hook = _Node.register_hook  # the identity itself is the boundary
 
 
 def hook_identity(tensors):

@@ -18,7 +18,7 @@ from .._autograd import anomaly_mode
 from .._autograd import grad_mode
 from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
                                unpack_output, unpack_plain)
-from .._autograd.graph import Node, _sequence
+from .._autograd.graph import _Node, _sequence
 
 
 class _Save:
@@ -54,7 +54,9 @@ class Op:
             (PyTorch's conditional saving, visible to pack hooks).
         bwd: for ``save=OUT``: ``bwd(out, grad, **statics) -> grad_input``.
         scalar_edges: a Python-number operand still gets a ``(None, 0)`` edge (torch wraps
-            numbers of binary arithmetic into tensors).
+            numbers of binary arithmetic into tensors): True for the first two arguments,
+            or the positions where a non-Tensor (a number, None for an absent optional
+            Tensor, as conv's bias) gets one.
         jit: False for ops that cannot be jitted (data-dependent shapes, transfers).
         nondiff: positions of Tensor arguments that are not differentiable inputs (indices,
             masks, conditions): torch gives them no ``next_functions`` edge.
@@ -66,7 +68,8 @@ class Op:
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
                  nondiff=()):
         self.name, self.fwd, self.node, self.save = name, fwd, node, save
-        self.bwd, self.scalar_edges, self.jit = bwd, scalar_edges, jit
+        self.bwd, self.jit = bwd, jit
+        self.scalar_edges = frozenset((0, 1) if scalar_edges is True else scalar_edges or ())
         self.nondiff = frozenset(nondiff)
         self._fwd_cache = {}
         self._vjp_cache = {}
@@ -113,12 +116,11 @@ def apply(op, args, statics=None, out=None):
         if record:
             return _record(op, key, args, res)
         return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
+    if out._view is not None or out._views is not None:  # a view, or a base of views
+        return _alias_inplace[0](op, key, args, arrs, fn, out, record)
     _check_inplace(out, record)
     if record:  # the node sees the tensor's value and history from before the write
-        shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
-        shadow._requires_grad = out._requires_grad
-        if out._acc is not None:
-            shadow._acc = out._acc
+        shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
     _write_inplace(out, fn(*arrs), op)
     if record:
@@ -127,6 +129,15 @@ def apply(op, args, statics=None, out=None):
 
 
 _wrap = Tensor._wrap
+_alias_inplace = [None]  # in-place on a view or base: hookgrad/_ops/views.py fills the slot
+
+
+def _shadow(out):
+    shadow = Tensor._wrap(out._data, out.grad_fn, out._output_nr)
+    shadow._requires_grad = out._requires_grad
+    if out._acc is not None:
+        shadow._acc = out._acc
+    return shadow
 
 
 def _check_inplace(t, record):
@@ -207,7 +218,7 @@ def _record(op, key, args, res, out=None, shadow=None):
             # without hooks, a plain tuple: cheaper than a SavedTensor per argument
             stored.append((arr, a, a._version, e) if has_saved == 1 else SavedTensor(a, False))
         else:
-            if op.scalar_edges and i < 2:
+            if i in op.scalar_edges:
                 edges.append(None)
             stored.append(_CONST)
             if consts is None:
@@ -296,15 +307,17 @@ _NODE_CLASSES = {}
 def node_class(name):
     """The class of the nodes named ``name`` (``type(y.grad_fn).__name__ == "MulBackward0"``,
     as code that draws graphs reads it): one ``OpNode`` subclass per name, shared by ops
-    that record the same name."""
+    that record the same name. PyTorch's ``torch::autograd::CopySlices`` is class
+    ``CopySlices``."""
     cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": (),
-                                                          "__module__": "hookgrad.autograd"})
+        short = name.rpartition("::")[2]
+        cls = _NODE_CLASSES[name] = type(short, (OpNode,), {"__slots__": (),
+                                                           "__module__": "hookgrad.autograd"})
     return cls
 
 
-class OpNode(Node):
+class OpNode(_Node):
     """The node an op records: rebuilds the op's arguments from what was saved and runs
     the op's vjp."""
 
@@ -351,7 +364,7 @@ class OpNode(Node):
             k = 0
             for i, s in enumerate(stored):
                 if s is _CONST:
-                    if op.scalar_edges and i < 2:
+                    if i in op.scalar_edges:
                         k += 1
                 elif i not in op.nondiff:
                     if edges[k] is not None:
@@ -432,9 +445,25 @@ def vjp_op(node):
         else:
             fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
                             [m.dtype for m in node._out_meta()])
-        vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, op.node + "Backward",
+        vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, _backward_node_name(op.node),
                                      jit=op.jit)
     return vop
+
+
+# The node PyTorch records for a backward that is one op on the incoming gradient (what a
+# backward under ``create_graph=True`` shows); other backwards record ``<node>Backward``.
+_BACKWARD_NODES = {
+    "SumBackward0": "ExpandBackward0", "NegBackward0": "NegBackward0",
+    "TBackward0": "TBackward0", "TransposeBackward0": "TransposeBackward0",
+    "PermuteBackward0": "PermuteBackward0", "ViewBackward0": "ViewBackward0",
+    "UnsqueezeBackward0": "SqueezeBackward1", "SqueezeBackward1": "UnsqueezeBackward0",
+    "SelectBackward0": "SelectBackwardBackward0",
+    "SliceBackward0": "SliceBackwardBackward0",
+}
+
+
+def _backward_node_name(node):
+    return _BACKWARD_NODES.get(node) or node.rpartition("::")[2] + "Backward"
 
 
 def _make_vjp(f, statics, layout, want, out_dtypes):

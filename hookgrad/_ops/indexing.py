@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from .dispatch import Op, apply
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
+from .views import view_apply
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
@@ -152,7 +153,7 @@ def _select(x, dim, i):
     size = x.shape[dim]
     if not -size <= i < size:
         raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-    return apply(SELECT, (x,), {"dim": dim, "index": i + size if i < 0 else i})
+    return view_apply(SELECT, x, {"dim": dim, "index": i + size if i < 0 else i})
 
 
 def _slice(x, dim, sl, keep_full):
@@ -162,12 +163,12 @@ def _slice(x, dim, sl, keep_full):
     stop = max(stop, start)
     if not keep_full and start == 0 and stop == x.shape[dim] and step == 1:
         return x  # PyTorch skips whole-dimension slices inside a tuple index
-    return apply(SLICE, (x,), {"dim": dim, "start": start, "stop": stop, "step": step})
+    return view_apply(SLICE, x, {"dim": dim, "start": start, "stop": stop, "step": step})
 
 
 def _unsqueeze(x, dim):
     from .shape import UNSQUEEZE
-    return apply(UNSQUEEZE, (x,), {"dim": dim})
+    return view_apply(UNSQUEEZE, x, {"dim": dim})
 
 
 @export
@@ -246,7 +247,7 @@ def __getitem__(self, idx) -> Tensor:
         return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
     if x is self:
         from .shape import ALIAS
-        return apply(ALIAS, (x,))
+        return view_apply(ALIAS, x)
     return x
 
 

@@ -3,13 +3,11 @@
 """
 from __future__ import annotations
 
-import builtins
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export
@@ -21,7 +19,12 @@ TO_DEVICE = defop("to_device", lambda x, device: jax.device_put(x, device), "ToC
 
 @export(function=False)
 def contiguous(self, memory_format=None) -> Tensor:
-    return self
+    """``contiguous()``: ``self`` if its elements lie in C order in its storage, else a
+    copy that does (``CloneBackward0``)."""
+    if self.is_contiguous():
+        return self
+    from .shape import clone
+    return clone(self)
 
 
 def _to_args(args, kwargs):
@@ -166,20 +169,28 @@ def _type(self, dtype=None, non_blocking=False, **kwargs) -> str | Tensor:
 
 @export(function=False)
 def stride(self, dim=None) -> tuple[int, ...] | int:
-    """``stride(dim=None)``: the strides of a fresh C-contiguous tensor of this shape, as
-    PyTorch gives them (hookgrad tensors have no other layout)."""
-    strides, acc = [], 1
-    for s in reversed(self.shape):
-        strides.append(acc)
-        acc *= builtins.max(s, 1)
-    strides = tuple(reversed(strides))
+    """``stride(dim=None)``: the step in elements between neighbours along each dimension
+    in the storage: a view's strides come from its chain of view ops over its base's
+    C-contiguous layout, as PyTorch computes them."""
+    strides = _views.geometry(self)[1]
     return strides if dim is None else strides[wrap_dim(dim, self.ndim)]
 
 
 @export(function=False)
 def storage_offset(self) -> int:
-    """``storage_offset()``: 0 (every tensor owns its array)."""
-    return 0
+    """``storage_offset()``: where the first element lies in the base's storage (0 for a
+    tensor that is not a view)."""
+    return _views.geometry(self)[2]
+
+
+@export(function=False)
+def data_ptr(self) -> int:
+    """``data_ptr()``: an address standing for the first element: equal for tensors that
+    share storage at the same place, ``storage_offset() * element_size()`` apart within
+    one storage. (Not a memory address: JAX arrays are values.)"""
+    base = _views.root(self)
+    return (hash((id(base), base._gen)) & 0xFFFFFFFFFFF) * 64 + \
+        _views.geometry(self)[2] * self.element_size()
 
 
 TENSOR_PROPERTIES.update({
@@ -195,6 +206,7 @@ def _replace_data(self, arr):
     # the tensor gets a new array of another shape: no write-through to a base
     self._data = arr
     self._version += 1
+    _views.new_storage(self)
     return self
 
 

@@ -7,27 +7,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
+from .._autograd import grad_mode
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
-from .shape import expanded_shape
+from .shape import CLONE, EXPAND, T, TRANSPOSE, UNSQUEEZE, VIEW, expanded_shape
+
+_gm = grad_mode._state
 
 _PRODUCT_SAVE = {0: (1,), 1: (0,)}  # each operand's gradient needs the other one
 
 
-def _matmul_node(a, b, a_requires_grad):
-    # the last node of PyTorch's matmul, by operand ranks (it folds batch dimensions into
-    # mm/mv/bmm and views back; for a matrix times a batch it transposes and clones when
-    # the matrix needs a gradient)
-    if b == 1:
-        return {1: "DotBackward0", 2: "MvBackward0"}.get(a, "UnsafeViewBackward0")
-    if b == 2:
-        return {1: "SqueezeBackward4", 2: "MmBackward0"}.get(a, "UnsafeViewBackward0")
-    if a == 2 and a_requires_grad:
-        return "CloneBackward0"
-    return "UnsafeViewBackward0"
-
-
-_MATMUL = {}
 
 
 def _mm_error(rows, k, k2, cols):
@@ -121,22 +110,26 @@ def matmul(input, other) -> Tensor:
     """``matmul(input, other)`` (``@``): dot, matrix-vector, matrix-matrix or batched
     product by the operands' ranks, broadcasting batch dimensions.
 
-    Recorded as one node named like the last node PyTorch records (``MmBackward0`` for
-    matrices; ``UnsafeViewBackward0`` for batches: PyTorch's inner views are not kept).
+    When it records, the graph is PyTorch's (``mm``/``mv``/``bmm`` between the views it
+    folds batches with, e.g. ``UnsafeViewBackward0(MmBackward0(ViewBackward0(a), b))``);
+    otherwise one fused JAX product runs.
     """
     _check_matmul(input, other)
-    name = _matmul_node(input.ndim, other.ndim, input.requires_grad)
-    op = _MATMUL.get(name)
-    if op is None:
-        op = _MATMUL[name] = defop("matmul_" + name, jnp.matmul, name, _PRODUCT_SAVE)
-    return apply(op, (input, other))
+    if _gm.enabled and (input._requires_grad or other._requires_grad):
+        return matmul_graph(input, other)
+    return apply(MATMUL, (input, other))
 
 
+MATMUL = defop("matmul", jnp.matmul, None)  # the fused product, when nothing records
 MM = defop("mm", jnp.matmul, "MmBackward0", _PRODUCT_SAVE)
 BMM = defop("bmm", jnp.matmul, "BmmBackward0", _PRODUCT_SAVE)
 MV = defop("mv", jnp.matmul, "MvBackward0", _PRODUCT_SAVE)
 DOT = defop("dot", jnp.dot, "DotBackward0", _PRODUCT_SAVE)
 _EINSUM = {}
+# the views PyTorch's matmul records around its product
+UNSAFE_VIEW = defop("_unsafe_view", lambda x, shape: jnp.reshape(x, shape),
+                    "UnsafeViewBackward0", ())
+SQUEEZE_ = defop("squeeze_", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward4", ())
 ADDMM = defop("addmm", lambda c, a, b, beta, alpha: beta * c + alpha * (a @ b), "AddmmBackward0",
               {1: (2,), 2: (1,)})
 
@@ -200,6 +193,73 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * mat1 @ mat2``."""
     _check_addmm(input, mat1, mat2)
     return apply(ADDMM, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
+
+
+# --------------------------------------------------------------------------- matmul's graph
+
+
+def matmul_graph(a, b):
+    """``a @ b`` recorded as PyTorch records it: dot/mv/mm for 1-d and 2-d operands; a
+    batch times a matrix or vector folded into one mm/mv (the smaller operand transposed
+    when the batch is on the right); two batches expanded and flattened into bmm."""
+    da, db = a.ndim, b.ndim
+    if da <= 2 and db <= 2:
+        if da == 1:
+            if db == 1:
+                return apply(DOT, (a, b))
+            return apply(SQUEEZE_, (apply(MM, (apply(UNSQUEEZE, (a,), {"dim": 0}), b)),),
+                         {"dim": 0})
+        return apply(MV if db == 1 else MM, (a, b))
+    if db <= 2:
+        return _folded(a, b)
+    if da <= 2:  # (b^T @ a^T)^T, the batch folded into b^T's rows
+        bt = apply(TRANSPOSE, (b,), {"d0": db - 2, "d1": db - 1})
+        if da == 1:
+            return _folded(bt, a, contiguous=False)
+        out = _folded(bt, apply(T, (a,)), contiguous=False)
+        out = apply(TRANSPOSE, (out,), {"d0": db - 2, "d1": db - 1})
+        return apply(CLONE, (out,))  # .contiguous()
+    return _batched(a, b)
+
+
+def _folded(a, b, contiguous=True):
+    """``a`` (3-d or more) times a matrix or vector ``b``: ``a`` as rows, one mm/mv."""
+    k = a.shape[-1]
+    rows = (math.prod(a.shape[:-1]), k)
+    a2 = (apply(VIEW, (a,), {"shape": rows}) if contiguous else  # reshape of a transpose
+          apply(UNSAFE_VIEW, (apply(CLONE, (a,)),), {"shape": rows}))
+    shape = tuple(a.shape[:-1]) + tuple(b.shape[1:])
+    return apply(UNSAFE_VIEW, (apply(MV if b.ndim == 1 else MM, (a2, b)),), {"shape": shape})
+
+
+def _batched(a, b):
+    """Two batches (3-d or more): both expanded to the common batch, flattened, one bmm."""
+    batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    n_b = math.prod(batch)
+    a3 = _flat_batch(a, batch, n_b)
+    b3 = _flat_batch(b, batch, n_b)
+    out = apply(BMM, (a3, b3))
+    return apply(UNSAFE_VIEW, (out,), {"shape": batch + (a.shape[-2], b.shape[-1])})
+
+
+def _flat_batch(x, batch, n_b):
+    """``x.expand(*batch, r, c).reshape(n_b, r, c)``, as PyTorch records it: a view when the
+    expanded batch dimensions merge without copying, else a clone and an unsafe view."""
+    shape = batch + tuple(x.shape[-2:])
+    e = apply(EXPAND, (x,), {"shape": shape})
+    flat = (n_b,) + tuple(x.shape[-2:])
+    if _merges(tuple(x.shape[:-2]), batch):
+        return apply(VIEW, (e,), {"shape": flat})
+    return apply(UNSAFE_VIEW, (apply(CLONE, (e,)),), {"shape": flat})
+
+
+def _merges(own, batch):
+    """Whether the batch dims of a contiguous tensor with batch ``own``, expanded to
+    ``batch``, flatten into one dim without a copy: the dims of size > 1 must be all
+    expanded (stride 0) or all its own (contiguous)."""
+    pad = (1,) * (len(batch) - len(own)) + own
+    kinds = {o != 1 for n, o in zip(batch, pad) if n != 1}
+    return len(kinds) <= 1
 
 
 def _einsum_node(eq, n_operands):

@@ -7,16 +7,21 @@ builds a function from several ops, the fused row carries the name of PyTorch's 
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import jax
 import jax.numpy as jnp
 
+from .._autograd import grad_mode
 from .._tensor import Tensor
 from .dispatch import apply
-from .linalg import check_linear
+from .linalg import ADDMM, check_linear, matmul_graph
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, export
+from .shape import T, VIEW
+
+_gm = grad_mode._state
 
 
 def _linear(x, w, b=None):
@@ -36,11 +41,9 @@ def _layer_norm(x, w, b, shape, eps):
     return y
 
 
-LINEAR = defop("linear", _linear, "AddmmBackward0", {0: (1,), 1: (0,)})
-LINEAR_ND = defop("linear_nd", _linear, "ViewBackward0", {0: (1,), 1: (0,)})
-LINEAR_NOBIAS = defop("linear_nobias", _linear, "MmBackward0", {0: (1,), 1: (0,)})
-LINEAR_NOBIAS_ND = defop("linear_nobias_nd", _linear, "UnsafeViewBackward0", {0: (1,), 1: (0,)})
-LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0")
+LINEAR = defop("linear", _linear, None)  # fused, when nothing records
+LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0",
+                   scalar_edges=(1, 2))  # no weight or bias: a None edge, as PyTorch
 
 
 @export(method=False)
@@ -52,11 +55,27 @@ def linear(input, weight, bias=None) -> Tensor:
         linear(input, weight, bias=None) -> Tensor
     """
     check_linear(input, weight, bias)
+    if _gm.enabled and (input._requires_grad or weight._requires_grad
+                        or bias is not None and bias._requires_grad):
+        return _linear_graph(input, weight, bias)
+    return apply(LINEAR, (input, weight) if bias is None else (input, weight, bias))
+
+
+def _linear_graph(input, weight, bias):
+    """``linear`` recorded as PyTorch records it: ``addmm(bias, input, weight.t())`` on
+    rows (the input viewed as a matrix and the result viewed back when it is not one),
+    ``matmul(input, weight.t())`` without a bias."""
+    # NOTE: the nodes are made in PyTorch's order: their sequence numbers order the backward
     if bias is None:
-        op = LINEAR_NOBIAS if input.ndim <= 2 else LINEAR_NOBIAS_ND
-        return apply(op, (input, weight))
-    op = LINEAR if input.ndim == 2 else LINEAR_ND
-    return apply(op, (input, weight, bias))
+        return matmul_graph(input, apply(T, (weight,)))
+    if input.ndim == 2:
+        return apply(ADDMM, (bias, input, apply(T, (weight,))), _ONES)
+    rows = apply(VIEW, (input,), {"shape": (math.prod(input.shape[:-1]), input.shape[-1])})
+    out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
+    return apply(VIEW, (out,), {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
+
+
+_ONES = {"beta": 1, "alpha": 1}
 
 
 @export(method=False)

@@ -56,8 +56,8 @@ def _conv_transpose(x, w, b, stride, padding, dilation, groups):
     return y if b is None else y + b.reshape(_bias_shape(nd, -1))
 
 
-CONV = defop("convolution", _conv, "ConvolutionBackward0")
-CONV_T = defop("conv_transpose", _conv_transpose, "ConvolutionBackward0")
+CONV = defop("convolution", _conv, "ConvolutionBackward0", scalar_edges=(2,))  # no bias: None
+CONV_T = defop("conv_transpose", _conv_transpose, "ConvolutionBackward0", scalar_edges=(2,))
 
 
 def _check_conv_input(input, weight, nd, name, transposed, groups):

@@ -8,6 +8,7 @@ reduction when that name depends on it. Value checks (targets in range, probabil
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import jax
@@ -18,6 +19,7 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import LOG_SOFTMAX
 from .registry import defop, export
+from .shape import VIEW
 
 _REDUCE = {"mean": jnp.mean, "sum": jnp.sum, "none": lambda x: x}
 
@@ -268,11 +270,9 @@ def _soft_ce(logp, p, weight, reduction):
     return _REDUCE[reduction](loss)
 
 
-NLL = defop("nll_loss", _nll, "NllLossBackward0")
-NLL2D = defop("nll_loss2d", _nll, "NllLoss2DBackward0")
-# PyTorch runs K-dim targets other than (N, C, H, W) through a reshape; unreduced, the
-# result is a view of that
-NLL_ND_NONE = defop("nll_loss_nd_none", _nll, "ViewBackward0")
+# the target and the class weights are not differentiable: no edges, as in PyTorch
+NLL = defop("nll_loss", _nll, "NllLossBackward0", nondiff=(1, 2))
+NLL2D = defop("nll_loss2d", _nll, "NllLoss2DBackward0", nondiff=(1, 2))
 SOFT_CE = _per_reduction("soft_cross_entropy", _soft_ce, {
     "mean": "DivBackward1", "sum": "NegBackward0", "none": "NegBackward0"})
 
@@ -316,8 +316,19 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if x.ndim == 1:  # unbatched
         x, t = x.unsqueeze(0), t.unsqueeze(0)
     _check_targets(x, t, ignore_index)
-    op = NLL if x.ndim == 2 else NLL2D if (x.ndim == 4 or red != "none") else NLL_ND_NONE
+    op = NLL if x.ndim == 2 else NLL2D
+    if weight is not None and weight.requires_grad:
+        raise RuntimeError(f"The function '{op.name}_forward' is not differentiable with "
+                           "respect to argument 'weight'. This input cannot have "
+                           "requires_grad True.")
+    out_shape = None
+    if x.ndim == 3 or x.ndim > 4:  # as PyTorch: viewed as (N, C, 1, -1), the result back
+        out_shape = (x.shape[0],) + tuple(x.shape[2:])
+        x = apply(VIEW, (x,), {"shape": (x.shape[0], x.shape[1], 1, math.prod(out_shape[1:]))})
+        t = t.reshape(t.shape[0], 1, -1)
     out = apply(op, (x, t, weight), {"reduction": red, "ignore_index": int(ignore_index)})
+    if out_shape is not None and red == "none":
+        out = apply(VIEW, (out,), {"shape": out_shape})
     if input.ndim == 1 and red == "none":
         out = out.squeeze(0)
     return out

@@ -12,10 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export, to_tensor_like
+from .views import make_view, make_views, narrow_geometry, select_geometry, view_apply, view_strides
 
 
 def _shape_arg(shape):
@@ -59,6 +60,10 @@ def _resolve_shape(shape, numel):
 
 VIEW = defop("view", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ())
 RESHAPE = defop("reshape", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ())
+UNSAFE_VIEW = defop("_unsafe_view", lambda x, shape: jnp.reshape(x, shape), "UnsafeViewBackward0",
+                    ())
+DIAGONAL = defop("diagonal", lambda x, off, d1, d2: jnp.diagonal(x, off, d1, d2),
+                 "DiagonalBackward0", ())
 PERMUTE = defop("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", ())
 TRANSPOSE = defop("transpose", lambda x, d0, d1: jnp.swapaxes(x, d0, d1), "TransposeBackward0",
                   ())
@@ -92,23 +97,31 @@ MASKED_SELECT = defop("masked_select", lambda x, idx, shape: jnp.broadcast_to(x,
 
 @export(function=False)
 def view(self, *shape) -> Tensor:
-    """``view(*shape)``: the same elements in a new shape (one size may be -1).
+    """``view(*shape)``: the same elements in a new shape (one size may be -1), a view
+    of ``self``: in-place changes of one show in the other.
 
-    hookgrad has no shared storage: the result is a new array, and in-place changes of
-    one do not show in the other (see README, "Differences from PyTorch").
+    >>> x = hookgrad.zeros(2, 3); x.view(6)[0] = 1.; x[0, 0]
+    tensor(1.)
     """
     from .._dtype import as_dtype
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(as_dtype(shape[0]))  # view(dtype)
     shape = _resolve_shape(_shape_arg(shape), self.numel())
-    return apply(VIEW, (self,), {"shape": shape})
+    if not self.is_contiguous() and view_strides(*_views.geometry(self)[:2], shape) is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")
+    return view_apply(VIEW, self, {"shape": shape})
 
 
 @export
 def reshape(input, *shape) -> Tensor:
-    """``reshape(input, shape)``: as :meth:`Tensor.view`."""
+    """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
+    copy in the new shape."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
-    return apply(RESHAPE, (input,), {"shape": shape})
+    if not input.is_contiguous() and view_strides(*_views.geometry(input)[:2], shape) is None:
+        return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
+    return view_apply(RESHAPE, input, {"shape": shape})
 
 
 @export(function=False)
@@ -163,21 +176,21 @@ def permute(input, *dims) -> Tensor:
     dims = _dims_arg(dims, input.ndim)
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return apply(PERMUTE, (input,), {"dims": dims})
+    return view_apply(PERMUTE, input, {"dims": dims})
 
 
 @export(aliases=("swapaxes",))
 def transpose(input, dim0, dim1) -> Tensor:
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
     n = input.ndim
-    return apply(TRANSPOSE, (input,), {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
+    return view_apply(TRANSPOSE, input, {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
 
 
 @export
 def t(input) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return apply(T, (input,))
+    return view_apply(T, input)
 
 
 def _T(self) -> Tensor:
@@ -193,18 +206,18 @@ def squeeze(input, dim=None) -> Tensor:
     """``squeeze(input, dim=None)``: size-1 dimensions removed (all, or those in ``dim``,
     an int or a tuple)."""
     if dim is None:
-        return apply(SQUEEZE, (input,), {"dim": None})
+        return view_apply(SQUEEZE, input, {"dim": None})
     op = SQUEEZE_DIMS if isinstance(dim, (tuple, list)) else SQUEEZE_DIM
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     dims = _dims_arg(dims, input.ndim)
     dims = tuple(d for d in dims if input.ndim and input.shape[d] == 1)
-    return apply(op, (input,), {"dim": dims})
+    return view_apply(op, input, {"dim": dims})
 
 
 @export
 def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
-    return apply(UNSQUEEZE, (input,), {"dim": wrap_dim(dim, input.ndim + 1)})
+    return view_apply(UNSQUEEZE, input, {"dim": wrap_dim(dim, input.ndim + 1)})
 
 
 def _kind_name(t):
@@ -213,9 +226,9 @@ def _kind_name(t):
 
 @export(function=False)
 def expand(self, *sizes) -> Tensor:
-    """``expand(*sizes)``: size-1 dimensions repeated (without copying in PyTorch; a new
-    array here); -1 keeps a size, new leading dimensions may be added."""
-    return apply(EXPAND, (self,), {"shape": expanded_shape(self, _shape_arg(sizes))})
+    """``expand(*sizes)``: a view with size-1 dimensions repeated (stride 0); -1 keeps a
+    size, new leading dimensions may be added."""
+    return view_apply(EXPAND, self, {"shape": expanded_shape(self, _shape_arg(sizes))})
 
 
 def expanded_shape(self, sizes):
@@ -321,7 +334,7 @@ def narrow(input, dim, start, length) -> Tensor:
     if start + int(length) > input.shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({input.shape[d]}).")
-    return apply(NARROW, (input,), {"dim": d, "start": start, "length": int(length)})
+    return view_apply(NARROW, input, {"dim": d, "start": start, "length": int(length)})
 
 
 @export
@@ -388,7 +401,10 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
         cuts = tuple(np.cumsum(sizes)[:-1].tolist())
         op = SPLIT_SIZES
     out = apply(op, (tensor,), {"sections": cuts, "dim": d})
-    return out if isinstance(out, tuple) else (out,)
+    out = out if isinstance(out, tuple) else (out,)
+    starts = (0, *cuts)
+    return make_views(out, tensor, [narrow_geometry(d, a, o.shape[d])
+                                    for a, o in zip(starts, out)], op.node)
 
 
 @export
@@ -404,8 +420,22 @@ def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
 @export
 def unbind(input, dim=0) -> tuple[Tensor, ...]:
     """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
-    out = apply(UNBIND, (input,), {"dim": wrap_dim(dim, input.ndim)})
-    return out if isinstance(out, tuple) else (out,)
+    d = wrap_dim(dim, input.ndim)
+    out = apply(UNBIND, (input,), {"dim": d})
+    out = out if isinstance(out, tuple) else (out,)
+    return make_views(out, input, [select_geometry(d, i) for i in range(len(out))],
+                      UNBIND.node)
+
+
+@export
+def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:
+    """``diagonal(input, offset=0, dim1=0, dim2=1)``: a view of the diagonal of the
+    ``(dim1, dim2)`` planes (above it for ``offset > 0``), as the last dimension."""
+    n = input.ndim
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return view_apply(DIAGONAL, input, {"off": int(offset), "d1": d1, "d2": d2})
 
 
 @export
@@ -546,3 +576,27 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
 def split_with_sizes(input, split_sizes, dim=0) -> tuple[Tensor, ...]:
     """``split_with_sizes(input, split_sizes, dim=0)``: :func:`split` with a list of sizes."""
     return split(input, list(split_sizes), dim)
+
+
+@export
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:
+    """``as_strided(input, size, stride, storage_offset=None)``: a view of ``input``'s
+    storage with the given sizes, strides (in elements) and offset (``input``'s own by
+    default). Here ``input`` must be contiguous, and the view must lie within it."""
+    from .views import AS_STRIDED
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    _, _, own = _views.geometry(input)
+    off = own if storage_offset is None else int(storage_offset)
+    if not input.is_contiguous():
+        raise RuntimeError("as_strided: hookgrad needs a contiguous input (its storage order is "
+                           "its element order); call .contiguous() first")
+    rel = off - own
+    hi = rel + builtins.sum((s - 1) * st for s, st in zip(size, stride) if s > 0)
+    if rel < 0 or (builtins.all(s > 0 for s in size) and hi >= input.numel()):
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {off} lie outside the input's {input.numel()} elements")
+    st = {"size": size, "stride": stride, "offset": rel}
+    return make_view(apply(AS_STRIDED, (input,), st), input,
+                     lambda sz, s, o, **_: (size, stride, off))

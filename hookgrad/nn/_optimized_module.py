@@ -39,7 +39,7 @@ from .._ops.dispatch import INEXACT
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd.saved import FREED_MESSAGE, hook_state
-from .._autograd.graph import Node
+from .._autograd.graph import _Node
 from .._tensor import wrap_as as _wrap_as
 from .modules.module import Module
 
@@ -64,7 +64,7 @@ class _HookInForward(Exception):
     traced into the backward program, the hook's Python would run once, not per call)."""
 
 
-class CompiledFunctionBackward(Node):
+class CompiledFunctionBackward(_Node):
     """The node of a compiled forward's outputs: its backward is one jitted vjp call."""
 
     __slots__ = ("_entry", "_vjp", "_freed")

@@ -370,6 +370,12 @@ row("chunk.dim", lambda L, x: x.chunk(3, 1), lambda x: (x[:, :2], x[:, 2:]), [X]
 row("narrow", lambda L, x: L.narrow(x, 1, 1, 2), lambda x: x[:, 1:3], [X])
 row("narrow.neg", lambda L, x: x.narrow(0, -2, 2), lambda x: x[1:], [X], "slow")
 row("unbind", lambda L, x: L.unbind(x), lambda x: tuple(x), [X])
+row("diagonal", lambda L, x: L.diagonal(x, 1), lambda x: jnp.diagonal(x, 1), [X])
+row("diagonal.dims", lambda L, x: x.diagonal(-1, 1, 0), lambda x: jnp.diagonal(x, -1, 1, 0), [X],
+    "slow")
+row("as_strided", lambda L, x: L.as_strided(x, (2, 2), (1, 4), 1),
+    lambda x: x.reshape(-1)[np.array([[1, 5], [2, 6]])], [X])
+row("reshape.copy", lambda L, x: x.t().reshape(12), lambda x: x.T.reshape(12), [X])
 row("unbind.dim", lambda L, x: x.unbind(1), lambda x: tuple(x.T), [X], "slow")
 row("flip", lambda L, x: L.flip(x, (0,)), lambda x: x[::-1], [X])
 row("flip.dims", lambda L, x: x.flip(0, 1) if False else x.flip((0, 1)), lambda x: x[::-1, ::-1],

@@ -1,0 +1,312 @@
+"""View ops and in-place writes through views, as PyTorch's autograd records them.
+
+A view op's result is marked a view of its input (``hookgrad/_views.py`` keeps its
+geometry and writes through). An in-place op on a view then:
+
+1. checks PyTorch's rules (a view of a leaf that requires grad, a view made in no_grad
+   mode, by a multi-output view op or inside a custom Function, an expanded view);
+2. runs the op on the view's array, which scatters into the base and gathers every
+   other live view again (``Tensor._write_``);
+3. records the op's node as usual, then rebases the base's history onto a
+   ``CopySlices`` node wrapping it, and regenerates the ``grad_fn`` of the base's views
+   as ``AsStridedBackward0`` nodes reading the base (what PyTorch shows after a write).
+"""
+import math
+
+from .. import _views
+from .._autograd import grad_mode
+from .._autograd.graph import Node
+from .._tensor import Tensor
+from . import dispatch
+from .dispatch import _check_inplace, _record, _write_inplace, apply
+from .registry import defop
+
+_gm = grad_mode._state
+
+AS_STRIDED = defop("as_strided", lambda b, size, stride, offset: _views.gather_plain(
+    b, size, stride, offset), "AsStridedBackward0", ())
+AS_STRIDED_SCATTER = defop("as_strided_scatter", lambda b, v, size, stride, offset:
+                           _views.scatter_plain(b, v, size, stride, offset),
+                           "AsStridedScatterBackward0", ())
+
+
+# --------------------------------------------------------------------------- geometry
+
+
+def view_strides(size, stride, shape):
+    """The strides of ``view(shape)`` of a tensor of geometry ``(size, stride)``, or None
+    where the new shape would split or merge dimensions that are not adjacent in storage
+    (``view`` raises, ``reshape`` copies)."""
+    if not size:
+        return (1,) * len(shape)
+    if math.prod(size) == 0:  # nothing to read: any strides do
+        return tuple(stride) if tuple(size) == tuple(shape) else _views.contiguous_strides(shape)
+    out = [0] * len(shape)
+    v = len(shape) - 1
+    # walk the old dims from the last, in runs that are contiguous in storage; each run
+    # must be covered exactly by a run of new dims
+    base_stride, run, vrun = stride[-1], 1, 1
+    for d in range(len(size) - 1, -1, -1):
+        run *= size[d]
+        if d == 0 or (size[d - 1] != 1 and stride[d - 1] != run * base_stride):
+            while v >= 0 and (vrun < run or shape[v] == 1):
+                out[v] = vrun * base_stride
+                vrun *= shape[v]
+                v -= 1
+            if vrun != run:
+                return None
+            if d > 0:
+                base_stride, run, vrun = stride[d - 1], 1, 1
+    return tuple(out) if v == -1 else None
+
+
+def _drop(seq, dims):
+    return tuple(x for i, x in enumerate(seq) if i not in dims)
+
+
+def _squeeze(size, stride, offset, dim):
+    dims = {i for i, s in enumerate(size) if s == 1} if dim is None else set(dim)
+    return _drop(size, dims), _drop(stride, dims), offset
+
+
+def _unsqueeze(size, stride, offset, dim):
+    st = size[dim] * stride[dim] if dim < len(size) else 1
+    return size[:dim] + (1,) + size[dim:], stride[:dim] + (st,) + stride[dim:], offset
+
+
+def _expand(size, stride, offset, shape):
+    lead = len(shape) - len(size)
+    new = [0] * lead
+    for i, (sz, st) in enumerate(zip(size, stride)):
+        new.append(st if sz == shape[lead + i] else 0)
+    return tuple(shape), tuple(new), offset
+
+
+def _slice(size, stride, offset, dim, start, stop, step):
+    n = len(range(start, stop, step))
+    return (size[:dim] + (n,) + size[dim + 1:],
+            stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
+            offset + start * stride[dim] if n else offset)
+
+
+def _diagonal(size, stride, offset, off, d1, d2):
+    if off >= 0:
+        n = max(min(size[d1], size[d2] - off), 0)
+        start = off * stride[d2]
+    else:
+        n = max(min(size[d1] + off, size[d2]), 0)
+        start = -off * stride[d1]
+    return (_drop(size, {d1, d2}) + (n,), _drop(stride, {d1, d2}) + (stride[d1] + stride[d2],),
+            offset + start if n else offset)
+
+
+def _permuted(size, stride, offset, dims):
+    return tuple(size[d] for d in dims), tuple(stride[d] for d in dims), offset
+
+
+def _swap(dims, d0, d1):
+    dims = list(dims)
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return tuple(dims)
+
+
+# op name -> geometry of the result from the input's (size, stride, offset) and statics
+GEOMETRY = {
+    "view": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape), off),
+    "reshape": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape), off),
+    "alias": lambda sz, st, off: (sz, st, off),
+    "permute": _permuted,
+    "transpose": lambda sz, st, off, d0, d1: _permuted(sz, st, off, _swap(range(len(sz)), d0, d1)),
+    "t": lambda sz, st, off: (sz[::-1], st[::-1], off),
+    "squeeze": _squeeze,
+    "squeeze_dim": _squeeze,
+    "squeeze_dims": _squeeze,
+    "unsqueeze": _unsqueeze,
+    "expand": _expand,
+    "narrow": lambda sz, st, off, dim, start, length: _slice(sz, st, off, dim, start,
+                                                             start + length, 1),
+    "slice": _slice,
+    "select": lambda sz, st, off, dim, index: (_drop(sz, {dim}), _drop(st, {dim}),
+                                               off + index * st[dim]),
+    "diagonal": _diagonal,
+}
+
+
+# --------------------------------------------------------------------------- making views
+
+
+def view_apply(op, x, statics=None):
+    """``op`` (a view op of GEOMETRY) applied to ``x``; the result is a view of ``x``."""
+    out = apply(op, (x,), statics)
+    return make_view(out, x, GEOMETRY[op.name], statics)
+
+
+def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):
+    """Mark ``out`` a differentiable view of ``x`` whose geometry ``geom_fn`` maps from
+    ``x``'s (PyTorch's creation rules: made in no_grad mode, or inherited from ``x``)."""
+    src = x._view
+    if src is not None and src.diff:
+        grad_base = src.grad_base
+        if creation is None and src.creation != _views.DEFAULT:
+            creation, fn_name = src.creation, src.fn_name
+    else:  # x is its own autograd base (a root, or a detach()/.data alias)
+        grad_base = x
+    if creation is None:
+        creation = _views.DEFAULT if _gm.enabled else _views.NO_GRAD
+    return _views.alias(out, x, diff=True, shared=True, geom_fn=geom_fn, statics=statics,
+                        creation=creation, fn_name=fn_name, grad_base=grad_base)
+
+
+def make_views(outs, x, geoms, name):
+    """The outputs of a multi-output view op (``unbind``, ``split``): in-place changes of
+    them are an error, as in PyTorch."""
+    fn = name[:-len("Backward0")] if name.endswith("Backward0") else name
+    for i, (o, (geom_fn, st)) in enumerate(zip(outs, geoms)):
+        creation = _views.MULTI if _gm.enabled else _views.NO_GRAD
+        make_view(o, x, geom_fn, st, creation, (fn, i))
+    return outs
+
+
+def select_geometry(dim, index):
+    return GEOMETRY["select"], {"dim": dim, "index": index}
+
+
+def narrow_geometry(dim, start, length):
+    return GEOMETRY["narrow"], {"dim": dim, "start": start, "length": length}
+
+
+# --------------------------------------------------------------------------- in-place
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views: the gradient of the
+    base, with the view's part of it replaced by what the in-place op's node ``fn``
+    gives for its ``self``; ``fn``'s other inputs get their gradients from ``fn``."""
+
+    __slots__ = ("_fn", "_geom", "_aval")
+
+    def __init__(self, base_edge, fn, geom, aval):
+        Node.__init__(self, (base_edge, *fn._next[1:]))
+        self._fn, self._geom, self._aval = fn, geom, aval
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def __repr__(self):
+        return f"<CopySlices object at {hex(id(self))}>"
+
+    def _out_meta(self):
+        return (self._aval,)
+
+    def _release(self):
+        self._fn._release()
+
+    def _apply(self, grads, create_graph):
+        import jax.numpy as jnp
+        g = grads[0]
+        if g is None:
+            g = Tensor._wrap(jnp.zeros(self._aval.shape, self._aval.dtype))
+        size, stride, offset = self._geom
+        st = {"size": size, "stride": stride, "offset": offset}
+        res = self._fn._apply([apply(AS_STRIDED, (g,), st)], create_graph)
+        part = res[0]
+        if part is None:
+            part = Tensor._wrap(jnp.zeros(size, self._aval.dtype))
+        return [apply(AS_STRIDED_SCATTER, (g, part), st), *res[1:]]
+
+
+
+def check_view_inplace(t, info, record):
+    """PyTorch's checks before an in-place op on the view ``t`` (``info``: its ViewInfo)."""
+    if _views.is_overlapping(*info.geom[:2]):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    base = info.grad_base
+    if not (_gm.enabled and (record or base._requires_grad)):
+        return
+    if info.creation == _views.MULTI:
+        raise RuntimeError(f"Output {info.fn_name[1]} of {info.fn_name[0]} is a view and is "
+                           "being modified inplace. This view is the output of a function that "
+                           "returns multiple views. Such functions do not allow the output "
+                           "views to be modified inplace. You should replace the inplace "
+                           "operation by an out-of-place one.")
+    if info.creation == _views.NO_GRAD:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                           "with grad mode enabled. Given that this use case is ambiguous and "
+                           "error-prone, it is forbidden. You can clarify your code by moving "
+                           "both the view and the inplace either both inside the no_grad "
+                           "block (if you don't want the inplace to be tracked) or both "
+                           "outside (if you want the inplace to be tracked).")
+    if info.creation == _views.CUSTOM:
+        raise RuntimeError(f"Output {info.fn_name[1]} of {info.fn_name[0]} is a view and is "
+                           "being modified inplace. This view was created inside a custom "
+                           "Function (or because an input was returned as-is) and the "
+                           "autograd logic to handle view+inplace would override the custom "
+                           "backward associated with the custom Function, leading to "
+                           "incorrect gradients. This behavior is forbidden. You can fix this "
+                           "by cloning the output of the custom Function.")
+    if base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def inplace(op, key, args, arrs, fn, out, record):
+    """``dispatch.apply``'s in-place branch for a tensor that aliases others."""
+    info = out._view
+    view = info is not None and info.diff
+    if view:
+        check_view_inplace(out, info, record)
+    else:
+        _check_inplace(out, record)
+    if record:
+        shadow = dispatch._shadow(out)
+        args = tuple(shadow if a is out else a for a in args)
+    _write_inplace(out, fn(*arrs), op)
+    if record:
+        _record(op, key, args, None, out, shadow)
+        if view:
+            rebase_base(info, out.grad_fn)
+    if view:
+        regenerate(info.grad_base)
+    elif info is None:
+        regenerate(out)
+    return out
+
+
+def rebase_base(info, fn):
+    """After an in-place op (node ``fn``) on a view: the base's history is ``CopySlices``."""
+    base = info.grad_base
+    node = CopySlices(base._edge(), fn, info.ggeom, base._data.aval)
+    move_history(base, node)
+
+
+def move_history(t, node, nr=0):
+    """``t``'s history moves onto ``node`` (output ``nr``), as an in-place op rebases it:
+    hooks registered before stay with the old node, ``retain_grad`` moves to the new one."""
+    old, old_nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t._requires_grad = node, nr, True
+    t._backward_hooks = None
+    if t._retains_grad:
+        if old is not None and old._retain_hooks:
+            old._retain_hooks.pop(old_nr, None)
+        node._set_retain_grad(t)
+
+
+def regenerate(base):
+    """The views of ``base`` read it anew after a write: each one that tracks gradients
+    gets an ``AsStridedBackward0`` node on the base's current history, as PyTorch's
+    views do when their ``grad_fn`` is next read."""
+    if base.grad_fn is None and not base._requires_grad:
+        return
+    for w in _views.live_views(_views.root(base)):
+        winfo = w._view
+        if winfo.grad_base is not base or winfo.creation == _views.NO_GRAD:
+            continue
+        size, stride, offset = winfo.ggeom
+        st = (("size", size), ("stride", stride), ("offset", offset))
+        node = _record(AS_STRIDED, st, (base,), w._data).grad_fn
+        move_history(w, node)
+
+
+dispatch._alias_inplace[0] = inplace

@@ -1,0 +1,230 @@
+"""Views by functionalization: how a view is read from its base, and writes through it.
+
+JAX arrays are immutable, so a view cannot share memory with its base. Instead a view
+remembers its *geometry* in its root base's storage: sizes, strides and an offset in
+elements over the base's C-contiguous layout, composed along the chain of view ops, as
+PyTorch's strides would be. Its array is always current: a write (``Tensor._write_``)
+scatters the written tensor's new array into the root base and gathers every live alias
+of that base again (writes are rare; reads, the hot path, cost nothing). The version
+counter PyTorch shares between a base and its views is kept equal the same way.
+
+Autograd's part of a write through a view (``CopySlices``, ``AsStridedBackward0``) is in
+``hookgrad/_ops/views.py``, one layer up.
+"""
+import functools
+import weakref
+
+import jax
+import numpy as np
+
+# how a view was made, as PyTorch's CreationMeta: what an in-place op on it may do
+DEFAULT, NO_GRAD, MULTI, CUSTOM = "default", "no_grad", "multi", "custom"
+
+
+class ViewInfo:
+    """What a view (or a ``detach()``/``.data`` alias) knows about its root base.
+
+    ``diff``: a differentiable view (``_is_view()``, ``_base``); ``shared``: shares the
+    base's version counter (views and ``detach()``, not ``.data``); ``gen``: the base's
+    storage generation the view reads (``base.data = other`` starts a new one).
+    ``grad_base`` is autograd's base (``_base``): the storage root unless the view was made
+    from a ``detach()``/``.data`` alias.
+
+    NOTE: the geometry is worked out when first read (a write, ``stride()``), not when the
+    view is made: making views is common, reading their strides rare. ``geom_fn(size,
+    stride, offset, **statics)`` maps the source's geometry (its ViewInfo's, or the
+    C-contiguous one of ``shape``) to this one; None keeps it.
+    """
+
+    __slots__ = ("base", "diff", "shared", "creation", "fn_name", "grad_base", "gen",
+                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom")
+
+    def __init__(self, base, src, shape, geom_fn, statics, diff, shared, creation, fn_name,
+                 grad_base):
+        self.base, self.diff, self.shared = base, diff, shared
+        self.creation, self.fn_name, self.grad_base = creation, fn_name, grad_base
+        self.gen = base._gen
+        self._src, self._shape, self._fn, self._st = src, shape, geom_fn, statics
+        self._geom = self._ggeom = None
+
+    def _from(self, geom):
+        fn = self._fn
+        return geom if fn is None else fn(*geom, **self._st) if self._st else fn(*geom)
+
+    @property
+    def geom(self):
+        """``(size, stride, offset)`` in the root's storage."""
+        g = self._geom
+        if g is None:
+            src = self._src
+            g = self._geom = self._from(src.geom if src is not None
+                                        else contiguous_shape_geometry(self._shape))
+        return g
+
+    @property
+    def ggeom(self):
+        """The geometry in ``grad_base`` (laid out C-contiguously), for autograd."""
+        g = self._ggeom
+        if g is None:
+            src = self._src
+            if src is None:
+                g = self.geom
+            elif src.diff:
+                g = self.geom if src.ggeom is src.geom else self._from(src.ggeom)
+            else:  # made from a detach()/.data alias: that alias is the autograd base
+                g = self._from(contiguous_shape_geometry(self._shape))
+            self._ggeom = g
+        return g
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def geometry(t):
+    """``(size, stride, offset)`` of ``t`` in its root's storage."""
+    info = t._view
+    return contiguous_geometry(t) if info is None else info.geom
+
+
+def contiguous_geometry(t):
+    return contiguous_shape_geometry(tuple(t._data.shape))
+
+
+def contiguous_shape_geometry(shape):
+    return shape, contiguous_strides(shape), 0
+
+
+def root(t):
+    info = t._view
+    return t if info is None else info.base
+
+
+def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAULT,
+          fn_name=None, grad_base=None):
+    """Make ``t`` an alias of ``source``'s storage, read from it by ``geom_fn`` (see
+    ViewInfo; None: the same elements): writes to either reach the other."""
+    src = source._view
+    base = source if src is None else src.base
+    t._view = ViewInfo(base, src, source._data.shape, geom_fn, statics, diff, shared,
+                       creation, fn_name, grad_base)
+    refs = base._views
+    if refs is None:
+        refs = base._views = []
+    elif len(refs) > 32:  # drop dead aliases now and then
+        refs[:] = [r for r in refs if r() is not None]
+    refs.append(weakref.ref(t))
+    if shared:
+        t._version = base._version
+    return t
+
+
+def is_overlapping(size, stride):
+    """Whether two elements of a view of this geometry share a storage place (expand)."""
+    return any(st == 0 and sz > 1 for sz, st in zip(size, stride))
+
+
+@functools.lru_cache(maxsize=1024)
+def _flat_index(size, stride, offset):
+    hi = offset + sum((sz - 1) * st for sz, st in zip(size, stride))
+    idx = np.full(size, offset, np.int32 if hi < 2 ** 31 else np.int64)
+    for d, (sz, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = sz
+        idx = idx + (np.arange(sz) * st).reshape(shape).astype(idx.dtype)
+    return idx
+
+
+def gather_plain(b, size, stride, offset):
+    return b.reshape(-1)[_flat_index(size, stride, offset)]
+
+
+def scatter_plain(b, v, size, stride, offset):
+    """``b`` with the places of the view ``(size, stride, offset)`` set to ``v``."""
+    flat = b.reshape(-1).at[_flat_index(size, stride, offset)].set(v.astype(b.dtype))
+    return flat.reshape(b.shape)
+
+
+_gather = jax.jit(gather_plain, static_argnames=("size", "stride", "offset"))
+_scatter = jax.jit(scatter_plain, static_argnames=("size", "stride", "offset"))
+
+
+def propagate(t):
+    """After ``t._data`` was replaced and ``t._version`` bumped: write the new array into
+    ``t``'s root base and every live alias of it, and share the version."""
+    info = t._view
+    base = t if info is None else info.base
+    # NOTE: .data/detach() aliases cover their base whole: they need no XLA call
+    whole = contiguous_geometry(base)
+    shared = True
+    if info is not None:
+        shared = info.shared
+        if info.gen == base._gen:
+            geom = info.geom
+            base._data = t._data if geom == whole else _scatter(base._data, t._data, *geom)
+        if shared:
+            base._version = t._version
+    refs = base._views
+    if not refs:
+        return
+    arr, gen, version = base._data, base._gen, base._version
+    # NOTE: inside a hookgrad.compile trace the new array is a tracer: an alias made
+    # outside the trace keeps its value (it must not hold a traced one)
+    traced = isinstance(arr, jax.core.Tracer)
+    dead = False
+    for r in refs:
+        w = r()
+        if w is None:
+            dead = True
+            continue
+        if w is t:
+            continue
+        winfo = w._view
+        if winfo.gen == gen and (not traced or isinstance(w._data, jax.core.Tracer)):
+            geom = winfo.geom
+            w._data = arr if geom == whole else _gather(arr, *geom)
+        if shared and winfo.shared:
+            w._version = version
+    if dead:
+        refs[:] = [r for r in refs if r() is not None]
+        if not refs:
+            base._views = None
+
+
+def share_version(t):
+    """After ``t._version`` was bumped without a write: the aliases sharing its counter
+    follow."""
+    info = t._view
+    base = t if info is None else info.base
+    if info is not None:
+        if not info.shared:
+            return
+        base._version = t._version
+    for r in base._views or ():
+        w = r()
+        if w is not None and w is not t and w._view.shared:
+            w._version = base._version
+
+
+def live_views(base):
+    """The live differentiable views of ``base`` (a root)."""
+    out = []
+    for r in base._views or ():
+        w = r()
+        if w is not None and w._view.diff:
+            out.append(w)
+    return out
+
+
+def new_storage(t):
+    """``t`` got an array of its own (``t.data = other``, ``set_``): its old aliases keep
+    their values (and, like PyTorch's, the version counter) but no longer write through."""
+    info = t._view
+    if info is not None:
+        info.gen = -1
+    elif t._views:
+        t._gen += 1
