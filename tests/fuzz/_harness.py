@@ -48,21 +48,6 @@ def _dtype_widths(path, a, b):
     return path[-1:] == ("dtype",) and {a, b} == {"int32", "int64"}
 
 
-def _inplace_on_view(program, diff):
-    return "inplace_on_view" in program.flags
-
-
-def _no_strides(program, diff):
-    text = repr(diff.torch) + repr(diff.hookgrad)
-    return "view size is not compatible" in text or "CloneBackward0" in text and \
-        "contiguous()" in program.lines[diff.line][1] + _defining_line(program, diff)
-
-
-def _defining_line(program, diff):
-    name = diff.label.split(".")[0]
-    return "".join(src for _, src in program.lines if src.startswith(f"{name} = "))
-
-
 # values that compare equal under a README row (counted, not silent)
 EQUIVALENT = [Rule("int32_default", "Integer tensors default to `int64` | `int32` unless "
                    "JAX's x64 mode is on", _dtype_widths)]
@@ -79,12 +64,9 @@ def _fewer_nodes(label, got, want):
 SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nodes | one "
                          "node carrying PyTorch's last node name", _fewer_nodes)]
 # programs whose first difference a README row explains
-SKIP = [
-    Rule("views_are_copies", "Views share storage with their base | Only `.data` and "
-         "`detach()` write through to their base", _inplace_on_view),
-    Rule("no_strides", "`stride()`, `is_contiguous()` ... depend on the layout | a fresh "
-         "C-contiguous tensor's strides; `contiguous()` returns the tensor", _no_strides),
-]
+# NOTE: empty since views were functionalized on main (the "views are copies" and
+# "contiguous() returns the tensor" rows are gone); a program-level rule goes here.
+SKIP = []
 
 
 class Diff:

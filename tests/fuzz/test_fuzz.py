@@ -17,8 +17,8 @@ from tests.fuzz import _harness as H
 from tests.fuzz._programs import generate
 from tests.fuzz.known import KNOWN
 
-FAST_SEEDS = [0, 1, 2, 3, 6, 9, 10, 12, 13, 14, 73,  # pass on main (73: backward(inputs=))
-              4, 5, 8, 11, 61, 120]  # known classes (xfail): flip, saved, names, arity, message
+FAST_SEEDS = [0, 1, 2, 3, 6, 8, 9, 10, 12, 13, 14, 61, 73,  # pass on main
+              4, 5, 11, 120, 121]  # known classes (xfail): flip, saved, name, message, in-place
 SLOW_SEEDS = [s for s in range(300) if s not in FAST_SEEDS]
 
 
@@ -89,13 +89,6 @@ def test_documented_differences_are_named_rules():
     a = [(0, "i", {"dtype": "int32", "value": [1]})]
     b = [(0, "i", {"dtype": "int64", "value": [1]})]
     assert H.compare(a, b, used) is None and used == {"int32_default"}
-    prog = generate(0).with_lines([("leaf", "a1 = L.tensor([1.0, 2.0])"),
-                                   ("index", "y2 = a1[0]"), ("mul_", "y2.mul_(2)"),
-                                   ("obs", "obs('a1', a1)")])
-    prog.flags = {"inplace_on_view"}
-    diff = H.compare(H.run(prog, hookgrad), [_obs([2.0, 2.0], "a1", 3)], set())
-    assert diff is not None and [r.name for r in H.SKIP if r.match(prog, diff)] == \
-        ["views_are_copies"]
     nf = [("AccumulateGrad", 0), ("AccumulateGrad", 0)]
     assert H.compare([(0, "y.nf", nf)], [(0, "y.nf", [("MmBackward0", 0)])], used) is None
     assert "one_node_per_op" in used
