@@ -120,7 +120,9 @@ def matmul(input, other) -> Tensor:
     return apply(MATMUL, (input, other))
 
 
-MATMUL = defop("matmul", jnp.matmul, None)  # the fused product, when nothing records
+# NOTE: the fused product, used when nothing records; it still names a node because
+# forward AD differentiates exactly the ops that name one
+MATMUL = defop("matmul", jnp.matmul, "MmBackward0")
 MM = defop("mm", jnp.matmul, "MmBackward0", _PRODUCT_SAVE)
 BMM = defop("bmm", jnp.matmul, "BmmBackward0", _PRODUCT_SAVE)
 MV = defop("mv", jnp.matmul, "MvBackward0", _PRODUCT_SAVE)
