@@ -337,3 +337,21 @@ def _to_saved(s, node):
     sv.data, sv.version, sv.shape = data, version, data.shape
     sv.mutation_ctx = sv.unpack_hook = sv.packed = None
     return sv
+
+
+def function_saved(node):
+    """A custom Function node's ``_raw_saved_tensors``."""
+    saved = node._saved
+    if saved is None:
+        return ()
+    if node._freed:
+        raise RuntimeError(FREED_MESSAGE)
+
+    def slot(i):
+        def get():
+            return None if node._freed else node._saved[i]
+
+        def set_(s):
+            node._saved = node._saved[:i] + (s,) + node._saved[i + 1:]
+        return SavedTensor._make(node, get, set_)
+    return tuple(slot(i) for i in range(len(saved)))
