@@ -370,6 +370,7 @@ def _run_node(run, node, grads):
     if node._pre_hooks:
         grads = hooks.run_pre_hooks(node, grads)
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
+    had_post = node._post_hooks  # hooks added while the node runs see no grad_outputs
     if run.fuse and not no_grad_in:
         # an op node and the hook-free nodes behind it: one XLA call
         pairs = fusion.run(node, grads[0], run.deps, run.buffers, run.heap, exec_info,
@@ -382,7 +383,8 @@ def _run_node(run, node, grads):
     else:
         grad_inputs = node._apply(grads, run.create_graph)
     if node._post_hooks:
-        grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads)
+        grad_inputs = hooks.run_post_hooks(node, grad_inputs,
+                                           grads if had_post else [None] * len(grads))
     if not run.keep_graph:
         node._release()
     if run.nan_check:

@@ -9,6 +9,8 @@ hook returns.
 import threading
 import weakref
 
+from .grad_mode import _state as _grad_state
+
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -117,7 +119,12 @@ class SavedTensor:
     def set_hooks(self, tensor, pack, unpack):
         """Pack ``tensor`` (the value saved) with ``pack``; ``unpack`` restores it."""
         version = tensor._version
-        packed = pack(tensor)
+        gm = _grad_state
+        prev, gm.enabled = gm.enabled, False  # pack hooks run with grad mode off, as in torch
+        try:
+            packed = pack(tensor)
+        finally:
+            gm.enabled = prev
         if tensor._version != version:
             raise RuntimeError(PACK_INPLACE_MESSAGE)
         self.packed = packed

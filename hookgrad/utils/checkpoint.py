@@ -30,6 +30,7 @@ from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._autograd.saved import SavedTensor
+from .._autograd.engine import running_task
 from .._autograd.function import Function
 from .._autograd.graph import saved_tensors_hooks
 
@@ -147,15 +148,18 @@ class _Frame:
         return self.n_packed - 1   # the position only: the activation is not kept
 
     def unpack(self, index):
-        if self.values is None:
-            self.values = self._recompute()
-        if index >= len(self.values):
+        values = self.values
+        if values is None:
+            values = self._recompute()
+            if running_task() is not None:  # kept for this backward only, as in PyTorch:
+                self.values = values        # an access outside one recomputes each time
+        if index >= len(values):
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 "original forward and recomputation.\n"
                 f"Number of tensors saved during forward: {self.n_packed}\n"
-                f"Number of tensors saved during recomputation: {len(self.values)}")
-        return self.values[index]
+                f"Number of tensors saved during recomputation: {len(values)}")
+        return values[index]
 
     def _recompute(self):
         saved = []
