@@ -12,11 +12,14 @@ from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 
 GATHER = defop("gather", lambda x, idx, dim: jnp.take_along_axis(x, idx, axis=dim),
-               "GatherBackward0", {0: (1,)}, nondiff=(1,))
+               "GatherBackward0", {0: (1,)}, nondiff=(1,),
+               names="self index -> index self dim sparse_grad=False")
 INDEX_SELECT = defop("index_select", lambda x, idx, dim: jnp.take(x, idx, axis=dim),
-                     "IndexSelectBackward0", {0: (1,)}, nondiff=(1,))
+                     "IndexSelectBackward0", {0: (1,)}, nondiff=(1,),
+                     names="self index -> index dim self_sym_sizes")
 TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), "TakeBackward0", {0: (1,)},
-             nondiff=(1,))
+             nondiff=(1,),
+             names="self index -> index self")
 
 
 def _scatter_add(x, idx, src, dim):
@@ -37,9 +40,12 @@ def _scatter(x, idx, src, dim):
 
 
 SCATTER_ADD = defop("scatter_add", _scatter_add, "ScatterAddBackward0", {0: (), 2: (1,)},
-                    nondiff=(1,))
-SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, nondiff=(1,))
-SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,))
+                    nondiff=(1,),
+                    names="self index src -> index dim")
+SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, nondiff=(1,),
+                names="self index src -> index dim")
+SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,),
+                      names="self index value -> index dim")
 
 
 def _check_index(name, index):

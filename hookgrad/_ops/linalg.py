@@ -128,17 +128,24 @@ def matmul(input, other) -> Tensor:
     name = _matmul_node(input.ndim, other.ndim, input.requires_grad)
     op = _MATMUL.get(name)
     if op is None:
-        op = _MATMUL[name] = defop("matmul_" + name, jnp.matmul, name, _PRODUCT_SAVE)
+        op = _MATMUL[name] = defop("matmul_" + name, jnp.matmul, name, _PRODUCT_SAVE,
+                                   names=_NAMES.get(name))
     return apply(op, (input, other))
 
 
-MM = defop("mm", jnp.matmul, "MmBackward0", _PRODUCT_SAVE)
-BMM = defop("bmm", jnp.matmul, "BmmBackward0", _PRODUCT_SAVE)
-MV = defop("mv", jnp.matmul, "MvBackward0", _PRODUCT_SAVE)
-DOT = defop("dot", jnp.dot, "DotBackward0", _PRODUCT_SAVE)
+# what PyTorch saves, by its names, in its pack order (``saved_names``)
+_SIZES = "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides"
+_NAMES = {"MmBackward0": "self mat2 -> mat2 self " + _SIZES,
+          "BmmBackward0": "self mat2 -> mat2 self", "MvBackward0": "self vec -> self vec",
+          "DotBackward0": "self tensor -> self tensor"}
+MM = defop("mm", jnp.matmul, "MmBackward0", _PRODUCT_SAVE, names=_NAMES["MmBackward0"])
+BMM = defop("bmm", jnp.matmul, "BmmBackward0", _PRODUCT_SAVE, names=_NAMES["BmmBackward0"])
+MV = defop("mv", jnp.matmul, "MvBackward0", _PRODUCT_SAVE, names=_NAMES["MvBackward0"])
+DOT = defop("dot", jnp.dot, "DotBackward0", _PRODUCT_SAVE, names=_NAMES["DotBackward0"])
 _EINSUM = {}
 ADDMM = defop("addmm", lambda c, a, b, beta, alpha: beta * c + alpha * (a @ b), "AddmmBackward0",
-              {1: (2,), 2: (1,)})
+              {1: (2,), 2: (1,)}, names="self mat1 mat2 -> mat1 mat2 alpha beta "
+              + _SIZES.replace("self", "mat1"))
 
 
 @export

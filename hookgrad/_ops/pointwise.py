@@ -255,7 +255,7 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
 
 _ROUND = defop("round", jnp.round, "RoundBackward0", ())
 _ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decimals),
-                        "RoundBackward1", (), names="self -> decimals")
+                        "RoundBackward1", (), names="self ->")
 
 
 @variants(inplace=True, inplace_function=True)

@@ -5,9 +5,11 @@ before the arrow, PyTorch's schema names of the forward's positional arguments; 
 it, the values PyTorch saves, in the order its pack hooks see them. An entry is a name
 or ``name=source``, the source being an argument name, a static argument, ``result`` /
 ``result<k>`` (an output), a Python literal, or ``<arg>_sym_sizes`` /
-``<arg>_sym_strides`` / ``<arg>_sym_numel`` / ``<arg>_scalar_type`` (read from what the
-node kept of the argument). Nothing here runs while an op records: the string is parsed
-on first use and the values are read when an attribute is asked for.
+``<arg>_sym_strides`` / ``<arg>_sym_numel`` / ``<arg>_dim`` / ``<arg>_scalar_type`` (read
+from what the node kept of the argument); ``src:tuple`` makes an int static a 1-tuple,
+``src:int`` a 1-tuple static its int, ``src:first`` a tuple's first entry.
+Nothing here runs while an op records: the string is parsed on first use and the values
+are read when an attribute is asked for.
 """
 import ast
 import math
@@ -19,9 +21,9 @@ from .._autograd.saved import FREED_MESSAGE, SavedTensor as _Saved, _as_tensor
 from .._autograd import saved as _saved_mod
 from .dispatch import _CONST, ALL, INEXACT, OUT
 
-ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE = range(8)
+ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM = range(10)
 _DERIVED = (("_sym_sizes", _SIZES), ("_sym_strides", _STRIDES), ("_sym_numel", _NUMEL),
-            ("_scalar_type", _DTYPE))
+            ("_scalar_type", _DTYPE), ("_dim", _NDIM))
 
 
 class Spec:
@@ -41,7 +43,9 @@ class Spec:
 
     def _entry(self, text, op):
         name, _, src = text.partition("=")
-        src = src or name
+        src, _, conv = (src or name).partition(":")
+        if conv:  # ``dim=dim:tuple``: PyTorch keeps an int list where hookgrad has an int
+            return name, _STATIC_TUPLE, (src, conv)
         if src in self.args:
             return name, ARG, self.args.index(src)
         if src == "result":
@@ -93,6 +97,13 @@ def saved_attribute(node, attr):
         return where
     if kind == _STATIC:
         return dict(node._key).get(where)
+    if kind == _STATIC_TUPLE:
+        v = dict(node._key).get(where[0])
+        if where[1] == "tuple":
+            return (v,) if isinstance(v, int) else v
+        if isinstance(v, tuple) and (len(v) == 1 or where[1] == "first" and v):
+            return v[0]  # "int": a 1-tuple's int; "first": the first entry
+        return v
     if node._freed and kind in (ARG, _OUT):
         raise RuntimeError(FREED_MESSAGE)
     if kind == ARG:
@@ -106,6 +117,8 @@ def saved_attribute(node, attr):
         return contiguous_strides(shape)
     if kind == _NUMEL:
         return math.prod(shape)
+    if kind == _NDIM:
+        return len(shape)
     from .._dtype import from_jax
     return from_jax(dtype)
 
