@@ -17,12 +17,38 @@ from tests.ops import _op_table as T
 
 torch = pytest.importorskip("torch")
 
-# ops whose saved values sit where PyTorch's cannot be made to match
-_SHAPE_ONLY = "hookgrad keeps only the shape of this argument (torch keeps the tensor)"
+# Rows whose saved values cannot agree with PyTorch's, and why.
+_NEGDIM = ("hookgrad normalizes a negative dim at the call (statics are the jit cache key); "
+           "PyTorch saves it as given (shown as an unsigned 64-bit int)")
+_SHAPE_ONLY = "hookgrad keeps only the shape of an argument whose tensor PyTorch saves"
+_DEFAULT = ("PyTorch saves None (or ()) for an argument left out; hookgrad's row keeps the "
+            "value it stands for")
+_END = "hookgrad keeps the clamped slice bounds; PyTorch the end as given (INT64_MAX if open)"
+_LAYOUT = ("the op keeps its own statics (sections, resampling matrices, index templates), "
+           "from which PyTorch's saved values are not derived yet")
+_NODE = "a different top node class (PyTorch's CppFunction; the node-class slice)"
 DIFFERS = {
-    "clamp.method": "a missing bound is 0 in hookgrad's row, None in PyTorch's",
-    "clamp.max": "a missing bound is 0 in hookgrad's row, None in PyTorch's",
-    "clamp.tensor": "a missing Tensor bound is a 0-d zero Tensor in hookgrad's row",
+    **dict.fromkeys(["sum.negdim", "log_softmax.method", "transpose.neg", "mT",
+                     "unsqueeze.neg", "cat.dim", "getitem negint", "sort", "topk",
+                     "kthvalue", "edge sort_ties"], _NEGDIM),
+    **dict.fromkeys(["div.floor", "div.trunc", "gather", "gather.method", "take",
+                     "index_add", "index_add.alpha", "interpolate area"], _SHAPE_ONLY),
+    **dict.fromkeys(["clamp.method", "clamp.max", "clamp.tensor", "sum.empty_dims", "var",
+                     "std", "edge std_const", "var_mean", "edge std_mean_const", "roll.flat",
+                     "norm", "norm.dim", "edge norm0", "edge norm_dim0"], _DEFAULT),
+    **dict.fromkeys(["getitem slice", "getitem step", "getitem full", "getitem none_slice",
+                     "getitem int_slice", "narrow", "narrow.neg"], _END),
+    **dict.fromkeys(["split.sizes", "split_with_sizes", "split_with_sizes.function",
+                     "masked_select", "masked_select.broadcast", "getitem true",
+                     "getitem list", "getitem mask", "getitem tensor", "getitem tensor2",
+                     "getitem slice_tensor", "getitem tensor2d", "getitem boolmask",
+                     "getitem rowmask", "pack_padded_sequence", "repeat_interleave.tensor",
+                     "repeat_interleave.tensor_flat", "adaptive_max_pool2d",
+                     "adaptive_max_pool2d indices", "embedding_bag per_sample_weights",
+                     "median.dim", "squeeze.noop"]
+                    + [r.id for r in T.ROWS if r.id.startswith("interpolate ")
+                       and r.id != "interpolate area"], _LAYOUT),
+    **dict.fromkeys([r.id for r in T.ROWS if r.id.startswith("_foreach")], _NODE),
 }
 SAMPLE = {"exp", "sin", "mul", "mul.scalar", "div", "pow.scalar", "pow.tensor_op", "add",
           "sub.alpha", "maximum", "atan2", "sum.dim", "mean.dim", "max.dim", "mm", "matmul",
@@ -85,7 +111,7 @@ def _params():
         yield pytest.param(r, id=r.id, marks=marks)
 
 
-@pytest.mark.parametrize("row", _params())
+@pytest.mark.parametrize("row", list(_params()))
 def test_saved_attributes_match_torch(row):
     tins, _, tnode = _top(torch, row)
     hins, _, hnode = _top(hg, row)
