@@ -282,17 +282,26 @@ def _rebase_inplace(node, out, shadow):
 _new = object.__new__
 
 
+class _SavedNames:
+    """What ``saved_names`` lends the nodes (it sits above this module: it reads the op
+    table's constants): filled when it is imported, with the op table."""
+
+    attribute = listing = pack_order = None
+
+
+SAVED_NAMES = _SavedNames()
+
+
 def _pack(node, stored, out):
     """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
     ``names``), then anything else it keeps in argument order."""
-    from .saved_names import ARG, spec_of
     op = node._op
-    for kind, where in spec_of(op).pack:
-        if kind == ARG:
-            if where < len(stored) and stored[where].__class__ is tuple:
-                stored[where] = SavedTensor(stored[where][1], False)
-        elif where == 0 and (op.save is OUT or node._out_saved is None):  # the output
-            node._out_saved = SavedTensor(out, True)
+    for where in SAVED_NAMES.pack_order(op):  # argument positions; "result": the output
+        if where == "result":
+            if op.save is OUT or node._out_saved is None:
+                node._out_saved = SavedTensor(out, True)
+        elif where < len(stored) and stored[where].__class__ is tuple:
+            stored[where] = SavedTensor(stored[where][1], False)
     for i, s in enumerate(stored):
         if s.__class__ is tuple:
             stored[i] = SavedTensor(s[1], False)
@@ -340,13 +349,11 @@ class OpNode(Node):
     def __getattr__(self, attr):
         # only for names the class lacks: ``_saved_<name>``, ``_raw_saved_<name>``
         if attr.startswith(("_saved_", "_raw_saved_")):
-            from .saved_names import saved_attribute
-            return saved_attribute(self, attr)
+            return SAVED_NAMES.attribute(self, attr)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def __dir__(self):
-        from .saved_names import saved_names
-        return sorted(set(object.__dir__(self)) | set(saved_names(self)))
+        return sorted(set(object.__dir__(self)) | set(SAVED_NAMES.listing(self)))
 
     def _out_meta(self):
         m = self._meta  # an aval, or a tuple of them for a multi-output op

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
+from . import saved_names  # noqa: F401 - fills dispatch.SAVED_NAMES for the nodes
 
 FUNCTIONS = {}   # name -> function exported as hookgrad.<name>
 METHODS = {}     # name -> function attached as Tensor.<name>

@@ -19,16 +19,17 @@ import numpy as np
 from .._tensor import Tensor
 from .._autograd.saved import FREED_MESSAGE, SavedTensor as _Saved, _as_tensor
 from .._autograd import saved as _saved_mod
+from . import dispatch
 from .dispatch import _CONST, ALL, INEXACT, OUT
 
-ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM = range(10)
+_ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM = range(10)
 _DERIVED = (("_sym_sizes", _SIZES), ("_sym_strides", _STRIDES), ("_sym_numel", _NUMEL),
             ("_scalar_type", _DTYPE), ("_dim", _NDIM))
 
 
 class Spec:
     """An op's ``names`` string, parsed: ``entries`` is ``[(name, kind, where)]`` in pack
-    order; ``tensors`` the argument positions and outputs (``("out", k)``) packed, in
+    order; ``pack`` the argument positions (and ``"result"``, the output) packed, in
     that order."""
 
     __slots__ = ("args", "entries", "by_name", "pack")
@@ -38,8 +39,8 @@ class Spec:
         self.args = head.split()
         self.entries = [self._entry(e, op) for e in tail.split()]
         self.by_name = {e[0]: e for e in self.entries}
-        self.pack = tuple((kind, where) for _, kind, where in self.entries
-                          if kind in (ARG, _OUT))
+        self.pack = tuple(where if kind == _ARG else "result" for _, kind, where in self.entries
+                          if kind == _ARG or kind == _OUT and where == 0)
 
     def _entry(self, text, op):
         name, _, src = text.partition("=")
@@ -47,7 +48,7 @@ class Spec:
         if conv:  # ``dim=dim:tuple``: PyTorch keeps an int list where hookgrad has an int
             return name, _STATIC_TUPLE, (src, conv)
         if src in self.args:
-            return name, ARG, self.args.index(src)
+            return name, _ARG, self.args.index(src)
         if src == "result":
             return name, _OUT, 0
         if src.startswith("result") and src[6:].isdigit():
@@ -90,7 +91,7 @@ def saved_attribute(node, attr):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
     _, kind, where = entry
     if raw:
-        if kind not in (ARG, _OUT):
+        if kind not in (_ARG, _OUT):
             raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
         return SavedTensor._of(node, kind, where)
     if kind == _LIT:
@@ -104,9 +105,9 @@ def saved_attribute(node, attr):
         if isinstance(v, tuple) and (len(v) == 1 or where[1] == "first" and v):
             return v[0]  # "int": a 1-tuple's int; "first": the first entry
         return v
-    if node._freed and kind in (ARG, _OUT):
+    if node._freed and kind in (_ARG, _OUT):
         raise RuntimeError(FREED_MESSAGE)
-    if kind == ARG:
+    if kind == _ARG:
         return _arg_value(node, where)
     if kind == _OUT:
         return _out_value(node, where)
@@ -128,7 +129,7 @@ def saved_names(node):
     out = []
     for name, kind, _ in spec_of(node._op).entries:
         out.append("_saved_" + name)
-        if kind in (ARG, _OUT):
+        if kind in (_ARG, _OUT):
             out.append("_raw_saved_" + name)
     return out
 
@@ -243,7 +244,7 @@ class SavedTensor:
         """The SavedTensor of an op node's argument ``where`` or output ``where``."""
         if node._freed:
             raise RuntimeError(FREED_MESSAGE)
-        if kind == ARG:
+        if kind == _ARG:
             def get():
                 return None if node._freed else _stored(node, where)
 
@@ -368,3 +369,8 @@ def function_saved(node):
             node._saved = node._saved[:i] + (s,) + node._saved[i + 1:]
         return SavedTensor._make(node, get, set_)
     return tuple(slot(i) for i in range(len(saved)))
+
+
+dispatch.SAVED_NAMES.attribute = saved_attribute
+dispatch.SAVED_NAMES.listing = saved_names
+dispatch.SAVED_NAMES.pack_order = lambda op: spec_of(op).pack
