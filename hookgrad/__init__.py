@@ -4,7 +4,9 @@ Eager (``loss.backward()`` with PyTorch's hook order), compiled (``hookgrad.comp
 step, backward and hooks included, as one XLA program) and functional
 (``hookgrad.func.functional_call`` under ``jax.grad``/``vmap``/``jit``).
 """
-from . import autograd  # first: the engine imports the Tensor class
+from . import _compilation_cache
+_compilation_cache.configure()  # before the first program is compiled
+from . import autograd  # noqa: E402 - first: the engine imports the Tensor class
 from ._tensor import Size, Tensor
 from . import _ops
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, device, double,
@@ -32,7 +34,7 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions"})
+                   "multiprocessing", "distributions", "distributed"})
 
 
 def __getattr__(name):

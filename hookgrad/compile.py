@@ -36,6 +36,7 @@ import functools
 import sys
 import types
 
+from ._compile import sharding as _sharding
 from ._compile import tune as _tune
 from ._compile.function import CompiledFunction
 from ._compile.host_hook import TracedValueError, host_hook, is_host_hook
@@ -45,13 +46,15 @@ __all__ = ["compile", "host_hook", "is_host_hook", "CompiledFunction", "TracedVa
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=None,
-            options=None, disable=False, donate=None):
+            options=None, disable=False, donate=None, mesh=None, in_shardings=None,
+            param_shardings=None):
     """Compile an eager-style step (forward, ``backward()``, optimizer step) with XLA.
 
     ::
 
         hookgrad.compile(model=None, *, fullgraph=False, dynamic=None, backend="xla",
-                         mode=None, options=None, disable=False, donate=None)
+                         mode=None, options=None, disable=False, donate=None, mesh=None,
+                         in_shardings=None, param_shardings=None)
 
     Use it as a decorator (``@hookgrad.compile`` or ``@hookgrad.compile(...)``) or call it
     on a function. Called on a Module, it returns an ``OptimizedModule`` whose forward is
@@ -75,6 +78,20 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     buffer on a call where nothing but its Tensor or optimizer holds it; ``False`` never
     donates).
 
+    Sharded steps (docs/distributed.md): ``mesh`` is a ``jax.sharding.Mesh`` with named
+    axes; the program runs SPMD over its devices, ``jax.jit`` with shardings. ``in_shardings``
+    shards the step's positional arguments: one ``PartitionSpec`` (or ``NamedSharding``,
+    or ``None`` for replicated) for all, or a tuple with one per argument (keyword
+    arguments are replicated). ``param_shardings`` shards the state by name in
+    ``named_parameters()``/``named_buffers()`` of the Modules the step reaches: a dict or
+    sequence of ``(regex, PartitionSpec)`` rules, the first whose regex ``re.search``-es
+    the name wins, or a callable ``(name, tensor) -> PartitionSpec | None``; unmatched
+    state is replicated. ``.grad`` and optimizer state are sharded like their parameter,
+    and what the program writes back stays where it is (``step.reshard_count``). Hooks run
+    in the program on the global arrays: a parameter's hooks see the batch-reduced
+    gradient. Modules wrapped in ``nn.parallel.DistributedDataParallel`` or passed to
+    ``hookgrad.distributed.fsdp.fully_shard`` bring their own mesh and rules.
+
     Example::
 
         >>> @hookgrad.compile
@@ -88,14 +105,23 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
         ...     loss = step(x, y)
     """
     autotune, xla_options = _tune.resolve(mode, options)
+    sharded = mesh is not None or in_shardings is not None or param_shardings is not None
+    # checked now, so a bad mesh or rule fails where it is written
+    sharding = _sharding.Config(mesh, in_shardings, param_shardings) if sharded else None
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
                                  backend=backend, mode=mode, options=options, disable=disable,
-                                 donate=donate)
-    kw = dict(donate=donate, disable=disable, autotune=autotune, options=xla_options)
+                                 donate=donate, mesh=mesh, in_shardings=in_shardings,
+                                 param_shardings=param_shardings)
+    kw = dict(donate=donate, disable=disable, autotune=autotune, options=xla_options,
+              sharding=sharding)
     module_cls = _module_cls()
     if module_cls is not None and isinstance(model, module_cls):
         # as torch.compile(model): an OptimizedModule whose forward is compiled
+        if sharded:
+            raise ValueError("compile(model, mesh=..., in_shardings=..., param_shardings=...): "
+                             "sharding applies to compiled steps; compile a function that "
+                             "runs the model (forward, backward, optimizer step) instead")
         if disable:
             return model
         return MODULE_COMPILE["new"](model, fullgraph=fullgraph, options=xla_options)

@@ -11,8 +11,9 @@ The layers, bottom first (a module may import its own layer and those below):
 
 0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_missing``, ``_repr``,
    ``_errors`` (exceptions and messages several layers raise), ``_handle``
-   (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compile.tune``, and
-   packages whose ``__init__`` imports nothing of hookgrad;
+   (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compilation_cache``
+   (JAX's persistent cache, set up at import), ``_compile.tune``, and packages whose
+   ``__init__`` imports nothing of hookgrad;
 1. mode state: ``_autograd.grad_mode``, ``_autograd.anomaly_mode`` (the engine fills
    their slots, ``anomaly_mode.CURRENT_NODE``);
 2. the graph: ``_autograd.graph`` (Node, AccumulateGrad, GradientEdge, saved-tensor hook
@@ -29,7 +30,8 @@ The layers, bottom first (a module may import its own layer and those below):
    ``compile`` facade (``_compile.state.MODULE_COMPILE`` is the slot through which it
    compiles Modules);
 10. everything else: ``nn`` (``nn._optimized_module``, whose OptimizedModule subclasses
-    Module, fills ``MODULE_COMPILE``), ``optim``, ``utils.data``, ``func``,
+    Module, fills ``MODULE_COMPILE``; ``nn.parallel``), ``distributed``, ``optim``,
+    ``utils.data``, ``func``,
     ``autograd.gradcheck``/``autograd.functional`` (user-level tools), ``hookgrad``.
 
 Where the issue's sketch said otherwise, the code decided: grad and anomaly mode sit below
@@ -53,7 +55,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 LAYERS = [
     ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
      "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
-     "hookgrad._random", "hookgrad._compile.tune"],
+     "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.saved", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor"],
@@ -65,7 +67,9 @@ LAYERS = [
     ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],
     ["hookgrad._functional", "hookgrad._functional.*"],
     ["hookgrad._compile", "hookgrad._compile.*", "hookgrad.compile"],
-    ["*", "hookgrad.autograd.gradcheck", "hookgrad.autograd.functional"],
+    ["*", "hookgrad.autograd.gradcheck", "hookgrad.autograd.functional",
+     "hookgrad.distributed", "hookgrad.distributed.*", "hookgrad.nn.parallel",
+     "hookgrad.nn.parallel.*"],
 ]
 
 # The circle any tape autograd has, (importer, imported): a Tensor holds its grad_fn; a

@@ -46,7 +46,8 @@ DIFFERS = {
     "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
-                     "times XLA option sets",
+                     "times XLA option sets; `mesh=`, `in_shardings=`, `param_shardings=` "
+                     "shard the step",
     "torch.int64": "`int32` unless JAX's x64 mode is on",
     "torch.long": "`int32` unless JAX's x64 mode is on",
     "torch.float64": "needs JAX's x64 mode",

@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 from . import replay as _replay
+from . import sharding as _sharding
 from . import trace as _trace
 from . import tune as _tune
 from .. import _mode, _watch
@@ -33,6 +34,10 @@ class CompiledFunction:
 
     Attributes:
         trace_count: how many times the step was traced (one per distinct cache key).
+        reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
+            arrays (parameters, buffers, ``.grad``, optimizer state) calls moved to the
+            sharding the program reads them in. The program writes them back there, so it
+            stops growing after the first call of a training loop.
 
     Methods ``lower(*args, **kwargs)`` (the ``jax.stages.Lowered`` program for these
     arguments: ``.as_text()`` prints its StableHLO), ``cost_analysis(*args, **kwargs)`` and
@@ -41,8 +46,11 @@ class CompiledFunction:
 
     _is_compiled_function = True
 
-    def __init__(self, fn, *, donate=None, disable=False, autotune=False, options=None):
+    def __init__(self, fn, *, donate=None, disable=False, autotune=False, options=None,
+                 sharding=None):
         self._fn = fn
+        self._sharding = sharding   # compile's mesh and shardings (_compile.sharding.Config)
+        self._moved = [0]
         self._autotune = autotune
         self._options = options or {}   # XLA compiler options (_compile_tune)
         self._roots = _Roots(fn)
@@ -54,6 +62,10 @@ class CompiledFunction:
         self.trace_count = 0
         self._key_data = None   # (typed key, its raw data) from the last call
         functools.update_wrapper(self, fn, updated=())
+
+    @property
+    def reshard_count(self):
+        return self._moved[0]
 
     def __repr__(self):
         return f"<hookgrad.compile of {getattr(self._fn, '__name__', self._fn)!r}>"
@@ -101,6 +113,9 @@ class CompiledFunction:
         """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""
         plan, entry = self._entry(args, kwargs)
         flat = plan.flat + [jax.random.key_data(plan.rng)] if entry.key_in else plan.flat
+        if entry.layout is not None:
+            flat = [jax.ShapeDtypeStruct(np.shape(a), a.dtype, sharding=s)
+                    for a, s in zip(flat, entry.layout.ins)]
         return entry.exe.lower(*flat)
 
     def cost_analysis(self, *args, **kwargs):
@@ -144,6 +159,9 @@ class CompiledFunction:
                 tuple(_dict_key(m.__dict__.get(a)) for a in _module_hook_attrs(m)))
                for m in st.modules]
         key.append(tuple(_dict_key(d) for d in _global_hook_dicts()))
+        # a Module's sharding (DistributedDataParallel, fully_shard) is part of the program
+        key.append(tuple(id(c) for m in st.modules
+                         if (c := m.__dict__.get(_sharding.MODULE_ATTR)) is not None))
         return tuple(key)
 
     def _plan(self, args, kwargs):
@@ -252,6 +270,8 @@ class CompiledFunction:
             else:
                 data = jax.random.key_data(rng)
             flat = flat + [data]
+        if entry.layout is not None:
+            entry.layout.place(plan, flat, self._moved)
         if entry.donated:
             # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
             # it: a user's alias (``old = p.detach()``) must stay readable
@@ -260,7 +280,8 @@ class CompiledFunction:
                 if refs(flat[i]) > 3:
                     exe = entry.exe_plain
                     if exe is None:
-                        exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options)
+                        exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options,
+                                                          entry.layout)
                     break
         res = exe(*flat)
         del flat

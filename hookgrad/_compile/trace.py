@@ -13,6 +13,7 @@
 import jax
 import jax.extend.core as _jex
 
+from . import sharding as _sharding
 from . import tune as _tune
 from .. import _mode
 from .._random import GLOBAL as _KEY
@@ -29,7 +30,7 @@ class Entry:
     __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
-                 "options", "tuning")
+                 "options", "tuning", "layout")
 
 
 def trace(cf, plan):
@@ -37,6 +38,9 @@ def trace(cf, plan):
     the :class:`Entry` under ``plan.key``."""
     entry = Entry()
     entry.fixed_point = None
+    # a sharded step: every input's sharding, checked before anything changes
+    cfgs = _sharding.configs(cf._sharding, plan.state.modules)
+    entry.layout = _sharding.Layout(cfgs, plan, cf._fn) if cfgs else None
     snap = _Snapshot(plan)
 
     def body(*flat):
@@ -57,7 +61,7 @@ def trace(cf, plan):
     cf.trace_count += 1
     entry.jaxpr = traced.jaxpr
     entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
-    _build(entry, traced, cf._options, cf._autotune)
+    _build(entry, plan, traced, cf._options, cf._autotune)
     cf._cache[plan.key] = entry
     return entry
 
@@ -251,8 +255,9 @@ def _donations(entry, plan, traced):
     return tuple(usable)
 
 
-def _build(entry, traced, options, autotune):
-    """The executable: the traced program, without the key input when nothing uses it."""
+def _build(entry, plan, traced, options, autotune):
+    """The executable: the traced program, without the key input when nothing uses it,
+    with its inputs' and outputs' shardings where the step is sharded."""
     fn = _jex.jaxpr_as_fun(traced.jaxpr)
     jaxpr = traced.jaxpr.jaxpr
     entry.key_in = entry.key_out is not None or _uses_last_input(jaxpr)
@@ -262,9 +267,11 @@ def _build(entry, traced, options, autotune):
         def fn(*xs):
             return full(*xs, jax.numpy.zeros(shape.shape, shape.dtype))
     entry.fn = fn
+    if entry.layout is not None:
+        entry.layout.finish(entry, plan)
     entry.options, entry.tuning = options, None
     entry.exe = (_tune.Autotuned(fn, entry.donated, entry) if autotune else
-                 _tune.jit(fn, entry.donated, entry.options))
+                 _tune.jit(fn, entry.donated, entry.options, entry.layout))
     entry.exe_plain = None if entry.donated else entry.exe
 
 

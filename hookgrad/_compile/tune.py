@@ -66,9 +66,12 @@ def _check(options):
     jax.jit(lambda: np.float32(0), compiler_options=options).lower().compile()
 
 
-def jit(fn, donated, options):
-    """``jax.jit`` of a traced step with its donated arguments and XLA options."""
+def jit(fn, donated, options, layout=None):
+    """``jax.jit`` of a traced step with its donated arguments, XLA options and, for a
+    sharded step, its inputs' and outputs' shardings (``layout.ins``/``layout.outs``)."""
     kw = {"compiler_options": options} if options else {}
+    if layout is not None:
+        kw.update(in_shardings=tuple(layout.ins), out_shardings=list(layout.outs))
     return jax.jit(fn, donate_argnums=donated, **kw) if donated else jax.jit(fn, **kw)
 
 
@@ -86,7 +89,7 @@ class Autotuned:
 
     def __init__(self, fn, donated, entry):
         self._fn, self._donated, self._entry = fn, donated, entry
-        self._exe = self._jitted = jit(fn, donated, entry.options)
+        self._exe = self._jitted = jit(fn, donated, entry.options, entry.layout)
         self._first = True     # the first run uses the given options
         self._done = False     # picked, or nothing to pick from
         self._tuning = None    # [(options, executable, times, jitted)] while tuning
@@ -126,7 +129,7 @@ class Autotuned:
         candidate XLA cannot compile (an option this jaxlib lacks) is left out."""
         cands = [(self._entry.options, self._exe, [], self._exe)]
         for opts in candidates(_platform(args), self._entry.options)[1:]:
-            jitted = jit(self._fn, self._donated, opts)
+            jitted = jit(self._fn, self._donated, opts, self._entry.layout)
             try:
                 exe = jitted.lower(*args).compile()
             except jax.errors.JaxRuntimeError:

@@ -1,18 +1,31 @@
-"""Index-taking ops: ``gather``, ``index_select``, ``take``, ``scatter``, ``scatter_add``.
+"""Index-taking ops: ``gather``, ``index_select``, ``take``, ``scatter``, ``scatter_add``,
+``index_copy``, ``index_fill``, ``take_along_dim``, ``scatter_reduce``.
 
-Their nodes keep the (integer) indices: the backward needs only those and shapes.
+Their nodes keep the (integer) indices: the backward needs only those and shapes. JAX
+clamps or drops out-of-range indices where PyTorch raises, so the public functions check
+shapes and (for concrete indices) bounds first, with PyTorch's messages.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .registry import defop, export, to_tensor_like
+from .registry import defop, export, shape_broadcast_error, to_tensor_like
 from .shape import wrap_dim
 
-GATHER = defop("gather", lambda x, idx, dim: jnp.take_along_axis(x, idx, axis=dim),
-               "GatherBackward0", {0: (1,)}, nondiff=(1,),
+def _gather(x, idx, dim):
+    # NOTE: PyTorch reads only the leading ``idx.shape[d]`` entries of the other dims, where
+    # ``take_along_axis`` would broadcast ``idx`` against ``x``: narrow ``x`` first
+    if x.ndim == 0:
+        return jnp.take(x.reshape(1), idx)
+    x = x[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(idx.shape))]
+    return jnp.take_along_axis(x, idx, axis=dim)
+
+
+GATHER = defop("gather", _gather, "GatherBackward0", {0: (1,)}, nondiff=(1,),
                names="self index -> index self dim sparse_grad=False")
 INDEX_SELECT = defop("index_select", lambda x, idx, dim: jnp.take(x, idx, axis=dim),
                      "IndexSelectBackward0", {0: (1,)}, nondiff=(1,),
@@ -55,11 +68,55 @@ def _check_index(name, index):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {kind}")
 
 
+def index_bounds(index):
+    """``(min, max)`` of a concrete, non-empty index Tensor, or None (traced or empty).
+    Read on the host: index tensors are small, and no program is compiled per shape."""
+    arr = index._data
+    if isinstance(arr, jax.core.Tracer) or not arr.size:
+        return None
+    a = np.asarray(arr)
+    return int(a.min()), int(a.max())
+
+
+def _check_bounds(index, size, dim):
+    """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index)."""
+    b = index_bounds(index)
+    if b is not None and (b[0] < 0 or b[1] >= size):
+        bad = b[0] if b[0] < 0 else b[1]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_gather_shape(input, dim, index, src=None):
+    """PyTorch's shape rules for ``gather``/``scatter``: the same number of dims; ``index``
+    no larger than ``input`` apart from ``dim`` (and, for scatter, than ``src``)."""
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           f"{'input' if src is None else 'self'} tensor")
+    ishape, xshape = list(index.shape), list(input.shape)
+    too_big = any(i > x for d, (i, x) in enumerate(zip(ishape, xshape)) if d != dim)
+    if src is None:
+        if too_big:
+            d = next(d for d, (i, x) in enumerate(zip(ishape, xshape)) if d != dim and i > x)
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{ishape} to be no larger than self {xshape} apart from "
+                               f"dimension {dim}")
+        return
+    sshape = list(src.shape) if isinstance(src, Tensor) else None
+    if too_big or sshape is not None and (
+            len(sshape) != len(ishape) or any(i > s for i, s in zip(ishape, sshape))):
+        tail = f" and to be no larger size than src {sshape}" if sshape is not None else ""
+        raise RuntimeError(f"Expected index {ishape} to be no larger than self {xshape} "
+                           f"apart from dimension {dim}{tail}")
+
+
 @export
 def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     """``gather(input, dim, index)``: ``out[i][j] = input[index[i][j]][j]`` (for dim 0)."""
     _check_index("gather", index)
-    return apply(GATHER, (input, index), {"dim": wrap_dim(dim, input.ndim)})
+    dim = wrap_dim(dim, input.ndim)
+    _check_gather_shape(input, dim, index)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
+    return apply(GATHER, (input, index), {"dim": dim})
 
 
 @export
@@ -68,13 +125,22 @@ def index_select(input, dim, index) -> Tensor:
     _check_index("index_select", index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return apply(INDEX_SELECT, (input, index), {"dim": wrap_dim(dim, input.ndim)})
+    dim = wrap_dim(dim, input.ndim)
+    b = index_bounds(index)
+    if b is not None and (b[0] < 0 or b[1] >= (input.shape[dim] if input.ndim else 1)):
+        raise IndexError("index out of range in self")
+    return apply(INDEX_SELECT, (input, index), {"dim": dim})
 
 
 @export
 def take(input, index) -> Tensor:
     """``take(input, index)``: elements of the flattened input at ``index``."""
     _check_index("take", index)
+    b, n = index_bounds(index), input.numel()
+    if b is not None and (b[0] < -n or b[1] >= n):
+        bad = b[0] if b[0] < -n else b[1]
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         "elements.")
     return apply(TAKE, (input, index))
 
 
@@ -82,15 +148,28 @@ def take(input, index) -> Tensor:
 def scatter_add(input, dim, index, src) -> Tensor:
     """``scatter_add(input, dim, index, src)``: ``src`` added into a copy of ``input`` at
     ``index`` along ``dim``."""
+    return apply(SCATTER_ADD, *_scatter_add_args(input, dim, index, src))
+
+
+def _scatter_add_args(input, dim, index, src):
     _check_index("scatter_add", index)
-    return apply(SCATTER_ADD, (input, index, src), {"dim": wrap_dim(dim, input.ndim)})
+    dim = wrap_dim(dim, input.ndim)
+    _check_scatter(input, dim, index, src)
+    return (input, index, src), {"dim": dim}
+
+
+def _check_scatter(input, dim, index, src):
+    _check_gather_shape(input, dim, index, src)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
 
 
 def _scatter_args(input, dim, index, src, value):
     _check_index("scatter", index)
     src = value if src is None else src
     op = SCATTER if isinstance(src, Tensor) else SCATTER_VALUE
-    return op, (input, index, to_tensor_like(src)), {"dim": wrap_dim(dim, input.ndim)}
+    dim = wrap_dim(dim, input.ndim)
+    _check_scatter(input, dim, index, src)
+    return op, (input, index, to_tensor_like(src)), {"dim": dim}
 
 
 @export
@@ -102,11 +181,188 @@ def scatter(input, dim, index, src=None, value=None) -> Tensor:
 
 @export(name="scatter_add_", function=False)
 def _scatter_add_(self, dim, index, src) -> Tensor:
-    _check_index("scatter_add", index)
-    return apply(SCATTER_ADD, (self, index, src), {"dim": wrap_dim(dim, self.ndim)}, out=self)
+    return apply(SCATTER_ADD, *_scatter_add_args(self, dim, index, src), out=self)
 
 
 @export(name="scatter_", function=False)
 def _scatter_(self, dim, index, src=None, value=None) -> Tensor:
     op, args, st = _scatter_args(self, dim, index, src, value)
     return apply(op, args, st, out=self)
+
+
+# --------------------------------------------------------------------------- index_copy/fill
+
+
+def _along(dim, idx):
+    return (slice(None),) * dim + (idx,)
+
+
+INDEX_COPY = defop("index_copy", lambda x, idx, src, dim: x.at[_along(dim, idx)].set(src),
+                   "IndexCopyBackward0", {0: (1,), 2: (1,)}, nondiff=(1,))
+INDEX_FILL = defop("index_fill", lambda x, idx, dim, value: x.at[_along(dim, idx)].set(value),
+                   "IndexFillBackward0", {0: (1,)}, nondiff=(1,))
+INDEX_FILL_T = defop("index_fill_tensor",
+                     lambda x, idx, v, dim: x.at[_along(dim, idx)].set(v.astype(x.dtype)),
+                     "IndexFillBackward1", {0: (1,), 2: (1,)}, nondiff=(1,))
+
+
+def _index_vector(name, input, dim, index, wrap):
+    """``index`` as a 1-d Tensor of non-negative entries along ``dim``, checked as PyTorch
+    checks it (``wrap``: negative entries count from the end, as index_fill allows)."""
+    _check_index(name, index)
+    if index.ndim > 1:
+        if name == "index_fill":
+            raise RuntimeError("Index has to be a vector/scalar")
+        raise IndexError(f"{name}_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    size = input.shape[dim] if input.ndim else 1
+    b = index_bounds(index)
+    if b is not None and (b[0] < (-size if wrap else 0) or b[1] >= size):
+        bad = b[1] if b[1] >= size else b[0]
+        where = "" if wrap else f"{name}_(): "
+        raise IndexError(f"{where}index {bad} is out of bounds for dimension {dim} with size "
+                         f"{size}")
+    index = index.reshape(-1)
+    if wrap and b is not None and b[0] < 0:
+        index = index % size
+    return index
+
+
+def _index_copy_args(input, dim, index, source):
+    dim = wrap_dim(dim, input.ndim)
+    index = _index_vector("index_copy", input, dim, index, wrap=False)
+    if source.ndim != input.ndim and source.ndim and input.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         "dimensionality must match. Source dimensionality "
+                         f"({source.ndim}), destination dimensionality ({input.ndim})")
+    n = source.shape[dim] if source.ndim else 1
+    if index.numel() != n:
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+                         f"to source.size(dim) ({n})")
+    return (input, index, source), {"dim": dim}
+
+
+@export
+def index_copy(input, dim, index, source) -> Tensor:
+    """``index_copy(input, dim, index, source)``: a copy of ``input`` whose entries
+    ``index`` along ``dim`` are the slices of ``source``."""
+    return apply(INDEX_COPY, *_index_copy_args(input, dim, index, source))
+
+
+@export(name="index_copy_", function=False)
+def _index_copy_(self, dim, index, source) -> Tensor:
+    return apply(INDEX_COPY, *_index_copy_args(self, dim, index, source), out=self)
+
+
+def _index_fill_args(input, dim, index, value):
+    dim = wrap_dim(dim, input.ndim)
+    index = _index_vector("index_fill", input, dim, index, wrap=True)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        return INDEX_FILL_T, (input, index, value), {"dim": dim}
+    return INDEX_FILL, (input, index), {"dim": dim, "value": value}
+
+
+@export
+def index_fill(input, dim, index, value) -> Tensor:
+    """``index_fill(input, dim, index, value)``: a copy of ``input`` whose entries
+    ``index`` along ``dim`` are ``value`` (a number or a 0-d Tensor)."""
+    op, args, st = _index_fill_args(input, dim, index, value)
+    return apply(op, args, st)
+
+
+@export(name="index_fill_", function=False)
+def _index_fill_(self, dim, index, value) -> Tensor:
+    op, args, st = _index_fill_args(self, dim, index, value)
+    return apply(op, args, st, out=self)
+
+
+@export
+def take_along_dim(input, indices, dim=None) -> Tensor:
+    """``take_along_dim(input, indices, dim=None)``: ``gather`` after broadcasting
+    ``input`` and ``indices`` in the other dims (``dim=None``: along the flattened input)."""
+    _check_index("take_along_dim", indices)
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices")
+    dim = wrap_dim(dim, input.ndim)
+    a = tuple(1 if d == dim else s for d, s in enumerate(input.shape))
+    b = tuple(1 if d == dim else s for d, s in enumerate(indices.shape))
+    err = shape_broadcast_error(a, b)
+    if err is not None:
+        raise err
+    shape = jnp.broadcast_shapes(a, b)
+    # PyTorch expands both (an ExpandBackward0 under the GatherBackward0 node)
+    x = input.expand(*[input.shape[d] if d == dim else s for d, s in enumerate(shape)])
+    i = indices.expand(*[indices.shape[d] if d == dim else s for d, s in enumerate(shape)])
+    return gather(x, dim, i)
+
+
+# --------------------------------------------------------------------------- scatter_reduce
+
+_REDUCE_INIT = {"sum": 0, "prod": 1, "mean": 0, "amax": -jnp.inf, "amin": jnp.inf}
+
+
+def _scatter_reduce(x, idx, src, dim, reduce, include_self):
+    # NOTE: a dense (size, k, ...) mask rather than a scatter: JAX's scatter-multiply has
+    # no gradient for repeated indices, and the mask's prod/sum/max differentiate exactly
+    # (zeros and ties included) with JAX's own rules
+    narrow = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(idx.shape))
+    src = src[tuple(slice(0, s) for s in idx.shape)]
+    xs, src = jnp.moveaxis(x[narrow], dim, 0), jnp.moveaxis(src, dim, 0)
+    ix = jnp.moveaxis(idx, dim, 0)
+    hit = ix[None] == jnp.arange(xs.shape[0]).reshape((-1,) + (1,) * ix.ndim)
+    touched = hit.any(axis=1)
+    fill = _REDUCE_INIT[reduce]
+    if jnp.issubdtype(x.dtype, jnp.integer) and reduce in ("amax", "amin"):
+        info = jnp.iinfo(x.dtype)
+        fill = info.min if reduce == "amax" else info.max
+    vals = jnp.where(hit, src[None].astype(x.dtype), jnp.asarray(fill, x.dtype))
+    if reduce in ("sum", "mean"):
+        red = vals.sum(axis=1)
+    else:
+        red = {"prod": jnp.prod, "amax": jnp.max, "amin": jnp.min}[reduce](vals, axis=1)
+    if include_self:
+        red = {"sum": jnp.add, "mean": jnp.add, "prod": jnp.multiply, "amax": jnp.maximum,
+               "amin": jnp.minimum}[reduce](red, xs)
+    if reduce == "mean":
+        n = hit.sum(axis=1) + (1 if include_self else 0)
+        n = jnp.maximum(n, 1).astype(x.dtype)
+        red = red // n if jnp.issubdtype(x.dtype, jnp.integer) else red / n
+    out = jnp.where(touched, red, xs)
+    return x.at[narrow].set(jnp.moveaxis(out, 0, dim))
+
+
+SCATTER_REDUCE = defop("scatter_reduce", _scatter_reduce, "ScatterReduceBackward0",
+                       nondiff=(1,))
+
+
+def _scatter_reduce_args(input, dim, index, src, reduce, include_self):
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's aliases
+    if reduce not in _REDUCE_INIT:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    _check_index("scatter_reduce", index)
+    dim = wrap_dim(dim, input.ndim)
+    _check_scatter(input, dim, index, src)
+    return (input, index, src), {"dim": dim, "reduce": reduce,
+                                 "include_self": bool(include_self)}
+
+
+@export
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tensor:
+    """``scatter_reduce(input, dim, index, src, reduce, *, include_self=True)``: ``src``
+    reduced (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``) into a copy of
+    ``input`` at ``index`` along ``dim``."""
+    return apply(SCATTER_REDUCE, *_scatter_reduce_args(input, dim, index, src, reduce,
+                                                       include_self))
+
+
+@export(name="scatter_reduce_", function=False)
+def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True) -> Tensor:
+    return apply(SCATTER_REDUCE, *_scatter_reduce_args(self, dim, index, src, reduce,
+                                                       include_self), out=self)

@@ -147,7 +147,7 @@ SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, di
                names="self -> dim index self_sym_sizes")
 SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
     x, start, stop, step, dim), "SliceBackward0", (),
-              names="self -> dim start end=stop step self_sym_sizes")
+    names="self -> dim start end=stop step self_sym_sizes")
 
 
 def _select(x, dim, i):
@@ -206,7 +206,7 @@ INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
 INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
     (slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype)), "IndexAddBackward0",
     {1: (2,)}, nondiff=(2,),
-                  names="self source index -> index source dim alpha source_dim")
+    names="self source index -> index source dim alpha source_dim")
 
 
 @export(function=False)

@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype
 from .._dtype import to_jax
 from .._tensor import Tensor
 from .dispatch import OUT, apply
@@ -19,18 +20,10 @@ from .shape import wrap_dim
 
 
 def _take(x, idx, dim, keepdim):
+    if x.ndim == 0:
+        return x
     vals = jnp.take_along_axis(x, jnp.expand_dims(idx, dim), axis=dim)
     return vals if keepdim else jnp.squeeze(vals, dim)
-
-
-def _max_dim(x, dim, keepdim):
-    idx = jnp.argmax(x, axis=dim)
-    return _take(x, idx, dim, keepdim), (jnp.expand_dims(idx, dim) if keepdim else idx)
-
-
-def _min_dim(x, dim, keepdim):
-    idx = jnp.argmin(x, axis=dim)
-    return _take(x, idx, dim, keepdim), (jnp.expand_dims(idx, dim) if keepdim else idx)
 
 
 def _var(x, dim, correction, keepdim):
@@ -74,7 +67,7 @@ MEAN = defop("mean", lambda x, dim, keepdim, dtype: jnp.mean(x, axis=dim, keepdi
              names="self -> self_sym_numel self_sym_sizes")
 MEAN_DIM = defop("mean_dim", lambda x, dim, keepdim, dtype: jnp.mean(
     x, axis=dim, keepdims=keepdim, dtype=dtype), "MeanBackward1", (),
-                 names="self -> dim=dim:tuple keepdim self_sym_numel self_sym_sizes")
+    names="self -> dim=dim:tuple keepdim self_sym_numel self_sym_sizes")
 PROD = defop("prod", lambda x, dim, keepdim: jnp.prod(x, axis=dim, keepdims=keepdim),
              "ProdBackward0",
              names="self -> self result")
@@ -89,21 +82,19 @@ AMAX = defop("amax", lambda x, dim, keepdim: jnp.max(x, axis=dim, keepdims=keepd
              "AmaxBackward0",
              names="self -> self result dim=dim:tuple keepdim")
 AMIN = defop("amin", lambda x, dim, keepdim: jnp.min(x, axis=dim, keepdims=keepdim),
-             "AminBackward0",
-             names="self -> self result dim=dim:tuple keepdim")
-MAX_ALL = defop("max_all", jnp.max, "MaxBackward1",
-                names="self -> self result")
-MIN_ALL = defop("min_all", jnp.min, "MinBackward1",
-                names="self -> self result")
-MAX_DIM = defop("max_dim", _max_dim, "MaxBackward0",
-                names="self -> indices=result1 dim keepdim self_sym_sizes")
-MIN_DIM = defop("min_dim", _min_dim, "MinBackward0",
-                names="self -> indices=result1 dim keepdim self_sym_sizes")
+             "AminBackward0", names="self -> self result dim=dim:tuple keepdim")
+MAX_ALL = defop("max_all", jnp.max, "MaxBackward1", names="self -> self result")
+MIN_ALL = defop("min_all", jnp.min, "MinBackward1", names="self -> self result")
+# NOTE: the values of max/min(dim) are a gather at the arg-extreme's indices (saved, as
+# PyTorch saves ``indices``): the node has one output, as PyTorch's, not two
+_DIM_NAMES = "self indices -> indices dim keepdim self_sym_sizes"
+MAX_DIM = defop("max_dim", _take, "MaxBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
+MIN_DIM = defop("min_dim", _take, "MinBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
 ARGMAX = defop("argmax", lambda x, dim, keepdim: jnp.argmax(x, axis=dim, keepdims=keepdim), None)
 ARGMIN = defop("argmin", lambda x, dim, keepdim: jnp.argmin(x, axis=dim, keepdims=keepdim), None)
 LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
     x, axis=dim, keepdims=keepdim), "LogsumexpBackward0",
-                  names="self -> self result dim=dim:tuple keepdim")
+    names="self -> self result dim=dim:tuple keepdim")
 CUMSUM = defop("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim), "CumsumBackward0", (),
                names="self -> dim")
 CUMPROD = defop("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim), "CumprodBackward0",
@@ -111,13 +102,12 @@ CUMPROD = defop("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim), "CumprodBack
 VAR_MEAN = defop("var_mean", lambda x, dim, correction, keepdim: (
     _var(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
     "VarMeanBackward0",
-                 names="self -> self dim=dim:tuple correction keepdim")
+    names="self -> self dim=dim:tuple correction keepdim")
 STD_MEAN = defop("std_mean", lambda x, dim, correction, keepdim: (
     _std(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
-    "StdMeanBackward0",
-                 names="self -> self result0=result dim=dim:tuple correction keepdim")
-NORM = defop("norm", _norm, "LinalgVectorNormBackward0",
-             names="self -> self result ord=p dim=dim:tuple keepdim")
+    "StdMeanBackward0")
+NORM = defop("norm", _norm, "LinalgVectorNormBackward0")
+TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", ())
 ALL_ = defop("all", lambda x, dim, keepdim: jnp.all(x, axis=dim, keepdims=keepdim), None)
 ANY_ = defop("any", lambda x, dim, keepdim: jnp.any(x, axis=dim, keepdims=keepdim), None)
 COUNT_NONZERO = defop("count_nonzero", lambda x, dim: jnp.count_nonzero(x, axis=dim), None)
@@ -179,6 +169,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
         dim = None
     return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
+
+
+@export
+def trace(input) -> Tensor:
+    """``trace(input)``: the sum of the main diagonal of a 2-D ``input`` (integer and bool
+    inputs summed as int64)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return apply(TRACE, (input,), {"dtype": _jdtype(_int_accumulator(input, None))})
 
 
 @export
@@ -258,8 +257,15 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
         return pair_fn(input, dim)
     if dim is None:
         return apply(all_op, (input,))
-    values, indices = apply(dim_op, (input,), {"dim": wrap_dim(int(dim), input.ndim),
-                                               "keepdim": keepdim})
+    d = wrap_dim(int(dim), input.ndim)
+    if input.ndim == 0:  # a 0-d input is its own extreme, at index 0
+        indices = Tensor._wrap(jnp.zeros((), to_jax(_dtype.int64)))
+    else:
+        arg = ARGMAX if name == "max" else ARGMIN
+        indices = apply(arg, (input,), {"dim": d, "keepdim": False})
+    values = apply(dim_op, (input, indices), {"dim": d, "keepdim": keepdim})
+    if keepdim and input.ndim:
+        indices = indices.unsqueeze(d)
     return return_types[name](values, indices)
 
 

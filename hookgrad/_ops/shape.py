@@ -89,7 +89,7 @@ TRIU = defop("triu", lambda x, k: jnp.triu(x, k), "TriuBackward0", (),
              names="self -> diagonal=k")
 NARROW = defop("narrow", lambda x, dim, start, length: jax.lax.slice_in_dim(
     x, start, start + length, axis=dim), "SliceBackward0", (),
-               names="self -> dim start self_sym_sizes step=1")
+    names="self -> dim start self_sym_sizes step=1")
 CLONE = defop("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", ())
 ALIAS = defop("alias", lambda x: x, "AliasBackward0", ())
 CAT = defop("cat", lambda *xs, dim: jnp.concatenate(xs, axis=dim), "CatBackward0", (),

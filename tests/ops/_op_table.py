@@ -237,6 +237,8 @@ row("sum.dims_keepdim", lambda L, x: L.sum(x, (0, 1), keepdim=True),
     lambda x: x.sum((0, 1), keepdims=True), [X])
 row("sum.empty_dims", lambda L, x: x.sum(()), jnp.sum, [X])
 row("sum.negdim", lambda L, x: x.sum(dim=-1), lambda x: x.sum(-1), [X], "slow")
+row("trace", lambda L, x: L.trace(x), jnp.trace, [X])
+row("trace.method", lambda L, x: x.trace(), jnp.trace, [X], "slow")
 row("mean", lambda L, x: L.mean(x), jnp.mean, [X])
 row("mean.dim", lambda L, x: x.mean(0, keepdim=True), lambda x: x.mean(0, keepdims=True), [X])
 row("prod", lambda L, x: L.prod(x), jnp.prod, [P(3, 4)], "gg")
@@ -400,6 +402,29 @@ row("scatter", lambda L, x, i, s: L.scatter(x, 1, i, s),
                                                              F(3, 2)])
 row("scatter.value", lambda L, x, i: x.scatter(1, i, 1.5),
     lambda x, i: x.at[jnp.arange(3)[:, None], i].set(1.5), [X, I([[0, 3], [1, 2], [2, 0]])], "slow")
+row("index_copy", lambda L, x, i, s: x.index_copy(0, i, s), lambda x, i, s: x.at[i].set(s),
+    [X, I([2, 0]), F(2, 4)])
+row("index_fill", lambda L, x, i: L.index_fill(x, 1, i, 2.5),
+    lambda x, i: x.at[:, i].set(2.5), [X, I([3, 0])])
+row("index_fill.tensor", lambda L, x, i, v: x.index_fill(1, i, v),
+    lambda x, i, v: x.at[:, i].set(v), [X, I([3, 0]), F()], "slow")
+row("take_along_dim", lambda L, x, i: L.take_along_dim(x, i, 1),
+    lambda x, i: jnp.take_along_axis(x, i, 1), [X, I([[3], [0], [1]])], "shallow")
+_SR = I([[0, 1, 0, 1], [0, 0, 2, 1]])  # repeated targets: reductions of several values
+_SR_AT = (lambda i: (i, jnp.broadcast_to(jnp.arange(4), i.shape)))
+row("scatter_reduce.sum", lambda L, x, i, s: x.scatter_reduce(0, i, s, "sum"),
+    lambda x, i, s: x.at[_SR_AT(i)].add(s), [X, _SR, F(2, 4)])
+row("scatter_reduce.amax", lambda L, x, i, s: L.scatter_reduce(x, 0, i, s, "amax"),
+    lambda x, i, s: x.at[_SR_AT(i)].max(s), [X, _SR, F(2, 4)])
+row("scatter_reduce.amin_exclude_self",
+    lambda L, x, i, s: x.scatter_reduce(0, i, s, "amin", include_self=False),
+    lambda x, i, s: x.at[_SR_AT(i)].set(jnp.inf).at[_SR_AT(i)].min(s), [X, _SR, F(2, 4)],
+    "slow")
+row("scatter_reduce.mean", lambda L, x, i, s: x.scatter_reduce(0, i, s, "mean"),
+    lambda x, i, s: x.at[_SR_AT(i)].add(s) / jnp.ones_like(x).at[_SR_AT(i)].add(1.0),
+    [X, _SR, F(2, 4)], "slow")
+row("scatter_reduce.prod", lambda L, x, i, s: x.scatter_reduce(0, i, s, "prod"), None,
+    [X, _SR, F(2, 4)])
 row("index_add", lambda L, x, i, s: x.index_add(0, i, s), lambda x, i, s: x.at[i].add(s),
     [X, I([0, 2, 0]), Y])
 row("index_add.alpha", lambda L, x, i, s: L.index_add(x, 1, i, s, alpha=2.0),

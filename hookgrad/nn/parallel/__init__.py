@@ -1,9 +1,9 @@
-"""``hookgrad.nn.parallel``: PyTorch's data-parallel wrappers, single-process.
+"""``hookgrad.nn.parallel``: PyTorch's data-parallel wrappers.
 
-hookgrad runs one process on one JAX device: ``DataParallel`` and
-``DistributedDataParallel`` keep PyTorch's interface (``.module``, ``module.``-prefixed
-``state_dict`` keys, ``no_sync()``) and call the wrapped module as it is. A sharded,
-multi-device path is for a later issue.
+Both keep PyTorch's interface (``.module``, ``module.``-prefixed ``state_dict`` keys,
+``no_sync()``). ``DistributedDataParallel`` on a device mesh shards the batch of every
+``hookgrad.compile`` step that runs it (docs/distributed.md); ``DataParallel`` calls the
+wrapped module as it is.
 """
 from .data_parallel import DataParallel, data_parallel
 from .distributed import DistributedDataParallel

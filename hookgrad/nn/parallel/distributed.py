@@ -1,18 +1,31 @@
-"""``nn.parallel.DistributedDataParallel``, single-process (world size 1)."""
+"""``nn.parallel.DistributedDataParallel``: data parallelism as a sharding of compiled steps.
+
+With a device mesh (given, or all devices when there are several or a process group is
+initialized) the wrapper asks every ``hookgrad.compile`` step that runs it to split its
+array arguments over the mesh's (first) axis along their first dimension and to replicate
+the parameters, their ``.grad`` and the optimizer state: XLA's SPMD partitioner turns the
+backward into per-device backwards and an all-reduce. Eagerly, the wrapper places its
+inputs so, and JAX's computation follows the data. With one device it calls the module
+as it is (world size 1).
+"""
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import jax
+from jax.sharding import NamedSharding, PartitionSpec
+
+from ..._compile import sharding as _sharding
+from ..._tensor import Tensor
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
 
 
 class DistributedDataParallel(Module):
-    """PyTorch's ``DistributedDataParallel`` for one process: the gradient all-reduce over
-    a world of size 1 is the identity, so calls run ``module`` unchanged.
+    """PyTorch's ``DistributedDataParallel`` on a JAX device mesh.
 
     ::
 
@@ -22,9 +35,15 @@ class DistributedDataParallel(Module):
                                 check_reduction=False, gradient_as_bucket_view=False,
                                 static_graph=False, ...)
 
-    Unlike PyTorch, no process group is needed (PyTorch raises ``ValueError`` until
-    ``init_process_group`` ran). ``no_sync()`` and ``join()`` are accepted as context
-    managers; ``state_dict()`` keys start with ``module.``.
+    ``device_mesh``: a 1-D ``hookgrad.distributed.DeviceMesh`` (or ``jax.sharding.Mesh``);
+    by default all of JAX's devices when there are several or ``init_process_group`` ran,
+    else none (calls run ``module`` unchanged). A compiled step running the wrapper is
+    sharded: its array arguments split over the mesh axis along their first dimension
+    (``compile(in_shardings=...)`` overrides), parameters replicated. Parameters' hooks see
+    the global, batch-reduced gradient (docs/distributed.md). Unlike PyTorch, no process
+    group is needed. ``no_sync()`` and ``join()`` are accepted as context managers (the
+    accumulated ``.grad`` is the same with or without them); ``state_dict()`` keys start
+    with ``module.``.
 
     Example::
 
@@ -59,7 +78,15 @@ class DistributedDataParallel(Module):
                 "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                 f"{device_ids}, output_device {output_device}, and module parameters "
                 f"{ {p.device for p in params} }.")
+        mesh = _default_mesh(device_mesh)
         self.module = module
+        if mesh is not None:
+            if len(mesh.axis_names) != 1:
+                raise RuntimeError("DistributedDataParallel: only a 1-D device_mesh is "
+                                   f"supported, got the axes {tuple(mesh.axis_names)}")
+            self._compile_sharding = _sharding.Config(mesh, batch_axis=mesh.axis_names[0],
+                                                      source="DistributedDataParallel")
+            _replicate(module, self._compile_sharding.replicated)
         self.device_ids = None
         self.output_device = None
         self.dim = dim
@@ -71,6 +98,10 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        cfg = self.__dict__.get(_sharding.MODULE_ATTR)
+        if cfg is not None:   # eagerly: the batch is split over the mesh, ops follow it
+            inputs = tuple(_split_batch(x, cfg) for x in inputs)
+            kwargs = {k: _split_batch(v, cfg) for k, v in kwargs.items()}
         return self.module(*inputs, **kwargs)
 
     @contextlib.contextmanager
@@ -92,7 +123,38 @@ class DistributedDataParallel(Module):
 
     def register_comm_hook(self, state: object, hook: Callable[..., Any]) -> None:
         raise NotImplementedError(
-            "DistributedDataParallel.register_comm_hook: hookgrad's DistributedDataParallel is "
-            "single-process (no process group, no gradient buckets), so there is no "
-            "communication to hook. Use a post-accumulate-grad hook on the parameters "
-            "(p.register_post_accumulate_grad_hook) to act on gradients instead.")
+            "DistributedDataParallel.register_comm_hook: hookgrad's gradients are reduced by "
+            "XLA inside the sharded program (no gradient buckets), so there is no "
+            "communication to hook yet. Use a post-accumulate-grad hook on the parameters "
+            "(p.register_post_accumulate_grad_hook) to act on the reduced gradients instead.")
+
+
+def _default_mesh(device_mesh):
+    if device_mesh is not None:
+        return _sharding.auto_mesh(getattr(device_mesh, "jax_mesh", device_mesh),
+                                   "device_mesh")
+    from ...distributed import init_device_mesh, is_initialized
+    if len(jax.devices()) > 1 or is_initialized():
+        kind = "cuda" if jax.default_backend() == "gpu" else jax.default_backend()
+        return init_device_mesh(kind, (len(jax.devices()),),
+                                mesh_dim_names=("data",)).jax_mesh
+    return None
+
+
+def _replicate(module, sharding):
+    # NOTE: the same values, placed on every device of the mesh (PyTorch broadcasts rank
+    # 0's parameters at construction; one JAX program has one value per array)
+    for t in list(module.parameters()) + list(module.buffers()):
+        if not isinstance(t._data, jax.core.Tracer):
+            t._data = jax.device_put(t._data, sharding)
+
+
+def _split_batch(x, cfg):
+    if not isinstance(x, Tensor) or isinstance(x._data, jax.core.Tracer) or x.ndim == 0 \
+            or x.requires_grad:
+        return x
+    n = cfg.mesh.shape[cfg.batch_axis]
+    if x.shape[0] % n:
+        return x
+    return Tensor._wrap(jax.device_put(
+        x._data, NamedSharding(cfg.mesh, PartitionSpec(cfg.batch_axis))))

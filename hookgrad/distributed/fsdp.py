@@ -1,0 +1,78 @@
+"""``fully_shard``: FSDP's parameter sharding as a rule set of a sharded compiled step.
+
+PyTorch's FSDP2 (``fully_shard``) shards each parameter's first dimension over the
+data-parallel ranks, all-gathers it for the forward and backward and reduce-scatters
+its gradient. Under ``hookgrad.compile`` that is a sharding of the state: every
+parameter, its ``.grad`` and its optimizer state split over the mesh's data axis, and XLA
+inserts the all-gathers and reduce-scatters. :func:`fsdp_rules` is that rule set (for
+``compile(param_shardings=...)``); :func:`fully_shard` attaches it to a Module, so any
+compiled step running the Module uses it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from jax.sharding import PartitionSpec
+
+from .._compile import sharding as _sharding
+
+__all__ = ["fully_shard", "fsdp_rules"]
+
+
+def _jax_mesh(mesh):
+    return getattr(mesh, "jax_mesh", mesh)
+
+
+def fsdp_rules(mesh: Any, axis: str = "data") -> Callable[[str, Any], PartitionSpec]:
+    """``param_shardings`` sharding every parameter over ``axis``: along its first
+    dimension whose size the axis divides (FSDP pads instead; XLA needs even shards),
+    replicated if none does.
+
+    Example::
+
+        >>> step = hookgrad.compile(step, mesh=mesh, in_shardings=P("data"),
+        ...                         param_shardings=fsdp_rules(mesh, "data"))
+    """
+    mesh = _sharding.auto_mesh(_jax_mesh(mesh))
+    if axis not in mesh.axis_names:
+        raise ValueError(f"fsdp_rules: {axis!r} is not an axis of the mesh (axes "
+                         f"{tuple(mesh.axis_names)})")
+    n = mesh.shape[axis]
+
+    def rule(name, tensor):
+        for d, size in enumerate(tensor.shape):
+            if size % n == 0:
+                return PartitionSpec(*([None] * d), axis)
+        return None
+    return rule
+
+
+def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data",
+                reshard_after_forward: bool = True, **kwargs: Any) -> Any:
+    """Shard ``module``'s parameters (and their ``.grad`` and optimizer state) over the
+    mesh's ``batch_axis`` in every compiled step that runs it; the step's array
+    arguments are split over that axis along their first dimension. Returns ``module``.
+
+    ::
+
+        fully_shard(module, *, mesh=None, batch_axis="data", reshard_after_forward=True)
+
+    ``mesh``: a ``DeviceMesh`` or ``jax.sharding.Mesh`` (default: a 1-D mesh named
+    ``batch_axis`` over all devices). ``reshard_after_forward`` and PyTorch's other
+    options are accepted; XLA decides when gathered parameters are freed.
+
+    Example::
+
+        >>> fully_shard(model, mesh=init_device_mesh("cuda", (8,), mesh_dim_names=("data",)))
+        >>> step = hookgrad.compile(step)   # runs model: sharded FSDP-style
+    """
+    if mesh is None:
+        from .device_mesh import init_device_mesh
+        import jax
+        mesh = init_device_mesh(jax.default_backend().replace("gpu", "cuda"),
+                                (len(jax.devices()),), mesh_dim_names=(batch_axis,))
+    jm = _jax_mesh(mesh)
+    setattr(module, _sharding.MODULE_ATTR, _sharding.Config(
+        jm, param_shardings=fsdp_rules(jm, batch_axis), batch_axis=batch_axis,
+        source="fully_shard"))
+    return module

@@ -1,0 +1,114 @@
+"""Ops taking indices give PyTorch's shapes and raise PyTorch's errors, where JAX would
+broadcast the index, clamp it or drop the write silently."""
+import jax
+import numpy as np
+import pytest
+
+import hookgrad
+from tests.differential import same_as_torch
+
+X = np.arange(6, dtype=np.float32).reshape(3, 2)
+
+
+def _run(call):
+    """``call(L, x)`` under hookgrad, checked against PyTorch: its values, or its error."""
+    def scenario(L):
+        x = L.tensor(X)
+        try:
+            return {"value": call(L, x).tolist()}
+        except (RuntimeError, IndexError) as e:
+            return {"raises": type(e).__name__, "message": str(e)}
+    return same_as_torch(scenario)
+
+
+SHAPES = [  # (id, call, expected value)
+    ("gather-narrow-index", lambda L, x: x.gather(0, L.tensor([[0], [2], [1]])),
+     [[0.0], [4.0], [2.0]]),
+    ("gather-longer-along-dim", lambda L, x: x.gather(1, L.tensor([[0, 1, 0], [1, 0, 1]])),
+     [[0.0, 1.0, 0.0], [3.0, 2.0, 3.0]]),
+    ("gather-0d", lambda L, x: L.tensor(2.0).gather(0, L.tensor(0)), 2.0),
+    ("take-negative", lambda L, x: L.take(x, L.tensor([-6, 5])), [0.0, 5.0]),
+    ("index-fill-negative", lambda L, x: x.index_fill(0, L.tensor([-1]), 9.0),
+     [[0.0, 1.0], [2.0, 3.0], [9.0, 9.0]]),
+    ("scatter-reduce-int-mean", lambda L, x: L.tensor([[4, 5], [6, 7]]).scatter_reduce(
+        0, L.tensor([[0, 0]]), L.tensor([[1, 2]]), "mean"), [[2, 3], [6, 7]]),
+    ("scatter-reduce-max-alias", lambda L, x: x.scatter_reduce(
+        0, L.tensor([[0, 0]]), L.full((1, 2), 0.5), "max"), [[0.5, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+    ("scatter-add-narrow", lambda L, x: x.scatter_add(0, L.tensor([[1], [2]]), L.ones(2, 2)),
+     [[0.0, 1.0], [3.0, 3.0], [5.0, 5.0]]),
+]
+
+
+@pytest.mark.parametrize("call,want", [s[1:] for s in SHAPES], ids=[s[0] for s in SHAPES])
+def test_index_shapes_follow_pytorch(call, want):
+    assert _run(call) == {"value": want}
+
+
+ERRORS = [  # (id, call, error type, message)
+    ("gather-out-of-range", lambda L, x: x.gather(0, L.tensor([[0], [3]])), "RuntimeError",
+     "index 3 is out of bounds for dimension 0 with size 3"),
+    ("gather-negative", lambda L, x: x.gather(0, L.tensor([[0], [-1]])), "RuntimeError",
+     "index -1 is out of bounds for dimension 0 with size 3"),
+    ("gather-ndim", lambda L, x: x.gather(0, L.tensor([0, 1])), "RuntimeError",
+     "Index tensor must have the same number of dimensions as input tensor"),
+    ("gather-index-too-large", lambda L, x: x.gather(1, L.tensor([[0, 1]] * 4)),
+     "RuntimeError", "Size does not match at dimension 0 expected index [4, 2] to be no "
+     "larger than self [3, 2] apart from dimension 1"),
+    ("index-select-out-of-range", lambda L, x: x.index_select(0, L.tensor([3])),
+     "IndexError", "index out of range in self"),
+    ("index-select-negative", lambda L, x: x.index_select(0, L.tensor([-1])), "IndexError",
+     "index out of range in self"),
+    ("take-out-of-range", lambda L, x: L.take(x, L.tensor([6])), "IndexError",
+     "out of range: tried to access index 6 on a tensor of 6 elements."),
+    ("take-below-range", lambda L, x: L.take(x, L.tensor([-7])), "IndexError",
+     "out of range: tried to access index -7 on a tensor of 6 elements."),
+    ("scatter-add-out-of-range", lambda L, x: x.scatter_add(0, L.tensor([[3]]), L.ones(1, 1)),
+     "RuntimeError", "index 3 is out of bounds for dimension 0 with size 3"),
+    ("scatter-add-src-too-small",
+     lambda L, x: x.scatter_add(0, L.tensor([[0, 0]]), L.ones(1, 1)), "RuntimeError",
+     "Expected index [1, 2] to be no larger than self [3, 2] apart from dimension 0 and to "
+     "be no larger size than src [1, 1]"),
+    ("scatter-value-out-of-range", lambda L, x: x.scatter(1, L.tensor([[-1]]), 1.0),
+     "RuntimeError", "index -1 is out of bounds for dimension 1 with size 2"),
+    ("index-copy-out-of-range", lambda L, x: x.index_copy(0, L.tensor([3]), x[:1]),
+     "IndexError", "index_copy_(): index 3 is out of bounds for dimension 0 with size 3"),
+    ("index-copy-count", lambda L, x: x.index_copy(0, L.tensor([1]), x[:2]), "IndexError",
+     "index_copy_(): Number of indices (1) should be equal to source.size(dim) (2)"),
+    ("index-fill-below-range", lambda L, x: x.index_fill(0, L.tensor([-4]), 1.0),
+     "IndexError", "index -4 is out of bounds for dimension 0 with size 3"),
+    ("index-fill-matrix-index", lambda L, x: x.index_fill(0, L.tensor([[1]]), 1.0),
+     "RuntimeError", "Index has to be a vector/scalar"),
+    ("take-along-dim-flat-out-of-range", lambda L, x: L.take_along_dim(x, L.tensor([6])),
+     "RuntimeError", "index 6 is out of bounds for dimension 0 with size 6"),
+    ("take-along-dim-broadcast", lambda L, x: L.take_along_dim(x, L.tensor([[0, 1, 0]]), 0),
+     "RuntimeError", "The size of tensor a (2) must match the size of tensor b (3) at "
+     "non-singleton dimension 1"),
+    ("scatter-reduce-name", lambda L, x: x.scatter_reduce(0, L.tensor([[0]]), x, "add"),
+     "RuntimeError", "reduce argument must be either sum, prod, mean, amax or amin, got add"),
+    ("scatter-inplace-out-of-range",
+     lambda L, x: x.clone().scatter_(0, L.tensor([[3]]), L.ones(1, 1)), "RuntimeError",
+     "index 3 is out of bounds for dimension 0 with size 3"),
+]
+
+
+@pytest.mark.parametrize("call,kind,message", [e[1:] for e in ERRORS],
+                         ids=[e[0] for e in ERRORS])
+def test_bad_indices_raise_pytorchs_error(call, kind, message):
+    assert _run(call) == {"raises": kind, "message": message}
+
+
+def test_failed_inplace_scatter_leaves_the_tensor_unchanged():
+    x = hookgrad.tensor(X)
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds"):
+        x.scatter_add_(0, hookgrad.tensor([[3]]), hookgrad.ones(1, 1))
+    assert x._version == 0 and x.tolist() == X.tolist()
+
+
+def test_gather_with_a_narrow_index_has_jax_gradients():
+    idx = np.array([[0], [2]])
+    x = hookgrad.tensor(X, requires_grad=True)
+    x.gather(0, hookgrad.tensor(idx)).pow(2).sum().backward()
+
+    def ref(a):
+        return (jax.numpy.take_along_axis(a[:, :1], idx, axis=0) ** 2).sum()
+    np.testing.assert_allclose(x.grad.numpy(), jax.grad(ref)(X))
