@@ -198,12 +198,15 @@ def _along(dim, idx):
 
 
 INDEX_COPY = defop("index_copy", lambda x, idx, src, dim: x.at[_along(dim, idx)].set(src),
-                   "IndexCopyBackward0", {0: (1,), 2: (1,)}, nondiff=(1,))
+                   "IndexCopyBackward0", {0: (1,), 2: (1,)}, nondiff=(1,),
+                   names="self index source -> index source dim source_dim")
 INDEX_FILL = defop("index_fill", lambda x, idx, dim, value: x.at[_along(dim, idx)].set(value),
-                   "IndexFillBackward0", {0: (1,)}, nondiff=(1,))
+                   "IndexFillBackward0", {0: (1,)}, nondiff=(1,),
+                   names="self index -> index dim")
 INDEX_FILL_T = defop("index_fill_tensor",
                      lambda x, idx, v, dim: x.at[_along(dim, idx)].set(v.astype(x.dtype)),
-                     "IndexFillBackward1", {0: (1,), 2: (1,)}, nondiff=(1,))
+                     "IndexFillBackward1", {0: (1,), 2: (1,)}, nondiff=(1,),
+                     names="self index value -> index dim")
 
 
 def _index_vector(name, input, dim, index, wrap):
@@ -338,7 +341,8 @@ def _scatter_reduce(x, idx, src, dim, reduce, include_self):
 
 
 SCATTER_REDUCE = defop("scatter_reduce", _scatter_reduce, "ScatterReduceBackward0",
-                       nondiff=(1,))
+                       nondiff=(1,), names="self index src -> index self src result dim "
+                                           "include_self reduce")
 
 
 def _scatter_reduce_args(input, dim, index, src, reduce, include_self):

@@ -105,9 +105,11 @@ VAR_MEAN = defop("var_mean", lambda x, dim, correction, keepdim: (
     names="self -> self dim=dim:tuple correction keepdim")
 STD_MEAN = defop("std_mean", lambda x, dim, correction, keepdim: (
     _std(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
-    "StdMeanBackward0")
-NORM = defop("norm", _norm, "LinalgVectorNormBackward0")
-TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", ())
+    "StdMeanBackward0", names="self -> self result0=result dim=dim:tuple correction keepdim")
+NORM = defop("norm", _norm, "LinalgVectorNormBackward0",
+             names="self -> self result ord=p dim=dim:tuple keepdim")
+TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", (),
+              names="self -> self_sym_sizes")
 ALL_ = defop("all", lambda x, dim, keepdim: jnp.all(x, axis=dim, keepdims=keepdim), None)
 ANY_ = defop("any", lambda x, dim, keepdim: jnp.any(x, axis=dim, keepdims=keepdim), None)
 COUNT_NONZERO = defop("count_nonzero", lambda x, dim: jnp.count_nonzero(x, axis=dim), None)

@@ -24,13 +24,15 @@ _DEFAULT = ("PyTorch saves None (or ()) for an argument left out; hookgrad's row
 _END = "hookgrad keeps the clamped slice bounds; PyTorch the end as given (INT64_MAX if open)"
 _LAYOUT = ("the op keeps its own statics (sections, resampling matrices, index templates), "
            "from which PyTorch's saved values are not derived yet")
+_INDEX = "hookgrad saves the index with negative entries wrapped: equal values, a new Tensor"
 _NODE = "a different top node class (PyTorch's CppFunction; the node-class slice)"
 DIFFERS = {
     **dict.fromkeys(["sum.negdim", "log_softmax.method", "transpose.neg", "mT",
                      "unsqueeze.neg", "cat.dim", "getitem negint", "sort", "topk",
                      "kthvalue", "edge sort_ties"], _NEGDIM),
     **dict.fromkeys(["div.floor", "div.trunc", "gather", "gather.method", "take",
-                     "index_add", "index_add.alpha", "interpolate area"], _SHAPE_ONLY),
+                     "index_add", "index_add.alpha", "interpolate area", "index_copy"],
+                    _SHAPE_ONLY),
     **dict.fromkeys(["clamp.method", "clamp.max", "clamp.tensor", "sum.empty_dims", "var",
                      "std", "edge std_const", "var_mean", "edge std_mean_const", "roll.flat",
                      "norm", "norm.dim", "edge norm0", "edge norm_dim0"], _DEFAULT),
@@ -43,9 +45,10 @@ DIFFERS = {
                      "getitem rowmask", "pack_padded_sequence", "repeat_interleave.tensor",
                      "repeat_interleave.tensor_flat", "adaptive_max_pool2d",
                      "adaptive_max_pool2d indices", "embedding_bag per_sample_weights",
-                     "median.dim", "squeeze.noop"]
+                     "median.dim", "max.dim_keepdim", "squeeze.noop"]
                     + [r.id for r in T.ROWS if r.id.startswith("interpolate ")
                        and r.id != "interpolate area"], _LAYOUT),
+    **dict.fromkeys(["index_fill", "index_fill.tensor"], _INDEX),
     **dict.fromkeys([r.id for r in T.ROWS if r.id.startswith("_foreach")], _NODE),
 }
 SAMPLE = {"exp", "sin", "mul", "mul.scalar", "div", "pow.scalar", "pow.tensor_op", "add",
