@@ -105,7 +105,7 @@ def saved_attribute(node, attr):
         if isinstance(v, tuple) and (len(v) == 1 or where[1] == "first" and v):
             return v[0]  # "int": a 1-tuple's int; "first": the first entry
         return v
-    if node._freed and kind in (_ARG, _OUT):
+    if node._freed:  # NOTE: sizes go with the freed values (PyTorch keeps those)
         raise RuntimeError(FREED_MESSAGE)
     if kind == _ARG:
         return _arg_value(node, where)
@@ -159,9 +159,8 @@ def _arg_value(node, i):
     s = _stored(node, i)
     c = s.__class__
     if c is tuple:
-        data, t, version, edge = s
         _saved_mod.unpack_plain(s, node, False)  # the version and detach checks
-        return t
+        return s[1]
     if c is _Saved:
         return s.unpack(node, True)
     if s is _CONST:
