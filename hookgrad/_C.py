@@ -22,9 +22,8 @@ def _get_tracing_state():
 
 
 def _will_engine_execute_node(node):
-    """Whether the running backward will execute ``node`` (a Node or GradientEdge)."""
-    from ._autograd.graph import GradientEdge
-    if not isinstance(node, (Node, GradientEdge)):
+    """Whether the running backward will execute ``node`` (a Node)."""
+    if not isinstance(node, Node):
         raise RuntimeError("_will_engine_execute_node expects an grad_fn, but got "
                            f"{type(node).__name__}")
     return _engine_will_execute(node)

@@ -26,6 +26,7 @@ from .backends import (are_deterministic_algorithms_enabled, get_float32_matmul_
                        set_float32_matmul_precision, use_deterministic_algorithms)
 from ._repr import set_printoptions
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
+from ._autograd.backward import is_warn_always_enabled, set_warn_always
 
 __version__ = "0.1.0"
 

@@ -25,7 +25,7 @@ import numpy as np
 import hookgrad as hg
 
 KINDS = ("tensor", "node", "post_accumulate", "multi_grad", "saved_tensors", "module",
-         "mod_tracker")
+         "mod_tracker", "returns_arg")
 BATCH = 3
 
 
@@ -156,9 +156,42 @@ def install(kind, env, net):
         tracker.register_user_hooks(event("pre_fw"), event("post_fw"), event("pre_bw"),
                                     event("post_bw"))
         run_ctx = lambda: tracker  # noqa: E731 - the tracker is its own context
+    elif kind == "returns_arg":
+        _install_returns_arg(env, net)
     else:
         raise ValueError(kind)
     return run_ctx, fwd_ctx
+
+
+def _install_returns_arg(env, net):
+    """Every kind of hook returns its own argument, which PyTorch counts as unmodified (a
+    post-accumulate-grad hook may return its tensor): the gradients stay those of no hooks."""
+    rec = env.rec
+
+    def same(tag):
+        def hook(g):
+            rec(tag, g)
+            return g
+        return hook
+
+    def pre(go):
+        rec("pre", go[0])
+        return go
+
+    def post(gi, go):
+        rec("post", *gi)
+        return gi
+
+    def fc1_out(m, args, out):
+        out.register_hook(same("out"))
+        out.grad_fn.register_prehook(pre)
+
+    net.fc1.weight.register_hook(same("param"))
+    net.fc1.register_forward_hook(fc1_out)
+    net.fc2.register_forward_pre_hook(lambda m, a: a[0].grad_fn.register_hook(post) and None)
+    net.fc2.register_full_backward_pre_hook(lambda m, go: go)
+    net.fc2.register_full_backward_hook(lambda m, gi, go: gi)
+    net.fc2.bias.register_post_accumulate_grad_hook(lambda p: p)  # not called functionally
 
 
 # --------------------------------------------------------------------------- runners

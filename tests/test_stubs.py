@@ -74,7 +74,7 @@ def test_table_ops_declare_their_result(stubs):
     for name in ("sin", "add", "clamp", "clip_", "div", "neg_", "negative", "where"):
         assert ast.unparse(defs[name].returns) == "Tensor", name
     assert [a.arg for a in defs["add"].args.args] == ["input", "other"]
-    assert [a.arg for a in defs["add"].args.kwonlyargs] == ["alpha"]
+    assert [a.arg for a in defs["add"].args.kwonlyargs] == ["alpha", "out"]
 
 
 def test_annotations_use_only_names_the_stubs_import(stubs):

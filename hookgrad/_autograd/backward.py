@@ -5,10 +5,11 @@ module, imported with it, fills their slots: ``_tensor.BACKWARD`` (``Tensor.back
 ``anomaly_mode.CURRENT_NODE`` (the node whose backward runs).
 """
 import warnings
+from collections.abc import Mapping
 
 import jax.numpy as jnp
 
-from .. import _tensor
+from .. import _dtype, _tensor
 from .._tensor import Tensor
 from . import anomaly_mode
 from .engine import current_autograd_node, run_backward
@@ -25,53 +26,98 @@ def _tensors(x):
     return tuple(x)
 
 
+def _inputs(inputs, fn):
+    """``inputs`` of ``backward``/``grad`` as a tuple: a Tensor or GradientEdge, a sequence
+    of them, or a dict (its values)."""
+    if isinstance(inputs, (Tensor, GradientEdge)):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{fn}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    inputs = tuple(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{fn}()` cannot be empty.")
+    return inputs
+
+
+def _root_meta(out):
+    """(shape, dtype) of the gradient a root takes: a Tensor's own, or what the node of a
+    GradientEdge expects (its ``_input_metadata``)."""
+    if isinstance(out, GradientEdge):
+        meta = out.node._input_metadata[out.output_nr]
+        return meta.shape, meta.dtype
+    return out.shape, out.dtype
+
+
 def _make_grads(outputs, grads):
-    """Gradients for the roots: given ones are checked, missing ones implied for scalars."""
+    """Gradients for the roots: given ones are checked, missing ones implied for outputs of
+    one element. As PyTorch's, extra gradients are ignored (``zip``)."""
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        if isinstance(out, GradientEdge):
-            if g is None:
-                raise RuntimeError("grad_outputs must be given for GradientEdge outputs")
+        edge = isinstance(out, GradientEdge)
+        if isinstance(g, Tensor):
+            shape, dtype = _root_meta(out)
+            if g.shape != shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {shape}.")
+            if dtype.is_complex != g.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have "
+                    f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                    f"{g.dtype} and output[{i}] has a dtype of {dtype}.")
             result.append(g)
-            continue
-        if g is None:
-            if out.requires_grad and out.numel() != 1:
+        elif g is None:
+            if not edge and not out.requires_grad:
+                result.append(None)  # the engine names the root that cannot backward
+                continue
+            shape, dtype = _root_meta(out)
+            if not all(n == 1 for n in shape):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not out.dtype.is_floating_point and not out.dtype.is_complex:
+            if not dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
-                                   f"but got {out.dtype}")
-            result.append(Tensor._wrap(jnp.ones(out._data.shape, out._data.dtype)))
-            continue
-        if not isinstance(g, Tensor):
-            g = Tensor._wrap(jnp.asarray(g, out._data.dtype))
-        if g.shape != out.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                               f"output[{i}] has a shape of {out.shape}.")
-        result.append(g)
+                                   f"but got {dtype}")
+            result.append(Tensor._wrap(jnp.ones(tuple(shape), _dtype.to_jax(dtype))))
+        else:
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+    if len(result) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(result)} gradients")
     return result
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
-    """Accumulate gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``.
+    """Accumulate the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``.
 
-    ``inputs`` restricts accumulation (and execution) to those tensors.
+    ``tensors`` (Tensors or GradientEdges) need ``grad_tensors`` unless they have one
+    element. ``inputs`` (Tensors, GradientEdges or a dict of Tensors) restricts what is run
+    and accumulated; a non-leaf Tensor among them retains its gradient (``retain_grad()``).
+
+    Example::
+
+        >>> x = hookgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> hookgrad.autograd.backward((x * x).sum())
+        >>> x.grad
+        tensor([2., 4.])
     """
-    tensors = _tensors(tensors)
-    if grad_tensors is None:
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
         grad_tensors = grad_variables
-    grads = _tensors(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
     if inputs is not None:
-        inputs = _tensors(inputs)
-        if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        inputs = _inputs(inputs, "backward")
+    tensors = _tensors(tensors)
+    grads = _tensors(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    grads = _make_grads(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(tensors, grads)
     if create_graph:
-        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)
+        _warn_cycle()
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
 
 
@@ -81,12 +127,43 @@ _CREATE_GRAPH_WARNING = (
     "autograd.grad when creating the graph to avoid this. If you have to use this function, "
     "make sure to reset the .grad fields of your parameters to None after use to break the "
     "cycle and avoid the leak.")
+_warn_state = {"always": False, "cycle_warned": False}
+
+
+def set_warn_always(b):
+    """When True, warnings PyTorch gives once per process (the create_graph cycle warning
+    of ``backward``) are given every time.
+
+    Example::
+
+        >>> hookgrad.set_warn_always(True)
+    """
+    _warn_state["always"] = bool(b)
+
+
+def is_warn_always_enabled():
+    """Whether ``set_warn_always(True)`` is in effect."""
+    return _warn_state["always"]
+
+
+def _warn_cycle():
+    # NOTE: once per process unless set_warn_always(True), as PyTorch's TORCH_WARN_ONCE
+    if _warn_state["always"] or not _warn_state["cycle_warned"]:
+        _warn_state["cycle_warned"] = True
+        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """Gradients of ``outputs`` w.r.t. ``inputs`` (Tensors or GradientEdges), returned
-    rather than accumulated into ``.grad``."""
+    """Gradients of ``outputs`` w.r.t. ``inputs`` (Tensors, GradientEdges, or a dict of
+    Tensors: then a dict is returned), returned rather than accumulated into ``.grad``.
+
+    Example::
+
+        >>> x = hookgrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> hookgrad.autograd.grad((x * x).sum(), x)
+        (tensor([2., 4.]),)
+    """
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True: use hookgrad.func.vmap over grad")
     if materialize_grads and allow_unused is False:
@@ -95,20 +172,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _tensors(outputs)
-    inputs = _tensors(inputs)
+    inputs_tuple = _inputs(inputs, "grad")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     grads = _tensors(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad_outputs has {len(grads)} tensors but outputs has {len(outputs)}")
+    grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outputs, grads)
-    res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+    res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs_tuple,
                        accumulate=False, allow_unused=allow_unused)
     if materialize_grads:
+        if any(g is None and isinstance(i, GradientEdge) for g, i in zip(res, inputs_tuple)):
+            raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                               "GradientEdge")
         res = tuple(g if g is not None else Tensor._wrap(jnp.zeros_like(i._data))
-                    for g, i in zip(res, inputs))
+                    .requires_grad_(create_graph) for g, i in zip(res, inputs_tuple))
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), res))
     return res
-
 
 
 # the slots of the layers below, filled now that the engine exists

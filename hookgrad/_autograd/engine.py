@@ -114,19 +114,20 @@ def current_autograd_node():
 
 
 def will_engine_execute_node(node):
-    """Whether the running backward will execute ``node`` (or a GradientEdge's node)."""
+    """Whether the running backward will execute ``node`` (a Node)."""
     if not _local.tasks:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+        raise RuntimeError("_get_should_execute_nodes should only be called during the backward "
                            "pass")
-    if isinstance(node, GradientEdge):
-        node = node.node
     task = _local.tasks[-1]
-    if task.captured_nodes and isinstance(node, AccumulateGrad):
-        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
-                           "currently running autograd.grad(). This is currently not supported.")
-    if task.exec_info is not None:
-        return node in task.exec_info or node in task.captured_nodes
-    return node in task.nodes
+    if task.exec_info is None:  # backward() without inputs: every node of the graph
+        return node in task.nodes
+    if node in task.captured_nodes:
+        if not any(e is not None for e in node._next):
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                               "currently running autograd.grad(). This is currently not "
+                               "supported.")
+        return True
+    return node in task.exec_info
 
 
 def queue_callback(fn):
@@ -153,9 +154,14 @@ execution_engine = _ExecutionEngine()
 # --------------------------------------------------------------------------- leaves
 
 
-def accumulate_grad(node, grad, create_graph):
-    """AccumulateGrad's work: add ``grad`` into ``variable.grad``, then post-acc hooks."""
+def accumulate_grad(node, grads, create_graph):
+    """AccumulateGrad's work: add ``grads[0]`` into ``variable.grad``, then post-acc hooks.
+
+    When it sets a missing ``.grad``, ``grads[0]`` becomes that ``.grad``: PyTorch's
+    ``.grad`` then shares the incoming gradient's storage, so the node's post-hooks see
+    what the post-accumulate-grad hooks did to it."""
     var = node._var()
+    grad = grads[0]
     if var is None or grad is None:
         return
     old = var._grad
@@ -163,7 +169,7 @@ def accumulate_grad(node, grad, create_graph):
         if create_graph:
             new = grad
         else:
-            new = Tensor._wrap(grad._data)
+            new = grads[0] = Tensor._wrap(grad._data)
         var._grad = new
     elif create_graph or old._requires_grad:
         var._grad = old + grad
@@ -257,7 +263,7 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
                  allow_unused=False):
     """Run one graph task. Returns the captured gradients of ``inputs`` when
     ``accumulate`` is False (``autograd.grad``)."""
-    run, input_edges = _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate)
+    run = _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate)
     prev_grad = grad_mode._state.enabled
     grad_mode._state.enabled = create_graph
     try:
@@ -271,7 +277,7 @@ def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accum
     finally:
         _local.node = run.prev_node
         grad_mode._state.enabled = prev_grad
-    return _finish(run, inputs, input_edges, accumulate, allow_unused)
+    return _finish(run, accumulate, allow_unused)
 
 
 def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
@@ -286,16 +292,13 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     run.captures = None
     input_edges = None
     if inputs is not None:
-        input_edges = [_input_edge(t) for t in inputs]
+        input_edges = [_input_edge(t, accumulate) for t in inputs]
         targets = [e[0] for e in input_edges]
         run.captures = captures = {}
         if accumulate:
-            # backward(inputs=...): run what leads to the inputs' accumulators; capture the
-            # gradients of non-leaf inputs to store into their .grad afterwards
+            # backward(inputs=...): run what leads to the inputs; a non-leaf input retains
+            # its gradient (_input_edge), which its node's tensor hooks have then seen
             task.exec_info = _needed(task.nodes, targets)
-            for k, e in enumerate(input_edges):
-                if not isinstance(e[0], AccumulateGrad):
-                    captures.setdefault(e[0], []).append((e[1], k))
         else:
             task.exec_info = _needed(task.nodes, targets) - {
                 e[0] for e in input_edges if not _feeds_other(e[0], targets)}
@@ -322,12 +325,14 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
         and not _mode.state.compiling and not anomaly
     run.node = None
     run.prev_node = _local.node
-    return run, input_edges
+    return run
 
 
-def _input_edge(t):
+def _input_edge(t, accumulate):
     if isinstance(t, GradientEdge):
         return (t.node, t.output_nr)
+    if accumulate:
+        t.retain_grad()  # as PyTorch, for good: ``retains_grad`` stays True
     if not t.requires_grad:
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     return t._edge()
@@ -369,8 +374,8 @@ def _run_node(run, node, grads):
         grads = hooks.run_tensor_pre_hooks(node, grads)
     if node._pre_hooks:
         grads = hooks.run_pre_hooks(node, grads)
+    had_post = bool(node._post_hooks)
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
-    had_post = node._post_hooks  # hooks added while the node runs see no grad_outputs
     if run.fuse and not no_grad_in:
         # an op node and the hook-free nodes behind it: one XLA call
         pairs = fusion.run(node, grads[0], run.deps, run.buffers, run.heap, exec_info,
@@ -383,8 +388,9 @@ def _run_node(run, node, grads):
     else:
         grad_inputs = node._apply(grads, run.create_graph)
     if node._post_hooks:
-        grad_inputs = hooks.run_post_hooks(node, grad_inputs,
-                                           grads if had_post else [None] * len(grads))
+        # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack hook)
+        # get no grad_outputs: the node consumed them
+        grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads if had_post else ())
     if not run.keep_graph:
         node._release()
     if run.nan_check:
@@ -413,23 +419,18 @@ def _deliver(run, pairs):
             heappush(run.heap, (-child._priority, next(run.counter), child))
 
 
-def _finish(run, inputs, input_edges, accumulate, allow_unused):
-    """``backward(inputs=...)`` stores the captured gradients of non-leaf inputs into
-    their ``.grad``; ``autograd.grad`` returns them."""
+def _finish(run, accumulate, allow_unused):
+    """``autograd.grad`` returns the captured gradients."""
+    if accumulate:
+        return None
     captured = run.captured
-    if input_edges is not None and accumulate:
-        for k, t in enumerate(inputs):
-            g = captured[k]
-            if g is not None and isinstance(t, Tensor) and t.grad_fn is not None:
-                t._grad = g if t._grad is None else t._grad + g
-    if not accumulate:
+    if not allow_unused:
         for k, g in enumerate(captured):
-            if g is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
-        return tuple(captured)
-    return None
+            if g is None:
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+    return tuple(captured)
 
 
 def _feeds_other(node, targets):

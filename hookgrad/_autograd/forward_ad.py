@@ -4,7 +4,9 @@
 A dual Tensor is a hookgrad Tensor carrying a tangent for the current level. While a
 level is open, every op of the op table whose inputs carry tangents also runs JAX's
 ``jax.jvp`` of its forward, and its outputs carry the resulting tangents. Outside the
-level tangents are gone (``unpack_dual`` returns ``tangent=None``), as in PyTorch.
+level tangents are gone (``unpack_dual`` returns ``tangent=None``), as in PyTorch. A custom
+``autograd.Function`` gives its outputs the tangents its ``jvp`` returns, checked as
+PyTorch checks them (``function_jvp``).
 
 ::
 
@@ -68,7 +70,7 @@ def exit_dual_level(*, level=None):
 
 def _tangent(t):
     fw = t.__dict__.get("_fw_grad")
-    if fw is None:
+    if fw is None or _ACTIVE[0] is None:  # none, or read while forward AD is off
         return None
     if fw[0] is not _token[0]:  # from a level that was exited
         del t.__dict__["_fw_grad"]
@@ -78,6 +80,25 @@ def _tangent(t):
 
 def _set_tangent(t, tangent):
     t.__dict__["_fw_grad"] = (_token[0], tangent)
+
+
+def _size_error(tensor, tangent):
+    return RuntimeError("Trying to set a forward gradient that has a different size than that "
+                        "of the original Tensor, this is not supported. Tensor is of size "
+                        f"{list(tensor.shape)} while the given forward gradient is of size "
+                        f"{list(tangent.shape)}.")
+
+
+@contextlib.contextmanager
+def _fw_grad_off():
+    """Ops run without forward AD (PyTorch's ``AutoFwGradMode(false)``): a custom
+    Function's forward and jvp see dual Tensors' primals only."""
+    prev = _ACTIVE[0]
+    _ACTIVE[0] = None
+    try:
+        yield
+    finally:
+        _ACTIVE[0] = prev
 
 
 def _alias(tensor):
@@ -119,10 +140,7 @@ def make_dual(tensor, tangent, *, level=None):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
     if tangent.shape != tensor.shape:
-        raise RuntimeError("Trying to set a forward gradient that has a different size than "
-                           "that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(tensor.shape)} while the given forward gradient is of "
-                           f"size {list(tangent.shape)}.")
+        raise _size_error(tensor, tangent)
     if _tangent(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
@@ -223,3 +241,126 @@ def _jvp(op, args, statics, tangents):
     _, out_t = jax.jvp(f, primals, tans)
     out_t = out_t if isinstance(out_t, tuple) else (out_t,)
     return [None if t.dtype == jax.dtypes.float0 else t for t in out_t]
+
+
+# --------------------------------------------------------------------------- custom Functions
+
+
+def function_tangents(tensor_args):
+    """The tangents of a custom Function's Tensor inputs (None each without one), or None
+    when no level is open or no input carries one: then ``jvp`` is not called."""
+    if _current_level < 0:
+        return None
+    tans = [_tangent(a) for a in tensor_args]
+    return tans if any(t is not None for t in tans) else None
+
+
+def _root(t):
+    return t._base if t._is_view() else t
+
+
+def function_jvp(ctx, args, tensor_args, tangents, raw, outs, dirty, nondiff):
+    """Run a custom Function's ``jvp`` (its ``ctx.apply_jvp``) on the inputs' tangents and
+    give its outputs their tangents, with PyTorch's checks on what ``jvp`` returned.
+
+    ``raw`` are the outputs ``forward`` returned, ``outs`` the ones ``apply`` returns
+    (an input returned as-is is a view of it there); ``dirty``/``nondiff`` what ``ctx``
+    was told."""
+    versions = [None if t is None else t._version for t in tangents]
+    grads = _jvp_inputs(ctx, args, tensor_args, tangents)
+    with _fw_grad_off():
+        res = ctx.apply_jvp(*grads)
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(raw):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(raw)} but got {len(res)})")
+    for i, g in enumerate(res):
+        if g is not None and not isinstance(g, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(g).__name__}) for grad "
+                               f"output {i}.")
+    index = {id(a): k for k, a in enumerate(tensor_args)}
+    dirty_ids = {id(t) for t in dirty}
+    nondiff_ids = {id(t) for t in nondiff}
+    for i, (r, o, g) in enumerate(zip(raw, outs, res)):
+        if not isinstance(r, Tensor):
+            continue
+        if id(r) in nondiff_ids or not _is_inexact(r):
+            if g is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  "
+                                   "the corresponding forward output is not a differentiable "
+                                   "Tensor.You should return None at that position instead.")
+            continue
+        if id(r) in dirty_ids:
+            _dirty_output_tangent(o, g, index.get(id(r)), tangents, versions)
+        elif g is not None:
+            _check_view_tangent(o, g, tensor_args, tangents)
+            _set_output_tangent(o, g)
+
+
+def _jvp_inputs(ctx, args, tensor_args, tangents):
+    """``jvp``'s arguments: a tangent per Tensor input (zeros for a differentiable input
+    without one, unless ``set_materialize_grads(False)``), None for the others."""
+    grads, k = [], 0
+    for a in args:
+        if not isinstance(a, Tensor):
+            grads.append(None)
+            continue
+        t = tangents[k]
+        if t is None and ctx.materialize_grads and _is_inexact(a):
+            t = Tensor._wrap(jnp.zeros_like(a._data))
+        grads.append(t)
+        k += 1
+    return grads
+
+
+def _dirty_output_tangent(out, g, k, tangents, versions):
+    if k is None:
+        raise RuntimeError("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor "
+                           "is not an input, there is no need to pass it to mark_dirty().")
+    if tangents[k] is None:
+        if g is not None:
+            _set_output_tangent(out, g)
+        return
+    if g is None or g._version == versions[k]:
+        raise RuntimeError("An inplace custom Function is not modifying the forward mode "
+                           "gradients inplace. If the forward is modifying an input inplace, "
+                           "then the jvp function must modify the corresponding gradient "
+                           "inplace.")
+    if g is not tangents[k]:
+        raise RuntimeError("An inplace custom Function is not returning the forward mode "
+                           "gradients as-is. If the forward is modifying an input inplace, then "
+                           "the jvp function must modify the gradient inplace and return it "
+                           "as-is.")
+
+
+def _check_view_tangent(out, g, tensor_args, tangents):
+    """An output that is a view of an input with a tangent needs a tangent that is the
+    same view of the input's tangent: its base must be that tangent (or, for an input
+    that is itself a view, its base's tangent)."""
+    if not out._is_view():
+        return
+    base = out._base
+    k = next((k for k, a in enumerate(tensor_args) if _root(a) is base), None)
+    if k is None or tangents[k] is None:
+        return
+    if not g._is_view():
+        raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                           "as-is) but the jvp is not returning a view.")
+    inp = tensor_args[k]
+    base_tangent = _tangent(inp._base) if inp._is_view() else None
+    # NOTE: a view op's tangent here is computed by jax.jvp, not made a view of its base's
+    # tangent as PyTorch makes it, so a view of the input's own tangent is accepted too
+    if g._base is _root(tangents[k]):
+        return
+    if base_tangent is None:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning "
+                           "a view of the given grad input.")
+    if g._base is not _root(base_tangent):
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning "
+                           "a view of the same base as the given grad input.")
+
+
+def _set_output_tangent(out, g):
+    if tuple(g.shape) != tuple(out.shape):
+        raise _size_error(out, g)
+    _set_tangent(out, g)

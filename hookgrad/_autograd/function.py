@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .. import _mode
 from .._tensor import Tensor, typename as _typename
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
 from .graph import Node
@@ -25,6 +25,7 @@ __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once
            "InplaceFunction"]
 
 _gm = grad_mode._state
+_dual = forward_ad._ACTIVE  # dispatch's forward-AD slot: None turns forward AD off
 
 
 def _is_inexact(arr):
@@ -97,6 +98,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _apply_undefined = True
     materialize_grads = True
     to_save = None
+    saved_for_forward = None
     dirty_tensors = None
     non_differentiable = None
     needs_input_grad = None
@@ -117,6 +119,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        if self.saved_for_forward is not None:  # inside jvp
+            return self.saved_for_forward
         saved = self._saved
         if saved is None:
             return ()
@@ -164,6 +168,10 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, *grads):
         """Call the user's backward directly (as ``grad_fn.apply(...)`` does in PyTorch)."""
         return self._get_user_fn()(self, *grads)
+
+    def apply_jvp(self, *grads):
+        """Call the user's ``jvp`` (forward-mode AD calls it with the inputs' tangents)."""
+        return self._forward_cls.jvp(self, *grads)
 
     def _apply(self, grads, create_graph):
         info = self._out_info
@@ -335,6 +343,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
+        """``jvp(ctx, *grad_inputs)``: forward-mode AD's rule, one tangent per forward
+        input (None for non-Tensors) in, one per output out. Under
+        ``forward_ad.dual_level`` it runs after ``forward`` when an input carries a tangent;
+        ``ctx.saved_tensors`` there are what ``ctx.save_for_forward`` saved."""
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
@@ -371,8 +383,9 @@ class InplaceFunction(Function):
 
 
 def _run_forward(cls, ctx, args, kwargs, has_setup):
-    prev = _gm.enabled
+    prev, prev_dual = _gm.enabled, _dual[0]
     _gm.enabled = False
+    _dual[0] = None  # forward AD off: forward sees primals, its outputs get jvp's tangents
     try:
         if has_setup:
             out = cls.forward(*args, **kwargs)
@@ -380,7 +393,7 @@ def _run_forward(cls, ctx, args, kwargs, has_setup):
         else:
             out = cls.forward(ctx, *args, **kwargs)
     finally:
-        _gm.enabled = prev
+        _gm.enabled, _dual[0] = prev, prev_dual
     return out
 
 
@@ -412,6 +425,19 @@ def _alias(t):
     return Tensor._wrap(t._data)
 
 
+def _view_as_self(t):
+    """``t.view_as(t)`` without history or tangent: what PyTorch returns for an input a
+    Function returns as-is when nothing is differentiable (forward AD checks its tangent
+    like any view's)."""
+    prev, prev_dual = _gm.enabled, _dual[0]
+    _gm.enabled = False
+    _dual[0] = None
+    try:
+        return t.view_as(t)
+    finally:
+        _gm.enabled, _dual[0] = prev, prev_dual
+
+
 def _eager_apply(cls, args, kwargs, has_setup):
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     needs = tuple(a._requires_grad if t else False for a, t in zip(args, is_tensor))
@@ -436,6 +462,11 @@ def _eager_apply(cls, args, kwargs, has_setup):
     outs = []
     for i, (o, p) in enumerate(zip(raw, plan)):  # a loop: the warning's stacklevel counts
         outs.append(o if p is None else _attach_output(ctx, o, i, *p))
+    tangents = forward_ad.function_tangents(tensor_args)
+    if tangents is not None:  # PyTorch: after the outputs' history, before saving
+        forward_ad.function_jvp(ctx, args, tensor_args, tangents, raw, outs, dirty, nondiff)
+    if ctx.saved_for_forward is not None:
+        ctx.saved_for_forward = None
     if executable:
         ctx._out_info = tuple((tuple(o._data.shape), o._data.dtype) if isinstance(o, Tensor)
                               else None for o in outs)
@@ -471,7 +502,20 @@ def _output_plan(raw, tensor_args, dirty, nondiff, executable):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all be "
                            "outputs of the Function.")
+    if len(raw) > 1 and any(p is not None and p[1] and p[2] and o._is_view()
+                            for o, p in zip(raw, plan)):
+        raise RuntimeError(_DIRTY_VIEW_MESSAGE)  # rebasing a view's base needs one output
     return plan
+
+
+_DIRTY_VIEW_MESSAGE = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one "
+    "doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
+    "this change.")
 
 
 def _attach_output(ctx, o, i, is_input, modified, diff):
@@ -483,7 +527,7 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
                 return o.detach()
             o.detach_()
         elif is_input and not modified:
-            return _alias(o)
+            return _view_as_self(o)
         return o
     if modified:
         if not is_input:

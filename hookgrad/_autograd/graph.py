@@ -225,7 +225,7 @@ class AccumulateGrad(Node):
         return ((tuple(v._data.shape), v._data.dtype),) if v is not None else (None,)
 
     def _apply(self, grads, create_graph):
-        ENGINE.accumulate_grad(self, grads[0], create_graph)
+        ENGINE.accumulate_grad(self, grads, create_graph)
         return []
 
 

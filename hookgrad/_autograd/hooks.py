@@ -100,9 +100,15 @@ def run_post_hooks(node, grad_inputs, grad_outputs):
 
 
 def run_post_accumulate_hooks(var):
-    """A leaf's post-accumulate-grad hooks, after its ``.grad`` was updated."""
+    """A leaf's post-accumulate-grad hooks, after its ``.grad`` was updated. A hook may
+    return None or ``var`` itself; anything else is checked as a tensor hook's result, is
+    passed to the hooks after it, and then raises."""
     hooks = var._post_acc_hooks
     if hooks:
+        arg, modified = var, False
         for hook in tuple(hooks.values()):
-            if hook(var) is not None:
-                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+            res = hook(arg)
+            if res is not None and res is not arg:
+                arg, modified = check_single(arg, res, hook), True
+        if modified:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")

@@ -17,11 +17,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import warnings
 from typing import Any, Callable, Optional, Tuple
 
 import jax
 import numpy as np
 
+from .._autograd import grad_mode as _grad_mode
+from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
 from . import saved_names  # noqa: F401 - fills dispatch.SAVED_NAMES for the nodes
@@ -78,11 +81,19 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
     def deco(pick):
         name = pick.__name__
 
-        def fn(*args, **kwargs):
+        def plain(*args, **kwargs):
+            op, a, st = pick(*args, **kwargs)
+            return bapply(op, a, st)
+
+        def fn(*args, out=None, **kwargs):
+            if out is not None:
+                return _write_out(name, plain, args, kwargs, out)
             op, a, st = pick(*args, **kwargs)
             return bapply(op, a, st)
         functools.update_wrapper(fn, pick)
-        _expose(_returns_tensor(fn, pick), (name, *aliases), method, function)
+        _returns_tensor(fn, pick)
+        fn.__signature__ = _with_out_signature(fn.__signature__)
+        _expose(fn, (name, *aliases), method, function)
         if inplace:
             def fn_(self, *args, **kwargs):
                 op, a, st = pick(self, *args, **kwargs)
@@ -128,7 +139,7 @@ class OpDef:
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {"return": "Tensor"}
         names = (self.name, *self.aliases)
-        _expose(fn, names, self.method, self.function)
+        _expose(with_out(fn), names, self.method, self.function)
         if self.inplace:
             method = inplace_of(op, self.name)
             _returns_tensor(method, fn, "self")
@@ -141,6 +152,73 @@ def inplace_of(op, name):
         return apply(op, (self, *args), statics or None, out=self)
     method.__name__ = method.__qualname__ = name + "_"
     return method
+
+
+# --------------------------------------------------------------------------- out=
+
+
+def with_out(fn):
+    """``fn`` taking PyTorch's ``out=`` keyword as well: the result is written into ``out``
+    (resized if its shape differs, cast to its dtype), which is returned."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return _write_out(name, fn, args, kwargs, out)
+    function.__signature__ = _with_out_signature(inspect.signature(fn))
+    return function
+
+
+def _with_out_signature(sig):
+    params = list(sig.parameters.values())
+    if "out" in sig.parameters:
+        return sig
+    at = len(params) - (bool(params) and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation="Optional[Tensor]"))
+    return sig.replace(parameters=params)
+
+
+def _write_out(name, fn, args, kwargs, out):
+    # NOTE: every op-table function returns one Tensor, so ``out`` is one Tensor
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _grad_mode._state.enabled and any(
+            isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values(), out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    arr = _out_array(fn(*args, **kwargs)._data, out._data.dtype)
+    if arr.shape != out._data.shape and out._data.size:
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out.shape)}, which does not match the required output shape "
+                      f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch "
+                      "release outputs will not be resized unless they have zero elements. You "
+                      "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                      "elements with t.resize_(0).", UserWarning, stacklevel=3)
+    return out._write_(arr)
+
+
+def _out_array(arr, want):
+    """``arr`` cast to ``out``'s dtype ``want``, where PyTorch casts."""
+    if arr.dtype != want:
+        if not _can_cast(arr.dtype, want):
+            raise RuntimeError(f"result type {torch_kind(arr.dtype)} can't be cast to the "
+                               f"desired output type {torch_kind(want)}")
+        arr = arr.astype(want)
+    return arr
+
+
+def _can_cast(src, dst):
+    """PyTorch's ``can_cast`` for writing a result into ``out``: never complex into real,
+    floating into integral, or non-bool into bool."""
+    return _cast_rank(src) <= _cast_rank(dst)
+
+
+def _cast_rank(dtype):
+    kind = np.dtype(dtype).kind  # bfloat16 is a void ("V") kind to NumPy
+    return {"b": 0, "u": 1, "i": 1, "c": 3}.get(kind, 2)
 
 
 # --------------------------------------------------------------------------- operands

@@ -50,6 +50,38 @@ def _analytic_jacobians(func, xs, diff):
     return jac
 
 
+def _forward_jacobians(func, xs, diff, numeric):
+    """The Jacobians forward-mode AD gives: one ``jvp`` per input element, its tangent a
+    one-hot Tensor, as PyTorch's gradcheck computes them with ``check_forward_ad``."""
+    from . import forward_ad as fwAD
+    jac = [[np.zeros_like(n) for n in row] for row in numeric]
+    for col, i in enumerate(diff):
+        x = xs[i]
+        for e in range(x.numel()):
+            onehot = np.zeros(x.numel())
+            onehot[e] = 1.0
+            tangent = Tensor._wrap(jnp.asarray(onehot.reshape(x.shape), x._data.dtype))
+            with fwAD.dual_level():
+                args = list(xs)
+                args[i] = fwAD.make_dual(x.detach(), tangent)
+                outs = _t.float_outputs(func(*args))
+                tans = [fwAD.unpack_dual(o).tangent for o in outs]
+            for k, t in enumerate(tans):
+                if t is not None:
+                    jac[k][col][:, e] = np.asarray(t._data, np.float64).reshape(-1)
+    return jac
+
+
+def _compare(analytic, numeric, diff, rtol, atol, mode=""):
+    for k in range(len(numeric)):
+        for col, i in enumerate(diff):
+            a, n = analytic[k][col], numeric[k][col]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian {mode}mismatch for output {k:d} with respect to input {i:d},\n"
+                    f"numerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n")
+
+
 def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
@@ -65,7 +97,9 @@ def gradcheck(func: Callable[..., Any], inputs, *, eps=1e-6, atol=1e-5, rtol=1e-
         gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True)
 
     Every entry of the analytical Jacobian (one backward per output element) must be
-    within ``atol + rtol * |numerical|`` of the central-difference one. Inputs are
+    within ``atol + rtol * |numerical|`` of the central-difference one; with
+    ``check_forward_ad=True`` so must the one forward-mode AD gives (one ``jvp`` per
+    input element, through :mod:`hookgrad.autograd.forward_ad`). Inputs are
     evaluated in float64. Returns ``True``; on a mismatch raises ``GradcheckError``
     (a ``RuntimeError``) or, with ``raise_exception=False``, returns ``False``.
 
@@ -75,9 +109,10 @@ def gradcheck(func: Callable[..., Any], inputs, *, eps=1e-6, atol=1e-5, rtol=1e-
         >>> hookgrad.autograd.gradcheck(lambda x: x.exp() * x, (x,))
         True
     """
-    if check_forward_ad or check_batched_forward_grad:
-        raise NotImplementedError("gradcheck: forward-mode AD is not supported by hookgrad")
-    if not check_backward_ad:
+    if check_batched_forward_grad:
+        raise NotImplementedError("gradcheck: check_batched_forward_grad is not supported by "
+                                  "hookgrad (it needs vmap over forward-mode AD)")
+    if not (check_backward_ad or check_forward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
                              "to be True")
     inputs = _as_tuple(inputs)
@@ -86,14 +121,11 @@ def gradcheck(func: Callable[..., Any], inputs, *, eps=1e-6, atol=1e-5, rtol=1e-
         with _t.x64():
             xs = _t.promote(inputs, set(diff))
             outs, numeric = _t.numeric_jacobians(func, xs, diff, eps)
-            analytic = _analytic_jacobians(func, xs, diff)
-            for k in range(len(outs)):
-                for col, i in enumerate(diff):
-                    a, n = analytic[k][col], numeric[k][col]
-                    if not np.allclose(a, n, rtol=rtol, atol=atol):
-                        raise GradcheckError(
-                            f"Jacobian mismatch for output {k:d} with respect to input "
-                            f"{i:d},\nnumerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n")
+            if check_backward_ad:
+                _compare(_analytic_jacobians(func, xs, diff), numeric, diff, rtol, atol)
+            if check_forward_ad and outs:
+                _compare(_forward_jacobians(func, xs, diff, numeric), numeric, diff, rtol, atol,
+                         "computed with forward mode ")
     except GradcheckError:
         if raise_exception:
             raise
@@ -122,7 +154,9 @@ def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps=1e
     """
     from . import grad
     if check_fwd_over_rev:
-        raise NotImplementedError("gradgradcheck: forward-mode AD is not supported by hookgrad")
+        # NOTE: saved tensors do not carry forward-mode tangents into backward yet
+        raise NotImplementedError("gradgradcheck: check_fwd_over_rev (forward-mode AD over "
+                                  "backward) is not supported by hookgrad")
     inputs = _as_tuple(inputs)
     diff = _diff_positions(inputs)
     if grad_outputs is None:

@@ -29,8 +29,8 @@ from .._random import GLOBAL as _KEY
 from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._autograd import grad_mode
+from .._autograd.engine import current_graph_task_id
 from .._autograd.saved import SavedTensor
-from .._autograd.engine import running_task
 from .._autograd.function import Function
 from .._autograd.graph import saved_tensors_hooks
 
@@ -141,25 +141,33 @@ class _Frame:
         self.function, self.kwargs = function, kwargs
         self.key, self.recompute_context = key, recompute_context
         self.n_packed = 0
-        self.values = None
+        # graph task id -> position -> re-made tensor; a position is dropped when unpacked
+        # (as PyTorch frees it), so each backward re-runs the segment once
+        self.recomputed = {}
 
     def pack(self, _tensor):
         self.n_packed += 1
         return self.n_packed - 1   # the position only: the activation is not kept
 
     def unpack(self, index):
-        values = self.values
+        gid = current_graph_task_id()
+        values = self.recomputed.get(gid)
         if values is None:
-            values = self._recompute()
-            if running_task() is not None:  # kept for this backward only, as in PyTorch:
-                self.values = values        # an access outside one recomputes each time
-        if index >= len(values):
+            values = self.recomputed[gid] = dict(enumerate(self._recompute()))
+            values["count"] = len(values)
+        if index >= values["count"]:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 "original forward and recomputation.\n"
                 f"Number of tensors saved during forward: {self.n_packed}\n"
-                f"Number of tensors saved during recomputation: {len(values)}")
-        return values[index]
+                f"Number of tensors saved during recomputation: {values['count']}")
+        if index not in values:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                "already unpacked once. If you are calling ctx.saved_tensors in backward, make "
+                "sure to do so only once. Otherwise please open an issue with details on your "
+                "use case.")
+        return values.pop(index)
 
     def _recompute(self):
         saved = []

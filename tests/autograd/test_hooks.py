@@ -168,7 +168,7 @@ def test_post_accumulate_hook_errors():
         (w + 1).register_post_accumulate_grad_hook(lambda p: None)
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         hg.ones(1).register_post_accumulate_grad_hook(lambda p: None)
-    w.register_post_accumulate_grad_hook(lambda p: p)
+    w.register_post_accumulate_grad_hook(lambda p: p.clone())  # `p` itself is allowed
     with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return None."):
         (w * 2).sum().backward()
 

@@ -204,3 +204,51 @@ def test_compiled_step_recomputes_behind_a_barrier():
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)
     for p, q in zip(m.parameters(), e.parameters()):
         np.testing.assert_allclose(_arr(p), _arr(q), rtol=1e-6)
+
+
+def _twice_read(L, seen):
+    class MyFunc(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            try:  # re-made tensors are freed once unpacked, as PyTorch frees them
+                ctx.saved_tensors
+            except RuntimeError as e:
+                seen.append((type(e).__name__, str(e)))
+            return g * y, g * x
+    return MyFunc
+
+
+def _checkpointed_function_grads(L):
+    seen, calls = [], [0]
+    MyFunc = _twice_read(L, seen)
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = L.tensor([3.0, 4.0], requires_grad=True)
+
+    def seg(x, y):
+        calls[0] += 1
+        return MyFunc.apply(x * y, y)
+    out = L.utils.checkpoint.checkpoint(seg, x, y, use_reentrant=False).sum()
+    out.backward(retain_graph=True)  # each backward re-runs the segment once
+    out.backward()
+    return seen, calls[0], x.grad.tolist(), y.grad.tolist()
+
+
+def test_non_reentrant_unpack_of_a_freed_tensor_raises_per_backward():
+    seen, calls, gx, gy = _checkpointed_function_grads(hg)
+    assert calls == 3 and gx == [18.0, 32.0] and gy == [12.0, 32.0]
+    assert len(seen) == 2 and seen[0][0] == "CheckpointError"
+    assert seen[0][1].startswith("torch.utils.checkpoint: Unpack is being triggered for a "
+                                 "tensor that was already unpacked once. If you are calling "
+                                 "ctx.saved_tensors in backward, make sure to do so only once.")
+    assert issubclass(hg.utils.checkpoint.CheckpointError, RuntimeError)
+
+
+@needs_torch
+def test_non_reentrant_unpack_of_a_freed_tensor_as_torch():
+    assert _checkpointed_function_grads(hg) == _checkpointed_function_grads(torch)
