@@ -10,6 +10,7 @@ from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_en
                                   is_grad_enabled)
 from ._autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
 from ._autograd.graph import AccumulateGrad, Node, _InputMetadata, _Node
+from ._ops.saved_names import SavedTensor
 
 
 def _set_grad_enabled(mode):
@@ -103,27 +104,17 @@ def _get_current_graph_task_keep_graph():
     return task.keep_graph if task is not None else True
 
 
-class _SavedTensorObject:
-    """A value saved as a node saves it (pack hooks run now, unpack hooks at each
-    ``unpack()``)."""
-
-    __slots__ = ("_saved",)
-
-    def __init__(self, saved):
-        self._saved = saved
-
-    def unpack(self):
-        return self._saved.unpack(None, True)
-
-
 def _make_saved_tensor(tensor, is_output):
-    from ._autograd.saved import SavedTensor
+    """A ``SavedTensor`` of ``tensor``, saved as a node saves it (pack hooks run now,
+    unpack hooks at each ``unpack()``)."""
+    from ._autograd.saved import SavedTensor as _Saved
     _check_tensor(tensor, "_make_saved_tensor")
     if is_output:
         # NOTE: an output is saved by the node that made it; there is none here
         raise RuntimeError("_make_saved_tensor: is_output=True needs the node that produced "
                            "the tensor; save it from that node instead")
-    return _SavedTensorObject(SavedTensor(tensor, False))
+    box = [_Saved(tensor, False)]
+    return SavedTensor._make(None, lambda: box[0], lambda s: box.__setitem__(0, s))
 
 
 def _unsafe_set_version_counter(tensors, versions):
@@ -136,6 +127,7 @@ for _fn in (_saved_tensors_hooks_is_enabled, _get_current_graph_task_keep_graph,
             _make_saved_tensor, _unsafe_set_version_counter):
     setattr(_autograd, _fn.__name__, _fn)
 _autograd._InputMetadata = _InputMetadata
+_autograd.SavedTensor = SavedTensor
 
 
 # --------------------------------------------------------------------------- _C._functions

@@ -127,7 +127,27 @@ class BackwardCFunction(_Node, FunctionCtx):
             return ()
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
+        if getattr(self._forward_cls, "clear_saved_tensors_on_access", False):
+            if self._cleared:
+                raise RuntimeError(
+                    "saved_tensors can only be accessed once when "
+                    "clear_saved_tensors_on_access=True is set on the autograd.Function. "
+                    "Either access saved_tensors only once, or set "
+                    "clear_saved_tensors_on_access=False.")
+            self._cleared = True
+            out = tuple(None if s is None else s.unpack(self, True) for s in saved)
+            self._saved = tuple(None for _ in saved)
+            return out
         return tuple(None if s is None else s.unpack(self, True) for s in saved)
+
+    _saved_tensors = saved_tensors
+    _cleared = False
+
+    @property
+    def _raw_saved_tensors(self):
+        """The saved values as ``SavedTensor`` objects (``register_hooks``, ``data``)."""
+        from .._ops.saved_names import function_saved
+        return function_saved(self)
 
     @property
     def saved_variables(self):

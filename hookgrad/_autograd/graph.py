@@ -13,7 +13,7 @@ from typing import NamedTuple
 from .._watch import WatchedDict, WatchedOrderedDict
 from .._handle import RemovableHandle
 from . import anomaly_mode
-from .saved import count_context, hook_state
+from .saved import count_context, hook_state, pop_hooks, push_hooks
 
 log = logging.getLogger("hookgrad.autograd.graph")  # its public path
 
@@ -331,16 +331,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        msg = hook_state.disabled_message
-        if msg is not None:
-            raise RuntimeError(msg)
-        hook_state.stack.append((self.pack_hook, self.unpack_hook))
-        count_context(1)
+        push_hooks(self.pack_hook, self.unpack_hook)
         return self
 
     def __exit__(self, *exc):
-        hook_state.stack.pop()
-        count_context(-1)
+        pop_hooks()
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -387,6 +382,8 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if hook_state.stack:  # hooks already active cannot be disabled (as in PyTorch)
+            raise RuntimeError(self.error_message)
         self.prev = hook_state.disabled_message
         hook_state.disabled_message = self.error_message
         return self

@@ -9,12 +9,22 @@ hook returns.
 import threading
 import weakref
 
+from .grad_mode import _state as _grad_state
+
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
+PACK_INPLACE_MESSAGE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
+    "pack hook cannot be modified by in-place operations as this can lead to unexpected "
+    "side-effects. Please open an issue if you need to perform in-place operations on the "
+    "input to a pack hook.")
+DETACHED_MESSAGE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
+    "is not supported, please use out-of-place `.detach()` instead")
 
 
 class _HookState(threading.local):
@@ -37,9 +47,38 @@ def count_context(delta):
         open_contexts[0] += delta
 
 
+def push_hooks(pack_hook, unpack_hook):
+    """``saved_tensors_hooks.__enter__``: the pair applies to values saved from now on."""
+    msg = hook_state.disabled_message
+    if msg is not None:
+        raise RuntimeError(msg)
+    hook_state.stack.append((pack_hook, unpack_hook))
+    count_context(1)
+
+
+def pop_hooks():
+    """``saved_tensors_hooks.__exit__``: the innermost pair stops applying."""
+    if not hook_state.stack:  # an extra __exit__ (PyTorch's check, in its words)
+        raise RuntimeError("is_initialized && !tls.stack.empty() INTERNAL ASSERT FAILED: "
+                           "saved_tensors_hooks exited more often than it was entered")
+    hook_state.stack.pop()
+    count_context(-1)
+
+
 def call_unpack_hook(unpack_hook, packed):
-    """``unpack_hook(packed)``, which must give a Tensor (in every mode)."""
-    t = unpack_hook(packed)
+    """``unpack_hook(packed)``, which must give a Tensor (in every mode).
+
+    NOTE: the hook runs on a copy of the hook stack, as PyTorch's backward runs with the
+    thread-local state of the graph task: a hook entering or exiting ``saved_tensors_hooks``
+    changes nothing outside it."""
+    stack = hook_state.stack
+    before = list(stack)
+    try:
+        t = unpack_hook(packed)
+    finally:
+        if len(stack) != len(before) or any(a is not b for a, b in zip(stack, before)):
+            count_context(len(before) - len(stack))
+            stack[:] = before
     from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     if not isinstance(t, Tensor):
         raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
@@ -51,7 +90,7 @@ class SavedTensor:
     """One saved value of a node."""
 
     __slots__ = ("data", "version", "ref", "edge", "nr", "is_output", "packed", "unpack_hook",
-                 "mutation_ctx")
+                 "mutation_ctx", "shape")
 
     def __init__(self, tensor, is_output):
         st = hook_state
@@ -68,17 +107,30 @@ class SavedTensor:
             self.edge = None
         ctx = st.mutation_ctx  # its handle for this value (with ``closed``), or None
         self.mutation_ctx = None if ctx is None else ctx._save(tensor)
+        self.shape = tensor._data.shape
+        self.unpack_hook = None
         if st.stack:
-            pack, unpack = st.stack[-1]
-            self.packed = pack(tensor)
-            self.unpack_hook = unpack
-            self.data = None
-            self.ref = None
+            self.set_hooks(tensor, *st.stack[-1])
         else:
-            self.unpack_hook = None
             self.data = tensor._data
             self.ref = weakref.ref(tensor)
             self.version = tensor._version
+
+    def set_hooks(self, tensor, pack, unpack):
+        """Pack ``tensor`` (the value saved) with ``pack``; ``unpack`` restores it."""
+        version = tensor._version
+        gm = _grad_state
+        prev, gm.enabled = gm.enabled, False  # pack hooks run with grad mode off, as in torch
+        try:
+            packed = pack(tensor)
+        finally:
+            gm.enabled = prev
+        if tensor._version != version:
+            raise RuntimeError(PACK_INPLACE_MESSAGE)
+        self.packed = packed
+        self.unpack_hook = unpack
+        self.data = None
+        self.ref = None
 
     def unpack(self, node, as_tensor):
         """The saved value: a JAX array, or with ``as_tensor`` a Tensor joined to the graph."""
@@ -99,6 +151,8 @@ class SavedTensor:
             if t is not None and t._version != self.version and ctx is None:
                 raise RuntimeError(_modified_message(
                     t, self.version, node if self.is_output else self.edge, self.nr))
+            if t is not None and self.edge is not None and not t._requires_grad:
+                _check_detached(self.edge)
         if not as_tensor:
             return data
         return _as_tensor(data, node if self.is_output else self.edge, self.nr)
@@ -121,6 +175,8 @@ def unpack_plain(saved, node, as_tensor):
     owner, nr = edge or (None, 0)
     if t._version != version:
         raise RuntimeError(_modified_message(t, version, owner, nr))
+    if owner is not None and not t._requires_grad:
+        _check_detached(owner)
     return _as_tensor(data, owner, nr) if as_tensor else data
 
 
@@ -132,6 +188,12 @@ def unpack_output(saved, node, as_tensor):
     if t is not None and t._version != version:
         raise RuntimeError(_modified_message(t, version, node, 0))
     return _as_tensor(data, node, 0) if as_tensor else data
+
+
+def _check_detached(owner):
+    """A saved non-leaf input that no longer requires grad was detached in place."""
+    if owner.__class__.__name__ != "AccumulateGrad":
+        raise RuntimeError(DETACHED_MESSAGE)
 
 
 def _as_tensor(data, edge, nr):

@@ -60,17 +60,22 @@ class Op:
         jit: False for ops that cannot be jitted (data-dependent shapes, transfers).
         nondiff: positions of Tensor arguments that are not differentiable inputs (indices,
             masks, conditions): torch gives them no ``next_functions`` edge.
+        names: what PyTorch saves, by its names and in its pack order:
+            ``"self other -> other self"`` (the arguments' schema names, then the saved
+            values; see ``saved_names``). Read when ``grad_fn._saved_<name>`` is asked for
+            and when saved-tensor hooks pack; None: PyTorch's unary convention.
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "_fwd_cache", "_vjp_cache", "_node_cls")
+                 "names", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
-                 nondiff=()):
+                 nondiff=(), names=None):
         self.name, self.fwd, self.node, self.save = name, fwd, node, save
         self.bwd, self.jit = bwd, jit
         self.scalar_edges = frozenset((0, 1) if scalar_edges is True else scalar_edges or ())
         self.nondiff = frozenset(nondiff)
+        self.names, self._spec = names, None
         self._fwd_cache = {}
         self._vjp_cache = {}
         self._node_cls = None if node is None else node_class(node)
@@ -215,8 +220,8 @@ def _record(op, key, args, res, out=None, shadow=None):
                     continue
             if not has_saved:
                 has_saved = 2 if open_contexts[0] and _hooked() else 1
-            # without hooks, a plain tuple: cheaper than a SavedTensor per argument
-            stored.append((arr, a, a._version, e) if has_saved == 1 else SavedTensor(a, False))
+            # a plain tuple (cheaper than a SavedTensor); with hooks, packed below
+            stored.append((arr, a, a._version, e))
         else:
             if i in op.scalar_edges:
                 edges.append(None)
@@ -249,9 +254,9 @@ def _record(op, key, args, res, out=None, shadow=None):
     else:
         result = _attach_outputs(node, res, out)
         t = out if out is not None else result[0]
-    if save is OUT:
-        if open_contexts[0] and _hooked():
-            node._out_saved = SavedTensor(t, True)
+    if save is OUT or has_saved == 2:
+        if has_saved == 2 or open_contexts[0] and _hooked():
+            _pack(node, stored, t)
             has_saved = 2
         else:  # a weak reference for the version check: the output holds the node
             node._out_saved = (t._data, _weakref(t), t._version)
@@ -286,6 +291,33 @@ def _rebase_inplace(node, out, shadow):
 
 
 _new = object.__new__
+
+
+class _SavedNames:
+    """What ``saved_names`` lends the nodes (it sits above this module: it reads the op
+    table's constants): filled when it is imported, with the op table."""
+
+    attribute = listing = pack_order = None
+
+
+SAVED_NAMES = _SavedNames()
+
+
+def _pack(node, stored, out):
+    """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
+    ``names``), then anything else it keeps in argument order."""
+    op = node._op
+    for where in SAVED_NAMES.pack_order(op):  # argument positions; "result": the output
+        if where == "result":
+            if op.save is OUT or node._out_saved is None:
+                node._out_saved = SavedTensor(out, True)
+        elif where < len(stored) and stored[where].__class__ is tuple:
+            stored[where] = SavedTensor(stored[where][1], False)
+    for i, s in enumerate(stored):
+        if s.__class__ is tuple:
+            stored[i] = SavedTensor(s[1], False)
+    if op.save is OUT and node._out_saved is None:
+        node._out_saved = SavedTensor(out, True)
 
 
 def _hooked():
@@ -326,6 +358,15 @@ class OpNode(_Node):
 
     def name(self):
         return self._op.node
+
+    def __getattr__(self, attr):
+        # only for names the class lacks: ``_saved_<name>``, ``_raw_saved_<name>``
+        if attr.startswith(("_saved_", "_raw_saved_")):
+            return SAVED_NAMES.attribute(self, attr)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(SAVED_NAMES.listing(self)))
 
     def _out_meta(self):
         m = self._meta  # an aval, or a tuple of them for a multi-output op
@@ -384,7 +425,9 @@ class OpNode(_Node):
         consts = iter(self._consts or ())
         for s in self._stored:
             if s.__class__ is tuple:
-                if as_tensors or s[1]._version != s[2]:  # rebuild a Tensor, or raise
+                t = s[1]
+                if as_tensors or t._version != s[2] or not t._requires_grad and s[3]:
+                    # rebuild a Tensor, or raise (modified, or a non-leaf detached in place)
                     vals.append(unpack_plain(s, self, as_tensors))
                 else:
                     vals.append(s[0])

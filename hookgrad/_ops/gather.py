@@ -25,11 +25,14 @@ def _gather(x, idx, dim):
     return jnp.take_along_axis(x, idx, axis=dim)
 
 
-GATHER = defop("gather", _gather, "GatherBackward0", {0: (1,)}, nondiff=(1,))
+GATHER = defop("gather", _gather, "GatherBackward0", {0: (1,)}, nondiff=(1,),
+               names="self index -> index self dim sparse_grad=False")
 INDEX_SELECT = defop("index_select", lambda x, idx, dim: jnp.take(x, idx, axis=dim),
-                     "IndexSelectBackward0", {0: (1,)}, nondiff=(1,))
+                     "IndexSelectBackward0", {0: (1,)}, nondiff=(1,),
+                     names="self index -> index dim self_sym_sizes")
 TAKE = defop("take", lambda x, idx: jnp.take(x.reshape(-1), idx), "TakeBackward0", {0: (1,)},
-             nondiff=(1,))
+             nondiff=(1,),
+             names="self index -> index self")
 
 
 def _scatter_add(x, idx, src, dim):
@@ -50,9 +53,12 @@ def _scatter(x, idx, src, dim):
 
 
 SCATTER_ADD = defop("scatter_add", _scatter_add, "ScatterAddBackward0", {0: (), 2: (1,)},
-                    nondiff=(1,))
-SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, nondiff=(1,))
-SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,))
+                    nondiff=(1,),
+                    names="self index src -> index dim")
+SCATTER = defop("scatter", _scatter, "ScatterBackward0", {0: (1,), 2: (1,)}, nondiff=(1,),
+                names="self index src -> index dim")
+SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, nondiff=(1,),
+                      names="self index value -> index dim")
 
 
 def _check_index(name, index):
@@ -192,12 +198,15 @@ def _along(dim, idx):
 
 
 INDEX_COPY = defop("index_copy", lambda x, idx, src, dim: x.at[_along(dim, idx)].set(src),
-                   "IndexCopyBackward0", {0: (1,), 2: (1,)}, nondiff=(1,))
+                   "IndexCopyBackward0", {0: (1,), 2: (1,)}, nondiff=(1,),
+                   names="self index source -> index source dim source_dim")
 INDEX_FILL = defop("index_fill", lambda x, idx, dim, value: x.at[_along(dim, idx)].set(value),
-                   "IndexFillBackward0", {0: (1,)}, nondiff=(1,))
+                   "IndexFillBackward0", {0: (1,)}, nondiff=(1,),
+                   names="self index -> index dim")
 INDEX_FILL_T = defop("index_fill_tensor",
                      lambda x, idx, v, dim: x.at[_along(dim, idx)].set(v.astype(x.dtype)),
-                     "IndexFillBackward1", {0: (1,), 2: (1,)}, nondiff=(1,))
+                     "IndexFillBackward1", {0: (1,), 2: (1,)}, nondiff=(1,),
+                     names="self index value -> index dim")
 
 
 def _index_vector(name, input, dim, index, wrap):
@@ -332,7 +341,8 @@ def _scatter_reduce(x, idx, src, dim, reduce, include_self):
 
 
 SCATTER_REDUCE = defop("scatter_reduce", _scatter_reduce, "ScatterReduceBackward0",
-                       nondiff=(1,))
+                       nondiff=(1,), names="self index src -> index self src result dim "
+                                           "include_self reduce")
 
 
 def _scatter_reduce_args(input, dim, index, src, reduce, include_self):

@@ -144,9 +144,11 @@ def _getitem(x, *arrays, template):
 
 
 SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, dim, False),
-               "SelectBackward0", ())
+               "SelectBackward0", (),
+               names="self -> dim index self_sym_sizes")
 SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
-    x, start, stop, step, dim), "SliceBackward0", ())
+    x, start, stop, step, dim), "SliceBackward0", (),
+    names="self -> dim start end=stop step self_sym_sizes")
 
 
 def _select(x, dim, i):
@@ -204,7 +206,8 @@ INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
                       scalar_edges=True, nondiff=_AFTER_VALUE)
 INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
     (slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype)), "IndexAddBackward0",
-    {1: (2,)}, nondiff=(2,))
+    {1: (2,)}, nondiff=(2,),
+    names="self source index -> index source dim alpha source_dim")
 
 
 @export(function=False)

@@ -10,7 +10,8 @@ from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
-from .shape import CLONE, EXPAND, T, TRANSPOSE, UNSQUEEZE, VIEW, expanded_shape
+from .shape import (CLONE, EXPAND, T, TRANSPOSE, UNSAFE_VIEW, UNSQUEEZE, VIEW,
+                    expanded_shape)
 
 _gm = grad_mode._state
 
@@ -120,18 +121,24 @@ def matmul(input, other) -> Tensor:
     return apply(MATMUL, (input, other))
 
 
-MATMUL = defop("matmul", jnp.matmul, None)  # the fused product, when nothing records
-MM = defop("mm", jnp.matmul, "MmBackward0", _PRODUCT_SAVE)
-BMM = defop("bmm", jnp.matmul, "BmmBackward0", _PRODUCT_SAVE)
-MV = defop("mv", jnp.matmul, "MvBackward0", _PRODUCT_SAVE)
-DOT = defop("dot", jnp.dot, "DotBackward0", _PRODUCT_SAVE)
+# what PyTorch saves, by its names, in its pack order (``saved_names``)
+_SIZES = "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides"
+_NAMES = {"MmBackward0": "self mat2 -> mat2 self " + _SIZES,
+          "BmmBackward0": "self mat2 -> mat2 self", "MvBackward0": "self vec -> self vec",
+          "DotBackward0": "self tensor -> self tensor"}
+# NOTE: the fused product, used when nothing records; it still names a node because
+# forward AD differentiates exactly the ops that name one
+MATMUL = defop("matmul", jnp.matmul, "MmBackward0")
+MM = defop("mm", jnp.matmul, "MmBackward0", _PRODUCT_SAVE, names=_NAMES["MmBackward0"])
+BMM = defop("bmm", jnp.matmul, "BmmBackward0", _PRODUCT_SAVE, names=_NAMES["BmmBackward0"])
+MV = defop("mv", jnp.matmul, "MvBackward0", _PRODUCT_SAVE, names=_NAMES["MvBackward0"])
+DOT = defop("dot", jnp.dot, "DotBackward0", _PRODUCT_SAVE, names=_NAMES["DotBackward0"])
 _EINSUM = {}
-# the views PyTorch's matmul records around its product
-UNSAFE_VIEW = defop("_unsafe_view", lambda x, shape: jnp.reshape(x, shape),
-                    "UnsafeViewBackward0", ())
+# the squeeze PyTorch's matmul records after a vector-matrix product
 SQUEEZE_ = defop("squeeze_", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward4", ())
 ADDMM = defop("addmm", lambda c, a, b, beta, alpha: beta * c + alpha * (a @ b), "AddmmBackward0",
-              {1: (2,), 2: (1,)})
+              {1: (2,), 2: (1,)}, names="self mat1 mat2 -> mat1 mat2 alpha beta "
+              + _SIZES.replace("self", "mat1"))
 
 
 @export

@@ -42,6 +42,8 @@ def _pow(x, y):
     return jnp.power(jnp.where(both0, jnp.ones_like(x), x), y)
 
 
+# PyTorch's names of what binary ops save (``saved_names``); it packs ``other`` first
+_OTHER_SELF = "self other -> other self"
 # NOTE: output-based backward formulas, only where PyTorch saves the result.
 # ``inplace_function``: PyTorch also exports the in-place form (``torch.sin_(x)``).
 _UNARY = [
@@ -58,17 +60,24 @@ _UNARY = [
     OpDef("log2", jnp.log2, "Log2Backward0", inplace_function=True),
     OpDef("log10", jnp.log10, "Log10Backward0", inplace_function=True),
     OpDef("log1p", jnp.log1p, "Log1PBackward0", inplace_function=True),
-    OpDef("expm1", jnp.expm1, "Expm1Backward0", inplace_function=True),
-    OpDef("exp2", jnp.exp2, "Exp2Backward0", inplace_function=True),
-    OpDef("sqrt", jnp.sqrt, "SqrtBackward0", inplace_function=True),
-    OpDef("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", inplace_function=True),
-    OpDef("reciprocal", jnp.reciprocal, "ReciprocalBackward0", inplace_function=True),
-    OpDef("square", jnp.square, "PowBackward0", inplace_function=True),
+    OpDef("expm1", jnp.expm1, "Expm1Backward0", inplace_function=True,
+          names="self -> result"),
+    OpDef("exp2", jnp.exp2, "Exp2Backward0", inplace_function=True,
+          names="self -> result"),
+    OpDef("sqrt", jnp.sqrt, "SqrtBackward0", inplace_function=True,
+          names="self -> result"),
+    OpDef("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", inplace_function=True,
+          names="self -> result"),
+    OpDef("reciprocal", jnp.reciprocal, "ReciprocalBackward0", inplace_function=True,
+          names="self -> result"),
+    OpDef("square", jnp.square, "PowBackward0", inplace_function=True,
+          names="self -> self exponent=2"),
     OpDef("abs", _abs, "AbsBackward0", inplace_function=True),
     OpDef("sign", jnp.sign, "SignBackward0", ()),
     OpDef("sin", jnp.sin, "SinBackward0", inplace_function=True),
     OpDef("cos", jnp.cos, "CosBackward0", inplace_function=True),
-    OpDef("tan", jnp.tan, "TanBackward0", inplace_function=True),
+    OpDef("tan", jnp.tan, "TanBackward0", inplace_function=True,
+          names="self -> result"),
     OpDef("asin", jnp.arcsin, "AsinBackward0", inplace_function=True),
     OpDef("acos", jnp.arccos, "AcosBackward0", inplace_function=True),
     OpDef("atan", jnp.arctan, "AtanBackward0", inplace_function=True),
@@ -95,16 +104,17 @@ _UNARY = [
 
 _BINARY = [
     OpDef("mul", jnp.multiply, "MulBackward0", {0: (1,), 1: (0,)}, aliases=("multiply",),
-          scalar_edges=True),
-    OpDef("maximum", jnp.maximum, "MaximumBackward0"),
-    OpDef("minimum", jnp.minimum, "MinimumBackward0"),
-    OpDef("fmax", _fmax, "FmaxBackward0"),
-    OpDef("fmin", _fmin, "FminBackward0"),
-    OpDef("atan2", jnp.arctan2, "Atan2Backward0"),
-    OpDef("hypot", jnp.hypot, "HypotBackward0"),
-    OpDef("fmod", jnp.fmod, "FmodBackward0"),
-    OpDef("remainder", jnp.remainder, "RemainderBackward0"),
-    OpDef("xlogy", jax.scipy.special.xlogy, "XlogyBackward0", inplace_function=True),
+          scalar_edges=True, names=_OTHER_SELF),
+    OpDef("maximum", jnp.maximum, "MaximumBackward0", names=_OTHER_SELF),
+    OpDef("minimum", jnp.minimum, "MinimumBackward0", names=_OTHER_SELF),
+    OpDef("fmax", _fmax, "FmaxBackward0", names=_OTHER_SELF),
+    OpDef("fmin", _fmin, "FminBackward0", names=_OTHER_SELF),
+    OpDef("atan2", jnp.arctan2, "Atan2Backward0", names=_OTHER_SELF),
+    OpDef("hypot", jnp.hypot, "HypotBackward0", names="self other -> other self result"),
+    OpDef("fmod", jnp.fmod, "FmodBackward0", names="self other ->"),
+    OpDef("remainder", jnp.remainder, "RemainderBackward0", names="self other ->"),
+    OpDef("xlogy", jax.scipy.special.xlogy, "XlogyBackward0", inplace_function=True,
+          names=_OTHER_SELF),
     OpDef("floor_divide", jnp.floor_divide, None),
     OpDef("eq", jnp.equal, None),
     OpDef("ne", jnp.not_equal, None, aliases=("not_equal",)),
@@ -158,24 +168,31 @@ UNARY = {row.name: _unary(row) for row in _UNARY}    # name -> Op
 BINARY = {row.name: _binary(row) for row in _BINARY}
 
 # ---- arithmetic with variants: alpha, a number on the left, rounding modes
-_ADD = defop("add", jnp.add, "AddBackward0", (), scalar_edges=True)
-_SUB = defop("sub", jnp.subtract, "SubBackward0", (), scalar_edges=True)
-_DIV = defop("div", jnp.true_divide, "DivBackward0", {0: (1,), 1: (0, 1)}, scalar_edges=True)
+_ALPHA1 = "self other -> alpha=1"
+_ADD = defop("add", jnp.add, "AddBackward0", (), scalar_edges=True, names=_ALPHA1)
+_SUB = defop("sub", jnp.subtract, "SubBackward0", (), scalar_edges=True, names=_ALPHA1)
+_DIV = defop("div", jnp.true_divide, "DivBackward0", {0: (1,), 1: (0, 1)}, scalar_edges=True,
+             names=_OTHER_SELF)
 # alpha is a static argument (rarely varied)
 _ADD_ALPHA = defop("add_alpha", lambda a, b, alpha: a + alpha * b, "AddBackward0", (),
-                   scalar_edges=True)
+                   scalar_edges=True, names="self other -> alpha")
 _SUB_ALPHA = defop("sub_alpha", lambda a, b, alpha: a - alpha * b, "SubBackward0", (),
-                   scalar_edges=True)
-_RSUB = defop("rsub", lambda a, b: b - a, "RsubBackward1", ())
-_RSUB_T = defop("rsub_tensor", lambda a, b, alpha: b - alpha * a, "RsubBackward0", ())
-_POW = defop("pow", _pow, "PowBackward0", {0: (0, 1)})
-_POW_T = defop("pow_tensor", _pow, "PowBackward1")
-_RPOW = defop("rpow", lambda a, b: _pow(b, a), "PowBackward2")
+                   scalar_edges=True, names="self other -> alpha")
+_RSUB = defop("rsub", lambda a, b: b - a, "RsubBackward1", (), names=_ALPHA1)
+_RSUB_T = defop("rsub_tensor", lambda a, b, alpha: b - alpha * a, "RsubBackward0", (),
+                names="self other -> alpha")
+_POW = defop("pow", _pow, "PowBackward0", {0: (0, 1)}, names="self exponent -> self exponent")
+_POW_T = defop("pow_tensor", _pow, "PowBackward1",
+               names="self exponent -> exponent self result")
+_RPOW = defop("rpow", lambda a, b: _pow(b, a), "PowBackward2",
+              names="exponent self -> exponent self result")
 # rounding divisions: PyTorch records DivBackward2, whose gradients are zero
 _DIV_FLOOR = defop("div_floor", lambda a, b: jax.lax.stop_gradient(jnp.floor_divide(a, b)),
-                   "DivBackward2", (), scalar_edges=True)
+                   "DivBackward2", (), scalar_edges=True,
+                   names="self other -> other self rounding_mode='floor'")
 _DIV_TRUNC = defop("div_trunc", lambda a, b: jax.lax.stop_gradient(
-    jnp.trunc(a / b).astype(jnp.result_type(a, b))), "DivBackward2", (), scalar_edges=True)
+    jnp.trunc(a / b).astype(jnp.result_type(a, b))), "DivBackward2", (), scalar_edges=True,
+    names="self other -> other self rounding_mode='trunc'")
 _DIV_MODES = {None: _DIV, "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}
 
 
@@ -238,7 +255,7 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
 
 _ROUND = defop("round", jnp.round, "RoundBackward0", ())
 _ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decimals),
-                        "RoundBackward1", ())
+                        "RoundBackward1", (), names="self ->")
 
 
 @variants(inplace=True, inplace_function=True)
@@ -263,14 +280,17 @@ def _clamp(x, lo, hi, has_lo, has_hi):
     return x
 
 
-_CLAMP = defop("clamp", _clamp, "ClampBackward1")
-_CLAMP_T = defop("clamp_tensor", _clamp, "ClampBackward0")
-_CLAMP_MIN = defop("clamp_min", lambda x, lo: jnp.where(x < lo, lo, x), "ClampMinBackward0")
+_CLAMP = defop("clamp", _clamp, "ClampBackward1", names="self min max -> self min max")
+_CLAMP_T = defop("clamp_tensor", _clamp, "ClampBackward0",
+                 names="self min max -> max min self")
+_CLAMP_MIN = defop("clamp_min", lambda x, lo: jnp.where(x < lo, lo, x), "ClampMinBackward0",
+                   names="self min -> self min")
 _CLAMP_MIN_T = defop("clamp_min_tensor", lambda x, lo: jnp.where(x < lo, lo, x),
-                     "ClampMinBackward1")
-_CLAMP_MAX = defop("clamp_max", lambda x, hi: jnp.where(x > hi, hi, x), "ClampMaxBackward0")
+                     "ClampMinBackward1", names="self min -> min self")
+_CLAMP_MAX = defop("clamp_max", lambda x, hi: jnp.where(x > hi, hi, x), "ClampMaxBackward0",
+                   names="self max -> self max")
 _CLAMP_MAX_T = defop("clamp_max_tensor", lambda x, hi: jnp.where(x > hi, hi, x),
-                     "ClampMaxBackward1")
+                     "ClampMaxBackward1", names="self max -> max self")
 _NO_BOUND = []  # a 0-d Tensor standing for a missing Tensor bound (its edge is None)
 
 
@@ -315,11 +335,12 @@ def clamp_max(input, max) -> OpCall:
 
 # where's operands come first so Python numbers among them get torch's ``None`` edges
 _WHERE = defop("where", lambda x, y, c: jnp.where(c, x, y), "WhereBackward0", {},
-               scalar_edges=True, nondiff=(2,))
+               scalar_edges=True, nondiff=(2,), names="self other condition -> condition")
 _MASKED_FILL = defop("masked_fill", lambda x, m, v: jnp.where(m, jnp.asarray(v, x.dtype), x),
-                     "MaskedFillBackward0", {}, nondiff=(1,))
+                     "MaskedFillBackward0", {}, nondiff=(1,), names="self mask value -> mask")
 _MASKED_FILL_T = defop("masked_fill_tensor", lambda x, v, m: jnp.where(
-    m, v.astype(x.dtype), x), "MaskedFillBackward1", {}, nondiff=(2,))
+    m, v.astype(x.dtype), x), "MaskedFillBackward1", {}, nondiff=(2,),
+    names="self value mask -> mask")
 
 
 def _lerp(a, b, w):
@@ -327,8 +348,9 @@ def _lerp(a, b, w):
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
-_LERP = defop("lerp", _lerp, "LerpBackward0")
-_LERP_T = defop("lerp_tensor", _lerp, "LerpBackward1")
+_LERP = defop("lerp", _lerp, "LerpBackward0", names="self end weight -> weight")
+_LERP_T = defop("lerp_tensor", _lerp, "LerpBackward1",
+                names="self end weight -> end self weight")
 
 
 @export(method=False)

@@ -57,52 +57,70 @@ def _norm(x, p, dim, keepdim):
 
 # name: (forward(x, **statics), node name, save)
 SUM = defop("sum", lambda x, dim, keepdim, dtype: jnp.sum(x, axis=dim, keepdims=keepdim,
-                                                          dtype=dtype), "SumBackward0", ())
+                                                          dtype=dtype), "SumBackward0", (),
+            names="self -> self_sym_sizes")
 SUM_DIM = defop("sum_dim", lambda x, dim, keepdim, dtype: jnp.sum(x, axis=dim, keepdims=keepdim,
-                                                                  dtype=dtype), "SumBackward1", ())
+                                                                  dtype=dtype), "SumBackward1", (),
+                names="self -> dim=dim:tuple keepdim self_sym_sizes")
 MEAN = defop("mean", lambda x, dim, keepdim, dtype: jnp.mean(x, axis=dim, keepdims=keepdim,
-                                                             dtype=dtype), "MeanBackward0", ())
+                                                             dtype=dtype), "MeanBackward0", (),
+             names="self -> self_sym_numel self_sym_sizes")
 MEAN_DIM = defop("mean_dim", lambda x, dim, keepdim, dtype: jnp.mean(
-    x, axis=dim, keepdims=keepdim, dtype=dtype), "MeanBackward1", ())
+    x, axis=dim, keepdims=keepdim, dtype=dtype), "MeanBackward1", (),
+    names="self -> dim=dim:tuple keepdim self_sym_numel self_sym_sizes")
 PROD = defop("prod", lambda x, dim, keepdim: jnp.prod(x, axis=dim, keepdims=keepdim),
-             "ProdBackward0")
+             "ProdBackward0",
+             names="self -> self result")
 PROD_DIM = defop("prod_dim", lambda x, dim, keepdim: jnp.prod(x, axis=dim, keepdims=keepdim),
-                 "ProdBackward1")
-VAR = defop("var", _var, "VarBackward0")
-STD = defop("std", _std, "StdBackward0")
+                 "ProdBackward1",
+                 names="self -> self result dim keepdim")
+VAR = defop("var", _var, "VarBackward0",
+            names="self -> self dim=dim:tuple correction keepdim")
+STD = defop("std", _std, "StdBackward0",
+            names="self -> self result dim=dim:tuple correction keepdim")
 AMAX = defop("amax", lambda x, dim, keepdim: jnp.max(x, axis=dim, keepdims=keepdim),
-             "AmaxBackward0")
+             "AmaxBackward0",
+             names="self -> self result dim=dim:tuple keepdim")
 AMIN = defop("amin", lambda x, dim, keepdim: jnp.min(x, axis=dim, keepdims=keepdim),
-             "AminBackward0")
-MAX_ALL = defop("max_all", jnp.max, "MaxBackward1")
-MIN_ALL = defop("min_all", jnp.min, "MinBackward1")
+             "AminBackward0", names="self -> self result dim=dim:tuple keepdim")
+MAX_ALL = defop("max_all", jnp.max, "MaxBackward1", names="self -> self result")
+MIN_ALL = defop("min_all", jnp.min, "MinBackward1", names="self -> self result")
 # NOTE: the values of max/min(dim) are a gather at the arg-extreme's indices (saved, as
 # PyTorch saves ``indices``): the node has one output, as PyTorch's, not two
-MAX_DIM = defop("max_dim", _take, "MaxBackward0", {0: (1,)}, nondiff=(1,))
-MIN_DIM = defop("min_dim", _take, "MinBackward0", {0: (1,)}, nondiff=(1,))
+_DIM_NAMES = "self indices -> indices dim keepdim self_sym_sizes"
+MAX_DIM = defop("max_dim", _take, "MaxBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
+MIN_DIM = defop("min_dim", _take, "MinBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
 ARGMAX = defop("argmax", lambda x, dim, keepdim: jnp.argmax(x, axis=dim, keepdims=keepdim), None)
 ARGMIN = defop("argmin", lambda x, dim, keepdim: jnp.argmin(x, axis=dim, keepdims=keepdim), None)
 LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
-    x, axis=dim, keepdims=keepdim), "LogsumexpBackward0")
-CUMSUM = defop("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim), "CumsumBackward0", ())
-CUMPROD = defop("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim), "CumprodBackward0")
+    x, axis=dim, keepdims=keepdim), "LogsumexpBackward0",
+    names="self -> self result dim=dim:tuple keepdim")
+CUMSUM = defop("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim), "CumsumBackward0", (),
+               names="self -> dim")
+CUMPROD = defop("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim), "CumprodBackward0",
+                names="self -> self result dim")
 VAR_MEAN = defop("var_mean", lambda x, dim, correction, keepdim: (
     _var(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
-    "VarMeanBackward0")
+    "VarMeanBackward0",
+    names="self -> self dim=dim:tuple correction keepdim")
 STD_MEAN = defop("std_mean", lambda x, dim, correction, keepdim: (
     _std(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
-    "StdMeanBackward0")
-NORM = defop("norm", _norm, "LinalgVectorNormBackward0")
-TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", ())
+    "StdMeanBackward0", names="self -> self result0=result dim=dim:tuple correction keepdim")
+NORM = defop("norm", _norm, "LinalgVectorNormBackward0",
+             names="self -> self result ord=p dim=dim:tuple keepdim")
+TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", (),
+              names="self -> self_sym_sizes")
 ALL_ = defop("all", lambda x, dim, keepdim: jnp.all(x, axis=dim, keepdims=keepdim), None)
 ANY_ = defop("any", lambda x, dim, keepdim: jnp.any(x, axis=dim, keepdims=keepdim), None)
 COUNT_NONZERO = defop("count_nonzero", lambda x, dim: jnp.count_nonzero(x, axis=dim), None)
 # NOTE: PyTorch saves softmax's result; backward from it: y * (g - sum(g * y))
 SOFTMAX = defop("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), "SoftmaxBackward0", OUT,
-                lambda y, g, dim: y * (g - jnp.sum(g * y, axis=dim, keepdims=True)))
+                lambda y, g, dim: y * (g - jnp.sum(g * y, axis=dim, keepdims=True)),
+                names="self -> result dim")
 LOG_SOFTMAX = defop("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim),
                     "LogSoftmaxBackward0", OUT,
-                    lambda y, g, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
+                    lambda y, g, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True),
+                    names="self -> result dim")
 
 
 def _return_type(name):

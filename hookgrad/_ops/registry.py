@@ -27,6 +27,7 @@ from .._autograd import grad_mode as _grad_mode
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
+from . import saved_names  # noqa: F401 - fills dispatch.SAVED_NAMES for the nodes
 
 FUNCTIONS = {}   # name -> function exported as hookgrad.<name>
 METHODS = {}     # name -> function attached as Tensor.<name>
@@ -110,6 +111,7 @@ class OpDef:
     """One op that is its own public function: the Op's fields, then its exposure.
 
     ``save``: ``ALL``; ``()``; ``OUT`` (with ``bwd``); or ``{i: (j, ...)}`` (see ``Op``).
+    ``names``: PyTorch's names of what is saved, in its pack order (see ``Op``).
     ``inplace``: also ``Tensor.<name>_``; ``inplace_function``: and ``hookgrad.<name>_``.
     ``aliases`` name every form again (``negative``, ``negative_``).
     """
@@ -126,10 +128,11 @@ class OpDef:
     function: bool = True
     scalar_edges: bool = False
     nondiff: tuple = ()
+    names: Optional[str] = None
 
     def op(self) -> Op:
         return defop(self.name, self.fwd, self.node, self.save, self.bwd,
-                     scalar_edges=self.scalar_edges, nondiff=self.nondiff)
+                     scalar_edges=self.scalar_edges, nondiff=self.nondiff, names=self.names)
 
     def expose(self, fn, op):
         """Publish ``fn`` (the out-of-place form) and, per the row, the in-place form."""

@@ -58,37 +58,56 @@ def _resolve_shape(shape, numel):
     return shape
 
 
-VIEW = defop("view", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ())
-RESHAPE = defop("reshape", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ())
+VIEW = defop("view", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", (),
+             names="self -> self_sym_sizes")
+RESHAPE = defop("reshape", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", (),
+                names="self -> self_sym_sizes")
 UNSAFE_VIEW = defop("_unsafe_view", lambda x, shape: jnp.reshape(x, shape), "UnsafeViewBackward0",
-                    ())
+                    (), names="self -> self_sym_sizes")
 DIAGONAL = defop("diagonal", lambda x, off, d1, d2: jnp.diagonal(x, off, d1, d2),
-                 "DiagonalBackward0", ())
-PERMUTE = defop("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", ())
+                 "DiagonalBackward0", (), names="self -> dim1=d1 dim2=d2 offset=off self_sym_sizes")
+PERMUTE = defop("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", (),
+                names="self -> dims")
 TRANSPOSE = defop("transpose", lambda x, d0, d1: jnp.swapaxes(x, d0, d1), "TransposeBackward0",
-                  ())
+                  (),
+                  names="self -> dim0=d0 dim1=d1")
 T = defop("t", lambda x: x.T, "TBackward0", ())
-SQUEEZE = defop("squeeze", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward0", ())
-SQUEEZE_DIM = defop("squeeze_dim", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward1", ())
-SQUEEZE_DIMS = defop("squeeze_dims", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward2", ())
-UNSQUEEZE = defop("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0", ())
-EXPAND = defop("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0", ())
-REPEAT = defop("repeat", lambda x, reps: jnp.tile(x, reps), "RepeatBackward0", ())
-FLIP = defop("flip", lambda x, dims: jnp.flip(x, dims), "FlipBackward0", ())
-ROLL = defop("roll", lambda x, shifts, dims: jnp.roll(x, shifts, dims), "RollBackward0", ())
-TRIL = defop("tril", lambda x, k: jnp.tril(x, k), "TrilBackward0", ())
-TRIU = defop("triu", lambda x, k: jnp.triu(x, k), "TriuBackward0", ())
+SQUEEZE = defop("squeeze", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward0", (),
+                names="self -> self_sym_sizes")
+SQUEEZE_DIM = defop("squeeze_dim", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward1", (),
+                    names="self -> dim=dim:int self_sym_sizes")
+SQUEEZE_DIMS = defop("squeeze_dims", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward2", (),
+                     names="self -> dim self_sym_sizes")
+UNSQUEEZE = defop("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0", (),
+                  names="self -> dim")
+EXPAND = defop("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0", (),
+               names="self -> self_sym_sizes")
+REPEAT = defop("repeat", lambda x, reps: jnp.tile(x, reps), "RepeatBackward0", (),
+               names="self -> repeats=reps self_sym_sizes")
+FLIP = defop("flip", lambda x, dims: jnp.flip(x, dims), "FlipBackward0", (),
+             names="self -> dims")
+ROLL = defop("roll", lambda x, shifts, dims: jnp.roll(x, shifts, dims), "RollBackward0", (),
+             names="self -> dims=dims:tuple shifts=shifts:tuple")
+TRIL = defop("tril", lambda x, k: jnp.tril(x, k), "TrilBackward0", (),
+             names="self -> diagonal=k")
+TRIU = defop("triu", lambda x, k: jnp.triu(x, k), "TriuBackward0", (),
+             names="self -> diagonal=k")
 NARROW = defop("narrow", lambda x, dim, start, length: jax.lax.slice_in_dim(
-    x, start, start + length, axis=dim), "SliceBackward0", ())
+    x, start, start + length, axis=dim), "SliceBackward0", (),
+    names="self -> dim start self_sym_sizes step=1")
 CLONE = defop("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", ())
 ALIAS = defop("alias", lambda x: x, "AliasBackward0", ())
-CAT = defop("cat", lambda *xs, dim: jnp.concatenate(xs, axis=dim), "CatBackward0", ())
-STACK = defop("stack", lambda *xs, dim: jnp.stack(xs, axis=dim), "StackBackward0", ())
+CAT = defop("cat", lambda *xs, dim: jnp.concatenate(xs, axis=dim), "CatBackward0", (),
+            names="self -> dim")
+STACK = defop("stack", lambda *xs, dim: jnp.stack(xs, axis=dim), "StackBackward0", (),
+              names="self -> dim")
 SPLIT = defop("split", lambda x, sections, dim: tuple(jnp.split(x, sections, axis=dim)),
-              "SplitBackward0", ())
+              "SplitBackward0", (),
+              names="self -> dim self_sym_sizes split_size=sections:first")
 SPLIT_SIZES = defop("split_with_sizes", lambda x, sections, dim: tuple(
     jnp.split(x, sections, axis=dim)), "SplitWithSizesBackward0", ())
-UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", ())
+UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
+               names="self -> dim")
 MASKED_SELECT = defop("masked_select", lambda x, idx, shape: jnp.broadcast_to(x, shape).reshape(
     -1)[idx], "MaskedSelectBackward0", {0: (1,)}, nondiff=(1,))
 

@@ -82,12 +82,18 @@ def _median_all(x):
 ORDER = defop("sort_order", _order, None)
 MEDIAN_INDEX = defop("median_index", _median_index, None)
 _GATHER_SAVE = {0: (1,)}  # the values' gradient needs the indices (saved, as PyTorch's)
-SORT = defop("sort", _gather, "SortBackward0", _GATHER_SAVE, nondiff=(1,))
-SORT_STABLE = defop("sort_stable", _gather, "SortBackward1", _GATHER_SAVE, nondiff=(1,))
-TOPK = defop("topk", _gather, "TopkBackward0", _GATHER_SAVE, nondiff=(1,))
-KTHVALUE = defop("kthvalue", _gather, "KthvalueBackward0", _GATHER_SAVE, nondiff=(1,))
-MEDIAN_DIM = defop("median_dim", _gather, "MedianBackward1", _GATHER_SAVE, nondiff=(1,))
-MEDIAN = defop("median", _median_all, "MedianBackward0")
+SORT = defop("sort", _gather, "SortBackward0", _GATHER_SAVE, nondiff=(1,),
+             names="self indices -> indices dim self_sym_sizes")
+SORT_STABLE = defop("sort_stable", _gather, "SortBackward1", _GATHER_SAVE, nondiff=(1,),
+                    names="self indices -> indices dim self_sym_sizes")
+TOPK = defop("topk", _gather, "TopkBackward0", _GATHER_SAVE, nondiff=(1,),
+             names="self indices -> indices dim self_sym_sizes")
+KTHVALUE = defop("kthvalue", _gather, "KthvalueBackward0", _GATHER_SAVE, nondiff=(1,),
+                 names="self indices -> indices dim keepdim self_sym_sizes")
+MEDIAN_DIM = defop("median_dim", _gather, "MedianBackward1", _GATHER_SAVE, nondiff=(1,),
+                   names="self indices -> indices dim keepdim self_sym_sizes")
+MEDIAN = defop("median", _median_all, "MedianBackward0",
+               names="self -> self result")
 
 
 def _size(input, dim):

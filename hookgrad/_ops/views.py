@@ -15,7 +15,7 @@ import math
 
 from .. import _views
 from .._autograd import grad_mode
-from .._autograd.graph import Node
+from .._autograd.graph import _Node
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
@@ -178,7 +178,7 @@ def narrow_geometry(dim, start, length):
 # --------------------------------------------------------------------------- in-place
 
 
-class CopySlices(Node):
+class CopySlices(_Node):
     """The base's node after an in-place op on one of its views: the gradient of the
     base, with the view's part of it replaced by what the in-place op's node ``fn``
     gives for its ``self``; ``fn``'s other inputs get their gradients from ``fn``."""
@@ -186,7 +186,7 @@ class CopySlices(Node):
     __slots__ = ("_fn", "_geom", "_aval")
 
     def __init__(self, base_edge, fn, geom, aval):
-        Node.__init__(self, (base_edge, *fn._next[1:]))
+        _Node.__init__(self, (base_edge, *fn._next[1:]))
         self._fn, self._geom, self._aval = fn, geom, aval
 
     def name(self):

@@ -5,6 +5,7 @@ from .._autograd.grad_mode import (_force_original_view_tracking,
                                    inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                    no_grad, set_grad_enabled, set_multithreading_enabled)
 from .._autograd.backward import backward, grad
+from .._ops.saved_names import SavedTensor
 from .._autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
                                       is_anomaly_enabled, set_detect_anomaly)
 

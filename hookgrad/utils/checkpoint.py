@@ -153,8 +153,10 @@ class _Frame:
         gid = current_graph_task_id()
         values = self.recomputed.get(gid)
         if values is None:
-            values = self.recomputed[gid] = dict(enumerate(self._recompute()))
+            values = dict(enumerate(self._recompute()))
             values["count"] = len(values)
+            if gid != -1:  # outside backward (grad_fn._saved_*), each access recomputes
+                self.recomputed[gid] = values
         if index >= values["count"]:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
