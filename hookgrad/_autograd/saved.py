@@ -9,6 +9,8 @@ hook returns.
 import threading
 import weakref
 
+from . import anomaly_mode
+
 from .grad_mode import _state as _grad_state
 
 FREED_MESSAGE = (
@@ -150,7 +152,8 @@ class SavedTensor:
             t = self.ref()
             if t is not None and t._version != self.version and ctx is None:
                 raise RuntimeError(_modified_message(
-                    t, self.version, node if self.is_output else self.edge, self.nr))
+                    t, self.version, node if self.is_output else self.edge, self.nr,
+                    self.is_output))
             if t is not None and self.edge is not None and not t._requires_grad:
                 _check_detached(self.edge)
         if not as_tensor:
@@ -186,7 +189,7 @@ def unpack_output(saved, node, as_tensor):
     data, ref, version = saved
     t = ref()
     if t is not None and t._version != version:
-        raise RuntimeError(_modified_message(t, version, node, 0))
+        raise RuntimeError(_modified_message(t, version, node, 0, is_output=True))
     return _as_tensor(data, node, 0) if as_tensor else data
 
 
@@ -209,17 +212,26 @@ def _as_tensor(data, edge, nr):
     return Tensor._wrap(data, edge, nr)
 
 
-def _modified_message(t, version, owner, nr):
+def _modified_message(t, version, owner, nr, is_output=False):
     dt = t.dtype.name
     kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int32": "Int", "int64": "Long", "bool": "Bool"}.get(dt, dt)
     desc = f"[hookgrad.{kind}Tensor {list(t.shape)}]"
+    # NOTE: for a saved input PyTorch names the node that made the tensor as it is now (its
+    # last in-place op); for a saved output, the node that saved it
+    if not is_output and t.grad_fn is not None:
+        owner, nr = t.grad_fn, t._output_nr
     if owner is not None and owner.__class__.__name__ != "AccumulateGrad":
         name = owner.name()
         short = name[:name.rfind("Backward")] if "Backward" in name else name
         desc += f", which is output {nr} of {short},"
+    if anomaly_mode._state.enabled:
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere "
+                "later. Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {desc} is at version {t._version}; expected version "
-            f"{version} instead. Hint: the backtrace further above shows the operation "
-            "that failed to compute its gradient. The variable in question was changed in "
-            "there or anywhere later. Good luck!")
+            f"{version} instead. {hint}")

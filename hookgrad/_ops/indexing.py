@@ -22,7 +22,7 @@ from .._tensor import Tensor
 from .dispatch import Op, apply
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
-from .views import view_apply
+from .views import check_leaf_view, view_apply
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
@@ -318,6 +318,7 @@ def __setitem__(self, idx, value) -> None:
     the index is the whole tensor. ``value`` broadcasts to the indexed shape."""
     template, arrays = _parse_index(idx)
     if _records_a_view(template):
+        check_leaf_view(self)  # the write goes through a view of ``self``, as in PyTorch
         _put(self, SETITEM, template, arrays, value, not _advanced(template))
     elif _advanced(template):
         _put(self, INDEX_PUT, template, arrays, value, False)

@@ -317,11 +317,18 @@ def repeat(self, *sizes) -> Tensor:
     return apply(REPEAT, (self,), {"reps": reps})
 
 
-@export
+@export(method=False)
 def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
+
+
+@export(name="flip", function=False)
+def _flip_method(self, *dims) -> Tensor:
+    """``x.flip(dims)`` or ``x.flip(*dims)``: as :func:`flip`; the method also takes the
+    dims as separate arguments, as PyTorch's does."""
+    return flip(self, dims[0] if len(dims) == 1 else dims)
 
 
 @export

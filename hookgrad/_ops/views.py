@@ -246,7 +246,13 @@ def check_view_inplace(t, info, record):
                            "backward associated with the custom Function, leading to "
                            "incorrect gradients. This behavior is forbidden. You can fix this "
                            "by cloning the output of the custom Function.")
-    if base.grad_fn is None and base._requires_grad:
+    check_leaf_view(base)
+
+
+def check_leaf_view(base):
+    """PyTorch's error for an in-place write into a view of ``base``, a leaf that requires
+    grad (with grad mode on)."""
+    if base.grad_fn is None and base._requires_grad and _gm.enabled:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 

@@ -180,3 +180,21 @@ def test_saved_tensor_freed_after_backward():
     y.backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         y.backward()
+
+
+def test_modified_saved_input_names_its_current_node_and_the_anomaly_hint():
+    def f(L):
+        out = []
+        for anomaly in (False, True):
+            with L.autograd.set_detect_anomaly(anomaly):
+                a = L.ones(3, requires_grad=True)
+                b = a * 2
+                c = b.sin()  # saves b
+                b.add_(1)
+                out.append(raises(lambda: c.sum().backward()))
+        return out
+    plain, anomaly = same_as_torch(f)
+    assert "which is output 0 of Add, is at version 1" in plain["message"]
+    assert plain["message"].endswith("with torch.autograd.set_detect_anomaly(True, "
+                                     "check_nan=False).")
+    assert anomaly["message"].endswith("anywhere later. Good luck!")

@@ -112,3 +112,17 @@ def test_gather_with_a_narrow_index_has_jax_gradients():
     def ref(a):
         return (jax.numpy.take_along_axis(a[:, :1], idx, axis=0) ** 2).sum()
     np.testing.assert_allclose(x.grad.numpy(), jax.grad(ref)(X))
+
+
+@pytest.mark.parametrize("idx", [0, slice(0, 2), None, slice(None), Ellipsis, [0]])
+def test_writing_into_a_leaf_by_index_names_the_view_when_pytorch_does(idx):
+    def scenario(L):
+        a = L.ones(3, requires_grad=True)
+        try:
+            a[idx] = 0.5
+        except RuntimeError as e:
+            return str(e)
+    got = same_as_torch(scenario)
+    view = idx not in (slice(None), Ellipsis) and not isinstance(idx, list)
+    assert got == ("a view of a leaf" if view else "a leaf") + (
+        " Variable that requires grad is being used in an in-place operation.")
