@@ -177,8 +177,9 @@ GRAPH_HOOK_ORDER = ["pre-hook on loss node", "post-hook on loss node",
 
 
 def check_autograd_graph(checks, pngs):
-    assert {"MeanBackward0", "PowBackward0", "SubBackward0", "AddmmBackward0", "ReluBackward0",
-            "BackwardHookFunctionBackward", "torch::autograd::AccumulateGrad"} \
+    assert {"MeanBackward0", "PowBackward0", "SubBackward0", "AddmmBackward0", "TBackward0",
+            "ReluBackward0", "BackwardHookFunctionBackward",
+            "torch::autograd::AccumulateGrad"} \
         == set(checks["node_names"])
     assert checks["hooked_nodes"] == 5
     assert checks["eager_order"] == GRAPH_HOOK_ORDER

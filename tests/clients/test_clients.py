@@ -106,8 +106,6 @@ def test_torchviz_draws_pytorchs_graph_of_a_cnn():
     assert "ConvolutionBackward0" in got["make_dot_conv"]["labels"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 (graph fidelity): nodes have no _saved_* "
-                   "attributes yet (make_dot_show_saved)")
 @pytest.mark.skipif(not HAVE_TORCH, reason="compares with PyTorch's graph")
 @_installed("torchviz", "graphviz")
 def test_torchviz_linear_and_saved_tensors_match_pytorch():
