@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Size, Tensor, _check_concrete
+from .._views import contiguous_strides as _contiguous_strides
 from .._handle import warn_if_has_hooks
 from . import _archive, _names
 
@@ -36,14 +37,6 @@ def _location(array):
     if dev is not None and dev.platform == "gpu":
         return f"cuda:{dev.id}"
     return "cpu"
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _write_global(pickler, obj):
