@@ -12,19 +12,14 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
+from .gather import index_bounds
 from .nn_conv import _bias_shape
 from .registry import defop, export
-
-
-def _concrete(t):
-    """False while the array is a tracer (compiled or functional mode): value checks skip."""
-    return not isinstance(t._data, jax.core.Tracer)
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -280,8 +275,9 @@ def _check_indices_and_renorm(input, weight, max_norm, norm_type):
     """Indices in range (when concrete); with ``max_norm``, the looked-up rows of ``weight``
     renormalized in place, unrecorded."""
     n = weight.shape[0]
-    if _concrete(input) and input.numel():
-        lo, hi = (int(v) for v in _minmax(input._data))
+    b = index_bounds(input)
+    if b is not None:
+        lo, hi = b
         if lo < 0 or hi >= n:
             raise IndexError("index out of range in self")
     if max_norm is not None:
@@ -294,12 +290,6 @@ def _check_indices_and_renorm(input, weight, max_norm, norm_type):
             grad_mode._state.enabled = prev
 
 
-def _minmax(a):
-    # index tensors are small: checked on the host, without a compilation per shape
-    a = np.asarray(a)
-    return a.min(), a.max()
-
-
 def _kind(t):
     return _dtype.legacy_type_name(t._data.dtype)
 
@@ -310,8 +300,9 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1 and tensor.numel() == 0:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    if _concrete(tensor) and tensor.numel():
-        lo, hi = (int(v) for v in _minmax(tensor._data))
+    b = index_bounds(tensor)
+    if b is not None:
+        lo, hi = b
         if lo < 0:
             raise RuntimeError("Class values must be non-negative.")
         if num_classes == -1:
