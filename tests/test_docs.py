@@ -1,7 +1,6 @@
 """docs/porting.md's code runs, and its diffs are the code it shows.
 
-Every ```python block of the guide runs, in order, as one script in a fresh process (the
-guide switches JAX's x64 mode on at the end, which must not leak into this one).
+Every ```python block of the guide runs, in order, as one script in a fresh process.
 """
 import os
 import re
@@ -27,7 +26,7 @@ def test_porting_guide_code_runs():
     assert run.returncode == 0, run.stderr[-4000:]
     # what the guide says is printed, is printed
     assert "TracedValueError" in run.stdout
-    assert "64-bit mode" in run.stdout or os.environ.get("JAX_ENABLE_X64")
+    assert "64-bit mode" in run.stdout
 
 
 def test_porting_guide_diffs_match_the_code_after_them():

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .. import _views
 from .._tensor import Tensor
 from .._autograd.saved import FREED_MESSAGE, SavedTensor as _Saved, _as_tensor
 from .._autograd import saved as _saved_mod
@@ -194,8 +195,12 @@ def _out_value(node, k):
             _saved_mod.unpack_output(s, node, False)
             t = _as_tensor(data, node, 0)
             out = ref()
-            t._version = out._version if out is not None else version
-            return t
+            if out is None:
+                t._version = version
+                return t
+            # NOTE: PyTorch's unpacked output shares the output's storage and version
+            # counter: a later in-place write to either shows in both
+            return _views.alias(t, out, diff=False, shared=True)
         return s.unpack(node, True)
     # NOTE: hookgrad keeps the inputs here; the output is computed again from them
     res = recompute(node)
