@@ -27,6 +27,8 @@ from .backends import (are_deterministic_algorithms_enabled, get_float32_matmul_
                        is_deterministic_algorithms_warn_only_enabled,
                        set_float32_matmul_precision, use_deterministic_algorithms)
 from ._repr import set_printoptions
+from math import e, inf, nan, pi  # noqa: E402 - torch.inf, torch.pi, ...
+newaxis = None
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
 from ._autograd.backward import is_warn_always_enabled, set_warn_always
 

@@ -62,6 +62,7 @@ from .backends import (
     use_deterministic_algorithms as use_deterministic_algorithms,
 )
 from ._repr import set_printoptions as set_printoptions
+from math import e as e, inf as inf, nan as nan, pi as pi
 from ._autograd.backward import (
     is_warn_always_enabled as is_warn_always_enabled,
     set_warn_always as set_warn_always,

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from .. import testing as _t
+from ..testing import _gradients as _t
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
