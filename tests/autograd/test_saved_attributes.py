@@ -43,6 +43,19 @@ def test_saved_result_is_equal_but_not_the_output():
     assert r.grad_fn is d.grad_fn and r._version == d._version
 
 
+def test_saved_result_shares_the_outputs_storage_and_version():
+    a = hg.randn(2, requires_grad=True)
+    b = a.exp()
+    r = b.grad_fn._saved_result
+    with hg.no_grad():
+        b += 1  # a write to the output shows through what was unpacked before it
+    assert r._version == b._version == 1 and not r._is_view()
+    np.testing.assert_array_equal(np.asarray(r._data), np.asarray(b._data))
+    with pytest.raises(RuntimeError, match=r"output 0 of Exp\w*, is at version 1; "
+                                           r"expected version 0 instead"):
+        b.grad_fn._saved_result  # unpacking after the write: PyTorch's version check
+
+
 def test_an_input_not_saved_reads_none():
     a, c = hg.randn(3, requires_grad=True), hg.randn(3)
     y = a * c  # the gradient of ``a`` needs ``c`` only
