@@ -108,7 +108,13 @@ def set_default_dtype(d):
     if not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     to_jax(d)
-    _default_dtype[0] = d
+    if d is not _default_dtype[0]:
+        _default_dtype[0] = d
+        for forget in ON_DEFAULT_CHANGE:  # programs traced with the old default
+            forget()
+
+
+ON_DEFAULT_CHANGE = []  # callbacks: the op table forgets its traced programs
 
 
 # PyTorch's scalar-type names, as its messages (``Float``) and legacy tensor types
@@ -128,3 +134,50 @@ def torch_kind(np_dtype):
 def legacy_type_name(np_dtype, prefix="torch"):
     """``'torch.FloatTensor'``-style name of a dtype, as ``x.type()`` and messages give it."""
     return f"{prefix}.{torch_kind(np_dtype)}Tensor"
+
+
+# --------------------------------------------------------------------------- result types
+
+_WIDE = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _is_wide_array(a):
+    if isinstance(a, (tuple, list)):
+        return any(_is_wide_array(x) for x in a)
+    # NOTE: a Python number traced by jit is a weakly typed float64: a scalar, not a
+    # 64-bit tensor
+    return (isinstance(a, (jax.Array, np.ndarray)) and a.dtype in _WIDE
+            and not getattr(getattr(a, "aval", None), "weak_type", False))
+
+
+def _asks_wide(v):
+    """Whether a static argument is an explicit 64-bit floating dtype (``dtype=float64``)."""
+    d = v.np if isinstance(v, dtype) else v if isinstance(v, np.dtype) else \
+        getattr(v, "dtype", None) if isinstance(v, type) else None
+    return isinstance(d, np.dtype) and d in _WIDE
+
+
+def _narrow(out):
+    if isinstance(out, tuple):
+        return tuple(_narrow(o) for o in out)
+    if isinstance(out, list):
+        return [_narrow(o) for o in out]
+    if isinstance(out, jax.Array) and out.dtype in _WIDE:
+        d = _default_dtype[0].np
+        return out.astype(d if out.dtype.kind == "f" else np.result_type(d, np.complex64))
+    return out
+
+
+def pytorch_result_dtype(fwd):
+    """``fwd`` with PyTorch's floating result type where JAX's differs: with x64 on, JAX
+    promotes integers to ``float64`` (``int_t * 1.5``, ``int_t / 2``, ``int_t.sqrt()``) and
+    PyTorch to the default dtype. An output is narrowed when it is 64-bit although no
+    argument was a 64-bit array and no static asked for a 64-bit dtype."""
+    def f(*args, **statics):
+        out = fwd(*args, **statics)
+        # NOTE: runs when an op's program is traced (once per signature), not per call
+        if any(_is_wide_array(a) for a in args) or any(_asks_wide(v) for v in statics.values()):
+            return out
+        return _narrow(out)
+    f.__wrapped__ = fwd
+    return f

@@ -6,6 +6,7 @@ static arguments and the layout of what was saved; with ``create_graph`` the bac
 itself run as an op (``vjp_op``), so its derivative is again JAX's vjp.
 """
 import functools
+import weakref
 from weakref import ref as _weakref
 
 import jax
@@ -67,11 +68,12 @@ class Op:
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "names", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls")
+                 "names", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
                  nondiff=(), names=None):
-        self.name, self.fwd, self.node, self.save = name, fwd, node, save
+        self.name, self.node, self.save = name, node, save
+        self.fwd = _dtype.pytorch_result_dtype(fwd)
         self.bwd, self.jit = bwd, jit
         self.scalar_edges = frozenset((0, 1) if scalar_edges is True else scalar_edges or ())
         self.nondiff = frozenset(nondiff)
@@ -79,6 +81,7 @@ class Op:
         self._fwd_cache = {}
         self._vjp_cache = {}
         self._node_cls = None if node is None else node_class(node)
+        _LIVE.add(self)
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -86,9 +89,25 @@ class Op:
     def forward_fn(self, key):
         fn = self._fwd_cache.get(key)
         if fn is None:
-            f = functools.partial(self.fwd, **dict(key)) if key else self.fwd
+            # NOTE: a new partial even without statics: jax.jit caches traces per function
+            # object, and _forget_programs must get a fresh trace
+            f = functools.partial(self.fwd, **dict(key))
             fn = self._fwd_cache[key] = jax.jit(f) if self.jit else f
         return fn
+
+
+_LIVE = weakref.WeakSet()  # every Op, for forgetting traced programs
+
+
+def _forget_programs():
+    """After ``set_default_dtype``: an op's traced program narrows integer promotions to
+    the default dtype it saw, so every op traces again."""
+    for op in list(_LIVE):
+        op._fwd_cache.clear()
+        op._vjp_cache.clear()
+
+
+_dtype.ON_DEFAULT_CHANGE.append(_forget_programs)
 
 
 # --------------------------------------------------------------------------- forward
