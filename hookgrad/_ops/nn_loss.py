@@ -250,7 +250,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def _nll(logp, target, weight, reduction, ignore_index):
-    # logp: (N, C, ...) ; target: (N, ...)
+    # logp: (N, C, ...) ; target: (N, ...); or unbatched (C,) ; ()
+    if logp.ndim == 1:
+        out = _nll(logp[None], target[None], weight, reduction, ignore_index)
+        return out[0] if reduction == "none" else out
     t = jnp.where(target == ignore_index, 0, target)
     picked = -jnp.take_along_axis(logp, jnp.expand_dims(t, 1), axis=1).squeeze(1)
     w = jnp.ones_like(picked) if weight is None else weight[t].astype(logp.dtype)
@@ -313,10 +316,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     red = _reduction(size_average, reduce, reduction)
     _check_reduction(red)
     x, t = input, target
-    if x.ndim == 1:  # unbatched
-        x, t = x.unsqueeze(0), t.unsqueeze(0)
-    _check_targets(x, t, ignore_index)
-    op = NLL if x.ndim == 2 else NLL2D
+    # NOTE: unbatched input goes to the op as it is: PyTorch records one NllLossBackward0
+    # on the (C,) input, without unsqueeze/squeeze nodes around it
+    _check_targets(x.unsqueeze(0) if x.ndim == 1 else x, t.unsqueeze(0) if x.ndim == 1 else t,
+                   ignore_index)
+    op = NLL if x.ndim <= 2 else NLL2D
     if weight is not None and weight.requires_grad:
         raise RuntimeError(f"The function '{op.name}_forward' is not differentiable with "
                            "respect to argument 'weight'. This input cannot have "
@@ -329,8 +333,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     out = apply(op, (x, t, weight), {"reduction": red, "ignore_index": int(ignore_index)})
     if out_shape is not None and red == "none":
         out = apply(VIEW, (out,), {"shape": out_shape})
-    if input.ndim == 1 and red == "none":
-        out = out.squeeze(0)
     return out
 
 

@@ -348,7 +348,8 @@ def _lerp(a, b, w):
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
-_LERP = defop("lerp", _lerp, "LerpBackward0", names="self end weight -> weight")
+# a number weight makes lerp linear in its tensors: PyTorch saves only the number
+_LERP = defop("lerp", _lerp, "LerpBackward0", (), names="self end weight -> weight")
 _LERP_T = defop("lerp_tensor", _lerp, "LerpBackward1",
                 names="self end weight -> end self weight")
 

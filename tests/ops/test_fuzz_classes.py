@@ -1,0 +1,46 @@
+"""Regression tests for the mismatch classes the differential fuzzer (tests/fuzz) found,
+one named test per fixed class, each checked against PyTorch where it is installed."""
+import pytest
+
+from tests.differential import same_as_torch
+
+
+def _packed(L, fn):
+    # the shapes saved-tensor pack hooks see while ``fn`` records
+    seen = []
+    with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(list(t.shape)) or t,
+                                              lambda t: t):
+        out = fn()
+    return out, seen
+
+
+def test_lerp_with_a_number_weight_saves_no_tensor():
+    def scenario(L):
+        a = L.tensor([[1.5, 2.0], [1.25, -1.0]], requires_grad=True)
+        b = L.tensor([1.5, 0.5], requires_grad=True)
+        y, seen = _packed(L, lambda: L.lerp(a, b * 2, 0.25))
+        ac = a.clone()
+        z = L.lerp(ac, b, 0.25)
+        ac.mul_(2)  # nothing of ac is saved, so this in-place change is allowed
+        (y.sum() + z.sum()).backward()
+        return {"seen": seen, "weight": y.grad_fn._saved_weight,
+                "a": a.grad.tolist(), "b": b.grad.tolist()}
+    got = same_as_torch(scenario)
+    assert got["seen"] == [] and got["weight"] == 0.25
+    assert got["a"] == [[1.5, 1.5], [1.5, 1.5]]
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+def test_unbatched_nll_loss_is_one_nll_loss_node(loss, reduction):
+    def scenario(L):
+        x = L.tensor([0.25, 1.5, 1.75], requires_grad=True)
+        logp = x.log_softmax(-1) if loss == "nll_loss" else x
+        y = getattr(L.nn.functional, loss)(logp, L.tensor(2), reduction=reduction)
+        y.backward()
+        return {"node": type(y.grad_fn).__name__, "shape": list(y.shape),
+                "next": [type(n).__name__ for n, _ in y.grad_fn.next_functions],
+                "grad": x.grad.tolist()}
+    got = same_as_torch(scenario)
+    assert got["node"] == "NllLossBackward0" and got["next"] == ["LogSoftmaxBackward0"]
+    assert got["shape"] == []
