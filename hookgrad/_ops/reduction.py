@@ -22,7 +22,8 @@ from .shape import wrap_dim
 def _take(x, idx, dim, keepdim):
     if x.ndim == 0:
         return x
-    vals = jnp.take_along_axis(x, jnp.expand_dims(idx, dim), axis=dim)
+    # with keepdim the indices keep the dim already (PyTorch saves them so shaped)
+    vals = jnp.take_along_axis(x, idx if keepdim else jnp.expand_dims(idx, dim), axis=dim)
     return vals if keepdim else jnp.squeeze(vals, dim)
 
 
@@ -264,10 +265,8 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
         indices = Tensor._wrap(jnp.zeros((), to_jax(_dtype.int64)))
     else:
         arg = ARGMAX if name == "max" else ARGMIN
-        indices = apply(arg, (input,), {"dim": d, "keepdim": False})
+        indices = apply(arg, (input,), {"dim": d, "keepdim": bool(keepdim)})
     values = apply(dim_op, (input, indices), {"dim": d, "keepdim": keepdim})
-    if keepdim and input.ndim:
-        indices = indices.unsqueeze(d)
     return return_types[name](values, indices)
 
 

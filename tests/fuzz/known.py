@@ -4,7 +4,6 @@ Regenerate with ``python tools/fuzz.py --seeds 0:300 --show`` after a fix; test_
 marks these xfail(strict=True), so a fixed class shows up as XPASS to remove here.
 """
 KNOWN = {
-    32: 'shape @ max(dim)+saved_hooks',
     46: 'raises-only-torch @ retain_graph',
     67: 'shape @ nll_loss+saved_hooks',
     68: 'raises-only-torch @ grad',

@@ -44,3 +44,17 @@ def test_unbatched_nll_loss_is_one_nll_loss_node(loss, reduction):
     got = same_as_torch(scenario)
     assert got["node"] == "NllLossBackward0" and got["next"] == ["LogSoftmaxBackward0"]
     assert got["shape"] == []
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_dim_saves_the_returned_indices(keepdim):
+    def scenario(L):
+        x = L.tensor([[1.5, -0.75, 0.5], [-1.75, 1.5, -1.75]], requires_grad=True)
+        (values, indices), seen = _packed(L, lambda: x.max(1, keepdim=keepdim))
+        saved = values.grad_fn._saved_indices.tolist()
+        (values * 2).sum().backward()
+        return {"seen": seen, "indices": indices.tolist(), "values": values.tolist(),
+                "saved": saved, "grad": x.grad.tolist()}
+    got = same_as_torch(scenario)
+    assert got["seen"] == ([[2, 1]] if keepdim else [[2]])
+    assert got["saved"] == got["indices"]
