@@ -350,7 +350,8 @@ def _lerp(a, b, w):
 
 # a number weight makes lerp linear in its tensors: PyTorch saves only the number
 _LERP = defop("lerp", _lerp, "LerpBackward0", (), names="self end weight -> weight")
-_LERP_T = defop("lerp_tensor", _lerp, "LerpBackward1",
+# PyTorch saves only the weight unless the weight needs a gradient
+_LERP_T = defop("lerp_tensor", _lerp, "LerpBackward1", {0: (2,), 1: (2,), 2: (0, 1, 2)},
                 names="self end weight -> end self weight")
 
 

@@ -58,3 +58,19 @@ def test_max_dim_saves_the_returned_indices(keepdim):
     got = same_as_torch(scenario)
     assert got["seen"] == ([[2, 1]] if keepdim else [[2]])
     assert got["saved"] == got["indices"]
+
+
+@pytest.mark.parametrize("needs", ["self", "self end", "weight", "all"])
+def test_lerp_with_a_tensor_weight_saves_what_the_gradients_need(needs):
+    def scenario(L):
+        a = L.tensor([[0.5, 1.5, -1.0], [2.0, 0.25, 1.0]], requires_grad="self" in needs)
+        e = L.tensor([1.0, -2.0, 0.5], requires_grad="end" in needs or needs == "all")
+        w = L.tensor([0.75], requires_grad=needs in ("weight", "all"))
+        if needs == "all":
+            a.requires_grad_()
+        y, seen = _packed(L, lambda: L.lerp(a, e, w))
+        y.sum().backward()
+        return {"seen": seen, "grads": [None if t.grad is None else t.grad.tolist()
+                                        for t in (a, e, w)]}
+    got = same_as_torch(scenario)
+    assert got["seen"] == ([[1]] if needs in ("self", "self end") else [[3], [2, 3], [1]])
