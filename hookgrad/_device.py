@@ -178,3 +178,14 @@ def cuda_target(d):
     if d.type != "cuda":
         raise RuntimeError("Invalid device, must be cuda device")
     return d
+
+
+def from_host(arr, device=None):
+    """A JAX array holding the NumPy array ``arr`` (which the caller must not write to
+    afterwards: on the CPU it may be shared, not copied).
+
+    NOTE: ``jnp.asarray`` of a NumPy array compiles an XLA program per shape in JAX 0.10;
+    ``device_put`` compiles nothing, which keeps creating tensors of new shapes (a model's
+    parameters, a batch) free of compilations.
+    """
+    return jax.device_put(arr, None if device is None else jax_device(device))

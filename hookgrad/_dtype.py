@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._device import device, device_of, jax_device  # noqa: F401 - re-exported
+from ._device import device, device_of, from_host, jax_device  # noqa: F401 - re-exported
 
 
 class dtype:

@@ -100,7 +100,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             dt = _infer_dtype(data)
     else:
         dt = _dtype.as_dtype(dtype)
-    arr = jnp.asarray(np.asarray(data), dtype=_dtype.to_jax(dt))
+    # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host
+    arr = _dtype.from_host(np.array(data, dtype=_dtype.to_jax(dt), copy=True))
     return _finish(arr, requires_grad, device)
 
 
@@ -142,7 +143,7 @@ def _jd(dtype, default=None):
 def _filled(shape, value, dtype):
     # small arrays come from the host: no XLA compilation per new shape
     if int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
-        return jnp.asarray(np.full(shape, value, dtype))
+        return _dtype.from_host(np.full(shape, value, dtype))
     return jnp.full(shape, value, dtype)
 
 
@@ -216,27 +217,42 @@ def _gen_key(generator):
     return random.next_key() if generator is None else generator.next_key()
 
 
+def _drawn(arr, dtype):
+    # NOTE: eager draws are NumPy arrays: cast on the host, so that no XLA conversion
+    # program is compiled per shape
+    if isinstance(arr, np.ndarray):
+        return _dtype.from_host(arr.astype(dtype))
+    return jnp.asarray(arr, dtype)
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     arr = random.draw("uniform", _size(size), generator=generator)
-    return _finish(jnp.asarray(arr, _jd(dtype)), requires_grad, device)
+    return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     arr = random.draw("normal", _size(size), generator=generator)
-    return _finish(jnp.asarray(arr, _jd(dtype)), requires_grad, device)
+    return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
-    arr = jax.random.randint(_gen_key(generator), tuple(size), low, high,
-                             _jd(dtype, _dtype.int64))
+    key, dt = _gen_key(generator), _jd(dtype, _dtype.int64)
+    if isinstance(key, jax.core.Tracer):
+        arr = jax.random.randint(key, tuple(size), low, high, dt)
+    else:  # drawn on the host, as random.draw
+        arr = _drawn(random.host_generator(key).integers(low, high, tuple(size)), dt)
     return _finish(arr, requires_grad, device)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    arr = jax.random.permutation(_gen_key(generator), int(n)).astype(_jd(dtype, _dtype.int64))
+    key, dt = _gen_key(generator), _jd(dtype, _dtype.int64)
+    if isinstance(key, jax.core.Tracer):
+        arr = jax.random.permutation(key, int(n)).astype(dt)
+    else:
+        arr = _drawn(random.host_generator(key).permutation(int(n)), dt)
     return _finish(arr, requires_grad, device)
 
 

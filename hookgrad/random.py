@@ -56,21 +56,43 @@ def _flat_draw(key, kind, n, lo=-2.0, hi=2.0):
     return jax.random.normal(key, (n,), jnp.float32)
 
 
-_MIN_DRAW = 4096  # small tensors (biases, norms, small layers) all share one sampler
+def host_generator(key):
+    """A NumPy generator seeded by a JAX key's bits: eager draws happen on the host.
+
+    NOTE: drawing with ``jax.random`` eagerly compiles an XLA sampler per kind and size
+    (0.1-0.2 s each on a CPU), which dominated a fresh process's first training steps.
+    Philox keyed by the JAX key keeps ``manual_seed`` reproducible; the numbers differ
+    from the ones drawn inside ``hookgrad.compile`` (and from PyTorch's) either way.
+    """
+    bits = np.asarray(jax.random.key_data(key), np.uint64).reshape(-1)
+    return np.random.Generator(np.random.Philox(key=[int(bits[0]) << 32 | int(bits[1]),
+                                                     int(bits[-1])]))
+
+
+def _host_truncated_normal(rng, n, lo, hi):
+    out = rng.standard_normal(n)
+    bad = (out < lo) | (out > hi)
+    while bad.any():  # rejection: the accepted draws are N(0, 1) restricted to [lo, hi]
+        out[bad] = rng.standard_normal(int(bad.sum()))
+        bad = (out < lo) | (out > hi)
+    return out
 
 
 def draw(kind, shape, *bounds, generator=None):
     """Standard ``"uniform"``, ``"normal"`` or ``"truncated_normal"`` samples of ``shape``.
 
-    Eagerly: a NumPy float64 array. The draw is a flat vector whose length is rounded up
-    to a power of two (at least 4096), sliced on the host, so a few compiled samplers serve
-    every shape (a compilation per shape would dominate building a model). Under tracing
-    (``hookgrad.compile``): a traced JAX array.
+    Eagerly: a NumPy float64 array drawn on the host (:func:`host_generator`). Under
+    tracing (``hookgrad.compile``): a traced JAX array.
     """
     n = int(np.prod(shape, dtype=np.int64))
     key = next_key() if generator is None else generator.next_key()
     if isinstance(key, jax.core.Tracer):
         return _flat_draw(key, kind, max(n, 1), *bounds)[:n].reshape(shape)
-    bucket = max(1 << max(n - 1, 0).bit_length(), _MIN_DRAW)
-    flat = _flat_draw(key, kind, bucket, *(float(b) for b in bounds))
-    return np.asarray(flat, np.float64)[:n].reshape(shape)
+    rng = host_generator(key)
+    if kind == "uniform":
+        flat = rng.random(n)
+    elif kind == "truncated_normal":
+        flat = _host_truncated_normal(rng, n, *(float(b) for b in bounds))
+    else:
+        flat = rng.standard_normal(n)
+    return flat.reshape(shape)

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import random
+from .. import _dtype, random
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -29,7 +29,10 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
 def _write(tensor, value):
     """Store ``value`` (NumPy or JAX) into ``tensor`` in place, unrecorded; bumps its version
     and reaches the tensor it aliases (``.data``/``detach()``)."""
-    arr = jnp.asarray(value, dtype=tensor._data.dtype)
+    if isinstance(value, np.ndarray):  # a host draw: cast there, no XLA program per shape
+        arr = _dtype.from_host(np.array(value, tensor._data.dtype))
+    else:
+        arr = jnp.asarray(value, dtype=tensor._data.dtype)
     if tuple(arr.shape) != tuple(tensor.shape):
         arr = jnp.broadcast_to(arr, tuple(tensor.shape))
     return tensor._write_(arr)

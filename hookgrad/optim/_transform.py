@@ -130,6 +130,19 @@ def _update_fn(cls, statics):
     return jax.jit(update)
 
 
+@functools.lru_cache(maxsize=None)
+def _init_fn(cls, static):
+    """The jitted optax ``init`` of several parameters at once: ``(hparams, arrays) ->
+    states``. NOTE: one program for a group's first step; eagerly, an ``init`` per
+    parameter would compile a zeros program per parameter shape."""
+
+    def init(hp, arrs):
+        return tuple(cls._tx(static, cls._hp_for(static, hp, 0, a.dtype)).init(a)
+                     ._replace(hyperparams={}) for a in arrs)
+
+    return jax.jit(init)
+
+
 class TransformOptimizer(Optimizer):
     """An optimizer whose update is an optax transformation, with one optax state per
     parameter shown under PyTorch's names (see the module docstring)."""
@@ -302,10 +315,13 @@ class TransformOptimizer(Optimizer):
             static = self._static(group)
             hp = self._group_hp(index, group)
             ps, gs, ss = [], [], []
+            missing = [p for p in present if id(p) not in self._slots]
+            fresh = dict(zip(map(id, missing), _init_fn(type(self), static)(
+                hp, tuple(p._data for p in missing)))) if missing else {}
             for p in present:
                 slot = self._slots.get(id(p))
                 if slot is None:
-                    st = self._init_state(static, hp, p._data)
+                    st = fresh[id(p)]
                 elif slot.static != static:  # e.g. momentum turned on: carry the state over
                     st = self._import_one(p, group, self._export(slot)).state
                 else:

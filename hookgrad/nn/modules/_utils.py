@@ -13,9 +13,7 @@ def _array(shape, device, dtype, fill=0.0):
     # built in NumPy and transferred: no compilation per parameter shape
     dt = _dtype.to_jax(dtype if dtype is not None else _dtype.get_default_dtype())
     arr = np.full(tuple(shape), fill, np.dtype(dt))
-    if device is not None:
-        return jax.device_put(arr, _dtype.jax_device(device))
-    return jnp.asarray(arr)
+    return _dtype.from_host(arr, device)
 
 
 def _param(shape, device=None, dtype=None, fill=0.0):

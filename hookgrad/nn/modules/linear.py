@@ -4,6 +4,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ... import _dtype, random
 from ..._tensor import Tensor
@@ -17,7 +18,9 @@ __all__ = ["Identity", "Linear", "Bilinear"]
 def _uniform(shape, bound, dtype):
     """An array of ``shape`` from U(-bound, bound), drawn with a key of the global PRNG."""
     u = random.draw("uniform", shape)
-    return jnp.asarray((u * 2 - 1) * bound, dtype)
+    if isinstance(u, np.ndarray):  # drawn on the host: cast and transfer, no XLA program
+        return _dtype.from_host(((u * 2 - 1) * bound).astype(dtype))
+    return ((u * 2 - 1) * bound).astype(dtype)
 
 
 def _param(shape, bound, device, dtype):

@@ -1,0 +1,70 @@
+"""Making tensors compiles no XLA program: factories, random draws, parameter init and an
+optimizer's first state go through NumPy and ``device_put`` (a compilation per new shape
+dominated a fresh process's first training steps; benchmarks/first_steps.py measures it).
+Random draws stay reproducible under ``manual_seed``."""
+import collections
+
+import jax
+import numpy as np
+import pytest
+
+import hookgrad as hg
+
+
+@pytest.fixture
+def compilations():
+    seen = collections.Counter()
+
+    def listen(event, duration_secs=0.0, **kw):
+        if event.endswith("backend_compile_duration"):
+            seen["n"] += 1
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    yield seen
+    jax.monitoring.unregister_event_duration_listener(listen)
+
+
+# shapes no other test uses, so no program could come from an earlier test's cache
+@pytest.mark.parametrize("make", [
+    lambda: hg.tensor([[1.0, 2.0, 3.0]] * 7),
+    lambda: hg.tensor(np.arange(13)),
+    lambda: hg.from_numpy(np.ones((3, 11), np.float32)),
+    lambda: hg.zeros(5, 17), lambda: hg.ones(17, 5, dtype=hg.int64),
+    lambda: hg.full((2, 19), 3.5),
+    lambda: hg.rand(3, 23), lambda: hg.randn(23, 3, dtype=hg.float64),
+    lambda: hg.randint(0, 9, (29,)), lambda: hg.randperm(31),
+    lambda: hg.nn.init.trunc_normal_(hg.empty(37, 2)),
+    lambda: hg.nn.Linear(41, 3), lambda: hg.nn.Conv2d(2, 43, 3),
+], ids=lambda f: "")
+def test_creating_tensors_compiles_nothing(make, compilations):
+    hg.manual_seed(0)
+    hg.randn(1)  # the generator's own key programs, once per process
+    compilations.clear()
+    make()
+    assert compilations["n"] == 0
+
+
+def test_host_draws_are_reproducible_and_distributed_as_asked():
+    hg.manual_seed(7)
+    a = [hg.rand(4000), hg.randn(4000), hg.randint(3, 6, (4000,))]
+    hg.manual_seed(7)
+    b = [hg.rand(4000), hg.randn(4000), hg.randint(3, 6, (4000,))]
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    u, n, i = (t.numpy() for t in a)
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.03
+    assert abs(n.mean()) < 0.06 and abs(n.std() - 1) < 0.05
+    assert set(np.unique(i)) == {3, 4, 5} and i.dtype == np.int64
+    t = hg.nn.init.trunc_normal_(hg.empty(4000), a=-1.0, b=0.5).numpy()
+    assert -1.0 <= t.min() and t.max() <= 0.5
+    assert sorted(hg.randperm(50).tolist()) == list(range(50))
+
+
+def test_an_optimizers_first_step_initializes_its_state_in_one_program(compilations):
+    m = hg.nn.Sequential(hg.nn.Linear(3, 47), hg.nn.Linear(47, 2))
+    opt = hg.optim.AdamW(m.parameters())
+    for p in m.parameters():
+        p.grad = hg.ones_like(p)
+    compilations.clear()
+    opt.step()
+    assert compilations["n"] <= 2  # the states' init, then the update
+    assert set(opt.state[m[0].weight]) == {"step", "exp_avg", "exp_avg_sq"}
