@@ -29,4 +29,16 @@ KNOWN = {
     293: 'shape @ mask+saved_hooks',
     294: 'shape @ backward',
     298: 'value @ grad',
+    # seeds 300-399 (beyond test_fuzz.py's range; from ``--seeds 300:400``)
+    304: 'shape @ einsum+saved_hooks',
+    309: 'hook-log @ nll_loss+saved_hooks (total_weight not saved)',
+    316: 'raises-only-torch @ setitem',
+    321: 'hook-log @ inputs',
+    324: 'hook-log @ nll_loss+saved_hooks (total_weight not saved)',
+    340: 'structure @ grad',
+    344: 'grad_fn @ inplace',
+    368: 'raises-only-torch @ setitem',
+    377: 'shape @ mask+saved_hooks',
+    390: 'error-type @ index_select (PyTorch CPU: RuntimeError for dim > 0)',
+    396: 'shape @ mask+saved_hooks',
 }
