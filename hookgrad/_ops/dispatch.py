@@ -96,6 +96,16 @@ class Op:
         return fn
 
 
+def _unpack_hooked(node, as_tensors):
+    """The values saved-tensor hooks packed, unpacked in PyTorch's order (the pack order:
+    ``other`` before ``self`` for mm, atan2, ...): ``{argument position: value}``."""
+    stored = node._stored
+    order = [w for w in SAVED_NAMES.pack_order(node._op) if w.__class__ is int]
+    order += [i for i in range(len(stored)) if i not in order]
+    return {i: stored[i].unpack(node, as_tensors) for i in order
+            if i < len(stored) and stored[i].__class__ is SavedTensor}
+
+
 _LIVE = weakref.WeakSet()  # every Op, for forgetting traced programs
 
 
@@ -442,7 +452,8 @@ class OpNode(_Node):
                     else s.unpack(self, as_tensors)]
         vals = []
         consts = iter(self._consts or ())
-        for s in self._stored:
+        hooked = None
+        for i, s in enumerate(self._stored):
             if s.__class__ is tuple:
                 t = s[1]
                 if as_tensors or t._version != s[2] or not t._requires_grad and s[3]:
@@ -453,7 +464,9 @@ class OpNode(_Node):
             elif s is _CONST:
                 vals.append(next(consts))
             elif s.__class__ is SavedTensor:
-                vals.append(s.unpack(self, as_tensors))
+                if hooked is None:
+                    hooked = _unpack_hooked(self, as_tensors)
+                vals.append(hooked[i])
         return vals
 
     def _apply(self, grads, create_graph):

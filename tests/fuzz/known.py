@@ -12,10 +12,8 @@ KNOWN = {
     89: 'hook-log @ conv1d+saved_hooks',
     96: 'raises-only-torch @ add_',
     106: 'hook-log @ layer_norm+saved_hooks',
-    115: 'hook-log @ atan2+saved_hooks (unpack order: PyTorch unpacks other, then self)',
     116: 'hook-log @ cross_entropy+saved_hooks (total_weight not saved)',
     123: 'hook-log @ conv1d+saved_hooks',
-    135: 'value @ multi_output',
     145: 'hook-log @ layer_norm+saved_hooks',
     160: 'hook-log @ nll_loss+saved_hooks',
     203: 'grad_fn @ inplace',
@@ -27,7 +25,6 @@ KNOWN = {
     274: 'hook-log @ cross_entropy+saved_hooks',
     281: 'hook-log @ layer_norm+saved_hooks',
     293: 'shape @ mask+saved_hooks',
-    294: 'shape @ backward',
     298: 'value @ grad',
     # seeds 300-399 (beyond test_fuzz.py's range; from ``--seeds 300:400``)
     304: 'shape @ einsum+saved_hooks',

@@ -74,3 +74,22 @@ def test_lerp_with_a_tensor_weight_saves_what_the_gradients_need(needs):
                                         for t in (a, e, w)]}
     got = same_as_torch(scenario)
     assert got["seen"] == ([[1]] if needs in ("self", "self end") else [[3], [2, 3], [1]])
+
+
+@pytest.mark.parametrize("op", ["mm", "atan2", "mul", "div", "maximum"])
+def test_saved_tensor_hooks_unpack_in_pack_order(op):
+    def scenario(L):
+        a = L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]], requires_grad=True)
+        b = L.tensor([[0.5, 1.0], [1.5, 2.0], [2.5, 3.0]], requires_grad=True)
+        other = b if op == "mm" else b.t().contiguous() * 1.0
+        log = []
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: log.append(("pack", t.tolist())) or t,
+                lambda t: log.append(("unpack", t.tolist())) or t):
+            y = getattr(L, op)(a, other)
+        y.sum().backward()
+        return log
+    log = same_as_torch(scenario)
+    packs = [v for k, v in log if k == "pack"]
+    unpacks = [v for k, v in log if k == "unpack"]
+    assert len(packs) == 2 and unpacks == packs  # unpacked in the order packed
