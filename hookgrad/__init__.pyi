@@ -91,6 +91,7 @@ from . import (
 )
 
 __version__: builtins.str
+newaxis: None
 
 def _foreach_abs(self) -> builtins.tuple[Tensor, ...]: ...
 def _foreach_abs_(self, *args, **kwargs) -> Sequence[Tensor]: ...

@@ -155,6 +155,18 @@ def _reexports(tree):
     return out
 
 
+def _constants(tree, module):
+    """Public names __init__.py assigns (``newaxis = None``), declared with their type."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and not t.id.startswith("_"):
+                    v = getattr(module, t.id)
+                    out.append(f"{t.id}: {'None' if v is None else type(v).__name__}\n")
+    return out
+
+
 def _import(mod, pairs):
     """``from mod import a as a, ...``, one name a line when it would not fit on one."""
     names = [f"{a} as {b}" for a, b in pairs]
@@ -175,7 +187,9 @@ def init_stub():
                   if not m.name.startswith("_"))
     text = [HEADER, "import builtins\n", TYPING, "\n"] + _reexports(tree)
     text.append(_import(".", [(m, m) for m in subs]))
-    text.append("\n__version__: builtins.str\n\n")
+    text.append("\n__version__: builtins.str\n")
+    text += _constants(tree, hookgrad)
+    text.append("\n")
     for name in sorted(FUNCTIONS):
         if getattr(hookgrad, name, None) is FUNCTIONS[name]:  # not replaced by a later import
             text.append(_def(name, FUNCTIONS[name]))
