@@ -25,11 +25,12 @@ from typing import Any
 
 import jax
 
+from ._comm import GradBucket, ReduceOp, Work, all_reduce
 from .device_mesh import DeviceMesh, init_device_mesh
 
 __all__ = ["init_process_group", "is_initialized", "is_available", "get_rank",
            "get_world_size", "barrier", "destroy_process_group", "DeviceMesh",
-           "init_device_mesh"]
+           "init_device_mesh", "GradBucket", "ReduceOp", "Work", "all_reduce"]
 
 _STATE = {"initialized": False, "started_jax": False}
 _NOT_INIT = ("Default process group has not been initialized, please make sure to call "

@@ -11,6 +11,7 @@ as it is (world size 1).
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._compile import sharding as _sharding
 from ..._tensor import Tensor
+from . import _comm_hook
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -96,9 +98,15 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
+        self._comm_hook = None
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         cfg = self.__dict__.get(_sharding.MODULE_ATTR)
+        if self._comm_hook is not None:
+            if cfg is None:   # one device: the hook reduces over a mesh of one
+                cfg = _sharding.Config(jax.sharding.Mesh(jax.devices()[:1], ("data",)),
+                                       batch_axis="data", source="DistributedDataParallel")
+            return _comm_hook.hooked_forward(self, cfg, inputs, kwargs)
         if cfg is not None:   # eagerly: the batch is split over the mesh, ops follow it
             inputs = tuple(_split_batch(x, cfg) for x in inputs)
             kwargs = {k: _split_batch(v, cfg) for k, v in kwargs.items()}
@@ -122,11 +130,52 @@ class DistributedDataParallel(Module):
         yield
 
     def register_comm_hook(self, state: object, hook: Callable[..., Any]) -> None:
-        raise NotImplementedError(
-            "DistributedDataParallel.register_comm_hook: hookgrad's gradients are reduced by "
-            "XLA inside the sharded program (no gradient buckets), so there is no "
-            "communication to hook yet. Use a post-accumulate-grad hook on the parameters "
-            "(p.register_post_accumulate_grad_hook) to act on the reduced gradients instead.")
+        """Reduce the gradients with ``hook(state, bucket) -> Future[Tensor]`` instead of
+        XLA's own all-reduce.
+
+        ::
+
+            register_comm_hook(state, hook)
+
+        ``bucket`` is a ``hookgrad.distributed.GradBucket`` holding this replica's
+        gradients flattened into one ``buffer()``; the hook returns a
+        ``hookgrad.futures.Future`` of the reduced buffer. It runs, traced, in the backward
+        of each shard of the batch inside ``shard_map`` over the mesh's data axis, where
+        ``hookgrad.distributed.all_reduce`` is ``jax.lax.psum``. The built-in hooks are in
+        ``hookgrad.distributed.algorithms.ddp_comm_hooks.default_hooks``. Call it once,
+        before the first backward.
+
+        Example::
+
+            >>> from hookgrad.distributed.algorithms.ddp_comm_hooks import default_hooks
+            >>> ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
+        """
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        _check_comm_hook(hook)
+        self._comm_hook = (state, hook)
+
+
+def _check_comm_hook(hook):
+    from ... import futures
+    from ...distributed import GradBucket
+    if not callable(hook):
+        raise TypeError("Communication hook must be callable.")
+    try:
+        sig = inspect.signature(hook)
+    except (TypeError, ValueError):
+        return
+    if "bucket" not in sig.parameters or len(sig.parameters) != 2:
+        raise TypeError("Communication hook must take two arguments, (state, bucket), got "
+                        f"{getattr(hook, '__qualname__', hook)}{sig}")
+    ann = sig.parameters["bucket"].annotation
+    if ann is not inspect.Parameter.empty and ann != GradBucket and ann != "dist.GradBucket":
+        raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+    ret = sig.return_annotation
+    if ret is not inspect.Signature.empty and ret != futures.Future[Tensor]:
+        raise ValueError("Communication hook: return annotation should be "
+                         "torch.futures.Future[torch.Tensor].")
 
 
 def _default_mesh(device_mesh):

@@ -1,0 +1,1 @@
+"""``hookgrad.distributed.algorithms``: DDP communication hooks (``ddp_comm_hooks``)."""
