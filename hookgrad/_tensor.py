@@ -489,11 +489,23 @@ class Tensor(metaclass=_TensorMeta):
                               "_gen")}
         return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
 
+    @property
+    def placements(self):
+        """How the Tensor's array lies on its device mesh: a ``Shard(dim)`` or
+        ``Replicate()`` per mesh dimension (``hookgrad.distributed.tensor``), or None for
+        an array that is not on a mesh."""
+        fill = PLACEMENTS[0]
+        return None if fill is None or isinstance(self._data, jax.core.Tracer) else \
+            fill(self._data)
+
 
 # NOTE: ``backward()`` runs the engine, which sits above the Tensor; the engine's layer
 # (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
+# ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
+# placements (the placement types live there, above the Tensor)
+PLACEMENTS = [None]
 
 
 def wrap_as(cls, arr):

@@ -27,6 +27,7 @@ import jax
 
 from ._comm import GradBucket, ReduceOp, Work, all_reduce
 from .device_mesh import DeviceMesh, init_device_mesh
+from . import tensor  # noqa: F401  (fills Tensor.placements' slot)
 
 __all__ = ["init_process_group", "is_initialized", "is_available", "get_rank",
            "get_world_size", "barrier", "destroy_process_group", "DeviceMesh",
