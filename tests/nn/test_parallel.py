@@ -61,8 +61,7 @@ def test_ddp_single_process():
         np.testing.assert_allclose(a, _arr(p.grad))
     with ddp.join():
         ddp(x)
-    with pytest.raises(NotImplementedError, match="register_comm_hook"):
-        ddp.register_comm_hook(None, lambda state, bucket: None)
+    ddp.register_comm_hook(None, lambda state, bucket: None)   # tests/test_distributed_comm.py
 
 
 def test_ddp_bad_arguments():

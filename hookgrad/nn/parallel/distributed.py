@@ -43,9 +43,11 @@ class DistributedDataParallel(Module):
     sharded: its array arguments split over the mesh axis along their first dimension
     (``compile(in_shardings=...)`` overrides), parameters replicated. Parameters' hooks see
     the global, batch-reduced gradient (docs/distributed.md). Unlike PyTorch, no process
-    group is needed. ``no_sync()`` and ``join()`` are accepted as context managers (the
-    accumulated ``.grad`` is the same with or without them); ``state_dict()`` keys start
-    with ``module.``.
+    group is needed. ``no_sync()`` accumulates: ``.grad`` after backwards inside it and
+    one outside is PyTorch's after its synchronizing backward (every backward reduces,
+    though: no communication is saved). ``register_comm_hook`` hands the gradients to a
+    hook (``hookgrad.distributed.algorithms.ddp_comm_hooks.default_hooks``) inside
+    ``shard_map``. ``join()`` is accepted; ``state_dict()`` keys start with ``module.``.
 
     Example::
 
@@ -114,8 +116,10 @@ class DistributedDataParallel(Module):
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
-        """Disable gradient synchronization in the block (gradients accumulate locally;
-        with one process they are the same either way)."""
+        """Gradient accumulation: backwards in the block add to ``.grad``, and ``.grad``
+        after the first backward outside it is the sum of all of them, batch-reduced, as
+        PyTorch's. (hookgrad reduces in every backward: inside the block ``.grad`` is
+        already the global gradient, where PyTorch's holds the rank-local sum.)"""
         old = self.require_backward_grad_sync
         self.require_backward_grad_sync = False
         try:
@@ -173,7 +177,8 @@ def _check_comm_hook(hook):
     if ann is not inspect.Parameter.empty and ann != GradBucket and ann != "dist.GradBucket":
         raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
     ret = sig.return_annotation
-    if ret is not inspect.Signature.empty and ret != futures.Future[Tensor]:
+    if ret is not inspect.Signature.empty and ret != futures.Future[Tensor] and \
+            ret != "torch.futures.Future[torch.Tensor]":
         raise ValueError("Communication hook: return annotation should be "
                          "torch.futures.Future[torch.Tensor].")
 
