@@ -92,6 +92,50 @@ def _child_no_sync(mesh, xs):
     return out
 
 
+def _child_no_sync_comm_hook(mesh, xs):
+    """no_sync() with a comm hook: each device accumulates its own gradient share, and
+    the first backward outside reduces the total once, by the hook."""
+    ref = _model()
+    for x in xs:
+        ref(x).pow(2).mean().backward()
+    out = {}
+    for compiled in (False, True):
+        model = _model()
+        ddp = DistributedDataParallel(model, device_mesh=mesh)
+        calls = []
+
+        def hook(state, bucket):
+            state.append(1)
+            return default_hooks.allreduce_hook(None, bucket)
+        ddp.register_comm_hook(calls, hook)
+
+        def micro(x):
+            ddp(x).pow(2).mean().backward()
+        run = hookgrad.compile(micro) if compiled else micro
+        r = {"all_reduce": []}
+        for i, x in enumerate(xs):
+            if i < 2:
+                with ddp.no_sync():
+                    run(x)
+                    if compiled:
+                        r["all_reduce"].append(run.lower(x).as_text().count("all_reduce"))
+                r.setdefault("grad_none", []).append(all(p.grad is None
+                                                         for p in model.parameters()))
+            else:
+                n_calls = len(calls)
+                run(x)
+                r["hook_calls"] = len(calls) - n_calls
+                if compiled:
+                    r["all_reduce"].append(run.lower(x).as_text().count("all_reduce"))
+        r["grads"] = _max_err(_grads(model), _grads(ref))
+        r["local"] = [[str(b._data.sharding.spec), float(np.abs(np.asarray(b)).max())]
+                      for n, b in ddp.named_buffers() if n.startswith("_ddp_local_grad_")]
+        r["state_dict"] = sorted(ddp.state_dict()) == sorted(
+            "module." + k for k in model.state_dict())
+        out["compiled" if compiled else "eager"] = r
+    return out
+
+
 def _child_comm_hooks(mesh, xs):
     x = xs[0]
     ref = _model()
@@ -168,6 +212,7 @@ def _child():
     mesh = init_device_mesh("cpu", (8,), mesh_dim_names=("data",))
     xs = _batches()
     report = {"devices": len(jax.devices()), "no_sync": _child_no_sync(mesh, xs),
+              "no_sync_comm_hook": _child_no_sync_comm_hook(mesh, xs),
               "comm_hooks": _child_comm_hooks(mesh, xs), "eager": _child_eager_sharded()}
     print(json.dumps(report))
 
@@ -194,6 +239,20 @@ def test_distributed_no_sync_accumulates_as_one_device_on_8_devices(report_8_dev
     assert r["grads"] < 1e-5
     assert r["hook_calls"] == 3 and r["hooks"] < 1e-5
     assert r["replicated"]
+
+
+@pytest.mark.parametrize("mode", ["eager", "compiled"])
+def test_distributed_no_sync_with_comm_hook_defers_the_reduction(report_8_devices, mode):
+    r = report_8_devices["no_sync_comm_hook"][mode]
+    # inside no_sync(): no reduction, .grad untouched (each device's share waits in a
+    # buffer split over the data axis); the next backward reduces the total once
+    assert r["grad_none"] == [True, True]
+    assert r["hook_calls"] == 1
+    assert r["grads"] < 1e-5
+    assert r["local"] == [["P('data',)", 0.0]] * 4
+    assert r["state_dict"]          # the accumulators are not in the state_dict
+    if mode == "compiled":
+        assert r["all_reduce"] == [0, 0, 1]
 
 
 @pytest.mark.parametrize("mode", ["eager", "compiled"])

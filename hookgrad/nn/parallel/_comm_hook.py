@@ -16,7 +16,7 @@ import math
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._autograd.function import Function
 from ..._tensor import Tensor
@@ -26,10 +26,15 @@ from ...futures import Future
 
 class _Spec:
     """What one call of the hooked module needs besides its arrays."""
-    __slots__ = ("ddp", "params", "args", "kwargs", "slots", "n_in", "tuple_out", "cfg")
+    __slots__ = ("ddp", "params", "args", "kwargs", "slots", "n_in", "tuple_out", "cfg",
+                 "sync", "local")
 
     def __init__(self, ddp, params, args, kwargs, cfg):
         self.ddp, self.params, self.cfg = ddp, params, cfg
+        # read at forward, as PyTorch's reducer does: a forward inside no_sync() defers
+        # the reduction of its backward
+        self.sync = ddp.require_backward_grad_sync
+        self.local = local_grads(ddp, params, cfg, create=not self.sync)
         self.args, self.kwargs = args, kwargs
         self.slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         self.n_in = len(self.slots)
@@ -51,6 +56,31 @@ def hooked_forward(ddp, cfg, args, kwargs):
                 f"of {n}")
     out = _Hooked.apply(spec, *[args[i] for i in spec.slots], *params)
     return out
+
+
+LOCAL = "_ddp_local_grad_"
+
+
+def local_grads(ddp, params, cfg, create):
+    """The buffers accumulating each device's unreduced gradient shares under ``no_sync()``
+    (``(devices, *parameter.shape)``, split over the data axis): created on first need,
+    outside a compiled step."""
+    bufs = [ddp._buffers.get(f"{LOCAL}{i}") for i in range(len(params))]
+    if all(b is not None for b in bufs):
+        return bufs
+    if not create:
+        return []
+    if any(isinstance(p._data, jax.core.Tracer) for p in params):
+        raise RuntimeError("DistributedDataParallel.no_sync() with a communication hook: enter "
+                           "no_sync() outside the compiled step (it creates the buffers that "
+                           "accumulate each device's gradients)")
+    axis = cfg.batch_axis
+    n = cfg.mesh.shape[axis]
+    where = NamedSharding(cfg.mesh, PartitionSpec(axis))
+    for i, p in enumerate(params):
+        ddp.register_buffer(f"{LOCAL}{i}", Tensor._wrap(jax.device_put(
+            jnp.zeros((n, *p.shape), p._data.dtype), where)), persistent=False)
+    return [ddp._buffers[f"{LOCAL}{i}"] for i in range(len(params))]
 
 
 def _module_fn(spec):
@@ -112,6 +142,8 @@ def _name(hook):
 
 
 def _sharded(spec):
+    """The module per shard of the batch, its parameters' cotangents reduced by the hook
+    (with what ``no_sync()`` accumulated added first)."""
     axis = spec.cfg.batch_axis
     run = _module_fn(spec)
 
@@ -119,20 +151,34 @@ def _sharded(spec):
         return jax.lax.pcast(ps, axis, to="varying")
 
     @jax.custom_vjp
-    def per_shard(ps, xs):
+    def per_shard(ps, xs, acc):
         return run(varying(ps), xs)
 
-    def fwd(ps, xs):
-        return jax.vjp(run, varying(ps), xs)
+    def fwd(ps, xs, acc):
+        out, pull = jax.vjp(run, varying(ps), xs)
+        return out, (pull, acc)
 
-    def bwd(pull, cts):
+    def bwd(res, cts):
+        pull, acc = res
         dps, dxs = pull(cts)
-        return _reduce(spec, dps), dxs
+        if acc:
+            dps = [d + a[0] for d, a in zip(dps, acc)]
+        return _reduce(spec, dps), dxs, [jnp.zeros_like(a) for a in acc]
 
     per_shard.defvjp(fwd, bwd)
     batch = PartitionSpec(axis)
-    return jax.shard_map(per_shard, mesh=spec.cfg.mesh, in_specs=(PartitionSpec(), batch),
-                         out_specs=batch)
+    return jax.shard_map(per_shard, mesh=spec.cfg.mesh,
+                         in_specs=(PartitionSpec(), batch, batch), out_specs=batch)
+
+
+def _sharded_local(spec):
+    """The module per shard of the batch on per-device copies of the parameters
+    (``(devices, *shape)``, split over the data axis): their cotangents are each
+    device's unreduced share, and nothing is communicated."""
+    run = _module_fn(spec)
+    batch = PartitionSpec(spec.cfg.batch_axis)
+    return jax.shard_map(lambda ps, xs: run([p[0] for p in ps], xs), mesh=spec.cfg.mesh,
+                         in_specs=(batch, batch), out_specs=batch)
 
 
 class _Hooked(Function):
@@ -140,14 +186,29 @@ class _Hooked(Function):
     def forward(ctx, spec, *tensors):
         xs = [t._data for t in tensors[:spec.n_in]]
         ps = [t._data for t in tensors[spec.n_in:]]
-        outs, ctx.pull = jax.vjp(_sharded(spec), ps, xs)
+        if spec.sync:
+            acc = [b._data for b in spec.local]
+            outs, ctx.pull = jax.vjp(lambda ps, xs: _sharded(spec)(ps, xs, acc), ps, xs)
+        else:
+            n = spec.cfg.mesh.shape[spec.cfg.batch_axis]
+            copies = [jnp.broadcast_to(p[None], (n, *p.shape)) for p in ps]
+            outs, ctx.pull = jax.vjp(_sharded_local(spec), copies, xs)
         ctx.spec, ctx.avals = spec, [(o.shape, o.dtype) for o in outs]
         res = tuple(Tensor._wrap(o) for o in outs)
         return res if spec.tuple_out else res[0]
 
     @staticmethod
     def backward(ctx, *grads):
+        spec = ctx.spec
         cts = [jnp.zeros(s, d) if g is None else g._data.astype(d)
                for g, (s, d) in zip(grads, ctx.avals)]
         dps, dxs = ctx.pull(cts)
-        return (None, *[Tensor._wrap(d) for d in dxs], *[Tensor._wrap(d) for d in dps])
+        if spec.sync:
+            for b in spec.local:        # reduced: what no_sync() accumulated is spent
+                b._data = b._data * 0
+            grads_p = [Tensor._wrap(d) for d in dps]
+        else:                           # deferred: .grad is left as it is
+            for b, d in zip(spec.local, dps):
+                b._data = b._data + d
+            grads_p = [None] * len(dps)
+        return (None, *[Tensor._wrap(d) for d in dxs], *grads_p)

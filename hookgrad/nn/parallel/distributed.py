@@ -88,8 +88,11 @@ class DistributedDataParallel(Module):
             if len(mesh.axis_names) != 1:
                 raise RuntimeError("DistributedDataParallel: only a 1-D device_mesh is "
                                    f"supported, got the axes {tuple(mesh.axis_names)}")
-            self._compile_sharding = _sharding.Config(mesh, batch_axis=mesh.axis_names[0],
-                                                      source="DistributedDataParallel")
+            axis = mesh.axis_names[0]
+            # the no_sync() accumulators of a comm hook are split over the data axis
+            self._compile_sharding = _sharding.Config(
+                mesh, batch_axis=axis, source="DistributedDataParallel",
+                param_shardings=[(rf"^{_comm_hook.LOCAL}\d+$", PartitionSpec(axis))])
             _replicate(module, self._compile_sharding.replicated)
         self.device_ids = None
         self.output_device = None
@@ -101,18 +104,27 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self._comm_hook = None
+        # NOTE: a compiled step's programs are keyed by its Modules' hook dicts (attributes
+        # named *forward*/*backward* ... *hook*), not by plain attributes: no_sync() marks
+        # this one, so a step traced inside it (reduction deferred) and one traced outside
+        # are two cached programs
+        self._no_sync_backward_hooks = {}
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         cfg = self.__dict__.get(_sharding.MODULE_ATTR)
         if self._comm_hook is not None:
-            if cfg is None:   # one device: the hook reduces over a mesh of one
-                cfg = _sharding.Config(jax.sharding.Mesh(jax.devices()[:1], ("data",)),
-                                       batch_axis="data", source="DistributedDataParallel")
-            return _comm_hook.hooked_forward(self, cfg, inputs, kwargs)
+            return _comm_hook.hooked_forward(self, self._hook_config(), inputs, kwargs)
         if cfg is not None:   # eagerly: the batch is split over the mesh, ops follow it
             inputs = tuple(_split_batch(x, cfg) for x in inputs)
             kwargs = {k: _split_batch(v, cfg) for k, v in kwargs.items()}
         return self.module(*inputs, **kwargs)
+
+    def _hook_config(self):
+        cfg = self.__dict__.get(_sharding.MODULE_ATTR)
+        if cfg is None:   # one device: the hook reduces over a mesh of one
+            cfg = _sharding.Config(jax.sharding.Mesh(jax.devices()[:1], ("data",)),
+                                   batch_axis="data", source="DistributedDataParallel")
+        return cfg
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
@@ -121,11 +133,17 @@ class DistributedDataParallel(Module):
         PyTorch's. (hookgrad reduces in every backward: inside the block ``.grad`` is
         already the global gradient, where PyTorch's holds the rank-local sum.)"""
         old = self.require_backward_grad_sync
+        if self._comm_hook is not None:
+            _comm_hook.local_grads(self, [p for p in self.module.parameters() if
+                                          p.requires_grad], self._hook_config(), create=True)
         self.require_backward_grad_sync = False
+        marks = self._no_sync_backward_hooks
+        self._no_sync_backward_hooks = {"no_sync": None}
         try:
             yield
         finally:
             self.require_backward_grad_sync = old
+            self._no_sync_backward_hooks = marks
 
     @contextlib.contextmanager
     def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
