@@ -44,8 +44,8 @@ class DistributedDataParallel(Module):
     (``compile(in_shardings=...)`` overrides), parameters replicated. Parameters' hooks see
     the global, batch-reduced gradient (docs/distributed.md). Unlike PyTorch, no process
     group is needed. ``no_sync()`` accumulates: ``.grad`` after backwards inside it and
-    one outside is PyTorch's after its synchronizing backward (every backward reduces,
-    though: no communication is saved). ``register_comm_hook`` hands the gradients to a
+    one outside is PyTorch's after its synchronizing backward (deferring the reduction
+    only with a comm hook). ``register_comm_hook`` hands the gradients to a
     hook (``hookgrad.distributed.algorithms.ddp_comm_hooks.default_hooks``) inside
     ``shard_map``. ``join()`` is accepted; ``state_dict()`` keys start with ``module.``.
 
@@ -128,10 +128,11 @@ class DistributedDataParallel(Module):
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
-        """Gradient accumulation: backwards in the block add to ``.grad``, and ``.grad``
-        after the first backward outside it is the sum of all of them, batch-reduced, as
-        PyTorch's. (hookgrad reduces in every backward: inside the block ``.grad`` is
-        already the global gradient, where PyTorch's holds the rank-local sum.)"""
+        """Gradient accumulation: ``.grad`` after the first backward outside the block is
+        the batch-reduced sum of its backward and those inside, as PyTorch's. With a comm
+        hook the reduction waits as in PyTorch: inside, each device's share accumulates
+        in a buffer and ``.grad`` is untouched; the next backward reduces the total once.
+        Without one, every backward reduces (``.grad`` inside is already global)."""
         old = self.require_backward_grad_sync
         if self._comm_hook is not None:
             _comm_hook.local_grads(self, [p for p in self.module.parameters() if
