@@ -173,7 +173,7 @@ def _user_hook(state, bucket):
     state.append([bucket.index(), bool(bucket.is_last()), len(bucket.parameters()),
                   list(bucket.buffer().shape)])
     fut = dist.all_reduce(bucket.buffer(), async_op=True).get_future()
-    return fut.then(lambda f: f.value()[0] / 8)
+    return fut.then(lambda f: f.value()[0] / dist.get_world_size())
 
 
 def _child_eager_sharded():
@@ -361,3 +361,24 @@ def test_distributed_comm_hook_must_return_a_future_of_the_bucket():
     with pytest.raises(RuntimeError, match="DDP communication hooks run inside "
                        "DistributedDataParallel's backward"):
         default_hooks.allreduce_hook(None, None)
+
+
+def test_distributed_comm_hook_registered_after_a_compiled_step_is_used():
+    model = _model()
+    ddp = DistributedDataParallel(model)
+    calls = []
+
+    @hookgrad.compile
+    def step(x):
+        ddp(x).pow(2).mean().backward()
+
+    x = hookgrad.randn(4, 4)
+    step(x)
+    ddp.register_comm_hook(calls, lambda state, bucket: (
+        state.append(1), default_hooks.allreduce_hook(state, bucket))[1])
+    step(x)
+    assert calls == [1] and step.trace_count == 2
+    ref = _model()
+    for _ in range(2):
+        ref(x).pow(2).mean().backward()
+    assert _max_err(_grads(model), _grads(ref)) < 1e-5

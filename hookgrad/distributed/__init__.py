@@ -25,7 +25,7 @@ from typing import Any
 
 import jax
 
-from ._comm import GradBucket, ReduceOp, Work, all_reduce
+from ._comm import GradBucket, ReduceOp, Work, all_reduce, hook_world_size
 from .device_mesh import DeviceMesh, init_device_mesh
 from . import tensor  # noqa: F401  (fills Tensor.placements' slot)
 
@@ -129,7 +129,11 @@ def get_rank(group: Any = None) -> int:
 
 
 def get_world_size(group: Any = None) -> int:
-    """The number of processes, ``jax.process_count()``."""
+    """The number of processes, ``jax.process_count()``; inside a DDP communication hook,
+    the number of replicas it reduces over (the devices of the mesh's data axis)."""
+    replicas = hook_world_size()
+    if replicas is not None:
+        return replicas
     _require()
     return jax.process_count()
 

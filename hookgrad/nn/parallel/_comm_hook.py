@@ -54,8 +54,7 @@ def hooked_forward(ddp, cfg, args, kwargs):
                 f"{tuple(t.shape)} cannot be split over the {n} devices of mesh axis "
                 f"{cfg.batch_axis!r} along its first dimension; make the batch a multiple "
                 f"of {n}")
-    out = _Hooked.apply(spec, *[args[i] for i in spec.slots], *params)
-    return out
+    return _Hooked.apply(spec, *[args[i] for i in spec.slots], *params)
 
 
 LOCAL = "_ddp_local_grad_"

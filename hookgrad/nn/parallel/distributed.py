@@ -105,10 +105,10 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
         self._comm_hook = None
         # NOTE: a compiled step's programs are keyed by its Modules' hook dicts (attributes
-        # named *forward*/*backward* ... *hook*), not by plain attributes: no_sync() marks
-        # this one, so a step traced inside it (reduction deferred) and one traced outside
-        # are two cached programs
-        self._no_sync_backward_hooks = {}
+        # named *forward*/*backward* ... *hook*), not by plain attributes: a comm hook and
+        # no_sync() mark this one, so a step traced with a different reduction (the hook's,
+        # or deferred) is another cached program
+        self._reduction_backward_hooks = {}
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         cfg = self.__dict__.get(_sharding.MODULE_ATTR)
@@ -138,13 +138,13 @@ class DistributedDataParallel(Module):
             _comm_hook.local_grads(self, [p for p in self.module.parameters() if
                                           p.requires_grad], self._hook_config(), create=True)
         self.require_backward_grad_sync = False
-        marks = self._no_sync_backward_hooks
-        self._no_sync_backward_hooks = {"no_sync": None}
+        marks = self._reduction_backward_hooks
+        self._reduction_backward_hooks = {**marks, "no_sync": None}
         try:
             yield
         finally:
             self.require_backward_grad_sync = old
-            self._no_sync_backward_hooks = marks
+            self._reduction_backward_hooks = marks
 
     @contextlib.contextmanager
     def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
@@ -178,6 +178,7 @@ class DistributedDataParallel(Module):
                                "called once.")
         _check_comm_hook(hook)
         self._comm_hook = (state, hook)
+        self._reduction_backward_hooks = {**self._reduction_backward_hooks, "comm_hook": None}
 
 
 def _check_comm_hook(hook):
