@@ -13,7 +13,12 @@ the program accesses: a proxy for the share of step time spent communicating.
 On a CPU the simulated devices share the same cores, so the times are a smoke test: the
 figure that matters is measured on accelerators.
 
-    python benchmarks/scaling.py [--quick] [--devices 1,2,4,8]
+    python benchmarks/scaling.py [--quick] [--devices 1,2,4,8] [--comm-hook bf16]
+
+``--comm-hook allreduce|fp16|bf16`` wraps the model in ``DistributedDataParallel`` with
+that default communication hook (the gradients' all-reduce in shard_map, in fp16/bf16 for
+the compression hooks; XLA's CPU backend widens a 16-bit all-reduce to f32 when it
+compiles, so on a CPU the collective bytes do not change: compare on GPUs/TPUs).
 
 Last line: ``scaling_time_ratio_8_vs_1: X`` (step time on 8 devices over 1 device).
 """
@@ -47,7 +52,7 @@ def collective_bytes(hlo):
     return total
 
 
-def child(n, steps):
+def child(n, steps, comm_hook=None):
     import jax
     import numpy as np
     from jax.sharding import PartitionSpec as P
@@ -68,9 +73,16 @@ def child(n, steps):
     model[2].register_full_backward_hook(lambda m, gin, gout: (gin[0].clamp(-1, 1),))
     model[0].weight.register_hook(lambda g: g * 0.5)
 
+    net = model
+    if comm_hook:
+        from hookgrad.distributed.algorithms.ddp_comm_hooks import default_hooks
+        net = nn.parallel.DistributedDataParallel(model, device_mesh=mesh)
+        name = "allreduce_hook" if comm_hook == "allreduce" else f"{comm_hook}_compress_hook"
+        net.register_comm_hook(None, getattr(default_hooks, name))
+
     def step(x, y):
         opt.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
+        loss = ((net(x) - y) ** 2).mean()
         loss.backward()
         opt.step()
         return loss
@@ -100,11 +112,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 timed steps instead of 50")
     ap.add_argument("--devices", default="1,2,4,8")
+    ap.add_argument("--comm-hook", choices=("allreduce", "fp16", "bf16"),
+                    help="DistributedDataParallel with this default communication hook")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     steps = 10 if args.quick else 50
     if args.child:
-        return child(args.child, steps)
+        return child(args.child, steps, args.comm_hook)
     import jax  # noqa: F401 - only to know the platform; children own their devices
     rows = []
     for n in map(int, args.devices.split(",")):
@@ -115,6 +129,8 @@ def main():
         cmd = [sys.executable, os.path.abspath(__file__), "--child", str(n)]
         if args.quick:
             cmd.append("--quick")
+        if args.comm_hook:
+            cmd += ["--comm-hook", args.comm_hook]
         out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         if out.returncode:
             sys.exit(f"{n} devices failed:\n{out.stderr[-2000:]}")
