@@ -29,6 +29,18 @@ def _check_can_require_grad(dt):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
 
 
+class Pending:
+    """An op's output whose computation is deferred (hookgrad/_ops/lazy.py): what runs it
+    and its abstract value. ``value`` is set once it has run; ``ref`` (a weak reference
+    to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it."""
+
+    __slots__ = ("fn", "op", "key", "args", "aval", "shape", "dtype", "ndim", "depth",
+                 "value", "ref", "saved")
+
+
+FORCE = [None]  # computes a Pending's value: hookgrad/_ops/lazy.py fills the slot
+
+
 class _TensorMeta(type):
     def __getattr__(cls, name):
         # ``hookgrad.Tensor.foo`` for a PyTorch method hookgrad lacks
@@ -42,7 +54,7 @@ class Tensor(metaclass=_TensorMeta):
     ``AccumulateGrad`` node) are class defaults overridden per instance.
     """
 
-    __slots__ = ("_data", "grad_fn", "_output_nr", "_requires_grad", "_version",
+    __slots__ = ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_version",
                  "__dict__", "__weakref__")
     _grad = None
     _acc = None            # AccumulateGrad node of a leaf, created on first need
@@ -64,7 +76,7 @@ class Tensor(metaclass=_TensorMeta):
     # KEY fields are the same objects (``hookgrad._compile.replay``); the LOCAL ones are
     # eager-only aliasing that a trace neither writes nor depends on. A new field goes in
     # one of them: tests/test_compile_tensor_fields.py fails on a field in none.
-    _COMPILE_SNAPSHOT = ("_data", "_grad", "_version", "grad_fn", "_output_nr",
+    _COMPILE_SNAPSHOT = ("_arr", "_grad", "_version", "grad_fn", "_output_nr",
                          "_requires_grad")
     _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
                     "_post_acc_hooks", "_acc")
@@ -84,11 +96,25 @@ class Tensor(metaclass=_TensorMeta):
         if requires_grad:
             self.requires_grad_(True)
 
+    # ---- the array
+    @property
+    def _data(self):
+        """The ``jax.Array``. ``_arr`` holds it, or a ``Pending`` op output not computed
+        yet (hookgrad/_ops/lazy.py), computed here on first read."""
+        v = self._arr
+        if v.__class__ is Pending:
+            v = self._arr = v.value if v.value is not None else FORCE[0](v)
+        return v
+
+    @_data.setter
+    def _data(self, arr):
+        self._arr = arr
+
     # ---- construction helpers (internal)
     @classmethod
     def _wrap(cls, arr, grad_fn=None, output_nr=0):
         t = object.__new__(cls)
-        t._data = arr
+        t._arr = arr
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._requires_grad = grad_fn is not None
@@ -307,26 +333,28 @@ class Tensor(metaclass=_TensorMeta):
         _views.new_storage(self)
 
     # ---- metadata
+    # NOTE: metadata reads ``_arr``: a pending value knows its shape and dtype, so asking
+    # them computes nothing
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return Size(self._arr.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[dim]
+            return Size(self._arr.shape)
+        return self._arr.shape[dim]
 
     def dim(self):
-        return self._data.ndim
+        return self._arr.ndim
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return self._data.ndim
+        return self._arr.ndim
 
     def numel(self):
-        return math.prod(self._data.shape)
+        return math.prod(self._arr.shape)
 
     nelement = numel
 
@@ -335,7 +363,7 @@ class Tensor(metaclass=_TensorMeta):
 
     @property
     def dtype(self):
-        return _dtype.from_jax(self._data.dtype)
+        return _dtype.from_jax(self._arr.dtype)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -546,7 +574,7 @@ def _check_concrete(t, what):
 
 
 def _init(t, arr):
-    t._data = arr
+    t._arr = arr
     t.grad_fn = None
     t._output_nr = 0
     t._requires_grad = False

@@ -14,7 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _mode
-from .._tensor import Tensor
+from .._tensor import Pending, Tensor
+from . import lazy as _lazy
 from .._autograd import anomaly_mode
 from .._autograd import grad_mode
 from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
@@ -68,7 +69,8 @@ class Op:
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "names", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "__weakref__")
+                 "names", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "_avals",
+                 "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
                  nondiff=(), names=None):
@@ -80,6 +82,7 @@ class Op:
         self.names, self._spec = names, None
         self._fwd_cache = {}
         self._vjp_cache = {}
+        self._avals = {}  # argument types -> output type, once run (_ops/lazy.py)
         self._node_cls = None if node is None else node_class(node)
         _LIVE.add(self)
 
@@ -115,6 +118,8 @@ def _forget_programs():
     for op in list(_LIVE):
         op._fwd_cache.clear()
         op._vjp_cache.clear()
+        op._avals.clear()
+    _lazy.forget()
 
 
 _dtype.ON_DEFAULT_CHANGE.append(_forget_programs)
@@ -134,22 +139,46 @@ def apply(op, args, statics=None, out=None):
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
+    pending = False  # an argument not computed yet (_ops/lazy.py)
+    deferrable = out is None and op.jit and _lazy_state["enabled"]
     arrs = []
     for a in args:
         if isinstance(a, Tensor):
-            arrs.append(a._data)
+            v = a._arr
+            arrs.append(v)
             if a._requires_grad:
                 req = True
+            c = v.__class__
+            if c is Pending:
+                pending = True
+            elif c is not _ARRAY:
+                deferrable = False  # a tracer: the compiled and functional modes
         else:
             arrs.append(a)
+            if a.__class__ not in _SCALARS:
+                deferrable = False
     if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
         return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None
     if out is None:
+        learn = None
+        if deferrable:
+            res = _defer(op, key, fn, arrs)
+            if res.__class__ is Pending:
+                t = _record(op, key, args, res) if record else _wrap(res)
+                res.ref = _weakref(t)
+                return t
+            learn = res  # first call with these argument types: run it now
+        if pending:
+            arrs = [_value(v) for v in arrs]
         res = fn(*arrs)
+        if learn is not None:
+            _learn(op, learn, res)
         if record:
             return _record(op, key, args, res)
         return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
+    if pending:
+        arrs = [_value(v) for v in arrs]
     if out._view is not None or out._views is not None:  # a view, or a base of views
         return _alias_inplace[0](op, key, args, arrs, fn, out, record)
     _check_inplace(out, record)
@@ -163,6 +192,8 @@ def apply(op, args, statics=None, out=None):
 
 
 _wrap = Tensor._wrap
+_defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
+_lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _alias_inplace = [None]  # in-place on a view or base: hookgrad/_ops/views.py fills the slot
 
 
@@ -241,12 +272,14 @@ def _record(op, key, args, res, out=None, shadow=None):
                 elif a._requires_grad:
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
-            arr = a._data
+            arr = a._arr  # NOTE: maybe pending: saving it computes nothing
             if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
                 av = arr.aval
                 if av.dtype in INEXACT:
                     stored.append(av)  # shape and dtype only
                     continue
+            if arr.__class__ is Pending:
+                arr.saved = True
             if not has_saved:
                 has_saved = 2 if open_contexts[0] and _hooked() else 1
             # a plain tuple (cheaper than a SavedTensor); with hooks, packed below
@@ -272,7 +305,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     if out is None and res.__class__ is not tuple:  # one fresh output: the common case
         node._meta = m = res.aval  # shape and dtype, for zeros when no gradient arrives
         result = t = _new(Tensor)  # Tensor._wrap, inlined
-        t._data = res
+        t._arr = res
         t._version = t._output_nr = 0
         if m.dtype in INEXACT:
             t.grad_fn = node
@@ -288,7 +321,10 @@ def _record(op, key, args, res, out=None, shadow=None):
             _pack(node, stored, t)
             has_saved = 2
         else:  # a weak reference for the version check: the output holds the node
-            node._out_saved = (t._data, _weakref(t), t._version)
+            v = t._arr
+            node._out_saved = (v, _weakref(t), t._version)
+            if v.__class__ is Pending:
+                v.saved = True
             has_saved = 1
     node._has_saved = has_saved
     if out is not None:
@@ -448,8 +484,9 @@ class OpNode(_Node):
         """The vjp's leading arguments: saved values (version-checked) and constants."""
         if self._op.save is OUT:
             s = self._out_saved
-            return [unpack_output(s, self, as_tensors) if s.__class__ is tuple
-                    else s.unpack(self, as_tensors)]
+            v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
+                else s.unpack(self, as_tensors)
+            return [_value(v)]
         vals = []
         consts = iter(self._consts or ())
         hooked = None
@@ -458,9 +495,10 @@ class OpNode(_Node):
                 t = s[1]
                 if as_tensors or t._version != s[2] or not t._requires_grad and s[3]:
                     # rebuild a Tensor, or raise (modified, or a non-leaf detached in place)
-                    vals.append(unpack_plain(s, self, as_tensors))
+                    vals.append(_value(unpack_plain(s, self, as_tensors)))
                 else:
-                    vals.append(s[0])
+                    v = s[0]
+                    vals.append(v if v.__class__ is not Pending else _value(v))
             elif s is _CONST:
                 vals.append(next(consts))
             elif s.__class__ is SavedTensor:

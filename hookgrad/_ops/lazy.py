@@ -1,0 +1,208 @@
+"""Deferred forward: an op output that nobody has read yet is recorded, not run; the first
+read runs the pending ops behind it together, as one XLA call once that segment repeats.
+
+Eagerly, each op is one JAX dispatch (a few microseconds of runtime on a CPU, more than
+PyTorch spends on the whole op). Here ``apply`` returns a Tensor holding a ``Pending``
+(what to run, and the output's shape and dtype), and records its node as usual: nodes,
+hooks, ``_version`` and ``requires_grad`` never wait. Reading the array (``t._data``:
+printing, ``.item()``, an in-place write, a non-deferred op, the backward unpacking what
+a node saved) runs every pending op it depends on.
+
+What a user can see stays eager's: an op is deferred only for argument shapes and dtypes
+it has already run with (its first call runs eagerly and raises any error then), only on
+concrete single-device arrays (never on tracers, so the compiled and functional modes see
+no change), and only ops without data-dependent shapes (``Op.jit``). A segment's first
+sightings run op by op through the ops' own jitted programs; from the ``COMPILE_AT``-th
+on, it is one jitted program (the tiering ``_ops/fusion.py`` uses for backward chains).
+"""
+import collections
+import contextlib
+import threading
+
+import jax
+
+from .._tensor import FORCE, Pending
+
+MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
+COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
+CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
+SCALARS = frozenset((int, float, bool, complex))  # Python operands a deferred op may take
+ARRAY = type(jax.numpy.zeros(()))  # a concrete array (jaxlib's ArrayImpl)
+_state = {"enabled": True}
+_seen = {}        # segment keys run op by op, with their counts
+_compiled = collections.OrderedDict()  # segment key -> its jitted program
+_lock = threading.RLock()
+_new = object.__new__
+
+try:  # NOTE: private, but the one cheap way to know no JAX trace is active
+    from jax._src.core import trace_state_clean as _clean
+except ImportError:  # pragma: no cover - a JAX without it: always evaluate eagerly
+    def _clean():
+        return False
+
+
+class set_lazy_forward:
+    """Defer op outputs until read (on by default); as a context manager it restores the
+    previous setting on exit. Off, every op runs when called."""
+
+    def __init__(self, enabled):
+        self.prev = _state["enabled"]
+        _state["enabled"] = bool(enabled)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state["enabled"] = self.prev
+
+
+def defer(op, key, fn, arrs):
+    """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers),
+    or the signature to ``learn`` after running it eagerly, or None when it cannot wait."""
+    sig = [key]
+    depth = 0
+    for v in arrs:
+        c = v.__class__
+        if c is Pending:
+            sig.append(v.aval)
+            if v.value is None and v.depth > depth:
+                depth = v.depth
+        elif c is ARRAY:
+            if v._committed:  # placed on a device by the user: eager keeps its checks
+                return None
+            sig.append(v.aval)
+        else:
+            sig.append(c)
+    sig = tuple(sig)
+    av = op._avals.get(sig)
+    if av is None:
+        return sig
+    if depth >= MAX_DEPTH:
+        return None
+    p = _new(Pending)
+    p.op, p.key, p.fn, p.args = op, key, fn, arrs
+    p.aval, p.shape, p.dtype, p.ndim = av, av.shape, av.dtype, av.ndim
+    p.depth, p.value, p.ref, p.saved = depth + 1, None, None, False
+    return p
+
+
+def learn(op, sig, res):
+    """Remember the output's abstract value of ``op`` on ``sig`` (after an eager run)."""
+    if res.__class__ is ARRAY and not res._committed:
+        op._avals[sig] = res.aval
+
+
+def value(v):
+    """``v``'s array: computed if it is a ``Pending``."""
+    if v.__class__ is not Pending:
+        return v
+    return v.value if v.value is not None else force(v)
+
+
+def force(p):
+    """Run ``p`` and every pending op behind it; returns ``p``'s array."""
+    with _lock:
+        if p.value is None:
+            nodes = _behind(p)
+            # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending
+            # value made outside it is still computed concretely: never a leaked tracer
+            ctx = contextlib.nullcontext() if _clean() else jax.ensure_compile_time_eval()
+            with ctx:
+                if len(nodes) == 1:
+                    _run_one(p)
+                else:
+                    _run_segment(nodes)
+        return p.value
+
+
+def _behind(p):
+    """The pending ops ``p`` needs, ``p`` last, each after its arguments."""
+    order = []
+    seen = {p}
+    stack = [(p, False)]
+    while stack:
+        q, ready = stack.pop()
+        if ready:
+            order.append(q)
+            continue
+        stack.append((q, True))
+        for a in q.args:
+            if a.__class__ is Pending and a.value is None and a not in seen:
+                seen.add(a)
+                stack.append((a, False))
+    return order
+
+
+def _run_one(q):
+    q.value = q.fn(*[a.value if a.__class__ is Pending else a for a in q.args])
+    q.args = q.fn = None
+
+
+def _run_segment(nodes):
+    index = {q: k for k, q in enumerate(nodes)}
+    leaves = []
+    struct = []
+    for q in nodes:
+        spec = []
+        for a in q.args:
+            c = a.__class__
+            if c is Pending:
+                k = index.get(a)
+                if k is not None:
+                    spec.append(k)  # an earlier op of the segment
+                    continue
+                a = a.value
+                c = ARRAY
+            spec.append(a.aval if c is ARRAY else c)
+            leaves.append(a)
+        struct.append((q.op, q.key, tuple(spec)))
+    # NOTE: only values something may read leave the program: XLA fuses the rest away
+    # (a pending op nobody reads keeps its arguments, so a later read can still run it)
+    outs = tuple(k for k, q in enumerate(nodes)
+                 if q.saved or q.ref is None or q.ref() is not None)
+    key = (tuple(struct), outs)
+    fn = _compiled.get(key)
+    if fn is not None:
+        _compiled.move_to_end(key)
+    else:
+        n = _seen.get(key, 0) + 1
+        if n < COMPILE_AT:
+            if len(_seen) > 16 * CACHE_SIZE:
+                _seen.clear()
+            _seen[key] = n
+            for q in nodes:  # each op's own jitted program, as eagerly
+                _run_one(q)
+            return
+        _seen.pop(key, None)
+        fn = _compiled[key] = jax.jit(_program(struct, outs))
+        if len(_compiled) > CACHE_SIZE:
+            _compiled.popitem(last=False)
+    for k, v in zip(outs, fn(*leaves)):
+        q = nodes[k]
+        q.value = v
+        q.args = q.fn = None
+
+
+def _program(struct, outs):
+    """The segment as one function of its leaves: each op's forward in order; returns the
+    values at positions ``outs``."""
+    ops = [(op.fwd, dict(key), spec) for op, key, spec in struct]
+
+    def run(*leaves):
+        vals = []
+        it = iter(leaves)
+        for f, statics, spec in ops:
+            vals.append(f(*[vals[s] if s.__class__ is int else next(it) for s in spec],
+                          **statics))
+        return [vals[k] for k in outs]
+    return run
+
+
+def forget():
+    """Drop compiled segments and every op's learned output types (a new default dtype)."""
+    with _lock:
+        _seen.clear()
+        _compiled.clear()
+
+
+FORCE[0] = force
