@@ -34,8 +34,12 @@ class Pending:
     and its abstract value. ``value`` is set once it has run; ``ref`` (a weak reference
     to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it."""
 
-    __slots__ = ("fn", "op", "key", "args", "aval", "shape", "dtype", "ndim", "depth",
-                 "value", "ref", "saved")
+    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved")
+
+    # the array's metadata, for the Tensor's (asking computes nothing)
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
 
 
 FORCE = [None]  # computes a Pending's value: hookgrad/_ops/lazy.py fills the slot

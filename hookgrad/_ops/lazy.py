@@ -17,6 +17,7 @@ on, it is one jitted program (the tiering ``_ops/fusion.py`` uses for backward c
 """
 import collections
 import contextlib
+import operator
 import threading
 
 import jax
@@ -33,6 +34,7 @@ _seen = {}        # segment keys run op by op, with their counts
 _compiled = collections.OrderedDict()  # segment key -> its jitted program
 _lock = threading.RLock()
 _new = object.__new__
+_BIG = 2 ** 63
 
 try:  # NOTE: private, but the one cheap way to know no JAX trace is active
     from jax._src.core import trace_state_clean as _clean
@@ -72,6 +74,8 @@ def defer(op, key, fn, arrs):
                 return None
             sig.append(v.aval)
         else:
+            if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
+                return None
             sig.append(c)
     sig = tuple(sig)
     av = op._avals.get(sig)
@@ -80,8 +84,7 @@ def defer(op, key, fn, arrs):
     if depth >= MAX_DEPTH:
         return None
     p = _new(Pending)
-    p.op, p.key, p.fn, p.args = op, key, fn, arrs
-    p.aval, p.shape, p.dtype, p.ndim = av, av.shape, av.dtype, av.ndim
+    p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
     p.depth, p.value, p.ref, p.saved = depth + 1, None, None, False
     return p
 
@@ -116,21 +119,22 @@ def force(p):
 
 
 def _behind(p):
-    """The pending ops ``p`` needs, ``p`` last, each after its arguments."""
-    order = []
+    """The pending ops ``p`` needs, ``p`` last, each after its arguments (an op is deeper
+    than each pending argument it had when made, so sorting by depth orders them)."""
+    found = [p]
     seen = {p}
-    stack = [(p, False)]
+    stack = [p]
     while stack:
-        q, ready = stack.pop()
-        if ready:
-            order.append(q)
-            continue
-        stack.append((q, True))
-        for a in q.args:
+        for a in stack.pop().args:
             if a.__class__ is Pending and a.value is None and a not in seen:
                 seen.add(a)
-                stack.append((a, False))
-    return order
+                found.append(a)
+                stack.append(a)
+    found.sort(key=_depth)
+    return found
+
+
+_depth = operator.attrgetter("depth")
 
 
 def _run_one(q):

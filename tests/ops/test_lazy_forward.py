@@ -1,0 +1,155 @@
+"""Deferred forward (hookgrad/_ops/lazy.py): an op output nobody has read is computed when
+read, a repeated segment of pending ops as one compiled program. Nothing a user can see
+changes: values and gradients, errors at the call that causes them, ``_version``, saved-
+tensor checks; a pending value read inside a trace is concrete."""
+import collections
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hookgrad as hg
+from hookgrad._ops import lazy
+from hookgrad._tensor import Pending
+from tests.differential import raises, same_as_torch
+
+X = [[0.1, -0.4, 0.7], [0.3, 0.2, -0.9]]
+RUNS = lazy.COMPILE_AT + 1  # op by op, then compiled, then cached
+
+
+@pytest.fixture
+def cache(monkeypatch):
+    """An empty segment cache for the test: what it compiles is what it counts."""
+    monkeypatch.setattr(lazy, "_seen", {})
+    monkeypatch.setattr(lazy, "_compiled", collections.OrderedDict())
+    return lazy
+
+
+def chain(x, c):
+    y = x
+    for _ in range(3):
+        y = ((y * c).sin() + c).tanh()
+    return y
+
+
+def jax_chain(x, c):
+    y = x
+    for _ in range(3):
+        y = jnp.tanh(jnp.sin(y * c) + c)
+    return y.sum()
+
+
+def test_a_repeated_segment_compiles_once_and_gives_eager_values(cache):
+    x = hg.tensor(X, requires_grad=True)
+    c = hg.tensor(0.5)
+    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
+    for _ in range(RUNS):
+        x.grad = None
+        y = chain(x, c)
+        assert y._arr.__class__ is Pending  # nothing ran yet
+        assert y.shape == (2, 3) and y.dtype is hg.float32  # metadata runs nothing
+        assert y._arr.__class__ is Pending
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(y.detach().numpy(), np.tanh(np.sin(
+            np.tanh(np.sin(np.tanh(np.sin(np.array(X) * .5) + .5) * .5) + .5) * .5) + .5),
+            rtol=1e-5)
+    assert len(cache._compiled) == 1
+
+
+def test_turned_off_every_op_runs_when_called(cache):
+    x = hg.tensor(X)
+    with lazy.set_lazy_forward(False):
+        for _ in range(RUNS):
+            assert chain(x, 0.5)._arr.__class__ is not Pending
+    assert lazy._state["enabled"]
+    assert not cache._compiled and not cache._seen
+
+
+def test_a_value_dropped_unread_is_recomputed_for_a_later_reader(cache):
+    x = hg.tensor(X)
+    for _ in range(RUNS):
+        a = x * 2
+        b, c = a + 1, a + 2
+        del a  # nobody can read it: the first segment does not return it
+        np.testing.assert_allclose(b.numpy(), np.array(X) * 2 + 1, rtol=1e-6)
+        np.testing.assert_allclose(c.numpy(), np.array(X) * 2 + 2, rtol=1e-6)
+
+
+def test_ops_sharing_pending_arguments_run_after_them(cache):
+    x = hg.tensor(X, requires_grad=True)
+    want = jax.grad(lambda a: (a * 2 + jnp.sin(a * 2) * (a * 2)).sum())(jnp.asarray(X))
+    for _ in range(RUNS):
+        x.grad = None
+        a = x * 2
+        d = a + a.sin() * a  # a diamond: a feeds sin, mul and add
+        d.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5)
+
+
+def test_a_shape_error_is_raised_by_the_op_that_causes_it():
+    def f(torch):
+        a = torch.ones(2, 3)
+        for _ in range(RUNS):
+            b = a * 2  # its signature is known: deferred
+        # a new signature runs now, and fails now
+        return raises(lambda: b + torch.ones(4)), b.tolist()
+    got = same_as_torch(f)
+    assert got[0]["raises"] == "RuntimeError" and "must match the size" in got[0]["message"]
+
+
+def test_an_inplace_write_on_a_pending_value_bumps_its_version_and_fails_backward():
+    def f(torch):
+        x = torch.tensor(X, requires_grad=True)
+        for _ in range(RUNS):
+            a = x * 2
+            b = a.sin()  # saves a
+            a.mul_(3)
+        err = raises(lambda: b.sum().backward())
+        return a._version, err["raises"], err["message"].split(":")[0], a.tolist()
+    got = same_as_torch(f)
+    assert got[:3] == (1, "RuntimeError", "one of the variables needed for gradient "
+                       "computation has been modified by an inplace operation")
+
+
+def test_a_pending_value_read_inside_a_trace_is_concrete():
+    x = hg.tensor(X)
+    for _ in range(RUNS):
+        y = (x * 2).sin()
+    assert y._arr.__class__ is Pending
+    seen = []
+
+    @jax.jit
+    def f(a):
+        seen.append(y._data)
+        return a + y._data
+    out = f(jnp.ones((2, 3)))
+    assert not isinstance(seen[0], jax.core.Tracer)
+    np.testing.assert_allclose(out, 1 + np.sin(np.array(X) * 2), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), np.sin(np.array(X) * 2), rtol=1e-6)
+
+
+def test_the_compiled_mode_sees_values_made_eagerly():
+    x = hg.tensor(X)
+    for _ in range(RUNS):
+        y = (x * 2).sin()
+
+    @hg.compile
+    def step(a):
+        return a + y
+    np.testing.assert_allclose(step(hg.ones(2, 3)).numpy(), 1 + np.sin(np.array(X) * 2),
+                               rtol=1e-6)
+
+
+def test_a_new_default_dtype_forgets_learned_types(cache):
+    x = hg.tensor([1, 2, 3])
+    for _ in range(RUNS):
+        y = x * 1.5
+    assert y.dtype is hg.float32
+    try:
+        hg.set_default_dtype(hg.float64) if jax.config.read("jax_enable_x64") else None
+        y = x * 1.5
+        assert y.dtype is hg.get_default_dtype()
+    finally:
+        hg.set_default_dtype(hg.float32)
