@@ -1,17 +1,20 @@
 """Eager overhead: a chain of 200 elementwise ops, forward + backward.
 
 Times, in one run and interleaved (best of several):
-  (a) hookgrad eager (tape, hooks dispatch, bookkeeping), and the same with backward
-      fusion off (``hg_unfused``: every node its own vjp call, as in the floor below);
+  (a) hookgrad eager (tape, hooks dispatch, bookkeeping), the same with every op run when
+      called (``hg_op_by_op``: deferred forward off, hookgrad/_ops/lazy.py), and with
+      backward fusion off too (``hg_unfused``: every op and every node its own JAX call,
+      as in the floor below);
   (b) the floor any JAX eager library pays: each op's forward as a jit-cached JAX function
       and its backward as a jit-cached jax.vjp, called op by op from Python;
   (c) PyTorch eager, when installed.
-Prints per-op microseconds and, last, ``eager_overhead_ratio_vs_jax_floor: X`` at 64x64
-(the 1024x1024 ratio, where both are compute-bound, is printed before it; 64x64 runs
-first). hookgrad's
-backward runs chains of hook-free nodes as one compiled program (from the second
+Prints per-op microseconds, ``eager_overhead_ratio_vs_torch: X`` and, last,
+``eager_overhead_ratio_vs_jax_floor: X`` at 64x64 (the 1024x1024 ratio, where both are
+compute-bound, is printed before them; 64x64 runs first). hookgrad defers an op's output
+until it is read and runs a repeated segment of deferred ops as one compiled program, and
+its backward runs chains of hook-free nodes as one compiled program (from the second
 backward of a graph shape on; ``hookgrad.autograd.set_backward_fusion``): that is how it
-can beat the floor, whose backward is one dispatch per node.
+can beat the floor, which pays one dispatch per op and per node.
 
     python benchmarks/eager_overhead.py [--quick]
 """
@@ -23,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import hookgrad as hg
+from hookgrad._ops import lazy
 
 OPS = ("mul", "add", "sin", "tanh")
 N_OPS = 200
@@ -66,13 +70,13 @@ def make_floor():
     return run
 
 
-def run_hookgrad(x_np, c_np, fused=True):
+def run_hookgrad(x_np, c_np, fused=True, deferred=True):
     x = hg.tensor(x_np, requires_grad=True)
     c = hg.tensor(c_np)
 
     def run():
         x.grad = None
-        with hg.autograd.set_backward_fusion(fused):
+        with hg.autograd.set_backward_fusion(fused), lazy.set_lazy_forward(deferred):
             chain_hookgrad(x, c).sum().backward()
         return x.grad._data.block_until_ready()
     return run
@@ -102,14 +106,15 @@ def bench(size, repeats):
     floor = make_floor()
     xj, cj = jnp.asarray(x_np), jnp.asarray(c_np)
     runners = {"hookgrad": run_hookgrad(x_np, c_np), "jax_floor": lambda: floor(xj, cj),
-               # node by node: each backward node its own jitted vjp call, as the floor
-               "hg_unfused": run_hookgrad(x_np, c_np, fused=False)}
+               # op by op, node by node: each its own jitted call, as the floor
+               "hg_op_by_op": run_hookgrad(x_np, c_np, deferred=False),
+               "hg_unfused": run_hookgrad(x_np, c_np, fused=False, deferred=False)}
     t = run_torch(x_np, c_np)
     if t is not None:
         runners["torch"] = t
-    for r in runners.values():  # warm up jit caches
-        r()
-        r()
+    for r in runners.values():  # warm up jit caches (a deferred segment compiles on
+        for _ in range(lazy.COMPILE_AT):  # its COMPILE_AT-th run)
+            r()
     best = {k: float("inf") for k in runners}
     for _ in range(repeats):
         for k, r in runners.items():
@@ -118,8 +123,9 @@ def bench(size, repeats):
             best[k] = min(best[k], time.perf_counter() - t0)
     per_op = {k: v / N_OPS * 1e6 for k, v in best.items()}
     for k, v in per_op.items():
-        print(f"{size}x{size} {k:10s} {v:8.1f} us/op (forward+backward)")
-    return per_op["hookgrad"] / per_op["jax_floor"]
+        print(f"{size}x{size} {k:11s} {v:8.1f} us/op (forward+backward)")
+    return (per_op["hookgrad"] / per_op["jax_floor"],
+            per_op["hookgrad"] / per_op["torch"] if "torch" in per_op else None)
 
 
 def main():
@@ -127,9 +133,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     # the small size first: the large arrays' allocations would perturb its timings
-    small = bench(64, 3 if a.quick else 30)
-    big = bench(1024, 2 if a.quick else 5)
+    small, small_torch = bench(64, 3 if a.quick else 30)
+    big, _ = bench(1024, 2 if a.quick else 5)
     print(f"eager_overhead_ratio_vs_jax_floor_1024x1024: {big:.2f}")
+    if small_torch:
+        print(f"eager_overhead_ratio_vs_torch: {small_torch:.2f}")
     print(f"eager_overhead_ratio_vs_jax_floor: {small:.2f}")
 
 

@@ -34,7 +34,7 @@ class Pending:
     and its abstract value. ``value`` is set once it has run; ``ref`` (a weak reference
     to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it."""
 
-    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved")
+    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved", "gen")
 
     # the array's metadata, for the Tensor's (asking computes nothing)
     shape = property(lambda self: self.aval.shape)

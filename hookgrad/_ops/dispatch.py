@@ -192,7 +192,7 @@ def apply(op, args, statics=None, out=None):
 
 
 _wrap = Tensor._wrap
-_defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
+_defer, _learn, _value, _force = _lazy.defer, _lazy.learn, _lazy.value, _lazy.force
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _alias_inplace = [None]  # in-place on a view or base: hookgrad/_ops/views.py fills the slot
 
@@ -498,7 +498,9 @@ class OpNode(_Node):
                     vals.append(_value(unpack_plain(s, self, as_tensors)))
                 else:
                     v = s[0]
-                    vals.append(v if v.__class__ is not Pending else _value(v))
+                    if v.__class__ is Pending:
+                        v = v.value if v.value is not None else _force(v)
+                    vals.append(v)
             elif s is _CONST:
                 vals.append(next(consts))
             elif s.__class__ is SavedTensor:

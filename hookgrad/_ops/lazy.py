@@ -30,6 +30,7 @@ CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
 SCALARS = frozenset((int, float, bool, complex))  # Python operands a deferred op may take
 ARRAY = type(jax.numpy.zeros(()))  # a concrete array (jaxlib's ArrayImpl)
 _state = {"enabled": True}
+_gen = [0]        # bumped by a new default dtype: older pendings keep their own programs
 _seen = {}        # segment keys run op by op, with their counts
 _compiled = collections.OrderedDict()  # segment key -> its jitted program
 _lock = threading.RLock()
@@ -38,7 +39,7 @@ _BIG = 2 ** 63
 
 try:  # NOTE: private, but the one cheap way to know no JAX trace is active
     from jax._src.core import trace_state_clean as _clean
-except ImportError:  # pragma: no cover - a JAX without it: always evaluate eagerly
+except ImportError:  # pragma: no cover - a JAX without it: every read runs as if traced
     def _clean():
         return False
 
@@ -81,18 +82,17 @@ def defer(op, key, fn, arrs):
     av = op._avals.get(sig)
     if av is None:
         return sig
-    if depth >= MAX_DEPTH:
+    if av is False or depth >= MAX_DEPTH:  # False: its output cannot wait (a tuple)
         return None
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
-    p.depth, p.value, p.ref, p.saved = depth + 1, None, None, False
+    p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
     return p
 
 
 def learn(op, sig, res):
     """Remember the output's abstract value of ``op`` on ``sig`` (after an eager run)."""
-    if res.__class__ is ARRAY and not res._committed:
-        op._avals[sig] = res.aval
+    op._avals[sig] = res.aval if res.__class__ is ARRAY and not res._committed else False
 
 
 def value(v):
@@ -143,6 +143,11 @@ def _run_one(q):
 
 
 def _run_segment(nodes):
+    gen = _gen[0]
+    if any(q.gen != gen for q in nodes):  # traced under an older default dtype
+        for q in nodes:
+            _run_one(q)
+        return
     index = {q: k for k, q in enumerate(nodes)}
     leaves = []
     struct = []
@@ -205,6 +210,7 @@ def _program(struct, outs):
 def forget():
     """Drop compiled segments and every op's learned output types (a new default dtype)."""
     with _lock:
+        _gen[0] += 1
         _seen.clear()
         _compiled.clear()
 
