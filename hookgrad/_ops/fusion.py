@@ -22,6 +22,7 @@ import jax
 from .._tensor import Tensor
 from .._autograd.graph import AccumulateGrad
 from .dispatch import OpNode, vjp_op
+from .lazy import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
 CACHE_SIZE = 256  # compiled chains kept (least recently used dropped)
@@ -31,7 +32,7 @@ _compiled = collections.OrderedDict()  # chain key -> its jitted program
 _lock = threading.Lock()
 
 
-class set_backward_fusion:
+class set_backward_fusion(Setting):
     """Turn fused backward of hook-free node chains on or off (on by default).
 
     Takes effect at once; as a context manager it restores the previous setting on exit.
@@ -42,15 +43,7 @@ class set_backward_fusion:
         ...     loss.backward()
     """
 
-    def __init__(self, enabled):
-        self.prev = _state["enabled"]
-        _state["enabled"] = bool(enabled)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _state["enabled"] = self.prev
+    _state = _state
 
 
 def is_backward_fusion_enabled():

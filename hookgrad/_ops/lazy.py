@@ -44,19 +44,28 @@ except ImportError:  # pragma: no cover - a JAX without it: every read runs as i
         return False
 
 
-class set_lazy_forward:
-    """Defer op outputs until read (on by default); as a context manager it restores the
-    previous setting on exit. Off, every op runs when called."""
+class Setting:
+    """An on/off switch of the eager path (its class's ``_state["enabled"]``): set at
+    once; as a context manager it restores the previous value on exit."""
+
+    _state = None
 
     def __init__(self, enabled):
-        self.prev = _state["enabled"]
-        _state["enabled"] = bool(enabled)
+        self.prev = self._state["enabled"]
+        self._state["enabled"] = bool(enabled)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _state["enabled"] = self.prev
+        self._state["enabled"] = self.prev
+
+
+class set_lazy_forward(Setting):
+    """Defer op outputs until read (on by default); as a context manager it restores the
+    previous setting on exit. Off, every op runs when called."""
+
+    _state = _state
 
 
 def defer(op, key, fn, arrs):
