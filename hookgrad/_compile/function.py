@@ -10,6 +10,7 @@ import numpy as np
 
 from . import replay as _replay
 from . import sharding as _sharding
+from . import steady as _steady
 from . import trace as _trace
 from . import tune as _tune
 from .. import _mode, _watch
@@ -100,6 +101,10 @@ class CompiledFunction:
                     entry = _trace.trace(self, plan)
                 except TracedValueError as e:
                     raise _user_frames(e) from None
+                # a first step creating state: run it by the next calls' program
+                steady = _steady.first_call(self, plan, entry, args, kwargs)
+                if steady is not None:
+                    plan, entry = steady
             plan.basis = _replay.basis(plan, entry)
         out = self._run(entry, plan)
         self._replay = plan.written
