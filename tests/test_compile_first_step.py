@@ -113,7 +113,7 @@ def test_a_step_that_reads_grad_before_zero_grad_runs_its_own_first_program():
 
 
 def test_accumulating_grads_first_call_matches_eager():
-    # no zero_grad: the steady program adds to .grad, the first call creates it
+    # no zero_grad and no optimizer: each call runs the program its .grad state keys
     def make(m):
         def step(x):
             m(x).sum().backward()

@@ -20,6 +20,8 @@ creates state the next call reads does this instead:
 Only P2 is compiled. Where the match fails (the step reads a ``.grad`` before
 ``zero_grad()``, accumulates into it, an optimizer computes its state from the
 parameters), the call runs P1 as before; P2 is cached for the next call either way.
+Trace-time effects (plain Python hooks) run in both traces, as they did over the first
+two calls before.
 """
 import jax
 import jax.extend.core as _jex
@@ -61,14 +63,15 @@ def first_call(cf, plan, entry, args, kwargs):
     except Exception:  # noqa: BLE001 - P1 is the call's program: its errors are the user's
         return None
     flat = _inputs(plan, entry, plan2, entry2, grads, opts)
-    # NOTE: ``trace_count`` counts the programs kept: the one of the two traced here that
-    # will not run is dropped (traced again if a call needs it; it was never compiled)
-    drop = plan2.key if flat is None and traced else plan.key if flat is not None else None
-    if drop is not None:
-        del cf._cache[drop]
-        cf.trace_count -= 1
-    if flat is None:
+    if flat is None:   # P1 runs this call
+        if not opts and traced:   # the next call may have P1's key too: P2 traced if not
+            del cf._cache[plan2.key]
+            cf.trace_count -= 1
         return None
+    # NOTE: ``trace_count`` counts the programs kept: P1, never compiled, is dropped (a
+    # call with its key, e.g. after the optimizer's state is cleared, comes here again)
+    del cf._cache[plan.key]
+    cf.trace_count -= 1
     plan2.flat = flat
     return plan2, entry2
 
@@ -93,7 +96,10 @@ def _created(plan, entry):
         if n != td[2] or any(kind != "out" for kind, _ in spec):
             return None  # state grown from some: not a first step
         opts[j] = (out_def, [outs[k] for _, k in spec])
-    return (grads, opts) if grads or opts else None
+    # NOTE: only in a step holding an optimizer. Without one, a step creating ``.grad``
+    # is often one whose caller drops them between calls (``zero_grad()`` outside): its
+    # next call has P1's key again, and tracing P2 would only run trace-time hooks twice
+    return (grads, opts) if opts or grads and plan.optimizers else None
 
 
 def _zeros(aval):
