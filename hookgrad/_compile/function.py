@@ -198,8 +198,7 @@ class CompiledFunction:
         opt_trees = []
         plan.groups, plan.opt_keys = [], []
         for opt in st.optimizers:
-            plan.groups.append((_replay.group_values(opt),
-                                [list(g.values()) for g in opt.param_groups]))
+            plan.groups.append(_replay.group_record(opt))
             tree, leaves, treedef = _opt_tree(opt)
             opt_trees.append((len(flat), len(leaves), treedef, tree))
             flat.extend(leaves)
@@ -307,9 +306,10 @@ class CompiledFunction:
                 t._version += dv
             if gv:
                 t._grad._version += gv
-        for opt, (_, _, in_def, tree), (treedef, spec) in zip(plan.optimizers, plan.opt_trees,
-                                                               entry.opt_out):
-            leaves = [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
+        for opt, (_, _, in_def, tree), (treedef, spec), take in zip(
+                plan.optimizers, plan.opt_trees, entry.opt_out, entry.opt_take):
+            leaves = take(res) if take is not None else \
+                [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
             if type(in_def) is _Split:   # kept flat: the next call passes it straight in
                 opt._load_flat_state(treedef, leaves)
             else:
