@@ -191,13 +191,15 @@ def check(cf, r, args, kwargs, module_cls):
     if list(map(id, _ids_of(dg))) != r.dg_ids:
         return None
     if b.grads:
-        if [id(g._data) for _, g in dg if g is not None] != r.gdata_ids:
-            return None
-        flat = []
+        flat, gids = [], []
         for d, g in dg:
             flat.append(d)
             if g is not None:
-                flat.append(g._data)
+                g = g._data
+                flat.append(g)
+                gids.append(id(g))
+        if gids != r.gdata_ids:
+            return None
     else:
         flat = list(map(_data_of, dg))
     groups, hp_leaves = r.groups, r.hp_leaves
@@ -239,9 +241,10 @@ def check(cf, r, args, kwargs, module_cls):
     if len(arg_tensors) > 1 and len(set(map(id, arg_tensors))) != len(arg_tensors):
         return None   # one Tensor passed twice: keyed differently
     ids = b.found.state.tensor_ids
-    if any(id(t) in ids for t in arg_tensors):
-        return None   # a state Tensor passed as an argument
-    flat.extend(t._data for t in arg_tensors)
+    for t in arg_tensors:
+        if id(t) in ids:
+            return None   # a state Tensor passed as an argument
+        flat.append(t._data)
     for hp, state in zip(hp_leaves, r.states):
         flat.extend(hp)
         flat.extend(state.leaves)
