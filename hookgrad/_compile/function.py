@@ -34,7 +34,10 @@ class CompiledFunction:
     """The callable ``hookgrad.compile(fn)`` returns.
 
     Attributes:
-        trace_count: how many times the step was traced (one per distinct cache key).
+        trace_count: how many programs the step was traced into (one per distinct cache
+            key). A first call that creates the optimizer's state (and ``.grad``) runs by
+            the program of the calls after it (``hookgrad._compile.steady``): the loop
+            traces one program and compiles it once.
         reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
             arrays (parameters, buffers, ``.grad``, optimizer state) calls moved to the
             sharding the program reads them in. The program writes them back there, so it
