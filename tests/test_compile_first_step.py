@@ -129,3 +129,41 @@ def test_accumulating_grads_first_call_matches_eager():
             np.testing.assert_allclose(pc.grad.numpy(), pe.grad.numpy(), rtol=1e-5)
             assert pc.grad._version == pe.grad._version
     assert compiled.trace_count == 2
+
+
+
+def test_an_optax_optimizer_first_call_matches_eager():
+    # from_optax makes its state up front: the first call creates only .grad, which the
+    # steady program drops unread (zero_grad)
+    import optax
+    me, _, calls_e = _model(hg.optim.SGD, lr=0.1)
+    mc, _, calls_c = _model(hg.optim.SGD, lr=0.1)
+    oe = hg.optim.from_optax(me.parameters(), optax.adam(0.05))
+    oc = hg.optim.from_optax(mc.parameters(), optax.adam(0.05))
+    eager, compiled = _step(me, oe), hg.compile(_step(mc, oc))
+    for _ in range(3):
+        x = hg.randn(4, 3)
+        np.testing.assert_allclose(compiled(x).item(), eager(x).item(), rtol=1e-5)
+        for pe, pc in zip(me.parameters(), mc.parameters()):
+            np.testing.assert_allclose(pc.detach().numpy(), pe.detach().numpy(), rtol=1e-5)
+    assert compiled.trace_count == 1 and calls_c == calls_e
+
+
+def test_initial_state_values_are_folded_or_computed():
+    # what the steady program's first call reads: constants folded in NumPy, values
+    # computed from the inputs by the part of P1 that computes them
+    from types import SimpleNamespace
+    from hookgrad._compile import steady
+
+    def p1(x, k):
+        return jnp.zeros((2, 3)), x * 2.0, jnp.full((3,), 7, jnp.int32), jax.jit(
+            lambda: jnp.ones(4))()
+    x = jnp.arange(3.0)
+    closed = jax.make_jaxpr(p1)(x, jnp.zeros(2, jnp.uint32))
+    plan = SimpleNamespace(flat=[x], rng=jax.random.key(0))
+    vals = steady._evaluate(closed, plan, list(closed.jaxpr.outvars))
+    want = [np.zeros((2, 3)), [0.0, 2.0, 4.0], [7, 7, 7], np.ones(4)]
+    for v, w, a in zip(vals, want, closed.out_avals):
+        assert isinstance(v, jax.Array) and v.dtype == a.dtype and v.shape == a.shape
+        np.testing.assert_array_equal(np.asarray(v), w)
+    assert len({id(v) for v in vals}) == 4   # one buffer each: the program may donate them

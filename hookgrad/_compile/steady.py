@@ -318,9 +318,15 @@ def _evaluate(closed, plan, targets):
             vals = jax.jit(fn)(*[x for x, u in zip(inputs, used) if u])
         for n, v in zip(need, vals):
             out[n] = v
-    # one buffer each: P2 may donate them
-    return [jax.device_put(np.asarray(v, a.aval.dtype)) if isinstance(v, np.ndarray)
-            else v for v, a in zip(out, targets)]
+    # one buffer each (P2 may donate them), even where two inputs read one value
+    seen, vals = set(), []
+    for v, a in zip(out, targets):
+        if not isinstance(v, np.ndarray) and id(v) in seen:
+            v = np.asarray(v)
+        seen.add(id(v))
+        vals.append(jax.device_put(np.asarray(v, a.aval.dtype)) if isinstance(v, np.ndarray)
+                    else v)
+    return vals
 
 
 _CALLS = ("pjit", "jit", "closed_call", "core_call")
