@@ -49,8 +49,8 @@ def first_call(cf, plan, entry, args, kwargs):
         return None
     grads, opts = made
     try:
-        _install(plan, grads, opts)
         try:
+            _install(plan, grads, opts)
             plan2 = cf._plan(args, kwargs)
             if plan2 is None:
                 return None
@@ -172,8 +172,6 @@ def _inputs(plan, entry, plan2, entry2, grads, opts):
     if any(isinstance(a, _Var) and a in inputs1 for a in bound.values()):
         return None  # state made from an input as it is: the buffers would alias
     values = _evaluate(entry.jaxpr, plan, list(bound.values()))
-    if values is None:
-        return None
     flat = list(plan2.flat)
     where = {p: k for k, p in enumerate(pos2)}
     for v, val in zip(bound, values):
@@ -183,13 +181,16 @@ def _inputs(plan, entry, plan2, entry2, grads, opts):
 
 def _same_outputs(plan, entry, plan2, entry2, grads):
     """Whether P2 writes back what P1 does: the created ``.grad``s as new Tensors, the
-    same outputs, static results and host hooks."""
+    same Tensors written and versions bumped, the same outputs, static results and host
+    hooks."""
     new2 = {i for i, _, _ in entry2.grad_new} | set(entry2.grad_none)
     if entry.n_out != entry2.n_out or len(entry.host_calls) != len(entry2.host_calls) or \
             (entry.key_out is None) != (entry2.key_out is None) or \
             len(entry.user_spec) != len(entry2.user_spec):
         return False
-    if any(i not in new2 for i, _, _ in grads):
+    if any(i not in new2 for i, _, _ in grads) or \
+            [i for i, _ in entry.data_out] != [i for i, _ in entry2.data_out] or \
+            [v[:2] for v in entry.versions] != [v[:2] for v in entry2.versions]:
         return False
     for s1, s2 in zip(entry.user_spec, entry2.user_spec):
         if s1[0] != s2[0] or (s1[0] == "S" and not _same_value(s1[1], s2[1])) or \
