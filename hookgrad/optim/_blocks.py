@@ -18,13 +18,16 @@ import numpy as np
 _tu = jax.tree_util
 
 
-@_tu.register_pytree_node_class
+@_tu.register_pytree_with_keys_class
 class Params(tuple):
     """A block's arrays (its parameters, their gradients, or a state entry of each) as one
     pytree node: optax keeps one state for it, and parameter ``i``'s part of an entry is
-    ``entry[i]``."""
+    ``entry[i]`` (on a key path: ``SequenceKey(i)``)."""
 
     __slots__ = ()
+
+    def tree_flatten_with_keys(self):
+        return tuple((_tu.SequenceKey(i), x) for i, x in enumerate(self)), None
 
     def tree_flatten(self):
         return tuple(self), None
@@ -89,7 +92,27 @@ def shared_key(template, state):
     return treedef, tuple(key)
 
 
-@_tu.register_pytree_node_class
+class BlockKey:
+    """The key path entry of a block's state: ``positions``, its parameters' positions in
+    their group (``SequenceKey(i)`` of a ``Params`` below it is the parameter at
+    ``positions[i]``)."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, positions):
+        self.positions = positions
+
+    def __eq__(self, other):
+        return type(other) is BlockKey and other.positions == self.positions
+
+    def __hash__(self):
+        return hash(self.positions)
+
+    def __str__(self):
+        return f".block{list(self.positions)}"
+
+
+@_tu.register_pytree_with_keys_class
 class Placed:
     """A block in ``_state_arrays()``: its state, with its structural options and its
     parameters' positions in their group as static data (part of a program's treedef, so
@@ -99,6 +122,9 @@ class Placed:
 
     def __init__(self, static, index, state):
         self.static, self.index, self.state = static, index, state
+
+    def tree_flatten_with_keys(self):
+        return ((BlockKey(self.index), self.state),), (self.static, self.index)
 
     def tree_flatten(self):
         return (self.state,), (self.static, self.index)
