@@ -18,10 +18,10 @@ A subclass describes its algorithm to this class:
   instead of feeding them;
 - ``_transformation(static, **hp)``: the optax transformation built from them (wrapped
   in ``optax.inject_hyperparams``, so the values are traced inputs);
-- ``_derive(static, hp, count)``: values computed from the options and the parameter's
+- ``_derive(static, hp, count)``: values computed from the options and the block's
   step count (bias corrections, PyTorch's first momentum step), optional;
 - ``_to_torch(static, inner_state)`` / ``_from_torch(static, inner_state, d, count)``:
-  the state under PyTorch's names, both ways (``state``, ``state_dict``,
+  one parameter's state under PyTorch's names, both ways (``state``, ``state_dict``,
   ``load_state_dict``, and a change of structural options between steps).
 """
 from __future__ import annotations
@@ -136,8 +136,8 @@ def _update_fn(cls, statics):
 @functools.lru_cache(maxsize=None)
 def _init_fn(cls, static):
     """The jitted optax ``init`` of blocks: ``(hparams, (Params, ...)) -> states``.
-    NOTE: one program for a group's first step; eagerly, an ``init`` per parameter would
-    compile a zeros program per parameter shape."""
+    NOTE: one program for a group's first step; eagerly, an ``init`` per block would
+    compile a zeros program per block's shapes."""
 
     def init(hp, blocks):
         return tuple(cls._tx(static, cls._hp_for(static, hp, 0, b[0].dtype)).init(b)
@@ -178,8 +178,7 @@ class TransformOptimizer(Optimizer):
         self._block_dict = blocks
 
     def _set_block(self, block):
-        for pid in block.ids:
-            self._block_dict[pid] = block
+        self._blocks.update(dict.fromkeys(block.ids, block))
 
     def _drop(self, pid):
         """Forget the state of the parameter ``pid``; the rest of its block keeps theirs."""
