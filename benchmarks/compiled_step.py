@@ -15,8 +15,8 @@ matrix (tests/test_three_modes.py):
 Models: an MLP (4 Linear 512x512, batch 256) and a transformer (2 pre-LN blocks, d=128,
 4 heads, seq 64, batch 16), both with the hooks above; and "narrow", the dispatch-bound
 case of issue 16: 8 Linear(64, 64), batch 64, a no-op full backward hook on every Linear
-and nothing else (its floor has no hooks: a no-op hook should cost nothing). Variants, timed interleaved, best of several rounds, every
-result ``block_until_ready``:
+and nothing else (its floor has no hooks: a no-op hook should cost nothing). Variants,
+timed interleaved, best of several rounds, every result ``block_until_ready``:
 
   compiled   hookgrad.compile of the eager-style step
   compiled_autotune  the same with mode="max-autotune" (XLA:CPU's matmul library chosen
@@ -42,8 +42,8 @@ computation of the optimized HLO, as ``.compile().as_text()`` prints it, and ``c
 instructions besides) of the compiled program and of the floor's; and the Python time of
 a cached compiled call outside XLA: the time from the call until the executable is
 invoked ("before dispatch", with jax.jit's own C++ dispatch excluded), and from its
-return until the call returns ("after"), medians over timed calls whose executable is
-wrapped in a timer.
+return until the call returns ("after": writing back, and the host hooks, which wait for
+the program), medians over timed calls whose executable is wrapped in a timer.
 """
 import argparse
 import functools
@@ -418,7 +418,7 @@ def hookgrad_variant(kind, params, compile_kw=None):
     compiled one with ``compile_kw``."""
     model = MODELS[kind]()
     hg.func.load_state(model, params)
-    tracker = install_hookgrad(kind, model, []) if kind != "narrow" else ModTracker()
+    tracker = install_hookgrad(kind, model, []) if kind != "narrow" else None
     opt = hg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
     step = hookgrad_step(kind, model, opt, tracker)
     return step if compile_kw is None else hg.compile(step, **compile_kw)
