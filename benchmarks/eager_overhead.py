@@ -6,6 +6,10 @@ Times, in one run and interleaved (best of several):
   (b) the floor any JAX eager library pays: each op's forward as a jit-cached JAX function
       and its backward as a jit-cached jax.vjp, called op by op from Python;
   (c) PyTorch eager, when installed.
+An indexing row times ``index_select``, ``gather``, ``embedding`` and ``x[i]`` (forward, 64x64 input,
+each call on a fresh index tensor as a training loop's batches are) with hookgrad's
+PyTorch-style bounds check and with the check switched off, and prints the check's cost
+(``indexing_check_overhead``: checked / unchecked time; the aim is <= 1.10).
 Prints per-op microseconds and, last, ``eager_overhead_ratio_vs_jax_floor: X`` at 64x64
 (the 1024x1024 ratio, where both are compute-bound, is printed before it; 64x64 runs
 first). hookgrad's
@@ -16,6 +20,7 @@ can beat the floor, whose backward is one dispatch per node.
     python benchmarks/eager_overhead.py [--quick]
 """
 import argparse
+import contextlib
 import time
 
 import jax
@@ -122,6 +127,50 @@ def bench(size, repeats):
     return per_op["hookgrad"] / per_op["jax_floor"]
 
 
+@contextlib.contextmanager
+def _bounds_unchecked():
+    """hookgrad's eager index bounds checks off: the baseline of the indexing row."""
+    from hookgrad._ops import gather, indexing, nn_layers
+    saved = gather.index_bounds
+    for mod in (gather, indexing, nn_layers):
+        mod.index_bounds = lambda index: None
+    try:
+        yield
+    finally:
+        for mod in (gather, indexing, nn_layers):
+            mod.index_bounds = saved
+
+
+INDEX_OPS = {  # name: (op, the index's shape)
+    "index_select": (lambda x, i: x.index_select(0, i), (64,)),
+    "gather": (lambda x, i: x.gather(1, i), (64, 8)),
+    "embedding": (lambda x, i: hg.nn.functional.embedding(i, x), (64,)),
+    "getitem": (lambda x, i: x[i], (64,)),
+}
+
+
+def bench_indexing(repeats, calls=50):
+    """Per-call microseconds of each indexing op, bounds-checked and not; returns the
+    ratio checked / unchecked of the summed times."""
+    x = hg.randn(64, 64, requires_grad=True)
+    best = {(k, c): float("inf") for k in INDEX_OPS for c in (True, False)}
+    for _ in range(repeats + 1):  # the first round warms the jit caches
+        for name, (op, shape) in INDEX_OPS.items():
+            for checked in (True, False):
+                idx = [hg.randint(0, 64, shape) for _ in range(calls)]  # fresh, as batches
+                with contextlib.nullcontext() if checked else _bounds_unchecked():
+                    t0 = time.perf_counter()
+                    for i in idx:
+                        y = op(x, i)
+                    y._data.block_until_ready()
+                    best[name, checked] = min(best[name, checked],
+                                              (time.perf_counter() - t0) / calls * 1e6)
+    for name in INDEX_OPS:
+        print(f"indexing {name:12s} checked {best[name, True]:6.1f} us   unchecked "
+              f"{best[name, False]:6.1f} us")
+    return (sum(best[k, True] for k in INDEX_OPS) / sum(best[k, False] for k in INDEX_OPS))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -129,6 +178,7 @@ def main():
     # the small size first: the large arrays' allocations would perturb its timings
     small = bench(64, 3 if a.quick else 30)
     big = bench(1024, 2 if a.quick else 5)
+    print(f"indexing_check_overhead: {bench_indexing(3 if a.quick else 10):.2f}")
     print(f"eager_overhead_ratio_vs_jax_floor_1024x1024: {big:.2f}")
     print(f"eager_overhead_ratio_vs_jax_floor: {small:.2f}")
 

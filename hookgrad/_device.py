@@ -7,6 +7,7 @@ error a CPU-only PyTorch raises, with what to do about it.
 import builtins
 import functools
 import re
+import weakref
 
 import jax
 
@@ -188,4 +189,40 @@ def from_host(arr, device=None):
     ``device_put`` compiles nothing, which keeps creating tensors of new shapes (a model's
     parameters, a batch) free of compilations.
     """
-    return jax.device_put(arr, None if device is None else jax_device(device))
+    out = jax.device_put(arr, None if device is None else jax_device(device))
+    record_bounds(out, arr)
+    return out
+
+
+# NOTE: PyTorch checks every index eagerly; reading an index back from the device for that
+# (a transfer, and a wait for the op that made it) costs more than the indexing op. Integer
+# arrays made from host data (``tensor()``, ``randint``, a DataLoader's batch: most indices,
+# labels and token ids) have their bounds taken on the host, where the data already is.
+_BOUNDED_SIZE = 1 << 16  # larger ones are read back when indexed, as device-made ones are
+_BOUNDS = {}  # id(jax array) -> (weakref to it, min, max)
+_BOUNDS_KEPT = 4096
+
+
+def record_bounds(out, host):
+    """Remember ``(min, max)`` of ``host``, the NumPy data of the JAX array ``out``, if it
+    holds a few integers."""
+    if host.dtype.kind not in "iu" or not 0 < host.size <= _BOUNDED_SIZE:
+        return
+    if len(_BOUNDS) >= _BOUNDS_KEPT:  # rarely: forget the dead, or everything
+        dead = [k for k, v in list(_BOUNDS.items()) if v[0]() is None]
+        for k in dead if len(dead) > _BOUNDS_KEPT // 4 else list(_BOUNDS):
+            _BOUNDS.pop(k, None)
+    if host.size <= 256:  # NumPy's reductions cost more than this for a few labels
+        v = host.ravel().tolist()
+        lo, hi = min(v), max(v)
+    else:
+        lo, hi = int(host.min()), int(host.max())
+    _BOUNDS[id(out)] = (weakref.ref(out), lo, hi)
+
+
+def host_bounds(arr):
+    """``(min, max)`` of an integer JAX array made from host data, or None if unknown."""
+    b = _BOUNDS.get(id(arr))
+    if b is not None and b[0]() is arr:
+        return b[1], b[2]
+    return None

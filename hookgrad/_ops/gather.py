@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._device import host_bounds
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import defop, export, shape_broadcast_error, to_tensor_like
@@ -70,8 +71,12 @@ def _check_index(name, index):
 
 def index_bounds(index):
     """``(min, max)`` of a concrete, non-empty index Tensor, or None (traced or empty).
-    Read on the host: index tensors are small, and no program is compiled per shape."""
+    Known without a transfer when the index was made from host data; read back otherwise
+    (index tensors are small, and no program is compiled per shape)."""
     arr = index._data
+    b = host_bounds(arr)
+    if b is not None:
+        return b
     if isinstance(arr, jax.core.Tracer) or not arr.size:
         return None
     a = np.asarray(arr)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import Op, apply
+from .gather import index_bounds
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 from .views import check_leaf_view, view_apply
@@ -106,11 +107,10 @@ def _check_bounds(shape, template, arrays):
         elif tag == "S":
             pos += 1
         elif tag == "A":
-            arr = arrays[k[1]]._data
             size = shape[pos]
-            if _is_concrete(arr) and arr.size:
-                a = np.asarray(arr)
-                lo, hi = int(a.min()), int(a.max())
+            b = index_bounds(arrays[k[1]])
+            if b is not None:
+                lo, hi = b
                 bad = hi if hi >= size else lo if lo < -size else None
                 if bad is not None:
                     raise IndexError(f"index {bad} is out of bounds for dimension {pos} with "

@@ -85,6 +85,16 @@ ERRORS = [  # (id, call, error type, message)
      "non-singleton dimension 1"),
     ("scatter-reduce-name", lambda L, x: x.scatter_reduce(0, L.tensor([[0]]), x, "add"),
      "RuntimeError", "reduce argument must be either sum, prod, mean, amax or amin, got add"),
+    # indices made on the device, or changed in place after their bounds were taken on the
+    # host, are read back for the check
+    ("index-select-device-made", lambda L, x: x.index_select(0, L.tensor([1]) * 3),
+     "IndexError", "index out of range in self"),
+    ("index-select-changed-in-place", lambda L, x: x.index_select(0, L.tensor([1]).add_(2)),
+     "IndexError", "index out of range in self"),
+    ("getitem-device-made", lambda L, x: x[L.tensor([0, 1]) * 3], "IndexError",
+     "index 3 is out of bounds for dimension 0 with size 3"),
+    ("getitem-host-made", lambda L, x: x[L.tensor([0, -4])], "IndexError",
+     "index -4 is out of bounds for dimension 0 with size 3"),
     ("scatter-inplace-out-of-range",
      lambda L, x: x.clone().scatter_(0, L.tensor([[3]]), L.ones(1, 1)), "RuntimeError",
      "index 3 is out of bounds for dimension 0 with size 3"),
@@ -126,3 +136,21 @@ def test_writing_into_a_leaf_by_index_names_the_view_when_pytorch_does(idx):
     view = idx not in (slice(None), Ellipsis) and not isinstance(idx, list)
     assert got == ("a view of a leaf" if view else "a leaf") + (
         " Variable that requires grad is being used in an in-place operation.")
+
+
+def test_indices_made_from_host_data_are_checked_without_reading_the_device():
+    from hookgrad._device import host_bounds
+    from hookgrad.utils.data import DataLoader
+
+    made = {"tensor": hookgrad.tensor([[4, 0], [7, 2]]),
+            "randint": hookgrad.randint(3, 5, (16,))}
+    labels = np.array([5, 1, 9, 2])
+    made["batch"] = next(iter(DataLoader(labels, batch_size=4)))
+    for name, t in made.items():
+        a = np.asarray(t)
+        assert host_bounds(t._data) == (a.min(), a.max()), name
+    derived = made["tensor"] + 1
+    assert host_bounds(derived._data) is None  # made on the device: read back when indexed
+    w = hookgrad.zeros(9, 2)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        hookgrad.nn.functional.embedding(made["batch"], w)

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from .... import _dtype, _factory
+from .... import _device, _dtype, _factory
 from ...._ops.shape import stack
 from ...._tensor import Tensor
 
@@ -35,12 +35,16 @@ def _canonical(arr):
 
 def _host_to_tensor(arr):
     """One NumPy array -> one Tensor: a single host-to-device transfer."""
-    return Tensor._wrap(jax.device_put(_canonical(arr)))
+    return Tensor._wrap(_device.from_host(_canonical(arr)))
 
 
 def _host_to_tensors(arrays):
     """NumPy arrays -> Tensors: one transfer each, issued in one ``device_put`` call."""
-    return [Tensor._wrap(a) for a in jax.device_put([_canonical(a) for a in arrays])]
+    host = [_canonical(a) for a in arrays]
+    out = jax.device_put(host)
+    for h, a in zip(host, out):  # labels and token ids: their bounds for index checks
+        _device.record_bounds(a, h)
+    return [Tensor._wrap(a) for a in out]
 
 
 def _as_tensor(data):
