@@ -40,7 +40,7 @@ def steps_of(opt):
     return [float(arr(s["step"])) for _, s in sorted(opt.state_dict()["state"].items())]
 
 
-def compiled_pair(ps, opt, used):
+def compiled_step_of(ps, opt, used):
     """A compiled step whose loss uses the parameters at positions ``used``."""
     @hookgrad.compile
     def step():
@@ -55,13 +55,13 @@ def compiled_pair(ps, opt, used):
 def test_one_count_for_parameters_stepping_together():
     ps = [leaf(a) for a in INIT3]
     opt = optim.AdamW(ps, lr=0.1)
-    step = compiled_pair(ps, opt, (0, 1, 2))
+    step = compiled_step_of(ps, opt, (0, 1, 2))
     for _ in range(3):
         step()
     assert blocks(opt) == [[(0, 1, 2)]]
     one = [leaf(INIT3[0])]
     opt1 = optim.AdamW(one, lr=0.1)
-    compiled_pair(one, opt1, (0,))()
+    compiled_step_of(one, opt1, (0,))()
     # the counts do not grow with the number of parameters
     assert scalar_leaves(opt) == scalar_leaves(opt1) > 0
     assert steps_of(opt) == [3.0, 3.0, 3.0]
@@ -73,7 +73,7 @@ def test_skipped_parameter_keeps_its_own_step(mode):
     ps = [leaf(a) for a in INIT3]
     opt = optim.Adam(ps, lr=0.1)
     if mode == "compiled":
-        run = {used: compiled_pair(ps, opt, used) for used in ((0, 1, 2), (0, 2))}
+        run = {used: compiled_step_of(ps, opt, used) for used in ((0, 1, 2), (0, 2))}
     else:
         def run_eager(used):
             opt.zero_grad()
@@ -101,8 +101,8 @@ def test_skipped_parameter_keeps_its_own_step(mode):
 def test_state_dict_merges_equal_steps_and_round_trips():
     ps = [leaf(a) for a in INIT3]
     opt = optim.AdamW(ps, lr=0.1)
-    step = compiled_pair(ps, opt, (0, 1, 2))
-    skip = compiled_pair(ps, opt, (0, 2))
+    step = compiled_step_of(ps, opt, (0, 1, 2))
+    skip = compiled_step_of(ps, opt, (0, 2))
     step()
     skip()
     sd = opt.state_dict()
