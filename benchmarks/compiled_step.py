@@ -13,8 +13,10 @@ matrix (tests/test_three_modes.py):
   it runs once, while the step is traced).
 
 Models: an MLP (4 Linear 512x512, batch 256) and a transformer (2 pre-LN blocks, d=128,
-4 heads, seq 64, batch 16). Variants, timed interleaved, best of several rounds, every
-result ``block_until_ready``:
+4 heads, seq 64, batch 16), both with the hooks above; and "narrow", the dispatch-bound
+case of issue 16: 8 Linear(64, 64), batch 64, a no-op full backward hook on every Linear
+and nothing else (its floor has no hooks: a no-op hook should cost nothing). Variants,
+timed interleaved, best of several rounds, every result ``block_until_ready``:
 
   compiled   hookgrad.compile of the eager-style step
   compiled_autotune  the same with mode="max-autotune" (XLA:CPU's matmul library chosen
@@ -31,14 +33,24 @@ result ``block_until_ready``:
     python benchmarks/compiled_step.py [--quick]
 
 The compiled/pure-JAX ratio of each model is the median over 200 back-to-back pairs of
-single steps (one pair's ratio scatters by +-6% on a shared 2-core VM: the median of 200
-is good to about +-1%); the last line is ``compiled_vs_pure_jax: X``, the larger of the
-two models' ratios.
+single steps (2000 for the narrow model; one pair's ratio scatters by +-6% on a shared
+2-core VM: the median of 200 is good to about +-1%); the last line is
+``compiled_vs_pure_jax: X``, the largest of the three models' ratios.
+
+Beside the times: the number of fused kernels (``fusion`` instructions of the entry
+computation of the optimized HLO, as ``.compile().as_text()`` prints it, and ``copy``
+instructions besides) of the compiled program and of the floor's; and the Python time of
+a cached compiled call outside XLA: the time from the call until the executable is
+invoked ("before dispatch", with jax.jit's own C++ dispatch excluded), and from its
+return until the call returns ("after": writing back, and the host hooks, which wait for
+the program), medians over timed calls whose executable is wrapped in a timer.
 """
 import argparse
 import functools
 import math
+import re
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -73,6 +85,21 @@ class MLP(nn.Module):
             x = layer(x)
             if i < len(self.layers) - 1:
                 x = F.relu(x)
+        return x
+
+
+class Narrow(nn.Module):
+    """The dispatch-bound model: many small layers, each with a no-op full backward hook."""
+
+    def __init__(self, width=64, depth=8):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+        for layer in self.layers:
+            layer.register_full_backward_hook(lambda mod, gi, go: None)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
         return x
 
 
@@ -156,6 +183,15 @@ def _unpack(t):
 
 
 def hookgrad_step(kind, model, opt, tracker):
+    if kind == "narrow":   # the model's own no-op hooks only
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step
+
     def step(x, y):
         with tracker, saved_tensors_hooks(_pack, _unpack):
             out = model(x)
@@ -200,6 +236,13 @@ def _after_first(h, stats):
 
 
 def pure_forward(kind):
+    if kind == "narrow":
+        def fwd(p, x, stats):
+            for i in range(8):
+                x = _linear(p, f"layers.{i}", x)
+            return x
+        return fwd
+
     if kind == "mlp":
         def fwd(p, x, stats):
             h = _after_first(_linear(p, "layers.0", x), stats)
@@ -249,7 +292,7 @@ def pure_step(kind, record, donate=False):
         out = fwd(p, x, stats)
         logits = out.reshape(-1, out.shape[-1])
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, y.reshape(-1)).mean()
-        return loss, stats[0]
+        return loss, (stats[0] if stats else None)
 
     @functools.partial(jax.jit, donate_argnums=(0, 1) if donate else ())
     def jstep(p, s, x, y):
@@ -259,7 +302,8 @@ def pure_step(kind, record, donate=False):
 
     def step(p, s, x, y):
         p, s, loss, stat = jstep(p, s, x, y)
-        record.append(stat.item())
+        if stat is not None:
+            record.append(stat.item())
         return p, s, loss
     step.lower = jstep.lower
     return step, tx
@@ -268,7 +312,27 @@ def pure_step(kind, record, donate=False):
 # --------------------------------------------------------------------------- PyTorch
 
 
+def torch_narrow(params):
+    model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(8)])
+    with torch.no_grad():
+        for k, p in model.named_parameters():
+            p.copy_(torch.tensor(np.asarray(params["layers." + k])))
+    for layer in model:
+        layer.register_full_backward_hook(lambda m, gi, go: None)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
+
+    def step(x, y):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
 def torch_setup(kind, params, record):
+    if kind == "narrow":
+        return torch_narrow(params)
     tt = {k: torch.tensor(np.asarray(v)) for k, v in params.items()}
     if kind == "mlp":
         model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(4)])
@@ -346,12 +410,15 @@ def torch_setup(kind, params, record):
 # --------------------------------------------------------------------------- timing
 
 
+MODELS = {"mlp": MLP, "transformer": Transformer, "narrow": Narrow}
+
+
 def hookgrad_variant(kind, params, compile_kw=None):
     """A fresh model holding ``params``, its hooks and AdamW: the eager step, or the
     compiled one with ``compile_kw``."""
-    model = MLP() if kind == "mlp" else Transformer()
+    model = MODELS[kind]()
     hg.func.load_state(model, params)
-    tracker = install_hookgrad(kind, model, [])
+    tracker = install_hookgrad(kind, model, []) if kind != "narrow" else None
     opt = hg.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
     step = hookgrad_step(kind, model, opt, tracker)
     return step if compile_kw is None else hg.compile(step, **compile_kw)
@@ -359,17 +426,20 @@ def hookgrad_variant(kind, params, compile_kw=None):
 
 def build(kind, autotune=True):
     hg.manual_seed(0)
+    model = MODELS[kind]()
     if kind == "mlp":
-        model = MLP()
         x, y = hg.randn(256, 512), hg.randint(0, 512, (256,))
+    elif kind == "narrow":
+        x, y = hg.randn(64, 64), hg.randint(0, 64, (64,))
     else:
-        model = Transformer()
         x, y = hg.randn(16, 64, 128), hg.randint(0, 128, (16, 64))
     params = hg.func.state(model)
     variants = {}
 
     compiled = hookgrad_variant(kind, params, {})
     variants["compiled"] = lambda: compiled(x, y)._data
+    variants["compiled"].program = compiled
+    variants["compiled"].args = (x, y)
     if autotune:
         tuned = hookgrad_variant(kind, params, {"mode": "max-autotune"})
         variants["compiled_autotune"] = lambda: tuned(x, y)._data
@@ -385,6 +455,7 @@ def build(kind, autotune=True):
         state["p"], state["s"], loss = jstep(state["p"], state["s"], xa, ya)
         return loss
     variants["pure_jax"] = run_pure
+    run_pure.lower = lambda: jstep.lower(state["p"], state["s"], xa, ya)
 
     # the same with the parameter and optimizer buffers donated, as hookgrad.compile does
     jstep_d, _ = pure_step(kind, [], donate=True)
@@ -424,6 +495,49 @@ def _block(out):
     return jax.block_until_ready(out)
 
 
+def kernels(lowered):
+    """(fusions, copies) in the entry computation of a lowered program's optimized HLO: the
+    fused kernels it launches per step, and the buffer copies besides."""
+    txt = lowered.compile().as_text()
+    entry = txt[txt.index("\nENTRY"):]
+    entry = entry[:entry.index("\n}")]
+    return len(re.findall(r" fusion\(", entry)), len(re.findall(r" copy\(", entry))
+
+
+def python_overhead(f, calls):
+    """Median µs of Python per cached compiled call (``f``: the ``compiled`` variant) before
+    its executable is invoked, and after it returns; measured by wrapping the executables of
+    its cached programs in a timer (jax.jit's C++ dispatch itself is excluded)."""
+    marks = {}
+    wrapped = []
+    for entry in f.program._cache.values():
+        for attr in ("exe", "exe_plain"):
+            exe = getattr(entry, attr)
+            if exe is None:
+                continue
+
+            def timed(*a, _exe=exe):
+                marks["in"] = time.perf_counter()
+                out = _exe(*a)
+                marks["out"] = time.perf_counter()
+                return out
+            wrapped.append((entry, attr, exe))
+            setattr(entry, attr, timed)
+    before, after = [], []
+    try:
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            out = f()
+            t1 = time.perf_counter()
+            before.append(marks["in"] - t0)
+            after.append(t1 - marks["out"])
+            _block(out)
+    finally:
+        for entry, attr, exe in wrapped:
+            setattr(entry, attr, exe)
+    return float(np.median(before)) * 1e6, float(np.median(after)) * 1e6
+
+
 def measure(kind, rounds, steps, pairs, autotune=True):
     """Best-of-rounds ms per step for every variant, and the median ratio compiled/pure_jax
     over ``pairs`` back-to-back pairs of single steps (alternating which goes first), which
@@ -452,7 +566,9 @@ def measure(kind, rounds, steps, pairs, autotune=True):
             _block(f())
             times[name] = time.perf_counter() - t0
         ratios.append(times["compiled"] / times["pure_jax"])
-    return best, float(np.median(ratios)), tuned
+    extra = {"kernels": (kernels(comp.program.lower(*comp.args)), kernels(pure.lower())),
+             "python_us": python_overhead(comp, max(pairs, 50))}
+    return best, float(np.median(ratios)), tuned, extra
 
 
 def main():
@@ -463,14 +579,23 @@ def main():
     rounds, steps, pairs = (3, 2, 10) if args.quick else (7, 5, 200)
     print(f"jax {jax.__version__} on {jax.default_backend()}, "
           f"torch {torch.__version__ if torch is not None else 'not installed'}")
+    # PyTorch warns alike: the first layer's input does not require grad
+    warnings.filterwarnings("ignore", message="Full backward hook is firing")
     worst = 0.0
-    for kind in ("mlp", "transformer"):
-        best, ratio, tuned = measure(kind, rounds, steps, pairs, autotune=not args.quick)
+    for kind in ("mlp", "transformer", "narrow"):
+        # a narrow step takes ~0.1 ms: more pairs for the same time
+        n_pairs = max(10 * pairs, 300) if kind == "narrow" else pairs
+        best, ratio, tuned, extra = measure(kind, rounds, steps, n_pairs,
+                                            autotune=not args.quick)
         floor = best["pure_jax"]
         print(f"\n{kind}: ms per step (best of {rounds} rounds x {steps} steps)")
         for name, t in best.items():
             print(f"  {name:13s} {t * 1e3:9.2f} ms   x{t / floor:6.2f} vs pure_jax")
-        print(f"  {kind}_compiled_vs_pure_jax (median of {pairs} paired steps): {ratio:.3f}")
+        (cf, cc), (pf, pc) = extra["kernels"]
+        print(f"  fused kernels (copies): compiled {cf} ({cc}), pure_jax {pf} ({pc})")
+        print("  Python per cached compiled call, before dispatch / after: "
+              "{:.1f} / {:.1f} us".format(*extra["python_us"]))
+        print(f"  {kind}_compiled_vs_pure_jax (median of {n_pairs} paired steps): {ratio:.3f}")
         print(f"  {kind}_compiled_vs_pure_jax_donate (best-of): "
               f"{best['compiled'] / best['pure_jax_donate']:.3f}")
         if "torch" in best:

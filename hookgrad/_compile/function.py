@@ -10,6 +10,7 @@ import numpy as np
 
 from . import replay as _replay
 from . import sharding as _sharding
+from . import steady as _steady
 from . import trace as _trace
 from . import tune as _tune
 from .. import _mode, _watch
@@ -33,7 +34,10 @@ class CompiledFunction:
     """The callable ``hookgrad.compile(fn)`` returns.
 
     Attributes:
-        trace_count: how many times the step was traced (one per distinct cache key).
+        trace_count: how many programs the step was traced into (one per distinct cache
+            key). A first call that creates the optimizer's state (and ``.grad``) runs by
+            the program of the calls after it (``hookgrad._compile.steady``): the loop
+            traces one program and compiles it once.
         reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
             arrays (parameters, buffers, ``.grad``, optimizer state) calls moved to the
             sharding the program reads them in. The program writes them back there, so it
@@ -100,6 +104,10 @@ class CompiledFunction:
                     entry = _trace.trace(self, plan)
                 except TracedValueError as e:
                     raise _user_frames(e) from None
+                # a first step creating state: run it by the next calls' program
+                steady = _steady.first_call(self, plan, entry, args, kwargs)
+                if steady is not None:
+                    plan, entry = steady
             plan.basis = _replay.basis(plan, entry)
         out = self._run(entry, plan)
         self._replay = plan.written
@@ -193,8 +201,7 @@ class CompiledFunction:
         opt_trees = []
         plan.groups, plan.opt_keys = [], []
         for opt in st.optimizers:
-            plan.groups.append((_replay.group_values(opt),
-                                [list(g.values()) for g in opt.param_groups]))
+            plan.groups.append(_replay.group_record(opt))
             tree, leaves, treedef = _opt_tree(opt)
             opt_trees.append((len(flat), len(leaves), treedef, tree))
             flat.extend(leaves)
@@ -302,9 +309,10 @@ class CompiledFunction:
                 t._version += dv
             if gv:
                 t._grad._version += gv
-        for opt, (_, _, in_def, tree), (treedef, spec) in zip(plan.optimizers, plan.opt_trees,
-                                                               entry.opt_out):
-            leaves = [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
+        for opt, (_, _, in_def, tree), (treedef, spec), take in zip(
+                plan.optimizers, plan.opt_trees, entry.opt_out, entry.opt_take):
+            leaves = take(res) if take is not None else \
+                [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
             if type(in_def) is _Split:   # kept flat: the next call passes it straight in
                 opt._load_flat_state(treedef, leaves)
             else:

@@ -66,6 +66,17 @@ def group_values(opt):
             for g in opt.param_groups]
 
 
+def group_record(opt):
+    """``(group_values(opt), the option objects, their ids)``: a Replay compares the ids
+    first (the same objects: nothing to compare further), then the values."""
+    objs = [list(g.values()) for g in opt.param_groups]
+    return group_values(opt), objs, [list(map(id, o)) for o in objs]
+
+
+def _group_ids(opt):
+    return [list(map(id, g.values())) for g in opt.param_groups]
+
+
 def basis(plan, entry):
     """The Basis of a full-path call, or None where its program cannot be re-run so."""
     n = plan.n_walk
@@ -180,28 +191,33 @@ def check(cf, r, args, kwargs, module_cls):
     if list(map(id, _ids_of(dg))) != r.dg_ids:
         return None
     if b.grads:
-        if [id(g._data) for _, g in dg if g is not None] != r.gdata_ids:
-            return None
-        flat = []
+        flat, gids = [], []
         for d, g in dg:
             flat.append(d)
             if g is not None:
-                flat.append(g._data)
+                g = g._data
+                flat.append(g)
+                gids.append(id(g))
+        if gids != r.gdata_ids:
+            return None
     else:
         flat = list(map(_data_of, dg))
     groups, hp_leaves = r.groups, r.hp_leaves
     for i, opt in enumerate(b.optimizers):
         if opt._flat_state() is not r.states[i]:
             return None
-        values = group_values(opt)
-        if values != groups[i][0]:   # e.g. an LR schedule: new values, the same program?
+        if _group_ids(opt) == groups[i][2]:
+            continue
+        rec = group_record(opt)
+        if rec[0] != groups[i][0]:   # e.g. an LR schedule: new values, the same program?
             hp = _hparams_if_same_key(opt, b.opt_keys[i], b.opt_trees[i][2])
             if hp is None:
                 return None
-            if groups is r.groups:
-                groups, hp_leaves = list(groups), list(hp_leaves)
-            groups[i] = (values, [list(g.values()) for g in opt.param_groups])
+            hp_leaves = list(hp_leaves) if hp_leaves is r.hp_leaves else hp_leaves
             hp_leaves[i] = hp
+        if groups is r.groups:
+            groups = list(groups)
+        groups[i] = rec
     rng = _KEY.peek()
     if rng is not r.rng and (rng is None or rng.dtype != b.rng_dtype):
         return None
@@ -225,9 +241,10 @@ def check(cf, r, args, kwargs, module_cls):
     if len(arg_tensors) > 1 and len(set(map(id, arg_tensors))) != len(arg_tensors):
         return None   # one Tensor passed twice: keyed differently
     ids = b.found.state.tensor_ids
-    if any(id(t) in ids for t in arg_tensors):
-        return None   # a state Tensor passed as an argument
-    flat.extend(t._data for t in arg_tensors)
+    for t in arg_tensors:
+        if id(t) in ids:
+            return None   # a state Tensor passed as an argument
+        flat.append(t._data)
     for hp, state in zip(hp_leaves, r.states):
         flat.extend(hp)
         flat.extend(state.leaves)

@@ -213,6 +213,17 @@ def named_state(modules):
     return names
 
 
+def _in_block(path):
+    """Where an optimizer keeps its state in blocks (``hookgrad.optim._blocks``): the
+    positions in the group of the parameters of the block ``path`` is in, and the path
+    within that block (its first key standing for the group); else ``(None, path)``."""
+    for i, key in enumerate(path):
+        positions = getattr(key, "positions", None)
+        if positions is not None:
+            return positions, path[:1] + path[i + 1:]
+    return None, path
+
+
 class Layout:
     """Where each input and output of one traced program lives (built before the trace:
     a bad sharding raises before anything changes; :meth:`finish` adds the outputs)."""
@@ -300,8 +311,15 @@ class Layout:
             if gi is None or gi >= len(opt.param_groups):
                 continue
             params = opt.param_groups[gi]["params"]
+            block, path = _in_block(path)
             for key in reversed(path[1:]):
                 pi = getattr(key, "idx", None)
+                if block is not None and pi is not None:
+                    # a state in blocks: its innermost index is the parameter's in the block
+                    pi = block[pi] if pi < len(block) else None
+                    if pi is None or pi >= len(params) or \
+                            tuple(params[pi].shape) != tuple(shapes[idx]):
+                        break
                 if pi is not None and pi < len(params) and \
                         tuple(params[pi].shape) == tuple(shapes[idx]):
                     ti = ids.get(id(params[pi]))

@@ -6,6 +6,7 @@ into helper functions) into the compiled program; the cache key of a program is 
 here from their shapes, dtypes, hooks and flags.
 """
 import functools
+import operator
 import sys
 import types
 
@@ -62,7 +63,7 @@ class _Roots:
         self.globals = []   # (dict, name)
         self.objects = []   # fixed objects (bound self, partial args)
         self._seen = set()
-        self._ids = self._vals = None
+        self._ids = self._vals = self._reader = None
         self._visit(fn, 0)
 
     def _visit(self, f, depth):
@@ -120,11 +121,22 @@ class _Roots:
         return vals, ids
 
     def _read(self):
+        reader = self._reader
+        if reader is None or reader[0] != len(self.cells) + len(self.globals):
+            # the read as C-level maps (each call of a compiled step does it)
+            reader = self._reader = (len(self.cells) + len(self.globals),
+                                     [c for c, _ in self.cells],
+                                     [g for g, _, _ in self.globals],
+                                     [n for _, n, _ in self.globals])
+        _, cell_objs, dicts, names = reader
         try:
-            cells = [c.cell_contents for c, _ in self.cells]
+            cells = list(map(_CONTENTS, cell_objs))
         except ValueError:   # an empty cell: a name the enclosing scope binds later
-            cells = [_cell_value(c) for c, _ in self.cells]
-        return self.objects + cells + [g.get(n) for g, n, _ in self.globals]
+            cells = list(map(_cell_value, cell_objs))
+        return self.objects + cells + list(map(dict.get, dicts, names))
+
+
+_CONTENTS = operator.attrgetter("cell_contents")
 
 
 def _cell_value(cell):

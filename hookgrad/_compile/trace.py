@@ -10,6 +10,8 @@
    (:class:`Entry`);
 4. **donate** the input buffers an output of the same aval replaces.
 """
+from operator import itemgetter
+
 import jax
 import jax.extend.core as _jex
 
@@ -30,7 +32,7 @@ class Entry:
     __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
-                 "options", "tuning", "layout")
+                 "options", "tuning", "layout", "opt_take")
 
 
 def trace(cf, plan):
@@ -217,6 +219,16 @@ def _collect_optimizers(entry, plan, bound, outs):
                 spec.append(("out", len(outs)))
                 outs.append(jax.numpy.asarray(leaf))
         entry.opt_out.append((treedef, spec))
+    # the leaves' getter from the outputs where all are outputs (a training step's)
+    entry.opt_take = [_taker([k for _, k in spec]) if spec and
+                      all(kind == "out" for kind, _ in spec) else None
+                      for _, spec in entry.opt_out]
+
+
+def _taker(idx):
+    # a list, as the optimizer keeps it (``_flat_state().leaves``)
+    get = itemgetter(*idx)
+    return (lambda res: list(get(res))) if len(idx) > 1 else lambda res: [get(res)]
 
 
 # --------------------------------------------------------------------------- 4. donate

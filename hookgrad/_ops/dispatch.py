@@ -66,6 +66,8 @@ class Op:
             ``"self other -> other self"`` (the arguments' schema names, then the saved
             values; see ``saved_names``). Read when ``grad_fn._saved_<name>`` is asked for
             and when saved-tensor hooks pack; None: PyTorch's unary convention.
+        promotes: narrow JAX's 64-bit promotions of integers to the default dtype
+            (``_dtype.pytorch_result_dtype``); False for vjps.
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
@@ -73,9 +75,11 @@ class Op:
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
-                 nondiff=(), names=None):
+                 nondiff=(), names=None, promotes=True):
         self.name, self.node, self.save = name, node, save
-        self.fwd = _dtype.pytorch_result_dtype(fwd)
+        # a vjp's results have its primals' dtypes already (promotes=False): narrowing them
+        # would turn a float64 input's gradient into float32 behind a cast to float32
+        self.fwd = _dtype.pytorch_result_dtype(fwd) if promotes else fwd
         self.bwd, self.jit = bwd, jit
         self.scalar_edges = frozenset((0, 1) if scalar_edges is True else scalar_edges or ())
         self.nondiff = frozenset(nondiff)
@@ -561,7 +565,7 @@ def vjp_op(node):
             fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
                             [m.dtype for m in node._out_meta()])
         vop = op._vjp_cache[ck] = Op(op.name + "_backward", fwd, _backward_node_name(op.node),
-                                     jit=op.jit)
+                                     jit=op.jit, promotes=False)
     return vop
 
 

@@ -1,9 +1,11 @@
 """``TransformOptimizer``: the base of the built-in optimizers, whose math is an optax
-``GradientTransformation`` and whose state is the optax state, one per parameter.
+``GradientTransformation`` and whose state is the optax state.
 
-One state per parameter (not one per group) is what makes PyTorch's semantics hold: a
-parameter whose ``.grad`` is None is skipped and its ``step`` does not advance, and a
-parameter's state can be shown under PyTorch's names (``optimizer.state[p]["exp_avg"]``).
+The state is kept in blocks (``hookgrad.optim._blocks``): one optax state, with one
+``count``, for the parameters of a group that have stepped together, as optax keeps it;
+PyTorch's semantics still hold: a parameter whose ``.grad`` is None is skipped and its
+``step`` does not advance (its block splits), and a parameter's state is shown under
+PyTorch's names (``optimizer.state[p]["exp_avg"]``, ``state[p]["step"]``).
 
 A subclass describes its algorithm to this class:
 
@@ -16,10 +18,10 @@ A subclass describes its algorithm to this class:
   instead of feeding them;
 - ``_transformation(static, **hp)``: the optax transformation built from them (wrapped
   in ``optax.inject_hyperparams``, so the values are traced inputs);
-- ``_derive(static, hp, count)``: values computed from the options and the parameter's
+- ``_derive(static, hp, count)``: values computed from the options and the block's
   step count (bias corrections, PyTorch's first momentum step), optional;
 - ``_to_torch(static, inner_state)`` / ``_from_torch(static, inner_state, d, count)``:
-  the state under PyTorch's names, both ways (``state``, ``state_dict``,
+  one parameter's state under PyTorch's names, both ways (``state``, ``state_dict``,
   ``load_state_dict``, and a change of structural options between steps).
 """
 from __future__ import annotations
@@ -34,17 +36,21 @@ import optax
 
 from .. import _dtype
 from .._tensor import Tensor
+from ._blocks import Block, Params, Placed, map_params, shared_key, stack
 from .optimizer import Optimizer, _to_tensor
 
 
 class _Slot:
-    """A parameter's optax state and the structural options it was built with."""
+    """One parameter's optax state and the structural options it was built with;
+    ``template``, where known: a fresh state over a one-parameter ``Params`` (see
+    ``_blocks.stack``)."""
 
-    __slots__ = ("static", "state")
+    __slots__ = ("static", "state", "template")
 
-    def __init__(self, static, state):
+    def __init__(self, static, state, template=None):
         self.static = static
         self.state = state
+        self.template = template
 
 
 class _FlatState:
@@ -109,22 +115,19 @@ def _write_param(p, arr):
 
 @functools.lru_cache(maxsize=None)
 def _update_fn(cls, statics):
-    """The jitted pure update of one step for an optimizer class and the groups' static
+    """The jitted pure update of one step for an optimizer class and the blocks' static
     options: ``(params, grads, states, hparams) -> (new_params, new_states)``, each a tuple
-    per group (of a tuple per parameter; ``hparams`` a dict per group)."""
+    per block (``params``, ``grads``: a tuple of arrays; ``hparams``: its group's dict)."""
 
     def update(params, grads, states, hparams):
         new_params, new_states = [], []
-        for static, ps, gs, ss, hp in zip(statics, params, grads, states, hparams):
-            out_p, out_s = [], []
-            for p, g, s in zip(ps, gs, ss):
-                values = cls._hp_for(static, hp, s.count, p.dtype)
-                tx = cls._tx(static, values)
-                updates, s = tx.update(g, s._replace(hyperparams=values), p)
-                out_p.append(optax.apply_updates(p, updates))
-                out_s.append(s._replace(hyperparams={}))
-            new_params.append(tuple(out_p))
-            new_states.append(tuple(out_s))
+        for static, ps, gs, s, hp in zip(statics, params, grads, states, hparams):
+            values = cls._hp_for(static, hp, s.count, ps[0].dtype)
+            tx = cls._tx(static, values)
+            ps = Params(ps)
+            updates, s = tx.update(Params(gs), s._replace(hyperparams=values), ps)
+            new_params.append(tuple(optax.apply_updates(ps, updates)))
+            new_states.append(s._replace(hyperparams={}))
         return tuple(new_params), tuple(new_states)
 
     return jax.jit(update)
@@ -132,13 +135,13 @@ def _update_fn(cls, statics):
 
 @functools.lru_cache(maxsize=None)
 def _init_fn(cls, static):
-    """The jitted optax ``init`` of several parameters at once: ``(hparams, arrays) ->
-    states``. NOTE: one program for a group's first step; eagerly, an ``init`` per
-    parameter would compile a zeros program per parameter shape."""
+    """The jitted optax ``init`` of blocks: ``(hparams, (Params, ...)) -> states``.
+    NOTE: one program for a group's first step; eagerly, an ``init`` per block would
+    compile a zeros program per block's shapes."""
 
-    def init(hp, arrs):
-        return tuple(cls._tx(static, cls._hp_for(static, hp, 0, a.dtype)).init(a)
-                     ._replace(hyperparams={}) for a in arrs)
+    def init(hp, blocks):
+        return tuple(cls._tx(static, cls._hp_for(static, hp, 0, b[0].dtype)).init(b)
+                     ._replace(hyperparams={}) for b in blocks)
 
     return jax.jit(init)
 
@@ -155,24 +158,44 @@ class TransformOptimizer(Optimizer):
         super().__init__(params, defaults)
 
     def _setup_storage(self):
-        self._slots = {}         # id(param) -> _Slot (see the ``_slots`` property)
+        self._blocks = {}        # id(param) -> its _blocks.Block (see ``_blocks``)
         self._extra_state = {}   # loaded state under keys that are not our parameters
         self._hp_override = None  # traced hyper-parameters while hookgrad.compile traces
 
     # Between the calls of a compiled step the state stays as the program returned it, its
     # leaves and treedef (``_load_flat_state``): a call passes them straight back in.
-    # Anything else that reads the state builds the per-parameter slots from them first.
+    # Anything else that reads the state builds the blocks from them first.
     @property
-    def _slots(self):
+    def _blocks(self):
         if self._flat is not None:
             flat, self._flat = self._flat, None
             self._install_states(flat.treedef.unflatten(flat.leaves))
-        return self._slot_dict
+        return self._block_dict
 
-    @_slots.setter
-    def _slots(self, slots):
+    @_blocks.setter
+    def _blocks(self, blocks):
         self._flat = None
-        self._slot_dict = slots
+        self._block_dict = blocks
+
+    def _set_block(self, block):
+        self._blocks.update(dict.fromkeys(block.ids, block))
+
+    def _drop(self, pid):
+        """Forget the state of the parameter ``pid``; the rest of its block keeps theirs."""
+        block = self._blocks.pop(pid)
+        keep = tuple(i for i, q in enumerate(block.ids) if q != pid)
+        if keep:
+            self._set_block(block.take(keep))
+
+    def _fresh_blocks(self, static, hp, params):
+        """New blocks (one per dtype) for ``params`` of one group, as their first step."""
+        by_dtype = {}
+        for p in params:
+            by_dtype.setdefault(p._data.dtype, []).append(p)
+        states = _init_fn(type(self), static)(
+            hp, tuple(Params(p._data for p in ps) for ps in by_dtype.values()))
+        return [Block(static, tuple(map(id, ps)), st)
+                for ps, st in zip(by_dtype.values(), states)]
 
     # ---------------------------------------------------------------- subclass API
     def _static(self, group):
@@ -219,16 +242,17 @@ class TransformOptimizer(Optimizer):
             hp.update(self._hp_override[index])
         return hp
 
-    def _init_state(self, static, hp, arr):
+    def _init_state(self, static, hp, arrs):
+        """A fresh optax state over ``arrs`` (a ``Params``)."""
         cls = type(self)
-        state = cls._tx(static, cls._hp_for(static, hp, 0, arr.dtype)).init(arr)
+        state = cls._tx(static, cls._hp_for(static, hp, 0, arrs[0].dtype)).init(arrs)
         # the hyper-parameters are fed anew each step: keeping a copy per parameter would
         # only add arrays to pass in and out of the jitted update (each costs dispatch time)
         return state._replace(hyperparams={})
 
     # ---------------------------------------------------------------- PyTorch-named state
     def _export(self, slot):
-        """A slot's state as ``{name: array}`` under PyTorch's names."""
+        """A parameter's state (a ``_Slot``) as ``{name: array}`` under PyTorch's names."""
         out = {}
         if self._keeps_step:
             out["step"] = jnp.asarray(slot.state.count,
@@ -242,7 +266,8 @@ class TransformOptimizer(Optimizer):
         static = self._static(group)
         hp = {k: _number(v) for k, v in self._hyperparams(group).items()}
         arr = p._data
-        fresh = self._init_state(static, hp, arr)
+        template = self._init_state(static, hp, Params((arr,)))
+        fresh = map_params(lambda x: x[0], template)
         values = {}
         for k, v in d.items():
             if v is None:
@@ -260,20 +285,29 @@ class TransformOptimizer(Optimizer):
         else:
             count = jnp.asarray(cls._count_from_torch(static, values), jnp.int32)
         inner = cls._from_torch(static, fresh.inner_state, values, count)
-        return _Slot(static, fresh._replace(count=count, inner_state=inner))
+        return _Slot(static, fresh._replace(count=count, inner_state=inner), template)
 
     def _import_mapping(self, mapping, groups):
-        """Slots (and state under other keys) from ``{param: {name: value}}``; raises before
-        anything is assigned."""
-        where = {id(p): g for g in groups for p in g["params"]}
-        slots, extra = {}, {}
+        """Blocks (``{id(param): Block}``) and state under other keys from ``{param: {name:
+        value}}``; raises before anything is assigned. Parameters of one group and dtype
+        whose ``step`` (and other shared entries) are equal share a block."""
+        where = {id(p): (i, g) for i, g in enumerate(groups) for p in g["params"]}
+        buckets, extra = {}, {}
         for key, d in mapping.items():
             if isinstance(key, Tensor) and id(key) in where:
                 if d:
-                    slots[id(key)] = self._import_one(key, where[id(key)], d)
+                    index, group = where[id(key)]
+                    slot = self._import_one(key, group, d)
+                    bucket = (index, slot.static, key._data.dtype,
+                              shared_key(slot.template, slot.state))
+                    buckets.setdefault(bucket, []).append((id(key), slot))
             else:
                 extra[key] = d
-        return slots, extra
+        blocks = {}
+        for items in buckets.values():
+            block = _merge([pid for pid, _ in items], [slot for _, slot in items])
+            blocks.update(dict.fromkeys(block.ids, block))
+        return blocks, extra
 
     @property
     def state(self) -> MutableMapping[Tensor, dict[str, Any]]:
@@ -284,13 +318,13 @@ class TransformOptimizer(Optimizer):
 
     @state.setter
     def state(self, mapping) -> None:
-        slots, extra = self._import_mapping(mapping, self.param_groups)
-        self._slots, self._extra_state = slots, extra
+        blocks, extra = self._import_mapping(mapping, self.param_groups)
+        self._blocks, self._extra_state = blocks, extra
 
     def _install(self, state, param_groups, state_dict):
-        slots, extra = self._import_mapping(state, param_groups)
+        blocks, extra = self._import_mapping(state, param_groups)
         self.param_groups = param_groups
-        self._slots, self._extra_state = slots, extra
+        self._blocks, self._extra_state = blocks, extra
 
     # ---------------------------------------------------------------- the step
     def step(self, closure: Callable[[], float] | None = None) -> float | None:
@@ -309,48 +343,73 @@ class TransformOptimizer(Optimizer):
     def _apply_updates(self):
         statics, params, grads, states, hparams, targets = [], [], [], [], [], []
         for index, group in enumerate(self.param_groups):
-            present = [p for p in group["params"] if p.grad is not None]
+            present = {id(p): p for p in group["params"] if p.grad is not None}
             if not present:
                 continue
-            static = self._static(group)
             hp = self._group_hp(index, group)
-            ps, gs, ss = [], [], []
-            missing = [p for p in present if id(p) not in self._slots]
-            fresh = dict(zip(map(id, missing), _init_fn(type(self), static)(
-                hp, tuple(p._data for p in missing)))) if missing else {}
-            for p in present:
-                slot = self._slots.get(id(p))
-                if slot is None:
-                    st = fresh[id(p)]
-                elif slot.static != static:  # e.g. momentum turned on: carry the state over
-                    st = self._import_one(p, group, self._export(slot)).state
-                else:
-                    st = slot.state
-                ps.append(p._data)
-                gs.append(p.grad._data)
-                ss.append(st)
-            statics.append(static)
-            params.append(tuple(ps))
-            grads.append(tuple(gs))
-            states.append(tuple(ss))
-            hparams.append(hp)
-            targets.append((static, present))
+            for block in self._stepping(group, present, hp):
+                ps = [present[pid] for pid in block.ids]
+                statics.append(block.static)
+                params.append(tuple(p._data for p in ps))
+                grads.append(tuple(p.grad._data for p in ps))
+                states.append(block.state)
+                hparams.append(hp)
+                targets.append((block, ps))
         if not targets:
             return
         fn = _update_fn(type(self), tuple(statics))
         new_params, new_states = fn(tuple(params), tuple(grads), tuple(states), tuple(hparams))
-        for (static, present), nps, nss in zip(targets, new_params, new_states):
-            for p, arr, st in zip(present, nps, nss):
+        for (block, ps), nps, st in zip(targets, new_params, new_states):
+            for p, arr in zip(ps, nps):
                 _write_param(p, arr)
-                self._slots[id(p)] = _Slot(static, st)
+            self._set_block(Block(block.static, block.ids, st))
+
+    def _stepping(self, group, present, hp):
+        """The blocks of the parameters ``present`` (``{id: param}``, those with a
+        ``.grad``) of ``group``: a block with skipped parameters is split (they keep their
+        count), parameters without state get fresh blocks."""
+        static = self._static(group)
+        blocks = self._blocks
+        out, seen, missing = [], set(), []
+        for pid, p in present.items():
+            block = blocks.get(pid)
+            if block is None:
+                missing.append(p)
+                continue
+            if id(block) in seen:
+                continue
+            seen.add(id(block))
+            keep = tuple(i for i, q in enumerate(block.ids) if q in present)
+            if len(keep) < len(block.ids):
+                self._set_block(block.take(tuple(i for i in range(len(block.ids))
+                                                 if i not in keep)))
+                block = block.take(keep)
+            if block.static != static:  # e.g. momentum turned on: carry the state over
+                slots = [self._import_one(present[q], group,
+                                          self._export(_Slot(block.static, block.part(q))))
+                         for q in block.ids]
+                block = _merge(block.ids, slots)
+            out.append(block)
+        if missing:
+            out.extend(self._fresh_blocks(static, hp, missing))
+        return out
 
     # ---------------------------------------------------------------- compiled mode
     def _state_arrays(self):
-        """``{"state": [[optax state or None per param] per group], "hparams": [{name:
-        0-d array} per group]}`` (see ``hookgrad.optim.optimizer``)."""
-        slots = self._slots
-        state = [[slots[id(p)].state if id(p) in slots else None for p in g["params"]]
-                 for g in self.param_groups]
+        """``{"state": [[_blocks.Placed per block] per group], "hparams": [{name: 0-d array}
+        per group]}`` (see ``hookgrad.optim.optimizer``)."""
+        blocks = self._blocks
+        state = []
+        for group in self.param_groups:
+            where = {id(p): i for i, p in enumerate(group["params"])}
+            placed, seen = [], set()
+            for p in group["params"]:
+                block = blocks.get(id(p))
+                if block is not None and id(block) not in seen:
+                    seen.add(id(block))
+                    placed.append(Placed(block.static, tuple(map(where.__getitem__, block.ids)),
+                                         block.state))
+            state.append(placed)
         return {"state": state, "hparams": self._hparam_arrays()}
 
     def _hparam_arrays(self):
@@ -368,15 +427,13 @@ class TransformOptimizer(Optimizer):
         self._hp_override = list(hp) if traced else None
 
     def _install_states(self, states):
-        slots = dict(self._slots)
-        for group, sts in zip(self.param_groups, states):
-            for p, st in zip(group["params"], sts):
-                if st is None:
-                    slots.pop(id(p), None)
-                    continue
-                old = slots.get(id(p))
-                slots[id(p)] = _Slot(old.static if old is not None else self._static(group), st)
-        self._slots = slots
+        blocks = {}
+        for group, placed in zip(self.param_groups, states):
+            params = group["params"]
+            for pl in placed:
+                block = Block(pl.static, tuple(id(params[i]) for i in pl.index), pl.state)
+                blocks.update(dict.fromkeys(block.ids, block))
+        self._blocks = blocks
 
     def _load_flat_state(self, treedef, leaves):
         """Install the ``"state"`` part of ``_state_arrays()`` as its flattening (concrete
@@ -392,6 +449,13 @@ class TransformOptimizer(Optimizer):
         return self._flat
 
 
+def _merge(ids, slots) -> Block:
+    """One block of parameters ``ids`` from their ``_Slot``s (same static options and
+    shared entries; the first one's are kept)."""
+    return Block(slots[0].static, tuple(ids),
+                 stack(slots[0].template, [slot.state for slot in slots]))
+
+
 class _StateView(MutableMapping):
     """``optimizer.state`` of a ``TransformOptimizer``: ``{param: {name: Tensor}}`` under
     PyTorch's names, read from the optax states (parameters without state are left out,
@@ -403,9 +467,10 @@ class _StateView(MutableMapping):
         self._opt = opt
 
     def _exported(self, key):
-        slot = self._opt._slots.get(id(key))
-        if slot is None:
+        block = self._opt._blocks.get(id(key))
+        if block is None:
             return {}
+        slot = _Slot(block.static, block.part(id(key)))
         return {k: Tensor._wrap(v) for k, v in self._opt._export(slot).items()}
 
     def __getitem__(self, key):
@@ -420,17 +485,18 @@ class _StateView(MutableMapping):
 
     def __setitem__(self, key, value):
         opt = self._opt
-        slots, extra = opt._import_mapping({key: value}, opt.param_groups)
+        blocks, extra = opt._import_mapping({key: value}, opt.param_groups)
         if key in extra:
             opt._extra_state[key] = value
         else:
-            opt._slots.pop(id(key), None)
-            opt._slots.update(slots)
+            if id(key) in opt._blocks:
+                opt._drop(id(key))
+            opt._blocks.update(blocks)
 
     def __delitem__(self, key):
         opt = self._opt
-        if isinstance(key, Tensor) and id(key) in opt._slots:
-            del opt._slots[id(key)]
+        if isinstance(key, Tensor) and id(key) in opt._blocks:
+            opt._drop(id(key))
         else:
             del opt._extra_state[key]
 
@@ -438,8 +504,7 @@ class _StateView(MutableMapping):
         opt = self._opt
         for group in opt.param_groups:
             for p in group["params"]:
-                slot = opt._slots.get(id(p))
-                if slot is not None and opt._export(slot):
+                if self._exported(p):
                     yield p
         yield from list(opt._extra_state)
 

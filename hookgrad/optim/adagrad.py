@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._transform import TransformOptimizer, _Slot, replace_part
+from ._transform import TransformOptimizer, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["Adagrad"]
@@ -73,8 +73,9 @@ class Adagrad(TransformOptimizer):
         group = self.param_groups[-1]
         static = self._static(group)
         hp = self._group_hp(len(self.param_groups) - 1, group)
-        for p in group["params"]:
-            self._slots[id(p)] = _Slot(static, self._init_state(static, hp, p._data))
+        if group["params"]:
+            for block in self._fresh_blocks(static, hp, group["params"]):
+                self._set_block(block)
 
     _value_static = ("weight_decay",)
 

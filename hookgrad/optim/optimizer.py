@@ -10,7 +10,9 @@ state in ``self.state[p]`` and update parameters in place under ``no_grad``.
 The built-in optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``) derive
 from ``hookgrad.optim._transform.TransformOptimizer``: their math is an optax
 ``GradientTransformation`` per parameter group, their state the optax state (JAX arrays)
-per parameter, and their ``state`` attribute a view that shows it under PyTorch's names
+per block of parameters that step together (``hookgrad.optim._blocks``: one ``count``
+for all, as optax keeps it), and their ``state`` attribute a view that shows it, per
+parameter, under PyTorch's names
 (``step``, ``exp_avg``, ...). ``hookgrad.optim.from_optax`` wraps any optax
 transformation.
 
@@ -26,7 +28,8 @@ one pair of methods, so the compiled program can take it as input and return it:
 ``tree`` is ``{"state": ..., "hparams": ...}``:
 
 - ``"state"``: the optimizer state, in an optimizer-specific but fixed layout (built-ins:
-  ``[[optax state or None for p in group["params"]] for group in param_groups]``).
+  ``[[_blocks.Placed(static, positions, optax state) per block] for group in
+  param_groups]``).
   ``step()`` replaces it; read it back with ``_state_arrays()`` after tracing the step
   and return it from the compiled function. State is created lazily on a parameter's
   first step (as in PyTorch), so the tree's structure may change after the first call;

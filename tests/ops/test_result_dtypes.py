@@ -5,7 +5,7 @@ import jax
 import pytest
 
 import hookgrad as hg
-from tests.differential import torch
+from tests.differential import same_as_torch, torch
 
 
 def _name(d):
@@ -64,6 +64,17 @@ def test_gradients_keep_the_operands_dtypes():
     i = hg.tensor([1, 2])
     ((d * 1.5 + i).sum() + (f * i / 3).sum()).backward()
     assert d.grad.dtype is hg.float64 and f.grad.dtype is hg.float32
+
+
+@pytest.mark.parametrize("cast", ["float", "half", "to_float32"])
+def test_a_gradient_through_a_cast_has_the_leafs_dtype(cast):
+    def scenario(L):
+        d = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        down = {"float": lambda t: t.float(), "half": lambda t: t.half(),
+                "to_float32": lambda t: t.to(L.float32)}[cast]
+        down((d * d).sum()).backward()  # nothing saved by the cast: its vjp sees only g
+        return str(d.grad.dtype).rpartition(".")[2], d.grad.tolist()
+    assert same_as_torch(scenario) == ("float64", [2.0, 4.0])
 
 
 def test_compiled_and_functional_modes_agree():

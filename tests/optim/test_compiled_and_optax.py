@@ -109,7 +109,7 @@ def test_state_arrays_layout():
     ps = [leaf(a) for a in INIT]
     opt = optim.Adam([{"params": [ps[0]]}, {"params": [ps[1]], "lr": 0.5}], lr=0.1)
     tree = opt._state_arrays()
-    assert tree["state"] == [[None], [None]]
+    assert tree["state"] == [[], []]   # a list of blocks per group: none before a step
     assert float(tree["hparams"][1]["lr"]) == 0.5
     # group keys; weight_decay is left out: whether it is 0 shapes the program
     assert set(tree["hparams"][0]) == {"lr", "betas", "eps"}
@@ -117,7 +117,9 @@ def test_state_arrays_layout():
     ps[1].grad = hookgrad.tensor(np.ones((2, 2), np.float32))
     opt.step()
     tree = opt._state_arrays()
-    assert tree["state"][0] == [None]
+    assert tree["state"][0] == []
+    [block] = tree["state"][1]
+    assert block.index == (0,)   # the positions of its parameters in the group
     assert all(isinstance(x, jax.Array) for x in jax.tree_util.tree_leaves(tree))
 
 
