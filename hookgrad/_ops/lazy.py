@@ -217,7 +217,8 @@ def _program(struct, outs):
 
 
 def forget():
-    """Drop compiled segments and every op's learned output types (a new default dtype)."""
+    """A new default dtype: drop the compiled segments; values deferred before it run
+    through their ops' own programs, traced with the old one (dispatch forgets the rest)."""
     with _lock:
         _gen[0] += 1
         _seen.clear()
