@@ -63,9 +63,18 @@ class Setting:
 
 class set_lazy_forward(Setting):
     """Defer op outputs until read (on by default); as a context manager it restores the
-    previous setting on exit. Off, every op runs when called."""
+    previous setting on exit. Off, every op runs when called: to time single ops, or when
+    JAX's configuration (default device, matmul precision) changes between ops::
+
+        >>> with hookgrad.autograd.set_lazy_forward(False):
+        ...     y = model(x)
+    """
 
     _state = _state
+
+
+def is_lazy_forward_enabled():
+    return _state["enabled"]
 
 
 def defer(op, key, fn, arrs):

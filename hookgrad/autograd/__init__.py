@@ -67,5 +67,8 @@ def __getattr__(name):
     if name in ("set_backward_fusion", "is_backward_fusion_enabled"):  # hookgrad's own
         from .._ops import fusion
         return getattr(fusion, name)
+    if name in ("set_lazy_forward", "is_lazy_forward_enabled"):
+        from .._ops import lazy
+        return getattr(lazy, name)
     from .. import _missing
     raise _missing.missing("module 'hookgrad.autograd'", "torch.autograd", name)

@@ -45,10 +45,11 @@ def test_a_repeated_segment_compiles_once_and_gives_eager_values(cache):
 
 def test_turned_off_every_op_runs_when_called(cache):
     x = hg.tensor(X)
-    with lazy.set_lazy_forward(False):
+    with hg.autograd.set_lazy_forward(False):  # the public switch, beside set_backward_fusion
+        assert not hg.autograd.is_lazy_forward_enabled()
         for _ in range(RUNS):
             assert chain(hg, x, 0.5)._arr.__class__ is not Pending
-    assert lazy._state["enabled"]
+    assert hg.autograd.is_lazy_forward_enabled()
     assert not cache._compiled and not cache._seen
 
 
