@@ -8,6 +8,7 @@ import sys
 import jax
 import numpy as np
 
+from . import checks as _checks
 from . import replay as _replay
 from . import sharding as _sharding
 from . import steady as _steady
@@ -282,15 +283,18 @@ class CompiledFunction:
         if entry.donated:
             # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
             # it: a user's alias (``old = p.detach()``) must stay readable
-            refs = sys.getrefcount
+            # (held here by its holder, ``plan.flat``, the list with the key, the call)
+            refs, most = sys.getrefcount, 3 if flat is plan.flat else 4
             for i in entry.donated:
-                if refs(flat[i]) > 3:
+                if refs(flat[i]) > most:
                     exe = entry.exe_plain
                     if exe is None:
                         exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options,
                                                           entry.layout)
                     break
         res = exe(*flat)
+        if entry.check_out is not None:   # an index out of range raises here
+            _checks.verify(entry, plan, flat, res)
         del flat
         tensors = plan.tensors
         for i, k in entry.data_out:

@@ -1,0 +1,210 @@
+"""Index checks in a compiled step: PyTorch's error for an out-of-range index, raised by
+the call after its program ran and before anything is written back.
+
+An op taking indices checks them with ``hookgrad._ops.gather.check_index``. Eagerly the
+check raises at once; in a ``hookgrad.compile`` trace the index is a tracer, and the check
+hands the trace's :class:`~hookgrad._ops.gather.Collector` a flag and the first bad entry,
+both traced. The program then has:
+
+- one more output, ``err`` (``[k, bad]``: ``k`` the number of the first failed check, 1
+  up, or 0; ``bad`` its first bad entry), computed from the checks' values (:func:`collect`);
+- its donated inputs guarded: a buffer is donated only to the output that replaces it
+  (a parameter's, its ``.grad``'s, an optimizer state leaf's), and that output is
+  ``where(ok, new, old)`` (:func:`guard`). A failed run thus returns the old value of every
+  buffer it consumed, which the call puts back: donation stays, and nothing changes.
+
+After a run the call looks at ``err`` (:func:`verify`), unless the check is proved by the
+inputs alone: an index that is an input of the program (a batch of targets or token ids),
+or that input reshaped, sliced or broadcast, holds values within the bounds the host
+recorded where it was made (``hookgrad._device.host_bounds``); when every check of the
+program is so proved in range, nothing is read back and the call does not wait for its
+program. Otherwise reading ``err`` waits for the program (one small transfer), and a set
+flag raises ``error(bad)`` before any write-back or host hook.
+"""
+import jax
+import jax.extend.core as _jex
+import jax.numpy as jnp
+import numpy as np
+
+from .._device import host_bounds
+from .._ops import gather as _gather
+from .state import _opt_install, _opt_tree, _Split
+
+_Literal = _jex.Literal
+
+
+# --------------------------------------------------------------------------- tracing
+
+
+def collector(trace):
+    """A collector for the trace ``trace``, pushed while the step is traced."""
+    return _gather.Collector(trace)
+
+
+def collect(entry, col, outs):
+    """Append the program's ``err`` output for the checks ``col`` collected (if any); the
+    entry learns where it is and how each check raises."""
+    checks = col.checks
+    entry.checks = [c[2] for c in checks]
+    if not checks:
+        entry.check_out = None
+        return
+    dt = _gather.check_dtype()
+    flags = jnp.stack([c[0] for c in checks])
+    first = jnp.argmax(flags)
+    code = jnp.where(flags.any(), first + 1, 0).astype(dt)
+    bad = jnp.stack([c[1] for c in checks])[first]
+    entry.check_out = len(outs)
+    outs.append(jnp.stack([code, bad.astype(dt)]))
+
+
+def sources(entry, jaxpr):
+    """For each check, ``(input position, low, high)`` where its index is an input of the
+    program as it is, reshaped, sliced, broadcast or widened; None if any check's is not
+    (its flag is then always read)."""
+    if entry.check_out is None:
+        return None
+    eqns = [e for e in jaxpr.jaxpr.eqns
+            if e.primitive.name in _CALLS and e.params.get("name") == _gather.CHECK_NAME]
+    if len(eqns) != len(entry.checks):
+        return None
+    out = []
+    for e, (_, low, high, _) in zip(eqns, entry.checks):
+        p = _source(jaxpr.jaxpr, e.invars[0])
+        if p is None:
+            return None
+        out.append((p, low, high))
+    return out
+
+
+_CALLS = ("pjit", "jit", "closed_call", "core_call")
+# primitives whose output holds only values of their first operand
+_PASS = frozenset(("reshape", "squeeze", "expand_dims", "broadcast_in_dim", "transpose",
+                   "slice", "dynamic_slice", "rev", "copy", "copy_p"))
+
+
+def _source(jaxpr, var):
+    """The position of the input of ``jaxpr`` whose values ``var`` takes, or None."""
+    inputs = {v: i for i, v in enumerate(jaxpr.invars)}
+    made = None
+    while True:
+        if isinstance(var, _Literal):
+            return None
+        if var in inputs:
+            return inputs[var]
+        if made is None:
+            made = {v: e for e in jaxpr.eqns for v in e.outvars}
+        e = made.get(var)
+        if e is None:
+            return None
+        name = e.primitive.name
+        inner = e.params.get("jaxpr")
+        if name in _CALLS and isinstance(inner, _jex.ClosedJaxpr):
+            i = _source(inner.jaxpr, inner.jaxpr.outvars[e.outvars.index(var)])
+            if i is None:
+                return None
+            var = e.invars[i]
+        elif name in _PASS or name == "convert_element_type" and _widens(e):
+            var = e.invars[0]
+        else:
+            return None
+
+
+def _widens(e):
+    a, b = np.dtype(e.invars[0].aval.dtype), np.dtype(e.outvars[0].aval.dtype)
+    return a.kind in "iu" and b.kind in "iu" and np.can_cast(a, b, "safe")
+
+
+# --------------------------------------------------------------------------- donating
+
+
+def guarded_donations(entry, plan, traced):
+    """The inputs a program with checks donates: each to the output replacing it with the
+    same shape and dtype (kept in ``entry.guard`` as ``(input, output)`` pairs, with what
+    the input is: ``("d", i)``/``("g", i)`` Tensor ``i``'s array or ``.grad``'s, ``("o",
+    j)`` a state leaf of optimizer ``j``)."""
+    ins, outs = traced.jaxpr.in_avals, traced.jaxpr.out_avals
+    data_out, grad_out = dict(entry.data_out), dict(entry.grad_out)
+    grads_in = set(plan.grads_in)
+    pairs = []
+    pos = 0
+    for i in range(len(plan.state.tensors)):
+        if i in data_out:
+            pairs.append((pos, data_out[i], ("d", i)))
+        pos += 1
+        if i in grads_in:
+            if i in grad_out:
+                pairs.append((pos, grad_out[i], ("g", i)))
+            pos += 1
+    for j, ((start, n, td, _), (out_def, spec)) in enumerate(zip(plan.opt_trees,
+                                                                 entry.opt_out)):
+        if type(td) is _Split and out_def == td[1] and len(spec) == n - td[2]:
+            pairs.extend((start + td[2] + m, k, ("o", j)) for m, (kind, k) in
+                         enumerate(spec) if kind == "out")
+    entry.guard = [g for g in pairs if ins[g[0]] == outs[g[1]]]
+    return tuple(sorted(p for p, _, _ in entry.guard))
+
+
+def guard(fn, entry):
+    """``fn`` whose guarded outputs are their inputs' values where a check failed."""
+    pairs = [(p, k) for p, k, _ in entry.guard]
+    err = entry.check_out
+
+    def guarded(*xs):
+        outs = list(fn(*xs))
+        ok = outs[err][0] == 0
+        for p, k in pairs:
+            outs[k] = jnp.where(ok, outs[k], xs[p])
+        return outs
+    return guarded
+
+
+# --------------------------------------------------------------------------- the call
+
+
+def verify(entry, plan, flat, res):
+    """Raise the first failed check's error, the state as it was before the call (``flat``:
+    the program's inputs, ``res``: its outputs); nothing where every check is proved from
+    its input's host bounds."""
+    proof = entry.check_src
+    if proof is not None:
+        for p, low, high in proof:
+            b = host_bounds(flat[p]) if p < len(flat) else None
+            if b is None or not _gather.within(b, low, high):
+                break
+        else:
+            return
+    err = _read(res[entry.check_out])
+    if not err[0]:
+        return
+    _restore(entry, plan, flat, res)
+    raise entry.checks[int(err[0]) - 1][0](int(err[1]))
+
+
+def _read(arr):
+    # waits for the program
+    return np.asarray(arr)
+
+
+def _restore(entry, plan, flat, res):
+    """Put back the state whose buffers the run consumed: the guarded outputs hold it."""
+    tensors = plan.tensors
+    opts = {}
+    for p, k, (kind, i) in entry.guard:
+        old = flat[p]
+        if not old.is_deleted():
+            continue   # not donated (an alias was held): the state still holds it
+        if kind == "d":
+            if tensors[i]._data is old:
+                tensors[i]._data = res[k]
+        elif kind == "g":
+            g = tensors[i]._grad
+            if g is not None and g._data is old:
+                g._data = res[k]
+        else:
+            opts.setdefault(i, {})[id(old)] = res[k]
+    for j, swap in opts.items():
+        opt = plan.optimizers[j]
+        _, leaves, treedef = _opt_tree(opt)
+        if any(id(v) in swap for v in leaves):  # not state this call created
+            _opt_install(opt, treedef, [swap.get(id(v), v) for v in leaves])
