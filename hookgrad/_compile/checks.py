@@ -9,9 +9,12 @@ both traced. The program then has:
 - one more output, ``err`` (``[k, bad]``: ``k`` the number of the first failed check, 1
   up, or 0; ``bad`` its first bad entry), computed from the checks' values (:func:`collect`);
 - its donated inputs guarded: a buffer is donated only to the output that replaces it
-  (a parameter's, its ``.grad``'s, an optimizer state leaf's), and that output is
-  ``where(ok, new, old)`` (:func:`guard`). A failed run thus returns the old value of every
-  buffer it consumed, which the call puts back: donation stays, and nothing changes.
+  (a parameter's or buffer's, a ``.grad``'s), and that output is ``where(ok, new, old)``
+  (:func:`guard`). A failed run thus returns the old value of every buffer it consumed,
+  which the call puts back: nothing changes. The optimizer's state is not donated: its
+  new values feed the parameters' update, and guarding them makes XLA recompute them in
+  the parameters' kernels and copy the old state first (a copy per step where not
+  donating costs only the memory of the old state until the call returns).
 
 After a run the call looks at ``err`` (:func:`verify`), unless the check is proved by the
 inputs alone: an index that is an input of the program (a batch of targets or token ids),
@@ -28,7 +31,6 @@ import numpy as np
 
 from .._device import host_bounds
 from .._ops import gather as _gather
-from .state import _opt_install, _opt_tree, _Split
 
 _Literal = _jex.Literal
 
@@ -119,10 +121,9 @@ def _widens(e):
 
 
 def guarded_donations(entry, plan, traced):
-    """The inputs a program with checks donates: each to the output replacing it with the
-    same shape and dtype (kept in ``entry.guard`` as ``(input, output)`` pairs, with what
-    the input is: ``("d", i)``/``("g", i)`` Tensor ``i``'s array or ``.grad``'s, ``("o",
-    j)`` a state leaf of optimizer ``j``)."""
+    """The inputs a program with checks donates: a state Tensor's array or ``.grad``, each
+    to the output replacing it with the same shape and dtype (kept in ``entry.guard`` as
+    ``(input, output, ("d" | "g", tensor index))``)."""
     ins, outs = traced.jaxpr.in_avals, traced.jaxpr.out_avals
     data_out, grad_out = dict(entry.data_out), dict(entry.grad_out)
     grads_in = set(plan.grads_in)
@@ -136,11 +137,6 @@ def guarded_donations(entry, plan, traced):
             if i in grad_out:
                 pairs.append((pos, grad_out[i], ("g", i)))
             pos += 1
-    for j, ((start, n, td, _), (out_def, spec)) in enumerate(zip(plan.opt_trees,
-                                                                 entry.opt_out)):
-        if type(td) is _Split and out_def == td[1] and len(spec) == n - td[2]:
-            pairs.extend((start + td[2] + m, k, ("o", j)) for m, (kind, k) in
-                         enumerate(spec) if kind == "out")
     entry.guard = [g for g in pairs if ins[g[0]] == outs[g[1]]]
     return tuple(sorted(p for p, _, _ in entry.guard))
 
@@ -189,7 +185,6 @@ def _read(arr):
 def _restore(entry, plan, flat, res):
     """Put back the state whose buffers the run consumed: the guarded outputs hold it."""
     tensors = plan.tensors
-    opts = {}
     for p, k, (kind, i) in entry.guard:
         old = flat[p]
         if not old.is_deleted():
@@ -197,14 +192,7 @@ def _restore(entry, plan, flat, res):
         if kind == "d":
             if tensors[i]._data is old:
                 tensors[i]._data = res[k]
-        elif kind == "g":
-            g = tensors[i]._grad
-            if g is not None and g._data is old:
-                g._data = res[k]
         else:
-            opts.setdefault(i, {})[id(old)] = res[k]
-    for j, swap in opts.items():
-        opt = plan.optimizers[j]
-        _, leaves, treedef = _opt_tree(opt)
-        if any(id(v) in swap for v in leaves):  # not state this call created
-            _opt_install(opt, treedef, [swap.get(id(v), v) for v in leaves])
+            g = tensors[i]._grad
+            if g is not None and g._data is old:   # not a .grad this call created
+                g._data = res[k]
