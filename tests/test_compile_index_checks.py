@@ -306,3 +306,41 @@ def test_an_accumulated_grad_is_put_back():
     np.testing.assert_array_equal(w.grad.numpy(), grad)
     step(good)
     np.testing.assert_allclose(w.grad.numpy(), grad * 3 / 2)
+
+
+class _EmbedNorm(hg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = hg.nn.Embedding(5, 4)
+        self.bn = hg.nn.BatchNorm1d(4)   # its forward writes the running statistics
+
+    def forward(self, i):
+        return self.bn(self.emb(i)) + hg.rand(4) * 0   # draws: advances the key
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_a_compiled_modules_forward_raises_before_writing_its_buffers(grad):
+    hg.manual_seed(0)
+    model = _EmbedNorm()
+    cmodel = hg.compile(model)
+    good = hg.tensor([0, 4, 2, 2, 1, 3])
+    with hg.set_grad_enabled(grad):
+        cmodel(good)
+        before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+        key = np.asarray(hg.get_rng_state()).copy()
+        for bad in (hg.tensor([0, 4, 5, 2, 1, 3]), good * 2):   # host-made, device-made
+            with pytest.raises(IndexError, match="^index out of range in self$"):
+                cmodel(bad)
+            for k, v in model.state_dict().items():
+                np.testing.assert_array_equal(v.numpy(), before[k], err_msg=k)
+            np.testing.assert_array_equal(np.asarray(hg.get_rng_state()), key)
+        got = cmodel(good)
+    hg.manual_seed(0)
+    eager = _EmbedNorm()
+    with hg.set_grad_enabled(grad):
+        eager(good)
+        want = eager(good)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(model.bn.running_mean.numpy(), eager.bn.running_mean.numpy(),
+                               rtol=1e-5)

@@ -31,11 +31,17 @@ import numpy as np
 
 from .._device import host_bounds
 from .._ops import gather as _gather
+from .._ops.gather import TRACED  # noqa: F401 - the collectors' stack (trace pushes on it)
 
 _Literal = _jex.Literal
 
 
 # --------------------------------------------------------------------------- tracing
+
+
+def current_trace():
+    """The JAX trace running now (the one a check made now belongs to)."""
+    return _gather._current_trace()
 
 
 def collector(trace):
@@ -160,8 +166,9 @@ def guard(fn, entry):
 
 def verify(entry, plan, flat, res):
     """Raise the first failed check's error, the state as it was before the call (``flat``:
-    the program's inputs, ``res``: its outputs); nothing where every check is proved from
-    its input's host bounds."""
+    the program's inputs, ``res``: its outputs; ``plan``: the step's, None for a compiled
+    Module's forward, which donates nothing); nothing where every check is proved from its
+    input's host bounds."""
     proof = entry.check_src
     if proof is not None:
         for p, low, high in proof:
@@ -173,7 +180,8 @@ def verify(entry, plan, flat, res):
     err = _read(res[entry.check_out])
     if not err[0]:
         return
-    _restore(entry, plan, flat, res)
+    if plan is not None:
+        _restore(entry, plan, flat, res)
     raise entry.checks[int(err[0]) - 1][0](int(err[1]))
 
 
