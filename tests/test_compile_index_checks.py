@@ -218,11 +218,20 @@ def test_a_checked_program_still_donates_what_it_replaces():
     idx = hg.tensor([[0, 1], [2, 0]])
     step(idx)
     (entry,) = step._cache.values()
-    assert entry.donated and entry.guard
-    # the parameter's and the buffer's arrays are aliased to their outputs (the optimizer's
-    # state is not donated by a checked program)
+    # proved in range by the index's host bounds: the program donating as without checks
+    # (the parameter, the buffer, the optimizer's state)
+    assert len(entry.donated) > 2 and entry.exe_checked is None
+    assert step.lower(idx).as_text().count("tf.aliasing_output") == len(entry.donated)
+    step(idx * 1)   # not proved: the checked program donates the parameter and the buffer
+    assert entry.exe_checked is not None
     assert [kind for _, _, (kind, _) in entry.guard] == ["d", "d"]
-    assert step.lower(idx).as_text().count("tf.aliasing_output") == len(entry.donated) == 2
+    txt = entry.exe_checked.lower(*_inputs(step, idx)).as_text()
+    assert txt.count("tf.aliasing_output") == 2
+
+
+def _inputs(step, *args):
+    plan, entry = step._entry(args, {})
+    return plan.flat + ([jax.random.key_data(plan.rng)] if entry.key_in else [])
 
 
 def test_donate_false_and_held_aliases_keep_the_state_on_failure():

@@ -8,21 +8,22 @@ both traced. The program then has:
 
 - one more output, ``err`` (``[k, bad]``: ``k`` the number of the first failed check, 1
   up, or 0; ``bad`` its first bad entry), computed from the checks' values (:func:`collect`);
-- its donated inputs guarded: a buffer is donated only to the output that replaces it
-  (a parameter's or buffer's, a ``.grad``'s), and that output is ``where(ok, new, old)``
+- a second program, jitted when a call first needs it (:func:`checked_program`), whose
+  donated inputs are guarded: a buffer is donated only to the output that replaces it (a
+  parameter's or buffer's, a ``.grad``'s), and that output is ``where(ok, new, old)``
   (:func:`guard`). A failed run thus returns the old value of every buffer it consumed,
-  which the call puts back: nothing changes. The optimizer's state is not donated: its
-  new values feed the parameters' update, and guarding them makes XLA recompute them in
-  the parameters' kernels and copy the old state first (a copy per step where not
-  donating costs only the memory of the old state until the call returns).
+  which the call puts back: nothing changes. The optimizer's state is not donated there:
+  its new values feed the parameters' update, and guarding them makes XLA recompute them
+  in the parameters' kernels and copy the old state first.
 
-After a run the call looks at ``err`` (:func:`verify`), unless the check is proved by the
-inputs alone: an index that is an input of the program (a batch of targets or token ids),
-or that input reshaped, sliced or broadcast, holds values within the bounds the host
-recorded where it was made (``hookgrad._device.host_bounds``); when every check of the
-program is so proved in range, nothing is read back and the call does not wait for its
-program. Otherwise reading ``err`` waits for the program (one small transfer), and a set
-flag raises ``error(bad)`` before any write-back or host hook.
+Before a run the call tries to prove the checks from the inputs alone (:func:`proved`):
+an index that is an input of the program (a batch of targets or token ids), or that
+input reshaped, sliced or broadcast, holds values within the bounds the host recorded
+where it was made (``hookgrad._device.host_bounds``). When every check is so proved, the
+call runs the first program, donating as a step without checks does, reads nothing back
+and does not wait for it: a training loop fed from host data runs as before. Otherwise
+it runs the second, reads ``err`` (waiting for the program: one small transfer), and a
+set flag raises ``error(bad)`` before any write-back or host hook (:func:`verify`).
 """
 import jax
 import jax.extend.core as _jex
@@ -32,6 +33,7 @@ import numpy as np
 from .._device import host_bounds
 from .._ops import gather as _gather
 from .._ops.gather import TRACED  # noqa: F401 - the collectors' stack (trace pushes on it)
+from . import tune as _tune
 
 _Literal = _jex.Literal
 
@@ -127,9 +129,9 @@ def _widens(e):
 
 
 def guarded_donations(entry, plan, traced):
-    """The inputs a program with checks donates: a state Tensor's array or ``.grad``, each
-    to the output replacing it with the same shape and dtype (kept in ``entry.guard`` as
-    ``(input, output, ("d" | "g", tensor index))``)."""
+    """What the checked program donates (in ``entry.guard``): a state Tensor's array or
+    ``.grad``, each to the output replacing it with the same shape and dtype, as ``(input,
+    output, ("d" | "g", tensor index))``."""
     ins, outs = traced.jaxpr.in_avals, traced.jaxpr.out_avals
     data_out, grad_out = dict(entry.data_out), dict(entry.grad_out)
     grads_in = set(plan.grads_in)
@@ -144,7 +146,17 @@ def guarded_donations(entry, plan, traced):
                 pairs.append((pos, grad_out[i], ("g", i)))
             pos += 1
     entry.guard = [g for g in pairs if ins[g[0]] == outs[g[1]]]
-    return tuple(sorted(p for p, _, _ in entry.guard))
+    entry.exe_checked = None
+
+
+def checked_program(entry):
+    """The program run where the checks are not proved before the run, and what it donates:
+    the guarded one (:func:`guard`), jitted when first needed."""
+    donated = tuple(sorted(p for p, _, _ in entry.guard))
+    if entry.exe_checked is None:
+        fn = guard(entry.fn, entry) if donated else entry.fn
+        entry.exe_checked = _tune.jit(fn, donated, entry.options, entry.layout)
+    return entry.exe_checked, donated
 
 
 def guard(fn, entry):
@@ -164,19 +176,23 @@ def guard(fn, entry):
 # --------------------------------------------------------------------------- the call
 
 
+def proved(entry, flat):
+    """Whether every check of the program holds on the inputs ``flat``, by their host
+    bounds alone (then nothing is read back and no check can fail)."""
+    proof = entry.check_src
+    if proof is None:
+        return False
+    for p, low, high in proof:
+        b = host_bounds(flat[p]) if p < len(flat) else None
+        if b is None or not _gather.within(b, low, high):
+            return False
+    return True
+
+
 def verify(entry, plan, flat, res):
     """Raise the first failed check's error, the state as it was before the call (``flat``:
     the program's inputs, ``res``: its outputs; ``plan``: the step's, None for a compiled
-    Module's forward, which donates nothing); nothing where every check is proved from its
-    input's host bounds."""
-    proof = entry.check_src
-    if proof is not None:
-        for p, low, high in proof:
-            b = host_bounds(flat[p]) if p < len(flat) else None
-            if b is None or not _gather.within(b, low, high):
-                break
-        else:
-            return
+    Module's forward, which donates nothing)."""
     err = _read(res[entry.check_out])
     if not err[0]:
         return

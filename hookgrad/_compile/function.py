@@ -280,12 +280,17 @@ class CompiledFunction:
             flat = flat + [data]
         if entry.layout is not None:
             entry.layout.place(plan, flat, self._moved)
-        if entry.donated:
+        donated = entry.donated
+        # index checks not proved by host bounds: the program giving back what it donates
+        checked = entry.check_out is not None and not _checks.proved(entry, flat)
+        if checked and donated:
+            exe, donated = _checks.checked_program(entry)
+        if donated:
             # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
             # it: a user's alias (``old = p.detach()``) must stay readable
             # (held here by its holder, ``plan.flat``, the list with the key, the call)
             refs, most = sys.getrefcount, 3 if flat is plan.flat else 4
-            for i in entry.donated:
+            for i in donated:
                 if refs(flat[i]) > most:
                     exe = entry.exe_plain
                     if exe is None:
@@ -293,7 +298,7 @@ class CompiledFunction:
                                                           entry.layout)
                     break
         res = exe(*flat)
-        if entry.check_out is not None:   # an index out of range raises here
+        if checked:   # an index out of range raises here
             _checks.verify(entry, plan, flat, res)
         del flat
         tensors = plan.tensors

@@ -35,7 +35,7 @@ class Entry:
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
-                 "check_src", "guard")
+                 "check_src", "guard", "exe_checked")
 
 
 def trace(cf, plan):
@@ -69,8 +69,10 @@ def trace(cf, plan):
     cf.trace_count += 1
     entry.jaxpr = traced.jaxpr
     entry.check_src = _checks.sources(entry, traced.jaxpr)
-    entry.guard = []
     entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
+    entry.guard, entry.exe_checked = [], None
+    if entry.donated and entry.check_out is not None:
+        _checks.guarded_donations(entry, plan, traced)
     _build(entry, plan, traced, cf._options, cf._autotune)
     cf._cache[plan.key] = entry
     return entry
@@ -247,10 +249,7 @@ def _taker(idx):
 def _donations(entry, plan, traced):
     """Input positions whose value an output replaces and whose buffer an output of the
     same shape and dtype can take over (XLA warns about donations it cannot use, e.g. a
-    ``.grad`` dropped by ``zero_grad``). A program with index checks donates only what it
-    can give back (``_checks.guarded_donations``)."""
-    if entry.check_out is not None:
-        return _checks.guarded_donations(entry, plan, traced)
+    ``.grad`` dropped by ``zero_grad``)."""
     changed = set()
     pos = 0
     replaced = {i for i, _ in entry.data_out}
@@ -291,8 +290,6 @@ def _build(entry, plan, traced, options, autotune):
 
         def fn(*xs):
             return full(*xs, jax.numpy.zeros(shape.shape, shape.dtype))
-    if entry.guard:
-        fn = _checks.guard(fn, entry)
     entry.fn = fn
     if entry.layout is not None:
         entry.layout.finish(entry, plan)
