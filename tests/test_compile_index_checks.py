@@ -353,3 +353,11 @@ def test_a_compiled_modules_forward_raises_before_writing_its_buffers(grad):
                                atol=1e-6)
     np.testing.assert_allclose(model.bn.running_mean.numpy(), eager.bn.running_mean.numpy(),
                                rtol=1e-5)
+
+
+def test_moving_an_index_to_a_device_keeps_its_host_bounds():
+    from hookgrad._device import host_bounds, move
+    labels = hg.tensor([4, 0, 7])
+    for dev in jax.devices():
+        assert host_bounds(move(labels._data, dev)) == (0, 7)
+    assert host_bounds(labels.to("cpu")._data) == (0, 7)
