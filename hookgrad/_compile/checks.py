@@ -4,26 +4,28 @@ the call after its program ran and before anything is written back.
 An op taking indices checks them with ``hookgrad._ops.gather.check_index``. Eagerly the
 check raises at once; in a ``hookgrad.compile`` trace the index is a tracer, and the check
 hands the trace's :class:`~hookgrad._ops.gather.Collector` a flag and the first bad entry,
-both traced. The program then has:
+both traced. The traced step gets one more output, ``err`` (``[k, bad]``: ``k`` the
+number of the first failed check, 1 up, or 0; ``bad`` its first bad entry: :func:`collect`),
+and is compiled into up to two programs:
 
-- one more output, ``err`` (``[k, bad]``: ``k`` the number of the first failed check, 1
-  up, or 0; ``bad`` its first bad entry), computed from the checks' values (:func:`collect`);
-- a second program, jitted when a call first needs it (:func:`checked_program`), whose
-  donated inputs are guarded: a buffer is donated only to the output that replaces it (a
-  parameter's or buffer's, a ``.grad``'s), and that output is ``where(ok, new, old)``
-  (:func:`guard`). A failed run thus returns the old value of every buffer it consumed,
-  which the call puts back: nothing changes. The optimizer's state is not donated there:
-  its new values feed the parameters' update, and guarding them makes XLA recompute them
-  in the parameters' kernels and copy the old state first.
+- the one of calls whose checks are proved before the run (:func:`proved`): each checked
+  index is an input of the program (a batch of targets or token ids), or that input
+  reshaped, sliced or broadcast, whose values lie within the bounds the host recorded
+  where it was made (``hookgrad._device.host_bounds``). It is compiled without the checks
+  (:func:`unchecked`) and donates as a step without checks does; nothing is read back and
+  nothing waits: a training loop fed from host data runs as before;
+- the checked one, jitted when a call first needs it (:func:`checked_program`). The call
+  reads ``err`` (waiting for the program: one small transfer), and a set flag raises
+  ``error(bad)`` before any write-back or host hook (:func:`verify`). Its donated inputs
+  are guarded: a buffer is donated only to the output replacing it (a parameter's or
+  buffer's, a ``.grad``'s), and that output is ``where(ok, new, old)`` (:func:`guard`),
+  so a failed run returns the old value of every buffer it consumed, which the call puts
+  back. The optimizer's state is not donated there: its new values feed the parameters'
+  update, and guarding them makes XLA recompute them in the parameters' kernels and copy
+  the old state first.
 
-Before a run the call tries to prove the checks from the inputs alone (:func:`proved`):
-an index that is an input of the program (a batch of targets or token ids), or that
-input reshaped, sliced or broadcast, holds values within the bounds the host recorded
-where it was made (``hookgrad._device.host_bounds``). When every check is so proved, the
-call runs the first program, donating as a step without checks does, reads nothing back
-and does not wait for it: a training loop fed from host data runs as before. Otherwise
-it runs the second, reads ``err`` (waiting for the program: one small transfer), and a
-set flag raises ``error(bad)`` before any write-back or host hook (:func:`verify`).
+A compiled Module's forward (``hookgrad.nn._optimized_module``) collects its checks alike,
+into one program that donates nothing, and reads ``err`` unless the checks are proved.
 """
 import jax
 import jax.extend.core as _jex
@@ -147,6 +149,22 @@ def guarded_donations(entry, plan, traced):
             pos += 1
     entry.guard = [g for g in pairs if ins[g[0]] == outs[g[1]]]
     entry.exe_checked = None
+
+
+def unchecked(fn, entry):
+    """``fn`` without ``err`` (its last output; zeros in a sharded step, whose outputs'
+    shardings are laid out): the program of calls whose checks are proved, which XLA
+    compiles without them."""
+    err, dt = entry.check_out, _gather.check_dtype()
+    assert err == entry.n_out - 1
+
+    def run(*xs):
+        outs = list(fn(*xs))
+        if entry.layout is None:
+            return outs[:err]
+        outs[err] = jnp.zeros(2, dt)
+        return outs
+    return run
 
 
 def checked_program(entry):

@@ -283,7 +283,7 @@ class CompiledFunction:
         donated = entry.donated
         # index checks not proved by host bounds: the program giving back what it donates
         checked = entry.check_out is not None and not _checks.proved(entry, flat)
-        if checked and donated:
+        if checked:
             exe, donated = _checks.checked_program(entry)
         if donated:
             # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds

@@ -294,6 +294,8 @@ def _build(entry, plan, traced, options, autotune):
     if entry.layout is not None:
         entry.layout.finish(entry, plan)
     entry.options, entry.tuning = options, None
+    if entry.check_out is not None:   # run where the checks are proved: none computed
+        fn = _checks.unchecked(fn, entry)
     entry.exe = (_tune.Autotuned(fn, entry.donated, entry) if autotune else
                  _tune.jit(fn, entry.donated, entry.options, entry.layout))
     entry.exe_plain = None if entry.donated else entry.exe
