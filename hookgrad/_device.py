@@ -220,6 +220,16 @@ def record_bounds(out, host):
     _BOUNDS[id(out)] = (weakref.ref(out), lo, hi)
 
 
+def move(arr, device):
+    """``arr`` put on the JAX device ``device``, keeping the bounds recorded for it (a batch
+    of labels moved to the GPU is still known to be in range)."""
+    out = jax.device_put(arr, device)
+    b = _BOUNDS.get(id(arr))
+    if b is not None and b[0]() is arr and out is not arr:
+        _BOUNDS[id(out)] = (weakref.ref(out), b[1], b[2])
+    return out
+
+
 def host_bounds(arr):
     """``(min, max)`` of an integer JAX array made from host data, or None if unknown."""
     b = _BOUNDS.get(id(arr))

@@ -8,6 +8,7 @@ import sys
 import jax
 import numpy as np
 
+from . import checks as _checks
 from . import replay as _replay
 from . import sharding as _sharding
 from . import steady as _steady
@@ -279,18 +280,26 @@ class CompiledFunction:
             flat = flat + [data]
         if entry.layout is not None:
             entry.layout.place(plan, flat, self._moved)
-        if entry.donated:
+        donated = entry.donated
+        # index checks not proved by host bounds: the program giving back what it donates
+        checked = entry.check_out is not None and not _checks.proved(entry, flat)
+        if checked:
+            exe, donated = _checks.checked_program(entry)
+        if donated:
             # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
             # it: a user's alias (``old = p.detach()``) must stay readable
-            refs = sys.getrefcount
-            for i in entry.donated:
-                if refs(flat[i]) > 3:
+            # (held here by its holder, ``plan.flat``, the list with the key, the call)
+            refs, most = sys.getrefcount, 3 if flat is plan.flat else 4
+            for i in donated:
+                if refs(flat[i]) > most:
                     exe = entry.exe_plain
                     if exe is None:
                         exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options,
                                                           entry.layout)
                     break
         res = exe(*flat)
+        if checked:   # an index out of range raises here
+            _checks.verify(entry, plan, flat, res)
         del flat
         tensors = plan.tensors
         for i, k in entry.data_out:

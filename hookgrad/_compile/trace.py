@@ -15,9 +15,11 @@ from operator import itemgetter
 import jax
 import jax.extend.core as _jex
 
+from . import checks as _checks
 from . import sharding as _sharding
 from . import tune as _tune
 from .. import _mode
+from .._ops.gather import TRACED as _TRACED
 from .._random import GLOBAL as _KEY
 from .._tensor import Tensor
 from .host_hook import _ctx, _current_trace, _flatten_containers, _Tracing
@@ -32,7 +34,8 @@ class Entry:
     __slots__ = ("exe", "exe_plain", "fn", "donated", "data_out", "grad_out", "grad_none",
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
-                 "options", "tuning", "layout", "opt_take")
+                 "options", "tuning", "layout", "opt_take", "checks", "check_out",
+                 "check_src", "guard", "exe_checked")
 
 
 def trace(cf, plan):
@@ -48,13 +51,16 @@ def trace(cf, plan):
     def body(*flat):
         bound = _Bound(plan, flat)
         tracing = _Tracing(_current_trace())
+        checks = _checks.collector(tracing.trace)
         _ctx.stack.append(tracing)
+        _TRACED.stack.append(checks)
         try:
             with _mode.compiling_mode():
                 result = cf._fn(*bound.args, **bound.kwargs)
         finally:
+            _TRACED.stack.pop()
             _ctx.stack.pop()
-        return _collect(entry, plan, snap, bound, result, tracing)
+        return _collect(entry, plan, snap, bound, result, tracing, checks)
 
     try:
         traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
@@ -62,7 +68,11 @@ def trace(cf, plan):
         snap.restore()
     cf.trace_count += 1
     entry.jaxpr = traced.jaxpr
+    entry.check_src = _checks.sources(entry, traced.jaxpr)
     entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
+    entry.guard, entry.exe_checked = [], None
+    if entry.donated and entry.check_out is not None:
+        _checks.guarded_donations(entry, plan, traced)
     _build(entry, plan, traced, cf._options, cf._autotune)
     cf._cache[plan.key] = entry
     return entry
@@ -138,8 +148,9 @@ class _Bound:
 # --------------------------------------------------------------------------- 3. collect
 
 
-def _collect(entry, plan, snap, bound, result, tracing):
-    """What the step changed, as the program's outputs; ``entry`` learns where each goes."""
+def _collect(entry, plan, snap, bound, result, tracing, checks):
+    """What the step changed, as the program's outputs; ``entry`` learns where each goes
+    (the index checks' output last: ``hookgrad._compile.checks``)."""
     outs = []
     _rebound_slots(snap)
     _collect_tensors(entry, plan, snap, bound, outs)
@@ -165,6 +176,7 @@ def _collect(entry, plan, snap, bound, result, tracing):
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)
+    _checks.collect(entry, checks, outs)
     entry.n_out = len(outs)
     return outs
 
@@ -282,6 +294,8 @@ def _build(entry, plan, traced, options, autotune):
     if entry.layout is not None:
         entry.layout.finish(entry, plan)
     entry.options, entry.tuning = options, None
+    if entry.check_out is not None:   # run where the checks are proved: none computed
+        fn = _checks.unchecked(fn, entry)
     entry.exe = (_tune.Autotuned(fn, entry.donated, entry) if autotune else
                  _tune.jit(fn, entry.donated, entry.options, entry.layout))
     entry.exe_plain = None if entry.donated else entry.exe

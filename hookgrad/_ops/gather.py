@@ -7,6 +7,8 @@ shapes and (for concrete indices) bounds first, with PyTorch's messages.
 """
 from __future__ import annotations
 
+import threading
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -83,12 +85,122 @@ def index_bounds(index):
     return int(a.min()), int(a.max())
 
 
+# --------------------------------------------------------------------------- bound checks
+# One rule for every op taking indices: ``check_index(index, low, high, error)`` raises
+# ``error(bad)``, ``bad`` the first entry (in row-major order, as PyTorch's loops meet it)
+# outside ``[low, high)``. A concrete index is checked now (its bounds, known from the host
+# where it was made there, prove most indices in range without a transfer). A traced one
+# is checked by the hookgrad.compile program tracing it: the trace's collector
+# (``TRACED.stack``, pushed by ``hookgrad._compile.trace``) gets the check's flag and bad
+# entry as values of the program, and the compiled call raises ``error(bad)`` after the
+# run, before writing anything back. Under other JAX transformations (hookgrad.func, a vmap
+# inside the step) a traced index is not checked: JAX clamps gathers and drops writes.
+
+
+class _Traced(threading.local):
+    def __init__(self):
+        self.stack = []   # a _Collector per hookgrad.compile trace running in this thread
+
+
+TRACED = _Traced()
+
+
+class Collector:
+    """The checks of one hookgrad.compile trace: ``checks`` holds, per check, its traced
+    ``(flag, bad)`` scalars and ``(error, low, high, ignore)``."""
+
+    __slots__ = ("trace", "checks")
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.checks = []
+
+
+def check_index(index, low, high, error, ignore=None):
+    """Raise ``error(bad)`` if an entry of ``index`` (a Tensor or array), other than
+    ``ignore``, lies outside ``[low, high)`` (None: no bound); see the note above. Returns
+    the index's ``(min, max)`` where it is concrete and not empty, else None."""
+    arr = index._data if isinstance(index, Tensor) else index
+    if isinstance(arr, jax.core.Tracer):
+        _check_traced(arr, low, high, error, ignore)
+        return None
+    if not np.size(arr):
+        return None
+    b = host_bounds(arr)
+    if b is not None and within(b, low, high):
+        return b
+    a = np.asarray(arr).reshape(-1).astype(np.int64)
+    bad = _bad_mask(a, low, high, ignore)
+    if bad.any():
+        raise error(int(a[int(np.argmax(bad))]))
+    return int(a.min()), int(a.max())
+
+
+def within(b, low, high):
+    """Whether bounds ``b = (min, max)`` lie in ``[low, high)`` (None: no bound)."""
+    return (low is None or b[0] >= low) and (high is None or b[1] < high)
+
+
+def _bad_mask(a, low, high, ignore):
+    # NOTE: works for NumPy and JAX arrays alike (``a`` is a signed integer array)
+    bad = a < low if low is not None else None
+    if high is not None:
+        bad = a >= high if bad is None else bad | (a >= high)
+    if ignore is not None:
+        bad = bad & (a != ignore)
+    return bad
+
+
+def _check_traced(arr, low, high, error, ignore):
+    if not TRACED.stack or not arr.size:
+        return
+    col = TRACED.stack[-1]
+    if _current_trace() is not col.trace:
+        return   # inside a transformation within the step (vmap): not checked
+    flag, bad = _index_check(arr, low=low, high=high, ignore=ignore)
+    col.checks.append((flag, bad, (error, low, high, ignore)))
+
+
+def _first_bad(a, low, high, ignore):
+    a = a.reshape(-1).astype(check_dtype())
+    bad = _bad_mask(a, low, high, ignore)
+    return bad.any(), a[jnp.argmax(bad)]
+
+
+# NOTE: one named call per check: ``hookgrad._compile`` finds the checks' indices in the
+# traced program by this name (an index that is an input of the program, reshaped or
+# sliced, is proved in range from its host bounds without reading the flag back)
+CHECK_NAME = "hookgrad_index_check"
+_first_bad.__name__ = _first_bad.__qualname__ = CHECK_NAME
+_index_check = jax.jit(_first_bad, static_argnames=("low", "high", "ignore"))
+
+
+def check_dtype():
+    """The integer dtype of the checks' values: int64 where JAX has 64-bit types."""
+    return jax.dtypes.canonicalize_dtype(np.int64)
+
+
+def _current_trace():
+    try:
+        from jax._src import core
+        return core.trace_ctx.trace
+    except (ImportError, AttributeError):  # other JAX versions: traced indices unchecked
+        return None
+
+
+def _OUT_OF_RANGE(bad):
+    return IndexError("index out of range in self")
+
+
+def out_of_bounds(dim, size):
+    """PyTorch's RuntimeError for ``bad``, an index outside ``[0, size)`` of ``dim``."""
+    return lambda bad: RuntimeError(f"index {bad} is out of bounds for dimension {dim} with "
+                                    f"size {size}")
+
+
 def _check_bounds(index, size, dim):
     """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index)."""
-    b = index_bounds(index)
-    if b is not None and (b[0] < 0 or b[1] >= size):
-        bad = b[0] if b[0] < 0 else b[1]
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    check_index(index, 0, size, out_of_bounds(dim, size))
 
 
 def _check_gather_shape(input, dim, index, src=None):
@@ -131,9 +243,7 @@ def index_select(input, dim, index) -> Tensor:
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
-    b = index_bounds(index)
-    if b is not None and (b[0] < 0 or b[1] >= (input.shape[dim] if input.ndim else 1)):
-        raise IndexError("index out of range in self")
+    check_index(index, 0, input.shape[dim] if input.ndim else 1, _OUT_OF_RANGE)
     return apply(INDEX_SELECT, (input, index), {"dim": dim})
 
 
@@ -141,11 +251,9 @@ def index_select(input, dim, index) -> Tensor:
 def take(input, index) -> Tensor:
     """``take(input, index)``: elements of the flattened input at ``index``."""
     _check_index("take", index)
-    b, n = index_bounds(index), input.numel()
-    if b is not None and (b[0] < -n or b[1] >= n):
-        bad = b[0] if b[0] < -n else b[1]
-        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
-                         "elements.")
+    n = input.numel()
+    check_index(index, -n, n, lambda bad: IndexError(
+        f"out of range: tried to access index {bad} on a tensor of {n} elements."))
     return apply(TAKE, (input, index))
 
 
@@ -223,14 +331,11 @@ def _index_vector(name, input, dim, index, wrap):
             raise RuntimeError("Index has to be a vector/scalar")
         raise IndexError(f"{name}_(): Index should have dimension 1 or 0 (got {index.ndim})")
     size = input.shape[dim] if input.ndim else 1
-    b = index_bounds(index)
-    if b is not None and (b[0] < (-size if wrap else 0) or b[1] >= size):
-        bad = b[1] if b[1] >= size else b[0]
-        where = "" if wrap else f"{name}_(): "
-        raise IndexError(f"{where}index {bad} is out of bounds for dimension {dim} with size "
-                         f"{size}")
+    where = "" if wrap else f"{name}_(): "
+    b = check_index(index, -size if wrap else 0, size, lambda bad: IndexError(
+        f"{where}index {bad} is out of bounds for dimension {dim} with size {size}"))
     index = index.reshape(-1)
-    if wrap and b is not None and b[0] < 0:
+    if wrap and (b is None or b[0] < 0):  # negative entries count from the end
         index = index % size
     return index
 

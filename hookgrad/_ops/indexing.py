@@ -20,7 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import Op, apply
-from .gather import index_bounds
+from .gather import check_index, out_of_bounds
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 from .views import check_leaf_view, view_apply
@@ -108,14 +108,13 @@ def _check_bounds(shape, template, arrays):
             pos += 1
         elif tag == "A":
             size = shape[pos]
-            b = index_bounds(arrays[k[1]])
-            if b is not None:
-                lo, hi = b
-                bad = hi if hi >= size else lo if lo < -size else None
-                if bad is not None:
-                    raise IndexError(f"index {bad} is out of bounds for dimension {pos} with "
-                                     f"size {size}")
+            check_index(arrays[k[1]], -size, size, _out_of_bounds(pos, size))
             pos += 1
+
+
+def _out_of_bounds(dim, size):
+    return lambda bad: IndexError(f"index {bad} is out of bounds for dimension {dim} with size "
+                                  f"{size}")
 
 
 def _build_index(template, arrays):
@@ -347,6 +346,8 @@ def _index_add_args(input, dim, index, source, alpha):
     d = wrap_dim(dim, input.ndim)
     if not isinstance(index, Tensor) or not jnp.issubdtype(index._data.dtype, jnp.integer):
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index")
+    size = input.shape[d] if input.ndim else 1
+    check_index(index, 0, size, out_of_bounds(d, size))
     return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
 
 

@@ -7,14 +7,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _views
+from .. import _device, _dtype, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export
 from .shape import TENSOR_PROPERTIES, wrap_dim
 
 TO_DTYPE = defop("to_dtype", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", ())
-TO_DEVICE = defop("to_device", lambda x, device: jax.device_put(x, device), "ToCopyBackward0",
+TO_DEVICE = defop("to_device", lambda x, device: _device.move(x, device), "ToCopyBackward0",
                   (), jit=False)
 
 @export(function=False)

@@ -17,7 +17,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
-from .gather import index_bounds
+from .gather import check_index
 from .nn_conv import _bias_shape
 from .registry import defop, export
 
@@ -274,12 +274,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def _check_indices_and_renorm(input, weight, max_norm, norm_type):
     """Indices in range (when concrete); with ``max_norm``, the looked-up rows of ``weight``
     renormalized in place, unrecorded."""
-    n = weight.shape[0]
-    b = index_bounds(input)
-    if b is not None:
-        lo, hi = b
-        if lo < 0 or hi >= n:
-            raise IndexError("index out of range in self")
+    check_index(input, 0, weight.shape[0], _out_of_range)
     if max_norm is not None:
         prev = grad_mode._state.enabled
         grad_mode._state.enabled = False
@@ -288,6 +283,18 @@ def _check_indices_and_renorm(input, weight, max_norm, norm_type):
                                              "p": float(norm_type)}, out=weight)
         finally:
             grad_mode._state.enabled = prev
+
+
+def _out_of_range(bad):
+    return IndexError("index out of range in self")
+
+
+def _negative_class(bad):
+    return RuntimeError("Class values must be non-negative.")
+
+
+def _class_too_large(bad):
+    return RuntimeError("Class values must be smaller than num_classes.")
 
 
 def _kind(t):
@@ -300,17 +307,14 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1 and tensor.numel() == 0:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    b = index_bounds(tensor)
-    if b is not None:
-        lo, hi = b
-        if lo < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        if num_classes == -1:
-            num_classes = hi + 1
-        elif hi >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    elif num_classes == -1:
-        raise RuntimeError("one_hot: num_classes must be given when the input is traced")
+    # as PyTorch: negative classes are reported before classes too large
+    b = check_index(tensor, 0, None, _negative_class)
+    if num_classes == -1:
+        if b is None:
+            raise RuntimeError("one_hot: num_classes must be given when the input is traced")
+        num_classes = b[1] + 1
+    else:
+        check_index(tensor, None, num_classes, _class_too_large)
     return apply(_ONE_HOT, (tensor,), {"n": int(num_classes)})
 
 

@@ -13,10 +13,10 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
+from .gather import check_index
 from .reduction import LOG_SOFTMAX
 from .registry import defop, export
 from .shape import VIEW
@@ -289,17 +289,11 @@ def _check_targets(x, t, ignore_index):
                            f"{list(t.shape)}")
     if t.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {t.dtype.name.capitalize()}")
-    if not isinstance(t._data, jax.core.Tracer) and t.numel():
-        bad = _out_of_bounds(t._data, x.shape[1], ignore_index)
-        if int(bad[0]):
-            raise IndexError(f"Target {int(bad[1])} is out of bounds.")
+    check_index(t, 0, x.shape[1], _target_out_of_bounds, ignore=ignore_index)
 
 
-def _out_of_bounds(t, n, ignore):
-    # targets are small: checked on the host, without a compilation per shape
-    t = np.asarray(t)
-    bad = ((t < 0) | (t >= n)) & (t != ignore)
-    return bad.any(), (t[bad].max() if bad.any() else 0)
+def _target_out_of_bounds(bad):
+    return IndexError(f"Target {bad} is out of bounds.")
 
 
 @export(method=False)

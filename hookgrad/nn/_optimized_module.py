@@ -29,6 +29,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from .._compile import checks as _checks
 from .._compile import tune as _tune
 from .. import _mode
 from .._functional import hooks as _functional
@@ -101,7 +102,7 @@ class _Entry:
     """One traced signature: the jitted forward and backward and how to read their outputs."""
 
     __slots__ = ("fwd", "bwd", "res_tree", "diff_meta", "out_spec", "build", "writes",
-                 "key_out", "jaxpr")
+                 "key_out", "jaxpr", "checks", "check_out", "check_src")
 
 
 def _state_slots(mod):
@@ -280,8 +281,13 @@ class _CompiledForward:
                 # NOTE: hook boundaries made while tracing (a global count: one made by
                 # another thread meanwhile costs a needless graph break, not a wrong result)
                 hooks_before = _functional.boundaries[0]
-                with _mode.functional_mode():
-                    result = call(*a, **k)
+                col = _checks.collector(_checks.current_trace())
+                _checks.TRACED.stack.append(col)
+                try:
+                    with _mode.functional_mode():
+                        result = call(*a, **k)
+                finally:
+                    _checks.TRACED.stack.pop()
                 if _functional.boundaries[0] != hooks_before:
                     raise _HookInForward
                 if any(isinstance(new_leaves[i], Tensor) and
@@ -300,6 +306,7 @@ class _CompiledForward:
             entry.key_out = key_now is not key_in
             if entry.key_out:
                 other.append(jax.random.key_data(key_now))
+            _checks.collect(entry, col, other)   # index checks: last (hookgrad._compile.checks)
             return d_out, other
 
         def fwd(arrs, key_data):
@@ -328,6 +335,7 @@ class _CompiledForward:
             return _EAGER
         self.trace_count += 1
         entry.jaxpr = traced.jaxpr
+        entry.check_src = _checks.sources(entry, traced.jaxpr)
         entry.fwd = jitted
         entry.diff_meta = tuple((v.aval.shape, v.aval.dtype)
                                 for v in traced.jaxpr.jaxpr.outvars[:sum(
@@ -347,6 +355,10 @@ class _CompiledForward:
             data = jax.random.key_data(rng)
             self._key_data = (rng, data)
         d_out, other, vjp = entry.fwd(flat, data)
+        if entry.check_out is not None:   # an index out of range raises before any write
+            if not _checks.proved(entry, flat):
+                _checks.verify(entry, None, flat, other)
+            other = other[:-1]
         if entry.key_out:
             new_key = jax.random.wrap_key_data(other[-1], impl=jax.random.key_impl(rng))
             _KEY.set(new_key)
