@@ -73,7 +73,7 @@ class Generator:
     def next_key(self):
         """A fresh JAX PRNG subkey; advances the generator."""
         with self._lock:
-            key, sub = jax.random.split(self._rng.get())
+            key, sub = _random.split(self._rng.get())
             # NOTE: split inside a trace gives tracers even for a concrete key
             if isinstance(key, jax.core.Tracer) and self is not default_generator:
                 raise RuntimeError(

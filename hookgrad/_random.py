@@ -8,13 +8,73 @@ and :meth:`KeyState.set`. A leaf module: it imports nothing of hookgrad.
 import contextlib
 
 import jax
+import numpy as np
 
-__all__ = ["KeyState", "GLOBAL", "jax_key"]
+__all__ = ["KeyState", "GLOBAL", "jax_key", "split"]
+
+try:  # NOTE: private, but the one cheap way to know no JAX trace is active
+    from jax._src.core import trace_state_clean as _clean
+except ImportError:  # pragma: no cover - a JAX without it: JAX splits every key
+    def _clean():
+        return False
+
+HOST_SPLITS = 256  # key splits computed with NumPy before JAX's compiled split takes over
+_host = {"splits": 0, "dtype": None}
 
 
 def jax_key(seed):
-    # PyTorch's seeds are uint64; JAX's must fit an int64: the same 64 bits, signed
+    """JAX's ``jax.random.key`` for a PyTorch seed (a uint64: the same 64 bits, signed, as
+    JAX's seeds are int64); with JAX's default threefry keys, made on the host: the same
+    bits, without compiling JAX's seeding program in every fresh process."""
+    if _threefry():
+        bits = seed % 2 ** 64
+        return jax.random.wrap_key_data(np.array([bits >> 32, bits & 0xFFFFFFFF], np.uint32))
     return jax.random.key(seed - 2 ** 64 if seed >= 2 ** 63 else seed)
+
+
+def split(key):
+    """``jax.random.split(key)`` as two keys. A process's first ``HOST_SPLITS`` splits of
+    a concrete threefry key run on the host with NumPy (the same bits): JAX's split is a
+    compiled program (~0.1 s to compile, in every fresh process), NumPy's costs ~0.1 ms
+    more per split, so the compiled one only pays once a program draws often."""
+    if (_host["splits"] < HOST_SPLITS and _clean() and _threefry()
+            and key.dtype == _host["dtype"]):  # not under a JAX trace: concrete keys
+        _host["splits"] += 1
+        k = np.asarray(jax.random.key_data(key))
+        b1, b2 = _threefry2x32(k[0:1], k[1:2], np.zeros(2, np.uint32),
+                               np.arange(2, dtype=np.uint32))
+        wrap = jax.random.wrap_key_data
+        return wrap(np.array([b1[0], b2[0]])), wrap(np.array([b1[1], b2[1]]))
+    key, sub = jax.random.split(key)
+    return key, sub
+
+
+def _threefry():
+    """Whether JAX's keys are its default threefry ones, split as JAX 0.5+ does."""
+    if not (jax.config.jax_default_prng_impl == "threefry2x32"
+            and jax.config.jax_threefry_partitionable):
+        return False
+    if _host["dtype"] is None:
+        _host["dtype"] = jax.random.wrap_key_data(np.zeros(2, np.uint32)).dtype
+    return True
+
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32(k1, k2, x1, x2):
+    """The Threefry-2x32 hash (20 rounds) of counters ``x1, x2`` under key ``k1, k2``, as
+    JAX computes it (uint32 arrays; additions wrap)."""
+    ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+    x1 = x1 + ks[0]
+    x2 = x2 + ks[1]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x1 = x1 + x2
+            x2 = x1 ^ ((x2 << np.uint32(r)) | (x2 >> np.uint32(32 - r)))
+        x1 = x1 + ks[(i + 1) % 3]
+        x2 = x2 + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x1, x2
 
 
 class KeyState:

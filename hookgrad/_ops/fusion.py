@@ -4,8 +4,12 @@ Node by node, the backward of a chain of N ops is N JAX dispatches and N small k
 When nothing can observe the nodes in between (no hooks of any kind on them, no
 saved-tensor hooks, not ``create_graph``), the engine hands the chain to ``run``, which
 calls the composition of their vjps once; XLA then also fuses the elementwise kernels.
-The first sighting of a chain runs node by node, so a graph built once pays no compile;
-from the second sighting on, the chain is jit-compiled and cached.
+The first sighting of a chain runs node by node, through its nodes' own programs, so a
+graph built once compiles no chain; from the second sighting on, the chain is jit-compiled
+and cached. Except when node by node would itself compile two or more programs (vjps never
+run before: a fresh process's first backward): compiling the chain at once then costs
+fewer compilations (as much XLA work for the ops, less per program), and no node programs
+that later backwards would not use.
 
 What a user can see stays PyTorch's: hooked nodes never join a chain; a chain only grows
 to a node that the ready queue would run next anyway (nothing ready with a higher
@@ -112,8 +116,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             fn = _compiled.get(key)
             if fn is not None:
                 _compiled.move_to_end(key)
-            elif key in _seen:  # second sighting: compile the chain
-                del _seen[key]
+            elif key in _seen or _cold(parts) >= 2:
+                # its second sighting, or a first one where node by node would compile
+                # programs of nodes never run: one compile of the chain is cheaper
+                _seen.pop(key, None)
                 raw = [(v.fwd, nv, r) for v, nv, r in parts]
                 fn = _compiled[key] = jax.jit(lambda g, *flat: _walk(raw, g, flat))
                 if len(_compiled) > CACHE_SIZE:
@@ -128,6 +134,17 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, r) for v, nv, r in parts],
                      g, flat)
     return list(zip(sides, map(Tensor._wrap, outs)))
+
+
+def _cold(parts):
+    """How many programs running the chain node by node would compile: its distinct vjps
+    with no compiled program yet (for any shape)."""
+    return len({v for v, _, _ in parts if not _compiled_once(v.forward_fn(()))})
+
+
+def _compiled_once(fn):
+    size = getattr(fn, "_cache_size", None)  # NOTE: private; without it, assume compiled
+    return size is None or size() > 0
 
 
 def _walk(parts, g, flat):

@@ -32,12 +32,20 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
+from jax.extend.core import Literal as _Literal
 
 from .. import _dtype
 from .._tensor import Tensor
 from ._blocks import Block, Params, Placed, map_params, shared_key, stack
 from .optimizer import Optimizer, _to_tensor
+
+try:  # NOTE: private, but the one cheap way to know no JAX trace is active
+    from jax._src.core import trace_state_clean as _clean
+except ImportError:  # pragma: no cover - a JAX without it: inits always run jitted
+    def _clean():
+        return False
 
 
 class _Slot:
@@ -135,7 +143,7 @@ def _update_fn(cls, statics):
 
 @functools.lru_cache(maxsize=None)
 def _init_fn(cls, static):
-    """The jitted optax ``init`` of blocks: ``(hparams, (Params, ...)) -> states``.
+    """The optax ``init`` of blocks: ``(hparams, (Params, ...)) -> states``, and it jitted.
     NOTE: one program for a group's first step; eagerly, an ``init`` per block would
     compile a zeros program per block's shapes."""
 
@@ -143,7 +151,44 @@ def _init_fn(cls, static):
         return tuple(cls._tx(static, cls._hp_for(static, hp, 0, b[0].dtype)).init(b)
                      ._replace(hyperparams={}) for b in blocks)
 
-    return jax.jit(init)
+    return init, jax.jit(init)
+
+
+def _init_states(cls, static, hp, blocks):
+    """The blocks' first states. optax's inits make constants (zeros, a count, an initial
+    accumulator value): those are built with NumPy from the traced init, so a first step
+    compiles no init program (~0.1 s in every fresh process); anything else runs the
+    jitted init."""
+    init, jitted = _init_fn(cls, static)
+    if not _clean():  # inside a JAX trace (a compiled step): part of its program
+        return jitted(hp, blocks)
+    closed, shapes = jax.make_jaxpr(init, return_shape=True)(hp, blocks)
+    arrays = _constants(closed.jaxpr)
+    if arrays is None:
+        return jitted(hp, blocks)
+    return jax.tree.unflatten(jax.tree.structure(shapes), [jax.device_put(a) for a in arrays])
+
+
+def _constants(jaxpr):
+    """The outputs of ``jaxpr`` as NumPy arrays, when each is a literal or a literal
+    broadcast (and none weakly typed); else None."""
+    filled = {}
+    for e in jaxpr.eqns:
+        if e.primitive.name == "broadcast_in_dim" and e.invars[0].__class__ is _Literal:
+            filled[e.outvars[0]] = e.invars[0].val
+    out = []
+    for v in jaxpr.outvars:
+        av = v.aval
+        if av.weak_type:
+            return None
+        if v.__class__ is _Literal:
+            val = v.val
+        elif v in filled:
+            val = filled[v]
+        else:
+            return None
+        out.append(np.full(av.shape, val, av.dtype))
+    return out
 
 
 class TransformOptimizer(Optimizer):
@@ -192,8 +237,8 @@ class TransformOptimizer(Optimizer):
         by_dtype = {}
         for p in params:
             by_dtype.setdefault(p._data.dtype, []).append(p)
-        states = _init_fn(type(self), static)(
-            hp, tuple(Params(p._data for p in ps) for ps in by_dtype.values()))
+        states = _init_states(type(self), static, hp,
+                              tuple(Params(p._data for p in ps) for ps in by_dtype.values()))
         return [Block(static, tuple(map(id, ps)), st)
                 for ps, st in zip(by_dtype.values(), states)]
 

@@ -1,7 +1,8 @@
 """Fused backward (hookgrad/_ops/fusion.py): chains of hook-free op nodes run as one
-compiled program from the second backward of the same graph shape on. Nothing a user can
-observe changes: gradients (to float rounding), hook order, errors. Scenarios run each
-graph three times (node by node, compiled, cached) and under PyTorch when installed."""
+compiled program from the second backward of the same graph shape on (from the first when
+two or more of its nodes' programs were never compiled). Nothing a user can observe
+changes: gradients (to float rounding), hook order, errors. Scenarios run each graph three
+times (node by node or compiled, compiled, cached) and under PyTorch when installed."""
 import collections
 
 import jax
@@ -38,18 +39,42 @@ def jax_chain(x, c):
     return y.sum()
 
 
-def test_a_chain_compiles_on_its_second_backward_and_is_reused(cache):
-    x = hg.tensor(X, requires_grad=True)
-    c = hg.tensor(0.5)
+def _chain_sizes(x, c):
     want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
     sizes = []
     for _ in range(3):
         x.grad = None
         chain(hg, x, c).backward()
         np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
-        sizes.append([len(key[2]) for key in cache._compiled])
+        sizes.append([len(key[2]) for key in fusion._compiled])
+    return sizes
+
+
+def test_a_chain_compiles_on_its_second_backward_and_is_reused(cache, monkeypatch):
+    monkeypatch.setattr(fusion, "_compiled_once", lambda fn: True)  # every vjp compiled
     # the 13 nodes (sum and 12 ops) form one chain: compiled once, then reused
-    assert sizes == [[], [13], [13]]
+    assert _chain_sizes(hg.tensor(X, requires_grad=True), hg.tensor(0.5)) == [[], [13], [13]]
+
+
+@pytest.mark.parametrize("cold, sizes", [(1, [[], [13], [13]]), (2, [[13], [13], [13]])])
+def test_a_chain_of_new_vjps_compiles_on_its_first_backward(cache, monkeypatch, cold, sizes):
+    """Node by node, a first backward compiles each vjp never compiled before: with two or
+    more of them, compiling the chain at once is fewer compilations."""
+    fresh = []
+
+    def compiled_once(fn):
+        if fn not in fresh and len(fresh) < cold:
+            fresh.append(fn)
+        return fn not in fresh
+    monkeypatch.setattr(fusion, "_compiled_once", compiled_once)
+    assert _chain_sizes(hg.tensor(X, requires_grad=True), hg.tensor(0.5)) == sizes
+
+
+def test_a_vjp_program_counts_as_compiled_once_it_ran():
+    fn = jax.jit(lambda a: a * 2)
+    assert not fusion._compiled_once(fn)
+    fn(jnp.ones(2))
+    assert fusion._compiled_once(fn)
 
 
 def test_turned_off_every_node_runs_by_itself(cache):

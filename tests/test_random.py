@@ -1,0 +1,67 @@
+"""hookgrad/_random.py: keys made and split on the host (NumPy) are JAX's own, bit for bit,
+so a fresh process compiles no seeding or splitting program before its first draws."""
+import jax
+import numpy as np
+import pytest
+
+import hookgrad
+from hookgrad import _random
+
+SEEDS = [0, 1, 42, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 7, 67280421310721, 2 ** 63 - 1, 2 ** 63,
+         2 ** 64 - 1]
+
+
+def _bits(key):
+    return np.asarray(jax.random.key_data(key)).tolist()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_host_keys_and_splits_are_jaxs(seed):
+    want = jax.random.key(seed - 2 ** 64 if seed >= 2 ** 63 else seed)
+    got = _random.jax_key(seed)
+    assert got.dtype == want.dtype and _bits(got) == _bits(want)
+    for _ in range(4):
+        (w1, w2), (g1, g2) = jax.random.split(want), _random.split(want)
+        assert [_bits(g1), _bits(g2)] == [_bits(w1), _bits(w2)]
+        assert g1.dtype == w1.dtype
+        want = w2
+
+
+def test_splits_past_the_host_budget_use_jax(monkeypatch):
+    monkeypatch.setitem(_random._host, "splits", _random.HOST_SPLITS)
+    key = jax.random.key(3)
+    assert [_bits(k) for k in _random.split(key)] == [_bits(k) for k in jax.random.split(key)]
+    assert _random._host["splits"] == _random.HOST_SPLITS
+
+
+def test_a_seeded_draw_makes_no_program_for_keys():
+    """Seeding and the key split of a draw compile nothing (the draws run on the host)."""
+    hookgrad.manual_seed(5)
+    hookgrad.rand(3)  # anything a first draw of this size compiles, compiled now
+    names = []
+    with jax.log_compiles(), _LogNames(names):
+        hookgrad.manual_seed(6)
+        hookgrad.rand(3)
+    assert not [n for n in names if "threefry" in n or "split" in n], names
+
+
+class _LogNames:
+    """Collects the names of the programs JAX logs as compiled."""
+
+    def __init__(self, out):
+        import logging
+        self.out, self.logging = out, logging
+
+    def __enter__(self):
+        out = self.out
+
+        class H(self.logging.Handler):
+            def emit(self, record):
+                out.append(record.getMessage())
+        self.h = H()
+        self.logger = self.logging.getLogger("jax")
+        self.logger.addHandler(self.h)
+        return self
+
+    def __exit__(self, *exc):
+        self.logger.removeHandler(self.h)
