@@ -1,0 +1,518 @@
+"""Fuzz programs in hookgrad's compiled and functional modes (docs/modes.md).
+
+A program (tests/fuzz/_programs.py) is rewritten for a mode as plain code with ``L`` the
+library, so a shrunk difference prints as a runnable program:
+
+- ``compiled``: leaves, modules and module hooks are made first; every other line (the
+  forward, the hooks, the loss, the backward and the observations after it) runs inside
+  one ``@L.compile`` step called once.
+- ``functional``: the leaves become Parameters and the modules submodules of one Module
+  whose ``forward`` is the program up to the loss; ``L.func.grad`` of
+  ``L.func.functional_call`` replaces the backward, and the gradients it returns are
+  observed where the program observes ``.grad``.
+
+Observations go through ``HOST_PRELUDE``'s ``obs``: names, shapes and dtypes are read
+when the line runs (at trace time), values through ``hookgrad.compile.host_hook`` (after
+the compiled run; a ``jax.debug.callback`` under ``jax.grad``). Both modes are compared
+with eager hookgrad on the same program (which test_fuzz.py compares with PyTorch), so
+they run without torch; ``QUALIFY`` rules say which programs a mode takes, each citing
+the README / docs/modes.md row that excludes the rest.
+"""
+import re
+import warnings
+
+from tests.fuzz import _harness as H
+from tests.fuzz._programs import PRELUDE
+
+HOST_PRELUDE = '''\
+AT = [0]
+host_hook = getattr(getattr(L, 'compile', None), 'host_hook', lambda f: f)
+def _meta(t, names, ts):
+    if isinstance(t, (tuple, list)):
+        return [_meta(v, names, ts) for v in t]
+    if not isinstance(t, L.Tensor):
+        return t
+    r = {'shape': list(t.shape), 'dtype': str(t.dtype).split('.')[-1], 'value': ('#', len(ts))}
+    ts.append(t.detach())
+    if names:
+        r['grad_fn'] = type(t.grad_fn).__name__ if t.grad_fn is not None else None
+    return r
+def obs(label, t, names=True):
+    ts = []
+    entry = [AT[0], label, _meta(t, names, ts), None]
+    LOG.append(entry)
+    def fill(*vals): entry[3] = [v.tolist() for v in vals]
+    host_hook(fill)(*ts)
+'''
+
+_SETUP = re.compile(r"^(a\d+ = L\.tensor\(|m\d+ = lin\()")
+_GRAD = re.compile(r"\b((?:[am]\d+|y\d+)(?:\.weight|\.bias)?)\.grad\b")
+
+
+def _is_setup(tag, src):
+    return tag == "module_hook" or bool(_SETUP.match(src))
+
+
+def _leaves(program):
+    return [src.split(" = ", 1)[0] for _, src in program.lines if src.startswith("a") and
+            _SETUP.match(src)]
+
+
+def _modules(program):
+    return [src.split(" = ", 1)[0] for _, src in program.lines if src.startswith("m") and
+            _SETUP.match(src)]
+
+
+def _at(i, src, indent=""):
+    return f"{indent}AT[0] = {i}\n{indent}{src}\n"
+
+
+def _head(lib):
+    return (f"import {lib} as L\nfrom tests.fuzz._programs import PRELUDE; exec(PRELUDE)\n"
+            "from tests.fuzz._modes import HOST_PRELUDE; exec(HOST_PRELUDE)\n")
+
+
+def compiled_source(program, lib="torch"):
+    """The program with all but its setup inside one compiled step."""
+    setup = "".join(_at(i, s) for i, (t, s) in enumerate(program.lines) if _is_setup(t, s))
+    body = "".join(_at(i, s, "    ") for i, (t, s) in enumerate(program.lines)
+                   if not _is_setup(t, s))
+    return (f"{_head(lib)}{setup}@L.compile\ndef step():\n    LOG.clear()\n{body}"
+            "step()\nfor e in LOG: print(*e)\n")
+
+
+_BACKWARD_AT = re.compile(r"^loss\.backward\((?:inputs=\[(?P<inputs>[^\]]*)\])?\)$")
+_GRAD_OF = re.compile(r"^gs = L\.autograd\.grad\(loss, \[(?P<wrt>[^\]]*)\], allow_unused=True"
+                      r"(?:, retain_graph=True)?\)$")
+
+
+def _backward_line(program):
+    for i, (_, src) in enumerate(program.lines):
+        if src.startswith("loss = "):
+            return i
+    return None
+
+
+def _as_grad(src):
+    """What replaces the backward line ``src`` under ``jax.grad`` (``G``: every leaf's and
+    parameter's gradient), or None when ``jax.grad`` of the loss does not express it."""
+    m = _BACKWARD_AT.match(src)
+    if m is not None:
+        if m.group("inputs") is None:
+            return "GRAD = G"
+        wrt = [n.strip() for n in m.group("inputs").split(",")]
+        return f"GRAD = {{k: G[k] for k in {wrt!r}}}" if all(n.startswith("a") for n in wrt) \
+            else None
+    m = _GRAD_OF.match(src)
+    if m is not None:
+        wrt = [n.strip() for n in m.group("wrt").split(",")]
+        return f"gs = tuple(G[k] for k in {wrt!r}); GRAD = {{}}" if \
+            all(n.startswith("a") for n in wrt) else None
+    return None
+
+
+def _grads_from_dict(src):
+    """``obs('a1.grad', a1.grad, False)`` reading ``GRAD`` instead of ``.grad``."""
+    if not src.startswith("obs("):
+        return src
+    label, rest = src.split(", ", 1)
+    return label + ", " + _GRAD.sub(r"GRAD.get('\1')", rest)
+
+
+def functional_source(program, lib="torch"):
+    """The program as a Module's forward under ``L.func.grad(functional_call)``."""
+    leaves, mods = _leaves(program), _modules(program)
+    k = _backward_line(program)
+    setup = "".join(_at(i, s) for i, (t, s) in enumerate(program.lines[:k + 1])
+                    if _is_setup(t, s))
+    fwd = "".join(_at(i, s, "        ") for i, (t, s) in enumerate(program.lines[:k + 1])
+                  if not _is_setup(t, s))
+    names = leaves + mods
+    unpack = f"        {', '.join(names)}, = {', '.join('self.' + n for n in names)},\n" \
+        if names else ""
+    params = "".join(f"P.{n} = L.nn.Parameter({n}.detach())\n" for n in leaves) + \
+        "".join(f"P.{m} = {m}\n" for m in mods)
+    after = "".join(_at(i, _grads_from_dict(s))
+                    for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
+    return (f"{_head(lib)}{setup}class Prog(L.nn.Module):\n    def forward(self):\n"
+            f"{unpack}{fwd}        return loss\nP = Prog()\n{params}"
+            f"AT[0] = {k + 1}\n"
+            "G = L.func.grad(lambda p: L.func.functional_call(P, p, ()))(L.func.state(P))\n"
+            "G = {k: L.as_tensor(v) for k, v in G.items()}\n"
+            f"{_as_grad(program.lines[k + 1][1])}\n{after}"
+            "for e in LOG: print(*e)\n")
+
+
+def jnp_source(program, lib="tests.fuzz._jnp"):
+    """The pure-op program with ``L`` the jnp module (``run_jnp`` differentiates it)."""
+    return program.source(lib)
+
+
+SOURCES = {"compiled": compiled_source, "functional": functional_source, "jnp": jnp_source}
+
+
+# --- running ----------------------------------------------------------------------
+_UNSEEN = "<not run>"
+
+
+def run(program, lib, mode):
+    """``[(line, label, observation)]`` of ``program`` in ``mode``, as ``_harness.run``."""
+    if mode == "jnp":
+        return run_jnp(program)
+    src = SOURCES[mode](program, lib.__name__).split("\n", 1)[1].rsplit("for e in LOG", 1)[0]
+    ns = {"L": lib}
+    err = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(src, ns)  # noqa: S102 - the programs are our own generator's
+        except Exception as e:  # noqa: BLE001 - the exception is the observation
+            err = e
+    out = []
+    for line, label, meta, vals in ns.get("LOG", []):
+        out.append((line, label, _fill(meta, vals)))
+    if err is not None:
+        out.append((ns["AT"][0], "raises", [type(err).__name__, H._first_line(err)]))
+    return out
+
+
+def run_jnp(program):
+    """The program written in jnp (``tests/fuzz/_jnp.py``): its forward and loss as one
+    function of the leaves and module weights, differentiated by ``jax.grad``; values
+    observed in the forward come back as ``has_aux`` outputs."""
+    import jax
+    from tests.fuzz import _jnp as J
+    ns = {"L": J}
+    exec(PRELUDE, ns)  # noqa: S102
+    exec(HOST_PRELUDE, ns)  # noqa: S102
+    ns["lin"] = J.Linear
+    k = _backward_line(program)
+    pending = []
+    err = None
+
+    def traced_hook(fill):
+        return lambda *ts: pending.append((fill, [t.a for t in ts]))
+
+    def forward(params):
+        for name, v in params.items():
+            owner, _, attr = name.partition(".")
+            if attr:
+                setattr(ns[owner], attr, J.Tensor(v))
+            else:
+                ns[name] = J.Tensor(v)
+        ns["host_hook"] = traced_hook
+        for i, (t, src) in enumerate(program.lines[:k + 1]):
+            if not _is_setup(t, src):
+                ns["AT"][0] = i
+                exec(src, ns)  # noqa: S102
+        aux = [a for _, arrays in pending for a in arrays]
+        return ns["loss"].a, aux
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            for i, (t, src) in enumerate(program.lines[:k + 1]):
+                if _is_setup(t, src):
+                    ns["AT"][0] = i
+                    exec(src, ns)  # noqa: S102
+            params = {a: ns[a].a for a in _leaves(program)}
+            for m in _modules(program):
+                params.update({f"{m}.weight": ns[m].weight.a, f"{m}.bias": ns[m].bias.a})
+            (_, aux), grads = jax.value_and_grad(forward, has_aux=True)(params)
+            ns["host_hook"] = lambda f: f
+            it = iter(aux)
+            for fill, arrays in pending:
+                fill(*[J.Tensor(next(it)) for _ in arrays])
+            for name, g in grads.items():
+                owner, _, attr = name.partition(".")
+                (getattr(ns[owner], attr) if attr else ns[owner]).grad = J.Tensor(g)
+            for i, (_, src) in enumerate(program.lines[k + 1:], k + 1):
+                ns["AT"][0] = i
+                if src != "loss.backward()":
+                    exec(src, ns)  # noqa: S102
+        except Exception as e:  # noqa: BLE001 - the exception is the observation
+            err = e
+    out = [(line, label, _fill(meta, vals)) for line, label, meta, vals in ns["LOG"]]
+    if err is not None:
+        out.append((ns["AT"][0], "raises", [type(err).__name__, H._first_line(err)]))
+    return out
+
+
+def _fill(meta, vals):
+    if isinstance(meta, list):
+        return [_fill(v, vals) for v in meta]
+    if isinstance(meta, dict):
+        slot = meta["value"][1]
+        return {**meta, "value": vals[slot] if vals is not None else _UNSEEN}
+    return meta
+
+
+# --- which programs a mode takes ------------------------------------------------------
+def _tags(program):
+    return {t.replace("+saved_hooks", "") for t, _ in program.lines} | \
+        ({"saved_hooks"} if any("+saved_hooks" in t for t, _ in program.lines) else set())
+
+
+def features(program):
+    """The features a program exercises: its line tags (ops, hooks, backward kinds)."""
+    return _tags(program) - {"leaf", "grad", "loss"}
+
+
+def _has(*tags):
+    return lambda program: bool(_tags(program) & set(tags))
+
+
+def _flag(name):
+    return lambda program: name in program.flags
+
+
+def _hooks_after_use(program):
+    """A tensor, Node or multi-grad hook registered on a tensor already used by an op."""
+    for i, (tag, src) in enumerate(program.lines):
+        if tag not in ("tensor_hook", "node_node", "node_prehook", "multi_grad_hook"):
+            continue
+        call = src.split("(")[1] if tag == "multi_grad_hook" else src
+        for name in re.findall(r"\b([ay]\d+)\b", call.split("register")[0] if
+                               tag != "multi_grad_hook" else call):
+            for _, prev in program.lines[:i]:
+                if prev.startswith(("obs(", f"{name} = ")) or ".register_" in prev or \
+                        "register_multi_grad_hook" in prev:
+                    continue
+                if prev.startswith("with ") and prev.split(": ", 1)[1].startswith(f"{name} = "):
+                    continue
+                if re.search(rf"\b{name}\b", prev):
+                    return True
+    return False
+
+
+def _backward_maps_to_grad(program):
+    """``loss.backward()`` (or ``inputs=`` leaves): what ``jax.grad`` of the loss gives."""
+    k = _backward_line(program)
+    if k is None or k + 1 >= len(program.lines):
+        return False
+    return _as_grad(program.lines[k + 1][1]) is not None
+
+
+_ROW_INDEX = ("README: An out-of-range index raises (`gather`, `scatter*`, `index_*`, `take`, "
+              "...) | ... inside `hookgrad.compile` and `hookgrad.func` the index is traced and "
+              "is not checked")
+_ROW_MASK = ("README: Boolean-mask indexing works everywhere | eager only (data-dependent "
+             "shape); inside `hookgrad.compile` use `where`")
+
+_ROW_JNP = ("jax.numpy has no PyTorch errors, hooks, nodes or in-place writes: the jnp "
+            "reference takes a program's pure-op part")
+
+# rules a program must not match to run in a mode; each cites its README / docs row
+QUALIFY = {
+    "jnp": [
+        H.Rule("jnp_bad_index", _ROW_JNP + " (an out-of-range index raises only in PyTorch)",
+               _flag("bad_index")),
+        H.Rule("jnp_bad_shape", _ROW_JNP + " (a wrong shape raises PyTorch's error)",
+               _flag("bad_shape")),
+        H.Rule("jnp_mask", _ROW_MASK, _has("mask")),
+    ],
+    "compiled": [
+        H.Rule("compiled_bad_index", _ROW_INDEX, _flag("bad_index")),
+        H.Rule("compiled_mask", _ROW_MASK, _has("mask")),
+    ],
+    "functional": [
+        H.Rule("functional_bad_index", _ROW_INDEX, _flag("bad_index")),
+        H.Rule("functional_mask", _ROW_MASK, _has("mask")),
+        H.Rule("functional_hook_after_use", "docs/modes.md: `torch.func` hooks fire where "
+               "autograd runs them | tensor / Node / multi-grad / module backward hooks are "
+               "`custom_vjp` boundaries: a hook covers uses after its registration",
+               _hooks_after_use),
+    ],
+}
+
+
+def _drop_accumulating(program):
+    return program.with_lines([(t, src) for t, src in program.lines
+                               if t not in ("post_acc", "retain_grad")])
+
+
+def _backward_as_grad(program):
+    """The forward and loss, then ``loss.backward()`` and every leaf's and module's
+    ``.grad``: the part of the program ``jax.grad`` of its loss expresses."""
+    k = _backward_line(program)
+    if k is None:
+        return program
+    lines = program.lines[:k + 1] + [("backward", "loss.backward()")]
+    lines += [("grad", f"obs('{a}.grad', {a}.grad, False)") for a in _leaves(program)]
+    lines += [("module", f"obs('{m}.grad', [{m}.weight.grad, {m}.bias.grad], False)")
+              for m in _modules(program)]
+    return program.with_lines(lines)
+
+
+_IMPURE = {"tensor_hook", "retain_grad", "node_node", "node_prehook", "post_acc",
+           "multi_grad_hook", "module_hook", "mul_", "add_", "sigmoid_", "clamp_", "setitem",
+           "relu_", "copy_", "inplace"}
+
+
+def _pure_ops(program):
+    """Forward ops, the loss and the leaves' gradients: no hooks, no in-place writes, no
+    ``next_functions``; the backward becomes ``loss.backward()``."""
+    lines = []
+    for tag, src in program.lines:
+        if tag in _IMPURE or src.startswith("obs(") and ".nf'" in src:
+            continue
+        if src.startswith(H._WITH):
+            tag, src = tag.replace(H._HOOKED, ""), src.split(": ", 1)[1]
+        lines.append((tag, src))
+    return _backward_as_grad(program.with_lines(lines))
+
+
+# rewrites to the part of a program a mode expresses, each citing its row; eager runs the
+# rewritten program too
+REWRITE = {
+    "jnp": [(H.Rule("jnp_pure_ops", _ROW_JNP, lambda p: True), _pure_ops)],
+    "compiled": [],
+    "functional": [
+        (H.Rule("functional_accumulate", "README: `register_post_accumulate_grad_hook` | yes | "
+                "yes | not called (gradients are values); `retain_grad`: no effect",
+                _has("post_acc", "retain_grad")), _drop_accumulating),
+        (H.Rule("functional_backward_kind", "docs/modes.md: Calling `.backward()` inside "
+                "`functional_call` raises (use `jax.grad`): a backward other than "
+                "`loss.backward()`, `inputs=` or `autograd.grad` of leaves becomes "
+                "`loss.backward()`", lambda p: not _backward_maps_to_grad(p)),
+         _backward_as_grad),
+    ],
+}
+
+
+def qualify(program, mode):
+    """``(program, skip_rule, rewrite_rules)``: the part of ``program`` ``mode`` runs."""
+    for rule in QUALIFY[mode]:
+        if rule.match(program):
+            return program, rule, []
+    used = []
+    for rule, rewrite in REWRITE[mode]:
+        if rule.match(program):
+            program = rewrite(program)
+            used.append(rule.name)
+    return program, None, used
+
+
+# --- comparing ---------------------------------------------------------------------
+def _blank(got, want):
+    """``want`` with the values ``got`` never saw (a step that raised while tracing ran
+    nothing: its error is the observation) left out in the same places."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        if got.get("value") == _UNSEEN and "value" in want:
+            want = {**want, "value": _UNSEEN}
+        return {k: _blank(got[k], v) if k in got else v for k, v in want.items()}
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [_blank(g, w) for g, w in zip(got, want)]
+    return want
+
+
+def _is_zero(x):
+    if isinstance(x, list):
+        return all(_is_zero(v) for v in x)
+    return x == 0
+
+
+def _none_for_zeros(g, w):
+    if w is None and isinstance(g, dict) and _is_zero(g["value"]):
+        return None
+    if isinstance(g, list) and isinstance(w, list) and len(g) == len(w):
+        new = [_none_for_zeros(a, b) for a, b in zip(g, w)]
+        return new if any(a is not b for a, b in zip(new, g)) else g
+    return g
+
+
+def _functional_view(got, want, used):
+    """Under ``hookgrad.func`` ``grad_fn`` is a ``FunctionalNode`` (README: "`grad_fn._saved_*`
+    under `torch.func` | ... `grad_fn` is a `FunctionalNode`"), and an unreached leaf's
+    gradient is zeros where eager ``.grad`` stays None (gradients are values)."""
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "grad_fn"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    got = [(i, lab, strip(v)) for i, lab, v in got if not lab.endswith(".nf")]
+    want = [(i, lab, strip(v)) for i, lab, v in want if not lab.endswith(".nf")]
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g[1] == w[1] and (g[1].endswith(".grad") or g[1] == "gs"):
+            zeroed = _none_for_zeros(g[2], w[2])
+            if zeroed is not g[2]:
+                got[k] = (g[0], g[1], zeroed)
+                used.add("grads_are_values")
+    return got, want
+
+
+def differ(program, lib, mode):
+    """The first difference between ``mode`` and eager ``lib`` on ``program``."""
+    used = set()
+    got, want = run(program, lib, mode), H.run(program, lib)
+    want = [(w[0], w[1], _blank(g[2], w[2])) if g[1] == w[1] else w
+            for g, w in zip(got, want)] + want[len(got):]
+    if mode in ("functional", "jnp"):
+        got, want = _functional_view(got, want, used)
+    if mode == "jnp" and got and want and got[-1][1] == want[-1][1] == "raises" and \
+            got[-1][0] == want[-1][0] and got[-1][2] != want[-1][2]:
+        got[-1] = want[-1]  # both raise on the line: jnp cannot name PyTorch's error
+        used.add("jnp_errors")
+    return H.compare(got, want, used), used
+
+
+class ModeResult(H.Result):
+    mode = "eager"
+
+    @property
+    def cls(self):
+        """The class as ``_harness`` names it, with the reference called eager."""
+        c = H.Result.cls.fget(self)
+        return c and c.replace("-torch", "-eager").replace("-hookgrad", "-" + self.mode)
+
+    def report(self):
+        d = self.diff
+        return (f"seed {self.seed} ({self.mode}): {self.cls}\n--- program (plain PyTorch; "
+                f"hookgrad: `import hookgrad as L`) ---\n"
+                f"{SOURCES[self.mode](self.program)}"
+                f"--- first difference: line {d.line + 1} `{self.program.lines[d.line][1]}`, "
+                f"{d.label} {H._path(d.path)}\n  {self.mode}: {H._short(d.hookgrad)}\n"
+                f"     eager: {H._short(d.torch)}")
+
+
+def _result(mode, *args, **kw):
+    res = ModeResult(*args, **kw)
+    res.mode = mode
+    return res
+
+
+def check(seed, lib, mode, shrink=True, program=None):
+    """``program`` (default ``generate(seed)``) in ``mode`` vs eager: a ``Result``."""
+    from tests.fuzz._programs import generate
+    program = program or generate(seed)
+    program, skip, rewrites = qualify(program, mode)
+    if skip is not None:
+        return _result(mode, seed, "skipped", program, rule=skip.name)
+    diff, used = differ(program, lib, mode)
+    used |= set(rewrites)
+    if diff is None:
+        return _result(mode, seed, "same", program, used=used)
+    res = _result(mode, seed, "differs", program, diff, used=used)
+    return _shrink(res, lib, mode) if shrink else res
+
+
+def _shrink(res, lib, mode):
+    """``_harness``'s shrinking (drop lines, unwrap saved-tensor hooks) in ``mode``."""
+    key, program = H._key(res), res.program
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(len(program.lines))):
+            for lines in H._smaller(program.lines, i):
+                trial = program.with_lines(lines)
+                if any(r.match(trial) for r in QUALIFY[mode]):
+                    continue
+                diff, used = differ(trial, lib, mode)
+                if diff is None:
+                    continue
+                cand = _result(mode, res.seed, "differs", trial, diff, used=used)
+                if H._key(cand) == key:
+                    program, res, changed = trial, cand, True
+                    break
+    return res
