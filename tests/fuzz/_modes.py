@@ -267,22 +267,37 @@ def _flag(name):
 
 
 def _hooks_after_use(program):
-    """A tensor, Node or multi-grad hook registered on a tensor already used by an op."""
+    """A tensor, Node or multi-grad hook registered on a tensor an op already used
+    (``contiguous()`` of a contiguous tensor is that tensor: its uses count)."""
+    alias = {}
+    for _, src in program.lines:
+        m = re.match(r"^(y\d+) = ([ay]\d+)\.contiguous\(\)$", src)
+        if m:
+            alias[m.group(1)] = alias.get(m.group(2), m.group(2))
     for i, (tag, src) in enumerate(program.lines):
         if tag not in ("tensor_hook", "node_node", "node_prehook", "multi_grad_hook"):
             continue
-        call = src.split("(")[1] if tag == "multi_grad_hook" else src
-        for name in re.findall(r"\b([ay]\d+)\b", call.split("register")[0] if
-                               tag != "multi_grad_hook" else call):
-            for _, prev in program.lines[:i]:
-                if prev.startswith(("obs(", f"{name} = ")) or ".register_" in prev or \
-                        "register_multi_grad_hook" in prev:
-                    continue
-                if prev.startswith("with ") and prev.split(": ", 1)[1].startswith(f"{name} = "):
-                    continue
-                if re.search(rf"\b{name}\b", prev):
-                    return True
+        call = src.split("(", 1)[1] if tag == "multi_grad_hook" else src.split("register")[0]
+        for name in re.findall(r"\b([ay]\d+)\b", call):
+            group = {name, alias.get(name, name)} | {a for a, b in alias.items()
+                                                    if b == alias.get(name, name)}
+            if any(_uses(prev, group) for _, prev in program.lines[:i]):
+                return True
     return False
+
+
+def _uses(src, names):
+    """Whether the line ``src`` is an op reading one of ``names`` (not an observation,
+    a hook registration or the line defining it)."""
+    if src.startswith("obs(") or ".register_" in src or "register_multi_grad_hook" in src:
+        return False
+    if src.startswith("with "):
+        src = src.split(": ", 1)[1]
+    if " = " in src and src.split(" = ", 1)[0] in names:
+        src = src.split(" = ", 1)[1]
+    elif re.match(r"^y\d+ = ", src):
+        src = src.split(" = ", 1)[1]
+    return any(re.search(rf"\b{n}\b", src) for n in names)
 
 
 def _backward_maps_to_grad(program):
@@ -493,8 +508,20 @@ def check(seed, lib, mode, shrink=True, program=None):
     used |= set(rewrites)
     if diff is None:
         return _result(mode, seed, "same", program, used=used)
+    for rule in H.SKIP:  # README rows eager's comparison with PyTorch cites
+        if rule.match(program, diff):
+            return _result(mode, seed, "skipped", program, diff, rule.name, used)
     res = _result(mode, seed, "differs", program, diff, used=used)
     return _shrink(res, lib, mode) if shrink else res
+
+
+def _stable(program, mode):
+    """``program`` runs in ``mode`` as it is: no rule skips or rewrites it."""
+    if mode in ("functional", "jnp") and (_backward_line(program) is None or
+                                          not _backward_maps_to_grad(program)):
+        return False
+    kept, skip, _ = qualify(program, mode)
+    return skip is None and kept.lines == program.lines
 
 
 def _shrink(res, lib, mode):
@@ -506,10 +533,10 @@ def _shrink(res, lib, mode):
         for i in reversed(range(len(program.lines))):
             for lines in H._smaller(program.lines, i):
                 trial = program.with_lines(lines)
-                if any(r.match(trial) for r in QUALIFY[mode]):
+                if not _stable(trial, mode):
                     continue
                 diff, used = differ(trial, lib, mode)
-                if diff is None:
+                if diff is None or any(r.match(trial, diff) for r in H.SKIP):
                     continue
                 cand = _result(mode, res.seed, "differs", trial, diff, used=used)
                 if H._key(cand) == key:
