@@ -18,11 +18,22 @@ with eager hookgrad on the same program (which test_fuzz.py compares with PyTorc
 they run without torch; ``QUALIFY`` rules say which programs a mode takes, each citing
 the README / docs/modes.md row that excludes the rest.
 """
+import os
 import re
 import warnings
 
 from tests.fuzz import _harness as H
 from tests.fuzz._programs import PRELUDE
+
+def fuzz_seeds(fast):
+    """The seeds a fuzz test runs: ``fast``, or ``0..N-1`` with HOOKGRAD_FUZZ_EXAMPLES=N."""
+    n = os.environ.get("HOOKGRAD_FUZZ_EXAMPLES")
+    if not n:
+        return list(fast)
+    if not n.isdigit():
+        raise ValueError(f"HOOKGRAD_FUZZ_EXAMPLES: expected a number of programs, got {n!r}")
+    return list(range(int(n)))
+
 
 HOST_PRELUDE = '''\
 AT = [0]
@@ -143,8 +154,9 @@ def functional_source(program, lib="torch"):
             "for e in LOG: print(*e)\n")
 
 
-def jnp_source(program, lib="tests.fuzz._jnp"):
-    """The pure-op program with ``L`` the jnp module (``run_jnp`` differentiates it)."""
+def jnp_source(program, lib="torch"):
+    """The pure-op program (``run_jnp`` runs it with ``L`` = tests/fuzz/_jnp.py, its
+    forward under ``jax.grad``)."""
     return program.source(lib)
 
 
