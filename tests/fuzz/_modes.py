@@ -105,19 +105,19 @@ def _backward_line(program):
 
 
 def _as_grad(src):
-    """What replaces the backward line ``src`` under ``jax.grad`` (``G``: every leaf's and
-    parameter's gradient), or None when ``jax.grad`` of the loss does not express it."""
+    """``(wrt, then)`` for the backward line ``src`` under ``jax.grad``: the leaves to
+    differentiate (None: every leaf and parameter) and what uses their gradients ``G``;
+    None when ``jax.grad`` of the loss does not express ``src``."""
     m = _BACKWARD_AT.match(src)
     if m is not None:
         if m.group("inputs") is None:
-            return "GRAD = G"
+            return None, "GRAD = G"
         wrt = [n.strip() for n in m.group("inputs").split(",")]
-        return f"GRAD = {{k: G[k] for k in {wrt!r}}}" if all(n.startswith("a") for n in wrt) \
-            else None
+        return (wrt, "GRAD = G") if all(n.startswith("a") for n in wrt) else None
     m = _GRAD_OF.match(src)
     if m is not None:
         wrt = [n.strip() for n in m.group("wrt").split(",")]
-        return f"gs = tuple(G[k] for k in {wrt!r}); GRAD = {{}}" if \
+        return (wrt, f"gs = tuple(G[k] for k in {wrt!r}); GRAD = {{}}") if \
             all(n.startswith("a") for n in wrt) else None
     return None
 
@@ -143,14 +143,17 @@ def functional_source(program, lib="torch"):
         if names else ""
     params = "".join(f"P.{n} = L.nn.Parameter({n}.detach())\n" for n in leaves) + \
         "".join(f"P.{m} = {m}\n" for m in mods)
+    wrt, then = _as_grad(program.lines[k + 1][1])
     after = "".join(_at(i, _grads_from_dict(s))
                     for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
     return (f"{_head(lib)}{setup}class Prog(L.nn.Module):\n    def forward(self):\n"
             f"{unpack}{fwd}        return loss\nP = Prog()\n{params}"
-            f"AT[0] = {k + 1}\n"
-            "G = L.func.grad(lambda p: L.func.functional_call(P, p, ()))(L.func.state(P))\n"
+            f"AT[0] = {k + 1}\nS = L.func.state(P)\n"
+            f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
+            "G = L.func.grad(lambda p: L.func.functional_call(\n"
+            "    P, (p, {k: v for k, v in S.items() if k not in p}), ()))({k: S[k] for k in W})\n"
             "G = {k: L.as_tensor(v) for k, v in G.items()}\n"
-            f"{_as_grad(program.lines[k + 1][1])}\n{after}"
+            f"{then}\n{after}"
             "for e in LOG: print(*e)\n")
 
 
@@ -448,6 +451,25 @@ def _none_for_zeros(g, w):
     return g
 
 
+def _sorted_packs(log, used):
+    """``log`` with each run of one line's pack (or unpack) calls in a canonical order:
+    README: "`grad_fn._saved_*` under `torch.func` | ... pack hooks run in argument order"
+    where PyTorch packs in its saving order."""
+    out, k = list(log), 0
+    while k < len(out):
+        j = k
+        while j < len(out) and out[j][:2] == out[k][:2] and \
+                out[k][1].endswith((".pack", ".unpack")):
+            j += 1
+        if j - k > 1:
+            run = sorted(out[k:j], key=repr)
+            if run != out[k:j]:
+                used.add("functional_pack_order")
+            out[k:j] = run
+        k = max(j, k + 1)
+    return out
+
+
 def _functional_view(got, want, used):
     """Under ``hookgrad.func`` ``grad_fn`` is a ``FunctionalNode`` (README: "`grad_fn._saved_*`
     under `torch.func` | ... `grad_fn` is a `FunctionalNode`"), and an unreached leaf's
@@ -460,6 +482,7 @@ def _functional_view(got, want, used):
         return x
     got = [(i, lab, strip(v)) for i, lab, v in got if not lab.endswith(".nf")]
     want = [(i, lab, strip(v)) for i, lab, v in want if not lab.endswith(".nf")]
+    got, want = _sorted_packs(got, used), _sorted_packs(want, used)
     for k, (g, w) in enumerate(zip(got, want)):
         if g[1] == w[1] and (g[1].endswith(".grad") or g[1] == "gs"):
             zeroed = _none_for_zeros(g[2], w[2])
