@@ -19,8 +19,9 @@ float32 = jnp.float32
 class Tensor:
     """A jnp array with the methods the programs call."""
 
-    def __init__(self, a):
+    def __init__(self, a, data=None):
         self.a = jnp.asarray(a)
+        self.data = data  # the values it was made from (``tensor``), known while tracing
         self.grad = None
         self.grad_fn = None
 
@@ -35,6 +36,14 @@ class Tensor:
         return np.asarray(self.a).tolist()
 
     def __getitem__(self, i):
+        if not isinstance(i, tuple):  # an index into dim 0: PyTorch checks its range
+            idx = getattr(i, "data", None) if isinstance(i, Tensor) else i
+            if isinstance(idx, int) or (idx is not None and idx.dtype.kind in "iu"):
+                n = self.a.shape[0]
+                bad = [int(v) for v in np.ravel(np.asarray(idx)) if not -n <= int(v) < n]
+                if bad:
+                    raise IndexError(f"index {bad[0]} is out of bounds for dimension 0 with "
+                                     f"size {n}")
         i = tuple(_a(v) for v in i) if isinstance(i, tuple) else _a(i)
         return Tensor(self.a[i])
 
@@ -152,7 +161,7 @@ def _a(x):
 
 def tensor(data, requires_grad=False):
     arr = np.asarray(data)
-    return Tensor(jnp.asarray(arr, jnp.float32 if arr.dtype.kind == "f" else jnp.int32))
+    return Tensor(jnp.asarray(arr, jnp.float32 if arr.dtype.kind == "f" else jnp.int32), arr)
 
 
 def zeros(shape): return Tensor(jnp.zeros(shape, jnp.float32))
