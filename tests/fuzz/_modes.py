@@ -38,8 +38,10 @@ def _tags(program):
 
 
 def features(program):
-    """The features a program exercises: its line tags (ops, hooks, backward kinds)."""
-    return _tags(program) - {"leaf", "grad", "loss"}
+    """The features a program exercises: its line tags (ops, hooks, backward kinds; the
+    ``autograd.grad`` backward is tagged ``grad`` like the ``.grad`` observations)."""
+    grad = any(t == "grad" and src.startswith("gs = ") for t, src in program.lines)
+    return (_tags(program) - {"leaf", "grad", "loss"}) | ({"autograd.grad"} if grad else set())
 
 
 def _has(*tags):
@@ -156,8 +158,8 @@ def _pure_ops(program):
         if tag in _IMPURE or src.startswith("obs(") and ".nf'" in src:
             continue
         if src.startswith(H._WITH):
-            tag, src = tag.replace(H._HOOKED, ""), src.split(": ", 1)[1]
-        lines.append((tag, src))
+            src = src.split(": ", 1)[1]
+        lines.append((tag.replace(H._HOOKED, ""), src))
     return _backward_as_grad(program.with_lines(lines))
 
 
