@@ -434,7 +434,12 @@ def functional_apply(op, key, args, out):
         arrs = [jax.lax.stop_gradient(x) if isinstance(a, Tensor) and a._requires_grad
                 and _inexact(x.dtype) else x for a, x in zip(args, arrs)]
     if out is not None:
-        dispatch._check_inplace(out, record)
+        info = out._view
+        if info is not None and info.diff:  # PyTorch's view checks, as eagerly
+            from .._ops import views
+            views.check_view_inplace(out, info, record)
+        else:
+            dispatch._check_inplace(out, record)
     stack = hook_state.stack
     if record and stack:
         res = _with_saved_hooks(op, key, fn, args, arrs, stack[-1])

@@ -1,0 +1,272 @@
+"""Running a fuzz program in a mode: the mode's source (plain code with ``L`` the library,
+printable as PyTorch code) and the runners; tests/fuzz/_modes.py has the rules, the
+comparison and the shrinking, and says what each mode is.
+"""
+import os
+import re
+import warnings
+
+from tests.fuzz import _harness as H
+from tests.fuzz._programs import PRELUDE
+
+
+def fuzz_seeds(fast):
+    """The seeds a fuzz test runs: ``fast``, or ``0..N-1`` with HOOKGRAD_FUZZ_EXAMPLES=N."""
+    n = os.environ.get("HOOKGRAD_FUZZ_EXAMPLES")
+    if not n:
+        return list(fast)
+    if not n.isdigit():
+        raise ValueError(f"HOOKGRAD_FUZZ_EXAMPLES: expected a number of programs, got {n!r}")
+    return list(range(int(n)))
+
+
+HOST_PRELUDE = '''\
+AT = [0]
+host_hook = getattr(getattr(L, 'compile', None), 'host_hook', lambda f: f)
+def _meta(t, names, ts):
+    if isinstance(t, (tuple, list)):
+        return [_meta(v, names, ts) for v in t]
+    if not isinstance(t, L.Tensor):
+        return t
+    r = {'shape': list(t.shape), 'dtype': str(t.dtype).split('.')[-1], 'value': ('#', len(ts))}
+    ts.append(t.detach())
+    if names:
+        r['grad_fn'] = type(t.grad_fn).__name__ if t.grad_fn is not None else None
+    return r
+def obs(label, t, names=True):
+    ts = []
+    entry = [AT[0], label, _meta(t, names, ts), None]
+    LOG.append(entry)
+    def fill(*vals): entry[3] = [v.tolist() for v in vals]
+    host_hook(fill)(*ts)
+'''
+
+_SETUP = re.compile(r"^(a\d+ = L\.tensor\(|m\d+ = lin\()")
+_GRAD = re.compile(r"\b((?:[am]\d+|y\d+)(?:\.weight|\.bias)?)\.grad\b")
+
+
+def _is_setup(tag, src):
+    return tag == "module_hook" or bool(_SETUP.match(src))
+
+
+def _leaves(program):
+    return [src.split(" = ", 1)[0] for _, src in program.lines if src.startswith("a") and
+            _SETUP.match(src)]
+
+
+def _modules(program):
+    return [src.split(" = ", 1)[0] for _, src in program.lines if src.startswith("m") and
+            _SETUP.match(src)]
+
+
+def _at(i, src, indent=""):
+    return f"{indent}AT[0] = {i}\n{indent}{src}\n"
+
+
+def _head(lib):
+    return (f"import {lib} as L\nfrom tests.fuzz._programs import PRELUDE; exec(PRELUDE)\n"
+            "from tests.fuzz._mode_run import HOST_PRELUDE; exec(HOST_PRELUDE)\n")
+
+
+CALLS = 3  # the first call traces, the second retraces (``.grad`` now exists), the third
+# re-runs the second's program (hookgrad._compile.replay)
+
+
+def compiled_source(program, lib="torch"):
+    """The program with all but its setup inside one compiled step, called ``CALLS``
+    times; ``LOG`` keeps the last call's observations."""
+    setup = "".join(_at(i, s) for i, (t, s) in enumerate(program.lines) if _is_setup(t, s))
+    body = "".join(_at(i, s, "    ") for i, (t, s) in enumerate(program.lines)
+                   if not _is_setup(t, s))
+    return (f"{_head(lib)}{setup}@L.compile\ndef step():\n    LOG.clear()\n{body}"
+            + "step()\n" * CALLS + "for e in LOG: print(*e)\n")
+
+
+def _eager_calls(program, lib):
+    """Eager ``lib`` running the step's lines ``CALLS`` times after the setup: the log of
+    the last run begun (the one that raised, if one did), with the program's line numbers."""
+    body = [i for i, (t, s) in enumerate(program.lines) if not _is_setup(t, s)]
+    if not body:
+        return H.run(program, lib)
+    n = len(program.lines)
+    rep = program.with_lines(program.lines + [program.lines[i] for i in body] * (CALLS - 1))
+    out = H.run(rep, lib)
+    if not out:
+        return out
+
+    def copy(i):
+        return 0 if i < n else 1 + (i - n) // len(body)
+
+    last = copy(out[-1][0])
+    return [(i if i < n else body[(i - n) % len(body)], lab, v) for i, lab, v in out
+            if copy(i) == last]
+
+
+_BACKWARD_AT = re.compile(r"^loss\.backward\((?:inputs=\[(?P<inputs>[^\]]*)\])?\)$")
+_GRAD_OF = re.compile(r"^gs = L\.autograd\.grad\(loss, \[(?P<wrt>[^\]]*)\], allow_unused=True"
+                      r"(?:, retain_graph=True)?\)$")
+
+
+def _backward_line(program):
+    for i, (_, src) in enumerate(program.lines):
+        if src.startswith("loss = "):
+            return i
+    return None
+
+
+def _as_grad(src):
+    """``(wrt, then)`` for the backward line ``src`` under ``jax.grad``: the leaves to
+    differentiate (None: every leaf and parameter) and what uses their gradients ``G``;
+    None when ``jax.grad`` of the loss does not express ``src``."""
+    m = _BACKWARD_AT.match(src)
+    if m is not None:
+        if m.group("inputs") is None:
+            return None, "GRAD = G"
+        wrt = [n.strip() for n in m.group("inputs").split(",")]
+        return (wrt, "GRAD = G") if all(n.startswith("a") for n in wrt) else None
+    m = _GRAD_OF.match(src)
+    if m is not None:
+        wrt = [n.strip() for n in m.group("wrt").split(",")]
+        return (wrt, f"gs = tuple(G[k] for k in {wrt!r}); GRAD = {{}}") if \
+            all(n.startswith("a") for n in wrt) else None
+    return None
+
+
+def _grads_from_dict(src):
+    """``obs('a1.grad', a1.grad, False)`` reading ``GRAD`` instead of ``.grad``."""
+    if not src.startswith("obs("):
+        return src
+    label, rest = src.split(", ", 1)
+    return label + ", " + _GRAD.sub(r"GRAD.get('\1')", rest)
+
+
+def functional_source(program, lib="torch"):
+    """The program as a Module's forward under ``L.func.grad(functional_call)``."""
+    leaves, mods = _leaves(program), _modules(program)
+    k = _backward_line(program)
+    setup = "".join(_at(i, s) for i, (t, s) in enumerate(program.lines[:k + 1])
+                    if _is_setup(t, s))
+    fwd = "".join(_at(i, s, "        ") for i, (t, s) in enumerate(program.lines[:k + 1])
+                  if not _is_setup(t, s))
+    names = leaves + mods
+    unpack = f"        {', '.join(names)}, = {', '.join('self.' + n for n in names)},\n" \
+        if names else ""
+    params = "".join(f"P.{n} = L.nn.Parameter({n}.detach())\n" for n in leaves) + \
+        "".join(f"P.{m} = {m}\n" for m in mods)
+    wrt, then = _as_grad(program.lines[k + 1][1])
+    after = "".join(_at(i, _grads_from_dict(s))
+                    for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
+    return (f"{_head(lib)}{setup}class Prog(L.nn.Module):\n    def forward(self):\n"
+            f"{unpack}{fwd}        return loss\nP = Prog()\n{params}"
+            f"AT[0] = {k + 1}\nS = L.func.state(P)\n"
+            f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
+            "G = L.func.grad(lambda p: L.func.functional_call(\n"
+            "    P, (p, {k: v for k, v in S.items() if k not in p}), ()))({k: S[k] for k in W})\n"
+            "G = {k: L.as_tensor(v) for k, v in G.items()}\n"
+            f"{then}\n{after}"
+            "for e in LOG: print(*e)\n")
+
+
+def jnp_source(program, lib="torch"):
+    """The pure-op program (``run_jnp`` runs it with ``L`` = tests/fuzz/_jnp.py, its
+    forward under ``jax.grad``)."""
+    return program.source(lib)
+
+
+SOURCES = {"compiled": compiled_source, "functional": functional_source, "jnp": jnp_source}
+
+
+# --- running ----------------------------------------------------------------------
+_UNSEEN = "<not run>"
+
+
+def run(program, lib, mode):
+    """``[(line, label, observation)]`` of ``program`` in ``mode``, as ``_harness.run``."""
+    if mode == "jnp":
+        return run_jnp(program)
+    src = SOURCES[mode](program, lib.__name__).split("\n", 1)[1].rsplit("for e in LOG", 1)[0]
+    ns = {"L": lib}
+    err = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(src, ns)  # noqa: S102 - the programs are our own generator's
+        except Exception as e:  # noqa: BLE001 - the exception is the observation
+            err = e
+    out = []
+    for line, label, meta, vals in ns.get("LOG", []):
+        out.append((line, label, _fill(meta, vals)))
+    if err is not None:
+        out.append((ns["AT"][0], "raises", [type(err).__name__, H._first_line(err)]))
+    return out
+
+
+def run_jnp(program):
+    """The program written in jnp (``tests/fuzz/_jnp.py``): its forward and loss as one
+    function of the leaves and module weights, differentiated by ``jax.grad``; values
+    observed in the forward come back as ``has_aux`` outputs."""
+    import jax
+    from tests.fuzz import _jnp as J
+    ns = {"L": J}
+    exec(PRELUDE, ns)  # noqa: S102
+    exec(HOST_PRELUDE, ns)  # noqa: S102
+    ns["lin"] = J.Linear
+    k = _backward_line(program)
+    pending = []
+    err = None
+
+    def traced_hook(fill):
+        return lambda *ts: pending.append((fill, [t.a for t in ts]))
+
+    def forward(params):
+        for name, v in params.items():
+            owner, _, attr = name.partition(".")
+            if attr:
+                setattr(ns[owner], attr, J.Tensor(v))
+            else:
+                ns[name] = J.Tensor(v)
+        ns["host_hook"] = traced_hook
+        for i, (t, src) in enumerate(program.lines[:k + 1]):
+            if not _is_setup(t, src):
+                ns["AT"][0] = i
+                exec(src, ns)  # noqa: S102
+        aux = [a for _, arrays in pending for a in arrays]
+        return ns["loss"].a, aux
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            for i, (t, src) in enumerate(program.lines[:k + 1]):
+                if _is_setup(t, src):
+                    ns["AT"][0] = i
+                    exec(src, ns)  # noqa: S102
+            params = {a: ns[a].a for a in _leaves(program)}
+            for m in _modules(program):
+                params.update({f"{m}.weight": ns[m].weight.a, f"{m}.bias": ns[m].bias.a})
+            (_, aux), grads = jax.jit(jax.value_and_grad(forward, has_aux=True))(params)
+            ns["host_hook"] = lambda f: f
+            it = iter(aux)
+            for fill, arrays in pending:
+                fill(*[J.Tensor(next(it)) for _ in arrays])
+            for name, g in grads.items():
+                owner, _, attr = name.partition(".")
+                (getattr(ns[owner], attr) if attr else ns[owner]).grad = J.Tensor(g)
+            for i, (_, src) in enumerate(program.lines[k + 1:], k + 1):
+                ns["AT"][0] = i
+                if src != "loss.backward()":
+                    exec(src, ns)  # noqa: S102
+        except Exception as e:  # noqa: BLE001 - the exception is the observation
+            err = e
+    out = [(line, label, _fill(meta, vals)) for line, label, meta, vals in ns["LOG"]]
+    if err is not None:
+        out.append((ns["AT"][0], "raises", [type(err).__name__, H._first_line(err)]))
+    return out
+
+
+def _fill(meta, vals):
+    if isinstance(meta, list):
+        return [_fill(v, vals) for v in meta]
+    if isinstance(meta, dict):
+        slot = meta["value"][1]
+        return {**meta, "value": vals[slot] if vals is not None else _UNSEEN}
+    return meta

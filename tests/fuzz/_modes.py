@@ -1,0 +1,352 @@
+"""Fuzz programs in hookgrad's compiled and functional modes (docs/modes.md), and against
+``jax.grad`` of the same program written in ``jax.numpy``.
+
+A program (tests/fuzz/_programs.py) is rewritten for a mode as plain code with ``L`` the
+library, so a shrunk difference prints as a runnable program:
+
+- ``compiled``: leaves, modules and module hooks are made first; every other line (the
+  forward, the hooks, the loss, the backward and the observations after it) runs inside
+  one ``@L.compile`` step, called three times (trace; retrace now that ``.grad`` exists;
+  replay), against eager running those lines three times.
+- ``functional``: the leaves become Parameters and the modules submodules of one Module
+  whose ``forward`` is the program up to the loss; ``L.func.grad`` of
+  ``L.func.functional_call`` (of the leaves the backward asks for) replaces the backward,
+  and the gradients it returns are observed where the program observes ``.grad``.
+- ``jnp``: the program's pure-op part (no hooks, no in-place writes) with ``L`` the jnp
+  module of tests/fuzz/_jnp.py, its forward and loss under ``jax.jit(jax.value_and_grad)``.
+
+Observations go through ``HOST_PRELUDE``'s ``obs``: names, shapes and dtypes are read
+when the line runs (at trace time), values through ``hookgrad.compile.host_hook`` (after
+the compiled run; a ``jax.debug.callback`` under ``jax.grad``). Every mode is compared
+with eager hookgrad on the same program (which test_fuzz.py compares with PyTorch), so
+none needs torch. ``QUALIFY`` rules say which programs a mode takes and ``REWRITE`` rules
+what part of a program it runs, each citing the README / docs/modes.md row behind it.
+"""
+import re
+
+from tests.fuzz import _harness as H
+from tests.fuzz._mode_run import (  # noqa: F401 - HOST_PRELUDE, CALLS, ...: this module's API
+    CALLS, HOST_PRELUDE, SOURCES, _UNSEEN, _BACKWARD_AT, _as_grad, _backward_line,
+    _eager_calls, _is_setup, _leaves, _modules, compiled_source, functional_source,
+    fuzz_seeds, jnp_source, run, run_jnp)
+
+
+# --- which programs a mode takes ------------------------------------------------------
+def _tags(program):
+    return {t.replace("+saved_hooks", "") for t, _ in program.lines} | \
+        ({"saved_hooks"} if any("+saved_hooks" in t for t, _ in program.lines) else set())
+
+
+def features(program):
+    """The features a program exercises: its line tags (ops, hooks, backward kinds; the
+    ``autograd.grad`` backward is tagged ``grad`` like the ``.grad`` observations)."""
+    grad = any(t == "grad" and src.startswith("gs = ") for t, src in program.lines)
+    return (_tags(program) - {"leaf", "grad", "loss"}) | ({"autograd.grad"} if grad else set())
+
+
+def _has(*tags):
+    return lambda program: bool(_tags(program) & set(tags))
+
+
+def _flag(name):
+    return lambda program: name in program.flags
+
+
+def _hooks_after_use(program):
+    """A tensor, Node or multi-grad hook registered on a tensor an op already used
+    (``contiguous()`` of a contiguous tensor is that tensor: its uses count)."""
+    alias = {}
+    for _, src in program.lines:
+        m = re.match(r"^(y\d+) = ([ay]\d+)\.contiguous\(\)$", src)
+        if m:
+            alias[m.group(1)] = alias.get(m.group(2), m.group(2))
+    for i, (tag, src) in enumerate(program.lines):
+        if tag not in ("tensor_hook", "node_node", "node_prehook", "multi_grad_hook"):
+            continue
+        call = src.split("(", 1)[1] if tag == "multi_grad_hook" else src.split("register")[0]
+        for name in re.findall(r"\b([ay]\d+)\b", call):
+            group = {name, alias.get(name, name)} | {a for a, b in alias.items()
+                                                    if b == alias.get(name, name)}
+            if any(_uses(prev, group) for _, prev in program.lines[:i]):
+                return True
+    return False
+
+
+def _uses(src, names):
+    """Whether the line ``src`` is an op reading one of ``names`` (not an observation,
+    a hook registration or the line defining it)."""
+    if src.startswith("obs(") or ".register_" in src or "register_multi_grad_hook" in src:
+        return False
+    if src.startswith("with "):
+        src = src.split(": ", 1)[1]
+    if " = " in src and src.split(" = ", 1)[0] in names:
+        src = src.split(" = ", 1)[1]
+    elif re.match(r"^y\d+ = ", src):
+        src = src.split(" = ", 1)[1]
+    return any(re.search(rf"\b{n}\b", src) for n in names)
+
+
+def _backward_maps_to_grad(program):
+    """``loss.backward()`` (or ``inputs=`` leaves): what ``jax.grad`` of the loss gives."""
+    k = _backward_line(program)
+    if k is None or k + 1 >= len(program.lines):
+        return False
+    return _as_grad(program.lines[k + 1][1]) is not None
+
+
+_ROW_INDEX = ("README: An out-of-range index raises (`gather`, `scatter*`, `index_*`, `take`, "
+              "...) | ... inside `hookgrad.compile` and `hookgrad.func` the index is traced and "
+              "is not checked")
+_ROW_MASK = ("README: Boolean-mask indexing works everywhere | eager only (data-dependent "
+             "shape); inside `hookgrad.compile` use `where`")
+
+_ROW_JNP = ("jax.numpy has no PyTorch errors, hooks, nodes or in-place writes: the jnp "
+            "reference takes a program's pure-op part")
+
+# rules a program must not match to run in a mode; each cites its README / docs row
+QUALIFY = {
+    "jnp": [
+        H.Rule("jnp_bad_index", _ROW_JNP + " (an out-of-range index raises only in PyTorch)",
+               _flag("bad_index")),
+        H.Rule("jnp_bad_shape", _ROW_JNP + " (a wrong shape raises PyTorch's error)",
+               _flag("bad_shape")),
+        H.Rule("jnp_mask", _ROW_MASK, _has("mask")),
+    ],
+    "compiled": [
+        H.Rule("compiled_bad_index", _ROW_INDEX, _flag("bad_index")),
+        H.Rule("compiled_mask", _ROW_MASK, _has("mask")),
+    ],
+    "functional": [
+        H.Rule("functional_bad_index", _ROW_INDEX, _flag("bad_index")),
+        H.Rule("functional_mask", _ROW_MASK, _has("mask")),
+        H.Rule("functional_hook_after_use", "docs/modes.md: `torch.func` hooks fire where "
+               "autograd runs them | tensor / Node / multi-grad / module backward hooks are "
+               "`custom_vjp` boundaries: a hook covers uses after its registration",
+               _hooks_after_use),
+    ],
+}
+
+
+def _drop_accumulating(program):
+    return program.with_lines([(t, src) for t, src in program.lines
+                               if t not in ("post_acc", "retain_grad")])
+
+
+def _backward_as_grad(program):
+    """The forward and loss, then ``loss.backward()`` and every leaf's and module's
+    ``.grad``: the part of the program ``jax.grad`` of its loss expresses."""
+    k = _backward_line(program)
+    if k is None:
+        return program
+    lines = program.lines[:k + 1] + [("backward", "loss.backward()")]
+    lines += [("grad", f"obs('{a}.grad', {a}.grad, False)") for a in _leaves(program)]
+    lines += [("module", f"obs('{m}.grad', [{m}.weight.grad, {m}.bias.grad], False)")
+              for m in _modules(program)]
+    return program.with_lines(lines)
+
+
+_IMPURE = {"tensor_hook", "retain_grad", "node_node", "node_prehook", "post_acc",
+           "multi_grad_hook", "module_hook", "mul_", "add_", "sigmoid_", "clamp_", "setitem",
+           "relu_", "copy_", "inplace"}
+
+
+def _pure_ops(program):
+    """Forward ops, the loss and the leaves' gradients: no hooks, no in-place writes, no
+    ``next_functions``; the backward becomes ``loss.backward()``."""
+    lines = []
+    for tag, src in program.lines:
+        if tag in _IMPURE or src.startswith("obs(") and ".nf'" in src:
+            continue
+        if src.startswith(H._WITH):
+            src = src.split(": ", 1)[1]
+        lines.append((tag.replace(H._HOOKED, ""), src))
+    return _backward_as_grad(program.with_lines(lines))
+
+
+# rewrites to the part of a program a mode expresses, each citing its row; eager runs the
+# rewritten program too
+REWRITE = {
+    "jnp": [(H.Rule("jnp_pure_ops", _ROW_JNP, lambda p: True), _pure_ops)],
+    "compiled": [],
+    "functional": [
+        (H.Rule("functional_accumulate", "README: `register_post_accumulate_grad_hook` | yes | "
+                "yes | not called (gradients are values); `retain_grad`: no effect",
+                _has("post_acc", "retain_grad")), _drop_accumulating),
+        (H.Rule("functional_backward_kind", "docs/modes.md: Calling `.backward()` inside "
+                "`functional_call` raises (use `jax.grad`): a backward other than "
+                "`loss.backward()`, `inputs=` or `autograd.grad` of leaves becomes "
+                "`loss.backward()`", lambda p: not _backward_maps_to_grad(p)),
+         _backward_as_grad),
+    ],
+}
+
+
+def qualify(program, mode):
+    """``(program, skip_rule, rewrite_rules)``: the part of ``program`` ``mode`` runs."""
+    for rule in QUALIFY[mode]:
+        if rule.match(program):
+            return program, rule, []
+    used = []
+    for rule, rewrite in REWRITE[mode]:
+        if rule.match(program):
+            program = rewrite(program)
+            used.append(rule.name)
+    return program, None, used
+
+
+# --- comparing ---------------------------------------------------------------------
+def _blank(got, want):
+    """``want`` with the values ``got`` never saw (a step that raised while tracing ran
+    nothing: its error is the observation) left out in the same places."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        if got.get("value") == _UNSEEN and "value" in want:
+            want = {**want, "value": _UNSEEN}
+        return {k: _blank(got[k], v) if k in got else v for k, v in want.items()}
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [_blank(g, w) for g, w in zip(got, want)]
+    return want
+
+
+def _is_zero(x):
+    if isinstance(x, list):
+        return all(_is_zero(v) for v in x)
+    return x == 0
+
+
+def _none_for_zeros(g, w):
+    if w is None and isinstance(g, dict) and _is_zero(g["value"]):
+        return None
+    if isinstance(g, list) and isinstance(w, list) and len(g) == len(w):
+        new = [_none_for_zeros(a, b) for a, b in zip(g, w)]
+        return new if any(a is not b for a, b in zip(new, g)) else g
+    return g
+
+
+def _sorted_packs(log, used):
+    """``log`` with each run of one line's pack (or unpack) calls in a canonical order:
+    README: "`grad_fn._saved_*` under `torch.func` | ... pack hooks run in argument order"
+    where PyTorch packs in its saving order."""
+    out, k = list(log), 0
+    while k < len(out):
+        j = k
+        while j < len(out) and out[j][:2] == out[k][:2] and \
+                out[k][1].endswith((".pack", ".unpack")):
+            j += 1
+        if j - k > 1:
+            run = sorted(out[k:j], key=repr)
+            if run != out[k:j]:
+                used.add("functional_pack_order")
+            out[k:j] = run
+        k = max(j, k + 1)
+    return out
+
+
+def _functional_view(got, want, used):
+    """Under ``hookgrad.func`` ``grad_fn`` is a ``FunctionalNode`` (README: "`grad_fn._saved_*`
+    under `torch.func` | ... `grad_fn` is a `FunctionalNode`"), and an unreached leaf's
+    gradient is zeros where eager ``.grad`` stays None (gradients are values)."""
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "grad_fn"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    got = [(i, lab, strip(v)) for i, lab, v in got if not lab.endswith(".nf")]
+    want = [(i, lab, strip(v)) for i, lab, v in want if not lab.endswith(".nf")]
+    got, want = _sorted_packs(got, used), _sorted_packs(want, used)
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g[1] == w[1] and (g[1].endswith(".grad") or g[1] == "gs"):
+            zeroed = _none_for_zeros(g[2], w[2])
+            if zeroed is not g[2]:
+                got[k] = (g[0], g[1], zeroed)
+                used.add("grads_are_values")
+    return got, want
+
+
+def differ(program, lib, mode):
+    """The first difference between ``mode`` and eager ``lib`` on ``program``."""
+    used = set()
+    got = run(program, lib, mode)
+    want = _eager_calls(program, lib) if mode == "compiled" else H.run(program, lib)
+    want = [(w[0], w[1], _blank(g[2], w[2])) if g[1] == w[1] else w
+            for g, w in zip(got, want)] + want[len(got):]
+    if mode in ("functional", "jnp"):
+        got, want = _functional_view(got, want, used)
+    if mode == "jnp" and got and want and got[-1][1] == want[-1][1] == "raises" and \
+            got[-1][0] == want[-1][0] and got[-1][2] != want[-1][2]:
+        got[-1] = want[-1]  # both raise on the line: jnp cannot name PyTorch's error
+        used.add("jnp_errors")
+    return H.compare(got, want, used), used
+
+
+class ModeResult(H.Result):
+    mode = "eager"
+
+    @property
+    def cls(self):
+        """The class as ``_harness`` names it, with the reference called eager."""
+        c = H.Result.cls.fget(self)
+        return c and c.replace("-torch", "-eager").replace("-hookgrad", "-" + self.mode)
+
+    def report(self):
+        d = self.diff
+        return (f"seed {self.seed} ({self.mode}): {self.cls}\n--- program (plain PyTorch; "
+                f"hookgrad: `import hookgrad as L`) ---\n"
+                f"{SOURCES[self.mode](self.program)}"
+                f"--- first difference: line {d.line + 1} `{self.program.lines[d.line][1]}`, "
+                f"{d.label} {H._path(d.path)}\n  {self.mode}: {H._short(d.hookgrad)}\n"
+                f"     eager: {H._short(d.torch)}")
+
+
+def _result(mode, *args, **kw):
+    res = ModeResult(*args, **kw)
+    res.mode = mode
+    return res
+
+
+def check(seed, lib, mode, shrink=True, program=None):
+    """``program`` (default ``generate(seed)``) in ``mode`` vs eager: a ``Result``."""
+    from tests.fuzz._programs import generate
+    program = program or generate(seed)
+    program, skip, rewrites = qualify(program, mode)
+    if skip is not None:
+        return _result(mode, seed, "skipped", program, rule=skip.name)
+    diff, used = differ(program, lib, mode)
+    used |= set(rewrites)
+    if diff is None:
+        return _result(mode, seed, "same", program, used=used)
+    for rule in H.SKIP:  # README rows eager's comparison with PyTorch cites
+        if rule.match(program, diff):
+            return _result(mode, seed, "skipped", program, diff, rule.name, used)
+    res = _result(mode, seed, "differs", program, diff, used=used)
+    return _shrink(res, lib, mode) if shrink else res
+
+
+def _stable(program, mode):
+    """``program`` runs in ``mode`` as it is: no rule skips or rewrites it."""
+    if mode in ("functional", "jnp") and (_backward_line(program) is None or
+                                          not _backward_maps_to_grad(program)):
+        return False
+    kept, skip, _ = qualify(program, mode)
+    return skip is None and kept.lines == program.lines
+
+
+def _shrink(res, lib, mode):
+    """``_harness``'s shrinking (drop lines, unwrap saved-tensor hooks) in ``mode``."""
+    key, program = H._key(res), res.program
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(len(program.lines))):
+            for lines in H._smaller(program.lines, i):
+                trial = program.with_lines(lines)
+                if not _stable(trial, mode):
+                    continue
+                diff, used = differ(trial, lib, mode)
+                if diff is None or any(r.match(trial, diff) for r in H.SKIP):
+                    continue
+                cand = _result(mode, res.seed, "differs", trial, diff, used=used)
+                if H._key(cand) == key:
+                    program, res, changed = trial, cand, True
+                    break
+    return res

@@ -1,0 +1,177 @@
+"""Differential fuzzing in hookgrad's other modes (tests/fuzz/_modes.py).
+
+Each seed's program runs inside ``hookgrad.compile`` (``compiled``), under ``jax.grad`` of
+``hookgrad.func.functional_call`` (``functional``) and, its pure-op part, as the same
+program in ``jax.numpy`` under ``jax.grad`` (``jnp``), and must observe what eager hookgrad
+observes. None of them needs PyTorch. The fast tier runs a few seeds per mode (tiny shapes,
+shared jit caches); ``HOOKGRAD_FUZZ_EXAMPLES=N`` runs seeds ``0..N-1``; the slow tier
+(``HOOKGRAD_SLOW=1``) seeds 0-299. Seeds that differ today are ``xfail(strict=True)`` with
+their class (tests/fuzz/known_modes.py); a program a mode does not take is skipped by a
+named rule citing its README row, and the test says which.
+"""
+import re
+
+import pytest
+
+import hookgrad
+from tests.fuzz import _harness as H
+from tests.fuzz import _modes as M
+from tests.fuzz._programs import Program, generate
+from tests.fuzz.known_modes import KNOWN_MODES
+
+FAST = {"compiled": [1, 9, 28], "functional": [9, 20, 26], "jnp": [6, 29]}
+SLOW = range(300)
+
+
+def _params(mode, seeds):
+    out = []
+    for s in seeds:
+        known = KNOWN_MODES[mode].get(s)
+        marks = [pytest.mark.xfail(strict=True, raises=AssertionError,
+                                   reason=f"known mismatch: {known}")] if known else []
+        out.append(pytest.param(mode, s, marks=marks, id=f"{mode}-{s}"))
+    return out
+
+
+def _check(mode, seed):
+    res = M.check(seed, hookgrad, mode, shrink=seed not in KNOWN_MODES[mode])
+    assert res.status != "differs", res.report()
+    if res.status == "skipped":  # a README row explains it; say which
+        print(f"seed {seed} ({mode}) skipped by rule {res.rule}")
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("mode,seed", [p for m in FAST for p in _params(
+    m, M.fuzz_seeds(FAST[m]))])
+def test_fuzz_modes_fast(mode, seed):
+    _check(mode, seed)
+
+
+@pytest.mark.fuzz
+@pytest.mark.slow
+@pytest.mark.parametrize("mode,seed", [p for m in FAST for p in _params(
+    m, [s for s in SLOW if s not in M.fuzz_seeds(FAST[m])])])
+def test_fuzz_modes_slow(mode, seed):
+    _check(mode, seed)
+
+
+# --- the mode harness itself -----------------------------------------------------------
+def test_fast_seeds_run_in_their_mode():
+    # a fast seed that a rule skipped would test nothing
+    for mode, seeds in FAST.items():
+        for s in seeds:
+            assert M.qualify(generate(s), mode)[1] is None, (mode, s)
+
+
+def test_rules_cite_rows():
+    rules = [r for rs in M.QUALIFY.values() for r in rs] + \
+        [r for rs in M.REWRITE.values() for r, _ in rs]
+    assert rules and all(r.row for r in rules)
+    assert {r.name for r in M.QUALIFY["compiled"]} == {"compiled_bad_index", "compiled_mask"}
+
+
+def _prog(*lines):
+    return Program(0, [(t, s) for t, s in lines], ())
+
+
+def test_compiled_source_puts_all_but_setup_in_one_step():
+    p = _prog(("leaf", "a1 = L.tensor([1.0, 2.0], requires_grad=True)"),
+              ("tanh", "y2 = a1.tanh()"), ("tanh", "obs('y2', y2)"),
+              ("loss", "loss = y2.sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    src = M.compiled_source(p)
+    assert src.index("a1 = L.tensor") < src.index("@L.compile\ndef step():") < \
+        src.index("    y2 = a1.tanh()") < src.index("    loss.backward()")
+    out = M.run(p, hookgrad, "compiled")
+    assert out == M._eager_calls(p, hookgrad)  # the last of three calls
+    assert [lab for _, lab, _ in out] == ["y2", "a1.grad"]
+    g = 1 - __import__("math").tanh(1.0) ** 2
+    assert abs(out[1][2]["value"][0] - M.CALLS * g) < 1e-5  # .grad accumulated thrice
+
+
+def test_compiled_errors_are_the_observation():
+    p = _prog(("leaf", "a1 = L.tensor([1.0, 2.0], requires_grad=True)"),
+              ("tanh", "y2 = a1.tanh()"), ("tanh", "obs('y2', y2)"),
+              ("mul_", "a1.mul_(2)"))
+    out = M.run(p, hookgrad, "compiled")
+    assert out[-1] == (3, "raises", ["RuntimeError", "a leaf Variable that requires grad is "
+                                     "being used in an in-place operation."])
+    assert out[0][2]["value"] == M._UNSEEN  # the step ran nothing
+    assert M.differ(p, hookgrad, "compiled")[0] is None
+
+
+def test_functional_source_is_jax_grad_of_the_loss():
+    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+              ("leaf", "a2 = L.tensor([3.0], requires_grad=True)"),
+              ("tensor_hook", "a1.register_hook(th('t1', 2.0))"),
+              ("pow", "y3 = a1.pow(2)"), ("loss", "loss = y3.sum()"),
+              ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"),
+              ("grad", "obs('a2.grad', a2.grad, False)"))
+    assert "W = list(S)" in M.functional_source(p)  # every leaf: loss.backward()
+    assert "G = L.func.grad(lambda p: L.func.functional_call(" in M.functional_source(p)
+    out = M.run(p, hookgrad, "functional")
+    assert [lab for _, lab, _ in out] == ["t1", "a1.grad", "a2.grad"]
+    assert out[1][2]["value"] == [4.0, -8.0]  # the hook doubled it
+    assert out[2][2]["value"] == [0.0]  # eagerly None: the rule says so
+    diff, used = M.differ(p, hookgrad, "functional")
+    assert diff is None and used == {"grads_are_values"}
+
+
+def test_functional_rewrites_and_skips_by_rule():
+    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+              ("tanh", "y2 = a1.tanh()"), ("sum", "y3 = y2.sum(dim=0)"),
+              ("tensor_hook", "y2.register_hook(th('t1'))"),
+              ("loss", "loss = y3.sum()"), ("retain_graph", "loss.backward(retain_graph=True)"))
+    kept, skip, _ = M.qualify(p, "functional")
+    assert skip.name == "functional_hook_after_use"  # y2 fed y3 before its hook
+    q = p.with_lines(p.lines[:3] + p.lines[4:])
+    kept, skip, used = M.qualify(q, "functional")
+    assert skip is None and used == ["functional_backward_kind"]
+    assert kept.lines[-2:] == [("backward", "loss.backward()"),
+                               ("grad", "obs('a1.grad', a1.grad, False)")]
+    alias = _prog(("leaf", "a1 = L.tensor([1.0], requires_grad=True)"),
+                  ("exp", "y2 = a1.exp()"), ("tanh", "y3 = y2.tanh()"),
+                  ("contiguous", "y4 = y2.contiguous()"),
+                  ("node_prehook", "y4.grad_fn.register_prehook(nph('n1'))"))
+    assert M._hooks_after_use(alias)  # y4 is y2, which y3 used
+
+
+def test_jnp_reference_runs_the_pure_op_part():
+    p = generate(6)
+    kept, skip, used = M.qualify(p, "jnp")
+    assert skip is None and used == ["jnp_pure_ops"]
+    assert not any(t in M._IMPURE for t, _ in kept.lines)
+    assert not any(re.search(r"\.register_|saved_tensors_hooks", s) for _, s in kept.lines)
+    out = M.run(kept, hookgrad, "jnp")
+    assert out and all(lab != "raises" for _, lab, _ in out)
+    assert M.differ(kept, hookgrad, "jnp")[0] is None
+
+
+def test_a_difference_is_shrunk_and_printed_as_pytorch_code(monkeypatch):
+    # a wrong jnp tanh stands in for a library bug: the shrunk program keeps the line
+    from tests.fuzz import _jnp
+    monkeypatch.setattr(_jnp.Tensor, "tanh", lambda self: _jnp.Tensor(self.a * 0 + 1))
+    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+              ("sin", "y2 = a1.sin()"), ("tanh", "y3 = y2.tanh()"),
+              ("tanh", "obs('y3', y3)"), ("exp", "y4 = a1.exp()"), ("abs", "y5 = a1.abs()"),
+              ("abs", "obs('y5', y5)"), ("loss", "loss = y4.sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    res = M.check(0, hookgrad, "jnp", program=p)
+    assert res.status == "differs" and res.cls == "value @ tanh"
+    assert ("abs", "y5 = a1.abs()") not in res.program.lines  # shrunk away
+    assert "import torch as L" in res.report() and "y3 = y2.tanh()" in res.report()
+
+
+def test_functional_pack_order_is_a_named_rule():
+    # README: under hookgrad.func pack hooks run in argument order; PyTorch packs in its
+    # saving order: one line's packs compare as a set, and the rule is counted
+    a = {"shape": [1], "dtype": "float32", "value": [1.0]}
+    b = {"shape": [2], "dtype": "float32", "value": [2.0, 3.0]}
+    used = set()
+    got, want = M._functional_view([(0, "s1.pack", a), (0, "s1.pack", b)],
+                                   [(0, "s1.pack", b), (0, "s1.pack", a)], used)
+    assert H.compare(got, want, set()) is None and used == {"functional_pack_order"}
+    got, want = M._functional_view([(0, "s1.pack", a), (0, "s1.pack", a)],
+                                   [(0, "s1.pack", b), (0, "s1.pack", a)], set())
+    assert H.compare(got, want, set()).kind == "shape"  # other tensors still differ
