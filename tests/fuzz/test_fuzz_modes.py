@@ -19,7 +19,8 @@ from tests.fuzz import _modes as M
 from tests.fuzz._programs import Program, generate
 from tests.fuzz.known_modes import KNOWN_MODES
 
-FAST = {"compiled": [1, 9, 28], "functional": [9, 20, 26], "jnp": [6, 29]}
+# compiled 12: a bad index, raised after the run
+FAST = {"compiled": [1, 9, 12, 28], "functional": [9, 20, 26], "jnp": [6, 29]}
 SLOW = range(300)
 
 
@@ -67,7 +68,7 @@ def test_rules_cite_rows():
     rules = [r for rs in M.QUALIFY.values() for r in rs] + \
         [r for rs in M.REWRITE.values() for r, _ in rs]
     assert rules and all(r.row for r in rules)
-    assert {r.name for r in M.QUALIFY["compiled"]} == {"compiled_bad_index", "compiled_mask"}
+    assert {r.name for r in M.QUALIFY["compiled"]} == {"compiled_mask"}  # indices are checked
 
 
 def _prog(*lines):
@@ -175,3 +176,19 @@ def test_functional_pack_order_is_a_named_rule():
     got, want = M._functional_view([(0, "s1.pack", a), (0, "s1.pack", a)],
                                    [(0, "s1.pack", b), (0, "s1.pack", a)], set())
     assert H.compare(got, want, set()).kind == "shape"  # other tensors still differ
+
+
+def test_compiled_index_error_belongs_to_its_line():
+    p = Program(0, [("leaf", "a1 = L.tensor([1.0], requires_grad=True)"),
+                    ("gather", "y2 = a1.gather(0, L.tensor([3]))"),
+                    ("tanh", "obs('y2', y2)")], {"bad_index"})
+    err = ["RuntimeError", "index 3 is out of bounds for dimension 0 with size 1"]
+    want = [(1, "raises", err)]
+    used = set()
+    got = M._raised_after_run(p, [(2, "y2", {}), (2, "raises", err)], want, used)
+    assert got == want and used == {"compiled_index_error_after_run"}
+    later = [(2, "y2", {}), (2, "raises", ["RuntimeError", "shape mismatch"])]
+    assert M._raised_after_run(p, later, want, used) == want
+    assert "compiled_trace_error_first" in used
+    same_line = [(1, "raises", ["TypeError", "other"])]
+    assert M._raised_after_run(p, same_line, want, set()) == same_line  # a real difference
