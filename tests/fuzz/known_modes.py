@@ -7,10 +7,6 @@ XPASS to remove here.
 KNOWN_MODES = {
     "compiled": {},
     "functional": {
-        # no saved-tensor version check under jax.grad: JAX keeps the value from before
-        # the write, so the gradient is computed where eager raises (no README row yet)
-        91: "raises-only-eager @ backward (modified by an inplace operation)",
-        94: "raises-only-eager @ backward (modified by an inplace operation)",
         # a module's full backward pre-hook fires under jax.grad of other leaves, where the
         # engine, asked for those leaves only, never reaches the module
         203: "hook-log @ loss (module backward pre-hook off the path to the inputs)",
