@@ -44,8 +44,18 @@ def _layer_norm(x, w, b, shape, eps):
 # NOTE: fused, used when nothing records; it still names a node because forward AD
 # differentiates exactly the ops that name one
 LINEAR = defop("linear", _linear, "AddmmBackward0")
+def _layer_norm_stats(x, w, b, shape, eps):
+    # what PyTorch's kernel returns beside the result and saves: mean and rstd
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mu = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mu), axis=axes, keepdims=True)
+    return mu, jax.lax.rsqrt(var + eps)
+
+
 LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0",
-                   scalar_edges=(1, 2))  # no weight or bias: a None edge, as PyTorch
+                   scalar_edges=(1, 2),  # no weight or bias: a None edge, as PyTorch
+                   names="input weight bias -> bias input weight normalized_shape=shape "
+                         "result1 result2", extras=_layer_norm_stats)
 
 
 @export(method=False)

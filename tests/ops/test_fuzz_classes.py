@@ -2,7 +2,7 @@
 one named test per fixed class, each checked against PyTorch where it is installed."""
 import pytest
 
-from tests.differential import same_as_torch
+from tests.differential import py, same_as_torch
 
 
 def _packed(L, fn):
@@ -93,3 +93,89 @@ def test_saved_tensor_hooks_unpack_in_pack_order(op):
     packs = [v for k, v in log if k == "pack"]
     unpacks = [v for k, v in log if k == "unpack"]
     assert len(packs) == 2 and unpacks == packs  # unpacked in the order packed
+
+
+def _logged(L, fn):
+    # every pack and unpack hook call (shape and values) while ``fn`` records and backward runs
+    log = []
+    with L.autograd.graph.saved_tensors_hooks(
+            lambda t: log.append(("pack", list(t.shape), t.tolist())) or t,
+            lambda t: log.append(("unpack", list(t.shape), t.tolist())) or t):
+        y = fn()
+    (y * y).sum().backward()
+    return log
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_conv1d_saves_input_and_weight_only(bias, batched):
+    # seeds 89 123 215 651: the bias was packed; an absent bias keeps its None edge
+    def scenario(L):
+        x = L.tensor([[[-0.86, -1.26], [0.99, 0.36]], [[-0.35, 1.72], [-1.54, -1.64]]],
+                     requires_grad=True)
+        w = L.tensor([[[-1.58, 0.07], [-0.58, 1.77]]], requires_grad=True)
+        b = L.tensor([-1.53], requires_grad=True) if bias else None
+        xin = x if batched else x[0]
+        log = _logged(L, lambda: L.nn.functional.conv1d(xin, w, b))
+        y = L.nn.functional.conv1d(x, w, b)
+        return {"log": log, "edges": [n and type(n).__name__ for n, _ in y.grad_fn.next_functions],
+                "grads": [x.grad.tolist(), w.grad.tolist(), b and b.grad.tolist()]}
+    got = same_as_torch(scenario)
+    assert [shape for kind, shape, _ in got["log"] if kind == "pack"] == \
+        ([[2, 2, 2]] if batched else [[1, 2, 2]]) + [[1, 2, 2]]
+    assert got["edges"][2] == ("AccumulateGrad" if bias else None)
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm_packs_bias_input_weight_mean_rstd(affine):
+    # seeds 81 106 145 241 267 281 522 566 694: PyTorch also saves the mean and rstd
+    def scenario(L):
+        x = L.tensor([[1.0, 2.0, 4.5, -1.0], [0.5, -2.0, 3.0, 1.0]], requires_grad=True)
+        w = L.tensor([2.0, 1.0, 0.5, 3.0], requires_grad=True) if affine in ("weight", "both") \
+            else None
+        b = L.tensor([3.0, 1.0, 0.0, 1.0], requires_grad=True) if affine in ("bias", "both") \
+            else None
+        log = _logged(L, lambda: L.nn.functional.layer_norm(x, (4,), w, b))
+        y = L.nn.functional.layer_norm(x, (4,), w, b)  # no hooks: computed when read
+        node = y.grad_fn
+        return py({"log": log, "mean": node._saved_result1, "rstd": node._saved_result2,
+                   "shape": list(node._saved_normalized_shape), "grad": x.grad,
+                   "edges": [n and type(n).__name__ for n, _ in node.next_functions]})
+    got = same_as_torch(scenario)
+    packs = [shape for kind, shape, _ in got["log"] if kind == "pack"]
+    assert packs[-2:] == [[2, 1], [2, 1]] and got["mean"] == [[1.625], [0.625]]
+    assert [s for k, s, _ in got["log"] if k == "unpack"] == packs  # in the order packed
+
+
+@pytest.mark.parametrize("case", ["mean", "weight_ignore_sum", "none", "unbatched_none",
+                                  "2d_mean", "2d_none", "cross_entropy"])
+def test_nll_loss_packs_total_weight(case):
+    # seeds 67 116 160 261 274 309 324 531: PyTorch saves total_weight after the target
+    def scenario(L):
+        F = L.nn.functional
+        shape, target, kw = {
+            "mean": ((2, 3), [0, 2], {}),
+            "weight_ignore_sum": ((2, 3), [0, 1], {"weight": [1.0, 2.0, 3.0], "ignore_index": 1,
+                                                  "reduction": "sum"}),
+            "none": ((2, 3), [0, 1], {"weight": [1.0, 2.0, 3.0], "reduction": "none"}),
+            "unbatched_none": ((3,), 1, {"weight": [1.0, 2.0, 3.0], "reduction": "none"}),
+            "2d_mean": ((2, 3, 2), [[0, 2], [1, 1]], {}),
+            "2d_none": ((2, 3, 2), [[0, 2], [1, 1]], {"reduction": "none"}),
+            "cross_entropy": ((2, 3), [0, 2], {}),
+        }[case]
+        n = 1
+        for d in shape:
+            n *= d
+        x = L.arange(float(n)).reshape(shape).mul(0.3).sin().requires_grad_()
+        if "weight" in kw:
+            kw = dict(kw, weight=L.tensor(kw["weight"]))
+        fn = F.cross_entropy if case == "cross_entropy" else F.nll_loss
+        log = _logged(L, lambda: fn(x, L.tensor(target), **kw))
+        node = fn(x, L.tensor(target), **kw).grad_fn
+        while not type(node).__name__.startswith("NllLoss"):
+            node = node.next_functions[0][0]
+        return py({"log": log, "total_weight": node._saved_total_weight,
+                   "reduction": node._saved_reduction, "grad": x.grad})
+    got = same_as_torch(scenario)
+    packs = [shape for kind, shape, _ in got["log"] if kind == "pack"]
+    assert packs[-1] == []  # total_weight, a 0-d tensor, packed last
