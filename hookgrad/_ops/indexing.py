@@ -2,8 +2,9 @@
 
 An index (ints, slices, None, Ellipsis, bools, integer or boolean tensors, lists) is split
 into a hashable template, a static argument of the jitted op, and the integer arrays it
-uses, passed as (non-differentiable) arguments. Boolean masks become integer arrays
-eagerly: their result shape depends on their values.
+uses, passed as (non-differentiable) arguments. Boolean masks have data-dependent result
+shapes: ``x[mask]`` keeps the mask (``("M", i, ndim)``) and runs unjitted, so its node saves
+the mask as PyTorch's does; writes (``x[mask] = v``) turn it into integer arrays eagerly.
 
 ``x[idx]`` records what PyTorch records: the basic indices applied left to right, one node
 each (``SelectBackward0`` for an int, ``SliceBackward0`` for a slice that is not the whole
@@ -33,8 +34,9 @@ def _is_concrete(arr):
     return not isinstance(arr, jax.core.Tracer)
 
 
-def _parse_index(idx, ints_as_arrays=False):
-    """Split an index into a hashable template and the integer-array Tensors it uses."""
+def _parse_index(idx, ints_as_arrays=False, masks=False):
+    """Split an index into a hashable template and the integer-array Tensors it uses;
+    with ``masks``, boolean masks stay masks (``("M", i, ndim)``)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     template = []
@@ -51,6 +53,10 @@ def _parse_index(idx, ints_as_arrays=False):
                 if not _is_concrete(arr):
                     raise RuntimeError("boolean-mask indexing has a data-dependent shape and "
                                        "cannot be traced; use hookgrad.where instead")
+                if masks:
+                    template.append(("M", len(arrays), arr.ndim))
+                    arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
+                    continue
                 for a in np.nonzero(np.asarray(arr)):
                     template.append(("A", len(arrays)))
                     arrays.append(Tensor._wrap(jnp.asarray(a, np.int32)))
@@ -85,19 +91,31 @@ def _int_or_none(v):
     return None if v is None else v.__index__()
 
 
+def _consumed(k):
+    """How many dimensions of the indexed tensor the template entry ``k`` indexes."""
+    tag = k[0]
+    return k[2] if tag == "M" else 1 if tag in ("I", "S", "A") else 0
+
+
 def _check_bounds(shape, template, arrays):
     """PyTorch's IndexErrors: too many indices, ints and (concrete) index arrays out of
-    range. JAX would clamp or drop them silently."""
-    consumed = sum(1 for k in template if k[0] in ("I", "S")) + sum(
-        1 for k in template if k[0] == "A")
+    range, masks of another shape. JAX would clamp or drop them silently."""
+    consumed = sum(map(_consumed, template))
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     pos = 0
     for k in template:
         tag = k[0]
         if tag == "E":
-            pos = len(shape) - sum(1 for j in template[template.index(k) + 1:]
-                                   if j[0] in ("I", "S", "A"))
+            pos = len(shape) - sum(map(_consumed, template[template.index(k) + 1:]))
+        elif tag == "M":
+            mshape = arrays[k[1]].shape
+            for j, n in enumerate(mshape):
+                if n != shape[pos + j]:
+                    raise IndexError(f"The shape of the mask {list(mshape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor "
+                                     f"{list(shape)} at index {pos + j}")
+            pos += k[2]
         elif tag == "I":
             size = shape[pos]
             if not -size <= k[1] < size:
@@ -122,7 +140,7 @@ def _build_index(template, arrays):
     out = []
     for k in template:
         tag = k[0]
-        if tag == "A":
+        if tag == "A" or tag == "M":
             out.append(arrays[k[1]])
         elif tag == "S":
             out.append(slice(k[1], k[2], k[3]))
@@ -190,11 +208,12 @@ def _index_add_at(x, v, *arrays, template):
 _GETITEM = {}
 
 
-def _getitem_op(name):
-    op = _GETITEM.get(name)
+def _getitem_op(name, jit=True):
+    # unjitted with a mask: the result's shape depends on the mask's values
+    op = _GETITEM.get((name, jit))
     if op is None:
-        op = _GETITEM[name] = Op("getitem_" + name, _getitem, name, {0: ()},
-                                 nondiff=_AFTER_SELF)
+        op = _GETITEM[name, jit] = Op("getitem_" + name, _getitem, name, {0: ()},
+                                      nondiff=_AFTER_SELF, jit=jit)
     return op
 
 
@@ -215,12 +234,12 @@ def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
     single = not isinstance(idx, tuple)
-    template, arrays = _parse_index(idx)
+    template, arrays = _parse_index(idx, masks=True)
     _check_bounds(self.shape, template, arrays)
     x = self
     dim = 0
     adv = []   # (dim of the partial result, template entry) of the advanced indices
-    n_consuming = sum(1 for k in template if k[0] in ("I", "S", "A"))
+    n_consuming = sum(map(_consumed, template))
     for k in template:
         tag = k[0]
         if tag == "I":
@@ -238,16 +257,18 @@ def __getitem__(self, idx) -> Tensor:
             arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
             adv.append((dim, ("A", len(arrays) - 1)))
             dim += 1
-        else:  # "A"
+        else:  # "A", "M"
             adv.append((dim, k))
-            dim += 1
+            dim += _consumed(k)
     if adv:
-        tmpl = [("S", None, None, None)] * (adv[-1][0] + 1)
-        used = []
-        for d, (_, j) in adv:
-            tmpl[d] = ("A", len(used))
-            used.append(arrays[j])
-        return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
+        tmpl, used, at = [], [], 0
+        for d, k in adv:  # whole slices up to each advanced index
+            tmpl += [("S", None, None, None)] * (d - at)
+            tmpl.append((k[0], len(used)) + k[2:])
+            used.append(arrays[k[1]])
+            at = d + _consumed(k)
+        op = _getitem_op("IndexBackward0", jit=all(k[0] != "M" for _, k in adv))
+        return apply(op, (x, *used), {"template": tuple(tmpl)})
     if x is self:
         from .shape import ALIAS
         return view_apply(ALIAS, x)

@@ -108,8 +108,14 @@ SPLIT_SIZES = defop("split_with_sizes", lambda x, sections, dim: tuple(
     jnp.split(x, sections, axis=dim)), "SplitWithSizesBackward0", ())
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
                names="self -> dim")
-MASKED_SELECT = defop("masked_select", lambda x, idx, shape: jnp.broadcast_to(x, shape).reshape(
-    -1)[idx], "MaskedSelectBackward0", {0: (1,)}, nondiff=(1,))
+def _masked_select(x, mask):
+    x, mask = jnp.broadcast_arrays(x, mask)
+    return x[mask]
+
+
+# unjitted: the result's shape depends on the mask's values; PyTorch saves mask and self
+MASKED_SELECT = defop("masked_select", _masked_select, "MaskedSelectBackward0", nondiff=(1,),
+                      jit=False, names="self mask -> mask self")
 
 
 
@@ -479,10 +485,11 @@ def masked_select(input, mask) -> Tensor:
     is True (data-dependent shape: eager only)."""
     if mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    b = tuple(np.broadcast_shapes(input.shape, mask.shape))
-    flat_mask = np.asarray(jnp.broadcast_to(mask._data, b)).reshape(-1)
-    idx = Tensor._wrap(jnp.asarray(np.nonzero(flat_mask)[0].astype(np.int32)))
-    return apply(MASKED_SELECT, (input, idx), {"shape": b})
+    np.broadcast_shapes(input.shape, mask.shape)
+    if isinstance(mask._data, jax.core.Tracer):
+        raise RuntimeError("masked_select has a data-dependent shape and cannot be traced; "
+                           "use hookgrad.where instead")
+    return apply(MASKED_SELECT, (input, mask))
 
 
 TENSOR_PROPERTIES = {"T": _T, "mT": _mT}

@@ -179,3 +179,61 @@ def test_nll_loss_packs_total_weight(case):
     got = same_as_torch(scenario)
     packs = [shape for kind, shape, _ in got["log"] if kind == "pack"]
     assert packs[-1] == []  # total_weight, a 0-d tensor, packed last
+
+
+@pytest.mark.parametrize("index", ["mask3d", "rows", "mask2d_after_slice", "mask_and_ints",
+                                   "masked_select", "masked_select_broadcast"])
+def test_boolean_mask_indexing_saves_the_mask(index):
+    # seeds 82 293 377 396 664 795 940: hookgrad packed the mask's nonzero integer indices
+    def scenario(L):
+        x = L.tensor([[[1.48, -0.67], [-1.2, 1.9]], [[-1.83, 0.21], [0.41, 0.98]],
+                      [[-1.5, -0.99], [-0.43, 0.86]]], requires_grad=True)
+        y = x * 2
+        fn = {
+            "mask3d": lambda: y[y > 0],
+            "rows": lambda: y[L.tensor([True, False, True])],
+            "mask2d_after_slice": lambda: y[:, L.tensor([[True, False], [True, True]])],
+            "mask_and_ints": lambda: y[L.tensor([True, False, True]), L.tensor([0, 1])],
+            "masked_select": lambda: y.masked_select(y > 0),
+            "masked_select_broadcast": lambda: y.masked_select(L.tensor([True, False])),
+        }[index]
+        dtypes = []
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: dtypes.append(str(t.dtype).split(".")[-1]) or t, lambda t: t):
+            out = fn()
+        log = _logged(L, fn)
+        return py({"log": log, "dtypes": dtypes, "out": out, "grad": x.grad})
+    got = same_as_torch(scenario)
+    assert got["dtypes"][0] == "bool"  # the mask, as given
+
+
+def test_a_mask_changed_in_place_after_indexing_fails_backward():
+    # the mask is saved as it is: its version is checked, as in PyTorch
+    def scenario(L):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        mask = L.tensor([True, False, True])
+        y = x[mask]
+        mask[0] = False
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return str(e).split(":")[0]
+        return "no error"
+    assert same_as_torch(scenario) == ("one of the variables needed for gradient computation "
+                                       "has been modified by an inplace operation")
+
+
+@pytest.mark.parametrize("index", ["[3]", "(:, [2])", "[[2, 2]]"])
+def test_a_mask_of_another_shape_raises_index_error(index):
+    def scenario(L):
+        x = L.ones(2, 3)
+        idx = {"[3]": L.tensor([True, False, True]),
+               "(:, [2])": (slice(None), L.tensor([True, False])),
+               "[[2, 2]]": L.tensor([[True, False], [True, True]])}[index]
+        try:
+            x[idx]
+        except IndexError as e:
+            return str(e)
+        return "no error"
+    got = same_as_torch(scenario)
+    assert got.startswith("The shape of the mask")
