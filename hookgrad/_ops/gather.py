@@ -131,10 +131,23 @@ def index_select(input, dim, index) -> Tensor:
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
+    size = input.shape[dim] if input.ndim else 1
     b = index_bounds(index)
-    if b is not None and (b[0] < 0 or b[1] >= (input.shape[dim] if input.ndim else 1)):
+    if b is not None and (b[0] < 0 or b[1] >= size):
+        # PyTorch's CPU kernels: dim 1 of a matrix (or more) is a separate loop
+        if size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        if input.ndim > 1 and dim == 1:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id="
+                               f"{first_out_of_range(index, size)} axis_dim={size}")
         raise IndexError("index out of range in self")
     return apply(INDEX_SELECT, (input, index), {"dim": dim})
+
+
+def first_out_of_range(index, size):
+    """The first entry of a concrete ``index`` outside ``[0, size)`` (there is one)."""
+    a = np.asarray(index._data).reshape(-1)
+    return int(a[(a < 0) | (a >= size)][0])
 
 
 @export

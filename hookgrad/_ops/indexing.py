@@ -21,7 +21,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import Op, apply
-from .gather import index_bounds
+from .gather import first_out_of_range, index_bounds
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 from .views import check_leaf_view, view_apply
@@ -223,8 +223,13 @@ INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=T
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
                       scalar_edges=True, nondiff=_AFTER_VALUE)
-INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
-    (slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype)), "IndexAddBackward0",
+def _index_add(x, v, idx, dim, alpha):
+    if x.ndim == 0:  # a 0-d tensor indexes as one entry
+        return _index_add(x.reshape(1), v.reshape(-1), idx.reshape(-1), 0, alpha).reshape(())
+    return x.at[(slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype))
+
+
+INDEX_ADD = defop("index_add", _index_add, "IndexAddBackward0",
     {1: (2,)}, nondiff=(2,),
     names="self source index -> index source dim alpha source_dim")
 
@@ -368,6 +373,16 @@ def _index_add_args(input, dim, index, source, alpha):
     d = wrap_dim(dim, input.ndim)
     if not isinstance(index, Tensor) or not jnp.issubdtype(index._data.dtype, jnp.integer):
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index")
+    size = input.shape[d] if input.ndim else 1
+    b = index_bounds(index)
+    if b is not None and (b[0] < 0 or b[1] >= size):
+        # PyTorch's CPU kernel: the first or last dim of a matrix (or more), alpha 1 and
+        # int64 indices go through index_put_, with its message
+        if input.ndim > 1 and d in (0, input.ndim - 1) and alpha == 1 and \
+                index.dtype.name == "int64":
+            raise RuntimeError(f"index {first_out_of_range(index, size)} is out of bounds for "
+                               f"dimension {d} with size {size}")
+        raise IndexError("index out of range in self")
     return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
 
 

@@ -237,3 +237,57 @@ def test_a_mask_of_another_shape_raises_index_error(index):
         return "no error"
     got = same_as_torch(scenario)
     assert got.startswith("The shape of the mask")
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return [type(e).__name__, str(e)]
+    return None
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2), (2, 3, 2), ()])
+@pytest.mark.parametrize("index", [[1, 5], [-1, 0], [0, -3], [7, 5]])
+def test_index_select_out_of_range_raises_pytorchs_cpu_error_per_dim(shape, index):
+    # seed 390: PyTorch's CPU kernel for dim 1 raises RuntimeError, the others IndexError
+    def scenario(L):
+        x = L.ones(shape)
+        idx = index if shape else [next(i for i in index if i)]  # one entry for a 0-d x
+        return [_error(lambda: x.index_select(d, L.tensor(idx)))
+                for d in range(max(len(shape), 1))]
+    got = same_as_torch(scenario)
+    assert all(e is not None for e in got)
+
+
+def test_index_select_of_an_empty_dim_raises():
+    got = same_as_torch(lambda L: _error(lambda: L.ones(3, 0).index_select(1, L.tensor([1]))))
+    assert got == ["RuntimeError", "index_select(): self indexing axis dim should be positive"]
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (3, 2, 2)])
+@pytest.mark.parametrize("index", [[0, 5], [-1, 0], [5, -4]])
+@pytest.mark.parametrize("alpha", [1, 2])
+def test_index_add_checks_its_index_eagerly(shape, index, alpha):
+    # JAX drops out-of-range scatter writes: hookgrad returned a result where PyTorch raises
+    def scenario(L):
+        out = []
+        for d in range(len(shape)):
+            src = L.ones([2 if k == d else n for k, n in enumerate(shape)])
+            out.append(_error(lambda: L.zeros(shape).index_add(d, L.tensor(index), src,
+                                                               alpha=alpha)))
+            out.append(_error(lambda: L.zeros(shape).index_add_(d, L.tensor(index), src,
+                                                                alpha=alpha)))
+        return out
+    got = same_as_torch(scenario)
+    assert all(e is not None for e in got)
+
+
+def test_index_add_into_a_0d_tensor():
+    def scenario(L):
+        x = L.tensor(1.5, requires_grad=True)
+        y = x.index_add(0, L.tensor([0]), L.tensor(2.0))
+        y.backward()
+        return [y.item(), x.grad.item(), _error(lambda: L.zeros(()).index_add(
+            0, L.tensor([1]), L.ones(())))]
+    assert same_as_torch(scenario)[:2] == [3.5, 1.0]
