@@ -17,10 +17,11 @@ import warnings
 
 import jax.numpy as jnp
 
-from .. import _mode
+from .. import _mode, _views
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import _Node
+from .._ops import views as _ops_views
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 
@@ -69,7 +70,11 @@ def _identity_on_tensors(tensors):
     new = []
     for i, t in enumerate(tensors):
         if t._requires_grad:
+            # a view of ``t`` made inside a custom Function, as PyTorch's: writing into it
+            # in place is an error
             n = Tensor._wrap(t._data, node, i)
+            _ops_views.make_view(n, t, _ops_views.GEOMETRY["alias"], creation=_views.CUSTOM,
+                                 fn_name=("BackwardHookFunction", i))
         else:
             # non-differentiable output: a plain alias (in-place writes reach ``t``)
             n = Tensor._wrap(t._data)

@@ -217,14 +217,19 @@ class CopySlices(_Node):
 
 
 def check_view_inplace(t, info, record):
-    """PyTorch's checks before an in-place op on the view ``t`` (``info``: its ViewInfo)."""
+    """PyTorch's checks before an in-place op on the view ``t`` (``info``: its ViewInfo):
+    autograd's first, then the kernel's overlap check."""
+    base = info.grad_base
+    if _gm.enabled and (record or base._requires_grad):
+        _check_view_creation(info)
+        check_leaf_view(base)
     if _views.is_overlapping(*info.geom[:2]):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    base = info.grad_base
-    if not (_gm.enabled and (record or base._requires_grad)):
-        return
+
+
+def _check_view_creation(info):
     if info.creation == _views.MULTI:
         raise RuntimeError(f"Output {info.fn_name[1]} of {info.fn_name[0]} is a view and is "
                            "being modified inplace. This view is the output of a function that "
@@ -246,7 +251,6 @@ def check_view_inplace(t, info, record):
                            "backward associated with the custom Function, leading to "
                            "incorrect gradients. This behavior is forbidden. You can fix this "
                            "by cloning the output of the custom Function.")
-    check_leaf_view(base)
 
 
 def check_leaf_view(base):

@@ -291,3 +291,32 @@ def test_index_add_into_a_0d_tensor():
         return [y.item(), x.grad.item(), _error(lambda: L.zeros(()).index_add(
             0, L.tensor([1]), L.ones(())))]
     assert same_as_torch(scenario)[:2] == [3.5, 1.0]
+
+
+@pytest.mark.parametrize("hook", ["full_backward_hook", "full_backward_pre_hook"])
+@pytest.mark.parametrize("write", ["add_", "clamp_", "mul_", "copy_"])
+def test_module_outputs_under_backward_hooks_are_views_not_to_write_in_place(hook, write):
+    # seeds 96 420 498 677 802 921: PyTorch's BackwardHookFunction returns views
+    def scenario(L):
+        m = L.nn.Linear(3, 2)
+        getattr(m, "register_" + hook)(lambda *args: None)
+        y = m(L.tensor([[1.0, -2.0, 0.5]], requires_grad=hook == "full_backward_hook"))
+        args = {"add_": (1,), "clamp_": (-1, 1), "mul_": (2,), "copy_": (L.ones(1, 2),)}[write]
+        return [y._is_view(), type(y.grad_fn).__name__,
+                _error(lambda: getattr(y, write)(*args))]
+    got = same_as_torch(scenario)
+    assert got[0] is True and got[2][1].startswith("Output 0 of BackwardHookFunction is a view")
+
+
+@pytest.mark.parametrize("write", ["add_", "mul_"])
+def test_in_place_on_an_expanded_leaf_view_names_the_leaf_first(write):
+    # seeds 706 820: autograd's leaf check comes before the kernel's overlap check
+    def scenario(L):
+        a = L.tensor([[0.5, 1.5], [2.0, -1.0]], requires_grad=True)
+        y = (a * 1).expand(2, 2, 2)
+        return [_error(lambda: getattr(a.expand(2, 2, 2), write)(2)),
+                _error(lambda: getattr(y, write)(2))]
+    got = same_as_torch(scenario)
+    assert got[0][1] == ("a view of a leaf Variable that requires grad is being used in an "
+                         "in-place operation.")
+    assert got[1][1].startswith("unsupported operation: more than one element")
