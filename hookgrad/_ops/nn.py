@@ -20,6 +20,7 @@ from .linalg import ADDMM, check_linear, matmul_graph
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, export
 from .shape import T, VIEW
+from .views import view_apply
 
 _gm = grad_mode._state
 
@@ -82,9 +83,14 @@ def _linear_graph(input, weight, bias):
         return matmul_graph(input, apply(T, (weight,)))
     if input.ndim == 2:
         return apply(ADDMM, (bias, input, apply(T, (weight,))), _ONES)
-    rows = apply(VIEW, (input,), {"shape": (math.prod(input.shape[:-1]), input.shape[-1])})
-    out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
-    return apply(VIEW, (out,), {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
+    if input.is_contiguous():  # the rows of a view, and the result a view of addmm's
+        rows = view_apply(VIEW, input, {"shape": (math.prod(input.shape[:-1]),
+                                                  input.shape[-1])})
+        out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
+        return view_apply(VIEW, out, {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
+    # NOTE: PyTorch adds the bias in place to matmul's result
+    out = matmul_graph(input, apply(T, (weight,)))
+    return out.add_(bias)
 
 
 _ONES = {"beta": 1, "alpha": 1}

@@ -320,3 +320,22 @@ def test_in_place_on_an_expanded_leaf_view_names_the_leaf_first(write):
     assert got[0][1] == ("a view of a leaf Variable that requires grad is being used in an "
                          "in-place operation.")
     assert got[1][1].startswith("unsupported operation: more than one element")
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 2, 3), (2, 2, 2, 3), "expanded"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_linear_records_pytorchs_views(shape, bias):
+    # seeds 203 206 344 639 673 763: the result of the flattened path is a view of addmm's
+    # (in place: AsStridedBackward0); a non-contiguous input adds the bias in place
+    def scenario(L):
+        w = L.ones(2, 3, requires_grad=True)
+        b = L.tensor([0.5, -1.0], requires_grad=True) if bias else None
+        x = L.ones(2, 3, requires_grad=True)
+        x = x.expand(2, 2, 3) if shape == "expanded" else L.ones(shape, requires_grad=True)
+        y = L.nn.functional.linear(x, w, b)
+        before = [type(y.grad_fn).__name__, y._is_view(),
+                  [n and type(n).__name__ for n, _ in y.grad_fn.next_functions]]
+        y.add_(1)
+        y.sum().backward()
+        return before + [type(y.grad_fn).__name__, w.grad]
+    same_as_torch(lambda L: py(scenario(L)))
