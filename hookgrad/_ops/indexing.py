@@ -24,7 +24,7 @@ from .dispatch import Op, apply
 from .gather import first_out_of_range, index_bounds
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
-from .views import check_leaf_view, view_apply
+from .views import check_setitem_view, view_apply
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
@@ -322,6 +322,20 @@ def _put(self, op, template, arrays, value, expand_value):
     return apply(op, (self, value, *arrays), {"template": template}, out=self)
 
 
+def _last_view_name(template, single):
+    """The view op PyTorch applies last for the basic indices of ``template``."""
+    name = "Alias"
+    for k in template:
+        if k[0] == "I":
+            name = "Select"
+        elif k[0] in ("N", "B"):
+            name = "Unsqueeze"
+        elif k[0] == "S" and (single or k[1] not in (None, 0) or k[2] is not None
+                              or k[3] not in (None, 1)):
+            name = "Slice"
+    return name
+
+
 def _records_a_view(template):
     # whether PyTorch's indexing makes a view of a part (then the write is CopySlices)
     for k in template:
@@ -344,7 +358,8 @@ def __setitem__(self, idx, value) -> None:
     the index is the whole tensor. ``value`` broadcasts to the indexed shape."""
     template, arrays = _parse_index(idx)
     if _records_a_view(template):
-        check_leaf_view(self)  # the write goes through a view of ``self``, as in PyTorch
+        # the write goes through a view of ``self``, as in PyTorch
+        check_setitem_view(self, _last_view_name(template, single=not isinstance(idx, tuple)))
         _put(self, SETITEM, template, arrays, value, not _advanced(template))
     elif _advanced(template):
         _put(self, INDEX_PUT, template, arrays, value, False)

@@ -339,3 +339,29 @@ def test_linear_records_pytorchs_views(shape, bias):
         y.sum().backward()
         return before + [type(y.grad_fn).__name__, w.grad]
     same_as_torch(lambda L: py(scenario(L)))
+
+
+@pytest.mark.parametrize("write", ["unsqueeze_squeeze_add_", "setitem_int", "setitem_slice",
+                                   "unbind_view", "split_select"])
+def test_a_view_of_a_guarded_view_names_its_own_op(write):
+    # seeds 316 368 475 560 789: PyTorch's error names the last view op's output
+    def scenario(L):
+        m = L.nn.Linear(3, 2)
+        m.register_full_backward_pre_hook(lambda *args: None)
+        y = m(L.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], requires_grad=True))
+        x = L.ones(2, 3, requires_grad=True) * 1
+
+        def go():
+            if write == "unsqueeze_squeeze_add_":
+                y.unsqueeze(1).squeeze(1).add_(1)
+            elif write == "setitem_int":
+                y[0] = 0.5
+            elif write == "setitem_slice":
+                y[0:1] = 0.5
+            elif write == "unbind_view":
+                x.unbind(0)[1].view(-1).add_(1)
+            else:
+                x.split(1)[1][0].add_(1)
+        return _error(go)
+    got = same_as_torch(scenario)
+    assert got[0] == "RuntimeError" and "BackwardHookFunction" not in got[1]
