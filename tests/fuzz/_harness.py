@@ -100,6 +100,15 @@ def _result_changed_in_place(program, diff):
     return m is not None and m.group(1) in _RECOMPUTED_NODES
 
 
+def _result_grad_second_order(program, diff):
+    """Under create_graph PyTorch's second backward flows through the saved result; the
+    retained gradient of that result (``y.grad``) differs where hookgrad saved the input."""
+    if "create_graph" not in program.flags or not diff.label.endswith(".grad"):
+        return False
+    var = diff.label[:-len(".grad")]
+    return any(src.startswith(f"{var} = ") and tag in _RECOMPUTED for tag, src in program.lines)
+
+
 def _either(*matchers):
     return lambda program, diff: any(m(program, diff) for m in matchers)
 
@@ -145,7 +154,8 @@ SKIP = [
     Rule("saved_result_recomputed", "`_saved_*` of ops whose result PyTorch saves but hookgrad "
          "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the input, not the "
          "result; changing the result in place does not fail backward",
-         _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place)),
+         _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
+                 _result_grad_second_order)),
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
          "what the one node saves", _saved_by_readme({"einsum"})),
     Rule("scatter_small_index", "`scatter`/`scatter_add` with an `index` smaller than `src` | "
