@@ -406,6 +406,21 @@ def _pack(node, stored, out):
         node._out_saved = SavedTensor(out, True)
 
 
+def pack_before_error(op, args):
+    """PyTorch records an op's node, its saved values packed by saved-tensor hooks, before
+    the kernel checks the index values: an eager index check calls this before it raises,
+    so the pack hooks see what PyTorch's saw (then nothing is recorded)."""
+    if not (open_contexts[0] and _hooked() and _gm.enabled) or op.node is None or \
+            op.save is OUT or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        return
+    needed = needed_inputs(op.save, args)
+    keep = [i for i, a in enumerate(args)
+            if isinstance(a, Tensor) and keeps(op.save, i, needed, a._arr.aval.dtype)]
+    order = [w for w in SAVED_NAMES.pack_order(op) if w.__class__ is int and w in keep]
+    for i in order + [i for i in keep if i not in order]:
+        SavedTensor(args[i], False)
+
+
 def _extras(node, stored):
     """``Op.extras`` of a node's arguments (saved, not yet packed) as Tensors."""
     consts = iter(node._consts or ())

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._device import host_bounds
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import apply, pack_before_error
 from .registry import defop, export, shape_broadcast_error, to_tensor_like
 from .shape import wrap_dim
 
@@ -83,11 +83,14 @@ def index_bounds(index):
     return int(a.min()), int(a.max())
 
 
-def _check_bounds(index, size, dim):
-    """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index)."""
+def _check_bounds(index, size, dim, op=None, args=()):
+    """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index);
+    ``op`` on ``args``: what PyTorch's node packs first (``pack_before_error``)."""
     b = index_bounds(index)
     if b is not None and (b[0] < 0 or b[1] >= size):
         bad = b[0] if b[0] < 0 else b[1]
+        if op is not None:
+            pack_before_error(op, args)
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -120,7 +123,7 @@ def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     _check_index("gather", index)
     dim = wrap_dim(dim, input.ndim)
     _check_gather_shape(input, dim, index)
-    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim, GATHER, (input, index))
     return apply(GATHER, (input, index), {"dim": dim})
 
 
@@ -135,6 +138,7 @@ def index_select(input, dim, index) -> Tensor:
     b = index_bounds(index)
     if b is not None and (b[0] < 0 or b[1] >= size):
         # PyTorch's CPU kernels: dim 1 of a matrix (or more) is a separate loop
+        pack_before_error(INDEX_SELECT, (input, index))
         if size == 0:
             raise RuntimeError("index_select(): self indexing axis dim should be positive")
         if input.ndim > 1 and dim == 1:
@@ -156,6 +160,7 @@ def take(input, index) -> Tensor:
     _check_index("take", index)
     b, n = index_bounds(index), input.numel()
     if b is not None and (b[0] < -n or b[1] >= n):
+        pack_before_error(TAKE, (input, index))
         bad = b[0] if b[0] < -n else b[1]
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          "elements.")
@@ -172,13 +177,14 @@ def scatter_add(input, dim, index, src) -> Tensor:
 def _scatter_add_args(input, dim, index, src):
     _check_index("scatter_add", index)
     dim = wrap_dim(dim, input.ndim)
-    _check_scatter(input, dim, index, src)
+    _check_scatter(input, dim, index, src, SCATTER_ADD)
     return (input, index, src), {"dim": dim}
 
 
-def _check_scatter(input, dim, index, src):
+def _check_scatter(input, dim, index, src, op=None):
     _check_gather_shape(input, dim, index, src)
-    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim, op,
+                  (input, index, to_tensor_like(src)))
 
 
 def _scatter_args(input, dim, index, src, value):
@@ -186,7 +192,7 @@ def _scatter_args(input, dim, index, src, value):
     src = value if src is None else src
     op = SCATTER if isinstance(src, Tensor) else SCATTER_VALUE
     dim = wrap_dim(dim, input.ndim)
-    _check_scatter(input, dim, index, src)
+    _check_scatter(input, dim, index, src, op)
     return op, (input, index, to_tensor_like(src)), {"dim": dim}
 
 
@@ -370,7 +376,7 @@ def _scatter_reduce_args(input, dim, index, src, reduce, include_self):
                            f"got {reduce}")
     _check_index("scatter_reduce", index)
     dim = wrap_dim(dim, input.ndim)
-    _check_scatter(input, dim, index, src)
+    _check_scatter(input, dim, index, src, SCATTER_REDUCE)
     return (input, index, src), {"dim": dim, "reduce": reduce,
                                  "include_self": bool(include_self)}
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from .dispatch import Op, apply
+from .dispatch import Op, apply, pack_before_error
 from .gather import first_out_of_range, index_bounds
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
@@ -97,9 +97,10 @@ def _consumed(k):
     return k[2] if tag == "M" else 1 if tag in ("I", "S", "A") else 0
 
 
-def _check_bounds(shape, template, arrays):
+def _check_bounds(shape, template, arrays, before_error=None):
     """PyTorch's IndexErrors: too many indices, ints and (concrete) index arrays out of
-    range, masks of another shape. JAX would clamp or drop them silently."""
+    range, masks of another shape. JAX would clamp or drop them silently. Errors of index
+    arrays, which PyTorch's kernel raises after recording, call ``before_error()`` first."""
     consumed = sum(map(_consumed, template))
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
@@ -112,6 +113,8 @@ def _check_bounds(shape, template, arrays):
             mshape = arrays[k[1]].shape
             for j, n in enumerate(mshape):
                 if n != shape[pos + j]:
+                    if before_error is not None:
+                        before_error()
                     raise IndexError(f"The shape of the mask {list(mshape)} at index {j} does "
                                      f"not match the shape of the indexed tensor "
                                      f"{list(shape)} at index {pos + j}")
@@ -131,6 +134,8 @@ def _check_bounds(shape, template, arrays):
                 lo, hi = b
                 bad = hi if hi >= size else lo if lo < -size else None
                 if bad is not None:
+                    if before_error is not None:
+                        before_error()
                     raise IndexError(f"index {bad} is out of bounds for dimension {pos} with "
                                      f"size {size}")
             pos += 1
@@ -240,7 +245,9 @@ def __getitem__(self, idx) -> Tensor:
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
     single = not isinstance(idx, tuple)
     template, arrays = _parse_index(idx, masks=True)
-    _check_bounds(self.shape, template, arrays)
+    _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
+        _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
+                                                 if k[0] in ("A", "M")])))
     x = self
     dim = 0
     adv = []   # (dim of the partial result, template entry) of the advanced indices
@@ -391,6 +398,7 @@ def _index_add_args(input, dim, index, source, alpha):
     size = input.shape[d] if input.ndim else 1
     b = index_bounds(index)
     if b is not None and (b[0] < 0 or b[1] >= size):
+        pack_before_error(INDEX_ADD, (input, to_tensor_like(source), index))
         # PyTorch's CPU kernel: the first or last dim of a matrix (or more), alpha 1 and
         # int64 indices go through index_put_, with its message
         if input.ndim > 1 and d in (0, input.ndim - 1) and alpha == 1 and \

@@ -365,3 +365,28 @@ def test_a_view_of_a_guarded_view_names_its_own_op(write):
         return _error(go)
     got = same_as_torch(scenario)
     assert got[0] == "RuntimeError" and "BackwardHookFunction" not in got[1]
+
+
+@pytest.mark.parametrize("call", ["scatter_add", "scatter", "scatter_value", "scatter_reduce",
+                                  "index_select", "getitem", "getitem_mask"])
+def test_pack_hooks_run_before_an_index_error(call):
+    # seeds 547 657: PyTorch records the node (packing what it saves) before its kernel
+    # checks the index values
+    def scenario(L):
+        x = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        i = L.tensor([[0, 5], [1, 0]])
+        fn = {"scatter_add": lambda: x.scatter_add(1, i, x * 2),
+              "scatter": lambda: x.scatter(1, i, x * 2),
+              "scatter_value": lambda: x.scatter(1, i, 0.5),
+              "scatter_reduce": lambda: x.scatter_reduce(1, i, x * 2, "sum"),
+              "index_select": lambda: x.index_select(1, L.tensor([0, 5])),
+              "getitem": lambda: x[L.tensor([0, 5])],
+              "getitem_mask": lambda: x[L.tensor([True, False, True])]}[call]
+        log = []
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: log.append((list(t.shape), str(t.dtype).split(".")[-1])) or t,
+                lambda t: t):
+            err = _error(fn)
+        return [log, err[0]]
+    got = same_as_torch(scenario)
+    assert got[0] and got[0][0][1] in ("int64", "bool")
