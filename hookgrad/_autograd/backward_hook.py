@@ -21,7 +21,6 @@ from .. import _mode, _views
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import _Node
-from .._ops import views as _ops_views
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 
@@ -73,8 +72,10 @@ def _identity_on_tensors(tensors):
             # a view of ``t`` made inside a custom Function, as PyTorch's: writing into it
             # in place is an error
             n = Tensor._wrap(t._data, node, i)
-            _ops_views.make_view(n, t, _ops_views.GEOMETRY["alias"], creation=_views.CUSTOM,
-                                 fn_name=("BackwardHookFunction", i))
+            src = t._view
+            _views.alias(n, t, diff=True, shared=True, creation=_views.CUSTOM,
+                         fn_name=("BackwardHookFunction", i),
+                         grad_base=src.grad_base if src is not None and src.diff else t)
         else:
             # non-differentiable output: a plain alias (in-place writes reach ``t``)
             n = Tensor._wrap(t._data)
