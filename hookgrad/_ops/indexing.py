@@ -3,8 +3,8 @@
 An index (ints, slices, None, Ellipsis, bools, integer or boolean tensors, lists) is split
 into a hashable template, a static argument of the jitted op, and the integer arrays it
 uses, passed as (non-differentiable) arguments. Boolean masks have data-dependent result
-shapes: ``x[mask]`` keeps the mask (``("M", i, ndim)``) and runs unjitted, so its node saves
-the mask as PyTorch's does; writes (``x[mask] = v``) turn it into integer arrays eagerly.
+shapes: ``x[mask]`` keeps the mask (``("M", i, ndim, count)``, the count of True entries
+static), so its node saves the mask as PyTorch's does; writes (``x[mask] = v``) turn it into integer arrays eagerly.
 
 ``x[idx]`` records what PyTorch records: the basic indices applied left to right, one node
 each (``SelectBackward0`` for an int, ``SliceBackward0`` for a slice that is not the whole
@@ -36,7 +36,7 @@ def _is_concrete(arr):
 
 def _parse_index(idx, ints_as_arrays=False, masks=False):
     """Split an index into a hashable template and the integer-array Tensors it uses;
-    with ``masks``, boolean masks stay masks (``("M", i, ndim)``)."""
+    with ``masks``, boolean masks stay masks (``("M", i, ndim, count)``)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     template = []
@@ -53,8 +53,9 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
                 if not _is_concrete(arr):
                     raise RuntimeError("boolean-mask indexing has a data-dependent shape and "
                                        "cannot be traced; use hookgrad.where instead")
-                if masks:
-                    template.append(("M", len(arrays), arr.ndim))
+                if masks:  # the count of True entries is static: one program per count
+                    template.append(("M", len(arrays), arr.ndim,
+                                     int(np.count_nonzero(np.asarray(arr)))))
                     arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
                     continue
                 for a in np.nonzero(np.asarray(arr)):
@@ -145,8 +146,10 @@ def _build_index(template, arrays):
     out = []
     for k in template:
         tag = k[0]
-        if tag == "A" or tag == "M":
+        if tag == "A":
             out.append(arrays[k[1]])
+        elif tag == "M":  # the mask's True positions, a fixed count of them (jittable)
+            out.extend(jnp.nonzero(arrays[k[1]], size=k[3]))
         elif tag == "S":
             out.append(slice(k[1], k[2], k[3]))
         elif tag == "N":
@@ -213,12 +216,11 @@ def _index_add_at(x, v, *arrays, template):
 _GETITEM = {}
 
 
-def _getitem_op(name, jit=True):
-    # unjitted with a mask: the result's shape depends on the mask's values
-    op = _GETITEM.get((name, jit))
+def _getitem_op(name):
+    op = _GETITEM.get(name)
     if op is None:
-        op = _GETITEM[name, jit] = Op("getitem_" + name, _getitem, name, {0: ()},
-                                      nondiff=_AFTER_SELF, jit=jit)
+        op = _GETITEM[name] = Op("getitem_" + name, _getitem, name, {0: ()},
+                                 nondiff=_AFTER_SELF)
     return op
 
 
@@ -279,8 +281,7 @@ def __getitem__(self, idx) -> Tensor:
             tmpl.append((k[0], len(used)) + k[2:])
             used.append(arrays[k[1]])
             at = d + _consumed(k)
-        op = _getitem_op("IndexBackward0", jit=all(k[0] != "M" for _, k in adv))
-        return apply(op, (x, *used), {"template": tuple(tmpl)})
+        return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
     if x is self:
         from .shape import ALIAS
         return view_apply(ALIAS, x)

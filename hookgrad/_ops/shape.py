@@ -108,14 +108,14 @@ SPLIT_SIZES = defop("split_with_sizes", lambda x, sections, dim: tuple(
     jnp.split(x, sections, axis=dim)), "SplitWithSizesBackward0", ())
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
                names="self -> dim")
-def _masked_select(x, mask):
+def _masked_select(x, mask, count):
     x, mask = jnp.broadcast_arrays(x, mask)
-    return x[mask]
+    return x[jnp.nonzero(mask, size=count)]
 
 
-# unjitted: the result's shape depends on the mask's values; PyTorch saves mask and self
+# the count of True entries is static (one program per count); PyTorch saves mask and self
 MASKED_SELECT = defop("masked_select", _masked_select, "MaskedSelectBackward0", nondiff=(1,),
-                      jit=False, names="self mask -> mask self")
+                      names="self mask -> mask self")
 
 
 
@@ -485,11 +485,12 @@ def masked_select(input, mask) -> Tensor:
     is True (data-dependent shape: eager only)."""
     if mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    np.broadcast_shapes(input.shape, mask.shape)
+    b = tuple(np.broadcast_shapes(input.shape, mask.shape))
     if isinstance(mask._data, jax.core.Tracer):
         raise RuntimeError("masked_select has a data-dependent shape and cannot be traced; "
                            "use hookgrad.where instead")
-    return apply(MASKED_SELECT, (input, mask))
+    count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), b)))
+    return apply(MASKED_SELECT, (input, mask), {"count": count})
 
 
 TENSOR_PROPERTIES = {"T": _T, "mT": _mT}
