@@ -17,7 +17,7 @@ import warnings
 
 import jax.numpy as jnp
 
-from .. import _mode
+from .. import _mode, _views
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import _Node
@@ -69,7 +69,13 @@ def _identity_on_tensors(tensors):
     new = []
     for i, t in enumerate(tensors):
         if t._requires_grad:
+            # a view of ``t`` made inside a custom Function, as PyTorch's: writing into it
+            # in place is an error
             n = Tensor._wrap(t._data, node, i)
+            src = t._view
+            _views.alias(n, t, diff=True, shared=True, creation=_views.CUSTOM,
+                         fn_name=("BackwardHookFunction", i),
+                         grad_base=src.grad_base if src is not None and src.diff else t)
         else:
             # non-differentiable output: a plain alias (in-place writes reach ``t``)
             n = Tensor._wrap(t._data)

@@ -501,6 +501,8 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
             to_pack = [(res[0] if isinstance(res, tuple) else res, True)]
         else:
             to_pack = [(f[i], args[i]._requires_grad) for i in saved_pos]
+        if op.extras is not None:  # what PyTorch's kernel saves beside: unpacked, unused
+            to_pack += [(e, False) for e in op.extras(*f, **statics)]
         packed = []
         for arr, rg in to_pack:
             t = Tensor._wrap(arr)

@@ -68,15 +68,21 @@ class Op:
             and when saved-tensor hooks pack; None: PyTorch's unary convention.
         promotes: narrow JAX's 64-bit promotions of integers to the default dtype
             (``_dtype.pytorch_result_dtype``); False for vjps.
+        extras: ``extras(*args, **statics) -> (array, ...)``: values PyTorch's kernel
+            returns beside the result and saves (layer_norm's mean and rstd, nll_loss's
+            total_weight), ``result1``, ``result2``, ... in ``names``. The backward
+            does not need them (JAX's vjp recomputes what it needs): they are computed
+            only for saved-tensor hooks to pack and for ``grad_fn._saved_result1``.
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "names", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "_avals",
+                 "names", "extras", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "_avals",
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
-                 nondiff=(), names=None, promotes=True):
+                 nondiff=(), names=None, promotes=True, extras=None):
         self.name, self.node, self.save = name, node, save
+        self.extras = extras
         # a vjp's results have its primals' dtypes already (promotes=False): narrowing them
         # would turn a float64 input's gradient into float32 behind a cast to float32
         self.fwd = _dtype.pytorch_result_dtype(fwd) if promotes else fwd
@@ -105,12 +111,19 @@ class Op:
 
 def _unpack_hooked(node, as_tensors):
     """The values saved-tensor hooks packed, unpacked in PyTorch's order (the pack order:
-    ``other`` before ``self`` for mm, atan2, ...): ``{argument position: value}``."""
-    stored = node._stored
-    order = [w for w in SAVED_NAMES.pack_order(node._op) if w.__class__ is int]
+    ``other`` before ``self`` for mm, atan2, ...): ``{argument position: value}``. Packed
+    extras (``Op.extras``) are unpacked in their place too: the vjp does not read them."""
+    stored, extra = node._stored, node._extra
+    order = [w for w in SAVED_NAMES.pack_order(node._op)
+             if w.__class__ is int or extra is not None and w.__class__ is tuple]
     order += [i for i in range(len(stored)) if i not in order]
-    return {i: stored[i].unpack(node, as_tensors) for i in order
-            if i < len(stored) and stored[i].__class__ is SavedTensor}
+    vals = {}
+    for i in order:
+        if i.__class__ is tuple:  # ("extra", k): output k of the kernel
+            extra[i[1] - 1].unpack(node, False)
+        elif i < len(stored) and stored[i].__class__ is SavedTensor:
+            vals[i] = stored[i].unpack(node, as_tensors)
+    return vals
 
 
 _LIVE = weakref.WeakSet()  # every Op, for forgetting traced programs
@@ -301,7 +314,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     node._next = tuple(edges)
     node._seq = next(_sequence)
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
-    node._metadata = node._out_saved = node._want = node._vkey = None
+    node._metadata = node._out_saved = node._want = node._vkey = node._extra = None
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
     node._freed = False
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
@@ -376,10 +389,14 @@ def _pack(node, stored, out):
     """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
     ``names``), then anything else it keeps in argument order."""
     op = node._op
+    extras = _extras(node, stored) if op.extras is not None else None
     for where in SAVED_NAMES.pack_order(op):  # argument positions; "result": the output
         if where == "result":
             if op.save is OUT or node._out_saved is None:
                 node._out_saved = SavedTensor(out, True)
+        elif where.__class__ is tuple:  # ("extra", k): the kernel's output k
+            if extras is not None:
+                node._extra = (node._extra or ()) + (SavedTensor(extras[where[1] - 1], False),)
         elif where < len(stored) and stored[where].__class__ is tuple:
             stored[where] = SavedTensor(stored[where][1], False)
     for i, s in enumerate(stored):
@@ -387,6 +404,37 @@ def _pack(node, stored, out):
             stored[i] = SavedTensor(s[1], False)
     if op.save is OUT and node._out_saved is None:
         node._out_saved = SavedTensor(out, True)
+
+
+def pack_before_error(op, args):
+    """PyTorch records an op's node, its saved values packed by saved-tensor hooks, before
+    the kernel checks the index values: an eager index check calls this before it raises,
+    so the pack hooks see what PyTorch's saw (then nothing is recorded)."""
+    if not (open_contexts[0] and _hooked() and _gm.enabled) or op.node is None or \
+            op.save is OUT or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        return
+    needed = needed_inputs(op.save, args)
+    keep = [i for i, a in enumerate(args)
+            if isinstance(a, Tensor) and keeps(op.save, i, needed, a._arr.aval.dtype)]
+    order = [w for w in SAVED_NAMES.pack_order(op) if w.__class__ is int and w in keep]
+    for i in order + [i for i in keep if i not in order]:
+        SavedTensor(args[i], False)
+
+
+def _extras(node, stored):
+    """``Op.extras`` of a node's arguments (saved, not yet packed) as Tensors."""
+    consts = iter(node._consts or ())
+    vals = [_value(s[0]) if s.__class__ is tuple else next(consts) if s is _CONST
+            else jnp.zeros(s.shape, s.dtype) for s in stored]
+    return [Tensor._wrap(v) for v in extras_fn(node._op, node._key)(*vals)]
+
+
+def extras_fn(op, key):
+    """The jitted ``op.extras`` for the statics ``key``."""
+    fn = op._fwd_cache.get(("extras", key))
+    if fn is None:
+        fn = op._fwd_cache[("extras", key)] = jax.jit(functools.partial(op.extras, **dict(key)))
+    return fn
 
 
 def _hooked():
@@ -423,7 +471,7 @@ class OpNode(_Node):
     the op's vjp."""
 
     __slots__ = ("_op", "_key", "_stored", "_consts", "_meta", "_out_saved", "_has_saved",
-                 "_freed", "_vkey", "_want")
+                 "_freed", "_vkey", "_want", "_extra")
 
     def name(self):
         return self._op.node
@@ -446,7 +494,7 @@ class OpNode(_Node):
         # node remembers it was freed, so a second backward raises PyTorch's error
         if self._has_saved:
             self._freed = True
-            self._stored = self._out_saved = None
+            self._stored = self._out_saved = self._extra = None
 
     def _keys(self):
         """Set ``_want`` (argument positions whose gradient flows somewhere) and ``_vkey``

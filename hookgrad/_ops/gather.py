@@ -15,7 +15,7 @@ import numpy as np
 
 from .._device import host_bounds
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import apply, pack_before_error
 from .registry import defop, export, shape_broadcast_error, to_tensor_like
 from .shape import wrap_dim
 
@@ -116,10 +116,12 @@ class Collector:
         self.checks = []
 
 
-def check_index(index, low, high, error, ignore=None):
+def check_index(index, low, high, error, ignore=None, before=None):
     """Raise ``error(bad)`` if an entry of ``index`` (a Tensor or array), other than
     ``ignore``, lies outside ``[low, high)`` (None: no bound); see the note above. Returns
-    the index's ``(min, max)`` where it is concrete and not empty, else None."""
+    the index's ``(min, max)`` where it is concrete and not empty, else None. ``before()``
+    runs first where the error is raised now (PyTorch records the node, packing its saved
+    tensors, before its kernel meets the bad index: ``pack_before_error``)."""
     arr = index._data if isinstance(index, Tensor) else index
     if isinstance(arr, jax.core.Tracer):
         _check_traced(arr, low, high, error, ignore)
@@ -132,6 +134,8 @@ def check_index(index, low, high, error, ignore=None):
     a = np.asarray(arr).reshape(-1).astype(np.int64)
     bad = _bad_mask(a, low, high, ignore)
     if bad.any():
+        if before is not None:
+            before()
         raise error(int(a[int(np.argmax(bad))]))
     return int(a.min()), int(a.max())
 
@@ -198,9 +202,15 @@ def out_of_bounds(dim, size):
                                     f"size {size}")
 
 
-def _check_bounds(index, size, dim):
-    """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index)."""
-    check_index(index, 0, size, out_of_bounds(dim, size))
+def packing(op, args):
+    """``before`` for ``check_index``: ``op``'s saved tensors of ``args`` packed first."""
+    return None if op is None else (lambda: pack_before_error(op, args))
+
+
+def _check_bounds(index, size, dim, op=None, args=()):
+    """PyTorch's error for an entry of ``index`` outside ``[0, size)`` (dims that index);
+    ``op`` on ``args``: what PyTorch's node packs first."""
+    check_index(index, 0, size, out_of_bounds(dim, size), before=packing(op, args))
 
 
 def _check_gather_shape(input, dim, index, src=None):
@@ -232,7 +242,7 @@ def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     _check_index("gather", index)
     dim = wrap_dim(dim, input.ndim)
     _check_gather_shape(input, dim, index)
-    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim, GATHER, (input, index))
     return apply(GATHER, (input, index), {"dim": dim})
 
 
@@ -243,7 +253,16 @@ def index_select(input, dim, index) -> Tensor:
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
-    check_index(index, 0, input.shape[dim] if input.ndim else 1, _OUT_OF_RANGE)
+    size = input.shape[dim] if input.ndim else 1
+
+    def error(bad):  # PyTorch's CPU kernels: dim 1 of a matrix (or more) is a separate loop
+        if size == 0:
+            return RuntimeError("index_select(): self indexing axis dim should be positive")
+        if input.ndim > 1 and dim == 1:
+            return RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
+                                f"axis_dim={size}")
+        return IndexError("index out of range in self")
+    check_index(index, 0, size, error, before=packing(INDEX_SELECT, (input, index)))
     return apply(INDEX_SELECT, (input, index), {"dim": dim})
 
 
@@ -253,7 +272,8 @@ def take(input, index) -> Tensor:
     _check_index("take", index)
     n = input.numel()
     check_index(index, -n, n, lambda bad: IndexError(
-        f"out of range: tried to access index {bad} on a tensor of {n} elements."))
+        f"out of range: tried to access index {bad} on a tensor of {n} elements."),
+        before=packing(TAKE, (input, index)))
     return apply(TAKE, (input, index))
 
 
@@ -267,13 +287,14 @@ def scatter_add(input, dim, index, src) -> Tensor:
 def _scatter_add_args(input, dim, index, src):
     _check_index("scatter_add", index)
     dim = wrap_dim(dim, input.ndim)
-    _check_scatter(input, dim, index, src)
+    _check_scatter(input, dim, index, src, SCATTER_ADD)
     return (input, index, src), {"dim": dim}
 
 
-def _check_scatter(input, dim, index, src):
+def _check_scatter(input, dim, index, src, op=None):
     _check_gather_shape(input, dim, index, src)
-    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim)
+    _check_bounds(index, input.shape[dim] if input.ndim else 1, dim, op,
+                  (input, index, to_tensor_like(src)))
 
 
 def _scatter_args(input, dim, index, src, value):
@@ -281,7 +302,7 @@ def _scatter_args(input, dim, index, src, value):
     src = value if src is None else src
     op = SCATTER if isinstance(src, Tensor) else SCATTER_VALUE
     dim = wrap_dim(dim, input.ndim)
-    _check_scatter(input, dim, index, src)
+    _check_scatter(input, dim, index, src, op)
     return op, (input, index, to_tensor_like(src)), {"dim": dim}
 
 
@@ -462,7 +483,7 @@ def _scatter_reduce_args(input, dim, index, src, reduce, include_self):
                            f"got {reduce}")
     _check_index("scatter_reduce", index)
     dim = wrap_dim(dim, input.ndim)
-    _check_scatter(input, dim, index, src)
+    _check_scatter(input, dim, index, src, SCATTER_REDUCE)
     return (input, index, src), {"dim": dim, "reduce": reduce,
                                  "include_self": bool(include_self)}
 

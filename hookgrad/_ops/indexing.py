@@ -2,8 +2,9 @@
 
 An index (ints, slices, None, Ellipsis, bools, integer or boolean tensors, lists) is split
 into a hashable template, a static argument of the jitted op, and the integer arrays it
-uses, passed as (non-differentiable) arguments. Boolean masks become integer arrays
-eagerly: their result shape depends on their values.
+uses, passed as (non-differentiable) arguments. Boolean masks have data-dependent result
+shapes: ``x[mask]`` keeps the mask (``("M", i, ndim, count)``, the count of True entries
+static), so its node saves the mask as PyTorch's does; writes (``x[mask] = v``) turn it into integer arrays eagerly.
 
 ``x[idx]`` records what PyTorch records: the basic indices applied left to right, one node
 each (``SelectBackward0`` for an int, ``SliceBackward0`` for a slice that is not the whole
@@ -19,11 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from .dispatch import Op, apply
-from .gather import check_index, out_of_bounds
+from .dispatch import Op, apply, pack_before_error
+from .gather import check_index, out_of_bounds, packing
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
-from .views import check_leaf_view, view_apply
+from .views import check_setitem_view, view_apply
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
@@ -33,8 +34,9 @@ def _is_concrete(arr):
     return not isinstance(arr, jax.core.Tracer)
 
 
-def _parse_index(idx, ints_as_arrays=False):
-    """Split an index into a hashable template and the integer-array Tensors it uses."""
+def _parse_index(idx, ints_as_arrays=False, masks=False):
+    """Split an index into a hashable template and the integer-array Tensors it uses;
+    with ``masks``, boolean masks stay masks (``("M", i, ndim, count)``)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     template = []
@@ -51,6 +53,11 @@ def _parse_index(idx, ints_as_arrays=False):
                 if not _is_concrete(arr):
                     raise RuntimeError("boolean-mask indexing has a data-dependent shape and "
                                        "cannot be traced; use hookgrad.where instead")
+                if masks:  # the count of True entries is static: one program per count
+                    template.append(("M", len(arrays), arr.ndim,
+                                     int(np.count_nonzero(np.asarray(arr)))))
+                    arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
+                    continue
                 for a in np.nonzero(np.asarray(arr)):
                     template.append(("A", len(arrays)))
                     arrays.append(Tensor._wrap(jnp.asarray(a, np.int32)))
@@ -85,19 +92,34 @@ def _int_or_none(v):
     return None if v is None else v.__index__()
 
 
-def _check_bounds(shape, template, arrays):
+def _consumed(k):
+    """How many dimensions of the indexed tensor the template entry ``k`` indexes."""
+    tag = k[0]
+    return k[2] if tag == "M" else 1 if tag in ("I", "S", "A") else 0
+
+
+def _check_bounds(shape, template, arrays, before_error=None):
     """PyTorch's IndexErrors: too many indices, ints and (concrete) index arrays out of
-    range. JAX would clamp or drop them silently."""
-    consumed = sum(1 for k in template if k[0] in ("I", "S")) + sum(
-        1 for k in template if k[0] == "A")
+    range, masks of another shape. JAX would clamp or drop them silently. Errors of index
+    arrays, which PyTorch's kernel raises after recording, call ``before_error()`` first."""
+    consumed = sum(map(_consumed, template))
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     pos = 0
     for k in template:
         tag = k[0]
         if tag == "E":
-            pos = len(shape) - sum(1 for j in template[template.index(k) + 1:]
-                                   if j[0] in ("I", "S", "A"))
+            pos = len(shape) - sum(map(_consumed, template[template.index(k) + 1:]))
+        elif tag == "M":
+            mshape = arrays[k[1]].shape
+            for j, n in enumerate(mshape):
+                if n != shape[pos + j]:
+                    if before_error is not None:
+                        before_error()
+                    raise IndexError(f"The shape of the mask {list(mshape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor "
+                                     f"{list(shape)} at index {pos + j}")
+            pos += k[2]
         elif tag == "I":
             size = shape[pos]
             if not -size <= k[1] < size:
@@ -108,7 +130,8 @@ def _check_bounds(shape, template, arrays):
             pos += 1
         elif tag == "A":
             size = shape[pos]
-            check_index(arrays[k[1]], -size, size, _out_of_bounds(pos, size))
+            check_index(arrays[k[1]], -size, size, _out_of_bounds(pos, size),
+                        before=before_error)
             pos += 1
 
 
@@ -123,6 +146,8 @@ def _build_index(template, arrays):
         tag = k[0]
         if tag == "A":
             out.append(arrays[k[1]])
+        elif tag == "M":  # the mask's True positions, a fixed count of them (jittable)
+            out.extend(jnp.nonzero(arrays[k[1]], size=k[3]))
         elif tag == "S":
             out.append(slice(k[1], k[2], k[3]))
         elif tag == "N":
@@ -203,8 +228,13 @@ INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=T
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
                       scalar_edges=True, nondiff=_AFTER_VALUE)
-INDEX_ADD = defop("index_add", lambda x, v, idx, dim, alpha: x.at[
-    (slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype)), "IndexAddBackward0",
+def _index_add(x, v, idx, dim, alpha):
+    if x.ndim == 0:  # a 0-d tensor indexes as one entry
+        return _index_add(x.reshape(1), v.reshape(-1), idx.reshape(-1), 0, alpha).reshape(())
+    return x.at[(slice(None),) * dim + (idx,)].add((alpha * v).astype(x.dtype))
+
+
+INDEX_ADD = defop("index_add", _index_add, "IndexAddBackward0",
     {1: (2,)}, nondiff=(2,),
     names="self source index -> index source dim alpha source_dim")
 
@@ -214,12 +244,14 @@ def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
     single = not isinstance(idx, tuple)
-    template, arrays = _parse_index(idx)
-    _check_bounds(self.shape, template, arrays)
+    template, arrays = _parse_index(idx, masks=True)
+    _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
+        _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
+                                                 if k[0] in ("A", "M")])))
     x = self
     dim = 0
     adv = []   # (dim of the partial result, template entry) of the advanced indices
-    n_consuming = sum(1 for k in template if k[0] in ("I", "S", "A"))
+    n_consuming = sum(map(_consumed, template))
     for k in template:
         tag = k[0]
         if tag == "I":
@@ -237,15 +269,16 @@ def __getitem__(self, idx) -> Tensor:
             arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
             adv.append((dim, ("A", len(arrays) - 1)))
             dim += 1
-        else:  # "A"
+        else:  # "A", "M"
             adv.append((dim, k))
-            dim += 1
+            dim += _consumed(k)
     if adv:
-        tmpl = [("S", None, None, None)] * (adv[-1][0] + 1)
-        used = []
-        for d, (_, j) in adv:
-            tmpl[d] = ("A", len(used))
-            used.append(arrays[j])
+        tmpl, used, at = [], [], 0
+        for d, k in adv:  # whole slices up to each advanced index
+            tmpl += [("S", None, None, None)] * (d - at)
+            tmpl.append((k[0], len(used)) + k[2:])
+            used.append(arrays[k[1]])
+            at = d + _consumed(k)
         return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
     if x is self:
         from .shape import ALIAS
@@ -295,6 +328,20 @@ def _put(self, op, template, arrays, value, expand_value):
     return apply(op, (self, value, *arrays), {"template": template}, out=self)
 
 
+def _last_view_name(template, single):
+    """The view op PyTorch applies last for the basic indices of ``template``."""
+    name = "Alias"
+    for k in template:
+        if k[0] == "I":
+            name = "Select"
+        elif k[0] in ("N", "B"):
+            name = "Unsqueeze"
+        elif k[0] == "S" and (single or k[1] not in (None, 0) or k[2] is not None
+                              or k[3] not in (None, 1)):
+            name = "Slice"
+    return name
+
+
 def _records_a_view(template):
     # whether PyTorch's indexing makes a view of a part (then the write is CopySlices)
     for k in template:
@@ -317,7 +364,8 @@ def __setitem__(self, idx, value) -> None:
     the index is the whole tensor. ``value`` broadcasts to the indexed shape."""
     template, arrays = _parse_index(idx)
     if _records_a_view(template):
-        check_leaf_view(self)  # the write goes through a view of ``self``, as in PyTorch
+        # the write goes through a view of ``self``, as in PyTorch
+        check_setitem_view(self, _last_view_name(template, single=not isinstance(idx, tuple)))
         _put(self, SETITEM, template, arrays, value, not _advanced(template))
     elif _advanced(template):
         _put(self, INDEX_PUT, template, arrays, value, False)
@@ -347,7 +395,15 @@ def _index_add_args(input, dim, index, source, alpha):
     if not isinstance(index, Tensor) or not jnp.issubdtype(index._data.dtype, jnp.integer):
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index")
     size = input.shape[d] if input.ndim else 1
-    check_index(index, 0, size, out_of_bounds(d, size))
+
+    def error(bad):  # PyTorch's CPU kernel: the first or last dim of a matrix (or more),
+        # alpha 1 and int64 indices go through index_put_, with its message
+        if input.ndim > 1 and d in (0, input.ndim - 1) and alpha == 1 and \
+                index.dtype.name == "int64":
+            return out_of_bounds(d, size)(bad)
+        return IndexError("index out of range in self")
+    check_index(index, 0, size, error,
+                before=packing(INDEX_ADD, (input, to_tensor_like(source), index)))
     return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
 
 

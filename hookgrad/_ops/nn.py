@@ -20,6 +20,7 @@ from .linalg import ADDMM, check_linear, matmul_graph
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, export
 from .shape import T, VIEW
+from .views import view_apply
 
 _gm = grad_mode._state
 
@@ -44,8 +45,18 @@ def _layer_norm(x, w, b, shape, eps):
 # NOTE: fused, used when nothing records; it still names a node because forward AD
 # differentiates exactly the ops that name one
 LINEAR = defop("linear", _linear, "AddmmBackward0")
+def _layer_norm_stats(x, w, b, shape, eps):
+    # what PyTorch's kernel returns beside the result and saves: mean and rstd
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mu = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mu), axis=axes, keepdims=True)
+    return mu, jax.lax.rsqrt(var + eps)
+
+
 LAYER_NORM = defop("layer_norm", _layer_norm, "NativeLayerNormBackward0",
-                   scalar_edges=(1, 2))  # no weight or bias: a None edge, as PyTorch
+                   scalar_edges=(1, 2),  # no weight or bias: a None edge, as PyTorch
+                   names="input weight bias -> bias input weight normalized_shape=shape "
+                         "result1 result2", extras=_layer_norm_stats)
 
 
 @export(method=False)
@@ -72,9 +83,14 @@ def _linear_graph(input, weight, bias):
         return matmul_graph(input, apply(T, (weight,)))
     if input.ndim == 2:
         return apply(ADDMM, (bias, input, apply(T, (weight,))), _ONES)
-    rows = apply(VIEW, (input,), {"shape": (math.prod(input.shape[:-1]), input.shape[-1])})
-    out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
-    return apply(VIEW, (out,), {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
+    if input.is_contiguous():  # the rows of a view, and the result a view of addmm's
+        rows = view_apply(VIEW, input, {"shape": (math.prod(input.shape[:-1]),
+                                                  input.shape[-1])})
+        out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
+        return view_apply(VIEW, out, {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
+    # NOTE: PyTorch adds the bias in place to matmul's result
+    out = matmul_graph(input, apply(T, (weight,)))
+    return out.add_(bias)
 
 
 _ONES = {"beta": 1, "alpha": 1}

@@ -56,8 +56,13 @@ def _conv_transpose(x, w, b, stride, padding, dilation, groups):
     return y if b is None else y + b.reshape(_bias_shape(nd, -1))
 
 
-CONV = defop("convolution", _conv, "ConvolutionBackward0", scalar_edges=(2,))  # no bias: None
-CONV_T = defop("conv_transpose", _conv_transpose, "ConvolutionBackward0", scalar_edges=(2,))
+# PyTorch saves the input and the weight (never the bias); no bias: a None edge
+_CONV_SAVE = {0: (0, 1), 1: (0, 1), 2: (0, 1)}
+_CONV_NAMES = "input weight bias -> input weight"
+CONV = defop("convolution", _conv, "ConvolutionBackward0", _CONV_SAVE, scalar_edges=(2,),
+             names=_CONV_NAMES)
+CONV_T = defop("conv_transpose", _conv_transpose, "ConvolutionBackward0", _CONV_SAVE,
+               scalar_edges=(2,), names=_CONV_NAMES)
 
 
 def _check_conv_input(input, weight, nd, name, transposed, groups):

@@ -273,9 +273,23 @@ def _soft_ce(logp, p, weight, reduction):
     return _REDUCE[reduction](loss)
 
 
+def _nll_total_weight(logp, target, weight, reduction, ignore_index):
+    # what PyTorch's kernel returns beside the loss and saves: the summed weight of the
+    # counted targets (0 from the batched CPU kernel with reduction='none')
+    if reduction == "none" and logp.ndim > 1:
+        return (jnp.zeros((), logp.dtype),)
+    t = jnp.where(target == ignore_index, 0, target)
+    w = jnp.ones(t.shape, logp.dtype) if weight is None else weight[t].astype(logp.dtype)
+    return (jnp.sum(jnp.where(target == ignore_index, jnp.zeros((), logp.dtype), w)),)
+
+
 # the target and the class weights are not differentiable: no edges, as in PyTorch
-NLL = defop("nll_loss", _nll, "NllLossBackward0", nondiff=(1, 2))
-NLL2D = defop("nll_loss2d", _nll, "NllLoss2DBackward0", nondiff=(1, 2))
+_NLL_NAMES = ("self target weight -> self target weight reduction=reduction:enum ignore_index "
+              "total_weight=result1")
+NLL = defop("nll_loss", _nll, "NllLossBackward0", nondiff=(1, 2), names=_NLL_NAMES,
+            extras=_nll_total_weight)
+NLL2D = defop("nll_loss2d", _nll, "NllLoss2DBackward0", nondiff=(1, 2), names=_NLL_NAMES,
+              extras=_nll_total_weight)
 SOFT_CE = _per_reduction("soft_cross_entropy", _soft_ce, {
     "mean": "DivBackward1", "sum": "NegBackward0", "none": "NegBackward0"})
 

@@ -7,7 +7,8 @@ or ``name=source``, the source being an argument name, a static argument, ``resu
 ``result<k>`` (an output), a Python literal, or ``<arg>_sym_sizes`` /
 ``<arg>_sym_strides`` / ``<arg>_sym_numel`` / ``<arg>_dim`` / ``<arg>_scalar_type`` (read
 from what the node kept of the argument); ``src:tuple`` makes an int static a 1-tuple,
-``src:int`` a 1-tuple static its int, ``src:first`` a tuple's first entry.
+``src:int`` a 1-tuple static its int, ``src:first`` a tuple's first entry, ``src:enum`` a
+loss reduction its number (``mean`` -> 1).
 Nothing here runs while an op records: the string is parsed on first use and the values
 are read when an attribute is asked for.
 """
@@ -40,8 +41,10 @@ class Spec:
         self.args = head.split()
         self.entries = [self._entry(e, op) for e in tail.split()]
         self.by_name = {e[0]: e for e in self.entries}
-        self.pack = tuple(where if kind == _ARG else "result" for _, kind, where in self.entries
-                          if kind == _ARG or kind == _OUT and where == 0)
+        # ("extra", k): output k of an op with ``extras`` (which packs them under hooks)
+        self.pack = tuple(where if kind == _ARG else "result" if where == 0 else ("extra", where)
+                          for _, kind, where in self.entries
+                          if kind == _ARG or kind == _OUT and (where == 0 or op.extras))
 
     def _entry(self, text, op):
         name, _, src = text.partition("=")
@@ -103,6 +106,8 @@ def saved_attribute(node, attr):
         v = dict(node._key).get(where[0])
         if where[1] == "tuple":
             return (v,) if isinstance(v, int) else v
+        if where[1] == "enum":  # a loss reduction, as PyTorch's at::Reduction number
+            return _REDUCTIONS.get(v, v)
         if isinstance(v, tuple) and (len(v) == 1 or where[1] == "first" and v):
             return v[0]  # "int": a 1-tuple's int; "first": the first entry
         return v
@@ -123,6 +128,9 @@ def saved_attribute(node, attr):
         return len(shape)
     from .._dtype import from_jax
     return from_jax(dtype)
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
 def saved_names(node):
@@ -166,7 +174,7 @@ def _arg_value(node, i):
         return s.unpack(node, True)
     if s is _CONST:
         v = _const(node, i)
-        if node._op.scalar_edges:  # PyTorch wraps the number into a Tensor
+        if v is not None and node._op.scalar_edges:  # PyTorch wraps the number into a Tensor
             from .._factory import tensor
             return tensor(v)
         return v
@@ -189,6 +197,12 @@ def _arg_meta(node, i):
 def _out_value(node, k):
     """Output ``k`` as saved: a new Tensor equal to it, whose grad_fn is ``node``."""
     s = node._out_saved
+    extra = node._extra
+    if k and node._op.extras is not None:  # packed under hooks, else computed again
+        if extra is not None:
+            return extra[k - 1].unpack(node, True)
+        vals = node._unpack(False)
+        return _as_tensor(dispatch.extras_fn(node._op, node._key)(*vals)[k - 1], None, 0)
     if k == 0 and s is not None:
         if s.__class__ is tuple:
             data, ref, version = s

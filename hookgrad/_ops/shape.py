@@ -108,8 +108,14 @@ SPLIT_SIZES = defop("split_with_sizes", lambda x, sections, dim: tuple(
     jnp.split(x, sections, axis=dim)), "SplitWithSizesBackward0", ())
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
                names="self -> dim")
-MASKED_SELECT = defop("masked_select", lambda x, idx, shape: jnp.broadcast_to(x, shape).reshape(
-    -1)[idx], "MaskedSelectBackward0", {0: (1,)}, nondiff=(1,))
+def _masked_select(x, mask, count):
+    x, mask = jnp.broadcast_arrays(x, mask)
+    return x[jnp.nonzero(mask, size=count)]
+
+
+# the count of True entries is static (one program per count); PyTorch saves mask and self
+MASKED_SELECT = defop("masked_select", _masked_select, "MaskedSelectBackward0", nondiff=(1,),
+                      names="self mask -> mask self")
 
 
 
@@ -480,9 +486,11 @@ def masked_select(input, mask) -> Tensor:
     if mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     b = tuple(np.broadcast_shapes(input.shape, mask.shape))
-    flat_mask = np.asarray(jnp.broadcast_to(mask._data, b)).reshape(-1)
-    idx = Tensor._wrap(jnp.asarray(np.nonzero(flat_mask)[0].astype(np.int32)))
-    return apply(MASKED_SELECT, (input, idx), {"shape": b})
+    if isinstance(mask._data, jax.core.Tracer):
+        raise RuntimeError("masked_select has a data-dependent shape and cannot be traced; "
+                           "use hookgrad.where instead")
+    count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), b)))
+    return apply(MASKED_SELECT, (input, mask), {"count": count})
 
 
 TENSOR_PROPERTIES = {"T": _T, "mT": _mT}

@@ -148,13 +148,24 @@ def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):
     if src is not None and src.diff:
         grad_base = src.grad_base
         if creation is None and src.creation != _views.DEFAULT:
-            creation, fn_name = src.creation, src.fn_name
+            # PyTorch's error names the output of this view op (``Output 0 of Select``)
+            creation, fn_name = src.creation, _output_name(out) or src.fn_name
     else:  # x is its own autograd base (a root, or a detach()/.data alias)
         grad_base = x
     if creation is None:
         creation = _views.DEFAULT if _gm.enabled else _views.NO_GRAD
     return _views.alias(out, x, diff=True, shared=True, geom_fn=geom_fn, statics=statics,
                         creation=creation, fn_name=fn_name, grad_base=grad_base)
+
+
+def _output_name(t):
+    """``(node name less "Backward"/"Backward0", output number)`` of ``t``'s grad_fn."""
+    node = t.grad_fn
+    if node is None:
+        return None
+    name = node.name().rpartition("::")[2]
+    head, _, tail = name.rpartition("Backward")
+    return (head + tail if tail != "0" else head) if head else name, t._output_nr
 
 
 def make_views(outs, x, geoms, name):
@@ -217,36 +228,51 @@ class CopySlices(_Node):
 
 
 def check_view_inplace(t, info, record):
-    """PyTorch's checks before an in-place op on the view ``t`` (``info``: its ViewInfo)."""
+    """PyTorch's checks before an in-place op on the view ``t`` (``info``: its ViewInfo):
+    autograd's first, then the kernel's overlap check."""
+    base = info.grad_base
+    if _gm.enabled and (record or base._requires_grad):
+        _check_view_creation(info.creation, info.fn_name)
+        check_leaf_view(base)
     if _views.is_overlapping(*info.geom[:2]):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    base = info.grad_base
-    if not (_gm.enabled and (record or base._requires_grad)):
-        return
-    if info.creation == _views.MULTI:
-        raise RuntimeError(f"Output {info.fn_name[1]} of {info.fn_name[0]} is a view and is "
+
+
+def check_setitem_view(t, view_name):
+    """``t[idx] = v`` writes through a view PyTorch makes of ``t`` (``view_name``: the last
+    view op of the index, ``Select``): a view of a custom Function's output, or of a
+    multi-output view op's, fails as an in-place write into that view."""
+    info = t._view
+    if info is not None and info.diff and _gm.enabled and info.grad_base._requires_grad and \
+            info.creation in (_views.MULTI, _views.CUSTOM):
+        _check_view_creation(info.creation, (view_name, 0))
+    check_leaf_view(t)
+
+
+def _check_view_creation(creation, fn_name):
+    if creation == _views.MULTI:
+        raise RuntimeError(f"Output {fn_name[1]} of {fn_name[0]} is a view and is "
                            "being modified inplace. This view is the output of a function that "
                            "returns multiple views. Such functions do not allow the output "
                            "views to be modified inplace. You should replace the inplace "
                            "operation by an out-of-place one.")
-    if info.creation == _views.NO_GRAD:
+    if creation == _views.NO_GRAD:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
                            "with grad mode enabled. Given that this use case is ambiguous and "
                            "error-prone, it is forbidden. You can clarify your code by moving "
                            "both the view and the inplace either both inside the no_grad "
                            "block (if you don't want the inplace to be tracked) or both "
                            "outside (if you want the inplace to be tracked).")
-    if info.creation == _views.CUSTOM:
-        raise RuntimeError(f"Output {info.fn_name[1]} of {info.fn_name[0]} is a view and is "
+    if creation == _views.CUSTOM:
+        raise RuntimeError(f"Output {fn_name[1]} of {fn_name[0]} is a view and is "
                            "being modified inplace. This view was created inside a custom "
                            "Function (or because an input was returned as-is) and the "
                            "autograd logic to handle view+inplace would override the custom "
                            "backward associated with the custom Function, leading to "
                            "incorrect gradients. This behavior is forbidden. You can fix this "
                            "by cloning the output of the custom Function.")
-    check_leaf_view(base)
 
 
 def check_leaf_view(base):

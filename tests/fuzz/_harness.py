@@ -5,6 +5,7 @@ its first differing observation) or ``skipped`` by a named rule. A rule names th
 "Differences from PyTorch" row it stands for; nothing is skipped without one.
 """
 import math
+import re
 import warnings
 
 from tests.fuzz._programs import PRELUDE, generate
@@ -70,22 +71,113 @@ _SHAPE_ONLY = {"gather", "take"}
 
 
 def _saved_by_readme(ops):
-    """The first difference is in what a saved-tensor hook of one of ``ops`` sees."""
+    """The first difference is in what a saved-tensor hook of one of ``ops`` sees (packing,
+    or unpacking later in backward: the op is the line that opened the hook's label)."""
     def match(program, diff):
-        if ".pack" not in repr((diff.label, diff.hookgrad, diff.torch)) and \
-                ".unpack" not in repr((diff.label, diff.hookgrad, diff.torch)):
+        text = repr((diff.label, diff.hookgrad, diff.torch))
+        if ".pack" not in text and ".unpack" not in text:
             return False
-        return program.lines[diff.line][0].replace("+saved_hooks", "") in ops
+        tags = {program.lines[diff.line][0]}
+        for label in re.findall(r"'(s\d+)\.(?:un)?pack'", text):
+            tags |= {tag for tag, src in program.lines if f"pack('{label}')" in src}
+        return any(t.replace("+saved_hooks", "") in ops for t in tags)
     return match
+
+
+# PyTorch's node names (in its "modified by an inplace operation" message) of those ops
+_RECOMPUTED_NODES = {"Reciprocal", "Sqrt", "Rsqrt", "Prod", "Std", "Var", "Amax", "Amin", "Max",
+                     "Min", "LinalgVectorNorm", "Norm", "Logsumexp", "Cumprod", "Pow", "Tan",
+                     "Tanh", "Sigmoid", "Exp"}
+
+
+def _result_changed_in_place(program, diff):
+    """PyTorch's backward fails because a saved result was changed in place: hookgrad
+    computes the result again from the inputs, which did not change."""
+    if diff.kind != "raises-only-torch":
+        return False
+    m = re.search(r"modified by an inplace operation: .*? which is output 0 of (\w+?)\d*,",
+                  diff.torch[1])
+    return m is not None and m.group(1) in _RECOMPUTED_NODES
+
+
+def _result_grad_second_order(program, diff):
+    """Under create_graph PyTorch's second backward flows through the saved result; the
+    retained gradient of that result (``y.grad``) differs where hookgrad saved the input."""
+    if "create_graph" not in program.flags or not diff.label.endswith(".grad"):
+        return False
+    var = diff.label[:-len(".grad")]
+    return any(src.startswith(f"{var} = ") and tag in _RECOMPUTED for tag, src in program.lines)
+
+
+def _other_saved_modified(ops):
+    """Both fail backward on a tensor changed in place, but PyTorch first finds the tensor
+    one of ``ops`` saved whole (hookgrad kept only its shape), so the messages name
+    different tensors."""
+    def match(program, diff):
+        return diff.kind == "error-message" and all(
+            "modified by an inplace operation" in d[1] for d in (diff.hookgrad, diff.torch)) \
+            and any(tag.replace("+saved_hooks", "") in ops for tag, _ in program.lines)
+    return match
+
+
+def _either(*matchers):
+    return lambda program, diff: any(m(program, diff) for m in matchers)
+
+
+def _torch_message(pattern):
+    def match(program, diff):
+        return diff.kind == "raises-only-torch" and re.search(pattern, diff.torch[1]) is not None
+    return match
+
+
+def _at_path(obs, path):
+    for p in path:
+        try:
+            obs = obs[p]
+        except (IndexError, KeyError, TypeError):
+            return None
+    return obs
+
+
+def _flat(v):
+    if isinstance(v, list):
+        for x in v:
+            yield from _flat(x)
+    else:
+        yield v
+
+
+def _zeros_for_none(program, diff):
+    """A second-order gradient PyTorch leaves None is zeros in hookgrad; a gradient that
+    depends on no input (PyTorch's does not require grad) still requires grad."""
+    if "create_graph" not in program.flags:
+        return False
+    if diff.kind == "raises-only-torch":
+        return diff.torch[1].startswith("element 0 of tensors does not require grad")
+    if diff.kind != "structure":
+        return False
+    got, want = _at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)
+    return want is None and isinstance(got, dict) and not any(_flat(got.get("value")))
 
 
 # programs whose first difference a README row explains
 SKIP = [
     Rule("saved_result_recomputed", "`_saved_*` of ops whose result PyTorch saves but hookgrad "
          "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the input, not the "
-         "result", _saved_by_readme(_RECOMPUTED)),
+         "result; changing the result in place does not fail backward",
+         _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
+                 _result_grad_second_order)),
+    Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
+         "what the one node saves", _saved_by_readme({"einsum"})),
+    Rule("scatter_small_index", "`scatter`/`scatter_add` with an `index` smaller than `src` | "
+         "`src` gets its gradient", _torch_message(
+             r"^Function Scatter(Add)?Backward0 returned an invalid gradient at index 1")),
+    Rule("create_graph_zeros", "The graph a backward records under `create_graph=True` | an "
+         "input the derivative does not depend on gets zeros, not None; a gradient that depends "
+         "on no input still requires grad", _zeros_for_none),
     Rule("saved_shape_only", "some ops save a whole tensor (`gather`, `take`, ...) | where "
-         "hookgrad keeps only a shape", _saved_by_readme(_SHAPE_ONLY)),
+         "hookgrad keeps only a shape",
+         _either(_saved_by_readme(_SHAPE_ONLY), _other_saved_modified(_SHAPE_ONLY))),
 ]
 
 

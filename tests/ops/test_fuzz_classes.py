@@ -2,7 +2,7 @@
 one named test per fixed class, each checked against PyTorch where it is installed."""
 import pytest
 
-from tests.differential import same_as_torch
+from tests.differential import py, same_as_torch
 
 
 def _packed(L, fn):
@@ -93,3 +93,300 @@ def test_saved_tensor_hooks_unpack_in_pack_order(op):
     packs = [v for k, v in log if k == "pack"]
     unpacks = [v for k, v in log if k == "unpack"]
     assert len(packs) == 2 and unpacks == packs  # unpacked in the order packed
+
+
+def _logged(L, fn):
+    # every pack and unpack hook call (shape and values) while ``fn`` records and backward runs
+    log = []
+    with L.autograd.graph.saved_tensors_hooks(
+            lambda t: log.append(("pack", list(t.shape), t.tolist())) or t,
+            lambda t: log.append(("unpack", list(t.shape), t.tolist())) or t):
+        y = fn()
+    (y * y).sum().backward()
+    return log
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_conv1d_saves_input_and_weight_only(bias, batched):
+    # seeds 89 123 215 651: the bias was packed; an absent bias keeps its None edge
+    def scenario(L):
+        x = L.tensor([[[-0.86, -1.26], [0.99, 0.36]], [[-0.35, 1.72], [-1.54, -1.64]]],
+                     requires_grad=True)
+        w = L.tensor([[[-1.58, 0.07], [-0.58, 1.77]]], requires_grad=True)
+        b = L.tensor([-1.53], requires_grad=True) if bias else None
+        xin = x if batched else x[0]
+        log = _logged(L, lambda: L.nn.functional.conv1d(xin, w, b))
+        y = L.nn.functional.conv1d(x, w, b)
+        return {"log": log, "edges": [n and type(n).__name__ for n, _ in y.grad_fn.next_functions],
+                "grads": [x.grad.tolist(), w.grad.tolist(), b and b.grad.tolist()]}
+    got = same_as_torch(scenario)
+    assert [shape for kind, shape, _ in got["log"] if kind == "pack"] == \
+        ([[2, 2, 2]] if batched else [[1, 2, 2]]) + [[1, 2, 2]]
+    assert got["edges"][2] == ("AccumulateGrad" if bias else None)
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm_packs_bias_input_weight_mean_rstd(affine):
+    # seeds 81 106 145 241 267 281 522 566 694: PyTorch also saves the mean and rstd
+    def scenario(L):
+        x = L.tensor([[1.0, 2.0, 4.5, -1.0], [0.5, -2.0, 3.0, 1.0]], requires_grad=True)
+        w = L.tensor([2.0, 1.0, 0.5, 3.0], requires_grad=True) if affine in ("weight", "both") \
+            else None
+        b = L.tensor([3.0, 1.0, 0.0, 1.0], requires_grad=True) if affine in ("bias", "both") \
+            else None
+        log = _logged(L, lambda: L.nn.functional.layer_norm(x, (4,), w, b))
+        y = L.nn.functional.layer_norm(x, (4,), w, b)  # no hooks: computed when read
+        node = y.grad_fn
+        return py({"log": log, "mean": node._saved_result1, "rstd": node._saved_result2,
+                   "shape": list(node._saved_normalized_shape), "grad": x.grad,
+                   "edges": [n and type(n).__name__ for n, _ in node.next_functions]})
+    got = same_as_torch(scenario)
+    packs = [shape for kind, shape, _ in got["log"] if kind == "pack"]
+    assert packs[-2:] == [[2, 1], [2, 1]] and got["mean"] == [[1.625], [0.625]]
+    assert [s for k, s, _ in got["log"] if k == "unpack"] == packs  # in the order packed
+
+
+@pytest.mark.parametrize("case", ["mean", "weight_ignore_sum", "none", "unbatched_none",
+                                  "2d_mean", "2d_none", "cross_entropy"])
+def test_nll_loss_packs_total_weight(case):
+    # seeds 67 116 160 261 274 309 324 531: PyTorch saves total_weight after the target
+    def scenario(L):
+        F = L.nn.functional
+        shape, target, kw = {
+            "mean": ((2, 3), [0, 2], {}),
+            "weight_ignore_sum": ((2, 3), [0, 1], {"weight": [1.0, 2.0, 3.0], "ignore_index": 1,
+                                                  "reduction": "sum"}),
+            "none": ((2, 3), [0, 1], {"weight": [1.0, 2.0, 3.0], "reduction": "none"}),
+            "unbatched_none": ((3,), 1, {"weight": [1.0, 2.0, 3.0], "reduction": "none"}),
+            "2d_mean": ((2, 3, 2), [[0, 2], [1, 1]], {}),
+            "2d_none": ((2, 3, 2), [[0, 2], [1, 1]], {"reduction": "none"}),
+            "cross_entropy": ((2, 3), [0, 2], {}),
+        }[case]
+        n = 1
+        for d in shape:
+            n *= d
+        x = L.arange(float(n)).reshape(shape).mul(0.3).sin().requires_grad_()
+        if "weight" in kw:
+            kw = dict(kw, weight=L.tensor(kw["weight"]))
+        fn = F.cross_entropy if case == "cross_entropy" else F.nll_loss
+        log = _logged(L, lambda: fn(x, L.tensor(target), **kw))
+        node = fn(x, L.tensor(target), **kw).grad_fn
+        while not type(node).__name__.startswith("NllLoss"):
+            node = node.next_functions[0][0]
+        return py({"log": log, "total_weight": node._saved_total_weight,
+                   "reduction": node._saved_reduction, "grad": x.grad})
+    got = same_as_torch(scenario)
+    packs = [shape for kind, shape, _ in got["log"] if kind == "pack"]
+    assert packs[-1] == []  # total_weight, a 0-d tensor, packed last
+
+
+@pytest.mark.parametrize("index", ["mask3d", "rows", "mask2d_after_slice", "mask_and_ints",
+                                   "masked_select", "masked_select_broadcast"])
+def test_boolean_mask_indexing_saves_the_mask(index):
+    # seeds 82 293 377 396 664 795 940: hookgrad packed the mask's nonzero integer indices
+    def scenario(L):
+        x = L.tensor([[[1.48, -0.67], [-1.2, 1.9]], [[-1.83, 0.21], [0.41, 0.98]],
+                      [[-1.5, -0.99], [-0.43, 0.86]]], requires_grad=True)
+        y = x * 2
+        fn = {
+            "mask3d": lambda: y[y > 0],
+            "rows": lambda: y[L.tensor([True, False, True])],
+            "mask2d_after_slice": lambda: y[:, L.tensor([[True, False], [True, True]])],
+            "mask_and_ints": lambda: y[L.tensor([True, False, True]), L.tensor([0, 1])],
+            "masked_select": lambda: y.masked_select(y > 0),
+            "masked_select_broadcast": lambda: y.masked_select(L.tensor([True, False])),
+        }[index]
+        dtypes = []
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: dtypes.append(str(t.dtype).split(".")[-1]) or t, lambda t: t):
+            out = fn()
+        log = _logged(L, fn)
+        return py({"log": log, "dtypes": dtypes, "out": out, "grad": x.grad})
+    got = same_as_torch(scenario)
+    assert got["dtypes"][0] == "bool"  # the mask, as given
+
+
+def test_a_mask_changed_in_place_after_indexing_fails_backward():
+    # the mask is saved as it is: its version is checked, as in PyTorch
+    def scenario(L):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        mask = L.tensor([True, False, True])
+        y = x[mask]
+        mask[0] = False
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return str(e).split(":")[0]
+        return "no error"
+    assert same_as_torch(scenario) == ("one of the variables needed for gradient computation "
+                                       "has been modified by an inplace operation")
+
+
+@pytest.mark.parametrize("index", ["[3]", "(:, [2])", "[[2, 2]]"])
+def test_a_mask_of_another_shape_raises_index_error(index):
+    def scenario(L):
+        x = L.ones(2, 3)
+        idx = {"[3]": L.tensor([True, False, True]),
+               "(:, [2])": (slice(None), L.tensor([True, False])),
+               "[[2, 2]]": L.tensor([[True, False], [True, True]])}[index]
+        try:
+            x[idx]
+        except IndexError as e:
+            return str(e)
+        return "no error"
+    got = same_as_torch(scenario)
+    assert got.startswith("The shape of the mask")
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return [type(e).__name__, str(e)]
+    return None
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 2), (2, 3, 2), ()])
+@pytest.mark.parametrize("index", [[1, 5], [-1, 0], [0, -3], [7, 5]])
+def test_index_select_out_of_range_raises_pytorchs_cpu_error_per_dim(shape, index):
+    # seed 390: PyTorch's CPU kernel for dim 1 raises RuntimeError, the others IndexError
+    def scenario(L):
+        x = L.ones(shape)
+        idx = index if shape else [next(i for i in index if i)]  # one entry for a 0-d x
+        return [_error(lambda: x.index_select(d, L.tensor(idx)))
+                for d in range(max(len(shape), 1))]
+    got = same_as_torch(scenario)
+    assert all(e is not None for e in got)
+
+
+def test_index_select_of_an_empty_dim_raises():
+    got = same_as_torch(lambda L: _error(lambda: L.ones(3, 0).index_select(1, L.tensor([1]))))
+    assert got == ["RuntimeError", "index_select(): self indexing axis dim should be positive"]
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (3, 2, 2)])
+@pytest.mark.parametrize("index", [[0, 5], [-1, 0], [5, -4]])
+@pytest.mark.parametrize("alpha", [1, 2])
+def test_index_add_checks_its_index_eagerly(shape, index, alpha):
+    # JAX drops out-of-range scatter writes: hookgrad returned a result where PyTorch raises
+    def scenario(L):
+        out = []
+        for d in range(len(shape)):
+            src = L.ones([2 if k == d else n for k, n in enumerate(shape)])
+            out.append(_error(lambda: L.zeros(shape).index_add(d, L.tensor(index), src,
+                                                               alpha=alpha)))
+            out.append(_error(lambda: L.zeros(shape).index_add_(d, L.tensor(index), src,
+                                                                alpha=alpha)))
+        return out
+    got = same_as_torch(scenario)
+    assert all(e is not None for e in got)
+
+
+def test_index_add_into_a_0d_tensor():
+    def scenario(L):
+        x = L.tensor(1.5, requires_grad=True)
+        y = x.index_add(0, L.tensor([0]), L.tensor(2.0))
+        y.backward()
+        return [y.item(), x.grad.item(), _error(lambda: L.zeros(()).index_add(
+            0, L.tensor([1]), L.ones(())))]
+    assert same_as_torch(scenario)[:2] == [3.5, 1.0]
+
+
+@pytest.mark.parametrize("hook", ["full_backward_hook", "full_backward_pre_hook"])
+@pytest.mark.parametrize("write", ["add_", "clamp_", "mul_", "copy_"])
+def test_module_outputs_under_backward_hooks_are_views_not_to_write_in_place(hook, write):
+    # seeds 96 420 498 677 802 921: PyTorch's BackwardHookFunction returns views
+    def scenario(L):
+        m = L.nn.Linear(3, 2)
+        getattr(m, "register_" + hook)(lambda *args: None)
+        y = m(L.tensor([[1.0, -2.0, 0.5]], requires_grad=hook == "full_backward_hook"))
+        args = {"add_": (1,), "clamp_": (-1, 1), "mul_": (2,), "copy_": (L.ones(1, 2),)}[write]
+        return [y._is_view(), type(y.grad_fn).__name__,
+                _error(lambda: getattr(y, write)(*args))]
+    got = same_as_torch(scenario)
+    assert got[0] is True and got[2][1].startswith("Output 0 of BackwardHookFunction is a view")
+
+
+@pytest.mark.parametrize("write", ["add_", "mul_"])
+def test_in_place_on_an_expanded_leaf_view_names_the_leaf_first(write):
+    # seeds 706 820: autograd's leaf check comes before the kernel's overlap check
+    def scenario(L):
+        a = L.tensor([[0.5, 1.5], [2.0, -1.0]], requires_grad=True)
+        y = (a * 1).expand(2, 2, 2)
+        return [_error(lambda: getattr(a.expand(2, 2, 2), write)(2)),
+                _error(lambda: getattr(y, write)(2))]
+    got = same_as_torch(scenario)
+    assert got[0][1] == ("a view of a leaf Variable that requires grad is being used in an "
+                         "in-place operation.")
+    assert got[1][1].startswith("unsupported operation: more than one element")
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 2, 3), (2, 2, 2, 3), "expanded"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_linear_records_pytorchs_views(shape, bias):
+    # seeds 203 206 344 639 673 763: the result of the flattened path is a view of addmm's
+    # (in place: AsStridedBackward0); a non-contiguous input adds the bias in place
+    def scenario(L):
+        w = L.ones(2, 3, requires_grad=True)
+        b = L.tensor([0.5, -1.0], requires_grad=True) if bias else None
+        x = L.ones(2, 3, requires_grad=True)
+        x = x.expand(2, 2, 3) if shape == "expanded" else L.ones(shape, requires_grad=True)
+        y = L.nn.functional.linear(x, w, b)
+        before = [type(y.grad_fn).__name__, y._is_view(),
+                  [n and type(n).__name__ for n, _ in y.grad_fn.next_functions]]
+        y.add_(1)
+        y.sum().backward()
+        return before + [type(y.grad_fn).__name__, w.grad]
+    same_as_torch(lambda L: py(scenario(L)))
+
+
+@pytest.mark.parametrize("write", ["unsqueeze_squeeze_add_", "setitem_int", "setitem_slice",
+                                   "unbind_view", "split_select"])
+def test_a_view_of_a_guarded_view_names_its_own_op(write):
+    # seeds 316 368 475 560 789: PyTorch's error names the last view op's output
+    def scenario(L):
+        m = L.nn.Linear(3, 2)
+        m.register_full_backward_pre_hook(lambda *args: None)
+        y = m(L.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], requires_grad=True))
+        x = L.ones(2, 3, requires_grad=True) * 1
+
+        def go():
+            if write == "unsqueeze_squeeze_add_":
+                y.unsqueeze(1).squeeze(1).add_(1)
+            elif write == "setitem_int":
+                y[0] = 0.5
+            elif write == "setitem_slice":
+                y[0:1] = 0.5
+            elif write == "unbind_view":
+                x.unbind(0)[1].view(-1).add_(1)
+            else:
+                x.split(1)[1][0].add_(1)
+        return _error(go)
+    got = same_as_torch(scenario)
+    assert got[0] == "RuntimeError" and "BackwardHookFunction" not in got[1]
+
+
+@pytest.mark.parametrize("call", ["scatter_add", "scatter", "scatter_value", "scatter_reduce",
+                                  "index_select", "getitem", "getitem_mask"])
+def test_pack_hooks_run_before_an_index_error(call):
+    # seeds 547 657: PyTorch records the node (packing what it saves) before its kernel
+    # checks the index values
+    def scenario(L):
+        x = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        i = L.tensor([[0, 5], [1, 0]])
+        fn = {"scatter_add": lambda: x.scatter_add(1, i, x * 2),
+              "scatter": lambda: x.scatter(1, i, x * 2),
+              "scatter_value": lambda: x.scatter(1, i, 0.5),
+              "scatter_reduce": lambda: x.scatter_reduce(1, i, x * 2, "sum"),
+              "index_select": lambda: x.index_select(1, L.tensor([0, 5])),
+              "getitem": lambda: x[L.tensor([0, 5])],
+              "getitem_mask": lambda: x[L.tensor([True, False, True])]}[call]
+        log = []
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: log.append((list(t.shape), str(t.dtype).split(".")[-1])) or t,
+                lambda t: t):
+            err = _error(fn)
+        return [log, err[0]]
+    got = same_as_torch(scenario)
+    assert got[0] and got[0][0][1] in ("int64", "bool")

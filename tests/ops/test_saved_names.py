@@ -39,7 +39,7 @@ DIFFERS = {
     **dict.fromkeys(["getitem slice", "getitem step", "getitem full", "getitem none_slice",
                      "getitem int_slice", "narrow", "narrow.neg"], _END),
     **dict.fromkeys(["split.sizes", "split_with_sizes", "split_with_sizes.function",
-                     "masked_select", "masked_select.broadcast", "getitem true",
+                     "getitem true",
                      "getitem list", "getitem mask", "getitem tensor", "getitem tensor2",
                      "getitem slice_tensor", "getitem tensor2d", "getitem boolmask",
                      "getitem rowmask", "pack_padded_sequence", "repeat_interleave.tensor",
