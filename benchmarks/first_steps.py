@@ -11,12 +11,15 @@ library's optimizer module, are timed apart). Variants:
                default after the first run on a machine)
   compiled     hookgrad.compile of the step, cache off
   jax_jit      the same step hand-written in JAX + optax under jax.jit(value_and_grad)
+  jax_jit_np   the same, its parameters and batch drawn by NumPy (eager jax.random calls
+               compile a program per shape: ~2 s of jax_jit's figure on a CPU)
   torch        PyTorch eager (when installed)
 
     python benchmarks/first_steps.py [--runs 3]
 
 Each figure is the median of ``--runs`` fresh processes. The last line is
-``first_steps: eager_vs_torch X compiled_vs_jax_jit Y eager_warm_vs_torch Z``.
+``first_steps: eager_vs_torch X compiled_vs_jax_jit Y compiled_vs_jax_jit_np Y2
+eager_warm_vs_torch Z``.
 """
 import argparse
 import json
@@ -58,20 +61,30 @@ def _torch_like(L, compiled):
     return loss.item()
 
 
-def _jax_jit():
+def _jax_jit(host_init=False):
     import jax
     import jax.numpy as jnp
+    import numpy as np
     import optax
 
-    k = jax.random.split(jax.random.key(0), 5)
+    if host_init:
+        rng = np.random.default_rng(0)
+        k = [None] * 5
 
-    def init(key, shape, fan_in):
-        return jax.random.uniform(key, shape, jnp.float32, -1, 1) / fan_in ** 0.5
+        def init(key, shape, fan_in):
+            return jnp.asarray(rng.uniform(-1, 1, shape).astype(np.float32) / fan_in ** 0.5)
+        x = jnp.asarray(rng.standard_normal(SHAPE).astype(np.float32))
+        y = jnp.asarray(rng.integers(0, 10, SHAPE[0]))
+    else:
+        k = jax.random.split(jax.random.key(0), 5)
+
+        def init(key, shape, fan_in):
+            return jax.random.uniform(key, shape, jnp.float32, -1, 1) / fan_in ** 0.5
+        x = jax.random.normal(k[3], SHAPE)
+        y = jax.random.randint(k[4], (SHAPE[0],), 0, 10)
     params = {"c1": init(k[0], (8, 1, 3, 3), 9), "b1": jnp.zeros(8),
               "c2": init(k[1], (8, 8, 3, 3), 72), "b2": jnp.zeros(8),
               "w": init(k[2], (10, 8 * 16 * 16), 2048), "b": jnp.zeros(10)}
-    x = jax.random.normal(k[3], SHAPE)
-    y = jax.random.randint(k[4], (SHAPE[0],), 0, 10)
     tx = optax.adamw(1e-3, weight_decay=1e-2)
 
     def conv(h, w, b):
@@ -98,18 +111,18 @@ def worker(variant):
     t0 = time.perf_counter()
     if variant == "torch":
         import torch as L
-    elif variant != "jax_jit":
+    elif not variant.startswith("jax_jit"):
         import hookgrad as L
     else:
         import jax  # noqa: F401
         import optax  # noqa: F401
-    if variant != "jax_jit":
+    if not variant.startswith("jax_jit"):
         # one-time library set-up counts as import (PyTorch's first optimizer imports its
         # compiler stack: ~1.5 s here)
         L.optim.AdamW([L.nn.Parameter(L.zeros(1))])
     t1 = time.perf_counter()
-    if variant == "jax_jit":
-        _jax_jit()
+    if variant.startswith("jax_jit"):
+        _jax_jit(host_init=variant == "jax_jit_np")
     else:
         _torch_like(L, variant == "compiled")
     t2 = time.perf_counter()
@@ -134,9 +147,9 @@ def main():
         return worker(args.worker)
     try:
         import torch  # noqa: F401
-        variants = ["eager", "eager_warm", "compiled", "jax_jit", "torch"]
+        variants = ["eager", "eager_warm", "compiled", "jax_jit", "jax_jit_np", "torch"]
     except ImportError:
-        variants = ["eager", "eager_warm", "compiled", "jax_jit"]
+        variants = ["eager", "eager_warm", "compiled", "jax_jit", "jax_jit_np"]
     with tempfile.TemporaryDirectory() as cache:
         _fresh("eager", cache)  # fills the persistent cache for eager_warm
         times = {v: [] for v in variants}
@@ -153,6 +166,7 @@ def main():
     if torch_t:
         parts.append(f"eager_vs_torch {med['eager'] / torch_t:.1f}")
     parts.append(f"compiled_vs_jax_jit {med['compiled'] / med['jax_jit']:.2f}")
+    parts.append(f"compiled_vs_jax_jit_np {med['compiled'] / med['jax_jit_np']:.2f}")
     if torch_t:
         parts.append(f"eager_warm_vs_torch {med['eager_warm'] / torch_t:.1f}")
     print("first_steps: " + " ".join(parts))
