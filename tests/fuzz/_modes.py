@@ -285,12 +285,12 @@ def _raised_after_run(program, got, want, used):
     README: An out-of-range index raises ... Inside `hookgrad.compile` ... the call raises
     the same error after the run, before anything is written back (an error the trace
     raises later in the step comes first)."""
-    if not (_flag("bad_index")(program) and got and want and got[-1][1] == "raises" ==
-            want[-1][1] and got[-1][0] >= want[-1][0]):
+    if not (got and want and got[-1][1] == "raises" == want[-1][1] and
+            got[-1][0] >= want[-1][0]):
         return got
     line = want[-1][0]
     if got[-1][2] != want[-1][2]:
-        if got[-1][0] == line:
+        if got[-1][0] == line or not _flag("bad_index")(program):
             return got
         # an error the trace raises on a later line ends the step before the run
         used.add("compiled_trace_error_first")
