@@ -163,8 +163,8 @@ def _zeros_for_none(program, diff):
 # programs whose first difference a README row explains
 SKIP = [
     Rule("saved_result_recomputed", "`_saved_*` of ops whose result PyTorch saves but hookgrad "
-         "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the input, not the "
-         "result; changing the result in place does not fail backward",
+         "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the result, as "
+         "PyTorch's, and then the input; changing the result in place does not fail backward",
          _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
                  _result_grad_second_order)),
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
