@@ -212,7 +212,27 @@ def _as_tensor(data, edge, nr):
     return Tensor._wrap(data, edge, nr)
 
 
+# NOTE: ``_views.MULTI`` / ``_views.CUSTOM`` (a layer above): how the view was made
+_REBASE_FORBIDDEN = {
+    "multi": "This view is the output of a function that returns multiple views. Such "
+             "functions do not allow the output views to be modified inplace. You should "
+             "replace the inplace operation by an out-of-place one.",
+    "custom": "This view was created inside a custom Function (or because an input was "
+              "returned as-is) and the autograd logic to handle view+inplace would override "
+              "the custom backward associated with the custom Function, leading to "
+              "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+              "the output of the custom Function.",
+}
+
+
 def _modified_message(t, version, owner, nr, is_output=False):
+    info = None if is_output else t._view
+    if info is not None and info.diff and info.creation in _REBASE_FORBIDDEN:
+        # PyTorch reads a saved input's grad_fn first: for such a view whose base (or
+        # another view of it) was written, reading it raises this instead
+        name, idx = info.fn_name
+        return (f"Output {idx} of {name} is a view and its base or another view of its base "
+                f"has been modified inplace. {_REBASE_FORBIDDEN[info.creation]}")
     dt = t.dtype.name
     kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int32": "Int", "int64": "Long", "bool": "Bool"}.get(dt, dt)

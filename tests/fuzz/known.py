@@ -5,11 +5,4 @@ counts compared, differing and skipped-by-rule programs); test_fuzz.py marks the
 xfail(strict=True), so a fixed class shows up as XPASS to remove here. Seeds 300-999 are
 beyond test_fuzz.py's tiers: tools/fuzz.py checks them.
 """
-KNOWN = {
-    # a view made inside a custom Function (here a module's BackwardHookFunction, then
-    # linear's view of it) whose base was changed in place: PyTorch raises "Output 0 of View
-    # is a view and its base or another view of its base has been modified inplace" when the
-    # view's grad_fn is next read; hookgrad regenerates it (AsStridedBackward0) and fails
-    # later on the modified saved tensor
-    684: 'error-message @ create_graph',
-}
+KNOWN = {}

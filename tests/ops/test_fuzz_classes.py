@@ -390,3 +390,35 @@ def test_pack_hooks_run_before_an_index_error(call):
         return [log, err[0]]
     got = same_as_torch(scenario)
     assert got[0] and got[0][0][1] in ("int64", "bool")
+
+
+@pytest.mark.parametrize("made_by", ["split", "module_hook", "function"])
+def test_a_saved_view_whose_base_was_written_names_how_it_was_made(made_by):
+    # seed 684: backward reads a saved view's grad_fn first; for a view of a multi-output
+    # op or of a custom Function whose base was written since, that read raises
+    def scenario(L):
+        class Ident(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view(-1)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        a = L.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
+        base = a * 1
+        if made_by == "split":
+            v = base.split(2)[0]
+        elif made_by == "module_hook":
+            m = L.nn.Identity()
+            m.register_full_backward_pre_hook(lambda mod, g: None)
+            v = m(base)
+        else:
+            v = Ident.apply(base)
+        y = (v * v).sum()   # mul saves v
+        base.mul_(2)
+        return _error(lambda: y.backward())
+    got = same_as_torch(scenario)
+    assert got[0] == "RuntimeError"
+    assert "is a view and its base or another view of its base has been modified" in got[1]
