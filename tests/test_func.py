@@ -376,6 +376,28 @@ def test_inplace_on_a_view_is_checked_as_eagerly():
     np.testing.assert_allclose(np.asarray(g["w"]), [0.0, -1.0])
 
 
+def test_a_hooked_module_output_is_not_written_in_place_as_eagerly():
+    # found by tests/fuzz (functional mode, seed 96): outputs under full backward hooks are
+    # views made inside a custom Function eagerly and in PyTorch; under jax.grad too
+    class Hooked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+            self.lin.register_full_backward_hook(lambda mod, gi, go: None)
+
+        def forward(self, x):
+            y = self.lin(x)
+            y.add_(1)
+            return y.sum()
+
+    m, x = Hooked(), hg.ones(2, 3)
+    msg = "Output 0 of BackwardHookFunction is a view and is being modified inplace"
+    with pytest.raises(RuntimeError, match=msg):
+        m(x)
+    with pytest.raises(RuntimeError, match=msg):
+        jax.grad(lambda p: functional_call(m, p, (x,)))(hg.func.state(m))
+
+
 def test_backward_inside_functional_mode_and_traced_reads_raise():
     class Bad(nn.Module):
         def __init__(self, what):

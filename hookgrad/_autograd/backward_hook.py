@@ -60,6 +60,15 @@ class BackwardHookFunctionBackward(_Node):
         return out
 
 
+def as_hook_view(n, t, i):
+    """Make ``n``, output ``i`` of the hooks' identity on ``t``, a view of ``t`` made inside
+    a custom Function, as PyTorch's (eager and functional mode)."""
+    src = t._view
+    _views.alias(n, t, diff=True, shared=True, creation=_views.CUSTOM,
+                 fn_name=("BackwardHookFunction", i),
+                 grad_base=src.grad_base if src is not None and src.diff else t)
+
+
 def _identity_on_tensors(tensors):
     """The identity op: new tensors whose ``grad_fn`` is one BackwardHookFunctionBackward
     (for those that require grad). Returns (node, new_tensors)."""
@@ -72,10 +81,7 @@ def _identity_on_tensors(tensors):
             # a view of ``t`` made inside a custom Function, as PyTorch's: writing into it
             # in place is an error
             n = Tensor._wrap(t._data, node, i)
-            src = t._view
-            _views.alias(n, t, diff=True, shared=True, creation=_views.CUSTOM,
-                         fn_name=("BackwardHookFunction", i),
-                         grad_base=src.grad_base if src is not None and src.diff else t)
+            as_hook_view(n, t, i)
         else:
             # non-differentiable output: a plain alias (in-place writes reach ``t``)
             n = Tensor._wrap(t._data)

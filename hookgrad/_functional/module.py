@@ -19,7 +19,7 @@ from .hooks import FunctionalNode, _identity, _inexact, _wrap, open_tasks
 from .._tensor import Tensor
 from .._autograd import engine
 from .._autograd import hooks as _rules
-from .._autograd.backward_hook import NODE_NAME
+from .._autograd.backward_hook import NODE_NAME, as_hook_view
 from .._autograd.graph import _Node
 
 
@@ -60,6 +60,7 @@ def hook_identity(tensors):
     for i, arr in zip(pos, arrays):
         n = new[i] = Tensor._wrap(arr, node, i)
         n._requires_grad = True
+        as_hook_view(n, tensors[i], i)  # not to be written in place, as eagerly
     node._outs = tuple(weakref.ref(t) for t in new)
     node._out_data = tuple(t._data for t in new)
     return node, new
