@@ -93,6 +93,23 @@ def _identity(arrays, on_grads, always=False):
     """``arrays`` through a custom_vjp identity whose backward is
     ``on_grads(list of cotangents, None for symbolic zeros) -> list`` (not called when no
     cotangent arrives, unless ``always``)."""
+    live = [i for i, x in enumerate(arrays) if isinstance(x, jax.core.Tracer)]
+    if len(live) < len(arrays):
+        # NOTE: a concrete array is no input of the differentiated function: no gradient
+        # reaches it, as PyTorch's engine never reaches what the inputs do not lead to
+        # (through a custom_vjp it would become a traced value JAX's backward passes)
+        if not live:
+            return tuple(arrays)
+        n = len(arrays)
+
+        def on_live(gs):
+            full = [None] * n
+            for i, g in zip(live, gs):
+                full[i] = g
+            out = on_grads(full)
+            return [out[i] for i in live]
+        new = dict(zip(live, _identity(tuple(arrays[i] for i in live), on_live, always)))
+        return tuple(new.get(i, x) for i, x in enumerate(arrays))
     boundaries[0] += 1
 
     @jax.custom_vjp

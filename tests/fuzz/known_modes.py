@@ -7,9 +7,6 @@ XPASS to remove here.
 KNOWN_MODES = {
     "compiled": {},
     "functional": {
-        # a module's full backward pre-hook fires under jax.grad of other leaves, where the
-        # engine, asked for those leaves only, never reaches the module
-        203: "hook-log @ loss (module backward pre-hook off the path to the inputs)",
     },
     "jnp": {},
 }
