@@ -3,7 +3,7 @@ from, and every write of a key goes through its methods.
 
 ``GLOBAL`` is the global key (``hookgrad.manual_seed``, ``hookgrad.default_generator``):
 the compiled and functional modes thread it through their programs with :meth:`KeyState.get`
-and :meth:`KeyState.set`. A leaf module: it imports nothing of hookgrad.
+and :meth:`KeyState.set`. A leaf module: of hookgrad it imports only ``_jax_trace``.
 """
 import contextlib
 
@@ -12,11 +12,7 @@ import numpy as np
 
 __all__ = ["KeyState", "GLOBAL", "jax_key", "split"]
 
-try:  # NOTE: private, but the one cheap way to know no JAX trace is active
-    from jax._src.core import trace_state_clean as _clean
-except ImportError:  # pragma: no cover - a JAX without it: JAX splits every key
-    def _clean():
-        return False
+from ._jax_trace import no_trace as _clean
 
 HOST_SPLITS = 256  # key splits computed with NumPy before JAX's compiled split takes over
 _host = {"splits": 0, "dtype": None}

@@ -212,8 +212,9 @@ def _as_tensor(data, edge, nr):
     return Tensor._wrap(data, edge, nr)
 
 
-# NOTE: ``_views.MULTI`` / ``_views.CUSTOM`` (a layer above): how the view was made
-_REBASE_FORBIDDEN = {
+# why PyTorch forbids writing into a view made by a multi-output op or inside a custom
+# Function, or into its base (keys: ``_views.MULTI`` / ``_views.CUSTOM``, a layer above)
+VIEW_CREATION_REASONS = {
     "multi": "This view is the output of a function that returns multiple views. Such "
              "functions do not allow the output views to be modified inplace. You should "
              "replace the inplace operation by an out-of-place one.",
@@ -227,12 +228,12 @@ _REBASE_FORBIDDEN = {
 
 def _modified_message(t, version, owner, nr, is_output=False):
     info = None if is_output else t._view
-    if info is not None and info.diff and info.creation in _REBASE_FORBIDDEN:
+    if info is not None and info.diff and info.creation in VIEW_CREATION_REASONS:
         # PyTorch reads a saved input's grad_fn first: for such a view whose base (or
         # another view of it) was written, reading it raises this instead
         name, idx = info.fn_name
         return (f"Output {idx} of {name} is a view and its base or another view of its base "
-                f"has been modified inplace. {_REBASE_FORBIDDEN[info.creation]}")
+                f"has been modified inplace. {VIEW_CREATION_REASONS[info.creation]}")
     dt = t.dtype.name
     kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int32": "Int", "int64": "Long", "bool": "Bool"}.get(dt, dt)

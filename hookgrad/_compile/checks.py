@@ -32,6 +32,7 @@ import jax.extend.core as _jex
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _jax_trace
 from .._device import host_bounds
 from .._ops import gather as _gather
 from .._ops.gather import TRACED  # noqa: F401 - the collectors' stack (trace pushes on it)
@@ -45,7 +46,7 @@ _Literal = _jex.Literal
 
 def current_trace():
     """The JAX trace running now (the one a check made now belongs to)."""
-    return _gather._current_trace()
+    return _jax_trace.current()
 
 
 def collector(trace):

@@ -11,7 +11,7 @@ import threading
 
 import jax
 
-from .. import _mode
+from .. import _jax_trace, _mode
 from .._errors import TracedValueError  # noqa: F401 - re-exported (hookgrad.compile)
 from .._tensor import Tensor
 from .._autograd import grad_mode
@@ -127,21 +127,8 @@ class _Tracing:
         self.host_calls = []
 
 
-def _current_trace():
-    try:
-        from jax._src import core
-        return core.trace_ctx.trace
-    except (ImportError, AttributeError):  # other JAX versions: host callbacks always
-        return None
-
-
-def _in_jax_trace():
-    """Whether a JAX transformation is tracing the running code (jit, grad, vmap)."""
-    try:
-        from jax._src import core
-        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
-    except (ImportError, AttributeError):  # other JAX versions: tensors decide alone
-        return False
+_current_trace = _jax_trace.current
+_in_jax_trace = _jax_trace.active
 
 
 def is_host_hook(fn):

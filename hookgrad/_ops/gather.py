@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _jax_trace
 from .._device import host_bounds
 from .._tensor import Tensor
 from .dispatch import apply, pack_before_error
@@ -159,7 +160,7 @@ def _check_traced(arr, low, high, error, ignore):
     if not TRACED.stack or not arr.size:
         return
     col = TRACED.stack[-1]
-    if _current_trace() is not col.trace:
+    if _jax_trace.current() is not col.trace:
         return   # inside a transformation within the step (vmap): not checked
     flag, bad = _index_check(arr, low=low, high=high, ignore=ignore)
     col.checks.append((flag, bad, (error, low, high, ignore)))
@@ -184,15 +185,8 @@ def check_dtype():
     return jax.dtypes.canonicalize_dtype(np.int64)
 
 
-def _current_trace():
-    try:
-        from jax._src import core
-        return core.trace_ctx.trace
-    except (ImportError, AttributeError):  # other JAX versions: traced indices unchecked
-        return None
-
-
-def _OUT_OF_RANGE(bad):
+def out_of_range(bad):
+    """PyTorch's IndexError for an index outside the indexed dim (embedding, index_*)."""
     return IndexError("index out of range in self")
 
 
@@ -261,7 +255,7 @@ def index_select(input, dim, index) -> Tensor:
         if input.ndim > 1 and dim == 1:
             return RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
                                 f"axis_dim={size}")
-        return IndexError("index out of range in self")
+        return out_of_range(bad)
     check_index(index, 0, size, error, before=packing(INDEX_SELECT, (input, index)))
     return apply(INDEX_SELECT, (input, index), {"dim": dim})
 

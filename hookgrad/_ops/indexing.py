@@ -4,7 +4,8 @@ An index (ints, slices, None, Ellipsis, bools, integer or boolean tensors, lists
 into a hashable template, a static argument of the jitted op, and the integer arrays it
 uses, passed as (non-differentiable) arguments. Boolean masks have data-dependent result
 shapes: ``x[mask]`` keeps the mask (``("M", i, ndim, count)``, the count of True entries
-static), so its node saves the mask as PyTorch's does; writes (``x[mask] = v``) turn it into integer arrays eagerly.
+static), so its node saves the mask as PyTorch's does; writes (``x[mask] = v``) turn it
+into integer arrays eagerly.
 
 ``x[idx]`` records what PyTorch records: the basic indices applied left to right, one node
 each (``SelectBackward0`` for an int, ``SliceBackward0`` for a slice that is not the whole
@@ -21,7 +22,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import Op, apply, pack_before_error
-from .gather import check_index, out_of_bounds, packing
+from .gather import check_index, out_of_bounds, out_of_range, packing
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 from .views import check_setitem_view, view_apply
@@ -401,10 +402,10 @@ def _index_add_args(input, dim, index, source, alpha):
         if input.ndim > 1 and d in (0, input.ndim - 1) and alpha == 1 and \
                 index.dtype.name == "int64":
             return out_of_bounds(d, size)(bad)
-        return IndexError("index out of range in self")
-    check_index(index, 0, size, error,
-                before=packing(INDEX_ADD, (input, to_tensor_like(source), index)))
-    return (input, to_tensor_like(source), index), {"dim": d, "alpha": alpha}
+        return out_of_range(bad)
+    args = (input, to_tensor_like(source), index)
+    check_index(index, 0, size, error, before=packing(INDEX_ADD, args))
+    return args, {"dim": d, "alpha": alpha}
 
 
 @export

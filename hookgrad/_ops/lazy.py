@@ -22,6 +22,7 @@ import threading
 
 import jax
 
+from .. import _jax_trace
 from .._tensor import FORCE, Pending
 
 MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
@@ -37,11 +38,7 @@ _lock = threading.RLock()
 _new = object.__new__
 _BIG = 2 ** 63
 
-try:  # NOTE: private, but the one cheap way to know no JAX trace is active
-    from jax._src.core import trace_state_clean as _clean
-except ImportError:  # pragma: no cover - a JAX without it: every read runs as if traced
-    def _clean():
-        return False
+_clean = _jax_trace.no_trace
 
 
 class Setting:

@@ -17,7 +17,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
-from .gather import check_index
+from .gather import check_index, out_of_range
 from .nn_conv import _bias_shape
 from .registry import defop, export
 
@@ -274,7 +274,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def _check_indices_and_renorm(input, weight, max_norm, norm_type):
     """Indices in range (when concrete); with ``max_norm``, the looked-up rows of ``weight``
     renormalized in place, unrecorded."""
-    check_index(input, 0, weight.shape[0], _out_of_range)
+    check_index(input, 0, weight.shape[0], out_of_range)
     if max_norm is not None:
         prev = grad_mode._state.enabled
         grad_mode._state.enabled = False
@@ -283,10 +283,6 @@ def _check_indices_and_renorm(input, weight, max_norm, norm_type):
                                              "p": float(norm_type)}, out=weight)
         finally:
             grad_mode._state.enabled = prev
-
-
-def _out_of_range(bad):
-    return IndexError("index out of range in self")
 
 
 def _negative_class(bad):

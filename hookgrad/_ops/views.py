@@ -16,6 +16,7 @@ import math
 from .. import _views
 from .._autograd import grad_mode
 from .._autograd.graph import _Node
+from .._autograd.saved import VIEW_CREATION_REASONS
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
@@ -252,12 +253,9 @@ def check_setitem_view(t, view_name):
 
 
 def _check_view_creation(creation, fn_name):
-    if creation == _views.MULTI:
-        raise RuntimeError(f"Output {fn_name[1]} of {fn_name[0]} is a view and is "
-                           "being modified inplace. This view is the output of a function that "
-                           "returns multiple views. Such functions do not allow the output "
-                           "views to be modified inplace. You should replace the inplace "
-                           "operation by an out-of-place one.")
+    if creation in VIEW_CREATION_REASONS:
+        raise RuntimeError(f"Output {fn_name[1]} of {fn_name[0]} is a view and is being "
+                           f"modified inplace. {VIEW_CREATION_REASONS[creation]}")
     if creation == _views.NO_GRAD:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
                            "with grad mode enabled. Given that this use case is ambiguous and "
@@ -265,14 +263,6 @@ def _check_view_creation(creation, fn_name):
                            "both the view and the inplace either both inside the no_grad "
                            "block (if you don't want the inplace to be tracked) or both "
                            "outside (if you want the inplace to be tracked).")
-    if creation == _views.CUSTOM:
-        raise RuntimeError(f"Output {fn_name[1]} of {fn_name[0]} is a view and is "
-                           "being modified inplace. This view was created inside a custom "
-                           "Function (or because an input was returned as-is) and the "
-                           "autograd logic to handle view+inplace would override the custom "
-                           "backward associated with the custom Function, leading to "
-                           "incorrect gradients. This behavior is forbidden. You can fix this "
-                           "by cloning the output of the custom Function.")
 
 
 def check_leaf_view(base):

@@ -37,15 +37,10 @@ import optax
 from jax.extend.core import Literal as _Literal
 
 from .. import _dtype
+from .._jax_trace import no_trace as _clean
 from .._tensor import Tensor
 from ._blocks import Block, Params, Placed, map_params, shared_key, stack
 from .optimizer import Optimizer, _to_tensor
-
-try:  # NOTE: private, but the one cheap way to know no JAX trace is active
-    from jax._src.core import trace_state_clean as _clean
-except ImportError:  # pragma: no cover - a JAX without it: inits always run jitted
-    def _clean():
-        return False
 
 
 class _Slot:

@@ -1,0 +1,30 @@
+"""What JAX is tracing now, read from JAX's private trace context in this one place.
+
+``no_trace()`` is the cheap test hot paths use (a key split, a deferred read, an
+optimizer's first state): True when no JAX transformation traces the running code.
+``current()`` is the trace itself (None where JAX has no such context), which code
+compares with the trace it started (a compiled step's host hooks and index checks).
+"""
+try:  # NOTE: private, but the one cheap way to know no JAX trace is active
+    from jax._src.core import trace_state_clean as no_trace
+except ImportError:  # pragma: no cover - a JAX without it: callers act as if traced
+    def no_trace():
+        return False
+
+
+def current():
+    """The JAX trace running now, or None on a JAX without a trace context."""
+    try:
+        from jax._src import core
+        return core.trace_ctx.trace
+    except (ImportError, AttributeError):
+        return None
+
+
+def active():
+    """Whether a JAX transformation traces the running code (jit, grad, vmap)."""
+    try:
+        from jax._src import core
+        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
+    except (ImportError, AttributeError):
+        return False
