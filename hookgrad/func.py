@@ -422,3 +422,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """``jax.vmap`` with ``torch.func.vmap``'s argument names (Tensors in the output become
     arrays). ``randomness`` and ``chunk_size`` are accepted for compatibility."""
     return jax.vmap(_as_array_fn(func), in_axes=in_dims, out_axes=out_dims)
+
+
+from . import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -164,3 +164,9 @@ def collect_all(futures: list[Future]) -> Future[list[Future]]:
 def wait_all(futures: list[Future]) -> list[Any]:
     """Wait for all ``futures``; their values as a list (the first exception is raised)."""
     return [f.wait() for f in collect_all(futures).wait()]
+
+
+from . import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -356,3 +356,9 @@ def _map(fn, x):
     if isinstance(x, list):
         return [_map(fn, v) for v in x]
     return fn(x)
+
+
+from . import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

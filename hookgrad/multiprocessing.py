@@ -159,3 +159,9 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
                       "To use a different start_method use:\n\t\t "
                       "torch.multiprocessing.start_processes(...)", FutureWarning, stacklevel=2)
     return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")
+
+
+from . import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -96,3 +96,9 @@ def draw(kind, shape, *bounds, generator=None):
     else:
         flat = rng.standard_normal(n)
     return flat.reshape(shape)
+
+
+from . import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

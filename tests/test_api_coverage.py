@@ -27,6 +27,14 @@ def _tool():
     (lambda: hookgrad.autograd.foo, "torch.autograd.foo"),
     (lambda: hookgrad.utils.foo, "torch.utils.foo"),
     (lambda: hookgrad.Tensor.foo, "torch.Tensor.foo"),
+    (lambda: hookgrad.distributed.rpc, "torch.distributed.rpc"),
+    (lambda: hookgrad.distributed.tensor.redistribute, "torch.distributed.tensor.redistribute"),
+    (lambda: hookgrad.utils.data.foo, "torch.utils.data.foo"),
+    (lambda: hookgrad.nn.init.foo, "torch.nn.init.foo"),
+    (lambda: hookgrad.nn.utils.foo, "torch.nn.utils.foo"),
+    (lambda: hookgrad.func.foo, "torch.func.foo"),
+    (lambda: hookgrad.distributions.foo, "torch.distributions.foo"),
+    (lambda: hookgrad.cuda.foo, "torch.cuda.foo"),
     (lambda: hookgrad.ones(2).foo, "torch.Tensor.foo"),
 ])
 def test_a_missing_name_says_hookgrad_lacks_it(get, torch_name):

@@ -453,3 +453,9 @@ def hvp(func: Callable[..., Any], inputs, v=None, create_graph: bool = False,
         tensor([6., 6.])
     """
     return _second_order(func, inputs, v, create_graph, strict, "hvp", forward=True)
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

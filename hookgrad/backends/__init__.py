@@ -13,3 +13,9 @@ from ._numerics import (  # noqa: F401 - hookgrad.backends.* and hookgrad.* re-e
     is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
     use_deterministic_algorithms)
 from . import cpu, cuda, cudnn, mps  # noqa: F401 - submodules
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -269,3 +269,9 @@ reset_max_memory_allocated = reset_peak_memory_stats
 def is_bf16_supported(including_emulation=True):
     """Whether bfloat16 works on the GPU: XLA supports it on every GPU it runs on."""
     return is_available()
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -154,3 +154,9 @@ def destroy_process_group(group: Any = None) -> None:
         jax.distributed.shutdown()
         _STATE["started_jax"] = False
     _STATE["initialized"] = False
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -22,3 +22,9 @@ from .uniform import Uniform
 
 __all__ = ["Distribution", "Normal", "Uniform", "Categorical", "Bernoulli",
            "kl_divergence", "register_kl", "constraints"]
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

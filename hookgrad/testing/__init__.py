@@ -5,3 +5,9 @@ from ._creation import make_tensor
 from ._gradients import check_grads
 
 __all__ = ["assert_close", "make_tensor", "check_grads"]
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -319,3 +319,9 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant,
                            preserve_rng_state=preserve)
     return run(end + 1, len(functions) - 1)(input)
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -70,3 +70,9 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
     if tensor.requires_grad:
         out.requires_grad_(True)
     return out
+
+
+from ... import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

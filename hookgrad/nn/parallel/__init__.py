@@ -10,3 +10,9 @@ from .distributed import DistributedDataParallel
 from .scatter_gather import gather, scatter
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel", "gather", "scatter"]
+
+
+from ... import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -19,3 +19,9 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "_DatasetKind", "default_collate", "default_convert", "get_worker_info",
            "random_split"]
+
+
+from ... import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m
