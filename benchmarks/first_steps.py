@@ -13,7 +13,8 @@ library's optimizer module, are timed apart). Variants:
   jax_jit      the same step hand-written in JAX + optax under jax.jit(value_and_grad)
   jax_jit_np   the same, its parameters and batch drawn by NumPy (eager jax.random calls
                compile a program per shape: ~2 s of jax_jit's figure on a CPU)
-  torch        PyTorch eager (when installed)
+  torch        PyTorch eager (when installed; on the GPU where PyTorch has CUDA, as JAX
+               takes the GPU when it has one)
 
     python benchmarks/first_steps.py [--runs 3]
 
@@ -111,6 +112,8 @@ def worker(variant):
     t0 = time.perf_counter()
     if variant == "torch":
         import torch as L
+        if L.cuda.is_available():  # like for like with JAX, which takes the GPU
+            L.set_default_device("cuda")
     elif not variant.startswith("jax_jit"):
         import hookgrad as L
     else:

@@ -358,20 +358,33 @@ class save_on_cpu(saved_tensors_hooks):
             dev = next(iter(arr.devices()))
             if dev.platform == "cpu":
                 return (dev, arr)
-            if pin_memory:
-                host = jax.device_put(arr, jax.sharding.SingleDeviceSharding(
-                    dev, memory_kind="pinned_host"))
-            else:
-                host = jax.device_put(arr, jax.devices("cpu")[0])
-            return (dev, host)
+            return (dev, _offload(arr, dev, pin_memory))
 
         def unpack(packed):
             dev, arr = packed
             if dev is not None and dev.platform != "cpu":
-                arr = jax.device_put(arr, dev)
+                arr = _restore(arr, dev)
             return Tensor._wrap(arr)
 
         super().__init__(pack, unpack)
+
+
+def _offload(arr, dev, pinned):
+    """``arr`` (on ``dev``) copied to host memory: ``dev``'s pinned host memory, or the CPU."""
+    import jax
+    if pinned:
+        return jax.device_put(arr, jax.sharding.SingleDeviceSharding(
+            dev, memory_kind="pinned_host"))
+    return jax.device_put(arr, jax.devices("cpu")[0])
+
+
+def _restore(host, dev):
+    """``host`` back in ``dev``'s own memory."""
+    import jax
+    # NOTE: a pinned-host array names its memory kind: put it to the device's default kind
+    # explicitly (a plain ``device_put(arr, dev)`` keeps the kind and JAX refuses it)
+    return jax.device_put(host, jax.sharding.SingleDeviceSharding(
+        dev, memory_kind=dev.default_memory().kind))
 
 
 class disable_saved_tensors_hooks:

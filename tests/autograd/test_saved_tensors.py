@@ -198,3 +198,20 @@ def test_modified_saved_input_names_its_current_node_and_the_anomaly_hint():
     assert plain["message"].endswith("with torch.autograd.set_detect_anomaly(True, "
                                      "check_nan=False).")
     assert anomaly["message"].endswith("anywhere later. Good luck!")
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_save_on_cpu_round_trip_lands_in_device_memory(pinned):
+    # save_on_cpu's move and its way back, on the CPU device standing in for an
+    # accelerator: a pinned-host copy must come back in the device's default memory
+    import jax
+    from hookgrad._autograd.graph import _offload, _restore
+    dev = jax.devices()[0]
+    arr = jax.numpy.arange(6.0).reshape(2, 3)
+    host = _offload(arr, dev, pinned)
+    if pinned:
+        assert host.sharding.memory_kind == "pinned_host"
+    back = _restore(host, dev)
+    assert back.sharding.memory_kind == dev.default_memory().kind
+    assert back.devices() == {dev}
+    assert (back == arr).all()
