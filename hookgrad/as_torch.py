@@ -69,3 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+from . import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

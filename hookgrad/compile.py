@@ -154,3 +154,7 @@ sys.modules[__name__].__class__ = _CallableModule
 compile.host_hook = host_hook
 compile.is_host_hook = is_host_hook
 compile.TracedValueError = TracedValueError
+
+
+from . import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -9,3 +9,7 @@ kthvalue = _types["kthvalue"]
 median = _types["median"]
 
 __all__ = ["max", "min", "sort", "topk", "kthvalue", "median"]
+
+
+from . import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

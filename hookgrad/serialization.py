@@ -244,3 +244,7 @@ def get_unsafe_globals_in_checkpoint(f) -> list[str]:
     found = {tuple(arg.split(" ", 1)) for op, arg, _ in pickletools.genops(data)
              if op.name == "GLOBAL"}
     return sorted(f"{m}.{n}" for m, n in found if not _reader.is_safe_global(m, n))
+
+
+from . import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -1,4 +1,5 @@
 """A PyTorch name hookgrad lacks fails clearly, and docs/api_coverage.md is current."""
+import importlib
 import importlib.util
 import os
 
@@ -68,3 +69,20 @@ def test_coverage_document_lists_statuses_and_reads_back():
     assert "`Linear`" in implemented and "`NoSuchLayer`" in missing
     assert "| `Embedding` | `sparse=True` gives dense gradients |" in nn_part
     assert tool.names_from_doc(text)["torch.nn"] == sorted(names["torch.nn"])
+
+
+def _public_modules():
+    import pkgutil
+    return [m.name for m in pkgutil.walk_packages(hookgrad.__path__, "hookgrad.")
+            if not any(part.startswith("_") for part in m.name.split("."))]
+
+
+@pytest.mark.parametrize("name", _public_modules())
+def test_every_public_module_says_what_hookgrad_lacks(name):
+    # hookgrad.nn.modules.linear.foo as much as hookgrad.nn.foo: the PyTorch path is named
+    mod = importlib.import_module(name)
+    torch_name = "torch" + name[len("hookgrad"):]
+    # (hookgrad.autograd.graph and its siblings are the internal modules themselves)
+    with pytest.raises(AttributeError, match=r"^module 'hookgrad\.[\w.]+' has no attribute "
+                       rf"'not_a_name': hookgrad does not implement {torch_name}.not_a_name"):
+        getattr(mod, "not_a_name")

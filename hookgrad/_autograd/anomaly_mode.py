@@ -218,3 +218,7 @@ def _host_check(error, messages, has_nan):
     if has_nan:
         _warn(messages)
         raise RuntimeError(error)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__, "torch.autograd.anomaly_mode")

@@ -364,3 +364,7 @@ def _set_output_tangent(out, g):
     if tuple(g.shape) != tuple(out.shape):
         raise _size_error(out, g)
     _set_tangent(out, g)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__, "torch.autograd.forward_ad")

@@ -620,3 +620,7 @@ def _fake_leaf(t):
     leaf = Tensor._wrap(t._data)
     leaf._requires_grad = True
     return leaf
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__, "torch.autograd.function")

@@ -257,3 +257,7 @@ class _unsafe_preserve_version_counter(_DecoratorContextManager):
 
     def clone(self):
         return type(self)(self.tensors)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__, "torch.autograd.grad_mode")

@@ -630,3 +630,6 @@ def _first_grad_hooks(fn):
             call_multi_grad_hook(fn, "any", (grad,))
     return lambda i: wrapped
 
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__, "torch.autograd.graph")

@@ -193,3 +193,7 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

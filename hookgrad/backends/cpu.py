@@ -18,3 +18,7 @@ def get_cpu_capability():
     if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags):
         return "AVX512"
     return "AVX2" if "avx2" in flags else "NO AVX"
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -25,3 +25,7 @@ class _Matmul:
 
 
 matmul = _Matmul()
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -51,3 +51,7 @@ def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=Fals
         yield
     finally:
         g.update(saved)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

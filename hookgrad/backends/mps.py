@@ -9,3 +9,7 @@ def is_built():
 def is_available():
     """False: hookgrad has no ``mps`` device."""
     return False
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -171,3 +171,7 @@ def init_device_mesh(device_type: str, mesh_shape: tuple[int, ...], *,
     except (ValueError, NotImplementedError, AssertionError):
         ids = np.array([d.id for d in devices]).reshape(shape)
     return DeviceMesh(device_type, ids, mesh_dim_names=mesh_dim_names)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

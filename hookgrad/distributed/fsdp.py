@@ -76,3 +76,7 @@ def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data
         jm, param_shardings=fsdp_rules(jm, batch_axis), batch_axis=batch_axis,
         source="fully_shard"))
     return module
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -98,3 +98,7 @@ class Bernoulli(Distribution):
 
     def entropy(self) -> Tensor:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

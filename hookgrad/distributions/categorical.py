@@ -136,3 +136,7 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -145,3 +145,7 @@ less_than = _LessThan
 interval = _Interval
 integer_interval = _IntegerInterval
 independent = _IndependentConstraint
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -214,3 +214,7 @@ class Distribution:
         shown = {k: self.__dict__[k] for k in self.arg_constraints if k in self.__dict__}
         args = ", ".join(f"{k}: {v if v.numel() == 1 else v.size()}" for k, v in shown.items())
         return f"{type(self).__name__}({args})"
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

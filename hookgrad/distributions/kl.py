@@ -105,3 +105,7 @@ def _kl_bernoulli_bernoulli(p, q):
 def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     return where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -88,3 +88,7 @@ class Normal(Distribution):
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

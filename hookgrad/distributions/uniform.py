@@ -94,3 +94,7 @@ class Uniform(Distribution):
 
     def entropy(self) -> Tensor:
         return (self.high - self.low).log()
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

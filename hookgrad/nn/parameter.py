@@ -105,3 +105,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
 
 jax.tree_util.register_pytree_node(Parameter, _flatten, _unflatten)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

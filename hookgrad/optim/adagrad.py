@@ -116,3 +116,7 @@ class Adagrad(TransformOptimizer):
         if "sum" in d:
             inner = replace_part(inner, "sum", sum_of_squares=d["sum"])
         return inner
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

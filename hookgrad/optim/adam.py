@@ -94,3 +94,7 @@ class Adam(AdamFamily):
             if torch_name in d and (field != "nu_max" or static[1]):
                 fields[field] = d[torch_name]
         return replace_part(inner, "adam", **fields)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -47,3 +47,7 @@ class Adamax(AdamFamily):
     @staticmethod
     def _from_torch(static, inner, d, count):
         return adam_state_from_torch(inner, "adamax", d, count, "exp_inf")
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

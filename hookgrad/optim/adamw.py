@@ -29,3 +29,7 @@ class AdamW(Adam):
                          maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

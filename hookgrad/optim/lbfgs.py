@@ -239,3 +239,7 @@ class LBFGS(Optimizer):
         state.update(d=wrap(d), t=wrap(t), H_diag=wrap(h_diag), prev_flat_grad=wrap(prev_g),
                      prev_loss=prev_loss)
         return orig_loss
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -30,3 +30,7 @@ __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
 for _name in __all__:
     globals()[_name].__module__ = __name__
 del _name
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

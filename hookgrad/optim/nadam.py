@@ -127,3 +127,7 @@ class NAdam(AdamFamily):
             inner = replace_part(slot.state.inner_state, "nadam", mu_product=prod)
             slot.state = slot.state._replace(inner_state=inner)
         return slot
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

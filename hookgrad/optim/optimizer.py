@@ -526,3 +526,7 @@ def _cast_state(param, value, key=None):
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, v) for v in value)
     return value
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -65,3 +65,7 @@ class RAdam(AdamFamily):
     @staticmethod
     def _from_torch(static, inner, d, count):
         return adam_state_from_torch(inner, "radam", d, count)
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

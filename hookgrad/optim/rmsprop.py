@@ -89,3 +89,7 @@ class RMSprop(TransformOptimizer):
         if static[2] and "momentum_buffer" in d:
             inner = replace_part(inner, "momentum", trace=d["momentum_buffer"])
         return inner
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -92,3 +92,7 @@ class SGD(TransformOptimizer):
     def _count_from_torch(static, d):
         # a stored buffer means the first (undampened) momentum step is behind us
         return 1 if "momentum_buffer" in d else 0
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

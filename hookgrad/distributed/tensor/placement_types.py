@@ -109,3 +109,7 @@ def of_array(arr: Any) -> tuple[Placement, ...] | None:
         for ax in (() if entry is None else (entry,) if isinstance(entry, str) else entry):
             by_axis[ax] = Shard(d)
     return tuple(by_axis.get(ax, Replicate()) for ax in sharding.mesh.axis_names)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -280,3 +280,7 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

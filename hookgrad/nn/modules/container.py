@@ -551,3 +551,7 @@ class ParameterDict(Module):
     def __ior__(self, other):
         self.update(other)
         return self
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -230,3 +230,7 @@ class ConvTranspose2d(_ConvTranspose):
     """
     _tuple = staticmethod(_pair)
     _fn = staticmethod(F.conv_transpose2d)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

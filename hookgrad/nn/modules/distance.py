@@ -49,3 +49,7 @@ class CosineSimilarity(Module):
 
     def forward(self, x1, x2):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

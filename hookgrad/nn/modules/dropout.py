@@ -49,3 +49,7 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of ``(N, C, D, H, W)``."""
     _fn = staticmethod(F.dropout3d)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -60,3 +60,7 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -29,3 +29,7 @@ __all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]
 from . import rnn  # noqa: E402
 from .rnn import *  # noqa: E402,F401,F403
 __all__ += rnn.__all__
+
+
+from ... import _missing  # noqa: E402
+__getattr__ = _missing.module_getattr(__name__)

@@ -151,3 +151,7 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -169,3 +169,7 @@ class KLDivLoss(_Loss):
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -311,3 +311,7 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
 
 
 jax.tree_util.register_pytree_node(Module, _module_flatten, _module_unflatten)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

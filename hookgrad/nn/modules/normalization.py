@@ -347,3 +347,7 @@ class InstanceNorm3d(_InstanceNorm):
     """
 
     _no_batch_dim = 4
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -216,3 +216,7 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """
 
     _pool = staticmethod(F.adaptive_max_pool2d)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -495,3 +495,6 @@ class GRUCell(RNNCellBase):
         hy = (h - n) * z + n
         return hy if batched else hy.squeeze(0)
 
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -168,3 +168,7 @@ class EmbeddingBag(Module):
                   include_last_offset=include_last_offset, padding_idx=padding_idx)
         bag.weight.requires_grad = not freeze
         return bag
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

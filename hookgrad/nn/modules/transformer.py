@@ -300,3 +300,7 @@ def _why_not_sparsity_fast_path(layer):
     if layer.self_attn.num_heads % 2 == 1:
         return f"{name}.self_attn.num_heads is odd"
     return ""
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

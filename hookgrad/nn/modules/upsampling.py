@@ -75,3 +75,7 @@ class UpsamplingBilinear2d(Upsample):
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

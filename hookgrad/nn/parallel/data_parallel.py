@@ -44,3 +44,7 @@ def data_parallel(module: Module, inputs, device_ids=None, output_device=None, d
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     return module(*inputs, **(module_kwargs or {}))
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -232,3 +232,7 @@ def _split_batch(x, cfg):
         return x
     return Tensor._wrap(jax.device_put(
         x._data, NamedSharding(cfg.mesh, PartitionSpec(cfg.batch_axis))))
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -82,3 +82,7 @@ def gather(outputs: Any, target_device, dim: int = 0) -> Any:
             return type(first)(*joined) if hasattr(first, "_fields") else type(first)(joined)
         return first
     return join(list(outputs))
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -133,3 +133,7 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if grads:
         _write(grads, _clamp([g._data for g in grads], float(clip_value)))
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

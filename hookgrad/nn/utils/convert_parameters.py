@@ -23,3 +23,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         n = p.numel()
         p.data = vec[pointer:pointer + n].view_as(p).data
         pointer += n
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -379,3 +379,6 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
 
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

@@ -389,3 +389,7 @@ class _ThreadedDataLoaderIter(_BaseDataLoaderIter):
 
     def __del__(self):
         self._shutdown_workers()
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

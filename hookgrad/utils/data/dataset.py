@@ -321,3 +321,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
     indices = _randperm(sum(lengths), generator)
     return [Subset(dataset, indices[end - length:end])
             for end, length in zip(itertools.accumulate(lengths), lengths)]
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

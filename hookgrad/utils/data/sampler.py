@@ -194,3 +194,7 @@ class BatchSampler(Sampler):
     def __len__(self):
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

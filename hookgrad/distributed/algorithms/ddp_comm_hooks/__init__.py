@@ -2,3 +2,7 @@
 from . import default_hooks
 
 __all__ = ["default_hooks"]
+
+
+from .... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)

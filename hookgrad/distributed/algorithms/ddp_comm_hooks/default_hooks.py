@@ -75,3 +75,7 @@ def bf16_compress_hook(process_group: Any, bucket: GradBucket):
         >>> ddp.register_comm_hook(None, bf16_compress_hook)
     """
     return _mean(bucket, jnp.bfloat16)
+
+
+from .... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)
