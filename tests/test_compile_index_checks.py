@@ -361,3 +361,16 @@ def test_moving_an_index_to_a_device_keeps_its_host_bounds():
     for dev in jax.devices():
         assert host_bounds(move(labels._data, dev)) == (0, 7)
     assert host_bounds(labels.to("cpu")._data) == (0, 7)
+
+
+def test_embedding_bag_names_the_bad_value_after_the_run():
+    # eagerly PyTorch's message names the entry's place in the input; a traced check
+    # returns only the value (README row)
+    w = hg.randn(5, 3)
+    bag = hg.compile(lambda i: hg.nn.functional.embedding_bag(i, w, mode="sum"))
+    good = hg.tensor([[1, 2]])
+    np.testing.assert_allclose(bag(good * 2).numpy(),
+                               hg.nn.functional.embedding_bag(good * 2, w, mode="sum").numpy())
+    with pytest.raises(RuntimeError, match=r"^An index of input takes value 8 which is not in "
+                                           r"the valid range \[0, 5\)$"):
+        bag(good * 4)

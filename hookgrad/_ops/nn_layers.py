@@ -271,10 +271,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                                               "scale_grad_by_freq": bool(scale_grad_by_freq)})
 
 
-def _check_indices_and_renorm(input, weight, max_norm, norm_type):
+def _check_indices_and_renorm(input, weight, max_norm, norm_type, error=out_of_range):
     """Indices in range (when concrete); with ``max_norm``, the looked-up rows of ``weight``
     renormalized in place, unrecorded."""
-    check_index(input, 0, weight.shape[0], out_of_range)
+    check_index(input, 0, weight.shape[0], error)
     if max_norm is not None:
         prev = grad_mode._state.enabled
         grad_mode._state.enabled = False

@@ -74,6 +74,18 @@ def _segments(n, offsets, include_last_offset):
     return seg.astype(np.int32), nbags
 
 
+def _bag_index_error(input, n):
+    """PyTorch's embedding_bag error for ``bad``, naming its first place in the (flattened)
+    ``input``: every entry equal to a bad value is bad, so its first one is the first bad."""
+    def error(bad):
+        arr = input._data
+        where = ("An index" if isinstance(arr, jax.core.Tracer)  # checked after the run
+                 else f"Index {int(np.argmax(np.asarray(arr).reshape(-1) == bad))}")
+        return RuntimeError(f"{where} of input takes value {bad} which is not in the valid "
+                            f"range [0, {n})")
+    return error
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False,
                   per_sample_weights=None, include_last_offset=False, padding_idx=None) -> Tensor:
@@ -149,7 +161,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         padding_idx = padding_idx % n
     if seg is None:
         seg, nbags = _segments(input.shape[0], offsets, include_last_offset)
-    _check_indices_and_renorm(input, weight, max_norm, norm_type)
+    _check_indices_and_renorm(input, weight, max_norm, norm_type, _bag_index_error(input, n))
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
