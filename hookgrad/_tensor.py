@@ -235,6 +235,7 @@ class Tensor(metaclass=_TensorMeta):
     def _edge(self):
         """(node, input_nr) that gradients for this tensor flow into, or None."""
         if self.grad_fn is not None:
+            _views.check_stale(self.grad_fn)
             return (self.grad_fn, self._output_nr)
         if self._requires_grad:
             return (self._grad_accumulator(), 0)

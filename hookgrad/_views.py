@@ -21,6 +21,26 @@ import numpy as np
 DEFAULT, NO_GRAD, MULTI, CUSTOM = "default", "no_grad", "multi", "custom"
 
 
+class StaleView:
+    """The ``grad_fn`` of a view made by a multi-output op or inside a custom Function after
+    its base (or another view of that base) was written: as in PyTorch, reading anything
+    of it, or using the view in an op or a backward, raises ``RuntimeError(message)``."""
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message):
+        object.__setattr__(self, "_message", message)
+
+    def __getattribute__(self, name):
+        raise RuntimeError(object.__getattribute__(self, "_message"))
+
+
+def check_stale(grad_fn):
+    """Raise the error of a :class:`StaleView` ``grad_fn`` (before it enters a graph)."""
+    if type(grad_fn) is StaleView:  # NOTE: type() reads nothing of it (any attribute raises)
+        raise RuntimeError(object.__getattribute__(grad_fn, "_message"))
+
+
 class ViewInfo:
     """What a view (or a ``detach()``/``.data`` alias) knows about its root base.
 

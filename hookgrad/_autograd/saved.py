@@ -226,14 +226,33 @@ VIEW_CREATION_REASONS = {
 }
 
 
+# the end of PyTorch's errors for a view made in no_grad mode, written in place or after its
+# base was (``_views.NO_GRAD``)
+NO_GRAD_VIEW_ADVICE = ("Given that this use case is ambiguous and error-prone, it is "
+                       "forbidden. You can clarify your code by moving both the view and the "
+                       "inplace either both inside the no_grad block (if you don't want the "
+                       "inplace to be tracked) or both outside (if you want the inplace to be "
+                       "tracked).")
+
+
+def stale_view_message(info):
+    """PyTorch's error for using a view (``info``: its ViewInfo) made by a multi-output op,
+    inside a custom Function or in no_grad mode after its base or another view of it was
+    written."""
+    if info.creation == "no_grad":
+        return ("A view was created in no_grad mode and its base or another view of its base "
+                f"has been modified inplace with grad mode enabled. {NO_GRAD_VIEW_ADVICE}")
+    name, idx = info.fn_name
+    return (f"Output {idx} of {name} is a view and its base or another view of its base "
+            f"has been modified inplace. {VIEW_CREATION_REASONS[info.creation]}")
+
+
 def _modified_message(t, version, owner, nr, is_output=False):
     info = None if is_output else t._view
     if info is not None and info.diff and info.creation in VIEW_CREATION_REASONS:
         # PyTorch reads a saved input's grad_fn first: for such a view whose base (or
         # another view of it) was written, reading it raises this instead
-        name, idx = info.fn_name
-        return (f"Output {idx} of {name} is a view and its base or another view of its base "
-                f"has been modified inplace. {VIEW_CREATION_REASONS[info.creation]}")
+        return stale_view_message(info)
     dt = t.dtype.name
     kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int32": "Int", "int64": "Long", "bool": "Bool"}.get(dt, dt)

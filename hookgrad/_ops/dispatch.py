@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _mode
+from .._views import StaleView, check_stale
 from .._tensor import Pending, Tensor
 from . import lazy as _lazy
 from .._autograd import anomaly_mode
@@ -285,6 +286,8 @@ def _record(op, key, args, res, out=None, shadow=None):
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
                 gf = a.grad_fn
                 if gf is not None:
+                    if type(gf) is StaleView:
+                        check_stale(gf)
                     e = (gf, a._output_nr)
                 elif a._requires_grad:
                     e = (a._grad_accumulator(), 0)

@@ -16,7 +16,7 @@ import math
 from .. import _views
 from .._autograd import grad_mode
 from .._autograd.graph import _Node
-from .._autograd.saved import VIEW_CREATION_REASONS
+from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_view_message
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
@@ -258,11 +258,7 @@ def _check_view_creation(creation, fn_name):
                            f"modified inplace. {VIEW_CREATION_REASONS[creation]}")
     if creation == _views.NO_GRAD:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
-                           "with grad mode enabled. Given that this use case is ambiguous and "
-                           "error-prone, it is forbidden. You can clarify your code by moving "
-                           "both the view and the inplace either both inside the no_grad "
-                           "block (if you don't want the inplace to be tracked) or both "
-                           "outside (if you want the inplace to be tracked).")
+                           f"with grad mode enabled. {NO_GRAD_VIEW_ADVICE}")
 
 
 def check_leaf_view(base):
@@ -323,7 +319,12 @@ def regenerate(base):
         return
     for w in _views.live_views(_views.root(base)):
         winfo = w._view
-        if winfo.grad_base is not base or winfo.creation == _views.NO_GRAD:
+        if winfo.grad_base is not base:
+            continue
+        if winfo.creation != _views.DEFAULT and winfo.diff:
+            # PyTorch does not regenerate such a view's grad_fn: using it raises
+            w.grad_fn, w._output_nr = _views.StaleView(stale_view_message(winfo)), 0
+            w._requires_grad = True
             continue
         size, stride, offset = winfo.ggeom
         st = (("size", size), ("stride", stride), ("offset", offset))

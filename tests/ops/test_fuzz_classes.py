@@ -422,3 +422,47 @@ def test_a_saved_view_whose_base_was_written_names_how_it_was_made(made_by):
     got = same_as_torch(scenario)
     assert got[0] == "RuntimeError"
     assert "is a view and its base or another view of its base has been modified" in got[1]
+
+
+@pytest.mark.parametrize("made_by", ["unbind", "split", "no_grad", "function"])
+@pytest.mark.parametrize("write_grad_mode", [True, False])
+@pytest.mark.parametrize("use", ["op", "grad_fn", "autograd.grad", "op under no_grad"])
+def test_using_a_view_whose_base_was_written_raises_as_pytorch_reads_its_grad_fn(
+        made_by, write_grad_mode, use):
+    # PyTorch regenerates a written-through view's grad_fn when it is next read, except for
+    # views of multi-output ops, of custom Functions and made in no_grad mode: those raise
+    # (an op on the view reads it when recording; under no_grad nothing is read)
+    def scenario(L):
+        class Ident(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view(-1)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        base = L.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True) * 1
+        if made_by == "no_grad":
+            with L.no_grad():
+                v = base[0]
+        elif made_by == "function":
+            v = Ident.apply(base)
+        else:
+            v = getattr(base, made_by)(1)[0]
+        with L.set_grad_enabled(write_grad_mode):
+            base.mul_(2)
+        if use == "op":
+            return _error(lambda: (v * 2).requires_grad)
+        if use == "grad_fn":
+            return _error(lambda: v.grad_fn.name())
+        if use == "autograd.grad":
+            return _error(lambda: L.autograd.grad(base.sum(), [v]))
+        with L.no_grad():
+            return py(v * 2)
+    got = same_as_torch(scenario)
+    if use == "op under no_grad":  # the view reads its base as written
+        assert isinstance(got, list) and got and not isinstance(got[0], str)
+    else:
+        assert got[0] == "RuntimeError"
+        assert "its base or another view of its base has been modified inplace" in got[1]
