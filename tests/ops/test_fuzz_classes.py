@@ -392,20 +392,24 @@ def test_pack_hooks_run_before_an_index_error(call):
     assert got[0] and got[0][0][1] in ("int64", "bool")
 
 
+def _flat_view_function(L):
+    """A custom Function returning a view of its input (its output is a CUSTOM view)."""
+    class Ident(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view(-1)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return Ident
+
+
 @pytest.mark.parametrize("made_by", ["split", "module_hook", "function"])
 def test_a_saved_view_whose_base_was_written_names_how_it_was_made(made_by):
     # seed 684: backward reads a saved view's grad_fn first; for a view of a multi-output
     # op or of a custom Function whose base was written since, that read raises
     def scenario(L):
-        class Ident(L.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.view(-1)
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-
         a = L.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
         base = a * 1
         if made_by == "split":
@@ -415,7 +419,7 @@ def test_a_saved_view_whose_base_was_written_names_how_it_was_made(made_by):
             m.register_full_backward_pre_hook(lambda mod, g: None)
             v = m(base)
         else:
-            v = Ident.apply(base)
+            v = _flat_view_function(L).apply(base)
         y = (v * v).sum()   # mul saves v
         base.mul_(2)
         return _error(lambda: y.backward())
@@ -433,21 +437,12 @@ def test_using_a_view_whose_base_was_written_raises_as_pytorch_reads_its_grad_fn
     # views of multi-output ops, of custom Functions and made in no_grad mode: those raise
     # (an op on the view reads it when recording; under no_grad nothing is read)
     def scenario(L):
-        class Ident(L.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.view(-1)
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-
         base = L.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True) * 1
         if made_by == "no_grad":
             with L.no_grad():
                 v = base[0]
         elif made_by == "function":
-            v = Ident.apply(base)
+            v = _flat_view_function(L).apply(base)
         else:
             v = getattr(base, made_by)(1)[0]
         with L.set_grad_enabled(write_grad_mode):
