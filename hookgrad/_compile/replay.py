@@ -22,15 +22,15 @@ counts its changes, the arguments are Tensors without grad or hooks, arrays or p
 scalars, and every optimizer holds its state flat (``_flat_state()``).
 """
 import itertools
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_
 
 import jax
 
 from .. import _watch
-from .._tensor import Tensor
+from .._tensor import Pending, Tensor
 from .._random import GLOBAL as _KEY
 from .state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key, _opt_tree,
-                    _tensor_key)
+                    _snapshot, _tensor_key)
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -39,15 +39,16 @@ _Tracer = jax.core.Tracer
 
 # what a state Tensor's key reads besides its arrays (compared as they were when keyed)
 _FLAGS = attrgetter(*Tensor._COMPILE_KEY)
-_DATA_GRAD = attrgetter("_data", "_grad")
-_data_of = itemgetter(0)
-_ids_of = itertools.chain.from_iterable
+# a Tensor's array slot as it is (``Tensor._data`` computes a deferred one first): a
+# Replay compares it by identity with the concrete array the last call left there
+_ARR = attrgetter("_arr")
+_GRAD = attrgetter("_grad")
 
 
 class Basis:
     """What a program was keyed on, as the next call compares it."""
 
-    __slots__ = ("entry", "found", "epoch", "ctx", "tensors", "flags", "grads",
+    __slots__ = ("entry", "found", "roots", "epoch", "ctx", "tensors", "flags", "grads",
                  "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
                  "rng_dtype")
 
@@ -55,8 +56,7 @@ class Basis:
 class Replay:
     """What a call's program wrote (and the Basis it was keyed on), for the next call."""
 
-    __slots__ = ("basis", "dg", "dg_ids", "gdata_ids", "states", "groups", "hp_leaves",
-                 "rng")
+    __slots__ = ("basis", "arrs", "grads", "gdata", "states", "groups", "hp_leaves", "rng")
 
 
 def group_values(opt):
@@ -107,6 +107,7 @@ def basis(plan, entry):
         return None
     b = Basis()
     b.entry, b.found, b.epoch, b.ctx = entry, plan.found, plan.epoch, plan.ctx
+    b.roots = plan.roots
     b.tensors, b.flags = tensors, plan.flags
     b.grads = bool(plan.grads_in)
     b.n_args, b.kw_names, b.args = plan.n_args, plan.kw_names, arg_specs
@@ -166,9 +167,16 @@ def written(plan):
     fails the next check)."""
     r = Replay()
     b = r.basis = plan.basis
-    dg = r.dg = list(map(_DATA_GRAD, b.tensors))   # held: the ids compared stay theirs
-    r.dg_ids = list(map(id, _ids_of(dg)))
-    r.gdata_ids = [id(g._data) for _, g in dg if g is not None] if b.grads else None
+    tensors = b.tensors
+    # what the next call compares by identity (held, so no new object can take an id):
+    # each Tensor's array (computed: the plan or the last check read each), its ``.grad``
+    # and that one's array
+    arrs = list(map(_ARR, tensors))
+    if Pending in map(type, arrs):
+        arrs = [t._data for t in tensors]
+    r.arrs = arrs
+    r.grads = list(map(_GRAD, tensors))
+    r.gdata = [g._data for g in r.grads if g is not None] if b.grads else None
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
     r.rng = _KEY.peek()
@@ -179,29 +187,37 @@ def check(cf, r, args, kwargs, module_cls):
     """The plan for this call if it may re-run ``r``'s program on what ``r`` recorded;
     else None."""
     b = r.basis
-    if _watch.epoch() != b.epoch:
+    found = b.found
+    if _watch.epoch() != b.epoch or cf._found is not found:
         return None
-    cf._discover(module_cls)
-    if cf._found is not b.found or _context_key(_gm.enabled, _saved_state) != b.ctx:
+    # the walk holds (``_Walk.holds``): the same roots, the same unwatched snapshot; the
+    # counter is the one it was planned at. Else the full check (it follows new helpers,
+    # compares attributes precisely)
+    roots = cf._roots._read()
+    if len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
+            _snapshot(found.unwatched) != found.snap:
+        cf._discover(module_cls)
+        if cf._found is not found:
+            return None
+    del roots
+    if _context_key(_gm.enabled, _saved_state) != b.ctx:
         return None
     tensors = b.tensors
-    if list(map(_FLAGS, tensors)) != b.flags:
-        return None
-    dg = list(map(_DATA_GRAD, tensors))
-    if list(map(id, _ids_of(dg))) != r.dg_ids:
+    # each Tensor's array and ``.grad`` the objects the last call left, its flags equal
+    flat = list(map(_ARR, tensors))
+    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)) \
+            or list(map(_FLAGS, tensors)) != b.flags:
         return None
     if b.grads:
-        flat, gids = [], []
-        for d, g in dg:
+        arrs, flat, gdata = flat, [], []
+        for d, g in zip(arrs, r.grads):
             flat.append(d)
             if g is not None:
-                g = g._data
+                g = g._arr
                 flat.append(g)
-                gids.append(id(g))
-        if gids != r.gdata_ids:
+                gdata.append(g)
+        if not all(map(is_, gdata, r.gdata)):
             return None
-    else:
-        flat = list(map(_data_of, dg))
     groups, hp_leaves = r.groups, r.hp_leaves
     for i, opt in enumerate(b.optimizers):
         if opt._flat_state() is not r.states[i]:

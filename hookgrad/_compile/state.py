@@ -120,6 +120,10 @@ class _Roots:
             self._ids, self._vals = ids, vals   # held, so the ids compared stay theirs
         return vals, ids
 
+    def held(self):
+        """The values :meth:`values` last returned (held: their ids stay theirs)."""
+        return self._vals
+
     def _read(self):
         reader = self._reader
         if reader is None or reader[0] != len(self.cells) + len(self.globals):
@@ -600,7 +604,7 @@ class _Plan:
 
     __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
                  "rng", "arg_leaves", "arg_slots", "rebuild", "n_args",
-                 "kw_names", "found", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
+                 "kw_names", "found", "roots", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
                  "hp_leaves", "basis", "written")
 
     def __init__(self):

@@ -35,7 +35,15 @@ class Entry:
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
-                 "check_src", "guard", "exe_checked")
+                 "check_src", "guard", "exe_checked", "donated_get")
+
+
+def items_getter(positions):
+    """A function of a list giving its items at ``positions`` (one or more) as a tuple."""
+    if len(positions) > 1:
+        return itemgetter(*positions)
+    i = positions[0]
+    return lambda xs: (xs[i],)
 
 
 def trace(cf, plan):
@@ -70,6 +78,7 @@ def trace(cf, plan):
     entry.jaxpr = traced.jaxpr
     entry.check_src = _checks.sources(entry, traced.jaxpr)
     entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
+    entry.donated_get = items_getter(entry.donated) if entry.donated else None
     entry.guard, entry.exe_checked = [], None
     if entry.donated and entry.check_out is not None:
         _checks.guarded_donations(entry, plan, traced)
