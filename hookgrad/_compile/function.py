@@ -289,8 +289,12 @@ class CompiledFunction:
         # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds it:
         # a user's alias (``old = p.detach()``) must stay readable (held here by its
         # holder, ``plan.flat``, the list with the key, and the count's own references)
-        if donated and _most_refs(entry.donated_get if donated is entry.donated else
-                                  _trace.items_getter(donated), flat) > (
+        # (a re-run call: not the optimizer's state only it holds, ``trace._private_state``)
+        if donated is not entry.donated:
+            get = _trace.items_getter(donated)
+        else:
+            get = entry.replay_get if plan.replayed else entry.donated_get
+        if get is not None and _most_refs(get, flat) > (
                 _HELD if flat is plan.flat else _HELD + 1):
             exe = entry.exe_plain
             if exe is None:

@@ -30,7 +30,7 @@ from .. import _watch
 from .._tensor import Pending, Tensor
 from .._random import GLOBAL as _KEY
 from .state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key, _opt_tree,
-                    _snapshot, _tensor_key)
+                    _NO_HOOKS, _aval_of, _snapshot, _tensor_key)
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -42,7 +42,13 @@ _FLAGS = attrgetter(*Tensor._COMPILE_KEY)
 # a Tensor's array slot as it is (``Tensor._data`` computes a deferred one first): a
 # Replay compares it by identity with the concrete array the last call left there
 _ARR = attrgetter("_arr")
+# ``_tensor_key``'s entries after the flag of a leaf without .grad, hooks or node
+_PLAIN_KEY = (True, None, (), (), _NO_HOOKS, False)
+_PLAIN_FLAGS = (None, False, None, None, None)   # ``_FLAGS`` after the flag: the same
 _GRAD = attrgetter("_grad")
+# the flags ``_FLAGS`` reads: two slots, the rest attributes of the instance or defaults
+# of the class (an instance's ``__dict__`` holds those set on it, and ``.grad``)
+_META = attrgetter("_requires_grad", "grad_fn", "__dict__")
 
 
 class Basis:
@@ -56,7 +62,7 @@ class Basis:
 class Replay:
     """What a call's program wrote (and the Basis it was keyed on), for the next call."""
 
-    __slots__ = ("basis", "arrs", "grads", "gdata", "states", "groups", "hp_leaves", "rng")
+    __slots__ = ("basis", "arrs", "grads", "gdata", "meta", "states", "groups", "hp_leaves", "rng")
 
 
 def group_values(opt):
@@ -90,12 +96,18 @@ def basis(plan, entry):
         if slot[0] == "t":
             if slot[1] != n + k or v._grad is not None:  # a state Tensor, aliased, or with .grad
                 return None
-            arg_specs.append(("T", type(v), _tensor_key(v, ("arg", k))))
+            key = _tensor_key(v, ("arg", k))
+            # a plain Tensor (a batch: a leaf, no .grad, hooks nor node): its key is its
+            # flag and aval, seen at once (``_plain_arg``) while it stays plain
+            flags = _FLAGS(v)
+            plain = (flags, key[1]) if key[3:] == _PLAIN_KEY and \
+                flags[1:] == _PLAIN_FLAGS and v._grad is None else None
+            arg_specs.append(("T", type(v), key, plain))
             k += 1
         elif slot[0] == "a" and not isinstance(v, _Tracer):
-            arg_specs.append(("A", type(v), _arg_array_key(v)))
+            arg_specs.append(("A", type(v), _arg_array_key(v), None))
         elif slot[0] == "s" and type(v) in _PLAIN:
-            arg_specs.append(("S", type(v), v))
+            arg_specs.append(("S", type(v), v, None))
         else:
             return None
     if len(plan.arg_leaves) != plan.n_args + len(plan.kw_names) or k != len(plan.tensors) - n:
@@ -177,6 +189,15 @@ def written(plan):
     r.arrs = arrs
     r.grads = list(map(_GRAD, tensors))
     r.gdata = [g._data for g in r.grads if g is not None] if b.grads else None
+    # and each Tensor's flags and attributes (``_META``): those of the last check where
+    # the program assigns no ``.grad`` (it wrote only arrays), else copied now. Equal to
+    # the flags the program was keyed on, or the next check fails
+    meta = plan.meta
+    if meta is None or b.entry.grad_new:
+        meta = [(rg, fn, dict(d)) for rg, fn, d in map(_META, tensors)]
+        if list(map(_FLAGS, tensors)) != b.flags:
+            meta = None
+    r.meta = meta
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
     r.rng = _KEY.peek()
@@ -205,8 +226,14 @@ def check(cf, r, args, kwargs, module_cls):
     tensors = b.tensors
     # each Tensor's array and ``.grad`` the objects the last call left, its flags equal
     flat = list(map(_ARR, tensors))
-    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)) \
-            or list(map(_FLAGS, tensors)) != b.flags:
+    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)):
+        return None
+    # then the flags, and the attributes holding the others (``.grad`` the same object:
+    # compared by identity; an attribute no key reads that fails to compare fails it)
+    try:
+        if r.meta is None or list(map(_META, tensors)) != r.meta:
+            return None
+    except Exception:  # noqa: BLE001 - an attribute's ``==`` raised: not the same
         return None
     if b.grads:
         arrs, flat, gdata = flat, [], []
@@ -240,14 +267,20 @@ def check(cf, r, args, kwargs, module_cls):
     # the arguments
     if len(args) != b.n_args or (tuple(kwargs) != b.kw_names if kwargs else b.kw_names):
         return None
-    arg_tensors, raw = [], []
-    for v, (kind, cls, key) in zip(itertools.chain(args, kwargs.values()), b.args):
+    arg_tensors, arg_data, raw = [], [], []
+    for v, (kind, cls, key, plain) in zip(itertools.chain(args, kwargs.values()), b.args):
         if type(v) is not cls:
             return None
         if kind == "T":
-            if isinstance(v._data, _Tracer) or _tensor_key(v, key[0]) != key:
+            data = v._data
+            if isinstance(data, _Tracer):
                 return None
+            if plain is None or _FLAGS(v) != plain[0] or v._grad is not None or \
+                    _aval_of(data) != plain[1]:
+                if _tensor_key(v, key[0]) != key:
+                    return None
             arg_tensors.append(v)
+            arg_data.append(data)
         elif kind == "A":
             if _arg_array_key(v) != key:
                 return None
@@ -260,7 +293,7 @@ def check(cf, r, args, kwargs, module_cls):
     for t in arg_tensors:
         if id(t) in ids:
             return None   # a state Tensor passed as an argument
-        flat.append(t._data)
+    flat.extend(arg_data)
     for hp, state in zip(hp_leaves, r.states):
         flat.extend(hp)
         flat.extend(state.leaves)
@@ -273,6 +306,8 @@ def check(cf, r, args, kwargs, module_cls):
     plan.rng = rng
     plan.basis = b
     plan.groups, plan.hp_leaves = groups, hp_leaves
+    plan.meta = r.meta
+    plan.replayed = True
     return plan
 
 

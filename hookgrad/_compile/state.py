@@ -605,8 +605,9 @@ class _Plan:
     __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
                  "rng", "arg_leaves", "arg_slots", "rebuild", "n_args",
                  "kw_names", "found", "roots", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
-                 "hp_leaves", "basis", "written")
+                 "hp_leaves", "basis", "written", "meta", "replayed")
 
     def __init__(self):
-        self.basis = self.written = None
+        self.basis = self.written = self.meta = None
+        self.replayed = False   # made by ``replay.check``
 
