@@ -189,14 +189,19 @@ def written(plan):
     r.arrs = arrs
     r.grads = list(map(_GRAD, tensors))
     r.gdata = [g._data for g in r.grads if g is not None] if b.grads else None
-    # and each Tensor's flags and attributes (``_META``): those of the last check where
-    # the program assigns no ``.grad`` (it wrote only arrays), else copied now. Equal to
-    # the flags the program was keyed on, or the next check fails
+    # and each Tensor's flags and attributes (``_META``): copied after a planned call
+    # (equal to the flags the program was keyed on, or the next check fails), else the
+    # last check's with the ``.grad``s the program made
     meta = plan.meta
-    if meta is None or b.entry.grad_new:
+    if meta is None:
         meta = [(rg, fn, dict(d)) for rg, fn, d in map(_META, tensors)]
         if list(map(_FLAGS, tensors)) != b.flags:
             meta = None
+    else:   # the check's: the program changed no attribute but the ``.grad``s it made
+        n = len(tensors)
+        for i, _, _ in b.entry.grad_new:
+            if i < n:
+                meta[i][2]["_grad"] = tensors[i]._grad
     r.meta = meta
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
