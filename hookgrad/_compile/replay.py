@@ -97,8 +97,8 @@ def basis(plan, entry):
             if slot[1] != n + k or v._grad is not None:  # a state Tensor, aliased, or with .grad
                 return None
             key = _tensor_key(v, ("arg", k))
-            # a plain Tensor (a batch: a leaf, no .grad, hooks nor node): its key is its
-            # flag and aval, seen at once (``_plain_arg``) while it stays plain
+            # a plain Tensor (a batch: a leaf, no .grad, hooks nor node): ``check``
+            # compares its flags and aval, and its full key only where those differ
             flags = _FLAGS(v)
             plain = (flags, key[1]) if key[3:] == _PLAIN_KEY and \
                 flags[1:] == _PLAIN_FLAGS and v._grad is None else None

@@ -603,9 +603,9 @@ class _Plan:
     it (``basis``; ``written``, set by the run)."""
 
     __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
-                 "rng", "arg_leaves", "arg_slots", "rebuild", "n_args",
-                 "kw_names", "found", "roots", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
-                 "hp_leaves", "basis", "written", "meta", "replayed")
+                 "rng", "arg_leaves", "arg_slots", "rebuild", "n_args", "kw_names", "found",
+                 "roots", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys", "hp_leaves",
+                 "basis", "written", "meta", "replayed")
 
     def __init__(self):
         self.basis = self.written = self.meta = None
