@@ -756,3 +756,91 @@ def test_a_program_that_changes_its_own_key_is_not_rerun():
         for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
             np.testing.assert_allclose(_arr(pc.grad), _arr(pe.grad), rtol=1e-6,
                                        err_msg=f"{k} after call {i}")
+
+
+def _adam_loop(m, opt, x):
+    def step():
+        loss = m(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+def test_a_rerun_call_keeps_aliases_of_parameters_and_optimizer_state_readable():
+    # a re-run call donates the optimizer state only it holds without counting its
+    # references: reading the state ends that (the next call plans again)
+    (me, oe), (mc, oc) = _pair(hg.optim.Adam, lr=0.05)
+    x = hg.randn(4, 3)
+    eager, compiled = _adam_loop(me, oe, x), hg.compile(_adam_loop(mc, oc, x), donate=True)
+    for _ in range(3):
+        eager()
+        compiled()
+    assert compiled._replay is not None and next(iter(compiled._cache.values())).donated
+    array = mc.fc2.bias._data   # held alone (no alias Tensor): the next call re-runs
+    before = np.asarray(array).copy()
+    eager()
+    compiled()
+    assert compiled._replay is not None and not array.is_deleted()
+    np.testing.assert_array_equal(np.asarray(array), before)
+    p = mc.fc1.weight
+    held = {"alias": p.detach(), "exp_avg": oc.state[p]["exp_avg"]}
+    before = {k: _arr(v).copy() for k, v in held.items()}
+    for _ in range(3):
+        eager()
+        compiled()
+    for k, v in held.items():
+        np.testing.assert_array_equal(_arr(v), before[k], err_msg=k)
+    for pe, pc in zip(me.parameters(), mc.parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(_arr(oc.state[p]["exp_avg"]),
+                               _arr(oe.state[me.fc1.weight]["exp_avg"]), rtol=1e-5, atol=1e-7)
+
+
+_ATTR_CHANGES = {
+    # what a re-run call compares in a state Tensor's attributes (``replay._META``)
+    "unkeyed_attribute": lambda p: setattr(p, "tag", "w"),
+    "retain_grad": lambda p: p.retain_grad(),
+    "empty_hook_dict": lambda p: p.register_hook(lambda g: g).remove(),
+    "grad": lambda p: setattr(p, "grad", hg.zeros_like(p)),
+    "requires_grad": lambda p: p.requires_grad_(False),
+}
+
+
+@pytest.mark.parametrize("change", sorted(_ATTR_CHANGES))
+def test_a_state_tensors_attributes_changed_between_calls_reach_the_next_call(change):
+    (me, oe), (mc, oc) = _pair(hg.optim.Adam, lr=0.05)
+    x = hg.randn(4, 3)
+    eager, compiled = _adam_loop(me, oe, x), hg.compile(_adam_loop(mc, oc, x))
+    for i in range(6):
+        if i == 3:
+            _ATTR_CHANGES[change](me.fc2.bias)
+            _ATTR_CHANGES[change](mc.fc2.bias)
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5)
+        for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+            np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7,
+                                       err_msg=f"{k} after call {i}")
+            g_e, g_c = pe._grad, pc._grad
+            assert (g_e is None) == (g_c is None), k
+    assert compiled._replay is not None   # the calls after the change re-run again
+
+
+def test_a_rerun_call_keys_a_tensor_argument_that_is_no_longer_plain():
+    # a plain batch Tensor is compared by its flag and aval; anything else by its full key
+    hg.manual_seed(0)
+    m = Tiny()
+    f = hg.compile(lambda a: m(a).sum())
+    x = hg.randn(2, 3)
+    for _ in range(3):
+        f(x)
+    assert f.trace_count == 1
+    changed = [hg.randn(2, 3, requires_grad=True), hg.randn(2, 3), hg.randn(2, 3),
+               hg.randn(2, 3).double()]
+    changed[1].grad = hg.ones(2, 3)
+    changed[2].requires_grad_().register_hook(lambda g: g)
+    for i, a in enumerate(changed):
+        np.testing.assert_allclose(_arr(f(a)), _arr(m(a).sum()), rtol=1e-6)
+        assert f.trace_count == 2 + i, i
+        f(x)   # the plain one again: its program re-runs
+        assert f.trace_count == 2 + i, i

@@ -59,3 +59,15 @@ def test_the_cache_key_and_replay_flags_see_every_key_field():
         setattr(u, field, value)
         assert _tensor_key(u, 0) != key, field
         assert replay._FLAGS(u) != flags, field
+    # a re-run call reads the flags as the two slots and the instance's attributes
+    # (``replay._META``): every other key field is an attribute default of the class
+    slots = [f for f in Tensor._COMPILE_KEY if f in Tensor.__slots__]
+    assert replay._META.__reduce__()[1][:2] == tuple(slots)
+    for field in set(Tensor._COMPILE_KEY) - set(slots):
+        assert not callable(vars(Tensor)[field]) and not hasattr(vars(Tensor)[field], "__get__")
+    for field, value in changes.items():
+        u = hookgrad.ones(2, requires_grad=True)
+        meta = replay._META(u)
+        meta = meta[:2] + (dict(meta[2]),)
+        setattr(u, field, value)
+        assert replay._META(u) != meta, field

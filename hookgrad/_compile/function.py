@@ -181,6 +181,7 @@ class CompiledFunction:
         st, module_key = self._discover(module_cls)
         plan = _Plan()
         plan.found, plan.epoch, plan.n_walk = self._found, epoch, len(st.tensors)
+        plan.roots = self._roots.held()   # the values the walk was made from
         plan.flags = list(map(_replay._FLAGS, st.tensors))
         arg_leaves, rebuild = _flatten_containers((args, kwargs))
         st, module_key, arg_only, arg_slots, static_key = self._plan_args(
@@ -285,18 +286,19 @@ class CompiledFunction:
         checked = entry.check_out is not None and not _checks.proved(entry, flat)
         if checked:
             exe, donated = _checks.checked_program(entry)
-        if donated:
-            # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds
-            # it: a user's alias (``old = p.detach()``) must stay readable
-            # (held here by its holder, ``plan.flat``, the list with the key, the call)
-            refs, most = sys.getrefcount, 3 if flat is plan.flat else 4
-            for i in donated:
-                if refs(flat[i]) > most:
-                    exe = entry.exe_plain
-                    if exe is None:
-                        exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options,
-                                                          entry.layout)
-                    break
+        # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds it:
+        # a user's alias (``old = p.detach()``) must stay readable (held here by its
+        # holder, ``plan.flat``, the list with the key, and the count's own references)
+        # (a re-run call: not the optimizer's state only it holds, ``trace._private_state``)
+        if donated is not entry.donated:
+            get = _trace.items_getter(donated)
+        else:
+            get = entry.replay_get if plan.replayed else entry.donated_get
+        if get is not None and _most_refs(get, flat) > (
+                _HELD if flat is plan.flat else _HELD + 1):
+            exe = entry.exe_plain
+            if exe is None:
+                exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options, entry.layout)
         res = exe(*flat)
         if checked:   # an index out of range raises here
             _checks.verify(entry, plan, flat, res)
@@ -350,5 +352,25 @@ class CompiledFunction:
             call(*[res[k] for k in idx])
         return entry.user_build(out)
 
+
+def _most_refs(get, flat):
+    """The largest reference count of the items of ``flat`` that ``get`` (an
+    ``items_getter``) picks, counted in C."""
+    return max(map(sys.getrefcount, get(flat)))
+
+
+def _calibrate():
+    # the count :func:`_most_refs` gives an item held by its holder and ``flat`` alone
+    # (the references of the count itself depend on the interpreter)
+    flat = [object(), object()]
+    holders = list(flat)
+    held = {_most_refs(_trace.items_getter(p), flat) for p in ((0, 1), (1,))}
+    del holders
+    if len(held) != 1:
+        raise ImportError(f"reference counts differ by how they are taken: {held}")
+    return held.pop()
+
+
+_HELD = _calibrate()
 
 CompiledFunction.__module__ = "hookgrad.compile"  # its public path

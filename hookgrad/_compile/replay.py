@@ -22,15 +22,15 @@ counts its changes, the arguments are Tensors without grad or hooks, arrays or p
 scalars, and every optimizer holds its state flat (``_flat_state()``).
 """
 import itertools
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_
 
 import jax
 
 from .. import _watch
-from .._tensor import Tensor
+from .._tensor import Pending, Tensor
 from .._random import GLOBAL as _KEY
 from .state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key, _opt_tree,
-                    _tensor_key)
+                    _NO_HOOKS, _aval_of, _snapshot, _tensor_key)
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -39,15 +39,22 @@ _Tracer = jax.core.Tracer
 
 # what a state Tensor's key reads besides its arrays (compared as they were when keyed)
 _FLAGS = attrgetter(*Tensor._COMPILE_KEY)
-_DATA_GRAD = attrgetter("_data", "_grad")
-_data_of = itemgetter(0)
-_ids_of = itertools.chain.from_iterable
+# a Tensor's array slot as it is (``Tensor._data`` computes a deferred one first): a
+# Replay compares it by identity with the concrete array the last call left there
+_ARR = attrgetter("_arr")
+# ``_tensor_key``'s entries after the flag of a leaf without .grad, hooks or node
+_PLAIN_KEY = (True, None, (), (), _NO_HOOKS, False)
+_PLAIN_FLAGS = (None, False, None, None, None)   # ``_FLAGS`` after the flag: the same
+_GRAD = attrgetter("_grad")
+# the flags ``_FLAGS`` reads: two slots, the rest attributes of the instance or defaults
+# of the class (an instance's ``__dict__`` holds those set on it, and ``.grad``)
+_META = attrgetter("_requires_grad", "grad_fn", "__dict__")
 
 
 class Basis:
     """What a program was keyed on, as the next call compares it."""
 
-    __slots__ = ("entry", "found", "epoch", "ctx", "tensors", "flags", "grads",
+    __slots__ = ("entry", "found", "roots", "epoch", "ctx", "tensors", "flags", "grads",
                  "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
                  "rng_dtype")
 
@@ -55,8 +62,7 @@ class Basis:
 class Replay:
     """What a call's program wrote (and the Basis it was keyed on), for the next call."""
 
-    __slots__ = ("basis", "dg", "dg_ids", "gdata_ids", "states", "groups", "hp_leaves",
-                 "rng")
+    __slots__ = ("basis", "arrs", "grads", "gdata", "meta", "states", "groups", "hp_leaves", "rng")
 
 
 def group_values(opt):
@@ -90,12 +96,18 @@ def basis(plan, entry):
         if slot[0] == "t":
             if slot[1] != n + k or v._grad is not None:  # a state Tensor, aliased, or with .grad
                 return None
-            arg_specs.append(("T", type(v), _tensor_key(v, ("arg", k))))
+            key = _tensor_key(v, ("arg", k))
+            # a plain Tensor (a batch: a leaf, no .grad, hooks nor node): ``check``
+            # compares its flags and aval, and its full key only where those differ
+            flags = _FLAGS(v)
+            plain = (flags, key[1]) if key[3:] == _PLAIN_KEY and \
+                flags[1:] == _PLAIN_FLAGS and v._grad is None else None
+            arg_specs.append(("T", type(v), key, plain))
             k += 1
         elif slot[0] == "a" and not isinstance(v, _Tracer):
-            arg_specs.append(("A", type(v), _arg_array_key(v)))
+            arg_specs.append(("A", type(v), _arg_array_key(v), None))
         elif slot[0] == "s" and type(v) in _PLAIN:
-            arg_specs.append(("S", type(v), v))
+            arg_specs.append(("S", type(v), v, None))
         else:
             return None
     if len(plan.arg_leaves) != plan.n_args + len(plan.kw_names) or k != len(plan.tensors) - n:
@@ -107,6 +119,7 @@ def basis(plan, entry):
         return None
     b = Basis()
     b.entry, b.found, b.epoch, b.ctx = entry, plan.found, plan.epoch, plan.ctx
+    b.roots = plan.roots
     b.tensors, b.flags = tensors, plan.flags
     b.grads = bool(plan.grads_in)
     b.n_args, b.kw_names, b.args = plan.n_args, plan.kw_names, arg_specs
@@ -166,9 +179,30 @@ def written(plan):
     fails the next check)."""
     r = Replay()
     b = r.basis = plan.basis
-    dg = r.dg = list(map(_DATA_GRAD, b.tensors))   # held: the ids compared stay theirs
-    r.dg_ids = list(map(id, _ids_of(dg)))
-    r.gdata_ids = [id(g._data) for _, g in dg if g is not None] if b.grads else None
+    tensors = b.tensors
+    # what the next call compares by identity (held, so no new object can take an id):
+    # each Tensor's array (computed: the plan or the last check read each), its ``.grad``
+    # and that one's array
+    arrs = list(map(_ARR, tensors))
+    if Pending in map(type, arrs):
+        arrs = [t._data for t in tensors]
+    r.arrs = arrs
+    r.grads = list(map(_GRAD, tensors))
+    r.gdata = [g._data for g in r.grads if g is not None] if b.grads else None
+    # and each Tensor's flags and attributes (``_META``): copied after a planned call
+    # (equal to the flags the program was keyed on, or the next check fails), else the
+    # last check's with the ``.grad``s the program made
+    meta = plan.meta
+    if meta is None:
+        meta = [(rg, fn, dict(d)) for rg, fn, d in map(_META, tensors)]
+        if list(map(_FLAGS, tensors)) != b.flags:
+            meta = None
+    else:   # the check's: the program changed no attribute but the ``.grad``s it made
+        n = len(tensors)
+        for i, _, _ in b.entry.grad_new:
+            if i < n:
+                meta[i][2]["_grad"] = tensors[i]._grad
+    r.meta = meta
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
     r.rng = _KEY.peek()
@@ -179,29 +213,43 @@ def check(cf, r, args, kwargs, module_cls):
     """The plan for this call if it may re-run ``r``'s program on what ``r`` recorded;
     else None."""
     b = r.basis
-    if _watch.epoch() != b.epoch:
+    found = b.found
+    if _watch.epoch() != b.epoch or cf._found is not found:
         return None
-    cf._discover(module_cls)
-    if cf._found is not b.found or _context_key(_gm.enabled, _saved_state) != b.ctx:
+    # the walk holds (``_Walk.holds``): the same roots, the same unwatched snapshot; the
+    # counter is the one it was planned at. Else the full check (it follows new helpers,
+    # compares attributes precisely)
+    roots = cf._roots._read()
+    if len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
+            _snapshot(found.unwatched) != found.snap:
+        cf._discover(module_cls)
+        if cf._found is not found:
+            return None
+    del roots
+    if _context_key(_gm.enabled, _saved_state) != b.ctx:
         return None
     tensors = b.tensors
-    if list(map(_FLAGS, tensors)) != b.flags:
+    # each Tensor's array and ``.grad`` the objects the last call left, its flags equal
+    flat = list(map(_ARR, tensors))
+    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)):
         return None
-    dg = list(map(_DATA_GRAD, tensors))
-    if list(map(id, _ids_of(dg))) != r.dg_ids:
+    # then the flags, and the attributes holding the others (``.grad`` the same object:
+    # compared by identity; an attribute no key reads that fails to compare fails it)
+    try:
+        if r.meta is None or list(map(_META, tensors)) != r.meta:
+            return None
+    except Exception:  # noqa: BLE001 - an attribute's ``==`` raised: not the same
         return None
     if b.grads:
-        flat, gids = [], []
-        for d, g in dg:
+        arrs, flat, gdata = flat, [], []
+        for d, g in zip(arrs, r.grads):
             flat.append(d)
             if g is not None:
-                g = g._data
+                g = g._arr
                 flat.append(g)
-                gids.append(id(g))
-        if gids != r.gdata_ids:
+                gdata.append(g)
+        if not all(map(is_, gdata, r.gdata)):
             return None
-    else:
-        flat = list(map(_data_of, dg))
     groups, hp_leaves = r.groups, r.hp_leaves
     for i, opt in enumerate(b.optimizers):
         if opt._flat_state() is not r.states[i]:
@@ -224,14 +272,20 @@ def check(cf, r, args, kwargs, module_cls):
     # the arguments
     if len(args) != b.n_args or (tuple(kwargs) != b.kw_names if kwargs else b.kw_names):
         return None
-    arg_tensors, raw = [], []
-    for v, (kind, cls, key) in zip(itertools.chain(args, kwargs.values()), b.args):
+    arg_tensors, arg_data, raw = [], [], []
+    for v, (kind, cls, key, plain) in zip(itertools.chain(args, kwargs.values()), b.args):
         if type(v) is not cls:
             return None
         if kind == "T":
-            if isinstance(v._data, _Tracer) or _tensor_key(v, key[0]) != key:
+            data = v._data
+            if isinstance(data, _Tracer):
                 return None
+            if plain is None or _FLAGS(v) != plain[0] or v._grad is not None or \
+                    _aval_of(data) != plain[1]:
+                if _tensor_key(v, key[0]) != key:
+                    return None
             arg_tensors.append(v)
+            arg_data.append(data)
         elif kind == "A":
             if _arg_array_key(v) != key:
                 return None
@@ -244,7 +298,7 @@ def check(cf, r, args, kwargs, module_cls):
     for t in arg_tensors:
         if id(t) in ids:
             return None   # a state Tensor passed as an argument
-        flat.append(t._data)
+    flat.extend(arg_data)
     for hp, state in zip(hp_leaves, r.states):
         flat.extend(hp)
         flat.extend(state.leaves)
@@ -257,6 +311,8 @@ def check(cf, r, args, kwargs, module_cls):
     plan.rng = rng
     plan.basis = b
     plan.groups, plan.hp_leaves = groups, hp_leaves
+    plan.meta = r.meta
+    plan.replayed = True
     return plan
 
 

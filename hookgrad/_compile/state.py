@@ -120,6 +120,10 @@ class _Roots:
             self._ids, self._vals = ids, vals   # held, so the ids compared stay theirs
         return vals, ids
 
+    def held(self):
+        """The values :meth:`values` last returned (held: their ids stay theirs)."""
+        return self._vals
+
     def _read(self):
         reader = self._reader
         if reader is None or reader[0] != len(self.cells) + len(self.globals):
@@ -599,10 +603,11 @@ class _Plan:
     it (``basis``; ``written``, set by the run)."""
 
     __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
-                 "rng", "arg_leaves", "arg_slots", "rebuild", "n_args",
-                 "kw_names", "found", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys",
-                 "hp_leaves", "basis", "written")
+                 "rng", "arg_leaves", "arg_slots", "rebuild", "n_args", "kw_names", "found",
+                 "roots", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys", "hp_leaves",
+                 "basis", "written", "meta", "replayed")
 
     def __init__(self):
-        self.basis = self.written = None
+        self.basis = self.written = self.meta = None
+        self.replayed = False   # made by ``replay.check``
 

@@ -23,7 +23,7 @@ from .._ops.gather import TRACED as _TRACED
 from .._random import GLOBAL as _KEY
 from .._tensor import Tensor
 from .host_hook import _ctx, _current_trace, _flatten_containers, _Tracing
-from .state import _opt_install, _opt_load, _state_part
+from .state import _opt_install, _opt_load, _Split, _state_part
 
 _Tracer = jax.core.Tracer
 
@@ -35,7 +35,15 @@ class Entry:
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
-                 "check_src", "guard", "exe_checked")
+                 "check_src", "guard", "exe_checked", "donated_get", "replay_get")
+
+
+def items_getter(positions):
+    """A function of a list giving its items at ``positions`` (one or more) as a tuple."""
+    if len(positions) > 1:
+        return itemgetter(*positions)
+    i = positions[0]
+    return lambda xs: (xs[i],)
 
 
 def trace(cf, plan):
@@ -70,6 +78,10 @@ def trace(cf, plan):
     entry.jaxpr = traced.jaxpr
     entry.check_src = _checks.sources(entry, traced.jaxpr)
     entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
+    entry.donated_get = items_getter(entry.donated) if entry.donated else None
+    private = _private_state(entry, plan)
+    held = tuple(p for p in entry.donated if p not in private)
+    entry.replay_get = items_getter(held) if held else None
     entry.guard, entry.exe_checked = [], None
     if entry.donated and entry.check_out is not None:
         _checks.guarded_donations(entry, plan, traced)
@@ -277,6 +289,28 @@ def _donations(entry, plan, traced):
             free[k] -= 1
             usable.append(p)
     return tuple(usable)
+
+
+def _private_state(entry, plan):
+    """Input positions of optimizer state that, in a call re-running this program on what
+    its last run left (``hookgrad._compile.replay``), only the optimizer's flat state
+    holds: the leaves are outputs of that run which the program gives nothing else
+    (no Tensor, ``.grad``, result or host hook took them), and anything reading the
+    state otherwise ends the flat state (the re-run is then not made). Such a buffer
+    needs no check for aliases before it is donated."""
+    exposed = [k for s in entry.user_spec if s[0] != "S" for k in (s[1],)]
+    exposed += [k for _, idx in entry.host_calls for k in idx]
+    exposed += [k for _, k in entry.data_out] + [k for _, k in entry.grad_out]
+    exposed += [k for _, k, _ in entry.grad_new] + [entry.key_out, entry.check_out]
+    outs = [k for _, spec in entry.opt_out for kind, k in spec if kind == "out"]
+    once = {k for k in outs if outs.count(k) == 1} - set(exposed)
+    private = set()
+    for (start, _, td, _), (_, spec) in zip(plan.opt_trees, entry.opt_out):
+        if type(td) is _Split:
+            base = start + td[2]
+            private.update(base + m for m, (kind, k) in enumerate(spec)
+                           if kind == "out" and k in once)
+    return private
 
 
 def _build(entry, plan, traced, options, autotune):
