@@ -25,10 +25,11 @@ what part of a program it runs, each citing the README / docs/modes.md row behin
 import re
 
 from tests.fuzz import _harness as H
+from tests.fuzz._table import family
 from tests.fuzz._mode_run import (  # noqa: F401 - HOST_PRELUDE, CALLS, ...: this module's API
     CALLS, HOST_PRELUDE, SOURCES, _UNSEEN, _BACKWARD_AT, _as_grad, _backward_line,
     _eager_calls, _is_setup, _leaves, _modules, compiled_source, functional_source,
-    fuzz_seeds, jnp_source, run, run_jnp)
+    fuzz_examples, fuzz_settings, jnp_source, run, run_jnp)
 
 
 # --- which programs a mode takes ------------------------------------------------------
@@ -39,9 +40,11 @@ def _tags(program):
 
 def features(program):
     """The features a program exercises: its line tags (ops, hooks, backward kinds; the
-    ``autograd.grad`` backward is tagged ``grad`` like the ``.grad`` observations)."""
+    ``autograd.grad`` backward is tagged ``grad`` like the ``.grad`` observations; op-table
+    rows count by family, ``table/<family>``)."""
     grad = any(t == "grad" and src.startswith("gs = ") for t, src in program.lines)
-    return (_tags(program) - {"leaf", "grad", "loss"}) | ({"autograd.grad"} if grad else set())
+    tags = {"table/" + family(t[6:]) if t.startswith("table:") else t for t in _tags(program)}
+    return (tags - {"leaf", "grad", "loss"}) | ({"autograd.grad"} if grad else set())
 
 
 def _has(*tags):
@@ -310,7 +313,7 @@ class ModeResult(H.Result):
 
     def report(self):
         d = self.diff
-        return (f"seed {self.seed} ({self.mode}): {self.cls}\n--- program (plain PyTorch; "
+        return (f"{H._who(self.seed)} ({self.mode}): {self.cls}\n--- program (plain PyTorch; "
                 f"hookgrad: `import hookgrad as L`) ---\n"
                 f"{SOURCES[self.mode](self.program)}"
                 f"--- first difference: line {d.line + 1} `{self.program.lines[d.line][1]}`, "
