@@ -422,3 +422,18 @@ def test_a_saved_view_whose_base_was_written_names_how_it_was_made(made_by):
     got = same_as_torch(scenario)
     assert got[0] == "RuntimeError"
     assert "is a view and its base or another view of its base has been modified" in got[1]
+
+
+def test_multi_grad_hook_fires_when_an_inputs_leaf_is_not_reached():
+    # backward(inputs=[a2, a1]) where the loss reaches only a1: the hook gets [None, g]
+    def scenario(L):
+        a1 = L.tensor([-1.09, 0.57], requires_grad=True)
+        a2 = L.tensor([0.93, -1.27], requires_grad=True)
+        seen = []
+        L.autograd.graph.register_multi_grad_hook(
+            [a2, a1], lambda gs: seen.append([None if g is None else g.tolist() for g in gs]))
+        a1.tanh().sum().backward(inputs=[a2, a1])
+        return {"seen": seen, "a2": a2.grad, "a1": a1.grad.tolist()}
+    got = same_as_torch(scenario)
+    assert len(got["seen"]) == 1 and got["seen"][0][0] is None and got["a2"] is None
+    assert got["seen"][0][1] == got["a1"]
