@@ -1,8 +1,11 @@
 """Run a fuzz program under hookgrad and PyTorch, compare, shrink, name the difference.
 
-``check(seed)`` returns a ``Result``: ``same``, ``differs`` (with the shrunk program and
-its first differing observation) or ``skipped`` by a named rule. A rule names the README
-"Differences from PyTorch" row it stands for; nothing is skipped without one.
+``check(seed)`` (or ``check(None, ..., program=p)`` for a program hypothesis drew) returns
+a ``Result``: ``same``, ``differs`` (with the program shrunk line by line while the
+difference keeps its class, and its first differing observation) or ``skipped`` by a named
+rule. A rule names the README "Differences from PyTorch" row it stands for; nothing is
+skipped without one. Hypothesis shrinks the choices first; the line shrinker runs on the
+example it reports (``final_example()``).
 """
 import math
 import re

@@ -51,6 +51,10 @@ def _has(*tags):
     return lambda program: bool(_tags(program) & set(tags))
 
 
+def _table_op(program):
+    return any(t.startswith("table:") for t, _ in program.lines)
+
+
 def _flag(name):
     return lambda program: name in program.flags
 
@@ -113,6 +117,8 @@ QUALIFY = {
         H.Rule("jnp_bad_shape", _ROW_JNP + " (a wrong shape raises PyTorch's error)",
                _flag("bad_shape")),
         H.Rule("jnp_mask", _ROW_MASK, _has("mask")),
+        H.Rule("jnp_table_op", _ROW_JNP + " (it writes the generator's own steps; each op-table "
+               "row has its own jnp reference, tests/ops/test_op_table.py)", _table_op),
     ],
     "compiled": [
         H.Rule("compiled_mask", _ROW_MASK, _has("mask")),
@@ -341,9 +347,10 @@ DIFF_SKIP = {"functional": [H.Rule(
 
 
 def check(seed, lib, mode, shrink=True, program=None):
-    """``program`` (default ``generate(seed)``) in ``mode`` vs eager: a ``Result``."""
+    """``program`` (default ``generate(seed)``, without op-table rows in ``jnp``) in
+    ``mode`` vs eager: a ``Result``."""
     from tests.fuzz._programs import generate
-    program = program or generate(seed)
+    program = program or generate(seed, table=mode != "jnp")
     program, skip, rewrites = qualify(program, mode)
     if skip is not None:
         return _result(mode, seed, "skipped", program, rule=skip.name)
