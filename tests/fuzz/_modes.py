@@ -339,8 +339,18 @@ def _saved_value_kept(program, diff):
         "modified by an inplace operation" in str(diff.torch[-1])
 
 
+def _traced_lengths(program, diff):
+    """A compiled step raises that a packed sequence's lengths are traced."""
+    return diff.kind == "raises-only-hookgrad" and isinstance(diff.hookgrad, list) and \
+        diff.hookgrad[0] == "TracedValueError" and "sequence lengths" in diff.hookgrad[1]
+
+
 # programs whose first difference from eager a docs row explains
-DIFF_SKIP = {"functional": [H.Rule(
+DIFF_SKIP = {"compiled": [H.Rule(
+    "compiled_traced_lengths", "README: `pack_padded_sequence` lengths are any CPU tensor | "
+    "... inside `hookgrad.compile`, a Python list or a `PackedSequence` argument (a Tensor, "
+    "even one made inside the step, is traced: `TracedValueError`)", _traced_lengths)],
+    "functional": [H.Rule(
     "functional_saved_value_kept", "docs/modes.md: an in-place write to a tensor an op "
     "saved makes that op's backward raise | under `jax.grad` the op's backward uses the "
     "value from before the write: no error", _saved_value_kept)]}
