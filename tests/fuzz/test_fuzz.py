@@ -22,7 +22,7 @@ from tests.fuzz import _programs, _table
 from tests.fuzz._mode_run import fuzz_examples, fuzz_settings
 from tests.fuzz._programs import generate, programs
 
-EXAMPLES = fuzz_examples(60)
+EXAMPLES = fuzz_examples(300)
 SLOW_EXAMPLES = fuzz_examples(600)
 
 

@@ -21,7 +21,7 @@ from tests.fuzz import _modes as M
 from tests.fuzz._programs import Program, generate, programs
 
 MODES = ("compiled", "functional", "jnp")
-EXAMPLES = M.fuzz_examples(15)
+EXAMPLES = M.fuzz_examples(40)
 SLOW_EXAMPLES = M.fuzz_examples(200)
 
 
