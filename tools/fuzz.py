@@ -6,10 +6,12 @@
     python tools/fuzz.py --examples 1000          # hypothesis-drawn programs (derandomized)
 
 Each seed is a random program (tests/fuzz/_programs.py); ``--examples N`` has hypothesis
-draw N programs of the same generator instead (the CI tests' draw), from its own steps and
-the op table's rows (tests/fuzz/_table.py; the summary says how many rows are drawn). ``eager`` runs it under hookgrad
-and PyTorch (without torch: its pure-op part against ``jax.grad`` of the same program in
-``jax.numpy``, mode ``jnp``); ``compiled`` runs it inside ``hookgrad.compile`` and
+draw N programs of the same generator instead (the CI tests' draw). Programs mix the
+generator's own steps with rows of the op table (tests/fuzz/_table.py; the first line
+says how many rows are drawn, the per-feature table counts them as ``table/<family>``).
+``eager`` runs a program under hookgrad and PyTorch (without torch: its pure-op part
+against ``jax.grad`` of the same program in ``jax.numpy``, mode ``jnp``, which takes
+programs without op-table rows); ``compiled`` runs it inside ``hookgrad.compile`` and
 ``functional`` under ``jax.grad`` of ``hookgrad.func.functional_call``, both compared with
 eager hookgrad (tests/fuzz/_modes.py). A difference is shrunk to the fewest lines that keep
 it and named by its class (what differs @ the step where it shows). Programs a mode does

@@ -8,11 +8,11 @@ runs a program under both libraries and compares.
 
 One generator (``_Gen``) draws every program through ``random.Random``'s methods on
 ``self.r``: ``generate(seed)`` gives them a seeded ``random.Random`` (tools/fuzz.py's
-seeds), ``draw(data)`` a hypothesis ``data`` object (``HypothesisRandom``), so hypothesis
-owns the choices and shrinks them. Besides its own steps (pointwise, matmul, reductions,
-indexing, shape ops, functional, in place, hooks, modules) a step draws a row of the op
-table (tests/ops/_op_table.py, rendered by tests/fuzz/_table.py): a row added there is
-fuzzed without a change here.
+seeds), the strategy ``programs()`` hypothesis's draws (``HypothesisRandom``), so
+hypothesis owns the choices and shrinks them. Besides its own steps (pointwise, matmul,
+reductions, indexing, shape ops, functional, in place, hooks, modules) a step draws a row
+of the op table (tests/ops/_op_table.py, rendered by tests/fuzz/_table.py): a row added
+there is fuzzed without a change here.
 
 Programs keep shapes tiny and drawn from a few dims (2 and 3; the op table's rows keep
 theirs, mostly (3, 4)) so hookgrad's jit caches are shared across programs.
