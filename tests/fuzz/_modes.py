@@ -345,12 +345,35 @@ def _traced_lengths(program, diff):
         diff.hookgrad[0] == "TracedValueError" and "sequence lengths" in diff.hookgrad[1]
 
 
+def _raises_in_mode(pattern):
+    """The mode raises an error matching ``pattern`` where eager ran on."""
+    return lambda program, diff: diff.kind == "raises-only-hookgrad" and \
+        isinstance(diff.hookgrad, list) and re.search(pattern, diff.hookgrad[1]) is not None
+
+
+def _pack_off_path(program, diff):
+    """Eager packs for an op that ``jax.grad`` does not differentiate (its inputs are
+    parameters outside the arguments, plain arrays from ``hookgrad.func.state``)."""
+    return diff.kind == "hook-log" and isinstance(diff.torch, (list, tuple)) and \
+        str(diff.torch[0]).endswith(".pack") and \
+        (not diff.hookgrad or diff.hookgrad[0] != diff.torch[0])
+
+
+_ROW_STATIC = ("README: `repeat_interleave` with a tensor of repeats ... | eager only (unless "
+               "`output_size=` is given) | XLA needs static shapes")
 # programs whose first difference from eager a docs row explains
-DIFF_SKIP = {"compiled": [H.Rule(
-    "compiled_traced_lengths", "README: `pack_padded_sequence` lengths are any CPU tensor | "
-    "... inside `hookgrad.compile`, a Python list or a `PackedSequence` argument (a Tensor, "
-    "even one made inside the step, is traced: `TracedValueError`)", _traced_lengths)],
+DIFF_SKIP = {"compiled": [
+    H.Rule("compiled_traced_lengths", "README: `pack_padded_sequence` lengths are any CPU "
+           "tensor | ... inside `hookgrad.compile`, a Python list or a `PackedSequence` "
+           "argument (a Tensor, even one made inside the step, is traced: `TracedValueError`)",
+           _traced_lengths),
+    H.Rule("compiled_data_dependent_shape", _ROW_MASK + "; " + _ROW_STATIC,
+           _raises_in_mode(r"data-dependent shape and cannot be traced|tensor of repeats "
+                           r"needs their values"))],
     "functional": [H.Rule(
+    "functional_pack_off_path", "docs/modes.md: only an op whose inputs depend on what "
+    "`jax.grad` differentiates records and packs; eagerly every op on a tensor that "
+    "requires grad packs", _pack_off_path), H.Rule(
     "functional_saved_value_kept", "docs/modes.md: an in-place write to a tensor an op "
     "saved makes that op's backward raise | under `jax.grad` the op's backward uses the "
     "value from before the write: no error", _saved_value_kept)]}
