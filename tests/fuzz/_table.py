@@ -126,8 +126,8 @@ class Drawable:
         """Source of the call with ``args`` (source strings, one per input spec), of
         output ``path`` (indices into a tuple or list result)."""
         res = self.row.call(Sym("L"), *(Sym(a) for a in args))
-        for k in path:
-            res = res[k] if isinstance(res, (list, tuple)) else Sym(f"{render(res)}[{k}]")
+        for k in path:  # a Python list of results, or a Sym whose value is a tuple
+            res = res[k]
         return render(res)
 
     @functools.cached_property
