@@ -18,6 +18,7 @@ Programs keep shapes tiny and drawn from a few dims (2 and 3; the op table's row
 theirs, mostly (3, 4)) so hookgrad's jit caches are shared across programs.
 """
 import random
+import zlib
 
 from tests.fuzz import _table
 
@@ -113,16 +114,25 @@ class Program:
 
 class HypothesisRandom:
     """The ``random.Random`` methods ``_Gen`` calls, each a draw from a hypothesis ``draw``.
-    Every draw picks from a list (hypothesis's numbers favour small and boundary values,
-    which would skew the program mix); shrinking goes to the first option, the smaller
-    number, and ``random()`` towards 1 (fewer of the rare extras)."""
+
+    Hypothesis favours the first option and small numbers when it generates (so that it
+    finds edge cases), which would skew the program mix: a choice among ``n`` options is
+    hypothesis's draw ``k`` turned by an offset that a per-program ``salt`` and the draw's
+    position give, ``(k + offset) % n``. Shrinking still moves ``k`` and ``salt`` to 0."""
 
     def __init__(self, draw):
         from hypothesis import strategies as st
         self.draw, self.st = draw, st
+        self.salt, self.at = draw(st.integers(0, 2 ** 32 - 1)), 0
+
+    def _index(self, n):
+        self.at += 1
+        k = self.draw(self.st.integers(0, n - 1))
+        return (k + zlib.crc32(f"{self.salt}:{self.at}".encode())) % n
 
     def choice(self, seq):
-        return self.draw(self.st.sampled_from(list(seq)))
+        seq = list(seq)
+        return seq[self._index(len(seq))]
 
     def choices(self, population, weights):
         k = self.randint(0, sum(weights) - 1)
@@ -132,10 +142,10 @@ class HypothesisRandom:
             k -= w
 
     def random(self):
-        return (999 - self.randint(0, 999)) / 1000
+        return self._index(1000) / 1000
 
     def randint(self, a, b):
-        return self.choice(range(a, b + 1))
+        return a + self._index(b - a + 1)
 
     def randrange(self, a, b=None):
         return self.randint(0, a - 1) if b is None else self.randint(a, b - 1)
