@@ -172,6 +172,23 @@ def _inplace_on_several_nodes(program, diff):
                for tag, src in program.lines)
 
 
+def _node_hook_on_several_nodes(program, diff):
+    """A Node hook on the node of an op PyTorch builds from several nodes: PyTorch's last
+    node has its own inputs (``grad_inputs``), hookgrad's one node the op's."""
+    labels = [diff.label] + [x[0] for x in (diff.hookgrad, diff.torch)
+                             if isinstance(x, (list, tuple)) and x and isinstance(x[0], str)]
+    for label in labels:
+        if re.match(r"^n\d+$", str(label)) is None:
+            continue
+        for _, src in program.lines:
+            if f"('{label}')" in src and ".grad_fn.register" in src:
+                var = src.split(".")[0]
+                if any(s.startswith(f"{var} = ") and _several_nodes(tag)
+                       for tag, s in program.lines):
+                    return True
+    return False
+
+
 def _foreach_unused_zeros(program, diff):
     """A ``_foreach_*`` input whose output got no gradient: PyTorch's None, hookgrad's
     zeros (the list's one node differentiates every input)."""
@@ -255,6 +272,9 @@ SKIP = [
     Rule("several_nodes_view", "Ops PyTorch builds from several nodes | one node carrying "
          "PyTorch's last node name (PyTorch's result may be a view of it)",
          _inplace_on_several_nodes),
+    Rule("several_nodes_node_hook", "Ops PyTorch builds from several nodes | one node "
+         "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients)",
+         _node_hook_on_several_nodes),
     Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
          "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
          _saved_by_readme(_saved_differs)),
