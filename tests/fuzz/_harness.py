@@ -189,6 +189,22 @@ def _node_hook_on_several_nodes(program, diff):
     return False
 
 
+def _any_hook_on_several_nodes(program, diff):
+    """A ``mode='any'`` multi-grad hook over inputs of an op PyTorch builds from several
+    nodes: which input's gradient comes first follows PyTorch's node chain (``einsum``
+    multiplies its operands in another order)."""
+    label = diff.label if re.match(r"^m\d+$", str(diff.label)) else next(
+        (x[0] for x in (diff.hookgrad, diff.torch) if isinstance(x, (list, tuple)) and x
+         and re.match(r"^m\d+$", str(x[0]))), None)
+    src = next((src for _, src in program.lines if f"mh('{label}')" in src), "")
+    if label is None or "mode='any'" not in src:
+        return False
+    hooked = set(re.findall(r"\b[ay]\d+\b", src.split("mh(")[0]))
+    return any(_several_nodes(tag) and hooked & set(re.findall(r"\b[ay]\d+\b",
+                                                                line.split(" = ", 1)[-1]))
+               for tag, line in program.lines)
+
+
 def _foreach_unused_zeros(program, diff):
     """A ``_foreach_*`` input whose output got no gradient: PyTorch's None, hookgrad's
     zeros (the list's one node differentiates every input)."""
@@ -272,9 +288,9 @@ SKIP = [
     Rule("several_nodes_view", "Ops PyTorch builds from several nodes | one node carrying "
          "PyTorch's last node name (PyTorch's result may be a view of it)",
          _inplace_on_several_nodes),
-    Rule("several_nodes_node_hook", "Ops PyTorch builds from several nodes | one node "
-         "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients)",
-         _node_hook_on_several_nodes),
+    Rule("several_nodes_hooks", "Ops PyTorch builds from several nodes | one node "
+         "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; a mode=\"any\" multi-grad hook the first of them hookgrad computes)",
+         _either(_node_hook_on_several_nodes, _any_hook_on_several_nodes)),
     Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
          "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
          _saved_by_readme(_saved_differs)),
