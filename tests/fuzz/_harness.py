@@ -161,15 +161,17 @@ def _result_node_second_order(program, diff):
                                    for tag, src in program.lines)
 
 
+_INPLACE = {"mul_", "add_", "sigmoid_", "clamp_", "setitem", "relu_", "copy_"}
+
+
 def _inplace_on_several_nodes(program, diff):
-    """An in-place op on the result of an op PyTorch builds from several nodes: PyTorch's
-    result is a view of its last node's output (``AsStridedBackward0`` after the write)."""
-    if diff.kind != "grad_fn" or not isinstance(diff.torch, dict) or \
-            diff.torch.get("grad_fn") not in ("AsStridedBackward0", "CopySlices"):
-        return False
-    var = diff.label.split(".")[0]
-    return any(src.startswith(f"{var} = ") and _several_nodes(tag)
-               for tag, src in program.lines)
+    """An in-place op, before the difference, on the result of an op PyTorch builds from
+    several nodes: PyTorch's result is a view of its last node's output, so the write
+    rebases it (``AsStridedBackward0``) and its hooks, where hookgrad's is no view."""
+    made = {src.split(" = ")[0] for tag, src in program.lines
+            if " = " in src and _several_nodes(tag)}
+    return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src).group(1) in made
+               for tag, src in program.lines[:diff.line + 1])
 
 
 def _node_hook_on_several_nodes(program, diff):
@@ -286,10 +288,12 @@ SKIP = [
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
          "what the one node saves", _saved_by_readme(_several_nodes)),
     Rule("several_nodes_view", "Ops PyTorch builds from several nodes | one node carrying "
-         "PyTorch's last node name (PyTorch's result may be a view of it)",
+         "PyTorch's last node name (PyTorch's result may be a view of it: an in-place write "
+         "rebases it and its hooks)",
          _inplace_on_several_nodes),
     Rule("several_nodes_hooks", "Ops PyTorch builds from several nodes | one node "
-         "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; a mode=\"any\" multi-grad hook the first of them hookgrad computes)",
+         "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; "
+         "a mode='any' multi-grad hook the first of them hookgrad computes)",
          _either(_node_hook_on_several_nodes, _any_hook_on_several_nodes)),
     Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
          "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
