@@ -437,3 +437,22 @@ def test_multi_grad_hook_fires_when_an_inputs_leaf_is_not_reached():
     got = same_as_torch(scenario)
     assert len(got["seen"]) == 1 and got["seen"][0][0] is None and got["a2"] is None
     assert got["seen"][0][1] == got["a1"]
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_save_only_for_the_divisors_gradient(op):
+    # d/dself is 1: nothing is saved unless ``other`` is a Tensor that requires grad
+    def scenario(L):
+        x = L.tensor([1.5, -2.5, 3.25], requires_grad=True)
+        y = L.tensor([0.7, 0.9, -1.1], requires_grad=True)
+        out = {}
+        for name, f in [("scalar", lambda: getattr(L, op)(x, 0.7)),
+                        ("detached", lambda: getattr(L, op)(x, y.detach())),
+                        ("tensor", lambda: getattr(L, op)(x, y))]:
+            r, seen = _packed(L, f)
+            gx, *gy = L.autograd.grad(r.sum(), [x] + ([y] if name == "tensor" else []))
+            out[name] = {"seen": seen, "gx": gx.tolist(), "gy": [g.tolist() for g in gy]}
+        return out
+    got = same_as_torch(scenario)
+    assert got["scalar"]["seen"] == got["detached"]["seen"] == []
+    assert got["tensor"]["seen"] == [[3], [3]] and got["scalar"]["gx"] == [1.0, 1.0, 1.0]
