@@ -191,17 +191,22 @@ def _node_hook_on_several_nodes(program, diff):
     return False
 
 
-def _any_hook_on_several_nodes(program, diff):
-    """A ``mode='any'`` multi-grad hook over inputs of an op PyTorch builds from several
-    nodes: which input's gradient comes first follows PyTorch's node chain (``einsum``
-    multiplies its operands in another order)."""
-    label = diff.label if re.match(r"^m\d+$", str(diff.label)) else next(
-        (x[0] for x in (diff.hookgrad, diff.torch) if isinstance(x, (list, tuple)) and x
-         and re.match(r"^m\d+$", str(x[0]))), None)
-    src = next((src for _, src in program.lines if f"mh('{label}')" in src), "")
-    if label is None or "mode='any'" not in src:
+def _hook_order_on_several_nodes(program, diff):
+    """Hooks on the operands of an op PyTorch builds from several nodes run in the order
+    of PyTorch's node chain (``einsum`` multiplies its operands in another order): tensor
+    hooks in another order, a ``mode='any'`` multi-grad hook given another first
+    gradient."""
+    labels = [x[0] for x in (diff.hookgrad, diff.torch) if isinstance(x, (list, tuple))
+              and x and isinstance(x[0], str)] + [diff.label]
+    labels = [lab for lab in labels if re.match(r"^[tm]\d+$", str(lab))]
+    if not labels or (diff.kind != "hook-log" and not all(
+            "mode='any'" in src for _, src in program.lines
+            if any(f"mh('{lab}')" in src for lab in labels))):
         return False
-    hooked = set(re.findall(r"\b[ay]\d+\b", src.split("mh(")[0]))
+    hooked = set()
+    for _, src in program.lines:
+        if any(f"('{lab}'" in src for lab in labels):
+            hooked |= set(re.findall(r"\b[ay]\d+\b", src.split("mh(")[0].split("th(")[0]))
     return any(_several_nodes(tag) and hooked & set(re.findall(r"\b[ay]\d+\b",
                                                                 line.split(" = ", 1)[-1]))
                for tag, line in program.lines)
@@ -293,8 +298,8 @@ SKIP = [
          _inplace_on_several_nodes),
     Rule("several_nodes_hooks", "Ops PyTorch builds from several nodes | one node "
          "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; "
-         "a mode='any' multi-grad hook the first of them hookgrad computes)",
-         _either(_node_hook_on_several_nodes, _any_hook_on_several_nodes)),
+         "hooks on its operands run in hookgrad's order)",
+         _either(_node_hook_on_several_nodes, _hook_order_on_several_nodes)),
     Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
          "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
          _saved_by_readme(_saved_differs)),
