@@ -77,7 +77,7 @@ SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nod
                          "node carrying PyTorch's last node name", _fewer_nodes)]
 # programs whose first difference a README row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
-               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2"}
+               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median"}
 _SHAPE_ONLY = {"gather", "take"}
 
 
