@@ -456,3 +456,16 @@ def test_fmod_and_remainder_save_only_for_the_divisors_gradient(op):
     got = same_as_torch(scenario)
     assert got["scalar"]["seen"] == got["detached"]["seen"] == []
     assert got["tensor"]["seen"] == [[3], [3]] and got["scalar"]["gx"] == [1.0, 1.0, 1.0]
+
+
+def test_modified_by_copy_names_the_copy_node_whole():
+    # PyTorch drops ``Backward<n>`` from a node name (``Mul``), not ``CopyBackwards``'s
+    def scenario(L):
+        a = L.ones(3, requires_grad=True)
+        y = a * 2
+        w = y.pow(2)
+        y.copy_(L.zeros(3))
+        with pytest.raises(RuntimeError) as e:
+            w.sum().backward()
+        return str(e.value).split("], ")[1].split(",")[0]
+    assert same_as_torch(scenario) == "which is output 0 of torch::autograd::CopyBackwards"
