@@ -212,6 +212,14 @@ def _hook_order_on_several_nodes(program, diff):
                for tag, line in program.lines)
 
 
+def _packs_before_shape_error(program, diff):
+    """A wrong shape raises in both, but PyTorch's op is several nodes and the first ones
+    recorded (and packed their saved tensors) before the failing one; hookgrad's one node
+    checks the shapes first."""
+    return "bad_shape" in program.flags and diff.kind == "raises-only-hookgrad" and \
+        isinstance(diff.torch, (list, tuple)) and str(diff.torch[0]).endswith(".pack")
+
+
 def _foreach_unused_zeros(program, diff):
     """A ``_foreach_*`` input whose output got no gradient: PyTorch's None, hookgrad's
     zeros (the list's one node differentiates every input)."""
@@ -300,6 +308,9 @@ SKIP = [
          "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; "
          "hooks on its operands run in hookgrad's order)",
          _either(_node_hook_on_several_nodes, _hook_order_on_several_nodes)),
+    Rule("several_nodes_saved_before_error", "Ops PyTorch builds from several nodes | "
+         "saved-tensor hooks see what the one node saves (PyTorch's first nodes pack before "
+         "a later one raises)", _packs_before_shape_error),
     Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
          "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
          _saved_by_readme(_saved_differs)),
