@@ -3,10 +3,15 @@
     python tools/fuzz.py --seeds 0:300            # eager vs PyTorch: counts and classes
     python tools/fuzz.py --seeds 17 --show        # one program, shrunk, as PyTorch code
     python tools/fuzz.py --seeds 0:300 --modes eager,compiled,functional
+    python tools/fuzz.py --examples 1000          # hypothesis-drawn programs (derandomized)
 
-Each seed is a random program (tests/fuzz/_programs.py). ``eager`` runs it under hookgrad
-and PyTorch (without torch: its pure-op part against ``jax.grad`` of the same program in
-``jax.numpy``, mode ``jnp``); ``compiled`` runs it inside ``hookgrad.compile`` and
+Each seed is a random program (tests/fuzz/_programs.py); ``--examples N`` has hypothesis
+draw N programs of the same generator instead (the CI tests' draw). Programs mix the
+generator's own steps with rows of the op table (tests/fuzz/_table.py; the first line
+says how many rows are drawn, the per-feature table counts them as ``table/<family>``).
+``eager`` runs a program under hookgrad and PyTorch (without torch: its pure-op part
+against ``jax.grad`` of the same program in ``jax.numpy``, mode ``jnp``, which takes
+programs without op-table rows); ``compiled`` runs it inside ``hookgrad.compile`` and
 ``functional`` under ``jax.grad`` of ``hookgrad.func.functional_call``, both compared with
 eager hookgrad (tests/fuzz/_modes.py). A difference is shrunk to the fewest lines that keep
 it and named by its class (what differs @ the step where it shows). Programs a mode does
@@ -34,8 +39,32 @@ def _checker(mode, torch):
     import hookgrad
     from tests.fuzz import _harness, _modes
     if mode == "eager":
-        return lambda seed, shrink: _harness.check(seed, hookgrad, torch, shrink=shrink)
-    return lambda seed, shrink: _modes.check(seed, hookgrad, mode, shrink=shrink)
+        return lambda seed, program, shrink: _harness.check(seed, hookgrad, torch, shrink=shrink,
+                                                            program=program)
+    return lambda seed, program, shrink: _modes.check(seed, hookgrad, mode, shrink=shrink,
+                                                      program=program)
+
+
+def _examples(n, table):
+    """``n`` programs hypothesis draws (derandomized: the same on every run)."""
+    from hypothesis import given
+    from tests.fuzz._mode_run import fuzz_settings
+    from tests.fuzz._programs import programs
+    out = []
+
+    @fuzz_settings(n)
+    @given(programs(table))
+    def collect(program):
+        out.append(program)
+    collect()
+    return out
+
+
+def _cases(args, mode):
+    """``(id, program)`` pairs: seeds (the program drawn when checked) or examples."""
+    if args.examples is None:
+        return [(seed, None) for seed in _seeds(args.seeds)]
+    return list(enumerate(_examples(args.examples, mode != "jnp")))
 
 
 def main(argv=None):
@@ -43,6 +72,8 @@ def main(argv=None):
     ap.add_argument("--seeds", default="0:100", help="a:b range or comma list (default 0:100)")
     ap.add_argument("--modes", default="eager",
                     help="comma list of " + ", ".join(MODES) + " (default eager)")
+    ap.add_argument("--examples", type=int, default=None,
+                    help="N hypothesis-drawn programs instead of --seeds")
     ap.add_argument("--show", action="store_true", help="print every differing program")
     ap.add_argument("--no-shrink", action="store_true", help="report programs unshrunk")
     args = ap.parse_args(argv)
@@ -60,6 +91,8 @@ def main(argv=None):
               "(jax.grad of the program in jax.numpy)")
         modes = [m if m != "eager" else "jnp" for m in dict.fromkeys(modes)]
     from tests.fuzz._modes import features
+    from tests.fuzz._table import summary as table_summary
+    print(table_summary())
 
     summary, failed = [], False
     per_feature = collections.defaultdict(collections.Counter)
@@ -69,8 +102,8 @@ def main(argv=None):
         classes = collections.defaultdict(list)
         rules = collections.Counter()
         t0 = time.time()
-        for seed in _seeds(args.seeds):
-            res = check(seed, not args.no_shrink)
+        for seed, program in _cases(args, mode):
+            res = check(seed, program, not args.no_shrink)
             counts[res.status] += 1
             for r in res.used:
                 rules[r] += 1

@@ -220,8 +220,9 @@ def _discover(roots):
 
 
 def _needed(seen, targets):
-    """Nodes on a path from a root to one of ``targets`` (iterative post-order)."""
-    needed = set(targets)
+    """Nodes on a path from a root to one of ``targets`` (iterative post-order); a target
+    the roots do not reach is not run (PyTorch's exec_info)."""
+    needed = {t for t in targets if t in seen}
     # repeat relaxation in reverse topological order: children before parents
     order = _topo(seen)
     for node in reversed(order):

@@ -6,6 +6,7 @@ was saved, and the graph edge needed to rebuild a differentiable Tensor for
 ``create_graph``. Active ``saved_tensors_hooks`` replace the array by whatever the pack
 hook returns.
 """
+import re
 import threading
 import weakref
 
@@ -42,6 +43,8 @@ hook_state = _HookState()
 open_contexts = [0]
 _count_lock = threading.Lock()
 
+
+_BACKWARD_N = re.compile(r"Backward\d*$")  # the suffix PyTorch drops from node names
 
 def count_context(delta):
     """A context of those above opens (+1) or closes (-1), in some thread."""
@@ -263,7 +266,10 @@ def _modified_message(t, version, owner, nr, is_output=False):
         owner, nr = t.grad_fn, t._output_nr
     if owner is not None and owner.__class__.__name__ != "AccumulateGrad":
         name = owner.name()
-        short = name[:name.rfind("Backward")] if "Backward" in name else name
+        # PyTorch drops a trailing ``Backward<n>`` (``MulBackward0`` -> ``Mul``), not the
+        # ``Backwards`` of ``torch::autograd::CopyBackwards``
+        m = _BACKWARD_N.search(name)
+        short = name[:m.start()] if m else name
         desc += f", which is output {nr} of {short},"
     if anomaly_mode._state.enabled:
         hint = ("Hint: the backtrace further above shows the operation that failed to compute "

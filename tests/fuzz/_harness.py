@@ -1,8 +1,11 @@
 """Run a fuzz program under hookgrad and PyTorch, compare, shrink, name the difference.
 
-``check(seed)`` returns a ``Result``: ``same``, ``differs`` (with the shrunk program and
-its first differing observation) or ``skipped`` by a named rule. A rule names the README
-"Differences from PyTorch" row it stands for; nothing is skipped without one.
+``check(seed)`` (or ``check(None, ..., program=p)`` for a program hypothesis drew) returns
+a ``Result``: ``same``, ``differs`` (with the program shrunk line by line while the
+difference keeps its class, and its first differing observation) or ``skipped`` by a named
+rule. A rule names the README "Differences from PyTorch" row it stands for; nothing is
+skipped without one. Hypothesis shrinks the choices first; the line shrinker runs on the
+example it reports (``final_example()``).
 """
 import math
 import re
@@ -49,9 +52,17 @@ def _dtype_widths(path, a, b):
     return path[-1:] == ("dtype",) and {a, b} == {"int32", "int64"}
 
 
+def _foreach_node_type(path, a, b):
+    """PyTorch's ``_foreach_*`` nodes have no Python class: their type is ``CppFunction``
+    and ``name()`` gives the ``Foreach<Op>Backward`` name hookgrad's node carries."""
+    return path[-1:] == ("grad_fn",) and b == "CppFunction" and str(a).startswith("Foreach")
+
+
 # values that compare equal under a README row (counted, not silent)
 EQUIVALENT = [Rule("int32_default", "Integer tensors default to `int64` | `int32` unless "
-                   "JAX's x64 mode is on", _dtype_widths)]
+                   "JAX's x64 mode is on", _dtype_widths),
+              Rule("foreach_node_type", "`_foreach_*` ops | one `Foreach<Op>Backward` node "
+                   "per list (PyTorch's names)", _foreach_node_type)]
 def _fewer_nodes(label, got, want):
     """PyTorch links an interior node (``MmBackward0`` under ``SqueezeBackward4``) that
     hookgrad's one node per op does not have: its ``next_functions`` are the op's inputs."""
@@ -66,13 +77,30 @@ SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nod
                          "node carrying PyTorch's last node name", _fewer_nodes)]
 # programs whose first difference a README row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
-               "norm", "logsumexp", "cumprod", "pow"}
+               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median"}
 _SHAPE_ONLY = {"gather", "take"}
+
+
+def _op(tag):
+    """The op a line's tag names: the generator's step, or an op-table row's name
+    (``table:prod.dim`` -> ``prod``)."""
+    tag = tag.replace("+saved_hooks", "")
+    return tag[6:].split(" ")[0].split(".")[0] if tag.startswith("table:") else tag
+
+
+def _row(tag):
+    """The op-table row of a ``table:`` tag, or None."""
+    tag = tag.replace("+saved_hooks", "")
+    if not tag.startswith("table:"):
+        return None
+    from tests.ops._op_table import ROWS
+    return next((r for r in ROWS if r.id == tag[6:]), None)
 
 
 def _saved_by_readme(ops):
     """The first difference is in what a saved-tensor hook of one of ``ops`` sees (packing,
-    or unpacking later in backward: the op is the line that opened the hook's label)."""
+    or unpacking later in backward: the op is the line that opened the hook's label);
+    ``ops`` is a set of op names or a predicate on a line's tag."""
     def match(program, diff):
         text = repr((diff.label, diff.hookgrad, diff.torch))
         if ".pack" not in text and ".unpack" not in text:
@@ -80,8 +108,27 @@ def _saved_by_readme(ops):
         tags = {program.lines[diff.line][0]}
         for label in re.findall(r"'(s\d+)\.(?:un)?pack'", text):
             tags |= {tag for tag, src in program.lines if f"pack('{label}')" in src}
-        return any(t.replace("+saved_hooks", "") in ops for t in tags)
+        return any(ops(t) if callable(ops) else _op(t) in ops for t in tags)
     return match
+
+
+def _several_nodes(tag):
+    """An op PyTorch records as several nodes: ``einsum``, op-table rows marked shallow."""
+    row = _row(tag)
+    return _op(tag) == "einsum" or (row is not None and "shallow" in row.flags)
+
+
+def _saved_differs(tag):
+    """An op-table row whose saved tensors tests/ops/test_saved_names.py lists as kept
+    differently (only a shape, the op's own statics, wrapped indices)."""
+    row = _row(tag)
+    if row is None:
+        return False
+    try:
+        from tests.ops import test_saved_names as N
+    except BaseException:  # noqa: BLE001 - it needs torch (pytest's skip when absent)
+        return False
+    return N.DIFFERS.get(row.id) in (N._SHAPE_ONLY, N._LAYOUT, N._INDEX)
 
 
 # PyTorch's node names (in its "modified by an inplace operation" message) of those ops
@@ -100,13 +147,97 @@ def _result_changed_in_place(program, diff):
     return m is not None and m.group(1) in _RECOMPUTED_NODES
 
 
+def _result_node_second_order(program, diff):
+    """Under create_graph PyTorch's second backward passes through the node that made a
+    saved result, so a Node hook there runs again; hookgrad's reaches the input."""
+    if "create_graph" not in program.flags or diff.kind != "hook-log" or not diff.torch:
+        return False
+    m = re.match(r"^n\d+$", str(diff.torch[0]))
+    if m is None:
+        return False
+    var = next((src.split(".")[0] for _, src in program.lines
+                if f"('{diff.torch[0]}')" in src and ".grad_fn.register" in src), None)
+    return var is not None and any(src.startswith(f"{var} = ") and _op(tag) in _RECOMPUTED
+                                   for tag, src in program.lines)
+
+
+_INPLACE = {"mul_", "add_", "sigmoid_", "clamp_", "setitem", "relu_", "copy_"}
+
+
+def _inplace_on_several_nodes(program, diff):
+    """An in-place op, before the difference, on the result of an op PyTorch builds from
+    several nodes: PyTorch's result is a view of its last node's output, so the write
+    rebases it (``AsStridedBackward0``) and its hooks, where hookgrad's is no view."""
+    made = {src.split(" = ")[0] for tag, src in program.lines
+            if " = " in src and _several_nodes(tag)}
+    return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src).group(1) in made
+               for tag, src in program.lines[:diff.line + 1])
+
+
+def _node_hook_on_several_nodes(program, diff):
+    """A Node hook on the node of an op PyTorch builds from several nodes: PyTorch's last
+    node has its own inputs (``grad_inputs``), hookgrad's one node the op's."""
+    labels = [diff.label] + [x[0] for x in (diff.hookgrad, diff.torch)
+                             if isinstance(x, (list, tuple)) and x and isinstance(x[0], str)]
+    for label in labels:
+        if re.match(r"^n\d+$", str(label)) is None:
+            continue
+        for _, src in program.lines:
+            if f"('{label}')" in src and ".grad_fn.register" in src:
+                var = src.split(".")[0]
+                if any(s.startswith(f"{var} = ") and _several_nodes(tag)
+                       for tag, s in program.lines):
+                    return True
+    return False
+
+
+def _hook_order_on_several_nodes(program, diff):
+    """Hooks on the operands of an op PyTorch builds from several nodes run in the order
+    of PyTorch's node chain (``einsum`` multiplies its operands in another order): tensor
+    hooks in another order, a ``mode='any'`` multi-grad hook given another first
+    gradient."""
+    labels = [x[0] for x in (diff.hookgrad, diff.torch) if isinstance(x, (list, tuple))
+              and x and isinstance(x[0], str)] + [diff.label]
+    labels = [lab for lab in labels if re.match(r"^[tm]\d+$", str(lab))]
+    if not labels or (diff.kind != "hook-log" and not all(
+            "mode='any'" in src for _, src in program.lines
+            if any(f"mh('{lab}')" in src for lab in labels))):
+        return False
+    hooked = set()
+    for _, src in program.lines:
+        if any(f"('{lab}'" in src for lab in labels):
+            hooked |= set(re.findall(r"\b[ay]\d+\b", src.split("mh(")[0].split("th(")[0]))
+    return any(_several_nodes(tag) and hooked & set(re.findall(r"\b[ay]\d+\b",
+                                                                line.split(" = ", 1)[-1]))
+               for tag, line in program.lines)
+
+
+def _packs_before_shape_error(program, diff):
+    """A wrong shape raises in both, but PyTorch's op is several nodes and the first ones
+    recorded (and packed their saved tensors) before the failing one; hookgrad's one node
+    checks the shapes first."""
+    return "bad_shape" in program.flags and diff.kind == "raises-only-hookgrad" and \
+        isinstance(diff.torch, (list, tuple)) and str(diff.torch[0]).endswith(".pack")
+
+
+def _foreach_unused_zeros(program, diff):
+    """A ``_foreach_*`` input whose output got no gradient: PyTorch's None, hookgrad's
+    zeros (the list's one node differentiates every input)."""
+    if diff.kind != "structure" or not diff.label.endswith(".grad"):
+        return False
+    got, want = _at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)
+    return want is None and isinstance(got, dict) and not any(_flat(got.get("value"))) and \
+        any(_op(tag).startswith("_foreach") for tag, _ in program.lines)
+
+
 def _result_grad_second_order(program, diff):
     """Under create_graph PyTorch's second backward flows through the saved result; the
     retained gradient of that result (``y.grad``) differs where hookgrad saved the input."""
     if "create_graph" not in program.flags or not diff.label.endswith(".grad"):
         return False
     var = diff.label[:-len(".grad")]
-    return any(src.startswith(f"{var} = ") and tag in _RECOMPUTED for tag, src in program.lines)
+    return any(src.startswith(f"{var} = ") and _op(tag) in _RECOMPUTED
+               for tag, src in program.lines)
 
 
 def _other_saved_modified(ops):
@@ -116,7 +247,7 @@ def _other_saved_modified(ops):
     def match(program, diff):
         return diff.kind == "error-message" and all(
             "modified by an inplace operation" in d[1] for d in (diff.hookgrad, diff.torch)) \
-            and any(tag.replace("+saved_hooks", "") in ops for tag, _ in program.lines)
+            and any(_op(tag) in ops for tag, _ in program.lines)
     return match
 
 
@@ -152,8 +283,10 @@ def _zeros_for_none(program, diff):
     depends on no input (PyTorch's does not require grad) still requires grad."""
     if "create_graph" not in program.flags:
         return False
-    if diff.kind == "raises-only-torch":
-        return diff.torch[1].startswith("element 0 of tensors does not require grad")
+    if diff.kind == "raises-only-torch":  # or PyTorch's zeros are an unallocated ZeroTensor
+        return diff.torch[1].startswith(("element 0 of tensors does not require grad",
+                                         "tolist() shouldn't be called on a tensor with "
+                                         "unallocated storage"))
     if diff.kind != "structure":
         return False
     got, want = _at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)
@@ -166,9 +299,26 @@ SKIP = [
          "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the result, as "
          "PyTorch's, and then the input; changing the result in place does not fail backward",
          _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
-                 _result_grad_second_order)),
+                 _result_grad_second_order, _result_node_second_order)),
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
-         "what the one node saves", _saved_by_readme({"einsum"})),
+         "what the one node saves", _saved_by_readme(_several_nodes)),
+    Rule("several_nodes_view", "Ops PyTorch builds from several nodes | one node carrying "
+         "PyTorch's last node name (PyTorch's result may be a view of it: an in-place write "
+         "rebases it and its hooks)",
+         _inplace_on_several_nodes),
+    Rule("several_nodes_hooks", "Ops PyTorch builds from several nodes | one node "
+         "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; "
+         "hooks on its operands run in hookgrad's order)",
+         _either(_node_hook_on_several_nodes, _hook_order_on_several_nodes)),
+    Rule("several_nodes_saved_before_error", "Ops PyTorch builds from several nodes | "
+         "saved-tensor hooks see what the one node saves (PyTorch's first nodes pack before "
+         "a later one raises)", _packs_before_shape_error),
+    Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
+         "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
+         _saved_by_readme(_saved_differs)),
+    Rule("foreach_unused_zeros", "`_foreach_*` ops | one `Foreach<Op>Backward` node per list "
+         "...; an input whose output gets no gradient gets zeros, not None",
+         _foreach_unused_zeros),
     Rule("scatter_small_index", "`scatter`/`scatter_add` with an `index` smaller than `src` | "
          "`src` gets its gradient", _torch_message(
              r"^Function Scatter(Add)?Backward0 returned an invalid gradient at index 1")),
@@ -280,11 +430,25 @@ class Result:
 
     def report(self):
         d = self.diff
-        return (f"seed {self.seed}: {self.cls}\n--- program (plain PyTorch; hookgrad: "
+        return (f"{_who(self.seed)}: {self.cls}\n--- program (plain PyTorch; hookgrad: "
                 f"`import hookgrad as L`) ---\n{self.program.source()}"
                 f"--- first difference: line {d.line + 1} `{self.program.lines[d.line][1]}`, "
                 f"{d.label} {_path(d.path)}\n  hookgrad: {_short(d.hookgrad)}\n"
                 f"     torch: {_short(d.torch)}")
+
+
+def _who(seed):
+    return "hypothesis example" if seed is None else f"seed {seed}"
+
+
+def final_example():
+    """Whether a hypothesis test runs its last, shrunk example (the one it reports): the
+    harness shrinks lines only then."""
+    from hypothesis.control import current_build_context
+    try:
+        return current_build_context().is_final
+    except Exception:  # noqa: BLE001 - not inside a hypothesis test
+        return True
 
 
 def _path(path):

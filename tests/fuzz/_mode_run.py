@@ -10,14 +10,23 @@ from tests.fuzz import _harness as H
 from tests.fuzz._programs import PRELUDE
 
 
-def fuzz_seeds(fast):
-    """The seeds a fuzz test runs: ``fast``, or ``0..N-1`` with HOOKGRAD_FUZZ_EXAMPLES=N."""
+def fuzz_examples(default):
+    """How many programs a fuzz test runs: ``default``, or N with HOOKGRAD_FUZZ_EXAMPLES=N."""
     n = os.environ.get("HOOKGRAD_FUZZ_EXAMPLES")
     if not n:
-        return list(fast)
+        return default
     if not n.isdigit():
         raise ValueError(f"HOOKGRAD_FUZZ_EXAMPLES: expected a number of programs, got {n!r}")
-    return list(range(int(n)))
+    return int(n)
+
+
+def fuzz_settings(examples):
+    """Hypothesis settings of a fuzz test: the same ``examples`` programs on every run (no
+    example database), no deadline (a program's first run compiles)."""
+    from hypothesis import HealthCheck, Phase, settings
+    return settings(derandomize=True, max_examples=examples, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck), print_blob=False,
+                    phases=[Phase.explicit, Phase.generate, Phase.shrink])
 
 
 HOST_PRELUDE = '''\

@@ -25,10 +25,11 @@ what part of a program it runs, each citing the README / docs/modes.md row behin
 import re
 
 from tests.fuzz import _harness as H
+from tests.fuzz._table import family
 from tests.fuzz._mode_run import (  # noqa: F401 - HOST_PRELUDE, CALLS, ...: this module's API
     CALLS, HOST_PRELUDE, SOURCES, _UNSEEN, _BACKWARD_AT, _as_grad, _backward_line,
     _eager_calls, _is_setup, _leaves, _modules, compiled_source, functional_source,
-    fuzz_seeds, jnp_source, run, run_jnp)
+    fuzz_examples, fuzz_settings, jnp_source, run, run_jnp)
 
 
 # --- which programs a mode takes ------------------------------------------------------
@@ -39,13 +40,19 @@ def _tags(program):
 
 def features(program):
     """The features a program exercises: its line tags (ops, hooks, backward kinds; the
-    ``autograd.grad`` backward is tagged ``grad`` like the ``.grad`` observations)."""
+    ``autograd.grad`` backward is tagged ``grad`` like the ``.grad`` observations; op-table
+    rows count by family, ``table/<family>``)."""
     grad = any(t == "grad" and src.startswith("gs = ") for t, src in program.lines)
-    return (_tags(program) - {"leaf", "grad", "loss"}) | ({"autograd.grad"} if grad else set())
+    tags = {"table/" + family(t[6:]) if t.startswith("table:") else t for t in _tags(program)}
+    return (tags - {"leaf", "grad", "loss"}) | ({"autograd.grad"} if grad else set())
 
 
 def _has(*tags):
     return lambda program: bool(_tags(program) & set(tags))
+
+
+def _table_op(program):
+    return any(t.startswith("table:") for t, _ in program.lines)
 
 
 def _flag(name):
@@ -110,6 +117,8 @@ QUALIFY = {
         H.Rule("jnp_bad_shape", _ROW_JNP + " (a wrong shape raises PyTorch's error)",
                _flag("bad_shape")),
         H.Rule("jnp_mask", _ROW_MASK, _has("mask")),
+        H.Rule("jnp_table_op", _ROW_JNP + " (it writes the generator's own steps; each op-table "
+               "row has its own jnp reference, tests/ops/test_op_table.py)", _table_op),
     ],
     "compiled": [
         H.Rule("compiled_mask", _ROW_MASK, _has("mask")),
@@ -270,6 +279,7 @@ def differ(program, lib, mode):
             for g, w in zip(got, want)] + want[len(got):]
     if mode == "compiled":
         got = _raised_after_run(program, got, want, used)
+        want = _packs_before_index_error(program, got, want, used)
     if mode in ("functional", "jnp"):
         got, want = _functional_view(got, want, used)
     if mode == "jnp" and got and want and got[-1][1] == want[-1][1] == "raises" and \
@@ -299,6 +309,21 @@ def _raised_after_run(program, got, want, used):
     return [o for o in got[:-1] if o[0] < line] + [(line, "raises", want[-1][2])]
 
 
+def _packs_before_index_error(program, got, want, used):
+    """Both raise a bad index's error on one line, where eager ran the op's pack hooks
+    first and the compiled step (which checks the index at trace time, README row above)
+    none: those packs are left out of eager's log."""
+    if not (_flag("bad_index")(program) and got and want and
+            got[-1][1] == "raises" == want[-1][1] and got[-1][0] == want[-1][0] and
+            got[-1][2] == want[-1][2]):
+        return want
+    line = got[-1][0]
+    kept = [w for w in want if not (w[0] == line and w[1].endswith(".pack"))]
+    if len(kept) < len(want):
+        used.add("compiled_index_error_after_run")
+    return kept
+
+
 class ModeResult(H.Result):
     mode = "eager"
 
@@ -310,7 +335,7 @@ class ModeResult(H.Result):
 
     def report(self):
         d = self.diff
-        return (f"seed {self.seed} ({self.mode}): {self.cls}\n--- program (plain PyTorch; "
+        return (f"{H._who(self.seed)} ({self.mode}): {self.cls}\n--- program (plain PyTorch; "
                 f"hookgrad: `import hookgrad as L`) ---\n"
                 f"{SOURCES[self.mode](self.program)}"
                 f"--- first difference: line {d.line + 1} `{self.program.lines[d.line][1]}`, "
@@ -330,17 +355,50 @@ def _saved_value_kept(program, diff):
         "modified by an inplace operation" in str(diff.torch[-1])
 
 
+def _raises_in_mode(pattern):
+    """The mode raises an error matching ``pattern`` where eager ran on."""
+    return lambda program, diff: diff.kind == "raises-only-hookgrad" and \
+        isinstance(diff.hookgrad, list) and re.search(pattern, diff.hookgrad[1]) is not None
+
+
+def _pack_off_path(program, diff):
+    """Eager packs for an op that ``jax.grad`` does not differentiate (its inputs are
+    parameters outside the arguments, plain arrays from ``hookgrad.func.state``), or
+    unpacks for one whose output's cotangent is JAX's symbolic zero (a rounding op after
+    it), whose backward JAX does not run."""
+    return diff.kind == "hook-log" and isinstance(diff.torch, (list, tuple)) and \
+        str(diff.torch[0]).endswith((".pack", ".unpack")) and \
+        (not diff.hookgrad or diff.hookgrad[0] != diff.torch[0])
+
+
+_ROW_STATIC = ("README: `repeat_interleave` with a tensor of repeats ... | eager only (unless "
+               "`output_size=` is given) | XLA needs static shapes")
 # programs whose first difference from eager a docs row explains
-DIFF_SKIP = {"functional": [H.Rule(
+DIFF_SKIP = {"compiled": [
+    H.Rule("compiled_traced_sizes", "README: `pack_padded_sequence` lengths are any CPU "
+           "tensor | ... inside `hookgrad.compile`, a Python list or a `PackedSequence` "
+           "argument (a Tensor, even one made inside the step, is traced: `TracedValueError`); "
+           "README: `F.embedding_bag` ... take any `offsets` Tensor | offsets must have "
+           "values: eager Tensors, or a Python list/tuple inside `hookgrad.compile`",
+           _raises_in_mode(r"needs concrete sequence lengths|offsets must have concrete")),
+    H.Rule("compiled_data_dependent_shape", _ROW_MASK + "; " + _ROW_STATIC,
+           _raises_in_mode(r"data-dependent shape and cannot be traced|tensor of repeats "
+                           r"needs their values"))],
+    "functional": [H.Rule(
+    "functional_pack_off_path", "docs/modes.md: only an op whose inputs depend on what "
+    "`jax.grad` differentiates records and packs; eagerly every op on a tensor that "
+    "requires grad packs; an op whose output's cotangent is a symbolic zero unpacks "
+    "nothing", _pack_off_path), H.Rule(
     "functional_saved_value_kept", "docs/modes.md: an in-place write to a tensor an op "
     "saved makes that op's backward raise | under `jax.grad` the op's backward uses the "
     "value from before the write: no error", _saved_value_kept)]}
 
 
 def check(seed, lib, mode, shrink=True, program=None):
-    """``program`` (default ``generate(seed)``) in ``mode`` vs eager: a ``Result``."""
+    """``program`` (default ``generate(seed)``, without op-table rows in ``jnp``) in
+    ``mode`` vs eager: a ``Result``."""
     from tests.fuzz._programs import generate
-    program = program or generate(seed)
+    program = program or generate(seed, table=mode != "jnp")
     program, skip, rewrites = qualify(program, mode)
     if skip is not None:
         return _result(mode, seed, "skipped", program, rule=skip.name)

@@ -3,13 +3,24 @@
 A program is a list of source lines (plain PyTorch code with ``L`` for the library and
 ``F`` for ``L.nn.functional``) run after ``PRELUDE``, whose helpers append observations
 to ``LOG``: forward values, ``grad_fn`` names and ``next_functions``, gradients, retained
-gradients, second-order gradients and every hook call in order. ``generate(seed)`` draws
-one program; ``tests/fuzz/_harness.py`` runs it under both libraries and compares.
+gradients, second-order gradients and every hook call in order. ``tests/fuzz/_harness.py``
+runs a program under both libraries and compares.
 
-Programs keep shapes tiny and drawn from a few dims (2 and 3) so hookgrad's jit caches are
-shared across programs.
+One generator (``_Gen``) draws every program through ``random.Random``'s methods on
+``self.r``: ``generate(seed)`` gives them a seeded ``random.Random`` (tools/fuzz.py's
+seeds), the strategy ``programs()`` hypothesis's draws (``HypothesisRandom``), so
+hypothesis owns the choices and shrinks them. Besides its own steps (pointwise, matmul,
+reductions, indexing, shape ops, functional, in place, hooks, modules) a step draws a row
+of the op table (tests/ops/_op_table.py, rendered by tests/fuzz/_table.py): a row added
+there is fuzzed without a change here.
+
+Programs keep shapes tiny and drawn from a few dims (2 and 3; the op table's rows keep
+theirs, mostly (3, 4)) so hookgrad's jit caches are shared across programs.
 """
 import random
+import zlib
+
+from tests.fuzz import _table
 
 # NOTE: the prelude is part of every printed repro, so it stays short and plain.
 PRELUDE = '''\
@@ -97,11 +108,57 @@ class Program:
     def with_lines(self, lines):
         return Program(self.seed, lines, self.flags)
 
+    def __repr__(self):
+        return f"<Program of {len(self.lines)} lines>"  # hypothesis prints the report
+
+
+class HypothesisRandom:
+    """The ``random.Random`` methods ``_Gen`` calls, each a draw from a hypothesis ``draw``.
+
+    Hypothesis favours the first option and small numbers when it generates (so that it
+    finds edge cases), which would skew the program mix: a choice among ``n`` options is
+    hypothesis's draw ``k`` turned by an offset that a per-program ``salt`` and the draw's
+    position give, ``(k + offset) % n``. Shrinking still moves ``k`` and ``salt`` to 0."""
+
+    def __init__(self, draw):
+        from hypothesis import strategies as st
+        self.draw, self.st = draw, st
+        self.salt, self.at = draw(st.integers(0, 2 ** 32 - 1)), 0
+
+    def _index(self, n):
+        self.at += 1
+        k = self.draw(self.st.integers(0, n - 1))
+        return (k + zlib.crc32(f"{self.salt}:{self.at}".encode())) % n
+
+    def choice(self, seq):
+        seq = list(seq)
+        return seq[self._index(len(seq))]
+
+    def choices(self, population, weights):
+        k = self.randint(0, sum(weights) - 1)
+        for item, w in zip(population, weights):
+            if k < w:
+                return [item]
+            k -= w
+
+    def random(self):
+        return self._index(1000) / 1000
+
+    def randint(self, a, b):
+        return a + self._index(b - a + 1)
+
+    def randrange(self, a, b=None):
+        return self.randint(0, a - 1) if b is None else self.randint(a, b - 1)
+
+    def sample(self, population, k):
+        return self.draw(self.st.lists(self.st.sampled_from(list(population)), min_size=k,
+                                       max_size=k, unique=True))
+
 
 class _Gen:
-    def __init__(self, seed):
-        self.r = random.Random(seed)
-        self.seed = seed
+    def __init__(self, seed, r=None, table=True):
+        self.r = random.Random(seed) if r is None else r
+        self.seed, self.table = seed, table
         self.lines, self.vars, self.flags = [], [], set()
         self.count, self.families, self.hooks = 0, {}, 0
         self.modules = []
@@ -160,10 +217,12 @@ class _Gen:
         kinds = [(self.unary, 3), (self.binary, 3), (self.matmul, 2), (self.reduce, 3),
                  (self.index, 3), (self.shape_op, 3), (self.functional, 3),
                  (self.inplace, 2), (self.hook, 3), (self.module, 1)]
+        if self.table:
+            kinds.append((self.table_op, 8))
         fn = self.r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
         fn()
 
-    def forward(self, tag, x, expr, shape, view=False, prefix="y"):
+    def forward(self, tag, x, expr, shape, view=False, prefix="y", names=True, nf=True):
         """One op line, sometimes inside saved-tensor hooks, sometimes observed."""
         y = self.new(prefix, shape, grad=x.grad if x is not None else True,
                      view_of=x if view else None)
@@ -176,8 +235,8 @@ class _Gen:
             tag += "+saved_hooks"
         self.emit(tag, line)
         if self.r.random() < 0.35:
-            self.emit(tag, f"obs('{y.name}', {y.name})")
-        if self.r.random() < 0.15 and y.grad:
+            self.emit(tag, f"obs('{y.name}', {y.name}{'' if names else ', False'})")
+        if self.r.random() < 0.15 and y.grad and names and nf:
             self.emit(tag, f"obs('{y.name}.nf', nf({y.name}))")
         return y
 
@@ -424,6 +483,50 @@ class _Gen:
             x = self.pick_or_leaf()
             self.forward(kind, x, f"F.{kind}({x.name})", x.shape)
 
+    def table_op(self):
+        """A row of the op table on program values of its input shapes, or new leaves;
+        one of its tensor results (a differentiable one feeds later steps)."""
+        row = self.r.choice(_table.catalog()[0])
+        try:
+            outs = row.outputs
+        except Exception:  # noqa: BLE001 - hookgrad fails the row itself: test_op_table says so
+            return
+        args = [self.table_arg(spec) for spec in row.row.inputs]
+        path, shape, diff = self.r.choice(outs)
+        expr, tag = row.expr(args, path), "table:" + row.id
+        names = "nonames" not in row.row.flags  # the table compares no names with torch
+        if diff:
+            self.forward(tag, None, expr, (None,) if shape is None else shape, names=names,
+                         nf="shallow" not in row.row.flags)
+        else:
+            name = self.name("y")
+            self.emit(tag, f"{name} = {expr}")
+            self.emit(tag, f"obs('{name}', {name}{'' if names else ', False'})")
+
+    _DOMAIN = {"pos": ("({} * {} + 0.5)", lambda v: 0.5 + (v + 2) * 0.375),
+               "unit": ("({}.tanh() * 0.9)", lambda v: v * 0.45),
+               "gt1": ("({} * {} + 1.1)", lambda v: 1.1 + (v + 2) * 0.475)}
+
+    def table_arg(self, spec):
+        """Source for one input of a row: an index or mask constant, a leaf of explicit
+        values, or a float value of the spec's shape and domain (reused or a new leaf)."""
+        if not isinstance(spec, _table.T.F):
+            return _table.const(spec.make(None))
+        if spec.values is not None:
+            a = spec.make(None)
+            vals = [round(float(v), 6) for v in a.ravel()]
+            v = self.new("a", a.shape, leaf=True)
+            self.emit("leaf", f"{v.name} = L.tensor({_nest(vals, v.shape)}, requires_grad=True)")
+            return v.name
+        wrap, scale = self._DOMAIN.get(spec.kind, ("{}", lambda v: v))
+        x = self.pick(lambda v: v.shape == tuple(spec.shape) and v.grad)
+        if x is not None and self.r.random() < 0.7:
+            return wrap.format(x.name, x.name)
+        v = self.new("a", spec.shape, leaf=True)
+        vals = [round(scale(x), 3) for x in _flat(self.data(spec.shape))]
+        self.emit("leaf", f"{v.name} = L.tensor({_nest(vals, spec.shape)}, requires_grad=True)")
+        return v.name
+
     def inplace(self):
         x = self.pick(lambda v: v.grad and not v.leaf)
         if x is None or self.r.random() < 0.05:
@@ -540,15 +643,38 @@ class _Gen:
             self.emit("grad", f"obs('{v.name}.grad{suffix}', {v.name}.grad, False)")
 
 
-def generate(seed, ops=None):
-    """The program of ``seed``: a few leaves, ``ops`` forward steps (4 to 9), one backward."""
-    g = _Gen(seed)
+def generate(seed, ops=None, table=True):
+    """The program of ``seed``: a few leaves, ``ops`` forward steps (4 to 9), one backward;
+    ``table=False`` leaves the op table's rows out."""
+    return _build(_Gen(seed, table=table), ops)
+
+
+def programs(table=True):
+    """A hypothesis strategy of ``generate``'s programs: hypothesis makes the choices."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def strategy(draw):
+        return _build(_Gen(None, HypothesisRandom(draw), table), None)
+    return strategy()
+
+
+def _build(g, ops):
+    seed = g.seed
     for _ in range(g.r.randint(1, 2)):
         g.leaf()
     for _ in range(ops if ops is not None else g.r.randint(4, 9)):
         g.op()
     g.backward()
     return Program(seed, g.lines, g.flags)
+
+
+def _flat(x):
+    if isinstance(x, list):
+        for v in x:
+            yield from _flat(v)
+    else:
+        yield x
 
 
 def _nest(vals, shape):

@@ -1,57 +1,54 @@
 """Differential fuzzing: random programs under hookgrad and PyTorch must observe the same.
 
-The fast tier runs ``FAST_SEEDS`` (tiny shapes shared across programs, so jit caches are
-reused; ``HOOKGRAD_FUZZ_EXAMPLES=N`` runs seeds 0..N-1 instead); the slow tier
-(``HOOKGRAD_SLOW=1``) runs seeds 0-299. Seeds whose programs differ on main today are ``xfail(strict=True)`` with their class (tests/fuzz/known.py), so a fix
-flips them; any other difference fails with the shrunk program as PyTorch code.
-``python tools/fuzz.py --seeds 0:300`` prints the same as a summary.
+Hypothesis draws the programs (tests/fuzz/_programs.py's generator, its own steps and rows
+of the op table) and shrinks a failing one; the harness then drops lines while the
+difference keeps its class and the failure prints that program as plain PyTorch code.
+Examples are derandomized (the same programs on every run) and bounded: ``EXAMPLES`` in
+CI, ``SLOW_EXAMPLES`` more in the slow tier (``HOOKGRAD_SLOW=1``);
+``HOOKGRAD_FUZZ_EXAMPLES=N`` runs N. ``python tools/fuzz.py --seeds 0:300`` runs seeded
+programs of the same generator and prints a summary.
 """
-import io
 import contextlib
+import io
+import random
 
 import pytest
+from hypothesis import given
 
 import hookgrad
 from tests.differential import needs_torch, torch
 from tests.fuzz import _harness as H
-from tests.fuzz._modes import fuzz_seeds
-from tests.fuzz._programs import generate
-from tests.fuzz.known import KNOWN
+from tests.fuzz import _programs, _table
+from tests.fuzz._mode_run import fuzz_examples, fuzz_settings
+from tests.fuzz._programs import generate, programs
 
-FAST_SEEDS = [0, 1, 2, 3, 5, 6, 8, 9, 10, 12, 13, 14, 61, 73, 121,  # pass on main
-              4, 11, 81, 120, 203]  # fixed classes: 11 nll name, 81 saved, 203 view name
-FAST_SEEDS = fuzz_seeds(FAST_SEEDS)  # HOOKGRAD_FUZZ_EXAMPLES=N: seeds 0..N-1
-SLOW_SEEDS = [s for s in range(300) if s not in FAST_SEEDS]
+EXAMPLES = fuzz_examples(300)
+SLOW_EXAMPLES = fuzz_examples(600)
 
 
-def _param(seed):
-    if seed in KNOWN:
-        return pytest.param(seed, marks=pytest.mark.xfail(
-            strict=True, raises=AssertionError, reason=f"known mismatch: {KNOWN[seed]}"))
-    return seed
-
-
-def _check(seed):
-    res = H.check(seed, hookgrad, torch, shrink=seed not in KNOWN)
+def _check(program):
+    res = H.check(None, hookgrad, torch, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
-    if res.status == "skipped":  # a README row explains it; say which
-        print(f"seed {seed} skipped by rule {res.rule}")
 
 
 @needs_torch
-@pytest.mark.parametrize("seed", [_param(s) for s in FAST_SEEDS])
-def test_fuzz_fast(seed):
-    _check(seed)
+@pytest.mark.fuzz
+@fuzz_settings(EXAMPLES)
+@given(programs())
+def test_fuzz(program):
+    _check(program)
 
 
 @needs_torch
+@pytest.mark.fuzz
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [_param(s) for s in SLOW_SEEDS])
-def test_fuzz_slow(seed):
-    _check(seed)
+@fuzz_settings(SLOW_EXAMPLES)
+@given(programs())
+def test_fuzz_slow(program):
+    _check(program)
 
 
-# --- the harness itself (no torch needed) ----------------------------------------------
+# --- the generator and the harness (no torch needed) -------------------------------------
 def test_programs_are_deterministic():
     assert generate(7).lines == generate(7).lines
     assert generate(7).lines != generate(8).lines
@@ -67,6 +64,78 @@ def test_program_source_is_runnable_code():
             pass
     seen = H.run(prog, hookgrad)
     assert len(out.getvalue().splitlines()) == len([o for o in seen if o[1] != "raises"])
+
+
+def test_every_row_of_the_op_table_is_drawn_but_those_named():
+    # a row the symbols cannot render is left out with its reason; none drops silently
+    drawable, left_out = _table.catalog()
+    assert left_out == {"rnn_layer gru": "reads __name__", "rnn_layer lstm": "reads __name__"}
+    assert len(drawable) + len(left_out) == len(_table.T.ROWS)
+    assert _table.summary().startswith(f"op table: {len(drawable)} of {len(_table.T.ROWS)}")
+
+
+def test_rows_render_as_pytorch_source():
+    rows = {d.id: d for d in _table.catalog()[0]}
+    assert rows["sin"].expr(["a1"]) == "L.sin(a1)"
+    assert rows["add.scalar"].expr(["a1"]) == "(a1 + 2.5)"
+    assert rows["round.decimals"].expr(["a1"]) == "L.round(a1, decimals=2)"
+    assert rows["gather.method"].expr(["a1", "L.tensor([[0, 1]])"]) == \
+        "a1.gather(0, L.tensor([[0, 1]]))"
+    assert rows["getitem slice2"].expr(["a1"]) == "a1[:, 1:3]"
+    assert rows["norm.inf"].expr(["a1"]) == "a1.norm(float('inf'))"
+    assert rows["max.dim"].expr(["a1"], (0,)) == "L.max(a1, 1)[0]"
+    assert rows["compare ops"].expr(["a1", "a2"], (3,)) == "(a1 <= 0.5)"
+    assert rows["getitem mask"].outputs == [((), None, True)]  # its shape follows the values
+
+
+class _Picks(random.Random):
+    """A seeded draw that takes the op-table row ``rid`` whenever rows are drawn."""
+
+    def __init__(self, rid):
+        super().__init__(0)
+        self.rid = rid
+
+    def choice(self, seq):
+        hit = [d for d in seq if getattr(d, "id", None) == self.rid]
+        return hit[0] if hit else super().choice(seq)
+
+
+@needs_torch
+def test_a_row_added_to_the_op_table_is_fuzzed(monkeypatch):
+    T = _table.T
+    rows = T.ROWS + [T.Row("fuzz new_row", lambda L, x, i: L.sin(x).gather(1, i) * 2.0, None,
+                           (T.F(3, 4), T.I([[0, 3], [1, 1], [2, 0]])), frozenset())]
+    monkeypatch.setattr(T, "ROWS", rows)
+    _table.catalog.cache_clear()
+    try:
+        g = _programs._Gen(0, _Picks("fuzz new_row"))
+        g.leaf((3, 4))
+        g.table_op()
+        g.backward()
+        program = _programs.Program(0, g.lines, g.flags)
+    finally:
+        _table.catalog.cache_clear()
+    tags = [t for t, _ in program.lines]
+    assert "table:fuzz new_row" in tags
+    line = program.lines[tags.index("table:fuzz new_row")][1]
+    assert "(L.sin(" in line and ".gather(1, L.tensor([[0, 3], [1, 1], [2, 0]])) * 2.0)" in line
+    assert H.check(0, hookgrad, torch, program=program).status == "same"
+
+
+def test_hypothesis_draws_the_same_programs_as_its_choices():
+    from hypothesis import settings
+    seen = []
+
+    @settings(derandomize=True, max_examples=3, database=None, deadline=None)
+    @given(programs())
+    def collect(program):
+        seen.append(program.lines)
+
+    collect()
+    first = list(seen)
+    seen.clear()
+    collect()
+    assert seen == first and any(t.startswith("table:") for p in seen for t, _ in p)
 
 
 def _obs(value, label="y", line=0):

@@ -1,69 +1,54 @@
 """Differential fuzzing in hookgrad's other modes (tests/fuzz/_modes.py).
 
-Each seed's program runs inside ``hookgrad.compile`` (``compiled``), under ``jax.grad`` of
+Hypothesis draws programs of the fuzz generator (tests/fuzz/_programs.py, with op-table
+rows except in ``jnp``, whose reference module covers the generator's own steps only); each
+runs inside ``hookgrad.compile`` (``compiled``), under ``jax.grad`` of
 ``hookgrad.func.functional_call`` (``functional``) and, its pure-op part, as the same
 program in ``jax.numpy`` under ``jax.grad`` (``jnp``), and must observe what eager hookgrad
-observes. None of them needs PyTorch. The fast tier runs a few seeds per mode (tiny shapes,
-shared jit caches); ``HOOKGRAD_FUZZ_EXAMPLES=N`` runs seeds ``0..N-1``; the slow tier
-(``HOOKGRAD_SLOW=1``) seeds 0-299. Seeds that differ today are ``xfail(strict=True)`` with
-their class (tests/fuzz/known_modes.py); a program a mode does not take is skipped by a
-named rule citing its README row, and the test says which.
+observes. None of them needs PyTorch. Examples are derandomized and bounded:
+``EXAMPLES`` per mode in CI, ``SLOW_EXAMPLES`` in the slow tier (``HOOKGRAD_SLOW=1``),
+``HOOKGRAD_FUZZ_EXAMPLES=N`` runs N. A program a mode does not take is skipped by a named
+rule citing its README row; a difference fails with the shrunk program as PyTorch code.
 """
 import re
 
 import pytest
+from hypothesis import given, strategies as st
 
 import hookgrad
 from tests.fuzz import _harness as H
 from tests.fuzz import _modes as M
-from tests.fuzz._programs import Program, generate
-from tests.fuzz.known_modes import KNOWN_MODES
+from tests.fuzz._programs import Program, generate, programs
 
-# compiled 12: a bad index, raised after the run
-FAST = {"compiled": [1, 9, 12, 28], "functional": [9, 20, 26], "jnp": [6, 29]}
-SLOW = range(300)
-
-
-def _params(mode, seeds):
-    out = []
-    for s in seeds:
-        known = KNOWN_MODES[mode].get(s)
-        marks = [pytest.mark.xfail(strict=True, raises=AssertionError,
-                                   reason=f"known mismatch: {known}")] if known else []
-        out.append(pytest.param(mode, s, marks=marks, id=f"{mode}-{s}"))
-    return out
+MODES = ("compiled", "functional", "jnp")
+EXAMPLES = M.fuzz_examples(40)
+SLOW_EXAMPLES = M.fuzz_examples(200)
 
 
-def _check(mode, seed):
-    res = M.check(seed, hookgrad, mode, shrink=seed not in KNOWN_MODES[mode])
+def _check(mode, data):
+    program = data.draw(programs(table=mode != "jnp"), label="program")
+    res = M.check(None, hookgrad, mode, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
-    if res.status == "skipped":  # a README row explains it; say which
-        print(f"seed {seed} ({mode}) skipped by rule {res.rule}")
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("mode,seed", [p for m in FAST for p in _params(
-    m, M.fuzz_seeds(FAST[m]))])
-def test_fuzz_modes_fast(mode, seed):
-    _check(mode, seed)
+@pytest.mark.parametrize("mode", MODES)
+@M.fuzz_settings(EXAMPLES)
+@given(data=st.data())
+def test_fuzz_modes(mode, data):
+    _check(mode, data)
 
 
 @pytest.mark.fuzz
 @pytest.mark.slow
-@pytest.mark.parametrize("mode,seed", [p for m in FAST for p in _params(
-    m, [s for s in SLOW if s not in M.fuzz_seeds(FAST[m])])])
-def test_fuzz_modes_slow(mode, seed):
-    _check(mode, seed)
+@pytest.mark.parametrize("mode", MODES)
+@M.fuzz_settings(SLOW_EXAMPLES)
+@given(data=st.data())
+def test_fuzz_modes_slow(mode, data):
+    _check(mode, data)
 
 
 # --- the mode harness itself -----------------------------------------------------------
-def test_fast_seeds_run_in_their_mode():
-    # a fast seed that a rule skipped would test nothing
-    for mode, seeds in FAST.items():
-        for s in seeds:
-            assert M.qualify(generate(s), mode)[1] is None, (mode, s)
-
-
 def test_rules_cite_rows():
     rules = [r for rs in M.QUALIFY.values() for r in rs] + \
         [r for rs in M.REWRITE.values() for r, _ in rs]
@@ -139,7 +124,7 @@ def test_functional_rewrites_and_skips_by_rule():
 
 
 def test_jnp_reference_runs_the_pure_op_part():
-    p = generate(6)
+    p = generate(6, table=False)
     kept, skip, used = M.qualify(p, "jnp")
     assert skip is None and used == ["jnp_pure_ops"]
     assert not any(t in M._IMPURE for t, _ in kept.lines)

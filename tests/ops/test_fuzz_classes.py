@@ -461,3 +461,50 @@ def test_using_a_view_whose_base_was_written_raises_as_pytorch_reads_its_grad_fn
     else:
         assert got[0] == "RuntimeError"
         assert "its base or another view of its base has been modified inplace" in got[1]
+
+
+def test_multi_grad_hook_fires_when_an_inputs_leaf_is_not_reached():
+    # backward(inputs=[a2, a1]) where the loss reaches only a1: the hook gets [None, g]
+    def scenario(L):
+        a1 = L.tensor([-1.09, 0.57], requires_grad=True)
+        a2 = L.tensor([0.93, -1.27], requires_grad=True)
+        seen = []
+        L.autograd.graph.register_multi_grad_hook(
+            [a2, a1], lambda gs: seen.append([None if g is None else g.tolist() for g in gs]))
+        a1.tanh().sum().backward(inputs=[a2, a1])
+        return {"seen": seen, "a2": a2.grad, "a1": a1.grad.tolist()}
+    got = same_as_torch(scenario)
+    assert len(got["seen"]) == 1 and got["seen"][0][0] is None and got["a2"] is None
+    assert got["seen"][0][1] == got["a1"]
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_save_only_for_the_divisors_gradient(op):
+    # d/dself is 1: nothing is saved unless ``other`` is a Tensor that requires grad
+    def scenario(L):
+        x = L.tensor([1.5, -2.5, 3.25], requires_grad=True)
+        y = L.tensor([0.7, 0.9, -1.1], requires_grad=True)
+        out = {}
+        for name, f in [("scalar", lambda: getattr(L, op)(x, 0.7)),
+                        ("detached", lambda: getattr(L, op)(x, y.detach())),
+                        ("tensor", lambda: getattr(L, op)(x, y))]:
+            r, seen = _packed(L, f)
+            gx, *gy = L.autograd.grad(r.sum(), [x] + ([y] if name == "tensor" else []))
+            out[name] = {"seen": seen, "gx": gx.tolist(), "gy": [g.tolist() for g in gy]}
+        return out
+    got = same_as_torch(scenario)
+    assert got["scalar"]["seen"] == got["detached"]["seen"] == []
+    assert got["tensor"]["seen"] == [[3], [3]] and got["scalar"]["gx"] == [1.0, 1.0, 1.0]
+
+
+def test_modified_by_copy_names_the_copy_node_whole():
+    # PyTorch drops ``Backward<n>`` from a node name (``Mul``), not ``CopyBackwards``'s
+    def scenario(L):
+        a = L.ones(3, requires_grad=True)
+        y = a * 2
+        w = y.pow(2)
+        y.copy_(L.zeros(3))
+        with pytest.raises(RuntimeError) as e:
+            w.sum().backward()
+        return str(e.value).split("], ")[1].split(",")[0]
+    assert same_as_torch(scenario) == "which is output 0 of torch::autograd::CopyBackwards"

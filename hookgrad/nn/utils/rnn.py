@@ -34,8 +34,8 @@ def _concrete_ints(t, what):
         if isinstance(t._data, jax.core.Tracer):
             raise TracedValueError(
                 f"{what} needs concrete sequence lengths (they set the packed shape), but got "
-                "a traced Tensor. Inside hookgrad.compile pass the lengths as a Python list or "
-                "build them inside the step from constants.")
+                "a traced Tensor. Inside hookgrad.compile pass the lengths as a Python list (a "
+                "Tensor made inside the step is traced too).")
         return tuple(int(v) for v in np.asarray(t._data).reshape(-1))
     return tuple(int(v) for v in t)
 
