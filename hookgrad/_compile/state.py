@@ -449,6 +449,19 @@ def _tensor_key(t, ident):
             tuple(ph) if ph else (), _node_key(t._acc), t._retains_grad)
 
 
+# ``_tensor_key``'s hook entries: its Tensor hooks, post-accumulate hooks, node's hooks
+_KEY_HOOKS = slice(5, 8)
+# where a plan's key (``CompiledFunction._plan``) has its first ``_tensor_key``: after the
+# arguments' static part, the context key and the module key
+_KEY_TENSORS = 3
+
+
+def _tensor_hooks(t):
+    """``_tensor_key(t, ...)[_KEY_HOOKS]``."""
+    bh, ph = t._backward_hooks, t._post_acc_hooks
+    return tuple(bh) if bh else (), tuple(ph) if ph else (), _node_key(t._acc)
+
+
 def _context_key(grad_enabled, saved):
     """Grad mode, the saved-tensor hooks in force (``saved``: their state object) and
     anomaly mode (a program traced with it on carries its NaN checks)."""
