@@ -197,3 +197,42 @@ def test_a_global_module_hook_is_seen_where_the_counter_moved():
     finally:
         handle.remove()
     assert compiled.trace_count == 2 and seen == ["Linear", "Linear", "Tiny"]
+
+
+def _record_on_module(mod, args, out):
+    mod.last_mean = float(out.mean().item())   # the host's record of an activation
+
+
+def test_a_host_hook_setting_a_module_attribute_does_not_plan_again(plans):
+    # a Module's attributes other than ``training``, its slots, hooks and sharding are not
+    # read by the walk: setting one each call (through Module.__setattr__) keeps it
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    me.fc1.register_forward_hook(_record_on_module)
+    mc.fc1.register_forward_hook(hg.compile.host_hook(_record_on_module))
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    for i in range(5):
+        if i == 3:
+            plans.clear()
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5)
+        np.testing.assert_allclose(mc.fc1.last_mean, me.fc1.last_mean, rtol=1e-5)
+    assert plans == [] and compiled.trace_count == 1
+
+
+def test_a_hook_dict_replaced_on_a_module_is_seen():
+    # clearing a Module's hooks by rebinding its dict (``m._forward_hooks = OrderedDict()``)
+    # leaves the old dict as it was: the walk compares which dict the Module holds
+    from collections import OrderedDict
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    for m in (me, mc):
+        m.fc1.register_forward_hook(lambda mod, a, out: out * 2)
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    for i in range(6):
+        if i == 3:
+            me.fc1._forward_hooks = OrderedDict()
+            mc.fc1._forward_hooks = OrderedDict()
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        _same(me, mc, f"after call {i}")
+    assert compiled.trace_count == 2

@@ -159,6 +159,8 @@ _OPAQUE = (types.ModuleType, type, types.FunctionType, types.MethodType, functoo
 
 
 _MAX_ITEMS = 4096
+# the attribute holding a Module's sharding (``hookgrad._compile.sharding.MODULE_ATTR``)
+SHARDING_ATTR = "_compile_sharding"
 
 
 def _maybe_state(v, module_cls):
@@ -270,7 +272,7 @@ class _State:
             # only through counting dicts and ``Module.__setattr__`` is watched by the
             # counter of ``hookgrad._watch``
             own_setattr = type(mod).__setattr__ is not _module_setattr()
-            self._guard(_value_ids, d, own_setattr)
+            self._guard(_module_attrs, mod, own_setattr)
             for slots in (mod._parameters, mod._buffers, mod._modules):
                 self._guard(_value_ids, slots, type(slots) not in WATCHED)
             for a in _module_hook_attrs(mod):
@@ -337,6 +339,16 @@ class _Walk:
                 return False
             self.epoch = now
         return True
+
+
+def _module_attrs(mod):
+    """What the walk and the module key read from a Module's ``__dict__``: ``training`` and
+    which slot dicts, hook dicts and sharding it holds. Other attributes (a hook's record
+    of an activation, a counter) are not read: setting them keeps the walk."""
+    d = mod.__dict__
+    return (d.get("training"), id(d.get("_parameters")), id(d.get("_buffers")),
+            id(d.get("_modules")), id(d.get(SHARDING_ATTR)),
+            tuple([id(d.get(a)) for a in _module_hook_attrs(mod)]))
 
 
 def _ids(seq):
