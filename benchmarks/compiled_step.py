@@ -512,19 +512,23 @@ def python_overhead(f, calls):
     """Median µs of Python per cached compiled call (``f``: the ``compiled`` variant) before
     its executable is invoked, and after it returns; measured by wrapping the executables of
     its cached programs in a timer (jax.jit's C++ dispatch itself is excluded). Then the
-    same with the executables stubbed (each returns its last real outputs at once): the
-    Python alone, in cache, without the program's work evicting it between calls."""
-    marks = {}
+    same with the executables stubbed (each returns the outputs of one real run at once):
+    the Python alone, in cache, without the program's work evicting it between calls."""
+    marks = {"stub": None, "keep": False}
     wrapped = []
     for entry in f.program._cache.values():
         for attr in ("exe", "exe_plain"):
             exe = getattr(entry, attr)
-            if exe is None:
-                continue
 
             def timed(*a, _exe=exe):
                 marks["in"] = time.perf_counter()
-                out = marks["last"] = marks["stub"] or _exe(*a)
+                out = marks["stub"]
+                if out is None:
+                    if _exe is None:   # holding no outputs, a real call donates its inputs
+                        raise RuntimeError("a timed call ran the program that donates nothing")
+                    out = _exe(*a)
+                    if marks["keep"]:
+                        marks["last"] = out
                 marks["out"] = time.perf_counter()
                 return out
             wrapped.append((entry, attr, exe))
@@ -532,7 +536,10 @@ def python_overhead(f, calls):
     figures = []
     try:
         for stub in (False, True):
-            marks["stub"] = marks.get("last") if stub else None
+            if stub:   # one real run's outputs (holding them, the calls run exe_plain)
+                marks["keep"] = True
+                _block(f())
+                marks["keep"], marks["stub"] = False, marks.pop("last")
             before, after = [], []
             for _ in range(calls):
                 t0 = time.perf_counter()
@@ -543,6 +550,7 @@ def python_overhead(f, calls):
                 _block(out)
             figures += [float(np.median(before)) * 1e6, float(np.median(after)) * 1e6]
     finally:
+        marks.clear()
         for entry, attr, exe in wrapped:
             setattr(entry, attr, exe)
     return figures
