@@ -236,3 +236,36 @@ def test_a_hook_dict_replaced_on_a_module_is_seen():
                                    err_msg=f"call {i}")
         _same(me, mc, f"after call {i}")
     assert compiled.trace_count == 2
+
+
+_STATE = {}
+step = None   # the compiled step below, as a global its own code names (``opt.step()``)
+
+
+def _global_step(x, y):
+    m, opt = _STATE["m"], _STATE["opt"]
+    loss = F.mse_loss(m(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
+def test_a_compiled_step_named_step_is_not_walked_as_its_own_state(plans):
+    # ``opt.step`` makes ``step`` a global the step names: the compiled step itself, whose
+    # attributes change every call, is no trainer object to walk
+    global step
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    _STATE.update(m=mc, opt=oc)
+    eager, step = _loop(me, oe, x, y), hg.compile(_global_step)
+    try:
+        for i in range(5):
+            if i == 3:
+                plans.clear()
+            np.testing.assert_allclose(_arr(step(x, y)), _arr(eager()), rtol=1e-5)
+            _same(me, mc, f"after call {i}")
+        assert plans == [] and step.trace_count == 1
+    finally:
+        step = None
+        _STATE.clear()

@@ -250,8 +250,11 @@ class _State:
                     self.walk(v, module_cls, depth + 1)
             else:
                 self.guards.append((_first_value, obj))
-        elif depth < 2 and not isinstance(obj, _OPAQUE):
+        elif depth < 2 and not isinstance(obj, _OPAQUE) and \
+                not getattr(type(obj), "_is_compiled_function", False):
             # a trainer object, an LR scheduler: the Modules/optimizers/Tensors it holds
+            # (not a compiled step: a step named ``step`` names itself, as in ``opt.step()``;
+            # a compiled helper's roots are the step's, ``_Roots``)
             d = getattr(obj, "__dict__", None)
             if type(d) is dict and len(d) < 1000:
                 self.guards.append((_attr_ids, d))
