@@ -188,6 +188,7 @@ class CompiledFunction:
             st, module_key, arg_leaves, module_cls)
         flat = []
         plan.ctx = _context_key(_gm.enabled, _saved_state)
+        # then one ``_tensor_key`` per Tensor, from ``_KEY_TENSORS`` on (``replay.basis``)
         key = [tuple(static_key), plan.ctx, module_key]
         grads_in = []
         for i, t in enumerate(st.tensors):

@@ -12,9 +12,12 @@ dict and Module slot (``hookgrad._watch``), the flags of each state Tensor, the 
 array and ``.grad`` against those written, the optimizers' flat states (the objects
 ``_load_flat_state`` installed) and hyper-parameters, the arguments' shapes; then it runs
 the same program on the arrays it already knows (with new hyper-parameter values, e.g. an
-LR schedule's, where they key the same program). Anything else (a hook added, a flag
-flipped, ``p.data`` replaced, an argument of a new shape) fails the check and the call
-takes the full path, which makes a new Replay.
+LR schedule's, where they key the same program). Where the counter moved for a change
+elsewhere (an eager step's hooks, ``ModTracker``, another Module's attribute, the trace of
+the program itself), the walk's watched dicts and the state Tensors' hook keys are
+compared instead. Anything else (a hook added, a flag flipped, ``p.data`` replaced, an
+argument of a new shape) fails the check and the call takes the full path, which makes a
+new Replay.
 
 A Basis is made only where re-running is sound: the program's outputs have the shapes of
 the inputs they replace (the next call has the same key), every hook dict in the key
@@ -29,8 +32,9 @@ import jax
 from .. import _watch
 from .._tensor import Pending, Tensor
 from .._random import GLOBAL as _KEY
-from .state import (_PLAIN, _Plan, _Split, _arg_array_key, _context_key, _opt_key, _opt_tree,
-                    _NO_HOOKS, _aval_of, _snapshot, _tensor_key)
+from .state import (_KEY_HOOKS, _KEY_TENSORS, _PLAIN, _Plan, _Split, _arg_array_key,
+                    _context_key, _opt_key, _opt_tree, _NO_HOOKS, _aval_of, _snapshot,
+                    _tensor_key, _tensor_hooks)
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -54,8 +58,8 @@ _META = attrgetter("_requires_grad", "grad_fn", "__dict__")
 class Basis:
     """What a program was keyed on, as the next call compares it."""
 
-    __slots__ = ("entry", "found", "roots", "epoch", "ctx", "tensors", "flags", "grads",
-                 "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
+    __slots__ = ("entry", "found", "roots", "epoch", "ctx", "tensors", "flags", "hooks",
+                 "grads", "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
                  "rng_dtype")
 
 
@@ -121,6 +125,9 @@ def basis(plan, entry):
     b.entry, b.found, b.epoch, b.ctx = entry, plan.found, plan.epoch, plan.ctx
     b.roots = plan.roots
     b.tensors, b.flags = tensors, plan.flags
+    # the state Tensors' hook keys as keyed (``_tensor_key``'s hook entries), compared
+    # where the counter of ``hookgrad._watch`` has moved
+    b.hooks = [k[_KEY_HOOKS] for k in plan.key[_KEY_TENSORS:_KEY_TENSORS + n]]
     b.grads = bool(plan.grads_in)
     b.n_args, b.kw_names, b.args = plan.n_args, plan.kw_names, arg_specs
     b.optimizers, b.opt_keys, b.opt_trees = plan.optimizers, plan.opt_keys, plan.opt_trees
@@ -214,17 +221,25 @@ def check(cf, r, args, kwargs, module_cls):
     else None."""
     b = r.basis
     found = b.found
-    if _watch.epoch() != b.epoch or cf._found is not found:
+    if cf._found is not found:
         return None
+    epoch = _watch.epoch()
+    moved = epoch != b.epoch
     # the walk holds (``_Walk.holds``): the same roots, the same unwatched snapshot; the
     # counter is the one it was planned at. Else the full check (it follows new helpers,
-    # compares attributes precisely)
+    # compares attributes precisely, and where the counter moved, the watched dicts)
     roots = cf._roots._read()
-    if len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
+    if moved or len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
             _snapshot(found.unwatched) != found.snap:
         cf._discover(module_cls)
         if cf._found is not found:
             return None
+        # a change elsewhere (an eager step's hooks, ``ModTracker``, another Module's
+        # attribute, the trace of this program): the state Tensors' hooks as keyed?
+        if moved:
+            if list(map(_tensor_hooks, b.tensors)) != b.hooks:
+                return None
+            b.epoch = epoch
     del roots
     if _context_key(_gm.enabled, _saved_state) != b.ctx:
         return None

@@ -30,11 +30,11 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .host_hook import _flatten_containers
-from .state import _state_part
+from .state import SHARDING_ATTR, _state_part
 
 # the attribute through which a Module (``DistributedDataParallel``, ``fully_shard``) asks
 # for a sharding: a :class:`Config` (its ``mesh``, ``rules`` and ``batch_axis``)
-MODULE_ATTR = "_compile_sharding"
+MODULE_ATTR = SHARDING_ATTR
 
 
 def auto_mesh(mesh, what="mesh"):

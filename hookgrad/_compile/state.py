@@ -159,6 +159,8 @@ _OPAQUE = (types.ModuleType, type, types.FunctionType, types.MethodType, functoo
 
 
 _MAX_ITEMS = 4096
+# the attribute holding a Module's sharding (``hookgrad._compile.sharding.MODULE_ATTR``)
+SHARDING_ATTR = "_compile_sharding"
 
 
 def _maybe_state(v, module_cls):
@@ -248,8 +250,11 @@ class _State:
                     self.walk(v, module_cls, depth + 1)
             else:
                 self.guards.append((_first_value, obj))
-        elif depth < 2 and not isinstance(obj, _OPAQUE):
+        elif depth < 2 and not isinstance(obj, _OPAQUE) and \
+                not getattr(type(obj), "_is_compiled_function", False):
             # a trainer object, an LR scheduler: the Modules/optimizers/Tensors it holds
+            # (not a compiled step: a step named ``step`` names itself, as in ``opt.step()``;
+            # a compiled helper's roots are the step's, ``_Roots``)
             d = getattr(obj, "__dict__", None)
             if type(d) is dict and len(d) < 1000:
                 self.guards.append((_attr_ids, d))
@@ -270,7 +275,7 @@ class _State:
             # only through counting dicts and ``Module.__setattr__`` is watched by the
             # counter of ``hookgrad._watch``
             own_setattr = type(mod).__setattr__ is not _module_setattr()
-            self._guard(_value_ids, d, own_setattr)
+            self._guard(_module_attrs, mod, own_setattr)
             for slots in (mod._parameters, mod._buffers, mod._modules):
                 self._guard(_value_ids, slots, type(slots) not in WATCHED)
             for a in _module_hook_attrs(mod):
@@ -337,6 +342,16 @@ class _Walk:
                 return False
             self.epoch = now
         return True
+
+
+def _module_attrs(mod):
+    """What the walk and the module key read from a Module's ``__dict__``: ``training`` and
+    which slot dicts, hook dicts and sharding it holds. Other attributes (a hook's record
+    of an activation, a counter) are not read: setting them keeps the walk."""
+    d = mod.__dict__
+    return (d.get("training"), id(d.get("_parameters")), id(d.get("_buffers")),
+            id(d.get("_modules")), id(d.get(SHARDING_ATTR)),
+            tuple([id(d.get(a)) for a in _module_hook_attrs(mod)]))
 
 
 def _ids(seq):
@@ -447,6 +462,19 @@ def _tensor_key(t, ident):
     return (ident, _aval_of(t._data), t._requires_grad, t.grad_fn is None,
             None if g is None else _aval_of(g._data), tuple(bh) if bh else (),
             tuple(ph) if ph else (), _node_key(t._acc), t._retains_grad)
+
+
+# ``_tensor_key``'s hook entries: its Tensor hooks, post-accumulate hooks, node's hooks
+_KEY_HOOKS = slice(5, 8)
+# where a plan's key (``CompiledFunction._plan``) has its first ``_tensor_key``: after the
+# arguments' static part, the context key and the module key
+_KEY_TENSORS = 3
+
+
+def _tensor_hooks(t):
+    """``_tensor_key(t, ...)[_KEY_HOOKS]``."""
+    bh, ph = t._backward_hooks, t._post_acc_hooks
+    return tuple(bh) if bh else (), tuple(ph) if ph else (), _node_key(t._acc)
 
 
 def _context_key(grad_enabled, saved):

@@ -1,0 +1,271 @@
+"""A compiled step re-runs its last program (hookgrad._compile.replay) when the counter of
+hookgrad._watch moved for a change the program was not keyed on (another Module, an
+eager step's hooks, ``ModTracker``), and still sees every change it was keyed on."""
+import numpy as np
+import pytest
+
+import hookgrad as hg
+import hookgrad.nn.functional as F
+from hookgrad import nn
+from hookgrad.compile import CompiledFunction
+from hookgrad.utils.mod_tracker import ModTracker
+from hookgrad.autograd.graph import saved_tensors_hooks
+
+
+def _arr(t):
+    return np.asarray(t._data)
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def _model():
+    hg.manual_seed(0)
+    m = Tiny()
+    return m, hg.optim.Adam(m.parameters(), lr=0.05)
+
+
+def _loop(m, opt, x, y):
+    def step():
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+def _same(me, mc, what):
+    for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7,
+                                   err_msg=f"{k} {what}")
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """The calls that planned (``CompiledFunction._plan``) instead of re-running."""
+    out = []
+    real = CompiledFunction._plan
+    monkeypatch.setattr(CompiledFunction, "_plan",
+                        lambda self, a, k: out.append(1) or real(self, a, k))
+    return out
+
+
+def _eager_hooks(other, x):
+    def hook(mod, args, out):
+        out.register_hook(lambda g: g * 2)
+
+    h = other.fc1.register_forward_hook(hook)
+    other(x).sum().backward()
+    h.remove()
+
+
+def _tracked(other, x):
+    with ModTracker():
+        other(x).sum().backward()
+
+
+def _saved_hooks(other, x):
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        other(x).sum().backward()
+
+
+_ELSEWHERE = {
+    # changes the counter counts that the program was not keyed on
+    "other_module_attribute": lambda m, other, x: setattr(other, "note", 1.0),
+    "other_module_hook": lambda m, other, x: other.fc1.register_forward_hook(print),
+    "eager_step_with_hooks": lambda m, other, x: _eager_hooks(other, x),
+    "eager_mod_tracker": lambda m, other, x: _tracked(other, x),
+    "eager_saved_tensors_hooks": lambda m, other, x: _saved_hooks(other, x),   # counts none
+    # a hook registered and removed again: the hook dict's keys are as keyed
+    "state_module_hook_removed": lambda m, other, x: m.fc1.register_forward_hook(print).remove(),
+}
+
+
+@pytest.mark.parametrize("change", sorted(_ELSEWHERE))
+def test_a_change_elsewhere_does_not_plan_the_next_call_again(change, plans):
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    other = Tiny()
+    for _ in range(3):
+        eager()
+        compiled()
+    plans.clear()
+    _ELSEWHERE[change](mc, other, x)
+    for i in range(2):
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5)
+        _same(me, mc, f"after call {i}")
+    assert plans == [] and compiled.trace_count == 1
+
+
+def _acc_node(p):
+    return p.view_as(p).grad_fn.next_functions[0][0]
+
+
+_NODES = {}   # a primed model's AccumulateGrad node of ``fc2.bias`` (a view made later
+#               to reach it would change the Tensor's attributes)
+
+
+def _prime(m):
+    """No-op hooks of each kind on the state Tensors: a hook added later goes into a dict
+    that exists (the Tensor's attributes stay as the last call left them)."""
+    m.fc1.weight.register_hook(lambda g: None)
+    m.fc1.bias.register_post_accumulate_grad_hook(lambda p: None)
+    node = _NODES[id(m)] = _acc_node(m.fc2.bias)
+    node.register_prehook(lambda go: None)
+
+
+def _triple_grad(p):
+    p.grad.mul_(3.0)
+
+
+def _replaced_fc2(m):
+    hg.manual_seed(1)
+    m.fc2 = nn.Linear(4, 2)
+
+
+_KEYED = {
+    # changes the counter counts that the program was keyed on: the next call sees them
+    "forward_hook": lambda m: m.fc1.register_forward_hook(lambda mod, a, out: out * 2),
+    "forward_pre_hook": lambda m: m.fc2.register_forward_pre_hook(lambda mod, a: (a[0] * 3,)),
+    "full_backward_hook": lambda m: m.fc2.register_full_backward_hook(
+        lambda mod, gi, go: (gi[0] * 0.5,)),
+    "module_replaced": _replaced_fc2,
+    "parameter_replaced": lambda m: setattr(m.fc2, "bias", nn.Parameter(hg.ones(2))),
+    "tensor_hook": lambda m: m.fc1.weight.register_hook(lambda g: g * 0.5),
+    "accumulate_grad_prehook": lambda m: _NODES[id(m)].register_prehook(
+        lambda go: (go[0] * 3,)),
+    "post_accumulate_grad_hook": lambda m: m.fc1.bias.register_post_accumulate_grad_hook(
+        _triple_grad),
+}
+# a new Parameter (not the optimizer's) gets its ``.grad`` by the next call: one more key
+_TRACES = {"module_replaced": 3, "parameter_replaced": 3}
+
+
+@pytest.mark.parametrize("change", sorted(_KEYED))
+def test_a_keyed_change_is_seen_where_the_counter_moved(change):
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    _prime(me)
+    _prime(mc)
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    for i in range(6):
+        if i == 3:   # the calls before re-ran their program
+            assert compiled._replay is not None
+            _KEYED[change](me)
+            _KEYED[change](mc)
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        _same(me, mc, f"after call {i}")
+    assert compiled.trace_count == _TRACES.get(change, 2) and compiled._replay is not None
+
+
+def test_train_and_eval_are_seen_where_the_counter_moved():
+    m, opt = _model()
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    compiled = hg.compile(_loop(m, opt, x, y))
+    for _ in range(3):
+        compiled()
+    m.eval()
+    compiled()
+    assert compiled.trace_count == 2
+    m.train()
+    compiled()
+    compiled()
+    assert compiled.trace_count == 2 and compiled._replay is not None
+
+
+def test_a_global_module_hook_is_seen_where_the_counter_moved():
+    m, opt = _model()
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    compiled = hg.compile(_loop(m, opt, x, y))
+    for _ in range(3):
+        compiled()
+    seen = []
+    handle = nn.modules.module.register_module_forward_hook(
+        lambda mod, a, out: seen.append(type(mod).__name__))
+    try:
+        compiled()
+    finally:
+        handle.remove()
+    assert compiled.trace_count == 2 and seen == ["Linear", "Linear", "Tiny"]
+
+
+def _record_on_module(mod, args, out):
+    mod.last_mean = float(out.mean().item())   # the host's record of an activation
+
+
+def test_a_host_hook_setting_a_module_attribute_does_not_plan_again(plans):
+    # a Module's attributes other than ``training``, its slots, hooks and sharding are not
+    # read by the walk: setting one each call (through Module.__setattr__) keeps it
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    me.fc1.register_forward_hook(_record_on_module)
+    mc.fc1.register_forward_hook(hg.compile.host_hook(_record_on_module))
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    for i in range(5):
+        if i == 3:
+            plans.clear()
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5)
+        np.testing.assert_allclose(mc.fc1.last_mean, me.fc1.last_mean, rtol=1e-5)
+    assert plans == [] and compiled.trace_count == 1
+
+
+def test_a_hook_dict_replaced_on_a_module_is_seen():
+    # clearing a Module's hooks by rebinding its dict (``m._forward_hooks = OrderedDict()``)
+    # leaves the old dict as it was: the walk compares which dict the Module holds
+    from collections import OrderedDict
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    for m in (me, mc):
+        m.fc1.register_forward_hook(lambda mod, a, out: out * 2)
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    for i in range(6):
+        if i == 3:
+            me.fc1._forward_hooks = OrderedDict()
+            mc.fc1._forward_hooks = OrderedDict()
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        _same(me, mc, f"after call {i}")
+    assert compiled.trace_count == 2
+
+
+_STATE = {}
+step = None   # the compiled step below, as a global its own code names (``opt.step()``)
+
+
+def _global_step(x, y):
+    m, opt = _STATE["m"], _STATE["opt"]
+    loss = F.mse_loss(m(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
+def test_a_compiled_step_named_step_is_not_walked_as_its_own_state(plans):
+    # ``opt.step`` makes ``step`` a global the step names: the compiled step itself, whose
+    # attributes change every call, is no trainer object to walk
+    global step
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    _STATE.update(m=mc, opt=oc)
+    eager, step = _loop(me, oe, x, y), hg.compile(_global_step)
+    try:
+        for i in range(5):
+            if i == 3:
+                plans.clear()
+            np.testing.assert_allclose(_arr(step(x, y)), _arr(eager()), rtol=1e-5)
+            _same(me, mc, f"after call {i}")
+        assert plans == [] and step.trace_count == 1
+    finally:
+        step = None
+        _STATE.clear()
