@@ -43,6 +43,7 @@ def worker(lib, variant, width):
         for lin in layers:
             lin.weight.copy_(L.tensor(rng.standard_normal((width, width), np.float32)
                                       / width ** 0.5))
+            lin.bias.copy_(L.tensor(rng.standard_normal(width, np.float32) * 0.1))
     x = L.tensor(rng.standard_normal((width, width), np.float32))
     _sync(L)
     before = L.cuda.memory_allocated()
@@ -78,6 +79,9 @@ def _run(lib, variant, width):
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         return worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    # NOTE: this process only asks whether there is a GPU: JAX would otherwise take 75% of
+    # its memory and the workers' JAX could not allocate theirs
+    os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     import hookgrad
     if not hookgrad.cuda.is_available():
         print("no GPU: saved tensors already live in host memory, nothing to measure")
