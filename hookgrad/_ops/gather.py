@@ -450,19 +450,30 @@ def _scatter_reduce(x, idx, src, dim, reduce, include_self):
         info = jnp.iinfo(x.dtype)
         fill = info.min if reduce == "amax" else info.max
     vals = jnp.where(hit, src[None].astype(x.dtype), jnp.asarray(fill, x.dtype))
-    if reduce in ("sum", "mean"):
-        red = vals.sum(axis=1)
+    if reduce in ("amax", "amin"):
+        red = _scatter_extremum(vals, xs, reduce, include_self, fill)
+    elif reduce in ("sum", "mean"):
+        red = vals.sum(axis=1) + (xs if include_self else 0)
     else:
-        red = {"prod": jnp.prod, "amax": jnp.max, "amin": jnp.min}[reduce](vals, axis=1)
-    if include_self:
-        red = {"sum": jnp.add, "mean": jnp.add, "prod": jnp.multiply, "amax": jnp.maximum,
-               "amin": jnp.minimum}[reduce](red, xs)
+        red = jnp.prod(vals, axis=1) * (xs if include_self else 1)
     if reduce == "mean":
         n = hit.sum(axis=1) + (1 if include_self else 0)
         n = jnp.maximum(n, 1).astype(x.dtype)
         red = red // n if jnp.issubdtype(x.dtype, jnp.integer) else red / n
     out = jnp.where(touched, red, xs)
     return x.at[narrow].set(jnp.moveaxis(out, 0, dim))
+
+
+def _scatter_extremum(vals, xs, reduce, include_self, fill):
+    # NOTE: PyTorch shares the gradient evenly among every value equal to the result, self
+    # included — also when include_self=False, where self takes no share of the value but
+    # still counts as a tie (and its own gradient there is zero). One reduction over src's
+    # values and self's slot lets JAX's max/min rule (even split among ties) give that.
+    pick = jnp.max if reduce == "amax" else jnp.min
+    if not include_self:
+        tie = xs == pick(vals, axis=1)
+        xs = jnp.where(tie, jax.lax.stop_gradient(xs), jnp.asarray(fill, xs.dtype))
+    return pick(jnp.concatenate([vals, xs[:, None]], axis=1), axis=1)
 
 
 SCATTER_REDUCE = defop("scatter_reduce", _scatter_reduce, "ScatterReduceBackward0",

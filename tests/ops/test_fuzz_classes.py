@@ -508,3 +508,23 @@ def test_modified_by_copy_names_the_copy_node_whole():
             w.sum().backward()
         return str(e.value).split("], ")[1].split(",")[0]
     assert same_as_torch(scenario) == "which is output 0 of torch::autograd::CopyBackwards"
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["amin", "amax"])
+def test_scatter_reduce_extremum_shares_the_gradient_among_all_ties(reduce, include_self):
+    # PyTorch counts self among the ties even when include_self=False (self's own share is
+    # then dropped): column 0 has 4 ties (self + 3 src), column 1 has 3 (self + 2 src)
+    def scenario(L):
+        sign = 1.0 if reduce == "amin" else -1.0
+        x = L.tensor([[1.0, 2.0], [3.0, 1.0]], requires_grad=True)
+        src = L.tensor([[1.0, 2.0], [1.0, 5.0], [1.0, 2.0]], requires_grad=True)
+        y = (x * sign).scatter_reduce(0, L.tensor([[0, 0], [0, 1], [0, 0]]), src * sign,
+                                      reduce, include_self=include_self)
+        y.backward(L.ones(2, 2))
+        return {"x": (x.grad * sign).tolist(), "src": (src.grad * sign).tolist()}
+    got = same_as_torch(scenario)
+    third = pytest.approx(1 / 3)
+    share = [0.25, third] if include_self else [0.0, 0.0]
+    assert got["x"] == [share, [1.0, 1.0 if include_self else 0.0]]
+    assert got["src"] == [[0.25, third], [0.25, 0.0 if include_self else 1.0], [0.25, third]]
