@@ -508,3 +508,22 @@ def test_modified_by_copy_names_the_copy_node_whole():
             w.sum().backward()
         return str(e.value).split("], ")[1].split(",")[0]
     assert same_as_torch(scenario) == "which is output 0 of torch::autograd::CopyBackwards"
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+@pytest.mark.parametrize("divisor", ["number", "tensor", "tensor requiring grad"])
+def test_fmod_and_remainder_record_pytorchs_overload_node(op, divisor):
+    # a number divisor is the .Scalar overload (...Backward0, nothing saved), a Tensor
+    # the .Tensor one (...Backward1, self and other saved)
+    def scenario(L):
+        x = L.tensor([1.5, -2.5, 3.25], requires_grad=True)
+        other = 0.7 if divisor == "number" else \
+            L.tensor([0.7, 0.9, -1.1], requires_grad=divisor.endswith("grad"))
+        y = getattr(x, op)(other)
+        node = y.grad_fn
+        saved = sorted(a for a in dir(node) if a.startswith("_saved_"))
+        y.sum().backward()
+        grads = [py(x.grad)] + ([py(other.grad)] if divisor.endswith("grad") else [])
+        return [type(node).__name__, saved, py(y), grads]
+    got = same_as_torch(scenario)
+    assert got[0].endswith("Backward0" if divisor == "number" else "Backward1")
