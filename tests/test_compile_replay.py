@@ -10,20 +10,7 @@ from hookgrad import nn
 from hookgrad.compile import CompiledFunction
 from hookgrad.utils.mod_tracker import ModTracker
 from hookgrad.autograd.graph import saved_tensors_hooks
-
-
-def _arr(t):
-    return np.asarray(t._data)
-
-
-class Tiny(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(3, 4)
-        self.fc2 = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc2(F.relu(self.fc1(x)))
+from tests.test_compile import Tiny, _arr
 
 
 def _model():
