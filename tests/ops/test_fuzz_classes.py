@@ -527,3 +527,22 @@ def test_fmod_and_remainder_record_pytorchs_overload_node(op, divisor):
         return [type(node).__name__, saved, py(y), grads]
     got = same_as_torch(scenario)
     assert got[0].endswith("Backward0" if divisor == "number" else "Backward1")
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, y: y.clamp_(-1, 1), lambda L, y: y.clamp_(min=L.tensor(-1.0)),
+    lambda L, y: y.pow_(L.tensor(2.0)), lambda L, y: y.add_(1),
+    lambda L, y: y.div_(2, rounding_mode="floor"), lambda L, y: y.copy_(L.ones(2))],
+    ids=["ClampBackward1", "ClampBackward0", "PowBackward1", "AddBackward0", "DivBackward2",
+         "CopyBackwards"])
+def test_modified_by_an_inplace_op_names_its_node_as_pytorch_shortens_it(write):
+    # hypothesis example: `y.clamp_(-1, 1)` is "output 0 of Clamp1" (only Backward0 drops
+    # its number)
+    def scenario(L):
+        y = L.ones(2, requires_grad=True) * 1
+        z = y.sin()  # saves y
+        write(L, y)
+        kind, message = _error(lambda: z.sum().backward())
+        return [kind, message[message.index("which is output"):]]  # past the tensor's type
+    got = same_as_torch(scenario)
+    assert got[0] == "RuntimeError"
