@@ -105,11 +105,20 @@ def _saved_by_readme(ops):
         text = repr((diff.label, diff.hookgrad, diff.torch))
         if ".pack" not in text and ".unpack" not in text:
             return False
-        tags = {program.lines[diff.line][0]}
+        lines = {tuple(program.lines[diff.line])}
         for label in re.findall(r"'(s\d+)\.(?:un)?pack'", text):
-            tags |= {tag for tag, src in program.lines if f"pack('{label}')" in src}
-        return any(ops(t) if callable(ops) else _op(t) in ops for t in tags)
+            lines |= {(tag, src) for tag, src in program.lines if f"pack('{label}')" in src}
+        if callable(ops):
+            return any(ops(t) for t, _ in lines)
+        return any(_op(t) in ops or t.startswith("table:") and _called(src) & ops
+                   for t, src in lines)
     return match
+
+
+def _called(src):
+    """The functions and methods a line calls (a table row's id, ``edge max_ties``, need
+    not name its op)."""
+    return set(re.findall(r"\.(\w+)\(", src.split(": ", 1)[-1]))
 
 
 def _several_nodes(tag):
