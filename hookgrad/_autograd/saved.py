@@ -44,7 +44,7 @@ open_contexts = [0]
 _count_lock = threading.Lock()
 
 
-_BACKWARD_N = re.compile(r"Backward\d*$")  # the suffix PyTorch drops from node names
+_BACKWARD_N = re.compile(r"Backward(\d*)$")  # the suffix PyTorch shortens in node names
 
 def count_context(delta):
     """A context of those above opens (+1) or closes (-1), in some thread."""
@@ -266,10 +266,11 @@ def _modified_message(t, version, owner, nr, is_output=False):
         owner, nr = t.grad_fn, t._output_nr
     if owner is not None and owner.__class__.__name__ != "AccumulateGrad":
         name = owner.name()
-        # PyTorch drops a trailing ``Backward<n>`` (``MulBackward0`` -> ``Mul``), not the
+        # PyTorch drops a trailing ``Backward0`` (``MulBackward0`` -> ``Mul``) and keeps the
+        # number of another overload (``ClampBackward1`` -> ``Clamp1``); not the
         # ``Backwards`` of ``torch::autograd::CopyBackwards``
         m = _BACKWARD_N.search(name)
-        short = name[:m.start()] if m else name
+        short = name[:m.start()] + m.group(1).lstrip("0") if m else name
         desc += f", which is output {nr} of {short},"
     if anomaly_mode._state.enabled:
         hint = ("Hint: the backtrace further above shows the operation that failed to compute "

@@ -111,9 +111,6 @@ _BINARY = [
     OpDef("fmin", _fmin, "FminBackward0", names=_OTHER_SELF),
     OpDef("atan2", jnp.arctan2, "Atan2Backward0", names=_OTHER_SELF),
     OpDef("hypot", jnp.hypot, "HypotBackward0", names="self other -> other self result"),
-    OpDef("fmod", jnp.fmod, "FmodBackward0", {0: (), 1: (0, 1)}, names="self other ->"),
-    OpDef("remainder", jnp.remainder, "RemainderBackward0", {0: (), 1: (0, 1)},
-          names="self other ->"),
     OpDef("xlogy", jax.scipy.special.xlogy, "XlogyBackward0", inplace_function=True,
           names=_OTHER_SELF),
     OpDef("floor_divide", jnp.floor_divide, None),
@@ -195,6 +192,15 @@ _DIV_TRUNC = defop("div_trunc", lambda a, b: jax.lax.stop_gradient(
     jnp.trunc(a / b).astype(jnp.result_type(a, b))), "DivBackward2", (), scalar_edges=True,
     names="self other -> other self rounding_mode='trunc'")
 _DIV_MODES = {None: _DIV, "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}
+# a number divisor: PyTorch's ``.Scalar`` overload saves nothing (self's gradient is 1);
+# a Tensor divisor: its ``.Tensor`` overload, which saves both for the divisor's gradient
+_FMOD = defop("fmod", jnp.fmod, "FmodBackward0", (), names="self other ->")
+_FMOD_T = defop("fmod_tensor", jnp.fmod, "FmodBackward1", {0: (), 1: (0, 1)},
+                names=_OTHER_SELF)
+_REMAINDER = defop("remainder", jnp.remainder, "RemainderBackward0", (),
+                   names="self other ->")
+_REMAINDER_T = defop("remainder_tensor", jnp.remainder, "RemainderBackward1",
+                     {0: (), 1: (0, 1)}, names=_OTHER_SELF)
 
 
 @variants(inplace=True)
@@ -219,6 +225,23 @@ def pow(input, exponent) -> OpCall:
         op = _POW_T if isinstance(exponent, Tensor) else _POW
         return op, (input, to_tensor_like(exponent)), None
     return _RPOW, (exponent, input), None
+
+
+@variants(inplace=True)
+def fmod(input, other) -> OpCall:
+    """``fmod(input, other)``: the C-style remainder of ``input / other`` (the dividend's
+    sign)."""
+    return (_FMOD_T if isinstance(other, Tensor) else _FMOD), (input, to_tensor_like(other)), None
+
+
+@variants(inplace=True)
+def remainder(input, other) -> OpCall:
+    """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
+    divisor's sign); ``input`` may be a number."""
+    if not isinstance(input, Tensor):
+        input = to_tensor_like(input)
+    op = _REMAINDER_T if isinstance(other, Tensor) else _REMAINDER
+    return op, (input, to_tensor_like(other)), None
 
 
 @variants()

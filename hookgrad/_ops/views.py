@@ -25,7 +25,8 @@ from .registry import defop
 _gm = grad_mode._state
 
 AS_STRIDED = defop("as_strided", lambda b, size, stride, offset: _views.gather_plain(
-    b, size, stride, offset), "AsStridedBackward0", ())
+    b, size, stride, offset), "AsStridedBackward0", (),
+    names="self -> size stride storage_offset=offset")
 AS_STRIDED_SCATTER = defop("as_strided_scatter", lambda b, v, size, stride, offset:
                            _views.scatter_plain(b, v, size, stride, offset),
                            "AsStridedScatterBackward0", ())

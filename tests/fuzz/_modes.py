@@ -59,6 +59,18 @@ def _flag(name):
     return lambda program: name in program.flags
 
 
+_MULTI_VIEWS = re.compile(r"\b(split|unbind|chunk|tensor_split|_foreach_\w+)\(")
+
+
+def _written_multi_output_view(program):
+    """An in-place write in a program with multi-output views (or module outputs under
+    full backward hooks, custom-Function views): eagerly a later use of such a view can
+    raise PyTorch's rebase error, which functional mode records no node to raise."""
+    tags = _tags(program)
+    return bool(tags & (H._INPLACE | {"inplace"})) and (
+        "module_hook" in tags or any(_MULTI_VIEWS.search(src) for _, src in program.lines))
+
+
 def _hooks_after_use(program):
     """A tensor, Node or multi-grad hook registered on a tensor an op already used
     (``contiguous()`` of a contiguous tensor is that tensor: its uses count)."""
@@ -126,6 +138,10 @@ QUALIFY = {
     "functional": [
         H.Rule("functional_bad_index", _ROW_INDEX, _flag("bad_index")),
         H.Rule("functional_mask", _ROW_MASK, _has("mask")),
+        H.Rule("functional_stale_view", "README: A view made in no_grad mode ... or of a view "
+               "made by a multi-output op ... raises PyTorch's \"... its base or another view "
+               "of its base has been modified inplace\" | ... (eager; under `hookgrad.func` "
+               "no node is recorded, so it is not raised)", _written_multi_output_view),
         H.Rule("functional_hook_after_use", "docs/modes.md: `torch.func` hooks fire where "
                "autograd runs them | tensor / Node / multi-grad / module backward hooks are "
                "`custom_vjp` boundaries: a hook covers uses after its registration",

@@ -196,6 +196,8 @@ row("pow.rscalar", lambda L, x: 2.0 ** x, lambda x: 2.0 ** x, [X], "gg")
 row("fmod", lambda L, x: L.fmod(x, 0.7), lambda x: jnp.fmod(x, 0.7), [X], "slow")
 row("remainder", lambda L, x: x.remainder(0.7), lambda x: jnp.remainder(x, 0.7), [X], "slow")
 row("remainder.op", lambda L, x: x % 0.7, lambda x: jnp.remainder(x, 0.7), [X], "slow")
+row("fmod.tensor", lambda L, x, y: L.fmod(x, y), jnp.fmod, [X, P(3, 4)])
+row("remainder.tensor", lambda L, x, y: x.remainder(y), jnp.remainder, [X, P(3, 4)])
 row("max.binary", lambda L, x, y: L.max(x, y), jnp.maximum, [X, Y])
 row("min.binary", lambda L, x, y: x.min(y), jnp.minimum, [X, Y])
 

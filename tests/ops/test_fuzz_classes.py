@@ -528,3 +528,41 @@ def test_scatter_reduce_extremum_shares_the_gradient_among_all_ties(reduce, incl
     share = [0.25, third] if include_self else [0.0, 0.0]
     assert got["x"] == [share, [1.0, 1.0 if include_self else 0.0]]
     assert got["src"] == [[0.25, third], [0.25, 0.0 if include_self else 1.0], [0.25, third]]
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+@pytest.mark.parametrize("divisor", ["number", "tensor", "tensor requiring grad"])
+def test_fmod_and_remainder_record_pytorchs_overload_node(op, divisor):
+    # a number divisor is the .Scalar overload (...Backward0, nothing saved), a Tensor
+    # the .Tensor one (...Backward1, self and other saved)
+    def scenario(L):
+        x = L.tensor([1.5, -2.5, 3.25], requires_grad=True)
+        other = 0.7 if divisor == "number" else \
+            L.tensor([0.7, 0.9, -1.1], requires_grad=divisor.endswith("grad"))
+        y = getattr(x, op)(other)
+        node = y.grad_fn
+        saved = sorted(a for a in dir(node) if a.startswith("_saved_"))
+        y.sum().backward()
+        grads = [py(x.grad)] + ([py(other.grad)] if divisor.endswith("grad") else [])
+        return [type(node).__name__, saved, py(y), grads]
+    got = same_as_torch(scenario)
+    assert got[0].endswith("Backward0" if divisor == "number" else "Backward1")
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, y: y.clamp_(-1, 1), lambda L, y: y.clamp_(min=L.tensor(-1.0)),
+    lambda L, y: y.pow_(L.tensor(2.0)), lambda L, y: y.add_(1),
+    lambda L, y: y.div_(2, rounding_mode="floor"), lambda L, y: y.copy_(L.ones(2))],
+    ids=["ClampBackward1", "ClampBackward0", "PowBackward1", "AddBackward0", "DivBackward2",
+         "CopyBackwards"])
+def test_modified_by_an_inplace_op_names_its_node_as_pytorch_shortens_it(write):
+    # hypothesis example: `y.clamp_(-1, 1)` is "output 0 of Clamp1" (only Backward0 drops
+    # its number)
+    def scenario(L):
+        y = L.ones(2, requires_grad=True) * 1
+        z = y.sin()  # saves y
+        write(L, y)
+        kind, message = _error(lambda: z.sum().backward())
+        return [kind, message[message.index("which is output"):]]  # past the tensor's type
+    got = same_as_torch(scenario)
+    assert got[0] == "RuntimeError"

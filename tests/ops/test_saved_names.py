@@ -45,7 +45,7 @@ DIFFERS = {
                      "getitem rowmask", "pack_padded_sequence", "repeat_interleave.tensor",
                      "repeat_interleave.tensor_flat", "adaptive_max_pool2d",
                      "adaptive_max_pool2d indices", "embedding_bag per_sample_weights",
-                     "median.dim", "max.dim_keepdim", "squeeze.noop"]
+                     "median.dim", "squeeze.noop"]
                     + [r.id for r in T.ROWS if r.id.startswith("interpolate ")
                        and r.id != "interpolate area"], _LAYOUT),
     **dict.fromkeys(["index_fill", "index_fill.tensor"], _INDEX),
