@@ -12,6 +12,7 @@ from weakref import ref as _weakref
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import Literal as _Literal
 
 from .. import _dtype, _mode
 from .._views import StaleView, check_stale
@@ -78,6 +79,7 @@ class Op:
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
                  "names", "extras", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "_avals",
+                 "_constant_cache",
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
@@ -93,6 +95,7 @@ class Op:
         self.names, self._spec = names, None
         self._fwd_cache = {}
         self._vjp_cache = {}
+        self._constant_cache = {}  # create_graph: which vjp results need no graph
         self._avals = {}  # argument types -> output type, once run (_ops/lazy.py)
         self._node_cls = None if node is None else node_class(node)
         _LIVE.add(self)
@@ -587,7 +590,14 @@ class OpNode(_Node):
         vop = self._op._vjp_cache.get(self._vkey) or vjp_op(self)
         vals = self._unpack(create_graph)
         if create_graph:
-            res = apply(vop, (*vals, *gs))
+            args = (*vals, *gs)
+            res = list(apply(vop, args))
+            for k in _constant_outputs(vop, args):
+                # NOTE: a gradient that does not depend on any input that requires grad
+                # (JAX's zero cotangent: copy_'s self, zero_, floor) is PyTorch's
+                # zeros_like(grad): a tensor outside the graph, so a second backward
+                # does not reach back through it
+                res[k] = Tensor._wrap(res[k]._data)
         else:
             fn = vop._fwd_cache.get(()) or vop.forward_fn(())
             res = fn(*vals, *[g._data for g in gs])
@@ -600,6 +610,29 @@ class OpNode(_Node):
             if e is not None:
                 out[k] = next(it)
         return out
+
+
+def _constant_outputs(vop, args):
+    """Positions of ``vop``'s results that no argument requiring grad flows into."""
+    sources = tuple(a.__class__ is Tensor and a._requires_grad for a in args)
+    if not any(sources):
+        return ()
+    vals = [a._data if a.__class__ is Tensor else a for a in args]
+    specs = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "shape") else v
+             for v in vals]
+    key = (sources, tuple((a.shape, a.dtype) if hasattr(a, "shape") else (type(a), a)
+                          for a in specs))
+    found = vop._constant_cache.get(key)
+    if found is None:
+        closed = jax.make_jaxpr(vop.fwd)(*specs)
+        flows = {v for v, src in zip(closed.jaxpr.invars, sources) if src}
+        for eqn in closed.jaxpr.eqns:  # a sub-program's results follow all its inputs
+            if any(not v.__class__ is _Literal and v in flows for v in eqn.invars):
+                flows.update(eqn.outvars)
+        found = vop._constant_cache[key] = tuple(
+            k for k, v in enumerate(closed.jaxpr.outvars)
+            if v.__class__ is _Literal or v not in flows)
+    return found
 
 
 def vjp_op(node):

@@ -566,3 +566,23 @@ def test_modified_by_an_inplace_op_names_its_node_as_pytorch_shortens_it(write):
         return [kind, message[message.index("which is output"):]]  # past the tensor's type
     got = same_as_torch(scenario)
     assert got[0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("op", ["copy_", "zero_", "floor"])
+def test_a_gradient_nothing_flows_into_is_outside_the_create_graph_graph(op):
+    # PyTorch's zeros_like(grad): copy_'s self-gradient, zero_'s, floor's do not require
+    # grad, so a second backward does not reach back through them (nor run y's hooks)
+    def scenario(L):
+        a = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = a * 2
+        calls = []
+        y.register_hook(lambda g: calls.append(g.tolist()) and None)
+        z = y.floor() if op == "floor" else y.clone()
+        if op != "floor":
+            getattr(z, op)(*([L.ones(2, 2)] if op == "copy_" else []))
+        ga, = L.autograd.grad((z * z).sum() + (a * a).sum(), [a], create_graph=True)
+        n = len(calls)
+        second, = L.autograd.grad((ga * ga).sum(), [a])
+        return {"ga": ga.tolist(), "second": second.tolist(), "second_pass_hooks": calls[n:]}
+    got = same_as_torch(scenario)
+    assert got["second_pass_hooks"] == []
