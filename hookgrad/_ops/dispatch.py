@@ -116,15 +116,19 @@ class Op:
 def _unpack_hooked(node, as_tensors):
     """The values saved-tensor hooks packed, unpacked in PyTorch's order (the pack order:
     ``other`` before ``self`` for mm, atan2, ...): ``{argument position: value}``. Packed
-    extras (``Op.extras``) are unpacked in their place too: the vjp does not read them."""
-    stored, extra = node._stored, node._extra
+    extras (``Op.extras``) and a packed result are unpacked in their place too, though the
+    vjp reads neither (a result changed in place fails here, as PyTorch's)."""
+    stored, extra, result = node._stored, node._extra, node._out_saved
     order = [w for w in SAVED_NAMES.pack_order(node._op)
-             if w.__class__ is int or extra is not None and w.__class__ is tuple]
+             if w.__class__ is int or extra is not None and w.__class__ is tuple
+             or w == "result" and result.__class__ is SavedTensor]
     order += [i for i in range(len(stored)) if i not in order]
     vals = {}
     for i in order:
         if i.__class__ is tuple:  # ("extra", k): output k of the kernel
             extra[i[1] - 1].unpack(node, False)
+        elif i.__class__ is str:
+            result.unpack(node, False)
         elif i < len(stored) and stored[i].__class__ is SavedTensor:
             vals[i] = stored[i].unpack(node, as_tensors)
     return vals

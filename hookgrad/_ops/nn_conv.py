@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import apply, pack_before_error
 from .registry import defop, export
 
 _DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
@@ -65,36 +65,84 @@ CONV_T = defop("conv_transpose", _conv_transpose, "ConvolutionBackward0", _CONV_
                scalar_edges=(2,), names=_CONV_NAMES)
 
 
-def _check_conv_input(input, weight, nd, name, transposed, groups):
+def _check_input_dims(input, nd, name):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
+
+
+def _shape_error(input, weight, nd, transposed, groups):
+    """The error PyTorch's convolution kernel raises on these shapes, or None."""
+    if groups <= 0:
+        return RuntimeError("non-positive groups is not supported")
     if weight.ndim != nd + 2:
-        raise RuntimeError("weight should have at least three dimensions" if nd == 1 else
-                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
-                           f"input {list(input.shape)}, but got {weight.ndim}-dimensional "
-                           f"weight of size {list(weight.shape)} instead")
+        return RuntimeError("weight should have at least three dimensions" if nd == 1 else
+                            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
+                            f"input {list(input.shape)}, but got {weight.ndim}-dimensional "
+                            f"weight of size {list(weight.shape)} instead")
     c = input.shape[-nd - 1]
     if transposed:
         if c != weight.shape[0]:
-            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
-                               f"expected input{list(input.shape)} to have {weight.shape[0]} "
-                               f"channels, but got {c} channels instead")
+            return RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
+                                f"expected input{list(input.shape)} to have {weight.shape[0]} "
+                                f"channels, but got {c} channels instead")
     elif c != weight.shape[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
-                           f"expected input{list(input.shape)} to have "
-                           f"{weight.shape[1] * groups} channels, but got {c} channels instead")
+        return RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                            f"expected input{list(input.shape)} to have "
+                            f"{weight.shape[1] * groups} channels, but got {c} channels "
+                            "instead")
     if weight.shape[0] % groups:
-        raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at dimension"
-                           " 0, but got weight of size %s instead"
-                           % (groups, groups, list(weight.shape)))
+        return RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
+                            "dimension 0, but got weight of size %s instead"
+                            % (groups, groups, list(weight.shape)))
+    return None
+
+
+def _output_padding_error(output_padding, stride, dilation):
+    if all(o < s or o < d for o, s, d in zip(output_padding, stride, dilation)):
+        return None
+    # PyTorch's kernel names each spatial dim; a 1-d convolution runs as a 2-d one of height 1
+    rows = [(0, 1, 1)] if len(stride) == 1 else []
+    rows += list(zip(output_padding, stride, dilation))
+    dims = ("depth", "height", "width")[-len(rows):]
+    got = " ".join(f"{what}_{dim}: {v[k]}" for k, what in
+                   enumerate(("output_padding", "stride", "dilation"))
+                   for dim, v in zip(dims, rows))
+    return RuntimeError("output padding must be smaller than either stride or dilation, but "
+                        f"got {got}")
+
+
+def _batched(input, nd):
+    # the shape PyTorch's kernel sees (and names in its errors): unbatched input gets N=1
+    return input.unsqueeze(0) if input.ndim == nd + 1 else input
+
+
+def _kernel_error(spatial, pads, dilation, k):
+    padded = [s + lo + hi for s, (lo, hi) in zip(spatial, pads)]
+    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, k)]
+    if any(e > p for e, p in zip(eff, padded)):
+        return RuntimeError(f"Calculated padded input size per channel: "
+                            f"({' x '.join(map(str, padded))}). Kernel size: "
+                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater "
+                            f"than actual input size")
+    return None
+
+
+def _run_conv(op, nd, input, weight, bias, statics, error):
+    """``op`` on the batched input; an ``error`` of the kernel's shape checks is raised after
+    saved-tensor hooks pack the input and weight, as PyTorch's node packs them first."""
+    unbatched = input.ndim == nd + 1
+    x = _batched(input, nd)
+    if error is not None:
+        pack_before_error(op, (x, weight, bias))
+        raise error
+    y = apply(op, (x, weight, bias), statics)
+    return y.squeeze(0) if unbatched else y
 
 
 def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     groups = int(groups)
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    _check_conv_input(input, weight, nd, name, False, groups)
+    _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     k = weight.shape[2:]
     if isinstance(padding, str):
@@ -110,19 +158,11 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         pads = tuple((p, p) for p in _ntuple(padding, nd))
-    spatial = input.shape[-nd:]
-    padded = [s + lo + hi for s, (lo, hi) in zip(spatial, pads)]
-    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, k)]
-    if any(e > p for e, p in zip(eff, padded)):
-        raise RuntimeError(f"Calculated padded input size per channel: "
-                           f"({' x '.join(map(str, padded))}). Kernel size: "
-                           f"({' x '.join(map(str, eff))}). Kernel size can't be greater "
-                           f"than actual input size")
-    unbatched = input.ndim == nd + 1
-    x = input.unsqueeze(0) if unbatched else input
-    y = apply(CONV, (x, weight, bias), {"stride": stride, "padding": pads,
-                                        "dilation": dilation, "groups": groups})
-    return y.squeeze(0) if unbatched else y
+    error = _shape_error(_batched(input, nd), weight, nd, False, groups) or \
+        _kernel_error(input.shape[-nd:], pads, dilation, k)
+    return _run_conv(CONV, nd, input, weight, bias, {"stride": stride, "padding": pads,
+                                                     "dilation": dilation, "groups": groups},
+                     error)
 
 
 @export(method=False)
@@ -162,24 +202,17 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_padding, groups,
                       dilation):
     groups = int(groups)
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    _check_conv_input(input, weight, nd, name, True, groups)
+    _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
-    for op_, s, d in zip(output_padding, stride, dilation):
-        if op_ >= s and op_ >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation,"
-                               f" but got output_padding: {list(output_padding)}, stride: "
-                               f"{list(stride)}, dilation: {list(dilation)}")
+    error = _shape_error(_batched(input, nd), weight, nd, True, groups) or \
+        _output_padding_error(output_padding, stride, dilation)
     k = weight.shape[2:]
     pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)
                  for d, kk, p, o in zip(dilation, k, padding, output_padding))
-    unbatched = input.ndim == nd + 1
-    x = input.unsqueeze(0) if unbatched else input
-    y = apply(CONV_T, (x, weight, bias), {"stride": stride, "padding": pads,
-                                          "dilation": dilation, "groups": groups})
-    return y.squeeze(0) if unbatched else y
+    return _run_conv(CONV_T, nd, input, weight, bias, {"stride": stride, "padding": pads,
+                                                       "dilation": dilation, "groups": groups},
+                     error)
 
 
 @export(method=False)

@@ -305,8 +305,8 @@ def _clamp(x, lo, hi, has_lo, has_hi):
 
 
 _CLAMP = defop("clamp", _clamp, "ClampBackward1", names="self min max -> self min max")
-_CLAMP_T = defop("clamp_tensor", _clamp, "ClampBackward0",
-                 names="self min max -> max min self")
+_CLAMP_T = defop("clamp_tensor", _clamp, "ClampBackward0", scalar_edges=(1, 2),
+                 names="self min max -> max min self")  # a missing bound: None, no edge
 _CLAMP_MIN = defop("clamp_min", lambda x, lo: jnp.where(x < lo, lo, x), "ClampMinBackward0",
                    names="self min -> self min")
 _CLAMP_MIN_T = defop("clamp_min_tensor", lambda x, lo: jnp.where(x < lo, lo, x),
@@ -315,15 +315,6 @@ _CLAMP_MAX = defop("clamp_max", lambda x, hi: jnp.where(x > hi, hi, x), "ClampMa
                    names="self max -> self max")
 _CLAMP_MAX_T = defop("clamp_max_tensor", lambda x, hi: jnp.where(x > hi, hi, x),
                      "ClampMaxBackward1", names="self max -> max self")
-_NO_BOUND = []  # a 0-d Tensor standing for a missing Tensor bound (its edge is None)
-
-
-def _no_bound():
-    if not _NO_BOUND:
-        _NO_BOUND.append(Tensor._wrap(jnp.zeros((), jnp.float32)))
-    return _NO_BOUND[0]
-
-
 @variants(inplace=True, inplace_function=True, aliases=("clip",))
 def clamp(input, min=None, max=None) -> OpCall:
     """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
@@ -335,8 +326,8 @@ def clamp(input, min=None, max=None) -> OpCall:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     st = {"has_lo": min is not None, "has_hi": max is not None}
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = _no_bound() if min is None else to_tensor_like(min)
-        hi = _no_bound() if max is None else to_tensor_like(max)
+        lo = None if min is None else to_tensor_like(min)
+        hi = None if max is None else to_tensor_like(max)
         return _CLAMP_T, (input, lo, hi), st
     return _CLAMP, (input, 0 if min is None else min, 0 if max is None else max), st
 

@@ -143,7 +143,10 @@ def _saved_differs(tag):
 # PyTorch's node names (in its "modified by an inplace operation" message) of those ops
 _RECOMPUTED_NODES = {"Reciprocal", "Sqrt", "Rsqrt", "Prod", "Std", "Var", "Amax", "Amin", "Max",
                      "Min", "LinalgVectorNorm", "Norm", "Logsumexp", "Cumprod", "Pow", "Tan",
-                     "Tanh", "Sigmoid", "Exp"}
+                     "Tanh", "Sigmoid", "Exp",
+                     # README's `_foreach_*` row: the list's node saves the inputs
+                     "ForeachExp", "ForeachSqrt", "ForeachSigmoid", "ForeachTanh",
+                     "ForeachExpm1", "ForeachReciprocal"}
 
 
 def _result_changed_in_place(program, diff):
@@ -230,9 +233,10 @@ def _packs_before_shape_error(program, diff):
 
 
 def _foreach_unused_zeros(program, diff):
-    """A ``_foreach_*`` input whose output got no gradient: PyTorch's None, hookgrad's
-    zeros (the list's one node differentiates every input)."""
-    if diff.kind != "structure" or not diff.label.endswith(".grad"):
+    """A ``_foreach_*`` input whose output got no gradient (its ``.grad``, or its entry of
+    ``autograd.grad``'s result): PyTorch's None, hookgrad's zeros (the list's one node
+    differentiates every input)."""
+    if diff.kind != "structure" or not (diff.label.endswith(".grad") or diff.label == "gs"):
         return False
     got, want = _at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)
     return want is None and isinstance(got, dict) and not any(_flat(got.get("value"))) and \
@@ -250,13 +254,14 @@ def _result_grad_second_order(program, diff):
 
 
 def _other_saved_modified(ops):
-    """Both fail backward on a tensor changed in place, but PyTorch first finds the tensor
-    one of ``ops`` saved whole (hookgrad kept only its shape), so the messages name
-    different tensors."""
+    """Both fail backward on a tensor changed in place, but PyTorch first finds another
+    tensor one of ``ops`` saved (one saved whole where hookgrad keeps a shape; a view an
+    op of several nodes made), so the messages name different tensors. ``ops``: a set of
+    op names or a predicate on a line's tag."""
     def match(program, diff):
         return diff.kind == "error-message" and all(
             "modified by an inplace operation" in d[1] for d in (diff.hookgrad, diff.torch)) \
-            and any(_op(tag) in ops for tag, _ in program.lines)
+            and any(ops(tag) if callable(ops) else _op(tag) in ops for tag, _ in program.lines)
     return match
 
 
@@ -310,7 +315,8 @@ SKIP = [
          _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
                  _result_grad_second_order, _result_node_second_order)),
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
-         "what the one node saves", _saved_by_readme(_several_nodes)),
+         "what the one node saves", _either(_saved_by_readme(_several_nodes),
+                                            _other_saved_modified(_several_nodes))),
     Rule("several_nodes_view", "Ops PyTorch builds from several nodes | one node carrying "
          "PyTorch's last node name (PyTorch's result may be a view of it: an in-place write "
          "rebases it and its hooks)",

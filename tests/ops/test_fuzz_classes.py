@@ -586,3 +586,71 @@ def test_a_gradient_nothing_flows_into_is_outside_the_create_graph_graph(op):
         return {"ga": ga.tolist(), "second": second.tolist(), "second_pass_hooks": calls[n:]}
     got = same_as_torch(scenario)
     assert got["second_pass_hooks"] == []
+
+
+@pytest.mark.parametrize("bound", ["min", "max"])
+def test_clamp_with_one_tensor_bound_saves_no_missing_bound(bound):
+    # the missing bound is an undefined Tensor in PyTorch: no edge, nothing packed, None
+    def scenario(L):
+        x = L.tensor([[0.5, -1.5, 2.0], [1.0, 0.25, -0.75]], requires_grad=True)
+        b = L.tensor([0.0, -1.0, 1.5], requires_grad=True)
+        y, seen = _packed(L, lambda: L.clamp(x, **{bound: b}))
+        fn = y.grad_fn
+        missing = getattr(fn, "_saved_max" if bound == "min" else "_saved_min")
+        y.sum().backward()
+        return {"seen": seen, "missing": missing,
+                "edges": [e is None for e, _ in fn.next_functions],
+                "x": x.grad.tolist(), "b": b.grad.tolist()}
+    got = same_as_torch(scenario)
+    assert got["seen"] == [[3], [2, 3]] and got["missing"] is None
+    assert got["edges"] == ([False, False, True] if bound == "min" else [False, True, False])
+
+
+@pytest.mark.parametrize("case", ["kernel_too_big", "channels", "groups", "weight_dims",
+                                  "unbatched_channels", "transposed_output_padding"])
+def test_convolution_packs_input_and_weight_before_its_shape_error(case):
+    # PyTorch's convolution node saves (packs) the batched input and the weight before its
+    # kernel checks the shapes; the error names the batched input
+    def scenario(L):
+        F = L.nn.functional
+        w = L.ones(2, 2, 2, requires_grad=True)
+        x, fn, kw = {
+            "kernel_too_big": ((3, 2, 1), F.conv1d, {}),
+            "channels": ((3, 4, 5), F.conv1d, {}),
+            "groups": ((3, 2, 5), F.conv1d, {"groups": 2}),
+            "weight_dims": ((3, 2, 5), F.conv1d, {}),
+            "unbatched_channels": ((3, 5), F.conv1d, {}),
+            "transposed_output_padding": ((3, 2, 5), F.conv_transpose1d, {"output_padding": 2}),
+        }[case]
+        if case == "weight_dims":
+            w = L.ones(2, 2, requires_grad=True)
+        x = L.ones(*x, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            _packed(L, lambda: fn(x, w, **kw))
+        seen = []
+        with pytest.raises(RuntimeError):
+            with L.autograd.graph.saved_tensors_hooks(
+                    lambda t: seen.append(list(t.shape)) or t, lambda t: t):
+                fn(x, w, **kw)
+        return {"seen": seen, "message": str(e.value)}
+    got = same_as_torch(scenario)
+    assert len(got["seen"]) == 2
+    if case == "unbatched_channels":
+        assert "expected input[1, 3, 5]" in got["message"]
+
+
+def test_a_packed_result_is_unpacked_in_backward_as_pytorchs():
+    # scatter_reduce's node saves its result: backward unpacks it (last, in pack order)
+    def scenario(L):
+        log = []
+        a = L.tensor([[0.5, 1.5], [2.0, -1.0]], requires_grad=True)
+        s = L.tensor([[3.0, -2.0]], requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(lambda t: log.append(("pack", t.tolist())) or t,
+                                                  lambda t: log.append(("unpack", t.tolist()))
+                                                  or t):
+            y = a.scatter_reduce(0, L.tensor([[1, 0]]), s, "amax")
+        y.sum().backward()
+        return log
+    log = same_as_torch(scenario)
+    assert [k for k, _ in log] == ["pack"] * 4 + ["unpack"] * 4
+    assert log[-1] == ("unpack", [[0.5, 1.5], [3.0, -1.0]])
