@@ -28,6 +28,7 @@ def _attach():
         "__floordiv__": _F["floor_divide"],
         "__rfloordiv__": lambda a, b: _F["floor_divide"](b, a),
         "__mod__": _F["remainder"],
+        "__rmod__": lambda a, b: _F["remainder"](b, a),
         "__pow__": _F["pow"],
         "__rpow__": lambda a, b: _F["pow"](b, a),
         "__matmul__": _F["matmul"],

@@ -37,6 +37,9 @@ class _Save:
         return self._name
 
 
+# the node of an overload PyTorch has no derivative formula for: backward reaching it
+# raises (``derivative for aten::<op> is not implemented``)
+NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 ALL = _Save("ALL")  # save every Tensor argument (default)
 OUT = _Save("OUT")  # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
 _gm = grad_mode._state
@@ -574,6 +577,9 @@ class OpNode(_Node):
     def _apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
+        if self._op.node == NOT_IMPLEMENTED:
+            raise RuntimeError(f"derivative for aten::{self._op.name.split('.')[0]} is not "
+                               "implemented")
         want = self._want
         if want is None:
             want = self._keys()

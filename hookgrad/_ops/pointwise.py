@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from .dispatch import OUT, apply
+from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
                        reraise, to_tensor_like, variants)
 
@@ -201,6 +201,8 @@ _REMAINDER = defop("remainder", jnp.remainder, "RemainderBackward0", (),
                    names="self other ->")
 _REMAINDER_T = defop("remainder_tensor", jnp.remainder, "RemainderBackward1",
                      {0: (), 1: (0, 1)}, names=_OTHER_SELF)
+# a number dividend (``2.0 % y``): PyTorch's ``.Scalar_Tensor`` overload, not differentiable
+_REMAINDER_ST = defop("remainder.Scalar_Tensor", jnp.remainder, NOT_IMPLEMENTED, ())
 
 
 @variants(inplace=True)
@@ -239,7 +241,7 @@ def remainder(input, other) -> OpCall:
     """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
     divisor's sign); ``input`` may be a number."""
     if not isinstance(input, Tensor):
-        input = to_tensor_like(input)
+        return _REMAINDER_ST, (to_tensor_like(input), to_tensor_like(other)), None
     op = _REMAINDER_T if isinstance(other, Tensor) else _REMAINDER
     return op, (input, to_tensor_like(other)), None
 

@@ -654,3 +654,19 @@ def test_a_packed_result_is_unpacked_in_backward_as_pytorchs():
     log = same_as_torch(scenario)
     assert [k for k, _ in log] == ["pack"] * 4 + ["unpack"] * 4
     assert log[-1] == ("unpack", [[0.5, 1.5], [3.0, -1.0]])
+
+
+@pytest.mark.parametrize("form", ["function", "operator"])
+def test_remainder_of_a_number_by_a_tensor_has_no_derivative(form):
+    # PyTorch's remainder.Scalar_Tensor records a NotImplemented node: the forward works,
+    # backward reaching it raises
+    def scenario(L):
+        y = L.tensor([1.5, 2.5, -0.75], requires_grad=True)
+        z = L.remainder(2.0, y) if form == "function" else 2.0 % y
+        with pytest.raises(RuntimeError, match="derivative for aten::remainder is not "
+                                               "implemented"):
+            z.exp().sum().backward()
+        return {"value": z.tolist(), "node": z.grad_fn.name(),
+                "edges": len(z.grad_fn.next_functions)}
+    got = same_as_torch(scenario)
+    assert got["node"] == "torch::autograd::NotImplemented" and got["edges"] == 1

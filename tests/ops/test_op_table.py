@@ -305,6 +305,7 @@ ELSEWHERE = {
     "to_dtype": "test_tensor_api.py",
     "to_device": "test_tensor_api.py (device moves)", "alias": "not used by any public op",
     "rsub_tensor": "test_rsub_with_tensor_and_alpha",
+    "remainder.Scalar_Tensor": "test_fuzz_classes.py (no derivative, as PyTorch's overload)",
     "matmul": "never records (the fused product when nothing does): test_graph_shapes.py and "
               "test_forward_ad.py",
 }
