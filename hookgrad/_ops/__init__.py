@@ -11,6 +11,14 @@ from .registry import FUNCTIONS, METHODS, OPS
 _F = FUNCTIONS
 
 
+def _contains(self, element) -> bool:
+    """``element in self``: whether any entry of ``self`` equals ``element``."""
+    if not isinstance(element, (Tensor, int, float, bool, complex)):
+        raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you "
+                           f"passed in a {type(element)}.")
+    return bool((self == element).any().item())
+
+
 def _attach():
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
@@ -53,6 +61,16 @@ def _attach():
         "__isub__": lambda a, b: a.sub_(b),
         "__imul__": lambda a, b: a.mul_(b),
         "__itruediv__": lambda a, b: a.div_(b),
+        # in place, as PyTorch's: without these Python would rebind the name to a new Tensor
+        "__ifloordiv__": lambda a, b: a.floor_divide_(b),
+        "__imod__": lambda a, b: a.remainder_(b),
+        "__ipow__": lambda a, b: a.pow_(b),
+        "__iand__": lambda a, b: a.bitwise_and_(b),
+        "__ior__": lambda a, b: a.bitwise_or_(b),
+        "__ixor__": lambda a, b: a.bitwise_xor_(b),
+        "__rxor__": _F["bitwise_xor"],
+        "__contains__": _contains,
+        "__reversed__": lambda a: a if a.ndim == 0 else a.flip(0),
     }
     for name, fn in dunders.items():
         if fn.__name__ == "<lambda>":

@@ -113,7 +113,7 @@ _BINARY = [
     OpDef("hypot", jnp.hypot, "HypotBackward0", names="self other -> other self result"),
     OpDef("xlogy", jax.scipy.special.xlogy, "XlogyBackward0", inplace_function=True,
           names=_OTHER_SELF),
-    OpDef("floor_divide", jnp.floor_divide, None),
+    OpDef("floor_divide", jnp.floor_divide, NOT_IMPLEMENTED, ()),  # no derivative formula
     OpDef("eq", jnp.equal, None),
     OpDef("ne", jnp.not_equal, None, aliases=("not_equal",)),
     OpDef("lt", jnp.less, None, aliases=("less",)),

@@ -670,3 +670,49 @@ def test_remainder_of_a_number_by_a_tensor_has_no_derivative(form):
                 "edges": len(z.grad_fn.next_functions)}
     got = same_as_torch(scenario)
     assert got["node"] == "torch::autograd::NotImplemented" and got["edges"] == 1
+
+
+def test_floor_divide_has_no_derivative():
+    # PyTorch's floor_divide records a NotImplemented node (the division rounds: no formula)
+    def scenario(L):
+        a = L.tensor([1.5, 2.5], requires_grad=True)
+        out = {}
+        for form, z in [("method", a // 0.5), ("function", L.floor_divide(a, a)),
+                        ("reflected", 3.0 // a)]:
+            with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not "
+                                                   "implemented"):
+                z.sum().backward()
+            out[form] = (z.tolist(), z.grad_fn.name(), len(z.grad_fn.next_functions))
+        return out
+    got = same_as_torch(scenario)
+    assert got["function"][1:] == ("torch::autograd::NotImplemented", 2)
+
+
+def test_augmented_assignment_writes_in_place():
+    # `b **= 2` is pow_ (same Tensor, version bumped), not a rebinding to a new Tensor
+    def scenario(L):
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1
+        ref, v = b, b._version
+        b **= 2
+        b %= 3
+        i = L.tensor([3, 5])
+        j = i
+        i &= 6
+        i |= 1
+        i ^= 2
+        return {"same": ref is b and j is i, "bumps": b._version - v, "b": b.tolist(),
+                "i": i.tolist(), "rxor": (3 ^ i).tolist()}
+    got = same_as_torch(scenario)
+    assert got["same"] and got["bumps"] == 2
+
+
+def test_contains_and_reversed():
+    def scenario(L):
+        a = L.tensor([1.0, 2.0, 4.0])
+        with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+            "x" in a
+        return {"in": [2.0 in a, 5 in a, L.tensor(4.0) in a],
+                "reversed": [t.tolist() for t in reversed(a)]}
+    got = same_as_torch(scenario)
+    assert got == {"in": [True, False, True], "reversed": [4.0, 2.0, 1.0]}

@@ -306,6 +306,7 @@ ELSEWHERE = {
     "to_device": "test_tensor_api.py (device moves)", "alias": "not used by any public op",
     "rsub_tensor": "test_rsub_with_tensor_and_alpha",
     "remainder.Scalar_Tensor": "test_fuzz_classes.py (no derivative, as PyTorch's overload)",
+    "floor_divide": "test_fuzz_classes.py (no derivative; its row runs on detached values)",
     "matmul": "never records (the fused product when nothing does): test_graph_shapes.py and "
               "test_forward_ad.py",
 }
