@@ -635,9 +635,11 @@ def _constant_outputs(vop, args):
     found = vop._constant_cache.get(key)
     if found is None:
         closed = jax.make_jaxpr(vop.fwd)(*specs)
-        flows = {v for v, src in zip(closed.jaxpr.invars, sources) if src}
+        # one source flag per traced leaf (a None argument has none)
+        leaves = [src for a, src in zip(specs, sources) for _ in jax.tree_util.tree_leaves(a)]
+        flows = {v for v, src in zip(closed.jaxpr.invars, leaves) if src}
         for eqn in closed.jaxpr.eqns:  # a sub-program's results follow all its inputs
-            if any(not v.__class__ is _Literal and v in flows for v in eqn.invars):
+            if any(v.__class__ is not _Literal and v in flows for v in eqn.invars):
                 flows.update(eqn.outvars)
         found = vop._constant_cache[key] = tuple(
             k for k, v in enumerate(closed.jaxpr.outvars)

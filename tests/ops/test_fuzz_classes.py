@@ -716,3 +716,15 @@ def test_contains_and_reversed():
                 "reversed": [t.tolist() for t in reversed(a)]}
     got = same_as_torch(scenario)
     assert got == {"in": [True, False, True], "reversed": [4.0, 2.0, 1.0]}
+
+
+def test_second_order_through_clamp_with_one_tensor_bound():
+    # the missing bound is a None argument of the backward's op: its graph still lines up
+    def scenario(L):
+        x = L.tensor([0.5, -1.5, 2.0], requires_grad=True)
+        hi = L.tensor([1.0, 1.0, 1.0], requires_grad=True)
+        y = L.clamp(x * x, None, hi * 2)
+        g = L.autograd.grad((y * y).sum(), [x, hi], create_graph=True)
+        second = L.autograd.grad(sum(t.sum() for t in g), [x, hi])
+        return [t.tolist() for t in g + second]
+    assert same_as_torch(scenario)[2] == [3.0, 0.0, 0.0]
