@@ -236,7 +236,7 @@ def _foreach_unused_zeros(program, diff):
     """A ``_foreach_*`` input whose output got no gradient (its ``.grad``, or its entry of
     ``autograd.grad``'s result): PyTorch's None, hookgrad's zeros (the list's one node
     differentiates every input)."""
-    if diff.kind != "structure" or not (diff.label.endswith(".grad") or diff.label == "gs"):
+    if diff.kind != "structure" or not re.search(r"\.grad\d*$|^gs$", str(diff.label)):
         return False
     got, want = _at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)
     return want is None and isinstance(got, dict) and not any(_flat(got.get("value"))) and \
@@ -251,6 +251,20 @@ def _result_grad_second_order(program, diff):
     var = diff.label[:-len(".grad")]
     return any(src.startswith(f"{var} = ") and _op(tag) in _RECOMPUTED
                for tag, src in program.lines)
+
+
+def _result_hook_second_order(program, diff):
+    """Under create_graph PyTorch's second backward passes through a saved result, so a
+    tensor or multi-grad hook on that result fires there (mode ``'any'``: with the result's
+    gradient first); hookgrad's reaches the input without passing through the result."""
+    if "create_graph" not in program.flags or not re.match(r"^[tm]\d+$", str(diff.label)):
+        return False
+    hooked = set()
+    for _, src in program.lines:
+        if f"('{diff.label}')" in src:
+            hooked |= set(re.findall(r"\b[ay]\d+\b", src.split("mh(")[0].split("th(")[0]))
+    return any(src.split(" = ")[0] in hooked and _op(tag) in _RECOMPUTED
+               for tag, src in program.lines if " = " in src)
 
 
 def _other_saved_modified(ops):
@@ -313,7 +327,8 @@ SKIP = [
          "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the result, as "
          "PyTorch's, and then the input; changing the result in place does not fail backward",
          _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
-                 _result_grad_second_order, _result_node_second_order)),
+                 _result_grad_second_order, _result_node_second_order,
+                 _result_hook_second_order)),
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
          "what the one node saves", _either(_saved_by_readme(_several_nodes),
                                             _other_saved_modified(_several_nodes))),

@@ -166,3 +166,21 @@ def test_documented_differences_are_named_rules():
     d = H.compare([(0, "y.nf", nf)], [(0, "y.nf", nf + [(None, 0)])], used)
     assert d.kind == "next_functions"  # a missing None slot is no interior node
     assert all(r.row for r in H.SKIP + H.EQUIVALENT + H.SAME_OBSERVATION)
+
+
+def test_rules_name_second_order_hooks_on_a_recomputed_result_and_foreach_grad_labels():
+    # a multi-grad hook on sqrt's result under create_graph (README: the second backward
+    # reaches sqrt's input directly), and a ``.grad`` observed again (label ``a1.grad1``)
+    hook = _programs.Program(0, [
+        ("leaf", "a1 = L.tensor([[1.5, 0.5]], requires_grad=True)"),
+        ("sqrt", "y2 = (a1 * a1 + 1).sqrt()"),
+        ("mh", "L.autograd.graph.register_multi_grad_hook([y2, a1], mh('m1'), mode='any')"),
+        ("autograd.grad", "gs = L.autograd.grad((y2 * y2).sum(), [a1], create_graph=True)")],
+        {"create_graph"})
+    diff = H.Diff(3, "m1", "value", ["value", 0, 0], {"value": [[2.0]]}, {"value": [[0.0]]})
+    assert H._result_hook_second_order(hook, diff)
+    assert not H._result_hook_second_order(_programs.Program(0, hook.lines, set()), diff)
+    foreach = _programs.Program(0, [("_foreach_mul", "y3 = L._foreach_mul([a1, a2], 2.0)[1]")],
+                                set())
+    zeros = H.Diff(1, "a1.grad1", "structure", [], {"value": [[0.0, -0.0]]}, None)
+    assert H._foreach_unused_zeros(foreach, zeros)
