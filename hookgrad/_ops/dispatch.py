@@ -38,7 +38,7 @@ class _Save:
 
 
 # the node of an overload PyTorch has no derivative formula for: backward reaching it
-# raises (``derivative for aten::<op> is not implemented``)
+# raises (``derivative for aten::<op> is not implemented``; ``_NotImplementedNode``)
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 ALL = _Save("ALL")  # save every Tensor argument (default)
 OUT = _Save("OUT")  # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
@@ -474,8 +474,9 @@ def node_class(name):
     cls = _NODE_CLASSES.get(name)
     if cls is None:
         short = name.rpartition("::")[2]
-        cls = _NODE_CLASSES[name] = type(short, (OpNode,), {"__slots__": (),
-                                                           "__module__": "hookgrad.autograd"})
+        base = _NotImplementedNode if name == NOT_IMPLEMENTED else OpNode
+        cls = _NODE_CLASSES[name] = type(short, (base,), {"__slots__": (),
+                                                         "__module__": "hookgrad.autograd"})
     return cls
 
 
@@ -577,9 +578,6 @@ class OpNode(_Node):
     def _apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        if self._op.node == NOT_IMPLEMENTED:
-            raise RuntimeError(f"derivative for aten::{self._op.name.split('.')[0]} is not "
-                               "implemented")
         want = self._want
         if want is None:
             want = self._keys()
@@ -620,6 +618,17 @@ class OpNode(_Node):
             if e is not None:
                 out[k] = next(it)
         return out
+
+
+class _NotImplementedNode(OpNode):
+    """The node of an overload with no derivative formula (fused chains skip it: its class
+    is not a direct ``OpNode`` subclass)."""
+
+    __slots__ = ()
+
+    def _apply(self, grads, create_graph):
+        raise RuntimeError(f"derivative for aten::{self._op.name.split('.')[0]} is not "
+                           "implemented")
 
 
 def _constant_outputs(vop, args):

@@ -25,7 +25,7 @@ import jax
 
 from .._tensor import Tensor
 from .._autograd.graph import AccumulateGrad
-from .dispatch import NOT_IMPLEMENTED, OpNode, vjp_op
+from .dispatch import OpNode, vjp_op
 from .lazy import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
@@ -62,8 +62,7 @@ def _plain(node, first):
     if not first and (node._pre_hooks is not None or node._tensor_pre_hooks is not None
                       or node._retain_hooks is not None):
         return False
-    return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple \
-        and node._op.node is not NOT_IMPLEMENTED  # that one raises, node by node
+    return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
 
 
 def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):

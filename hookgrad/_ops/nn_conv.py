@@ -71,24 +71,25 @@ def _check_input_dims(input, nd, name):
                            f"{name}, but got input of size: {list(input.shape)}")
 
 
-def _shape_error(input, weight, nd, transposed, groups):
-    """The error PyTorch's convolution kernel raises on these shapes, or None."""
+def _shape_error(shape, weight, nd, transposed, groups):
+    """The error PyTorch's convolution kernel raises for an input of the batched ``shape``
+    (what it names: an unbatched input has N=1 there), or None."""
     if groups <= 0:
         return RuntimeError("non-positive groups is not supported")
     if weight.ndim != nd + 2:
         return RuntimeError("weight should have at least three dimensions" if nd == 1 else
                             f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
-                            f"input {list(input.shape)}, but got {weight.ndim}-dimensional "
+                            f"input {list(shape)}, but got {weight.ndim}-dimensional "
                             f"weight of size {list(weight.shape)} instead")
-    c = input.shape[-nd - 1]
+    c = shape[-nd - 1]
     if transposed:
         if c != weight.shape[0]:
             return RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
-                                f"expected input{list(input.shape)} to have {weight.shape[0]} "
+                                f"expected input{list(shape)} to have {weight.shape[0]} "
                                 f"channels, but got {c} channels instead")
     elif c != weight.shape[1] * groups:
         return RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
-                            f"expected input{list(input.shape)} to have "
+                            f"expected input{list(shape)} to have "
                             f"{weight.shape[1] * groups} channels, but got {c} channels "
                             "instead")
     if weight.shape[0] % groups:
@@ -112,9 +113,8 @@ def _output_padding_error(output_padding, stride, dilation):
                         f"got {got}")
 
 
-def _batched(input, nd):
-    # the shape PyTorch's kernel sees (and names in its errors): unbatched input gets N=1
-    return input.unsqueeze(0) if input.ndim == nd + 1 else input
+def _batched_shape(input, nd):
+    return (1, *input.shape) if input.ndim == nd + 1 else tuple(input.shape)
 
 
 def _kernel_error(spatial, pads, dilation, k):
@@ -132,7 +132,7 @@ def _run_conv(op, nd, input, weight, bias, statics, error):
     """``op`` on the batched input; an ``error`` of the kernel's shape checks is raised after
     saved-tensor hooks pack the input and weight, as PyTorch's node packs them first."""
     unbatched = input.ndim == nd + 1
-    x = _batched(input, nd)
+    x = input.unsqueeze(0) if unbatched else input
     if error is not None:
         pack_before_error(op, (x, weight, bias))
         raise error
@@ -158,7 +158,7 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         pads = tuple((p, p) for p in _ntuple(padding, nd))
-    error = _shape_error(_batched(input, nd), weight, nd, False, groups) or \
+    error = _shape_error(_batched_shape(input, nd), weight, nd, False, groups) or \
         _kernel_error(input.shape[-nd:], pads, dilation, k)
     return _run_conv(CONV, nd, input, weight, bias, {"stride": stride, "padding": pads,
                                                      "dilation": dilation, "groups": groups},
@@ -205,7 +205,7 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
-    error = _shape_error(_batched(input, nd), weight, nd, True, groups) or \
+    error = _shape_error(_batched_shape(input, nd), weight, nd, True, groups) or \
         _output_padding_error(output_padding, stride, dilation)
     k = weight.shape[2:]
     pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)

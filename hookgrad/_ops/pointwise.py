@@ -317,6 +317,8 @@ _CLAMP_MAX = defop("clamp_max", lambda x, hi: jnp.where(x > hi, hi, x), "ClampMa
                    names="self max -> self max")
 _CLAMP_MAX_T = defop("clamp_max_tensor", lambda x, hi: jnp.where(x > hi, hi, x),
                      "ClampMaxBackward1", names="self max -> max self")
+
+
 @variants(inplace=True, inplace_function=True, aliases=("clip",))
 def clamp(input, min=None, max=None) -> OpCall:
     """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
