@@ -210,3 +210,268 @@ def test_adamw_update():
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state
     check(update, grads, state, CNN_PARAMS, uses=("sqrt", "pow"))
+
+
+# --- the rest of the elementwise primitives ----------------------------------------------------
+
+UNIT = np.tanh(f32(3, 4)) * 0.99  # inside (-1, 1), for asin, acos, atanh
+BIG = np.abs(f32(3, 4)) + 1.0     # >= 1, for acosh
+I, J = i32(3, 4), i32(3, 4)
+U = RNG.integers(0, 2**32, (3, 4), dtype=np.uint32)
+UJ = RNG.integers(0, 2**32, (3, 4), dtype=np.uint32)
+NAN = np.array([[1.0, np.nan, -np.inf, np.inf], [0.0, -0.0, 2.5, -2.5], [0.5, -0.5, 1.5, 7.0]],
+               np.float32)
+
+UNARY = {"abs": X, "sign": NAN, "floor": X * 3, "ceil": X * 3, "is_finite": NAN, "exp2": X,
+         "log1p": POS, "expm1": X, "tanh": X, "logistic": X * 5, "sin": X, "cos": X, "tan": X,
+         "asin": UNIT, "acos": UNIT, "atan": X, "sinh": X, "cosh": X, "asinh": X, "acosh": BIG,
+         "atanh": UNIT, "rsqrt": POS, "cbrt": X, "square": X}
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    check(getattr(lax, name), UNARY[name], uses=name)
+
+
+def test_unary_on_ints():
+    check(lambda i: [lax.abs(i), lax.sign(i), lax.neg(i), lax.square(i)], I,
+          uses=("abs", "sign", "neg", "square"))
+
+
+def test_round_both_methods():
+    x = np.concatenate([NAN.ravel(), (X * 4).ravel(), [0.49999997, -2.5, 3.5]]).astype(np.float32)
+    check(lambda x: [lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO),
+                     lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)], x, uses="round")
+
+
+BINARY = {"min": (X, Y), "atan2": (X, Y), "nextafter": (X, Y), "rem": (X * 5, Y),
+          "ne": (I, J), "ge": (X, Y), "le": (I, J), "and": (B, ~B), "or": (I, J),
+          "xor": (U, UJ)}
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary(name):
+    fn = {"and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor}.get(name)
+    check(fn or getattr(lax, name), *BINARY[name], uses=name)
+
+
+def test_not_on_bools_and_ints():
+    check(lambda b, i, u: [lax.bitwise_not(b), lax.bitwise_not(i), lax.bitwise_not(u)], B, I, U,
+          uses="not")
+
+
+def test_clamp_propagates_nan():
+    check(lambda lo, x, hi: [lax.clamp(lo, x, hi), lax.clamp(np.float32(-0.5), x, np.float32(1))],
+          np.float32(np.nan), NAN, np.float32(1.0), uses="clamp")
+
+
+def test_integer_div_and_rem_follow_xla():
+    """XLA truncates toward zero (NumPy floors), x / 0 is -1 (all ones unsigned), x % 0 is x,
+    INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0; rem has the dividend's sign."""
+    x = np.array([7, -7, 7, -7, 5, -5, 0, -2**31, -2**31, 3], np.int32)
+    y = np.array([2, 2, -2, -2, 0, 0, 0, -1, 0, 7], np.int32)
+    check(lambda x, y: [lax.div(x, y), lax.rem(x, y)], x, y, uses=("div", "rem"))
+    check(lambda x, y: [lax.div(x, y), lax.rem(x, y)], np.array([7, 5, 0], np.uint8),
+          np.array([2, 0, 0], np.uint8), uses=("div", "rem"))
+    check(lambda x, y: [lax.div(x, y), lax.rem(x, y)], I, np.where(J == 0, 3, J).astype(np.int32))
+
+
+def test_float_rem_is_c_fmod():
+    check(lax.rem, np.array([5.5, -5.5, 5.5, -5.5, 1.0, np.inf], np.float32),
+          np.array([2.0, 2.0, -2.0, -2.0, 0.0, 1.0], np.float32), uses="rem")
+
+
+def test_shifts_by_the_bit_width_or_more():
+    """XLA: shifting by >= the bit width (or a negative amount) gives 0, or the sign for an
+    arithmetic right shift; NumPy leaves that to the C compiler."""
+    x = np.array([1, -8, 12345, -1, 7, -2**31], np.int32)
+    s = np.array([3, 1, 31, 32, 40, -1], np.int32)
+    check(lambda x, s: [lax.shift_left(x, s), lax.shift_right_arithmetic(x, s),
+                        lax.shift_right_logical(x, s)], x, s,
+          uses=("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+    check(lambda x, s: [lax.shift_left(x, s), lax.shift_right_arithmetic(x, s),
+                        lax.shift_right_logical(x, s)],
+          np.array([1, 200, 255, 128], np.uint8), np.array([7, 1, 8, 9], np.uint8))
+
+
+def test_float_to_int_saturates_and_nan_is_zero():
+    x = np.array([1e10, -1e10, np.nan, np.inf, -np.inf, -1.5, 2.7, 3e9, 255.9, -0.9], np.float32)
+    check(lambda x: [x.astype(t) for t in (jnp.int32, jnp.uint32, jnp.int8, jnp.uint8,
+                                           jnp.int16, jnp.bool_)], x,
+          uses="convert_element_type")
+
+
+def test_pow_with_int_exponent():
+    check(lax.pow, POS, I, uses="pow")
+
+
+def test_select_n_three_way():
+    which = RNG.integers(0, 3, (3, 4)).astype(np.int32)
+    check(lambda w, a, b, c: lax.select_n(w, a, b, c), which, X, Y, POS, uses="select_n")
+    check(lambda b, x: jnp.where(b, x, 0.0), np.bool_(True), X, uses="select_n")
+
+
+def test_reduce_precision_noop():
+    check(lambda x: lax.reduce_precision(x, 8, 23), X, uses="reduce_precision")
+
+
+# --- reductions and scans ----------------------------------------------------------------------
+
+X3 = f32(2, 3, 4)
+
+
+def test_reductions():
+    check(lambda x: [jnp.min(x, axis=(0, 2)), jnp.prod(x, axis=1), jnp.max(x, axis=())], X3,
+          uses=("reduce_min", "reduce_prod"))
+    check(lambda i: [jnp.sum(i, axis=0), jnp.prod(i, axis=1), jnp.max(i, 1), jnp.min(i)], I)
+    check(lambda b: [jnp.all(b, axis=0), jnp.any(b, axis=1), jnp.all(b)], B,
+          uses=("reduce_and", "reduce_or"))
+    check(lambda i: [lax.reduce_and_p.bind(i, axes=(1,)), lax.reduce_or_p.bind(i, axes=(0,)),
+                     lax.reduce_xor_p.bind(i, axes=(1,)), lax.reduce_xor_p.bind(B, axes=(0,))],
+          I, uses=("reduce_and", "reduce_or", "reduce_xor"))
+
+
+def test_reductions_over_an_empty_axis_give_the_identity():
+    e = np.zeros((3, 0), np.float32)
+    check(lambda x: [lax.reduce_max(x, (1,)), lax.reduce_min(x, (1,)), jnp.sum(x, 1),
+                     jnp.prod(x, 1)], e, uses=("reduce_max", "reduce_min"))
+    check(lambda i: [lax.reduce_max(i, (1,)), lax.reduce_min(i, (1,))], np.zeros((2, 0), np.int8))
+
+
+def test_argmax_argmin_first_nan_wins():
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 2.0, -1.0, -1.0], [-np.inf] * 4], np.float32)
+    check(lambda x: [jnp.argmax(x, axis=1), jnp.argmin(x, axis=1), jnp.argmax(x, axis=0),
+                     lax.argmin(x, 1, jnp.uint8)], x, uses=("argmax", "argmin"))
+    check(lambda i: [jnp.argmax(i, axis=0), jnp.argmin(i, axis=1)], I)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative(reverse):
+    check(lambda x: [lax.cumsum(x, 1, reverse), lax.cumprod(x, 0, reverse),
+                     lax.cummax(x, 1, reverse), lax.cummin(x, 0, reverse),
+                     lax.cumlogsumexp(x, 1, reverse)], X,
+          uses=("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
+    check(lambda i: [lax.cumsum(i, 1, reverse), lax.cumprod(i, 0, reverse),
+                     lax.cummax(i, 1, reverse)], I)
+
+
+# --- data movement -----------------------------------------------------------------------------
+
+def test_concatenate_split_iota():
+    check(lambda x, y: [lax.concatenate([x, y, x], 1), *jnp.split(x, [1, 3], axis=1),
+                        lax.iota(jnp.int32, 5), lax.broadcasted_iota(jnp.float32, (2, 3), 1)],
+          X, Y, uses=("concatenate", "split", "iota"))
+
+
+def test_pad_negative_and_interior():
+    check(lambda x: [lax.pad(x, np.float32(-1), [(1, -1, 2), (-2, 3, 0)]),
+                     lax.pad(x, np.float32(0), [(-2, -3, 1), (0, 0, 1)]),
+                     jnp.pad(x, 2, mode="constant", constant_values=5.0)], X, uses="pad")
+
+
+def test_slice_with_strides():
+    check(lambda x: [lax.slice(x, (0, 1, 0), (2, 3, 4), (1, 1, 3)), x[:, ::2, 1:], x[..., ::-1]],
+          X3, uses=("slice", "rev"))
+
+
+def test_dynamic_slice_clamps_its_start():
+    check(lambda x, i, j: [lax.dynamic_slice(x, (i, j), (2, 3)),
+                           lax.dynamic_update_slice(x, jnp.ones((2, 2), x.dtype), (i, j)),
+                           lax.dynamic_slice(x, (j, i), (3, 1))],
+          X, np.int32(5), np.int32(-7), uses=("dynamic_slice", "dynamic_update_slice"))
+
+
+def test_expand_dims_squeeze_copy():
+    check(lambda x: [jnp.expand_dims(x, (0, 3)), jnp.squeeze(x[None]), jnp.array(x, copy=True)],
+          X, uses=("broadcast_in_dim", "squeeze", "copy"))
+
+
+def test_sort():
+    """Stable sorts; NaNs go last; several operands sort along with the keys."""
+    x = np.where(RNG.random((3, 6)) < 0.2, np.nan, f32(3, 6)).astype(np.float32)
+    keys = RNG.integers(0, 3, (3, 6)).astype(np.int32)
+    check(lambda x, k: [jnp.sort(x, axis=1), jnp.sort(x, axis=0), jnp.argsort(x, axis=1),
+                        *lax.sort((k, x), dimension=1, num_keys=1),
+                        *lax.sort((k, jnp.round(x), x), dimension=1, num_keys=2),
+                        jnp.sort(k, axis=1, stable=False)], x, keys, uses="sort")
+
+
+# --- gather and scatter ------------------------------------------------------------------------
+
+G = f32(5, 4, 3)
+IDX = np.array([0, 4, 2, 2, 1])
+
+
+def test_gather_forms():
+    check(lambda x, i: [x[i], x[:, i % 4], x[i, :, i % 3], x[1:3, i % 4, ::2], x[2, 1],
+                        jnp.take_along_axis(x, (i[:, None, None] % 3).repeat(4, 1), axis=2)],
+          G, IDX, uses="gather")
+
+
+@pytest.mark.parametrize("mode", ["fill", "clip", "promise_in_bounds"])
+def test_take_modes(mode):
+    """mode='fill': an out-of-bounds index gives NaN (floats), the dtype's min (signed
+    ints), its max (unsigned) or True (bools); 'clip' clamps into range."""
+    i = np.array([5, -1, 1, 0, 2, -7, 100])
+    if mode == "promise_in_bounds":
+        i = np.abs(i) % 3
+    for x in (f32(3), np.arange(3, dtype=np.int32), np.arange(3, dtype=np.uint8),
+              np.array([False, True, False])):
+        check(lambda x, i: [x.at[i].get(mode=mode), x.at[i].get(mode=mode, fill_value=None)],
+              x, i, uses="gather")
+    check(lambda x, i: x.at[:, i].get(mode=mode), G, i, uses="gather")
+    if mode != "promise_in_bounds":
+        check(lambda x, i: jnp.take(x, i, axis=1, mode=mode), G, i, uses="gather")
+
+
+def test_gather_fill_drops_whole_slices():
+    dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(),
+                                    start_index_map=(0,))
+    i = np.array([[4], [-1], [3], [0]], np.int32)
+    for mode in ("fill", "clip", "promise_in_bounds"):
+        check(lambda x, i: lax.gather(x, i, dn, (2,), mode=mode), np.arange(5.0, dtype=np.float32),
+              i, uses="gather")
+    check(lambda x, i: lax.gather(x, i, dn, (2,), mode="fill", fill_value=-3.0),
+          np.arange(5.0, dtype=np.float32), i)
+
+
+def test_vmapped_indexing_uses_batching_dims():
+    def pick(x, i):
+        return x[i], x.at[i].add(1.0), jnp.take(x, i, mode="fill")
+    closed = check(jax.vmap(pick), G[:, :, 0], (IDX[:, None] + np.arange(2)) % 5 - 1,
+                   uses=("gather", "scatter-add"))
+    dns = [e.params["dimension_numbers"] for e in closed.jaxpr.eqns
+           if e.primitive.name in ("gather", "scatter-add")]
+    assert all(dn.operand_batching_dims for dn in dns)
+
+
+def test_scatter_forms():
+    u = f32(5, 3)
+    check(lambda x, i, u: [x.at[i, 1].add(u), x.at[i, 1].mul(u), x.at[i, 1].min(u),
+                           x.at[i, 1].max(u), x.at[:, i % 4].add(1.0),
+                           x.at[2].set(0.0), x.at[1:3, 0].set(u[:2]), x.at[i].get()],
+          G, IDX, u, uses=("scatter-add", "scatter-mul", "scatter-min", "scatter-max",
+                           "scatter"))
+    check(lambda x, i: x.at[i].add(np.int32(1)), np.zeros(5, np.int32),
+          np.array([0, 0, 3, 4, 3]))
+
+
+@pytest.mark.parametrize("mode", ["fill", "clip", "promise_in_bounds"])
+def test_scatter_out_of_bounds(mode):
+    """Out-of-bounds windows are dropped whole (FILL_OR_DROP and, as XLA's own scatter does,
+    PROMISE_IN_BOUNDS) or clamped into range (CLIP)."""
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(),
+                                     scatter_dims_to_operand_dims=(0,))
+    i = np.array([[4], [-1], [1], [3]], np.int32)
+    check(lambda x, i, u: [lax.scatter_add(x, i, u, dn, mode=mode),
+                           lax.scatter_mul(x, i, u, dn, mode=mode)],
+          f32(6), i, f32(4, 2), uses=("scatter-add", "scatter-mul"))
+    check(lambda x, i: x.at[i].add(10.0, mode=mode), f32(6), np.array([7, -1, 2, -9]))
+
+
+def test_scatter_with_unique_indices():
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    check(lambda x, u: lax.scatter(x, np.array([[3], [0], [1]], np.int32), u, dn,
+                                   unique_indices=True),
+          f32(5), f32(3), uses="scatter")
