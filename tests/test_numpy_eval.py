@@ -475,3 +475,117 @@ def test_scatter_with_unique_indices():
     check(lambda x, u: lax.scatter(x, np.array([[3], [0], [1]], np.int32), u, dn,
                                    unique_indices=True),
           f32(5), f32(3), uses="scatter")
+
+
+# --- calls and control flow --------------------------------------------------------------------
+
+def test_calls_run_their_sub_jaxprs():
+    @jax.custom_vjp
+    def clipped(x):
+        return jnp.clip(x, -1, 1)
+    clipped.defvjp(lambda x: (clipped(x), x), lambda x, g: (g,))
+
+    def f(x):
+        y = jax.checkpoint(lambda v: jnp.sin(v) * 2)(x)
+        z = jax.jit(lambda v: jax.jit(jnp.cos)(v) + 1)(y)
+        return clipped(z), jax.nn.gelu(x), jax.nn.softplus(x)
+    check(f, X, uses=("remat2", "jit", "custom_vjp_call", "custom_jvp_call"))
+    check(jax.grad(lambda x: jax.checkpoint(lambda v: jnp.sin(v).sum())(x)), X)
+
+
+def test_closed_call():
+    """closed_call (as some transformations stage it): the jit equation, renamed."""
+    from jax._src import core
+    f = lambda x, y: jax.jit(lambda a, b: (a * b, a - b))(x, y)  # noqa: E731
+    closed = jax.jit(f).trace(X, Y).jaxpr
+    eqn = closed.jaxpr.eqns[0]
+    call = eqn.replace(primitive=core.closed_call_p, params={"call_jaxpr": eqn.params["jaxpr"]})
+    closed = closed.replace(jaxpr=closed.jaxpr.replace(eqns=[call]))
+    assert supported(closed)
+    for got, want in zip(eval_jaxpr(closed, X, Y), jax.jit(f)(X, Y)):
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+def test_cond_picks_a_branch_and_clamps_the_index():
+    branches = [lambda x: x + 1, lambda x: x * 2, lambda x: -x]
+    for i in (-3, 0, 1, 2, 9):
+        check(lambda i, x: lax.switch(i, branches, x), np.int32(i), X, uses="cond")
+    check(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), np.bool_(True), X, uses="cond")
+
+
+# --- jaxpr plumbing: literals, consts, dropped and forwarded outputs ---------------------------
+
+def test_consts_literals_and_forwarded_outputs():
+    table = np.arange(12.0, dtype=np.float32).reshape(3, 4)  # a NumPy constant: a constvar
+
+    def f(x, y):
+        return x, 3.0, x * table + 2, y, jnp.int32(7), lax.split(x, (2, 2), axis=1)[0]
+    closed = check(f, X, I)
+    jaxpr = closed.jaxpr
+    assert jaxpr.constvars and len(closed.consts) == len(jaxpr.constvars)
+    assert jaxpr.outvars[0] is jaxpr.invars[0]  # an input forwarded
+    assert type(jaxpr.outvars[1]).__name__ == "Literal"
+    assert any(type(v).__name__ == "DropVar" for e in jaxpr.eqns for v in e.outvars)
+
+
+def test_results_are_arrays_of_the_aval_dtype():
+    closed = jax.jit(lambda x: (x.sum(), x[0] > 0, x.astype(jnp.int8))).trace(X).jaxpr
+    out = eval_jaxpr(closed, X)
+    assert [type(o) for o in out] == [np.ndarray] * 3
+    assert [o.dtype for o in out] == [np.float32, np.bool_, np.int8]
+    assert out[0].shape == ()
+
+
+def test_numpy_scalar_arguments():
+    closed = jax.jit(lambda a, b: a * b + 1).trace(np.float32(2), np.float32(3)).jaxpr
+    assert eval_jaxpr(closed, np.float32(2), np.float32(3))[0] == np.float32(7)
+
+
+def test_no_warnings_on_zero_division_or_overflow():
+    import warnings
+    closed = jax.jit(lambda x: (x / 0.0, jnp.exp(x * 1e3), jnp.log(-x))).trace(X).jaxpr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eval_jaxpr(closed, X)
+
+
+# --- what it refuses ---------------------------------------------------------------------------
+
+REFUSED = {
+    "erf (no vectorized NumPy form)": (lax.erf, X),
+    "lgamma": (lax.lgamma, POS),
+    "bfloat16 input": (lambda x: x * 2, X.astype(jnp.bfloat16)),
+    "float16 result": (lambda x: x.astype(jnp.float16), X),
+    "complex": (lambda x: x * 1j, X),
+    "random bits": (lambda k: jax.random.normal(k, (3,)), jax.random.key(0)),
+    "old-style raw key": (lambda k: jax.random.uniform(k, (3,)), jax.random.PRNGKey(0)),
+    "while loop": (lambda x: lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 2),
+                                            (0, x))[1], X),
+    "scan": (lambda x: lax.scan(lambda c, v: (c + v, c), 0.0, x)[0], X[0]),
+    "fori_loop": (lambda x: lax.fori_loop(0, 3, lambda i, v: v * 2, x), X),
+    "debug print (an effect)": (lambda x: jax.debug.print("{}", x) or x, X),
+    "pure callback": (lambda x: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                                  x), X),
+    "reduce_precision that rounds": (lambda x: lax.reduce_precision(x, 5, 10), X),
+    "scatter without unique indices": (lambda x, i: x.at[i].set(1.0), X[0], np.array([0, 0])),
+    "unstable multi-operand sort": (lambda k, x: lax.sort((k, x), is_stable=False, num_keys=1),
+                                    I[0], X[0]),
+    "population_count (no rule)": (lax.population_count, I),
+    "reduce_window (no rule)": (lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1),
+                                                            "VALID"), X),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refused(name):
+    f, *args = REFUSED[name]
+    assert not supported(jax.jit(f).trace(*args).jaxpr)
+
+
+def test_refuses_a_param_it_does_not_know():
+    closed = jax.jit(lambda x: x * 2).trace(X).jaxpr
+    eqn = closed.jaxpr.eqns[0]
+    odd = eqn.replace(params={**eqn.params, "out_dtype": np.dtype(np.float64)})
+    assert not supported(closed.replace(jaxpr=closed.jaxpr.replace(eqns=[odd])))
+    odd = eqn.replace(params={**eqn.params, "new_param": 1})
+    assert not supported(closed.replace(jaxpr=closed.jaxpr.replace(eqns=[odd])))
