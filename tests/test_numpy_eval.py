@@ -525,7 +525,12 @@ def test_consts_literals_and_forwarded_outputs():
     assert jaxpr.constvars and len(closed.consts) == len(jaxpr.constvars)
     assert jaxpr.outvars[0] is jaxpr.invars[0]  # an input forwarded
     assert type(jaxpr.outvars[1]).__name__ == "Literal"
-    assert any(type(v).__name__ == "DropVar" for e in jaxpr.eqns for v in e.outvars)
+    # an unused output (printed ``_``) may also be a DropVar, as older tracing made it
+    from jax._src import core
+    split = jaxpr.eqns[-1]
+    dropped = split.replace(outvars=[split.outvars[0], core.DropVar(split.outvars[1].aval)])
+    closed = closed.replace(jaxpr=jaxpr.replace(eqns=[*jaxpr.eqns[:-1], dropped]))
+    np.testing.assert_array_equal(eval_jaxpr(closed, X, I)[-1], X[:, :2])
 
 
 def test_results_are_arrays_of_the_aval_dtype():
