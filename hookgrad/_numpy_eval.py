@@ -202,7 +202,8 @@ def _select_n(which, *cases):
     return np.choose(which, cases, mode="clip")
 
 
-define("select_n", _select_n)
+# np.choose takes at most 32 choices in older NumPy (64 now): more falls back to XLA
+define("select_n", _select_n, refuse=lambda p, avals: len(avals) > 33)
 
 
 def _convert(x, new_dtype, **_):
@@ -523,4 +524,6 @@ def eval_jaxpr(closed_jaxpr, *args) -> list:
     flat, in order; returns a list of NumPy arrays, one per outvar, each with exactly the
     outvar aval's shape and dtype (np.ndarray, not a 0-d numpy scalar)."""
     with np.errstate(all="ignore"):  # XLA does not warn on 0/0 or overflow
-        return _eval(closed_jaxpr.jaxpr, closed_jaxpr.consts, args)
+        out = _eval(closed_jaxpr.jaxpr, closed_jaxpr.consts, args)
+    # a broadcast (broadcast_in_dim, iota) is a read-only view: hand back arrays of their own
+    return [x if x.flags.writeable else x.copy() for x in out]

@@ -533,12 +533,14 @@ def test_consts_literals_and_forwarded_outputs():
     np.testing.assert_array_equal(eval_jaxpr(closed, X, I)[-1], X[:, :2])
 
 
-def test_results_are_arrays_of_the_aval_dtype():
-    closed = jax.jit(lambda x: (x.sum(), x[0] > 0, x.astype(jnp.int8))).trace(X).jaxpr
+def test_results_are_writable_arrays_of_the_aval_dtype():
+    closed = jax.jit(lambda x: (x.sum(), x[0] > 0, x.astype(jnp.int8),
+                                jnp.broadcast_to(x[0], (5, 4)))).trace(X).jaxpr
     out = eval_jaxpr(closed, X)
-    assert [type(o) for o in out] == [np.ndarray] * 3
-    assert [o.dtype for o in out] == [np.float32, np.bool_, np.int8]
+    assert [type(o) for o in out] == [np.ndarray] * 4
+    assert [o.dtype for o in out] == [np.float32, np.bool_, np.int8, np.float32]
     assert out[0].shape == ()
+    assert all(o.flags.writeable for o in out)  # no read-only broadcast views
 
 
 def test_numpy_scalar_arguments():
@@ -594,3 +596,24 @@ def test_refuses_a_param_it_does_not_know():
     assert not supported(closed.replace(jaxpr=closed.jaxpr.replace(eqns=[odd])))
     odd = eqn.replace(params={**eqn.params, "new_param": 1})
     assert not supported(closed.replace(jaxpr=closed.jaxpr.replace(eqns=[odd])))
+
+
+# --- 64-bit and narrow dtypes (hookgrad turns JAX's x64 mode on) --------------------------------
+
+def test_64_bit_and_narrow_dtypes():
+    assert jax.config.jax_enable_x64
+    d = RNG.standard_normal((3, 4)) * 1e19
+    check(lambda d: [d * 2, jnp.exp(d / 1e19), d.astype(jnp.int64), d.astype(jnp.uint64),
+                     (d / 1e19).astype(jnp.float32), d.astype(jnp.int16)], d,
+          uses="convert_element_type", rtol=1e-14, atol=0)
+    i = RNG.integers(-2**62, 2**62, (3, 4))
+    check(lambda i, j: [lax.div(i, j), lax.rem(i, j), lax.shift_right_logical(i, j % 70),
+                        i * j, i.astype(jnp.float32), i.astype(jnp.uint16)],
+          i, RNG.integers(-5, 5, (3, 4)), uses=("div", "rem"))
+    check(lambda a, b: [a + b, a * b, lax.div(a, b), a.astype(jnp.int8), jnp.sum(a)],
+          RNG.integers(0, 2**16, 7, dtype=np.uint16), RNG.integers(1, 9, 7, dtype=np.uint16))
+
+
+def test_max_min_propagate_nan():
+    check(lambda x, y: [lax.max(x, y), lax.min(x, y), jnp.max(x), jnp.min(x, axis=1)], NAN,
+          NAN[::-1], uses=("max", "min"))
