@@ -617,3 +617,31 @@ def test_64_bit_and_narrow_dtypes():
 def test_max_min_propagate_nan():
     check(lambda x, y: [lax.max(x, y), lax.min(x, y), jnp.max(x), jnp.min(x, axis=1)], NAN,
           NAN[::-1], uses=("max", "min"))
+
+
+def test_conv_groups_and_other_ranks():
+    """Feature groups (grouped, depthwise), batch groups, and 1-D and 3-D convolutions."""
+    x, w = f32(2, 4, 7, 6), f32(6, 2, 3, 2)
+    check(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", feature_group_count=2),
+          x, w, uses="conv_general_dilated", rtol=1e-5, atol=1e-5)
+    check(lambda x, w: lax.conv_general_dilated(x, w, (2, 1), "VALID", feature_group_count=4),
+          x, f32(8, 1, 3, 3), rtol=1e-5, atol=1e-5)
+    check(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", batch_group_count=2),
+          f32(4, 3, 5, 5), f32(6, 3, 2, 2), rtol=1e-5, atol=1e-5)
+    check(lambda x, w: lax.conv_general_dilated(x, w, (2,), [(1, 2)], rhs_dilation=(2,)),
+          f32(2, 3, 9), f32(4, 3, 3), rtol=1e-5, atol=1e-5)
+    check(lambda x, w: lax.conv_general_dilated(x, w, (1, 2, 1), "SAME",
+                                                dimension_numbers=("NDHWC", "DHWIO", "NDHWC")),
+          f32(2, 4, 5, 6, 3), f32(2, 3, 2, 3, 4), rtol=1e-5, atol=1e-5)
+    check(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                preferred_element_type=jnp.int32),
+          RNG.integers(-9, 9, (2, 3, 5, 5)).astype(np.int8),
+          RNG.integers(-9, 9, (4, 3, 3, 3)).astype(np.int8))
+
+
+def test_dot_general_preferred_type():
+    a = RNG.integers(-100, 100, (3, 5)).astype(np.int8)
+    b = RNG.integers(-100, 100, (5, 4)).astype(np.int8)
+    check(lambda a, b: [lax.dot(a, b, preferred_element_type=jnp.int32),
+                        lax.dot(a.astype(jnp.float32), b.astype(jnp.float32),
+                                preferred_element_type=jnp.float64)], a, b, uses="dot_general")
