@@ -394,8 +394,9 @@ for _name, _ufunc in {"scatter-add": np.add, "scatter_add": np.add, "scatter-mul
                       "scatter_max": np.maximum, "scatter-sub": np.subtract,
                       "scatter_sub": np.subtract}.items():
     define(_name, _ix.scatter_rule(_ufunc), _SCATTER)
+# scatter with an update_jaxpr is lax.scatter_apply (a function of the old value): refused
 define("scatter", _ix.scatter_rule(None), _SCATTER,
-       refuse=lambda p, avals: not p["unique_indices"])
+       refuse=lambda p, avals: not p["unique_indices"] or p["update_jaxpr"] is not None)
 
 
 # --- calls: run the sub-jaxpr --------------------------------------------------------------------
@@ -454,7 +455,7 @@ def _aval_ok(aval):
             and all(isinstance(d, (int, np.integer)) for d in aval.shape))
 
 
-def _jaxpr_ok(jaxpr, consts=()):
+def _jaxpr_ok(jaxpr):
     if jaxpr.effects:
         return False
     if not all(_aval_ok(v.aval) for v in (*jaxpr.constvars, *jaxpr.invars, *jaxpr.outvars)):
@@ -474,7 +475,7 @@ def _jaxpr_ok(jaxpr, consts=()):
         if refuse is not None and refuse(eqn.params, [v.aval for v in eqn.invars]):
             return False
         subs = SUBS.get(name)
-        if subs is not None and not all(_jaxpr_ok(*_parts(j)) for j in subs(eqn.params)):
+        if subs is not None and not all(_jaxpr_ok(_parts(j)[0]) for j in subs(eqn.params)):
             return False
     return True
 
@@ -483,7 +484,7 @@ def supported(closed_jaxpr) -> bool:
     """Whether eval_jaxpr can run this ClosedJaxpr: every equation, recursively through
     sub-jaxprs, has a NumPy rule for its primitive, its params and its dtypes."""
     try:
-        return _jaxpr_ok(closed_jaxpr.jaxpr, closed_jaxpr.consts)
+        return _jaxpr_ok(closed_jaxpr.jaxpr)
     except Exception:  # a param of a shape no check foresaw: refusing is always safe
         return False
 

@@ -575,6 +575,7 @@ REFUSED = {
                                                   x), X),
     "reduce_precision that rounds": (lambda x: lax.reduce_precision(x, 5, 10), X),
     "scatter without unique indices": (lambda x, i: x.at[i].set(1.0), X[0], np.array([0, 0])),
+    "scatter_apply (a function of the old value)": (lambda x: x.at[1].apply(jnp.sin), X[0]),
     "unstable multi-operand sort": (lambda k, x: lax.sort((k, x), is_stable=False, num_keys=1),
                                     I[0], X[0]),
     "population_count (no rule)": (lax.population_count, I),
