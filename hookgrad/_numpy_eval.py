@@ -15,8 +15,9 @@ could take longer than the compile it saves; ``cond`` is supported); random prim
 erf, lgamma and the other special functions NumPy has no vectorized form of; anything with
 effects (callbacks, debug prints); a ``sharding`` param that is not None; ``reduce_precision``
 that is not a no-op for its dtype; ``scatter`` (replace) without ``unique_indices`` (XLA's order
-among duplicates is unspecified) or with an ``update_jaxpr`` (``x.at[i].apply``); an unstable multi-operand ``sort`` (ties could come out in
-another order than XLA's); and any param or param value that has no check below.
+among duplicates is unspecified) or with an ``update_jaxpr`` (``x.at[i].apply``); an unstable
+multi-operand ``sort`` (ties could come out in another order than XLA's); and any param or
+param value that has no check below.
 
 XLA semantics that differ from NumPy's and are matched here: integer division truncates toward
 zero, ``x / 0`` is -1 (all ones) and ``x % 0`` is ``x``; a float converted to an integer
