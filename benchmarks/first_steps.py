@@ -6,9 +6,14 @@ a full backward hook on the last layer), timed from model creation to the third 
 loss on the host, in a fresh process per run (imports, and the one-time set-up of the
 library's optimizer module, are timed apart). Variants:
 
-  eager        hookgrad eager, JAX's persistent cache off (every program compiled)
-  eager_warm   hookgrad eager, the persistent cache filled by an earlier run (hookgrad's
-               default after the first run on a machine)
+  eager        hookgrad eager, JAX's persistent cache off: a program's first calls run in
+               NumPy while XLA compiles it in the background (tiered execution, the
+               default; hookgrad/_ops/tiered.py)
+  eager_warm   the same, the persistent cache filled by an earlier run (hookgrad's default
+               after the first run on a machine)
+  eager_compile_first
+               hookgrad eager with tiered execution off (HOOKGRAD_TIERED=0): every program
+               compiled at first sight, the cache off
   compiled     hookgrad.compile of the step, cache off
   jax_jit      the same step hand-written in JAX + optax under jax.jit(value_and_grad)
   jax_jit_np   the same, its parameters and batch drawn by NumPy (eager jax.random calls
@@ -20,7 +25,7 @@ library's optimizer module, are timed apart). Variants:
 
 Each figure is the median of ``--runs`` fresh processes. The last line is
 ``first_steps: eager_vs_torch X compiled_vs_jax_jit Y compiled_vs_jax_jit_np Y2
-eager_warm_vs_torch Z``.
+eager_warm_vs_torch Z eager_compile_first_vs_torch W``.
 """
 import argparse
 import json
@@ -134,9 +139,11 @@ def worker(variant):
 
 def _fresh(variant, cache):
     env = dict(os.environ, PYTHONPATH=ROOT,
-               HOOKGRAD_COMPILATION_CACHE=cache or "0")
+               HOOKGRAD_COMPILATION_CACHE=cache or "0",
+               HOOKGRAD_TIERED="0" if variant == "eager_compile_first" else "1")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, __file__, "--worker", variant], env=env,
+    worker = "eager" if variant == "eager_compile_first" else variant
+    out = subprocess.run([sys.executable, __file__, "--worker", worker], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -150,9 +157,11 @@ def main():
         return worker(args.worker)
     try:
         import torch  # noqa: F401
-        variants = ["eager", "eager_warm", "compiled", "jax_jit", "jax_jit_np", "torch"]
+        variants = ["eager", "eager_warm", "eager_compile_first", "compiled", "jax_jit",
+                    "jax_jit_np", "torch"]
     except ImportError:
-        variants = ["eager", "eager_warm", "compiled", "jax_jit", "jax_jit_np"]
+        variants = ["eager", "eager_warm", "eager_compile_first", "compiled", "jax_jit",
+                    "jax_jit_np"]
     with tempfile.TemporaryDirectory() as cache:
         _fresh("eager", cache)  # fills the persistent cache for eager_warm
         times = {v: [] for v in variants}
@@ -163,7 +172,7 @@ def main():
                 times[v].append(r["steps"])
     med = {v: statistics.median(t) for v, t in times.items()}
     for v in variants:
-        print(f"{v:11s} {med[v]:7.3f} s   (runs: {', '.join(f'{t:.2f}' for t in times[v])})")
+        print(f"{v:19s} {med[v]:7.3f} s   (runs: {', '.join(f'{t:.2f}' for t in times[v])})")
     torch_t = med.get("torch")
     parts = []
     if torch_t:
@@ -172,6 +181,8 @@ def main():
     parts.append(f"compiled_vs_jax_jit_np {med['compiled'] / med['jax_jit_np']:.2f}")
     if torch_t:
         parts.append(f"eager_warm_vs_torch {med['eager_warm'] / torch_t:.1f}")
+        parts.append(f"eager_compile_first_vs_torch "
+                     f"{med['eager_compile_first'] / torch_t:.1f}")
     print("first_steps: " + " ".join(parts))
 
 

@@ -327,7 +327,7 @@ def _pad(x, value, padding_config):
     shape = [max(lo, 0) + n + max(n - 1, 0) * mid + max(hi, 0)
              for n, (lo, hi, mid) in zip(x.shape, padding_config)]
     out = np.full(shape, value, dtype=x.dtype)
-    out[tuple(slice(max(lo, 0), max(lo, 0) + max(n - 1, 0) * (mid + 1) + 1, mid + 1)
+    out[tuple(slice(max(lo, 0), max(lo, 0) + ((n - 1) * (mid + 1) + 1 if n else 0), mid + 1)
               for n, (lo, hi, mid) in zip(x.shape, padding_config))] = x
     return out[tuple(slice(-min(lo, 0), s + min(hi, 0))
                      for s, (lo, hi, mid) in zip(shape, padding_config))]

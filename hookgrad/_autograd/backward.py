@@ -7,7 +7,9 @@ module, imported with it, fills their slots: ``_tensor.BACKWARD`` (``Tensor.back
 import warnings
 from collections.abc import Mapping
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype, _tensor
 from .._tensor import Tensor
@@ -78,7 +80,9 @@ def _make_grads(outputs, grads):
             if not dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {dtype}")
-            result.append(Tensor._wrap(jnp.ones(tuple(shape), _dtype.to_jax(dtype))))
+            # NOTE: made on the host: jnp.ones compiles a program at its first call
+            ones = np.ones(tuple(shape), _dtype.to_jax(dtype))
+            result.append(Tensor._wrap(jax.device_put(ones)))
         else:
             raise TypeError("gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")

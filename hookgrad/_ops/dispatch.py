@@ -17,7 +17,7 @@ from jax.extend.core import Literal as _Literal
 from .. import _dtype, _mode
 from .._views import StaleView, check_stale
 from .._tensor import Pending, Tensor
-from . import lazy as _lazy
+from . import lazy as _lazy, tiered
 from .._autograd import anomaly_mode
 from .._autograd import grad_mode
 from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
@@ -112,7 +112,7 @@ class Op:
             # NOTE: a new partial even without statics: jax.jit caches traces per function
             # object, and _forget_programs must get a fresh trace
             f = functools.partial(self.fwd, **dict(key))
-            fn = self._fwd_cache[key] = jax.jit(f) if self.jit else f
+            fn = self._fwd_cache[key] = tiered.jit(f) if self.jit else f
         return fn
 
 
@@ -446,7 +446,7 @@ def extras_fn(op, key):
     """The jitted ``op.extras`` for the statics ``key``."""
     fn = op._fwd_cache.get(("extras", key))
     if fn is None:
-        fn = op._fwd_cache[("extras", key)] = jax.jit(functools.partial(op.extras, **dict(key)))
+        fn = op._fwd_cache[("extras", key)] = tiered.jit(functools.partial(op.extras, **dict(key)))
     return fn
 
 

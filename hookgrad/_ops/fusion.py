@@ -26,7 +26,8 @@ import jax
 from .._tensor import Tensor
 from .._autograd.graph import AccumulateGrad
 from .dispatch import OpNode, vjp_op
-from .lazy import Setting
+from . import tiered
+from .switch import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
 CACHE_SIZE = 256  # compiled chains kept (least recently used dropped)
@@ -121,7 +122,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
                 # programs of nodes never run: one compile of the chain is cheaper
                 _seen.pop(key, None)
                 raw = [(v.fwd, nv, r) for v, nv, r in parts]
-                fn = _compiled[key] = jax.jit(lambda g, *flat: _walk(raw, g, flat))
+                fn = _compiled[key] = tiered.jit(lambda g, *flat: _walk(raw, g, flat))
                 if len(_compiled) > CACHE_SIZE:
                     _compiled.popitem(last=False)
             else:

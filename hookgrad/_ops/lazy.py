@@ -24,6 +24,8 @@ import jax
 
 from .. import _jax_trace
 from .._tensor import FORCE, Pending
+from . import tiered
+from .switch import Setting
 
 MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
@@ -39,23 +41,6 @@ _new = object.__new__
 _BIG = 2 ** 63
 
 _clean = _jax_trace.no_trace
-
-
-class Setting:
-    """An on/off switch of the eager path (its class's ``_state["enabled"]``): set at
-    once; as a context manager it restores the previous value on exit."""
-
-    _state = None
-
-    def __init__(self, enabled):
-        self.prev = self._state["enabled"]
-        self._state["enabled"] = bool(enabled)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._state["enabled"] = self.prev
 
 
 class set_lazy_forward(Setting):
@@ -198,7 +183,7 @@ def _run_segment(nodes):
                 _run_one(q)
             return
         _seen.pop(key, None)
-        fn = _compiled[key] = jax.jit(_program(struct, outs))
+        fn = _compiled[key] = tiered.jit(_program(struct, outs))
         if len(_compiled) > CACHE_SIZE:
             _compiled.popitem(last=False)
     for k, v in zip(outs, fn(*leaves)):

@@ -70,5 +70,8 @@ def __getattr__(name):
     if name in ("set_lazy_forward", "is_lazy_forward_enabled"):
         from .._ops import lazy
         return getattr(lazy, name)
+    if name in ("set_tiered_execution", "is_tiered_execution_enabled"):
+        from .._ops import tiered
+        return getattr(tiered, name)
     from .. import _missing
     raise _missing.missing("module 'hookgrad.autograd'", "torch.autograd", name)

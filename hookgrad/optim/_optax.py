@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from .._ops import tiered
 from ._transform import _write_param
 from .optimizer import Optimizer, _to_tensor
 
@@ -88,7 +89,7 @@ class OptaxOptimizer(Optimizer):
                 continue
             fn = self._fns.get(mask)
             if fn is None:
-                fn = self._fns[mask] = jax.jit(functools.partial(_optax_update, self.tx,
+                fn = self._fns[mask] = tiered.jit(functools.partial(_optax_update, self.tx,
                                                                  mask))
             grads = tuple(p.grad._data if m else jnp.zeros_like(p._data)
                           for p, m in zip(params, mask))

@@ -38,6 +38,7 @@ from jax.extend.core import Literal as _Literal
 
 from .. import _dtype
 from .._jax_trace import no_trace as _clean
+from .._ops import tiered
 from .._tensor import Tensor
 from ._blocks import Block, Params, Placed, map_params, shared_key, stack
 from .optimizer import Optimizer, _to_tensor
@@ -133,7 +134,7 @@ def _update_fn(cls, statics):
             new_states.append(s._replace(hyperparams={}))
         return tuple(new_params), tuple(new_states)
 
-    return jax.jit(update)
+    return tiered.jit(update)
 
 
 @functools.lru_cache(maxsize=None)
@@ -146,7 +147,7 @@ def _init_fn(cls, static):
         return tuple(cls._tx(static, cls._hp_for(static, hp, 0, b[0].dtype)).init(b)
                      ._replace(hyperparams={}) for b in blocks)
 
-    return init, jax.jit(init)
+    return init, tiered.jit(init)
 
 
 def _init_states(cls, static, hp, blocks):

@@ -1,0 +1,185 @@
+"""Tiered execution: a small program's first calls run in NumPy while XLA compiles it.
+
+Eagerly, every op, fused backward chain, forward segment and optimizer update is an XLA
+program, and on a CPU XLA takes 20-100 ms to compile each: the first training steps of a
+small model in a fresh process spend nearly all their time compiling. ``jit(fn)`` here is
+``jax.jit(fn)`` with a first tier: on a new argument signature it traces ``fn`` (as
+``jax.jit`` would), hands the lowering and compilation to a background thread, and
+evaluates the traced program with NumPy (``hookgrad._numpy_eval``) until the compiled one
+is ready; from then on the signature runs compiled. What the caller sees is the same
+arrays (values within float rounding of XLA's: a few ulp in transcendental functions and
+summation order), on the same default device, uncommitted as ``jax.jit``'s would be.
+
+A signature takes the first tier only when it pays and is safe: concrete, uncommitted
+arrays on the CPU (not tracers, not arrays a user placed on a device, not on a GPU,
+where compiling is cheap against NumPy's transfers), every primitive and dtype one the
+interpreter knows (``_numpy_eval.supported``), no weakly typed result, and at most
+``MAX_COST`` element operations (a matmul or convolution counts its multiply-adds):
+anything larger compiles first, as before, since NumPy would be slower than the compile.
+A compile that fails is not reported from the background: that signature's next call
+runs ``jax.jit``'s way and raises there.
+
+``hookgrad.autograd.set_tiered_execution(False)`` (or ``HOOKGRAD_TIERED=0`` in the
+environment) turns it off: every signature compiles at first sight, and a program's
+results are bit for bit the same from its first call on.
+"""
+import concurrent.futures
+import os
+import sys
+import threading
+
+import jax
+import jax.extend.core
+import numpy as np
+
+from .. import _numpy_eval
+from .switch import Setting
+
+ENV = "HOOKGRAD_TIERED"
+MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
+_state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")}
+_JITTED = True  # a signature's settled state: jax.jit runs it (else a _First)
+_Tracer = jax.core.Tracer
+_pool = []  # the background compiler, made on first use
+
+
+class set_tiered_execution(Setting):
+    """Run a program's first calls in NumPy while XLA compiles it (on by default on the
+    CPU); as a context manager it restores the previous setting on exit. Off, programs
+    compile at first sight and give XLA's bits from the first call::
+
+        >>> with hookgrad.autograd.set_tiered_execution(False):
+        ...     loss = model(x).sum()
+    """
+
+    _state = _state
+
+
+def is_tiered_execution_enabled():
+    return _state["enabled"]
+
+
+class _First:
+    """A signature in the first tier: its traced program, then the compile under way."""
+    __slots__ = ("jaxpr", "out_tree", "traced", "future")
+
+    def __init__(self, traced):
+        self.jaxpr, self.traced, self.future = traced.jaxpr, traced, None
+        self.out_tree = jax.tree_util.tree_structure(traced.out_info)
+
+
+class Program:
+    """``jax.jit(fn, **kw)`` whose new signatures run in NumPy until compiled."""
+
+    def __init__(self, fn, **kw):
+        self.jitted = jax.jit(fn, **kw)
+        self._sigs = {}
+
+    def _cache_size(self):  # as jax.jit's: programs compiled (read by _ops/fusion.py)
+        return self.jitted._cache_size()
+
+    def __call__(self, *args):
+        if _state["enabled"]:
+            try:  # NOTE: the hot path of every eager op: an aval per array argument
+                sig = tuple([x.aval for x in args])
+            except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
+                sig = _pytree_key(args)
+            state = self._sigs.get(sig)
+            if state is not _JITTED:
+                return self._tiered(sig, state, args)
+        return self.jitted(*args)
+
+    def _tiered(self, sig, state, args):
+        leaves = jax.tree_util.tree_leaves(args)
+        if state is None:
+            state = self._sigs[sig] = self._first(args, leaves)
+        elif state.future is None:  # it repeats: worth compiling
+            state.future = _compiler().submit(_compile, state.traced)
+            state.traced = None
+        elif state.future.done():
+            # NOTE: a failed compile is dropped here: jax.jit compiles again and raises
+            state = self._sigs[sig] = _JITTED
+        if state is _JITTED or not _concrete(leaves):  # a tracer with a first-tier aval
+            return self.jitted(*args)
+        outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[np.asarray(x) for x in leaves])
+        return jax.tree_util.tree_unflatten(state.out_tree, jax.device_put(outs))
+
+    def _first(self, args, leaves):
+        """The new signature's state: a ``_First``, or ``_JITTED``."""
+        if not _concrete(leaves):
+            return _JITTED
+        traced = self.jitted.trace(*args)
+        closed = traced.jaxpr
+        if (any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars)
+                or _cost(closed.jaxpr) > MAX_COST or not _numpy_eval.supported(closed)):
+            return _JITTED
+        return _First(traced)
+
+
+def _pytree_key(args):
+    """What of the arguments decides jax.jit's trace (a Python number: its type)."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    return (tree, *[(x.__class__, getattr(x, "shape", None), getattr(x, "dtype", None),
+                     getattr(x, "weak_type", None)) for x in leaves])
+
+
+def _concrete(leaves):
+    """Whether every argument is a value NumPy may read: no tracer, nothing a user placed
+    on a device (jax.jit keeps it there), nothing off the CPU."""
+    for x in leaves:
+        if isinstance(x, _Tracer) or getattr(x, "_committed", False) or (
+                isinstance(x, jax.Array) and next(iter(x.devices())).platform != "cpu"):
+            return False
+    return True
+
+
+def jit(fn, **kw):
+    """``jax.jit(fn, **kw)`` with the NumPy first tier (module docstring)."""
+    return Program(fn, **kw)
+
+
+def _compile(traced):
+    traced.lower().compile()
+
+
+def _lower_priority():
+    """The compiling thread yields its core to the caller's work (its NumPy, BLAS threads
+    included): it compiles on spare cores. Linux sets a nice value per thread."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        except OSError:
+            pass
+
+
+def _compiler():
+    if not _pool:
+        _pool.append(concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="hookgrad-compile", initializer=_lower_priority))
+        # NOTE: at exit, compiles nobody will use are dropped rather than waited for (the
+        # one running finishes: XLA cannot be stopped midway)
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(lambda: _pool[0].shutdown(wait=False, cancel_futures=True))
+    return _pool[0]
+
+
+def _cost(jaxpr):
+    """Element operations of a jaxpr, a matmul's or convolution's multiply-adds counted."""
+    total = 0
+    for eqn in jaxpr.eqns:
+        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            total += _cost(sub)
+        size = sum(int(np.prod(v.aval.shape)) for v in eqn.outvars
+                   if hasattr(v.aval, "shape"))
+        name = eqn.primitive.name
+        if name == "dot_general":
+            (contract, _), _ = eqn.params["dimension_numbers"]
+            lhs = eqn.invars[0].aval.shape
+            size *= int(np.prod([lhs[d] for d in contract]))
+        elif name == "conv_general_dilated":
+            rhs = eqn.invars[1].aval.shape
+            out_feature = eqn.params["dimension_numbers"].rhs_spec[0]
+            size *= int(np.prod(rhs)) // max(rhs[out_feature], 1)
+        total += size
+    return total

@@ -1,0 +1,192 @@
+"""Tiered execution (hookgrad/_ops/tiered.py): a small program's first calls on a new
+signature run in NumPy while XLA compiles it in the background; then the compiled one
+runs. What a user can see is the same but for float rounding: values, gradients, hook
+calls and their order, errors."""
+import concurrent.futures
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hookgrad as hg
+from hookgrad import _numpy_eval
+from hookgrad._ops import dispatch, fusion, lazy, tiered
+from hookgrad.optim import _transform
+from tests.ops._op_table import arrays_for, outputs, tensors
+from tests.ops.test_op_table import _rows, assert_close, grads, reference
+
+
+class _NeverDone:
+    """A compiler whose compiles never finish: every first-tier signature stays in NumPy."""
+
+    def submit(self, fn, *args):
+        return concurrent.futures.Future()
+
+
+class _Counting:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return _EVAL(*args)
+
+
+_EVAL = _numpy_eval.eval_jaxpr
+
+
+@pytest.fixture(autouse=True)
+def tiered_on():
+    """On, as it is by default outside the test suite (tests/conftest.py)."""
+    with hg.autograd.set_tiered_execution(True):
+        yield
+
+
+@pytest.fixture
+def first_tier(monkeypatch):
+    """Fresh program caches whose every first-tier signature runs in NumPy (its compile
+    never finishes) and counts those runs; the caches from before come back afterwards,
+    so later tests reuse their compiled programs."""
+    saved = [(op, op._fwd_cache, op._vjp_cache, op._avals) for op in list(dispatch._LIVE)]
+    for op, *_ in saved:
+        op._fwd_cache, op._vjp_cache, op._avals = {}, {}, {}
+    for mod in (fusion, lazy):
+        monkeypatch.setattr(mod, "_compiled", type(mod._compiled)())
+        monkeypatch.setattr(mod, "_seen", {})
+    monkeypatch.setattr(tiered, "_compiler", _NeverDone)
+    counting = _Counting()
+    monkeypatch.setattr(_numpy_eval, "eval_jaxpr", counting)
+    _transform._update_fn.cache_clear()
+    _transform._init_fn.cache_clear()
+    yield counting
+    for op, fwd, vjp, avals in saved:
+        op._fwd_cache, op._vjp_cache, op._avals = fwd, vjp, avals
+    _transform._update_fn.cache_clear()
+    _transform._init_fn.cache_clear()
+
+
+def test_a_new_signature_runs_in_numpy_compiles_once_it_repeats(monkeypatch):
+    counting = _Counting()
+    monkeypatch.setattr(_numpy_eval, "eval_jaxpr", counting)
+    prog = tiered.jit(lambda x, y: (jnp.tanh(x @ y).sum(0), x * 2))
+    x, y = jnp.asarray(np.random.default_rng(0).standard_normal((4, 4)), jnp.float32), jnp.eye(4)
+    want = jax.jit(prog.jitted)(x, y)
+    state = None
+    for call in (1, 2):
+        got = prog(x, y)
+        assert counting.calls == call  # NumPy ran it
+        for g, w in zip(got, want):
+            assert isinstance(g, jax.Array) and g.dtype == w.dtype and not g._committed
+            np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+        state = prog._sigs[tuple(a.aval for a in (x, y))]
+        # a program called once is never compiled; the second call starts XLA's compile
+        assert (state.future is None) == (call == 1)
+    state.future.result()  # the compile finishes
+    got = prog(x, y)
+    assert counting.calls == 2  # now compiled
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)  # XLA's bits
+    prog(x[:2], y[:, :2])  # another signature: NumPy again
+    assert counting.calls == 3
+
+
+def test_turned_off_programs_compile_at_first_sight(monkeypatch):
+    counting = _Counting()
+    monkeypatch.setattr(_numpy_eval, "eval_jaxpr", counting)
+    with hg.autograd.set_tiered_execution(False):  # the switch, beside set_lazy_forward
+        assert not hg.autograd.is_tiered_execution_enabled()
+        prog = tiered.jit(lambda x: jnp.exp(x) + 1)
+        np.testing.assert_array_equal(prog(jnp.ones(3)), jnp.exp(jnp.ones(3)) + 1)
+    assert hg.autograd.is_tiered_execution_enabled()  # as it was
+    assert counting.calls == 0
+
+
+@pytest.mark.parametrize("why, make, call", [
+    ("a tracer", lambda: tiered.jit(jnp.sin), lambda p: jax.jit(p)(jnp.ones(3))),
+    ("vmap", lambda: tiered.jit(jnp.sin), lambda p: jax.vmap(p)(jnp.ones((2, 3)))),
+    ("grad", lambda: tiered.jit(lambda x: jnp.sin(x).sum()), lambda p: jax.grad(p)(jnp.ones(3))),
+    ("committed", lambda: tiered.jit(jnp.sin),
+     lambda p: p(jax.device_put(jnp.ones(3), jax.devices()[0]))),
+    ("unsupported", lambda: tiered.jit(jax.lax.erf), lambda p: p(jnp.ones(3))),
+    ("too costly", lambda: tiered.jit(lambda a: a @ a), lambda p: p(jnp.ones((512, 512)))),
+])
+def test_what_numpy_may_not_run_compiles_as_before(monkeypatch, why, make, call):
+    counting = _Counting()
+    monkeypatch.setattr(_numpy_eval, "eval_jaxpr", counting)
+    prog = make()
+    got = call(prog)
+    want = call(prog.jitted)
+    np.testing.assert_array_equal(got, want)
+    assert counting.calls == 0, why
+
+
+def test_a_first_tier_signature_seen_by_a_tracer_runs_compiled(monkeypatch):
+    monkeypatch.setattr(tiered, "_compiler", _NeverDone)
+    prog = tiered.jit(lambda x: x * 3)
+    x = jnp.arange(3.0)
+    prog(x)  # the first tier: NumPy
+    np.testing.assert_array_equal(jax.jit(prog)(x), x * 3)  # traced: the jax.jit program
+
+
+# rows with a primitive or form the interpreter refuses (erf; a scatter it cannot prove
+# free of duplicate indices; ...): their programs compile at first sight
+COMPILED_FIRST = {"erf", "erf.method", "repeat", "scatter", "stack", "pad_packed_sequence"}
+
+
+@_rows()
+def test_op_table_through_the_first_tier(first_tier, row):
+    """Every op-table row, forward and backward, with its first-tier programs run by NumPy:
+    jax.grad's values, as through XLA."""
+    arrays = arrays_for(row)
+    got = outputs(row.call(hg, *tensors(hg, row, arrays)))
+    _, _, gs = grads(hg, row, arrays)
+    assert (first_tier.calls == 0) == (row.id in COMPILED_FIRST), first_tier.calls
+    if row.ref is None:
+        return
+    want = reference(row)
+    for k, (g, w) in enumerate(zip(got, want[0])):
+        assert_close(g, w, f"{row.id} output {k} vs jnp")
+    for k, (g, w) in enumerate(zip(gs or (), want[1] or ())):
+        assert_close(g, w, f"{row.id} grad {k} vs jax.grad")
+
+
+def _cnn_steps(steps=3):
+    """A small CNN's training steps with a module hook, a tensor hook and a saved-tensor
+    hook recording what they see, in order; returns (log, losses, parameters)."""
+    hg.manual_seed(0)
+    nn = hg.nn
+    m = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                      nn.Linear(4 * 8 * 8, 10))
+    opt = hg.optim.AdamW(m.parameters(), lr=1e-2)
+    log = []
+    m[3].register_full_backward_hook(
+        lambda mod, gin, gout: log.append(("module", round(float(gout[0].abs().sum()), 3))))
+    x, y = hg.randn(8, 1, 8, 8), hg.randint(0, 10, (8,))
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        with hg.autograd.graph.saved_tensors_hooks(
+                lambda t: log.append(("pack", tuple(t.shape))) or t, lambda t: t):
+            h = m[1](m[0](x))
+        h.register_hook(lambda g: log.append(("tensor", tuple(g.shape))))
+        loss = hg.nn.functional.cross_entropy(m[3](m[2](h)), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return log, losses, [p.detach().numpy() for p in m.parameters()]
+
+
+def test_a_training_loop_through_the_first_tier_is_the_compiled_ones(first_tier):
+    """Hook calls, their order and what they see, losses and parameters: the same with the
+    first tier as with every program compiled at first sight."""
+    log, losses, params = _cnn_steps()
+    assert first_tier.calls > 0
+    calls = first_tier.calls
+    with hg.autograd.set_tiered_execution(False):
+        want = _cnn_steps()
+    assert first_tier.calls == calls
+    assert log == want[0]
+    np.testing.assert_allclose(losses, want[1], rtol=1e-5)
+    for p, w in zip(params, want[2]):
+        np.testing.assert_allclose(p, w, rtol=1e-4, atol=1e-6)
