@@ -65,6 +65,7 @@ import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
 from hookgrad._autograd.graph import saved_tensors_hooks
+from hookgrad._ops import tiered
 from hookgrad.utils.mod_tracker import ModTracker
 
 try:
@@ -563,8 +564,11 @@ def measure(kind, rounds, steps, pairs, autotune=True):
     variants = build(kind, autotune)
     for name, f in variants.items():   # warm-up: traces, compiles, per-op caches
         # max-autotune tunes on the calls after the first: 4 candidates x at most 21 rounds
-        for _ in range(90 if name == "compiled_autotune" else 2):
+        for _ in range(90 if name == "compiled_autotune" else 5):
             _block(f())
+    tiered.wait()  # eager's programs compiled in the background: the steady state is timed
+    for f in variants.values():
+        _block(f())
     tuned = variants["compiled_autotune"].options() if "compiled_autotune" in variants else None
     best = {k: float("inf") for k in variants}
     for _ in range(rounds):

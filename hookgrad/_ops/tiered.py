@@ -116,6 +116,13 @@ class Program:
         return _First(traced)
 
 
+def wait():
+    """Block until every compile started so far has ended (for benchmarks that time the
+    steady state: a program's next call then runs compiled)."""
+    if _pool:
+        _pool[0].submit(lambda: None).result()  # one worker: the queue is first in, first out
+
+
 def _pytree_key(args):
     """What of the arguments decides jax.jit's trace (a Python number: its type)."""
     leaves, tree = jax.tree_util.tree_flatten(args)

@@ -82,7 +82,8 @@ def test_a_new_signature_runs_in_numpy_compiles_once_it_repeats(monkeypatch):
         state = prog._sigs[tuple(a.aval for a in (x, y))]
         # a program called once is never compiled; the second call starts XLA's compile
         assert (state.future is None) == (call == 1)
-    state.future.result()  # the compile finishes
+    tiered.wait()  # the compile finishes
+    assert state.future.done()
     got = prog(x, y)
     assert counting.calls == 2  # now compiled
     for g, w in zip(got, want):
