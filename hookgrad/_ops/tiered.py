@@ -17,13 +17,15 @@ interpreter knows (``_numpy_eval.supported``), no weakly typed result, and at mo
 ``MAX_COST`` element operations (a matmul or convolution counts its multiply-adds):
 anything larger compiles first, as before, since NumPy would be slower than the compile.
 A compile that fails is not reported from the background: that signature's next call
-runs ``jax.jit``'s way and raises there.
+runs ``jax.jit``'s way and raises there; an error inside the interpreter (a gap in it)
+sends the signature to ``jax.jit`` likewise.
 
 ``hookgrad.autograd.set_tiered_execution(False)`` (or ``HOOKGRAD_TIERED=0`` in the
 environment) turns it off: every signature compiles at first sight, and a program's
 results are bit for bit the same from its first call on.
 """
 import concurrent.futures
+import functools
 import os
 import sys
 import threading
@@ -37,6 +39,7 @@ from .switch import Setting
 
 ENV = "HOOKGRAD_TIERED"
 MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
+STRICT = False  # tests: an interpreter error raises instead of falling back to XLA
 _state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")}
 _JITTED = True  # a signature's settled state: jax.jit runs it (else a _First)
 _Tracer = jax.core.Tracer
@@ -101,12 +104,18 @@ class Program:
             state = self._sigs[sig] = _JITTED
         if state is _JITTED or not _concrete(leaves):  # a tracer with a first-tier aval
             return self.jitted(*args)
-        outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[np.asarray(x) for x in leaves])
+        try:
+            outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[np.asarray(x) for x in leaves])
+        except Exception:  # noqa: BLE001 - an interpreter gap: XLA's way, not the user's error
+            if STRICT:
+                raise
+            self._sigs[sig] = _JITTED
+            return self.jitted(*args)
         return jax.tree_util.tree_unflatten(state.out_tree, jax.device_put(outs))
 
     def _first(self, args, leaves):
         """The new signature's state: a ``_First``, or ``_JITTED``."""
-        if not _concrete(leaves):
+        if not _cpu_default() or not _concrete(leaves):
             return _JITTED
         traced = self.jitted.trace(*args)
         closed = traced.jaxpr
@@ -121,6 +130,13 @@ def wait():
     steady state: a program's next call then runs compiled)."""
     if _pool:
         _pool[0].submit(lambda: None).result()  # one worker: the queue is first in, first out
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_default():
+    """Whether JAX's default backend is the CPU (elsewhere compiling is cheap against
+    NumPy's work and transfers: no first tier)."""
+    return jax.default_backend() == "cpu"
 
 
 def _pytree_key(args):

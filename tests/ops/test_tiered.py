@@ -37,8 +37,10 @@ _EVAL = _numpy_eval.eval_jaxpr
 
 
 @pytest.fixture(autouse=True)
-def tiered_on():
-    """On, as it is by default outside the test suite (tests/conftest.py)."""
+def tiered_on(monkeypatch):
+    """On, as it is by default outside the test suite (tests/conftest.py); an error of the
+    interpreter raises (outside tests it sends the program to XLA)."""
+    monkeypatch.setattr(tiered, "STRICT", True)
     with hg.autograd.set_tiered_execution(True):
         yield
 
@@ -120,6 +122,21 @@ def test_what_numpy_may_not_run_compiles_as_before(monkeypatch, why, make, call)
     want = call(prog.jitted)
     np.testing.assert_array_equal(got, want)
     assert counting.calls == 0, why
+
+
+def test_an_interpreter_error_sends_the_program_to_xla(monkeypatch):
+    monkeypatch.setattr(tiered, "STRICT", False)
+
+    def broken(*args):
+        raise ValueError("a gap in the interpreter")
+    monkeypatch.setattr(_numpy_eval, "eval_jaxpr", broken)
+    prog = tiered.jit(lambda x: x * 3)
+    x = jnp.arange(3.0)
+    np.testing.assert_array_equal(prog(x), x * 3)
+    assert prog._sigs[(x.aval,)] is tiered._JITTED
+    monkeypatch.setattr(tiered, "STRICT", True)
+    with pytest.raises(ValueError, match="a gap in the interpreter"):
+        tiered.jit(lambda x: x * 3)(x)
 
 
 def test_a_first_tier_signature_seen_by_a_tracer_runs_compiled(monkeypatch):
