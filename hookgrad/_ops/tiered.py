@@ -4,21 +4,23 @@ Eagerly, every op, fused backward chain, forward segment and optimizer update is
 program, and on a CPU XLA takes 20-100 ms to compile each: the first training steps of a
 small model in a fresh process spend nearly all their time compiling. ``jit(fn)`` here is
 ``jax.jit(fn)`` with a first tier: on a new argument signature it traces ``fn`` (as
-``jax.jit`` would), hands the lowering and compilation to a background thread, and
-evaluates the traced program with NumPy (``hookgrad._numpy_eval``) until the compiled one
-is ready; from then on the signature runs compiled. What the caller sees is the same
-arrays (values within float rounding of XLA's: a few ulp in transcendental functions and
-summation order), on the same default device, uncommitted as ``jax.jit``'s would be.
+``jax.jit`` would) and evaluates the traced program with NumPy (``hookgrad._numpy_eval``);
+from the signature's second call on, a background thread (at a lower priority) lowers and
+compiles it, and NumPy runs the calls until the compiled program is ready; from then on
+the signature runs compiled. A program called once is never compiled. What the caller sees
+is the same arrays (values within float rounding of XLA's: a few ulp in transcendental
+functions and summation order), on the same default device, uncommitted as ``jax.jit``'s
+would be.
 
 A signature takes the first tier only when it pays and is safe: concrete, uncommitted
-arrays on the CPU (not tracers, not arrays a user placed on a device, not on a GPU,
-where compiling is cheap against NumPy's transfers), every primitive and dtype one the
+arrays on the CPU (not tracers, not arrays a user placed on a device, not on a GPU, where
+compiling is cheap against NumPy's transfers), every primitive and dtype one the
 interpreter knows (``_numpy_eval.supported``), no weakly typed result, and at most
 ``MAX_COST`` element operations (a matmul or convolution counts its multiply-adds):
-anything larger compiles first, as before, since NumPy would be slower than the compile.
-A compile that fails is not reported from the background: that signature's next call
-runs ``jax.jit``'s way and raises there; an error inside the interpreter (a gap in it)
-sends the signature to ``jax.jit`` likewise.
+anything larger compiles first, as before, since NumPy would be slower than the compile. A
+compile that fails is not reported from the background: that signature's next call runs
+``jax.jit``'s way and raises there; an error inside the interpreter (a gap in it) sends
+the signature to ``jax.jit`` likewise.
 
 ``hookgrad.autograd.set_tiered_execution(False)`` (or ``HOOKGRAD_TIERED=0`` in the
 environment) turns it off: every signature compiles at first sight, and a program's
@@ -97,8 +99,12 @@ class Program:
         if state is None:
             state = self._sigs[sig] = self._first(args, leaves)
         elif state.future is None:  # it repeats: worth compiling
-            state.future = _compiler().submit(_compile, state.traced)
-            state.traced = None
+            try:
+                state.future = _compiler().submit(_compile, state.traced)
+            except RuntimeError:  # the interpreter is exiting: no more background work
+                state = self._sigs[sig] = _JITTED
+            else:
+                state.traced = None
         elif state.future.done():
             # NOTE: a failed compile is dropped here: jax.jit compiles again and raises
             state = self._sigs[sig] = _JITTED
