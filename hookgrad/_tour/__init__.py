@@ -99,8 +99,10 @@ def _train(args, device, model, inst, step, loader, test, out):
     timer = None
     if args.mode in ("eager", "both"):
         timed = min(20, args.steps // 4)
-        print("\neager: the first steps are slow, once: XLA compiles each op for each new shape "
-              "the first time it runs;\n       later steps reuse those kernels.", flush=True)
+        print("\neager: the first steps are slower, once: each op's first calls on new shapes "
+              "run in NumPy while XLA compiles it\n       in the background "
+              "(HOOKGRAD_TIERED=0: compiled at first sight); later steps reuse those kernels.",
+              flush=True)
         timer = ModuleTimer(model)
         _record(out, "eager", _phase("eager", step, loader, args, device, timer, timed),
                 accuracy(model, inst, *test[:2]))
