@@ -24,6 +24,7 @@ from tests.fuzz._programs import generate, programs
 
 EXAMPLES = fuzz_examples(300)
 SLOW_EXAMPLES = fuzz_examples(600)
+TIERED_EXAMPLES = fuzz_examples(100)
 
 
 def _check(program):
@@ -46,6 +47,28 @@ def test_fuzz(program):
 @given(programs())
 def test_fuzz_slow(program):
     _check(program)
+
+
+@needs_torch
+@pytest.mark.fuzz
+@fuzz_settings(TIERED_EXAMPLES)
+@given(programs())
+def test_fuzz_through_the_first_tier(program):
+    """With tiered execution on (the suite runs with it off, tests/conftest.py): programs
+    new to a signature run in NumPy, from their second call XLA compiles them in the
+    background; nothing PyTorch could observe differs. An interpreter error raises."""
+    with hookgrad.autograd.set_tiered_execution(True), _strict():
+        _check(program)
+
+
+@contextlib.contextmanager
+def _strict():
+    from hookgrad._ops import tiered
+    saved, tiered.STRICT = tiered.STRICT, True
+    try:
+        yield
+    finally:
+        tiered.STRICT = saved
 
 
 # --- the generator and the harness (no torch needed) -------------------------------------
