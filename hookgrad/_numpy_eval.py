@@ -302,6 +302,10 @@ define("concatenate", lambda *xs, dimension: np.concatenate(xs, dimension),
        {"dimension": _any})
 define("split", lambda x, sizes, axis: np.split(x, np.cumsum(sizes)[:-1], axis),
        {"sizes": _any, "axis": _any})
+define("stack", lambda *xs, axis: np.stack(xs, axis), {"axis": _any})
+define("unstack", lambda x, axis: [np.take(x, i, axis) for i in range(x.shape[axis])],
+       {"axis": _any})
+define("tile", lambda x, reps: np.tile(x, reps), {"reps": _any})
 
 
 def _iota(dtype, shape, dimension, sharding):

@@ -363,6 +363,13 @@ def test_concatenate_split_iota():
           X, Y, uses=("concatenate", "split", "iota"))
 
 
+def test_stack_unstack_tile():
+    check(lambda x, y: [jnp.stack([x, y], 1), *jnp.unstack(x, axis=1), jnp.tile(y, (2, 1, 3))],
+          X, Y, uses=("stack", "unstack", "tile"))
+    check(lambda i: [jnp.stack([i, i]), *jnp.unstack(i), jnp.tile(i, 2)], I,
+          uses=("stack", "unstack", "tile"))
+
+
 def test_pad_negative_and_interior():
     check(lambda x: [lax.pad(x, np.float32(-1), [(1, -1, 2), (-2, 3, 0)]),
                      lax.pad(x, np.float32(0), [(-2, -3, 1), (0, 0, 1)]),

@@ -14,6 +14,7 @@ from hookgrad import _numpy_eval
 from hookgrad._ops import dispatch, fusion, lazy, tiered
 from hookgrad.optim import _transform
 from tests.ops._op_table import arrays_for, outputs, tensors
+from tests.ops import test_op_table
 from tests.ops.test_op_table import _rows, assert_close, grads, reference
 
 
@@ -147,9 +148,12 @@ def test_a_first_tier_signature_seen_by_a_tracer_runs_compiled(monkeypatch):
     np.testing.assert_array_equal(jax.jit(prog)(x), x * 3)  # traced: the jax.jit program
 
 
-# rows with a primitive or form the interpreter refuses (erf; a scatter it cannot prove
-# free of duplicate indices; ...): their programs compile at first sight
-COMPILED_FIRST = {"erf", "erf.method", "repeat", "scatter", "stack", "pad_packed_sequence"}
+# rows with a primitive or form the interpreter refuses (special functions NumPy has no
+# vectorized form of; a scatter it cannot prove free of duplicate indices): their
+# programs compile at first sight
+COMPILED_FIRST = {"erf", "erf.method", "erfc", "erfc.method", "erfinv", "erfinv.method",
+                  "lgamma", "lgamma.method", "digamma", "digamma.method", "scatter",
+                  "scatter.value", "pad_packed_sequence"}
 
 
 @_rows()
@@ -167,6 +171,23 @@ def test_op_table_through_the_first_tier(first_tier, row):
         assert_close(g, w, f"{row.id} output {k} vs jnp")
     for k, (g, w) in enumerate(zip(gs or (), want[1] or ())):
         assert_close(g, w, f"{row.id} grad {k} vs jax.grad")
+
+
+@_rows("gg")
+def test_grad_of_grad_through_the_first_tier(first_tier, row):
+    """create_graph: the backward's vjps are recorded ops, new programs: through NumPy too."""
+    test_op_table.test_grad_of_grad_matches_jax_and_torch(row)
+    assert (first_tier.calls == 0) == (row.id in COMPILED_FIRST), first_tier.calls
+
+
+_ERRORS = next(m for m in test_op_table.test_errors_match_torch.pytestmark
+               if m.name == "parametrize").args[1]
+
+
+@pytest.mark.parametrize("call, exc, match", _ERRORS)
+def test_errors_through_the_first_tier_are_the_compiled_ones(first_tier, call, exc, match):
+    with pytest.raises(exc, match=match):
+        call(hg, hg.zeros(3, 4))
 
 
 def _cnn_steps(steps=3):
