@@ -31,6 +31,7 @@ import functools
 import os
 import sys
 import threading
+import time
 
 import jax
 import jax.extend.core
@@ -42,6 +43,7 @@ from .switch import Setting
 ENV = "HOOKGRAD_TIERED"
 MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
 STRICT = False  # tests: an interpreter error raises instead of falling back to XLA
+_REST = 3  # the background compiler rests this many times its lowering's time after each
 _state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")}
 _JITTED = True  # a signature's settled state: jax.jit runs it (else a _First)
 _Tracer = jax.core.Tracer
@@ -168,7 +170,14 @@ def jit(fn, **kw):
 
 
 def _compile(traced):
-    traced.lower().compile()
+    start = time.perf_counter()
+    lowered = traced.lower()
+    held = time.perf_counter() - start
+    lowered.compile()
+    # NOTE: lowering is Python, holding the interpreter lock the caller's steps need (XLA's
+    # compile releases it): resting 3x as long after each, the compiler takes at most a
+    # quarter of the lock (with a warm persistent cache, jobs are mostly lowering)
+    time.sleep(_REST * held)
 
 
 def _lower_priority():
