@@ -21,8 +21,6 @@ other node).
 import collections
 import threading
 
-import jax
-
 from .._tensor import Tensor
 from .._autograd.graph import AccumulateGrad
 from .dispatch import OpNode, vjp_op

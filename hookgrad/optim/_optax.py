@@ -90,7 +90,7 @@ class OptaxOptimizer(Optimizer):
             fn = self._fns.get(mask)
             if fn is None:
                 fn = self._fns[mask] = tiered.jit(functools.partial(_optax_update, self.tx,
-                                                                 mask))
+                                                                    mask))
             grads = tuple(p.grad._data if m else jnp.zeros_like(p._data)
                           for p, m in zip(params, mask))
             new, state = fn(tuple(p._data for p in params), grads, self.optax_state[i])
