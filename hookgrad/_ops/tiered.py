@@ -24,7 +24,9 @@ the signature to ``jax.jit`` likewise.
 
 ``hookgrad.autograd.set_tiered_execution(False)`` (or ``HOOKGRAD_TIERED=0`` in the
 environment) turns it off: every signature compiles at first sight, and a program's
-results are bit for bit the same from its first call on.
+results are bit for bit the same from its first call on. So does
+``hookgrad.use_deterministic_algorithms(True)``, PyTorch's switch for results that do not
+vary from run to run (here they would, with when a background compile ends).
 """
 import concurrent.futures
 import functools
@@ -44,7 +46,8 @@ ENV = "HOOKGRAD_TIERED"
 MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
 STRICT = False  # tests: an interpreter error raises instead of falling back to XLA
 _REST = 3  # the background compiler rests this many times its lowering's time after each
-_state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")}
+_state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no"),
+          "deterministic": False}  # hookgrad.use_deterministic_algorithms(True) sets it
 _JITTED = True  # a signature's settled state: jax.jit runs it (else a _First)
 _Tracer = jax.core.Tracer
 _pool = []  # the background compiler, made on first use
@@ -63,7 +66,9 @@ class set_tiered_execution(Setting):
 
 
 def is_tiered_execution_enabled():
-    return _state["enabled"]
+    """Whether new programs run their first calls in NumPy now: the switch is on and
+    ``hookgrad.use_deterministic_algorithms(True)`` is not in effect."""
+    return _state["enabled"] and not _state["deterministic"]
 
 
 class _First:
@@ -86,7 +91,7 @@ class Program:
         return self.jitted._cache_size()
 
     def __call__(self, *args):
-        if _state["enabled"]:
+        if _state["enabled"] and not _state["deterministic"]:
             try:  # NOTE: the hot path of every eager op: an aval per array argument
                 sig = tuple([x.aval for x in args])
             except AttributeError:  # a Python number, a NumPy array, a tuple of arrays

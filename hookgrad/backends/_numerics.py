@@ -4,6 +4,8 @@ import warnings
 
 import jax
 
+from .._ops import tiered
+
 # NOTE: PyTorch's levels onto JAX's default matmul precision: 'highest' is full float32,
 # 'high' is TF32 / three bfloat16 passes (JAX 'high'), 'medium' one bfloat16 pass (JAX
 # 'bfloat16', i.e. DEFAULT). XLA on CPU computes float32 matmuls in full precision at
@@ -48,7 +50,9 @@ def get_float32_matmul_precision():
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """Ask for deterministic algorithms. XLA on CPU is deterministic already.
+    """Ask for deterministic algorithms. XLA on CPU is deterministic already; hookgrad's
+    tiered execution (a program's first calls in NumPy, ``hookgrad/_ops/tiered.py``) is
+    off while the mode is on, so a result never depends on when a background compile ends.
 
     NOTE: on GPU, XLA's determinism is chosen when the backend starts: set
     ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` before importing JAX. hookgrad records
@@ -65,6 +69,7 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
                       "deterministic in this process; restart with XLA_FLAGS="
                       "--xla_gpu_deterministic_ops=true", UserWarning, stacklevel=2)
     _deterministic.update(mode=mode, warn_only=warn_only)
+    tiered._state["deterministic"] = mode
 
 
 def _gpu_deterministic():

@@ -106,6 +106,22 @@ def test_turned_off_programs_compile_at_first_sight(monkeypatch):
     assert counting.calls == 0
 
 
+def test_deterministic_algorithms_turn_the_first_tier_off(monkeypatch):
+    counting = _Counting()
+    monkeypatch.setattr(_numpy_eval, "eval_jaxpr", counting)
+    prog = tiered.jit(lambda x: jnp.exp(x) + 1)
+    try:
+        hg.use_deterministic_algorithms(True)  # results that do not vary from run to run
+        assert not hg.autograd.is_tiered_execution_enabled()
+        np.testing.assert_array_equal(prog(jnp.ones(3)), jnp.exp(jnp.ones(3)) + 1)
+        assert counting.calls == 0
+    finally:
+        hg.use_deterministic_algorithms(False)
+    assert hg.autograd.is_tiered_execution_enabled()
+    prog(jnp.ones(4))
+    assert counting.calls == 1
+
+
 @pytest.mark.parametrize("why, make, call", [
     ("a tracer", lambda: tiered.jit(jnp.sin), lambda p: jax.jit(p)(jnp.ones(3))),
     ("vmap", lambda: tiered.jit(jnp.sin), lambda p: jax.vmap(p)(jnp.ones((2, 3)))),
