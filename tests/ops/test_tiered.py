@@ -216,7 +216,7 @@ def _cnn_steps(steps=3):
     opt = hg.optim.AdamW(m.parameters(), lr=1e-2)
     log = []
     m[3].register_full_backward_hook(
-        lambda mod, gin, gout: log.append(("module", round(float(gout[0].abs().sum()), 3))))
+        lambda mod, gin, gout: log.append(("module", float(gout[0].abs().sum()))))
     x, y = hg.randn(8, 1, 8, 8), hg.randint(0, 10, (8,))
     losses = []
     for _ in range(steps):
@@ -241,7 +241,12 @@ def test_a_training_loop_through_the_first_tier_is_the_compiled_ones(first_tier)
     with hg.autograd.set_tiered_execution(False):
         want = _cnn_steps()
     assert first_tier.calls == calls
-    assert log == want[0]
+    # the same hook calls in the same order, seeing the same values (to float rounding)
+    assert [(kind, v) for kind, v in log if kind != "module"] == \
+        [(kind, v) for kind, v in want[0] if kind != "module"]
+    assert [kind for kind, _ in log] == [kind for kind, _ in want[0]]
+    np.testing.assert_allclose([v for kind, v in log if kind == "module"],
+                               [v for kind, v in want[0] if kind == "module"], rtol=1e-5)
     np.testing.assert_allclose(losses, want[1], rtol=1e-5)
     for p, w in zip(params, want[2]):
         np.testing.assert_allclose(p, w, rtol=1e-4, atol=1e-6)
