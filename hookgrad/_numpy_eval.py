@@ -28,7 +28,7 @@ whole out-of-bounds slices (FILL_OR_DROP), while scatter drops whole out-of-boun
 """
 import numpy as np
 
-from jax._src import core as _core
+from jax.extend.core import DropVar as _DropVar, Literal as _Literal
 
 from hookgrad import _numpy_eval_indexing as _ix
 
@@ -495,13 +495,13 @@ def supported(closed_jaxpr) -> bool:
 
 
 def _read(env, v):
-    if isinstance(v, _core.Literal):
+    if isinstance(v, _Literal):
         return np.asarray(v.val, v.aval.dtype)
     return env[v]
 
 
 def _write(env, v, value):
-    if isinstance(v, _core.DropVar):
+    if isinstance(v, _DropVar):
         return
     value = np.asarray(value, v.aval.dtype)  # NumPy promotes differently; the aval decides
     if value.shape != v.aval.shape:

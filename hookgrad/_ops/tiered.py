@@ -103,8 +103,12 @@ class Program:
 
     def _tiered(self, sig, state, args):
         leaves = jax.tree_util.tree_leaves(args)
-        if state is None:
+        if state is None:  # _first checks the arguments are concrete
             state = self._sigs[sig] = self._first(args, leaves)
+            if state is _JITTED:
+                return self.jitted(*args)
+        elif not _concrete(leaves):  # a tracer with a first-tier aval
+            return self.jitted(*args)
         elif state.future is None:  # it repeats: worth compiling
             try:
                 state.future = _compiler().submit(_compile, state.traced)
@@ -115,7 +119,7 @@ class Program:
         elif state.future.done():
             # NOTE: a failed compile is dropped here: jax.jit compiles again and raises
             state = self._sigs[sig] = _JITTED
-        if state is _JITTED or not _concrete(leaves):  # a tracer with a first-tier aval
+        if state is _JITTED:
             return self.jitted(*args)
         try:
             outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[np.asarray(x) for x in leaves])
