@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _dtype, _missing, _mode, _views
 from ._errors import traced_value_error
-from ._watch import WatchedOrderedDict
+from ._watch import WRITES as _WRITES, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
 
 _NONLEAF_GRAD_WARNING = (
@@ -100,6 +100,18 @@ class Tensor(metaclass=_TensorMeta):
         if requires_grad:
             self.requires_grad_(True)
 
+    # NOTE: every attribute written to or deleted from an existing Tensor counts
+    # (``hookgrad._watch.writes``): a compiled step re-run on the state its last call
+    # wrote checks that one number first. A Tensor no one else holds yet is written
+    # through the slots' own setters (``_fresh``), uncounted.
+    def __setattr__(self, name, value):
+        _WRITES[0] += 1
+        _setattr(self, name, value)
+
+    def __delattr__(self, name):
+        _WRITES[0] += 1
+        _delattr(self, name)
+
     # ---- the array
     @property
     def _data(self):
@@ -107,7 +119,9 @@ class Tensor(metaclass=_TensorMeta):
         yet (hookgrad/_ops/lazy.py), computed here on first read."""
         v = self._arr
         if v.__class__ is Pending:
-            v = self._arr = v.value if v.value is not None else FORCE[0](v)
+            # the same value, computed: not a write a compiled step's check must see
+            v = v.value if v.value is not None else FORCE[0](v)
+            _set_arr(self, v)
         return v
 
     @_data.setter
@@ -118,11 +132,7 @@ class Tensor(metaclass=_TensorMeta):
     @classmethod
     def _wrap(cls, arr, grad_fn=None, output_nr=0):
         t = object.__new__(cls)
-        t._arr = arr
-        t.grad_fn = grad_fn
-        t._output_nr = output_nr
-        t._requires_grad = grad_fn is not None
-        t._version = 0
+        _fresh(t, arr, grad_fn, output_nr, grad_fn is not None)
         return t
 
     # ---- the compiled mode's view of a Tensor (see _COMPILE_SNAPSHOT)
@@ -578,12 +588,23 @@ def _check_concrete(t, what):
         raise traced_value_error(what)
 
 
+_setattr, _delattr = object.__setattr__, object.__delattr__
+_set_arr, _set_fn, _set_nr, _set_rg, _set_version = (
+    Tensor.__dict__[name].__set__
+    for name in ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_version"))
+
+
+def _fresh(t, arr, grad_fn, output_nr, requires_grad):
+    """Fill the slots of a Tensor just made (no one else holds it: not a counted write)."""
+    _set_arr(t, arr)
+    _set_fn(t, grad_fn)
+    _set_nr(t, output_nr)
+    _set_rg(t, requires_grad)
+    _set_version(t, 0)
+
+
 def _init(t, arr):
-    t._arr = arr
-    t.grad_fn = None
-    t._output_nr = 0
-    t._requires_grad = False
-    t._version = 0
+    _fresh(t, arr, None, 0, False)
 
 
 def _rebuild(cls, array, requires_grad, state):
@@ -614,7 +635,7 @@ def _flatten(t):
 def _unflatten(aux, children):
     cls, requires_grad = aux
     t = cls._wrap(children[0])
-    t._requires_grad = requires_grad
+    _set_rg(t, requires_grad)
     return t
 
 

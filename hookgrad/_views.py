@@ -126,21 +126,27 @@ def root(t):
 
 def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAULT,
           fn_name=None, grad_base=None):
-    """Make ``t`` an alias of ``source``'s storage, read from it by ``geom_fn`` (see
-    ViewInfo; None: the same elements): writes to either reach the other."""
+    """Make ``t``, a Tensor just made, an alias of ``source``'s storage, read from it by
+    ``geom_fn`` (see ViewInfo; None: the same elements): writes to either reach the other.
+    These writes are not counted by ``hookgrad._watch``: no one else holds ``t`` yet, and
+    the base's list of aliases is eager-only (``Tensor._COMPILE_LOCAL``)."""
     src = source._view
     base = source if src is None else src.base
-    t._view = ViewInfo(base, src, source._data.shape, geom_fn, statics, diff, shared,
-                       creation, fn_name, grad_base)
+    _set_uncounted(t, "_view", ViewInfo(base, src, source._data.shape, geom_fn, statics,
+                                        diff, shared, creation, fn_name, grad_base))
     refs = base._views
     if refs is None:
-        refs = base._views = []
+        refs = []
+        _set_uncounted(base, "_views", refs)
     elif len(refs) > 32:  # drop dead aliases now and then
         refs[:] = [r for r in refs if r() is not None]
     refs.append(weakref.ref(t))
     if shared:
-        t._version = base._version
+        _set_uncounted(t, "_version", base._version)
     return t
+
+
+_set_uncounted = object.__setattr__   # bypasses ``Tensor.__setattr__``'s count
 
 
 def is_overlapping(size, stride):

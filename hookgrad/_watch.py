@@ -1,4 +1,4 @@
-"""A counter of changes to Module structure and hooks.
+"""Counters of changes to Module structure and hooks, and to Tensors' attributes.
 
 ``hookgrad.compile`` reuses its walk of a step's state, and its last call's plan, while
 nothing they saw has changed. Most of what they see is a Module's slots and hook dicts
@@ -6,19 +6,32 @@ and the hook dicts of Tensors and their ``AccumulateGrad`` nodes; those are the 
 below, which count every change in one global counter, so a call checks one number
 instead of every dict. Dicts of other types (a plain dict a user installed) are compared
 item by item each call instead.
+
+The second counter, :func:`writes`, counts every attribute written to (or deleted from) a
+Tensor that already existed: its array, ``.grad``, flags, hooks (``Tensor.__setattr__``).
+A compiled step re-run on what its last call wrote checks it before comparing each state
+Tensor.
 """
 from collections import OrderedDict
 
-_epoch = [0]
+# NOTE: one-item lists, counted and read in place (a compiled step's check reads both;
+# ``Tensor.__setattr__`` increments WRITES: the cheapest write there)
+EPOCH = [0]
+WRITES = [0]
 
 
 def epoch():
     """The number of changes counted so far."""
-    return _epoch[0]
+    return EPOCH[0]
+
+
+def writes():
+    """The number of attribute writes to existing Tensors so far."""
+    return WRITES[0]
 
 
 def bump():
-    _epoch[0] += 1
+    EPOCH[0] += 1
 
 
 class WatchedDict(dict):
@@ -38,11 +51,20 @@ class WatchedOrderedDict(OrderedDict):
         return (type(self), (list(self.items()),))
 
 
+class WatchedList(list):
+    """A list whose changes are counted (an optimizer param group's ``"params"``)."""
+
+    __slots__ = ()
+
+    def __reduce__(self):   # pickles (and deep-copies) as a plain list's items
+        return (type(self), (list(self),))
+
+
 def _count(cls, base, name):
     method = getattr(base, name)
 
     def counted(self, *args, **kwargs):
-        _epoch[0] += 1
+        EPOCH[0] += 1
         return method(self, *args, **kwargs)
     counted.__name__ = counted.__qualname__ = name
     setattr(cls, name, counted)
@@ -52,5 +74,8 @@ for _cls, _base in ((WatchedDict, dict), (WatchedOrderedDict, OrderedDict)):
     for _name in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem",
                   "setdefault", "update") + (("move_to_end",) if _base is OrderedDict else ()):
         _count(_cls, _base, _name)
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend",
+              "insert", "pop", "remove", "clear", "sort", "reverse"):
+    _count(WatchedList, list, _name)
 
-WATCHED = (WatchedDict, WatchedOrderedDict)
+WATCHED = (WatchedDict, WatchedOrderedDict, WatchedList)

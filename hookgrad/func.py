@@ -290,7 +290,8 @@ def _swap_out(swapped, key_before):
         # global state (pass keys with ``hookgrad.func.rng_key`` to vary them per call)
         _KEY.set(key_before)
     for owner, kind, attr, orig in swapped:
-        orig.__dict__.pop("_fhooks", None)
+        if "_fhooks" in orig.__dict__:
+            del orig._fhooks
 
 
 def _substitute(orig, v, functional):

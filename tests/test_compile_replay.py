@@ -7,6 +7,7 @@ import pytest
 import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
+from hookgrad._compile import replay
 from hookgrad.compile import CompiledFunction
 from hookgrad.utils.mod_tracker import ModTracker
 from hookgrad.autograd.graph import saved_tensors_hooks
@@ -239,8 +240,8 @@ def _global_step(x, y):
 
 
 def test_a_compiled_step_named_step_is_not_walked_as_its_own_state(plans):
-    # ``opt.step`` makes ``step`` a global the step names: the compiled step itself, whose
-    # attributes change every call, is no trainer object to walk
+    # ``opt.step()`` names ``step`` as an attribute, not as a global: the compiled step
+    # bound to the global ``step`` (whose attributes change every call) is no root
     global step
     x, y = hg.randn(6, 3), hg.randn(6, 2)
     (me, oe), (mc, oc) = _model(), _model()
@@ -253,6 +254,91 @@ def test_a_compiled_step_named_step_is_not_walked_as_its_own_state(plans):
             np.testing.assert_allclose(_arr(step(x, y)), _arr(eager()), rtol=1e-5)
             _same(me, mc, f"after call {i}")
         assert plans == [] and step.trace_count == 1
+        assert [name for _, name, _ in step._roots.globals] == ["F", "_STATE"]
     finally:
         step = None
         _STATE.clear()
+
+
+def _no_grad(write):
+    def run(m, opt):
+        with hg.no_grad():
+            write(m)
+    return run
+
+
+_EXTRA = {}   # a Parameter per model, outside it: the optimizer steps it without .grad
+
+
+def _extra(m):
+    return _EXTRA.setdefault(id(m), nn.Parameter(hg.ones(2)))
+
+
+def _params_rebound(m, opt, more=()):
+    group = opt.param_groups[0]
+    group["params"] = list(group["params"]) + list(more)
+
+
+_STATE_WRITES = {
+    # writes to the state between calls (``hookgrad._watch`` counts each): the next call
+    # sees them, and the calls after it re-run again
+    "data_assigned": lambda m, opt: setattr(m.fc1.weight, "data", hg.full((4, 3), 0.1)),
+    "in_place_under_no_grad": _no_grad(lambda m: m.fc2.bias.mul_(0.5)),
+    "copy_under_no_grad": _no_grad(lambda m: m.fc1.bias.copy_(hg.ones(4))),
+    "grad_assigned": lambda m, opt: setattr(m.fc2.weight, "grad", hg.ones(2, 4)),
+    "requires_grad_off": lambda m, opt: m.fc1.bias.requires_grad_(False),
+    "attribute_set": lambda m, opt: setattr(m.fc1.weight, "note", 1.0),
+    "params_list_appended": lambda m, opt: opt.param_groups[0]["params"].append(_extra(m)),
+    "params_list_rebound": lambda m, opt: _params_rebound(m, opt, [_extra(m)]),
+    "params_list_rebound_equal": _params_rebound,
+}
+
+
+@pytest.mark.parametrize("change", sorted(_STATE_WRITES))
+def test_a_write_to_the_state_between_calls_is_seen(change):
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    eager, compiled = _loop(me, oe, x, y), hg.compile(_loop(mc, oc, x, y))
+    for i in range(6):
+        if i == 3:
+            assert compiled._replay is not None
+            _STATE_WRITES[change](me, oe)
+            _STATE_WRITES[change](mc, oc)
+        np.testing.assert_allclose(_arr(compiled()), _arr(eager()), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        _same(me, mc, f"after call {i}")
+    assert compiled._replay is not None
+
+
+def test_a_tensor_learning_rate_written_in_place_is_seen():
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    runs = []
+    for compile_ in (False, True):
+        hg.manual_seed(0)
+        m, lr = Tiny(), hg.tensor(0.1)
+        step = _loop(m, hg.optim.SGD(m.parameters(), lr=lr), x, y)
+        step = hg.compile(step) if compile_ else step
+        for i in range(6):
+            if i == 3:
+                lr.fill_(0.0)   # the same Tensor: its option's identity does not change
+            step()
+        runs.append(m)
+    _same(*runs, "after a learning rate of 0")
+    assert step.trace_count == 1 and step._replay is not None
+
+
+def test_a_re_run_compares_the_state_tensors_only_after_a_write(monkeypatch):
+    compared = []
+    real = replay._state_as_left
+    monkeypatch.setattr(replay, "_state_as_left",
+                        lambda tensors, r: compared.append(1) or real(tensors, r))
+    m, opt = _model()
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    compiled = hg.compile(_loop(m, opt, x, y))
+    for _ in range(4):
+        compiled()
+        float(compiled().detach().sum())   # reading an output writes no state
+    assert compared == []
+    m.fc1.weight.requires_grad_(True)   # a write, changing nothing
+    compiled()
+    assert compared == [1] and compiled._replay is not None

@@ -4,12 +4,31 @@ Tensor and to none of them fails here, before a trace could leak a traced value 
 import types
 
 import jax.numpy as jnp
+import pytest
 
 import hookgrad
-from hookgrad import Tensor
+from hookgrad import Tensor, _watch
 from hookgrad._compile import replay
 from hookgrad._compile.state import _tensor_key
 from hookgrad._watch import WatchedOrderedDict
+
+
+def _no_grad_mul(t):
+    with hookgrad.no_grad():
+        t.mul_(2.0)
+
+
+_WRITES = {
+    "data_assigned": lambda t: setattr(t, "data", hookgrad.zeros(2, 2)),
+    "in_place_op": _no_grad_mul,
+    "grad_assigned": lambda t: setattr(t, "grad", hookgrad.ones(2, 2)),
+    "grad_zeroed_in_place": lambda t: t.grad.zero_(),
+    "requires_grad_": lambda t: t.requires_grad_(False),
+    "hook": lambda t: t.register_hook(lambda g: g),
+    "retain_grad_of_a_view": lambda t: t.view(4).retain_grad(),
+    "detach_": lambda t: t.detach_(),
+    "set_on_an_alias": lambda t: t.detach().set_(hookgrad.ones(2, 2)),
+}
 
 
 def _fields():
@@ -71,3 +90,40 @@ def test_the_cache_key_and_replay_flags_see_every_key_field():
         meta = meta[:2] + (dict(meta[2]),)
         setattr(u, field, value)
         assert replay._META(u) != meta, field
+
+
+def test_every_write_to_an_existing_tensor_is_counted():
+    # a re-run compiled call skips comparing its state Tensors while this count holds
+    fields = (set(Tensor._COMPILE_SNAPSHOT) | set(Tensor._COMPILE_KEY) |
+              set(Tensor._COMPILE_LOCAL) | {"note"})
+    for field in sorted(fields):
+        t = hookgrad.ones(2, requires_grad=True)
+        before = _watch.writes()
+        setattr(t, field, getattr(t, field, None))
+        assert _watch.writes() == before + 1, field
+    t = hookgrad.ones(2)
+    t.note = 1.0
+    before = _watch.writes()
+    del t.note
+    assert _watch.writes() == before + 1
+
+
+@pytest.mark.parametrize("write", sorted(_WRITES))
+def test_writes_through_the_api_are_counted(write):
+    t = hookgrad.ones(2, 2, requires_grad=True)
+    t.grad = hookgrad.zeros(2, 2)
+    before = _watch.writes()
+    _WRITES[write](t)
+    assert _watch.writes() > before, write
+
+
+def test_an_op_makes_its_outputs_without_counting():
+    x = hookgrad.ones(4, requires_grad=True)
+    x._grad_accumulator()
+    x[:1]   # its node and the record of its views: writes to ``x``, counted
+    before = _watch.writes()
+    y = (x * 2).sin()
+    a, b = x.split(2)
+    z = hookgrad.zeros(3)
+    float(y.sum() + a.sum() + b.sum() + x[1:].sum() + z.sum())   # deferred values computed
+    assert _watch.writes() == before

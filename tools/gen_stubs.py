@@ -31,8 +31,9 @@ ANNOTATION_NAMES = frozenset({"Any", "Callable", "Iterator", "Optional", "Sequen
 _BUILTIN_TYPES = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)}
 # Tensor members that the stub leaves out: ``__getattr__`` only raises PyTorch's "not
 # implemented" message, and declaring it would make every misspelt attribute type-check
-_SKIP_MEMBERS = {"__getattr__", "__module__", "__doc__", "__slots__", "__dict__",
-                 "__weakref__"}
+# (``__setattr__``/``__delattr__``, which count writes, would do the same for assignments)
+_SKIP_MEMBERS = {"__getattr__", "__setattr__", "__delattr__", "__module__", "__doc__",
+                 "__slots__", "__dict__", "__weakref__"}
 _TENSOR_RESULT_DUNDERS_OVERRIDING_OBJECT = {"__eq__", "__ne__"}
 # Python's protocols fix these results (type checkers insist on them)
 _PROTOCOL_RESULTS = {"__init__": "None", "__bool__": "builtins.bool", "__len__": "builtins.int",

@@ -73,13 +73,13 @@ def _tangent(t):
     if fw is None or _ACTIVE[0] is None:  # none, or read while forward AD is off
         return None
     if fw[0] is not _token[0]:  # from a level that was exited
-        del t.__dict__["_fw_grad"]
+        del t._fw_grad
         return None
     return fw[1]
 
 
 def _set_tangent(t, tangent):
-    t.__dict__["_fw_grad"] = (_token[0], tangent)
+    t._fw_grad = (_token[0], tangent)
 
 
 def _size_error(tensor, tangent):

@@ -20,8 +20,8 @@ from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_k
                     _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
                     _opt_key, _opt_load, _opt_tree, _Split, _tensor_key, _Walk)
 from .host_hook import TracedValueError, _flatten_containers, _user_frames
-from .._tensor import Tensor, wrap_as
-from .._watch import WATCHED
+from .._tensor import Tensor, _set_arr, _set_rg, _set_version, wrap_as
+from .._watch import WATCHED, WRITES as _WRITES
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -90,7 +90,7 @@ class CompiledFunction:
             # nested in another compiled step or a functional call: inline
             return self._fn(*args, **kwargs)
         last, self._replay = self._replay, None
-        plan = None if last is None else _replay.check(self, last, args, kwargs, _module_cls())
+        plan = None if last is None else _replay.check(self, last, args, kwargs)
         # ``last`` holds this call's input arrays: a donated buffer must have no other holder
         del last
         if plan is not None:
@@ -305,22 +305,25 @@ class CompiledFunction:
             _checks.verify(entry, plan, flat, res)
         del flat
         tensors = plan.tensors
+        # the write-back, counted as one write (``hookgrad._watch.writes``)
+        _WRITES[0] += 1
         for i, k in entry.data_out:
-            tensors[i]._data = res[k]
+            _set_arr(tensors[i], res[k])
         for i, k in entry.grad_out:
-            tensors[i]._grad._data = res[k]
+            _set_arr(tensors[i]._grad, res[k])
         for i in entry.grad_none:
             tensors[i]._grad = None
         for i, k, rg in entry.grad_new:
             g = Tensor._wrap(res[k])
-            g._requires_grad = rg
+            _set_rg(g, rg)
             tensors[i]._grad = g
         for i, dv, gv in entry.versions:
             t = tensors[i]
             if dv:
-                t._version += dv
+                _set_version(t, t._version + dv)
             if gv:
-                t._grad._version += gv
+                g = t._grad
+                _set_version(g, g._version + gv)
         for opt, (_, _, in_def, tree), (treedef, spec), take in zip(
                 plan.optimizers, plan.opt_trees, entry.opt_out, entry.opt_take):
             leaves = take(res) if take is not None else \

@@ -8,14 +8,15 @@ most of a call's Python, and on a CPU that Python runs while the device waits.
 
 A :class:`Replay` holds what a call was keyed on (its :class:`Basis`) and what its
 program wrote. The next call checks it with a few passes in C: one counter for every hook
-dict and Module slot (``hookgrad._watch``), the flags of each state Tensor, the ids of its
-array and ``.grad`` against those written, the optimizers' flat states (the objects
-``_load_flat_state`` installed) and hyper-parameters, the arguments' shapes; then it runs
-the same program on the arrays it already knows (with new hyper-parameter values, e.g. an
-LR schedule's, where they key the same program). Where the counter moved for a change
-elsewhere (an eager step's hooks, ``ModTracker``, another Module's attribute, the trace of
-the program itself), the walk's watched dicts and the state Tensors' hook keys are
-compared instead. Anything else (a hook added, a flag flipped, ``p.data`` replaced, an
+dict, Module slot and optimizer params list (``hookgrad._watch.epoch``), one for every
+write to a Tensor's attributes (``hookgrad._watch.writes``: where it moved, the flags of
+each state Tensor and the ids of its array and ``.grad`` against those written), the
+optimizers' flat states (the objects ``_load_flat_state`` installed) and option objects,
+the arguments' shapes; then it runs the same program on the arrays it already knows (with
+new hyper-parameter values, e.g. an LR schedule's, where they key the same program).
+Where the first counter moved for a change elsewhere (an eager step's hooks,
+``ModTracker``, another Module's attribute, the trace of the program itself), the walk's
+watched dicts and the state Tensors' hook keys are compared instead. Anything else (a hook added, a flag flipped, ``p.data`` replaced, an
 argument of a new shape) fails the check and the call takes the full path, which makes a
 new Replay.
 
@@ -30,11 +31,12 @@ from operator import attrgetter, is_
 import jax
 
 from .. import _watch
+from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
 from .._tensor import Pending, Tensor
 from .._random import GLOBAL as _KEY
 from .state import (_KEY_HOOKS, _KEY_TENSORS, _PLAIN, _Plan, _Split, _arg_array_key,
-                    _context_key, _opt_key, _opt_tree, _NO_HOOKS, _aval_of, _snapshot,
-                    _tensor_key, _tensor_hooks)
+                    _context_key, _module_cls, _opt_key, _opt_tree, _NO_HOOKS, _aval_of,
+                    _snapshot, _tensor_key, _tensor_hooks)
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -66,7 +68,8 @@ class Basis:
 class Replay:
     """What a call's program wrote (and the Basis it was keyed on), for the next call."""
 
-    __slots__ = ("basis", "arrs", "grads", "gdata", "meta", "states", "groups", "hp_leaves", "rng")
+    __slots__ = ("basis", "arrs", "grads", "gdata", "meta", "states", "groups", "hp_leaves", "rng",
+                 "flat", "writes")
 
 
 def group_values(opt):
@@ -77,14 +80,12 @@ def group_values(opt):
 
 
 def group_record(opt):
-    """``(group_values(opt), the option objects, their ids)``: a Replay compares the ids
-    first (the same objects: nothing to compare further), then the values."""
+    """``(group_values(opt), the option objects, their ids, whether one is a Tensor)``: a
+    Replay compares the ids first (the same objects: nothing to compare further, unless a
+    Tensor option, e.g. ``lr``, may have been written in place), then the values."""
     objs = [list(g.values()) for g in opt.param_groups]
-    return group_values(opt), objs, [list(map(id, o)) for o in objs]
-
-
-def _group_ids(opt):
-    return [list(map(id, g.values())) for g in opt.param_groups]
+    tensors = any(isinstance(v, Tensor) for o in objs for v in o)
+    return group_values(opt), objs, [list(map(id, o)) for o in objs], tensors
 
 
 def basis(plan, entry):
@@ -196,6 +197,7 @@ def written(plan):
     r.arrs = arrs
     r.grads = list(map(_GRAD, tensors))
     r.gdata = [g._data for g in r.grads if g is not None] if b.grads else None
+    r.flat = _state_flat(arrs, r.grads) if b.grads else arrs
     # and each Tensor's flags and attributes (``_META``): copied after a planned call
     # (equal to the flags the program was keyed on, or the next check fails), else the
     # last check's with the ``.grad``s the program made
@@ -213,25 +215,39 @@ def written(plan):
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.groups, r.hp_leaves = plan.groups, plan.hp_leaves
     r.rng = _KEY.peek()
+    # taken last: reading a deferred array above is not a write the next check must see
+    # (None: flags unlike the key's, which no check passes)
+    r.writes = None if meta is None else _watch.writes()
     return r
 
 
-def check(cf, r, args, kwargs, module_cls):
+def _state_flat(arrs, grads):
+    """The program's state inputs: each Tensor's array, then its ``.grad``'s where it has one."""
+    flat = []
+    for d, g in zip(arrs, grads):
+        flat.append(d)
+        if g is not None:
+            flat.append(g._arr)
+    return flat
+
+
+def check(cf, r, args, kwargs):
     """The plan for this call if it may re-run ``r``'s program on what ``r`` recorded;
     else None."""
     b = r.basis
     found = b.found
     if cf._found is not found:
         return None
-    epoch = _watch.epoch()
+    epoch = _EPOCH[0]
     moved = epoch != b.epoch
     # the walk holds (``_Walk.holds``): the same roots, the same unwatched snapshot; the
-    # counter is the one it was planned at. Else the full check (it follows new helpers,
-    # compares attributes precisely, and where the counter moved, the watched dicts)
+    # counter is the one it was planned at (the optimizers' ``layouts`` are read below,
+    # with their groups). Else the full check (it follows new helpers, compares
+    # attributes precisely, and where the counter moved, the watched dicts)
     roots = cf._roots._read()
     if moved or len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
-            _snapshot(found.unwatched) != found.snap:
-        cf._discover(module_cls)
+            found.unwatched and _snapshot(found.unwatched) != found.snap:
+        cf._discover(_module_cls())
         if cf._found is not found:
             return None
         # a change elsewhere (an eager step's hooks, ``ModTracker``, another Module's
@@ -244,51 +260,73 @@ def check(cf, r, args, kwargs, module_cls):
     if _context_key(_gm.enabled, _saved_state) != b.ctx:
         return None
     tensors = b.tensors
-    # each Tensor's array and ``.grad`` the objects the last call left, its flags equal
-    flat = list(map(_ARR, tensors))
-    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)):
-        return None
-    # then the flags, and the attributes holding the others (``.grad`` the same object:
-    # compared by identity; an attribute no key reads that fails to compare fails it)
-    try:
-        if r.meta is None or list(map(_META, tensors)) != r.meta:
-            return None
-    except Exception:  # noqa: BLE001 - an attribute's ``==`` raised: not the same
-        return None
-    if b.grads:
-        arrs, flat, gdata = flat, [], []
-        for d, g in zip(arrs, r.grads):
-            flat.append(d)
-            if g is not None:
-                g = g._arr
-                flat.append(g)
-                gdata.append(g)
-        if not all(map(is_, gdata, r.gdata)):
+    wrote = _WRITES[0] != r.writes
+    if not wrote:   # no Tensor written since: the state as it was left
+        flat = list(r.flat)
+    else:
+        flat = _state_as_left(tensors, r)
+        if flat is None:
             return None
     groups, hp_leaves = r.groups, r.hp_leaves
     for i, opt in enumerate(b.optimizers):
         if opt._flat_state() is not r.states[i]:
             return None
-        if _group_ids(opt) == groups[i][2]:
+        # the same option objects (its groups' ``"params"`` lists too, which count their
+        # changes: the walk's ``layouts`` hold), none a Tensor written since?
+        same = [list(map(id, g.values())) for g in opt.param_groups] == groups[i][2]
+        if same and not (wrote and groups[i][3]):
             continue
-        rec = group_record(opt)
-        if rec[0] != groups[i][0]:   # e.g. an LR schedule: new values, the same program?
-            hp = _hparams_if_same_key(opt, b.opt_keys[i], b.opt_trees[i][2])
-            if hp is None:
+        if not same:
+            # new options (an LR schedule's, a list of params rebound): does the walk hold?
+            cf._discover(_module_cls())
+            if cf._found is not found:
                 return None
-            hp_leaves = list(hp_leaves) if hp_leaves is r.hp_leaves else hp_leaves
-            hp_leaves[i] = hp
-        if groups is r.groups:
-            groups = list(groups)
-        groups[i] = rec
+            rec = group_record(opt)
+            if groups is r.groups:
+                groups = list(groups)
+            if rec[0] == groups[i][0] and not (wrote and rec[3]):
+                groups[i] = rec
+                continue   # equal values: the same hyper-parameter leaves
+            groups[i] = rec
+        # new values (e.g. an LR schedule's), or a Tensor option written: the same program?
+        hp = _hparams_if_same_key(opt, b.opt_keys[i], b.opt_trees[i][2])
+        if hp is None:
+            return None
+        hp_leaves = list(hp_leaves) if hp_leaves is r.hp_leaves else hp_leaves
+        hp_leaves[i] = hp
     rng = _KEY.peek()
     if rng is not r.rng and (rng is None or rng.dtype != b.rng_dtype):
         return None
-    # the arguments
+    got = _arguments(b, args, kwargs)
+    if got is None:
+        return None
+    arg_tensors, arg_data, raw = got
+    flat.extend(arg_data)
+    for hp, state in zip(hp_leaves, r.states):
+        flat.extend(hp)
+        flat.extend(state.leaves)
+    flat.extend(raw)
+    plan = _Plan()
+    plan.flat = flat
+    plan.tensors = tensors + arg_tensors if arg_tensors else tensors
+    plan.optimizers = b.optimizers
+    plan.opt_trees = b.opt_trees
+    plan.rng = rng
+    plan.basis = b
+    plan.groups, plan.hp_leaves = groups, hp_leaves
+    plan.meta = r.meta
+    plan.replayed = True
+    return plan
+
+
+def _arguments(b, args, kwargs):
+    """``(Tensors, their arrays, array arguments)`` of this call if its arguments key
+    ``b``'s program as the last call's did; else None."""
     if len(args) != b.n_args or (tuple(kwargs) != b.kw_names if kwargs else b.kw_names):
         return None
     arg_tensors, arg_data, raw = [], [], []
-    for v, (kind, cls, key, plain) in zip(itertools.chain(args, kwargs.values()), b.args):
+    for v, (kind, cls, key, plain) in zip(
+            itertools.chain(args, kwargs.values()) if kwargs else args, b.args):
         if type(v) is not cls:
             return None
         if kind == "T":
@@ -307,28 +345,32 @@ def check(cf, r, args, kwargs, module_cls):
             raw.append(v)
         elif v != key:
             return None
-    if len(arg_tensors) > 1 and len(set(map(id, arg_tensors))) != len(arg_tensors):
-        return None   # one Tensor passed twice: keyed differently
-    ids = b.found.state.tensor_ids
-    for t in arg_tensors:
-        if id(t) in ids:
+    if arg_tensors:
+        if len(arg_tensors) > 1 and len(set(map(id, arg_tensors))) != len(arg_tensors):
+            return None   # one Tensor passed twice: keyed differently
+        if not b.found.state.tensor_ids.keys().isdisjoint(map(id, arg_tensors)):
             return None   # a state Tensor passed as an argument
-    flat.extend(arg_data)
-    for hp, state in zip(hp_leaves, r.states):
-        flat.extend(hp)
-        flat.extend(state.leaves)
-    flat.extend(raw)
-    plan = _Plan()
-    plan.flat = flat
-    plan.tensors = tensors + arg_tensors if arg_tensors else tensors
-    plan.optimizers = b.optimizers
-    plan.opt_trees = b.opt_trees
-    plan.rng = rng
-    plan.basis = b
-    plan.groups, plan.hp_leaves = groups, hp_leaves
-    plan.meta = r.meta
-    plan.replayed = True
-    return plan
+    return arg_tensors, arg_data, raw
+
+
+def _state_as_left(tensors, r):
+    """The state Tensors' arrays (and ``.grad``s') if each is the object the last call left
+    and their flags and attributes are equal; else None."""
+    flat = list(map(_ARR, tensors))
+    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)):
+        return None
+    # then the flags, and the attributes holding the others (``.grad`` the same object:
+    # compared by identity; an attribute no key reads that fails to compare fails it)
+    try:
+        if r.meta is None or list(map(_META, tensors)) != r.meta:
+            return None
+    except Exception:  # noqa: BLE001 - an attribute's ``==`` raised: not the same
+        return None
+    if r.gdata is not None:
+        flat = _state_flat(flat, r.grads)
+        if not all(map(is_, [g._arr for g in r.grads if g is not None], r.gdata)):
+            return None
+    return flat
 
 
 def _hparams_if_same_key(opt, opt_key, treedef):

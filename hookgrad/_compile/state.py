@@ -5,6 +5,7 @@ the globals its code names, bound ``self``, ``functools.partial`` arguments, fol
 into helper functions) into the compiled program; the cache key of a program is built
 here from their shapes, dtypes, hooks and flags.
 """
+import dis
 import functools
 import operator
 import sys
@@ -43,11 +44,15 @@ def _user_function(f):
     return not mod.split(".")[0] in _SKIP_MODULES
 
 
+# the opcodes that name a global (``co_names`` also holds attribute and import names)
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME"))
+
+
 def _code_names(code, out, seen):
     if code in seen:
         return
     seen.add(code)
-    out.update(code.co_names)
+    out.update(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             _code_names(c, out, seen)
@@ -173,7 +178,7 @@ class _State:
     Modules, optimizers; and the guards under which a later call may reuse this walk."""
 
     __slots__ = ("tensors", "tensor_ids", "modules", "module_ids", "optimizers", "opt_ids",
-                 "guards", "watched")
+                 "guards", "watched", "layouts")
 
     def __init__(self):
         self.tensors = []
@@ -186,6 +191,9 @@ class _State:
         # ``watched``: those that change only with the counter of ``hookgrad._watch``
         self.guards = []
         self.watched = []
+        # ``layouts``: the Tensors an optimizer's groups list, where each list counts its
+        # changes: a re-run call reads them with the groups' other options (``replay``)
+        self.layouts = []
 
     def copy(self, deep=True):
         """A copy to add to; ``deep=False`` shares all but the Tensors (for Tensors passed
@@ -196,16 +204,18 @@ class _State:
             new.modules, new.module_ids = list(self.modules), set(self.module_ids)
             new.optimizers, new.opt_ids = list(self.optimizers), set(self.opt_ids)
             new.guards, new.watched = list(self.guards), list(self.watched)
+            new.layouts = list(self.layouts)
         else:
             new.modules, new.module_ids = self.modules, self.module_ids
             new.optimizers, new.opt_ids = self.optimizers, self.opt_ids
-            new.guards, new.watched = self.guards, self.watched
+            new.guards, new.watched, new.layouts = self.guards, self.watched, self.layouts
         return new
 
-    def guard_groups(self, watched=False):
-        """The guards grouped by snapshot function, for :func:`_snapshot`."""
+    def guard_groups(self, guards):
+        """``guards`` (``self.guards``, ``.watched`` or ``.layouts``) grouped by snapshot
+        function, for :func:`_snapshot`."""
         groups = {}
-        for f, obj in (self.watched if watched else self.guards):
+        for f, obj in guards:
             groups.setdefault(f, []).append(obj)
         # a hook dict's keys, ``_dict_key``, are ``tuple(d)``: the same snapshot taken in C
         return [(tuple if f is _dict_key else f, objs) for f, objs in groups.items()]
@@ -226,10 +236,9 @@ class _State:
             if id(obj) not in self.opt_ids:
                 self.opt_ids.add(id(obj))
                 self.optimizers.append(obj)
-                self.guards.append((_param_groups_id, obj))
-                self.guards.append((_ids, obj.param_groups))
+                counted = all(type(g["params"]) in WATCHED for g in obj.param_groups)
+                (self.layouts if counted else self.guards).append((_param_layout, obj))
                 for g in obj.param_groups:
-                    self.guards.append((_params_ids, g))
                     for p in g["params"]:
                         self.add_tensor(p)
         elif depth < 3 and isinstance(obj, (list, tuple)):
@@ -311,17 +320,19 @@ class _Walk:
     Modules and the global hooks) with the guards under which it still describes them."""
 
     __slots__ = ("root_ids", "state", "module_key", "epoch", "unwatched", "snap",
-                 "precise", "watched", "snap_watched")
+                 "precise", "watched", "snap_watched", "layouts", "snap_layouts")
 
     def __init__(self, root_ids, state, module_key, epoch):
         self.root_ids, self.state, self.module_key, self.epoch = \
             root_ids, state, module_key, epoch
-        self.unwatched = state.guard_groups()
+        self.unwatched = state.guard_groups(state.guards)
         self.snap = _snapshot(self.unwatched)
         self.precise = [list(map(_holdings, objs)) if f is _attr_ids else None
                         for f, objs in self.unwatched]
-        self.watched = state.guard_groups(watched=True)
+        self.watched = state.guard_groups(state.watched)
         self.snap_watched = _snapshot(self.watched)
+        self.layouts = state.guard_groups(state.layouts)
+        self.snap_layouts = _snapshot(self.layouts)
 
     def holds(self, root_ids):
         """Whether nothing the walk read has changed, the roots being ``root_ids`` now."""
@@ -336,6 +347,8 @@ class _Walk:
                 if now != before and (precise is None or list(map(_holdings, objs)) != precise):
                     return False
             self.snap = snap
+        if self.layouts and _snapshot(self.layouts) != self.snap_layouts:
+            return False
         now = _watch.epoch()
         if now != self.epoch:
             if _snapshot(self.watched) != self.snap_watched:
@@ -370,12 +383,10 @@ def _first_value(d):
     return (id(next(iter(d.values()))), len(d) <= _MAX_ITEMS) if d else None
 
 
-def _params_ids(group):
-    return tuple(map(id, group["params"]))
-
-
-def _param_groups_id(opt):
-    return id(opt.param_groups)
+def _param_layout(opt):
+    # the Tensors each param group lists, in order: what the walk took from ``opt`` (ids
+    # of Tensors the walk holds; which list or dict lists them does not change the walk)
+    return [tuple(map(id, g["params"])) for g in opt.param_groups]
 
 
 def _is_holding(v):

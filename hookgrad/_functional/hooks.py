@@ -165,7 +165,7 @@ def _tensor_hooks(t):
         (new,) = _identity((t._data,), entry.run)
         t._data = new
         entry.data = new
-        t.__dict__["_fhooks"] = entry
+        t._fhooks = entry
     return entry
 
 

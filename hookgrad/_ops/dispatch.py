@@ -16,7 +16,8 @@ from jax.extend.core import Literal as _Literal
 
 from .. import _dtype, _mode
 from .._views import StaleView, check_stale
-from .._tensor import Pending, Tensor
+from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg,
+                       _set_version)
 from . import lazy as _lazy, tiered
 from .._autograd import anomaly_mode
 from .._autograd import grad_mode
@@ -334,15 +335,16 @@ def _record(op, key, args, res, out=None, shadow=None):
         anomaly_mode.store_stack(node)
     if out is None and res.__class__ is not tuple:  # one fresh output: the common case
         node._meta = m = res.aval  # shape and dtype, for zeros when no gradient arrives
-        result = t = _new(Tensor)  # Tensor._wrap, inlined
-        t._arr = res
-        t._version = t._output_nr = 0
+        result = t = _new(Tensor)  # Tensor._wrap, inlined (a fresh Tensor's uncounted writes)
+        _set_arr(t, res)
+        _set_version(t, 0)
+        _set_nr(t, 0)
         if m.dtype in INEXACT:
-            t.grad_fn = node
-            t._requires_grad = True
+            _set_fn(t, node)
+            _set_rg(t, True)
         else:
-            t.grad_fn = None
-            t._requires_grad = False
+            _set_fn(t, None)
+            _set_rg(t, False)
     else:
         result = _attach_outputs(node, res, out)
         t = out if out is not None else result[0]
@@ -370,9 +372,14 @@ def _attach_outputs(node, res, out):
     node._meta = meta if len(meta) > 1 else meta[0]
     for i, t in enumerate(outs):
         if meta[i].dtype in INEXACT:
-            t.grad_fn = node
-            t._output_nr = i
-            t._requires_grad = True
+            if out is None:   # fresh outputs: uncounted writes
+                _set_fn(t, node)
+                _set_nr(t, i)
+                _set_rg(t, True)
+            else:
+                t.grad_fn = node
+                t._output_nr = i
+                t._requires_grad = True
     return outs
 
 

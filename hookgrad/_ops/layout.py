@@ -238,7 +238,8 @@ def set_(self, source=None) -> Tensor:
     if self.grad_fn is None:
         # as PyTorch: a leaf's new data gets a new AccumulateGrad; edges taken before
         # (get_gradient_edge) keep pointing at the old one
-        self.__dict__.pop("_acc", None)
+        if "_acc" in self.__dict__:
+            del self._acc
     if record:  # as PyTorch: a node that fails if backward reaches it
         from .._autograd.error_node import _DelayedError
         node = _DelayedError("derivative for set_ is not implemented",

@@ -76,6 +76,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._watch import WatchedList
 from .._tensor import Tensor, typename as _typename
 from .._autograd import grad_mode
 from .._handle import RemovableHandle
@@ -285,7 +286,9 @@ class Optimizer:
                           "github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
         # validated: now write (the caller's dict is the group, as in PyTorch)
-        param_group["params"] = tensors
+        # NOTE: a list that counts its changes (``hookgrad._watch``): a compiled step's
+        # re-run checks one counter, not each group's parameters, on every call
+        param_group["params"] = WatchedList(tensors)
         if names:
             param_group["param_names"] = names
         for name, default in self.defaults.items():

@@ -165,3 +165,23 @@ def test_generic_subclass_keeps_state_like_torch():
         opt.step()
     np.testing.assert_allclose(arr(p), INIT[0] - 0.2 * np.array([1, -1, 1]), rtol=1e-6)
     assert opt.state_dict()["state"] == {0: {"n": 2}}
+
+
+def test_a_groups_params_list_counts_its_changes_and_pickles_as_a_list():
+    # a compiled step's re-run checks one counter for it (hookgrad._watch), not its items
+    import copy
+    import pickle
+    from hookgrad import _watch
+    w = [leaf([1.0, 2.0]), leaf([3.0])]
+    opt = optim.SGD(w, lr=0.1)
+    params = opt.param_groups[0]["params"]
+    assert isinstance(params, list) and params == w and params is not w
+    for change in (lambda p: p.append(leaf([4.0])), lambda p: p.pop(),
+                   lambda p: p.__setitem__(0, w[0]), lambda p: p.reverse(),
+                   lambda p: p.extend([]), lambda p: p.__iadd__([]), lambda p: p.clear()):
+        before = _watch.epoch()
+        change(params)
+        assert _watch.epoch() == before + 1
+    back = pickle.loads(pickle.dumps(type(params)([1, 2])))
+    assert back == [1, 2] and type(back) is type(params)
+    assert copy.deepcopy(type(params)([3])) == [3]
