@@ -16,9 +16,9 @@ the arguments' shapes; then it runs the same program on the arrays it already kn
 new hyper-parameter values, e.g. an LR schedule's, where they key the same program).
 Where the first counter moved for a change elsewhere (an eager step's hooks,
 ``ModTracker``, another Module's attribute, the trace of the program itself), the walk's
-watched dicts and the state Tensors' hook keys are compared instead. Anything else (a hook added, a flag flipped, ``p.data`` replaced, an
-argument of a new shape) fails the check and the call takes the full path, which makes a
-new Replay.
+watched dicts and the state Tensors' hook keys are compared instead. Anything else (a
+hook added, a flag flipped, ``p.data`` replaced, an argument of a new shape) fails the
+check and the call takes the full path, which makes a new Replay.
 
 A Basis is made only where re-running is sound: the program's outputs have the shapes of
 the inputs they replace (the next call has the same key), every hook dict in the key
