@@ -342,3 +342,39 @@ def test_a_re_run_compares_the_state_tensors_only_after_a_write(monkeypatch):
     m.fc1.weight.requires_grad_(True)   # a write, changing nothing
     compiled()
     assert compared == [1] and compiled._replay is not None
+
+
+def _weighted_loop(m, opt):
+    def step(x, y, w):
+        loss = F.mse_loss(m(x) * w, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+def _run_weighted(plans, w, changed):
+    """Five calls of a weighted step, eager and compiled; the fourth with the arguments
+    ``changed(me, mc)`` gives (a call keyed differently from the re-run calls before)."""
+    x, y = hg.randn(6, 3), hg.randn(6, 2)
+    (me, oe), (mc, oc) = _model(), _model()
+    eager, compiled = _weighted_loop(me, oe), hg.compile(_weighted_loop(mc, oc))
+    for i in range(5):
+        args_e = args_c = (x, y, w)
+        if i == 3:
+            plans.clear()
+            args_e, args_c = changed(me, x, y), changed(mc, x, y)
+        np.testing.assert_allclose(_arr(compiled(*args_c)), _arr(eager(*args_e)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        _same(me, mc, f"after call {i}")
+        if i == 3:
+            assert plans == [1]
+
+
+def test_one_tensor_passed_twice_is_keyed_again(plans):
+    _run_weighted(plans, hg.randn(6, 2), lambda m, x, y: (x, y, y))
+
+
+def test_a_state_tensor_passed_as_an_argument_is_keyed_again(plans):
+    _run_weighted(plans, hg.randn(2), lambda m, x, y: (x, y, m.fc2.bias))

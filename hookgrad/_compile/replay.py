@@ -346,10 +346,10 @@ def _arguments(b, args, kwargs):
         elif v != key:
             return None
     if arg_tensors:
-        if len(arg_tensors) > 1 and len(set(map(id, arg_tensors))) != len(arg_tensors):
-            return None   # one Tensor passed twice: keyed differently
-        if not b.found.state.tensor_ids.keys().isdisjoint(map(id, arg_tensors)):
-            return None   # a state Tensor passed as an argument
+        ids = set(map(id, arg_tensors))
+        # one Tensor passed twice (keyed differently), or a state Tensor passed
+        if len(ids) != len(arg_tensors) or not ids.isdisjoint(b.found.state.tensor_ids):
+            return None
     return arg_tensors, arg_data, raw
 
 
