@@ -80,12 +80,22 @@ def group_values(opt):
 
 
 def group_record(opt):
-    """``(group_values(opt), the option objects, their ids, whether one is a Tensor)``: a
-    Replay compares the ids first (the same objects: nothing to compare further, unless a
-    Tensor option, e.g. ``lr``, may have been written in place), then the values."""
+    """``(group_values(opt), the option objects, whether one is a Tensor)``: a Replay
+    compares the objects first (the same ones: nothing to compare further, unless a Tensor
+    option, e.g. ``lr``, may have been written in place), then the values."""
     objs = [list(g.values()) for g in opt.param_groups]
-    tensors = any(isinstance(v, Tensor) for o in objs for v in o)
-    return group_values(opt), objs, [list(map(id, o)) for o in objs], tensors
+    return group_values(opt), objs, any(isinstance(v, Tensor) for o in objs for v in o)
+
+
+def _same_options(param_groups, objs):
+    """Whether each group holds the option objects ``objs`` (``group_record``'s), compared
+    by identity in C (no ``id()`` ints made, nor recorded ones read)."""
+    if len(param_groups) != len(objs):
+        return False
+    for g, o in zip(param_groups, objs):
+        if len(g) != len(o) or not all(map(is_, g.values(), o)):
+            return False
+    return True
 
 
 def basis(plan, entry):
@@ -273,8 +283,8 @@ def check(cf, r, args, kwargs):
             return None
         # the same option objects (its groups' ``"params"`` lists too, which count their
         # changes: the walk's ``layouts`` hold), none a Tensor written since?
-        same = [list(map(id, g.values())) for g in opt.param_groups] == groups[i][2]
-        if same and not (wrote and groups[i][3]):
+        same = _same_options(opt.param_groups, groups[i][1])
+        if same and not (wrote and groups[i][2]):
             continue
         if not same:
             # new options (an LR schedule's, a list of params rebound): does the walk hold?
@@ -284,7 +294,7 @@ def check(cf, r, args, kwargs):
             rec = group_record(opt)
             if groups is r.groups:
                 groups = list(groups)
-            if rec[0] == groups[i][0] and not (wrote and rec[3]):
+            if rec[0] == groups[i][0] and not (wrote and rec[2]):
                 groups[i] = rec
                 continue   # equal values: the same hyper-parameter leaves
             groups[i] = rec
