@@ -277,33 +277,10 @@ def check(cf, r, args, kwargs):
         flat = _state_as_left(tensors, r)
         if flat is None:
             return None
-    groups, hp_leaves = r.groups, r.hp_leaves
-    for i, opt in enumerate(b.optimizers):
-        if opt._flat_state() is not r.states[i]:
-            return None
-        # the same option objects (its groups' ``"params"`` lists too, which count their
-        # changes: the walk's ``layouts`` hold), none a Tensor written since?
-        same = _same_options(opt.param_groups, groups[i][1])
-        if same and not (wrote and groups[i][2]):
-            continue
-        if not same:
-            # new options (an LR schedule's, a list of params rebound): does the walk hold?
-            cf._discover(_module_cls())
-            if cf._found is not found:
-                return None
-            rec = group_record(opt)
-            if groups is r.groups:
-                groups = list(groups)
-            if rec[0] == groups[i][0] and not (wrote and rec[2]):
-                groups[i] = rec
-                continue   # equal values: the same hyper-parameter leaves
-            groups[i] = rec
-        # new values (e.g. an LR schedule's), or a Tensor option written: the same program?
-        hp = _hparams_if_same_key(opt, b.opt_keys[i], b.opt_trees[i][2])
-        if hp is None:
-            return None
-        hp_leaves = list(hp_leaves) if hp_leaves is r.hp_leaves else hp_leaves
-        hp_leaves[i] = hp
+    got = _options(cf, r, wrote)
+    if got is None:
+        return None
+    groups, hp_leaves = got
     rng = _KEY.peek()
     if rng is not r.rng and (rng is None or rng.dtype != b.rng_dtype):
         return None
@@ -327,6 +304,41 @@ def check(cf, r, args, kwargs):
     plan.meta = r.meta
     plan.replayed = True
     return plan
+
+
+def _options(cf, r, wrote):
+    """``(group records, hyper-parameter leaves)`` of the optimizers now, if each holds the
+    state the last call left and its options key the same program; else None. ``wrote``:
+    whether a Tensor was written since (a Tensor option, e.g. ``lr``, may have changed)."""
+    b = r.basis
+    groups, hp_leaves = r.groups, r.hp_leaves
+    for i, opt in enumerate(b.optimizers):
+        if opt._flat_state() is not r.states[i]:
+            return None
+        # the same option objects (its groups' ``"params"`` lists too, which count their
+        # changes: the walk's ``layouts`` hold), none a Tensor written since?
+        same = _same_options(opt.param_groups, groups[i][1])
+        if same and not (wrote and groups[i][2]):
+            continue
+        if not same:
+            # new options (an LR schedule's, a list of params rebound): does the walk hold?
+            cf._discover(_module_cls())
+            if cf._found is not b.found:
+                return None
+            rec = group_record(opt)
+            if groups is r.groups:
+                groups = list(groups)
+            if rec[0] == groups[i][0] and not (wrote and rec[2]):
+                groups[i] = rec
+                continue   # equal values: the same hyper-parameter leaves
+            groups[i] = rec
+        # new values (e.g. an LR schedule's), or a Tensor option written: the same program?
+        hp = _hparams_if_same_key(opt, b.opt_keys[i], b.opt_trees[i][2])
+        if hp is None:
+            return None
+        hp_leaves = list(hp_leaves) if hp_leaves is r.hp_leaves else hp_leaves
+        hp_leaves[i] = hp
+    return groups, hp_leaves
 
 
 def _arguments(b, args, kwargs):

@@ -45,7 +45,8 @@ def _user_function(f):
 
 
 # the opcodes that name a global (``co_names`` also holds attribute and import names)
-_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME"))
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME",
+                         "LOAD_FROM_DICT_OR_GLOBALS"))
 
 
 def _code_names(code, out, seen):
