@@ -1,6 +1,7 @@
-"""A compiled step re-runs its last program (hookgrad._compile.replay) when the counter of
+"""A compiled step re-runs its last program (hookgrad._compile.replay) when the counters of
 hookgrad._watch moved for a change the program was not keyed on (another Module, an
-eager step's hooks, ``ModTracker``), and still sees every change it was keyed on."""
+eager step's hooks, ``ModTracker``, a write that changes nothing), and still sees every
+change it was keyed on and every write to its state (Tensors, params lists, options)."""
 import numpy as np
 import pytest
 
