@@ -280,6 +280,11 @@ def _params_rebound(m, opt, more=()):
     group["params"] = list(group["params"]) + list(more)
 
 
+def _no_first_param(m, opt):
+    group = opt.param_groups[0]
+    group["params"] = list(group["params"][1:])
+
+
 _STATE_WRITES = {
     # writes to the state between calls (``hookgrad._watch`` counts each): the next call
     # sees them, and the calls after it re-run again
@@ -290,8 +295,12 @@ _STATE_WRITES = {
     "requires_grad_off": lambda m, opt: m.fc1.bias.requires_grad_(False),
     "attribute_set": lambda m, opt: setattr(m.fc1.weight, "note", 1.0),
     "params_list_appended": lambda m, opt: opt.param_groups[0]["params"].append(_extra(m)),
+    "params_list_shortened": lambda m, opt: opt.param_groups[0]["params"].pop(),
+    "params_list_first_removed": lambda m, opt: opt.param_groups[0]["params"].pop(0),
+    "params_list_reversed": lambda m, opt: opt.param_groups[0]["params"].reverse(),
     "params_list_rebound": lambda m, opt: _params_rebound(m, opt, [_extra(m)]),
     "params_list_rebound_equal": _params_rebound,
+    "params_list_rebound_shorter": _no_first_param,
 }
 
 

@@ -541,10 +541,12 @@ def _opt_tree(opt):
 
     An optimizer that can hold its state flat (``_load_flat_state``/``_flat_state``) gets a
     :class:`_Split` treedef, and while it holds the state as the last compiled call left
-    it, the state is not rebuilt nor flattened again (``tree`` then has the
-    hyper-parameters only)."""
+    it (for the parameters its groups still list, in order), the state is not rebuilt nor
+    flattened again (``tree`` then has the hyper-parameters only)."""
     flat_state = getattr(opt, "_flat_state", None)
     fs = flat_state() if flat_state is not None else None
+    if fs is not None and not fs.placed(opt.param_groups):
+        fs = None   # its groups list other parameters now: rebuilt from each one's state
     if fs is not None:
         hparams = opt._hparam_arrays()
         hp, hdef = jax.tree_util.tree_flatten(hparams)

@@ -27,6 +27,7 @@ A subclass describes its algorithm to this class:
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -58,10 +59,19 @@ class _Slot:
 
 
 class _FlatState:
-    __slots__ = ("treedef", "leaves")
+    """A compiled step's optimizer state as its program returned it, and ``layout``: the
+    parameters each group listed then (the state's positions refer to them)."""
 
-    def __init__(self, treedef, leaves):
-        self.treedef, self.leaves = treedef, leaves
+    __slots__ = ("treedef", "leaves", "layout")
+
+    def __init__(self, treedef, leaves, layout):
+        self.treedef, self.leaves, self.layout = treedef, leaves, layout
+
+    def placed(self, param_groups):
+        """Whether ``param_groups`` list the parameters this state was made for, in order."""
+        return len(param_groups) == len(self.layout) and all(
+            len(g["params"]) == len(ps) and all(map(operator.is_, g["params"], ps))
+            for g, ps in zip(param_groups, self.layout))
 
 
 def _number(v):
@@ -210,7 +220,7 @@ class TransformOptimizer(Optimizer):
     def _blocks(self):
         if self._flat is not None:
             flat, self._flat = self._flat, None
-            self._install_states(flat.treedef.unflatten(flat.leaves))
+            self._install_states(flat.treedef.unflatten(flat.leaves), flat.layout)
         return self._block_dict
 
     @_blocks.setter
@@ -448,6 +458,9 @@ class TransformOptimizer(Optimizer):
                 block = blocks.get(id(p))
                 if block is not None and id(block) not in seen:
                     seen.add(id(block))
+                    if not all(map(where.__contains__, block.ids)):
+                        # a parameter left the group: the others' state, as a block of theirs
+                        block = block.take([i for i, q in enumerate(block.ids) if q in where])
                     placed.append(Placed(block.static, tuple(map(where.__getitem__, block.ids)),
                                          block.state))
             state.append(placed)
@@ -467,10 +480,13 @@ class TransformOptimizer(Optimizer):
         traced = any(isinstance(x, jax.core.Tracer) for x in leaves)
         self._hp_override = list(hp) if traced else None
 
-    def _install_states(self, states):
+    def _install_states(self, states, layout=None):
+        """Install per-group ``Placed`` states, whose positions index the parameters each
+        group lists (``layout``: as they were listed when the states were made)."""
         blocks = {}
-        for group, placed in zip(self.param_groups, states):
-            params = group["params"]
+        if layout is None:
+            layout = [group["params"] for group in self.param_groups]
+        for params, placed in zip(layout, states):
             for pl in placed:
                 block = Block(pl.static, tuple(id(params[i]) for i in pl.index), pl.state)
                 blocks.update(dict.fromkeys(block.ids, block))
@@ -480,7 +496,7 @@ class TransformOptimizer(Optimizer):
         """Install the ``"state"`` part of ``_state_arrays()`` as its flattening (concrete
         arrays), as a compiled step's program returned it; hyper-parameters are read from
         ``param_groups`` again."""
-        self._flat = _FlatState(treedef, leaves)
+        self._flat = _FlatState(treedef, leaves, [tuple(g["params"]) for g in self.param_groups])
         self._hp_override = None
 
     def _flat_state(self):
