@@ -21,14 +21,19 @@ def _model():
     return m, hg.optim.Adam(m.parameters(), lr=0.05)
 
 
-def _loop(m, opt, x, y):
-    def step():
-        loss = F.mse_loss(m(x), y)
+def _train(opt, loss_of):
+    """A training step: the loss ``loss_of(*args)``, backward, the optimizer's step."""
+    def step(*args):
+        loss = loss_of(*args)
         loss.backward()
         opt.step()
         opt.zero_grad()
         return loss
     return step
+
+
+def _loop(m, opt, x, y):
+    return _train(opt, lambda: F.mse_loss(m(x), y))
 
 
 def _same(me, mc, what):
@@ -355,13 +360,7 @@ def test_a_re_run_compares_the_state_tensors_only_after_a_write(monkeypatch):
 
 
 def _weighted_loop(m, opt):
-    def step(x, y, w):
-        loss = F.mse_loss(m(x) * w, y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-    return step
+    return _train(opt, lambda x, y, w: F.mse_loss(m(x) * w, y))
 
 
 def _run_weighted(plans, w, changed):
