@@ -68,8 +68,8 @@ class Basis:
 class Replay:
     """What a call's program wrote (and the Basis it was keyed on), for the next call."""
 
-    __slots__ = ("basis", "arrs", "grads", "gdata", "meta", "states", "groups", "hp_leaves", "rng",
-                 "flat", "writes")
+    __slots__ = ("basis", "flat", "grads", "meta", "states", "groups", "hp_leaves", "rng",
+                 "writes")
 
 
 def group_values(opt):
@@ -199,14 +199,13 @@ def written(plan):
     b = r.basis = plan.basis
     tensors = b.tensors
     # what the next call compares by identity (held, so no new object can take an id):
-    # each Tensor's array (computed: the plan or the last check read each), its ``.grad``
-    # and that one's array
+    # each Tensor's ``.grad``, and the program's state inputs as the next call passes
+    # them, each Tensor's array (computed: the plan or the last check read each) and its
+    # ``.grad``'s
     arrs = list(map(_ARR, tensors))
     if Pending in map(type, arrs):
         arrs = [t._data for t in tensors]
-    r.arrs = arrs
     r.grads = list(map(_GRAD, tensors))
-    r.gdata = [g._data for g in r.grads if g is not None] if b.grads else None
     r.flat = _state_flat(arrs, r.grads) if b.grads else arrs
     # and each Tensor's flags and attributes (``_META``): copied after a planned call
     # (equal to the flags the program was keyed on, or the next check fails), else the
@@ -227,7 +226,7 @@ def written(plan):
     r.rng = _KEY.peek()
     # taken last: reading a deferred array above is not a write the next check must see
     # (None: flags unlike the key's, which no check passes)
-    r.writes = None if meta is None else _watch.writes()
+    r.writes = None if meta is None else _WRITES[0]
     return r
 
 
@@ -237,7 +236,7 @@ def _state_flat(arrs, grads):
     for d, g in zip(arrs, grads):
         flat.append(d)
         if g is not None:
-            flat.append(g._arr)
+            flat.append(g._data)
     return flat
 
 
@@ -378,8 +377,12 @@ def _arguments(b, args, kwargs):
 def _state_as_left(tensors, r):
     """The state Tensors' arrays (and ``.grad``s') if each is the object the last call left
     and their flags and attributes are equal; else None."""
+    if not all(map(is_, map(_GRAD, tensors), r.grads)):
+        return None
     flat = list(map(_ARR, tensors))
-    if not all(map(is_, flat, r.arrs)) or not all(map(is_, map(_GRAD, tensors), r.grads)):
+    if r.basis.grads:
+        flat = _state_flat(flat, r.grads)
+    if not all(map(is_, flat, r.flat)):
         return None
     # then the flags, and the attributes holding the others (``.grad`` the same object:
     # compared by identity; an attribute no key reads that fails to compare fails it)
@@ -388,10 +391,6 @@ def _state_as_left(tensors, r):
             return None
     except Exception:  # noqa: BLE001 - an attribute's ``==`` raised: not the same
         return None
-    if r.gdata is not None:
-        flat = _state_flat(flat, r.grads)
-        if not all(map(is_, [g._arr for g in r.grads if g is not None], r.gdata)):
-            return None
     return flat
 
 
