@@ -70,6 +70,7 @@ from ._autograd.backward import (
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
+    accelerator as accelerator,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
@@ -83,11 +84,13 @@ from . import (
     multiprocessing as multiprocessing,
     nn as nn,
     optim as optim,
+    overrides as overrides,
     random as random,
     return_types as return_types,
     serialization as serialization,
     testing as testing,
     utils as utils,
+    version as version,
 )
 
 __version__: builtins.str
