@@ -39,7 +39,8 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions", "distributed"})
+                   "multiprocessing", "distributions", "distributed", "version",
+                   "accelerator", "overrides", "jit", "compiler", "_dynamo"})
 
 
 def __getattr__(name):

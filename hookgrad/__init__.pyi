@@ -70,24 +70,29 @@ from ._autograd.backward import (
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
+    accelerator as accelerator,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
     compile as compile,
+    compiler as compiler,
     cuda as cuda,
     distributed as distributed,
     distributions as distributions,
     func as func,
     futures as futures,
+    jit as jit,
     library as library,
     multiprocessing as multiprocessing,
     nn as nn,
     optim as optim,
+    overrides as overrides,
     random as random,
     return_types as return_types,
     serialization as serialization,
     testing as testing,
     utils as utils,
+    version as version,
 )
 
 __version__: builtins.str

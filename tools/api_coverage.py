@@ -92,6 +92,12 @@ DIFFERS = {
     "torch.utils.data.random_split": "splits drawn from hookgrad's key",
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+    "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
+                 "not implemented",
+    "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
+                      "step); `is_compiling` is True under `hookgrad.compile` and JAX traces",
+    "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
+                          "(flex attention not implemented)",
 }
 
 
