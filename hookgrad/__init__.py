@@ -14,6 +14,7 @@ from . import _ops
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, device, double,
                      dtype, float, float16, float32, float64, get_default_dtype, half, int,
                      int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from ._device import get_default_device, set_default_device
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
 from ._autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,

@@ -31,6 +31,10 @@ from ._dtype import (
     short as short,
     uint8 as uint8,
 )
+from ._device import (
+    get_default_device as get_default_device,
+    set_default_device as set_default_device,
+)
 from ._factory import *
 from ._autograd.grad_mode import (
     enable_grad as enable_grad,
