@@ -81,6 +81,7 @@ from . import (
     distributions as distributions,
     func as func,
     futures as futures,
+    hub as hub,
     jit as jit,
     library as library,
     multiprocessing as multiprocessing,
