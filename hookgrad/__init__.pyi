@@ -30,8 +30,29 @@ from ._dtype import (
     set_default_dtype as set_default_dtype,
     short as short,
     uint8 as uint8,
+    uint16 as uint16,
+    uint32 as uint32,
+    uint64 as uint64,
+    float8_e4m3fn as float8_e4m3fn,
+    float8_e5m2 as float8_e5m2,
+    float8_e4m3fnuz as float8_e4m3fnuz,
+    float8_e5m2fnuz as float8_e5m2fnuz,
+    float8_e8m0fnu as float8_e8m0fnu,
 )
+from ._type_info import finfo as finfo, iinfo as iinfo
 from ._factory import *
+from ._legacy_tensor import (
+    BFloat16Tensor as BFloat16Tensor,
+    BoolTensor as BoolTensor,
+    ByteTensor as ByteTensor,
+    CharTensor as CharTensor,
+    DoubleTensor as DoubleTensor,
+    FloatTensor as FloatTensor,
+    HalfTensor as HalfTensor,
+    IntTensor as IntTensor,
+    LongTensor as LongTensor,
+    ShortTensor as ShortTensor,
+)
 from ._autograd.grad_mode import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,
