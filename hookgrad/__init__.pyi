@@ -102,6 +102,7 @@ from . import (
     distributions as distributions,
     func as func,
     futures as futures,
+    fx as fx,
     hub as hub,
     jit as jit,
     library as library,
