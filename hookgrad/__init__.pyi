@@ -106,6 +106,8 @@ from . import (
     distributions as distributions,
     func as func,
     futures as futures,
+    fx as fx,
+    hub as hub,
     jit as jit,
     library as library,
     multiprocessing as multiprocessing,
