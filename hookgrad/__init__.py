@@ -39,7 +39,14 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions", "distributed"})
+                   "multiprocessing", "distributions", "distributed", "hub", "ops"})
+
+
+def _assert(condition, message):
+    """A wrapper around Python's assert: raises ``AssertionError(message)`` unless
+    ``condition`` holds (unlike ``assert``, also under ``python -O``)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def __getattr__(name):
