@@ -30,8 +30,29 @@ from ._dtype import (
     set_default_dtype as set_default_dtype,
     short as short,
     uint8 as uint8,
+    uint16 as uint16,
+    uint32 as uint32,
+    uint64 as uint64,
+    float8_e4m3fn as float8_e4m3fn,
+    float8_e5m2 as float8_e5m2,
+    float8_e4m3fnuz as float8_e4m3fnuz,
+    float8_e5m2fnuz as float8_e5m2fnuz,
+    float8_e8m0fnu as float8_e8m0fnu,
 )
+from ._type_info import finfo as finfo, iinfo as iinfo
 from ._factory import *
+from ._legacy_tensor import (
+    BFloat16Tensor as BFloat16Tensor,
+    BoolTensor as BoolTensor,
+    ByteTensor as ByteTensor,
+    CharTensor as CharTensor,
+    DoubleTensor as DoubleTensor,
+    FloatTensor as FloatTensor,
+    HalfTensor as HalfTensor,
+    IntTensor as IntTensor,
+    LongTensor as LongTensor,
+    ShortTensor as ShortTensor,
+)
 from ._autograd.grad_mode import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,
@@ -70,26 +91,31 @@ from ._autograd.backward import (
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
+    accelerator as accelerator,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
     compile as compile,
+    compiler as compiler,
     cuda as cuda,
     distributed as distributed,
     distributions as distributions,
     func as func,
     futures as futures,
     hub as hub,
+    jit as jit,
     library as library,
     multiprocessing as multiprocessing,
     nn as nn,
     ops as ops,
     optim as optim,
+    overrides as overrides,
     random as random,
     return_types as return_types,
     serialization as serialization,
     testing as testing,
     utils as utils,
+    version as version,
 )
 
 __version__: builtins.str
@@ -190,6 +216,7 @@ def conv2d(input, weight, bias=..., stride=..., padding=..., dilation=..., group
 def conv3d(input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...) -> Tensor: ...
 def conv_transpose1d(input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...) -> Tensor: ...
 def conv_transpose2d(input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...) -> Tensor: ...
+def conv_transpose3d(input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...) -> Tensor: ...
 def cos(input, *, out: Optional[Tensor] = ...) -> Tensor: ...
 def cos_(self) -> Tensor: ...
 def cosh(input, *, out: Optional[Tensor] = ...) -> Tensor: ...

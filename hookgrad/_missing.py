@@ -38,3 +38,17 @@ def not_implemented(torch_name):
     stub.__name__ = stub.__qualname__ = torch_name.rsplit(".", 1)[-1]
     stub.__doc__ = "Not implemented by hookgrad: calling it raises NotImplementedError."
     return stub
+
+
+def not_implemented_class(torch_name, bases=()):
+    """A stand-in for the PyTorch class ``torch_name``: it exists for ``isinstance``,
+    subclassing and annotations; constructing one raises as :func:`not_implemented` does."""
+    stub = not_implemented(torch_name)
+
+    def __init__(self, *args, **kwargs):
+        stub()
+    module, _, name = torch_name.rpartition(".")
+    return type(name, tuple(bases), {
+        "__init__": __init__, "__module__": "hookgrad" + module[len("torch"):],
+        "__doc__": "Not implemented by hookgrad: constructing one raises "
+                   "NotImplementedError."})

@@ -157,6 +157,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs) -> str | Tensor:
     if dtype is None:
         return _type_string(self)
     device = None
+    if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dtype.dtype):
+        dtype = dtype.dtype  # a legacy type: hookgrad.FloatTensor
     if isinstance(dtype, str):
         name, cuda = _parse_type(dtype)
         dtype = getattr(_dtype, name)

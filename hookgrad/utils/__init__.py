@@ -6,7 +6,7 @@ __all__ = ["hooks"]
 
 
 def __getattr__(name):
-    if name in ("mod_tracker", "checkpoint", "data"):
+    if name in ("mod_tracker", "checkpoint", "data", "_pytree", "_python_dispatch"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     from .. import _missing

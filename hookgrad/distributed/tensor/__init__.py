@@ -15,9 +15,10 @@ from jax.sharding import NamedSharding
 
 from ..._tensor import PLACEMENTS, Tensor
 from ..device_mesh import DeviceMesh
+from ._api import DTensor
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
 
-__all__ = ["distribute_tensor", "Placement", "Shard", "Replicate", "Partial"]
+__all__ = ["DTensor", "distribute_tensor", "Placement", "Shard", "Replicate", "Partial"]
 
 PLACEMENTS[0] = of_array
 
