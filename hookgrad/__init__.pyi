@@ -92,6 +92,7 @@ from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
     accelerator as accelerator,
+    ao as ao,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
@@ -102,11 +103,11 @@ from . import (
     distributions as distributions,
     func as func,
     futures as futures,
-    hub as hub,
     jit as jit,
     library as library,
     multiprocessing as multiprocessing,
     nn as nn,
+    onnx as onnx,
     ops as ops,
     optim as optim,
     overrides as overrides,

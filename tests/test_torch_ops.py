@@ -96,11 +96,3 @@ def test_random_fills_in_place_follow_the_generator():
     with pytest.raises(RuntimeError, match=r"bernoulli_ expects p to be in \[0, 1\]"):
         hookgrad.empty(2).bernoulli_(1.5)
     assert np.isfinite(hookgrad.empty(3).uniform_(**{"from": 1.0, "to": 2.0}).numpy()).all()
-
-
-def test_hub_directories_follow_pytorchs_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
-    assert hookgrad.hub.get_dir() == str(tmp_path / "hub")
-    with pytest.raises(NotImplementedError, match="hookgrad does not implement "
-                                                  "torch.hub.load_state_dict_from_url yet"):
-        hookgrad.hub.load_state_dict_from_url("https://example.com/w.pth")
