@@ -11,7 +11,19 @@ from ...nn.modules.module import Module
 __all__ = ["DeQuantStub", "QuantStub"]
 
 
-class QuantStub(Module):
+class _FloatStub(Module):
+    """A stub of a float model: the identity until conversion swaps it."""
+
+    def __init__(self, qconfig=None):
+        super().__init__()
+        if qconfig:
+            self.qconfig = qconfig
+
+    def forward(self, x):
+        return x
+
+
+class QuantStub(_FloatStub):
     r"""Quantize stub module: before calibration and conversion it is the identity.
 
     Args:
@@ -19,30 +31,14 @@ class QuantStub(Module):
             we will get qconfig from parent modules
     """
 
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
 
-    def forward(self, x):
-        return x
-
-
-class DeQuantStub(Module):
+class DeQuantStub(_FloatStub):
     r"""Dequantize stub module: before conversion it is the identity.
 
     Args:
         qconfig: quantization configuration for the tensor, if qconfig is not provided,
             we will get qconfig from parent modules
     """
-
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
-
-    def forward(self, x):
-        return x
 
 
 __getattr__ = _missing.module_getattr(__name__)
