@@ -96,6 +96,7 @@ from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
     accelerator as accelerator,
+    ao as ao,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
@@ -112,6 +113,8 @@ from . import (
     library as library,
     multiprocessing as multiprocessing,
     nn as nn,
+    onnx as onnx,
+    ops as ops,
     optim as optim,
     overrides as overrides,
     random as random,
