@@ -1,6 +1,7 @@
 """The meta device: Tensors with a shape and a dtype and no data; ops propagate shapes and
 dtypes without computing; ``to_empty`` and ``load_state_dict(assign=True)`` give a meta
 module real parameters."""
+import contextlib
 import warnings
 
 import pytest
@@ -35,6 +36,17 @@ def test_meta_tensors_record_their_graph():
     assert type(x.grad_fn).__name__ == "ToCopyBackward0"
     assert y.grad_fn.name() == "SumBackward0"
     assert y.grad_fn.next_functions[0][0].name() == "MulBackward0"
+
+
+def test_backward_from_a_meta_tensor_says_it_is_not_implemented():
+    m = hookgrad.empty(2, 3, device="meta", requires_grad=True)
+    for run in (lambda: (m * m).sum().backward(),
+                lambda: hookgrad.autograd.grad((m * 2).sum(), m),
+                lambda: (m * 2).backward(hookgrad.ones(2, 3, device="meta"))):
+        with pytest.raises(NotImplementedError,
+                           match="hookgrad does not implement backward through meta Tensors"):
+            run()
+    assert m.grad is None
 
 
 def test_reading_values_raises_pytorchs_errors():
@@ -146,3 +158,82 @@ def test_meta_random_factories_draw_nothing():
     with hookgrad.device("meta"):
         nn.Linear(100, 100)
     assert hookgrad.equal(hookgrad.rand(3), a)
+
+
+@contextlib.contextmanager
+def _init_empty_weights(L):
+    """accelerate's ``init_empty_weights()`` (1.15, ``include_buffers=False``), as it is
+    written: ``Module.register_parameter`` patched to move each new parameter to meta."""
+    old = L.nn.Module.register_parameter
+
+    def register_empty_parameter(module, name, param):
+        old(module, name, param)
+        if param is not None:
+            param_cls = type(module._parameters[name])
+            kwargs = module._parameters[name].__dict__
+            kwargs["requires_grad"] = param.requires_grad
+            module._parameters[name] = param_cls(module._parameters[name].to("meta"), **kwargs)
+
+    L.nn.Module.register_parameter = register_empty_parameter
+    try:
+        yield
+    finally:
+        L.nn.Module.register_parameter = old
+
+
+def _custom(L):
+    nn = L.nn
+
+    class Block(nn.Module):  # the ways a Hugging Face model makes its tensors
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(L.ones(4))
+            self.frozen = nn.Parameter(L.zeros(4), requires_grad=False)
+            self.register_buffer("position_ids", L.arange(6).expand((1, -1)), persistent=False)
+            self.wte = nn.Embedding(10, 4)
+            self.ln = nn.LayerNorm(4)
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, ids):
+            return self.proj(self.ln(self.wte(ids))) * self.scale + self.frozen
+
+    return Block()
+
+
+def test_accelerates_init_empty_weights_pattern():
+    def run(L):
+        L.manual_seed(0)
+        src = _custom(L)
+        with _init_empty_weights(L):
+            m = _custom(L)
+        made = {k: [p.is_meta, type(p).__name__, p.requires_grad]
+                for k, p in m.named_parameters()}
+        m.load_state_dict(src.state_dict(), assign=True)
+        ids = L.tensor([[1, 2, 3]])
+        return {"made": made, "buffer_meta": m.position_ids.is_meta,
+                "after": [list(k) for k in {(p.is_meta, type(p).__name__) for p in m.parameters()}],
+                "frozen": m.frozen.requires_grad, "equal": py(m(ids)) == py(src(ids))}
+    got = same_as_torch(run)
+    assert got["made"]["scale"] == [True, "Parameter", True]
+    assert got["made"]["frozen"] == [True, "Parameter", False]
+    assert got["buffer_meta"] is False and got["after"] == [[False, "Parameter"]]
+    assert got["equal"] and got["frozen"] is False
+
+
+def test_a_model_built_under_a_meta_device_block():
+    def run(L):
+        with L.device("meta"):
+            m = _custom(L)
+        # what an _init_weights does on the meta device: nothing, without errors
+        L.nn.init.normal_(m.proj.weight.data, mean=0.0, std=0.02)
+        m.proj.bias.data.zero_()
+        m.wte.weight.data[2].zero_()
+        m.ln.weight.data.fill_(1.0)
+        out = m(L.tensor([[1, 2]]))
+        pos = m.wte(m.position_ids)
+        return {"params": sorted({str(p.device) for p in m.parameters()}),
+                "buffers": str(m.position_ids.device), "out": [str(out.device), list(out.shape)],
+                "pos": list(pos.shape), "strides": [m.proj.weight.stride(), m.scale.stride()],
+                "nbytes": m.proj.weight.untyped_storage().nbytes()}
+    got = same_as_torch(run)
+    assert got["params"] == ["meta"] and got["out"] == ["meta", [1, 2, 4]]
