@@ -39,9 +39,11 @@ def _address(root):
     if len(devices) != 1 or next(iter(devices)).platform != "cpu":
         # NotImplementedError: what readers such as safetensors expect of a storage
         # without an address (they then copy the Tensor to the CPU)
+        where = (f"is sharded over {len(devices)} devices" if len(devices) != 1 else
+                 f"lives on {next(iter(devices))}, not in host memory")
         raise NotImplementedError(
-            f"hookgrad cannot give a host address for a Tensor on {sorted(map(str, devices))}: "
-            "its JAX buffer lives on the accelerator. Copy it first: t.cpu().data_ptr()")
+            f"hookgrad cannot give the address of this Tensor's bytes: its JAX array {where}. "
+            "Copy it to the CPU first: t.cpu().data_ptr()")
     arr.block_until_ready()  # the bytes are written once the op that makes them has run
     return arr.unsafe_buffer_pointer()
 

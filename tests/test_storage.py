@@ -5,13 +5,17 @@ import array
 import ctypes
 import importlib.util
 import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import hookgrad
 
-from ._torch_hidden import run_with_torch_hidden
+from ._torch_hidden import ROOT, run_with_torch_hidden
 from .differential import py, raises, same_as_torch
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -141,3 +145,23 @@ def test_safetensors_round_trip_with_torch_bound_to_hookgrad():
     assert got["same"] == {k: True for k in got["same"]} and len(got["same"]) == 14
     assert got["non_contiguous"] == "You are trying to save a non contiguous tensor"
     assert got["shared"] and got["model"]
+
+
+def test_an_array_split_over_devices_has_no_address():
+    code = """
+        import jax, numpy as np, pytest
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+        import hookgrad
+        mesh = Mesh(np.array(jax.devices()), ("x",))
+        t = hookgrad.Tensor._wrap(jax.device_put(np.arange(4.0), NamedSharding(mesh, PartitionSpec("x"))))
+        with pytest.raises(NotImplementedError, match="sharded over 2 devices"):
+            t.data_ptr()
+        with pytest.raises(NotImplementedError, match="t.cpu\\\\(\\\\).data_ptr\\\\(\\\\)"):
+            t.untyped_storage().data_ptr()
+        print("ok")
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=ROOT,
+                                   XLA_FLAGS="--xla_force_host_platform_device_count=2"))
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-4000:]
