@@ -11,6 +11,7 @@ value) reading it raises; a meta Tensor's is 0, as PyTorch's.
 import warnings
 
 import jax
+import numpy as np
 
 from ._errors import traced_value_error
 from ._meta import MetaArray
@@ -103,7 +104,6 @@ class UntypedStorage:
         return self._tensor.is_meta
 
     def tolist(self) -> list:
-        import numpy as np
         return np.ascontiguousarray(np.asarray(self._tensor._data)).view(np.uint8) \
             .reshape(-1).tolist()
 

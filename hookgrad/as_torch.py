@@ -22,7 +22,7 @@ import importlib
 import importlib.abc
 import importlib.metadata
 import importlib.util
-import os
+import pathlib
 import runpy
 import sys
 from types import ModuleType
@@ -41,7 +41,7 @@ class _TorchDistribution(importlib.metadata.Distribution):
         return self._FILES.get(filename)
 
     def locate_file(self, path):
-        return os.path.join(os.path.dirname(os.path.abspath(__file__)), str(path))
+        return pathlib.Path(__file__).resolve().parent / path
 
 
 class _TorchAsHookgrad(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -1,7 +1,7 @@
-"""Run code in a fresh Python where the real ``torch`` is not installed, as far as the code can
-tell: ``import torch`` raises ``ModuleNotFoundError`` and ``importlib.metadata`` finds no
-``torch`` distribution (the case of a machine with only hookgrad, such as a TPU VM), even
-though PyTorch is installed beside the tests.
+"""Run code in a fresh Python where the real ``torch`` is not installed, as far as the code
+can tell: ``import torch`` raises ``ModuleNotFoundError``, ``importlib.util.find_spec`` gives
+None and ``importlib.metadata`` finds no ``torch`` distribution (the case of a machine with
+only hookgrad, such as a TPU VM), though PyTorch is installed beside the tests.
 
     proc = run_with_torch_hidden('''
         import hookgrad.as_torch
@@ -18,32 +18,34 @@ import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# runs first in the child: a meta-path finder refusing torch, and metadata without it
-_HIDE_TORCH = '''
-import importlib.abc as _abc, importlib.metadata as _md, sys as _sys
+# runs first in the child: the path finder and the metadata finder do not see the hidden
+# packages, so ``import`` and ``importlib.util.find_spec`` act as if they were not installed
+_HIDE = '''
+import importlib.machinery as _machinery, importlib.metadata as _md
+_HIDDEN = {hidden!r}
+_find_spec = _machinery.PathFinder.find_spec
 
-class _NoRealTorch(_abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
+def _no_hidden_spec(cls, name, path=None, target=None):
+    return None if name.split(".")[0] in _HIDDEN else _find_spec(name, path, target)
 
-_sys.meta_path.insert(0, _NoRealTorch())
+_machinery.PathFinder.find_spec = classmethod(_no_hidden_spec)
 _found = _md.MetadataPathFinder.find_distributions
 
-def _without_torch(cls, *args, **kwargs):
+def _no_hidden_distribution(cls, *args, **kwargs):
     return (d for d in _found(*args, **kwargs)
-            if (d.metadata["Name"] or "").lower() != "torch")
+            if (d.metadata["Name"] or "").lower() not in _HIDDEN)
 
-_md.MetadataPathFinder.find_distributions = classmethod(_without_torch)
-del _abc, _md, _sys
+_md.MetadataPathFinder.find_distributions = classmethod(_no_hidden_distribution)
+del _machinery, _md
 '''
 
 
-def run_with_torch_hidden(code, *, timeout=600, env=None):
-    """Run ``code`` (dedented) in a new interpreter with the real torch hidden, hookgrad
-    importable from this checkout; returns the ``subprocess.CompletedProcess`` (text)."""
+def run_with_torch_hidden(code, *, also_hide=(), timeout=600, env=None):
+    """Run ``code`` (dedented) in a new interpreter with the real torch (and the top-level
+    packages ``also_hide`` names, e.g. ``("torchvision",)``) hidden, hookgrad importable
+    from this checkout; returns the ``subprocess.CompletedProcess`` (text)."""
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", _HIDE_TORCH + textwrap.dedent(code)],
+    hide = _HIDE.format(hidden=tuple(sorted({"torch", *also_hide})))
+    return subprocess.run([sys.executable, "-c", hide + textwrap.dedent(code)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)

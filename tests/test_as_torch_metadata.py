@@ -31,9 +31,10 @@ def test_torch_hidden_hides_the_module_and_its_metadata():
             found = True
         except importlib.metadata.PackageNotFoundError:
             found = False
-        print(json.dumps([imported, found, "torch" in importlib.metadata.packages_distributions()]))
+        print(json.dumps([imported, found, "torch" in importlib.metadata.packages_distributions(),
+                          importlib.util.find_spec("torch") is None]))
     """)
-    assert got == [False, False, False]
+    assert got == [False, False, False, True]
 
 
 def test_without_real_torch_metadata_reports_the_version_hookgrad_follows():

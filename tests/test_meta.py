@@ -2,6 +2,8 @@
 dtypes without computing; ``to_empty`` and ``load_state_dict(assign=True)`` give a meta
 module real parameters."""
 import contextlib
+import importlib.util
+import json
 import warnings
 
 import pytest
@@ -9,6 +11,7 @@ import pytest
 import hookgrad
 from hookgrad import nn
 
+from ._torch_hidden import run_with_torch_hidden
 from .differential import py, raises, same_as_torch
 
 
@@ -237,3 +240,38 @@ def test_a_model_built_under_a_meta_device_block():
                 "nbytes": m.proj.weight.untyped_storage().nbytes()}
     got = same_as_torch(run)
     assert got["params"] == ["meta"] and got["out"] == ["meta", [1, 2, 4]]
+
+
+def test_transformers_builds_on_meta_and_round_trips_through_safetensors():
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    # torchvision hidden too: its C extension is built for PyTorch (the torchvision work in
+    # issue 30 makes it import under hookgrad)
+    proc = run_with_torch_hidden("""
+        import json, os, tempfile
+        import hookgrad.as_torch
+        torch = hookgrad.as_torch.install()
+        from transformers import GPT2Config, GPT2LMHeadModel
+        cfg = GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=64,
+                         bos_token_id=0, eos_token_id=0)
+        with torch.device("meta"):
+            empty = GPT2LMHeadModel(cfg)
+        torch.manual_seed(0)
+        src = GPT2LMHeadModel(cfg).eval()
+        with tempfile.TemporaryDirectory() as d:
+            src.save_pretrained(d)
+            files = sorted(os.listdir(d))
+            back = GPT2LMHeadModel.from_pretrained(d).eval()
+        ids = torch.tensor([[1, 2, 3, 4]])
+        a, b = src.state_dict(), back.state_dict()
+        print(json.dumps({
+            "meta": sorted({str(p.device) for p in empty.parameters()}),
+            "files": files, "devices": sorted({str(p.device) for p in back.parameters()}),
+            "same_state": sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a),
+            "same_logits": torch.equal(src(ids).logits, back(ids).logits)}))
+    """, also_hide=("torchvision", "torchaudio"))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {"meta": ["meta"], "devices": ["cpu"], "same_state": True,
+                   "same_logits": True, "files": ["config.json", "generation_config.json",
+                                                  "model.safetensors"]}
