@@ -83,6 +83,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = data._data
         if dtype is not None:
             arr = arr.astype(_dtype.to_jax(dtype))
+        if data.is_meta:  # no values: a meta Tensor of its shape, as PyTorch's
+            if device is not None and not _device.is_meta(device):
+                raise NotImplementedError(_meta.NO_DATA)
+            return _finish(arr, requires_grad, "meta")
         return _finish(jnp.array(arr, copy=True), requires_grad, device)
     if isinstance(data, jax.Array) and not isinstance(data, jax.core.Tracer):
         data = np.asarray(data)

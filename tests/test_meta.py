@@ -15,6 +15,7 @@ from ._torch_hidden import run_with_torch_hidden
 from .differential import py, raises, same_as_torch
 
 
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
 def test_ops_on_meta_tensors_give_shapes_dtypes_and_nodes():
     def run(L):
         F = L.nn.functional
@@ -24,7 +25,8 @@ def test_ops_on_meta_tensors_give_shapes_dtypes_and_nodes():
                 "cat": L.cat([x, x]), "softmax": F.softmax(x, -1), "sum": x.sum(),
                 "half": x.to(L.float16), "cmp": x > 0, "matmul": x @ w.t(),
                 "contiguous": x.transpose(0, 1).contiguous(),
-                "like": L.zeros_like(x), "new": x.new_ones(5)}
+                "like": L.zeros_like(x), "new": x.new_ones(5), "tensor": L.tensor(x),
+                "clone": x.clone(), "detach": x.detach(), "data": x.data}
         return {k: [str(v.device), list(v.shape), str(v.dtype).split(".")[1], v.requires_grad]
                 for k, v in outs.items()}
     got = same_as_torch(run)
@@ -52,10 +54,12 @@ def test_backward_from_a_meta_tensor_says_it_is_not_implemented():
     assert m.grad is None
 
 
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
 def test_reading_values_raises_pytorchs_errors():
     def run(L):
         m = L.empty(3, device="meta")
         return [raises(lambda: m.tolist()), raises(lambda: m.cpu()),
+                raises(lambda: L.tensor(m, device="cpu")),
                 raises(lambda: m.to("cpu")), raises(lambda: m.numpy()),
                 raises(lambda: m[0].item()), raises(lambda: bool(m[0]))]
     got = same_as_torch(run)
