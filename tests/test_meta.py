@@ -255,27 +255,40 @@ def test_transformers_builds_on_meta_and_round_trips_through_safetensors():
         import json, os, tempfile
         import hookgrad.as_torch
         torch = hookgrad.as_torch.install()
-        from transformers import GPT2Config, GPT2LMHeadModel
-        cfg = GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=64,
-                         bos_token_id=0, eos_token_id=0)
-        with torch.device("meta"):
-            empty = GPT2LMHeadModel(cfg)
-        torch.manual_seed(0)
-        src = GPT2LMHeadModel(cfg).eval()
-        with tempfile.TemporaryDirectory() as d:
-            src.save_pretrained(d)
-            files = sorted(os.listdir(d))
-            back = GPT2LMHeadModel.from_pretrained(d).eval()
-        ids = torch.tensor([[1, 2, 3, 4]])
-        a, b = src.state_dict(), back.state_dict()
-        print(json.dumps({
-            "meta": sorted({str(p.device) for p in empty.parameters()}),
-            "files": files, "devices": sorted({str(p.device) for p in back.parameters()}),
-            "same_state": sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a),
-            "same_logits": torch.equal(src(ids).logits, back(ids).logits)}))
+        import transformers as tf
+        small = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, vocab_size=100, max_position_embeddings=64)
+        models = {  # GPT-2: tied weights; Llama: rotary buffers; BERT: a padding_idx row
+            "gpt2": (tf.GPT2LMHeadModel, tf.GPT2Config(n_layer=2, n_embd=32, n_head=2,
+                     vocab_size=100, n_positions=64, bos_token_id=0, eos_token_id=0)),
+            "llama": (tf.LlamaForCausalLM, tf.LlamaConfig(num_key_value_heads=2, **small)),
+            "bert": (tf.BertForSequenceClassification, tf.BertConfig(**small))}
+        out = {}
+        for name, (cls, cfg) in models.items():
+            with torch.device("meta"):
+                empty = cls(cfg)
+            torch.manual_seed(0)
+            src = cls(cfg).eval()
+            with tempfile.TemporaryDirectory() as d:
+                src.save_pretrained(d)
+                files = sorted(os.listdir(d))
+                back = cls.from_pretrained(d).eval()
+            ids = torch.tensor([[1, 2, 3, 4]])
+            a, b = src.state_dict(), back.state_dict()
+            out[name] = {
+                "meta": sorted({str(t.device) for t in [*empty.parameters(), *empty.buffers()]}),
+                "files": files,
+                "devices": sorted({str(t.device) for t in [*back.parameters(), *back.buffers()]}),
+                "same_state": sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a),
+                "same_buffers": all(torch.equal(x, y) for x, y in zip(src.buffers(), back.buffers())),
+                "same_logits": torch.allclose(src(ids).logits, back(ids).logits, atol=1e-6)}
+        print(json.dumps(out))
     """, also_hide=("torchvision", "torchaudio"))
     assert proc.returncode == 0, proc.stderr[-4000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got == {"meta": ["meta"], "devices": ["cpu"], "same_state": True,
-                   "same_logits": True, "files": ["config.json", "generation_config.json",
-                                                  "model.safetensors"]}
+    for name in ("gpt2", "llama", "bert"):
+        assert got[name] == {"meta": ["meta"], "devices": ["cpu"], "same_state": True,
+                             "same_buffers": True, "same_logits": True,
+                             "files": ["config.json", "generation_config.json",
+                                       "model.safetensors"]} | (
+            {"files": ["config.json", "model.safetensors"]} if name == "bert" else {}), name
