@@ -43,6 +43,16 @@ from ._device import (
     get_default_device as get_default_device,
     set_default_device as set_default_device,
 )
+from ._layout import (
+    layout as layout,
+    sparse_bsc as sparse_bsc,
+    sparse_bsr as sparse_bsr,
+    sparse_coo as sparse_coo,
+    sparse_csc as sparse_csc,
+    sparse_csr as sparse_csr,
+    strided as strided,
+)
+from ._storage import TypedStorage as TypedStorage, UntypedStorage as UntypedStorage
 from ._type_info import finfo as finfo, iinfo as iinfo
 from ._factory import *
 from ._legacy_tensor import (
@@ -141,6 +151,7 @@ from . import (
     random as random,
     return_types as return_types,
     serialization as serialization,
+    storage as storage,
     testing as testing,
     utils as utils,
     version as version,

@@ -20,6 +20,13 @@ def _empty():
     return Tensor._wrap(jnp.zeros((0,), _dtype.to_jax(_dtype.get_default_dtype())))
 
 
+# the per-Tensor state a Tensor's __dict__ may hold: the private class defaults that an
+# instance overrides (``_acc``, ``_grad``, ``_view``, ...)
+_TENSOR_STATE = frozenset(k for k, v in vars(Tensor).items()
+                          if k.startswith("_") and not k.startswith("__") and
+                          (v is None or isinstance(v, (bool, int))))
+
+
 class Parameter(Tensor):
     """A kind of Tensor that is a module parameter.
 
@@ -39,7 +46,15 @@ class Parameter(Tensor):
         (True, True)
     """
 
-    def __init__(self, data=None, requires_grad=True):
+    def __init__(self, data=None, requires_grad=True, **state):
+        # NOTE: a Tensor keeps hookgrad's rarely-set state (its AccumulateGrad, hooks, view
+        # links) in its __dict__; code that rebuilds a Parameter from another one's __dict__
+        # (accelerate's init_empty_weights: ``cls(p.to(device), **p.__dict__)``) passes it
+        # back here, where it is not the new Parameter's: ignored. Anything else is an error.
+        unknown = [k for k in state if k not in _TENSOR_STATE]
+        if unknown:
+            raise TypeError(f"Parameter.__init__() got an unexpected keyword argument "
+                            f"'{unknown[0]}'")
         if data is None:
             data = _empty()
         elif not isinstance(data, Tensor):
