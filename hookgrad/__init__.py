@@ -17,6 +17,8 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, float8_e8m0fnu)
 from ._type_info import finfo, iinfo
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
+                             memory_format, preserve_format)
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
 from ._legacy_tensor import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
