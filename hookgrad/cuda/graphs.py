@@ -16,3 +16,5 @@ def is_current_stream_capturing() -> bool:
     """Whether a CUDA graph capture is under way on the current stream: never under
     hookgrad, which captures none."""
     return False
+
+__getattr__ = _missing.module_getattr(__name__)

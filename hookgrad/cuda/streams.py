@@ -34,3 +34,5 @@ class StreamContext(contextlib.AbstractContextManager):
 def stream(stream):
     """``StreamContext(stream)``."""
     return StreamContext(stream)
+
+__getattr__ = _missing.module_getattr(__name__)

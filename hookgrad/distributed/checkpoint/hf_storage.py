@@ -4,3 +4,6 @@ raises ``NotImplementedError``)."""
 from . import HuggingFaceStorageReader, HuggingFaceStorageWriter
 
 __all__ = ["HuggingFaceStorageReader", "HuggingFaceStorageWriter"]
+
+from ... import _missing  # noqa: E402
+__getattr__ = _missing.module_getattr(__name__)
