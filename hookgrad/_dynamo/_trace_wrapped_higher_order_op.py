@@ -2,6 +2,8 @@
 higher-order calls. Only :class:`TransformGetItemToIndex` is here."""
 import contextlib
 
+from .. import _missing
+
 __all__ = ["TransformGetItemToIndex"]
 
 
@@ -12,3 +14,6 @@ class TransformGetItemToIndex(contextlib.AbstractContextManager):
 
     def __exit__(self, *exc):
         return None
+
+
+__getattr__ = _missing.module_getattr(__name__)
