@@ -2,8 +2,6 @@
 higher-order calls. Only :class:`TransformGetItemToIndex` is here."""
 import contextlib
 
-from .. import _missing
-
 __all__ = ["TransformGetItemToIndex"]
 
 
@@ -16,4 +14,7 @@ class TransformGetItemToIndex(contextlib.AbstractContextManager):
         return None
 
 
-__getattr__ = _missing.module_getattr(__name__)
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -17,4 +17,8 @@ def is_current_stream_capturing() -> bool:
     hookgrad, which captures none."""
     return False
 
-__getattr__ = _missing.module_getattr(__name__)
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -35,4 +35,8 @@ def stream(stream):
     """``StreamContext(stream)``."""
     return StreamContext(stream)
 
-__getattr__ = _missing.module_getattr(__name__)
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

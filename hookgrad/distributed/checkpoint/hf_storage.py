@@ -5,5 +5,8 @@ from . import HuggingFaceStorageReader, HuggingFaceStorageWriter
 
 __all__ = ["HuggingFaceStorageReader", "HuggingFaceStorageWriter"]
 
-from ... import _missing  # noqa: E402
-__getattr__ = _missing.module_getattr(__name__)
+
+from ... import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m
