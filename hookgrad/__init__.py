@@ -18,6 +18,7 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      float8_e5m2fnuz, float8_e8m0fnu)
 from ._device import get_default_device, set_default_device
 from ._type_info import finfo, iinfo
+from ._vmap import vmap
 from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
                              memory_format, preserve_format)
 from ._factory import *  # noqa: F401,F403

@@ -44,6 +44,7 @@ from ._device import (
     set_default_device as set_default_device,
 )
 from ._type_info import finfo as finfo, iinfo as iinfo
+from ._vmap import vmap as vmap
 from ._memory_format import (
     channels_last as channels_last,
     channels_last_3d as channels_last_3d,
