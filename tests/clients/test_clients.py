@@ -143,5 +143,6 @@ def test_transformers_models_match_pytorch():
     assert len(got["llama_generate"]["tokens"][0]) == 6 + 5
     hooks = got["module_hooks"]
     assert len(hooks["attn_out"]) == 2 and len(hooks["mlp_grad_out"][0]) == 6
+    assert hooks["attention"] == "sdpa"
     losses = got["compiled_training"]
     assert losses["gpt2"][2] < losses["gpt2"][0] and losses["llama"][2] < losses["llama"][0]
