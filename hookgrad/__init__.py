@@ -21,6 +21,9 @@ from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sp
                       strided)
 from ._storage import TypedStorage, UntypedStorage
 from ._type_info import finfo, iinfo
+from ._vmap import vmap
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
+                             memory_format, preserve_format)
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
 from ._legacy_tensor import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
