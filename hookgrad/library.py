@@ -29,7 +29,8 @@ from ._tensor import Tensor
 from ._autograd import grad_mode
 from ._autograd.function import Function
 
-__all__ = ["custom_op", "CustomOpDef", "infer_schema"]
+__all__ = ["custom_op", "CustomOpDef", "infer_schema", "register_fake", "register_autograd",
+           "register_kernel"]
 
 OPDEFS = {}
 
@@ -304,6 +305,43 @@ class CustomOpDef:
             if t._data is not data and t._version == version:
                 t._version += 1
         return out
+
+
+def _opdef(op, what):
+    """The :class:`CustomOpDef` ``op`` names (itself, or its ``"namespace::name"``)."""
+    if isinstance(op, CustomOpDef):
+        return op
+    if not isinstance(op, str):
+        raise TypeError(f"{what}: expected op to be a custom op (CustomOpDef) or its "
+                        f"'namespace::name' string, but got {type(op).__name__}")
+    _split_name(op)
+    if op not in OPDEFS:
+        raise NotImplementedError(f"hookgrad does not implement torch.library.{what} for "
+                                  f"{op!r} yet: only operators made by "
+                                  "torch.library.custom_op can be registered")
+    return OPDEFS[op]
+
+
+def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=True):
+    """Register ``func`` as the shape-only implementation of the custom op ``op`` (a
+    ``CustomOpDef`` or its ``"namespace::name"``); usable as a decorator. hookgrad keeps
+    it but never needs it: JAX traces the real implementation abstractly."""
+    opdef = _opdef(op, "register_fake")
+    if func is None:
+        return opdef.register_fake
+    return opdef.register_fake(func)
+
+
+def register_autograd(op, backward, /, *, setup_context=None, lib=None):
+    """Register ``backward`` (and ``setup_context``) as the custom op ``op``'s gradient
+    formula, as :meth:`CustomOpDef.register_autograd`."""
+    _opdef(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
+
+
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """Register ``func`` as the custom op ``op``'s implementation for ``device_types``,
+    as :meth:`CustomOpDef.register_kernel`; usable as a decorator."""
+    return _opdef(op, "register_kernel").register_kernel(device_types, func)
 
 
 def _spec(pos):

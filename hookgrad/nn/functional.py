@@ -19,7 +19,8 @@ from .._ops.nn import (celu, cosine_similarity, elu, gelu, glu, hardshrink, hard
                        tanhshrink, threshold)
 from .._ops.nn_conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                             avg_pool1d, avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d,
-                            conv_transpose1d, conv_transpose2d, fold, max_pool1d, max_pool2d,
+                            conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                            fold, max_pool1d, max_pool2d,
                             max_pool3d, pad, unfold)
 from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout3d, embedding,
                               group_norm, instance_norm, one_hot, rms_norm,
@@ -27,7 +28,9 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
-from .._ops.nn_pool import adaptive_max_pool1d, adaptive_max_pool2d
+from .._ops.nn_pool import (adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
+                            adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
+                            adaptive_max_pool3d, adaptive_max_pool3d_with_indices)
 from .._ops.nn_resample import interpolate, upsample, upsample_bilinear, upsample_nearest
 from .._ops.nn_sparse import embedding_bag
 from .._tensor import Tensor
@@ -46,7 +49,9 @@ __all__ = [
     "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "embedding_bag",
+    "adaptive_max_pool2d", "embedding_bag", "conv_transpose3d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
 ]
 
 

@@ -26,6 +26,10 @@ from .container import ParameterDict, ParameterList  # noqa: E402
 from .linear import Bilinear, Identity, Linear  # noqa: E402
 __all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]
 
+from . import padding  # noqa: E402
+from .padding import *  # noqa: E402,F401,F403
+__all__ += padding.__all__
+
 from . import rnn  # noqa: E402
 from .rnn import *  # noqa: E402,F401,F403
 __all__ += rnn.__all__
