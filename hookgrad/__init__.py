@@ -46,7 +46,15 @@ globals().update(_ops.FUNCTIONS)
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
-                   "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx"})
+                   "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
+                   "ops"})
+
+
+def _assert(condition, message):
+    """A wrapper around Python's assert: raises ``AssertionError(message)`` unless
+    ``condition`` holds (unlike ``assert``, also under ``python -O``)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def __getattr__(name):

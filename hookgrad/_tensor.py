@@ -409,6 +409,11 @@ class Tensor(metaclass=_TensorMeta):
     def is_cuda(self):
         return self.device.type == "cuda"
 
+    @property
+    def is_quantized(self):
+        """False: hookgrad has no quantized Tensors."""
+        return False
+
     def get_device(self):
         d = self.device
         return -1 if d.type == "cpu" else (d.index or 0)

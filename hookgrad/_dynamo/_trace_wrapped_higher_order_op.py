@@ -12,3 +12,7 @@ class TransformGetItemToIndex(contextlib.AbstractContextManager):
 
     def __exit__(self, *exc):
         return None
+
+
+from .. import _missing  # noqa: E402
+__getattr__ = _missing.module_getattr(__name__)
