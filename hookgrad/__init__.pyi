@@ -121,6 +121,7 @@ from . import (
     return_types as return_types,
     serialization as serialization,
     testing as testing,
+    types as types,
     utils as utils,
     version as version,
 )

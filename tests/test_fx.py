@@ -9,7 +9,7 @@ import hookgrad
 from hookgrad import fx, tanh
 from hookgrad.nn import functional as F
 from hookgrad.fx.proxy import TraceError
-from tests.differential import needs_torch, torch
+from tests.differential import needs_torch, same_as_torch, torch
 
 
 def _model(L):
@@ -156,3 +156,25 @@ def test_graph_module_code_and_passes_are_not_implemented():
     with pytest.raises(NotImplementedError, match="torch.fx.Interpreter"):
         fx.Interpreter(gm)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]
+
+
+def test_symbolic_shape_questions_have_concrete_answers():
+    def f(L):
+        from importlib import import_module
+        s = import_module(L.__name__ + ".fx.experimental.symbolic_shapes")
+        x = L.ones(2, 3)
+        return [s.guard_or_false(x.shape[0] == 2), s.guard_or_true(x.shape[1] == 2),
+                s.statically_known_true(x.shape[0] > 1), s.is_concrete_int(x.shape[0]),
+                s.is_concrete_bool(True), sorted(s.free_symbols(x)), s.has_free_symbols(x)]
+    assert same_as_torch(f) == [True, False, True, True, True, [], False]
+
+
+def test_tree_flatten_spec_follows_the_spec():
+    def f(L):
+        from importlib import import_module
+        fxp, p = import_module(L.__name__ + ".fx._pytree"), import_module(
+            L.__name__ + ".utils._pytree")
+        spec = p.tree_structure({"a": 1, "b": (2, 3)})
+        return [fxp.tree_flatten_spec({"b": (5, 6), "a": 4, "c": 9}, spec),
+                fxp.tree_flatten_spec([1, 2, 3], p.tree_structure([0, 0]))]
+    assert same_as_torch(f) == [[4, 5, 6], [1, 2]]
