@@ -83,8 +83,21 @@ def test_functional_calls_module_globals_and_wrap_are_recorded():
         "%tanh : [num_users=1] = call_function[target=torch.tanh](args = (%x,), kwargs = {})",
         "%softmax : [num_users=1] = call_function[target=torch.nn.functional.softmax]"
         "(args = (%tanh,), kwargs = {dim: 0})",
-        "%len_of : [num_users=1] = call_function[target=len_of](args = (%x,), kwargs = {})"]
+        "%len_of : [num_users=1] = call_function[target=tests.test_fx.len_of](args = (%x,), "
+        "kwargs = {})"]
     assert fx.symbolic_trace(f)(hookgrad.ones(2)).tolist() == [2.5, 2.5]
+
+
+def test_wrapping_a_builtin_records_it_in_that_module_only(tmp_path, monkeypatch):
+    (tmp_path / "fx_wraps_len.py").write_text(
+        "import hookgrad.fx\nhookgrad.fx.wrap('len')\n\n\ndef f(x):\n    return len(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fx_wraps_len
+    g = fx.symbolic_trace(fx_wraps_len.f).graph
+    assert "%len_1 : [num_users=1] = call_function[target=builtins.len](args = (%x,)" in str(g)
+    assert "len" not in vars(fx_wraps_len)  # the builtin is unshadowed after the trace
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        fx.symbolic_trace(lambda x: len(x))
 
 
 def test_functions_imported_by_name_in_a_traced_modules_source_are_recorded(tmp_path,
