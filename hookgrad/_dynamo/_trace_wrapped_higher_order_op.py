@@ -14,5 +14,7 @@ class TransformGetItemToIndex(contextlib.AbstractContextManager):
         return None
 
 
-from .. import _missing  # noqa: E402
-__getattr__ = _missing.module_getattr(__name__)
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m
