@@ -13,7 +13,7 @@ def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
                   "and will be removed in a future version of PyTorch. Please use "
                   "`torch.func.functional_call` instead which is a drop-in replacement.",
                   FutureWarning, stacklevel=2)
-    from ...func import functional_call as call  # NOTE: func sits beside nn, above it
+    from ...func import functional_call as call  # NOTE: func imports nn: import it at the call
     return call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights,
                 strict=strict)
 
