@@ -9,7 +9,7 @@ import hookgrad
 from hookgrad import fx, tanh
 from hookgrad.nn import functional as F
 from hookgrad.fx.proxy import TraceError
-from tests.differential import needs_torch, same_as_torch, torch
+from tests.differential import needs_torch, py, raises, same_as_torch, torch
 
 
 def _model(L):
@@ -162,13 +162,34 @@ def test_the_same_errors_as_torch(fn):
                                                           str(want.value))
 
 
-def test_graph_module_code_and_passes_are_not_implemented():
+def test_graph_module_code_and_transformer_are_not_implemented():
     gm = fx.symbolic_trace(lambda x: x + 1)
     with pytest.raises(NotImplementedError, match="torch.fx.GraphModule.code"):
         gm.code
-    with pytest.raises(NotImplementedError, match="torch.fx.Interpreter"):
-        fx.Interpreter(gm)
+    with pytest.raises(NotImplementedError, match="torch.fx.Transformer"):
+        fx.Transformer(gm)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+        gm()
+
+
+def test_an_interpreter_subclass_changes_what_running_means():
+    def f(L):
+        import operator
+
+        class AddIsMul(L.fx.Interpreter):
+            def call_function(self, target, args, kwargs):
+                seen.append(target.__name__)
+                if target is operator.add:
+                    target = operator.mul
+                return super().call_function(target, args, kwargs)
+        seen = []
+        gm = L.fx.symbolic_trace(lambda x, y: L.relu(x + y) + 1)
+        out = AddIsMul(gm).run(L.tensor([2.0, -3.0]), L.tensor([3.0, 1.0]))
+        return [py(out), seen, py(gm(L.tensor([2.0, -3.0]), y=L.tensor([3.0, 1.0]))),
+                raises(L.fx.Interpreter(gm).run)]
+    got = same_as_torch(f)
+    assert got[0] == [6.0, 0.0] and got[1] == ["add", "relu", "add"]
 
 
 def test_symbolic_shape_questions_have_concrete_answers():
