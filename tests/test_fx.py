@@ -69,6 +69,7 @@ def test_graph_module_runs_the_graph_like_the_model():
     # the layers and Parameters are shared, not copied; the Modules on the way are new
     assert gm.get_submodule("seq.0") is model.seq[0] and gm.sub.lin is model.sub.lin
     assert gm.sub.scale is model.sub.scale and type(gm.seq) is hookgrad.nn.Module
+    assert set(gm.state_dict()) == set(model.state_dict())
     out = gm(x)["out"]
     out.sum().backward()
     assert model.sub.scale.grad is not None

@@ -1,6 +1,8 @@
 """``torch.fx.graph_module``: :class:`GraphModule`, a Module that runs a :class:`Graph`."""
 from .. import _missing
+from .._tensor import Tensor
 from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
 from .graph import Graph
 from .interpreter import Interpreter
 
@@ -19,6 +21,8 @@ def _copy_attr(src, dst, path):
     value = getattr(src, last)
     if isinstance(value, Module):
         dst.add_module(last, value)
+    elif isinstance(value, Tensor) and not isinstance(value, Parameter):
+        dst.register_buffer(last, value)  # buffers and Tensor constants stay in state_dict
     else:
         setattr(dst, last, value)
 
