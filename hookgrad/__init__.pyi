@@ -161,6 +161,7 @@ from . import (
     serialization as serialization,
     storage as storage,
     testing as testing,
+    types as types,
     utils as utils,
     version as version,
 )

@@ -205,10 +205,12 @@ MODULES = os.path.join(ROOT, "tools", "torch_modules.txt")
 
 def _imports(path):
     try:
-        importlib.import_module("hookgrad" + path[len("torch"):])
+        mod = importlib.import_module("hookgrad" + path[len("torch"):])
     except ImportError:
         return False
-    return True
+    # only this checkout's modules (an editable install elsewhere can resolve others)
+    file = getattr(mod, "__file__", None)
+    return file is None or os.path.abspath(file).startswith(os.path.join(ROOT, "hookgrad"))
 
 
 def module_table():
