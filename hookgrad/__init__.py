@@ -39,7 +39,7 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions", "distributed"})
+                   "multiprocessing", "distributions", "distributed", "linalg"})
 
 
 def __getattr__(name):
