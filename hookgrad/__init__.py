@@ -13,9 +13,15 @@ from ._tensor import Size, Tensor
 from . import _ops
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, device, double,
                      dtype, float, float16, float32, float64, get_default_dtype, half, int,
-                     int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+                     int8, int16, int32, int64, long, set_default_dtype, short, uint8,
+                     uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+                     float8_e5m2fnuz, float8_e8m0fnu)
+from ._device import get_default_device, set_default_device
+from ._type_info import finfo, iinfo
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
+from ._legacy_tensor import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
+                             FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from ._autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                   is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
@@ -39,7 +45,16 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions", "distributed", "linalg"})
+                   "multiprocessing", "distributions", "distributed", "version",
+                   "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
+                   "ops", "linalg"})
+
+
+def _assert(condition, message):
+    """A wrapper around Python's assert: raises ``AssertionError(message)`` unless
+    ``condition`` holds (unlike ``assert``, also under ``python -O``)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def __getattr__(name):

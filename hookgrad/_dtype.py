@@ -18,7 +18,9 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.is_floating_point = jnp.issubdtype(self.np, jnp.floating)
         self.is_complex = jnp.issubdtype(self.np, jnp.complexfloating)
-        self.is_signed = not jnp.issubdtype(self.np, jnp.unsignedinteger) and self.np != np.bool_
+        # float8_e8m0fnu is an exponent only: no sign bit
+        self.is_signed = not jnp.issubdtype(self.np, jnp.unsignedinteger) and \
+            self.np != np.bool_ and name != "float8_e8m0fnu"
         self.itemsize = self.np.itemsize
 
     def __repr__(self):
@@ -47,9 +49,19 @@ int32 = int = dtype("int32", np.int32)
 int64 = long = dtype("int64", np.int64)
 uint8 = dtype("uint8", np.uint8)
 bool = dtype("bool", np.bool_)  # noqa: A001 - torch.bool
+uint16 = dtype("uint16", np.uint16)
+uint32 = dtype("uint32", np.uint32)
+uint64 = dtype("uint64", np.uint64)
+# the 8-bit floats, as ml_dtypes (JAX's) defines them: storage and casts, little arithmetic
+float8_e4m3fn = dtype("float8_e4m3fn", jnp.float8_e4m3fn)
+float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz)
+float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu)
 
 _ALL = (float32, float64, float16, bfloat16, complex64, complex128, int8, int16, int32, int64,
-        uint8, bool)
+        uint8, bool, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+        float8_e5m2fnuz, float8_e8m0fnu)
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NP = {d.np: d for d in _ALL}
 _default_dtype = [float32]
@@ -89,8 +101,8 @@ def to_jax(d):
             raise RuntimeError(
                 f"{d} needs JAX's 64-bit mode, which is off. Enable it before creating "
                 "tensors: jax.config.update('jax_enable_x64', True)")
-    if d is int64 and not x64_enabled():
-        return np.dtype(np.int32)
+    if d in (int64, uint64) and not x64_enabled():
+        return np.dtype(np.int32 if d is int64 else np.uint32)
     return d.np
 
 
@@ -122,7 +134,10 @@ ON_DEFAULT_CHANGE = []  # callbacks: the op table forgets its traced programs
 TORCH_KINDS = {"float32": "Float", "float64": "Double", "float16": "Half",
                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
+               "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+               "uint64": "UInt64", "float8_e4m3fn": "Float8_e4m3fn",
+               "float8_e5m2": "Float8_e5m2", "float8_e4m3fnuz": "Float8_e4m3fnuz",
+               "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
 def torch_kind(np_dtype):

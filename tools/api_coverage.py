@@ -4,12 +4,16 @@ in hookgrad (implemented / differs, and how / missing) and hookgrad's own extra 
     python tools/api_coverage.py           # rewrite the document
     python tools/api_coverage.py --check   # exit 1 if it is stale (tests/test_api_coverage.py)
 
+The missing names are listed most used first, with how many libraries of tools/usage.py's
+corpus use each (tools/usage_counts.json; rescan with ``python tools/usage.py``).
+
 PyTorch's names come from the installed torch when it is the pinned version (TORCH_VERSION);
 otherwise (no torch, another version) from the document itself, so the statuses are still
 recomputed from hookgrad's namespaces and checked.
 """
 import argparse
 import importlib
+import json
 import os
 import pkgutil
 import re
@@ -19,6 +23,7 @@ import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "api_coverage.md")
+USAGE = os.path.join(ROOT, "tools", "usage_counts.json")
 TORCH_VERSION = "2.13.0"
 
 # (PyTorch's namespace, hookgrad's)
@@ -85,6 +90,8 @@ DIFFERS = {
     "torch.nn.functional.embedding_bag": "offsets need values: a list/tuple inside "
                                          "`hookgrad.compile`",
     "torch.nn.functional.interpolate": "no `mode='lanczos'`",
+    "torch.nn.functional.native_channel_shuffle": "differentiable (`ChannelShuffleBackward0`); "
+                                                  "PyTorch's has no derivative",
     "torch.utils.data.DataLoader": "workers are threads; shuffle orders come from hookgrad's key",
     "torch.utils.data.RandomSampler": "orders drawn from hookgrad's key",
     "torch.utils.data.SubsetRandomSampler": "orders drawn from hookgrad's key",
@@ -92,6 +99,14 @@ DIFFERS = {
     "torch.utils.data.random_split": "splits drawn from hookgrad's key",
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+    "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
+                 "not implemented",
+    "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
+                      "step); `is_compiling` is True under `hookgrad.compile` and JAX traces",
+    "torch.fx": "`symbolic_trace` patches `torch`/`F` functions while tracing (no "
+                "`__torch_function__`); `GraphModule` interprets its graph (no `code`)",
+    "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
+                          "(flex attention not implemented)",
 }
 
 
@@ -179,7 +194,68 @@ def _wrap(names):
                          break_on_hyphens=False)
 
 
+MODULES = os.path.join(ROOT, "tools", "torch_modules.txt")
+
+
+def _imports(path):
+    try:
+        importlib.import_module("hookgrad" + path[len("torch"):])
+    except ImportError:
+        return False
+    return True
+
+
+def module_table():
+    """The module section: per ``torch.X`` group, how many of PyTorch's module paths
+    (tools/torch_modules.txt) import under ``hookgrad.as_torch``, then those that do."""
+    with open(MODULES) as f:
+        paths = [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
+    groups, have = {}, []
+    for p in paths:
+        ok = _imports(p)
+        g = groups.setdefault(".".join(p.split(".")[:2]), [0, 0])
+        g[0 if ok else 1] += 1
+        if ok:
+            have.append(p)
+    rows = [f"| `{g}` | {n[0]} | {n[1]} | {n[0] + n[1]} |" for g, n in sorted(groups.items())]
+    total = [sum(n[0] for n in groups.values()), sum(n[1] for n in groups.values())]
+    return [
+        "## Modules", "",
+        "PyTorch's module paths (`tools/torch_modules.txt`, written by "
+        "`tools/torch_modules.py`: every public one and the private ones libraries import). "
+        "Under `hookgrad.as_torch` each one imports, or fails with `ModuleNotFoundError: ... "
+        "hookgrad does not implement torch.X yet` (`tests/test_module_tree.py`).", "",
+        "| modules | import | missing | PyTorch's |", "|---|---|---|---|", *rows,
+        f"| all | {total[0]} | {total[1]} | {len(paths)} |", "",
+        "Modules that import:", "", _wrap(have), "",
+    ]
+
+
+def usage_counts():
+    """(corpus {library: version}, {qualified name: (libraries using it, uses)}) from
+    tools/usage.py's scan."""
+    with open(USAGE) as f:
+        data = json.load(f)
+    return data["corpus"], {k: tuple(v) for k, v in data["names"].items()}
+
+
+def _missing_part(ns, missing, usage):
+    """The missing names: those the corpus uses as a table, most used first, then the rest."""
+    def use(n):
+        return usage.get(f"{ns}.{n}", (0, 0))
+    used = sorted((n for n in missing if use(n)[0]), key=lambda n: (-use(n)[0], -use(n)[1], n))
+    unused = [n for n in missing if not use(n)[0]]
+    part = ["### missing", ""]
+    if used:
+        part += ["| name | used by (libraries) | uses |", "|---|---|---|"]
+        part += [f"| `{n}` | {use(n)[0]} | {use(n)[1]} |" for n in used] + [""]
+        if unused:
+            part += ["Not used by the corpus:", ""]
+    return part + [_wrap(unused) or "(none)", ""] if unused or not used else part
+
+
 def render(torch_side):
+    corpus, usage = usage_counts()
     rows, sections = [], []
     for ns, hg_ns in NAMESPACES:
         names = torch_side.get(ns, [])
@@ -199,7 +275,7 @@ def render(torch_side):
             part += ["### differs", "", "| name | how |", "|---|---|"]
             part += [f"| `{n}` | {DIFFERS[f'{ns}.{n}']} |" for n in differs] + [""]
         part += ["### implemented", "", _wrap(same) or "(none)", ""]
-        part += ["### missing", "", _wrap(missing) or "(none)", ""]
+        part += _missing_part(ns, missing, usage)
         part += ["### hookgrad only", "", _wrap(extra) or "(none)", ""]
         sections.append("\n".join(part))
     head = [
@@ -211,11 +287,15 @@ def render(torch_side):
         "- **differs**: it exists, and behaves as the table says (the README's \"Differences "
         "from PyTorch\" gives the reasons).",
         "- **missing**: using it raises `AttributeError: ... hookgrad does not implement "
-        "torch.X yet`.",
+        "torch.X yet`. Listed most used first: \"used by\" counts the libraries of "
+        f"`tools/usage.py`'s corpus ({', '.join(f'{k} {v}' for k, v in corpus.items())}) whose source uses the name, "
+        "\"uses\" its uses in them all (`Tensor` members are approximated by method name). "
+        "Regenerate the counts with `python tools/usage.py --path DIR` (DIR: the corpus "
+        "installed with `pip install --no-deps --target DIR`, see its docstring).",
         "- **hookgrad only**: public names PyTorch's namespace does not have (including "
         "submodules and re-exported helpers).", "",
         "| namespace | implemented | differs | missing | PyTorch's names | hookgrad only |",
-        "|---|---|---|---|---|---|", *rows, "",
+        "|---|---|---|---|---|---|", *rows, "", *module_table(),
     ]
     return "\n".join(head) + "\n" + "\n".join(sections)
 
