@@ -20,5 +20,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "ei
            "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals",
            "vecdot", "vector_norm"]
 
+_LinAlgError = LinAlgError  # the name the class carries (PyTorch's), for pickling
+
 from . import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

@@ -23,7 +23,9 @@ class LinAlgError(RuntimeError):
     matrix that is not positive-definite, ... (``torch.linalg.LinAlgError``)."""
 
 
+# PyTorch's class is torch._C._LinAlgError, exposed as torch.linalg.LinAlgError
 LinAlgError.__module__ = "hookgrad.linalg"
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 
 return_types = {}
 
@@ -114,7 +116,7 @@ def _first_bad_minor(a):
 
 
 def _cholesky_ex(a, upper):
-    s = read_triangle(a)
+    s = read_triangle(a, not upper)  # LAPACK's potrf reads the triangle it returns
     low = jnp.linalg.cholesky(s, symmetrize_input=False)
     ok = jnp.isfinite(low).all((-2, -1))
     info = jnp.where(ok, 0, _first_bad_minor(jax.lax.stop_gradient(s)))
@@ -139,8 +141,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 def cholesky(A, *, upper=False) -> Tensor:
     """``linalg.cholesky(A, *, upper=False)``: the lower (or upper) triangular ``L`` with
-    ``A = L @ L.mH`` for a symmetric (Hermitian) positive-definite ``A``, reading only its
-    lower triangle. Raises ``LinAlgError`` when ``A`` is not positive-definite."""
+    ``A = L @ L.mH`` for a symmetric (Hermitian) positive-definite ``A``, reading only the
+    triangle it returns. Raises ``LinAlgError`` when ``A`` is not positive-definite."""
     res = cholesky_ex(A, upper=upper)
     raise_for_info("linalg.cholesky", res.info, not_pd)
     return res.L

@@ -123,7 +123,7 @@ def _check_solve(A, B, left, vector):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
                            f"({A.shape[-2]}x{n} and {shown})")
     batch_b = tuple(B.shape[:-1] if vector else B.shape[:-2])
-    err = shape_broadcast_error(tuple(A.shape[:-2]), batch_b)
+    err = shape_broadcast_error(batch_b, tuple(A.shape[:-2]))
     if err is not None:
         raise err
 
