@@ -47,10 +47,15 @@ def return_type(name, fields):
 # --------------------------------------------------------------------------- checks
 
 
+def kind(t):
+    """PyTorch's name of ``t``'s scalar type, as its messages show it (``Float``, ``Long``)."""
+    return torch_kind(t._data.dtype)
+
+
 def check_floating(fname, t, what="input"):
     if not (t.is_floating_point() or t.is_complex()):
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as {what}. "
-                           f"Got {torch_kind(t._data.dtype)}")
+                           f"Got {kind(t)}")
 
 
 def check_matrix(fname, A, square=True, floating=True):

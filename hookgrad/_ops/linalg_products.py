@@ -9,11 +9,10 @@ import warnings
 
 import jax.numpy as jnp
 
-from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import matmul, mm
-from .linalg_decomp import check_matrix
+from .linalg_decomp import check_matrix, kind
 from .linalg_solve import inv
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .shape import wrap_dim
@@ -22,10 +21,6 @@ CROSS = defop("linalg_cross", lambda a, b, dim: jnp.cross(a, b, axis=dim),
               "LinalgCrossBackward0", names="self other -> self other dim")
 VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b), "VdotBackward0",
              names="self other -> self other")
-
-
-def _kind(t):
-    return torch_kind(t._data.dtype)
 
 
 # --------------------------------------------------------------------------- cross
@@ -75,7 +70,7 @@ def vdot(input, other) -> Tensor:
                            "tensors")
     if input.dtype != other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{_kind(input)} and {_kind(other)}")
+                           f"{kind(input)} and {kind(other)}")
     if input.shape[0] != other.shape[0]:
         n, m = input.shape[0], other.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
@@ -88,7 +83,7 @@ def vecdot(x, y, *, dim=-1) -> Tensor:
     """``linalg.vecdot(x, y, *, dim=-1)``: ``sum(x.conj() * y, dim)``, broadcasting."""
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {_kind(x)} and y of type {_kind(y)} instead")
+                           f"x of type {kind(x)} and y of type {kind(y)} instead")
     if x.ndim == 1 and y.ndim == 1:
         wrap_dim(dim, 1)
         return vdot(x, y)
@@ -158,7 +153,7 @@ def _check_multi_dot(tensors):
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
         if t.dtype != tensors[0].dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
-                               f"tensor 0 is {_kind(tensors[0])} and tensor {i} is {_kind(t)}")
+                               f"tensor 0 is {kind(tensors[0])} and tensor {i} is {kind(t)}")
 
 
 def _chain_order(dims):

@@ -8,10 +8,9 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
-from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
-from .linalg_decomp import check_floating, check_matrix, raise_for_info, return_type
+from .linalg_decomp import check_floating, check_matrix, kind, raise_for_info, return_type
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 
 
@@ -113,7 +112,7 @@ def _check_solve(A, B, left, vector):
     check_floating("linalg.solve", B)
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {_kind(A)} and B of type {_kind(B)} instead")
+                           f"A of type {kind(A)} and B of type {kind(B)} instead")
     n = A.shape[-1]
     rows = B.shape[-1] if vector else B.shape[-2 if left else -1]
     if rows != n:
@@ -126,10 +125,6 @@ def _check_solve(A, B, left, vector):
     err = shape_broadcast_error(batch_b, tuple(A.shape[:-2]))
     if err is not None:
         raise err
-
-
-def _kind(t):
-    return torch_kind(t._data.dtype)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
@@ -233,7 +228,7 @@ PINV = defop("linalg_pinv", _pinv, "LinalgPinvBackward0", names="self -> self re
 
 def _check_pinv(A):
     if A.ndim < 2 or not (A.is_floating_point() or A.is_complex()):
-        raise RuntimeError(f"linalg.pinv({_kind(A)}{{{list(A.shape)}}}): expected a tensor with "
+        raise RuntimeError(f"linalg.pinv({kind(A)}{{{list(A.shape)}}}): expected a tensor with "
                            "2 or more dimensions of float, double, cfloat or cdouble types")
 
 
