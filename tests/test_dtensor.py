@@ -178,10 +178,15 @@ def test_dtensor_survives_pickle_and_deepcopy():
     import pickle
     mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("tp",))
     d = distribute_tensor(hookgrad.arange(4.0, requires_grad=True), mesh, [Partial()])
+    p = hookgrad.nn.Parameter(distribute_tensor(hookgrad.ones(2), mesh, [Shard(0)]))
     for c in (pickle.loads(pickle.dumps(d)), copy.deepcopy(d)):
         assert isinstance(c, DTensor) and c.placements == (Partial(),)
         assert c.device_mesh == mesh and c.requires_grad and c.is_leaf
+        assert not isinstance(c, hookgrad.nn.Parameter)
         assert np.array_equal(np.asarray(c.to_local()), np.arange(4.0))
+    for c in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+        assert isinstance(c, DTensor) and isinstance(c, hookgrad.nn.Parameter)
+        assert c.placements == (Shard(0),) and c.requires_grad
 
 
 def test_dtensor_through_a_compiled_function():
@@ -290,3 +295,63 @@ def test_dtensor_bad_input_on_a_2x4_mesh(report_8_devices):
     assert errs["mixed"].startswith("aten.add got mixed torch.Tensor and DTensor")
     assert errs["cross-mesh"].startswith("DTensor does not support cross-mesh operation on "
                                          "aten.add! Got meshes: ")
+
+
+def test_distribute_module_shards_parameters_and_lays_out_inputs_and_outputs():
+    def fn(L):
+        dt, mesh = _api(L)
+        nn = L.nn
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        with L.no_grad():
+            for p, v in zip(model.parameters(), ((4, 3), (4,), (2, 4), (2,))):
+                p.copy_(L.tensor(_values(*v)))
+
+        def shard_first(name, mod, mesh):
+            if name == "0":
+                mod.weight = nn.Parameter(dt.distribute_tensor(mod.weight, mesh,
+                                                               [dt.Shard(0)]))
+
+        dt.distribute_module(model, mesh, shard_first,
+                             input_fn=lambda mod, inputs, mesh: tuple(
+                                 dt.DTensor.from_local(t, mesh) for t in inputs),
+                             output_fn=lambda mod, out, mesh: out.to_local())
+        x = L.tensor(_values(5, 3))
+        y = model(x)
+        y.pow(2).sum().backward()
+        params = dict(model.named_parameters())
+        again = raises(dt.distribute_module, model, mesh)
+        return {"y": [type(y).__name__, py(y)],
+                "params": {k: [type(p).__name__, isinstance(p, nn.Parameter),
+                               repr(p.placements), py(p.grad.full_tensor())]
+                           for k, p in params.items()},
+                "again": again}
+    r = same_as_torch(fn)
+    assert r["y"][0] == "Tensor"
+    assert r["params"]["0.weight"][:3] == ["DTensor", True, "(Shard(dim=0),)"]
+    assert r["params"]["2.bias"][:3] == ["DTensor", True, "(Replicate(),)"]
+    assert r["again"]["message"].startswith("distribute_module should only be called once")
+
+
+def test_dtensor_factories():
+    def fn(L):
+        dt, mesh = _api(L)
+        made = {"ones": dt.ones(2, 3, device_mesh=mesh, placements=[dt.Shard(1)]),
+                "zeros": dt.zeros((4,), dtype=L.float64, device_mesh=mesh),
+                "full": dt.full((2, 2), 7.0, device_mesh=mesh, requires_grad=True),
+                "empty": dt.empty(3, device_mesh=mesh)}
+        out = {k: [type(t).__name__, list(t.shape), str(t.dtype).split(".")[1],
+                   repr(t.placements),
+                   t.requires_grad] for k, t in made.items()}
+        out["values"] = py([made[k].full_tensor() for k in ("ones", "zeros", "full")])
+        return out
+    r = same_as_torch(fn)
+    assert r["ones"] == ["DTensor", [2, 3], "float32", "(Shard(dim=1),)", False]
+    assert r["full"][-1] is True
+    # (PyTorch's rand/randn need its RNG tracker, which a CPU mesh lacks)
+    from hookgrad.distributed import tensor as dt
+    mesh = init_device_mesh("cpu", (1,))
+    u = dt.rand(2, 50, device_mesh=mesh, placements=[Shard(0)])
+    n = dt.randn((6,), device_mesh=mesh, requires_grad=True)
+    assert isinstance(u, DTensor) and u.placements == (Shard(0),) and tuple(u.shape) == (2, 50)
+    assert 0 <= float(u.min()) and float(u.max()) < 1 and len(set(u.to_local().tolist()[0])) > 1
+    assert isinstance(n, DTensor) and n.requires_grad and n.is_leaf and tuple(n.shape) == (6,)

@@ -165,7 +165,8 @@ class DTensor(Tensor):
     def __reduce_ex__(self, protocol: int) -> Any:
         mesh = self.device_mesh
         return (_rebuild, (np.asarray(self._data), self._requires_grad, mesh.device_type,
-                           mesh._ids, mesh.mesh_dim_names, self.placements))
+                           mesh._ids, mesh.mesh_dim_names, self.placements,
+                           "_is_param" in self.__dict__))
 
     @property
     def grad(self):
@@ -200,10 +201,12 @@ def as_dtensor(t: Tensor, mesh: DeviceMesh, placements: Sequence[Placement] | No
 
 
 def _rebuild(values: Any, requires_grad: bool, device_type: str, ids: Any,
-             names: Any, placements: tuple[Placement, ...]) -> DTensor:
-    """A pickled DTensor, back on a mesh of the same devices."""
+             names: Any, placements: tuple[Placement, ...], is_param: bool) -> DTensor:
+    """A pickled DTensor (or DTensor parameter), back on a mesh of the same devices."""
     mesh = DeviceMesh(device_type, ids, mesh_dim_names=names)
     out = distribute_tensor(Tensor(values), mesh, placements)
+    if is_param:
+        out._is_param = True
     return out.requires_grad_(True) if requires_grad else out
 
 
