@@ -355,3 +355,23 @@ def test_dtensor_factories():
     assert isinstance(u, DTensor) and u.placements == (Shard(0),) and tuple(u.shape) == (2, 50)
     assert 0 <= float(u.min()) and float(u.max()) < 1 and len(set(u.to_local().tolist()[0])) > 1
     assert isinstance(n, DTensor) and n.requires_grad and n.is_leaf and tuple(n.shape) == (6,)
+
+
+def test_dtensor_is_a_pytree_node_keeping_its_layout():
+    import jax
+    mesh = init_device_mesh("cpu", (1,))
+    d = distribute_tensor(hookgrad.arange(4.0, requires_grad=True), mesh, [Partial()])
+    leaves, spec = jax.tree_util.tree_flatten({"d": d})
+    assert len(leaves) == 1 and isinstance(leaves[0], jax.Array)
+    back = jax.tree_util.tree_unflatten(spec, [leaves[0] * 2])["d"]
+    assert isinstance(back, DTensor) and back.placements == (Partial(),)
+    assert back.device_mesh == mesh and back.requires_grad
+    assert back.to_local().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_grad_of_a_non_leaf_dtensor_warns_at_the_callers_line():
+    mesh = init_device_mesh("cpu", (1,))
+    y = distribute_tensor(hookgrad.ones(2, requires_grad=True), mesh) * 2
+    with pytest.warns(UserWarning, match="is not a leaf Tensor") as rec:
+        assert y.grad is None
+    assert rec[0].filename == __file__

@@ -15,8 +15,8 @@ from ._factories import empty, full, ones, rand, randn, zeros
 from ._module import distribute_module
 from .placement_types import Partial, Placement, Replicate, Shard, of_array
 
-__all__ = ["DTensor", "distribute_tensor", "distribute_module", "Placement", "Shard", "Replicate", "Partial",
-           "ones", "zeros", "empty", "full", "rand", "randn"]
+__all__ = ["DTensor", "distribute_tensor", "distribute_module", "Placement", "Shard",
+           "Replicate", "Partial", "ones", "zeros", "empty", "full", "rand", "randn"]
 
 PLACEMENTS[0] = of_array
 
