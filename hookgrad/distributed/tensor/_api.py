@@ -164,6 +164,19 @@ class DTensor(Tensor):
     def data(self, value: Any) -> None:
         Tensor.data.fset(self, value)
 
+    def _write_(self, arr: Any) -> DTensor:
+        # an in-place write (an optimizer step, an in-place op) keeps the DTensor's layout,
+        # as PyTorch's keep its spec: the new array goes where the old one was
+        kept = self.__dict__.get("_placements")
+        if kept is not None and isinstance(arr, (jax.Array, jax.core.Tracer)):
+            mesh = self.device_mesh.jax_mesh
+            want = NamedSharding(mesh, to_spec(kept, arr.ndim, mesh.axis_names))
+            if isinstance(arr, jax.core.Tracer):
+                arr = jax.lax.with_sharding_constraint(arr, want)
+            elif not arr.sharding.is_equivalent_to(want, arr.ndim):
+                arr = jax.device_put(arr, want)
+        return Tensor._write_(self, arr)
+
     def __reduce_ex__(self, protocol: int) -> Any:
         mesh = self.device_mesh
         return (_rebuild, (np.asarray(self._data), self._requires_grad, mesh.device_type,
