@@ -58,8 +58,9 @@ def test_dtensor_imports_under_as_torch():
     code = ("import hookgrad.as_torch as a; a.install()\n"
             "from torch.distributed.tensor import DTensor\n"
             "from torch.distributed.tensor.experimental import implicit_replication\n"
-            "import hookgrad.distributed.tensor as t\n"
-            "assert DTensor is t.DTensor\n")
+            "from torch.distributed.tensor.device_mesh import init_device_mesh\n"
+            "import hookgrad.distributed.tensor as t, hookgrad.distributed.device_mesh as m\n"
+            "assert DTensor is t.DTensor and init_device_mesh is m.init_device_mesh\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
