@@ -5,6 +5,7 @@ from . import gather, indexing, layout  # noqa: F401 - after shape: they use its
 from . import nn_conv, nn_layers, nn_loss  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
 from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods
+from . import pointwise_math, sampling, set_ops, stacking, statistics  # noqa: F401 - after the ops they alias
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
