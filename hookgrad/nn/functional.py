@@ -34,6 +34,7 @@ from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    multilabel_margin_loss, multilabel_soft_margin_loss,
                                    poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
                                    triplet_margin_with_distance_loss)
+from .._ops.nn_noise import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
 from .._ops.nn_pool import (adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
                             adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
                             adaptive_max_pool3d, adaptive_max_pool3d_with_indices)
@@ -71,7 +72,7 @@ __all__ = [
     "triplet_margin_with_distance_loss", "grid_sample", "affine_grid",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "gumbel_softmax", "local_response_norm",
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-    "max_pool3d_with_indices",
+    "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
 ]
 
 

@@ -223,3 +223,55 @@ def test_gumbel_softmax_samples_and_straight_through_gradient():
     t = torch.tensor(r(3, 4), requires_grad=True)
     assert hard.grad_fn.name() == TF.gumbel_softmax(t, hard=True).grad_fn.name()
     np.testing.assert_allclose(logits.grad.numpy(), 0.0, atol=1e-5)   # rows of a softmax
+
+
+@needs_torch
+def test_rrelu_training_slopes_and_node():
+    hookgrad.manual_seed(0)
+    x = hookgrad.tensor(-np.abs(r(2000)) - 0.1, requires_grad=True)
+    y = F.rrelu(x, 0.2, 0.4, training=True)
+    slope = (y / x).detach().numpy()
+    assert 0.2 <= slope.min() and slope.max() <= 0.4 and abs(slope.mean() - 0.3) < 0.01
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-6)   # the drawn slopes
+    t = torch.tensor(-np.abs(r(3)), requires_grad=True)
+    assert y.grad_fn.name() == TF.rrelu(t, training=True).grad_fn.name()
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["alpha_dropout", "feature_alpha_dropout"])
+def test_alpha_dropout_keeps_selu_statistics(fn):
+    hookgrad.manual_seed(0)
+    x = F.selu(hookgrad.tensor(r(40, 50, 20)))
+    y = getattr(F, fn)(x, 0.3, training=True).numpy()
+    assert abs(y.mean()) < 0.05 and abs(y.std() - 1) < 0.05
+    alpha, p = -1.7580993408473766, 0.3
+    a = ((1 - p) * (1 + p * alpha ** 2)) ** -0.5
+    dropped = np.isclose(y, a * alpha - a * alpha * p, atol=1e-5)   # what a dropped one is
+    if fn == "feature_alpha_dropout":   # whole channels dropped together
+        assert set(dropped.mean(-1).ravel()) <= {0.0, 1.0}
+    assert abs(dropped.mean() - 0.3) < 0.06
+    t = torch.tensor(r(3, 4), requires_grad=True)
+    xh = hookgrad.tensor(r(3, 4), requires_grad=True)
+    assert getattr(F, fn)(xh, 0.3, True).grad_fn.name() == \
+        getattr(TF, fn)(t, 0.3, True).grad_fn.name()
+    for L in (hookgrad, torch):
+        assert (getattr(L.nn.functional, fn)(L.ones(3), 1.0, True) == 0).all()
+        with pytest.raises(ValueError, match="between 0 and 1, but got 1.5"):
+            getattr(L.nn.functional, fn)(L.ones(3), 1.5, True)
+
+
+@needs_torch
+def test_container_factory_kwargs_and_deprecations_match_torch():
+    for L in (hookgrad, torch):
+        with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+            c = L.nn.Container(a=L.nn.ReLU(), b=L.nn.Linear(2, 3))
+        assert [n for n, _ in c.named_parameters()] == ["b.weight", "b.bias"]
+        with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+            L.nn.NLLLoss2d()
+        assert L.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": L.float32}}) \
+            == {"device": "cpu", "dtype": L.float32}
+        with pytest.raises(TypeError, match="device specified twice"):
+            L.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"device": "cpu"}})
+        with pytest.raises(TypeError, match="unexpected kwargs"):
+            L.nn.factory_kwargs({"layout": 1})
