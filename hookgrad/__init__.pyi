@@ -39,6 +39,10 @@ from ._dtype import (
     float8_e5m2fnuz as float8_e5m2fnuz,
     float8_e8m0fnu as float8_e8m0fnu,
 )
+from ._device import (
+    get_default_device as get_default_device,
+    set_default_device as set_default_device,
+)
 from ._type_info import finfo as finfo, iinfo as iinfo
 from ._factory import *
 from ._legacy_tensor import (
@@ -92,6 +96,7 @@ from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
     accelerator as accelerator,
+    ao as ao,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
@@ -102,10 +107,14 @@ from . import (
     distributions as distributions,
     func as func,
     futures as futures,
+    fx as fx,
+    hub as hub,
     jit as jit,
     library as library,
     multiprocessing as multiprocessing,
     nn as nn,
+    onnx as onnx,
+    ops as ops,
     optim as optim,
     overrides as overrides,
     random as random,
