@@ -1,8 +1,8 @@
 """``hookgrad.optim``: PyTorch's optimizers and LR schedulers, computed by optax.
 
 ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``NAdam``, ``RAdam``,
-``Adamax``, ``Rprop`` and ``LBFGS`` take PyTorch's arguments and give PyTorch's results; ``from_optax`` wraps
-any optax transformation. See ``hookgrad.optim.optimizer`` for how the state is kept and
+``Adamax``, ``Rprop`` and ``LBFGS`` take PyTorch's arguments and give PyTorch's results;
+``from_optax`` wraps any optax transformation. See ``hookgrad.optim.optimizer`` for how the state is kept and
 how ``hookgrad.compile`` lifts it.
 
 Differences from PyTorch:
