@@ -98,6 +98,10 @@ DIFFERS = {
     "torch.nn.functional.embedding_bag": "offsets need values: a list/tuple inside "
                                          "`hookgrad.compile`",
     "torch.nn.functional.interpolate": "no `mode='lanczos'`",
+    "torch.nn.functional.gumbel_softmax": _RNG, "torch.nn.functional.rrelu": _RNG,
+    "torch.nn.functional.rrelu_": _RNG, "torch.nn.functional.alpha_dropout": _RNG,
+    "torch.nn.functional.feature_alpha_dropout": _RNG, "torch.nn.RReLU": _RNG,
+    "torch.nn.AlphaDropout": _RNG, "torch.nn.FeatureAlphaDropout": _RNG,
     "torch.nn.functional.native_channel_shuffle": "differentiable (`ChannelShuffleBackward0`); "
                                                   "PyTorch's has no derivative",
     "torch.utils.data.DataLoader": "workers are threads; shuffle orders come from hookgrad's key",
