@@ -16,6 +16,7 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      int8, int16, int32, int64, long, set_default_dtype, short, uint8,
                      uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, float8_e8m0fnu)
+from ._device import get_default_device, set_default_device
 from ._type_info import finfo, iinfo
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all

@@ -39,6 +39,10 @@ from ._dtype import (
     float8_e5m2fnuz as float8_e5m2fnuz,
     float8_e8m0fnu as float8_e8m0fnu,
 )
+from ._device import (
+    get_default_device as get_default_device,
+    set_default_device as set_default_device,
+)
 from ._type_info import finfo as finfo, iinfo as iinfo
 from ._factory import *
 from ._legacy_tensor import (

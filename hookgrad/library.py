@@ -30,7 +30,7 @@ from ._autograd import grad_mode
 from ._autograd.function import Function
 
 __all__ = ["custom_op", "CustomOpDef", "infer_schema", "Library", "define", "impl",
-           "register_autograd", "register_fake"]
+           "register_autograd", "register_fake", "register_kernel"]
 
 OPDEFS = {}
 
@@ -492,6 +492,14 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     the backward formula of ``op`` (``"ns::name"``, an OpOverload or a CustomOpDef); see
     :meth:`CustomOpDef.register_autograd`."""
     _lookup(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
+
+
+
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """Register ``func`` as the implementation of ``op`` (``"ns::name"``, an OpOverload or
+    a CustomOpDef) for ``device_types``, as :meth:`CustomOpDef.register_kernel`; usable as
+    a decorator."""
+    return _lookup(op, "register_kernel").register_kernel(device_types, func)
 
 
 from . import _missing as _m  # noqa: E402

@@ -9,7 +9,7 @@ Imports under ``if TYPE_CHECKING:`` are exempt: they never run.
 
 The layers, bottom first (a module may import its own layer and those below):
 
-0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_missing``, ``_repr``,
+0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_meta``, ``_missing``, ``_repr``,
    ``_errors`` (exceptions and messages several layers raise), ``_handle``
    (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compilation_cache``
    (JAX's persistent cache, set up at import), ``_x64`` (JAX's 64-bit mode, likewise),
@@ -55,7 +55,7 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hookgrad")
 
 LAYERS = [
-    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
+    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device", "hookgrad._meta",
      "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",

@@ -112,4 +112,9 @@ def of_array(arr: Any) -> tuple[Placement, ...] | None:
 
 
 from ... import _missing as _m  # noqa: E402
+
+# a shard of a shard (FSDP over tensor parallelism): JAX's shardings have no such
+# placement, so none is ever made; the class is there for isinstance checks
+_StridedShard = _m.not_implemented_class("torch.distributed.tensor.placement_types._StridedShard",
+                                         (Shard,))
 __getattr__ = _m.module_getattr(__name__)
