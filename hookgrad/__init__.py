@@ -46,7 +46,8 @@ globals().update(_ops.FUNCTIONS)
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
-                   "accelerator", "overrides", "jit", "compiler", "_dynamo", "ops"})
+                   "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
+                   "ops"})
 
 
 def _assert(condition, message):

@@ -308,6 +308,12 @@ class CustomOpDef:
         return out
 
 
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """Register ``func`` as the custom op ``op``'s implementation for ``device_types``,
+    as :meth:`CustomOpDef.register_kernel`; usable as a decorator."""
+    return _lookup(op, "register_kernel").register_kernel(device_types, func)
+
+
 def _spec(pos):
     return tuple(len(a) if isinstance(a, list) and a and all(isinstance(x, Tensor) or x is None
                                                               for x in a) else None for a in pos)
@@ -492,14 +498,6 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     the backward formula of ``op`` (``"ns::name"``, an OpOverload or a CustomOpDef); see
     :meth:`CustomOpDef.register_autograd`."""
     _lookup(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
-
-
-
-def register_kernel(op, device_types, func=None, /, *, lib=None):
-    """Register ``func`` as the implementation of ``op`` (``"ns::name"``, an OpOverload or
-    a CustomOpDef) for ``device_types``, as :meth:`CustomOpDef.register_kernel`; usable as
-    a decorator."""
-    return _lookup(op, "register_kernel").register_kernel(device_types, func)
 
 
 from . import _missing as _m  # noqa: E402

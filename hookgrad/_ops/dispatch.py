@@ -47,6 +47,9 @@ _gm = grad_mode._state
 _fm = _mode.state
 _anomaly = anomaly_mode._state
 _dual = [None]  # while a forward-AD level is open, forward_ad's apply (it fills the slot)
+# once a DTensor exists, hookgrad.distributed.tensor's apply: it runs the op with the slot
+# empty and makes the outputs of an op on DTensors DTensors
+_subclass = [None]
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 
@@ -165,6 +168,8 @@ def apply(op, args, statics=None, out=None):
     """
     if _dual[0]:
         return _dual[0](op, args, statics, out)
+    if _subclass[0]:
+        return _subclass[0](op, args, statics, out)
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
