@@ -16,3 +16,9 @@ def is_current_stream_capturing() -> bool:
     """Whether a CUDA graph capture is under way on the current stream: never under
     hookgrad, which captures none."""
     return False
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -34,3 +34,9 @@ class StreamContext(contextlib.AbstractContextManager):
 def stream(stream):
     """``StreamContext(stream)``."""
     return StreamContext(stream)
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -4,3 +4,9 @@ raises ``NotImplementedError``)."""
 from . import HuggingFaceStorageReader, HuggingFaceStorageWriter
 
 __all__ = ["HuggingFaceStorageReader", "HuggingFaceStorageWriter"]
+
+
+from ... import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m
