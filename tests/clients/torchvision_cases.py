@@ -41,8 +41,8 @@ def _models():
         shell = types.ModuleType(name)
         shell.__path__ = [os.path.join(root, *name.split(".")[1:])]
         sys.modules[name] = shell
-    ops = sys.modules["torchvision.ops"]
-    ops.StochasticDepth = importlib.import_module("torchvision.ops.stochastic_depth").StochasticDepth
+    depth = importlib.import_module("torchvision.ops.stochastic_depth")
+    sys.modules["torchvision.ops"].StochasticDepth = depth.StochasticDepth
     models = sys.modules["torchvision.models"]
     for file in ("resnet", "efficientnet", "vision_transformer"):
         mod = importlib.import_module(f"torchvision.models.{file}")
