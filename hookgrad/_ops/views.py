@@ -137,8 +137,15 @@ GEOMETRY = {
 # --------------------------------------------------------------------------- making views
 
 
+# set by ``view_copies.copying``: view functions then return a copy, recorded under the
+# view op's ``*_copy`` twin (``PermuteBackward0_copy``), so the copies share their checks
+COPY_TWIN = [None]
+
+
 def view_apply(op, x, statics=None):
     """``op`` (a view op of GEOMETRY) applied to ``x``; the result is a view of ``x``."""
+    if COPY_TWIN[0] is not None:
+        return apply(COPY_TWIN[0](op), (x,), statics)
     out = apply(op, (x,), statics)
     return make_view(out, x, GEOMETRY[op.name], statics)
 

@@ -1007,3 +1007,22 @@ row("quantile", lambda L, x: L.quantile(x, 0.3, dim=1), lambda x: jnp.quantile(x
     "nonames")
 row("nanquantile", lambda L, x: x.nanquantile(L.tensor([0.2, 0.9])),
     lambda x: jnp.nanquantile(x, jnp.array([0.2, 0.9])), [X], "nonames")
+
+# ---------------------------------------------------------------- branch breadth-torch2
+# view_copies.py: the *_copy functions, a view op's result as a fresh tensor
+row("view_copy", lambda L, x: L.view_copy(x, (4, 3)), lambda x: x.reshape(4, 3), [X])
+row("permute_copy", lambda L, x: L.permute_copy(x, (1, 0)), lambda x: x.T, [X])
+row("transpose_copy", lambda L, x: L.transpose_copy(x, 0, -1), lambda x: x.T, [X])
+row("t_copy", lambda L, x: L.t_copy(x), lambda x: x.T, [X])
+row("squeeze_copy", lambda L, x: L.squeeze_copy(x), lambda x: x.reshape(3, 4), [F(3, 1, 4)])
+row("squeeze_copy.dim", lambda L, x: L.squeeze_copy(x, 1), lambda x: x.reshape(3, 4),
+    [F(3, 1, 4)])
+row("squeeze_copy.dims", lambda L, x: L.squeeze_copy(x, (1, 2)), lambda x: x.reshape(3, 4),
+    [F(3, 1, 4)])
+row("unsqueeze_copy", lambda L, x: L.unsqueeze_copy(x, -1), lambda x: x[..., None], [X])
+row("diagonal_copy", lambda L, x: L.diagonal_copy(x, 1), lambda x: jnp.diagonal(x, 1), [X])
+row("select_copy", lambda L, x: L.select_copy(x, 1, -1), lambda x: x[:, -1], [X])
+row("slice_copy", lambda L, x: L.slice_copy(x, 1, 1, None, 2), lambda x: x[:, 1::2], [X])
+row("narrow_copy", lambda L, x: L.narrow_copy(x, 1, 1, 2), lambda x: x[:, 1:3], [X])
+row("narrow_copy.method", lambda L, x: x.narrow_copy(0, 1, 2), lambda x: x[1:], [X])
+row("alias_copy", lambda L, x: L.alias_copy(x), lambda x: x, [X])

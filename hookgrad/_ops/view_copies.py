@@ -1,0 +1,76 @@
+"""The ``*_copy`` functions: a view op's result as a fresh tensor (``permute_copy``,
+``select_copy``, ...).
+
+Each runs its view function, with its argument checks and PyTorch's errors, while
+``views.view_apply`` applies the view op's twin instead: the same JAX forward, recorded
+under PyTorch's ``<Node>_copy`` name (``PermuteBackward0_copy``) and marked a view of
+nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+
+from .._tensor import Tensor
+from . import indexing, shape, views
+from .registry import defop, export, with_out
+
+_VIEW_OPS = (shape.VIEW, shape.PERMUTE, shape.TRANSPOSE, shape.T, shape.SQUEEZE,
+             shape.SQUEEZE_DIM, shape.SQUEEZE_DIMS, shape.UNSQUEEZE, shape.DIAGONAL,
+             shape.ALIAS, indexing.SELECT, indexing.SLICE)
+_NODES = {"narrow": "NarrowCopyBackward0"}  # PyTorch's own node, not SliceBackward0_copy
+
+TWINS = {op.name: defop(op.name + "_copy", op.fwd, op.node + "_copy", op.save, op.bwd,
+                        names=op.names) for op in _VIEW_OPS}
+TWINS["narrow"] = defop("narrow_copy", shape.NARROW.fwd, _NODES["narrow"], shape.NARROW.save,
+                        names="self -> self_sym_sizes dim start length")
+
+
+@contextlib.contextmanager
+def _copying():
+    views.COPY_TWIN[0] = lambda op: TWINS[op.name]
+    try:
+        yield
+    finally:
+        views.COPY_TWIN[0] = None
+
+
+def _copy_of(view_fn, name, method=False):
+    """Publish ``hookgrad.<name>``: ``view_fn``'s result as a copy."""
+    def fn(*args, **kwargs) -> Tensor:
+        with _copying():
+            return view_fn(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Performs the same operation as :func:`hookgrad.{name[:-5]}`, but the "
+                  "output tensor is freshly created instead of aliasing the input.")
+    fn.__signature__ = inspect.signature(view_fn)
+    fn.__annotations__ = {"return": "Tensor"}
+    return export(with_out(fn), method=method)
+
+
+def _view(input, size) -> Tensor:
+    return shape.view(input, *((size,) if isinstance(size, int) else size))
+
+
+def _slice(input, dim=0, start=None, end=None, step=1) -> Tensor:
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    d = shape.wrap_dim(dim, input.ndim)
+    return indexing._slice(input, d, (d, start, end, step), True)
+
+
+def _alias(input) -> Tensor:
+    return views.view_apply(shape.ALIAS, input)
+
+
+view_copy = _copy_of(_view, "view_copy")
+permute_copy = _copy_of(shape.permute, "permute_copy")
+transpose_copy = _copy_of(shape.transpose, "transpose_copy")
+t_copy = _copy_of(shape.t, "t_copy")
+squeeze_copy = _copy_of(shape.squeeze, "squeeze_copy")
+unsqueeze_copy = _copy_of(shape.unsqueeze, "unsqueeze_copy")
+diagonal_copy = _copy_of(shape.diagonal, "diagonal_copy")
+select_copy = _copy_of(indexing.select, "select_copy")
+slice_copy = _copy_of(_slice, "slice_copy")
+narrow_copy = _copy_of(shape.narrow, "narrow_copy", method=True)
+alias_copy = _copy_of(_alias, "alias_copy")
