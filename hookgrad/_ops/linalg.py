@@ -202,6 +202,18 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     return apply(ADDMM, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
 
 
+@export(name="addmm_", function=False)
+def _addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
+    """In-place :func:`addmm`, written into ``self``."""
+    if mat1.ndim == mat2.ndim == 2 and mat1.shape[1] == mat2.shape[0]:
+        size = [mat1.shape[0], mat2.shape[1]]  # self cannot broadcast: it holds the result
+        if list(self.shape) != size:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and "
+                               f"output tensor size {size} should match")
+    _check_addmm(self, mat1, mat2)
+    return apply(ADDMM, (self, mat1, mat2), {"beta": beta, "alpha": alpha}, out=self)
+
+
 # --------------------------------------------------------------------------- matmul's graph
 
 

@@ -382,3 +382,9 @@ def log_softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
 def _cumsum_(self, dim) -> Tensor:
     return apply(CUMSUM, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
 
+
+@export(name="cumprod_", function=False)
+def _cumprod_(self, dim, *, dtype=None) -> Tensor:
+    x = self if dtype is None else self.to(dtype)
+    return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
+

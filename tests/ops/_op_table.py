@@ -1026,3 +1026,29 @@ row("slice_copy", lambda L, x: L.slice_copy(x, 1, 1, None, 2), lambda x: x[:, 1:
 row("narrow_copy", lambda L, x: L.narrow_copy(x, 1, 1, 2), lambda x: x[:, 1:3], [X])
 row("narrow_copy.method", lambda L, x: x.narrow_copy(0, 1, 2), lambda x: x[1:], [X])
 row("alias_copy", lambda L, x: L.alias_copy(x), lambda x: x, [X])
+# in-place forms of ops that have rows above
+row("cumprod_", lambda L, x: x.clone().cumprod_(1), lambda x: jnp.cumprod(x, 1), [X])
+row("addmm_", lambda L, c, a, b: c.clone().addmm_(a, b, beta=0.5, alpha=2),
+    lambda c, a, b: 0.5 * c + 2 * a @ b, [F(3, 3), X, F(4, 3)])
+row("bitwise_not_", lambda L, i: i.clone().bitwise_not_(), jnp.invert, [I([0, 5, -3])])
+# special_math.py
+row("polygamma", lambda L, x: L.polygamma(2, x), lambda x: jss.polygamma(2, x), [P(3, 4)])
+row("polygamma.method", lambda L, x: x.polygamma(1), lambda x: jss.polygamma(1, x), [P(3, 4)])
+row("polygamma_", lambda L, x: x.clone().polygamma_(0), jss.digamma, [P(3, 4)])
+row("mvlgamma", lambda L, x: L.mvlgamma(x, 2), lambda x: jss.multigammaln(x, 2), [G1(3, 4)])
+row("mvlgamma_", lambda L, x: x.clone().mvlgamma_(3), lambda x: jss.multigammaln(x, 3),
+    [G1(3, 4)])
+row("gcd", lambda L, i, j: L.gcd(i, j), jnp.gcd, [I([4, -6, 0, 7]), I([6, 9, 5, 0])])
+row("lcm", lambda L, i, j: i.lcm(j), jnp.lcm, [I([4, -6, 0, 7]), I([6, 9, 5, 3])])
+row("gcd_", lambda L, i, j: L.gcd_(i.clone(), j), jnp.gcd, [I([12, 18]), I([8, 27])])
+row("lcm_", lambda L, i, j: i.clone().lcm_(j), jnp.lcm, [I([12, 18]), I([8, 27])])
+# (back to float32 at the end: hookgrad's backward(gradient) does not yet cast a float32
+# gradient to a float64 output's dtype as PyTorch's engine does)
+_F32 = jnp.float32
+row("float_power", lambda L, x: L.float_power(x, 2).float(),
+    lambda x: (x.astype(jnp.float64) ** 2).astype(_F32), [X])
+row("float_power.tensor", lambda L, x, y: x.float_power(y).float(),
+    lambda x, y: (x.astype(jnp.float64) ** y.astype(jnp.float64)).astype(_F32), [P(3, 4), Y])
+row("float_power_", lambda L, x: x.double().float_power_(3).float(),
+    lambda x: (x.astype(jnp.float64) ** 3).astype(_F32), [X])
+row("angle", lambda L, x: L.angle(x), jnp.angle, [X])

@@ -1,0 +1,45 @@
+"""special_math.py's checks, and the in-place forms' (values, gradients and node names
+are op-table rows in _op_table.py)."""
+import pytest
+
+import hookgrad as hg
+from tests.differential import same_as_torch
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - PyTorch is optional
+    torch = None
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda L, x: L.polygamma(-1, x), RuntimeError, r"polygamma\(n, x\) does not support "
+                                                    "negative n"),
+    (lambda L, x: x.mvlgamma_(0), RuntimeError, "p has to be greater than or equal to 1"),
+    (lambda L, x: L.gcd(x, x), NotImplementedError, "\"gcd_cpu\" not implemented for 'Float'"),
+    (lambda L, x: L.lcm(x.long(), x), NotImplementedError,
+     "\"lcm_cpu\" not implemented for 'Float'"),
+    (lambda L, x: x.float_power_(2), RuntimeError, "the base given to float_power_ has dtype "
+                                                   "Float but the operation's result requires "
+                                                   "dtype Double"),
+    (lambda L, x: x[:, :2].addmm_(L.ones(1, 2), L.ones(2, 2)), RuntimeError,
+     r"Bad in-place call: input tensor size \[3, 2\] and output tensor size \[1, 2\] should "
+     "match"),
+])
+def test_errors_match_torch(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call(hg, hg.zeros(3, 4))
+    if torch is not None:
+        with pytest.raises(exc, match=match):
+            call(torch, torch.zeros(3, 4))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.polygamma(1, L.tensor([1, 2])),
+    lambda L: L.angle(L.tensor([-1, 0, 2])),
+    lambda L: L.mvlgamma(L.tensor([3, 4]), 2),
+    lambda L: L.float_power(L.tensor([2, 3]), 2),
+    lambda L: L.float_power(2, L.tensor([0.5])),
+    lambda L: L.gcd(L.tensor([4, 6], dtype=L.int32), L.tensor([6, 9], dtype=L.int32)),
+])
+def test_integer_inputs_promote_as_in_torch(call):
+    same_as_torch(lambda L: [call(L).tolist(), str(call(L).dtype).rpartition(".")[2]])
