@@ -112,6 +112,11 @@ DIFFERS = {
     "torch.utils.data.DistributedSampler": "shuffled orders drawn from a `hookgrad.Generator` "
                                            "seeded with `seed + epoch`",
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
+    "torch.autograd.profiler": "records a JAX trace (`export_chrome_trace`); no per-op "
+                               "event tables (`key_averages`), NVTX or ITT ranges",
+    "torch.autograd.kineto_available": "always False: the profilers record JAX traces",
+    "torch.autograd.NestedIOFunction": "calling one raises NotImplementedError (PyTorch's "
+                                       "raises AttributeError: neither runs)",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
     "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
                  "not implemented",
