@@ -37,6 +37,16 @@ from math import e, inf, nan, pi  # noqa: E402 - torch.inf, torch.pi, ...
 newaxis = None
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
 from ._autograd.backward import is_warn_always_enabled, set_warn_always
+from . import amp  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402
+                                clear_autocast_cache, get_autocast_cpu_dtype,
+                                get_autocast_dtype, get_autocast_gpu_dtype,
+                                is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                                is_autocast_enabled, set_autocast_cache_enabled,
+                                set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                                set_autocast_dtype, set_autocast_enabled,
+                                set_autocast_gpu_dtype)
 
 __version__ = "0.1.0"
 
@@ -47,7 +57,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "ops"})
+                   "ops", "cpu"})
 
 
 def _assert(condition, message):

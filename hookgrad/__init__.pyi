@@ -92,16 +92,37 @@ from ._autograd.backward import (
     is_warn_always_enabled as is_warn_always_enabled,
     set_warn_always as set_warn_always,
 )
+from . import amp as amp
+from .amp import GradScaler as GradScaler, autocast as autocast
+from .amp.autocast_mode import (
+    autocast_decrement_nesting as autocast_decrement_nesting,
+    autocast_increment_nesting as autocast_increment_nesting,
+    clear_autocast_cache as clear_autocast_cache,
+    get_autocast_cpu_dtype as get_autocast_cpu_dtype,
+    get_autocast_dtype as get_autocast_dtype,
+    get_autocast_gpu_dtype as get_autocast_gpu_dtype,
+    is_autocast_cache_enabled as is_autocast_cache_enabled,
+    is_autocast_cpu_enabled as is_autocast_cpu_enabled,
+    is_autocast_enabled as is_autocast_enabled,
+    set_autocast_cache_enabled as set_autocast_cache_enabled,
+    set_autocast_cpu_dtype as set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled as set_autocast_cpu_enabled,
+    set_autocast_dtype as set_autocast_dtype,
+    set_autocast_enabled as set_autocast_enabled,
+    set_autocast_gpu_dtype as set_autocast_gpu_dtype,
+)
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
     accelerator as accelerator,
+    amp as amp,
     ao as ao,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
     compile as compile,
     compiler as compiler,
+    cpu as cpu,
     cuda as cuda,
     distributed as distributed,
     distributions as distributions,

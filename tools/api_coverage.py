@@ -49,6 +49,10 @@ DIFFERS = {
     "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,
     "torch.rand_like": _RNG, "torch.randn_like": _RNG, "torch.randint_like": _RNG,
     "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
+    "torch.autocast": "casts at each listed op's public function; bfloat16 products "
+                      "accumulate as XLA does (README, Differences)",
+    "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
+                        "Differences)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
                      "times XLA option sets; `mesh=`, `in_shardings=`, `param_shardings=` "
