@@ -17,7 +17,13 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, float8_e8m0fnu)
 from ._device import get_default_device, set_default_device
+from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
+                      strided)
+from ._storage import TypedStorage, UntypedStorage
 from ._type_info import finfo, iinfo
+from ._vmap import vmap
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
+                             memory_format, preserve_format)
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
 from ._legacy_tensor import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
@@ -57,7 +63,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "ops", "cpu"})
+                   "ops", "cpu", "linalg"})
 
 
 def _assert(condition, message):

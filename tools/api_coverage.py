@@ -54,6 +54,8 @@ DIFFERS = {
     "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
                         "Differences)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
+    "torch.channels_last": "accepted; XLA lays arrays out, so strides stay C order",
+    "torch.channels_last_3d": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
                      "times XLA option sets; `mesh=`, `in_shardings=`, `param_shardings=` "
                      "shard the step",
