@@ -137,3 +137,14 @@ def test_torch_functional_holds_torchs_own_functions():
     with pytest.raises(AttributeError, match="hookgrad does not implement "
                        "torch.functional.not_a_function yet"):
         functional.not_a_function
+
+
+def test_lazy_module_mixin_is_there_for_isinstance_only():
+    from hookgrad.nn.modules.lazy import LazyModuleMixin
+    assert not isinstance(hookgrad.nn.Linear(1, 1), LazyModuleMixin)
+
+    class LazyThing(LazyModuleMixin, hookgrad.nn.Module):
+        pass
+    with pytest.raises(NotImplementedError, match="hookgrad does not implement "
+                       "torch.nn.modules.lazy.LazyModuleMixin yet"):
+        LazyThing()
