@@ -53,6 +53,7 @@ def test_graph_is_pytorchs_node_for_node():
     want = torch.fx.symbolic_trace(_model(torch))
     assert _nodes(got) == _nodes(want)
     assert str(got.graph) == str(want.graph)
+    assert got.code == want.code  # the source PyTorch writes for it, wrap() header included
     assert type(got).__name__ == type(want).__name__ == "M"
 
 
@@ -163,10 +164,19 @@ def test_the_same_errors_as_torch(fn):
                                                           str(want.value))
 
 
-def test_graph_module_code_and_transformer_are_not_implemented():
+def _operators(L):
+    def f(x):
+        return (x[1:, None] + abs(x) + L.ones(2), x.size(0) > 1, x[x > 0], -x.T, x ** 2 @ x)
+    return L.fx.symbolic_trace(f).code
+
+
+def test_code_writes_operators_constants_and_deletions_as_pytorch_does():
+    code = same_as_torch(_operators)
+    assert "abs_1 = _operator_abs(x)" in code and "matmul = pow_1 @ x;  pow_1 = x = None" in code
+
+
+def test_transformer_is_not_implemented():
     gm = fx.symbolic_trace(lambda x: x + 1)
-    with pytest.raises(NotImplementedError, match="torch.fx.GraphModule.code"):
-        gm.code
     with pytest.raises(NotImplementedError, match="torch.fx.Transformer"):
         fx.Transformer(gm)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]

@@ -19,6 +19,7 @@ from .. import _missing
 from .._tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
+from ._codegen import WRAPPED
 from .graph import Graph
 from .node import QUALNAMES, map_aggregate, qualified_name
 from .proxy import Proxy
@@ -238,11 +239,15 @@ class Tracer:
         try:
             for mod, printed in _namespaces(self._autowrap_modules):
                 for name in [n for n in vars(mod) if not n.startswith("_")]:
+                    if mod in self._autowrap_modules:
+                        WRAPPED.add(id(vars(mod)[name]))
                     patcher.patch(mod, name, f"{printed}.{name}")
             for glb, name in _WRAPPED + [(getattr(f, "__globals__", {}), f.__name__)
                                          for f in self._autowrap_functions]:
                 # a builtin (``wrap("len")``) is shadowed in that module's globals
-                patcher.patch(glb, name, fn=glb.get(name, getattr(builtins, name, None)))
+                fn = glb.get(name, getattr(builtins, name, None))
+                WRAPPED.add(id(fn))
+                patcher.patch(glb, name, fn=fn)
             patcher.patch_globals(getattr(fn, "__globals__", {}))
             orig_call, orig_getattr, cache = Module.__call__, Module.__getattr__, {}
 

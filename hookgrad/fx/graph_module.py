@@ -3,6 +3,7 @@ from .. import _missing
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
+from ._codegen import python_code
 from .graph import Graph
 from .interpreter import Interpreter
 
@@ -29,8 +30,8 @@ def _copy_attr(src, dst, path):
 
 class GraphModule(Module):
     """A Module made from ``root``'s submodules and attributes that ``graph`` names; its
-    ``forward`` runs the graph's nodes in order. hookgrad interprets the graph (it does
-    not generate Python source), so ``graph`` edits take effect without ``recompile``."""
+    ``forward`` runs the graph's nodes in order. hookgrad interprets the graph (``code`` is
+    its source, for reading), so ``graph`` edits take effect without ``recompile``."""
 
     def __init__(self, root, graph: Graph, class_name: str = "GraphModule"):
         super().__init__()
@@ -49,8 +50,10 @@ class GraphModule(Module):
         return None
 
     @property
-    def code(self):
-        _missing.not_implemented("torch.fx.GraphModule.code")()
+    def code(self) -> str:
+        """The Python source of ``forward`` (as PyTorch writes it); what runs is the graph
+        itself, through an :class:`Interpreter`."""
+        return python_code(self.graph)
 
     def forward(self, *args, **kwargs):
         """Run the graph (an :class:`Interpreter`) on the arguments, bound to the
