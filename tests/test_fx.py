@@ -175,10 +175,32 @@ def test_code_writes_operators_constants_and_deletions_as_pytorch_does():
     assert "abs_1 = _operator_abs(x)" in code and "matmul = pow_1 @ x;  pow_1 = x = None" in code
 
 
-def test_transformer_is_not_implemented():
+def test_a_transformer_subclass_rewrites_the_graph():
+    def f(L):
+        import operator
+
+        class AddToMul(L.fx.Transformer):
+            def call_function(self, target, args, kwargs):
+                if target is operator.add:
+                    target = operator.mul
+                return super().call_function(target, args, kwargs)
+
+        class M(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = L.nn.Linear(2, 2)
+                self.register_buffer("b", L.ones(2))
+
+            def forward(self, x, y=3):
+                return L.relu(self.lin(x) + self.b).sum(1) + y
+        new = AddToMul(L.fx.symbolic_trace(M())).transform()
+        return [str(new.graph), type(new).__name__, new.code]
+    got = same_as_torch(f)
+    assert "call_function[target=operator.mul](args = (%lin, %b)" in got[0]
+
+
+def test_recompile_has_nothing_to_do():
     gm = fx.symbolic_trace(lambda x: x + 1)
-    with pytest.raises(NotImplementedError, match="torch.fx.Transformer"):
-        fx.Transformer(gm)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
         gm()

@@ -21,6 +21,7 @@ from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
 from ._codegen import WRAPPED
 from .graph import Graph
+from .graph_module import GraphModule
 from .node import QUALNAMES, map_aggregate, qualified_name
 from .proxy import Proxy
 
@@ -269,7 +270,6 @@ class Tracer:
 def symbolic_trace(root, concrete_args=None):
     """Trace ``root`` (a Module or a function) into a :class:`GraphModule` whose ``graph``
     lists the calls it made and whose ``forward`` runs them."""
-    from .graph_module import GraphModule
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if isinstance(root, Module) else root.__name__

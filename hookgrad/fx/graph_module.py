@@ -5,7 +5,6 @@ from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ._codegen import python_code
 from .graph import Graph
-from .interpreter import Interpreter
 
 __all__ = ["GraphModule"]
 
@@ -32,6 +31,8 @@ class GraphModule(Module):
     """A Module made from ``root``'s submodules and attributes that ``graph`` names; its
     ``forward`` runs the graph's nodes in order. hookgrad interprets the graph (``code`` is
     its source, for reading), so ``graph`` edits take effect without ``recompile``."""
+
+    _interpreter = None  # a slot: fx.interpreter puts its Interpreter class here
 
     def __init__(self, root, graph: Graph, class_name: str = "GraphModule"):
         super().__init__()
@@ -71,7 +72,7 @@ class GraphModule(Module):
             else:
                 raise TypeError(f"forward() missing 1 required positional argument: "
                                 f"'{node.target}'")
-        return Interpreter(self).run(*values)
+        return self._interpreter(self).run(*values)
 
 
 class _Namespace:
