@@ -199,6 +199,15 @@ def test_a_transformer_subclass_rewrites_the_graph():
     assert "call_function[target=operator.mul](args = (%lin, %b)" in got[0]
 
 
+def test_a_graph_module_from_a_dict_takes_the_targets_from_it():
+    gm = fx.symbolic_trace(hookgrad.nn.Sequential(hookgrad.nn.Linear(2, 3)))
+    lin = gm.get_submodule("0")
+    assert fx.GraphModule({"0": lin}, gm.graph)(hookgrad.ones(1, 2)).shape == (1, 3)
+    with pytest.raises(RuntimeError, match="Node _0 referenced target 0 but that target was "
+                       "not provided"):
+        fx.GraphModule({}, gm.graph)
+
+
 def test_recompile_has_nothing_to_do():
     gm = fx.symbolic_trace(lambda x: x + 1)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]
