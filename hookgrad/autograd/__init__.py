@@ -13,6 +13,7 @@ from .._autograd.grad_mode import (_force_original_view_tracking,
 from .._autograd.backward import backward, grad
 from .._ops.saved_names import SavedTensor
 from .._profiler import ProfilerActivity, kineto_available
+from .variable import Variable  # the module first: the ``variable`` function shadows it
 from .._autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
                                       is_anomaly_enabled, set_detect_anomaly)
 
@@ -20,42 +21,6 @@ __all__ = ["backward", "grad", "Variable", "Function", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "graph", "grad_mode"]
 __all__ += ["detect_anomaly", "set_detect_anomaly", "set_multithreading_enabled",
             "enforce_grad_layout_policy"]
-
-
-class _VariableMeta(type):
-    def __instancecheck__(cls, other):
-        from .._tensor import Tensor
-        return isinstance(other, Tensor)
-
-    def __call__(cls, data=None, requires_grad=False, volatile=None):
-        # the legacy constructor: a new leaf Tensor sharing ``data`` (as ``detach()``)
-        from .._tensor import Tensor
-        if volatile is not None:
-            import warnings
-            warnings.warn("volatile was removed and now has no effect. Use `with "
-                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
-        if data is None:
-            return Tensor()
-        if not isinstance(data, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        t = data.detach()
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
-
-
-class Variable(metaclass=_VariableMeta):
-    """``Variable(data, requires_grad=False)``: PyTorch's legacy constructor, giving a new
-    leaf Tensor that shares ``data``; ``isinstance(t, Variable)`` holds for every Tensor.
-
-    Example::
-
-        >>> v = Variable(hookgrad.ones(2), requires_grad=True)
-        >>> v.is_leaf, v.requires_grad
-        (True, True)
-    """
-
-    from .._autograd.engine import execution_engine as _execution_engine  # noqa: E402
 
 
 def variable(*args, **kwargs):

@@ -76,3 +76,14 @@ def test_typing_names_are_pytorchs():
         assert getattr(hookgrad.autograd, name) is obj
         if torch is not None:
             assert getattr(torch.autograd, name) is obj
+
+
+def test_variable_module_holds_the_class_the_function_shadows():
+    def run(L):
+        import importlib
+        module = importlib.import_module(L.__name__ + ".autograd.variable")
+        return [module.Variable is L.autograd.Variable, type(module.Variable).__name__,
+                module.Variable.__module__.split(".", 1)[1], callable(L.autograd.variable),
+                L.autograd.variable is not module]
+
+    assert same_as_torch(run) == [True, "VariableMeta", "autograd.variable", True, True]
