@@ -11,7 +11,7 @@ Example::
 """
 from .._profiler import (ProfilerActivity, kineto_available, record_function,
                          supported_activities)
-from . import profiler
+from . import itt, profiler
 from .profiler import ProfilerAction, profile, schedule, tensorboard_trace_handler
 
 __all__ = ["profile", "schedule", "supported_activities", "tensorboard_trace_handler",

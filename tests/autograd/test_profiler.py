@@ -140,3 +140,14 @@ def test_kineto_is_not_there():
     assert hookgrad.autograd.kineto_available() is False
     assert hookgrad.profiler.kineto_available() is False
     assert hookgrad.profiler.ProfilerActivity.CPU in hookgrad.profiler.supported_activities()
+
+
+def test_itt_behaves_as_a_build_without_it():
+    """PyTorch's CPU wheel has ITT; hookgrad answers as PyTorch does without it."""
+    itt = hookgrad.profiler.itt
+    assert itt.is_available() is False
+    for call in (lambda: itt.range_push("a"), itt.range_pop, lambda: itt.mark("a"),
+                 lambda: itt.range("step {}", 1).__enter__()):
+        with pytest.raises(RuntimeError, match="^ITT functions not installed. Are you sure "
+                                               "you have a ITT build\\?$"):
+            call()
