@@ -54,6 +54,14 @@ from ._layout import (
 )
 from ._storage import TypedStorage as TypedStorage, UntypedStorage as UntypedStorage
 from ._type_info import finfo as finfo, iinfo as iinfo
+from ._vmap import vmap as vmap
+from ._memory_format import (
+    channels_last as channels_last,
+    channels_last_3d as channels_last_3d,
+    contiguous_format as contiguous_format,
+    memory_format as memory_format,
+    preserve_format as preserve_format,
+)
 from ._factory import *
 from ._legacy_tensor import (
     BFloat16Tensor as BFloat16Tensor,
@@ -102,16 +110,37 @@ from ._autograd.backward import (
     is_warn_always_enabled as is_warn_always_enabled,
     set_warn_always as set_warn_always,
 )
+from . import amp as amp
+from .amp import GradScaler as GradScaler, autocast as autocast
+from .amp.autocast_mode import (
+    autocast_decrement_nesting as autocast_decrement_nesting,
+    autocast_increment_nesting as autocast_increment_nesting,
+    clear_autocast_cache as clear_autocast_cache,
+    get_autocast_cpu_dtype as get_autocast_cpu_dtype,
+    get_autocast_dtype as get_autocast_dtype,
+    get_autocast_gpu_dtype as get_autocast_gpu_dtype,
+    is_autocast_cache_enabled as is_autocast_cache_enabled,
+    is_autocast_cpu_enabled as is_autocast_cpu_enabled,
+    is_autocast_enabled as is_autocast_enabled,
+    set_autocast_cache_enabled as set_autocast_cache_enabled,
+    set_autocast_cpu_dtype as set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled as set_autocast_cpu_enabled,
+    set_autocast_dtype as set_autocast_dtype,
+    set_autocast_enabled as set_autocast_enabled,
+    set_autocast_gpu_dtype as set_autocast_gpu_dtype,
+)
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
     accelerator as accelerator,
+    amp as amp,
     ao as ao,
     as_torch as as_torch,
     autograd as autograd,
     backends as backends,
     compile as compile,
     compiler as compiler,
+    cpu as cpu,
     cuda as cuda,
     distributed as distributed,
     distributions as distributions,
@@ -132,6 +161,7 @@ from . import (
     serialization as serialization,
     storage as storage,
     testing as testing,
+    types as types,
     utils as utils,
     version as version,
 )
@@ -294,6 +324,7 @@ def index_put_(self, indices, values, accumulate=...) -> Tensor: ...
 def index_select(input, dim, index) -> Tensor: ...
 def isclose(input, other, rtol=..., atol=..., equal_nan=...) -> Tensor: ...
 def isfinite(input, *, out: Optional[Tensor] = ...) -> Tensor: ...
+def isin(elements, test_elements, *, assume_unique=..., invert=...) -> Tensor: ...
 def isinf(input, *, out: Optional[Tensor] = ...) -> Tensor: ...
 def isnan(input, *, out: Optional[Tensor] = ...) -> Tensor: ...
 def kthvalue(input, k, dim=..., keepdim=...) -> Any: ...

@@ -9,7 +9,8 @@ from ._tensor import Size, Tensor
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
            "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
-           "scalar_tensor", "is_tensor", "numel", "frombuffer"]
+           "scalar_tensor", "is_tensor", "numel", "frombuffer", "is_floating_point",
+           "is_complex"]
 
 
 def _finish(arr, requires_grad, device):
@@ -162,6 +163,16 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating-point type (float64/32/16, bfloat16...)."""
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    """Whether ``input``'s dtype is a complex type (complex64, complex128)."""
+    return input.is_complex()
 
 
 def numel(input):

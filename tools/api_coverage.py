@@ -49,7 +49,13 @@ DIFFERS = {
     "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,
     "torch.rand_like": _RNG, "torch.randn_like": _RNG, "torch.randint_like": _RNG,
     "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
+    "torch.autocast": "casts at each listed op's public function; bfloat16 products "
+                      "accumulate as XLA does (README, Differences)",
+    "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
+                        "Differences)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
+    "torch.channels_last": "accepted; XLA lays arrays out, so strides stay C order",
+    "torch.channels_last_3d": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
                      "times XLA option sets; `mesh=`, `in_shardings=`, `param_shardings=` "
                      "shard the step",
@@ -199,10 +205,12 @@ MODULES = os.path.join(ROOT, "tools", "torch_modules.txt")
 
 def _imports(path):
     try:
-        importlib.import_module("hookgrad" + path[len("torch"):])
+        mod = importlib.import_module("hookgrad" + path[len("torch"):])
     except ImportError:
         return False
-    return True
+    # only this checkout's modules (an editable install elsewhere can resolve others)
+    file = getattr(mod, "__file__", None)
+    return file is None or os.path.abspath(file).startswith(os.path.join(ROOT, "hookgrad"))
 
 
 def module_table():

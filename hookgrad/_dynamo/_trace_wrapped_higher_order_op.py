@@ -12,3 +12,9 @@ class TransformGetItemToIndex(contextlib.AbstractContextManager):
 
     def __exit__(self, *exc):
         return None
+
+
+from .. import _missing as _m  # noqa: E402
+
+__getattr__ = _m.module_getattr(__name__)
+del _m

@@ -525,6 +525,8 @@ row("logical", lambda L, x, y: [L.logical_and(x > 0, y > 0), (x > 0).logical_or(
                                 (x > 0) & (y > 0), (x > 0) | (y > 0), ~(x > 0)], None, [_C1, _C2])
 row("isfinite", lambda L, x: [L.isnan(x / 0.0), (x / 0.0).isinf(), L.isfinite(x)], None, [_C1])
 row("all_any", lambda L, x: [(x > 0).all(), L.any(x > 0, 1), (x > -5).all(0)], None, [_C1])
+row("isin", lambda L, x, y: [L.isin(x, y), L.isin(x, y, invert=True), L.isin(x, 3),
+                             L.isin(2, y)], None, [I([[1, 2], [3, 4]]), I([2, 3, 7])])
 row("count_nonzero", lambda L, x: L.count_nonzero(x > 0, 1), None, [_C1])
 row("floor_divide", lambda L, x, y: L.floor_divide(x.detach(), 0.3), None, [_C1, _C2],
     "nonames")
