@@ -178,6 +178,19 @@ def test_layers_build_and_run_on_meta():
     assert {tuple(o[3]) for o in got} == {("meta",), ()}
 
 
+def test_skip_init():
+    def run(L):
+        m = L.nn.utils.skip_init(L.nn.Linear, 5, 2, bias=True)
+        errors = [raises(lambda: L.nn.utils.skip_init(L.nn.ReLU)),
+                  raises(lambda: L.nn.utils.skip_init(int))]
+        return [str(m.weight.device), list(m.weight.shape), type(m.bias).__name__,
+                m.weight.requires_grad, errors]
+    got = same_as_torch(run)
+    assert got[:4] == ["cpu", [2, 5], "Parameter", True]
+    assert got[4][0] == {"raises": "RuntimeError",
+                         "message": "Module must support a 'device' arg to skip initialization"}
+
+
 def test_meta_random_factories_draw_nothing():
     hookgrad.manual_seed(0)
     a = hookgrad.rand(3)
