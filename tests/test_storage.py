@@ -64,6 +64,15 @@ def test_no_address_where_no_bytes_are():
         hookgrad.compile(lambda t: t.data_ptr())(hookgrad.ones(2))
 
 
+def test_a_donated_array_has_no_address():
+    import jax
+    arr = jax.numpy.ones(8)
+    t = hookgrad.Tensor._wrap(arr)
+    jax.jit(lambda x: x + 1, donate_argnums=0)(arr)
+    with pytest.raises(RuntimeError, match="array was deleted"):
+        t.data_ptr()
+
+
 def test_storage_sizes_and_the_typed_storage():
     def run(L):
         x = L.arange(6, dtype=L.int32).reshape(2, 3)
