@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import numpy as np
 import pytest
 
@@ -65,7 +66,6 @@ def test_no_address_where_no_bytes_are():
 
 
 def test_a_donated_array_has_no_address():
-    import jax
     arr = jax.numpy.ones(8)
     t = hookgrad.Tensor._wrap(arr)
     jax.jit(lambda x: x + 1, donate_argnums=0)(arr)
