@@ -1,9 +1,10 @@
 """``Parameter`` (a leaf Tensor a Module registers) and ``Buffer``.
 
 Mirrors ``torch.nn.parameter``: a ``Parameter`` is a Tensor subclass that shares its
-data with the tensor it was made from but is always a fresh leaf; ``Buffer(t)`` returns a
-plain Tensor flagged as a buffer (``isinstance(t, Buffer)`` checks the flag), which a
-Module registers as a buffer when it is assigned as an attribute.
+data with the tensor it was made from but is always a fresh leaf (made from a Tensor
+subclass such as a DTensor, it is that subclass's detached Tensor flagged as a parameter);
+``Buffer(t)`` returns a plain Tensor flagged as a buffer (``isinstance(t, Buffer)`` checks
+the flag), which a Module registers as a buffer when it is assigned as an attribute.
 """
 import copy
 
@@ -27,7 +28,17 @@ _TENSOR_STATE = frozenset(k for k, v in vars(Tensor).items()
                           (v is None or isinstance(v, (bool, int))))
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type(Tensor)):
+    # ``Parameter(t)`` of a Tensor subclass (a DTensor) is ``t`` detached and flagged as a
+    # parameter, as in PyTorch: isinstance checks the flag
+    def __instancecheck__(cls, instance):
+        if type.__instancecheck__(cls, instance):
+            return True
+        return cls is Parameter and isinstance(instance, Tensor) and \
+            "_is_param" in instance.__dict__
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A kind of Tensor that is a module parameter.
 
     ::
@@ -45,6 +56,15 @@ class Parameter(Tensor):
         >>> w.requires_grad, w.is_leaf
         (True, True)
     """
+
+    def __new__(cls, data=None, requires_grad=True, **state):
+        if cls is not Parameter or type(data) in (Tensor, Parameter) or \
+                not isinstance(data, Tensor):
+            return Tensor.__new__(cls)
+        # a Tensor subclass keeps its class (a DTensor stays one): detached, flagged
+        t = data.detach().requires_grad_(requires_grad)
+        t._is_param = True
+        return t
 
     def __init__(self, data=None, requires_grad=True, **state):
         # NOTE: a Tensor keeps hookgrad's rarely-set state (its AccumulateGrad, hooks, view
