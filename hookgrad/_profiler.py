@@ -28,9 +28,9 @@ class ProfilerActivity(enum.Enum):
     records on its backend, whichever are asked for)."""
     CPU = 0
     XPU = 1
-    MTIA = 2
-    CUDA = 3
-    HPU = 4
+    MTIA = 4
+    CUDA = 2
+    HPU = 3
     PrivateUse1 = 5
 
 
@@ -77,14 +77,6 @@ class record_function(contextlib.ContextDecorator):
         if ranges is not None:
             ranges.__exit__(*exc)
         return False
-
-    def _call_end_callbacks_on_future(self, fut):
-        """Close the range when ``fut`` completes (for asynchronous work): returns a future
-        completing with ``fut``'s value."""
-        if not self.run_callbacks_on_exit:
-            raise RuntimeError("_call_end_callbacks_on_future can only be called once.")
-        self.run_callbacks_on_exit = False
-        return fut.then(lambda done: (self.__exit__(None, None, None), done.wait())[1])
 
 
 class _JaxTrace:

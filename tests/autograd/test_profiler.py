@@ -40,8 +40,10 @@ def test_schedule_errors_and_warning_match_torch():
 
 
 def test_enums_match_torch():
-    same_as_torch(lambda L: [[m for m in L.profiler.ProfilerActivity.__members__],
-                             [m for m in L.profiler.ProfilerAction.__members__],
+    same_as_torch(lambda L: [[(n, m.value) for n, m in
+                              L.profiler.ProfilerActivity.__members__.items()],
+                             [(n, m.value) for n, m in
+                              L.profiler.ProfilerAction.__members__.items()],
                              L.autograd.ProfilerActivity.CPU.name])
 
 
@@ -151,3 +153,11 @@ def test_itt_behaves_as_a_build_without_it():
         with pytest.raises(RuntimeError, match="^ITT functions not installed. Are you sure "
                                                "you have a ITT build\\?$"):
             call()
+
+
+def test_one_profiler_at_a_time():
+    with hookgrad.profiler.profile():
+        with pytest.raises(RuntimeError, match="^Profiler is already enabled: hookgrad's "
+                                               "profilers record a JAX trace"):
+            with hookgrad.autograd.profiler.profile():
+                pass
