@@ -84,11 +84,14 @@ def test_record_function_decorates_and_keeps_results():
     assert same_as_torch(run) == [[0.0, 3.0, 6.0], "outer", "meta", "scaled"]
 
 
-def test_schedule_hands_each_recording_to_on_trace_ready_as_torch_does():
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events")  # PyTorch's, on events
+@pytest.mark.parametrize("kwargs", [dict(wait=1, warmup=1, active=2, repeat=1),
+                                    dict(wait=0, warmup=1, active=1, repeat=2, skip_first=1)])
+def test_schedule_hands_each_recording_to_on_trace_ready_as_torch_does(kwargs):
     def run(L):
         ready, actions = [], []
         prof = L.profiler.profile(
-            schedule=L.profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
+            schedule=L.profiler.schedule(**kwargs),
             on_trace_ready=lambda p: ready.append(p.step_num))
         with prof:
             for _ in range(6):
@@ -98,7 +101,7 @@ def test_schedule_hands_each_recording_to_on_trace_ready_as_torch_does():
         return [ready, actions, prof.step_num]
 
     got = same_as_torch(run)
-    assert got[0] == [4]
+    assert got[0] == ([4] if kwargs["wait"] else [3, 5])
 
 
 def test_tensorboard_trace_handler_writes_named_trace_files(tmp_path):
