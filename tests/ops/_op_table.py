@@ -1052,3 +1052,20 @@ row("float_power.tensor", lambda L, x, y: x.float_power(y).float(),
 row("float_power_", lambda L, x: x.double().float_power_(3).float(),
     lambda x: (x.astype(jnp.float64) ** 3).astype(_F32), [X])
 row("angle", lambda L, x: L.angle(x), jnp.angle, [X])
+# fused_products.py
+row("addmv", lambda L, c, m, v: L.addmv(c, m, v, beta=0.5, alpha=2),
+    lambda c, m, v: 0.5 * c + 2 * m @ v, [F(3), X, W])
+row("addmv_", lambda L, c, m, v: L.addmv_(c.clone(), m, v), lambda c, m, v: c + m @ v,
+    [F(3), X, W])
+row("addr", lambda L, c, u, v: c.addr(u, v, alpha=3), lambda c, u, v: c + 3 * jnp.outer(u, v),
+    [X, F(3), W])
+row("addr_", lambda L, c, u, v: c.clone().addr_(u, v, beta=2),
+    lambda c, u, v: 2 * c + jnp.outer(u, v), [X, F(3), W])
+row("addbmm", lambda L, c, a, b: L.addbmm(c, a, b, beta=0.5),
+    lambda c, a, b: 0.5 * c + jnp.einsum("bij,bjk->ik", a, b), [X, F(2, 3, 5), F(2, 5, 4)])
+row("addbmm_", lambda L, c, a, b: c.clone().addbmm_(a, b, alpha=2),
+    lambda c, a, b: c + 2 * jnp.einsum("bij,bjk->ik", a, b), [X, F(2, 3, 5), F(2, 5, 4)])
+# matrix_forms.py
+row("kron", lambda L, a, b: L.kron(a, b), jnp.kron, [F(2, 3), F(3, 2)], "shallow")
+row("kron.method", lambda L, a, b: a.kron(b), jnp.kron, [X, F(2)], "shallow")
+row("adjoint", lambda L, x: L.adjoint(x), lambda x: jnp.swapaxes(x, -1, -2), [F(2, 3, 4)])

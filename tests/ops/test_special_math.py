@@ -1,5 +1,5 @@
-"""special_math.py's checks, and the in-place forms' (values, gradients and node names
-are op-table rows in _op_table.py)."""
+"""special_math.py's and fused_products.py's checks, and the in-place forms' (values,
+gradients and node names are op-table rows in _op_table.py)."""
 import pytest
 
 import hookgrad as hg
@@ -24,6 +24,14 @@ except ImportError:  # pragma: no cover - PyTorch is optional
     (lambda L, x: x[:, :2].addmm_(L.ones(1, 2), L.ones(2, 2)), RuntimeError,
      r"Bad in-place call: input tensor size \[3, 2\] and output tensor size \[1, 2\] should "
      "match"),
+    (lambda L, x: L.addmv(x[0, :2], x, L.ones(5)), RuntimeError,
+     r"size mismatch, got input \(2\), mat \(3x4\), vec \(5\)"),
+    (lambda L, x: L.addr(x, x[:, :1], x[0]), RuntimeError,
+     "addr: Expected 1-D argument vec1, but got 2-D"),
+    (lambda L, x: L.addbmm(x, L.ones(2, 3, 5), L.ones(3, 5, 4)), RuntimeError,
+     "batch1 and batch2 must have same number of batches, got 2 and 3"),
+    (lambda L, x: L.addbmm(x, L.ones(2, 3, 5), L.ones(2, 3, 4)), RuntimeError,
+     r"Incompatible matrix sizes for bmm \(3x5 and 3x4\)"),
 ])
 def test_errors_match_torch(call, exc, match):
     with pytest.raises(exc, match=match):

@@ -1,0 +1,49 @@
+"""tensor_queries.py's predicates and matrix_forms.py's checks, against PyTorch."""
+import pytest
+
+import hookgrad
+from tests.differential import same_as_torch
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - PyTorch is optional
+    torch = None
+LIBRARIES = [hookgrad] + ([torch] if torch is not None else [])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "uint8", "bool", "int64"])
+def test_is_signed_follows_the_dtype(dtype):
+    same_as_torch(lambda L: [L.is_signed(L.ones(1, dtype=getattr(L, dtype))),
+                             L.ones(1, dtype=getattr(L, dtype)).is_signed()])
+
+
+@pytest.mark.parametrize("values", [[2.0], [0.0], [[-1]], [False]])
+def test_is_nonzero_reads_the_single_element(values):
+    same_as_torch(lambda L: [L.is_nonzero(L.tensor(values)), L.tensor(values).is_nonzero()])
+
+
+@pytest.mark.parametrize("values, match", [([], "with no values is ambiguous"),
+                                           ([1, 2], "with more than one value is ambiguous")])
+def test_is_nonzero_needs_one_element(values, match):
+    for L in LIBRARIES:
+        with pytest.raises(RuntimeError, match=match):
+            L.is_nonzero(L.tensor(values))
+
+
+def test_is_same_size_compares_shapes():
+    same_as_torch(lambda L: [L.is_same_size(L.ones(2, 3), L.zeros(2, 3)),
+                             L.ones(2, 3).is_same_size(L.ones(3, 2)),
+                             L.ones(1).is_same_size(L.ones(()))])
+
+
+def test_no_tensor_carries_a_conjugate_or_negative_bit():
+    same_as_torch(lambda L: [L.is_conj(L.ones(2)), L.ones(2).is_neg(),
+                             L.ones(2, 3).t().is_conj()])
+
+
+def test_adjoint_is_a_view_and_needs_a_matrix():
+    same_as_torch(lambda L: L.ones(2, 3).adjoint()._base is not None)
+    for L in LIBRARIES:
+        with pytest.raises(RuntimeError, match=r"tensor.adjoint\(\) is only supported on "
+                                               "matrices or batches of matrices. Got 1-D"):
+            L.adjoint(L.ones(3))
