@@ -1069,3 +1069,8 @@ row("addbmm_", lambda L, c, a, b: c.clone().addbmm_(a, b, alpha=2),
 row("kron", lambda L, a, b: L.kron(a, b), jnp.kron, [F(2, 3), F(3, 2)], "shallow")
 row("kron.method", lambda L, a, b: a.kron(b), jnp.kron, [X, F(2)], "shallow")
 row("adjoint", lambda L, x: L.adjoint(x), lambda x: jnp.swapaxes(x, -1, -2), [F(2, 3, 4)])
+# sum_to_size.py (PyTorch records a view of a keepdim sum)
+row("sum_to_size", lambda L, x: x.sum_to_size(1, 4), lambda x: x.sum((0, 1)).reshape(1, 4),
+    [F(2, 3, 4)], "shallow")
+row("sum_to_size.tuple", lambda L, x: x.sum_to_size((3, 1)),
+    lambda x: x.sum((0, 2)).reshape(3, 1), [F(2, 3, 4)], "shallow")

@@ -1,4 +1,5 @@
-"""tensor_queries.py's predicates and matrix_forms.py's checks, against PyTorch."""
+"""tensor_queries.py's predicates, matrix_forms.py's and sum_to_size.py's checks, against
+PyTorch."""
 import pytest
 
 import hookgrad
@@ -47,3 +48,11 @@ def test_adjoint_is_a_view_and_needs_a_matrix():
         with pytest.raises(RuntimeError, match=r"tensor.adjoint\(\) is only supported on "
                                                "matrices or batches of matrices. Got 1-D"):
             L.adjoint(L.ones(3))
+
+
+def test_sum_to_size_returns_self_for_its_own_size_and_checks_expansion():
+    same_as_torch(lambda L: (lambda x: x.sum_to_size(2, 3) is x)(L.ones(2, 3)))
+    for L in LIBRARIES:
+        with pytest.raises(RuntimeError, match=r"size \{\[5\]\} is not expandable to size "
+                                               r"\{\[2, 3, 4\]\}\."):
+            L.ones(2, 3, 4).sum_to_size(5)
