@@ -67,6 +67,14 @@ def same_as_torch(fn, tol=1e-5, names=True):
     return got
 
 
+def raises_as_torch(call, exc, match):
+    """``call(L)`` raises ``exc`` with a message matching ``match`` under hookgrad, and
+    under PyTorch when it is installed."""
+    for L in (hookgrad,) if torch is None else (hookgrad, torch):
+        with pytest.raises(exc, match=match):
+            call(L)
+
+
 def _strip(x):
     if isinstance(x, str):
         return x.replace("torch::autograd::", "")

@@ -2,13 +2,7 @@
 gradients and node names are op-table rows in _op_table.py)."""
 import pytest
 
-import hookgrad as hg
-from tests.differential import same_as_torch
-
-try:
-    import torch
-except ImportError:  # pragma: no cover - PyTorch is optional
-    torch = None
+from tests.differential import raises_as_torch, same_as_torch
 
 
 @pytest.mark.parametrize("call, exc, match", [
@@ -34,11 +28,7 @@ except ImportError:  # pragma: no cover - PyTorch is optional
      r"Incompatible matrix sizes for bmm \(3x5 and 3x4\)"),
 ])
 def test_errors_match_torch(call, exc, match):
-    with pytest.raises(exc, match=match):
-        call(hg, hg.zeros(3, 4))
-    if torch is not None:
-        with pytest.raises(exc, match=match):
-            call(torch, torch.zeros(3, 4))
+    raises_as_torch(lambda L: call(L, L.zeros(3, 4)), exc, match)
 
 
 @pytest.mark.parametrize("call", [

@@ -1,14 +1,6 @@
 """``tril_indices`` / ``triu_indices`` against PyTorch."""
 import pytest
-
-import hookgrad
-from tests.differential import same_as_torch
-
-try:
-    import torch
-except ImportError:  # pragma: no cover - PyTorch is optional
-    torch = None
-LIBRARIES = [hookgrad] + ([torch] if torch is not None else [])
+from tests.differential import raises_as_torch, same_as_torch
 
 
 @pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
@@ -30,6 +22,4 @@ def test_dtype_is_long_unless_given():
      "\"tril_indices\" not implemented for 'Float'"),
 ])
 def test_errors_match_torch(call, exc, match):
-    for L in LIBRARIES:
-        with pytest.raises(exc, match=match):
-            call(L)
+    raises_as_torch(call, exc, match)
