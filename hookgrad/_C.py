@@ -11,10 +11,19 @@ from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_en
 from ._autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
 from ._autograd.graph import AccumulateGrad, Node, _InputMetadata, _Node
 from ._ops.saved_names import SavedTensor
+from ._dispatch_key import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard  # noqa: F401
 
 
 def _set_grad_enabled(mode):
     _set_grad_enabled_cls(mode)
+
+
+def _log_api_usage_once(event):
+    """Report one use of the API ``event`` to PyTorch's usage logger; hookgrad, like
+    PyTorch with no logger installed, records nothing."""
+    if not isinstance(event, str):
+        raise TypeError(f"_log_api_usage_once(): argument 'event' must be str, not "
+                        f"{type(event).__name__}")
 
 
 def _get_tracing_state():

@@ -16,7 +16,15 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      int8, int16, int32, int64, long, set_default_dtype, short, uint8,
                      uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, float8_e8m0fnu)
+from ._device import get_default_device, set_default_device
 from ._type_info import finfo, iinfo
+from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop_threads,
+                       set_num_threads)
+from ._layout import (channels_last, channels_last_3d, contiguous_format, jagged, layout,
+                      legacy_contiguous_format, memory_format, preserve_format, sparse_bsc,
+                      sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
+from ._windows import (bartlett_window, blackman_window, hamming_window, hann_window,
+                       kaiser_window)
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
 from ._legacy_tensor import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
@@ -44,7 +52,16 @@ globals().update(_ops.FUNCTIONS)
 
 # heavier subpackages, imported on first use
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
-                   "multiprocessing", "distributions", "distributed"})
+                   "multiprocessing", "distributions", "distributed", "version",
+                   "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
+                   "ops"})
+
+
+def _assert(condition, message):
+    """A wrapper around Python's assert: raises ``AssertionError(message)`` unless
+    ``condition`` holds (unlike ``assert``, also under ``python -O``)."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def __getattr__(name):

@@ -7,9 +7,12 @@ error a CPU-only PyTorch raises, with what to do about it.
 import builtins
 import functools
 import re
+import threading
 import weakref
 
 import jax
+
+from . import _meta
 
 # torch.device's accepted types (its error lists them), plus JAX's TPU
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -87,6 +90,94 @@ class device:
 
     def __reduce__(self):
         return (device, (self._type, self._index))
+
+    # NOTE: ``with device(...)`` sets the device the factories and Module constructors use
+    # inside the block, as PyTorch's DeviceContext does; nested blocks and threads each
+    # see their own innermost one.
+    def __enter__(self):
+        _state.blocks.append(self)
+        _state.default = self
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        blocks = _state.blocks
+        blocks.pop()
+        _state.default = blocks[-1] if blocks else _state.chosen
+
+
+class _DefaultState(threading.local):
+    """Per thread, as PyTorch's: the device ``set_default_device`` chose, the devices of
+    the ``with device(...)`` blocks open, and of those the one factories use (None: the
+    CPU, the one read a factory pays for)."""
+
+    def __init__(self):
+        self.chosen = None
+        self.blocks = []
+        self.default = None
+
+
+_state = _DefaultState()
+
+
+def default():
+    """The device a factory called without ``device=`` places its Tensor on, or None for
+    JAX's default (the CPU)."""
+    return _state.default
+
+
+def set_default_device(device) -> None:
+    """Sets the default ``hookgrad.Tensor`` to be allocated on ``device``. Factory calls
+    with an explicit ``device`` argument are not affected; the others run as if they were
+    passed ``device``. ``None`` goes back to the CPU.
+
+    To change the default device only for a block, use ``with hookgrad.device(device):``.
+
+    Example::
+
+        >>> hookgrad.set_default_device("meta")
+        >>> hookgrad.zeros(2).device
+        device(type='meta')
+        >>> hookgrad.set_default_device(None)
+    """
+    chosen = None if device is None else _as_device(device)
+    _state.chosen = chosen
+    if not _state.blocks:
+        _state.default = chosen
+
+
+def get_default_device() -> device:
+    """Gets the default ``hookgrad.Tensor`` to be allocated on ``device``: the innermost
+    ``with hookgrad.device(...)`` block's, else the one ``set_default_device`` chose, else
+    the CPU (``cuda`` with its current index)."""
+    d = _state.default
+    if d is None:
+        return _CPU
+    if d.type == "cuda" and d.index is None:
+        return device("cuda", current_cuda[0])
+    return d
+
+
+def _as_device(d):
+    return d if isinstance(d, device) else device(d)
+
+
+def is_meta(d):
+    """Whether the device (a device, str or int) is the meta device."""
+    return d == "meta" if isinstance(d, str) else isinstance(d, device) and d.type == "meta"
+
+
+def place(arr, d=None):
+    """``arr`` (a JAX or NumPy array) on the device ``d``, or on the default device when
+    ``d`` is None; on the meta device, only its shape and dtype are kept."""
+    if d is None:
+        d = _state.default
+        if d is None:
+            return arr if isinstance(arr, jax.Array) else from_host(arr)
+    if is_meta(d):
+        return _meta.like(arr)
+    if isinstance(arr, jax.Array):
+        return jax.device_put(arr, jax_device(d))
+    return from_host(arr, d)
 
 
 def _parse(text, index):

@@ -3,7 +3,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, random
+from . import _device, _dtype, _meta, random
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -13,10 +13,8 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 
 
 def _finish(arr, requires_grad, device):
-    if device is not None:
-        dev = _dtype.device(device) if not isinstance(device, _dtype.device) else device
-        arr = jax.device_put(arr, _dtype.jax_device(dev))
-    t = Tensor._wrap(arr)
+    # the default device (``set_default_device``, ``with device(...)``) where none is given
+    t = Tensor._wrap(_device.place(arr, device))
     if requires_grad:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):  # the factories' wording
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -140,19 +138,34 @@ def _jd(dtype, default=None):
     return _dtype.to_jax(dtype if dtype is not None else (default or _dtype.get_default_dtype()))
 
 
-def _filled(shape, value, dtype):
+def _on_meta(device):
+    """Whether a factory given ``device`` makes a meta Tensor (it then computes nothing)."""
+    return _device.is_meta(device if device is not None else _device.default())
+
+
+def _filled(shape, value, dtype, device=None):
+    if _on_meta(device):
+        return _meta.MetaArray(shape, dtype)
     # small arrays come from the host: no XLA compilation per new shape
     if int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
         return _dtype.from_host(np.full(shape, value, dtype))
     return jnp.full(shape, value, dtype)
 
 
+def _input_device(input, device):
+    """The device of a ``*_like``/``new_*`` Tensor: ``device``, else ``input``'s (which the
+    default device does not change, as in PyTorch)."""
+    if device is not None or (_device.default() is None and not input.is_meta):
+        return device
+    return input.device
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(_filled(_size(size), 0, _jd(dtype)), requires_grad, device)
+    return _finish(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(_filled(_size(size), 1, _jd(dtype)), requires_grad, device)
+    return _finish(_filled(_size(size), 1, _jd(dtype), device), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -166,14 +179,16 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
             dtype = _dtype.bool
         elif isinstance(fill_value, int):
             dtype = _dtype.int64
-    return _finish(_filled(_size((size,)), fill_value, _jd(dtype)), requires_grad, device)
+    return _finish(_filled(_size((size,)), fill_value, _jd(dtype), device), requires_grad,
+                   device)
 
 
 def _like(fn):
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
              layout=None):
         dt = dtype if dtype is not None else input.dtype
-        return fn(input.shape, dtype=dt, device=device, requires_grad=requires_grad)
+        return fn(input.shape, dtype=dt, device=_input_device(input, device),
+                  requires_grad=requires_grad)
     like.__name__ = fn.__name__ + "_like"
     return like
 
@@ -185,8 +200,8 @@ empty_like = _like(empty)
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
-                requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype,
+                device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -226,11 +241,15 @@ def _drawn(arr, dtype):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    if _on_meta(device):  # nothing drawn, as PyTorch's meta tensors
+        return _finish(_meta.MetaArray(_size(size), _jd(dtype)), requires_grad, device)
     arr = random.draw("uniform", _size(size), generator=generator)
     return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    if _on_meta(device):
+        return _finish(_meta.MetaArray(_size(size), _jd(dtype)), requires_grad, device)
     arr = random.draw("normal", _size(size), generator=generator)
     return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
 
@@ -257,23 +276,26 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return rand(input.shape, dtype=dtype or input.dtype, device=_input_device(input, device),
+                requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(input.shape, dtype=dtype or input.dtype, device=device,
+    return randn(input.shape, dtype=dtype or input.dtype, device=_input_device(input, device),
                  requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=device)
+    return randint(low, high, input.shape, dtype=dtype or input.dtype,
+                   device=_input_device(input, device))
 
 
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
-        return fn(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+        return fn(*size, dtype=dtype or self.dtype, device=_input_device(self, device),
+                  requires_grad=requires_grad)
     return method
 
 
@@ -281,7 +303,9 @@ Tensor.new_zeros = _new(zeros)
 Tensor.new_ones = _new(ones)
 Tensor.new_empty = _new(empty)
 Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
-    requires_grad=False: full(size, fill_value, dtype=dtype or self.dtype, device=device,
+    requires_grad=False: full(size, fill_value, dtype=dtype or self.dtype,
+                              device=_input_device(self, device),
                               requires_grad=requires_grad)
 Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
-    data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    data, dtype=dtype or self.dtype, device=_input_device(self, device),
+    requires_grad=requires_grad)

@@ -26,3 +26,29 @@ def module_getattr(module_name, torch_name=None):
     def __getattr__(name):
         raise missing(f"module {module_name!r}", torch_name, name)
     return __getattr__
+
+
+def not_implemented(torch_name):
+    """A stand-in for the PyTorch callable ``torch_name`` (``torch.jit.save``): the name
+    exists, so importing code that mentions it works, and calling it raises
+    ``NotImplementedError`` saying hookgrad lacks it (never silently does nothing)."""
+    def stub(*args, **kwargs):
+        raise NotImplementedError(f"hookgrad does not implement {torch_name} yet (see "
+                                  f"{COVERAGE} for what it covers)")
+    stub.__name__ = stub.__qualname__ = torch_name.rsplit(".", 1)[-1]
+    stub.__doc__ = "Not implemented by hookgrad: calling it raises NotImplementedError."
+    return stub
+
+
+def not_implemented_class(torch_name, bases=()):
+    """A stand-in for the PyTorch class ``torch_name``: it exists for ``isinstance``,
+    subclassing and annotations; constructing one raises as :func:`not_implemented` does."""
+    stub = not_implemented(torch_name)
+
+    def __init__(self, *args, **kwargs):
+        stub()
+    module, _, name = torch_name.rpartition(".")
+    return type(name, tuple(bases), {
+        "__init__": __init__, "__module__": "hookgrad" + module[len("torch"):],
+        "__doc__": "Not implemented by hookgrad: constructing one raises "
+                   "NotImplementedError."})

@@ -126,6 +126,11 @@ def _default_int():
 
 def tensor_repr(t):
     arr = t._data
+    if t.is_meta:  # as PyTorch: no values, the size always, the dtype unless the default
+        dt = t.dtype
+        extras = ["device='meta'", f"size={tuple(arr.shape)}"] + (
+            [f"dtype={dt!r}"] if dt is not _dtype.get_default_dtype() else [])
+        return "tensor(..." + "".join(", " + e for e in extras + _grad_extras(t)) + ")"
     if isinstance(arr, jax.core.Tracer):
         body = f"<traced {arr.aval.str_short()}>"
     else:
@@ -139,8 +144,10 @@ def tensor_repr(t):
     dt = t.dtype
     if dt not in (_dtype.get_default_dtype(), _default_int(), _dtype.bool):
         extras.append(f"dtype={dt!r}")
+    return "tensor(" + body + "".join(", " + e for e in extras + _grad_extras(t)) + ")"
+
+
+def _grad_extras(t):
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t._requires_grad:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        return [f"grad_fn=<{t.grad_fn.name()}>"]
+    return ["requires_grad=True"] if t._requires_grad else []

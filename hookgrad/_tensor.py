@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype, _missing, _mode, _views
+from ._meta import MetaArray
 from ._errors import traced_value_error
 from ._watch import WRITES as _WRITES, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
@@ -305,7 +306,10 @@ class Tensor(metaclass=_TensorMeta):
     def _write_(self, arr):
         """Replace the data in place outside autograd (optimizers, init, buffers, in-place
         ops): same object, version bumped, and the write reaches the tensor's base and
-        every view or ``.data``/``detach()`` alias of it (hookgrad/_views.py)."""
+        every view or ``.data``/``detach()`` alias of it (hookgrad/_views.py). A meta
+        Tensor stays one: it keeps no values (PyTorch's writes to it do nothing)."""
+        if self._arr.__class__ is MetaArray:
+            arr = MetaArray(arr.shape, arr.dtype)
         self._data = arr
         self._version += 1
         if self._view is not None or self._views is not None:
@@ -389,14 +393,26 @@ class Tensor(metaclass=_TensorMeta):
     @property
     def device(self):
         arr = self._data
+        if arr.__class__ is MetaArray:
+            return _META
         if isinstance(arr, jax.core.Tracer):
             return _dtype.device("cpu") if jax.default_backend() == "cpu" else \
                 _dtype.device_of(jax.devices()[0])
         return _dtype.device_of(next(iter(arr.devices())))
 
     @property
+    def is_meta(self):
+        """Whether this Tensor is on the meta device: a shape and a dtype, and no data."""
+        return self._arr.__class__ is MetaArray
+
+    @property
     def is_cuda(self):
         return self.device.type == "cuda"
+
+    @property
+    def is_quantized(self):
+        """False: hookgrad has no quantized Tensors."""
+        return False
 
     def get_device(self):
         d = self.device
@@ -438,6 +454,9 @@ class Tensor(metaclass=_TensorMeta):
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self.is_meta:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         _check_concrete(self, ".numpy()")
         return np.asarray(self._data)
 
@@ -546,6 +565,7 @@ class Tensor(metaclass=_TensorMeta):
 # (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
+_META = _dtype.device("meta")
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
 # placements (the placement types live there, above the Tensor)
 PLACEMENTS = [None]

@@ -37,7 +37,12 @@ class _TorchAsHookgrad(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        return importlib.import_module(spec.origin)
+        module = importlib.import_module(spec.origin)
+        if not hasattr(module, "__path__"):
+            # an empty search path: ``torch.X.Y`` under a plain module ``X`` then reaches
+            # find_spec (and its "does not implement" error), not Python's "not a package"
+            module.__path__ = []
+        return module
 
     def exec_module(self, module):
         pass

@@ -29,7 +29,8 @@ from ._tensor import Tensor
 from ._autograd import grad_mode
 from ._autograd.function import Function
 
-__all__ = ["custom_op", "CustomOpDef", "infer_schema"]
+__all__ = ["custom_op", "CustomOpDef", "infer_schema", "Library", "define", "impl",
+           "register_autograd", "register_fake", "register_kernel"]
 
 OPDEFS = {}
 
@@ -133,6 +134,7 @@ class CustomOpDef:
         self._init_fn = fn
         self._sig = inspect.signature(fn)
         self._backend_fns = {}
+        self._autocast_fns = {}  # dispatch key -> kernel, from Library.impl
         self._disabled_kernel = set()
         self._abstract_fn = None
         self._setup_context_fn = None
@@ -306,6 +308,12 @@ class CustomOpDef:
         return out
 
 
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """Register ``func`` as the custom op ``op``'s implementation for ``device_types``,
+    as :meth:`CustomOpDef.register_kernel`; usable as a decorator."""
+    return _lookup(op, "register_kernel").register_kernel(device_types, func)
+
+
 def _spec(pos):
     return tuple(len(a) if isinstance(a, list) and a and all(isinstance(x, Tensor) or x is None
                                                               for x in a) else None for a in pos)
@@ -356,6 +364,140 @@ def _map(fn, x):
     if isinstance(x, list):
         return [_map(fn, v) for v in x]
     return fn(x)
+
+
+# ---- registration by name: torch.library.Library, define, impl, register_*
+
+_KERNEL_KEYS = {"CPU": "cpu", "CUDA": "cuda", "XLA": "tpu", "CompositeExplicitAutograd": None,
+                "CompositeImplicitAutograd": None, "": None}
+
+
+def _lookup(op, api, missing=AttributeError):
+    """The CustomOpDef for ``op``: a CustomOpDef, an OpOverload(Packet) of ``torch.ops`` or
+    a ``"ns::name"`` (when undefined: ``missing``, the error PyTorch's ``api`` gives)."""
+    if isinstance(op, CustomOpDef):
+        return op
+    if not isinstance(op, str):
+        if isinstance(getattr(op, "_op", None), CustomOpDef):
+            return op._op
+        raise ValueError(f"{api}({op}): expected op to be a string, OpOverload or "
+                         f"CustomOpDef, got {type(op).__name__}")
+    ns, name = _split_name(op.split(".")[0] if "." in op.split("::")[-1] else op)
+    opdef = OPDEFS.get(f"{ns}::{name}")
+    if opdef is None:
+        if missing is RuntimeError:
+            raise RuntimeError(f"operator {ns}::{name} does not exist")
+        raise AttributeError(f"'_OpNamespace' '{ns}' object has no attribute '{name}'")
+    return opdef
+
+
+class Library:
+    """A library of operators in namespace ``ns``, to define new ones (``kind="DEF"`` or
+    ``"FRAGMENT"``) or register implementations of existing ones (``"IMPL"``), for
+    ``dispatch_key`` when given (``"CPU"``, ``"CUDA"``, ``"Meta"``, ...).
+
+    hookgrad dispatches on the device of the first Tensor argument only: ``"CPU"``,
+    ``"CUDA"`` and ``"XLA"`` kernels are its device kernels, the ``Composite*`` keys the
+    kernel for every device; ``"Meta"`` kernels are shape functions (kept, as
+    :meth:`CustomOpDef.register_fake` keeps them) and ``Autocast*`` kernels are kept for
+    autocast.
+    """
+
+    def __init__(self, ns, kind, dispatch_key=""):
+        if kind not in ("IMPL", "DEF", "FRAGMENT"):
+            raise ValueError(f"Unsupported kind: {kind}")
+        if ns in ("prim", "prims", "aten", "at", "torch", "pytorch") and kind != "IMPL":
+            raise ValueError(f"{ns} is a reserved namespace. Please try creating a library "
+                             "with another name.")
+        self.ns, self.kind, self.dispatch_key = ns, kind, dispatch_key
+
+    def __repr__(self):
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})>"
+
+    def define(self, schema, alias_analysis="", *, tags=()):
+        """Define the operator ``schema`` (``"name(Tensor x) -> Tensor"``) in this
+        library's namespace, without an implementation (add one with :meth:`impl`).
+        Returns its name."""
+        name, sep, rest = schema.partition("(")
+        if not sep or not name.strip():
+            raise RuntimeError(f"Expected a schema like 'name(Tensor x) -> Tensor', got "
+                               f"{schema!r}")
+        name = name.strip()
+        sch = parse_schema("(" + rest, name)
+        CustomOpDef(self.ns, name, sch, _signature_function(sch, f"{self.ns}::{name}"))
+        return name
+
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=True):
+        """Register ``fn`` as the implementation of ``op_name`` (a name in this
+        namespace, or an OpOverload) for ``dispatch_key`` (default: the library's)."""
+        if not callable(fn):
+            raise TypeError(f"Input function is required to be a callable but found type "
+                            f"{type(fn)}")
+        key = dispatch_key or self.dispatch_key
+        opdef = _lookup(op_name if not isinstance(op_name, str) or "::" in op_name
+                        else f"{self.ns}::{op_name}", "impl")
+        if key in _KERNEL_KEYS:
+            opdef.register_kernel(_KERNEL_KEYS[key], fn)
+        elif key == "Meta":
+            opdef.register_fake(fn)
+        elif key.startswith("Autocast"):
+            opdef._autocast_fns[key] = fn
+        else:
+            raise NotImplementedError(f"hookgrad does not implement torch.library.Library.impl "
+                                      f"for dispatch key {key!r} yet (it has CPU, CUDA, XLA, "
+                                      "Composite*, Meta and Autocast*)")
+
+
+def _signature_function(schema, qualname):
+    """A function with ``schema``'s signature that raises: an op defined without a kernel."""
+    def no_kernel(*args, **kwargs):
+        raise NotImplementedError(f"{qualname}: no kernel is registered for it; register one "
+                                  "with Library.impl or torch.library.register_kernel")
+    params, kind = [], inspect.Parameter.POSITIONAL_OR_KEYWORD
+    for a in schema.args:
+        kind = inspect.Parameter.KEYWORD_ONLY if a.kwarg_only else kind
+        default = inspect.Parameter.empty if a.default is None else \
+            {"None": None, "True": True, "False": False}.get(a.default, a.default)
+        params.append(inspect.Parameter(a.name, kind, default=default))
+    no_kernel.__signature__ = inspect.Signature(params)
+    return no_kernel
+
+
+def define(qualname, schema, *, lib=None, tags=()):
+    """Define the operator ``qualname`` (``"ns::name"``) with ``schema`` (``"(Tensor x)
+    -> Tensor"``) and no implementation (add one with :func:`impl`)."""
+    ns, name = _split_name(qualname)
+    (lib or Library(ns, "FRAGMENT")).define(name + schema, tags=tags)
+
+
+def impl(qualname, types, func=None, *, lib=None):
+    """Register ``func`` as the implementation of ``qualname`` for the device types
+    ``types`` (``"cpu"``, ``"cuda"``, a list, or ``"default"`` for all). A decorator
+    without ``func``."""
+    def register(fn):
+        kinds = [types] if isinstance(types, str) else list(types)
+        opdef = _lookup(qualname, "impl")
+        opdef.register_kernel([None if k == "default" else k for k in kinds], fn)
+        return fn
+    return register if func is None else register(func)
+
+
+def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=True):
+    """Register a shape-only ("fake") implementation of ``op`` (``"ns::name"``, an
+    OpOverload or a CustomOpDef). hookgrad never runs one (JAX traces the real
+    implementation abstractly); it is kept. A decorator without ``func``."""
+    def register(fn):
+        opdef = _lookup(op, "register_fake", missing=RuntimeError)
+        opdef.register_fake(fn)
+        return fn
+    return register if func is None else register(func)
+
+
+def register_autograd(op, backward, /, *, setup_context=None, lib=None):
+    """Register ``backward(ctx, *grads)`` (and ``setup_context(ctx, inputs, output)``) as
+    the backward formula of ``op`` (``"ns::name"``, an OpOverload or a CustomOpDef); see
+    :meth:`CustomOpDef.register_autograd`."""
+    _lookup(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
 
 
 from . import _missing as _m  # noqa: E402

@@ -82,6 +82,12 @@ def test_every_public_module_says_what_hookgrad_lacks(name):
     # hookgrad.nn.modules.linear.foo as much as hookgrad.nn.foo: the PyTorch path is named
     mod = importlib.import_module(name)
     torch_name = "torch" + name[len("hookgrad"):]
+    if name == "hookgrad.ops":  # as torch.ops: every name is an operator namespace
+        assert getattr(mod, "not_a_name").__name__ == "torch.ops.not_a_name"
+        with pytest.raises(AttributeError, match="hookgrad does not implement "
+                                                 "torch.ops.aten.not_a_name"):
+            getattr(mod.aten, "not_a_name")
+        return
     # (hookgrad.autograd.graph and its siblings are the internal modules themselves)
     with pytest.raises(AttributeError, match=r"^module 'hookgrad\.[\w.]+' has no attribute "
                        rf"'not_a_name': hookgrad does not implement {torch_name}.not_a_name"):

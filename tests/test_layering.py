@@ -9,8 +9,9 @@ Imports under ``if TYPE_CHECKING:`` are exempt: they never run.
 
 The layers, bottom first (a module may import its own layer and those below):
 
-0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_missing``, ``_repr``,
-   ``_errors`` (exceptions and messages several layers raise), ``_handle``
+0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_meta``, ``_missing``, ``_repr``,
+   ``_errors`` (exceptions and messages several layers raise), ``_layout`` (the layout and
+   memory-format constants), ``_handle``
    (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compilation_cache``
    (JAX's persistent cache, set up at import), ``_x64`` (JAX's 64-bit mode, likewise),
    ``_jax_trace`` (what JAX traces now), ``_compile.tune``, ``_numpy_eval`` and
@@ -55,11 +56,11 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hookgrad")
 
 LAYERS = [
-    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
+    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device", "hookgrad._meta",
      "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
-     "hookgrad._numpy_eval_indexing"],
+     "hookgrad._numpy_eval_indexing", "hookgrad._layout"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.saved", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor", "hookgrad._views"],

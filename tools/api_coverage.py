@@ -92,6 +92,8 @@ DIFFERS = {
     "torch.nn.functional.embedding_bag": "offsets need values: a list/tuple inside "
                                          "`hookgrad.compile`",
     "torch.nn.functional.interpolate": "no `mode='lanczos'`",
+    "torch.nn.functional.native_channel_shuffle": "differentiable (`ChannelShuffleBackward0`); "
+                                                  "PyTorch's has no derivative",
     "torch.utils.data.DataLoader": "workers are threads; shuffle orders come from hookgrad's key",
     "torch.utils.data.RandomSampler": "orders drawn from hookgrad's key",
     "torch.utils.data.SubsetRandomSampler": "orders drawn from hookgrad's key",
@@ -100,6 +102,9 @@ DIFFERS = {
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
+        "set_num_threads", "get_num_threads", "set_num_interop_threads",
+        "get_num_interop_threads")},
     "torch.unique": _EAGER, "torch.Tensor.unique": _EAGER,
     "torch.unique_consecutive": _EAGER, "torch.Tensor.unique_consecutive": _EAGER,
     "torch.bincount": _EAGER, "torch.Tensor.bincount": _EAGER,
@@ -109,6 +114,14 @@ DIFFERS = {
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
+    "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
+                 "not implemented",
+    "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
+                      "step); `is_compiling` is True under `hookgrad.compile` and JAX traces",
+    "torch.fx": "`symbolic_trace` patches `torch`/`F` functions while tracing (no "
+                "`__torch_function__`); `GraphModule` interprets its graph (no `code`)",
+    "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
+                          "(flex attention not implemented)",
 }
 
 
@@ -196,6 +209,43 @@ def _wrap(names):
                          break_on_hyphens=False)
 
 
+MODULES = os.path.join(ROOT, "tools", "torch_modules.txt")
+
+
+def _imports(path):
+    try:
+        importlib.import_module("hookgrad" + path[len("torch"):])
+    except ImportError:
+        return False
+    return True
+
+
+def module_table():
+    """The module section: per ``torch.X`` group, how many of PyTorch's module paths
+    (tools/torch_modules.txt) import under ``hookgrad.as_torch``, then those that do."""
+    with open(MODULES) as f:
+        paths = [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
+    groups, have = {}, []
+    for p in paths:
+        ok = _imports(p)
+        g = groups.setdefault(".".join(p.split(".")[:2]), [0, 0])
+        g[0 if ok else 1] += 1
+        if ok:
+            have.append(p)
+    rows = [f"| `{g}` | {n[0]} | {n[1]} | {n[0] + n[1]} |" for g, n in sorted(groups.items())]
+    total = [sum(n[0] for n in groups.values()), sum(n[1] for n in groups.values())]
+    return [
+        "## Modules", "",
+        "PyTorch's module paths (`tools/torch_modules.txt`, written by "
+        "`tools/torch_modules.py`: every public one and the private ones libraries import). "
+        "Under `hookgrad.as_torch` each one imports, or fails with `ModuleNotFoundError: ... "
+        "hookgrad does not implement torch.X yet` (`tests/test_module_tree.py`).", "",
+        "| modules | import | missing | PyTorch's |", "|---|---|---|---|", *rows,
+        f"| all | {total[0]} | {total[1]} | {len(paths)} |", "",
+        "Modules that import:", "", _wrap(have), "",
+    ]
+
+
 def usage_counts():
     """(corpus {library: version}, {qualified name: (libraries using it, uses)}) from
     tools/usage.py's scan."""
@@ -260,7 +310,7 @@ def render(torch_side):
         "- **hookgrad only**: public names PyTorch's namespace does not have (including "
         "submodules and re-exported helpers).", "",
         "| namespace | implemented | differs | missing | PyTorch's names | hookgrad only |",
-        "|---|---|---|---|---|---|", *rows, "",
+        "|---|---|---|---|---|---|", *rows, "", *module_table(),
     ]
     return "\n".join(head) + "\n" + "\n".join(sections)
 

@@ -6,6 +6,7 @@ outputs of the program and the hook runs after each run; under other JAX transfo
 the call is a ``jax.debug.callback``. Reading a traced value without one raises
 :class:`TracedValueError`.
 """
+import copy
 import functools
 import threading
 
@@ -146,6 +147,22 @@ def _call_host(fn, args, kwargs):
     return None
 
 
+class _DictCopy:
+    """Rebuilds a dict subclass: a shallow copy of the original with each key set anew
+    (its own ``__setitem__`` runs, so ModelOutput-like classes keep attributes in step)."""
+
+    __slots__ = ("template",)
+
+    def __init__(self, template):
+        self.template = template
+
+    def build(self, items):
+        out = copy.copy(self.template)
+        for k, v in items.items():
+            out[k] = v
+        return out
+
+
 def _flatten_containers(tree):
     """Leaves of nested tuples/lists/dicts (anything else is a leaf, Modules included)
     and a function rebuilding the tree from new leaves."""
@@ -156,6 +173,8 @@ def _flatten_containers(tree):
             return (type(x), [walk(v) for v in x])
         if type(x) is dict:
             return (dict, [(k, walk(v)) for k, v in x.items()])
+        if isinstance(x, dict):  # a dict subclass (transformers' ModelOutput): a copy
+            return (_DictCopy(x), [(k, walk(v)) for k, v in x.items()])  # with new values
         if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple
             return (type(x), [walk(v) for v in x], "nt")
         leaves.append(x)
@@ -169,6 +188,8 @@ def _flatten_containers(tree):
         kind = s[0]
         if kind is dict:
             return {k: build(v, new) for k, v in s[1]}
+        if isinstance(kind, _DictCopy):
+            return kind.build({k: build(v, new) for k, v in s[1]})
         vals = [build(v, new) for v in s[1]]
         if len(s) == 3:
             return kind(*vals)

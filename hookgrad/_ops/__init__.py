@@ -4,8 +4,11 @@ from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the r
 from . import gather, indexing, layout  # noqa: F401 - after shape: they use its helpers
 from . import nn_conv, nn_layers, nn_loss  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
+from . import nn_shuffle  # noqa: F401
 from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods
-from . import pointwise_math, sampling, set_ops, stacking, statistics  # noqa: F401 - after the ops they alias
+# after the ops they alias and build on
+from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
+from . import placement, statistics, type_queries  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 

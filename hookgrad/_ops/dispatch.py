@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal as _Literal
 
-from .. import _dtype, _mode
+from .. import _dtype, _meta, _mode
 from .._views import StaleView, check_stale
 from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg,
                        _set_version)
@@ -47,6 +47,9 @@ _gm = grad_mode._state
 _fm = _mode.state
 _anomaly = anomaly_mode._state
 _dual = [None]  # while a forward-AD level is open, forward_ad's apply (it fills the slot)
+# once a DTensor exists, hookgrad.distributed.tensor's apply: it runs the op with the slot
+# empty and makes the outputs of an op on DTensors DTensors
+_subclass = [None]
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 
@@ -165,10 +168,13 @@ def apply(op, args, statics=None, out=None):
     """
     if _dual[0]:
         return _dual[0](op, args, statics, out)
+    if _subclass[0]:
+        return _subclass[0](op, args, statics, out)
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
-    pending = False  # an argument not computed yet (_ops/lazy.py)
+    pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
+    meta = False
     deferrable = out is None and op.jit and _lazy_state["enabled"]
     arrs = []
     for a in args:
@@ -182,6 +188,8 @@ def apply(op, args, statics=None, out=None):
                 pending = True
             elif c is not _ARRAY:
                 deferrable = False  # a tracer: the compiled and functional modes
+                if c is _MetaArray:  # checked where pending values are: off the fast path
+                    pending = meta = True
         else:
             arrs.append(a)
             if a.__class__ not in _SCALARS:
@@ -199,6 +207,8 @@ def apply(op, args, statics=None, out=None):
                 return t
             learn = res  # first call with these argument types: run it now
         if pending:
+            if meta:
+                return _on_meta(op, key, fn, args, arrs, record, None)
             arrs = [_value(v) for v in arrs]
         res = fn(*arrs)
         if learn is not None:
@@ -207,6 +217,8 @@ def apply(op, args, statics=None, out=None):
             return _record(op, key, args, res)
         return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
     if pending:
+        if meta:
+            return _on_meta(op, key, fn, args, arrs, record, out)
         arrs = [_value(v) for v in arrs]
     if out._view is not None or out._views is not None:  # a view, or a base of views
         return _alias_inplace[0](op, key, args, arrs, fn, out, record)
@@ -221,6 +233,28 @@ def apply(op, args, statics=None, out=None):
 
 
 _wrap = Tensor._wrap
+_MetaArray = _meta.MetaArray
+
+
+def _on_meta(op, key, fn, args, arrs, record, out):
+    """``apply`` with an argument on the meta device: the forward's shapes and dtypes
+    (``jax.eval_shape``), nothing computed; the node is recorded as for any Tensor."""
+    arrs = [_meta.abstract(_value(v) if v.__class__ is Pending else v) for v in arrs]
+    res = _meta.concrete(jax.eval_shape(fn, *arrs))
+    if out is None:
+        if record:
+            return _record(op, key, args, res)
+        return tuple(map(_wrap, res)) if res.__class__ is tuple else _wrap(res)
+    if not out.is_meta:  # as PyTorch's copy_ from a meta Tensor
+        raise NotImplementedError(_meta.NO_DATA)
+    _check_inplace(out, record)
+    if record:
+        shadow = _shadow(out)
+        args = tuple(shadow if a is out else a for a in args)
+    _write_inplace(out, res, op)
+    if record:
+        _record(op, key, args, None, out, shadow)
+    return out
 _defer, _learn, _value, _force = _lazy.defer, _lazy.learn, _lazy.value, _lazy.force
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _alias_inplace = [None]  # in-place on a view or base: hookgrad/_ops/views.py fills the slot

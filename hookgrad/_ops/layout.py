@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _views
+from .. import _device, _dtype, _meta, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export
@@ -16,6 +16,7 @@ from .shape import TENSOR_PROPERTIES, wrap_dim
 TO_DTYPE = defop("to_dtype", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", ())
 TO_DEVICE = defop("to_device", lambda x, device: _device.move(x, device), "ToCopyBackward0",
                   (), jit=False)
+TO_META = defop("to_meta", _meta.like, "ToCopyBackward0", (), jit=False)
 
 @export(function=False)
 def contiguous(self, memory_format=None) -> Tensor:
@@ -76,6 +77,8 @@ def to(self, *args, **kwargs) -> Tensor:
     """
     from .. import _dtype
     dtype, device, copy = _to_args(args, kwargs)
+    if device is not None and (self.is_meta or _device.is_meta(device)):
+        return _to_meta(self, dtype, device)
     target = None if device is None else _dtype.jax_device(device)  # raises before any work
     out = self
     if dtype is not None:
@@ -87,6 +90,14 @@ def to(self, *args, **kwargs) -> Tensor:
     if copy and out is self:
         out = apply(TO_DTYPE, (out,), {"dtype": out._data.dtype})
     return out
+
+
+def _to_meta(self, dtype, device):
+    # to the meta device: shape and dtype only; from it: no data to copy, as PyTorch says
+    if not _device.is_meta(device):
+        raise NotImplementedError(_meta.NO_DATA)
+    out = self if self.is_meta else apply(TO_META, (self,))
+    return out if dtype is None else to(out, dtype)
 
 
 def _on(arr, jax_device):

@@ -170,10 +170,16 @@ _ACT = {
     "prelu": (_prelu, "PreluKernelBackward0"),
 }
 ACT = {k: defop(k, f, node) for k, (f, node) in _ACT.items()}
+# PyTorch's in-place kernels of these record a node of their own (it saves the result)
+ACT_INPLACE = {k: defop(k + "_", _ACT[k][0], node) for k, node in (
+    ("elu", "EluBackward1"), ("selu", "EluBackward1"), ("celu", "CeluBackward1"),
+    ("leaky_relu", "LeakyReluBackward1"), ("threshold", "ThresholdBackward1"))}
 
 
 def _act(name, input, inplace=False, **statics):
-    return apply(ACT[name], (input,), statics or None, out=input if inplace else None)
+    if inplace:
+        return apply(ACT_INPLACE.get(name, ACT[name]), (input,), statics or None, out=input)
+    return apply(ACT[name], (input,), statics or None)
 
 
 def relu(input, inplace=False) -> Tensor:

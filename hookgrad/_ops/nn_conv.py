@@ -238,6 +238,15 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              output_padding, groups, dilation)
 
 
+@export(method=False)
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """Applies a 3D transposed convolution; ``weight`` is ``(C_in, C_out / groups, kD, kH,
+    kW)``."""
+    return _conv_transposend(3, "conv_transpose3d", input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
 # --------------------------------------------------------------------------- pooling
 
 

@@ -404,6 +404,48 @@ def dropout3d(input, p=0.5, training=True, inplace=False) -> Tensor:
 
 
 def _sdpa(q, k, v, mask, key, dropout_p, is_causal, scale, gqa):
+    if dropout_p == 0.0 and _jax_attention_fits(q, k, v, mask):
+        return _jax_attention(q, k, v, mask, is_causal, scale)
+    return _sdpa_math(q, k, v, mask, key, dropout_p, is_causal, scale, gqa)
+
+
+def _jax_attention_fits(q, k, v, mask):
+    """JAX's own attention takes (B, T, N, H) arrays of one dtype, whose key/value heads
+    divide the query heads, and a mask broadcastable to (B, N, T, S)."""
+    if not (q.ndim == k.ndim == v.ndim == 4 and q.dtype == k.dtype == v.dtype):
+        return False
+    if not (q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1]
+            and q.shape[1] % k.shape[1] == 0 and k.shape[-2] == v.shape[-2]):
+        return False
+    return mask is None or mask.ndim <= 4
+
+
+def _jax_attention(q, k, v, mask, is_causal, scale):
+    """``jax.nn.dot_product_attention`` with PyTorch's mask semantics: a bool mask keeps
+    the True positions, a float mask is added to the scores, and a query row with no
+    position left to attend gives zeros (JAX's would average every value)."""
+    t = lambda a: jnp.swapaxes(a, 1, 2)  # (B, N, L, E) <-> (B, L, N, E)
+    bias = bool_mask = None
+    dead = None
+    if mask is not None:
+        mask = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+        if mask.dtype == jnp.bool_:
+            bool_mask, allowed = mask, mask
+        else:
+            # -inf would make JAX's softmax NaN on a dead row; the row is zeroed below
+            finite = jnp.finfo(q.dtype).min
+            bias = jnp.maximum(mask.astype(q.dtype), finite)
+            allowed = mask > -jnp.inf
+        if is_causal:
+            allowed = jnp.logical_and(allowed, jnp.tril(jnp.ones((q.shape[-2], k.shape[-2]),
+                                                                 bool)))
+        dead = ~jnp.any(allowed, axis=-1, keepdims=True)
+    out = t(jax.nn.dot_product_attention(t(q), t(k), t(v), bias, bool_mask, scale=scale,
+                                         is_causal=is_causal))
+    return out if dead is None else jnp.where(dead, jnp.zeros((), out.dtype), out)
+
+
+def _sdpa_math(q, k, v, mask, key, dropout_p, is_causal, scale, gqa):
     if gqa and k.shape[-3] != q.shape[-3]:
         rep = q.shape[-3] // k.shape[-3]
         k = jnp.repeat(k, rep, axis=-3)

@@ -12,10 +12,12 @@ import math
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
-from .dispatch import NOT_IMPLEMENTED
-from .pointwise import _binary, _unary
-from .registry import FUNCTIONS, METHODS, OpCall, OpDef, defop, export, to_tensor_like, variants
+from .dispatch import NOT_IMPLEMENTED, apply
+from .pointwise import UNARY as _POINTWISE_UNARY, _binary, _unary
+from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export, inplace_of,
+                       to_tensor_like, variants)
 
 
 def _sinc(x):
@@ -39,6 +41,9 @@ _UNARY = [
     OpDef("signbit", jnp.signbit, None, inplace=False),
     OpDef("isneginf", jnp.isneginf, None, inplace=False),
     OpDef("isposinf", jnp.isposinf, None, inplace=False),
+    OpDef("angle", lambda x: jnp.where(x < 0, jnp.pi, 0.0).astype(x.dtype)
+          if jnp.issubdtype(x.dtype, jnp.floating) else jnp.angle(x), "AngleBackward0",
+          inplace=False, names="self -> self"),
     OpDef("isreal", lambda x: jnp.isreal(x) if jnp.iscomplexobj(x) else jnp.ones(x.shape, bool),
           None, inplace=False),
 ]
@@ -52,6 +57,10 @@ _BINARY = [
           NOT_IMPLEMENTED, ()),
     OpDef("ldexp", lambda x, e: x * jnp.exp2(e), "LdexpBackward0", inplace_function=True,
           names="self other -> other result"),
+    OpDef("gcd", jnp.gcd, None, inplace_function=True),
+    OpDef("lcm", jnp.lcm, None, inplace_function=True),
+    OpDef("bitwise_left_shift", jnp.left_shift, None, inplace_function=False),
+    OpDef("bitwise_right_shift", jnp.right_shift, None, inplace_function=False),
 ]
 
 UNARY = {row.name: _unary(row) for row in _UNARY}
@@ -147,6 +156,50 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
     return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
 
 
+_POLYGAMMA = defop("polygamma", lambda x, n: jax.scipy.special.polygamma(n, x),
+                   "PolygammaBackward0", names="self -> n self")
+_MVLGAMMA = defop("mvlgamma", lambda x, p: jax.scipy.special.multigammaln(x, p),
+                  "MvlgammaBackward0", names="self -> p self")
+
+
+@export(method=False)
+def polygamma(n, input) -> Tensor:
+    """``polygamma(n, input)``: the ``n``-th derivative of the digamma function."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(_POLYGAMMA, (input,), {"n": int(n)})
+
+
+@export(name="polygamma", function=False)
+def _polygamma_method(self, n) -> Tensor:
+    return polygamma(n, self)
+
+
+@export(name="polygamma_", function=False)
+def _polygamma_inplace(self, n) -> Tensor:
+    return apply(_POLYGAMMA, (self,), {"n": int(n)}, out=self)
+
+
+@variants(inplace=True)
+def mvlgamma(input, p) -> OpCall:
+    """``mvlgamma(input, p)``: the multivariate log-gamma function of dimension ``p``
+    (every element must exceed ``(p - 1) / 2``)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return _MVLGAMMA, (input,), {"p": int(p)}
+
+
+@variants(inplace=True)
+def float_power(input, exponent) -> OpCall:
+    """``float_power(input, exponent)``: ``input ** exponent`` computed in double precision
+    (the result is ``float64``, or ``complex128``)."""
+    wide = _dtype_mod.complex128 if (isinstance(input, Tensor) and input.dtype.is_complex) \
+        else _dtype_mod.float64
+    base = input.to(wide) if isinstance(input, Tensor) else input
+    exp = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
+    return FUNCTIONS["pow"].__wrapped__(base, exp)
+
+
 @export
 def positive(input) -> Tensor:
     """``positive(input)``: ``input`` itself (refused for bool tensors, as PyTorch does)."""
@@ -157,7 +210,8 @@ def positive(input) -> Tensor:
 
 # ---- PyTorch's other names of existing ops, every form the original has
 ALIASES = {
-    "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+    "unsafe_chunk": "chunk", "unsafe_split": "split",
+    "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
     "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "absolute": "abs",
     "fix": "trunc", "swapdims": "swapaxes",
 }
@@ -174,3 +228,5 @@ def _alias(new, old):
 for _new, _old in ALIASES.items():
     _alias(_new, _old)
 METHODS.setdefault("true_divide_", METHODS["div_"])
+for _n in ("logical_not", "bitwise_not"):  # PyTorch's in-place methods of these two
+    METHODS.setdefault(_n + "_", inplace_of(_POINTWISE_UNARY[_n], _n))

@@ -15,6 +15,11 @@ import jax
 import jax.numpy as jnp
 
 from .. import _device
+from . import graphs, streams
+from .graphs import (CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing,  # noqa: F401
+                     make_graphed_callables)
+from .streams import (Event, ExternalStream, Stream, StreamContext, current_stream,  # noqa: F401
+                      default_stream, set_stream, stream)
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "device_of", "get_device_name", "get_device_properties", "get_device_capability",
@@ -22,7 +27,7 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "seed_all", "initial_seed", "empty_cache", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
            "mem_get_info", "reset_peak_memory_stats", "reset_max_memory_allocated",
-           "is_bf16_supported"]
+           "is_bf16_supported"] + graphs.__all__ + streams.__all__
 
 
 def _gpus():

@@ -25,6 +25,7 @@ from typing import Any
 
 import jax
 
+from .. import _missing
 from ._comm import GradBucket, ReduceOp, Work, all_reduce, hook_world_size
 from .device_mesh import DeviceMesh, init_device_mesh
 from . import tensor  # noqa: F401  (fills Tensor.placements' slot)
@@ -155,6 +156,12 @@ def destroy_process_group(group: Any = None) -> None:
         _STATE["started_jax"] = False
     _STATE["initialized"] = False
 
+
+# point-to-point style collectives on process groups: hookgrad's collectives are XLA's,
+# inserted by sharded compiled steps
+all_gather_into_tensor = _missing.not_implemented("torch.distributed.all_gather_into_tensor")
+all_to_all_single = _missing.not_implemented("torch.distributed.all_to_all_single")
+get_process_group_ranks = _missing.not_implemented("torch.distributed.get_process_group_ranks")
 
 from .. import _missing as _m  # noqa: E402
 

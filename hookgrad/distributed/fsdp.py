@@ -10,13 +10,16 @@ compiled step running the Module uses it.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from jax.sharding import PartitionSpec
 
+from .. import _missing
 from .._compile import sharding as _sharding
 
-__all__ = ["fully_shard", "fsdp_rules"]
+__all__ = ["fully_shard", "fsdp_rules", "OffloadPolicy", "CPUOffloadPolicy",
+           "MixedPrecisionPolicy", "FullyShardedDataParallel"]
 
 
 def _jax_mesh(mesh):
@@ -78,5 +81,29 @@ def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data
     return module
 
 
-from .. import _missing as _m  # noqa: E402
-__getattr__ = _m.module_getattr(__name__)
+@dataclasses.dataclass(frozen=True)
+class MixedPrecisionPolicy:
+    """FSDP2's dtypes for parameters in forward/backward, gradient reduction and outputs
+    (None: keep the parameter's dtype)."""
+    param_dtype: Any = None
+    reduce_dtype: Any = None
+    output_dtype: Any = None
+    cast_forward_inputs: bool = True
+
+
+@dataclasses.dataclass
+class OffloadPolicy:
+    """FSDP2's base offload policy: no offloading."""
+
+
+@dataclasses.dataclass
+class CPUOffloadPolicy(OffloadPolicy):
+    """FSDP2's policy keeping sharded parameters in host memory between uses."""
+    pin_memory: bool = True
+
+
+# FSDP1's wrapper class: hookgrad shards through fully_shard and compiled steps instead
+FullyShardedDataParallel = _missing.not_implemented_class(
+    "torch.distributed.fsdp.FullyShardedDataParallel")
+
+__getattr__ = _missing.module_getattr(__name__)

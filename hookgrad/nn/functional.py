@@ -19,7 +19,8 @@ from .._ops.nn import (celu, cosine_similarity, elu, gelu, glu, hardshrink, hard
                        tanhshrink, threshold)
 from .._ops.nn_conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                             avg_pool1d, avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d,
-                            conv_transpose1d, conv_transpose2d, fold, max_pool1d, max_pool2d,
+                            conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                            fold, max_pool1d, max_pool2d,
                             max_pool3d, pad, unfold)
 from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout3d, embedding,
                               group_norm, instance_norm, one_hot, rms_norm,
@@ -27,8 +28,17 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
-from .._ops.nn_pool import adaptive_max_pool1d, adaptive_max_pool2d
+from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
+                                   hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+                                   multilabel_margin_loss, multilabel_soft_margin_loss,
+                                   poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+                                   triplet_margin_with_distance_loss)
+from .._ops.nn_pool import (adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
+                            adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
+                            adaptive_max_pool3d, adaptive_max_pool3d_with_indices)
 from .._ops.nn_resample import interpolate, upsample, upsample_bilinear, upsample_nearest
+from .._ops.nn_shuffle import (channel_shuffle, native_channel_shuffle, pixel_shuffle,
+                               pixel_unshuffle)
 from .._ops.nn_sparse import embedding_bag
 from .._tensor import Tensor
 
@@ -46,13 +56,51 @@ __all__ = [
     "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div",
     "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "embedding_bag",
+    "adaptive_max_pool2d", "embedding_bag", "conv_transpose3d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "elu_", "celu_", "selu_", "hardtanh_", "leaky_relu_",
+    "threshold_", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
 def relu_(input: Tensor) -> Tensor:
     """In-place ``relu``."""
     return input.relu_()
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place ``elu``."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place ``celu``."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place ``selu``."""
+    return selu(input, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place ``hardtanh``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place ``leaky_relu``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place ``threshold``: elements not above ``threshold`` become ``value``."""
+    from .._ops.nn import threshold as _threshold
+    return _threshold(input, threshold, value, inplace=True)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -6,7 +6,8 @@ __all__ = ["hooks"]
 
 
 def __getattr__(name):
-    if name in ("mod_tracker", "checkpoint", "data"):
+    if name in ("mod_tracker", "checkpoint", "data", "_pytree", "_python_dispatch",
+                "model_zoo"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     from .. import _missing

@@ -287,6 +287,36 @@ def test_grad_mode_decorators():
     assert (x * 2).requires_grad
 
 
+def test_grad_mode_decorated_generator_ends_like_a_generator():
+    # a decorated generator runs each step under the mode and returns its value at the end
+    # (it raised "generator raised StopIteration" once exhausted)
+    def program(L):
+        x = L.tensor([1.0], requires_grad=True)
+
+        @L.no_grad()
+        def steps():
+            yield (x * 2).requires_grad
+            sent = yield L.is_grad_enabled()
+            return sent
+
+        @L.enable_grad()
+        def nothing():
+            return
+            yield
+
+        gen = steps()
+        seen = [next(gen), next(gen)]
+        try:
+            gen.send("done")
+        except StopIteration as stop:
+            seen.append(stop.value)
+        return {"seen": seen, "outside": L.is_grad_enabled(), "empty": list(nothing()),
+                "listed": list(steps())}
+
+    assert same_as_torch(program) == {"seen": [False, False, "done"], "outside": True,
+                                      "empty": [], "listed": [False, False]}
+
+
 def test_grad_mode_is_thread_local():
     seen = []
     with hg.no_grad():

@@ -47,6 +47,7 @@ IDX = np.array([0, 3, 1])
 Q, K, V = r(2, 2, 5, 4), r(2, 2, 6, 4), r(2, 2, 6, 4)
 MASK = _rng.random((5, 6)) > 0.4
 MASK[1] = False  # a row with nothing to attend to
+FLOAT_MASK = np.where(MASK, r(5, 6), -np.inf).astype(np.float32)  # -inf: not attended
 
 # (id, fn(F, *tensors), arrays, positions that are integer / non-differentiable)
 CASES = [
@@ -103,6 +104,11 @@ CASES = [
         q, k, v, attn_mask=m), [Q, K, V, r(5, 6)], ()),
     ("sdpa_gqa", lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
      [r(2, 4, 5, 4), K, V], ()),
+    ("sdpa_float_mask_inf_rows", lambda F, q, k, v, m: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m), [Q, K, V, FLOAT_MASK], (3,)),
+    ("sdpa_causal_and_batched_bool_mask", lambda F, q, k, v, m: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m, is_causal=True, scale=0.7), [Q, K, V, np.stack([MASK, ~MASK])[
+            :, None]], (3,)),
     ("pad_constant", lambda F, x: F.pad(x, (1, 2, 2, 1), value=0.5), [X4], ()),
     ("pad_negative", lambda F, x: F.pad(x, (-1, 2)), [X4], ()),
     ("pad_reflect", lambda F, x: F.pad(x, (1, 2, 2, 1), mode="reflect"), [X4], ()),

@@ -40,6 +40,9 @@ class Shard(Placement):
     def __repr__(self) -> str:
         return f"Shard(dim={self.dim})"
 
+    def __str__(self) -> str:
+        return f"S({self.dim})"
+
 
 class Replicate(Placement):
     """The whole Tensor on every device of the mesh dimension: ``Replicate()``."""
@@ -56,10 +59,14 @@ class Replicate(Placement):
     def __repr__(self) -> str:
         return "Replicate()"
 
+    def __str__(self) -> str:
+        return "R"
+
 
 class Partial(Placement):
     """Pending reduction over the mesh dimension: ``Partial(reduce_op="sum")``. A JAX array
-    holds one global value, so no hookgrad Tensor is ever ``Partial``."""
+    holds one global value: a ``Partial`` DTensor's array holds the reduced value,
+    replicated over that mesh dimension."""
 
     def __init__(self, reduce_op: str = "sum") -> None:
         self.reduce_op = reduce_op
@@ -76,10 +83,14 @@ class Partial(Placement):
     def __repr__(self) -> str:
         return f"Partial({self.reduce_op})"
 
+    def __str__(self) -> str:
+        return f"P({self.reduce_op})"
+
 
 def to_spec(placements: Any, ndim: int, axis_names: tuple[str, ...]) -> PartitionSpec:
     """The ``PartitionSpec`` of ``placements`` (one per mesh axis) for an ``ndim``-D array;
-    several mesh axes sharding one dimension split it in mesh order."""
+    several mesh axes sharding one dimension split it in mesh order. A ``Partial`` axis
+    holds the reduced value, replicated (a JAX array holds one global value)."""
     entries: list[list[str]] = [[] for _ in range(ndim)]
     for i, (p, axis) in enumerate(zip(placements, axis_names)):
         if isinstance(p, Shard):
@@ -88,11 +99,7 @@ def to_spec(placements: Any, ndim: int, axis_names: tuple[str, ...]) -> Partitio
                 raise IndexError(f"Shard({p.dim}) at placements[{i}]: dimension out of range "
                                  f"for a tensor of {ndim} dimension(s)")
             entries[d].append(axis)
-        elif isinstance(p, Partial):
-            raise NotImplementedError(
-                "Partial placements: a hookgrad Tensor holds one global jax.Array, never "
-                "unreduced partial values; use Shard or Replicate")
-        elif not isinstance(p, Replicate):
+        elif not isinstance(p, (Replicate, Partial)):
             raise TypeError(f"placements[{i}]: expected Shard, Replicate or Partial, got "
                             f"{type(p).__name__}")
     return PartitionSpec(*[None if not e else e[0] if len(e) == 1 else tuple(e)
@@ -112,4 +119,9 @@ def of_array(arr: Any) -> tuple[Placement, ...] | None:
 
 
 from ... import _missing as _m  # noqa: E402
+
+# a shard of a shard (FSDP over tensor parallelism): JAX's shardings have no such
+# placement, so none is ever made; the class is there for isinstance checks
+_StridedShard = _m.not_implemented_class("torch.distributed.tensor.placement_types._StridedShard",
+                                         (Shard,))
 __getattr__ = _m.module_getattr(__name__)

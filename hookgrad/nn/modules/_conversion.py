@@ -50,6 +50,15 @@ class _ConversionMixin:
                 continue
             with grad_mode.no_grad():
                 param_applied = fn(param)
+            if param.is_meta != param_applied.is_meta:
+                # as PyTorch: to or from the meta device, a new Parameter (its .grad with it)
+                from ..parameter import Parameter
+                grad, param = param._grad, Parameter(param_applied, param.requires_grad)
+                self._parameters[key] = param
+                if grad is not None:
+                    with grad_mode.no_grad():
+                        param.grad = fn(grad)
+                continue
             # the Parameter object stays (optimizers hold it); its data changes
             param.data = param_applied
             grad = param._grad
@@ -90,10 +99,10 @@ class _ConversionMixin:
         Only floating-point and complex parameters and buffers are cast to ``dtype``;
         others only move.
         """
-        from ... import _dtype
+        from ... import _device, _dtype, _meta
         from ..._ops.layout import _to_args
         dtype, device, _ = _to_args(args, kwargs)
-        if device is not None:
+        if device is not None and not _device.is_meta(device):
             _dtype.jax_device(device)  # a missing device raises before any tensor moves
         if dtype is not None:
             dtype = _dtype.as_dtype(dtype)
@@ -108,9 +117,33 @@ class _ConversionMixin:
 
         def convert(t):
             cast = dtype if (t.is_floating_point() or t.is_complex()) else None
-            return t.to(device=device, dtype=cast)
+            try:
+                return t.to(device=device, dtype=cast)
+            except NotImplementedError as e:
+                if str(e) != _meta.NO_DATA:
+                    raise
+                raise NotImplementedError(
+                    f"{e} Please use torch.nn.Module.to_empty() instead of torch.nn.Module.to() "
+                    "when moving module from meta to a different device.") from None
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Move the parameters and buffers to ``device`` without copying their values: each
+        becomes ``empty_like`` on ``device`` (a meta module's way to real arrays, to be
+        filled by ``load_state_dict`` or an initializer). Parameters leaving the meta device
+        become new ``Parameter`` objects with their ``requires_grad``, as in PyTorch
+        (build optimizers after this). Returns ``self``.
+
+        Example::
+
+            >>> with hookgrad.device("meta"):
+            ...     m = nn.Linear(2, 3)
+            >>> m.to_empty(device="cpu").weight.device
+            device(type='cpu')
+        """
+        from ..._factory import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def _cast_floating(self, dt):
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)

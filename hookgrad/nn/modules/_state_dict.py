@@ -1,6 +1,8 @@
 """``state_dict`` / ``load_state_dict`` of ``Module`` (a mixin), with PyTorch's key names,
 hooks and errors."""
 import itertools
+import os
+import sys
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -168,6 +170,12 @@ class _StateDictMixin:
                                   f"{input_param.shape} from checkpoint, the shape in current "
                                   f"model is {param.shape}.")
                 continue
+            if param.is_meta and not input_param.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to "
+                              "a meta parameter in the current model, which is a no-op. (Did "
+                              "you mean to pass `assign=True` to assign items in the state "
+                              "dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", stacklevel=_user_level())
             try:
                 with grad_mode.no_grad():
                     if assign:
@@ -275,3 +283,15 @@ class _StateDictMixin:
         state dict."""
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
                            "be called.")
+
+
+def _user_level():
+    """The ``stacklevel`` of the first frame outside hookgrad (the caller of
+    ``load_state_dict``, however deep the module tree)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep

@@ -4,16 +4,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype
+from ... import _device, _dtype, _meta
 from ..._tensor import Tensor
 from ..parameter import Parameter
 
 
 def _array(shape, device, dtype, fill=0.0):
     # built in NumPy and transferred: no compilation per parameter shape
+    # on the device given, else the default one (``with hookgrad.device("meta"):``)
     dt = _dtype.to_jax(dtype if dtype is not None else _dtype.get_default_dtype())
-    arr = np.full(tuple(shape), fill, np.dtype(dt))
-    return _dtype.from_host(arr, device)
+    if _device.is_meta(device if device is not None else _device.default()):
+        return _meta.MetaArray(tuple(shape), dt)
+    return _device.place(np.full(tuple(shape), fill, np.dtype(dt)), device)
 
 
 def _param(shape, device=None, dtype=None, fill=0.0):

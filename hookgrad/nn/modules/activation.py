@@ -8,7 +8,7 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
            "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Hardtanh", "Mish",
            "Hardswish", "Hardsigmoid", "LogSigmoid", "Softsign", "Tanhshrink", "Softshrink",
-           "Hardshrink", "Threshold", "GLU", "PReLU"]
+           "Hardshrink", "Threshold", "GLU", "PReLU", "Softmax2d"]
 
 
 def _inplace(flag, lead=""):
@@ -142,6 +142,16 @@ class Softmax(_DimModule):
 
 class Softmin(_DimModule):
     _fn = staticmethod(F.softmin)
+
+
+class Softmax2d(Module):
+    """``softmax`` over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` at each location."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             "instead")
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 class LogSoftmax(_DimModule):

@@ -7,7 +7,8 @@ from .. import init
 from ._utils import _pair, _param, _single, _triple
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -230,6 +231,13 @@ class ConvTranspose2d(_ConvTranspose):
     """
     _tuple = staticmethod(_pair)
     _fn = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Applies a 3D transposed convolution; ``weight``:
+    ``(in_channels, out_channels / groups, kD, kH, kW)``."""
+    _tuple = staticmethod(_triple)
+    _fn = staticmethod(F.conv_transpose3d)
 
 
 from ... import _missing as _m  # noqa: E402

@@ -26,6 +26,13 @@ from .container import ParameterDict, ParameterList  # noqa: E402
 from .linear import Bilinear, Identity, Linear  # noqa: E402
 __all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]
 
+from . import channelshuffle, fold, padding, pixelshuffle  # noqa: E402
+from .channelshuffle import *  # noqa: E402,F401,F403
+from .fold import *  # noqa: E402,F401,F403
+from .padding import *  # noqa: E402,F401,F403
+from .pixelshuffle import *  # noqa: E402,F401,F403
+__all__ += channelshuffle.__all__ + fold.__all__ + padding.__all__ + pixelshuffle.__all__
+
 from . import rnn  # noqa: E402
 from .rnn import *  # noqa: E402,F401,F403
 __all__ += rnn.__all__

@@ -6,10 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ... import _dtype, random
+from ... import _device, _dtype, random
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
+from ._utils import _param as _utils_param
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear"]
@@ -24,16 +25,17 @@ def _uniform(shape, bound, dtype):
 
 
 def _param(shape, bound, device, dtype):
+    if _device.is_meta(device if device is not None else _device.default()):
+        return _utils_param(shape, device, dtype)  # nothing drawn on the meta device
     dt = _dtype.to_jax(dtype if dtype is not None else _dtype.get_default_dtype())
-    arr = _uniform(shape, bound, dt)
-    if device is not None:
-        arr = jax.device_put(arr, _dtype.jax_device(device))
-    return Parameter(Tensor._wrap(arr))
+    return Parameter(Tensor._wrap(_device.place(_uniform(shape, bound, dt), device)))
 
 
 def _uniform_(t, bound):
-    """Refill ``t`` in place from U(-bound, bound)."""
+    """Refill ``t`` in place from U(-bound, bound) (a meta Tensor: nothing to fill)."""
     arr = t._data
+    if t.is_meta:
+        return t
     t.data = Tensor._wrap(jax.device_put(_uniform(arr.shape, bound, arr.dtype),
                                          next(iter(arr.devices())))
                           if not isinstance(arr, jax.core.Tracer)

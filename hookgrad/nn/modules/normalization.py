@@ -39,8 +39,7 @@ class _NormBase(Module):
         if track_running_stats:
             self.register_buffer("running_mean", _tensor((num_features,), device, dtype))
             self.register_buffer("running_var", _tensor((num_features,), device, dtype, 1.0))
-            self.register_buffer("num_batches_tracked",
-                                 _long_zero())
+            self.register_buffer("num_batches_tracked", _long_zero(device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -143,9 +142,9 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-def _long_zero():
+def _long_zero(device=None):
     # int64 when JAX runs with x64, else hookgrad's long (int32)
-    return Tensor._wrap(jnp.zeros((), _dtype.to_jax(_dtype.int64)))
+    return _tensor((), device, _dtype.int64)
 
 
 def _shape(normalized_shape):

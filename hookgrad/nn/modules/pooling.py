@@ -1,11 +1,11 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d``."""
+``AdaptiveMaxPool1d/2d/3d``."""
 from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -216,6 +216,18 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """
 
     _pool = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, D, H, W)`` to ``output_size`` (int, triple, ``None`` keeps a
+    size).
+
+    ::
+
+        AdaptiveMaxPool3d(output_size, return_indices=False)
+    """
+
+    _pool = staticmethod(F.adaptive_max_pool3d)
 
 
 from ... import _missing as _m  # noqa: E402

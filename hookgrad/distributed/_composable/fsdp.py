@@ -1,0 +1,5 @@
+"""``torch.distributed._composable.fsdp``: FSDP2's names at their older path, the same
+objects as ``hookgrad.distributed.fsdp``'s."""
+from ..fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
+
+__all__ = ["fully_shard", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy"]

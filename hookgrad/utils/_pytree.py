@@ -1,0 +1,424 @@
+"""PyTorch's Python pytree API (``torch.utils._pytree``): flatten nested containers into a
+list of leaves and a :class:`TreeSpec` that rebuilds them.
+
+The nodes are PyTorch's, not JAX's: ``list``, ``tuple``, ``dict`` (keys in insertion
+order, where JAX sorts them), ``OrderedDict``, ``defaultdict``, ``deque`` and namedtuples,
+plus what :func:`register_pytree_node` adds. Everything else is a leaf, ``None`` and
+Tensors included (a Tensor is a JAX pytree node, but not one of these).
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections import OrderedDict, defaultdict, deque
+from typing import Any, Callable, NamedTuple
+
+from .. import _missing
+
+__all__ = ["PyTree", "Context", "FlattenFn", "UnflattenFn", "TreeSpec", "LeafSpec", "keystr",
+           "key_get", "register_pytree_node", "tree_is_leaf", "tree_flatten",
+           "tree_flatten_with_path", "tree_unflatten", "tree_iter", "tree_leaves",
+           "tree_leaves_with_path", "tree_structure", "tree_map", "tree_map_with_path",
+           "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
+           "tree_all_only", "tree_any_only", "treespec_dumps", "treespec_loads",
+           "treespec_pprint", "is_namedtuple", "is_namedtuple_class", "is_namedtuple_instance"]
+
+PyTree = Any
+Context = Any
+FlattenFn = Callable[[PyTree], "tuple[list, Context]"]
+UnflattenFn = Callable[[list, Context], PyTree]
+
+
+class NodeDef(NamedTuple):
+    type: type
+    flatten_fn: FlattenFn
+    unflatten_fn: UnflattenFn
+    flatten_with_keys_fn: Callable | None
+
+
+SUPPORTED_NODES: dict[type, NodeDef] = {}
+
+
+# ------------------------------------------------------------------------------ keys
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey:
+    key: Any
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+def keystr(kp) -> str:
+    """The key path ``kp`` as source text: ``['a'][0].x``."""
+    return "".join(str(k) for k in kp)
+
+
+def key_get(obj, kp):
+    """The item of ``obj`` at key path ``kp``."""
+    for k in kp:
+        obj = k.get(obj)
+    return obj
+
+
+# ------------------------------------------------------------------------- registry
+
+
+def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None,
+                         to_dumpable_context=None, from_dumpable_context=None,
+                         flatten_with_keys_fn=None):
+    """Make instances of ``cls`` pytree nodes: ``flatten_fn(node) -> (children, context)``
+    and ``unflatten_fn(children, context) -> node``."""
+    if cls in SUPPORTED_NODES:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+
+
+_register_pytree_node = register_pytree_node
+
+
+def _seq_keys(flatten):
+    def with_keys(node):
+        children, ctx = flatten(node)
+        return [(SequenceKey(i), c) for i, c in enumerate(children)], ctx
+    return with_keys
+
+
+def _dict_flatten(d):
+    return list(d.values()), list(d.keys())
+
+
+def _dict_unflatten(values, context):
+    return dict(zip(context, values))
+
+
+def _dict_flatten_with_keys(d):
+    values, context = _dict_flatten(d)
+    return [(MappingKey(k), v) for k, v in zip(context, values)], context
+
+
+def _list_flatten(xs):
+    return list(xs), None
+
+
+def _tuple_flatten(xs):
+    return list(xs), None
+
+
+def _namedtuple_flatten(t):
+    return list(t), type(t)
+
+
+def _namedtuple_flatten_with_keys(t):
+    return [(GetAttrKey(f), v) for f, v in zip(t._fields, t)], type(t)
+
+
+def _defaultdict_flatten(d):
+    values, keys = _dict_flatten(d)
+    return values, [d.default_factory, keys]
+
+
+def _deque_flatten(d):
+    return list(d), d.maxlen
+
+
+def _with_mapping_keys(flatten, keys_of):
+    def with_keys(node):
+        values, ctx = flatten(node)
+        return [(MappingKey(k), v) for k, v in zip(keys_of(ctx), values)], ctx
+    return with_keys
+
+
+_BUILTIN = [
+    (tuple, _tuple_flatten, lambda v, c: tuple(v), _seq_keys(_tuple_flatten)),
+    (list, _list_flatten, lambda v, c: list(v), _seq_keys(_list_flatten)),
+    (dict, _dict_flatten, _dict_unflatten, _dict_flatten_with_keys),
+    (OrderedDict, _dict_flatten, lambda v, c: OrderedDict(zip(c, v)),
+     _dict_flatten_with_keys),
+    (defaultdict, _defaultdict_flatten, lambda v, c: defaultdict(c[0], zip(c[1], v)),
+     _with_mapping_keys(_defaultdict_flatten, lambda c: c[1])),
+    (deque, _deque_flatten, lambda v, c: deque(v, maxlen=c), _seq_keys(_deque_flatten)),
+    # namedtuples: one entry for every class (see _node_type); the context is the class
+    (collections.namedtuple, _namedtuple_flatten, lambda v, c: c(*v),
+     _namedtuple_flatten_with_keys),
+]
+for _row in _BUILTIN:
+    register_pytree_node(_row[0], _row[1], _row[2], flatten_with_keys_fn=_row[3])
+
+
+def is_namedtuple_class(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def is_namedtuple_instance(obj) -> bool:
+    return is_namedtuple_class(type(obj))
+
+
+def is_namedtuple(obj) -> bool:
+    """Whether ``obj`` is a namedtuple class or instance."""
+    return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
+
+
+def _node_type(tree):
+    t = type(tree)
+    if t not in SUPPORTED_NODES and is_namedtuple_class(t):
+        return collections.namedtuple
+    return t
+
+
+def tree_is_leaf(tree, is_leaf=None) -> bool:
+    """Whether ``tree`` is a leaf: not a registered node, or ``is_leaf(tree)``."""
+    if is_leaf is not None and is_leaf(tree):
+        return True
+    return _node_type(tree) not in SUPPORTED_NODES
+
+
+# ------------------------------------------------------------------------- TreeSpec
+
+
+class TreeSpec:
+    """The structure of a pytree: its node ``type``, the ``context`` its flatten function
+    returned, and one ``children_specs`` entry per child. A leaf's spec has type None."""
+
+    def __init__(self, type, context, children_specs):
+        self.type, self.context, self.children_specs = type, context, list(children_specs)
+        self.num_children = len(self.children_specs)
+        self.num_leaves = (1 if type is None
+                           else sum(s.num_leaves for s in self.children_specs))
+        self.num_nodes = 1 + sum(s.num_nodes for s in self.children_specs)
+
+    def is_leaf(self) -> bool:
+        return self.type is None
+
+    def child(self, index) -> TreeSpec:
+        return self.children_specs[index]
+
+    def children(self) -> list:
+        return list(self.children_specs)
+
+    def __eq__(self, other):
+        if not isinstance(other, TreeSpec):
+            return NotImplemented
+        return ((self.type, self.context, self.children_specs)
+                == (other.type, other.context, other.children_specs))
+
+    def __hash__(self):
+        return hash((self.type, repr(self.context), tuple(self.children_specs)))
+
+    def __repr__(self, indent=0):
+        if self.is_leaf():
+            return "*"
+        name = "namedtuple" if self.type is collections.namedtuple else self.type.__name__
+        pad = " " * (indent + 2)
+        kids = f",\n{pad}".join(c.__repr__(indent + 2) for c in self.children_specs)
+        return f"TreeSpec({name}, {self.context!r}, [{kids}])"
+
+    def flatten_up_to(self, tree) -> list:
+        """The subtrees of ``tree`` at this spec's leaves (``tree`` must have its nodes)."""
+        if self.is_leaf():
+            return [tree]
+        node = SUPPORTED_NODES[_node_type(tree)] if not tree_is_leaf(tree) else None
+        if node is None or node.type is not self.type:
+            raise ValueError(f"Node type mismatch; expected {self.type!r}, but got "
+                             f"{type(tree)!r}.")
+        children, context = node.flatten_fn(tree)
+        if len(children) != self.num_children:
+            raise ValueError(f"Node arity mismatch; expected {self.num_children}, but got "
+                             f"{len(children)}.")
+        if context != self.context:
+            raise ValueError(f"Node context mismatch for custom node type {self.type!r}.")
+        return [x for c, s in zip(children, self.children_specs) for x in s.flatten_up_to(c)]
+
+    def unflatten(self, leaves):
+        """The pytree of this structure holding ``leaves``."""
+        leaves = list(leaves)
+        if len(leaves) != self.num_leaves:
+            raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} "
+                             f"but the spec refers to a pytree that holds {self.num_leaves} "
+                             f"items ({self!r}).")
+        return self._build(iter(leaves))
+
+    def _build(self, it):
+        if self.is_leaf():
+            return next(it)
+        children = [s._build(it) for s in self.children_specs]
+        return SUPPORTED_NODES[self.type].unflatten_fn(children, self.context)
+
+
+def LeafSpec() -> TreeSpec:  # noqa: N802 - PyTorch's name; a leaf's TreeSpec
+    """The spec of a single leaf (``*``)."""
+    return TreeSpec(None, None, [])
+
+
+# ------------------------------------------------------------------------- flatten
+
+
+def _flatten(tree, is_leaf, leaves):
+    if tree_is_leaf(tree, is_leaf):
+        leaves.append(tree)
+        return LeafSpec()
+    node = SUPPORTED_NODES[_node_type(tree)]
+    children, context = node.flatten_fn(tree)
+    return TreeSpec(node.type, context, [_flatten(c, is_leaf, leaves) for c in children])
+
+
+def tree_flatten(tree, is_leaf=None):
+    """``(leaves, spec)``: the leaves of ``tree`` in order, and its :class:`TreeSpec`."""
+    leaves = []
+    return leaves, _flatten(tree, is_leaf, leaves)
+
+
+def tree_unflatten(leaves, treespec):
+    """The pytree of ``treespec``'s structure holding ``leaves``."""
+    if not isinstance(treespec, TreeSpec):
+        raise TypeError(f"tree_unflatten(leaves, treespec): Expected `treespec` to be "
+                        f"instance of TreeSpec but got item of type {type(treespec)}.")
+    return treespec.unflatten(leaves)
+
+
+def tree_leaves(tree, is_leaf=None) -> list:
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_iter(tree, is_leaf=None):
+    return iter(tree_leaves(tree, is_leaf))
+
+
+def tree_structure(tree, is_leaf=None) -> TreeSpec:
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def _with_path(tree, is_leaf, path, out):
+    if tree_is_leaf(tree, is_leaf):
+        out.append((path, tree))
+        return
+    node = SUPPORTED_NODES[_node_type(tree)]
+    if node.flatten_with_keys_fn is None:
+        raise ValueError(f"Did not find a flatten_with_keys_fn for type: {node.type}. "
+                         "Please pass a flatten_with_keys_fn argument to "
+                         "register_pytree_node.")
+    for key, child in node.flatten_with_keys_fn(tree)[0]:
+        _with_path(child, is_leaf, path + (key,), out)
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """``([(key_path, leaf), ...], spec)``."""
+    out = []
+    _with_path(tree, is_leaf, (), out)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+# ------------------------------------------------------------------------- map
+
+
+def tree_map(func, tree, *rests, is_leaf=None):
+    """A pytree of ``tree``'s structure whose leaves are ``func(leaf, *leaves of rests)``;
+    each of ``rests`` must have ``tree``'s structure (or hold subtrees at its leaves)."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    flat = [leaves] + [spec.flatten_up_to(r) for r in rests]
+    return spec.unflatten(func(*xs) for xs in zip(*flat))
+
+
+def tree_map_(func, tree, *rests, is_leaf=None):
+    """Call ``func`` on the leaves for its side effects; returns ``tree``."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    flat = [leaves] + [spec.flatten_up_to(r) for r in rests]
+    for xs in zip(*flat):
+        func(*xs)
+    return tree
+
+
+def tree_map_with_path(func, tree, *rests, is_leaf=None):
+    """Like :func:`tree_map`, with each leaf's key path as ``func``'s first argument."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    flat = [[p for p, _ in pairs], [x for _, x in pairs]] + [spec.flatten_up_to(r)
+                                                           for r in rests]
+    return spec.unflatten(func(*xs) for xs in zip(*flat))
+
+
+def _pred(type_or_types_or_pred):
+    if isinstance(type_or_types_or_pred, (type, tuple)) or hasattr(type_or_types_or_pred,
+                                                                   "__args__"):
+        return lambda x: isinstance(x, type_or_types_or_pred)
+    if callable(type_or_types_or_pred):
+        return type_or_types_or_pred
+    raise TypeError("Argument must be a type, a tuple of types, or a callable.")
+
+
+def _only(type_or_types_or_pred, func):
+    pred = _pred(type_or_types_or_pred)
+    return lambda x: func(x) if pred(x) else x
+
+
+def tree_map_only(type_or_types_or_pred, /, func, tree, is_leaf=None):
+    """:func:`tree_map` applying ``func`` only to the leaves of the given types (or for
+    which the predicate holds); other leaves pass through."""
+    return tree_map(_only(type_or_types_or_pred, func), tree, is_leaf=is_leaf)
+
+
+def tree_map_only_(type_or_types_or_pred, /, func, tree, is_leaf=None):
+    return tree_map_(_only(type_or_types_or_pred, func), tree, is_leaf=is_leaf)
+
+
+def tree_all(pred, tree, is_leaf=None) -> bool:
+    return all(map(pred, tree_leaves(tree, is_leaf)))
+
+
+def tree_any(pred, tree, is_leaf=None) -> bool:
+    return any(map(pred, tree_leaves(tree, is_leaf)))
+
+
+def tree_all_only(type_or_types, /, pred, tree, is_leaf=None) -> bool:
+    check = _pred(type_or_types)
+    return all(pred(x) for x in tree_leaves(tree, is_leaf) if check(x))
+
+
+def tree_any_only(type_or_types, /, pred, tree, is_leaf=None) -> bool:
+    check = _pred(type_or_types)
+    return any(pred(x) for x in tree_leaves(tree, is_leaf) if check(x))
+
+
+def treespec_pprint(treespec) -> str:
+    """The structure with each leaf drawn as ``*``: ``([*, *], {'a': *})``."""
+    return repr(treespec.unflatten(_Star() for _ in range(treespec.num_leaves)))
+
+
+class _Star:
+    def __repr__(self):
+        return "*"
+
+
+treespec_dumps = _missing.not_implemented("torch.utils._pytree.treespec_dumps")
+treespec_loads = _missing.not_implemented("torch.utils._pytree.treespec_loads")
+
+__getattr__ = _missing.module_getattr(__name__)

@@ -1,0 +1,158 @@
+"""torch.fx.symbolic_trace over hookgrad Modules: the graph (node by node, printed as
+PyTorch prints it) against PyTorch's trace of the same model source, the GraphModule's
+outputs against the eager model, and PyTorch's errors for what cannot be traced."""
+import math
+
+import pytest
+
+import hookgrad
+from hookgrad import fx, tanh
+from hookgrad.nn import functional as F
+from hookgrad.fx.proxy import TraceError
+from tests.differential import needs_torch, torch
+
+
+def _model(L):
+    nn = L.nn
+
+    class Sub(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.scale = nn.Parameter(L.ones(4))
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = Sub()
+            self.seq = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            self.register_buffer("b", L.zeros(4))
+
+        def forward(self, x, y=2):
+            h = self.sub(x) + self.b
+            h = L.relu(h) + 1
+            h = L.softmax(self.seq(h), -1)
+            a, b = h.chunk(2, dim=-1)
+            z = L.cat([a, b], dim=-1).sum(dim=0, keepdim=True)
+            return {"out": z * y, "n": x.shape[0], "m": -x.mean(), "s": 2 - self.sub.scale,
+                    "t": math.sqrt(2) * x @ x.T}
+    return M()
+
+
+def _nodes(gm):
+    return [(n.op, n.name, str(n.target) if n.op != "call_function" else n.format_node())
+            for n in gm.graph.nodes]
+
+
+@needs_torch
+def test_graph_is_pytorchs_node_for_node():
+    got = fx.symbolic_trace(_model(hookgrad))
+    want = torch.fx.symbolic_trace(_model(torch))
+    assert _nodes(got) == _nodes(want)
+    assert str(got.graph) == str(want.graph)
+    assert type(got).__name__ == type(want).__name__ == "M"
+
+
+def test_graph_module_runs_the_graph_like_the_model():
+    model = _model(hookgrad)
+    gm = fx.symbolic_trace(model)
+    ops = [n.op for n in gm.graph.nodes]
+    assert ops[:2] == ["placeholder"] * 2 and ops[-1] == "output"
+    assert {"call_module", "call_function", "call_method", "get_attr"} <= set(ops)
+    x = hookgrad.randn(3, 4)
+    got, want = gm(x, y=3), model(x, 3)
+    for k in want:
+        assert hookgrad.allclose(hookgrad.as_tensor(got[k]), hookgrad.as_tensor(want[k]))
+    # the layers and Parameters are shared, not copied; the Modules on the way are new
+    assert gm.get_submodule("seq.0") is model.seq[0] and gm.sub.lin is model.sub.lin
+    assert gm.sub.scale is model.sub.scale and type(gm.seq) is hookgrad.nn.Module
+    out = gm(x)["out"]
+    out.sum().backward()
+    assert model.sub.scale.grad is not None
+
+
+def test_functional_calls_module_globals_and_wrap_are_recorded():
+    def f(x):
+        return F.softmax(tanh(x), dim=0) + len_of(x)
+
+    g = fx.symbolic_trace(f).graph
+    assert [n.format_node() for n in g.nodes][1:4] == [
+        "%tanh : [num_users=1] = call_function[target=torch.tanh](args = (%x,), kwargs = {})",
+        "%softmax : [num_users=1] = call_function[target=torch.nn.functional.softmax]"
+        "(args = (%tanh,), kwargs = {dim: 0})",
+        "%len_of : [num_users=1] = call_function[target=len_of](args = (%x,), kwargs = {})"]
+    assert fx.symbolic_trace(f)(hookgrad.ones(2)).tolist() == [2.5, 2.5]
+
+
+def test_functions_imported_by_name_in_a_traced_modules_source_are_recorded(tmp_path,
+                                                                           monkeypatch):
+    (tmp_path / "fx_inner_layer.py").write_text(
+        "import hookgrad\nfrom hookgrad import tanh\n\n\n"
+        "class Inner(hookgrad.nn.Module):\n    def forward(self, x):\n"
+        "        return tanh(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fx_inner_layer
+
+    class Outer(hookgrad.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = fx_inner_layer.Inner()
+
+        def forward(self, x):
+            return self.inner(x) + 1
+    targets = [n.format_node() for n in fx.symbolic_trace(Outer()).graph.nodes]
+    assert "call_function[target=torch.tanh](args = (%x,)" in targets[1]
+    assert fx_inner_layer.tanh is hookgrad.tanh  # put back after the trace
+
+
+def len_of(x):
+    return len(x)
+
+
+fx.wrap("len_of")
+
+
+class _Branchy(hookgrad.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+
+@pytest.mark.parametrize("fn, error, match", [
+    (_Branchy(), TraceError, "symbolically traced variables cannot be used as inputs to "
+                             "control flow"),
+    (lambda x: len(x), RuntimeError, "'len' is not supported in symbolic tracing by default"),
+    (lambda x: [t for t in x], TraceError, "Proxy object cannot be iterated"),
+    (lambda *xs: xs[0], NotImplementedError, "hookgrad does not implement torch.fx."
+                                             "symbolic_trace of a function with \\*args"),
+])
+def test_what_cannot_be_traced_raises_pytorchs_error(fn, error, match):
+    before = (hookgrad.nn.Module.__call__, hookgrad.relu)
+    with pytest.raises(error, match=match):
+        fx.symbolic_trace(fn)
+    assert (hookgrad.nn.Module.__call__, hookgrad.relu) == before  # patches undone
+    assert "__getattr__" not in vars(hookgrad.nn.Module)
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", [lambda x: len(x), lambda x: [t for t in x]])
+def test_the_same_errors_as_torch(fn):
+    with pytest.raises(Exception) as want:
+        torch.fx.symbolic_trace(fn)
+    with pytest.raises(Exception) as got:
+        fx.symbolic_trace(fn)
+    assert (type(got.value).__name__, str(got.value)) == (type(want.value).__name__,
+                                                          str(want.value))
+
+
+def test_graph_module_code_and_passes_are_not_implemented():
+    gm = fx.symbolic_trace(lambda x: x + 1)
+    with pytest.raises(NotImplementedError, match="torch.fx.GraphModule.code"):
+        gm.code
+    with pytest.raises(NotImplementedError, match="torch.fx.Interpreter"):
+        fx.Interpreter(gm)
+    assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]

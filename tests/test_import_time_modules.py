@@ -1,0 +1,117 @@
+"""The modules libraries import at import time (torch.version, torch.accelerator,
+torch.nn.attention, torch.overrides, torch.utils._python_dispatch, the distributed stubs):
+what they answer, against PyTorch's CPU build, and the stubs' not-implemented errors."""
+import importlib
+
+import pytest
+
+import hookgrad
+from tests.differential import raises, same_as_torch
+
+
+def _mod(L, path):
+    return importlib.import_module(L.__name__ + path)
+
+
+def test_version_and_accelerator_on_a_cpu_machine():
+    if hookgrad.cuda.is_available():
+        pytest.skip("the comparison is with PyTorch's CPU build")
+
+    def f(L):
+        v, acc = _mod(L, ".version"), _mod(L, ".accelerator")
+        return [v.__version__.split("+")[0], v.cuda, v.hip, v.debug,
+                acc.is_available(), acc.current_accelerator(), acc.device_count()]
+    assert same_as_torch(f)[0] == "2.13.0"
+
+
+def test_sdpa_kernel_selects_and_restores_backends():
+    def f(L):
+        att = _mod(L, ".nn.attention")
+        B = att.SDPBackend
+        before = att._cur_sdpa_kernel_backends()
+        with att.sdpa_kernel([B.MATH, B.MATH, B.FLASH_ATTENTION]) as ctx:
+            inside = att._cur_sdpa_kernel_backends()
+        return [repr(B.MATH), str(B.CUDNN_ATTENTION), int(B.ERROR), ctx,
+                sorted(int(b) for b in inside), sorted(map(int, before))
+                == sorted(map(int, att._cur_sdpa_kernel_backends())),
+                raises(lambda: att.sdpa_kernel("math").__enter__())]
+    got = same_as_torch(f)
+    assert got[4] == [0, 1] and got[6]["raises"] == "AssertionError"
+
+
+def test_flex_attention_masks_work_and_the_kernel_is_not_implemented():
+    def f(L):
+        fa = _mod(L, ".nn.attention.flex_attention")
+        z = L.tensor(0)
+        causal = lambda b, h, q, k: q >= k  # noqa: E731
+        both = fa.and_masks(causal, fa.noop_mask)
+        either = fa.or_masks(causal, lambda b, h, q, k: k == 0)
+        return [[bool(both(z, z, L.tensor(q), L.tensor(k))) for q in range(3) for k in range(3)],
+                [bool(either(z, z, L.tensor(q), L.tensor(k))) for q in range(3)
+                 for k in range(3)], fa.AuxRequest(lse=True), fa._DEFAULT_SPARSE_BLOCK_SIZE]
+    same_as_torch(f)
+    fa = hookgrad.nn.attention.flex_attention
+    for call in (lambda: fa.flex_attention(1, 2, 3), lambda: fa.create_block_mask(None, 1, 1, 2, 2),
+                 lambda: fa.BlockMask()):
+        with pytest.raises(NotImplementedError, match=r"hookgrad does not implement torch\.nn\."
+                           r"attention\.flex_attention\.\w+ yet"):
+            call()
+
+
+def test_overrides_queries_match_torch():
+    def f(L):
+        o = _mod(L, ".overrides")
+
+        class Sub(L.Tensor):
+            pass
+
+        class Other:
+            def __torch_function__(self, *a):
+                pass
+        sub = Sub(L.ones(1)) if L is hookgrad else L.ones(1).as_subclass(Sub)
+        p = L.nn.Parameter(L.ones(1))
+        return [o.has_torch_function((L.ones(1),)), o.has_torch_function((p,)),
+                o.has_torch_function((sub,)), o.has_torch_function((Other(), 1)),
+                o.has_torch_function((1, "a")), o.has_torch_function_unary(sub),
+                o.is_tensor_like(L.ones(1)), o.is_tensor_like(Other()), o.is_tensor_like(1),
+                o.is_tensor_like(sub), o.is_tensor_like(Sub)]
+    assert same_as_torch(f)[:3] == [False, False, True]
+
+
+def test_dispatch_mode_stack_is_empty_and_modes_cannot_be_entered_yet():
+    pd = importlib.import_module("hookgrad.utils._python_dispatch")
+    o = importlib.import_module("hookgrad.overrides")
+
+    class Mode(pd.TorchDispatchMode):
+        pass
+    assert pd._get_current_dispatch_mode() is None and pd._len_torch_dispatch_stack() == 0
+    assert not pd.is_in_torch_dispatch_mode()
+    assert not pd.is_traceable_wrapper_subclass(hookgrad.ones(1))
+    with pytest.raises(NotImplementedError, match=r"torch\.utils\._python_dispatch\."
+                       r"TorchDispatchMode yet"):
+        with Mode():
+            pass
+    with pytest.raises(NotImplementedError, match=r"torch\.overrides\.TorchFunctionMode yet"):
+        with o.TorchFunctionMode():
+            pass
+    with pytest.raises(NotImplementedError, match=r"torch\.overrides\.handle_torch_function"):
+        o.handle_torch_function(None, (), 1)
+
+
+def test_distributed_stubs_exist_and_raise_when_called():
+    fc = importlib.import_module("hookgrad.distributed._functional_collectives")
+    dcp = importlib.import_module("hookgrad.distributed.checkpoint")
+    sd = importlib.import_module("hookgrad.distributed.checkpoint.state_dict")
+    t = hookgrad.ones(2)
+    assert fc.wait_tensor(t) is t
+    assert sd.StateDictOptions(full_state_dict=True).strict is True
+    for call, name in [(lambda: fc.all_reduce(t, "sum", None),
+                        "distributed._functional_collectives.all_reduce"),
+                       (lambda: dcp.save({}, checkpoint_id="x"), "distributed.checkpoint.save"),
+                       (lambda: dcp.FileSystemReader("x"),
+                        "distributed.checkpoint.FileSystemReader"),
+                       (lambda: sd.get_model_state_dict(None),
+                        "distributed.checkpoint.state_dict.get_model_state_dict")]:
+        with pytest.raises(NotImplementedError, match=rf"does not implement torch\.{name} yet"):
+            call()
+    assert issubclass(dcp.CheckpointException, BaseException)
