@@ -7,6 +7,7 @@ One ``OpDef`` row per op, as in ``pointwise``; ops with a static argument (``log
 """
 from __future__ import annotations
 
+import collections
 import math
 
 import jax
@@ -198,6 +199,22 @@ def float_power(input, exponent) -> OpCall:
     base = input.to(wide) if isinstance(input, Tensor) else input
     exp = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
     return FUNCTIONS["pow"].__wrapped__(base, exp)
+
+
+_FREXP = defop("frexp", lambda x: (lambda m, e: (m, e.astype(jnp.int32)))(*jnp.frexp(x)),
+               "FrexpBackward0", names="self -> exponent=result1")
+
+
+@export
+def frexp(input):
+    """``frexp(input)``: ``(mantissa, exponent)`` with ``input = mantissa * 2 **
+    exponent`` and ``0.5 <= |mantissa| < 1``."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return _FREXP_TYPE(*apply(_FREXP, (input,)))
+
+
+_FREXP_TYPE = collections.namedtuple("frexp", ["mantissa", "exponent"])
 
 
 @export

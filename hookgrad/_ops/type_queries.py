@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from .. import _dtype, _layout
 from .._tensor import Tensor
 from .registry import FUNCTIONS, export
+from .layout import _cast
 from .shape import TENSOR_PROPERTIES
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
@@ -222,3 +223,16 @@ TENSOR_PROPERTIES.update({
     "is_quantized": lambda self: False, "is_nested": lambda self: False,
     "is_mkldnn": lambda self: False,
 })
+
+
+@export(function=False)
+def is_inference(self) -> bool:
+    """``is_inference()``: False: hookgrad's ``inference_mode`` is ``no_grad`` and makes no
+    inference tensors."""
+    return False
+
+
+# the cast methods PyTorch names by C type: x.char() is x.to(int8)
+for _name, _d in (("char", _dtype.int8), ("cfloat", _dtype.complex64),
+                  ("cdouble", _dtype.complex128)):
+    export(_cast(_d), name=_name, function=False)

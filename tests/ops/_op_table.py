@@ -918,3 +918,9 @@ row("mvlgamma", lambda L, x: x.mvlgamma(2), lambda x: jss.multigammaln(x, 2), [G
 row("float_power", lambda L, x, y: L.float_power(x, y).float(),
     lambda x, y: jnp.power(x.astype(jnp.float64), y.astype(jnp.float64)).astype(jnp.float32),
     [P(3, 4), Y])
+row("renorm", lambda L, x: L.renorm(x, 2, 0, 1.5), lambda x: x * jnp.where(
+    jnp.linalg.norm(x, axis=1, keepdims=True) > 1.5,
+    1.5 / (jnp.linalg.norm(x, axis=1, keepdims=True) + 1e-7), 1.0), [X])
+row("constant_pad_nd", lambda L, x: L.constant_pad_nd(x, (1, 2, 0, 1), 0.5),
+    lambda x: jnp.pad(x, ((0, 1), (1, 2)), constant_values=0.5), [X])
+row("frexp", lambda L, x: L.frexp(x), lambda x: (jnp.frexp(x)[0], jnp.frexp(x)[1]), [X])
