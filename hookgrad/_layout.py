@@ -1,44 +1,25 @@
-"""``torch.layout`` and ``torch.memory_format``: the named constants PyTorch code compares
-and passes (``torch.strided``, ``torch.channels_last``). hookgrad's tensors are all
-strided; a memory format is accepted and has no effect on the values (JAX chooses the
-physical layout)."""
+"""Memory layouts with PyTorch's names (``hookgrad.strided``, ...). Every hookgrad Tensor is
+dense and strided; the sparse layouts exist so that code comparing against them runs."""
 
 
-class _Named:
+class layout:
+    """A memory layout, as ``torch.layout``: ``hookgrad.strided`` for every Tensor here."""
+
     __slots__ = ("_name",)
 
     def __init__(self, name):
-        self._name = name
+        object.__setattr__(self, "_name", name)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"attribute '{name}' of 'hookgrad.layout' objects is not writable")
 
     def __repr__(self):
-        return "torch." + self._name
+        return f"hookgrad.{self._name}"
 
     def __reduce__(self):
-        return self._name
+        return self._name  # pickled by name: the module's global of that name
 
 
-class layout(_Named):
-    """A tensor layout (``strided``; the sparse ones name PyTorch's, which hookgrad lacks)."""
-
-    __slots__ = ()
-
-
-class memory_format(_Named):
-    """A memory format: ``contiguous_format``, ``channels_last``, ``channels_last_3d``,
-    ``preserve_format``."""
-
-    __slots__ = ()
-
-
-strided = layout("strided")
-sparse_coo = layout("sparse_coo")
-sparse_csr = layout("sparse_csr")
-sparse_csc = layout("sparse_csc")
-sparse_bsr = layout("sparse_bsr")
-sparse_bsc = layout("sparse_bsc")
-jagged = layout("jagged")
-contiguous_format = memory_format("contiguous_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
-preserve_format = memory_format("preserve_format")
-legacy_contiguous_format = memory_format("legacy_contiguous_format")
+strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged, _mkldnn = (
+    layout(n) for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+                        "sparse_bsc", "jagged", "_mkldnn"))

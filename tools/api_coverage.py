@@ -51,7 +51,13 @@ DIFFERS = {
     "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,
     "torch.rand_like": _RNG, "torch.randn_like": _RNG, "torch.randint_like": _RNG,
     "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
+    "torch.autocast": "casts at each listed op's public function; bfloat16 products "
+                      "accumulate as XLA does (README, Differences)",
+    "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
+                        "Differences)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
+    "torch.channels_last": "accepted; XLA lays arrays out, so strides stay C order",
+    "torch.channels_last_3d": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
                      "times XLA option sets; `mesh=`, `in_shardings=`, `param_shardings=` "
                      "shard the step",
@@ -92,6 +98,10 @@ DIFFERS = {
     "torch.nn.functional.embedding_bag": "offsets need values: a list/tuple inside "
                                          "`hookgrad.compile`",
     "torch.nn.functional.interpolate": "no `mode='lanczos'`",
+    "torch.nn.functional.gumbel_softmax": _RNG, "torch.nn.functional.rrelu": _RNG,
+    "torch.nn.functional.rrelu_": _RNG, "torch.nn.functional.alpha_dropout": _RNG,
+    "torch.nn.functional.feature_alpha_dropout": _RNG, "torch.nn.RReLU": _RNG,
+    "torch.nn.AlphaDropout": _RNG, "torch.nn.FeatureAlphaDropout": _RNG,
     "torch.nn.functional.native_channel_shuffle": "differentiable (`ChannelShuffleBackward0`); "
                                                   "PyTorch's has no derivative",
     "torch.utils.data.DataLoader": "workers are threads; shuffle orders come from hookgrad's key",
@@ -101,6 +111,14 @@ DIFFERS = {
     "torch.utils.data.random_split": "splits drawn from hookgrad's key",
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+    "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
+                 "not implemented",
+    "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
+                      "step); `is_compiling` is True under `hookgrad.compile` and JAX traces",
+    "torch.fx": "`symbolic_trace` patches `torch`/`F` functions while tracing (no "
+                "`__torch_function__`); `GraphModule` interprets its graph (no `code`)",
+    "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
+                          "(flex attention not implemented)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
@@ -214,10 +232,12 @@ MODULES = os.path.join(ROOT, "tools", "torch_modules.txt")
 
 def _imports(path):
     try:
-        importlib.import_module("hookgrad" + path[len("torch"):])
+        mod = importlib.import_module("hookgrad" + path[len("torch"):])
     except ImportError:
         return False
-    return True
+    # only this checkout's modules (an editable install elsewhere can resolve others)
+    file = getattr(mod, "__file__", None)
+    return file is None or os.path.abspath(file).startswith(os.path.join(ROOT, "hookgrad"))
 
 
 def module_table():

@@ -6,6 +6,7 @@ from . import nn_conv, nn_layers, nn_loss  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
 from . import nn_shuffle  # noqa: F401
 from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods
+from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and det, ...)
 # after the ops they alias and build on
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401

@@ -1,5 +1,5 @@
 """Products beyond ``linalg``'s matmul family: the fused ``beta * input + alpha * product``
-ops (baddbmm, addbmm, addmv, addr), vdot, and the ones PyTorch builds from matmul and
+ops (baddbmm, addbmm, addmv, addr), and the ones PyTorch builds from matmul and
 reshapes (inner, tensordot, kron)."""
 from __future__ import annotations
 
@@ -71,24 +71,6 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1) -> OpCall:
     _need(vec1, 1, f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D")
     _need(vec2, 1, f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
     return _ADDR, (input, vec1, vec2), {"beta": beta, "alpha": alpha}
-
-
-_VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b), "VdotBackward0",
-              names="self other -> other self")
-
-
-@export
-def vdot(input, other) -> Tensor:
-    """``vdot(input, other)``: the dot product of two 1-d tensors, conjugating
-    ``input``."""
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
-                           "tensors")
-    if input.shape != other.shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
-                           f"src [{other.shape[0]}] to have the same number of elements, but "
-                           "got " f"{input.shape[0]} and {other.shape[0]} elements respectively")
-    return apply(_VDOT, (input, other))
 
 
 @export(method=False)

@@ -1,4 +1,4 @@
-"""Set and counting ops: unique, unique_consecutive, isin, bincount, histc, bucketize,
+"""Set and counting ops: unique, unique_consecutive, bincount, histc, bucketize,
 searchsorted.
 
 ``unique``, ``unique_consecutive`` and ``bincount`` without a static length have shapes that
@@ -20,7 +20,6 @@ from .shape import wrap_dim
 
 _TAKE = defop("unique", lambda x, idx, dim: jnp.take(x, idx, axis=dim), NOT_IMPLEMENTED, (),
               nondiff=(1,))
-_ISIN = defop("isin", lambda x, t, invert: jnp.isin(x, t, invert=invert), None)
 _BINCOUNT = defop("bincount", lambda x, w, length: jnp.bincount(x, w, length=length),
                   NOT_IMPLEMENTED, ())
 _HISTC = defop("histc", lambda x, bins, lo, hi: _histc(x, bins, lo, hi), None)
@@ -94,17 +93,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if dim is None:
         inverse = inverse.reshape(a.shape)
     return _results(input, first, inverse, counts, dim, return_inverse, return_counts)
-
-
-@export(method=False)
-def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor:
-    """``isin(elements, test_elements, *, assume_unique=False, invert=False)``: whether each
-    of ``elements`` is among ``test_elements`` (either may be a number); ``invert`` negates."""
-    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
-        raise TypeError("isin() received an invalid combination of arguments: at least one "
-                        "of 'elements' and 'test_elements' must be a Tensor")
-    return apply(_ISIN, (to_tensor_like(elements), to_tensor_like(test_elements)),
-                 {"invert": bool(invert)})
 
 
 @export

@@ -7,7 +7,7 @@ import builtins
 
 import jax.numpy as jnp
 
-from .. import _dtype, _layout
+from .. import _dtype
 from .._tensor import Tensor
 from .registry import FUNCTIONS, export
 from .layout import _cast
@@ -216,11 +216,10 @@ def _mH(self):
     return self.transpose(-2, -1)
 
 
-# every hookgrad tensor is strided and dense; none is quantized, nested or an MKL-DNN one
+# every hookgrad tensor is dense (strided: ``layout.py``); none is nested or an MKL-DNN one
 TENSOR_PROPERTIES.update({
-    "H": _H, "mH": _mH, "layout": lambda self: _layout.strided,
-    "is_sparse": lambda self: False, "is_sparse_csr": lambda self: False,
-    "is_quantized": lambda self: False, "is_nested": lambda self: False,
+    "H": _H, "mH": _mH, "is_sparse": lambda self: False,
+    "is_sparse_csr": lambda self: False, "is_nested": lambda self: False,
     "is_mkldnn": lambda self: False,
 })
 
