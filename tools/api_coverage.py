@@ -132,14 +132,6 @@ DIFFERS = {
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
-    "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
-                 "not implemented",
-    "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
-                      "step); `is_compiling` is True under `hookgrad.compile` and JAX traces",
-    "torch.fx": "`symbolic_trace` patches `torch`/`F` functions while tracing (no "
-                "`__torch_function__`); `GraphModule` interprets its graph (no `code`)",
-    "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
-                          "(flex attention not implemented)",
 }
 
 
