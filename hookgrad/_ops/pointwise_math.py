@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
-from .pointwise import UNARY as _POINTWISE_UNARY, _binary, _unary
+from .pointwise import _POW, _POW_T, _RPOW, UNARY as _POINTWISE_UNARY, _binary, _unary
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export, inplace_of,
                        to_tensor_like, variants)
 
@@ -190,7 +190,7 @@ def mvlgamma(input, p) -> OpCall:
     return _MVLGAMMA, (input,), {"p": int(p)}
 
 
-@variants(inplace=True)
+@variants()
 def float_power(input, exponent) -> OpCall:
     """``float_power(input, exponent)``: ``input ** exponent`` computed in double precision
     (the result is ``float64``, or ``complex128``)."""
@@ -198,7 +198,9 @@ def float_power(input, exponent) -> OpCall:
         else _dtype_mod.float64
     base = input.to(wide) if isinstance(input, Tensor) else input
     exp = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
-    return FUNCTIONS["pow"].__wrapped__(base, exp)
+    if not isinstance(base, Tensor):
+        return _RPOW, (exp, base), None
+    return (_POW_T if isinstance(exp, Tensor) else _POW), (base, to_tensor_like(exp)), None
 
 
 _FREXP = defop("frexp", lambda x: (lambda m, e: (m, e.astype(jnp.int32)))(*jnp.frexp(x)),
@@ -215,6 +217,18 @@ def frexp(input):
 
 
 _FREXP_TYPE = collections.namedtuple("frexp", ["mantissa", "exponent"])
+
+
+@export(function=False)
+def float_power_(self, exponent) -> Tensor:
+    """In-place :func:`float_power`: ``self`` must already be double precision."""
+    wide = _dtype_mod.complex128 if self.dtype.is_complex else _dtype_mod.float64
+    if self.dtype is not wide:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dtype_mod.TORCH_KINDS[self.dtype.name]} but the operation's "
+                           f"result requires dtype {_dtype_mod.TORCH_KINDS[wide.name]}")
+    op, args, st = float_power.__wrapped__(self, exponent)
+    return apply(op, args, st, out=self)
 
 
 @export

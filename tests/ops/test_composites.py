@@ -103,6 +103,7 @@ def test_cov_with_weights():
     lambda L: L.nanmean(L.ones(3, dtype=L.int32)),
     lambda L: L.aminmax(L.ones(0)),
     lambda L: L.cov(L.ones(2, 2, 2)),
+    lambda L: L.ones(2).float_power_(2),
 ])
 def test_bad_input_gets_torchs_error(call):
     got = same_as_torch(lambda L: raises(call, L))
