@@ -57,8 +57,8 @@ def _put(x, index, src, accumulate):
     return out.reshape(x.shape)
 
 
-_PUT = defop("put", _put, "PutBackward0", {0: (1,), 2: (1,)}, nondiff=(1,),
-             names="self index source -> accumulate index source_info=source_sym_sizes")
+_PUT = defop("put", _put, "PutBackward0", nondiff=(1,),
+             names="self index source -> accumulate index source")
 
 
 @variants(inplace=True)

@@ -243,6 +243,7 @@ _ROT90 = defop("rot90", lambda x, k, dims: jnp.rot90(x, k, dims), "Rot90Backward
 
 
 def _diag_embed(x, offset, dim1, dim2):
+    dim1, dim2 = dim1 % (x.ndim + 1), dim2 % (x.ndim + 1)  # PyTorch saves them as given
     n = x.shape[-1] + abs(offset)
     eye = jnp.eye(n, k=offset, dtype=x.dtype)
     rows = jnp.arange(n) - max(-offset, 0)
@@ -264,7 +265,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(_DIAG_EMBED, (input,), {"offset": int(offset), "dim1": d1, "dim2": d2})
+    return apply(_DIAG_EMBED, (input,), {"offset": int(offset), "dim1": int(dim1),
+                                          "dim2": int(dim2)})
 
 
 @export
@@ -272,7 +274,7 @@ def diag(input, diagonal=0) -> Tensor:
     """``diag(input, diagonal=0)``: a 1-d input as the ``diagonal``-th diagonal of a square
     matrix; a 2-d input's ``diagonal``-th diagonal."""
     if input.ndim == 1:
-        return diag_embed(input, diagonal, 0, 1)
+        return diag_embed(input, diagonal)
     if input.ndim == 2:
         return apply(_DIAG, (input,), {"k": int(diagonal)})
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
@@ -290,8 +292,10 @@ def diagflat(input, offset=0) -> Tensor:
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
-_CONSTANT_PAD = defop("constant_pad_nd", lambda x, pad, value: jnp.pad(
-    x, pad, constant_values=jnp.asarray(value, x.dtype)), "ConstantPadNdBackward0", (),
+# ``pad`` (PyTorch's argument, what the node saves) is applied as ``pairs``, negative ones
+# having cropped already
+_CONSTANT_PAD = defop("constant_pad_nd", lambda x, pad, pairs, value: jnp.pad(
+    x, pairs, constant_values=jnp.asarray(value, x.dtype)), "ConstantPadNdBackward0", (),
     names="self -> pad")
 
 
@@ -311,7 +315,8 @@ def constant_pad_nd(input, pad, value=0) -> Tensor:
         if lo < 0 or hi < 0:
             x = narrow(x, d, max(-lo, 0), x.shape[d] - max(-lo, 0) - max(-hi, 0))
     pos = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pairs)
-    return apply(_CONSTANT_PAD, (x,), {"pad": pos, "value": value})
+    return apply(_CONSTANT_PAD, (x,), {"pad": tuple(int(p) for p in pad), "pairs": pos,
+                                        "value": value})
 
 
 @export(function=False)
