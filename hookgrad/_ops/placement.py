@@ -67,8 +67,8 @@ def put(input, index, source, accumulate=False) -> OpCall:
     elements at ``index`` replaced by ``source`` (or added to, with ``accumulate``)."""
     if index.numel() != source.numel():
         raise IndexError(f"put_(): Expected source and index to have the same number of "
-                           f"elements, but got source.numel() = {source.numel()}, "
-                           f"index.numel() = {index.numel()}")
+                         f"elements, but got source.numel() = {source.numel()}, "
+                         f"index.numel() = {index.numel()}")
     n = input.numel()
     if not isinstance(index._data, jax.core.Tracer) and index.numel():
         bad = np.asarray(index._data).reshape(-1)
