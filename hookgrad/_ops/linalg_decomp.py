@@ -15,7 +15,7 @@ import numpy as np
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
-from .registry import defop
+from .registry import defop, export
 
 
 class LinAlgError(RuntimeError):
@@ -70,10 +70,10 @@ def check_matrix(fname, A, square=True, floating=True):
         check_floating(fname, A)
 
 
-def raise_for_info(fname, info, message):
-    """PyTorch's ``LinAlgError`` where a factorization's ``info`` (a Tensor, 0: success)
-    is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only: a traced
-    ``info`` is left in the result (the README's differences)."""
+def raise_for_info(fname, info, message, error=LinAlgError):
+    """PyTorch's ``error`` (``LinAlgError``) where a factorization's ``info`` (a Tensor, 0:
+    success) is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only:
+    a traced ``info`` is left in the result (the README's differences)."""
     arr = info._data
     if isinstance(arr, jax.core.Tracer) or not arr.size:
         return
@@ -83,7 +83,7 @@ def raise_for_info(fname, info, message):
         return
     b = int(bad[0])
     where = f"(Batch element {b}): " if arr.ndim else ""
-    raise LinAlgError(f"{fname}: {where}{message(int(flat[b]))}")
+    raise error(f"{fname}: {where}{message(int(flat[b]))}")
 
 
 def not_pd(k):
@@ -221,6 +221,26 @@ def svdvals(A, *, driver=None) -> Tensor:
     """``linalg.svdvals(A, *, driver=None)``: the singular values of ``A``, descending."""
     check_matrix("linalg.svd", A, square=False)
     return apply(SVDVALS, (A,), {"k": min(A.shape[-2:])})[1]
+
+
+svd_top_result = return_type("svd", ["U", "S", "V"])
+
+
+@export(name="svd")
+def _svd_top(input, some=True, compute_uv=True):
+    """``svd(input, some=True, compute_uv=True)``: :func:`hookgrad.linalg.svd` returning
+    ``V`` (``Vh.mT``), reduced when ``some``; without ``compute_uv``, ``U`` and ``V`` are
+    square zeros."""
+    if input.ndim < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
+                           f"{input.ndim} dimensions instead")
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch, dtype = tuple(input.shape[:-2]), input._data.dtype
+        return svd_top_result(Tensor._wrap(jnp.zeros(batch + (m, m), dtype)), svdvals(input),
+                              Tensor._wrap(jnp.zeros(batch + (n, n), dtype)))
+    u, s, vh = svd(input, full_matrices=not some)
+    return svd_top_result(u, s, vh.mT)
 
 
 # --------------------------------------------------------------------------- eigh

@@ -55,7 +55,8 @@ DIFFERS = {
     **dict.fromkeys([r.id for r in T.ROWS if r.id.startswith("_foreach")], _NODE),
     **dict.fromkeys(["linalg.norm nuc", "linalg.matrix_norm nuc", "linalg.matrix_norm 2",
                      "linalg.matrix_norm -2"], _NEGDIM),
-    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.eigh upper", "linalg.eigvalsh"],
+    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.eigh upper", "linalg.eigvalsh",
+                     "svd", "svd.method no_uv"],
                     _SIGN),
     "linalg.matrix_power -3": _COLUMN_MAJOR,
 }
