@@ -28,11 +28,13 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
+from .._ops.nn_grid import affine_grid, grid_sample
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
                                    multilabel_margin_loss, multilabel_soft_margin_loss,
                                    poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
                                    triplet_margin_with_distance_loss)
+from .._ops.nn_noise import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
 from .._ops.nn_pool import (adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
                             adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
                             adaptive_max_pool3d, adaptive_max_pool3d_with_indices)
@@ -40,7 +42,11 @@ from .._ops.nn_resample import interpolate, upsample, upsample_bilinear, upsampl
 from .._ops.nn_shuffle import (channel_shuffle, native_channel_shuffle, pixel_shuffle,
                                pixel_unshuffle)
 from .._ops.nn_sparse import embedding_bag
+from .._ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .._tensor import Tensor
+from ._composite import (gumbel_softmax, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
+                         max_pool1d_with_indices, max_pool2d_with_indices,
+                         max_pool3d_with_indices)
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -63,7 +69,10 @@ __all__ = [
     "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
     "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
     "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
+    "triplet_margin_with_distance_loss", "grid_sample", "affine_grid",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "gumbel_softmax", "local_response_norm",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
 ]
 
 
@@ -318,6 +327,20 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         out = out.squeeze(1)
     return out, None
 
+
+def _autocast_listed():
+    # functions of this namespace on autocast's lists that the op registry did not publish
+    # (those it did are wrapped already): wrapped once, here, for every caller of F.<name>
+    from .._ops import autocast
+    space = globals()
+    for name in autocast.LISTED:
+        fn = space.get(name)
+        if fn is not None and getattr(fn, "__code__", None) is not autocast.WRAPPER_CODE:
+            space[name] = autocast.wrap((name,), fn)
+
+
+_autocast_listed()
+del _autocast_listed
 
 from .. import _missing as _m  # noqa: E402
 

@@ -1,8 +1,8 @@
 """``hookgrad.optim``: PyTorch's optimizers and LR schedulers, computed by optax.
 
-``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``NAdam``, ``RAdam``, ``Adamax``
-and ``LBFGS`` take PyTorch's arguments and give PyTorch's results; ``from_optax`` wraps
-any optax transformation. See ``hookgrad.optim.optimizer`` for how the state is kept and
+``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``NAdam``, ``RAdam``,
+``Adamax``, ``Rprop`` and ``LBFGS`` take PyTorch's arguments and give PyTorch's results;
+``from_optax`` wraps any optax transformation. See ``hookgrad.optim.optimizer`` for how the state is kept and
 how ``hookgrad.compile`` lifts it.
 
 Differences from PyTorch:
@@ -23,6 +23,7 @@ Differences from PyTorch:
 """
 from . import lr_scheduler
 from ._optax import OptaxOptimizer, from_optax
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -33,11 +34,13 @@ from .optimizer import (Optimizer, register_optimizer_step_post_hook,
                         register_optimizer_step_pre_hook)
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam",
            "Adamax", "LBFGS", "OptaxOptimizer", "from_optax", "lr_scheduler",
-           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+           "Adadelta", "Rprop"]
 
 
 from .. import _missing as _m  # noqa: E402

@@ -17,6 +17,7 @@ Example::
 from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, CosineAnnealingLR,  # noqa: F401
                                   ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR,
                                   StepLR)
+from ._lr_cyclic import CyclicLR  # noqa: F401
 from ._lr_schedulers_more import (ChainedScheduler, ConstantLR,  # noqa: F401
                                   CosineAnnealingWarmRestarts, MultiplicativeLR, OneCycleLR,
                                   PolynomialLR, ReduceLROnPlateau, SequentialLR)
@@ -24,7 +25,7 @@ from ._lr_schedulers_more import (ChainedScheduler, ConstantLR,  # noqa: F401
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "LinearLR", "MultiplicativeLR", "ConstantLR", "PolynomialLR",
            "CosineAnnealingWarmRestarts", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR",
-           "ChainedScheduler"]
+           "ChainedScheduler", "CyclicLR"]
 
 # the public path is the schedulers' home (reprs, pickles, documentation tools)
 for _name in __all__:

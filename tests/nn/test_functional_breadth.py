@@ -73,6 +73,29 @@ CASES = [
      ()),
     ("triplet_margin_loss_swap_p1", lambda F, a, p, n: F.triplet_margin_loss(
         a, p, n, margin=2.0, p=1, swap=True, reduction="none"), [X2, Y2, u(4, 5)], ()),
+    ("affine_grid", lambda F, t: F.affine_grid(t, (2, 3, 4, 5), align_corners=False),
+     [r(2, 2, 3)], ()),
+    ("affine_grid_3d_corners", lambda F, t: F.affine_grid(t, (2, 3, 4, 5, 2),
+                                                          align_corners=True), [r(2, 3, 4)], ()),
+    ("max_unpool2d", lambda F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+     [r(2, 3, 4, 6)], ()),
+    ("max_unpool2d_output_size", lambda F, x: F.max_unpool2d(
+        *F.max_pool2d(x, 3, 2, 1, return_indices=True), 3, 2, 1, output_size=(5, 6)),
+     [r(2, 3, 5, 6)], ()),
+    ("max_unpool1d", lambda F, x: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2),
+     [r(2, 3, 7)], ()),
+    ("max_unpool3d", lambda F, x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2),
+     [r(1, 2, 4, 4, 2)], ()),
+    ("max_pool2d_with_indices", lambda F, x: F.max_pool2d_with_indices(x, 3, 2, 1)[0],
+     [r(2, 3, 5, 6)], ()),
+    ("lp_pool1d", lambda F, x: F.lp_pool1d(x.abs(), 3.0, 2), [r(2, 3, 7)], ()),
+    ("lp_pool2d_stride_ceil", lambda F, x: F.lp_pool2d(x, 2, (2, 3), 2, ceil_mode=True),
+     [r(2, 3, 5, 7)], ()),
+    ("lp_pool3d_inf", lambda F, x: F.lp_pool3d(x, float("inf"), 2), [r(1, 2, 4, 4, 2)], ()),
+    ("local_response_norm_3d", lambda F, x: F.local_response_norm(x, 3, alpha=0.1),
+     [r(2, 5, 7)], ()),
+    ("local_response_norm_4d", lambda F, x: F.local_response_norm(x, 2, 0.2, 0.5, 2.0),
+     [r(2, 5, 3, 4)], ()),
     ("triplet_margin_with_distance_loss", lambda F, a, p, n: F.triplet_margin_with_distance_loss(
         a, p, n, distance_function=lambda x, y: 1 - F.cosine_similarity(x, y), swap=True),
      [X2, Y2, u(4, 5)], ()),
@@ -89,6 +112,48 @@ def test_matches_torch(name, fn, arrays, fixed):
     for a, b in zip(got_g, want_g):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     assert got_name == want_name
+
+
+GRID_X4 = r(2, 3, 5, 6)
+_grid_rng = np.random.default_rng(3)
+GRID_G4 = _grid_rng.uniform(-1.3, 1.3, (2, 4, 7, 2)).astype(np.float32)
+GRID_G5 = _grid_rng.uniform(-1.3, 1.3, (1, 2, 3, 4, 3)).astype(np.float32)
+# each mode and padding once in the default tier (4-D, align_corners=False, and a few more);
+# the rest of the combinations in the slow tier
+_GRID_FAST = {("bilinear", "zeros", True, 2), ("bilinear", "zeros", False, 3),
+              ("nearest", "reflection", True, 3), ("bicubic", "border", True, 2)}
+GRID_CASES = [pytest.param(mode, pad, corners, nd, marks=() if not corners and nd == 2 or
+                           (mode, pad, corners, nd) in _GRID_FAST else pytest.mark.slow)
+              for mode in ("bilinear", "nearest", "bicubic")
+              for pad in ("zeros", "border", "reflection") for corners in (False, True)
+              for nd in (2, 3) if not (mode == "bicubic" and nd == 3)]
+
+
+@needs_torch
+@pytest.mark.parametrize("mode,pad,corners,nd", GRID_CASES)
+def test_grid_sample_matches_torch(mode, pad, corners, nd):
+    x, g = (GRID_X4, GRID_G4) if nd == 2 else (X5[:1, :2, :3, :4, :5], GRID_G5)
+    got, got_g, got_name = _run(hookgrad, F, lambda F, a, b: F.grid_sample(
+        a, b, mode, pad, corners), [x, g], ())
+    want, want_g, want_name = _run(torch, TF, lambda F, a, b: F.grid_sample(
+        a, b, mode, pad, corners), [x, g], ())
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    for a, b in zip(got_g, want_g):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
+    assert got_name == want_name
+
+
+@needs_torch
+def test_grid_sample_warns_and_checks_like_torch():
+    for L in (hookgrad, torch):
+        x, g = L.zeros(1, 1, 2, 2), L.zeros(1, 2, 2, 2)
+        with pytest.warns(UserWarning, match="changed to align_corners=False since 1.3.0"):
+            L.nn.functional.grid_sample(x, g)
+        with pytest.raises(ValueError, match="expected mode to be 'bilinear', 'nearest' or "
+                                             "'bicubic', but got: 'area'"):
+            L.nn.functional.grid_sample(x, g, mode="area", align_corners=False)
+        with pytest.raises(ValueError, match="Nx2x3 for size \\[1, 1, 2, 2\\]"):
+            L.nn.functional.affine_grid(L.zeros(1, 3, 3), [1, 1, 2, 2], align_corners=False)
 
 
 @needs_torch
@@ -139,3 +204,74 @@ def test_layer_errors_match_torch():
             L.nn.functional.pixel_unshuffle(L.ones(1, 4, 3), 2)
         with pytest.raises(RuntimeError, match="Got 4 channels and 3 groups"):
             L.nn.functional.channel_shuffle(L.ones(1, 4, 3), 3)
+
+
+@needs_torch
+def test_gumbel_softmax_samples_and_straight_through_gradient():
+    hookgrad.manual_seed(0)
+    logits = hookgrad.tensor((r(200, 4) * 0.1 + np.log([0.1, 0.2, 0.3, 0.4])).astype(np.float32),
+                             requires_grad=True)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.sum(-1).detach().numpy(), 1.0, rtol=1e-5)
+    hard = F.gumbel_softmax(logits, hard=True)
+    h = hard.detach().numpy()
+    assert set(np.unique(h)) <= {0.0, 1.0} and (h.sum(-1) == 1).all()
+    # the argmax follows the logits: the most likely class wins most often
+    assert np.bincount(h.argmax(-1), minlength=4).argmax() == 3
+    # straight-through: hard's gradient is the soft sample's (as torch records it)
+    hard.backward(hookgrad.ones(200, 4))
+    t = torch.tensor(r(3, 4), requires_grad=True)
+    assert hard.grad_fn.name() == TF.gumbel_softmax(t, hard=True).grad_fn.name()
+    np.testing.assert_allclose(logits.grad.numpy(), 0.0, atol=1e-5)   # rows of a softmax
+
+
+@needs_torch
+def test_rrelu_training_slopes_and_node():
+    hookgrad.manual_seed(0)
+    x = hookgrad.tensor(-np.abs(r(2000)) - 0.1, requires_grad=True)
+    y = F.rrelu(x, 0.2, 0.4, training=True)
+    slope = (y / x).detach().numpy()
+    assert 0.2 <= slope.min() and slope.max() <= 0.4 and abs(slope.mean() - 0.3) < 0.01
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-6)   # the drawn slopes
+    t = torch.tensor(-np.abs(r(3)), requires_grad=True)
+    assert y.grad_fn.name() == TF.rrelu(t, training=True).grad_fn.name()
+
+
+@needs_torch
+@pytest.mark.parametrize("fn", ["alpha_dropout", "feature_alpha_dropout"])
+def test_alpha_dropout_keeps_selu_statistics(fn):
+    hookgrad.manual_seed(0)
+    x = F.selu(hookgrad.tensor(r(40, 50, 20)))
+    y = getattr(F, fn)(x, 0.3, training=True).numpy()
+    assert abs(y.mean()) < 0.05 and abs(y.std() - 1) < 0.05
+    alpha, p = -1.7580993408473766, 0.3
+    a = ((1 - p) * (1 + p * alpha ** 2)) ** -0.5
+    dropped = np.isclose(y, a * alpha - a * alpha * p, atol=1e-5)   # what a dropped one is
+    if fn == "feature_alpha_dropout":   # whole channels dropped together
+        assert set(dropped.mean(-1).ravel()) <= {0.0, 1.0}
+    assert abs(dropped.mean() - 0.3) < 0.06
+    t = torch.tensor(r(3, 4), requires_grad=True)
+    xh = hookgrad.tensor(r(3, 4), requires_grad=True)
+    assert getattr(F, fn)(xh, 0.3, True).grad_fn.name() == \
+        getattr(TF, fn)(t, 0.3, True).grad_fn.name()
+    for L in (hookgrad, torch):
+        assert (getattr(L.nn.functional, fn)(L.ones(3), 1.0, True) == 0).all()
+        with pytest.raises(ValueError, match="between 0 and 1, but got 1.5"):
+            getattr(L.nn.functional, fn)(L.ones(3), 1.5, True)
+
+
+@needs_torch
+def test_container_factory_kwargs_and_deprecations_match_torch():
+    for L in (hookgrad, torch):
+        with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+            c = L.nn.Container(a=L.nn.ReLU(), b=L.nn.Linear(2, 3))
+        assert [n for n, _ in c.named_parameters()] == ["b.weight", "b.bias"]
+        with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+            L.nn.NLLLoss2d()
+        assert L.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": L.float32}}) \
+            == {"device": "cpu", "dtype": L.float32}
+        with pytest.raises(TypeError, match="device specified twice"):
+            L.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"device": "cpu"}})
+        with pytest.raises(TypeError, match="unexpected kwargs"):
+            L.nn.factory_kwargs({"layout": 1})

@@ -233,6 +233,13 @@ MORE = [
                     "anneal_strategy": "linear", "pct_start": 0.25}),
     ("OneCycleLR", {"max_lr": 0.5, "total_steps": 31, "three_phase": True,
                     "base_momentum": 0.8, "div_factor": 10.0}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 4}),
+    ("CyclicLR", {"base_lr": [0.01, 0.02], "max_lr": 0.1, "step_size_up": 3,
+                  "step_size_down": 5, "mode": "triangular2", "base_momentum": 0.7}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 2, "mode": "exp_range",
+                  "gamma": 0.9, "cycle_momentum": False}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 3, "scale_fn": _slow,
+                  "scale_mode": "iterations"}),
 ]
 
 
@@ -411,3 +418,16 @@ def test_more_errors():
     with pytest.raises(TypeError, match="ChainedScheduler at index 0 should have "
                                         "`optimizer` as its attribute."):
         s.ChainedScheduler([object()], optimizer=opt)
+
+
+@torch_test
+def test_cyclic_lr_errors_match_torch():
+    for lib, o in ((lr_scheduler, optim.SGD([leaf(INIT[0])], lr=0.1)),
+                   (torch.optim.lr_scheduler,
+                    torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1))):
+        with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+            lib.CyclicLR(o, 0.01, 0.1, mode="sine")
+        with pytest.raises(ValueError, match="max_lr must have the same length"):
+            lib.CyclicLR(o, 0.01, [0.1, 0.2], cycle_momentum=False)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        lr_scheduler.CyclicLR(optim.Adagrad([leaf(INIT[0])]), 0.01, 0.1)

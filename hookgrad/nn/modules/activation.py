@@ -8,7 +8,8 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
            "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Hardtanh", "Mish",
            "Hardswish", "Hardsigmoid", "LogSigmoid", "Softsign", "Tanhshrink", "Softshrink",
-           "Hardshrink", "Threshold", "GLU", "PReLU", "Softmax2d"]
+           "Hardshrink", "Threshold", "GLU", "PReLU", "Softmax2d",
+           "RReLU"]
 
 
 def _inplace(flag, lead=""):
@@ -290,6 +291,28 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: in training, negative inputs times a slope drawn from
+    ``U(lower, upper)``; in eval mode, times ``(lower + upper) / 2``.
+
+    ::
+
+        RReLU(lower=0.125, upper=0.3333333333333333, inplace=False)
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + _inplace(self.inplace, ", ")
 
 
 from ... import _missing as _m  # noqa: E402

@@ -2,6 +2,7 @@
 ``ParameterDict``, as in ``torch.nn``. What they hold is registered, so it appears in
 ``parameters()``, ``state_dict()`` (keys ``"0.weight"``, ``"blocks.1.bias"``) and hooks."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
@@ -10,7 +11,8 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           "Container"]
 
 
 def _abs_index(container, idx):
@@ -29,6 +31,18 @@ def _renumber(container):
 
 def _no_digits(keys):
     return [key for key in keys if not key.isdigit()]
+
+
+class Container(Module):
+    """Deprecated: a Module whose keyword arguments become its submodules."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,9 +1,11 @@
-"""Dropout layers: ``Dropout``, ``Dropout1d``, ``Dropout2d``, ``Dropout3d`` (active in
-training mode only; randomness from ``hookgrad.random``)."""
+"""Dropout layers: ``Dropout``, ``Dropout1d``, ``Dropout2d``, ``Dropout3d``,
+``AlphaDropout``, ``FeatureAlphaDropout`` (active in training mode only; randomness from
+``hookgrad.random``)."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -49,6 +51,21 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of ``(N, C, D, H, W)``."""
     _fn = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU's self-normalization (zero mean, unit variance) in training
+    mode; the identity in eval mode."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """``AlphaDropout`` of whole channels of ``(N, C, *)``."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
 
 
 from ... import _missing as _m  # noqa: E402

@@ -22,9 +22,9 @@ from .distance import *  # noqa: E402,F401,F403
 from .upsampling import *  # noqa: E402,F401,F403
 __all__ += distance.__all__ + upsampling.__all__
 
-from .container import ParameterDict, ParameterList  # noqa: E402
+from .container import Container, ParameterDict, ParameterList  # noqa: E402
 from .linear import Bilinear, Identity, Linear  # noqa: E402
-__all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict"]
+__all__ += ["Identity", "Linear", "Bilinear", "ParameterList", "ParameterDict", "Container"]
 
 from . import channelshuffle, fold, padding, pixelshuffle  # noqa: E402
 from .channelshuffle import *  # noqa: E402,F401,F403

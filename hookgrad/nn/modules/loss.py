@@ -1,11 +1,13 @@
 """Loss modules over ``nn.functional``'s losses (PyTorch's arguments; class weights are
 buffers, as in PyTorch)."""
+import warnings
+
 from .. import functional as F
 from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
-           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss",
+           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "NLLLoss2d", "CosineEmbeddingLoss",
            "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
            "SoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "PoissonNLLLoss",
            "GaussianNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
@@ -173,6 +175,17 @@ class KLDivLoss(_Loss):
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated: ``NLLLoss``, which takes ``(N, C, H, W)`` inputs itself."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class _MarginLoss(_Loss):

@@ -13,7 +13,7 @@ from ._utils import _param, _tensor
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
 
 
 class _NormBase(Module):
@@ -346,6 +346,29 @@ class InstanceNorm3d(_InstanceNorm):
     """
 
     _no_batch_dim = 4
+
+
+class LocalResponseNorm(Module):
+    """Normalizes each channel by its ``size`` neighbouring channels:
+    ``x / (k + alpha * mean(x^2))^beta``.
+
+    ::
+
+        LocalResponseNorm(size, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 from ... import _missing as _m  # noqa: E402

@@ -1,11 +1,13 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d``."""
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``."""
 from .. import functional as F
+from ._utils import _pair, _single, _triple
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+           "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -228,6 +230,83 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """
 
     _pool = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    _pool = None
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride,
+                                self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over ``(N, C, L)``: ``LPPool1d(norm_type, kernel_size,
+    stride=None, ceil_mode=False)``."""
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over ``(N, C, H, W)``."""
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over ``(N, C, D, H, W)``."""
+    _pool = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _tuple = _unpool = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        t = type(self)._tuple
+        self.kernel_size = t(kernel_size)
+        self.stride = t(stride if stride is not None else kernel_size)
+        self.padding = t(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._unpool(input, indices, self.kernel_size, self.stride, self.padding,
+                                  output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of ``MaxPool1d`` (the non-maxima set to zero): ``forward(input, indices,
+    output_size=None)``."""
+    _tuple = staticmethod(_single)
+    _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of ``MaxPool2d`` (the non-maxima set to zero).
+
+    ::
+
+        MaxUnpool2d(kernel_size, stride=None, padding=0)
+    """
+    _tuple = staticmethod(_pair)
+    _unpool = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The inverse of ``MaxPool3d`` (the non-maxima set to zero)."""
+    _tuple = staticmethod(_triple)
+    _unpool = staticmethod(F.max_unpool3d)
 
 
 from ... import _missing as _m  # noqa: E402
