@@ -153,6 +153,65 @@ def cholesky(A, *, upper=False) -> Tensor:
     return res.L
 
 
+def _from_factor(factor, upper):
+    """``A = L @ L.mH`` (``U.mH @ U`` when ``upper``) from the factor's triangle; the
+    gradient is that of the whole ``factor``, as PyTorch's formula gives it."""
+    tri = jnp.triu(factor) if upper else jnp.tril(factor)
+    f = factor + jax.lax.stop_gradient(tri - factor)
+    fh = jnp.swapaxes(f, -1, -2).conj()
+    return fh @ f if upper else f @ fh
+
+
+def _cholesky_solve(b, factor, upper):
+    a = _from_factor(factor, upper)
+    batch = jnp.broadcast_shapes(b.shape[:-2], a.shape[:-2])
+    return jnp.linalg.solve(jnp.broadcast_to(a, batch + a.shape[-2:]),
+                            jnp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+def _cholesky_inverse(factor, upper):
+    return jnp.linalg.inv(_from_factor(factor, upper))
+
+
+CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve, "CholeskySolveBackward0",
+                       names="self input2 -> self input2 result upper")
+CHOLESKY_INVERSE = defop("cholesky_inverse", _cholesky_inverse, "CholeskyInverseBackward0",
+                         names="self -> self result upper")
+
+
+@export
+def cholesky_solve(input, input2, upper=False) -> Tensor:
+    """``cholesky_solve(B, L, upper=False)``: ``X`` with ``A @ X = B`` for ``A = L @ L.mH``
+    (``L.mH @ L`` when ``upper``), given its Cholesky factor ``L`` (only its triangle is
+    read)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {input.ndim} "
+                           "dimensions instead")
+    if input2.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.ndim} "
+                           "dimensions instead")
+    if input.dtype != input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{kind(input)} and A of type {kind(input2)} instead.")
+    n, m = input2.shape[-2:]
+    if n != m:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {m} "
+                           "matrices")
+    if input.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{n} by {n} but each b matrix is {input.shape[-2]} by "
+                           f"{input.shape[-1]}")
+    return apply(CHOLESKY_SOLVE, (input, input2), {"upper": bool(upper)})
+
+
+@export
+def cholesky_inverse(input, upper=False) -> Tensor:
+    """``cholesky_inverse(L, upper=False)``: the inverse of ``A = L @ L.mH`` (``L.mH @ L``
+    when ``upper``) from its Cholesky factor ``L``."""
+    check_matrix("cholesky_inverse", input, floating=False)
+    return apply(CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
+
+
 # --------------------------------------------------------------------------- qr
 
 

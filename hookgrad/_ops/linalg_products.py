@@ -1,4 +1,5 @@
-"""Products of ``torch.linalg``: cross, vecdot (and ``vdot``), matrix_power, multi_dot.
+"""Products of ``torch.linalg``: cross, vecdot (and ``vdot``), matrix_power, matrix_exp,
+multi_dot.
 
 ``cross`` and ``vdot`` are rows; ``vecdot``, ``matrix_power`` and ``multi_dot`` are made of
 other ops (mul and sum, matmul, mm and views), recorded as PyTorch records them.
@@ -8,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 
 from .._tensor import Tensor
 from .dispatch import apply
@@ -133,6 +135,18 @@ def matrix_power(A, n) -> Tensor:
 def _matrix_power_top(input, n) -> Tensor:
     """``matrix_power(input, n)``: :func:`hookgrad.linalg.matrix_power`."""
     return _matrix_power("matrix_power", input, n)
+
+
+MATRIX_EXP = defop("linalg_matrix_exp", jsl.expm, "LinalgMatrixExpBackward0",
+                   names="self -> self")
+
+
+@export
+def matrix_exp(A) -> Tensor:
+    """``linalg.matrix_exp(A)``: the matrix exponential ``sum(A^k / k!)`` of a square ``A``
+    (or of each in a batch)."""
+    check_matrix("linalg.matrix_exp", A)
+    return apply(MATRIX_EXP, (A,))
 
 
 # --------------------------------------------------------------------------- multi_dot

@@ -868,6 +868,17 @@ row("svd", lambda L, a: (lambda r: (r[1], r[0] @ r[2].mT))(L.svd(a)),
 row("svd.method no_uv", lambda L, a: a.svd(compute_uv=False),
     lambda a: (jnp.zeros((4, 4)), jnp.linalg.svd(a, compute_uv=False), jnp.zeros((3, 3))),
     [R43])
+row("cholesky_solve", lambda L, a, b: L.cholesky_solve(b, L.linalg.cholesky(_spd(L, a))),
+    lambda a, b: jnp.linalg.solve(_spd_ref(a), b), [M3, F(3, 2)])
+row("cholesky_solve.method upper", lambda L, a, b: b.cholesky_solve(
+    L.linalg.cholesky(_spd(L, a), upper=True), upper=True),
+    lambda a, b: jnp.linalg.solve(_spd_ref(a), b), [M3, F(3, 2)])
+row("cholesky_inverse", lambda L, a: L.cholesky_inverse(L.linalg.cholesky(_spd(L, a))),
+    lambda a: jnp.linalg.inv(_spd_ref(a)), [M3])
+row("linalg.matrix_exp", lambda L, a: L.linalg.matrix_exp(a), jax.scipy.linalg.expm, [M3], "fd")
+row("matrix_exp.method", lambda L, a: a.matrix_exp(), jax.scipy.linalg.expm, [F(2, 3, 3)])
+row("linalg.diagonal", lambda L, a: L.linalg.diagonal(a, offset=1),
+    lambda a: jnp.diagonal(a, 1, -2, -1), [F(2, 3, 4)])
 row("linalg.cholesky", lambda L, a: L.linalg.cholesky(_spd(L, a)),
     lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3], "fd")
 row("linalg.cholesky upper", lambda L, a: L.linalg.cholesky(_spd(L, a), upper=True),
