@@ -127,3 +127,24 @@ def test_types_aliases_and_the_deprecated_stateless_call():
         out = stateless.functional_call(m, {"weight": hookgrad.ones(1, 1),
                                             "bias": hookgrad.zeros(1)}, (hookgrad.ones(1) * 3,))
     assert out.tolist() == [3.0]
+
+
+def test_torch_functional_holds_torchs_own_functions():
+    functional = importlib.import_module("hookgrad.functional")
+    assert functional.einsum is hookgrad.einsum and functional.split is hookgrad.split
+    for name in functional.__all__:
+        assert getattr(functional, name) is getattr(hookgrad, name)
+    with pytest.raises(AttributeError, match="hookgrad does not implement "
+                       "torch.functional.not_a_function yet"):
+        functional.not_a_function
+
+
+def test_lazy_module_mixin_is_there_for_isinstance_only():
+    from hookgrad.nn.modules.lazy import LazyModuleMixin
+    assert not isinstance(hookgrad.nn.Linear(1, 1), LazyModuleMixin)
+
+    class LazyThing(LazyModuleMixin, hookgrad.nn.Module):
+        pass
+    with pytest.raises(NotImplementedError, match="hookgrad does not implement "
+                       "torch.nn.modules.lazy.LazyModuleMixin yet"):
+        LazyThing()
