@@ -7,6 +7,8 @@ factorization's ``info``. Every backward is JAX's vjp of the forward.
 from __future__ import annotations
 
 import collections
+import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -14,6 +16,7 @@ import numpy as np
 
 from .._dtype import torch_kind
 from .._tensor import Tensor
+from . import autocast
 from .dispatch import apply
 from .registry import defop, export
 
@@ -86,6 +89,15 @@ def raise_for_info(fname, info, message, error=LinAlgError):
     raise error(f"{fname}: {where}{message(int(flat[b]))}")
 
 
+def warn_caller(message):
+    """A UserWarning at the line that called the public function calling this one (past
+    autocast's wrapper, where the name is on autocast's lists)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code is autocast.WRAPPER_CODE:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level + 1)
+
+
 def not_pd(k):
     return ("The factorization could not be completed because the input is not "
             f"positive-definite (the leading minor of order {k} is not positive-definite).")
@@ -151,6 +163,25 @@ def cholesky(A, *, upper=False) -> Tensor:
     res = cholesky_ex(A, upper=upper)
     raise_for_info("linalg.cholesky", res.info, not_pd)
     return res.L
+
+
+CHOLESKY = defop("cholesky", _cholesky_ex, "CholeskyBackward0", names="self -> result upper")
+
+
+@export(name="cholesky")
+def _cholesky_top(input, upper=False) -> Tensor:
+    """``cholesky(input, upper=False)`` (deprecated): :func:`hookgrad.linalg.cholesky`,
+    recorded as PyTorch's older ``CholeskyBackward0``."""
+    warn_caller("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+                  "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
+                  "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+                  "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+                  "transform will produce equivalent results for all valid (symmetric positive "
+                "definite) inputs.")
+    check_matrix("cholesky", input)
+    factor, info = apply(CHOLESKY, (input,), {"upper": bool(upper)})
+    raise_for_info("cholesky", info, not_pd)
+    return factor
 
 
 def _from_factor(factor, upper):
@@ -234,6 +265,20 @@ def qr(A, mode="reduced"):
     if mode == "r":
         q = Tensor._wrap(jnp.zeros((0,), A._data.dtype))
     return qr_result(q, r)
+
+
+qr_top_result = return_type("qr", ["Q", "R"])
+
+
+@export(name="qr")
+def _qr_top(input, some=True):
+    """``qr(input, some=True)`` (deprecated): :func:`hookgrad.linalg.qr` with mode
+    ``'reduced'`` (``some``) or ``'complete'``."""
+    warn_caller("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+                  "future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
+                  "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
+                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    return qr_top_result(*qr(input, "reduced" if some else "complete"))
 
 
 # --------------------------------------------------------------------------- svd

@@ -879,6 +879,13 @@ row("linalg.matrix_exp", lambda L, a: L.linalg.matrix_exp(a), jax.scipy.linalg.e
 row("matrix_exp.method", lambda L, a: a.matrix_exp(), jax.scipy.linalg.expm, [F(2, 3, 3)])
 row("linalg.diagonal", lambda L, a: L.linalg.diagonal(a, offset=1),
     lambda a: jnp.diagonal(a, 1, -2, -1), [F(2, 3, 4)])
+row("cholesky", lambda L, a: L.cholesky(_spd(L, a)),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3])
+row("cholesky.method upper", lambda L, a: _spd(L, a).cholesky(upper=True),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)).mT, [M3])
+row("qr", lambda L, a: L.qr(a), lambda a: tuple(jnp.linalg.qr(a)), [R43])
+row("qr.method complete", lambda L, a: a.qr(some=False),
+    lambda a: tuple(jnp.linalg.qr(a, mode="complete")), [F(3, 4)])
 row("linalg.cholesky", lambda L, a: L.linalg.cholesky(_spd(L, a)),
     lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3], "fd")
 row("linalg.cholesky upper", lambda L, a: L.linalg.cholesky(_spd(L, a), upper=True),

@@ -94,6 +94,8 @@ BAD_INPUT = {
     "cholesky_solve non-square": lambda L: L.cholesky_solve(L.ones(3, 2), L.ones(3, 4)),
     "cholesky_inverse non-square": lambda L: L.cholesky_inverse(L.ones(3, 4)),
     "cholesky_inverse 1-d": lambda L: L.cholesky_inverse(L.ones(3)),
+    "cholesky not pd top": lambda L: L.cholesky(L.stack([L.eye(2), L.tensor(_NOT_PD)])),
+    "cholesky non-square top": lambda L: L.cholesky(L.ones(2, 3)),
     "svd 1-d top": lambda L: L.svd(L.ones(3)),
     "lstsq 1-d": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
     "lstsq rows": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(4, 2)),
@@ -156,6 +158,7 @@ def test_results_are_pytorchs_named_tuples():
         "linalg_lu_factor_ex": (hg.linalg.lu_factor_ex(a), ("LU", "pivots", "info")),
         "linalg_lu": (hg.linalg.lu(a), ("P", "L", "U")),
         "svd": (hg.svd(a), ("U", "S", "V")),
+        "qr": (hg.qr(a), ("Q", "R")),
     }
     for name, (res, want) in fields.items():
         assert type(res).__name__ == name and res._fields == want
@@ -199,10 +202,21 @@ def test_lstsq_drivers_return_what_pytorchs_return():
 def test_cross_without_dim_warns_and_takes_the_first_size_3_dim():
     a, b = hg.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), hg.tensor([[0.0, 0.0], [1.0, 0.0],
                                                                        [0.0, 1.0]])
-    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg"):
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg") as rec:
         got = hg.cross(a, b)
+    assert rec[0].filename == __file__
     assert np.allclose(np.asarray(got._data), np.cross(np.asarray(a._data),
                                                        np.asarray(b._data), axis=0))
+
+
+@pytest.mark.parametrize("name", ["cholesky", "qr"])
+def test_deprecated_top_level_forms_warn(name):
+    with pytest.warns(UserWarning, match=f"torch.{name} is deprecated in favor of "
+                      f"torch.linalg.{name}") as rec:
+        getattr(hg, name)(hg.eye(2))
+    with pytest.warns(UserWarning, match=f"torch.{name} is deprecated") as rec_method:
+        getattr(hg.eye(2), name)()
+    assert rec[0].filename == rec_method[0].filename == __file__
 
 
 def test_compiled_step_leaves_a_singular_result_unchecked():
