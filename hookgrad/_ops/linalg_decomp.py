@@ -173,10 +173,10 @@ def _cholesky_top(input, upper=False) -> Tensor:
     """``cholesky(input, upper=False)`` (deprecated): :func:`hookgrad.linalg.cholesky`,
     recorded as PyTorch's older ``CholeskyBackward0``."""
     warn_caller("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
-                  "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
-                  "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
-                  "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
-                  "transform will produce equivalent results for all valid (symmetric positive "
+                "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
+                "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+                "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+                "transform will produce equivalent results for all valid (symmetric positive "
                 "definite) inputs.")
     check_matrix("cholesky", input)
     factor, info = apply(CHOLESKY, (input,), {"upper": bool(upper)})
@@ -204,6 +204,12 @@ def _cholesky_inverse(factor, upper):
     return jnp.linalg.inv(_from_factor(factor, upper))
 
 
+def check_cpu_kernel(kernel, t):
+    """PyTorch's error for a type its CPU kernel is not built for (integers, bool)."""
+    if not (t.is_floating_point() or t.is_complex()):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind(t)}'")
+
+
 CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve, "CholeskySolveBackward0",
                        names="self input2 -> self input2 result upper")
 CHOLESKY_INVERSE = defop("cholesky_inverse", _cholesky_inverse, "CholeskyInverseBackward0",
@@ -224,6 +230,7 @@ def cholesky_solve(input, input2, upper=False) -> Tensor:
     if input.dtype != input2.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{kind(input)} and A of type {kind(input2)} instead.")
+    check_cpu_kernel("cholesky_solve_cpu", input)
     n, m = input2.shape[-2:]
     if n != m:
         raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {m} "
@@ -240,6 +247,7 @@ def cholesky_inverse(input, upper=False) -> Tensor:
     """``cholesky_inverse(L, upper=False)``: the inverse of ``A = L @ L.mH`` (``L.mH @ L``
     when ``upper``) from its Cholesky factor ``L``."""
     check_matrix("cholesky_inverse", input, floating=False)
+    check_cpu_kernel("cholesky_inverse_out_cpu", input)
     return apply(CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
 
 
@@ -275,8 +283,8 @@ def _qr_top(input, some=True):
     """``qr(input, some=True)`` (deprecated): :func:`hookgrad.linalg.qr` with mode
     ``'reduced'`` (``some``) or ``'complete'``."""
     warn_caller("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
-                  "future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
-                  "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
+                "future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
+                "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
                 "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
     return qr_top_result(*qr(input, "reduced" if some else "complete"))
 

@@ -8,8 +8,9 @@ import jax.scipy.linalg as jsl
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .linalg_decomp import check_floating, check_matrix, kind, raise_for_info, return_type
-from .linalg_solve import _check_rows, zero_pivot
+from .linalg_decomp import (check_cpu_kernel, check_floating, check_matrix, raise_for_info,
+                             return_type)
+from .linalg_solve import check_rows, zero_pivot
 from .registry import defop
 
 
@@ -31,8 +32,7 @@ def _check_lu(fname, A, pivot):
     if A.ndim < 2:
         raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
                            f"size: {list(A.shape)} instead")
-    if not (A.is_floating_point() or A.is_complex()):
-        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{kind(A)}'")
+    check_cpu_kernel("lu_cpu", A)
     if not pivot:
         raise RuntimeError(f"{fname}: LU without pivoting is not implemented on the CPU")
 
@@ -99,5 +99,5 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False) -> Tensor:
     if B.ndim < 2:
         raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
                            "dimensions.")
-    _check_rows("linalg.lu_solve", LU, B, left, False)
+    check_rows("linalg.lu_solve", LU, B, left, False)
     return apply(LU_SOLVE, (LU, pivots, B), {"left": bool(left), "adjoint": bool(adjoint)})

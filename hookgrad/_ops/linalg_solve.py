@@ -119,10 +119,10 @@ def _check_solve(A, B, left, vector):
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {kind(A)} and B of type {kind(B)} instead")
-    _check_rows("linalg.solve", A, B, left, vector)
+    check_rows("linalg.solve", A, B, left, vector)
 
 
-def _check_rows(fname, A, B, left, vector):
+def check_rows(fname, A, B, left, vector):
     """PyTorch's errors for a right-hand side ``B`` whose rows (columns when not ``left``)
     are not ``A``'s, or whose batch does not broadcast with ``A``'s."""
     n = A.shape[-1]
@@ -189,7 +189,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor:
                            "dimensions.")
     check_matrix("linalg.solve_triangular", A)
     check_floating("linalg.solve_triangular", B)
-    _check_rows("linalg.solve_triangular", A, B, left, False)
+    check_rows("linalg.solve_triangular", A, B, left, False)
     if A.dtype != B.dtype:  # PyTorch promotes
         from .._dtype import from_jax
         common = from_jax(jnp.promote_types(A._data.dtype, B._data.dtype))
