@@ -158,6 +158,7 @@ from . import (
     ops as ops,
     optim as optim,
     overrides as overrides,
+    profiler as profiler,
     random as random,
     return_types as return_types,
     serialization as serialization,
