@@ -846,6 +846,46 @@ row("linalg.solve broadcast", lambda L, a, b: L.linalg.solve(a, b),
     lambda a, b: jnp.linalg.solve(a, jnp.broadcast_to(b, (2, 3, 2))), [F(2, 3, 3), F(3, 2)])
 row("linalg.solve_ex", lambda L, a, b: L.linalg.solve_ex(a, b),
     lambda a, b: (jnp.linalg.solve(a, b), _info(a)), [M3, F(3, 2)])
+row("linalg.solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+    lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=False), [M3, F(3, 2)], "fd")
+row("linalg.solve_triangular lower right unit", lambda L, a, b: L.linalg.solve_triangular(
+    a, b, upper=False, left=False, unitriangular=True),
+    lambda a, b: jax.scipy.linalg.solve_triangular(a, b.T, trans=1, lower=True,
+                                                   unit_diagonal=True).T, [M3, F(2, 3)])
+row("linalg.lu_factor", lambda L, a: L.linalg.lu_factor(a),
+    lambda a: (lambda r: (r[0], r[1] + 1))(jax.scipy.linalg.lu_factor(a)), [M3], "fd")
+row("linalg.lu_factor_ex", lambda L, a: L.linalg.lu_factor_ex(a),
+    lambda a: (lambda r: (r[0], r[1] + 1, _info(a)))(jax.scipy.linalg.lu_factor(a)), [R43])
+row("linalg.lu", lambda L, a: L.linalg.lu(a), lambda a: tuple(jax.scipy.linalg.lu(a)),
+    [F(3, 4)])
+row("linalg.lu_solve", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b),
+    jnp.linalg.solve, [M3, F(3, 2)])
+row("linalg.lu_solve right adjoint", lambda L, a, b: L.linalg.lu_solve(
+    *L.linalg.lu_factor(a), b, left=False, adjoint=True),
+    lambda a, b: jnp.linalg.solve(a, b.T).T, [M3, F(2, 3)])
+row("svd", lambda L, a: (lambda r: (r[1], r[0] @ r[2].mT))(L.svd(a)),
+    lambda a: _usv(jnp.linalg.svd(a, full_matrices=False)), [R43])
+row("svd.method no_uv", lambda L, a: a.svd(compute_uv=False),
+    lambda a: (jnp.zeros((4, 4)), jnp.linalg.svd(a, compute_uv=False), jnp.zeros((3, 3))),
+    [R43])
+row("cholesky_solve", lambda L, a, b: L.cholesky_solve(b, L.linalg.cholesky(_spd(L, a))),
+    lambda a, b: jnp.linalg.solve(_spd_ref(a), b), [M3, F(3, 2)])
+row("cholesky_solve.method upper", lambda L, a, b: b.cholesky_solve(
+    L.linalg.cholesky(_spd(L, a), upper=True), upper=True),
+    lambda a, b: jnp.linalg.solve(_spd_ref(a), b), [M3, F(3, 2)])
+row("cholesky_inverse", lambda L, a: L.cholesky_inverse(L.linalg.cholesky(_spd(L, a))),
+    lambda a: jnp.linalg.inv(_spd_ref(a)), [M3])
+row("linalg.matrix_exp", lambda L, a: L.linalg.matrix_exp(a), jax.scipy.linalg.expm, [M3], "fd")
+row("matrix_exp.method", lambda L, a: a.matrix_exp(), jax.scipy.linalg.expm, [F(2, 3, 3)])
+row("linalg.diagonal", lambda L, a: L.linalg.diagonal(a, offset=1),
+    lambda a: jnp.diagonal(a, 1, -2, -1), [F(2, 3, 4)])
+row("cholesky", lambda L, a: L.cholesky(_spd(L, a)),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3])
+row("cholesky.method upper", lambda L, a: _spd(L, a).cholesky(upper=True),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)).mT, [M3])
+row("qr", lambda L, a: L.qr(a), lambda a: tuple(jnp.linalg.qr(a)), [R43])
+row("qr.method complete", lambda L, a: a.qr(some=False),
+    lambda a: tuple(jnp.linalg.qr(a, mode="complete")), [F(3, 4)])
 row("linalg.cholesky", lambda L, a: L.linalg.cholesky(_spd(L, a)),
     lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3], "fd")
 row("linalg.cholesky upper", lambda L, a: L.linalg.cholesky(_spd(L, a), upper=True),
