@@ -7,16 +7,14 @@ factorization's ``info``. Every backward is JAX's vjp of the forward.
 from __future__ import annotations
 
 import collections
-import sys
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _errors
 from .._dtype import torch_kind
 from .._tensor import Tensor
-from . import autocast
 from .dispatch import apply
 from .registry import defop, export
 
@@ -90,12 +88,8 @@ def raise_for_info(fname, info, message, error=LinAlgError):
 
 
 def warn_caller(message):
-    """A UserWarning at the line that called the public function calling this one (past
-    autocast's wrapper, where the name is on autocast's lists)."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code is autocast.WRAPPER_CODE:
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level + 1)
+    """A UserWarning at the line that called the public function calling this one."""
+    _errors.warn(message, UserWarning, stacklevel=3)
 
 
 def not_pd(k):
