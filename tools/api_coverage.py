@@ -139,6 +139,10 @@ DIFFERS = {
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
+        "set_num_threads", "get_num_threads", "set_num_interop_threads",
+        "get_num_interop_threads")},
+    "torch.Tensor.unfold": "returns a copy (writes to it do not reach `self`)",
     "torch.unique": _EAGER, "torch.Tensor.unique": _EAGER,
     "torch.unique_consecutive": _EAGER, "torch.Tensor.unique_consecutive": _EAGER,
     "torch.bincount": _EAGER, "torch.Tensor.bincount": _EAGER,

@@ -130,8 +130,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None) -> Tensor:
 
 for _name, _dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
                    ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
-                   ("bool", "bool"), ("short", "int16"), ("byte", "uint8"), ("char", "int8"),
-                   ("cfloat", "complex64"), ("cdouble", "complex128")):
+                   ("bool", "bool"), ("short", "int16"), ("byte", "uint8")):
     from .. import _dtype as _d
     export(_cast(getattr(_d, _dt)), name=_name, function=False)
 

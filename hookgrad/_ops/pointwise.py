@@ -99,7 +99,7 @@ _UNARY = [
     OpDef("isnan", jnp.isnan, None, inplace=False),
     OpDef("isinf", jnp.isinf, None, inplace=False),
     OpDef("isfinite", jnp.isfinite, None, inplace=False),
-    OpDef("bitwise_not", jnp.invert, None),
+    OpDef("bitwise_not", jnp.invert, None, inplace=False),
 ]
 
 _BINARY = [

@@ -385,6 +385,18 @@ def _cumsum_(self, dim) -> Tensor:
 
 @export(name="cumprod_", function=False)
 def _cumprod_(self, dim, *, dtype=None) -> Tensor:
-    x = self if dtype is None else self.to(dtype)
-    return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
+    if dtype is not None and dtype != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_type(self.dtype)} and "
+                           f"output tensor dtype {_c_type(dtype)} should match")
+    return apply(CUMPROD, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
+
+
+# the C++ type names PyTorch's in-place dtype checks print
+_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "float32": "float", "float64": "double", "bool": "bool",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _c_type(dtype):
+    return _C_TYPES.get(dtype.name, dtype.name)
 
