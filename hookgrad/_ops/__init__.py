@@ -10,7 +10,7 @@ from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and de
 # after the ops they alias and build on
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401
-from . import triangle_indices, view_copies  # noqa: F401 - after the ops they use
+from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 

@@ -1116,3 +1116,12 @@ row("alias_copy", lambda L, x: L.alias_copy(x), lambda x: x, [X])
 row("cumprod_", lambda L, x: x.clone().cumprod_(1), lambda x: jnp.cumprod(x, 1), [X])
 row("addmm_", lambda L, c, a, b: c.clone().addmm_(a, b, beta=0.5, alpha=2),
     lambda c, a, b: 0.5 * c + 2 * a @ b, [F(3, 3), X, F(4, 3)])
+# view_scatters.py: a copy of input with src written where the view looks
+row("select_scatter", lambda L, x, s: L.select_scatter(x, s, 0, -1),
+    lambda x, s: x.at[-1].set(s), [X, W])
+row("slice_scatter", lambda L, x, s: x.slice_scatter(s, 1, 1, None, 2),
+    lambda x, s: x.at[:, 1::2].set(s), [X, F(3, 2)])
+row("diagonal_scatter", lambda L, x, s: L.diagonal_scatter(x, s, 1),
+    lambda x, s: x.at[jnp.arange(3), jnp.arange(3) + 1].set(s), [X, F(3)])
+row("diagonal_scatter.dims", lambda L, x, s: x.diagonal_scatter(s, 0, -2, -1),
+    lambda x, s: x.at[:, jnp.arange(3), jnp.arange(3)].set(s), [F(2, 3, 3), F(2, 3)])

@@ -1,0 +1,74 @@
+"""``select_scatter``, ``slice_scatter``, ``diagonal_scatter``: a copy of ``input`` with
+``src`` written where the view op would look (the out-of-place form of writing through
+that view); the gradient splits between ``input`` (outside the view) and ``src``."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from . import indexing, shape
+from .dispatch import apply
+from .registry import defop, export
+
+
+def _at(x, dim, where):
+    return (slice(None),) * dim + (where,)
+
+
+def _diagonal_set(x, src, offset, dim1, dim2):
+    y = jnp.moveaxis(x, (dim1, dim2), (-2, -1))
+    i = jnp.arange(src.shape[-1])
+    y = y.at[..., i + max(-offset, 0), i + max(offset, 0)].set(src.astype(x.dtype))
+    return jnp.moveaxis(y, (-2, -1), (dim1, dim2))
+
+
+SELECT_SCATTER = defop("select_scatter", lambda x, s, dim, index: x.at[_at(x, dim, index)].set(
+    s.astype(x.dtype)), "SelectScatterBackward0", (), names="self src -> dim index")
+SLICE_SCATTER = defop("slice_scatter", lambda x, s, dim, start, end, step: x.at[_at(
+    x, dim, slice(start, end, step))].set(s.astype(x.dtype)), "SliceScatterBackward0", (),
+    names="self src -> dim end start step")
+DIAGONAL_SCATTER = defop("diagonal_scatter", lambda x, s, offset, dim1, dim2: _diagonal_set(
+    x, s, offset, dim1, dim2), "DiagonalScatterBackward0", (),
+    names="self src -> dim1 dim2 offset")
+
+
+def _scatter(op, input, src, view, statics):
+    """``op`` applied once ``src`` is known to have the shape of ``view`` (the view op's
+    result on ``input``, computed for its checks and its shape)."""
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(view.shape)}")
+    return apply(op, (input, src), statics)
+
+
+@export
+def select_scatter(input, src, dim, index) -> Tensor:
+    """``select_scatter(input, src, dim, index)``: ``input`` with ``src`` written into the
+    slice ``index`` of dimension ``dim``."""
+    dim = shape.wrap_dim(dim, input.ndim)
+    view = indexing.select(input.detach(), dim, index)
+    index = int(index) % input.shape[dim]
+    return _scatter(SELECT_SCATTER, input, src, view, {"dim": dim, "index": index})
+
+
+@export
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1) -> Tensor:
+    """``slice_scatter(input, src, dim=0, start=None, end=None, step=1)``: ``input`` with
+    ``src`` written into ``input[..., start:end:step]`` along ``dim``."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    dim = shape.wrap_dim(dim, input.ndim)
+    start, end, step = slice(start, end, step).indices(input.shape[dim])
+    view = indexing._slice(input.detach(), dim, (dim, start, max(start, end), step), True)
+    return _scatter(SLICE_SCATTER, input, src, view,
+                    {"dim": dim, "start": start, "end": max(start, end), "step": step})
+
+
+@export
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1) -> Tensor:
+    """``diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)``: ``input`` with ``src``
+    written into its diagonal ``offset`` of dimensions ``dim1`` and ``dim2``."""
+    view = shape.diagonal(input.detach(), offset, dim1, dim2)
+    d1, d2 = shape.wrap_dim(dim1, input.ndim), shape.wrap_dim(dim2, input.ndim)
+    return _scatter(DIAGONAL_SCATTER, input, src, view,
+                    {"offset": int(offset), "dim1": d1, "dim2": d2})
