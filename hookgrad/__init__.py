@@ -17,7 +17,13 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                      float8_e5m2fnuz, float8_e8m0fnu)
 from ._device import get_default_device, set_default_device
+from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
+                      strided)
+from ._storage import TypedStorage, UntypedStorage
 from ._type_info import finfo, iinfo
+from ._vmap import vmap
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
+                             memory_format, preserve_format)
 from ._factory import *  # noqa: F401,F403
 from ._factory import __all__ as _factory_all
 from ._legacy_tensor import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
@@ -37,6 +43,16 @@ from math import e, inf, nan, pi  # noqa: E402 - torch.inf, torch.pi, ...
 newaxis = None
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
 from ._autograd.backward import is_warn_always_enabled, set_warn_always
+from . import amp  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402
+                                clear_autocast_cache, get_autocast_cpu_dtype,
+                                get_autocast_dtype, get_autocast_gpu_dtype,
+                                is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                                is_autocast_enabled, set_autocast_cache_enabled,
+                                set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                                set_autocast_dtype, set_autocast_enabled,
+                                set_autocast_gpu_dtype)
 
 __version__ = "0.1.0"
 
@@ -47,7 +63,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "ops"})
+                   "ops", "cpu", "linalg"})
 
 
 def _assert(condition, message):

@@ -9,7 +9,8 @@ from ._tensor import Size, Tensor
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
            "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
-           "scalar_tensor", "is_tensor", "numel"]
+           "scalar_tensor", "is_tensor", "numel", "frombuffer", "is_floating_point",
+           "is_complex"]
 
 
 def _finish(arr, requires_grad, device):
@@ -83,6 +84,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = data._data
         if dtype is not None:
             arr = arr.astype(_dtype.to_jax(dtype))
+        if data.is_meta:  # no values: a meta Tensor of its shape, as PyTorch's
+            if device is not None and not _device.is_meta(device):
+                raise NotImplementedError(_meta.NO_DATA)
+            return _finish(arr, requires_grad, "meta")
         return _finish(jnp.array(arr, copy=True), requires_grad, device)
     if isinstance(data, jax.Array) and not isinstance(data, jax.core.Tracer):
         data = np.asarray(data)
@@ -111,6 +116,42 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D Tensor of ``dtype`` read from an object that has the buffer protocol (bytes,
+    bytearray, array.array, mmap, NumPy arrays): ``count`` elements (-1: all) from byte
+    ``offset``.
+
+    The Tensor holds a copy of the bytes (JAX arrays are values): later writes to
+    ``buffer`` do not reach it, where PyTorch's would. The default device does not apply.
+
+    Example::
+
+        >>> hookgrad.frombuffer(b"\\x01\\x02", dtype=hookgrad.int8)
+        tensor([1, 2], dtype=hookgrad.int8)
+    """
+    try:
+        raw = memoryview(buffer).cast("B")
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    size, item = len(raw), _dtype.as_dtype(dtype).itemsize
+    if size == 0 or count == 0:
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if not 0 <= offset < size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({size} bytes) minus 1")
+    if count < 0:
+        if (size - offset) % item:
+            raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({item})")
+        count = (size - offset) // item
+    elif offset + count * item > size:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({size} bytes)")
+    host = np.frombuffer(raw, np.dtype(_dtype.to_jax(dtype)), count, offset).copy()
+    return _finish(_dtype.from_host(host), requires_grad, "cpu")
+
+
 def from_numpy(ndarray):
     return tensor(ndarray)
 
@@ -122,6 +163,16 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating-point type (float64/32/16, bfloat16...)."""
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    """Whether ``input``'s dtype is a complex type (complex64, complex128)."""
+    return input.is_complex()
 
 
 def numel(input):

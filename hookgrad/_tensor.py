@@ -308,8 +308,10 @@ class Tensor(metaclass=_TensorMeta):
         ops): same object, version bumped, and the write reaches the tensor's base and
         every view or ``.data``/``detach()`` alias of it (hookgrad/_views.py). A meta
         Tensor stays one: it keeps no values (PyTorch's writes to it do nothing)."""
-        if self._arr.__class__ is MetaArray:
-            arr = MetaArray(arr.shape, arr.dtype)
+        if self._arr.__class__ is MetaArray:  # no values to keep or pass to views
+            self._data = MetaArray(arr.shape, arr.dtype)
+            self._version += 1
+            return self
         self._data = arr
         self._version += 1
         if self._view is not None or self._views is not None:

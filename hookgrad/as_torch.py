@@ -10,18 +10,49 @@ you do not want to edit — runs on hookgrad.
 
 A ``torch.X`` that hookgrad lacks raises ``ModuleNotFoundError`` saying so. Install it before
 anything imports the real ``torch`` (a module that already holds the real one keeps it).
+
+Where the real ``torch`` is not installed, ``importlib.metadata`` then reports a ``torch``
+distribution at :data:`TORCH_VERSION`, the PyTorch release whose API hookgrad follows, so
+libraries that check torch's version (Hugging Face transformers needs >= 2.6) enable
+themselves; an installed PyTorch's metadata is left as it is.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.metadata
 import importlib.util
+import pathlib
 import runpy
 import sys
 from types import ModuleType
 
+TORCH_VERSION = "2.13.0"  # the PyTorch release whose API and behaviour hookgrad follows
+
+
+class _TorchDistribution(importlib.metadata.Distribution):
+    """The metadata of the ``torch`` distribution hookgrad stands in for."""
+
+    _FILES = {"METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {TORCH_VERSION}\n"
+                          "Summary: hookgrad standing in for PyTorch (hookgrad.as_torch)\n",
+              "top_level.txt": "torch\n"}
+
+    def read_text(self, filename):
+        return self._FILES.get(filename)
+
+    def locate_file(self, path):
+        return pathlib.Path(__file__).resolve().parent / path
+
 
 class _TorchAsHookgrad(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, report_distribution):
+        self._report = report_distribution  # no real torch: importlib.metadata finds ours
+
+    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
+        name = context.name
+        if self._report and (name is None or name.lower().replace("_", "-") == "torch"):
+            yield _TorchDistribution()
+
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "torch" or fullname.startswith("torch."):
             target_name = "hookgrad" + fullname[len("torch"):]
@@ -53,11 +84,21 @@ def install() -> ModuleType:
 
     Idempotent. Already-imported real ``torch`` modules are dropped from ``sys.modules``.
     """
+    if not any(isinstance(f, _TorchAsHookgrad) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchAsHookgrad(not _real_torch_installed()))
     for key in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
         del sys.modules[key]
-    if not any(isinstance(f, _TorchAsHookgrad) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TorchAsHookgrad())
     return importlib.import_module("torch")
+
+
+def _real_torch_installed():
+    """Whether the real ``torch`` can be imported here (asked before hookgrad binds it)."""
+    if "torch" in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a finder that refuses it (e.g. a test hiding torch)
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:

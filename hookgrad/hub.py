@@ -20,15 +20,25 @@ DEFAULT_CACHE_DIR = "~/.cache"
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 _hub_dir = None
 
+try:  # the progress bar PyTorch re-exports here (torchvision imports it from model_zoo)
+    from tqdm import tqdm
+except ImportError:  # pragma: no cover - tqdm is optional
+    tqdm = _missing.not_implemented_class("torch.hub.tqdm")
+
+
+def _get_torch_home():
+    """``$TORCH_HOME``, else ``$XDG_CACHE_HOME/torch`` (``~/.cache/torch``): where PyTorch
+    and libraries (torchvision's datasets) keep downloads."""
+    return os.path.expanduser(os.getenv(ENV_TORCH_HOME, os.path.join(
+        os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")))
+
 
 def get_dir() -> str:
     """The hub cache directory: ``set_dir``'s, else ``$TORCH_HOME/hub``, else
     ``$XDG_CACHE_HOME/torch/hub`` (``~/.cache/torch/hub``)."""
     if _hub_dir is not None:
         return _hub_dir
-    torch_home = os.path.expanduser(os.getenv(ENV_TORCH_HOME, os.path.join(
-        os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")))
-    return os.path.join(torch_home, "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d) -> None:

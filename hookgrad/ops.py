@@ -10,11 +10,12 @@ listed in ``hookgrad._extensions`` (torchvision's ``_C``), it defines the same
 operators, with the same schemas, computed with JAX instead, so the Python code of those
 libraries runs unchanged.
 """
-import importlib
-import os
-import types
+import importlib as _importlib
+import os as _os
+import types as _types
 
-from . import _extensions, _missing, library
+from . import _extensions, _missing
+from . import library as _library
 from ._custom_op import impl as _old_api
 
 __all__ = ["import_module", "load_library", "loaded_libraries"]
@@ -23,7 +24,7 @@ loaded_libraries = set()
 
 
 def _lookup(qualname):
-    opdef = library.OPDEFS.get(qualname)
+    opdef = _library.OPDEFS.get(qualname)
     return opdef if opdef is not None else _old_api.global_registry.get(qualname)
 
 
@@ -84,7 +85,7 @@ class OpOverloadPacket:
         return self._op(*args, **kwargs)
 
 
-class _OpNamespace(types.ModuleType):
+class _OpNamespace(_types.ModuleType):
     """``torch.ops.<ns>``: its operators are looked up (and cached) on first access."""
 
     def __init__(self, name):
@@ -120,7 +121,7 @@ def __getattr__(name):
 
 def import_module(module):
     """Import a Python module that has ``torch.library`` registrations."""
-    importlib.import_module(module)
+    _importlib.import_module(module)
 
 
 def load_library(path):
@@ -132,12 +133,12 @@ def load_library(path):
     raises ``OSError``, as PyTorch does for a library it cannot load. After loading,
     ``path`` is in :data:`loaded_libraries`.
     """
-    path = os.path.realpath(os.fspath(path))
+    path = _os.path.realpath(_os.fspath(path))
     supplier = _extensions.supplier(path)
     if supplier is None:
         raise OSError(f"Could not load this library: {path}: hookgrad cannot load a C++ "
                       "extension built for PyTorch (its operators register with libtorch). "
                       f"hookgrad supplies the operators of {_extensions.supplied()}; define "
                       "others with hookgrad.library.custom_op")
-    importlib.import_module(supplier)
+    _importlib.import_module(supplier)
     loaded_libraries.add(path)

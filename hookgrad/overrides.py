@@ -6,6 +6,7 @@ overridable functions raise ``NotImplementedError`` when called.
 """
 from . import _missing
 from ._tensor import Tensor
+from .nn.parameter import Parameter
 
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
            "handle_torch_function", "has_torch_function", "resolve_name", "is_tensor_like",
@@ -16,7 +17,6 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_ov
 
 def _plain(t):
     # Tensor and Parameter use the default __torch_function__, which overrides nothing
-    from .nn.parameter import Parameter  # NOTE: nn sits above; only its class is needed
     return t is Tensor or t is Parameter
 
 

@@ -7,8 +7,11 @@ sort = _types["sort"]
 topk = _types["topk"]
 kthvalue = _types["kthvalue"]
 median = _types["median"]
+aminmax = _types["aminmax"]
+cummax = _types["cummax"]
+cummin = _types["cummin"]
 
-__all__ = ["max", "min", "sort", "topk", "kthvalue", "median"]
+__all__ = ["max", "min", "sort", "topk", "kthvalue", "median", "aminmax", "cummax", "cummin"]
 
 
 from . import _missing as _m  # noqa: E402

@@ -151,6 +151,31 @@ def test_closed_over_state_is_found_through_helpers_methods_and_partials():
         np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7)
 
 
+def test_state_passed_as_default_arguments_is_found():
+    (me, oe), (mc, oc) = _pair(hg.optim.SGD, lr=0.1)
+    x = hg.randn(4, 3)
+
+    def step(x, model, opt, *, scale=1.0):
+        loss = model(x).pow(2).mean() * scale
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    def positional(x, model=mc, opt=oc):
+        return step(x, model, opt)
+
+    def keyword(x, *, model=mc, opt=oc):
+        return step(x, model, opt)
+
+    for compiled in (hg.compile(positional), hg.compile(keyword)):
+        for _ in range(2):
+            want = step(x, me, oe).item()
+            assert compiled(x).item() == pytest.approx(want, rel=1e-5)
+    for pe, pc in zip(me.parameters(), mc.parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7)
+
+
 def test_module_and_plain_tensor_steps():
     hg.manual_seed(0)
     m = Tiny()

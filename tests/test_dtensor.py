@@ -58,8 +58,9 @@ def test_dtensor_imports_under_as_torch():
     code = ("import hookgrad.as_torch as a; a.install()\n"
             "from torch.distributed.tensor import DTensor\n"
             "from torch.distributed.tensor.experimental import implicit_replication\n"
-            "import hookgrad.distributed.tensor as t\n"
-            "assert DTensor is t.DTensor\n")
+            "from torch.distributed.tensor.device_mesh import init_device_mesh\n"
+            "import hookgrad.distributed.tensor as t, hookgrad.distributed.device_mesh as m\n"
+            "assert DTensor is t.DTensor and init_device_mesh is m.init_device_mesh\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
@@ -178,10 +179,15 @@ def test_dtensor_survives_pickle_and_deepcopy():
     import pickle
     mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("tp",))
     d = distribute_tensor(hookgrad.arange(4.0, requires_grad=True), mesh, [Partial()])
+    p = hookgrad.nn.Parameter(distribute_tensor(hookgrad.ones(2), mesh, [Shard(0)]))
     for c in (pickle.loads(pickle.dumps(d)), copy.deepcopy(d)):
         assert isinstance(c, DTensor) and c.placements == (Partial(),)
         assert c.device_mesh == mesh and c.requires_grad and c.is_leaf
+        assert not isinstance(c, hookgrad.nn.Parameter)
         assert np.array_equal(np.asarray(c.to_local()), np.arange(4.0))
+    for c in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+        assert isinstance(c, DTensor) and isinstance(c, hookgrad.nn.Parameter)
+        assert c.placements == (Shard(0),) and c.requires_grad
 
 
 def test_dtensor_through_a_compiled_function():
@@ -231,7 +237,7 @@ def _child():
 
     def err(a, b):
         return float(np.abs(np.asarray(a) - np.asarray(b)).max())
-    return {"devices": len(jax_devices()),
+    return {"devices": len(jax_devices()), "training": _train(mesh),
             "types": [type(t).__name__ for t in (x, y, loss, w.grad, r, full, p, q)],
             "y": err(y.full_tensor(), y_ref), "loss": err(loss.full_tensor(), (y_ref ** 2).mean()),
             "w.grad": err(w.grad.full_tensor(), w0.grad),
@@ -245,6 +251,48 @@ def _child():
             "local.grad": [err(local.grad, 2 * local.detach()),
                            repr(local.grad.placements)],
             "errors": errs}
+
+
+def _train(mesh):
+    """3 SGD and AdamW steps, eager and compiled, of a distribute_module'd model (first
+    layer sharded over "tp", batch over "dp") against the same model on one device."""
+    import copy
+    from hookgrad.distributed.tensor import distribute_module
+    nn = hookgrad.nn
+    hookgrad.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    model = copy.deepcopy(ref)
+
+    def shard_first(name, mod, mesh):
+        if name == "0":
+            for k in ("weight", "bias"):
+                setattr(mod, k, nn.Parameter(distribute_tensor(getattr(mod, k), mesh,
+                                                               [Replicate(), Shard(0)])))
+    distribute_module(model, mesh, shard_first, input_fn=lambda mod, inputs, mesh: tuple(
+        distribute_tensor(t, mesh, [Shard(0), Replicate()]) for t in inputs))
+    x = hookgrad.randn(8, 4)
+
+    def step(mod, opt):
+        opt.zero_grad()
+        loss = mod(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    out = {}
+    for mode in ("eager", "compiled"):
+        for opt_cls in (hookgrad.optim.SGD, hookgrad.optim.AdamW):
+            m, r = copy.deepcopy(model), copy.deepcopy(ref)
+            om, o_ref = opt_cls(m.parameters(), lr=0.1), opt_cls(r.parameters(), lr=0.1)
+            run = (lambda: step(m, om)) if mode == "eager" else \
+                hookgrad.compile(lambda: step(m, om))
+            losses = [[float(run()), float(step(r, o_ref))] for _ in range(3)]
+            out[f"{mode}/{opt_cls.__name__}"] = {
+                "losses": max(abs(a - b) for a, b in losses),
+                "params": max(float(np.abs(np.asarray(p.full_tensor()) -
+                                           np.asarray(q.detach())).max())
+                              for p, q in zip(m.parameters(), r.parameters())),
+                "placements": [repr(p.placements) for p in m.parameters()]}
+    return out
 
 
 def jax_devices():
@@ -285,8 +333,98 @@ def test_dtensor_ops_and_gradients_on_a_2x4_mesh_are_the_global_ones(report_8_de
     assert r["local.grad"] == [0.0, "(Replicate(), Shard(dim=1))"]
 
 
+@pytest.mark.parametrize("case", ["eager/SGD", "eager/AdamW", "compiled/SGD",
+                                  "compiled/AdamW"])
+def test_distribute_module_trains_as_on_one_device(report_8_devices, case):
+    r = report_8_devices["training"][case]
+    assert r["losses"] < 1e-6 and r["params"] < 1e-5
+    # the parameters stay DTensors where distribute_module put them
+    assert r["placements"] == ["(Replicate(), Shard(dim=0))"] * 2 + ["(Replicate(), "
+                                                                      "Replicate())"] * 2
+
+
 def test_dtensor_bad_input_on_a_2x4_mesh(report_8_devices):
     errs = report_8_devices["errors"]
     assert errs["mixed"].startswith("aten.add got mixed torch.Tensor and DTensor")
     assert errs["cross-mesh"].startswith("DTensor does not support cross-mesh operation on "
                                          "aten.add! Got meshes: ")
+
+
+def test_distribute_module_shards_parameters_and_lays_out_inputs_and_outputs():
+    def fn(L):
+        dt, mesh = _api(L)
+        nn = L.nn
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        with L.no_grad():
+            for p, v in zip(model.parameters(), ((4, 3), (4,), (2, 4), (2,))):
+                p.copy_(L.tensor(_values(*v)))
+
+        def shard_first(name, mod, mesh):
+            if name == "0":
+                mod.weight = nn.Parameter(dt.distribute_tensor(mod.weight, mesh,
+                                                               [dt.Shard(0)]))
+
+        dt.distribute_module(model, mesh, shard_first,
+                             input_fn=lambda mod, inputs, mesh: tuple(
+                                 dt.DTensor.from_local(t, mesh) for t in inputs),
+                             output_fn=lambda mod, out, mesh: out.to_local())
+        x = L.tensor(_values(5, 3))
+        y = model(x)
+        y.pow(2).sum().backward()
+        params = dict(model.named_parameters())
+        again = raises(dt.distribute_module, model, mesh)
+        return {"y": [type(y).__name__, py(y)],
+                "params": {k: [type(p).__name__, isinstance(p, nn.Parameter),
+                               repr(p.placements), py(p.grad.full_tensor())]
+                           for k, p in params.items()},
+                "again": again}
+    r = same_as_torch(fn)
+    assert r["y"][0] == "Tensor"
+    assert r["params"]["0.weight"][:3] == ["DTensor", True, "(Shard(dim=0),)"]
+    assert r["params"]["2.bias"][:3] == ["DTensor", True, "(Replicate(),)"]
+    assert r["again"]["message"].startswith("distribute_module should only be called once")
+
+
+def test_dtensor_factories():
+    def fn(L):
+        dt, mesh = _api(L)
+        made = {"ones": dt.ones(2, 3, device_mesh=mesh, placements=[dt.Shard(1)]),
+                "zeros": dt.zeros((4,), dtype=L.float64, device_mesh=mesh),
+                "full": dt.full((2, 2), 7.0, device_mesh=mesh, requires_grad=True),
+                "empty": dt.empty(3, device_mesh=mesh)}
+        out = {k: [type(t).__name__, list(t.shape), str(t.dtype).split(".")[1],
+                   repr(t.placements),
+                   t.requires_grad] for k, t in made.items()}
+        out["values"] = py([made[k].full_tensor() for k in ("ones", "zeros", "full")])
+        return out
+    r = same_as_torch(fn)
+    assert r["ones"] == ["DTensor", [2, 3], "float32", "(Shard(dim=1),)", False]
+    assert r["full"][-1] is True
+    # (PyTorch's rand/randn need its RNG tracker, which a CPU mesh lacks)
+    from hookgrad.distributed import tensor as dt
+    mesh = init_device_mesh("cpu", (1,))
+    u = dt.rand(2, 50, device_mesh=mesh, placements=[Shard(0)])
+    n = dt.randn((6,), device_mesh=mesh, requires_grad=True)
+    assert isinstance(u, DTensor) and u.placements == (Shard(0),) and tuple(u.shape) == (2, 50)
+    assert 0 <= float(u.min()) and float(u.max()) < 1 and len(set(u.to_local().tolist()[0])) > 1
+    assert isinstance(n, DTensor) and n.requires_grad and n.is_leaf and tuple(n.shape) == (6,)
+
+
+def test_dtensor_is_a_pytree_node_keeping_its_layout():
+    import jax
+    mesh = init_device_mesh("cpu", (1,))
+    d = distribute_tensor(hookgrad.arange(4.0, requires_grad=True), mesh, [Partial()])
+    leaves, spec = jax.tree_util.tree_flatten({"d": d})
+    assert len(leaves) == 1 and isinstance(leaves[0], jax.Array)
+    back = jax.tree_util.tree_unflatten(spec, [leaves[0] * 2])["d"]
+    assert isinstance(back, DTensor) and back.placements == (Partial(),)
+    assert back.device_mesh == mesh and back.requires_grad
+    assert back.to_local().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_grad_of_a_non_leaf_dtensor_warns_at_the_callers_line():
+    mesh = init_device_mesh("cpu", (1,))
+    y = distribute_tensor(hookgrad.ones(2, requires_grad=True), mesh) * 2
+    with pytest.warns(UserWarning, match="is not a leaf Tensor") as rec:
+        assert y.grad is None
+    assert rec[0].filename == __file__

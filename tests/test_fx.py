@@ -9,7 +9,7 @@ import hookgrad
 from hookgrad import fx, tanh
 from hookgrad.nn import functional as F
 from hookgrad.fx.proxy import TraceError
-from tests.differential import needs_torch, torch
+from tests.differential import needs_torch, py, raises, same_as_torch, torch
 
 
 def _model(L):
@@ -69,6 +69,7 @@ def test_graph_module_runs_the_graph_like_the_model():
     # the layers and Parameters are shared, not copied; the Modules on the way are new
     assert gm.get_submodule("seq.0") is model.seq[0] and gm.sub.lin is model.sub.lin
     assert gm.sub.scale is model.sub.scale and type(gm.seq) is hookgrad.nn.Module
+    assert set(gm.state_dict()) == set(model.state_dict())
     out = gm(x)["out"]
     out.sum().backward()
     assert model.sub.scale.grad is not None
@@ -83,8 +84,21 @@ def test_functional_calls_module_globals_and_wrap_are_recorded():
         "%tanh : [num_users=1] = call_function[target=torch.tanh](args = (%x,), kwargs = {})",
         "%softmax : [num_users=1] = call_function[target=torch.nn.functional.softmax]"
         "(args = (%tanh,), kwargs = {dim: 0})",
-        "%len_of : [num_users=1] = call_function[target=len_of](args = (%x,), kwargs = {})"]
+        "%len_of : [num_users=1] = call_function[target=tests.test_fx.len_of](args = (%x,), "
+        "kwargs = {})"]
     assert fx.symbolic_trace(f)(hookgrad.ones(2)).tolist() == [2.5, 2.5]
+
+
+def test_wrapping_a_builtin_records_it_in_that_module_only(tmp_path, monkeypatch):
+    (tmp_path / "fx_wraps_len.py").write_text(
+        "import hookgrad.fx\nhookgrad.fx.wrap('len')\n\n\ndef f(x):\n    return len(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fx_wraps_len
+    g = fx.symbolic_trace(fx_wraps_len.f).graph
+    assert "%len_1 : [num_users=1] = call_function[target=builtins.len](args = (%x,)" in str(g)
+    assert "len" not in vars(fx_wraps_len)  # the builtin is unshadowed after the trace
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        fx.symbolic_trace(lambda x: len(x))
 
 
 def test_functions_imported_by_name_in_a_traced_modules_source_are_recorded(tmp_path,
@@ -149,10 +163,53 @@ def test_the_same_errors_as_torch(fn):
                                                           str(want.value))
 
 
-def test_graph_module_code_and_passes_are_not_implemented():
+def test_graph_module_code_and_transformer_are_not_implemented():
     gm = fx.symbolic_trace(lambda x: x + 1)
     with pytest.raises(NotImplementedError, match="torch.fx.GraphModule.code"):
         gm.code
-    with pytest.raises(NotImplementedError, match="torch.fx.Interpreter"):
-        fx.Interpreter(gm)
+    with pytest.raises(NotImplementedError, match="torch.fx.Transformer"):
+        fx.Transformer(gm)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+        gm()
+
+
+def test_an_interpreter_subclass_changes_what_running_means():
+    def f(L):
+        import operator
+
+        class AddIsMul(L.fx.Interpreter):
+            def call_function(self, target, args, kwargs):
+                seen.append(target.__name__)
+                if target is operator.add:
+                    target = operator.mul
+                return super().call_function(target, args, kwargs)
+        seen = []
+        gm = L.fx.symbolic_trace(lambda x, y: L.relu(x + y) + 1)
+        out = AddIsMul(gm).run(L.tensor([2.0, -3.0]), L.tensor([3.0, 1.0]))
+        return [py(out), seen, py(gm(L.tensor([2.0, -3.0]), y=L.tensor([3.0, 1.0]))),
+                raises(L.fx.Interpreter(gm).run)]
+    got = same_as_torch(f)
+    assert got[0] == [6.0, 0.0] and got[1] == ["add", "relu", "add"]
+
+
+def test_symbolic_shape_questions_have_concrete_answers():
+    def f(L):
+        from importlib import import_module
+        s = import_module(L.__name__ + ".fx.experimental.symbolic_shapes")
+        x = L.ones(2, 3)
+        return [s.guard_or_false(x.shape[0] == 2), s.guard_or_true(x.shape[1] == 2),
+                s.statically_known_true(x.shape[0] > 1), s.is_concrete_int(x.shape[0]),
+                s.is_concrete_bool(True), sorted(s.free_symbols(x)), s.has_free_symbols(x)]
+    assert same_as_torch(f) == [True, False, True, True, True, [], False]
+
+
+def test_tree_flatten_spec_follows_the_spec():
+    def f(L):
+        from importlib import import_module
+        fxp, p = import_module(L.__name__ + ".fx._pytree"), import_module(
+            L.__name__ + ".utils._pytree")
+        spec = p.tree_structure({"a": 1, "b": (2, 3)})
+        return [fxp.tree_flatten_spec({"b": (5, 6), "a": 4, "c": 9}, spec),
+                fxp.tree_flatten_spec([1, 2, 3], p.tree_structure([0, 0]))]
+    assert same_as_torch(f) == [[4, 5, 6], [1, 2]]

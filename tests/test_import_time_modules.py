@@ -2,6 +2,7 @@
 torch.nn.attention, torch.overrides, torch.utils._python_dispatch, the distributed stubs):
 what they answer, against PyTorch's CPU build, and the stubs' not-implemented errors."""
 import importlib
+import typing
 
 import pytest
 
@@ -115,3 +116,14 @@ def test_distributed_stubs_exist_and_raise_when_called():
         with pytest.raises(NotImplementedError, match=rf"does not implement torch\.{name} yet"):
             call()
     assert issubclass(dcp.CheckpointException, BaseException)
+
+
+def test_types_aliases_and_the_deprecated_stateless_call():
+    from hookgrad import types
+    from hookgrad.nn.utils import stateless
+    assert types.Number == typing.Union[int, float, bool] and types._int is int
+    m = hookgrad.nn.Linear(1, 1)
+    with pytest.warns(FutureWarning, match="Please use `torch.func.functional_call` instead"):
+        out = stateless.functional_call(m, {"weight": hookgrad.ones(1, 1),
+                                            "bias": hookgrad.zeros(1)}, (hookgrad.ones(1) * 3,))
+    assert out.tolist() == [3.0]

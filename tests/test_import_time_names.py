@@ -54,3 +54,16 @@ def test_broadcasting_lists_subscript_to_none_and_compile_is_supported_everywher
     with pytest.raises(RuntimeError, match="Expected one of cpu"):
         is_compile_supported("nodevice")
     assert hookgrad.ones(2).is_quantized is False
+
+
+def test_torch_home_and_the_progress_bar_model_zoo_reexports(monkeypatch, tmp_path):
+    from hookgrad.hub import _get_torch_home
+    from hookgrad.utils.model_zoo import tqdm
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    assert _get_torch_home() == str(tmp_path)
+    assert hookgrad.hub.get_dir() == str(tmp_path / "hub")
+    monkeypatch.delenv("TORCH_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert _get_torch_home() == str(tmp_path / "cache" / "torch")
+    tqdm_pkg = pytest.importorskip("tqdm")
+    assert tqdm is tqdm_pkg.tqdm

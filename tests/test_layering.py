@@ -9,7 +9,8 @@ Imports under ``if TYPE_CHECKING:`` are exempt: they never run.
 
 The layers, bottom first (a module may import its own layer and those below):
 
-0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_meta``, ``_missing``, ``_repr``,
+0. leaves: ``_mode``, ``_watch``, ``_dtype``, ``_device``, ``_meta``, ``_layout``,
+   ``_missing``, ``_repr``,
    ``_errors`` (exceptions and messages several layers raise), ``_handle``
    (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compilation_cache``
    (JAX's persistent cache, set up at import), ``_x64`` (JAX's 64-bit mode, likewise),
@@ -20,7 +21,8 @@ The layers, bottom first (a module may import its own layer and those below):
    their slots, ``anomaly_mode.CURRENT_NODE``);
 2. the graph: ``_autograd.graph`` (Node, AccumulateGrad, GradientEdge, saved-tensor hook
    contexts), ``_autograd.saved`` (SavedTensor), ``_autograd.error_node``;
-3. the Tensor: ``_tensor`` (``BACKWARD`` is a slot the engine's layer fills);
+3. the Tensor: ``_tensor`` (``BACKWARD`` is a slot the engine's layer fills), ``_views``,
+   ``_storage`` (storages and host addresses);
 4. hook rules around the Tensor: ``_autograd.backward_hook``, ``_autograd.hooks``;
 5. the op table: ``_ops`` (registry, dispatch, the op rows; ``dispatch._dual`` is forward
    AD's slot), ``_factory``, ``_generator``, ``random``;
@@ -55,14 +57,14 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hookgrad")
 
 LAYERS = [
-    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device", "hookgrad._meta",
-     "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
+    ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
+     "hookgrad._meta", "hookgrad._layout", "hookgrad._missing", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.saved", "hookgrad._autograd.error_node"],
-    ["hookgrad._tensor", "hookgrad._views"],
+    ["hookgrad._tensor", "hookgrad._views", "hookgrad._storage"],
     ["hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks"],
     ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
      "hookgrad.random"],

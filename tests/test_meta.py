@@ -1,6 +1,9 @@
 """The meta device: Tensors with a shape and a dtype and no data; ops propagate shapes and
 dtypes without computing; ``to_empty`` and ``load_state_dict(assign=True)`` give a meta
 module real parameters."""
+import contextlib
+import importlib.util
+import json
 import warnings
 
 import pytest
@@ -8,9 +11,11 @@ import pytest
 import hookgrad
 from hookgrad import nn
 
+from ._torch_hidden import run_with_torch_hidden
 from .differential import py, raises, same_as_torch
 
 
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
 def test_ops_on_meta_tensors_give_shapes_dtypes_and_nodes():
     def run(L):
         F = L.nn.functional
@@ -20,7 +25,8 @@ def test_ops_on_meta_tensors_give_shapes_dtypes_and_nodes():
                 "cat": L.cat([x, x]), "softmax": F.softmax(x, -1), "sum": x.sum(),
                 "half": x.to(L.float16), "cmp": x > 0, "matmul": x @ w.t(),
                 "contiguous": x.transpose(0, 1).contiguous(),
-                "like": L.zeros_like(x), "new": x.new_ones(5)}
+                "like": L.zeros_like(x), "new": x.new_ones(5), "tensor": L.tensor(x),
+                "clone": x.clone(), "detach": x.detach(), "data": x.data}
         return {k: [str(v.device), list(v.shape), str(v.dtype).split(".")[1], v.requires_grad]
                 for k, v in outs.items()}
     got = same_as_torch(run)
@@ -37,10 +43,23 @@ def test_meta_tensors_record_their_graph():
     assert y.grad_fn.next_functions[0][0].name() == "MulBackward0"
 
 
+def test_backward_from_a_meta_tensor_says_it_is_not_implemented():
+    m = hookgrad.empty(2, 3, device="meta", requires_grad=True)
+    for run in (lambda: (m * m).sum().backward(),
+                lambda: hookgrad.autograd.grad((m * 2).sum(), m),
+                lambda: (m * 2).backward(hookgrad.ones(2, 3, device="meta"))):
+        with pytest.raises(NotImplementedError,
+                           match="hookgrad does not implement backward through meta Tensors"):
+            run()
+    assert m.grad is None
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
 def test_reading_values_raises_pytorchs_errors():
     def run(L):
         m = L.empty(3, device="meta")
         return [raises(lambda: m.tolist()), raises(lambda: m.cpu()),
+                raises(lambda: L.tensor(m, device="cpu")),
                 raises(lambda: m.to("cpu")), raises(lambda: m.numpy()),
                 raises(lambda: m[0].item()), raises(lambda: bool(m[0]))]
     got = same_as_torch(run)
@@ -146,3 +165,130 @@ def test_meta_random_factories_draw_nothing():
     with hookgrad.device("meta"):
         nn.Linear(100, 100)
     assert hookgrad.equal(hookgrad.rand(3), a)
+
+
+@contextlib.contextmanager
+def _init_empty_weights(L):
+    """accelerate's ``init_empty_weights()`` (1.15, ``include_buffers=False``), as it is
+    written: ``Module.register_parameter`` patched to move each new parameter to meta."""
+    old = L.nn.Module.register_parameter
+
+    def register_empty_parameter(module, name, param):
+        old(module, name, param)
+        if param is not None:
+            param_cls = type(module._parameters[name])
+            kwargs = module._parameters[name].__dict__
+            kwargs["requires_grad"] = param.requires_grad
+            module._parameters[name] = param_cls(module._parameters[name].to("meta"), **kwargs)
+
+    L.nn.Module.register_parameter = register_empty_parameter
+    try:
+        yield
+    finally:
+        L.nn.Module.register_parameter = old
+
+
+def _custom(L):
+    nn = L.nn
+
+    class Block(nn.Module):  # the ways a Hugging Face model makes its tensors
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(L.ones(4))
+            self.frozen = nn.Parameter(L.zeros(4), requires_grad=False)
+            self.register_buffer("position_ids", L.arange(6).expand((1, -1)), persistent=False)
+            self.wte = nn.Embedding(10, 4)
+            self.ln = nn.LayerNorm(4)
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, ids):
+            return self.proj(self.ln(self.wte(ids))) * self.scale + self.frozen
+
+    return Block()
+
+
+def test_accelerates_init_empty_weights_pattern():
+    def run(L):
+        L.manual_seed(0)
+        src = _custom(L)
+        with _init_empty_weights(L):
+            m = _custom(L)
+        made = {k: [p.is_meta, type(p).__name__, p.requires_grad]
+                for k, p in m.named_parameters()}
+        m.load_state_dict(src.state_dict(), assign=True)
+        ids = L.tensor([[1, 2, 3]])
+        return {"made": made, "buffer_meta": m.position_ids.is_meta,
+                "after": [list(k) for k in {(p.is_meta, type(p).__name__) for p in m.parameters()}],
+                "frozen": m.frozen.requires_grad, "equal": py(m(ids)) == py(src(ids))}
+    got = same_as_torch(run)
+    assert got["made"]["scale"] == [True, "Parameter", True]
+    assert got["made"]["frozen"] == [True, "Parameter", False]
+    assert got["buffer_meta"] is False and got["after"] == [[False, "Parameter"]]
+    assert got["equal"] and got["frozen"] is False
+
+
+def test_a_model_built_under_a_meta_device_block():
+    def run(L):
+        with L.device("meta"):
+            m = _custom(L)
+        # what an _init_weights does on the meta device: nothing, without errors
+        L.nn.init.normal_(m.proj.weight.data, mean=0.0, std=0.02)
+        m.proj.bias.data.zero_()
+        m.wte.weight.data[2].zero_()
+        m.ln.weight.data.fill_(1.0)
+        out = m(L.tensor([[1, 2]]))
+        pos = m.wte(m.position_ids)
+        return {"params": sorted({str(p.device) for p in m.parameters()}),
+                "buffers": str(m.position_ids.device), "out": [str(out.device), list(out.shape)],
+                "pos": list(pos.shape), "strides": [m.proj.weight.stride(), m.scale.stride()],
+                "nbytes": m.proj.weight.untyped_storage().nbytes()}
+    got = same_as_torch(run)
+    assert got["params"] == ["meta"] and got["out"] == ["meta", [1, 2, 4]]
+
+
+def test_transformers_builds_on_meta_and_round_trips_through_safetensors():
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    # torchvision hidden too: its C extension is built for PyTorch (the torchvision work in
+    # issue 30 makes it import under hookgrad)
+    proc = run_with_torch_hidden("""
+        import json, os, tempfile
+        import hookgrad.as_torch
+        torch = hookgrad.as_torch.install()
+        import transformers as tf
+        small = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, vocab_size=100, max_position_embeddings=64)
+        models = {  # GPT-2: tied weights; Llama: rotary buffers; BERT: a padding_idx row
+            "gpt2": (tf.GPT2LMHeadModel, tf.GPT2Config(n_layer=2, n_embd=32, n_head=2,
+                     vocab_size=100, n_positions=64, bos_token_id=0, eos_token_id=0)),
+            "llama": (tf.LlamaForCausalLM, tf.LlamaConfig(num_key_value_heads=2, **small)),
+            "bert": (tf.BertForSequenceClassification, tf.BertConfig(**small))}
+        out = {}
+        for name, (cls, cfg) in models.items():
+            with torch.device("meta"):
+                empty = cls(cfg)
+            torch.manual_seed(0)
+            src = cls(cfg).eval()
+            with tempfile.TemporaryDirectory() as d:
+                src.save_pretrained(d)
+                files = sorted(os.listdir(d))
+                back = cls.from_pretrained(d).eval()
+            ids = torch.tensor([[1, 2, 3, 4]])
+            a, b = src.state_dict(), back.state_dict()
+            out[name] = {
+                "meta": sorted({str(t.device) for t in [*empty.parameters(), *empty.buffers()]}),
+                "files": files,
+                "devices": sorted({str(t.device) for t in [*back.parameters(), *back.buffers()]}),
+                "same_state": sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a),
+                "same_buffers": all(torch.equal(x, y) for x, y in zip(src.buffers(), back.buffers())),
+                "same_logits": torch.allclose(src(ids).logits, back(ids).logits, atol=1e-6)}
+        print(json.dumps(out))
+    """, also_hide=("torchvision", "torchaudio"))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name in ("gpt2", "llama", "bert"):
+        assert got[name] == {"meta": ["meta"], "devices": ["cpu"], "same_state": True,
+                             "same_buffers": True, "same_logits": True,
+                             "files": ["config.json", "generation_config.json",
+                                       "model.safetensors"]} | (
+            {"files": ["config.json", "model.safetensors"]} if name == "bert" else {}), name

@@ -40,6 +40,8 @@ NAMESPACES = [
 ]
 
 _RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ from PyTorch's"
+_EAGER = "eager only (data-dependent shape): raises inside `hookgrad.compile`"
+_ONE_NODE = "one `QuantileBackward0` node where PyTorch records sort, gather and lerp nodes"
 _VIEW = "returns a copy: views do not share storage (README, Differences)"
 # Implemented names that behave differently, and how (the README's Differences table has
 # the reasons). Keys are PyTorch's qualified names.
@@ -49,7 +51,13 @@ DIFFERS = {
     "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,
     "torch.rand_like": _RNG, "torch.randn_like": _RNG, "torch.randint_like": _RNG,
     "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
+    "torch.autocast": "casts at each listed op's public function; bfloat16 products "
+                      "accumulate as XLA does (README, Differences)",
+    "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
+                        "Differences)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
+    "torch.channels_last": "accepted; XLA lays arrays out, so strides stay C order",
+    "torch.channels_last_3d": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
                      "times XLA option sets; `mesh=`, `in_shardings=`, `param_shardings=` "
                      "shard the step",
@@ -111,6 +119,16 @@ DIFFERS = {
                 "`__torch_function__`); `GraphModule` interprets its graph (no `code`)",
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
+    "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    "torch.unique": _EAGER, "torch.Tensor.unique": _EAGER,
+    "torch.unique_consecutive": _EAGER, "torch.Tensor.unique_consecutive": _EAGER,
+    "torch.bincount": _EAGER, "torch.Tensor.bincount": _EAGER,
+    "torch.quantile": _ONE_NODE, "torch.Tensor.quantile": _ONE_NODE,
+    "torch.nanquantile": _ONE_NODE, "torch.Tensor.nanquantile": _ONE_NODE,
+    **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial")},
+    **{f"torch.Tensor.{n}": _RNG for n in (
+        "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
+        "cauchy_", "geometric_", "random_", "multinomial")},
 }
 
 
@@ -203,10 +221,12 @@ MODULES = os.path.join(ROOT, "tools", "torch_modules.txt")
 
 def _imports(path):
     try:
-        importlib.import_module("hookgrad" + path[len("torch"):])
+        mod = importlib.import_module("hookgrad" + path[len("torch"):])
     except ImportError:
         return False
-    return True
+    # only this checkout's modules (an editable install elsewhere can resolve others)
+    file = getattr(mod, "__file__", None)
+    return file is None or os.path.abspath(file).startswith(os.path.join(ROOT, "hookgrad"))
 
 
 def module_table():

@@ -59,6 +59,11 @@ def _make_grads(outputs, grads):
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         edge = isinstance(out, GradientEdge)
+        if (not edge and out.is_meta) or (isinstance(g, Tensor) and g.is_meta):
+            raise NotImplementedError(
+                "hookgrad does not implement backward through meta Tensors yet (PyTorch gives "
+                "meta gradients): give the module real parameters first (to_empty, "
+                "load_state_dict(assign=True))")
         if isinstance(g, Tensor):
             shape, dtype = _root_meta(out)
             if g.shape != shape:

@@ -60,8 +60,9 @@ def _code_names(code, out, seen):
 
 
 class _Roots:
-    """Where a step's state is read from: closure cells, globals its code names, bound
-    ``self`` and ``functools.partial`` arguments, followed into user helper functions.
+    """Where a step's state is read from: closure cells, globals its code names, default
+    argument values, bound ``self`` and ``functools.partial`` arguments, followed into user
+    helper functions.
     Globals are read at each call (a model defined after the decorated step is found)."""
 
     def __init__(self, fn):
@@ -86,6 +87,9 @@ class _Roots:
         if not isinstance(f, types.FunctionType):
             self.objects.append(f)
             return
+        # default argument values (def step(x, model=model)) are read like closure cells
+        self.objects.extend(f.__defaults__ or ())
+        self.objects.extend((f.__kwdefaults__ or {}).values())
         if f.__closure__:
             for cell in f.__closure__:
                 self.cells.append((cell, depth))

@@ -19,15 +19,11 @@ def is_dynamo_compiling() -> bool:
     return is_compiling()
 
 
-def _decorator(fn, wrap):
-    return wrap if fn is None else wrap(fn)
-
-
 def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
     """Exclude ``fn`` from compilation (``@disable`` or ``disable(fn)``). hookgrad traces the
     whole step: ``fn`` is returned and, called inside ``hookgrad.compile``, it is traced
     like the rest (no graph break)."""
-    return _decorator(fn, lambda f: f)
+    return (lambda f: f) if fn is None else fn
 
 
 def allow_in_graph(fn):
@@ -67,11 +63,8 @@ def reset() -> None:
     return None
 
 
-def optimize(*args, **kwargs):
-    """Dynamo's older entry point: use ``hookgrad.compile``."""
-    _missing.not_implemented("torch._dynamo.optimize")()
-
-
+# Dynamo's older entry point (use hookgrad.compile) and its graph-break report
+optimize = _missing.not_implemented("torch._dynamo.optimize")
 explain = _missing.not_implemented("torch._dynamo.explain")
 
 

@@ -68,3 +68,26 @@ def equal(input, other) -> bool:
     return bool(apply(EQUAL, (input, other)))
 
 
+
+
+ISIN = defop("isin", lambda e, t, invert: jnp.isin(e, t, invert=invert), None)
+
+
+@export(method=False)  # PyTorch has no Tensor.isin
+def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor:
+    """``isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tensor``:
+    a bool tensor shaped like ``elements``, True where the element occurs in
+    ``test_elements`` (False there if ``invert``). Either argument may be a scalar.
+
+    >>> hookgrad.isin(hookgrad.tensor([[1, 2], [3, 4]]), hookgrad.tensor([2, 3]))
+    tensor([[False,  True],
+            [ True, False]])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
+                        "expected at least one of elements and test_elements to be a Tensor")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    as_t = lambda x: x if isinstance(x, Tensor) else Tensor._wrap(jnp.asarray(x,
+                                                                            like._data.dtype))
+    return apply(ISIN, (as_t(elements), as_t(test_elements)), {"invert": bool(invert)})

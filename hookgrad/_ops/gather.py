@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _jax_trace
 from .._device import host_bounds
+from .._meta import MetaArray
 from .._tensor import Tensor
 from .dispatch import apply, pack_before_error
 from .registry import defop, export, shape_broadcast_error, to_tensor_like
@@ -126,6 +127,8 @@ def check_index(index, low, high, error, ignore=None, before=None):
     arr = index._data if isinstance(index, Tensor) else index
     if isinstance(arr, jax.core.Tracer):
         _check_traced(arr, low, high, error, ignore)
+        return None
+    if arr.__class__ is MetaArray:  # no values to check, as PyTorch's meta kernels
         return None
     if not np.size(arr):
         return None

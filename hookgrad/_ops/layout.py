@@ -3,11 +3,13 @@
 """
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _meta, _views
+from .. import _device, _dtype, _layout, _meta, _storage, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export
@@ -198,15 +200,33 @@ def storage_offset(self) -> int:
 
 @export(function=False)
 def data_ptr(self) -> int:
-    """``data_ptr()``: an address standing for the first element: equal for tensors that
-    share storage at the same place, ``storage_offset() * element_size()`` apart within
-    one storage. (Not a memory address: JAX arrays are values.)"""
-    base = _views.root(self)
-    return (hash((id(base), base._gen)) & 0xFFFFFFFFFFF) * 64 + \
-        _views.geometry(self)[2] * self.element_size()
+    """``data_ptr()``: the address of the first element in host memory, where
+    ``storage_offset() * element_size()`` bytes past the storage's start (its
+    ``untyped_storage().data_ptr()``) the elements lie as ``stride()`` says. It stays valid
+    while the storage's Tensor lives and is not written to (an in-place write gives it a
+    new array). 0 for a meta Tensor and for one without elements; a Tensor on an
+    accelerator raises ``NotImplementedError`` (copy it with ``.cpu()`` first), a traced one
+    ``TracedValueError``."""
+    return _storage.data_ptr(self)
+
+
+@export(function=False)
+def untyped_storage(self) -> Any:  # an UntypedStorage
+    """``untyped_storage()``: the bytes this Tensor's elements lie in (shared with its base
+    and the views of it): ``data_ptr()``, ``nbytes()``, ``device``."""
+    return _storage.UntypedStorage._of(self)
+
+
+@export(function=False)
+def storage(self) -> Any:  # a TypedStorage
+    """``storage()``: the deprecated typed storage (warns once, as PyTorch's); prefer
+    ``untyped_storage()``."""
+    _storage.warn_typed_storage(2)
+    return _storage.TypedStorage._of(self)
 
 
 TENSOR_PROPERTIES.update({
+    "layout": lambda self: _layout.strided,  # dense: sparse tensors do not exist here
     "itemsize": lambda self: self.element_size(),
     "nbytes": lambda self: self.numel() * self.element_size(),
 })

@@ -27,6 +27,7 @@ from .._autograd import grad_mode as _grad_mode
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
+from . import autocast as _autocast
 from . import saved_names  # noqa: F401 - fills dispatch.SAVED_NAMES for the nodes
 
 FUNCTIONS = {}   # name -> function exported as hookgrad.<name>
@@ -44,6 +45,9 @@ OpCall = Tuple[Op, tuple, Optional[dict]]  # what a ``@variants`` chooser return
 
 
 def _expose(fn, names, method, function):
+    """Publish ``fn`` under ``names``; returns what was published (``fn``, wrapped for
+    autocast where a name is on its lists)."""
+    fn = _autocast.wrap(names, fn)
     for n in names:
         for table, wanted in ((FUNCTIONS, function), (METHODS, method)):
             if wanted:
@@ -51,14 +55,14 @@ def _expose(fn, names, method, function):
                     raise RuntimeError(f"hookgrad op {n!r} is declared twice: "
                                        f"{table[n].__module__} and {fn.__module__}")
                 table[n] = fn
+    return fn
 
 
 def export(fn=None, *, name=None, aliases=(), method=True, function=True):
     """Declare ``fn`` public as ``hookgrad.<name>`` (``function``) and ``Tensor.<name>``
     (``method``), also under each of ``aliases``. A decorator, or ``export(fn, ...)``."""
     def deco(f):
-        _expose(f, (name or f.__name__, *aliases), method, function)
-        return f
+        return _expose(f, (name or f.__name__, *aliases), method, function)
     return deco if fn is None else deco(fn)
 
 
@@ -93,7 +97,7 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
         functools.update_wrapper(fn, pick)
         _returns_tensor(fn, pick)
         fn.__signature__ = _with_out_signature(fn.__signature__)
-        _expose(fn, (name, *aliases), method, function)
+        published = _expose(fn, (name, *aliases), method, function)
         if inplace:
             def fn_(self, *args, **kwargs):
                 op, a, st = pick(self, *args, **kwargs)
@@ -102,7 +106,7 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
             fn_.__doc__ = f"In-place :func:`{name}`, written into ``self``."
             _expose(_returns_tensor(fn_, pick, "self"), [n + "_" for n in (name, *aliases)],
                     True, inplace_function)
-        return fn
+        return published
     return deco
 
 

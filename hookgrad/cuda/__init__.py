@@ -280,3 +280,5 @@ from .. import _missing as _m  # noqa: E402
 
 __getattr__ = _m.module_getattr(__name__)
 del _m
+
+from . import amp  # noqa: E402,F401 - torch.cuda.amp, as PyTorch's import makes it an attribute

@@ -4,20 +4,20 @@
 ``symbolic_trace`` records calls to ``torch``'s and ``torch.nn.functional``'s functions,
 Tensor methods, operators and built-in layers as far as a :class:`Proxy` can stand for a
 hookgrad Tensor (README, Differences); data-dependent control flow raises
-:class:`~torch.fx.proxy.TraceError` as in PyTorch. Graph passes (``Interpreter``,
-``Transformer``, ``replace_pattern``) are not implemented.
+:class:`~torch.fx.proxy.TraceError` as in PyTorch. ``Interpreter`` runs a graph node by
+node; ``Transformer`` and ``replace_pattern`` are not implemented.
 """
 from .. import _missing
 from ._symbolic_trace import Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
+from .interpreter import Interpreter
 from .node import Node, map_arg
 from .proxy import Proxy
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
            "Transformer", "Node", "Proxy", "replace_pattern", "has_side_effect", "map_arg"]
 
-Interpreter = _missing.not_implemented_class("torch.fx.Interpreter")
 Transformer = _missing.not_implemented_class("torch.fx.Transformer")
 replace_pattern = _missing.not_implemented("torch.fx.replace_pattern")
 

@@ -8,6 +8,7 @@ arguments; the traced code's own globals that hold those functions (``from torch
 relu``) are replaced too. Calls to built-in layers become ``call_module`` nodes; Parameters
 and buffers read in a traced ``forward`` become ``get_attr`` nodes.
 """
+import builtins
 import functools
 import inspect
 import math
@@ -19,7 +20,7 @@ from .._tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
 from .graph import Graph
-from .node import QUALNAMES, map_aggregate
+from .node import QUALNAMES, map_aggregate, qualified_name
 from .proxy import Proxy
 
 __all__ = ["Tracer", "symbolic_trace", "wrap"]
@@ -68,18 +69,24 @@ def _recorder(fn, target):
     return record
 
 
+_ABSENT = object()
+
+
 class _Patcher:
-    """Replaces names in modules and globals dicts for the trace, and puts them back."""
+    """Replaces names in modules, globals dicts and classes for the trace, and puts them
+    back (deleting the ones that were not there)."""
 
     def __init__(self):
         self._undo, self._by_fn, self._globals = [], {}, set()
 
-    def patch(self, owner, name, printed):
+    def patch(self, owner, name, printed=None, fn=_ABSENT):
+        """Make ``owner.name`` (a module's, or a dict's item) a recorder of ``fn`` (its
+        value there by default), printed as ``printed`` (its qualified name)."""
         d = owner if isinstance(owner, dict) else vars(owner)
-        fn = d.get(name)
+        fn = d.get(name) if fn is _ABSENT else fn
         if not callable(fn) or isinstance(fn, (type, types.ModuleType, Module)):
             return
-        rec = _recorder(fn, _target(fn, printed))
+        rec = _recorder(fn, _target(fn, printed or qualified_name(fn)))
         self._by_fn.setdefault(id(fn), rec)
         self._set(d, name, rec)
 
@@ -93,13 +100,25 @@ class _Patcher:
             if rec is not None:
                 self._set(glb, name, rec)
 
+    def patch_class(self, cls, name, value):
+        self._undo.append((cls, name, cls.__dict__.get(name, _ABSENT)))
+        setattr(cls, name, value)
+
     def _set(self, d, name, value):
-        self._undo.append((d, name, d[name]))
+        self._undo.append((d, name, d.get(name, _ABSENT)))
         d[name] = value
 
     def restore(self):
-        for d, name, value in reversed(self._undo):
-            d[name] = value
+        for owner, name, value in reversed(self._undo):
+            if isinstance(owner, dict):
+                if value is _ABSENT:
+                    del owner[name]
+                else:
+                    owner[name] = value
+            elif value is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
         self._undo.clear()
 
 
@@ -222,12 +241,10 @@ class Tracer:
                     patcher.patch(mod, name, f"{printed}.{name}")
             for glb, name in _WRAPPED + [(getattr(f, "__globals__", {}), f.__name__)
                                          for f in self._autowrap_functions]:
-                if name in glb:
-                    patcher.patch(glb, name, name)
+                # a builtin (``wrap("len")``) is shadowed in that module's globals
+                patcher.patch(glb, name, fn=glb.get(name, getattr(builtins, name, None)))
             patcher.patch_globals(getattr(fn, "__globals__", {}))
-            orig_call, cache = Module.__call__, {}
-            own_getattr = Module.__dict__.get("__getattr__")
-            orig_getattr = Module.__getattr__
+            orig_call, orig_getattr, cache = Module.__call__, Module.__getattr__, {}
 
             def module_call(mod, *args, **kwargs):
                 return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k),
@@ -235,27 +252,12 @@ class Tracer:
 
             def module_getattr(mod, name):
                 return tracer.getattr(name, orig_getattr(mod, name), cache)
-            Module.__call__ = module_call
-            Module.__getattr__ = module_getattr
-            patcher._undo.append((_ClassAttr(Module), "__call__", orig_call))
-            patcher._undo.append((_ClassAttr(Module), "__getattr__", own_getattr))
+            patcher.patch_class(Module, "__call__", module_call)
+            patcher.patch_class(Module, "__getattr__", module_getattr)
         except BaseException:
             patcher.restore()
             raise
         return patcher
-
-
-class _ClassAttr:
-    """A class's attributes as a dict for :class:`_Patcher`'s undo (None: delete)."""
-
-    def __init__(self, cls):
-        self.cls = cls
-
-    def __setitem__(self, name, value):
-        if value is None:
-            delattr(self.cls, name)
-        else:
-            setattr(self.cls, name, value)
 
 
 def symbolic_trace(root, concrete_args=None):

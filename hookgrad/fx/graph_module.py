@@ -1,10 +1,10 @@
 """``torch.fx.graph_module``: :class:`GraphModule`, a Module that runs a :class:`Graph`."""
-import operator
-
 from .. import _missing
+from .._tensor import Tensor
 from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
 from .graph import Graph
-from .node import map_arg
+from .interpreter import Interpreter
 
 __all__ = ["GraphModule"]
 
@@ -21,6 +21,8 @@ def _copy_attr(src, dst, path):
     value = getattr(src, last)
     if isinstance(value, Module):
         dst.add_module(last, value)
+    elif isinstance(value, Tensor) and not isinstance(value, Parameter):
+        dst.register_buffer(last, value)  # buffers and Tensor constants stay in state_dict
     else:
         setattr(dst, last, value)
 
@@ -51,33 +53,22 @@ class GraphModule(Module):
         _missing.not_implemented("torch.fx.GraphModule.code")()
 
     def forward(self, *args, **kwargs):
-        env, args = {}, list(args)
+        """Run the graph (an :class:`Interpreter`) on the arguments, bound to the
+        placeholders by position, then by name, then from their defaults."""
+        values, args = [], list(args)
         for node in self.graph.nodes:
-            if node.op == "placeholder":
-                if args:
-                    env[node] = args.pop(0)
-                elif node.target in kwargs:
-                    env[node] = kwargs[node.target]
-                elif node.args:
-                    env[node] = node.args[0]
-                else:
-                    raise TypeError(f"forward() missing required argument: '{node.target}'")
+            if node.op != "placeholder":
                 continue
-            a = map_arg(node.args, env.__getitem__)
-            k = map_arg(node.kwargs, env.__getitem__)
-            if node.op == "output":
-                return a[0]
-            env[node] = self._run(node, a, k)
-        return None
-
-    def _run(self, node, args, kwargs):
-        if node.op == "get_attr":
-            return operator.attrgetter(node.target)(self)
-        if node.op == "call_module":
-            return self.get_submodule(node.target)(*args, **kwargs)
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        return node.target(*args, **kwargs)
+            if args:
+                values.append(args.pop(0))
+            elif node.target in kwargs:
+                values.append(kwargs[node.target])
+            elif node.args:
+                values.append(node.args[0])
+            else:
+                raise TypeError(f"forward() missing 1 required positional argument: "
+                                f"'{node.target}'")
+        return Interpreter(self).run(*values)
 
 
 class _Namespace:

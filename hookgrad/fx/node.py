@@ -1,6 +1,5 @@
 """``torch.fx.node``: a :class:`Node` is one operation of a :class:`~torch.fx.Graph`."""
 import builtins
-import operator
 
 from .. import _missing
 
@@ -99,6 +98,5 @@ class Node:
 # what a node may not be named (it would shadow these in generated code)
 ILLEGAL_NAMES = set(dir(builtins)) | {"inf", "nan", "torch", "math", "device",
                                       "fx_pytree", "pytree", "NoneType"}
-_ = operator  # operator's functions are the targets of Proxy's operators
 
 __getattr__ = _missing.module_getattr(__name__)

@@ -328,6 +328,20 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     return out, None
 
 
+def _autocast_listed():
+    # functions of this namespace on autocast's lists that the op registry did not publish
+    # (those it did are wrapped already): wrapped once, here, for every caller of F.<name>
+    from .._ops import autocast
+    space = globals()
+    for name in autocast.LISTED:
+        fn = space.get(name)
+        if fn is not None and getattr(fn, "__code__", None) is not autocast.WRAPPER_CODE:
+            space[name] = autocast.wrap((name,), fn)
+
+
+_autocast_listed()
+del _autocast_listed
+
 from .. import _missing as _m  # noqa: E402
 
 __getattr__ = _m.module_getattr(__name__)

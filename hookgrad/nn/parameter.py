@@ -1,9 +1,10 @@
 """``Parameter`` (a leaf Tensor a Module registers) and ``Buffer``.
 
 Mirrors ``torch.nn.parameter``: a ``Parameter`` is a Tensor subclass that shares its
-data with the tensor it was made from but is always a fresh leaf; ``Buffer(t)`` returns a
-plain Tensor flagged as a buffer (``isinstance(t, Buffer)`` checks the flag), which a
-Module registers as a buffer when it is assigned as an attribute.
+data with the tensor it was made from but is always a fresh leaf (made from a Tensor
+subclass such as a DTensor, it is that subclass's detached Tensor flagged as a parameter);
+``Buffer(t)`` returns a plain Tensor flagged as a buffer (``isinstance(t, Buffer)`` checks
+the flag), which a Module registers as a buffer when it is assigned as an attribute.
 """
 import copy
 
@@ -20,7 +21,24 @@ def _empty():
     return Tensor._wrap(jnp.zeros((0,), _dtype.to_jax(_dtype.get_default_dtype())))
 
 
-class Parameter(Tensor):
+# the per-Tensor state a Tensor's __dict__ may hold: the private class defaults that an
+# instance overrides (``_acc``, ``_grad``, ``_view``, ...)
+_TENSOR_STATE = frozenset(k for k, v in vars(Tensor).items()
+                          if k.startswith("_") and not k.startswith("__") and
+                          (v is None or isinstance(v, (bool, int))))
+
+
+class _ParameterMeta(type(Tensor)):
+    # ``Parameter(t)`` of a Tensor subclass (a DTensor) is ``t`` detached and flagged as a
+    # parameter, as in PyTorch: isinstance checks the flag
+    def __instancecheck__(cls, instance):
+        if type.__instancecheck__(cls, instance):
+            return True
+        return cls is Parameter and isinstance(instance, Tensor) and \
+            "_is_param" in instance.__dict__
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A kind of Tensor that is a module parameter.
 
     ::
@@ -39,7 +57,24 @@ class Parameter(Tensor):
         (True, True)
     """
 
-    def __init__(self, data=None, requires_grad=True):
+    def __new__(cls, data=None, requires_grad=True, **state):
+        if cls is not Parameter or type(data) in (Tensor, Parameter) or \
+                not isinstance(data, Tensor):
+            return Tensor.__new__(cls)
+        # a Tensor subclass keeps its class (a DTensor stays one): detached, flagged
+        t = data.detach().requires_grad_(requires_grad)
+        t._is_param = True
+        return t
+
+    def __init__(self, data=None, requires_grad=True, **state):
+        # NOTE: a Tensor keeps hookgrad's rarely-set state (its AccumulateGrad, hooks, view
+        # links) in its __dict__; code that rebuilds a Parameter from another one's __dict__
+        # (accelerate's init_empty_weights: ``cls(p.to(device), **p.__dict__)``) passes it
+        # back here, where it is not the new Parameter's: ignored. Anything else is an error.
+        unknown = [k for k in state if k not in _TENSOR_STATE]
+        if unknown:
+            raise TypeError(f"Parameter.__init__() got an unexpected keyword argument "
+                            f"'{unknown[0]}'")
         if data is None:
             data = _empty()
         elif not isinstance(data, Tensor):

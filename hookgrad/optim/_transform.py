@@ -212,6 +212,7 @@ class TransformOptimizer(Optimizer):
         self._blocks = {}        # id(param) -> its _blocks.Block (see ``_blocks``)
         self._extra_state = {}   # loaded state under keys that are not our parameters
         self._hp_override = None  # traced hyper-parameters while hookgrad.compile traces
+        self._skip = None         # a 0-d bool array: keep the old values where set (_skip_if)
 
     # Between the calls of a compiled step the state stays as the program returned it, its
     # leaves and treedef (``_load_flat_state``): a call passes them straight back in.
@@ -410,10 +411,24 @@ class TransformOptimizer(Optimizer):
             return
         fn = _update_fn(type(self), tuple(statics))
         new_params, new_states = fn(tuple(params), tuple(grads), tuple(states), tuple(hparams))
+        if self._skip is not None:
+            keep = functools.partial(jnp.where, self._skip)
+            new_params, new_states = jax.tree_util.tree_map(
+                keep, (tuple(params), tuple(states)), (new_params, new_states))
         for (block, ps), nps, st in zip(targets, new_params, new_states):
             for p, arr in zip(ps, nps):
                 _write_param(p, arr)
             self._set_block(Block(block.static, block.ids, st))
+
+    def _skip_if(self, skip, args, kwargs):
+        """``step(*args, **kwargs)``, leaving parameters and state as they were where the
+        0-d bool Tensor ``skip`` is set: GradScaler's skipped step as a select, so a compiled
+        step needs no host sync (a first step's fresh state stays, at count 0)."""
+        self._skip = skip._data
+        try:
+            return self.step(*args, **kwargs)
+        finally:
+            self._skip = None
 
     def _stepping(self, group, present, hp):
         """The blocks of the parameters ``present`` (``{id: param}``, those with a

@@ -1,6 +1,7 @@
 """``torch.utils.model_zoo``: ``load_url``, the older name of
 ``torch.hub.load_state_dict_from_url``."""
 from ..hub import load_state_dict_from_url as load_url
+from ..hub import tqdm  # noqa: F401 - PyTorch's model_zoo re-exports it too
 
 __all__ = ["load_url"]
 

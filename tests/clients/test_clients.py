@@ -130,3 +130,19 @@ def test_a_plain_pytorch_training_script_runs_with_only_the_import_changed():
         want = run("torch", "training_script", ["unshuffled_eager"])["unshuffled_eager"]
         assert "error" not in want, want
         _close(got["unshuffled_eager"], want, 1e-4)
+
+
+@_installed("transformers", "safetensors")
+def test_transformers_models_match_pytorch():
+    """GPT-2, BERT and Llama (tiny configs) train, generate, hook and compile as PyTorch."""
+    got = check("transformers_cases", ["gpt2_train_step", "bert_classify_backward",
+                                       "llama_generate", "module_hooks", "compiled_training",
+                                       "compiled_forward"])
+    step = got["gpt2_train_step"]
+    assert step["loss_after"] < step["loss"]
+    assert len(got["llama_generate"]["tokens"][0]) == 6 + 5
+    hooks = got["module_hooks"]
+    assert len(hooks["attn_out"]) == 2 and len(hooks["mlp_grad_out"][0]) == 6
+    assert hooks["attention"] == "sdpa"
+    losses = got["compiled_training"]
+    assert losses["gpt2"][2] < losses["gpt2"][0] and losses["llama"][2] < losses["llama"][0]

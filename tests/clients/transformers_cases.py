@@ -141,6 +141,7 @@ def module_hooks():
     out = model(ids, labels=ids)
     out.loss.backward()
     seen["wte_grad"] = model.transformer.wte.weight.grad
+    seen["attention"] = model.config._attn_implementation  # F.scaled_dot_product_attention
     return seen
 
 

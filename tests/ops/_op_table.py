@@ -525,6 +525,8 @@ row("logical", lambda L, x, y: [L.logical_and(x > 0, y > 0), (x > 0).logical_or(
                                 (x > 0) & (y > 0), (x > 0) | (y > 0), ~(x > 0)], None, [_C1, _C2])
 row("isfinite", lambda L, x: [L.isnan(x / 0.0), (x / 0.0).isinf(), L.isfinite(x)], None, [_C1])
 row("all_any", lambda L, x: [(x > 0).all(), L.any(x > 0, 1), (x > -5).all(0)], None, [_C1])
+row("isin", lambda L, x, y: [L.isin(x, y), L.isin(x, y, invert=True), L.isin(x, 3),
+                             L.isin(2, y)], None, [I([[1, 2], [3, 4]]), I([2, 3, 7])])
 row("count_nonzero", lambda L, x: L.count_nonzero(x > 0, 1), None, [_C1])
 row("floor_divide", lambda L, x, y: L.floor_divide(x.detach(), 0.3), None, [_C1, _C2],
     "nonames")
@@ -787,3 +789,221 @@ row("_foreach_add.List alpha", lambda L, a, b, c, d: L._foreach_add([a, b], [c, 
     lambda a, b, c, d: (a + 2.0 * c, b + 2.0 * d), [X, W, Y, F(4)], "slow")
 row("_foreach_div.ScalarList", lambda L, a, b: L._foreach_div([a, b], [2.0, 4.0]),
     lambda a, b: (a / 2.0, b / 4.0), [X, W], "slow")
+
+# ---------------------------------------------------------------- torch.linalg (linalg_*.py)
+# Inputs are generic (normal) matrices; a symmetric positive-definite one is made in the
+# call (``_spd``). Eigenvectors and singular vectors are unique up to sign (JAX's and
+# LAPACK's choices differ), so rows show them through sign-free products.
+M3, R43 = F(3, 3), F(4, 3)
+_INF = float("inf")
+
+
+def _spd(L, a):
+    return a @ a.mT + 3 * L.eye(a.shape[-1])
+
+
+def _spd_ref(a):
+    return a @ jnp.swapaxes(a, -1, -2) + 3 * jnp.eye(a.shape[-1])
+
+
+def _info(x):
+    return jnp.zeros(x.shape[:-2], jnp.int32)
+
+
+def _tri_ref(a, lower=True):
+    """``a`` read through one triangle (as LAPACK reads it), with PyTorch's symmetric
+    gradient: that of ``(a + a.T) / 2``."""
+    tri = jnp.tril(a) + jnp.tril(a, -1).T if lower else jnp.triu(a) + jnp.triu(a, 1).T
+    sym = (a + a.T) / 2
+    return sym + jax.lax.stop_gradient(tri - sym)
+
+
+def _usv(res):
+    u, s, vh = res
+    k = s.shape[-1]
+    return s, u[..., :k] @ vh[..., :k, :]
+
+
+row("linalg.det", lambda L, a: L.linalg.det(a), jnp.linalg.det, [M3], "fd gg")
+row("det", lambda L, a: L.det(a), jnp.linalg.det, [F(2, 3, 3)])
+row("det.method", lambda L, a: a.det(), jnp.linalg.det, [M3])
+row("linalg.slogdet", lambda L, a: L.linalg.slogdet(a), lambda a: tuple(jnp.linalg.slogdet(a)),
+    [M3], "gg")
+row("slogdet.method", lambda L, a: a.slogdet(), lambda a: tuple(jnp.linalg.slogdet(a)), [M3])
+row("logdet", lambda L, a: L.logdet(_spd(L, a)), lambda a: jnp.linalg.slogdet(_spd_ref(a))[1],
+    [M3])
+row("linalg.inv", lambda L, a: L.linalg.inv(a), jnp.linalg.inv, [M3], "fd gg")
+row("inverse.method", lambda L, a: a.inverse(), jnp.linalg.inv, [F(2, 3, 3)])
+row("linalg.inv_ex", lambda L, a: L.linalg.inv_ex(a), lambda a: (jnp.linalg.inv(a), _info(a)),
+    [M3])
+row("linalg.solve", lambda L, a, b: L.linalg.solve(a, b), jnp.linalg.solve, [M3, F(3, 2)],
+    "fd gg")
+row("linalg.solve vector", lambda L, a, b: L.linalg.solve(a, b),
+    lambda a, b: jnp.linalg.solve(a, b[:, None])[:, 0], [M3, F(3)])
+row("linalg.solve right", lambda L, a, b: L.linalg.solve(a, b, left=False),
+    lambda a, b: jnp.linalg.solve(a.T, b.T).T, [M3, F(2, 3)])
+row("linalg.solve broadcast", lambda L, a, b: L.linalg.solve(a, b),
+    lambda a, b: jnp.linalg.solve(a, jnp.broadcast_to(b, (2, 3, 2))), [F(2, 3, 3), F(3, 2)])
+row("linalg.solve_ex", lambda L, a, b: L.linalg.solve_ex(a, b),
+    lambda a, b: (jnp.linalg.solve(a, b), _info(a)), [M3, F(3, 2)])
+row("linalg.cholesky", lambda L, a: L.linalg.cholesky(_spd(L, a)),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3], "fd")
+row("linalg.cholesky upper", lambda L, a: L.linalg.cholesky(_spd(L, a), upper=True),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)).mT, [F(2, 3, 3)])
+row("linalg.cholesky_ex", lambda L, a: L.linalg.cholesky_ex(_spd(L, a)),
+    lambda a: (jnp.linalg.cholesky(_spd_ref(a)), _info(a)), [M3])
+row("linalg.qr", lambda L, a: L.linalg.qr(a), lambda a: tuple(jnp.linalg.qr(a)), [R43], "fd")
+row("linalg.qr wide", lambda L, a: L.linalg.qr(a), lambda a: tuple(jnp.linalg.qr(a)), [F(3, 4)])
+row("linalg.qr complete", lambda L, a: L.linalg.qr(a, mode="complete"),
+    lambda a: tuple(jnp.linalg.qr(a, mode="complete")), [F(3, 4)])
+row("linalg.svd", lambda L, a: _usv(L.linalg.svd(a, full_matrices=False)),
+    lambda a: _usv(jnp.linalg.svd(a, full_matrices=False)), [R43], "fd")
+row("linalg.svd full", lambda L, a: _usv(L.linalg.svd(a)),
+    lambda a: _usv(jnp.linalg.svd(a, full_matrices=False)), [F(3, 4)])
+row("linalg.svdvals", lambda L, a: L.linalg.svdvals(a),
+    lambda a: jnp.linalg.svd(a, compute_uv=False), [R43], "gg")
+row("linalg.eigh", lambda L, a: (lambda r: (r[0], r[1] * r[1]))(L.linalg.eigh(a + a.mT)),
+    lambda a: (lambda r: (r[0], r[1] * r[1]))(jnp.linalg.eigh(a + a.T)), [M3], "fd")
+row("linalg.eigh upper", lambda L, a: (lambda r: (r[0], r[1] * r[1]))(L.linalg.eigh(a, "U")),
+    lambda a: (lambda r: (r[0], r[1] * r[1]))(jnp.linalg.eigh(_tri_ref(a, False))), [M3])
+row("linalg.eigvalsh", lambda L, a: L.linalg.eigvalsh(a),
+    lambda a: jnp.linalg.eigvalsh(_tri_ref(a)), [M3], "gg")
+row("linalg.lstsq", lambda L, a, b: L.linalg.lstsq(a, b),
+    lambda a, b: (jnp.linalg.pinv(a) @ b, jnp.zeros(0), jnp.asarray(3),
+                  jnp.zeros(0)), [R43, F(4, 2)])
+row("linalg.lstsq gelsd", lambda L, a, b: L.linalg.lstsq(a, b, driver="gelsd"),
+    lambda a, b: (jnp.linalg.pinv(a) @ b, jnp.sum((a @ jnp.linalg.pinv(a) @ b - b) ** 2, 0),
+                  jnp.asarray(3), jax.lax.stop_gradient(jnp.linalg.svd(a, compute_uv=False))),
+    [R43, F(4, 2)])
+row("linalg.pinv", lambda L, a: L.linalg.pinv(a), jnp.linalg.pinv, [R43], "fd")
+row("linalg.pinv hermitian", lambda L, a: L.linalg.pinv(a + a.mT, hermitian=True),
+    lambda a: jnp.linalg.pinv(a + a.T), [M3])
+row("pinverse", lambda L, a: L.pinverse(a), jnp.linalg.pinv, [F(3, 4)])
+row("linalg.matrix_rank", lambda L, a: L.linalg.matrix_rank(a[:, :2] @ a[:2]),
+    lambda a: jnp.asarray(2), [R43])
+for _n in (0, 1, 2, 3, 6, -1, -3):
+    row(f"linalg.matrix_power {_n}", lambda L, a, n=_n: L.linalg.matrix_power(a, n),
+        lambda a, n=_n: jnp.linalg.matrix_power(a, n), [M3])
+row("matrix_power.method", lambda L, a: a.matrix_power(4),
+    lambda a: jnp.linalg.matrix_power(a, 4), [F(2, 3, 3)])
+row("linalg.cross", lambda L, a, b: L.linalg.cross(a, b), jnp.cross, [F(4, 3), F(4, 3)], "gg")
+row("linalg.cross broadcast", lambda L, a, b: L.linalg.cross(a, b, dim=0),
+    lambda a, b: jnp.cross(a, b, axis=0), [F(3, 4), F(3, 1)])
+row("cross.method", lambda L, a, b: a.cross(b, dim=1), jnp.cross, [F(4, 3), F(4, 3)])
+row("linalg.vecdot", lambda L, a, b: L.linalg.vecdot(a, b), jnp.vdot, [W, F(4)])
+row("linalg.vecdot batch", lambda L, a, b: L.linalg.vecdot(a, b, dim=0),
+    lambda a, b: jnp.sum(a * b, 0), [X, Y])
+row("vdot", lambda L, a, b: L.vdot(a, b), jnp.vdot, [W, F(4)])
+row("linalg.multi_dot", lambda L, a, b, c: L.linalg.multi_dot([a, b, c]),
+    lambda a, b, c: a @ b @ c, [R43, M3, F(3, 5)])
+row("linalg.multi_dot vectors", lambda L, v, a, b, w: L.linalg.multi_dot([v, a, b, w]),
+    lambda v, a, b, w: v @ a @ b @ w, [F(4), R43, F(3, 2), F(2)])
+row("linalg.vector_norm", lambda L, x: L.linalg.vector_norm(x), lambda x: jnp.linalg.norm(
+    x.ravel()), [X], "fd gg")
+row("linalg.vector_norm inf", lambda L, x: L.linalg.vector_norm(x, _INF, dim=1, keepdim=True),
+    lambda x: jnp.abs(x).max(1, keepdims=True), [X])
+row("linalg.vector_norm ord3", lambda L, x: L.linalg.vector_norm(x, 3, dim=(0, 1)),
+    lambda x: (jnp.abs(x) ** 3).sum() ** (1 / 3), [X])
+row("linalg.norm", lambda L, x: L.linalg.norm(x), lambda x: jnp.linalg.norm(x), [X])
+row("linalg.norm vector", lambda L, x: L.linalg.norm(x, 1), lambda x: jnp.abs(x).sum(), [W])
+row("linalg.norm dim", lambda L, x: L.linalg.norm(x, dim=1), lambda x: jnp.linalg.norm(x, axis=1),
+    [X])
+row("linalg.norm nuc", lambda L, x: L.linalg.norm(x, "nuc"), lambda x: jnp.linalg.norm(x, "nuc"),
+    [X])
+for _ord, _name in (("fro", "fro"), ("nuc", "nuc"), (2, "2"), (-2, "-2"), (1, "1"), (-1, "-1"),
+                    (_INF, "inf"), (-_INF, "-inf")):
+    row(f"linalg.matrix_norm {_name}", lambda L, x, o=_ord: L.linalg.matrix_norm(x, o),
+        lambda x, o=_ord: jnp.linalg.norm(x, o, axis=(-2, -1)), [R43])
+    row(f"linalg.matrix_norm {_name} dims", lambda L, x, o=_ord: L.linalg.matrix_norm(
+        x, o, dim=(2, 0), keepdim=True), lambda x, o=_ord: jnp.linalg.norm(
+        x, o, axis=(2, 0), keepdims=True), [F(3, 2, 4)], "slow")
+
+# ---------------------------------------------------------------- breadth by use (issue 30):
+# pointwise_math.py, set_ops.py
+for _n, _ref, _in, _fl in [
+    ("deg2rad", jnp.deg2rad, X, ""), ("rad2deg", jnp.rad2deg, X, ""), ("sinc", jnp.sinc, X, ""),
+    ("i0", jss.i0, X, ""), ("signbit", jnp.signbit, X, ""),
+    ("absolute", jnp.abs, X, ""), ("fix", jnp.trunc, X, "slow"),
+    ("arccos", jnp.arccos, U(3, 4), "slow"), ("arcsinh", jnp.arcsinh, X, "slow"),
+    ("isneginf", jnp.isneginf, V([[1.0, -np.inf, np.inf, 0.0]]), ""),
+    ("isposinf", jnp.isposinf, V([[1.0, -np.inf, np.inf, 0.0]]), "slow"),
+    ("isreal", lambda x: jnp.ones(x.shape, bool), X, "slow"),
+]:
+    row(_n, lambda L, x, n=_n: getattr(L, n)(x), _ref, [_in], _fl)
+# sgn's own gradient is PyTorch's ZeroTensor (not comparable alone): through a product
+row("sgn", lambda L, x: L.sgn(x) * x, lambda x: jnp.sign(x) * x, [X])
+row("sinc.method", lambda L, x: x.sinc(), jnp.sinc, [X], "slow")
+row("logaddexp", lambda L, x, y: L.logaddexp(x, y), jnp.logaddexp, [X, Y])
+row("logaddexp2", lambda L, x, y: x.logaddexp2(y), jnp.logaddexp2, [X, Y])
+# non-negative exponents: PyTorch's gradient for an integer negative one is 0 (2 ** -2 in ints)
+row("ldexp", lambda L, x, e: L.ldexp(x, e), lambda x, e: x * 2.0 ** e, [X, I([1, 2, 0, 3])])
+row("copysign", lambda L, x, y: L.copysign(x, y), jnp.copysign, [X, Y])
+row("copysign.scalar", lambda L, x: x.copysign(-1.0), lambda x: -jnp.abs(x), [X])
+row("heaviside", lambda L, x, y: L.heaviside(x.detach(), y.detach()), jnp.heaviside, [X, Y])
+row("logit", lambda L, x: L.logit(x.sigmoid()), lambda x: x, [X])
+row("logit.eps", lambda L, x: x.sigmoid().logit(0.3),
+    lambda x: jss.logit(jnp.clip(jax.nn.sigmoid(x), 0.3, 0.7)), [X])
+row("nan_to_num", lambda L, x: L.nan_to_num(L.log(x), posinf=9.0),
+    lambda x: jnp.nan_to_num(jnp.log(x), posinf=9.0), [X])
+row("addcmul", lambda L, x, y, w: L.addcmul(x, y, w, value=0.5), lambda x, y, w: x + 0.5 * y * w,
+    [X, Y, W])
+row("addcmul.method", lambda L, x, y, z: x.addcmul(y, z), lambda x, y, z: x + y * z, [X, Y, Y],
+    "slow")
+row("addcdiv", lambda L, x, y, z: L.addcdiv(x, y, z, value=2), lambda x, y, z: x + 2 * y / z,
+    [X, Y, P(3, 4)])
+_IDS = I([3, 1, 2, 3, 1, 1])
+row("unique", lambda L, i: L.unique(i), jnp.unique, [_IDS])
+row("unique.inverse_counts", lambda L, i: i.unique(return_inverse=True, return_counts=True),
+    lambda i: jnp.unique(i, return_inverse=True, return_counts=True), [_IDS])
+row("unique.dim", lambda L, i: L.unique(i, dim=0, return_inverse=True),
+    lambda i: jnp.unique(i, axis=0, return_inverse=True),
+    [I([[1, 2], [0, 5], [1, 2]])])
+row("unique_consecutive", lambda L, i: L.unique_consecutive(i, return_counts=True),
+    lambda i: (jnp.array([3, 1, 2, 3, 1]), jnp.array([1, 1, 1, 1, 2])), [_IDS])
+row("isin ids", lambda L, i, t: L.isin(i, t), jnp.isin, [_IDS, I([2, 3])])
+row("isin.invert", lambda L, x, y: L.isin(x, y[0], invert=True),
+    lambda x, y: ~jnp.isin(x, y[0]), [X, Y])
+row("bincount", lambda L, i: L.bincount(i), jnp.bincount, [_IDS])
+row("bincount.weights", lambda L, i, w: i.bincount(w.detach(), minlength=6),
+    lambda i, w: jnp.bincount(i, w, length=6), [_IDS, F(6)])
+row("histc", lambda L, x: L.histc(x, bins=5, min=-1, max=1),
+    lambda x: jnp.histogram(x, 5, (-1, 1))[0].astype(jnp.float32), [X])
+row("bucketize", lambda L, x, b: L.bucketize(x, b),
+    lambda x, b: jnp.searchsorted(b, x), [X, V([-1.0, 0.0, 0.5])])
+row("bucketize.right", lambda L, i, b: L.bucketize(i, b, right=True, out_int32=True),
+    lambda i, b: jnp.searchsorted(b, i, side="right").astype(jnp.int32), [_IDS, I([1, 2, 3])])
+row("searchsorted", lambda L, s, v: L.searchsorted(s, v),
+    lambda s, v: jnp.stack([jnp.searchsorted(s[k], v[k]) for k in range(2)]),
+    [V([[0.0, 1.0, 2.0], [-1.0, 0.0, 1.0]]), F(2, 5)])
+# stacking.py, statistics.py: the ops PyTorch records as one node
+row("diag_embed", lambda L, x: L.diag_embed(x), lambda x: jax.vmap(jnp.diag)(x), [X])
+row("diag_embed.offset_dims", lambda L, x: x.diag_embed(-1, 0, 2),
+    lambda x: jnp.moveaxis(jax.vmap(lambda r: jnp.diag(r, -1))(x), 1, 0), [X], "slow")
+row("diag", lambda L, w: L.diag(w, 1), lambda w: jnp.diag(w, 1), [W])
+row("diagflat", lambda L, x: L.diagflat(x), lambda x: jnp.diag(x.reshape(-1)), [F(2, 2)],
+    "shallow")
+row("rot90", lambda L, x: L.rot90(x), jnp.rot90, [X])
+row("rot90.k3", lambda L, x: x.rot90(3, (1, 0)), lambda x: jnp.rot90(x, 3, (1, 0)), [X], "slow")
+row("nansum", lambda L, x: L.nansum(L.log(x), 1), lambda x: jnp.nansum(jnp.log(x), 1), [X])
+row("nansum.all", lambda L, x: x.nansum(), jnp.nansum, [X])
+row("aminmax", lambda L, x: L.aminmax(x, dim=1), lambda x: (x.min(1), x.max(1)), [X])
+row("aminmax.all", lambda L, x: x.aminmax(), lambda x: (x.min(), x.max()), [X], "slow")
+_TIES = V([[1.0, 3.0, 3.0, 2.0], [0.5, 0.5, 4.0, -1.0], [2.0, 1.0, 2.0, 5.0]])
+_CMAX = jnp.array([[0, 1, 2, 2], [0, 1, 2, 2], [0, 0, 2, 3]])  # ties: the last index
+_CMIN = jnp.array([[0, 0, 0, 0], [1, 1, 0, 1], [1, 1, 2, 1]])
+row("cummax", lambda L, x: L.cummax(x, 1),
+    lambda x: (jnp.take_along_axis(x, _CMAX, 1), _CMAX), [_TIES])
+row("cummin", lambda L, x: x.cummin(0),
+    lambda x: (jnp.take_along_axis(x, _CMIN, 0), _CMIN), [_TIES])
+row("logcumsumexp", lambda L, x: L.logcumsumexp(x, 1),
+    lambda x: jax.lax.cumlogsumexp(x, axis=1), [X])
+row("dist", lambda L, x, y: L.dist(x, y), lambda x, y: jnp.linalg.norm((x - y).reshape(-1)),
+    [X, Y])
+row("dist.p3", lambda L, x, y: x.dist(y, 3),
+    lambda x, y: (jnp.abs(x - y) ** 3).sum() ** (1 / 3), [X, W], "slow")
+row("cdist", lambda L, a, b: L.cdist(a, b),
+    lambda a, b: jnp.linalg.norm(a[:, None] - b[None], axis=-1), [X, F(2, 4)])
+row("quantile", lambda L, x: L.quantile(x, 0.3, dim=1), lambda x: jnp.quantile(x, 0.3, 1), [X],
+    "nonames")
+row("nanquantile", lambda L, x: x.nanquantile(L.tensor([0.2, 0.9])),
+    lambda x: jnp.nanquantile(x, jnp.array([0.2, 0.9])), [X], "nonames")

@@ -26,6 +26,9 @@ _LAYOUT = ("the op keeps its own statics (sections, resampling matrices, index t
            "from which PyTorch's saved values are not derived yet")
 _INDEX = "hookgrad saves the index with negative entries wrapped: equal values, a new Tensor"
 _NODE = "a different top node class (PyTorch's CppFunction; the node-class slice)"
+_SIGN = ("eigenvectors and singular vectors are unique up to sign: JAX's solvers choose other "
+         "signs than LAPACK's")
+_COLUMN_MAJOR = "PyTorch's inverse is column-major (LAPACK's layout); hookgrad's is row-major"
 DIFFERS = {
     **dict.fromkeys(["sum.negdim", "log_softmax.method", "transpose.neg", "mT",
                      "unsqueeze.neg", "cat.dim", "getitem negint", "sort", "topk",
@@ -50,6 +53,11 @@ DIFFERS = {
                        and r.id != "interpolate area"], _LAYOUT),
     **dict.fromkeys(["index_fill", "index_fill.tensor"], _INDEX),
     **dict.fromkeys([r.id for r in T.ROWS if r.id.startswith("_foreach")], _NODE),
+    **dict.fromkeys(["linalg.norm nuc", "linalg.matrix_norm nuc", "linalg.matrix_norm 2",
+                     "linalg.matrix_norm -2"], _NEGDIM),
+    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.eigh upper", "linalg.eigvalsh"],
+                    _SIGN),
+    "linalg.matrix_power -3": _COLUMN_MAJOR,
 }
 SAMPLE = {"exp", "sin", "mul", "mul.scalar", "div", "pow.scalar", "pow.tensor_op", "add",
           "sub.alpha", "maximum", "atan2", "sum.dim", "mean.dim", "max.dim", "mm", "matmul",

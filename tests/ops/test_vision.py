@@ -151,3 +151,19 @@ def test_the_kernels_torchvision_has_and_hookgrad_not_say_so(tv):
     with pytest.raises(NotImplementedError, match="hookgrad does not implement "
                                                   "torch.ops.torchvision.roi_pool yet"):
         tv.roi_pool(torch.zeros(1, 1, 4, 4), torch.zeros(1, 5), 1.0, 2, 2)
+
+
+def test_under_compile_roi_align_with_a_fixed_grid_traces_and_nms_says_it_cannot(tv):
+    rng = np.random.default_rng(2)
+    feat = torch.tensor(rng.normal(0, 1, (1, 2, 6, 6)).astype(np.float32))
+    rois = torch.tensor([[0, 0.5, 1.0, 4.5, 5.0], [0, 2, 2, 3, 6]])
+    step = torch.compile(lambda f, r: tv.roi_align(f, r, 1.0, 2, 2, 2, True) * 2)
+    np.testing.assert_allclose(step(feat, rois).numpy(),
+                               2 * tv.roi_align(feat, rois, 1.0, 2, 2, 2, True).numpy(),
+                               rtol=1e-6)
+    adaptive = torch.compile(lambda f, r: tv.roi_align(f, r, 1.0, 2, 2, -1, True))
+    with pytest.raises(RuntimeError, match="pass sampling_ratio > 0, or call it eagerly"):
+        adaptive(feat, rois)
+    boxes = torch.tensor(_boxes(rng, 4))
+    with pytest.raises(RuntimeError, match="nms: the number of kept boxes depends on the data"):
+        torch.compile(lambda b, s: tv.nms(b, s, 0.5))(boxes, torch.ones(4))

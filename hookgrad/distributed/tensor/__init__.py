@@ -11,9 +11,12 @@ from __future__ import annotations
 from ..._tensor import PLACEMENTS
 from . import _dispatch  # noqa: F401  (fills _api.STAGE)
 from ._api import DTensor, distribute_tensor
+from ._factories import empty, full, ones, rand, randn, zeros
+from ._module import distribute_module
 from .placement_types import Partial, Placement, Replicate, Shard, of_array
 
-__all__ = ["DTensor", "distribute_tensor", "Placement", "Shard", "Replicate", "Partial"]
+__all__ = ["DTensor", "distribute_tensor", "distribute_module", "Placement", "Shard",
+           "Replicate", "Partial", "ones", "zeros", "empty", "full", "rand", "randn"]
 
 PLACEMENTS[0] = of_array
 

@@ -10,6 +10,7 @@ array holds the reduced value (the sum over one process is its own value).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import jax
@@ -17,7 +18,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from ..._ops import dispatch
-from ..._tensor import Tensor
+from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
 from ..._autograd.function import Function
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
@@ -72,7 +73,8 @@ class DTensor(Tensor):
         global one on a single host: the result holds ``local_tensor``'s values, laid out
         by ``placements`` (default: replicated). The gradient flows back to
         ``local_tensor`` laid out by ``grad_placements`` (default: the forward placements,
-        ``Partial`` becoming ``Replicate``).
+        ``Partial`` becoming ``Replicate``). ``run_check`` has nothing to compare in one
+        process; ``shape``/``stride``, if given, must be the local tensor's.
         """
         if isinstance(local_tensor, DTensor):
             raise RuntimeError("the local_tensor argument only accepts torch.Tensor but got "
@@ -122,8 +124,8 @@ class DTensor(Tensor):
             if p.is_partial() and self.placements[i] != p:
                 raise RuntimeError(f"Can not redistribute from {self.placements[i]} to {p}, "
                                    "redistributing to Partial is for internal use only!")
-        out = Redistribute.apply(self, places, _dtype(forward_dtype), _dtype(backward_dtype))
-        return out
+        # (``async_op``: JAX dispatches asynchronously anyway; the result is usable as is)
+        return Redistribute.apply(self, places, _dtype(forward_dtype), _dtype(backward_dtype))
 
     def full_tensor(self, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
         """The whole tensor as a plain Tensor, replicated on the mesh (differentiable):
@@ -162,16 +164,34 @@ class DTensor(Tensor):
     def data(self, value: Any) -> None:
         Tensor.data.fset(self, value)
 
+    def _write_(self, arr: Any) -> DTensor:
+        # an in-place write (an optimizer step, an in-place op) keeps the DTensor's layout,
+        # as PyTorch's keep its spec: the new array goes where the old one was
+        kept = self.__dict__.get("_placements")
+        if kept is not None and isinstance(arr, (jax.Array, jax.core.Tracer)):
+            mesh = self.device_mesh.jax_mesh
+            want = NamedSharding(mesh, to_spec(kept, arr.ndim, mesh.axis_names))
+            if isinstance(arr, jax.core.Tracer):
+                arr = jax.lax.with_sharding_constraint(arr, want)
+            elif not arr.sharding.is_equivalent_to(want, arr.ndim):
+                arr = jax.device_put(arr, want)
+        return Tensor._write_(self, arr)
+
     def __reduce_ex__(self, protocol: int) -> Any:
         mesh = self.device_mesh
         return (_rebuild, (np.asarray(self._data), self._requires_grad, mesh.device_type,
-                           mesh._ids, mesh.mesh_dim_names, self.placements))
+                           mesh._ids, mesh.mesh_dim_names, self.placements,
+                           "_is_param" in self.__dict__))
 
     @property
     def grad(self):
         # the engine accumulates plain Tensors: the gradient lies on this DTensor's mesh
-        g = Tensor.grad.fget(self)
-        return g if g is None or isinstance(g, DTensor) else as_dtensor(g, self.device_mesh)
+        g = self._grad
+        if g is None:
+            if self.grad_fn is not None and not self._retains_grad:
+                warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            return None
+        return g if isinstance(g, DTensor) else as_dtensor(g, self.device_mesh)
 
     @grad.setter
     def grad(self, value):
@@ -200,10 +220,12 @@ def as_dtensor(t: Tensor, mesh: DeviceMesh, placements: Sequence[Placement] | No
 
 
 def _rebuild(values: Any, requires_grad: bool, device_type: str, ids: Any,
-             names: Any, placements: tuple[Placement, ...]) -> DTensor:
-    """A pickled DTensor, back on a mesh of the same devices."""
+             names: Any, placements: tuple[Placement, ...], is_param: bool) -> DTensor:
+    """A pickled DTensor (or DTensor parameter), back on a mesh of the same devices."""
     mesh = DeviceMesh(device_type, ids, mesh_dim_names=names)
     out = distribute_tensor(Tensor(values), mesh, placements)
+    if is_param:
+        out._is_param = True
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -216,6 +238,24 @@ def _mesh_of(arr: Any) -> DeviceMesh:
         jax.devices()[:1]
     kind = devices[0].platform
     return DeviceMesh("cuda" if kind == "gpu" else kind, [d.id for d in devices])
+
+
+def _flatten(t: DTensor) -> Any:
+    return (t._data,), (t.device_mesh, t.placements, t._requires_grad,
+                        "_is_param" in t.__dict__)
+
+
+def _unflatten(aux: Any, children: Any) -> DTensor:
+    mesh, placements, requires_grad, is_param = aux
+    t = as_dtensor(Tensor._wrap(children[0]), mesh, placements)
+    t._requires_grad = requires_grad
+    if is_param:
+        t._is_param = True
+    return t
+
+
+# a DTensor crosses JAX transformations as its array, its layout kept beside it
+jax.tree_util.register_pytree_node(DTensor, _flatten, _unflatten)
 
 
 def _placed(arr: Any, mesh: DeviceMesh, placements: Sequence[Placement]) -> Any:

@@ -2,10 +2,9 @@
 XLA inserts the collectives) and its Tensor outputs become DTensors on the inputs' mesh.
 
 The stage sits in ``dispatch.apply``'s ``_subclass`` slot from the first DTensor on
-(``_api.as_dtensor`` puts it there), so a
-program that never makes one pays one slot test per op. As in PyTorch, every Tensor
-argument of an op on DTensors must be a DTensor on the same mesh, save one-element
-Tensors and what :func:`implicit_replication` allows.
+(``_api.as_dtensor`` puts it there), so a program that never makes one pays one slot test
+per op. As in PyTorch, every Tensor argument of an op on DTensors must be a DTensor on the
+same mesh, save one-element Tensors and what :func:`implicit_replication` allows.
 """
 from __future__ import annotations
 

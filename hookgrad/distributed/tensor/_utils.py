@@ -5,3 +5,5 @@ from ... import _missing
 
 compute_local_shape_and_global_offset = _missing.not_implemented(
     "torch.distributed.tensor._utils.compute_local_shape_and_global_offset")
+
+__getattr__ = _missing.module_getattr(__name__)

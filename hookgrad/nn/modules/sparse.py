@@ -64,8 +64,8 @@ class Embedding(Module):
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            w = self.weight
+        w = self.weight
+        if self.padding_idx is not None and not w.is_meta:  # meta: no values to set
             init._write(w, w._data.at[self.padding_idx].set(0))
 
     def forward(self, input):

@@ -1,0 +1,101 @@
+"""Norms of ``torch.linalg``: vector_norm, matrix_norm and norm.
+
+``vector_norm`` is the ``LinalgVectorNormBackward0`` row that ``hookgrad.norm`` records; a
+matrix norm is made of it, ``svdvals``, ``amax``/``amin`` and ``sum``, as PyTorch makes it.
+"""
+from __future__ import annotations
+
+import numbers
+
+from .._tensor import Tensor
+from .dispatch import apply
+from .linalg_decomp import check_floating, svdvals
+from .reduction import NORM, _dims
+from .registry import FUNCTIONS
+
+_F = FUNCTIONS
+
+
+def _cast(x, dtype):
+    return x if dtype is None else x.to(dtype)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """``linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)``: the
+    ``ord``-norm of ``x`` over ``dim`` (all elements by default) as a vector: ``inf`` the
+    largest absolute value, ``0`` the count of non-zeros."""
+    if isinstance(ord, bool) or not isinstance(ord, numbers.Number):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        f"not {type(ord).__name__}")
+    check_floating("linalg.vector_norm", x)
+    x = _cast(x, dtype)
+    return apply(NORM, (x,), {"p": ord, "dim": _dims(dim, x.ndim), "keepdim": bool(keepdim)})
+
+
+def _matrix_dims(A, dim):
+    dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dim)}")
+    d = _dims(dim, A.ndim)
+    if d[0] == d[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d[0]}, {d[1]})")
+    return d
+
+
+def _spectral(A, dim, keepdim, reduce):
+    """``reduce`` (amax, amin, sum) of the singular values of the matrices in ``dim``,
+    which are moved last (a permutation, recorded even when it is the identity)."""
+    perm = [d for d in range(A.ndim) if d not in dim] + list(dim)
+    s = svdvals(A.permute(perm))
+    out = _F[reduce](s, -1, keepdim)
+    if keepdim:
+        back = sorted(range(A.ndim), key=perm.__getitem__)
+        out = out.unsqueeze(-1).permute(back)
+    return out
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor:
+    """``linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None)``:
+    the ``ord`` norm of the matrices in ``dim``: ``'fro'``, ``'nuc'`` (sum of singular
+    values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column
+    sum of absolute values), ``inf``/``-inf`` (max/min row sum)."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    check_floating("linalg.matrix_norm", A)
+    d = _matrix_dims(A, dim)
+    A = _cast(A, dtype)
+    if ord == "fro":
+        return apply(NORM, (A,), {"p": 2, "dim": d, "keepdim": bool(keepdim)})
+    if ord == "nuc":
+        return _spectral(A, d, keepdim, "sum")
+    if isinstance(ord, numbers.Number) and abs(ord) == 2:
+        return _spectral(A, d, keepdim, "amax" if ord > 0 else "amin")
+    if isinstance(ord, numbers.Number) and abs(ord) in (1, float("inf")):
+        # the absolute sums along one dim (columns for 1, rows for inf), then their max/min
+        summed, other = (d[0], d[1]) if abs(ord) == 1 else (d[1], d[0])
+        if not keepdim and summed < other:
+            other -= 1
+        sums = apply(NORM, (A,), {"p": 1, "dim": summed, "keepdim": bool(keepdim)})
+        return _F["amax" if ord > 0 else "amin"](sums, other, keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    """``linalg.norm(A, ord=None, dim=None, keepdim=False, *, dtype=None)``: a vector norm
+    (``dim`` an int, or ``A`` 1-D) or a matrix norm (``dim`` a 2-tuple, or ``A`` 2-D); with
+    neither ``ord`` nor ``dim``, the 2-norm of all elements."""
+    if dim is not None:
+        dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or "
+                               f"2. Got {list(dim)}")
+    elif ord is not None and A.ndim not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.ndim}D.")
+    if ord is not None and (dim is not None and len(dim) == 2 or dim is None and A.ndim == 2):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if isinstance(ord, str):  # a matrix order for a vector
+        return matrix_norm(A, ord, dim or (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)

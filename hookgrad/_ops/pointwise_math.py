@@ -1,0 +1,176 @@
+"""More elementwise math: angle conversions, sinc, logit, sign queries, copysign,
+logaddexp, addcmul/addcdiv, and PyTorch's aliases of the elementwise ops (``arccos``,
+``absolute``, ``fix``, ...).
+
+One ``OpDef`` row per op, as in ``pointwise``; ops with a static argument (``logit``'s
+``eps``, ``addcmul``'s ``value``) are ``@variants`` choosers.
+"""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from .dispatch import NOT_IMPLEMENTED
+from .pointwise import _binary, _unary
+from .registry import FUNCTIONS, METHODS, OpCall, OpDef, defop, export, to_tensor_like, variants
+
+
+def _sinc(x):
+    # PyTorch's sinc is the normalised one, sin(pi x) / (pi x), 1 at 0 (jnp.sinc's too)
+    return jnp.sinc(x)
+
+
+def _sgn(x):
+    return jnp.sign(x)
+
+
+_UNARY = [
+    OpDef("deg2rad", lambda x: x * (math.pi / 180), "Deg2RadBackward0", (),
+          inplace_function=True, names="self ->"),
+    OpDef("rad2deg", lambda x: x * (180 / math.pi), "Rad2DegBackward0", (),
+          inplace_function=True, names="self ->"),
+    OpDef("sinc", _sinc, "SincBackward0", inplace_function=True, names="self -> self"),
+    OpDef("i0", jax.scipy.special.i0, "I0Backward0", inplace_function=True,
+          names="self -> self"),
+    OpDef("sgn", _sgn, "SgnBackward0", names="self -> self result"),
+    OpDef("signbit", jnp.signbit, None, inplace=False),
+    OpDef("isneginf", jnp.isneginf, None, inplace=False),
+    OpDef("isposinf", jnp.isposinf, None, inplace=False),
+    OpDef("isreal", lambda x: jnp.isreal(x) if jnp.iscomplexobj(x) else jnp.ones(x.shape, bool),
+          None, inplace=False),
+]
+
+_BINARY = [
+    OpDef("logaddexp", jnp.logaddexp, "LogaddexpBackward0", inplace=False,
+          names="self other -> other self"),
+    OpDef("logaddexp2", jnp.logaddexp2, "Logaddexp2Backward0", inplace=False,
+          names="self other -> other self"),
+    OpDef("heaviside", lambda x, v: jnp.heaviside(x, v).astype(jnp.result_type(x, v)),
+          NOT_IMPLEMENTED, ()),
+    OpDef("ldexp", lambda x, e: x * jnp.exp2(e), "LdexpBackward0", inplace_function=True,
+          names="self other -> other result"),
+]
+
+UNARY = {row.name: _unary(row) for row in _UNARY}
+BINARY = {row.name: _binary(row) for row in _BINARY}
+
+# ---- copysign: a Tensor ``other`` or a number (PyTorch's two overloads)
+_COPYSIGN = defop("copysign", jnp.copysign, "CopysignBackward0",
+                  names="self other -> self result")
+_COPYSIGN_S = defop("copysign.Scalar", jnp.copysign, "CopysignBackward1",
+                    names="self other -> self result")
+
+
+def _float_of(x):
+    # integer inputs promote to the default float dtype, as PyTorch's copysign does
+    if isinstance(x, Tensor) and not (x.dtype.is_floating_point or x.dtype.is_complex):
+        return x.float()
+    return x
+
+
+@variants(inplace=True)
+def copysign(input, other) -> OpCall:
+    """``copysign(input, other)``: the magnitude of ``input`` with the sign of ``other``
+    (a Tensor or a number); the gradient reaches ``input`` only."""
+    op = _COPYSIGN if isinstance(other, Tensor) else _COPYSIGN_S
+    return op, (_float_of(input), to_tensor_like(other)), None
+
+
+# ---- logit, nan_to_num: statics
+def _logit(x, eps):
+    if eps is not None:
+        x = jnp.clip(x, eps, 1 - eps)
+    return jnp.log(x / (1 - x))
+
+
+_LOGIT = defop("logit", _logit, "LogitBackward0", names="self -> eps self")
+
+
+@variants(inplace=True, inplace_function=True)
+def logit(input, eps=None) -> OpCall:
+    """``logit(input, eps=None)``: ``log(p / (1 - p))``, with ``p`` clamped to
+    ``[eps, 1 - eps]`` when ``eps`` is given (NaN outside ``[0, 1]`` otherwise)."""
+    return _LOGIT, (input,), {"eps": None if eps is None else float(eps)}
+
+
+def _nan_to_num(x, nan, posinf, neginf):
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return x
+    return jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+_NAN_TO_NUM = defop("nan_to_num", _nan_to_num, "NanToNumBackward0",
+                    names="self -> self")
+
+
+@variants(inplace=True, inplace_function=True)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> OpCall:
+    """``nan_to_num(input, nan=0.0, posinf=None, neginf=None)``: NaN, +inf and -inf
+    replaced by ``nan``, ``posinf`` and ``neginf`` (by default the dtype's largest and
+    smallest finite values)."""
+    return _NAN_TO_NUM, (input,), {"nan": float(nan), "posinf": posinf, "neginf": neginf}
+
+
+# ---- addcmul, addcdiv: input + value * t1 {*, /} t2
+_ADDCMUL = defop("addcmul", lambda x, a, b, value: x + value * a * b, "AddcmulBackward0",
+                 {1: (2,), 2: (1,)}, names="self tensor1 tensor2 -> tensor2 value tensor1")
+_ADDCDIV = defop("addcdiv", lambda x, a, b, value: x + value * a / b, "AddcdivBackward0",
+                 {1: (2,), 2: (1, 2)},
+                 names="self tensor1 tensor2 -> tensor2 value tensor1")
+
+
+@variants(inplace=True)
+def addcmul(input, tensor1, tensor2, *, value=1) -> OpCall:
+    """``addcmul(input, tensor1, tensor2, *, value=1)``: ``input + value * tensor1 *
+    tensor2``, broadcasting."""
+    return _ADDCMUL, (input, tensor1, tensor2), {"value": value}
+
+
+@variants(inplace=True)
+def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
+    """``addcdiv(input, tensor1, tensor2, *, value=1)``: ``input + value * tensor1 /
+    tensor2``, broadcasting (integer ``tensor1`` and ``tensor2`` are refused, as PyTorch's
+    integer division was removed)."""
+    if not (tensor1.dtype.is_floating_point or tensor1.dtype.is_complex) and \
+            not (tensor2.dtype.is_floating_point or tensor2.dtype.is_complex):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future  release addcdiv will perform a true division of tensor1 "
+                           "and tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all "
+                           "dtypes.")
+    return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
+
+
+@export
+def positive(input) -> Tensor:
+    """``positive(input)``: ``input`` itself (refused for bool tensors, as PyTorch does)."""
+    if input.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# ---- PyTorch's other names of existing ops, every form the original has
+ALIASES = {
+    "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+    "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "absolute": "abs",
+    "fix": "trunc", "swapdims": "swapaxes",
+}
+
+
+def _alias(new, old):
+    for table in (FUNCTIONS, METHODS):
+        for suffix in ("", "_"):
+            # PyTorch has no ``torch.absolute_`` although it has ``torch.abs_``
+            if old + suffix in table and (table is METHODS or new + suffix != "absolute_"):
+                table.setdefault(new + suffix, table[old + suffix])
+
+
+for _new, _old in ALIASES.items():
+    _alias(_new, _old)
+METHODS.setdefault("true_divide_", METHODS["div_"])

@@ -1,0 +1,289 @@
+"""Stacking, splitting and rearranging built from the shape ops: hstack/vstack/dstack,
+column_stack, atleast_Nd, tensor_split and h/v/dsplit, meshgrid, cartesian_prod,
+block_diag, tile, ravel, fliplr/flipud, rot90, diag_embed, diag, diagflat.
+
+Each is PyTorch's composition of the shape ops, so it records the nodes PyTorch's records
+(``CatBackward0`` for the stacks, ``SliceBackward0`` for the splits, ...).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from .dispatch import apply
+from .registry import defop, export
+from .shape import cat, flip, narrow, reshape, stack, wrap_dim
+
+
+def _seq(name, tensors):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    return list(tensors)
+
+
+def _atleast(n, tensors):
+    def one(t):
+        # PyTorch's: a 0-d reshaped to ones; a 1-d [k] unsqueezed to [1, k] (and [1, k, 1]);
+        # a 2-d [a, b] to [a, b, 1]
+        if t.ndim >= n:
+            return t
+        if t.ndim == 0:
+            return t.reshape(*(1,) * n)
+        if t.ndim == 1:
+            t = t.unsqueeze(0)
+        return t.unsqueeze(-1) if t.ndim < n else t
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(one(t) for t in tensors[0])
+    out = tuple(one(t) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+@export(method=False)
+def atleast_1d(*tensors) -> Tensor | tuple[Tensor, ...]:
+    """``atleast_1d(*tensors)``: each 0-d input as a 1-element 1-d tensor, the others as
+    they are."""
+    return _atleast(1, tensors)
+
+
+@export(method=False)
+def atleast_2d(*tensors) -> Tensor | tuple[Tensor, ...]:
+    """``atleast_2d(*tensors)``: each input with at least two dimensions (new ones lead)."""
+    return _atleast(2, tensors)
+
+
+@export(method=False)
+def atleast_3d(*tensors) -> Tensor | tuple[Tensor, ...]:
+    """``atleast_3d(*tensors)``: each input with at least three dimensions (a 1-d ``[k]``
+    becomes ``[1, k, 1]``, a 2-d ``[a, b]`` becomes ``[a, b, 1]``)."""
+    return _atleast(3, tensors)
+
+
+@export(method=False)
+def hstack(tensors) -> Tensor:
+    """``hstack(tensors)``: concatenated column-wise (along dim 1; 1-d inputs along 0)."""
+    ts = _atleast(1, (_seq("hstack", tensors),))
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+@export(method=False, aliases=("row_stack",))
+def vstack(tensors) -> Tensor:
+    """``vstack(tensors)`` (alias ``row_stack``): concatenated row-wise, 1-d inputs as
+    rows."""
+    return cat(_atleast(2, (_seq("vstack", tensors),)), 0)
+
+
+@export(method=False)
+def dstack(tensors) -> Tensor:
+    """``dstack(tensors)``: concatenated depth-wise (along dim 2, after ``atleast_3d``)."""
+    return cat(_atleast(3, (_seq("dstack", tensors),)), 2)
+
+
+@export(method=False)
+def column_stack(tensors) -> Tensor:
+    """``column_stack(tensors)``: 0-d and 1-d inputs as columns, then concatenated along
+    dim 1."""
+    ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t
+          for t in _seq("column_stack", tensors)]
+    return cat(ts, 1)
+
+
+@export
+def tensor_split(input, indices_or_sections, dim=0) -> tuple[Tensor, ...]:
+    """``tensor_split(input, indices_or_sections, dim=0)``: ``n`` near-equal pieces along
+    ``dim`` (the first ``size % n`` one longer), or the pieces between the given indices."""
+    dim = wrap_dim(dim, input.ndim)
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        cuts = [k * q + min(k, r) for k in range(1, n)]
+    else:
+        # Python slicing's indices: negative ones count from the end, all clamped to the size
+        cuts = [min(max(int(i) + size if i < 0 else int(i), 0), size)
+                for i in indices_or_sections]
+    pairs = zip([0, *cuts], [*cuts, size])
+    return tuple(narrow(input, dim, a, max(b - a, 0)) for a, b in pairs)
+
+
+def _split_along(name, input, sections, dim, need):
+    if input.ndim < need:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, "
+                           f"but got a tensor with {input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                           f"size of the dimension {input.shape[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+@export
+def hsplit(input, sections) -> tuple[Tensor, ...]:
+    """``hsplit(input, sections)``: :func:`tensor_split` along dim 1 (dim 0 for 1-d); an
+    int must divide the dimension."""
+    return _split_along("hsplit", input, sections, 1 if input.ndim > 1 else 0, 1)
+
+
+@export
+def vsplit(input, sections) -> tuple[Tensor, ...]:
+    """``vsplit(input, sections)``: :func:`tensor_split` along dim 0 of a 2-d or more
+    tensor."""
+    return _split_along("vsplit", input, sections, 0, 2)
+
+
+@export
+def dsplit(input, sections) -> tuple[Tensor, ...]:
+    """``dsplit(input, sections)``: :func:`tensor_split` along dim 2 of a 3-d or more
+    tensor."""
+    return _split_along("dsplit", input, sections, 2, 3)
+
+
+@export(method=False)
+def meshgrid(*tensors, indexing=None) -> tuple[Tensor, ...]:
+    """``meshgrid(*tensors, indexing='ij')``: the grids of N 1-d (or 0-d) tensors, each of
+    shape ``(len(t0), ..., len(tN))``; ``indexing='xy'`` swaps the first two dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    ts = [t.reshape(-1) for t in tensors]
+    if indexing == "xy" and len(ts) >= 2:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.shape[0] for t in ts]
+    grids = [t.reshape(*(n if k == i else 1 for k, n in enumerate(shape))).expand(*shape)
+             for i, t in enumerate(ts)]
+    if indexing == "xy" and len(ts) >= 2:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+@export(method=False)
+def cartesian_prod(*tensors) -> Tensor:
+    """``cartesian_prod(*tensors)``: every combination of the 1-d inputs' elements, one
+    per row (a single input is returned as it is)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def _block_diag(*xs):
+    return jax.scipy.linalg.block_diag(*(x.reshape(1, -1) if x.ndim < 2 else x for x in xs))
+
+
+_BLOCK_DIAG = defop("block_diag", _block_diag, "BlockDiagBackward0", ())
+
+
+@export(method=False)
+def block_diag(*tensors) -> Tensor:
+    """``block_diag(*tensors)``: the inputs (0-, 1- or 2-d) along the diagonal of a
+    zero matrix."""
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.ndim} dimensions")
+    return apply(_BLOCK_DIAG, tuple(tensors))
+
+
+@export
+def tile(input, *dims) -> Tensor:
+    """``tile(input, dims)``: ``input`` repeated ``dims[i]`` times along each dimension
+    (``dims`` shorter than ``input.ndim`` is padded with leading ones; the method also
+    takes them as separate ints)."""
+    dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+@export
+def ravel(input) -> Tensor:
+    """``ravel(input)``: ``input`` as one dimension."""
+    return reshape(input, -1)
+
+
+@export
+def fliplr(input) -> Tensor:
+    """``fliplr(input)``: the columns (dim 1) reversed."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@export
+def flipud(input) -> Tensor:
+    """``flipud(input)``: the rows (dim 0) reversed."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+@export
+def rot90(input, k=1, dims=(0, 1)) -> Tensor:
+    """``rot90(input, k=1, dims=(0, 1))``: rotated by 90 degrees ``k`` times, from the
+    first of ``dims`` towards the second."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (wrap_dim(d, input.ndim) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    return apply(_ROT90, (input,), {"k": int(k) % 4, "dims": (d0, d1)})
+
+
+_ROT90 = defop("rot90", lambda x, k, dims: jnp.rot90(x, k, dims), "Rot90Backward0", (),
+               names="self -> dims k")
+
+
+def _diag_embed(x, offset, dim1, dim2):
+    n = x.shape[-1] + abs(offset)
+    eye = jnp.eye(n, k=offset, dtype=x.dtype)
+    rows = jnp.arange(n) - max(-offset, 0)
+    idx = jnp.clip(rows, 0, x.shape[-1] - 1)
+    full = jnp.take(x, idx, axis=-1)[..., :, None] * eye  # [..., n, n]
+    nd = full.ndim
+    return jnp.moveaxis(full, (nd - 2, nd - 1), (dim1, dim2))
+
+
+_DIAG_EMBED = defop("diag_embed", _diag_embed, "DiagEmbedBackward0", (),
+                    names="self -> dim1=dim1 dim2=dim2 offset=offset")
+
+
+@export
+def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:
+    """``diag_embed(input, offset=0, dim1=-2, dim2=-1)``: matrices (in dims ``dim1``,
+    ``dim2`` of the result) whose ``offset`` diagonal is the last dimension of ``input``."""
+    nd = input.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(_DIAG_EMBED, (input,), {"offset": int(offset), "dim1": d1, "dim2": d2})
+
+
+@export
+def diag(input, diagonal=0) -> Tensor:
+    """``diag(input, diagonal=0)``: a 1-d input as the ``diagonal``-th diagonal of a square
+    matrix; a 2-d input's ``diagonal``-th diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return apply(_DIAG, (input,), {"k": int(diagonal)})
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
+
+
+# PyTorch's diag of a matrix is diagonal_copy, whose node keeps that name
+_DIAG = defop("diag", lambda x, k: jnp.diagonal(x, k), "DiagonalBackward0_copy", (),
+              names="self -> dim1=0 dim2=1 offset=k self_sym_sizes")
+
+
+@export
+def diagflat(input, offset=0) -> Tensor:
+    """``diagflat(input, offset=0)``: ``input`` flattened, as the ``offset``-th diagonal of
+    a square matrix."""
+    return diag_embed(input.reshape(-1), offset, 0, 1)

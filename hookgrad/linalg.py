@@ -1,0 +1,26 @@
+"""``torch.linalg``: norms, solvers, inverses, determinants and factorizations of
+(batches of) matrices, each recorded with PyTorch's node (``LinalgSolveExBackward0``,
+``LinalgSvdBackward0``, ...) and differentiated by JAX's vjp.
+
+A function that fails on its input (a singular matrix for :func:`inv` and :func:`solve`,
+one that is not positive-definite for :func:`cholesky`) raises :class:`LinAlgError`
+eagerly; inside ``hookgrad.compile`` the check cannot read the traced result, so it is
+left as JAX computes it (``inf``/``nan``), as the ``_ex`` variants always do.
+"""
+from ._ops.linalg import matmul
+from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, qr, svd,
+                                 svdvals)
+from ._ops.linalg_norms import matrix_norm, norm, vector_norm
+from ._ops.linalg_products import cross, matrix_power, multi_dot, vecdot
+from ._ops.linalg_solve import (det, inv, inv_ex, lstsq, matrix_rank, pinv, slogdet, solve,
+                                solve_ex)
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals",
+           "vecdot", "vector_norm"]
+
+_LinAlgError = LinAlgError  # the name the class carries (PyTorch's), for pickling
+
+from . import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)
