@@ -109,6 +109,8 @@ DIFFERS = {
     "torch.utils.data.SubsetRandomSampler": "orders drawn from hookgrad's key",
     "torch.utils.data.WeightedRandomSampler": "draws from hookgrad's key",
     "torch.utils.data.random_split": "splits drawn from hookgrad's key",
+    "torch.utils.data.DistributedSampler": "shuffled orders drawn from `seed + epoch` with "
+                                           "hookgrad's PRNG: not PyTorch's orders",
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
     "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "

@@ -11,6 +11,7 @@ from ._utils.worker import get_worker_info
 from .dataloader import DataLoader, _DatasetKind
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
                       Subset, TensorDataset, random_split)
+from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler, WeightedRandomSampler)
 
@@ -18,7 +19,7 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "_DatasetKind", "default_collate", "default_convert", "get_worker_info",
-           "random_split"]
+           "random_split", "DistributedSampler"]
 
 
 from ... import _missing as _m  # noqa: E402
