@@ -63,7 +63,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "ops", "cpu", "linalg"})
+                   "functional", "ops", "cpu", "linalg"})
 
 
 def _assert(condition, message):

@@ -145,6 +145,7 @@ from . import (
     distributed as distributed,
     distributions as distributions,
     func as func,
+    functional as functional,
     futures as futures,
     fx as fx,
     hub as hub,

@@ -53,6 +53,7 @@ def test_graph_is_pytorchs_node_for_node():
     want = torch.fx.symbolic_trace(_model(torch))
     assert _nodes(got) == _nodes(want)
     assert str(got.graph) == str(want.graph)
+    assert got.code == want.code  # the source PyTorch writes for it, wrap() header included
     assert type(got).__name__ == type(want).__name__ == "M"
 
 
@@ -163,12 +164,52 @@ def test_the_same_errors_as_torch(fn):
                                                           str(want.value))
 
 
-def test_graph_module_code_and_transformer_are_not_implemented():
+def _operators(L):
+    def f(x):
+        return (x[1:, None] + abs(x) + L.ones(2), x.size(0) > 1, x[x > 0], -x.T, x ** 2 @ x)
+    return L.fx.symbolic_trace(f).code
+
+
+def test_code_writes_operators_constants_and_deletions_as_pytorch_does():
+    code = same_as_torch(_operators)
+    assert "abs_1 = _operator_abs(x)" in code and "matmul = pow_1 @ x;  pow_1 = x = None" in code
+
+
+def test_a_transformer_subclass_rewrites_the_graph():
+    def f(L):
+        import operator
+
+        class AddToMul(L.fx.Transformer):
+            def call_function(self, target, args, kwargs):
+                if target is operator.add:
+                    target = operator.mul
+                return super().call_function(target, args, kwargs)
+
+        class M(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = L.nn.Linear(2, 2)
+                self.register_buffer("b", L.ones(2))
+
+            def forward(self, x, y=3):
+                return L.relu(self.lin(x) + self.b).sum(1) + y
+        new = AddToMul(L.fx.symbolic_trace(M())).transform()
+        return [str(new.graph), type(new).__name__, new.code]
+    got = same_as_torch(f)
+    assert "call_function[target=operator.mul](args = (%lin, %b)" in got[0]
+
+
+def test_a_graph_module_from_a_dict_takes_the_targets_from_it():
+    gm = fx.symbolic_trace(hookgrad.nn.Sequential(hookgrad.nn.Linear(2, 3)))
+    lin = gm.get_submodule("0")
+    assert fx.GraphModule({"0": lin}, gm.graph)(hookgrad.ones(1, 2)).shape == (1, 3)
+    with pytest.raises(RuntimeError, match="Node _0 referenced target 0 but that target was "
+                       "not provided"):
+        fx.GraphModule({}, gm.graph)
+
+
+def test_recompile_has_nothing_to_do():
     gm = fx.symbolic_trace(lambda x: x + 1)
-    with pytest.raises(NotImplementedError, match="torch.fx.GraphModule.code"):
-        gm.code
-    with pytest.raises(NotImplementedError, match="torch.fx.Transformer"):
-        fx.Transformer(gm)
     assert gm.recompile() is None and gm(hookgrad.ones(1)).tolist() == [2.0]
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
         gm()

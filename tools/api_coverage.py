@@ -118,7 +118,7 @@ DIFFERS = {
     "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
                       "step); `is_compiling` is True under `hookgrad.compile` and JAX traces",
     "torch.fx": "`symbolic_trace` patches `torch`/`F` functions while tracing (no "
-                "`__torch_function__`); `GraphModule` interprets its graph (no `code`)",
+                "`__torch_function__`); `GraphModule` runs its graph with an `Interpreter`",
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",

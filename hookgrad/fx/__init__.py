@@ -5,20 +5,19 @@
 Tensor methods, operators and built-in layers as far as a :class:`Proxy` can stand for a
 hookgrad Tensor (README, Differences); data-dependent control flow raises
 :class:`~torch.fx.proxy.TraceError` as in PyTorch. ``Interpreter`` runs a graph node by
-node; ``Transformer`` and ``replace_pattern`` are not implemented.
+node, ``Transformer`` rewrites one; ``replace_pattern`` is not implemented.
 """
 from .. import _missing
 from ._symbolic_trace import Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
-from .interpreter import Interpreter
+from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Proxy
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
            "Transformer", "Node", "Proxy", "replace_pattern", "has_side_effect", "map_arg"]
 
-Transformer = _missing.not_implemented_class("torch.fx.Transformer")
 replace_pattern = _missing.not_implemented("torch.fx.replace_pattern")
 
 

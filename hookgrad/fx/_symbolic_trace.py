@@ -19,7 +19,9 @@ from .. import _missing
 from .._tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
+from ._codegen import WRAPPED
 from .graph import Graph
+from .graph_module import GraphModule
 from .node import QUALNAMES, map_aggregate, qualified_name
 from .proxy import Proxy
 
@@ -79,13 +81,16 @@ class _Patcher:
     def __init__(self):
         self._undo, self._by_fn, self._globals = [], {}, set()
 
-    def patch(self, owner, name, printed=None, fn=_ABSENT):
+    def patch(self, owner, name, printed=None, fn=_ABSENT, wrapped=False):
         """Make ``owner.name`` (a module's, or a dict's item) a recorder of ``fn`` (its
-        value there by default), printed as ``printed`` (its qualified name)."""
+        value there by default), printed as ``printed`` (its qualified name); ``wrapped``:
+        generated code names it in a ``wrap`` line (autowrap and :func:`wrap`)."""
         d = owner if isinstance(owner, dict) else vars(owner)
         fn = d.get(name) if fn is _ABSENT else fn
         if not callable(fn) or isinstance(fn, (type, types.ModuleType, Module)):
             return
+        if wrapped:
+            WRAPPED.add(id(fn))
         rec = _recorder(fn, _target(fn, printed or qualified_name(fn)))
         self._by_fn.setdefault(id(fn), rec)
         self._set(d, name, rec)
@@ -238,11 +243,13 @@ class Tracer:
         try:
             for mod, printed in _namespaces(self._autowrap_modules):
                 for name in [n for n in vars(mod) if not n.startswith("_")]:
-                    patcher.patch(mod, name, f"{printed}.{name}")
+                    patcher.patch(mod, name, f"{printed}.{name}",
+                                  wrapped=mod in self._autowrap_modules)
             for glb, name in _WRAPPED + [(getattr(f, "__globals__", {}), f.__name__)
                                          for f in self._autowrap_functions]:
                 # a builtin (``wrap("len")``) is shadowed in that module's globals
-                patcher.patch(glb, name, fn=glb.get(name, getattr(builtins, name, None)))
+                patcher.patch(glb, name, fn=glb.get(name, getattr(builtins, name, None)),
+                              wrapped=True)
             patcher.patch_globals(getattr(fn, "__globals__", {}))
             orig_call, orig_getattr, cache = Module.__call__, Module.__getattr__, {}
 
@@ -263,7 +270,6 @@ class Tracer:
 def symbolic_trace(root, concrete_args=None):
     """Trace ``root`` (a Module or a function) into a :class:`GraphModule` whose ``graph``
     lists the calls it made and whose ``forward`` runs them."""
-    from .graph_module import GraphModule
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if isinstance(root, Module) else root.__name__

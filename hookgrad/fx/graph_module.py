@@ -1,24 +1,23 @@
 """``torch.fx.graph_module``: :class:`GraphModule`, a Module that runs a :class:`Graph`."""
+import operator
+
 from .. import _missing
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
+from ._codegen import python_code
 from .graph import Graph
-from .interpreter import Interpreter
 
 __all__ = ["GraphModule"]
 
 
-def _copy_attr(src, dst, path):
-    """Put ``src``'s attribute at dotted ``path`` on ``dst`` (the same object), making the
-    Modules on the way."""
+def _set_at(dst, path, value):
+    """Put ``value`` at dotted ``path`` on ``dst``, making the Modules on the way."""
     *prefix, last = path.split(".")
     for part in prefix:
-        src = getattr(src, part)
-        if not hasattr(dst, part) or getattr(dst, part) is None:
+        if getattr(dst, part, None) is None:
             setattr(dst, part, Module())
         dst = getattr(dst, part)
-    value = getattr(src, last)
     if isinstance(value, Module):
         dst.add_module(last, value)
     elif isinstance(value, Tensor) and not isinstance(value, Parameter):
@@ -29,18 +28,24 @@ def _copy_attr(src, dst, path):
 
 class GraphModule(Module):
     """A Module made from ``root``'s submodules and attributes that ``graph`` names; its
-    ``forward`` runs the graph's nodes in order. hookgrad interprets the graph (it does
-    not generate Python source), so ``graph`` edits take effect without ``recompile``."""
+    ``forward`` runs the graph's nodes in order. hookgrad interprets the graph (``code`` is
+    its source, for reading), so ``graph`` edits take effect without ``recompile``."""
+
+    _interpreter = None  # a slot: fx.interpreter puts its Interpreter class here
 
     def __init__(self, root, graph: Graph, class_name: str = "GraphModule"):
         super().__init__()
         self.__class__ = type(class_name, (GraphModule,), {})
         for node in graph.nodes:
-            if node.op in ("call_module", "get_attr"):
-                if isinstance(root, dict):
-                    _copy_attr(_Namespace(root), self, node.target)
-                else:
-                    _copy_attr(root, self, node.target)
+            if node.op not in ("call_module", "get_attr"):
+                continue
+            if not isinstance(root, dict):  # the same objects as the root's, not copies
+                _set_at(self, node.target, operator.attrgetter(node.target)(root))
+            elif node.target in root:
+                _set_at(self, node.target, root[node.target])
+            else:
+                raise RuntimeError(f"Node {node.name} referenced target {node.target} but "
+                                   "that target was not provided in ``root``!")
         self.graph = graph
         graph.owning_module = self
 
@@ -49,8 +54,10 @@ class GraphModule(Module):
         return None
 
     @property
-    def code(self):
-        _missing.not_implemented("torch.fx.GraphModule.code")()
+    def code(self) -> str:
+        """The Python source of ``forward`` (as PyTorch writes it); what runs is the graph
+        itself, through an :class:`Interpreter`."""
+        return python_code(self.graph)
 
     def forward(self, *args, **kwargs):
         """Run the graph (an :class:`Interpreter`) on the arguments, bound to the
@@ -68,20 +75,7 @@ class GraphModule(Module):
             else:
                 raise TypeError(f"forward() missing 1 required positional argument: "
                                 f"'{node.target}'")
-        return Interpreter(self).run(*values)
-
-
-class _Namespace:
-    """A dict of dotted names as an object, for a GraphModule made from a dict."""
-
-    def __init__(self, d):
-        self._d = d
-
-    def __getattr__(self, name):
-        if name in self._d:
-            return self._d[name]
-        return _Namespace({k[len(name) + 1:]: v for k, v in self._d.items()
-                           if k.startswith(name + ".")})
+        return self._interpreter(self).run(*values)
 
 
 __getattr__ = _missing.module_getattr(__name__)

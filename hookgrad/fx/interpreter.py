@@ -1,11 +1,16 @@
 """``torch.fx.interpreter``: :class:`Interpreter` runs a Graph node by node; subclasses
-override one kind of node (``call_function``, ...) to change what running means."""
+override one kind of node (``call_function``, ...) to change what running means.
+:class:`Transformer` runs it on Proxies, to make a new graph."""
 import operator
 
 from .. import _missing
+from ._symbolic_trace import Tracer
+from .graph import Graph
+from .graph_module import GraphModule
 from .node import map_arg
+from .proxy import Proxy
 
-__all__ = ["Interpreter"]
+__all__ = ["Interpreter", "Transformer"]
 
 
 class Interpreter:
@@ -94,3 +99,46 @@ class Interpreter:
 
 
 __getattr__ = _missing.module_getattr(__name__)
+
+
+class Transformer(Interpreter):
+    """Makes a new GraphModule from ``module``'s graph: each node is run on Proxies, so
+    what a subclass's methods return (another target, more calls) is recorded in the new
+    graph in the node's place."""
+
+    def __init__(self, module):
+        super().__init__(module)
+        self.new_graph = Graph()
+        self.tracer = Tracer()
+        self.tracer.is_leaf_module = lambda m, name: True  # the graph's calls stay calls
+        self.tracer.graph, self.tracer.root = self.new_graph, module
+        self.tracer._paths = {id(m): n for n, m in module.named_modules()}
+        self.tracer._tensor_paths = {id(t): n for n, t in module.named_parameters()}
+        self.tracer._tensor_paths.update({id(t): n for n, t in module.named_buffers()})
+
+    def placeholder(self, target, args, kwargs):
+        node = self.new_graph.placeholder(target, default_value=args[0] if args else None,
+                                          has_default=bool(args))
+        return self._proxy(node)
+
+    def get_attr(self, target, args, kwargs):
+        return self.tracer.create_proxy("get_attr", target, args, kwargs)
+
+    def call_module(self, target, args, kwargs):
+        submod = self.fetch_attr(target)
+        return self.tracer.call_module(submod, submod.forward, args, kwargs)
+
+    def call_function(self, target, args, kwargs):
+        return self.tracer.create_proxy("call_function", target, args, kwargs)
+
+    def _proxy(self, node):
+        return Proxy(node, self.tracer)
+
+    def transform(self):
+        """The new GraphModule (its class named as PyTorch names it, ``GraphModule``)."""
+        result = self.run(*[None] * sum(n.op == "placeholder" for n in self.graph.nodes))
+        self.new_graph.output(self.tracer.create_arg(result))
+        return GraphModule(self.module, self.new_graph)
+
+
+GraphModule._interpreter = Interpreter  # GraphModule.forward runs its graph with one

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import json
 from collections import OrderedDict, defaultdict, deque
 from typing import Any, Callable, NamedTuple
 
@@ -98,6 +99,21 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
     SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+    if serialized_type_name is not None:
+        _SERIALIZED[cls] = (serialized_type_name, to_dumpable_context, from_dumpable_context)
+        SERIALIZED_TYPE_TO_PYTHON_TYPE[serialized_type_name] = cls
+
+
+# how treespec_dumps names a node type and writes its context: (name, to, from)
+_SERIALIZED = {}
+SERIALIZED_TYPE_TO_PYTHON_TYPE = {}
+_NAMEDTUPLES = {}  # namedtuple class -> its serialized name (_register_namedtuple)
+
+
+def _register_namedtuple(cls, *, serialized_type_name):
+    """Name the namedtuple class ``cls`` for :func:`treespec_dumps`."""
+    _NAMEDTUPLES[cls] = serialized_type_name
+    SERIALIZED_TYPE_TO_PYTHON_TYPE[serialized_type_name] = cls
 
 
 _register_pytree_node = register_pytree_node
@@ -168,8 +184,38 @@ _BUILTIN = [
     (collections.namedtuple, _namedtuple_flatten, lambda v, c: c(*v),
      _namedtuple_flatten_with_keys),
 ]
+def _namedtuple_to_context(cls):
+    if cls not in _NAMEDTUPLES:
+        raise NotImplementedError(f"Can't serialize TreeSpec of namedtuple class {cls} because "
+                                  "we didn't register a serializated_type_name. Please register "
+                                  "using `_register_namedtuple`.")
+    return _NAMEDTUPLES[cls]
+
+
+def _defaultdict_to_context(ctx):
+    factory, keys = ctx
+    return {"default_factory_module": factory.__module__,
+            "default_factory_name": factory.__qualname__, "dict_context": keys}
+
+
+def _defaultdict_from_context(d):
+    import importlib
+    module = importlib.import_module(d["default_factory_module"])
+    return [getattr(module, d["default_factory_name"]), d["dict_context"]]
+
+
+_SERIAL_NAMES = {tuple: "builtins.tuple", list: "builtins.list", dict: "builtins.dict",
+                 OrderedDict: "collections.OrderedDict", deque: "collections.deque",
+                 defaultdict: "collections.defaultdict",
+                 collections.namedtuple: "collections.namedtuple"}
+_CONTEXT_FNS = {defaultdict: (_defaultdict_to_context, _defaultdict_from_context),
+                collections.namedtuple: (_namedtuple_to_context,
+                                         lambda name: SERIALIZED_TYPE_TO_PYTHON_TYPE[name])}
 for _row in _BUILTIN:
-    register_pytree_node(_row[0], _row[1], _row[2], flatten_with_keys_fn=_row[3])
+    register_pytree_node(_row[0], _row[1], _row[2], flatten_with_keys_fn=_row[3],
+                         serialized_type_name=_SERIAL_NAMES[_row[0]],
+                         to_dumpable_context=_CONTEXT_FNS.get(_row[0], (None, None))[0],
+                         from_dumpable_context=_CONTEXT_FNS.get(_row[0], (None, None))[1])
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -418,7 +464,60 @@ class _Star:
         return "*"
 
 
-treespec_dumps = _missing.not_implemented("torch.utils._pytree.treespec_dumps")
-treespec_loads = _missing.not_implemented("torch.utils._pytree.treespec_loads")
+DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL = 1
+
+
+def _spec_to_json(spec):
+    if spec.is_leaf():
+        return {"type": None, "context": None, "children_spec": []}
+    if spec.type not in _SERIALIZED:
+        raise NotImplementedError(f"No registered serialization name for {spec.type} found. "
+                                  "Please update your _register_pytree_node call with a "
+                                  "`serialized_type_name` kwarg.")
+    name, to_context, _ = _SERIALIZED[spec.type]
+    if to_context is not None:
+        context = to_context(spec.context)
+    else:
+        try:
+            context = json.dumps(spec.context)
+        except TypeError as e:
+            raise TypeError("Unable to serialize context. Please make the context json dump-"
+                            "able, or register a custom serializer using "
+                            "_register_pytree_node.") from e
+    return {"type": name, "context": context,
+            "children_spec": [_spec_to_json(c) for c in spec.children_specs]}
+
+
+def _json_to_spec(d):
+    if d["type"] is None:
+        return LeafSpec()
+    cls = SERIALIZED_TYPE_TO_PYTHON_TYPE.get(d["type"])
+    if cls is None:
+        raise NotImplementedError(f"No registered type name {d['type']} found. Please "
+                                  "register the type with _register_pytree_node.")
+    from_context = _SERIALIZED[cls][2] if cls in _SERIALIZED else None
+    context = (from_context(d["context"]) if from_context is not None
+               else json.loads(d["context"]))
+    node_type = collections.namedtuple if is_namedtuple_class(cls) else cls
+    return TreeSpec(node_type, context, [_json_to_spec(c) for c in d["children_spec"]])
+
+
+def treespec_dumps(treespec, protocol=None) -> str:
+    """``treespec`` as a JSON string (PyTorch's format, protocol 1)."""
+    if not isinstance(treespec, TreeSpec):
+        raise TypeError(f"treespec_dumps(treespec, protocol): Expected `treespec` to be "
+                        f"instance of TreeSpec but got item of type {type(treespec)}.")
+    protocol = DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL if protocol is None else protocol
+    if protocol != 1:
+        raise ValueError(f"Unknown protocol {protocol}. Available protocols: [1]")
+    return json.dumps([protocol, _spec_to_json(treespec)])
+
+
+def treespec_loads(serialized: str) -> TreeSpec:
+    """The TreeSpec that :func:`treespec_dumps` wrote."""
+    protocol, data = json.loads(serialized)
+    if protocol != 1:
+        raise ValueError(f"Unknown protocol {protocol}. Available protocols: [1]")
+    return _json_to_spec(data)
 
 __getattr__ = _missing.module_getattr(__name__)

@@ -112,6 +112,42 @@ def test_torchviz_linear_and_saved_tensors_match_pytorch():
     check("torchviz_cases", ["make_dot_params", "make_dot_show_saved"], tol=0)
 
 
+@_installed("torchvision", "PIL")
+def test_torchvision_models_forward_backward_and_hooks_match_pytorch():
+    got = check("torchvision_cases", ["resnet18", "efficientnet_b0", "vit_small"], tol=2e-3)
+    for name, fwd, bwd in [("resnet18", "BasicBlock", "BasicBlock"),
+                           ("efficientnet_b0", "Sequential", "MBConv"),
+                           ("vit_small", "EncoderBlock", "MLPBlock")]:
+        calls = got[name]["calls"]
+        assert [c[:2] for c in calls] == [["forward", fwd], ["backward", bwd]], name
+        assert all(v > 0 for v in calls[1][3]), name  # the block's output got a gradient
+
+
+@pytest.mark.slow
+@_installed("torchvision", "PIL")
+def test_torchvision_vit_b_16_at_full_size_matches_pytorch():
+    check("torchvision_cases", ["vit_b_16"], tol=2e-3)
+
+
+@_installed("torchvision", "PIL")
+def test_torchvision_ops_run_on_hookgrads_nms_and_roi_align():
+    """torchvision.ops.nms/roi_align, through torch.ops.torchvision and the backward
+    torchvision registers, against the NumPy transcriptions of its kernels."""
+    import numpy as np
+    from tests.ops.test_vision import nms_reference, roi_align_reference
+    got = run("hookgrad", "torchvision_cases", ["ops"])["ops"]
+    assert "error" not in got, got.get("error")
+    boxes, scores = np.array(got["boxes"]), np.array(got["scores"])
+    assert got["keep"] == nms_reference(boxes, scores, 0.3)
+    feats, rois = np.array(got["feats"]), np.array(got["rois"])
+    want = roi_align_reference(feats, rois, 0.9, 3, 2, -1, True)
+    np.testing.assert_allclose(got["pooled"], want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got["grad"], roi_align_reference(feats, rois, 0.9, 3, 2, -1, True,
+                                                                grad=2 * want),
+                               rtol=1e-4, atol=1e-5)
+    assert got["node"] == "GeneratedBackwardFor_torchvision_roi_align_defaultBackward"
+
+
 def test_a_plain_pytorch_training_script_runs_with_only_the_import_changed():
     """tests/clients/training_script.py (the README's "Porting a script")."""
     got = run("hookgrad", "training_script", ["unshuffled", "unshuffled_eager", "shuffled"])

@@ -76,3 +76,18 @@ def test_uninitialized_parameter_materializes_like_torch():
         b = L.nn.UninitializedBuffer()
         b.materialize((4,))
         assert type(b) is L.Tensor and tuple(b.shape) == (4,)
+
+
+@needs_torch
+def test_load_state_dict_materializes_like_torch():
+    src = torch.nn.Linear(3, 4)
+    sd = src.state_dict()
+    hm, tm = nn.LazyLinear(4), torch.nn.LazyLinear(4)
+    hm.load_state_dict({k: hookgrad.tensor(v.numpy()) for k, v in sd.items()})
+    tm.load_state_dict(sd)
+    assert not hm.has_uninitialized_params() and not tm.has_uninitialized_params()
+    assert _spec(hm) == _spec(tm)
+    x = _rng.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(hm(hookgrad.tensor(x)).detach().numpy(),
+                               tm(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert type(hm).__name__ == type(tm).__name__ == "Linear"

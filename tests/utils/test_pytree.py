@@ -79,7 +79,14 @@ def test_registered_node_flattens_and_tensors_are_leaves():
     assert Box in pytree.SUPPORTED_NODES and pytree._register_pytree_node
 
 
-def test_dumps_is_not_implemented_yet():
-    with pytest.raises(NotImplementedError, match=r"hookgrad does not implement "
-                       r"torch.utils._pytree.treespec_dumps yet"):
-        pytree.treespec_dumps(pytree.tree_structure([1]))
+def test_treespec_dumps_writes_torchs_json_and_loads_reads_it_back():
+    def f(L):
+        p = _pt(L)
+        trees = [{"a": [1, (2,)], "b": None}, OrderedDict(z=1), defaultdict(list, {"k": 1}),
+                 deque([1], maxlen=3), 1]
+        dumped = [p.treespec_dumps(p.tree_structure(t)) for t in trees]
+        back = [p.treespec_loads(d) == p.tree_structure(t) for d, t in zip(dumped, trees)]
+        return [dumped, back, raises(p.treespec_dumps, p.tree_structure(P(1, 2))),
+                raises(p.treespec_dumps, p.tree_structure([1]), 2)]
+    got = same_as_torch(f)
+    assert all(got[1]) and got[2]["raises"] == "NotImplementedError"

@@ -17,19 +17,39 @@ __all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTran
 
 class LazyModuleMixin:
     """A module whose parameters are ``UninitializedParameter`` until its first call, when
-    ``initialize_parameters(*args)`` materialises them and the module becomes
-    ``cls_to_become``."""
+    ``initialize_parameters(*args, **kwargs)`` (which a subclass defines) materialises them
+    and the module becomes ``cls_to_become`` (if set)."""
 
     cls_to_become = None
 
-    def _lazy_setup(self):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(_infer_parameters,
                                                                with_kwargs=True)
+
+    def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                        unexpected_keys, error_msgs):
+        # an uninitialized parameter or buffer takes its shape from the loaded value
+        for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+            key = prefix + name
+            if key in state_dict and t is not None and is_lazy(t):
+                with no_grad():
+                    t.materialize(tuple(state_dict[key].shape))
 
     def has_uninitialized_params(self) -> bool:
         """Whether a parameter or buffer is still uninitialized."""
         return any(is_lazy(t) for t in list(self._parameters.values()) +
                    list(self._buffers.values()))
+
+    def initialize_parameters(self, *args, **kwargs) -> None:
+        """Materialise the uninitialized parameters for the first call's arguments."""
+        raise NotImplementedError(f"initialize_parameters is not implemented for "
+                                  f"{self.__class__.__name__}")
+
+
+class _LazyBuiltin(LazyModuleMixin):
+    """The built-in lazy layers: ``_shapes(input)`` gives each parameter's shape."""
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self._lazy_size() != 0:
@@ -52,12 +72,13 @@ def _infer_parameters(module, args, kwargs):
     if module.has_uninitialized_params():
         raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
     module._initialize_hook.remove()
-    del module._initialize_hook
+    module._load_hook.remove()
+    del module._initialize_hook, module._load_hook
     if module.cls_to_become is not None:
         module.__class__ = module.cls_to_become
 
 
-class LazyLinear(LazyModuleMixin, Linear):
+class LazyLinear(_LazyBuiltin, Linear):
     """``Linear`` whose ``in_features`` is the last size of its first input.
 
     ::
@@ -74,7 +95,6 @@ class LazyLinear(LazyModuleMixin, Linear):
         self.out_features = out_features
         if bias:
             self.bias = UninitializedParameter(**kw)
-        self._lazy_setup()
 
     def _lazy_size(self):
         return self.in_features
@@ -84,7 +104,7 @@ class LazyLinear(LazyModuleMixin, Linear):
         return {"weight": (self.out_features, self.in_features), "bias": (self.out_features,)}
 
 
-class _LazyConv(LazyModuleMixin):
+class _LazyConv(_LazyBuiltin):
     def __init__(self, out_channels, kernel_size, *args, device=None, dtype=None, **kwargs):
         super().__init__(0, 0, kernel_size, *args, **kwargs)
         kw = {"device": device, "dtype": dtype}
@@ -92,7 +112,6 @@ class _LazyConv(LazyModuleMixin):
         self.out_channels = out_channels
         if self._has_bias:
             self.bias = UninitializedParameter(**kw)
-        self._lazy_setup()
 
     def _lazy_size(self):
         return self.in_channels
@@ -142,7 +161,7 @@ LazyConvTranspose2d = _make("LazyConvTranspose2d", ConvTranspose2d, True)
 LazyConvTranspose3d = _make("LazyConvTranspose3d", ConvTranspose3d, True)
 
 
-class _LazyNorm(LazyModuleMixin):
+class _LazyNorm(_LazyBuiltin):
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
         super().__init__(0, eps, momentum, affine, track_running_stats)
@@ -153,7 +172,6 @@ class _LazyNorm(LazyModuleMixin):
         if self.track_running_stats:
             self.running_mean = UninitializedBuffer(**kw)
             self.running_var = UninitializedBuffer(**kw)
-        self._lazy_setup()
 
     def _lazy_size(self):
         return self.num_features
