@@ -7,6 +7,7 @@ Names, signatures and defaults are ``torch.nn.functional``'s. The ops live in
 """
 import math
 import warnings
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -74,10 +75,10 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "gumbel_softmax", "local_response_norm",
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
-    "pdist", "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES",
-    "assert_int_or_pair", "boolean_dispatch",
+    "pdist", "assert_int_or_pair", "boolean_dispatch",
 ]
 
+# grid_sample's mode numbers, as PyTorch's kernel takes them (constants: not in __all__)
 GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
@@ -90,7 +91,7 @@ def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
 
 
 def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name,
-                     func_name):
+                     func_name) -> Callable:
     """A function that calls ``if_true`` or ``if_false`` by its boolean argument
     ``arg_name`` (positional index ``arg_index``, ``default`` when not given); the
     docstring is whichever of the two has one."""
