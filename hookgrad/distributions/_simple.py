@@ -6,7 +6,8 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 
 import numbers
 
-from .._tensor import Size
+from .._tensor import Size, Tensor
+from . import constraints
 from .distribution import Distribution, broadcast_all
 
 
@@ -31,3 +32,19 @@ class _Params(Distribution):
                                  {n: getattr(self, n).expand(shape) for n in self._params})
         new._params = self._params
         return new
+
+
+class _LocScale(_Params):
+    """A real location-scale family: ``(loc, scale)``, reparameterised samples."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        super().__init__(loc, scale, validate_args=validate_args)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc

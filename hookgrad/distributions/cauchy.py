@@ -6,13 +6,12 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 import math
 
 from .._factory import full, rand
-from . import constraints
-from ._simple import _Params
+from ._simple import _LocScale
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(_Params):
+class Cauchy(_LocScale):
     r"""The Cauchy distribution, as torch.distributions.Cauchy.
 
     .. code-block:: python
@@ -20,21 +19,10 @@ class Cauchy(_Params):
         Cauchy(loc, scale, validate_args=None)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
         return full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype)
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

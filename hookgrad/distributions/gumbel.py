@@ -6,15 +6,14 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 import math
 
 from .._factory import rand
-from . import constraints
-from ._simple import _Params
+from ._simple import _LocScale
 
 __all__ = ["Gumbel"]
 
 _EULER = 0.57721566490153286060
 
 
-class Gumbel(_Params):
+class Gumbel(_LocScale):
     r"""The Gumbel distribution, as torch.distributions.Gumbel.
 
     .. code-block:: python
@@ -24,21 +23,10 @@ class Gumbel(_Params):
     rsample is loc - scale * log(-log(u)).
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
         return self.loc + self.scale * _EULER
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:

@@ -6,13 +6,12 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 import math
 
 from .._factory import rand
-from . import constraints
-from ._simple import _Params
+from ._simple import _LocScale
 
 __all__ = ["Laplace"]
 
 
-class Laplace(_Params):
+class Laplace(_LocScale):
     r"""The Laplace distribution, as torch.distributions.Laplace.
 
     .. code-block:: python
@@ -20,20 +19,9 @@ class Laplace(_Params):
         Laplace(loc, scale, validate_args=None)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
         return self.loc
 
     @property

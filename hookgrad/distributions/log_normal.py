@@ -7,12 +7,12 @@ import math
 
 from .._factory import randn
 from . import constraints
-from ._simple import _Params
+from ._simple import _LocScale
 
 __all__ = ["LogNormal"]
 
 
-class LogNormal(_Params):
+class LogNormal(_LocScale):
     r"""The log-normal distribution exp(Normal(loc, scale)), as
     torch.distributions.LogNormal.
 
@@ -21,13 +21,7 @@ class LogNormal(_Params):
         LogNormal(loc, scale, validate_args=None)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
