@@ -8,6 +8,9 @@ several rounds after three warm-up steps. Rows:
 
   gpt2     GPT2LMHeadModel, 2 layers, 4 heads, width 64, vocabulary 256, batch 4 x 32
 
+PyTorch runs with its default intra-op threads; on a machine whose cores are busy they
+oversubscribe and its times grow many-fold (``OMP_NUM_THREADS=1`` shows the difference).
+
 The last line is ``models_vs_torch: X``, the geometric mean over rows of PyTorch's time
 over hookgrad's compiled time (above 1: hookgrad is faster).
 

@@ -27,7 +27,7 @@ import runpy
 import sys
 from types import ModuleType
 
-TORCH_VERSION = "2.13.0"  # the PyTorch release whose API and behaviour hookgrad follows
+from .version import __version__ as TORCH_VERSION  # the PyTorch release hookgrad follows
 
 
 class _TorchDistribution(importlib.metadata.Distribution):

@@ -157,6 +157,40 @@ def test_the_copy_into_meta_warning_names_the_callers_line():
     assert {w.filename for w in caught} == {__file__}
 
 
+def test_layers_build_and_run_on_meta():
+    def run(L):
+        nn = L.nn
+        with L.device("meta"):
+            cases = [(nn.Conv2d(3, 4, 3), (1, 3, 8, 8)), (nn.BatchNorm2d(3), (2, 3, 4, 4)),
+                     (nn.InstanceNorm1d(4, track_running_stats=True), (2, 4, 5)),
+                     (nn.LSTM(4, 5, 2, batch_first=True), (2, 3, 4)),
+                     (nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), (2, 5, 8)),
+                     (nn.GroupNorm(2, 4), (2, 4, 3)), (nn.MaxPool2d(2), (1, 3, 4, 4)),
+                     (nn.Embedding(10, 3, padding_idx=0), None)]
+            out = []
+            for m, shape in cases:
+                y = m(L.empty(shape) if shape else L.tensor([[1, 0]]))
+                y = y[0] if isinstance(y, tuple) else y
+                out.append([type(m).__name__, str(y.device), list(y.shape),
+                            sorted({t.device.type for t in [*m.parameters(), *m.buffers()]})])
+        return out
+    got = same_as_torch(run)
+    assert {tuple(o[3]) for o in got} == {("meta",), ()}
+
+
+def test_skip_init():
+    def run(L):
+        m = L.nn.utils.skip_init(L.nn.Linear, 5, 2, bias=True)
+        errors = [raises(lambda: L.nn.utils.skip_init(L.nn.ReLU)),
+                  raises(lambda: L.nn.utils.skip_init(int))]
+        return [str(m.weight.device), list(m.weight.shape), type(m.bias).__name__,
+                m.weight.requires_grad, errors]
+    got = same_as_torch(run)
+    assert got[:4] == ["cpu", [2, 5], "Parameter", True]
+    assert got[4][0] == {"raises": "RuntimeError",
+                         "message": "Module must support a 'device' arg to skip initialization"}
+
+
 def test_meta_random_factories_draw_nothing():
     hookgrad.manual_seed(0)
     a = hookgrad.rand(3)

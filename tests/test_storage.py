@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import numpy as np
 import pytest
 
@@ -62,6 +63,14 @@ def test_no_address_where_no_bytes_are():
     assert hookgrad.empty(3, device="meta").untyped_storage().data_ptr() == 0
     with pytest.raises(hookgrad.compile.TracedValueError, match="data_ptr"):
         hookgrad.compile(lambda t: t.data_ptr())(hookgrad.ones(2))
+
+
+def test_a_donated_array_has_no_address():
+    arr = jax.numpy.ones(8)
+    t = hookgrad.Tensor._wrap(arr)
+    jax.jit(lambda x: x + 1, donate_argnums=0)(arr)
+    with pytest.raises(RuntimeError, match="array was deleted"):
+        t.data_ptr()
 
 
 def test_storage_sizes_and_the_typed_storage():

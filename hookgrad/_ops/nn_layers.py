@@ -107,6 +107,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         m = 0.0 if momentum is None else float(momentum)
         # written in place, unrecorded; the version bump (PyTorch's kernel does not bump)
         # is how functional_call and compile see that the buffers changed
+        if y.is_meta:  # shapes only: no statistics to keep
+            return y
         if running_mean is not None:
             _set(running_mean, _running_update(running_mean._data, mean._data, m, 1.0))
         if running_var is not None:
@@ -168,6 +170,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     y, mean, var = apply(INSTANCE_NORM, (input, weight, bias), {"eps": float(eps)})
     m = 0.0 if momentum is None else float(momentum)
     # like batch_norm: written in place, unrecorded, averaged over the batch
+    if y.is_meta:
+        return y
     if running_mean is not None:
         _set(running_mean, _running_update(running_mean._data, mean._data.mean(0), m, 1.0))
     if running_var is not None:

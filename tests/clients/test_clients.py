@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from tests._torch_hidden import run_with_torch_hidden
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -24,11 +26,18 @@ def _installed(*names):
     return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)}")
 
 
-def run(lib, module, functions):
-    """{function: result} of ``tests/clients/<module>.py`` run under ``lib``."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.clients._run", lib, "tests.clients." + module,
-         ",".join(functions)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+def run(lib, module, functions, hide=()):
+    """{function: result} of ``tests/clients/<module>.py`` run under ``lib``; ``hide``:
+    packages (``"torch"``, ...) the run cannot see, as where they are not installed."""
+    argv = [lib, "tests.clients." + module, ",".join(functions)]
+    if hide:
+        proc = run_with_torch_hidden(
+            f"import sys; sys.argv[1:] = {argv!r}\n"
+            "import runpy; runpy.run_module('tests.clients._run', run_name='__main__')",
+            also_hide=hide, timeout=900)
+    else:
+        proc = subprocess.run([sys.executable, "-m", "tests.clients._run", *argv], cwd=ROOT,
+                              capture_output=True, text=True, timeout=900)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode or not lines:
         raise AssertionError(f"{lib} run of {module} failed:\n{proc.stderr[-3000:]}")
@@ -58,9 +67,10 @@ def _finite(x):
     return not isinstance(x, float) or math.isfinite(x)
 
 
-def check(module, functions, tol=1e-4):
-    """Run the scenarios under hookgrad (and PyTorch when installed) and compare."""
-    got = run("hookgrad", module, functions)
+def check(module, functions, tol=1e-4, hide=()):
+    """Run the scenarios under hookgrad (with the packages ``hide`` names hidden) and
+    PyTorch when installed, and compare."""
+    got = run("hookgrad", module, functions, hide)
     errors = {k: v["error"] for k, v in got.items() if isinstance(v, dict) and "error" in v}
     assert not errors, "\n".join(f"{k}:\n{v}" for k, v in errors.items())
     assert _finite(got)
@@ -170,15 +180,21 @@ def test_a_plain_pytorch_training_script_runs_with_only_the_import_changed():
 
 @_installed("transformers", "safetensors")
 def test_transformers_models_match_pytorch():
-    """GPT-2, BERT and Llama (tiny configs) train, generate, hook and compile as PyTorch."""
+    """GPT-2, BERT and Llama (tiny configs) train, generate, hook, save and load, and
+    compile as PyTorch; hookgrad's run sees no real torch (nor torchvision), as on a
+    machine with only hookgrad, so transformers finds torch through as_torch's metadata."""
     got = check("transformers_cases", ["gpt2_train_step", "bert_classify_backward",
-                                       "llama_generate", "module_hooks", "compiled_training",
-                                       "compiled_forward"])
+                                       "llama_generate", "module_hooks", "save_and_reload",
+                                       "compiled_training", "compiled_forward"],
+                hide=("torch", "torchvision"))
     step = got["gpt2_train_step"]
     assert step["loss_after"] < step["loss"]
     assert len(got["llama_generate"]["tokens"][0]) == 6 + 5
     hooks = got["module_hooks"]
     assert len(hooks["attn_out"]) == 2 and len(hooks["mlp_grad_out"][0]) == 6
     assert hooks["attention"] == "sdpa"
+    for model in ("gpt2", "llama"):
+        reload = got["save_and_reload"][model]
+        _close(reload["after"], reload["before"], 1e-6, model)
     losses = got["compiled_training"]
     assert losses["gpt2"][2] < losses["gpt2"][0] and losses["llama"][2] < losses["llama"][0]

@@ -1,11 +1,12 @@
 """nn utilities: gradient clipping, parameter/vector conversion, packed sequences (``rnn``)."""
-from . import clip_grad, convert_parameters, rnn
+from . import clip_grad, convert_parameters, init, rnn
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
                         get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .init import skip_init
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+           "get_total_norm", "parameters_to_vector", "skip_init", "vector_to_parameters"]
 
 
 from ... import _missing as _m  # noqa: E402
