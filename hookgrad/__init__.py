@@ -21,6 +21,10 @@ from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sp
                       strided)
 from ._storage import TypedStorage, UntypedStorage
 from ._type_info import finfo, iinfo
+from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop_threads,
+                       set_num_threads)
+from ._windows import (bartlett_window, blackman_window, hamming_window, hann_window,
+                       kaiser_window)
 from ._vmap import vmap
 from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
                              memory_format, preserve_format)
@@ -63,7 +67,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "functional", "ops", "cpu", "linalg"})
+                   "functional", "ops", "cpu", "linalg", "profiler"})
 
 
 def _assert(condition, message):

@@ -1,8 +1,26 @@
 """Exceptions and message texts shared by several layers (a leaf: imports nothing of
 hookgrad but the mode flags), so that a low module can raise what a high one defines."""
+import sys
+import warnings
+
 from . import _mode
 
-__all__ = ["TracedValueError", "traced_value_error"]
+__all__ = ["TracedValueError", "traced_value_error", "warn"]
+
+# code objects of wrappers that stand between a public function and its caller (autocast's):
+# ``warn`` does not count their frames
+WRAPPERS = set()
+
+
+def warn(message, category=UserWarning, stacklevel=1):
+    """``warnings.warn`` whose ``stacklevel`` counts only frames of real callers: a public
+    function wrapped (by autocast) still warns at its caller's line."""
+    frame, level, counted = sys._getframe(1), 1, 1
+    while counted < stacklevel and frame is not None:
+        frame, level = frame.f_back, level + 1
+        if frame is not None and frame.f_code not in WRAPPERS:
+            counted += 1
+    warnings.warn(message, category, stacklevel=level + 1)
 
 
 class TracedValueError(RuntimeError):

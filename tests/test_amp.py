@@ -302,3 +302,20 @@ def test_every_listed_name_is_a_pytorch_op():
     assert missing == []
     assert all(n in autocast_table.POLICY["cpu"] or n in autocast_table.POLICY["cuda"]
                or n in autocast_table.BANNED["cuda"] for n in autocast_table.LISTED)
+
+
+def test_warnings_inside_listed_functions_point_at_the_callers_line():
+    # autocast's wrapper stands between the caller and a listed function: warnings look
+    # through it, with autocast on and off
+    F = hookgrad.nn.functional
+    x = hookgrad.ones(3, 4)
+    calls = [lambda: F.mse_loss(x, hookgrad.ones(4)), lambda: F.kl_div(x, x),
+             lambda: F.softmax(x), lambda: F.grid_sample(hookgrad.ones(1, 1, 3, 3),
+                                                         hookgrad.zeros(1, 2, 2, 2))]
+    for enabled in (False, True):
+        with hookgrad.autocast("cpu", enabled=enabled):
+            for call in calls:
+                with pytest.warns(UserWarning) as rec:
+                    call()
+                assert [(r.filename, r.lineno) for r in rec] == [
+                    (__file__, call.__code__.co_firstlineno)] * len(rec)

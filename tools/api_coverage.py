@@ -109,9 +109,26 @@ DIFFERS = {
     "torch.utils.data.SubsetRandomSampler": "orders drawn from hookgrad's key",
     "torch.utils.data.WeightedRandomSampler": "draws from hookgrad's key",
     "torch.utils.data.random_split": "splits drawn from hookgrad's key",
-    "torch.utils.data.DistributedSampler": "shuffled orders drawn from `seed + epoch` with "
-                                           "hookgrad's PRNG: not PyTorch's orders",
+    "torch.utils.data.IterDataPipe": "no built-in steps (`map`, `filter`, ...); several "
+                                     "iterators may run at once",
+    "torch.utils.data.MapDataPipe": "no built-in steps (`map`, `batch`, ...)",
+    "torch.utils.data.DFIterDataPipe": "no DataFrame tracing",
+    "torch.utils.data.datapipes": "the bases and decorators: no `iter`/`map` steps",
+    "torch.utils.data.graph": "`traverse_dps`/`traverse` raise NotImplementedError",
+    "torch.utils.data.graph_settings": "its functions raise NotImplementedError (they need "
+                                       "`graph.traverse_dps`)",
+    "torch.utils.data.argument_validation": "raises NotImplementedError (no DataPipe type "
+                                            "system)",
+    "torch.utils.data.runtime_validation": "raises NotImplementedError (no DataPipe type "
+                                           "system)",
+    "torch.utils.data.DistributedSampler": "shuffled orders drawn from a `hookgrad.Generator` "
+                                           "seeded with `seed + epoch`",
     "torch.utils.data.default_collate": "Python floats/ints collate to 32-bit without x64",
+    "torch.autograd.profiler": "records a JAX trace (`export_chrome_trace`); no per-op "
+                               "event tables (`key_averages`), NVTX or ITT ranges",
+    "torch.autograd.kineto_available": "always False: the profilers record JAX traces",
+    "torch.autograd.NestedIOFunction": "calling one raises NotImplementedError (PyTorch's "
+                                       "raises AttributeError: neither runs)",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
     "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
                  "not implemented",
@@ -122,6 +139,10 @@ DIFFERS = {
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
+        "set_num_threads", "get_num_threads", "set_num_interop_threads",
+        "get_num_interop_threads")},
+    "torch.Tensor.unfold": "returns a copy (writes to it do not reach `self`)",
     "torch.unique": _EAGER, "torch.Tensor.unique": _EAGER,
     "torch.unique_consecutive": _EAGER, "torch.Tensor.unique_consecutive": _EAGER,
     "torch.bincount": _EAGER, "torch.Tensor.bincount": _EAGER,

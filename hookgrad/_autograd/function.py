@@ -23,7 +23,7 @@ from .graph import _Node
 from .._ops import views as _ops_views
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
-           "InplaceFunction"]
+           "InplaceFunction", "NestedIOFunction"]
 
 _gm = grad_mode._state
 _dual = forward_ad._ACTIVE  # dispatch's forward-AD slot: None turns forward AD off
@@ -381,6 +381,24 @@ class InplaceFunction(Function):
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
+
+
+class NestedIOFunction(Function):
+    """Kept for PyTorch compatibility (a legacy Function taking nested inputs through
+    ``forward_extended``/``backward_extended``); use :class:`Function`. PyTorch's can no
+    longer run one, and calling one here raises hookgrad's "does not implement" error."""
+
+    def __call__(self, *args, **kwargs):
+        from .. import _missing
+        _missing.not_implemented("torch.autograd.function.NestedIOFunction")()
+
+    def forward_extended(self, *input):
+        """User-defined forward."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """User-defined backward."""
+        raise NotImplementedError
 
 
 def _run_forward(cls, ctx, args, kwargs, has_setup):

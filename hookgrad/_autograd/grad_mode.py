@@ -14,6 +14,7 @@ class _State(threading.local):
     # and replays no views, so they only record the mode (for code that reads it back)
     multithreading = True
     view_replay = False
+    grad_layout = True  # hookgrad's gradients are always C-ordered, as its parameters
 
 
 _state = _State()
@@ -189,6 +190,47 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         _set_multithreading_enabled(self.prev)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+def _is_grad_layout_enforcement_enabled():
+    return _state.grad_layout
+
+
+def _set_grad_layout_enforcement_enabled(enable):
+    _state.grad_layout = bool(enable)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """Set whether accumulated gradients must follow the gradient layout contract (strides
+    matching their parameter's). Takes effect at once; usable as a context manager or
+    decorator (restoring the previous setting). Thread-local.
+
+    hookgrad's tensors have no strides to mismatch (every gradient is C-ordered, like its
+    parameter), so the setting is only recorded.
+
+    Example::
+
+        >>> with hookgrad.autograd.enforce_grad_layout_policy(False):
+        ...     loss.backward()
+    """
+
+    def __init__(self, enable=True):
+        self.prev = _state.grad_layout
+        self.mode = enable
+        _set_grad_layout_enforcement_enabled(enable)
+
+    def __call__(self, orig_func):
+        _set_grad_layout_enforcement_enabled(self.prev)  # as a decorator: inside only
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_grad_layout_enforcement_enabled(self.prev)
 
     def clone(self):
         return type(self)(self.mode)

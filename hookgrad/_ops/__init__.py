@@ -7,7 +7,9 @@ from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa:
 from . import nn_pdist, nn_shuffle  # noqa: F401
 from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods
 from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and det, ...)
-from . import pointwise_math, sampling, set_ops, stacking, statistics  # noqa: F401 - after the ops they alias
+# after the ops they alias and build on
+from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
+from . import placement, statistics, type_queries  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 

@@ -12,10 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _errors
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
-from .registry import defop
+from .registry import defop, export
 
 
 class LinAlgError(RuntimeError):
@@ -70,10 +71,10 @@ def check_matrix(fname, A, square=True, floating=True):
         check_floating(fname, A)
 
 
-def raise_for_info(fname, info, message):
-    """PyTorch's ``LinAlgError`` where a factorization's ``info`` (a Tensor, 0: success)
-    is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only: a traced
-    ``info`` is left in the result (the README's differences)."""
+def raise_for_info(fname, info, message, error=LinAlgError):
+    """PyTorch's ``error`` (``LinAlgError``) where a factorization's ``info`` (a Tensor, 0:
+    success) is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only:
+    a traced ``info`` is left in the result (the README's differences)."""
     arr = info._data
     if isinstance(arr, jax.core.Tracer) or not arr.size:
         return
@@ -83,7 +84,12 @@ def raise_for_info(fname, info, message):
         return
     b = int(bad[0])
     where = f"(Batch element {b}): " if arr.ndim else ""
-    raise LinAlgError(f"{fname}: {where}{message(int(flat[b]))}")
+    raise error(f"{fname}: {where}{message(int(flat[b]))}")
+
+
+def warn_caller(message):
+    """A UserWarning at the line that called the public function calling this one."""
+    _errors.warn(message, UserWarning, stacklevel=3)
 
 
 def not_pd(k):
@@ -153,6 +159,92 @@ def cholesky(A, *, upper=False) -> Tensor:
     return res.L
 
 
+CHOLESKY = defop("cholesky", _cholesky_ex, "CholeskyBackward0", names="self -> result upper")
+
+
+@export(name="cholesky")
+def _cholesky_top(input, upper=False) -> Tensor:
+    """``cholesky(input, upper=False)`` (deprecated): :func:`hookgrad.linalg.cholesky`,
+    recorded as PyTorch's older ``CholeskyBackward0``."""
+    warn_caller("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+                "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
+                "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+                "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+                "transform will produce equivalent results for all valid (symmetric positive "
+                "definite) inputs.")
+    check_matrix("cholesky", input)
+    factor, info = apply(CHOLESKY, (input,), {"upper": bool(upper)})
+    raise_for_info("cholesky", info, not_pd)
+    return factor
+
+
+def _from_factor(factor, upper):
+    """``A = L @ L.mH`` (``U.mH @ U`` when ``upper``) from the factor's triangle; the
+    gradient is that of the whole ``factor``, as PyTorch's formula gives it."""
+    tri = jnp.triu(factor) if upper else jnp.tril(factor)
+    f = factor + jax.lax.stop_gradient(tri - factor)
+    fh = jnp.swapaxes(f, -1, -2).conj()
+    return fh @ f if upper else f @ fh
+
+
+def _cholesky_solve(b, factor, upper):
+    a = _from_factor(factor, upper)
+    batch = jnp.broadcast_shapes(b.shape[:-2], a.shape[:-2])
+    return jnp.linalg.solve(jnp.broadcast_to(a, batch + a.shape[-2:]),
+                            jnp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+def _cholesky_inverse(factor, upper):
+    return jnp.linalg.inv(_from_factor(factor, upper))
+
+
+def check_cpu_kernel(kernel, t):
+    """PyTorch's error for a type its CPU kernel is not built for (integers, bool)."""
+    if not (t.is_floating_point() or t.is_complex()):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind(t)}'")
+
+
+CHOLESKY_SOLVE = defop("cholesky_solve", _cholesky_solve, "CholeskySolveBackward0",
+                       names="self input2 -> self input2 result upper")
+CHOLESKY_INVERSE = defop("cholesky_inverse", _cholesky_inverse, "CholeskyInverseBackward0",
+                         names="self -> self result upper")
+
+
+@export
+def cholesky_solve(input, input2, upper=False) -> Tensor:
+    """``cholesky_solve(B, L, upper=False)``: ``X`` with ``A @ X = B`` for ``A = L @ L.mH``
+    (``L.mH @ L`` when ``upper``), given its Cholesky factor ``L`` (only its triangle is
+    read)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {input.ndim} "
+                           "dimensions instead")
+    if input2.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.ndim} "
+                           "dimensions instead")
+    if input.dtype != input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{kind(input)} and A of type {kind(input2)} instead.")
+    check_cpu_kernel("cholesky_solve_cpu", input)
+    n, m = input2.shape[-2:]
+    if n != m:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {n} by {m} "
+                           "matrices")
+    if input.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{n} by {n} but each b matrix is {input.shape[-2]} by "
+                           f"{input.shape[-1]}")
+    return apply(CHOLESKY_SOLVE, (input, input2), {"upper": bool(upper)})
+
+
+@export
+def cholesky_inverse(input, upper=False) -> Tensor:
+    """``cholesky_inverse(L, upper=False)``: the inverse of ``A = L @ L.mH`` (``L.mH @ L``
+    when ``upper``) from its Cholesky factor ``L``."""
+    check_matrix("cholesky_inverse", input, floating=False)
+    check_cpu_kernel("cholesky_inverse_out_cpu", input)
+    return apply(CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
+
+
 # --------------------------------------------------------------------------- qr
 
 
@@ -175,6 +267,20 @@ def qr(A, mode="reduced"):
     if mode == "r":
         q = Tensor._wrap(jnp.zeros((0,), A._data.dtype))
     return qr_result(q, r)
+
+
+qr_top_result = return_type("qr", ["Q", "R"])
+
+
+@export(name="qr")
+def _qr_top(input, some=True):
+    """``qr(input, some=True)`` (deprecated): :func:`hookgrad.linalg.qr` with mode
+    ``'reduced'`` (``some``) or ``'complete'``."""
+    warn_caller("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+                "future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
+                "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
+                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    return qr_top_result(*qr(input, "reduced" if some else "complete"))
 
 
 # --------------------------------------------------------------------------- svd
@@ -221,6 +327,26 @@ def svdvals(A, *, driver=None) -> Tensor:
     """``linalg.svdvals(A, *, driver=None)``: the singular values of ``A``, descending."""
     check_matrix("linalg.svd", A, square=False)
     return apply(SVDVALS, (A,), {"k": min(A.shape[-2:])})[1]
+
+
+svd_top_result = return_type("svd", ["U", "S", "V"])
+
+
+@export(name="svd")
+def _svd_top(input, some=True, compute_uv=True):
+    """``svd(input, some=True, compute_uv=True)``: :func:`hookgrad.linalg.svd` returning
+    ``V`` (``Vh.mT``), reduced when ``some``; without ``compute_uv``, ``U`` and ``V`` are
+    square zeros."""
+    if input.ndim < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
+                           f"{input.ndim} dimensions instead")
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch, dtype = tuple(input.shape[:-2]), input._data.dtype
+        return svd_top_result(Tensor._wrap(jnp.zeros(batch + (m, m), dtype)), svdvals(input),
+                              Tensor._wrap(jnp.zeros(batch + (n, n), dtype)))
+    u, s, vh = svd(input, full_matrices=not some)
+    return svd_top_result(u, s, vh.mT)
 
 
 # --------------------------------------------------------------------------- eigh

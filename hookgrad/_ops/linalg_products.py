@@ -1,18 +1,18 @@
-"""Products of ``torch.linalg``: cross, vecdot (and ``vdot``), matrix_power, multi_dot.
+"""Products of ``torch.linalg``: cross, vecdot (and ``vdot``), matrix_power, matrix_exp,
+multi_dot.
 
 ``cross`` and ``vdot`` are rows; ``vecdot``, ``matrix_power`` and ``multi_dot`` are made of
 other ops (mul and sum, matmul, mm and views), recorded as PyTorch records them.
 """
 from __future__ import annotations
 
-import warnings
-
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import matmul, mm
-from .linalg_decomp import check_matrix, kind
+from .linalg_decomp import check_matrix, kind, warn_caller
 from .linalg_solve import inv
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .shape import wrap_dim
@@ -50,10 +50,10 @@ def _cross_top(input, other, dim=None) -> Tensor:
     """``cross(input, other, dim=None)``: :func:`hookgrad.linalg.cross`; without ``dim``,
     along the first dimension of size 3 (deprecated, with a warning)."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
-                      "Please either pass the dim explicitly or simply use torch.linalg.cross."
-                      "\nThe default value of dim will change to agree with that of "
-                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warn_caller("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                    "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                    "default value of dim will change to agree with that of linalg.cross in a "
+                    "future release.")
         shape = jnp.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((d for d, n in enumerate(shape) if n == 3), -1)
     return _cross("linalg.cross", input, other, dim)
@@ -133,6 +133,18 @@ def matrix_power(A, n) -> Tensor:
 def _matrix_power_top(input, n) -> Tensor:
     """``matrix_power(input, n)``: :func:`hookgrad.linalg.matrix_power`."""
     return _matrix_power("matrix_power", input, n)
+
+
+MATRIX_EXP = defop("linalg_matrix_exp", jsl.expm, "LinalgMatrixExpBackward0",
+                   names="self -> self")
+
+
+@export
+def matrix_exp(A) -> Tensor:
+    """``linalg.matrix_exp(A)``: the matrix exponential ``sum(A^k / k!)`` of a square ``A``
+    (or of each in a batch)."""
+    check_matrix("linalg.matrix_exp", A)
+    return apply(MATRIX_EXP, (A,))
 
 
 # --------------------------------------------------------------------------- multi_dot

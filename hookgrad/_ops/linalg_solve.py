@@ -14,14 +14,20 @@ from .linalg_decomp import check_floating, check_matrix, kind, raise_for_info, r
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 
 
-def _lu_info(a):
-    """LAPACK getrf's ``info`` of ``a``: the 1-based index of the first zero pivot of its
-    LU factorization, 0 when there is none."""
-    if not a.shape[-1]:
-        return jnp.zeros(a.shape[:-2], jnp.int32)
-    lu = jsl.lu_factor(jax.lax.stop_gradient(a))[0]
+def zero_pivot(lu):
+    """LAPACK getrf's ``info`` of the factorization ``lu``: the 1-based index of its first
+    zero pivot, 0 when there is none."""
+    if not min(lu.shape[-2:]):
+        return jnp.zeros(lu.shape[:-2], jnp.int32)
     zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
     return jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
+
+
+def _lu_info(a):
+    """getrf's ``info`` of ``a`` (its factorization computed without gradient)."""
+    if not a.shape[-1]:
+        return jnp.zeros(a.shape[:-2], jnp.int32)
+    return zero_pivot(jsl.lu_factor(jax.lax.stop_gradient(a))[0])
 
 
 def _lu_extras(a, *rest, **statics):
@@ -113,13 +119,19 @@ def _check_solve(A, B, left, vector):
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {kind(A)} and B of type {kind(B)} instead")
+    check_rows("linalg.solve", A, B, left, vector)
+
+
+def check_rows(fname, A, B, left, vector):
+    """PyTorch's errors for a right-hand side ``B`` whose rows (columns when not ``left``)
+    are not ``A``'s, or whose batch does not broadcast with ``A``'s."""
     n = A.shape[-1]
     rows = B.shape[-1] if vector else B.shape[-2 if left else -1]
     if rows != n:
         cols = 1 if vector else B.shape[-1 if left else -2]
         eq = "AX = B" if left else "XA = B"
         shown = f"{rows}x{cols}" if left else f"{cols}x{rows}"
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
+        raise RuntimeError(f"{fname}: Incompatible shapes of A and B for the equation {eq} "
                            f"({A.shape[-2]}x{n} and {shown})")
     batch_b = tuple(B.shape[:-1] if vector else B.shape[:-2])
     err = shape_broadcast_error(batch_b, tuple(A.shape[:-2]))
@@ -149,6 +161,41 @@ def solve(A, B, *, left=True) -> Tensor:
     res = solve_ex(A, B, left=left)
     raise_for_info("torch.linalg.solve", res.info, _solver_failed)
     return res.result
+
+
+# --------------------------------------------------------------------------- triangular
+
+
+def _solve_triangular(a, b, upper, left, unitriangular):
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    return jax.lax.linalg.triangular_solve(a, b, left_side=left, lower=not upper,
+                                           unit_diagonal=unitriangular)
+
+
+SOLVE_TRIANGULAR = defop("linalg_solve_triangular", _solve_triangular,
+                         "LinalgSolveTriangularBackward0",
+                         names="self B -> self result upper left unitriangular")
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor:
+    """``linalg.solve_triangular(A, B, *, upper, left=True, unitriangular=False)``: ``X``
+    with ``A @ X = B`` (``X @ A = B`` when not ``left``) for an upper (lower) triangular
+    ``A``, whose other triangle is not read (nor its diagonal, taken as ones, when
+    ``unitriangular``)."""
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    check_matrix("linalg.solve_triangular", A)
+    check_floating("linalg.solve_triangular", B)
+    check_rows("linalg.solve_triangular", A, B, left, False)
+    if A.dtype != B.dtype:  # PyTorch promotes
+        from .._dtype import from_jax
+        common = from_jax(jnp.promote_types(A._data.dtype, B._data.dtype))
+        A, B = A.to(common), B.to(common)
+    return apply(SOLVE_TRIANGULAR, (A, B), {"upper": bool(upper), "left": bool(left),
+                                            "unitriangular": bool(unitriangular)})
 
 
 # --------------------------------------------------------------------------- det, slogdet

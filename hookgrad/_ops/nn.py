@@ -8,12 +8,12 @@ builds a function from several ops, the fused row carries the name of PyTorch's 
 from __future__ import annotations
 
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
 
 from .._autograd import grad_mode
+from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, matmul_graph
@@ -301,10 +301,11 @@ def prelu(input, weight) -> Tensor:
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
+    # NOTE: ``_stacklevel`` counts as PyTorch's does, from a helper one frame below
     from .reduction import softmax as sm
     if dim is None:
-        warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
-                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+        _errors.warn("Implicit dimension choice for softmax has been deprecated. Change the "
+                     "call to include dim=X as an argument.", stacklevel=_stacklevel - 1)
     return sm(input, dim, dtype)
 
 
@@ -312,16 +313,16 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     """``softmax(-input)``."""
     from .reduction import softmax as sm
     if dim is None:
-        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
-                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+        _errors.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                     "call to include dim=X as an argument.", stacklevel=_stacklevel - 1)
     return sm(-input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     from .reduction import log_softmax as lsm
     if dim is None:
-        warnings.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
-                      "the call to include dim=X as an argument.", stacklevel=_stacklevel)
+        _errors.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
+                     "the call to include dim=X as an argument.", stacklevel=_stacklevel - 1)
     return lsm(input, dim, dtype)
 
 

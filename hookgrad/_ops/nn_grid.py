@@ -12,6 +12,7 @@ import warnings
 
 import jax.numpy as jnp
 
+from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import defop
@@ -144,7 +145,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        _errors.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     if input.ndim not in (4, 5) or grid.ndim != input.ndim:
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
@@ -175,7 +176,7 @@ def affine_grid(theta, size, align_corners=None) -> Tensor:
         affine_grid(theta, size, align_corners=None)
     """
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        _errors.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")

@@ -9,11 +9,11 @@ reduction when that name depends on it. Value checks (targets in range, probabil
 from __future__ import annotations
 
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
 
+from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .gather import check_index
@@ -42,9 +42,9 @@ def _check_reduction(reduction, allowed=("mean", "sum", "none")):
 
 def _warn_size(input, target):
     if input.shape != target.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
-                      f"size ({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=3)
+        _errors.warn(f"Using a target size ({target.shape}) that is different to the input "
+                     f"size ({input.shape}). This will likely lead to incorrect results due to "
+                     "broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
 def _per_reduction(name, fwd, nodes):
@@ -236,11 +236,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         red = reduction
         if red == "mean":
-            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
-                          "the support size.'batchmean' divides only by the batch size, and "
-                          "aligns with the KL div math definition.'mean' will be changed to "
-                          "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+            _errors.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                         "the support size.'batchmean' divides only by the batch size, and "
+                         "aligns with the KL div math definition.'mean' will be changed to "
+                         "behave the same as 'batchmean' in the next major release.",
+                         stacklevel=2)
     _check_reduction(red, ("mean", "sum", "none", "batchmean"))
     op = KL_DIV_LOG_NONE if (log_target and red == "none") else KL_DIV[red]
     return apply(op, (input, target), {"reduction": red, "log_target": bool(log_target)})

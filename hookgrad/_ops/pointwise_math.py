@@ -7,15 +7,18 @@ One ``OpDef`` row per op, as in ``pointwise``; ops with a static argument (``log
 """
 from __future__ import annotations
 
+import collections
 import math
 
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
-from .dispatch import NOT_IMPLEMENTED
-from .pointwise import _binary, _unary
-from .registry import FUNCTIONS, METHODS, OpCall, OpDef, defop, export, to_tensor_like, variants
+from .dispatch import NOT_IMPLEMENTED, apply
+from .pointwise import _POW, _POW_T, _RPOW, UNARY as _POINTWISE_UNARY, _binary, _unary
+from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export, inplace_of,
+                       to_tensor_like, variants)
 
 
 def _sinc(x):
@@ -39,6 +42,9 @@ _UNARY = [
     OpDef("signbit", jnp.signbit, None, inplace=False),
     OpDef("isneginf", jnp.isneginf, None, inplace=False),
     OpDef("isposinf", jnp.isposinf, None, inplace=False),
+    OpDef("angle", lambda x: jnp.where(x < 0, jnp.pi, 0.0).astype(x.dtype)
+          if jnp.issubdtype(x.dtype, jnp.floating) else jnp.angle(x), "AngleBackward0",
+          inplace=False, names="self -> self"),
     OpDef("isreal", lambda x: jnp.isreal(x) if jnp.iscomplexobj(x) else jnp.ones(x.shape, bool),
           None, inplace=False),
 ]
@@ -52,6 +58,10 @@ _BINARY = [
           NOT_IMPLEMENTED, ()),
     OpDef("ldexp", lambda x, e: x * jnp.exp2(e), "LdexpBackward0", inplace_function=True,
           names="self other -> other result"),
+    OpDef("gcd", jnp.gcd, None, inplace_function=True),
+    OpDef("lcm", jnp.lcm, None, inplace_function=True),
+    OpDef("bitwise_left_shift", jnp.left_shift, None, inplace_function=False),
+    OpDef("bitwise_right_shift", jnp.right_shift, None, inplace_function=False),
 ]
 
 UNARY = {row.name: _unary(row) for row in _UNARY}
@@ -147,6 +157,80 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
     return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
 
 
+_POLYGAMMA = defop("polygamma", lambda x, n: jax.scipy.special.polygamma(n, x),
+                   "PolygammaBackward0", names="self -> n self")
+_MVLGAMMA = defop("mvlgamma", lambda x, p: jax.scipy.special.multigammaln(x, p),
+                  "MvlgammaBackward0", names="self -> p self")
+
+
+@export(method=False)
+def polygamma(n, input) -> Tensor:
+    """``polygamma(n, input)``: the ``n``-th derivative of the digamma function."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return apply(_POLYGAMMA, (input,), {"n": int(n)})
+
+
+@export(name="polygamma", function=False)
+def _polygamma_method(self, n) -> Tensor:
+    return polygamma(n, self)
+
+
+@export(name="polygamma_", function=False)
+def _polygamma_inplace(self, n) -> Tensor:
+    return apply(_POLYGAMMA, (self,), {"n": int(n)}, out=self)
+
+
+@variants(inplace=True)
+def mvlgamma(input, p) -> OpCall:
+    """``mvlgamma(input, p)``: the multivariate log-gamma function of dimension ``p``
+    (every element must exceed ``(p - 1) / 2``)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return _MVLGAMMA, (input,), {"p": int(p)}
+
+
+@variants()
+def float_power(input, exponent) -> OpCall:
+    """``float_power(input, exponent)``: ``input ** exponent`` computed in double precision
+    (the result is ``float64``, or ``complex128``)."""
+    wide = _dtype_mod.complex128 if (isinstance(input, Tensor) and input.dtype.is_complex) \
+        else _dtype_mod.float64
+    base = input.to(wide) if isinstance(input, Tensor) else input
+    exp = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
+    if not isinstance(base, Tensor):
+        return _RPOW, (exp, base), None
+    return (_POW_T if isinstance(exp, Tensor) else _POW), (base, to_tensor_like(exp)), None
+
+
+_FREXP = defop("frexp", lambda x: (lambda m, e: (m, e.astype(jnp.int32)))(*jnp.frexp(x)),
+               "FrexpBackward0", names="self -> exponent=result1")
+
+
+@export
+def frexp(input):
+    """``frexp(input)``: ``(mantissa, exponent)`` with ``input = mantissa * 2 **
+    exponent`` and ``0.5 <= |mantissa| < 1``."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return _FREXP_TYPE(*apply(_FREXP, (input,)))
+
+
+_FREXP_TYPE = collections.namedtuple("frexp", ["mantissa", "exponent"])
+
+
+@export(function=False)
+def float_power_(self, exponent) -> Tensor:
+    """In-place :func:`float_power`: ``self`` must already be double precision."""
+    wide = _dtype_mod.complex128 if self.dtype.is_complex else _dtype_mod.float64
+    if self.dtype is not wide:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dtype_mod.TORCH_KINDS[self.dtype.name]} but the operation's "
+                           f"result requires dtype {_dtype_mod.TORCH_KINDS[wide.name]}")
+    op, args, st = float_power.__wrapped__(self, exponent)
+    return apply(op, args, st, out=self)
+
+
 @export
 def positive(input) -> Tensor:
     """``positive(input)``: ``input`` itself (refused for bool tensors, as PyTorch does)."""
@@ -157,7 +241,8 @@ def positive(input) -> Tensor:
 
 # ---- PyTorch's other names of existing ops, every form the original has
 ALIASES = {
-    "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+    "unsafe_chunk": "chunk", "unsafe_split": "split",
+    "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
     "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "absolute": "abs",
     "fix": "trunc", "swapdims": "swapaxes",
 }
@@ -174,3 +259,5 @@ def _alias(new, old):
 for _new, _old in ALIASES.items():
     _alias(_new, _old)
 METHODS.setdefault("true_divide_", METHODS["div_"])
+for _n in ("logical_not", "bitwise_not"):  # PyTorch's in-place methods of these two
+    METHODS.setdefault(_n + "_", inplace_of(_POINTWISE_UNARY[_n], _n))

@@ -46,6 +46,11 @@ def _fill(self, kind, sample):
     return apply(_FILLS[kind], (self, Tensor._wrap(sample)), out=self)
 
 
+def _no_more(kwargs, name):
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+
 @export(function=False)
 def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     """``normal_(mean=0, std=1, *, generator=None)``: fills ``self`` with samples of
@@ -59,7 +64,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw) -> Tensor:
     """``uniform_(from=0, to=1, *, generator=None)``: fills ``self`` with samples of
     ``U[from, to)``."""
-    lo = kw.pop("from", from_)
+    lo = kw.pop("from", from_)  # PyTorch's keyword is the reserved word ``from``
+    _no_more(kw, "uniform_")
     if lo > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={lo} > to={to}")
@@ -118,7 +124,9 @@ def random_(self, from_=None, to=None, *, generator=None, **kw) -> Tensor:
     """``random_(from=0, to=None, *, generator=None)``: integers drawn uniformly from
     ``[from, to - 1]``; ``random_(to)`` from ``[0, to - 1]``; without bounds, from the
     integers the dtype holds exactly."""
-    lo, hi = _random_bounds(self, kw.pop("from", from_), to)
+    lo = kw.pop("from", from_)
+    _no_more(kw, "random_")
+    lo, hi = _random_bounds(self, lo, to)
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
                            f">= to={hi}")

@@ -10,9 +10,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import apply
-from .registry import defop, export
+from .registry import FUNCTIONS, defop, export
 from .shape import cat, flip, narrow, reshape, stack, wrap_dim
 
 
@@ -242,6 +243,7 @@ _ROT90 = defop("rot90", lambda x, k, dims: jnp.rot90(x, k, dims), "Rot90Backward
 
 
 def _diag_embed(x, offset, dim1, dim2):
+    dim1, dim2 = dim1 % (x.ndim + 1), dim2 % (x.ndim + 1)  # PyTorch saves them as given
     n = x.shape[-1] + abs(offset)
     eye = jnp.eye(n, k=offset, dtype=x.dtype)
     rows = jnp.arange(n) - max(-offset, 0)
@@ -263,7 +265,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(_DIAG_EMBED, (input,), {"offset": int(offset), "dim1": d1, "dim2": d2})
+    return apply(_DIAG_EMBED, (input,), {"offset": int(offset), "dim1": int(dim1),
+                                          "dim2": int(dim2)})
 
 
 @export
@@ -271,7 +274,7 @@ def diag(input, diagonal=0) -> Tensor:
     """``diag(input, diagonal=0)``: a 1-d input as the ``diagonal``-th diagonal of a square
     matrix; a 2-d input's ``diagonal``-th diagonal."""
     if input.ndim == 1:
-        return diag_embed(input, diagonal, 0, 1)
+        return diag_embed(input, diagonal)
     if input.ndim == 2:
         return apply(_DIAG, (input,), {"k": int(diagonal)})
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
@@ -287,3 +290,77 @@ def diagflat(input, offset=0) -> Tensor:
     """``diagflat(input, offset=0)``: ``input`` flattened, as the ``offset``-th diagonal of
     a square matrix."""
     return diag_embed(input.reshape(-1), offset, 0, 1)
+
+
+# ``pad`` (PyTorch's argument, what the node saves) is applied as ``pairs``, negative ones
+# having cropped already
+_CONSTANT_PAD = defop("constant_pad_nd", lambda x, pad, pairs, value: jnp.pad(
+    x, pairs, constant_values=jnp.asarray(value, x.dtype)), "ConstantPadNdBackward0", (),
+    names="self -> pad")
+
+
+@export(method=False)
+def constant_pad_nd(input, pad, value=0) -> Tensor:
+    """``constant_pad_nd(input, pad, value=0)``: ``input`` padded with ``value``; ``pad``
+    gives (before, after) pairs from the last dimension backwards (negative ones crop)."""
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}"
+                           if len(pad) % 2 else "Length of pad should be no more than twice "
+                           "the number of dimensions of the input.")
+    pairs = [(0, 0)] * input.ndim
+    for k in range(len(pad) // 2):
+        pairs[input.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
+    x = input
+    for d, (lo, hi) in enumerate(pairs):  # negative padding crops first
+        if lo < 0 or hi < 0:
+            x = narrow(x, d, max(-lo, 0), x.shape[d] - max(-lo, 0) - max(-hi, 0))
+    pos = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pairs)
+    return apply(_CONSTANT_PAD, (x,), {"pad": tuple(int(p) for p in pad), "pairs": pos,
+                                        "value": value})
+
+
+@export(function=False)
+def sum_to_size(self, *size) -> Tensor:
+    """``sum_to_size(*size)``: ``self`` summed down to ``size``, a shape it broadcasts
+    from."""
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    dims = [*range(lead), *(lead + i for i, s in enumerate(size)
+                            if s == 1 and self.shape[lead + i] != 1)]
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(*size) if lead else out
+
+
+@export(method=False)
+def unravel_index(indices, shape) -> tuple[Tensor, ...]:
+    """``unravel_index(indices, shape)``: the coordinates in a tensor of ``shape`` of the
+    flat ``indices``, one tensor per dimension."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or \
+            indices.dtype.name == "bool":
+        raise TypeError("expected 'indices' to be integer dtype, but got "
+                        f"{_dtype.TORCH_KINDS.get(indices.dtype.name)}")
+    out, rest = [], indices
+    for n in reversed(shape):
+        out.append(FUNCTIONS["remainder"](rest, n))
+        rest = FUNCTIONS["div"](rest, n, rounding_mode="floor")
+    return tuple(reversed(out))
+
+
+@export(method=False)
+def combinations(input, r=2, with_replacement=False) -> Tensor:
+    """``combinations(input, r=2, with_replacement=False)``: the length-``r`` combinations
+    of the 1-d ``input``'s elements, one per row (as ``itertools.combinations``)."""
+    import itertools
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = list(pick(range(input.shape[0]), r))
+    if not rows:
+        return input.new_zeros(0) if r else input.new_zeros(0)
+    cols = [Tensor._wrap(jnp.asarray([row[k] for row in rows])) for k in range(r)]
+    return stack([input[c] for c in cols], 1)

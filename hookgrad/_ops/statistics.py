@@ -6,17 +6,16 @@ builds from other ops (nanmean, diff, quantile, cov, ...) are built here the sam
 """
 from __future__ import annotations
 
+import collections
+
 import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import _jdtype, _norm, _return_type, return_types
-from .registry import FUNCTIONS, defop, export, norm_dim
+from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import cat, narrow, wrap_dim
-
-import collections  # noqa: E402
-
 
 def _min_max_type():
     """``aminmax``'s ``(min, max)`` named tuple, printed as PyTorch's."""
@@ -322,3 +321,45 @@ def corrcoef(input) -> Tensor:
     c = c / stddev[:, None]
     c = c / stddev[None, :]
     return c.clamp(-1, 1)
+
+
+def _renorm(x, p, dim, maxnorm):
+    axes = tuple(d for d in range(x.ndim) if d != dim)
+    norm = _norm(x, p, axes, True)
+    # PyTorch's: slices over maxnorm scaled to it (with its 1e-7)
+    return x * jnp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(x.dtype)
+
+
+_RENORM = defop("renorm", _renorm, "RenormBackward0", names="self -> dim maxnorm p self")
+
+
+@variants(inplace=True)
+def renorm(input, p, dim, maxnorm) -> OpCall:
+    """``renorm(input, p, dim, maxnorm)``: each slice along ``dim`` whose ``p``-norm exceeds
+    ``maxnorm`` scaled down to norm ``maxnorm``."""
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    return _RENORM, (input,), {"p": float(p), "dim": wrap_dim(dim, input.ndim),
+                               "maxnorm": float(maxnorm)}
+
+
+return_types["histogram"] = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+@export
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """``histogram(input, bins, *, range=None, weight=None, density=False)``: ``(hist,
+    bin_edges)`` with ``bins`` equal bins over ``range`` (the data's by default) or the
+    given 1-d edges; ``weight`` and ``density`` as NumPy's."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the "
+                           f"same dtype, but got input {_kind(input).lower()} and bins float")
+    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    w = None if weight is None else weight._data
+    hist, bin_edges = jnp.histogram(input._data.reshape(-1), edges, range=range,
+                                    weights=None if w is None else w.reshape(-1),
+                                    density=density)
+    return return_types["histogram"](Tensor._wrap(hist.astype(input._data.dtype)),
+                                     Tensor._wrap(bin_edges.astype(input._data.dtype)))

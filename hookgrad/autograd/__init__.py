@@ -1,57 +1,40 @@
 """Automatic differentiation: ``backward``, ``grad``, grad modes, the graph and Functions."""
+from collections.abc import Mapping, Sequence  # noqa: F401  (PyTorch's module has them)
+from typing import cast, overload  # noqa: F401
+
 from . import anomaly_mode, grad_mode, graph  # public paths: aliases of hookgrad._autograd's
 from .._autograd.grad_mode import (_force_original_view_tracking,
+                                   _is_multithreading_enabled as is_multithreading_enabled,
+                                   _is_view_replay_enabled as is_view_replay_enabled,
                                    _unsafe_preserve_version_counter, enable_grad,
+                                   enforce_grad_layout_policy,
                                    inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                    no_grad, set_grad_enabled, set_multithreading_enabled)
 from .._autograd.backward import backward, grad
 from .._ops.saved_names import SavedTensor
+from .._profiler import ProfilerActivity, kineto_available
+from .variable import Variable  # the module first: the ``variable`` function shadows it
 from .._autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
                                       is_anomaly_enabled, set_detect_anomaly)
 
 __all__ = ["backward", "grad", "Variable", "Function", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "graph", "grad_mode"]
-__all__ += ["detect_anomaly", "set_detect_anomaly", "set_multithreading_enabled"]
+__all__ += ["detect_anomaly", "set_detect_anomaly", "set_multithreading_enabled",
+            "enforce_grad_layout_policy"]
 
 
-class _VariableMeta(type):
-    def __instancecheck__(cls, other):
-        from .._tensor import Tensor
-        return isinstance(other, Tensor)
-
-    def __call__(cls, data=None, requires_grad=False, volatile=None):
-        # the legacy constructor: a new leaf Tensor sharing ``data`` (as ``detach()``)
-        from .._tensor import Tensor
-        if volatile is not None:
-            import warnings
-            warnings.warn("volatile was removed and now has no effect. Use `with "
-                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
-        if data is None:
-            return Tensor()
-        if not isinstance(data, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        t = data.detach()
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
+def variable(*args, **kwargs):
+    """Removed: raises ``RuntimeError``; use ``hookgrad.tensor(...)``."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) "
+                       "instead")
 
 
-class Variable(metaclass=_VariableMeta):
-    """``Variable(data, requires_grad=False)``: PyTorch's legacy constructor, giving a new
-    leaf Tensor that shares ``data``; ``isinstance(t, Variable)`` holds for every Tensor.
-
-    Example::
-
-        >>> v = Variable(hookgrad.ones(2), requires_grad=True)
-        >>> v.is_leaf, v.requires_grad
-        (True, True)
-    """
-
-    from .._autograd.engine import execution_engine as _execution_engine  # noqa: E402
+variable.Variable = Variable  # PyTorch's attribute (FX names Variable through it)
 
 
 def __getattr__(name):
-    if name in ("Function", "function", "once_differentiable", "FunctionCtx"):
+    if name in ("Function", "function", "once_differentiable", "FunctionCtx",
+                "NestedIOFunction"):
         import importlib  # not `from . import function`: that re-enters this __getattr__
         function = importlib.import_module(__name__ + ".function")
         return function if name == "function" else getattr(function, name)
@@ -60,7 +43,8 @@ def __getattr__(name):
         mod = importlib.import_module(__name__ + ".gradcheck")
         globals()[name] = fn = getattr(mod, name)
         return fn
-    if name in ("functional", "forward_ad"):  # submodules, importable as torch.autograd's
+    if name in ("functional", "forward_ad", "profiler", "profiler_util",
+                "profiler_legacy"):  # submodules, importable as torch.autograd's
         import importlib
         globals()[name] = mod = importlib.import_module(__name__ + "." + name)
         return mod

@@ -21,7 +21,7 @@ Differences from PyTorch:
 - ``from_optax``'s ``state_dict()`` has an empty ``"state"`` and the per-group optax
   states under ``"optax_state"``.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from ._optax import OptaxOptimizer, from_optax
 from .adadelta import Adadelta
 from .adagrad import Adagrad

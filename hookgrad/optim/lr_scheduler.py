@@ -14,6 +14,25 @@ Example::
     ...     train(...); opt.step()
     ...     sched.step()
 """
+from __future__ import annotations
+
+# PyTorch's module binds these helpers at its top level and code imports them from it
+# (``from torch.optim.lr_scheduler import Optimizer``): the same objects are re-exported.
+from bisect import bisect_right  # noqa: F401
+from collections import Counter  # noqa: F401
+from functools import partial, wraps  # noqa: F401
+from math import inf  # noqa: F401
+from typing import (TYPE_CHECKING, Any, Literal, Self, SupportsFloat,  # noqa: F401
+                    TypedDict, cast)
+from weakref import ref  # noqa: F401
+
+try:
+    from typing import override  # noqa: F401  (Python >= 3.12)
+except ImportError:  # PyTorch takes it from typing_extensions, as here
+    from typing_extensions import override  # noqa: F401
+
+from .._tensor import Tensor  # noqa: F401
+from .optimizer import Optimizer  # noqa: F401
 from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, CosineAnnealingLR,  # noqa: F401
                                   ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR,
                                   StepLR)

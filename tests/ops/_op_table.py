@@ -846,6 +846,46 @@ row("linalg.solve broadcast", lambda L, a, b: L.linalg.solve(a, b),
     lambda a, b: jnp.linalg.solve(a, jnp.broadcast_to(b, (2, 3, 2))), [F(2, 3, 3), F(3, 2)])
 row("linalg.solve_ex", lambda L, a, b: L.linalg.solve_ex(a, b),
     lambda a, b: (jnp.linalg.solve(a, b), _info(a)), [M3, F(3, 2)])
+row("linalg.solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+    lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=False), [M3, F(3, 2)], "fd")
+row("linalg.solve_triangular lower right unit", lambda L, a, b: L.linalg.solve_triangular(
+    a, b, upper=False, left=False, unitriangular=True),
+    lambda a, b: jax.scipy.linalg.solve_triangular(a, b.T, trans=1, lower=True,
+                                                   unit_diagonal=True).T, [M3, F(2, 3)])
+row("linalg.lu_factor", lambda L, a: L.linalg.lu_factor(a),
+    lambda a: (lambda r: (r[0], r[1] + 1))(jax.scipy.linalg.lu_factor(a)), [M3], "fd")
+row("linalg.lu_factor_ex", lambda L, a: L.linalg.lu_factor_ex(a),
+    lambda a: (lambda r: (r[0], r[1] + 1, _info(a)))(jax.scipy.linalg.lu_factor(a)), [R43])
+row("linalg.lu", lambda L, a: L.linalg.lu(a), lambda a: tuple(jax.scipy.linalg.lu(a)),
+    [F(3, 4)])
+row("linalg.lu_solve", lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b),
+    jnp.linalg.solve, [M3, F(3, 2)])
+row("linalg.lu_solve right adjoint", lambda L, a, b: L.linalg.lu_solve(
+    *L.linalg.lu_factor(a), b, left=False, adjoint=True),
+    lambda a, b: jnp.linalg.solve(a, b.T).T, [M3, F(2, 3)])
+row("svd", lambda L, a: (lambda r: (r[1], r[0] @ r[2].mT))(L.svd(a)),
+    lambda a: _usv(jnp.linalg.svd(a, full_matrices=False)), [R43])
+row("svd.method no_uv", lambda L, a: a.svd(compute_uv=False),
+    lambda a: (jnp.zeros((4, 4)), jnp.linalg.svd(a, compute_uv=False), jnp.zeros((3, 3))),
+    [R43])
+row("cholesky_solve", lambda L, a, b: L.cholesky_solve(b, L.linalg.cholesky(_spd(L, a))),
+    lambda a, b: jnp.linalg.solve(_spd_ref(a), b), [M3, F(3, 2)])
+row("cholesky_solve.method upper", lambda L, a, b: b.cholesky_solve(
+    L.linalg.cholesky(_spd(L, a), upper=True), upper=True),
+    lambda a, b: jnp.linalg.solve(_spd_ref(a), b), [M3, F(3, 2)])
+row("cholesky_inverse", lambda L, a: L.cholesky_inverse(L.linalg.cholesky(_spd(L, a))),
+    lambda a: jnp.linalg.inv(_spd_ref(a)), [M3])
+row("linalg.matrix_exp", lambda L, a: L.linalg.matrix_exp(a), jax.scipy.linalg.expm, [M3], "fd")
+row("matrix_exp.method", lambda L, a: a.matrix_exp(), jax.scipy.linalg.expm, [F(2, 3, 3)])
+row("linalg.diagonal", lambda L, a: L.linalg.diagonal(a, offset=1),
+    lambda a: jnp.diagonal(a, 1, -2, -1), [F(2, 3, 4)])
+row("cholesky", lambda L, a: L.cholesky(_spd(L, a)),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3])
+row("cholesky.method upper", lambda L, a: _spd(L, a).cholesky(upper=True),
+    lambda a: jnp.linalg.cholesky(_spd_ref(a)).mT, [M3])
+row("qr", lambda L, a: L.qr(a), lambda a: tuple(jnp.linalg.qr(a)), [R43])
+row("qr.method complete", lambda L, a: a.qr(some=False),
+    lambda a: tuple(jnp.linalg.qr(a, mode="complete")), [F(3, 4)])
 row("linalg.cholesky", lambda L, a: L.linalg.cholesky(_spd(L, a)),
     lambda a: jnp.linalg.cholesky(_spd_ref(a)), [M3], "fd")
 row("linalg.cholesky upper", lambda L, a: L.linalg.cholesky(_spd(L, a), upper=True),
@@ -1007,3 +1047,49 @@ row("quantile", lambda L, x: L.quantile(x, 0.3, dim=1), lambda x: jnp.quantile(x
     "nonames")
 row("nanquantile", lambda L, x: x.nanquantile(L.tensor([0.2, 0.9])),
     lambda x: jnp.nanquantile(x, jnp.array([0.2, 0.9])), [X], "nonames")
+# products.py
+row("baddbmm", lambda L, c, a, b: L.baddbmm(c, a, b, beta=0.5, alpha=2),
+    lambda c, a, b: 0.5 * c + 2 * (a @ b), [F(2, 3, 5), Bt, F(2, 4, 5)])
+row("addbmm", lambda L, c, a, b: c.addbmm(a, b), lambda c, a, b: c + (a @ b).sum(0),
+    [F(3, 5), Bt, F(2, 4, 5)], "shallow")
+row("addmv", lambda L, c, m, v: L.addmv(c, m, v, alpha=0.5), lambda c, m, v: c + 0.5 * (m @ v),
+    [F(3), A, W])
+row("addr", lambda L, c, u, v: c.addr(u, v, beta=2), lambda c, u, v: 2 * c + jnp.outer(u, v),
+    [X, F(3), W])
+row("tensordot", lambda L, a, b: L.tensordot(a, b, ([1, 0], [0, 1])),
+    lambda a, b: jnp.tensordot(a, b, ([1, 0], [0, 1])), [X, F(4, 3, 2)])
+row("inner", lambda L, a, b: L.inner(a, b), jnp.inner, [X, F(2, 4)])
+row("kron", lambda L, a, b: L.kron(a, b), jnp.kron, [F(2, 3), F(3, 2)], "shallow")
+# placement.py
+row("masked_scatter", lambda L, x, m, s: x.masked_scatter(m, s),
+    lambda x, m, s: jnp.where(m, s.reshape(-1)[jnp.clip(jnp.cumsum(m.reshape(-1)) - 1, 0)]
+                              .reshape(m.shape), x), [X, _M, F(12)])
+row("put", lambda L, x, i, s: x.put(i, s), lambda x, i, s: x.reshape(-1).at[
+    jnp.array([1, 11, 6])].set(s).reshape(x.shape), [X, I([1, -1, 6]), F(3)])
+row("put.accumulate", lambda L, x, i, s: L.Tensor.put(x, i, s, True), lambda x, i, s: x.reshape(
+    -1).at[jnp.array([1, 1, 6])].add(s).reshape(x.shape), [X, I([1, 1, 6]), F(3)], "slow")
+row("unfold", lambda L, x: x.unfold(1, 2, 1),
+    lambda x: jnp.stack([x[:, k:k + 2] for k in range(3)], 1), [X])
+# pointwise_math.py: more
+_INTS = I([12, 18, 7, 5])
+row("gcd", lambda L, a, b: L.gcd(a, b), jnp.gcd, [_INTS, I([8, 12, 21, 0])])
+row("lcm", lambda L, a, b: a.lcm(b), jnp.lcm, [_INTS, I([8, 12, 21, 3])])
+row("bitwise_left_shift", lambda L, a: L.bitwise_left_shift(a, 2), lambda a: a << 2, [_INTS])
+row("bitwise_right_shift", lambda L, a, b: a.bitwise_right_shift(b), jnp.right_shift,
+    [_INTS, I([1, 2, 0, 1])], "slow")
+row("angle", lambda L, x: L.angle(x), lambda x: jnp.where(x < 0, jnp.pi, 0.0), [X])
+row("polygamma", lambda L, x: L.polygamma(1, x), lambda x: jss.polygamma(1, x), [P(3, 4)])
+row("polygamma.method", lambda L, x: x.polygamma(2), lambda x: jss.polygamma(2, x), [P(3, 4)],
+    "slow")
+row("mvlgamma", lambda L, x: x.mvlgamma(2), lambda x: jss.multigammaln(x, 2), [G1(3, 4)])
+# back to float32: a float32 cotangent for a float64 output is refused by hookgrad's engine
+# (PyTorch casts it), which is not this op's concern
+row("float_power", lambda L, x, y: L.float_power(x, y).float(),
+    lambda x, y: jnp.power(x.astype(jnp.float64), y.astype(jnp.float64)).astype(jnp.float32),
+    [P(3, 4), Y])
+row("renorm", lambda L, x: L.renorm(x, 2, 0, 1.5), lambda x: x * jnp.where(
+    jnp.linalg.norm(x, axis=1, keepdims=True) > 1.5,
+    1.5 / (jnp.linalg.norm(x, axis=1, keepdims=True) + 1e-7), 1.0), [X])
+row("constant_pad_nd", lambda L, x: L.constant_pad_nd(x, (1, 2, 0, 1), 0.5),
+    lambda x: jnp.pad(x, ((0, 1), (1, 2)), constant_values=0.5), [X])
+row("frexp", lambda L, x: L.frexp(x), lambda x: (jnp.frexp(x)[0], jnp.frexp(x)[1]), [X])

@@ -103,7 +103,33 @@ def test_cov_with_weights():
     lambda L: L.nanmean(L.ones(3, dtype=L.int32)),
     lambda L: L.aminmax(L.ones(0)),
     lambda L: L.cov(L.ones(2, 2, 2)),
+    lambda L: L.ones(2).float_power_(2),
 ])
 def test_bad_input_gets_torchs_error(call):
     got = same_as_torch(lambda L: raises(call, L))
     assert got["raises"] in ("RuntimeError", "TypeError", "IndexError")
+
+
+@pytest.mark.parametrize("fn, arrays", [
+    (lambda L, a: a.sum_to_size(1, 4), (A,)),
+    (lambda L, a: a.sum_to_size(4), (A,)),
+    (lambda L, a: L.combinations(a), (V4,)),
+    (lambda L, a: L.combinations(a, 3, with_replacement=True), (V3,)),
+    (lambda L, a: L.constant_pad_nd(a, (-1, 2)), (A,)),
+])
+def test_more_composites(fn, arrays):
+    run(fn, *arrays)
+
+
+def test_unravel_index_histogram_and_casts():
+    def run_(L):
+        x = L.tensor(A)
+        h = L.histogram(x, 4)
+        hw = L.histogram(x, L.tensor([-1.0, 0.0, 0.5, 2.0]), weight=x.abs(), density=True)
+        return {"unravel": [py(t) for t in L.unravel_index(L.tensor([5, 7, 11]), (3, 4))],
+                "hist": [py(h.hist), py(h.bin_edges), py(hw.hist)],
+                "casts": [str(x.char().dtype), str(x.cfloat().dtype), str(x.cdouble().dtype)],
+                "inference": x.is_inference()}
+    got = same_as_torch(lambda L: {k: (v if k != "casts" else [s.split(".")[1] for s in v])
+                                   for k, v in run_(L).items()}, tol=1e-4)
+    assert got["unravel"] == [[1, 1, 2], [1, 3, 3]]

@@ -69,6 +69,37 @@ BAD_INPUT = {
     "norm 3-d with ord": lambda L: L.linalg.norm(L.ones(2, 2, 2), 2),
     "norm matrix ord 3": lambda L: L.linalg.norm(L.ones(2, 2), 3),
     "norm nuc of a vector": lambda L: L.linalg.norm(L.ones(3), "nuc"),
+    "solve_triangular 1-d B": lambda L: L.linalg.solve_triangular(L.eye(3), L.ones(3),
+                                                                  upper=True),
+    "solve_triangular non-square": lambda L: L.linalg.solve_triangular(L.ones(3, 4), L.ones(3, 1),
+                                                                       upper=True),
+    "solve_triangular rows": lambda L: L.linalg.solve_triangular(L.eye(3), L.ones(4, 1),
+                                                                 upper=True),
+    "solve_triangular right": lambda L: L.linalg.solve_triangular(L.eye(3), L.ones(1, 4),
+                                                                  upper=True, left=False),
+    "solve_triangular batch": lambda L: L.linalg.solve_triangular(L.ones(2, 3, 3),
+                                                                  L.ones(4, 3, 1), upper=True),
+    "lu_factor singular": lambda L: L.linalg.lu_factor(L.tensor(_SING)),
+    "lu_factor 1-d": lambda L: L.linalg.lu_factor(L.ones(3)),
+    "lu_factor integer": lambda L: L.linalg.lu_factor(L.ones(2, 2, dtype=L.long)),
+    "lu_factor no pivot": lambda L: L.linalg.lu_factor(L.eye(2), pivot=False),
+    "lu_solve rows": lambda L: L.linalg.lu_solve(*L.linalg.lu_factor(L.eye(3)), L.ones(4, 2)),
+    "matrix_exp non-square": lambda L: L.linalg.matrix_exp(L.ones(3, 4)),
+    "matrix_exp 1-d": lambda L: L.matrix_exp(L.ones(3)),
+    "matrix_exp integer": lambda L: L.linalg.matrix_exp(L.ones(2, 2, dtype=L.long)),
+    "cholesky_solve 1-d": lambda L: L.cholesky_solve(L.ones(3), L.eye(3)),
+    "cholesky_solve rows": lambda L: L.cholesky_solve(L.ones(4, 2), L.eye(3)),
+    "cholesky_solve dtypes": lambda L: L.cholesky_solve(L.ones(3, 2, dtype=L.float64),
+                                                        L.eye(3)),
+    "cholesky_solve non-square": lambda L: L.cholesky_solve(L.ones(3, 2), L.ones(3, 4)),
+    "cholesky_inverse non-square": lambda L: L.cholesky_inverse(L.ones(3, 4)),
+    "cholesky_inverse integer": lambda L: L.cholesky_inverse(L.ones(2, 2, dtype=L.long)),
+    "cholesky_solve integer": lambda L: L.cholesky_solve(L.ones(2, 1, dtype=L.long),
+                                                         L.ones(2, 2, dtype=L.long)),
+    "cholesky_inverse 1-d": lambda L: L.cholesky_inverse(L.ones(3)),
+    "cholesky not pd top": lambda L: L.cholesky(L.stack([L.eye(2), L.tensor(_NOT_PD)])),
+    "cholesky non-square top": lambda L: L.cholesky(L.ones(2, 3)),
+    "svd 1-d top": lambda L: L.svd(L.ones(3)),
     "lstsq 1-d": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
     "lstsq rows": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(4, 2)),
     "lstsq driver": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 2), driver="qr"),
@@ -107,7 +138,8 @@ def test_ex_forms_report_info_instead_of_raising():
         notpd = L.stack([L.tensor(_NOT_PD), L.eye(2)])
         return py({"inv": L.linalg.inv_ex(bad).info,
                    "solve": L.linalg.solve_ex(bad, L.ones(2)).info,
-                   "cholesky": L.linalg.cholesky_ex(notpd).info, "ok": L.linalg.inv_ex(L.eye(3)).info,
+                   "cholesky": L.linalg.cholesky_ex(notpd).info,
+                   "ok": L.linalg.inv_ex(L.eye(3)).info,
                    "dtype": str(L.linalg.inv_ex(bad).info.dtype).split(".")[-1]})
     got = same_as_torch(run, names=False)
     assert got["inv"] == [0, 2] and got["cholesky"] == [2, 0] and got["ok"] == 0
@@ -126,6 +158,11 @@ def test_results_are_pytorchs_named_tuples():
         "linalg_cholesky_ex": (hg.linalg.cholesky_ex(a), ("L", "info")),
         "linalg_lstsq": (hg.linalg.lstsq(a, a), ("solution", "residuals", "rank",
                                                  "singular_values")),
+        "linalg_lu_factor": (hg.linalg.lu_factor(a), ("LU", "pivots")),
+        "linalg_lu_factor_ex": (hg.linalg.lu_factor_ex(a), ("LU", "pivots", "info")),
+        "linalg_lu": (hg.linalg.lu(a), ("P", "L", "U")),
+        "svd": (hg.svd(a), ("U", "S", "V")),
+        "qr": (hg.qr(a), ("Q", "R")),
     }
     for name, (res, want) in fields.items():
         assert type(res).__name__ == name and res._fields == want
@@ -169,10 +206,21 @@ def test_lstsq_drivers_return_what_pytorchs_return():
 def test_cross_without_dim_warns_and_takes_the_first_size_3_dim():
     a, b = hg.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), hg.tensor([[0.0, 0.0], [1.0, 0.0],
                                                                        [0.0, 1.0]])
-    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg"):
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg") as rec:
         got = hg.cross(a, b)
+    assert rec[0].filename == __file__
     assert np.allclose(np.asarray(got._data), np.cross(np.asarray(a._data),
                                                        np.asarray(b._data), axis=0))
+
+
+@pytest.mark.parametrize("name", ["cholesky", "qr"])
+def test_deprecated_top_level_forms_warn(name):
+    with pytest.warns(UserWarning, match=f"torch.{name} is deprecated in favor of "
+                      f"torch.linalg.{name}") as rec:
+        getattr(hg, name)(hg.eye(2))
+    with pytest.warns(UserWarning, match=f"torch.{name} is deprecated") as rec_method:
+        getattr(hg.eye(2), name)()
+    assert rec[0].filename == rec_method[0].filename == __file__
 
 
 def test_compiled_step_leaves_a_singular_result_unchecked():
@@ -193,7 +241,8 @@ def test_as_torch_binds_torch_linalg():
             "import torch, torch.linalg\n"
             "from torch.linalg import LinAlgError, solve\n"
             "import hookgrad\n"
-            "assert torch.linalg is hookgrad.linalg and LinAlgError is hookgrad.linalg.LinAlgError\n"
+            "assert torch.linalg is hookgrad.linalg\n"
+            "assert LinAlgError is hookgrad.linalg.LinAlgError\n"
             "print(float(solve(torch.eye(2) * 2, torch.ones(2))[0]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._ops import (dispatch, fusion, indexing, linalg, nn_pool, nn_resample, nn_rnn,
+from hookgrad._ops import (dispatch, fusion, indexing, linalg, linalg_decomp, linalg_lu,
+                           linalg_products, linalg_solve, nn_pool, nn_resample, nn_rnn,
                            nn_sparse, pointwise, reduction, shape, sorting)
 from hookgrad.testing import check_grads
 
@@ -315,7 +316,7 @@ ELSEWHERE = {
 def _table_ops():
     ops = {}
     for mod in (pointwise, reduction, shape, linalg, indexing, sorting, nn_resample, nn_pool,
-                nn_sparse, nn_rnn):
+                nn_sparse, nn_rnn, linalg_decomp, linalg_lu, linalg_products, linalg_solve):
         for v in vars(mod).values():
             cands = v.values() if isinstance(v, dict) else [v]
             for op in cands:

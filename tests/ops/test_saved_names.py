@@ -54,8 +54,9 @@ DIFFERS = {
     **dict.fromkeys(["index_fill", "index_fill.tensor"], _INDEX),
     **dict.fromkeys([r.id for r in T.ROWS if r.id.startswith("_foreach")], _NODE),
     **dict.fromkeys(["linalg.norm nuc", "linalg.matrix_norm nuc", "linalg.matrix_norm 2",
-                     "linalg.matrix_norm -2"], _NEGDIM),
-    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.eigh upper", "linalg.eigvalsh"],
+                     "linalg.matrix_norm -2", "linalg.diagonal"], _NEGDIM),
+    **dict.fromkeys(["linalg.svd", "linalg.svdvals", "linalg.eigh upper", "linalg.eigvalsh",
+                     "svd", "svd.method no_uv"],
                     _SIGN),
     "linalg.matrix_power -3": _COLUMN_MAJOR,
 }

@@ -77,3 +77,30 @@ def test_unique_inside_compile_says_it_is_eager_only():
         return hookgrad.unique(x)
     with pytest.raises(RuntimeError, match="data-dependent output shape"):
         f(hookgrad.tensor([1, 2, 2]))
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 4), False), ((7, 3), True), ((7, 3), False),
+                                         ((3, 3, 3), False)])
+def test_fill_diagonal_writes_through_a_view(shape, wrap):
+    def run(L):
+        x = L.ones(*shape, requires_grad=True)
+        y = x * 2
+        y.fill_diagonal_(-1.0, wrap=wrap)
+        y.sum().backward()
+        return {"values": py(y), "grad": py(x.grad), "node": y.grad_fn.name()}
+    got = same_as_torch(run, names=False)
+    assert got["node"].endswith("CopySlices")
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.ones(3).fill_diagonal_(1.0),
+    lambda L: L.ones(2, 3, 3).fill_diagonal_(1.0),
+    lambda L: L.ones(2, 3).put(L.tensor([0, 1]), L.ones(3)),
+    lambda L: L.ones(2, 3).put(L.tensor([6]), L.ones(1)),
+    lambda L: L.ones(2, 3).masked_scatter(L.ones(2, 3, dtype=L.bool), L.ones(4)),
+    lambda L: L.ones(2, 3).unfold(1, 4, 1),
+    lambda L: L.ones(2, 3).unfold(1, 2, 0),
+])
+def test_placement_errors(call):
+    got = same_as_torch(lambda L: raises(call, L))
+    assert got["raises"] in ("RuntimeError", "IndexError")

@@ -431,3 +431,21 @@ def test_cyclic_lr_errors_match_torch():
             lib.CyclicLR(o, 0.01, [0.1, 0.2], cycle_momentum=False)
     with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
         lr_scheduler.CyclicLR(optim.Adagrad([leaf(INIT[0])]), 0.01, 0.1)
+
+
+_REEXPORTS = ["Any", "Counter", "Literal", "Self", "SupportsFloat", "TYPE_CHECKING",
+              "TypedDict", "annotations", "bisect_right", "cast", "inf", "override",
+              "partial", "ref", "wraps"]
+
+
+def test_module_level_helpers_are_torchs():
+    """``from torch.optim.lr_scheduler import Optimizer, inf, ...`` works: the module
+    re-exports the helpers PyTorch's binds, the same objects."""
+    assert lr_scheduler.Optimizer is optim.Optimizer
+    assert lr_scheduler.Tensor is hookgrad.Tensor
+    assert lr_scheduler.inf == float("inf")
+    assert lr_scheduler.bisect_right([1, 2, 2, 3], 2) == 3
+    if torch is not None:
+        import torch.optim.lr_scheduler as torch_sched
+        for name in _REEXPORTS:
+            assert getattr(lr_scheduler, name) is getattr(torch_sched, name), name

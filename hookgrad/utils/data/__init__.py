@@ -11,15 +11,22 @@ from ._utils.worker import get_worker_info
 from .dataloader import DataLoader, _DatasetKind
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
                       Subset, TensorDataset, random_split)
+from .datapipes import (DataChunk, DFIterDataPipe, IterDataPipe, MapDataPipe,
+                        argument_validation, functional_datapipe,
+                        guaranteed_datapipes_determinism, non_deterministic,
+                        runtime_validation, runtime_validation_disabled)
 from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler, WeightedRandomSampler)
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "_DatasetKind", "default_collate", "default_convert", "get_worker_info",
-           "random_split", "DistributedSampler"]
+           "random_split", "DataChunk", "DFIterDataPipe", "IterDataPipe", "MapDataPipe",
+           "argument_validation", "functional_datapipe", "guaranteed_datapipes_determinism",
+           "non_deterministic", "runtime_validation", "runtime_validation_disabled"]
 
 
 from ... import _missing as _m  # noqa: E402

@@ -1,5 +1,5 @@
 """``DistributedSampler``: each process of a data-parallel job reads its own share of a
-dataset, as ``torch.utils.data.distributed``."""
+dataset (``torch.utils.data.distributed``)."""
 from __future__ import annotations
 
 import math
@@ -10,30 +10,34 @@ from .sampler import Sampler, _randperm
 __all__ = ["DistributedSampler"]
 
 
-def _from_process_group(what):
-    from ... import distributed as dist
-    if not dist.is_available():
-        raise RuntimeError("Requires distributed package to be available")
-    return dist.get_world_size() if what == "world" else dist.get_rank()
-
-
 class DistributedSampler(Sampler):
-    """DistributedSampler(dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
-    drop_last=False)
+    """DistributedSampler(dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False)
 
-    The indices of ``dataset`` for process ``rank`` of ``num_replicas`` (by default the
-    process group's): every ``num_replicas``-th index from ``rank`` on, padded by
-    repetition (or cut, ``drop_last``) to equal shares. With ``shuffle`` the order is a
-    permutation drawn from ``seed + epoch`` (call ``set_epoch`` each epoch): the same in
-    every process, different from PyTorch's (JAX PRNG).
+    Restricts a DataLoader to the indices of one rank: the (shuffled) indices are padded by
+    repeating them (or, with ``drop_last=True``, cut) to a multiple of ``num_replicas``, and
+    rank ``r`` reads every ``num_replicas``-th one from ``r``. ``num_replicas`` and ``rank``
+    default to the default process group's world size and rank.
+
+    Call :meth:`set_epoch` at the start of each epoch, before iterating the loader: the
+    shuffle is seeded with ``seed + epoch``, so every rank draws the same order and each
+    epoch a new one. The order is drawn from a ``hookgrad.Generator`` (its numbers differ
+    from PyTorch's for the same seed); the split, padding and ``drop_last`` are PyTorch's.
+
+    Example::
+
+        >>> sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=False)
+        >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
+        [1, 3, 0]
     """
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
-        if num_replicas is None:
-            num_replicas = _from_process_group("world")
-        if rank is None:
-            rank = _from_process_group("rank")
+        if num_replicas is None or rank is None:
+            from ... import distributed as dist  # the job's process group, when asked for
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")
@@ -54,28 +58,26 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            g = Generator()
-            g.manual_seed(self.seed + self.epoch)
-            indices = _randperm(n, g)
+            indices = _randperm(n, Generator().manual_seed(self.seed + self.epoch))
         else:
             indices = list(range(n))
-        if not self.drop_last:
-            padding = self.total_size - len(indices)
-            if padding <= len(indices):
-                indices += indices[:padding]
-            else:
-                indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        else:
+        if self.drop_last:
             indices = indices[:self.total_size]
+        elif self.total_size > n:  # pad by repeating the order from its start
+            padding = self.total_size - n
+            indices += (indices * math.ceil(padding / n))[:padding]
         return iter(indices[self.rank:self.total_size:self.num_replicas])
 
-    def __len__(self) -> int:
+    def __len__(self):
         return self.num_samples
 
     def set_epoch(self, epoch: int) -> None:
-        """Set the epoch: with ``shuffle``, each epoch has its own order."""
+        """Set the epoch: with ``shuffle=True`` each epoch gets its own order (the same on
+        every rank); otherwise the next iteration repeats the last order."""
         self.epoch = epoch
 
 
 from ... import _missing as _m  # noqa: E402
+
 __getattr__ = _m.module_getattr(__name__)
+del _m
