@@ -139,12 +139,31 @@ def test_torch_functional_holds_torchs_own_functions():
         functional.not_a_function
 
 
-def test_lazy_module_mixin_is_there_for_isinstance_only():
+def test_lazy_module_mixin_makes_user_lazy_modules():
     from hookgrad.nn.modules.lazy import LazyModuleMixin
     assert not isinstance(hookgrad.nn.Linear(1, 1), LazyModuleMixin)
+    assert isinstance(hookgrad.nn.LazyLinear(2), LazyModuleMixin)
 
-    class LazyThing(LazyModuleMixin, hookgrad.nn.Module):
-        pass
-    with pytest.raises(NotImplementedError, match="hookgrad does not implement "
-                       "torch.nn.modules.lazy.LazyModuleMixin yet"):
-        LazyThing()
+    class LazyScale(LazyModuleMixin, hookgrad.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = hookgrad.nn.UninitializedParameter()
+
+        def initialize_parameters(self, x):
+            self.scale.materialize(x.shape[-1:])
+            self.scale.data.fill_(2.0)
+
+        def forward(self, x):
+            return x * self.scale
+
+    m = LazyScale()
+    assert m.has_uninitialized_params()
+    assert m(hookgrad.ones(3, 4)).tolist() == [[2.0] * 4] * 3
+    assert not m.has_uninitialized_params() and tuple(m.scale.shape) == (4,)
+
+    class Unfinished(LazyModuleMixin, hookgrad.nn.Module):
+        def forward(self, x):
+            return x
+    with pytest.raises(NotImplementedError, match="initialize_parameters is not implemented "
+                                                  "for Unfinished"):
+        Unfinished()(hookgrad.ones(1))

@@ -4,7 +4,7 @@ from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the r
 from . import gather, indexing, layout  # noqa: F401 - after shape: they use its helpers
 from . import nn_conv, nn_layers, nn_loss  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
-from . import nn_shuffle  # noqa: F401
+from . import nn_pdist, nn_shuffle  # noqa: F401
 from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods
 from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and det, ...)
 # after the ops they alias and build on

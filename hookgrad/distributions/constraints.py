@@ -10,7 +10,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Constraint", "real", "real_vector", "positive", "unit_interval", "simplex",
            "boolean", "greater_than", "less_than", "interval", "integer_interval",
-           "independent", "dependent", "dependent_property", "is_dependent"]
+           "independent", "dependent", "dependent_property", "is_dependent", "nonnegative",
+           "greater_than_eq", "nonnegative_integer"]
 
 
 class Constraint:
@@ -62,6 +63,30 @@ class _LessThan(Constraint):
 
     def __repr__(self):
         return _fields(self, upper_bound=self.upper_bound)
+
+
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return self.lower_bound <= value
+
+    def __repr__(self):
+        return _fields(self, lower_bound=self.lower_bound)
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return _fields(self, lower_bound=self.lower_bound)
 
 
 class _Interval(Constraint):
@@ -136,6 +161,9 @@ def is_dependent(constraint: object) -> bool:
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
 positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+nonnegative_integer = _IntegerGreaterThan(0)
+greater_than_eq = _GreaterThanEq
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 boolean = _Boolean()

@@ -7,6 +7,7 @@ Names, signatures and defaults are ``torch.nn.functional``'s. The ops live in
 """
 import math
 import warnings
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +36,7 @@ from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
                                    triplet_margin_with_distance_loss)
 from .._ops.nn_noise import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
+from .._ops.nn_pdist import pdist
 from .._ops.nn_pool import (adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
                             adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
                             adaptive_max_pool3d, adaptive_max_pool3d_with_indices)
@@ -73,7 +75,42 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "gumbel_softmax", "local_response_norm",
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
+    "pdist", "assert_int_or_pair", "boolean_dispatch",
 ]
+
+# grid_sample's mode numbers, as PyTorch's kernel takes them (constants: not in __all__)
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """Raise ``AssertionError(message.format(arg_name))`` unless ``arg`` is an int or a
+    pair."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name,
+                     func_name) -> Callable:
+    """A function that calls ``if_true`` or ``if_false`` by its boolean argument
+    ``arg_name`` (positional index ``arg_index``, ``default`` when not given); the
+    docstring is whichever of the two has one."""
+    def fn(*args, **kwargs):
+        if arg_name in kwargs:
+            flag = kwargs[arg_name]
+        else:
+            flag = args[arg_index] if arg_index < len(args) else default
+        return (if_true if flag else if_false)(*args, **kwargs)
+
+    docs = [f.__doc__ for f in (if_true, if_false) if f.__doc__ is not None]
+    if len(docs) == 2:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = if_true.__doc__ = if_false.__doc__ = docs[0] if docs else None
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
 
 
 def relu_(input: Tensor) -> Tensor:

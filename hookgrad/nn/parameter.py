@@ -11,9 +11,9 @@ import copy
 import jax
 import jax.numpy as jnp
 
-from .._tensor import Tensor, _flatten, _unflatten
+from .._tensor import Size, Tensor, _flatten, _unflatten
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
 def _empty():
@@ -144,3 +144,75 @@ jax.tree_util.register_pytree_node(Parameter, _flatten, _unflatten)
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)
+
+
+class UninitializedTensorMixin:
+    """A Tensor without a shape yet: ``materialize(shape)`` gives it zeros of ``shape`` and
+    turns it into ``cls_to_become``."""
+
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Create the data (zeros of ``shape``) and become a ``cls_to_become``."""
+        from .. import _dtype
+        dt = _dtype.to_jax(dtype) if dtype is not None else self._data.dtype
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self._data = jnp.zeros(shape, dt)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> Size:
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
+                           "This error usually happens in `load_state_dict` when trying to "
+                           "load an uninitialized parameter into an initialized one. Call "
+                           "`forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is an uninitialized parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A ``Parameter`` of a lazy module whose shape is inferred at the first forward.
+
+    ::
+
+        UninitializedParameter(requires_grad=True, device=None, dtype=None)
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Tensor.__new__(cls)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        Parameter.__init__(self, _uninitialized(dtype), requires_grad)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer of a lazy module whose shape is inferred at the first forward.
+
+    ::
+
+        UninitializedBuffer(requires_grad=False, device=None, dtype=None, persistent=True)
+    """
+
+    cls_to_become = Tensor
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        Tensor.__init__(self, _uninitialized(dtype))
+        if requires_grad:
+            self.requires_grad_(True)
+        self.persistent = persistent
+        self._is_buffer = True
+
+
+def _uninitialized(dtype):
+    from .. import _dtype
+    dt = _dtype.to_jax(dtype if dtype is not None else _dtype.get_default_dtype())
+    return Tensor._wrap(jnp.zeros((0,), dt))

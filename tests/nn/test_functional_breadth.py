@@ -96,6 +96,10 @@ CASES = [
      [r(2, 5, 7)], ()),
     ("local_response_norm_4d", lambda F, x: F.local_response_norm(x, 2, 0.2, 0.5, 2.0),
      [r(2, 5, 3, 4)], ()),
+    ("pdist", lambda F, x: F.pdist(x), [np.concatenate([r(4, 3), r(1, 3)[[0, 0]]])], ()),
+    ("pdist_p1", lambda F, x: F.pdist(x, 1), [r(5, 3)], ()),
+    ("pdist_p3", lambda F, x: F.pdist(x, 3.0), [r(5, 3)], ()),
+    ("pdist_p0", lambda F, x: F.pdist(x, 0), [r(5, 3)], ()),
     ("triplet_margin_with_distance_loss", lambda F, a, p, n: F.triplet_margin_with_distance_loss(
         a, p, n, distance_function=lambda x, y: 1 - F.cosine_similarity(x, y), swap=True),
      [X2, Y2, u(4, 5)], ()),
@@ -275,3 +279,30 @@ def test_container_factory_kwargs_and_deprecations_match_torch():
             L.nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"device": "cpu"}})
         with pytest.raises(TypeError, match="unexpected kwargs"):
             L.nn.factory_kwargs({"layout": 1})
+
+
+@needs_torch
+def test_small_helpers_match_torch():
+    for L in (F, TF):
+        assert L.GRID_SAMPLE_INTERPOLATION_MODES == TF.GRID_SAMPLE_INTERPOLATION_MODES
+        assert L.GRID_SAMPLE_PADDING_MODES == TF.GRID_SAMPLE_PADDING_MODES
+        L.assert_int_or_pair((1, 2), "kernel_size", "{} must be int or pair")
+        with pytest.raises(AssertionError, match="kernel_size must be int or pair"):
+            L.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or pair")
+
+    def yes(x, flag=False):
+        """doc"""
+        return "yes"
+
+    def no(x, flag=False):
+        return "no"
+    fn = F.boolean_dispatch("flag", 1, False, yes, no, "m", "f")
+    assert (fn(1), fn(1, True), fn(1, flag=True)) == ("no", "yes", "yes")
+    assert fn.__doc__ == "doc" and fn.__name__ == "f" and fn.__module__ == "m"
+
+
+def test_pdist_p_without_pytorch_gradients_is_not_implemented():
+    for p in (float("inf"), 0.5):
+        with pytest.raises(NotImplementedError, match="hookgrad does not implement "
+                                                      "torch.nn.functional.pdist with p="):
+            F.pdist(hookgrad.ones(3, 2), p)

@@ -162,6 +162,16 @@ LAYERS = [
     ("adaptive_maxpool3d_indices", lambda nn: nn.AdaptiveMaxPool3d(2, return_indices=True),
      lambda: [r(2, 3, 5, 4)]),
     ("pixel_shuffle", lambda nn: nn.PixelShuffle(2), lambda: [r(2, 8, 3, 2)]),
+    ("decoder_layer", lambda nn: nn.TransformerDecoderLayer(8, 2, 16).eval(),
+     lambda: [r(4, 2, 8), r(5, 2, 8)]),
+    ("decoder_layer_norm_first_gelu", lambda nn: nn.TransformerDecoderLayer(
+        8, 2, 16, activation="gelu", norm_first=True, batch_first=True).eval(),
+     lambda: [r(2, 4, 8), r(2, 5, 8)]),
+    ("decoder", lambda nn: nn.TransformerDecoder(nn.TransformerDecoderLayer(
+        8, 2, 16, batch_first=True, dropout=0.0), 2, norm=nn.LayerNorm(8)),
+     lambda: [r(2, 4, 8), r(2, 5, 8)]),
+    ("transformer", lambda nn: nn.Transformer(8, 2, 1, 2, 16, dropout=0.0),
+     lambda: [r(5, 2, 8), r(4, 2, 8)]),
     ("rrelu_eval", lambda nn: nn.RReLU(0.1, 0.3).eval(), lambda: [r(3, 4)]),
     ("alpha_dropout_eval", lambda nn: nn.AlphaDropout(0.3).eval(), lambda: [r(3, 4)]),
     ("feature_alpha_dropout_eval", lambda nn: nn.FeatureAlphaDropout(0.3).eval(),

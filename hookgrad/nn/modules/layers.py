@@ -33,6 +33,10 @@ from .padding import *  # noqa: E402,F401,F403
 from .pixelshuffle import *  # noqa: E402,F401,F403
 __all__ += channelshuffle.__all__ + fold.__all__ + padding.__all__ + pixelshuffle.__all__
 
+from . import lazy  # noqa: E402
+from .lazy import *  # noqa: E402,F401,F403
+__all__ += lazy.__all__
+
 from . import rnn  # noqa: E402
 from .rnn import *  # noqa: E402,F401,F403
 __all__ += rnn.__all__

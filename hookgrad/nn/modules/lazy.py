@@ -1,10 +1,201 @@
-"""``torch.nn.modules.lazy``: ``LazyModuleMixin``, the base of modules whose parameters take
-their shapes from the first input. hookgrad has no lazy modules yet: the class exists for
-``isinstance`` checks (no hookgrad Module is one), and constructing one raises."""
-from ... import _missing
+"""Lazy modules: ``LazyLinear``, ``LazyConv*``, ``LazyConvTranspose*``, ``LazyBatchNorm*``
+and ``LazyInstanceNorm*`` infer their input size at the first forward, then become the
+ordinary module (``cls_to_become``), as ``torch.nn.modules.lazy``."""
+from ..._autograd.grad_mode import no_grad
+from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                   ConvTranspose3d)
+from .linear import Linear
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d,
+                            InstanceNorm2d, InstanceNorm3d)
 
-__all__ = ["LazyModuleMixin"]
+__all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
-LazyModuleMixin = _missing.not_implemented_class("torch.nn.modules.lazy.LazyModuleMixin")
 
-__getattr__ = _missing.module_getattr(__name__)
+class LazyModuleMixin:
+    """A module whose parameters are ``UninitializedParameter`` until its first call, when
+    ``initialize_parameters(*args, **kwargs)`` (which a subclass defines) materialises them
+    and the module becomes ``cls_to_become`` (if set)."""
+
+    cls_to_become = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters,
+                                                               with_kwargs=True)
+
+    def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                        unexpected_keys, error_msgs):
+        # an uninitialized parameter or buffer takes its shape from the loaded value
+        for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+            key = prefix + name
+            if key in state_dict and t is not None and is_lazy(t):
+                with no_grad():
+                    t.materialize(tuple(state_dict[key].shape))
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer is still uninitialized."""
+        return any(is_lazy(t) for t in list(self._parameters.values()) +
+                   list(self._buffers.values()))
+
+    def initialize_parameters(self, *args, **kwargs) -> None:
+        """Materialise the uninitialized parameters for the first call's arguments."""
+        raise NotImplementedError(f"initialize_parameters is not implemented for "
+                                  f"{self.__class__.__name__}")
+
+
+class _LazyBuiltin(LazyModuleMixin):
+    """The built-in lazy layers: ``_shapes(input)`` gives each parameter's shape."""
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self._lazy_size() != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        """Materialise the parameters for ``input`` (then draw their initial values)."""
+        if not self.has_uninitialized_params():
+            return
+        with no_grad():
+            for name, shape in self._shapes(input).items():
+                t = getattr(self, name)
+                if is_lazy(t):
+                    t.materialize(shape)
+            self.reset_parameters()
+
+
+def _infer_parameters(module, args, kwargs):
+    module.initialize_parameters(*args, **kwargs)
+    if module.has_uninitialized_params():
+        raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
+    module._initialize_hook.remove()
+    module._load_hook.remove()
+    del module._initialize_hook, module._load_hook
+    if module.cls_to_become is not None:
+        module.__class__ = module.cls_to_become
+
+
+class LazyLinear(_LazyBuiltin, Linear):
+    """``Linear`` whose ``in_features`` is the last size of its first input.
+
+    ::
+
+        LazyLinear(out_features, bias=True, device=None, dtype=None)
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        kw = {"device": device, "dtype": dtype}
+        self.weight = UninitializedParameter(**kw)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(**kw)
+
+    def _lazy_size(self):
+        return self.in_features
+
+    def _shapes(self, input):
+        self.in_features = input.shape[-1]
+        return {"weight": (self.out_features, self.in_features), "bias": (self.out_features,)}
+
+
+class _LazyConv(_LazyBuiltin):
+    def __init__(self, out_channels, kernel_size, *args, device=None, dtype=None, **kwargs):
+        super().__init__(0, 0, kernel_size, *args, **kwargs)
+        kw = {"device": device, "dtype": dtype}
+        self.weight = UninitializedParameter(**kw)
+        self.out_channels = out_channels
+        if self._has_bias:
+            self.bias = UninitializedParameter(**kw)
+
+    def _lazy_size(self):
+        return self.in_channels
+
+    def _shapes(self, input):
+        nd = len(self.kernel_size)
+        if input.ndim not in (nd + 1, nd + 2):
+            raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input "
+                               f"to {self.cls_to_become.__name__}, but got input of size: "
+                               f"{list(input.shape)}")
+        self.in_channels = input.shape[1] if input.ndim == nd + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        g = self.groups
+        w = ((self.in_channels, self.out_channels // g) if self.transposed else
+             (self.out_channels, self.in_channels // g)) + tuple(self.kernel_size)
+        return {"weight": w, "bias": (self.out_channels,)}
+
+
+def _lazy_conv(base, transposed):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, *rest, device=None,
+                 dtype=None, **kwargs):
+        # (output_padding, groups, bias, dilation) for transposed, else (dilation, groups,
+        # bias); padding_mode last: PyTorch's order
+        names = (("output_padding", "groups", "bias", "dilation", "padding_mode") if transposed
+                 else ("dilation", "groups", "bias", "padding_mode"))
+        opts = dict(zip(names, rest), **kwargs)
+        self._has_bias = opts.pop("bias", True)
+        _LazyConv.__init__(self, out_channels, kernel_size, stride, padding, bias=False,
+                           device=device, dtype=dtype, **opts)
+    return __init__
+
+
+def _make(name, base, transposed):
+    cls = type(name, (_LazyConv, base), {
+        "cls_to_become": base, "__init__": _lazy_conv(base, transposed),
+        "__doc__": f"``{base.__name__}`` whose ``in_channels`` is read from its first input.",
+        "__module__": __name__})
+    return cls
+
+
+LazyConv1d = _make("LazyConv1d", Conv1d, False)
+LazyConv2d = _make("LazyConv2d", Conv2d, False)
+LazyConv3d = _make("LazyConv3d", Conv3d, False)
+LazyConvTranspose1d = _make("LazyConvTranspose1d", ConvTranspose1d, True)
+LazyConvTranspose2d = _make("LazyConvTranspose2d", ConvTranspose2d, True)
+LazyConvTranspose3d = _make("LazyConvTranspose3d", ConvTranspose3d, True)
+
+
+class _LazyNorm(_LazyBuiltin):
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
+        super().__init__(0, eps, momentum, affine, track_running_stats)
+        kw = {"device": device, "dtype": dtype}
+        if self.affine:
+            self.weight = UninitializedParameter(**kw)
+            self.bias = UninitializedParameter(**kw)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(**kw)
+            self.running_var = UninitializedBuffer(**kw)
+
+    def _lazy_size(self):
+        return self.num_features
+
+    def _shapes(self, input):
+        self.num_features = input.shape[1]   # PyTorch's, also for unbatched instance norm
+        n = (self.num_features,)
+        return {"weight": n, "bias": n, "running_mean": n, "running_var": n}
+
+
+def _make_norm(name, base):
+    return type(name, (_LazyNorm, base), {
+        "cls_to_become": base,
+        "__doc__": f"``{base.__name__}`` whose ``num_features`` is read from its first input.",
+        "__module__": __name__})
+
+
+LazyBatchNorm1d = _make_norm("LazyBatchNorm1d", BatchNorm1d)
+LazyBatchNorm2d = _make_norm("LazyBatchNorm2d", BatchNorm2d)
+LazyBatchNorm3d = _make_norm("LazyBatchNorm3d", BatchNorm3d)
+LazyInstanceNorm1d = _make_norm("LazyInstanceNorm1d", InstanceNorm1d)
+LazyInstanceNorm2d = _make_norm("LazyInstanceNorm2d", InstanceNorm2d)
+LazyInstanceNorm3d = _make_norm("LazyInstanceNorm3d", InstanceNorm3d)
+
+
+from ... import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)
