@@ -399,4 +399,3 @@ _C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "
 
 def _c_type(dtype):
     return _C_TYPES.get(dtype.name, dtype.name)
-

@@ -18,12 +18,12 @@ from .registry import defop, export, with_out
 _VIEW_OPS = (shape.VIEW, shape.PERMUTE, shape.TRANSPOSE, shape.T, shape.SQUEEZE,
              shape.SQUEEZE_DIM, shape.SQUEEZE_DIMS, shape.UNSQUEEZE, shape.DIAGONAL,
              shape.ALIAS, indexing.SELECT, indexing.SLICE)
-_NODES = {"narrow": "NarrowCopyBackward0"}  # PyTorch's own node, not SliceBackward0_copy
 
 TWINS = {op.name: defop(op.name + "_copy", op.fwd, op.node + "_copy", op.save, op.bwd,
                         names=op.names) for op in _VIEW_OPS}
-TWINS["narrow"] = defop("narrow_copy", shape.NARROW.fwd, _NODES["narrow"], shape.NARROW.save,
-                        names="self -> self_sym_sizes dim start length")
+# narrow_copy has a node of its own in PyTorch, not SliceBackward0_copy
+TWINS["narrow"] = defop("narrow_copy", shape.NARROW.fwd, "NarrowCopyBackward0",
+                        shape.NARROW.save, names="self -> self_sym_sizes dim start length")
 
 
 @contextlib.contextmanager

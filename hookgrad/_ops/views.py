@@ -137,7 +137,7 @@ GEOMETRY = {
 # --------------------------------------------------------------------------- making views
 
 
-# set by ``view_copies.copying``: view functions then return a copy, recorded under the
+# set by ``view_copies._copying``: view functions then return a copy, recorded under the
 # view op's ``*_copy`` twin (``PermuteBackward0_copy``), so the copies share their checks
 COPY_TWIN = [None]
 
