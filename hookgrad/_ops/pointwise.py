@@ -95,11 +95,11 @@ _UNARY = [
     OpDef("ceil", jnp.ceil, "CeilBackward0", (), inplace_function=True),
     OpDef("trunc", jnp.trunc, "TruncBackward0", (), inplace_function=True),
     OpDef("frac", lambda x: x - jnp.trunc(x), "FracBackward0", (), inplace_function=True),
-    OpDef("logical_not", jnp.logical_not, None, inplace=False),
+    OpDef("logical_not", jnp.logical_not, None),
     OpDef("isnan", jnp.isnan, None, inplace=False),
     OpDef("isinf", jnp.isinf, None, inplace=False),
     OpDef("isfinite", jnp.isfinite, None, inplace=False),
-    OpDef("bitwise_not", jnp.invert, None, inplace=False),
+    OpDef("bitwise_not", jnp.invert, None),
 ]
 
 _BINARY = [

@@ -16,8 +16,8 @@ import jax.numpy as jnp
 from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
-from .pointwise import _POW, _POW_T, _RPOW, UNARY as _POINTWISE_UNARY, _binary, _unary
-from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export, inplace_of,
+from .pointwise import _POW, _POW_T, _RPOW, _binary, _unary
+from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
 
 
@@ -259,5 +259,3 @@ def _alias(new, old):
 for _new, _old in ALIASES.items():
     _alias(_new, _old)
 METHODS.setdefault("true_divide_", METHODS["div_"])
-for _n in ("logical_not", "bitwise_not"):  # PyTorch's in-place methods of these two
-    METHODS.setdefault(_n + "_", inplace_of(_POINTWISE_UNARY[_n], _n))

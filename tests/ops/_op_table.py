@@ -726,6 +726,8 @@ row("interpolate area", _interp(size=(2, 2), mode="area"), _adaptive_ref((2, 2),
     [_S2])
 row("adaptive_max_pool2d indices", lambda L, x: L.nn.functional.adaptive_max_pool2d(
     x, (3, None), return_indices=True), None, [F(2, 5, 4)])
+row("adaptive_max_pool3d", lambda L, x: L.nn.functional.adaptive_max_pool3d(
+    x, (2, 1, 3), return_indices=True), None, [F(1, 2, 4, 3, 5)])
 row("adaptive_max_pool1d", lambda L, x: L.nn.functional.adaptive_max_pool1d(x, 3),
     lambda x: _adaptive_ref((1, 3))(x[..., None, :])[..., 0, :], [_S1], "shallow")
 
