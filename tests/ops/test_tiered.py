@@ -170,6 +170,22 @@ def test_a_first_tier_signature_seen_by_a_tracer_runs_compiled(monkeypatch):
 COMPILED_FIRST = {"erf", "erf.method", "erfc", "erfc.method", "erfinv", "erfinv.method",
                   "lgamma", "lgamma.method", "digamma", "digamma.method", "scatter",
                   "scatter.value", "pad_packed_sequence"}
+# LAPACK decompositions and solves (custom calls the interpreter has no NumPy form of)
+COMPILED_FIRST |= {
+    "inverse.method", "linalg.eigvalsh", "linalg.inv", "linalg.inv_ex", "linalg.lstsq",
+    "linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve",
+    "linalg.lu_solve right adjoint", "linalg.matrix_exp", "linalg.matrix_power -1",
+    "linalg.pinv", "linalg.qr", "linalg.qr complete", "linalg.qr wide", "linalg.slogdet",
+    "linalg.solve", "linalg.solve broadcast", "linalg.solve right", "linalg.solve vector",
+    "linalg.solve_ex", "linalg.solve_triangular", "linalg.solve_triangular lower right unit",
+    "linalg.svdvals", "matrix_exp.method", "pinverse", "qr", "qr.method complete",
+    "slogdet.method", "svd.method no_uv",
+}
+# special functions, sign-bit ops, integer gcd/lcm loops, sorted searches, a scatter (put)
+COMPILED_FIRST |= {
+    "bucketize", "bucketize.right", "copysign", "copysign.scalar", "frexp", "gcd", "i0", "lcm",
+    "mvlgamma", "polygamma", "put", "searchsorted", "signbit",
+}
 
 
 @_rows()
