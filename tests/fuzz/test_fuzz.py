@@ -92,7 +92,10 @@ def test_program_source_is_runnable_code():
 def test_every_row_of_the_op_table_is_drawn_but_those_named():
     # a row the symbols cannot render is left out with its reason; none drops silently
     drawable, left_out = _table.catalog()
-    assert left_out == {"rnn_layer gru": "reads __name__", "rnn_layer lstm": "reads __name__"}
+    # rows that unpack a tuple result (lu_factor's, svd's) cannot be rendered as one call
+    assert left_out == {"rnn_layer gru": "reads __name__", "rnn_layer lstm": "reads __name__",
+                        **dict.fromkeys(["linalg.lu_solve", "linalg.lu_solve right adjoint",
+                                         "linalg.svd", "linalg.svd full"], "iterates a value")}
     assert len(drawable) + len(left_out) == len(_table.T.ROWS)
     assert _table.summary().startswith(f"op table: {len(drawable)} of {len(_table.T.ROWS)}")
 
