@@ -6,7 +6,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _set_version
 from .._autograd import grad_mode
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
@@ -118,7 +118,15 @@ def matmul(input, other) -> Tensor:
     _check_matmul(input, other)
     if _gm.enabled and (input._requires_grad or other._requires_grad):
         return matmul_graph(input, other)
-    return apply(MATMUL, (input, other))
+    out = apply(MATMUL, (input, other))
+    return squeezed_in_place(out) if input.ndim == 1 and other.ndim == 2 else out
+
+
+def squeezed_in_place(out):
+    """``out`` at version 1: PyTorch's vector-matrix product squeezes its ``mm`` result in
+    place (``squeeze_``), which a later in-place op's saved-version check sees."""
+    _set_version(out, 1)
+    return out
 
 
 # what PyTorch saves, by its names, in its pack order (``saved_names``)
@@ -226,8 +234,8 @@ def matmul_graph(a, b):
         if da == 1:
             if db == 1:
                 return apply(DOT, (a, b))
-            return apply(SQUEEZE_, (apply(MM, (apply(UNSQUEEZE, (a,), {"dim": 0}), b)),),
-                         {"dim": 0})
+            return squeezed_in_place(apply(SQUEEZE_, (apply(MM, (apply(
+                UNSQUEEZE, (a,), {"dim": 0}), b)),), {"dim": 0}))
         return apply(MV if db == 1 else MM, (a, b))
     if db <= 2:
         return _folded(a, b)

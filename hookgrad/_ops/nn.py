@@ -16,7 +16,7 @@ from .._autograd import grad_mode
 from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
-from .linalg import ADDMM, check_linear, matmul_graph
+from .linalg import ADDMM, check_linear, matmul_graph, squeezed_in_place
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, export
 from .shape import T, VIEW
@@ -71,7 +71,10 @@ def linear(input, weight, bias=None) -> Tensor:
     if _gm.enabled and (input._requires_grad or weight._requires_grad
                         or bias is not None and bias._requires_grad):
         return _linear_graph(input, weight, bias)
-    return apply(LINEAR, (input, weight) if bias is None else (input, weight, bias))
+    if bias is None:  # PyTorch's matmul, with its in-place squeeze of a vector's product
+        out = apply(LINEAR, (input, weight))
+        return squeezed_in_place(out) if input.ndim == 1 else out
+    return apply(LINEAR, (input, weight, bias))
 
 
 def _linear_graph(input, weight, bias):

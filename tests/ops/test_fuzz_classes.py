@@ -728,3 +728,28 @@ def test_second_order_through_clamp_with_one_tensor_bound():
         second = L.autograd.grad(sum(t.sum() for t in g), [x, hi])
         return [t.tolist() for t in g + second]
     assert same_as_torch(scenario)[2] == [3.0, 0.0, 0.0]
+
+
+def test_a_vector_matrix_product_is_squeezed_in_place_as_pytorch_does():
+    # PyTorch's matmul of a vector and a matrix squeezes its mm result in place: the result
+    # is at version 1, so a later in-place op's version check names versions 2 and 3
+    def scenario(L):
+        a = L.tensor([-2.0, -1.99, -1.98], requires_grad=True)
+        w = L.tensor([[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]], requires_grad=True)
+        versions = [(a @ w.t())._version, L.nn.functional.linear(a, w)._version,
+                    L.nn.functional.linear(a, w, L.ones(2))._version,
+                    (w @ a)._version]
+        with L.no_grad():
+            versions += [(a @ w.t())._version, L.nn.functional.linear(a, w)._version]
+        y = L.nn.functional.linear(a, w)
+        y.sigmoid_()
+        y.mul_(2)
+        try:
+            y.sum().backward()
+            error = None
+        except RuntimeError as e:
+            error = str(e).split("Hint")[0].replace("hookgrad.", "torch.")
+        return {"versions": versions, "error": error}
+    got = same_as_torch(scenario)
+    assert got["versions"] == [1, 1, 0, 0, 1, 1]
+    assert "is at version 3; expected version 2 instead" in got["error"]
