@@ -121,7 +121,9 @@ def will_engine_execute_node(node):
     task = _local.tasks[-1]
     if task.exec_info is None:  # backward() without inputs: every node of the graph
         return node in task.nodes
-    if node in task.captured_nodes:
+    # NOTE: a captured input the roots do not reach is not executed (PyTorch's exec_info
+    # lacks it): False, not the leaf error
+    if node in task.captured_nodes and node in task.nodes:
         if not any(e is not None for e in node._next):
             raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
                                "currently running autograd.grad(). This is currently not "

@@ -753,3 +753,21 @@ def test_a_vector_matrix_product_is_squeezed_in_place_as_pytorch_does():
     got = same_as_torch(scenario)
     assert got["versions"] == [1, 1, 0, 0, 1, 1]
     assert "is at version 3; expected version 2 instead" in got["error"]
+
+
+def test_a_multi_grad_hook_on_an_unreached_captured_leaf_does_not_raise():
+    # autograd.grad with a leaf's gradient edge among its inputs, the leaf unreached from
+    # the loss: the engine does not execute its node (no "leaf node was passed" error)
+    def scenario(L):
+        a = L.tensor([-2.0, -1.99, -1.98], requires_grad=True)
+        y = a.take(L.tensor([1, 2, 2]))
+        z = y + a
+        leaf = L.ones(3, 4, requires_grad=True)
+        seen = []
+        L.autograd.graph.register_multi_grad_hook(
+            [z, leaf], lambda gs: seen.append([g is None for g in gs]), mode="all")
+        loss = (y * y).sum() + z.tanh().sum()
+        edge = L.autograd.graph.get_gradient_edge(leaf)
+        got = L.autograd.grad(loss, [edge, a, y], allow_unused=True)
+        return {"none": [g is None for g in got], "seen": seen}
+    assert same_as_torch(scenario) == {"none": [True, False, False], "seen": [[False, True]]}
