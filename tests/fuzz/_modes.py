@@ -388,7 +388,9 @@ def _pack_off_path(program, diff):
 
 
 _ROW_STATIC = ("README: `repeat_interleave` with a tensor of repeats ... | eager only (unless "
-               "`output_size=` is given) | XLA needs static shapes")
+               "`output_size=` is given) | XLA needs static shapes; README: `unique`, "
+               "`unique_consecutive` and `bincount` work everywhere ... | eager only "
+               "(data-dependent shapes), raising inside `hookgrad.compile`")
 # programs whose first difference from eager a docs row explains
 DIFF_SKIP = {"compiled": [
     H.Rule("compiled_traced_sizes", "README: `pack_padded_sequence` lengths are any CPU "
@@ -398,8 +400,8 @@ DIFF_SKIP = {"compiled": [
            "values: eager Tensors, or a Python list/tuple inside `hookgrad.compile`",
            _raises_in_mode(r"needs concrete sequence lengths|offsets must have concrete")),
     H.Rule("compiled_data_dependent_shape", _ROW_MASK + "; " + _ROW_STATIC,
-           _raises_in_mode(r"data-dependent shape and cannot be traced|tensor of repeats "
-                           r"needs their values"))],
+           _raises_in_mode(r"data-dependent (output )?shape and cannot be traced|tensor of "
+                           r"repeats needs their values"))],
     "functional": [H.Rule(
     "functional_pack_off_path", "docs/modes.md: only an op whose inputs depend on what "
     "`jax.grad` differentiates records and packs; eagerly every op on a tensor that "

@@ -92,10 +92,11 @@ def test_program_source_is_runnable_code():
 def test_every_row_of_the_op_table_is_drawn_but_those_named():
     # a row the symbols cannot render is left out with its reason; none drops silently
     drawable, left_out = _table.catalog()
-    # rows that unpack a tuple result (lu_factor's, svd's) cannot be rendered as one call
-    assert left_out == {"rnn_layer gru": "reads __name__", "rnn_layer lstm": "reads __name__",
-                        **dict.fromkeys(["linalg.lu_solve", "linalg.lu_solve right adjoint",
-                                         "linalg.svd", "linalg.svd full"], "iterates a value")}
+    # factorizations and solves are not unique on the fuzzer's rank-deficient inputs
+    assert {k: v for k, v in left_out.items() if v != _table._NOT_UNIQUE_REASON} == {
+        "rnn_layer gru": "reads __name__", "rnn_layer lstm": "reads __name__"}
+    assert all(_table._not_unique(k) for k, v in left_out.items()
+               if v == _table._NOT_UNIQUE_REASON)
     assert len(drawable) + len(left_out) == len(_table.T.ROWS)
     assert _table.summary().startswith(f"op table: {len(drawable)} of {len(_table.T.ROWS)}")
 

@@ -771,3 +771,18 @@ def test_a_multi_grad_hook_on_an_unreached_captured_leaf_does_not_raise():
         got = L.autograd.grad(loss, [edge, a, y], allow_unused=True)
         return {"none": [g is None for g in got], "seen": seen}
     assert same_as_torch(scenario) == {"none": [True, False, False], "seen": [[False, True]]}
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeError,
+                   reason="issue 34 (open): a first-graph node runs twice in the second "
+                          "backward (tests/fuzz/_harness.py KNOWN_BUGS)")
+def test_double_backward_after_an_inplace_op_on_a_view():
+    import hookgrad as L
+    a = L.tensor([-2.0, -1.99, -1.98], requires_grad=True)
+    w = L.tensor([[-2.0, -1.99, -1.98], [-1.97, -1.96, -1.95], [-1.94, -1.93, -1.92]],
+                 requires_grad=True)
+    y = L.nn.functional.linear(a, w, L.tensor([-2.0, -1.99, -1.98]))  # a view of addmm's
+    y.sigmoid_()
+    g, = L.autograd.grad(y.tanh().sum(), [a], create_graph=True)
+    (g * g).sum().backward()  # PyTorch runs this
+    assert a.grad is not None
