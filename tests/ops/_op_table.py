@@ -1127,3 +1127,62 @@ row("diagonal_scatter", lambda L, x, s: L.diagonal_scatter(x, s, 1),
     lambda x, s: x.at[jnp.arange(3), jnp.arange(3) + 1].set(s), [X, F(3)])
 row("diagonal_scatter.dims", lambda L, x, s: x.diagonal_scatter(s, 0, -2, -1),
     lambda x, s: x.at[:, jnp.arange(3), jnp.arange(3)].set(s), [F(2, 3, 3), F(2, 3)])
+
+# --- branch legacy ---
+# torch.special (special.py): its own ops, then the names that are torch.<name>'s
+for _n, _ref, _in in [
+    ("entr", jss.entr, P(3, 4)), ("erfcx", jss.erfcx, X), ("i0e", jss.i0e, X),
+    ("i1", jss.i1, X), ("i1e", jss.i1e, X), ("log_ndtr", jss.log_ndtr, X),
+    ("ndtr", jss.ndtr, X), ("psi", jss.digamma, P(3, 4)), ("gammaln", jss.gammaln, P(3, 4)),
+    ("expit", jax.nn.sigmoid, X), ("erfcx.negative", jss.erfcx, V([[-2.0, -0.5, 0.0, 3.0]])),
+]:
+    row(f"special.{_n}", lambda L, x, n=_n.split(".")[0]: getattr(L.special, n)(x), _ref, [_in],
+        "slow" if _n in ("psi", "gammaln", "expit", "erfcx.negative") else "")
+row("special.ndtri", lambda L, x: L.special.ndtri(x.sigmoid()),
+    lambda x: jss.ndtri(jax.nn.sigmoid(x)), [X])
+row("special.xlog1py", lambda L, x, y: L.special.xlog1py(x, y), jss.xlog1py, [X, P(3, 4)])
+row("special.xlog1py.self_scalar", lambda L, y: L.special.xlog1py(2.0, y),
+    lambda y: jss.xlog1py(2.0, y), [P(3, 4)])
+row("special.xlog1py.other_scalar", lambda L, x: L.special.xlog1py(x, 3.0),
+    lambda x: jss.xlog1py(x, 3.0), [X])
+# zeta has no derivative (tests/test_special.py): its values, on detached inputs
+row("special.zeta", lambda L, x, q: L.special.zeta(x.detach() + 1.5, q.detach()),
+    lambda x, q: jss.zeta(x + 1.5, q), [P(3, 4), P(3, 4)])
+row("special.softmax", lambda L, x: L.special.softmax(x, 1), lambda x: jax.nn.softmax(x, 1), [X])
+row("special.log_softmax", lambda L, x: L.special.log_softmax(x, 0, dtype=L.float32),
+    lambda x: jax.nn.log_softmax(x, 0), [X])
+row("special.multigammaln", lambda L, x: L.special.multigammaln(x, 3),
+    lambda x: jss.multigammaln(x, 3), [G1(3, 4)])
+# igamma / igammac: differentiable in ``other`` only (the input's derivative raises, as
+# PyTorch's: tests/test_special.py), so ``input`` is detached
+_SG = jax.lax.stop_gradient
+row("igamma", lambda L, a, x: L.igamma(a.detach(), x),
+    lambda a, x: jss.gammainc(_SG(a), x), [P(3, 4), P(3, 4)])
+row("igammac.method", lambda L, a, x: a.detach().igammac(x),
+    lambda a, x: jss.gammaincc(_SG(a), x), [P(3, 4), P(3, 4)])
+row("igamma_", lambda L, a, x: a.detach().clone().igamma_(x),
+    lambda a, x: jss.gammainc(_SG(a), x), [P(3, 4), P(3, 4)])
+row("special.gammaincc", lambda L, a, x: L.special.gammaincc(a.detach(), x),
+    lambda a, x: jss.gammaincc(_SG(a), x), [P(3, 4), P(3, 4)], "slow")
+# the orthogonal polynomials (no derivative), degree 3 in closed form
+_POLY3 = {
+    "chebyshev_polynomial_t": lambda x: 4 * x ** 3 - 3 * x,
+    "chebyshev_polynomial_u": lambda x: 8 * x ** 3 - 4 * x,
+    "chebyshev_polynomial_v": lambda x: 8 * x ** 3 - 4 * x ** 2 - 4 * x + 1,
+    "chebyshev_polynomial_w": lambda x: 8 * x ** 3 + 4 * x ** 2 - 4 * x - 1,
+    "hermite_polynomial_h": lambda x: 8 * x ** 3 - 12 * x,
+    "hermite_polynomial_he": lambda x: x ** 3 - 3 * x,
+    "laguerre_polynomial_l": lambda x: 1 - 3 * x + 1.5 * x ** 2 - x ** 3 / 6,
+    "legendre_polynomial_p": lambda x: 2.5 * x ** 3 - 1.5 * x,
+}
+for _n, _ref in _POLY3.items():
+    row(f"special.{_n}", lambda L, x, n=_n: getattr(L.special, n)(x, 3), _ref, [X])
+    if _n.startswith("chebyshev"):
+        row(f"special.shifted_{_n}", lambda L, x, n=_n: getattr(L.special, "shifted_" + n)(x, 3),
+            lambda x, r=_ref: r(2 * x - 1), [X])
+# a Tensor of degrees (negative: 0), broadcast against the points; a number for the points
+row("special.chebyshev_polynomial_t.tensor_n",
+    lambda L, x, n: L.special.chebyshev_polynomial_t(x, n),
+    lambda x, n: jnp.where(n < 0, 0.0, jnp.cos(n * jnp.arccos(x))), [U(3, 4), I([0, 1, 5, -1])])
+row("special.legendre_polynomial_p.scalar_x", lambda L, n: L.special.legendre_polynomial_p(
+    0.5, n), lambda n: jnp.array([1.0, 0.5, -0.125, -0.4375])[n], [I([0, 1, 2, 3])])

@@ -1,0 +1,155 @@
+"""The elementwise functions of ``torch.special`` that have no ``torch.<name>`` of their own:
+entropy, scaled error functions, Bessel functions of JAX's, normal distribution functions,
+Hurwitz zeta, ``xlog1py``, and the regularized incomplete gamma functions (which are also
+``torch.igamma`` / ``torch.igammac`` and their Tensor forms).
+
+Each is one op with PyTorch's node name (``SpecialEntrBackward0``, ...) and JAX's
+derivative. Where PyTorch has no derivative formula for an input (``igamma``'s ``input``,
+``zeta``), a gradient asked for it raises PyTorch's error (:func:`no_derivative`).
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.scipy.special as jss
+
+from .._tensor import Tensor
+from .dispatch import apply
+from .statistics import _MUL_SCALAR
+from .registry import bapply, defop, to_tensor_like, variants, with_out
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def no_derivative(x, message):
+    """``x``, whose derivative raises ``NotImplementedError(message)`` (PyTorch's
+    ``not_implemented`` formula). The vjp is traced for the wanted gradients only, so an
+    argument that needs none goes through."""
+    return x
+
+
+def _nd_fwd(x, message):
+    return x, None
+
+
+def _nd_bwd(message, _, g):
+    raise NotImplementedError(message)
+
+
+no_derivative.defvjp(_nd_fwd, _nd_bwd)
+
+
+def _unary_fn(name, op, doc):
+    def fn(input) -> Tensor:
+        return apply(op, (input,))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return with_out(fn)
+
+
+ENTR = defop("special_entr", jss.entr, "SpecialEntrBackward0")
+ERFCX = defop("special_erfcx", jss.erfcx, "SpecialErfcxBackward0")
+I0E = defop("special_i0e", jss.i0e, "SpecialI0EBackward0")
+I1 = defop("special_i1", jss.i1, "SpecialI1Backward0")
+I1E = defop("special_i1e", jss.i1e, "SpecialI1EBackward0")
+LOG_NDTR = defop("special_log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0")
+NDTRI = defop("special_ndtri", jss.ndtri, "SpecialNdtriBackward0")
+
+entr = _unary_fn("entr", ENTR, """``entr(input, *, out=None)``: the elementwise entropy
+    ``-input * log(input)``: 0 at 0, ``-inf`` below 0.""")
+erfcx = _unary_fn("erfcx", ERFCX, """``erfcx(input, *, out=None)``: the scaled complementary
+    error function ``exp(input ** 2) * erfc(input)``.""")
+i0e = _unary_fn("i0e", I0E, """``i0e(input, *, out=None)``: the exponentially scaled
+    modified Bessel function of the first kind of order 0, ``exp(-|input|) * i0(input)``.""")
+i1 = _unary_fn("i1", I1, """``i1(input, *, out=None)``: the modified Bessel function of the
+    first kind of order 1.""")
+i1e = _unary_fn("i1e", I1E, """``i1e(input, *, out=None)``: the exponentially scaled modified
+    Bessel function of the first kind of order 1, ``exp(-|input|) * i1(input)``.""")
+log_ndtr = _unary_fn("log_ndtr", LOG_NDTR, """``log_ndtr(input, *, out=None)``: the log of
+    the area under the standard normal density from ``-inf`` to ``input``.""")
+ndtri = _unary_fn("ndtri", NDTRI, """``ndtri(input, *, out=None)``: the inverse of
+    :func:`ndtr`: the argument at which the standard normal CDF is ``input``.""")
+
+
+@with_out
+def ndtr(input) -> Tensor:
+    """``ndtr(input, *, out=None)``: the area under the standard normal density from
+    ``-inf`` to ``input``, ``(1 + erf(input / sqrt(2))) / 2``."""
+    # PyTorch composes it of Scalar overloads, whose nodes these are
+    scaled = apply(_MUL_SCALAR, (input,), {"other": 0.7071067811865476}).erf()
+    return apply(_MUL_SCALAR, (apply(_ADD_SCALAR, (scaled,), {"other": 1}),), {"other": 0.5})
+
+
+_ADD_SCALAR = defop("add.Scalar", lambda x, other: x + other, "AddBackward1", (),
+                    names="self ->")
+
+
+# ---- binary: a Tensor or a number on either side, one node name each (PyTorch's overloads)
+def _binary_ops(name, fwd, node):
+    return tuple(defop(f"{name}{suffix}", fwd, f"{node}{k}", names="self other -> other self")
+                 for k, suffix in enumerate(("", ".self_scalar", ".other_scalar")))
+
+
+def _pick(ops, input, other):
+    if isinstance(input, Tensor):
+        return ops[0 if isinstance(other, Tensor) else 2], (input, to_tensor_like(other))
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{ops[0].name.replace('special_', '')}(): expected a Tensor "
+                        f"argument, got {type(input).__name__} and {type(other).__name__}")
+    return ops[1], (to_tensor_like(input), other)
+
+
+XLOG1PY = _binary_ops("special_xlog1py", jss.xlog1py, "SpecialXlog1PyBackward")
+_ZETA_MESSAGE = "the derivative for 'zeta' is not implemented."
+ZETA = _binary_ops("special_zeta", lambda x, q: jss.zeta(no_derivative(x, _ZETA_MESSAGE),
+                                                         no_derivative(q, _ZETA_MESSAGE)),
+                   "SpecialZetaBackward")
+
+
+@with_out
+def xlog1py(input, other) -> Tensor:
+    """``xlog1py(input, other, *, out=None)``: ``input * log1p(other)``, 0 where ``input``
+    is 0 (unless ``other`` is NaN); either may be a number."""
+    op, args = _pick(XLOG1PY, input, other)
+    return bapply(op, args)
+
+
+@with_out
+def zeta(input, other) -> Tensor:
+    """``zeta(input, other, *, out=None)``: the Hurwitz zeta function
+    ``sum_k (k + other) ** -input``; either may be a number. It has no derivative."""
+    op, args = _pick(ZETA, input, other)
+    return bapply(op, args)
+
+
+# ---- the regularized incomplete gamma functions: differentiable in ``other`` only
+IGAMMA = defop("igamma", lambda a, x: jss.gammainc(no_derivative(
+    a, "the derivative for 'igamma: input' is not implemented."), x), "IgammaBackward0",
+    names="self other -> other self")
+IGAMMAC = defop("igammac", lambda a, x: jss.gammaincc(no_derivative(
+    a, "the derivative for 'igammac: input' is not implemented."), x), "IgammacBackward0",
+    names="self other -> other self")
+
+
+def _check_tensors(name, input, other):
+    for pos, (arg, t) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+
+
+@variants(inplace=True)
+def igamma(input, other):
+    """``igamma(input, other, *, out=None)``: the regularized lower incomplete gamma
+    function ``P(input, other)`` (``torch.special.gammainc``); differentiable in ``other``
+    only, as PyTorch's."""
+    _check_tensors("igamma", input, other)
+    return IGAMMA, (input, other), None
+
+
+@variants(inplace=True)
+def igammac(input, other):
+    """``igammac(input, other, *, out=None)``: the regularized upper incomplete gamma
+    function ``Q(input, other) = 1 - P(input, other)`` (``torch.special.gammaincc``)."""
+    _check_tensors("igammac", input, other)
+    return IGAMMAC, (input, other), None
