@@ -1186,3 +1186,10 @@ row("special.chebyshev_polynomial_t.tensor_n",
     lambda x, n: jnp.where(n < 0, 0.0, jnp.cos(n * jnp.arccos(x))), [U(3, 4), I([0, 1, 5, -1])])
 row("special.legendre_polynomial_p.scalar_x", lambda L, n: L.special.legendre_polynomial_p(
     0.5, n), lambda n: jnp.array([1.0, 0.5, -0.125, -0.4375])[n], [I([0, 1, 2, 3])])
+# nextafter.py: the gradient passes to input unchanged, other's is zero (PyTorch's formula)
+def _nextafter_ref(x, y):
+    return x + (jnp.nextafter(_SG(x), _SG(y)) - _SG(x)) + 0 * y
+
+
+row("nextafter", lambda L, x, y: L.nextafter(x, y), _nextafter_ref, [X, Y])
+row("nextafter_", lambda L, x, y: x.clone().nextafter_(y), _nextafter_ref, [X, Y], "slow")

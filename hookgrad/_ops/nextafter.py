@@ -1,0 +1,38 @@
+"""``torch.nextafter``: the next floating-point value after ``input`` towards ``other``.
+
+JAX gives ``nextafter`` no derivative; PyTorch's passes the gradient to ``input`` unchanged
+(the step is below the precision of anything downstream) and gives ``other`` zero."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .._dtype import TORCH_KINDS
+from .._tensor import Tensor
+from .registry import OpCall, defop, variants
+
+
+@jax.custom_jvp
+def _nextafter(x, y):
+    return jnp.nextafter(x, y)
+
+
+_nextafter.defjvps(lambda g, ans, x, y: jnp.broadcast_to(g, ans.shape).astype(ans.dtype),
+                   lambda g, ans, x, y: jnp.zeros_like(ans))
+
+_NEXTAFTER = defop("nextafter", _nextafter, "NextafterBackward0", (),
+                   names="self other ->")
+
+
+@variants(inplace=True)
+def nextafter(input, other) -> OpCall:
+    """``nextafter(input, other, *, out=None)``: the next floating-point value after
+    ``input`` towards ``other``, elementwise (floating inputs only)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    for t in (input, other):
+        if not t.dtype.is_floating_point:
+            raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
+                                      f"'{TORCH_KINDS[t.dtype.name]}'")
+    return _NEXTAFTER, (input, other), None
