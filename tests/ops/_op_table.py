@@ -1193,3 +1193,26 @@ def _nextafter_ref(x, y):
 
 row("nextafter", lambda L, x, y: L.nextafter(x, y), _nextafter_ref, [X, Y])
 row("nextafter_", lambda L, x, y: x.clone().nextafter_(y), _nextafter_ref, [X, Y], "slow")
+# linalg_legacy.py: the deprecated forms of torch.linalg's LU and triangular solvers
+_LU = lambda a: (lambda r: (r[0], r[1] + 1))(jax.scipy.linalg.lu_factor(a))  # noqa: E731
+row("lu", lambda L, a: L.lu(a), _LU, [M3])
+row("lu.method_infos", lambda L, a: a.lu(get_infos=True), lambda a: (*_LU(a), jnp.int32(0)),
+    [M3], "slow")
+row("lu_unpack", lambda L, a: L.lu_unpack(*L.linalg.lu_factor(a)),
+    lambda a: tuple(jax.scipy.linalg.lu(a)), [M3])
+row("lu_unpack.wide", lambda L, a: L.lu_unpack(*L.linalg.lu_factor(a))[1:],
+    lambda a: tuple(jax.scipy.linalg.lu(a))[1:], [F(3, 4)])
+row("lu_solve", lambda L, b, a: L.lu_solve(b, *L.lu(a)), lambda b, a: jnp.linalg.solve(a, b),
+    [F(3, 2), M3])
+row("lu_solve.method", lambda L, b, a: b.lu_solve(*L.linalg.lu_factor(a)),
+    lambda b, a: jnp.linalg.solve(a, b), [F(3, 2), M3], "slow")
+_TRI = jnp.eye(3) * 4
+row("triangular_solve", lambda L, b, a: L.triangular_solve(b, a + 4 * L.eye(3)),
+    lambda b, a: (jax.scipy.linalg.solve_triangular(a + _TRI, b), a + _TRI), [F(3, 2), F(3, 3)])
+row("triangular_solve.lower_transpose_unit", lambda L, b, a: b.triangular_solve(
+    a, upper=False, transpose=True, unitriangular=True).solution,
+    lambda b, a: jax.scipy.linalg.solve_triangular(a, b, lower=True, trans=1,
+                                                   unit_diagonal=True), [F(2, 3, 2), F(3, 3)])
+row("chain_matmul", lambda L, a, b, c: L.chain_matmul(a, b, c), lambda a, b, c: a @ b @ c,
+    [F(2, 3), F(3, 4), F(4, 2)])
+row("chain_matmul.one", lambda L, a: L.chain_matmul(a), lambda a: a, [X], "slow")
