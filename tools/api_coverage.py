@@ -42,6 +42,7 @@ NAMESPACES = [
 _RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ from PyTorch's"
 _EAGER = "eager only (data-dependent shape): raises inside `hookgrad.compile`"
 _ONE_NODE = "one `QuantileBackward0` node where PyTorch records sort, gather and lerp nodes"
+_NAN_INDEX = "where the result is a NaN, the index of another of the NaNs than PyTorch's"
 _VIEW = "returns a copy: views do not share storage (README, Differences)"
 # Implemented names that behave differently, and how (the README's Differences table has
 # the reasons). Keys are PyTorch's qualified names.
@@ -90,6 +91,8 @@ DIFFERS = {
     "torch.distributions.Bernoulli": _RNG, "torch.distributions.Uniform": _RNG,
     "torch.Tensor.stride": "a fresh C-contiguous tensor's strides",
     "torch.Tensor.is_contiguous": "always True (no strides)",
+    "torch.mode": _NAN_INDEX, "torch.Tensor.mode": _NAN_INDEX,
+    "torch.nanmedian": _NAN_INDEX, "torch.Tensor.nanmedian": _NAN_INDEX,
     "torch.topk": "always sorted; among ties, the first in stable order",
     "torch.Tensor.topk": "always sorted; among ties, the first in stable order",
     "torch.repeat_interleave": "tensor repeats: eager only unless `output_size` is given",

@@ -1216,3 +1216,27 @@ row("triangular_solve.lower_transpose_unit", lambda L, b, a: b.triangular_solve(
 row("chain_matmul", lambda L, a, b, c: L.chain_matmul(a, b, c), lambda a, b, c: a @ b @ c,
     [F(2, 3), F(3, 4), F(4, 2)])
 row("chain_matmul.one", lambda L, a: L.chain_matmul(a), lambda a: a, [X], "slow")
+# selection.py: mode (counted pairwise here, a different route from the op's runs) and
+# nanmedian (the lower quantile of the non-NaN values)
+
+
+def _mode_ref(x):
+    cnt = (x[..., :, None] == x[..., None, :]).sum(-1)
+    val = jnp.where(cnt == cnt.max(-1, keepdims=True), x, jnp.inf).min(-1)
+    idx = jnp.where(x == val[..., None], jnp.arange(x.shape[-1]), -1).max(-1)
+    return jnp.take_along_axis(x, idx[..., None], -1)[..., 0], idx
+
+
+_TIES = V([[1.0, 3.0, 3.0, 1.0, 2.0], [5.0, 5.0, 5.0, 0.0, 0.0], [0.5, -1.0, 2.0, 4.0, 3.0]])
+row("mode", lambda L, x: L.mode(x), _mode_ref, [_TIES])
+row("mode.dim0_keepdim", lambda L, x: x.mode(0, keepdim=True),
+    lambda x: tuple(r[None] for r in _mode_ref(x.T)), [_TIES], "slow")
+_NANS = V([[np.nan, 1.0, 3.0, 2.0], [4.0, np.nan, 2.5, 5.0], [0.5, 1.5, -1.0, np.nan]])
+row("nanmedian", lambda L, x: L.nanmedian(x), lambda x: jnp.nanquantile(x, 0.5, method="lower"),
+    [_NANS])
+row("nanmedian.dim", lambda L, x: x.nanmedian(1).values,
+    lambda x: jnp.nanquantile(x, 0.5, axis=1, method="lower"), [_NANS])
+row("nanmedian.dim_keepdim", lambda L, x: L.nanmedian(x, 0, True),
+    lambda x: (jnp.nanquantile(x, 0.5, axis=0, method="lower", keepdims=True),
+               jnp.nanargmin(jnp.abs(x - jnp.nanquantile(x, 0.5, axis=0, method="lower")), 0,
+                             keepdims=True)), [_NANS], "slow")
