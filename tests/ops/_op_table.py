@@ -1240,3 +1240,31 @@ row("nanmedian.dim_keepdim", lambda L, x: L.nanmedian(x, 0, True),
     lambda x: (jnp.nanquantile(x, 0.5, axis=0, method="lower", keepdims=True),
                jnp.nanargmin(jnp.abs(x - jnp.nanquantile(x, 0.5, axis=0, method="lower")), 0,
                              keepdims=True)), [_NANS], "slow")
+# vander.py, calculus.py: compositions recorded as PyTorch's kernels compose them
+# (vander's backward raises PyTorch's version error, as PyTorch's: tests/test_calculus.py)
+row("vander", lambda L, x: L.vander(x.detach()), lambda x: jnp.vander(x), [W])
+row("vander.increasing", lambda L, x: L.vander(x.detach(), N=3, increasing=True),
+    lambda x: jnp.vander(x, 3, increasing=True), [W], "slow")
+row("cumulative_trapezoid", lambda L, y: L.cumulative_trapezoid(y),
+    lambda y: jnp.cumsum((y[:, 1:] + y[:, :-1]) / 2, 1), [X])
+row("cumulative_trapezoid.dx_dim", lambda L, y: L.cumulative_trapezoid(y, dx=0.5, dim=0),
+    lambda y: jnp.cumsum((y[1:] + y[:-1]) * 0.25, 0), [X], "slow")
+_XS = np.array([0.0, 1.0, 3.0, 4.5], np.float32)
+row("cumulative_trapezoid.x", lambda L, y: L.cumulative_trapezoid(y, L.tensor(_XS)),
+    lambda y: jnp.cumsum((y[:, 1:] + y[:, :-1]) * jnp.diff(_XS) / 2, 1), [X])
+# NumPy's gradient (the same formulas, written independently) is the reference
+row("gradient", lambda L, f: L.gradient(f, dim=0), lambda f: (jnp.gradient(f, axis=0),), [X])
+
+
+def _gradient_edge2(f, h):
+    # jnp.gradient has no edge_order=2: the second-order one-sided edges by hand
+    inner = jnp.gradient(f, h, axis=1)[:, 1:-1]
+    first = (-3 * f[:, :1] + 4 * f[:, 1:2] - f[:, 2:3]) / (2 * h)
+    last = (3 * f[:, -1:] - 4 * f[:, -2:-1] + f[:, -3:-2]) / (2 * h)
+    return jnp.concatenate([first, inner, last], 1)
+
+
+row("gradient.edge2_spacing", lambda L, f: L.gradient(f, spacing=[2.0], dim=1, edge_order=2),
+    lambda f: (_gradient_edge2(f, 2.0),), [X])
+row("gradient.coordinates", lambda L, f: L.gradient(f, spacing=(L.tensor(_XS),), dim=-1),
+    lambda f: (jnp.gradient(f, _XS, axis=1),), [X])
