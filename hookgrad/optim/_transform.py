@@ -273,6 +273,12 @@ class TransformOptimizer(Optimizer):
         return inner
 
     @staticmethod
+    def _entry_shape(name, shape):
+        """The shape PyTorch gives the state entry ``name`` of a parameter of ``shape``
+        (``()`` for a per-parameter scalar such as NAdam's ``mu_product``)."""
+        return shape
+
+    @staticmethod
     def _count_from_torch(static, d):
         """The step count of a loaded state that has no ``step`` entry."""
         return 0
@@ -328,9 +334,11 @@ class TransformOptimizer(Optimizer):
             if k == "step":
                 values[k] = a
                 continue
-            if a.shape != arr.shape:
+            want = cls._entry_shape(k, arr.shape)
+            if a.shape != want:
                 raise ValueError(f"loaded optimizer state {k!r} has shape {tuple(a.shape)}, but "
-                                 f"its parameter has shape {tuple(arr.shape)}")
+                                 f"expected {tuple(want)} for a parameter of shape "
+                                 f"{tuple(arr.shape)}")
             values[k] = a.astype(arr.dtype)
         if "step" in values:
             count = jnp.round(jnp.asarray(values["step"])).astype(jnp.int32).reshape(())
@@ -372,6 +380,12 @@ class TransformOptimizer(Optimizer):
     def state(self, mapping) -> None:
         blocks, extra = self._import_mapping(mapping, self.param_groups)
         self._blocks, self._extra_state = blocks, extra
+
+    def _state_storage(self):
+        return self._blocks, self._extra_state
+
+    def _restore_storage(self, storage) -> None:
+        self._blocks, self._extra_state = storage
 
     def _install(self, state, param_groups, state_dict):
         blocks, extra = self._import_mapping(state, param_groups)
@@ -543,7 +557,9 @@ class _StateView(MutableMapping):
         if block is None:
             return {}
         slot = _Slot(block.static, block.part(id(key)))
-        return {k: Tensor._wrap(v) for k, v in self._opt._export(slot).items()}
+        # SparseAdam's ``step`` is a Python int, as PyTorch keeps it
+        return {k: Tensor._wrap(v) if isinstance(v, jax.Array) else v
+                for k, v in self._opt._export(slot).items()}
 
     def __getitem__(self, key):
         if isinstance(key, Tensor):

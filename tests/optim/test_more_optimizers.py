@@ -4,7 +4,8 @@ import pytest
 
 import hookgrad
 from hookgrad import optim
-from tests.optim._common import INIT, Pair, arr, leaf, quad_grad, torch, torch_test
+from tests.optim._common import (INIT, Pair, arr, assert_state_dict_round_trips, leaf,
+                                 quad_grad, torch, torch_test)
 
 SWEEP = [
     ("Adadelta", {}),
@@ -29,16 +30,8 @@ def test_matches_torch_step_by_step(name, kwargs):
 
 @torch_test
 @pytest.mark.parametrize("name", ["Adadelta", "Rprop"])
-def test_state_dict_loads_from_torch(name):
-    pair = Pair(name, {"lr": 0.5})
-    pair.step(3)
-    h = [leaf(arr(p)) for p in pair.t]
-    opt = getattr(optim, name)(h, lr=0.5)
-    opt.load_state_dict(pair.to.state_dict())
-    pair.ho, pair.h = opt, h
-    pair.step(3)
-    pair.assert_close()
-    pair.assert_state_close()
+def test_state_dict_round_trips_to_and_from_torch(name):
+    assert_state_dict_round_trips(name, {"lr": 0.5})
 
 
 @torch_test
