@@ -10,7 +10,7 @@ import optax
 
 from .._tensor import Tensor
 from ._blocks import Params
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts
 
 __all__ = ["Adafactor"]
 
@@ -139,7 +139,7 @@ class Adafactor(TransformOptimizer):
     @staticmethod
     def _transformation(static, lr, eps1, eps2, d, weight_decay, beta2_t, rho_t):
         maximize, machine_eps = static
-        parts = [("maximize", optax.scale(-1.0))] if maximize else []
+        parts = gradient_parts(maximize)
         parts.append(("adafactor", scale_by_pytorch_adafactor(
             lr, weight_decay, None if machine_eps else eps1, eps2, d, beta2_t, rho_t)))
         return optax.named_chain(*parts)
@@ -152,18 +152,7 @@ class Adafactor(TransformOptimizer):
             return shape[:-2] + (1,) + shape[-1:]
         return shape
 
-    @staticmethod
-    def _to_torch(static, inner):
-        st = inner["adafactor"]
-        return {k: v for k, v in st._asdict().items() if v is not None}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        st = inner["adafactor"]
-        fields = {k: d[k] for k in AdafactorState._fields
-                  if k in d and getattr(st, k) is not None}  # the entries this shape has
-        return replace_part(inner, "adafactor", **fields) if fields else inner
-
+    _torch_names = {name: ("adafactor", name) for name in AdafactorState._fields}
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

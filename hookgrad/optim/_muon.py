@@ -11,7 +11,7 @@ import optax
 
 from .._tensor import Tensor
 from ._blocks import Params
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer
 
 __all__ = ["Muon"]
 
@@ -183,16 +183,7 @@ class Muon(TransformOptimizer):
             lr, weight_decay, momentum, one_minus_momentum, a, b, c, eps, nesterov=nesterov,
             ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn)))
 
-    @staticmethod
-    def _to_torch(static, inner):
-        return {"momentum_buffer": inner["muon"].momentum_buffer}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        if "momentum_buffer" in d:
-            inner = replace_part(inner, "muon", momentum_buffer=d["momentum_buffer"])
-        return inner
-
+    _torch_names = {"momentum_buffer": ("muon", "momentum_buffer")}
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

@@ -121,6 +121,15 @@ def replace_part(inner, name: str, **fields) -> Any:
     return out
 
 
+def gradient_parts(maximize: bool, weight_decay=None) -> list[tuple[str, Any]]:
+    """A chain's first named parts: PyTorch's ``g = ±grad (+ weight_decay * p)`` (no L2
+    term where ``weight_decay`` is None)."""
+    parts = [("maximize", optax.scale(-1.0))] if maximize else []
+    if weight_decay is not None:
+        parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+    return parts
+
+
 def _write_param(p, arr):
     """Replace a parameter's data in place: same object, version bumped (as an in-place op
     would, but without the leaf check: the optimizer writes outside autograd)."""
@@ -264,12 +273,24 @@ class TransformOptimizer(Optimizer):
     def _derive(static, hp, count):
         return hp
 
-    @staticmethod
-    def _to_torch(static, inner):
-        return {}
+    # PyTorch's name of each state entry -> (its chain part, the field of that part's optax
+    # state), in PyTorch's order: what the default ``_to_torch`` / ``_from_torch`` map
+    _torch_names: dict[str, tuple[str, str]] = {}
 
-    @staticmethod
-    def _from_torch(static, inner, d, count):
+    @classmethod
+    def _to_torch(cls, static, inner):
+        out = {}
+        for name, (part, field) in cls._torch_names.items():
+            value = getattr(inner[part], field)
+            if value is not None:  # None: an entry this parameter's shape does not have
+                out[name] = value
+        return out
+
+    @classmethod
+    def _from_torch(cls, static, inner, d, count):
+        for name, (part, field) in cls._torch_names.items():
+            if name in d and getattr(inner[part], field) is not None:
+                inner = replace_part(inner, part, **{field: d[name]})
         return inner
 
     @staticmethod

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["ASGD"]
@@ -89,9 +89,7 @@ class ASGD(TransformOptimizer):
     @staticmethod
     def _transformation(static, lr, lambd, alpha, t0, weight_decay, step):
         maximize, use_wd = static
-        parts = [("maximize", optax.scale(-1.0))] if maximize else []
-        if use_wd:
-            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts = gradient_parts(maximize, weight_decay if use_wd else None)
         parts.append(("asgd", scale_by_asgd(lr, lambd, alpha, t0, step)))
         return optax.named_chain(*parts)
 
@@ -99,16 +97,7 @@ class ASGD(TransformOptimizer):
     def _entry_shape(name, shape):
         return () if name in ("eta", "mu") else shape
 
-    @staticmethod
-    def _to_torch(static, inner):
-        st = inner["asgd"]
-        return {"eta": st.eta, "mu": st.mu, "ax": st.ax}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        fields = {k: d[k] for k in ("eta", "mu", "ax") if k in d}
-        return replace_part(inner, "asgd", **fields) if fields else inner
-
+    _torch_names = {"eta": ("asgd", "eta"), "mu": ("asgd", "mu"), "ax": ("asgd", "ax")}
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

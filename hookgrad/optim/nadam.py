@@ -8,7 +8,6 @@ import jax.numpy as jnp
 import optax
 
 from ._adam_family import AdamFamily, check_adam_family, decay_parts
-from ._transform import replace_part
 from ._validate import check_nonnegative
 
 __all__ = ["NAdam"]
@@ -106,16 +105,8 @@ class NAdam(AdamFamily):
         parts.append(("lr", optax.scale_by_learning_rate(lr)))
         return optax.named_chain(*parts)
 
-    @staticmethod
-    def _to_torch(static, inner):
-        st = inner["nadam"]
-        return {"mu_product": st.mu_product, "exp_avg": st.mu, "exp_avg_sq": st.nu}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        fields = {field: d[name] for name, field in (("exp_avg", "mu"), ("exp_avg_sq", "nu"),
-                                                     ("mu_product", "mu_product")) if name in d}
-        return replace_part(inner, "nadam", **fields) if fields else inner
+    _torch_names = {"mu_product": ("nadam", "mu_product"), "exp_avg": ("nadam", "mu"),
+                    "exp_avg_sq": ("nadam", "nu")}
 
     @staticmethod
     def _entry_shape(name, shape):

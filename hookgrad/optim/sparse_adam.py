@@ -9,7 +9,7 @@ import optax
 from .._tensor import Tensor
 from ._adam_family import adam_state_from_torch, adam_state_to_torch
 from ._blocks import Params
-from ._transform import TransformOptimizer
+from ._transform import TransformOptimizer, gradient_parts
 
 __all__ = ["SparseAdam"]
 
@@ -106,7 +106,7 @@ class SparseAdam(TransformOptimizer):
 
     @staticmethod
     def _transformation(static, eps, step_size, b1, b2):
-        parts = [("maximize", optax.scale(-1.0))] if static[0] else []
+        parts = gradient_parts(static[0])
         parts.append(("adam", scale_by_sparse_adam(b1, b2, eps, step_size)))
         parts.append(("descend", optax.scale(-1.0)))
         return optax.named_chain(*parts)

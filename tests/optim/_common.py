@@ -100,6 +100,21 @@ class Pair:
         assert hs["param_groups"] == strip
 
 
+def assert_matches_torch_step_by_step(name, kwargs, init=INIT, steps=6, tol=1e-5,
+                                      state_tol=None):
+    """``steps`` steps on the quadratic equal PyTorch's after each one; the states too."""
+    pair = Pair(name, kwargs, init=init)
+    for _ in range(steps):
+        pair.step()
+        pair.assert_close(tol)
+    pair.assert_state_close(state_tol or tol)
+
+
+def sweep_ids(sweep):
+    """Test ids for ``(name, kwargs, ...)`` rows: the name and the options' keys."""
+    return [f"{row[0]}-{'-'.join(row[1])}" for row in sweep]
+
+
 def assert_state_dict_round_trips(name, kwargs, init=INIT, tol=1e-5):
     """Three steps in both; torch's state loaded into a fresh hookgrad optimizer continues
     as torch does, and that one's state loaded into torch continues alike."""

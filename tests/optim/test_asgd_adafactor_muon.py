@@ -10,8 +10,8 @@ import pytest
 import hookgrad
 from hookgrad import optim
 from tests.optim._common import (INIT, Pair, arr, assert_compiled_matches_eager,
-                                 assert_state_dict_round_trips, leaf, quad_grad, torch,
-                                 torch_test)
+                                 assert_matches_torch_step_by_step, assert_state_dict_round_trips,
+                                 leaf, quad_grad, sweep_ids, torch, torch_test)
 
 _RNG = np.random.RandomState(3)
 # Muon takes matrices only; Adafactor factors 2-D and higher (quad_grad wants 3 and 4 values)
@@ -34,14 +34,9 @@ SWEEP = [
 
 
 @torch_test
-@pytest.mark.parametrize("name,kwargs,init", SWEEP,
-                         ids=[f"{n}-{'-'.join(k)}-{i[1].ndim}d" for n, k, i in SWEEP])
+@pytest.mark.parametrize("name,kwargs,init", SWEEP, ids=sweep_ids(SWEEP))
 def test_matches_torch_step_by_step(name, kwargs, init):
-    pair = Pair(name, kwargs, init=init)
-    for _ in range(6):
-        pair.step()
-        pair.assert_close(tol=1e-5)
-    pair.assert_state_close(tol=1e-5)
+    assert_matches_torch_step_by_step(name, kwargs, init=init)
 
 
 @torch_test

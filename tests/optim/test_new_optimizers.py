@@ -8,9 +8,9 @@ import pytest
 
 import hookgrad
 from hookgrad import optim
-from tests.optim._common import (INIT, Pair, arr, assert_compiled_matches_eager,
-                                 assert_state_dict_round_trips, leaf, quad_grad, torch,
-                                 torch_test)
+from tests.optim._common import (INIT, arr, assert_compiled_matches_eager,
+                                 assert_matches_torch_step_by_step, assert_state_dict_round_trips,
+                                 leaf, quad_grad, sweep_ids, torch, torch_test)
 
 SWEEP = [
     ("NAdam", {}),
@@ -32,13 +32,9 @@ SWEEP = [
 
 
 @torch_test
-@pytest.mark.parametrize("name,kwargs", SWEEP, ids=[f"{n}-{'-'.join(k)}" for n, k in SWEEP])
+@pytest.mark.parametrize("name,kwargs", SWEEP, ids=sweep_ids(SWEEP))
 def test_matches_torch_step_by_step(name, kwargs):
-    pair = Pair(name, kwargs)
-    for _ in range(6):
-        pair.step()
-        pair.assert_close(tol=1e-5)
-    pair.assert_state_close(tol=1e-5)
+    assert_matches_torch_step_by_step(name, kwargs)
 
 
 @torch_test
