@@ -97,13 +97,14 @@ def scale_by_pytorch_muon(lr, weight_decay, momentum, one_minus_momentum, a, b, 
 
 
 def _check_step(group, params):
-    """The errors PyTorch's step raises for a group (before anything is written)."""
+    """The errors PyTorch's step raises for a group, in its order (raised here before
+    anything is written)."""
+    for p in params:
+        if p.is_complex():
+            raise RuntimeError("Muon does not support complex parameters")
     for p in params:
         if p.grad.ndim != 2:
             raise ValueError("Param gradient must be a 2D matrix")
-        if p.is_complex():
-            raise RuntimeError("Muon does not support complex parameters")
-    if params:
         if group["ns_steps"] >= 100:
             raise ValueError("Number of steps must be less than 100 for computational "
                              "efficiency")

@@ -22,7 +22,9 @@ A subclass describes its algorithm to this class:
   step count (bias corrections, PyTorch's first momentum step), optional;
 - ``_to_torch(static, inner_state)`` / ``_from_torch(static, inner_state, d, count)``:
   one parameter's state under PyTorch's names, both ways (``state``, ``state_dict``,
-  ``load_state_dict``, and a change of structural options between steps).
+  ``load_state_dict``, and a change of structural options between steps); by default
+  they map ``_torch_names`` (``{PyTorch's name: (chain part, optax state field)}``);
+  ``_entry_shape(name, shape)`` where an entry's shape is not its parameter's.
 """
 from __future__ import annotations
 

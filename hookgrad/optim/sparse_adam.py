@@ -113,7 +113,8 @@ class SparseAdam(TransformOptimizer):
 
     def _export(self, slot):
         out = super()._export(slot)
-        out["step"] = int(jax.device_get(slot.state.count))
+        if not isinstance(slot.state.count, jax.core.Tracer):  # a traced one stays an array
+            out["step"] = int(jax.device_get(slot.state.count))
         return out
 
     @staticmethod
