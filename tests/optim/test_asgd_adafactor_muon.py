@@ -40,6 +40,21 @@ def test_matches_torch_step_by_step(name, kwargs, init):
 
 
 @torch_test
+@pytest.mark.parametrize("name,groups,init", [
+    ("ASGD", [([0], {"lr": 0.05}), ([1], {"lr": 0.1, "t0": 1, "maximize": True})], INIT),
+    ("Adafactor", [([0], {}), ([1], {"lr": 0.05, "weight_decay": 0.1})], FACTORED_3D),
+    ("Muon", [([0], {"nesterov": False}), ([1], {"lr": 0.02, "momentum": 0.5})], MATRICES),
+], ids=["ASGD", "Adafactor", "Muon"])
+def test_param_groups_and_skipped_parameters_match_torch(name, groups, init):
+    # a parameter without a gradient is skipped: its state (and step) stay
+    pair = Pair(name, groups=groups, init=init)
+    for skip in ((), (1,), (0,), (), (1,)):
+        pair.step(skip=skip)
+        pair.assert_close()
+    pair.assert_state_close()
+
+
+@torch_test
 def test_asgd_eta_follows_the_previous_steps_lr():
     pair = Pair("ASGD", {"lr": 0.1, "lambd": 0.05, "t0": 1})
     for lr in (0.1, 0.05, 0.2, 0.01):
