@@ -205,3 +205,43 @@ def test_swap_in_errors_match_torch():
         with pytest.raises(RuntimeError, match="match optimizer.param_groups ordering"):
             with swap(opt, {}, sd):
                 pass
+
+
+def _momentum_sgd(L):
+    """A user's optimizer on ``Optimizer``: state edited in place, as PyTorch's tutorials
+    write them."""
+
+    class MomentumSGD(L.optim.Optimizer):
+        def __init__(self, params, lr):
+            super().__init__(params, {"lr": lr})
+
+        def step(self, closure=None):
+            with L.no_grad():
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        if "buf" not in state:
+                            state["buf"] = L.zeros_like(p)
+                        state["buf"].mul_(0.9).add_(p.grad)
+                        p.add_(state["buf"], alpha=-group["lr"])
+
+    return MomentumSGD
+
+
+@torch_test
+def test_swap_in_with_a_user_optimizer_matches_torch():
+    results = []
+    for L in (hookgrad, torch):
+        ps = [L.nn.Parameter(L.tensor(a)) for a in INIT]
+        opt = _momentum_sgd(L)(ps, lr=0.1)
+        for p in ps:
+            p.grad = L.ones(*p.shape)
+        opt.step()
+        live_buf = opt.state[ps[0]]["buf"]
+        shadow, sd, lr = _swap_in_run(L, opt, ps, 0.3)
+        assert lr == 0.3 and opt.state[ps[0]]["buf"] is live_buf
+        results.append((shadow, sd, [arr(p) for p in ps]))
+    (hs, hsd, hlive), (ts, tsd, tlive) = results
+    for h, t in zip(list(hs.values()) + hlive, list(ts.values()) + tlive):
+        _close(h, t)
+    _close(hsd["state"][1]["buf"], tsd["state"][1]["buf"])
