@@ -13,7 +13,7 @@ from . import placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
 from . import special, special_polynomials  # noqa: F401 - torch.special, igamma
 from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
-from . import calculus, vander  # noqa: F401
+from . import calculus, index_reduce, vander  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 

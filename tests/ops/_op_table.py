@@ -1268,3 +1268,29 @@ row("gradient.edge2_spacing", lambda L, f: L.gradient(f, spacing=[2.0], dim=1, e
     lambda f: (_gradient_edge2(f, 2.0),), [X])
 row("gradient.coordinates", lambda L, f: L.gradient(f, spacing=(L.tensor(_XS),), dim=-1),
     lambda f: (jnp.gradient(f, _XS, axis=1),), [X])
+# index_reduce.py: per output slice, the masked reduction of the sources aimed at it
+_IDX = np.array([0, 0, 2, 1])
+
+
+def _index_reduce_ref(x, s, reduce, include_self):
+    outs = []
+    for i in range(x.shape[0]):
+        pool = [s[j] for j in range(len(_IDX)) if _IDX[j] == i]
+        pool = ([x[i]] if include_self else []) + pool
+        if not pool:
+            outs.append(x[i])
+            continue
+        st = jnp.stack(pool)
+        outs.append({"prod": jnp.prod, "mean": jnp.mean, "amax": jnp.max,
+                     "amin": jnp.min}[reduce](st, 0))
+    return jnp.stack(outs)
+
+
+for _r in ("prod", "mean", "amax", "amin"):
+    for _inc in (True, False):
+        row(f"index_reduce.{_r}{'' if _inc else '.exclude_self'}",
+            lambda L, x, i, s, r=_r, inc=_inc: x.index_reduce(0, i, s, r, include_self=inc),
+            lambda x, i, s, r=_r, inc=_inc: _index_reduce_ref(x, s, r, inc),
+            [F(3, 4), I(_IDX), F(4, 4)], "" if _inc else "slow")
+row("index_reduce_.dim1", lambda L, x, i, s: x.clone().index_reduce_(1, i, s, "amax"),
+    lambda x, i, s: _index_reduce_ref(x.T, s.T, "amax", True).T, [F(4, 3), I(_IDX), F(4, 4)])
