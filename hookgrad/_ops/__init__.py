@@ -14,6 +14,7 @@ from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after
 from . import special, special_polynomials  # noqa: F401 - torch.special, igamma
 from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
 from . import calculus, index_reduce, vander  # noqa: F401
+from . import linalg_householder  # noqa: F401 - after special: geqrf has no derivative
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 

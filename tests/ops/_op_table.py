@@ -1294,3 +1294,26 @@ for _r in ("prod", "mean", "amax", "amin"):
             [F(3, 4), I(_IDX), F(4, 4)], "" if _inc else "slow")
 row("index_reduce_.dim1", lambda L, x, i, s: x.clone().index_reduce_(1, i, s, "amax"),
     lambda x, i, s: _index_reduce_ref(x.T, s.T, "amax", True).T, [F(4, 3), I(_IDX), F(4, 4)])
+# linalg_householder.py: geqrf (no derivative: its values, against PyTorch's LAPACK) and the
+# products with Q = H_1 ... H_k (differentiable), against the reflections multiplied out
+
+
+def _householder_q(a, tau):
+    m = a.shape[0]
+    q = jnp.eye(m)
+    for i in range(tau.shape[0]):
+        v = jnp.where(jnp.arange(m) > i, a[:, i], 0.0) + (jnp.arange(m) == i)
+        q = q @ (jnp.eye(m) - tau[i] * jnp.outer(v, v))
+    return q
+
+
+row("geqrf", lambda L, a: L.geqrf(a.detach()), None, [F(4, 3)])
+row("geqrf.wide_batched", lambda L, a: a.detach().geqrf(), None, [F(2, 3, 4)], "slow")
+row("orgqr", lambda L, a, t: L.orgqr(a, t), lambda a, t: _householder_q(a, t)[:, :3],
+    [F(4, 3), F(2)])
+row("orgqr.method", lambda L, a, t: a.orgqr(t), lambda a, t: _householder_q(a, t)[:, :3],
+    [F(4, 3), F(3)], "slow")
+row("ormqr", lambda L, a, t, c: L.ormqr(a, t, c), lambda a, t, c: _householder_q(a, t) @ c,
+    [F(4, 3), F(3), F(4, 2)])
+row("ormqr.right_transpose", lambda L, a, t, c: a.ormqr(t, c, left=False, transpose=True),
+    lambda a, t, c: c @ _householder_q(a, t).T, [F(4, 3), F(3), F(2, 4)])
