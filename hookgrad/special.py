@@ -8,6 +8,7 @@ orthogonal polynomials have no derivative).
 from ._ops.registry import FUNCTIONS as _F
 from ._ops.special import (entr, erfcx, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlog1py,
                            zeta)
+from ._ops.bessel import BESSEL as _BESSEL
 from ._ops.special_polynomials import POLYNOMIALS as _POLYNOMIALS
 from ._tensor import Tensor
 
@@ -23,6 +24,7 @@ multigammaln = _F["mvlgamma"]
 round = _F["round"]  # noqa: A001 - PyTorch's name
 sinc, xlogy = _F["sinc"], _F["xlogy"]
 globals().update(_POLYNOMIALS)
+globals().update(_BESSEL)
 
 
 def softmax(input, dim, *, dtype=None) -> Tensor:
@@ -40,7 +42,7 @@ def log_softmax(input, dim, *, dtype=None) -> Tensor:
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta", *_POLYNOMIALS]
+           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta", *_POLYNOMIALS, *_BESSEL]
 
 from . import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

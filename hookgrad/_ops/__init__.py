@@ -11,7 +11,7 @@ from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and de
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
-from . import special, special_polynomials  # noqa: F401 - torch.special, igamma
+from . import bessel, special, special_polynomials  # noqa: F401 - torch.special, igamma
 from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
 from . import calculus, index_reduce, vander  # noqa: F401
 from . import linalg_householder  # noqa: F401 - after special: geqrf has no derivative

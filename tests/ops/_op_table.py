@@ -1317,3 +1317,15 @@ row("ormqr", lambda L, a, t, c: L.ormqr(a, t, c), lambda a, t, c: _householder_q
     [F(4, 3), F(3), F(4, 2)])
 row("ormqr.right_transpose", lambda L, a, t, c: a.ormqr(t, c, left=False, transpose=True),
     lambda a, t, c: c @ _householder_q(a, t).T, [F(4, 3), F(3), F(2, 4)])
+# bessel.py (no derivative): against PyTorch (and JAX where it has the function), on points
+# either side of the switch to Hankel's expansion at 25
+_BESSEL_X = V([[-30.0, -24.9, -3.5, -0.2], [0.0, 1e-3, 0.7, 2.4], [5.5, 24.9, 25.1, 80.0]])
+for _n, _ref, _in in [
+    ("bessel_j0", None, _BESSEL_X), ("bessel_j1", None, _BESSEL_X),
+    ("bessel_y0", None, _BESSEL_X), ("bessel_y1", None, _BESSEL_X),
+    ("modified_bessel_i0", jss.i0, X), ("modified_bessel_i1", jss.i1, X),
+    ("modified_bessel_k0", None, P(3, 4)), ("modified_bessel_k1", None, _BESSEL_X),
+    ("scaled_modified_bessel_k0", None, _BESSEL_X), ("scaled_modified_bessel_k1", None, P(3, 4)),
+    ("spherical_bessel_j0", lambda x: jnp.sinc(x / jnp.pi), _BESSEL_X),
+]:
+    row(f"special.{_n}", lambda L, x, n=_n: getattr(L.special, n)(x), _ref, [_in])
