@@ -98,6 +98,7 @@ DIFFERS = {
     "torch.distributions.Bernoulli": _RNG, "torch.distributions.Uniform": _RNG,
     "torch.Tensor.stride": "a fresh C-contiguous tensor's strides",
     "torch.Tensor.is_contiguous": "always True (no strides)",
+    "torch.svd_lowrank": _RNG, "torch.pca_lowrank": _RNG,
     "torch.mode": _NAN_INDEX, "torch.Tensor.mode": _NAN_INDEX,
     "torch.nanmedian": _NAN_INDEX, "torch.Tensor.nanmedian": _NAN_INDEX,
     "torch.topk": "always sorted; among ties, the first in stable order",
