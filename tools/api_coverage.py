@@ -159,7 +159,8 @@ DIFFERS = {
     "torch.bincount": _EAGER, "torch.Tensor.bincount": _EAGER,
     "torch.quantile": _ONE_NODE, "torch.Tensor.quantile": _ONE_NODE,
     "torch.nanquantile": _ONE_NODE, "torch.Tensor.nanquantile": _ONE_NODE,
-    **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial")},
+    **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial",
+                                    "binomial")},
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
