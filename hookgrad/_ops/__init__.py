@@ -15,7 +15,7 @@ from . import bessel, special, special_polynomials  # noqa: F401 - torch.special
 from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
 from . import calculus, index_reduce, vander  # noqa: F401
 from . import linalg_householder  # noqa: F401 - after special: geqrf has no derivative
-from . import binomial, lowrank  # noqa: F401
+from . import binomial, histogramdd, lowrank  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
