@@ -341,3 +341,14 @@ def test_unflatten_and_draft_export_say_hookgrad_lacks_them():
         with pytest.raises(NotImplementedError, match="hookgrad does not implement "
                                                       "torch.export"):
             fn(None)
+
+
+def test_random_ops_draw_new_numbers_at_each_call_of_the_program():
+    def run(L):
+        model = L.nn.Sequential(L.nn.Linear(4, 64), L.nn.Dropout(0.5))
+        ep = L.export.export(model.train(), (L.ones(2, 4),))
+        m = ep.module()
+        a, b = m(L.ones(2, 4)), m(L.ones(2, 4))
+        frozen = L.export.export(model.eval(), (L.ones(2, 4),)).module()
+        return [bool((a != b).any()), bool((frozen(L.ones(2, 4)) == model(L.ones(2, 4))).all())]
+    assert same_as_torch(run) == [True, True]

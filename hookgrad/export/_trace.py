@@ -20,7 +20,7 @@ import re
 
 import jax
 
-from .. import func
+from .. import _random, func
 from .._tensor import Tensor
 from .._dynamo.exc import UserError
 from ..fx.experimental.symbolic_shapes import ConstraintViolationError
@@ -79,7 +79,7 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
     combined = ds.combine_args(mod, args, kwargs)
     dims_of = ds.per_tensor_dims(dynamic_shapes, combined)
     leaves, in_spec = pytree.tree_flatten((args, kwargs))
-    names = _leaf_names(combined, leaves)
+    names = _leaf_names(combined, args, kwargs)
     tensor_pos = [i for i, v in enumerate(leaves) if isinstance(v, Tensor)]
     tensors = [(names[i], leaves[i], dims_of.get(id(leaves[i]), (None, None))[1]
                 or [None] * leaves[i].ndim) for i in tensor_pos]
@@ -98,7 +98,7 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
     else:
         symbols, in_dims = _symbolic_dims(tensors, set())
         exported, out = _trace(mod, state, leaves, in_spec, tensor_pos, tensors, in_dims,
-                                   symbols)
+                               symbols)
         if first_error is not None:  # static worked: the forward specialized a dimension
             raise _violation(first_error, tensors, {"DIM", "DYNAMIC"})
     call = CallInfo(
@@ -107,7 +107,7 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
         dims=in_dims,
         dtypes=[str(t._data.dtype) for _, t, _ in tensors], symbols=symbols,
         out_constants=out["constants"], n_out=out["n"], mutated=out["mutated"],
-        forward_arg_names=list(combined))
+        forward_arg_names=list(combined), uses_rng=out["uses_rng"])
     sig = _signature(mod, state, names, leaves, tensor_pos, out)
     return ExportedProgram(exported, state, sig, call, example_inputs=(args, kwargs))
 
@@ -119,13 +119,19 @@ def _state(mod):
     return out
 
 
-def _leaf_names(combined, leaves):
-    """A name per flat input leaf: the argument's name, with the path inside it."""
+def _leaf_names(combined, args, kwargs):
+    """A name per flat input leaf of ``(args, kwargs)``: the forward's parameter it is bound
+    to (``kwargs``' key), with the path inside it (``x[0]``)."""
+    positional = list(combined)[:len(args)]
     out = []
-    for name, value in combined.items():
-        for path, _ in pytree.tree_flatten_with_path(value)[0]:
-            out.append(name + pytree.keystr(path))
-    return out if len(out) == len(leaves) else [f"arg{i}" for i in range(len(leaves))]
+    for path, _ in pytree.tree_flatten_with_path((args, kwargs))[0]:
+        where, key = path[0].idx, path[1]
+        if where == 1:
+            name = str(key.key)
+        else:
+            name = positional[key.idx] if key.idx < len(positional) else f"args_{key.idx}"
+        out.append(name + pytree.keystr(path[2:]))
+    return out
 
 
 def _symbolic_dims(tensors, free):
@@ -242,13 +248,16 @@ def _trace(mod, state, leaves, in_spec, tensor_pos, tensors, in_dims, symbols):
     and what the trace learned of the output (its structure, constants, written buffers)."""
     out = {}
 
-    def program(state_arrays, input_arrays):
+    def program(state_arrays, input_arrays, key_data):
         vals = list(leaves)
         for pos, a in zip(tensor_pos, input_arrays):
             vals[pos] = Tensor._wrap(a)
         args, kwargs = pytree.tree_unflatten(vals, in_spec)
         given = dict(state_arrays)
-        result = func.functional_call(mod, given, args, kwargs)
+        with func.rng_key(key_data):   # random ops draw from a key passed in per call
+            key = _random.GLOBAL.peek()
+            result = func.functional_call(mod, given, args, kwargs)
+            out["uses_rng"] = _random.GLOBAL.peek() is not key
         out["mutated"] = [k for k in state if given[k] is not state_arrays[k]]
         flat, out["spec"] = pytree.tree_flatten(result)
         out["n"] = len(flat)
@@ -262,11 +271,17 @@ def _trace(mod, state, leaves, in_spec, tensor_pos, tensors, in_dims, symbols):
     input_avals = _jax_shapes(tensors, in_dims, symbols)
     _EXPORTING[0] += 1
     try:
-        exported = jax.export.export(jax.jit(lambda s, x: program(dict(zip(state, s)), x)))(
-            state_avals, input_avals)
+        exported = jax.export.export(
+            jax.jit(lambda s, x, k: program(dict(zip(state, s)), x, k)))(
+            state_avals, input_avals, jax.ShapeDtypeStruct(*_key_data_shape()))
     finally:
         _EXPORTING[0] -= 1
     return exported, out
+
+
+def _key_data_shape():
+    data = jax.random.key_data(_random.GLOBAL.get())
+    return data.shape, data.dtype
 
 
 def _signature(mod, state, names, leaves, tensor_pos, out):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Union
+from typing import Union
 
 from .. import _missing
 from .._dynamo.exc import UserError
@@ -62,9 +62,9 @@ class _DimHint:
         return f"DimHint({self.type})"
 
     def __call__(self, min=None, max=None):  # noqa: A002 - PyTorch's names
-        hint = _DimHint(self.type)
-        hint.min, hint.max = min, max
-        return hint
+        raise NotImplementedError(f"hookgrad does not implement torch.export.Dim.{self.type}"
+                                  "(min=, max=) yet: use a named Dim(name, min=, max=) for a "
+                                  "bounded dynamic dimension (see docs/api_coverage.md)")
 
 
 class Dim:
@@ -95,7 +95,7 @@ class Dim:
     def _root_linear(self):
         return self, 1, 0
 
-    def _derive(self, a, b, what):
+    def _derive(self, a, b):
         root, a0, b0 = self._root_linear()
         a, b = a0 * a, b0 * a + b
         name = root.__name__ if a == 1 else f"{a}*{root.__name__}"
@@ -106,7 +106,7 @@ class Dim:
         if type(other) is not int:
             raise NotImplementedError(f"Attempted to add {other} to {self.__name__}, where an "
                                       f"integer was expected. {_LINEAR_ONLY}")
-        return self._derive(1, other, "add")
+        return self._derive(1, other)
 
     def __radd__(self, other) -> Dim:
         return self + other
@@ -115,7 +115,7 @@ class Dim:
         if type(other) is not int:
             raise NotImplementedError(f"Attempted to subtract {other} from {self.__name__}, "
                                       f"where an integer was expected. {_LINEAR_ONLY}")
-        return self._derive(1, -other, "sub")
+        return self._derive(1, -other)
 
     def __rsub__(self, other) -> Dim:
         raise NotImplementedError(f"Attempted to negate {self.__name__}. {_LINEAR_ONLY}")
@@ -124,7 +124,7 @@ class Dim:
         if type(other) is not int or other <= 0:
             raise NotImplementedError(f"Attempted to multiply {other} with {self.__name__}, "
                                       f"where a positive integer was expected. {_LINEAR_ONLY}")
-        return self._derive(other, 0, "mul")
+        return self._derive(other, 0)
 
     def __rmul__(self, other) -> Dim:
         return self * other
@@ -270,7 +270,9 @@ def refine_dynamic_shapes_from_suggested_fixes(msg: str, dynamic_shapes):
     names = dict(roots, Dim=Dim)
     new_roots = {}
     for name, fix in fixes.items():
-        new_roots[name] = int(fix) if fix.lstrip("-").isdigit() else eval(fix, {}, names)  # noqa: S307 - a Dim expression from our own message
+        # a Dim expression of the message ("Dim('b', max=8)", "a + 1"), over its Dims only
+        new_roots[name] = int(fix) if fix.lstrip("-").isdigit() else \
+            eval(fix, {"__builtins__": {}}, names)  # noqa: S307
 
     def apply(d):
         if not isinstance(d, Dim):
@@ -355,8 +357,8 @@ def _walk(path, value, spec, out):
         specs = list(spec)
     else:
         raise _user_error(f"Detected mismatch between the structure of `inputs` and "
-                          f"`dynamic_shapes`: `inputs{path[len(path.split('[')[0]):]}` "
-                          f"({path}) does not match its spec {spec!r}\n{_VALIDATION}")
+                          f"`dynamic_shapes`: {path} is a {type(value).__name__} of "
+                          f"{len(children)} elements, but its spec is {spec!r}\n{_VALIDATION}")
     for k, child, s in zip(keys, children, specs):
         _walk(f"{path}[{k!r}]", child, s, out)
 
@@ -395,7 +397,7 @@ def _tensor_spec(path, t, spec):
     return [None if isinstance(d, _DimHint) and d.type == "STATIC" else d for d in dims_]
 
 
-def hint_kind(spec) -> Any:
+def hint_kind(spec) -> str | None:
     """'AUTO' or 'DYNAMIC' for a hint, 'DIM' for a Dim, None for a static dimension."""
     if isinstance(spec, _DimHint):
         return spec.type

@@ -71,6 +71,7 @@ class CallInfo:
     n_out: int
     mutated: list            # fqns of the buffers the forward writes, in output order
     forward_arg_names: list
+    uses_rng: bool           # random ops drew from the key passed in (dropout in training)
 
 
 class ExportedProgram:
@@ -194,10 +195,21 @@ class ExportedProgram:
                 if s.kind in (InputKind.PARAMETER, InputKind.BUFFER)]
 
     def _run(self, state_arrays, input_arrays):
+        """The program's (written buffers, outputs); a program that draws random numbers
+        gets a key split from hookgrad's global one, so each call draws new ones."""
+        import jax
+        import jax.numpy as jnp
+        from .. import _random
         if self._jitted is None:
-            import jax
             self._jitted = jax.jit(self._exported.call)
-        return self._jitted(state_arrays, input_arrays)
+        key = self._exported.in_avals[-1]
+        if self._call.uses_rng:
+            new, sub = _random.split(_random.GLOBAL.get())
+            _random.GLOBAL.set(new)
+            key_data = jax.random.key_data(sub)
+        else:
+            key_data = jnp.zeros(key.shape, key.dtype)
+        return self._jitted(state_arrays, input_arrays, key_data)
 
     def __str__(self):
         def indent(text):
