@@ -291,6 +291,19 @@ def test_the_program_text_is_stablehlo_and_run_decompositions_returns_it():
     assert "Graph signature" in text and "Range constraints: {'batch': VR[1, int_oo]}" in text
     assert ep.run_decompositions() is ep  # README, Differences: nothing to decompose
     assert "func.func public @main" in ep.graph_module.code
+    with pytest.raises(RuntimeError, match=r"Unable to call ExportedProgram directly\. You "
+                                           r"should use `exported_program.module\(\)`"):
+        ep(hookgrad.ones(2, 4))
+
+
+def test_a_trace_that_must_know_a_size_is_not_1_takes_sizes_from_2():
+    # the encoder's view checks ask "s != 1?": decided with sizes from 2 (README, Differences)
+    layer = hookgrad.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
+    ep = hookgrad.export.export(layer, (hookgrad.ones(2, 5, 8),),
+                                dynamic_shapes=({1: hookgrad.export.Dim("s")},))
+    assert repr(ep.range_constraints) == "{'s': VR[2, int_oo]}"
+    with pytest.raises(AssertionError, match=r"^Guard failed: src.size\(\)\[1\] >= 2$"):
+        ep.module()(hookgrad.ones(2, 1, 8))
 
 
 _LOAD_AND_RUN = r"""
@@ -352,3 +365,23 @@ def test_random_ops_draw_new_numbers_at_each_call_of_the_program():
         frozen = L.export.export(model.eval(), (L.ones(2, 4),)).module()
         return [bool((a != b).any()), bool((frozen(L.ones(2, 4)) == model(L.ones(2, 4))).all())]
     assert same_as_torch(run) == [True, True]
+
+
+@pytest.mark.parametrize("kind", ["encoder", "lstm"])
+def test_sequence_models_export_with_dynamic_batch_and_length(kind):
+    def run(L):
+        Dim = L.export.Dim
+        if kind == "encoder":
+            model = L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        else:
+            model = L.nn.LSTM(4, 8, batch_first=True)
+        model = _fill(L, model).eval()
+        width = 8 if kind == "encoder" else 4
+        # PyTorch's LSTM specializes the length (its loop runs per step): batch only there
+        dims = {0: Dim("b"), 1: Dim("s", max=32)} if kind == "encoder" else {0: Dim("b")}
+        ep = L.export.export(model, (_x(L, 2, 5, width),), dynamic_shapes=(dims,))
+        sizes = ((2, 5), (3, 9)) if kind == "encoder" else ((2, 5), (3, 5))
+        outs = [ep.module()(_x(L, b, s, width, seed=b)) for b, s in sizes]
+        return py([o[0] if isinstance(o, tuple) else o for o in outs])
+    got = same_as_torch(run, tol=1e-4)
+    assert [len(o) for o in got] == [2, 3]

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _views
+from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export, to_tensor_like
@@ -23,9 +23,7 @@ from .views import make_view, make_views, narrow_geometry, select_geometry, view
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = shape[0]
-    # a symbolic size (torch.export's dynamic dimensions, jax.export) stays symbolic
-    return tuple(s if type(s) is int or jax.export.is_symbolic_dim(s) else int(s)
-                 for s in shape)
+    return tuple(_jax_trace.size(s) for s in shape)
 
 
 def _dim(d, ndim):

@@ -85,10 +85,13 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
                 or [None] * leaves[i].ndim) for i in tensor_pos]
     state = _state(mod)
     kinds = {ds.hint_kind(s) for _, _, specs in tensors for s in specs} - {None}
-    attempts = [{"DIM", "DYNAMIC", "AUTO"}] + ([{"DIM", "DYNAMIC"}] if "AUTO" in kinds else [])
+    frees = [{"DIM", "DYNAMIC", "AUTO"}] + ([{"DIM", "DYNAMIC"}] if "AUTO" in kinds else [])
+    # sizes from 1, else from 2 (a forward asking "size > 1?" is decided then, as PyTorch's
+    # trace decides it by assuming dynamic sizes are not 0 or 1)
+    attempts = [(free, floor) for free in frees for floor in (1, 2)] if kinds else []
     first_error = None
-    for free in attempts if kinds else []:
-        symbols, in_dims = _symbolic_dims(tensors, free)
+    for free, floor in attempts:
+        symbols, in_dims = _symbolic_dims(tensors, free, floor)
         try:
             exported, out = _trace(mod, state, leaves, in_spec, tensor_pos, tensors, in_dims,
                                    symbols)
@@ -96,7 +99,7 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
         except Exception as e:  # noqa: BLE001 - tried again below without the symbols
             first_error = first_error or e
     else:
-        symbols, in_dims = _symbolic_dims(tensors, set())
+        symbols, in_dims = _symbolic_dims(tensors, set(), 1)
         exported, out = _trace(mod, state, leaves, in_spec, tensor_pos, tensors, in_dims,
                                symbols)
         if first_error is not None:  # static worked: the forward specialized a dimension
@@ -134,10 +137,10 @@ def _leaf_names(combined, args, kwargs):
     return out
 
 
-def _symbolic_dims(tensors, free):
+def _symbolic_dims(tensors, free, floor):
     """(symbol -> [display name, lower, upper or None]) and, per Tensor, its dimensions:
     an int, or ``(symbol, a, b)`` for ``a * symbol + b``. Only the kinds in ``free``
-    (``"DIM"``, ``"DYNAMIC"``, ``"AUTO"``) become symbols."""
+    (``"DIM"``, ``"DYNAMIC"``, ``"AUTO"``) become symbols, none below ``floor``."""
     symbols, roots, rows = {}, {}, []
     for path, t, specs in tensors:
         row = []
@@ -151,20 +154,20 @@ def _symbolic_dims(tensors, free):
             elif kind is None or kind not in free:
                 row.append(size)
             elif kind == "DIM":
-                row.append(_named_dim(spec, size, path, symbols, roots))
+                row.append(_named_dim(spec, size, path, symbols, roots, floor))
             elif size < 2:   # PyTorch specializes sizes 0 and 1
                 if kind == "DYNAMIC":
                     raise _violation(None, [(path, t, [None] * i + [spec])], {"DYNAMIC"})
                 row.append(size)
             else:
                 sym = f"_dim{len(symbols)}"
-                symbols[sym] = [f"{path}.size()[{i}]", 1, None]
+                symbols[sym] = [f"{path}.size()[{i}]", floor, None]
                 row.append((sym, 1, 0))
         rows.append(row)
     return symbols, rows
 
 
-def _named_dim(dim, size, path, symbols, roots):
+def _named_dim(dim, size, path, symbols, roots, floor):
     root, a, b = dim._root_linear()
     name = root.__name__
     prev = roots.setdefault(name, root)
@@ -176,7 +179,7 @@ def _named_dim(dim, size, path, symbols, roots):
                                        f"{_DRAFT_HINT}")
     if (size - b) % a or (size - b) // a < 2:   # PyTorch specializes sizes 0 and 1
         raise _violation(None, [(path, _Sized(size), [dim])], {"DIM"})
-    symbols.setdefault(name, [name, max(root.min, 1), _upper(root)])
+    symbols.setdefault(name, [name, max(root.min, floor), _upper(root)])
     return (name, a, b)
 
 

@@ -211,6 +211,10 @@ class ExportedProgram:
             key_data = jnp.zeros(key.shape, key.dtype)
         return self._jitted(state_arrays, input_arrays, key_data)
 
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Unable to call ExportedProgram directly. You should use "
+                           "`exported_program.module()` instead.")
+
     def __str__(self):
         def indent(text):
             return "\n".join("    " + line for line in text.splitlines())
