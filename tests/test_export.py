@@ -385,3 +385,32 @@ def test_sequence_models_export_with_dynamic_batch_and_length(kind):
         return py([o[0] if isinstance(o, tuple) else o for o in outs])
     got = same_as_torch(run, tol=1e-4)
     assert [len(o) for o in got] == [2, 3]
+
+
+_HF_EXPORT = r"""
+import hookgrad.as_torch
+hookgrad.as_torch.install()
+import torch
+from torch.export import Dim, ExportedProgram
+from transformers import BertConfig, BertModel
+torch.manual_seed(0)
+model = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                             num_attention_heads=2, intermediate_size=32,
+                             max_position_embeddings=32)).eval()
+ids = torch.tensor([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]])
+with torch.no_grad():
+    ep = torch.export.export(model, (ids,), dynamic_shapes=({0: Dim.STATIC, 1: None},))
+    out, ref = ep.module()(ids), model(ids)
+assert isinstance(ep, ExportedProgram)
+print(type(out).__name__, float((out.last_hidden_state - ref.last_hidden_state).abs().max()))
+"""
+
+
+def test_a_transformers_model_exports_under_as_torch():
+    pytest.importorskip("transformers")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + sys.path))
+    proc = subprocess.run([sys.executable, "-c", _HF_EXPORT], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    name, diff = proc.stdout.split()[-2:]
+    assert name == "BaseModelOutputWithPoolingAndCrossAttentions" and float(diff) < 1e-5
