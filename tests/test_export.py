@@ -276,7 +276,9 @@ def test_dynamic_shape_builders_and_suggested_fixes():
             refined = E.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes(
                 e.msg, {"x": {0: E.Dim("b")}})
         E.export(_reshaper(L), (L.ones(2, 4),), dynamic_shapes=refined)
-        return [repr(extra.dynamic_shapes(m, (L.ones(2, 4),))),
+        inferred = extra.dynamic_shapes(m, (L.ones(2, 4),))
+        extra.verify(E.export(m, (L.ones(2, 4),), dynamic_shapes=inferred))
+        return [repr(inferred),
                 repr(shapes.dynamic_shapes(m, (x,))), repr(refined)]
     got = same_as_torch(run)
     assert got == ["{'input': (DimHint(DYNAMIC), None)}", "{'input': {0: Dim('n', min=0)}}",

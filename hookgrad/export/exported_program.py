@@ -84,13 +84,12 @@ class ExportedProgram:
     """
 
     def __init__(self, exported, state, graph_signature: ExportGraphSignature, call: CallInfo,
-                 example_inputs=None, constants=None):
+                 example_inputs=None):
         self._exported = exported
         self._state = dict(state)
         self._graph_signature = graph_signature
         self._call = call
         self._example_inputs = example_inputs
-        self._constants = dict(constants or {})
         self._jitted = None
 
     # ------------------------------------------------------------------ the program
