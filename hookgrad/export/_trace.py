@@ -60,7 +60,9 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *, dynamic_shap
     ``{dim: Dim(...)}`` or a tuple of per-dimension specs (a :class:`Dim`, ``Dim.AUTO``,
     ``Dim.DYNAMIC``, ``Dim.STATIC``, an int or None). Every other dimension is fixed at the
     example's size. ``strict`` is accepted; hookgrad traces by running the forward, as
-    PyTorch's non-strict mode does, either way.
+    PyTorch's non-strict mode does, either way. ``prefer_deferred_runtime_asserts_over_guards``
+    is accepted too: hookgrad's checks of sizes are the call-time guards of ``ep.module()``
+    either way.
 
     Returns an :class:`ExportedProgram`; ``.module()`` runs it.
     """

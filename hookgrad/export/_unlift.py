@@ -35,6 +35,13 @@ class ExportedModule(Module):
             else:
                 owner.register_buffer(name, t, persistent=persistent.get(fqn) is not False)
 
+    # the program was traced in one mode: switching modes cannot change it (as PyTorch's)
+    def train(self, mode: bool = True):
+        raise NotImplementedError("Calling train() is not supported yet.")
+
+    def eval(self):
+        raise NotImplementedError("Calling eval() is not supported yet.")
+
     def _owner(self, fqn):
         mod = self
         *path, name = fqn.split(".")
