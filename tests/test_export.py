@@ -421,3 +421,19 @@ def test_a_transformers_model_exports_under_as_torch():
     assert proc.returncode == 0, proc.stderr[-3000:]
     name, diff = proc.stdout.split()[-2:]
     assert name == "BaseModelOutputWithPoolingAndCrossAttentions" and float(diff) < 1e-5
+
+
+def test_the_module_reads_its_state_at_each_call():
+    def run(L):
+        ep = L.export.export(L.nn.Sequential(L.nn.Linear(4, 3)), (L.ones(2, 4),))
+        m = ep.module()
+        m.load_state_dict({"0.weight": L.zeros(3, 4), "0.bias": L.arange(3.0)})
+        return py(m(L.ones(2, 4)))
+    assert same_as_torch(run) == [[0.0, 1.0, 2.0]] * 2
+
+
+def test_without_guards_a_bad_input_is_refused_by_the_program():
+    ep = hookgrad.export.export(hookgrad.nn.Linear(4, 3), (hookgrad.ones(2, 4),))
+    with pytest.raises(RuntimeError, match=r"cannot run on these inputs \(the call skipped "
+                                           r"its guards: check_guards=False\): Shape mismatch"):
+        ep.module(check_guards=False)(hookgrad.ones(2, 5))

@@ -27,13 +27,17 @@ class ExportedModule(Module):
         object.__setattr__(self, "_check_guards", check_guards)
         sig = program.graph_signature
         persistent = {s.target: s.persistent for s in sig.input_specs}
+        # (owner module, kind, name) of each tensor the program takes, in its order
+        object.__setattr__(self, "_slots", [])
         for fqn in program._state_order():
             owner, name = self._owner(fqn)
             t = program._state[fqn]
             if fqn in sig.parameters:
                 owner.register_parameter(name, t)
+                self._slots.append((owner, "_parameters", name))
             else:
                 owner.register_buffer(name, t, persistent=persistent.get(fqn) is not False)
+                self._slots.append((owner, "_buffers", name))
 
     # the program was traced in one mode: switching modes cannot change it (as PyTorch's)
     def train(self, mode: bool = True):
@@ -58,10 +62,13 @@ class ExportedModule(Module):
         call = program._call
         leaves = self._check_inputs(args, kwargs) if self._check_guards else \
             call.in_spec.flatten_up_to((args, kwargs))
-        state = [self.get_parameter(k) if k in program.graph_signature.parameters
-                 else self.get_buffer(k) for k in program._state_order()]
+        state = [getattr(owner, kind)[name]._data for owner, kind, name in self._slots]
         inputs = [_array(leaves[p]) for p in call.tensor_pos]
-        new_buffers, outs = program._run([t._data for t in state], inputs)
+        try:
+            new_buffers, outs = program._run(state, inputs)
+        except (TypeError, ValueError) as e:  # what the guards would have caught
+            raise RuntimeError(f"the exported program cannot run on these inputs (the call "
+                               f"skipped its guards: check_guards=False): {e}") from None
         for fqn, value in zip(call.mutated, new_buffers):
             self.get_buffer(fqn)._write_(value)
         it = iter(outs)
@@ -85,7 +92,7 @@ class ExportedModule(Module):
                 "kwargs as the ones you used when tracing.")
         tensors = set(call.tensor_pos)
         for pos, v in enumerate(leaves):
-            if pos not in tensors and v != call.constants[pos]:
+            if pos not in tensors and (isinstance(v, Tensor) or v != call.constants[pos]):
                 raise AssertionError(f"Guard failed: {call.leaf_names[pos]} == "
                                      f"{call.constants[pos]!r}")
         seen = {}   # symbol -> (its value, where it was read)
