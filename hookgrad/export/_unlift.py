@@ -9,6 +9,8 @@ wrote, and rebuilds the output's structure.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import jax.numpy as jnp
 
 from .._tensor import Tensor
@@ -40,10 +42,10 @@ class ExportedModule(Module):
                 self._slots.append((owner, "_buffers", name))
 
     # the program was traced in one mode: switching modes cannot change it (as PyTorch's)
-    def train(self, mode: bool = True):
+    def train(self, mode: bool = True) -> ExportedModule:
         raise NotImplementedError("Calling train() is not supported yet.")
 
-    def eval(self):
+    def eval(self) -> ExportedModule:
         raise NotImplementedError("Calling eval() is not supported yet.")
 
     def _owner(self, fqn):
@@ -57,7 +59,7 @@ class ExportedModule(Module):
             mod = child
         return mod, name
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args, **kwargs) -> Any:
         program = self._program
         call = program._call
         leaves = self._check_inputs(args, kwargs) if self._check_guards else \

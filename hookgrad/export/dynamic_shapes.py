@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Union
+from typing import Any, Union
 
 from .. import _missing
 from .._dynamo.exc import UserError
@@ -147,11 +147,11 @@ class _DerivedDim(Dim):
         return self.root, self._a, self._b
 
     @property
-    def min(self):
+    def min(self) -> int:
         return self._a * self.root.min + self._b
 
     @property
-    def max(self):
+    def max(self) -> int | _IntInfinity:
         hi = self.root.max
         return hi if hi == int_oo else self._a * hi + self._b
 
@@ -189,7 +189,7 @@ class ShapesCollection:
     def __len__(self):
         return len(self._shapes)
 
-    def dynamic_shapes(self, m, args, kwargs=None):
+    def dynamic_shapes(self, m, args, kwargs=None) -> Any:
         """The ``dynamic_shapes`` structure of ``m``'s inputs ``args``/``kwargs``."""
         found = set()
 
@@ -214,7 +214,7 @@ class AdditionalInputs:
     def __init__(self):
         self._examples = []
 
-    def add(self, args, kwargs=None):
+    def add(self, args, kwargs=None) -> None:
         """Another example of ``args`` (a tuple) and ``kwargs`` (a dict or None)."""
         if type(args) is not tuple:
             raise AssertionError(f"Representative args {args} must be a tuple")
@@ -222,7 +222,7 @@ class AdditionalInputs:
             raise AssertionError(f"Representative kwargs {kwargs} must be None or a dict")
         self._examples.append((args, kwargs))
 
-    def dynamic_shapes(self, m, args, kwargs=None):
+    def dynamic_shapes(self, m, args, kwargs=None) -> Any:
         """The ``dynamic_shapes`` merging the shapes of ``args``/``kwargs`` and of every
         added example."""
         first, *others = [
@@ -243,14 +243,14 @@ class AdditionalInputs:
             return None
         return pytree.tree_map(mark, first, *others, is_leaf=lambda i: type(i) is int)
 
-    def verify(self, ep):
+    def verify(self, ep) -> None:
         """Runs ``ep.module()``'s input checks on every added example."""
         module = ep.module()
         for args, kwargs in self._examples:
             module._check_inputs(args, kwargs or {})
 
 
-def refine_dynamic_shapes_from_suggested_fixes(msg: str, dynamic_shapes):
+def refine_dynamic_shapes_from_suggested_fixes(msg: str, dynamic_shapes) -> Any:
     """``dynamic_shapes`` with the fixes a constraint-violation message suggests applied
     (``name = 8`` makes the Dim ``name`` static; ``name = Dim('name', min=.., max=..)``
     narrows it; ``name = other + 1`` derives it from another Dim)."""

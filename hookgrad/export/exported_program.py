@@ -10,6 +10,7 @@ input and output structures, the values of non-Tensor inputs).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from .. import _missing
@@ -94,7 +95,7 @@ class ExportedProgram:
 
     # ------------------------------------------------------------------ the program
     @property
-    def exported(self):
+    def exported(self) -> Any:
         """The ``jax.export.Exported`` (hookgrad's addition): serialize it, call it from JAX
         with ``(state arrays, input arrays)``."""
         return self._exported
@@ -126,7 +127,7 @@ class ExportedProgram:
         return {s: ValueRange(lo, hi) for s, (_, lo, hi) in self._call.symbols.items()}
 
     @property
-    def example_inputs(self):
+    def example_inputs(self) -> Any:
         return self._example_inputs
 
     @property
@@ -151,31 +152,32 @@ class ExportedProgram:
     def tensor_constants(self) -> dict:
         return self.constants
 
-    def named_parameters(self):
+    def named_parameters(self) -> Iterator[tuple[str, Any]]:
         for name in self._graph_signature.parameters:
             yield name, self._state[name]
 
-    def parameters(self):
+    def parameters(self) -> Iterator[Any]:
         for _, p in self.named_parameters():
             yield p
 
-    def named_buffers(self):
+    def named_buffers(self) -> Iterator[tuple[str, Any]]:
         for name in self._graph_signature.buffers:
             yield name, self._state[name]
 
-    def buffers(self):
+    def buffers(self) -> Iterator[Any]:
         for _, b in self.named_buffers():
             yield b
 
     # ------------------------------------------------------------------ running it
-    def module(self, check_guards=True):
+    def module(self, check_guards=True) -> Any:
         """A Module running this program with its state; its ``state_dict()`` has the
         original fully qualified names. Calls check the inputs as the export's guards do
         (``AssertionError: Guard failed: ...``) unless ``check_guards=False``."""
         from ._unlift import ExportedModule
         return ExportedModule(self, check_guards=check_guards)
 
-    def run_decompositions(self, decomp_table=None, decompose_custom_triton_ops=False):
+    def run_decompositions(self, decomp_table=None,
+                           decompose_custom_triton_ops=False) -> ExportedProgram:
         """Returns the program itself: a StableHLO program is already made of XLA's core
         operations, so there is nothing to decompose (README, Differences)."""
         return self
