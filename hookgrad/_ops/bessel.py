@@ -1,6 +1,7 @@
 """The Bessel functions of ``torch.special`` that JAX lacks (``bessel_j0/j1``,
-``bessel_y0/y1``, ``modified_bessel_k0/k1`` and their scaled forms), with those it has
-(``modified_bessel_i0/i1``) and ``spherical_bessel_j0``. As in PyTorch they have no
+``bessel_y0/y1``, ``modified_bessel_k0/k1`` and their scaled forms, and the Airy function
+``airy_ai`` made of them), with those it has (``modified_bessel_i0/i1``) and
+``spherical_bessel_j0``. As in PyTorch they have no
 derivative: their results never require grad.
 
 Each is computed from an integral representation by a quadrature that converges
@@ -61,22 +62,53 @@ def _bessel_j(n, x):
     return jnp.where(x < 0, -out, out) if n % 2 else out
 
 
+def _gauss(fn, top, dt):
+    """``int_0^top fn(t) dt`` by 64-point Gauss-Legendre (``top``: one bound per element,
+    with a trailing axis)."""
+    t = (jnp.asarray(_GL_X, dt) + 1) * top / 2
+    return jnp.sum(fn(t) * jnp.asarray(_GL_W, dt), -1) * top[..., 0] / 2
+
+
+def _tail_top(x):
+    return jnp.arcsinh(60 / x)  # e^{-x sinh t} is below e^{-60} beyond
+
+
 def _bessel_y(n, x):
     x = _float(x)
-    dt = x.dtype
     xs = jnp.clip(x, 1e-30, _LARGE)[..., None]
-    th = jnp.asarray((_GL_X + 1) * (np.pi / 2), dt)
-    first = jnp.sum(jnp.sin(xs * jnp.sin(th) - n * th) * jnp.asarray(_GL_W * np.pi / 2, dt),
-                    -1) / math.pi
-    top = jnp.arcsinh(60 / xs)  # e^{-x sinh t} is below e^{-60} beyond
-    t = (jnp.asarray(_GL_X, dt) + 1) * top / 2
-    tail = (jnp.exp(n * t) + (-1) ** n * jnp.exp(-n * t)) * jnp.exp(-xs * jnp.sinh(t))
-    second = jnp.sum(tail * jnp.asarray(_GL_W, dt), -1) * top[..., 0] / 2 / math.pi
+    first = _gauss(lambda t: jnp.sin(xs * jnp.sin(t) - n * t), jnp.full_like(xs, math.pi),
+                   x.dtype)
+    second = _gauss(lambda t: (jnp.exp(n * t) + (-1) ** n * jnp.exp(-n * t))
+                    * jnp.exp(-xs * jnp.sinh(t)), _tail_top(xs), x.dtype)
     far_x = jnp.maximum(x, _LARGE)
     p, q, chi = _hankel(n, far_x)
     far = jnp.sqrt(2 / (math.pi * far_x)) * (p * jnp.sin(chi) + q * jnp.cos(chi))
-    out = jnp.where(x <= _LARGE, first - second, far)
+    out = jnp.where(x <= _LARGE, (first - second) / math.pi, far)
     return jnp.where(x < 0, jnp.nan, jnp.where(x == 0, -jnp.inf, out))
+
+
+def _bessel_j_fractional(nu, x):
+    """``J_nu(x)`` for ``x > 0`` and a fractional order ``nu``."""
+    xs = jnp.clip(x, 1e-30, _LARGE)[..., None]
+    first = _gauss(lambda t: jnp.cos(nu * t - xs * jnp.sin(t)), jnp.full_like(xs, math.pi),
+                   x.dtype)
+    second = _gauss(lambda t: jnp.exp(-xs * jnp.sinh(t) - nu * t), _tail_top(xs), x.dtype)
+    far_x = jnp.maximum(x, _LARGE)
+    p, q, chi = _hankel(nu, far_x)
+    far = jnp.sqrt(2 / (math.pi * far_x)) * (p * jnp.cos(chi) - q * jnp.sin(chi))
+    return jnp.where(x <= _LARGE, (first - math.sin(nu * math.pi) * second) / math.pi, far)
+
+
+def _airy_ai(x):
+    # Ai(x) = sqrt(x / 3) K_{1/3}(z) / pi for x > 0, and Ai(-x) = sqrt(x) (J_{1/3}(z) +
+    # J_{-1/3}(z)) / 3, with z = 2/3 |x|^{3/2}
+    x = _float(x)
+    z = 2 / 3 * jnp.abs(x) ** 1.5
+    right = jnp.sqrt(jnp.abs(x) / 3) / math.pi * jnp.exp(-z) * _bessel_k(1 / 3, z, True)
+    left = jnp.sqrt(jnp.abs(x)) / 3 * (_bessel_j_fractional(1 / 3, z)
+                                       + _bessel_j_fractional(-1 / 3, z))
+    ai0 = 1 / (3 ** (2 / 3) * math.gamma(2 / 3))
+    return jnp.where(x > 0, right, jnp.where(x < 0, left, jnp.asarray(ai0, x.dtype)))
 
 
 def _bessel_k(n, x, scaled):
@@ -114,6 +146,7 @@ _FUNCTIONS = {
                                   "function of the second kind of order 0, ``exp(x) K_0(x)``"),
     "scaled_modified_bessel_k1": (lambda x: _bessel_k(1, x, True), "scaled modified Bessel "
                                   "function of the second kind of order 1, ``exp(x) K_1(x)``"),
+    "airy_ai": (_airy_ai, "Airy function ``Ai``"),
     "spherical_bessel_j0": (_spherical_j0, "spherical Bessel function of the first kind of "
                                            "order 0, ``sin(x) / x``"),
 }

@@ -1327,5 +1327,6 @@ for _n, _ref, _in in [
     ("modified_bessel_k0", None, P(3, 4)), ("modified_bessel_k1", None, _BESSEL_X),
     ("scaled_modified_bessel_k0", None, _BESSEL_X), ("scaled_modified_bessel_k1", None, P(3, 4)),
     ("spherical_bessel_j0", lambda x: jnp.sinc(x / jnp.pi), _BESSEL_X),
+    ("airy_ai", None, V([[-30.0, -17.0, -5.5, -0.3], [0.0, 1e-3, 0.7, 2.4], [4.0, 6.5, 9.0, 12.0]])),
 ]:
     row(f"special.{_n}", lambda L, x, n=_n: getattr(L.special, n)(x), _ref, [_in])
