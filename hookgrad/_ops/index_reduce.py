@@ -11,7 +11,6 @@ import jax.numpy as jnp
 
 from .. import _errors
 from .._dtype import TORCH_KINDS
-from .._tensor import Tensor
 from .registry import OpCall, defop, variants
 from .shape import wrap_dim
 
