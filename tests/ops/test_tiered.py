@@ -186,6 +186,21 @@ COMPILED_FIRST |= {
     "bucketize", "bucketize.right", "copysign", "copysign.scalar", "frexp", "gcd", "i0", "lcm",
     "mvlgamma", "polygamma", "put", "searchsorted", "signbit",
 }
+# branch legacy: torch.special's functions (special functions, the polynomials' loops), the
+# deprecated LU forms (LAPACK), geqrf's and triangular_solve's reflections and solves
+COMPILED_FIRST |= {
+    "special.erfcx", "special.erfcx.negative", "special.i0e", "special.i1", "special.i1e",
+    "special.log_ndtr", "special.psi", "special.gammaln", "special.multigammaln", "igamma",
+    "igammac.method", "special.gammaincc", "special.modified_bessel_i0",
+    "special.modified_bessel_i1", "special.chebyshev_polynomial_t.tensor_n",
+    "special.legendre_polynomial_p.scalar_x", "lu", "lu.method_infos", "lu_solve",
+    "lu_solve.method", "triangular_solve.lower_transpose_unit", "geqrf", "geqrf.wide_batched",
+    *(f"special.{kind}{name}" for kind in ("", "shifted_")
+      for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                   "chebyshev_polynomial_w")),
+    "special.hermite_polynomial_h", "special.hermite_polynomial_he",
+    "special.laguerre_polynomial_l", "special.legendre_polynomial_p",
+}
 
 
 @_rows()
