@@ -1,7 +1,8 @@
 """``torch.nextafter``: the next floating-point value after ``input`` towards ``other``.
 
 JAX gives ``nextafter`` no derivative; PyTorch's passes the gradient to ``input`` unchanged
-(the step is below the precision of anything downstream) and gives ``other`` zero."""
+where it differs from ``other`` (the step is below the precision of anything downstream) and
+zero where they are equal (the result is ``other`` there), and gives ``other`` zero."""
 from __future__ import annotations
 
 import jax
@@ -17,11 +18,11 @@ def _nextafter(x, y):
     return jnp.nextafter(x, y)
 
 
-_nextafter.defjvps(lambda g, ans, x, y: jnp.broadcast_to(g, ans.shape).astype(ans.dtype),
+_nextafter.defjvps(lambda g, ans, x, y: jnp.where(x != y, g, 0).astype(ans.dtype),
                    lambda g, ans, x, y: jnp.zeros_like(ans))
 
-_NEXTAFTER = defop("nextafter", _nextafter, "NextafterBackward0", (),
-                   names="self other ->")
+_NEXTAFTER = defop("nextafter", _nextafter, "NextafterBackward0",
+                   names="self other -> other self")
 
 
 @variants(inplace=True)

@@ -161,7 +161,8 @@ def _run(row, arrays):
 # factorizations and solves: the fuzzer's inputs (arithmetic rows, rank 2) are singular or
 # rank-deficient, where their results are not unique (tests/ops covers them on generic input)
 _NOT_UNIQUE = ("cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet",
-               "matrix_exp", "matrix_power", "pinverse", "qr", "slogdet", "svd")
+               "matrix_exp", "matrix_power", "pinverse", "qr", "slogdet", "svd",
+               "lu", "lu_solve", "lu_unpack", "triangular_solve", "geqrf")
 _NOT_UNIQUE_REASON = "a factorization or solve: not unique on the fuzzer's rank-2 inputs"
 
 

@@ -1186,9 +1186,11 @@ row("special.chebyshev_polynomial_t.tensor_n",
     lambda x, n: jnp.where(n < 0, 0.0, jnp.cos(n * jnp.arccos(x))), [U(3, 4), I([0, 1, 5, -1])])
 row("special.legendre_polynomial_p.scalar_x", lambda L, n: L.special.legendre_polynomial_p(
     0.5, n), lambda n: jnp.array([1.0, 0.5, -0.125, -0.4375])[n], [I([0, 1, 2, 3])])
-# nextafter.py: the gradient passes to input unchanged, other's is zero (PyTorch's formula)
+# nextafter.py: PyTorch's formula: input's gradient passes where input != other, other's is 0
 def _nextafter_ref(x, y):
-    return x + (jnp.nextafter(_SG(x), _SG(y)) - _SG(x)) + 0 * y
+    # the gradient reaches x where it differs from y (PyTorch's formula), y never
+    step = jnp.nextafter(_SG(x), _SG(y)) - _SG(x)
+    return jnp.where(_SG(x) != _SG(y), x, _SG(x)) + step + 0 * y
 
 
 row("nextafter", lambda L, x, y: L.nextafter(x, y), _nextafter_ref, [X, Y])
@@ -1200,7 +1202,7 @@ row("lu.method_infos", lambda L, a: a.lu(get_infos=True), lambda a: (*_LU(a), jn
     [M3], "slow")
 row("lu_unpack", lambda L, a: L.lu_unpack(*L.linalg.lu_factor(a)),
     lambda a: tuple(jax.scipy.linalg.lu(a)), [M3])
-row("lu_unpack.wide", lambda L, a: L.lu_unpack(*L.linalg.lu_factor(a))[1:],
+row("lu_unpack wide", lambda L, a: L.lu_unpack(*L.linalg.lu_factor(a))[1:],
     lambda a: tuple(jax.scipy.linalg.lu(a))[1:], [F(3, 4)])
 row("lu_solve", lambda L, b, a: L.lu_solve(b, *L.lu(a)), lambda b, a: jnp.linalg.solve(a, b),
     [F(3, 2), M3])
@@ -1209,7 +1211,7 @@ row("lu_solve.method", lambda L, b, a: b.lu_solve(*L.linalg.lu_factor(a)),
 _TRI = jnp.eye(3) * 4
 row("triangular_solve", lambda L, b, a: L.triangular_solve(b, a + 4 * L.eye(3)),
     lambda b, a: (jax.scipy.linalg.solve_triangular(a + _TRI, b), a + _TRI), [F(3, 2), F(3, 3)])
-row("triangular_solve.lower_transpose_unit", lambda L, b, a: b.triangular_solve(
+row("triangular_solve lower_transpose_unit", lambda L, b, a: b.triangular_solve(
     a, upper=False, transpose=True, unitriangular=True).solution,
     lambda b, a: jax.scipy.linalg.solve_triangular(a, b, lower=True, trans=1,
                                                    unit_diagonal=True), [F(2, 3, 2), F(3, 3)])
@@ -1250,7 +1252,7 @@ row("cumulative_trapezoid", lambda L, y: L.cumulative_trapezoid(y),
 row("cumulative_trapezoid.dx_dim", lambda L, y: L.cumulative_trapezoid(y, dx=0.5, dim=0),
     lambda y: jnp.cumsum((y[1:] + y[:-1]) * 0.25, 0), [X], "slow")
 _XS = np.array([0.0, 1.0, 3.0, 4.5], np.float32)
-row("cumulative_trapezoid.x", lambda L, y: L.cumulative_trapezoid(y, L.tensor(_XS)),
+row("cumulative_trapezoid.x", lambda L, y: L.cumulative_trapezoid(y, L.tensor(_XS.tolist())),
     lambda y: jnp.cumsum((y[:, 1:] + y[:, :-1]) * jnp.diff(_XS) / 2, 1), [X])
 # NumPy's gradient (the same formulas, written independently) is the reference
 row("gradient", lambda L, f: L.gradient(f, dim=0), lambda f: (jnp.gradient(f, axis=0),), [X])
@@ -1266,7 +1268,8 @@ def _gradient_edge2(f, h):
 
 row("gradient.edge2_spacing", lambda L, f: L.gradient(f, spacing=[2.0], dim=1, edge_order=2),
     lambda f: (_gradient_edge2(f, 2.0),), [X])
-row("gradient.coordinates", lambda L, f: L.gradient(f, spacing=(L.tensor(_XS),), dim=-1),
+row("gradient.coordinates", lambda L, f: L.gradient(f, spacing=(L.tensor(_XS.tolist()),),
+                                                   dim=-1),
     lambda f: (jnp.gradient(f, _XS, axis=1),), [X])
 # index_reduce.py: per output slice, the masked reduction of the sources aimed at it
 _IDX = np.array([0, 0, 2, 1])
@@ -1308,7 +1311,7 @@ def _householder_q(a, tau):
 
 
 row("geqrf", lambda L, a: L.geqrf(a.detach()), None, [F(4, 3)])
-row("geqrf.wide_batched", lambda L, a: a.detach().geqrf(), None, [F(2, 3, 4)], "slow")
+row("geqrf wide_batched", lambda L, a: a.detach().geqrf(), None, [F(2, 3, 4)], "slow")
 row("orgqr", lambda L, a, t: L.orgqr(a, t), lambda a, t: _householder_q(a, t)[:, :3],
     [F(4, 3), F(2)])
 row("orgqr.method", lambda L, a, t: a.orgqr(t), lambda a, t: _householder_q(a, t)[:, :3],

@@ -194,7 +194,7 @@ COMPILED_FIRST |= {
     "igammac.method", "special.gammaincc", "special.modified_bessel_i0",
     "special.modified_bessel_i1", "special.chebyshev_polynomial_t.tensor_n",
     "special.legendre_polynomial_p.scalar_x", "lu", "lu.method_infos", "lu_solve",
-    "lu_solve.method", "triangular_solve.lower_transpose_unit", "geqrf", "geqrf.wide_batched",
+    "lu_solve.method", "triangular_solve lower_transpose_unit", "geqrf", "geqrf wide_batched",
     *(f"special.{kind}{name}" for kind in ("", "shifted_")
       for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                    "chebyshev_polynomial_w")),
