@@ -68,6 +68,8 @@ _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
                    "functional", "ops", "cpu", "linalg", "profiler"})
+# names PyTorch keeps at ``torch.*`` from a heavier subpackage: (module, name there)
+_LAZY_NAMES = {"fork": ("jit", "fork"), "wait": ("jit", "wait"), "Future": ("futures", "Future")}
 
 
 def _assert(condition, message):
@@ -81,11 +83,28 @@ def __getattr__(name):
     import importlib
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
     raise _missing.missing("module 'hookgrad'", "torch", name)
 
 
+from ._build_config import (compiled_with_cxx11_abi, has_lapack, has_mkl, has_openmp,  # noqa: E402
+                            has_spectral)
+from ._object_queries import get_device, is_inference, is_storage, typename  # noqa: E402
+from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402
+from ._memory_format import contiguous_format as legacy_contiguous_format  # noqa: E402
+from ._legacy_tensor import set_default_tensor_type  # noqa: E402
+from ._threads import init_num_threads  # noqa: E402
+from ._utils import classproperty  # noqa: E402
+from ._utils_internal import prepare_multiprocessing_environment  # noqa: E402
+from ._device_module import get_device_module  # noqa: E402
+from ._worker_rng import thread_safe_generator  # noqa: E402
+from .backends._numerics import (get_deterministic_debug_mode,  # noqa: E402
+                                 set_deterministic_debug_mode, set_flush_denormal)
+from . import torch_version  # noqa: E402,F401
 from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
 from .serialization import load, save  # noqa: E402
 from . import _functional  # noqa: E402,F401 - registers the functional backend with _mode

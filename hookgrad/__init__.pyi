@@ -142,6 +142,35 @@ from .amp.autocast_mode import (
     set_autocast_enabled as set_autocast_enabled,
     set_autocast_gpu_dtype as set_autocast_gpu_dtype,
 )
+from ._build_config import (
+    compiled_with_cxx11_abi as compiled_with_cxx11_abi,
+    has_lapack as has_lapack,
+    has_mkl as has_mkl,
+    has_openmp as has_openmp,
+    has_spectral as has_spectral,
+)
+from ._object_queries import (
+    get_device as get_device,
+    is_inference as is_inference,
+    is_storage as is_storage,
+    typename as typename,
+)
+from ._errors import AcceleratorError as AcceleratorError, OutOfMemoryError as OutOfMemoryError
+from ._memory_format import contiguous_format as legacy_contiguous_format
+from ._legacy_tensor import set_default_tensor_type as set_default_tensor_type
+from ._threads import init_num_threads as init_num_threads
+from ._utils import classproperty as classproperty
+from ._utils_internal import (
+    prepare_multiprocessing_environment as prepare_multiprocessing_environment,
+)
+from ._device_module import get_device_module as get_device_module
+from ._worker_rng import thread_safe_generator as thread_safe_generator
+from .backends._numerics import (
+    get_deterministic_debug_mode as get_deterministic_debug_mode,
+    set_deterministic_debug_mode as set_deterministic_debug_mode,
+    set_flush_denormal as set_flush_denormal,
+)
+from . import torch_version as torch_version
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (
@@ -177,6 +206,7 @@ from . import (
     serialization as serialization,
     storage as storage,
     testing as testing,
+    torch_version as torch_version,
     types as types,
     utils as utils,
     version as version,
@@ -374,6 +404,7 @@ def exp2_(self) -> Tensor: ...
 def exp_(self) -> Tensor: ...
 def expm1(input, *, out: Optional[Tensor] = ...) -> Tensor: ...
 def expm1_(self) -> Tensor: ...
+def fill(input, value) -> Tensor: ...
 def fill_(self, value) -> Tensor: ...
 def fix(input, *, out: Optional[Tensor] = ...) -> Tensor: ...
 def fix_(self) -> Tensor: ...

@@ -139,6 +139,13 @@ DIFFERS = {
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    # branch tmisc
+    "torch.has_mkl": "False: jaxlib links no MKL", "torch.has_openmp": "False: XLA threads "
+    "with its own pool, not OpenMP", "torch.init_num_threads": "nothing to set up (XLA keeps "
+    "its own thread pools)", "torch.set_flush_denormal": "XLA's CPU programs always flush "
+    "denormals: `True` holds, `False` returns False", "torch.is_inference": "False "
+    "(`inference_mode` is `no_grad`)", "torch.OutOfMemoryError": "XLA's out-of-memory errors "
+    "are `JaxRuntimeError`s, not this class",
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
         "get_num_interop_threads")},

@@ -1127,3 +1127,6 @@ row("diagonal_scatter", lambda L, x, s: L.diagonal_scatter(x, s, 1),
     lambda x, s: x.at[jnp.arange(3), jnp.arange(3) + 1].set(s), [X, F(3)])
 row("diagonal_scatter.dims", lambda L, x, s: x.diagonal_scatter(s, 0, -2, -1),
     lambda x, s: x.at[:, jnp.arange(3), jnp.arange(3)].set(s), [F(2, 3, 3), F(2, 3)])
+# --- branch tmisc ---
+row("fill", lambda L, x: L.fill(x, 2.5), lambda x: jnp.full_like(x, 2.5), [X])
+row("fill.tensor", lambda L, x, v: L.fill(x, v), lambda x, v: jnp.full_like(x, v), [X, F()])
