@@ -105,6 +105,9 @@ from ._worker_rng import thread_safe_generator  # noqa: E402
 from .backends._numerics import (get_deterministic_debug_mode,  # noqa: E402
                                  set_deterministic_debug_mode, set_flush_denormal)
 from . import torch_version  # noqa: E402,F401
+from ._symbolic_shapes import (SymBool, SymFloat, SymInt, sym_constrain_range,  # noqa: E402
+                               sym_constrain_range_for_size, sym_float, sym_fresh_size,
+                               sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum)
 from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
 from .serialization import load, save  # noqa: E402
 from . import _functional  # noqa: E402,F401 - registers the functional backend with _mode

@@ -171,6 +171,22 @@ from .backends._numerics import (
     set_flush_denormal as set_flush_denormal,
 )
 from . import torch_version as torch_version
+from ._symbolic_shapes import (
+    SymBool as SymBool,
+    SymFloat as SymFloat,
+    SymInt as SymInt,
+    sym_constrain_range as sym_constrain_range,
+    sym_constrain_range_for_size as sym_constrain_range_for_size,
+    sym_float as sym_float,
+    sym_fresh_size as sym_fresh_size,
+    sym_int as sym_int,
+    sym_ite as sym_ite,
+    sym_max as sym_max,
+    sym_min as sym_min,
+    sym_not as sym_not,
+    sym_sqrt as sym_sqrt,
+    sym_sum as sym_sum,
+)
 from . import serialization as serialization
 from .serialization import load as load, save as save
 from . import (

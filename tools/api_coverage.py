@@ -146,6 +146,8 @@ DIFFERS = {
     "denormals: `True` holds, `False` returns False", "torch.is_inference": "False "
     "(`inference_mode` is `no_grad`)", "torch.OutOfMemoryError": "XLA's out-of-memory errors "
     "are `JaxRuntimeError`s, not this class",
+    **{f"torch.{n}": "never made: sizes are plain ints (JAX's shapes are static); "
+       "constructing one raises" for n in ("SymInt", "SymFloat", "SymBool")},
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
         "get_num_interop_threads")},
