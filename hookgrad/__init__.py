@@ -105,6 +105,10 @@ from ._worker_rng import thread_safe_generator  # noqa: E402
 from .backends._numerics import (get_deterministic_debug_mode,  # noqa: E402
                                  set_deterministic_debug_mode, set_flush_denormal)
 from . import torch_version  # noqa: E402,F401
+from ._dtype_lowbit import (bits1x8, bits2x4, bits4x2, bits8, bits16,  # noqa: E402
+                            float4_e2m1fn_x2, int1, int2, int3, int4, int5, int6, int7, qint8,
+                            qint32, quint2x4, quint4x2, quint8, uint1, uint2, uint3, uint4,
+                            uint5, uint6, uint7)
 from ._symbolic_shapes import (SymBool, SymFloat, SymInt, sym_constrain_range,  # noqa: E402
                                sym_constrain_range_for_size, sym_float, sym_fresh_size,
                                sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum)

@@ -171,6 +171,33 @@ from .backends._numerics import (
     set_flush_denormal as set_flush_denormal,
 )
 from . import torch_version as torch_version
+from ._dtype_lowbit import (
+    bits1x8 as bits1x8,
+    bits2x4 as bits2x4,
+    bits4x2 as bits4x2,
+    bits8 as bits8,
+    bits16 as bits16,
+    float4_e2m1fn_x2 as float4_e2m1fn_x2,
+    int1 as int1,
+    int2 as int2,
+    int3 as int3,
+    int4 as int4,
+    int5 as int5,
+    int6 as int6,
+    int7 as int7,
+    qint8 as qint8,
+    qint32 as qint32,
+    quint2x4 as quint2x4,
+    quint4x2 as quint4x2,
+    quint8 as quint8,
+    uint1 as uint1,
+    uint2 as uint2,
+    uint3 as uint3,
+    uint4 as uint4,
+    uint5 as uint5,
+    uint6 as uint6,
+    uint7 as uint7,
+)
 from ._symbolic_shapes import (
     SymBool as SymBool,
     SymFloat as SymFloat,

@@ -148,6 +148,11 @@ DIFFERS = {
     "are `JaxRuntimeError`s, not this class",
     **{f"torch.{n}": "never made: sizes are plain ints (JAX's shapes are static); "
        "constructing one raises" for n in ("SymInt", "SymFloat", "SymBool")},
+    **{f"torch.{n}": "a dtype without tensors: making one raises \"hookgrad does not "
+       "implement\"" for n in (*(f"{s}int{b}" for s in ("", "u") for b in range(1, 8)),
+                              "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
+                              "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
+                              "quint2x4")},
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
         "get_num_interop_threads")},
