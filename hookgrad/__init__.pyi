@@ -171,6 +171,7 @@ from .backends._numerics import (
     set_flush_denormal as set_flush_denormal,
 )
 from . import torch_version as torch_version
+from ._streams import Event as Event, Stream as Stream
 from ._dtype_lowbit import (
     bits1x8 as bits1x8,
     bits2x4 as bits2x4,

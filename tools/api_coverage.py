@@ -148,6 +148,12 @@ DIFFERS = {
     "are `JaxRuntimeError`s, not this class",
     **{f"torch.{n}": "never made: sizes are plain ints (JAX's shapes are static); "
        "constructing one raises" for n in ("SymInt", "SymFloat", "SymBool")},
+    "torch.Tensor.share_memory_": "returns the tensor unchanged (JAX arrays are not shared "
+    "memory; processes receive copies)", "torch.Tensor.is_shared": "always False (JAX arrays "
+    "are not shared memory)", "torch.Tensor.pin_memory": "raises \"does not implement\" "
+    "where an accelerator exists (PyTorch's error without one)",
+    "torch.Stream": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
+    "torch.Event": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
     **{f"torch.{n}": "a dtype without tensors: making one raises \"hookgrad does not "
        "implement\"" for n in (*(f"{s}int{b}" for s in ("", "u") for b in range(1, 8)),
                               "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
