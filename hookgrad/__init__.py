@@ -69,7 +69,9 @@ _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
                    "functional", "ops", "cpu", "linalg", "profiler"})
 # names PyTorch keeps at ``torch.*`` from a heavier subpackage: (module, name there)
-_LAZY_NAMES = {"fork": ("jit", "fork"), "wait": ("jit", "wait"), "Future": ("futures", "Future")}
+_LAZY_NAMES = {"fork": ("jit", "fork"), "wait": ("jit", "wait"), "Future": ("futures", "Future"),
+               "ScriptModule": ("jit", "ScriptModule"),
+               "ScriptFunction": ("jit", "ScriptFunction")}
 
 
 def _assert(condition, message):
@@ -106,6 +108,8 @@ from .backends._numerics import (get_deterministic_debug_mode,  # noqa: E402
                                  set_deterministic_debug_mode, set_flush_denormal)
 from . import torch_version  # noqa: E402,F401
 from ._streams import Event, Stream  # noqa: E402
+from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
+from ._asarray import asarray  # noqa: E402
 from ._dtype_lowbit import (bits1x8, bits2x4, bits4x2, bits8, bits16,  # noqa: E402
                             float4_e2m1fn_x2, int1, int2, int3, int4, int5, int6, int7, qint8,
                             qint32, quint2x4, quint4x2, quint8, uint1, uint2, uint3, uint4,

@@ -174,3 +174,14 @@ def test_fork_wait_future_and_the_multiprocessing_hook():
         return [L.wait(fut), isinstance(fut, L.Future), L.fork(len, [1, 2]).wait(),
                 L.prepare_multiprocessing_environment("/tmp"), L.thread_safe_generator()]
     assert same_as_torch(run)[:3] == [42, True, 2]
+
+
+def test_script_classes_exist_for_isinstance():
+    def run(L):
+        m = L.nn.Linear(1, 1)
+        return [isinstance(m, L.ScriptModule), isinstance(len, L.ScriptFunction),
+                L.ScriptModule.__name__, L.ScriptFunction.__name__]
+    assert same_as_torch(run)[:2] == [False, False]
+    with pytest.raises(NotImplementedError, match="hookgrad does not implement "
+                                                  "torch.jit.ScriptFunction"):
+        hookgrad.ScriptFunction()

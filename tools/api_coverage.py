@@ -153,6 +153,17 @@ DIFFERS = {
     "are not shared memory)", "torch.Tensor.pin_memory": "raises \"does not implement\" "
     "where an accelerator exists (PyTorch's error without one)",
     "torch.Stream": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
+    "torch.ScriptModule": "no TorchScript: hookgrad never makes one (`torch.jit.script` "
+    "returns the Module)", "torch.ScriptFunction": "no TorchScript: constructing one raises "
+    "\"does not implement\"",
+    "torch.asarray": "copies NumPy arrays and buffers (no shared memory)",
+    "torch.from_dlpack": "JAX's arrays are values: later in-place writes on either side are "
+    "not seen by the other",
+    **{n: "the strides stay C order (XLA lays arrays out)" for n in (
+        "torch.empty_strided", "torch.empty_permuted", "torch.Tensor.new_empty_strided")},
+    **{f"torch.Tensor.{n}": "on a tensor that is not a view: C-order strides after, and its "
+       "earlier views stop sharing its storage" for n in (
+           "t_", "transpose_", "swapaxes_", "swapdims_", "as_strided_")},
     "torch.Event": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
     **{f"torch.{n}": "a dtype without tensors: making one raises \"hookgrad does not "
        "implement\"" for n in (*(f"{s}int{b}" for s in ("", "u") for b in range(1, 8)),

@@ -176,7 +176,7 @@ def resolve_neg(input) -> Tensor:
     return input
 
 
-@export(method=False)
+@export
 def argwhere(input) -> Tensor:
     """``argwhere(input)``: the indices of the non-zero elements, one row each (eager only:
     data-dependent shape)."""
