@@ -110,6 +110,13 @@ from . import torch_version  # noqa: E402,F401
 from ._streams import Event, Stream  # noqa: E402
 from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
 from ._asarray import asarray  # noqa: E402
+from ._legacy_storage import (BFloat16Storage, BoolStorage, ByteStorage,  # noqa: E402
+                              CharStorage, ComplexDoubleStorage, ComplexFloatStorage,
+                              DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,
+                              QInt8Storage, QInt32Storage, QUInt2x4Storage, QUInt4x2Storage,
+                              QUInt8Storage, ShortStorage, Storage, StorageBase)
+from ._legacy_storage import storage_type as _storage_type  # noqa: E402
+Tensor.storage_type = _storage_type
 from ._dtype_lowbit import (bits1x8, bits2x4, bits4x2, bits8, bits16,  # noqa: E402
                             float4_e2m1fn_x2, int1, int2, int3, int4, int5, int6, int7, qint8,
                             qint32, quint2x4, quint4x2, quint8, uint1, uint2, uint3, uint4,

@@ -174,6 +174,27 @@ from . import torch_version as torch_version
 from ._streams import Event as Event, Stream as Stream
 from ._dlpack import from_dlpack as from_dlpack, to_dlpack as to_dlpack
 from ._asarray import asarray as asarray
+from ._legacy_storage import (
+    BFloat16Storage as BFloat16Storage,
+    BoolStorage as BoolStorage,
+    ByteStorage as ByteStorage,
+    CharStorage as CharStorage,
+    ComplexDoubleStorage as ComplexDoubleStorage,
+    ComplexFloatStorage as ComplexFloatStorage,
+    DoubleStorage as DoubleStorage,
+    FloatStorage as FloatStorage,
+    HalfStorage as HalfStorage,
+    IntStorage as IntStorage,
+    LongStorage as LongStorage,
+    QInt8Storage as QInt8Storage,
+    QInt32Storage as QInt32Storage,
+    QUInt2x4Storage as QUInt2x4Storage,
+    QUInt4x2Storage as QUInt4x2Storage,
+    QUInt8Storage as QUInt8Storage,
+    ShortStorage as ShortStorage,
+    Storage as Storage,
+    StorageBase as StorageBase,
+)
 from ._dtype_lowbit import (
     bits1x8 as bits1x8,
     bits2x4 as bits2x4,

@@ -163,6 +163,8 @@ DIFFERS = {
     "torch.ScriptModule": "no TorchScript: hookgrad never makes one (`torch.jit.script` "
     "returns the Module)", "torch.ScriptFunction": "no TorchScript: constructing one raises "
     "\"does not implement\"",
+    **{f"torch.{n}Storage": "a dtype without tensors: constructing one raises \"does not "
+       "implement\"" for n in ("QInt32", "QInt8", "QUInt2x4", "QUInt4x2", "QUInt8")},
     "torch.asarray": "copies NumPy arrays and buffers (no shared memory)",
     "torch.from_dlpack": "JAX's arrays are values: later in-place writes on either side are "
     "not seen by the other",
