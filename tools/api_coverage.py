@@ -165,6 +165,10 @@ DIFFERS = {
     "\"does not implement\"",
     **{f"torch.{n}Storage": "a dtype without tensors: constructing one raises \"does not "
        "implement\"" for n in ("QInt32", "QInt8", "QUInt2x4", "QUInt4x2", "QUInt8")},
+    "torch.cond": "eagerly records the chosen branch's nodes (a tensor only the other branch "
+    "uses gets no gradient); a traced predicate runs both branches and selects",
+    "torch.while_loop": "eagerly records each iteration's nodes; with a traced condition it is "
+    "`lax.while_loop`: inputs that require grad raise",
     "torch.asarray": "copies NumPy arrays and buffers (no shared memory)",
     "torch.from_dlpack": "JAX's arrays are values: later in-place writes on either side are "
     "not seen by the other",
