@@ -111,6 +111,7 @@ from ._streams import Event, Stream  # noqa: E402
 from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
 from ._asarray import asarray  # noqa: E402
 from ._higher_order import cond, while_loop  # noqa: E402
+from ._file_archive import PyTorchFileReader, PyTorchFileWriter  # noqa: E402
 from ._legacy_storage import (BFloat16Storage, BoolStorage, ByteStorage,  # noqa: E402
                               CharStorage, ComplexDoubleStorage, ComplexFloatStorage,
                               DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,

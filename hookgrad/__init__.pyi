@@ -175,6 +175,10 @@ from ._streams import Event as Event, Stream as Stream
 from ._dlpack import from_dlpack as from_dlpack, to_dlpack as to_dlpack
 from ._asarray import asarray as asarray
 from ._higher_order import cond as cond, while_loop as while_loop
+from ._file_archive import (
+    PyTorchFileReader as PyTorchFileReader,
+    PyTorchFileWriter as PyTorchFileWriter,
+)
 from ._legacy_storage import (
     BFloat16Storage as BFloat16Storage,
     BoolStorage as BoolStorage,

@@ -169,6 +169,9 @@ DIFFERS = {
     "uses gets no gradient); a traced predicate runs both branches and selects",
     "torch.while_loop": "eagerly records each iteration's nodes; with a traced condition it is "
     "`lax.while_loop`: inputs that require grad raise",
+    "torch.PyTorchFileReader": "`get_storage_from_record` raises \"does not implement\" "
+    "(read the bytes with `get_record`)", "torch.PyTorchFileWriter": "records from bytes or "
+    "storages; `storage_alignment` other than 64 and memory addresses raise",
     "torch.asarray": "copies NumPy arrays and buffers (no shared memory)",
     "torch.from_dlpack": "JAX's arrays are values: later in-place writes on either side are "
     "not seen by the other",
