@@ -67,7 +67,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "functional", "ops", "cpu", "linalg", "profiler"})
+                   "functional", "ops", "cpu", "linalg", "profiler", "export"})
 # names PyTorch keeps at ``torch.*`` from a heavier subpackage: (module, name there)
 _LAZY_NAMES = {"fork": ("jit", "fork"), "wait": ("jit", "wait"), "Future": ("futures", "Future"),
                "ScriptModule": ("jit", "ScriptModule"),
