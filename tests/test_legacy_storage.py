@@ -1,40 +1,13 @@
 """The legacy typed storage classes (torch.FloatStorage, ...) and Tensor.storage_type,
 against PyTorch."""
-import warnings
-
 import pytest
 
 import hookgrad
+from tests._storage_warning import quiet as _quiet
 from tests.differential import raises, same_as_torch
 
 KINDS = ["BFloat16", "Bool", "Byte", "Char", "ComplexDouble", "ComplexFloat", "Double", "Float",
          "Half", "Int", "Long", "Short"]
-
-
-def _quiet(fn):
-    """``fn(L)`` with warnings ignored, leaving the once-per-process "TypedStorage is
-    deprecated" warning of both libraries unspent for the tests that check it."""
-    def run(L):
-        if L is hookgrad:
-            saved = hookgrad._storage._warned[0]
-        else:
-            flag = L.storage._warn_typed_storage_removal.__dict__
-            saved = flag.get("has_warned", _UNSET)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return fn(L)
-        finally:
-            if L is hookgrad:
-                hookgrad._storage._warned[0] = saved
-            elif saved is _UNSET:
-                flag.pop("has_warned", None)
-            else:
-                flag["has_warned"] = saved
-    return run
-
-
-_UNSET = object()
 
 
 def test_isinstance_asks_for_a_typed_storage_of_the_dtype():

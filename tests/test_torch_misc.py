@@ -6,37 +6,12 @@ import warnings
 import pytest
 
 import hookgrad
-from tests.differential import py, raises, raises_as_torch, same_as_torch
+from tests._storage_warning import quiet as _quiet
+from tests.differential import py, raises, same_as_torch
 
 
 def _name(dtype):
     return str(dtype).split(".")[-1]
-
-
-def _quiet(fn):
-    """``fn(L)`` with warnings ignored, leaving the once-per-process "TypedStorage is
-    deprecated" warning of both libraries unspent for the tests that check it."""
-    def run(L):
-        if L is hookgrad:
-            saved = hookgrad._storage._warned[0]
-        else:
-            flag = L.storage._warn_typed_storage_removal.__dict__
-            saved = flag.get("has_warned", _UNSET)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return fn(L)
-        finally:
-            if L is hookgrad:
-                hookgrad._storage._warned[0] = saved
-            elif saved is _UNSET:
-                flag.pop("has_warned", None)
-            else:
-                flag["has_warned"] = saved
-    return run
-
-
-_UNSET = object()
 
 
 def test_typename_names_tensors_classes_and_objects():
