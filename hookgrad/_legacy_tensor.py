@@ -1,9 +1,12 @@
 """PyTorch's legacy tensor types (``torch.FloatTensor``, ``torch.LongTensor``, ...): each
 constructs a CPU tensor of its dtype, and ``isinstance(x, torch.FloatTensor)`` asks for a
 CPU float32 Tensor."""
+import importlib
+import warnings
+
 from . import _dtype
 from ._ops.legacy_new import legacy_new
-from ._tensor import Size, Tensor
+from ._tensor import Tensor
 
 
 class tensortype(type):
@@ -28,6 +31,7 @@ class _LegacyTensor(metaclass=tensortype):
         return legacy_new(cls.dtype, _dtype.device("cpu"), args,
                           {} if device is None else {"device": device}, cpu_only=True)
 
+
 def _legacy(d):
     name = _dtype.TORCH_KINDS[d.name] + "Tensor"
     return tensortype(name, (_LegacyTensor,), {"dtype": d, "__module__": "torch",
@@ -50,12 +54,10 @@ def set_default_tensor_type(t, /) -> None:
     """Deprecated (``set_default_dtype`` and ``set_default_device`` replace it): make the
     floating legacy type ``t`` (``hookgrad.DoubleTensor`` or its name
     ``"torch.DoubleTensor"``) the default, i.e. its dtype the default dtype."""
-    import warnings
     warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
                   UserWarning, stacklevel=2)
     if isinstance(t, str):
-        import importlib
         module, _, name = t.rpartition(".")
         if module in ("torch.cuda", "hookgrad.cuda"):
             raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")

@@ -68,8 +68,12 @@ def test_deterministic_debug_mode_sets_the_deterministic_algorithms():
 
 
 def test_set_flush_denormal():
-    assert same_as_torch(lambda L: [L.set_flush_denormal(True),
-                                    raises(L.set_flush_denormal, 1)])[0] is True
+    def run(L):
+        try:
+            return [L.set_flush_denormal(True), raises(L.set_flush_denormal, 1)]
+        finally:  # PyTorch's sets the CPU's flush mode for the whole process (NumPy too)
+            L.set_flush_denormal(False)
+    assert same_as_torch(run)[0] is True
     # XLA's CPU programs always flush: False cannot be honoured (README, Differences)
     assert hookgrad.set_flush_denormal(False) is False
 
