@@ -165,8 +165,11 @@ from . import (
     jit as jit,
     library as library,
     linalg as linalg,
+    mps as mps,
+    mtia as mtia,
     multiprocessing as multiprocessing,
     nn as nn,
+    numa as numa,
     onnx as onnx,
     ops as ops,
     optim as optim,
@@ -180,6 +183,7 @@ from . import (
     types as types,
     utils as utils,
     version as version,
+    xpu as xpu,
 )
 
 __version__: builtins.str
