@@ -68,7 +68,7 @@ _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
                    "functional", "ops", "cpu", "linalg", "profiler", "xpu", "mps", "mtia",
-                   "numa"})
+                   "masked", "numa"})
 
 
 def _assert(condition, message):

@@ -165,6 +165,7 @@ from . import (
     jit as jit,
     library as library,
     linalg as linalg,
+    masked as masked,
     mps as mps,
     mtia as mtia,
     multiprocessing as multiprocessing,
