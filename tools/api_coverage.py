@@ -138,6 +138,8 @@ DIFFERS = {
                 "`__torch_function__`); `GraphModule` runs its graph with an `Interpreter`",
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
+    "torch.nn.quantized": "`FloatFunctional` and `FXFloatFunctional` only (no quantized "
+                          "Tensors)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",

@@ -7,6 +7,7 @@ from . import parallel  # noqa: E402 - needs modules
 from .parallel import DataParallel  # noqa: E402
 from . import _optimized_module  # noqa: E402,F401 - fills _compile.state.MODULE_COMPILE
 from . import attention  # noqa: E402,F401 - torch.nn.attention comes with torch.nn
+from . import quantized  # noqa: E402,F401 - as torch.nn.quantized comes with torch.nn
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional",
            "init", "utils", *_modules_all]
