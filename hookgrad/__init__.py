@@ -38,6 +38,8 @@ from ._autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_en
                                      set_anomaly_enabled)
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import _C, _missing, random, return_types, utils
+from ._qscheme import (per_channel_affine, per_channel_affine_float_qparams,  # noqa: E402,F401
+                       per_channel_symmetric, per_tensor_affine, per_tensor_symmetric, qscheme)
 from ._generator import Generator, default_generator
 from .backends import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,
                        is_deterministic_algorithms_warn_only_enabled,

@@ -109,6 +109,14 @@ from .random import (
     set_rng_state as set_rng_state,
 )
 from . import random as random, return_types as return_types, utils as utils
+from ._qscheme import (
+    per_channel_affine as per_channel_affine,
+    per_channel_affine_float_qparams as per_channel_affine_float_qparams,
+    per_channel_symmetric as per_channel_symmetric,
+    per_tensor_affine as per_tensor_affine,
+    per_tensor_symmetric as per_tensor_symmetric,
+    qscheme as qscheme,
+)
 from ._generator import Generator as Generator, default_generator as default_generator
 from .backends import (
     are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled,

@@ -4,6 +4,7 @@
 They compute in floating point and need no quantized Tensor. (``QFunctional``, the
 quantized form, does: hookgrad has none.)
 """
+from .... import _ops
 from ... import functional as F
 from ...modules.linear import Identity
 from ...modules.module import Module
@@ -14,9 +15,8 @@ _NO_FORWARD = ("FloatFunctional is not intended to use the 'forward'. Please use
                "underlying operation")
 
 
-def _ops():
-    import hookgrad
-    return hookgrad
+# hookgrad.add, ... from the op table (the hookgrad package itself imports this module)
+_add, _mul, _cat, _matmul = (_ops.FUNCTIONS[n] for n in ("add", "mul", "cat", "matmul"))
 
 
 class FXFloatFunctional(Module):
@@ -32,31 +32,31 @@ class FXFloatFunctional(Module):
 
     def add(self, x, y):
         """Operation equivalent to ``torch.add(Tensor, Tensor)``."""
-        return self._observe(_ops().add(x, y))
+        return self._observe(_add(x, y))
 
     def add_scalar(self, x, y):
         """Operation equivalent to ``torch.add(Tensor, float)`` (not observed)."""
-        return _ops().add(x, y)
+        return _add(x, y)
 
     def mul(self, x, y):
         """Operation equivalent to ``torch.mul(Tensor, Tensor)``."""
-        return self._observe(_ops().mul(x, y))
+        return self._observe(_mul(x, y))
 
     def mul_scalar(self, x, y):
         """Operation equivalent to ``torch.mul(Tensor, float)`` (not observed)."""
-        return _ops().mul(x, y)
+        return _mul(x, y)
 
     def cat(self, x, dim=0):
         """Operation equivalent to ``torch.cat``."""
-        return self._observe(_ops().cat(x, dim=dim))
+        return self._observe(_cat(x, dim=dim))
 
     def add_relu(self, x, y):
         """Operation equivalent to ``relu(torch.add(x, y))``."""
-        return self._observe(F.relu(_ops().add(x, y)))
+        return self._observe(F.relu(_add(x, y)))
 
     def matmul(self, x, y):
         """Operation equivalent to ``torch.matmul(Tensor, Tensor)``."""
-        return self._observe(_ops().matmul(x, y))
+        return self._observe(_matmul(x, y))
 
 
 class FloatFunctional(FXFloatFunctional):
