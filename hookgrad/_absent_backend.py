@@ -27,7 +27,7 @@ def dummy_type(name, doc=None):
     def __init__(self, *args, **kwargs):
         raise RuntimeError(f"Tried to instantiate dummy base class {type(self).__name__}")
     return type(name, (), {"__init__": __init__, "__doc__": doc or
-                           f"Needs a backend hookgrad does not have: making one raises."})
+                           "Needs a backend hookgrad does not have: making one raises."})
 
 
 class AbsentBackend:
@@ -52,7 +52,7 @@ class AbsentBackend:
         """The error of a C++ entry point the build has only as a stub."""
         return RuntimeError(f"Cannot execute {call}() without {self.name} backend.")
 
-    def device_index(self, device, optional=False, allow_cpu=False):
+    def device_index(self, device, optional=False):
         """The device index ``device`` names (int, str, ``hookgrad.device``), with the
         module's own checks and errors (``torch.xpu._utils._get_device_index``)."""
         if isinstance(device, int) and not isinstance(device, bool):
@@ -61,8 +61,9 @@ class AbsentBackend:
             device = _device.device(device)
         index = None
         if isinstance(device, _device.device):
-            kinds = [self.type, "cpu"] if allow_cpu or self.index_rules == "mtia" else [self.type]
-            if self.index_rules == "mtia" and not allow_cpu and device.type == "cpu":
+            mtia = self.index_rules == "mtia"  # cpu is named, then refused
+            kinds = [self.type, "cpu"] if mtia else [self.type]
+            if mtia and device.type == "cpu":
                 raise ValueError(f"Expected a non cpu device, but got: {device}")
             if device.type not in kinds:
                 raise ValueError(f"Expected a {' or '.join(kinds)} device, but got: {device}")

@@ -71,16 +71,19 @@ CALLS = [
     ("torch.mtia", "m.stream(None)"), ("torch.mtia", "m.set_stream(None)"),
     ("torch.mtia", "m.current_stream(0)"), ("torch.mtia", "m.default_stream(0)"),
     ("torch.mtia", "m.get_device_capability(0)"), ("torch.mtia", "m.get_device_properties(0)"),
-    ("torch.mtia", "m.synchronize(0)"), ("torch.mtia", "m.set_rng_state(t.zeros(2, dtype=t.uint8))"),
+    ("torch.mtia", "m.synchronize(0)"),
+    ("torch.mtia", "m.set_rng_state(t.zeros(2, dtype=t.uint8))"),
     ("torch.mtia", "m.set_rng_state(t.zeros(2, dtype=t.uint8), 0)"),
-    ("torch.mtia", "m.set_rng_state_all([])"), ("torch.mtia", "m.attach_out_of_memory_observer(print)"),
+    ("torch.mtia", "m.set_rng_state_all([])"),
+    ("torch.mtia", "m.attach_out_of_memory_observer(print)"),
     ("torch.mtia", "m.graph(None)"), ("torch.mtia", "m.record_memory_history()"),
-    ("torch.mtia", "m.memory_stats(0)"), ("torch.mtia", "issubclass(m.DeferredMtiaCallError, Exception)"),
+    ("torch.mtia", "m.memory_stats(0)"),
+    ("torch.mtia", "issubclass(m.DeferredMtiaCallError, Exception)"),
     ("torch.numa.binding", "[(x.name, x.value) for x in m.AffinityMode]"),
     ("torch.numa.binding", "m.AffinityMode('socket') == 'socket'"),
     ("torch.numa.binding", "repr(m.NumaOptions(m.AffinityMode.NODE))"),
-    ("torch.numa.binding", "m.NumaOptions(affinity_mode=m.AffinityMode.EXCLUSIVE, "
-                           "should_fall_back_if_binding_fails=True).should_fall_back_if_binding_fails"),
+    ("torch.numa.binding", "m.NumaOptions(m.AffinityMode.EXCLUSIVE, True)"
+                           ".should_fall_back_if_binding_fails"),
 ]
 
 

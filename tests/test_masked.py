@@ -30,7 +30,8 @@ CASES = [
     ("logsumexp", (1,), {}), ("logsumexp", (), {}), ("logsumexp", (0,), {"keepdim": True}),
     ("softmax", (1,), {}), ("softmax", (0,), {}), ("log_softmax", (1,), {}),
     ("log_softmax", (0,), {}), ("softmin", (1,), {}), ("softmin", (0,), {}),
-    ("normalize", (2.0, 1), {}), ("normalize", (1.0, 0), {}), ("normalize", (2.0, 1), {"eps": 10.0}),
+    ("normalize", (2.0, 1), {}), ("normalize", (1.0, 0), {}),
+    ("normalize", (2.0, 1), {"eps": 10.0}),
 ]
 
 BROADCAST = [[True, False, True, True]]

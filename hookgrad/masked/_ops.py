@@ -177,18 +177,18 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     if not (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either "
                          f"a floating point or complex dtype. Got: {dtype}")
-    count, total = _count_and_sum(input, dim, keepdim, dtype, mask)
+    count, total, _ = _count_and_sum(input, dim, keepdim, dtype, mask)
     return total / count
 
 
 def _count_and_sum(input, dim, keepdim, dtype, mask):
-    """How many elements ``mask`` keeps along ``dim``, and their sum; and the canonical mask."""
+    """How many elements ``mask`` keeps along ``dim``, their sum, and the canonical mask."""
     if mask is None:
         count = sum(_t.ones(input.shape, dtype=_t.int64), dim, keepdim=keepdim)
-        return count, sum(input, dim, keepdim=keepdim, dtype=dtype)
+        return count, sum(input, dim, keepdim=keepdim, dtype=dtype), None
     inmask = _input_mask(input, mask=mask)
     return (inmask.sum(dim=dim, keepdim=bool(keepdim)),
-            sum(input, dim, keepdim=keepdim, dtype=dtype, mask=inmask))
+            sum(input, dim, keepdim=keepdim, dtype=dtype, mask=inmask), inmask)
 
 
 def _nanmedian(input, dim, keepdim):
@@ -261,10 +261,10 @@ def _std_var(input, dim, unbiased, *, correction_opt, keepdim, dtype, mask, take
     compute_dtype = dtype
     if not (compute_dtype.is_floating_point or compute_dtype.is_complex):
         compute_dtype = _t.float32
-    count, sample_total = _count_and_sum(input, dim, True, dtype, mask)
-    inmask = None if mask is None else _input_mask(input, mask=mask)
+    count, sample_total, inmask = _count_and_sum(input, dim, True, dtype, mask)
     x = _t.subtract(input, _t.divide(sample_total, count))
-    total = sum(x * x.conj() if x.is_complex() else x * x, dim, keepdim=keepdim, dtype=compute_dtype, mask=inmask)
+    squares = x * x.conj() if x.is_complex() else x * x
+    total = sum(squares, dim, keepdim=keepdim, dtype=compute_dtype, mask=inmask)
     if not keepdim:
         count = count.reshape(total.shape)
     if correction != 0:

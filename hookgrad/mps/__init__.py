@@ -8,7 +8,7 @@ questions).
 """
 from .. import _missing
 from ._backend import MPS
-from . import event, profiler
+from . import event, profiler  # noqa: F401 - submodules, attributes as in PyTorch
 from .event import Event  # noqa: F401
 
 __all__ = ["Event", "compile_shader", "current_allocated_memory", "device_count",
