@@ -22,7 +22,7 @@ EXPRS = [
     "L.q_per_channel_zero_points(x)", "L.q_per_channel_axis(x)",
     "x.sparse_mask(x > 2)", "x.resize_as_sparse_(x)", "L.resize_as_sparse_(x, x)",
     "L.hspmm(x, x)", "L.hsmm(x, x)", "L.smm(x, x)", "x.smm(x)", "L.sspaddmm(x, x, x)",
-    "x.sspaddmm(x, x)", "L.dequantize([x, x])",
+    "x.sspaddmm(x, x)", "L.saddmm(x, x, x)", "L.dequantize([x, x])", "L.dsmm(L.ones(3), x)",
     "x.sparse_dim()", "x.dense_dim()", "L.ones(2, 3, 4).dense_dim()",
     "x.to_dense()", "x.to_dense(dtype=L.int32)", "x.to_dense(masked_grad=True)",
     "x.to_dense() is x", "x.dequantize()", "x.dequantize() is x", "L.dequantize(x)",
@@ -56,6 +56,16 @@ def test_to_dense_keeps_the_graph():
         (x.to_dense() * x.to_dense(dtype=L.float32)).sum().backward()
         return py(x.grad)
     assert same_as_torch(run) == [[2.0, 4.0], [6.0, 8.0]]
+
+
+def test_dense_products_as_torch():
+    def run(L):
+        x = L.tensor(X, requires_grad=True)
+        outs = [L.dsmm(x, x.t()), L.spmm(x, L.ones(2, 3))]
+        sum(o.sum() for o in outs).backward()
+        return {"values": [py(o) for o in outs], "nodes": [o.grad_fn.name() for o in outs],
+                "grad": py(x.grad)}
+    same_as_torch(run)
 
 
 def test_dequantize_has_no_derivative():

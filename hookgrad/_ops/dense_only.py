@@ -14,6 +14,7 @@ import inspect
 from .. import _dtype
 from .._autograd.grad_mode import is_grad_enabled
 from .._tensor import Tensor
+from .linalg import mm
 from .registry import export
 
 _ANY, _COO = "sparse tensor", "sparse coordinate tensor"
@@ -37,6 +38,7 @@ def _no_kernel(op, tensor):
 # PyTorch's parameters after ``input`` (keyword-only after "*")
 _PARAMS = {"hspmm": ("mat2", "*", "out"), "hsmm": ("mat2",), "smm": ("mat2",),
            "sspaddmm": ("mat1", "mat2", "*", "beta", "alpha", "out"),
+           "saddmm": ("mat1", "mat2", "*", "beta", "alpha", "out"),
            "sparse_mask": ("mask",), "resize_as_sparse_": ("the_template",)}
 _DEFAULTS = {"out": None, "beta": 1, "alpha": 1}
 
@@ -108,9 +110,17 @@ def _sspaddmm_error(input):
     return RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
 
 
-for _name in ("smm", "sspaddmm"):
+for _name, _method in (("smm", True), ("sspaddmm", True), ("saddmm", False)):
     export(_raising(_name, _sspaddmm_error, f"``{_name}`` of a sparse matrix; hookgrad's "
-                    "Tensors are strided, so it raises PyTorch's error."))
+                    "Tensors are strided, so it raises PyTorch's error."), method=_method)
+
+
+@export(method=False, aliases=("spmm",))
+def dsmm(input, mat2) -> Tensor:
+    """``dsmm(input, mat2)`` (and ``spmm``): the product of a sparse matrix and a dense one;
+    with hookgrad's dense Tensors, ``mm(input, mat2)`` (``MmBackward0``), as PyTorch's for
+    dense ones."""
+    return mm(input, mat2)
 
 
 @export(function=False)
