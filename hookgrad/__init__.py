@@ -70,7 +70,7 @@ _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
                    "functional", "ops", "cpu", "linalg", "profiler", "xpu", "mps", "mtia",
-                   "masked", "numa"})
+                   "masked", "numa", "signal"})
 
 
 def _assert(condition, message):

@@ -187,6 +187,7 @@ from . import (
     random as random,
     return_types as return_types,
     serialization as serialization,
+    signal as signal,
     storage as storage,
     testing as testing,
     types as types,
