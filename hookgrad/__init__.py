@@ -69,8 +69,8 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "functional", "ops", "cpu", "linalg", "profiler", "xpu", "mps", "mtia",
-                   "masked", "numa", "signal"})
+                   "functional", "ops", "cpu", "linalg", "profiler", "export", "xpu", "mps",
+                   "mtia", "masked", "numa", "signal"})
 
 
 def _assert(condition, message):
