@@ -11,7 +11,7 @@ from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and de
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
-from . import dense_only, fake_quantize  # noqa: F401
+from . import dense_only, fake_quantize, tensor_name  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
