@@ -44,6 +44,7 @@ from ._generator import Generator, default_generator
 from .backends import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,
                        is_deterministic_algorithms_warn_only_enabled,
                        set_float32_matmul_precision, use_deterministic_algorithms)
+from ._backend_queries import cudnn_is_acceptable, is_vulkan_available  # noqa: E402
 from ._repr import set_printoptions
 from math import e, inf, nan, pi  # noqa: E402 - torch.inf, torch.pi, ...
 newaxis = None

@@ -125,6 +125,10 @@ from .backends import (
     set_float32_matmul_precision as set_float32_matmul_precision,
     use_deterministic_algorithms as use_deterministic_algorithms,
 )
+from ._backend_queries import (
+    cudnn_is_acceptable as cudnn_is_acceptable,
+    is_vulkan_available as is_vulkan_available,
+)
 from ._repr import set_printoptions as set_printoptions
 from math import e as e, inf as inf, nan as nan, pi as pi
 from ._autograd.backward import (
