@@ -149,6 +149,10 @@ DIFFERS = {
     "torch.quantile": _ONE_NODE, "torch.Tensor.quantile": _ONE_NODE,
     "torch.nanquantile": _ONE_NODE, "torch.Tensor.nanquantile": _ONE_NODE,
     **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial")},
+    **{f"torch.{n}": _RNG for n in (
+        "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+        "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
+    "torch.embedding": "`sparse=True` gives dense gradients",
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},

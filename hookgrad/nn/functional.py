@@ -29,6 +29,7 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
+from .._ops.aten_layers import bilinear, celu_, selu_, threshold_
 from .._ops.nn_grid import affine_grid, grid_sample
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
@@ -123,16 +124,6 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return elu(input, alpha, inplace=True)
 
 
-def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place ``celu``."""
-    return celu(input, alpha, inplace=True)
-
-
-def selu_(input: Tensor) -> Tensor:
-    """In-place ``selu``."""
-    return selu(input, inplace=True)
-
-
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """In-place ``hardtanh``."""
     return hardtanh(input, min_val, max_val, inplace=True)
@@ -141,33 +132,6 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place ``leaky_relu``."""
     return leaky_relu(input, negative_slope, inplace=True)
-
-
-def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    """In-place ``threshold``: elements not above ``threshold`` become ``value``."""
-    from .._ops.nn import threshold as _threshold
-    return _threshold(input, threshold, value, inplace=True)
-
-
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``y = x1^T A x2 + b`` with ``weight`` ``(out, in1, in2)``."""
-    from .._ops.linalg import einsum
-    # PyTorch's checks and wording (einsum would only say that labels disagree)
-    s1, s2, sw = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
-    if len(s1) != len(s2):
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and "
-                           f"{len(s2)}")
-    for d, (a, b) in enumerate(zip(s1[:-1], s2[:-1])):
-        if a != b:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
-                               f"got {a} and {b}")
-    for name, got, dim in (("input1", s1[-1], 1), ("input2", s2[-1], 2),
-                           ("bias", None if bias is None else bias.shape[0], 0)):
-        if got is not None and got != sw[dim]:
-            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got "
-                               f"{got} but expected {sw[dim]}")
-    y = einsum("...i,oij,...j->...o", input1, weight, input2)
-    return y if bias is None else y + bias
 
 
 # --------------------------------------------------------------------------- attention
