@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from .dispatch import apply
+from .nn_ctc import ctc_loss_unreduced, reduce_ctc
 from .nn_loss import KL_DIV, KL_DIV_LOG_NONE, binary_cross_entropy_with_logits as _bce_logits
 from .nn_loss_margin import (cosine_embedding_loss as _cosine_embedding,
                              hinge_embedding_loss as _hinge_embedding,
@@ -83,3 +84,13 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the ``p``-norm distance."""
     return _triplet_margin(anchor, positive, negative, margin, p, eps, swap,
                            reduction=reduction_name(reduction))
+
+
+@export(method=False)
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss (``nn.functional.ctc_loss``) with
+    ``reduction`` as an int; 1 divides each loss by its target length, then averages."""
+    loss = ctc_loss_unreduced(log_probs, targets, input_lengths, target_lengths, blank,
+                              zero_infinity)
+    return reduce_ctc(loss, target_lengths, reduction_name(reduction))

@@ -29,7 +29,8 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
-from .._ops.aten_layers import bilinear, celu_, selu_, threshold_
+from .._ops.aten_layers import bilinear, celu_, conv_tbc, selu_, threshold_
+from .._ops.nn_ctc import ctc_loss
 from .._ops.nn_grid import affine_grid, grid_sample
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
@@ -47,6 +48,9 @@ from .._ops.nn_shuffle import (channel_shuffle, native_channel_shuffle, pixel_sh
 from .._ops.nn_sparse import embedding_bag
 from .._ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .._tensor import Tensor
+from ._functional_names import (BroadcastingList1, BroadcastingList2,  # noqa: F401
+                                BroadcastingList3, DType, Optional, TYPE_CHECKING,
+                                reproducibility_notes, sparse_support_notes, tf32_notes)
 from ._composite import (gumbel_softmax, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
                          max_pool1d_with_indices, max_pool2d_with_indices,
                          max_pool3d_with_indices)
@@ -76,7 +80,7 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "gumbel_softmax", "local_response_norm",
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
-    "pdist", "assert_int_or_pair", "boolean_dispatch",
+    "pdist", "assert_int_or_pair", "boolean_dispatch", "ctc_loss", "conv_tbc",
 ]
 
 # grid_sample's mode numbers, as PyTorch's kernel takes them (constants: not in __all__)
