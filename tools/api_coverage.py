@@ -153,6 +153,9 @@ DIFFERS = {
         "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
         "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
     "torch.embedding": "`sparse=True` gives dense gradients",
+    **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
+        "2d", "3d", "2d_with_indices", "3d_with_indices")},
+    "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},

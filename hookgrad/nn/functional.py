@@ -31,6 +31,10 @@ from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logi
                             smooth_l1_loss)
 from .._ops.aten_layers import bilinear, celu_, conv_tbc, selu_, threshold_
 from .._ops.nn_ctc import ctc_loss
+from .._ops.nn_fractional_pool import (fractional_max_pool2d_values,
+                                       fractional_max_pool2d_with_indices,
+                                       fractional_max_pool3d_values,
+                                       fractional_max_pool3d_with_indices)
 from .._ops.nn_grid import affine_grid, grid_sample
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
@@ -81,6 +85,8 @@ __all__ = [
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
     "pdist", "assert_int_or_pair", "boolean_dispatch", "ctc_loss", "conv_tbc",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
 ]
 
 # grid_sample's mode numbers, as PyTorch's kernel takes them (constants: not in __all__)
@@ -116,6 +122,16 @@ def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_nam
     if func_name is not None:
         fn.__name__ = func_name
     return fn
+
+
+fractional_max_pool2d = boolean_dispatch("return_indices", 4, False,
+                                         fractional_max_pool2d_with_indices,
+                                         fractional_max_pool2d_values, __name__,
+                                         "fractional_max_pool2d")
+fractional_max_pool3d = boolean_dispatch("return_indices", 4, False,
+                                         fractional_max_pool3d_with_indices,
+                                         fractional_max_pool3d_values, __name__,
+                                         "fractional_max_pool3d")
 
 
 def relu_(input: Tensor) -> Tensor:
