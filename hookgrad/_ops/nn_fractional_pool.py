@@ -158,7 +158,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
                                3)
 
 
-def fractional_max_pool2d_values(input: Tensor, kernel_size, output_size=None,
+def _fractional_max_pool2d(input: Tensor, kernel_size, output_size=None,
                                  output_ratio=None, return_indices: bool = False,
                                  _random_samples: Tensor | None = None) -> Tensor:
     # no docstring: nn.functional's boolean_dispatch gives it the _with_indices form's
@@ -166,7 +166,7 @@ def fractional_max_pool2d_values(input: Tensor, kernel_size, output_size=None,
                                               return_indices, _random_samples)[0]
 
 
-def fractional_max_pool3d_values(input: Tensor, kernel_size, output_size=None,
+def _fractional_max_pool3d(input: Tensor, kernel_size, output_size=None,
                                  output_ratio=None, return_indices: bool = False,
                                  _random_samples: Tensor | None = None) -> Tensor:
     # no docstring: nn.functional's boolean_dispatch gives it the _with_indices form's

@@ -31,9 +31,9 @@ from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logi
                             smooth_l1_loss)
 from .._ops.aten_layers import bilinear, celu_, conv_tbc, selu_, threshold_
 from .._ops.nn_ctc import ctc_loss
-from .._ops.nn_fractional_pool import (fractional_max_pool2d_values,
+from .._ops.nn_fractional_pool import (_fractional_max_pool2d,
                                        fractional_max_pool2d_with_indices,
-                                       fractional_max_pool3d_values,
+                                       _fractional_max_pool3d,
                                        fractional_max_pool3d_with_indices)
 from .._ops.nn_grid import affine_grid, grid_sample
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
@@ -106,7 +106,7 @@ def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_nam
     """A function that calls ``if_true`` or ``if_false`` by its boolean argument
     ``arg_name`` (positional index ``arg_index``, ``default`` when not given); the
     docstring is whichever of the two has one."""
-    def fn(*args, **kwargs):
+    def fn(*args, **kwargs) -> Tensor | tuple[Tensor, Tensor]:
         if arg_name in kwargs:
             flag = kwargs[arg_name]
         else:
@@ -126,11 +126,11 @@ def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_nam
 
 fractional_max_pool2d = boolean_dispatch("return_indices", 4, False,
                                          fractional_max_pool2d_with_indices,
-                                         fractional_max_pool2d_values, __name__,
+                                         _fractional_max_pool2d, __name__,
                                          "fractional_max_pool2d")
 fractional_max_pool3d = boolean_dispatch("return_indices", 4, False,
                                          fractional_max_pool3d_with_indices,
-                                         fractional_max_pool3d_values, __name__,
+                                         _fractional_max_pool3d, __name__,
                                          "fractional_max_pool3d")
 
 
