@@ -52,6 +52,7 @@ from .._ops.nn_shuffle import (channel_shuffle, native_channel_shuffle, pixel_sh
 from .._ops.nn_sparse import embedding_bag
 from .._ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .._tensor import Tensor
+from . import grad  # noqa: F401 - nn.functional.grad, as PyTorch's
 from ._functional_names import (BroadcastingList1, BroadcastingList2,  # noqa: F401
                                 BroadcastingList3, DType, Optional, TYPE_CHECKING,
                                 reproducibility_notes, sparse_support_notes, tf32_notes)
