@@ -156,6 +156,8 @@ DIFFERS = {
     **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
         "2d", "3d", "2d_with_indices", "3d_with_indices")},
     "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
+    "torch.nn.SyncBatchNorm": "statistics of the whole (possibly sharded) batch array, no "
+                              "process groups; the running-stat update bumps their `_version`",
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
