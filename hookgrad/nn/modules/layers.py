@@ -42,7 +42,8 @@ from .rnn import *  # noqa: E402,F401,F403
 __all__ += rnn.__all__
 
 from .batchnorm import SyncBatchNorm  # noqa: E402
-__all__ += ["SyncBatchNorm"]
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss"]
 
 
 from ... import _missing  # noqa: E402
