@@ -156,6 +156,10 @@ DIFFERS = {
     **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
         "2d", "3d", "2d_with_indices", "3d_with_indices")},
     "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
+    **{n: "`options` validated, unused: always the reference computation (README, "
+          "Differences)" for n in ("torch.nn.functional.linear_cross_entropy",
+                                   "torch.nn.LinearCrossEntropyLoss",
+                                   "torch.nn.LinearCrossEntropyOptions")},
     "torch.nn.SyncBatchNorm": "statistics of the whole (possibly sharded) batch array, no "
                               "process groups; the running-stat update bumps their `_version`",
     **{f"torch.Tensor.{n}": _RNG for n in (

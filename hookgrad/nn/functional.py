@@ -36,6 +36,7 @@ from .._ops.nn_fractional_pool import (_fractional_max_pool2d,
                                        _fractional_max_pool3d,
                                        fractional_max_pool3d_with_indices)
 from .._ops.nn_grid import affine_grid, grid_sample
+from .._ops.nn_linear_cross_entropy import linear_cross_entropy
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
                                    multilabel_margin_loss, multilabel_soft_margin_loss,
@@ -87,7 +88,7 @@ __all__ = [
     "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
     "pdist", "assert_int_or_pair", "boolean_dispatch", "ctc_loss", "conv_tbc",
     "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
-    "fractional_max_pool3d_with_indices",
+    "fractional_max_pool3d_with_indices", "linear_cross_entropy",
 ]
 
 # grid_sample's mode numbers, as PyTorch's kernel takes them (constants: not in __all__)

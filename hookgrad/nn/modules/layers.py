@@ -43,7 +43,8 @@ __all__ += rnn.__all__
 
 from .batchnorm import SyncBatchNorm  # noqa: E402
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
-__all__ += ["SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss"]
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: E402
+__all__ += ["SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyOptions"]
 
 
 from ... import _missing  # noqa: E402
