@@ -153,6 +153,8 @@ DIFFERS = {
         "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
         "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
     "torch.embedding": "`sparse=True` gives dense gradients",
+    **{f"torch.{n}": "one `MkldnnRnnLayerBackward0` node per layer and direction"
+       for n in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
     **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
         "2d", "3d", "2d_with_indices", "3d_with_indices")},
     "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
