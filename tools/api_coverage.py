@@ -82,6 +82,13 @@ DIFFERS = {
                   "CPU-build error",
     "torch.Generator": "a JAX PRNG key: different numbers for the same seed",
     "torch.load": "zip format only; tensors load as copies; 64-bit dtypes follow JAX's x64 mode",
+    "torch.optim.SparseAdam": "takes dense gradients: the rows where one is not all zero "
+                              "are the touched rows",
+    "torch.optim.sparse_adam": "`SparseAdam` takes dense gradients (its rows not all zero "
+                               "are the touched rows)",
+    "torch.optim.swap_in_optimizer_params_and_state": "the step's new state is copied into "
+                                                      "the given state dict's Tensors at "
+                                                      "the block's end",
     "torch.optim.LBFGS": "`step(closure)` runs eagerly only (raises inside `hookgrad.compile`)",
     "torch.nn.RNN": "one `MkldnnRnnLayerBackward0` node per layer and direction",
     "torch.nn.LSTM": "one `MkldnnRnnLayerBackward0` node per layer and direction",
