@@ -160,6 +160,8 @@ DIFFERS = {
         "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
         "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
     "torch.embedding": "`sparse=True` gives dense gradients",
+    "torch.embedding_bag": "offsets need values: eager only inside `hookgrad.compile`; "
+                           "`sparse=True` gives dense gradients",
     **{f"torch.{n}": "one `MkldnnRnnLayerBackward0` node per layer and direction"
        for n in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
     **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (

@@ -7,16 +7,19 @@ activations ``celu_``, ``selu_``, ``threshold_``.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import einsum
 from .nn import celu as _celu, selu as _selu, threshold as _threshold
-from .nn_conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+from .nn_conv import (_Const, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
                       conv_transpose3d, max_pool1d)
 from .nn_grid import AFFINE_GRID, grid_sample
 from .nn_layers import embedding as _embedding
 from .nn_pool import adaptive_max_pool1d_with_indices
+from .nn_sparse import _segments, embedding_bag as _embedding_bag
 from .registry import defop, export
 
 
@@ -48,6 +51,64 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
                                f"{got} but expected {sw[dim]}")
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bag_argmax(w, idx, seg, nbags, padding_idx):
+    # each bag's row of the maximum, per column (the first one among ties); empty bags: 0
+    rows = jnp.take(w, idx, axis=0)
+    keep = jnp.ones(idx.shape, bool) if padding_idx is None else idx != padding_idx
+    rows = jnp.where(keep[:, None], rows, -jnp.inf)
+    seg = jnp.asarray(seg)
+    top = jax.ops.segment_max(rows, seg, nbags)
+    pos = jnp.arange(idx.shape[0])[:, None]
+    first = jax.ops.segment_min(jnp.where(keep[:, None] & (rows == top[seg]), pos,
+                                          idx.shape[0]), seg, nbags)
+    found = first < idx.shape[0]
+    return jnp.where(found, jnp.take(idx, jnp.minimum(first, idx.shape[0] - 1)), 0)
+
+
+_BAG_ARGMAX = defop("embedding_bag_argmax", _bag_argmax, None)
+
+
+@export(method=False)
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
+                  scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``(output, offset2bag, bag_size, max_indices)``: the bags' sums (``mode`` 0), means
+    (1) or maxima (2), each index's bag, each bag's size (not counting ``padding_idx``) and,
+    for maxima, the row each maximum came from (for means, the bag sizes again; for sums,
+    zeros, and no ``offset2bag`` unless ``padding_idx`` is given), as PyTorch's CPU kernel
+    returns them."""
+    from .._factory import tensor, zeros
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    out = _embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
+                         mode=_BAG_MODES[mode], sparse=sparse,
+                         per_sample_weights=per_sample_weights,
+                         include_last_offset=include_last_offset, padding_idx=padding_idx)
+    seg, nbags = _segments(indices.shape[0], offsets, include_last_offset)
+    pad = None if padding_idx is None else padding_idx % weight.shape[0]
+    if mode == 0 and pad is None:
+        offset2bag = zeros(0, dtype=indices.dtype)
+    else:
+        offset2bag = tensor(np.minimum(seg, max(nbags - 1, 0)), dtype=indices.dtype)
+    if mode == 0:
+        return out, offset2bag, zeros(nbags, dtype=indices.dtype), \
+            zeros(nbags, dtype=indices.dtype)
+    idx = np.asarray(indices.numpy())
+    counted = (idx != pad) if pad is not None else np.ones(idx.shape, bool)
+    sizes = tensor(np.bincount(seg[seg < nbags], counted[seg < nbags], nbags).astype(np.int64),
+                   dtype=indices.dtype)
+    if mode == 1:
+        return out, offset2bag, sizes, sizes.clone()
+    arg = apply(_BAG_ARGMAX, (weight.detach(), indices),
+                {"seg": _Const(seg), "nbags": int(nbags), "padding_idx": pad})
+    return out, offset2bag, sizes, arg
 
 
 _CONV = {1: conv1d, 2: conv2d, 3: conv3d}

@@ -269,3 +269,33 @@ def test_rrelu_training_slopes_lie_in_the_range_and_follow_the_generator():
     np.testing.assert_array_equal(y, again)
     z = x.clone().requires_grad_(False)
     assert hookgrad.rrelu_(z, 0.1, 0.3, True) is z and (z.numpy() < 0).all()
+
+
+BAG_W = r(10, 3)
+BAG_I = [1, 2, 4, 5, 4, 3, 2, 9]
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("offsets,last,pad", [([0, 4], False, None), ([0, 4, 4, 6], False, 2),
+                                              ([0, 4, 4, 8], True, None)])
+def test_embedding_bag_returns_torchs_four_results(mode, offsets, last, pad):
+    def run(L):
+        w = L.tensor(BAG_W, requires_grad=True)
+        res = L.embedding_bag(w, L.tensor(BAG_I), L.tensor(offsets), False, mode, False, None,
+                              last, pad)
+        res[0].sum().backward()
+        return py([*res, w.grad, res[0].grad_fn.name()])
+    same_as_torch(run)
+
+
+def test_embedding_bag_per_sample_weights_and_offsets_type():
+    def run(L):
+        w = L.tensor(BAG_W, requires_grad=True)
+        psw = L.tensor(np.linspace(0.5, 2, 8, dtype=np.float32), requires_grad=True)
+        res = L.embedding_bag(w, L.tensor(BAG_I), L.tensor([0, 3]), per_sample_weights=psw)
+        res[0].sum().backward()
+        return py([*res, w.grad, psw.grad])
+    same_as_torch(run)
+    raises_as_torch(lambda L: L.embedding_bag(L.tensor(BAG_W), L.tensor([[1, 2]]), None),
+                    TypeError, r"embedding_bag\(\): argument 'offsets' \(position 3\) must be "
+                               "Tensor, not NoneType")
