@@ -141,8 +141,10 @@ def ctc_loss_unreduced(log_probs, targets, input_lengths, target_lengths, blank,
         raise RuntimeError("target_lengths must be of size batch_size")
     if not unbatched and targets.ndim == 1:
         targets = _padded(targets, tgt_len)
-    return apply(CTC_LOSS_ZERO_INF if zero_infinity else CTC_LOSS, (log_probs, targets, in_len.reshape(-1)[0] if unbatched else in_len,
-                            tgt_len.reshape(-1)[0] if unbatched else tgt_len),
+    if unbatched:
+        in_len, tgt_len = in_len.reshape(-1)[0], tgt_len.reshape(-1)[0]
+    return apply(CTC_LOSS_ZERO_INF if zero_infinity else CTC_LOSS,
+                 (log_probs, targets, in_len, tgt_len),
                  {"blank": int(blank), "zero_infinity": bool(zero_infinity),
                   "unbatched": unbatched})
 
