@@ -171,6 +171,10 @@ DIFFERS = {
           "Differences)" for n in ("torch.nn.functional.linear_cross_entropy",
                                    "torch.nn.LinearCrossEntropyLoss",
                                    "torch.nn.LinearCrossEntropyOptions")},
+    **{n: "concatenated 1-D targets: eager only (pad them inside `hookgrad.compile`)"
+       for n in ("torch.ctc_loss", "torch.nn.functional.ctc_loss", "torch.nn.CTCLoss")},
+    "torch.nn.AdaptiveLogSoftmaxWithLoss": "inside `hookgrad.compile`: every cluster runs "
+                                           "and targets are not range-checked",
     "torch.nn.SyncBatchNorm": "statistics of the whole (possibly sharded) batch array, no "
                               "process groups; the running-stat update bumps their `_version`",
     **{f"torch.Tensor.{n}": _RNG for n in (
