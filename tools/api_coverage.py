@@ -137,6 +137,10 @@ DIFFERS = {
     "torch.autograd.NestedIOFunction": "calling one raises NotImplementedError (PyTorch's "
                                        "raises AttributeError: neither runs)",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+    "torch.export": "the program is StableHLO (`jax.export`), not an ATen FX graph: "
+                    "`run_decompositions()` returns it, `unflatten`/`draft_export` not "
+                    "implemented; dynamic sizes start at 1; inputs keep their dtypes; "
+                    "`save`/`load` use hookgrad's archive (needs `flatbuffers`)",
     "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
                  "not implemented",
     "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
