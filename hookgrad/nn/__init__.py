@@ -1,5 +1,5 @@
 """Neural-network modules with PyTorch's module hooks (``hookgrad.nn``)."""
-from . import functional, init, modules, parameter, utils
+from . import common_types, functional, grad, init, modules, parameter, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
