@@ -1156,3 +1156,28 @@ row("unfold_copy", lambda L, x: L.unfold_copy(x, 1, 2, 1),
 row("as_strided_copy", lambda L, x: L.as_strided_copy(x, (2, 2), (1, 4), 1),
     lambda x: x.reshape(-1)[np.array([[1, 5], [2, 6]])], [X])
 # (as_strided_scatter: tests/test_view_copies_more.py; PyTorch's input gradient is wrong)
+
+
+# --- branch backends ---
+def _fake_quantize_ref(x, scale, zero_point, quant_min, quant_max, axis=None):
+    # PyTorch's straight-through gradient: 1 where round(x / scale) + zero_point is in range
+    scale, zero_point = jnp.asarray(scale, jnp.float32), jnp.asarray(zero_point, jnp.float32)
+    if axis is not None:
+        scale, zero_point = scale[None, :], zero_point[None, :]
+    q = jnp.round(x * (1.0 / scale)) + zero_point
+    grid = (jnp.clip(q, quant_min, quant_max) - zero_point) * scale
+    keep = (q >= quant_min) & (q <= quant_max)
+    return jax.lax.stop_gradient(grid) + (x - jax.lax.stop_gradient(x)) * keep
+
+
+row("fake_quantize_per_tensor_affine",
+    lambda L, x: L.fake_quantize_per_tensor_affine(x, 0.25, 1, -8, 8),
+    lambda x: _fake_quantize_ref(x, 0.25, 1, -8, 8), [X])
+row("fake_quantize_per_tensor_affine.tensor_qparams",
+    lambda L, x: L.fake_quantize_per_tensor_affine(
+        x, L.tensor(0.25), L.tensor(1, dtype=L.int32), -8, 8),
+    lambda x: _fake_quantize_ref(x, 0.25, 1, -8, 8), [X])
+row("fake_quantize_per_channel_affine",
+    lambda L, x: L.fake_quantize_per_channel_affine(
+        x, L.tensor([0.2, 0.3, 0.4, 0.5]), L.tensor([0, 1, -1, 2], dtype=L.int32), 1, -8, 8),
+    lambda x: _fake_quantize_ref(x, [0.2, 0.3, 0.4, 0.5], [0, 1, -1, 2], -8, 8, axis=1), [X])
