@@ -9,7 +9,8 @@ from .._factory import rand
 from .._tensor import Size
 from ..nn import functional as F
 from . import constraints
-from .categorical import _check_one_of, probs_to_logits
+from .categorical import _check_one_of
+from .utils import probs_to_logits
 from .distribution import Distribution, broadcast_all
 
 if TYPE_CHECKING:

@@ -1,0 +1,109 @@
+"""``RelaxedOneHotCategorical`` and ``ExpRelaxedCategorical``: the concrete
+(Gumbel-softmax) relaxation of a one-hot categorical variable, reparameterised."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._factory import full_like, rand
+from .._tensor import Size
+from . import constraints
+from .categorical import Categorical
+from .distribution import Distribution
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
+from .utils import clamp_probs
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+__all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
+
+
+class ExpRelaxedCategorical(Distribution):
+    r"""The log of a ``RelaxedOneHotCategorical`` variable, as
+    ``torch.distributions.relaxed_categorical.ExpRelaxedCategorical``.
+
+    .. code-block:: python
+
+        ExpRelaxedCategorical(temperature, probs=None, logits=None, validate_args=None)
+    """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits)
+        self.temperature = temperature
+        super().__init__(self._categorical.batch_shape,
+                         self._categorical.param_shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> ExpRelaxedCategorical:
+        shape = Size(batch_shape)
+        return self._new_expanded(type(self), shape, {
+            "temperature": self.temperature,
+            "_categorical": self._categorical.expand(shape)})
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        u = clamp_probs(rand(shape, dtype=self.logits.dtype))
+        scores = (self.logits - (-u.log()).log()) / self.temperature
+        return scores - scores.logsumexp(dim=-1, keepdim=True)
+
+    def log_prob(self, value) -> Tensor:
+        k = self._categorical._num_events
+        if self._validate_args:
+            self._validate_sample(value)
+        t = self.temperature
+        log_scale = full_like(t, float(k)).lgamma() - t.log().mul(-(k - 1))
+        score = self.logits - value.mul(t)
+        return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+    r"""A relaxed one-hot categorical distribution on the simplex at ``temperature``
+    (Gumbel-softmax), as ``torch.distributions.RelaxedOneHotCategorical``.
+
+    .. code-block:: python
+
+        RelaxedOneHotCategorical(temperature, probs=None, logits=None, validate_args=None)
+
+    Its ``rsample`` is differentiable in ``probs``/``logits`` (Gumbel noise from
+    hookgrad's global key).
+    """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, ExpTransform(), validate_args=validate_args)
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
+
+
+from .. import _missing as _m  # noqa: E402
+__getattr__ = _m.module_getattr(__name__)
