@@ -19,16 +19,21 @@ Example::
 """
 from . import constraints, transforms, utils
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
+from .generalized_pareto import GeneralizedPareto
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
@@ -36,10 +41,17 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .logistic_normal import LogisticNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
@@ -48,16 +60,24 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F403 - PyTorch's namespace re-exports them
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ["Distribution", "Normal", "Uniform", "Categorical", "Bernoulli",
            "kl_divergence", "register_kl", "constraints", "Beta", "Cauchy", "Chi2",
            "Dirichlet", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal",
            "Independent", "Laplace", "LogNormal", "Pareto", "Poisson", "StudentT", "Weibull",
            "TransformedDistribution", "HalfCauchy", "InverseGamma", "Kumaraswamy",
-           "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical", "biject_to", "transform_to", "transforms",
+           "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical", "Binomial",
+           "Multinomial", "NegativeBinomial", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "MultivariateNormal",
+           "LowRankMultivariateNormal", "ExponentialFamily", "FisherSnedecor",
+           "GeneralizedPareto", "MixtureSameFamily", "ContinuousBernoulli", "VonMises",
+           "LKJCholesky", "Wishart", "biject_to", "transform_to", "transforms",
            *transforms.__all__]
 
+from . import _kl_families  # noqa: E402,F401 - registers its kl_divergence pairs
 
 from .. import _missing as _m  # noqa: E402
 

@@ -54,3 +54,38 @@ class _ProbsOrLogits(Distribution):
     @property
     def param_shape(self) -> Size:
         return self._param.size()
+
+
+class _OverCategorical(Distribution):
+    """A distribution over vectors of the last dimension of a ``Categorical``'s
+    ``probs``/``logits`` (held as ``_categorical``): one-hot, counts, relaxations."""
+
+    _copied: tuple = ()
+
+    def _init_categorical(self, probs, logits, validate_args):
+        from .categorical import Categorical
+        self._categorical = Categorical(probs, logits)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Distribution:
+        shape = Size(batch_shape)
+        params = {n: getattr(self, n) for n in self._copied}
+        params["_categorical"] = self._categorical.expand(shape)
+        return self._new_expanded(type(self), shape, params)
+
+    @property
+    def _param(self) -> Tensor:
+        return self._categorical._param
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape

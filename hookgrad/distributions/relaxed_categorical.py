@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._factory import full_like, rand
-from .._tensor import Size
 from . import constraints
-from .categorical import Categorical
-from .distribution import Distribution
+from ._probs_logits import _OverCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import clamp_probs
@@ -19,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical):
     r"""The log of a ``RelaxedOneHotCategorical`` variable, as
     ``torch.distributions.relaxed_categorical.ExpRelaxedCategorical``.
 
@@ -31,30 +29,11 @@ class ExpRelaxedCategorical(Distribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
     has_rsample = True
+    _copied = ("temperature",)
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        super().__init__(self._categorical.batch_shape,
-                         self._categorical.param_shape[-1:], validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None) -> ExpRelaxedCategorical:
-        shape = Size(batch_shape)
-        return self._new_expanded(type(self), shape, {
-            "temperature": self.temperature,
-            "_categorical": self._categorical.expand(shape)})
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
+        self._init_categorical(probs, logits, validate_args)
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
