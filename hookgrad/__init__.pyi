@@ -157,6 +157,7 @@ from . import (
     cuda as cuda,
     distributed as distributed,
     distributions as distributions,
+    export as export,
     func as func,
     functional as functional,
     futures as futures,
