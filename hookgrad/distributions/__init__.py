@@ -3,9 +3,12 @@
 ``Normal``, ``Uniform``, ``Categorical``, ``Bernoulli``, ``Beta``, ``Cauchy``, ``Chi2``,
 ``Dirichlet``, ``Exponential``, ``Gamma``, ``Geometric``, ``Gumbel``, ``HalfNormal``,
 ``Independent``, ``Laplace``, ``LogNormal``, ``Pareto``, ``Poisson``, ``StudentT`` and
-``Weibull``, the distributions built on ``transforms`` (``TransformedDistribution``,
+``Weibull``; the count, one-hot, multivariate, matrix and mixture distributions
+(``Binomial``, ``Multinomial``, ``NegativeBinomial``, ``OneHotCategorical``,
+``MultivariateNormal``, ``LowRankMultivariateNormal``, ``Wishart``, ``LKJCholesky``,
+``MixtureSameFamily``, ...); those built on ``transforms`` (``TransformedDistribution``,
 ``HalfCauchy``, ``InverseGamma``, ``Kumaraswamy``, ``LogisticNormal``, the relaxed
-Bernoulli and one-hot categorical), ``biject_to``/``transform_to``, with PyTorch's parameters,
+Bernoulli and one-hot categorical); ``biject_to``/``transform_to``; with PyTorch's parameters,
 shapes (``batch_shape``, ``event_shape``), ``log_prob``, ``entropy``, moments, argument
 validation, and ``kl_divergence``. Densities and reparameterised samples (``rsample``)
 are hookgrad ops, so gradients and hooks flow through them; samples come from hookgrad's
@@ -19,8 +22,8 @@ Example::
 """
 from . import constraints, transforms, utils
 from .bernoulli import Bernoulli
-from .binomial import Binomial
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
@@ -41,15 +44,15 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
-from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
-from .logistic_normal import LogisticNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto

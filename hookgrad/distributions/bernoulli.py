@@ -10,9 +10,9 @@ from .._tensor import Size
 from ..nn import functional as F
 from . import constraints
 from .categorical import _check_one_of
-from .utils import probs_to_logits
 from .distribution import broadcast_all
 from .exp_family import ExponentialFamily
+from .utils import probs_to_logits
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -14,7 +14,7 @@ __all__ = ["Constraint", "real", "real_vector", "positive", "unit_interval", "si
            "greater_than_eq", "nonnegative_integer", "positive_integer", "one_hot",
            "multinomial", "half_open_interval", "lower_triangular", "lower_cholesky",
            "corr_cholesky", "square", "symmetric", "positive_semidefinite",
-           "positive_definite", "cat", "stack"]
+           "positive_definite", "cat", "stack", "MixtureSameFamilyConstraint"]
 
 
 class Constraint:
@@ -143,6 +143,12 @@ class _Multinomial(Constraint):
         return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
 
 
+def _some_false(mask: Tensor) -> bool:
+    # a traced mask (inside hookgrad.compile) has no value to short-circuit on
+    import jax
+    return not isinstance(mask._data, jax.core.Tracer) and not bool(mask.all())
+
+
 def _all_matrix(mask: Tensor) -> Tensor:
     return mask.all(-1).all(-1)
 
@@ -183,7 +189,7 @@ class _Square(Constraint):
 class _Symmetric(_Square):
     def check(self, value: Tensor) -> Tensor:
         square = super().check(value)
-        if not bool(square.all()):
+        if _some_false(square):
             return square
         return _all_matrix((value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs())
 
@@ -191,7 +197,7 @@ class _Symmetric(_Square):
 class _PositiveSemidefinite(_Symmetric):
     def check(self, value: Tensor) -> Tensor:
         symmetric = super().check(value)
-        if not bool(symmetric.all()):
+        if _some_false(symmetric):
             return symmetric
         from ..linalg import eigvalsh
         return (eigvalsh(value) >= 0).all(-1)
@@ -200,7 +206,7 @@ class _PositiveSemidefinite(_Symmetric):
 class _PositiveDefinite(_Symmetric):
     def check(self, value: Tensor) -> Tensor:
         symmetric = super().check(value)
-        if not bool(symmetric.all()):
+        if _some_false(symmetric):
             return symmetric
         from ..linalg import cholesky_ex
         return cholesky_ex(value).info == 0
@@ -264,6 +270,26 @@ class _Stack(Constraint):
         _check_dim(self.dim, value)
         return stack_([c.check(value.select(self.dim, i))
                        for i, c in enumerate(self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component support, checked with the component dimension put back."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got "
+                             f"{value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 class _IndependentConstraint(Constraint):

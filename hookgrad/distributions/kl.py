@@ -59,8 +59,10 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
 
         kl_divergence(p: Distribution, q: Distribution) -> Tensor
 
-    Defined for Normal, Categorical, Bernoulli and Uniform pairs (and pairs added with
-    ``register_kl``).
+    Defined for the pairs PyTorch registers that hookgrad has (Normal, Categorical,
+    Bernoulli, Uniform, the multivariate normals, Binomial, OneHotCategorical,
+    ContinuousBernoulli, Independent and TransformedDistribution pairs; two of one
+    exponential family by the Bregman divergence) and pairs added with ``register_kl``.
 
     Example::
 

@@ -10,6 +10,7 @@ from .._ops.shape import broadcast_tensors
 from .._tensor import Size
 from ..linalg import cholesky, solve_triangular
 from . import constraints
+from ._simple import _CentredAtLoc
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import lazy_property
@@ -41,7 +42,7 @@ def _lowrank_mahalanobis(w, d, x, cap_tril):
     return (x.pow(2) / d).sum(-1) - _batch_mahalanobis(cap_tril, wt_dinv_x)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_CentredAtLoc, Distribution):
     r"""The multivariate normal distribution with a low-rank plus diagonal covariance
     ``cov_factor @ cov_factor.mT + diag(cov_diag)``, as
     ``torch.distributions.LowRankMultivariateNormal``.
@@ -93,14 +94,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

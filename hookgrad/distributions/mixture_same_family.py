@@ -16,26 +16,6 @@ if TYPE_CHECKING:
 __all__ = ["MixtureSameFamily"]
 
 
-class MixtureSameFamilyConstraint(constraints.Constraint):
-    """The component support, checked with the component dimension put back."""
-
-    def __init__(self, base_constraint):
-        self.base_constraint = base_constraint
-        self.is_discrete = base_constraint.is_discrete
-        self.event_dim = base_constraint.event_dim
-
-    def check(self, value: Tensor) -> Tensor:
-        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
-        if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got "
-                             f"{value.dim()}")
-        keep = value.dim() - self.event_dim
-        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self.base_constraint!r})"
-
-
 class MixtureSameFamily(Distribution):
     r"""A mixture of the components along the last batch dimension of
     ``component_distribution``, weighted by the ``Categorical`` ``mixture_distribution``,
@@ -91,7 +71,7 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self) -> constraints.Constraint:
-        return MixtureSameFamilyConstraint(self._component_distribution.support)
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:

@@ -10,6 +10,7 @@ from .._ops.shape import broadcast_shapes
 from .._tensor import Size
 from ..linalg import cholesky, solve_triangular
 from . import constraints
+from ._simple import _CentredAtLoc
 from .distribution import Distribution
 from .utils import lazy_property
 
@@ -47,7 +48,32 @@ def _half_log_det(tril):
     return tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class MultivariateNormal(Distribution):
+class _CholeskyParametrized:
+    """``scale_tril``, ``covariance_matrix`` and ``precision_matrix`` from
+    ``_unbroadcasted_scale_tril``, expanded to ``_matrix_shape()`` (whichever was not
+    given is computed on first use)."""
+
+    _MATRICES = ("covariance_matrix", "scale_tril", "precision_matrix")
+
+    def _given_matrices(self, shape):
+        return {n: self.__dict__[n].expand(shape) for n in self._MATRICES
+                if n in self.__dict__}
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        tril = self._unbroadcasted_scale_tril
+        return (tril @ tril.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.cholesky_inverse().expand(self._matrix_shape())
+
+
+class MultivariateNormal(_CholeskyParametrized, _CentredAtLoc, Distribution):
     r"""The multivariate normal distribution of mean ``loc`` and a covariance given by
     one of ``covariance_matrix``, ``precision_matrix`` or its lower Cholesky factor
     ``scale_tril``, as ``torch.distributions.MultivariateNormal``.
@@ -97,35 +123,13 @@ class MultivariateNormal(Distribution):
     def expand(self, batch_shape, _instance=None) -> MultivariateNormal:
         batch_shape = Size(batch_shape)
         cov_shape = batch_shape + self.event_shape + self.event_shape
-        params = {n: self.__dict__[n].expand(cov_shape) for n in
-                  ("covariance_matrix", "scale_tril", "precision_matrix") if n in self.__dict__}
+        params = self._given_matrices(cov_shape)
         params["loc"] = self.loc.expand(batch_shape + self.event_shape)
         params["_unbroadcasted_scale_tril"] = self._unbroadcasted_scale_tril
         return self._new_expanded(MultivariateNormal, batch_shape, params)
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        tril = self._unbroadcasted_scale_tril
-        return (tril @ tril.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.cholesky_inverse().expand(self._matrix_shape())
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

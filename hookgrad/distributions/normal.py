@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from .._factory import randn
 from .._tensor import Size
 from . import constraints
+from ._simple import _CentredAtLoc
 from .distribution import broadcast_all
 from .exp_family import ExponentialFamily
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(_CentredAtLoc, ExponentialFamily):
     r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation
     ``scale``, as ``torch.distributions.Normal``.
 
@@ -51,14 +52,6 @@ class Normal(ExponentialFamily):
         shape = Size(batch_shape)
         return self._new_expanded(Normal, shape, {"loc": self.loc.expand(shape),
                                                   "scale": self.scale.expand(shape)})
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:

@@ -51,7 +51,24 @@ class LogitRelaxedBernoulli(_ProbsOrLogits):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _Relaxed(TransformedDistribution):
+    """A relaxation pushed from its base: ``temperature``, ``logits`` and ``probs`` are
+    the base distribution's."""
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed):
     r"""A relaxed Bernoulli distribution on ``(0, 1)`` at ``temperature``, as
     ``torch.distributions.RelaxedBernoulli``: ``sigmoid`` of a ``LogitRelaxedBernoulli``.
 
@@ -70,18 +87,6 @@ class RelaxedBernoulli(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 from .. import _missing as _m  # noqa: E402

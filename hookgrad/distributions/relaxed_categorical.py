@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .._factory import full_like, rand
 from . import constraints
 from ._probs_logits import _OverCategorical
-from .transformed_distribution import TransformedDistribution
+from .relaxed_bernoulli import _Relaxed
 from .transforms import ExpTransform
 from .utils import clamp_probs
 
@@ -51,7 +51,7 @@ class ExpRelaxedCategorical(_OverCategorical):
         return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     r"""A relaxed one-hot categorical distribution on the simplex at ``temperature``
     (Gumbel-softmax), as ``torch.distributions.RelaxedOneHotCategorical``.
 
@@ -70,18 +70,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 from .. import _missing as _m  # noqa: E402

@@ -12,6 +12,7 @@ from .._factory import tensor
 from .._ops.pointwise import where
 from .._tensor import Size
 from . import constraints
+from ._simple import _CentredAtLoc
 from .distribution import Distribution, broadcast_all
 from .utils import lazy_property
 
@@ -64,7 +65,7 @@ def _rejection_sample(loc, kappa, proposal_r, rng):
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
-class VonMises(Distribution):
+class VonMises(_CentredAtLoc, Distribution):
     r"""The von Mises distribution of an angle (radians; ``loc`` and values are read
     modulo ``2 pi``), as ``torch.distributions.VonMises``.
 
@@ -111,14 +112,6 @@ class VonMises(Distribution):
         kappa = np.broadcast_to(self.concentration.detach().numpy().astype(np.float64), shape)
         r = np.broadcast_to(self._proposal_r, shape)
         return tensor(_rejection_sample(loc, kappa, r, rng).tolist(), dtype=self.loc.dtype)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 
-from .._factory import arange, eye, randn, tensor
+from .._factory import arange, randn, tensor
 from .._ops.pointwise import where
 from .._ops.shape import broadcast_shapes
 from .._tensor import Size
@@ -17,8 +17,7 @@ from ..linalg import cholesky, slogdet
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril
-from .utils import lazy_property
+from .multivariate_normal import _CholeskyParametrized, _precision_to_scale_tril
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -32,7 +31,7 @@ def _mvdigamma(x, p):
     return (x.unsqueeze(-1) - arange(p, dtype=x.dtype) / 2).digamma().sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_CholeskyParametrized, ExponentialFamily):
     r"""The Wishart distribution of positive-definite matrices with ``df`` degrees of
     freedom and scale given by one of ``covariance_matrix``, ``precision_matrix`` or
     ``scale_tril``, as ``torch.distributions.Wishart``.
@@ -90,8 +89,7 @@ class Wishart(ExponentialFamily):
     def expand(self, batch_shape, _instance=None) -> Wishart:
         shape = Size(batch_shape)
         cov_shape = shape + self.event_shape
-        params = {n: self.__dict__[n].expand(cov_shape) for n in
-                  ("covariance_matrix", "scale_tril", "precision_matrix") if n in self.__dict__}
+        params = self._given_matrices(cov_shape)
         params["_unbroadcasted_scale_tril"] = self._unbroadcasted_scale_tril.expand(cov_shape)
         params["df"] = self.df.expand(shape)
         return self._new_expanded(Wishart, shape, params)
@@ -104,21 +102,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        tril = self._unbroadcasted_scale_tril
-        return (tril @ tril.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        identity = eye(self._event_shape[-1], dtype=self.df.dtype)
-        return identity.cholesky_solve(self._unbroadcasted_scale_tril).expand(
-            self._matrix_shape())
 
     def _per_matrix(self, t):
         return t.view(tuple(self._batch_shape) + (1, 1))
