@@ -11,6 +11,7 @@ from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and de
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
+from . import complex_numbers, spectral, stft  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
@@ -29,7 +30,7 @@ def _attach():
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in shape.TENSOR_PROPERTIES.items():
-        setattr(Tensor, name, property(fn))
+        setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     dunders = {
         "__add__": _F["add"],
         "__radd__": _F["add"],
