@@ -67,7 +67,7 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "functional", "ops", "cpu", "linalg", "profiler", "fft"})
+                   "functional", "ops", "cpu", "linalg", "profiler", "export", "fft"})
 
 
 def _assert(condition, message):

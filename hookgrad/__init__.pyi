@@ -159,6 +159,7 @@ from . import (
     cuda as cuda,
     distributed as distributed,
     distributions as distributions,
+    export as export,
     fft as fft,
     func as func,
     functional as functional,

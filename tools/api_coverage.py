@@ -93,6 +93,13 @@ DIFFERS = {
                   "CPU-build error",
     "torch.Generator": "a JAX PRNG key: different numbers for the same seed",
     "torch.load": "zip format only; tensors load as copies; 64-bit dtypes follow JAX's x64 mode",
+    "torch.optim.SparseAdam": "takes dense gradients: the rows where one is not all zero "
+                              "are the touched rows",
+    "torch.optim.sparse_adam": "`SparseAdam` takes dense gradients (its rows not all zero "
+                               "are the touched rows)",
+    "torch.optim.swap_in_optimizer_params_and_state": "the step's new state is copied into "
+                                                      "the given state dict's Tensors at "
+                                                      "the block's end",
     "torch.optim.LBFGS": "`step(closure)` runs eagerly only (raises inside `hookgrad.compile`)",
     "torch.nn.RNN": "one `MkldnnRnnLayerBackward0` node per layer and direction",
     "torch.nn.LSTM": "one `MkldnnRnnLayerBackward0` node per layer and direction",
@@ -141,6 +148,10 @@ DIFFERS = {
     "torch.autograd.NestedIOFunction": "calling one raises NotImplementedError (PyTorch's "
                                        "raises AttributeError: neither runs)",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+    "torch.export": "the program is StableHLO (`jax.export`), not an ATen FX graph: "
+                    "`run_decompositions()` returns it, `unflatten`/`draft_export` not "
+                    "implemented; dynamic sizes start at 1; inputs keep their dtypes; "
+                    "`save`/`load` use hookgrad's archive (needs `flatbuffers`)",
     "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
                  "not implemented",
     "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
