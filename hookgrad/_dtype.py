@@ -60,7 +60,6 @@ float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz)
 float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu)
 
 
-
 class _Unheld(dtype):
     """A PyTorch dtype JAX has no array type for (``complex32``): it exists, to be named
     and compared; making a tensor of it raises hookgrad's "does not implement" error."""

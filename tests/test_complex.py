@@ -231,3 +231,15 @@ def test_complex_ops_under_vmap_are_the_per_example_results():
     want = hg.stack([f(r) for r in x])
     np.testing.assert_allclose(np.asarray(got._data), np.asarray(want._data), rtol=1e-6,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.complex(L.tensor(RE), L.tensor(IM)),
+    lambda L: L.complex(L.tensor([1.0, -2.5]), L.tensor([0.0, 1e-5])),
+    lambda L: L.complex(L.tensor(2.0), L.tensor(-3.0)).double(),
+    lambda L: L.complex(L.arange(3000.0), -L.arange(3000.0)),
+    lambda L: L.zeros(2, 0, dtype=L.complex64),
+    lambda L: L.tensor([], dtype=L.int64),
+])
+def test_repr_matches_torch(make):
+    same_as_torch(lambda L: repr(make(L)).replace("torch.", "hookgrad."))

@@ -8,6 +8,7 @@ import pytest
 
 import hookgrad as hg
 from tests.differential import py, raises, raises_as_torch, same_as_torch
+from tests.ops.test_indexing import _chain as chain
 
 SIG = np.linspace(-1.5, 2.0, 24, dtype=np.float32).reshape(4, 6) ** 2 - 1
 
@@ -16,15 +17,6 @@ def real_loss(L, y):
     """A real loss of a real or complex result that reads every part of it."""
     r = L.view_as_real(y.resolve_conj()) if y.is_complex() else y
     return (r * L.linspace(-1, 1, r.numel()).reshape(r.shape)).sum()
-
-
-def chain(t):
-    out, fn = [], t.grad_fn
-    while fn is not None:
-        out.append(fn.name())
-        nxt = [f for f, _ in fn.next_functions if f is not None]
-        fn = nxt[0] if nxt else None
-    return out
 
 
 CALLS = {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _errors
 from .._autograd import grad_mode
 from .._tensor import Tensor
 from .dispatch import apply
@@ -23,8 +23,8 @@ from .shape import TENSOR_PROPERTIES
 
 _FLOATS = ("float16", "float32", "float64")
 
-COMPLEX = defop("complex", jax.lax.complex, "ComplexBackward0", (),
-                names="real imag -> ")
+COMPLEX = defop("complex", jax.lax.complex, "ComplexBackward0",
+                names="real imag -> real imag")
 POLAR = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)),
               "PolarBackward0", names="abs angle -> result")
 VIEW_AS_REAL = defop("view_as_real", lambda z: jnp.stack([z.real, z.imag], -1),
@@ -182,7 +182,7 @@ def imag(input) -> Tensor:
     return apply(VIEW_AS_REAL, (input,)).select(-1, 1)
 
 
-def _set_part(op, part):
+def _set_part(op):
     def setter(self, value):
         if not self.dtype.is_complex:
             if op is SET_IMAG:
@@ -192,15 +192,17 @@ def _set_part(op, part):
             return
         if not isinstance(value, Tensor):
             value = Tensor._wrap(jnp.asarray(value, self.dtype.to_real().np))
-        if value.dtype.is_complex:
-            raise RuntimeError(f"{part}: expected a real value, got {_name(value)}")
+        if value.dtype.is_complex:  # PyTorch's copy_ into the real view
+            _errors.warn("Casting complex values to real discards the imaginary part",
+                         UserWarning, stacklevel=3)
+            value = real(value)
         bapply(op, (self, value), out=self)
     return setter
 
 
 TENSOR_PROPERTIES.update({
-    "real": property(real, _set_part(SET_REAL, "real")),
-    "imag": property(imag, _set_part(SET_IMAG, "imag")),
+    "real": property(real, _set_part(SET_REAL)),
+    "imag": property(imag, _set_part(SET_IMAG)),
 })
 
 

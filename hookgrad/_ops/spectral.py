@@ -79,9 +79,10 @@ def _as_complex(t):
     return t if t.dtype is d else t.to(d)
 
 
-def _dims_and_sizes(x, s, dim, last_only=False):
+def _dims_and_sizes(x, s, dim, fname=None):
     """The transformed dims (wrapped) and their sizes (None: keep), from PyTorch's
-    ``s``/``dim`` arguments (``n``/``dim`` for the 1-D transforms)."""
+    ``s``/``dim`` arguments (``n``/``dim`` for the 1-D transforms); the real and Hermitian
+    transforms (``fname``) need at least one dim."""
     if dim is not None and not isinstance(dim, (list, tuple)):
         dim = (dim,)
     if s is not None and not isinstance(s, (list, tuple)):
@@ -100,6 +101,8 @@ def _dims_and_sizes(x, s, dim, last_only=False):
         dims = list(range(x.ndim - len(s), x.ndim))
     else:
         dims = list(range(x.ndim))
+    if fname is not None and not dims:
+        raise RuntimeError(f"{fname} must transform at least one axis")
     sizes = list(s) if s is not None else [None] * len(dims)
     for n in sizes:
         if n is not None and n != -1 and n < 1:
@@ -144,18 +147,14 @@ def _fftn(input, s, dim, norm, forward, one_dim=False):
 
 def _rfftn(input, s, dim, norm, fname):
     x = _as_real(input, fname)
-    dims, sizes = _dims_and_sizes(x, s, dim)
-    if not dims:
-        raise RuntimeError(f"{fname} must transform at least one axis")
+    dims, sizes = _dims_and_sizes(x, s, dim, fname)
     x = _resize(x, dims, sizes)
     return apply(FFT_R2C, (x,), {"dims": tuple(dims), "norm": _norm(norm), "onesided": True})
 
 
 def _irfftn(input, s, dim, norm, fname, hermitian=False):
     x = _as_complex(input)
-    dims, sizes = _dims_and_sizes(x, s, dim)
-    if not dims:
-        raise RuntimeError(f"{fname} must transform at least one axis")
+    dims, sizes = _dims_and_sizes(x, s, dim, fname)
     last = sizes[-1] if sizes[-1] is not None else 2 * (x.shape[dims[-1]] - 1)
     if last < 1:
         raise RuntimeError(f"Invalid number of data points ({last}) specified")
@@ -174,9 +173,7 @@ def _irfftn(input, s, dim, norm, fname, hermitian=False):
 
 def _ihfftn(input, s, dim, norm, fname):
     x = _as_real(input, fname)
-    dims, sizes = _dims_and_sizes(x, s, dim)
-    if not dims:
-        raise RuntimeError(f"{fname} must transform at least one axis")
+    dims, sizes = _dims_and_sizes(x, s, dim, fname)
     x = _resize(x, dims, sizes)
     norm = _norm(norm)
     y = apply(FFT_R2C, (x,), {"dims": (dims[-1],), "norm": _swap(norm), "onesided": True})
