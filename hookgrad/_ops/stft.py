@@ -77,6 +77,19 @@ def _lengths(n_fft, hop_length, win_length):
     return hop, win
 
 
+def _check_stft(input, n_fft, hop, win, fail):
+    """PyTorch's checks of stft's signal and lengths."""
+    if input.ndim not in (1, 2):
+        fail("expected a 1D or 2D tensor")
+    length = input.shape[-1]
+    if n_fft <= 0 or n_fft > length:
+        fail(f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        fail(f"expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        fail(f"expected 0 < win_length <= n_fft, but got win_length={win}")
+
+
 @export
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
@@ -112,16 +125,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                    "inputs, and return_complex=False will raise an error.\nNote: you can "
                    "still call torch.view_as_real on the complex output to recover the old "
                    "return format.")
-    if input.ndim not in (1, 2):
-        fail("expected a 1D or 2D tensor")
+    _check_stft(input, n_fft, hop, win, fail)
     x = input if input.ndim == 2 else input.unsqueeze(0)
-    length = x.shape[-1]
-    if n_fft <= 0 or n_fft > length:
-        fail(f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
-    if hop <= 0:
-        fail(f"expected hop_length > 0, but got hop_length={hop}")
-    if win <= 0 or win > n_fft:
-        fail(f"expected 0 < win_length <= n_fft, but got win_length={win}")
     if window is None:
         _warn_once("window", "A window was not provided. A rectangular window will be "
                    "applied,which is known to cause spectral leakage. Other windows such as "
@@ -132,7 +137,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if align_to_window and win < n_fft:  # frames start where their windows start
         left = (n_fft - win) // 2
         x = FUNCTIONS["constant_pad_nd"](x, [left, n_fft - win - left])
-        length = x.shape[-1]
     frames = x.unfold(-1, n_fft, hop)
     if window is not None or win < n_fft:
         frames = frames * w
@@ -151,6 +155,29 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     return out if return_complex else complex_numbers.view_as_real(out)
 
 
+def _check_istft(input, x, n_fft, hop, win, window, onesided, return_complex, fail):
+    """PyTorch's checks of istft's arguments; the ``onesided`` that applies."""
+    if input.ndim not in (2, 3):
+        # PyTorch counts the dimensions of the real pairs (view_as_real)
+        fail(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
+    complex_window = window is not None and window.dtype.is_complex
+    onesided = (x.shape[-2] != n_fft) if onesided is None else onesided
+    if onesided:
+        if return_complex or complex_window:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        if x.shape[-2] != n_fft // 2 + 1:
+            fail(f"expected the frequency dimension (3rd to the last) of the input tensor to "
+                 f"match n_fft / 2 + 1 when onesided=True, but got {x.shape[-2]}")
+    elif x.shape[-2] != n_fft:
+        fail(f"expected the frequency dimension (3rd to the last) of the input tensor to "
+             f"match n_fft when onesided=False, but got {x.shape[-2]}")
+    if hop <= 0 or hop > win:
+        fail("expected 0 < hop_length <= win_length")
+    if win <= 0 or win > n_fft:
+        fail("expected 0 < win_length <= n_fft")
+    return onesided
+
+
 @export
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False) -> Tensor:
@@ -167,25 +194,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
 
     def fail(msg, sep=" : "):
         raise RuntimeError(f"{_call('istft', input, args)}{sep}{msg}")
-    if input.ndim not in (2, 3):
-        # PyTorch counts the dimensions of the real pairs (view_as_real)
-        fail(f"expected a tensor with 3 or 4 dimensions, but got {input.ndim + 1}")
     x = input if input.ndim == 3 else input.unsqueeze(0)
-    complex_window = window is not None and window.dtype.is_complex
-    onesided = (x.shape[-2] != n_fft) if onesided is None else onesided
-    if onesided:
-        if return_complex or complex_window:
-            raise RuntimeError("Cannot have onesided output if window or input is complex")
-        if x.shape[-2] != n_fft // 2 + 1:
-            fail(f"expected the frequency dimension (3rd to the last) of the input tensor to "
-                 f"match n_fft / 2 + 1 when onesided=True, but got {x.shape[-2]}")
-    elif x.shape[-2] != n_fft:
-        fail(f"expected the frequency dimension (3rd to the last) of the input tensor to "
-             f"match n_fft when onesided=False, but got {x.shape[-2]}")
-    if hop <= 0 or hop > win:
-        fail("expected 0 < hop_length <= win_length")
-    if win <= 0 or win > n_fft:
-        fail("expected 0 < win_length <= n_fft")
+    onesided = _check_istft(input, x, n_fft, hop, win, window, onesided, return_complex,
+                            fail)
     if window is None:
         _warn_once("istft window", "A window was not provided. A rectangular window will be "
                    "applied.Please provide the same window used by stft to make the "
