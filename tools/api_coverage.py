@@ -160,6 +160,8 @@ DIFFERS = {
                 "`__torch_function__`); `GraphModule` runs its graph with an `Interpreter`",
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
+    "torch.nn.quantized": "`FloatFunctional` and `FXFloatFunctional` only (no quantized "
+                          "Tensors)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
@@ -171,6 +173,27 @@ DIFFERS = {
     "torch.quantile": _ONE_NODE, "torch.Tensor.quantile": _ONE_NODE,
     "torch.nanquantile": _ONE_NODE, "torch.Tensor.nanquantile": _ONE_NODE,
     **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial")},
+    **{f"torch.{n}": _RNG for n in (
+        "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+        "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
+    "torch.embedding": "`sparse=True` gives dense gradients",
+    "torch.embedding_bag": "offsets need values: eager only inside `hookgrad.compile`; "
+                           "`sparse=True` gives dense gradients",
+    **{f"torch.{n}": "one `MkldnnRnnLayerBackward0` node per layer and direction"
+       for n in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
+    **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
+        "2d", "3d", "2d_with_indices", "3d_with_indices")},
+    "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
+    **{n: "`options` validated, unused: always the reference computation (README, "
+          "Differences)" for n in ("torch.nn.functional.linear_cross_entropy",
+                                   "torch.nn.LinearCrossEntropyLoss",
+                                   "torch.nn.LinearCrossEntropyOptions")},
+    **{n: "concatenated 1-D targets: eager only (pad them inside `hookgrad.compile`)"
+       for n in ("torch.ctc_loss", "torch.nn.functional.ctc_loss", "torch.nn.CTCLoss")},
+    "torch.nn.AdaptiveLogSoftmaxWithLoss": "inside `hookgrad.compile`: every cluster runs "
+                                           "and targets are not range-checked",
+    "torch.nn.SyncBatchNorm": "statistics of the whole (possibly sharded) batch array, no "
+                              "process groups; the running-stat update bumps their `_version`",
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
