@@ -18,24 +18,52 @@ from . import complex_numbers
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _c2c(x, dims, norm, forward):
-    return (jnp.fft.fftn if forward else jnp.fft.ifftn)(x, axes=dims, norm=norm)
+# PyTorch's ``normalization`` codes (what its nodes save): the scaling this transform
+# applies, none, 1/sqrt(n) or 1/n; JAX's names say it by direction
+_FORWARD_NORMS, _INVERSE_NORMS = ("backward", "ortho", "forward"), ("forward", "ortho", "backward")
 
 
-def _r2c(x, dims, norm, onesided):
+def _c2c(x, dim, normalization, forward):
+    fn, names = (jnp.fft.fftn, _FORWARD_NORMS) if forward else (jnp.fft.ifftn, _INVERSE_NORMS)
+    return fn(x, axes=dim, norm=names[normalization])
+
+
+def _r2c(x, dim, normalization, onesided):
+    norm = _FORWARD_NORMS[normalization]
     if onesided:
-        return jnp.fft.rfftn(x, axes=dims, norm=norm)
-    return jnp.fft.fftn(x.astype(jnp.result_type(x, jnp.complex64)), axes=dims, norm=norm)
+        return jnp.fft.rfftn(x, axes=dim, norm=norm)
+    return jnp.fft.fftn(x.astype(jnp.result_type(x, jnp.complex64)), axes=dim, norm=norm)
 
 
-def _c2r(x, dims, norm, last):
-    s = [x.shape[d] for d in dims[:-1]] + [last]
-    return jnp.fft.irfftn(x, s=s, axes=dims, norm=norm)
+def _c2r(x, dim, normalization, last_dim_size):
+    s = [x.shape[d] for d in dim[:-1]] + [last_dim_size]
+    return jnp.fft.irfftn(x, s=s, axes=dim, norm=_INVERSE_NORMS[normalization])
 
 
-FFT_C2C = defop("fft_c2c", _c2c, "FftC2CBackward0", ())
-FFT_R2C = defop("fft_r2c", _r2c, "FftR2CBackward0", ())
-FFT_C2R = defop("fft_c2r", _c2r, "FftC2RBackward0", ())
+FFT_C2C = defop("fft_c2c", _c2c, "FftC2CBackward0", (),
+                names="self -> dim normalization forward")
+FFT_R2C = defop("fft_r2c", _r2c, "FftR2CBackward0",
+                names="self -> dim normalization onesided self")
+FFT_C2R = defop("fft_c2r", _c2r, "FftC2RBackward0", (), names="self -> dim normalization")
+
+
+def c2c(x, dims, norm, forward):
+    """The recorded complex transform over ``dims``, ``norm`` as JAX's for its direction."""
+    names = _FORWARD_NORMS if forward else _INVERSE_NORMS
+    return apply(FFT_C2C, (x,), {"dim": tuple(dims), "normalization": names.index(norm),
+                                 "forward": forward})
+
+
+def r2c(x, dims, norm, onesided):
+    return apply(FFT_R2C, (x,), {"dim": tuple(dims),
+                                 "normalization": _FORWARD_NORMS.index(norm),
+                                 "onesided": bool(onesided)})
+
+
+def c2r(x, dims, norm, last):
+    return apply(FFT_C2R, (x,), {"dim": tuple(dims),
+                                 "normalization": _INVERSE_NORMS.index(norm),
+                                 "last_dim_size": last})
 
 
 def _norm(norm):
@@ -133,15 +161,12 @@ def _fftn(input, s, dim, norm, forward, one_dim=False):
     norm = _norm(norm)
     if not one_dim or input.dtype.is_complex:  # the N-D transforms promote a real signal
         x = _resize(_as_complex(input), dims, sizes)
-        return apply(FFT_C2C, (x,), {"dims": tuple(dims), "norm": norm,
-                                     "forward": forward}) if dims else x
+        return c2c(x, dims, norm, forward) if dims else x
     x = _resize(input, dims, sizes)
     if forward:  # 1-D of a real signal: PyTorch's two-sided r2c
-        return apply(FFT_R2C, (_as_real(x, "fft"),),
-                     {"dims": tuple(dims), "norm": norm, "onesided": False})
+        return r2c(_as_real(x, "fft"), dims, norm, False)
     # ifft of a real signal: the conjugate of its fft
-    y = apply(FFT_R2C, (_as_real(x, "ifft"),),
-              {"dims": tuple(dims), "norm": _swap(norm), "onesided": False})
+    y = r2c(_as_real(x, "ifft"), dims, _swap(norm), False)
     return complex_numbers.conj(y)
 
 
@@ -149,7 +174,7 @@ def _rfftn(input, s, dim, norm, fname):
     x = _as_real(input, fname)
     dims, sizes = _dims_and_sizes(x, s, dim, fname)
     x = _resize(x, dims, sizes)
-    return apply(FFT_R2C, (x,), {"dims": tuple(dims), "norm": _norm(norm), "onesided": True})
+    return r2c(x, dims, _norm(norm), True)
 
 
 def _irfftn(input, s, dim, norm, fname, hermitian=False):
@@ -163,12 +188,10 @@ def _irfftn(input, s, dim, norm, fname, hermitian=False):
     norm = _norm(norm)
     if hermitian:  # hfftn: the leading dims forward as c2c, then c2r of the conjugate
         if len(dims) > 1:
-            x = apply(FFT_C2C, (x,), {"dims": tuple(dims[:-1]), "norm": norm,
-                                      "forward": True})
+            x = c2c(x, dims[:-1], norm, True)
         x = complex_numbers.conj(x)
-        return apply(FFT_C2R, (x,), {"dims": (dims[-1],), "norm": _swap(norm),
-                                     "last": last})
-    return apply(FFT_C2R, (x,), {"dims": tuple(dims), "norm": norm, "last": last})
+        return c2r(x, dims[-1:], _swap(norm), last)
+    return c2r(x, dims, norm, last)
 
 
 def _ihfftn(input, s, dim, norm, fname):
@@ -176,11 +199,11 @@ def _ihfftn(input, s, dim, norm, fname):
     dims, sizes = _dims_and_sizes(x, s, dim, fname)
     x = _resize(x, dims, sizes)
     norm = _norm(norm)
-    y = apply(FFT_R2C, (x,), {"dims": (dims[-1],), "norm": _swap(norm), "onesided": True})
+    y = r2c(x, dims[-1:], _swap(norm), True)
     if len(dims) == 1:
         return complex_numbers.conj(y)
     y = complex_numbers.conj_physical(y)
-    return apply(FFT_C2C, (y,), {"dims": tuple(dims[:-1]), "norm": norm, "forward": False})
+    return c2c(y, dims[:-1], norm, False)
 
 
 def _one(n, dim):
@@ -332,7 +355,8 @@ def _shift(input, dim, sign):
     else:
         dims = [wrap_dim(d, input.ndim) for d in (dim if isinstance(dim, (list, tuple))
                                                   else (dim,))]
-    shifts = [(input.shape[d] // 2) if sign > 0 else -(input.shape[d] // 2) for d in dims]
+    # PyTorch rolls forward by n // 2 (fftshift) and (n + 1) // 2 (ifftshift)
+    shifts = [(input.shape[d] + (sign < 0)) // 2 for d in dims]
     return FUNCTIONS["roll"](input, shifts, dims)
 
 

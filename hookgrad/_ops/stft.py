@@ -144,11 +144,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if onesided and complex_input:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
     norm = "ortho" if normalized else "backward"
-    st = {"dims": (2,), "norm": norm}
     if frames.dtype.is_complex:
-        out = apply(spectral.FFT_C2C, (frames,), {**st, "forward": True})
+        out = spectral.c2c(frames, (2,), norm, True)
     else:
-        out = apply(spectral.FFT_R2C, (frames,), {**st, "onesided": bool(onesided)})
+        out = spectral.r2c(frames, (2,), norm, onesided)
     out = apply(_SWAP, (out,))
     if input.ndim == 1:
         out = apply(_SQUEEZE, (out,))

@@ -1185,8 +1185,9 @@ row("view_as_real_copy", lambda L, x: L.view_as_real_copy(L.view_as_complex(x) *
     lambda x: 2 * x, [Z2])
 row("view_as_complex_copy", lambda L, x: L.view_as_complex_copy(x.detach()).abs(),
     lambda x: jnp.abs(_cz(x)), [Z2])
-row("conj", lambda L, x: L.view_as_complex(x).conj().angle(),
-    lambda x: jnp.angle(jnp.conj(_cz(x))), [Z2])
+# (the node above conj saves nothing: PyTorch's saved value would carry the conjugate bit)
+row("conj", lambda L, x: L.view_as_real(L.view_as_complex(x).conj() + 1j),
+    lambda x: _vr(jnp.conj(_cz(x)) + 1j), [Z2])
 row("conj_physical", lambda L, x: L.conj_physical(L.view_as_complex(x)).angle(),
     lambda x: jnp.angle(jnp.conj(_cz(x))), [Z2])
 row("conj_physical_", lambda L, x: L.view_as_real((L.view_as_complex(x) * 2).conj_physical_()),
