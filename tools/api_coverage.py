@@ -197,6 +197,12 @@ DIFFERS = {
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
+    **{f"torch.distributions.{n}": _RNG for n in (
+        "Binomial", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
+        "HalfCauchy", "InverseGamma", "Kumaraswamy", "LKJCholesky", "LogisticNormal",
+        "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+        "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+        "RelaxedBernoulli", "RelaxedOneHotCategorical", "VonMises", "Wishart")},
 }
 
 
