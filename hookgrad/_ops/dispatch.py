@@ -706,7 +706,7 @@ def vjp_op(node):
         statics = dict(node._key)
         if op.save is OUT:
             def fwd(y, *gs):
-                return (op.bwd(y, *gs, **statics),)
+                return (_conj(op.bwd(y, *[_conj(g) for g in gs], **statics)),)
         else:
             fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
                             [m.dtype for m in node._out_meta()])
@@ -755,8 +755,17 @@ def _make_vjp(f, statics, layout, want, out_dtypes):
                         for o, d in zip(out, diff_out))
         else:
             cot = next(git)
-        res = pullback(cot)
+        res = pullback(jax.tree_util.tree_map(_conj, cot))
         # gradients w.r.t. Python-number operands are dropped by the caller; keep dtypes
-        return tuple(r.astype(p.dtype) if hasattr(p, "dtype") and r.dtype != p.dtype else r
-                     for r, p in zip(res, primals))
+        return tuple(_conj(r).astype(p.dtype) if hasattr(p, "dtype") and r.dtype != p.dtype
+                     else _conj(r) for r, p in zip(res, primals))
     return fwd
+
+
+def _conj(g):
+    """PyTorch's gradient of a complex value is the conjugate of JAX's cotangent (its
+    "Autograd for Complex Numbers" note: ``.grad`` is the conjugate Wirtinger derivative
+    of a real loss, ``jax.grad`` its conjugate); conjugating a node's cotangents before
+    JAX's vjp and its results after keeps every gradient between nodes, and so every
+    hook and ``.grad``, PyTorch's (a no-op for real values)."""
+    return jnp.conj(g) if jnp.iscomplexobj(g) else g
