@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Any
 
 import jax
@@ -328,13 +330,27 @@ _RESIZE = defop("resize_copy", lambda x, shape: x.reshape(shape), "ResizeBackwar
 
 
 @export(function=False)
+def resize(self, *sizes) -> Tensor:
+    """Deprecated: ``self`` reshaped to ``sizes``, which must hold as many elements
+    (``ResizeBackward``).
+
+    >>> hookgrad.arange(6.).resize(2, 3).grad_fn    # with requires_grad
+    """
+    return _resize_copy(self, sizes, "resize")
+
+
+@export(function=False)
 def resize_as(self, tensor) -> Tensor:
     """Deprecated: ``self`` reshaped to ``tensor``'s shape, which must hold as many
     elements (``ResizeBackward``)."""
+    return _resize_copy(self, tuple(tensor.shape), "resize_as")
+
+
+def _resize_copy(self, sizes, name):
     import warnings
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
-    sizes = tuple(tensor.shape)
-    n = int(np.prod(sizes, dtype=np.int64))
+    warnings.warn(f"non-inplace {name} is deprecated", UserWarning, stacklevel=3)
+    # NOTE: as PyTorch's ``Resize``: the sizes as given (a tuple is not unpacked)
+    n = functools.reduce(operator.mul, sizes, 1)
     if n != self.numel():
         raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in "
                            f"total), but the given tensor has a size of "
