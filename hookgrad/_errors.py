@@ -42,3 +42,18 @@ def traced_value_error(what):
         "arguments are delivered as concrete values (through jax.debug.callback) each time "
         "the program runs; jax.debug.print prints traced values; or keep the computation on "
         "Tensors.")
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory (``torch.OutOfMemoryError``, also
+    ``torch.cuda.OutOfMemoryError``). NOTE: XLA reports its own out-of-memory errors as
+    ``jax.errors.JaxRuntimeError`` (RESOURCE_EXHAUSTED), which this class does not catch
+    (README, Differences)."""
+
+    __module__ = "hookgrad"
+
+
+class AcceleratorError(RuntimeError):
+    """An error an accelerator's runtime reported (``torch.AcceleratorError``)."""
+
+    __module__ = "hookgrad"

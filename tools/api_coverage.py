@@ -44,9 +44,20 @@ _EAGER = "eager only (data-dependent shape): raises inside `hookgrad.compile`"
 _ONE_NODE = "one `QuantileBackward0` node where PyTorch records sort, gather and lerp nodes"
 _NAN_INDEX = "where the result is a NaN, the index of another of the NaNs than PyTorch's"
 _VIEW = "returns a copy: views do not share storage (README, Differences)"
+_COMPLEX_VIEW = ("returns a copy: an in-place change of the result does not reach the complex "
+                 "tensor (README, Differences; the `real`/`imag` setters do write)")
+_CONJ = "conjugates at once: no lazy conjugate bit, so `is_conj()` is False (README, Differences)"
+_CHALF = "exists; making a tensor of it raises: JAX has no complex32 (README, Differences)"
 # Implemented names that behave differently, and how (the README's Differences table has
 # the reasons). Keys are PyTorch's qualified names.
 DIFFERS = {
+    "torch.view_as_real": _COMPLEX_VIEW, "torch.view_as_complex": _COMPLEX_VIEW,
+    "torch.real": _COMPLEX_VIEW, "torch.imag": _COMPLEX_VIEW,
+    "torch.Tensor.real": _COMPLEX_VIEW, "torch.Tensor.imag": _COMPLEX_VIEW,
+    "torch.conj": _CONJ, "torch.Tensor.conj": _CONJ, "torch.is_conj": _CONJ,
+    "torch.Tensor.is_conj": _CONJ, "torch.resolve_conj": _CONJ,
+    "torch.Tensor.resolve_conj": _CONJ,
+    "torch.complex32": _CHALF, "torch.chalf": _CHALF, "torch.Tensor.chalf": _CHALF,
     "torch.from_numpy": "copies the array (no shared memory)",
     "torch.manual_seed": "seeds one JAX PRNG key; the numbers differ from PyTorch's",
     "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,
@@ -153,7 +164,49 @@ DIFFERS = {
                 "`__torch_function__`); `GraphModule` runs its graph with an `Interpreter`",
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
+    "torch.nn.quantized": "`FloatFunctional` and `FXFloatFunctional` only (no quantized "
+                          "Tensors)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    # branch tmisc
+    "torch.has_mkl": "False: jaxlib links no MKL", "torch.has_openmp": "False: XLA threads "
+    "with its own pool, not OpenMP", "torch.init_num_threads": "nothing to set up (XLA keeps "
+    "its own thread pools)", "torch.set_flush_denormal": "XLA's CPU programs always flush "
+    "denormals: `True` holds, `False` returns False", "torch.is_inference": "False "
+    "(`inference_mode` is `no_grad`)", "torch.OutOfMemoryError": "XLA's out-of-memory errors "
+    "are `JaxRuntimeError`s, not this class",
+    **{f"torch.{n}": "never made: sizes are plain ints (JAX's shapes are static); "
+       "constructing one raises" for n in ("SymInt", "SymFloat", "SymBool")},
+    "torch.Tensor.share_memory_": "returns the tensor unchanged (JAX arrays are not shared "
+    "memory; processes receive copies)", "torch.Tensor.is_shared": "always False (JAX arrays "
+    "are not shared memory)", "torch.Tensor.pin_memory": "raises \"does not implement\" "
+    "where an accelerator exists (PyTorch's error without one)",
+    "torch.Stream": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
+    "torch.ScriptModule": "no TorchScript: hookgrad never makes one (`torch.jit.script` "
+    "returns the Module)", "torch.ScriptFunction": "no TorchScript: constructing one raises "
+    "\"does not implement\"",
+    **{f"torch.{n}Storage": "a dtype without tensors: constructing one raises \"does not "
+       "implement\"" for n in ("QInt32", "QInt8", "QUInt2x4", "QUInt4x2", "QUInt8")},
+    "torch.cond": "eagerly records the chosen branch's nodes (a tensor only the other branch "
+    "uses gets no gradient); a traced predicate runs both branches and selects",
+    "torch.while_loop": "eagerly records each iteration's nodes; with a traced condition it is "
+    "`lax.while_loop`: inputs that require grad raise",
+    "torch.PyTorchFileReader": "`get_storage_from_record` raises \"does not implement\" "
+    "(read the bytes with `get_record`)", "torch.PyTorchFileWriter": "records from bytes or "
+    "storages; `storage_alignment` other than 64 and memory addresses raise",
+    "torch.asarray": "copies NumPy arrays and buffers (no shared memory)",
+    "torch.from_dlpack": "JAX's arrays are values: later in-place writes on either side are "
+    "not seen by the other",
+    **{n: "the strides stay C order (XLA lays arrays out)" for n in (
+        "torch.empty_strided", "torch.empty_permuted", "torch.Tensor.new_empty_strided")},
+    **{f"torch.Tensor.{n}": "on a tensor that is not a view: C-order strides after, and its "
+       "earlier views stop sharing its storage" for n in (
+           "t_", "transpose_", "swapaxes_", "swapdims_", "as_strided_")},
+    "torch.Event": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
+    **{f"torch.{n}": "a dtype without tensors: making one raises \"hookgrad does not "
+       "implement\"" for n in (*(f"{s}int{b}" for s in ("", "u") for b in range(1, 8)),
+                              "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
+                              "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
+                              "quint2x4")},
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
         "get_num_interop_threads")},
@@ -165,9 +218,36 @@ DIFFERS = {
     "torch.nanquantile": _ONE_NODE, "torch.Tensor.nanquantile": _ONE_NODE,
     **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial",
                                     "binomial")},
+    **{f"torch.{n}": _RNG for n in (
+        "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+        "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
+    "torch.embedding": "`sparse=True` gives dense gradients",
+    "torch.embedding_bag": "offsets need values: eager only inside `hookgrad.compile`; "
+                           "`sparse=True` gives dense gradients",
+    **{f"torch.{n}": "one `MkldnnRnnLayerBackward0` node per layer and direction"
+       for n in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
+    **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
+        "2d", "3d", "2d_with_indices", "3d_with_indices")},
+    "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
+    **{n: "`options` validated, unused: always the reference computation (README, "
+          "Differences)" for n in ("torch.nn.functional.linear_cross_entropy",
+                                   "torch.nn.LinearCrossEntropyLoss",
+                                   "torch.nn.LinearCrossEntropyOptions")},
+    **{n: "concatenated 1-D targets: eager only (pad them inside `hookgrad.compile`)"
+       for n in ("torch.ctc_loss", "torch.nn.functional.ctc_loss", "torch.nn.CTCLoss")},
+    "torch.nn.AdaptiveLogSoftmaxWithLoss": "inside `hookgrad.compile`: every cluster runs "
+                                           "and targets are not range-checked",
+    "torch.nn.SyncBatchNorm": "statistics of the whole (possibly sharded) batch array, no "
+                              "process groups; the running-stat update bumps their `_version`",
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
+    **{f"torch.distributions.{n}": _RNG for n in (
+        "Binomial", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
+        "HalfCauchy", "InverseGamma", "Kumaraswamy", "LKJCholesky", "LogisticNormal",
+        "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+        "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+        "RelaxedBernoulli", "RelaxedOneHotCategorical", "VonMises", "Wishart")},
 }
 
 

@@ -11,6 +11,12 @@ from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and de
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
+from . import device_memory, inplace_views, legacy_new, python_callbacks  # noqa: F401
+from . import hashing, nonzero_forms, strided_factories, subclassing  # noqa: F401
+from . import dense_only, fake_quantize, positional_index, tensor_name  # noqa: F401
+# ATen's functional kernels at top level, after the nn ops they run
+from . import aten_layers, aten_losses, aten_noise, aten_norms, aten_rnn, rnn_cells  # noqa: F401
+from . import complex_numbers, spectral, stft  # noqa: F401
 from . import bessel, special, special_polynomials  # noqa: F401 - torch.special, igamma
 from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
 from . import calculus, index_reduce, vander  # noqa: F401
@@ -34,7 +40,7 @@ def _attach():
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in shape.TENSOR_PROPERTIES.items():
-        setattr(Tensor, name, property(fn))
+        setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     dunders = {
         "__add__": _F["add"],
         "__radd__": _F["add"],

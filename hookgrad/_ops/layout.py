@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Any
 
 import jax
@@ -317,7 +319,42 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
     return _replace_data(self, flat[:n].reshape(shape))
 
 
-@export(function=False)
-def resize_as_(self, the_template, memory_format=None) -> Tensor:
+@export
+def resize_as_(input, the_template, memory_format=None) -> Tensor:  # noqa: A002
     """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
-    return resize_(self, tuple(the_template.shape))
+    return resize_(input, tuple(the_template.shape))
+
+
+# the deprecated out-of-place resize: PyTorch's autograd Function ``Resize``
+_RESIZE = defop("resize_copy", lambda x, shape: x.reshape(shape), "ResizeBackward", ())
+
+
+@export(function=False)
+def resize(self, *sizes) -> Tensor:
+    """Deprecated: ``self`` reshaped to ``sizes``, which must hold as many elements
+    (``ResizeBackward``).
+
+    >>> hookgrad.arange(6.).resize(2, 3).grad_fn    # with requires_grad
+    """
+    return _resize_copy(self, sizes, "resize")
+
+
+@export(function=False)
+def resize_as(self, tensor) -> Tensor:
+    """Deprecated: ``self`` reshaped to ``tensor``'s shape, which must hold as many
+    elements (``ResizeBackward``)."""
+    return _resize_copy(self, tuple(tensor.shape), "resize_as")
+
+
+def _resize_copy(self, sizes, name):
+    import warnings
+    warnings.warn(f"non-inplace {name} is deprecated", UserWarning, stacklevel=3)
+    # NOTE: as PyTorch's ``Resize``: the sizes as given (a tuple is not unpacked)
+    n = functools.reduce(operator.mul, sizes, 1)
+    if n != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in "
+                           f"total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, "
+                           "while preserving the number of elements. ")
+    return apply(_RESIZE, (self,), {"shape": sizes})

@@ -46,6 +46,10 @@ def promote_types(type1, type2):
         if other.name != "bool" and not (other.is_floating_point or other.is_complex):
             raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
                                f"attempted to promote {_kind(a)} and {_kind(b)}")
+    if a.np is None or b.np is None:  # hookgrad/_dtype_lowbit.py: no promotion rules
+        what = "quantized numbers" if "qint" in a.name + b.name else "sub-byte and bit types"
+        raise RuntimeError(f"promoteTypes with {what} is not handled yet; offending types: "
+                           f"{_kind(a)} {_kind(b)}")
     if "float8" in a.name or "float8" in b.name:
         raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to "
                            f"promote {_kind(a)} and {_kind(b)}")
@@ -172,7 +176,7 @@ def resolve_neg(input) -> Tensor:
     return input
 
 
-@export(method=False)
+@export
 def argwhere(input) -> Tensor:
     """``argwhere(input)``: the indices of the non-zero elements, one row each (eager only:
     data-dependent shape)."""
@@ -185,35 +189,29 @@ def _detach(input) -> Tensor:
     return input.detach()
 
 
-def _real_only(name, t):
-    # hookgrad has no conjugation op yet: a complex tensor would silently lose it
-    if t.dtype.is_complex:
-        raise NotImplementedError(f"hookgrad does not implement {name} of complex tensors "
-                                  "yet (see docs/api_coverage.md for what it covers)")
+def _conj(t):
+    # the conjugate transposes: complex_numbers (imported after this module) conjugates
+    return FUNCTIONS["conj"](t) if t.dtype.is_complex else t
 
 
 @export
 def adjoint(input) -> Tensor:
-    """``adjoint(input)``: the conjugate transpose of the last two dimensions (real
-    tensors)."""
-    _real_only("torch.adjoint", input)
-    return input.transpose(-2, -1)
+    """``adjoint(input)``: the conjugate transpose of the last two dimensions."""
+    return _conj(input.transpose(-2, -1))
 
 
 def _H(self):
-    _real_only("torch.Tensor.H", self)
     if self.ndim not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.")
-    return self.transpose(0, 1) if self.ndim == 2 else self
+    return _conj(self.transpose(0, 1) if self.ndim == 2 else self)
 
 
 def _mH(self):
-    _real_only("torch.Tensor.mH", self)
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return self.transpose(-2, -1)
+    return _conj(self.transpose(-2, -1))
 
 
 # every hookgrad tensor is dense (strided: ``layout.py``); none is nested or an MKL-DNN one
