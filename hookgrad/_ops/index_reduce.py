@@ -43,7 +43,9 @@ def _index_reduce(x, index, src, dim, reduce, include_self):
     return jnp.moveaxis(out.astype(x.dtype), 0, dim)
 
 
-INDEX_REDUCE = defop("index_reduce", _index_reduce, "IndexReduceBackward0", nondiff=(1,))
+INDEX_REDUCE = defop("index_reduce", _index_reduce, "IndexReduceBackward0", nondiff=(1,),
+                     names="self index source -> index self dim source reduce include_self "
+                           "result")
 _warned = []
 
 
@@ -77,5 +79,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True) -> OpC
         raise RuntimeError(f"index_reduce_(): self ({TORCH_KINDS[input.dtype.name]}) and "
                            f"source ({TORCH_KINDS[source.dtype.name]}) must have the same "
                            "scalar type")
-    return INDEX_REDUCE, (input, index.reshape(-1), source), {
+    index = index if index.ndim == 1 else index.reshape(-1)  # saved as itself, as PyTorch's
+    return INDEX_REDUCE, (input, index, source), {
         "dim": d, "reduce": reduce, "include_self": bool(include_self)}

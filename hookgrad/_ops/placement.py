@@ -58,7 +58,8 @@ def _put(x, index, src, accumulate):
     return out.reshape(x.shape)
 
 
-_PUT = defop("put", _put, "PutBackward0", nondiff=(1,),
+# NOTE: as PyTorch's, keeps ``source`` only for its own gradient; never ``self``
+_PUT = defop("put", _put, "PutBackward0", {2: (2,)}, nondiff=(1,),
              names="self index source -> accumulate index source")
 
 

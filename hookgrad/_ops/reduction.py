@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import collections
+import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _errors
 from .._dtype import to_jax
 from .._tensor import Tensor
 from .dispatch import OUT, apply
@@ -28,13 +29,30 @@ def _take(x, idx, dim, keepdim):
 
 
 def _var(x, dim, correction, keepdim):
-    return jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
+    # PyTorch divides by max(n - correction, 0) (NaN or inf when no degree of freedom is
+    # left) but differentiates 2 (x - mean) / (n - correction) unclamped: below 0 the clamp
+    # changes the value only
+    dof = _count(x.shape, dim) - correction
+    half = x.dtype if x.dtype in (jnp.float16, jnp.bfloat16) else None
+    d = x.astype(jnp.float32) if half else x  # accumulated in float32, as jnp.var does
+    d = d - jnp.mean(d, axis=dim, keepdims=True)
+    sq = jnp.sum(jnp.square(d.real) + jnp.square(d.imag) if jnp.iscomplexobj(d) else d * d,
+                 axis=dim, keepdims=keepdim)
+    v = sq / dof if dof >= 0 else sq / dof + jax.lax.stop_gradient(sq / 0 - sq / dof)
+    return v.astype(half) if half else v
+
+
+def _count(shape, dim):
+    """How many elements each result of a reduction over ``dim`` (int, tuple or None) takes."""
+    dims = range(len(shape)) if dim is None else dim if isinstance(dim, tuple) else (dim,)
+    return math.prod(shape[d] for d in dims)
 
 
 def _safe_root(s, root):
-    # root(s) whose gradient is 0 where s == 0 (PyTorch masks it there; JAX's is inf * 0)
-    pos = s > 0
-    return jnp.where(pos, root(jnp.where(pos, s, jnp.ones_like(s))), jnp.zeros_like(s))
+    # root(s) whose gradient is 0 where s == 0 (PyTorch masks it there; JAX's is inf * 0);
+    # NaN passes through, as PyTorch's does
+    zero = s == 0
+    return jnp.where(zero, jnp.zeros_like(s), root(jnp.where(zero, jnp.ones_like(s), s)))
 
 
 def _std(x, dim, correction, keepdim):
@@ -211,28 +229,35 @@ def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     return apply(PROD_DIM, (x,), {"dim": wrap_dim(int(dim), x.ndim), "keepdim": keepdim})
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(name, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # legacy var(input, unbiased)
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased in (None, True) else 0
     elif unbiased is not None:
         raise RuntimeError("var(): cannot pass both unbiased and correction")
-    return {"dim": _dims(dim, input.ndim), "correction": correction, "keepdim": keepdim}
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dim = _dims(dim, input.ndim)
+    if _count(tuple(input.shape), dim) - correction <= 0:
+        _errors.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                     "less than the reduction factor (input numel divided by output numel).",
+                     UserWarning, stacklevel=3)
+    return {"dim": dim, "correction": correction, "keepdim": keepdim}
 
 
 @export
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """``var(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): variance with Bessel's correction by default."""
-    return apply(VAR, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+    return apply(VAR, (input,), _var_args("var", input, dim, unbiased, keepdim, correction))
 
 
 @export
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
     """``std(input, dim=None, *, correction=1, keepdim=False)``: ``sqrt(var(...))``; its
     gradient is 0 where the result is 0."""
-    return apply(STD, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+    return apply(STD, (input,), _var_args("std", input, dim, unbiased, keepdim, correction))
 
 
 @export(method=False)
@@ -244,7 +269,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *,
     >>> hookgrad.var_mean(hookgrad.tensor([1.0, 2.0, 3.0]))
     (tensor(1.), tensor(2.))
     """
-    return apply(VAR_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+    return apply(VAR_MEAN, (input,),
+                 _var_args("var_mean", input, dim, unbiased, keepdim, correction))
 
 
 @export(method=False)
@@ -252,7 +278,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *,
              correction=None) -> tuple[Tensor, Tensor]:
     """``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the tuple
     ``(std(...), mean(...))``; the std's gradient is 0 where it is 0."""
-    return apply(STD_MEAN, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+    return apply(STD_MEAN, (input,),
+                 _var_args("std_mean", input, dim, unbiased, keepdim, correction))
 
 
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):

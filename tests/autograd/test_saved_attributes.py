@@ -1,6 +1,8 @@
 """Saved tensors as node attributes: ``grad_fn._saved_<name>``, ``_raw_saved_<name>``
 (``SavedTensor`` objects with ``register_hooks``), PyTorch's identity rules, the freed
 error, and the order in which pack hooks see what an op saves."""
+import warnings
+
 import jax
 import numpy as np
 import pytest
@@ -269,6 +271,31 @@ def test_pack_order_and_count_match_torch(op):
     want = _pack_log(torch, lambda x, y: fn(torch, x, y),
                      *[torch.tensor(d, requires_grad=True) for d in data])
     assert got == want
+
+
+_INDEXED = {  # name: (call, source's shape)
+    "put": (lambda L, x, i, s: x.put(i, s), (2,)),
+    "put.accumulate": (lambda L, x, i, s: x.put(i, s, accumulate=True), (2,)),
+    "index_reduce": (lambda L, x, i, s: x.index_reduce(0, i, s, "mean", include_self=False),
+                     (2, 4)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("grads", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("op", sorted(_INDEXED))
+def test_indexed_writes_pack_what_torch_packs(op, grads):
+    # put keeps ``source`` only for its own gradient and never ``self``; index_reduce
+    # packs index, self, source, then the result
+    call, shape = _INDEXED[op]
+
+    def log(L):
+        x = L.arange(12.0).reshape(3, 4).requires_grad_(grads[0]) * 1
+        s = L.ones(shape).requires_grad_(grads[1]) * 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # index_reduce's beta warning
+            return _pack_log(L, lambda *a: call(L, *a), x, L.tensor([0, 2]), s)
+    assert log(hg) == log(torch)
 
 
 def test_pack_hook_modifying_its_input_raises():
