@@ -730,6 +730,7 @@ _BACKWARD_NODES = {
     "SumBackward0": "ExpandBackward0", "NegBackward0": "NegBackward0",
     "TBackward0": "TBackward0", "TransposeBackward0": "TransposeBackward0",
     "PermuteBackward0": "PermuteBackward0", "ViewBackward0": "ViewBackward0",
+    "ReshapeAliasBackward0": "ViewBackward0",
     "UnsqueezeBackward0": "SqueezeBackward1", "SqueezeBackward1": "UnsqueezeBackward0",
     "SelectBackward0": "SelectBackwardBackward0",
     "SliceBackward0": "SliceBackwardBackward0",

@@ -68,6 +68,9 @@ VIEW = defop("view", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", ()
              names="self -> self_sym_sizes")
 RESHAPE = defop("reshape", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", (),
                 names="self -> self_sym_sizes")
+# NOTE: PyTorch's reshape of a non-contiguous Tensor whose strides allow a view
+RESHAPE_ALIAS = defop("_reshape_alias", lambda x, shape: jnp.reshape(x, shape),
+                      "ReshapeAliasBackward0", (), names="self -> self_sym_sizes")
 UNSAFE_VIEW = defop("_unsafe_view", lambda x, shape: jnp.reshape(x, shape), "UnsafeViewBackward0",
                     (), names="self -> self_sym_sizes")
 DIAGONAL = defop("diagonal", lambda x, off, d1, d2: jnp.diagonal(x, off, d1, d2),
@@ -150,9 +153,11 @@ def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
-    if not input.is_contiguous() and view_strides(*_views.geometry(input)[:2], shape) is None:
+    if input.is_contiguous():
+        return view_apply(RESHAPE, input, {"shape": shape})
+    if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
-    return view_apply(RESHAPE, input, {"shape": shape})
+    return view_apply(RESHAPE_ALIAS, input, {"shape": shape})
 
 
 @export(function=False)

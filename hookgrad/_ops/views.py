@@ -116,6 +116,8 @@ def _swap(dims, d0, d1):
 GEOMETRY = {
     "view": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape), off),
     "reshape": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape), off),
+    "_reshape_alias": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape),
+                                                  off),
     "alias": lambda sz, st, off: (sz, st, off),
     "permute": _permuted,
     "transpose": lambda sz, st, off, d0, d1: _permuted(sz, st, off, _swap(range(len(sz)), d0, d1)),

@@ -58,11 +58,19 @@ def _foreach_node_type(path, a, b):
     return path[-1:] == ("grad_fn",) and b == "CppFunction" and str(a).startswith("Foreach")
 
 
+def _reshape_of_a_contiguous_result(path, a, b):
+    """PyTorch's pointwise result keeps a non-contiguous input's strides, so reshaping it
+    is a ``_reshape_alias``; hookgrad's result is C-contiguous, so it is a view."""
+    return path[-1:] == ("grad_fn",) and (a, b) == ("ViewBackward0", "ReshapeAliasBackward0")
+
+
 # values that compare equal under a README row (counted, not silent)
 EQUIVALENT = [Rule("int32_default", "Integer tensors default to `int64` | `int32` unless "
                    "JAX's x64 mode is on", _dtype_widths),
               Rule("foreach_node_type", "`_foreach_*` ops | one `Foreach<Op>Backward` node "
-                   "per list (PyTorch's names)", _foreach_node_type)]
+                   "per list (PyTorch's names)", _foreach_node_type),
+              Rule("contiguous_results", "`stride()`, `storage_offset()`, `is_contiguous()` "
+                   "... | every op's result is C-contiguous", _reshape_of_a_contiguous_result)]
 def _fewer_nodes(label, got, want):
     """PyTorch links an interior node (``MmBackward0`` under ``SqueezeBackward4``) that
     hookgrad's one node per op does not have: its ``next_functions`` are the op's inputs."""

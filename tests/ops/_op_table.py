@@ -378,6 +378,7 @@ row("diagonal.dims", lambda L, x: x.diagonal(-1, 1, 0), lambda x: jnp.diagonal(x
 row("as_strided", lambda L, x: L.as_strided(x, (2, 2), (1, 4), 1),
     lambda x: x.reshape(-1)[np.array([[1, 5], [2, 6]])], [X])
 row("reshape.copy", lambda L, x: x.t().reshape(12), lambda x: x.T.reshape(12), [X])
+row("reshape.alias", lambda L, x: x.t().reshape(4, 1, 3), lambda x: x.T.reshape(4, 1, 3), [X])
 row("unbind.dim", lambda L, x: x.unbind(1), lambda x: tuple(x.T), [X], "slow")
 row("flip", lambda L, x: L.flip(x, (0,)), lambda x: x[::-1], [X])
 row("flip.dims", lambda L, x: x.flip((0, 1)), lambda x: x[::-1, ::-1], [X], "slow")
