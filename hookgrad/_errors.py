@@ -5,7 +5,7 @@ import warnings
 
 from . import _mode
 
-__all__ = ["TracedValueError", "traced_value_error", "warn"]
+__all__ = ["TorchDynamoException", "Unsupported", "TracedValueError", "traced_value_error", "warn"]
 
 # code objects of wrappers that stand between a public function and its caller (autocast's):
 # ``warn`` does not count their frames
@@ -23,7 +23,20 @@ def warn(message, category=UserWarning, stacklevel=1):
     warnings.warn(message, category, stacklevel=level + 1)
 
 
-class TracedValueError(RuntimeError):
+class TorchDynamoException(RuntimeError):
+    """The base of the compiler's errors (``torch._dynamo.exc``)."""
+
+    __module__ = "hookgrad._dynamo.exc"
+
+
+class Unsupported(TorchDynamoException):
+    """What a step does cannot be one compiled program: raised where ``fullgraph=True``
+    forbids running it eagerly."""
+
+    __module__ = "hookgrad._dynamo.exc"
+
+
+class TracedValueError(Unsupported):
     """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
     inside ``hookgrad.compile`` or a JAX transformation."""
 

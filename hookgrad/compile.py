@@ -114,7 +114,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
                                  donate=donate, mesh=mesh, in_shardings=in_shardings,
                                  param_shardings=param_shardings)
     kw = dict(donate=donate, disable=disable, autotune=autotune, options=xla_options,
-              sharding=sharding)
+              sharding=sharding, fullgraph=fullgraph)
     module_cls = _module_cls()
     if module_cls is not None and isinstance(model, module_cls):
         # as torch.compile(model): an OptimizedModule whose forward is compiled

@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 from . import checks as _checks
+from . import effects as _effects
 from . import replay as _replay
 from . import sharding as _sharding
 from . import steady as _steady
@@ -19,7 +20,7 @@ from .._random import GLOBAL as _KEY
 from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
                     _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
                     _opt_key, _opt_load, _opt_tree, _Split, _tensor_key, _Walk)
-from .host_hook import TracedValueError, _flatten_containers, _user_frames
+from .host_hook import _flatten_containers
 from .._tensor import Tensor, _set_arr, _set_rg, _set_version, wrap_as
 from .._watch import WATCHED, WRITES as _WRITES
 from .._autograd import grad_mode
@@ -52,8 +53,9 @@ class CompiledFunction:
     _is_compiled_function = True
 
     def __init__(self, fn, *, donate=None, disable=False, autotune=False, options=None,
-                 sharding=None):
+                 sharding=None, fullgraph=False):
         self._fn = fn
+        self._fullgraph = fullgraph
         self._sharding = sharding   # compile's mesh and shardings (_compile.sharding.Config)
         self._moved = [0]
         self._autotune = autotune
@@ -101,22 +103,73 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             entry = self._cache.get(plan.key)
             if entry is None:
-                try:
-                    entry = _trace.trace(self, plan)
-                except TracedValueError as e:
-                    raise _user_frames(e) from None
-                # a first step creating state: run it by the next calls' program
-                steady = _steady.first_call(self, plan, entry, args, kwargs)
-                if steady is not None:
-                    plan, entry = steady
+                traced = self._trace(plan, args, kwargs)
+                if type(traced) is not tuple:   # eagerly, and a warning if that works
+                    out = self._fn(*args, **kwargs)
+                    traced()
+                    return out
+                plan, entry = traced
+            elif type(entry) is _effects.Eager:
+                return self._fn(*args, **kwargs)
             plan.basis = _replay.basis(plan, entry)
         out = self._run(entry, plan)
         self._replay = plan.written
         return out
 
+    def _trace(self, plan, args, kwargs):
+        """``(plan, entry)`` to run this call by: the program traced for ``plan`` (or, on a
+        first call creating state, the next calls' program). None where the step's Python
+        has effects a program cannot repeat (``_compile.effects``) or its trace raised:
+        they are undone, and a function to call after this call has run eagerly."""
+        watch = _effects.Watch(self, plan)
+        failed, found = None, []
+        try:
+            with watch:
+                entry = _trace.trace(self, plan)
+                # a first step creating state: run it by the next calls' program
+                steady = _steady.first_call(self, plan, entry, args, kwargs)
+            found = watch.effects()
+            if found and watch.quiet():
+                found = self._trace_again(plan)
+        except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
+            failed = e
+        if failed is None and not found:
+            return steady if steady is not None else (plan, entry)
+        watch.undo()
+        for key in (plan.key, steady[0].key if failed is None and steady else None):
+            if self._cache.pop(key, None) is not None:
+                self.trace_count -= 1
+        return _effects.run_eagerly(self, plan, failed, found)
+
+    def _trace_again(self, plan):
+        """The effects of tracing the step once more (undone), [] if none: a first trace
+        that only filled caches (a Module's name looked up once, a counter dict gaining
+        its keys) is followed by traces that change nothing, and its program stands."""
+        kept, count = self._cache.get(plan.key), self.trace_count
+        again = _effects.Watch(self, plan)
+        try:
+            with again:
+                _trace.trace(self, plan)
+        finally:
+            self._cache.pop(plan.key, None)
+            if kept is not None:
+                self._cache[plan.key] = kept
+            self.trace_count = count
+        found = again.effects() + again.kept_tracers()
+        if found:
+            again.undo()
+        return found
+
     def _entry(self, args, kwargs):
         plan = self._plan(args, kwargs)
-        return plan, self._cache.get(plan.key) or _trace.trace(self, plan)
+        entry = self._cache.get(plan.key)
+        if entry is None:
+            traced = self._trace(plan, args, kwargs)
+            entry = traced[1] if type(traced) is tuple else self._cache.get(plan.key)
+        if type(entry) is _effects.Eager:
+            raise RuntimeError(f"{self!r} has no program for these arguments: "
+                               f"it runs eagerly ({entry.reason})")
+        return plan, entry
 
     def lower(self, *args, **kwargs):
         """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""

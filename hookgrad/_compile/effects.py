@@ -1,0 +1,381 @@
+"""Python side effects of a step's trace: found, undone, and the step run eagerly instead.
+
+A ``hookgrad.compile`` program replays only Tensor computations: the Python a step and its
+hooks run (a counter, ``list.append``, a dict store, ``print``, logging, a ``.item()``
+read) runs while the program is traced, once. A step is compiled only if that tracing
+left no such trace behind; otherwise its Python must run on every call, so the call runs
+eagerly (a warning, once per site, says why; ``fullgraph=True`` raises instead).
+
+:class:`Watch` decides, around a trace:
+
+1. **before**, it records what the step's Python can reach: the cells, globals and
+   default values of the step, of its helpers, of every hook that can run (Module hooks,
+   global Module hooks, Tensor and ``AccumulateGrad`` hooks, saved-tensor hooks) and of
+   the methods of the user's Module classes; the containers and objects those hold (three
+   levels deep), and the attributes of the step's Modules;
+2. **during**, ``sys.stdout``/``sys.stderr`` writes and log records are held back;
+3. **after**, anything rebound, added, removed or replaced in what it recorded, any
+   output or log record, is an effect. :meth:`Watch.undo` puts every recorded container
+   back as it was (the tracer-holding Tensors a hook kept leave with it).
+
+# NOTE: only the net change counts. A hook that pushes and pops (``ModTracker``'s parent
+# set) leaves nothing behind and nothing observed it, so replaying without it is the same.
+"""
+import collections
+import logging
+import os
+import sys
+import types
+import warnings
+
+import jax
+import numpy as np
+
+from .._errors import TracedValueError, Unsupported
+from .._tensor import Tensor
+from .host_hook import _user_frames
+from .state import (_Roots, _global_hook_dicts, _is_optimizer, _module_hook_attrs,
+                    _user_function)
+
+__all__ = ["Watch", "Eager", "run_eagerly"]
+
+_DEPTH = 3          # containers inside containers recorded
+_MAX_OBJECTS = 20000
+_MAX_ITEMS = 4096   # a longer container is recorded, its items not followed
+_EMPTY = object()   # an empty cell, an unbound global
+_OWN_LOGGERS = frozenset(("jax", "jaxlib", "hookgrad", "absl"))   # not the step's
+
+_SKIP = (Tensor, types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+         types.MethodType, types.CodeType, jax.Array, np.ndarray, np.generic, str, bytes,
+         int, float, complex, bool, type(None), range, slice, frozenset, tuple,
+         logging.Logger)
+
+
+class _Held:
+    """A stream standing in for ``sys.stdout``/``sys.stderr`` while a step is traced."""
+
+    def __init__(self, real):
+        self.real, self.text = real, []
+
+    def write(self, s):
+        # a warning is shown once per place however often the step runs: not an effect
+        if sys._getframe(1).f_globals.get("__name__") == "warnings":
+            return self.real.write(s)
+        self.text.append(s)
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+class Watch:
+    """Record what the step of ``cf`` (planned as ``plan``) can reach; ``with watch:``
+    holds back output while it is traced; :meth:`effects` says what the trace changed."""
+
+    def __init__(self, cf, plan):
+        self._records = []      # (kind, holder, key or None, saved, where)
+        self._seen = set()
+        self._logged = []
+        functions = [(cf._fn, _name(cf._fn))]
+        modules = list(plan.state.modules)
+        for m in modules:
+            for a in _module_hook_attrs(m):
+                for h in (m.__dict__.get(a) or {}).values():
+                    functions.append((h, f"{a[1:].rstrip('s')} {_name(h)}"))
+            for klass in type(m).__mro__:
+                if not _user_function(klass):
+                    continue
+                for f in vars(klass).values():
+                    f = getattr(f, "__func__", f)
+                    if isinstance(f, types.FunctionType):
+                        functions.append((f, f"{klass.__name__}.{f.__name__}"))
+        for d in _global_hook_dicts():
+            functions.extend((h, f"global module hook {_name(h)}") for h in d.values())
+        for t in plan.state.tensors:
+            for d in (t._backward_hooks, t._post_acc_hooks,
+                      *((t._acc._pre_hooks, t._acc._post_hooks) if t._acc is not None
+                        else ())):
+                if d:
+                    functions.extend((h, f"tensor hook {_name(h)}") for h in d.values())
+        from .._autograd.saved import hook_state
+        for pair in hook_state.stack:
+            functions.extend((h, f"saved-tensor hook {_name(h)}") for h in pair)
+        for f, where in functions:
+            self._function(f, where)
+        for m in modules:
+            if id(m) not in self._seen:
+                self._seen.add(id(m))
+                self._object(m, 0, f"Module {type(m).__name__}")
+
+    # ---- 1. before
+    def _function(self, f, where):
+        if id(f) in self._seen:
+            return
+        self._seen.add(id(f))
+        roots = _Roots(f)
+        for cell, _ in roots.cells:
+            self._record("cell", cell, None, _cell(cell), where)
+            self._value(_cell(cell), where)
+        for g, name, _ in roots.globals:
+            v = g.get(name, _EMPTY)
+            self._record("global", g, name, v, f"{where} (global {name!r})")
+            self._value(v, f"global {name!r}")
+        for v in roots.objects:
+            self._value(v, where)
+
+    def _value(self, v, where, depth=0):
+        if isinstance(v, _SKIP) or _is_optimizer(v) or depth > _DEPTH or \
+                id(v) in self._seen or len(self._records) > _MAX_OBJECTS:
+            return
+        self._seen.add(id(v))
+        if getattr(type(v), "_is_compiled_function", False):
+            return
+        self._object(v, depth, where)
+
+    def _object(self, v, depth, where):
+        items = None
+        if isinstance(v, (list, collections.deque)):
+            self._record("seq", v, None, list(v), where)
+            items = v
+        elif isinstance(v, dict):
+            self._record("map", v, None, dict(v), where)
+            items = v.values()
+        elif isinstance(v, set):
+            self._record("set", v, None, set(v), where)
+        else:
+            d = getattr(v, "__dict__", None)
+            if type(d) is dict:
+                self._record("attrs", v, None, dict(d), where)
+                items = d.values()
+        if items is not None and len(items) <= _MAX_ITEMS:
+            for item in list(items):
+                self._value(item, where, depth + 1)
+
+    def _record(self, kind, holder, key, saved, where):
+        self._records.append((kind, holder, key, saved, where))
+
+    # ---- 2. during
+    def __enter__(self):
+        self._streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _Held(sys.stdout), _Held(sys.stderr)
+        self._handlers = logging.Logger.callHandlers
+        logged = self._logged
+
+        handlers = self._handlers
+
+        def call_handlers(logger, record):
+            if record.name.split(".")[0] in _OWN_LOGGERS:
+                return handlers(logger, record)
+            logged.append(record)
+        logging.Logger.callHandlers = call_handlers
+        return self
+
+    def __exit__(self, *exc):
+        self._out = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _Held) and s.text]
+        sys.stdout, sys.stderr = self._streams
+        logging.Logger.callHandlers = self._handlers
+        return False
+
+    # ---- 3. after
+    def effects(self):
+        """What the trace did that only running the step's Python again does: a list of
+        descriptions (empty: the program is all of it)."""
+        found = []
+        if self._out:
+            text = "".join(t for s in self._out for t in s.text).strip().splitlines()
+            found.append(f"printed {text[0][:60]!r}" if text else "wrote to the console")
+        if self._logged:
+            r = self._logged[0]
+            found.append(f"logged {r.getMessage()[:60]!r} ({r.name})")
+        for kind, holder, key, saved, where in self._records:
+            if _changed(kind, holder, key, saved):
+                found.append(f"changed {_what(kind, holder, key)} of {where}")
+        return found
+
+    def quiet(self):
+        """Whether nothing was printed or logged (only values changed)."""
+        return not self._out and not self._logged
+
+    def kept_tracers(self):
+        """Descriptions of the recorded places holding a Tensor with a tracer: what a
+        trace left there would leak into the next call."""
+        found = []
+        for kind, holder, key, saved, where in self._records:
+            values = (saved,) if kind in ("cell", "global") else \
+                saved.values() if isinstance(saved, dict) else saved
+            if any(isinstance(v, Tensor) and isinstance(v._data, jax.core.Tracer)
+                   for v in values):
+                found.append(f"kept a traced Tensor in {_what(kind, holder, key)} of {where}")
+        return found
+
+    def undo(self):
+        """Put every recorded container, cell, global and attribute back as it was."""
+        for kind, holder, key, saved, _ in reversed(self._records):
+            if _changed(kind, holder, key, saved):
+                _put_back(kind, holder, key, saved)
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+_VALUES = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _same(a, b):
+    """Whether ``b`` stands where ``a`` stood with nothing observable changed: the same
+    object, or an equal number, string, or tuple or set of them (``self.parents =
+    {"Global"}`` rebinds to an equal set)."""
+    if a is b:
+        return True
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t in _VALUES:
+        return a == b
+    if t is tuple:
+        return _same_items(a, b)
+    if t in (set, frozenset):
+        return all(type(v) in _VALUES for v in a) and a == b
+    return False
+
+
+def _same_items(a, b):
+    return len(a) == len(b) and all(map(_same, a, b))
+
+
+def _changed(kind, holder, key, saved):
+    if kind == "cell":
+        return not _same(saved, _cell(holder))
+    if kind == "global":
+        return not _same(saved, holder.get(key, _EMPTY))
+    if kind == "seq":
+        return not _same_items(holder, saved)
+    if kind == "set":
+        return holder != saved
+    d = holder if kind == "map" else holder.__dict__
+    return not _same_items(list(d), list(saved)) or not _same_items(d.values(), saved.values())
+
+
+def _put_back(kind, holder, key, saved):
+    if kind == "cell":
+        if saved is _EMPTY:
+            del holder.cell_contents
+        else:
+            holder.cell_contents = saved
+    elif kind == "global":
+        if saved is _EMPTY:
+            holder.pop(key, None)
+        else:
+            holder[key] = saved
+    elif kind == "seq":
+        holder.clear()
+        holder.extend(saved)
+    elif kind == "set":
+        holder.clear()
+        holder.update(saved)
+    else:
+        d = holder if kind == "map" else holder.__dict__
+        d.clear()
+        d.update(saved)
+
+
+def _what(kind, holder, key):
+    if kind == "cell":
+        return "a closure variable"
+    if kind == "global":
+        return f"the global {key!r}"
+    if kind == "attrs":
+        return f"an attribute of a {type(holder).__name__}"
+    return f"a {type(holder).__name__}"
+
+
+def _name(f):
+    f = getattr(f, "func", f)
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+
+
+class Eager:
+    """What ``CompiledFunction``'s cache holds for a key whose step runs eagerly."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+# errors that say a traced value was needed on the host: the eager run has it
+_BREAKS = (TracedValueError, jax.errors.JAXTypeError)
+_warned = set()
+
+
+def run_eagerly(cf, plan, failed, found):
+    """Decide about a step whose trace raised ``failed`` or left the effects ``found``
+    (undone by now): raise under ``fullgraph=True``; otherwise let the calls with
+    ``plan``'s key run eagerly (for an effect or a value read) and return what to call
+    once this call has run eagerly: the warning, once per site."""
+    if failed is not None and not isinstance(failed, _BREAKS):
+        # the user's error, or one only tracing meets: the eager run tells which
+        if cf._fullgraph:
+            raise failed
+        reason = f"tracing it raised {type(failed).__name__}: {_first_line(failed)}"
+    elif failed is not None:
+        if cf._fullgraph:
+            raise _user_frames(failed) from None
+        reason = f"{_first_line(failed).split(' inside ')[0]} at {_user_site(failed)}"
+        cf._cache[plan.key] = Eager(reason)
+    else:
+        reason = found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+        if cf._fullgraph:
+            raise Unsupported(
+                f"hookgrad.compile(fullgraph=True): {_name(cf._fn)} {reason} while it was "
+                "traced. Python side effects run once, while tracing, so one compiled "
+                "program cannot repeat them; mark a hook that only observes Tensors "
+                "@hookgrad.compile.host_hook, or drop fullgraph=True to run such a step "
+                "eagerly.")
+        cf._cache[plan.key] = Eager(reason)
+    return lambda: _warn_once(cf, reason)
+
+
+def _warn_once(cf, reason):
+    site = (id(cf), reason)
+    if site not in _warned:
+        _warned.add(site)
+        warnings.warn(f"hookgrad.compile: {_name(cf._fn)} runs eagerly: {reason}. Its Python must "
+             "run on every call, as eagerly, which one compiled program cannot do (a "
+             "hook that only observes Tensors stays compiled marked "
+             "@hookgrad.compile.host_hook; fullgraph=True raises here instead).",
+             stacklevel=_caller_level())
+
+
+def _caller_level():
+    """The ``stacklevel`` of the first caller outside hookgrad, seen from a function
+    calling ``warnings.warn``."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _user_site(e):
+    """``file:line`` of the innermost frame of ``e``'s traceback outside hookgrad and JAX."""
+    tb = _user_frames(e).__traceback__
+    site = "an unknown line"
+    while tb is not None:
+        site = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return site
