@@ -33,7 +33,7 @@ import numpy as np
 
 from .._errors import TracedValueError, Unsupported
 from .._tensor import Tensor
-from .host_hook import _user_frames
+from .host_hook import _user_frames, is_host_hook
 from .state import (_Roots, _global_hook_dicts, _is_optimizer, _module_hook_attrs,
                     _user_function)
 
@@ -77,6 +77,8 @@ class Watch:
 
     def __init__(self, cf, plan):
         self._records = []      # (kind, holder, key or None, saved, where)
+        self._host_records = set()
+        self._host = False
         self._seen = set()
         self._logged = []
         functions = [(cf._fn, _name(cf._fn))]
@@ -103,6 +105,13 @@ class Watch:
         from .._autograd.saved import hook_state
         for pair in hook_state.stack:
             functions.extend((h, f"saved-tensor hook {_name(h)}") for h in pair)
+        # host hooks first, wherever they sit (a pack hook calling one): what they reach
+        # is theirs (``guardable``)
+        self._host = True
+        for f, where in functions:
+            for h in _host_hooks(f):
+                self._function(h, f"host hook {_name(h)}")
+        self._host = False
         for f, where in functions:
             self._function(f, where)
         for m in modules:
@@ -156,6 +165,8 @@ class Watch:
 
     def _record(self, kind, holder, key, saved, where):
         self._records.append((kind, holder, key, saved, where))
+        if self._host:   # what a host hook reaches: it writes there on every call
+            self._host_records.add(len(self._records) - 1)
 
     # ---- 2. during
     def __enter__(self):
@@ -195,6 +206,10 @@ class Watch:
                 found.append(f"changed {_what(kind, holder, key)} of {where}")
         return found
 
+    def guardable(self):
+        """The records outside what host hooks reach (``hookgrad._compile.guards``)."""
+        return [r for i, r in enumerate(self._records) if i not in self._host_records]
+
     def quiet(self):
         """Whether nothing was printed or logged (only values changed)."""
         return not self._out and not self._logged
@@ -216,6 +231,14 @@ class Watch:
         for kind, holder, key, saved, _ in reversed(self._records):
             if _changed(kind, holder, key, saved):
                 _put_back(kind, holder, key, saved)
+
+
+def _host_hooks(f):
+    """The host hooks among ``f`` and what its roots hold."""
+    roots = _Roots(f)
+    values = [f, *roots.objects, *map(_cell, (c for c, _ in roots.cells)),
+              *(g.get(n) for g, n, _ in roots.globals)]
+    return [v for v in values if is_host_hook(v)]
 
 
 def _cell(cell):

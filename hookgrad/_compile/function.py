@@ -10,6 +10,7 @@ import numpy as np
 
 from . import checks as _checks
 from . import effects as _effects
+from . import guards as _guards
 from . import replay as _replay
 from . import sharding as _sharding
 from . import steady as _steady
@@ -62,6 +63,7 @@ class CompiledFunction:
         self._options = options or {}   # XLA compiler options (_compile_tune)
         self._roots = _Roots(fn)
         self._cache = {}
+        self._guards = _guards.Guards()   # the plain Python values programs are keyed on
         self._found = None      # the cached walk of the roots, with its guards
         self._replay = None     # the last call, for the next to re-run (_compile_replay)
         self._donate = donate
@@ -134,12 +136,21 @@ class CompiledFunction:
         except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
             failed = e
         if failed is None and not found:
-            return steady if steady is not None else (plan, entry)
+            traced = steady if steady is not None else (plan, entry)
+            if self._guards.add(watch):
+                self._rekey(traced[0])
+            return traced
         watch.undo()
         for key in (plan.key, steady[0].key if failed is None and steady else None):
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)
+
+    def _rekey(self, plan):
+        # new guarded places: the program is found by the keys calls now make
+        key = plan.key[:-1] + (self._guards.values(),)
+        self._cache[key] = self._cache.pop(plan.key)
+        plan.key = key
 
     def _trace_again(self, plan):
         """The effects of tracing the step once more (undone), [] if none: a first trace
@@ -269,6 +280,7 @@ class CompiledFunction:
         for v, slot in zip(arg_leaves, arg_slots):
             if slot[0] == "a":
                 flat.append(v)
+        key.append(self._guards.values())   # last: ``_rekey`` replaces it
         plan.key = tuple(key)
         plan.flat = flat
         plan.state = st
