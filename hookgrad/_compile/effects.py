@@ -77,7 +77,7 @@ class Watch:
 
     def __init__(self, cf, plan):
         self._records = []      # (kind, holder, key or None, saved, where)
-        self._host_records = set()
+        self._unguarded = set()
         self._host = False
         self._seen = set()
         self._logged = []
@@ -136,10 +136,18 @@ class Watch:
             self._value(v, where)
 
     def _value(self, v, where, depth=0):
-        if isinstance(v, _SKIP) or _is_optimizer(v) or depth > _DEPTH or \
+        if isinstance(v, _SKIP) or depth > _DEPTH or \
                 id(v) in self._seen or len(self._records) > _MAX_OBJECTS:
             return
         self._seen.add(id(v))
+        if _is_optimizer(v):
+            # its state is the program's; its options are inputs, not guards (an LR
+            # schedule feeds the same program), but a scheduler stepped in the step
+            # changes them
+            for g in v.param_groups:
+                self._record("map", g, None, dict(g), where)
+                self._unguarded.add(len(self._records) - 1)
+            return
         if getattr(type(v), "_is_compiled_function", False):
             return
         self._object(v, depth, where)
@@ -166,7 +174,7 @@ class Watch:
     def _record(self, kind, holder, key, saved, where):
         self._records.append((kind, holder, key, saved, where))
         if self._host:   # what a host hook reaches: it writes there on every call
-            self._host_records.add(len(self._records) - 1)
+            self._unguarded.add(len(self._records) - 1)
 
     # ---- 2. during
     def __enter__(self):
@@ -208,7 +216,7 @@ class Watch:
 
     def guardable(self):
         """The records outside what host hooks reach (``hookgrad._compile.guards``)."""
-        return [r for i, r in enumerate(self._records) if i not in self._host_records]
+        return [r for i, r in enumerate(self._records) if i not in self._unguarded]
 
     def quiet(self):
         """Whether nothing was printed or logged (only values changed)."""
