@@ -5,7 +5,8 @@ import warnings
 
 from . import _mode
 
-__all__ = ["TorchDynamoException", "Unsupported", "TracedValueError", "traced_value_error", "warn"]
+__all__ = ["TorchDynamoException", "Unsupported", "TracedValueError", "traced_value_error",
+           "leaked_tracer", "warn"]
 
 # code objects of wrappers that stand between a public function and its caller (autocast's):
 # ``warn`` does not count their frames
@@ -55,3 +56,12 @@ def traced_value_error(what):
         "arguments are delivered as concrete values (through jax.debug.callback) each time "
         "the program runs; jax.debug.print prints traced values; or keep the computation on "
         "Tensors.")
+
+
+def leaked_tracer(op):
+    """The error of an op given a value that existed only while a step was traced."""
+    return RuntimeError(
+        f"{op} got a Tensor kept from inside a hookgrad.compile step's trace: its value existed "
+        "only while the step was traced. Keep it where the step can reach it (its closure, "
+        "a global, a Module: hookgrad then runs such a step eagerly), return it from the "
+        "step, or pass it to a @hookgrad.compile.host_hook.")

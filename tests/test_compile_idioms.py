@@ -60,13 +60,17 @@ def _setup(L, **kw):
     return model, L.optim.SGD(model.parameters(), lr=0.1)
 
 
+def _update(loss, opt):
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
 def _train(L, model, opt):
     def step(x, y):
         loss = L.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return _update(loss, opt)
     return step
 
 
@@ -168,10 +172,7 @@ def saved_tensor_hooks_record(L, compile):
     def step(x, y):
         with L.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             loss = L.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return _update(loss, opt)
     outs = _loop(L, compile(step))
     return {"outs": outs, "shapes": shapes, **_state(model)}
 
@@ -190,10 +191,7 @@ def mod_tracker_in_the_step(L, compile):
             tracker.register_user_hooks(
                 pre_fw_hook=lambda m, i: seen.append(tracker.get_known_fqn(m)))
             loss = L.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+            return _update(loss, opt)
     outs = _loop(L, compile(step))
     return {"outs": outs, "seen": seen, **_state(model)}
 
@@ -209,10 +207,7 @@ def hook_stores_a_tensor_read_next_call(L, compile):
         if "out" in prev:
             loss = loss + 0.1 * (out - prev["out"]).pow(2).mean()
         prev["out"] = out.detach()
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return _update(loss, opt)
     outs = _loop(L, compile(step))
     return {"outs": outs, "prev": prev["out"], **_state(model)}
 
@@ -233,10 +228,7 @@ def function_forward_prints(L, compile):
 
     def step(x, y):
         loss = L.nn.functional.mse_loss(Scale.apply(model(x)), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return _update(loss, opt)
     return {"outs": _loop(L, compile(step)), **_state(model)}
 
 
@@ -263,10 +255,7 @@ def branch_on_a_loss_value(L, compile):
         loss = L.nn.functional.mse_loss(model(x), y)
         if loss.item() > 0.5:      # a big loss: a smaller step
             loss = loss * 0.5
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return _update(loss, opt)
     return {"outs": _loop(L, compile(step)), **_state(model)}
 
 
@@ -449,10 +438,7 @@ def a_global_scale_changed_between_calls(L, compile):
 
     def step(x, y):
         loss = L.nn.functional.mse_loss(model(x), y) * cfg["scale"]
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return _update(loss, opt)
     step = compile(step)
     outs = []
     for i, (x, y) in enumerate(_data(L)):
@@ -544,6 +530,20 @@ def test_eager_observations_match_pytorch(name):
     ours, _, _ = run(name, hookgrad, False)
     theirs, _, _ = run(name, torch, False)
     assert close(ours, theirs, tol=1e-4), (ours, theirs)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("name", sorted(IDIOMS))
+def test_torch_compile_observes_what_eager_pytorch_does(name):
+    # docs/modes.md's claim about torch.compile (Dynamo, no inductor: no C++ compiler)
+    torch._dynamo.reset()
+    theirs, _, _ = run(name, torch, False)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = IDIOMS[name](torch, lambda fn: torch.compile(fn, backend="eager"))
+    assert close({"observed": py(got), "printed": out.getvalue()}, theirs, tol=1e-4)
 
 
 def test_there_are_enough_idioms():

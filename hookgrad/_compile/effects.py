@@ -32,6 +32,7 @@ import jax
 import numpy as np
 
 from .._errors import TracedValueError, Unsupported
+from .._autograd.saved import hook_state
 from .._tensor import Tensor
 from .host_hook import _user_frames, is_host_hook
 from .state import (_Roots, _global_hook_dicts, _is_optimizer, _module_hook_attrs,
@@ -81,30 +82,8 @@ class Watch:
         self._host = False
         self._seen = set()
         self._logged = []
-        functions = [(cf._fn, _name(cf._fn))]
         modules = list(plan.state.modules)
-        for m in modules:
-            for a in _module_hook_attrs(m):
-                for h in (m.__dict__.get(a) or {}).values():
-                    functions.append((h, f"{a[1:].rstrip('s')} {_name(h)}"))
-            for klass in type(m).__mro__:
-                if not _user_function(klass):
-                    continue
-                for f in vars(klass).values():
-                    f = getattr(f, "__func__", f)
-                    if isinstance(f, types.FunctionType):
-                        functions.append((f, f"{klass.__name__}.{f.__name__}"))
-        for d in _global_hook_dicts():
-            functions.extend((h, f"global module hook {_name(h)}") for h in d.values())
-        for t in plan.state.tensors:
-            for d in (t._backward_hooks, t._post_acc_hooks,
-                      *((t._acc._pre_hooks, t._acc._post_hooks) if t._acc is not None
-                        else ())):
-                if d:
-                    functions.extend((h, f"tensor hook {_name(h)}") for h in d.values())
-        from .._autograd.saved import hook_state
-        for pair in hook_state.stack:
-            functions.extend((h, f"saved-tensor hook {_name(h)}") for h in pair)
+        functions = _functions(cf, plan)
         # host hooks first, wherever they sit (a pack hook calling one): what they reach
         # is theirs (``guardable``)
         self._host = True
@@ -154,18 +133,26 @@ class Watch:
 
     def _object(self, v, depth, where):
         items = None
-        if isinstance(v, (list, collections.deque)):
+        # NOTE: read as the builtin types store them: a subclass's ``__getitem__`` or
+        # ``__iter__`` may compute (transformers' ``ACT2FN`` makes a Module per lookup)
+        if isinstance(v, list):
+            self._record("seq", v, None, list.copy(v), where)
+            items = list.copy(v)
+        elif isinstance(v, collections.deque):
             self._record("seq", v, None, list(v), where)
             items = v
         elif isinstance(v, dict):
-            self._record("map", v, None, dict(v), where)
-            items = v.values()
+            self._record("map", v, None, dict(dict.items(v)), where)
+            items = dict.values(v)
         elif isinstance(v, set):
             self._record("set", v, None, set(v), where)
         else:
             d = getattr(v, "__dict__", None)
             if type(d) is dict:
-                self._record("attrs", v, None, dict(d), where)
+                # an object of hookgrad's (a Module, ModTracker): its ``_private``
+                # attributes are its bookkeeping (a hook handle made on each entry)
+                kind = "attrs" if _user_function(type(v)) else "public attrs"
+                self._record(kind, v, None, _public(d) if kind != "attrs" else dict(d), where)
                 items = d.values()
         if items is not None and len(items) <= _MAX_ITEMS:
             for item in list(items):
@@ -211,7 +198,7 @@ class Watch:
             found.append(f"logged {r.getMessage()[:60]!r} ({r.name})")
         for kind, holder, key, saved, where in self._records:
             if _changed(kind, holder, key, saved):
-                found.append(f"changed {_what(kind, holder, key)} of {where}")
+                found.append(f"changed {_what(kind, holder, key, saved)} of {where}")
         return found
 
     def guardable(self):
@@ -231,7 +218,8 @@ class Watch:
                 saved.values() if isinstance(saved, dict) else saved
             if any(isinstance(v, Tensor) and isinstance(v._data, jax.core.Tracer)
                    for v in values):
-                found.append(f"kept a traced Tensor in {_what(kind, holder, key)} of {where}")
+                found.append(f"kept a traced Tensor in {_what(kind, holder, key, saved)} of "
+                             f"{where}")
         return found
 
     def undo(self):
@@ -239,6 +227,37 @@ class Watch:
         for kind, holder, key, saved, _ in reversed(self._records):
             if _changed(kind, holder, key, saved):
                 _put_back(kind, holder, key, saved)
+
+
+def _functions(cf, plan):
+    """``(function, where)`` of the step and of everything its Python can run: the hooks
+    of its Modules, Tensors and ``AccumulateGrad`` nodes, the global Module hooks, the
+    saved-tensor hooks in force, the methods of the user's Module classes."""
+    functions = [(cf._fn, _name(cf._fn))]
+    for m in plan.state.modules:
+        for a in _module_hook_attrs(m):
+            for h in (m.__dict__.get(a) or {}).values():
+                functions.append((h, f"{a[1:].rstrip('s')} {_name(h)}"))
+        for klass in type(m).__mro__:
+            if _user_function(klass):
+                functions.extend((f, f"{klass.__name__}.{f.__name__}")
+                                 for f in map(_plain, vars(klass).values())
+                                 if isinstance(f, types.FunctionType))
+    for d in _global_hook_dicts():
+        functions.extend((h, f"global module hook {_name(h)}") for h in d.values())
+    for t in plan.state.tensors:
+        acc = t._acc
+        for d in (t._backward_hooks, t._post_acc_hooks,
+                  *((acc._pre_hooks, acc._post_hooks) if acc is not None else ())):
+            if d:
+                functions.extend((h, f"tensor hook {_name(h)}") for h in d.values())
+    for pair in hook_state.stack:
+        functions.extend((h, f"saved-tensor hook {_name(h)}") for h in pair)
+    return functions
+
+
+def _plain(f):
+    return getattr(f, "__func__", f)   # a staticmethod's or classmethod's function
 
 
 def _host_hooks(f):
@@ -287,11 +306,16 @@ def _changed(kind, holder, key, saved):
     if kind == "global":
         return not _same(saved, holder.get(key, _EMPTY))
     if kind == "seq":
-        return not _same_items(holder, saved)
+        return not _same_items(list.copy(holder) if isinstance(holder, list) else holder, saved)
     if kind == "set":
         return holder != saved
-    d = holder if kind == "map" else holder.__dict__
+    d = dict(dict.items(holder)) if kind == "map" else holder.__dict__ if kind == "attrs" \
+        else _public(holder.__dict__)
     return not _same_items(list(d), list(saved)) or not _same_items(d.values(), saved.values())
+
+
+def _public(d):
+    return {k: v for k, v in d.items() if not (type(k) is str and k.startswith("_"))}
 
 
 def _put_back(kind, holder, key, saved):
@@ -311,19 +335,29 @@ def _put_back(kind, holder, key, saved):
     elif kind == "set":
         holder.clear()
         holder.update(saved)
+    elif kind == "public attrs":
+        d = holder.__dict__
+        for k in [k for k in _public(d) if k not in saved]:
+            del d[k]
+        d.update(saved)
     else:
         d = holder if kind == "map" else holder.__dict__
         d.clear()
         d.update(saved)
 
 
-def _what(kind, holder, key):
+def _what(kind, holder, key, saved=None):
     if kind == "cell":
         return "a closure variable"
     if kind == "global":
         return f"the global {key!r}"
-    if kind == "attrs":
-        return f"an attribute of a {type(holder).__name__}"
+    if kind in ("attrs", "public attrs", "map") and saved is not None:
+        now = dict(dict.items(holder)) if kind == "map" else holder.__dict__
+        keys = [k for k in {**saved, **now}
+                if k not in saved or k not in now or not _same(saved[k], now[k])]
+        names = ", ".join(repr(k) for k in keys[:3]) + (", ..." if len(keys) > 3 else "")
+        return (f"item {names} of a {type(holder).__name__}" if kind == "map" else
+                f"attribute {names} of a {type(holder).__name__}")
     return f"a {type(holder).__name__}"
 
 
@@ -352,14 +386,18 @@ def run_eagerly(cf, plan, failed, found):
     ``plan``'s key run eagerly (for an effect or a value read) and return what to call
     once this call has run eagerly: the warning, once per site."""
     if failed is not None and not isinstance(failed, _BREAKS):
-        # the user's error, or one only tracing meets: the eager run tells which
-        if cf._fullgraph:
+        # the user's error, or one only tracing meets: the eager run tells which; an error
+        # of the compiled mode itself (a sharding that does not fit) is the user's to see
+        if cf._fullgraph or _raised_in(failed, _COMPILE):
             raise failed
         reason = f"tracing it raised {type(failed).__name__}: {_first_line(failed)}"
     elif failed is not None:
         if cf._fullgraph:
-            raise _user_frames(failed) from None
-        reason = f"{_first_line(failed).split(' inside ')[0]} at {_user_site(failed)}"
+            raise _user_frames(_as_traced_value_error(failed)) from None
+        what = _first_line(failed).split(" inside ")[0]
+        if not isinstance(failed, TracedValueError):
+            what = f"{type(failed).__name__} ({what[:80]})"
+        reason = f"{what} at {_user_site(failed)}"
         cf._cache[plan.key] = Eager(reason)
     else:
         reason = found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
@@ -395,6 +433,27 @@ def _caller_level():
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_COMPILE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _as_traced_value_error(e):
+    """hookgrad's error for JAX's tracer errors (a concrete value needed while tracing)."""
+    if isinstance(e, TracedValueError):
+        return e
+    err = TracedValueError(
+        f"{type(e).__name__} inside a hookgrad.compile(fullgraph=True) step at "
+        f"{_user_site(e)}: a Tensor's value was needed on the host while the step was "
+        "traced. Mark the hook that reads it @hookgrad.compile.host_hook, move the read "
+        f"out of the step, or drop fullgraph=True to run such a step eagerly.\n"
+        f"JAX said: {_first_line(e)}")
+    return err.with_traceback(e.__traceback__)
+
+
+def _raised_in(e, folder):
+    tb = e.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(folder)
 
 
 def _first_line(e):

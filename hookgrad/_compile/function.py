@@ -137,8 +137,9 @@ class CompiledFunction:
             failed = e
         if failed is None and not found:
             traced = steady if steady is not None else (plan, entry)
+            old = plan.key[-1]
             if self._guards.add(watch):
-                self._rekey(traced[0])
+                self._rekey(old, traced[0])
             return traced
         watch.undo()
         for key in (plan.key, steady[0].key if failed is None and steady else None):
@@ -146,11 +147,13 @@ class CompiledFunction:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)
 
-    def _rekey(self, plan):
-        # new guarded places: the program is found by the keys calls now make
-        key = plan.key[:-1] + (self._guards.values(),)
-        self._cache[key] = self._cache.pop(plan.key)
-        plan.key = key
+    def _rekey(self, old, plan):
+        """Guarded places were added: the programs keyed with the values ``old`` (this
+        call's, the next calls' of a first step) are found by the keys calls now make."""
+        new = self._guards.values()
+        for key in [k for k in self._cache if k[-1] == old]:
+            self._cache[key[:-1] + (new,)] = self._cache.pop(key)
+        plan.key = plan.key[:-1] + (new,)
 
     def _trace_again(self, plan):
         """The effects of tracing the step once more (undone), [] if none: a first trace

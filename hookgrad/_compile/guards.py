@@ -17,6 +17,7 @@ its program again; a re-run call (``hookgrad._compile.replay``) compares them in
 from itertools import repeat
 
 from .effects import _EMPTY, _cell
+from .state import _module_cls
 
 __all__ = ["Guards"]
 
@@ -45,6 +46,7 @@ class Guards:
     def add(self, watch):
         """Guard the plain values ``watch`` recorded; whether a place was new."""
         n = len(self._places)
+        module_cls = _module_cls()
         for kind, holder, key, saved, _ in watch.guardable():
             if kind == "cell":
                 if type(saved) in _PLAIN:
@@ -52,12 +54,17 @@ class Guards:
             elif kind == "global":
                 if type(saved) in _PLAIN:
                     self._add((id(holder), key), holder, key)
-            elif kind in ("map", "attrs"):
+            elif kind in ("map", "attrs", "public attrs"):
                 d = holder if kind == "map" else holder.__dict__
                 if type(d) is not dict:
                     continue
+                # a Module's ``training`` is keyed already; its ``_private`` flags are
+                # hookgrad's bookkeeping (hooks: keyed by the hook dicts)
+                module = kind != "map" and module_cls is not None and \
+                    isinstance(holder, module_cls)
                 for k, v in saved.items():
-                    if type(v) in _PLAIN:
+                    if type(v) in _PLAIN and not (module and (k == "training" or
+                                                              k.startswith("_"))):
                         self._add((id(d), k), d, k)
         return len(self._places) != n
 
