@@ -76,12 +76,16 @@ class Watch:
     """Record what the step of ``cf`` (planned as ``plan``) can reach; ``with watch:``
     holds back output while it is traced; :meth:`effects` says what the trace changed."""
 
-    def __init__(self, cf, plan):
+    def __init__(self, cf, plan, logs_are_effects=False):
         self._records = []      # (kind, holder, key or None, saved, where)
         self._unguarded = set()
         self._host = False
         self._seen = set()
         self._logged = []
+        # NOTE: a first trace's log records are not effects by themselves: libraries log
+        # once (``logger.warning_once``); a second trace logging again shows a log on
+        # every call, an effect. Held back either way: shown if the program stands
+        self._logs_are_effects = logs_are_effects
         modules = list(plan.state.modules)
         functions = _functions(cf, plan)
         # host hooks first, wherever they sit (a pack hook calling one): what they reach
@@ -175,7 +179,7 @@ class Watch:
         def call_handlers(logger, record):
             if record.name.split(".")[0] in _OWN_LOGGERS:
                 return handlers(logger, record)
-            logged.append(record)
+            logged.append((logger, record))
         logging.Logger.callHandlers = call_handlers
         return self
 
@@ -193,8 +197,8 @@ class Watch:
         if self._out:
             text = "".join(t for s in self._out for t in s.text).strip().splitlines()
             found.append(f"printed {text[0][:60]!r}" if text else "wrote to the console")
-        if self._logged:
-            r = self._logged[0]
+        if self._logged and self._logs_are_effects:
+            r = self._logged[0][1]
             found.append(f"logged {r.getMessage()[:60]!r} ({r.name})")
         for kind, holder, key, saved, where in self._records:
             if _changed(kind, holder, key, saved):
@@ -206,8 +210,16 @@ class Watch:
         return [r for i, r in enumerate(self._records) if i not in self._unguarded]
 
     def quiet(self):
-        """Whether nothing was printed or logged (only values changed)."""
-        return not self._out and not self._logged
+        """Whether nothing was printed (at most values changed, and logs shown)."""
+        return not self._out
+
+    def logged(self):
+        return bool(self._logged)
+
+    def show_logs(self):
+        """Hand the log records held back to their handlers (the program stands)."""
+        for logger, record in self._logged:
+            logger.callHandlers(record)
 
     def kept_tracers(self):
         """Descriptions of the recorded places holding a Tensor with a tracer: what a

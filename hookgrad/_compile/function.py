@@ -131,11 +131,12 @@ class CompiledFunction:
                 # a first step creating state: run it by the next calls' program
                 steady = _steady.first_call(self, plan, entry, args, kwargs)
             found = watch.effects()
-            if found and watch.quiet():
+            if (found or watch.logged()) and watch.quiet():
                 found = self._trace_again(plan)
         except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
             failed = e
         if failed is None and not found:
+            watch.show_logs()
             traced = steady if steady is not None else (plan, entry)
             old = plan.key[-1]
             if self._guards.add(watch):
@@ -158,9 +159,10 @@ class CompiledFunction:
     def _trace_again(self, plan):
         """The effects of tracing the step once more (undone), [] if none: a first trace
         that only filled caches (a Module's name looked up once, a counter dict gaining
-        its keys) is followed by traces that change nothing, and its program stands."""
+        its keys) or logged a notice once is followed by traces that change nothing, and
+        its program stands."""
         kept, count = self._cache.get(plan.key), self.trace_count
-        again = _effects.Watch(self, plan)
+        again = _effects.Watch(self, plan, logs_are_effects=True)
         try:
             with again:
                 _trace.trace(self, plan)

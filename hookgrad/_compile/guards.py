@@ -22,6 +22,7 @@ from .state import _module_cls
 __all__ = ["Guards"]
 
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
+_CELL = object()   # ``_add``'s key for a closure cell (a dict's key may be None)
 
 
 class Guards:
@@ -50,7 +51,7 @@ class Guards:
         for kind, holder, key, saved, _ in watch.guardable():
             if kind == "cell":
                 if type(saved) in _PLAIN:
-                    self._add((id(holder),), holder, None)
+                    self._add((id(holder),), holder, _CELL)
             elif kind == "global":
                 if type(saved) in _PLAIN:
                     self._add((id(holder), key), holder, key)
@@ -75,7 +76,7 @@ class Guards:
         except TypeError:   # an unhashable dict key
             return
         self._places.add(place)
-        if key is None:
+        if key is _CELL:
             self.cells.append(holder)
         else:
             self.dicts.append(holder)
