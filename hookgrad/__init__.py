@@ -38,10 +38,13 @@ from ._autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_en
                                      set_anomaly_enabled)
 from .random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state
 from . import _C, _missing, random, return_types, utils
+from ._qscheme import (per_channel_affine, per_channel_affine_float_qparams,  # noqa: E402,F401
+                       per_channel_symmetric, per_tensor_affine, per_tensor_symmetric, qscheme)
 from ._generator import Generator, default_generator
 from .backends import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,
                        is_deterministic_algorithms_warn_only_enabled,
                        set_float32_matmul_precision, use_deterministic_algorithms)
+from ._backend_queries import cudnn_is_acceptable, is_vulkan_available  # noqa: E402
 from ._repr import set_printoptions
 from math import e, inf, nan, pi  # noqa: E402 - torch.inf, torch.pi, ...
 newaxis = None
@@ -67,7 +70,8 @@ globals().update(_ops.FUNCTIONS)
 _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures",
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
-                   "functional", "ops", "cpu", "linalg", "profiler"})
+                   "functional", "ops", "cpu", "linalg", "profiler", "export", "xpu", "mps",
+                   "mtia", "masked", "numa", "signal"})
 
 
 def _assert(condition, message):

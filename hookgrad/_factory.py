@@ -3,7 +3,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _meta, random
+from . import _device, _dtype, _jax_trace, _meta, random
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -182,7 +182,7 @@ def numel(input):
 def _size(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = size[0]
-    return tuple(int(s) for s in size)
+    return tuple(_jax_trace.size(s) for s in size)
 
 
 def _jd(dtype, default=None):
@@ -197,8 +197,9 @@ def _on_meta(device):
 def _filled(shape, value, dtype, device=None):
     if _on_meta(device):
         return _meta.MetaArray(shape, dtype)
-    # small arrays come from the host: no XLA compilation per new shape
-    if int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
+    # small arrays come from the host: no XLA compilation per new shape (a symbolic size,
+    # torch.export's, has no host array)
+    if all(type(s) is int for s in shape) and int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
         return _dtype.from_host(np.full(shape, value, dtype))
     return jnp.full(shape, value, dtype)
 

@@ -4,7 +4,9 @@
 optimizer's first state): True when no JAX transformation traces the running code.
 ``current()`` is the trace itself (None where JAX has no such context), which code
 compares with the trace it started (a compiled step's host hooks and index checks).
+``size(s)`` reads a size argument, keeping the symbolic sizes ``jax.export`` traces with.
 """
+import jax
 try:  # NOTE: private, but the one cheap way to know no JAX trace is active
     from jax._src.core import trace_state_clean as no_trace
 except ImportError:  # pragma: no cover - a JAX without it: callers act as if traced
@@ -28,3 +30,12 @@ def active():
         return not isinstance(core.trace_ctx.trace, core.EvalTrace)
     except (ImportError, AttributeError):
         return False
+
+
+def size(s):
+    """``int(s)`` for a size argument, or ``s`` itself when it is a symbolic dimension of a
+    ``jax.export`` trace (``torch.export``'s dynamic sizes), so shapes built from it stay
+    symbolic."""
+    if type(s) is int:
+        return s
+    return s if jax.export.is_symbolic_dim(s) else int(s)

@@ -82,6 +82,13 @@ DIFFERS = {
                   "CPU-build error",
     "torch.Generator": "a JAX PRNG key: different numbers for the same seed",
     "torch.load": "zip format only; tensors load as copies; 64-bit dtypes follow JAX's x64 mode",
+    "torch.optim.SparseAdam": "takes dense gradients: the rows where one is not all zero "
+                              "are the touched rows",
+    "torch.optim.sparse_adam": "`SparseAdam` takes dense gradients (its rows not all zero "
+                               "are the touched rows)",
+    "torch.optim.swap_in_optimizer_params_and_state": "the step's new state is copied into "
+                                                      "the given state dict's Tensors at "
+                                                      "the block's end",
     "torch.optim.LBFGS": "`step(closure)` runs eagerly only (raises inside `hookgrad.compile`)",
     "torch.nn.RNN": "one `MkldnnRnnLayerBackward0` node per layer and direction",
     "torch.nn.LSTM": "one `MkldnnRnnLayerBackward0` node per layer and direction",
@@ -130,6 +137,10 @@ DIFFERS = {
     "torch.autograd.NestedIOFunction": "calling one raises NotImplementedError (PyTorch's "
                                        "raises AttributeError: neither runs)",
     "torch.autograd.graph": "`save_on_cpu(pin_memory=True)` uses JAX's `pinned_host` memory",
+    "torch.export": "the program is StableHLO (`jax.export`), not an ATen FX graph: "
+                    "`run_decompositions()` returns it, `unflatten`/`draft_export` not "
+                    "implemented; dynamic sizes start at 1; inputs keep their dtypes; "
+                    "`save`/`load` use hookgrad's archive (needs `flatbuffers`)",
     "torch.jit": "`script`/`trace` return their argument (no TorchScript); `save`/`load` "
                  "not implemented",
     "torch.compiler": "`disable` and `allow_in_graph` return the function (traced into the "
@@ -138,6 +149,8 @@ DIFFERS = {
                 "`__torch_function__`); `GraphModule` runs its graph with an `Interpreter`",
     "torch.nn.attention": "`sdpa_kernel` records the backends; JAX's attention computes "
                           "(flex attention not implemented)",
+    "torch.nn.quantized": "`FloatFunctional` and `FXFloatFunctional` only (no quantized "
+                          "Tensors)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
@@ -149,9 +162,36 @@ DIFFERS = {
     "torch.quantile": _ONE_NODE, "torch.Tensor.quantile": _ONE_NODE,
     "torch.nanquantile": _ONE_NODE, "torch.Tensor.nanquantile": _ONE_NODE,
     **{f"torch.{n}": _RNG for n in ("normal", "bernoulli", "poisson", "multinomial")},
+    **{f"torch.{n}": _RNG for n in (
+        "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+        "feature_alpha_dropout", "feature_alpha_dropout_", "native_dropout", "rrelu", "rrelu_")},
+    "torch.embedding": "`sparse=True` gives dense gradients",
+    "torch.embedding_bag": "offsets need values: eager only inside `hookgrad.compile`; "
+                           "`sparse=True` gives dense gradients",
+    **{f"torch.{n}": "one `MkldnnRnnLayerBackward0` node per layer and direction"
+       for n in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
+    **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
+        "2d", "3d", "2d_with_indices", "3d_with_indices")},
+    "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
+    **{n: "`options` validated, unused: always the reference computation (README, "
+          "Differences)" for n in ("torch.nn.functional.linear_cross_entropy",
+                                   "torch.nn.LinearCrossEntropyLoss",
+                                   "torch.nn.LinearCrossEntropyOptions")},
+    **{n: "concatenated 1-D targets: eager only (pad them inside `hookgrad.compile`)"
+       for n in ("torch.ctc_loss", "torch.nn.functional.ctc_loss", "torch.nn.CTCLoss")},
+    "torch.nn.AdaptiveLogSoftmaxWithLoss": "inside `hookgrad.compile`: every cluster runs "
+                                           "and targets are not range-checked",
+    "torch.nn.SyncBatchNorm": "statistics of the whole (possibly sharded) batch array, no "
+                              "process groups; the running-stat update bumps their `_version`",
     **{f"torch.Tensor.{n}": _RNG for n in (
         "normal_", "uniform_", "bernoulli", "bernoulli_", "exponential_", "log_normal_",
         "cauchy_", "geometric_", "random_", "multinomial")},
+    **{f"torch.distributions.{n}": _RNG for n in (
+        "Binomial", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
+        "HalfCauchy", "InverseGamma", "Kumaraswamy", "LKJCholesky", "LogisticNormal",
+        "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+        "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+        "RelaxedBernoulli", "RelaxedOneHotCategorical", "VonMises", "Wishart")},
 }
 
 

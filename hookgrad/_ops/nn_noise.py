@@ -33,6 +33,8 @@ def _alpha_dropout(x, key, p, mask_shape):
 
 
 RRELU = defop("rrelu_with_noise", _rrelu, "RreluWithNoiseBackward0", nondiff=(1,))
+# PyTorch's in-place form records its own node
+RRELU_ = defop("rrelu_with_noise_", _rrelu, "RreluWithNoiseBackward1", nondiff=(1,))
 # PyTorch composes alpha dropout from arithmetic; the last op is the shift
 ALPHA_DROPOUT = defop("alpha_dropout", _alpha_dropout, "AddBackward0", nondiff=(1,))
 
@@ -41,7 +43,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: negative inputs times a slope drawn from
     ``U(lower, upper)`` in training, times ``(lower + upper) / 2`` in evaluation."""
-    return apply(RRELU, (input, _random_key() if training else None),
+    return apply(RRELU_ if inplace else RRELU, (input, _random_key() if training else None),
                  {"lower": float(lower), "upper": float(upper), "training": bool(training)},
                  out=input if inplace else None)
 

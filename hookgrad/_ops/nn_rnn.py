@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .dispatch import apply
 from .registry import defop
 
 
@@ -119,3 +120,34 @@ RNN_LAYER = defop("rnn_layer", _rnn_layer, "MkldnnRnnLayerBackward0")
 PACK_PADDED = defop("pack_padded_sequence", _pack_padded, "PackPaddedSequenceBackward0", save=())
 # PyTorch writes into a padded buffer (CopySlices); here one op
 PAD_PACKED = defop("pad_packed_sequence", _pad_packed, "CopySlices", save=())
+
+
+def rnn_layers(x, h0, c0, weights, mode, num_layers, bidirectional, batch_first, batch_sizes,
+               dropout, train):
+    """A whole recurrent network: ``(output, h_n, c_n)`` (``c_n`` None but for LSTM).
+
+    ``weights`` holds ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` (absent ones None) per layer and
+    direction, in PyTorch's order; ``h0``/``c0`` are ``(layers * directions, N, H)``;
+    ``dropout`` applies between layers in training.
+    """
+    from .nn_layers import dropout as _dropout
+    from .shape import cat, stack
+    dirs = 2 if bidirectional else 1
+    statics = {"mode": mode, "batch_first": bool(batch_first), "batch_sizes": batch_sizes}
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            w_ih, w_hh, b_ih, b_hh, w_hr = weights[k]
+            res = apply(RNN_LAYER, (x, w_ih, w_hh, b_ih, b_hh, h0[k],
+                                    None if c0 is None else c0[k], w_hr),
+                        dict(statics, reverse=d == 1))
+            outs.append(res[0])
+            hs.append(res[1])
+            if c0 is not None:
+                cs.append(res[2])
+        x = outs[0] if dirs == 1 else cat(outs, -1)
+        if dropout and train and layer < num_layers - 1:
+            x = _dropout(x, dropout, training=True)
+    return x, stack(hs, 0), (stack(cs, 0) if cs else None)

@@ -7,12 +7,13 @@ indices: their backward needs only shapes.
 from __future__ import annotations
 
 import builtins
+import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _views
+from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export, to_tensor_like
@@ -22,7 +23,7 @@ from .views import make_view, make_views, narrow_geometry, select_geometry, view
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(_jax_trace.size(s) for s in shape)
 
 
 def _dim(d, ndim):
@@ -43,16 +44,20 @@ def _dims_arg(dims, ndim):
     return tuple(wrap_dim(d, ndim) for d in dims)
 
 
+def _is_minus_one(s):
+    return isinstance(s, int) and s == -1  # a symbolic size is never -1
+
+
 def _resolve_shape(shape, numel):
     """``shape`` with its -1 filled in, PyTorch's errors for shapes that do not fit."""
-    if builtins.sum(1 for s in shape if s == -1) > 1:
+    if builtins.sum(1 for s in shape if _is_minus_one(s)) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    known = math.prod(s for s in shape if not _is_minus_one(s))
     bad = any(s < -1 for s in shape)
-    if -1 in shape:
-        if bad or known == 0 or numel % known:
+    if any(_is_minus_one(s) for s in shape):
+        if bad or known == 0 or numel % known != 0:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        return tuple(numel // known if s == -1 else s for s in shape)
+        return tuple(numel // known if _is_minus_one(s) else s for s in shape)
     if bad or known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
@@ -171,7 +176,7 @@ def flatten(input, start_dim=0, end_dim=-1) -> Tensor:
     if s == e:
         return input
     shp = input.shape
-    new = shp[:s] + (int(np.prod(shp[s:e + 1])),) + shp[e + 1:]
+    new = shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:]
     return reshape(input, new)
 
 

@@ -1,5 +1,7 @@
 """``torch.compiler``: the public face of compilation. ``compile`` is ``hookgrad.compile``;
 the rest are ``torch._dynamo``'s, with the same differences (README, Differences)."""
+import sys
+
 from .. import _missing
 from .._dynamo import (allow_in_graph, assume_constant_result, config, disable,
                        is_compiling, is_dynamo_compiling, reset)
@@ -16,8 +18,9 @@ def compile(*args, **kwargs):
 
 
 def is_exporting() -> bool:
-    """Whether ``torch.export`` is tracing the code: never in hookgrad (no ``torch.export``)."""
-    return False
+    """Whether ``torch.export.export`` is tracing the code now."""
+    trace = sys.modules.get("hookgrad.export._trace")  # no export imported: none running
+    return trace is not None and trace.is_exporting()
 
 
 def list_backends(exclude_tags=("debug", "experimental")) -> list:

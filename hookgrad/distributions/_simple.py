@@ -11,6 +11,18 @@ from . import constraints
 from .distribution import Distribution, broadcast_all
 
 
+class _CentredAtLoc:
+    """``mean`` and ``mode`` are ``loc`` (symmetric unimodal laws)."""
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+
 class _Params(Distribution):
     """A distribution of the broadcast parameters named in ``_params`` (in order)."""
 

@@ -9,8 +9,10 @@ from .._factory import rand
 from .._tensor import Size
 from ..nn import functional as F
 from . import constraints
-from .categorical import _check_one_of, probs_to_logits
-from .distribution import Distribution, broadcast_all
+from .categorical import _check_one_of
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
+from .utils import probs_to_logits
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     r"""A Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``),
     0 otherwise, as ``torch.distributions.Bernoulli``.
 
@@ -98,6 +100,17 @@ class Bernoulli(Distribution):
 
     def entropy(self) -> Tensor:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.logits,)
+
+    def _log_normalizer(self, x) -> Tensor:
+        return x.exp().log1p()
+
+    @property
+    def _mean_carrier_measure(self) -> float:
+        return 0
 
 
 from .. import _missing as _m  # noqa: E402

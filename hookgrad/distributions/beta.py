@@ -9,12 +9,13 @@ from .._ops.shape import stack
 from .._tensor import Size
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution, broadcast_all
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     r"""The beta distribution, as torch.distributions.Beta (a two-class Dirichlet).
 
     .. code-block:: python
@@ -73,6 +74,13 @@ class Beta(Distribution):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y) -> Tensor:
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
 
 from .. import _missing as _m  # noqa: E402

@@ -13,20 +13,9 @@ from .._ops.shape import broadcast_tensors
 from .._tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution
+from .utils import probs_to_logits
 
-__all__ = ["Categorical", "clamp_probs", "probs_to_logits"]
-
-
-def clamp_probs(probs: Tensor) -> Tensor:
-    """``probs`` clamped to ``[eps, 1 - eps]`` (``eps`` of its dtype)."""
-    eps = float(jnp.finfo(probs._data.dtype).eps)
-    return probs.clamp(min=eps, max=1 - eps)
-
-
-def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
-    """Log-odds (``is_binary``) or log-probabilities of clamped ``probs``."""
-    p = clamp_probs(probs)
-    return p.log() - (-p).log1p() if is_binary else p.log()
+__all__ = ["Categorical"]
 
 
 def _check_one_of(probs, logits):

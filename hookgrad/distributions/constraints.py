@@ -11,7 +11,10 @@ if TYPE_CHECKING:
 __all__ = ["Constraint", "real", "real_vector", "positive", "unit_interval", "simplex",
            "boolean", "greater_than", "less_than", "interval", "integer_interval",
            "independent", "dependent", "dependent_property", "is_dependent", "nonnegative",
-           "greater_than_eq", "nonnegative_integer"]
+           "greater_than_eq", "nonnegative_integer", "positive_integer", "one_hot",
+           "multinomial", "half_open_interval", "lower_triangular", "lower_cholesky",
+           "corr_cholesky", "square", "symmetric", "positive_semidefinite",
+           "positive_definite", "cat", "stack", "MixtureSameFamilyConstraint"]
 
 
 class Constraint:
@@ -107,11 +110,186 @@ class _IntegerInterval(_Interval):
         return (value % 1 == 0) & super().check(value)
 
 
+class _HalfOpenInterval(_Interval):
+    def check(self, value: Tensor) -> Tensor:
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value: Tensor) -> Tensor:
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most ``upper_bound`` (PyTorch's weaker check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+def _some_false(mask: Tensor) -> bool:
+    # a traced mask (inside hookgrad.compile) has no value to short-circuit on
+    import jax
+    return not isinstance(mask._data, jax.core.Tracer) and not bool(mask.all())
+
+
+def _all_matrix(mask: Tensor) -> Tensor:
+    return mask.all(-1).all(-1)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return _all_matrix(value.tril() == value)
+
+
+class _LowerCholesky(_LowerTriangular):
+    def check(self, value: Tensor) -> Tensor:
+        return super().check(value) & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _CorrCholesky(_LowerCholesky):
+    """Cholesky factors of correlation matrices: rows of unit norm (up to ``10 * n``
+    machine epsilons)."""
+
+    def check(self, value: Tensor) -> Tensor:
+        import jax.numpy as jnp
+        tol = float(jnp.finfo(value._data.dtype).eps) * value.size(-1) * 10
+        norm = value.detach().pow(2).sum(-1).sqrt()
+        return super().check(value) & ((norm - 1.0).abs() <= tol).all(-1)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        from .._factory import full
+        from .._dtype import bool as bool_
+        return full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
+                    dtype=bool_)
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if _some_false(square):
+            return square
+        return _all_matrix((value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs())
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if _some_false(symmetric):
+            return symmetric
+        from ..linalg import eigvalsh
+        return (eigvalsh(value) >= 0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if _some_false(symmetric):
+            return symmetric
+        from ..linalg import cholesky_ex
+        return cholesky_ex(value).info == 0
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} "
+                             "dimensions")
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` over the ``i``-th block (of ``lengths[i]``) along ``dim``, as
+    ``cat`` joins them."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        from .._ops.shape import cat as cat_
+        _check_dim(self.dim, value)
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return cat_([c.check(value.narrow(self.dim, s, n))
+                     for c, s, n in zip(self.cseq, starts, self.lengths)], self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` over the ``i``-th slice along ``dim``, as ``stack`` joins them."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        from .._ops.shape import stack as stack_
+        _check_dim(self.dim, value)
+        return stack_([c.check(value.select(self.dim, i))
+                       for i, c in enumerate(self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component support, checked with the component dimension put back."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got "
+                             f"{value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 class _IndependentConstraint(Constraint):
@@ -121,6 +299,7 @@ class _IndependentConstraint(Constraint):
         self.base_constraint = base
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         self.event_dim = base.event_dim + reinterpreted_batch_ndims
+        self.is_discrete = base.is_discrete
 
     def check(self, value: Tensor) -> Tensor:
         result = self.base_constraint.check(value)
@@ -163,6 +342,19 @@ real_vector = _IndependentConstraint(real, 1)
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+one_hot = _OneHot()
+multinomial = _Multinomial
+half_open_interval = _HalfOpenInterval
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack
 greater_than_eq = _GreaterThanEq
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()

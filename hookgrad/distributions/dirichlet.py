@@ -6,7 +6,7 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 from .._ops.random_gamma import standard_gamma
 from .._tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
 
@@ -16,7 +16,7 @@ def _index0(like):
     return tensor([0], device=like.device)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     r"""The Dirichlet distribution over the last dimension of concentration, as
     torch.distributions.Dirichlet.
 
@@ -76,6 +76,13 @@ class Dirichlet(Distribution):
         a0 = c.sum(-1)
         return (c.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma()
                 - ((c - 1.0) * c.digamma()).sum(-1))
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x) -> Tensor:
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
 
 
 from .. import _missing as _m  # noqa: E402

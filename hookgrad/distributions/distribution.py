@@ -177,6 +177,11 @@ class Distribution:
     def entropy(self) -> Tensor:
         raise NotImplementedError
 
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """All values of a discrete distribution's support, along a new first
+        dimension (expanded over the batch when ``expand``)."""
+        raise NotImplementedError
+
     def perplexity(self) -> Tensor:
         return self.entropy().exp()
 

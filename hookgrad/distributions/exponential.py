@@ -6,11 +6,12 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 from .._factory import rand
 from . import constraints
 from ._simple import _Params
+from .exp_family import ExponentialFamily
 
 __all__ = ["Exponential"]
 
 
-class Exponential(_Params):
+class Exponential(_Params, ExponentialFamily):
     r"""The exponential distribution with rate, as torch.distributions.Exponential.
 
     .. code-block:: python
@@ -63,6 +64,17 @@ class Exponential(_Params):
 
     def entropy(self) -> Tensor:
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x) -> Tensor:
+        return -(-x).log()
+
+    @property
+    def _mean_carrier_measure(self) -> float:
+        return 0
 
 
 from .. import _missing as _m  # noqa: E402

@@ -6,11 +6,12 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 from .._ops.random_gamma import standard_gamma
 from . import constraints
 from ._simple import _Params
+from .exp_family import ExponentialFamily
 
 __all__ = ["Gamma"]
 
 
-class Gamma(_Params):
+class Gamma(_Params, ExponentialFamily):
     r"""The gamma distribution with shape concentration and inverse scale rate, as
     torch.distributions.Gamma.
 
@@ -55,6 +56,17 @@ class Gamma(_Params):
     def entropy(self) -> Tensor:
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y) -> Tensor:
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
+    @property
+    def _mean_carrier_measure(self) -> float:
+        return 0
 
 
 from .. import _missing as _m  # noqa: E402

@@ -9,7 +9,8 @@ from .._factory import rand
 from ..nn import functional as F
 from . import constraints
 from ._simple import _Params
-from .categorical import _check_one_of, probs_to_logits
+from .categorical import _check_one_of
+from .utils import probs_to_logits
 
 __all__ = ["Geometric"]
 

@@ -9,6 +9,7 @@ from .._ops.pointwise import where
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .normal import Normal
 from .uniform import Uniform
 
@@ -58,8 +59,10 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
 
         kl_divergence(p: Distribution, q: Distribution) -> Tensor
 
-    Defined for Normal, Categorical, Bernoulli and Uniform pairs (and pairs added with
-    ``register_kl``).
+    Defined for the pairs PyTorch registers that hookgrad has (Normal, Categorical,
+    Bernoulli, Uniform, the multivariate normals, Binomial, OneHotCategorical,
+    ContinuousBernoulli, Independent and TransformedDistribution pairs; two of one
+    exponential family by the Bregman divergence) and pairs added with ``register_kl``.
 
     Example::
 
@@ -71,6 +74,24 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type "
                                   f"{type(p).__name__} and q type {type(q).__name__}")
     return fn(p, q)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    # the Bregman divergence of the log normalizer, between two of one family
+    if not type(p) == type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    from .._autograd.backward import grad
+    from ._transform import _sum_rightmost
+    p_params = [t.detach().requires_grad_() for t in p._natural_params]
+    q_params = q._natural_params
+    log_norm = p._log_normalizer(*p_params)
+    grads = grad(log_norm.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - log_norm
+    for pp, qp, g in zip(p_params, q_params, grads):
+        result = result - _sum_rightmost((qp - pp) * g, len(q.event_shape))
+    return result
 
 
 @register_kl(Normal, Normal)

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from .._factory import randn
 from .._tensor import Size
 from . import constraints
-from .distribution import Distribution, broadcast_all
+from ._simple import _CentredAtLoc
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(_CentredAtLoc, ExponentialFamily):
     r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation
     ``scale``, as ``torch.distributions.Normal``.
 
@@ -52,14 +54,6 @@ class Normal(Distribution):
                                                   "scale": self.scale.expand(shape)})
 
     @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
     def stddev(self) -> Tensor:
         return self.scale
 
@@ -88,6 +82,17 @@ class Normal(Distribution):
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
+
+    @property
+    def _mean_carrier_measure(self) -> float:
+        return 0
 
 
 from .. import _missing as _m  # noqa: E402

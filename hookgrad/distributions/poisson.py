@@ -6,11 +6,12 @@ import jax
 from .._tensor import Tensor
 from . import constraints
 from ._simple import _Params
+from .exp_family import ExponentialFamily
 
 __all__ = ["Poisson"]
 
 
-class Poisson(_Params):
+class Poisson(_Params, ExponentialFamily):
     r"""The Poisson distribution with rate, as torch.distributions.Poisson.
 
     .. code-block:: python
@@ -50,6 +51,13 @@ class Poisson(_Params):
         if self._validate_args:
             self._validate_sample(value)
         return value.xlogy(self.rate) - self.rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x) -> Tensor:
+        return x.exp()
 
 
 from .. import _missing as _m  # noqa: E402

@@ -1,5 +1,5 @@
 """Neural-network modules with PyTorch's module hooks (``hookgrad.nn``)."""
-from . import functional, init, modules, parameter, utils
+from . import common_types, functional, grad, init, modules, parameter, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
@@ -7,6 +7,7 @@ from . import parallel  # noqa: E402 - needs modules
 from .parallel import DataParallel  # noqa: E402
 from . import _optimized_module  # noqa: E402,F401 - fills _compile.state.MODULE_COMPILE
 from . import attention  # noqa: E402,F401 - torch.nn.attention comes with torch.nn
+from . import quantized  # noqa: E402,F401 - as torch.nn.quantized comes with torch.nn
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional",
            "init", "utils", *_modules_all]

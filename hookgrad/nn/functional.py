@@ -29,7 +29,14 @@ from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout
 from .._ops.nn_loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                             cross_entropy, huber_loss, kl_div, l1_loss, mse_loss, nll_loss,
                             smooth_l1_loss)
+from .._ops.aten_layers import bilinear, celu_, conv_tbc, selu_, threshold_
+from .._ops.nn_ctc import ctc_loss
+from .._ops.nn_fractional_pool import (_fractional_max_pool2d,
+                                       fractional_max_pool2d_with_indices,
+                                       _fractional_max_pool3d,
+                                       fractional_max_pool3d_with_indices)
 from .._ops.nn_grid import affine_grid, grid_sample
+from .._ops.nn_linear_cross_entropy import linear_cross_entropy
 from .._ops.nn_loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                                    hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
                                    multilabel_margin_loss, multilabel_soft_margin_loss,
@@ -46,6 +53,10 @@ from .._ops.nn_shuffle import (channel_shuffle, native_channel_shuffle, pixel_sh
 from .._ops.nn_sparse import embedding_bag
 from .._ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .._tensor import Tensor
+from . import grad  # noqa: F401 - nn.functional.grad, as PyTorch's
+from ._functional_names import (BroadcastingList1, BroadcastingList2,  # noqa: F401
+                                BroadcastingList3, DType, Optional, TYPE_CHECKING,
+                                reproducibility_notes, sparse_support_notes, tf32_notes)
 from ._composite import (gumbel_softmax, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
                          max_pool1d_with_indices, max_pool2d_with_indices,
                          max_pool3d_with_indices)
@@ -75,7 +86,9 @@ __all__ = [
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "gumbel_softmax", "local_response_norm",
     "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "rrelu", "rrelu_", "alpha_dropout", "feature_alpha_dropout",
-    "pdist", "assert_int_or_pair", "boolean_dispatch",
+    "pdist", "assert_int_or_pair", "boolean_dispatch", "ctc_loss", "conv_tbc",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices", "linear_cross_entropy",
 ]
 
 # grid_sample's mode numbers, as PyTorch's kernel takes them (constants: not in __all__)
@@ -95,7 +108,7 @@ def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_nam
     """A function that calls ``if_true`` or ``if_false`` by its boolean argument
     ``arg_name`` (positional index ``arg_index``, ``default`` when not given); the
     docstring is whichever of the two has one."""
-    def fn(*args, **kwargs):
+    def fn(*args, **kwargs) -> Tensor | tuple[Tensor, Tensor]:
         if arg_name in kwargs:
             flag = kwargs[arg_name]
         else:
@@ -113,6 +126,16 @@ def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_nam
     return fn
 
 
+fractional_max_pool2d = boolean_dispatch("return_indices", 4, False,
+                                         fractional_max_pool2d_with_indices,
+                                         _fractional_max_pool2d, __name__,
+                                         "fractional_max_pool2d")
+fractional_max_pool3d = boolean_dispatch("return_indices", 4, False,
+                                         fractional_max_pool3d_with_indices,
+                                         _fractional_max_pool3d, __name__,
+                                         "fractional_max_pool3d")
+
+
 def relu_(input: Tensor) -> Tensor:
     """In-place ``relu``."""
     return input.relu_()
@@ -123,16 +146,6 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return elu(input, alpha, inplace=True)
 
 
-def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place ``celu``."""
-    return celu(input, alpha, inplace=True)
-
-
-def selu_(input: Tensor) -> Tensor:
-    """In-place ``selu``."""
-    return selu(input, inplace=True)
-
-
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """In-place ``hardtanh``."""
     return hardtanh(input, min_val, max_val, inplace=True)
@@ -141,33 +154,6 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place ``leaky_relu``."""
     return leaky_relu(input, negative_slope, inplace=True)
-
-
-def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    """In-place ``threshold``: elements not above ``threshold`` become ``value``."""
-    from .._ops.nn import threshold as _threshold
-    return _threshold(input, threshold, value, inplace=True)
-
-
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``y = x1^T A x2 + b`` with ``weight`` ``(out, in1, in2)``."""
-    from .._ops.linalg import einsum
-    # PyTorch's checks and wording (einsum would only say that labels disagree)
-    s1, s2, sw = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
-    if len(s1) != len(s2):
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and "
-                           f"{len(s2)}")
-    for d, (a, b) in enumerate(zip(s1[:-1], s2[:-1])):
-        if a != b:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
-                               f"got {a} and {b}")
-    for name, got, dim in (("input1", s1[-1], 1), ("input2", s2[-1], 2),
-                           ("bias", None if bias is None else bias.shape[0], 0)):
-        if got is not None and got != sw[dim]:
-            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got "
-                               f"{got} but expected {sw[dim]}")
-    y = einsum("...i,oij,...j->...o", input1, weight, input2)
-    return y if bias is None else y + bias
 
 
 # --------------------------------------------------------------------------- attention

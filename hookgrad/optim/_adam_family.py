@@ -8,7 +8,7 @@ from typing import Any
 import optax
 
 from .._tensor import Tensor
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 
@@ -41,9 +41,7 @@ def decay_parts(static, weight_decay, core) -> list[tuple[str, optax.GradientTra
     """``[maximize], [L2 weight decay], core, [decoupled weight decay]`` as named parts;
     ``static`` starts with ``(maximize, use_weight_decay, decoupled)``."""
     maximize, use_wd, decoupled = static[:3]
-    parts = [("maximize", optax.scale(-1.0))] if maximize else []
-    if use_wd and not decoupled:
-        parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+    parts = gradient_parts(maximize, weight_decay if use_wd and not decoupled else None)
     parts.append(core)
     # decoupled: lr * (update + wd * p) == PyTorch's p *= 1 - lr*wd before the update
     if use_wd and decoupled:

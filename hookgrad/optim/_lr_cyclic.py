@@ -8,7 +8,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._lr_schedulers_base import LRScheduler
-from ._lr_schedulers_more import _per_group
+from ._lr_schedulers_more import _MomentumCycling, _per_group
 from .optimizer import Optimizer
 
 
@@ -24,7 +24,7 @@ def _exp_range(gamma, x):
     return gamma ** x
 
 
-class CyclicLR(LRScheduler):
+class CyclicLR(_MomentumCycling, LRScheduler):
     r"""Cycle each group's lr between ``base_lr`` and ``max_lr`` (stepped once per batch):
     up for ``step_size_up`` steps, down for ``step_size_down``; momentum (or Adam's
     ``beta1``) cycles the other way between ``max_momentum`` and ``base_momentum``.
@@ -71,18 +71,8 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for m, b, group in zip(self.max_momentums, self.base_momentums,
-                                       optimizer.param_groups):
-                    self._set_momentum(group, m)
-                    group["max_momentum"] = m
-                    group["base_momentum"] = b
+            self.base_momentums, self.max_momentums = self._setup_momentum(
+                optimizer, base_momentum, max_momentum, last_epoch, base_first=True)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -102,12 +92,6 @@ class CyclicLR(LRScheduler):
         if self._scale_fn_custom is not None:
             return self._scale_fn_custom(x)
         return self._scale_fn_ref(x)
-
-    def _set_momentum(self, group, value):
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()

@@ -191,6 +191,37 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
+class _MomentumCycling:
+    """What ``OneCycleLR`` and ``CyclicLR`` share: the momentum (or ``betas[0]``) they
+    cycle against the learning rate."""
+
+    def _setup_momentum(self, optimizer, base_momentum, max_momentum, last_epoch,
+                        base_first=False):
+        """Check the optimizer has a momentum, start each group at its ``max_momentum``;
+        returns the groups' base and max momenta (``base_first``: checked in that order,
+        as ``CyclicLR`` does)."""
+        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                             "option enabled")
+        self.use_beta1 = "betas" in optimizer.defaults
+        names = [("base_momentum", base_momentum), ("max_momentum", max_momentum)]
+        values = {n: _per_group(n, optimizer, v)
+                  for n, v in (names if base_first else names[::-1])}
+        bases, maxs = values["base_momentum"], values["max_momentum"]
+        if last_epoch == -1:
+            for m, b, group in zip(maxs, bases, optimizer.param_groups):
+                self._set_momentum(group, m)
+                group["max_momentum"] = m
+                group["base_momentum"] = b
+        return bases, maxs
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+
 def _anneal(kind, start, end, pct):
     if kind == "cos":
         return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
@@ -202,7 +233,7 @@ def _phase(end_step, lrs, momenta):
             "start_momentum": momenta[0], "end_momentum": momenta[1]}
 
 
-class OneCycleLR(LRScheduler):
+class OneCycleLR(_MomentumCycling, LRScheduler):
     r"""The 1cycle policy: lr from ``max_lr / div_factor`` up to ``max_lr``, then down to
     ``initial_lr / final_div_factor``, stepped once per batch; momentum (or Adam's
     ``beta1``) cycles the other way between ``max_momentum`` and ``base_momentum``.
@@ -270,25 +301,6 @@ class OneCycleLR(LRScheduler):
                                  f"{steps_per_epoch}")
             return epochs * steps_per_epoch
         raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-
-    def _setup_momentum(self, optimizer, base_momentum, max_momentum, last_epoch):
-        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                             "option enabled")
-        self.use_beta1 = "betas" in optimizer.defaults
-        maxs = _per_group("max_momentum", optimizer, max_momentum)
-        bases = _per_group("base_momentum", optimizer, base_momentum)
-        if last_epoch == -1:
-            for m, b, group in zip(maxs, bases, optimizer.param_groups):
-                self._set_momentum(group, m)
-                group["max_momentum"] = m
-                group["base_momentum"] = b
-
-    def _set_momentum(self, group, value):
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def get_lr(self) -> list[float | Tensor]:
         self._warn_if_outside_step()

@@ -22,7 +22,9 @@ A subclass describes its algorithm to this class:
   step count (bias corrections, PyTorch's first momentum step), optional;
 - ``_to_torch(static, inner_state)`` / ``_from_torch(static, inner_state, d, count)``:
   one parameter's state under PyTorch's names, both ways (``state``, ``state_dict``,
-  ``load_state_dict``, and a change of structural options between steps).
+  ``load_state_dict``, and a change of structural options between steps); by default
+  they map ``_torch_names`` (``{PyTorch's name: (chain part, optax state field)}``);
+  ``_entry_shape(name, shape)`` where an entry's shape is not its parameter's.
 """
 from __future__ import annotations
 
@@ -119,6 +121,15 @@ def replace_part(inner, name: str, **fields) -> Any:
     out = type(inner)(inner)
     out[name] = out[name]._replace(**fields)
     return out
+
+
+def gradient_parts(maximize: bool, weight_decay=None) -> list[tuple[str, Any]]:
+    """A chain's first named parts: PyTorch's ``g = ±grad (+ weight_decay * p)`` (no L2
+    term where ``weight_decay`` is None)."""
+    parts = [("maximize", optax.scale(-1.0))] if maximize else []
+    if weight_decay is not None:
+        parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+    return parts
 
 
 def _write_param(p, arr):
@@ -264,13 +275,31 @@ class TransformOptimizer(Optimizer):
     def _derive(static, hp, count):
         return hp
 
-    @staticmethod
-    def _to_torch(static, inner):
-        return {}
+    # PyTorch's name of each state entry -> (its chain part, the field of that part's optax
+    # state), in PyTorch's order: what the default ``_to_torch`` / ``_from_torch`` map
+    _torch_names: dict[str, tuple[str, str]] = {}
+
+    @classmethod
+    def _to_torch(cls, static, inner):
+        out = {}
+        for name, (part, field) in cls._torch_names.items():
+            value = getattr(inner[part], field)
+            if value is not None:  # None: an entry this parameter's shape does not have
+                out[name] = value
+        return out
+
+    @classmethod
+    def _from_torch(cls, static, inner, d, count):
+        for name, (part, field) in cls._torch_names.items():
+            if name in d and getattr(inner[part], field) is not None:
+                inner = replace_part(inner, part, **{field: d[name]})
+        return inner
 
     @staticmethod
-    def _from_torch(static, inner, d, count):
-        return inner
+    def _entry_shape(name, shape):
+        """The shape PyTorch gives the state entry ``name`` of a parameter of ``shape``
+        (``()`` for a per-parameter scalar such as NAdam's ``mu_product``)."""
+        return shape
 
     @staticmethod
     def _count_from_torch(static, d):
@@ -328,9 +357,11 @@ class TransformOptimizer(Optimizer):
             if k == "step":
                 values[k] = a
                 continue
-            if a.shape != arr.shape:
+            want = cls._entry_shape(k, arr.shape)
+            if a.shape != want:
                 raise ValueError(f"loaded optimizer state {k!r} has shape {tuple(a.shape)}, but "
-                                 f"its parameter has shape {tuple(arr.shape)}")
+                                 f"expected {tuple(want)} for a parameter of shape "
+                                 f"{tuple(arr.shape)}")
             values[k] = a.astype(arr.dtype)
         if "step" in values:
             count = jnp.round(jnp.asarray(values["step"])).astype(jnp.int32).reshape(())
@@ -372,6 +403,12 @@ class TransformOptimizer(Optimizer):
     def state(self, mapping) -> None:
         blocks, extra = self._import_mapping(mapping, self.param_groups)
         self._blocks, self._extra_state = blocks, extra
+
+    def _state_storage(self):
+        return self._blocks, self._extra_state
+
+    def _restore_storage(self, storage) -> None:
+        self._blocks, self._extra_state = storage
 
     def _install(self, state, param_groups, state_dict):
         blocks, extra = self._import_mapping(state, param_groups)
@@ -543,7 +580,9 @@ class _StateView(MutableMapping):
         if block is None:
             return {}
         slot = _Slot(block.static, block.part(id(key)))
-        return {k: Tensor._wrap(v) for k, v in self._opt._export(slot).items()}
+        # SparseAdam's ``step`` is a Python int, as PyTorch keeps it
+        return {k: Tensor._wrap(v) if isinstance(v, jax.Array) else v
+                for k, v in self._opt._export(slot).items()}
 
     def __getitem__(self, key):
         if isinstance(key, Tensor):

@@ -1,7 +1,7 @@
 """``Adadelta``: steps scaled by the ratio of running RMS of updates and of gradients."""
 import optax
 
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["Adadelta"]
@@ -50,28 +50,12 @@ class Adadelta(TransformOptimizer):
     @staticmethod
     def _transformation(static, lr, rho, eps, weight_decay):
         maximize, use_wd = static
-        parts = []
-        if maximize:
-            parts.append(("maximize", optax.scale(-1.0)))
-        if use_wd:
-            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts = gradient_parts(maximize, weight_decay if use_wd else None)
         parts.append(("adadelta", optax.scale_by_adadelta(rho=rho, eps=eps)))
         parts.append(("lr", optax.scale_by_learning_rate(lr)))
         return optax.named_chain(*parts)
 
-    @staticmethod
-    def _to_torch(static, inner):
-        return {"square_avg": inner["adadelta"].e_g, "acc_delta": inner["adadelta"].e_x}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        fields = {}
-        if "square_avg" in d:
-            fields["e_g"] = d["square_avg"]
-        if "acc_delta" in d:
-            fields["e_x"] = d["acc_delta"]
-        return replace_part(inner, "adadelta", **fields) if fields else inner
-
+    _torch_names = {"square_avg": ("adadelta", "e_g"), "acc_delta": ("adadelta", "e_x")}
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["Adagrad"]
@@ -97,26 +97,13 @@ class Adagrad(TransformOptimizer):
     def _transformation(static, lr, lr_decay, eps, weight_decay, initial_accumulator_value):
         # lr_decay arrives as _derive's factor 1 / (1 + (t-1) * lr_decay)
         maximize, use_wd = static
-        parts = []
-        if maximize:
-            parts.append(("maximize", optax.scale(-1.0)))
-        if use_wd:
-            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts = gradient_parts(maximize, weight_decay if use_wd else None)
         parts.append(("sum", scale_by_root_sum_of_squares(initial_accumulator_value, eps)))
         parts.append(("lr_decay", optax.scale(lr_decay)))
         parts.append(("lr", optax.scale_by_learning_rate(lr)))
         return optax.named_chain(*parts)
 
-    @staticmethod
-    def _to_torch(static, inner):
-        return {"sum": inner["sum"].sum_of_squares}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        if "sum" in d:
-            inner = replace_part(inner, "sum", sum_of_squares=d["sum"])
-        return inner
-
+    _torch_names = {"sum": ("sum", "sum_of_squares")}
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

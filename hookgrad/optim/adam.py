@@ -3,7 +3,7 @@ import jax.numpy as jnp
 import optax
 
 from ._adam_family import AdamFamily, check_betas
-from ._transform import replace_part
+from ._transform import gradient_parts, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["Adam"]
@@ -62,11 +62,7 @@ class Adam(AdamFamily):
     @staticmethod
     def _transformation(static, lr, b1, b2, eps, weight_decay, bc2_sqrt):
         maximize, amsgrad, use_wd, decoupled = static
-        parts = []
-        if maximize:
-            parts.append(("maximize", optax.scale(-1.0)))
-        if use_wd and not decoupled:
-            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts = gradient_parts(maximize, weight_decay if use_wd and not decoupled else None)
         if amsgrad:
             parts.append(("adam", optax.scale_by_amsgrad(b1, b2, eps=eps * bc2_sqrt,
                                                          bias_correction_nu=False)))

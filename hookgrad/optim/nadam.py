@@ -8,7 +8,6 @@ import jax.numpy as jnp
 import optax
 
 from ._adam_family import AdamFamily, check_adam_family, decay_parts
-from ._transform import _as_array, replace_part
 from ._validate import check_nonnegative
 
 __all__ = ["NAdam"]
@@ -106,27 +105,12 @@ class NAdam(AdamFamily):
         parts.append(("lr", optax.scale_by_learning_rate(lr)))
         return optax.named_chain(*parts)
 
-    @staticmethod
-    def _to_torch(static, inner):
-        st = inner["nadam"]
-        return {"mu_product": st.mu_product, "exp_avg": st.mu, "exp_avg_sq": st.nu}
+    _torch_names = {"mu_product": ("nadam", "mu_product"), "exp_avg": ("nadam", "mu"),
+                    "exp_avg_sq": ("nadam", "nu")}
 
     @staticmethod
-    def _from_torch(static, inner, d, count):
-        fields = {field: d[name] for name, field in (("exp_avg", "mu"), ("exp_avg_sq", "nu"))
-                  if name in d}
-        return replace_part(inner, "nadam", **fields) if fields else inner
-
-    def _import_one(self, p, group, d):
-        # mu_product is a scalar: the base class checks entries against p's shape
-        d = dict(d)
-        prod = d.pop("mu_product", None)
-        slot = super()._import_one(p, group, d)
-        if prod is not None:
-            prod = jnp.reshape(_as_array(prod), ()).astype(p._data.dtype)
-            inner = replace_part(slot.state.inner_state, "nadam", mu_product=prod)
-            slot.state = slot.state._replace(inner_state=inner)
-        return slot
+    def _entry_shape(name, shape):
+        return () if name == "mu_product" else shape
 
 
 from .. import _missing as _m  # noqa: E402

@@ -483,6 +483,14 @@ class Optimizer:
         self.param_groups = param_groups
         self.state = state
 
+    def _state_storage(self):
+        """What holds the state, to put back with ``_restore_storage`` (the live objects,
+        not a copy: ``swap_in_optimizer_params_and_state`` installs other state meanwhile)."""
+        return self.state
+
+    def _restore_storage(self, storage) -> None:
+        self.state = storage
+
     # ------------------------------------------------------------------ compiled mode
     def _state_arrays(self):
         """Everything ``step()`` reads or writes on the optimizer, as a pytree (see the

@@ -1,7 +1,7 @@
 """``RMSprop``: scaling by a running average of squared gradients (optionally centered)."""
 import optax
 
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["RMSprop"]
@@ -56,11 +56,7 @@ class RMSprop(TransformOptimizer):
     @staticmethod
     def _transformation(static, lr, alpha, eps, weight_decay, momentum):
         maximize, centered, use_momentum, use_wd = static
-        parts = []
-        if maximize:
-            parts.append(("maximize", optax.scale(-1.0)))
-        if use_wd:
-            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts = gradient_parts(maximize, weight_decay if use_wd else None)
         scale = optax.scale_by_stddev if centered else optax.scale_by_rms
         parts.append(("rms", scale(decay=alpha, eps=eps, eps_in_sqrt=False)))
         if use_momentum:

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts
 from ._validate import check_differentiable, check_lr
 
 __all__ = ["Rprop"]
@@ -75,26 +75,12 @@ class Rprop(TransformOptimizer):
 
     @staticmethod
     def _transformation(static, lr, eta_minus, eta_plus, min_step, max_step):
-        parts = []
-        if static[0]:
-            parts.append(("maximize", optax.scale(-1.0)))
+        parts = gradient_parts(static[0])
         parts.append(("rprop", scale_by_rprop(lr, eta_minus, eta_plus, min_step, max_step)))
         parts.append(("descend", optax.scale(-1.0)))
         return optax.named_chain(*parts)
 
-    @staticmethod
-    def _to_torch(static, inner):
-        return {"prev": inner["rprop"].prev_updates, "step_size": inner["rprop"].step_sizes}
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        fields = {}
-        if "prev" in d:
-            fields["prev_updates"] = d["prev"]
-        if "step_size" in d:
-            fields["step_sizes"] = d["step_size"]
-        return replace_part(inner, "rprop", **fields) if fields else inner
-
+    _torch_names = {"prev": ("rprop", "prev_updates"), "step_size": ("rprop", "step_sizes")}
 
 from .. import _missing as _m  # noqa: E402
 __getattr__ = _m.module_getattr(__name__)

@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 import optax
 
-from ._transform import TransformOptimizer, replace_part
+from ._transform import TransformOptimizer, gradient_parts, replace_part
 from ._validate import check_differentiable, check_lr, check_nonnegative
 
 __all__ = ["SGD"]
@@ -65,11 +65,7 @@ class SGD(TransformOptimizer):
     @staticmethod
     def _transformation(static, lr, momentum, dampening, weight_decay):
         maximize, nesterov, use_momentum, use_wd = static
-        parts = []
-        if maximize:
-            parts.append(("maximize", optax.scale(-1.0)))
-        if use_wd:
-            parts.append(("weight_decay", optax.add_decayed_weights(weight_decay)))
+        parts = gradient_parts(maximize, weight_decay if use_wd else None)
         if use_momentum:
             parts.append(("dampening", optax.scale(1.0 - dampening)))
             parts.append(("momentum", optax.trace(decay=momentum, nesterov=nesterov)))

@@ -1127,3 +1127,28 @@ row("diagonal_scatter", lambda L, x, s: L.diagonal_scatter(x, s, 1),
     lambda x, s: x.at[jnp.arange(3), jnp.arange(3) + 1].set(s), [X, F(3)])
 row("diagonal_scatter.dims", lambda L, x, s: x.diagonal_scatter(s, 0, -2, -1),
     lambda x, s: x.at[:, jnp.arange(3), jnp.arange(3)].set(s), [F(2, 3, 3), F(2, 3)])
+
+
+# --- branch backends ---
+def _fake_quantize_ref(x, scale, zero_point, quant_min, quant_max, axis=None):
+    # PyTorch's straight-through gradient: 1 where round(x / scale) + zero_point is in range
+    scale, zero_point = jnp.asarray(scale, jnp.float32), jnp.asarray(zero_point, jnp.float32)
+    if axis is not None:
+        scale, zero_point = scale[None, :], zero_point[None, :]
+    q = jnp.round(x * (1.0 / scale)) + zero_point
+    grid = (jnp.clip(q, quant_min, quant_max) - zero_point) * scale
+    keep = (q >= quant_min) & (q <= quant_max)
+    return jax.lax.stop_gradient(grid) + (x - jax.lax.stop_gradient(x)) * keep
+
+
+row("fake_quantize_per_tensor_affine",
+    lambda L, x: L.fake_quantize_per_tensor_affine(x, 0.25, 1, -8, 8),
+    lambda x: _fake_quantize_ref(x, 0.25, 1, -8, 8), [X])
+row("fake_quantize_per_tensor_affine.tensor_qparams",
+    lambda L, x: L.fake_quantize_per_tensor_affine(
+        x, L.tensor(0.25), L.tensor(1, dtype=L.int32), -8, 8),
+    lambda x: _fake_quantize_ref(x, 0.25, 1, -8, 8), [X])
+row("fake_quantize_per_channel_affine",
+    lambda L, x: L.fake_quantize_per_channel_affine(
+        x, L.tensor([0.2, 0.3, 0.4, 0.5]), L.tensor([0, 1, -1, 2], dtype=L.int32), 1, -8, 8),
+    lambda x: _fake_quantize_ref(x, [0.2, 0.3, 0.4, 0.5], [0, 1, -1, 2], -8, 8, axis=1), [X])

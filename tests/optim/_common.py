@@ -39,10 +39,19 @@ def leaf(values):
 
 
 def arr(t):
-    """A hookgrad or torch Tensor as a NumPy array."""
+    """A hookgrad or torch Tensor (or a number) as a NumPy array."""
     if isinstance(t, hookgrad.Tensor):
         return np.asarray(t._data)
-    return t.detach().numpy()
+    if hasattr(t, "detach"):
+        return t.detach().numpy()
+    return np.asarray(t)
+
+
+def to_torch_state_dict(sd):
+    """A hookgrad optimizer's ``state_dict()`` with its Tensors as torch Tensors."""
+    return {"state": {k: {n: torch.tensor(arr(v)) if isinstance(v, hookgrad.Tensor) else v
+                          for n, v in s.items()} for k, s in sd["state"].items()},
+            "param_groups": sd["param_groups"]}
 
 
 class Pair:
@@ -89,6 +98,73 @@ class Pair:
                                            atol=tol, err_msg=name)
         strip = [{k: v for k, v in g.items()} for g in ts["param_groups"]]
         assert hs["param_groups"] == strip
+
+
+def assert_matches_torch_step_by_step(name, kwargs, init=INIT, steps=6, tol=1e-5,
+                                      state_tol=None):
+    """``steps`` steps on the quadratic equal PyTorch's after each one; the states too."""
+    pair = Pair(name, kwargs, init=init)
+    for _ in range(steps):
+        pair.step()
+        pair.assert_close(tol)
+    pair.assert_state_close(state_tol or tol)
+
+
+def sweep_ids(sweep):
+    """Test ids for ``(name, kwargs, ...)`` rows: the name and the options' keys."""
+    return [f"{row[0]}-{'-'.join(row[1])}" for row in sweep]
+
+
+def assert_state_dict_round_trips(name, kwargs, init=INIT, tol=1e-5):
+    """Three steps in both; torch's state loaded into a fresh hookgrad optimizer continues
+    as torch does, and that one's state loaded into torch continues alike."""
+    pair = Pair(name, kwargs, init=init)
+    pair.step(3)
+    h = [leaf(arr(p)) for p in pair.t]
+    opt = getattr(hookgrad.optim, name)(h, **kwargs)
+    opt.load_state_dict(pair.to.state_dict())
+    pair.ho, pair.h = opt, h
+    pair.step(3)
+    pair.assert_close(tol)
+    pair.assert_state_close(tol)
+    t = [torch.nn.Parameter(torch.tensor(arr(p))) for p in pair.h]
+    tor = getattr(torch.optim, name)(t, **kwargs)
+    tor.load_state_dict(to_torch_state_dict(pair.ho.state_dict()))
+    pair.to, pair.t = tor, t
+    pair.step(2)
+    pair.assert_close(tol)
+
+
+def assert_compiled_matches_eager(name, kwargs, bias=True, steps=4, tol=1e-5):
+    """A training step of ``nn.Linear(3, 2)`` under ``hookgrad.compile`` gives the eager
+    step's losses, parameters and optimizer state."""
+    nn = hookgrad.nn
+    hookgrad.manual_seed(0)
+    model = nn.Linear(3, 2, bias=bias)
+    ref = nn.Linear(3, 2, bias=bias)
+    ref.load_state_dict(model.state_dict())
+    x = hookgrad.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 6)
+    opts = [getattr(hookgrad.optim, name)(m.parameters(), **kwargs) for m in (model, ref)]
+
+    def step(m, opt):
+        opt.zero_grad()
+        loss = (m(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = hookgrad.compile(lambda: step(model, opts[0]))
+    for _ in range(steps):
+        np.testing.assert_allclose(arr(compiled()), arr(step(ref, opts[1])), rtol=tol)
+    for a, b in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(arr(a), arr(b), rtol=tol, atol=tol / 10)
+    sd, rsd = opts[0].state_dict(), opts[1].state_dict()
+    assert sd["state"].keys() == rsd["state"].keys()
+    for k in rsd["state"]:
+        assert list(sd["state"][k]) == list(rsd["state"][k])
+        for n in rsd["state"][k]:
+            np.testing.assert_allclose(arr(sd["state"][k][n]), arr(rsd["state"][k][n]),
+                                       rtol=tol, atol=tol / 10, err_msg=n)
 
 
 def torch_test(f):

@@ -4,7 +4,9 @@ import pytest
 
 import hookgrad
 from hookgrad import optim
-from tests.optim._common import INIT, Pair, arr, leaf, quad_grad, torch, torch_test
+from tests.optim._common import (INIT, arr, assert_matches_torch_step_by_step,
+                                 assert_state_dict_round_trips, leaf, quad_grad, sweep_ids, torch,
+                                 torch_test)
 
 SWEEP = [
     ("Adadelta", {}),
@@ -18,27 +20,15 @@ SWEEP = [
 
 
 @torch_test
-@pytest.mark.parametrize("name,kwargs", SWEEP, ids=[f"{n}-{'-'.join(k)}" for n, k in SWEEP])
+@pytest.mark.parametrize("name,kwargs", SWEEP, ids=sweep_ids(SWEEP))
 def test_matches_torch_step_by_step(name, kwargs):
-    pair = Pair(name, kwargs)
-    for _ in range(8):
-        pair.step()
-        pair.assert_close(tol=1e-5)
-    pair.assert_state_close(tol=1e-5)
+    assert_matches_torch_step_by_step(name, kwargs, steps=8)
 
 
 @torch_test
 @pytest.mark.parametrize("name", ["Adadelta", "Rprop"])
-def test_state_dict_loads_from_torch(name):
-    pair = Pair(name, {"lr": 0.5})
-    pair.step(3)
-    h = [leaf(arr(p)) for p in pair.t]
-    opt = getattr(optim, name)(h, lr=0.5)
-    opt.load_state_dict(pair.to.state_dict())
-    pair.ho, pair.h = opt, h
-    pair.step(3)
-    pair.assert_close()
-    pair.assert_state_close()
+def test_state_dict_round_trips_to_and_from_torch(name):
+    assert_state_dict_round_trips(name, {"lr": 0.5})
 
 
 @torch_test

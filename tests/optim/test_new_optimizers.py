@@ -8,7 +8,9 @@ import pytest
 
 import hookgrad
 from hookgrad import optim
-from tests.optim._common import INIT, Pair, arr, leaf, quad_grad, torch, torch_test
+from tests.optim._common import (INIT, arr, assert_compiled_matches_eager,
+                                 assert_matches_torch_step_by_step, assert_state_dict_round_trips,
+                                 leaf, quad_grad, sweep_ids, torch, torch_test)
 
 SWEEP = [
     ("NAdam", {}),
@@ -30,38 +32,15 @@ SWEEP = [
 
 
 @torch_test
-@pytest.mark.parametrize("name,kwargs", SWEEP, ids=[f"{n}-{'-'.join(k)}" for n, k in SWEEP])
+@pytest.mark.parametrize("name,kwargs", SWEEP, ids=sweep_ids(SWEEP))
 def test_matches_torch_step_by_step(name, kwargs):
-    pair = Pair(name, kwargs)
-    for _ in range(6):
-        pair.step()
-        pair.assert_close(tol=1e-5)
-    pair.assert_state_close(tol=1e-5)
+    assert_matches_torch_step_by_step(name, kwargs)
 
 
 @torch_test
 @pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax"])
 def test_state_dict_round_trips_to_and_from_torch(name):
-    pair = Pair(name, {"lr": 0.05, "betas": (0.8, 0.9)})
-    pair.step(3)
-    # torch's state loaded into a fresh hookgrad optimizer continues as torch does
-    h = [leaf(arr(p)) for p in pair.t]
-    opt = getattr(optim, name)(h, lr=0.05, betas=(0.8, 0.9))
-    opt.load_state_dict(pair.to.state_dict())
-    pair.ho, pair.h = opt, h
-    pair.step(3)
-    pair.assert_close()
-    pair.assert_state_close()
-    # and hookgrad's state loads into torch
-    t = [torch.nn.Parameter(torch.tensor(arr(p))) for p in pair.h]
-    tor = getattr(torch.optim, name)(t, lr=0.05, betas=(0.8, 0.9))
-    sd = pair.ho.state_dict()
-    tor.load_state_dict({"state": {k: {n: torch.tensor(arr(v)) for n, v in s.items()}
-                                   for k, s in sd["state"].items()},
-                         "param_groups": sd["param_groups"]})
-    pair.to, pair.t = tor, t
-    pair.step(2)
-    pair.assert_close()
+    assert_state_dict_round_trips(name, {"lr": 0.05, "betas": (0.8, 0.9)})
 
 
 def test_state_has_pytorch_names():
@@ -114,31 +93,7 @@ def test_argument_errors(name):
                                          ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9)}),
                                          ("Adamax", {"lr": 0.05})])
 def test_inside_compile(name, kwargs):
-    nn = hookgrad.nn
-    hookgrad.manual_seed(0)
-    model = nn.Linear(3, 2)
-    ref = nn.Linear(3, 2)
-    ref.load_state_dict(model.state_dict())
-    x = hookgrad.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 6)
-    opts = [getattr(optim, name)(m.parameters(), **kwargs) for m in (model, ref)]
-
-    def step(m, opt):
-        opt.zero_grad()
-        loss = (m(x) ** 2).sum()
-        loss.backward()
-        opt.step()
-        return loss
-
-    compiled = hookgrad.compile(lambda: step(model, opts[0]))
-    for _ in range(4):
-        np.testing.assert_allclose(arr(compiled()), arr(step(ref, opts[1])), rtol=1e-5)
-    for a, b in zip(model.parameters(), ref.parameters()):
-        np.testing.assert_allclose(arr(a), arr(b), rtol=1e-5, atol=1e-6)
-    sd, rsd = opts[0].state_dict(), opts[1].state_dict()
-    for k in rsd["state"]:
-        for n in rsd["state"][k]:
-            np.testing.assert_allclose(arr(sd["state"][k][n]), arr(rsd["state"][k][n]),
-                                       rtol=1e-5, atol=1e-6)
+    assert_compiled_matches_eager(name, kwargs)
 
 
 # ------------------------------------------------------------------ LBFGS

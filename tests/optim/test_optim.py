@@ -7,7 +7,8 @@ import pytest
 import hookgrad
 from hookgrad import optim
 from hookgrad.optim import _transform
-from tests.optim._common import INIT, Pair, arr, leaf, torch, torch_test
+from tests.optim._common import (INIT, Pair, arr, assert_matches_torch_step_by_step, leaf,
+                                 sweep_ids, torch, torch_test)
 
 
 SWEEP = [
@@ -39,13 +40,9 @@ SWEEP = [
 # ------------------------------------------------------------------ numerics vs PyTorch
 
 @torch_test
-@pytest.mark.parametrize("name,kwargs", SWEEP, ids=[f"{n}-{'-'.join(k)}" for n, k in SWEEP])
+@pytest.mark.parametrize("name,kwargs", SWEEP, ids=sweep_ids(SWEEP))
 def test_matches_torch(name, kwargs):
-    pair = Pair(name, kwargs)
-    for _ in range(8):
-        pair.step()
-        pair.assert_close()
-    pair.assert_state_close(tol=1e-4)
+    assert_matches_torch_step_by_step(name, kwargs, steps=8, state_tol=1e-4)
 
 
 @torch_test

@@ -17,6 +17,10 @@ class GuardOnDataDependentSymNode(RuntimeError):
     """A guard on a size that depends on data (never raised: hookgrad's sizes are ints)."""
 
 
+class ConstraintViolationError(RuntimeError):
+    """A ``dynamic_shapes`` range that the example input breaks (``torch.export``)."""
+
+
 def guard_or_false(a) -> bool:
     """The condition's value (``False`` where it cannot be known: never, here)."""
     return bool(a)

@@ -41,6 +41,11 @@ from . import rnn  # noqa: E402
 from .rnn import *  # noqa: E402,F401,F403
 __all__ += rnn.__all__
 
+from .batchnorm import SyncBatchNorm  # noqa: E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: E402
+__all__ += ["SyncBatchNorm", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyOptions"]
+
 
 from ... import _missing  # noqa: E402
 __getattr__ = _missing.module_getattr(__name__)

@@ -6,6 +6,8 @@ import warnings
 import jax.numpy as jnp
 
 from ... import _dtype
+from ..._ops.dispatch import apply
+from ..._ops.nn_cross_map_lrn import CROSS_MAP_LRN2D
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -13,7 +15,8 @@ from ._utils import _param, _tensor
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+           "CrossMapLRN2d"]
 
 
 class _NormBase(Module):
@@ -366,6 +369,37 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across the channels of ``(N, C, H, W)``, as the
+    Lua-Torch layer: ``x * (k + alpha / size * sum(x^2 over a channel window))^-beta``.
+
+    ::
+
+        CrossMapLRN2d(size, alpha=0.0001, beta=0.75, k=1)
+
+    Its channel window and its gradient are that layer's (see ``LocalResponseNorm`` for the
+    centred average).
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        return apply(CROSS_MAP_LRN2D, (input,), {"size": int(self.size),
+                                                  "alpha": float(self.alpha),
+                                                  "beta": float(self.beta), "k": float(self.k)})
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,5 +1,6 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``."""
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``,
+``FractionalMaxPool2d/3d``."""
 from .. import functional as F
 from ._utils import _pair, _single, _triple
 from .module import Module
@@ -7,7 +8,8 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
-           "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -307,6 +309,54 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """The inverse of ``MaxPool3d`` (the non-maxima set to zero)."""
     _tuple = staticmethod(_triple)
     _unpool = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        n, name = self._n, type(self).__name__
+        if n == 3 and any(k <= 0 for k in self._tuple(kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = self._tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else self._tuple(output_size)
+        self.output_ratio = None if output_ratio is None else self._tuple(output_ratio)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return self._pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                          self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling: ``kernel_size`` windows at pseudo-random strides giving
+    ``output_size`` (or ``output_ratio`` times the input size).
+
+    ::
+
+        FractionalMaxPool2d(kernel_size, output_size=None, output_ratio=None,
+                            return_indices=False, _random_samples=None)
+    """
+    _n, _tuple, _pool = 2, staticmethod(_pair), staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling (see ``FractionalMaxPool2d``).
+
+    ::
+
+        FractionalMaxPool3d(kernel_size, output_size=None, output_ratio=None,
+                            return_indices=False, _random_samples=None)
+    """
+    _n, _tuple, _pool = 3, staticmethod(_triple), staticmethod(F.fractional_max_pool3d)
 
 
 from ... import _missing as _m  # noqa: E402

@@ -9,9 +9,8 @@ import math
 import numbers
 import warnings
 
-from ..._ops.dispatch import apply
-from ..._ops.nn_rnn import RNN_LAYER
-from .. import functional as F
+from ..._ops.nn_rnn import rnn_layers
+from ..._ops.rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 from .. import init
 from ..utils.rnn import PackedSequence, _packed
 from ._utils import _nondefault_repr
@@ -190,30 +189,14 @@ class RNNBase(Module):
 
     def _layers(self, x, h0, c0, batch_sizes):
         """All layers and directions: the output and the stacked final states."""
-        from ..._ops.shape import cat, stack
-        dirs = 2 if self.bidirectional else 1
-        statics = {"mode": self.mode, "batch_first": bool(self.batch_first),
-                   "batch_sizes": batch_sizes}
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(dirs):
-                k = layer * dirs + d
-                w = dict(zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"),
-                             [None] * 5))
-                for name in self._all_weights[k]:
-                    w[name.split("_l")[0]] = getattr(self, name)
-                res = apply(RNN_LAYER, (x, w["weight_ih"], w["weight_hh"], w["bias_ih"],
-                                        w["bias_hh"], h0[k], None if c0 is None else c0[k],
-                                        w["weight_hr"]), dict(statics, reverse=d == 1))
-                outs.append(res[0])
-                hs.append(res[1])
-                if c0 is not None:
-                    cs.append(res[2])
-            x = outs[0] if dirs == 1 else cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, training=True)
-        return x, stack(hs, 0), (stack(cs, 0) if cs else None)
+        weights = []
+        for names in self._all_weights:
+            w = dict.fromkeys(("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
+            for name in names:
+                w[name.split("_l")[0]] = getattr(self, name)
+            weights.append(tuple(w.values()))
+        return rnn_layers(x, h0, c0, weights, self.mode, self.num_layers, self.bidirectional,
+                          self.batch_first, batch_sizes, self.dropout, self.training)
 
     def forward(self, input, hx=None):
         packed = isinstance(input, PackedSequence)
@@ -399,10 +382,6 @@ class RNNCellBase(Module):
             states = [s.unsqueeze(0) for s in states]
         return input, states, batched
 
-    def _gates(self, input, h):
-        return (F.linear(input, self.weight_ih, self.bias_ih)
-                + F.linear(h, self.weight_hh, self.bias_hh))
-
 
 class RNNCell(RNNCellBase):
     """An Elman RNN cell: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (or ``relu``).
@@ -427,10 +406,11 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h,), batched = self._batch(input, hx, 1)
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         if self.nonlinearity == "tanh":
-            ret = self._gates(input, h).tanh()
+            ret = rnn_tanh_cell(input, h, *weights)
         elif self.nonlinearity == "relu":
-            ret = self._gates(input, h).relu()
+            ret = rnn_relu_cell(input, h, *weights)
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         return ret if batched else ret.squeeze(0)
@@ -460,9 +440,8 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h, c), batched = self._batch(input, hx, 2)
-        i, f, g, o = self._gates(input, h).chunk(4, 1)
-        cy = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        hy = o.sigmoid() * cy.tanh()
+        hy, cy = lstm_cell(input, (h, c), self.weight_ih, self.weight_hh, self.bias_ih,
+                           self.bias_hh)
         return (hy, cy) if batched else (hy.squeeze(0), cy.squeeze(0))
 
 
@@ -487,12 +466,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h,), batched = self._batch(input, hx, 1)
-        xr, xz, xn = F.linear(input, self.weight_ih, self.bias_ih).chunk(3, 1)
-        hr, hz, hn = F.linear(h, self.weight_hh, self.bias_hh).chunk(3, 1)
-        r = (xr + hr).sigmoid()
-        z = (xz + hz).sigmoid()
-        n = (xn + r * hn).tanh()
-        hy = (h - n) * z + n
+        hy = gru_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return hy if batched else hy.squeeze(0)
 
 
