@@ -72,6 +72,10 @@ _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
                    "functional", "ops", "cpu", "linalg", "profiler", "export", "xpu", "mps",
                    "mtia", "masked", "numa", "signal"})
+# names PyTorch keeps at ``torch.*`` from a heavier subpackage: (module, name there)
+_LAZY_NAMES = {"fork": ("jit", "fork"), "wait": ("jit", "wait"), "Future": ("futures", "Future"),
+               "ScriptModule": ("jit", "ScriptModule"),
+               "ScriptFunction": ("jit", "ScriptFunction")}
 
 
 def _assert(condition, message):
@@ -85,11 +89,47 @@ def __getattr__(name):
     import importlib
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     if name == "compile":  # the module is callable: hookgrad.compile(fn), .host_hook
         return importlib.import_module(f"{__name__}.compile")
     raise _missing.missing("module 'hookgrad'", "torch", name)
 
 
+from ._build_config import (compiled_with_cxx11_abi, has_lapack, has_mkl, has_openmp,  # noqa: E402
+                            has_spectral)
+from ._object_queries import get_device, is_inference, is_storage, typename  # noqa: E402
+from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402
+from ._memory_format import contiguous_format as legacy_contiguous_format  # noqa: E402
+from ._legacy_tensor import set_default_tensor_type  # noqa: E402
+from ._threads import init_num_threads  # noqa: E402
+from ._utils import classproperty  # noqa: E402
+from ._utils_internal import prepare_multiprocessing_environment  # noqa: E402
+from ._device_module import get_device_module  # noqa: E402
+from ._worker_rng import thread_safe_generator  # noqa: E402
+from .backends._numerics import (get_deterministic_debug_mode,  # noqa: E402
+                                 set_deterministic_debug_mode, set_flush_denormal)
+from . import torch_version  # noqa: E402,F401
+from ._streams import Event, Stream  # noqa: E402
+from ._dlpack import from_dlpack, to_dlpack  # noqa: E402
+from ._asarray import asarray  # noqa: E402
+from ._higher_order import cond, while_loop  # noqa: E402
+from ._file_archive import PyTorchFileReader, PyTorchFileWriter  # noqa: E402
+from ._legacy_storage import (BFloat16Storage, BoolStorage, ByteStorage,  # noqa: E402
+                              CharStorage, ComplexDoubleStorage, ComplexFloatStorage,
+                              DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,
+                              QInt8Storage, QInt32Storage, QUInt2x4Storage, QUInt4x2Storage,
+                              QUInt8Storage, ShortStorage, Storage, StorageBase)
+from ._legacy_storage import storage_type as _storage_type  # noqa: E402
+Tensor.storage_type = _storage_type
+from ._dtype_lowbit import (bits1x8, bits2x4, bits4x2, bits8, bits16,  # noqa: E402
+                            float4_e2m1fn_x2, int1, int2, int3, int4, int5, int6, int7, qint8,
+                            qint32, quint2x4, quint4x2, quint8, uint1, uint2, uint3, uint4,
+                            uint5, uint6, uint7)
+from ._symbolic_shapes import (SymBool, SymFloat, SymInt, sym_constrain_range,  # noqa: E402
+                               sym_constrain_range_for_size, sym_float, sym_fresh_size,
+                               sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum)
 from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
 from .serialization import load, save  # noqa: E402
 from . import _functional  # noqa: E402,F401 - registers the functional backend with _mode

@@ -96,6 +96,9 @@ def to_jax(d):
     would silently be 32-bit); int64 falls back to int32, as JAX does (see README).
     """
     d = as_dtype(d)
+    if d.np is None:  # hookgrad/_dtype_lowbit.py: a name without tensors
+        raise NotImplementedError(f"hookgrad does not implement tensors of dtype torch.{d.name} "
+                                  "yet (JAX has no such arrays)")
     if d.itemsize == 8 and d.np.kind == "f" or d is complex128:  # complex64 is 8 bytes
         if not x64_enabled():
             raise RuntimeError(

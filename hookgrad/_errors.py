@@ -65,3 +65,18 @@ def leaked_tracer(op):
         "only while the step was traced. Keep it where the step can reach it (its closure, "
         "a global, a Module: hookgrad then runs such a step eagerly), return it from the "
         "step, or pass it to a @hookgrad.compile.host_hook.")
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory (``torch.OutOfMemoryError``, also
+    ``torch.cuda.OutOfMemoryError``). NOTE: XLA reports its own out-of-memory errors as
+    ``jax.errors.JaxRuntimeError`` (RESOURCE_EXHAUSTED), which this class does not catch
+    (README, Differences)."""
+
+    __module__ = "hookgrad"
+
+
+class AcceleratorError(RuntimeError):
+    """An error an accelerator's runtime reported (``torch.AcceleratorError``)."""
+
+    __module__ = "hookgrad"

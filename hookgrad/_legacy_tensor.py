@@ -1,9 +1,12 @@
 """PyTorch's legacy tensor types (``torch.FloatTensor``, ``torch.LongTensor``, ...): each
 constructs a CPU tensor of its dtype, and ``isinstance(x, torch.FloatTensor)`` asks for a
 CPU float32 Tensor."""
+import importlib
+import warnings
+
 from . import _dtype
-from ._factory import empty, tensor
-from ._tensor import Size, Tensor
+from ._ops.legacy_new import legacy_new
+from ._tensor import Tensor
 
 
 class tensortype(type):
@@ -25,23 +28,8 @@ class _LegacyTensor(metaclass=tensortype):
     def __new__(cls, *args, device=None):
         """``FloatTensor(*sizes)`` (uninitialised), ``FloatTensor(data)`` (a sequence, or a
         Tensor of the same dtype) or ``FloatTensor()`` (empty)."""
-        if device is not None and _dtype.device(device).type != "cpu":
-            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
-                               f"{_dtype.device(device).type} was passed")
-        if not args:
-            return empty(0, dtype=cls.dtype)
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            if args[0].dtype is not cls.dtype:
-                raise TypeError(f"expected {cls.dtype} (got {args[0].dtype})")
-            return args[0]
-        if len(args) == 1 and isinstance(args[0], Size):
-            return empty(args[0], dtype=cls.dtype)
-        if len(args) == 1 and not isinstance(args[0], int):
-            return tensor(args[0], dtype=cls.dtype)
-        if not all(isinstance(a, int) for a in args):
-            raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of "
-                            f"type {type(args[-1]).__name__}")
-        return empty(*args, dtype=cls.dtype)
+        return legacy_new(cls.dtype, _dtype.device("cpu"), args,
+                          {} if device is None else {"device": device}, cpu_only=True)
 
 
 def _legacy(d):
@@ -60,3 +48,25 @@ ShortTensor = _legacy(_dtype.int16)
 IntTensor = _legacy(_dtype.int32)
 LongTensor = _legacy(_dtype.int64)
 BoolTensor = _legacy(_dtype.bool)
+
+
+def set_default_tensor_type(t, /) -> None:
+    """Deprecated (``set_default_dtype`` and ``set_default_device`` replace it): make the
+    floating legacy type ``t`` (``hookgrad.DoubleTensor`` or its name
+    ``"torch.DoubleTensor"``) the default, i.e. its dtype the default dtype."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module in ("torch.cuda", "hookgrad.cuda"):
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        if module == "torch" or module.startswith("torch."):
+            module = "hookgrad" + module[len("torch"):]
+        t = getattr(importlib.import_module(module), name)
+    if not (isinstance(t, tensortype) and t.dtype.is_floating_point):
+        if isinstance(t, tensortype):
+            raise TypeError("only floating-point types are supported as the default type")
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    _dtype.set_default_dtype(t.dtype)

@@ -336,6 +336,15 @@ class Tensor(metaclass=_TensorMeta):
         return _views.alias(t, self, diff=False, shared=True)
 
     def detach_(self):
+        """Make this tensor a leaf that does not require grad, in place (not for views)."""
+        info = self._view
+        if info is not None and info.diff:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         if self.grad_fn is not None:
             self.grad_fn = None
             self._output_nr = 0

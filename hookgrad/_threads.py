@@ -34,3 +34,8 @@ def get_num_interop_threads():
     """``get_num_interop_threads()``: the count given to :func:`set_num_interop_threads`,
     else the number of CPUs."""
     return _counts["inter"] or os.cpu_count() or 1
+
+
+def init_num_threads():
+    """``init_num_threads()``: set up the calling thread's intra-op thread count; nothing to
+    do, as XLA keeps its own thread pools (README, Differences)."""

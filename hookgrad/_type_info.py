@@ -41,6 +41,8 @@ class finfo:
         if not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
+        if d.np is None:  # a packed pair of 4-bit floats: PyTorch has no finfo for it
+            raise TypeError("bad argument type for built-in operation")
         d = d.to_real()
         info = jnp.finfo(d.np)
         self.bits = d.itemsize * 8
@@ -74,7 +76,7 @@ class iinfo:
         d = _dtype_arg("iinfo", type)
         if d is _dtype.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if d.is_floating_point or d.is_complex:
+        if d.is_floating_point or d.is_complex or d.np is None:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         info = jnp.iinfo(d.np)

@@ -152,6 +152,46 @@ DIFFERS = {
     "torch.nn.quantized": "`FloatFunctional` and `FXFloatFunctional` only (no quantized "
                           "Tensors)",
     "torch.uint64": "`uint32` unless JAX's x64 mode is on",
+    # branch tmisc
+    "torch.has_mkl": "False: jaxlib links no MKL", "torch.has_openmp": "False: XLA threads "
+    "with its own pool, not OpenMP", "torch.init_num_threads": "nothing to set up (XLA keeps "
+    "its own thread pools)", "torch.set_flush_denormal": "XLA's CPU programs always flush "
+    "denormals: `True` holds, `False` returns False", "torch.is_inference": "False "
+    "(`inference_mode` is `no_grad`)", "torch.OutOfMemoryError": "XLA's out-of-memory errors "
+    "are `JaxRuntimeError`s, not this class",
+    **{f"torch.{n}": "never made: sizes are plain ints (JAX's shapes are static); "
+       "constructing one raises" for n in ("SymInt", "SymFloat", "SymBool")},
+    "torch.Tensor.share_memory_": "returns the tensor unchanged (JAX arrays are not shared "
+    "memory; processes receive copies)", "torch.Tensor.is_shared": "always False (JAX arrays "
+    "are not shared memory)", "torch.Tensor.pin_memory": "raises \"does not implement\" "
+    "where an accelerator exists (PyTorch's error without one)",
+    "torch.Stream": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
+    "torch.ScriptModule": "no TorchScript: hookgrad never makes one (`torch.jit.script` "
+    "returns the Module)", "torch.ScriptFunction": "no TorchScript: constructing one raises "
+    "\"does not implement\"",
+    **{f"torch.{n}Storage": "a dtype without tensors: constructing one raises \"does not "
+       "implement\"" for n in ("QInt32", "QInt8", "QUInt2x4", "QUInt4x2", "QUInt8")},
+    "torch.cond": "eagerly records the chosen branch's nodes (a tensor only the other branch "
+    "uses gets no gradient); a traced predicate runs both branches and selects",
+    "torch.while_loop": "eagerly records each iteration's nodes; with a traced condition it is "
+    "`lax.while_loop`: inputs that require grad raise",
+    "torch.PyTorchFileReader": "`get_storage_from_record` raises \"does not implement\" "
+    "(read the bytes with `get_record`)", "torch.PyTorchFileWriter": "records from bytes or "
+    "storages; `storage_alignment` other than 64 and memory addresses raise",
+    "torch.asarray": "copies NumPy arrays and buffers (no shared memory)",
+    "torch.from_dlpack": "JAX's arrays are values: later in-place writes on either side are "
+    "not seen by the other",
+    **{n: "the strides stay C order (XLA lays arrays out)" for n in (
+        "torch.empty_strided", "torch.empty_permuted", "torch.Tensor.new_empty_strided")},
+    **{f"torch.Tensor.{n}": "on a tensor that is not a view: C-order strides after, and its "
+       "earlier views stop sharing its storage" for n in (
+           "t_", "transpose_", "swapaxes_", "swapdims_", "as_strided_")},
+    "torch.Event": "the CPU's: constructing one for `cuda` raises \"does not implement\"",
+    **{f"torch.{n}": "a dtype without tensors: making one raises \"hookgrad does not "
+       "implement\"" for n in (*(f"{s}int{b}" for s in ("", "u") for b in range(1, 8)),
+                              "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
+                              "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
+                              "quint2x4")},
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
         "get_num_interop_threads")},

@@ -11,6 +11,8 @@ from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and de
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
 from . import placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
+from . import device_memory, inplace_views, legacy_new, python_callbacks  # noqa: F401
+from . import hashing, nonzero_forms, strided_factories, subclassing  # noqa: F401
 from . import dense_only, fake_quantize, tensor_name  # noqa: F401
 # ATen's functional kernels at top level, after the nn ops they run
 from . import aten_layers, aten_losses, aten_noise, aten_norms, aten_rnn, rnn_cells  # noqa: F401

@@ -317,7 +317,28 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
     return _replace_data(self, flat[:n].reshape(shape))
 
 
-@export(function=False)
-def resize_as_(self, the_template, memory_format=None) -> Tensor:
+@export
+def resize_as_(input, the_template, memory_format=None) -> Tensor:  # noqa: A002
     """``resize_as_(tensor)``: ``resize_`` to ``tensor``'s shape."""
-    return resize_(self, tuple(the_template.shape))
+    return resize_(input, tuple(the_template.shape))
+
+
+# the deprecated out-of-place resize: PyTorch's autograd Function ``Resize``
+_RESIZE = defop("resize_copy", lambda x, shape: x.reshape(shape), "ResizeBackward", ())
+
+
+@export(function=False)
+def resize_as(self, tensor) -> Tensor:
+    """Deprecated: ``self`` reshaped to ``tensor``'s shape, which must hold as many
+    elements (``ResizeBackward``)."""
+    import warnings
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    sizes = tuple(tensor.shape)
+    n = int(np.prod(sizes, dtype=np.int64))
+    if n != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in "
+                           f"total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, "
+                           "while preserving the number of elements. ")
+    return apply(_RESIZE, (self,), {"shape": sizes})

@@ -10,6 +10,7 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .registry import OpCall, defop, export, variants
 from .shape import wrap_dim
+from .views import copy_twin
 
 
 def _masked_scatter(x, mask, src):
@@ -128,4 +129,4 @@ def unfold(self, dimension, size, step) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     if self.ndim == 0:
         return self.reshape(1)
-    return apply(_UNFOLD, (self,), {"dim": dim, "size": int(size), "step": int(step)})
+    return apply(copy_twin(_UNFOLD), (self,), {"dim": dim, "size": int(size), "step": int(step)})

@@ -446,6 +446,22 @@ def fill_(self, value) -> Tensor:
     return apply(_FILL, (self, value), out=self)
 
 
+_FILL_OUT = defop("fill_out", lambda x, v: jnp.full_like(x, v), "FillBackward0", ())
+_FILL_OUT_T = defop("fill_out_tensor", lambda x, v: jnp.full_like(x, v), "FillBackward1", ())
+
+
+@export(method=False)
+def fill(input, value) -> Tensor:
+    """``fill(input, value)``: a new tensor shaped as ``input``, every element ``value`` (a
+    number or a 0-d Tensor, whose gradient is the sum of the output's)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.ndim} dimensions.")
+        return apply(_FILL_OUT_T, (input, value))
+    return apply(_FILL_OUT, (input, value))
+
+
 @export(function=False)
 def copy_(self, src, non_blocking=False) -> Tensor:
     """``copy_(src, non_blocking=False)``: ``src`` (broadcast) written into ``self``."""

@@ -17,7 +17,8 @@ from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export, to_tensor_like
-from .views import make_view, make_views, narrow_geometry, select_geometry, view_apply, view_strides
+from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
+                    view_strides)
 
 
 def _shape_arg(shape):
@@ -437,11 +438,9 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
                                f"split_sizes={sizes}")
         cuts = tuple(np.cumsum(sizes)[:-1].tolist())
         op = SPLIT_SIZES
-    out = apply(op, (tensor,), {"sections": cuts, "dim": d})
-    out = out if isinstance(out, tuple) else (out,)
     starts = (0, *cuts)
-    return make_views(out, tensor, [narrow_geometry(d, a, o.shape[d])
-                                    for a, o in zip(starts, out)], op.node)
+    return multi_view_apply(op, tensor, {"sections": cuts, "dim": d}, lambda out: [
+        narrow_geometry(d, a, o.shape[d]) for a, o in zip(starts, out)])
 
 
 @export
@@ -458,10 +457,8 @@ def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
 def unbind(input, dim=0) -> tuple[Tensor, ...]:
     """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
     d = wrap_dim(dim, input.ndim)
-    out = apply(UNBIND, (input,), {"dim": d})
-    out = out if isinstance(out, tuple) else (out,)
-    return make_views(out, input, [select_geometry(d, i) for i in range(len(out))],
-                      UNBIND.node)
+    return multi_view_apply(UNBIND, input, {"dim": d}, lambda out: [
+        select_geometry(d, i) for i in range(len(out))])
 
 
 @export
@@ -636,6 +633,4 @@ def as_strided(input, size, stride, storage_offset=None) -> Tensor:
     if rel < 0 or (builtins.all(s > 0 for s in size) and hi >= input.numel()):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {off} lie outside the input's {input.numel()} elements")
-    st = {"size": size, "stride": stride, "offset": rel}
-    return make_view(apply(AS_STRIDED, (input,), st), input,
-                     lambda sz, s, o, **_: (size, stride, off))
+    return view_apply(AS_STRIDED, input, {"size": size, "stride": stride, "offset": rel})

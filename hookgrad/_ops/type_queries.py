@@ -46,6 +46,10 @@ def promote_types(type1, type2):
         if other.name != "bool" and not (other.is_floating_point or other.is_complex):
             raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
                                f"attempted to promote {_kind(a)} and {_kind(b)}")
+    if a.np is None or b.np is None:  # hookgrad/_dtype_lowbit.py: no promotion rules
+        what = "quantized numbers" if "qint" in a.name + b.name else "sub-byte and bit types"
+        raise RuntimeError(f"promoteTypes with {what} is not handled yet; offending types: "
+                           f"{_kind(a)} {_kind(b)}")
     if "float8" in a.name or "float8" in b.name:
         raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to "
                            f"promote {_kind(a)} and {_kind(b)}")
@@ -172,7 +176,7 @@ def resolve_neg(input) -> Tensor:
     return input
 
 
-@export(method=False)
+@export
 def argwhere(input) -> Tensor:
     """``argwhere(input)``: the indices of the non-zero elements, one row each (eager only:
     data-dependent shape)."""

@@ -12,12 +12,15 @@ import contextlib
 import inspect
 
 from .._tensor import Tensor
-from . import indexing, shape, views
+from . import indexing, placement, shape, views
+from .dispatch import NOT_IMPLEMENTED, apply
 from .registry import defop, export, with_out
 
 _VIEW_OPS = (shape.VIEW, shape.PERMUTE, shape.TRANSPOSE, shape.T, shape.SQUEEZE,
              shape.SQUEEZE_DIM, shape.SQUEEZE_DIMS, shape.UNSQUEEZE, shape.DIAGONAL,
-             shape.ALIAS, indexing.SELECT, indexing.SLICE)
+             shape.ALIAS, indexing.SELECT, indexing.SLICE, shape.EXPAND, shape.SPLIT,
+             shape.SPLIT_SIZES, shape.UNBIND, views.AS_STRIDED,
+             placement._UNFOLD)  # unfold is a copy here, a view in PyTorch
 
 TWINS = {op.name: defop(op.name + "_copy", op.fwd, op.node + "_copy", op.save, op.bwd,
                         names=op.names) for op in _VIEW_OPS}
@@ -63,6 +66,14 @@ def _alias(input) -> Tensor:
     return views.view_apply(shape.ALIAS, input)
 
 
+def _expand(input, size, *, implicit=False) -> Tensor:
+    return shape.expand(input, *size)
+
+
+def _unfold(input, dimension, size, step) -> Tensor:
+    return placement.unfold(input, dimension, size, step)
+
+
 view_copy = _copy_of(_view, "view_copy")
 permute_copy = _copy_of(shape.permute, "permute_copy")
 transpose_copy = _copy_of(shape.transpose, "transpose_copy")
@@ -74,3 +85,25 @@ select_copy = _copy_of(indexing.select, "select_copy")
 slice_copy = _copy_of(_slice, "slice_copy")
 narrow_copy = _copy_of(shape.narrow, "narrow_copy", method=True)
 alias_copy = _copy_of(_alias, "alias_copy")
+expand_copy = _copy_of(_expand, "expand_copy")
+split_copy = _copy_of(shape.split, "split_copy")
+split_with_sizes_copy = _copy_of(shape.split_with_sizes, "split_with_sizes_copy")
+unbind_copy = _copy_of(shape.unbind, "unbind_copy")
+unfold_copy = _copy_of(_unfold, "unfold_copy")
+as_strided_copy = _copy_of(shape.as_strided, "as_strided_copy")
+
+# no derivative, as PyTorch's (its backward raises)
+_DETACH_COPY = defop("detach_copy", lambda x: x, NOT_IMPLEMENTED, ())
+
+
+@export(method=False)
+def detach_copy(input) -> Tensor:  # noqa: A002 - PyTorch's parameter name
+    """A copy of ``input`` that PyTorch records without a derivative: backward through it
+    raises "derivative for detach_copy is not implemented"."""
+    return apply(_DETACH_COPY, (input,))
+
+
+@export(method=False, name="detach_")
+def _detach_(input) -> Tensor:  # noqa: A002
+    """``detach_(input)``: ``input.detach_()``."""
+    return input.detach_()

@@ -1,4 +1,4 @@
-"""``select_scatter``, ``slice_scatter``, ``diagonal_scatter``: a copy of ``input`` with
+"""``select_scatter``, ``slice_scatter``, ``diagonal_scatter``, ``as_strided_scatter``: a copy of ``input`` with
 ``src`` written where the view op would look (the out-of-place form of writing through
 that view); the gradient splits between ``input`` (outside the view) and ``src``."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from . import indexing, shape
+from . import indexing, shape, views
 from .dispatch import apply
 from .registry import defop, export
 
@@ -72,3 +72,14 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1) -> Tensor:
     d1, d2 = shape.wrap_dim(dim1, input.ndim), shape.wrap_dim(dim2, input.ndim)
     return _scatter(DIAGONAL_SCATTER, input, src, view,
                     {"offset": int(offset), "dim1": d1, "dim2": d2})
+
+
+@export
+def as_strided_scatter(input, src, size, stride, storage_offset=None) -> Tensor:
+    """``as_strided_scatter(input, src, size, stride, storage_offset=None)``: ``input``
+    with ``src`` written where ``input.as_strided(size, stride, storage_offset)`` would
+    look."""
+    view = shape.as_strided(input.detach(), size, stride, storage_offset)
+    geom = (tuple(view.shape), view.stride(), view.storage_offset() - input.storage_offset())
+    return _scatter(views.AS_STRIDED_SCATTER, input, src, view,
+                    {"size": geom[0], "stride": geom[1], "offset": geom[2]})

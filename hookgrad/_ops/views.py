@@ -131,6 +131,8 @@ GEOMETRY = {
     "select": lambda sz, st, off, dim, index: (_drop(sz, {dim}), _drop(st, {dim}),
                                                off + index * st[dim]),
     "diagonal": _diagonal,
+    # as_strided's input is contiguous: ``offset`` counts from the input's own offset
+    "as_strided": lambda sz, st, off, size, stride, offset: (size, stride, off + offset),
 }
 
 
@@ -148,6 +150,23 @@ def view_apply(op, x, statics=None):
         return apply(COPY_TWIN[0](op), (x,), statics)
     out = apply(op, (x,), statics)
     return make_view(out, x, GEOMETRY[op.name], statics)
+
+
+def multi_view_apply(op, x, statics, geoms):
+    """``op`` (a multi-output view op: ``split``, ``unbind``) applied to ``x``; its outputs
+    are views of ``x`` whose (geometry function, statics) ``geoms(outputs)`` gives."""
+    if COPY_TWIN[0] is not None:
+        out = apply(COPY_TWIN[0](op), (x,), statics)
+        return out if isinstance(out, tuple) else (out,)
+    out = apply(op, (x,), statics)
+    out = out if isinstance(out, tuple) else (out,)
+    return make_views(out, x, geoms(out), op.node)
+
+
+def copy_twin(op):
+    """``op``, or its ``*_copy`` twin while a ``*_copy`` function runs (for ops that are
+    copies here but views in PyTorch, such as ``unfold``)."""
+    return op if COPY_TWIN[0] is None else COPY_TWIN[0](op)
 
 
 def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):

@@ -85,3 +85,38 @@ def are_deterministic_algorithms_enabled():
 def is_deterministic_algorithms_warn_only_enabled():
     """Whether ``use_deterministic_algorithms`` was called with ``warn_only=True``."""
     return _deterministic["warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """``set_deterministic_debug_mode(debug_mode)``: :func:`use_deterministic_algorithms`
+    by level: ``"default"``/0 off, ``"warn"``/1 warn only, ``"error"``/2 on."""
+    if not isinstance(debug_mode, (int, str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, "
+                               f"`warn`, `error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """The level :func:`set_deterministic_debug_mode` sets: 0 off, 1 warn only, 2 on."""
+    if not _deterministic["mode"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
+
+
+def set_flush_denormal(mode) -> bool:
+    """``set_flush_denormal(mode)``: whether denormal floats flush to zero on the CPU.
+    Returns whether the request holds: XLA's CPU programs always flush denormals, so
+    ``True`` holds and ``False`` cannot be honoured (README, Differences)."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return mode

@@ -1127,6 +1127,35 @@ row("diagonal_scatter", lambda L, x, s: L.diagonal_scatter(x, s, 1),
     lambda x, s: x.at[jnp.arange(3), jnp.arange(3) + 1].set(s), [X, F(3)])
 row("diagonal_scatter.dims", lambda L, x, s: x.diagonal_scatter(s, 0, -2, -1),
     lambda x, s: x.at[:, jnp.arange(3), jnp.arange(3)].set(s), [F(2, 3, 3), F(2, 3)])
+# --- branch tmisc ---
+row("fill", lambda L, x: L.fill(x, 2.5), lambda x: jnp.full_like(x, 2.5), [X])
+row("fill.tensor", lambda L, x, v: L.fill(x, v), lambda x, v: jnp.full_like(x, v), [X, F()])
+# inplace_views.py: the in-place view ops (on a copy: a leaf cannot change in place)
+row("unsqueeze_", lambda L, x: x.clone().unsqueeze_(1), lambda x: x[:, None], [X])
+row("squeeze_", lambda L, x: x.clone().squeeze_(), lambda x: x.reshape(3, 4), [F(3, 1, 4)])
+row("squeeze_.dim", lambda L, x: x.clone().squeeze_(-2), lambda x: x.reshape(3, 4),
+    [F(3, 1, 4)])
+row("squeeze_.dims", lambda L, x: x.clone().squeeze_((0, 1)), lambda x: x.reshape(3, 4),
+    [F(3, 1, 4)])
+row("transpose_", lambda L, x: x.clone().transpose_(0, 1), lambda x: x.T, [X])
+row("swapaxes_", lambda L, x: x.clone().swapaxes_(1, 0), lambda x: x.T, [X])
+row("swapdims_", lambda L, x: x.clone().swapdims_(-1, 0), lambda x: x.T, [X])
+row("t_", lambda L, x: x.clone().t_(), lambda x: x.T, [X])
+row("as_strided_", lambda L, x: x.clone().as_strided_((2, 2), (1, 4), 1),
+    lambda x: x.reshape(-1)[np.array([[1, 5], [2, 6]])], [X])
+row("resize_as", lambda L, x, t: x.resize_as(t), lambda x, t: x.reshape(4, 3), [X, F(4, 3)])
+# view_copies.py: the copies of expand, split, unbind, unfold, as_strided
+row("expand_copy", lambda L, w: L.expand_copy(w, (3, 4)), lambda w: jnp.broadcast_to(w, (3, 4)),
+    [W])
+row("split_copy", lambda L, x: L.split_copy(x, 2), lambda x: (x[:2], x[2:]), [X])
+row("split_with_sizes_copy", lambda L, x: L.split_with_sizes_copy(x, [1, 3], 1),
+    lambda x: (x[:, :1], x[:, 1:]), [X])
+row("unbind_copy", lambda L, x: L.unbind_copy(x, 1), lambda x: tuple(x.T), [X])
+row("unfold_copy", lambda L, x: L.unfold_copy(x, 1, 2, 1),
+    lambda x: jnp.stack([x[:, i:i + 2] for i in range(3)], 1), [X])
+row("as_strided_copy", lambda L, x: L.as_strided_copy(x, (2, 2), (1, 4), 1),
+    lambda x: x.reshape(-1)[np.array([[1, 5], [2, 6]])], [X])
+# (as_strided_scatter: tests/test_view_copies_more.py; PyTorch's input gradient is wrong)
 
 
 # --- branch backends ---
