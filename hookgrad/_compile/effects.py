@@ -394,18 +394,18 @@ _warned = set()
 
 def run_eagerly(cf, plan, failed, found):
     """Decide about a step whose trace raised ``failed`` or left the effects ``found``
-    (undone by now): raise under ``fullgraph=True``; otherwise let the calls with
-    ``plan``'s key run eagerly (for an effect or a value read) and return what to call
-    once this call has run eagerly: the warning, once per site."""
+    (undone by now): under ``fullgraph=True``, the exception to raise; otherwise let the
+    calls with ``plan``'s key run eagerly (for an effect or a value read) and return what
+    to call once this call has run eagerly: the warning, once per site."""
     if failed is not None and not isinstance(failed, _BREAKS):
         # the user's error, or one only tracing meets: the eager run tells which; an error
         # of the compiled mode itself (a sharding that does not fit) is the user's to see
         if cf._fullgraph or _raised_in(failed, _COMPILE):
-            raise failed
+            return failed
         reason = f"tracing it raised {type(failed).__name__}: {_first_line(failed)}"
     elif failed is not None:
         if cf._fullgraph:
-            raise _user_frames(_as_traced_value_error(failed)) from None
+            return _user_frames(_as_traced_value_error(failed))
         what = _first_line(failed).split(" inside ")[0]
         if not isinstance(failed, TracedValueError):
             what = f"{type(failed).__name__} ({what[:80]})"
@@ -414,7 +414,7 @@ def run_eagerly(cf, plan, failed, found):
     else:
         reason = found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
         if cf._fullgraph:
-            raise Unsupported(
+            return Unsupported(
                 f"hookgrad.compile(fullgraph=True): {_name(cf._fn)} {reason} while it was "
                 "traced. Python side effects run once, while tracing, so one compiled "
                 "program cannot repeat them; mark a hook that only observes Tensors "

@@ -106,6 +106,8 @@ class CompiledFunction:
             entry = self._cache.get(plan.key)
             if entry is None:
                 traced = self._trace(plan, args, kwargs)
+                if isinstance(traced, BaseException):   # fullgraph=True; the user's frames
+                    raise traced from None
                 if type(traced) is not tuple:   # eagerly, and a warning if that works
                     out = self._fn(*args, **kwargs)
                     traced()
@@ -181,6 +183,8 @@ class CompiledFunction:
         entry = self._cache.get(plan.key)
         if entry is None:
             traced = self._trace(plan, args, kwargs)
+            if isinstance(traced, BaseException):
+                raise traced from None
             entry = traced[1] if type(traced) is tuple else self._cache.get(plan.key)
         if type(entry) is _effects.Eager:
             raise RuntimeError(f"{self!r} has no program for these arguments: "
