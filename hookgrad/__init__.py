@@ -15,7 +15,7 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dev
                      dtype, float, float16, float32, float64, get_default_dtype, half, int,
                      int8, int16, int32, int64, long, set_default_dtype, short, uint8,
                      uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
-                     float8_e5m2fnuz, float8_e8m0fnu)
+                     float8_e5m2fnuz, float8_e8m0fnu, complex32, chalf)
 from ._device import get_default_device, set_default_device
 from ._layout import (layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,
                       strided)
@@ -71,7 +71,7 @@ _LAZY = frozenset({"nn", "optim", "func", "library", "testing", "cuda", "futures
                    "multiprocessing", "distributions", "distributed", "version",
                    "accelerator", "overrides", "jit", "compiler", "_dynamo", "hub", "fx",
                    "functional", "ops", "cpu", "linalg", "profiler", "export", "xpu", "mps",
-                   "mtia", "masked", "numa", "signal"})
+                   "mtia", "masked", "numa", "signal", "fft"})
 # names PyTorch keeps at ``torch.*`` from a heavier subpackage: (module, name there)
 _LAZY_NAMES = {"fork": ("jit", "fork"), "wait": ("jit", "wait"), "Future": ("futures", "Future"),
                "ScriptModule": ("jit", "ScriptModule"),

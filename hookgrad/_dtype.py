@@ -34,7 +34,7 @@ class dtype:
 
 
 def _lookup_name(name):
-    return _BY_NAME[name]
+    return complex32 if name == "complex32" else _BY_NAME[name]
 
 
 float32 = float = dtype("float32", np.float32)
@@ -58,6 +58,23 @@ float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2)
 float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz)
 float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz)
 float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu)
+
+
+class _Unheld(dtype):
+    """A PyTorch dtype JAX has no array type for (``complex32``): it exists, to be named
+    and compared; making a tensor of it raises hookgrad's "does not implement" error."""
+
+    __slots__ = ()
+
+    def __init__(self, name, itemsize):
+        self.name, self.np, self.itemsize = name, None, itemsize
+        self.is_floating_point, self.is_complex, self.is_signed = False, True, True
+
+    def to_real(self):
+        return float16
+
+
+complex32 = chalf = _Unheld("complex32", 4)
 
 _ALL = (float32, float64, float16, bfloat16, complex64, complex128, int8, int16, int32, int64,
         uint8, bool, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
@@ -96,9 +113,9 @@ def to_jax(d):
     would silently be 32-bit); int64 falls back to int32, as JAX does (see README).
     """
     d = as_dtype(d)
-    if d.np is None:  # hookgrad/_dtype_lowbit.py: a name without tensors
+    if d.np is None:  # complex32, hookgrad/_dtype_lowbit.py's: a name without tensors
         raise NotImplementedError(f"hookgrad does not implement tensors of dtype torch.{d.name} "
-                                  "yet (JAX has no such arrays)")
+                                  "yet: JAX has no such arrays (see docs/api_coverage.md)")
     if d.itemsize == 8 and d.np.kind == "f" or d is complex128:  # complex64 is 8 bytes
         if not x64_enabled():
             raise RuntimeError(

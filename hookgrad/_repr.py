@@ -70,11 +70,26 @@ def _formatter(shown):
     return fmt, max([len(fmt(v)) for v in shown.reshape(-1).tolist()] or [1])
 
 
+def _complex_formatter(shown):
+    """PyTorch's complex cells: the real part padded to the real parts' width, then the
+    imaginary part with its sign and ``j`` (each part formatted by its own rules)."""
+    fr, wr = _float_formatter(shown.real.astype(np.float64).reshape(-1))
+    fi, wi = _float_formatter(shown.imag.astype(np.float64).reshape(-1))
+
+    def fmt(v):
+        im = (fi(v.imag).rjust(wi) + "j").lstrip()
+        return fr(v.real).rjust(wr) + (im if im[0] in "+-" else "+" + im)
+    return fmt, wr + wi + 1
+
+
 def _body(arr):
     if arr.dtype.kind == "c":
-        return np.array2string(arr, separator=", ", prefix="tensor(",
-                               threshold=_threshold(), edgeitems=_OPTS["edgeitems"],
-                               max_line_width=_OPTS["linewidth"])
+        if arr.size == 0:
+            return "[]"
+        fmt, width = _complex_formatter(_shown(arr))
+        if arr.ndim == 0:
+            return fmt(arr.item())
+        return _nested(arr, len("tensor("), arr.size > _threshold(), fmt, width, pad=False)
     if arr.dtype.kind == "f" or arr.dtype.name == "bfloat16":
         arr = arr.astype(np.float64)
     if arr.size == 0:
@@ -85,12 +100,13 @@ def _body(arr):
     return _nested(arr, len("tensor("), arr.size > _threshold(), fmt, width)
 
 
-def _nested(arr, indent, summarize, fmt, width):
-    """PyTorch's layout: rows joined by ``,`` and one blank line per extra dimension."""
+def _nested(arr, indent, summarize, fmt, width, pad=True):
+    """PyTorch's layout: rows joined by ``,`` and one blank line per extra dimension
+    (cells padded to ``width`` unless ``fmt`` pads its own parts: complex ones)."""
     edge = _OPTS["edgeitems"]
     cut = summarize and arr.shape[0] > 2 * edge
     if arr.ndim == 1:
-        cells = [fmt(v).rjust(width) for v in arr.tolist()]
+        cells = [fmt(v).rjust(width) if pad else fmt(v) for v in arr.tolist()]
         if cut:
             cells = cells[:edge] + [" ..."] + cells[-edge:]
         per_line = max(1, (_OPTS["linewidth"] - indent) // (width + 2))
@@ -98,7 +114,7 @@ def _nested(arr, indent, summarize, fmt, width):
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     rows = list(range(edge)) + [None] + list(range(arr.shape[0] - edge, arr.shape[0])) \
         if cut else range(arr.shape[0])
-    parts = ["..." if i is None else _nested(arr[i], indent + 1, summarize, fmt, width)
+    parts = ["..." if i is None else _nested(arr[i], indent + 1, summarize, fmt, width, pad)
              for i in rows]
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
@@ -142,7 +158,11 @@ def tensor_repr(t):
     if arr.size == 0 and arr.ndim != 1:
         extras.append(f"size={tuple(arr.shape)}")
     dt = t.dtype
-    if dt not in (_dtype.get_default_dtype(), _default_int(), _dtype.bool):
+    default = _dtype.get_default_dtype()
+    complex_default = _dtype.complex128 if default is _dtype.float64 else _dtype.complex64
+    # an empty tensor names any dtype but the default floating one, as PyTorch's
+    if dt is not default and (arr.size == 0 or
+                              dt not in (_default_int(), _dtype.bool, complex_default)):
         extras.append(f"dtype={dt!r}")
     return "tensor(" + body + "".join(", " + e for e in extras + _grad_extras(t)) + ")"
 

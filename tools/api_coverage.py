@@ -43,9 +43,20 @@ _RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ
 _EAGER = "eager only (data-dependent shape): raises inside `hookgrad.compile`"
 _ONE_NODE = "one `QuantileBackward0` node where PyTorch records sort, gather and lerp nodes"
 _VIEW = "returns a copy: views do not share storage (README, Differences)"
+_COMPLEX_VIEW = ("returns a copy: an in-place change of the result does not reach the complex "
+                 "tensor (README, Differences; the `real`/`imag` setters do write)")
+_CONJ = "conjugates at once: no lazy conjugate bit, so `is_conj()` is False (README, Differences)"
+_CHALF = "exists; making a tensor of it raises: JAX has no complex32 (README, Differences)"
 # Implemented names that behave differently, and how (the README's Differences table has
 # the reasons). Keys are PyTorch's qualified names.
 DIFFERS = {
+    "torch.view_as_real": _COMPLEX_VIEW, "torch.view_as_complex": _COMPLEX_VIEW,
+    "torch.real": _COMPLEX_VIEW, "torch.imag": _COMPLEX_VIEW,
+    "torch.Tensor.real": _COMPLEX_VIEW, "torch.Tensor.imag": _COMPLEX_VIEW,
+    "torch.conj": _CONJ, "torch.Tensor.conj": _CONJ, "torch.is_conj": _CONJ,
+    "torch.Tensor.is_conj": _CONJ, "torch.resolve_conj": _CONJ,
+    "torch.Tensor.resolve_conj": _CONJ,
+    "torch.complex32": _CHALF, "torch.chalf": _CHALF, "torch.Tensor.chalf": _CHALF,
     "torch.from_numpy": "copies the array (no shared memory)",
     "torch.manual_seed": "seeds one JAX PRNG key; the numbers differ from PyTorch's",
     "torch.rand": _RNG, "torch.randn": _RNG, "torch.randint": _RNG, "torch.randperm": _RNG,

@@ -16,6 +16,7 @@ from . import hashing, nonzero_forms, strided_factories, subclassing  # noqa: F4
 from . import dense_only, fake_quantize, tensor_name  # noqa: F401
 # ATen's functional kernels at top level, after the nn ops they run
 from . import aten_layers, aten_losses, aten_noise, aten_norms, aten_rnn, rnn_cells  # noqa: F401
+from . import complex_numbers, spectral, stft  # noqa: F401
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
@@ -34,7 +35,7 @@ def _attach():
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in shape.TENSOR_PROPERTIES.items():
-        setattr(Tensor, name, property(fn))
+        setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     dunders = {
         "__add__": _F["add"],
         "__radd__": _F["add"],

@@ -85,14 +85,17 @@ class Op:
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "names", "extras", "_spec", "_fwd_cache", "_vjp_cache", "_node_cls", "_avals",
-                 "_constant_cache",
+                 "names", "extras", "pack_order", "_spec", "_fwd_cache", "_vjp_cache",
+                 "_node_cls", "_avals", "_constant_cache",
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
-                 nondiff=(), names=None, promotes=True, extras=None):
+                 nondiff=(), names=None, promotes=True, extras=None, pack_order=None):
         self.name, self.node, self.save = name, node, save
         self.extras = extras
+        # a variadic op's pack order, ``pack_order(number of arguments) -> positions``
+        # (``_foreach_mul``'s packs every ``other`` before every ``self``); else ``names``
+        self.pack_order = pack_order
         # a vjp's results have its primals' dtypes already (promotes=False): narrowing them
         # would turn a float64 input's gradient into float32 behind a cast to float32
         self.fwd = _dtype.pytorch_result_dtype(fwd) if promotes else fwd
@@ -126,7 +129,7 @@ def _unpack_hooked(node, as_tensors):
     extras (``Op.extras``) and a packed result are unpacked in their place too, though the
     vjp reads neither (a result changed in place fails here, as PyTorch's)."""
     stored, extra, result = node._stored, node._extra, node._out_saved
-    order = [w for w in SAVED_NAMES.pack_order(node._op)
+    order = [w for w in _pack_order(node._op, len(stored))
              if w.__class__ is int or extra is not None and w.__class__ is tuple
              or w == "result" and result.__class__ is SavedTensor]
     order += [i for i in range(len(stored)) if i not in order]
@@ -447,12 +450,18 @@ class _SavedNames:
 SAVED_NAMES = _SavedNames()
 
 
+def _pack_order(op, n):
+    """The positions (``"result"``, extras) ``op`` packs in PyTorch's order, of ``n``
+    arguments."""
+    return SAVED_NAMES.pack_order(op) if op.pack_order is None else op.pack_order(n)
+
+
 def _pack(node, stored, out):
     """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
     ``names``), then anything else it keeps in argument order."""
     op = node._op
     extras = _extras(node, stored) if op.extras is not None else None
-    for where in SAVED_NAMES.pack_order(op):  # argument positions; "result": the output
+    for where in _pack_order(op, len(stored)):  # argument positions; "result": the output
         if where == "result":
             if op.save is OUT or node._out_saved is None:
                 node._out_saved = SavedTensor(out, True)
@@ -478,7 +487,7 @@ def pack_before_error(op, args):
     needed = needed_inputs(op.save, args)
     keep = [i for i, a in enumerate(args)
             if isinstance(a, Tensor) and keeps(op.save, i, needed, a._arr.aval.dtype)]
-    order = [w for w in SAVED_NAMES.pack_order(op) if w.__class__ is int and w in keep]
+    order = [w for w in _pack_order(op, len(args)) if w.__class__ is int and w in keep]
     for i in order + [i for i in keep if i not in order]:
         SavedTensor(args[i], False)
 
@@ -714,7 +723,7 @@ def vjp_op(node):
         statics = dict(node._key)
         if op.save is OUT:
             def fwd(y, *gs):
-                return (op.bwd(y, *gs, **statics),)
+                return (_conj(op.bwd(y, *[_conj(g) for g in gs], **statics)),)
         else:
             fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
                             [m.dtype for m in node._out_meta()])
@@ -763,8 +772,17 @@ def _make_vjp(f, statics, layout, want, out_dtypes):
                         for o, d in zip(out, diff_out))
         else:
             cot = next(git)
-        res = pullback(cot)
+        res = pullback(jax.tree_util.tree_map(_conj, cot))
         # gradients w.r.t. Python-number operands are dropped by the caller; keep dtypes
-        return tuple(r.astype(p.dtype) if hasattr(p, "dtype") and r.dtype != p.dtype else r
-                     for r, p in zip(res, primals))
+        return tuple(_conj(r).astype(p.dtype) if hasattr(p, "dtype") and r.dtype != p.dtype
+                     else _conj(r) for r, p in zip(res, primals))
     return fwd
+
+
+def _conj(g):
+    """PyTorch's gradient of a complex value is the conjugate of JAX's cotangent (its
+    "Autograd for Complex Numbers" note: ``.grad`` is the conjugate Wirtinger derivative
+    of a real loss, ``jax.grad`` its conjugate); conjugating a node's cotangents before
+    JAX's vjp and its results after keeps every gradient between nodes, and so every
+    hook and ``.grad``, PyTorch's (a no-op for real values)."""
+    return jnp.conj(g) if jnp.iscomplexobj(g) else g

@@ -169,9 +169,16 @@ for _name, (_fn, _node) in _UNARY.items():
     if _name + "_" in METHODS:
         export(_inplace(_name), name=f"_foreach_{_name}_", method=False)
 
+def _others_first(n):
+    # PyTorch's ops on two lists save every ``other`` before every ``self`` (NOTE: its
+    # pow also packs the results, after them: not here)
+    return list(range(n // 2, n)) + list(range(n // 2))
+
+
 for _name, (_fn, _nodes) in _BINARY.items():
     _ops = (defop(f"foreach_{_name}.Scalar", _scalar_fwd(_fn), _nodes[0]),
-            defop(f"foreach_{_name}.List", _lists_fwd(_fn), _nodes[1]),
+            defop(f"foreach_{_name}.List", _lists_fwd(_fn), _nodes[1],
+                  pack_order=_others_first),
             defop(f"foreach_{_name}.ScalarList", _scalars_fwd(_fn), _nodes[2]))
     export(_outplace_binary(_name, _ops), name=f"_foreach_{_name}", method=False)
     if _name + "_" in METHODS:

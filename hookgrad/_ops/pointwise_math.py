@@ -27,7 +27,13 @@ def _sinc(x):
 
 
 def _sgn(x):
-    return jnp.sign(x)
+    if not jnp.iscomplexobj(x):
+        return jnp.sign(x)
+    # z / |z|, written out: JAX gives sign a zero derivative, PyTorch's sgn of a complex
+    # value has one (0 at 0, where a safe divisor keeps the gradient finite)
+    a = jnp.abs(x)
+    zero = a == 0
+    return jnp.where(zero, 0, x / jnp.where(zero, 1, a))
 
 
 _UNARY = [

@@ -189,35 +189,29 @@ def _detach(input) -> Tensor:
     return input.detach()
 
 
-def _real_only(name, t):
-    # hookgrad has no conjugation op yet: a complex tensor would silently lose it
-    if t.dtype.is_complex:
-        raise NotImplementedError(f"hookgrad does not implement {name} of complex tensors "
-                                  "yet (see docs/api_coverage.md for what it covers)")
+def _conj(t):
+    # the conjugate transposes: complex_numbers (imported after this module) conjugates
+    return FUNCTIONS["conj"](t) if t.dtype.is_complex else t
 
 
 @export
 def adjoint(input) -> Tensor:
-    """``adjoint(input)``: the conjugate transpose of the last two dimensions (real
-    tensors)."""
-    _real_only("torch.adjoint", input)
-    return input.transpose(-2, -1)
+    """``adjoint(input)``: the conjugate transpose of the last two dimensions."""
+    return _conj(input.transpose(-2, -1))
 
 
 def _H(self):
-    _real_only("torch.Tensor.H", self)
     if self.ndim not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.")
-    return self.transpose(0, 1) if self.ndim == 2 else self
+    return _conj(self.transpose(0, 1) if self.ndim == 2 else self)
 
 
 def _mH(self):
-    _real_only("torch.Tensor.mH", self)
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return self.transpose(-2, -1)
+    return _conj(self.transpose(-2, -1))
 
 
 # every hookgrad tensor is dense (strided: ``layout.py``); none is nested or an MKL-DNN one

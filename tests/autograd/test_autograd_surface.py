@@ -353,6 +353,23 @@ def test_foreach_inplace_records_per_tensor_nodes_and_returns_the_list():
     assert got[0] and got[1]
 
 
+@pytest.mark.parametrize("op", ["mul", "div", "maximum", "minimum"])
+def test_foreach_of_two_lists_packs_every_other_before_every_self(op):
+    # saved-tensor hooks see PyTorch's order (found by the fuzz tier)
+    def f(L):
+        packed = []
+        a, b = _pair(L), [t * 2 + 1 for t in _pair(L)]
+
+        def pack(t):
+            packed.append(py(t))
+            return t
+        with L.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            getattr(L, f"_foreach_{op}")(a, b)
+        return packed
+    got = same_as_torch(f)
+    assert len(got) == 4 and got[0] != got[2]
+
+
 def test_foreach_errors():
     def f(L):
         a = _pair(L)

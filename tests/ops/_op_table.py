@@ -1181,3 +1181,104 @@ row("fake_quantize_per_channel_affine",
     lambda L, x: L.fake_quantize_per_channel_affine(
         x, L.tensor([0.2, 0.3, 0.4, 0.5]), L.tensor([0, 1, -1, 2], dtype=L.int32), 1, -8, 8),
     lambda x: _fake_quantize_ref(x, [0.2, 0.3, 0.4, 0.5], [0, 1, -1, 2], -8, 8, axis=1), [X])
+
+# --- branch complex ---
+# complex_numbers.py, spectral.py, stft.py: complex results are compared through
+# view_as_real (or a real part of them), so every row is real in, real out: the gradients
+# are then the same in PyTorch's convention and JAX's (test_complex.py checks complex
+# leaves' .grad, which differ by a conjugate)
+Z2 = F(3, 4, 2)  # a complex (3, 4) tensor as pairs of reals
+
+
+def _vr(z):
+    return jnp.stack([z.real, z.imag], -1)
+
+
+def _cz(x):
+    return jax.lax.complex(x[..., 0], x[..., 1])
+
+
+def _set_part(L, x, y, v, part):
+    z = L.complex(x, y) * 1  # not a leaf: its part may be written
+    setattr(z, part, v)
+    return L.view_as_real(z)
+
+
+row("complex", lambda L, x, y: L.view_as_real(L.complex(x, y)),
+    lambda x, y: jnp.stack([x, y], -1), [X, Y])
+row("polar", lambda L, r, t: L.view_as_real(L.polar(r, t)),
+    lambda r, t: jnp.stack([r * jnp.cos(t), r * jnp.sin(t)], -1), [P(3, 4), X])
+row("view_as_complex", lambda L, x: L.view_as_complex(x).abs(), lambda x: jnp.abs(_cz(x)),
+    [Z2])
+row("view_as_real_copy", lambda L, x: L.view_as_real_copy(L.view_as_complex(x) * 2),
+    lambda x: 2 * x, [Z2])
+row("view_as_complex_copy", lambda L, x: L.view_as_complex_copy(x.detach()).abs(),
+    lambda x: jnp.abs(_cz(x)), [Z2])
+# (the node above conj saves nothing: PyTorch's saved value would carry the conjugate bit)
+row("conj", lambda L, x: L.view_as_real(L.view_as_complex(x).conj() + 1j),
+    lambda x: _vr(jnp.conj(_cz(x)) + 1j), [Z2])
+row("conj_physical", lambda L, x: L.conj_physical(L.view_as_complex(x)).angle(),
+    lambda x: jnp.angle(jnp.conj(_cz(x))), [Z2])
+row("conj_physical_", lambda L, x: L.view_as_real((L.view_as_complex(x) * 2).conj_physical_()),
+    lambda x: _vr(jnp.conj(2 * _cz(x))), [Z2])
+row("real", lambda L, x: (L.view_as_complex(x) ** 2).real, lambda x: (_cz(x) ** 2).real,
+    [Z2])
+row("imag", lambda L, x: L.imag(L.view_as_complex(x) ** 2), lambda x: (_cz(x) ** 2).imag,
+    [Z2])
+row("real.set", lambda L, x, y, v: _set_part(L, x, y, v, "real"),
+    lambda x, y, v: jnp.stack([jnp.broadcast_to(v, x.shape), y], -1), [X, Y, W])
+row("imag.set", lambda L, x, y, v: _set_part(L, x, y, v, "imag"),
+    lambda x, y, v: jnp.stack([x, jnp.broadcast_to(v, x.shape)], -1), [X, Y, W])
+row("abs.complex", lambda L, x: L.view_as_complex(x).abs(), lambda x: jnp.abs(_cz(x)), [Z2])
+row("angle.complex", lambda L, x: L.view_as_complex(x).angle(), lambda x: jnp.angle(_cz(x)),
+    [Z2])
+row("sgn.complex", lambda L, x: L.view_as_real(L.view_as_complex(x).sgn()),
+    lambda x: _vr(_cz(x) / jnp.abs(_cz(x))), [Z2])
+row("fft.fft", lambda L, x: L.view_as_real(L.fft.fft(L.view_as_complex(x))),
+    lambda x: _vr(jnp.fft.fft(_cz(x))), [Z2])
+row("fft.fft.real_n", lambda L, x: L.view_as_real(L.fft.fft(x, n=6, norm="ortho")),
+    lambda x: _vr(jnp.fft.fft(x, n=6, norm="ortho")), [X])
+row("fft.ifft", lambda L, x: L.view_as_real(L.fft.ifft(L.view_as_complex(x), n=3, dim=0)),
+    lambda x: _vr(jnp.fft.ifft(_cz(x), n=3, axis=0)), [Z2])
+row("fft.fft2", lambda L, x: L.view_as_real(L.fft.fft2(L.view_as_complex(x), norm="forward")),
+    lambda x: _vr(jnp.fft.fft2(_cz(x), norm="forward")), [Z2])
+row("fft.ifft2", lambda L, x: L.view_as_real(L.fft.ifft2(L.view_as_complex(x), s=(4, 4))),
+    lambda x: _vr(jnp.fft.ifft2(_cz(x), s=(4, 4))), [Z2])
+row("fft.fftn", lambda L, x: L.view_as_real(L.fft.fftn(L.view_as_complex(x), dim=(1,))),
+    lambda x: _vr(jnp.fft.fftn(_cz(x), axes=(1,))), [Z2])
+row("fft.ifftn", lambda L, x: L.view_as_real(L.fft.ifftn(L.view_as_complex(x))),
+    lambda x: _vr(jnp.fft.ifftn(_cz(x))), [Z2])
+row("fft.rfft", lambda L, x: L.view_as_real(L.fft.rfft(x)), lambda x: _vr(jnp.fft.rfft(x)),
+    [X])
+row("fft.irfft", lambda L, x: L.fft.irfft(L.view_as_complex(x), n=5),
+    lambda x: jnp.fft.irfft(_cz(x), n=5), [Z2])
+row("fft.rfft2", lambda L, x: L.view_as_real(L.fft.rfft2(x, norm="ortho")),
+    lambda x: _vr(jnp.fft.rfft2(x, norm="ortho")), [X])
+row("fft.irfft2", lambda L, x: L.fft.irfft2(L.view_as_complex(x)),
+    lambda x: jnp.fft.irfft2(_cz(x)), [Z2])
+row("fft.rfftn", lambda L, x: L.view_as_real(L.fft.rfftn(x, s=(2, 6))),
+    lambda x: _vr(jnp.fft.rfftn(x, s=(2, 6))), [X])
+row("fft.irfftn", lambda L, x: L.fft.irfftn(L.view_as_complex(x), dim=(0, 1)),
+    lambda x: jnp.fft.irfftn(_cz(x)), [Z2])
+row("fft.hfft", lambda L, x: L.fft.hfft(L.view_as_complex(x)),
+    lambda x: jnp.fft.hfft(_cz(x)), [Z2])
+# PyTorch's ihfft is a lazy conjugate, which view_as_real refuses: a product resolves it
+row("fft.ihfft", lambda L, x: L.view_as_real(L.fft.ihfft(x, norm="forward") * 1j),
+    lambda x: _vr(jnp.fft.ihfft(x, norm="forward") * 1j), [X])
+row("fft.hfft2", lambda L, x: L.fft.hfft2(L.view_as_complex(x), norm="ortho"),
+    lambda x: jnp.fft.irfft2(jnp.conj(_cz(x)), norm="ortho") * 1, [Z2])
+row("fft.ihfft2", lambda L, x: L.view_as_real(L.fft.ihfft2(x)),
+    lambda x: _vr(jnp.conj(jnp.fft.rfft2(x, norm="forward"))), [X])
+row("fft.hfftn", lambda L, x: L.fft.hfftn(L.view_as_complex(x)),
+    lambda x: jnp.fft.irfftn(jnp.conj(_cz(x)), norm="forward"), [Z2])
+row("fft.ihfftn", lambda L, x: L.view_as_real(L.fft.ihfftn(x) * 1j),
+    lambda x: _vr(jnp.conj(jnp.fft.rfftn(x, norm="forward")) * 1j), [X])
+row("fft.fftshift", lambda L, x: L.fft.fftshift(x), lambda x: jnp.fft.fftshift(x), [X])
+row("fft.ifftshift", lambda L, x: L.fft.ifftshift(x, dim=1),
+    lambda x: jnp.fft.ifftshift(x, axes=1), [X])
+row("fft.fftfreq", lambda L: L.fft.fftfreq(5, d=0.5), lambda: jnp.fft.fftfreq(5, d=0.5), [])
+row("fft.rfftfreq", lambda L: L.fft.rfftfreq(6), lambda: jnp.fft.rfftfreq(6), [])
+row("stft", lambda L, x: L.view_as_real(L.stft(x, 4, hop_length=2, window=L.hann_window(4),
+                                                return_complex=True)), None, [F(2, 12)])
+row("istft", lambda L, x: L.istft(L.view_as_complex(x), 4, hop_length=1, center=False,
+                                  window=L.ones(4)), None, [F(3, 5, 2)])
