@@ -39,10 +39,12 @@ import types
 from ._compile import sharding as _sharding
 from ._compile import tune as _tune
 from ._compile.function import CompiledFunction
+from ._compile.effects import is_trace_only, trace_only
 from ._compile.host_hook import TracedValueError, host_hook, is_host_hook
 from ._compile.state import MODULE_COMPILE, _module_cls
 
-__all__ = ["compile", "host_hook", "is_host_hook", "CompiledFunction", "TracedValueError"]
+__all__ = ["compile", "host_hook", "is_host_hook", "trace_only", "is_trace_only",
+           "CompiledFunction", "TracedValueError"]
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=None,
@@ -153,6 +155,8 @@ sys.modules[__name__].__class__ = _CallableModule
 # the function carries the same names, for code holding ``from hookgrad.compile import compile``
 compile.host_hook = host_hook
 compile.is_host_hook = is_host_hook
+compile.trace_only = trace_only
+compile.is_trace_only = is_trace_only
 compile.TracedValueError = TracedValueError
 
 

@@ -22,6 +22,7 @@ eagerly (a warning, once per site, says why; ``fullgraph=True`` raises instead).
 # set) leaves nothing behind and nothing observed it, so replaying without it is the same.
 """
 import collections
+import functools
 import logging
 import os
 import sys
@@ -38,7 +39,7 @@ from .host_hook import _user_frames, is_host_hook
 from .state import (_Roots, _global_hook_dicts, _is_optimizer, _module_hook_attrs,
                     _user_function)
 
-__all__ = ["Watch", "Eager", "run_eagerly"]
+__all__ = ["Watch", "Eager", "run_eagerly", "trace_only", "is_trace_only"]
 
 _DEPTH = 3          # containers inside containers recorded
 _MAX_OBJECTS = 20000
@@ -79,6 +80,7 @@ class Watch:
     def __init__(self, cf, plan, logs_are_effects=False):
         self._records = []      # (kind, holder, key or None, saved, where)
         self._unguarded = set()
+        self._exempt = set()
         self._host = False
         self._seen = set()
         self._logged = []
@@ -88,11 +90,15 @@ class Watch:
         self._logs_are_effects = logs_are_effects
         modules = list(plan.state.modules)
         functions = _functions(cf, plan)
-        # host hooks first, wherever they sit (a pack hook calling one): what they reach
-        # is theirs (``guardable``)
+        # trace-only functions, then host hooks, first, wherever they sit (a pack hook
+        # calling one): what they reach is theirs (not an effect; not a guard)
+        self._host = "trace_only"
+        for f, where in functions:
+            for h in _marked(f, is_trace_only):
+                self._function(h, f"trace-only {_name(h)}")
         self._host = True
         for f, where in functions:
-            for h in _host_hooks(f):
+            for h in _marked(f, is_host_hook):
                 self._function(h, f"host hook {_name(h)}")
         self._host = False
         for f, where in functions:
@@ -119,6 +125,9 @@ class Watch:
             self._value(v, where)
 
     def _value(self, v, where, depth=0):
+        if isinstance(v, types.BuiltinMethodType) and \
+                not isinstance(v.__self__, (types.ModuleType, type(None))):
+            v = v.__self__   # ``fired.append`` held as a function: the list it appends to
         if isinstance(v, _SKIP) or depth > _DEPTH or \
                 id(v) in self._seen or len(self._records) > _MAX_OBJECTS:
             return
@@ -166,6 +175,8 @@ class Watch:
         self._records.append((kind, holder, key, saved, where))
         if self._host:   # what a host hook reaches: it writes there on every call
             self._unguarded.add(len(self._records) - 1)
+        if self._host == "trace_only":   # written while tracing, by request
+            self._exempt.add(len(self._records) - 1)
 
     # ---- 2. during
     def __enter__(self):
@@ -200,8 +211,8 @@ class Watch:
         if self._logged and self._logs_are_effects:
             r = self._logged[0][1]
             found.append(f"logged {r.getMessage()[:60]!r} ({r.name})")
-        for kind, holder, key, saved, where in self._records:
-            if _changed(kind, holder, key, saved):
+        for i, (kind, holder, key, saved, where) in enumerate(self._records):
+            if i not in self._exempt and _changed(kind, holder, key, saved):
                 found.append(f"changed {_what(kind, holder, key, saved)} of {where}")
         return found
 
@@ -272,12 +283,45 @@ def _plain(f):
     return getattr(f, "__func__", f)   # a staticmethod's or classmethod's function
 
 
-def _host_hooks(f):
-    """The host hooks among ``f`` and what its roots hold."""
+def _marked(f, marked):
+    """The functions among ``f`` and what its roots hold that ``marked`` says are host
+    hooks, or trace-only."""
     roots = _Roots(f)
     values = [f, *roots.objects, *map(_cell, (c for c, _ in roots.cells)),
               *(g.get(n) for g, n, _ in roots.globals)]
-    return [v for v in values if is_host_hook(v)]
+    return [v for v in values if marked(v)]
+
+
+def trace_only(fn):
+    """Mark a function whose Python side effects are meant to happen while a compiled
+    step is traced, and only then (inspecting what the trace sees, counting traces)::
+
+        seen = []
+        note = hookgrad.compile.trace_only(lambda t: seen.append(type(t._data)))
+
+        @hookgrad.compile
+        def step(x):
+            note(x)           # once per trace: no "runs eagerly"
+            ...
+
+    What it changes is not an effect of the step, what it prints is printed, and eagerly
+    it is an ordinary call.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (getattr(s, "real", s) for s in streams)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            sys.stdout, sys.stderr = streams
+    wrapper.__hookgrad_trace_only__ = True
+    return wrapper
+
+
+def is_trace_only(fn):
+    """Whether ``fn`` was marked with :func:`trace_only`."""
+    return bool(getattr(fn, "__hookgrad_trace_only__", False))
 
 
 def _cell(cell):
