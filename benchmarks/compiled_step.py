@@ -9,8 +9,8 @@ matrix (tests/test_three_modes.py):
 - a forward hook recording an activation statistic on the host (a ``host_hook``: one
   scalar sent to the host per step, in every variant);
 - a saved-tensor pack/unpack pair around the forward;
-- ``ModTracker`` with user hooks (Python bookkeeping: eagerly it runs every step; compiled,
-  it runs once, while the step is traced).
+- ``ModTracker`` with user hooks counting module calls (through a host hook, so that,
+  compiled, they count on every call, as eagerly).
 
 Models: an MLP (4 Linear 512x512, batch 256) and a transformer (2 pre-LN blocks, d=128,
 4 heads, seq 64, batch 16), both with the hooks above; and "narrow", the dispatch-bound
@@ -173,9 +173,11 @@ def install_hookgrad(kind, model, record):
         lambda mod, gi, go: tuple(None if g is None else g.clamp(-CLIP, CLIP) for g in gi))
     tracker = ModTracker()
     counts = {"fw": 0, "bw": 0}
-    tracker.register_user_hooks(
-        pre_fw_hook=lambda m, i: counts.__setitem__("fw", counts["fw"] + 1),
-        pre_bw_hook=lambda m, g: counts.__setitem__("bw", counts["bw"] + 1))
+    # counting is a Python side effect: a host hook (no Tensor arguments) keeps the step
+    # one program and counts on every call, as eagerly
+    count = hg.compile.host_hook(lambda k: counts.__setitem__(k, counts[k] + 1))
+    tracker.register_user_hooks(pre_fw_hook=lambda m, i: count("fw"),
+                                pre_bw_hook=lambda m, g: count("bw"))
     return tracker
 
 

@@ -5,7 +5,8 @@ import warnings
 
 from . import _mode
 
-__all__ = ["TracedValueError", "traced_value_error", "warn"]
+__all__ = ["TorchDynamoException", "Unsupported", "TracedValueError", "traced_value_error",
+           "leaked_tracer", "warn"]
 
 # code objects of wrappers that stand between a public function and its caller (autocast's):
 # ``warn`` does not count their frames
@@ -23,7 +24,20 @@ def warn(message, category=UserWarning, stacklevel=1):
     warnings.warn(message, category, stacklevel=level + 1)
 
 
-class TracedValueError(RuntimeError):
+class TorchDynamoException(RuntimeError):
+    """The base of the compiler's errors (``torch._dynamo.exc``)."""
+
+    __module__ = "hookgrad._dynamo.exc"
+
+
+class Unsupported(TorchDynamoException):
+    """What a step does cannot be one compiled program: raised where ``fullgraph=True``
+    forbids running it eagerly."""
+
+    __module__ = "hookgrad._dynamo.exc"
+
+
+class TracedValueError(Unsupported):
     """A traced Tensor's value was read on the host (``.item()``, ``float(t)``, printing)
     inside ``hookgrad.compile`` or a JAX transformation."""
 
@@ -42,6 +56,15 @@ def traced_value_error(what):
         "arguments are delivered as concrete values (through jax.debug.callback) each time "
         "the program runs; jax.debug.print prints traced values; or keep the computation on "
         "Tensors.")
+
+
+def leaked_tracer(op):
+    """The error of an op given a value that existed only while a step was traced."""
+    return RuntimeError(
+        f"{op} got a Tensor kept from inside a hookgrad.compile step's trace: its value existed "
+        "only while the step was traced. Keep it where the step can reach it (its closure, "
+        "a global, a Module: hookgrad then runs such a step eagerly), return it from the "
+        "step, or pass it to a @hookgrad.compile.host_hook.")
 
 
 class OutOfMemoryError(RuntimeError):

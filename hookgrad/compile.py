@@ -39,10 +39,12 @@ import types
 from ._compile import sharding as _sharding
 from ._compile import tune as _tune
 from ._compile.function import CompiledFunction
+from ._compile.effects import is_trace_only, trace_only
 from ._compile.host_hook import TracedValueError, host_hook, is_host_hook
 from ._compile.state import MODULE_COMPILE, _module_cls
 
-__all__ = ["compile", "host_hook", "is_host_hook", "CompiledFunction", "TracedValueError"]
+__all__ = ["compile", "host_hook", "is_host_hook", "trace_only", "is_trace_only",
+           "CompiledFunction", "TracedValueError"]
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=None,
@@ -114,7 +116,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
                                  donate=donate, mesh=mesh, in_shardings=in_shardings,
                                  param_shardings=param_shardings)
     kw = dict(donate=donate, disable=disable, autotune=autotune, options=xla_options,
-              sharding=sharding)
+              sharding=sharding, fullgraph=fullgraph)
     module_cls = _module_cls()
     if module_cls is not None and isinstance(model, module_cls):
         # as torch.compile(model): an OptimizedModule whose forward is compiled
@@ -153,6 +155,8 @@ sys.modules[__name__].__class__ = _CallableModule
 # the function carries the same names, for code holding ``from hookgrad.compile import compile``
 compile.host_hook = host_hook
 compile.is_host_hook = is_host_hook
+compile.trace_only = trace_only
+compile.is_trace_only = is_trace_only
 compile.TracedValueError = TracedValueError
 
 

@@ -185,7 +185,7 @@ def test_a_global_module_hook_is_seen_where_the_counter_moved():
         compiled()
     seen = []
     handle = nn.modules.module.register_module_forward_hook(
-        lambda mod, a, out: seen.append(type(mod).__name__))
+        hg.compile.host_hook(lambda mod, a, out: seen.append(type(mod).__name__)))
     try:
         compiled()
     finally:

@@ -99,7 +99,7 @@ def test_non_default_generator_refused_under_compile():
     g = hookgrad.Generator().manual_seed(0)
     before = g.get_state().tolist()
 
-    @hookgrad.compile
+    @hookgrad.compile(fullgraph=True)   # by default: eagerly
     def step(x):
         return x + hookgrad.rand(2, generator=g)
     with pytest.raises(RuntimeError, match="Generator other than the default one was used "

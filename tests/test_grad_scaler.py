@@ -198,7 +198,6 @@ def test_a_python_optimizer_inside_a_compiled_step_says_why_it_cannot_skip():
     opt = Plain(m.parameters())
     scaler = hookgrad.amp.GradScaler("cpu")
 
-    @hookgrad.compile
     def step(x):
         opt.zero_grad()
         scaler.scale(m(x).sum()).backward()
@@ -206,4 +205,10 @@ def test_a_python_optimizer_inside_a_compiled_step_says_why_it_cannot_skip():
         scaler.update()
 
     with pytest.raises(RuntimeError, match="cannot skip a step of Plain: it updates in Python"):
-        step(hookgrad.ones(2, 4))
+        hookgrad.compile(step, fullgraph=True)(hookgrad.ones(2, 4))
+    # by default the step runs eagerly, where the scaler skips in Python, and says why
+    before = [p.detach().clone() for p in m.parameters()]
+    with pytest.warns(UserWarning, match="runs eagerly: tracing it raised RuntimeError: .*"
+                                         "cannot skip a step of Plain"):
+        hookgrad.compile(step)(hookgrad.ones(2, 4))
+    assert all(not hookgrad.equal(b, p) for b, p in zip(before, m.parameters()))

@@ -60,7 +60,7 @@ def test_cond_gradients_inside_compile_match_eager():
 
 
 def test_while_loop_inputs_that_require_grad_inside_compile_raise():
-    @hookgrad.compile
+    @hookgrad.compile(fullgraph=True)   # by default: eagerly
     def step(x, n):
         return hookgrad.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 2),
                                    (hookgrad.tensor(0), x))[1]

@@ -40,16 +40,18 @@ def test_what_hookgrad_lacks_raises_when_called(call, name):
 
 def test_is_compiling_inside_a_compiled_step_and_module_only():
     seen = []
+    # recorded while tracing only: a compiled step whose Python appends runs eagerly
+    note = hookgrad.compile.trace_only(lambda v: seen.append(v))
 
     def step(x):
-        seen.append((compiler.is_compiling(), _dynamo.is_compiling(),
-                     compiler.is_dynamo_compiling(),
-                     _dynamo.eval_frame._is_in_optimized_module()))
+        note((compiler.is_compiling(), _dynamo.is_compiling(),
+              compiler.is_dynamo_compiling(),
+              _dynamo.eval_frame._is_in_optimized_module()))
         return x * 2
 
     class M(nn.Module):
         def forward(self, x):
-            seen.append(compiler.is_compiling())
+            note(compiler.is_compiling())
             return x + 1
 
     step(hookgrad.ones(2))

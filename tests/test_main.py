@@ -128,7 +128,7 @@ def test_traced_value_error_says_what_to_do_and_shows_the_users_frames():
     norms = []
     m.weight.register_hook(lambda g: norms.append(g.norm().item()))
 
-    @hookgrad.compile
+    @hookgrad.compile(fullgraph=True)   # by default such a step runs eagerly
     def step(x):
         m(x).sum().backward()
 

@@ -192,7 +192,8 @@ def check_autograd_graph(checks, pngs):
 
 def check_hook_tour(checks, pngs):
     assert checks["log"] == ["tensor", "pre", "post"]
-    assert checks["loss_last"] < checks["loss_first"] and checks["trace_count"] == 2
+    # the first call runs eagerly (its hooks keep a Tensor and print), the rest one program
+    assert checks["loss_last"] < checks["loss_first"] and checks["trace_count"] == 1
     assert_pictures(pngs, 1)
 
 

@@ -9,6 +9,8 @@ import jax
 import numpy as np
 
 from . import checks as _checks
+from . import effects as _effects
+from . import guards as _guards
 from . import replay as _replay
 from . import sharding as _sharding
 from . import steady as _steady
@@ -19,7 +21,7 @@ from .._random import GLOBAL as _KEY
 from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
                     _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
                     _opt_key, _opt_load, _opt_tree, _Split, _tensor_key, _Walk)
-from .host_hook import TracedValueError, _flatten_containers, _user_frames
+from .host_hook import _flatten_containers
 from .._tensor import Tensor, _set_arr, _set_rg, _set_version, wrap_as
 from .._watch import WATCHED, WRITES as _WRITES
 from .._autograd import grad_mode
@@ -52,14 +54,16 @@ class CompiledFunction:
     _is_compiled_function = True
 
     def __init__(self, fn, *, donate=None, disable=False, autotune=False, options=None,
-                 sharding=None):
+                 sharding=None, fullgraph=False):
         self._fn = fn
+        self._fullgraph = fullgraph
         self._sharding = sharding   # compile's mesh and shardings (_compile.sharding.Config)
         self._moved = [0]
         self._autotune = autotune
         self._options = options or {}   # XLA compiler options (_compile_tune)
         self._roots = _Roots(fn)
         self._cache = {}
+        self._guards = _guards.Guards()   # the plain Python values programs are keyed on
         self._found = None      # the cached walk of the roots, with its guards
         self._replay = None     # the last call, for the next to re-run (_compile_replay)
         self._donate = donate
@@ -101,22 +105,91 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
             entry = self._cache.get(plan.key)
             if entry is None:
-                try:
-                    entry = _trace.trace(self, plan)
-                except TracedValueError as e:
-                    raise _user_frames(e) from None
-                # a first step creating state: run it by the next calls' program
-                steady = _steady.first_call(self, plan, entry, args, kwargs)
-                if steady is not None:
-                    plan, entry = steady
+                traced = self._trace(plan, args, kwargs)
+                if isinstance(traced, BaseException):   # fullgraph=True; the user's frames
+                    raise traced from None
+                if type(traced) is not tuple:   # eagerly, and a warning if that works
+                    out = self._fn(*args, **kwargs)
+                    traced()
+                    return out
+                plan, entry = traced
+            elif type(entry) is _effects.Eager:
+                return self._fn(*args, **kwargs)
             plan.basis = _replay.basis(plan, entry)
         out = self._run(entry, plan)
         self._replay = plan.written
         return out
 
+    def _trace(self, plan, args, kwargs):
+        """``(plan, entry)`` to run this call by: the program traced for ``plan`` (or, on a
+        first call creating state, the next calls' program). None where the step's Python
+        has effects a program cannot repeat (``_compile.effects``) or its trace raised:
+        they are undone, and a function to call after this call has run eagerly."""
+        watch = _effects.Watch(self, plan)
+        failed, found = None, []
+        try:
+            with watch:
+                entry = _trace.trace(self, plan)
+                # a first step creating state: run it by the next calls' program
+                steady = _steady.first_call(self, plan, entry, args, kwargs)
+            found = watch.effects()
+            if (found or watch.logged()) and watch.quiet():
+                found = self._trace_again(plan)
+        except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
+            failed = e
+        if failed is None and not found:
+            watch.show_logs()
+            traced = steady if steady is not None else (plan, entry)
+            old = plan.key[-1]
+            if self._guards.add(watch):
+                self._rekey(old, traced[0])
+            return traced
+        watch.undo()
+        for key in (plan.key, steady[0].key if failed is None and steady else None):
+            if self._cache.pop(key, None) is not None:
+                self.trace_count -= 1
+        return _effects.run_eagerly(self, plan, failed, found)
+
+    def _rekey(self, old, plan):
+        """Guarded places were added: the programs keyed with the values ``old`` (this
+        call's, the next calls' of a first step) are found by the keys calls now make."""
+        new = self._guards.values()
+        for key in [k for k in self._cache if k[-1] == old]:
+            self._cache[key[:-1] + (new,)] = self._cache.pop(key)
+        plan.key = plan.key[:-1] + (new,)
+
+    def _trace_again(self, plan):
+        """The effects of tracing the step once more (undone), [] if none: a first trace
+        that only filled caches (a Module's name looked up once, a counter dict gaining
+        its keys) or logged a notice once is followed by traces that change nothing, and
+        its program stands."""
+        kept, count = self._cache.get(plan.key), self.trace_count
+        again = _effects.Watch(self, plan, logs_are_effects=True)
+        try:
+            with again:
+                _trace.trace(self, plan)
+        finally:
+            self._cache.pop(plan.key, None)
+            if kept is not None:
+                self._cache[plan.key] = kept
+            self.trace_count = count
+        found = again.effects() + again.kept_tracers()
+        if found:
+            again.undo()
+        return found
+
     def _entry(self, args, kwargs):
         plan = self._plan(args, kwargs)
-        return plan, self._cache.get(plan.key) or _trace.trace(self, plan)
+        entry = self._cache.get(plan.key)
+        if entry is None:
+            traced = self._trace(plan, args, kwargs)
+            if isinstance(traced, BaseException):
+                raise traced from None
+            entry = traced[1] if type(traced) is tuple else self._cache.get(plan.key)
+        if type(entry) is _effects.Eager:
+            raise RuntimeError(f"{self!r} has no program for these arguments: "
+                               f"it runs eagerly ({entry.reason})")
+        return plan, entry
 
     def lower(self, *args, **kwargs):
         """The lowered XLA program this call would run (``.as_text()``, ``.compile()``)."""
@@ -216,6 +289,7 @@ class CompiledFunction:
         for v, slot in zip(arg_leaves, arg_slots):
             if slot[0] == "a":
                 flat.append(v)
+        key.append(self._guards.values())   # last: ``_rekey`` replaces it
         plan.key = tuple(key)
         plan.flat = flat
         plan.state = st

@@ -62,7 +62,7 @@ class Basis:
 
     __slots__ = ("entry", "found", "roots", "epoch", "ctx", "tensors", "flags", "hooks",
                  "grads", "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
-                 "rng_dtype")
+                 "rng_dtype", "guarded")
 
 
 class Replay:
@@ -144,6 +144,7 @@ def basis(plan, entry):
     b.optimizers, b.opt_keys, b.opt_trees = plan.optimizers, plan.opt_keys, plan.opt_trees
     plan.hp_leaves = [plan.flat[start:start + td[2]] for start, _, td, _ in plan.opt_trees]
     b.rng_dtype = plan.rng.dtype
+    b.guarded = plan.key[-1]   # ``CompiledFunction._plan`` puts the guarded values last
     return b
 
 
@@ -246,6 +247,9 @@ def check(cf, r, args, kwargs):
     b = r.basis
     found = b.found
     if cf._found is not found:
+        return None
+    # the plain Python values the program was traced with (``_compile.guards``)
+    if cf._guards and cf._guards.values() != b.guarded:
         return None
     epoch = _EPOCH[0]
     moved = epoch != b.epoch

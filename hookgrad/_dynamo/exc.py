@@ -2,20 +2,13 @@
 hookgrad's compiler raises its own errors; these exist so ``except`` clauses naming them
 work."""
 from .. import _missing
+from .._errors import TorchDynamoException, Unsupported
 
 __all__ = ["TorchDynamoException", "InternalTorchDynamoError", "Unsupported",
            "BackendCompilerFailed", "UserError"]
 
 
-class TorchDynamoException(RuntimeError):
-    pass
-
-
 class InternalTorchDynamoError(TorchDynamoException):
-    pass
-
-
-class Unsupported(TorchDynamoException):
     pass
 
 

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal as _Literal
 
-from .. import _dtype, _meta, _mode
+from .. import _dtype, _errors, _meta, _mode
 from .._views import StaleView, check_stale
 from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg,
                        _set_version)
@@ -213,7 +213,10 @@ def apply(op, args, statics=None, out=None):
             if meta:
                 return _on_meta(op, key, fn, args, arrs, record, None)
             arrs = [_value(v) for v in arrs]
-        res = fn(*arrs)
+        try:
+            res = fn(*arrs)
+        except _LeakedTracer:
+            raise _errors.leaked_tracer(op.name) from None
         if learn is not None:
             _learn(op, learn, res)
         if record:
@@ -229,7 +232,11 @@ def apply(op, args, statics=None, out=None):
     if record:  # the node sees the tensor's value and history from before the write
         shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
-    _write_inplace(out, fn(*arrs), op)
+    try:
+        res = fn(*arrs)
+    except _LeakedTracer:
+        raise _errors.leaked_tracer(op.name) from None
+    _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)
     return out
@@ -237,6 +244,7 @@ def apply(op, args, statics=None, out=None):
 
 _wrap = Tensor._wrap
 _MetaArray = _meta.MetaArray
+_LeakedTracer = jax.errors.UnexpectedTracerError
 
 
 def _on_meta(op, key, fn, args, arrs, record, out):

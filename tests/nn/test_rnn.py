@@ -552,7 +552,7 @@ def test_packed_sequence_as_a_compiled_argument():
 def test_traced_lengths_are_an_error():
     x = hg.tensor(r(T, 2, I))
 
-    @hg.compile
+    @hg.compile(fullgraph=True)   # by default: eagerly
     def fwd(lengths):
         return rnn_utils.pack_padded_sequence(x, lengths).data.sum()
 

@@ -180,7 +180,7 @@ def test_isclose_allclose_equal():
 
 
 def test_allclose_and_equal_need_values_inside_compile():
-    @hg.compile
+    @hg.compile(fullgraph=True)   # by default: eagerly
     def step(x):
         return hg.allclose(x, x)
     with pytest.raises(hg.compile.TracedValueError, match="bool"):
@@ -233,7 +233,7 @@ def test_repeat_interleave_forms():
 def test_repeat_interleave_with_tensor_repeats_inside_compile():
     x = hg.tensor([[1.0, 2.0], [3.0, 4.0]])
 
-    @hg.compile
+    @hg.compile(fullgraph=True)   # by default: eagerly
     def traced(x, r):
         return x.repeat_interleave(r, dim=0)
     with pytest.raises(RuntimeError, match="Pass output_size=<sum of repeats>"):

@@ -161,9 +161,11 @@ def test_under_compile_roi_align_with_a_fixed_grid_traces_and_nms_says_it_cannot
     np.testing.assert_allclose(step(feat, rois).numpy(),
                                2 * tv.roi_align(feat, rois, 1.0, 2, 2, 2, True).numpy(),
                                rtol=1e-6)
-    adaptive = torch.compile(lambda f, r: tv.roi_align(f, r, 1.0, 2, 2, -1, True))
+    # fullgraph=True: by default such a step runs eagerly
+    adaptive = torch.compile(lambda f, r: tv.roi_align(f, r, 1.0, 2, 2, -1, True),
+                             fullgraph=True)
     with pytest.raises(RuntimeError, match="pass sampling_ratio > 0, or call it eagerly"):
         adaptive(feat, rois)
     boxes = torch.tensor(_boxes(rng, 4))
     with pytest.raises(RuntimeError, match="nms: the number of kept boxes depends on the data"):
-        torch.compile(lambda b, s: tv.nms(b, s, 0.5))(boxes, torch.ones(4))
+        torch.compile(lambda b, s: tv.nms(b, s, 0.5), fullgraph=True)(boxes, torch.ones(4))

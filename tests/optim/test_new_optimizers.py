@@ -230,7 +230,7 @@ def test_lbfgs_with_a_compiled_closure_and_not_inside_compile():
         return loss
 
     with pytest.raises(RuntimeError, match="cannot run inside hookgrad.compile"):
-        hookgrad.compile(lambda: opt.step(closure))()
+        hookgrad.compile(lambda: opt.step(closure), fullgraph=True)()   # default: eagerly
     assert p not in opt.state  # nothing recorded by the refused step
     ref = leaf(INIT[0])
     ref_opt = optim.LBFGS([ref], max_iter=3)

@@ -1,0 +1,251 @@
+"""What a compiled step does where its Python cannot be one program: values read on the host,
+JAX's tracer errors, kept tracers, ``fullgraph=True`` (docs/modes.md, "Side effects").
+
+No raw JAX exception reaches the user: each read runs the step eagerly (one warning, at
+the line that called the step), raises hookgrad's ``TracedValueError`` under
+``fullgraph=True``, and a Tensor kept past a trace raises hookgrad's error where it is used.
+"""
+import os
+import traceback
+import types
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hookgrad as hg
+from hookgrad import nn
+from hookgrad._dynamo.exc import Unsupported
+from hookgrad.compile import TracedValueError
+
+# each needs the concrete value of a Tensor: hookgrad's reads, then JAX's own errors
+READS = {
+    "item": lambda t: t.sum().item(),
+    "float": lambda t: float(t.sum()),
+    "int": lambda t: int(t.sum()),
+    "bool": lambda t: bool(t.sum() > 0),
+    "if": lambda t: 1 if t.sum() > 0 else 0,
+    "tolist": lambda t: t.tolist(),
+    "numpy": lambda t: t.detach().numpy(),
+    "np.asarray": lambda t: np.asarray(t.detach()),
+    "print": lambda t: print(t),
+    "ConcretizationTypeError": lambda t: jnp.asarray(t.detach()).sum().item(),
+    "TracerBoolConversionError": lambda t: bool(jnp.asarray(t.detach()).sum() > 0),
+    "TracerIntegerConversionError": lambda t: [0, 1][(jnp.asarray(t.detach()).sum() > 0)
+                                                     .astype(int)],
+    "TracerArrayConversionError": lambda t: np.asarray(jnp.asarray(t.detach())),
+}
+_PACKAGE = os.path.dirname(hg.__file__) + os.sep
+JAX_ERRORS = tuple(getattr(jax.errors, n) for n in READS if hasattr(jax.errors, n))
+
+
+def _program(where, read, fullgraph=False):
+    """A model, a step and a list of what was read, with ``read`` at ``where``."""
+    hg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = hg.optim.SGD(model.parameters(), lr=0.1)
+    got = []
+    if where == "tensor hook":
+        model[0].weight.register_hook(lambda g: got.append(read(g)) and None)
+    elif where == "forward hook":
+        model[0].register_forward_hook(lambda m, a, out: got.append(read(out)) and None)
+    elif where == "backward hook":
+        model[2].register_full_backward_hook(lambda m, gi, go: got.append(read(go[0])) and None)
+
+    def step(x):
+        loss = model(x).pow(2).mean()
+        if where == "step":
+            got.append(read(loss))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return model, step, got
+
+
+WHERE = ["step", "tensor hook", "forward hook", "backward hook"]
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_value_read_runs_the_step_eagerly_with_one_warning(read, where, capsys):
+    x = hg.ones(2, 3)
+    model_e, step_e, got_e = _program(where, READS[read])
+    eager = [step_e(x).item() for _ in range(3)]
+    printed_e = capsys.readouterr().out
+    model_c, step_c, got_c = _program(where, READS[read])
+    compiled = hg.compile(step_c)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses = [compiled(x).item() for _ in range(3)]
+    assert capsys.readouterr().out == printed_e
+    np.testing.assert_allclose(losses, eager, rtol=1e-6)
+    assert len(got_c) == len(got_e) == 3 and repr(got_c) == repr(got_e)
+    for pe, pc in zip(model_e.parameters(), model_c.parameters()):
+        np.testing.assert_allclose(pc.detach().numpy(), pe.detach().numpy(), rtol=1e-6)
+    ran = [w for w in caught if "runs eagerly" in str(w.message)]
+    assert len(ran) == 1 and ran[0].filename == __file__
+    assert "test_compile_effects.py:" in str(ran[0].message)   # the line of the read
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_value_read_under_fullgraph_raises_hookgrads_error(read, where):
+    model, step, got = _program(where, READS[read])
+    before = [p.detach().clone() for p in model.parameters()]
+    compiled = hg.compile(step, fullgraph=True)
+    with pytest.raises(TracedValueError, match=r"host_hook") as info:
+        compiled(hg.ones(2, 3))
+    assert not isinstance(info.value, JAX_ERRORS) and isinstance(info.value, Unsupported)
+    frames = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+    # the innermost frames are the user's: the read's line is where it points
+    assert frames[-1] == __file__ and sum(f.startswith(_PACKAGE) for f in frames) <= 1
+    assert got == []
+    for b, p in zip(before, model.parameters()):   # nothing half-updated
+        np.testing.assert_array_equal(p.detach().numpy(), b.numpy())
+        assert p.grad is None and not isinstance(p._data, jax.core.Tracer)
+
+
+def test_a_side_effect_under_fullgraph_raises_unsupported_naming_it():
+    model, step, _ = _program("none", None)
+    losses = []
+
+    def keep(x):
+        losses.append(step(x).detach())
+    compiled = hg.compile(keep, fullgraph=True)
+    with pytest.raises(Unsupported, match=r"changed a list of global 'losses'|changed a list"):
+        compiled(hg.ones(2, 3))
+    assert losses == []      # undone
+
+
+def test_printing_in_a_hook_is_an_effect_and_a_warning_is_not(capsys):
+    lin = nn.Linear(2, 2)
+    lin.register_forward_hook(lambda m, a, out: warnings.warn("shape checked"))
+    step = hg.compile(lambda x: lin(x).sum())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        step(hg.ones(1, 2))
+        step(hg.ones(1, 2))
+    assert step.trace_count == 1 and not any("runs eagerly" in str(w.message) for w in caught)
+    lin.register_forward_hook(lambda m, a, out: print("forward"))
+    with pytest.warns(UserWarning, match="runs eagerly: printed 'forward'"):
+        step(hg.ones(1, 2))
+    step(hg.ones(1, 2))
+    assert capsys.readouterr().out == "forward\nforward\n"
+
+
+def test_logging_in_a_hook_is_an_effect(caplog):
+    import logging
+    log = logging.getLogger("user.training")
+    lin = nn.Linear(2, 2)
+    lin.register_forward_hook(lambda m, a, out: log.warning("forward ran"))
+    step = hg.compile(lambda x: lin(x).sum())
+    with pytest.warns(UserWarning, match="runs eagerly: logged 'forward ran'"):
+        for _ in range(3):
+            step(hg.ones(1, 2))
+    assert [r.getMessage() for r in caplog.records] == ["forward ran"] * 3
+
+
+def test_a_trace_that_only_fills_a_cache_keeps_its_program():
+    names = {}
+    lin = nn.Linear(2, 2)
+
+    def name_once(m, a, out):
+        names.setdefault(id(m), type(m).__name__)   # filled once, then only read
+    lin.register_forward_hook(name_once)
+    step = hg.compile(lambda x: lin(x).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            step(hg.ones(1, 2))
+    assert step.trace_count == 1 and names == {id(lin): "Linear"}
+
+
+def test_a_state_the_step_makes_is_its_own():
+    lin = nn.Linear(2, 2)
+
+    def step(x):
+        store = {}
+        h = lin.register_forward_hook(lambda m, a, out: store.__setitem__("out", out))
+        lin(x)
+        h.remove()
+        return store["out"].sum()
+    compiled = hg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [compiled(hg.ones(1, 2)).item() for _ in range(2)]
+    assert compiled.trace_count == 1 and got == [step(hg.ones(1, 2)).item()] * 2
+
+
+def test_a_tensor_kept_past_the_trace_raises_hookgrads_error_where_it_is_used():
+    # deeper than the watch looks: the trace leaves it a tracer
+    deep = types.SimpleNamespace(a=types.SimpleNamespace(
+        b=types.SimpleNamespace(c=types.SimpleNamespace(d={}))))
+    lin = nn.Linear(2, 2)
+    lin.register_forward_hook(lambda m, a, out: deep.a.b.c.d.__setitem__("x", out))
+    hg.compile(lambda x: lin(x).sum())(hg.ones(1, 2))
+    with pytest.raises(RuntimeError, match=r"add got a Tensor kept from inside a "
+                                           r"hookgrad\.compile step's trace") as info:
+        deep.a.b.c.d["x"] + 1
+    assert not isinstance(info.value, JAX_ERRORS)
+
+
+def test_a_python_value_the_step_reads_keys_its_program():
+    w = hg.ones(2, requires_grad=True)
+    scale = 1.0
+    cfg = {"shift": 0.0}
+
+    def step():
+        return (w * scale + cfg["shift"]).sum()
+    compiled = hg.compile(step)
+    got = []
+    for s, shift in [(1.0, 0.0), (2.0, 0.0), (2.0, 1.0), (1.0, 0.0)]:
+        scale, cfg["shift"] = s, shift
+        got.append(compiled().item())
+    assert got == [2.0, 4.0, 6.0, 2.0] and compiled.trace_count == 3
+
+
+def test_what_a_host_hook_writes_does_not_key_the_program():
+    counts = {"calls": 0}
+
+    @hg.compile.host_hook
+    def count(out):
+        counts["calls"] += 1
+    lin = nn.Linear(2, 2)
+    lin.register_forward_hook(lambda m, a, out: count(out))
+    step = hg.compile(lambda x: lin(x).sum())
+    for _ in range(4):
+        step(hg.ones(1, 2))
+    assert counts["calls"] == 4 and step.trace_count == 1
+
+
+def test_a_user_error_in_a_hook_is_raised_as_eagerly_without_a_warning():
+    lin = nn.Linear(2, 2)
+
+    def check(m, a, out):
+        raise ValueError("bad activation")
+    lin.register_forward_hook(check)
+    step = hg.compile(lambda x: lin(x).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="bad activation"):
+            step(hg.ones(1, 2))
+    with pytest.raises(ValueError, match="bad activation"):
+        hg.compile(lambda x: lin(x).sum(), fullgraph=True)(hg.ones(1, 2))
+
+
+def test_a_step_running_eagerly_has_no_program_to_inspect():
+    losses = []
+    w = hg.ones(2, requires_grad=True)
+
+    def step():
+        losses.append((w * 2).sum().detach())
+    compiled = hg.compile(step)
+    with pytest.warns(UserWarning, match="runs eagerly"):
+        compiled()
+    with pytest.raises(RuntimeError, match="has no program for these arguments: it runs "
+                                           "eagerly"):
+        compiled.lower()
+    assert len(losses) == 1
