@@ -112,12 +112,15 @@ def _swap(dims, d0, d1):
     return tuple(dims)
 
 
+def _reshaped(sz, st, off, shape):
+    return tuple(shape), view_strides(sz, st, shape), off
+
+
 # op name -> geometry of the result from the input's (size, stride, offset) and statics
 GEOMETRY = {
-    "view": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape), off),
-    "reshape": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape), off),
-    "_reshape_alias": lambda sz, st, off, shape: (tuple(shape), view_strides(sz, st, shape),
-                                                  off),
+    "view": _reshaped,
+    "reshape": _reshaped,
+    "_reshape_alias": _reshaped,
     "alias": lambda sz, st, off: (sz, st, off),
     "permute": _permuted,
     "transpose": lambda sz, st, off, d0, d1: _permuted(sz, st, off, _swap(range(len(sz)), d0, d1)),
