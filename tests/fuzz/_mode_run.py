@@ -47,6 +47,14 @@ def fuzz_settings(examples):
 HOST_PRELUDE = '''\
 AT = [0]
 host_hook = getattr(getattr(L, 'compile', None), 'host_hook', lambda f: f)
+# the log is the harness's bookkeeping, written while the step is traced (values: host hooks)
+trace_only = getattr(getattr(L, 'compile', None), 'trace_only', lambda f: f)
+@trace_only
+def at(i):
+    AT[0] = i
+@trace_only
+def clear_log():
+    LOG.clear()
 def _meta(t, names, ts):
     if isinstance(t, (tuple, list)):
         return [_meta(v, names, ts) for v in t]
@@ -57,6 +65,7 @@ def _meta(t, names, ts):
     if names:
         r['grad_fn'] = type(t.grad_fn).__name__ if t.grad_fn is not None else None
     return r
+@trace_only
 def obs(label, t, names=True):
     ts = []
     entry = [AT[0], label, _meta(t, names, ts), None]
@@ -84,7 +93,7 @@ def _modules(program):
 
 
 def _at(i, src, indent=""):
-    return f"{indent}AT[0] = {i}\n{indent}{src}\n"
+    return f"{indent}at({i})\n{indent}{src}\n"
 
 
 def _head(lib):
@@ -102,7 +111,7 @@ def compiled_source(program, lib="torch"):
     setup = "".join(_at(i, s) for i, (t, s) in enumerate(program.lines) if _is_setup(t, s))
     body = "".join(_at(i, s, "    ") for i, (t, s) in enumerate(program.lines)
                    if not _is_setup(t, s))
-    return (f"{_head(lib)}{setup}@L.compile\ndef step():\n    LOG.clear()\n{body}"
+    return (f"{_head(lib)}{setup}@L.compile\ndef step():\n    clear_log()\n{body}"
             + "step()\n" * CALLS + "for e in LOG: print(*e)\n")
 
 
@@ -182,7 +191,7 @@ def functional_source(program, lib="torch"):
                     for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
     return (f"{_head(lib)}{setup}class Prog(L.nn.Module):\n    def forward(self):\n"
             f"{unpack}{fwd}        return loss\nP = Prog()\n{params}"
-            f"AT[0] = {k + 1}\nS = L.func.state(P)\n"
+            f"at({k + 1})\nS = L.func.state(P)\n"
             f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
             "G = L.func.grad(lambda p: L.func.functional_call(\n"
             "    P, (p, {k: v for k, v in S.items() if k not in p}), ()))({k: S[k] for k in W})\n"

@@ -391,8 +391,17 @@ _ROW_STATIC = ("README: `repeat_interleave` with a tensor of repeats ... | eager
                "`output_size=` is given) | XLA needs static shapes; README: `unique`, "
                "`unique_consecutive` and `bincount` work everywhere ... | eager only "
                "(data-dependent shapes), raising inside `hookgrad.compile`")
+def _traced_0d_index(program, diff):
+    return "table:getitem tensor0d" in _tags(program) and \
+        "IndexBackward0" in str(diff.hookgrad) and "SelectBackward0" in str(diff.torch)
+
+
+_ROW_0D = ("docs/modes.md: indexing with a 0-d integer Tensor reads its value (one "
+           "`SelectBackward0`) | inside `hookgrad.compile` the index is traced: an "
+           "`IndexBackward0` node, the same values")
 # programs whose first difference from eager a docs row explains
 DIFF_SKIP = {"compiled": [
+    H.Rule("compiled_0d_tensor_index", _ROW_0D, _traced_0d_index),
     H.Rule("compiled_traced_sizes", "README: `pack_padded_sequence` lengths are any CPU "
            "tensor | ... inside `hookgrad.compile`, a Python list or a `PackedSequence` "
            "argument (a Tensor, even one made inside the step, is traced: `TracedValueError`); "
