@@ -329,8 +329,23 @@ def _zeros_for_none(program, diff):
     return want is None and isinstance(got, dict) and not any(_flat(got.get("value")))
 
 
+def _layer_norm_rounding(program, diff):
+    """A value after ``layer_norm`` within 2e-3 of its scale: on near-constant rows (the
+    fuzzer's inputs are 0.01 apart) PyTorch's float32 CPU kernel rounds to ~1e-3 (its own
+    gradients are not antisymmetric there), hookgrad's agrees with float64 to ~1e-6."""
+    if diff.kind != "value" or not any("layer_norm" in src for _, src in program.lines):
+        return False
+    a, b = _at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)
+    scale = _scale(_at_path(diff.torch, diff.path[:1]) if diff.path else b)
+    return isinstance(a, float) and isinstance(b, float) and abs(a - b) <= 2e-3 * max(
+        abs(b), scale)
+
+
 # programs whose first difference a README row explains
 SKIP = [
+    Rule("layer_norm_rounding", "`F.layer_norm` of near-constant rows | float32 results agree "
+         "with a float64 computation to ~1e-6; PyTorch's CPU kernel rounds to ~1e-3 there",
+         _layer_norm_rounding),
     Rule("saved_result_recomputed", "`_saved_*` of ops whose result PyTorch saves but hookgrad "
          "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the result, as "
          "PyTorch's, and then the input; changing the result in place does not fail backward",
@@ -389,7 +404,12 @@ KNOWN_BUGS = [
          "`AsStrided` in the version error, and a backward through a create_graph=True "
          "gradient of it runs a first-graph node twice (the freed-graph error); "
          "test_double_backward_after_an_inplace_op_on_a_view",
-         _inplace_on_linear_of_a_vector)]
+         _inplace_on_linear_of_a_vector),
+    Rule("result_not_saved", "issue 34 (open): `ldexp` and `special.erfcx` do not save their "
+         "result as PyTorch's do: an in-place write to it does not make backward raise; "
+         "test_an_inplace_write_to_a_saved_result_fails_backward",
+         _torch_message(r"modified by an inplace operation.*output 0 of "
+                        r"(Ldexp|SpecialErfcx)"))]
 
 
 class Diff:

@@ -786,3 +786,16 @@ def test_double_backward_after_an_inplace_op_on_a_view():
     g, = L.autograd.grad(y.tanh().sum(), [a], create_graph=True)
     (g * g).sum().backward()  # PyTorch runs this
     assert a.grad is not None
+
+
+@pytest.mark.xfail(strict=True, reason="issue 34 (open): ldexp and special.erfcx do not save "
+                   "their result as PyTorch's do, so an in-place write to it does not make "
+                   "backward raise (fuzz tier, KNOWN_BUGS result_not_saved)")
+@pytest.mark.parametrize("op", ["ldexp", "erfcx"])
+def test_an_inplace_write_to_a_saved_result_fails_backward(op):
+    import hookgrad as L
+    x = L.tensor([0.5, 1.0], requires_grad=True)
+    y = L.ldexp(x, L.tensor([1.0, 2.0])) if op == "ldexp" else L.special.erfcx(x)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
