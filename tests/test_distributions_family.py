@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hookgrad
-from tests.differential import needs_torch, py, raises_as_torch, same_as_torch
+from tests.differential import needs_torch, py, raises_as_torch, same_as_torch, torch
 
 T2, U2 = [0.5, 3.0], [1.5, 2.0]
 PROBS = [[0.2, 0.7, 0.1], [0.3, 0.3, 0.4]]
@@ -181,6 +181,20 @@ def test_relaxed_bernoulli_rsample_is_the_sigmoid_of_logistic_noise():
     np.testing.assert_allclose(x.detach().numpy(), want.detach().numpy(), rtol=1e-5)
 
 
+@pytest.fixture
+def validating():
+    """Argument validation on in both libraries, as by default (an earlier test or an
+    imported library may have turned PyTorch's off)."""
+    libs = [hookgrad] + ([torch] if torch is not None else [])
+    before = [L.distributions.Distribution._validate_args for L in libs]
+    for L in libs:
+        L.distributions.Distribution.set_default_validate_args(True)
+    yield
+    for L, b in zip(libs, before):
+        L.distributions.Distribution.set_default_validate_args(b)
+
+
+@pytest.mark.usefixtures("validating")
 def test_family_validation_errors_match_torch():
     raises_as_torch(lambda L: L.distributions.HalfCauchy(L.tensor([-1.0])), ValueError,
                     r"Expected parameter scale .* to satisfy the constraint "
@@ -217,6 +231,7 @@ def test_straight_through_gradient_matches_torch():
     same_as_torch(fn)
 
 
+@pytest.mark.usefixtures("validating")
 def test_multivariate_validation_errors_match_torch():
     raises_as_torch(lambda L: L.distributions.MultivariateNormal(L.zeros(2)), ValueError,
                     "Exactly one of covariance_matrix or precision_matrix or scale_tril")

@@ -201,6 +201,16 @@ COMPILED_FIRST |= {
     "special.hermite_polynomial_h", "special.hermite_polynomial_he",
     "special.laguerre_polynomial_l", "special.legendre_polynomial_p",
 }
+# complex numbers and torch.fft: the first tier computes real arrays only (complex dtypes and
+# FFT custom calls have no NumPy form in its interpreter)
+COMPILED_FIRST |= {
+    "complex", "polar", "view_as_complex", "view_as_real_copy", "view_as_complex_copy", "conj",
+    "conj_physical", "conj_physical_", "real.set", "imag.set", "abs.complex", "angle.complex",
+    "sgn.complex", "fft.fftfreq", "fft.rfftfreq",
+    *(f"fft.{n}" for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
+                           "rfft2", "irfft2", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2",
+                           "hfftn", "ihfftn")),
+}
 
 
 @_rows()
