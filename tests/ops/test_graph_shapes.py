@@ -1,6 +1,8 @@
 """Graph shapes as PyTorch builds them where hooks are attached (linear, conv, matmul,
 layer_norm, losses): node names and next_functions recursively, and the order in which
 hooks on weights, biases and their nodes fire, compared with PyTorch."""
+import types
+
 import pytest
 
 import hookgrad as hg
@@ -173,10 +175,11 @@ def test_hook_order_inside_compile():
     out, lin = _hooked_linear(hg, (2, 4), True, eager)
     out.sum().backward()
     traced = []
+    log = types.SimpleNamespace(append=hg.compile.trace_only(traced.append))   # once
 
     @hg.compile
     def step(x_shape):
-        out, lin = _hooked_linear(hg, x_shape, True, traced)
+        out, lin = _hooked_linear(hg, x_shape, True, log)
         out.sum().backward()
         return lin.weight.grad
     step((2, 4))
