@@ -184,7 +184,7 @@ COMPILED_FIRST |= {
 # special functions, sign-bit ops, integer gcd/lcm loops, sorted searches, a scatter (put)
 COMPILED_FIRST |= {
     "bucketize", "bucketize.right", "copysign", "copysign.scalar", "frexp", "gcd", "i0", "lcm",
-    "mvlgamma", "polygamma", "put", "searchsorted", "signbit",
+    "mvlgamma", "polygamma", "polygamma.method", "put", "searchsorted", "signbit",
 }
 # branch legacy: torch.special's functions (special functions, the polynomials' loops), the
 # deprecated LU forms (LAPACK), geqrf's and triangular_solve's reflections and solves
