@@ -13,7 +13,6 @@ hooks that were registered when its forward ran. Positions of non-Tensor argumen
 ``None``; a Tensor argument that does not require grad gets zeros (the identity node
 materializes missing gradients, as PyTorch's ``BackwardHookFunction`` does).
 """
-import warnings
 
 import jax.numpy as jnp
 
@@ -21,6 +20,7 @@ from .. import _mode, _views
 from .._tensor import Tensor
 from . import grad_mode
 from .graph import _Node
+from .. import _errors
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 
@@ -200,7 +200,7 @@ class BackwardHook:
                 local_grad_outputs = self.grad_outputs
                 if self.input_tensors_index is None:
                     # no input requires grad: the hooks fire now, with grad_input all None
-                    warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=6)  # at x.backward()
+                    _errors.warn(_NO_INPUT_GRAD_WARNING)  # at x.backward()
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)

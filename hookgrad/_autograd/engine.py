@@ -194,8 +194,11 @@ def _root_edge(t, i):
         return (t.node, t.output_nr)
     e = t._edge()
     if e is None:
+        why = (" (it is an output of a hookgrad.compile step, and a compiled step's outputs "
+               "are detached: call backward() inside the step, or compile the model "
+               "instead of the step)") if t._compiled_out else ""
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
-                           "grad_fn")
+                           f"grad_fn{why}")
     return e
 
 
