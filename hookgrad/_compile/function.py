@@ -127,6 +127,7 @@ class CompiledFunction:
         they are undone, and a function to call after this call has run eagerly."""
         watch = _effects.Watch(self, plan)
         failed, found = None, []
+        before = set(self._cache)
         try:
             with watch:
                 entry = _trace.trace(self, plan)
@@ -145,7 +146,9 @@ class CompiledFunction:
                 self._rekey(old, traced[0])
             return traced
         watch.undo()
-        for key in (plan.key, steady[0].key if failed is None and steady else None):
+        # every program this trace cached goes: plan's, and a next-call program that
+        # first_call traced (kept for the next call's key even when it did not run this one)
+        for key in [k for k in self._cache if k not in before]:
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)
