@@ -5,7 +5,8 @@ tests/test_distributed_processes.py.
 ``python -m hookgrad.as_torch -m torch.distributed.run --nproc-per-node 2
 tests/_torchrun_ddp.py VARIANT...`` with hookgrad. A variant is ``eager`` or ``compiled``
 (the step through ``torch.compile``), optionally with ``+hook`` (the default
-all-reduce communication hook), or ``collectives`` (each collective once). Each rank appends one JSON line per variant to ``$RESULTS_DIR/rank<RANK>.jsonl``: its
+all-reduce communication hook), ``collectives`` (each collective once) or ``limits``
+(hookgrad's not-implemented errors across processes). Each rank appends one JSON line per variant to ``$RESULTS_DIR/rank<RANK>.jsonl``: its
 rank, the gradients its hooks saw (its own, before averaging), the loss all-reduced in the
 step, the
 trained weights (and the all-gathered losses). The weights start different on each rank (DDP copies rank 0's), the data
@@ -44,7 +45,7 @@ def train(variant, rank, world):
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     x, y = _values(24 * 4, 0.0).reshape(24, 4), _values(24 * 3, 1.0).reshape(24, 3)
-    sampler = DistributedSampler(TensorDataset(x, y), shuffle=False)
+    sampler = DistributedSampler(TensorDataset(x, y), seed=3)   # PyTorch's order
     loader = DataLoader(TensorDataset(x, y), batch_size=4, sampler=sampler)
 
     def step(xb, yb, sync):
@@ -114,12 +115,24 @@ def collectives(rank, world):
     return {"variant": "collectives", "rank": rank, "world": world, **out}
 
 
+def limits(rank, world):
+    """What hookgrad does not do across processes yet says so."""
+    from torch.distributed.fsdp import fully_shard
+    try:
+        fully_shard(nn.Linear(2, 2))
+        message = None
+    except NotImplementedError as e:
+        message = str(e)
+    return {"variant": "limits", "rank": rank, "fully_shard": message}
+
+
 def main(variants):
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     for variant in variants:
-        result = (collectives(rank, world) if variant == "collectives"
-                  else train(variant, rank, world))
+        run = {"collectives": collectives, "limits": limits}.get(
+            variant, lambda rank, world: train(variant, rank, world))
+        result = run(rank, world)
         dist.barrier()
         # one file per rank: the ranks' printed lines would interleave
         with open(os.path.join(os.environ["RESULTS_DIR"], f"rank{rank}.jsonl"), "a") as f:

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
-HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives"]
+HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives", "limits"]
 
 
 def _loopback():
@@ -114,6 +114,14 @@ def test_collectives_give_pytorchs_results(hookgrad_run, torch_run):
         if rank != 0:   # reduce(dst=0) leaves the other ranks' tensors unspecified
             mine.pop("reduce"), ref.pop("reduce")
         assert mine == ref
+
+
+def test_what_does_not_work_across_processes_says_so(hookgrad_run):
+    got, _ = hookgrad_run
+    for rank in (0, 1):
+        assert got[("limits", rank)]["fully_shard"].startswith(
+            "hookgrad does not implement torch.distributed.fsdp.fully_shard across processes "
+            "yet (this job has 2): use DistributedDataParallel")
 
 
 def test_the_launcher_sets_torchruns_environment(tmp_path):
