@@ -149,6 +149,42 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
     assert runs[0][1]["RANK"] == "1" and runs[0][1]["MASTER_PORT"] == port
 
 
+def test_pytorchs_torchrun_launches_hookgrad_processes(tmp_path):
+    _loopback()
+    pytest.importorskip("torch")
+    script = tmp_path / "sum.py"
+    script.write_text(textwrap.dedent("""
+        import os, torch, torch.distributed as dist
+        dist.init_process_group("gloo")
+        t = torch.ones(2) * (dist.get_rank() + 1)
+        dist.all_reduce(t)
+        with open(os.path.join(os.environ["OUT"], str(dist.get_rank())), "w") as f:
+            f.write(f"{torch.__name__} {t.tolist()}")
+        dist.destroy_process_group()
+    """))
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                          "--nproc-per-node", "2", "-m", "hookgrad.as_torch", str(script)],
+                         cwd=ROOT, env=_env(OUT=str(tmp_path)), capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert [(tmp_path / r).read_text() for r in "01"] == ["hookgrad [3.0, 3.0]"] * 2
+
+
+def test_a_coordinator_port_in_use_is_named():
+    with socket.socket() as busy:
+        busy.bind(("", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-c", "import hookgrad.distributed as d\n"
+             f"d.init_process_group('gloo', init_method='tcp://127.0.0.1:{port}', "
+             "world_size=2, rank=0)"],
+            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert (f"RuntimeError: init_process_group: rank 0 hosts the coordinator on port {port}, "
+            "which is in use (Address already in use); set MASTER_PORT") in out.stderr
+
+
 def test_the_launcher_stops_the_job_when_a_process_fails(tmp_path):
     script = tmp_path / "fail.py"
     script.write_text("import os, sys, time\n"

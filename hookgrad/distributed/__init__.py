@@ -26,6 +26,7 @@ GPUs of a host, or a TPU host's chips), so ``get_world_size()`` counts processes
 from __future__ import annotations
 
 import os
+import socket
 from datetime import timedelta
 from typing import Any
 
@@ -132,6 +133,8 @@ def _start_jax(backend, address, world_size, rank, timeout, device_id):
             f"something did: {_backend_start.started_by()}. Call init_process_group first "
             "in the script (right after the imports), before making tensors or asking for "
             "devices: jax.distributed can only join processes that have not started one.")
+    if (0 if rank == -1 else rank) == 0 and address is not None:
+        _check_port_free(address)
     jax.config.update("jax_cpu_collectives_implementation",
                       _CPU_COLLECTIVES[None if backend is None else str(backend).lower()])
     kw = {}
@@ -146,6 +149,20 @@ def _start_jax(backend, address, world_size, rank, timeout, device_id):
     _STATE["started_jax"] = True
 
 
+def _check_port_free(address):
+    # rank 0 hosts JAX's coordinator there; JAX aborts the process when it cannot listen
+    port = int(address.rsplit(":", 1)[1])
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("", port))
+        except OSError as e:
+            raise RuntimeError(
+                f"init_process_group: rank 0 hosts the coordinator on port {port}, which is "
+                f"in use ({e.strerror}); set MASTER_PORT (or init_method='tcp://HOST:PORT') "
+                "to a free port") from None
+
+
 def _local_device(backend, device_id):
     # torchrun's one-GPU-per-process layout: the process drives GPU LOCAL_RANK only
     if device_id is not None:
@@ -158,7 +175,13 @@ def _local_device(backend, device_id):
 def _coordinator(init_method):
     if init_method is None or init_method == "env://":
         addr, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
-        return f"{addr}:{port}" if addr and port else None
+        if not (addr and port):
+            return None
+        if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+            # PyTorch's torchrun holds MASTER_PORT for its own store: JAX's coordinator
+            # takes the next port (hookgrad's launcher leaves MASTER_PORT free)
+            port = int(port) + 1
+        return f"{addr}:{port}"
     if init_method.startswith("tcp://"):
         return init_method[len("tcp://"):]
     raise ValueError(f"init_process_group: init_method {init_method!r} is not supported; use "
