@@ -5,7 +5,8 @@ tests/test_distributed_processes.py.
 ``python -m hookgrad.as_torch -m torch.distributed.run --nproc-per-node 2
 tests/_torchrun_ddp.py VARIANT...`` with hookgrad. A variant is ``eager`` or ``compiled``
 (the step through ``torch.compile``), optionally with ``+hook`` (the default
-all-reduce communication hook), ``collectives`` (each collective once) or ``limits``
+all-reduce communication hook), ``collectives`` (each collective once), ``unused`` (a parameter
+a rank's batch does not reach) or ``limits``
 (hookgrad's not-implemented errors across processes). Each rank appends one JSON line per variant to ``$RESULTS_DIR/rank<RANK>.jsonl``: its
 rank, the gradients its hooks saw (its own, before averaging), the loss all-reduced in the
 step, the
@@ -115,6 +116,33 @@ def collectives(rank, world):
     return {"variant": "collectives", "rank": rank, "world": world, **out}
 
 
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(3, 2), nn.Linear(3, 2)])
+
+    def forward(self, x, which):
+        return self.heads[which](x)
+
+
+def unused(rank, world):
+    """Each rank's batch reaches one of two heads (find_unused_parameters=True); then a
+    backward outside DDP's forward, which PyTorch does not synchronize."""
+    model = TwoHeads()
+    with torch.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(_values(p.numel(), i).reshape(p.shape))
+    ddp = DistributedDataParallel(model, find_unused_parameters=True)
+    x = _values(12, rank).reshape(4, 3)
+    ddp(x, rank % 2).sum().backward()
+    grads = [None if p.grad is None else p.grad.reshape(-1).tolist()
+             for p in model.parameters()]
+    model.zero_grad()
+    model(x, 0).sum().backward()       # not through DDP: each rank keeps its own
+    return {"variant": "unused", "rank": rank, "grads": grads,
+            "unsynced": model.heads[0].weight.grad.reshape(-1).tolist()}
+
+
 def limits(rank, world):
     """What hookgrad does not do across processes yet says so."""
     from torch.distributed.fsdp import fully_shard
@@ -130,7 +158,7 @@ def main(variants):
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     for variant in variants:
-        run = {"collectives": collectives, "limits": limits}.get(
+        run = {"collectives": collectives, "limits": limits, "unused": unused}.get(
             variant, lambda rank, world: train(variant, rank, world))
         result = run(rank, world)
         dist.barrier()

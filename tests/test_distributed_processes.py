@@ -18,7 +18,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
-HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives", "limits"]
+HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives", "unused", "limits"]
 
 
 def _loopback():
@@ -67,7 +67,7 @@ def torch_run(tmp_path_factory):
     _loopback()
     pytest.importorskip("torch")
     results, _ = _launch([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc-per-node", "2", SCRIPT, "eager", "collectives"],
+                          "--nproc-per-node", "2", SCRIPT, "eager", "collectives", "unused"],
                          _env(OMP_NUM_THREADS="1"), tmp_path_factory.mktemp("torch_ranks"))
     return results
 
@@ -114,6 +114,18 @@ def test_collectives_give_pytorchs_results(hookgrad_run, torch_run):
         if rank != 0:   # reduce(dst=0) leaves the other ranks' tensors unspecified
             mine.pop("reduce"), ref.pop("reduce")
         assert mine == ref
+
+
+def test_unused_parameters_and_backwards_outside_ddp_match_pytorch(hookgrad_run, torch_run):
+    # a head one rank's batch does not reach still gets the average (find_unused_parameters);
+    # a backward whose forward bypassed DDP is not synchronized
+    got, _ = hookgrad_run
+    for rank in (0, 1):
+        mine, ref = got[("unused", rank)], torch_run[("unused", rank)]
+        assert [g is None for g in mine["grads"]] == [g is None for g in ref["grads"]]
+        for a, b in zip(mine["grads"] + [mine["unsynced"]], ref["grads"] + [ref["unsynced"]]):
+            _close(a, b)
+    assert got[("unused", 0)]["unsynced"] != got[("unused", 1)]["unsynced"]
 
 
 def test_what_does_not_work_across_processes_says_so(hookgrad_run):

@@ -18,6 +18,7 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
+from ..._autograd.grad_mode import is_grad_enabled
 from ..._compile import sharding as _sharding
 from ..._tensor import Tensor
 from . import _comm_hook, _reducer
@@ -125,6 +126,8 @@ class DistributedDataParallel(Module):
         if self._across_processes:
             if self.broadcast_buffers:
                 _reducer.sync_buffers(self)
+            if is_grad_enabled() and self.require_backward_grad_sync:
+                _reducer.arm(self)
             return self.module(*inputs, **kwargs)
         cfg = self.__dict__.get(_sharding.MODULE_ATTR)
         if self._comm_hook is not None:
