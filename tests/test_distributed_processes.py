@@ -37,8 +37,9 @@ def _free_port():
 
 
 def _env(**extra):
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=ROOT, **extra)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
     env.pop("XLA_FLAGS", None)
+    env.update(extra)
     return env
 
 
@@ -106,14 +107,26 @@ def test_compiled_step_with_collectives_stays_compiled(hookgrad_run):
     assert "runs eagerly" not in err
 
 
-def test_collectives_give_pytorchs_results(hookgrad_run, torch_run):
-    got, _ = hookgrad_run
+def _same_collectives(got, ref):
     for rank in (0, 1):
-        mine = dict(got[("collectives", rank)])
-        ref = dict(torch_run[("collectives", rank)])
+        mine, want = dict(got[("collectives", rank)]), dict(ref[("collectives", rank)])
         if rank != 0:   # reduce(dst=0) leaves the other ranks' tensors unspecified
-            mine.pop("reduce"), ref.pop("reduce")
-        assert mine == ref
+            mine.pop("reduce"), want.pop("reduce")
+        assert mine == want
+
+
+def test_collectives_give_pytorchs_results(hookgrad_run, torch_run):
+    _same_collectives(hookgrad_run[0], torch_run)
+
+
+def test_collectives_with_two_devices_per_process_give_pytorchs_results(torch_run,
+                                                                         tmp_path):
+    # a process driving 2 devices exchanges from its first, where its Tensors live
+    got, _ = _launch([sys.executable, "-m", "hookgrad.as_torch", "-m",
+                      "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                      SCRIPT, "collectives"],
+                     _env(XLA_FLAGS="--xla_force_host_platform_device_count=2"), tmp_path)
+    _same_collectives(got, torch_run)
 
 
 def test_unused_parameters_and_backwards_outside_ddp_match_pytorch(hookgrad_run, torch_run):
