@@ -61,8 +61,10 @@ def _take(x, idx, dim):
 
 
 def _gather(x, idx, dim, keepdim):
-    values = _take(x, idx, dim=dim)
-    return values if keepdim or x.ndim == 0 else jnp.squeeze(values, dim)
+    # without keepdim ``idx`` is the returned indices, squeezed (what PyTorch's node saves)
+    if keepdim or x.ndim == 0:
+        return _take(x, idx, dim=dim)
+    return jnp.squeeze(_take(x, jnp.expand_dims(idx, dim), dim=dim), dim)
 
 
 def _median_all(x):
@@ -101,10 +103,9 @@ def _size(input, dim):
 
 
 def _select(op, input, idx, dim, keepdim=True):
-    values = apply(op, (input, idx), {"dim": dim, "keepdim": keepdim})
     if not keepdim and input.ndim:
         idx = idx.squeeze(dim)
-    return values, idx
+    return apply(op, (input, idx), {"dim": dim, "keepdim": keepdim}), idx
 
 
 @export

@@ -36,7 +36,7 @@ DIFFERS = {
     **dict.fromkeys(["div.floor", "div.trunc", "gather", "gather.method", "take",
                      "index_add", "index_add.alpha", "interpolate area", "index_copy"],
                     _SHAPE_ONLY),
-    **dict.fromkeys(["clamp.method", "clamp.max", "clamp.tensor", "sum.empty_dims", "var",
+    **dict.fromkeys(["clamp.method", "clamp.max", "sum.empty_dims", "var",
                      "std", "edge std_const", "var_mean", "edge std_mean_const", "roll.flat",
                      "norm", "norm.dim", "edge norm0", "edge norm_dim0"], _DEFAULT),
     **dict.fromkeys(["getitem slice", "getitem step", "getitem full", "getitem none_slice",
@@ -46,9 +46,8 @@ DIFFERS = {
                      "getitem list", "getitem mask", "getitem tensor", "getitem tensor2",
                      "getitem slice_tensor", "getitem tensor2d", "getitem boolmask",
                      "getitem rowmask", "pack_padded_sequence", "repeat_interleave.tensor",
-                     "repeat_interleave.tensor_flat", "adaptive_max_pool2d",
-                     "adaptive_max_pool2d indices", "embedding_bag per_sample_weights",
-                     "median.dim", "squeeze.noop"]
+                     "repeat_interleave.tensor_flat", "embedding_bag per_sample_weights",
+                     "squeeze.noop"]
                     + [r.id for r in T.ROWS if r.id.startswith("interpolate ")
                        and r.id != "interpolate area"], _LAYOUT),
     **dict.fromkeys(["index_fill", "index_fill.tensor"], _INDEX),
