@@ -31,8 +31,7 @@ _SIGN = ("eigenvectors and singular vectors are unique up to sign: JAX's solvers
 _COLUMN_MAJOR = "PyTorch's inverse is column-major (LAPACK's layout); hookgrad's is row-major"
 DIFFERS = {
     **dict.fromkeys(["sum.negdim", "log_softmax.method", "transpose.neg", "mT",
-                     "unsqueeze.neg", "cat.dim", "getitem negint", "sort", "topk",
-                     "kthvalue", "edge sort_ties"], _NEGDIM),
+                     "unsqueeze.neg", "cat.dim", "getitem negint"], _NEGDIM),
     **dict.fromkeys(["div.floor", "div.trunc", "gather", "gather.method", "take",
                      "index_add", "index_add.alpha", "interpolate area", "index_copy"],
                     _SHAPE_ONLY),
