@@ -71,8 +71,8 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
                 arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
                 continue
         if isinstance(k, slice):
-            template.append(("S", _int_or_none(k.start), _int_or_none(k.stop),
-                             _int_or_none(k.step)))
+            template.append(("S", int_or_none(k.start), int_or_none(k.stop),
+                             int_or_none(k.step)))
         elif k is None:
             template.append(("N",))
         elif k is Ellipsis:
@@ -89,7 +89,7 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
     return tuple(template), arrays
 
 
-def _int_or_none(v):
+def int_or_none(v):
     return None if v is None else v.__index__()
 
 
@@ -171,26 +171,42 @@ def _getitem(x, *arrays, template):
 SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, dim, False),
                "SelectBackward0", (),
                names="self -> dim index self_sym_sizes")
-SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
-    x, start, stop, step, dim), "SliceBackward0", (),
-    names="self -> dim start end=stop step self_sym_sizes")
+# Python's open slice bounds as PyTorch's indexing passes them (and its node saves them)
+_INT64_MAX = 2 ** 63 - 1
+
+
+def bounds(size, start, stop, step):
+    """A slice's ``(start, stop, step)`` given as PyTorch takes them (None, negative, past
+    the end; what its node saves), clamped to a dimension of ``size``."""
+    start, stop, step = slice(start, stop, step).indices(size)
+    return start, max(start, stop), step
+
+
+def _slice_fwd(x, dim, start, stop, step):
+    dim %= x.ndim
+    return jax.lax.slice_in_dim(x, *bounds(x.shape[dim], start, stop, step), dim)
+
+
+SLICE = defop("slice", _slice_fwd, "SliceBackward0", (),
+              names="self -> dim start end=stop step self_sym_sizes")
 
 
 def _select(x, dim, i):
+    # ``dim`` and ``i`` as given (PyTorch's node saves them so): JAX wraps them
     size = x.shape[dim]
     if not -size <= i < size:
-        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-    return view_apply(SELECT, x, {"dim": dim, "index": i + size if i < 0 else i})
+        raise IndexError(f"index {i} is out of bounds for dimension {dim % x.ndim} with size "
+                         f"{size}")
+    return view_apply(SELECT, x, {"dim": dim, "index": i})
 
 
 def _slice(x, dim, sl, keep_full):
     if sl[3] is not None and sl[3] <= 0:
         raise ValueError("step must be greater than zero")
-    start, stop, step = slice(*sl[1:]).indices(x.shape[dim])
-    stop = max(stop, start)
+    start, stop, step = bounds(x.shape[dim], *sl[1:])
     if not keep_full and start == 0 and stop == x.shape[dim] and step == 1:
         return x  # PyTorch skips whole-dimension slices inside a tuple index
-    return view_apply(SLICE, x, {"dim": dim, "start": start, "stop": stop, "step": step})
+    return view_apply(SLICE, x, {"dim": sl[0], "start": sl[1], "stop": sl[2], "step": sl[3]})
 
 
 def _unsqueeze(x, dim):
@@ -201,7 +217,8 @@ def _unsqueeze(x, dim):
 @export
 def select(input, dim, index) -> Tensor:
     """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
-    return _select(input, wrap_dim(dim, input.ndim), int(index))
+    wrap_dim(dim, input.ndim)
+    return _select(input, int(dim), int(index))
 
 
 def _setitem(x, v, *arrays, template):
@@ -258,7 +275,9 @@ def __getitem__(self, idx) -> Tensor:
         if tag == "I":
             x = _select(x, dim, k[1])
         elif tag == "S":
-            x = _slice(x, dim, k, keep_full=single)
+            x = _slice(x, dim, (dim, 0 if k[1] is None else k[1],
+                                _INT64_MAX if k[2] is None else k[2],
+                                1 if k[3] is None else k[3]), keep_full=single)
             dim += 1
         elif tag == "N":
             x = _unsqueeze(x, dim)
