@@ -37,8 +37,8 @@ import os
 import jax
 import numpy as np
 
-from .._autograd import grad_mode
 from .. import _tensor
+from .._autograd import grad_mode
 from .._autograd.graph import _Node
 from .._errors import traced_value_error
 from .._ops import dispatch as _dispatch
