@@ -6,6 +6,7 @@ step, backward and hooks included, as one XLA program) and functional
 """
 from . import _compilation_cache
 _compilation_cache.configure()  # before the first program is compiled
+from ._compile_count import compile_count  # noqa: E402 - counts from the first program on
 from . import _x64  # noqa: E402
 _x64.configure()  # before the first array is made
 from . import autograd  # noqa: E402 - first: the engine imports the Tensor class

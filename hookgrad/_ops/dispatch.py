@@ -82,16 +82,23 @@ class Op:
             total_weight), ``result1``, ``result2``, ... in ``names``. The backward
             does not need them (JAX's vjp recomputes what it needs): they are computed
             only for saved-tensor hooks to pack and for ``grad_fn._saved_result1``.
+        positions: for an op whose statics hold positions (a select's index, a slice's
+            start), ``positions(**statics) -> (fwd, fixed statics, position values)`` or
+            None: the forward runs as ``fwd(*args, *positions, **fixed)``, one program for
+            every position (a loop writing row ``i`` compiles once), where a static would
+            compile one per value. The node keeps all statics (``_saved_index``); ``fwd``
+            does no dtype promotion.
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "names", "extras", "pack_order", "_spec", "_fwd_cache", "_vjp_cache",
+                 "names", "extras", "pack_order", "positions", "_spec", "_fwd_cache", "_vjp_cache",
                  "_node_cls", "_avals", "_constant_cache",
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
-                 nondiff=(), names=None, promotes=True, extras=None, pack_order=None):
+                 nondiff=(), names=None, promotes=True, extras=None, pack_order=None, positions=None):
         self.name, self.node, self.save = name, node, save
+        self.positions = positions
         self.extras = extras
         # a variadic op's pack order, ``pack_order(number of arguments) -> positions``
         # (``_foreach_mul``'s packs every ``other`` before every ``self``); else ``names``
@@ -116,11 +123,40 @@ class Op:
     def forward_fn(self, key):
         fn = self._fwd_cache.get(key)
         if fn is None:
-            # NOTE: a new partial even without statics: jax.jit caches traces per function
-            # object, and _forget_programs must get a fresh trace
-            f = functools.partial(self.fwd, **dict(key))
-            fn = self._fwd_cache[key] = tiered.jit(f) if self.jit else f
+            fn = self._positioned(key) if self.positions is not None and self.jit else None
+            if fn is None:
+                # NOTE: a new partial even without statics: jax.jit caches traces per
+                # function object, and _forget_programs must get a fresh trace
+                f = functools.partial(self.fwd, **dict(key))
+                fn = tiered.jit(f) if self.jit else f
+            self._fwd_cache[key] = fn
         return fn
+
+    def _positioned(self, key):
+        """The forward for ``key`` as a call of the program shared by every position
+        (``positions``), or None when this call has no such form."""
+        found = self.positions(**dict(key))
+        if found is None:
+            return None
+        fwd, fixed, where = found
+        shared_key = (fwd, *fixed.items())
+        program = self._fwd_cache.get(shared_key)
+        if program is None:
+            program = self._fwd_cache[shared_key] = tiered.jit(functools.partial(fwd, **fixed))
+        return _AtPositions(program, where, fwd, fixed)
+
+
+class _AtPositions:
+    """One op call's forward: the shared program with this call's positions appended (as
+    Python ints: traced, so any value runs the same program). A forward segment
+    (``_ops/lazy.py``) composes ``fwd`` with ``fixed`` and passes ``where`` likewise."""
+    __slots__ = ("program", "where", "fwd", "fixed", "__weakref__")  # jax.eval_shape weakly refers to it
+
+    def __init__(self, program, where, fwd, fixed):
+        self.program, self.where, self.fwd, self.fixed = program, where, fwd, fixed
+
+    def __call__(self, *args):
+        return self.program(*args, *self.where)
 
 
 def _unpack_hooked(node, as_tensors):

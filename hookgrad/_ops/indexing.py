@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
 from .registry import defop, export, to_tensor_like
-from .shape import wrap_dim
+from .shape import slice_from, wrap_dim
 from .views import check_setitem_view, view_apply
 
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
@@ -168,12 +168,21 @@ def _getitem(x, *arrays, template):
     return x[_build_index(template, arrays)]
 
 
+def _select_at(x, index, *, dim):
+    return jax.lax.dynamic_index_in_dim(x, index, dim, False)
+
+
+# the index and the start are positions: one program for every value (a loop over rows)
 SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, dim, False),
                "SelectBackward0", (),
-               names="self -> dim index self_sym_sizes")
+               names="self -> dim index self_sym_sizes",
+               positions=lambda dim, index: (_select_at, {"dim": dim}, (index,)))
 SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
     x, start, stop, step, dim), "SliceBackward0", (),
-    names="self -> dim start end=stop step self_sym_sizes")
+    names="self -> dim start end=stop step self_sym_sizes",
+    positions=lambda dim, start, stop, step: (
+        slice_from, {"dim": dim, "size": len(range(start, stop, step)), "step": step},
+        (start,)))
 
 
 def _select(x, dim, i):
@@ -208,6 +217,70 @@ def _setitem(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].set(jnp.asarray(v).astype(x.dtype))
 
 
+def _setitem_box(x, v, *starts, box):
+    """``x[index] = v`` for an index of ints, unit-step slices and None (``box``: per
+    entry ``("I",)``, ``("S", size)`` or ``("N",)``; the ints and slice starts are
+    ``starts``): one ``dynamic_update_slice`` of the region, whatever its position."""
+    indexed, region, at = [], [], []
+    it = iter(starts)
+    for k in box:
+        if k[0] == "N":
+            indexed.append(1)
+            continue
+        at.append(next(it))
+        region.append(1 if k[0] == "I" else k[1])
+        if k[0] == "S":
+            indexed.append(k[1])
+    rest = x.shape[len(at):]
+    v = jnp.broadcast_to(jnp.asarray(v).astype(x.dtype), (*indexed, *rest))
+    return jax.lax.dynamic_update_slice(x, v.reshape(*region, *rest), (*at, *[0] * len(rest)))
+
+
+def _setitem_positions(template):
+    """The position-free form of a ``template`` that ``_boxed`` normalized (None for
+    any other)."""
+    box, starts = [], []
+    for k in template:
+        if k[0] == "I":
+            box.append(("I",))
+            starts.append(k[1])
+        elif k[0] == "S" and k[3] == 1:
+            box.append(("S", k[2] - k[1]))
+            starts.append(k[1])
+        elif k[0] == "N":
+            box.append(("N",))
+        else:
+            return None
+    return _setitem_box, {"box": tuple(box)}, tuple(starts)
+
+
+def _boxed(shape, template):
+    """``template`` (ints, slices, None, Ellipsis; bounds checked) with every int made
+    non-negative, every slice's bounds explicit and Ellipsis spelled out, so that the
+    write's positions can be told from its shape (``_setitem_positions``)."""
+    if any(k[0] not in ("I", "S", "N", "E") for k in template):
+        return template
+    out, dim = [], 0
+    for k in template:
+        if k[0] == "E":
+            n = len(shape) - sum(map(_consumed, template))
+            out += [("S", 0, shape[d], 1) for d in range(dim, dim + n)]
+            dim += n
+        elif k[0] == "N":
+            out.append(k)
+        else:
+            size = shape[dim]
+            if k[0] == "I":
+                out.append(("I", k[1] + size if k[1] < 0 else k[1]))
+            else:
+                if k[3] is not None and k[3] <= 0:
+                    return template  # the op raises PyTorch's error
+                start, stop, step = slice(*k[1:]).indices(size)
+                out.append(("S", start, max(stop, start), step))
+            dim += 1
+    return tuple(out)
+
+
 def _index_add_at(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].add(jnp.asarray(v).astype(x.dtype))
 
@@ -224,7 +297,8 @@ def _getitem_op(name):
 
 
 SETITEM = defop("setitem", _setitem, "torch::autograd::CopySlices", {}, scalar_edges=True,
-                nondiff=_AFTER_VALUE)
+                nondiff=_AFTER_VALUE,
+                positions=lambda template: _setitem_positions(template))
 INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=True,
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
@@ -316,6 +390,8 @@ def _value_for(value, target, expand_to_target):
 
 def _put(self, op, template, arrays, value, expand_value):
     _check_bounds(self.shape, template, arrays)
+    if op is SETITEM and not arrays:
+        template = _boxed(self.shape, template)
     value = to_tensor_like(value)
     if isinstance(value, Tensor):
         target = _indexed_shape(self.shape, template, arrays)

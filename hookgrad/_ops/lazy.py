@@ -164,7 +164,13 @@ def _run_segment(nodes):
                 c = ARRAY
             spec.append(a.aval if c is ARRAY else c)
             leaves.append(a)
-        struct.append((q.op, q.key, tuple(spec)))
+        where = getattr(q.fn, "where", None)
+        if where is None:
+            struct.append((q.op.fwd, q.key, tuple(spec)))
+        else:  # an op at positions (dispatch._AtPositions): they are arguments here too
+            spec += [int] * len(where)
+            leaves.extend(where)
+            struct.append((q.fn.fwd, tuple(q.fn.fixed.items()), tuple(spec)))
     # NOTE: only values something may read leave the program: XLA fuses the rest away
     # (a pending op nobody reads keeps its arguments, so a later read can still run it)
     outs = tuple(k for k, q in enumerate(nodes)
@@ -195,7 +201,7 @@ def _run_segment(nodes):
 def _program(struct, outs):
     """The segment as one function of its leaves: each op's forward in order; returns the
     values at positions ``outs``."""
-    ops = [(op.fwd, dict(key), spec) for op, key, spec in struct]
+    ops = [(fwd, dict(key), spec) for fwd, key, spec in struct]
 
     def run(*leaves):
         vals = []
