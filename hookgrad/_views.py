@@ -12,6 +12,7 @@ Autograd's part of a write through a view (``CopySlices``, ``AsStridedBackward0`
 ``hookgrad/_ops/views.py``, one layer up.
 """
 import functools
+import sys
 import weakref
 
 import jax
@@ -223,6 +224,7 @@ def _scatter_box(b, v, starts, region):
 
 _gather_box_jit = jax.jit(_gather_box, static_argnames=("region", "size"))
 _scatter_box_jit = jax.jit(_scatter_box, static_argnames=("region",))
+_scatter_box_in_place = jax.jit(_scatter_box, static_argnames=("region",), donate_argnums=0)
 _gather_plain_jit = jax.jit(gather_plain, static_argnames=("size", "stride", "offset"))
 _scatter_plain_jit = jax.jit(scatter_plain, static_argnames=("size", "stride", "offset"))
 
@@ -236,13 +238,17 @@ def _gather(b, size, stride, offset):
     return _gather_box_jit(b, box[1], region=box[0], size=size)
 
 
-def _scatter(b, v, size, stride, offset):
+def _scatter(b, v, size, stride, offset, sole=False):
     """``b`` with the view ``(size, stride, offset)`` set to ``v`` (a box: one program
-    for every position)."""
+    for every position); ``sole``: nothing else holds ``b``, so a box is written in place
+    (``b``'s buffer donated): the write costs the region, not the array."""
     box = _box(b.shape, size, stride, offset)
     if box is None:
         return _scatter_plain_jit(b, v, size=size, stride=stride, offset=offset)
-    return _scatter_box_jit(b, v, box[1], region=box[0])
+    return (_scatter_box_in_place if sole else _scatter_box_jit)(b, v, box[1], region=box[0])
+
+
+_refcount = sys.getrefcount
 
 
 def propagate(t):
@@ -257,7 +263,13 @@ def propagate(t):
         shared = info.shared
         if info.gen == base._gen:
             geom = info.geom
-            base._data = t._data if geom == whole else _scatter(base._data, t._data, *geom)
+            if geom == whole:
+                base._data = t._data
+            else:  # held by the base's slot, ``old`` and getrefcount's argument alone
+                old = base._data
+                sole = _refcount(old) <= 3 and not isinstance(old, jax.core.Tracer)
+                base._data = _scatter(old, t._data, *geom, sole)
+                del old
         if shared:
             base._version = t._version
     refs = base._views

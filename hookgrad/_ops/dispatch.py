@@ -6,6 +6,7 @@ static arguments and the layout of what was saved; with ``create_graph`` the bac
 itself run as an op (``vjp_op``), so its derivative is again JAX's vjp.
 """
 import functools
+import sys
 import weakref
 from weakref import ref as _weakref
 
@@ -158,6 +159,20 @@ class _AtPositions:
     def __call__(self, *args):
         return self.program(*args, *self.where)
 
+    def donating(self):
+        """This call with its first argument's buffer given to the result (``apply``
+        checks nothing else holds it): one shared program per op and fixed statics."""
+        key = ("donating", self.fwd, *self.fixed.items())
+        cache = _DONATING
+        program = cache.get(key)
+        if program is None:
+            program = cache[key] = tiered.jit(functools.partial(self.fwd, **self.fixed),
+                                              donate_argnums=0)
+        return _AtPositions(program, self.where, self.fwd, self.fixed)
+
+
+_DONATING = {}
+
 
 def _unpack_hooked(node, as_tensors):
     """The values saved-tensor hooks packed, unpacked in PyTorch's order (the pack order:
@@ -186,6 +201,7 @@ _LIVE = weakref.WeakSet()  # every Op, for forgetting traced programs
 def _forget_programs():
     """After ``set_default_dtype``: an op's traced program narrows integer promotions to
     the default dtype it saw, so every op traces again."""
+    _DONATING.clear()
     for op in list(_LIVE):
         op._fwd_cache.clear()
         op._vjp_cache.clear()
@@ -268,6 +284,11 @@ def apply(op, args, statics=None, out=None):
     if record:  # the node sees the tensor's value and history from before the write
         shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
+    elif fn.__class__ is _AtPositions and arrs[0] is out._arr and \
+            _refcount(arrs[0]) - (v is arrs[0]) <= _HELD_BY_APPLY:
+        # a write at positions into an array nothing else holds: XLA writes it in place
+        # (its buffer donated), so the write costs the region written, not the array
+        fn = fn.donating()
     try:
         res = fn(*arrs)
     except _LeakedTracer:
@@ -280,6 +301,8 @@ def apply(op, args, statics=None, out=None):
 
 _wrap = Tensor._wrap
 _MetaArray = _meta.MetaArray
+_refcount = sys.getrefcount
+_HELD_BY_APPLY = 3  # the Tensor's slot, ``apply``'s list of arrays, getrefcount's argument
 _LeakedTracer = jax.errors.UnexpectedTracerError
 
 

@@ -167,3 +167,51 @@ def test_writes_of_every_index_form_match_pytorch(index):
         x[index] += 2.0
         return py(x)
     same_as_torch(run)
+
+
+def _written_in_place(write, base):
+    """Whether ``write()`` wrote into ``base``'s buffer (donated: the old array is gone)
+    rather than into a copy of it."""
+    old = base._data
+    held = old.unsafe_buffer_pointer()
+    del old
+    write()
+    return base._data.unsafe_buffer_pointer() == held
+
+
+def test_a_slice_write_into_an_array_nobody_else_holds_writes_in_place():
+    base = hookgrad.zeros(256, 128)
+    v = hookgrad.ones(64)
+    for i in range(3):
+        base[i, :64] = v * i
+    tiered.wait()
+    base[3, :64] = v * 3  # compiled from here on
+    assert _written_in_place(lambda: base.__setitem__((4, slice(0, 64)), v * 4), base)
+    rows = base[10:20]  # a live view: its write lands in the base in place too
+    for i in range(4):
+        rows[i, 1:3] = 5.0
+    tiered.wait()
+    assert _written_in_place(lambda: rows.__setitem__((5, slice(1, 3)), 6.0), base)
+    expected = np.zeros((256, 128), np.float32)
+    for i in range(5):
+        expected[i, :64] = i
+    expected[10:14, 1:3] = 5.0
+    expected[15, 1:3] = 6.0
+    np.testing.assert_array_equal(base.numpy(), expected)
+    np.testing.assert_array_equal(rows.numpy(), expected[10:20])
+
+
+def test_a_slice_write_copies_what_something_else_still_holds():
+    base = hookgrad.zeros(64, 8)
+    for i in range(4):
+        base[i, :4] = float(i)
+    tiered.wait()
+    kept = base._data  # as a saved tensor, a pending op or a user's reference would
+    base[5, :4] = 7.0
+    assert not kept.is_deleted()
+    assert float(kept[5, 0]) == 0.0 and float(base[5, 0]) == 7.0
+    x = hookgrad.zeros(64, 8, requires_grad=True).clone()
+    y = x * 2  # saves nothing of x; the write is recorded: no donation while recording
+    x[3, :4] = 1.0
+    assert x.grad_fn.name() == "torch::autograd::CopySlices"
+    assert y.sum().item() == 0.0
