@@ -278,17 +278,17 @@ def apply(op, args, statics=None, out=None):
         if meta:
             return _on_meta(op, key, fn, args, arrs, record, out)
         arrs = [_value(v) for v in arrs]
+    if fn.__class__ is _AtPositions and not record and arrs[0] is out._arr and \
+            _refcount(arrs[0]) - (v is arrs[0]) <= _HELD_BY_APPLY:
+        # a write at positions into an array nothing else holds: XLA writes it in place
+        # (its buffer donated), so the write costs the region written, not the array
+        fn = fn.donating()
     if out._view is not None or out._views is not None:  # a view, or a base of views
         return _alias_inplace[0](op, key, args, arrs, fn, out, record)
     _check_inplace(out, record)
     if record:  # the node sees the tensor's value and history from before the write
         shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
-    elif fn.__class__ is _AtPositions and arrs[0] is out._arr and \
-            _refcount(arrs[0]) - (v is arrs[0]) <= _HELD_BY_APPLY:
-        # a write at positions into an array nothing else holds: XLA writes it in place
-        # (its buffer donated), so the write costs the region written, not the array
-        fn = fn.donating()
     try:
         res = fn(*arrs)
     except _LeakedTracer:

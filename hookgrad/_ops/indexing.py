@@ -25,8 +25,13 @@ from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
 from .registry import defop, export, to_tensor_like
 from .shape import slice_from, wrap_dim
-from .views import check_setitem_view, view_apply
+from .. import _views
+from .._autograd import grad_mode
+from .._views import contiguous_shape_geometry
+from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
+                    view_geometry)
 
+_gm = grad_mode._state
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
 
@@ -185,26 +190,33 @@ SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
         (start,)))
 
 
-def _select(x, dim, i):
-    size = x.shape[dim]
+def _select_step(shape, dim, i):
+    size = shape[dim]
     if not -size <= i < size:
         raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-    return view_apply(SELECT, x, {"dim": dim, "index": i + size if i < 0 else i})
+    return SELECT, {"dim": dim, "index": i + size if i < 0 else i}
+
+
+def _slice_step(shape, dim, sl, keep_full):
+    """The slice view op and its statics, or None for a whole dimension that PyTorch
+    skips inside a tuple index."""
+    if sl[3] is not None and sl[3] <= 0:
+        raise ValueError("step must be greater than zero")
+    start, stop, step = slice(*sl[1:]).indices(shape[dim])
+    stop = max(stop, start)
+    if not keep_full and start == 0 and stop == shape[dim] and step == 1:
+        return None
+    return SLICE, {"dim": dim, "start": start, "stop": stop, "step": step}
+
+
+def _select(x, dim, i):
+    op, statics = _select_step(x.shape, dim, i)
+    return view_apply(op, x, statics)
 
 
 def _slice(x, dim, sl, keep_full):
-    if sl[3] is not None and sl[3] <= 0:
-        raise ValueError("step must be greater than zero")
-    start, stop, step = slice(*sl[1:]).indices(x.shape[dim])
-    stop = max(stop, start)
-    if not keep_full and start == 0 and stop == x.shape[dim] and step == 1:
-        return x  # PyTorch skips whole-dimension slices inside a tuple index
-    return view_apply(SLICE, x, {"dim": dim, "start": start, "stop": stop, "step": step})
-
-
-def _unsqueeze(x, dim):
-    from .shape import UNSQUEEZE
-    return view_apply(UNSQUEEZE, x, {"dim": dim})
+    step = _slice_step(x.shape, dim, sl, keep_full)
+    return x if step is None else view_apply(step[0], x, step[1])
 
 
 @export
@@ -314,6 +326,42 @@ INDEX_ADD = defop("index_add", _index_add, "IndexAddBackward0",
     names="self source index -> index source dim alpha source_dim")
 
 
+def _steps(self, template, arrays, single):
+    """The view ops of ``self[index]``'s basic indices, left to right (``(op, statics)``),
+    and its advanced indices (``(dim of the partial result, template entry)``); a bool
+    index appends its index array to ``arrays``."""
+    from .shape import UNSQUEEZE
+    steps = []
+    shape = tuple(self.shape)
+    dim = 0
+    adv = []   # (dim of the partial result, template entry) of the advanced indices
+    n_consuming = sum(map(_consumed, template))
+    for k in template:
+        tag = k[0]
+        step = None
+        if tag == "I":
+            step = _select_step(shape, dim, k[1])
+        elif tag == "S":
+            step = _slice_step(shape, dim, k, keep_full=single)
+            dim += 1
+        elif tag in ("N", "B"):  # x[True]: a new dimension, then an index of it
+            step = UNSQUEEZE, {"dim": dim}
+            if tag == "B":
+                arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
+                adv.append((dim, ("A", len(arrays) - 1)))
+            dim += 1
+        elif tag == "E":  # the dimensions no other index consumes
+            dim += self.ndim - n_consuming
+        else:  # "A", "M"
+            adv.append((dim, k))
+            dim += _consumed(k)
+        if step is not None:
+            steps.append(step)
+            shape = view_geometry(step[0].name, *contiguous_shape_geometry(shape),
+                                  **step[1])[0]
+    return steps, adv
+
+
 @export(function=False)
 def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
@@ -323,30 +371,13 @@ def __getitem__(self, idx) -> Tensor:
     _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
         _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
                                                  if k[0] in ("A", "M")])))
+    steps, adv = _steps(self, template, arrays, single)
+    x = view_chain(self, steps) if steps and not adv else None
+    if x is not None:
+        return x
     x = self
-    dim = 0
-    adv = []   # (dim of the partial result, template entry) of the advanced indices
-    n_consuming = sum(map(_consumed, template))
-    for k in template:
-        tag = k[0]
-        if tag == "I":
-            x = _select(x, dim, k[1])
-        elif tag == "S":
-            x = _slice(x, dim, k, keep_full=single)
-            dim += 1
-        elif tag == "N":
-            x = _unsqueeze(x, dim)
-            dim += 1
-        elif tag == "E":  # the dimensions no other index consumes
-            dim += self.ndim - n_consuming
-        elif tag == "B":  # x[True]: a new dimension, then an index of it
-            x = _unsqueeze(x, dim)
-            arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
-            adv.append((dim, ("A", len(arrays) - 1)))
-            dim += 1
-        else:  # "A", "M"
-            adv.append((dim, k))
-            dim += _consumed(k)
+    for op, statics in steps:
+        x = view_apply(op, x, statics)
     if adv:
         tmpl, used, at = [], [], 0
         for d, k in adv:  # whole slices up to each advanced index
@@ -433,6 +464,22 @@ _FILL_ALL = defop("setitem_fill", lambda x, v: jnp.full_like(x, v), "FillBackwar
                   scalar_edges=True)
 
 
+def _holds_it_already(self, template, value):
+    """Whether ``self[template] = value`` would write the region's own values: ``value``
+    is the live view of that region (``x[i, a:b] += v`` reads the view, adds into it, which
+    writes through, then assigns it back), and nothing records the write."""
+    info = value._view if isinstance(value, Tensor) else None
+    if info is None or not info.shared or info.base is not _views.root(self) or \
+            info.gen != info.base._gen or value.dtype != self.dtype or (
+            _gm.enabled and (self._requires_grad or value._requires_grad)) or (
+            self._view is not None and self._view.gen != info.base._gen) or any(
+            k[0] not in ("I", "S", "N", "E") for k in template):
+        return False
+    _check_bounds(self.shape, template, [])
+    steps, _ = _steps(self, template, [], False)
+    return info.geom == chain_geometry(_views.geometry(self), steps)
+
+
 @export(function=False)
 def __setitem__(self, idx, value) -> None:
     """``x[idx] = value``: an in-place write, recorded as PyTorch records it:
@@ -443,6 +490,10 @@ def __setitem__(self, idx, value) -> None:
     if _records_a_view(template):
         # the write goes through a view of ``self``, as in PyTorch
         check_setitem_view(self, _last_view_name(template, single=not isinstance(idx, tuple)))
+        if _holds_it_already(self, template, value):
+            self._version += 1  # PyTorch's copy into the region counts as a write
+            _views.share_version(self)
+            return
         _put(self, SETITEM, template, arrays, value, not _advanced(template))
     elif _advanced(template):
         _put(self, INDEX_PUT, template, arrays, value, False)

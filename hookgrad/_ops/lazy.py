@@ -185,13 +185,18 @@ def _run_segment(nodes):
             if len(_seen) > 16 * CACHE_SIZE:
                 _seen.clear()
             _seen[key] = n
-            for q in nodes:  # each op's own jitted program, as eagerly
-                _run_one(q)
-            return
-        _seen.pop(key, None)
-        fn = _compiled[key] = tiered.jit(_program(struct, outs))
-        if len(_compiled) > CACHE_SIZE:
-            _compiled.popitem(last=False)
+            fn = None
+        else:
+            _seen.pop(key, None)
+            fn = _compiled[key] = tiered.jit(_program(struct, outs))
+            if len(_compiled) > CACHE_SIZE:
+                _compiled.popitem(last=False)
+    # NOTE: a segment's trace costs more than running its ops: with tiered execution it
+    # is traced and compiled in the background, op by op meanwhile
+    if fn is None or not fn.ready(*leaves):
+        for q in nodes:  # each op's own jitted program, as eagerly
+            _run_one(q)
+        return
     for k, v in zip(outs, fn(*leaves)):
         q = nodes[k]
         q.value = v

@@ -20,6 +20,7 @@ from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
+from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
 
 _gm = grad_mode._state
@@ -155,6 +156,44 @@ def view_apply(op, x, statics=None):
         return apply(COPY_TWIN[0](op), (x,), statics)
     out = apply(op, (x,), statics)
     return make_view(out, x, GEOMETRY[op.name], statics)
+
+
+def view_geometry(name, size, stride, offset, **statics):
+    """The geometry after the view op ``name`` of a tensor of ``(size, stride, offset)``."""
+    return GEOMETRY[name](size, stride, offset, **statics)
+
+
+def _chained(size, stride, offset, steps):
+    for name, statics in steps:
+        size, stride, offset = GEOMETRY[name](size, stride, offset, **statics)
+    return size, stride, offset
+
+
+def chain_geometry(geom, steps):
+    """The geometry after the view ops ``steps`` (``(op, statics)``) of one of ``geom``."""
+    return _chained(*geom, [(op.name, statics) for op, statics in steps])
+
+
+def view_chain(x, steps):
+    """``x`` through the view ops ``steps`` (``(op, statics)``, left to right: an index's
+    selects, slices and unsqueezes) as one read of ``x``'s array at a position passed as an
+    argument, when nothing records or intercepts them (no gradient, no forward AD, no
+    Tensor subclass, a concrete array); else None (the caller applies them one by one)."""
+    if COPY_TWIN[0] is not None or dispatch._dual[0] or dispatch._subclass[0] or (
+            _gm.enabled and x._requires_grad):
+        return None
+    arr = x._data
+    if arr.__class__ is not _ARRAY:
+        return None
+    names = tuple((op.name, tuple(statics.items())) for op, statics in steps)
+    size, stride, offset = _chained(*_views.contiguous_shape_geometry(arr.shape),
+                                    [(n, dict(st)) for n, st in names])
+    out = Tensor._wrap(_views._gather(arr, size, stride, offset))
+    return make_view(out, x, _chained_items, {"steps": names})
+
+
+def _chained_items(size, stride, offset, steps):
+    return _chained(size, stride, offset, [(n, dict(st)) for n, st in steps])
 
 
 def multi_view_apply(op, x, statics, geoms):

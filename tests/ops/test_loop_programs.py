@@ -215,3 +215,15 @@ def test_a_slice_write_copies_what_something_else_still_holds():
     x[3, :4] = 1.0
     assert x.grad_fn.name() == "torch::autograd::CopySlices"
     assert y.sum().item() == 0.0
+
+
+def test_an_augmented_slice_assignment_counts_its_writes_as_pytorch():
+    def run(L):
+        x = L.arange(16.0).reshape(4, 4)
+        row = x[2]
+        x[1, :2] += 1.0          # the view adds in place, then is assigned back
+        x[0] = x[3]              # another region's view: copied
+        x[3, 1:] *= x[0, 1:]
+        x[..., 0] = x[:, 0] - 1
+        return py(x), x._version, py(row), row._version
+    same_as_torch(run)
