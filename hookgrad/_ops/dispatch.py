@@ -84,11 +84,11 @@ class Op:
             does not need them (JAX's vjp recomputes what it needs): they are computed
             only for saved-tensor hooks to pack and for ``grad_fn._saved_result1``.
         positions: for an op whose statics hold positions (a select's index, a slice's
-            start), ``positions(**statics) -> (fwd, fixed statics, position values)`` or
-            None: the forward runs as ``fwd(*args, *positions, **fixed)``, one program for
-            every position (a loop writing row ``i`` compiles once), where a static would
-            compile one per value. The node keeps all statics (``_saved_index``); ``fwd``
-            does no dtype promotion.
+            start), ``positions(shape, **statics) -> (fwd, fixed statics, positions)`` or
+            None (``shape``: the first argument's): the forward runs as ``fwd(*args,
+            *positions, **fixed)``, one program for every position (a loop writing row
+            ``i`` compiles once), where a static would compile one per value. The node
+            keeps all statics (``_saved_index``); ``fwd`` does no dtype promotion.
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
@@ -124,8 +124,9 @@ class Op:
     def forward_fn(self, key):
         fn = self._fwd_cache.get(key)
         if fn is None:
-            fn = self._positioned(key) if self.positions is not None and self.jit else None
-            if fn is None:
+            if self.positions is not None and self.jit:
+                fn = _AtPositions(self, key)
+            else:
                 # NOTE: a new partial even without statics: jax.jit caches traces per
                 # function object, and _forget_programs must get a fresh trace
                 f = functools.partial(self.fwd, **dict(key))
@@ -133,45 +134,53 @@ class Op:
             self._fwd_cache[key] = fn
         return fn
 
-    def _positioned(self, key):
-        """The forward for ``key`` as a call of the program shared by every position
-        (``positions``), or None when this call has no such form."""
-        found = self.positions(**dict(key))
-        if found is None:
-            return None
-        fwd, fixed, where = found
-        shared_key = (fwd, *fixed.items())
-        program = self._fwd_cache.get(shared_key)
+    def shared_program(self, fwd, fixed, donate=False):
+        """The program of ``fwd`` with the statics ``fixed`` that every position shares
+        (``positions``); ``donate``: its first argument's buffer goes to the result."""
+        key = (fwd, donate, *fixed.items())
+        program = self._fwd_cache.get(key)
         if program is None:
-            program = self._fwd_cache[shared_key] = tiered.jit(functools.partial(fwd, **fixed))
-        return _AtPositions(program, where, fwd, fixed)
+            program = self._fwd_cache[key] = tiered.jit(
+                functools.partial(fwd, **fixed), **({"donate_argnums": 0} if donate else {}))
+        return program
 
 
 class _AtPositions:
-    """One op call's forward: the shared program with this call's positions appended (as
-    Python ints: traced, so any value runs the same program). A forward segment
-    (``_ops/lazy.py``) composes ``fwd`` with ``fixed`` and passes ``where`` likewise."""
-    __slots__ = ("program", "where", "fwd", "fixed", "__weakref__")  # jax.eval_shape weakly refers to it
+    """The forward of an op with ``positions`` for one key: per shape of its first
+    argument, the program every position shares and this call's positions, appended as
+    Python ints (traced: any value runs the same program). A forward segment
+    (``_ops/lazy.py``) composes ``fwd`` with ``fixed`` and passes the positions likewise."""
+    __slots__ = ("op", "key", "_placed", "__weakref__")  # jax.eval_shape refers weakly
 
-    def __init__(self, program, where, fwd, fixed):
-        self.program, self.where, self.fwd, self.fixed = program, where, fwd, fixed
+    def __init__(self, op, key):
+        self.op, self.key, self._placed = op, key, {}
+
+    def place(self, shape):
+        """``(fwd, fixed statics, positions)`` for a first argument of ``shape``, or None:
+        the op's own program with every static."""
+        found = self._placed.get(shape, False)
+        if found is False:
+            found = self._placed[shape] = self.op.positions(shape, **dict(self.key))
+        return found
 
     def __call__(self, *args):
-        return self.program(*args, *self.where)
+        found = self.place(args[0].shape)
+        if found is None:
+            return self._static()(*args)
+        fwd, fixed, where = found
+        return self.op.shared_program(fwd, fixed)(*args, *where)
 
-    def donating(self):
-        """This call with its first argument's buffer given to the result (``apply``
-        checks nothing else holds it): one shared program per op and fixed statics."""
-        key = ("donating", self.fwd, *self.fixed.items())
-        cache = _DONATING
-        program = cache.get(key)
-        if program is None:
-            program = cache[key] = tiered.jit(functools.partial(self.fwd, **self.fixed),
-                                              donate_argnums=0)
-        return _AtPositions(program, self.where, self.fwd, self.fixed)
+    def donated(self, *args):
+        """The call with its first argument's buffer given to the result (``apply``
+        checks nothing else holds it)."""
+        found = self.place(args[0].shape)
+        if found is None:
+            return self._static()(*args)
+        fwd, fixed, where = found
+        return self.op.shared_program(fwd, fixed, donate=True)(*args, *where)
 
-
-_DONATING = {}
+    def _static(self):
+        return self.op.shared_program(self.op.fwd, dict(self.key))
 
 
 def _unpack_hooked(node, as_tensors):
@@ -201,7 +210,6 @@ _LIVE = weakref.WeakSet()  # every Op, for forgetting traced programs
 def _forget_programs():
     """After ``set_default_dtype``: an op's traced program narrows integer promotions to
     the default dtype it saw, so every op traces again."""
-    _DONATING.clear()
     for op in list(_LIVE):
         op._fwd_cache.clear()
         op._vjp_cache.clear()
@@ -282,7 +290,7 @@ def apply(op, args, statics=None, out=None):
             _refcount(arrs[0]) - (v is arrs[0]) <= _HELD_BY_APPLY:
         # a write at positions into an array nothing else holds: XLA writes it in place
         # (its buffer donated), so the write costs the region written, not the array
-        fn = fn.donating()
+        fn = fn.donated
     if out._view is not None or out._views is not None:  # a view, or a base of views
         return _alias_inplace[0](op, key, args, arrs, fn, out, record)
     _check_inplace(out, record)

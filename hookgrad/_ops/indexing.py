@@ -76,8 +76,8 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
                 arrays.append(k if isinstance(k, Tensor) else Tensor._wrap(arr))
                 continue
         if isinstance(k, slice):
-            template.append(("S", _int_or_none(k.start), _int_or_none(k.stop),
-                             _int_or_none(k.step)))
+            template.append(("S", int_or_none(k.start), int_or_none(k.stop),
+                             int_or_none(k.step)))
         elif k is None:
             template.append(("N",))
         elif k is Ellipsis:
@@ -94,7 +94,7 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
     return tuple(template), arrays
 
 
-def _int_or_none(v):
+def int_or_none(v):
     return None if v is None else v.__index__()
 
 
@@ -177,36 +177,60 @@ def _select_at(x, index, *, dim):
     return jax.lax.dynamic_index_in_dim(x, index, dim, False)
 
 
+def _select_positions(shape, dim, index):
+    dim %= len(shape)
+    return _select_at, {"dim": dim}, (index + shape[dim] if index < 0 else index,)
+
+
 # the index and the start are positions: one program for every value (a loop over rows)
 SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, dim, False),
                "SelectBackward0", (),
-               names="self -> dim index self_sym_sizes",
-               positions=lambda dim, index: (_select_at, {"dim": dim}, (index,)))
-SLICE = defop("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(
-    x, start, stop, step, dim), "SliceBackward0", (),
-    names="self -> dim start end=stop step self_sym_sizes",
-    positions=lambda dim, start, stop, step: (
-        slice_from, {"dim": dim, "size": len(range(start, stop, step)), "step": step},
-        (start,)))
+               names="self -> dim index self_sym_sizes", positions=_select_positions)
+# Python's open slice bounds as PyTorch's indexing passes them (and its node saves them)
+_INT64_MAX = 2 ** 63 - 1
+
+
+def bounds(size, start, stop, step):
+    """A slice's ``(start, stop, step)`` given as PyTorch takes them (None, negative, past
+    the end; what its node saves), clamped to a dimension of ``size``."""
+    start, stop, step = slice(start, stop, step).indices(size)
+    return start, max(start, stop), step
+
+
+def _slice_fwd(x, dim, start, stop, step):
+    dim %= x.ndim
+    return jax.lax.slice_in_dim(x, *bounds(x.shape[dim], start, stop, step), dim)
+
+
+def _slice_positions(shape, dim, start, stop, step):
+    dim %= len(shape)
+    start, stop, step = bounds(shape[dim], start, stop, step)
+    return (slice_from, {"dim": dim, "size": len(range(start, stop, step)), "step": step},
+            (start,))
+
+
+SLICE = defop("slice", _slice_fwd, "SliceBackward0", (),
+              names="self -> dim start end=stop step self_sym_sizes", positions=_slice_positions)
 
 
 def _select_step(shape, dim, i):
+    # ``dim`` and ``i`` as given (PyTorch's node saves them so): JAX wraps them
     size = shape[dim]
     if not -size <= i < size:
-        raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-    return SELECT, {"dim": dim, "index": i + size if i < 0 else i}
+        raise IndexError(f"index {i} is out of bounds for dimension {dim % len(shape)} with "
+                         f"size {size}")
+    return SELECT, {"dim": dim, "index": i}
 
 
 def _slice_step(shape, dim, sl, keep_full):
-    """The slice view op and its statics, or None for a whole dimension that PyTorch
-    skips inside a tuple index."""
+    """The slice view op and its statics (the bounds as given), or None for a whole
+    dimension, which PyTorch skips inside a tuple index."""
     if sl[3] is not None and sl[3] <= 0:
         raise ValueError("step must be greater than zero")
-    start, stop, step = slice(*sl[1:]).indices(shape[dim])
-    stop = max(stop, start)
+    start, stop, step = bounds(shape[dim], *sl[1:])
     if not keep_full and start == 0 and stop == shape[dim] and step == 1:
         return None
-    return SLICE, {"dim": dim, "start": start, "stop": stop, "step": step}
+    return SLICE, {"dim": sl[0], "start": sl[1], "stop": sl[2], "step": sl[3]}
 
 
 def _select(x, dim, i):
@@ -222,7 +246,8 @@ def _slice(x, dim, sl, keep_full):
 @export
 def select(input, dim, index) -> Tensor:
     """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
-    return _select(input, wrap_dim(dim, input.ndim), int(index))
+    wrap_dim(dim, input.ndim)
+    return _select(input, int(dim), int(index))
 
 
 def _setitem(x, v, *arrays, template):
@@ -310,7 +335,7 @@ def _getitem_op(name):
 
 SETITEM = defop("setitem", _setitem, "torch::autograd::CopySlices", {}, scalar_edges=True,
                 nondiff=_AFTER_VALUE,
-                positions=lambda template: _setitem_positions(template))
+                positions=lambda shape, template: _setitem_positions(template))
 INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=True,
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
@@ -341,8 +366,10 @@ def _steps(self, template, arrays, single):
         step = None
         if tag == "I":
             step = _select_step(shape, dim, k[1])
-        elif tag == "S":
-            step = _slice_step(shape, dim, k, keep_full=single)
+        elif tag == "S":  # open bounds as PyTorch's indexing passes them
+            step = _slice_step(shape, dim, (dim, 0 if k[1] is None else k[1],
+                                            _INT64_MAX if k[2] is None else k[2],
+                                            1 if k[3] is None else k[3]), keep_full=single)
             dim += 1
         elif tag in ("N", "B"):  # x[True]: a new dimension, then an index of it
             step = UNSQUEEZE, {"dim": dim}

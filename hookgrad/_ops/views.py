@@ -67,12 +67,18 @@ def _drop(seq, dims):
     return tuple(x for i, x in enumerate(seq) if i not in dims)
 
 
+# NOTE: the view ops' statics are dims (and indices) as given, which PyTorch's nodes save:
+# the geometries wrap negative ones
+
+
 def _squeeze(size, stride, offset, dim):
-    dims = {i for i, s in enumerate(size) if s == 1} if dim is None else set(dim)
+    dims = {i for i, s in enumerate(size) if s == 1} if dim is None else {
+        d % len(size) for d in dim if size and size[d] == 1}
     return _drop(size, dims), _drop(stride, dims), offset
 
 
 def _unsqueeze(size, stride, offset, dim):
+    dim %= len(size) + 1
     st = size[dim] * stride[dim] if dim < len(size) else 1
     return size[:dim] + (1,) + size[dim:], stride[:dim] + (st,) + stride[dim:], offset
 
@@ -86,6 +92,8 @@ def _expand(size, stride, offset, shape):
 
 
 def _slice(size, stride, offset, dim, start, stop, step):
+    dim %= len(size)
+    start, stop, step = slice(start, stop, step).indices(size[dim])
     n = len(range(start, stop, step))
     return (size[:dim] + (n,) + size[dim + 1:],
             stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
@@ -109,8 +117,14 @@ def _permuted(size, stride, offset, dims):
 
 def _swap(dims, d0, d1):
     dims = list(dims)
-    dims[d0], dims[d1] = dims[d1], dims[d0]
+    if dims:  # a 0-d tensor "swaps" dims 0 and -1
+        dims[d0], dims[d1] = dims[d1], dims[d0]
     return tuple(dims)
+
+
+def _select(size, stride, offset, dim, index):
+    dim %= len(size)
+    return _drop(size, {dim}), _drop(stride, {dim}), offset + index % size[dim] * stride[dim]
 
 
 def _reshaped(sz, st, off, shape):
@@ -134,8 +148,7 @@ GEOMETRY = {
     "narrow": lambda sz, st, off, dim, start, length: _slice(sz, st, off, dim, start,
                                                              start + length, 1),
     "slice": _slice,
-    "select": lambda sz, st, off, dim, index: (_drop(sz, {dim}), _drop(st, {dim}),
-                                               off + index * st[dim]),
+    "select": _select,
     "diagonal": _diagonal,
     # as_strided's input is contiguous: ``offset`` counts from the input's own offset
     "as_strided": lambda sz, st, off, size, stride, offset: (size, stride, off + offset),
