@@ -20,14 +20,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _views
+from .._autograd import grad_mode
 from .._tensor import Tensor
+from .._views import contiguous_shape_geometry
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
 from .registry import defop, export, to_tensor_like
 from .shape import slice_from, wrap_dim
-from .. import _views
-from .._autograd import grad_mode
-from .._views import contiguous_shape_geometry
 from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
                     view_geometry)
 

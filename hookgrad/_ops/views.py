@@ -198,15 +198,10 @@ def view_chain(x, steps):
     arr = x._data
     if arr.__class__ is not _ARRAY:
         return None
-    names = tuple((op.name, tuple(statics.items())) for op, statics in steps)
-    size, stride, offset = _chained(*_views.contiguous_shape_geometry(arr.shape),
-                                    [(n, dict(st)) for n, st in names])
+    named = [(op.name, statics) for op, statics in steps]
+    size, stride, offset = _chained(*_views.contiguous_shape_geometry(arr.shape), named)
     out = Tensor._wrap(_views._gather(arr, size, stride, offset))
-    return make_view(out, x, _chained_items, {"steps": names})
-
-
-def _chained_items(size, stride, offset, steps):
-    return _chained(size, stride, offset, [(n, dict(st)) for n, st in steps])
+    return make_view(out, x, _chained, {"steps": named})
 
 
 def multi_view_apply(op, x, statics, geoms):
