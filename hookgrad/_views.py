@@ -249,6 +249,9 @@ def _scatter(b, v, size, stride, offset, sole=False):
 
 
 _refcount = sys.getrefcount
+# the base's slot, ``propagate``'s ``old`` and getrefcount's argument; NOTE: from Python
+# 3.14 on, references the interpreter borrows are not counted: no donation there (-1)
+_HELD_BY_PROPAGATE = 3 if sys.version_info < (3, 14) else -1
 
 
 def propagate(t):
@@ -265,9 +268,10 @@ def propagate(t):
             geom = info.geom
             if geom == whole:
                 base._data = t._data
-            else:  # held by the base's slot, ``old`` and getrefcount's argument alone
+            else:  # in place when nothing but the base holds its array
                 old = base._data
-                sole = _refcount(old) <= 3 and not isinstance(old, jax.core.Tracer)
+                sole = _refcount(old) <= _HELD_BY_PROPAGATE and \
+                    not isinstance(old, jax.core.Tracer)
                 base._data = _scatter(old, t._data, *geom, sole)
                 del old
         if shared:

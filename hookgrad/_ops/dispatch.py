@@ -309,8 +309,10 @@ def apply(op, args, statics=None, out=None):
 
 _wrap = Tensor._wrap
 _MetaArray = _meta.MetaArray
+# the Tensor's slot, ``apply``'s list of arrays, getrefcount's argument; NOTE: from Python
+# 3.14 on, references the interpreter borrows are not counted: no donation there (-1)
+_HELD_BY_APPLY = 3 if sys.version_info < (3, 14) else -1
 _refcount = sys.getrefcount
-_HELD_BY_APPLY = 3  # the Tensor's slot, ``apply``'s list of arrays, getrefcount's argument
 _LeakedTracer = jax.errors.UnexpectedTracerError
 
 
