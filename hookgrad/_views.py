@@ -99,6 +99,11 @@ class ViewInfo:
 
 
 def contiguous_strides(shape):
+    return _contiguous_strides(tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)  # index reads and writes ask for it per call
+def _contiguous_strides(shape):
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)
@@ -215,11 +220,16 @@ def _box(shape, size, stride, offset):
 
 
 def _gather_box(b, starts, region, size):
-    return jax.lax.dynamic_slice(b, starts, region).reshape(size)
+    return jax.lax.dynamic_slice(b, list(starts), region).reshape(size)
 
 
 def _scatter_box(b, v, starts, region):
-    return jax.lax.dynamic_update_slice(b, v.astype(b.dtype).reshape(region), starts)
+    return jax.lax.dynamic_update_slice(b, v.astype(b.dtype).reshape(region), list(starts))
+
+
+def _positions(starts):
+    # NOTE: one array, not a tuple of Python ints: a call transfers each argument
+    return np.asarray(starts, np.int32 if max(starts, default=0) < 2 ** 31 else np.int64)
 
 
 _gather_box_jit = jax.jit(_gather_box, static_argnames=("region", "size"))
@@ -235,7 +245,7 @@ def _gather(b, size, stride, offset):
     box = _box(b.shape, size, stride, offset)
     if box is None:
         return _gather_plain_jit(b, size=size, stride=stride, offset=offset)
-    return _gather_box_jit(b, box[1], region=box[0], size=size)
+    return _gather_box_jit(b, _positions(box[1]), region=box[0], size=size)
 
 
 def _scatter(b, v, size, stride, offset, sole=False):
@@ -245,7 +255,8 @@ def _scatter(b, v, size, stride, offset, sole=False):
     box = _box(b.shape, size, stride, offset)
     if box is None:
         return _scatter_plain_jit(b, v, size=size, stride=stride, offset=offset)
-    return (_scatter_box_in_place if sole else _scatter_box_jit)(b, v, box[1], region=box[0])
+    return (_scatter_box_in_place if sole else _scatter_box_jit)(b, v, _positions(box[1]),
+                                                                region=box[0])
 
 
 _refcount = sys.getrefcount

@@ -353,11 +353,13 @@ INDEX_ADD = defop("index_add", _index_add, "IndexAddBackward0",
 
 def _steps(self, template, arrays, single):
     """The view ops of ``self[index]``'s basic indices, left to right (``(op, statics)``),
-    and its advanced indices (``(dim of the partial result, template entry)``); a bool
-    index appends its index array to ``arrays``."""
+    its advanced indices (``(dim of the partial result, template entry)``) and the
+    geometry the view ops give in ``self`` laid out contiguously; a bool index appends
+    its index array to ``arrays``."""
     from .shape import UNSQUEEZE
     steps = []
-    shape = tuple(self.shape)
+    geom = contiguous_shape_geometry(tuple(self.shape))
+    shape = geom[0]
     dim = 0
     adv = []   # (dim of the partial result, template entry) of the advanced indices
     n_consuming = sum(map(_consumed, template))
@@ -384,9 +386,9 @@ def _steps(self, template, arrays, single):
             dim += _consumed(k)
         if step is not None:
             steps.append(step)
-            shape = view_geometry(step[0].name, *contiguous_shape_geometry(shape),
-                                  **step[1])[0]
-    return steps, adv
+            geom = view_geometry(step[0].name, *geom, **step[1])
+            shape = geom[0]
+    return steps, adv, geom
 
 
 @export(function=False)
@@ -398,8 +400,8 @@ def __getitem__(self, idx) -> Tensor:
     _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
         _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
                                                  if k[0] in ("A", "M")])))
-    steps, adv = _steps(self, template, arrays, single)
-    x = view_chain(self, steps) if steps and not adv else None
+    steps, adv, geom = _steps(self, template, arrays, single)
+    x = view_chain(self, steps, geom) if steps and not adv else None
     if x is not None:
         return x
     x = self
@@ -503,7 +505,7 @@ def _holds_it_already(self, template, value):
             k[0] not in ("I", "S", "N", "E") for k in template):
         return False
     _check_bounds(self.shape, template, [])
-    steps, _ = _steps(self, template, [], False)
+    steps = _steps(self, template, [], False)[0]
     return info.geom == chain_geometry(_views.geometry(self), steps)
 
 

@@ -187,11 +187,12 @@ def chain_geometry(geom, steps):
     return _chained(*geom, [(op.name, statics) for op, statics in steps])
 
 
-def view_chain(x, steps):
+def view_chain(x, steps, geom):
     """``x`` through the view ops ``steps`` (``(op, statics)``, left to right: an index's
-    selects, slices and unsqueezes) as one read of ``x``'s array at a position passed as an
-    argument, when nothing records or intercepts them (no gradient, no forward AD, no
-    Tensor subclass, a concrete array); else None (the caller applies them one by one)."""
+    selects, slices and unsqueezes; ``geom``: the geometry they give in ``x`` laid out
+    contiguously) as one read of ``x``'s array at a position passed as an argument, when
+    nothing records or intercepts them (no gradient, no forward AD, no Tensor subclass, a
+    concrete array); else None (the caller applies them one by one)."""
     if COPY_TWIN[0] is not None or dispatch._dual[0] or dispatch._subclass[0] or (
             _gm.enabled and x._requires_grad):
         return None
@@ -199,8 +200,7 @@ def view_chain(x, steps):
     if arr.__class__ is not _ARRAY:
         return None
     named = [(op.name, statics) for op, statics in steps]
-    size, stride, offset = _chained(*_views.contiguous_shape_geometry(arr.shape), named)
-    out = Tensor._wrap(_views._gather(arr, size, stride, offset))
+    out = Tensor._wrap(_views._gather(arr, *geom))
     return make_view(out, x, _chained, {"steps": named})
 
 
