@@ -24,7 +24,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor:
                         f"- got (Tensor, {type(x).__name__}), but expected one of:\n * (Tensor "
                         "y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, int dim "
                         "= -1)\n")
-    dim = wrap_dim(dim, y.ndim)
+    given, dim = int(dim), wrap_dim(dim, y.ndim)  # cumsum's node saves the dim as given
     n = y.shape[dim]
     if not (y.dtype.is_floating_point or y.dtype.is_complex):
         y = y.float()
@@ -33,14 +33,14 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1) -> Tensor:
     pair = narrow(y, dim, 1, n - 1) + narrow(y, dim, 0, n - 1)
     if x is None:
         step = 1.0 if dx is None else dx
-        return apply(_MUL_SCALAR, (pair,), {"other": step / 2}).cumsum(dim)
+        return apply(_MUL_SCALAR, (pair,), {"other": step / 2}).cumsum(given)
     if x.ndim == 1 and x.shape[0] != n:
         raise RuntimeError("cumulative_trapezoid: There must be one `x` value for each sample "
                            "point")
     dxs = diff(x, dim=-1 if x.ndim == 1 else dim)
     if x.ndim == 1:
         dxs = dxs.reshape(*(n - 1 if k == dim else 1 for k in range(y.ndim)))
-    return apply(_DIV_SCALAR, ((dxs * pair).cumsum(dim),), {"other": 2.0})
+    return apply(_DIV_SCALAR, ((dxs * pair).cumsum(given),), {"other": 2.0})
 
 
 def _uniform(f, d, h, edge_order):

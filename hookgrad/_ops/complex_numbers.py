@@ -171,7 +171,7 @@ def real(input) -> Tensor:
     """``real(input)``: the real part of a complex tensor; ``input`` itself when real."""
     if not input.dtype.is_complex:
         return input
-    return apply(VIEW_AS_REAL, (input,)).select(-1, 0)
+    return apply(VIEW_AS_REAL, (input,)).select(input.ndim, 0)  # the last dim
 
 
 @export(method=False)
@@ -179,7 +179,7 @@ def imag(input) -> Tensor:
     """``imag(input)``: the imaginary part of a complex tensor."""
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(VIEW_AS_REAL, (input,)).select(-1, 1)
+    return apply(VIEW_AS_REAL, (input,)).select(input.ndim, 1)  # the last dim
 
 
 def _set_part(op):

@@ -19,7 +19,9 @@ from .registry import defop, export
 from .shape import wrap_dim
 
 
-def _fake_quantize(x, scale, zero_point, quant_min, quant_max, axis=None, float_zp=False):
+def _quantized(x, scale, zero_point, quant_min, quant_max, axis, float_zp):
+    """``(q, xs, scale, zp)``: the rounded, unclamped grid index of each element and the
+    values it was computed from, in the computing dtype."""
     if axis is not None:  # per channel: scale and zero_point run along ``axis``
         shape = [1] * x.ndim
         shape[axis] = -1
@@ -30,19 +32,32 @@ def _fake_quantize(x, scale, zero_point, quant_min, quant_max, axis=None, float_
     zp = jnp.asarray(zero_point, dt)
     inv = (1.0 / scale).astype(dt)  # PyTorch multiplies by a float32 1/scale
     q = jnp.round(xs * inv + zp) if float_zp else jnp.round(xs * inv) + zp  # half to even
+    return q, xs, scale.astype(dt), zp
+
+
+def _fake_quantize(x, scale, zero_point, quant_min, quant_max, axis=None, float_zp=False):
+    q, xs, scale, zp = _quantized(x, scale, zero_point, quant_min, quant_max, axis, float_zp)
     keep = (q >= quant_min) & (q <= quant_max)
-    grid = jax.lax.stop_gradient((jnp.clip(q, quant_min, quant_max) - zp) * scale.astype(dt))
+    grid = jax.lax.stop_gradient((jnp.clip(q, quant_min, quant_max) - zp) * scale)
     return (grid + (xs - jax.lax.stop_gradient(xs)) * keep).astype(x.dtype)
 
 
+def _mask(x, scale, zero_point, quant_min, quant_max, axis=None, float_zp=False):
+    """PyTorch's cachemask kernel's second output, which its node saves: where the
+    gradient passes."""
+    q = _quantized(x, scale, zero_point, quant_min, quant_max, axis, float_zp)[0]
+    return ((q >= quant_min) & (q <= quant_max),)
+
+
+_MASK = dict(extras=_mask, names="self scale zero_point -> mask=result1")
 PER_TENSOR = defop("fake_quantize_per_tensor_affine", _fake_quantize,
-                   "FakeQuantizePerTensorAffineCachemaskBackward0")
+                   "FakeQuantizePerTensorAffineCachemaskBackward0", **_MASK)
 # the quantization parameters are no inputs of the gradient (no edges), as in PyTorch
 PER_TENSOR_QPARAMS = defop("fake_quantize_per_tensor_affine.tensor_qparams", _fake_quantize,
                            "FakeQuantizePerTensorAffineCachemaskTensorQparamsBackward0",
-                           nondiff=(1, 2))
+                           nondiff=(1, 2), **_MASK)
 PER_CHANNEL = defop("fake_quantize_per_channel_affine", _fake_quantize,
-                    "FakeQuantizePerChannelAffineCachemaskBackward0", nondiff=(1, 2))
+                    "FakeQuantizePerChannelAffineCachemaskBackward0", nondiff=(1, 2), **_MASK)
 
 
 def _check(input, quant_min, quant_max):

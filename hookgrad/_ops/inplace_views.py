@@ -66,8 +66,8 @@ def _restride(self, op, statics, geom_fn, reorders):
 @export(function=False)
 def unsqueeze_(self, dim) -> Tensor:
     """In-place :meth:`unsqueeze`: a size-1 dimension inserted at ``dim``."""
-    d = wrap_dim(dim, self.ndim + 1)
-    return _restride(self, UNSQUEEZE_, {"dim": d}, views.GEOMETRY["unsqueeze"], False)
+    st = shape.given_dims(self.ndim + 1, dim=dim)
+    return _restride(self, UNSQUEEZE_, st, views.GEOMETRY["unsqueeze"], False)
 
 
 @export(function=False)
@@ -76,18 +76,17 @@ def squeeze_(self, dim=None) -> Tensor:
     if dim is None:
         op, st = SQUEEZE_, {"dim": None}
     else:
-        many = isinstance(dim, (tuple, list))
-        dims = shape._dims_arg(tuple(dim) if many else (dim,), self.ndim)
-        op = SQUEEZE_DIMS_ if many else SQUEEZE_DIM_
-        st = {"dim": tuple(d for d in dims if self.ndim and self.shape[d] == 1)}
+        op, st = shape.squeeze_dims(self, dim)
+        op = SQUEEZE_DIMS_ if op is shape.SQUEEZE_DIMS else SQUEEZE_DIM_
     return _restride(self, op, st, views.GEOMETRY["squeeze"], False)
 
 
 @export(function=False, aliases=("swapaxes_", "swapdims_"))
 def transpose_(self, dim0, dim1) -> Tensor:
     """In-place :meth:`transpose`: dimensions ``dim0`` and ``dim1`` swapped."""
-    st = {"d0": wrap_dim(dim0, self.ndim), "d1": wrap_dim(dim1, self.ndim)}
-    return _restride(self, TRANSPOSE_, st, views.GEOMETRY["transpose"], st["d0"] != st["d1"])
+    st = shape.given_dims(self.ndim, d0=dim0, d1=dim1)
+    reorders = wrap_dim(dim0, self.ndim) != wrap_dim(dim1, self.ndim)
+    return _restride(self, TRANSPOSE_, st, views.GEOMETRY["transpose"], reorders)
 
 
 @export(function=False)

@@ -77,8 +77,9 @@ def _ormqr(a, tau, c, left, transpose):
 GEQRF = defop("geqrf", lambda a: _geqrf(no_derivative(
     a, "the derivative for 'geqrf' is not implemented.")), "GeqrfBackward0")
 ORGQR = defop("linalg_householder_product", lambda a, tau: _q(a, tau, a.shape[-1]),
-              "LinalgHouseholderProductBackward0")
-ORMQR = defop("ormqr", _ormqr, "OrmqrBackward0")
+              "LinalgHouseholderProductBackward0", names="input tau -> input tau result")
+ORMQR = defop("ormqr", _ormqr, "OrmqrBackward0",
+              names="self input2 input3 -> input2 input3 self result left transpose")
 
 
 @export

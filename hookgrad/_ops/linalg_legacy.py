@@ -64,7 +64,8 @@ def _lu_unpack(lu_, unpack_data):
 
 
 LU_UNPACK = defop("lu_unpack", _lu_unpack, "LuUnpackBackward0", (),
-                  names="LU_data -> LU_data.sym_sizes()")
+                  names="LU_data -> LU_data_sym_argsize_minus_1 "
+                        "LU_data_sym_argsize_minus_2")
 
 
 def _permutation(pivots, m, dtype):

@@ -72,8 +72,10 @@ def _adaptive_max(x, bins, sizes):
     return vals, ind[..., 0]
 
 
-ADAPTIVE_MAX2D = defop("adaptive_max_pool2d", _adaptive_max, "AdaptiveMaxPool2DBackward0")
-ADAPTIVE_MAX3D = defop("adaptive_max_pool3d", _adaptive_max, "AdaptiveMaxPool3DBackward0")
+ADAPTIVE_MAX2D = defop("adaptive_max_pool2d", _adaptive_max, "AdaptiveMaxPool2DBackward0",
+                       names="self -> self result1")
+ADAPTIVE_MAX3D = defop("adaptive_max_pool3d", _adaptive_max, "AdaptiveMaxPool3DBackward0",
+                       names="self -> self result1")
 
 
 def _bin_consts(n, o):

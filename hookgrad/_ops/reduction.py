@@ -114,9 +114,21 @@ ARGMIN = defop("argmin", lambda x, dim, keepdim: jnp.argmin(x, axis=dim, keepdim
 LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
     x, axis=dim, keepdims=keepdim), "LogsumexpBackward0",
     names="self -> self result dim=dim:tuple keepdim")
-CUMSUM = defop("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim), "CumsumBackward0", (),
-               names="self -> dim")
-CUMPROD = defop("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim), "CumprodBackward0",
+
+
+def _running(f):
+    # a 0-d input is its own running total
+    return lambda x, dim: f(x, axis=dim) if x.ndim else x
+
+
+def _given_dim(dim, ndim):
+    """``dim`` range-checked and kept as given, as the running ops' nodes save it."""
+    wrap_dim(int(dim), ndim)
+    return int(dim)
+
+
+CUMSUM = defop("cumsum", _running(jnp.cumsum), "CumsumBackward0", (), names="self -> dim")
+CUMPROD = defop("cumprod", _running(jnp.cumprod), "CumprodBackward0",
                 names="self -> self result dim")
 VAR_MEAN = defop("var_mean", lambda x, dim, correction, keepdim: (
     _var(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)),
@@ -349,13 +361,13 @@ def logsumexp(input, dim, keepdim=False) -> Tensor:
 def cumsum(input, dim, *, dtype=None) -> Tensor:
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
-    return apply(CUMSUM, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
+    return apply(CUMSUM, (x,), {"dim": _given_dim(dim, x.ndim)})
 
 
 @export
 def cumprod(input, dim, *, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
-    return apply(CUMPROD, (x,), {"dim": wrap_dim(int(dim), x.ndim)})
+    return apply(CUMPROD, (x,), {"dim": _given_dim(dim, x.ndim)})
 
 
 @export
@@ -407,12 +419,13 @@ def log_softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
 
 @export(name="cumsum_", function=False)
 def _cumsum_(self, dim) -> Tensor:
-    return apply(CUMSUM, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
+    return apply(CUMSUM, (self,), {"dim": _given_dim(dim, self.ndim)}, out=self)
 
 
 @export(name="cumprod_", function=False)
 def _cumprod_(self, dim, *, dtype=None) -> Tensor:
     if dtype is not None and dtype != self.dtype:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_dtype.c_type_name(self.dtype)} and "
-                           f"output tensor dtype {_dtype.c_type_name(dtype)} should match")
-    return apply(CUMPROD, (self,), {"dim": wrap_dim(int(dim), self.ndim)}, out=self)
+        raise RuntimeError("Bad in-place call: input tensor dtype "
+                           f"{_dtype.c_type_name(self.dtype)} and output tensor dtype "
+                           f"{_dtype.c_type_name(dtype)} should match")
+    return apply(CUMPROD, (self,), {"dim": _given_dim(dim, self.ndim)}, out=self)

@@ -5,8 +5,9 @@ before the arrow, PyTorch's schema names of the forward's positional arguments; 
 it, the values PyTorch saves, in the order its pack hooks see them. An entry is a name
 or ``name=source``, the source being an argument name, a static argument, ``result`` /
 ``result<k>`` (an output), a Python literal, or ``<arg>_sym_sizes`` /
-``<arg>_sym_strides`` / ``<arg>_sym_numel`` / ``<arg>_dim`` / ``<arg>_scalar_type`` (read
-from what the node kept of the argument); ``src:tuple`` makes an int static a 1-tuple,
+``<arg>_sym_strides`` / ``<arg>_sym_numel`` / ``<arg>_dim`` / ``<arg>_scalar_type`` /
+``<arg>_sym_argsize_minus_1`` (its last size; ``_minus_2`` the one before) (read from what
+the node kept of the argument); ``src:tuple`` makes an int static a 1-tuple,
 ``src:int`` a 1-tuple static its int, ``src:first`` a tuple's first entry, ``src:enum`` a
 loss reduction its number (``mean`` -> 1).
 Nothing here runs while an op records: the string is parsed on first use and the values
@@ -24,9 +25,11 @@ from .._autograd import saved as _saved_mod
 from . import dispatch
 from .dispatch import _CONST, ALL, INEXACT, OUT
 
-_ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM = range(10)
+(_ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM,
+ _LAST, _SECOND_LAST) = range(12)
 _DERIVED = (("_sym_sizes", _SIZES), ("_sym_strides", _STRIDES), ("_sym_numel", _NUMEL),
-            ("_scalar_type", _DTYPE), ("_dim", _NDIM))
+            ("_scalar_type", _DTYPE), ("_dim", _NDIM), ("_sym_argsize_minus_1", _LAST),
+            ("_sym_argsize_minus_2", _SECOND_LAST))
 
 
 class Spec:
@@ -118,16 +121,10 @@ def saved_attribute(node, attr):
     if kind == _OUT:
         return _out_value(node, where)
     shape, dtype = _arg_meta(node, where)
-    if kind == _SIZES:
-        return tuple(shape)
-    if kind == _STRIDES:
-        return contiguous_strides(shape)
-    if kind == _NUMEL:
-        return math.prod(shape)
-    if kind == _NDIM:
-        return len(shape)
-    from .._dtype import from_jax
-    return from_jax(dtype)
+    if kind == _DTYPE:
+        from .._dtype import from_jax
+        return from_jax(dtype)
+    return _FROM_SHAPE[kind](tuple(shape))
 
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -149,6 +146,11 @@ def contiguous_strides(shape):
         strides.append(acc)
         acc *= max(n, 1)
     return tuple(reversed(strides))
+
+
+# what a derived entry reads from the argument's shape
+_FROM_SHAPE = {_SIZES: tuple, _STRIDES: contiguous_strides, _NUMEL: math.prod, _NDIM: len,
+               _LAST: lambda shape: shape[-1], _SECOND_LAST: lambda shape: shape[-2]}
 
 
 def _stored(node, i):

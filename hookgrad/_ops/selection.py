@@ -84,7 +84,7 @@ def mode(input, dim=-1, keepdim=False) -> Any:
     index of its last occurrence."""
     d = _reduced("mode", input, dim)
     idx = apply(MODE_INDEX, (input,), {"dim": d})
-    return return_types["mode"](*_select(MODE, input, idx, d, keepdim))
+    return return_types["mode"](*_select(MODE, input, idx, int(dim), keepdim))
 
 
 @export
@@ -96,4 +96,4 @@ def nanmedian(input, dim=None, keepdim=False) -> Any:
         return apply(NANMEDIAN, (input,))
     d = _reduced("median", input, dim)
     idx = apply(NANMEDIAN_INDEX, (input,), {"dim": d})
-    return return_types["nanmedian"](*_select(NANMEDIAN_DIM, input, idx, d, keepdim))
+    return return_types["nanmedian"](*_select(NANMEDIAN_DIM, input, idx, int(dim), keepdim))

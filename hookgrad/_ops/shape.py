@@ -45,6 +45,22 @@ def _dims_arg(dims, ndim):
     return tuple(wrap_dim(d, ndim) for d in dims)
 
 
+def given_dims(ndim, **dims):
+    """``dims`` range-checked against ``ndim`` and kept as given (negative ones too), as
+    PyTorch's view nodes save them."""
+    for d in dims.values():
+        wrap_dim(d, ndim)
+    return {k: int(d) for k, d in dims.items()}
+
+
+def squeeze_dims(input, dim):
+    """``(op, statics)`` of ``squeeze(input, dim)`` for an int or a sequence ``dim``."""
+    many = isinstance(dim, (tuple, list))
+    dims = tuple(dim) if many else (dim,)
+    _dims_arg(dims, input.ndim)
+    return SQUEEZE_DIMS if many else SQUEEZE_DIM, {"dim": tuple(int(d) for d in dims)}
+
+
 def _is_minus_one(s):
     return isinstance(s, int) and s == -1  # a symbolic size is never -1
 
@@ -77,15 +93,22 @@ DIAGONAL = defop("diagonal", lambda x, off, d1, d2: jnp.diagonal(x, off, d1, d2)
                  "DiagonalBackward0", (), names="self -> dim1=d1 dim2=d2 offset=off self_sym_sizes")
 PERMUTE = defop("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", (),
                 names="self -> dims")
-TRANSPOSE = defop("transpose", lambda x, d0, d1: jnp.swapaxes(x, d0, d1), "TransposeBackward0",
-                  (),
-                  names="self -> dim0=d0 dim1=d1")
+# the view ops' statics are dims as given (PyTorch's nodes save them so): JAX wraps them
+TRANSPOSE = defop("transpose", lambda x, d0, d1: jnp.swapaxes(x, d0, d1) if x.ndim else x,
+                  "TransposeBackward0", (), names="self -> dim0=d0 dim1=d1")
 T = defop("t", lambda x: x.T, "TBackward0", ())
 SQUEEZE = defop("squeeze", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward0", (),
                 names="self -> self_sym_sizes")
-SQUEEZE_DIM = defop("squeeze_dim", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward1", (),
+
+
+def _squeeze_dims(x, dim):
+    # the size-1 dims among those asked for go
+    return jnp.squeeze(x, tuple(d for d in dim if x.ndim and x.shape[d] == 1))
+
+
+SQUEEZE_DIM = defop("squeeze_dim", _squeeze_dims, "SqueezeBackward1", (),
                     names="self -> dim=dim:int self_sym_sizes")
-SQUEEZE_DIMS = defop("squeeze_dims", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward2", (),
+SQUEEZE_DIMS = defop("squeeze_dims", _squeeze_dims, "SqueezeBackward2", (),
                      names="self -> dim self_sym_sizes")
 UNSQUEEZE = defop("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0", (),
                   names="self -> dim")
@@ -101,9 +124,19 @@ TRIL = defop("tril", lambda x, k: jnp.tril(x, k), "TrilBackward0", (),
              names="self -> diagonal=k")
 TRIU = defop("triu", lambda x, k: jnp.triu(x, k), "TriuBackward0", (),
              names="self -> diagonal=k")
+def slice_from(x, start, *, dim, size, step=1):
+    """``size`` entries of dimension ``dim`` from ``start`` (a traced int: one program for
+    every start) on, every ``step``-th; the slice lies within bounds."""
+    span = (size - 1) * step + 1 if size else 0
+    part = jax.lax.dynamic_slice_in_dim(x, start, span, dim)
+    return part if step == 1 else jax.lax.slice_in_dim(part, 0, None, step, dim)
+
+
 NARROW = defop("narrow", lambda x, dim, start, length: jax.lax.slice_in_dim(
     x, start, start + length, axis=dim), "SliceBackward0", (),
-    names="self -> dim start self_sym_sizes step=1")
+    names="self -> dim start self_sym_sizes step=1",
+    positions=lambda shape, dim, start, length: (slice_from, {"dim": dim, "size": length},
+                                                (start,)))
 CLONE = defop("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", ())
 ALIAS = defop("alias", lambda x: x, "AliasBackward0", ())
 CAT = defop("cat", lambda *xs, dim: jnp.concatenate(xs, axis=dim), "CatBackward0", (),
@@ -113,8 +146,9 @@ STACK = defop("stack", lambda *xs, dim: jnp.stack(xs, axis=dim), "StackBackward0
 SPLIT = defop("split", lambda x, sections, dim: tuple(jnp.split(x, sections, axis=dim)),
               "SplitBackward0", (),
               names="self -> dim self_sym_sizes split_size=sections:first")
-SPLIT_SIZES = defop("split_with_sizes", lambda x, sections, dim: tuple(
-    jnp.split(x, sections, axis=dim)), "SplitWithSizesBackward0", ())
+SPLIT_SIZES = defop("split_with_sizes", lambda x, split_sizes, dim: tuple(
+    jnp.split(x, np.cumsum(split_sizes)[:-1].tolist(), axis=dim)), "SplitWithSizesBackward0",
+    (), names="self -> dim self_sym_sizes split_sizes")
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
                names="self -> dim")
 def _masked_select(x, mask, count):
@@ -218,8 +252,7 @@ def permute(input, *dims) -> Tensor:
 @export(aliases=("swapaxes",))
 def transpose(input, dim0, dim1) -> Tensor:
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
-    n = input.ndim
-    return view_apply(TRANSPOSE, input, {"d0": wrap_dim(dim0, n), "d1": wrap_dim(dim1, n)})
+    return view_apply(TRANSPOSE, input, given_dims(input.ndim, d0=dim0, d1=dim1))
 
 
 @export
@@ -243,17 +276,14 @@ def squeeze(input, dim=None) -> Tensor:
     an int or a tuple)."""
     if dim is None:
         return view_apply(SQUEEZE, input, {"dim": None})
-    op = SQUEEZE_DIMS if isinstance(dim, (tuple, list)) else SQUEEZE_DIM
-    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    dims = _dims_arg(dims, input.ndim)
-    dims = tuple(d for d in dims if input.ndim and input.shape[d] == 1)
-    return view_apply(op, input, {"dim": dims})
+    op, statics = squeeze_dims(input, dim)
+    return view_apply(op, input, statics)
 
 
 @export
 def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
-    return view_apply(UNSQUEEZE, input, {"dim": wrap_dim(dim, input.ndim + 1)})
+    return view_apply(UNSQUEEZE, input, given_dims(input.ndim + 1, dim=dim))
 
 
 def _kind_name(t):
@@ -434,7 +464,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {n}")
         cuts = tuple(range(size, n, size))
-        op = SPLIT
+        op, statics = SPLIT, {"sections": cuts}
     else:
         sizes = list(split_size_or_sections)
         if builtins.sum(sizes) != n:
@@ -442,9 +472,10 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
                                f"(input tensor's size at dimension {dim}), but got "
                                f"split_sizes={sizes}")
         cuts = tuple(np.cumsum(sizes)[:-1].tolist())
-        op = SPLIT_SIZES
+        op, statics = SPLIT_SIZES, {"split_sizes": tuple(int(s) for s in sizes)}
     starts = (0, *cuts)
-    return multi_view_apply(op, tensor, {"sections": cuts, "dim": d}, lambda out: [
+    # ``dim`` as given, which PyTorch's nodes save
+    return multi_view_apply(op, tensor, {**statics, "dim": int(dim)}, lambda out: [
         narrow_geometry(d, a, o.shape[d]) for a, o in zip(starts, out)])
 
 

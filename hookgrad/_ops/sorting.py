@@ -61,8 +61,12 @@ def _take(x, idx, dim):
 
 
 def _gather(x, idx, dim, keepdim):
-    values = _take(x, idx, dim=dim)
-    return values if keepdim or x.ndim == 0 else jnp.squeeze(values, dim)
+    # ``dim`` as given, which PyTorch's node saves; without keepdim ``idx`` is the returned
+    # indices, squeezed (also what it saves)
+    dim = dim % x.ndim if x.ndim else 0
+    if keepdim or x.ndim == 0:
+        return _take(x, idx, dim=dim)
+    return jnp.squeeze(_take(x, jnp.expand_dims(idx, dim), dim=dim), dim)
 
 
 def _median_all(x):
@@ -101,10 +105,10 @@ def _size(input, dim):
 
 
 def _select(op, input, idx, dim, keepdim=True):
-    values = apply(op, (input, idx), {"dim": dim, "keepdim": keepdim})
+    """The values at ``idx`` along ``dim`` (as given: the node saves it) and the indices."""
     if not keepdim and input.ndim:
         idx = idx.squeeze(dim)
-    return values, idx
+    return apply(op, (input, idx), {"dim": dim, "keepdim": keepdim}), idx
 
 
 @export
@@ -119,7 +123,7 @@ def sort(input, dim=-1, descending=False, *, stable=None) -> Any:
     idx = apply(ORDER, (input,), {"dim": d, "descending": bool(descending), "start": 0,
                                   "stop": _size(input, d)})
     # PyTorch records the overload that takes ``stable`` as SortBackward1
-    values, idx = _select(SORT if stable is None else SORT_STABLE, input, idx, d)
+    values, idx = _select(SORT if stable is None else SORT_STABLE, input, idx, int(dim))
     return return_types["sort"](values, idx)
 
 
@@ -154,7 +158,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     if not 0 <= k <= _size(input, d):
         raise RuntimeError("selected index k out of range")
     idx = apply(ORDER, (input,), {"dim": d, "descending": bool(largest), "start": 0, "stop": k})
-    return return_types["topk"](*_select(TOPK, input, idx, d))
+    return return_types["topk"](*_select(TOPK, input, idx, int(dim)))
 
 
 @export
@@ -166,7 +170,7 @@ def kthvalue(input, k, dim=-1, keepdim=False) -> Any:
     if not 1 <= k <= _size(input, d):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     idx = apply(ORDER, (input,), {"dim": d, "descending": False, "start": k - 1, "stop": k})
-    return return_types["kthvalue"](*_select(KTHVALUE, input, idx, d, keepdim))
+    return return_types["kthvalue"](*_select(KTHVALUE, input, idx, int(dim), keepdim))
 
 
 @export
@@ -180,6 +184,6 @@ def median(input, dim=None, keepdim=False) -> Any:
     if _size(input, d) == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     idx = apply(MEDIAN_INDEX, (input,), {"dim": d})
-    return return_types["median"](*_select(MEDIAN_DIM, input, idx, d, keepdim))
+    return return_types["median"](*_select(MEDIAN_DIM, input, idx, int(dim), keepdim))
 
 

@@ -48,12 +48,15 @@ def _unary_fn(name, op, doc):
 
 
 ENTR = defop("special_entr", jss.entr, "SpecialEntrBackward0")
-ERFCX = defop("special_erfcx", jss.erfcx, "SpecialErfcxBackward0")
-I0E = defop("special_i0e", jss.i0e, "SpecialI0EBackward0")
-I1 = defop("special_i1", jss.i1, "SpecialI1Backward0")
-I1E = defop("special_i1e", jss.i1e, "SpecialI1EBackward0")
-LOG_NDTR = defop("special_log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0")
-NDTRI = defop("special_ndtri", jss.ndtri, "SpecialNdtriBackward0")
+# PyTorch's formulas for these read the input and the result (computed again here)
+_SELF_RESULT = "self -> self result"
+ERFCX = defop("special_erfcx", jss.erfcx, "SpecialErfcxBackward0", names=_SELF_RESULT)
+I0E = defop("special_i0e", jss.i0e, "SpecialI0EBackward0", names=_SELF_RESULT)
+I1 = defop("special_i1", jss.i1, "SpecialI1Backward0", names=_SELF_RESULT)
+I1E = defop("special_i1e", jss.i1e, "SpecialI1EBackward0", names=_SELF_RESULT)
+LOG_NDTR = defop("special_log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0",
+                 names=_SELF_RESULT)
+NDTRI = defop("special_ndtri", jss.ndtri, "SpecialNdtriBackward0", names="self -> result")
 
 entr = _unary_fn("entr", ENTR, """``entr(input, *, out=None)``: the elementwise entropy
     ``-input * log(input)``: 0 at 0, ``-inf`` below 0.""")

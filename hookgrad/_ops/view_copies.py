@@ -59,7 +59,8 @@ def _slice(input, dim=0, start=None, end=None, step=1) -> Tensor:
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     d = shape.wrap_dim(dim, input.ndim)
-    return indexing._slice(input, d, (d, start, end, step), True)
+    given = (int(dim), indexing.int_or_none(start), indexing.int_or_none(end), int(step))
+    return indexing._slice(input, d, given, True)
 
 
 def _alias(input) -> Tensor:

@@ -12,7 +12,8 @@ from .registry import defop, export
 
 
 def _at(x, dim, where):
-    return (slice(None),) * dim + (where,)
+    # dims, indices and bounds come as given (PyTorch's nodes save them so)
+    return (slice(None),) * (dim % x.ndim) + (where,)
 
 
 def _diagonal_set(x, src, offset, dim1, dim2):
@@ -45,10 +46,8 @@ def _scatter(op, input, src, view, statics):
 def select_scatter(input, src, dim, index) -> Tensor:
     """``select_scatter(input, src, dim, index)``: ``input`` with ``src`` written into the
     slice ``index`` of dimension ``dim``."""
-    dim = shape.wrap_dim(dim, input.ndim)
     view = indexing.select(input.detach(), dim, index)
-    index = int(index) % input.shape[dim]
-    return _scatter(SELECT_SCATTER, input, src, view, {"dim": dim, "index": index})
+    return _scatter(SELECT_SCATTER, input, src, view, {"dim": int(dim), "index": int(index)})
 
 
 @export
@@ -57,11 +56,11 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1) -> Tensor:
     ``src`` written into ``input[..., start:end:step]`` along ``dim``."""
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    dim = shape.wrap_dim(dim, input.ndim)
-    start, end, step = slice(start, end, step).indices(input.shape[dim])
-    view = indexing._slice(input.detach(), dim, (dim, start, max(start, end), step), True)
-    return _scatter(SLICE_SCATTER, input, src, view,
-                    {"dim": dim, "start": start, "end": max(start, end), "step": step})
+    d = shape.wrap_dim(dim, input.ndim)
+    view = indexing._slice(input.detach(), d, (d, start, end, step), True)
+    given = {"dim": int(dim), "start": indexing.int_or_none(start),
+             "end": indexing.int_or_none(end), "step": int(step)}
+    return _scatter(SLICE_SCATTER, input, src, view, given)
 
 
 @export
@@ -69,9 +68,8 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1) -> Tensor:
     """``diagonal_scatter(input, src, offset=0, dim1=0, dim2=1)``: ``input`` with ``src``
     written into its diagonal ``offset`` of dimensions ``dim1`` and ``dim2``."""
     view = shape.diagonal(input.detach(), offset, dim1, dim2)
-    d1, d2 = shape.wrap_dim(dim1, input.ndim), shape.wrap_dim(dim2, input.ndim)
     return _scatter(DIAGONAL_SCATTER, input, src, view,
-                    {"offset": int(offset), "dim1": d1, "dim2": d2})
+                    {"offset": int(offset), "dim1": int(dim1), "dim2": int(dim2)})
 
 
 @export

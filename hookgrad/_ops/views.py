@@ -20,6 +20,7 @@ from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
+from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
 
 _gm = grad_mode._state
@@ -66,12 +67,18 @@ def _drop(seq, dims):
     return tuple(x for i, x in enumerate(seq) if i not in dims)
 
 
+# NOTE: the view ops' statics are dims (and indices) as given, which PyTorch's nodes save:
+# the geometries wrap negative ones
+
+
 def _squeeze(size, stride, offset, dim):
-    dims = {i for i, s in enumerate(size) if s == 1} if dim is None else set(dim)
+    dims = {i for i, s in enumerate(size) if s == 1} if dim is None else {
+        d % len(size) for d in dim if size and size[d] == 1}
     return _drop(size, dims), _drop(stride, dims), offset
 
 
 def _unsqueeze(size, stride, offset, dim):
+    dim %= len(size) + 1
     st = size[dim] * stride[dim] if dim < len(size) else 1
     return size[:dim] + (1,) + size[dim:], stride[:dim] + (st,) + stride[dim:], offset
 
@@ -85,6 +92,8 @@ def _expand(size, stride, offset, shape):
 
 
 def _slice(size, stride, offset, dim, start, stop, step):
+    dim %= len(size)
+    start, stop, step = slice(start, stop, step).indices(size[dim])
     n = len(range(start, stop, step))
     return (size[:dim] + (n,) + size[dim + 1:],
             stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
@@ -108,8 +117,14 @@ def _permuted(size, stride, offset, dims):
 
 def _swap(dims, d0, d1):
     dims = list(dims)
-    dims[d0], dims[d1] = dims[d1], dims[d0]
+    if dims:  # a 0-d tensor "swaps" dims 0 and -1
+        dims[d0], dims[d1] = dims[d1], dims[d0]
     return tuple(dims)
+
+
+def _select(size, stride, offset, dim, index):
+    dim %= len(size)
+    return _drop(size, {dim}), _drop(stride, {dim}), offset + index % size[dim] * stride[dim]
 
 
 def _reshaped(sz, st, off, shape):
@@ -133,8 +148,7 @@ GEOMETRY = {
     "narrow": lambda sz, st, off, dim, start, length: _slice(sz, st, off, dim, start,
                                                              start + length, 1),
     "slice": _slice,
-    "select": lambda sz, st, off, dim, index: (_drop(sz, {dim}), _drop(st, {dim}),
-                                               off + index * st[dim]),
+    "select": _select,
     "diagonal": _diagonal,
     # as_strided's input is contiguous: ``offset`` counts from the input's own offset
     "as_strided": lambda sz, st, off, size, stride, offset: (size, stride, off + offset),
@@ -155,6 +169,39 @@ def view_apply(op, x, statics=None):
         return apply(COPY_TWIN[0](op), (x,), statics)
     out = apply(op, (x,), statics)
     return make_view(out, x, GEOMETRY[op.name], statics)
+
+
+def view_geometry(name, size, stride, offset, **statics):
+    """The geometry after the view op ``name`` of a tensor of ``(size, stride, offset)``."""
+    return GEOMETRY[name](size, stride, offset, **statics)
+
+
+def _chained(size, stride, offset, steps):
+    for name, statics in steps:
+        size, stride, offset = GEOMETRY[name](size, stride, offset, **statics)
+    return size, stride, offset
+
+
+def chain_geometry(geom, steps):
+    """The geometry after the view ops ``steps`` (``(op, statics)``) of one of ``geom``."""
+    return _chained(*geom, [(op.name, statics) for op, statics in steps])
+
+
+def view_chain(x, steps, geom):
+    """``x`` through the view ops ``steps`` (``(op, statics)``, left to right: an index's
+    selects, slices and unsqueezes; ``geom``: the geometry they give in ``x`` laid out
+    contiguously) as one read of ``x``'s array at a position passed as an argument, when
+    nothing records or intercepts them (no gradient, no forward AD, no Tensor subclass, a
+    concrete array); else None (the caller applies them one by one)."""
+    if COPY_TWIN[0] is not None or dispatch._dual[0] or dispatch._subclass[0] or (
+            _gm.enabled and x._requires_grad):
+        return None
+    arr = x._data
+    if arr.__class__ is not _ARRAY:
+        return None
+    named = [(op.name, statics) for op, statics in steps]
+    out = Tensor._wrap(_views._gather(arr, *geom))
+    return make_view(out, x, _chained, {"steps": named})
 
 
 def multi_view_apply(op, x, statics, geoms):

@@ -21,7 +21,7 @@ _NEGDIM = ("hookgrad normalizes a negative dim at the call (statics are the jit 
 _SHAPE_ONLY = "hookgrad keeps only the shape of an argument whose tensor PyTorch saves"
 _DEFAULT = ("PyTorch saves None (or ()) for an argument left out; hookgrad's row keeps the "
             "value it stands for")
-_END = "hookgrad keeps the clamped slice bounds; PyTorch the end as given (INT64_MAX if open)"
+_END = "hookgrad's narrow keeps start and length; PyTorch's node (a slice's) saves the end"
 _LAYOUT = ("the op keeps its own statics (sections, resampling matrices, index templates), "
            "from which PyTorch's saved values are not derived yet")
 _INDEX = "hookgrad saves the index with negative entries wrapped: equal values, a new Tensor"
@@ -30,25 +30,19 @@ _SIGN = ("eigenvectors and singular vectors are unique up to sign: JAX's solvers
          "signs than LAPACK's")
 _COLUMN_MAJOR = "PyTorch's inverse is column-major (LAPACK's layout); hookgrad's is row-major"
 DIFFERS = {
-    **dict.fromkeys(["sum.negdim", "log_softmax.method", "transpose.neg", "mT",
-                     "unsqueeze.neg", "cat.dim", "getitem negint", "sort", "topk",
-                     "kthvalue", "edge sort_ties"], _NEGDIM),
+    **dict.fromkeys(["sum.negdim", "log_softmax.method", "cat.dim"], _NEGDIM),
     **dict.fromkeys(["div.floor", "div.trunc", "gather", "gather.method", "take",
                      "index_add", "index_add.alpha", "interpolate area", "index_copy"],
                     _SHAPE_ONLY),
-    **dict.fromkeys(["clamp.method", "clamp.max", "clamp.tensor", "sum.empty_dims", "var",
+    **dict.fromkeys(["clamp.method", "clamp.max", "sum.empty_dims", "var",
                      "std", "edge std_const", "var_mean", "edge std_mean_const", "roll.flat",
                      "norm", "norm.dim", "edge norm0", "edge norm_dim0"], _DEFAULT),
-    **dict.fromkeys(["getitem slice", "getitem step", "getitem full", "getitem none_slice",
-                     "getitem int_slice", "narrow", "narrow.neg"], _END),
-    **dict.fromkeys(["split.sizes", "split_with_sizes", "split_with_sizes.function",
-                     "getitem true",
+    **dict.fromkeys(["narrow", "narrow.neg"], _END),
+    **dict.fromkeys(["getitem true",
                      "getitem list", "getitem mask", "getitem tensor", "getitem tensor2",
                      "getitem slice_tensor", "getitem tensor2d", "getitem boolmask",
                      "getitem rowmask", "pack_padded_sequence", "repeat_interleave.tensor",
-                     "repeat_interleave.tensor_flat", "adaptive_max_pool2d",
-                     "adaptive_max_pool2d indices", "embedding_bag per_sample_weights",
-                     "median.dim", "squeeze.noop"]
+                     "repeat_interleave.tensor_flat", "embedding_bag per_sample_weights"]
                     + [r.id for r in T.ROWS if r.id.startswith("interpolate ")
                        and r.id != "interpolate area"], _LAYOUT),
     **dict.fromkeys(["index_fill", "index_fill.tensor"], _INDEX),
