@@ -265,11 +265,13 @@ def _nll(logp, target, weight, reduction, ignore_index):
 
 
 def _soft_ce(logp, p, weight, reduction):
+    # classes on dim 1, or dim 0 of an unbatched (C,) input
+    c = min(logp.ndim - 1, 1)
     if weight is not None:
-        p = p * weight.reshape((1, -1) + (1,) * (logp.ndim - 2))
-    loss = -jnp.sum(logp * p, axis=1)
+        p = p * weight.reshape((1,) * c + (-1,) + (1,) * (logp.ndim - 1 - c))
+    loss = -jnp.sum(logp * p, axis=c)
     if reduction == "mean":
-        return jnp.sum(loss) / (logp.size // logp.shape[1])
+        return jnp.sum(loss) / (logp.size // logp.shape[c])
     return _REDUCE[reduction](loss)
 
 
@@ -386,9 +388,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         p = target
         if label_smoothing:
             p = p * (1 - label_smoothing) + label_smoothing / n
-        x, p = (logp, p) if input.ndim > 1 else (logp.unsqueeze(0), p.unsqueeze(0))
-        out = apply(SOFT_CE[red], (x, p, weight), {"reduction": red})
-        return out.squeeze(0) if input.ndim == 1 and red == "none" else out
+        return apply(SOFT_CE[red], (logp, p, weight), {"reduction": red})
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=red)
     if not label_smoothing:
         return loss

@@ -927,3 +927,37 @@ def test_matmul_records_pytorchs_folded_or_batched_graph(sa, sb, grads):
         return {"graph": _graph(y.grad_fn), "shape": list(y.shape),
                 "contiguous": y.is_contiguous(), "version": y._version}
     same_as_torch(scenario)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("value", ["number", "0-d tensor", "same shape", "broadcast"])
+@pytest.mark.parametrize("before", ["", "y.mul_(2); y.add_(1)"])
+def test_writing_the_whole_tensor_copies_or_fills_as_pytorch(shape, value, before):
+    # PyTorch copies a value of the target's shape (a number into a 0-d tensor too), fills
+    # from a 0-d value, and copies any other after broadcasting it
+    def scenario(L):
+        x = L.ones(shape, requires_grad=True)
+        v = L.tensor(0.5, requires_grad=True)
+        y = x * 2
+        exec(before, {"y": y})
+        value_of = {"number": 0.09, "0-d tensor": v * 1, "same shape": L.full(shape, 0.25),
+                    "broadcast": L.full(shape[-1:], 0.25)}
+        y[...] = value_of[value]
+        (y * 3).sum().backward()
+        return {"node": type(y.grad_fn).__name__, "version": y._version, "y": y,
+                "v": v.grad, "x": x.grad}
+    same_as_torch(lambda L: py(scenario(L)))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_unbatched_cross_entropy_with_probabilities_ends_in_pytorchs_node(reduction):
+    # PyTorch sums over the class dim of an unbatched input directly: no unsqueeze/squeeze
+    def scenario(L):
+        x = L.tensor([0.5, 1.5, -1.0], requires_grad=True)
+        y = L.nn.functional.cross_entropy(x, L.tensor([0.2, 0.3, 0.5]), reduction=reduction,
+                                          weight=L.tensor([1.0, 2.0, 3.0]))
+        g, = L.autograd.grad(y.sum(), x, create_graph=True)
+        return py({"node": type(y.grad_fn).__name__, "shape": list(y.shape), "y": y, "g": g,
+                   "g requires grad": g.requires_grad})
+    assert same_as_torch(scenario)["node"] == ("DivBackward1" if reduction == "mean" else
+                                               "NegBackward0")
