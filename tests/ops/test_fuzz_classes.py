@@ -961,3 +961,27 @@ def test_unbatched_cross_entropy_with_probabilities_ends_in_pytorchs_node(reduct
                    "g requires grad": g.requires_grad})
     assert same_as_torch(scenario)["node"] == ("DivBackward1" if reduction == "mean" else
                                                "NegBackward0")
+
+
+@pytest.mark.parametrize("case", ["mul", "mul of a non-leaf", "add", "scalar", "matmul",
+                                  "where", "cat", "grad"])
+def test_node_post_hooks_get_none_for_the_inputs_the_engine_does_not_need(case):
+    # under backward(inputs=) and autograd.grad PyTorch's op nodes compute only the needed
+    # gradients (cat's one formula for its list computes all)
+    def scenario(L):
+        a = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = L.tensor(2.0, requires_grad=True)
+        c = a * 1
+        z, want = {"mul": (a * b, [a]), "mul of a non-leaf": (c * b, [c]), "add": (a + b, [b]),
+                   "scalar": (a * s, [s]), "matmul": (a[None] @ b[:, None], [b]),
+                   "where": (L.where(a > 0, a, b), [b]), "cat": (L.cat([a, b]), [a]),
+                   "grad": (a * b, None)}[case]
+        seen = []
+        z.grad_fn.register_hook(lambda gi, go: seen.append(gi))
+        if want is None:
+            L.autograd.grad(z.sum(), [b])
+        else:
+            z.sum().backward(inputs=want)
+        return py(seen)
+    same_as_torch(scenario)
