@@ -120,6 +120,10 @@ def will_engine_execute_node(node):
         raise RuntimeError("_get_should_execute_nodes should only be called during the backward "
                            "pass")
     task = _local.tasks[-1]
+    if len(task.roots) == 1 and task.roots[0][0] is node:
+        # PyTorch runs a backward of one root from that root's node itself, with no graph
+        # root before it, and does not count it among the nodes the task executes
+        return False
     if task.exec_info is None:  # backward() without inputs: every node of the graph
         return node in task.nodes
     # NOTE: a captured input the roots do not reach is not executed (PyTorch's exec_info

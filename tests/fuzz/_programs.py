@@ -288,7 +288,10 @@ class _Gen:
         x = self.pick_or_leaf()
         k = x.shape[-1]
         m = self.r.choice(DIMS)
-        kind = self.r.choice(["@", "@", "einsum", "mm1d", "bmm", "outer"])
+        kind = self.r.choice(["@", "@", "einsum", "mm1d", "bmm", "outer", "ranks", "ranks"])
+        if kind == "ranks":
+            self.matmul_ranks(x)
+            return
         if kind == "outer" and len(x.shape) == 1:
             o = self.pick_or_leaf(lambda v: len(v.shape) == 1)
             self.forward("outer", x, f"L.outer({x.name}, {o.name})", x.shape + o.shape)
@@ -310,6 +313,27 @@ class _Gen:
         w = self.pick_or_leaf(lambda v: v.shape == (k, m), shape=(k, m))
         shape = x.shape[:-1] + (m,)
         self.forward("matmul", x, f"{x.name} @ {w.name}", shape)
+
+    def matmul_ranks(self, x):
+        """``x`` times an operand of any rank (1-D, 2-D, batched with batch dims that
+        broadcast against ``x``'s), on either side, requiring grad or not: PyTorch's
+        matmul folds, squeezes or batches by these."""
+        right = len(x.shape) >= 2 and self.r.random() < 0.5   # x @ o, or o @ x
+        k = x.shape[-2] if right else x.shape[-1]
+        rank = self.r.choice((1, 2, 3, 3, 4))
+        batch = x.shape[:-2] if len(x.shape) > 2 else ()
+        nb = max(rank - 2, 0)   # batch dims aligned from the right: x's size or 1
+        obatch = tuple(self.r.choice((1, batch[j])) if j >= 0 else self.r.choice((1, 2))
+                       for j in range(len(batch) - nb, len(batch)))
+        m = self.r.choice(DIMS)
+        oshape = (k,) if rank == 1 else obatch + ((m, k) if right else (k, m))
+        o = self.leaf(oshape).name if self.r.random() < 0.6 else self.const(oshape)
+        a, b = (oshape, x.shape) if right else (x.shape, oshape)
+        out = _broadcast(a[:-2] if len(a) > 2 else (), b[:-2] if len(b) > 2 else ())
+        out += (a[-2],) if len(a) > 1 else ()
+        out += (b[-1],) if len(b) > 1 else ()
+        expr = f"{o} @ {x.name}" if right else f"{x.name} @ {o}"
+        self.forward("matmul_ranks", x, expr, out)
 
     def reduce(self):
         x = self.pick_or_leaf()
@@ -684,6 +708,12 @@ def _nest(vals, shape):
         return list(vals)
     step = len(vals) // shape[0]
     return [_nest(vals[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _broadcast(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
 
 
 def _numel(shape):

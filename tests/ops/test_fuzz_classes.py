@@ -985,3 +985,40 @@ def test_node_post_hooks_get_none_for_the_inputs_the_engine_does_not_need(case):
             z.sum().backward(inputs=want)
         return py(seen)
     same_as_torch(scenario)
+
+
+@pytest.mark.parametrize("tensors", ["a b", "a c", "c d", "a e", "b d e", "c e"])
+@pytest.mark.parametrize("call", ["grad of a", "grad of c", "grad of a e", "grad of d",
+                                  "grad_outputs of a", "grad_outputs of c", "inputs a",
+                                  "inputs c", "inputs e", "backward"])
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_multi_grad_hooks_fire_with_pytorchs_tensors_under_grad_and_inputs(tensors, call, mode):
+    # a backward of one root starts at that root's node, which PyTorch does not count as a
+    # node the graph task executes: an "all" hook on it and on another tensor fires once per
+    # gradient; gradients the task does not compute are None
+    def scenario(L):
+        log = []
+        a = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        c = a * b
+        d = c.exp()
+        e = L.tensor([1.5, 0.5, 1.0], requires_grad=True)
+        env = {"a": a, "b": b, "c": c, "d": d, "e": e}
+        ts = [env[n] for n in tensors.split()]
+        L.autograd.graph.register_multi_grad_hook(ts, lambda gs: log.append(py(gs)), mode=mode)
+        loss = (d * 2).sum() + (c * e).sum()
+        kind, _, names = call.partition(" of ")
+        ins = [env[n] for n in (names or call.partition(" ")[2]).split()]
+        try:  # a hook on a leaf that autograd.grad captures raises PyTorch's leaf error
+            if kind == "grad":
+                L.autograd.grad(loss, ins, allow_unused=True)
+            elif kind == "grad_outputs":
+                L.autograd.grad([d], ins, grad_outputs=[L.ones(3) * 3], allow_unused=True)
+            elif call == "backward":
+                loss.backward()
+            else:
+                loss.backward(inputs=ins)
+        except RuntimeError as err:
+            log.append(str(err))
+        return log
+    same_as_torch(scenario, tol=1e-4)
