@@ -156,9 +156,9 @@ class HypothesisRandom:
 
 
 class _Gen:
-    def __init__(self, seed, r=None, table=True):
+    def __init__(self, seed, r=None, table=True, family=None):
         self.r = random.Random(seed) if r is None else r
-        self.seed, self.table = seed, table
+        self.seed, self.table, self.family = seed, table, family
         self.lines, self.vars, self.flags = [], [], set()
         self.count, self.families, self.hooks = 0, {}, 0
         self.modules = []
@@ -217,7 +217,9 @@ class _Gen:
         kinds = [(self.unary, 3), (self.binary, 3), (self.matmul, 2), (self.reduce, 3),
                  (self.index, 3), (self.shape_op, 3), (self.functional, 3),
                  (self.inplace, 2), (self.hook, 3), (self.module, 1)]
-        if self.table:
+        if self.family == "matmul":   # matmul of every rank, among pointwise ops and hooks
+            kinds = [(self.matmul_ranks, 4), (self.unary, 2), (self.inplace, 1), (self.hook, 2)]
+        elif self.table:
             kinds.append((self.table_op, 8))
         fn = self.r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
         fn()
@@ -288,10 +290,7 @@ class _Gen:
         x = self.pick_or_leaf()
         k = x.shape[-1]
         m = self.r.choice(DIMS)
-        kind = self.r.choice(["@", "@", "einsum", "mm1d", "bmm", "outer", "ranks", "ranks"])
-        if kind == "ranks":
-            self.matmul_ranks(x)
-            return
+        kind = self.r.choice(["@", "@", "einsum", "mm1d", "bmm", "outer"])
         if kind == "outer" and len(x.shape) == 1:
             o = self.pick_or_leaf(lambda v: len(v.shape) == 1)
             self.forward("outer", x, f"L.outer({x.name}, {o.name})", x.shape + o.shape)
@@ -314,10 +313,11 @@ class _Gen:
         shape = x.shape[:-1] + (m,)
         self.forward("matmul", x, f"{x.name} @ {w.name}", shape)
 
-    def matmul_ranks(self, x):
+    def matmul_ranks(self, x=None):
         """``x`` times an operand of any rank (1-D, 2-D, batched with batch dims that
         broadcast against ``x``'s), on either side, requiring grad or not: PyTorch's
         matmul folds, squeezes or batches by these."""
+        x = x or self.pick_or_leaf()
         right = len(x.shape) >= 2 and self.r.random() < 0.5   # x @ o, or o @ x
         k = x.shape[-2] if right else x.shape[-1]
         rank = self.r.choice((1, 2, 3, 3, 4))
@@ -673,13 +673,14 @@ def generate(seed, ops=None, table=True):
     return _build(_Gen(seed, table=table), ops)
 
 
-def programs(table=True):
-    """A hypothesis strategy of ``generate``'s programs: hypothesis makes the choices."""
+def programs(table=True, family=None):
+    """A hypothesis strategy of ``generate``'s programs: hypothesis makes the choices.
+    ``family="matmul"``: programs of matmuls of every rank (``_Gen.matmul_ranks``)."""
     from hypothesis import strategies as st
 
     @st.composite
     def strategy(draw):
-        return _build(_Gen(None, HypothesisRandom(draw), table), None)
+        return _build(_Gen(None, HypothesisRandom(draw), table, family), None)
     return strategy()
 
 
