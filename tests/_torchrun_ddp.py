@@ -4,15 +4,15 @@ tests/test_distributed_processes.py.
 ``torchrun --nproc-per-node 2 tests/_torchrun_ddp.py VARIANT...`` with PyTorch, and
 ``python -m hookgrad.as_torch -m torch.distributed.run --nproc-per-node 2
 tests/_torchrun_ddp.py VARIANT...`` with hookgrad. A variant is ``eager`` or ``compiled``
-(the step through ``torch.compile``), optionally with ``+hook`` (the default
-all-reduce communication hook), ``collectives`` (each collective once), ``unused`` (a parameter
-a rank's batch does not reach) or ``limits``
-(hookgrad's not-implemented errors across processes). Each rank appends one JSON line per variant to ``$RESULTS_DIR/rank<RANK>.jsonl``: its
-rank, the gradients its hooks saw (its own, before averaging), the loss all-reduced in the
-step, the
-trained weights (and the all-gathered losses). The weights start different on each rank (DDP copies rank 0's), the data
-is split by ``DistributedSampler``, and the second epoch accumulates one micro-batch inside
-``no_sync()``.
+(the step through ``torch.compile``), optionally with ``+hook`` (the default all-reduce
+communication hook); ``collectives`` (each collective once); ``unused`` (a parameter a
+rank's batch does not reach); or ``limits`` (hookgrad's not-implemented errors across
+processes). Each rank appends one JSON line per variant to
+``$RESULTS_DIR/rank<RANK>.jsonl``. A training variant writes the rank, the gradients its
+hooks saw (its own, before averaging), the losses all-reduced in the step (all-gathered)
+and the trained weights. The weights start different on each rank (DDP copies rank 0's),
+``DistributedSampler`` shuffles and splits the data, and the second epoch accumulates one
+micro-batch inside ``no_sync()``.
 """
 import json
 import os

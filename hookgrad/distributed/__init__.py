@@ -11,7 +11,7 @@ PyTorch's names onto that:
 ``init_process_group``    ``jax.distributed.initialize`` (nothing to start for one process)
 ``get_rank``              ``jax.process_index()``
 ``get_world_size``        ``jax.process_count()``
-``barrier``               ``jax.experimental.multihost_utils.sync_global_devices``
+``barrier``               a one-element ``all_reduce`` (every process must join it)
 ``destroy_process_group`` ``jax.distributed.shutdown``
 ``all_reduce`` & co.      a jitted exchange over one device per process (``_collectives``)
 ========================  ==============================================================
