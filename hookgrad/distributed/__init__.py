@@ -33,6 +33,7 @@ from typing import Any
 import jax
 
 from .. import _backend_start, _missing
+from . import _between_processes
 from ._collectives import (ProcessGroup, all_gather, all_gather_into_tensor, all_reduce,
                            broadcast, get_process_group_ranks, group, new_group, reduce,
                            reduce_scatter, reduce_scatter_tensor)
@@ -233,6 +234,7 @@ def destroy_process_group(group: Any = None) -> None:
     if _STATE["started_jax"]:
         jax.distributed.shutdown()
         _STATE["started_jax"] = False
+    _between_processes.forget()
     _GROUP["initialized"] = False
 
 
