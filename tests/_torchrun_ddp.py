@@ -113,6 +113,14 @@ def collectives(rank, world):
         t = x.clone()
         dist.all_reduce(t, group=solo)
         out["solo"] = t.tolist()
+    objects = [None] * world
+    dist.all_gather_object(objects, {"rank": rank, "name": "r" * (rank + 1)})
+    sent = [("from", rank), [rank] * 3] if rank == 1 else [None, None]
+    dist.broadcast_object_list(sent, src=1)
+    out["objects"] = [objects, sent]
+    out["queries"] = [dist.is_gloo_available(), dist.is_nccl_available(),
+                      dist.is_mpi_available(), dist.is_torchelastic_launched(),
+                      dist.get_node_local_rank(), dist.get_backend()]
     return {"variant": "collectives", "rank": rank, "world": world, **out}
 
 

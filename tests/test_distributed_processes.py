@@ -156,6 +156,7 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
     script.write_text(textwrap.dedent("""
         import json, os
         keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                "TORCHELASTIC_RUN_ID",
                 "MASTER_ADDR", "MASTER_PORT"]
         with open(os.path.join(os.environ["OUT"], os.environ["RANK"]), "w") as f:
             json.dump({k: os.environ.get(k) for k in keys}, f)
