@@ -245,3 +245,22 @@ def test_init_process_group_after_the_backend_started_names_the_line(tmp_path):
                               "x = hookgrad.ones(2) + 1 (through hookgrad/")
     assert "Call init_process_group first" in message
     assert initialized == "False"
+
+
+def test_a_backend_started_before_hookgrad_was_imported_is_said_so(tmp_path):
+    script = tmp_path / "early.py"
+    script.write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        x = jnp.ones(2) + 1
+        import hookgrad.distributed as dist
+        try:
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", world_size=2,
+                                    rank=0)
+        except RuntimeError as e:
+            print(e)
+    """))
+    out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert ("JAX's backends, and something did: a call made before hookgrad was imported. "
+            "Call init_process_group first") in out.stdout
