@@ -264,3 +264,15 @@ def test_a_backend_started_before_hookgrad_was_imported_is_said_so(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert ("JAX's backends, and something did: a call made before hookgrad was imported. "
             "Call init_process_group first") in out.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--nproc-per-node", "two"], "--nproc-per-node: expected a number, 'gpu', 'cpu' or "
+                                  "'auto', got 'two'"),
+    (["--nproc-per-node", "0"], "--nproc-per-node: expected at least 1 process, got 0"),
+    (["--nnodes", "2", "--node-rank", "2"], "--node-rank 2 is out of range for --nnodes 2"),
+])
+def test_the_launcher_refuses_bad_arguments(args, message):
+    out = subprocess.run([sys.executable, "-m", "hookgrad.distributed.run", *args, "x.py"],
+                         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and message in out.stderr

@@ -53,13 +53,20 @@ def get_args_parser() -> argparse.ArgumentParser:
 
 
 def _nproc(value: str) -> int:
+    if value in ("gpu", "auto"):   # the launcher is no rank: asking JAX here is harmless
+        from .. import cuda
+        gpus = cuda.device_count()
+        if gpus or value == "gpu":
+            if not gpus:
+                raise SystemExit("--nproc-per-node gpu: JAX sees no GPU on this machine")
+            return gpus
     if value in ("cpu", "auto"):
         return os.cpu_count() or 1
     try:
         n = int(value)
     except ValueError:
-        raise SystemExit(f"--nproc-per-node: expected a number, 'cpu' or 'auto', got "
-                         f"{value!r}") from None
+        raise SystemExit(f"--nproc-per-node: expected a number, 'gpu', 'cpu' or 'auto', "
+                         f"got {value!r}") from None
     if n < 1:
         raise SystemExit(f"--nproc-per-node: expected at least 1 process, got {n}")
     return n
