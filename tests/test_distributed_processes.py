@@ -276,3 +276,36 @@ def test_the_launcher_refuses_bad_arguments(args, message):
     out = subprocess.run([sys.executable, "-m", "hookgrad.distributed.run", *args, "x.py"],
                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and message in out.stderr
+
+
+def test_a_group_of_some_processes_exchanges_among_its_members(tmp_path):
+    # 3 processes; new_group([0, 2]): the members reduce and gather, rank 1 takes no part
+    _loopback()
+    script = tmp_path / "group.py"
+    script.write_text(textwrap.dedent("""
+        import json, os
+        import hookgrad as torch
+        import hookgrad.distributed as dist
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+        group = dist.new_group([0, 2])
+        t = torch.ones(2) * (rank + 1)
+        objects = None
+        if rank in (0, 2):
+            dist.all_reduce(t, group=group)
+            objects = [None, None]
+            dist.all_gather_object(objects, f"r{rank}", group=group)
+        dist.barrier()
+        with open(os.path.join(os.environ["OUT"], str(rank)), "w") as f:
+            json.dump([t.tolist(), objects, dist.get_rank(group),
+                       dist.get_world_size(group)], f)
+        dist.destroy_process_group()
+    """))
+    out = subprocess.run([sys.executable, "-m", "hookgrad.distributed.run", "--standalone",
+                          "--nproc-per-node", "3", str(script)], cwd=ROOT,
+                         env=_env(OUT=str(tmp_path)), capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = [json.loads((tmp_path / r).read_text()) for r in "012"]
+    assert got == [[[4.0, 4.0], ["r0", "r2"], 0, 2], [[2.0, 2.0], None, -1, -1],
+                   [[4.0, 4.0], ["r0", "r2"], 1, 2]]

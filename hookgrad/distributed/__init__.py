@@ -241,12 +241,14 @@ def get_rank(group: Any = None) -> int:
 
 
 def get_world_size(group: Any = None) -> int:
-    """The number of processes (``jax.process_count()``) or of ``group``'s; inside a DDP
-    communication hook, the number of replicas it reduces over (the mesh's data axis)."""
+    """The number of processes (``jax.process_count()``) or of ``group``'s (-1 when this
+    process is not a member); inside a DDP communication hook, the number of replicas it
+    reduces over (the mesh's data axis)."""
     replicas = hook_world_size()
     if replicas is not None:
         return replicas
-    return _resolve(group).size()
+    g = _resolve(group)
+    return g.size() if g.rank() >= 0 else -1
 
 
 def get_backend(group: Any = None) -> str:
