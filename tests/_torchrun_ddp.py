@@ -5,9 +5,9 @@ tests/test_distributed_processes.py.
 ``python -m hookgrad.as_torch -m torch.distributed.run --nproc-per-node 2
 tests/_torchrun_ddp.py VARIANT...`` with hookgrad. A variant is ``eager`` or ``compiled``
 (the step through ``torch.compile``), optionally with ``+hook`` (the default all-reduce
-communication hook); ``collectives`` (each collective once); ``unused`` (a parameter a
-rank's batch does not reach); or ``limits`` (hookgrad's not-implemented errors across
-processes). Each rank appends one JSON line per variant to
+communication hook) or ``+fp16`` (the float16 compression hook); ``collectives`` (each
+collective once); ``unused`` (a parameter a rank's batch does not reach); or ``limits``
+(hookgrad's not-implemented errors across processes). Each rank appends one JSON line per variant to
 ``$RESULTS_DIR/rank<RANK>.jsonl``. A training variant writes the rank, the gradients its
 hooks saw (its own, before averaging), the losses all-reduced in the step (all-gathered)
 and the trained weights. The weights start different on each rank (DDP copies rank 0's),
@@ -44,6 +44,8 @@ def train(variant, rank, world):
     ddp = DistributedDataParallel(model)
     if "+hook" in variant:
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+    elif "+fp16" in variant:
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     x, y = _values(24 * 4, 0.0).reshape(24, 4), _values(24 * 3, 1.0).reshape(24, 3)
     sampler = DistributedSampler(TensorDataset(x, y), seed=3)   # PyTorch's order

@@ -18,7 +18,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
-HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives", "unused", "limits"]
+HOOKGRAD_VARIANTS = ["eager", "compiled+fp16", "collectives", "unused", "limits"]
+# the PyTorch run each is compared with (its compiled step is its eager one)
+REFERENCE = {"eager": "eager", "compiled+fp16": "eager+fp16"}
 
 
 def _loopback():
@@ -68,7 +70,8 @@ def torch_run(tmp_path_factory):
     _loopback()
     pytest.importorskip("torch")
     results, _ = _launch([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc-per-node", "2", SCRIPT, "eager", "collectives", "unused"],
+                          "--nproc-per-node", "2", SCRIPT, "eager", "eager+fp16", "collectives",
+                          "unused"],
                          _env(OMP_NUM_THREADS="1"), tmp_path_factory.mktemp("torch_ranks"))
     return results
 
@@ -78,12 +81,12 @@ def _close(a, b):
                                rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("variant", ["eager", "compiled+hook"])
+@pytest.mark.parametrize("variant", sorted(REFERENCE))
 def test_ddp_script_gives_pytorchs_hooks_metrics_and_weights(hookgrad_run, torch_run,
                                                              variant):
     got, _ = hookgrad_run
     for rank in (0, 1):
-        mine, ref = got[(variant, rank)], torch_run[("eager", rank)]
+        mine, ref = got[(variant, rank)], torch_run[(REFERENCE[variant], rank)]
         assert len(mine["hooks"]) == len(ref["hooks"]) == 12   # 6 steps, 2 hooks each
         _close(mine["hooks"], ref["hooks"])        # this rank's own gradients
         _close(mine["gathered"], ref["gathered"])  # every rank's all-reduced step losses
@@ -92,7 +95,7 @@ def test_ddp_script_gives_pytorchs_hooks_metrics_and_weights(hookgrad_run, torch
             _close(a, b)
 
 
-@pytest.mark.parametrize("variant", ["eager", "compiled+hook"])
+@pytest.mark.parametrize("variant", sorted(REFERENCE))
 def test_ddp_ranks_see_their_own_gradients_and_end_with_the_same_weights(hookgrad_run,
                                                                          variant):
     got, _ = hookgrad_run
