@@ -159,7 +159,6 @@ class CompiledFunction:
         watch = _effects.Watch(self, plan)
         self._hooks_known = watch.hooks   # those a trace may run on the host (host_run)
         failed, found = None, []
-        before = set(self._cache)
         try:
             with watch:
                 entry = _trace.trace(self, plan)
@@ -179,9 +178,7 @@ class CompiledFunction:
                 self._rekey(old, traced[0])
             return traced
         watch.undo()
-        # every program this trace cached goes: plan's, and a next-call program that
-        # first_call traced (kept for the next call's key even when it did not run this one)
-        for key in [k for k in self._cache if k not in before]:
+        for key in (plan.key, steady[0].key if failed is None and steady else None):
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)
