@@ -71,7 +71,7 @@ class CompiledFunction:
         self._disable = disable
         self.trace_count = 0
         self._key_data = None   # (typed key, its raw data) from the last call
-        self._hooks_known = frozenset()
+        self._hooks_known = frozenset(), frozenset()
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -157,7 +157,8 @@ class CompiledFunction:
         has effects a program cannot repeat (``_compile.effects``) or its trace raised:
         they are undone, and a function to call after this call has run eagerly."""
         watch = _effects.Watch(self, plan)
-        self._hooks_known = watch.hooks   # those a trace may run on the host (host_run)
+        # the hooks, and the places, there were before the trace (``host_run``)
+        self._hooks_known = watch.hooks, watch.holders()
         failed, found = None, []
         try:
             with watch:

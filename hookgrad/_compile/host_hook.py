@@ -192,11 +192,13 @@ _ctx = _CompileCtx()
 
 
 class _Tracing:
-    __slots__ = ("trace", "host_calls", "state_ids", "hooks", "host_reached", "host_done")
+    __slots__ = ("trace", "host_calls", "state_ids", "hooks", "before", "host_reached",
+                 "host_done")
 
-    def __init__(self, trace, state_ids=(), hooks=frozenset()):
+    def __init__(self, trace, state_ids=(), hooks=frozenset(), before=frozenset()):
         self.trace = trace
-        self.hooks = hooks              # the hooks that may become host calls (ids)
+        self.hooks = hooks              # the hooks registered before the trace (ids)
+        self.before = before            # the places the step could reach then (ids)
         self.host_calls = []
         self.state_ids = state_ids      # the step's state Tensors (ids)
         self.host_reached = set()       # what the hooks made host calls reach (ids)

@@ -2,7 +2,9 @@
 
 While ``hookgrad.compile`` traces a step, every user hook is called through :func:`run`
 (``hookgrad._autograd.hooks.call``, the one place every hook kind is called from). Of the
-hooks registered before the call (one the step registers is the step's own Python):
+hooks registered before the call, and of those the step registers that write only what
+existed before the call (a Grad-CAM forward hook's tensor hook; one that writes what the
+step made is the step's own Python):
 
 - a hook whose call changes nothing the step's Python can see stays in the program, as
   any Tensor computation (one that returns a new output or gradient included);
@@ -63,9 +65,10 @@ class Replaced(Exception):
 def run(hook, args):
     """``hook(*args)`` in a compiled step's trace, or a host call in its place."""
     ctx = _ctx.stack[-1] if _ctx.stack else None
-    if ctx is None or _current_trace() is not ctx.trace or id(hook) not in ctx.hooks or \
-            _own(hook) or is_host_hook(hook) or _effects.is_trace_only(hook):
+    if ctx is None or _current_trace() is not ctx.trace or _own(hook) or \
+            is_host_hook(hook) or _effects.is_trace_only(hook):
         return hook(*args)
+    known = id(hook) in ctx.hooks
     leaves, rebuild = _flatten_containers((args, {}))
     others = [v for v in leaves if not isinstance(v, (Tensor, jax.Array, _Tracer))]
     watch = _effects.Watch.of_hooks([hook], others)
@@ -74,13 +77,20 @@ def run(hook, args):
         with watch, lineage:
             res = hook(*args)
     except _effects.BREAKS:   # it reads a value the host must read
+        if not (known or watch.containers() <= ctx.before):
+            raise
         watch.undo()
     else:
+        if res is not None or not (lineage.reads or watch.effects() or watch.logged()) or \
+                not (known or (watch.containers() if lineage.reads else watch.changed())
+                     <= ctx.before):
+            # pure; effects and a replacement; or a hook the step made writing what the
+            # step made: the step's own Python (its watch judges it)
+            if lineage.reads:
+                raise traced_value_error(f"hook {_effects._name(hook)} reading a value")
+            return res
         if lineage.reads:   # it read placeholders: what it did is not this call's
             watch.undo()
-        elif res is not None or not (watch.effects() or watch.logged()):
-            # pure; or effects and a replacement: the step's watch finds those (eagerly)
-            return res
         else:   # what it stored stays while the step is traced (the step may read it)
             ctx.host_done.append((watch, watch.now()))
     ctx.host_calls.append(_AutoCall.make(hook, leaves, rebuild, ctx.state_ids, lineage.reads))
