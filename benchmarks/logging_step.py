@@ -5,8 +5,9 @@ each Linear's weight logging ``grad.norm().item()`` into a list, as PyTorch user
 it. Variants, timed interleaved (best of rounds, each step synced):
 
   eager      hookgrad eager
-  compiled   ``hookgrad.compile`` of the same step: its hooks read values on the host, so
-             it runs eagerly (docs/modes.md, "Side effects"), warning once
+  compiled   ``hookgrad.compile`` of the same step: one program, its hooks run on the host
+             after each run with its values (host calls, docs/modes.md "Side effects"),
+             each computing its norm eagerly
   host_hook  the same hooks marked ``@hookgrad.compile.host_hook``, logging the norm the
              program computes: one program, the hooks after each run with its values
   torch      PyTorch eager with the plain hooks (when torch is installed)
@@ -88,12 +89,15 @@ def main():
     except ImportError:
         pass
     runs = {n: variant(libs[n], n) for n in names}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # the compiled variant's "runs eagerly"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         for n in names:
             for _ in range(3):   # warm-up: compilation
                 float(runs[n][0]())
         best = {n: min(_time(runs[n][0], steps) for _ in range(rounds)) for n in names}
+    ran = [str(w.message) for w in caught if "runs eagerly" in str(w.message)]
+    if ran:   # the compiled variants must stay one program
+        raise SystemExit(ran[0])
     logs = {n: np.asarray(runs[n][1][:3 * LAYERS]) for n in names}
     for n in names:
         np.testing.assert_allclose(logs[n], logs["eager"], rtol=2e-3, err_msg=n)

@@ -203,6 +203,26 @@ def _accelerator_type():
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
+def platform_present(platform):
+    """Whether this process has JAX devices of ``platform``, answered without starting JAX's
+    backends while none has started when the answer is no: libraries ask
+    ``torch.cuda.is_available()`` at import, and ``jax.distributed`` (``init_process_group``)
+    can only start before any backend has. On a machine that has the hardware, JAX's
+    backends are asked (and start)."""
+    from jax._src import hardware_utils, xla_bridge  # NOTE: private; JAX's own probes
+    if not xla_bridge.backends_are_initialized():
+        allowed = jax.config.jax_platforms
+        names = {"gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}.get(platform, (platform,))
+        if allowed and not set(names) & set(allowed.split(",")):
+            return False
+        if platform == "gpu" and not (hardware_utils.has_visible_nvidia_gpu()
+                                      or hardware_utils.num_available_amd_gpus(stop_at=1)):
+            return False
+        if platform == "tpu" and not hardware_utils.num_available_tpu_chips_and_device_id()[0]:
+            return False
+    return bool(platform_devices(platform))
+
+
 @functools.lru_cache(maxsize=None)
 def platform_devices(platform):
     """This process's JAX devices of ``platform`` ('cpu', 'gpu', 'tpu'); () where none."""

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import datetime
+
 import jax
 
 from ._tensor import Tensor
 
-_CAPSULE = type(jax.numpy.zeros(1).__dlpack__())
+# Python's capsule type (3.13's types.CapsuleType), taken from a capsule the standard
+# library already holds: making one from a JAX array would start JAX's backend at import
+_CAPSULE = type(datetime.datetime_CAPI)
 _INVALID = ("from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
             "consumed only once, so you might have already constructed a tensor from it once.")
 

@@ -22,10 +22,16 @@ import threading
 class _Mode(threading.local):
     backend = None   # None: the tape; else the backend whose AD differentiates
     compiling = False
+    # while ``hookgrad.compile`` traces: ``run(hook, args)`` calls a user hook
+    # (``hookgrad._compile.host_run``); None: a plain call
+    hook_runner = None
 
 
 state = _Mode()
 _backends = {}
+# ``torch._dynamo.config`` once imported: ``hookgrad.compile`` reads its
+# ``recompile_limit`` (the module sits above the compiled mode's layer)
+dynamo_config = None
 
 
 def register(name, backend):

@@ -7,6 +7,7 @@ you do not want to edit — runs on hookgrad.
     import captum.attr            # its `import torch` gets hookgrad
 
     python -m hookgrad.as_torch train.py --epochs 3   # run a script so bound
+    python -m hookgrad.as_torch -m torch.distributed.run --nproc-per-node 2 train.py
 
 A ``torch.X`` that hookgrad lacks raises ``ModuleNotFoundError`` saying so. Install it before
 anything imports the real ``torch`` (a module that already holds the real one keeps it).
@@ -104,10 +105,19 @@ def _real_torch_installed():
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m hookgrad.as_torch SCRIPT [ARGS...]\n\n"
-              "Run SCRIPT with `import torch` bound to hookgrad.")
+        print("usage: python -m hookgrad.as_torch SCRIPT [ARGS...]\n"
+              "       python -m hookgrad.as_torch -m MODULE [ARGS...]\n\n"
+              "Run SCRIPT (or MODULE, e.g. torch.distributed.run) with `import torch` bound "
+              "to hookgrad.")
         return 0 if argv else 2
     install()
+    if argv[0] == "-m" and len(argv) > 1:
+        sys.argv = list(argv[1:])
+        name = argv[1]
+        if name == "torch" or name.startswith("torch."):   # run hookgrad's own module
+            name = "hookgrad" + name[len("torch"):]
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        return 0
     sys.argv = list(argv)
     runpy.run_path(argv[0], run_name="__main__")
     return 0

@@ -332,19 +332,19 @@ def test_host_hook_must_return_none():
 @pytest.mark.parametrize("read", [lambda g: g.sum().item(), lambda g: float(g.sum()),
                                   lambda g: g.tolist(), lambda g: bool(g.sum() > 0),
                                   lambda g: print(g), lambda g: g.numpy()])
-def test_reading_a_traced_value_raises_a_clear_error_under_fullgraph(read):
+def test_reading_a_traced_value_in_the_step_raises_a_clear_error_under_fullgraph(read):
     w = hg.ones(3, requires_grad=True)
-    w.register_hook(lambda g: read(g) and None)
 
     @hg.compile(fullgraph=True)
     def step():
-        (w * 2).sum().backward()
+        y = w * 2
+        read(y.detach())
+        y.sum().backward()
 
     with pytest.raises(TracedValueError, match=r"hookgrad\.compile\.host_hook"):
         step()
     # nothing half-updated: the tensor holds its value again and eager still works
     assert w.grad is None and not isinstance(w._data, jax.core.Tracer)
-    w._backward_hooks.clear()
     (w * 2).sum().backward()
     np.testing.assert_allclose(_arr(w.grad), [2.0, 2.0, 2.0])
 

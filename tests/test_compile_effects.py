@@ -65,18 +65,18 @@ def _program(where, read, fullgraph=False):
     return model, step, got
 
 
-WHERE = ["step", "tensor hook", "forward hook", "backward hook"]
+HOOKS = ["tensor hook", "forward hook", "backward hook"]
 
 
-@pytest.mark.parametrize("where", WHERE)
-@pytest.mark.parametrize("read", sorted(READS))
-def test_a_value_read_runs_the_step_eagerly_with_one_warning(read, where, capsys):
+def _same_as_eager(where, read, capsys, fullgraph=False):
+    """Three calls eagerly and compiled: the same losses, reads, prints and parameters;
+    the compiled step's warnings and trace count."""
     x = hg.ones(2, 3)
     model_e, step_e, got_e = _program(where, READS[read])
     eager = [step_e(x).item() for _ in range(3)]
     printed_e = capsys.readouterr().out
     model_c, step_c, got_c = _program(where, READS[read])
-    compiled = hg.compile(step_c)
+    compiled = hg.compile(step_c, fullgraph=fullgraph)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         losses = [compiled(x).item() for _ in range(3)]
@@ -85,15 +85,29 @@ def test_a_value_read_runs_the_step_eagerly_with_one_warning(read, where, capsys
     assert len(got_c) == len(got_e) == 3 and repr(got_c) == repr(got_e)
     for pe, pc in zip(model_e.parameters(), model_c.parameters()):
         np.testing.assert_allclose(pc.detach().numpy(), pe.detach().numpy(), rtol=1e-6)
-    ran = [w for w in caught if "runs eagerly" in str(w.message)]
+    return [w for w in caught if "runs eagerly" in str(w.message)], compiled.trace_count
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_value_read_in_the_step_runs_it_eagerly_with_one_warning(read, capsys):
+    ran, _ = _same_as_eager("step", read, capsys)
     assert len(ran) == 1 and ran[0].filename == __file__
     assert "test_compile_effects.py:" in str(ran[0].message)   # the line of the read
 
 
-@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("fullgraph", [False, True])
+@pytest.mark.parametrize("where", HOOKS)
 @pytest.mark.parametrize("read", sorted(READS))
-def test_a_value_read_under_fullgraph_raises_hookgrads_error(read, where):
-    model, step, got = _program(where, READS[read])
+def test_a_value_read_in_a_hook_runs_it_on_the_host_after_one_program(read, where, fullgraph,
+                                                                      capsys):
+    # the hook is a host call, not a graph break: fullgraph=True compiles it too
+    ran, traces = _same_as_eager(where, read, capsys, fullgraph)
+    assert ran == [] and traces == 1
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_value_read_in_the_step_under_fullgraph_raises_hookgrads_error(read):
+    model, step, got = _program("step", READS[read])
     before = [p.detach().clone() for p in model.parameters()]
     compiled = hg.compile(step, fullgraph=True)
     with pytest.raises(TracedValueError, match=r"host_hook") as info:
@@ -120,7 +134,7 @@ def test_a_side_effect_under_fullgraph_raises_unsupported_naming_it():
     assert losses == []      # undone
 
 
-def test_printing_in_a_hook_is_an_effect_and_a_warning_is_not(capsys):
+def test_a_hook_printing_prints_on_every_call_and_a_warning_once(capsys):
     lin = nn.Linear(2, 2)
     lin.register_forward_hook(lambda m, a, out: warnings.warn("shape checked"))
     step = hg.compile(lambda x: lin(x).sum())
@@ -130,22 +144,42 @@ def test_printing_in_a_hook_is_an_effect_and_a_warning_is_not(capsys):
         step(hg.ones(1, 2))
     assert step.trace_count == 1 and not any("runs eagerly" in str(w.message) for w in caught)
     lin.register_forward_hook(lambda m, a, out: print("forward"))
-    with pytest.warns(UserWarning, match="runs eagerly: printed 'forward'"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         step(hg.ones(1, 2))
-    step(hg.ones(1, 2))
-    assert capsys.readouterr().out == "forward\nforward\n"
+        step(hg.ones(1, 2))
+    # a warning shows once per place: the trace of the new program showed it
+    assert [str(w.message) for w in caught] == ["shape checked"]
+    assert capsys.readouterr().out == "forward\nforward\n" and step.trace_count == 2
 
 
-def test_logging_in_a_hook_is_an_effect(caplog):
+def test_a_hook_logging_logs_on_every_call(caplog):
     import logging
     log = logging.getLogger("user.training")
     lin = nn.Linear(2, 2)
     lin.register_forward_hook(lambda m, a, out: log.warning("forward ran"))
     step = hg.compile(lambda x: lin(x).sum())
-    with pytest.warns(UserWarning, match="runs eagerly: logged 'forward ran'"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         for _ in range(3):
             step(hg.ones(1, 2))
     assert [r.getMessage() for r in caplog.records] == ["forward ran"] * 3
+    assert step.trace_count == 1
+
+
+def test_a_step_logging_runs_eagerly(caplog):
+    import logging
+    log = logging.getLogger("user.training")
+    lin = nn.Linear(2, 2)
+
+    def step(x):
+        log.warning("step ran")
+        return lin(x).sum()
+    compiled = hg.compile(step)
+    with pytest.warns(UserWarning, match="runs eagerly: logged 'step ran'"):
+        for _ in range(3):
+            compiled(hg.ones(1, 2))
+    assert [r.getMessage() for r in caplog.records] == ["step ran"] * 3
 
 
 def test_a_trace_that_only_fills_a_cache_keeps_its_program():
@@ -176,7 +210,8 @@ def test_a_state_the_step_makes_is_its_own():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = [compiled(hg.ones(1, 2)).item() for _ in range(2)]
-    assert compiled.trace_count == 1 and got == [step(hg.ones(1, 2)).item()] * 2
+    assert compiled.trace_count == 1
+    np.testing.assert_allclose(got, [step(hg.ones(1, 2)).item()] * 2, rtol=1e-6)
 
 
 def test_a_tensor_kept_past_the_trace_raises_hookgrads_error_where_it_is_used():
@@ -249,3 +284,99 @@ def test_a_step_running_eagerly_has_no_program_to_inspect():
                                            "eagerly"):
         compiled.lower()
     assert len(losses) == 1
+
+
+def test_a_step_past_the_recompile_limit_runs_eagerly_with_one_warning():
+    from hookgrad._dynamo import config
+    w = hg.ones(2, requires_grad=True)
+    compiled = hg.compile(lambda n: (w * n).sum())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = [compiled(n).item() for n in range(10)]   # a new int: a new program
+    assert got == [2.0 * n for n in range(10)] and compiled.trace_count == 8
+    ran = [w for w in caught if "runs eagerly" in str(w.message)]
+    assert len(ran) == 1 and ran[0].filename == __file__
+    assert "it has 8 programs, torch._dynamo.config.recompile_limit (8)" in str(ran[0].message)
+    assert compiled(3).item() == 6.0 and compiled.trace_count == 8   # a program it has
+    with config.patch(recompile_limit=10):
+        assert compiled(9).item() == 18.0 and compiled.trace_count == 9
+
+
+def _reads_counted(monkeypatch):
+    """Counters of the transfers of read values and of the reads not served by them."""
+    import hookgrad._compile.host_run as host_run
+    import hookgrad._tensor as tensor
+    count = {"fetch": 0, "read": 0}
+    fetch, check = host_run._fetch, tensor._check_concrete
+
+    def counted_fetch(arrays):
+        count["fetch"] += 1
+        return fetch(arrays)
+
+    def counted_read(t, what):
+        count["read"] += 1
+        return check(t, what)
+    monkeypatch.setattr(host_run, "_fetch", counted_fetch)
+    monkeypatch.setattr(tensor, "_check_concrete", counted_read)
+    return count
+
+
+def test_the_values_hooks_read_come_in_one_transfer_per_step(monkeypatch):
+    def program():
+        hg.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4), nn.ReLU(),
+                              nn.Linear(4, 1))
+        opt = hg.optim.SGD(model.parameters(), lr=0.1)
+        norms = []
+        for m in model[::2]:
+            m.weight.register_hook(lambda g: norms.append(g.norm().item()))
+            m.register_forward_hook(lambda m, a, out: norms.append(float(out.mean())))
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step, norms
+    x = hg.ones(2, 3)
+    step_e, norms_e = program()
+    for _ in range(3):
+        step_e(x)
+    step_c, norms_c = program()
+    compiled = hg.compile(step_c)
+    compiled(x)
+    count = _reads_counted(monkeypatch)
+    compiled(x)
+    compiled(x)
+    # 6 hooks read a value each call: all of them served by one transfer per call
+    assert count == {"fetch": 2, "read": 0} and compiled.trace_count == 1
+    np.testing.assert_allclose(norms_c, norms_e, rtol=1e-5)
+
+
+def test_a_hook_reading_another_tensor_than_traced_reads_it(monkeypatch):
+    def program():
+        hg.manual_seed(0)
+        lin = nn.Linear(3, 2)
+        calls, seen = [0], []
+
+        def hook(g):
+            calls[0] += 1
+            t = g if calls[0] % 2 else g * 2   # Python state picks what is read
+            seen.append(t.sum().item())
+        lin.weight.register_hook(hook)
+        return lambda x: lin(x).sum().backward(), seen
+    x = hg.ones(2, 3)
+    step_e, seen_e = program()
+    for _ in range(5):
+        step_e(x)
+    step_c, seen_c = program()
+    step_c(x)   # eagerly: makes .grad, so that one program runs every compiled call
+    compiled = hg.compile(step_c)
+    count = _reads_counted(monkeypatch)
+    for _ in range(4):
+        compiled(x)
+    # the trace read g * 2 (its second call): the calls reading g * 2 are served, the
+    # two reading g read it
+    assert seen_c == pytest.approx(seen_e) and count["read"] == 2
+    assert compiled.trace_count == 1

@@ -84,7 +84,7 @@ def _loop(L, step):
 
 
 # --------------------------------------------------------------- hooks that keep or log
-@idiom(compiled=False)
+@idiom(compiled=True)
 def forward_hook_keeps_an_activation(L, compile):
     model, opt = _setup(L)
     acts = {}
@@ -93,7 +93,7 @@ def forward_hook_keeps_an_activation(L, compile):
     return {"outs": outs, "acts": acts["fc1"], **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def backward_hook_keeps_a_gradient(L, compile):
     model, opt = _setup(L)
     kept = []
@@ -105,7 +105,7 @@ def backward_hook_keeps_a_gradient(L, compile):
     return {"outs": outs, "kept": kept, **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def tensor_hook_logs_an_item(L, compile):
     model, opt = _setup(L)
     norms = []
@@ -114,7 +114,7 @@ def tensor_hook_logs_an_item(L, compile):
     return {"outs": outs, "norms": norms, **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def hook_counts_its_calls(L, compile):
     model, opt = _setup(L)
     cnt = [0]
@@ -126,21 +126,21 @@ def hook_counts_its_calls(L, compile):
     return {"outs": outs, "count": cnt[0], **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def hook_prints(L, compile):
     model, opt = _setup(L)
     model[0].register_forward_hook(lambda m, a, out: print("fc1 out", tuple(out.shape)))
     return {"outs": _loop(L, compile(_train(L, model, opt))), **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def hook_prints_a_value(L, compile):
     model, opt = _setup(L)
     model[-1].register_forward_hook(lambda m, a, out: print(f"{out.abs().mean().item():.4f}"))
     return {"outs": _loop(L, compile(_train(L, model, opt))), **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def hook_sets_a_module_attribute(L, compile):
     model, opt = _setup(L)
 
@@ -151,7 +151,7 @@ def hook_sets_a_module_attribute(L, compile):
     return {"outs": outs, "last": model[0].last_out, **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def post_accumulate_grad_hook_records(L, compile):
     model, opt = _setup(L)
     seen = []
@@ -232,7 +232,63 @@ def function_forward_prints(L, compile):
     return {"outs": _loop(L, compile(step)), **_state(model)}
 
 
+@idiom(compiled=False)
+def hook_replaces_a_gradient_from_the_second_call(L, compile):
+    # compiled, it runs on the host after the program; when it returns a gradient, what
+    # that run's host calls did is undone and the call runs eagerly
+    model, opt = _setup(L)
+    calls = [0]
+
+    def halve_later(g):
+        calls[0] += 1
+        if calls[0] > 1:
+            return g * 0.5
+    model[0].weight.register_hook(halve_later)
+    outs = _loop(L, compile(_train(L, model, opt)))
+    return {"outs": outs, "calls": calls[0], **_state(model)}
+
+
+@idiom(compiled=True)
+def step_uses_an_activation_a_hook_kept(L, compile):
+    model, opt = _setup(L)
+    acts = {}
+    model[0].register_forward_hook(lambda m, a, out: acts.__setitem__("fc1", out))
+
+    def step(x, y):
+        loss = L.nn.functional.mse_loss(model(x), y) + 0.01 * acts["fc1"].pow(2).mean()
+        return _update(loss, opt)
+    outs = _loop(L, compile(step))
+    return {"outs": outs, "act": acts["fc1"].detach(), **_state(model)}
+
+
+@idiom(compiled=False)
+def hook_and_step_log_to_one_list(L, compile):
+    model, opt = _setup(L)
+    log = []
+    model[0].register_forward_hook(lambda m, a, out: log.append(("fc1", tuple(out.shape))))
+    train = _train(L, model, opt)
+
+    def step(x, y):
+        loss = train(x, y)
+        log.append("step")
+        return loss
+    outs = _loop(L, compile(step))
+    return {"outs": outs, "log": log, **_state(model)}
+
+
 # ---------------------------------------------------------------- the step's own Python
+@idiom(compiled=False)
+def step_prints_its_loss(L, compile):
+    model, opt = _setup(L)
+    train = _train(L, model, opt)
+
+    def step(x, y):
+        loss = train(x, y)
+        print(f"loss {loss.item():.4f}")
+        return loss
+    return {"outs": _loop(L, compile(step)), **_state(model)}
+
+
 @idiom(compiled=False)
 def losses_kept_in_a_list(L, compile):
     model, opt = _setup(L)
@@ -328,7 +384,7 @@ def hook_added_between_calls(L, compile):
     return {"outs": outs, **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def counting_hook_removed_after_the_first_call(L, compile):
     model, opt = _setup(L)
     cnt = [0]
@@ -477,7 +533,7 @@ def a_host_hook_logs_values(L, compile):
     return {"outs": outs, "norms": norms, **_state(model)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def hook_raises_on_the_second_call(L, compile):
     model, opt = _setup(L)
     calls = [0]

@@ -13,7 +13,8 @@ The layers, bottom first (a module may import its own layer and those below):
    ``_missing``, ``_repr``,
    ``_errors`` (exceptions and messages several layers raise), ``_handle``
    (``RemovableHandle``), ``_random`` (the PRNG keys' one owner), ``_compilation_cache``
-   (JAX's persistent cache, set up at import), ``_x64`` (JAX's 64-bit mode, likewise),
+   (JAX's persistent cache, set up at import), ``_backend_start`` (what
+   started JAX's backends), ``_x64`` (JAX's 64-bit mode, likewise),
    ``_jax_trace`` (what JAX traces now), ``_compile.tune``, ``_numpy_eval`` and
    ``_numpy_eval_indexing`` (the NumPy interpreter of jaxprs), ``_memory_format``,
    ``_streams`` (``torch.Stream``/``Event``, the CPU's), and packages whose
@@ -61,8 +62,10 @@ LAYERS = [
     ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
      "hookgrad._meta", "hookgrad._layout", "hookgrad._missing", "hookgrad._profiler", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
+     "hookgrad._compile_count",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
-     "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams"],
+     "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
+     "hookgrad._backend_start"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.saved", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor", "hookgrad._views", "hookgrad._storage"],

@@ -68,6 +68,8 @@ DIFFERS = {
     "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
                         "Differences)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
+    "torch.distributed.init_process_group": "must run before anything starts JAX's "
+                                            "backends (README, Differences)",
     "torch.channels_last": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.channels_last_3d": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from .. import _mode, _views
 from .._tensor import Tensor
 from . import grad_mode
+from .hooks import call as _call
 from .graph import _Node
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
@@ -133,7 +134,7 @@ class BackwardHook:
                 return None
             res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
             for user_hook in self.user_hooks:
-                out = user_hook(self.module, res, self.grad_outputs)
+                out = _call(user_hook, self.module, res, self.grad_outputs)
                 if out is None:
                     continue
                 if len(out) != len(res):
@@ -187,7 +188,8 @@ class BackwardHook:
                 if self.user_pre_hooks:
                     expected_len = len(self.grad_outputs)
                     for user_pre_hook in self.user_pre_hooks:
-                        hook_grad_outputs = user_pre_hook(self.module, self.grad_outputs)
+                        hook_grad_outputs = _call(user_pre_hook, self.module,
+                                                      self.grad_outputs)
                         if hook_grad_outputs is None:
                             continue
                         actual_len = len(hook_grad_outputs)
@@ -203,7 +205,7 @@ class BackwardHook:
                     warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=6)  # at x.backward()
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
-                        res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                        res = _call(user_hook, self.module, grad_inputs, self.grad_outputs)
                         if res is not None and not (isinstance(res, tuple)
                                                     and all(el is None for el in res)):
                             raise RuntimeError(

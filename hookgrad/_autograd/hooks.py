@@ -12,8 +12,19 @@ then, at a leaf, the accumulation into ``.grad`` and the post-accumulate-grad ho
 Module full backward hooks are a pair of identity nodes (``backward_hook.BackwardHook``)
 whose post-hooks are these node post-hooks, in both modes.
 """
-from .. import _dtype
+from .. import _dtype, _mode
 from .._tensor import Tensor
+
+_mode_state = _mode.state
+
+
+def call(hook, *args):
+    """Call a user's hook with ``args``: every hook kind is called through here, so that
+    a compiled step's trace can run one on the host instead (``_compile.host_run``)."""
+    runner = _mode_state.hook_runner
+    if runner is None:
+        return hook(*args)
+    return runner(hook, args)
 
 
 def hook_name(hook):
@@ -58,7 +69,7 @@ def check_tuple(orig, new, hook):
 def run_tensor_hooks(hooks, grad):
     """A tensor's hooks (a dict, in registration order) on its gradient ``grad``."""
     for hook in tuple(hooks.values()):  # a snapshot: removal takes effect next time
-        grad = check_single(grad, hook(grad), hook)
+        grad = check_single(grad, call(hook, grad), hook)
     return grad
 
 
@@ -81,7 +92,7 @@ def run_pre_hooks(node, grads):
     hooks = node._pre_hooks
     if hooks:
         for hook in tuple(hooks.values()):
-            res = hook(tuple(grads))
+            res = call(hook, tuple(grads))
             if res is not None:
                 grads = check_tuple(grads, res, hook)
     return grads
@@ -93,7 +104,7 @@ def run_post_hooks(node, grad_inputs, grad_outputs):
     if hooks:
         go = tuple(grad_outputs)
         for hook in tuple(hooks.values()):
-            res = hook(tuple(grad_inputs), go)
+            res = call(hook, tuple(grad_inputs), go)
             if res is not None:
                 grad_inputs = check_tuple(grad_inputs, res, hook)
     return grad_inputs
@@ -107,7 +118,7 @@ def run_post_accumulate_hooks(var):
     if hooks:
         arg, modified = var, False
         for hook in tuple(hooks.values()):
-            res = hook(arg)
+            res = call(hook, arg)
             if res is not None and res is not arg:
                 arg, modified = check_single(arg, res, hook), True
         if modified:

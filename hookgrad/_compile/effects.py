@@ -78,18 +78,18 @@ class Watch:
     holds back output while it is traced; :meth:`effects` says what the trace changed."""
 
     def __init__(self, cf, plan, logs_are_effects=False):
-        self._records = []      # (kind, holder, key or None, saved, where)
-        self._unguarded = set()
-        self._exempt = set()
-        self._host = False
-        self._seen = set()
-        self._logged = []
-        # NOTE: a first trace's log records are not effects by themselves: libraries log
-        # once (``logger.warning_once``); a second trace logging again shows a log on
-        # every call, an effect. Held back either way: shown if the program stands
-        self._logs_are_effects = logs_are_effects
+        self._empty(logs_are_effects)
         modules = list(plan.state.modules)
         functions = _functions(cf, plan)
+        # the hooks there are before the trace: a hook the step makes is its Python
+        self.hooks = frozenset(id(f) for f, _ in functions)
+        self._functions(functions)
+        for m in modules:
+            if id(m) not in self._seen:
+                self._seen.add(id(m))
+                self._object(m, 0, f"Module {type(m).__name__}")
+
+    def _functions(self, functions):
         # trace-only functions, then host hooks, first, wherever they sit (a pack hook
         # calling one): what they reach is theirs (not an effect; not a guard)
         self._host = "trace_only"
@@ -103,10 +103,43 @@ class Watch:
         self._host = False
         for f, where in functions:
             self._function(f, where)
-        for m in modules:
-            if id(m) not in self._seen:
-                self._seen.add(id(m))
-                self._object(m, 0, f"Module {type(m).__name__}")
+
+    def _empty(self, logs_are_effects):
+        self._records = []      # (kind, holder, key or None, saved, where)
+        self._unguarded = set()
+        self._exempt = set()
+        self._host = False
+        self._seen = set()
+        self._logged = []
+        self._out = []
+        # NOTE: a first trace's log records are not effects by themselves: libraries log
+        # once (``logger.warning_once``); a second trace logging again shows a log on
+        # every call, an effect. Held back either way: shown if the program stands
+        self._logs_are_effects = logs_are_effects
+
+    @classmethod
+    def of_hooks(cls, hooks, args=()):
+        """A watch of what ``hooks`` can reach, and of the objects ``args`` (a hook's
+        Module): a log record is an effect (``hookgrad._compile.host_run``)."""
+        watch = cls.__new__(cls)
+        watch._empty(True)
+        watch._functions([(h, f"hook {_name(h)}") for h in hooks])
+        for v in args:
+            watch._value(v, "a hook's argument")
+        return watch
+
+    def holders(self):
+        """The ids of the recorded places' holders (a dict, a cell, an object)."""
+        return {id(r[1]) for r in self._records}
+
+    def now(self):
+        """The recorded places as they are now (for :meth:`changed_since`)."""
+        return [_current(kind, holder, key) for kind, holder, key, _, _ in self._records]
+
+    def changed_since(self, now):
+        """Whether a recorded place changed since :meth:`now` gave ``now``."""
+        return any(_changed(kind, holder, key, saved)
+                   for (kind, holder, key, _, _), saved in zip(self._records, now))
 
     # ---- 1. before
     def _function(self, f, where):
@@ -356,6 +389,21 @@ def _same_items(a, b):
     return len(a) == len(b) and all(map(_same, a, b))
 
 
+def _current(kind, holder, key):
+    """A place's state as :class:`Watch` records it."""
+    if kind == "cell":
+        return _cell(holder)
+    if kind == "global":
+        return holder.get(key, _EMPTY)
+    if kind == "seq":
+        return list.copy(holder) if isinstance(holder, list) else list(holder)
+    if kind == "set":
+        return set(holder)
+    if kind == "map":
+        return dict(dict.items(holder))
+    return dict(holder.__dict__) if kind == "attrs" else _public(holder.__dict__)
+
+
 def _changed(kind, holder, key, saved):
     if kind == "cell":
         return not _same(saved, _cell(holder))
@@ -432,7 +480,7 @@ class Eager:
 
 
 # errors that say a traced value was needed on the host: the eager run has it
-_BREAKS = (TracedValueError, jax.errors.JAXTypeError)
+BREAKS = (TracedValueError, jax.errors.JAXTypeError)
 _warned = set()
 
 
@@ -441,7 +489,7 @@ def run_eagerly(cf, plan, failed, found):
     (undone by now): under ``fullgraph=True``, the exception to raise; otherwise let the
     calls with ``plan``'s key run eagerly (for an effect or a value read) and return what
     to call once this call has run eagerly: the warning, once per site."""
-    if failed is not None and not isinstance(failed, _BREAKS):
+    if failed is not None and not isinstance(failed, BREAKS):
         # the user's error, or one only tracing meets: the eager run tells which; an error
         # of the compiled mode itself (a sharding that does not fit) is the user's to see
         if cf._fullgraph or _raised_in(failed, _COMPILE):
@@ -465,18 +513,22 @@ def run_eagerly(cf, plan, failed, found):
                 "@hookgrad.compile.host_hook, or drop fullgraph=True to run such a step "
                 "eagerly.")
         cf._cache[plan.key] = Eager(reason)
-    return lambda: _warn_once(cf, reason)
+    return lambda: warn_once(cf, reason)
 
 
-def _warn_once(cf, reason):
+_WHY = ("Its Python must run on every call, as eagerly, which one compiled program cannot "
+        "do (move a value read or a side effect into a hook, or into a function marked "
+        "@hookgrad.compile.host_hook; fullgraph=True raises here instead).")
+
+
+def warn_once(cf, reason, why=_WHY):
+    """The warning that ``cf``'s step runs eagerly for ``reason``: once per step and reason,
+    at the user's line that called it."""
     site = (id(cf), reason)
     if site not in _warned:
         _warned.add(site)
-        warnings.warn(f"hookgrad.compile: {_name(cf._fn)} runs eagerly: {reason}. Its Python must "
-             "run on every call, as eagerly, which one compiled program cannot do (a "
-             "hook that only observes Tensors stays compiled marked "
-             "@hookgrad.compile.host_hook; fullgraph=True raises here instead).",
-             stacklevel=_caller_level())
+        warnings.warn(f"hookgrad.compile: {_name(cf._fn)} runs eagerly: {reason}. {why}",
+                      stacklevel=_caller_level())
 
 
 def _caller_level():

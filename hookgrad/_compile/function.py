@@ -11,6 +11,7 @@ import numpy as np
 from . import checks as _checks
 from . import effects as _effects
 from . import guards as _guards
+from . import host_run as _host_run
 from . import replay as _replay
 from . import sharding as _sharding
 from . import steady as _steady
@@ -70,6 +71,7 @@ class CompiledFunction:
         self._disable = disable
         self.trace_count = 0
         self._key_data = None   # (typed key, its raw data) from the last call
+        self._hooks_known = frozenset()
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -104,6 +106,8 @@ class CompiledFunction:
             if plan is None:  # an outer JAX trace is running: just trace through
                 return self._fn(*args, **kwargs)
             entry = self._cache.get(plan.key)
+            if entry is None and self._at_limit():
+                return self._fn(*args, **kwargs)
             if entry is None:
                 traced = self._trace(plan, args, kwargs)
                 if isinstance(traced, BaseException):   # fullgraph=True; the user's frames
@@ -116,9 +120,36 @@ class CompiledFunction:
             elif type(entry) is _effects.Eager:
                 return self._fn(*args, **kwargs)
             plan.basis = _replay.basis(plan, entry)
-        out = self._run(entry, plan)
+        try:
+            out = self._run(entry, plan)
+        except _host_run.Replaced as e:   # nothing written back, the host calls undone
+            self._replay = None
+            if self._fullgraph:
+                raise _effects.Unsupported(
+                    f"hookgrad.compile(fullgraph=True): {e}, so this call cannot be one "
+                    "program. Return the replacement on every call, or drop "
+                    "fullgraph=True to run such a step eagerly.") from None
+            for key in [k for k, v in self._cache.items() if v is entry]:
+                self._cache[key] = _effects.Eager(str(e))
+            out = self._fn(*args, **kwargs)
+            _effects.warn_once(self, str(e))
+            return out
         self._replay = plan.written
         return out
+
+    def _at_limit(self):
+        """Whether the step has as many programs as ``torch._dynamo.config.recompile_limit``
+        allows (8): as Dynamo, a call needing one more runs eagerly, with one warning."""
+        config = _mode.dynamo_config
+        limit = 8 if config is None else config.recompile_limit
+        n = sum(type(e) is _trace.Entry for e in self._cache.values())
+        if n < limit:
+            return False
+        _effects.warn_once(
+            self, f"it has {n} programs, torch._dynamo.config.recompile_limit ({limit})",
+            "A call needing a new program (new argument shapes, guarded Python values, "
+            "hooks) runs eagerly, as under torch.compile; raise the limit to compile more.")
+        return True
 
     def _trace(self, plan, args, kwargs):
         """``(plan, entry)`` to run this call by: the program traced for ``plan`` (or, on a
@@ -126,7 +157,9 @@ class CompiledFunction:
         has effects a program cannot repeat (``_compile.effects``) or its trace raised:
         they are undone, and a function to call after this call has run eagerly."""
         watch = _effects.Watch(self, plan)
+        self._hooks_known = watch.hooks   # those a trace may run on the host (host_run)
         failed, found = None, []
+        before = set(self._cache)
         try:
             with watch:
                 entry = _trace.trace(self, plan)
@@ -141,11 +174,14 @@ class CompiledFunction:
             watch.show_logs()
             traced = steady if steady is not None else (plan, entry)
             old = plan.key[-1]
-            if self._guards.add(watch):
+            # what host calls write changes on every call: not a guard
+            if self._guards.add(watch, entry.host_reached | traced[1].host_reached):
                 self._rekey(old, traced[0])
             return traced
         watch.undo()
-        for key in (plan.key, steady[0].key if failed is None and steady else None):
+        # every program this trace cached goes: plan's, and a next-call program that
+        # first_call traced (kept for the next call's key even when it did not run this one)
+        for key in [k for k in self._cache if k not in before]:
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)
@@ -377,6 +413,8 @@ class CompiledFunction:
         res = exe(*flat)
         if checked:   # an index out of range raises here
             _checks.verify(entry, plan, flat, res)
+        if entry.host_first:   # hooks run on the host see the state before the write-back
+            _host_run.run_calls(entry.host_calls, res)
         del flat
         tensors = plan.tensors
         # the write-back, counted as one write (``hookgrad._watch.writes``)
@@ -426,8 +464,8 @@ class CompiledFunction:
             else:
                 out.append(s[1])
         # host hooks reached while tracing, in that order, with this run's values
-        for call, idx in entry.host_calls:
-            call(*[res[k] for k in idx])
+        if entry.host_calls and not entry.host_first:
+            _host_run.run_calls(entry.host_calls, res)
         return entry.user_build(out)
 
 

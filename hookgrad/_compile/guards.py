@@ -44,11 +44,14 @@ class Guards:
         return (tuple(map(dict.get, self.dicts, self.keys, repeat(_EMPTY))),
                 tuple(map(_cell, self.cells)))
 
-    def add(self, watch):
-        """Guard the plain values ``watch`` recorded; whether a place was new."""
+    def add(self, watch, skip=()):
+        """Guard the plain values ``watch`` recorded, but in the holders ``skip`` (ids:
+        what host calls write); whether a place was new."""
         n = len(self._places)
         module_cls = _module_cls()
         for kind, holder, key, saved, _ in watch.guardable():
+            if id(holder) in skip:
+                continue
             if kind == "cell":
                 if type(saved) in _PLAIN:
                     self._add((id(holder),), holder, _CELL)

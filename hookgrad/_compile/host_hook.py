@@ -121,11 +121,15 @@ _ctx = _CompileCtx()
 
 
 class _Tracing:
-    __slots__ = ("trace", "host_calls")
+    __slots__ = ("trace", "host_calls", "state_ids", "hooks", "host_reached", "host_done")
 
-    def __init__(self, trace):
+    def __init__(self, trace, state_ids=(), hooks=frozenset()):
         self.trace = trace
+        self.hooks = hooks              # the hooks that may become host calls (ids)
         self.host_calls = []
+        self.state_ids = state_ids      # the step's state Tensors (ids)
+        self.host_reached = set()       # what the hooks made host calls reach (ids)
+        self.host_done = []             # their watches, and their places after each call
 
 
 _current_trace = _jax_trace.current

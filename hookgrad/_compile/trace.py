@@ -16,6 +16,7 @@ import jax
 import jax.extend.core as _jex
 
 from . import checks as _checks
+from . import host_run as _host_run
 from . import sharding as _sharding
 from . import tune as _tune
 from .. import _mode
@@ -35,7 +36,8 @@ class Entry:
                  "grad_new", "versions", "opt_out", "opt_state_in", "key_out", "key_in",
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
-                 "check_src", "guard", "exe_checked", "donated_get", "replay_get")
+                 "check_src", "guard", "exe_checked", "donated_get", "replay_get",
+                 "host_first", "host_reached")
 
 
 def items_getter(positions):
@@ -58,14 +60,17 @@ def trace(cf, plan):
 
     def body(*flat):
         bound = _Bound(plan, flat)
-        tracing = _Tracing(_current_trace())
+        tracing = _Tracing(_current_trace(), plan.state.tensor_ids, cf._hooks_known)
         checks = _checks.collector(tracing.trace)
         _ctx.stack.append(tracing)
         _TRACED.stack.append(checks)
+        runner, _mode.state.hook_runner = _mode.state.hook_runner, _host_run.run
         try:
             with _mode.compiling_mode():
                 result = cf._fn(*bound.args, **bound.kwargs)
         finally:
+            _mode.state.hook_runner = runner
+            _host_run.settle(tracing)
             _TRACED.stack.pop()
             _ctx.stack.pop()
         return _collect(entry, plan, snap, bound, result, tracing, checks)
@@ -77,7 +82,9 @@ def trace(cf, plan):
     cf.trace_count += 1
     entry.jaxpr = traced.jaxpr
     entry.check_src = _checks.sources(entry, traced.jaxpr)
-    entry.donated = () if cf._donate is False else _donations(entry, plan, traced)
+    # host calls run before the write-back: the inputs stay readable (``host_run``)
+    entry.donated = () if cf._donate is False or entry.host_first else \
+        _donations(entry, plan, traced)
     entry.donated_get = items_getter(entry.donated) if entry.donated else None
     private = _private_state(entry, plan)
     held = tuple(p for p in entry.donated if p not in private)
@@ -185,6 +192,8 @@ def _collect(entry, plan, snap, bound, result, tracing, checks):
         else:
             entry.user_spec.append(("S", v))
     entry.host_calls = []
+    entry.host_first = any(getattr(c, "auto", False) for c, _ in tracing.host_calls)
+    entry.host_reached = tracing.host_reached
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)

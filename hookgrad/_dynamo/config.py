@@ -1,9 +1,11 @@
 """``torch._dynamo.config``: Dynamo's settings, with PyTorch's defaults, so code that reads or
 sets them runs. ``hookgrad.compile`` traces with JAX and reads none of them (README,
-Differences); :func:`patch` sets some for a block or a function and puts them back."""
+Differences) but ``recompile_limit``; :func:`patch` sets some for a block or a function and
+puts them back."""
 import contextlib
+import sys
 
-from .. import _missing
+from .. import _missing, _mode
 
 capture_scalar_outputs = False
 capture_dynamic_output_shape_ops = False
@@ -77,3 +79,5 @@ def patch(arg1=None, arg2=None, **kwargs):
 
 
 __getattr__ = _missing.module_getattr(__name__)
+
+_mode.dynamo_config = sys.modules[__name__]   # recompile_limit, read by hookgrad.compile

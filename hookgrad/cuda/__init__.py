@@ -35,8 +35,9 @@ def _gpus():
 
 
 def is_available():
-    """Whether JAX has a GPU backend (CUDA or ROCm) with at least one device."""
-    return bool(_gpus())
+    """Whether JAX has a GPU backend (CUDA or ROCm) with at least one device. On a machine
+    without a GPU this starts no JAX backend (as PyTorch's starts no CUDA context)."""
+    return _device.platform_present("gpu")
 
 
 def device_count():

@@ -1,9 +1,10 @@
-"""What a DDP communication hook works with: ``GradBucket``, ``all_reduce`` and ``ReduceOp``.
+"""What a DDP communication hook works with: ``GradBucket``, ``ReduceOp``, and the mesh axis
+its ``all_reduce`` reduces over.
 
 A hook runs while JAX traces the backward of one shard of the batch inside ``shard_map``
 (``nn.parallel.DistributedDataParallel.register_comm_hook``): ``all_reduce`` there is
 ``jax.lax.psum`` over the mesh's data axis, which :func:`reducing` names for the hook's
-duration. Outside a hook, a world of one process has nothing to reduce.
+duration. Outside a hook collectives run between processes (``_collectives``).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import jax
 
-__all__ = ["GradBucket", "ReduceOp", "Work", "all_reduce"]
+__all__ = ["GradBucket", "ReduceOp", "Work"]
 
 # the mesh axis and its size while a communication hook runs (None outside one)
 _AXIS: list[tuple[str, int] | None] = [None]
@@ -41,8 +42,12 @@ class ReduceOp(enum.Enum):
     """The reductions of :func:`all_reduce`."""
     SUM = "sum"
     AVG = "avg"
-    MAX = "max"
+    PRODUCT = "product"
     MIN = "min"
+    MAX = "max"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
 
 
 _REDUCE = {ReduceOp.SUM: jax.lax.psum, ReduceOp.AVG: jax.lax.pmean,
@@ -69,38 +74,17 @@ class Work:
         return fut
 
 
-def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group: Any = None,
-               async_op: bool = False) -> Work | None:
-    """Reduce ``tensor`` in place over the replicas.
+def in_hook() -> bool:
+    """Whether a DDP communication hook is running (its collectives reduce over the mesh)."""
+    return _AXIS[0] is not None
 
-    ::
 
-        all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False)
-
-    Inside a DDP communication hook this is ``jax.lax.psum`` (``pmean``, ``pmax``,
-    ``pmin``) over the mesh's data axis, in ``tensor``'s dtype. Outside one, in a world of
-    one process, ``tensor`` is already reduced. Returns a :class:`Work` if ``async_op``.
-
-    Example::
-
-        >>> def hook(state, bucket):
-        ...     buf = bucket.buffer().div_(hookgrad.distributed.get_world_size())
-        ...     return hookgrad.distributed.all_reduce(buf, async_op=True).get_future().then(
-        ...         lambda fut: fut.value()[0])
-    """
-    from .._tensor import Tensor
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"all_reduce(): argument 'tensor' must be a Tensor, got "
-                        f"{type(tensor).__name__}")
-    if not isinstance(op, ReduceOp):
-        raise ValueError(f"all_reduce(): op must be a ReduceOp, got {op!r}")
-    if _AXIS[0] is not None:
-        tensor._data = _REDUCE[op](tensor._data, _AXIS[0][0])
-    elif jax.process_count() > 1:
-        raise RuntimeError("hookgrad.distributed.all_reduce runs inside a DDP communication "
-                           "hook; elsewhere a sharded hookgrad.compile step reduces by itself "
-                           "(XLA inserts the collectives)")
-    return Work([tensor]) if async_op else None
+def hook_reduce(data: Any, op: ReduceOp) -> Any:
+    """``data`` reduced by ``op`` over the mesh axis of the running communication hook."""
+    if op not in _REDUCE:
+        raise ValueError(f"all_reduce(): {op} is not supported inside a DDP communication "
+                         f"hook (expected one of {[o.name for o in _REDUCE]})")
+    return _REDUCE[op](data, _AXIS[0][0])
 
 
 class GradBucket:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
+import jax
 from jax.sharding import PartitionSpec
 
 from .. import _missing
@@ -61,7 +62,8 @@ def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data
         fully_shard(module, *, mesh=None, batch_axis="data", reshard_after_forward=True)
 
     ``mesh``: a ``DeviceMesh`` or ``jax.sharding.Mesh`` (default: a 1-D mesh named
-    ``batch_axis`` over all devices). ``reshard_after_forward`` and PyTorch's other
+    ``batch_axis`` over all devices). Within one process only: in a job of several
+    processes it raises ``NotImplementedError``. ``reshard_after_forward`` and PyTorch's other
     options are accepted; XLA decides when gathered parameters are freed.
 
     Example::
@@ -69,9 +71,17 @@ def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data
         >>> fully_shard(model, mesh=init_device_mesh("cuda", (8,), mesh_dim_names=("data",)))
         >>> step = hookgrad.compile(step)   # runs model: sharded FSDP-style
     """
+    from . import is_initialized
+    if is_initialized() and jax.process_count() > 1:
+        # NOTE: a torchrun-style job gives each process its own batch; a sharded step takes
+        # its arguments as global arrays, so the processes' batches would be misread
+        raise NotImplementedError(
+            "hookgrad does not implement torch.distributed.fsdp.fully_shard across "
+            f"processes yet (this job has {jax.process_count()}): use "
+            "DistributedDataParallel, which averages the processes' gradients, or shard "
+            f"within one process (see {_missing.COVERAGE})")
     if mesh is None:
         from .device_mesh import init_device_mesh
-        import jax
         mesh = init_device_mesh(jax.default_backend().replace("gpu", "cuda"),
                                 (len(jax.devices()),), mesh_dim_names=(batch_axis,))
     jm = _jax_mesh(mesh)

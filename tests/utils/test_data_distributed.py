@@ -22,20 +22,29 @@ def test_unshuffled_split_padding_and_drop_last_match_torch(n, replicas, drop_la
 
 
 @pytest.mark.parametrize("n,replicas,drop_last", CASES)
-def test_shuffled_ranks_split_one_order_with_torchs_sizes(n, replicas, drop_last):
-    """The order is hookgrad's generator's; the sizes, and how the ranks split and pad that
-    order, are PyTorch's."""
-    def sizes(L):
-        return [r[:3] for r in _ranks(L, n, replicas, drop_last=drop_last, seed=5)]
-
-    same_as_torch(sizes)
-    ranks = [r[3] for r in _ranks(hookgrad, n, replicas, drop_last=drop_last, seed=5)]
-    order = [i for step in zip(*ranks) for i in step]  # rank r holds order[r::replicas]
+def test_shuffled_ranks_read_torchs_indices(n, replicas, drop_last):
+    """The shuffled order is PyTorch's for the same seed, split and padded as PyTorch's."""
+    got = same_as_torch(lambda L: _ranks(L, n, replicas, drop_last=drop_last, seed=5))
+    order = [i for step in zip(*[r[3] for r in got]) for i in step]  # rank r: order[r::k]
     head = order[:n]  # with drop_last, the order cut to a multiple of the replicas
     assert len(set(head)) == len(head) and set(head) <= set(range(n))
     if not drop_last:
         assert sorted(head) == list(range(n))
         assert order[n:] == (head * len(order))[:len(order) - n]  # padding repeats it
+
+
+@pytest.mark.parametrize("seed", [0, 7, -3, 2 ** 40 + 1])
+def test_each_epochs_order_is_torchs(seed):
+    def epochs(L):
+        s = L.utils.data.distributed.DistributedSampler(range(300), num_replicas=3, rank=2,
+                                                        seed=seed)
+        out = []
+        for epoch in (0, 1, 5):
+            s.set_epoch(epoch)
+            out.append(list(s))
+        return out
+    got = same_as_torch(epochs)
+    assert got[0] != got[1]
 
 
 def test_set_epoch_reshuffles_reproducibly_on_every_rank():

@@ -25,6 +25,7 @@ import warnings
 import jax
 
 from ..._tensor import Tensor
+from ..._autograd.hooks import call as _call
 from ..._watch import WatchedDict, WatchedOrderedDict
 from ._global_hooks import (  # noqa: F401 - re-exported at PyTorch's import paths
     _WrappedHook, _global_backward_hooks, _global_backward_pre_hooks,
@@ -78,8 +79,8 @@ def _silenced_always_called(module, hooks, always, with_kwargs, called, args, kw
         if hook_id not in always or hook_id in called:
             continue
         try:
-            res = (hook(module, args, kwargs, result) if hook_id in with_kwargs
-                   else hook(module, args, result))
+            res = (_call(hook, module, args, kwargs, result) if hook_id in with_kwargs
+                   else _call(hook, module, args, result))
             if res is not None:
                 result = res
         except Exception as e:  # noqa: BLE001
@@ -188,7 +189,7 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
                 for hook_id, hook in (*_global_forward_pre_hooks.items(),
                                       *self._forward_pre_hooks.items()):
                     if hook_id in self._forward_pre_hooks_with_kwargs:
-                        args_kwargs_result = hook(self, args, kwargs)
+                        args_kwargs_result = _call(hook, self, args, kwargs)
                         if args_kwargs_result is not None:
                             if isinstance(args_kwargs_result, tuple) and \
                                     len(args_kwargs_result) == 2:
@@ -198,7 +199,7 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
                                     "forward pre-hook must return None or a tuple of "
                                     f"(new_args, new_kwargs), but got {args_kwargs_result}.")
                     else:
-                        args_result = hook(self, args)
+                        args_result = _call(hook, self, args)
                         if args_result is not None:
                             if not isinstance(args_result, tuple):
                                 args_result = (args_result,)
@@ -218,9 +219,9 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
                         called_always_called_hooks.add(hook_id)
                     if hook_id in self._forward_hooks_with_kwargs or \
                             hook_id in _global_forward_hooks_with_kwargs:
-                        hook_result = hook(self, args, kwargs, result)
+                        hook_result = _call(hook, self, args, kwargs, result)
                     else:
-                        hook_result = hook(self, args, result)
+                        hook_result = _call(hook, self, args, result)
                     if hook_result is not None:
                         result = hook_result
                 return result

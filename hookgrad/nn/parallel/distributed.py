@@ -18,9 +18,10 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
+from ..._autograd.grad_mode import is_grad_enabled
 from ..._compile import sharding as _sharding
 from ..._tensor import Tensor
-from . import _comm_hook
+from . import _comm_hook, _reducer
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -37,9 +38,17 @@ class DistributedDataParallel(Module):
                                 check_reduction=False, gradient_as_bucket_view=False,
                                 static_graph=False, ...)
 
-    ``device_mesh``: a 1-D ``hookgrad.distributed.DeviceMesh`` (or ``jax.sharding.Mesh``);
-    by default all of JAX's devices when there are several or ``init_process_group`` ran,
-    else none (calls run ``module`` unchanged). A compiled step running the wrapper is
+    In a job of several processes (``init_process_group``, launched as ``torchrun`` or
+    ``python -m hookgrad.distributed.run`` launch it) and no ``device_mesh``, it is
+    PyTorch's: each process runs the module on its own batch, its hooks see its own
+    gradients, and when backward ends ``.grad`` holds the average over the processes
+    (``register_comm_hook``'s hook reduces it instead; ``no_sync()`` defers it); rank 0's
+    parameters and buffers are copied to all at construction (buffers again before each
+    forward with ``broadcast_buffers``).
+
+    Within one process, ``device_mesh``: a 1-D ``hookgrad.distributed.DeviceMesh`` (or
+    ``jax.sharding.Mesh``); by default all of JAX's devices when there are several or
+    ``init_process_group`` ran, else none (calls run ``module`` unchanged). A compiled step running the wrapper is
     sharded: its array arguments split over the mesh axis along their first dimension
     (``compile(in_shardings=...)`` overrides), parameters replicated. Parameters' hooks see
     the global, batch-reduced gradient (docs/distributed.md). Unlike PyTorch, no process
@@ -82,7 +91,8 @@ class DistributedDataParallel(Module):
                 "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                 f"{device_ids}, output_device {output_device}, and module parameters "
                 f"{ {p.device for p in params} }.")
-        mesh = _default_mesh(device_mesh)
+        self._across_processes = device_mesh is None and _processes() > 1
+        mesh = None if self._across_processes else _default_mesh(device_mesh)
         self.module = module
         if mesh is not None:
             if len(mesh.axis_names) != 1:
@@ -109,8 +119,16 @@ class DistributedDataParallel(Module):
         # no_sync() mark this one, so a step traced with a different reduction (the hook's,
         # or deferred) is another cached program
         self._reduction_backward_hooks = {}
+        if self._across_processes:
+            _reducer.attach(self)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self._across_processes:
+            if self.broadcast_buffers:
+                _reducer.sync_buffers(self)
+            if is_grad_enabled() and self.require_backward_grad_sync:
+                _reducer.arm(self)
+            return self.module(*inputs, **kwargs)
         cfg = self.__dict__.get(_sharding.MODULE_ATTR)
         if self._comm_hook is not None:
             return _comm_hook.hooked_forward(self, self._hook_config(), inputs, kwargs)
@@ -134,7 +152,7 @@ class DistributedDataParallel(Module):
         in a buffer and ``.grad`` is untouched; the next backward reduces the total once.
         Without one, every backward reduces (``.grad`` inside is already global)."""
         old = self.require_backward_grad_sync
-        if self._comm_hook is not None:
+        if self._comm_hook is not None and not self._across_processes:
             _comm_hook.local_grads(self, [p for p in self.module.parameters() if
                                           p.requires_grad], self._hook_config(), create=True)
         self.require_backward_grad_sync = False
@@ -201,6 +219,12 @@ def _check_comm_hook(hook):
             ret != "torch.futures.Future[torch.Tensor]":
         raise ValueError("Communication hook: return annotation should be "
                          "torch.futures.Future[torch.Tensor].")
+
+
+def _processes():
+    # a torchrun-style job: every process runs its own replica on its own batch
+    from ...distributed import is_initialized
+    return jax.process_count() if is_initialized() else 1
 
 
 def _default_mesh(device_mesh):

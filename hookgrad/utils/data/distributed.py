@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..._generator import Generator
-from .sampler import Sampler, _randperm
+import numpy as np
+
+from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
@@ -20,8 +21,8 @@ class DistributedSampler(Sampler):
 
     Call :meth:`set_epoch` at the start of each epoch, before iterating the loader: the
     shuffle is seeded with ``seed + epoch``, so every rank draws the same order and each
-    epoch a new one. The order is drawn from a ``hookgrad.Generator`` (its numbers differ
-    from PyTorch's for the same seed); the split, padding and ``drop_last`` are PyTorch's.
+    epoch a new one. The order is PyTorch's for the same ``seed`` and epoch (its CPU
+    ``randperm``), so a job reads its data in the same order under either library.
 
     Example::
 
@@ -58,7 +59,7 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            indices = _randperm(n, Generator().manual_seed(self.seed + self.epoch))
+            indices = _torch_randperm(n, self.seed + self.epoch)
         else:
             indices = list(range(n))
         if self.drop_last:
@@ -75,6 +76,25 @@ class DistributedSampler(Sampler):
         """Set the epoch: with ``shuffle=True`` each epoch gets its own order (the same on
         every rank); otherwise the next iteration repeats the last order."""
         self.epoch = epoch
+
+
+def _torch_randperm(n: int, seed: int) -> list[int]:
+    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed))`` on a CPU:
+    Fisher-Yates swaps driven by the 32-bit Mersenne Twister a PyTorch CPU generator
+    seeded with ``seed`` runs (64-bit draws, two words high first, from 2**32 / 20
+    elements up). NumPy's ``MT19937`` seeded with an integer is the same engine."""
+    _, key, pos, *_ = np.random.RandomState(seed & 0xFFFFFFFF).get_state()
+    words = np.random.MT19937()
+    words.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+    wide = n >= (1 << 32) // 20
+    raw = words.random_raw((n - 1) * (2 if wide else 1)) if n > 1 else np.zeros(0, np.uint64)
+    if wide:
+        raw = (raw[0::2] << np.uint64(32)) | raw[1::2]
+    order = list(range(n))
+    for i, r in enumerate(raw.tolist()):
+        z = i + r % (n - i)
+        order[i], order[z] = order[z], order[i]
+    return order
 
 
 from ... import _missing as _m  # noqa: E402

@@ -1,7 +1,8 @@
 """PyTorch's default DDP communication hooks on ``jax.lax.psum``.
 
 Each receives a ``GradBucket`` holding this replica's gradients and reduces them to their
-mean over the data axis of the mesh; the compression hooks cast to float16 / bfloat16
+mean over the data axis of the mesh (or over the processes, when DDP runs one replica per
+process); the compression hooks cast to float16 / bfloat16
 first, so the all-reduce moves half the bytes, and cast the result back.
 """
 
@@ -10,6 +11,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from ... import _between_processes, _collectives
 from ..._comm import _AXIS, GradBucket, hook_world_size
 
 __all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"]
@@ -19,6 +21,10 @@ def _mean(bucket: GradBucket, dtype: Any):
     from ...._tensor import Tensor
     from ....futures import Future
     n = hook_world_size()
+    group = None
+    if n is None and _collectives._STATE["initialized"]:  # between processes
+        group = _collectives.resolve(None)
+        n = group.size()
     if n is None:
         raise RuntimeError("DDP communication hooks run inside DistributedDataParallel's "
                            "backward; register one with ddp.register_comm_hook(state, hook)")
@@ -27,7 +33,13 @@ def _mean(bucket: GradBucket, dtype: Any):
     # NOTE: divided before the reduction, as PyTorch's hooks do, so a float16 sum of
     # many replicas cannot overflow where the mean would not
     low = data if dtype is None else data.astype(dtype)
-    reduced = jax.lax.psum(low / jnp.asarray(n, low.dtype), _AXIS[0][0])
+    low = low / jnp.asarray(n, low.dtype)
+    if group is None:
+        reduced = jax.lax.psum(low, _AXIS[0][0])
+    elif n > 1:
+        reduced = _between_processes.collective(low, group.ranks(), "reduce", "sum")
+    else:
+        reduced = low
     buf._data = reduced.astype(data.dtype)
     fut = Future()
     fut.set_result(buf)

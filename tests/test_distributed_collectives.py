@@ -1,0 +1,116 @@
+"""``hookgrad.distributed``'s collectives and process groups in a world of one process,
+against PyTorch's gloo process group of one; between processes they are checked in
+tests/test_distributed_processes.py."""
+import socket
+
+import pytest
+
+import hookgrad
+import hookgrad.distributed as dist
+from tests.differential import py, raises, same_as_torch
+
+
+def _port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _in_a_world_of_one(body):
+    def run(L):
+        d = L.distributed
+        d.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_port()}", world_size=1,
+                             rank=0)
+        try:
+            return body(L, d)
+        finally:
+            d.destroy_process_group()
+    return run
+
+
+def test_collectives_of_one_process_leave_or_copy_the_tensor():
+    def body(L, d):
+        x = L.arange(4.0)
+        out = {}
+        for op in ("SUM", "MAX", "PRODUCT"):
+            t = x.clone()
+            d.all_reduce(t, op=getattr(d.ReduceOp, op))
+            out[op] = t
+        gathered = [L.zeros(4)]
+        d.all_gather(gathered, x)
+        into = L.zeros(4)
+        d.all_gather_into_tensor(into, x)
+        t = x.clone()
+        d.broadcast(t, src=0)
+        scattered = L.zeros(4)
+        d.reduce_scatter_tensor(scattered, x)
+        listed = L.zeros(4)
+        d.reduce_scatter(listed, [x])
+        work = d.all_reduce(x.clone(), async_op=True)
+        g = d.new_group([0])
+        return [py(out), py(gathered), py(into), py(t), py(scattered), py(listed),
+                work.wait(), d.get_rank(g), d.get_world_size(g),
+                d.get_process_group_ranks(g), d.get_backend(), d.get_world_size()]
+    got = same_as_torch(_in_a_world_of_one(body))
+    assert got[0]["SUM"] == [0.0, 1.0, 2.0, 3.0] and got[-1] == 1
+
+
+def test_collectives_bad_input_is_refused():
+    def body(L, d):
+        x = L.arange(4.0)
+        return [raises(d.all_gather, [L.zeros(4), L.zeros(4)], x),
+                raises(d.broadcast, x),                  # neither src nor group_src
+                raises(d.all_reduce, [1.0, 2.0]),
+                raises(d.new_group, [3])]
+    got = same_as_torch(_in_a_world_of_one(body))
+    assert [g["raises"] for g in got] == ["RuntimeError", "ValueError", "TypeError",
+                                          "ValueError"]
+    assert got[2]["message"].startswith("Invalid function argument. Expected parameter "
+                                        "`tensor` of type torch.Tensor")
+    assert got[3]["message"] == "Rank 3 is out of range. Valid ranks are 0 to 0 (world_size=1)"
+
+
+def test_collectives_before_init_process_group_raise():
+    def f(L):
+        d = L.distributed
+        return [raises(d.all_reduce, L.ones(2)), raises(d.get_rank), raises(d.new_group)]
+    got = same_as_torch(f)
+    assert got[0] == {"raises": "ValueError", "message":
+                      "Default process group has not been initialized, please make sure "
+                      "to call init_process_group."}
+
+
+def test_hookgrad_messages_say_what_was_expected():
+    with pytest.raises(ValueError, match=r"Invalid backend: 'ucc' \(expected one of"):
+        dist.init_process_group("ucc", world_size=1)
+    with pytest.raises(ValueError, match=r"rank 2 is out of range for a world of size 2"):
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", world_size=2, rank=2)
+    assert not dist.is_initialized()
+    dist.init_process_group("gloo", world_size=1, rank=0)
+    try:
+        with pytest.raises(RuntimeError, match=r"all_gather\(\): invalid output tensor list "
+                           r"\(expected length 1, one tensor per rank of the group, got 0\)"):
+            dist.all_gather([], hookgrad.ones(2))
+        with pytest.raises(ValueError, match=r"Global rank 1 is not part of group "
+                           r"ProcessGroup\(ranks=\[0\]\) \(src= is a global rank\)"):
+            dist.broadcast(hookgrad.ones(2), src=1)
+        with pytest.raises(ValueError, match=r"Must specify global_rank or group_rank \(pass "
+                           r"dst= or group_dst=\)"):
+            dist.reduce(hookgrad.ones(2))
+        with pytest.raises(ValueError, match=r"reduce_scatter_tensor\(\): input of shape "
+                           r"\(3,\) must be 1 times output \(2,\)"):
+            dist.reduce_scatter_tensor(hookgrad.zeros(2), hookgrad.ones(3))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_world_without_a_coordinator_address_says_how_to_give_one(monkeypatch):
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    for v in ("SLURM_JOB_ID", "TPU_WORKER_HOSTNAMES", "OMPI_COMM_WORLD_SIZE"):
+        monkeypatch.delenv(v, raising=False)
+    with pytest.raises(ValueError, match=r"no coordinator address for a world of size 2: "
+                       r"pass init_method='tcp://HOST:PORT' or set MASTER_ADDR and "
+                       "MASTER_PORT"):
+        dist.init_process_group("gloo", world_size=2, rank=0)
+    assert not dist.is_initialized()

@@ -1,0 +1,246 @@
+"""Several processes, launched as ``torchrun`` launches them: the same PyTorch script
+(tests/_torchrun_ddp.py) run by hookgrad (``python -m hookgrad.as_torch -m
+torch.distributed.run``) and, where it is installed, by PyTorch (``torchrun``, gloo).
+
+Each launch starts its 2 processes once per module; the tests compare what every rank
+wrote: the gradients its hooks saw, the metrics all-reduced in the (compiled) step, the
+trained weights, and each collective's result.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
+HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives", "unused", "limits"]
+
+
+def _loopback():
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+    except OSError as e:
+        pytest.skip(f"this machine cannot open a loopback socket ({e}): the processes of a "
+                    "job meet on 127.0.0.1")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(**extra):
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=ROOT)
+    env.pop("XLA_FLAGS", None)
+    env.update(extra)
+    return env
+
+
+def _launch(cmd, env, results_dir):
+    env["RESULTS_DIR"] = str(results_dir)
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    assert out.returncode == 0, out.stderr[-4000:]
+    results = {}
+    for path in results_dir.iterdir():
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            results[(r["variant"], r["rank"])] = r
+    return results, out.stderr
+
+
+@pytest.fixture(scope="module")
+def hookgrad_run(tmp_path_factory):
+    _loopback()
+    return _launch([sys.executable, "-m", "hookgrad.as_torch", "-m", "torch.distributed.run",
+                    "--standalone", "--nproc-per-node", "2", SCRIPT, *HOOKGRAD_VARIANTS],
+                   _env(), tmp_path_factory.mktemp("hookgrad_ranks"))
+
+
+@pytest.fixture(scope="module")
+def torch_run(tmp_path_factory):
+    _loopback()
+    pytest.importorskip("torch")
+    results, _ = _launch([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                          "--nproc-per-node", "2", SCRIPT, "eager", "collectives", "unused"],
+                         _env(OMP_NUM_THREADS="1"), tmp_path_factory.mktemp("torch_ranks"))
+    return results
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
+                               rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("variant", ["eager", "compiled+hook"])
+def test_ddp_script_gives_pytorchs_hooks_metrics_and_weights(hookgrad_run, torch_run,
+                                                             variant):
+    got, _ = hookgrad_run
+    for rank in (0, 1):
+        mine, ref = got[(variant, rank)], torch_run[("eager", rank)]
+        assert len(mine["hooks"]) == len(ref["hooks"]) == 12   # 6 steps, 2 hooks each
+        _close(mine["hooks"], ref["hooks"])        # this rank's own gradients
+        _close(mine["gathered"], ref["gathered"])  # every rank's all-reduced step losses
+        assert mine["loss"] == pytest.approx(ref["loss"], rel=1e-5)
+        for a, b in zip(mine["weights"], ref["weights"]):
+            _close(a, b)
+
+
+@pytest.mark.parametrize("variant", ["eager", "compiled+hook"])
+def test_ddp_ranks_see_their_own_gradients_and_end_with_the_same_weights(hookgrad_run,
+                                                                         variant):
+    got, _ = hookgrad_run
+    r0, r1 = got[(variant, 0)], got[(variant, 1)]
+    assert not np.allclose(r0["hooks"], r1["hooks"])   # each its own batch
+    assert r0["weights"] == r1["weights"]              # averaged gradients, rank 0's start
+    assert r0["gathered"] == r1["gathered"]
+
+
+def test_compiled_step_with_collectives_stays_compiled(hookgrad_run):
+    _, err = hookgrad_run
+    assert "runs eagerly" not in err
+
+
+def _same_collectives(got, ref):
+    for rank in (0, 1):
+        mine, want = dict(got[("collectives", rank)]), dict(ref[("collectives", rank)])
+        if rank != 0:   # reduce(dst=0) leaves the other ranks' tensors unspecified
+            mine.pop("reduce"), want.pop("reduce")
+        assert mine == want
+
+
+def test_collectives_give_pytorchs_results(hookgrad_run, torch_run):
+    _same_collectives(hookgrad_run[0], torch_run)
+
+
+def test_collectives_with_two_devices_per_process_give_pytorchs_results(torch_run,
+                                                                         tmp_path):
+    # a process driving 2 devices exchanges from its first, where its Tensors live
+    got, _ = _launch([sys.executable, "-m", "hookgrad.as_torch", "-m",
+                      "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                      SCRIPT, "collectives"],
+                     _env(XLA_FLAGS="--xla_force_host_platform_device_count=2"), tmp_path)
+    _same_collectives(got, torch_run)
+
+
+def test_unused_parameters_and_backwards_outside_ddp_match_pytorch(hookgrad_run, torch_run):
+    # a head one rank's batch does not reach still gets the average (find_unused_parameters);
+    # a backward whose forward bypassed DDP is not synchronized
+    got, _ = hookgrad_run
+    for rank in (0, 1):
+        mine, ref = got[("unused", rank)], torch_run[("unused", rank)]
+        assert [g is None for g in mine["grads"]] == [g is None for g in ref["grads"]]
+        for a, b in zip(mine["grads"] + [mine["unsynced"]], ref["grads"] + [ref["unsynced"]]):
+            _close(a, b)
+    assert got[("unused", 0)]["unsynced"] != got[("unused", 1)]["unsynced"]
+
+
+def test_what_does_not_work_across_processes_says_so(hookgrad_run):
+    got, _ = hookgrad_run
+    for rank in (0, 1):
+        assert got[("limits", rank)]["fully_shard"].startswith(
+            "hookgrad does not implement torch.distributed.fsdp.fully_shard across processes "
+            "yet (this job has 2): use DistributedDataParallel")
+
+
+def test_the_launcher_sets_torchruns_environment(tmp_path):
+    _loopback()
+    pytest.importorskip("torch")
+    script = tmp_path / "env.py"
+    script.write_text(textwrap.dedent("""
+        import json, os
+        keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                "MASTER_ADDR", "MASTER_PORT"]
+        with open(os.path.join(os.environ["OUT"], os.environ["RANK"]), "w") as f:
+            json.dump({k: os.environ.get(k) for k in keys}, f)
+    """))
+    runs, port = [], str(_free_port())
+    for module in ("hookgrad.distributed.run", "torch.distributed.run"):
+        out_dir = tmp_path / module
+        out_dir.mkdir()
+        out = subprocess.run([sys.executable, "-m", module, "--nproc-per-node", "2",
+                              "--master-port", port, str(script)], cwd=ROOT,
+                             env=_env(OUT=str(out_dir)), capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append([json.loads((out_dir / r).read_text()) for r in ("0", "1")])
+    assert runs[0] == runs[1]
+    assert runs[0][1]["RANK"] == "1" and runs[0][1]["MASTER_PORT"] == port
+
+
+def test_pytorchs_torchrun_launches_hookgrad_processes(tmp_path):
+    _loopback()
+    pytest.importorskip("torch")
+    script = tmp_path / "sum.py"
+    script.write_text(textwrap.dedent("""
+        import os, torch, torch.distributed as dist
+        dist.init_process_group("gloo")
+        t = torch.ones(2) * (dist.get_rank() + 1)
+        dist.all_reduce(t)
+        with open(os.path.join(os.environ["OUT"], str(dist.get_rank())), "w") as f:
+            f.write(f"{torch.__name__} {t.tolist()}")
+        dist.destroy_process_group()
+    """))
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                          "--nproc-per-node", "2", "-m", "hookgrad.as_torch", str(script)],
+                         cwd=ROOT, env=_env(OUT=str(tmp_path)), capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert [(tmp_path / r).read_text() for r in "01"] == ["hookgrad [3.0, 3.0]"] * 2
+
+
+def test_a_coordinator_port_in_use_is_named():
+    with socket.socket() as busy:
+        busy.bind(("", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-c", "import hookgrad.distributed as d\n"
+             f"d.init_process_group('gloo', init_method='tcp://127.0.0.1:{port}', "
+             "world_size=2, rank=0)"],
+            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert (f"RuntimeError: init_process_group: rank 0 hosts the coordinator on port {port}, "
+            "which is in use (Address already in use); set MASTER_PORT") in out.stderr
+
+
+def test_the_launcher_stops_the_job_when_a_process_fails(tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import os, sys, time\n"
+                      "if os.environ['RANK'] == '1':\n    sys.exit(3)\n"
+                      "time.sleep(120)\n")
+    out = subprocess.run([sys.executable, "-m", "hookgrad.distributed.run", "--standalone",
+                          "--nproc-per-node", "2", str(script)], cwd=ROOT, env=_env(),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 3
+    assert "local rank 1 exited with status 3; stopping the others" in out.stderr
+
+
+def test_init_process_group_after_the_backend_started_names_the_line(tmp_path):
+    script = tmp_path / "late.py"
+    script.write_text(textwrap.dedent("""
+        import hookgrad
+        import hookgrad.distributed as dist
+        x = hookgrad.ones(2) + 1
+        try:
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", world_size=2,
+                                    rank=0)
+        except RuntimeError as e:
+            print(e)
+        print(dist.is_initialized())
+    """))
+    out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=_env(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    message, initialized = out.stdout.strip().splitlines()
+    assert message.startswith("init_process_group must run before anything starts JAX's "
+                              f"backends, and something did: {script}:4 in <module>: "
+                              "x = hookgrad.ones(2) + 1 (through hookgrad/")
+    assert "Call init_process_group first" in message
+    assert initialized == "False"
