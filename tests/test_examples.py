@@ -1,6 +1,7 @@
 """The examples and the notebook run and show what they claim."""
 import importlib.util
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -25,24 +26,43 @@ def png_ok(path):
     return img.ndim == 3 and min(img.shape[:2]) > 100 and img.std() > 0.01
 
 
+@pytest.fixture(autouse=True)
+def empty_cwd(tmp_path, monkeypatch):
+    """Every example runs in an empty working directory, its temporary directory moved
+    into ``tmp``; nothing may appear in the working directory unasked."""
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    tmp.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield tmp
+    assert os.listdir(cwd) == [], "an example wrote into the working directory"
+
+
+def default_folder(tmp, name):
+    return os.path.join(tmp, "hookgrad-examples", name)
+
+
 def falls(losses, k=3):
     return sum(losses[-k:]) < sum(losses[:k])
 
 
-def test_grad_cam_heat_is_highest_in_the_planted_square(tmp_path):
-    res = load("grad_cam").main(steps=40, out=str(tmp_path / "cam.png"), verbose=False)
+def test_grad_cam_heat_is_highest_in_the_planted_square(empty_cwd, capsys):
+    res = load("grad_cam").main(steps=40)    # no --out: the folder it names, not the cwd
+    folder = default_folder(empty_cwd, "grad_cam")
+    assert f"writing grad_cam.png to {folder} (--out DIR to choose)" in capsys.readouterr().out
     assert falls(res["losses"])
     cam, mask = res["cam"], res["mask"]
     assert cam.shape == (16, 16) and abs(cam.max() - 1.0) < 1e-4 and cam.min() >= 0.0
     peak = np.unravel_index(cam.argmax(), cam.shape)
     assert mask[peak], (peak, np.argwhere(mask))
     assert cam[mask].mean() > 3 * cam[~mask].mean()
-    assert png_ok(res["png"])
+    assert res["png"] == os.path.join(folder, "grad_cam.png") and png_ok(res["png"])
 
 
 def test_activation_patching_finds_the_planted_layer(tmp_path):
     mod = load("activation_patching")
-    res = mod.main(steps=70, out=str(tmp_path / "patch.png"), verbose=False)
+    res = mod.main(steps=70, out=str(tmp_path / "patch"), verbose=False)
     assert falls(res["losses"])
     assert res["found_layer"] == mod.PLANTED
     grid, last = res["restored"], mod.SEQ - 1
@@ -54,12 +74,13 @@ def test_activation_patching_finds_the_planted_layer(tmp_path):
     assert grid[: mod.PLANTED + 1, last].max() < 0.1
     others = [p for p in range(mod.SEQ) if p not in (mod.SRC, last)]
     assert np.abs(grid[:, others]).max() < 0.1
+    assert res["png"] == str(tmp_path / "patch" / "activation_patching.png")
     assert png_ok(res["png"])
 
 
 def test_gradient_monitoring_trains_and_records_norms(tmp_path):
     losses, norms, png = load("gradient_monitoring").main(
-        steps=15, out=str(tmp_path / "gm.png"), verbose=False)
+        steps=15, out=str(tmp_path / "gm"), verbose=False)
     assert losses[-1] < 0.6 * losses[0]
     assert all(len(v) == 15 and min(v) > 0 for v in norms.values())
     assert png_ok(png)
@@ -77,7 +98,7 @@ def test_saved_tensor_offload_reports_memory_saved(capsys):
 
 
 def test_compiled_training_matches_eager(tmp_path):
-    res, png = load("compiled_training").main(steps=12, out=str(tmp_path / "ct.png"),
+    res, png = load("compiled_training").main(steps=12, out=str(tmp_path / "ct"),
                                               verbose=False)
     eager, compiled = res["eager"]["losses"], res["compiled"]["losses"]
     assert falls(compiled)
@@ -131,6 +152,17 @@ def test_finetune_checkpoint_round_trips(tmp_path):
     assert falls(res["losses"])
     assert res["changed"] == ["4.bias", "4.weight"]   # the frozen backbone kept its values
     assert res["updates"] == 2 * 15
+    assert sorted(os.listdir(tmp_path)) == ["cwd", "finetuned.pt", "pretrained.pt", "tmp"]
+
+
+def test_finetune_checkpoint_removes_its_temporary_folder(empty_cwd, capsys):
+    res = load("finetune_checkpoint").main(steps=2)
+    assert res["round_trip"]
+    out = capsys.readouterr().out
+    assert "(temporary, removed at the end; --out DIR keeps them)" in out
+    assert os.listdir(empty_cwd) == []
+    if res["writer"] == "hookgrad.save":
+        assert "a PyTorch checkpoint loads the same way" in out
 
 
 def test_every_example_is_tested_and_documented():
@@ -139,6 +171,8 @@ def test_every_example_is_tested_and_documented():
     for name in names:
         doc = load(name).__doc__
         assert doc and "Run: python examples/" + name + ".py" in doc, name
+        if "writes" in doc.lower() or "checkpoint" in name:   # what writes files says where
+            assert "[--out DIR]" in doc, name
         assert f'load("{name}")' in tested, name
 
 
