@@ -1,6 +1,7 @@
 """The examples and the notebook run and show what they claim."""
 import importlib.util
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -163,6 +164,60 @@ def test_finetune_checkpoint_removes_its_temporary_folder(empty_cwd, capsys):
     assert os.listdir(empty_cwd) == []
     if res["writer"] == "hookgrad.save":
         assert "a PyTorch checkpoint loads the same way" in out
+
+
+# the port: each import line of the PyTorch script and the hookgrad line that replaced it
+PORT = {"import hookgrad as torch": "import torch",
+        "import hookgrad.nn as nn": "import torch.nn as nn",
+        "import hookgrad.nn.functional as F": "import torch.nn.functional as F",
+        "from hookgrad.utils.data import": "from torch.utils.data import"}
+
+
+def unported(name):
+    """Example ``name`` with its imports changed back: the PyTorch script it ports."""
+    with open(os.path.join(ROOT, "examples", name + ".py"), encoding="utf-8") as f:
+        text = f.read()
+    for ours, theirs in PORT.items():
+        text, n = re.subn("^" + re.escape(ours), theirs, text, flags=re.M)
+        assert n == 1, ours
+    assert not re.search(r"^(import|from) hookgrad", text, re.M)
+    mod = type(os)("unported_" + name)
+    exec(compile(text, name + " (unported)", "exec"), mod.__dict__)  # noqa: S102 - ours
+    return mod
+
+
+def test_ported_training_script_trains_eager_and_compiled_alike(tmp_path):
+    mod = load("ported_training")
+    eager = mod.main(epochs=2, out=str(tmp_path / "e"), verbose=False)
+    compiled = mod.main(epochs=2, compile=True, out=str(tmp_path / "c"), verbose=False)
+    assert len(eager["losses"]) == 2 * 2048 // 64
+    np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-4, atol=1e-5)
+    # the hook reading .item() ran on every compiled step, with that step's values
+    np.testing.assert_allclose(compiled["grad_norms"], eager["grad_norms"], rtol=1e-4)
+    assert len(eager["grad_norms"]) == len(eager["losses"])
+    assert falls(eager["losses"]) and eager["accuracy"] > 0.85
+    assert eager["lr"] == compiled["lr"] == pytest.approx(0.2 * 0.5 ** 2)
+    assert os.path.exists(eager["checkpoint"]) and os.path.exists(compiled["checkpoint"])
+
+
+def test_ported_training_script_runs_unported_on_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    ours = load("ported_training").main(epochs=2, out=str(tmp_path / "hg"), verbose=False)
+    mod = unported("ported_training")
+    assert mod.torch is torch
+    theirs = mod.main(epochs=2, out=str(tmp_path / "pt"), verbose=False)
+    # the same script learns the same rule (the numbers differ: PyTorch's PRNG is not ours)
+    assert len(theirs["losses"]) == len(ours["losses"])
+    assert len(theirs["grad_norms"]) == len(ours["grad_norms"])
+    assert theirs["lr"] == pytest.approx(ours["lr"])
+    assert falls(theirs["losses"]) and theirs["accuracy"] > 0.85
+    # and hookgrad's checkpoint is a PyTorch checkpoint: the same model in both
+    theirs_net, ours_net = mod.Net(), load("ported_training").Net()
+    theirs_net.load_state_dict(torch.load(ours["checkpoint"], weights_only=True))
+    ours_net.load_state_dict(hg.load(ours["checkpoint"], weights_only=True))
+    x = np.random.default_rng(0).standard_normal((8, 20)).astype(np.float32)
+    np.testing.assert_allclose(theirs_net(torch.from_numpy(x)).detach().numpy(),
+                               ours_net(hg.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_every_example_is_tested_and_documented():
