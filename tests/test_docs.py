@@ -90,6 +90,16 @@ def test_porting_guide_diffs_match_the_code_after_them():
         assert not removed & lines, f"diff {diff} removes lines the code after it still has"
 
 
+def test_porting_guide_shows_the_ported_script_as_it_is():
+    with open(GUIDE, encoding="utf-8") as f:
+        shown = [code for _, kind, why, _, code in _marks().blocks(f.read())
+                 if kind == "not run" and why.startswith("examples/ported_training.py")]
+    with open(os.path.join(ROOT, "examples", "ported_training.py"), encoding="utf-8") as f:
+        script = f.read()
+    assert len(shown) == 1 and len(shown[0].splitlines()) > 60
+    assert shown[0] in script
+
+
 README = os.path.join(ROOT, "README.md")
 
 
