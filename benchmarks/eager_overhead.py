@@ -12,6 +12,11 @@ An indexing row times ``index_select``, ``gather``, ``embedding`` and ``x[i]`` (
 each call on a fresh index tensor as a training loop's batches are) with hookgrad's
 PyTorch-style bounds check and with the check switched off, and prints the check's cost
 (``indexing_check_overhead``: checked / unchecked time; the aim is <= 1.10).
+A cold row runs the chain in a fresh process with an empty compilation cache, alternating
+with PyTorch run by run: ``eager_first3_vs_torch`` (the first three runs; target <= 10) and
+``eager_first_second_vs_torch`` (every run within hookgrad's first second; target <= 2).
+Everything runs in the default configuration (tiered execution, deferred forward and
+backward fusion on, unless the environment turns them off: the first line says which).
 Prints per-op microseconds, ``eager_overhead_ratio_vs_torch: X`` and, last,
 ``eager_overhead_ratio_vs_jax_floor: X`` at 64x64 (the 1024x1024 ratio, where both are
 compute-bound, is printed before them; 64x64 runs first). hookgrad defers an op's output
@@ -24,6 +29,11 @@ can beat the floor, which pays one dispatch per op and per node.
 """
 import argparse
 import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import jax
@@ -180,15 +190,61 @@ def bench_indexing(repeats, calls=50):
     return (sum(best[k, True] for k in INDEX_OPS) / sum(best[k, False] for k in INDEX_OPS))
 
 
+def cold_worker(budget=1.0):
+    """In this fresh process: the chain run by run, hookgrad then PyTorch, until
+    hookgrad has run for ``budget`` seconds; prints the per-run seconds of each."""
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((64, 64)).astype(np.float32) * 0.1
+    c_np = np.full((64, 64), 0.5, np.float32)
+    hg_run, torch_run = run_hookgrad(x_np, c_np), run_torch(x_np, c_np)
+    hg_times, torch_times = [], []
+    while sum(hg_times) < budget and len(hg_times) < 500:
+        t0 = time.perf_counter()
+        hg_run()
+        hg_times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        torch_run()
+        torch_times.append(time.perf_counter() - t0)
+    print(json.dumps({"hookgrad": hg_times, "torch": torch_times}))
+
+
+def bench_cold():
+    """(first three runs' ratio, first second's ratio) against PyTorch, from a fresh
+    process with an empty compilation cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, HOOKGRAD_COMPILATION_CACHE=cache)
+        out = subprocess.run([sys.executable, __file__, "--cold-worker"], env=env,
+                             capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    hg_t, t_t = got["hookgrad"], got["torch"]
+    print(f"cold 64x64: {len(hg_t)} runs in hookgrad's first second, "
+          f"{sum(hg_t) / len(hg_t) / N_OPS * 1e6:.1f} us/op against PyTorch's "
+          f"{sum(t_t) / len(t_t) / N_OPS * 1e6:.1f}; first three runs "
+          f"{sum(hg_t[:3]) * 1e3:.0f} ms against {sum(t_t[:3]) * 1e3:.0f} ms")
+    return sum(hg_t[:3]) / sum(t_t[:3]), sum(hg_t) / sum(t_t)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cold-worker", action="store_true")
     a = ap.parse_args()
+    if a.cold_worker:
+        cold_worker()
+        return
+    print(f"mode: tiered execution {'on' if tiered.is_tiered_execution_enabled() else 'off'}, "
+          f"deferred forward {'on' if lazy.is_lazy_forward_enabled() else 'off'}, "
+          f"backward fusion {'on' if hg.autograd.is_backward_fusion_enabled() else 'off'}")
+    have_torch = run_torch(np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32))
+    cold = bench_cold() if have_torch is not None else None
     # the small size first: the large arrays' allocations would perturb its timings
     small, small_torch = bench(64, 3 if a.quick else 30)
     big, _ = bench(1024, 2 if a.quick else 5)
     print(f"indexing_check_overhead: {bench_indexing(3 if a.quick else 10):.2f}")
     print(f"eager_overhead_ratio_vs_jax_floor_1024x1024: {big:.2f}")
+    if cold is not None:
+        print(f"eager_first3_vs_torch: {cold[0]:.2f}")
+        print(f"eager_first_second_vs_torch: {cold[1]:.2f}")
     if small_torch:
         print(f"eager_overhead_ratio_vs_torch: {small_torch:.2f}")
     print(f"eager_overhead_ratio_vs_jax_floor: {small:.2f}")

@@ -8,6 +8,7 @@ from . import _backend_start
 _backend_start.watch()  # names what starts JAX, for init_process_group's error
 from . import _compilation_cache  # noqa: E402
 _compilation_cache.configure()  # before the first program is compiled
+from ._compile_count import compile_count  # noqa: E402 - counts from the first program on
 from . import _x64  # noqa: E402
 _x64.configure()  # before the first array is made
 from . import autograd  # noqa: E402 - first: the engine imports the Tensor class

@@ -3,6 +3,7 @@
 import builtins
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
+from ._compile_count import compile_count as compile_count
 from . import autograd as autograd
 from ._tensor import Size as Size, Tensor as Tensor
 from ._dtype import (

@@ -452,14 +452,12 @@ class Tensor(metaclass=_TensorMeta):
 
     # ---- conversion to Python / NumPy / JAX
     def item(self):
-        _check_concrete(self, ".item()")
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._data.item()  # no reshape: a dispatch costs more than the read
+        return _readable(self, ".item()").item()  # no reshape: a dispatch costs more
 
     def tolist(self):
-        _check_concrete(self, ".tolist()")
-        return np.asarray(self._data).tolist()
+        return np.asarray(_readable(self, ".tolist()")).tolist()
 
     def numpy(self, *, force=False):
         if self._requires_grad and not force:
@@ -468,12 +466,11 @@ class Tensor(metaclass=_TensorMeta):
         if self.is_meta:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        _check_concrete(self, ".numpy()")
-        return np.asarray(self._data)
+        return np.asarray(_readable(self, ".numpy()"))
 
     def __array__(self, dtype=None, copy=None):
-        _check_concrete(self, "np.asarray(tensor)")
-        arr = np.asarray(self._data)  # read-only where it is the device buffer itself
+        # read-only where it is the device buffer itself
+        arr = np.asarray(_readable(self, "np.asarray(tensor)"))
         if dtype is not None and arr.dtype != np.dtype(dtype):
             if copy is False:
                 raise ValueError("Unable to avoid copy while creating an array as requested.")
@@ -497,8 +494,7 @@ class Tensor(metaclass=_TensorMeta):
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        _check_concrete(self, "bool(tensor)")
-        return bool(self._data.reshape(()))
+        return bool(_readable(self, "bool(tensor)").reshape(()))
 
     def _one_value(self):
         if self.numel() != 1:  # PyTorch's error type here: ValueError
@@ -617,6 +613,20 @@ def _check_concrete(t, what):
     # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
     if isinstance(t._data, jax.core.Tracer):
         raise traced_value_error(what)
+
+
+# while ``hookgrad.compile`` traces a hook or runs it on the host: ``read(t, what)``, the
+# array a value read of ``t`` reads (``hookgrad._compile.host_run``)
+READER = [None]
+
+
+def _readable(t, what):
+    """The array to read ``t``'s value from (``.item()``, ``.tolist()``, ``.numpy()``)."""
+    reader = READER[0]
+    if reader is not None:
+        return reader(t, what)
+    _check_concrete(t, what)
+    return t._data
 
 
 _setattr, _delattr = object.__setattr__, object.__delattr__

@@ -12,6 +12,7 @@ Autograd's part of a write through a view (``CopySlices``, ``AsStridedBackward0`
 ``hookgrad/_ops/views.py``, one layer up.
 """
 import functools
+import sys
 import weakref
 
 import jax
@@ -98,6 +99,11 @@ class ViewInfo:
 
 
 def contiguous_strides(shape):
+    return _contiguous_strides(tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)  # index reads and writes ask for it per call
+def _contiguous_strides(shape):
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)
@@ -175,8 +181,88 @@ def scatter_plain(b, v, size, stride, offset):
     return flat.reshape(b.shape)
 
 
-_gather = jax.jit(gather_plain, static_argnames=("size", "stride", "offset"))
-_scatter = jax.jit(scatter_plain, static_argnames=("size", "stride", "offset"))
+@functools.lru_cache(maxsize=1024)
+def _region(shape, size, stride):
+    """The extent, per dimension of a C-contiguous array of ``shape``, of the box a view
+    of ``(size, stride)`` covers, or None when the view is no box (transposed, strided,
+    overlapping): slices and selects of a base are boxes, read and written as
+    ``dynamic_slice`` / ``dynamic_update_slice`` at a position passed as an argument."""
+    base_strides = contiguous_strides(shape)
+    region = [1] * len(shape)
+    d = 0
+    for sz, st in zip(size, stride):
+        if sz == 1:
+            continue
+        while d < len(shape) and (base_strides[d] != st or shape[d] < sz):
+            d += 1
+        if d == len(shape):
+            return None
+        region[d] = sz
+        d += 1
+    return tuple(region)
+
+
+def _box(shape, size, stride, offset):
+    """``(region, starts)`` of the view ``(size, stride, offset)`` in a base of ``shape``,
+    or None when it is no box."""
+    region = _region(shape, size, stride)
+    if region is None:
+        return None
+    starts = []
+    for n, st, r in zip(shape, contiguous_strides(shape), region):
+        k = offset // st % n if n else 0
+        if k + r > n:
+            return None
+        starts.append(k)
+    if sum(k * st for k, st in zip(starts, contiguous_strides(shape))) != offset:
+        return None
+    return region, tuple(starts)
+
+
+def _gather_box(b, starts, region, size):
+    return jax.lax.dynamic_slice(b, list(starts), region).reshape(size)
+
+
+def _scatter_box(b, v, starts, region):
+    return jax.lax.dynamic_update_slice(b, v.astype(b.dtype).reshape(region), list(starts))
+
+
+def _positions(starts):
+    # NOTE: one array, not a tuple of Python ints: a call transfers each argument
+    return np.asarray(starts, np.int32 if max(starts, default=0) < 2 ** 31 else np.int64)
+
+
+_gather_box_jit = jax.jit(_gather_box, static_argnames=("region", "size"))
+_scatter_box_jit = jax.jit(_scatter_box, static_argnames=("region",))
+_scatter_box_in_place = jax.jit(_scatter_box, static_argnames=("region",), donate_argnums=0)
+_gather_plain_jit = jax.jit(gather_plain, static_argnames=("size", "stride", "offset"))
+_scatter_plain_jit = jax.jit(scatter_plain, static_argnames=("size", "stride", "offset"))
+
+
+def _gather(b, size, stride, offset):
+    """The view ``(size, stride, offset)`` of the root array ``b``: a box is read at its
+    position as an argument (one program for every position)."""
+    box = _box(b.shape, size, stride, offset)
+    if box is None:
+        return _gather_plain_jit(b, size=size, stride=stride, offset=offset)
+    return _gather_box_jit(b, _positions(box[1]), region=box[0], size=size)
+
+
+def _scatter(b, v, size, stride, offset, sole=False):
+    """``b`` with the view ``(size, stride, offset)`` set to ``v`` (a box: one program
+    for every position); ``sole``: nothing else holds ``b``, so a box is written in place
+    (``b``'s buffer donated): the write costs the region, not the array."""
+    box = _box(b.shape, size, stride, offset)
+    if box is None:
+        return _scatter_plain_jit(b, v, size=size, stride=stride, offset=offset)
+    return (_scatter_box_in_place if sole else _scatter_box_jit)(b, v, _positions(box[1]),
+                                                                region=box[0])
+
+
+_refcount = sys.getrefcount
+# the base's slot, ``propagate``'s ``old`` and getrefcount's argument; NOTE: from Python
+# 3.14 on, references the interpreter borrows are not counted: no donation there (-1)
+_HELD_BY_PROPAGATE = 3 if sys.version_info < (3, 14) else -1
 
 
 def propagate(t):
@@ -191,7 +277,14 @@ def propagate(t):
         shared = info.shared
         if info.gen == base._gen:
             geom = info.geom
-            base._data = t._data if geom == whole else _scatter(base._data, t._data, *geom)
+            if geom == whole:
+                base._data = t._data
+            else:  # in place when nothing but the base holds its array
+                old = base._data
+                sole = _refcount(old) <= _HELD_BY_PROPAGATE and \
+                    not isinstance(old, jax.core.Tracer)
+                base._data = _scatter(old, t._data, *geom, sole)
+                del old
         if shared:
             base._version = t._version
     refs = base._views

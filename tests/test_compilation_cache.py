@@ -24,13 +24,24 @@ print(json.dumps({"dir": jax.config.jax_compilation_cache_dir,
 """
 
 
-def _run(tmp_path, **env):
+def _env(tmp_path, **env):
+    """A fresh install's environment: hookgrad's own requirements only (``filelock``,
+    which JAX's bounded cache needs, made unimportable)."""
+    hidden = tmp_path / "no_filelock"
+    hidden.mkdir(exist_ok=True)
+    (hidden / "filelock.py").write_text("raise ImportError('filelock is not installed')\n")
     full = {k: v for k, v in os.environ.items()
             if k not in ("HOOKGRAD_COMPILATION_CACHE", "JAX_COMPILATION_CACHE_DIR")}
-    full.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), PYTHONPATH=ROOT, **env)
-    out = subprocess.run([sys.executable, "-c", PROGRAM], env=full, capture_output=True,
-                         text=True, timeout=300, cwd=tmp_path)
+    full.update(XDG_CACHE_HOME=str(tmp_path / "xdg"),
+                PYTHONPATH=os.pathsep.join([str(hidden), ROOT]), **env)
+    return full
+
+
+def _run(tmp_path, **env):
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=_env(tmp_path, **env),
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+    assert "arning" not in out.stderr, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -60,3 +71,51 @@ def test_the_setting_turns_it_off(tmp_path, value):
 def test_a_users_jax_setting_is_kept(tmp_path):
     got = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "theirs"))
     assert got["dir"] == str(tmp_path / "theirs") and got["min_time"] == 1.0
+
+
+def test_two_processes_share_one_cache_at_once(tmp_path):
+    """Two processes compiling the same programs into one directory at the same time:
+    neither waits on a lock or warns, and a third reads what they wrote."""
+    env = _env(tmp_path, HOOKGRAD_COMPILATION_CACHE=str(tmp_path / "shared"))
+    both = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env, cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    for proc in both:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert "arning" not in err, err
+    assert not [p for p in (tmp_path / "shared").iterdir() if p.name.endswith(".tmp")]
+    third = _run(tmp_path, HOOKGRAD_COMPILATION_CACHE=str(tmp_path / "shared"))
+    assert third["hits"] > 0
+
+
+def test_an_entry_is_read_whole_and_kept_in_memory(tmp_path):
+    from hookgrad._compilation_cache import DirectoryCache
+    cache = DirectoryCache(str(tmp_path), memory_bytes=10)
+    assert cache.get("k") is None
+    cache.put("k", b"12345")
+    assert (tmp_path / "k-cache").read_bytes() == b"12345"
+    (tmp_path / "k-cache").unlink()
+    assert cache.get("k") == b"12345"  # from memory
+    cache.put("big", b"x" * 11)  # over the memory budget: on disk only
+    (tmp_path / "big-cache").unlink()
+    assert cache.get("big") is None
+
+
+def test_prune_removes_the_least_recently_used_first(tmp_path):
+    from hookgrad._compilation_cache import prune
+    for i, name in enumerate(["old", "mid", "new"]):
+        (tmp_path / f"{name}-cache").write_bytes(b"x" * 100)
+        os.utime(tmp_path / f"{name}-cache", (1000 + i, 1000 + i))
+    prune(str(tmp_path), max_bytes=250)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mid-cache", "new-cache"]
+
+
+def test_the_tour_prints_no_warning_on_a_fresh_install(tmp_path):
+    """``python -m hookgrad --quick`` with an empty cache and without filelock: stderr
+    holds the progress bars and nothing else."""
+    out = subprocess.run([sys.executable, "-m", "hookgrad", "--quick"],
+                         env=_env(tmp_path, HOOKGRAD_COMPILATION_CACHE=str(tmp_path / "c")),
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "arning" not in out.stderr, out.stderr

@@ -300,3 +300,83 @@ def test_a_step_past_the_recompile_limit_runs_eagerly_with_one_warning():
     assert compiled(3).item() == 6.0 and compiled.trace_count == 8   # a program it has
     with config.patch(recompile_limit=10):
         assert compiled(9).item() == 18.0 and compiled.trace_count == 9
+
+
+def _reads_counted(monkeypatch):
+    """Counters of the transfers of read values and of the reads not served by them."""
+    import hookgrad._compile.host_run as host_run
+    import hookgrad._tensor as tensor
+    count = {"fetch": 0, "read": 0}
+    fetch, check = host_run._fetch, tensor._check_concrete
+
+    def counted_fetch(arrays):
+        count["fetch"] += 1
+        return fetch(arrays)
+
+    def counted_read(t, what):
+        count["read"] += 1
+        return check(t, what)
+    monkeypatch.setattr(host_run, "_fetch", counted_fetch)
+    monkeypatch.setattr(tensor, "_check_concrete", counted_read)
+    return count
+
+
+def test_the_values_hooks_read_come_in_one_transfer_per_step(monkeypatch):
+    def program():
+        hg.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4), nn.ReLU(),
+                              nn.Linear(4, 1))
+        opt = hg.optim.SGD(model.parameters(), lr=0.1)
+        norms = []
+        for m in model[::2]:
+            m.weight.register_hook(lambda g: norms.append(g.norm().item()))
+            m.register_forward_hook(lambda m, a, out: norms.append(float(out.mean())))
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step, norms
+    x = hg.ones(2, 3)
+    step_e, norms_e = program()
+    for _ in range(3):
+        step_e(x)
+    step_c, norms_c = program()
+    compiled = hg.compile(step_c)
+    compiled(x)
+    count = _reads_counted(monkeypatch)
+    compiled(x)
+    compiled(x)
+    # 6 hooks read a value each call: all of them served by one transfer per call
+    assert count == {"fetch": 2, "read": 0} and compiled.trace_count == 1
+    np.testing.assert_allclose(norms_c, norms_e, rtol=1e-5)
+
+
+def test_a_hook_reading_another_tensor_than_traced_reads_it(monkeypatch):
+    def program():
+        hg.manual_seed(0)
+        lin = nn.Linear(3, 2)
+        calls, seen = [0], []
+
+        def hook(g):
+            calls[0] += 1
+            t = g if calls[0] % 2 else g * 2   # Python state picks what is read
+            seen.append(t.sum().item())
+        lin.weight.register_hook(hook)
+        return lambda x: lin(x).sum().backward(), seen
+    x = hg.ones(2, 3)
+    step_e, seen_e = program()
+    for _ in range(5):
+        step_e(x)
+    step_c, seen_c = program()
+    step_c(x)   # eagerly: makes .grad, so that one program runs every compiled call
+    compiled = hg.compile(step_c)
+    count = _reads_counted(monkeypatch)
+    for _ in range(4):
+        compiled(x)
+    # the trace read g * 2 (its second call): the calls reading g * 2 are served, the
+    # two reading g read it
+    assert seen_c == pytest.approx(seen_e) and count["read"] == 2
+    assert compiled.trace_count == 1

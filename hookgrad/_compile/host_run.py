@@ -14,6 +14,12 @@ hooks registered before the call (one the step registers is the step's own Pytho
   stored stays while the step is traced (the step may read a kept activation) and is
   undone at the end of the trace (:func:`settle`); what printed or logged is dropped.
 
+A value the hook reads of a Tensor made from its arguments (``.item()`` of
+``g.norm()``) is computed by the program too: while traced, the read records the traced
+value and gives a placeholder (what the hook then does is undone); on the host, reads are
+served, in order, from one transfer of all such values of the run, as long as each is of
+a Tensor of the same lineage (:class:`_Lineage`: the same ops on the same arguments).
+
 Host calls run before the program's results are written back, and such a program donates
 no buffers: a hook reads the parameters it would read eagerly, and a hook that raises
 leaves the state as it was. A parameter passed to a hook (a post-accumulate-grad hook's
@@ -29,9 +35,13 @@ import dis
 import os
 
 import jax
+import numpy as np
 
+from .. import _tensor
 from .._autograd import grad_mode
 from .._autograd.graph import _Node
+from .._errors import traced_value_error
+from .._ops import dispatch as _dispatch
 from .._tensor import Tensor, _set_rg
 from . import effects as _effects
 from .host_hook import _ctx, _current_trace, _flatten_containers, _HostCall, is_host_hook
@@ -60,18 +70,21 @@ def run(hook, args):
     leaves, rebuild = _flatten_containers((args, {}))
     others = [v for v in leaves if not isinstance(v, (Tensor, jax.Array, _Tracer))]
     watch = _effects.Watch.of_hooks([hook], others)
+    lineage = _Lineage(leaves, probe=True)
     try:
-        with watch:
+        with watch, lineage:
             res = hook(*args)
-    except _effects.BREAKS:   # it reads a traced value: the host has it
+    except _effects.BREAKS:   # it reads a value the host must read
         watch.undo()
     else:
-        if res is not None or not (watch.effects() or watch.logged()):
+        if lineage.reads:   # it read placeholders: what it did is not this call's
+            watch.undo()
+        elif res is not None or not (watch.effects() or watch.logged()):
             # pure; or effects and a replacement: the step's watch finds those (eagerly)
             return res
-        # what it stored stays while the step is traced (the step may read it)
-        ctx.host_done.append((watch, watch.now()))
-    ctx.host_calls.append(_AutoCall.make(hook, leaves, rebuild, ctx.state_ids))
+        else:   # what it stored stays while the step is traced (the step may read it)
+            ctx.host_done.append((watch, watch.now()))
+    ctx.host_calls.append(_AutoCall.make(hook, leaves, rebuild, ctx.state_ids, lineage.reads))
     ctx.host_reached |= watch.holders()
     return None
 
@@ -113,15 +126,105 @@ def _returns_none(hook):
     return True
 
 
+class _Lineage:
+    """Where each Tensor of one hook call comes from: ``("a", i)`` for its ``i``-th
+    argument, ``(op name, statics, the inputs' lineages), output`` for an op's output, None
+    from anywhere else (a parameter, a Tensor the hook made from a number). Two calls whose
+    Tensors have equal lineages compute equal values.
+
+    While the step is traced (``probe``), reading a Tensor of known lineage records it and
+    gives a placeholder; on the host, a read of the lineage recorded next is served the
+    value the program computed for it, from one transfer for all host calls (else, and
+    from then on in that call, the Tensor is read).
+    """
+
+    def __init__(self, leaves, probe=False, served=()):
+        self.of, self.keep = {}, []   # lineages by id; the objects, held for the call
+        self.probe, self.reads, self.next = probe, [] if probe else list(served), 0
+        for i, v in enumerate(leaves):
+            if isinstance(v, Tensor):
+                self._set(v, ("a", i))
+
+    def _set(self, t, lin):
+        arr = t._arr   # a detached Tensor shares it
+        self.of[id(t)] = self.of[id(arr)] = lin
+        self.keep += (t, arr)
+
+    def get(self, t):
+        lin = self.of.get(id(t))
+        return lin if lin is not None or id(t) in self.of else self.of.get(id(t._arr))
+
+    def __enter__(self):
+        self.prev, _dispatch._subclass[0] = _dispatch._subclass[0], self
+        self.prev_reader, _tensor.READER[0] = _tensor.READER[0], self.read
+        return self
+
+    def __exit__(self, *exc):
+        _dispatch._subclass[0], _tensor.READER[0] = self.prev, self.prev_reader
+        return False
+
+    def __call__(self, op, args, statics, out):
+        """``dispatch.apply`` of an op of the hook, noting its outputs' lineage."""
+        slot = _dispatch._subclass
+        slot[0] = self.prev
+        try:
+            res = _dispatch.apply(op, args, statics, out)
+        finally:
+            slot[0] = self
+        ins = []
+        for a in args:
+            lin = self.get(a) if isinstance(a, Tensor) else \
+                ("c", type(a), a) if type(a) in _CONSTANTS else None
+            if lin is None:
+                ins = None
+                break
+            ins.append(lin)
+        key = tuple(statics.items()) if statics else ()
+        try:
+            hash(key)
+        except TypeError:
+            ins = None
+        node = None if ins is None else (op.name, key, tuple(ins))
+        for j, o in enumerate(res if type(res) is tuple else (res,)):
+            if isinstance(o, Tensor):
+                self._set(o, None if node is None else (node, j))
+        return res
+
+    def read(self, t, what):
+        """The array a value read of ``t`` reads (``hookgrad._tensor.READER``)."""
+        if self.probe:
+            arr = t._data
+            if not isinstance(arr, _Tracer):
+                return arr
+            lin = self.get(t)
+            if lin is None:   # not made from the arguments alone: the host reads it
+                raise traced_value_error(what)
+            self.reads.append((lin, arr))
+            return np.zeros(arr.shape, arr.dtype)
+        k = self.next
+        if k < len(self.reads):
+            lin, value = self.reads[k]
+            if self.get(t) == lin and value.shape == tuple(t.shape):
+                self.next = k + 1
+                return value
+            self.next = len(self.reads)
+        _tensor._check_concrete(t, what)
+        return t._data
+
+
+_CONSTANTS = (int, float, bool, complex, str, type(None))
+_fetch = jax.device_get   # the one transfer of a run's read values (a test counts it)
+
+
 class _AutoCall(_HostCall):
     """A hook hookgrad made a host call: its arrays, then per parameter passed its value
-    and ``.grad`` at that point of the step."""
+    and ``.grad`` at that point of the step, then the values its trace read."""
 
-    __slots__ = ("state", "checked", "others")
+    __slots__ = ("state", "checked", "others", "read_lins")
     auto = True
 
     @classmethod
-    def make(cls, hook, leaves, rebuild, state_ids):
+    def make(cls, hook, leaves, rebuild, state_ids, reads=()):
         pos, was_tensor, arrays, state, tail = [], [], [], [], []
         for i, v in enumerate(leaves):
             if isinstance(v, Tensor) and id(v) in state_ids:
@@ -141,9 +244,10 @@ class _AutoCall(_HostCall):
         call = cls(hook, kept, rebuild, pos, was_tensor)
         call.state, call.checked = state, not _returns_none(hook)
         call.others = [v for v in kept if v is not None]
-        return call, arrays + tail
+        call.read_lins = [lin for lin, _ in reads]
+        return call, arrays + tail + [arr for _, arr in reads]
 
-    def __call__(self, *values):
+    def __call__(self, *values, served=()):
         new = list(self.leaves)
         n = len(self.pos)
         for i, v, meta in zip(self.pos, values, self.was_tensor):
@@ -157,7 +261,7 @@ class _AutoCall(_HostCall):
             new[i] = t
         args, kwargs = self.rebuild(new)
         try:
-            with grad_mode.no_grad():
+            with grad_mode.no_grad(), _Lineage(new, served=zip(self.read_lins, served)):
                 res = self.fn(*args, **kwargs)
         finally:
             for t, snap in reversed(held):
@@ -206,9 +310,18 @@ def run_calls(calls, res):
         autos = [c for c, _ in calls if getattr(c, "auto", False)]
         undo = _effects.Watch.of_hooks([c.fn for c in autos],
                                        [v for c in autos for v in c.others])
+    # the values the hooks' traces read, for all of them: one transfer
+    n_reads = [len(c.read_lins) if getattr(c, "auto", False) else 0 for c, _ in calls]
+    host = _fetch([res[k] for (_, idx), n in zip(calls, n_reads) if n
+                           for k in idx[len(idx) - n:]])
+    at = 0
     try:
-        for call, idx in calls:
-            call(*[res[k] for k in idx])
+        for (call, idx), n in zip(calls, n_reads):
+            if n:
+                call(*[res[k] for k in idx[:len(idx) - n]], served=host[at:at + n])
+                at += n
+            else:
+                call(*[res[k] for k in idx])
     except Replaced:
         undo.undo()
         raise

@@ -6,6 +6,7 @@ static arguments and the layout of what was saved; with ``create_graph`` the bac
 itself run as an op (``vjp_op``), so its derivative is again JAX's vjp.
 """
 import functools
+import sys
 import weakref
 from weakref import ref as _weakref
 
@@ -82,16 +83,23 @@ class Op:
             total_weight), ``result1``, ``result2``, ... in ``names``. The backward
             does not need them (JAX's vjp recomputes what it needs): they are computed
             only for saved-tensor hooks to pack and for ``grad_fn._saved_result1``.
+        positions: for an op whose statics hold positions (a select's index, a slice's
+            start), ``positions(shape, **statics) -> (fwd, fixed statics, positions)`` or
+            None (``shape``: the first argument's): the forward runs as ``fwd(*args,
+            *positions, **fixed)``, one program for every position (a loop writing row
+            ``i`` compiles once), where a static would compile one per value. The node
+            keeps all statics (``_saved_index``); ``fwd`` does no dtype promotion.
     """
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
-                 "names", "extras", "pack_order", "_spec", "_fwd_cache", "_vjp_cache",
+                 "names", "extras", "pack_order", "positions", "_spec", "_fwd_cache", "_vjp_cache",
                  "_node_cls", "_avals", "_constant_cache",
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
-                 nondiff=(), names=None, promotes=True, extras=None, pack_order=None):
+                 nondiff=(), names=None, promotes=True, extras=None, pack_order=None, positions=None):
         self.name, self.node, self.save = name, node, save
+        self.positions = positions
         self.extras = extras
         # a variadic op's pack order, ``pack_order(number of arguments) -> positions``
         # (``_foreach_mul``'s packs every ``other`` before every ``self``); else ``names``
@@ -116,11 +124,63 @@ class Op:
     def forward_fn(self, key):
         fn = self._fwd_cache.get(key)
         if fn is None:
-            # NOTE: a new partial even without statics: jax.jit caches traces per function
-            # object, and _forget_programs must get a fresh trace
-            f = functools.partial(self.fwd, **dict(key))
-            fn = self._fwd_cache[key] = tiered.jit(f) if self.jit else f
+            if self.positions is not None and self.jit:
+                fn = _AtPositions(self, key)
+            else:
+                # NOTE: a new partial even without statics: jax.jit caches traces per
+                # function object, and _forget_programs must get a fresh trace
+                f = functools.partial(self.fwd, **dict(key))
+                fn = tiered.jit(f) if self.jit else f
+            self._fwd_cache[key] = fn
         return fn
+
+    def shared_program(self, fwd, fixed, donate=False):
+        """The program of ``fwd`` with the statics ``fixed`` that every position shares
+        (``positions``); ``donate``: its first argument's buffer goes to the result."""
+        key = (fwd, donate, *fixed.items())
+        program = self._fwd_cache.get(key)
+        if program is None:
+            program = self._fwd_cache[key] = tiered.jit(
+                functools.partial(fwd, **fixed), **({"donate_argnums": 0} if donate else {}))
+        return program
+
+
+class _AtPositions:
+    """The forward of an op with ``positions`` for one key: per shape of its first
+    argument, the program every position shares and this call's positions, appended as
+    Python ints (traced: any value runs the same program). A forward segment
+    (``_ops/lazy.py``) composes ``fwd`` with ``fixed`` and passes the positions likewise."""
+    __slots__ = ("op", "key", "_placed", "__weakref__")  # jax.eval_shape refers weakly
+
+    def __init__(self, op, key):
+        self.op, self.key, self._placed = op, key, {}
+
+    def place(self, shape):
+        """``(fwd, fixed statics, positions)`` for a first argument of ``shape``, or None:
+        the op's own program with every static."""
+        found = self._placed.get(shape, False)
+        if found is False:
+            found = self._placed[shape] = self.op.positions(shape, **dict(self.key))
+        return found
+
+    def __call__(self, *args):
+        found = self.place(args[0].shape)
+        if found is None:
+            return self._static()(*args)
+        fwd, fixed, where = found
+        return self.op.shared_program(fwd, fixed)(*args, *where)
+
+    def donated(self, *args):
+        """The call with its first argument's buffer given to the result (``apply``
+        checks nothing else holds it)."""
+        found = self.place(args[0].shape)
+        if found is None:
+            return self._static()(*args)
+        fwd, fixed, where = found
+        return self.op.shared_program(fwd, fixed, donate=True)(*args, *where)
+
+    def _static(self):
+        return self.op.shared_program(self.op.fwd, dict(self.key))
 
 
 def _unpack_hooked(node, as_tensors):
@@ -226,6 +286,11 @@ def apply(op, args, statics=None, out=None):
         if meta:
             return _on_meta(op, key, fn, args, arrs, record, out)
         arrs = [_value(v) for v in arrs]
+    if fn.__class__ is _AtPositions and not record and arrs[0] is out._arr and \
+            _refcount(arrs[0]) - (v is arrs[0]) <= _HELD_BY_APPLY:
+        # a write at positions into an array nothing else holds: XLA writes it in place
+        # (its buffer donated), so the write costs the region written, not the array
+        fn = fn.donated
     if out._view is not None or out._views is not None:  # a view, or a base of views
         return _alias_inplace[0](op, key, args, arrs, fn, out, record)
     _check_inplace(out, record)
@@ -244,6 +309,10 @@ def apply(op, args, statics=None, out=None):
 
 _wrap = Tensor._wrap
 _MetaArray = _meta.MetaArray
+# the Tensor's slot, ``apply``'s list of arrays, getrefcount's argument; NOTE: from Python
+# 3.14 on, references the interpreter borrows are not counted: no donation there (-1)
+_HELD_BY_APPLY = 3 if sys.version_info < (3, 14) else -1
+_refcount = sys.getrefcount
 _LeakedTracer = jax.errors.UnexpectedTracerError
 
 

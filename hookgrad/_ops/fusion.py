@@ -115,9 +115,11 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             fn = _compiled.get(key)
             if fn is not None:
                 _compiled.move_to_end(key)
-            elif key in _seen or _cold(parts) >= 2:
+            elif key in _seen or not tiered.is_tiered_execution_enabled() and \
+                    _cold(parts) >= 2:
                 # its second sighting, or a first one where node by node would compile
-                # programs of nodes never run: one compile of the chain is cheaper
+                # programs of nodes never run: one compile of the chain is cheaper (with
+                # tiered execution, nodes never run cost a trace, not a compile)
                 _seen.pop(key, None)
                 raw = [(v.fwd, nv, r) for v, nv, r in parts]
                 fn = _compiled[key] = tiered.jit(lambda g, *flat: _walk(raw, g, flat))
@@ -127,6 +129,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
                 if len(_seen) > 16 * CACHE_SIZE:
                     _seen.clear()
                 _seen[key] = True
+    if fn is not None and not fn.ready(g, *flat):
+        # NOTE: tracing a long chain costs more than running its nodes one by one: it
+        # is traced and compiled in the background, node by node meanwhile
+        fn = None
     if fn is not None:
         outs = fn(g, *flat)
     else:  # each vjp its own jitted call, as node-by-node execution makes them

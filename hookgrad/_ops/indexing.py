@@ -20,13 +20,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _views
+from .._autograd import grad_mode
 from .._tensor import Tensor
+from .._views import contiguous_shape_geometry
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
 from .registry import defop, export, to_tensor_like
-from .shape import wrap_dim
-from .views import check_setitem_view, view_apply
+from .shape import slice_from, wrap_dim
+from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
+                    view_geometry)
 
+_gm = grad_mode._state
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
 
@@ -168,9 +173,19 @@ def _getitem(x, *arrays, template):
     return x[_build_index(template, arrays)]
 
 
+def _select_at(x, index, *, dim):
+    return jax.lax.dynamic_index_in_dim(x, index, dim, False)
+
+
+def _select_positions(shape, dim, index):
+    dim %= len(shape)
+    return _select_at, {"dim": dim}, (index + shape[dim] if index < 0 else index,)
+
+
+# the index and the start are positions: one program for every value (a loop over rows)
 SELECT = defop("select", lambda x, dim, index: jax.lax.index_in_dim(x, index, dim, False),
                "SelectBackward0", (),
-               names="self -> dim index self_sym_sizes")
+               names="self -> dim index self_sym_sizes", positions=_select_positions)
 # Python's open slice bounds as PyTorch's indexing passes them (and its node saves them)
 _INT64_MAX = 2 ** 63 - 1
 
@@ -187,31 +202,45 @@ def _slice_fwd(x, dim, start, stop, step):
     return jax.lax.slice_in_dim(x, *bounds(x.shape[dim], start, stop, step), dim)
 
 
+def _slice_positions(shape, dim, start, stop, step):
+    dim %= len(shape)
+    start, stop, step = bounds(shape[dim], start, stop, step)
+    return (slice_from, {"dim": dim, "size": len(range(start, stop, step)), "step": step},
+            (start,))
+
+
 SLICE = defop("slice", _slice_fwd, "SliceBackward0", (),
-              names="self -> dim start end=stop step self_sym_sizes")
+              names="self -> dim start end=stop step self_sym_sizes", positions=_slice_positions)
+
+
+def _select_step(shape, dim, i):
+    # ``dim`` and ``i`` as given (PyTorch's node saves them so): JAX wraps them
+    size = shape[dim]
+    if not -size <= i < size:
+        raise IndexError(f"index {i} is out of bounds for dimension {dim % len(shape)} with "
+                         f"size {size}")
+    return SELECT, {"dim": dim, "index": i}
+
+
+def _slice_step(shape, dim, sl, keep_full):
+    """The slice view op and its statics (the bounds as given), or None for a whole
+    dimension, which PyTorch skips inside a tuple index."""
+    if sl[3] is not None and sl[3] <= 0:
+        raise ValueError("step must be greater than zero")
+    start, stop, step = bounds(shape[dim], *sl[1:])
+    if not keep_full and start == 0 and stop == shape[dim] and step == 1:
+        return None
+    return SLICE, {"dim": sl[0], "start": sl[1], "stop": sl[2], "step": sl[3]}
 
 
 def _select(x, dim, i):
-    # ``dim`` and ``i`` as given (PyTorch's node saves them so): JAX wraps them
-    size = x.shape[dim]
-    if not -size <= i < size:
-        raise IndexError(f"index {i} is out of bounds for dimension {dim % x.ndim} with size "
-                         f"{size}")
-    return view_apply(SELECT, x, {"dim": dim, "index": i})
+    op, statics = _select_step(x.shape, dim, i)
+    return view_apply(op, x, statics)
 
 
 def _slice(x, dim, sl, keep_full):
-    if sl[3] is not None and sl[3] <= 0:
-        raise ValueError("step must be greater than zero")
-    start, stop, step = bounds(x.shape[dim], *sl[1:])
-    if not keep_full and start == 0 and stop == x.shape[dim] and step == 1:
-        return x  # PyTorch skips whole-dimension slices inside a tuple index
-    return view_apply(SLICE, x, {"dim": sl[0], "start": sl[1], "stop": sl[2], "step": sl[3]})
-
-
-def _unsqueeze(x, dim):
-    from .shape import UNSQUEEZE
-    return view_apply(UNSQUEEZE, x, {"dim": dim})
+    step = _slice_step(x.shape, dim, sl, keep_full)
+    return x if step is None else view_apply(step[0], x, step[1])
 
 
 @export
@@ -223,6 +252,70 @@ def select(input, dim, index) -> Tensor:
 
 def _setitem(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].set(jnp.asarray(v).astype(x.dtype))
+
+
+def _setitem_box(x, v, *starts, box):
+    """``x[index] = v`` for an index of ints, unit-step slices and None (``box``: per
+    entry ``("I",)``, ``("S", size)`` or ``("N",)``; the ints and slice starts are
+    ``starts``): one ``dynamic_update_slice`` of the region, whatever its position."""
+    indexed, region, at = [], [], []
+    it = iter(starts)
+    for k in box:
+        if k[0] == "N":
+            indexed.append(1)
+            continue
+        at.append(next(it))
+        region.append(1 if k[0] == "I" else k[1])
+        if k[0] == "S":
+            indexed.append(k[1])
+    rest = x.shape[len(at):]
+    v = jnp.broadcast_to(jnp.asarray(v).astype(x.dtype), (*indexed, *rest))
+    return jax.lax.dynamic_update_slice(x, v.reshape(*region, *rest), (*at, *[0] * len(rest)))
+
+
+def _setitem_positions(template):
+    """The position-free form of a ``template`` that ``_boxed`` normalized (None for
+    any other)."""
+    box, starts = [], []
+    for k in template:
+        if k[0] == "I":
+            box.append(("I",))
+            starts.append(k[1])
+        elif k[0] == "S" and k[3] == 1:
+            box.append(("S", k[2] - k[1]))
+            starts.append(k[1])
+        elif k[0] == "N":
+            box.append(("N",))
+        else:
+            return None
+    return _setitem_box, {"box": tuple(box)}, tuple(starts)
+
+
+def _boxed(shape, template):
+    """``template`` (ints, slices, None, Ellipsis; bounds checked) with every int made
+    non-negative, every slice's bounds explicit and Ellipsis spelled out, so that the
+    write's positions can be told from its shape (``_setitem_positions``)."""
+    if any(k[0] not in ("I", "S", "N", "E") for k in template):
+        return template
+    out, dim = [], 0
+    for k in template:
+        if k[0] == "E":
+            n = len(shape) - sum(map(_consumed, template))
+            out += [("S", 0, shape[d], 1) for d in range(dim, dim + n)]
+            dim += n
+        elif k[0] == "N":
+            out.append(k)
+        else:
+            size = shape[dim]
+            if k[0] == "I":
+                out.append(("I", k[1] + size if k[1] < 0 else k[1]))
+            else:
+                if k[3] is not None and k[3] <= 0:
+                    return template  # the op raises PyTorch's error
+                start, stop, step = slice(*k[1:]).indices(size)
+                out.append(("S", start, max(stop, start), step))
+            dim += 1
+    return tuple(out)
 
 
 def _index_add_at(x, v, *arrays, template):
@@ -241,7 +334,8 @@ def _getitem_op(name):
 
 
 SETITEM = defop("setitem", _setitem, "torch::autograd::CopySlices", {}, scalar_edges=True,
-                nondiff=_AFTER_VALUE)
+                nondiff=_AFTER_VALUE,
+                positions=lambda shape, template: _setitem_positions(template))
 INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=True,
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
@@ -257,6 +351,46 @@ INDEX_ADD = defop("index_add", _index_add, "IndexAddBackward0",
     names="self source index -> index source dim alpha source_dim")
 
 
+def _steps(self, template, arrays, single):
+    """The view ops of ``self[index]``'s basic indices, left to right (``(op, statics)``),
+    its advanced indices (``(dim of the partial result, template entry)``) and the
+    geometry the view ops give in ``self`` laid out contiguously; a bool index appends
+    its index array to ``arrays``."""
+    from .shape import UNSQUEEZE
+    steps = []
+    geom = contiguous_shape_geometry(tuple(self.shape))
+    shape = geom[0]
+    dim = 0
+    adv = []   # (dim of the partial result, template entry) of the advanced indices
+    n_consuming = sum(map(_consumed, template))
+    for k in template:
+        tag = k[0]
+        step = None
+        if tag == "I":
+            step = _select_step(shape, dim, k[1])
+        elif tag == "S":  # open bounds as PyTorch's indexing passes them
+            step = _slice_step(shape, dim, (dim, 0 if k[1] is None else k[1],
+                                            _INT64_MAX if k[2] is None else k[2],
+                                            1 if k[3] is None else k[3]), keep_full=single)
+            dim += 1
+        elif tag in ("N", "B"):  # x[True]: a new dimension, then an index of it
+            step = UNSQUEEZE, {"dim": dim}
+            if tag == "B":
+                arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
+                adv.append((dim, ("A", len(arrays) - 1)))
+            dim += 1
+        elif tag == "E":  # the dimensions no other index consumes
+            dim += self.ndim - n_consuming
+        else:  # "A", "M"
+            adv.append((dim, k))
+            dim += _consumed(k)
+        if step is not None:
+            steps.append(step)
+            geom = view_geometry(step[0].name, *geom, **step[1])
+            shape = geom[0]
+    return steps, adv, geom
+
+
 @export(function=False)
 def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
@@ -266,32 +400,13 @@ def __getitem__(self, idx) -> Tensor:
     _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
         _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
                                                  if k[0] in ("A", "M")])))
+    steps, adv, geom = _steps(self, template, arrays, single)
+    x = view_chain(self, steps, geom) if steps and not adv else None
+    if x is not None:
+        return x
     x = self
-    dim = 0
-    adv = []   # (dim of the partial result, template entry) of the advanced indices
-    n_consuming = sum(map(_consumed, template))
-    for k in template:
-        tag = k[0]
-        if tag == "I":
-            x = _select(x, dim, k[1])
-        elif tag == "S":
-            x = _slice(x, dim, (dim, 0 if k[1] is None else k[1],
-                                _INT64_MAX if k[2] is None else k[2],
-                                1 if k[3] is None else k[3]), keep_full=single)
-            dim += 1
-        elif tag == "N":
-            x = _unsqueeze(x, dim)
-            dim += 1
-        elif tag == "E":  # the dimensions no other index consumes
-            dim += self.ndim - n_consuming
-        elif tag == "B":  # x[True]: a new dimension, then an index of it
-            x = _unsqueeze(x, dim)
-            arrays.append(Tensor._wrap(jnp.zeros((1 if k[1] else 0,), jnp.int32)))
-            adv.append((dim, ("A", len(arrays) - 1)))
-            dim += 1
-        else:  # "A", "M"
-            adv.append((dim, k))
-            dim += _consumed(k)
+    for op, statics in steps:
+        x = view_apply(op, x, statics)
     if adv:
         tmpl, used, at = [], [], 0
         for d, k in adv:  # whole slices up to each advanced index
@@ -335,6 +450,8 @@ def _value_for(value, target, expand_to_target):
 
 def _put(self, op, template, arrays, value, expand_value):
     _check_bounds(self.shape, template, arrays)
+    if op is SETITEM and not arrays:
+        template = _boxed(self.shape, template)
     value = to_tensor_like(value)
     if isinstance(value, Tensor):
         target = _indexed_shape(self.shape, template, arrays)
@@ -376,6 +493,22 @@ _FILL_ALL = defop("setitem_fill", lambda x, v: jnp.full_like(x, v), "FillBackwar
                   scalar_edges=True)
 
 
+def _holds_it_already(self, template, value):
+    """Whether ``self[template] = value`` would write the region's own values: ``value``
+    is the live view of that region (``x[i, a:b] += v`` reads the view, adds into it, which
+    writes through, then assigns it back), and nothing records the write."""
+    info = value._view if isinstance(value, Tensor) else None
+    if info is None or not info.shared or info.base is not _views.root(self) or \
+            info.gen != info.base._gen or value.dtype != self.dtype or (
+            _gm.enabled and (self._requires_grad or value._requires_grad)) or (
+            self._view is not None and self._view.gen != info.base._gen) or any(
+            k[0] not in ("I", "S", "N", "E") for k in template):
+        return False
+    _check_bounds(self.shape, template, [])
+    steps = _steps(self, template, [], False)[0]
+    return info.geom == chain_geometry(_views.geometry(self), steps)
+
+
 @export(function=False)
 def __setitem__(self, idx, value) -> None:
     """``x[idx] = value``: an in-place write, recorded as PyTorch records it:
@@ -386,6 +519,10 @@ def __setitem__(self, idx, value) -> None:
     if _records_a_view(template):
         # the write goes through a view of ``self``, as in PyTorch
         check_setitem_view(self, _last_view_name(template, single=not isinstance(idx, tuple)))
+        if _holds_it_already(self, template, value):
+            self._version += 1  # PyTorch's copy into the region counts as a write
+            _views.share_version(self)
+            return
         _put(self, SETITEM, template, arrays, value, not _advanced(template))
     elif _advanced(template):
         _put(self, INDEX_PUT, template, arrays, value, False)

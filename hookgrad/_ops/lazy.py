@@ -167,7 +167,15 @@ def _run_segment(nodes):
                 c = ARRAY
             spec.append(a.aval if c is ARRAY else c)
             leaves.append(a)
-        struct.append((q.op, q.key, tuple(spec)))
+        place = getattr(q.fn, "place", None)  # an op at positions (dispatch._AtPositions)
+        found = place(q.args[0].shape) if place is not None else None
+        if found is None:
+            struct.append((q.op.fwd, q.key, tuple(spec)))
+        else:  # its positions are arguments here too
+            fwd, fixed, where = found
+            spec += [int] * len(where)
+            leaves.extend(where)
+            struct.append((fwd, tuple(fixed.items()), tuple(spec)))
     # NOTE: only values something may read leave the program: XLA fuses the rest away
     # (a pending op nobody reads keeps its arguments, so a later read can still run it)
     outs = tuple(k for k, q in enumerate(nodes)
@@ -182,13 +190,18 @@ def _run_segment(nodes):
             if len(_seen) > 16 * CACHE_SIZE:
                 _seen.clear()
             _seen[key] = n
-            for q in nodes:  # each op's own jitted program, as eagerly
-                _run_one(q)
-            return
-        _seen.pop(key, None)
-        fn = _compiled[key] = tiered.jit(_program(struct, outs))
-        if len(_compiled) > CACHE_SIZE:
-            _compiled.popitem(last=False)
+            fn = None
+        else:
+            _seen.pop(key, None)
+            fn = _compiled[key] = tiered.jit(_program(struct, outs))
+            if len(_compiled) > CACHE_SIZE:
+                _compiled.popitem(last=False)
+    # NOTE: a segment's trace costs more than running its ops: with tiered execution it
+    # is traced and compiled in the background, op by op meanwhile
+    if fn is None or not fn.ready(*leaves):
+        for q in nodes:  # each op's own jitted program, as eagerly
+            _run_one(q)
+        return
     for k, v in zip(outs, fn(*leaves)):
         q = nodes[k]
         q.value = v
@@ -198,7 +211,7 @@ def _run_segment(nodes):
 def _program(struct, outs):
     """The segment as one function of its leaves: each op's forward in order; returns the
     values at positions ``outs``."""
-    ops = [(op.fwd, dict(key), spec) for op, key, spec in struct]
+    ops = [(fwd, dict(key), spec) for fwd, key, spec in struct]
 
     def run(*leaves):
         vals = []

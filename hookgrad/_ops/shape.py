@@ -124,9 +124,19 @@ TRIL = defop("tril", lambda x, k: jnp.tril(x, k), "TrilBackward0", (),
              names="self -> diagonal=k")
 TRIU = defop("triu", lambda x, k: jnp.triu(x, k), "TriuBackward0", (),
              names="self -> diagonal=k")
+def slice_from(x, start, *, dim, size, step=1):
+    """``size`` entries of dimension ``dim`` from ``start`` (a traced int: one program for
+    every start) on, every ``step``-th; the slice lies within bounds."""
+    span = (size - 1) * step + 1 if size else 0
+    part = jax.lax.dynamic_slice_in_dim(x, start, span, dim)
+    return part if step == 1 else jax.lax.slice_in_dim(part, 0, None, step, dim)
+
+
 NARROW = defop("narrow", lambda x, dim, start, length: jax.lax.slice_in_dim(
     x, start, start + length, axis=dim), "SliceBackward0", (),
-    names="self -> dim start self_sym_sizes step=1")
+    names="self -> dim start self_sym_sizes step=1",
+    positions=lambda shape, dim, start, length: (slice_from, {"dim": dim, "size": length},
+                                                (start,)))
 CLONE = defop("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", ())
 ALIAS = defop("alias", lambda x: x, "AliasBackward0", ())
 CAT = defop("cat", lambda *xs, dim: jnp.concatenate(xs, axis=dim), "CatBackward0", (),

@@ -98,6 +98,10 @@ class Program:
                 sig = _pytree_key(args)
             state = self._sigs.get(sig)
             if state is not _JITTED:
+                if state.__class__ is concurrent.futures.Future:  # ready() started it
+                    concurrent.futures.wait((state,))  # called before it was ready
+                    self._sigs[sig] = _JITTED
+                    return self.jitted(*args)
                 return self._tiered(sig, state, args)
         return self.jitted(*args)
 
@@ -129,6 +133,36 @@ class Program:
             self._sigs[sig] = _JITTED
             return self.jitted(*args)
         return jax.tree_util.tree_unflatten(state.out_tree, jax.device_put(outs))
+
+    def ready(self, *args):
+        """Whether a call on ``args`` now runs the compiled program. If it would not,
+        tracing and compiling it start in the background (no first tier) and this says
+        False: for a large program (a fused backward chain, a forward segment) whose
+        trace alone costs more than its caller's own way of computing the same thing,
+        which the caller takes meanwhile."""
+        if not (_state["enabled"] and not _state["deterministic"]):
+            return True
+        try:
+            sig = tuple([x.aval for x in args])
+        except AttributeError:
+            sig = _pytree_key(args)
+        state = self._sigs.get(sig)
+        if state is _JITTED or state.__class__ is _First:
+            return True  # compiled, or its first tier already traced: call it
+        if state is None:
+            if not _cpu_default() or not _concrete(jax.tree_util.tree_leaves(args)):
+                self._sigs[sig] = _JITTED
+                return True
+            try:
+                self._sigs[sig] = _compiler().submit(_trace_and_compile, self.jitted, args)
+            except RuntimeError:  # the interpreter is exiting: no more background work
+                self._sigs[sig] = _JITTED
+                return True
+            return False
+        if state.done():  # a failed compile raises again in jax.jit's call, the caller's
+            self._sigs[sig] = _JITTED
+            return True
+        return False
 
     def _first(self, args, leaves):
         """The new signature's state: a ``_First``, or ``_JITTED``."""
@@ -187,6 +221,10 @@ def _compile(traced):
     # compile releases it): resting 3x as long after each, the compiler takes at most a
     # quarter of the lock (with a warm persistent cache, jobs are mostly lowering)
     time.sleep(_REST * held)
+
+
+def _trace_and_compile(jitted, args):
+    _compile(jitted.trace(*args))
 
 
 def _lower_priority():

@@ -20,6 +20,7 @@ from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
+from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
 
 _gm = grad_mode._state
@@ -168,6 +169,39 @@ def view_apply(op, x, statics=None):
         return apply(COPY_TWIN[0](op), (x,), statics)
     out = apply(op, (x,), statics)
     return make_view(out, x, GEOMETRY[op.name], statics)
+
+
+def view_geometry(name, size, stride, offset, **statics):
+    """The geometry after the view op ``name`` of a tensor of ``(size, stride, offset)``."""
+    return GEOMETRY[name](size, stride, offset, **statics)
+
+
+def _chained(size, stride, offset, steps):
+    for name, statics in steps:
+        size, stride, offset = GEOMETRY[name](size, stride, offset, **statics)
+    return size, stride, offset
+
+
+def chain_geometry(geom, steps):
+    """The geometry after the view ops ``steps`` (``(op, statics)``) of one of ``geom``."""
+    return _chained(*geom, [(op.name, statics) for op, statics in steps])
+
+
+def view_chain(x, steps, geom):
+    """``x`` through the view ops ``steps`` (``(op, statics)``, left to right: an index's
+    selects, slices and unsqueezes; ``geom``: the geometry they give in ``x`` laid out
+    contiguously) as one read of ``x``'s array at a position passed as an argument, when
+    nothing records or intercepts them (no gradient, no forward AD, no Tensor subclass, a
+    concrete array); else None (the caller applies them one by one)."""
+    if COPY_TWIN[0] is not None or dispatch._dual[0] or dispatch._subclass[0] or (
+            _gm.enabled and x._requires_grad):
+        return None
+    arr = x._data
+    if arr.__class__ is not _ARRAY:
+        return None
+    named = [(op.name, statics) for op, statics in steps]
+    out = Tensor._wrap(_views._gather(arr, *geom))
+    return make_view(out, x, _chained, {"steps": named})
 
 
 def multi_view_apply(op, x, statics, geoms):

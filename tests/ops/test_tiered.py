@@ -3,6 +3,8 @@ signature run in NumPy while XLA compiles it in the background; then the compile
 runs. What a user can see is the same but for float rounding: values, gradients, hook
 calls and their order, errors."""
 import concurrent.futures
+import threading
+import time
 
 import jax
 import jax.numpy as jnp
@@ -93,6 +95,44 @@ def test_a_new_signature_runs_in_numpy_compiles_once_it_repeats(monkeypatch):
         np.testing.assert_array_equal(g, w)  # XLA's bits
     prog(x[:2], y[:, :2])  # another signature: NumPy again
     assert counting.calls == 3
+
+
+def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
+    """``ready``: a fused chain or a forward segment is not traced in the caller's thread
+    (its trace costs more than running its parts); the caller runs the parts until it is
+    compiled, then the program."""
+    program = tiered.jit(lambda a, b: jnp.sin(a) * b + 1.0)
+    a, b = jnp.linspace(0.0, 1.0, 7, dtype=jnp.float32), jnp.float32(2.0)
+    gate = concurrent.futures.Future()
+    traced = []
+
+    class Held:  # the background job waits for the gate: the caller must not
+        def submit(self, fn, *args):
+            done = concurrent.futures.Future()
+            def job():
+                gate.result()
+                traced.append(True)
+                fn(*args)
+                done.set_result(None)
+            threading.Thread(target=job).start()
+            return done
+
+    monkeypatch.setattr(tiered, "_compiler", Held)
+    assert program.ready(a, b) is False and program.ready(a, b) is False
+    assert not traced  # nothing was traced in the caller's thread
+    gate.set_result(None)
+    for _ in range(600):  # the job's trace and compile end (a bound, not a timing)
+        if program.ready(a, b):
+            break
+        time.sleep(0.05)
+    assert traced and program.ready(a, b)
+    np.testing.assert_allclose(program(a, b), np.sin(np.asarray(a)) * 2.0 + 1.0, rtol=1e-6)
+
+
+def test_a_large_program_is_ready_at_once_with_tiered_execution_off():
+    program = tiered.jit(lambda a: a * 3.0)
+    with hg.autograd.set_tiered_execution(False):
+        assert program.ready(jnp.ones(3))
 
 
 def test_turned_off_programs_compile_at_first_sight(monkeypatch):

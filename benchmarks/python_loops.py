@@ -1,0 +1,244 @@
+"""Python loops of the kind notebooks are full of, hookgrad against PyTorch.
+
+Each idiom is a loop of small reads and writes whose positions and numbers change from one
+iteration to the next:
+
+  synthetic_images  build images: read ``where[i].item()`` and ``labels[i].item()``, then
+                    ``imgs[i, c, r0:r0 + 8, c0:c0 + 8] += v`` at a few positions
+  row_fill          ``out[i] = base * (i % 7) + i * 0.01``
+  ragged_padding    ``batch[i, :L] = seq`` for sequences of a few lengths
+  metric_loop       a per-batch ``.item()`` metric loop (loss and accuracy)
+  preprocessing     per sample: normalize, crop at a position, flip some
+  collate           a hand-written collate: stack the samples, make the label tensor
+  slice_write_scaling
+                    one ``base[i, :64] = v`` write into a base of 1 MB and of 64 MB: the
+                    time per write should not grow with the base (donated buffers, written
+                    in place); printed as ``write_64MB_vs_1MB`` (warm; 1.0 is flat)
+
+Every idiom runs in a fresh process with an empty compilation cache: its first run is
+``cold`` (tracing, first-tier NumPy runs, background compiles), then it runs again until
+the compiles end, and the best of the next runs is ``warm``. PyTorch runs the same code in
+the same process (``import hookgrad as torch`` style: the idiom takes the library), and the
+results are checked equal. Prints a table and, last,
+``python_loops_vs_torch: X``: the worst idiom's warm ratio (target <= 2; cold <= 5).
+
+    python benchmarks/python_loops.py [--quick]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --------------------------------------------------------------------------- the idioms
+# Each is ``prepare(L, n) -> data`` (not timed) and ``run(L, data) -> result``; ``L`` is
+# hookgrad or torch.
+
+def synthetic_images(L, data):
+    where, labels, imgs = data
+    for i in range(imgs.shape[0]):
+        w = where[i].item()
+        k = labels[i].item()
+        r0, c0 = (2, 10, 20)[w], (4, 12, 18)[(i * 7) % 3]
+        imgs[i, 0, r0:r0 + 8, c0:c0 + 8] += 2.0
+        imgs[i, k % 3, c0:c0 + 4, r0:r0 + 4] += 1.0
+        imgs[i, 2, r0:r0 + 2, :] -= 0.5
+    return imgs
+
+
+def _synthetic_images_data(L, n):
+    rng = np.random.default_rng(0)
+    return (L.tensor(rng.integers(0, 3, n)), L.tensor(rng.integers(0, 10, n)),
+            L.zeros(n, 3, 32, 32))
+
+
+def row_fill(L, data):
+    base, out = data
+    for i in range(out.shape[0]):
+        out[i] = base * (i % 7) + i * 0.01
+    return out
+
+
+def _row_fill_data(L, n):
+    return L.arange(64.0), L.zeros(n, 64)
+
+
+def ragged_padding(L, data):
+    seqs, batch = data
+    for i, seq in enumerate(seqs):
+        batch[i, :seq.shape[0]] = seq
+    return batch
+
+
+def _ragged_padding_data(L, n):
+    rng = np.random.default_rng(1)
+    lengths = rng.choice([5, 9, 12, 17, 23, 30], n)
+    seqs = [L.tensor(rng.standard_normal((m, 16)).astype(np.float32)) for m in lengths]
+    return seqs, L.zeros(n, 32, 16)
+
+
+def metric_loop(L, data):
+    total, correct = 0.0, 0.0
+    for pred, y in data:
+        total += (pred.logsumexp(1) - pred.gather(1, y[:, None])[:, 0]).mean().item()
+        correct += (pred.argmax(1) == y).float().sum().item()
+    return L.tensor([total, correct])
+
+
+def _metric_loop_data(L, n):
+    rng = np.random.default_rng(2)
+    return [(L.tensor(rng.standard_normal((32, 10)).astype(np.float32)),
+             L.tensor(rng.integers(0, 10, 32))) for _ in range(max(n // 8, 4))]
+
+
+def preprocessing(L, data):
+    samples, mean, std = data
+    out = []
+    for i, x in enumerate(samples):
+        x = (x - mean) / std
+        r, c = i % 5, (i * 3) % 5
+        x = x[:, r:r + 28, c:c + 28]
+        if i % 2:
+            x = x.flip(-1)
+        out.append(x)
+    return L.stack(out)
+
+
+def _preprocessing_data(L, n):
+    rng = np.random.default_rng(3)
+    return ([L.tensor(rng.random((3, 32, 32), np.float32)) for _ in range(n)],
+            L.tensor([0.5, 0.4, 0.3]).reshape(3, 1, 1), L.tensor([0.2, 0.25, 0.3]).reshape(3, 1, 1))
+
+
+def collate(L, data):
+    batches = []
+    for start in range(0, len(data), 32):
+        part = data[start:start + 32]
+        imgs = L.stack([img for img, _ in part])
+        labels = L.tensor([label for _, label in part])
+        batches.append(imgs.sum() + labels.sum())
+    return L.stack(batches)
+
+
+def _collate_data(L, n):
+    rng = np.random.default_rng(4)
+    return [(L.tensor(rng.random((3, 16, 16), np.float32)), int(rng.integers(0, 10)))
+            for _ in range(n)]
+
+
+IDIOMS = {"synthetic_images": (synthetic_images, _synthetic_images_data),
+          "row_fill": (row_fill, _row_fill_data),
+          "ragged_padding": (ragged_padding, _ragged_padding_data),
+          "metric_loop": (metric_loop, _metric_loop_data),
+          "preprocessing": (preprocessing, _preprocessing_data),
+          "collate": (collate, _collate_data)}
+
+
+# --------------------------------------------------------------------------- one process
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    np.asarray(out.detach().cpu().numpy())  # the result on the host: all work done
+    return time.perf_counter() - t0, out
+
+
+def worker(name, n, repeats):
+    """One idiom in this (fresh) process: hookgrad cold, warm, and PyTorch."""
+    import hookgrad
+    from hookgrad._ops import tiered
+    import torch
+    torch.set_num_threads(1)  # as hookgrad's eager ops: one core each
+    run, prepare = IDIOMS[name]
+
+    def once(L):
+        data = prepare(L, n)
+        return _timed(lambda: run(L, data))
+
+    cold, got = once(hookgrad)
+    torch_cold, want = once(torch)
+    ok = np.allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    for _ in range(3):  # the repeats start the background compiles; then they end
+        once(hookgrad)
+    tiered.wait()
+    hg_best = torch_best = float("inf")
+    for _ in range(repeats):
+        hg_best = min(hg_best, once(hookgrad)[0])
+        torch_best = min(torch_best, once(torch)[0])
+    return {"cold": cold, "warm": hg_best, "torch_cold": torch_cold, "torch": torch_best,
+            "equal": bool(ok)}
+
+
+def scaling_worker(repeats):
+    """Per-write seconds of ``base[i, :64] = v`` into a 1 MB and a 64 MB base."""
+    import hookgrad
+    from hookgrad._ops import tiered
+    out = {}
+    for mb in (1, 64):
+        base = hookgrad.zeros(mb * 1024, 256)  # 1 KiB rows
+        v = hookgrad.ones(64)
+        for i in range(8):
+            base[i, :64] = v
+        tiered.wait()
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for i in range(50):
+                base[i, :64] = v * i
+            base[0, 0].item()
+            best = min(best, (time.perf_counter() - t0) / 50)
+        out[f"{mb}MB"] = best
+    return out
+
+
+def _child(args, cache):
+    env = dict(os.environ, HOOKGRAD_COMPILATION_CACHE=cache,
+               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, __file__, "--worker", *args], env=env,
+                          capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"worker {args} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--worker", nargs="+")
+    a = ap.parse_args()
+    n, repeats = (64, 3) if a.quick else (256, 5)
+    if a.worker:
+        if a.worker[0] == "slice_write_scaling":
+            print(json.dumps(scaling_worker(int(a.worker[1]))))
+        else:
+            print(json.dumps(worker(a.worker[0], int(a.worker[1]), int(a.worker[2]))))
+        return
+    worst = worst_cold = 0.0
+    print(f"{'idiom':18s} {'cold ms':>9s} {'warm ms':>9s} {'torch ms':>9s} "
+          f"{'cold/torch':>10s} {'warm/torch':>10s}  equal")
+    for name in IDIOMS:
+        with tempfile.TemporaryDirectory() as cache:  # empty: a cold start
+            r = _child([name, str(n), str(repeats)], cache)
+        cold, warm = r["cold"] / r["torch_cold"], r["warm"] / r["torch"]
+        worst, worst_cold = max(worst, warm), max(worst_cold, cold)
+        print(f"{name:18s} {r['cold'] * 1e3:9.1f} {r['warm'] * 1e3:9.1f} "
+              f"{r['torch'] * 1e3:9.1f} {cold:10.2f} {warm:10.2f}  {r['equal']}")
+        if not r["equal"]:
+            raise SystemExit(f"{name}: hookgrad's result differs from PyTorch's")
+    with tempfile.TemporaryDirectory() as cache:
+        s = _child(["slice_write_scaling", str(repeats)], cache)
+    print(f"slice write per call: 1 MB base {s['1MB'] * 1e6:.1f} us, 64 MB base "
+          f"{s['64MB'] * 1e6:.1f} us; write_64MB_vs_1MB: {s['64MB'] / s['1MB']:.2f}")
+    print(f"python_loops_cold_vs_torch: {worst_cold:.2f}")
+    print(f"python_loops_vs_torch: {worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()
