@@ -177,6 +177,8 @@ def check_gradient_monitoring(checks, pngs, printed):
     assert set(checks["grad_norm_counts"].values()) == {81}
     assert sorted(checks["grad_norm_counts"]) == ["0", "2", "4", "6"]
     assert set(checks["dead_counts"].values()) == {81}
+    assert "compiled steps in" in printed["compiled"]
+    assert "(trace_count 1)" in printed["compiled"]   # one program, the loggers host calls
     assert checks["speedup"] > 1.0
     assert_pictures(pngs, 3)
 
