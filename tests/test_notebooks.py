@@ -153,6 +153,8 @@ def check_grad_cam(checks, pngs, printed):
     # the heat peaks on the planted square (one miss allowed across machines' float noise)
     assert checks["peak_total"] == 8 and checks["peak_hits"] >= 7
     assert checks["compiled_max_diff"] < 1e-4
+    assert checks["cam_trace_count"] == 1       # the compiled Grad-CAM is one program
+    assert "cam_compiled.trace_count 1" in printed["compiled"]
     assert_pictures(pngs, 3)
 
 
