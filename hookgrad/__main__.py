@@ -9,12 +9,13 @@ import argparse
 import importlib.util
 
 _EPILOG = """examples:
-  python -m hookgrad                     eager then compiled: 25-30 s on 2 CPU cores
-  python -m hookgrad --quick             40 steps per mode, 12 s: mostly one-time compilation
+  python -m hookgrad                     eager then compiled: 22 s, 33 s the first time
+  python -m hookgrad --quick             40 steps per mode: 8 s, 18 s the first time
   python -m hookgrad --plot plots        also write plots/loss.png, grad_norms.png, grad_cam.png
                                          (needs matplotlib: pip install 'hookgrad[plot]')
 
-times measured with `time` on 2 CPU cores (jax 0.10.2), XLA's compilation cache warm
+times measured with `time` on 2 busy CPU cores (jax 0.10.2); "the first time": XLA's
+compilation cache (~/.cache/hookgrad/xla) empty
 """
 
 
