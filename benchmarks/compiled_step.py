@@ -15,7 +15,9 @@ matrix (tests/test_three_modes.py):
 Models: an MLP (4 Linear 512x512, batch 256) and a transformer (2 pre-LN blocks, d=128,
 4 heads, seq 64, batch 16), both with the hooks above; and "narrow", the dispatch-bound
 case of issue 16: 8 Linear(64, 64), batch 64, a no-op full backward hook on every Linear
-and nothing else (its floor has no hooks: a no-op hook should cost nothing). Variants,
+and nothing else (its floor has no hooks: a no-op hook should cost nothing;
+``benchmarks/step_floor.py`` times issue 32's dispatch-bound step, with ReLUs, batch 32,
+MSE, with and without such hooks, pipelined and synced). Variants,
 timed interleaved, best of several rounds, every result ``block_until_ready``:
 
   compiled   hookgrad.compile of the eager-style step

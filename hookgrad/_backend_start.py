@@ -39,7 +39,8 @@ def watch() -> None:
     """Record the first call that starts a JAX backend from now on."""
     try:
         from jax._src import xla_bridge  # NOTE: private: JAX's one backend-start hook
-        xla_bridge.register_backend_initialization_hook(_record)
+        if not xla_bridge.backends_are_initialized():   # else it would name this import
+            xla_bridge.register_backend_initialization_hook(_record)
     except (ImportError, AttributeError):  # pragma: no cover - a JAX without the hook
         pass
 

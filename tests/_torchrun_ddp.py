@@ -4,15 +4,15 @@ tests/test_distributed_processes.py.
 ``torchrun --nproc-per-node 2 tests/_torchrun_ddp.py VARIANT...`` with PyTorch, and
 ``python -m hookgrad.as_torch -m torch.distributed.run --nproc-per-node 2
 tests/_torchrun_ddp.py VARIANT...`` with hookgrad. A variant is ``eager`` or ``compiled``
-(the step through ``torch.compile``), optionally with ``+hook`` (the default
-all-reduce communication hook), ``collectives`` (each collective once), ``unused`` (a parameter
-a rank's batch does not reach) or ``limits``
-(hookgrad's not-implemented errors across processes). Each rank appends one JSON line per variant to ``$RESULTS_DIR/rank<RANK>.jsonl``: its
-rank, the gradients its hooks saw (its own, before averaging), the loss all-reduced in the
-step, the
-trained weights (and the all-gathered losses). The weights start different on each rank (DDP copies rank 0's), the data
-is split by ``DistributedSampler``, and the second epoch accumulates one micro-batch inside
-``no_sync()``.
+(the step through ``torch.compile``), optionally with ``+hook`` (the default all-reduce
+communication hook) or ``+fp16`` (the float16 compression hook); ``collectives`` (each
+collective once); ``unused`` (a parameter a rank's batch does not reach); or ``limits``
+(hookgrad's not-implemented errors across processes). Each rank appends one JSON line per variant to
+``$RESULTS_DIR/rank<RANK>.jsonl``. A training variant writes the rank, the gradients its
+hooks saw (its own, before averaging), the losses all-reduced in the step (all-gathered)
+and the trained weights. The weights start different on each rank (DDP copies rank 0's),
+``DistributedSampler`` shuffles and splits the data, and the second epoch accumulates one
+micro-batch inside ``no_sync()``.
 """
 import json
 import os
@@ -44,6 +44,8 @@ def train(variant, rank, world):
     ddp = DistributedDataParallel(model)
     if "+hook" in variant:
         ddp.register_comm_hook(None, default_hooks.allreduce_hook)
+    elif "+fp16" in variant:
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     x, y = _values(24 * 4, 0.0).reshape(24, 4), _values(24 * 3, 1.0).reshape(24, 3)
     sampler = DistributedSampler(TensorDataset(x, y), seed=3)   # PyTorch's order
@@ -113,6 +115,14 @@ def collectives(rank, world):
         t = x.clone()
         dist.all_reduce(t, group=solo)
         out["solo"] = t.tolist()
+    objects = [None] * world
+    dist.all_gather_object(objects, {"rank": rank, "name": "r" * (rank + 1)})
+    sent = [("from", rank), [rank] * 3] if rank == 1 else [None, None]
+    dist.broadcast_object_list(sent, src=1)
+    out["objects"] = [objects, sent]
+    out["queries"] = [dist.is_gloo_available(), dist.is_nccl_available(),
+                      dist.is_mpi_available(), dist.is_torchelastic_launched(),
+                      dist.get_node_local_rank(), dist.get_backend()]
     return {"variant": "collectives", "rank": rank, "world": world, **out}
 
 

@@ -380,3 +380,36 @@ def test_a_hook_reading_another_tensor_than_traced_reads_it(monkeypatch):
     # two reading g read it
     assert seen_c == pytest.approx(seen_e) and count["read"] == 2
     assert compiled.trace_count == 1
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_a_parameter_passed_to_a_host_run_hook_holds_its_grad_of_then(marked):
+    def program():
+        hg.manual_seed(0)
+        lin = nn.Linear(3, 2)
+        opt = hg.optim.SGD(lin.parameters(), lr=0.5)
+        seen = []
+        record = lambda p: seen.append((p.detach().clone(), p.grad.clone()))  # noqa: E731
+        lin.bias.register_post_accumulate_grad_hook(
+            hg.compile.host_hook(record) if marked else record)
+
+        def step(x):
+            lin(x).pow(2).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        return step, seen, lin
+    x = hg.ones(2, 3)
+    step_e, seen_e, lin_e = program()
+    step_c, seen_c, lin_c = program()
+    compiled = hg.compile(step_c)
+    for _ in range(3):
+        step_e(x)
+        compiled(x)
+    # the bias before the update and its fresh gradient, as eagerly; the bias itself after
+    assert len(seen_c) == 3 and compiled.trace_count >= 1
+    for (pe, ge), (pc, gc) in zip(seen_e, seen_c):
+        np.testing.assert_allclose(pc.numpy(), pe.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(gc.numpy(), ge.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(lin_c.bias.detach().numpy(), lin_e.bias.detach().numpy(),
+                               rtol=1e-6)
+    assert lin_c.bias.grad is None

@@ -232,6 +232,22 @@ def function_forward_prints(L, compile):
     return {"outs": _loop(L, compile(step)), **_state(model)}
 
 
+@idiom(compiled=True)
+def grad_cam_forward_hook_registers_a_tensor_hook(L, compile):
+    # the classic Grad-CAM hooks: the forward hook keeps the activation and, on it, a
+    # tensor hook (made while the step runs) keeps its gradient, both by layer name
+    model, opt = _setup(L)
+    acts, grads = {}, {}
+
+    def keep(m, a, out):
+        name = type(m).__name__
+        acts[name] = out.detach()
+        out.register_hook(lambda g: grads.__setitem__(name, g.detach()))
+    model[0].register_forward_hook(keep)
+    outs = _loop(L, compile(_train(L, model, opt)))
+    return {"outs": outs, "acts": acts, "grads": grads, **_state(model)}
+
+
 @idiom(compiled=False)
 def hook_replaces_a_gradient_from_the_second_call(L, compile):
     # compiled, it runs on the host after the program; when it returns a gradient, what

@@ -55,6 +55,23 @@ def test_collectives_of_one_process_leave_or_copy_the_tensor():
     assert got[0]["SUM"] == [0.0, 1.0, 2.0, 3.0] and got[-1] == 1
 
 
+def test_object_collectives_and_queries_of_one_process(monkeypatch):
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+
+    def body(L, d):
+        gathered = [None]
+        d.all_gather_object(gathered, {"a": (1, 2.5)})
+        sent = [[3, "x"], None]
+        d.broadcast_object_list(sent, src=0)
+        return [gathered, sent, d.get_node_local_rank(fallback_rank=4),
+                raises(d.get_node_local_rank), raises(d.all_gather_object, [], 1),
+                d.is_gloo_available(), d.is_mpi_available()]
+    got = same_as_torch(_in_a_world_of_one(body))
+    assert got[:3] == [[{"a": (1, 2.5)}], [[3, "x"], None], 4]
+    assert got[3]["message"].startswith("LOCAL_RANK is not in the environment.")
+    assert got[4] == {"raises": "IndexError", "message": "list assignment index out of range"}
+
+
 def test_collectives_bad_input_is_refused():
     def body(L, d):
         x = L.arange(4.0)

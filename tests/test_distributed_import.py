@@ -21,10 +21,17 @@ _SCRIPT = textwrap.dedent("""
     for name in public:
         importlib.import_module("torch" + name[len("hookgrad"):])
     import torch
-    # what libraries ask while they import (transformers, accelerate)
-    asked = [torch.cuda.is_available(), torch.accelerator.current_accelerator(),
-             torch.backends.mps.is_available()]
-    print(len(public), asked, xla_bridge.backends_are_initialized())
+    imported = xla_bridge.backends_are_initialized()
+    # what libraries ask while they import (transformers, accelerate): on a machine with
+    # no GPU or TPU to find, answered without starting a backend
+    from jax._src import hardware_utils
+    accelerator = bool(hardware_utils.has_visible_nvidia_gpu()
+                       or hardware_utils.num_available_amd_gpus(stop_at=1)
+                       or hardware_utils.num_available_tpu_chips_and_device_id()[0])
+    torch.cuda.is_available(), torch.accelerator.current_accelerator()
+    torch.backends.mps.is_available()
+    asked = xla_bridge.backends_are_initialized()
+    print(len(public), imported, accelerator, asked)
 """)
 
 
@@ -36,9 +43,11 @@ def _run(script, **env):
 
 
 def test_importing_every_public_module_starts_no_jax_backend():
-    n, *asked, started = _run(_SCRIPT, JAX_PLATFORMS="")
+    n, imported, accelerator, asked = _run(_SCRIPT, JAX_PLATFORMS="")
     assert int(n) > 100  # the walk found the package's modules
-    assert started == "False"
+    assert imported == "False"
+    # with a GPU or TPU present, is_available() asks JAX's backends (docs/distributed.md)
+    assert asked == ("True" if accelerator == "True" else "False")
 
 
 def test_the_first_array_starts_the_backend():

@@ -18,7 +18,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
-HOOKGRAD_VARIANTS = ["eager", "compiled+hook", "collectives", "unused", "limits"]
+HOOKGRAD_VARIANTS = ["eager", "compiled+fp16", "collectives", "unused", "limits"]
+# the PyTorch run each is compared with (its compiled step is its eager one)
+REFERENCE = {"eager": "eager", "compiled+fp16": "eager+fp16"}
 
 
 def _loopback():
@@ -68,7 +70,8 @@ def torch_run(tmp_path_factory):
     _loopback()
     pytest.importorskip("torch")
     results, _ = _launch([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                          "--nproc-per-node", "2", SCRIPT, "eager", "collectives", "unused"],
+                          "--nproc-per-node", "2", SCRIPT, "eager", "eager+fp16", "collectives",
+                          "unused"],
                          _env(OMP_NUM_THREADS="1"), tmp_path_factory.mktemp("torch_ranks"))
     return results
 
@@ -78,12 +81,12 @@ def _close(a, b):
                                rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("variant", ["eager", "compiled+hook"])
+@pytest.mark.parametrize("variant", sorted(REFERENCE))
 def test_ddp_script_gives_pytorchs_hooks_metrics_and_weights(hookgrad_run, torch_run,
                                                              variant):
     got, _ = hookgrad_run
     for rank in (0, 1):
-        mine, ref = got[(variant, rank)], torch_run[("eager", rank)]
+        mine, ref = got[(variant, rank)], torch_run[(REFERENCE[variant], rank)]
         assert len(mine["hooks"]) == len(ref["hooks"]) == 12   # 6 steps, 2 hooks each
         _close(mine["hooks"], ref["hooks"])        # this rank's own gradients
         _close(mine["gathered"], ref["gathered"])  # every rank's all-reduced step losses
@@ -92,7 +95,7 @@ def test_ddp_script_gives_pytorchs_hooks_metrics_and_weights(hookgrad_run, torch
             _close(a, b)
 
 
-@pytest.mark.parametrize("variant", ["eager", "compiled+hook"])
+@pytest.mark.parametrize("variant", sorted(REFERENCE))
 def test_ddp_ranks_see_their_own_gradients_and_end_with_the_same_weights(hookgrad_run,
                                                                          variant):
     got, _ = hookgrad_run
@@ -156,6 +159,7 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
     script.write_text(textwrap.dedent("""
         import json, os
         keys = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                "TORCHELASTIC_RUN_ID",
                 "MASTER_ADDR", "MASTER_PORT"]
         with open(os.path.join(os.environ["OUT"], os.environ["RANK"]), "w") as f:
             json.dump({k: os.environ.get(k) for k in keys}, f)
@@ -222,12 +226,24 @@ def test_the_launcher_stops_the_job_when_a_process_fails(tmp_path):
     assert "local rank 1 exited with status 3; stopping the others" in out.stderr
 
 
-def test_init_process_group_after_the_backend_started_names_the_line(tmp_path):
+_LATE = {
+    # a tensor made first: the error names that line, through hookgrad's call
+    "after hookgrad": ("import hookgrad\nx = hookgrad.ones(2) + 1\n",
+                       "backends, and something did: {script}:2 in <module>: x = "
+                       "hookgrad.ones(2) + 1 (through hookgrad/"),
+    # JAX used before hookgrad was imported: not blamed on the import
+    "before hookgrad": ("import jax.numpy as jnp\nx = jnp.ones(2) + 1\n",
+                        "backends, and something did: a call made before hookgrad was "
+                        "imported. Call init_process_group first"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LATE))
+def test_init_process_group_after_the_backend_started_names_what_did(tmp_path, case):
+    prelude, message = _LATE[case]
     script = tmp_path / "late.py"
-    script.write_text(textwrap.dedent("""
-        import hookgrad
+    script.write_text(prelude + textwrap.dedent("""
         import hookgrad.distributed as dist
-        x = hookgrad.ones(2) + 1
         try:
             dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", world_size=2,
                                     rank=0)
@@ -238,9 +254,52 @@ def test_init_process_group_after_the_backend_started_names_the_line(tmp_path):
     out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=_env(),
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    message, initialized = out.stdout.strip().splitlines()
-    assert message.startswith("init_process_group must run before anything starts JAX's "
-                              f"backends, and something did: {script}:4 in <module>: "
-                              "x = hookgrad.ones(2) + 1 (through hookgrad/")
-    assert "Call init_process_group first" in message
+    error, initialized = out.stdout.strip().splitlines()
+    assert error.startswith("init_process_group must run before anything starts JAX's ")
+    assert message.format(script=script) in error and "Call init_process_group first" in error
     assert initialized == "False"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--nproc-per-node", "two"], "--nproc-per-node: expected a number, 'gpu', 'cpu' or "
+                                  "'auto', got 'two'"),
+    (["--nproc-per-node", "0"], "--nproc-per-node: expected at least 1 process, got 0"),
+    (["--nnodes", "2", "--node-rank", "2"], "--node-rank 2 is out of range for --nnodes 2"),
+])
+def test_the_launcher_refuses_bad_arguments(args, message):
+    out = subprocess.run([sys.executable, "-m", "hookgrad.distributed.run", *args, "x.py"],
+                         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and message in out.stderr
+
+
+def test_a_group_of_some_processes_exchanges_among_its_members(tmp_path):
+    # 3 processes; new_group([0, 2]): the members reduce and gather, rank 1 takes no part
+    _loopback()
+    script = tmp_path / "group.py"
+    script.write_text(textwrap.dedent("""
+        import json, os
+        import hookgrad as torch
+        import hookgrad.distributed as dist
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+        group = dist.new_group([0, 2])
+        t = torch.ones(2) * (rank + 1)
+        objects = None
+        if rank in (0, 2):
+            dist.all_reduce(t, group=group)
+            objects = [None, None]
+            dist.all_gather_object(objects, f"r{rank}", group=group)
+        dist.barrier()
+        with open(os.path.join(os.environ["OUT"], str(rank)), "w") as f:
+            json.dump([t.tolist(), objects, dist.get_rank(group),
+                       dist.get_world_size(group)], f)
+        dist.destroy_process_group()
+    """))
+    out = subprocess.run([sys.executable, "-m", "hookgrad.distributed.run", "--standalone",
+                          "--nproc-per-node", "3", str(script)], cwd=ROOT,
+                         env=_env(OUT=str(tmp_path)), capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = [json.loads((tmp_path / r).read_text()) for r in "012"]
+    assert got == [[[4.0, 4.0], ["r0", "r2"], 0, 2], [[2.0, 2.0], None, -1, -1],
+                   [[4.0, 4.0], ["r0", "r2"], 1, 2]]

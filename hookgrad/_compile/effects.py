@@ -132,6 +132,15 @@ class Watch:
         """The ids of the recorded places' holders (a dict, a cell, an object)."""
         return {id(r[1]) for r in self._records}
 
+    def changed(self):
+        """The ids of the holders of the recorded places that changed."""
+        return {id(holder) for kind, holder, key, saved, _ in self._records
+                if _changed(kind, holder, key, saved)}
+
+    def containers(self):
+        """The ids of the recorded containers and objects (not cells, not globals)."""
+        return {id(r[1]) for r in self._records if r[0] not in ("cell", "global")}
+
     def now(self):
         """The recorded places as they are now (for :meth:`changed_since`)."""
         return [_current(kind, holder, key) for kind, holder, key, _, _ in self._records]

@@ -74,7 +74,7 @@ class CompiledFunction:
         self._disable = disable
         self.trace_count = 0
         self._key_data = None   # (typed key, its raw data) from the last call
-        self._hooks_known = frozenset()
+        self._hooks_known = frozenset(), frozenset()
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -160,9 +160,9 @@ class CompiledFunction:
         has effects a program cannot repeat (``_compile.effects``) or its trace raised:
         they are undone, and a function to call after this call has run eagerly."""
         watch = _effects.Watch(self, plan)
-        self._hooks_known = watch.hooks   # those a trace may run on the host (host_run)
+        # the hooks, and the places, there were before the trace (``host_run``)
+        self._hooks_known = watch.hooks, watch.holders()
         failed, found = None, []
-        before = set(self._cache)
         try:
             with watch:
                 entry = _trace.trace(self, plan)
@@ -182,9 +182,7 @@ class CompiledFunction:
                 self._rekey(old, traced[0])
             return traced
         watch.undo()
-        # every program this trace cached goes: plan's, and a next-call program that
-        # first_call traced (kept for the next call's key even when it did not run this one)
-        for key in [k for k in self._cache if k not in before]:
+        for key in (plan.key, steady[0].key if failed is None and steady else None):
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)

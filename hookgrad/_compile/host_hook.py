@@ -13,9 +13,10 @@ import threading
 import jax
 
 from .. import _jax_trace, _mode
-from .._errors import TracedValueError  # noqa: F401 - re-exported (hookgrad.compile)
-from .._tensor import Tensor
 from .._autograd import grad_mode
+from .._autograd.graph import _Node
+from .._errors import TracedValueError  # noqa: F401 - re-exported (hookgrad.compile)
+from .._tensor import Tensor, _set_rg
 
 __all__ = ["host_hook", "is_host_hook", "TracedValueError"]
 
@@ -76,13 +77,10 @@ def host_hook(fn=None, *, ordered=True):
                                 _Tracer) for i in pos)
         if not traced and not _mode.state.compiling and not _in_jax_trace():
             return _call_host(fn, args, kwargs)
-        arrays = [leaves[i]._data if isinstance(leaves[i], Tensor) else leaves[i] for i in pos]
-        was_tensor = [isinstance(leaves[i], Tensor) for i in pos]
-        for i in pos:
-            leaves[i] = None   # keep no tracer alive
-        call = _HostCall(fn, leaves, rebuild, pos, was_tensor)
         ctx = _ctx.stack[-1] if _ctx.stack else None
-        if ctx is not None and _current_trace() is ctx.trace:
+        ours = ctx is not None and _current_trace() is ctx.trace
+        call, arrays = _HostCall.make(fn, leaves, rebuild, ctx.state_ids if ours else ())
+        if ours:
             # in hookgrad.compile's own trace: the values become outputs of the program
             # and the hook runs right after it (no host callback inside the program)
             ctx.host_calls.append((call, arrays))
@@ -95,21 +93,94 @@ def host_hook(fn=None, *, ordered=True):
 
 
 class _HostCall:
-    """One host-hook call: the hook, its non-array arguments, where the arrays go."""
+    """One host-hook call: the hook, its non-array arguments, where the arrays go; per
+    parameter passed (a state Tensor of the step), its value and ``.grad`` at that point
+    of the step, put in for the call."""
 
-    __slots__ = ("fn", "leaves", "rebuild", "pos", "was_tensor")
+    __slots__ = ("fn", "leaves", "rebuild", "pos", "metas", "state")
+    auto = False
 
-    def __init__(self, fn, leaves, rebuild, pos, was_tensor):
-        self.fn, self.leaves, self.rebuild = fn, leaves, rebuild
-        self.pos, self.was_tensor = pos, was_tensor
+    @classmethod
+    def make(cls, fn, leaves, rebuild, state_ids=()):
+        """The call of ``fn`` on ``leaves`` and the arrays it takes, in order."""
+        call = cls()
+        call.fn, call.rebuild = fn, rebuild
+        call.pos, call.metas, call.state = [], [], []
+        arrays, tail = [], []
+        for i, v in enumerate(leaves):
+            if isinstance(v, Tensor) and id(v) in state_ids:
+                g = v._grad
+                call.state.append((i, v, g is not None))
+                tail += (v._data,) if g is None else (v._data, g._data)
+            elif isinstance(v, (Tensor, jax.Array, _Tracer)):
+                call.pos.append(i)
+                # a Tensor: what its ``requires_grad`` and ``grad_fn`` show
+                call.metas.append(None if not isinstance(v, Tensor) else
+                                  (v._requires_grad, v.grad_fn and v.grad_fn.name()))
+                arrays.append(v._data if isinstance(v, Tensor) else v)
+        taken = set(call.pos).union(s[0] for s in call.state)
+        call.leaves = [None if i in taken else v for i, v in enumerate(leaves)]   # no tracer
+        return call, arrays + tail
+
+    def _bind(self, values):
+        """The leaves with ``values`` in place, and the parameters given theirs (a list for
+        :meth:`_unbind`)."""
+        new = list(self.leaves)
+        for i, v, meta in zip(self.pos, values, self.metas):
+            v = v if isinstance(v, jax.Array) else jax.numpy.asarray(v)
+            new[i] = v if meta is None else _host_tensor(v, *meta)
+        held, k = [], len(self.pos)
+        for i, t, with_grad in self.state:
+            held.append((t, t._compile_snapshot()))
+            t._data, k = values[k], k + 1
+            if with_grad:
+                t._grad, k = Tensor._wrap(values[k]), k + 1
+            new[i] = t
+        return new, held
+
+    @staticmethod
+    def _unbind(held):
+        for t, snap in reversed(held):
+            t._compile_restore(snap)
 
     def __call__(self, *values):
-        new = list(self.leaves)
-        for i, v, t in zip(self.pos, values, self.was_tensor):
-            arr = v if isinstance(v, jax.Array) else jax.numpy.asarray(v)
-            new[i] = Tensor._wrap(arr) if t else arr
-        a, k = self.rebuild(new)
-        _call_host(self.fn, a, k)
+        new, held = self._bind(values)
+        try:
+            a, k = self.rebuild(new)
+            _call_host(self.fn, a, k)
+        finally:
+            self._unbind(held)
+
+
+def _host_tensor(arr, requires_grad, node_name):
+    """A hook's Tensor argument on the host: its value, showing the ``requires_grad`` and
+    ``grad_fn`` name it had in the step."""
+    if node_name is not None:
+        return Tensor._wrap(arr, _HostNode(node_name))
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        _set_rg(t, True)
+    return t
+
+
+class _HostNode(_Node):
+    """The ``grad_fn`` of a host call's Tensor: named as in the step, its graph left in
+    the program."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        super().__init__()
+        self._name = name
+
+    def name(self):
+        return self._name
+
+    def _apply(self, *grads):
+        raise RuntimeError(
+            f"hookgrad.compile ran this hook on the host after the step's program: the graph "
+            f"behind its Tensor ({self._name}) stayed in the program, so backward cannot run "
+            "through it here. Call backward in the step, or run the step eagerly.")
 
 
 class _CompileCtx(threading.local):
@@ -121,11 +192,13 @@ _ctx = _CompileCtx()
 
 
 class _Tracing:
-    __slots__ = ("trace", "host_calls", "state_ids", "hooks", "host_reached", "host_done")
+    __slots__ = ("trace", "host_calls", "state_ids", "hooks", "before", "host_reached",
+                 "host_done")
 
-    def __init__(self, trace, state_ids=(), hooks=frozenset()):
+    def __init__(self, trace, state_ids=(), hooks=frozenset(), before=frozenset()):
         self.trace = trace
-        self.hooks = hooks              # the hooks that may become host calls (ids)
+        self.hooks = hooks              # the hooks registered before the trace (ids)
+        self.before = before            # the places the step could reach then (ids)
         self.host_calls = []
         self.state_ids = state_ids      # the step's state Tensors (ids)
         self.host_reached = set()       # what the hooks made host calls reach (ids)

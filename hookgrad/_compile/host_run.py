@@ -2,7 +2,9 @@
 
 While ``hookgrad.compile`` traces a step, every user hook is called through :func:`run`
 (``hookgrad._autograd.hooks.call``, the one place every hook kind is called from). Of the
-hooks registered before the call (one the step registers is the step's own Python):
+hooks registered before the call, and of those the step registers that write only what
+existed before the call (a Grad-CAM forward hook's tensor hook; one that writes what the
+step made is the step's own Python):
 
 - a hook whose call changes nothing the step's Python can see stays in the program, as
   any Tensor computation (one that returns a new output or gradient included);
@@ -39,10 +41,9 @@ import numpy as np
 
 from .. import _tensor
 from .._autograd import grad_mode
-from .._autograd.graph import _Node
 from .._errors import traced_value_error
 from .._ops import dispatch as _dispatch
-from .._tensor import Tensor, _set_rg
+from .._tensor import Tensor
 from . import effects as _effects
 from .host_hook import _ctx, _current_trace, _flatten_containers, _HostCall, is_host_hook
 
@@ -64,9 +65,10 @@ class Replaced(Exception):
 def run(hook, args):
     """``hook(*args)`` in a compiled step's trace, or a host call in its place."""
     ctx = _ctx.stack[-1] if _ctx.stack else None
-    if ctx is None or _current_trace() is not ctx.trace or id(hook) not in ctx.hooks or \
-            _own(hook) or is_host_hook(hook) or _effects.is_trace_only(hook):
+    if ctx is None or _current_trace() is not ctx.trace or _own(hook) or \
+            is_host_hook(hook) or _effects.is_trace_only(hook):
         return hook(*args)
+    known = id(hook) in ctx.hooks
     leaves, rebuild = _flatten_containers((args, {}))
     others = [v for v in leaves if not isinstance(v, (Tensor, jax.Array, _Tracer))]
     watch = _effects.Watch.of_hooks([hook], others)
@@ -75,13 +77,20 @@ def run(hook, args):
         with watch, lineage:
             res = hook(*args)
     except _effects.BREAKS:   # it reads a value the host must read
+        if not (known or watch.containers() <= ctx.before):
+            raise
         watch.undo()
     else:
+        if res is not None or not (lineage.reads or watch.effects() or watch.logged()) or \
+                not (known or (watch.containers() if lineage.reads else watch.changed())
+                     <= ctx.before):
+            # pure; effects and a replacement; or a hook the step made writing what the
+            # step made: the step's own Python (its watch judges it)
+            if lineage.reads:
+                raise traced_value_error(f"hook {_effects._name(hook)} reading a value")
+            return res
         if lineage.reads:   # it read placeholders: what it did is not this call's
             watch.undo()
-        elif res is not None or not (watch.effects() or watch.logged()):
-            # pure; or effects and a replacement: the step's watch finds those (eagerly)
-            return res
         else:   # what it stored stays while the step is traced (the step may read it)
             ctx.host_done.append((watch, watch.now()))
     ctx.host_calls.append(_AutoCall.make(hook, leaves, rebuild, ctx.state_ids, lineage.reads))
@@ -217,88 +226,30 @@ _fetch = jax.device_get   # the one transfer of a run's read values (a test coun
 
 
 class _AutoCall(_HostCall):
-    """A hook hookgrad made a host call: its arrays, then per parameter passed its value
-    and ``.grad`` at that point of the step, then the values its trace read."""
+    """A hook hookgrad made a host call: a host hook's call, then the values its trace
+    read; what it returns is checked (:class:`Replaced`)."""
 
-    __slots__ = ("state", "checked", "others", "read_lins")
+    __slots__ = ("checked", "others", "read_lins")
     auto = True
 
     @classmethod
     def make(cls, hook, leaves, rebuild, state_ids, reads=()):
-        pos, was_tensor, arrays, state, tail = [], [], [], [], []
-        for i, v in enumerate(leaves):
-            if isinstance(v, Tensor) and id(v) in state_ids:
-                g = v._grad
-                state.append((i, v, g is not None))
-                tail.append(v._data)
-                if g is not None:
-                    tail.append(g._data)
-            elif isinstance(v, (Tensor, jax.Array, _Tracer)):
-                pos.append(i)
-                # a Tensor: what its ``requires_grad`` and ``grad_fn`` show
-                was_tensor.append(None if not isinstance(v, Tensor) else
-                                  (v._requires_grad, v.grad_fn and v.grad_fn.name()))
-                arrays.append(v._data if isinstance(v, Tensor) else v)
-        kept = [None if i in pos or any(i == s[0] for s in state) else v
-                for i, v in enumerate(leaves)]   # keep no tracer alive
-        call = cls(hook, kept, rebuild, pos, was_tensor)
-        call.state, call.checked = state, not _returns_none(hook)
-        call.others = [v for v in kept if v is not None]
+        call, arrays = super().make(hook, leaves, rebuild, state_ids)
+        call.checked = not _returns_none(hook)
+        call.others = [v for v in call.leaves if v is not None]
         call.read_lins = [lin for lin, _ in reads]
-        return call, arrays + tail + [arr for _, arr in reads]
+        return call, arrays + [arr for _, arr in reads]
 
     def __call__(self, *values, served=()):
-        new = list(self.leaves)
-        n = len(self.pos)
-        for i, v, meta in zip(self.pos, values, self.was_tensor):
-            new[i] = v if meta is None else _host_tensor(v, *meta)
-        held, k = [], n
-        for i, t, with_grad in self.state:
-            held.append((t, t._compile_snapshot()))
-            t._data, k = values[k], k + 1
-            if with_grad:
-                t._grad, k = Tensor._wrap(values[k]), k + 1
-            new[i] = t
-        args, kwargs = self.rebuild(new)
+        new, held = self._bind(values)
         try:
+            args, kwargs = self.rebuild(new)
             with grad_mode.no_grad(), _Lineage(new, served=zip(self.read_lins, served)):
                 res = self.fn(*args, **kwargs)
         finally:
-            for t, snap in reversed(held):
-                t._compile_restore(snap)
+            self._unbind(held)
         if res is not None:
             raise Replaced(self.fn)
-
-
-def _host_tensor(arr, requires_grad, node_name):
-    """A hook's Tensor argument on the host: its value, showing the ``requires_grad`` and
-    ``grad_fn`` name it had in the step."""
-    if node_name is not None:
-        return Tensor._wrap(arr, _HostNode(node_name))
-    t = Tensor._wrap(arr)
-    if requires_grad:
-        _set_rg(t, True)
-    return t
-
-
-class _HostNode(_Node):
-    """The ``grad_fn`` of a host call's Tensor: named as in the step, its graph left in
-    the program."""
-
-    __slots__ = ("_name",)
-
-    def __init__(self, name):
-        super().__init__()
-        self._name = name
-
-    def name(self):
-        return self._name
-
-    def _apply(self, *grads):
-        raise RuntimeError(
-            f"hookgrad.compile ran this hook on the host after the step's program: the graph "
-            f"behind its Tensor ({self._name}) stayed in the program, so backward cannot run "
-            "through it here. Call backward in the step, or run the step eagerly.")
 
 
 def run_calls(calls, res):

@@ -60,7 +60,7 @@ def trace(cf, plan):
 
     def body(*flat):
         bound = _Bound(plan, flat)
-        tracing = _Tracing(_current_trace(), plan.state.tensor_ids, cf._hooks_known)
+        tracing = _Tracing(_current_trace(), plan.state.tensor_ids, *cf._hooks_known)
         checks = _checks.collector(tracing.trace)
         _ctx.stack.append(tracing)
         _TRACED.stack.append(checks)

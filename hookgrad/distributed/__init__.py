@@ -11,7 +11,7 @@ PyTorch's names onto that:
 ``init_process_group``    ``jax.distributed.initialize`` (nothing to start for one process)
 ``get_rank``              ``jax.process_index()``
 ``get_world_size``        ``jax.process_count()``
-``barrier``               ``jax.experimental.multihost_utils.sync_global_devices``
+``barrier``               a one-element ``all_reduce`` (every process must join it)
 ``destroy_process_group`` ``jax.distributed.shutdown``
 ``all_reduce`` & co.      a jitted exchange over one device per process (``_collectives``)
 ========================  ==============================================================
@@ -33,11 +33,13 @@ from typing import Any
 import jax
 
 from .. import _backend_start, _missing
+from . import _between_processes
 from ._collectives import (ProcessGroup, all_gather, all_gather_into_tensor, all_reduce,
                            broadcast, get_process_group_ranks, group, new_group, reduce,
                            reduce_scatter, reduce_scatter_tensor)
 from ._collectives import _STATE as _GROUP, require as _require, resolve as _resolve
 from ._comm import GradBucket, ReduceOp, Work, hook_world_size
+from ._object_collectives import all_gather_object, broadcast_object_list
 from .device_mesh import DeviceMesh, init_device_mesh
 from . import tensor  # noqa: F401  (fills Tensor.placements' slot)
 
@@ -45,17 +47,55 @@ __all__ = ["init_process_group", "is_initialized", "is_available", "get_rank",
            "get_world_size", "get_backend", "barrier", "destroy_process_group", "DeviceMesh",
            "init_device_mesh", "GradBucket", "ReduceOp", "Work", "ProcessGroup", "group",
            "new_group", "get_process_group_ranks", "all_reduce", "reduce", "all_gather",
-           "all_gather_into_tensor", "broadcast", "reduce_scatter", "reduce_scatter_tensor"]
+           "all_gather_into_tensor", "broadcast", "reduce_scatter", "reduce_scatter_tensor",
+           "all_gather_object", "broadcast_object_list", "is_gloo_available",
+           "is_nccl_available", "is_mpi_available", "is_torchelastic_launched",
+           "get_node_local_rank"]
 
 _STATE = {"started_jax": False, "backend": None}
 # PyTorch's backend names -> JAX's CPU collectives (GPUs and TPUs use their own: NCCL, ICI)
 _CPU_COLLECTIVES = {None: "gloo", "gloo": "gloo", "cpu:gloo": "gloo", "nccl": "gloo",
-                    "cuda:nccl": "gloo", "cpu:gloo,cuda:nccl": "gloo", "mpi": "mpi"}
+                    "cuda:nccl": "gloo", "cpu:gloo,cuda:nccl": "gloo"}
 
 
 def is_available() -> bool:
     """Whether the distributed package is available (always: it is ``jax.distributed``)."""
     return True
+
+
+def is_gloo_available() -> bool:
+    """Whether the ``gloo`` backend is available: JAX's CPU collectives (always)."""
+    return True
+
+
+def is_nccl_available() -> bool:
+    """Whether the ``nccl`` backend is available: JAX's GPU collectives, with a GPU
+    (answered without starting JAX's backends on a machine without one)."""
+    from .. import cuda
+    return cuda.is_available()
+
+
+def is_mpi_available() -> bool:
+    """Whether the ``mpi`` backend is available (hookgrad does not build one: False)."""
+    return False
+
+
+def is_torchelastic_launched() -> bool:
+    """Whether this process was started by ``torchrun`` or
+    ``python -m hookgrad.distributed.run`` (``TORCHELASTIC_RUN_ID`` is set)."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node: ``LOCAL_RANK`` as launchers set it, else
+    ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank "
+                       "to allow `get_node_local_rank` to work, assuming you are not running "
+                       "in a multi-device context and want the code to run locally instead.")
 
 
 def is_initialized() -> bool:
@@ -102,7 +142,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                                   "'tcp://HOST:PORT' (or MASTER_ADDR/MASTER_PORT) instead")
     if backend is not None and str(backend).lower() not in _CPU_COLLECTIVES:
         raise ValueError(f"Invalid backend: '{backend}' (expected one of 'gloo', 'nccl', "
-                         "'mpi', 'cpu:gloo,cuda:nccl' or None)")
+                         "'cpu:gloo,cuda:nccl' or None)")
     address = _coordinator(init_method)
     if world_size == -1 and "WORLD_SIZE" in os.environ:
         world_size = int(os.environ["WORLD_SIZE"])
@@ -201,12 +241,14 @@ def get_rank(group: Any = None) -> int:
 
 
 def get_world_size(group: Any = None) -> int:
-    """The number of processes (``jax.process_count()``) or of ``group``'s; inside a DDP
-    communication hook, the number of replicas it reduces over (the mesh's data axis)."""
+    """The number of processes (``jax.process_count()``) or of ``group``'s (-1 when this
+    process is not a member); inside a DDP communication hook, the number of replicas it
+    reduces over (the mesh's data axis)."""
     replicas = hook_world_size()
     if replicas is not None:
         return replicas
-    return _resolve(group).size()
+    g = _resolve(group)
+    return g.size() if g.rank() >= 0 else -1
 
 
 def get_backend(group: Any = None) -> str:
@@ -233,6 +275,7 @@ def destroy_process_group(group: Any = None) -> None:
     if _STATE["started_jax"]:
         jax.distributed.shutdown()
         _STATE["started_jax"] = False
+    _between_processes.forget()
     _GROUP["initialized"] = False
 
 

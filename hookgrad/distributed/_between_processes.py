@@ -14,14 +14,15 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import io_callback
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 AXIS = "rank"
 
 _REDUCE = {"sum": jnp.sum, "avg": jnp.mean, "max": jnp.max, "min": jnp.min,
            "product": jnp.prod,
-           "band": lambda x, axis: jax.lax.reduce(x, np.array(-1, x.dtype), jax.lax.bitwise_and,
-                                                  (axis,)),
+           "band": lambda x, axis: jax.lax.reduce(x, ~np.zeros((), x.dtype),
+                                                  jax.lax.bitwise_and, (axis,)),
            "bor": lambda x, axis: jax.lax.reduce(x, np.array(0, x.dtype), jax.lax.bitwise_or,
                                                  (axis,)),
            "bxor": lambda x, axis: jax.lax.reduce(x, np.array(0, x.dtype),
@@ -57,6 +58,12 @@ def _program(ranks: tuple[int, ...], kind: str, arg):
     return jax.jit(fn, out_shardings=replicated)
 
 
+def forget() -> None:
+    """Drop the meshes and programs of a process group that has ended."""
+    mesh.cache_clear()
+    _program.cache_clear()
+
+
 def _reduce(rows, op):
     out = _REDUCE[op](rows, axis=0)
     return out.astype(rows.dtype)
@@ -82,7 +89,6 @@ def collective(local, ranks: tuple[int, ...], kind: str, arg=None):
         return _exchange(local, ranks, kind, arg)
     shape = local.shape if kind != "gather" else (len(ranks),) + local.shape
     out = jax.ShapeDtypeStruct(shape, local.dtype)
-    from jax.experimental import io_callback
 
     def host(value):
         return np.asarray(_exchange(value, ranks, kind, arg))

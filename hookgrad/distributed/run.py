@@ -8,7 +8,8 @@ does.
         --master-addr 10.0.0.1 --master-port 29500 train.py
 
 Each process gets torchrun's environment (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
-``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``), so
+``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``,
+``TORCHELASTIC_RUN_ID``), so
 ``init_process_group()`` with no arguments joins them; rank 0 hosts JAX's coordinator on
 ``MASTER_ADDR:MASTER_PORT``. When a process fails, the others are stopped and the launcher
 exits with its status. Under ``hookgrad.as_torch``, ``python -m torch.distributed.run`` is
@@ -38,6 +39,8 @@ def get_args_parser() -> argparse.ArgumentParser:
     p.add_argument("--master-addr", "--master_addr", dest="master_addr", default="127.0.0.1")
     p.add_argument("--master-port", "--master_port", dest="master_port", type=int,
                    default=29500)
+    p.add_argument("--rdzv-id", "--rdzv_id", dest="rdzv_id", default="none",
+                   help="the job's id (TORCHELASTIC_RUN_ID)")
     p.add_argument("--standalone", action="store_true",
                    help="one node: a free port on localhost")
     p.add_argument("-m", "--module", action="store_true",
@@ -50,13 +53,20 @@ def get_args_parser() -> argparse.ArgumentParser:
 
 
 def _nproc(value: str) -> int:
+    if value in ("gpu", "auto"):   # the launcher is no rank: asking JAX here is harmless
+        from .. import cuda
+        gpus = cuda.device_count()
+        if gpus or value == "gpu":
+            if not gpus:
+                raise SystemExit("--nproc-per-node gpu: JAX sees no GPU on this machine")
+            return gpus
     if value in ("cpu", "auto"):
         return os.cpu_count() or 1
     try:
         n = int(value)
     except ValueError:
-        raise SystemExit(f"--nproc-per-node: expected a number, 'cpu' or 'auto', got "
-                         f"{value!r}") from None
+        raise SystemExit(f"--nproc-per-node: expected a number, 'gpu', 'cpu' or 'auto', "
+                         f"got {value!r}") from None
     if n < 1:
         raise SystemExit(f"--nproc-per-node: expected at least 1 process, got {n}")
     return n
@@ -94,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     for local in range(nproc):
         env = dict(os.environ, RANK=str(args.node_rank * nproc + local), LOCAL_RANK=str(local),
                    WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(nproc),
-                   GROUP_RANK=str(args.node_rank), MASTER_ADDR=addr, MASTER_PORT=str(port))
+                   GROUP_RANK=str(args.node_rank), MASTER_ADDR=addr, MASTER_PORT=str(port),
+                   TORCHELASTIC_RUN_ID=args.rdzv_id)
         procs.append(subprocess.Popen(_command(args), env=env))
     return _wait(procs)
 

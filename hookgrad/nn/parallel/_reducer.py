@@ -6,8 +6,9 @@ the processes into ``.grad``.
 One flat buffer per dtype is exchanged (``hookgrad.distributed.all_reduce``, or the
 registered communication hook, which gets it as a ``GradBucket``); the backward of a
 forward run inside ``no_sync()`` exchanges nothing and ``.grad`` accumulates locally, so
-the next synchronized backward averages the total. At construction, and before each forward with ``broadcast_buffers``,
-rank 0's parameters and buffers are copied to every process.
+the next synchronized backward averages the total. At construction (and before each
+forward with ``broadcast_buffers``) rank 0's parameters and buffers are copied to every
+process.
 """
 from __future__ import annotations
 

@@ -38,8 +38,8 @@ class DistributedDataParallel(Module):
                                 check_reduction=False, gradient_as_bucket_view=False,
                                 static_graph=False, ...)
 
-    In a job of several processes (``init_process_group``, launched as ``torchrun`` or
-    ``python -m hookgrad.distributed.run`` launch it) and no ``device_mesh``, it is
+    In a job of several processes (``init_process_group``, launched by ``torchrun`` or
+    ``python -m hookgrad.distributed.run``) and no ``device_mesh``, it is
     PyTorch's: each process runs the module on its own batch, its hooks see its own
     gradients, and when backward ends ``.grad`` holds the average over the processes
     (``register_comm_hook``'s hook reduces it instead; ``no_sync()`` defers it); rank 0's
@@ -48,9 +48,10 @@ class DistributedDataParallel(Module):
 
     Within one process, ``device_mesh``: a 1-D ``hookgrad.distributed.DeviceMesh`` (or
     ``jax.sharding.Mesh``); by default all of JAX's devices when there are several or
-    ``init_process_group`` ran, else none (calls run ``module`` unchanged). A compiled step running the wrapper is
-    sharded: its array arguments split over the mesh axis along their first dimension
-    (``compile(in_shardings=...)`` overrides), parameters replicated. Parameters' hooks see
+    ``init_process_group`` ran, else none (calls run ``module`` unchanged). A compiled
+    step running the wrapper is sharded: its array arguments split over the mesh axis
+    along their first dimension (``compile(in_shardings=...)`` overrides), parameters
+    replicated. Parameters' hooks see
     the global, batch-reduced gradient (docs/distributed.md). Unlike PyTorch, no process
     group is needed. ``no_sync()`` accumulates: ``.grad`` after backwards inside it and
     one outside is PyTorch's after its synchronizing backward (deferring the reduction
