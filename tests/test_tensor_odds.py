@@ -28,6 +28,16 @@ def test_as_subclass_is_an_alias_of_another_type():
     assert got[0] == "Mine" and got[2] == "AliasBackward0" and got[6] == [2.0, 2.0]
 
 
+def test_zero_dim_running_products_sums_and_transpose_return_their_input():
+    def run(L):
+        x = L.tensor(2.0, requires_grad=True)
+        ys = [L.cumsum(x, 0), x.cumprod(-1), x.transpose(0, -1)]
+        (ys[0] + ys[1] + ys[2]).backward()
+        return [py(y) for y in ys], py(x.grad), [y.grad_fn.name() for y in ys]
+    assert same_as_torch(run) == ([2.0, 2.0, 2.0], 3.0,
+                                  ["CumsumBackward0", "CumprodBackward0", "TransposeBackward0"])
+
+
 def test_apply_map_map2_call_python_per_element():
     def run(L):
         a = L.arange(6.0).reshape(2, 3)

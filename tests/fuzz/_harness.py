@@ -191,6 +191,20 @@ def _inplace_on_several_nodes(program, diff):
     rebases it (``AsStridedBackward0``) and its hooks, where hookgrad's is no view."""
     made = {src.split(" = ")[0] for tag, src in program.lines
             if " = " in src and _several_nodes(tag)}
+    return _written_in_place(program, diff, made)
+
+
+def _inplace_on_view_as_real(program, diff):
+    """An in-place op, before the difference, on a ``view_as_real`` result (the table
+    renders complex results so): PyTorch's is a view of the complex tensor, so the write
+    reaches it (``CopySlices``); hookgrad's is a new tensor."""
+    made = {m.group(1) for _, src in program.lines
+            for m in [re.search(r"(?:^|: )(\w+) = L\.view_as_real\(", src)] if m}
+    return _written_in_place(program, diff, made)
+
+
+def _written_in_place(program, diff, made):
+    """Whether a line up to the difference writes in place into a variable of ``made``."""
     return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src).group(1) in made
                for tag, src in program.lines[:diff.line + 1])
 
@@ -360,6 +374,9 @@ SKIP = [
          "PyTorch's last node name (PyTorch's result may be a view of it: an in-place write "
          "rebases it and its hooks)",
          _inplace_on_several_nodes),
+    Rule("complex_views_copied", "`view_as_real`, `view_as_complex`, `real`, `imag` and "
+         "`conj` are views of the complex storage | they return new tensors ... an in-place "
+         "op on the result of `z.real` does not reach `z`", _inplace_on_view_as_real),
     Rule("several_nodes_hooks", "Ops PyTorch builds from several nodes | one node "
          "carrying PyTorch's last node name (a Node hook sees the op's inputs' gradients; "
          "hooks on its operands run in hookgrad's order)",

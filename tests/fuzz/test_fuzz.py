@@ -202,6 +202,20 @@ def test_documented_differences_are_named_rules():
     assert all(r.row for r in H.SKIP + H.EQUIVALENT + H.SAME_OBSERVATION)
 
 
+def test_an_inplace_write_to_a_view_as_real_result_is_the_complex_views_row():
+    # the table renders complex results through view_as_real: PyTorch's is a view of the
+    # complex tensor (an in-place write gives it CopySlices), hookgrad's a new tensor
+    lines = [("leaf", "a1 = L.tensor([[1.0, 2.0]], requires_grad=True)"),
+             ("table:fft.fft", "y2 = L.view_as_real(L.fft.fft(L.view_as_complex(a1)))"),
+             ("clamp_", "y2.clamp_(-1, 1)"),
+             ("obs", "obs('y2', y2)")]
+    diff = H.Diff(3, "y2", "value", ["grad_fn"], {"grad_fn": "ClampBackward1"},
+                  {"grad_fn": "ViewAsRealBackward0"})
+    assert H._inplace_on_view_as_real(_programs.Program(0, lines, set()), diff)
+    lines[2] = ("clamp_", "a1.clamp_(-1, 1)")
+    assert not H._inplace_on_view_as_real(_programs.Program(0, lines, set()), diff)
+
+
 def test_rules_name_second_order_hooks_on_a_recomputed_result_and_foreach_grad_labels():
     # a multi-grad hook on sqrt's result under create_graph (docs/differences.md: the second
     # backward reaches sqrt's input directly), and a ``.grad`` observed again (label ``a1.grad1``)
