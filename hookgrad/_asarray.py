@@ -2,11 +2,11 @@
 a DLPack capsule, a buffer, a scalar or a sequence."""
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from . import _dlpack, _dtype, _factory
 from ._tensor import Tensor
+from . import _errors
 
 
 def asarray(obj: Any, *, dtype=None, device=None, copy=None, requires_grad=None) -> Tensor:
@@ -19,10 +19,10 @@ def asarray(obj: Any, *, dtype=None, device=None, copy=None, requires_grad=None)
         obj = _dlpack.from_dlpack(obj)
     if isinstance(obj, Tensor):
         if requires_grad is None and obj.requires_grad:
-            warnings.warn("torch.asarray: unspecified requires_grad now defaults to "
-                          "obj.requires_grad instead of False. Pass requires_grad=False "
-                          "explicitly to get the old behavior and silence this warning.",
-                          UserWarning, stacklevel=2)
+            _errors.warn("torch.asarray: unspecified requires_grad now defaults to "
+                         "obj.requires_grad instead of False. Pass requires_grad=False "
+                         "explicitly to get the old behavior and silence this warning.",
+                         UserWarning)
         out = obj.to(dtype=dtype, device=device) if dtype is not None or device is not None \
             else obj
         if copy and out is obj:

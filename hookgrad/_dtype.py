@@ -166,6 +166,18 @@ def torch_kind(np_dtype):
     return TORCH_KINDS.get(name, name)
 
 
+# the C++ type names some of PyTorch's dtype messages print (``long int`` for int64)
+_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "float32": "float", "float64": "double", "bool": "bool",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def c_type_name(dtype):
+    """The C++ type name PyTorch's messages print for ``dtype`` (``float`` for float32)."""
+    return _C_TYPES.get(dtype.name, dtype.name)
+
+
 def legacy_type_name(np_dtype, prefix="torch"):
     """``'torch.FloatTensor'``-style name of a dtype, as ``x.type()`` and messages give it."""
     return f"{prefix}.{torch_kind(np_dtype)}Tensor"

@@ -1,5 +1,7 @@
 """Exceptions and message texts shared by several layers (a leaf: imports nothing of
 hookgrad but the mode flags), so that a low module can raise what a high one defines."""
+import contextlib
+import os
 import sys
 import warnings
 
@@ -8,20 +10,31 @@ from . import _mode
 __all__ = ["TorchDynamoException", "Unsupported", "TracedValueError", "traced_value_error",
            "leaked_tracer", "warn"]
 
-# code objects of wrappers that stand between a public function and its caller (autocast's):
-# ``warn`` does not count their frames
-WRAPPERS = set()
+# where a warning must not point: hookgrad's own files, and the frames that stand between
+# them and a user's line (JAX calling back into hookgrad, contextlib's context managers)
+_HOOKGRAD = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_BETWEEN = [os.path.dirname(contextlib.__file__) + os.sep + "contextlib.py"]
 
 
-def warn(message, category=UserWarning, stacklevel=1):
-    """``warnings.warn`` whose ``stacklevel`` counts only frames of real callers: a public
-    function wrapped (by autocast) still warns at its caller's line."""
-    frame, level, counted = sys._getframe(1), 1, 1
-    while counted < stacklevel and frame is not None:
+def _internal(filename):
+    if filename.startswith(_HOOKGRAD) or filename in _BETWEEN:
+        return True
+    for name in ("jax", "jaxlib"):
+        mod = sys.modules.get(name)
+        if mod is not None and filename.startswith(os.path.dirname(mod.__file__) + os.sep):
+            return True
+    return False
+
+
+def warn(message, category=UserWarning):
+    """``warnings.warn`` at the user's line: the innermost frame on the stack outside
+    hookgrad (and JAX and contextlib), as PyTorch's warnings name the line that called it,
+    however deep inside the library the warning is raised. Every hookgrad warning goes
+    through here."""
+    frame, level = sys._getframe(0), 1
+    while frame is not None and _internal(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
-        if frame is not None and frame.f_code not in WRAPPERS:
-            counted += 1
-    warnings.warn(message, category, stacklevel=level + 1)
+    warnings.warn(message, category, stacklevel=level)
 
 
 class TorchDynamoException(RuntimeError):

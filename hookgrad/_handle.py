@@ -4,8 +4,8 @@ A leaf (imports nothing of hookgrad) so that every layer that registers hooks ca
 handles; ``hookgrad.utils.hooks`` is their public path.
 """
 import itertools
-import warnings
 import weakref
+from . import _errors
 
 class RemovableHandle:
     """A handle that removes a hook from the dict it was registered in.
@@ -91,7 +91,7 @@ def warn_if_has_hooks(tensor):
         return
     for hook in hooks.values():
         if not getattr(hook, "__torch_unserializable__", False):
-            warnings.warn(
+            _errors.warn(
                 f"backward hook {hook!r} on tensor will not be serialized.  If this is "
                 "expected, you can decorate the function with @hookgrad.utils.hooks."
                 "unserializable_hook to suppress this warning")

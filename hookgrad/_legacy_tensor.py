@@ -2,11 +2,11 @@
 constructs a CPU tensor of its dtype, and ``isinstance(x, torch.FloatTensor)`` asks for a
 CPU float32 Tensor."""
 import importlib
-import warnings
 
 from . import _dtype
 from ._ops.legacy_new import legacy_new
 from ._tensor import Tensor
+from . import _errors
 
 
 class tensortype(type):
@@ -54,9 +54,9 @@ def set_default_tensor_type(t, /) -> None:
     """Deprecated (``set_default_dtype`` and ``set_default_device`` replace it): make the
     floating legacy type ``t`` (``hookgrad.DoubleTensor`` or its name
     ``"torch.DoubleTensor"``) the default, i.e. its dtype the default dtype."""
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-                  UserWarning, stacklevel=2)
+    _errors.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                 "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                 UserWarning)
     if isinstance(t, str):
         module, _, name = t.rpartition(".")
         if module in ("torch.cuda", "hookgrad.cuda"):

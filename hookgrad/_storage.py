@@ -8,13 +8,13 @@ long as the array, so ``data_ptr()`` is the real address readers such as safeten
 read through ctypes. Where no host address exists (an accelerator's buffer, a traced
 value) reading it raises; a meta Tensor's is 0, as PyTorch's.
 """
-import warnings
 
 import jax
 import numpy as np
 
 from ._errors import traced_value_error
 from ._meta import MetaArray
+from . import _errors
 
 
 def _root(t):
@@ -165,8 +165,8 @@ def warn_typed_storage(stacklevel):
     """PyTorch's deprecation warning for ``Tensor.storage()``, once per process."""
     if not _warned[0]:
         _warned[0] = True
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
-                      "UntypedStorage will be the only storage class. This should only "
-                      "matter to you if you are using storages directly.  To access "
-                      "UntypedStorage directly, use tensor.untyped_storage() instead of "
-                      "tensor.storage()", UserWarning, stacklevel=stacklevel + 1)
+        _errors.warn("TypedStorage is deprecated. It will be removed in the future and "
+                     "UntypedStorage will be the only storage class. This should only "
+                     "matter to you if you are using storages directly.  To access "
+                     "UntypedStorage directly, use tensor.untyped_storage() instead of "
+                     "tensor.storage()", UserWarning)

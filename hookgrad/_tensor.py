@@ -5,13 +5,12 @@ other methods are attached from the op table (``hookgrad._ops``), so a method is
 """
 import copy
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _missing, _mode, _views
+from . import _dtype, _errors, _missing, _mode, _views
 from ._meta import MetaArray
 from ._errors import traced_value_error
 from ._watch import WRITES as _WRITES, WatchedOrderedDict
@@ -73,6 +72,7 @@ class Tensor(metaclass=_TensorMeta):
     _view = None
     _views = None
     _gen = 0
+    _compiled_out = False  # an output of a compiled step: detached, named by backward's error
     __array_priority__ = 1000  # numpy defers binary ops to Tensor
 
     # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace
@@ -85,7 +85,7 @@ class Tensor(metaclass=_TensorMeta):
                          "_requires_grad")
     _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
                     "_post_acc_hooks", "_acc")
-    _COMPILE_LOCAL = ("_view", "_views", "_gen")
+    _COMPILE_LOCAL = ("_view", "_views", "_gen", "_compiled_out")
 
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         # torch.Tensor(list) builds a tensor of the default float dtype
@@ -189,7 +189,7 @@ class Tensor(metaclass=_TensorMeta):
     @property
     def grad(self):
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
-            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            _errors.warn(_NONLEAF_GRAD_WARNING, UserWarning)
         return self._grad
 
     @grad.setter
@@ -199,10 +199,14 @@ class Tensor(metaclass=_TensorMeta):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                raise RuntimeError("attempting to assign a gradient with dtype "
-                                   f"'{value.dtype}' to a tensor with dtype '{self.dtype}'. "
-                                   "Please ensure that the gradient and the tensor have the "
-                                   "same dtype")
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_dtype.c_type_name(value.dtype)}' to a tensor with grad_dtype "
+                    f"'{_dtype.torch_kind(self.dtype.name)}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    "its gradient may break downstream systems that assume they match.")
             if value.shape != self.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
                                    f"to a tensor of size '{list(self.shape)}'. Please ensure "
@@ -432,7 +436,7 @@ class Tensor(metaclass=_TensorMeta):
     def is_contiguous(self, memory_format=None):
         """Whether the elements lie in C order without gaps in the base's storage."""
         info = self._view
-        if info is None:
+        if info is None or 0 in info.geom[0]:  # an empty tensor is contiguous, as PyTorch's
             return True
         want = 1
         for sz, st in reversed(tuple(zip(*info.geom[:2]))):

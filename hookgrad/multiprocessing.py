@@ -16,8 +16,8 @@ import multiprocessing.connection
 import signal
 import sys
 import traceback
-import warnings
 from multiprocessing import *  # noqa: F401,F403 - torch.multiprocessing re-exports it
+from . import _errors
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies",
            "spawn", "start_processes", "ProcessContext", "ProcessException",
@@ -155,9 +155,9 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
 def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     """``start_processes`` with the ``spawn`` start method (others warn and are replaced)."""
     if start_method != "spawn":
-        warnings.warn(f"This method only supports start_method=spawn (got: {start_method}).\n"
-                      "To use a different start_method use:\n\t\t "
-                      "torch.multiprocessing.start_processes(...)", FutureWarning, stacklevel=2)
+        _errors.warn(f"This method only supports start_method=spawn (got: {start_method}).\n"
+                     "To use a different start_method use:\n\t\t "
+                     "torch.multiprocessing.start_processes(...)", FutureWarning)
     return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")
 
 

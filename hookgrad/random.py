@@ -5,8 +5,10 @@ compiled step as state (see ``hookgrad.compile``). The key itself is owned by
 ``hookgrad._random.GLOBAL``.
 """
 import functools
+import math
 
 import jax
+import jax.scipy.special
 import jax.numpy as jnp
 import numpy as np
 
@@ -70,6 +72,12 @@ def host_generator(key):
 
 
 def _host_truncated_normal(rng, n, lo, hi):
+    if lo > 0:  # the lower tail, where the CDF keeps its precision
+        return -_host_truncated_normal(rng, n, -hi, -lo)
+    cdf_lo, cdf_hi = (math.erfc(-v / math.sqrt(2)) / 2 for v in (lo, hi))
+    if cdf_hi - cdf_lo < 0.25:  # rejection would seldom accept (or never end): invert the CDF
+        u = rng.uniform(cdf_lo, cdf_hi, n)
+        return np.clip(np.asarray(jax.scipy.special.ndtri(u), np.float64), lo, hi)
     out = rng.standard_normal(n)
     bad = (out < lo) | (out > hi)
     while bad.any():  # rejection: the accepted draws are N(0, 1) restricted to [lo, hi]

@@ -10,10 +10,10 @@ import contextlib
 import os
 import pickle
 import pickletools
-import warnings
 from typing import Any
 
 from ._serialization import _archive, _reader, _safe, _writer
+from . import _errors
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "get_unsafe_globals_in_checkpoint"]
@@ -104,7 +104,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                                "specified")
         if pickle_load_args:
-            warnings.warn("pickle_load_args only works if `weights_only=False`.")
+            _errors.warn("pickle_load_args only works if `weights_only=False`.")
         pickle_load_args = {"encoding": pickle_load_args.get("encoding", "utf-8")}
     else:
         pickle_load_args.setdefault("encoding", "utf-8")

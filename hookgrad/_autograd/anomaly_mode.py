@@ -13,7 +13,7 @@ The state is process-wide, as PyTorch's is.
 import functools
 import os
 import traceback
-import warnings
+from .. import _errors
 
 __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
@@ -67,8 +67,8 @@ class detect_anomaly:
         self.prev = _state.enabled
         self.check_nan = check_nan
         self.prev_check_nan = _state.check_nan
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                      "and should only be enabled for debugging.", stacklevel=2)
+        _errors.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                     "and should only be enabled for debugging.")
 
     def __enter__(self):
         set_anomaly_enabled(True, self.check_nan)
@@ -155,7 +155,7 @@ def warn_forward_trace(node):
 
 def _warn(messages):
     for msg in messages:
-        warnings.warn(msg, UserWarning, stacklevel=3)
+        _errors.warn(msg, UserWarning)
 
 
 def _trace_messages(node):

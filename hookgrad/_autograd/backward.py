@@ -4,7 +4,6 @@ Public at ``hookgrad.autograd``. The Tensor and anomaly mode sit below the engin
 module, imported with it, fills their slots: ``_tensor.BACKWARD`` (``Tensor.backward``) and
 ``anomaly_mode.CURRENT_NODE`` (the node whose backward runs).
 """
-import warnings
 from collections.abc import Mapping
 
 import jax
@@ -16,6 +15,7 @@ from .._tensor import Tensor
 from . import anomaly_mode
 from .engine import current_autograd_node, run_backward
 from .graph import GradientEdge
+from .. import _errors
 
 __all__ = ["backward", "grad"]
 
@@ -112,8 +112,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         tensor([2., 4.])
     """
     if grad_variables is not None:
-        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
-                      FutureWarning, stacklevel=2)
+        _errors.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                     FutureWarning)
         if grad_tensors is not None:
             raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
                                "passed to `backward()`. Please only use `grad_tensors`.")
@@ -159,7 +159,7 @@ def _warn_cycle():
     # NOTE: once per process unless set_warn_always(True), as PyTorch's TORCH_WARN_ONCE
     if _warn_state["always"] or not _warn_state["cycle_warned"]:
         _warn_state["cycle_warned"] = True
-        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+        _errors.warn(_CREATE_GRAPH_WARNING, UserWarning)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -183,9 +183,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _tensors(outputs)
     inputs_tuple = _inputs(inputs, "grad")
     if not only_inputs:
-        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
-                      "To accumulate gradient for other parts of the graph, please use "
-                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+        _errors.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                     "To accumulate gradient for other parts of the graph, please use "
+                     "torch.autograd.backward.", FutureWarning)
     grads = _tensors(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     grads = _make_grads(outputs, grads)
     if retain_graph is None:

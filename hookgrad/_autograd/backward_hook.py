@@ -13,7 +13,6 @@ hooks that were registered when its forward ran. Positions of non-Tensor argumen
 ``None``; a Tensor argument that does not require grad gets zeros (the identity node
 materializes missing gradients, as PyTorch's ``BackwardHookFunction`` does).
 """
-import warnings
 
 import jax.numpy as jnp
 
@@ -22,6 +21,7 @@ from .._tensor import Tensor
 from . import grad_mode
 from .hooks import call as _call
 from .graph import _Node
+from .. import _errors
 
 __all__ = ["BackwardHook", "BackwardHookFunctionBackward"]
 
@@ -202,7 +202,7 @@ class BackwardHook:
                 local_grad_outputs = self.grad_outputs
                 if self.input_tensors_index is None:
                     # no input requires grad: the hooks fire now, with grad_input all None
-                    warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=6)  # at x.backward()
+                    _errors.warn(_NO_INPUT_GRAD_WARNING)  # at x.backward()
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
                         res = _call(user_hook, self.module, grad_inputs, self.grad_outputs)

@@ -22,6 +22,7 @@ import threading
 
 from .. import _mode
 from .._ops import fusion
+from .._ops.dispatch import OpNode
 from .._tensor import Tensor
 from . import anomaly_mode, graph
 from . import grad_mode
@@ -119,6 +120,10 @@ def will_engine_execute_node(node):
         raise RuntimeError("_get_should_execute_nodes should only be called during the backward "
                            "pass")
     task = _local.tasks[-1]
+    if len(task.roots) == 1 and task.roots[0][0] is node:
+        # PyTorch runs a backward of one root from that root's node itself, with no graph
+        # root before it, and does not count it among the nodes the task executes
+        return False
     if task.exec_info is None:  # backward() without inputs: every node of the graph
         return node in task.nodes
     # NOTE: a captured input the roots do not reach is not executed (PyTorch's exec_info
@@ -194,8 +199,11 @@ def _root_edge(t, i):
         return (t.node, t.output_nr)
     e = t._edge()
     if e is None:
+        why = (" (it is an output of a hookgrad.compile step, and a compiled step's outputs "
+               "are detached: call backward() inside the step, or compile the model "
+               "instead of the step)") if t._compiled_out else ""
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
-                           "grad_fn")
+                           f"grad_fn{why}")
     return e
 
 
@@ -394,6 +402,8 @@ def _run_node(run, node, grads):
     else:
         grad_inputs = node._apply(grads, run.create_graph)
     if node._post_hooks:
+        if exec_info is not None:
+            grad_inputs = _needed_only(run, node, grad_inputs)
         # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack hook)
         # get no grad_outputs: the node consumed them
         grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads if had_post else ())
@@ -402,6 +412,21 @@ def _run_node(run, node, grads):
     if run.nan_check:
         anomaly_mode.check_nan(node, grad_inputs)
     return zip(node._next, grad_inputs)
+
+
+# nodes whose one derivative formula serves a list of inputs: they compute all or none
+_ALL_OR_NONE = frozenset({"CatBackward0", "StackBackward0"})
+
+
+def _needed_only(run, node, grad_inputs):
+    """What PyTorch's op node hands its post-hooks under ``inputs=``/``autograd.grad``: a
+    gradient only for the inputs the graph task needs (None for the others), as it
+    computes only those."""
+    if not isinstance(node, OpNode) or node.name() in _ALL_OR_NONE:
+        return grad_inputs
+    exec_info, captures = run.task.exec_info, run.captures
+    return [g if e is None or e[0] in exec_info or e[0] in captures else None
+            for e, g in zip(node._next, grad_inputs)]
 
 
 def _deliver(run, pairs):

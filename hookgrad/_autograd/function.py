@@ -10,7 +10,6 @@ in PyTorch. In functional mode (``hookgrad.func.functional_call``) ``apply`` bec
 """
 import functools
 import inspect
-import warnings
 
 import jax.numpy as jnp
 
@@ -21,6 +20,7 @@ from .saved import FREED_MESSAGE, SavedTensor
 from .error_node import _DelayedError
 from .graph import _Node
 from .._ops import views as _ops_views
+from .. import _errors
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
            "InplaceFunction", "NestedIOFunction"]
@@ -72,9 +72,9 @@ class FunctionCtx:
         self.dirty_tensors = args
 
     def mark_shared_storage(self, *pairs):
-        warnings.warn("`mark_shared_storage` is deprecated. Tensors with shared storages are "
-                      "automatically tracked. Note that calls to `set_()` are not tracked",
-                      FutureWarning, stacklevel=2)
+        _errors.warn("`mark_shared_storage` is deprecated. Tensors with shared storages are "
+                     "automatically tracked. Note that calls to `set_()` are not tracked",
+                     FutureWarning)
 
     def mark_non_differentiable(self, *args):
         """Mark outputs that do not require grad. ``backward`` still receives a gradient
@@ -151,8 +151,7 @@ class BackwardCFunction(_Node, FunctionCtx):
 
     @property
     def saved_variables(self):
-        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
-                      stacklevel=2)
+        _errors.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning)
         return self.saved_tensors
 
     def _release(self):
@@ -308,10 +307,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
-        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
-                      "functions are all static, so you should invoke them on the class itself. "
-                      "Instantiating an autograd function will raise an error in a future "
-                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+        _errors.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                     "functions are all static, so you should invoke them on the class itself. "
+                     "Instantiating an autograd function will raise an error in a future "
+                     "version of PyTorch.", DeprecationWarning)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is "
@@ -554,9 +553,9 @@ def _attach_output(ctx, o, i, is_input, modified, diff):
         return o
     if modified:
         if not is_input:
-            warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a "
-                          "Tensor is not an input, there is no need to pass it to "
-                          "mark_dirty().", UserWarning, stacklevel=4)
+            _errors.warn("Only input Tensors should be given to ctx.mark_dirty(). If a "
+                         "Tensor is not an input, there is no need to pass it to "
+                         "mark_dirty().", UserWarning)
         _rebase(o, ctx, i)
         if o._is_view():  # the base's history becomes CopySlices, as for built-in ops
             _ops_views.rebase_base(o._view, ctx)

@@ -544,7 +544,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         return backend.register_multi_grad_hook(tensors, fn, mode)
     tensors = tuple(tensors)
     if mode == "all":
-        hooks = _all_grads_hooks(tensors, fn)
+        hooks = _all_grads_hooks([_grad_fn_or_grad_acc(t) for t in tensors], fn)
     else:
         hooks = _first_grad_hooks(fn)
     return MultiGradHandle(tuple(t.register_hook(hooks(i)) for i, t in enumerate(tensors)
@@ -580,9 +580,21 @@ class MultiGradHandle(RemovableHandle):
         self.handles, self.removed = state
 
 
-def _all_grads_hooks(tensors, fn):
+def _grad_fn_or_grad_acc(t):
+    # the node a tensor's gradient flows into, taken when the hook is registered (as
+    # PyTorch does: an in-place op afterwards does not change which node counts)
+    if isinstance(t, GradientEdge):
+        return t.node
+    edge = t._edge() if t.requires_grad else None
+    if edge is None:
+        raise AssertionError("Expected gradient function to be set")
+    return edge[0]
+
+
+def _all_grads_hooks(nodes, fn):
     """Per tensor index, a tensor hook that buffers its gradient; the last of them that the
-    running graph task reaches calls ``fn`` with all of them."""
+    running graph task reaches calls ``fn`` with all of them. ``nodes``: the node each
+    tensor's gradient flows into, as registration found it."""
     current_graph_task_id, queue_cleanup = ENGINE.current_graph_task_id, ENGINE.queue_cleanup
     will_engine_execute_node = ENGINE.will_engine_execute_node
     lock = threading.Lock()
@@ -598,9 +610,8 @@ def _all_grads_hooks(tensors, fn):
                     queue_cleanup(lambda: (count.pop(tid, None), buffers.pop(tid, None),
                                            expected.pop(tid, None)))
                     count[tid] = 0
-                    buffers[tid] = [None] * len(tensors)
-                    expected[tid] = sum(will_engine_execute_node(get_gradient_edge(t).node)
-                                        for t in tensors)
+                    buffers[tid] = [None] * len(nodes)
+                    expected[tid] = sum(map(will_engine_execute_node, nodes))
                 buffers[tid][idx] = grad
                 count[tid] += 1
                 done = count[tid] == expected[tid]

@@ -27,7 +27,6 @@ import logging
 import os
 import sys
 import types
-import warnings
 
 import jax
 import numpy as np
@@ -38,6 +37,7 @@ from .._tensor import Tensor
 from .host_hook import _user_frames, is_host_hook
 from .state import (_Roots, _global_hook_dicts, _is_optimizer, _module_hook_attrs,
                     _user_function)
+from .. import _errors
 
 __all__ = ["Watch", "Eager", "run_eagerly", "trace_only", "is_trace_only"]
 
@@ -536,20 +536,9 @@ def warn_once(cf, reason, why=_WHY):
     site = (id(cf), reason)
     if site not in _warned:
         _warned.add(site)
-        warnings.warn(f"hookgrad.compile: {_name(cf._fn)} runs eagerly: {reason}. {why}",
-                      stacklevel=_caller_level())
+        _errors.warn(f"hookgrad.compile: {_name(cf._fn)} runs eagerly: {reason}. {why}")
 
 
-def _caller_level():
-    """The ``stacklevel`` of the first caller outside hookgrad, seen from a function
-    calling ``warnings.warn``."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _COMPILE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

@@ -459,7 +459,9 @@ class CompiledFunction:
         out = []
         for s in entry.user_spec:
             if s[0] == "T":
-                out.append(s[2]._wrap(res[s[1]]) if s[2] is Tensor else wrap_as(s[2], res[s[1]]))
+                t = s[2]._wrap(res[s[1]]) if s[2] is Tensor else wrap_as(s[2], res[s[1]])
+                object.__setattr__(t, "_compiled_out", True)   # fresh: an uncounted write
+                out.append(t)
             elif s[0] == "A":
                 out.append(res[s[1]])
             else:

@@ -169,7 +169,9 @@ class _Lineage:
         return self
 
     def __exit__(self, *exc):
-        _dispatch._subclass[0], _tensor.READER[0] = self.prev, self.prev_reader
+        if _dispatch._subclass[0] is self:   # else set meanwhile (a first DTensor): kept
+            _dispatch._subclass[0] = self.prev
+        _tensor.READER[0] = self.prev_reader
         return False
 
     def __call__(self, op, args, statics, out):
@@ -179,6 +181,8 @@ class _Lineage:
         try:
             res = _dispatch.apply(op, args, statics, out)
         finally:
+            if slot[0] is not self.prev:   # set meanwhile (a first DTensor): run through it
+                self.prev = slot[0]
             slot[0] = self
         ins = []
         for a in args:

@@ -20,13 +20,13 @@ import dataclasses
 import inspect
 import sys
 import typing
-import warnings
 
 import jax
 
 from .._tensor import Tensor
 from . import autograd as _ag
 from .schema import infer_schema, parse_schema
+from .. import _errors
 
 __all__ = ["custom_op", "CustomOp"]
 
@@ -40,8 +40,8 @@ global_registry = {}
 
 
 def warn_deprecated():
-    warnings.warn("hookgrad._custom_op is deprecated, please use the equivalent hookgrad.library "
-                  "API instead.", DeprecationWarning, stacklevel=3)
+    _errors.warn("hookgrad._custom_op is deprecated, please use the equivalent hookgrad.library "
+                 "API instead.", DeprecationWarning)
 
 
 def custom_op(qualname, manual_schema=None):

@@ -131,7 +131,7 @@ def frobenius_norm(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """The 2-norm of ``input`` over ``dim`` (deprecated: ``linalg.vector_norm``)."""
     _errors.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
                  "It will be removed in a future PyTorch release. Please use "
-                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead", stacklevel=2)
+                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
     dims = [dim] if isinstance(dim, int) else list(dim)
     return input.norm(2, dims, keepdim=keepdim)
 
@@ -143,7 +143,7 @@ def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     from .linalg_norms import matrix_norm
     _errors.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. "
                  "It will be removed in a future PyTorch release. Please use "
-                 "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", stacklevel=2)
+                 "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     if isinstance(dim, bool):  # nuclear_norm(input, keepdim): ATen's other overload
         dim, keepdim = None, dim
     if dim is None:

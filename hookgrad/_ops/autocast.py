@@ -17,7 +17,7 @@ import weakref
 
 import jax.numpy as jnp
 
-from .. import _dtype, _errors
+from .. import _dtype
 from .._tensor import Tensor
 
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
@@ -195,4 +195,3 @@ def wrap(names, fn):
 
 
 WRAPPER_CODE = wrap((next(iter(LISTED)),), lambda: None).__code__
-_errors.WRAPPERS.add(WRAPPER_CODE)  # warnings inside a listed function point at its caller

@@ -194,7 +194,7 @@ def _set_part(op):
             value = Tensor._wrap(jnp.asarray(value, self.dtype.to_real().np))
         if value.dtype.is_complex:  # PyTorch's copy_ into the real view
             _errors.warn("Casting complex values to real discards the imaginary part",
-                         UserWarning, stacklevel=3)
+                         UserWarning)
             value = real(value)
         bapply(op, (self, value), out=self)
     return setter

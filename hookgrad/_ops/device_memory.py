@@ -10,13 +10,13 @@ are False, ``share_memory_()`` leaves the tensor as it is (processes receive cop
 """
 from __future__ import annotations
 
-import warnings
 
 from .. import _device, _storage, _views
 from .._memory_format import memory_format
 from .._tensor import Tensor
 from .registry import export
 from .shape import TENSOR_PROPERTIES
+from .. import _errors
 
 TENSOR_PROPERTIES.update({
     "is_cpu": lambda self: self.device.type == "cpu",
@@ -50,8 +50,8 @@ def ipu(self, device=None, non_blocking=False, memory_format=None) -> Tensor:
 
 def _warn_device_argument(name, device):
     if device is not None:
-        warnings.warn(f"The argument 'device' of Tensor.{name}() is deprecated. Please do not "
-                      "pass this argument.", DeprecationWarning, stacklevel=3)
+        _errors.warn(f"The argument 'device' of Tensor.{name}() is deprecated. Please do not "
+                     "pass this argument.", DeprecationWarning)
 
 
 @export(function=False)
@@ -159,14 +159,13 @@ def module_load(self, other, assign=False) -> Tensor:
 
 
 def _volatile_get(self) -> bool:
-    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
-                  stacklevel=2)
+    _errors.warn("volatile was removed (Variable.volatile is always False)", UserWarning)
     return False
 
 
 def _volatile_set(self, value) -> None:
-    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
-                  "instead.", UserWarning, stacklevel=2)
+    _errors.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                 "instead.", UserWarning)
 
 
 Tensor.volatile = property(_volatile_get, _volatile_set, doc="Removed: always False.")

@@ -58,7 +58,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True) -> OpC
     if not _warned:  # PyTorch warns once per process
         _warned.append(True)
         _errors.warn("index_reduce() is in beta and the API may change at any time.",
-                     UserWarning, stacklevel=3)
+                     UserWarning)
     if reduce not in _REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")

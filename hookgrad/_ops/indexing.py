@@ -526,11 +526,24 @@ def __setitem__(self, idx, value) -> None:
         _put(self, SETITEM, template, arrays, value, not _advanced(template))
     elif _advanced(template):
         _put(self, INDEX_PUT, template, arrays, value, False)
-    elif isinstance(value, (Tensor, np.ndarray, jax.Array, list)):  # the whole tensor: copy_
-        from .pointwise import copy_
-        copy_(self, _value_for(to_tensor_like(value), self.shape, True))
     else:
+        _write_whole(self, value)
+
+
+def _write_whole(self, value):
+    # as PyTorch: a value of self's shape is copied, a 0-d one (a number too) fills, any
+    # other broadcasts and is copied; so a number written into a 0-d tensor is a copy
+    if not isinstance(value, (Tensor, np.ndarray, jax.Array, list)) and self.ndim:
         apply(_FILL_ALL, (self, value), out=self)
+        return
+    v = to_tensor_like(value)
+    if not isinstance(v, Tensor):  # a number, wrapped as PyTorch wraps it
+        v = Tensor._wrap(jnp.asarray(v))
+    if v.ndim == 0 and self.ndim:
+        apply(_FILL_ALL, (self, v), out=self)
+        return
+    from .pointwise import copy_
+    copy_(self, _value_for(v, self.shape, True))
 
 
 @export

@@ -16,6 +16,7 @@ from .._tensor import Size, Tensor
 from .dispatch import apply
 from .registry import defop, export
 from .shape import TENSOR_PROPERTIES, wrap_dim
+from .. import _errors
 
 TO_DTYPE = defop("to_dtype", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", ())
 TO_DEVICE = defop("to_device", lambda x, device: _device.move(x, device), "ToCopyBackward0",
@@ -347,8 +348,7 @@ def resize_as(self, tensor) -> Tensor:
 
 
 def _resize_copy(self, sizes, name):
-    import warnings
-    warnings.warn(f"non-inplace {name} is deprecated", UserWarning, stacklevel=3)
+    _errors.warn(f"non-inplace {name} is deprecated", UserWarning)
     # NOTE: as PyTorch's ``Resize``: the sizes as given (a tuple is not unpacked)
     n = functools.reduce(operator.mul, sizes, 1)
     if n != self.numel():

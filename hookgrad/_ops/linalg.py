@@ -10,8 +10,9 @@ from .._tensor import Tensor, _set_version
 from .._autograd import grad_mode
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
-from .shape import (CLONE, EXPAND, T, TRANSPOSE, UNSAFE_VIEW, UNSQUEEZE, VIEW,
-                    expanded_shape)
+from .layout import contiguous
+from .shape import (UNSAFE_VIEW, UNSQUEEZE, expand, expanded_shape, reshape, squeeze, t,
+                    transpose, unsqueeze)
 
 _gm = grad_mode._state
 
@@ -227,8 +228,9 @@ def _addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
 
 def matmul_graph(a, b):
     """``a @ b`` recorded as PyTorch records it: dot/mv/mm for 1-d and 2-d operands; a
-    batch times a matrix or vector folded into one mm/mv (the smaller operand transposed
-    when the batch is on the right); two batches expanded and flattened into bmm."""
+    batch times a matrix or vector folded into one mm/mv where that needs no copy or the
+    smaller operand requires grad (transposed, ``(b^T @ a^T)^T``, when the batch is on the
+    right); otherwise both expanded to the common batch and flattened into one bmm."""
     da, db = a.ndim, b.ndim
     if da <= 2 and db <= 2:
         if da == 1:
@@ -237,56 +239,62 @@ def matmul_graph(a, b):
             return squeezed_in_place(apply(SQUEEZE_, (apply(MM, (apply(
                 UNSQUEEZE, (a,), {"dim": 0}), b)),), {"dim": 0}))
         return apply(MV if db == 1 else MM, (a, b))
-    if db <= 2:
+    if da == db == 3:  # a batch of one that requires grad is squeezed, to fold the other
+        if a.shape[0] == 1 != b.shape[0] and a.requires_grad:
+            a, da = squeeze(a, 0), 2
+        elif b.shape[0] == 1 != a.shape[0] and b.requires_grad:
+            b, db = squeeze(b, 0), 2
+    if not _should_fold(a, b):
+        return _batched(a, b)
+    if da >= db:
         return _folded(a, b)
-    if da <= 2:  # (b^T @ a^T)^T, the batch folded into b^T's rows
-        bt = apply(TRANSPOSE, (b,), {"d0": db - 2, "d1": db - 1})
-        if da == 1:
-            return _folded(bt, a, contiguous=False)
-        out = _folded(bt, apply(T, (a,)), contiguous=False)
-        out = apply(TRANSPOSE, (out,), {"d0": db - 2, "d1": db - 1})
-        return apply(CLONE, (out,))  # .contiguous()
-    return _batched(a, b)
+    bt = transpose(b, -2, -1)
+    if da == 1:
+        return _folded(bt, a)
+    return contiguous(transpose(_folded(bt, t(a)), -2, -1))
 
 
-def _folded(a, b, contiguous=True):
+def _should_fold(a, b):
+    """Whether PyTorch folds the batch of the larger operand into one mm/mv: always when
+    the smaller operand requires grad (a smaller gradient), else when no copy is needed."""
+    big, small = (a, b) if a.ndim >= b.ndim else (transpose(b, -2, -1), a)
+    if big.ndim < 3 or small.ndim > 2:
+        return False
+    if small.requires_grad:
+        return True
+    if a.ndim == 2:  # the product would need transposing back and copying
+        return False
+    if big.numel() == 0:
+        return True
+    shape, strides = big.shape, big.stride()
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+
+
+def _folded(a, b):
     """``a`` (3-d or more) times a matrix or vector ``b``: ``a`` as rows, one mm/mv."""
-    k = a.shape[-1]
-    rows = (math.prod(a.shape[:-1]), k)
-    a2 = (apply(VIEW, (a,), {"shape": rows}) if contiguous else  # reshape of a transpose
-          apply(UNSAFE_VIEW, (apply(CLONE, (a,)),), {"shape": rows}))
+    rows = (math.prod(a.shape[:-1]), a.shape[-1])
     shape = tuple(a.shape[:-1]) + tuple(b.shape[1:])
-    return apply(UNSAFE_VIEW, (apply(MV if b.ndim == 1 else MM, (a2, b)),), {"shape": shape})
+    return apply(UNSAFE_VIEW, (apply(MV if b.ndim == 1 else MM, (reshape(a, rows), b)),),
+                 {"shape": shape})
 
 
 def _batched(a, b):
-    """Two batches (3-d or more): both expanded to the common batch, flattened, one bmm."""
+    """Both expanded to the common batch and flattened, one bmm (a vector ``b`` as a
+    column, squeezed after)."""
+    n, m1 = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1]
+    m2, p = (b.shape[-2], b.shape[-1]) if b.ndim > 1 else (b.shape[0], 1)
     batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
     n_b = math.prod(batch)
-    a3 = _flat_batch(a, batch, n_b)
-    b3 = _flat_batch(b, batch, n_b)
+    a3 = reshape(expand(a, batch + (n, m1)), (n_b, n, m1))
+    if b.ndim == 1:
+        b3 = unsqueeze(reshape(expand(b, batch + (m2,)), (n_b, m2)), 2)
+    else:
+        b3 = reshape(expand(b, batch + (m2, p)), (n_b, m2, p))
     out = apply(BMM, (a3, b3))
-    return apply(UNSAFE_VIEW, (out,), {"shape": batch + (a.shape[-2], b.shape[-1])})
-
-
-def _flat_batch(x, batch, n_b):
-    """``x.expand(*batch, r, c).reshape(n_b, r, c)``, as PyTorch records it: a view when the
-    expanded batch dimensions merge without copying, else a clone and an unsafe view."""
-    shape = batch + tuple(x.shape[-2:])
-    e = apply(EXPAND, (x,), {"shape": shape})
-    flat = (n_b,) + tuple(x.shape[-2:])
-    if _merges(tuple(x.shape[:-2]), batch):
-        return apply(VIEW, (e,), {"shape": flat})
-    return apply(UNSAFE_VIEW, (apply(CLONE, (e,)),), {"shape": flat})
-
-
-def _merges(own, batch):
-    """Whether the batch dims of a contiguous tensor with batch ``own``, expanded to
-    ``batch``, flatten into one dim without a copy: the dims of size > 1 must be all
-    expanded (stride 0) or all its own (contiguous)."""
-    pad = (1,) * (len(batch) - len(own)) + own
-    kinds = {o != 1 for n, o in zip(batch, pad) if n != 1}
-    return len(kinds) <= 1
+    if b.ndim == 1:
+        out = squeeze(out, -1)
+    shape = batch + ((n,) if a.ndim > 1 else ()) + ((p,) if b.ndim > 1 else ())
+    return apply(UNSAFE_VIEW, (out,), {"shape": shape})
 
 
 def _einsum_node(eq, n_operands):

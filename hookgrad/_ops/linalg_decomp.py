@@ -89,7 +89,7 @@ def raise_for_info(fname, info, message, error=LinAlgError):
 
 def warn_caller(message):
     """A UserWarning at the line that called the public function calling this one."""
-    _errors.warn(message, UserWarning, stacklevel=3)
+    _errors.warn(message, UserWarning)
 
 
 def not_pd(k):

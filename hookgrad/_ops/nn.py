@@ -308,7 +308,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     from .reduction import softmax as sm
     if dim is None:
         _errors.warn("Implicit dimension choice for softmax has been deprecated. Change the "
-                     "call to include dim=X as an argument.", stacklevel=_stacklevel - 1)
+                     "call to include dim=X as an argument.")
     return sm(input, dim, dtype)
 
 
@@ -317,7 +317,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     from .reduction import softmax as sm
     if dim is None:
         _errors.warn("Implicit dimension choice for softmin has been deprecated. Change the "
-                     "call to include dim=X as an argument.", stacklevel=_stacklevel - 1)
+                     "call to include dim=X as an argument.")
     return sm(-input, dim, dtype)
 
 
@@ -325,7 +325,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     from .reduction import log_softmax as lsm
     if dim is None:
         _errors.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
-                     "the call to include dim=X as an argument.", stacklevel=_stacklevel - 1)
+                     "the call to include dim=X as an argument.")
     return lsm(input, dim, dtype)
 
 

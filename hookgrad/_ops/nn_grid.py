@@ -8,7 +8,6 @@ Gradients (input and grid) are JAX's vjp of that forward.
 """
 from __future__ import annotations
 
-import warnings
 
 import jax.numpy as jnp
 
@@ -145,7 +144,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        _errors.warn(_ALIGN_WARNING, stacklevel=2)
+        _errors.warn(_ALIGN_WARNING)
         align_corners = False
     if input.ndim not in (4, 5) or grid.ndim != input.ndim:
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
@@ -176,7 +175,7 @@ def affine_grid(theta, size, align_corners=None) -> Tensor:
         affine_grid(theta, size, align_corners=None)
     """
     if align_corners is None:
-        _errors.warn(_ALIGN_WARNING, stacklevel=2)
+        _errors.warn(_ALIGN_WARNING)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -190,10 +189,9 @@ def affine_grid(theta, size, align_corners=None) -> Tensor:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
     if align_corners and min(size[2:]) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
-                      "grids when align_corners=True. This is not an intended use case of "
-                      "affine_grid. See the documentation of affine_grid for details.",
-                      stacklevel=2)
+        _errors.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                     "grids when align_corners=True. This is not an intended use case of "
+                     "affine_grid. See the documentation of affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return apply(AFFINE_GRID, (theta,), {"size": tuple(size),

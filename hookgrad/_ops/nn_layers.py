@@ -20,6 +20,7 @@ from .dispatch import apply
 from .gather import check_index, out_of_range
 from .nn_conv import _bias_shape
 from .registry import defop, export
+from .. import _errors
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -389,13 +390,12 @@ def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
 def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Zeroes whole channels of ``(N, C, H, W)`` / ``(C, H, W)`` with probability ``p``."""
     if input.ndim == 3:
-        import warnings
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-"
-                      "wise 1D dropout behavior is desired - input is interpreted as shape (N,"
-                      " C, L), where C is the channel dim. This behavior will change in a "
-                      "future release to interpret the input as one without a batch dimension,"
-                      " i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior,"
-                      " please switch to using dropout1d instead.", stacklevel=2)
+        _errors.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-"
+                     "wise 1D dropout behavior is desired - input is interpreted as shape (N,"
+                     " C, L), where C is the channel dim. This behavior will change in a "
+                     "future release to interpret the input as one without a batch dimension,"
+                     " i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior,"
+                     " please switch to using dropout1d instead.")
         return _dropout_impl(input, p, training, inplace, tuple(input.shape[:2]) + (1,))
     return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
 

@@ -60,8 +60,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                      f"out_features == (). Got reduction={reduction!r}, "
                      f"label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
                      f"out_features={out_features}, tracing=False, linear_bias.shape="
-                     f"{None if linear_bias is None else tuple(linear_bias.shape)}.",
-                     stacklevel=2)
+                     f"{None if linear_bias is None else tuple(linear_bias.shape)}.")
     if out_features:
         rows = math.prod(out_features, start=classes)
         linear_weight = linear_weight.reshape((rows, input.shape[-1]))

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _errors
+from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
 from .gather import check_index
@@ -44,7 +45,7 @@ def _warn_size(input, target):
     if input.shape != target.shape:
         _errors.warn(f"Using a target size ({target.shape}) that is different to the input "
                      f"size ({input.shape}). This will likely lead to incorrect results due to "
-                     "broadcasting. Please ensure they have the same size.", stacklevel=3)
+                     "broadcasting. Please ensure they have the same size.")
 
 
 def _per_reduction(name, fwd, nodes):
@@ -239,8 +240,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
             _errors.warn("reduction: 'mean' divides the total loss by both the batch size and "
                          "the support size.'batchmean' divides only by the batch size, and "
                          "aligns with the KL div math definition.'mean' will be changed to "
-                         "behave the same as 'batchmean' in the next major release.",
-                         stacklevel=2)
+                         "behave the same as 'batchmean' in the next major release.")
     _check_reduction(red, ("mean", "sum", "none", "batchmean"))
     op = KL_DIV_LOG_NONE if (log_target and red == "none") else KL_DIV[red]
     return apply(op, (input, target), {"reduction": red, "log_target": bool(log_target)})
@@ -252,7 +252,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def _nll(logp, target, weight, reduction, ignore_index):
     # logp: (N, C, ...) ; target: (N, ...); or unbatched (C,) ; ()
     if logp.ndim == 1:
-        out = _nll(logp[None], target[None], weight, reduction, ignore_index)
+        out = _nll(logp[None], target.reshape(1), weight, reduction, ignore_index)
         return out[0] if reduction == "none" else out
     t = jnp.where(target == ignore_index, 0, target)
     picked = -jnp.take_along_axis(logp, jnp.expand_dims(t, 1), axis=1).squeeze(1)
@@ -265,11 +265,13 @@ def _nll(logp, target, weight, reduction, ignore_index):
 
 
 def _soft_ce(logp, p, weight, reduction):
+    # classes on dim 1, or dim 0 of an unbatched (C,) input
+    c = min(logp.ndim - 1, 1)
     if weight is not None:
-        p = p * weight.reshape((1, -1) + (1,) * (logp.ndim - 2))
-    loss = -jnp.sum(logp * p, axis=1)
+        p = p * weight.reshape((1,) * c + (-1,) + (1,) * (logp.ndim - 1 - c))
+    loss = -jnp.sum(logp * p, axis=c)
     if reduction == "mean":
-        return jnp.sum(loss) / (logp.size // logp.shape[1])
+        return jnp.sum(loss) / (logp.size // logp.shape[c])
     return _REDUCE[reduction](loss)
 
 
@@ -295,15 +297,32 @@ SOFT_CE = _per_reduction("soft_cross_entropy", _soft_ce, {
 
 
 def _check_targets(x, t, ignore_index):
-    if x.ndim >= 2 and t.ndim >= 1 and x.shape[0] != t.shape[0]:
+    # PyTorch's checks in its order: batch size, the target's rank and shape per input
+    # rank, then the target's dtype, then the class indices' range
+    if x.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
+    if x.ndim != 1 and x.shape[0] != (t.shape[0] if t.ndim else 0):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-                         f"({t.shape[0]}).")
+                         f"({t.shape[0] if t.ndim else 0}).")
+    if x.ndim <= 2 and t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if x.ndim == 4 and t.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {t.ndim}")
+    if x.ndim == 4 and tuple(x.shape[2:]) != tuple(t.shape[1:]):
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: "
+                           f"{list(t.shape)}")
     if x.ndim > 2 and tuple(x.shape[2:]) != tuple(t.shape[1:]):
         raise RuntimeError(f"Expected target size {[x.shape[0], *x.shape[2:]]}, got "
                            f"{list(t.shape)}")
-    if t.dtype.is_floating_point:
-        raise RuntimeError(f"expected scalar type Long but found {t.dtype.name.capitalize()}")
-    check_index(t, 0, x.shape[1], _target_out_of_bounds, ignore=ignore_index)
+    if t.dtype.name not in ("int64", "uint8"):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{torch_kind(t.dtype.name)}")
+    if x.ndim == 1 and t.ndim == 1 and t.shape[0] != 1:
+        raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                         f"{t.shape[0]}")
+    check_index(t, 0, x.shape[0 if x.ndim == 1 else 1], _target_out_of_bounds,
+                ignore=ignore_index)
 
 
 def _target_out_of_bounds(bad):
@@ -326,8 +345,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x, t = input, target
     # NOTE: unbatched input goes to the op as it is: PyTorch records one NllLossBackward0
     # on the (C,) input, without unsqueeze/squeeze nodes around it
-    _check_targets(x.unsqueeze(0) if x.ndim == 1 else x, t.unsqueeze(0) if x.ndim == 1 else t,
-                   ignore_index)
+    _check_targets(x, t, ignore_index)
     op = NLL if x.ndim <= 2 else NLL2D
     if weight is not None and weight.requires_grad:
         raise RuntimeError(f"The function '{op.name}_forward' is not differentiable with "
@@ -363,17 +381,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     dim = 0 if input.ndim == 1 else 1
     n = input.shape[dim]
     logp = apply(LOG_SOFTMAX, (input,), {"dim": dim})
-    if target.dtype.is_floating_point:  # class probabilities
-        if target.shape != input.shape:
-            raise RuntimeError(f"Expected input and target to have the same shape when target "
-                               f"holds class probabilities, got {list(input.shape)} and "
-                               f"{list(target.shape)}")
+    if target.shape == input.shape:  # class probabilities, as PyTorch tells them apart
+        if not target.dtype.is_floating_point:
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {torch_kind(target.dtype.name)}")
         p = target
         if label_smoothing:
             p = p * (1 - label_smoothing) + label_smoothing / n
-        x, p = (logp, p) if input.ndim > 1 else (logp.unsqueeze(0), p.unsqueeze(0))
-        out = apply(SOFT_CE[red], (x, p, weight), {"reduction": red})
-        return out.squeeze(0) if input.ndim == 1 and red == "none" else out
+        return apply(SOFT_CE[red], (logp, p, weight), {"reduction": red})
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=red)
     if not label_smoothing:
         return loss

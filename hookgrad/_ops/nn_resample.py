@@ -10,7 +10,6 @@ forward is a gather and a weighted sum per axis, and JAX differentiates it (a sc
 from __future__ import annotations
 
 import math
-import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +18,7 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .nn_conv import _Const, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from .registry import defop
+from .. import _errors
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 _LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
@@ -304,21 +304,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
     """Deprecated alias of :func:`interpolate` (warns)."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    _errors.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                 "instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(input, size, scale_factor, mode='nearest')`` (warns)."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    _errors.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                 "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear',
     align_corners=True)`` (warns)."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    _errors.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                 "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

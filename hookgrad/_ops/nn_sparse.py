@@ -9,7 +9,6 @@ values at all.
 """
 from __future__ import annotations
 
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +19,7 @@ from .dispatch import apply
 from .nn_conv import _Const
 from .nn_layers import _check_indices_and_renorm, _kind
 from .registry import defop
+from .. import _errors
 
 
 def _embedding_bag(w, idx, psw, seg, nbags, mode, padding_idx, scale_grad_by_freq):
@@ -112,9 +112,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     """
     # NOTE: long on purpose: PyTorch's argument checks, in its order, before one op call.
     if weight.dtype.name.startswith("int") and input.dtype.is_floating_point:
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
-                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        _errors.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                     "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                     "`embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "

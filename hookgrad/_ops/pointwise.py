@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _errors
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
@@ -425,8 +426,13 @@ def lerp(input, end, weight) -> OpCall:
 _ZERO = defop("zero", jnp.zeros_like, "ZeroBackward0", ())
 _FILL = defop("fill", lambda x, v: jnp.full_like(x, v), "FillBackward2", ())
 _FILL_T = defop("fill_tensor", lambda x, v: jnp.full_like(x, v), "FillBackward3", ())
-_COPY = defop("copy", lambda x, src: jnp.broadcast_to(src, x.shape).astype(x.dtype),
-              "torch::autograd::CopyBackwards", ())
+def _copy(x, src):
+    if jnp.iscomplexobj(src) and not jnp.iscomplexobj(x):  # warned in copy_, as PyTorch
+        src = jnp.real(src)
+    return jnp.broadcast_to(src, x.shape).astype(x.dtype)
+
+
+_COPY = defop("copy", _copy, "torch::autograd::CopyBackwards", ())
 
 
 @export
@@ -467,6 +473,8 @@ def copy_(self, src, non_blocking=False) -> Tensor:
     """``copy_(src, non_blocking=False)``: ``src`` (broadcast) written into ``self``."""
     src = to_tensor_like(src)
     if isinstance(src, Tensor):
+        if src.dtype.is_complex and not self.dtype.is_complex:
+            _errors.warn("Casting complex values to real discards the imaginary part")
         try:
             jnp.broadcast_shapes(src.shape, self.shape)
         except ValueError:

@@ -254,7 +254,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if _count(tuple(input.shape), dim) - correction <= 0:
         _errors.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                      "less than the reduction factor (input numel divided by output numel).",
-                     UserWarning, stacklevel=3)
+                     UserWarning)
     return {"dim": dim, "correction": correction, "keepdim": keepdim}
 
 
@@ -425,16 +425,7 @@ def _cumsum_(self, dim) -> Tensor:
 @export(name="cumprod_", function=False)
 def _cumprod_(self, dim, *, dtype=None) -> Tensor:
     if dtype is not None and dtype != self.dtype:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_type(self.dtype)} and "
-                           f"output tensor dtype {_c_type(dtype)} should match")
+        raise RuntimeError("Bad in-place call: input tensor dtype "
+                           f"{_dtype.c_type_name(self.dtype)} and output tensor dtype "
+                           f"{_dtype.c_type_name(dtype)} should match")
     return apply(CUMPROD, (self,), {"dim": _given_dim(dim, self.ndim)}, out=self)
-
-
-# the C++ type names PyTorch's in-place dtype checks print
-_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "float32": "float", "float64": "double", "bool": "bool",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
-
-
-def _c_type(dtype):
-    return _C_TYPES.get(dtype.name, dtype.name)

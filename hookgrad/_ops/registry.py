@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import warnings
 from typing import Any, Callable, Optional, Tuple
 
 import jax
@@ -29,6 +28,7 @@ from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
 from . import autocast as _autocast
 from . import saved_names  # noqa: F401 - fills dispatch.SAVED_NAMES for the nodes
+from .. import _errors
 
 FUNCTIONS = {}   # name -> function exported as hookgrad.<name>
 METHODS = {}     # name -> function attached as Tensor.<name>
@@ -195,12 +195,12 @@ def _write_out(name, fn, args, kwargs, out):
                            "differentiation, but one of the arguments requires grad.")
     arr = _out_array(fn(*args, **kwargs)._data, out._data.dtype)
     if arr.shape != out._data.shape and out._data.size:
-        warnings.warn(f"An output with one or more elements was resized since it had shape "
-                      f"{list(out.shape)}, which does not match the required output shape "
-                      f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch "
-                      "release outputs will not be resized unless they have zero elements. You "
-                      "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                      "elements with t.resize_(0).", UserWarning, stacklevel=3)
+        _errors.warn(f"An output with one or more elements was resized since it had shape "
+                     f"{list(out.shape)}, which does not match the required output shape "
+                     f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch "
+                     "release outputs will not be resized unless they have zero elements. You "
+                     "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                     "elements with t.resize_(0).", UserWarning)
     return out._write_(arr)
 
 

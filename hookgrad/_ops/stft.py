@@ -38,7 +38,7 @@ _WARNED = set()  # PyTorch's TORCH_WARN_ONCE
 def _warn_once(key, message):
     if key not in _WARNED:
         _WARNED.add(key)
-        _errors.warn(message, UserWarning, stacklevel=3)
+        _errors.warn(message, UserWarning)
 
 
 def _call(fname, input, args):

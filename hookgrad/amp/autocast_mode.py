@@ -5,10 +5,10 @@ casting their inputs first. The lists and the casts are ``hookgrad._ops.autocast
 from __future__ import annotations
 
 import functools
-import warnings
 
 from .. import _device, _dtype
 from .._ops import autocast as _ac
+from .. import _errors
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
@@ -76,8 +76,8 @@ def autocast_decrement_nesting() -> int:
 # the per-device spellings PyTorch keeps, deprecated there: each warns as PyTorch's does
 def _deprecated(old, new, fn):
     def spelled(*args):
-        warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
-                      DeprecationWarning, stacklevel=2)
+        _errors.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                     DeprecationWarning)
         return fn(*args)
     spelled.__name__ = spelled.__qualname__ = old[:old.index("(")]
     spelled.__doc__ = f"``torch.{old}``: deprecated for ``torch.{new}``."
@@ -129,15 +129,15 @@ class autocast:
                                else cache_enabled)
         if enabled:
             if self.device == "cuda" and not _cuda_available():
-                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
-                              "autocast.", stacklevel=2)
+                _errors.warn("CUDA is not available or torch_xla is imported. Disabling "
+                             "autocast.")
                 enabled = False
             elif self.fast_dtype not in _SUPPORTED:
                 name = self.device.upper()
-                warnings.warn(
+                _errors.warn(
                     f"In {name} autocast, but the target dtype is not supported. Disabling "
                     f"autocast.\n{name} Autocast only supports dtypes of "
-                    + ", ".join(map(str, _SUPPORTED)) + " currently.", stacklevel=2)
+                    + ", ".join(map(str, _SUPPORTED)) + " currently.")
                 enabled = False
         self._enabled = enabled
 

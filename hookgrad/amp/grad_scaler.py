@@ -4,7 +4,6 @@ scale (backed off on an overflow, grown after ``growth_interval`` clean steps)."
 from __future__ import annotations
 
 import enum
-import warnings
 from collections import defaultdict
 from typing import Any
 
@@ -14,6 +13,7 @@ from .. import _device, _dtype
 from .._autograd import grad_mode
 from .._factory import full
 from .._tensor import Tensor
+from .. import _errors
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -56,8 +56,8 @@ class GradScaler:
         self._enabled = enabled
         if device == "cuda" and enabled:
             if not _device.platform_devices("gpu"):
-                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not "
-                              "available.  Disabling.", stacklevel=2)
+                _errors.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not "
+                             "available.  Disabling.")
                 self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

@@ -2,6 +2,7 @@
 attribute is the removed ``variable()`` function, as in PyTorch; import this module as
 ``from hookgrad.autograd.variable import Variable``.)"""
 from .. import _missing
+from .. import _errors
 
 __all__ = ["Variable", "VariableMeta"]
 
@@ -18,9 +19,8 @@ class VariableMeta(type):
         # the legacy constructor: a new leaf Tensor sharing ``data`` (as ``detach()``)
         from .._tensor import Tensor
         if volatile is not None:
-            import warnings
-            warnings.warn("volatile was removed and now has no effect. Use `with "
-                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+            _errors.warn("volatile was removed and now has no effect. Use `with "
+                         "torch.no_grad():` instead.", UserWarning)
         if data is None:
             return Tensor()
         if not isinstance(data, Tensor):

@@ -1,10 +1,10 @@
 """The global numerics switches (matmul precision, deterministic algorithms), below the
 ``backends`` submodules that read them."""
-import warnings
 
 import jax
 
 from .._ops import tiered
+from .. import _errors
 
 # NOTE: PyTorch's levels onto JAX's default matmul precision: 'highest' is full float32,
 # 'high' is TF32 / three bfloat16 passes (JAX 'high'), 'medium' one bfloat16 pass (JAX
@@ -31,8 +31,8 @@ def set_float32_matmul_precision(precision):
         raise RuntimeError("set_float32_matmul_precision expects a str, but got "
                            f"{type(precision).__name__}")
     if precision not in _TO_JAX:
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        _errors.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                     "setFloat32MatmulPrecision call has no effect.", UserWarning)
         return
     jax.config.update("jax_default_matmul_precision", _TO_JAX[precision])
 
@@ -65,9 +65,9 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
         raise TypeError("_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
                         f"not {type(warn_only).__name__}")
     if mode and jax.default_backend() == "gpu" and not _gpu_deterministic():
-        warnings.warn("use_deterministic_algorithms(True): XLA's GPU kernels are not "
-                      "deterministic in this process; restart with XLA_FLAGS="
-                      "--xla_gpu_deterministic_ops=true", UserWarning, stacklevel=2)
+        _errors.warn("use_deterministic_algorithms(True): XLA's GPU kernels are not "
+                     "deterministic in this process; restart with XLA_FLAGS="
+                     "--xla_gpu_deterministic_ops=true", UserWarning)
     _deterministic.update(mode=mode, warn_only=warn_only)
     tiered._state["deterministic"] = mode
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import numbers
-import warnings
 
 import jax
 
@@ -16,6 +15,7 @@ from .._factory import tensor
 from .._ops.shape import broadcast_tensors
 from .._tensor import Size, Tensor
 from . import constraints
+from .. import _errors
 
 __all__ = ["Distribution", "broadcast_all"]
 
@@ -89,9 +89,9 @@ class Distribution:
             arg_constraints = self.arg_constraints
         except NotImplementedError:
             arg_constraints = {}
-            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
-                          "`arg_constraints = {}` or initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=3)
+            _errors.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
+                         "`arg_constraints = {}` or initialize the distribution with "
+                         "`validate_args=False` to turn off validation.")
         for param, constraint in arg_constraints.items():
             if constraints.is_dependent(constraint):
                 continue
@@ -162,7 +162,7 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int) -> Tensor:
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        _errors.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:

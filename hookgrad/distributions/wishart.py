@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
@@ -18,6 +17,7 @@ from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _CholeskyParametrized, _precision_to_scale_tril
+from .. import _errors
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -79,8 +79,8 @@ class Wishart(_CholeskyParametrized, ExponentialFamily):
                              f"{p - 1}.")
         setattr(self, name, param.expand(tuple(batch_shape) + (-1, -1)))
         if bool((self.df < p).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to "
-                          "occur for ndim - 1 < df < ndim.", stacklevel=2)
+            _errors.warn("Low df values detected. Singular samples are highly likely to "
+                         "occur for ndim - 1 < df < ndim.")
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._unbroadcasted_scale_tril = (
             param if name == "scale_tril" else cholesky(param)

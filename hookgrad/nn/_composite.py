@@ -2,13 +2,13 @@
 ``local_response_norm``, ``gumbel_softmax``, ``*_with_indices``): composed the same way
 here, so they record the same nodes."""
 import math
-import warnings
 
 from .. import _factory
 from .._ops.nn import relu
 from .._ops.nn_conv import (_ntuple, avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d,
                             max_pool2d, max_pool3d, pad)
 from .._tensor import Tensor
+from .. import _errors
 
 _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 _MAX = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}
@@ -68,7 +68,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     ``g ~ Gumbel(0, 1)``; ``hard=True`` returns the one-hot argmax, with the soft sample's
     gradient (straight-through). Noise from ``hookgrad.random``."""
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        _errors.warn("`eps` parameter is deprecated and has no effect.")
     # -log(E) with E ~ Exponential(1) = -log(U), U uniform in (0, 1]
     u = 1 - _factory.rand_like(logits)
     gumbels = -(-u.log()).log()

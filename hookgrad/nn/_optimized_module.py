@@ -24,7 +24,6 @@ hook fires exactly as without compile. A forward that reads a traced value on th
 argument in place or registers a gradient hook on a Tensor or node it makes runs eagerly
 for that signature (``fullgraph=True`` raises instead).
 """
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -43,6 +42,7 @@ from .._autograd.saved import FREED_MESSAGE, hook_state
 from .._autograd.graph import _Node
 from .._tensor import wrap_as as _wrap_as
 from .modules.module import Module
+from .. import _errors
 
 __all__ = ["OptimizedModule", "CompiledFunctionBackward"]
 
@@ -425,12 +425,12 @@ class OptimizedModule(Module):
     def __call__(self, *args, **kwargs):
         from .modules._global_hooks import _has_any_global_hook
         if _has_any_global_hook():
-            warnings.warn(
+            _errors.warn(
                 "Using `torch.compile(module)` when there are global hooks on modules (e.g., "
                 "from `register_module_forward_hook`); this will cause the hooks to fire an "
                 "extra time for the `OptimizedModule` created by `torch.compile(module)`. If "
                 "this causes undesired behavior, please try using `module.compile()`, or use "
-                "the per-module hooks instead", stacklevel=2)
+                "the per-module hooks instead")
         return super().__call__(*args, **kwargs)
 
     def __reduce__(self):

@@ -6,7 +6,6 @@ Names, signatures and defaults are ``torch.nn.functional``'s. The ops live in
 ``multi_head_attention_forward`` is composed from them here.
 """
 import math
-import warnings
 from typing import Callable
 
 import jax
@@ -60,6 +59,7 @@ from ._functional_names import (BroadcastingList1, BroadcastingList2,  # noqa: F
 from ._composite import (gumbel_softmax, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
                          max_pool1d_with_indices, max_pool2d_with_indices,
                          max_pool3d_with_indices)
+from .. import _errors
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -167,8 +167,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask.dtype.name != "bool" and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
-                      "same type for both instead.", stacklevel=2)
+        _errors.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                     "same type for both instead.")
     if not is_float:
         from .._dtype import to_jax
         dt = to_jax(target_type)

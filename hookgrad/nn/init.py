@@ -8,7 +8,6 @@ reproducible; the numbers differ from PyTorch's, the distributions are the same.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import TYPE_CHECKING
 
 import jax
@@ -16,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, random
+from .. import _errors
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -116,8 +116,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                   b: float = 2.0, generator=None) -> Tensor:
     """Fills ``tensor`` from N(mean, std ** 2) truncated to ``[a, b]`` (absolute bounds)."""
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+        _errors.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                     "distribution of values may be incorrect.")
     lo, hi = (a - mean) / std, (b - mean) / std
     z = _draw("truncated_normal", generator, tuple(tensor.shape), lo, hi)
     clip = jnp.clip if isinstance(z, jax.core.Tracer) else np.clip
@@ -199,7 +199,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         >>> nn.init.kaiming_uniform_(w, mode="fan_in", nonlinearity="relu")
     """
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        _errors.warn("Initializing zero-element tensors is a no-op")
         return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
@@ -209,7 +209,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std ** 2), ``std = gain / sqrt(fan)``."""
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        _errors.warn("Initializing zero-element tensors is a no-op")
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 

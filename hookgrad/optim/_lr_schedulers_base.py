@@ -3,13 +3,13 @@ is the public module (its docstring tells how schedulers work)."""
 import math
 import types
 import typing
-import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
+from .. import _errors
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "LinearLR"]
@@ -118,8 +118,8 @@ class LRScheduler:
 
     def _warn_if_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please "
-                          "use `get_last_lr()`.", UserWarning, stacklevel=3)
+            _errors.warn("To get the last learning rate computed by the scheduler, please "
+                         "use `get_last_lr()`.", UserWarning)
 
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch and write the new lrs into the groups.
@@ -132,24 +132,24 @@ class LRScheduler:
         """
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
+                _errors.warn(
                     "Seems like `optimizer.step()` has been overridden after learning rate "
                     "scheduler initialization. Please, make sure to call `optimizer.step()` "
                     "before `lr_scheduler.step()`. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning)
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
+                _errors.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
                     "PyTorch 1.1.0 and later, you should call them in the opposite order: "
                     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
                     "will result in PyTorch skipping the first value of the learning rate "
                     "schedule. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _errors.warn(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):

@@ -4,7 +4,6 @@ restarts, one-cycle, plateau, sequential and chained schedules (re-exported by
 from __future__ import annotations
 
 import math
-import warnings
 from bisect import bisect_right
 from typing import Any, SupportsFloat
 
@@ -12,6 +11,7 @@ from .._tensor import Tensor
 from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, LambdaLR, LRScheduler,
                                   _group_values, _set_group_lr)
 from .optimizer import Optimizer
+from .. import _errors
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
            "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler"]
@@ -387,7 +387,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _errors.warn(EPOCH_DEPRECATION_WARNING, UserWarning)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

@@ -65,7 +65,6 @@ outside the compiled function: they are Python arithmetic on ``param_groups``.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from copy import deepcopy
@@ -80,6 +79,7 @@ from .._watch import WatchedList
 from .._tensor import Tensor, typename as _typename
 from .._autograd import grad_mode
 from .._handle import RemovableHandle
+from .. import _errors
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -281,10 +281,9 @@ class Optimizer:
         if any(id(p) in seen for p in tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         if len({id(p) for p in tensors}) != len(tensors):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
-                          "future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            _errors.warn("optimizer contains a parameter group with duplicate parameters; in "
+                         "future, this will cause an error; see "
+                         "github.com/pytorch/pytorch/issues/40967 for more information")
         # validated: now write (the caller's dict is the group, as in PyTorch)
         # NOTE: a list that counts its changes (``hookgrad._watch``): a compiled step's
         # re-run checks one counter, not each group's parameters, on every call

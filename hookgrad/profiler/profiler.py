@@ -6,9 +6,9 @@ import enum
 import os
 import socket
 import time
-import warnings
 
 from .._profiler import _JaxTrace, _NoEvents, supported_activities
+from .. import _errors
 
 __all__ = ["ProfilerAction", "profile", "schedule", "tensorboard_trace_handler"]
 
@@ -38,8 +38,7 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
             f"warmup={warmup} (need >= 0), active={active} (need > 0), repeat={repeat} "
             f"(need >= 0), skip_first={skip_first} (need >= 0).")
     if warmup == 0:
-        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
-                      stacklevel=2)
+        _errors.warn("Profiler won't be using warmup, this can skew profiler results")
     cycle = wait + warmup + active
 
     def schedule_fn(step: int) -> ProfilerAction:

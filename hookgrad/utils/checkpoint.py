@@ -18,7 +18,6 @@ re-computation with the forward.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,6 +32,7 @@ from .._autograd.engine import current_graph_task_id
 from .._autograd.saved import SavedTensor
 from .._autograd.function import Function
 from .._autograd.graph import saved_tensors_hooks
+from .. import _errors
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "noop_context_fn", "detach_variable", "check_backward_validity"]
@@ -68,8 +68,7 @@ def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
     if not any(isinstance(i, Tensor) and i.requires_grad for i in inputs):
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                      stacklevel=2)
+        _errors.warn("None of the inputs have requires_grad=True. Gradients will be None")
 
 
 def _rng_key():
@@ -249,12 +248,12 @@ def checkpoint(function: Callable[..., Any], *args, use_reentrant: bool | None =
         >>> h.sum().backward()       # block's forward runs again here
     """
     if use_reentrant is None:
-        warnings.warn(
+        _errors.warn(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
             "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
             "exception. use_reentrant=False is recommended, but if you need to preserve the "
             "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
-            "details on the differences between the two variants.", stacklevel=2)
+            "details on the differences between the two variants.")
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
@@ -291,12 +290,12 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
         >>> out = checkpoint_sequential(model, 2, x, use_reentrant=False)
     """
     if use_reentrant is None:
-        warnings.warn(
+        _errors.warn(
             "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should "
             "be passed explicitly. In version 2.9 we will raise an exception if use_reentrant "
             "is not passed. use_reentrant=False is recommended, but if you need to preserve "
             "the current default behavior, you can pass use_reentrant=True. Refer to docs for "
-            "more details on the differences between the two variants.", stacklevel=2)
+            "more details on the differences between the two variants.")
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

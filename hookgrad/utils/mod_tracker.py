@@ -8,7 +8,6 @@ backward ends.
 """
 from __future__ import annotations
 
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._tensor import Tensor
 from .._autograd.engine import current_graph_task_id, queue_callback
 from .._autograd.graph import register_multi_grad_hook
+from .. import _errors
 
 if TYPE_CHECKING:
     from ..nn.modules.module import Module
@@ -145,8 +145,8 @@ class ModTracker:
             if is_bw:
                 self._maybe_set_engine_callback()
             if name in self.parents and not self.is_bw:
-                warnings.warn("The module hierarchy tracking maybe be messed up. Please file a "
-                              "bug to PyTorch, if it is the case.", stacklevel=2)
+                _errors.warn("The module hierarchy tracking maybe be messed up. Please file a "
+                             "bug to PyTorch, if it is the case.")
             if name not in self.parents:
                 self._active_module_cnt[name] = 1
                 self.parents.add(name)

@@ -156,9 +156,9 @@ class HypothesisRandom:
 
 
 class _Gen:
-    def __init__(self, seed, r=None, table=True):
+    def __init__(self, seed, r=None, table=True, family=None):
         self.r = random.Random(seed) if r is None else r
-        self.seed, self.table = seed, table
+        self.seed, self.table, self.family = seed, table, family
         self.lines, self.vars, self.flags = [], [], set()
         self.count, self.families, self.hooks = 0, {}, 0
         self.modules = []
@@ -217,7 +217,9 @@ class _Gen:
         kinds = [(self.unary, 3), (self.binary, 3), (self.matmul, 2), (self.reduce, 3),
                  (self.index, 3), (self.shape_op, 3), (self.functional, 3),
                  (self.inplace, 2), (self.hook, 3), (self.module, 1)]
-        if self.table:
+        if self.family == "matmul":   # matmul of every rank, among pointwise ops and hooks
+            kinds = [(self.matmul_ranks, 4), (self.unary, 2), (self.inplace, 1), (self.hook, 2)]
+        elif self.table:
             kinds.append((self.table_op, 8))
         fn = self.r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
         fn()
@@ -310,6 +312,28 @@ class _Gen:
         w = self.pick_or_leaf(lambda v: v.shape == (k, m), shape=(k, m))
         shape = x.shape[:-1] + (m,)
         self.forward("matmul", x, f"{x.name} @ {w.name}", shape)
+
+    def matmul_ranks(self, x=None):
+        """``x`` times an operand of any rank (1-D, 2-D, batched with batch dims that
+        broadcast against ``x``'s), on either side, requiring grad or not: PyTorch's
+        matmul folds, squeezes or batches by these."""
+        x = x or self.pick_or_leaf()
+        right = len(x.shape) >= 2 and self.r.random() < 0.5   # x @ o, or o @ x
+        k = x.shape[-2] if right else x.shape[-1]
+        rank = self.r.choice((1, 2, 3, 3, 4))
+        batch = x.shape[:-2] if len(x.shape) > 2 else ()
+        nb = max(rank - 2, 0)   # batch dims aligned from the right: x's size or 1
+        obatch = tuple(self.r.choice((1, batch[j])) if j >= 0 else self.r.choice((1, 2))
+                       for j in range(len(batch) - nb, len(batch)))
+        m = self.r.choice(DIMS)
+        oshape = (k,) if rank == 1 else obatch + ((m, k) if right else (k, m))
+        o = self.leaf(oshape).name if self.r.random() < 0.6 else self.const(oshape)
+        a, b = (oshape, x.shape) if right else (x.shape, oshape)
+        out = _broadcast(a[:-2] if len(a) > 2 else (), b[:-2] if len(b) > 2 else ())
+        out += (a[-2],) if len(a) > 1 else ()
+        out += (b[-1],) if len(b) > 1 else ()
+        expr = f"{o} @ {x.name}" if right else f"{x.name} @ {o}"
+        self.forward("matmul_ranks", x, expr, out)
 
     def reduce(self):
         x = self.pick_or_leaf()
@@ -649,13 +673,14 @@ def generate(seed, ops=None, table=True):
     return _build(_Gen(seed, table=table), ops)
 
 
-def programs(table=True):
-    """A hypothesis strategy of ``generate``'s programs: hypothesis makes the choices."""
+def programs(table=True, family=None):
+    """A hypothesis strategy of ``generate``'s programs: hypothesis makes the choices.
+    ``family="matmul"``: programs of matmuls of every rank (``_Gen.matmul_ranks``)."""
     from hypothesis import strategies as st
 
     @st.composite
     def strategy(draw):
-        return _build(_Gen(None, HypothesisRandom(draw), table), None)
+        return _build(_Gen(None, HypothesisRandom(draw), table, family), None)
     return strategy()
 
 
@@ -684,6 +709,12 @@ def _nest(vals, shape):
         return list(vals)
     step = len(vals) // shape[0]
     return [_nest(vals[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _broadcast(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
 
 
 def _numel(shape):

@@ -25,6 +25,7 @@ from tests.fuzz._programs import generate, programs
 EXAMPLES = fuzz_examples(300)
 SLOW_EXAMPLES = fuzz_examples(600)
 TIERED_EXAMPLES = fuzz_examples(100)
+MATMUL_EXAMPLES = fuzz_examples(150)
 
 
 def _check(program):
@@ -46,6 +47,16 @@ def test_fuzz(program):
 @fuzz_settings(SLOW_EXAMPLES)
 @given(programs())
 def test_fuzz_slow(program):
+    _check(program)
+
+
+@needs_torch
+@pytest.mark.fuzz
+@fuzz_settings(MATMUL_EXAMPLES)
+@given(programs(family="matmul"))
+def test_fuzz_matmul_of_every_rank(program):
+    """1-D, 2-D and batched operands on either side, batch dims broadcasting, requiring
+    grad or not: PyTorch's matmul folds, squeezes or batches by these, and records so."""
     _check(program)
 
 

@@ -799,3 +799,226 @@ def test_an_inplace_write_to_a_saved_result_fails_backward(op):
     y.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+_TARGETS = {
+    "float class indices": ((3, 4), lambda L: L.tensor([0.0, 1.0, 2.0])),
+    "int32": ((3, 4), lambda L: L.tensor([0, 1, 2], dtype=L.int32)),
+    "bool": ((4,), lambda L: L.tensor(True)),
+    "(N, 1)": ((3, 4), lambda L: L.tensor([[0], [1], [2]])),
+    "long probabilities": ((3, 4), lambda L: L.zeros(3, 4, dtype=L.long)),
+    "a 0-d target for a batch": ((3, 4), lambda L: L.tensor(1)),
+    "unbatched, several targets": ((4,), lambda L: L.tensor([0, 1])),
+    "spatial, wrong size": ((3, 4, 5), lambda L: L.zeros(3, 6, dtype=L.long)),
+    "2-d, wrong size": ((3, 4, 5, 6), lambda L: L.zeros(3, 5, 7, dtype=L.long)),
+    "2-d, wrong rank": ((3, 4, 5, 6), lambda L: L.zeros(3, 5, dtype=L.long)),
+    "out of range": ((4,), lambda L: L.tensor([7])),
+}
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("target", list(_TARGETS))
+def test_a_bad_class_target_gets_pytorchs_error(loss, target):
+    # PyTorch tells probabilities from class indices by shape, then checks the indices'
+    # batch, rank, shape and dtype (Long or Byte) in that order: no JAX error escapes
+    def scenario(L):
+        shape, make = _TARGETS[target]
+        x = L.ones(shape, requires_grad=True)
+        try:
+            getattr(L.nn.functional, loss)(x, make(L))
+        except (RuntimeError, ValueError, IndexError) as e:
+            return {"raises": type(e).__name__, "text": str(e)}
+        return {"returned": True}
+    got = same_as_torch(scenario)
+    assert "raises" in got
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+def test_byte_and_single_unbatched_targets_are_accepted(loss):
+    # (PyTorch's backward of an unbatched input with a (1,) target fails: forward only)
+    def scenario(L):
+        x = L.tensor([[0.5, 1.5, -1.0], [2.0, 0.25, 1.0]], requires_grad=True)
+        f = getattr(L.nn.functional, loss)
+        y = f(x, L.tensor([2, 0], dtype=L.uint8))
+        y.backward()
+        v = L.tensor([0.5, 1.5, -1.0])
+        return py({"y": y, "x": x.grad, "v": [f(v, L.tensor([1]), reduction=r)
+                                               for r in ("none", "mean")]})
+    same_as_torch(scenario)
+
+
+def test_assigning_a_grad_of_another_dtype_names_grad_dtype():
+    def scenario(L):
+        out = []
+        for dtype in (L.float64, L.float16, L.int64, L.complex64):
+            x = L.ones(2, requires_grad=True)
+            try:
+                x.grad = L.zeros(2, dtype=dtype)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    got = same_as_torch(scenario)
+    assert got[0].startswith("attempting to assign a gradient with dtype 'double' to a "
+                             "tensor with grad_dtype 'Float'.")
+
+
+def test_backward_of_a_compiled_steps_output_says_outputs_are_detached():
+    import hookgrad
+    m = hookgrad.nn.Linear(3, 1)
+    step = hookgrad.compile(lambda x: m(x).sum())
+    y = step(hookgrad.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"does not require grad and does not have a grad_fn "
+                       r"\(it is an output of a hookgrad.compile step, and a compiled step's "
+                       r"outputs are detached"):
+        y.backward()
+    with pytest.raises(RuntimeError, match=r"does not have a grad_fn$"):
+        hookgrad.ones(1).backward()   # not a compiled output: PyTorch's message only
+
+
+def test_an_all_mode_multi_grad_hook_needs_every_tensor_to_require_grad():
+    from tests.differential import raises_as_torch
+    raises_as_torch(lambda L: L.autograd.graph.register_multi_grad_hook(
+        (L.ones(2, requires_grad=True), L.ones(2)), lambda gs: None, mode="all"),
+        AssertionError, "Expected gradient function to be set")
+
+
+def test_an_all_mode_multi_grad_hook_counts_the_nodes_of_registration():
+    # the nodes the hook waits for are those when it was registered: an in-place op after
+    # registration does not change which gradients it waits for
+    def scenario(L):
+        x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        a = x * 2
+        seen = []
+        L.autograd.graph.register_multi_grad_hook(
+            (a, x), lambda gs: seen.append([None if g is None else g.tolist() for g in gs]))
+        a.mul_(3)
+        a.sum().backward()
+        return seen
+    same_as_torch(scenario)
+
+
+_MATMUL_SHAPES = [((3, 4), (2, 4, 1)), ((3, 4), (1, 4, 6)), ((4,), (2, 4, 1)),
+                  ((2, 3, 4), (1, 4, 6)), ((1, 3, 4), (2, 4, 6)), ((1, 3, 4), (5, 1, 4, 6)),
+                  ((5, 2, 3, 4), (1, 4, 6)), ((2, 3, 4), (4,)), ((0, 3, 4), (5, 1, 4, 6))]
+
+
+def _graph(fn):
+    names = [type(fn).__name__]
+    for n, _ in fn.next_functions:
+        if n is not None and type(n).__name__ != "AccumulateGrad":
+            names += _graph(n)
+    return names
+
+
+@pytest.mark.parametrize("grads", ["both", "left", "right", "left transposed"])
+@pytest.mark.parametrize("sa,sb", _MATMUL_SHAPES)
+def test_matmul_records_pytorchs_folded_or_batched_graph(sa, sb, grads):
+    # PyTorch folds a batch times a matrix into one mm (transposed, (b^T a^T)^T, when the
+    # batch is on the right) where the smaller operand requires grad or no copy is needed,
+    # squeezing a batch of one; else it expands both into one bmm
+    def scenario(L):
+        if grads == "left transposed" and len(sa) >= 2:
+            a = L.ones(sa[:-2] + (sa[-1], sa[-2])).mT.requires_grad_()
+        else:
+            a = L.ones(sa, requires_grad=grads != "right")
+        b = L.ones(sb, requires_grad=grads in ("both", "right"))
+        y = a @ b
+        y.sum().backward()
+        return {"graph": _graph(y.grad_fn), "shape": list(y.shape),
+                "contiguous": y.is_contiguous(), "version": y._version}
+    same_as_torch(scenario)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("value", ["number", "0-d tensor", "same shape", "broadcast"])
+@pytest.mark.parametrize("before", ["", "y.mul_(2); y.add_(1)"])
+def test_writing_the_whole_tensor_copies_or_fills_as_pytorch(shape, value, before):
+    # PyTorch copies a value of the target's shape (a number into a 0-d tensor too), fills
+    # from a 0-d value, and copies any other after broadcasting it
+    def scenario(L):
+        x = L.ones(shape, requires_grad=True)
+        v = L.tensor(0.5, requires_grad=True)
+        y = x * 2
+        exec(before, {"y": y})
+        value_of = {"number": 0.09, "0-d tensor": v * 1, "same shape": L.full(shape, 0.25),
+                    "broadcast": L.full(shape[-1:], 0.25)}
+        y[...] = value_of[value]
+        (y * 3).sum().backward()
+        return {"node": type(y.grad_fn).__name__, "version": y._version, "y": y,
+                "v": v.grad, "x": x.grad}
+    same_as_torch(lambda L: py(scenario(L)))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_unbatched_cross_entropy_with_probabilities_ends_in_pytorchs_node(reduction):
+    # PyTorch sums over the class dim of an unbatched input directly: no unsqueeze/squeeze
+    def scenario(L):
+        x = L.tensor([0.5, 1.5, -1.0], requires_grad=True)
+        y = L.nn.functional.cross_entropy(x, L.tensor([0.2, 0.3, 0.5]), reduction=reduction,
+                                          weight=L.tensor([1.0, 2.0, 3.0]))
+        g, = L.autograd.grad(y.sum(), x, create_graph=True)
+        return py({"node": type(y.grad_fn).__name__, "shape": list(y.shape), "y": y, "g": g,
+                   "g requires grad": g.requires_grad})
+    assert same_as_torch(scenario)["node"] == ("DivBackward1" if reduction == "mean" else
+                                               "NegBackward0")
+
+
+@pytest.mark.parametrize("case", ["mul", "mul of a non-leaf", "add", "scalar", "matmul",
+                                  "where", "cat", "grad"])
+def test_node_post_hooks_get_none_for_the_inputs_the_engine_does_not_need(case):
+    # under backward(inputs=) and autograd.grad PyTorch's op nodes compute only the needed
+    # gradients (cat's one formula for its list computes all)
+    def scenario(L):
+        a = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = L.tensor(2.0, requires_grad=True)
+        c = a * 1
+        z, want = {"mul": (a * b, [a]), "mul of a non-leaf": (c * b, [c]), "add": (a + b, [b]),
+                   "scalar": (a * s, [s]), "matmul": (a[None] @ b[:, None], [b]),
+                   "where": (L.where(a > 0, a, b), [b]), "cat": (L.cat([a, b]), [a]),
+                   "grad": (a * b, None)}[case]
+        seen = []
+        z.grad_fn.register_hook(lambda gi, go: seen.append(gi))
+        if want is None:
+            L.autograd.grad(z.sum(), [b])
+        else:
+            z.sum().backward(inputs=want)
+        return py(seen)
+    same_as_torch(scenario)
+
+
+@pytest.mark.parametrize("tensors", ["a b", "a c", "c d", "a e", "b d e", "c e"])
+@pytest.mark.parametrize("call", ["grad of a", "grad of c", "grad of a e", "grad of d",
+                                  "grad_outputs of a", "grad_outputs of c", "inputs a",
+                                  "inputs c", "inputs e", "backward"])
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_multi_grad_hooks_fire_with_pytorchs_tensors_under_grad_and_inputs(tensors, call, mode):
+    # a backward of one root starts at that root's node, which PyTorch does not count as a
+    # node the graph task executes: an "all" hook on it and on another tensor fires once per
+    # gradient; gradients the task does not compute are None
+    def scenario(L):
+        log = []
+        a = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        c = a * b
+        d = c.exp()
+        e = L.tensor([1.5, 0.5, 1.0], requires_grad=True)
+        env = {"a": a, "b": b, "c": c, "d": d, "e": e}
+        ts = [env[n] for n in tensors.split()]
+        L.autograd.graph.register_multi_grad_hook(ts, lambda gs: log.append(py(gs)), mode=mode)
+        loss = (d * 2).sum() + (c * e).sum()
+        kind, _, names = call.partition(" of ")
+        ins = [env[n] for n in (names or call.partition(" ")[2]).split()]
+        try:  # a hook on a leaf that autograd.grad captures raises PyTorch's leaf error
+            if kind == "grad":
+                L.autograd.grad(loss, ins, allow_unused=True)
+            elif kind == "grad_outputs":
+                L.autograd.grad([d], ins, grad_outputs=[L.ones(3) * 3], allow_unused=True)
+            elif call == "backward":
+                loss.backward()
+            else:
+                loss.backward(inputs=ins)
+        except RuntimeError as err:
+            log.append(str(err))
+        return log
+    same_as_torch(scenario, tol=1e-4)

@@ -1,16 +1,16 @@
 """``torch.cpu.amp`` (deprecated in PyTorch for :mod:`hookgrad.amp`): ``autocast`` and
 ``GradScaler`` fixed to ``"cpu"``, each warning as PyTorch's do."""
-import warnings
 
 from ... import _dtype
 from ... import amp as _amp
+from ... import _errors
 
 __all__ = ["autocast", "GradScaler"]
 
 
 def _deprecated(name):
-    warnings.warn(f"`torch.cpu.amp.{name}(args...)` is deprecated. Please use "
-                  f"`torch.amp.{name}('cpu', args...)` instead.", FutureWarning, stacklevel=3)
+    _errors.warn(f"`torch.cpu.amp.{name}(args...)` is deprecated. Please use "
+                 f"`torch.amp.{name}('cpu', args...)` instead.", FutureWarning)
 
 
 class autocast(_amp.autocast):

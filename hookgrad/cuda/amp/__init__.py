@@ -1,16 +1,16 @@
 """``torch.cuda.amp`` (deprecated in PyTorch for :mod:`hookgrad.amp`): ``autocast`` and
 ``GradScaler`` fixed to ``"cuda"``, each warning as PyTorch's do."""
-import warnings
 
 from ... import amp as _amp
 from ...amp.autocast_mode import custom_bwd as _custom_bwd, custom_fwd as _custom_fwd
+from ... import _errors
 
 __all__ = ["autocast", "custom_fwd", "custom_bwd", "GradScaler"]
 
 
 def _deprecated(name, new):
-    warnings.warn(f"`torch.cuda.amp.{name}(args...)` is deprecated. Please use "
-                  f"`torch.amp.{new}('cuda', args...)` instead.", FutureWarning, stacklevel=3)
+    _errors.warn(f"`torch.cuda.amp.{name}(args...)` is deprecated. Please use "
+                 f"`torch.amp.{new}('cuda', args...)` instead.", FutureWarning)
 
 
 class autocast(_amp.autocast):
@@ -35,17 +35,17 @@ class GradScaler(_amp.GradScaler):
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
     """``torch.amp.custom_fwd(device_type="cuda", ...)``."""
-    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
-                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
-                  FutureWarning, stacklevel=2)
+    _errors.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                 "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+                 FutureWarning)
     return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
 
 
 def custom_bwd(bwd=None):
     """``torch.amp.custom_bwd(device_type="cuda")``."""
-    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
-                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
-                  FutureWarning, stacklevel=2)
+    _errors.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                 "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+                 FutureWarning)
     return _custom_bwd(bwd, device_type="cuda")
 
 

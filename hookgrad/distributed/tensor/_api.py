@@ -10,7 +10,6 @@ array holds the reduced value (the sum over one process is its own value).
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Sequence
 
 import jax
@@ -22,6 +21,7 @@ from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
 from ..._autograd.function import Function
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
+from ... import _errors
 
 __all__ = ["DTensor", "distribute_tensor"]
 
@@ -189,7 +189,7 @@ class DTensor(Tensor):
         g = self._grad
         if g is None:
             if self.grad_fn is not None and not self._retains_grad:
-                warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+                _errors.warn(_NONLEAF_GRAD_WARNING, UserWarning)
             return None
         return g if isinstance(g, DTensor) else as_dtensor(g, self.device_mesh)
 

@@ -3,11 +3,11 @@ lay out its inputs and outputs."""
 from __future__ import annotations
 
 import inspect
-import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 from ._api import DTensor, _as_device_mesh, distribute_tensor
 from .placement_types import Replicate
+from ... import _errors
 
 if TYPE_CHECKING:
     from ...nn import Module  # noqa: F401
@@ -31,9 +31,9 @@ def _replicate_params_buffers(m: Module, mesh: Any) -> None:
 def _hook(fn: Callable, kind: str, mesh: Any, pre: bool) -> Callable:
     n = len(inspect.signature(fn).parameters)
     if n == 2:
-        warnings.warn(f"Deprecating {kind} that takes two arguments (inputs, device_mesh), "
-                      f"please use {kind} that takes in (module, inputs, device_mesh) "
-                      "instead!", FutureWarning, stacklevel=3)
+        _errors.warn(f"Deprecating {kind} that takes two arguments (inputs, device_mesh), "
+                     f"please use {kind} that takes in (module, inputs, device_mesh) "
+                     "instead!", FutureWarning)
         return (lambda mod, inputs: fn(inputs, mesh)) if pre else \
             (lambda mod, inputs, outputs: fn(outputs, mesh))
     if n == 3:

@@ -1,8 +1,8 @@
 """Training mode, gradients and conversion of a Module's tensors (a mixin of ``Module``):
 ``train``/``eval``, ``requires_grad_``, ``zero_grad``, ``apply``, ``to`` and the casts."""
-import warnings
 
 from ..._autograd import grad_mode
+from ... import _errors
 
 
 class _ConversionMixin:
@@ -110,10 +110,10 @@ class _ConversionMixin:
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                                 f"but got desired dtype={dtype}")
             if dtype.is_complex:
-                warnings.warn(
+                _errors.warn(
                     "Complex modules are a new feature under active development whose design "
                     "may change, and some modules might not work as expected when using complex "
-                    "tensors as parameters or buffers.", stacklevel=2)
+                    "tensors as parameters or buffers.")
 
         def convert(t):
             cast = dtype if (t.is_floating_point() or t.is_complex()) else None

@@ -1,8 +1,8 @@
 """Old-style (non-full) module backward hooks: PyTorch's deprecation warnings for the
 cases where the ``grad_fn`` post-hook does not see the module's own gradients."""
-import warnings
 
 from ..._tensor import Tensor
+from ... import _errors
 
 
 def _maybe_warn_non_full_backward_hook(inputs, result, grad_fn):
@@ -43,4 +43,4 @@ def _maybe_warn_non_full_backward_hook(inputs, result, grad_fn):
                        "This hook will be missing some grad_input. Please use "
                        "register_full_backward_hook to get the documented behavior.")
     if msg is not None:
-        warnings.warn(msg, FutureWarning, stacklevel=4)
+        _errors.warn(msg, FutureWarning)

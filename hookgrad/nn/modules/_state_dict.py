@@ -1,9 +1,6 @@
 """``state_dict`` / ``load_state_dict`` of ``Module`` (a mixin), with PyTorch's key names,
 hooks and errors."""
 import itertools
-import os
-import sys
-import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -11,6 +8,7 @@ from ..._tensor import Tensor
 from ..._autograd import grad_mode
 from ..._handle import RemovableHandle
 from ._global_hooks import _WrappedHook
+from ... import _errors
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -103,9 +101,9 @@ class _StateDictMixin:
             ['weight', 'bias']
         """
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                          "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
+            _errors.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                         "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                         "#torch.nn.Module.state_dict for details.", FutureWarning)
             if destination is None:
                 destination = args[0]
             if len(args) > 1 and prefix == "":
@@ -171,11 +169,11 @@ class _StateDictMixin:
                                   f"model is {param.shape}.")
                 continue
             if param.is_meta and not input_param.is_meta and not assign:
-                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to "
-                              "a meta parameter in the current model, which is a no-op. (Did "
-                              "you mean to pass `assign=True` to assign items in the state "
-                              "dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)", stacklevel=_user_level())
+                _errors.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to "
+                             "a meta parameter in the current model, which is a no-op. (Did "
+                             "you mean to pass `assign=True` to assign items in the state "
+                             "dictionary to their corresponding key in the module instead of "
+                             "copying them in place?)")
             try:
                 with grad_mode.no_grad():
                     if assign:
@@ -283,15 +281,3 @@ class _StateDictMixin:
         state dict."""
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
                            "be called.")
-
-
-def _user_level():
-    """The ``stacklevel`` of the first frame outside hookgrad (the caller of
-    ``load_state_dict``, however deep the module tree)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep

@@ -2,7 +2,6 @@
 ``ParameterDict``, as in ``torch.nn``. What they hold is registered, so it appears in
 ``parameters()``, ``state_dict()`` (keys ``"0.weight"``, ``"blocks.1.bias"``) and hooks."""
 import operator
-import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
@@ -10,6 +9,7 @@ from itertools import chain, islice
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
+from ... import _errors
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            "Container"]
@@ -37,9 +37,8 @@ class Container(Module):
     """Deprecated: a Module whose keyword arguments become its submodules."""
 
     def __init__(self, **kwargs):
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
-                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
-                      stacklevel=2)
+        _errors.warn("`nn.Container` is deprecated. All of its functionality is now "
+                     "implemented in `nn.Module`. Subclass that instead.", FutureWarning)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)

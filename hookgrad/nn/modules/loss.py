@@ -1,12 +1,12 @@
 """Loss modules over ``nn.functional``'s losses (PyTorch's arguments; class weights are
 buffers, as in PyTorch)."""
 import math
-import warnings
 
 from .. import functional as F
 from .distance import PairwiseDistance
 from .linear import Linear
 from .module import Module
+from ... import _errors
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "NLLLoss2d", "CosineEmbeddingLoss",
@@ -185,9 +185,9 @@ class NLLLoss2d(NLLLoss):
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
-        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
-                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
-                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        _errors.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                     "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                     "#torch.nn.NLLLoss for more details.", FutureWarning)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 

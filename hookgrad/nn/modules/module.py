@@ -20,7 +20,6 @@ its parameters::
     >>> grads = jax.grad(lambda m: loss(m(x)).sum()._data)(model)   # a Module of gradients
     >>> grads.weight
 """
-import warnings
 
 import jax
 
@@ -46,6 +45,7 @@ from ._pytree import _module_flatten, _module_unflatten
 from ._registration import _RegistrationMixin
 from ._state_dict import (  # noqa: F401 - re-exported
     _EXTRA_STATE_KEY_SUFFIX, _IncompatibleKeys, _StateDictMixin)
+from ... import _errors
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_backward_hook",
@@ -84,9 +84,8 @@ def _silenced_always_called(module, hooks, always, with_kwargs, called, args, kw
             if res is not None:
                 result = res
         except Exception as e:  # noqa: BLE001
-            warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception "
-                          f"that was silenced as another error was raised in forward: {e}",
-                          stacklevel=3)
+            _errors.warn(f"{kind} forward hook with ``always_call=True`` raised an exception "
+                         f"that was silenced as another error was raised in forward: {e}")
     return result
 
 class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
@@ -232,9 +231,8 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
 
             if bw_hook:
                 if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a "
-                                  f"Tensor or a tuple of Tensors but received {type(result)}",
-                                  stacklevel=4)  # the caller of the module
+                    _errors.warn("For backward hooks to be called, module output should be a "
+                                 f"Tensor or a tuple of Tensors but received {type(result)}")  # the caller of the module
                 result = bw_hook.setup_output_hook(result)
 
             if non_full_backward_hooks:

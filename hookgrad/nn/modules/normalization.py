@@ -1,7 +1,6 @@
 """Normalization layers: ``BatchNorm1d``/``2d``/``3d``, ``LayerNorm``, ``GroupNorm``,
 ``RMSNorm`` (PyTorch's parameters, buffers and defaults)."""
 import numbers
-import warnings
 
 import jax.numpy as jnp
 
@@ -13,6 +12,7 @@ from .. import functional as F
 from .. import init
 from ._utils import _param, _tensor
 from .module import Module
+from ... import _errors
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
            "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
@@ -298,9 +298,9 @@ class _InstanceNorm(_NormBase):
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
                                  f"num_features ({self.num_features}), but got: "
                                  f"{input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
-                          "You can silence this warning by not passing in num_features, "
-                          "which is not used because affine=False", stacklevel=2)
+            _errors.warn(f"input's size at dim={feature_dim} does not match num_features. "
+                         "You can silence this warning by not passing in num_features, "
+                         "which is not used because affine=False")
         if input.ndim == self._no_batch_dim:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

@@ -7,7 +7,6 @@ A layer and direction runs as one op (``hookgrad._ops.nn_rnn``: the recurrence i
 """
 import math
 import numbers
-import warnings
 
 from ..._ops.nn_rnn import rnn_layers
 from ..._ops.rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
@@ -16,6 +15,7 @@ from ..utils.rnn import PackedSequence, _packed
 from ._utils import _nondefault_repr
 from .linear import _param
 from .module import Module
+from ... import _errors
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -33,9 +33,9 @@ def _check_args(input_size, hidden_size, num_layers, bias, batch_first, dropout,
         raise ValueError("dropout should be a number in range [0, 1] representing the "
                          "probability of an element being zeroed")
     if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                      "non-zero dropout expects num_layers greater than 1, but got "
-                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
+        _errors.warn("dropout option adds dropout after all but last recurrent layer, so "
+                     "non-zero dropout expects num_layers greater than 1, but got "
+                     f"dropout={dropout} and num_layers={num_layers}")
     for name, v, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
                           ("input_size", input_size, int), ("hidden_size", hidden_size, int)):
         if not isinstance(v, kind):

@@ -3,7 +3,6 @@
 (PyTorch's parameter names, initialization and math; PyTorch's
 inference fast path and nested tensors are not reproduced, the results are the same)."""
 import copy
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +17,7 @@ from .dropout import Dropout
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
+from ... import _errors
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
@@ -262,8 +262,8 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why = _why_not_sparsity_fast_path(encoder_layer)
         if enable_nested_tensor and why:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why}", stacklevel=2)
+            _errors.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                         f"because {why}")
             self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):

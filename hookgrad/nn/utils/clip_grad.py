@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import types
-import warnings
 from collections.abc import Iterable
 
 import jax
 import jax.numpy as jnp
 
 from ..._tensor import Tensor
+from ... import _errors
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_"]
@@ -106,8 +106,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
         is_gen = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if is_gen and not parameters:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will "
-                          "occur.", stacklevel=2)
+            _errors.warn("`parameters` is an empty generator, no gradient clipping will "
+                         "occur.")
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
@@ -117,8 +117,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
 def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Deprecated alias of ``clip_grad_norm_``."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    _errors.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                 "`torch.nn.utils.clip_grad_norm_`.", FutureWarning)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

@@ -11,7 +11,6 @@ import concurrent.futures
 import math
 import queue
 import threading
-import warnings
 from typing import Any
 
 from ._utils import collate as _collate
@@ -19,6 +18,7 @@ from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
 from ._utils.worker import _set_worker_info, get_worker_info
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _host_rng
+from ... import _errors
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -256,7 +256,7 @@ class _BaseDataLoaderIter:
                         "configuring the IterableDataset replica at each worker. Please see "
                         "https://pytorch.org/docs/stable/data.html#torch.utils.data."
                         "IterableDataset for examples.")
-            warnings.warn(msg, stacklevel=2)
+            _errors.warn(msg)
         return data
 
     def __len__(self):

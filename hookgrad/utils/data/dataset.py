@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from ..._generator import default_generator
 from ._utils.collate import _host_to_tensors
 from .sampler import _randperm
+from ... import _errors
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -221,8 +221,8 @@ class ConcatDataset(Dataset):
 
     @property
     def cummulative_sizes(self) -> list[int]:
-        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
-                      FutureWarning, stacklevel=2)
+        _errors.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
+                     FutureWarning)
         return self.cumulative_sizes
 
 
@@ -296,8 +296,8 @@ def _split_lengths(n, fractions):
         lengths[i % len(lengths)] += 1
     for i, length in enumerate(lengths):
         if length == 0:
-            warnings.warn(f"Length of split at index {i} is 0. This might result in an "
-                          "empty dataset.", stacklevel=3)
+            _errors.warn(f"Length of split at index {i} is 0. This might result in an "
+                         "empty dataset.")
     return lengths
 
 
