@@ -11,12 +11,15 @@ others are MLP-only), so one layer must move the answer. For a corrupted input (
 at ``SRC`` changed) each residual-stream activation of the clean run is patched in, one
 layer and position at a time, and we measure how much of the clean-vs-corrupt logit
 difference it restores. The answer lives at ``SRC`` up to the planted block and at the
-last position from it on; every other cell restores nothing. Writes a table and
-``activation_patching.png``.
+last position from it on; every other cell restores nothing. Prints a table and writes
+``activation_patching.png`` into ``--out DIR``, by default a folder under the system's
+temporary directory that it names when it starts.
 
-Run: python examples/activation_patching.py [--steps N] [--out activation_patching.png]
+Run: python examples/activation_patching.py [--steps N] [--out DIR]
 """
 import argparse
+import os
+import tempfile
 import math
 
 import numpy as np
@@ -145,7 +148,13 @@ def save_png(path, restored):
     return path
 
 
-def main(steps=300, out="activation_patching.png", verbose=True):
+def main(steps=300, out=None, verbose=True):
+    """Train, then write ``activation_patching.png`` into the folder ``out`` (None: a folder
+    under the system's temporary directory, never the working directory)."""
+    out = out or os.path.join(tempfile.gettempdir(), "hookgrad-examples", "activation_patching")
+    os.makedirs(out, exist_ok=True)
+    if verbose:
+        print(f"writing activation_patching.png to {out} (--out DIR to choose)")
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     model = TinyTransformer()
@@ -154,7 +163,7 @@ def main(steps=300, out="activation_patching.png", verbose=True):
     last = SEQ - 1
     # the layer that moves the answer: the first whose last position carries it
     found = next((li - 1 for li in range(len(restored)) if restored[li, last] > 0.5), None)
-    path = save_png(out, restored) if out else None
+    path = save_png(os.path.join(out, "activation_patching.png"), restored)
     if verbose:
         print(f"trained {steps} steps: loss {losses[0]:.3f} -> {losses[-1]:.3f}")
         print("fraction of the clean-vs-corrupt logit difference restored by patching:")
@@ -171,6 +180,8 @@ def main(steps=300, out="activation_patching.png", verbose=True):
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--out", default="activation_patching.png")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="folder for activation_patching.png (default: one under the temporary "
+                        "directory)")
     a = p.parse_args()
     main(a.steps, a.out)

@@ -8,11 +8,14 @@ initial weights; hookgrad traces the hooks into one XLA program with the backwar
 and the AdamW update.
 
 Prints a table (loss, ms per step, the one-time first call) and writes
-``compiled_training.png`` (both loss curves: they coincide).
+``compiled_training.png`` (both loss curves: they coincide) into ``--out DIR``, by default
+a folder under the system's temporary directory that it names when it starts.
 
-Run: python examples/compiled_training.py [--steps N] [--out compiled_training.png]
+Run: python examples/compiled_training.py [--steps N] [--out DIR]
 """
 import argparse
+import os
+import tempfile
 import statistics
 import time
 
@@ -74,7 +77,13 @@ def save_png(path, curves):
     return path
 
 
-def main(steps=40, out="compiled_training.png", verbose=True):
+def main(steps=40, out=None, verbose=True):
+    """Train, then write ``compiled_training.png`` into the folder ``out`` (None: a folder
+    under the system's temporary directory, never the working directory)."""
+    out = out or os.path.join(tempfile.gettempdir(), "hookgrad-examples", "compiled_training")
+    os.makedirs(out, exist_ok=True)
+    if verbose:
+        print(f"writing compiled_training.png to {out} (--out DIR to choose)")
     torch.manual_seed(1)
     x = torch.randn(256, 8)
     y = x.sum(dim=1, keepdim=True).sin()
@@ -86,7 +95,8 @@ def main(steps=40, out="compiled_training.png", verbose=True):
         losses, times = run(step, x, y, steps)
         results[mode] = {"losses": losses, "first_s": times[0], "log": log,
                          "ms": 1e3 * statistics.median(times[2:] or times)}
-    path = save_png(out, {m: r["losses"] for m, r in results.items()}) if out else None
+    path = save_png(os.path.join(out, "compiled_training.png"),
+                    {m: r["losses"] for m, r in results.items()})
     if verbose:
         print(f"{'mode':9s} {'first loss':>10s} {'last loss':>10s} {'first call s':>12s} "
               f"{'ms/step':>8s}")
@@ -106,6 +116,8 @@ def main(steps=40, out="compiled_training.png", verbose=True):
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=40)
-    p.add_argument("--out", default="compiled_training.png")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="folder for compiled_training.png (default: one under the temporary "
+                        "directory)")
     a = p.parse_args()
     main(a.steps, a.out)

@@ -11,7 +11,10 @@ same architecture, ``torch.save(model.state_dict(), path)``); otherwise hookgrad
 the same zip format with ``hookgrad.save``. hookgrad loads it without torch, and the
 fine-tuned checkpoint it saves loads back (in PyTorch too, when installed).
 
-Run: python examples/finetune_checkpoint.py [--dir DIR]
+The checkpoints go into ``--out DIR`` when it is given (and stay there); otherwise into a
+temporary folder, named when the example starts and removed when it ends.
+
+Run: python examples/finetune_checkpoint.py [--out DIR]
 """
 import argparse
 import os
@@ -66,7 +69,19 @@ def finetune(model, x, y, steps=40):
 
 
 def main(directory=None, steps=40, verbose=True):
-    directory = directory or tempfile.mkdtemp(prefix="hookgrad-ckpt-")
+    """Fine-tune with the checkpoints in ``directory``; None: a temporary folder, removed
+    at the end."""
+    if directory is not None:
+        os.makedirs(directory, exist_ok=True)
+        return _main(directory, steps, verbose)
+    with tempfile.TemporaryDirectory(prefix="hookgrad-ckpt-") as directory:
+        if verbose:
+            print(f"checkpoints go to {directory} (temporary, removed at the end; --out DIR "
+                  "keeps them)")
+        return _main(directory, steps, verbose)
+
+
+def _main(directory, steps, verbose):
     pretrained = os.path.join(directory, "pretrained.pt")
     writer, written = write_pretrained(pretrained)
     model = build(nn)
@@ -94,6 +109,10 @@ def main(directory=None, steps=40, verbose=True):
                           for k, v in model.state_dict().items())
     if verbose:
         print(f"pretrained checkpoint written by {writer}: {pretrained}")
+        if writer == "hookgrad.save":
+            print("  (PyTorch is not installed here; a PyTorch checkpoint loads the same way: "
+                  "torch.save(model.state_dict(),\n  'model.pt') in PyTorch, then "
+                  "model.load_state_dict(hookgrad.load('model.pt')) here)")
         print(f"loaded into hookgrad, every value equal: {loaded_ok}")
         print(f"fine-tuned the head for {steps} steps: loss {losses[0]:.4f} -> {losses[-1]:.4f}"
               f" ({n_updates} post-accumulate-grad hook calls)")
@@ -106,5 +125,7 @@ def main(directory=None, steps=40, verbose=True):
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dir", default=None, help="where to write the checkpoints (a temp dir)")
-    main(p.parse_args().dir)
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="folder to keep the checkpoints in (default: a temporary folder, "
+                        "removed at the end)")
+    main(p.parse_args().out)

@@ -7,11 +7,14 @@ recipes — with only the import changed.
 
 A small CNN learns to tell pictures of noise from pictures of noise with a bright square
 planted somewhere; Grad-CAM on a test picture then lights up the square. Writes
-``grad_cam.png`` (the picture, the heat map over it).
+``grad_cam.png`` (the picture, the heat map over it) into ``--out DIR``, by default a folder
+under the system's temporary directory that it names when it starts.
 
-Run: python examples/grad_cam.py [--steps N] [--out grad_cam.png]
+Run: python examples/grad_cam.py [--steps N] [--out DIR]
 """
 import argparse
+import os
+import tempfile
 
 import numpy as np
 
@@ -100,7 +103,13 @@ def save_png(path, image, cam, mask):
     return path
 
 
-def main(steps=120, out="grad_cam.png", verbose=True):
+def main(steps=120, out=None, verbose=True):
+    """Train, then write ``grad_cam.png`` into the folder ``out`` (None: a folder
+    under the system's temporary directory, never the working directory)."""
+    out = out or os.path.join(tempfile.gettempdir(), "hookgrad-examples", "grad_cam")
+    os.makedirs(out, exist_ok=True)
+    if verbose:
+        print(f"writing grad_cam.png to {out} (--out DIR to choose)")
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     x, y, _ = make_data(512, rng)
@@ -111,7 +120,7 @@ def main(steps=120, out="grad_cam.png", verbose=True):
     cam = grad_cam(model, model.features[2], test_x[i:i + 1], target_class=1)
     mask = test_mask[i]
     peak = np.unravel_index(cam.argmax(), cam.shape)
-    path = save_png(out, test_x[i, 0].numpy(), cam, mask) if out else None
+    path = save_png(os.path.join(out, "grad_cam.png"), test_x[i, 0].numpy(), cam, mask)
     if verbose:
         print(f"trained {steps} steps: loss {losses[0]:.3f} -> {losses[-1]:.3f}")
         print(f"Grad-CAM peak at {tuple(int(v) for v in peak)}, inside the planted square: "
@@ -125,6 +134,8 @@ def main(steps=120, out="grad_cam.png", verbose=True):
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=120)
-    p.add_argument("--out", default="grad_cam.png")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="folder for grad_cam.png (default: one under the temporary "
+                        "directory)")
     a = p.parse_args()
     main(a.steps, a.out)

@@ -9,11 +9,14 @@ Ports three PyTorch idioms with only the import changed:
   gradient is ready (the "optimizer in backward" recipe of the PyTorch tutorials).
 
 Prints a table of gradient norms per parameter and writes ``gradient_monitoring.png``
-(the loss and every parameter's gradient norm over the steps).
+(the loss and every parameter's gradient norm over the steps) into ``--out DIR``, by
+default a folder under the system's temporary directory that it names when it starts.
 
-Run: python examples/gradient_monitoring.py [--steps N] [--out gradient_monitoring.png]
+Run: python examples/gradient_monitoring.py [--steps N] [--out DIR]
 """
 import argparse
+import os
+import tempfile
 
 import hookgrad as torch
 import hookgrad.nn as nn
@@ -40,7 +43,13 @@ def save_png(path, losses, norms):
     return path
 
 
-def main(steps=60, out="gradient_monitoring.png", verbose=True):
+def main(steps=60, out=None, verbose=True):
+    """Train, then write ``gradient_monitoring.png`` into the folder ``out`` (None: a folder
+    under the system's temporary directory, never the working directory)."""
+    out = out or os.path.join(tempfile.gettempdir(), "hookgrad-examples", "gradient_monitoring")
+    os.makedirs(out, exist_ok=True)
+    if verbose:
+        print(f"writing gradient_monitoring.png to {out} (--out DIR to choose)")
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
     x = torch.randn(64, 4)
@@ -67,7 +76,7 @@ def main(steps=60, out="gradient_monitoring.png", verbose=True):
         loss.backward()
         losses.append(loss.item())
     norms = {name: [n.item() for n in ns] for name, ns in norms.items()}
-    path = save_png(out, losses, norms) if out else None
+    path = save_png(os.path.join(out, "gradient_monitoring.png"), losses, norms)
     if verbose:
         print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {steps} steps "
               "(SGD run by post-accumulate-grad hooks)")
@@ -82,6 +91,8 @@ def main(steps=60, out="gradient_monitoring.png", verbose=True):
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--out", default="gradient_monitoring.png")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="folder for gradient_monitoring.png (default: one under the temporary "
+                        "directory)")
     a = p.parse_args()
     main(a.steps, a.out)

@@ -6,11 +6,16 @@ same step runs compiled by ``hookgrad.compile``; the tour prints a table per mod
 the speed-up, and ``--plot DIR`` draws the loss, the gradient norms and a Grad-CAM.
 """
 import argparse
+import importlib.util
 
 _EPILOG = """examples:
-  python -m hookgrad                     eager then compiled, about a minute on 2 cores
-  python -m hookgrad --quick             40 steps per mode: mostly the one-time compilation
+  python -m hookgrad                     eager then compiled: 22 s, 33 s the first time
+  python -m hookgrad --quick             40 steps per mode: 8 s, 18 s the first time
   python -m hookgrad --plot plots        also write plots/loss.png, grad_norms.png, grad_cam.png
+                                         (needs matplotlib: pip install 'hookgrad[plot]')
+
+times measured with `time` on 2 busy CPU cores (jax 0.10.2); "the first time": XLA's
+compilation cache (~/.cache/hookgrad/xla) empty
 """
 
 
@@ -38,6 +43,10 @@ def parse_args(argv=None):
         args.steps = 40 if args.quick else 300
     if args.steps < 2:
         p.error(f"--steps must be at least 2, got {args.steps}")
+    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        # before training, not after it: the plots are what was asked for
+        p.error(f"--plot {args.plot} needs matplotlib, which is not installed; install it with "
+                "pip install 'hookgrad[plot]' (or pip install matplotlib), or drop --plot")
     return args, p
 
 

@@ -13,7 +13,7 @@ def asarray(obj: Any, *, dtype=None, device=None, copy=None, requires_grad=None)
     """``asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None)``: ``obj``
     as a Tensor. A Tensor is returned itself (same history) unless ``dtype``/``device``
     change it or ``copy=True``; ``requires_grad=None`` keeps a Tensor's. Other objects are
-    copied (NumPy arrays too: hookgrad shares no memory with them, README Differences).
+    copied (NumPy arrays too: hookgrad shares no memory with them, docs/differences.md).
     A buffer (bytes, bytearray) is read as elements of ``dtype`` (default float dtype)."""
     if isinstance(obj, _dlpack._CAPSULE):
         obj = _dlpack.from_dlpack(obj)

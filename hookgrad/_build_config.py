@@ -3,7 +3,7 @@
 ``torch.has_lapack`` and friends say which native libraries the installed build can call.
 hookgrad's linear algebra and FFTs run in XLA and ``jaxlib``'s LAPACK and DUCC kernels; it
 links neither MKL nor OpenMP (XLA keeps its own thread pools), so those two are False
-(README, Differences).
+(docs/differences.md).
 """
 has_lapack = True      # jaxlib's CPU linear algebra calls LAPACK
 has_spectral = True    # jnp.fft (DUCC on CPU, cuFFT on GPU)

@@ -110,7 +110,7 @@ def to_jax(d):
     """The JAX dtype for hookgrad dtype ``d``.
 
     64-bit types need JAX's x64 mode: float64/complex128 without it are an error (they
-    would silently be 32-bit); int64 falls back to int32, as JAX does (see README).
+    would silently be 32-bit); int64 falls back to int32, as JAX does (see docs/differences.md).
     """
     d = as_dtype(d)
     if d.np is None:  # complex32, hookgrad/_dtype_lowbit.py's: a name without tensors

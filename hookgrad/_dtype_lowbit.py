@@ -5,8 +5,7 @@
 Each is a ``hookgrad.dtype`` with PyTorch's ``itemsize``, ``is_floating_point``,
 ``is_complex``, ``is_signed`` (the bit and quantized types raise PyTorch's error for it)
 and name, so code that lists or compares dtypes works; making a tensor of one raises
-"hookgrad does not implement" (``_dtype.to_jax``), as JAX has no such arrays (README,
-Differences).
+"hookgrad does not implement" (``_dtype.to_jax``), as JAX has no such arrays (docs/differences.md).
 """
 from . import _dtype
 

@@ -84,7 +84,7 @@ class OutOfMemoryError(RuntimeError):
     """A device ran out of memory (``torch.OutOfMemoryError``, also
     ``torch.cuda.OutOfMemoryError``). NOTE: XLA reports its own out-of-memory errors as
     ``jax.errors.JaxRuntimeError`` (RESOURCE_EXHAUSTED), which this class does not catch
-    (README, Differences)."""
+    (docs/differences.md)."""
 
     __module__ = "hookgrad"
 

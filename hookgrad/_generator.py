@@ -19,7 +19,7 @@ class Generator:
 
     Pass it as ``generator=`` to ``rand``, ``randn``, ``randint``, ``randperm``, the
     ``nn.init`` functions and ``DataLoader``. Its numbers come from JAX's PRNG, so they
-    differ from PyTorch's for the same seed (see the README).
+    differ from PyTorch's for the same seed (see docs/differences.md).
 
     Example::
 

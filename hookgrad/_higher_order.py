@@ -5,7 +5,7 @@ ordinary code, recorded node by node, so gradients reach the operands and any te
 functions close over. Inside ``hookgrad.compile`` (or a JAX trace) a predicate computed
 from traced values has no value: ``cond`` then runs both branches and selects the result
 (the unselected branch's gradient is zero), and ``while_loop`` becomes ``jax.lax.while_loop``,
-which JAX cannot differentiate in reverse mode (README, Differences).
+which JAX cannot differentiate in reverse mode (docs/differences.md).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Memory formats (``torch.contiguous_format`` ...): how a Tensor's elements are laid out
 in its storage. hookgrad's arrays are XLA's, laid out by XLA, so a ``memory_format``
 argument is accepted and changes no result; ``channels_last`` does not reorder strides
-(README, Differences from PyTorch)."""
+(docs/differences.md)."""
 
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]

@@ -35,5 +35,5 @@ def get_device(input: Tensor) -> int:  # noqa: A002 - PyTorch's parameter name
 
 def is_inference(input: Tensor) -> bool:  # noqa: A002
     """``is_inference(input)``: whether ``input`` is an inference tensor; False, as
-    hookgrad's ``inference_mode`` makes ordinary tensors (README, Differences)."""
+    hookgrad's ``inference_mode`` makes ordinary tensors (docs/differences.md)."""
     return input.is_inference()

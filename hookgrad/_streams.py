@@ -3,7 +3,7 @@ without streams (the CPU, the meta device): one stream that has always finished,
 that cannot be recorded.
 
 On an accelerator XLA schedules its own streams, so constructing one for ``cuda`` raises
-"does not implement" (the ``torch.cuda.Stream`` row of the README's Differences).
+"does not implement" (the ``torch.cuda.Stream`` row of docs/differences.md).
 """
 from __future__ import annotations
 

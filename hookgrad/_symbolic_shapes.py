@@ -5,7 +5,7 @@ PyTorch's compiler traces sizes as symbols (a ``SymInt``); eagerly a size is a p
 ``int`` and the helpers compute on numbers. hookgrad traces with JAX, whose shapes are
 static, so sizes are always ints: the three classes exist for ``isinstance`` checks and
 annotations (``isinstance(3, SymInt)`` is False, as in PyTorch's eager mode) and are never
-made (README, Differences).
+made (docs/differences.md).
 """
 from __future__ import annotations
 

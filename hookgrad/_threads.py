@@ -1,6 +1,5 @@
 """``set_num_threads`` / ``get_num_threads`` and the inter-op pair: the counts are recorded
-and read back; XLA sizes its own thread pools when the backend starts (README,
-Differences)."""
+and read back; XLA sizes its own thread pools when the backend starts (docs/differences.md)."""
 import os
 
 _counts = {"intra": None, "inter": None}
@@ -38,4 +37,4 @@ def get_num_interop_threads():
 
 def init_num_threads():
     """``init_num_threads()``: set up the calling thread's intra-op thread count; nothing to
-    do, as XLA keeps its own thread pools (README, Differences)."""
+    do, as XLA keeps its own thread pools (docs/differences.md)."""

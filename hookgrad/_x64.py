@@ -13,8 +13,8 @@ The mode is process-wide: JAX code beside hookgrad gets JAX's 64-bit defaults to
 - ``HOOKGRAD_X64=0`` (or ``off``/``false``): leave JAX's setting alone;
 - ``JAX_ENABLE_X64`` set in the environment (to anything): the user's JAX setting wins.
 
-Without x64, ``float64`` tensors are an error and integer tensors are ``int32`` (see the
-README's Differences table).
+Without x64, ``float64`` tensors are an error and integer tensors are ``int32`` (see
+docs/differences.md).
 """
 import os
 

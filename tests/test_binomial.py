@@ -1,5 +1,5 @@
 """torch.binomial: PyTorch's shapes, dtypes, node, errors and certain outcomes; the draws
-themselves come from hookgrad's key (README: differences), checked by their moments."""
+themselves come from hookgrad's key (docs/differences.md), checked by their moments."""
 import numpy as np
 import pytest
 

@@ -76,6 +76,22 @@ def test_a_training_loop_compiles_its_step_once(lowerings):
     assert calls_c == calls_e and len(calls_c) == 3
 
 
+def test_trace_count_counts_programs_kept_not_traces():
+    # as its docstring and docs/modes.md say: the first call traces twice, keeps one
+    m, opt, _ = _model(hg.optim.Adam, lr=0.05)
+    traces = []
+    note = hg.compile.trace_only(lambda: traces.append(1))
+    step = _step(m, opt)
+    compiled = hg.compile(lambda x: (note(), step(x))[1])
+    x = hg.randn(4, 3)
+    for _ in range(3):
+        compiled(x)
+        assert (len(traces), compiled.trace_count) == (2, 1)
+    compiled.cache_clear()
+    compiled(x)       # a program traced again is counted again
+    assert (len(traces), compiled.trace_count) == (3, 2)
+
+
 @pytest.mark.parametrize("opt_cls, kw", [
     (hg.optim.SGD, dict(lr=0.1, momentum=0.9)),
     (hg.optim.Adagrad, dict(lr=0.1, initial_accumulator_value=0.5)),

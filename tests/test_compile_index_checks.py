@@ -280,7 +280,8 @@ def test_a_valid_index_under_vmap_inside_a_step_gives_the_eager_result():
 
 
 def test_functional_calls_under_jit_are_not_checked():
-    # README: hookgrad.func's traced indices are JAX's (gathers clamp or fill, writes drop)
+    # docs/differences.md: hookgrad.func's traced indices are JAX's (gathers clamp or fill,
+    # writes drop)
     hg.manual_seed(0)
     model = hg.nn.Embedding(3, 2)
     params = hg.func.state(model)
@@ -365,7 +366,7 @@ def test_moving_an_index_to_a_device_keeps_its_host_bounds():
 
 def test_embedding_bag_names_the_bad_value_after_the_run():
     # eagerly PyTorch's message names the entry's place in the input; a traced check
-    # returns only the value (README row)
+    # returns only the value (docs/differences.md row)
     w = hg.randn(5, 3)
     bag = hg.compile(lambda i: hg.nn.functional.embedding_bag(i, w, mode="sum"))
     good = hg.tensor([[1, 2]])

@@ -35,7 +35,7 @@ def test_pinned_and_shared_memory():
                 raises(x.pin_memory), x.is_distributed()]
     got = same_as_torch(run)
     assert got[2] == ["DeprecationWarning"] and got[3]["raises"] == "RuntimeError"
-    # JAX arrays are never in shared memory (README, Differences)
+    # JAX arrays are never in shared memory (docs/differences.md)
     x = hookgrad.ones(2)
     assert x.share_memory_() is x and x.is_shared() is False
 

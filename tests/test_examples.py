@@ -1,6 +1,8 @@
 """The examples and the notebook run and show what they claim."""
 import importlib.util
 import os
+import re
+import tempfile
 
 import numpy as np
 import pytest
@@ -25,24 +27,43 @@ def png_ok(path):
     return img.ndim == 3 and min(img.shape[:2]) > 100 and img.std() > 0.01
 
 
+@pytest.fixture(autouse=True)
+def empty_cwd(tmp_path, monkeypatch):
+    """Every example runs in an empty working directory, its temporary directory moved
+    into ``tmp``; nothing may appear in the working directory unasked."""
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    tmp.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield tmp
+    assert os.listdir(cwd) == [], "an example wrote into the working directory"
+
+
+def default_folder(tmp, name):
+    return os.path.join(tmp, "hookgrad-examples", name)
+
+
 def falls(losses, k=3):
     return sum(losses[-k:]) < sum(losses[:k])
 
 
-def test_grad_cam_heat_is_highest_in_the_planted_square(tmp_path):
-    res = load("grad_cam").main(steps=40, out=str(tmp_path / "cam.png"), verbose=False)
+def test_grad_cam_heat_is_highest_in_the_planted_square(empty_cwd, capsys):
+    res = load("grad_cam").main(steps=40)    # no --out: the folder it names, not the cwd
+    folder = default_folder(empty_cwd, "grad_cam")
+    assert f"writing grad_cam.png to {folder} (--out DIR to choose)" in capsys.readouterr().out
     assert falls(res["losses"])
     cam, mask = res["cam"], res["mask"]
     assert cam.shape == (16, 16) and abs(cam.max() - 1.0) < 1e-4 and cam.min() >= 0.0
     peak = np.unravel_index(cam.argmax(), cam.shape)
     assert mask[peak], (peak, np.argwhere(mask))
     assert cam[mask].mean() > 3 * cam[~mask].mean()
-    assert png_ok(res["png"])
+    assert res["png"] == os.path.join(folder, "grad_cam.png") and png_ok(res["png"])
 
 
 def test_activation_patching_finds_the_planted_layer(tmp_path):
     mod = load("activation_patching")
-    res = mod.main(steps=70, out=str(tmp_path / "patch.png"), verbose=False)
+    res = mod.main(steps=70, out=str(tmp_path / "patch"), verbose=False)
     assert falls(res["losses"])
     assert res["found_layer"] == mod.PLANTED
     grid, last = res["restored"], mod.SEQ - 1
@@ -54,12 +75,13 @@ def test_activation_patching_finds_the_planted_layer(tmp_path):
     assert grid[: mod.PLANTED + 1, last].max() < 0.1
     others = [p for p in range(mod.SEQ) if p not in (mod.SRC, last)]
     assert np.abs(grid[:, others]).max() < 0.1
+    assert res["png"] == str(tmp_path / "patch" / "activation_patching.png")
     assert png_ok(res["png"])
 
 
 def test_gradient_monitoring_trains_and_records_norms(tmp_path):
     losses, norms, png = load("gradient_monitoring").main(
-        steps=15, out=str(tmp_path / "gm.png"), verbose=False)
+        steps=15, out=str(tmp_path / "gm"), verbose=False)
     assert losses[-1] < 0.6 * losses[0]
     assert all(len(v) == 15 and min(v) > 0 for v in norms.values())
     assert png_ok(png)
@@ -77,7 +99,7 @@ def test_saved_tensor_offload_reports_memory_saved(capsys):
 
 
 def test_compiled_training_matches_eager(tmp_path):
-    res, png = load("compiled_training").main(steps=12, out=str(tmp_path / "ct.png"),
+    res, png = load("compiled_training").main(steps=12, out=str(tmp_path / "ct"),
                                               verbose=False)
     eager, compiled = res["eager"]["losses"], res["compiled"]["losses"]
     assert falls(compiled)
@@ -131,6 +153,71 @@ def test_finetune_checkpoint_round_trips(tmp_path):
     assert falls(res["losses"])
     assert res["changed"] == ["4.bias", "4.weight"]   # the frozen backbone kept its values
     assert res["updates"] == 2 * 15
+    assert sorted(os.listdir(tmp_path)) == ["cwd", "finetuned.pt", "pretrained.pt", "tmp"]
+
+
+def test_finetune_checkpoint_removes_its_temporary_folder(empty_cwd, capsys):
+    res = load("finetune_checkpoint").main(steps=2)
+    assert res["round_trip"]
+    out = capsys.readouterr().out
+    assert "(temporary, removed at the end; --out DIR keeps them)" in out
+    assert os.listdir(empty_cwd) == []
+    if res["writer"] == "hookgrad.save":
+        assert "a PyTorch checkpoint loads the same way" in out
+
+
+# the port: each import line of the PyTorch script and the hookgrad line that replaced it
+PORT = {"import hookgrad as torch": "import torch",
+        "import hookgrad.nn as nn": "import torch.nn as nn",
+        "import hookgrad.nn.functional as F": "import torch.nn.functional as F",
+        "from hookgrad.utils.data import": "from torch.utils.data import"}
+
+
+def unported(name):
+    """Example ``name`` with its imports changed back: the PyTorch script it ports."""
+    with open(os.path.join(ROOT, "examples", name + ".py"), encoding="utf-8") as f:
+        text = f.read()
+    for ours, theirs in PORT.items():
+        text, n = re.subn("^" + re.escape(ours), theirs, text, flags=re.M)
+        assert n == 1, ours
+    assert not re.search(r"^(import|from) hookgrad", text, re.M)
+    mod = type(os)("unported_" + name)
+    exec(compile(text, name + " (unported)", "exec"), mod.__dict__)  # noqa: S102 - ours
+    return mod
+
+
+def test_ported_training_script_trains_eager_and_compiled_alike(tmp_path):
+    mod = load("ported_training")
+    eager = mod.main(epochs=2, out=str(tmp_path / "e"), verbose=False)
+    compiled = mod.main(epochs=2, compile=True, out=str(tmp_path / "c"), verbose=False)
+    assert len(eager["losses"]) == 2 * 2048 // 64
+    np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-4, atol=1e-5)
+    # the hook reading .item() ran on every compiled step, with that step's values
+    np.testing.assert_allclose(compiled["grad_norms"], eager["grad_norms"], rtol=1e-4)
+    assert len(eager["grad_norms"]) == len(eager["losses"])
+    assert falls(eager["losses"]) and eager["accuracy"] > 0.85
+    assert eager["lr"] == compiled["lr"] == pytest.approx(0.2 * 0.5 ** 2)
+    assert os.path.exists(eager["checkpoint"]) and os.path.exists(compiled["checkpoint"])
+
+
+def test_ported_training_script_runs_unported_on_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    ours = load("ported_training").main(epochs=2, out=str(tmp_path / "hg"), verbose=False)
+    mod = unported("ported_training")
+    assert mod.torch is torch
+    theirs = mod.main(epochs=2, out=str(tmp_path / "pt"), verbose=False)
+    # the same script learns the same rule (the numbers differ: PyTorch's PRNG is not ours)
+    assert len(theirs["losses"]) == len(ours["losses"])
+    assert len(theirs["grad_norms"]) == len(ours["grad_norms"])
+    assert theirs["lr"] == pytest.approx(ours["lr"])
+    assert falls(theirs["losses"]) and theirs["accuracy"] > 0.85
+    # and hookgrad's checkpoint is a PyTorch checkpoint: the same model in both
+    theirs_net, ours_net = mod.Net(), load("ported_training").Net()
+    theirs_net.load_state_dict(torch.load(ours["checkpoint"], weights_only=True))
+    ours_net.load_state_dict(hg.load(ours["checkpoint"], weights_only=True))
+    x = np.random.default_rng(0).standard_normal((8, 20)).astype(np.float32)
+    np.testing.assert_allclose(theirs_net(torch.from_numpy(x)).detach().numpy(),
+                               ours_net(hg.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_every_example_is_tested_and_documented():
@@ -139,6 +226,8 @@ def test_every_example_is_tested_and_documented():
     for name in names:
         doc = load(name).__doc__
         assert doc and "Run: python examples/" + name + ".py" in doc, name
+        if "writes" in doc.lower() or "checkpoint" in name:   # what writes files says where
+            assert "[--out DIR]" in doc, name
         assert f'load("{name}")' in tested, name
 
 

@@ -247,7 +247,7 @@ def test_training_mode_buffer_writes_are_program_outputs():
     assert np.allclose(got["running_mean"], got["eager_running_mean"], atol=1e-5)
     assert got["batches"] == 1
     # the program is functional: the writes are outputs (PyTorch's form after
-    # run_decompositions(); its training IR keeps them in place: README, Differences)
+    # run_decompositions(); its training IR keeps them in place: docs/differences.md)
     ep = run(hookgrad)[1]
     assert sorted(ep.graph_signature.buffers_to_mutate.values()) == [
         "bn.num_batches_tracked", "bn.running_mean", "bn.running_var"]
@@ -296,7 +296,7 @@ def test_the_program_text_is_stablehlo_and_run_decompositions_returns_it():
     text = str(ep)
     assert text.startswith("ExportedProgram:") and "stablehlo.dot_general" in text
     assert "Graph signature" in text and "Range constraints: {'batch': VR[1, int_oo]}" in text
-    assert ep.run_decompositions() is ep  # README, Differences: nothing to decompose
+    assert ep.run_decompositions() is ep  # docs/differences.md: nothing to decompose
     assert "func.func public @main" in ep.graph_module.code
     with pytest.raises(RuntimeError, match=r"Unable to call ExportedProgram directly\. You "
                                            r"should use `exported_program.module\(\)`"):
@@ -304,7 +304,7 @@ def test_the_program_text_is_stablehlo_and_run_decompositions_returns_it():
 
 
 def test_a_trace_that_must_know_a_size_is_not_1_takes_sizes_from_2():
-    # the encoder's view checks ask "s != 1?": decided with sizes from 2 (README, Differences)
+    # the encoder's view checks ask "s != 1?": decided with sizes from 2 (docs/differences.md)
     layer = hookgrad.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
     ep = hookgrad.export.export(layer, (hookgrad.ones(2, 5, 8),),
                                 dynamic_shapes=({1: hookgrad.export.Dim("s")},))

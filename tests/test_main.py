@@ -62,8 +62,9 @@ def test_both_modes_train_and_the_loss_falls(quick_tour):
         assert sum(losses[-5:]) < sum(losses[:5]), (mode, losses)
         m = re.search(rf"^{mode}: 40 steps, loss ([\d.]+) -> ([\d.]+)", text, re.M)
         assert m and float(m.group(2)) < float(m.group(1))
-    # the compiled phase continues from where eager stopped
+    # the compiled phase continues from where eager stopped, and says so
     assert sum(result["losses"]["compiled"][-5:]) < sum(result["losses"]["eager"][:5])
+    assert "It continues training the model eager left (not a fresh start)" in text
     assert min(result["ms"]["eager"] + result["ms"]["compiled"]) > 0
     assert re.search(r"speed-up of hookgrad\.compile over eager, same step and hooks: "
                      r"[\d.]+x per step \(median", text)
@@ -88,9 +89,12 @@ def test_module_table_has_every_module(quick_tour):
 
 
 def test_grad_cam_heat_sits_on_the_shape(quick_tour):
-    result = quick_tour[0]
+    result, text, _ = quick_tour
     # the shape covers a small part of the picture; the heat on it is well above chance
     assert result["cam_on_shape"] > 1.5 * result["shape_area"]
+    # the text and the plotted picture's title give the same measure, each named
+    assert f"on average {result['cam_on_shape']:.0%} of a picture's heat lies on its shape" in text
+    assert re.search(r"\(the plotted \w+: \d+% of its heat on the shape\)", text)
 
 
 def test_plots_exist_and_decode(quick_tour):
@@ -110,15 +114,29 @@ def test_ends_saying_where_examples_and_docs_are(quick_tour):
     assert "examples" in last[0] and "docs" in last[1]
 
 
-def test_plots_skipped_with_a_message_without_matplotlib(tmp_path, monkeypatch, capsys):
-    from hookgrad._tour import _plots, report
-    monkeypatch.setattr(report, "have_matplotlib", lambda: False)
-
-    class Args:
-        plot = str(tmp_path / "p")
-    _plots(Args, {}, None, None)
-    assert "skipped, matplotlib is not installed" in capsys.readouterr().out
+def test_plot_without_matplotlib_fails_before_training_with_the_install_command(
+        tmp_path, monkeypatch, capsys):
+    import importlib.util
+    from hookgrad import _tour
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else find_spec(name, *a))
+    monkeypatch.setattr(_tour, "tour", lambda args: pytest.fail("trained before failing"))
+    with pytest.raises(SystemExit) as e:
+        main(["--quick", "--plot", str(tmp_path / "p")])
+    assert e.value.code == 2
+    assert "needs matplotlib, which is not installed; install it with pip install " \
+           "'hookgrad[plot]'" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "p")
+
+
+def test_plot_extra_names_matplotlib_pinned_as_ci_installs_it():
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        extra = tomllib.load(f)["project"]["optional-dependencies"]["plot"]
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        pin = re.search(r"matplotlib==[\w.]+", f.read()).group(0)
+    assert extra == [pin]
 
 
 def test_traced_value_error_says_what_to_do_and_shows_the_users_frames():

@@ -7,6 +7,7 @@ saved from the open figure objects; HOOKGRAD_NOTEBOOKS=exec forces this). Either
 same assertions apply.
 """
 import base64
+import contextlib
 import glob
 import importlib.util
 import io
@@ -59,16 +60,18 @@ def _run_in_kernel(name):
     # the kernel starts in the repository root, so it imports this checkout's hookgrad
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": ROOT}}).execute()
-    pngs, payload = [], None
+    pngs, payload, printed = [], None, {}
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if "image/png" in out.get("data", {}):
                 pngs.append(base64.b64decode(out["data"]["image/png"]))
             if out.get("output_type") == "stream" and _MARK in out.get("text", ""):
                 payload = json.loads(out["text"].split(_MARK, 1)[1])
+            elif out.get("output_type") == "stream" and out.get("name") == "stdout":
+                printed[cell.get("id")] = printed.get(cell.get("id"), "") + out["text"]
     assert payload is not None, "the checks cell printed nothing"
     assert os.path.dirname(payload["hookgrad"]).startswith(ROOT), payload["hookgrad"]
-    return payload["checks"], pngs
+    return payload["checks"], pngs, printed
 
 
 def _run_in_namespace(name):
@@ -77,24 +80,28 @@ def _run_in_namespace(name):
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    ns = {"__name__": "__main__"}
+    ns, printed = {"__name__": "__main__"}, {}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*non-interactive.*")   # plt.show on Agg
         for cell in _load(name)["cells"]:
             if cell["cell_type"] == "code":
                 code = compile("".join(cell["source"]), f"{name}:{cell['id']}", "exec")
-                exec(code, ns)  # noqa: S102 - our own notebook
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    exec(code, ns)  # noqa: S102 - our own notebook
+                printed[cell["id"]] = out.getvalue()
     pngs = []
     for num in plt.get_fignums():
         buf = io.BytesIO()
         plt.figure(num).savefig(buf, format="png")
         pngs.append(buf.getvalue())
     plt.close("all")
-    return json.loads(json.dumps(ns["checks"])), pngs
+    return json.loads(json.dumps(ns["checks"])), pngs, printed
 
 
 def run_notebook(name):
-    """(checks, PNG bytes of each figure) of notebook ``name``."""
+    """(checks, PNG bytes of each figure, {cell id: what it printed}) of notebook
+    ``name``."""
     return _run_in_kernel(name) if _have_kernel() else _run_in_namespace(name)
 
 
@@ -137,16 +144,21 @@ def test_strip_tool_finds_and_fixes_outputs_and_missing_ids():
 
 # --- running them ----------------------------------------------------------------------
 
-def check_grad_cam(checks, pngs):
+def check_grad_cam(checks, pngs, printed):
     assert checks["loss_last"] < 0.1 * checks["loss_first"]
+    # the first call creates Adam's state: it traces the step twice and keeps one program
+    assert checks["trace_count"] == 1
+    assert "train_step.trace_count 1" in printed["train"]
     assert checks["accuracy"] >= 0.9
     # the heat peaks on the planted square (one miss allowed across machines' float noise)
     assert checks["peak_total"] == 8 and checks["peak_hits"] >= 7
     assert checks["compiled_max_diff"] < 1e-4
+    assert checks["cam_trace_count"] == 1       # the compiled Grad-CAM is one program
+    assert "cam_compiled.trace_count 1" in printed["compiled"]
     assert_pictures(pngs, 3)
 
 
-def check_activation_patching(checks, pngs):
+def check_activation_patching(checks, pngs, printed):
     layer, last = checks["planted_layer"], -1
     assert checks["loss_last"] < 0.1 * checks["loss_first"] and checks["accuracy"] >= 0.9
     assert checks["found_layer"] == layer
@@ -160,13 +172,15 @@ def check_activation_patching(checks, pngs):
     assert_pictures(pngs, 1)
 
 
-def check_gradient_monitoring(checks, pngs):
+def check_gradient_monitoring(checks, pngs, printed):
     assert checks["eager_loss_last"] < 0.85 * checks["eager_loss_first"]
     assert checks["loss_gap"] < 1e-4 and checks["norm_gap"] < 1e-4   # eager == compiled
     # the host hooks ran on every compiled call: 60 steps + 1 warm-up + 20 timed
     assert set(checks["grad_norm_counts"].values()) == {81}
     assert sorted(checks["grad_norm_counts"]) == ["0", "2", "4", "6"]
     assert set(checks["dead_counts"].values()) == {81}
+    assert "compiled steps in" in printed["compiled"]
+    assert "(trace_count 1)" in printed["compiled"]   # one program, the loggers host calls
     assert checks["speedup"] > 1.0
     assert_pictures(pngs, 3)
 
@@ -176,7 +190,7 @@ GRAPH_HOOK_ORDER = ["pre-hook on loss node", "post-hook on loss node",
                     "post-accumulate-grad on weight 0"]
 
 
-def check_autograd_graph(checks, pngs):
+def check_autograd_graph(checks, pngs, printed):
     assert {"MeanBackward0", "PowBackward0", "SubBackward0", "AddmmBackward0", "TBackward0",
             "ReluBackward0", "BackwardHookFunctionBackward",
             "torch::autograd::AccumulateGrad"} \
@@ -185,15 +199,20 @@ def check_autograd_graph(checks, pngs):
     assert checks["eager_order"] == GRAPH_HOOK_ORDER
     assert checks["traced_order"] == GRAPH_HOOK_ORDER
     assert checks["trace_count"] == 2 and checks["hooks_on_third_call"] == 0
+    assert "2 traces; 5 hooks ran in the first, 5 in the second, 0 on the third call" \
+        in printed["compiled"]
     has_graphviz = importlib.util.find_spec("graphviz") is not None and shutil.which("dot")
     assert checks["rendered_with_graphviz"] == bool(has_graphviz)
     assert_pictures(pngs, 1)
 
 
-def check_hook_tour(checks, pngs):
+def check_hook_tour(checks, pngs, printed):
     assert checks["log"] == ["tensor", "pre", "post"]
-    # the first call's hooks (keep a Tensor, print) run on the host after its program;
-    # removing them makes a second program
+    assert printed["module-hooks"].count("grad_input") == 1
+    # the first call's hooks (keep a Tensor, print) run on the host after its program:
+    # the print shows once, as eagerly; removing them makes a second program
+    assert printed["compiled"].count("grad_input hookgrad.Size([16, 8])") == 1
+    assert printed["compiled"].count("grad_input") == 1
     assert checks["loss_last"] < checks["loss_first"] and checks["trace_count"] == 2
     assert_pictures(pngs, 1)
 

@@ -59,7 +59,7 @@ def test_sizes_are_plain_ints_never_sym_numbers():
                 isinstance(2.0, L.SymFloat), isinstance(True, L.SymBool),
                 [c.__name__ for c in (L.SymInt, L.SymFloat, L.SymBool)]]
     assert same_as_torch(run)[:4] == [False] * 4
-    # PyTorch's take a compiler node; hookgrad makes none (README, Differences)
+    # PyTorch's take a compiler node; hookgrad makes none (docs/differences.md)
     for cls in (hookgrad.SymInt, hookgrad.SymFloat, hookgrad.SymBool):
         with pytest.raises(NotImplementedError, match=f"hookgrad does not implement "
                                                       f"torch.{cls.__name__}"):

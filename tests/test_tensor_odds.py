@@ -127,5 +127,5 @@ def test_layout_naming_factories():
                 raises(lambda: L.empty_permuted((2, 3), (0,))),
                 raises(lambda: L.empty_permuted((2, 3), (0, 5)))]
     same_as_torch(run)
-    # strides stay C order (README, Differences)
+    # strides stay C order (docs/differences.md)
     assert hookgrad.empty_strided((2, 3), (1, 2)).stride() == (3, 1)

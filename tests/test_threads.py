@@ -1,4 +1,4 @@
-"""set_num_threads and friends: recorded and read back (README, Differences)."""
+"""set_num_threads and friends: recorded and read back (docs/differences.md)."""
 import pytest
 
 from tests.differential import raises, same_as_torch

@@ -43,7 +43,7 @@ def test_fill_makes_a_new_filled_tensor_with_gradients():
 def test_build_flags():
     got = same_as_torch(lambda L: [L.has_lapack, L.has_spectral, L.compiled_with_cxx11_abi()])
     assert got == [True, True, True]
-    # jaxlib links neither MKL nor OpenMP (README, Differences)
+    # jaxlib links neither MKL nor OpenMP (docs/differences.md)
     assert hookgrad.has_mkl is False and hookgrad.has_openmp is False
     assert hookgrad.init_num_threads() is None
 
@@ -74,7 +74,7 @@ def test_set_flush_denormal():
         finally:  # PyTorch's sets the CPU's flush mode for the whole process (NumPy too)
             L.set_flush_denormal(False)
     assert same_as_torch(run)[0] is True
-    # XLA's CPU programs always flush: False cannot be honoured (README, Differences)
+    # XLA's CPU programs always flush: False cannot be honoured (docs/differences.md)
     assert hookgrad.set_flush_denormal(False) is False
 
 

@@ -74,7 +74,7 @@ def test_as_strided_scatter():
 
 def test_as_strided_scatter_gradients():
     # src's gradient is PyTorch's; input's is JAX's: PyTorch 2.13 gives input the gradient
-    # at the written places instead of outside them (README, Differences)
+    # at the written places instead of outside them (docs/differences.md)
     g = np.arange(12.0, dtype=np.float32).reshape(3, 4)
 
     def run(L):

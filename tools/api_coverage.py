@@ -43,12 +43,12 @@ _RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ
 _EAGER = "eager only (data-dependent shape): raises inside `hookgrad.compile`"
 _ONE_NODE = "one `QuantileBackward0` node where PyTorch records sort, gather and lerp nodes"
 _NAN_INDEX = "where the result is a NaN, the index of another of the NaNs than PyTorch's"
-_VIEW = "returns a copy: views do not share storage (README, Differences)"
+_VIEW = "returns a copy: views do not share storage (docs/differences.md)"
 _COMPLEX_VIEW = ("returns a copy: an in-place change of the result does not reach the complex "
-                 "tensor (README, Differences; the `real`/`imag` setters do write)")
-_CONJ = "conjugates at once: no lazy conjugate bit, so `is_conj()` is False (README, Differences)"
-_CHALF = "exists; making a tensor of it raises: JAX has no complex32 (README, Differences)"
-# Implemented names that behave differently, and how (the README's Differences table has
+                 "tensor (docs/differences.md; the `real`/`imag` setters do write)")
+_CONJ = "conjugates at once: no lazy conjugate bit, so `is_conj()` is False (docs/differences.md)"
+_CHALF = "exists; making a tensor of it raises: JAX has no complex32 (docs/differences.md)"
+# Implemented names that behave differently, and how (docs/differences.md has
 # the reasons). Keys are PyTorch's qualified names.
 DIFFERS = {
     "torch.view_as_real": _COMPLEX_VIEW, "torch.view_as_complex": _COMPLEX_VIEW,
@@ -64,12 +64,12 @@ DIFFERS = {
     "torch.rand_like": _RNG, "torch.randn_like": _RNG, "torch.randint_like": _RNG,
     "torch.nn.functional.dropout": _RNG, "torch.nn.Dropout": _RNG,
     "torch.autocast": "casts at each listed op's public function; bfloat16 products "
-                      "accumulate as XLA does (README, Differences)",
-    "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select (README, "
-                        "Differences)",
+                      "accumulate as XLA does (docs/differences.md)",
+    "torch.GradScaler": "inside `hookgrad.compile` a skipped step is a select "
+                        "(docs/differences.md)",
     "torch.inference_mode": "the same as `no_grad` (no inference tensors)",
     "torch.distributed.init_process_group": "must run before anything starts JAX's "
-                                            "backends (README, Differences)",
+                                            "backends (docs/differences.md)",
     "torch.channels_last": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.channels_last_3d": "accepted; XLA lays arrays out, so strides stay C order",
     "torch.compile": "XLA compiles the step; `options` are XLA options; `mode='max-autotune'` "
@@ -231,8 +231,8 @@ DIFFERS = {
     **{f"torch.nn.functional.fractional_max_pool{n}": _RNG for n in (
         "2d", "3d", "2d_with_indices", "3d_with_indices")},
     "torch.nn.FractionalMaxPool2d": _RNG, "torch.nn.FractionalMaxPool3d": _RNG,
-    **{n: "`options` validated, unused: always the reference computation (README, "
-          "Differences)" for n in ("torch.nn.functional.linear_cross_entropy",
+    **{n: "`options` validated, unused: always the reference computation "
+          "(docs/differences.md)" for n in ("torch.nn.functional.linear_cross_entropy",
                                    "torch.nn.LinearCrossEntropyLoss",
                                    "torch.nn.LinearCrossEntropyOptions")},
     **{n: "concatenated 1-D targets: eager only (pad them inside `hookgrad.compile`)"
@@ -429,8 +429,8 @@ def render(torch_side):
         f"{TORCH_VERSION}'s public names; do not edit by hand (`tests/test_api_coverage.py` "
         "fails when it is stale).", "",
         "- **implemented**: the name exists in hookgrad with PyTorch's behaviour.",
-        "- **differs**: it exists, and behaves as the table says (the README's \"Differences "
-        "from PyTorch\" gives the reasons).",
+        "- **differs**: it exists, and behaves as the table says ([differences.md]"
+        "(differences.md) gives the reasons).",
         "- **missing**: using it raises `AttributeError: ... hookgrad does not implement "
         "torch.X yet`. Listed most used first: \"used by\" counts the libraries of "
         f"`tools/usage.py`'s corpus ({', '.join(f'{k} {v}' for k, v in corpus.items())}) whose source uses the name, "

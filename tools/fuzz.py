@@ -15,7 +15,7 @@ programs without op-table rows); ``compiled`` runs it inside ``hookgrad.compile`
 ``functional`` under ``jax.grad`` of ``hookgrad.func.functional_call``, both compared with
 eager hookgrad (tests/fuzz/_modes.py). A difference is shrunk to the fewest lines that keep
 it and named by its class (what differs @ the step where it shows). Programs a mode does
-not take are skipped, and documented differences counted, under named README rules.
+not take are skipped, and documented differences counted, under named docs/differences.md rules.
 """
 import argparse
 import collections

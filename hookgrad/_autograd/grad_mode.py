@@ -131,8 +131,8 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad``; Tensors made inside are ordinary Tensors (see README: JAX arrays
-    are immutable, so there is no separate inference-tensor kind)."""
+    """Like ``no_grad``; Tensors made inside are ordinary Tensors (see docs/differences.md:
+    JAX arrays are immutable, so there is no separate inference-tensor kind)."""
 
     def __init__(self, mode=True):
         self.mode = mode

@@ -38,10 +38,13 @@ class CompiledFunction:
     """The callable ``hookgrad.compile(fn)`` returns.
 
     Attributes:
-        trace_count: how many programs the step was traced into (one per distinct cache
-            key). A first call that creates the optimizer's state (and ``.grad``) runs by
-            the program of the calls after it (``hookgrad._compile.steady``): the loop
-            traces one program and compiles it once.
+        trace_count: how many programs the step has traced and kept, one per distinct
+            cache key met (``cache_clear()`` does not reset it). It is not how often the
+            step's Python ran under tracing: a first call that creates the optimizer's
+            state (or ``.grad``) traces the step twice, as it is and as the calls after it
+            see it, and keeps only the second program (``hookgrad._compile.steady``), so
+            a training loop reads 1; a trace repeated to check for side effects, and the
+            trace of a step that then runs eagerly, are not counted either.
         reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
             arrays (parameters, buffers, ``.grad``, optimizer state) calls moved to the
             sharding the program reads them in. The program writes them back there, so it

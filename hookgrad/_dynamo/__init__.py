@@ -2,7 +2,7 @@
 
 hookgrad compiles by tracing the whole step with JAX (``hookgrad.compile``), not by
 rewriting bytecode: :func:`is_compiling` says whether that trace runs; the decorators that
-steer Dynamo return the function (it is traced like any other code: README, Differences);
+steer Dynamo return the function (it is traced like any other code: docs/differences.md);
 the shape marks are accepted (hookgrad traces once per input shape); :func:`explain` is not
 implemented.
 """

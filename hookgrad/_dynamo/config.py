@@ -1,7 +1,7 @@
 """``torch._dynamo.config``: Dynamo's settings, with PyTorch's defaults, so code that reads or
-sets them runs. ``hookgrad.compile`` traces with JAX and reads none of them (README,
-Differences) but ``recompile_limit``; :func:`patch` sets some for a block or a function and
-puts them back."""
+sets them runs. ``hookgrad.compile`` traces with JAX and reads none of them
+(docs/differences.md) but ``recompile_limit``; :func:`patch` sets some for a block or a
+function and puts them back."""
 import contextlib
 import sys
 

@@ -6,7 +6,7 @@ that reinterpret the complex storage as pairs of reals (or flip a conjugate bit)
 array has no storage to reinterpret, and hookgrad's views (``_views.py``) read their base
 element by element in one dtype, so here they are fresh tensors recorded under PyTorch's
 node names; the ``real``/``imag`` setters write into the complex tensor, as PyTorch's do
-(README, "Differences from PyTorch"). Gradients follow PyTorch's convention for complex
+(docs/differences.md). Gradients follow PyTorch's convention for complex
 values (``dispatch._conj``).
 """
 from __future__ import annotations

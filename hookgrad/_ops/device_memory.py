@@ -6,7 +6,7 @@
 
 JAX arrays are neither pinned nor in shared memory: ``is_pinned()`` and ``is_shared()``
 are False, ``share_memory_()`` leaves the tensor as it is (processes receive copies,
-``hookgrad.multiprocessing``) and ``pin_memory()`` raises (README, Differences).
+``hookgrad.multiprocessing``) and ``pin_memory()`` raises (docs/differences.md).
 """
 from __future__ import annotations
 

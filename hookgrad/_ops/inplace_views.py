@@ -8,7 +8,7 @@ with the new geometry, so writes through it still reach the base.
 
 NOTE: a tensor that is not a view holds its elements in C order (hookgrad/_views.py),
 so after ``t_``/``transpose_``/``as_strided_`` its strides are C order again and views
-taken of it before no longer share its storage (README, Differences).
+taken of it before no longer share its storage (docs/differences.md).
 """
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def check_matrix(fname, A, square=True, floating=True):
 def raise_for_info(fname, info, message, error=LinAlgError):
     """PyTorch's ``error`` (``LinAlgError``) where a factorization's ``info`` (a Tensor, 0:
     success) is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only:
-    a traced ``info`` is left in the result (the README's differences)."""
+    a traced ``info`` is left in the result (docs/differences.md)."""
     arr = info._data
     if isinstance(arr, jax.core.Tracer) or not arr.size:
         return

@@ -3,7 +3,7 @@ and ``pca_lowrank``. A Gaussian test matrix sketches the range of ``A``; ``niter
 iterations sharpen it; the SVD of ``A`` projected onto that range gives the factors. They
 are compositions of recorded ops (``matmul``, ``linalg.qr``, ``linalg.svd``), so they are
 differentiated as PyTorch's are. The test matrix comes from hookgrad's generator: the
-factors of a matrix of rank above ``q`` differ from PyTorch's (the README's differences)."""
+factors of a matrix of rank above ``q`` differ from PyTorch's (docs/differences.md)."""
 from __future__ import annotations
 
 from .._factory import randn

@@ -1,7 +1,7 @@
 """Factories that name a memory layout: ``empty_strided``, ``empty_permuted``,
 ``Tensor.new_empty_strided``. hookgrad's new tensors hold their elements in C order
 (XLA lays arrays out itself), so the layout is checked as PyTorch checks it and the
-result has C-order strides (README, Differences); elements are zeros (PyTorch leaves
+result has C-order strides (docs/differences.md); elements are zeros (PyTorch leaves
 them uninitialised)."""
 from __future__ import annotations
 

@@ -110,7 +110,8 @@ def _restore_location(map_location):
 
 # ---- builders that PyTorch's rebuild functions map to
 def _to_jax(host, device):
-    """A JAX array from a NumPy array, following hookgrad's dtype rules (see README)."""
+    """A JAX array from a NumPy array, following hookgrad's dtype rules
+    (docs/differences.md)."""
     d = _dtype.from_jax(host.dtype)
     if not _dtype.x64_enabled():
         if d is _dtype.float64 or d is _dtype.complex128:
@@ -242,7 +243,7 @@ class Unpickler(pickle.Unpickler):
         super().__init__(file, **kwargs)
         self._reader, self._restore = reader, _restore_location(map_location)
         # NOTE: with no map_location, tensors saved on the CPU go to JAX's default device,
-        # where hookgrad creates every tensor (README, Differences)
+        # where hookgrad creates every tensor (docs/differences.md)
         self._cpu_is_default = map_location is None
         self._weights_only = weights_only
         self._torch = _torch_names()

@@ -110,7 +110,10 @@ def _train(args, device, model, inst, step, loader, test, out):
     if args.mode in ("compiled", "both"):
         print("\ncompiled: hookgrad.compile traces the same step once (forward, backward, the "
               "hooks above, Adam) into one\n          XLA program; the first call pays for "
-              "tracing and compiling it, later calls run it.", flush=True)
+              "tracing and compiling it, later calls run it."
+              + ("\n          It continues training the model eager left (not a fresh start), "
+                 "so its loss\n          and accuracy are not a comparison of the two modes."
+                 if args.mode == "both" else ""), flush=True)
         _record(out, "compiled", _phase("compiled", torch.compile(step), loader, args, device,
                                         None, 0), accuracy(model, inst, *test[:2]))
         _print_phase(out, "compiled", "the hooks ran inside the program; their statistics "
@@ -153,22 +156,18 @@ def _grad_cam(model, inst, x_test, y_test, masks, out):
     i = int(right[0]) if len(right) else 0
     label = CLASSES[labels[i]]
     print(f"\nGrad-CAM at conv2 (a forward hook keeps its output, a full backward hook its "
-          f"gradient), on {n} test pictures:\n  {out['cam_on_shape']:.0%} of the heat lies on "
-          f"the shape, which covers {out['shape_area']:.0%} of the picture")
-    return (report.to_numpy(x_test[:n])[i, 0], cams[i],
-            f"Grad-CAM at conv2, class '{label}' ({on_shape[i]:.0%} on the shape)")
+          f"gradient), on {n} test pictures:\n  on average {out['cam_on_shape']:.0%} of a "
+          f"picture's heat lies on its shape, which covers {out['shape_area']:.0%} of the "
+          f"picture\n  (the plotted {label}: {on_shape[i]:.0%} of its heat on the shape)")
+    return report.to_numpy(x_test[:n])[i, 0], cams[i], label, float(on_shape[i])
 
 
 def _plots(args, out, inst, cam_example):
     if args.plot is None:
         print("\nplots: pass --plot DIR to draw the loss, the gradient norms and the Grad-CAM")
         return
-    if not report.have_matplotlib():
-        print(f"\nplots: skipped, matplotlib is not installed (pip install matplotlib), so "
-              f"nothing was written to {args.plot}")
-        return
     history = {"losses": out["losses"], "grad_norms": inst.grad_norm_history()}
-    out["plots"] = report.write_plots(args.plot, history, cam_example)
+    out["plots"] = report.write_plots(args.plot, history, cam_example, ShapesCNN.GROUPS)
     print("\nplots: " + ", ".join(out["plots"]))
 
 

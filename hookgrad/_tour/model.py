@@ -17,6 +17,11 @@ from hookgrad.utils.mod_tracker import ModTracker
 class ShapesCNN(nn.Module):
     """Two conv blocks and a two-layer head: 16x16 grey pictures to 4 shape classes."""
 
+    # the layer groups the tour's gradient-norm plot draws one panel each for; pool and
+    # flatten are left out: their |grad_output| is the ReLU's before them, a hidden line
+    GROUPS = {"conv block 1": ("conv1", "relu1"), "conv block 2": ("conv2", "relu2"),
+              "head": ("fc1", "relu3", "fc2")}
+
     def __init__(self, classes=4, size=16):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 8, 3, padding=1)

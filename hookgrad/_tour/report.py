@@ -59,53 +59,77 @@ def grad_cam(model, layer, images, targets):
 def heat_on_shape(cam, mask):
     """The fraction of the Grad-CAM heat that lies on the drawn shape (per picture)."""
     return (cam * mask).sum(axis=(-2, -1)) / (cam.sum(axis=(-2, -1)) + 1e-8)
-def have_matplotlib():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
-def write_plots(outdir, history, cam_example):
-    """``loss.png``, ``grad_norms.png`` and ``grad_cam.png`` in ``outdir``; their paths."""
+def write_plots(outdir, history, cam_example, groups):
+    """``loss.png``, ``grad_norms.png`` and ``grad_cam.png`` in ``outdir``; their paths.
+    ``groups`` maps a panel title to the module names whose gradient norms it draws."""
     import matplotlib
     matplotlib.use("Agg")   # files only: no window, no display needed
     import matplotlib.pyplot as plt
 
     os.makedirs(outdir, exist_ok=True)
-    paths = []
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    start = 0
+    return [_save(_loss_figure(plt, history), outdir, "loss.png"),
+            _save(_grad_norm_figure(plt, history, groups), outdir, "grad_norms.png"),
+            _save(_grad_cam_figure(plt, *cam_example), outdir, "grad_cam.png")]
+
+
+def _phase_labels(history):
+    # the compiled phase starts from the weights eager left: say so wherever it is drawn
+    both = len(history["losses"]) == 2
+    return {mode: f"{mode} (continues eager's training)" if both and mode == "compiled"
+            else mode for mode in history["losses"]}
+
+
+def _loss_figure(plt, history):
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    start, labels = 0, _phase_labels(history)
     for mode, losses in history["losses"].items():
-        ax.plot(range(start, start + len(losses)), losses, label=mode)
+        ax.plot(range(start, start + len(losses)), losses, label=labels[mode])
         start += len(losses)
-    ax.set(xlabel="step", ylabel="cross-entropy loss", title="Training loss", yscale="log")
+    ax.set(xlabel="step (one training run: eager steps, then compiled steps)",
+           ylabel="cross-entropy loss", title="Training loss", yscale="log")
     ax.legend()
     _mark_switch(ax, history)
-    paths.append(_save(fig, outdir, "loss.png"))
+    return fig
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for name, norms in history["grad_norms"].items():
-        if norms:
-            ax.plot(norms, label=name, lw=1)
-    ax.set(xlabel="step", ylabel="|grad_output|", yscale="log",
-           title="Per-layer gradient norm (register_full_backward_hook)")
-    ax.legend(fontsize=7, ncol=2)
-    _mark_switch(ax, history)
-    paths.append(_save(fig, outdir, "grad_norms.png"))
 
-    image, cam, title = cam_example
-    fig, axes = plt.subplots(1, 2, figsize=(6, 3.2))
+def _grad_norm_figure(plt, history, groups):
+    fig, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 3.8), sharey=True)
+    for ax, (title, names) in zip(axes, groups.items()):
+        for name in names:
+            norms = np.asarray(history["grad_norms"].get(name, ()))
+            if len(norms):
+                raw, = ax.plot(norms, lw=0.8, alpha=0.3)
+                smooth = _moving_average(norms, 10)    # drawn at the last step it averages
+                ax.plot(np.arange(len(norms) - len(smooth), len(norms)), smooth, label=name,
+                        lw=1.8, color=raw.get_color())
+        ax.set(xlabel="step", yscale="log", title=title)
+        ax.legend(fontsize=9, loc="best")
+        _mark_switch(ax, history)
+    axes[0].set_ylabel("|grad_output| (full backward hook)")
+    fig.suptitle("Gradient norm per module, by layer group (thick: mean of the last 10 steps;"
+                 " faint: each step" + ("; dotted: eager -> compiled)"
+                                        if len(history["losses"]) == 2 else ")"))
+    return fig
+
+
+def _moving_average(values, n):
+    n = max(1, min(n, len(values)))
+    return np.convolve(values, np.ones(n) / n, mode="valid")
+
+
+def _grad_cam_figure(plt, image, cam, label, on_shape):
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3.6), gridspec_kw={"width_ratios": [1, 1.25]})
     axes[0].imshow(image, cmap="gray")
-    axes[0].set_title("input")
+    axes[0].set_title(f"input: a {label}")
     axes[1].imshow(image, cmap="gray")
-    axes[1].imshow(cam, cmap="jet", alpha=0.5)
-    axes[1].set_title(title, fontsize=9)
+    heat = axes[1].imshow(cam, cmap="jet", alpha=0.5, vmin=0, vmax=1)
+    axes[1].set_title(f"Grad-CAM at conv2\n{on_shape:.0%} of the heat on the shape")
+    fig.colorbar(heat, ax=axes[1], label="Grad-CAM (normalised)")
     for ax in axes:
         ax.axis("off")
-    paths.append(_save(fig, outdir, "grad_cam.png"))
-    return paths
+    return fig
 
 
 def _mark_switch(ax, history):

@@ -116,7 +116,7 @@ def get_deterministic_debug_mode() -> int:
 def set_flush_denormal(mode) -> bool:
     """``set_flush_denormal(mode)``: whether denormal floats flush to zero on the CPU.
     Returns whether the request holds: XLA's CPU programs always flush denormals, so
-    ``True`` holds and ``False`` cannot be honoured (README, Differences)."""
+    ``True`` holds and ``False`` cannot be honoured (docs/differences.md)."""
     if not isinstance(mode, bool):
         raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
     return mode

@@ -1,5 +1,5 @@
 """``torch.compiler``: the public face of compilation. ``compile`` is ``hookgrad.compile``;
-the rest are ``torch._dynamo``'s, with the same differences (README, Differences)."""
+the rest are ``torch._dynamo``'s, with the same differences (docs/differences.md)."""
 import sys
 
 from .. import _missing

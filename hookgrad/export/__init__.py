@@ -8,7 +8,7 @@ without its Python code, built on JAX's exporter (``jax.export``).
     torch.export.save(ep, "model.pt2")    # loads in a fresh process, no model source needed
 
 The program is StableHLO (``ep.exported`` is the ``jax.export.Exported``), not an ATen FX
-graph; README, Differences, lists what follows from that.
+graph; docs/differences.md lists what follows from that.
 """
 import dataclasses
 

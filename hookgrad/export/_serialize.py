@@ -4,7 +4,7 @@ The archive holds the serialized ``jax.export.Exported`` (``program.bin``), the 
 example inputs as :func:`hookgrad.save` writes them (``state.pt``), and, in JSON, the
 signature and the calling convention (``meta.json``); ``extra/<name>`` the caller's extra
 files. A loaded program runs in a fresh process without the Module's Python source. The
-format is hookgrad's, not PyTorch's PT2 archive (README, Differences). JAX's serializer
+format is hookgrad's, not PyTorch's PT2 archive (docs/differences.md). JAX's serializer
 needs the ``flatbuffers`` package (``pip install flatbuffers``, hookgrad's ``export``
 extra).
 """

@@ -133,7 +133,7 @@ def _check_tensor(call, k, name, t, seen):
         raise RuntimeError(
             f"the exported program takes {name} as {call.dtypes[k]}, but got "
             f"{t._data.dtype}: hookgrad's exported programs are compiled for their inputs' "
-            f"dtypes (export again with a {t._data.dtype} example; README, Differences)")
+            f"dtypes (export again with a {t._data.dtype} example; docs/differences.md)")
 
 
 def _array(t):

@@ -4,7 +4,7 @@ A dimension marked with a :class:`Dim` (or ``Dim.DYNAMIC`` / ``Dim.AUTO``) becom
 symbolic dimension of ``jax.export`` (:func:`jax.export.symbolic_shape`), so the exported
 program runs at every size in the Dim's range; every other dimension keeps the size of the
 example input. One difference: JAX's symbolic dimensions are at least 1, so a Dim's range
-starts at 1 where PyTorch's may start at 0 (README, Differences).
+starts at 1 where PyTorch's may start at 0 (docs/differences.md).
 """
 from __future__ import annotations
 

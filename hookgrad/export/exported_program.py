@@ -179,7 +179,7 @@ class ExportedProgram:
     def run_decompositions(self, decomp_table=None,
                            decompose_custom_triton_ops=False) -> ExportedProgram:
         """Returns the program itself: a StableHLO program is already made of XLA's core
-        operations, so there is nothing to decompose (README, Differences)."""
+        operations, so there is nothing to decompose (docs/differences.md)."""
         return self
 
     def validate(self) -> None:
@@ -246,7 +246,7 @@ class _StableHLOModule:
 class CustomDecompTable(dict):
     """A table of operator decompositions for :meth:`ExportedProgram.run_decompositions`:
     hookgrad's programs are StableHLO with nothing to decompose, so the table starts empty
-    and is not used (README, Differences)."""
+    and is not used (docs/differences.md)."""
 
     def copy(self):
         return CustomDecompTable(self)

@@ -3,7 +3,7 @@
 
 ``symbolic_trace`` records calls to ``torch``'s and ``torch.nn.functional``'s functions,
 Tensor methods, operators and built-in layers as far as a :class:`Proxy` can stand for a
-hookgrad Tensor (README, Differences); data-dependent control flow raises
+hookgrad Tensor (docs/differences.md); data-dependent control flow raises
 :class:`~torch.fx.proxy.TraceError` as in PyTorch. ``Interpreter`` runs a graph node by
 node, ``Transformer`` rewrites one; ``replace_pattern`` is not implemented.
 """

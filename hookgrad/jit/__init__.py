@@ -1,9 +1,9 @@
 """``torch.jit``: TorchScript's decorators and queries, so code written for it runs.
 
 hookgrad compiles with ``hookgrad.compile`` (XLA), not TorchScript: :func:`script` and
-:func:`trace` return the function or Module unchanged (nothing is compiled; README,
-Differences), :func:`is_scripting` and :func:`is_tracing` are False, and saving or loading
-TorchScript archives raises ``NotImplementedError``.
+:func:`trace` return the function or Module unchanged (nothing is compiled;
+docs/differences.md), :func:`is_scripting` and :func:`is_tracing` are False, and saving or
+loading TorchScript archives raises ``NotImplementedError``.
 """
 import typing
 

@@ -141,7 +141,7 @@ def test_event_tables_are_not_implemented():
 
 
 def test_kineto_is_not_there():
-    """hookgrad's profilers record JAX traces (README, Differences)."""
+    """hookgrad's profilers record JAX traces (docs/differences.md)."""
     assert hookgrad.autograd.kineto_available() is False
     assert hookgrad.profiler.kineto_available() is False
     assert hookgrad.profiler.ProfilerActivity.CPU in hookgrad.profiler.supported_activities()

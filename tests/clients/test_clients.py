@@ -159,7 +159,7 @@ def test_torchvision_ops_run_on_hookgrads_nms_and_roi_align():
 
 
 def test_a_plain_pytorch_training_script_runs_with_only_the_import_changed():
-    """tests/clients/training_script.py (the README's "Porting a script")."""
+    """tests/clients/training_script.py (docs/features.md's "Porting a script")."""
     got = run("hookgrad", "training_script", ["unshuffled", "unshuffled_eager", "shuffled"])
     errors = {k: v["error"] for k, v in got.items() if "error" in v}
     assert not errors, "\n".join(f"{k}:\n{v}" for k, v in errors.items())

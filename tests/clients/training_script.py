@@ -1,4 +1,4 @@
-"""A plain PyTorch training script: the README's "Porting a script" runs it on hookgrad by
+"""A plain PyTorch training script: docs/features.md's "Porting a script" runs it on hookgrad by
 changing only its import. test_clients.py runs it under both libraries.
 
 A DataLoader over a TensorDataset, a per-layer gradient-norm logger (full backward hooks),

@@ -3,7 +3,7 @@
 ``check(seed)`` (or ``check(None, ..., program=p)`` for a program hypothesis drew) returns
 a ``Result``: ``same``, ``differs`` (with the program shrunk line by line while the
 difference keeps its class, and its first differing observation) or ``skipped`` by a named
-rule. A rule names the README "Differences from PyTorch" row it stands for; nothing is
+rule. A rule names the docs/differences.md row it stands for; nothing is
 skipped without one. Hypothesis shrinks the choices first; the line shrinker runs on the
 example it reports (``final_example()``).
 """
@@ -13,7 +13,7 @@ import warnings
 
 from tests.fuzz._programs import PRELUDE, generate
 
-TOL = 1e-4  # float32, and backward fusion may change the last bits (README row)
+TOL = 1e-4  # float32; backward fusion may change the last bits (docs/differences.md)
 
 
 def run(program, lib):
@@ -42,7 +42,8 @@ def _first_line(e):
 
 # --- comparison ---------------------------------------------------------------------
 class Rule:
-    """A documented difference: ``row`` quotes the README row, ``match(program, diff)``."""
+    """A documented difference: ``row`` quotes the docs/differences.md row,
+    ``match(program, diff)``."""
 
     def __init__(self, name, row, match):
         self.name, self.row, self.match = name, row, match
@@ -64,7 +65,7 @@ def _reshape_of_a_contiguous_result(path, a, b):
     return path[-1:] == ("grad_fn",) and (a, b) == ("ViewBackward0", "ReshapeAliasBackward0")
 
 
-# values that compare equal under a README row (counted, not silent)
+# values that compare equal under a docs/differences.md row (counted, not silent)
 EQUIVALENT = [Rule("int32_default", "Integer tensors default to `int64` | `int32` unless "
                    "JAX's x64 mode is on", _dtype_widths),
               Rule("foreach_node_type", "`_foreach_*` ops | one `Foreach<Op>Backward` node "
@@ -80,10 +81,10 @@ def _fewer_nodes(label, got, want):
     return any(n not in names and n not in (None, "AccumulateGrad") for n, _ in want)
 
 
-# whole observations a README row explains: counted, then comparison goes on
+# whole observations a docs/differences.md row explains: counted, then comparison goes on
 SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nodes | one "
                          "node carrying PyTorch's last node name", _fewer_nodes)]
-# programs whose first difference a README row explains
+# programs whose first difference a docs/differences.md row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
                "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median"}
 _SHAPE_ONLY = {"gather", "take"}
@@ -152,7 +153,7 @@ def _saved_differs(tag):
 _RECOMPUTED_NODES = {"Reciprocal", "Sqrt", "Rsqrt", "Prod", "Std", "Var", "Amax", "Amin", "Max",
                      "Min", "LinalgVectorNorm", "Norm", "Logsumexp", "Cumprod", "Pow", "Tan",
                      "Tanh", "Sigmoid", "Exp",
-                     # README's `_foreach_*` row: the list's node saves the inputs
+                     # docs/differences.md's `_foreach_*` row: the list's node saves the inputs
                      "ForeachExp", "ForeachSqrt", "ForeachSigmoid", "ForeachTanh",
                      "ForeachExpm1", "ForeachReciprocal"}
 
@@ -355,7 +356,7 @@ def _layer_norm_rounding(program, diff):
         abs(b), scale)
 
 
-# programs whose first difference a README row explains
+# programs whose first difference a docs/differences.md row explains
 SKIP = [
     Rule("layer_norm_rounding", "`F.layer_norm` of near-constant rows | float32 results agree "
          "with a float64 computation to ~1e-6; PyTorch's CPU kernel rounds to ~1e-3 there",
@@ -413,8 +414,8 @@ def _inplace_on_linear_of_a_vector(program, diff):
 
 # Bugs the fuzzer found that are not fixed yet: each names its open issue and the strict
 # xfail test that reproduces it (tests/ops/test_fuzz_classes.py); a program they match is
-# "known", not "differs". NOTE: this is a to-do list, not a README rule: fixing the bug turns
-# its xfail into a failure, and the entry is then removed.
+# "known", not "differs". NOTE: this is a to-do list, not a docs/differences.md rule: fixing
+# the bug turns its xfail into a failure, and the entry is then removed.
 KNOWN_BUGS = [
     Rule("inplace_on_linear_of_a_vector", "issue 34 (open): an in-place op on `F.linear` of "
          "a vector with a bias (a view of addmm's result) names `Sigmoid` where PyTorch names "

@@ -20,7 +20,7 @@ when the line runs (at trace time), values through ``hookgrad.compile.host_hook`
 the compiled run; a ``jax.debug.callback`` under ``jax.grad``). Every mode is compared
 with eager hookgrad on the same program (which test_fuzz.py compares with PyTorch), so
 none needs torch. ``QUALIFY`` rules say which programs a mode takes and ``REWRITE`` rules
-what part of a program it runs, each citing the README / docs/modes.md row behind it.
+what part of a program it runs, each citing the docs/differences.md / docs/modes.md row behind it.
 """
 import re
 
@@ -113,15 +113,16 @@ def _backward_maps_to_grad(program):
     return _as_grad(program.lines[k + 1][1]) is not None
 
 
-_ROW_INDEX = ("README: An out-of-range index raises (`gather`, `scatter*`, `index_*`, `take`, "
-              "...) | ... Under `hookgrad.func` ... a traced index is not checked")
-_ROW_MASK = ("README: Boolean-mask indexing works everywhere | eager only (data-dependent "
-             "shape); inside `hookgrad.compile` use `where`")
+_ROW_INDEX = ("docs/differences.md: An out-of-range index raises (`gather`, `scatter*`, "
+              "`index_*`, `take`, ...) | ... Under `hookgrad.func` ... a traced index is not "
+              "checked")
+_ROW_MASK = ("docs/differences.md: Boolean-mask indexing works everywhere | eager only "
+             "(data-dependent shape); inside `hookgrad.compile` use `where`")
 
 _ROW_JNP = ("jax.numpy has no PyTorch errors, hooks, nodes or in-place writes: the jnp "
             "reference takes a program's pure-op part")
 
-# rules a program must not match to run in a mode; each cites its README / docs row
+# rules a program must not match to run in a mode; each cites its docs/differences.md / docs row
 QUALIFY = {
     "jnp": [
         H.Rule("jnp_bad_index", _ROW_JNP + " (an out-of-range index raises only in PyTorch)",
@@ -138,10 +139,11 @@ QUALIFY = {
     "functional": [
         H.Rule("functional_bad_index", _ROW_INDEX, _flag("bad_index")),
         H.Rule("functional_mask", _ROW_MASK, _has("mask")),
-        H.Rule("functional_stale_view", "README: A view made in no_grad mode ... or of a view "
-               "made by a multi-output op ... raises PyTorch's \"... its base or another view "
-               "of its base has been modified inplace\" | ... (eager; under `hookgrad.func` "
-               "no node is recorded, so it is not raised)", _written_multi_output_view),
+        H.Rule("functional_stale_view", "docs/differences.md: A view made in no_grad mode ... "
+               "or of a view made by a multi-output op ... raises PyTorch's \"... its base or "
+               "another view of its base has been modified inplace\" | ... (eager; under "
+               "`hookgrad.func` no node is recorded, so it is not raised)",
+               _written_multi_output_view),
         H.Rule("functional_hook_after_use", "docs/modes.md: `torch.func` hooks fire where "
                "autograd runs them | tensor / Node / multi-grad / module backward hooks are "
                "`custom_vjp` boundaries: a hook covers uses after its registration",
@@ -192,8 +194,9 @@ REWRITE = {
     "jnp": [(H.Rule("jnp_pure_ops", _ROW_JNP, lambda p: True), _pure_ops)],
     "compiled": [],
     "functional": [
-        (H.Rule("functional_accumulate", "README: `register_post_accumulate_grad_hook` | yes | "
-                "yes | not called (gradients are values); `retain_grad`: no effect",
+        (H.Rule("functional_accumulate", "docs/differences.md: "
+                "`register_post_accumulate_grad_hook` | yes | yes | not called (gradients are "
+                "values); `retain_grad`: no effect",
                 _has("post_acc", "retain_grad")), _drop_accumulating),
         (H.Rule("functional_backward_kind", "docs/modes.md: Calling `.backward()` inside "
                 "`functional_call` raises (use `jax.grad`): a backward other than "
@@ -247,8 +250,8 @@ def _none_for_zeros(g, w):
 
 def _sorted_packs(log, used):
     """``log`` with each run of one line's pack (or unpack) calls in a canonical order:
-    README: "`grad_fn._saved_*` under `torch.func` | ... pack hooks run in argument order"
-    where PyTorch packs in its saving order."""
+    docs/differences.md: "`grad_fn._saved_*` under `torch.func` | ... pack hooks run in
+    argument order" where PyTorch packs in its saving order."""
     out, k = list(log), 0
     while k < len(out):
         j = k
@@ -265,9 +268,9 @@ def _sorted_packs(log, used):
 
 
 def _functional_view(got, want, used):
-    """Under ``hookgrad.func`` ``grad_fn`` is a ``FunctionalNode`` (README: "`grad_fn._saved_*`
-    under `torch.func` | ... `grad_fn` is a `FunctionalNode`"), and an unreached leaf's
-    gradient is zeros where eager ``.grad`` stays None (gradients are values)."""
+    """Under ``hookgrad.func`` ``grad_fn`` is a ``FunctionalNode`` (docs/differences.md:
+    "`grad_fn._saved_*` under `torch.func` | ... `grad_fn` is a `FunctionalNode`"), and an
+    unreached leaf's gradient is zeros where eager ``.grad`` stays None (gradients are values)."""
     def strip(x):
         if isinstance(x, dict):
             return {k: strip(v) for k, v in x.items() if k != "grad_fn"}
@@ -308,8 +311,8 @@ def differ(program, lib, mode):
 def _raised_after_run(program, got, want, used):
     """A compiled step raises a traced index's error after its run: what the trace logged
     past the failing line was never written back, and the error belongs to that line.
-    README: An out-of-range index raises ... Inside `hookgrad.compile` ... the call raises
-    the same error after the run, before anything is written back (an error the trace
+    docs/differences.md: An out-of-range index raises ... Inside `hookgrad.compile` ... the
+    call raises the same error after the run, before anything is written back (an error the trace
     raises later in the step comes first)."""
     if not (got and want and got[-1][1] == "raises" == want[-1][1] and
             got[-1][0] > want[-1][0]):
@@ -327,8 +330,8 @@ def _raised_after_run(program, got, want, used):
 
 def _packs_before_index_error(program, got, want, used):
     """Both raise a bad index's error on one line, where eager ran the op's pack hooks
-    first and the compiled step (which checks the index at trace time, README row above)
-    none: those packs are left out of eager's log."""
+    first and the compiled step (which checks the index at trace time, docs/differences.md
+    row above) none: those packs are left out of eager's log."""
     if not (_flag("bad_index")(program) and got and want and
             got[-1][1] == "raises" == want[-1][1] and got[-1][0] == want[-1][0] and
             got[-1][2] == want[-1][2]):
@@ -387,10 +390,11 @@ def _pack_off_path(program, diff):
         (not diff.hookgrad or diff.hookgrad[0] != diff.torch[0])
 
 
-_ROW_STATIC = ("README: `repeat_interleave` with a tensor of repeats ... | eager only (unless "
-               "`output_size=` is given) | XLA needs static shapes; README: `unique`, "
-               "`unique_consecutive` and `bincount` work everywhere ... | eager only "
-               "(data-dependent shapes), raising inside `hookgrad.compile`")
+_ROW_STATIC = ("docs/differences.md: `repeat_interleave` with a tensor of repeats ... | "
+               "eager only (unless `output_size=` is given) | XLA needs static shapes; "
+               "docs/differences.md: `unique`, `unique_consecutive` and `bincount` work "
+               "everywhere ... | eager only (data-dependent shapes), raising inside "
+               "`hookgrad.compile`")
 def _traced_0d_index(program, diff):
     return "table:getitem tensor0d" in _tags(program) and \
         "IndexBackward0" in str(diff.hookgrad) and "SelectBackward0" in str(diff.torch)
@@ -402,11 +406,12 @@ _ROW_0D = ("docs/modes.md: indexing with a 0-d integer Tensor reads its value (o
 # programs whose first difference from eager a docs row explains
 DIFF_SKIP = {"compiled": [
     H.Rule("compiled_0d_tensor_index", _ROW_0D, _traced_0d_index),
-    H.Rule("compiled_traced_sizes", "README: `pack_padded_sequence` lengths are any CPU "
-           "tensor | ... inside `hookgrad.compile`, a Python list or a `PackedSequence` "
-           "argument (a Tensor, even one made inside the step, is traced: `TracedValueError`); "
-           "README: `F.embedding_bag` ... take any `offsets` Tensor | offsets must have "
-           "values: eager Tensors, or a Python list/tuple inside `hookgrad.compile`",
+    H.Rule("compiled_traced_sizes", "docs/differences.md: `pack_padded_sequence` lengths "
+           "are any CPU tensor | ... inside `hookgrad.compile`, a Python list or a "
+           "`PackedSequence` argument (a Tensor, even one made inside the step, is traced: "
+           "`TracedValueError`); docs/differences.md: `F.embedding_bag` ... take any `offsets` "
+           "Tensor | offsets must have values: eager Tensors, or a Python list/tuple inside "
+           "`hookgrad.compile`",
            _raises_in_mode(r"needs concrete sequence lengths|offsets must have concrete")),
     H.Rule("compiled_data_dependent_shape", _ROW_MASK + "; " + _ROW_STATIC,
            _raises_in_mode(r"data-dependent (output )?shape and cannot be traced|tensor of "
@@ -433,7 +438,7 @@ def check(seed, lib, mode, shrink=True, program=None):
     used |= set(rewrites)
     if diff is None:
         return _result(mode, seed, "same", program, used=used)
-    for rule in H.SKIP + DIFF_SKIP.get(mode, []):  # README / docs rows
+    for rule in H.SKIP + DIFF_SKIP.get(mode, []):  # docs/differences.md / docs rows
         if rule.match(program, diff):
             return _result(mode, seed, "skipped", program, diff, rule.name, used)
     res = _result(mode, seed, "differs", program, diff, used=used)

@@ -228,8 +228,8 @@ def test_an_inplace_write_to_a_view_as_real_result_is_the_complex_views_row():
 
 
 def test_rules_name_second_order_hooks_on_a_recomputed_result_and_foreach_grad_labels():
-    # a multi-grad hook on sqrt's result under create_graph (README: the second backward
-    # reaches sqrt's input directly), and a ``.grad`` observed again (label ``a1.grad1``)
+    # a multi-grad hook on sqrt's result under create_graph (docs/differences.md: the second
+    # backward reaches sqrt's input directly), and a ``.grad`` observed again (label ``a1.grad1``)
     hook = _programs.Program(0, [
         ("leaf", "a1 = L.tensor([[1.5, 0.5]], requires_grad=True)"),
         ("sqrt", "y2 = (a1 * a1 + 1).sqrt()"),

@@ -8,7 +8,7 @@ program in ``jax.numpy`` under ``jax.grad`` (``jnp``), and must observe what eag
 observes. None of them needs PyTorch. Examples are derandomized and bounded:
 ``EXAMPLES`` per mode in CI, ``SLOW_EXAMPLES`` in the slow tier (``HOOKGRAD_SLOW=1``),
 ``HOOKGRAD_FUZZ_EXAMPLES=N`` runs N. A program a mode does not take is skipped by a named
-rule citing its README row; a difference fails with the shrunk program as PyTorch code.
+rule citing its docs/differences.md row; a difference fails with the shrunk program as PyTorch code.
 """
 import re
 
@@ -151,8 +151,8 @@ def test_a_difference_is_shrunk_and_printed_as_pytorch_code(monkeypatch):
 
 
 def test_functional_pack_order_is_a_named_rule():
-    # README: under hookgrad.func pack hooks run in argument order; PyTorch packs in its
-    # saving order: one line's packs compare as a set, and the rule is counted
+    # docs/differences.md: under hookgrad.func pack hooks run in argument order; PyTorch packs
+    # in its saving order: one line's packs compare as a set, and the rule is counted
     a = {"shape": [1], "dtype": "float32", "value": [1.0]}
     b = {"shape": [2], "dtype": "float32", "value": [2.0, 3.0]}
     used = set()

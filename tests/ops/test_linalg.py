@@ -225,7 +225,7 @@ def test_deprecated_top_level_forms_warn(name):
 
 def test_compiled_step_leaves_a_singular_result_unchecked():
     """Inside hookgrad.compile the result is traced: no LinAlgError, JAX's inf/nan instead
-    (the README's differences); the ``_ex`` info still says what failed."""
+    (docs/differences.md); the ``_ex`` info still says what failed."""
     @hg.compile
     def step(a):
         return hg.linalg.inv(a), hg.linalg.inv_ex(a).info

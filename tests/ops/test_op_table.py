@@ -52,7 +52,7 @@ def dtype_name(t):
     if torch is not None and isinstance(t, torch.Tensor):
         name = str(t.dtype).replace("torch.", "")
         if name == "int64" and not jax.config.read("jax_enable_x64"):
-            name = "int32"  # hookgrad's int64 is JAX's int32 without x64 (README)
+            name = "int32"  # hookgrad's int64 is JAX's int32 without x64 (docs/differences.md)
         return name
     return t.dtype.name
 

@@ -1,5 +1,5 @@
 """The sampling ops: what PyTorch records for them and the distributions they draw from
-(the numbers themselves differ from PyTorch's: README, Differences)."""
+(the numbers themselves differ from PyTorch's: docs/differences.md)."""
 import pytest
 
 import hookgrad

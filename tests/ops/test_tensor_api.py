@@ -13,7 +13,7 @@ from tests.differential import py, raises, same_as_torch, torch
 
 def dt(x):
     """A tensor's dtype name without the library prefix; int64 is int32 without JAX's x64
-    (hookgrad's int64 tensors hold JAX int32 arrays then, see README)."""
+    (hookgrad's int64 tensors hold JAX int32 arrays then, see docs/differences.md)."""
     name = str(x.dtype).split(".")[1]
     if name == "int64" and not jax.config.read("jax_enable_x64"):
         return "int32"
@@ -379,7 +379,7 @@ def test_type_names_and_conversions():
     assert got[1] is got[2] is True and got[4] == [[1, -2, 3]]
     assert got[7] == {"raises": "ValueError", "message": "invalid type: 'foo'"}
     assert got[8]["raises"] == "TypeError"
-    # int64 is JAX's int32 without x64 (README); hookgrad's own prefix is accepted too
+    # int64 is JAX's int32 without x64 (docs/differences.md); hookgrad's own prefix is accepted too
     assert hg.ones(2).long().type() == ("torch.LongTensor" if x64 else "torch.IntTensor")
     assert hg.ones(2).type("hookgrad.ShortTensor").type() == "torch.ShortTensor"
 

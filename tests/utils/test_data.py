@@ -27,7 +27,7 @@ def lib_data(L):
 
 def summary(x):
     """A batch as plain Python: tensors as (kind, shape, values); dtype kinds, since
-    int64/float64 become int32/float32 without JAX's x64 mode (README Differences)."""
+    int64/float64 become int32/float32 without JAX's x64 mode (docs/differences.md)."""
     if hasattr(x, "detach") and hasattr(x, "shape"):
         kind = "float" if x.dtype.is_floating_point else \
             "bool" if str(x.dtype).endswith("bool") else "int"

@@ -2,7 +2,7 @@
 
 hookgrad has one attention kernel, JAX's; :func:`sdpa_kernel` records the backends a block
 asks for (``_cur_sdpa_kernel_backends``) and PyTorch code using it runs, but the choice does
-not change the computation (README, Differences).
+not change the computation (docs/differences.md).
 """
 import contextlib
 import enum

@@ -23,7 +23,7 @@ class LinearCrossEntropyOptions:
     ``'aspect_ratio'`` or ``'aspect_ratio:N'``, or None to use ``batch_chunk_size``;
     ``acc_policy``: ``'auto'``, ``'accurate'``, ``'balanced'`` or ``'compact'``;
     ``acc_dtype``: the accumulation dtype (None: chosen per input). Validated on
-    construction; hookgrad's loss does not chunk (README, Differences).
+    construction; hookgrad's loss does not chunk (docs/differences.md).
     """
 
     allow_retain_graph: bool = False
