@@ -413,3 +413,25 @@ def test_a_parameter_passed_to_a_host_run_hook_holds_its_grad_of_then(marked):
     np.testing.assert_allclose(lin_c.bias.detach().numpy(), lin_e.bias.detach().numpy(),
                                rtol=1e-6)
     assert lin_c.bias.grad is None
+
+
+def test_a_hook_the_step_registers_on_a_tensor_it_keeps_makes_it_run_eagerly():
+    def program():
+        w = hg.ones(2, requires_grad=True)
+
+        def step():
+            w.register_hook(lambda g: g * 2)   # one more on every call, as eagerly
+            (w * 3).sum().backward()
+        return w, step
+    w_e, step_e = program()
+    w_c, step_c = program()
+    compiled = hg.compile(step_c)
+    with pytest.warns(UserWarning, match="registered a hook on a Tensor it keeps"):
+        compiled()
+    for _ in range(2):
+        step_e()
+        compiled()
+    step_e()
+    # 3 * (2 + 4 + 8): the trace left no hook behind
+    np.testing.assert_allclose(w_c.grad.numpy(), w_e.grad.numpy())
+    assert len(w_c._backward_hooks) == len(w_e._backward_hooks) == 3

@@ -75,6 +75,7 @@ class CompiledFunction:
         self.trace_count = 0
         self._key_data = None   # (typed key, its raw data) from the last call
         self._hooks_known = frozenset(), frozenset()
+        self._hooks_registered = False   # the last trace's (``trace._Snapshot``)
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -168,7 +169,7 @@ class CompiledFunction:
                 entry = _trace.trace(self, plan)
                 # a first step creating state: run it by the next calls' program
                 steady = _steady.first_call(self, plan, entry, args, kwargs)
-            found = watch.effects()
+            found = watch.effects() + self._registered()
             if (found or watch.logged()) and watch.quiet():
                 found = self._trace_again(plan)
         except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
@@ -186,6 +187,10 @@ class CompiledFunction:
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         return _effects.run_eagerly(self, plan, failed, found)
+
+    def _registered(self):
+        # a hook the trace registered on a state Tensor (``trace._Snapshot`` removed it)
+        return ["registered a hook on a Tensor it keeps"] if self._hooks_registered else []
 
     def _rekey(self, old, plan):
         """Guarded places were added: the programs keyed with the values ``old`` (this
@@ -210,7 +215,7 @@ class CompiledFunction:
             if kept is not None:
                 self._cache[plan.key] = kept
             self.trace_count = count
-        found = again.effects() + again.kept_tracers()
+        found = again.effects() + again.kept_tracers() + self._registered()
         if found:
             again.undo()
         return found

@@ -27,6 +27,7 @@ from .host_hook import _ctx, _current_trace, _flatten_containers, _Tracing
 from .state import _opt_install, _opt_load, _Split, _state_part
 
 _Tracer = jax.core.Tracer
+_HOOK_DICTS = ("_backward_hooks", "_post_acc_hooks")
 
 
 class Entry:
@@ -79,6 +80,7 @@ def trace(cf, plan):
         traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
     finally:
         snap.restore()
+        cf._hooks_registered = snap.hooks_changed
     cf.trace_count += 1
     entry.jaxpr = traced.jaxpr
     entry.check_src = _checks.sources(entry, traced.jaxpr)
@@ -114,8 +116,21 @@ class _Snapshot:
         self.opts = [(opt, treedef, plan.flat[start:start + n])
                      for opt, (start, n, treedef, _) in zip(st.optimizers, plan.opt_trees)]
         self.key = _KEY.peek()
+        # the hooks of the state Tensors: one the step registers on them (a multi-grad
+        # hook over a leaf) is its Python's, gone after the trace (``hooks_changed``)
+        self.hooks = [(t, name, d, None if d is None else list(d.items()))
+                      for t in st.tensors for name in _HOOK_DICTS
+                      for d in (t.__dict__.get(name),)]
+        self.hooks_changed = False
 
     def restore(self):
+        for t, name, d, items in self.hooks:
+            now = t.__dict__.get(name)
+            if now is None or (now is d and list(now.items()) == items):
+                continue
+            self.hooks_changed = True
+            now.clear()
+            now.update(items or ())
         for t, snap in zip(self.tensors, self.saved):
             t._compile_restore(snap)
         for m, params, bufs in self.mod_slots:

@@ -25,6 +25,7 @@ from tests.fuzz import _table
 # NOTE: the prelude is part of every printed repro, so it stays short and plain.
 PRELUDE = '''\
 F = L.nn.functional
+nan, inf = float("nan"), float("inf")   # as repr() writes them in a leaf's values
 LOG = []
 def rec(t, names=True):
     if isinstance(t, (tuple, list)):
