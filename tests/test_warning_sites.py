@@ -151,8 +151,13 @@ def _warned(L, trigger, fragment):
     return {pathlib.Path(w.filename).name for w in hits}
 
 
+# PyTorch shows these once per process (TORCH_WARN_ONCE, or a flag): after another test
+# made it warn, it is silent, so only hookgrad's side is compared in a whole-suite run
+_TORCH_ONCE = {"discards the imaginary part", "set_default_tensor_type() is deprecated"}
+
+
 @pytest.mark.parametrize("trigger,fragment", [s[1:] for s in SITES], ids=[s[0] for s in SITES])
 def test_the_warning_names_the_users_line(trigger, fragment):
     assert _warned(hookgrad, trigger, fragment) == {pathlib.Path(__file__).name}
-    if torch is not None:  # PyTorch warns the same (some of its warnings name its own files)
-        _warned(torch, trigger, fragment)
+    if torch is not None and fragment not in _TORCH_ONCE:
+        _warned(torch, trigger, fragment)   # PyTorch warns the same (some name its files)
