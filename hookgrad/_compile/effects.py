@@ -190,25 +190,22 @@ class Watch:
         items = None
         # NOTE: read as the builtin types store them: a subclass's ``__getitem__`` or
         # ``__iter__`` may compute (transformers' ``ACT2FN`` makes a Module per lookup)
-        if isinstance(v, list):
-            self._record("seq", v, None, list.copy(v), where)
-            items = list.copy(v)
-        elif isinstance(v, collections.deque):
-            self._record("seq", v, None, list(v), where)
-            items = v
+        kind = None
+        if isinstance(v, (list, collections.deque)):
+            kind = "seq"
         elif isinstance(v, dict):
-            self._record("map", v, None, dict(dict.items(v)), where)
-            items = dict.values(v)
+            kind = "map"
         elif isinstance(v, set):
-            self._record("set", v, None, set(v), where)
-        else:
-            d = getattr(v, "__dict__", None)
-            if type(d) is dict:
-                # an object of hookgrad's (a Module, ModTracker): its ``_private``
-                # attributes are its bookkeeping (a hook handle made on each entry)
-                kind = "attrs" if _user_function(type(v)) else "public attrs"
-                self._record(kind, v, None, _public(d) if kind != "attrs" else dict(d), where)
-                items = d.values()
+            kind = "set"
+        elif type(getattr(v, "__dict__", None)) is dict:
+            # an object of hookgrad's (a Module, ModTracker): its ``_private``
+            # attributes are its bookkeeping (a hook handle made on each entry)
+            kind = "attrs" if _user_function(type(v)) else "public attrs"
+        if kind is not None:
+            saved = _current(kind, v, None)
+            self._record(kind, v, None, saved, where)
+            items = None if kind == "set" else saved if kind == "seq" else \
+                dict.values(v) if kind == "map" else v.__dict__.values()
         if items is not None and len(items) <= _MAX_ITEMS:
             for item in list(items):
                 self._value(item, where, depth + 1)
@@ -414,17 +411,15 @@ def _current(kind, holder, key):
 
 
 def _changed(kind, holder, key, saved):
-    if kind == "cell":
-        return not _same(saved, _cell(holder))
-    if kind == "global":
-        return not _same(saved, holder.get(key, _EMPTY))
+    now = _current(kind, holder, key)
+    if kind in ("cell", "global"):
+        return not _same(saved, now)
     if kind == "seq":
-        return not _same_items(list.copy(holder) if isinstance(holder, list) else holder, saved)
+        return not _same_items(now, saved)
     if kind == "set":
-        return holder != saved
-    d = dict(dict.items(holder)) if kind == "map" else holder.__dict__ if kind == "attrs" \
-        else _public(holder.__dict__)
-    return not _same_items(list(d), list(saved)) or not _same_items(d.values(), saved.values())
+        return now != saved
+    return not _same_items(list(now), list(saved)) or \
+        not _same_items(now.values(), saved.values())
 
 
 def _public(d):
