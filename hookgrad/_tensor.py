@@ -573,7 +573,7 @@ class Tensor(metaclass=_TensorMeta):
 
 
 # NOTE: ``backward()`` runs the engine, which sits above the Tensor; the engine's layer
-# (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
+# (hookgrad._engine.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
 _META = _dtype.device("meta")

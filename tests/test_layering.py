@@ -28,7 +28,7 @@ The layers, bottom first (a module may import its own layer and those below):
 4. hook rules around the Tensor: ``_autograd.backward_hook``, ``_autograd.hooks``;
 5. the op table: ``_ops`` (registry, dispatch, the op rows; ``dispatch._dual`` is forward
    AD's slot), ``_factory``, ``_generator``, ``random``;
-6. the engine: ``_autograd.{engine, backward, function, forward_ad}``, ``_ops.fusion``;
+6. the engine: ``_engine`` (engine, backward, function, forward_ad, fusion);
 7. public facades: ``autograd`` and its submodules, ``utils``, ``utils.hooks`` (nothing
    internal imports them: a test checks);
 8. the functional backend: ``_functional``;
@@ -72,8 +72,7 @@ LAYERS = [
     ["hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks"],
     ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
      "hookgrad.random"],
-    ["hookgrad._autograd.engine", "hookgrad._autograd.backward", "hookgrad._autograd.function",
-     "hookgrad._autograd.forward_ad", "hookgrad._ops.fusion"],
+    ["hookgrad._engine", "hookgrad._engine.*"],
     ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],
     ["hookgrad._functional", "hookgrad._functional.*"],
     ["hookgrad._compile", "hookgrad._compile.*", "hookgrad.compile"],
@@ -182,7 +181,7 @@ def layer_of(mod):
     if mod in MODULES and MODULES[mod].endswith("__init__.py") and _imports_nothing(mod):
         return 0  # an empty package: importing it runs nothing of ours
     for i, globs in enumerate(LAYERS):
-        if mod in globs:  # a name beats a glob (``_ops.fusion`` over ``_ops.*``)
+        if mod in globs:  # a name beats a glob (``_compile.tune`` over ``_compile.*``)
             return i
     for i, globs in enumerate(LAYERS):
         if any(fnmatch.fnmatchcase(mod, g) for g in globs):

@@ -28,7 +28,7 @@ ACCUMULATE_GRAD_PRIORITY = float("inf")
 
 class _EngineSlot:
     """What the graph asks of the engine, which sits above it: filled by
-    ``hookgrad._autograd.engine`` when it is imported (with ``hookgrad``)."""
+    ``hookgrad._engine.engine`` when it is imported (with ``hookgrad``)."""
 
     accumulate_grad = current_graph_task_id = queue_cleanup = None
     will_engine_execute_node = None

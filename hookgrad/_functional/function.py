@@ -19,7 +19,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from .. import _mode
 from .._tensor import Tensor
-from .._autograd import function as _f
+from .._engine import function as _f
 
 
 class _FunctionalCtx(_f.FunctionCtx):

@@ -15,10 +15,11 @@ import jax.numpy as jnp
 
 from .. import _mode, _views
 from .._tensor import Tensor, typename as _typename
-from . import forward_ad, grad_mode
-from .saved import FREED_MESSAGE, SavedTensor
-from .error_node import _DelayedError
-from .graph import _Node
+from .._autograd import grad_mode
+from . import forward_ad
+from .._autograd.saved import FREED_MESSAGE, SavedTensor
+from .._autograd.error_node import _DelayedError
+from .._autograd.graph import _Node
 from .._ops import views as _ops_views
 from .. import _errors
 
