@@ -29,9 +29,8 @@ from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .._engine.engine import current_graph_task_id
-from .._autograd.saved import SavedTensor
+from .._autograd.saved import SavedTensor, saved_tensors_hooks
 from .._engine.function import Function
-from .._autograd.graph import saved_tensors_hooks
 from .. import _errors
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
