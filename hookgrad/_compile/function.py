@@ -15,8 +15,8 @@ from . import guards as _guards
 from . import host_run as _host_run
 from . import replay as _replay
 from . import sharding as _sharding
+from . import first_call as _first_call
 from . import speculate as _speculate
-from . import steady as _steady
 from . import trace as _trace
 from . import tune as _tune
 from .. import _mode, _watch
@@ -44,7 +44,7 @@ class CompiledFunction:
             cache key met (``cache_clear()`` does not reset it). It is not how often the
             step's Python ran under tracing: a first call that creates the optimizer's
             state (or ``.grad``) traces the step twice, as it is and as the calls after it
-            see it, and keeps only the second program (``hookgrad._compile.steady``), so
+            see it, and keeps only the second program (``hookgrad._compile.first_call``), so
             a training loop reads 1; a trace repeated to check for side effects, and the
             trace of a step that then runs eagerly, are not counted either.
         reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
@@ -198,7 +198,7 @@ class CompiledFunction:
             with watch:
                 entry = _trace.trace(self, plan)
                 # a first step creating state: run it by the next calls' program
-                steady = _steady.first_call(self, plan, entry, args, kwargs)
+                steady = _first_call.first_call(self, plan, entry, args, kwargs)
             found = watch.effects() + self._registered()
             if (found or watch.logged()) and watch.quiet():
                 found = self._trace_again(plan)
