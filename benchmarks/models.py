@@ -95,9 +95,11 @@ def _torch_style(runner, name, cfg):
     L = _library(runner)
     model, blocks = nets.build(L, name, cfg)
     norms = {}
-    for i, b in enumerate(blocks):
-        b.register_full_backward_hook(
-            lambda m, gi, go, i=i: norms.__setitem__(i, go[0].norm()))
+
+    def keep_norm(module, grad_input, grad_output):   # one function: Dynamo compiles it once
+        norms[module] = grad_output[0].norm()
+    for b in blocks:
+        b.register_full_backward_hook(keep_norm)
     opt = L.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
 
     def step(*data):
