@@ -1062,3 +1062,18 @@ def test_multi_grad_hooks_fire_with_pytorchs_tensors_under_grad_and_inputs(tenso
             log.append(str(err))
         return log
     same_as_torch(scenario, tol=1e-4)
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+def test_aminmax_packs_its_input_then_max_then_min(dim):
+    # PyTorch's AminmaxBackward0 saves self, max and min: pack hooks see all three
+    def scenario(L):
+        a = L.tensor([[0.75, -0.5, -1.5], [-0.25, 0.5, -0.125]], requires_grad=True)
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(py(t)) or t,
+                                                  lambda t: t):
+            lo, hi = L.aminmax(a, dim=dim) if dim is not None else L.aminmax(a)
+        (lo.sum() + hi.sum()).backward()
+        return {"seen": seen, "grad": py(a.grad)}
+    got = same_as_torch(scenario)
+    assert got["seen"][1:] == ([[0.75, 0.5], [-1.5, -0.25]] if dim else [0.75, -1.5])
