@@ -131,10 +131,15 @@ def _called(src):
     return set(re.findall(r"\.(\w+)\(", src.split(": ", 1)[-1]))
 
 
+# the generator's steps PyTorch builds from several nodes (composite losses)
+_COMPOSITE = {"einsum", "l1_loss", "kl_div"}
+
+
 def _several_nodes(tag):
-    """An op PyTorch records as several nodes: ``einsum``, op-table rows marked shallow."""
+    """An op PyTorch records as several nodes: ``einsum``, ``l1_loss``, ``kl_div``,
+    op-table rows marked shallow."""
     row = _row(tag)
-    return _op(tag) == "einsum" or (row is not None and "shallow" in row.flags)
+    return _op(tag) in _COMPOSITE or (row is not None and "shallow" in row.flags)
 
 
 def _saved_differs(tag):
@@ -185,6 +190,7 @@ def _result_node_second_order(program, diff):
 
 
 _INPLACE = {"mul_", "add_", "sigmoid_", "clamp_", "setitem", "relu_", "copy_"}
+_INPLACE |= {tag + "+saved_hooks" for tag in _INPLACE}  # the generator's in-place steps
 
 
 def _inplace_on_several_nodes(program, diff):
@@ -207,8 +213,8 @@ def _inplace_on_view_as_real(program, diff):
 
 def _written_in_place(program, diff, made):
     """Whether a line up to the difference writes in place into a variable of ``made``."""
-    return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src).group(1) in made
-               for tag, src in program.lines[:diff.line + 1])
+    return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src.split(": ", 1)[-1]).group(1)
+               in made for tag, src in program.lines[:diff.line + 1])
 
 
 def _node_hook_on_several_nodes(program, diff):
@@ -407,6 +413,10 @@ SKIP = [
     Rule("scatter_small_index", "`scatter`/`scatter_add` with an `index` smaller than `src` | "
          "`src` gets its gradient", _torch_message(
              r"^Function Scatter(Add)?Backward0 returned an invalid gradient at index 1")),
+    Rule("saved_hooks_in_a_create_graph_backward", "The graph a backward records under "
+         "`create_graph=True` ... | one node per backward ... saved-tensor hooks active during "
+         "that backward see what each such node saves",
+         _saved_by_readme(lambda tag: tag == "create_graph")),
     Rule("create_graph_zeros", "The graph a backward records under `create_graph=True` | an "
          "input the derivative does not depend on gets zeros, not None; a gradient that depends "
          "on no input still requires grad", _zeros_for_none),

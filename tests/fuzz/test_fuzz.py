@@ -276,3 +276,13 @@ def test_rules_name_a_hook_one_side_ran_a_gather_input_written_and_foreach_packs
     assert rule.match(foreach, packed)
     foreach.lines[0] = ("table:_foreach_sin+saved_hooks", foreach.lines[0][1])
     assert not rule.match(foreach, packed)
+    backward = _programs.Program(0, [
+        ("leaf", "a1 = L.tensor([[1.5, 0.5]], requires_grad=True)"),
+        ("create_graph", "with L.autograd.graph.saved_tensors_hooks(pack('s1'), unpack('s1')): "
+                         "gs = L.autograd.grad((a1 * a1).sum(), [a1], create_graph=True)")],
+        {"create_graph", "saved_create_graph"})
+    packed = H.Diff(1, "s1.pack", "value", ["value"], {"value": [1.5]}, {"value": [1.0]})
+    rule = next(r for r in H.SKIP if r.name == "saved_hooks_in_a_create_graph_backward")
+    assert rule.match(backward, packed)
+    backward.lines[1] = ("grad", backward.lines[1][1])
+    assert not rule.match(backward, packed)

@@ -1077,3 +1077,17 @@ def test_aminmax_packs_its_input_then_max_then_min(dim):
         return {"seen": seen, "grad": py(a.grad)}
     got = same_as_torch(scenario)
     assert got["seen"][1:] == ([[0.75, 0.5], [-1.5, -0.25]] if dim else [0.75, -1.5])
+
+
+@pytest.mark.parametrize("values", [([2.0], [0.5]), ([0.5], [2.0]), ([0.5], [float("nan")]),
+                                    ([float("nan")], [-1.0]), ([0.25], [1.0])])
+def test_binary_cross_entropy_checks_input_then_target(values):
+    # PyTorch's kernel refuses probabilities outside [0, 1], the input's first
+    def scenario(L):
+        x, t = (L.tensor(v) for v in values)
+        try:
+            return py(L.nn.functional.binary_cross_entropy(x, t))
+        except RuntimeError as e:
+            return str(e)
+    got = same_as_torch(scenario)
+    assert isinstance(got, float) or got.startswith("all elements of")
