@@ -269,21 +269,37 @@ def reduce_scatter_tensor(output: Any, input: Any, op: ReduceOp = ReduceOp.SUM,
     return _done([output], async_op)
 
 
-def _rooted_list(tensors, is_root, name, root_kind):
-    """PyTorch's check that only the root (``destination``/``source``) passes a list."""
-    if is_root and not tensors:
+def root(g, rank, group_rank, what):
+    """The global rank of a rooted collective's root (``dst``/``src``; default: global
+    rank 0)."""
+    if rank is None and group_rank is None:
+        rank = 0
+    return _peer(g, rank, group_rank, what)
+
+
+def only_at_root(given, is_root, name, root_kind):
+    """PyTorch's check that the root (``destination``/``source``) passes a list and only
+    it."""
+    if is_root and not given:
         raise ValueError(f"Argument ``{name}`` must be specified on {root_kind} rank.")
-    if not is_root and tensors:
+    if not is_root and given:
         raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{root_kind} ranks.")
-    for i, t in enumerate(tensors or ()):
-        _check(t, name, f"{name}[{i}]")
-    return tensors or []
 
 
-def _one_per_rank(tensors, g, fn, name):
-    if len(tensors) != g.size():
+def _rooted(tensor, fn, group, rank, group_rank, what, listed, name):
+    """The group, root and list (only the root passes one, one tensor per rank) of a
+    rooted collective (``gather``, ``scatter``), checked as PyTorch checks them."""
+    _check(tensor, fn)
+    g = resolve(group)
+    rank = root(g, rank, group_rank, what)
+    only_at_root(listed, jax.process_index() == rank, name,
+                 {"dst": "destination", "src": "source"}[what])
+    for i, t in enumerate(listed or ()):
+        _check(t, fn, f"{name}[{i}]")
+    if listed and g.rank() >= 0 and len(listed) != g.size():
         raise ValueError(f"{fn}(): {name} must hold {g.size()} tensors (one per rank of the "
-                         f"group), got {len(tensors)}")
+                         f"group), got {len(listed)}")
+    return g, rank, listed or []
 
 
 def gather(tensor: Any, gather_list: list[Any] | None = None, dst: int | None = None,
@@ -299,17 +315,10 @@ def gather(tensor: Any, gather_list: list[Any] | None = None, dst: int | None = 
 
     Every process's ``tensor`` has the same shape and dtype.
     """
-    _check(tensor, "gather")
-    g = resolve(group)
-    if dst is None and group_dst is None:
-        dst = 0
-    dst = _peer(g, dst, group_dst, "dst")
-    gather_list = _rooted_list(gather_list, jax.process_index() == dst, "gather_list",
-                               "destination")
+    g, dst, gather_list = _rooted(tensor, "gather", group, dst, group_dst, "dst",
+                                  gather_list, "gather_list")
     if g.rank() < 0:
         return _done([], async_op)
-    if gather_list:
-        _one_per_rank(gather_list, g, "gather", "gather_list")
     rows = _gather(tensor, g)
     for out, row in zip(gather_list, rows):
         _write(out, row)
@@ -327,17 +336,11 @@ def scatter(tensor: Any, scatter_list: list[Any] | None = None, src: int | None 
 
         scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None)
     """
-    _check(tensor, "scatter")
-    g = resolve(group)
-    if src is None and group_src is None:
-        src = 0
-    src = _peer(g, src, group_src, "src")
-    scatter_list = _rooted_list(scatter_list, jax.process_index() == src, "scatter_list",
-                                "source")
+    g, src, scatter_list = _rooted(tensor, "scatter", group, src, group_src, "src",
+                                   scatter_list, "scatter_list")
     if g.rank() < 0:
         return _done([], async_op)
     if scatter_list:
-        _one_per_rank(scatter_list, g, "scatter", "scatter_list")
         rows = jax.numpy.stack([t._data.astype(tensor._data.dtype) for t in scatter_list])
     else:   # what the source sends; this process's rows are not read
         rows = jax.numpy.zeros((g.size(),) + tuple(tensor.shape), tensor._data.dtype)

@@ -11,7 +11,7 @@ import jax
 import numpy as np
 
 from . import _between_processes
-from ._collectives import _peer, resolve
+from ._collectives import _peer, only_at_root, resolve, root
 
 __all__ = ["all_gather_object", "gather_object", "broadcast_object_list",
            "scatter_object_list"]
@@ -63,17 +63,11 @@ def gather_object(obj: Any, object_gather_list: list[Any] | None = None,
     process of global rank ``dst`` (or group rank ``group_dst``; default: global rank 0)
     with every process's ``obj``; the other processes pass None."""
     g = resolve(group)
-    if dst is None and group_dst is None:
-        dst = 0
-    dst = _peer(g, dst, group_dst, "dst")
+    dst = root(g, dst, group_dst, "dst")
     if g.rank() < 0:
         return
     is_dst = jax.process_index() == dst
-    if is_dst and not object_gather_list:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if not is_dst and object_gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+    only_at_root(object_gather_list, is_dst, "gather_list", "destination")
     everyone = [None] * g.size()
     all_gather_object(everyone, obj, g)
     if is_dst:
@@ -88,9 +82,7 @@ def scatter_object_list(scatter_object_output_list: list[Any],
     rank ``src`` (or group rank ``group_src``; default: global rank 0) passes, as the first
     element of ``scatter_object_output_list`` on the process of group rank ``r``."""
     g = resolve(group)
-    if src is None and group_src is None:
-        src = 0
-    src = _peer(g, src, group_src, "src")
+    src = root(g, src, group_src, "src")
     if g.rank() < 0:
         return
     if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
