@@ -39,7 +39,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from .. import _numpy_eval
+from .. import _host_transfer, _numpy_eval
 from .switch import Setting
 
 ENV = "HOOKGRAD_TIERED"
@@ -73,10 +73,11 @@ def is_tiered_execution_enabled():
 
 class _First:
     """A signature in the first tier: its traced program, then the compile under way."""
-    __slots__ = ("jaxpr", "out_tree", "traced", "future")
+    __slots__ = ("jaxpr", "avals", "out_tree", "traced", "future")
 
     def __init__(self, traced):
         self.jaxpr, self.traced, self.future = traced.jaxpr, traced, None
+        self.avals = traced.jaxpr.out_avals
         self.out_tree = jax.tree_util.tree_structure(traced.out_info)
 
 
@@ -132,7 +133,7 @@ class Program:
                 raise
             self._sigs[sig] = _JITTED
             return self.jitted(*args)
-        return jax.tree_util.tree_unflatten(state.out_tree, jax.device_put(outs))
+        return jax.tree_util.tree_unflatten(state.out_tree, _host_transfer.put(outs, state.avals))
 
     def ready(self, *args):
         """Whether a call on ``args`` now runs the compiled program. If it would not,
