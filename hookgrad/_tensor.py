@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _errors, _missing, _mode, _views
+from . import _dtype, _errors, _host_transfer, _missing, _mode, _views
 from ._meta import MetaArray
 from ._errors import traced_value_error
 from ._watch import WRITES as _WRITES, WatchedOrderedDict
@@ -458,10 +458,14 @@ class Tensor(metaclass=_TensorMeta):
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return _readable(self, ".item()").item()  # no reshape: a dispatch costs more
+        arr = _readable(self, ".item()")
+        host = _host_transfer.known(arr)  # read on the host already: no transfer
+        return (arr if host is None else host).item()  # no reshape: a dispatch costs more
 
     def tolist(self):
-        return np.asarray(_readable(self, ".tolist()")).tolist()
+        arr = _readable(self, ".tolist()")
+        host = _host_transfer.known(arr)
+        return np.asarray(arr if host is None else host).tolist()
 
     def numpy(self, *, force=False):
         if self._requires_grad and not force:

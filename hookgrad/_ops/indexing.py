@@ -403,6 +403,7 @@ def __getitem__(self, idx) -> Tensor:
     steps, adv, geom = _steps(self, template, arrays, single)
     x = view_chain(self, steps, geom) if steps and not adv else None
     if x is not None:
+        x._view.index = template
         return x
     x = self
     for op, statics in steps:
@@ -504,6 +505,8 @@ def _holds_it_already(self, template, value):
             self._view is not None and self._view.gen != info.base._gen) or any(
             k[0] not in ("I", "S", "N", "E") for k in template):
         return False
+    if info.made_by(self, template):  # ``x[i] += v``: read at this index of this source
+        return True
     _check_bounds(self.shape, template, [])
     steps = _steps(self, template, [], False)[0]
     return info.geom == chain_geometry(_views.geometry(self), steps)
