@@ -16,6 +16,8 @@ NumPy would move the advanced dimension first.)
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -291,6 +293,21 @@ def _setitem_positions(template):
     return _setitem_box, {"box": tuple(box)}, tuple(starts)
 
 
+@functools.lru_cache(maxsize=1024)
+def _box_shape(shape, box):
+    """The shape of a write's region (``box``: ``_setitem_positions``'s form) in an array
+    of ``shape``, as ``_setitem_box`` indexes it: no positions, so loops share it."""
+    out, dims = [], 0
+    for k in box:
+        if k[0] == "N":
+            out.append(1)
+            continue
+        if k[0] == "S":
+            out.append(k[1])
+        dims += 1
+    return (*out, *shape[dims:])
+
+
 def _boxed(shape, template):
     """``template`` (ints, slices, None, Ellipsis; bounds checked) with every int made
     non-negative, every slice's bounds explicit and Ellipsis spelled out, so that the
@@ -455,7 +472,9 @@ def _put(self, op, template, arrays, value, expand_value):
         template = _boxed(self.shape, template)
     value = to_tensor_like(value)
     if isinstance(value, Tensor):
-        target = _indexed_shape(self.shape, template, arrays)
+        found = None if arrays else _setitem_positions(template)
+        target = _indexed_shape(self.shape, template, arrays) if found is None else \
+            _box_shape(tuple(self.shape), found[1]["box"])
         value = _value_for(value, target, expand_value)
         try:
             np.broadcast_shapes(value.shape, target)

@@ -93,10 +93,7 @@ class Program:
 
     def __call__(self, *args):
         if _state["enabled"] and not _state["deterministic"]:
-            try:  # NOTE: the hot path of every eager op: an aval per array argument
-                sig = tuple([x.aval for x in args])
-            except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
-                sig = _pytree_key(args)
+            sig = _signature(args)
             state = self._sigs.get(sig)
             if state is not _JITTED:
                 if state.__class__ is concurrent.futures.Future:  # ready() started it
@@ -143,10 +140,7 @@ class Program:
         which the caller takes meanwhile."""
         if not (_state["enabled"] and not _state["deterministic"]):
             return True
-        try:
-            sig = tuple([x.aval for x in args])
-        except AttributeError:
-            sig = _pytree_key(args)
+        sig = _signature(args)
         state = self._sigs.get(sig)
         if state is _JITTED or state.__class__ is _First:
             return True  # compiled, or its first tier already traced: call it
@@ -189,6 +183,30 @@ def _cpu_default():
     """Whether JAX's default backend is the CPU (elsewhere compiling is cheap against
     NumPy's work and transfers: no first tier)."""
     return jax.default_backend() == "cpu"
+
+
+def _signature(args):
+    """What of the arguments decides jax.jit's trace. NOTE: the hot path of every eager op:
+    an aval per array argument, the type of a Python number (an op at positions passes its
+    positions so), the tree and leaves of anything else."""
+    try:
+        return tuple([x.aval for x in args])
+    except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
+        pass
+    sig = []
+    for x in args:
+        c = x.__class__
+        if c in _NUMBERS:
+            sig.append(c)
+        else:
+            aval = getattr(x, "aval", None)
+            if aval is None:
+                return _pytree_key(args)
+            sig.append(aval)
+    return tuple(sig)
+
+
+_NUMBERS = frozenset((int, float, bool, complex))
 
 
 def _pytree_key(args):
