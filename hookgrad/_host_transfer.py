@@ -22,7 +22,7 @@ import weakref
 import jax
 import numpy as np
 
-__all__ = ["put", "host_copy", "known", "HOST_MAX"]
+__all__ = ["put", "put_known", "host_copy", "known", "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
 _KNOWN_MAX = 64  # arrays whose NumPy values are remembered (the oldest dropped)
@@ -56,9 +56,9 @@ def host_copy(arr):
     """The NumPy value of ``arr`` when it is a small, concrete, uncommitted, strongly typed
     array on the CPU (copied once per array, then remembered), else None: read it with
     XLA."""
-    e = _known.get(id(arr))
-    if e is not None and e[0]() is arr:
-        return e[1]
+    value = known(arr)
+    if value is not None:
+        return value
     if arr.__class__ is not _array_class() or arr.size > HOST_MAX or arr._committed or \
             arr.weak_type or arr.dtype not in _DTYPES or _entry() is None or \
             jax.config.jax_default_device is not None:
