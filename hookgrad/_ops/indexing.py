@@ -29,7 +29,7 @@ from .._views import contiguous_shape_geometry
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
 from .registry import defop, export, to_tensor_like
-from .shape import slice_from, wrap_dim
+from .shape import ALIAS, UNSQUEEZE, expand, reshape, slice_from, wrap_dim
 from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
                     view_geometry)
 
@@ -373,7 +373,6 @@ def _steps(self, template, arrays, single):
     its advanced indices (``(dim of the partial result, template entry)``) and the
     geometry the view ops give in ``self`` laid out contiguously; a bool index appends
     its index array to ``arrays``."""
-    from .shape import UNSQUEEZE
     steps = []
     geom = contiguous_shape_geometry(tuple(self.shape))
     shape = geom[0]
@@ -434,7 +433,6 @@ def __getitem__(self, idx) -> Tensor:
             at = d + _consumed(k)
         return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
     if x is self:
-        from .shape import ALIAS
         return view_apply(ALIAS, x)
     return x
 
@@ -454,7 +452,6 @@ def _indexed_shape(shape, template, arrays):
 def _value_for(value, target, expand_to_target):
     """The value Tensor as PyTorch hands it to the copy: leading size-1 dimensions viewed
     away, then (for copies into a slice) expanded to the target shape."""
-    from .shape import expand, reshape
     shape = value.shape
     k = 0
     while k < len(shape) and shape[k] == 1:
