@@ -34,7 +34,9 @@ _DTYPES = frozenset(np.dtype(t) for t in (
 
 def put(values, avals):
     """``values`` (NumPy arrays with exactly the shapes and dtypes of ``avals``, JAX
-    abstract values without weak types) as uncommitted JAX arrays on the default device."""
+    abstract values without weak types) as uncommitted JAX arrays on the default device.
+    As with ``jax.device_put``, the values are handed over: the CPU client may go on
+    using their memory, so nothing may write them afterwards."""
     fast = _entry()
     if fast is None or jax.config.jax_default_device is not None:
         return jax.device_put(values)

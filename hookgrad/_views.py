@@ -258,10 +258,11 @@ def _gather(b, size, stride, offset):
     box = _box(b.shape, size, stride, offset)
     if host is not None:
         if box is None:
-            part = host.reshape(-1)[_flat_index(size, stride, offset)]
-        else:
-            part = host[tuple(slice(k, k + r) for k, r in zip(box[1], box[0]))]
-        return _host_transfer.put_known(np.ascontiguousarray(part).reshape(size))
+            part = host.reshape(-1)[_flat_index(size, stride, offset)]  # a copy
+        else:  # NOTE: copied: the CPU client may keep using the memory it is given, and
+            # the base's (whose buffer a donated write reuses) must not be that memory
+            part = np.array(host[tuple(slice(k, k + r) for k, r in zip(box[1], box[0]))])
+        return _host_transfer.put_known(part.reshape(size))
     if box is None:
         return _gather_plain_jit(b, size=size, stride=stride, offset=offset)
     return _gather_box_jit(b, _positions(box[1]), region=box[0], size=size)

@@ -16,8 +16,6 @@ NumPy would move the advanced dimension first.)
 """
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,6 +26,7 @@ from .._tensor import Tensor
 from .._views import contiguous_shape_geometry
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
+from .index_box import box_shape, boxed, consumed as _consumed, setitem_positions
 from .registry import defop, export, to_tensor_like
 from .shape import ALIAS, UNSQUEEZE, expand, reshape, slice_from, wrap_dim
 from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
@@ -98,12 +97,6 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
 
 def int_or_none(v):
     return None if v is None else v.__index__()
-
-
-def _consumed(k):
-    """How many dimensions of the indexed tensor the template entry ``k`` indexes."""
-    tag = k[0]
-    return k[2] if tag == "M" else 1 if tag in ("I", "S", "A") else 0
 
 
 def _check_bounds(shape, template, arrays, before_error=None):
@@ -256,85 +249,6 @@ def _setitem(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].set(jnp.asarray(v).astype(x.dtype))
 
 
-def _setitem_box(x, v, *starts, box):
-    """``x[index] = v`` for an index of ints, unit-step slices and None (``box``: per
-    entry ``("I",)``, ``("S", size)`` or ``("N",)``; the ints and slice starts are
-    ``starts``): one ``dynamic_update_slice`` of the region, whatever its position."""
-    indexed, region, at = [], [], []
-    it = iter(starts)
-    for k in box:
-        if k[0] == "N":
-            indexed.append(1)
-            continue
-        at.append(next(it))
-        region.append(1 if k[0] == "I" else k[1])
-        if k[0] == "S":
-            indexed.append(k[1])
-    rest = x.shape[len(at):]
-    v = jnp.broadcast_to(jnp.asarray(v).astype(x.dtype), (*indexed, *rest))
-    return jax.lax.dynamic_update_slice(x, v.reshape(*region, *rest), (*at, *[0] * len(rest)))
-
-
-def _setitem_positions(template):
-    """The position-free form of a ``template`` that ``_boxed`` normalized (None for
-    any other)."""
-    box, starts = [], []
-    for k in template:
-        if k[0] == "I":
-            box.append(("I",))
-            starts.append(k[1])
-        elif k[0] == "S" and k[3] == 1:
-            box.append(("S", k[2] - k[1]))
-            starts.append(k[1])
-        elif k[0] == "N":
-            box.append(("N",))
-        else:
-            return None
-    return _setitem_box, {"box": tuple(box)}, tuple(starts)
-
-
-@functools.lru_cache(maxsize=1024)
-def _box_shape(shape, box):
-    """The shape of a write's region (``box``: ``_setitem_positions``'s form) in an array
-    of ``shape``, as ``_setitem_box`` indexes it: no positions, so loops share it."""
-    out, dims = [], 0
-    for k in box:
-        if k[0] == "N":
-            out.append(1)
-            continue
-        if k[0] == "S":
-            out.append(k[1])
-        dims += 1
-    return (*out, *shape[dims:])
-
-
-def _boxed(shape, template):
-    """``template`` (ints, slices, None, Ellipsis; bounds checked) with every int made
-    non-negative, every slice's bounds explicit and Ellipsis spelled out, so that the
-    write's positions can be told from its shape (``_setitem_positions``)."""
-    if any(k[0] not in ("I", "S", "N", "E") for k in template):
-        return template
-    out, dim = [], 0
-    for k in template:
-        if k[0] == "E":
-            n = len(shape) - sum(map(_consumed, template))
-            out += [("S", 0, shape[d], 1) for d in range(dim, dim + n)]
-            dim += n
-        elif k[0] == "N":
-            out.append(k)
-        else:
-            size = shape[dim]
-            if k[0] == "I":
-                out.append(("I", k[1] + size if k[1] < 0 else k[1]))
-            else:
-                if k[3] is not None and k[3] <= 0:
-                    return template  # the op raises PyTorch's error
-                start, stop, step = slice(*k[1:]).indices(size)
-                out.append(("S", start, max(stop, start), step))
-            dim += 1
-    return tuple(out)
-
-
 def _index_add_at(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].add(jnp.asarray(v).astype(x.dtype))
 
@@ -352,7 +266,7 @@ def _getitem_op(name):
 
 SETITEM = defop("setitem", _setitem, "torch::autograd::CopySlices", {}, scalar_edges=True,
                 nondiff=_AFTER_VALUE,
-                positions=lambda shape, template: _setitem_positions(template))
+                positions=lambda shape, template: setitem_positions(template))
 INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=True,
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
@@ -466,12 +380,12 @@ def _value_for(value, target, expand_to_target):
 def _put(self, op, template, arrays, value, expand_value):
     _check_bounds(self.shape, template, arrays)
     if op is SETITEM and not arrays:
-        template = _boxed(self.shape, template)
+        template = boxed(self.shape, template)
     value = to_tensor_like(value)
     if isinstance(value, Tensor):
-        found = None if arrays else _setitem_positions(template)
+        found = None if arrays else setitem_positions(template)
         target = _indexed_shape(self.shape, template, arrays) if found is None else \
-            _box_shape(tuple(self.shape), found[1]["box"])
+            box_shape(tuple(self.shape), found[1]["box"])
         value = _value_for(value, target, expand_value)
         try:
             np.broadcast_shapes(value.shape, target)

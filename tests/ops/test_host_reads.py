@@ -84,3 +84,15 @@ def test_a_remembered_value_is_the_arrays_own():
     assert _host_transfer.known(arr + 0) is None  # another array: not known
     part = _views._gather(arr, (2,), (1,), 3)
     np.testing.assert_array_equal(_host_transfer.known(part), [3, 4])
+
+
+def test_a_host_read_keeps_its_value_when_the_base_is_written_in_place():
+    base = hookgrad.arange(12.0).reshape(3, 4) + 0
+    part = base[1]._data  # the read's own array: the view Tensor is gone
+    pending = base[1] * 1  # deferred: computed after the writes below
+    for i in range(3):  # writes that may donate the base's buffer (nothing else holds it)
+        base[1] = float(i)
+        base[:, 2] = float(-i)
+    np.testing.assert_array_equal(np.asarray(part), [4, 5, 6, 7])
+    assert pending.tolist() == [4, 5, 6, 7]
+    assert base.tolist() == [[0, 1, -2, 3], [2, 2, -2, 2], [8, 9, -2, 11]]
