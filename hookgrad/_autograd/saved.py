@@ -141,7 +141,7 @@ class SavedTensor:
         self.packed = packed
         self.unpack_hook = unpack
         self.data = None
-        self.ref = None
+        self.ref = weakref.ref(tensor) if self.is_output else None  # for _output_edge
 
     def unpack(self, node, as_tensor):
         """The saved value: a JAX array, or with ``as_tensor`` a Tensor joined to the graph."""
@@ -150,10 +150,13 @@ class SavedTensor:
             raise AssertionError(
                 "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
                 "in which the graph was originally recorded.")
+        t = None
         if self.unpack_hook is not None:
             if self.packed is _FREED:
                 raise RuntimeError(FREED_MESSAGE)
             data = call_unpack_hook(self.unpack_hook, self.packed)._data
+            if self.is_output:
+                t = self.ref()
         else:
             data = self.data
             if data is None:
@@ -167,7 +170,9 @@ class SavedTensor:
                 _check_detached(self.edge)
         if not as_tensor:
             return data
-        return _as_tensor(data, node if self.is_output else self.edge, self.nr)
+        if self.is_output:
+            return _as_tensor(data, *_output_edge(t, node, self.nr))
+        return _as_tensor(data, self.edge, self.nr)
 
     def release(self):
         self.mutation_ctx = None  # the value is gone: allow_mutation's handle goes with it
@@ -199,7 +204,18 @@ def unpack_output(saved, node, as_tensor):
     t = ref()
     if t is not None and t._version != version:
         raise RuntimeError(_modified_message(t, version, node, 0, is_output=True))
-    return _as_tensor(data, node, 0) if as_tensor else data
+    return _as_tensor(data, *_output_edge(t, node, 0)) if as_tensor else data
+
+
+def _output_edge(t, node, nr):
+    """Where a saved output ``t`` (alive, or None) joins the graph: at its node, unless the
+    node wrote it in place as a view; its history is then its base's, through the view's
+    ``AsStridedBackward0``, as PyTorch's saved output of an in-place op on a view (the node
+    itself lives on only inside the base's ``CopySlices``)."""
+    if t is not None and t._view is not None and t.grad_fn is not None and \
+            t.grad_fn is not node:
+        return t.grad_fn, t._output_nr
+    return node, nr
 
 
 def _check_detached(owner):
