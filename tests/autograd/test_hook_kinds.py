@@ -23,6 +23,21 @@ def test_compile_keys_every_tensor_attribute_of_the_table():
             assert kind.tensor_key is not None, kind.name
 
 
+def test_a_copy_leaves_the_hook_dicts_of_the_table_behind():
+    from hookgrad import _tensor
+    assert set(hooks.TENSOR_DICTS) <= _tensor._NOT_COPIED
+    x = hg.tensor([1.0], requires_grad=True)
+    for kind in hooks.KINDS:
+        if kind.tensor_attr in hooks.TENSOR_DICTS:
+            getattr(x, kind.name.split(".")[1])(lambda *a: None)
+    import copy
+    import pickle
+    with pytest.warns(UserWarning, match="will not be serialized"):  # PyTorch warns alike
+        pickled = pickle.loads(pickle.dumps(x))
+    for y in (copy.deepcopy(x), pickled):
+        assert all(getattr(y, a) is None for a in hooks.TENSOR_DICTS)
+
+
 def _all_kinds(L, log):
     """One hook of every kind on one small graph, each logging its kind when it runs."""
     x = L.tensor([1.0, 2.0], requires_grad=True)
