@@ -23,13 +23,13 @@ from . import sharding as _sharding
 from . import tune as _tune
 from .. import _mode, _tensor
 from .._ops.gather import TRACED as _TRACED
+from .._autograd.hooks import TENSOR_DICTS
 from .._random import GLOBAL as _KEY
 from .._tensor import Tensor
 from .host_hook import _ctx, _current_trace, _flatten_containers, _Tracing
 from .state import _opt_install, _opt_load, _Split, _state_part
 
 _Tracer = jax.core.Tracer
-_HOOK_DICTS = ("_backward_hooks", "_post_acc_hooks")
 
 
 class Entry:
@@ -130,7 +130,7 @@ class _Snapshot:
         # the hooks of the state Tensors: one the step registers on them (a multi-grad
         # hook over a leaf) is its Python's, gone after the trace (``hooks_changed``)
         self.hooks = [(t, name, d, None if d is None else list(d.items()))
-                      for t in st.tensors for name in _HOOK_DICTS
+                      for t in st.tensors for name in TENSOR_DICTS
                       for d in (t.__dict__.get(name),)]
         self.hooks_changed = False
 

@@ -318,8 +318,7 @@ class FunctionalNode(_Node):
                 for cb in tuple(cbs):
                     if full[nr] is not None:
                         full[nr] = cb(full[nr])
-            if self._pre_hooks:
-                full = _rules.run_pre_hooks(self, full)
+            full = _rules.run_before(self, full)  # its pre-hooks (the outputs': above)
             return [None if full[i] is None else full[i]._data for i in pos]
 
         new = _identity(tuple(outs[i]._data for i in pos), on_grads)
@@ -389,7 +388,7 @@ class FunctionalNode(_Node):
                                  for j, (g, o) in enumerate(zip(gs, outs_now))))
                 gi = [_wrap(c) if args[i].requires_grad and _inexact(jnp.result_type(c))
                       else None for i, c in zip(tpos, cts)]
-                gi = _rules.run_post_hooks(self, gi, go)
+                gi = _rules.run_after(self, gi, go)
             return tuple(c if g is None else g._data for c, g in zip(cts, gi))
 
         call.defvjp(fwd, bwd)
