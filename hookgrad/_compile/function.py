@@ -8,13 +8,15 @@ import sys
 import jax
 import numpy as np
 
+from . import appends as _appends
 from . import checks as _checks
 from . import effects as _effects
 from . import guards as _guards
 from . import host_run as _host_run
 from . import replay as _replay
 from . import sharding as _sharding
-from . import steady as _steady
+from . import first_call as _first_call
+from . import speculate as _speculate
 from . import trace as _trace
 from . import tune as _tune
 from .. import _mode, _watch
@@ -42,7 +44,7 @@ class CompiledFunction:
             cache key met (``cache_clear()`` does not reset it). It is not how often the
             step's Python ran under tracing: a first call that creates the optimizer's
             state (or ``.grad``) traces the step twice, as it is and as the calls after it
-            see it, and keeps only the second program (``hookgrad._compile.steady``), so
+            see it, and keeps only the second program (``hookgrad._compile.first_call``), so
             a training loop reads 1; a trace repeated to check for side effects, and the
             trace of a step that then runs eagerly, are not counted either.
         reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
@@ -76,6 +78,11 @@ class CompiledFunction:
         self._key_data = None   # (typed key, its raw data) from the last call
         self._hooks_known = frozenset(), frozenset()
         self._hooks_registered = False   # the last trace's (``trace._Snapshot``)
+        self._spec_log = None   # the values the last eager run read (``speculate``)
+        self._branches = {}     # key -> the programs of its other branches, to trace next
+        self._misses = 0        # calls in a row whose branch had no program
+        self._watch = None      # the Watch of the trace running (``appends``)
+        self._append_only = {}  # id -> a list the step only appends to, held
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -116,6 +123,8 @@ class CompiledFunction:
                 traced = self._trace(plan, args, kwargs)
                 if isinstance(traced, BaseException):   # fullgraph=True; the user's frames
                     raise traced from None
+                if traced is _speculate.LEARN:   # a branch on a value: learn it eagerly
+                    return _speculate.learn(self, args, kwargs)
                 if type(traced) is not tuple:   # eagerly, and a warning if that works
                     out = self._fn(*args, **kwargs)
                     traced()
@@ -124,21 +133,41 @@ class CompiledFunction:
             elif type(entry) is _effects.Eager:
                 return self._fn(*args, **kwargs)
             plan.basis = _replay.basis(plan, entry)
-        try:
-            out = self._run(entry, plan)
-        except _host_run.Replaced as e:   # nothing written back, the host calls undone
-            self._replay = None
-            if self._fullgraph:
-                raise _effects.Unsupported(
-                    f"hookgrad.compile(fullgraph=True): {e}, so this call cannot be one "
-                    "program. Return the replacement on every call, or drop "
-                    "fullgraph=True to run such a step eagerly.") from None
-            for key in [k for k, v in self._cache.items() if v is entry]:
-                self._cache[key] = _effects.Eager(str(e))
-            out = self._fn(*args, **kwargs)
-            _effects.warn_once(self, str(e))
-            return out
+        while True:
+            try:
+                out = self._run(entry, plan)
+                break
+            except _speculate.Mispredicted as e:   # nothing written back
+                self._replay = None
+                entry = _speculate.branch(self, entry, plan, e.prefix)
+                if entry is None:   # no program for this branch yet
+                    return _speculate.learn(self, args, kwargs)
+                plan = self._plan(args, kwargs)   # the state as it was: a full plan
+                plan.basis = _replay.basis(plan, entry)
+            except _host_run.Replaced as e:
+                return self._replaced(entry, e, args, kwargs)
+            except _appends.Stale:   # a list's name rebound: trace again, next call
+                self._replay = None
+                for key in [k for k, v in self._cache.items() if v is entry]:
+                    del self._cache[key]
+                return self._fn(*args, **kwargs)
+        if entry.path:
+            self._misses = 0
         self._replay = plan.written
+        return out
+
+    def _replaced(self, entry, e, args, kwargs):
+        """A host call's hook returned a value: the call, and later ones, run eagerly."""
+        self._replay = None   # nothing written back, the host calls undone
+        if self._fullgraph:
+            raise _effects.Unsupported(
+                f"hookgrad.compile(fullgraph=True): {e}, so this call cannot be one "
+                "program. Return the replacement on every call, or drop "
+                "fullgraph=True to run such a step eagerly.") from None
+        for key in [k for k, v in self._cache.items() if v is entry]:
+            self._cache[key] = _effects.Eager(str(e))
+        out = self._fn(*args, **kwargs)
+        _effects.warn_once(self, str(e))
         return out
 
     def _at_limit(self):
@@ -146,7 +175,8 @@ class CompiledFunction:
         allows (8): as Dynamo, a call needing one more runs eagerly, with one warning."""
         config = _mode.dynamo_config
         limit = 8 if config is None else config.recompile_limit
-        n = sum(type(e) is _trace.Entry for e in self._cache.values())
+        n = sum(type(e) is _trace.Entry for e in self._cache.values()) + \
+            _speculate.other_branches(self)
         if n < limit:
             return False
         _effects.warn_once(
@@ -160,7 +190,7 @@ class CompiledFunction:
         first call creating state, the next calls' program). None where the step's Python
         has effects a program cannot repeat (``_compile.effects``) or its trace raised:
         they are undone, and a function to call after this call has run eagerly."""
-        watch = _effects.Watch(self, plan)
+        watch = self._watch = _effects.Watch(self, plan)
         # the hooks, and the places, there were before the trace (``host_run``)
         self._hooks_known = watch.hooks, watch.holders()
         failed, found = None, []
@@ -168,12 +198,13 @@ class CompiledFunction:
             with watch:
                 entry = _trace.trace(self, plan)
                 # a first step creating state: run it by the next calls' program
-                steady = _steady.first_call(self, plan, entry, args, kwargs)
+                steady = _first_call.first_call(self, plan, entry, args, kwargs)
             found = watch.effects() + self._registered()
             if (found or watch.logged()) and watch.quiet():
                 found = self._trace_again(plan)
         except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
             failed = e
+        self._watch = None
         if failed is None and not found:
             watch.show_logs()
             traced = steady if steady is not None else (plan, entry)
@@ -181,11 +212,15 @@ class CompiledFunction:
             # what host calls write changes on every call: not a guard
             if self._guards.add(watch, entry.host_reached | traced[1].host_reached):
                 self._rekey(old, traced[0])
+            _speculate.traced(self, *traced)
+            _appends.note(self, traced[1])
             return traced
         watch.undo()
         for key in (plan.key, steady[0].key if failed is None and steady else None):
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
+        if isinstance(failed, _speculate.NeedsValue) and not found:
+            return _speculate.LEARN
         return _effects.run_eagerly(self, plan, failed, found)
 
     def _registered(self):
@@ -206,7 +241,7 @@ class CompiledFunction:
         its keys) or logged a notice once is followed by traces that change nothing, and
         its program stands."""
         kept, count = self._cache.get(plan.key), self.trace_count
-        again = _effects.Watch(self, plan, logs_are_effects=True)
+        again = self._watch = _effects.Watch(self, plan, logs_are_effects=True)
         try:
             with again:
                 _trace.trace(self, plan)
@@ -266,7 +301,7 @@ class CompiledFunction:
         if found is not None and found.holds(root_ids):
             return found.state, found.module_key
         now = _watch.epoch()
-        st = _State()
+        st = _State(self._append_only)
         for v in roots:
             st.walk(v, module_cls)
         for d in _global_hook_dicts():
@@ -386,6 +421,8 @@ class CompiledFunction:
 
     # ---- running and writing back
     def _run(self, entry, plan):
+        if entry.appends and not _appends.ready(entry):
+            raise _appends.Stale
         exe = entry.exe
         flat = plan.flat
         if entry.key_in:
@@ -419,7 +456,9 @@ class CompiledFunction:
         res = exe(*flat)
         if checked:   # an index out of range raises here
             _checks.verify(entry, plan, flat, res)
-        if entry.host_first:   # hooks run on the host see the state before the write-back
+        # the values the step's Python read: its branches checked, its scalars returned
+        got = None if entry.path is None else _speculate.fetch(entry, res)
+        if entry.host_calls and entry.host_first:   # hooks run on the host see the state before the write-back
             _host_run.run_calls(entry.host_calls, res)
         del flat
         tensors = plan.tensors
@@ -459,6 +498,8 @@ class CompiledFunction:
             new_key = jax.random.wrap_key_data(data, impl=_trace.key_impl(plan.rng))
             _KEY.set(new_key)
             self._key_data = (new_key, data)
+        if entry.appends:   # the step's ``losses.append(...)``, with this run's values
+            _appends.replay(entry, res, got)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
         out = []
@@ -469,6 +510,8 @@ class CompiledFunction:
                 out.append(t)
             elif s[0] == "A":
                 out.append(res[s[1]])
+            elif s[0] == "P":
+                out.append(got[s[1]])
             else:
                 out.append(s[1])
         # host hooks reached while tracing, in that order, with this run's values

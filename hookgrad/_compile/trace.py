@@ -15,11 +15,13 @@ from operator import itemgetter
 import jax
 import jax.extend.core as _jex
 
+from . import appends as _appends
 from . import checks as _checks
 from . import host_run as _host_run
+from . import speculate as _speculate
 from . import sharding as _sharding
 from . import tune as _tune
-from .. import _mode
+from .. import _mode, _tensor
 from .._ops.gather import TRACED as _TRACED
 from .._random import GLOBAL as _KEY
 from .._tensor import Tensor
@@ -38,7 +40,7 @@ class Entry:
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
                  "check_src", "guard", "exe_checked", "donated_get", "replay_get",
-                 "host_first", "host_reached")
+                 "host_first", "host_reached", "spec", "path", "siblings", "appends")
 
 
 def items_getter(positions):
@@ -53,7 +55,7 @@ def trace(cf, plan):
     """Trace ``cf``'s step for ``plan`` (a ``_compile.state._Plan``), compile it and cache
     the :class:`Entry` under ``plan.key``."""
     entry = Entry()
-    entry.fixed_point = None
+    entry.fixed_point = entry.siblings = None
     # a sharded step: every input's sharding, checked before anything changes
     cfgs = _sharding.configs(cf._sharding, plan.state.modules)
     entry.layout = _sharding.Layout(cfgs, plan, cf._fn) if cfgs else None
@@ -66,15 +68,24 @@ def trace(cf, plan):
         _ctx.stack.append(tracing)
         _TRACED.stack.append(checks)
         runner, _mode.state.hook_runner = _mode.state.hook_runner, _host_run.run
+        # the step's own reads branch as the last eager run's values (``speculate``)
+        reader = None if cf._fullgraph else _speculate.Reader(cf._spec_log)
+        prev_reader = _tensor.READER[0]
+        if reader is not None:
+            _tensor.READER[0] = reader.read
         try:
             with _mode.compiling_mode():
                 result = cf._fn(*bound.args, **bound.kwargs)
         finally:
+            _tensor.READER[0] = prev_reader
             _mode.state.hook_runner = runner
             _host_run.settle(tracing)
             _TRACED.stack.pop()
             _ctx.stack.pop()
-        return _collect(entry, plan, snap, bound, result, tracing, checks)
+        if reader is not None:
+            reader.done()
+        appends = _appends.found(cf, plan, cf._watch, reader, tracing.host_reached)
+        return _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
 
     try:
         traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
@@ -182,7 +193,7 @@ class _Bound:
 # --------------------------------------------------------------------------- 3. collect
 
 
-def _collect(entry, plan, snap, bound, result, tracing, checks):
+def _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends):
     """What the step changed, as the program's outputs; ``entry`` learns where each goes
     (the index checks' output last: ``hookgrad._compile.checks``)."""
     outs = []
@@ -204,6 +215,9 @@ def _collect(entry, plan, snap, bound, result, tracing, checks):
         elif isinstance(v, (jax.Array, _Tracer)):
             entry.user_spec.append(("A", len(outs)))
             outs.append(v)
+        elif type(v) is _speculate.Scalar:   # ``return loss.item()``: read after the run
+            entry.user_spec.append(("P", len(outs)))
+            outs.append(v.arr)
         else:
             entry.user_spec.append(("S", v))
     entry.host_calls = []
@@ -212,6 +226,10 @@ def _collect(entry, plan, snap, bound, result, tracing, checks):
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)
+    _appends.collect(entry, appends, outs)
+    _speculate.collect(entry, reader, outs)
+    # guarded reads, as host calls, are checked before the write-back: no donation
+    entry.host_first = entry.host_first or bool(entry.spec)
     _checks.collect(entry, checks, outs)
     entry.n_out = len(outs)
     return outs
@@ -324,6 +342,7 @@ def _private_state(entry, plan):
     needs no check for aliases before it is donated."""
     exposed = [k for s in entry.user_spec if s[0] != "S" for k in (s[1],)]
     exposed += [k for _, idx in entry.host_calls for k in idx]
+    exposed += [k for _, spec in entry.appends for _, k in spec]
     exposed += [k for _, k in entry.data_out] + [k for _, k in entry.grad_out]
     exposed += [k for _, k, _ in entry.grad_new] + [entry.key_out, entry.check_out]
     outs = [k for _, spec in entry.opt_out for kind, k in spec if kind == "out"]

@@ -13,7 +13,8 @@ import pytest
 
 import hookgrad as hg
 from hookgrad import _numpy_eval
-from hookgrad._ops import dispatch, fusion, lazy, tiered
+from hookgrad._engine import fusion
+from hookgrad._ops import dispatch, lazy, tiered
 from hookgrad.optim import _transform
 from tests.ops._op_table import arrays_for, outputs, tensors
 from tests.ops import test_op_table

@@ -18,7 +18,7 @@ from jax.sharding import Mesh, NamedSharding
 
 from ..._ops import dispatch
 from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
-from ..._autograd.function import Function
+from ..._engine.function import Function
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
 from ... import _errors
