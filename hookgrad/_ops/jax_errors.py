@@ -20,6 +20,7 @@ _BROADCAST = [re.compile(r"incompatible shapes for broadcasting: \(([\d, ]*)\), 
               re.compile(r"shapes=\[\(([\d, ]*)\), \(([\d, ]*)\)\]"),
               re.compile(r"arg \d+ with shape \(([\d, ]*)\) and arg \d+ with shape \(([\d, ]*)\)"),
               re.compile(r"input type=\w+\[([\d,]*)\] and requested type=\w+\[([\d,]*)\]")]
+_SIGNATURE = re.compile(r"unexpected keyword argument|positional argument")
 _AXIS = re.compile(r"axis (-?\d+) is out of bounds for array of dimension (\d+)")
 _CHARS = {"b": "bool"}  # NumPy's one-letter dtype codes in JAX's messages
 
@@ -49,8 +50,9 @@ def torch_error(op_name, e):
     own frames from the traceback of what it raises while tracing, so a ``TypeError`` or
     ``ValueError`` counts as JAX's wherever it was raised: an op's forward is JAX code, and
     hookgrad raises PyTorch's own errors (``RuntimeError``, ``IndexError``) before it."""
-    if not (from_jax(e) or type(e) in (TypeError, ValueError)):
-        return e
+    if not (from_jax(e) or type(e) in (TypeError, ValueError)) or \
+            type(e) is TypeError and _SIGNATURE.search(str(e)):
+        return e  # a call's arguments that do not fit: Python's TypeError, as PyTorch's
     msg = str(e)
     err = _broadcast(msg) or _dim_error(msg) or _dtype_error(op_name, msg) or \
         RuntimeError(f"{op_name}: {msg.splitlines()[0] if msg else type(e).__name__}")
