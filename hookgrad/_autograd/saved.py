@@ -199,11 +199,12 @@ def unpack_plain(saved, node, as_tensor):
 
 def unpack_output(saved, node, as_tensor):
     """``unpack`` for the output ``node`` saved with no hooks active: ``(array, weak
-    reference to the output, version)``."""
-    data, ref, version = saved
+    reference to the output, version)``, and the output's number when not 0."""
+    data, ref, version = saved[:3]
     t = ref()
     if t is not None and t._version != version:
-        raise RuntimeError(_modified_message(t, version, node, 0, is_output=True))
+        nr = saved[3] if len(saved) > 3 else 0
+        raise RuntimeError(_modified_message(t, version, node, nr, is_output=True))
     return _as_tensor(data, *_output_edge(t, node, 0)) if as_tensor else data
 
 

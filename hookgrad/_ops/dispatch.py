@@ -19,7 +19,7 @@ from .. import _dtype, _errors, _meta, _mode
 from .._views import StaleView, check_stale
 from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg,
                        _set_version)
-from . import lazy as _lazy, tiered
+from . import jax_errors, lazy as _lazy, tiered
 from .._autograd import anomaly_mode
 from .._autograd import grad_mode
 from .._autograd.saved import (FREED_MESSAGE, SavedTensor, hook_state, open_contexts,
@@ -263,7 +263,10 @@ def apply(op, args, statics=None, out=None):
     if out is None:
         learn = None
         if deferrable:
-            res = _defer(op, key, fn, arrs)
+            try:
+                res = _defer(op, key, fn, arrs)
+            except _JAX_RAISES as e:
+                raise jax_errors.torch_error(op.name, e)
             if res.__class__ is Pending:
                 t = _record(op, key, args, res) if record else _wrap(res)
                 res.ref = _weakref(t)
@@ -277,6 +280,8 @@ def apply(op, args, statics=None, out=None):
             res = fn(*arrs)
         except _LeakedTracer:
             raise _errors.leaked_tracer(op.name) from None
+        except _JAX_RAISES as e:
+            raise jax_errors.torch_error(op.name, e)
         if learn is not None:
             _learn(op, learn, res)
         if record:
@@ -301,6 +306,8 @@ def apply(op, args, statics=None, out=None):
         res = fn(*arrs)
     except _LeakedTracer:
         raise _errors.leaked_tracer(op.name) from None
+    except _JAX_RAISES as e:
+        raise jax_errors.torch_error(op.name, e)
     _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)
@@ -314,6 +321,8 @@ _MetaArray = _meta.MetaArray
 _HELD_BY_APPLY = 3 if sys.version_info < (3, 14) else -1
 _refcount = sys.getrefcount
 _LeakedTracer = jax.errors.UnexpectedTracerError
+# what JAX raises for arguments it cannot take (jax_errors makes them PyTorch's)
+_JAX_RAISES = (TypeError, ValueError, IndexError, OverflowError)
 
 
 def _on_meta(op, key, fn, args, arrs, record, out):
@@ -472,6 +481,8 @@ def _record(op, key, args, res, out=None, shadow=None):
             node._out_saved = (v, _weakref(t), t._version)
             if v.__class__ is Pending:
                 v.saved = True
+            if result.__class__ is tuple and op.extras is None:
+                node._extra = _later_outputs(op, len(stored), result)
             has_saved = 1
     node._has_saved = has_saved
     if out is not None:
@@ -529,6 +540,14 @@ def _pack_order(op, n):
 def _saves_result(op, n):
     """Whether PyTorch's node of ``op`` (of ``n`` arguments) saves its result."""
     return "result" in _pack_order(op, n)
+
+
+def _later_outputs(op, n, outs):
+    """For the version check only: weak references to the outputs after the first that
+    PyTorch's node saves (aminmax's ``max``), or None."""
+    kept = tuple((None, _weakref(outs[w[1]]), outs[w[1]]._version, w[1])
+                 for w in _pack_order(op, n) if w.__class__ is tuple and w[1] < len(outs))
+    return kept or None
 
 
 def _pack(node, stored, out, outs):
@@ -709,8 +728,10 @@ class OpNode(_Node):
                     hooked = _unpack_hooked(self, as_tensors)
                 vals.append(hooked[i])
         s = self._out_saved
-        if s.__class__ is tuple:  # the result PyTorch saves: changed in place, it fails
+        if s.__class__ is tuple:  # the results PyTorch saves: changed in place, they fail
             unpack_output(s, self, False)
+            for s in self._extra or ():
+                unpack_output(s, self, False)
         return vals
 
     def _apply(self, grads, create_graph):

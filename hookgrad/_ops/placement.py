@@ -8,7 +8,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .registry import OpCall, defop, export, variants
+from .registry import OpCall, defop, export, shape_broadcast_error, variants
 from .shape import wrap_dim
 from .views import copy_twin
 
@@ -36,8 +36,12 @@ def masked_scatter(input, mask, source) -> OpCall:
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got {_kind(input)} and {_kind(source)}")
+    err = shape_broadcast_error(tuple(mask.shape), tuple(input.shape))
+    if err is not None:
+        raise err
     if not isinstance(mask._data, jax.core.Tracer):
-        count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), input.shape)))
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+        count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), shape)))
         if count > source.numel():
             raise RuntimeError("masked_scatter: expected source to have at least as many "
                                "elements as the ones in mask")

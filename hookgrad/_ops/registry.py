@@ -24,6 +24,7 @@ import numpy as np
 
 from .._autograd import grad_mode as _grad_mode
 from .._dtype import torch_kind
+from .jax_errors import shape_broadcast_error
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
 from . import autocast as _autocast
@@ -256,18 +257,6 @@ def broadcast_error(args):
             err = shape_broadcast_error(a, b)
             if err is not None:
                 return err
-    return None
-
-
-def shape_broadcast_error(a, b):
-    """PyTorch's error for shapes ``a`` and ``b`` that do not broadcast (None if they do)."""
-    nd = max(len(a), len(b))
-    for k in range(1, nd + 1):
-        da = a[-k] if k <= len(a) else 1
-        db = b[-k] if k <= len(b) else 1
-        if da != db and da != 1 and db != 1:
-            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
-                                f"({db}) at non-singleton dimension {nd - k}")
     return None
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
-from .registry import defop, export, to_tensor_like
+from .registry import defop, export, shape_broadcast_error, to_tensor_like
 from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
                     view_strides)
 
@@ -523,6 +523,9 @@ def masked_select(input, mask) -> Tensor:
     is True (data-dependent shape: eager only)."""
     if mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    err = shape_broadcast_error(tuple(mask.shape), tuple(input.shape))
+    if err is not None:
+        raise err
     b = tuple(np.broadcast_shapes(input.shape, mask.shape))
     if isinstance(mask._data, jax.core.Tracer):
         raise RuntimeError("masked_select has a data-dependent shape and cannot be traced; "

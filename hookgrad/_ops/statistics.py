@@ -144,6 +144,9 @@ _LOGCUMSUMEXP = defop("logcumsumexp", lambda x, dim: jax.lax.cumlogsumexp(x, axi
 @export
 def logcumsumexp(input, dim) -> Tensor:
     """``logcumsumexp(input, dim)``: ``log(cumsum(exp(input), dim))``, computed stably."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_kind(input)}'")
     return apply(_LOGCUMSUMEXP, (input,), {"dim": wrap_dim(dim, max(input.ndim, 1))
                                            if input.ndim else 0})
 

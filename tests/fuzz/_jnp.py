@@ -11,6 +11,7 @@ import types
 
 import jax
 import jax.numpy as jnp
+from jax.scipy.special import xlogy
 import numpy as np
 
 float32 = jnp.float32
@@ -165,6 +166,7 @@ def tensor(data, requires_grad=False):
 
 
 def zeros(shape): return Tensor(jnp.zeros(shape, jnp.float32))
+def full_like(t, v): return Tensor(jnp.full_like(_a(t), v))
 def maximum(a, b): return Tensor(jnp.maximum(_a(a), _a(b)))
 def minimum(a, b): return Tensor(jnp.minimum(_a(a), _a(b)))
 def atan2(a, b): return Tensor(jnp.arctan2(_a(a), _a(b)))
@@ -222,10 +224,30 @@ def _cross_entropy(x, t, reduction="mean"):
     return _nll_loss(Tensor(jax.nn.log_softmax(_a(x), -1)), t, reduction)
 
 
+def _pointwise_loss(f):
+    """A loss of elementwise terms ``f(input, target)``, reduced as ``reduction`` says."""
+    def loss(x, t, reduction="mean"):
+        terms = f(_a(x), _a(t))
+        return Tensor({"mean": jnp.mean, "sum": jnp.sum}.get(reduction, lambda v: v)(terms))
+    return loss
+
+
+def _smooth_l1(x, t):
+    d = jnp.abs(x - t)
+    return jnp.where(d < 1.0, 0.5 * d * d, d - 0.5)
+
+
 functional = types.SimpleNamespace(
     linear=_linear, conv1d=_conv1d, layer_norm=_layer_norm, nll_loss=_nll_loss,
     cross_entropy=_cross_entropy,
-    mse_loss=lambda x, c: Tensor(jnp.mean((_a(x) - _a(c)) ** 2)),
+    mse_loss=_pointwise_loss(lambda x, t: (x - t) ** 2),
+    l1_loss=_pointwise_loss(lambda x, t: jnp.abs(x - t)),
+    smooth_l1_loss=_pointwise_loss(_smooth_l1), huber_loss=_pointwise_loss(_smooth_l1),
+    binary_cross_entropy=_pointwise_loss(
+        lambda x, t: -(t * jnp.maximum(jnp.log(x), -100.0) +
+                       (1 - t) * jnp.maximum(jnp.log1p(-x), -100.0))),
+    kl_div=_pointwise_loss(lambda x, t: xlogy(t, t) - t * x),
+    soft_margin_loss=_pointwise_loss(lambda x, t: jnp.log1p(jnp.exp(-t * x))),
     gelu=lambda x: Tensor(jax.nn.gelu(_a(x), approximate=False)),
     softplus=lambda x: Tensor(jax.nn.softplus(_a(x))))
 nn = types.SimpleNamespace(functional=functional, Linear=Linear)

@@ -180,7 +180,7 @@ def _pure_ops(program):
     ``next_functions``; the backward becomes ``loss.backward()``."""
     lines = []
     for tag, src in program.lines:
-        if tag in _IMPURE or src.startswith("obs(") and ".nf'" in src:
+        if tag.replace(H._HOOKED, "") in _IMPURE or src.startswith("obs(") and ".nf'" in src:
             continue
         if src.startswith(H._WITH):
             src = src.split(": ", 1)[1]

@@ -293,7 +293,7 @@ class _Gen:
         m = self.r.choice(DIMS)
         kind = self.r.choice(["@", "@", "einsum", "mm1d", "bmm", "outer"])
         if kind == "outer" and len(x.shape) == 1:
-            o = self.pick_or_leaf(lambda v: len(v.shape) == 1)
+            o = self.pick_or_leaf(lambda v: len(v.shape) == 1, shape=(self.r.choice(DIMS),))
             self.forward("outer", x, f"L.outer({x.name}, {o.name})", x.shape + o.shape)
             return
         if kind == "einsum" and len(x.shape) == 2:

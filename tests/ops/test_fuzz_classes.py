@@ -822,6 +822,8 @@ _RESULT_SAVERS = {  # ops whose result PyTorch's node saves, and hookgrad recomp
     "prod": lambda L, x: x.prod(),
     "cumprod": lambda L, x: x.cumprod(0),
     "pow of a number": lambda L, x: L.pow(2.0, x),
+    "aminmax's min": lambda L, x: L.aminmax(x, dim=0)[0],
+    "aminmax's max": lambda L, x: L.aminmax(x, dim=0)[1],
 }
 
 

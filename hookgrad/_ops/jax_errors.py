@@ -1,0 +1,104 @@
+"""PyTorch's error for an exception JAX raised while an op's forward ran.
+
+An op checks what PyTorch's own checks would refuse before it calls JAX; what a row does
+not check yet reaches JAX, whose ``TypeError``/``ValueError`` would name JAX's functions
+and shapes. ``dispatch.apply`` passes such an exception here, the one place it is
+translated: broadcasting failures get PyTorch's "The size of tensor a ..." message, a dtype
+the kernel does not take PyTorch's "not implemented for 'Bool'", anything else a
+``RuntimeError`` naming the op (JAX's exception stays its ``__cause__``). An exception
+raised by hookgrad's own code (or a user's hook) passes through unchanged.
+"""
+import os
+import re
+import sys
+
+from .. import _dtype
+
+_DTYPE = re.compile(r"does not accept dtype (\w+)|data type <class 'numpy\.(\w+)'> not inexact|"
+                    r"Invalid integer data type '(\w)'")
+_BROADCAST = [re.compile(r"incompatible shapes for broadcasting: \(([\d, ]*)\), \(([\d, ]*)\)"),
+              re.compile(r"shapes=\[\(([\d, ]*)\), \(([\d, ]*)\)\]"),
+              re.compile(r"arg \d+ with shape \(([\d, ]*)\) and arg \d+ with shape \(([\d, ]*)\)"),
+              re.compile(r"input type=\w+\[([\d,]*)\] and requested type=\w+\[([\d,]*)\]")]
+_SIGNATURE = re.compile(r"unexpected keyword argument|positional argument")
+_AXIS = re.compile(r"axis (-?\d+) is out of bounds for array of dimension (\d+)")
+_CHARS = {"b": "bool"}  # NumPy's one-letter dtype codes in JAX's messages
+
+
+def _roots():
+    roots = []
+    for name in ("jax", "jaxlib", "numpy", "opt_einsum"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            roots.append(os.path.dirname(mod.__file__) + os.sep)
+    return tuple(roots)
+
+
+def from_jax(e):
+    """Whether ``e`` was raised inside JAX (or NumPy and opt_einsum, which it calls)."""
+    if type(e).__module__.split(".")[0] in ("jax", "jaxlib"):
+        return True
+    tb, last = e.__traceback__, None
+    while tb is not None:
+        last, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return last is not None and last.startswith(_roots())
+
+
+def torch_error(op_name, e):
+    """The exception to raise for ``e``, raised while op ``op_name``'s forward ran:
+    PyTorch's, or ``e`` itself where it did not come from inside JAX. NOTE: JAX removes its
+    own frames from the traceback of what it raises while tracing, so a ``TypeError`` or
+    ``ValueError`` counts as JAX's wherever it was raised: an op's forward is JAX code, and
+    hookgrad raises PyTorch's own errors (``RuntimeError``, ``IndexError``) before it."""
+    if not (from_jax(e) or type(e) in (TypeError, ValueError)) or \
+            type(e) is TypeError and _SIGNATURE.search(str(e)):
+        return e  # a call's arguments that do not fit: Python's TypeError, as PyTorch's
+    msg = str(e)
+    err = _broadcast(msg) or _dim_error(msg) or _dtype_error(op_name, msg) or \
+        RuntimeError(f"{op_name}: {msg.splitlines()[0] if msg else type(e).__name__}")
+    err.__cause__ = e
+    return err
+
+
+def _shape(text):
+    return tuple(int(s) for s in re.split(r"[, ]+", text.strip(", ")) if s)
+
+
+def _broadcast(msg):
+    for pattern in _BROADCAST:
+        m = pattern.search(msg)
+        if m is not None:
+            return shape_broadcast_error(_shape(m.group(1)), _shape(m.group(2)))
+    return None
+
+
+def shape_broadcast_error(a, b):
+    """PyTorch's error for shapes ``a`` and ``b`` that do not broadcast (None if they do)."""
+    nd = max(len(a), len(b))
+    for k in range(1, nd + 1):  # PyTorch names the first mismatch from the right
+        da = a[-k] if k <= len(a) else 1
+        db = b[-k] if k <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                                f"({db}) at non-singleton dimension {nd - k}")
+    return None
+
+
+def _dim_error(msg):
+    m = _AXIS.search(msg)
+    if m is None:
+        return None
+    dim, n = int(m.group(1)), int(m.group(2))
+    if n == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                      f"but got {dim})")
+
+
+def _dtype_error(op_name, msg):
+    m = _DTYPE.search(msg)
+    if m is None:
+        return None
+    name = m.group(1) or m.group(2) or _CHARS.get(m.group(3), m.group(3))
+    kind = _dtype.TORCH_KINDS.get(name, name)
+    return NotImplementedError(f'"{op_name}" not implemented for \'{kind}\'')
