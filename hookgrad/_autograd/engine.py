@@ -22,7 +22,7 @@ import threading
 
 from .. import _mode
 from .._ops import fusion
-from .._ops.dispatch import OpNode
+from .._ops.op_node import OpNode
 from .._tensor import Tensor
 from . import anomaly_mode, graph
 from . import grad_mode

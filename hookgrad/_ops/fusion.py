@@ -23,7 +23,7 @@ import threading
 
 from .._tensor import Tensor
 from .._autograd.graph import AccumulateGrad
-from .dispatch import OpNode, vjp_op
+from .op_node import OpNode, vjp_op
 from . import tiered
 from .switch import Setting
 

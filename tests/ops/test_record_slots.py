@@ -4,7 +4,7 @@ slot of every recorded node kind must be set."""
 import pytest
 
 import hookgrad
-from hookgrad._ops.dispatch import OpNode
+from hookgrad._ops.op_node import OpNode
 
 
 def _slots(node):

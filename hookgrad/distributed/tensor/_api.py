@@ -17,6 +17,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from ..._ops import dispatch
+from ..._ops.stages import modes
 from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
 from ..._autograd.function import Function
 from ..device_mesh import DeviceMesh
@@ -28,7 +29,7 @@ __all__ = ["DTensor", "distribute_tensor"]
 # ``_dispatch``'s op stage, for ``dispatch.apply``'s slot once a DTensor exists (during an
 # op the stage empties the slot: the op's DTensor outputs leave it so)
 STAGE: list[Any] = [None]
-_slot = dispatch._subclass
+_slot = modes.INTERCEPT
 _DOC_MISSING = "(see docs/api_coverage.md for what it covers)"
 
 
