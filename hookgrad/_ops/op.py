@@ -49,7 +49,7 @@ class Op:
 
     __slots__ = ("name", "fwd", "node", "save", "bwd", "scalar_edges", "jit", "nondiff",
                  "names", "extras", "pack_order", "positions", "_spec", "_fwd_cache", "_vjp_cache",
-                 "_node_cls", "_avals", "_constant_cache",
+                 "_node_cls", "_avals", "_constant_cache", "grad_of",
                  "__weakref__")
 
     def __init__(self, name, fwd, node, save=ALL, bwd=None, scalar_edges=False, jit=True,
@@ -72,6 +72,9 @@ class Op:
         self._constant_cache = {}  # create_graph: which vjp results need no graph
         self._avals = {}  # argument types -> output type, once run (_ops/lazy.py)
         self._node_cls = None if node is None else node_class(node)
+        # a node's derivative (``op_node.vjp_op``): the forward op and the vjp's cache key
+        # (statics, layout of what was saved, wanted positions), which FLOP counting reads
+        self.grad_of = None
         _LIVE.add(self)
 
     def __repr__(self):

@@ -16,6 +16,7 @@ from jax.extend.core import Literal as _Literal
 from .._tensor import Pending, Tensor
 from . import lazy as _lazy
 from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
+from .._autograd import grad_mode
 from .._autograd.graph import _Node
 
 
@@ -40,6 +41,9 @@ INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, 
                                           np.complex64, np.complex128))
 # ``dispatch.apply``, which runs a backward as an op under ``create_graph`` (dispatch fills it)
 APPLY = [None]
+# the entered dispatch modes, innermost last (``stages/modes.py``): while any is, a node's
+# backward runs its derivative as an op, which the modes see
+DISPATCH_MODES = []
 _value, _force = _lazy.value, _lazy.force
 
 
@@ -226,6 +230,9 @@ class OpNode(_Node):
                 # zeros_like(grad): a tensor outside the graph, so a second backward
                 # does not reach back through it
                 res[k] = Tensor._wrap(res[k]._data)
+        elif DISPATCH_MODES:
+            args = [Tensor._wrap(v) if isinstance(v, jax.Array) else v for v in vals]
+            res = _no_grad_apply(vop, (*args, *gs))
         else:
             fn = vop._fwd_cache.get(()) or vop.forward_fn(())
             res = fn(*vals, *[g._data for g in gs])
@@ -238,6 +245,13 @@ class OpNode(_Node):
             if e is not None:
                 out[k] = next(it)
         return out
+
+
+def _no_grad_apply(vop, args):
+    """``vop`` run as an op that records nothing (the dispatch modes see it)."""
+    with grad_mode.no_grad():
+        res = APPLY[0](vop, args)
+    return list(res) if res.__class__ is tuple else [res]
 
 
 class _NotImplementedNode(OpNode):
@@ -293,6 +307,7 @@ def vjp_op(node):
         vop = op._vjp_cache[ck] = type(op)(op.name + "_backward", fwd,
                                            _backward_node_name(op.node), jit=op.jit,
                                            promotes=False)
+        vop.grad_of = (op, ck)
     return vop
 
 

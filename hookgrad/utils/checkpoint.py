@@ -33,9 +33,13 @@ from .._autograd.saved import SavedTensor
 from .._autograd.function import Function
 from .._autograd.graph import saved_tensors_hooks
 from .. import _errors
+from ._selective_checkpoint import (CheckpointPolicy, SelectiveCheckpointContext,
+                                    create_selective_checkpoint_contexts)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "detach_variable", "check_backward_validity"]
+           "noop_context_fn", "detach_variable", "check_backward_validity",
+           "CheckpointPolicy", "SelectiveCheckpointContext",
+           "create_selective_checkpoint_contexts"]
 
 _DETERMINISM_CHECKS = ("default", "none")
 
