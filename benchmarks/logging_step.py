@@ -10,13 +10,15 @@ it. Variants, timed interleaved (best of rounds, each step synced):
              each computing its norm eagerly
   host_hook  the same hooks marked ``@hookgrad.compile.host_hook``, logging the norm the
              program computes: one program, the hooks after each run with its values
+  split      ``compiled``, its step also skipping the update when ``loss.item()`` is
+             above a limit: a program per branch, the value checked after each run
   torch      PyTorch eager with the plain hooks (when torch is installed)
 
 Each variant's logged norms are checked equal to eager's.
 
     python benchmarks/logging_step.py [--quick]
 
-The last line is ``logging_step: compiled_vs_eager X host_hook_vs_eager Y``.
+The last line is ``logging_step: compiled_vs_eager X host_hook_vs_eager Y split_vs_eager Z``.
 """
 import argparse
 import time
@@ -60,10 +62,13 @@ def variant(L, name):
     def step():
         loss = ((model(x) - 1.0) ** 2).mean()
         loss.backward()
+        if name == "split" and loss.item() > 1e6:   # a diverging step: no update
+            opt.zero_grad()
+            return loss
         opt.step()
         opt.zero_grad()
         return loss
-    if name in ("compiled", "host_hook"):
+    if name in ("compiled", "host_hook", "split"):
         step = hg.compile(step)
     return step, log
 
@@ -80,7 +85,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer rounds and steps")
     args = parser.parse_args()
     rounds, steps = (3, 5) if args.quick else (7, 20)
-    names = ["eager", "compiled", "host_hook"]
+    names = ["eager", "compiled", "host_hook", "split"]
     libs = {n: hg for n in names}
     try:
         import torch
@@ -104,7 +109,8 @@ def main():
     for n in names:
         print(f"  {n:10s} {best[n] * 1e3:8.2f} ms/step   x{best[n] / best['eager']:.2f} vs eager")
     print(f"logging_step: compiled_vs_eager {best['compiled'] / best['eager']:.2f} "
-          f"host_hook_vs_eager {best['host_hook'] / best['eager']:.2f}")
+          f"host_hook_vs_eager {best['host_hook'] / best['eager']:.2f} "
+          f"split_vs_eager {best['split'] / best['eager']:.2f}")
 
 
 if __name__ == "__main__":

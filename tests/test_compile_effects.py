@@ -92,7 +92,10 @@ def _same_as_eager(where, read, capsys, fullgraph=False):
 def test_a_value_read_in_the_step_runs_it_eagerly_with_one_warning(read, capsys):
     ran, _ = _same_as_eager("step", read, capsys)
     assert len(ran) == 1 and ran[0].filename == __file__
-    assert "test_compile_effects.py:" in str(ran[0].message)   # the line of the read
+    if read not in ("bool", "if", "item"):
+        assert "test_compile_effects.py:" in str(ran[0].message)   # the line of the read
+    else:   # compiled per branch, or returned (test_compile_branches.py): storing the
+        assert "changed a list" in str(ran[0].message)   # value is the step's own effect
 
 
 @pytest.mark.parametrize("fullgraph", [False, True])

@@ -23,12 +23,15 @@ from tests.differential import close, py, torch
 
 IDIOMS = {}
 COMPILED = set()
+SPLIT = set()   # compiled per branch the step's Python takes on a value it reads
 
 
 def idiom(compiled):
     def register(fn):
         IDIOMS[fn.__name__] = fn
-        if compiled:
+        if compiled == "split":
+            SPLIT.add(fn.__name__)
+        elif compiled:
             COMPILED.add(fn.__name__)
         return fn
     return register
@@ -293,16 +296,19 @@ def hook_and_step_log_to_one_list(L, compile):
 
 
 # ---------------------------------------------------------------- the step's own Python
-@idiom(compiled=False)
-def step_prints_its_loss(L, compile):
+def _train_then(L, compile, then):
+    """A training step returning ``then(loss)``, run by ``_loop``."""
     model, opt = _setup(L)
     train = _train(L, model, opt)
+    return {"outs": _loop(L, compile(lambda x, y: then(train(x, y)))), **_state(model)}
 
-    def step(x, y):
-        loss = train(x, y)
+
+@idiom(compiled=False)
+def step_prints_its_loss(L, compile):
+    def then(loss):
         print(f"loss {loss.item():.4f}")
         return loss
-    return {"outs": _loop(L, compile(step)), **_state(model)}
+    return _train_then(L, compile, then)
 
 
 @idiom(compiled=False)
@@ -319,16 +325,44 @@ def losses_kept_in_a_list(L, compile):
     return {"losses": losses, **_state(model)}
 
 
-@idiom(compiled=False)
-def branch_on_a_loss_value(L, compile):
+def _halve_when(L, compile, big):
+    """A step taking a smaller step where ``big(loss)``, a branch on the loss's value."""
     model, opt = _setup(L)
 
     def step(x, y):
         loss = L.nn.functional.mse_loss(model(x), y)
-        if loss.item() > 0.5:      # a big loss: a smaller step
+        if big(loss):
             loss = loss * 0.5
         return _update(loss, opt)
     return {"outs": _loop(L, compile(step)), **_state(model)}
+
+
+@idiom(compiled="split")
+def branch_on_a_loss_value(L, compile):
+    return _halve_when(L, compile, lambda loss: loss.item() > 0.5)
+
+
+@idiom(compiled="split")
+def branch_on_a_tensor_comparison(L, compile):
+    return _halve_when(L, compile, lambda loss: loss > 0.9)   # ``bool()`` of a Tensor
+
+
+@idiom(compiled="split")
+def step_skipped_on_a_nan_loss(L, compile):
+    model, opt = _setup(L)
+    skipped = []
+
+    def step(x, y):
+        loss = L.nn.functional.mse_loss(model(x), y) * (y.sum() > -100).float()
+        if L.isnan(loss).any() or not L.isfinite(loss):
+            return None
+        return _update(loss, opt)
+    return {"outs": _loop(L, compile(step)), "skipped": skipped, **_state(model)}
+
+
+@idiom(compiled=True)
+def step_returns_loss_item(L, compile):
+    return _train_then(L, compile, lambda loss: {"loss": loss.item(), "half": (loss / 2).item()})
 
 
 @idiom(compiled=False)
@@ -581,17 +615,23 @@ def run(name, L, compiled):
     with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = IDIOMS[name](L, compile_ if compiled else (lambda fn: fn))
+    said = [str(w.message) for w in caught]
     return {"observed": py(got), "printed": out.getvalue()}, \
-        [str(w.message) for w in caught if "runs eagerly" in str(w.message)], made
+        [w for w in said if "runs eagerly" in w], made, \
+        [w for w in said if "the step is split" in w]
 
 
 @pytest.mark.parametrize("name", sorted(IDIOMS))
 def test_compiled_step_observes_what_the_eager_step_does(name):
-    eager, _, _ = run(name, hookgrad, False)
-    compiled, warned, made = run(name, hookgrad, True)
+    eager, *_ = run(name, hookgrad, False)
+    compiled, warned, made, split = run(name, hookgrad, True)
     assert close(compiled, eager, tol=1e-5), (compiled, eager)
     if name in COMPILED:
+        assert not warned and not split and all(cf.trace_count >= 1 for cf in made)
+    elif name in SPLIT:   # a program per branch, the read's line said once
         assert not warned and all(cf.trace_count >= 1 for cf in made)
+        assert split and all("test_compile_idioms.py:" in w for w in split)
+        assert len(split) == len(set(split))
     else:   # eager semantics kept by running eagerly, said once
         assert len(warned) == 1 and f"{made[0].__name__} runs eagerly" in warned[0]
 
@@ -599,8 +639,8 @@ def test_compiled_step_observes_what_the_eager_step_does(name):
 @pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 @pytest.mark.parametrize("name", sorted(IDIOMS))
 def test_eager_observations_match_pytorch(name):
-    ours, _, _ = run(name, hookgrad, False)
-    theirs, _, _ = run(name, torch, False)
+    ours, *_ = run(name, hookgrad, False)
+    theirs, *_ = run(name, torch, False)
     assert close(ours, theirs, tol=1e-4), (ours, theirs)
 
 
@@ -610,7 +650,7 @@ def test_eager_observations_match_pytorch(name):
 def test_torch_compile_observes_what_eager_pytorch_does(name):
     # docs/modes.md's claim about torch.compile (Dynamo, no inductor: no C++ compiler)
     torch._dynamo.reset()
-    theirs, _, _ = run(name, torch, False)
+    theirs, *_ = run(name, torch, False)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -619,4 +659,5 @@ def test_torch_compile_observes_what_eager_pytorch_does(name):
 
 
 def test_there_are_enough_idioms():
-    assert len(IDIOMS) >= 25 and len(COMPILED) >= 10 and len(IDIOMS) - len(COMPILED) >= 10
+    assert len(IDIOMS) >= 25 and len(COMPILED) >= 10 and len(SPLIT) >= 3 and \
+        len(IDIOMS) - len(COMPILED) - len(SPLIT) >= 10

@@ -525,13 +525,14 @@ _WHY = ("Its Python must run on every call, as eagerly, which one compiled progr
         "@hookgrad.compile.host_hook; fullgraph=True raises here instead).")
 
 
-def warn_once(cf, reason, why=_WHY):
+def warn_once(cf, reason, why=_WHY, head=None):
     """The warning that ``cf``'s step runs eagerly for ``reason``: once per step and reason,
     at the user's line that called it."""
     site = (id(cf), reason)
     if site not in _warned:
         _warned.add(site)
-        _errors.warn(f"hookgrad.compile: {_name(cf._fn)} runs eagerly: {reason}. {why}")
+        head = head or f"hookgrad.compile: {_name(cf._fn)} runs eagerly:"
+        _errors.warn(f"{head} {reason}. {why}")
 
 
 _COMPILE = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -14,6 +14,7 @@ from . import guards as _guards
 from . import host_run as _host_run
 from . import replay as _replay
 from . import sharding as _sharding
+from . import speculate as _speculate
 from . import steady as _steady
 from . import trace as _trace
 from . import tune as _tune
@@ -76,6 +77,9 @@ class CompiledFunction:
         self._key_data = None   # (typed key, its raw data) from the last call
         self._hooks_known = frozenset(), frozenset()
         self._hooks_registered = False   # the last trace's (``trace._Snapshot``)
+        self._spec_log = None   # the values the last eager run read (``speculate``)
+        self._branches = {}     # key -> the programs of its other branches, to trace next
+        self._misses = 0        # calls in a row whose branch had no program
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -116,6 +120,8 @@ class CompiledFunction:
                 traced = self._trace(plan, args, kwargs)
                 if isinstance(traced, BaseException):   # fullgraph=True; the user's frames
                     raise traced from None
+                if traced is _speculate.LEARN:   # a branch on a value: learn it eagerly
+                    return _speculate.learn(self, args, kwargs)
                 if type(traced) is not tuple:   # eagerly, and a warning if that works
                     out = self._fn(*args, **kwargs)
                     traced()
@@ -124,21 +130,36 @@ class CompiledFunction:
             elif type(entry) is _effects.Eager:
                 return self._fn(*args, **kwargs)
             plan.basis = _replay.basis(plan, entry)
-        try:
-            out = self._run(entry, plan)
-        except _host_run.Replaced as e:   # nothing written back, the host calls undone
-            self._replay = None
-            if self._fullgraph:
-                raise _effects.Unsupported(
-                    f"hookgrad.compile(fullgraph=True): {e}, so this call cannot be one "
-                    "program. Return the replacement on every call, or drop "
-                    "fullgraph=True to run such a step eagerly.") from None
-            for key in [k for k, v in self._cache.items() if v is entry]:
-                self._cache[key] = _effects.Eager(str(e))
-            out = self._fn(*args, **kwargs)
-            _effects.warn_once(self, str(e))
-            return out
+        while True:
+            try:
+                out = self._run(entry, plan)
+                break
+            except _speculate.Mispredicted as e:   # nothing written back
+                self._replay = None
+                entry = _speculate.branch(self, entry, plan, e.prefix)
+                if entry is None:   # no program for this branch yet
+                    return _speculate.learn(self, args, kwargs)
+                plan = self._plan(args, kwargs)   # the state as it was: a full plan
+                plan.basis = _replay.basis(plan, entry)
+            except _host_run.Replaced as e:
+                return self._replaced(entry, e, args, kwargs)
+        if entry.path:
+            self._misses = 0
         self._replay = plan.written
+        return out
+
+    def _replaced(self, entry, e, args, kwargs):
+        """A host call's hook returned a value: the call, and later ones, run eagerly."""
+        self._replay = None   # nothing written back, the host calls undone
+        if self._fullgraph:
+            raise _effects.Unsupported(
+                f"hookgrad.compile(fullgraph=True): {e}, so this call cannot be one "
+                "program. Return the replacement on every call, or drop "
+                "fullgraph=True to run such a step eagerly.") from None
+        for key in [k for k, v in self._cache.items() if v is entry]:
+            self._cache[key] = _effects.Eager(str(e))
+        out = self._fn(*args, **kwargs)
+        _effects.warn_once(self, str(e))
         return out
 
     def _at_limit(self):
@@ -146,7 +167,8 @@ class CompiledFunction:
         allows (8): as Dynamo, a call needing one more runs eagerly, with one warning."""
         config = _mode.dynamo_config
         limit = 8 if config is None else config.recompile_limit
-        n = sum(type(e) is _trace.Entry for e in self._cache.values())
+        n = sum(type(e) is _trace.Entry for e in self._cache.values()) + \
+            _speculate.other_branches(self)
         if n < limit:
             return False
         _effects.warn_once(
@@ -181,11 +203,14 @@ class CompiledFunction:
             # what host calls write changes on every call: not a guard
             if self._guards.add(watch, entry.host_reached | traced[1].host_reached):
                 self._rekey(old, traced[0])
+            _speculate.traced(self, *traced)
             return traced
         watch.undo()
         for key in (plan.key, steady[0].key if failed is None and steady else None):
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
+        if isinstance(failed, _speculate.NeedsValue) and not found:
+            return _speculate.LEARN
         return _effects.run_eagerly(self, plan, failed, found)
 
     def _registered(self):
@@ -419,7 +444,9 @@ class CompiledFunction:
         res = exe(*flat)
         if checked:   # an index out of range raises here
             _checks.verify(entry, plan, flat, res)
-        if entry.host_first:   # hooks run on the host see the state before the write-back
+        # the values the step's Python read: its branches checked, its scalars returned
+        got = None if entry.path is None else _speculate.fetch(entry, res)
+        if entry.host_calls and entry.host_first:   # hooks run on the host see the state before the write-back
             _host_run.run_calls(entry.host_calls, res)
         del flat
         tensors = plan.tensors
@@ -469,6 +496,8 @@ class CompiledFunction:
                 out.append(t)
             elif s[0] == "A":
                 out.append(res[s[1]])
+            elif s[0] == "P":
+                out.append(got[s[1]])
             else:
                 out.append(s[1])
         # host hooks reached while tracing, in that order, with this run's values

@@ -17,9 +17,10 @@ import jax.extend.core as _jex
 
 from . import checks as _checks
 from . import host_run as _host_run
+from . import speculate as _speculate
 from . import sharding as _sharding
 from . import tune as _tune
-from .. import _mode
+from .. import _mode, _tensor
 from .._ops.gather import TRACED as _TRACED
 from .._random import GLOBAL as _KEY
 from .._tensor import Tensor
@@ -38,7 +39,7 @@ class Entry:
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
                  "check_src", "guard", "exe_checked", "donated_get", "replay_get",
-                 "host_first", "host_reached")
+                 "host_first", "host_reached", "spec", "path", "siblings")
 
 
 def items_getter(positions):
@@ -53,7 +54,7 @@ def trace(cf, plan):
     """Trace ``cf``'s step for ``plan`` (a ``_compile.state._Plan``), compile it and cache
     the :class:`Entry` under ``plan.key``."""
     entry = Entry()
-    entry.fixed_point = None
+    entry.fixed_point = entry.siblings = None
     # a sharded step: every input's sharding, checked before anything changes
     cfgs = _sharding.configs(cf._sharding, plan.state.modules)
     entry.layout = _sharding.Layout(cfgs, plan, cf._fn) if cfgs else None
@@ -66,15 +67,23 @@ def trace(cf, plan):
         _ctx.stack.append(tracing)
         _TRACED.stack.append(checks)
         runner, _mode.state.hook_runner = _mode.state.hook_runner, _host_run.run
+        # the step's own reads branch as the last eager run's values (``speculate``)
+        reader = None if cf._fullgraph else _speculate.Reader(cf._spec_log)
+        prev_reader = _tensor.READER[0]
+        if reader is not None:
+            _tensor.READER[0] = reader.read
         try:
             with _mode.compiling_mode():
                 result = cf._fn(*bound.args, **bound.kwargs)
         finally:
+            _tensor.READER[0] = prev_reader
             _mode.state.hook_runner = runner
             _host_run.settle(tracing)
             _TRACED.stack.pop()
             _ctx.stack.pop()
-        return _collect(entry, plan, snap, bound, result, tracing, checks)
+        if reader is not None:
+            reader.done()
+        return _collect(entry, plan, snap, bound, result, tracing, checks, reader)
 
     try:
         traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
@@ -182,7 +191,7 @@ class _Bound:
 # --------------------------------------------------------------------------- 3. collect
 
 
-def _collect(entry, plan, snap, bound, result, tracing, checks):
+def _collect(entry, plan, snap, bound, result, tracing, checks, reader):
     """What the step changed, as the program's outputs; ``entry`` learns where each goes
     (the index checks' output last: ``hookgrad._compile.checks``)."""
     outs = []
@@ -204,6 +213,9 @@ def _collect(entry, plan, snap, bound, result, tracing, checks):
         elif isinstance(v, (jax.Array, _Tracer)):
             entry.user_spec.append(("A", len(outs)))
             outs.append(v)
+        elif type(v) is _speculate.Scalar:   # ``return loss.item()``: read after the run
+            entry.user_spec.append(("P", len(outs)))
+            outs.append(v.arr)
         else:
             entry.user_spec.append(("S", v))
     entry.host_calls = []
@@ -212,6 +224,9 @@ def _collect(entry, plan, snap, bound, result, tracing, checks):
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)
+    _speculate.collect(entry, reader, outs)
+    # guarded reads, as host calls, are checked before the write-back: no donation
+    entry.host_first = entry.host_first or bool(entry.spec)
     _checks.collect(entry, checks, outs)
     entry.n_out = len(outs)
     return outs

@@ -196,7 +196,9 @@ class GradScaler:
                 if not found:
                     raise AssertionError("No inf checks were recorded prior to update.")
                 self._update_scale(scale, tracker, sum(found[1:], found[0]))
-        self._per_optimizer_states = defaultdict(_fresh)
+        # NOTE: emptied in place (PyTorch binds a new one): a compiled step calling update()
+        # then leaves the scaler as it found it, and stays one program
+        self._per_optimizer_states.clear()
 
     def _update_scale(self, scale, tracker, found_inf):
         # as torch._amp_update_scale_, as selects: it traces inside hookgrad.compile
