@@ -129,6 +129,19 @@ def __getattr__(name):
     return namespace
 
 
+def _default_overload(opdef):
+    ns, name = opdef._qualname.split("::")
+    return getattr(getattr(_ns_module(ns), name), "default")
+
+
+def _ns_module(ns):
+    found = globals().get(ns)
+    return found if found is not None else __getattr__(ns)
+
+
+_library.OVERLOAD_OF[0] = _default_overload
+
+
 def import_module(module):
     """Import a Python module that has ``torch.library`` registrations."""
     _importlib.import_module(module)

@@ -215,3 +215,31 @@ def test_selective_checkpoint_list_must_hold_overloads():
             ckpt.create_selective_checkpoint_contexts([L.ops.aten.mm])
         return True
     same_as_torch(scenario)
+
+
+def test_selective_checkpoint_keeps_a_custom_operators_outputs():
+    # a custom operator reaches the modes below autograd, as torch.ops.<ns>.<name>.default
+    def scenario(L):
+        calls = [0]
+        with L.library._scoped_library("hg_sac_test", "FRAGMENT"):
+            @L.library.custom_op("hg_sac_test::sin_and_two", mutates_args=())
+            def sin_and_two(x: L.Tensor) -> tuple[L.Tensor, int]:
+                calls[0] += 1
+                return x.sin(), 2
+
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            def backward(ctx, grad, _unused):
+                return grad * ctx.saved_tensors[0].cos()
+            L.library.register_autograd("hg_sac_test::sin_and_two", backward,
+                                        setup_context=setup_context)
+            ckpt = _mod(L, "utils.checkpoint")
+            context_fn = functools.partial(ckpt.create_selective_checkpoint_contexts,
+                                           [L.ops.hg_sac_test.sin_and_two.default])
+            x = L.tensor([0.5, 1.0, 2.0], requires_grad=True)
+            out = ckpt.checkpoint(lambda x: (L.ops.hg_sac_test.sin_and_two(x)[0] * x).sin(),
+                                  x, use_reentrant=False, context_fn=context_fn)
+            grad, = L.autograd.grad(out.sum(), (x,))
+            return [calls[0], grad.tolist()]
+    assert same_as_torch(scenario)[0] == 1  # not run again in backward

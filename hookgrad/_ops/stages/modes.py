@@ -43,30 +43,36 @@ def pop(mode):
         INTERCEPT[0] = _under[0]
 
 
-def _dispatch_to_mode(op, args, statics, out):
+def to_innermost(func, args, kwargs):
+    """``func(*args, **kwargs)`` as the innermost dispatch mode handles it, that mode
+    popped meanwhile (``func`` an OpOverload: a row's, or a custom operator's)."""
     mode = MODES.pop()
     if not MODES:
         INTERCEPT[0] = _under[0]
     try:
         types = tuple({type(a) for a in args if _is_subclass(a)})
-        func = OVERLOAD[0](op, out is not None)
-        kwargs = dict(statics) if statics else {}
-        if out is not None or not _records(op, args):
-            return mode.__torch_dispatch__(func, types, args, kwargs)
-        # as PyTorch's modes sit under autograd: the mode computes the values (its ops
-        # record nothing), then the node is recorded on whatever it returned
-        with grad_mode.no_grad():
-            res = mode.__torch_dispatch__(func, types, args, kwargs)
-        key = tuple(statics.items()) if statics else ()
-        if res.__class__ is tuple:
-            made = _record(op, key, args, tuple(r._data for r in res))
-            return tuple(_adopt(r, m, args) for r, m in zip(res, made))
-        return _adopt(res, _record(op, key, args, res._data), args)
+        return mode.__torch_dispatch__(func, types, args, kwargs)
     finally:
         if not MODES:
             _under[0] = INTERCEPT[0]  # kept if something was entered meanwhile
             INTERCEPT[0] = _dispatch_to_mode
         MODES.append(mode)
+
+
+def _dispatch_to_mode(op, args, statics, out):
+    func = OVERLOAD[0](op, out is not None)
+    kwargs = dict(statics) if statics else {}
+    if out is not None or not _records(op, args):
+        return to_innermost(func, args, kwargs)
+    # as PyTorch's modes sit under autograd: the mode computes the values (its ops record
+    # nothing), then the node is recorded on whatever it returned
+    with grad_mode.no_grad():
+        res = to_innermost(func, args, kwargs)
+    key = tuple(statics.items()) if statics else ()
+    if res.__class__ is tuple:
+        made = _record(op, key, args, tuple(r._data for r in res))
+        return tuple(_adopt(r, m, args) for r, m in zip(res, made))
+    return _adopt(res, _record(op, key, args, res._data), args)
 
 
 def _adopt(returned, made, args):
