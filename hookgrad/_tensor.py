@@ -87,6 +87,11 @@ class Tensor(metaclass=_TensorMeta):
                     "_post_acc_hooks", "_acc")
     _COMPILE_LOCAL = ("_view", "_views", "_gen", "_compiled_out")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if SUBCLASSED[0] is not None:  # the __torch_function__ protocol turns on
+            SUBCLASSED[0](cls)
+
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         # torch.Tensor(list) builds a tensor of the default float dtype
         if data is None:
@@ -576,6 +581,8 @@ class Tensor(metaclass=_TensorMeta):
 # (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
+# ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
+SUBCLASSED = [None]
 _META = _dtype.device("meta")
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
 # placements (the placement types live there, above the Tensor)

@@ -19,6 +19,7 @@ from jax.sharding import Mesh, NamedSharding
 from ..._ops import dispatch
 from ..._ops.stages import modes
 from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
+from ..._torch_function import _disabled_torch_function_impl
 from ..._autograd.function import Function
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
@@ -49,6 +50,8 @@ class DTensor(Tensor):
         >>> (d * 2).relu().placements
         (Shard(dim=0),)
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     __module__ = "hookgrad.distributed.tensor"  # its public path, as PyTorch's
 
