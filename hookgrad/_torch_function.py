@@ -16,6 +16,7 @@ import functools
 import sys
 
 from ._ops.registry import FUNCTIONS
+from ._ops.stages.modes import pop_innermost
 from ._tensor import Tensor, SUBCLASSED
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass",
@@ -223,10 +224,7 @@ def push_mode(mode):
 
 
 def pop_mode(mode):
-    if not MODES or MODES[-1] is not mode:
-        raise AssertionError(f"exiting {type(mode).__name__}, which is not the innermost "
-                             "torch function mode")
-    MODES.pop()
+    pop_innermost(MODES, mode, "torch function mode")
 
 
 def _on_subclass(cls):

@@ -35,12 +35,17 @@ def push(mode):
 
 def pop(mode):
     """Exit ``mode``, the innermost dispatch mode."""
-    if not MODES or MODES[-1] is not mode:
-        raise AssertionError(f"exiting {type(mode).__name__}, which is not the innermost "
-                             "dispatch mode: modes exit in the reverse order of entering")
-    MODES.pop()
+    pop_innermost(MODES, mode, "dispatch mode")
     if not MODES and INTERCEPT[0] is _dispatch_to_mode:
         INTERCEPT[0] = _under[0]
+
+
+def pop_innermost(stack, mode, kind):
+    """Take ``mode`` off ``stack`` (a stack of ``kind`` s), where it must be on top."""
+    if not stack or stack[-1] is not mode:
+        raise AssertionError(f"exiting {type(mode).__name__}, which is not the innermost "
+                             f"{kind}: modes exit in the reverse order of entering")
+    stack.pop()
 
 
 def to_innermost(func, args, kwargs):
