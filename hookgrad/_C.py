@@ -2,9 +2,9 @@
 import types
 import weakref
 
-from ._autograd.engine import current_autograd_node as _current_autograd_node
-from ._autograd.engine import current_graph_task_id as _current_graph_task_id
-from ._autograd.engine import will_engine_execute_node as _engine_will_execute
+from ._engine.engine import current_autograd_node as _current_autograd_node
+from ._engine.engine import current_graph_task_id as _current_graph_task_id
+from ._engine.engine import will_engine_execute_node as _engine_will_execute
 from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_enabled,
                                   _set_multithreading_enabled, _set_view_replay_enabled,
                                   is_grad_enabled)
@@ -69,7 +69,7 @@ def _current_graph_task_execution_order():
     import heapq
     import itertools
 
-    from ._autograd.engine import _discover, running_task
+    from ._engine.engine import _discover, running_task
     task = running_task()
     if task is None:
         raise RuntimeError("_current_graph_task_execution_order should only be called during "
@@ -110,7 +110,7 @@ def _saved_tensors_hooks_is_enabled():
 
 def _get_current_graph_task_keep_graph():
     """Whether the running backward keeps its graph (``retain_graph``); True outside one."""
-    from ._autograd.engine import running_task
+    from ._engine.engine import running_task
     task = running_task()
     return task.keep_graph if task is not None else True
 

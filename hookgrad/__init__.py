@@ -52,7 +52,7 @@ from ._repr import set_printoptions
 from math import e, inf, nan, pi  # noqa: E402 - torch.inf, torch.pi, ...
 newaxis = None
 from .utils import hooks as _hooks  # noqa: F401 - hookgrad.utils.hooks
-from ._autograd.backward import is_warn_always_enabled, set_warn_always
+from ._engine.backward import is_warn_always_enabled, set_warn_always
 from . import amp  # noqa: E402
 from .amp import GradScaler, autocast  # noqa: E402
 from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402

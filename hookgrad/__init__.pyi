@@ -134,7 +134,7 @@ from ._backend_queries import (
 )
 from ._repr import set_printoptions as set_printoptions
 from math import e as e, inf as inf, nan as nan, pi as pi
-from ._autograd.backward import (
+from ._engine.backward import (
     is_warn_always_enabled as is_warn_always_enabled,
     set_warn_always as set_warn_always,
 )

@@ -121,10 +121,6 @@ def _round(x, rounding_method):
 define("round", _round, {"rounding_method": lambda v: int(v) in (0, 1)})
 
 
-def _int_info(dtype):
-    return np.iinfo(dtype) if dtype.kind in "iu" else None
-
-
 def _div(x, y):
     if x.dtype.kind not in "iu":
         return np.true_divide(x, y)

@@ -12,9 +12,9 @@ import numpy as np
 
 from . import _dtype, _errors, _missing, _mode, _views
 from ._meta import MetaArray
-from ._errors import traced_value_error
 from ._watch import WRITES as _WRITES, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
+from ._tensor_values import READER, HostValues, _check_concrete  # noqa: F401 - host_run's
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -51,7 +51,7 @@ class _TensorMeta(type):
         raise _missing.missing(f"type object {cls.__name__!r}", "torch.Tensor", name)
 
 
-class Tensor(metaclass=_TensorMeta):
+class Tensor(HostValues, metaclass=_TensorMeta):
     """A multi-dimensional array that records the operations applied to it.
 
     Hot attributes live in slots; rarely-set ones (``_grad``, hooks, the leaf's
@@ -245,8 +245,8 @@ class Tensor(metaclass=_TensorMeta):
         acc = self._acc
         if acc is None:
             # NOTE: the one import circle, the one any tape autograd has: a leaf Tensor
-            # makes its AccumulateGrad node here, and nodes (graph.py, saved.py) wrap
-            # gradients and saved values back into Tensors. The graph is the lower layer
+            # makes its AccumulateGrad node here, and nodes (graph.py) wrap gradients
+            # back into Tensors. The graph is the lower layer
             # and imports the Tensor only inside functions, marked "tape circle".
             from ._autograd.graph import AccumulateGrad
             acc = self._acc = AccumulateGrad(self)
@@ -459,71 +459,6 @@ class Tensor(metaclass=_TensorMeta):
     def type_as(self, other):
         return self.to(other.dtype)
 
-    # ---- conversion to Python / NumPy / JAX
-    def item(self):
-        if self.numel() != 1:
-            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return _readable(self, ".item()").item()  # no reshape: a dispatch costs more
-
-    def tolist(self):
-        return np.asarray(_readable(self, ".tolist()")).tolist()
-
-    def numpy(self, *, force=False):
-        if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if self.is_meta:
-            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
-                            "to copy the tensor to host memory first.")
-        return np.asarray(_readable(self, ".numpy()"))
-
-    def __array__(self, dtype=None, copy=None):
-        # read-only where it is the device buffer itself
-        arr = np.asarray(_readable(self, "np.asarray(tensor)"))
-        if dtype is not None and arr.dtype != np.dtype(dtype):
-            if copy is False:
-                raise ValueError("Unable to avoid copy while creating an array as requested.")
-            return arr.astype(dtype)
-        # NOTE: np.array(t) asks for a copy (copy=True) and must get a writable one
-        return arr.copy() if copy else arr
-
-    def __jax_array__(self):
-        return self._data
-
-    def __len__(self):
-        if self._data.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
-
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
-
-    def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(_readable(self, "bool(tensor)").reshape(()))
-
-    def _one_value(self):
-        if self.numel() != 1:  # PyTorch's error type here: ValueError
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
-
-    def __float__(self):
-        return float(self._one_value())
-
-    def __int__(self):
-        return int(self._one_value())
-
-    def __index__(self):
-        if self.dtype.is_floating_point or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
-
-    def __complex__(self):
-        return complex(self.item())
-
     # NOTE: by identity, though ``__eq__`` (attached by the op table) is elementwise, as
     # PyTorch: Tensors are dict keys and set members (hooks, optimizers, ModTracker)
     __hash__ = object.__hash__
@@ -531,16 +466,6 @@ class Tensor(metaclass=_TensorMeta):
     def __getattr__(self, name):
         # only reached when normal lookup fails: a PyTorch method hookgrad lacks
         raise _missing.missing(f"{type(self).__name__!r} object", "torch.Tensor", name)
-
-    def __format__(self, spec):
-        if self._data.ndim == 0:
-            return self.item().__format__(spec)
-        return object.__format__(self, spec) if spec else repr(self)
-
-    def __repr__(self):
-        _check_concrete(self, "printing a Tensor")
-        from ._repr import tensor_repr
-        return tensor_repr(self)
 
     # ---- copying and pickling
     def __deepcopy__(self, memo):
@@ -555,16 +480,13 @@ class Tensor(metaclass=_TensorMeta):
         new._requires_grad, new._version = self._requires_grad, 0
         memo[id(self)] = new
         for k, v in self.__dict__.items():
-            if k in ("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views"):
-                continue
-            new.__dict__[k] = copy.deepcopy(v, memo)
+            if k not in _NOT_COPIED:
+                new.__dict__[k] = copy.deepcopy(v, memo)
         return new
 
     def __reduce_ex__(self, protocol):
         warn_if_has_hooks(self)
-        state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views",
-                              "_gen")}
+        state = {k: v for k, v in self.__dict__.items() if k not in _NOT_COPIED}
         return (_rebuild, (type(self), np.asarray(self._data), self._requires_grad, state))
 
     @property
@@ -578,12 +500,14 @@ class Tensor(metaclass=_TensorMeta):
 
 
 # NOTE: ``backward()`` runs the engine, which sits above the Tensor; the engine's layer
-# (hookgrad._autograd.backward) fills this slot when imported, so the Tensor imports
+# (hookgrad._engine.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
 SUBCLASSED = [None]
 _META = _dtype.device("meta")
+# what a copy (deepcopy, pickle) leaves behind: its graph node, hooks and aliasing
+_NOT_COPIED = frozenset(("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views", "_gen"))
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
 # placements (the placement types live there, above the Tensor)
 PLACEMENTS = [None]
@@ -618,26 +542,6 @@ def _stop_gradient(arr):
     # where JAX differentiates (functional mode) a detached value must stop its gradient
     backend = _mode.state.backend
     return arr if backend is None else backend.stop_gradient(arr)
-
-
-def _check_concrete(t, what):
-    # a traced Tensor (inside hookgrad.compile or a JAX transformation) has no value yet
-    if isinstance(t._data, jax.core.Tracer):
-        raise traced_value_error(what)
-
-
-# while ``hookgrad.compile`` traces a hook or runs it on the host: ``read(t, what)``, the
-# array a value read of ``t`` reads (``hookgrad._compile.host_run``)
-READER = [None]
-
-
-def _readable(t, what):
-    """The array to read ``t``'s value from (``.item()``, ``.tolist()``, ``.numpy()``)."""
-    reader = READER[0]
-    if reader is not None:
-        return reader(t, what)
-    _check_concrete(t, what)
-    return t._data
 
 
 _setattr, _delattr = object.__setattr__, object.__delattr__

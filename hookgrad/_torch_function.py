@@ -139,21 +139,28 @@ def activate():
     if _state["active"]:
         return
     _state["active"] = True
-    for name, attr in list(vars(Tensor).items()):
-        if attr.__class__ is _FUNCTION and name not in _IGNORED and (
-                not name.startswith("_") or name in _OPERATORS):
-            # an operator is its function's alias (``__mul__`` is ``mul``), as PyTorch's
-            shown = attr.__name__ if name in _OPERATORS and attr.__name__ != "<lambda>" \
-                else name
-            setattr(Tensor, name, _wrap(attr, shown, f"torch.Tensor.{shown}"))
+    for klass in reversed(Tensor.__mro__[:-1]):  # the methods Tensor has from its bases too
+        for name, attr in list(vars(klass).items()):
+            if attr.__class__ is _FUNCTION and name not in _IGNORED and (
+                    not name.startswith("_") or name in _OPERATORS):
+                # an operator is its function's alias (``__mul__`` is ``mul``), as PyTorch's
+                shown = attr.__name__ if name in _OPERATORS and attr.__name__ != "<lambda>" \
+                    else name
+                setattr(Tensor, name, _wrap(attr, shown, f"torch.Tensor.{shown}"))
     public = {id(fn) for fn in FUNCTIONS.values()}
-    for modname, mod in list(sys.modules.items()):  # the public namespaces that bind them
-        if not modname.startswith("hookgrad") or "._" in modname or mod is None:
-            continue
+    made = {}  # (function, name) -> its wrapper, one per name: torch.functional.einsum is
+    # torch.einsum
+    modules = sorted((m for m in list(sys.modules) if m == "hookgrad" or
+                      m.startswith("hookgrad.") and "._" not in m), key=len)
+    for modname in modules:  # the public namespaces that bind them, ``hookgrad`` first
+        mod = sys.modules[modname]
         for attr, val in list(vars(mod).items()):
             if id(val) in public or getattr(val, "__module__", None) in _FACTORIES and \
                     callable(val) and not isinstance(val, type) and not attr.startswith("_"):
-                setattr(mod, attr, _wrap(val, attr, f"torch{modname[8:]}.{attr}"))
+                key = (id(val), attr)
+                if key not in made:
+                    made[key] = _wrap(val, attr, f"torch{modname[8:]}.{attr}")
+                setattr(mod, attr, made[key])
 
 
 _FACTORIES = ("hookgrad._factory", "hookgrad.random")

@@ -27,7 +27,7 @@ from . import _mode
 from ._custom_op.schema import infer_schema, parse_schema
 from ._tensor import Tensor
 from ._autograd import grad_mode
-from ._autograd.function import Function
+from ._engine.function import Function
 from ._ops.stages import modes as _modes
 
 __all__ = ["custom_op", "CustomOpDef", "infer_schema", "Library", "define", "impl",

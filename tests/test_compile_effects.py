@@ -56,8 +56,8 @@ def _program(where, read, fullgraph=False):
 
     def step(x):
         loss = model(x).pow(2).mean()
-        if where == "step":
-            got.append(read(loss))
+        if where == "step":   # (an append alone would be replayed: tests/test_compile_appends.py)
+            got.insert(len(got), read(loss))
         loss.backward()
         opt.step()
         opt.zero_grad()
@@ -130,7 +130,7 @@ def test_a_side_effect_under_fullgraph_raises_unsupported_naming_it():
     losses = []
 
     def keep(x):
-        losses.append(step(x).detach())
+        losses.insert(0, step(x).detach())
     compiled = hg.compile(keep, fullgraph=True)
     with pytest.raises(Unsupported, match=r"changed a list of global 'losses'|changed a list"):
         compiled(hg.ones(2, 3))
@@ -279,7 +279,7 @@ def test_a_step_running_eagerly_has_no_program_to_inspect():
     w = hg.ones(2, requires_grad=True)
 
     def step():
-        losses.append((w * 2).sum().detach())
+        losses.insert(0, (w * 2).sum().detach())
     compiled = hg.compile(step)
     with pytest.warns(UserWarning, match="runs eagerly"):
         compiled()

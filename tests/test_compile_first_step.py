@@ -1,6 +1,6 @@
 """A compiled training step's first call, which creates ``.grad`` and the optimizer's
 state, runs by the program of the calls after it: one XLA compilation for the loop
-(``hookgrad._compile.steady``), with the first call's results, state and hooks as eager."""
+(``hookgrad._compile.first_call``), with the first call's results, state and hooks as eager."""
 import collections
 
 import jax
@@ -169,7 +169,7 @@ def test_initial_state_values_are_folded_or_computed():
     # what the steady program's first call reads: constants folded in NumPy, values
     # computed from the inputs by the part of P1 that computes them
     from types import SimpleNamespace
-    from hookgrad._compile import steady
+    from hookgrad._compile import first_call
 
     def p1(x, k):
         return jnp.zeros((2, 3)), x * 2.0, jnp.full((3,), 7, jnp.int32), jax.jit(
@@ -177,7 +177,7 @@ def test_initial_state_values_are_folded_or_computed():
     x = jnp.arange(3.0)
     closed = jax.make_jaxpr(p1)(x, jnp.zeros(2, jnp.uint32))
     plan = SimpleNamespace(flat=[x], rng=jax.random.key(0))
-    vals = steady._evaluate(closed, plan, list(closed.jaxpr.outvars))
+    vals = first_call._evaluate(closed, plan, list(closed.jaxpr.outvars))
     want = [np.zeros((2, 3)), [0.0, 2.0, 4.0], [7, 7, 7], np.ones(4)]
     for v, w, a in zip(vals, want, closed.out_avals):
         assert isinstance(v, jax.Array) and v.dtype == a.dtype and v.shape == a.shape

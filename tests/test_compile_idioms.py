@@ -311,18 +311,11 @@ def step_prints_its_loss(L, compile):
     return _train_then(L, compile, then)
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def losses_kept_in_a_list(L, compile):
-    model, opt = _setup(L)
     losses = []
-    train = _train(L, model, opt)
-
-    def step(x, y):
-        loss = train(x, y)
-        losses.append(loss.detach())
-        return loss
-    _loop(L, compile(step))
-    return {"losses": losses, **_state(model)}
+    out = _train_then(L, compile, lambda loss: losses.append(loss.detach()) or loss)
+    return {"losses": losses, **out}
 
 
 def _halve_when(L, compile, big):
@@ -363,6 +356,42 @@ def step_skipped_on_a_nan_loss(L, compile):
 @idiom(compiled=True)
 def step_returns_loss_item(L, compile):
     return _train_then(L, compile, lambda loss: {"loss": loss.item(), "half": (loss / 2).item()})
+
+
+@idiom(compiled=False)
+def loss_values_kept_in_a_dict_of_lists(L, compile):
+    model, opt = _setup(L)
+    history = {"loss": [], "out": []}
+    train = _train(L, model, opt)
+
+    def step(x, y):
+        out = model(x)
+        loss = train(x, y)
+        history["loss"].append(loss.item())    # a list held by a dict: not replayed
+        return loss, out.detach()
+    outs = _loop(L, compile(step))
+    return {"history": history, "outs": outs, **_state(model)}
+
+
+@idiom(compiled=True)
+def loss_values_kept_in_a_list(L, compile):
+    values, kept = [], []
+
+    def then(loss):
+        values.append(loss.item())
+        kept.append((loss * 2).detach())
+        return loss
+    return {"values": values, "kept": kept, **_train_then(L, compile, then)}
+
+
+@idiom(compiled=False)
+def the_step_reads_the_list_it_appends_to(L, compile):
+    losses = []
+
+    def then(loss):
+        losses.append(loss.detach())
+        return loss, len(losses)
+    return {"losses": losses, **_train_then(L, compile, then)}
 
 
 @idiom(compiled=False)

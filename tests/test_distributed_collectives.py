@@ -63,13 +63,20 @@ def test_object_collectives_and_queries_of_one_process(monkeypatch):
         d.all_gather_object(gathered, {"a": (1, 2.5)})
         sent = [[3, "x"], None]
         d.broadcast_object_list(sent, src=0)
-        return [gathered, sent, d.get_node_local_rank(fallback_rank=4),
+        into, got = [None], [None]
+        d.gather_object((5, "x"), into)
+        d.scatter_object_list(got, [{"to": 0}])
+        return [gathered, sent, into, got, raises(d.scatter_object_list, [], [1]),
+                raises(d.scatter_object_list, [None]), raises(d.gather_object, 1),
+                d.get_node_local_rank(fallback_rank=4),
                 raises(d.get_node_local_rank), raises(d.all_gather_object, [], 1),
                 d.is_gloo_available(), d.is_mpi_available()]
     got = same_as_torch(_in_a_world_of_one(body))
-    assert got[:3] == [[{"a": (1, 2.5)}], [[3, "x"], None], 4]
-    assert got[3]["message"].startswith("LOCAL_RANK is not in the environment.")
-    assert got[4] == {"raises": "IndexError", "message": "list assignment index out of range"}
+    assert got[:4] == [[{"a": (1, 2.5)}], [[3, "x"], None], [(5, "x")], [{"to": 0}]]
+    assert [g["raises"] for g in got[4:7]] == ["ValueError"] * 3
+    assert got[7] == 4
+    assert got[8]["message"].startswith("LOCAL_RANK is not in the environment.")
+    assert got[9] == {"raises": "IndexError", "message": "list assignment index out of range"}
 
 
 def test_collectives_bad_input_is_refused():
@@ -85,6 +92,57 @@ def test_collectives_bad_input_is_refused():
     assert got[2]["message"].startswith("Invalid function argument. Expected parameter "
                                         "`tensor` of type torch.Tensor")
     assert got[3]["message"] == "Rank 3 is out of range. Valid ranks are 0 to 0 (world_size=1)"
+
+
+def test_rooted_and_all_to_all_exchanges_of_one_process():
+    def body(L, d):
+        x = L.arange(4.0)
+        gathered = [L.zeros(4)]
+        d.gather(x, gathered)
+        scattered = L.zeros(2)
+        d.scatter(scattered, [L.full((2,), 7.0)], src=0)
+        single = L.zeros(4)
+        d.all_to_all_single(single, x * 2)
+        split = L.zeros(3)
+        d.all_to_all_single(split, x[:3], [3], [3])
+        listed = [L.zeros(2, 2)]
+        d.all_to_all(listed, [L.ones(2, 2)])
+        return [py(gathered), py(scattered), py(single), py(split), py(listed),
+                raises(d.gather, x),                           # no list on the destination
+                raises(d.scatter, scattered),
+                raises(d.send, x, 0)]                           # to itself
+    got = same_as_torch(_in_a_world_of_one(body))
+    assert got[0] == [[0.0, 1.0, 2.0, 3.0]] and got[2] == [0.0, 2.0, 4.0, 6.0]
+    assert got[5] == {"raises": "ValueError", "message":
+                      "Argument ``gather_list`` must be specified on destination rank."}
+    assert got[7] == {"raises": "ValueError", "message":
+                      "Invalid destination rank: destination rank should not be the same "
+                      "as the rank of the current process."}
+
+
+def test_exchanges_hookgrad_refuses_say_why():
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_port()}", world_size=1,
+                            rank=0)
+    try:
+        x = hookgrad.arange(4.0)
+        with pytest.raises(ValueError, match=r"input_split_sizes \[2, 1\] must hold 1 sizes "
+                           r"\(one per rank of the group\) adding up to the 3 rows of input"):
+            dist.all_to_all_single(hookgrad.zeros(3), x[:3], [3], [2, 1])
+        with pytest.raises(ValueError, match=r"output_split_sizes \[2\] must hold 1 sizes "
+                           r"\(one per rank of the group\) adding up to the 4 rows of output"):
+            dist.all_to_all_single(hookgrad.zeros(4), x, [2])
+        with pytest.raises(ValueError, match=r"gather\(\): gather_list must hold 1 tensors"):
+            dist.gather(x, [x.clone(), x.clone()])
+        with pytest.raises(ValueError, match=r"all_to_all\(\): input_tensor_list must hold 1"):
+            dist.all_to_all([x.clone()], [])
+        with pytest.raises(ValueError, match="Invalid source rank: source rank should not "
+                           "be the same as the rank of the current process"):
+            dist.irecv(x, 0)   # PyTorch's gloo fails there with "Pair is not connected"
+        with pytest.raises(NotImplementedError, match="hookgrad does not implement "
+                           r"torch.distributed.recv from any source yet: pass src="):
+            dist.recv(x)
+    finally:
+        dist.destroy_process_group()
 
 
 def test_collectives_before_init_process_group_raise():

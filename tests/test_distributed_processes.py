@@ -18,7 +18,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
-HOOKGRAD_VARIANTS = ["eager", "compiled+fp16", "collectives", "unused", "limits"]
+HOOKGRAD_VARIANTS = ["eager", "compiled+fp16", "collectives", "unused", "fsdp",
+                     "fsdp+compiled", "limits"]
 # the PyTorch run each is compared with (its compiled step is its eager one)
 REFERENCE = {"eager": "eager", "compiled+fp16": "eager+fp16"}
 
@@ -71,7 +72,7 @@ def torch_run(tmp_path_factory):
     pytest.importorskip("torch")
     results, _ = _launch([sys.executable, "-m", "torch.distributed.run", "--standalone",
                           "--nproc-per-node", "2", SCRIPT, "eager", "eager+fp16", "collectives",
-                          "unused"],
+                          "unused", "fsdp"],
                          _env(OMP_NUM_THREADS="1"), tmp_path_factory.mktemp("torch_ranks"))
     return results
 
@@ -144,12 +145,32 @@ def test_unused_parameters_and_backwards_outside_ddp_match_pytorch(hookgrad_run,
     assert got[("unused", 0)]["unsynced"] != got[("unused", 1)]["unsynced"]
 
 
+@pytest.mark.parametrize("variant", ["fsdp", "fsdp+compiled"])
+def test_fsdp_script_gives_pytorchs_hooks_losses_shards_and_weights(hookgrad_run, torch_run,
+                                                                    variant):
+    # fully_shard on each Linear and the model, each rank its own start and batches; the
+    # full state dict gathered, loaded into another sharded model and gathered again
+    got, _ = hookgrad_run
+    for rank in (0, 1):
+        mine, ref = got[(variant, rank)], torch_run[("fsdp", rank)]
+        assert len(mine["hooks"]) == len(ref["hooks"]) == 12   # 6 steps, 2 hooks each
+        _close(mine["hooks"], ref["hooks"])       # this rank's own forward and backward
+        _close(mine["losses"], ref["losses"])     # all-reduced in the step
+        assert mine["shards"] == ref["shards"]    # torch.chunk's rows: 2.weight 2 and 1
+        for key in ("weights", "restored"):
+            assert sorted(mine[key]) == sorted(ref[key])
+            for name in ref[key]:
+                _close(mine[key][name], ref[key][name])
+    assert got[(variant, 0)]["weights"] == got[(variant, 1)]["weights"]
+    assert got[(variant, 0)]["hooks"] != got[(variant, 1)]["hooks"]
+
+
 def test_what_does_not_work_across_processes_says_so(hookgrad_run):
     got, _ = hookgrad_run
     for rank in (0, 1):
-        assert got[("limits", rank)]["fully_shard"].startswith(
-            "hookgrad does not implement torch.distributed.fsdp.fully_shard across processes "
-            "yet (this job has 2): use DistributedDataParallel")
+        assert got[("limits", rank)]["recv"] == (
+            "hookgrad does not implement torch.distributed.recv from any source yet: pass "
+            "src= (the sender's rank)")
 
 
 def test_the_launcher_sets_torchruns_environment(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
-from hookgrad._autograd.graph import register_multi_grad_hook, saved_tensors_hooks
+from hookgrad.autograd.graph import register_multi_grad_hook, saved_tensors_hooks
 from hookgrad.compile import TracedValueError
 from hookgrad.func import functional_call
 from tests.test_compile import Tiny, _arr

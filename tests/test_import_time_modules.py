@@ -107,8 +107,8 @@ def test_distributed_stubs_exist_and_raise_when_called():
                        (lambda: dcp.save({}, checkpoint_id="x"), "distributed.checkpoint.save"),
                        (lambda: dcp.FileSystemReader("x"),
                         "distributed.checkpoint.FileSystemReader"),
-                       (lambda: sd.get_model_state_dict(None),
-                        "distributed.checkpoint.state_dict.get_model_state_dict")]:
+                       (lambda: sd.get_optimizer_state_dict(None, None),
+                        "distributed.checkpoint.state_dict.get_optimizer_state_dict")]:
         with pytest.raises(NotImplementedError, match=rf"does not implement torch\.{name} yet"):
             call()
     assert issubclass(dcp.CheckpointException, BaseException)

@@ -20,7 +20,7 @@ import pytest
 import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
-from hookgrad._autograd.graph import saved_tensors_hooks
+from hookgrad.autograd.graph import saved_tensors_hooks
 from hookgrad.utils.mod_tracker import ModTracker
 
 

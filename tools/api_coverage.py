@@ -41,7 +41,8 @@ NAMESPACES = [
 
 _RNG = "draws from one JAX PRNG key (`hookgrad.manual_seed`): the numbers differ from PyTorch's"
 _EAGER = "eager only (data-dependent shape): raises inside `hookgrad.compile`"
-_ONE_NODE = "one `QuantileBackward0` node where PyTorch records sort, gather and lerp nodes"
+_ONE_NODE = ("one node (named `SqueezeBackward4`, as PyTorch's last) where PyTorch records sort, "
+             "gather and lerp nodes")
 _NAN_INDEX = "where the result is a NaN, the index of another of the NaNs than PyTorch's"
 _VIEW = "returns a copy: views do not share storage (docs/differences.md)"
 _COMPLEX_VIEW = ("returns a copy: an in-place change of the result does not reach the complex "

@@ -123,9 +123,20 @@ def _member(name, value):
     return f"{ind}{name}: {_annotation(type(value))}\n"
 
 
+def _members(cls):
+    """``cls``'s attributes with those of its hookgrad bases (a mixin's methods are the
+    class's to a reader of the stub; a builtin base's are the stub's base's), the nearest
+    definition winning."""
+    out = {}
+    for klass in reversed(cls.__mro__):
+        if klass.__module__.startswith("hookgrad"):
+            out.update(vars(klass))
+    return out
+
+
 def _class(cls, bases):
     lines = [f"class {cls.__name__}({bases}):\n"]
-    for name, value in sorted(vars(cls).items()):
+    for name, value in sorted(_members(cls).items()):
         if name in _SKIP_MEMBERS or (name.startswith("_") and not name.startswith("__")):
             continue
         lines.append(_member(name, value))

@@ -126,7 +126,7 @@ class set_detect_anomaly:
 
 
 # NOTE: the node whose backward is running belongs to the engine, above this module; the
-# engine's layer (hookgrad._autograd.backward) puts its reader here when it is imported.
+# engine's layer (hookgrad._engine.backward) puts its reader here when it is imported.
 CURRENT_NODE = [lambda: None]
 
 

@@ -1,4 +1,4 @@
-"""The autograd graph: ``Node``, ``GradientEdge``, saved-tensor hooks, multi-grad hooks.
+"""The autograd graph: ``Node``, ``AccumulateGrad``, ``GradientEdge``, multi-grad hooks.
 
 Mirrors ``torch.autograd.graph``. A Node is one backward step: ``grad_fn`` of an op's
 outputs, or ``AccumulateGrad`` for a leaf. Its ``next_functions`` are the edges to the
@@ -13,7 +13,6 @@ from typing import NamedTuple
 from .._watch import WatchedDict, WatchedOrderedDict
 from .._handle import RemovableHandle
 from . import anomaly_mode
-from .saved import count_context, hook_state, pop_hooks, push_hooks
 
 log = logging.getLogger("hookgrad.autograd.graph")  # its public path
 
@@ -28,7 +27,7 @@ ACCUMULATE_GRAD_PRIORITY = float("inf")
 
 class _EngineSlot:
     """What the graph asks of the engine, which sits above it: filled by
-    ``hookgrad._autograd.engine`` when it is imported (with ``hookgrad``)."""
+    ``hookgrad._engine.engine`` when it is imported (with ``hookgrad``)."""
 
     accumulate_grad = current_graph_task_id = queue_cleanup = None
     will_engine_execute_node = None
@@ -304,219 +303,6 @@ def increment_version(tensor):
     tensors = tensor if isinstance(tensor, (list, tuple)) else (tensor,)
     for t in tensors:
         t._version += 1
-
-
-# --------------------------------------------------------------------------- saved tensors
-
-
-class saved_tensors_hooks:
-    """Context manager setting pack/unpack hooks for the tensors that ops save::
-
-        pack_hook(tensor: Tensor) -> Any
-        unpack_hook(packed: Any) -> Tensor
-
-    ``pack_hook`` runs when an op saves a tensor for backward; its result is stored
-    instead. ``unpack_hook`` runs in backward and must return a Tensor with the same
-    content. The innermost pair applies.
-
-    Example::
-
-        >>> with hookgrad.autograd.graph.saved_tensors_hooks(lambda t: t.numpy(force=True),
-        ...                                                  lambda a: hookgrad.tensor(a)):
-        ...     y = (x * x).sum()
-    """
-
-    def __init__(self, pack_hook, unpack_hook):
-        self.pack_hook = pack_hook
-        self.unpack_hook = unpack_hook
-
-    def __enter__(self):
-        push_hooks(self.pack_hook, self.unpack_hook)
-        return self
-
-    def __exit__(self, *exc):
-        pop_hooks()
-
-
-class save_on_cpu(saved_tensors_hooks):
-    """Saved tensors go to host memory in forward and come back to their device in backward.
-
-    ``pin_memory=True`` uses pinned host memory where the JAX backend offers it.
-    ``device_type`` is accepted for PyTorch compatibility; the tensor's own device is
-    restored.
-    """
-
-    def __init__(self, pin_memory=False, device_type="cuda"):
-        import jax
-
-        from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
-
-        def pack(t):
-            arr = t._data
-            if isinstance(arr, jax.core.Tracer):
-                return (None, arr)
-            dev = next(iter(arr.devices()))
-            if dev.platform == "cpu":
-                return (dev, arr)
-            return (dev, _offload(arr, dev, pin_memory))
-
-        def unpack(packed):
-            dev, arr = packed
-            if dev is not None and dev.platform != "cpu":
-                arr = _restore(arr, dev)
-            return Tensor._wrap(arr)
-
-        super().__init__(pack, unpack)
-
-
-def _offload(arr, dev, pinned):
-    """``arr`` (on ``dev``) copied to host memory: ``dev``'s pinned host memory, or the CPU."""
-    import jax
-    if pinned:
-        return jax.device_put(arr, jax.sharding.SingleDeviceSharding(
-            dev, memory_kind="pinned_host"))
-    return jax.device_put(arr, jax.devices("cpu")[0])
-
-
-def _restore(host, dev):
-    """``host`` back in ``dev``'s own memory."""
-    import jax
-    # NOTE: a pinned-host array names its memory kind: put it to the device's default kind
-    # explicitly (a plain ``device_put(arr, dev)`` keeps the kind and JAX refuses it)
-    return jax.device_put(host, jax.sharding.SingleDeviceSharding(
-        dev, memory_kind=dev.default_memory().kind))
-
-
-class disable_saved_tensors_hooks:
-    """Within this context, entering ``saved_tensors_hooks`` raises
-    ``RuntimeError(error_message)``."""
-
-    def __init__(self, error_message):
-        self.error_message = error_message
-
-    def __enter__(self):
-        if hook_state.stack:  # hooks already active cannot be disabled (as in PyTorch)
-            raise RuntimeError(self.error_message)
-        self.prev = hook_state.disabled_message
-        hook_state.disabled_message = self.error_message
-        return self
-
-    def __exit__(self, *exc):
-        hook_state.disabled_message = self.prev
-
-
-class _MutationHandle:
-    """One saved (tensor, version) under ``allow_mutation_on_saved_tensors``: held by the
-    nodes that saved it, so it lives exactly as long as some graph needs the value."""
-
-    __slots__ = ("ctx", "ref", "version", "data", "__weakref__")
-
-    def __init__(self, ctx, tensor):
-        import weakref
-        self.ctx = ctx
-        self.ref = weakref.ref(tensor)
-        self.version = tensor._version
-        self.data = tensor._data
-
-    @property
-    def closed(self):
-        return self.ctx.closed
-
-    def modified(self):
-        t = self.ref()
-        return t is not None and t._version != self.version
-
-
-class _MutationContext:
-    """What ``allow_mutation_on_saved_tensors`` yields. As PyTorch's context it maps:
-
-    - ``tid_to_weakhandle``: ``(id, storage id, version)`` of each saved tensor -> its
-      handle, while a graph holds it;
-    - ``sid_to_tid``: ``(storage id, version)`` -> the saved tensor ids with that storage;
-    - ``original``: handle -> the saved tensor, while it is unmodified;
-    - ``cloned``: handle -> the value saved, for tensors modified in place since.
-
-    NOTE: JAX arrays are immutable, so a saved value never needs copying before an in-place
-    write; ``cloned`` lists the saved values that now differ from their tensor.
-    """
-
-    def __init__(self):
-        import collections
-        import weakref
-        self.closed = False
-        self.tid_to_weakhandle = weakref.WeakValueDictionary()
-        self.sid_to_tid = collections.defaultdict(set)
-
-    def _save(self, tensor):
-        """The handle a node keeps for saving ``tensor`` now (one per tensor and version)."""
-        base = tensor._base if tensor._base is not None else tensor
-        tid = (id(tensor), id(base), tensor._version)
-        self.sid_to_tid[(id(base), tensor._version)].add(tid)
-        handle = self.tid_to_weakhandle.get(tid)
-        if handle is None or handle.ref() is not tensor:
-            handle = _MutationHandle(self, tensor)
-            self.tid_to_weakhandle[tid] = handle
-        return handle
-
-    def _live(self):
-        return [] if self.closed else list(self.tid_to_weakhandle.values())
-
-    @property
-    def original(self):
-        import weakref
-        out = weakref.WeakKeyDictionary()
-        for h in self._live():
-            t = h.ref()
-            if not h.modified():
-                out[h] = t if t is not None else _tensor_of(h.data)
-        return out
-
-    @property
-    def cloned(self):
-        import weakref
-        out = weakref.WeakKeyDictionary()
-        for h in self._live():
-            if h.modified():
-                out[h] = _tensor_of(h.data)
-        return out
-
-    def clear(self):
-        self.tid_to_weakhandle.clear()
-        self.sid_to_tid.clear()
-
-
-def _tensor_of(arr):
-    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
-    return Tensor._wrap(arr)
-
-
-class allow_mutation_on_saved_tensors:
-    """Within this context, tensors saved for backward may be modified in place: backward
-    uses their values from when they were saved. Backward of such a graph must also run
-    inside the context (else ``AssertionError``).
-
-    Example::
-
-        >>> with hookgrad.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
-        ...     b = a.clone()
-        ...     out = (b ** 2).sum()
-        ...     b.sin_()           # len(ctx.cloned) == 1: backward needs the old b
-        ...     out.backward()     # uses b from before sin_()
-    """
-
-    def __enter__(self):
-        if hook_state.mutation_ctx is not None:
-            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
-        self.ctx = _MutationContext()
-        hook_state.mutation_ctx = self.ctx
-        count_context(1)
-        return self.ctx
-
-    def __exit__(self, *exc):
-        hook_state.mutation_ctx = None
-        count_context(-1)
-        self.ctx.closed = True
-        self.ctx.clear()
 
 
 # --------------------------------------------------------------------------- multi-grad hooks

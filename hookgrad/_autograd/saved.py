@@ -6,13 +6,20 @@ was saved, and the graph edge needed to rebuild a differentiable Tensor for
 ``create_graph``. Active ``saved_tensors_hooks`` replace the array by whatever the pack
 hook returns.
 """
+import collections
 import re
 import threading
 import weakref
 
-from . import anomaly_mode
+import jax
 
+from .._tensor import Tensor
+from . import anomaly_mode
 from .grad_mode import _state as _grad_state
+
+# torch.autograd.graph's names that live here (``hookgrad.autograd.graph`` re-exports them)
+CONTEXTS = ("saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+            "allow_mutation_on_saved_tensors")
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -84,7 +91,6 @@ def call_unpack_hook(unpack_hook, packed):
         if len(stack) != len(before) or any(a is not b for a, b in zip(stack, before)):
             count_context(len(before) - len(stack))
             stack[:] = before
-    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     if not isinstance(t, Tensor):
         raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                         f"got result of type {type(t).__name__}")
@@ -135,7 +141,7 @@ class SavedTensor:
         self.packed = packed
         self.unpack_hook = unpack
         self.data = None
-        self.ref = None
+        self.ref = weakref.ref(tensor) if self.is_output else None  # for _output_edge
 
     def unpack(self, node, as_tensor):
         """The saved value: a JAX array, or with ``as_tensor`` a Tensor joined to the graph."""
@@ -144,10 +150,13 @@ class SavedTensor:
             raise AssertionError(
                 "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
                 "in which the graph was originally recorded.")
+        t = None
         if self.unpack_hook is not None:
             if self.packed is _FREED:
                 raise RuntimeError(FREED_MESSAGE)
             data = call_unpack_hook(self.unpack_hook, self.packed)._data
+            if self.is_output:
+                t = self.ref()
         else:
             data = self.data
             if data is None:
@@ -161,7 +170,9 @@ class SavedTensor:
                 _check_detached(self.edge)
         if not as_tensor:
             return data
-        return _as_tensor(data, node if self.is_output else self.edge, self.nr)
+        if self.is_output:
+            return _as_tensor(data, *_output_edge(t, node, self.nr))
+        return _as_tensor(data, self.edge, self.nr)
 
     def release(self):
         self.mutation_ctx = None  # the value is gone: allow_mutation's handle goes with it
@@ -193,7 +204,18 @@ def unpack_output(saved, node, as_tensor):
     t = ref()
     if t is not None and t._version != version:
         raise RuntimeError(_modified_message(t, version, node, 0, is_output=True))
-    return _as_tensor(data, node, 0) if as_tensor else data
+    return _as_tensor(data, *_output_edge(t, node, 0)) if as_tensor else data
+
+
+def _output_edge(t, node, nr):
+    """Where a saved output ``t`` (alive, or None) joins the graph: at its node, unless the
+    node wrote it in place as a view; its history is then its base's, through the view's
+    ``AsStridedBackward0``, as PyTorch's saved output of an in-place op on a view (the node
+    itself lives on only inside the base's ``CopySlices``)."""
+    if t is not None and t._view is not None and t.grad_fn is not None and \
+            t.grad_fn is not node:
+        return t.grad_fn, t._output_nr
+    return node, nr
 
 
 def _check_detached(owner):
@@ -204,7 +226,6 @@ def _check_detached(owner):
 
 def _as_tensor(data, edge, nr):
     """A saved value as a Tensor joined to the graph at ``edge`` (for ``create_graph``)."""
-    from .._tensor import Tensor  # NOTE: tape circle, see _tensor.py
     if edge is None:
         return Tensor._wrap(data)
     if edge.__class__.__name__ == "AccumulateGrad":
@@ -282,3 +303,205 @@ def _modified_message(t, version, owner, nr, is_output=False):
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {desc} is at version {t._version}; expected version "
             f"{version} instead. {hint}")
+
+
+# --------------------------------------------------------------------------- saved-tensor hook contexts
+
+
+class saved_tensors_hooks:
+    """Context manager setting pack/unpack hooks for the tensors that ops save::
+
+        pack_hook(tensor: Tensor) -> Any
+        unpack_hook(packed: Any) -> Tensor
+
+    ``pack_hook`` runs when an op saves a tensor for backward; its result is stored
+    instead. ``unpack_hook`` runs in backward and must return a Tensor with the same
+    content. The innermost pair applies.
+
+    Example::
+
+        >>> with hookgrad.autograd.graph.saved_tensors_hooks(lambda t: t.numpy(force=True),
+        ...                                                  lambda a: hookgrad.tensor(a)):
+        ...     y = (x * x).sum()
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        push_hooks(self.pack_hook, self.unpack_hook)
+        return self
+
+    def __exit__(self, *exc):
+        pop_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to host memory in forward and come back to their device in backward.
+
+    ``pin_memory=True`` uses pinned host memory where the JAX backend offers it.
+    ``device_type`` is accepted for PyTorch compatibility; the tensor's own device is
+    restored.
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+
+        def pack(t):
+            arr = t._data
+            if isinstance(arr, jax.core.Tracer):
+                return (None, arr)
+            dev = next(iter(arr.devices()))
+            if dev.platform == "cpu":
+                return (dev, arr)
+            return (dev, _offload(arr, dev, pin_memory))
+
+        def unpack(packed):
+            dev, arr = packed
+            if dev is not None and dev.platform != "cpu":
+                arr = _restore(arr, dev)
+            return Tensor._wrap(arr)
+
+        super().__init__(pack, unpack)
+
+
+def _offload(arr, dev, pinned):
+    """``arr`` (on ``dev``) copied to host memory: ``dev``'s pinned host memory, or the CPU."""
+    if pinned:
+        return jax.device_put(arr, jax.sharding.SingleDeviceSharding(
+            dev, memory_kind="pinned_host"))
+    return jax.device_put(arr, jax.devices("cpu")[0])
+
+
+def _restore(host, dev):
+    """``host`` back in ``dev``'s own memory."""
+    # NOTE: a pinned-host array names its memory kind: put it to the device's default kind
+    # explicitly (a plain ``device_put(arr, dev)`` keeps the kind and JAX refuses it)
+    return jax.device_put(host, jax.sharding.SingleDeviceSharding(
+        dev, memory_kind=dev.default_memory().kind))
+
+
+class disable_saved_tensors_hooks:
+    """Within this context, entering ``saved_tensors_hooks`` raises
+    ``RuntimeError(error_message)``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        if hook_state.stack:  # hooks already active cannot be disabled (as in PyTorch)
+            raise RuntimeError(self.error_message)
+        self.prev = hook_state.disabled_message
+        hook_state.disabled_message = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        hook_state.disabled_message = self.prev
+
+
+class _MutationHandle:
+    """One saved (tensor, version) under ``allow_mutation_on_saved_tensors``: held by the
+    nodes that saved it, so it lives exactly as long as some graph needs the value."""
+
+    __slots__ = ("ctx", "ref", "version", "data", "__weakref__")
+
+    def __init__(self, ctx, tensor):
+        self.ctx = ctx
+        self.ref = weakref.ref(tensor)
+        self.version = tensor._version
+        self.data = tensor._data
+
+    @property
+    def closed(self):
+        return self.ctx.closed
+
+    def modified(self):
+        t = self.ref()
+        return t is not None and t._version != self.version
+
+
+class _MutationContext:
+    """What ``allow_mutation_on_saved_tensors`` yields. As PyTorch's context it maps:
+
+    - ``tid_to_weakhandle``: ``(id, storage id, version)`` of each saved tensor -> its
+      handle, while a graph holds it;
+    - ``sid_to_tid``: ``(storage id, version)`` -> the saved tensor ids with that storage;
+    - ``original``: handle -> the saved tensor, while it is unmodified;
+    - ``cloned``: handle -> the value saved, for tensors modified in place since.
+
+    NOTE: JAX arrays are immutable, so a saved value never needs copying before an in-place
+    write; ``cloned`` lists the saved values that now differ from their tensor.
+    """
+
+    def __init__(self):
+        self.closed = False
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid = collections.defaultdict(set)
+
+    def _save(self, tensor):
+        """The handle a node keeps for saving ``tensor`` now (one per tensor and version)."""
+        base = tensor._base if tensor._base is not None else tensor
+        tid = (id(tensor), id(base), tensor._version)
+        self.sid_to_tid[(id(base), tensor._version)].add(tid)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None or handle.ref() is not tensor:
+            handle = _MutationHandle(self, tensor)
+            self.tid_to_weakhandle[tid] = handle
+        return handle
+
+    def _live(self):
+        return [] if self.closed else list(self.tid_to_weakhandle.values())
+
+    @property
+    def original(self):
+        out = weakref.WeakKeyDictionary()
+        for h in self._live():
+            t = h.ref()
+            if not h.modified():
+                out[h] = t if t is not None else _tensor_of(h.data)
+        return out
+
+    @property
+    def cloned(self):
+        out = weakref.WeakKeyDictionary()
+        for h in self._live():
+            if h.modified():
+                out[h] = _tensor_of(h.data)
+        return out
+
+    def clear(self):
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+def _tensor_of(arr):
+    return Tensor._wrap(arr)
+
+
+class allow_mutation_on_saved_tensors:
+    """Within this context, tensors saved for backward may be modified in place: backward
+    uses their values from when they were saved. Backward of such a graph must also run
+    inside the context (else ``AssertionError``).
+
+    Example::
+
+        >>> with hookgrad.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+        ...     b = a.clone()
+        ...     out = (b ** 2).sum()
+        ...     b.sin_()           # len(ctx.cloned) == 1: backward needs the old b
+        ...     out.backward()     # uses b from before sin_()
+    """
+
+    def __enter__(self):
+        if hook_state.mutation_ctx is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self.ctx = _MutationContext()
+        hook_state.mutation_ctx = self.ctx
+        count_context(1)
+        return self.ctx
+
+    def __exit__(self, *exc):
+        hook_state.mutation_ctx = None
+        count_context(-1)
+        self.ctx.closed = True
+        self.ctx.clear()

@@ -8,14 +8,15 @@ import sys
 import jax
 import numpy as np
 
+from . import appends as _appends
 from . import checks as _checks
 from . import effects as _effects
 from . import guards as _guards
 from . import host_run as _host_run
 from . import replay as _replay
 from . import sharding as _sharding
+from . import first_call as _first_call
 from . import speculate as _speculate
-from . import steady as _steady
 from . import trace as _trace
 from . import tune as _tune
 from .. import _mode, _watch
@@ -43,7 +44,7 @@ class CompiledFunction:
             cache key met (``cache_clear()`` does not reset it). It is not how often the
             step's Python ran under tracing: a first call that creates the optimizer's
             state (or ``.grad``) traces the step twice, as it is and as the calls after it
-            see it, and keeps only the second program (``hookgrad._compile.steady``), so
+            see it, and keeps only the second program (``hookgrad._compile.first_call``), so
             a training loop reads 1; a trace repeated to check for side effects, and the
             trace of a step that then runs eagerly, are not counted either.
         reshard_count: for a sharded step (``compile(..., mesh=...)``), how many state
@@ -80,6 +81,8 @@ class CompiledFunction:
         self._spec_log = None   # the values the last eager run read (``speculate``)
         self._branches = {}     # key -> the programs of its other branches, to trace next
         self._misses = 0        # calls in a row whose branch had no program
+        self._watch = None      # the Watch of the trace running (``appends``)
+        self._append_only = {}  # id -> a list the step only appends to, held
         functools.update_wrapper(self, fn, updated=())
 
     @property
@@ -143,6 +146,11 @@ class CompiledFunction:
                 plan.basis = _replay.basis(plan, entry)
             except _host_run.Replaced as e:
                 return self._replaced(entry, e, args, kwargs)
+            except _appends.Stale:   # a list's name rebound: trace again, next call
+                self._replay = None
+                for key in [k for k, v in self._cache.items() if v is entry]:
+                    del self._cache[key]
+                return self._fn(*args, **kwargs)
         if entry.path:
             self._misses = 0
         self._replay = plan.written
@@ -182,7 +190,7 @@ class CompiledFunction:
         first call creating state, the next calls' program). None where the step's Python
         has effects a program cannot repeat (``_compile.effects``) or its trace raised:
         they are undone, and a function to call after this call has run eagerly."""
-        watch = _effects.Watch(self, plan)
+        watch = self._watch = _effects.Watch(self, plan)
         # the hooks, and the places, there were before the trace (``host_run``)
         self._hooks_known = watch.hooks, watch.holders()
         failed, found = None, []
@@ -190,12 +198,13 @@ class CompiledFunction:
             with watch:
                 entry = _trace.trace(self, plan)
                 # a first step creating state: run it by the next calls' program
-                steady = _steady.first_call(self, plan, entry, args, kwargs)
+                steady = _first_call.first_call(self, plan, entry, args, kwargs)
             found = watch.effects() + self._registered()
             if (found or watch.logged()) and watch.quiet():
                 found = self._trace_again(plan)
         except Exception as e:  # noqa: BLE001 - the eager run raises it if it is eager's
             failed = e
+        self._watch = None
         if failed is None and not found:
             watch.show_logs()
             traced = steady if steady is not None else (plan, entry)
@@ -204,6 +213,7 @@ class CompiledFunction:
             if self._guards.add(watch, entry.host_reached | traced[1].host_reached):
                 self._rekey(old, traced[0])
             _speculate.traced(self, *traced)
+            _appends.note(self, traced[1])
             return traced
         watch.undo()
         for key in (plan.key, steady[0].key if failed is None and steady else None):
@@ -231,7 +241,7 @@ class CompiledFunction:
         its keys) or logged a notice once is followed by traces that change nothing, and
         its program stands."""
         kept, count = self._cache.get(plan.key), self.trace_count
-        again = _effects.Watch(self, plan, logs_are_effects=True)
+        again = self._watch = _effects.Watch(self, plan, logs_are_effects=True)
         try:
             with again:
                 _trace.trace(self, plan)
@@ -291,7 +301,7 @@ class CompiledFunction:
         if found is not None and found.holds(root_ids):
             return found.state, found.module_key
         now = _watch.epoch()
-        st = _State()
+        st = _State(self._append_only)
         for v in roots:
             st.walk(v, module_cls)
         for d in _global_hook_dicts():
@@ -411,6 +421,8 @@ class CompiledFunction:
 
     # ---- running and writing back
     def _run(self, entry, plan):
+        if entry.appends and not _appends.ready(entry):
+            raise _appends.Stale
         exe = entry.exe
         flat = plan.flat
         if entry.key_in:
@@ -486,6 +498,8 @@ class CompiledFunction:
             new_key = jax.random.wrap_key_data(data, impl=_trace.key_impl(plan.rng))
             _KEY.set(new_key)
             self._key_data = (new_key, data)
+        if entry.appends:   # the step's ``losses.append(...)``, with this run's values
+            _appends.replay(entry, res, got)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
         out = []

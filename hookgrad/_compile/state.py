@@ -183,9 +183,10 @@ class _State:
     Modules, optimizers; and the guards under which a later call may reuse this walk."""
 
     __slots__ = ("tensors", "tensor_ids", "modules", "module_ids", "optimizers", "opt_ids",
-                 "guards", "watched", "layouts")
+                 "guards", "watched", "layouts", "skip")
 
-    def __init__(self):
+    def __init__(self, skip=()):
+        self.skip = skip   # ids of lists the step only appends to (``_compile.appends``)
         self.tensors = []
         self.tensor_ids = {}
         self.modules = []
@@ -204,6 +205,7 @@ class _State:
         """A copy to add to; ``deep=False`` shares all but the Tensors (for Tensors passed
         as arguments)."""
         new = _State.__new__(_State)
+        new.skip = self.skip
         new.tensors, new.tensor_ids = list(self.tensors), dict(self.tensor_ids)
         if deep:
             new.modules, new.module_ids = list(self.modules), set(self.module_ids)
@@ -246,6 +248,8 @@ class _State:
                 for g in obj.param_groups:
                     for p in g["params"]:
                         self.add_tensor(p)
+        elif id(obj) in self.skip:   # what the step appends there is not its state
+            return
         elif depth < 3 and isinstance(obj, (list, tuple)):
             # a container of state (a parameter list, a dict of models) is walked; one
             # whose first item is not state (a list of logged losses) is not

@@ -15,6 +15,7 @@ from operator import itemgetter
 import jax
 import jax.extend.core as _jex
 
+from . import appends as _appends
 from . import checks as _checks
 from . import host_run as _host_run
 from . import speculate as _speculate
@@ -39,7 +40,7 @@ class Entry:
                  "host_calls", "user_spec", "user_build", "n_out", "jaxpr", "fixed_point",
                  "options", "tuning", "layout", "opt_take", "checks", "check_out",
                  "check_src", "guard", "exe_checked", "donated_get", "replay_get",
-                 "host_first", "host_reached", "spec", "path", "siblings")
+                 "host_first", "host_reached", "spec", "path", "siblings", "appends")
 
 
 def items_getter(positions):
@@ -83,7 +84,8 @@ def trace(cf, plan):
             _ctx.stack.pop()
         if reader is not None:
             reader.done()
-        return _collect(entry, plan, snap, bound, result, tracing, checks, reader)
+        appends = _appends.found(cf, plan, cf._watch, reader, tracing.host_reached)
+        return _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
 
     try:
         traced = jax.jit(body).trace(*plan.flat, jax.random.key_data(plan.rng))
@@ -191,7 +193,7 @@ class _Bound:
 # --------------------------------------------------------------------------- 3. collect
 
 
-def _collect(entry, plan, snap, bound, result, tracing, checks, reader):
+def _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends):
     """What the step changed, as the program's outputs; ``entry`` learns where each goes
     (the index checks' output last: ``hookgrad._compile.checks``)."""
     outs = []
@@ -224,6 +226,7 @@ def _collect(entry, plan, snap, bound, result, tracing, checks, reader):
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)
+    _appends.collect(entry, appends, outs)
     _speculate.collect(entry, reader, outs)
     # guarded reads, as host calls, are checked before the write-back: no donation
     entry.host_first = entry.host_first or bool(entry.spec)
@@ -339,6 +342,7 @@ def _private_state(entry, plan):
     needs no check for aliases before it is donated."""
     exposed = [k for s in entry.user_spec if s[0] != "S" for k in (s[1],)]
     exposed += [k for _, idx in entry.host_calls for k in idx]
+    exposed += [k for _, spec in entry.appends for _, k in spec]
     exposed += [k for _, k in entry.data_out] + [k for _, k in entry.grad_out]
     exposed += [k for _, k, _ in entry.grad_new] + [entry.key_out, entry.check_out]
     outs = [k for _, spec in entry.opt_out for kind, k in spec if kind == "out"]

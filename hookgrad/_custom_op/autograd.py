@@ -12,7 +12,7 @@ import jax
 
 from .._tensor import Tensor
 from .._autograd import grad_mode
-from .._autograd.function import Function
+from .._engine.function import Function
 
 
 def _leaf(x):

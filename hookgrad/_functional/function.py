@@ -19,7 +19,8 @@ from jax.custom_derivatives import SymbolicZero
 
 from .. import _mode
 from .._tensor import Tensor
-from .._autograd import function as _f
+from .._engine import function as _f
+from .._engine import function_apply as _apply
 
 
 class _FunctionalCtx(_f.FunctionCtx):
@@ -43,7 +44,7 @@ _CTX_INTERNAL = frozenset({"to_save", "_saved", "dirty_tensors", "non_differenti
 def functional_apply(cls, args, kwargs, has_setup):
     tpos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     if not tpos:
-        return _f._run_forward(cls, _FunctionalCtx(), args, kwargs, has_setup)
+        return _apply._run_forward(cls, _FunctionalCtx(), args, kwargs, has_setup)
     name = cls._backward_cls.__name__
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     in_info = tuple((tuple(args[i]._data.shape), args[i]._data.dtype) for i in tpos)
@@ -58,8 +59,8 @@ def functional_apply(cls, args, kwargs, has_setup):
         ctx = _FunctionalCtx()
         ctx.needs_input_grad = needs
         with _mode.functional_mode():
-            out = _f._run_forward(cls, ctx, tuple(targs), kwargs, has_setup)
-        _f._check_ctx_lists(ctx)
+            out = _apply._run_forward(cls, ctx, tuple(targs), kwargs, has_setup)
+        _apply._check_ctx_lists(ctx)
         box["struct"] = _structure(out, ctx, targs, tpos)
         return ctx, tuple(o._data for o in _tensor_outputs(out))
 
@@ -142,7 +143,7 @@ def _outputs(flat, struct, args):
         if dirty_pos is not None:  # an in-place Function: the caller's Tensor sees the write
             orig = args[dirty_pos]
             orig._data = t._data
-            _f._bump_version(orig)
+            _apply._bump_version(orig)
             t = orig
         outs.append(t)
     return tuple(outs) if multi else outs[0]

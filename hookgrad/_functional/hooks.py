@@ -36,7 +36,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from .. import _mode
 from .._tensor import Tensor
-from .._autograd import engine
+from .._engine import engine
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
 from .._autograd.saved import call_unpack_hook, hook_state

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from .hooks import FunctionalNode, _identity, _inexact, _wrap, open_tasks
 from .._tensor import Tensor
-from .._autograd import engine
+from .._engine import engine
 from .._autograd import hooks as _rules
 from .._autograd.backward_hook import NODE_NAME, as_hook_view
 from .._autograd.graph import _Node

@@ -1,8 +1,8 @@
 """The op table. Importing it attaches every op to ``Tensor`` as a method."""
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
-from . import gather, indexing, layout  # noqa: F401 - after shape: they use its helpers
-from . import nn_conv, nn_layers, nn_loss  # noqa: F401
+from . import gather, indexing, layout, repeat_interleave  # noqa: F401 - after shape: its helpers
+from . import nn_conv, nn_layers, nn_loss, nn_pad_fold  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
 from . import nn_pdist, nn_shuffle  # noqa: F401
 from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Tensor methods

@@ -2,7 +2,7 @@
 
 1. modes (``stages/modes.py``): an interceptor takes the call (compile's lineage,
    DTensor's stage, Python dispatch modes);
-2. forward AD (``_dual``, filled by ``_autograd/forward_ad.py`` while a level is open);
+2. forward AD (``_dual``, filled by ``_engine/forward_ad.py`` while a level is open);
 3. the functional backend (``_mode.state.backend``: inside ``hookgrad.func`` JAX
    differentiates, nothing is recorded);
 4. lazy and tiered values (``stages/values.py``, ``lazy.py``, ``tiered.py``);

@@ -13,7 +13,7 @@ it has already run with (its first call runs eagerly and raises any error then),
 concrete single-device arrays (never on tracers, so the compiled and functional modes see
 no change), and only ops without data-dependent shapes (``Op.jit``). A segment's first
 sightings run op by op through the ops' own jitted programs; from the ``COMPILE_AT``-th
-on, it is one jitted program (the tiering ``_ops/fusion.py`` uses for backward chains).
+on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backward chains).
 """
 import collections
 import contextlib
@@ -26,7 +26,7 @@ from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name fo
 from .. import _jax_trace
 from .._tensor import FORCE, Pending
 from . import tiered
-from .switch import Setting
+from .setting import Setting
 
 MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program

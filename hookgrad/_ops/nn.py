@@ -400,4 +400,3 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor:
                                                "keepdim": bool(keepdim)})
 
 
-_SOFTMAX_OPS = (SOFTMAX, LOG_SOFTMAX)  # re-exported for nn.functional

@@ -212,10 +212,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          f"size.")
-    if not isinstance(input._data, jax.core.Tracer) and input.numel():
-        lo, hi = _minmax(input._data)
-        if not (float(lo) >= 0.0 and float(hi) <= 1.0):
-            raise RuntimeError("all elements of input should be between 0 and 1")
+    for name, t in (("input", input), ("target", target)):  # PyTorch's kernel checks both
+        if not isinstance(t._data, jax.core.Tracer) and t.numel():
+            lo, hi = _minmax(t._data)
+            if not (float(lo) >= 0.0 and float(hi) <= 1.0):
+                raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     return apply(BCE, (input, target, weight), {"reduction": red})
 
 

@@ -197,6 +197,9 @@ class OpNode(_Node):
                 if hooked is None:
                     hooked = _unpack_hooked(self, as_tensors)
                 vals.append(hooked[i])
+        s = self._out_saved
+        if s.__class__ is tuple:  # the result PyTorch saves: changed in place, it fails
+            unpack_output(s, self, False)
         return vals
 
     def _apply(self, grads, create_graph):

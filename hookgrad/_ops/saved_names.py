@@ -44,10 +44,10 @@ class Spec:
         self.args = head.split()
         self.entries = [self._entry(e, op) for e in tail.split()]
         self.by_name = {e[0]: e for e in self.entries}
-        # ("extra", k): output k of an op with ``extras`` (which packs them under hooks)
+        # ("extra", k): output k (of the kernel, for an op with ``extras``, which packs them
+        # under hooks)
         self.pack = tuple(where if kind == _ARG else "result" if where == 0 else ("extra", where)
-                          for _, kind, where in self.entries
-                          if kind == _ARG or kind == _OUT and (where == 0 or op.extras))
+                          for _, kind, where in self.entries if kind in (_ARG, _OUT))
 
     def _entry(self, text, op):
         name, _, src = text.partition("=")

@@ -213,8 +213,9 @@ def _quantile(x, q, dim, keepdim, method, nan):
     return out
 
 
-# NOTE: one node (JAX's quantile) where PyTorch records sort, gather and lerp nodes
-_QUANTILE = defop("quantile", _quantile, "QuantileBackward0")
+# NOTE: one node (JAX's quantile) where PyTorch records sort, gather and lerp nodes; it
+# carries the name of PyTorch's last one
+_QUANTILE = defop("quantile", _quantile, "SqueezeBackward4")
 
 
 def _quantile_call(name, input, q, dim, keepdim, interpolation, nan):

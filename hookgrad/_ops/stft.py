@@ -13,7 +13,7 @@ from .. import _dtype, _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export
-from . import complex_numbers, nn_conv, spectral
+from . import complex_numbers, nn_pad_fold, spectral
 
 # PyTorch transposes its frames, and squeezes a 1-D signal's batch, in place
 # (``transpose_``, ``squeeze_``): the nodes are TransposeBackward1 and SqueezeBackward4
@@ -104,7 +104,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center:
         pad = n_fft // 2
         x = input.view([1] * (3 - input.ndim) + list(input.shape))
-        x = nn_conv.pad(x, [pad, pad], pad_mode)
+        x = nn_pad_fold.pad(x, [pad, pad], pad_mode)
         input = x.view(x.shape[-input.ndim:]) if input.ndim in (1, 2) else x
     complex_input = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     args = {"n_fft": n_fft, "hop_length": hop, "win_length": win, "window": window,

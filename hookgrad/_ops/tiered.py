@@ -40,7 +40,7 @@ import jax.extend.core
 import numpy as np
 
 from .. import _numpy_eval
-from .switch import Setting
+from .setting import Setting
 
 ENV = "HOOKGRAD_TIERED"
 MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
@@ -87,7 +87,7 @@ class Program:
         self.jitted = jax.jit(fn, **kw)
         self._sigs = {}
 
-    def _cache_size(self):  # as jax.jit's: programs compiled (read by _ops/fusion.py)
+    def _cache_size(self):  # as jax.jit's: programs compiled (read by _engine/fusion.py)
         return self.jitted._cache_size()
 
     def __call__(self, *args):

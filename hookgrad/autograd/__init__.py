@@ -10,7 +10,7 @@ from .._autograd.grad_mode import (_force_original_view_tracking,
                                    enforce_grad_layout_policy,
                                    inference_mode, is_grad_enabled, is_inference_mode_enabled,
                                    no_grad, set_grad_enabled, set_multithreading_enabled)
-from .._autograd.backward import backward, grad
+from .._engine.backward import backward, grad
 from .._ops.saved_names import SavedTensor
 from .._profiler import ProfilerActivity, kineto_available
 from .variable import Variable  # the module first: the ``variable`` function shadows it
@@ -49,7 +49,7 @@ def __getattr__(name):
         globals()[name] = mod = importlib.import_module(__name__ + "." + name)
         return mod
     if name in ("set_backward_fusion", "is_backward_fusion_enabled"):  # hookgrad's own
-        from .._ops import fusion
+        from .._engine import fusion
         return getattr(fusion, name)
     if name in ("set_lazy_forward", "is_lazy_forward_enabled"):
         from .._ops import lazy

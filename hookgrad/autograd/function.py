@@ -1,10 +1,10 @@
-"""``torch.autograd.function``'s path: the same module object as ``hookgrad._autograd.function``.
+"""``torch.autograd.function``'s path: the same module object as ``hookgrad._engine.function``.
 
 # NOTE: the public path aliases the internal module (one object, so attributes set on
 # either are seen by both); hookgrad's own modules import the internal path only.
 """
 import sys
 
-from .._autograd import function as _impl
+from .._engine import function as _impl
 
 sys.modules[__name__] = _impl

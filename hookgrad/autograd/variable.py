@@ -42,7 +42,7 @@ class Variable(metaclass=VariableMeta):
         (True, True)
     """
 
-    from .._autograd.engine import execution_engine as _execution_engine  # noqa: E402
+    from .._engine.engine import execution_engine as _execution_engine  # noqa: E402
 
 
 __getattr__ = _missing.module_getattr(__name__)

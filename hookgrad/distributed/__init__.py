@@ -32,14 +32,17 @@ from typing import Any
 
 import jax
 
-from .. import _backend_start, _missing
-from . import _between_processes
+from .. import _backend_start
+from . import _between_processes, _point_to_point
+from ._all_to_all import all_to_all, all_to_all_single
 from ._collectives import (ProcessGroup, all_gather, all_gather_into_tensor, all_reduce,
-                           broadcast, get_process_group_ranks, group, new_group, reduce,
-                           reduce_scatter, reduce_scatter_tensor)
+                           broadcast, gather, get_process_group_ranks, group, new_group,
+                           reduce, reduce_scatter, reduce_scatter_tensor, scatter)
 from ._collectives import _STATE as _GROUP, require as _require, resolve as _resolve
 from ._comm import GradBucket, ReduceOp, Work, hook_world_size
-from ._object_collectives import all_gather_object, broadcast_object_list
+from ._object_collectives import (all_gather_object, broadcast_object_list, gather_object,
+                                  scatter_object_list)
+from ._point_to_point import irecv, isend, recv, send
 from .device_mesh import DeviceMesh, init_device_mesh
 from . import tensor  # noqa: F401  (fills Tensor.placements' slot)
 
@@ -48,7 +51,9 @@ __all__ = ["init_process_group", "is_initialized", "is_available", "get_rank",
            "init_device_mesh", "GradBucket", "ReduceOp", "Work", "ProcessGroup", "group",
            "new_group", "get_process_group_ranks", "all_reduce", "reduce", "all_gather",
            "all_gather_into_tensor", "broadcast", "reduce_scatter", "reduce_scatter_tensor",
-           "all_gather_object", "broadcast_object_list", "is_gloo_available",
+           "gather", "scatter", "all_to_all", "all_to_all_single", "send", "recv", "isend",
+           "irecv", "all_gather_object", "broadcast_object_list", "gather_object",
+           "scatter_object_list", "is_gloo_available",
            "is_nccl_available", "is_mpi_available", "is_torchelastic_launched",
            "get_node_local_rank"]
 
@@ -276,10 +281,9 @@ def destroy_process_group(group: Any = None) -> None:
         jax.distributed.shutdown()
         _STATE["started_jax"] = False
     _between_processes.forget()
+    _point_to_point.forget()
     _GROUP["initialized"] = False
 
-
-all_to_all_single = _missing.not_implemented("torch.distributed.all_to_all_single")
 
 from .. import _missing as _m  # noqa: E402
 

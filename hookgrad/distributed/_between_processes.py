@@ -85,11 +85,17 @@ def collective(local, ranks: tuple[int, ...], kind: str, arg=None):
     'bor', 'bxor'), ``"gather"`` (rows of every rank, in ``ranks``' order) or
     ``"broadcast"`` (``arg``: the index in ``ranks`` of the source) of this process's
     array ``local`` with those of the processes ``ranks``."""
-    if not isinstance(local, jax.core.Tracer):
-        return _exchange(local, ranks, kind, arg)
     shape = local.shape if kind != "gather" else (len(ranks),) + local.shape
-    out = jax.ShapeDtypeStruct(shape, local.dtype)
+    return on_host(lambda value: _exchange(value, ranks, kind, arg), local, shape, local.dtype)
+
+
+def on_host(fn, local, shape, dtype):
+    """``fn(local)``, an exchange written for concrete arrays; inside a trace it runs
+    through an ordered ``io_callback`` (every process calls it in program order), its
+    result of ``shape`` and ``dtype``."""
+    if not isinstance(local, jax.core.Tracer):
+        return fn(local)
 
     def host(value):
-        return np.asarray(_exchange(value, ranks, kind, arg))
-    return io_callback(host, out, local, ordered=True)
+        return np.asarray(fn(value))
+    return io_callback(host, jax.ShapeDtypeStruct(shape, dtype), local, ordered=True)

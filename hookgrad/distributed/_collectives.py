@@ -19,7 +19,7 @@ from ._comm import ReduceOp, Work
 
 __all__ = ["ProcessGroup", "group", "new_group", "get_process_group_ranks", "all_reduce",
            "reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce_scatter",
-           "reduce_scatter_tensor"]
+           "reduce_scatter_tensor", "gather", "scatter"]
 
 _NOT_INIT = ("Default process group has not been initialized, please make sure to call "
              "init_process_group.")
@@ -267,3 +267,85 @@ def reduce_scatter_tensor(output: Any, input: Any, op: ReduceOp = ReduceOp.SUM,
         raise ValueError(f"reduce_scatter_tensor(): input of shape {tuple(input.shape)} must "
                          f"be {n} times output {tuple(output.shape)}")
     return _done([output], async_op)
+
+
+def root(g, rank, group_rank, what):
+    """The global rank of a rooted collective's root (``dst``/``src``; default: global
+    rank 0)."""
+    if rank is None and group_rank is None:
+        rank = 0
+    return _peer(g, rank, group_rank, what)
+
+
+def only_at_root(given, is_root, name, root_kind):
+    """PyTorch's check that the root (``destination``/``source``) passes a list and only
+    it."""
+    if is_root and not given:
+        raise ValueError(f"Argument ``{name}`` must be specified on {root_kind} rank.")
+    if not is_root and given:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{root_kind} ranks.")
+
+
+def _rooted(tensor, fn, group, rank, group_rank, what, listed, name):
+    """The group, root and list (only the root passes one, one tensor per rank) of a
+    rooted collective (``gather``, ``scatter``), checked as PyTorch checks them."""
+    _check(tensor, fn)
+    g = resolve(group)
+    rank = root(g, rank, group_rank, what)
+    only_at_root(listed, jax.process_index() == rank, name,
+                 {"dst": "destination", "src": "source"}[what])
+    for i, t in enumerate(listed or ()):
+        _check(t, fn, f"{name}[{i}]")
+    if listed and g.rank() >= 0 and len(listed) != g.size():
+        raise ValueError(f"{fn}(): {name} must hold {g.size()} tensors (one per rank of the "
+                         f"group), got {len(listed)}")
+    return g, rank, listed or []
+
+
+def gather(tensor: Any, gather_list: list[Any] | None = None, dst: int | None = None,
+           group: Any = None, async_op: bool = False,
+           group_dst: int | None = None) -> Work | None:
+    """Gather every process's ``tensor`` into ``gather_list`` (one tensor per process of the
+    group, in rank order) on the process of global rank ``dst`` (or group rank
+    ``group_dst``; default: global rank 0); the other processes pass no list.
+
+    ::
+
+        gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None)
+
+    Every process's ``tensor`` has the same shape and dtype.
+    """
+    g, dst, gather_list = _rooted(tensor, "gather", group, dst, group_dst, "dst",
+                                  gather_list, "gather_list")
+    if g.rank() < 0:
+        return _done([], async_op)
+    rows = _gather(tensor, g)
+    for out, row in zip(gather_list, rows):
+        _write(out, row)
+    return _done(gather_list, async_op)
+
+
+def scatter(tensor: Any, scatter_list: list[Any] | None = None, src: int | None = None,
+            group: Any = None, async_op: bool = False,
+            group_src: int | None = None) -> Work | None:
+    """Give the process of group rank ``r`` entry ``r`` of ``scatter_list``, the list the
+    process of global rank ``src`` (or group rank ``group_src``; default: global rank 0)
+    passes, in its ``tensor``; the other processes pass no list.
+
+    ::
+
+        scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None)
+    """
+    g, src, scatter_list = _rooted(tensor, "scatter", group, src, group_src, "src",
+                                   scatter_list, "scatter_list")
+    if g.rank() < 0:
+        return _done([], async_op)
+    if scatter_list:
+        rows = jax.numpy.stack([t._data.astype(tensor._data.dtype) for t in scatter_list])
+    else:   # what the source sends; this process's rows are not read
+        rows = jax.numpy.zeros((g.size(),) + tuple(tensor.shape), tensor._data.dtype)
+    if g.size() > 1:
+        rows = _between_processes.collective(rows, g.ranks(), "broadcast",
+                                             g.ranks().index(src))
+    _write(tensor, rows[g.rank()])
+    return _done([tensor], async_op)

@@ -18,6 +18,7 @@ from jax.sharding import PartitionSpec
 
 from .. import _missing
 from .._compile import sharding as _sharding
+from . import _fsdp_processes
 
 __all__ = ["fully_shard", "fsdp_rules", "OffloadPolicy", "CPUOffloadPolicy",
            "MixedPrecisionPolicy", "FullyShardedDataParallel"]
@@ -51,6 +52,18 @@ def fsdp_rules(mesh: Any, axis: str = "data") -> Callable[[str, Any], PartitionS
     return rule
 
 
+def _mesh_processes(mesh):
+    """The processes a ``fully_shard`` mesh spans in a job of several (default: all)."""
+    if mesh is None:
+        return tuple(range(jax.process_count()))
+    jm = _jax_mesh(mesh)
+    if jm.devices.ndim != 1:
+        raise NotImplementedError(
+            "hookgrad does not implement torch.distributed.fsdp.fully_shard over a "
+            f"{jm.devices.ndim}-D mesh across processes yet (HSDP): pass a 1-D mesh")
+    return tuple(sorted({d.process_index for d in jm.devices.flat}))
+
+
 def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data",
                 reshard_after_forward: bool = True, **kwargs: Any) -> Any:
     """Shard ``module``'s parameters (and their ``.grad`` and optimizer state) over the
@@ -62,9 +75,16 @@ def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data
         fully_shard(module, *, mesh=None, batch_axis="data", reshard_after_forward=True)
 
     ``mesh``: a ``DeviceMesh`` or ``jax.sharding.Mesh`` (default: a 1-D mesh named
-    ``batch_axis`` over all devices). Within one process only: in a job of several
-    processes it raises ``NotImplementedError``. ``reshard_after_forward`` and PyTorch's other
+    ``batch_axis`` over all devices). ``reshard_after_forward`` and PyTorch's other
     options are accepted; XLA decides when gathered parameters are freed.
+
+    In a job of several processes (``init_process_group``) it is PyTorch's FSDP2 between
+    them: each process keeps its rows of every parameter (dimension 0 split as
+    ``torch.chunk`` splits it) as the module's parameters, gathers them for the forward
+    and gets the processes' averaged gradient for its rows; each process runs the module
+    on its own batch, eagerly or in compiled steps. The parameters are those shards (plain
+    Tensors, not DTensors): ``get_model_state_dict(model,
+    options=StateDictOptions(full_state_dict=True))`` gathers the full ones.
 
     Example::
 
@@ -73,13 +93,7 @@ def fully_shard(module: Any, *, mesh: Any = None, batch_axis: str | None = "data
     """
     from . import is_initialized
     if is_initialized() and jax.process_count() > 1:
-        # NOTE: a torchrun-style job gives each process its own batch; a sharded step takes
-        # its arguments as global arrays, so the processes' batches would be misread
-        raise NotImplementedError(
-            "hookgrad does not implement torch.distributed.fsdp.fully_shard across "
-            f"processes yet (this job has {jax.process_count()}): use "
-            "DistributedDataParallel, which averages the processes' gradients, or shard "
-            f"within one process (see {_missing.COVERAGE})")
+        return _fsdp_processes.shard_module(module, _mesh_processes(mesh))
     if mesh is None:
         from .device_mesh import init_device_mesh
         mesh = init_device_mesh(jax.default_backend().replace("gpu", "cuda"),

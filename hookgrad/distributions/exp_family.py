@@ -33,7 +33,7 @@ class ExponentialFamily(Distribution):
 
     def entropy(self) -> Tensor:
         """The entropy ``F(theta) - <theta, grad F(theta)> - E[k(x)]``."""
-        from .._autograd.backward import grad
+        from .._engine.backward import grad
         params = [p.detach().requires_grad_() for p in self._natural_params]
         log_norm = self._log_normalizer(*params)
         grads = grad(log_norm.sum(), params, create_graph=True)

@@ -82,7 +82,7 @@ def _kl_expfamily_expfamily(p, q):
     if not type(p) == type(q):
         raise NotImplementedError("The cross KL-divergence between different exponential "
                                   "families cannot be computed using Bregman divergences")
-    from .._autograd.backward import grad
+    from .._engine.backward import grad
     from ._transform import _sum_rightmost
     p_params = [t.detach().requires_grad_() for t in p._natural_params]
     q_params = q._natural_params

@@ -6,7 +6,8 @@ import math
 from .. import _factory
 from .._ops.nn import relu
 from .._ops.nn_conv import (_ntuple, avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d,
-                            max_pool2d, max_pool3d, pad)
+                            max_pool2d, max_pool3d)
+from .._ops.nn_pad_fold import pad
 from .._tensor import Tensor
 from .. import _errors
 

@@ -334,6 +334,11 @@ class _CompiledForward:
             self._cache[key] = _EAGER
             return _EAGER
         self.trace_count += 1
+        return self._keep(key, entry, jitted, traced, diff)
+
+    def _keep(self, key, entry, jitted, traced, diff):
+        """``entry`` filled from the program ``jitted`` traced (and its backward, where
+        something is differentiable), cached under ``key``."""
         entry.jaxpr = traced.jaxpr
         entry.check_src = _checks.sources(entry, traced.jaxpr)
         entry.fwd = jitted

@@ -20,8 +20,8 @@ from .._ops.nn import (celu, cosine_similarity, elu, gelu, glu, hardshrink, hard
 from .._ops.nn_conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                             avg_pool1d, avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d,
                             conv_transpose1d, conv_transpose2d, conv_transpose3d,
-                            fold, max_pool1d, max_pool2d,
-                            max_pool3d, pad, unfold)
+                            max_pool1d, max_pool2d, max_pool3d)
+from .._ops.nn_pad_fold import fold, pad, unfold
 from .._ops.nn_layers import (batch_norm, dropout, dropout1d, dropout2d, dropout3d, embedding,
                               group_norm, instance_norm, one_hot, rms_norm,
                               scaled_dot_product_attention)

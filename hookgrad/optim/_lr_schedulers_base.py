@@ -28,6 +28,17 @@ def _group_values(optimizer, key):
             for g in optimizer.param_groups]
 
 
+def _per_group(name, optimizer, value):
+    """``value`` for each parameter group: a list of one per group, or one for all."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has {n}.")
+        return [v.clone() if isinstance(v, Tensor) else v for v in value]
+    return [value.clone() if isinstance(value, Tensor) else value] * n
+
+
 def _set_group_lr(group, value):
     if isinstance(group["lr"], Tensor):  # keep the Tensor object: it may be shared
         group["lr"].fill_(float(value))

@@ -36,10 +36,10 @@ from .optimizer import Optimizer  # noqa: F401
 from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, CosineAnnealingLR,  # noqa: F401
                                   ExponentialLR, LambdaLR, LinearLR, LRScheduler, MultiStepLR,
                                   StepLR)
-from ._lr_cyclic import CyclicLR  # noqa: F401
-from ._lr_schedulers_more import (ChainedScheduler, ConstantLR,  # noqa: F401
-                                  CosineAnnealingWarmRestarts, MultiplicativeLR, OneCycleLR,
-                                  PolynomialLR, ReduceLROnPlateau, SequentialLR)
+from ._lr_composite import ChainedScheduler, SequentialLR  # noqa: F401
+from ._lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: F401
+from ._lr_factor import ConstantLR, MultiplicativeLR, PolynomialLR  # noqa: F401
+from ._lr_plateau import ReduceLROnPlateau  # noqa: F401
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "LinearLR", "MultiplicativeLR", "ConstantLR", "PolynomialLR",

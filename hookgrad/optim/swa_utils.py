@@ -24,8 +24,7 @@ from .._dtype import int64
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.modules.normalization import _BatchNorm
-from ._lr_schedulers_base import LRScheduler
-from ._lr_schedulers_more import _per_group
+from ._lr_schedulers_base import LRScheduler, _per_group
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]

@@ -69,7 +69,7 @@ def _flat(t):
 def analytic_vjp(fn, args, diff, cotangents, create_graph=False) -> list[Tensor]:
     """Gradients of ``sum_k <cotangents[k], outputs[k]>`` w.r.t. ``args[i]``, i in ``diff``
     (zeros where an input is unused)."""
-    from .._autograd.backward import grad
+    from .._engine.backward import grad
     outs = float_outputs(fn(*args))
     inputs = [args[i] for i in diff]
     used = [(o, v) for o, v in zip(outs, cotangents) if o.requires_grad]

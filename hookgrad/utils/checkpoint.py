@@ -28,10 +28,9 @@ from .._random import GLOBAL as _KEY
 from .._compile.host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._autograd import grad_mode
-from .._autograd.engine import current_graph_task_id
-from .._autograd.saved import SavedTensor
-from .._autograd.function import Function
-from .._autograd.graph import saved_tensors_hooks
+from .._engine.engine import current_graph_task_id
+from .._autograd.saved import SavedTensor, saved_tensors_hooks
+from .._engine.function import Function
 from .. import _errors
 from ._selective_checkpoint import (CheckpointPolicy, SelectiveCheckpointContext,
                                     create_selective_checkpoint_contexts)
@@ -127,7 +126,7 @@ class CheckpointFunction(Function):
         if not outs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        from .._autograd.backward import backward
+        from .._engine.backward import backward
         backward(outs, gs)
         return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None
                                     for a in detached)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._tensor import Tensor
-from .._autograd.engine import current_graph_task_id, queue_callback
+from .._engine.engine import current_graph_task_id, queue_callback
 from .._autograd.graph import register_multi_grad_hook
 from .. import _errors
 

@@ -460,7 +460,7 @@ def test_legacy_resize_function():
 
 
 def test_backward_with_create_graph_warns_about_the_cycle(monkeypatch):
-    from hookgrad._autograd import backward as bw
+    from hookgrad._engine import backward as bw
     monkeypatch.setitem(bw._warn_state, "cycle_warned", False)  # once per process
     x = hg.tensor([1.0, 2.0], requires_grad=True)
     with pytest.warns(UserWarning, match=r"Using backward\(\) with create_graph=True will "

@@ -701,7 +701,7 @@ def test_instantiating_a_function_is_deprecated():
 
 
 def test_function_ctx_and_exports():
-    from hookgrad._autograd import function as fmod
+    from hookgrad._engine import function as fmod
     assert hg.autograd.FunctionCtx is fmod.FunctionCtx
     assert hg.autograd.once_differentiable is fmod.once_differentiable
     assert issubclass(hg.autograd.Function, fmod.FunctionCtx)

@@ -1,4 +1,4 @@
-"""Fused backward (hookgrad/_ops/fusion.py): chains of hook-free op nodes run as one
+"""Fused backward (hookgrad/_engine/fusion.py): chains of hook-free op nodes run as one
 compiled program from the second backward of the same graph shape on (from the first when
 two or more of its nodes' programs were never compiled). Nothing a user can observe
 changes: gradients (to float rounding), hook order, errors. Scenarios run each graph three
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._ops import fusion
+from hookgrad._engine import fusion
 from tests.differential import py, raises, same_as_torch
 
 X = [[0.1, -0.4, 0.7], [0.3, 0.2, -0.9]]

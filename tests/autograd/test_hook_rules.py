@@ -359,7 +359,7 @@ def test_will_engine_execute_node_during_backward():
 
 
 def test_create_graph_warning_once_per_process_unless_warn_always(monkeypatch):
-    from hookgrad._autograd import backward as bw
+    from hookgrad._engine import backward as bw
     monkeypatch.setitem(bw._warn_state, "cycle_warned", False)
     x = hg.tensor([1.0, 2.0], requires_grad=True)
     match = (r"Using backward\(\) with create_graph=True will create a reference cycle between "

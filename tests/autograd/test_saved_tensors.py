@@ -205,7 +205,7 @@ def test_save_on_cpu_round_trip_lands_in_device_memory(pinned):
     # save_on_cpu's move and its way back, on the CPU device standing in for an
     # accelerator: a pinned-host copy must come back in the device's default memory
     import jax
-    from hookgrad._autograd.graph import _offload, _restore
+    from hookgrad._autograd.saved import _offload, _restore
     dev = jax.devices()[0]
     arr = jax.numpy.arange(6.0).reshape(2, 3)
     host = _offload(arr, dev, pinned)

@@ -86,7 +86,8 @@ SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nod
                          "node carrying PyTorch's last node name", _fewer_nodes)]
 # programs whose first difference a docs/differences.md row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
-               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median"}
+               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median", "ndtri",
+               "polar"}
 _SHAPE_ONLY = {"gather", "take"}
 
 
@@ -130,10 +131,15 @@ def _called(src):
     return set(re.findall(r"\.(\w+)\(", src.split(": ", 1)[-1]))
 
 
+# the generator's steps PyTorch builds from several nodes (composite losses)
+_COMPOSITE = {"einsum", "l1_loss", "kl_div"}
+
+
 def _several_nodes(tag):
-    """An op PyTorch records as several nodes: ``einsum``, op-table rows marked shallow."""
+    """An op PyTorch records as several nodes: ``einsum``, ``l1_loss``, ``kl_div``,
+    op-table rows marked shallow."""
     row = _row(tag)
-    return _op(tag) == "einsum" or (row is not None and "shallow" in row.flags)
+    return _op(tag) in _COMPOSITE or (row is not None and "shallow" in row.flags)
 
 
 def _saved_differs(tag):
@@ -149,23 +155,24 @@ def _saved_differs(tag):
     return N.DIFFERS.get(row.id) in (N._SHAPE_ONLY, N._LAYOUT, N._INDEX)
 
 
-# PyTorch's node names (in its "modified by an inplace operation" message) of those ops
-_RECOMPUTED_NODES = {"Reciprocal", "Sqrt", "Rsqrt", "Prod", "Std", "Var", "Amax", "Amin", "Max",
-                     "Min", "LinalgVectorNorm", "Norm", "Logsumexp", "Cumprod", "Pow", "Tan",
-                     "Tanh", "Sigmoid", "Exp",
-                     # docs/differences.md's `_foreach_*` row: the list's node saves the inputs
-                     "ForeachExp", "ForeachSqrt", "ForeachSigmoid", "ForeachTanh",
-                     "ForeachExpm1", "ForeachReciprocal"}
+# docs/differences.md's `_foreach_*` row: the list's node saves the inputs where PyTorch's
+# saves the results (PyTorch's node names, as its "modified by an inplace operation" names)
+_FOREACH_RESULTS = {"exp", "sqrt", "sigmoid", "tanh", "expm1", "reciprocal"}
+_FOREACH_RESULT_NODES = {"Foreach" + n.capitalize() for n in _FOREACH_RESULTS}
 
 
-def _result_changed_in_place(program, diff):
-    """PyTorch's backward fails because a saved result was changed in place: hookgrad
-    computes the result again from the inputs, which did not change."""
+def _foreach_saves_inputs(tag):
+    return _op(tag) in {"_foreach_" + n for n in _FOREACH_RESULTS}
+
+
+def _foreach_result_changed_in_place(program, diff):
+    """PyTorch's backward fails because a saved ``_foreach_*`` result was changed in place:
+    hookgrad's list node saved the inputs, which did not change."""
     if diff.kind != "raises-only-torch":
         return False
     m = re.search(r"modified by an inplace operation: .*? which is output 0 of (\w+?)\d*,",
                   diff.torch[1])
-    return m is not None and m.group(1) in _RECOMPUTED_NODES
+    return m is not None and m.group(1) in _FOREACH_RESULT_NODES
 
 
 def _result_node_second_order(program, diff):
@@ -183,6 +190,7 @@ def _result_node_second_order(program, diff):
 
 
 _INPLACE = {"mul_", "add_", "sigmoid_", "clamp_", "setitem", "relu_", "copy_"}
+_INPLACE |= {tag + "+saved_hooks" for tag in _INPLACE}  # the generator's in-place steps
 
 
 def _inplace_on_several_nodes(program, diff):
@@ -205,8 +213,8 @@ def _inplace_on_view_as_real(program, diff):
 
 def _written_in_place(program, diff, made):
     """Whether a line up to the difference writes in place into a variable of ``made``."""
-    return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src).group(1) in made
-               for tag, src in program.lines[:diff.line + 1])
+    return any(tag in _INPLACE and re.match(r"^([ay]\d+)", src.split(": ", 1)[-1]).group(1)
+               in made for tag, src in program.lines[:diff.line + 1])
 
 
 def _node_hook_on_several_nodes(program, diff):
@@ -280,11 +288,14 @@ def _result_hook_second_order(program, diff):
     """Under create_graph PyTorch's second backward passes through a saved result, so a
     tensor or multi-grad hook on that result fires there (mode ``'any'``: with the result's
     gradient first); hookgrad's reaches the input without passing through the result."""
-    if "create_graph" not in program.flags or not re.match(r"^[tm]\d+$", str(diff.label)):
+    labels = [lab for lab in [diff.label] + [x[0] for x in (diff.hookgrad, diff.torch)
+                                              if isinstance(x, (list, tuple)) and x]
+              if re.match(r"^[tm]\d+$", str(lab))]  # the hook may have run on one side only
+    if "create_graph" not in program.flags or not labels:
         return False
     hooked = set()
     for _, src in program.lines:
-        if f"('{diff.label}')" in src:
+        if any(f"('{lab}'" in src for lab in labels):
             hooked |= set(re.findall(r"\b[ay]\d+\b", src.split("mh(")[0].split("th(")[0]))
     return any(src.split(" = ")[0] in hooked and _op(tag) in _RECOMPUTED
                for tag, src in program.lines if " = " in src)
@@ -300,6 +311,16 @@ def _other_saved_modified(ops):
             "modified by an inplace operation" in d[1] for d in (diff.hookgrad, diff.torch)) \
             and any(ops(tag) if callable(ops) else _op(tag) in ops for tag, _ in program.lines)
     return match
+
+
+def _shape_only_changed_in_place(program, diff):
+    """PyTorch's backward fails because a tensor ``gather``/``take`` saved whole was changed
+    in place (through a view, the message names the write's node): hookgrad kept its shape."""
+    return diff.kind == "raises-only-torch" and \
+        "modified by an inplace operation" in diff.torch[1] and \
+        any(_op(tag) in _SHAPE_ONLY or tag.startswith("table:") and _called(src) & _SHAPE_ONLY
+            for tag, src in program.lines[:diff.line]) and \
+        any(tag in _INPLACE for tag, _ in program.lines[:diff.line])
 
 
 def _either(*matchers):
@@ -363,10 +384,9 @@ SKIP = [
          _layer_norm_rounding),
     Rule("saved_result_recomputed", "`_saved_*` of ops whose result PyTorch saves but hookgrad "
          "recomputes (sqrt, rsqrt, tan, reciprocal, ...) | pack hooks see the result, as "
-         "PyTorch's, and then the input; changing the result in place does not fail backward",
-         _either(_saved_by_readme(_RECOMPUTED), _result_changed_in_place,
-                 _result_grad_second_order, _result_node_second_order,
-                 _result_hook_second_order)),
+         "PyTorch's, and then the input",
+         _either(_saved_by_readme(_RECOMPUTED), _result_grad_second_order,
+                 _result_node_second_order, _result_hook_second_order)),
     Rule("several_nodes_saved", "Ops PyTorch builds from several nodes | saved-tensor hooks see "
          "what the one node saves", _either(_saved_by_readme(_several_nodes),
                                             _other_saved_modified(_several_nodes))),
@@ -393,17 +413,33 @@ SKIP = [
     Rule("scatter_small_index", "`scatter`/`scatter_add` with an `index` smaller than `src` | "
          "`src` gets its gradient", _torch_message(
              r"^Function Scatter(Add)?Backward0 returned an invalid gradient at index 1")),
+    Rule("saved_hooks_in_a_create_graph_backward", "The graph a backward records under "
+         "`create_graph=True` ... | one node per backward ... saved-tensor hooks active during "
+         "that backward see what each such node saves",
+         _saved_by_readme(lambda tag: tag == "create_graph")),
     Rule("create_graph_zeros", "The graph a backward records under `create_graph=True` | an "
          "input the derivative does not depend on gets zeros, not None; a gradient that depends "
          "on no input still requires grad", _zeros_for_none),
     Rule("saved_shape_only", "some ops save a whole tensor (`gather`, `take`, ...) | where "
-         "hookgrad keeps only a shape",
-         _either(_saved_by_readme(_SHAPE_ONLY), _other_saved_modified(_SHAPE_ONLY))),
+         "hookgrad keeps only a shape, ... (and changing that tensor in place does not fail "
+         "backward)", _either(_saved_by_readme(_SHAPE_ONLY), _other_saved_modified(_SHAPE_ONLY),
+                              _shape_only_changed_in_place)),
+    Rule("foreach_saves_inputs", "`_foreach_*` ops | ... the node saves the inputs where "
+         "PyTorch's saves the results (exp, sqrt, sigmoid, tanh, expm1, reciprocal), so a "
+         "result changed in place does not fail backward",
+         _either(_saved_by_readme(_foreach_saves_inputs), _foreach_result_changed_in_place)),
 ]
 
 
+# Bugs the fuzzer found that are not fixed yet: each names its open issue and the strict
+# xfail test that reproduces it (tests/ops/test_fuzz_classes.py); a program they match is
+# "known", not "differs". NOTE: this is a to-do list, not a docs/differences.md rule: fixing
+# the bug turns its xfail into a failure, and the entry is then removed.
 def _inplace_on_linear_of_a_vector(program, diff):
-    # ``y = F.linear(v, w, b)`` with a 1-d ``v`` (a view of addmm's result), then ``y.op_()``
+    # ``y = F.linear(v, w, b)`` with a 1-d ``v`` (a view of addmm's result), ``y.op_()``,
+    # then another in-place op: the version error names another node
+    if diff.kind != "error-message":
+        return False
     src = "\n".join(line for _, line in program.lines)
     for y, v in re.findall(r"(?:^\s*|: )(\w+) = F\.linear\((\w+), \w+, ", src, re.M):
         vector = re.search(rf"^\s*{v} = L\.tensor\(\[(?!\[)", src, re.M)
@@ -412,22 +448,13 @@ def _inplace_on_linear_of_a_vector(program, diff):
     return False
 
 
-# Bugs the fuzzer found that are not fixed yet: each names its open issue and the strict
-# xfail test that reproduces it (tests/ops/test_fuzz_classes.py); a program they match is
-# "known", not "differs". NOTE: this is a to-do list, not a docs/differences.md rule: fixing
-# the bug turns its xfail into a failure, and the entry is then removed.
 KNOWN_BUGS = [
-    Rule("inplace_on_linear_of_a_vector", "issue 34 (open): an in-place op on `F.linear` of "
-         "a vector with a bias (a view of addmm's result) names `Sigmoid` where PyTorch names "
-         "`AsStrided` in the version error, and a backward through a create_graph=True "
-         "gradient of it runs a first-graph node twice (the freed-graph error); "
-         "test_double_backward_after_an_inplace_op_on_a_view",
-         _inplace_on_linear_of_a_vector),
-    Rule("result_not_saved", "issue 34 (open): `ldexp` and `special.erfcx` do not save their "
-         "result as PyTorch's do: an in-place write to it does not make backward raise; "
-         "test_an_inplace_write_to_a_saved_result_fails_backward",
-         _torch_message(r"modified by an inplace operation.*output 0 of "
-                        r"(Ldexp|SpecialErfcx)"))]
+    Rule("inplace_on_linear_of_a_vector", "issue 34 (open): after a second in-place op on "
+         "`F.linear` of a vector with a bias (a view of addmm's result), the version error "
+         "names `Sigmoid` where PyTorch's sometimes names `AsStrided` (which, depends on "
+         "whether PyTorch's weak reference to the first in-place node is still alive); "
+         "test_the_version_error_after_two_inplace_ops_on_a_view_names_its_node",
+         _inplace_on_linear_of_a_vector)]
 
 
 class Diff:

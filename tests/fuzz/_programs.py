@@ -469,7 +469,7 @@ class _Gen:
 
     def functional(self):
         kind = self.r.choice(["linear", "conv1d", "layer_norm", "cross_entropy", "mse_loss",
-                              "gelu", "softplus", "nll_loss"])
+                              "gelu", "softplus", "nll_loss", "loss"])
         if kind == "linear":
             x = self.pick_or_leaf()
             k, m = x.shape[-1], self.r.choice(DIMS)
@@ -504,6 +504,12 @@ class _Gen:
         elif kind == "mse_loss":
             x = self.pick_or_leaf()
             self.forward(kind, x, f"F.mse_loss({x.name}, {self.const(x.shape)})", ())
+        elif kind == "loss":  # a pointwise loss with each reduction
+            x = self.pick_or_leaf()
+            fn, src = self.r.choice(_LOSSES)
+            red = self.r.choice(["mean", "sum", "none"])
+            self.forward(fn, x, f"F.{fn}({src.format(x.name)}, {self.const(x.shape)}, "
+                                f"reduction='{red}')", x.shape if red == "none" else ())
         else:
             x = self.pick_or_leaf()
             self.forward(kind, x, f"F.{kind}({x.name})", x.shape)
@@ -558,16 +564,29 @@ class _Gen:
             x = self.pick_or_leaf()  # in place on a leaf: both must raise
         if len(self.families.get(x.family, ())) > 1:
             self.flags.add("inplace_on_view")
-        f = self.r.choice(["mul_(2)", "add_(1)", "sigmoid_()", "clamp_(-1, 1)", "[0] = 0.5",
-                           "relu_()", "copy_"])
-        if f == "[0] = 0.5":
-            self.emit("setitem", f"{x.name}[0] = 0.5")
-        elif f == "copy_":
-            self.emit("copy_", f"{x.name}.copy_({self.const(x.shape)})")
-        else:
-            self.emit(f.split("(")[0], f"{x.name}.{f}")
+        for _ in range(self.r.choice([1, 1, 1, 2, 3])):  # sometimes a chain on one tensor
+            self.inplace_line(x)
         if self.r.random() < 0.5:
             self.emit("inplace", f"obs('{x.name}', {x.name})")
+
+    def inplace_line(self, x):
+        f = self.r.choice(["mul_(2)", "add_(1)", "sigmoid_()", "clamp_(-1, 1)", "[0] = 0.5",
+                           "relu_()", "copy_", "[...] = 0.25", "[..., 0] = 0.5", "[...] = v"])
+        if f == "[...] = v":  # a broadcast copy into the whole tensor
+            line = f"{x.name}[...] = {self.const(x.shape[1:])}"
+        elif f.startswith("["):
+            line = f"{x.name}{f}"
+        elif f == "copy_":
+            line = f"{x.name}.copy_({self.const(x.shape)})"
+        else:
+            line = f"{x.name}.{f}"
+        tag = "setitem" if f.startswith("[") else f.split("(")[0]
+        if self.r.random() < 0.1:  # what the in-place op's node saves, packed
+            self.hooks += 1
+            s = f"s{self.hooks}"
+            line = f"with L.autograd.graph.saved_tensors_hooks(pack('{s}'), unpack('{s}')): {line}"
+            tag += "+saved_hooks"
+        self.emit(tag, line)
 
     def hook(self):
         self.hooks += 1
@@ -623,7 +642,7 @@ class _Gen:
         self.emit("loss", f"loss = {loss}")
         grads = [v for v in self.vars if v.grad]
         kind = self.r.choice(["backward", "backward", "retain_graph", "inputs", "grad",
-                              "create_graph", "edge", "multi_output"])
+                              "create_graph", "edge", "multi_output", "grad_outputs"])
         leaves = [v for v in self.vars if v.leaf]
         some = self.r.sample(grads, min(len(grads), self.r.randint(1, 3)))
         names = ", ".join(v.name for v in some)
@@ -640,9 +659,21 @@ class _Gen:
             rg = self.r.choice(["", ", retain_graph=True"])
             self.emit(kind, f"gs = L.autograd.grad(loss, [{names}], allow_unused=True{rg})")
             self.emit(kind, "obs('gs', gs, False)")
+        elif kind == "grad_outputs":  # a non-scalar output's gradient, weighted
+            other = self.r.choice(outs)
+            go = self.r.choice([f"L.full_like({other.name}, 0.5)", f"{other.name}.detach()"])
+            self.emit(kind, f"gs = L.autograd.grad([{other.name}], [{names}], grad_outputs=[{go}], "
+                            "allow_unused=True)")
+            self.emit(kind, "obs('gs', gs, False)")
         elif kind == "create_graph":
             self.flags.add("create_graph")
-            self.emit(kind, f"gs = L.autograd.grad(loss, [{names}], create_graph=True, allow_unused=True)")
+            line = f"gs = L.autograd.grad(loss, [{names}], create_graph=True, allow_unused=True)"
+            if self.r.random() < 0.2:  # what the recorded backward saves, packed
+                self.hooks += 1
+                line = (f"with L.autograd.graph.saved_tensors_hooks(pack('s{self.hooks}'), "
+                        f"unpack('s{self.hooks}')): {line}")
+                self.flags.add("saved_create_graph")
+            self.emit(kind, line)
             self.emit(kind, "obs('gs', gs, False)")
             self.emit(kind, "g2 = sum((g * g).sum() for g in gs if g is not None)")
             if self.r.random() < 0.5:
@@ -666,6 +697,12 @@ class _Gen:
         seen = [v for v in self.vars if v.leaf or v.retained]
         for v in dict.fromkeys(seen + leaves):
             self.emit("grad", f"obs('{v.name}.grad{suffix}', {v.name}.grad, False)")
+
+
+# pointwise losses against a constant target: (name, input expression); bce takes (0, 1)
+_LOSSES = [("l1_loss", "{}"), ("smooth_l1_loss", "{}"), ("huber_loss", "{}"),
+           ("binary_cross_entropy", "{}.sigmoid()"), ("kl_div", "{}.log_softmax(-1)"),
+           ("soft_margin_loss", "{}"), ("mse_loss", "{}")]
 
 
 def generate(seed, ops=None, table=True):

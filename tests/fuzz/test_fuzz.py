@@ -243,3 +243,46 @@ def test_rules_name_second_order_hooks_on_a_recomputed_result_and_foreach_grad_l
                                 set())
     zeros = H.Diff(1, "a1.grad1", "structure", [], {"value": [[0.0, -0.0]]}, None)
     assert H._foreach_unused_zeros(foreach, zeros)
+
+
+def test_rules_name_a_hook_one_side_ran_a_gather_input_written_and_foreach_packs():
+    # a tensor hook on cumprod's result that only PyTorch's second backward runs (the
+    # first differing log entry is hookgrad's next one); a tensor gather saved whole,
+    # written in place; a `_foreach_exp` pack of the input where PyTorch packs the result
+    hook = _programs.Program(0, [
+        ("leaf", "a1 = L.tensor([[1.5, 0.5]], requires_grad=True)"),
+        ("cumprod", "y2 = a1.cumprod(0)"),
+        ("th", "y2.register_hook(th('t3', 2.0))"),
+        ("autograd.grad", "gs = L.autograd.grad(y2.sum(), [a1], create_graph=True)")],
+        {"create_graph"})
+    diff = H.Diff(3, "g2", "hook-log", (), ("g2", [None]), ("t3", {"value": [[1.0]]}))
+    assert H._result_hook_second_order(hook, diff)
+    gather = _programs.Program(0, [
+        ("leaf", "a1 = L.tensor([[1.5, 0.5]], requires_grad=True)"),
+        ("gather", "y2 = a1.tanh().gather(0, L.tensor([[0, 0]]))"),
+        ("setitem", "a1[0] = 0.5"),
+        ("backward", "y2.sum().backward()")], set())
+    written = H.Diff(3, "raises", "raises-only-torch", (), None,
+                     ["RuntimeError", "one of the variables needed for gradient computation "
+                      "has been modified by an inplace operation: ..."])
+    assert H._shape_only_changed_in_place(gather, written)
+    gather.lines[2] = ("leaf", "a3 = L.ones(2)")
+    assert not H._shape_only_changed_in_place(gather, written)
+    foreach = _programs.Program(0, [
+        ("table:_foreach_exp+saved_hooks", "with L.autograd.graph.saved_tensors_hooks("
+         "pack('s2'), unpack('s2')): y7 = L._foreach_exp([a3, a6])[1]")], set())
+    packed = H.Diff(0, "s2.pack", "value", ["value"], {"value": [0.5]}, {"value": [1.6]})
+    rule = next(r for r in H.SKIP if r.name == "foreach_saves_inputs")
+    assert rule.match(foreach, packed)
+    foreach.lines[0] = ("table:_foreach_sin+saved_hooks", foreach.lines[0][1])
+    assert not rule.match(foreach, packed)
+    backward = _programs.Program(0, [
+        ("leaf", "a1 = L.tensor([[1.5, 0.5]], requires_grad=True)"),
+        ("create_graph", "with L.autograd.graph.saved_tensors_hooks(pack('s1'), unpack('s1')): "
+                         "gs = L.autograd.grad((a1 * a1).sum(), [a1], create_graph=True)")],
+        {"create_graph", "saved_create_graph"})
+    packed = H.Diff(1, "s1.pack", "value", ["value"], {"value": [1.5]}, {"value": [1.0]})
+    rule = next(r for r in H.SKIP if r.name == "saved_hooks_in_a_create_graph_backward")
+    assert rule.match(backward, packed)
+    backward.lines[1] = ("grad", backward.lines[1][1])
+    assert not rule.match(backward, packed)

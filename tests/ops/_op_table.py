@@ -1047,9 +1047,9 @@ row("dist.p3", lambda L, x, y: x.dist(y, 3),
 row("cdist", lambda L, a, b: L.cdist(a, b),
     lambda a, b: jnp.linalg.norm(a[:, None] - b[None], axis=-1), [X, F(2, 4)])
 row("quantile", lambda L, x: L.quantile(x, 0.3, dim=1), lambda x: jnp.quantile(x, 0.3, 1), [X],
-    "nonames")
+    "shallow")
 row("nanquantile", lambda L, x: x.nanquantile(L.tensor([0.2, 0.9])),
-    lambda x: jnp.nanquantile(x, jnp.array([0.2, 0.9])), [X], "nonames")
+    lambda x: jnp.nanquantile(x, jnp.array([0.2, 0.9])), [X], "shallow")
 # products.py
 row("baddbmm", lambda L, c, a, b: L.baddbmm(c, a, b, beta=0.5, alpha=2),
     lambda c, a, b: 0.5 * c + 2 * (a @ b), [F(2, 3, 5), Bt, F(2, 4, 5)])

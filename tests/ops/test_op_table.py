@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._ops import (dispatch, fusion, indexing, linalg, linalg_decomp, linalg_lu,
-                           linalg_products, linalg_solve, op_node, nn_pool, nn_resample, nn_rnn,
+from hookgrad._engine import fusion
+from hookgrad._ops import (dispatch, indexing, linalg, linalg_decomp, linalg_lu,
+                           linalg_products, linalg_solve, nn_pool, nn_resample, nn_rnn, op_node,
                            nn_sparse, pointwise, reduction, shape, sorting)
 from hookgrad.testing import check_grads
 

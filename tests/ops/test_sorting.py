@@ -9,7 +9,7 @@ import pytest
 
 import hookgrad as hg
 from hookgrad import nn
-from hookgrad._autograd.graph import saved_tensors_hooks
+from hookgrad.autograd.graph import saved_tensors_hooks
 from hookgrad.func import functional_call
 from tests.differential import needs_torch, py, raises, same_as_torch, torch
 

@@ -13,7 +13,8 @@ import pytest
 
 import hookgrad as hg
 from hookgrad import _numpy_eval
-from hookgrad._ops import fusion, lazy, tiered
+from hookgrad._engine import fusion
+from hookgrad._ops import lazy, tiered
 from hookgrad._ops.op import _LIVE
 from hookgrad.optim import _transform
 from tests.ops._op_table import arrays_for, outputs, tensors

@@ -115,11 +115,12 @@ def _record(op, key, args, res, out=None, shadow=None):
     else:
         result = _attach_outputs(node, res, out)
         t = out if out is not None else result[0]
-    if save is OUT or has_saved == 2:
+    if save is OUT or has_saved == 2 or has_saved and _saves_result(op, len(stored)):
         if has_saved == 2 or open_contexts[0] and _hooked():
-            _pack(node, stored, t)
+            _pack(node, stored, t, result)
             has_saved = 2
-        else:  # a weak reference for the version check: the output holds the node
+        else:  # a weak reference for the version check: the output holds the node (an
+            # op that recomputes the result PyTorch saves keeps it for that check only)
             v = t._arr
             node._out_saved = (v, _weakref(t), t._version)
             if v.__class__ is Pending:
@@ -162,16 +163,23 @@ def _rebase_inplace(node, out, shadow):
 _new = object.__new__
 
 
-def _pack(node, stored, out):
+def _saves_result(op, n):
+    """Whether PyTorch's node of ``op`` (of ``n`` arguments) saves its result."""
+    return "result" in _pack_order(op, n)
+
+
+def _pack(node, stored, out, outs):
     """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
-    ``names``), then anything else it keeps in argument order."""
+    ``names``), then anything else it keeps in argument order. ``outs``: the outputs (a
+    tuple for an op of several), whose later outputs PyTorch's node may save too."""
     op = node._op
-    extras = _extras(node, stored) if op.extras is not None else None
+    extras = _extras(node, stored) if op.extras is not None else \
+        outs[1:] if outs.__class__ is tuple and len(outs) > 1 else None
     for where in _pack_order(op, len(stored)):  # argument positions; "result": the output
         if where == "result":
             if op.save is OUT or node._out_saved is None:
                 node._out_saved = SavedTensor(out, True)
-        elif where.__class__ is tuple:  # ("extra", k): the kernel's output k
+        elif where.__class__ is tuple:  # ("extra", k): the kernel's (or the op's) output k
             if extras is not None:
                 node._extra = (node._extra or ()) + (SavedTensor(extras[where[1] - 1], False),)
         elif where < len(stored) and stored[where].__class__ is tuple:

@@ -1,7 +1,7 @@
 """``Resize``: the legacy autograd Function that reshapes a tensor keeping its elements."""
 import math
 
-from ..._autograd.function import Function
+from ..._engine.function import Function
 
 
 class Resize(Function):

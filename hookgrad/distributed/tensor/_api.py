@@ -20,7 +20,7 @@ from ..._ops import dispatch
 from ..._ops.stages import modes
 from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
 from ..._torch_function import _disabled_torch_function_impl
-from ..._autograd.function import Function
+from ..._engine.function import Function
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
 from ... import _errors

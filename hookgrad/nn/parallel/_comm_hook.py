@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..._autograd.function import Function
+from ..._engine.function import Function
 from ..._tensor import Tensor
 from ...distributed._comm import GradBucket, reducing
 from ...futures import Future

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..._autograd.engine import queue_callback, queue_cleanup
+from ..._engine.engine import queue_callback, queue_cleanup
 from ..._autograd.grad_mode import no_grad
 from ..._tensor import Tensor
 

@@ -23,9 +23,9 @@ import threading
 
 from .._tensor import Tensor
 from .._autograd.graph import AccumulateGrad
-from .op_node import OpNode, vjp_op
-from . import tiered
-from .switch import Setting
+from .._ops.op_node import OpNode, vjp_op
+from .._ops import tiered
+from .._ops.setting import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
 CACHE_SIZE = 256  # compiled chains kept (least recently used dropped)

@@ -12,9 +12,9 @@ import numpy as np
 
 from .. import _dtype, _tensor
 from .._tensor import Tensor
-from . import anomaly_mode
+from .._autograd import anomaly_mode
 from .engine import current_autograd_node, run_backward
-from .graph import GradientEdge
+from .._autograd.graph import GradientEdge
 from .. import _errors
 
 __all__ = ["backward", "grad"]

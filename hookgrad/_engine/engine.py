@@ -21,13 +21,13 @@ import logging
 import threading
 
 from .. import _mode
-from .._ops import fusion
+from . import fusion
 from .._ops.op_node import DISPATCH_MODES, OpNode
 from .._tensor import Tensor
-from . import anomaly_mode, graph
-from . import grad_mode
-from . import hooks
-from .graph import AccumulateGrad, GradientEdge, log
+from .._autograd import anomaly_mode, graph
+from .._autograd import grad_mode
+from .._autograd import hooks
+from .._autograd.graph import AccumulateGrad, GradientEdge, log
 
 _task_ids = itertools.count()
 

@@ -1,0 +1,92 @@
+"""Seeded fuzz programs in all three modes: the CI set is seeds ``0:CI_PROGRAMS`` of the
+generator (tests/fuzz/_programs.py), the slow tier's ``0:SLOW_PROGRAMS``; ``python
+tools/fuzz.py --seeds A:B --modes eager,compiled,functional`` runs any range of them.
+
+A compiled or functional program compiles its step (about a second each on two cores, an
+eager one a tenth), so one CI run checks a window of the CI set: ``WINDOW[mode]`` seeds
+from a start that moves by a window every hour (``(hour * WINDOW[mode]) % CI_PROGRAMS``,
+UTC hours since 1970), which covers the set in about 7 hours (eager) and 67 (compiled,
+functional). The window is the test's id (``test_fuzz_seeds[eager-450:600]``) and
+``HOOKGRAD_FUZZ_SEED=N`` starts it at ``N``. The slow tier (``HOOKGRAD_SLOW=1``) runs all
+``SLOW_PROGRAMS`` in every mode, in chunks of ``SLOW_CHUNK``.
+"""
+import os
+import time
+
+import pytest
+
+import hookgrad
+from tests.differential import torch
+from tests.fuzz import _harness as H
+from tests.fuzz import _modes as M
+
+MODES = ("eager", "compiled", "functional")
+CI_PROGRAMS = 1000
+SLOW_PROGRAMS = 3000
+SLOW_CHUNK = 500
+WINDOW = {"eager": 150, "compiled": 15, "functional": 15}  # ~45 s together on 2 cores
+
+
+def window(mode, now=None):
+    """The seeds one CI run checks in ``mode``: ``range(start, start + WINDOW[mode])``."""
+    size = WINDOW[mode]
+    start = os.environ.get("HOOKGRAD_FUZZ_SEED")
+    if start is None:
+        hour = int((time.time() if now is None else now) // 3600)
+        start = (hour * size) % CI_PROGRAMS
+    elif not start.isdigit():
+        raise ValueError(f"HOOKGRAD_FUZZ_SEED: expected a seed number, got {start!r}")
+    start = int(start)
+    return range(start, start + size)
+
+
+def check_seeds(mode, seeds):
+    """Run ``seeds`` in ``mode`` (eager: against PyTorch; otherwise against eager
+    hookgrad); fail with every differing program, shrunk, as PyTorch code."""
+    if mode == "eager" and torch is None:
+        pytest.skip("PyTorch is not installed: eager programs compare with it")
+    results = []
+    for seed in seeds:
+        if mode == "eager":
+            results.append(H.check(seed, hookgrad, torch))
+        else:
+            results.append(M.check(seed, hookgrad, mode))
+    differing = [r.report() for r in results if r.status == "differs"]
+    assert not differing, f"{len(differing)} of {len(results)} programs differ in {mode}:\n" + \
+        "\n\n".join(differing)
+    assert any(r.status == "same" for r in results), f"no program of {mode} was compared"
+
+
+def _ids(pairs):
+    return [f"{mode}-{seeds.start}:{seeds.stop}" for mode, seeds in pairs]
+
+
+_CI = [(mode, window(mode)) for mode in MODES]
+_SLOW = [(mode, range(a, min(a + SLOW_CHUNK, SLOW_PROGRAMS)))
+         for mode in MODES for a in range(0, SLOW_PROGRAMS, SLOW_CHUNK)]
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("mode,seeds", _CI, ids=_ids(_CI))
+def test_fuzz_seeds(mode, seeds):
+    check_seeds(mode, seeds)
+
+
+@pytest.mark.fuzz
+@pytest.mark.slow
+@pytest.mark.parametrize("mode,seeds", _SLOW, ids=_ids(_SLOW))
+def test_fuzz_seeds_slow(mode, seeds):
+    check_seeds(mode, seeds)
+
+
+def test_the_ci_window_rotates_through_the_ci_set(monkeypatch):
+    monkeypatch.delenv("HOOKGRAD_FUZZ_SEED", raising=False)
+    starts = {window("eager", now=h * 3600).start for h in range(CI_PROGRAMS)}
+    assert starts == set(range(0, CI_PROGRAMS, 50))  # 150 * h mod 1000: every 50th seed
+    assert window("compiled", now=3 * 3600) == range(45, 60)
+    assert window("compiled", now=3 * 3600 + 3599) == range(45, 60)  # an hour's runs agree
+    monkeypatch.setenv("HOOKGRAD_FUZZ_SEED", "17")
+    assert window("functional") == range(17, 32)
+    monkeypatch.setenv("HOOKGRAD_FUZZ_SEED", "x")
+    with pytest.raises(ValueError, match="expected a seed number, got 'x'"):
+        window("eager")
