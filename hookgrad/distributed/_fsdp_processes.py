@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .._autograd.function import Function
+from .._engine.function import Function
 from .._autograd.grad_mode import no_grad
 from .._tensor import Tensor
 from . import _between_processes
