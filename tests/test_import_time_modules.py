@@ -104,7 +104,8 @@ def test_distributed_stubs_exist_and_raise_when_called():
     assert sd.StateDictOptions(full_state_dict=True).strict is True
     for call, name in [(lambda: fc.all_reduce(t, "sum", None),
                         "distributed._functional_collectives.all_reduce"),
-                       (lambda: dcp.save({}, checkpoint_id="x"), "distributed.checkpoint.save"),
+                       (lambda: dcp.async_save({}, checkpoint_id="x"),
+                        "distributed.checkpoint.async_save"),
                        (lambda: dcp.FileSystemReader("x"),
                         "distributed.checkpoint.FileSystemReader"),
                        (lambda: sd.get_optimizer_state_dict(None, None),

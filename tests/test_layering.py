@@ -65,7 +65,7 @@ LAYERS = [
     ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
      "hookgrad._meta", "hookgrad._layout", "hookgrad._missing", "hookgrad._profiler", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
-     "hookgrad._compile_count",
+     "hookgrad._compile_count", "hookgrad._host_transfer",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
      "hookgrad._backend_start"],

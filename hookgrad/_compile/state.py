@@ -186,7 +186,7 @@ class _State:
                  "guards", "watched", "layouts", "skip")
 
     def __init__(self, skip=()):
-        self.skip = skip   # ids of lists the step only appends to (``_compile.appends``)
+        self.skip = skip   # ids of lists the step only appends to (``_compile.after_run``)
         self.tensors = []
         self.tensor_ids = {}
         self.modules = []

@@ -15,7 +15,7 @@ from operator import itemgetter
 import jax
 import jax.extend.core as _jex
 
-from . import appends as _appends
+from . import after_run as _after_run
 from . import checks as _checks
 from . import host_run as _host_run
 from . import speculate as _speculate
@@ -84,7 +84,7 @@ def trace(cf, plan):
             _ctx.stack.pop()
         if reader is not None:
             reader.done()
-        appends = _appends.found(cf, plan, cf._watch, reader, tracing.host_reached)
+        appends = _after_run.found(cf, plan, cf._watch, reader, tracing.host_reached)
         return _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
 
     try:
@@ -226,7 +226,7 @@ def _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)
-    _appends.collect(entry, appends, outs)
+    _after_run.collect(entry, appends, outs)
     _speculate.collect(entry, reader, outs)
     # guarded reads, as host calls, are checked before the write-back: no donation
     entry.host_first = entry.host_first or bool(entry.spec)
@@ -342,7 +342,7 @@ def _private_state(entry, plan):
     needs no check for aliases before it is donated."""
     exposed = [k for s in entry.user_spec if s[0] != "S" for k in (s[1],)]
     exposed += [k for _, idx in entry.host_calls for k in idx]
-    exposed += [k for _, spec in entry.appends for _, k in spec]
+    exposed += [k for _, k in _after_run.outputs(entry)]
     exposed += [k for _, k in entry.data_out] + [k for _, k in entry.grad_out]
     exposed += [k for _, k, _ in entry.grad_new] + [entry.key_out, entry.check_out]
     outs = [k for _, spec in entry.opt_out for kind, k in spec if kind == "out"]

@@ -126,8 +126,9 @@ def _swap(dims, d0, d1):
 
 
 def _select(size, stride, offset, dim, index):
-    dim %= len(size)
-    return _drop(size, {dim}), _drop(stride, {dim}), offset + index % size[dim] * stride[dim]
+    dim %= len(size)  # NOTE: slicing, not _drop: every index read of an int runs this
+    return (size[:dim] + size[dim + 1:], stride[:dim] + stride[dim + 1:],
+            offset + index % size[dim] * stride[dim])
 
 
 def _reshaped(sz, st, off, shape):
