@@ -304,13 +304,12 @@ MAX_FUNCTION_LINES = 80  # a function that fits on a screen (its docstring not c
 
 # Each exception says why; remove it when the reason goes.
 LONG_FILES = {
-    "hookgrad/_ops/dispatch.py": "the op path, split into declared stages by issue 33 item 1 "
-                                 "(another branch owns it meanwhile)",
     "hookgrad/_compile/state.py": "the compiled step's state finder and keys, edited on other "
                                   "branches now: split once they land",
 }
 LONG_FUNCTIONS = {
-    "hookgrad/_ops/dispatch.py:_record": "as dispatch.py above",
+    "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
+                                              "output's constructors are inlined",
     "hookgrad/_compile/function.py:_run": "a compiled call's run, edited on other branches now",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "
                                                 "top to bottom beside PyTorch's",

@@ -22,7 +22,7 @@ import threading
 
 from .. import _mode
 from . import fusion
-from .._ops.dispatch import OpNode
+from .._ops.op_node import DISPATCH_MODES, OpNode
 from .._tensor import Tensor
 from .._autograd import anomaly_mode, graph
 from .._autograd import grad_mode
@@ -335,9 +335,9 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     run.debug = log.isEnabledFor(logging.DEBUG)
     anomaly = anomaly_mode._state.enabled
     run.nan_check = anomaly and anomaly_mode._state.check_nan
-    # anomaly mode checks every node on its own
+    # anomaly mode checks every node on its own; dispatch modes see every node's op
     run.fuse = fusion._state["enabled"] and not create_graph and not run.debug \
-        and not _mode.state.compiling and not anomaly
+        and not _mode.state.compiling and not anomaly and not DISPATCH_MODES
     run.node = None
     run.prev_node = _local.node
     return run

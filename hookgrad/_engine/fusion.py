@@ -24,7 +24,7 @@ import threading
 from .._tensor import Tensor
 from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
-from .._ops.dispatch import OpNode, vjp_op
+from .._ops.op_node import OpNode, vjp_op
 from .._ops import tiered
 from .._ops.setting import Setting
 
