@@ -214,3 +214,41 @@ def test_a_counter_the_step_reads_runs_it_eagerly():
     for m in (make, make_read):
         f, ran = _compare(m)
         assert len(ran) == 1
+
+
+class _Cache:
+    """An argument object holding Tensors, as transformers' KV cache."""
+
+    def __init__(self):
+        self.keys = []
+        self.scale = hg.ones(1)
+
+
+def test_an_argument_object_the_step_fills_runs_it_eagerly():
+    model, opt = _setup()
+
+    def step(x, cache):
+        out = model(x) * cache.scale
+        cache.keys.append(out.detach())
+        return out.sum()
+    f = hg.compile(step)
+    cache = _Cache()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = [f(x, cache).item() for x in _xs(3)]
+    assert len(cache.keys) == 3 and any("runs eagerly" in str(w.message) for w in caught)
+    assert got == [step(x, _Cache()).item() for x in _xs(3)]
+
+
+def test_a_tensor_an_argument_object_holds_is_read_each_call():
+    model, opt = _setup()
+
+    def step(x, cache):
+        return (model(x) * cache.scale).sum()
+    f = hg.compile(step)
+    cache = _Cache()
+    x = _xs(1)[0]
+    first = f(x, cache).item()
+    with hg.no_grad():
+        cache.scale.mul_(3.0)   # changed in place between calls: not a baked constant
+    np.testing.assert_allclose(f(x, cache).item(), 3 * first, rtol=1e-5)

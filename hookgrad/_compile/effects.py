@@ -89,6 +89,10 @@ class Watch:
             if id(m) not in self._seen:
                 self._seen.add(id(m))
                 self._object(m, 0, f"Module {type(m).__name__}")
+        # the objects the call passes (a KV cache the step fills): changed, an effect
+        for v in plan.arg_leaves or ():
+            if not isinstance(v, (Tensor, jax.Array, np.ndarray, np.generic) + _VALUES):
+                self._value(v, f"argument {type(v).__name__}")
 
     def _functions(self, functions):
         # trace-only functions, then host hooks, first, wherever they sit (a pack hook
@@ -484,7 +488,6 @@ class Eager:
 
 # errors that say a traced value was needed on the host: the eager run has it
 BREAKS = (TracedValueError, jax.errors.JAXTypeError)
-_warned = set()
 
 
 def run_eagerly(cf, plan, failed, found):
@@ -527,9 +530,10 @@ _WHY = ("Its Python must run on every call, as eagerly, which one compiled progr
 def warn_once(cf, reason, why=_WHY, head=None):
     """The warning that ``cf``'s step runs eagerly for ``reason``: once per step and reason,
     at the user's line that called it."""
-    site = (id(cf), reason)
-    if site not in _warned:
-        _warned.add(site)
+    # NOTE: kept on the step, not by its id: a later step may get a collected one's id
+    said = cf.__dict__.setdefault("_warned", set())
+    if reason not in said:
+        said.add(reason)
         head = head or f"hookgrad.compile: {_name(cf._fn)} runs eagerly:"
         _errors.warn(f"{head} {reason}. {why}")
 

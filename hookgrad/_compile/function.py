@@ -404,7 +404,10 @@ class CompiledFunction:
             elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
                 arg_slots.append(("a", None))
                 static_key.append(_arg_array_key(v))
-            elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v):
+            elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v) \
+                    or _holds_tensors(v):
+                # NOTE: an object holding Tensors (transformers' KV cache): they are state,
+                # read and written back as a Module's; the watch sees what the step does to it
                 if shared is not False:
                     st, shared = st.copy(), False
                 n_modules = len(st.modules)
@@ -521,6 +524,19 @@ class CompiledFunction:
         if entry.host_calls and not entry.host_first:
             _host_run.run_calls(entry.host_calls, res)
         return entry.user_build(out)
+
+
+def _holds_tensors(v):
+    """Whether a plain object argument holds Tensors in its attributes (one level, or in
+    lists, tuples and dicts there)."""
+    d = getattr(v, "__dict__", None)
+    if type(d) is not dict or isinstance(v, type):
+        return False
+    for a in d.values():
+        items = a.values() if type(a) is dict else a if type(a) in (list, tuple) else (a,)
+        if any(isinstance(x, Tensor) for x in items):
+            return True
+    return False
 
 
 def _most_refs(get, flat):
