@@ -265,8 +265,8 @@ def apply(op, args, statics=None, out=None):
         if deferrable:
             try:
                 res = _defer(op, key, fn, arrs)
-            except _JAX_RAISES as e:
-                raise jax_errors.torch_error(op.name, e)
+            except _FORWARD_RAISES as e:
+                raise _forward_error(op, e)
             if res.__class__ is Pending:
                 t = _record(op, key, args, res) if record else _wrap(res)
                 res.ref = _weakref(t)
@@ -278,10 +278,8 @@ def apply(op, args, statics=None, out=None):
             arrs = [_value(v) for v in arrs]
         try:
             res = fn(*arrs)
-        except _LeakedTracer:
-            raise _errors.leaked_tracer(op.name) from None
-        except _JAX_RAISES as e:
-            raise jax_errors.torch_error(op.name, e)
+        except _FORWARD_RAISES as e:
+            raise _forward_error(op, e)
         if learn is not None:
             _learn(op, learn, res)
         if record:
@@ -304,10 +302,8 @@ def apply(op, args, statics=None, out=None):
         args = tuple(shadow if a is out else a for a in args)
     try:
         res = fn(*arrs)
-    except _LeakedTracer:
-        raise _errors.leaked_tracer(op.name) from None
-    except _JAX_RAISES as e:
-        raise jax_errors.torch_error(op.name, e)
+    except _FORWARD_RAISES as e:
+        raise _forward_error(op, e)
     _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)
@@ -323,6 +319,17 @@ _refcount = sys.getrefcount
 _LeakedTracer = jax.errors.UnexpectedTracerError
 # what JAX raises for arguments it cannot take (jax_errors makes them PyTorch's)
 _JAX_RAISES = (TypeError, ValueError, IndexError, OverflowError)
+_FORWARD_RAISES = (_LeakedTracer,) + _JAX_RAISES
+
+
+def _forward_error(op, e):
+    """What to raise for ``e``, raised by ``op``'s forward: PyTorch's error, or hookgrad's
+    for a value kept from a compiled step's trace."""
+    if isinstance(e, _LeakedTracer):
+        err = _errors.leaked_tracer(op.name)
+        err.__suppress_context__ = True  # as ``raise ... from None``
+        return err
+    return jax_errors.torch_error(op.name, e)
 
 
 def _on_meta(op, key, fn, args, arrs, record, out):

@@ -18,7 +18,7 @@ from .._autograd import grad_mode
 from .._autograd.graph import _Node
 from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_view_message
 from .._tensor import Tensor
-from . import dispatch, jax_errors
+from . import dispatch
 from .dispatch import _check_inplace, _record, _write_inplace, apply
 from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
@@ -361,8 +361,8 @@ def inplace(op, key, args, arrs, fn, out, record):
         args = tuple(shadow if a is out else a for a in args)
     try:
         res = fn(*arrs)
-    except dispatch._JAX_RAISES as e:
-        raise jax_errors.torch_error(op.name, e)
+    except dispatch._FORWARD_RAISES as e:
+        raise dispatch._forward_error(op, e)
     _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)
