@@ -66,7 +66,7 @@ import optax
 import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
-from hookgrad._autograd.graph import saved_tensors_hooks
+from hookgrad.autograd.graph import saved_tensors_hooks
 from hookgrad._ops import tiered
 from hookgrad.utils.mod_tracker import ModTracker
 

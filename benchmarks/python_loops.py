@@ -19,7 +19,8 @@ Every idiom runs in a fresh process with an empty compilation cache: its first r
 ``cold`` (tracing, first-tier NumPy runs, background compiles), then it runs again until
 the compiles end, and the best of the next runs is ``warm``. PyTorch runs the same code in
 the same process (``import hookgrad as torch`` style: the idiom takes the library), and the
-results are checked equal. Prints a table and, last,
+results are checked equal. Prints the load average, a table (``cpu/torch``: warm CPU time of
+the process against PyTorch's, the steadier figure on a loaded machine) and, last,
 ``python_loops_vs_torch: X``: the worst idiom's warm ratio (target <= 2; cold <= 5).
 
     python benchmarks/python_loops.py [--quick]
@@ -144,10 +145,13 @@ IDIOMS = {"synthetic_images": (synthetic_images, _synthetic_images_data),
 # --------------------------------------------------------------------------- one process
 
 def _timed(fn):
-    t0 = time.perf_counter()
+    """(seconds, CPU seconds of this process, result) of ``fn()``. On a loaded machine the
+    CPU time is the steadier figure: it leaves out the time other processes hold the
+    cores (it counts every thread of this one: XLA's and the background compiler's)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     np.asarray(out.detach().cpu().numpy())  # the result on the host: all work done
-    return time.perf_counter() - t0, out
+    return time.perf_counter() - t0, time.process_time() - c0, out
 
 
 def worker(name, n, repeats):
@@ -162,18 +166,19 @@ def worker(name, n, repeats):
         data = prepare(L, n)
         return _timed(lambda: run(L, data))
 
-    cold, got = once(hookgrad)
-    torch_cold, want = once(torch)
+    cold, _, got = once(hookgrad)
+    torch_cold, _, want = once(torch)
     ok = np.allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
     for _ in range(3):  # the repeats start the background compiles; then they end
         once(hookgrad)
     tiered.wait()
-    hg_best = torch_best = float("inf")
-    for _ in range(repeats):
-        hg_best = min(hg_best, once(hookgrad)[0])
-        torch_best = min(torch_best, once(torch)[0])
-    return {"cold": cold, "warm": hg_best, "torch_cold": torch_cold, "torch": torch_best,
-            "equal": bool(ok)}
+    hg, pt = [], []
+    for _ in range(repeats):  # interleaved: both see the same load
+        hg.append(once(hookgrad)[:2])
+        pt.append(once(torch)[:2])
+    return {"cold": cold, "warm": min(t for t, _ in hg), "torch_cold": torch_cold,
+            "torch": min(t for t, _ in pt), "warm_cpu": min(c for _, c in hg),
+            "torch_cpu": min(c for _, c in pt), "equal": bool(ok)}
 
 
 def scaling_worker(repeats):
@@ -220,16 +225,18 @@ def main():
         else:
             print(json.dumps(worker(a.worker[0], int(a.worker[1]), int(a.worker[2]))))
         return
-    worst = worst_cold = 0.0
+    worst = worst_cold = worst_cpu = 0.0
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'idiom':18s} {'cold ms':>9s} {'warm ms':>9s} {'torch ms':>9s} "
-          f"{'cold/torch':>10s} {'warm/torch':>10s}  equal")
+          f"{'cold/torch':>10s} {'warm/torch':>10s} {'cpu/torch':>9s}  equal")
     for name in IDIOMS:
         with tempfile.TemporaryDirectory() as cache:  # empty: a cold start
             r = _child([name, str(n), str(repeats)], cache)
         cold, warm = r["cold"] / r["torch_cold"], r["warm"] / r["torch"]
-        worst, worst_cold = max(worst, warm), max(worst_cold, cold)
+        cpu = r["warm_cpu"] / max(r["torch_cpu"], 1e-6)  # CPU clocks tick coarsely
+        worst, worst_cold, worst_cpu = max(worst, warm), max(worst_cold, cold), max(worst_cpu, cpu)
         print(f"{name:18s} {r['cold'] * 1e3:9.1f} {r['warm'] * 1e3:9.1f} "
-              f"{r['torch'] * 1e3:9.1f} {cold:10.2f} {warm:10.2f}  {r['equal']}")
+              f"{r['torch'] * 1e3:9.1f} {cold:10.2f} {warm:10.2f} {cpu:9.2f}  {r['equal']}")
         if not r["equal"]:
             raise SystemExit(f"{name}: hookgrad's result differs from PyTorch's")
     with tempfile.TemporaryDirectory() as cache:
@@ -237,6 +244,7 @@ def main():
     print(f"slice write per call: 1 MB base {s['1MB'] * 1e6:.1f} us, 64 MB base "
           f"{s['64MB'] * 1e6:.1f} us; write_64MB_vs_1MB: {s['64MB'] / s['1MB']:.2f}")
     print(f"python_loops_cold_vs_torch: {worst_cold:.2f}")
+    print(f"python_loops_cpu_vs_torch: {worst_cpu:.2f}")
     print(f"python_loops_vs_torch: {worst:.2f}")
 
 

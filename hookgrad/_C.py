@@ -11,6 +11,8 @@ from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_en
 from ._autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
 from ._autograd.graph import AccumulateGrad, Node, _InputMetadata, _Node
 from ._ops.saved_names import SavedTensor
+from ._torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
+                              _disabled_torch_function_impl)
 from ._dispatch_key import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard  # noqa: F401
 
 
@@ -241,4 +243,5 @@ __all__ = ["_current_graph_task_id", "_will_engine_execute_node", "_current_auto
            "is_grad_enabled", "_set_grad_enabled", "_get_tracing_state", "_WeakTensorRef",
            "_autograd", "_functions", "_is_multithreading_enabled", "_set_multithreading_enabled",
            "_is_view_replay_enabled", "_set_view_replay_enabled",
-           "_current_graph_task_execution_order"]
+           "_current_graph_task_execution_order", "DisableTorchFunction",
+           "DisableTorchFunctionSubclass", "_disabled_torch_function_impl"]

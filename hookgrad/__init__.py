@@ -67,6 +67,7 @@ from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_n
 __version__ = "0.1.0"
 
 globals().update(_ops.FUNCTIONS)
+from . import _torch_function  # noqa: E402,F401 - Tensor subclasses' __torch_function__
 
 
 # heavier subpackages, imported on first use

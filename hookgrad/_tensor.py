@@ -87,6 +87,11 @@ class Tensor(HostValues, metaclass=_TensorMeta):
                     "_post_acc_hooks", "_acc")
     _COMPILE_LOCAL = ("_view", "_views", "_gen", "_compiled_out")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if SUBCLASSED[0] is not None:  # the __torch_function__ protocol turns on
+            SUBCLASSED[0](cls)
+
     def __init__(self, data=None, *, requires_grad=False, dtype=None):
         # torch.Tensor(list) builds a tensor of the default float dtype
         if data is None:
@@ -498,6 +503,8 @@ class Tensor(HostValues, metaclass=_TensorMeta):
 # (hookgrad._engine.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
+# ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
+SUBCLASSED = [None]
 _META = _dtype.device("meta")
 # what a copy (deepcopy, pickle) leaves behind: its graph node, hooks and aliasing
 _NOT_COPIED = frozenset(("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views", "_gen"))

@@ -6,6 +6,7 @@ runs a hook on the host, ``READER`` says which array a read reads.
 import jax
 import numpy as np
 
+from . import _host_transfer
 from ._errors import traced_value_error
 
 
@@ -17,10 +18,14 @@ class HostValues:
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return _readable(self, ".item()").item()  # no reshape: a dispatch costs more
+        arr = _readable(self, ".item()")
+        host = _host_transfer.known(arr)  # read on the host already: no transfer
+        return (arr if host is None else host).item()  # no reshape: a dispatch costs more
 
     def tolist(self):
-        return np.asarray(_readable(self, ".tolist()")).tolist()
+        arr = _readable(self, ".tolist()")
+        host = _host_transfer.known(arr)
+        return np.asarray(arr if host is None else host).tolist()
 
     def numpy(self, *, force=False):
         if self._requires_grad and not force:

@@ -18,6 +18,8 @@ import weakref
 import jax
 import numpy as np
 
+from . import _host_transfer
+
 # how a view was made, as PyTorch's CreationMeta: what an in-place op on it may do
 DEFAULT, NO_GRAD, MULTI, CUSTOM = "default", "no_grad", "multi", "custom"
 
@@ -54,11 +56,14 @@ class ViewInfo:
     NOTE: the geometry is worked out when first read (a write, ``stride()``), not when the
     view is made: making views is common, reading their strides rare. ``geom_fn(size,
     stride, offset, **statics)`` maps the source's geometry (its ViewInfo's, or the
-    C-contiguous one of ``shape``) to this one; None keeps it.
+    C-contiguous one of ``shape``) to this one; None keeps it. ``index``: the basic index
+    (``_ops/indexing.py``'s template) that read this view of its source, if one did: a write
+    of the view back to the same index of the same source (``x[i] += v``) is then known to
+    write the region's own values without working the geometry out again.
     """
 
     __slots__ = ("base", "diff", "shared", "creation", "fn_name", "grad_base", "gen",
-                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom")
+                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom", "index")
 
     def __init__(self, base, src, shape, geom_fn, statics, diff, shared, creation, fn_name,
                  grad_base):
@@ -66,11 +71,17 @@ class ViewInfo:
         self.creation, self.fn_name, self.grad_base = creation, fn_name, grad_base
         self.gen = base._gen
         self._src, self._shape, self._fn, self._st = src, shape, geom_fn, statics
-        self._geom = self._ggeom = None
+        self._geom = self._ggeom = self.index = None
 
     def _from(self, geom):
         fn = self._fn
         return geom if fn is None else fn(*geom, **self._st) if self._st else fn(*geom)
+
+    def made_by(self, source, index):
+        """Whether this view is ``source[index]`` as an index read made it (``index``: a
+        template of basic indices), from ``source`` as it is now."""
+        return self.index == index and self._src is source._view and \
+            self._shape == source._arr.shape and self.base is root(source)
 
     @property
     def geom(self):
@@ -241,8 +252,17 @@ _scatter_plain_jit = jax.jit(scatter_plain, static_argnames=("size", "stride", "
 
 def _gather(b, size, stride, offset):
     """The view ``(size, stride, offset)`` of the root array ``b``: a box is read at its
-    position as an argument (one program for every position)."""
+    position as an argument (one program for every position); a small array on the CPU
+    is read on the host, with no XLA call (hookgrad/_host_transfer.py)."""
+    host = _host_transfer.host_copy(b)
     box = _box(b.shape, size, stride, offset)
+    if host is not None:
+        if box is None:
+            part = host.reshape(-1)[_flat_index(size, stride, offset)]  # a copy
+        else:  # NOTE: copied: the CPU client may keep using the memory it is given, and
+            # the base's (whose buffer a donated write reuses) must not be that memory
+            part = np.array(host[tuple(slice(k, k + r) for k, r in zip(box[1], box[0]))])
+        return _host_transfer.put_known(part.reshape(size))
     if box is None:
         return _gather_plain_jit(b, size=size, stride=stride, offset=offset)
     return _gather_box_jit(b, _positions(box[1]), region=box[0], size=size)

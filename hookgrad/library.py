@@ -28,11 +28,14 @@ from ._custom_op.schema import infer_schema, parse_schema
 from ._tensor import Tensor
 from ._autograd import grad_mode
 from ._engine.function import Function
+from ._ops.stages import modes as _modes
 
 __all__ = ["custom_op", "CustomOpDef", "infer_schema", "Library", "define", "impl",
            "register_autograd", "register_fake", "register_kernel"]
 
 OPDEFS = {}
+# a CustomOpDef's ``torch.ops.<ns>.<name>.default`` (hookgrad.ops, above, fills the slot)
+OVERLOAD_OF = [None]
 
 
 def _split_name(name):
@@ -225,7 +228,7 @@ class CustomOpDef:
         def forward(ctx, *args):
             meta = ctx._hg_meta = args[-1]
             inputs = _unflatten(args[:-1], meta.spec)
-            result = op._kernel(_tensors(inputs))(*inputs, **meta.kwargs)
+            result = op._run_kernel(inputs, meta.kwargs)
             if op._setup_context_fn is not None:
                 if any(a.kwarg_only for a in op._schema.args):
                     op._setup_context_fn(ctx=ctx, inputs=inputs,
@@ -294,7 +297,14 @@ class CustomOpDef:
             flat_out = out if isinstance(out, tuple) else (out,)
             return _unflatten_out(flat_out, meta.out_spec)
         with grad_mode.no_grad():
-            return self._kernel(tensors)(*pos, **kw)
+            return self._run_kernel(pos, kw)
+
+    def _run_kernel(self, pos, kw):
+        """The kernel on ``pos``/``kw``, below autograd: an entered dispatch mode sees it
+        as ``torch.ops.<ns>.<name>.default``."""
+        if _modes.MODES:
+            return _modes.to_innermost(OVERLOAD_OF[0](self), pos, kw)
+        return self._kernel(_tensors(pos))(*pos, **kw)
 
     def _call_mutating(self, tensors, pos, kw):
         before = [(t, t._data, t._version) for t in tensors]
@@ -410,6 +420,7 @@ class Library:
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library "
                              "with another name.")
         self.ns, self.kind, self.dispatch_key = ns, kind, dispatch_key
+        self._defined = []  # "ns::name" of the operators it defined
 
     def __repr__(self):
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})>"
@@ -425,7 +436,14 @@ class Library:
         name = name.strip()
         sch = parse_schema("(" + rest, name)
         CustomOpDef(self.ns, name, sch, _signature_function(sch, f"{self.ns}::{name}"))
+        self._defined.append(f"{self.ns}::{name}")
         return name
+
+    def _destroy(self):
+        """Remove the operators this library defined."""
+        for qualname in self._defined:
+            OPDEFS.pop(qualname, None)
+        self._defined.clear()
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=True):
         """Register ``fn`` as the implementation of ``op_name`` (a name in this
@@ -446,6 +464,17 @@ class Library:
             raise NotImplementedError(f"hookgrad does not implement torch.library.Library.impl "
                                       f"for dispatch key {key!r} yet (it has CPU, CUDA, XLA, "
                                       "Composite*, Meta and Autocast*)")
+
+
+@contextlib.contextmanager
+def _scoped_library(ns, kind, dispatch_key=""):
+    """A :class:`Library` for the block: the operators it defines (with
+    :meth:`Library.define`) are removed at the end."""
+    lib = Library(ns, kind, dispatch_key)
+    try:
+        yield lib
+    finally:
+        lib._destroy()
 
 
 def _signature_function(schema, qualname):

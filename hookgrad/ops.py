@@ -3,6 +3,9 @@
 ``torch.ops.<namespace>.<name>`` is the operator ``"<namespace>::<name>"`` defined with
 :func:`hookgrad.library.custom_op` (or the older ``hookgrad._custom_op`` API), and
 ``torch.ops.<namespace>.<name>.default`` its single overload; calling either runs it.
+``torch.ops.aten.<name>.<overload>`` is an op-table row, named as ATen names it
+(``torch.ops.aten.mm.default``, ``torch.ops.aten.mul.Tensor``), which dispatch modes
+receive as ``func``.
 
 :func:`load_library` cannot load a C++ extension built for PyTorch: its code registers
 operators with libtorch's dispatcher, which hookgrad does not have. For the extensions
@@ -17,6 +20,7 @@ import types as _types
 from . import _extensions, _missing
 from . import library as _library
 from ._custom_op import impl as _old_api
+from ._ops import overloads as _overloads
 
 __all__ = ["import_module", "load_library", "loaded_libraries"]
 
@@ -100,6 +104,12 @@ class _OpNamespace(_types.ModuleType):
         if op_name.startswith("__"):
             raise AttributeError(f"Invalid attribute '{op_name}' for '_OpNamespace' '{self.name}'")
         op = _lookup(f"{self.name}::{op_name}")
+        if op is None and self.name == "aten":  # an op-table row
+            found = _overloads.packet(op_name)
+            if found is not None:
+                setattr(self, op_name, found)
+                self._dir.append(op_name)
+                return found
         if op is None:
             if self.name in ("aten", "prims"):  # PyTorch's own operators
                 raise _missing.missing(f"'_OpNamespace' '{self.name}' object",
@@ -117,6 +127,19 @@ def __getattr__(name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     namespace = globals()[name] = _OpNamespace(name)  # torch.ops.<ns>, made on first use
     return namespace
+
+
+def _default_overload(opdef):
+    ns, name = opdef._qualname.split("::")
+    return getattr(getattr(_ns_module(ns), name), "default")
+
+
+def _ns_module(ns):
+    found = globals().get(ns)
+    return found if found is not None else __getattr__(ns)
+
+
+_library.OVERLOAD_OF[0] = _default_overload
 
 
 def import_module(module):

@@ -1,40 +1,23 @@
 """``torch.overrides``: the ``__torch_function__`` protocol's helpers.
 
-hookgrad does not dispatch through ``__torch_function__`` yet: the queries here answer
-truthfully (which arguments would override), and the helpers that would dispatch or list
-overridable functions raise ``NotImplementedError`` when called.
+Tensor subclasses that define ``__torch_function__``, and the modes entered with
+:class:`TorchFunctionMode`, intercept the op table's functions and the Tensor methods
+(``hookgrad._torch_function`` says how). The helpers that list overridable functions
+raise ``NotImplementedError`` when called.
 """
-from . import _missing
+from . import _missing, _torch_function as _tf
 from ._tensor import Tensor
-from .nn.parameter import Parameter
+from ._torch_function import handle_torch_function, has_torch_function
 
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
            "handle_torch_function", "has_torch_function", "resolve_name", "is_tensor_like",
            "is_tensor_method_or_property", "wrap_torch_function", "enable_reentrant_dispatch",
            "TorchFunctionMode", "BaseTorchFunctionMode", "has_torch_function_unary",
-           "has_torch_function_variadic"]
-
-
-def _plain(t):
-    # Tensor and Parameter use the default __torch_function__, which overrides nothing
-    return t is Tensor or t is Parameter
-
-
-def _overrides(a):
-    t = type(a)
-    if isinstance(a, Tensor):
-        return not _plain(t)
-    return hasattr(t, "__torch_function__")
-
-
-def has_torch_function(relevant_args) -> bool:
-    """Whether any of ``relevant_args`` overrides ``__torch_function__``: a Tensor subclass
-    (other than Parameter), or a non-Tensor whose type defines it."""
-    return any(_overrides(a) for a in relevant_args)
+           "has_torch_function_variadic", "get_default_nowrap_functions"]
 
 
 def has_torch_function_unary(a) -> bool:
-    return _overrides(a)
+    return has_torch_function((a,))
 
 
 def has_torch_function_variadic(*args) -> bool:
@@ -42,15 +25,24 @@ def has_torch_function_variadic(*args) -> bool:
 
 
 def is_tensor_like(inp) -> bool:
-    """Whether ``inp`` is a Tensor (or a Tensor subclass) or defines ``__torch_function__``."""
-    if isinstance(inp, Tensor) or (isinstance(inp, type) and issubclass(inp, Tensor)):
-        return True
-    return hasattr(inp, "__torch_function__")
+    """Whether ``inp`` is a Tensor (or a Tensor subclass) or its type defines
+    ``__torch_function__``."""
+    return type(inp) is Tensor or hasattr(inp, "__torch_function__")
+
+
+def get_default_nowrap_functions() -> set:
+    """The functions whose results Tensor's ``__torch_function__`` returns as they are
+    (not converted to the subclass): the getters of ``Tensor._base`` and ``Tensor.grad``."""
+    if not _tf.NOWRAP:
+        _tf.NOWRAP.update({Tensor._base.__get__, Tensor.grad.__get__})
+    return set(_tf.NOWRAP)
 
 
 class TorchFunctionMode:
-    """A mode intercepting every torch function call. hookgrad does not dispatch to modes
-    yet: subclasses can be defined, and entering one raises ``NotImplementedError``."""
+    """A mode intercepting every public function and Tensor method called inside its
+    ``with`` block: subclasses override ``__torch_function__(func, types, args=(),
+    kwargs=None)``. While it runs, the mode is not active (its calls reach the modes
+    entered before it). Modes stack."""
 
     def __init__(self):
         pass
@@ -59,10 +51,15 @@ class TorchFunctionMode:
         raise NotImplementedError()
 
     def __enter__(self):
-        _missing.not_implemented("torch.overrides.TorchFunctionMode")()
+        _tf.push_mode(self)
+        return self
 
     def __exit__(self, exc_type, exc_value, traceback):
-        return None
+        _tf.pop_mode(self)
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        return cls(*args, **kwargs)
 
 
 class BaseTorchFunctionMode(TorchFunctionMode):
@@ -72,7 +69,15 @@ class BaseTorchFunctionMode(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-_NAMES = ["handle_torch_function", "get_ignored_functions", "get_overridable_functions",
+def _get_current_function_mode():
+    return _tf.MODES[-1] if _tf.MODES else None
+
+
+def _get_current_function_mode_stack() -> list:
+    return list(_tf.MODES)
+
+
+_NAMES = ["get_ignored_functions", "get_overridable_functions",
           "get_testing_overrides", "resolve_name", "is_tensor_method_or_property",
           "wrap_torch_function", "enable_reentrant_dispatch"]
 globals().update({n: _missing.not_implemented(f"torch.overrides.{n}") for n in _NAMES})

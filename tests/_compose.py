@@ -24,8 +24,20 @@ import numpy as np
 
 import hookgrad as hg
 
-KINDS = ("tensor", "node", "post_accumulate", "multi_grad", "saved_tensors", "module",
-         "mod_tracker", "returns_arg")
+from hookgrad._autograd.hooks import KINDS as _TABLE
+
+# the program that exercises each row of the hook table (``hookgrad._autograd.hooks``);
+# retain_grad fills a non-leaf's ``.grad``, which no program returns: tests/autograd and
+# tests/test_three_modes.py cover it
+PROGRAM_OF = {"Tensor.register_hook": "tensor", "Node.register_prehook": "node",
+              "Node.register_hook": "node",
+              "Tensor.register_post_accumulate_grad_hook": "post_accumulate",
+              "Tensor.retain_grad": None}
+# the table's kinds, then those built on them: multi-grad hooks (tensor hooks), saved-tensor
+# hook contexts, module hooks (node post-hooks of identity nodes), ModTracker, and every
+# kind returning its argument
+KINDS = (*dict.fromkeys(p for p in map(PROGRAM_OF.__getitem__, (k.name for k in _TABLE)) if p),
+         "multi_grad", "saved_tensors", "module", "mod_tracker", "returns_arg")
 BATCH = 3
 
 

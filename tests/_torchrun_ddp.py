@@ -7,7 +7,7 @@ tests/_torchrun_ddp.py VARIANT...`` with hookgrad. A variant is ``eager`` or ``c
 (the step through ``torch.compile``), optionally with ``+hook`` (the default all-reduce
 communication hook) or ``+fp16`` (the float16 compression hook); ``collectives`` (each
 collective once); ``unused`` (a parameter a rank's batch does not reach); ``fsdp`` or
-``fsdp+compiled`` (FSDP2's ``fully_shard`` and the full state dict); or ``limits``
+``fsdp+compiled`` (FSDP2's ``fully_shard``, the full state dict and a distributed checkpoint); or ``limits``
 (hookgrad's not-implemented errors across processes). Each rank appends one JSON line per
 variant to ``$RESULTS_DIR/rank<RANK>.jsonl``. A training variant writes the rank, the
 gradients its hooks saw (its own, before averaging), the losses all-reduced in the step
@@ -86,6 +86,7 @@ def train(variant, rank, world):
 def fsdp(variant, rank, world):
     """FSDP2 (``fully_shard`` on each Linear and on the model) trained on each rank's own
     batches; the weights start different on each rank and each keeps its own rows."""
+    import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import (StateDictOptions,
                                                          get_model_state_dict,
                                                          set_model_state_dict)
@@ -134,7 +135,15 @@ def fsdp(variant, rank, world):
     set_model_state_dict(restored, weights, options=full)   # PyTorch's shards `weights`
     again = get_model_state_dict(restored, options=full)
     shards = get_model_state_dict(model)
-    return {"variant": variant, "rank": rank, "hooks": seen,
+    checkpoint = os.path.join(os.environ["RESULTS_DIR"], "checkpoint-" + variant)
+    dcp.save(shards, checkpoint_id=checkpoint)   # each rank its shards
+    fresh = build(200)
+    state = get_model_state_dict(fresh)
+    dcp.load(state, checkpoint_id=checkpoint)
+    set_model_state_dict(fresh, state)
+    loaded = get_model_state_dict(fresh, options=full)
+    return {"variant": variant, "rank": rank, "hooks": seen, "checkpoint": checkpoint,
+            "loaded": {k: v.reshape(-1).tolist() for k, v in loaded.items()},
             "losses": [float(v) for v in losses], "weights": listed,
             "restored": {k: v.reshape(-1).tolist() for k, v in again.items()},
             "shards": {k: list(getattr(v, "to_local", lambda: v)().shape)

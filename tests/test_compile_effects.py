@@ -56,7 +56,7 @@ def _program(where, read, fullgraph=False):
 
     def step(x):
         loss = model(x).pow(2).mean()
-        if where == "step":   # (an append alone would be replayed: tests/test_compile_appends.py)
+        if where == "step":   # (an append alone would be replayed: tests/test_compile_after_run.py)
             got.insert(len(got), read(loss))
         loss.backward()
         opt.step()

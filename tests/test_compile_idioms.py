@@ -394,7 +394,7 @@ def the_step_reads_the_list_it_appends_to(L, compile):
     return {"losses": losses, **_train_then(L, compile, then)}
 
 
-@idiom(compiled=False)
+@idiom(compiled=True)
 def step_counts_its_calls(L, compile):
     model, opt = _setup(L)
     calls = 0

@@ -49,3 +49,57 @@ def test_what_the_state_dict_functions_do_not_do_says_so():
     with pytest.raises(NotImplementedError, match=r"torch\.distributed\.checkpoint\."
                        r"state_dict\.get_state_dict yet"):
         sd.get_state_dict(m, [])
+
+
+def test_a_checkpoint_of_one_process_saves_and_loads_as_pytorchs(tmp_path):
+    def f(L):
+        from importlib import import_module
+        dcp = import_module(L.__name__ + ".distributed.checkpoint")
+        path = tmp_path / L.__name__
+        state = {"w": L.arange(6.0).reshape(2, 3), "b": L.ones(2, dtype=L.float64),
+                 "n": L.tensor([3, 4])}
+        meta = dcp.save(state, checkpoint_id=path, no_dist=True)
+        back = {"w": L.zeros(2, 3), "b": L.zeros(2, dtype=L.float64),
+                "n": L.zeros(2, dtype=L.int64)}
+        dcp.load(back, checkpoint_id=str(path), no_dist=True)
+        missing = {"zz": L.zeros(1)}
+        try:
+            dcp.load(missing, checkpoint_id=path, no_dist=True)
+            failed = None
+        except dcp.CheckpointException as e:
+            failed = str(e).splitlines()[0]
+        return [{k: py(v) for k, v in back.items()}, sorted(meta.state_dict_metadata),
+                failed, raises(dcp.save, state)]
+    got = same_as_torch(f)
+    assert got[0]["w"] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert got[2] == "CheckpointException ranks:dict_keys([0])"
+    assert got[3] == {"raises": "RuntimeError", "message": "`checkpoint_id` must be specified "
+                      "if storage_reader/storage_writer is None."}
+
+
+def test_checkpoints_cross_between_the_libraries(tmp_path):
+    torch = pytest.importorskip("torch")
+    import torch.distributed.checkpoint as torch_dcp
+    import hookgrad
+    import hookgrad.distributed.checkpoint as dcp
+    dcp.save({"w": hookgrad.arange(4.0) * 2}, checkpoint_id=tmp_path / "h")
+    torch_dcp.save({"w": torch.arange(4.0) * 3}, checkpoint_id=tmp_path / "t", no_dist=True)
+    into_torch, into_hookgrad = {"w": torch.zeros(4)}, {"w": hookgrad.zeros(4)}
+    torch_dcp.load(into_torch, checkpoint_id=tmp_path / "h", no_dist=True)
+    dcp.load(into_hookgrad, checkpoint_id=tmp_path / "t")
+    assert into_torch["w"].tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert into_hookgrad["w"].tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+def test_what_distributed_checkpoints_do_not_do_says_so(tmp_path):
+    import hookgrad.distributed.checkpoint as dcp
+    with pytest.raises(NotImplementedError, match=r"torch\.distributed\.checkpoint\.save with "
+                       "a storage_writer or planner yet: pass checkpoint_id="):
+        dcp.save({}, checkpoint_id=tmp_path, storage_writer=object())
+    with pytest.raises(NotImplementedError, match=r"checkpoint\.save of int values yet "
+                       r"\('step'\): save a flat dict of Tensors"):
+        dcp.save({"step": 3}, checkpoint_id=tmp_path)
+    with pytest.raises(NotImplementedError, match=r"torch\.distributed\.checkpoint\."
+                       "FileSystemWriter yet"):
+        dcp.FileSystemWriter(tmp_path)
+    assert not any(tmp_path.iterdir())

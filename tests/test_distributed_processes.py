@@ -18,8 +18,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join("tests", "_torchrun_ddp.py")
-HOOKGRAD_VARIANTS = ["eager", "compiled+fp16", "collectives", "unused", "fsdp",
-                     "fsdp+compiled", "limits"]
+HOOKGRAD_VARIANTS = ["eager", "compiled+fp16", "collectives", "unused", "fsdp", "limits"]
 # the PyTorch run each is compared with (its compiled step is its eager one)
 REFERENCE = {"eager": "eager", "compiled+fp16": "eager+fp16"}
 
@@ -51,7 +50,7 @@ def _launch(cmd, env, results_dir):
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
     assert out.returncode == 0, out.stderr[-4000:]
     results = {}
-    for path in results_dir.iterdir():
+    for path in results_dir.glob("rank*.jsonl"):
         for line in path.read_text().splitlines():
             r = json.loads(line)
             results[(r["variant"], r["rank"])] = r
@@ -145,24 +144,53 @@ def test_unused_parameters_and_backwards_outside_ddp_match_pytorch(hookgrad_run,
     assert got[("unused", 0)]["unsynced"] != got[("unused", 1)]["unsynced"]
 
 
-@pytest.mark.parametrize("variant", ["fsdp", "fsdp+compiled"])
-def test_fsdp_script_gives_pytorchs_hooks_losses_shards_and_weights(hookgrad_run, torch_run,
-                                                                    variant):
-    # fully_shard on each Linear and the model, each rank its own start and batches; the
-    # full state dict gathered, loaded into another sharded model and gathered again
-    got, _ = hookgrad_run
+def _same_fsdp(got, torch_run, variant):
     for rank in (0, 1):
         mine, ref = got[(variant, rank)], torch_run[("fsdp", rank)]
         assert len(mine["hooks"]) == len(ref["hooks"]) == 12   # 6 steps, 2 hooks each
         _close(mine["hooks"], ref["hooks"])       # this rank's own forward and backward
         _close(mine["losses"], ref["losses"])     # all-reduced in the step
         assert mine["shards"] == ref["shards"]    # torch.chunk's rows: 2.weight 2 and 1
-        for key in ("weights", "restored"):
+        for key in ("weights", "restored", "loaded"):
             assert sorted(mine[key]) == sorted(ref[key])
             for name in ref[key]:
                 _close(mine[key][name], ref[key][name])
     assert got[(variant, 0)]["weights"] == got[(variant, 1)]["weights"]
     assert got[(variant, 0)]["hooks"] != got[(variant, 1)]["hooks"]
+
+
+def test_fsdp_script_gives_pytorchs_hooks_losses_shards_and_weights(hookgrad_run, torch_run):
+    # fully_shard on each Linear and the model, each rank its own start and batches; the
+    # full state dict gathered, loaded into another sharded model and gathered again; a
+    # distributed checkpoint saved and loaded into a third
+    _same_fsdp(hookgrad_run[0], torch_run, "fsdp")
+
+
+@pytest.mark.slow   # a launch of its own
+def test_compiled_fsdp_step_gives_pytorchs_hooks_losses_and_weights(torch_run, tmp_path):
+    got, err = _launch([sys.executable, "-m", "hookgrad.as_torch", "-m",
+                        "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                        SCRIPT, "fsdp+compiled"], _env(), tmp_path)
+    _same_fsdp(got, torch_run, "fsdp+compiled")
+    assert "runs eagerly" not in err
+
+
+def test_distributed_checkpoints_load_in_the_other_library(hookgrad_run, torch_run):
+    # each library's 2-process FSDP checkpoint (a shard per rank and file), loaded whole in
+    # one process by the other library
+    import torch
+    import torch.distributed.checkpoint as torch_dcp
+    import hookgrad
+    import hookgrad.distributed.checkpoint as hookgrad_dcp
+    got, _ = hookgrad_run
+    for mine, theirs, L, dcp in ((got[("fsdp", 0)], torch_run[("fsdp", 0)], torch, torch_dcp),
+                                 (torch_run[("fsdp", 0)], got[("fsdp", 0)], hookgrad,
+                                  hookgrad_dcp)):
+        shapes = {"0.weight": (8, 4), "0.bias": (8,), "2.weight": (3, 8), "2.bias": (3,)}
+        state = {k: L.zeros(*s) for k, s in shapes.items()}
+        dcp.load(state, checkpoint_id=mine["checkpoint"], no_dist=True)
+        for k, v in state.items():
+            _close(v.reshape(-1).tolist(), theirs["weights"][k])
 
 
 def test_what_does_not_work_across_processes_says_so(hookgrad_run):

@@ -79,24 +79,20 @@ def test_overrides_queries_match_torch():
     assert same_as_torch(f)[:3] == [False, False, True]
 
 
-def test_dispatch_mode_stack_is_empty_and_modes_cannot_be_entered_yet():
+def test_dispatch_mode_stack_follows_with_blocks():
     pd = importlib.import_module("hookgrad.utils._python_dispatch")
-    o = importlib.import_module("hookgrad.overrides")
 
-    class Mode(pd.TorchDispatchMode):
+    class Mode(pd.BaseTorchDispatchMode):
         pass
     assert pd._get_current_dispatch_mode() is None and pd._len_torch_dispatch_stack() == 0
     assert not pd.is_in_torch_dispatch_mode()
     assert not pd.is_traceable_wrapper_subclass(hookgrad.ones(1))
-    with pytest.raises(NotImplementedError, match=r"torch\.utils\._python_dispatch\."
-                       r"TorchDispatchMode yet"):
-        with Mode():
-            pass
-    with pytest.raises(NotImplementedError, match=r"torch\.overrides\.TorchFunctionMode yet"):
-        with o.TorchFunctionMode():
-            pass
-    with pytest.raises(NotImplementedError, match=r"torch\.overrides\.handle_torch_function"):
-        o.handle_torch_function(None, (), 1)
+    with Mode() as outer, Mode() as inner:
+        assert pd._get_current_dispatch_mode_stack() == [outer, inner]
+        with pd._disable_current_modes() as popped:
+            assert popped == [outer, inner] and not pd.is_in_torch_dispatch_mode()
+        assert pd._get_current_dispatch_mode() is inner
+    assert pd._len_torch_dispatch_stack() == 0
 
 
 def test_distributed_stubs_exist_and_raise_when_called():
@@ -108,7 +104,8 @@ def test_distributed_stubs_exist_and_raise_when_called():
     assert sd.StateDictOptions(full_state_dict=True).strict is True
     for call, name in [(lambda: fc.all_reduce(t, "sum", None),
                         "distributed._functional_collectives.all_reduce"),
-                       (lambda: dcp.save({}, checkpoint_id="x"), "distributed.checkpoint.save"),
+                       (lambda: dcp.async_save({}, checkpoint_id="x"),
+                        "distributed.checkpoint.async_save"),
                        (lambda: dcp.FileSystemReader("x"),
                         "distributed.checkpoint.FileSystemReader"),
                        (lambda: sd.get_optimizer_state_dict(None, None),

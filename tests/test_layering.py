@@ -51,6 +51,9 @@ Tensors): the graph side imports the Tensor only
 inside functions, each import marked with a ``# NOTE:``. A lower layer that must call a
 higher one (``Tensor.backward``, the graph's graph-task queries, the functional backend)
 owns a slot that the higher layer fills when it is imported.
+
+Below the imports: no file over 600 lines nor function over 80 without a reason named
+here, and docs/architecture.md's slots, layer table and circle checked against the code.
 """
 import ast
 import collections
@@ -65,7 +68,7 @@ LAYERS = [
     ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
      "hookgrad._meta", "hookgrad._layout", "hookgrad._missing", "hookgrad._profiler", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
-     "hookgrad._compile_count",
+     "hookgrad._compile_count", "hookgrad._host_transfer",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
      "hookgrad._backend_start"],
@@ -139,16 +142,20 @@ def _with_parents(name, importer):
     return out
 
 
+def _from_base(mod, node):
+    """The module a ``from ... import`` in ``mod`` imports from."""
+    if not node.level:
+        return node.module or ""
+    pkg = mod.split(".") if MODULES[mod].endswith("__init__.py") else mod.split(".")[:-1]
+    pkg = pkg[:len(pkg) - node.level + 1]
+    return ".".join(pkg + ([node.module] if node.module else []))
+
+
 def _targets(mod, node):
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     else:
-        if node.level:
-            pkg = mod.split(".") if MODULES[mod].endswith("__init__.py") else mod.split(".")[:-1]
-            pkg = pkg[:len(pkg) - node.level + 1]
-            base = ".".join(pkg + ([node.module] if node.module else []))
-        else:
-            base = node.module or ""
+        base = _from_base(mod, node)
         names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
                  for a in node.names]
     out = []
@@ -297,13 +304,12 @@ MAX_FUNCTION_LINES = 80  # a function that fits on a screen (its docstring not c
 
 # Each exception says why; remove it when the reason goes.
 LONG_FILES = {
-    "hookgrad/_ops/dispatch.py": "the op path, split into declared stages by issue 33 item 1 "
-                                 "(another branch owns it meanwhile)",
     "hookgrad/_compile/state.py": "the compiled step's state finder and keys, edited on other "
                                   "branches now: split once they land",
 }
 LONG_FUNCTIONS = {
-    "hookgrad/_ops/dispatch.py:_record": "as dispatch.py above",
+    "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
+                                              "output's constructors are inlined",
     "hookgrad/_compile/function.py:_run": "a compiled call's run, edited on other branches now",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "
                                                 "top to bottom beside PyTorch's",
@@ -349,3 +355,115 @@ def test_the_size_exceptions_are_still_needed():
     stale = [p for p in LONG_FILES if FILE_SIZES.get(p, 0) <= MAX_FILE_LINES]
     stale += [k for k in LONG_FUNCTIONS if FUNCTION_SIZES.get(k, 0) <= MAX_FUNCTION_LINES]
     assert not stale, "no longer long: remove from LONG_FILES/LONG_FUNCTIONS:\n" + "\n".join(stale)
+
+
+# --------------------------------------------------------------------------- the slots
+
+ARCHITECTURE = os.path.join(os.path.dirname(ROOT), "docs", "architecture.md")
+
+
+def _imported_from(tree, mod, name):
+    """The module that ``mod``'s top-level ``from x import name`` took ``name`` from."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name
+                                                    for a in node.names):
+            return _from_base(mod, node)
+    return None
+
+
+def _filled_slots():
+    """``owner.NAME`` of each name of a lower layer's module that a module fills when it is
+    imported (``X[0] = ...``, ``mod.X.attr = ...``, ``X.update(...)`` at its top level):
+    what docs/architecture.md calls slots. Methods attached to classes are not slots."""
+    import importlib
+    import inspect
+    found = set()
+    for mod, path in sorted(MODULES.items()):
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and \
+                    isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "update":
+                targets = [node.value.func.value]
+            else:
+                continue
+            for target in targets:
+                chain, x = [], target
+                while isinstance(x, (ast.Subscript, ast.Attribute)):
+                    if isinstance(x, ast.Attribute):
+                        chain.append(x.attr)
+                    x = x.value
+                if not isinstance(x, ast.Name) or (x is target and isinstance(node, ast.Assign)):
+                    continue  # a name of its own, bound
+                chain = [x.id, *reversed(chain)]
+                obj = getattr(importlib.import_module(mod), chain[0], None)
+                if inspect.ismodule(obj) and len(chain) > 1:
+                    owner, name = obj.__name__, chain[1]
+                elif obj is None or isinstance(obj, type) or inspect.ismodule(obj):
+                    continue
+                else:
+                    owner, name = _imported_from(tree, mod, chain[0]), chain[0]
+                if owner and owner.startswith("hookgrad.") and owner in MODULES and \
+                        layer_of(owner) < layer_of(mod):
+                    found.add(f"{owner[len('hookgrad.'):]}.{name}")
+    return found
+
+
+def _doc():
+    with open(ARCHITECTURE, encoding="utf-8") as f:
+        return f.read()
+
+
+def _documented_slots():
+    text = _doc()
+    table = text[text.index("| slot | what it holds | filled by |"):]
+    table = table[:table.index("\n\n")]
+    return {row.split("`")[1] for row in table.splitlines()[2:]}
+
+
+def test_the_architecture_doc_lists_every_slot():
+    documented = _documented_slots()
+    missing = _filled_slots() - documented
+    assert not missing, f"add to docs/architecture.md's slot table: {sorted(missing)}"
+
+
+def test_every_documented_slot_exists():
+    import importlib
+    for slot in _documented_slots():
+        parts = ("hookgrad." + slot).split(".")
+        for i in range(len(parts), 0, -1):
+            if ".".join(parts[:i]) in MODULES:
+                obj = importlib.import_module(".".join(parts[:i]))
+                for attr in parts[i:]:
+                    assert hasattr(obj, attr), f"docs/architecture.md names {slot}: no {attr}"
+                    obj = getattr(obj, attr)
+                break
+        else:
+            raise AssertionError(f"docs/architecture.md names {slot}: no such module")
+
+
+def test_the_architecture_doc_has_the_layer_table():
+    rows = {}
+    for line in _doc().splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| ") and len(cells) >= 3 and cells[0][2:].isdigit():
+            mods = cells[2].split(" — ")[0]
+            rows[int(cells[0][2:])] = mods.split("`")[1::2]
+    want = {i: [m[len("hookgrad."):] if m.startswith("hookgrad.") else m for m in layer]
+            for i, layer in enumerate(LAYERS)}
+    assert rows == want, "docs/architecture.md's layer table differs from LAYERS"
+
+
+def test_the_architecture_doc_names_the_circle_and_where_things_live():
+    from hookgrad._handle import RemovableHandle
+    from hookgrad.utils.hooks import RemovableHandle as public
+    assert public is RemovableHandle
+    layers = _doc().split("## The layers")[1].split("\n## ")[0]
+    (importer, imported), = ALLOWED_UPWARD
+    for mod in (importer, imported):
+        assert f"`{mod[len('hookgrad.'):]}`" in layers
+    home = RemovableHandle.__module__[len("hookgrad."):]
+    assert any(f"`{home}`" in line and "`RemovableHandle`" in line
+               for line in layers.splitlines())

@@ -192,6 +192,7 @@ def init_stub():
     """hookgrad/__init__.pyi: the package's imports, the table's functions, the lazy rest."""
     import hookgrad
     from hookgrad._ops.registry import FUNCTIONS
+    from hookgrad._torch_function import unwrapped  # the __torch_function__ wrappers
     with open(os.path.join(PACKAGE, "__init__.py")) as f:
         tree = ast.parse(f.read())
     # every public submodule (imported, lazy or not yet imported) is an attribute once used
@@ -203,7 +204,7 @@ def init_stub():
     text += _constants(tree, hookgrad)
     text.append("\n")
     for name in sorted(FUNCTIONS):
-        if getattr(hookgrad, name, None) is FUNCTIONS[name]:  # not replaced by a later import
+        if unwrapped(getattr(hookgrad, name, None)) is FUNCTIONS[name]:  # not replaced later
             text.append(_def(name, FUNCTIONS[name]))
     text.append("\n# PyTorch names hookgrad lacks raise AttributeError (docs/api_coverage.md)\n"
                 "def __getattr__(name: builtins.str) -> Any: ...\n")

@@ -1,17 +1,24 @@
-"""The hook rules, written once for every mode.
+"""The hook kinds of a backward, one row each in ``KINDS``, and their rules, written once
+for every mode.
 
-The eager engine calls these on the nodes it runs; the functional mode
-(``hookgrad.func.functional_call``, where JAX's AD runs the backward) calls the same
-functions from the backward of its ``jax.custom_vjp`` boundaries. What a hook receives,
-what it may return, the order hooks run in and PyTorch's messages for a bad result live
-here and nowhere else:
+A row says where a kind is held (the Tensor attribute a user's registration fills, the
+node attribute the engine reads at the node it fires at), when it fires, its rule (a
+function below), whether a fused backward chain may carry it, and how ``hookgrad.compile``
+keys it. The engine, fusion, the compiled mode's keys and re-checks and the composed
+tests iterate ``KINDS``; a new hook kind is a new row and its rule. The order of the
+rows is PyTorch's order at a node:
 
-    tensor pre-hooks -> retain_grad hooks -> node pre-hooks -> backward -> node post-hooks
+    tensor hooks -> retain_grad -> node pre-hooks -> backward -> node post-hooks
 
-then, at a leaf, the accumulation into ``.grad`` and the post-accumulate-grad hooks.
-Module full backward hooks are a pair of identity nodes (``backward_hook.BackwardHook``)
-whose post-hooks are these node post-hooks, in both modes.
+then, at a leaf, the accumulation into ``.grad`` and the post-accumulate-grad hooks. The
+functional mode (``hookgrad.func.functional_call``, where JAX's AD runs the backward)
+calls the same rules from the backward of its ``jax.custom_vjp`` boundaries. Module full
+backward hooks are a pair of identity nodes (``backward_hook.BackwardHook``) whose
+post-hooks are these node post-hooks, in both modes; multi-grad hooks are tensor hooks
+(``graph.register_multi_grad_hook``); saved-tensor hooks are contexts (``saved.py``).
 """
+from typing import Callable, NamedTuple, Optional
+
 from .. import _dtype, _mode
 from .._tensor import Tensor
 
@@ -74,16 +81,17 @@ def run_tensor_hooks(hooks, grad):
 
 
 def run_tensor_pre_hooks(node, grads):
-    """The tensor hooks, then the retain_grad hooks, of ``node``'s outputs, on ``grads``
-    (a list, one entry per output, None where no gradient arrived), in place."""
-    tph = node._tensor_pre_hooks
-    if tph:
-        for nr, hooks in tph.items():
-            grads[nr] = run_tensor_hooks(hooks, grads[nr])
-    rh = node._retain_hooks
-    if rh:
-        for nr, hook in rh.items():
-            hook(grads[nr])
+    """The tensor hooks of ``node``'s outputs on ``grads`` (a list, one entry per output,
+    None where no gradient arrived), in place."""
+    for nr, hooks in node._tensor_pre_hooks.items():
+        grads[nr] = run_tensor_hooks(hooks, grads[nr])
+    return grads
+
+
+def run_retain_hooks(node, grads):
+    """The retain_grad hooks of ``node``'s outputs: each stores its output's gradient."""
+    for nr, hook in node._retain_hooks.items():
+        hook(grads[nr])
     return grads
 
 
@@ -123,3 +131,89 @@ def run_post_accumulate_hooks(var):
                 arg, modified = check_single(arg, res, hook), True
         if modified:
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+# --------------------------------------------------------------------------- the table
+
+BEFORE, AFTER, ACCUMULATED = "before", "after", "accumulated"   # when a kind fires
+FIRST_ONLY, NEVER = "first only", "never"   # which nodes of a fused chain may carry it
+
+
+def hook_ids(d):
+    """What identifies the hooks of a dict (None before the first registration): their
+    handles' ids, in order."""
+    return tuple(d) if d else ()
+
+
+def output_hook_ids(d):
+    """``hook_ids`` of a node's ``{output_nr: hook dict}`` (its outputs' tensor hooks)."""
+    return tuple((nr, tuple(h)) for nr, h in d.items() if h) if d else ()
+
+
+class Kind(NamedTuple):
+    """One hook kind: a row of ``KINDS``."""
+
+    name: str                   # how a user registers one
+    tensor_attr: Optional[str]  # the Tensor's attribute holding it (None: nodes only)
+    node_attr: Optional[str]    # the node's attribute the engine reads (None: the Tensor's)
+    fires: str                  # BEFORE or AFTER the node's backward, or when ACCUMULATED
+    rule: Callable              # how it runs: (node, grads), (node, grad_inputs,
+    #                             grad_outputs) AFTER, (tensor) when ACCUMULATED
+    captured: bool              # whether it also fires at a node only captured (inputs=)
+    fused: Optional[str]        # FIRST_ONLY, NEVER, or None (its node is never fused)
+    tensor_key: Optional[Callable]  # compile's key of the Tensor's attribute, if keyed
+    node_key: Optional[Callable]    # compile's key of the node's attribute, if keyed
+
+
+KINDS = (
+    # a Tensor's hooks are copied onto the node that makes its gradient, per output
+    Kind("Tensor.register_hook", "_backward_hooks", "_tensor_pre_hooks", BEFORE,
+         run_tensor_pre_hooks, True, FIRST_ONLY, hook_ids, output_hook_ids),
+    # a flag on the Tensor (a counted write), a hook on its node
+    Kind("Tensor.retain_grad", "_retains_grad", "_retain_hooks", BEFORE, run_retain_hooks,
+         True, FIRST_ONLY, bool, None),
+    Kind("Node.register_prehook", None, "_pre_hooks", BEFORE, run_pre_hooks, False,
+         FIRST_ONLY, None, hook_ids),
+    Kind("Node.register_hook", None, "_post_hooks", AFTER, run_post_hooks, False, NEVER,
+         None, hook_ids),
+    Kind("Tensor.register_post_accumulate_grad_hook", "_post_acc_hooks", None, ACCUMULATED,
+         run_post_accumulate_hooks, False, None, hook_ids, None),
+)
+
+# the table read by column, for the hot paths
+FIRES_BEFORE = tuple(k for k in KINDS if k.fires == BEFORE)
+FIRES_AFTER = tuple(k for k in KINDS if k.fires == AFTER)
+FIRES_ACCUMULATED = tuple(k for k in KINDS if k.fires == ACCUMULATED)
+CAPTURED = tuple(k for k in FIRES_BEFORE if k.captured)
+NODE_ATTRS = tuple(k.node_attr for k in KINDS if k.node_attr)
+TENSOR_KEYED = tuple(k for k in KINDS if k.tensor_key is not None)
+NODE_KEYED = tuple(k for k in KINDS if k.node_key is not None)
+# the dicts of user hooks a Tensor holds, and those of its AccumulateGrad node that are
+# its own (a Tensor's hooks are also in its node's ``_tensor_pre_hooks``)
+TENSOR_DICTS = tuple(k.tensor_attr for k in KINDS if k.tensor_attr and k.tensor_key is hook_ids)
+NODE_DICTS = tuple(k.node_attr for k in KINDS if k.node_attr and not k.tensor_attr)
+
+
+def user_hook_dicts(t):
+    """The dicts of user hooks that a backward through the leaf ``t`` can run: its own and
+    those of its AccumulateGrad node, None where nothing was registered."""
+    acc = t._acc
+    return (*(getattr(t, a) for a in TENSOR_DICTS),
+            *(getattr(acc, a) for a in NODE_DICTS if acc is not None))
+
+
+def run_before(node, grads, kinds=FIRES_BEFORE):
+    """The hooks of ``kinds`` (rows that fire before a node's backward) that ``node``
+    holds, in the table's order, on ``grads``."""
+    for kind in kinds:
+        if getattr(node, kind.node_attr):
+            grads = kind.rule(node, grads)
+    return grads
+
+
+def run_after(node, grad_inputs, grad_outputs):
+    """The hooks ``node`` holds of the rows that fire after its backward."""
+    for kind in FIRES_AFTER:
+        if getattr(node, kind.node_attr):
+            grad_inputs = kind.rule(node, grad_inputs, grad_outputs)
+    return grad_inputs

@@ -32,6 +32,7 @@ import jax
 import numpy as np
 
 from .._errors import TracedValueError, Unsupported
+from .._autograd.hooks import user_hook_dicts
 from .._autograd.saved import hook_state
 from .._tensor import Tensor
 from .host_hook import _user_frames, is_host_hook
@@ -308,9 +309,7 @@ def _functions(cf, plan):
     for d in _global_hook_dicts():
         functions.extend((h, f"global module hook {_name(h)}") for h in d.values())
     for t in plan.state.tensors:
-        acc = t._acc
-        for d in (t._backward_hooks, t._post_acc_hooks,
-                  *((acc._pre_hooks, acc._post_hooks) if acc is not None else ())):
+        for d in user_hook_dicts(t):
             if d:
                 functions.extend((h, f"tensor hook {_name(h)}") for h in d.values())
     for pair in hook_state.stack:

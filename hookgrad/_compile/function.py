@@ -8,7 +8,7 @@ import sys
 import jax
 import numpy as np
 
-from . import appends as _appends
+from . import after_run as _after_run
 from . import checks as _checks
 from . import effects as _effects
 from . import guards as _guards
@@ -146,7 +146,7 @@ class CompiledFunction:
                 plan.basis = _replay.basis(plan, entry)
             except _host_run.Replaced as e:
                 return self._replaced(entry, e, args, kwargs)
-            except _appends.Stale:   # a list's name rebound: trace again, next call
+            except _after_run.Stale:   # a name rebound: trace again, next call
                 self._replay = None
                 for key in [k for k, v in self._cache.items() if v is entry]:
                     del self._cache[key]
@@ -193,7 +193,7 @@ class CompiledFunction:
         watch = self._watch = _effects.Watch(self, plan)
         # the hooks, and the places, there were before the trace (``host_run``)
         self._hooks_known = watch.hooks, watch.holders()
-        failed, found = None, []
+        failed, found, had = None, [], set(self._cache)
         try:
             with watch:
                 entry = _trace.trace(self, plan)
@@ -210,13 +210,16 @@ class CompiledFunction:
             traced = steady if steady is not None else (plan, entry)
             old = plan.key[-1]
             # what host calls write changes on every call: not a guard
-            if self._guards.add(watch, entry.host_reached | traced[1].host_reached):
+            if self._guards.add(watch, entry.host_reached | traced[1].host_reached |
+                                _after_run.unguarded(traced[1])):
                 self._rekey(old, traced[0])
             _speculate.traced(self, *traced)
-            _appends.note(self, traced[1])
+            _after_run.note(self, traced[1])
             return traced
         watch.undo()
-        for key in (plan.key, steady[0].key if failed is None and steady else None):
+        # every program this trace made (a first call's next-calls program included,
+        # whatever key it ended under): the step's Python is not in them
+        for key in [k for k in self._cache if k not in had] + [plan.key]:
             if self._cache.pop(key, None) is not None:
                 self.trace_count -= 1
         if isinstance(failed, _speculate.NeedsValue) and not found:
@@ -421,8 +424,8 @@ class CompiledFunction:
 
     # ---- running and writing back
     def _run(self, entry, plan):
-        if entry.appends and not _appends.ready(entry):
-            raise _appends.Stale
+        if entry.appends and not _after_run.ready(entry):
+            raise _after_run.Stale
         exe = entry.exe
         flat = plan.flat
         if entry.key_in:
@@ -498,8 +501,8 @@ class CompiledFunction:
             new_key = jax.random.wrap_key_data(data, impl=_trace.key_impl(plan.rng))
             _KEY.set(new_key)
             self._key_data = (new_key, data)
-        if entry.appends:   # the step's ``losses.append(...)``, with this run's values
-            _appends.replay(entry, res, got)
+        if entry.appends:   # the step's ``losses.append(...)``, ``calls += 1``
+            _after_run.replay(entry, res, got)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
         out = []

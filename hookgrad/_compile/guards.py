@@ -46,7 +46,8 @@ class Guards:
 
     def add(self, watch, skip=()):
         """Guard the plain values ``watch`` recorded, but in the holders ``skip`` (ids:
-        what host calls write); whether a place was new."""
+        what host calls write; ``(dict id, key)``: a counter the step's program moves,
+        ``_compile.after_run``); whether a place was new."""
         n = len(self._places)
         module_cls = _module_cls()
         for kind, holder, key, saved, _ in watch.guardable():
@@ -56,7 +57,7 @@ class Guards:
                 if type(saved) in _PLAIN:
                     self._add((id(holder),), holder, _CELL)
             elif kind == "global":
-                if type(saved) in _PLAIN:
+                if type(saved) in _PLAIN and (id(holder), key) not in skip:
                     self._add((id(holder), key), holder, key)
             elif kind in ("map", "attrs", "public attrs"):
                 d = holder if kind == "map" else holder.__dict__

@@ -43,6 +43,7 @@ from .. import _tensor
 from .._autograd import grad_mode
 from .._errors import traced_value_error
 from .._ops import dispatch as _dispatch
+from .._ops.stages import modes as _modes
 from .._tensor import Tensor
 from . import effects as _effects
 from .host_hook import _ctx, _current_trace, _flatten_containers, _HostCall, is_host_hook
@@ -164,19 +165,19 @@ class _Lineage:
         return lin if lin is not None or id(t) in self.of else self.of.get(id(t._arr))
 
     def __enter__(self):
-        self.prev, _dispatch._subclass[0] = _dispatch._subclass[0], self
+        self.prev, _modes.INTERCEPT[0] = _modes.INTERCEPT[0], self
         self.prev_reader, _tensor.READER[0] = _tensor.READER[0], self.read
         return self
 
     def __exit__(self, *exc):
-        if _dispatch._subclass[0] is self:   # else set meanwhile (a first DTensor): kept
-            _dispatch._subclass[0] = self.prev
+        if _modes.INTERCEPT[0] is self:   # else set meanwhile (a first DTensor): kept
+            _modes.INTERCEPT[0] = self.prev
         _tensor.READER[0] = self.prev_reader
         return False
 
     def __call__(self, op, args, statics, out):
         """``dispatch.apply`` of an op of the hook, noting its outputs' lineage."""
-        slot = _dispatch._subclass
+        slot = _modes.INTERCEPT
         slot[0] = self.prev
         try:
             res = _dispatch.apply(op, args, statics, out)

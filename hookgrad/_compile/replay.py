@@ -35,9 +35,10 @@ from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
 from .._tensor import Pending, Tensor
 from .._random import GLOBAL as _KEY
 from .state import (_KEY_HOOKS, _KEY_TENSORS, _PLAIN, _Plan, _Split, _arg_array_key,
-                    _context_key, _module_cls, _opt_key, _opt_tree, _NO_HOOKS, _aval_of,
+                    _context_key, _module_cls, _opt_key, _opt_tree, PLAIN_HOOKS, _aval_of,
                     _snapshot, _tensor_key, _tensor_hooks)
 from .._autograd import grad_mode
+from .._autograd.hooks import NODE_KEYED, TENSOR_DICTS
 from .._autograd.saved import hook_state as _saved_state
 
 _gm = grad_mode._state
@@ -49,7 +50,7 @@ _FLAGS = attrgetter(*Tensor._COMPILE_KEY)
 # Replay compares it by identity with the concrete array the last call left there
 _ARR = attrgetter("_arr")
 # ``_tensor_key``'s entries after the flag of a leaf without .grad, hooks or node
-_PLAIN_KEY = (True, None, (), (), _NO_HOOKS, False)
+_PLAIN_KEY = (True, None, *PLAIN_HOOKS)
 _PLAIN_FLAGS = (None, False, None, None, None)   # ``_FLAGS`` after the flag: the same
 _GRAD = attrgetter("_grad")
 # the flags ``_FLAGS`` reads: two slots, the rest attributes of the instance or defaults
@@ -150,16 +151,11 @@ def basis(plan, entry):
 
 def _watched_hooks(t):
     # every hook dict the key reads must count its changes: the check reads one counter
-    for d in (t._backward_hooks, t._post_acc_hooks):
-        if d is not None and type(d) not in _watch.WATCHED:
-            return False
+    # (a flag, ``_retains_grad``, is a counted write of the Tensor)
     node = t._acc
-    if node is not None:
-        for name in ("_pre_hooks", "_post_hooks", "_tensor_pre_hooks"):
-            d = getattr(node, name)
-            if d is not None and type(d) not in _watch.WATCHED:
-                return False
-    return True
+    dicts = [getattr(t, a) for a in TENSOR_DICTS]
+    dicts += [getattr(node, k.node_attr) for k in NODE_KEYED] if node is not None else []
+    return all(d is None or type(d) in _watch.WATCHED for d in dicts)
 
 
 def _fixed_point(plan, entry):

@@ -213,7 +213,7 @@ def collect(entry, reader, outs):
     """The guards' values as outputs of the program; ``entry.path`` the branches taken."""
     entry.spec = []
     returned = any(s[0] == "P" for s in entry.user_spec) or \
-        any(kind == "P" for _, spec in entry.appends for kind, _ in spec)
+        any(s[0] == "P" for kind, _, spec in entry.appends if kind == "append" for s in spec)
     entry.path = () if returned or reader is not None and reader.guards else None
     if entry.path is None:   # nothing to read after a run
         return
@@ -230,7 +230,7 @@ def fetch(entry, res):
     """The scalars of a run (``entry.user_spec``'s and ``entry.appends``' ``"P"`` items), read
     in one transfer with the guards' values; :class:`Mispredicted` where a guard differs."""
     scalars = [s[1] for s in entry.user_spec if s[0] == "P"] + \
-        [k for _, spec in entry.appends for kind, k in spec if kind == "P"]
+        [k for kind, _, spec in entry.appends if kind == "append" for s, k in spec if s == "P"]
     guarded = [k for at, _, _, _ in entry.spec for k in at]
     host = jax.device_get([res[k] for k in guarded + scalars])
     got = dict(zip(guarded, host))

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _watch
 from .._tensor import Tensor
 from .._autograd.anomaly_mode import _state as _anomaly
+from .._autograd.hooks import NODE_KEYED, TENSOR_KEYED, hook_ids as _dict_key
 from .._watch import WATCHED
 
 _SKIP_MODULES = ("hookgrad", "jax", "jaxlib", "numpy", "optax", "torch", "builtins",
@@ -186,7 +187,7 @@ class _State:
                  "guards", "watched", "layouts", "skip")
 
     def __init__(self, skip=()):
-        self.skip = skip   # ids of lists the step only appends to (``_compile.appends``)
+        self.skip = skip   # ids of lists the step only appends to (``_compile.after_run``)
         self.tensors = []
         self.tensor_ids = {}
         self.modules = []
@@ -447,19 +448,22 @@ def _step_hooks(name):
         name.endswith(("_with_kwargs", "_always_called"))
 
 
-def _dict_key(d):
-    return tuple(d) if d else ()
+_NODE_HOOKS = operator.attrgetter(*(k.node_attr for k in NODE_KEYED))
+_NODE_KEYS = tuple(k.node_key for k in NODE_KEYED)
 
 
 def _node_key(node):
-    if node is None or not (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks):
+    """The hooks of ``node`` a compiled step's program depends on: a key per kind the
+    hook table (``_autograd.hooks.KINDS``) keys on the node."""
+    if node is None:
         return _NO_HOOKS
-    return (_dict_key(node._pre_hooks), _dict_key(node._post_hooks),
-            tuple((nr, tuple(h)) for nr, h in node._tensor_pre_hooks.items() if h)
-            if node._tensor_pre_hooks else ())
+    dicts = _NODE_HOOKS(node)
+    if not any(dicts):
+        return _NO_HOOKS
+    return tuple(key(d) for key, d in zip(_NODE_KEYS, dicts))
 
 
-_NO_HOOKS = ((), (), ())
+_NO_HOOKS = ((),) * len(NODE_KEYED)
 _global_dicts = None
 
 
@@ -478,14 +482,17 @@ def _tensor_key(t, ident):
     """What a program traced with ``t`` as an input depends on: its array's shape and
     dtype, its flags, hooks and ``.grad``'s shape; ``ident`` says which input it is."""
     g = t._grad
-    bh, ph = t._backward_hooks, t._post_acc_hooks
     return (ident, _aval_of(t._data), t._requires_grad, t.grad_fn is None,
-            None if g is None else _aval_of(g._data), tuple(bh) if bh else (),
-            tuple(ph) if ph else (), _node_key(t._acc), t._retains_grad)
+            None if g is None else _aval_of(g._data), *_tensor_hooks(t))
 
 
-# ``_tensor_key``'s hook entries: its Tensor hooks, post-accumulate hooks, node's hooks
-_KEY_HOOKS = slice(5, 8)
+# ``_tensor_key``'s hook entries: a key per kind the hook table keys on the Tensor, then
+# its AccumulateGrad node's
+_KEY_HOOKS = slice(5, None)
+_TENSOR_HOOKS = operator.attrgetter(*(k.tensor_attr for k in TENSOR_KEYED))
+_TENSOR_KEYS = tuple(k.tensor_key for k in TENSOR_KEYED)
+# those of a Tensor without hooks (the class's defaults)
+PLAIN_HOOKS = (*(key(v) for key, v in zip(_TENSOR_KEYS, _TENSOR_HOOKS(Tensor))), _NO_HOOKS)
 # where a plan's key (``CompiledFunction._plan``) has its first ``_tensor_key``: after the
 # arguments' static part, the context key and the module key
 _KEY_TENSORS = 3
@@ -493,8 +500,7 @@ _KEY_TENSORS = 3
 
 def _tensor_hooks(t):
     """``_tensor_key(t, ...)[_KEY_HOOKS]``."""
-    bh, ph = t._backward_hooks, t._post_acc_hooks
-    return tuple(bh) if bh else (), tuple(ph) if ph else (), _node_key(t._acc)
+    return (*(key(v) for key, v in zip(_TENSOR_KEYS, _TENSOR_HOOKS(t))), _node_key(t._acc))
 
 
 def _context_key(grad_enabled, saved):

@@ -15,7 +15,7 @@ from operator import itemgetter
 import jax
 import jax.extend.core as _jex
 
-from . import appends as _appends
+from . import after_run as _after_run
 from . import checks as _checks
 from . import host_run as _host_run
 from . import speculate as _speculate
@@ -23,13 +23,13 @@ from . import sharding as _sharding
 from . import tune as _tune
 from .. import _mode, _tensor
 from .._ops.gather import TRACED as _TRACED
+from .._autograd.hooks import TENSOR_DICTS
 from .._random import GLOBAL as _KEY
 from .._tensor import Tensor
 from .host_hook import _ctx, _current_trace, _flatten_containers, _Tracing
 from .state import _opt_install, _opt_load, _Split, _state_part
 
 _Tracer = jax.core.Tracer
-_HOOK_DICTS = ("_backward_hooks", "_post_acc_hooks")
 
 
 class Entry:
@@ -84,7 +84,7 @@ def trace(cf, plan):
             _ctx.stack.pop()
         if reader is not None:
             reader.done()
-        appends = _appends.found(cf, plan, cf._watch, reader, tracing.host_reached)
+        appends = _after_run.found(cf, plan, cf._watch, reader, tracing.host_reached)
         return _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
 
     try:
@@ -130,7 +130,7 @@ class _Snapshot:
         # the hooks of the state Tensors: one the step registers on them (a multi-grad
         # hook over a leaf) is its Python's, gone after the trace (``hooks_changed``)
         self.hooks = [(t, name, d, None if d is None else list(d.items()))
-                      for t in st.tensors for name in _HOOK_DICTS
+                      for t in st.tensors for name in TENSOR_DICTS
                       for d in (t.__dict__.get(name),)]
         self.hooks_changed = False
 
@@ -226,7 +226,7 @@ def _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
     for call, arrays in tracing.host_calls:
         entry.host_calls.append((call, list(range(len(outs), len(outs) + len(arrays)))))
         outs.extend(arrays)
-    _appends.collect(entry, appends, outs)
+    _after_run.collect(entry, appends, outs)
     _speculate.collect(entry, reader, outs)
     # guarded reads, as host calls, are checked before the write-back: no donation
     entry.host_first = entry.host_first or bool(entry.spec)
@@ -342,7 +342,7 @@ def _private_state(entry, plan):
     needs no check for aliases before it is donated."""
     exposed = [k for s in entry.user_spec if s[0] != "S" for k in (s[1],)]
     exposed += [k for _, idx in entry.host_calls for k in idx]
-    exposed += [k for _, spec in entry.appends for _, k in spec]
+    exposed += [k for _, k in _after_run.outputs(entry)]
     exposed += [k for _, k in entry.data_out] + [k for _, k in entry.grad_out]
     exposed += [k for _, k, _ in entry.grad_new] + [entry.key_out, entry.check_out]
     outs = [k for _, spec in entry.opt_out for kind, k in spec if kind == "out"]

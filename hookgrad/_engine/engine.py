@@ -22,7 +22,7 @@ import threading
 
 from .. import _mode
 from . import fusion
-from .._ops.dispatch import OpNode
+from .._ops.op_node import DISPATCH_MODES, OpNode
 from .._tensor import Tensor
 from .._autograd import anomaly_mode, graph
 from .._autograd import grad_mode
@@ -187,8 +187,9 @@ def accumulate_grad(node, grads, create_graph):
         # in place, as PyTorch: references to .grad (optimizers, users) see the sum
         old._data = old._data + grad._data
         old._version += 1
-    if var._post_acc_hooks:
-        hooks.run_post_accumulate_hooks(var)
+    for kind in hooks.FIRES_ACCUMULATED:
+        if getattr(var, kind.tensor_attr):
+            kind.rule(var)
 
 
 # --------------------------------------------------------------------------- the task
@@ -334,9 +335,9 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     run.debug = log.isEnabledFor(logging.DEBUG)
     anomaly = anomaly_mode._state.enabled
     run.nan_check = anomaly and anomaly_mode._state.check_nan
-    # anomaly mode checks every node on its own
+    # anomaly mode checks every node on its own; dispatch modes see every node's op
     run.fuse = fusion._state["enabled"] and not create_graph and not run.debug \
-        and not _mode.state.compiling and not anomaly
+        and not _mode.state.compiling and not anomaly and not DISPATCH_MODES
     run.node = None
     run.prev_node = _local.node
     return run
@@ -373,7 +374,7 @@ def _run_node(run, node, grads):
     captures = run.captures
     if exec_info is not None and node not in exec_info:
         # only captured: its tensor hooks still run, as in PyTorch
-        grads = hooks.run_tensor_pre_hooks(node, grads)
+        grads = hooks.run_before(node, grads, hooks.CAPTURED)
         for nr, k in captures.get(node, ()):
             run.captured[k] = grads[nr]
         return None
@@ -384,11 +385,8 @@ def _run_node(run, node, grads):
     if run.debug:
         log.debug("Executing: %s with grad_outputs: [%s]", node.name(), ",".join(
             "None" if g is None else f"{g.dtype.name}{list(g.shape)}" for g in grads))
-    if node._tensor_pre_hooks or node._retain_hooks:
-        grads = hooks.run_tensor_pre_hooks(node, grads)
-    if node._pre_hooks:
-        grads = hooks.run_pre_hooks(node, grads)
-    had_post = bool(node._post_hooks)
+    grads = hooks.run_before(node, grads)
+    had_post = [bool(getattr(node, kind.node_attr)) for kind in hooks.FIRES_AFTER]
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
     if run.fuse and not no_grad_in:
         # an op node and the hook-free nodes behind it: one XLA call
@@ -401,12 +399,13 @@ def _run_node(run, node, grads):
         grad_inputs = [None] * len(node._next)
     else:
         grad_inputs = node._apply(grads, run.create_graph)
-    if node._post_hooks:
-        if exec_info is not None:
-            grad_inputs = _needed_only(run, node, grad_inputs)
-        # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack hook)
-        # get no grad_outputs: the node consumed them
-        grad_inputs = hooks.run_post_hooks(node, grad_inputs, grads if had_post else ())
+    for kind, had in zip(hooks.FIRES_AFTER, had_post):
+        if getattr(node, kind.node_attr):
+            if exec_info is not None:
+                grad_inputs = _needed_only(run, node, grad_inputs)
+            # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack
+            # hook) get no grad_outputs: the node consumed them
+            grad_inputs = kind.rule(node, grad_inputs, grads if had else ())
     if not run.keep_graph:
         node._release()
     if run.nan_check:

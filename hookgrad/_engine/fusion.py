@@ -22,8 +22,9 @@ import collections
 import threading
 
 from .._tensor import Tensor
+from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
-from .._ops.dispatch import OpNode, vjp_op
+from .._ops.op_node import OpNode, vjp_op
 from .._ops import tiered
 from .._ops.setting import Setting
 
@@ -53,13 +54,22 @@ def is_backward_fusion_enabled():
     return _state["enabled"]
 
 
+def _holding(fused):
+    """Whether a node holds hooks of the kinds a chain's node may carry as ``fused`` says
+    (``_autograd.hooks.KINDS``)."""
+    attrs = tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused)
+    return lambda node: any(getattr(node, a) is not None for a in attrs)
+
+
+_never_fused, _first_only = _holding(_hooks.NEVER), _holding(_hooks.FIRST_ONLY)
+
+
 def _plain(node, first):
     """Whether ``node`` may run inside a chain. Checked at backward: hooks come any time.
     The chain's first node may have had pre-hooks (they have run); none may have post-hooks."""
-    if node.__class__.__base__ is not OpNode or node._freed or node._post_hooks is not None:
+    if node.__class__.__base__ is not OpNode or node._freed or _never_fused(node):
         return False
-    if not first and (node._pre_hooks is not None or node._tensor_pre_hooks is not None
-                      or node._retain_hooks is not None):
+    if not first and _first_only(node):
         return False
     return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
 

@@ -318,8 +318,7 @@ class FunctionalNode(_Node):
                 for cb in tuple(cbs):
                     if full[nr] is not None:
                         full[nr] = cb(full[nr])
-            if self._pre_hooks:
-                full = _rules.run_pre_hooks(self, full)
+            full = _rules.run_before(self, full)  # its pre-hooks (the outputs': above)
             return [None if full[i] is None else full[i]._data for i in pos]
 
         new = _identity(tuple(outs[i]._data for i in pos), on_grads)
@@ -389,7 +388,7 @@ class FunctionalNode(_Node):
                                  for j, (g, o) in enumerate(zip(gs, outs_now))))
                 gi = [_wrap(c) if args[i].requires_grad and _inexact(jnp.result_type(c))
                       else None for i, c in zip(tpos, cts)]
-                gi = _rules.run_post_hooks(self, gi, go)
+                gi = _rules.run_after(self, gi, go)
             return tuple(c if g is None else g._data for c, g in zip(cts, gi))
 
         call.defvjp(fwd, bwd)
@@ -442,7 +441,7 @@ class _EdgeOf:
 
 def functional_apply(op, key, args, out):
     """``dispatch.apply`` when functional mode is on and an input requires grad."""
-    from .._ops import dispatch
+    from .._ops.stages import inplace
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     record = _gm.enabled and op.node is not None
     arrs = [a._data if isinstance(a, Tensor) else a for a in args]
@@ -456,7 +455,7 @@ def functional_apply(op, key, args, out):
             from .._ops import views
             views.check_view_inplace(out, info, record)
         else:
-            dispatch._check_inplace(out, record)
+            inplace._check_inplace(out, record)
     stack = hook_state.stack
     if record and stack:
         res = _with_saved_hooks(op, key, fn, args, arrs, stack[-1])
@@ -464,7 +463,7 @@ def functional_apply(op, key, args, out):
         res = fn(*arrs)
     multi = isinstance(res, tuple)
     if out is not None:
-        dispatch._write_inplace(out, res, op)
+        inplace._write_inplace(out, res, op)
         outs = (out,)
     elif multi:
         outs = tuple(Tensor._wrap(r) for r in res)
@@ -487,14 +486,15 @@ def functional_apply(op, key, args, out):
 def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
     (with the active pack hook) and whose backward unpacks it and runs the op's vjp."""
-    from .._ops import dispatch
+    from .._ops import op_node
+    from .._ops.stages import record as recording
     pack, unpack = hooks
     save = op.save
     tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     want = tuple(i for i in tpos if args[i]._requires_grad and _inexact(arrs[i].dtype))
-    needed = dispatch.needed_inputs(save, args)
-    saved_pos = [] if save is dispatch.OUT else [
-        i for i in tpos if dispatch.keeps(save, i, needed, arrs[i].dtype)]
+    needed = recording.needed_inputs(save, args)
+    saved_pos = [] if save is op_node.OUT else [
+        i for i in tpos if recording.keeps(save, i, needed, arrs[i].dtype)]
     layout = tuple("S" if i in saved_pos else ("C" if i not in tpos
                                                else (arrs[i].shape, arrs[i].dtype))
                    for i in range(len(args)))
@@ -514,7 +514,7 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     def fwd(*xs):
         f = full(xs)
         res = fn(*f)
-        if save is dispatch.OUT:
+        if save is op_node.OUT:
             to_pack = [(res[0] if isinstance(res, tuple) else res, True)]
         else:
             to_pack = [(f[i], args[i]._requires_grad) for i in saved_pos]
@@ -546,16 +546,16 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
             for p in packed:
                 vals.append(call_unpack_hook(unpack, p)._data)
         gs = g if isinstance(g, tuple) else (g,)
-        gs = [gg for gg, (_, dt) in zip(gs, box["meta"]) if dt in dispatch.INEXACT]
+        gs = [gg for gg, (_, dt) in zip(gs, box["meta"]) if dt in op_node.INEXACT]
         cts = {}
         if want:
-            if save is dispatch.OUT:
+            if save is op_node.OUT:
                 grads = (op.bwd(vals[0], *gs, **statics),)
             else:
                 it = iter(vals)
                 present = [next(it) if s == "S" else arrs[i] for i, s in enumerate(layout)
                            if not isinstance(s, tuple)]
-                vjp = dispatch._make_vjp(op.fwd, statics, layout, want,
+                vjp = op_node._make_vjp(op.fwd, statics, layout, want,
                                          [dt for _, dt in box["meta"]])
                 grads = vjp(*present, *gs)
             cts = dict(zip(want, grads))

@@ -47,8 +47,7 @@ def hook_identity(tensors):
             go[i] = None if g is None else _wrap(g)
         gi = [_wrap(jnp.zeros(shape, dt)) if g is None else g
               for g, (shape, dt) in zip(go, meta)]
-        if node._post_hooks:
-            gi = _rules.run_post_hooks(node, gi, go)
+        gi = _rules.run_after(node, gi, go)
         return [None if gi[i] is None else gi[i]._data for i in pos]
 
     arrays = _identity(tuple(tensors[i]._data for i in pos), on_grads, always=True)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from .dispatch import _torch_kind, apply
+from .._dtype import torch_kind as _torch_kind
+from .dispatch import apply
 from .registry import defop, export
 
 ISCLOSE = defop("isclose", lambda a, b, rtol, atol, equal_nan: jnp.isclose(

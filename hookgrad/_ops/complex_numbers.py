@@ -7,7 +7,7 @@ array has no storage to reinterpret, and hookgrad's views (``_views.py``) read t
 element by element in one dtype, so here they are fresh tensors recorded under PyTorch's
 node names; the ``real``/``imag`` setters write into the complex tensor, as PyTorch's do
 (docs/differences.md). Gradients follow PyTorch's convention for complex
-values (``dispatch._conj``).
+values (``op_node._conj``).
 """
 from __future__ import annotations
 

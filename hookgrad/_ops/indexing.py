@@ -26,8 +26,9 @@ from .._tensor import Tensor
 from .._views import contiguous_shape_geometry
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, out_of_bounds, out_of_range, packing
+from .index_box import box_shape, boxed, consumed as _consumed, setitem_positions
 from .registry import defop, export, to_tensor_like
-from .shape import slice_from, wrap_dim
+from .shape import ALIAS, UNSQUEEZE, expand, reshape, slice_from, wrap_dim
 from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
                     view_geometry)
 
@@ -96,12 +97,6 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
 
 def int_or_none(v):
     return None if v is None else v.__index__()
-
-
-def _consumed(k):
-    """How many dimensions of the indexed tensor the template entry ``k`` indexes."""
-    tag = k[0]
-    return k[2] if tag == "M" else 1 if tag in ("I", "S", "A") else 0
 
 
 def _check_bounds(shape, template, arrays, before_error=None):
@@ -254,70 +249,6 @@ def _setitem(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].set(jnp.asarray(v).astype(x.dtype))
 
 
-def _setitem_box(x, v, *starts, box):
-    """``x[index] = v`` for an index of ints, unit-step slices and None (``box``: per
-    entry ``("I",)``, ``("S", size)`` or ``("N",)``; the ints and slice starts are
-    ``starts``): one ``dynamic_update_slice`` of the region, whatever its position."""
-    indexed, region, at = [], [], []
-    it = iter(starts)
-    for k in box:
-        if k[0] == "N":
-            indexed.append(1)
-            continue
-        at.append(next(it))
-        region.append(1 if k[0] == "I" else k[1])
-        if k[0] == "S":
-            indexed.append(k[1])
-    rest = x.shape[len(at):]
-    v = jnp.broadcast_to(jnp.asarray(v).astype(x.dtype), (*indexed, *rest))
-    return jax.lax.dynamic_update_slice(x, v.reshape(*region, *rest), (*at, *[0] * len(rest)))
-
-
-def _setitem_positions(template):
-    """The position-free form of a ``template`` that ``_boxed`` normalized (None for
-    any other)."""
-    box, starts = [], []
-    for k in template:
-        if k[0] == "I":
-            box.append(("I",))
-            starts.append(k[1])
-        elif k[0] == "S" and k[3] == 1:
-            box.append(("S", k[2] - k[1]))
-            starts.append(k[1])
-        elif k[0] == "N":
-            box.append(("N",))
-        else:
-            return None
-    return _setitem_box, {"box": tuple(box)}, tuple(starts)
-
-
-def _boxed(shape, template):
-    """``template`` (ints, slices, None, Ellipsis; bounds checked) with every int made
-    non-negative, every slice's bounds explicit and Ellipsis spelled out, so that the
-    write's positions can be told from its shape (``_setitem_positions``)."""
-    if any(k[0] not in ("I", "S", "N", "E") for k in template):
-        return template
-    out, dim = [], 0
-    for k in template:
-        if k[0] == "E":
-            n = len(shape) - sum(map(_consumed, template))
-            out += [("S", 0, shape[d], 1) for d in range(dim, dim + n)]
-            dim += n
-        elif k[0] == "N":
-            out.append(k)
-        else:
-            size = shape[dim]
-            if k[0] == "I":
-                out.append(("I", k[1] + size if k[1] < 0 else k[1]))
-            else:
-                if k[3] is not None and k[3] <= 0:
-                    return template  # the op raises PyTorch's error
-                start, stop, step = slice(*k[1:]).indices(size)
-                out.append(("S", start, max(stop, start), step))
-            dim += 1
-    return tuple(out)
-
-
 def _index_add_at(x, v, *arrays, template):
     return x.at[_build_index(template, arrays)].add(jnp.asarray(v).astype(x.dtype))
 
@@ -335,7 +266,7 @@ def _getitem_op(name):
 
 SETITEM = defop("setitem", _setitem, "torch::autograd::CopySlices", {}, scalar_edges=True,
                 nondiff=_AFTER_VALUE,
-                positions=lambda shape, template: _setitem_positions(template))
+                positions=lambda shape, template: setitem_positions(template))
 INDEX_PUT = defop("index_put", _setitem, "IndexPutBackward0", {}, scalar_edges=True,
                   nondiff=_AFTER_VALUE)
 INDEX_PUT_ACC = defop("index_put_acc", _index_add_at, "IndexPutBackward0", {},
@@ -356,7 +287,6 @@ def _steps(self, template, arrays, single):
     its advanced indices (``(dim of the partial result, template entry)``) and the
     geometry the view ops give in ``self`` laid out contiguously; a bool index appends
     its index array to ``arrays``."""
-    from .shape import UNSQUEEZE
     steps = []
     geom = contiguous_shape_geometry(tuple(self.shape))
     shape = geom[0]
@@ -403,6 +333,7 @@ def __getitem__(self, idx) -> Tensor:
     steps, adv, geom = _steps(self, template, arrays, single)
     x = view_chain(self, steps, geom) if steps and not adv else None
     if x is not None:
+        x._view.index = template
         return x
     x = self
     for op, statics in steps:
@@ -416,7 +347,6 @@ def __getitem__(self, idx) -> Tensor:
             at = d + _consumed(k)
         return apply(_getitem_op("IndexBackward0"), (x, *used), {"template": tuple(tmpl)})
     if x is self:
-        from .shape import ALIAS
         return view_apply(ALIAS, x)
     return x
 
@@ -436,7 +366,6 @@ def _indexed_shape(shape, template, arrays):
 def _value_for(value, target, expand_to_target):
     """The value Tensor as PyTorch hands it to the copy: leading size-1 dimensions viewed
     away, then (for copies into a slice) expanded to the target shape."""
-    from .shape import expand, reshape
     shape = value.shape
     k = 0
     while k < len(shape) and shape[k] == 1:
@@ -451,10 +380,12 @@ def _value_for(value, target, expand_to_target):
 def _put(self, op, template, arrays, value, expand_value):
     _check_bounds(self.shape, template, arrays)
     if op is SETITEM and not arrays:
-        template = _boxed(self.shape, template)
+        template = boxed(self.shape, template)
     value = to_tensor_like(value)
     if isinstance(value, Tensor):
-        target = _indexed_shape(self.shape, template, arrays)
+        found = None if arrays else setitem_positions(template)
+        target = _indexed_shape(self.shape, template, arrays) if found is None else \
+            box_shape(tuple(self.shape), found[1]["box"])
         value = _value_for(value, target, expand_value)
         try:
             np.broadcast_shapes(value.shape, target)
@@ -504,6 +435,8 @@ def _holds_it_already(self, template, value):
             self._view is not None and self._view.gen != info.base._gen) or any(
             k[0] not in ("I", "S", "N", "E") for k in template):
         return False
+    if info.made_by(self, template):  # ``x[i] += v``: read at this index of this source
+        return True
     _check_bounds(self.shape, template, [])
     steps = _steps(self, template, [], False)[0]
     return info.geom == chain_geometry(_views.geometry(self), steps)

@@ -15,8 +15,9 @@ from __future__ import annotations
 from .. import _views
 from .._autograd import grad_mode
 from .._tensor import Tensor
-from . import dispatch, shape, views
+from . import shape, views
 from .dispatch import apply
+from .stages.inplace import _check_inplace
 from .registry import defop, export
 from .shape import wrap_dim
 
@@ -46,7 +47,7 @@ def _restride(self, op, statics, geom_fn, reorders):
             views._check_view_creation(info.creation, info.fn_name)
             views.check_leaf_view(info.grad_base)
     else:
-        dispatch._check_inplace(self, record)
+        _check_inplace(self, record)
     out = apply(op, (self,), statics)
     if info is not None:
         new = _views.ViewInfo(info.base, info, self._data.shape, geom_fn, statics, info.diff,

@@ -259,7 +259,7 @@ def set_(self, source=None) -> Tensor:
     hookgrad.Size([3])
     """
     from .._autograd.grad_mode import is_grad_enabled
-    from .dispatch import _check_inplace
+    from .stages.inplace import _check_inplace
     if source is None:
         arr = jnp.zeros((0,), self._data.dtype)
     elif isinstance(source, Tensor):

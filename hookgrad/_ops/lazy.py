@@ -167,7 +167,7 @@ def _run_segment(nodes):
                 c = ARRAY
             spec.append(a.aval if c is ARRAY else c)
             leaves.append(a)
-        place = getattr(q.fn, "place", None)  # an op at positions (dispatch._AtPositions)
+        place = getattr(q.fn, "place", None)  # an op at positions (op._AtPositions)
         found = place(q.args[0].shape) if place is not None else None
         if found is None:
             struct.append((q.op.fwd, q.key, tuple(spec)))

@@ -26,14 +26,20 @@ from .. import _errors
 # --------------------------------------------------------------------------- normalisation
 
 
-def _bn_apply(x, mean, var, w, b, eps):
-    shape = _bias_shape(x.ndim - 2, -1)
-    y = (x - mean.reshape(shape)) * jax.lax.rsqrt(var.reshape(shape) + eps)
+def _per_channel_affine(y, w, b):
+    """``y * w + b`` with ``w`` and ``b`` (either may be None) over dim 1, the channels."""
+    shape = _bias_shape(y.ndim - 2, -1)
     if w is not None:
         y = y * w.reshape(shape)
     if b is not None:
         y = y + b.reshape(shape)
     return y
+
+
+def _bn_apply(x, mean, var, w, b, eps):
+    shape = _bias_shape(x.ndim - 2, -1)
+    return _per_channel_affine((x - mean.reshape(shape)) * jax.lax.rsqrt(var.reshape(shape) + eps),
+                               w, b)
 
 
 def _bn_train(x, w, b, eps):
@@ -52,13 +58,7 @@ def _group_norm(x, w, b, groups, eps):
     xg = x.reshape(n, groups, -1)
     mu = jnp.mean(xg, axis=-1, keepdims=True)
     var = jnp.mean(jnp.square(xg - mu), axis=-1, keepdims=True)
-    y = ((xg - mu) * jax.lax.rsqrt(var + eps)).reshape(x.shape)
-    shape = _bias_shape(x.ndim - 2, -1)
-    if w is not None:
-        y = y * w.reshape(shape)
-    if b is not None:
-        y = y + b.reshape(shape)
-    return y
+    return _per_channel_affine(((xg - mu) * jax.lax.rsqrt(var + eps)).reshape(x.shape), w, b)
 
 
 def _rms_norm(x, w, ndims, eps):
@@ -131,12 +131,7 @@ def _instance_norm(x, w, b, eps):
     axes = tuple(range(2, x.ndim))
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
-    y = (x - mean) * jax.lax.rsqrt(var + eps)
-    shape = _bias_shape(x.ndim - 2, -1)
-    if w is not None:
-        y = y * w.reshape(shape)
-    if b is not None:
-        y = y + b.reshape(shape)
+    y = _per_channel_affine((x - mean) * jax.lax.rsqrt(var + eps), w, b)
     return y, mean.reshape(x.shape[:2]), var.reshape(x.shape[:2])
 
 

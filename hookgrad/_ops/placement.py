@@ -49,7 +49,7 @@ def masked_scatter(input, mask, source) -> OpCall:
 
 
 def _kind(t):
-    from .dispatch import _torch_kind
+    from .._dtype import torch_kind as _torch_kind
     return _torch_kind(t._data.dtype)
 
 

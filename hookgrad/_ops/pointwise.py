@@ -396,7 +396,7 @@ def _where_method(self, condition, other) -> Tensor:
 
 
 def _kind(t):
-    from .dispatch import _torch_kind
+    from .._dtype import torch_kind as _torch_kind
     return _torch_kind(t._data.dtype)
 
 

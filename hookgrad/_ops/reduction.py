@@ -227,7 +227,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
 
 def _kind(t):
-    from .dispatch import _torch_kind
+    from .._dtype import torch_kind as _torch_kind
     return _torch_kind(t._data.dtype)
 
 

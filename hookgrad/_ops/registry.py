@@ -28,7 +28,7 @@ from .jax_errors import shape_broadcast_error
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
 from . import autocast as _autocast
-from . import saved_names  # noqa: F401 - fills dispatch.SAVED_NAMES for the nodes
+from . import saved_names  # noqa: F401 - fills op_node.SAVED_NAMES for the nodes
 from .. import _errors
 
 FUNCTIONS = {}   # name -> function exported as hookgrad.<name>

@@ -28,7 +28,7 @@ def _check_repeats(repeats):
     if repeats.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if repeats.dtype.is_floating_point or repeats.dtype.is_complex:
-        from .dispatch import _torch_kind
+        from .._dtype import torch_kind as _torch_kind
         raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
                                   f"'{_torch_kind(repeats._data.dtype)}'")
 

@@ -22,8 +22,8 @@ from .. import _views
 from .._tensor import Tensor
 from .._autograd.saved import FREED_MESSAGE, SavedTensor as _Saved, _as_tensor
 from .._autograd import saved as _saved_mod
-from . import dispatch
-from .dispatch import _CONST, ALL, INEXACT, OUT
+from .stages import record
+from .op_node import _CONST, ALL, INEXACT, OUT, SAVED_NAMES
 
 (_ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM,
  _LAST, _SECOND_LAST) = range(12)
@@ -204,7 +204,7 @@ def _out_value(node, k):
         if extra is not None:
             return extra[k - 1].unpack(node, True)
         vals = node._unpack(False)
-        return _as_tensor(dispatch.extras_fn(node._op, node._key)(*vals)[k - 1], None, 0)
+        return _as_tensor(record.extras_fn(node._op, node._key)(*vals)[k - 1], None, 0)
     if k == 0 and s is not None:
         if s.__class__ is tuple:
             data, ref, version = s
@@ -391,6 +391,6 @@ def function_saved(node):
     return tuple(slot(i) for i in range(len(saved)))
 
 
-dispatch.SAVED_NAMES.attribute = saved_attribute
-dispatch.SAVED_NAMES.listing = saved_names
-dispatch.SAVED_NAMES.pack_order = lambda op: spec_of(op).pack
+SAVED_NAMES.attribute = saved_attribute
+SAVED_NAMES.listing = saved_names
+SAVED_NAMES.pack_order = lambda op: spec_of(op).pack

@@ -19,3 +19,24 @@ def as_subclass(self, cls) -> Tensor:
     if cls is not Tensor:
         object.__setattr__(out, "__class__", cls)  # a Tensor just made: nothing to count
     return out
+
+
+def _make_subclass(cls, data, require_grad=False, dispatch_sizes_strides_policy=None,
+                   dispatch_device=False, dispatch_layout=False, _extra_dispatch_keys=None,
+                   storage_size=None):
+    """``Tensor._make_subclass(cls, data, require_grad=False)``: a ``cls`` instance that
+    shares ``data``'s elements (and version counter), outside any graph, whose
+    ``requires_grad`` is ``require_grad``. ``cls.__init__`` is not called."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                        f"not {type(data).__name__}")
+    out = data.detach()
+    if cls is not Tensor:
+        object.__setattr__(out, "__class__", cls)  # a Tensor just made: nothing to count
+    out.requires_grad_(require_grad)
+    return out
+
+
+Tensor._make_subclass = staticmethod(_make_subclass)

@@ -39,7 +39,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from .. import _numpy_eval
+from .. import _host_transfer, _numpy_eval
 from .setting import Setting
 
 ENV = "HOOKGRAD_TIERED"
@@ -73,10 +73,11 @@ def is_tiered_execution_enabled():
 
 class _First:
     """A signature in the first tier: its traced program, then the compile under way."""
-    __slots__ = ("jaxpr", "out_tree", "traced", "future")
+    __slots__ = ("jaxpr", "avals", "out_tree", "traced", "future")
 
     def __init__(self, traced):
         self.jaxpr, self.traced, self.future = traced.jaxpr, traced, None
+        self.avals = traced.jaxpr.out_avals
         self.out_tree = jax.tree_util.tree_structure(traced.out_info)
 
 
@@ -92,10 +93,7 @@ class Program:
 
     def __call__(self, *args):
         if _state["enabled"] and not _state["deterministic"]:
-            try:  # NOTE: the hot path of every eager op: an aval per array argument
-                sig = tuple([x.aval for x in args])
-            except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
-                sig = _pytree_key(args)
+            sig = _signature(args)
             state = self._sigs.get(sig)
             if state is not _JITTED:
                 if state.__class__ is concurrent.futures.Future:  # ready() started it
@@ -132,7 +130,7 @@ class Program:
                 raise
             self._sigs[sig] = _JITTED
             return self.jitted(*args)
-        return jax.tree_util.tree_unflatten(state.out_tree, jax.device_put(outs))
+        return jax.tree_util.tree_unflatten(state.out_tree, _host_transfer.put(outs, state.avals))
 
     def ready(self, *args):
         """Whether a call on ``args`` now runs the compiled program. If it would not,
@@ -142,10 +140,7 @@ class Program:
         which the caller takes meanwhile."""
         if not (_state["enabled"] and not _state["deterministic"]):
             return True
-        try:
-            sig = tuple([x.aval for x in args])
-        except AttributeError:
-            sig = _pytree_key(args)
+        sig = _signature(args)
         state = self._sigs.get(sig)
         if state is _JITTED or state.__class__ is _First:
             return True  # compiled, or its first tier already traced: call it
@@ -188,6 +183,30 @@ def _cpu_default():
     """Whether JAX's default backend is the CPU (elsewhere compiling is cheap against
     NumPy's work and transfers: no first tier)."""
     return jax.default_backend() == "cpu"
+
+
+def _signature(args):
+    """What of the arguments decides jax.jit's trace. NOTE: the hot path of every eager op:
+    an aval per array argument, the type of a Python number (an op at positions passes its
+    positions so), the tree and leaves of anything else."""
+    try:
+        return tuple([x.aval for x in args])
+    except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
+        pass
+    sig = []
+    for x in args:
+        c = x.__class__
+        if c in _NUMBERS:
+            sig.append(c)
+        else:
+            aval = getattr(x, "aval", None)
+            if aval is None:
+                return _pytree_key(args)
+            sig.append(aval)
+    return tuple(sig)
+
+
+_NUMBERS = frozenset((int, float, bool, complex))
 
 
 def _pytree_key(args):

@@ -18,8 +18,11 @@ from .._autograd import grad_mode
 from .._autograd.graph import _Node
 from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_view_message
 from .._tensor import Tensor
-from . import dispatch
-from .dispatch import _check_inplace, _record, _write_inplace, apply
+from . import dispatch, jax_errors
+from .dispatch import apply
+from .stages import inplace as _inplace_stage, modes
+from .stages.inplace import _check_inplace, _shadow, _write_inplace
+from .stages.record import _record
 from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
 
@@ -123,8 +126,9 @@ def _swap(dims, d0, d1):
 
 
 def _select(size, stride, offset, dim, index):
-    dim %= len(size)
-    return _drop(size, {dim}), _drop(stride, {dim}), offset + index % size[dim] * stride[dim]
+    dim %= len(size)  # NOTE: slicing, not _drop: every index read of an int runs this
+    return (size[:dim] + size[dim + 1:], stride[:dim] + stride[dim + 1:],
+            offset + index % size[dim] * stride[dim])
 
 
 def _reshaped(sz, st, off, shape):
@@ -193,7 +197,7 @@ def view_chain(x, steps, geom):
     contiguously) as one read of ``x``'s array at a position passed as an argument, when
     nothing records or intercepts them (no gradient, no forward AD, no Tensor subclass, a
     concrete array); else None (the caller applies them one by one)."""
-    if COPY_TWIN[0] is not None or dispatch._dual[0] or dispatch._subclass[0] or (
+    if COPY_TWIN[0] is not None or dispatch._dual[0] or modes.INTERCEPT[0] or (
             _gm.enabled and x._requires_grad):
         return None
     arr = x._data
@@ -357,12 +361,12 @@ def inplace(op, key, args, arrs, fn, out, record):
     else:
         _check_inplace(out, record)
     if record:
-        shadow = dispatch._shadow(out)
+        shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
     try:
         res = fn(*arrs)
-    except dispatch._FORWARD_RAISES as e:
-        raise dispatch._forward_error(op, e)
+    except dispatch._JAX_RAISES as e:
+        raise jax_errors.torch_error(op.name, e)
     _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)
@@ -415,4 +419,4 @@ def regenerate(base):
         move_history(w, node)
 
 
-dispatch._alias_inplace[0] = inplace
+_inplace_stage.ALIASED[0] = inplace

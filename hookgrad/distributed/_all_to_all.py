@@ -12,6 +12,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from .._tensor import Tensor
 from . import _between_processes
 from ._collectives import _check, _done, _write, resolve
 
@@ -110,7 +111,6 @@ def all_to_all(output_tensor_list: list[Any], input_tensor_list: list[Any],
             _check(t, "all_to_all", f"{name}[{i}]")
     if g.rank() < 0:
         return _done([], async_op)
-    from .._tensor import Tensor
     dtype = output_tensor_list[0]._data.dtype
     flat_in = Tensor._wrap(jnp.concatenate([t._data.astype(dtype).reshape(-1)
                                             for t in input_tensor_list]))

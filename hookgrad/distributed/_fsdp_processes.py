@@ -25,7 +25,7 @@ from .._autograd.grad_mode import no_grad
 from .._tensor import Tensor
 from . import _between_processes
 
-__all__ = ["shard_module", "shard_of", "full_value", "local_rows"]
+__all__ = ["shard_module", "shard_of", "mark", "full_value", "local_rows"]
 
 _ROWS = "_fsdp_rows"   # the attribute of a shard Parameter holding its Rows
 
@@ -84,6 +84,12 @@ def shard_of(param: Any) -> Rows | None:
     return getattr(param, _ROWS, None)
 
 
+def mark(tensor: Any, rows: Rows) -> Any:
+    """``tensor`` (a shard's value, e.g. in a state dict) flagged as the rows ``rows``."""
+    setattr(tensor, _ROWS, rows)
+    return tensor
+
+
 def full_value(param: Any):
     """The full parameter ``param`` is a shard of, gathered (every process calls it)."""
     rows = shard_of(param)
@@ -122,7 +128,7 @@ def shard_module(module: Any, ranks: tuple[int, ...]) -> Any:
         with no_grad():
             shard = Parameter(Tensor._wrap(p._data[rows.start:rows.stop]),
                               requires_grad=p.requires_grad)
-        setattr(shard, _ROWS, rows)
+        mark(shard, rows)
         owner._parameters[name] = shard
         managed.append((owner, name))
     module.__dict__["_fsdp_managed"] = managed

@@ -1,7 +1,7 @@
 """Collectives of picklable Python objects (``all_gather_object``, ``gather_object``,
-``broadcast_object_list``, ``scatter_object_list``): each object travels as its pickle, a row of bytes exchanged
-between the processes as the Tensor collectives exchange arrays (eagerly only, as their
-results are Python objects)."""
+``broadcast_object_list``, ``scatter_object_list``): each object travels as its pickle, a
+row of bytes exchanged between the processes as the Tensor collectives exchange arrays
+(eagerly only, as their results are Python objects)."""
 from __future__ import annotations
 
 import pickle

@@ -89,18 +89,19 @@ def irecv(tensor: Any, src: int | None = None, group: Any = None, tag: int = 0,
     """Receive into ``tensor`` what the process of global rank ``src`` (or group rank
     ``group_src``) sends; ``tensor`` has the sent tensor's shape and dtype. Returns a
     finished :class:`Work`."""
-    return _receive(tensor, src, group, group_src, "irecv")
+    return _receive(tensor, src, group, group_src, "irecv")[0]
 
 
 def _receive(tensor, src, group, group_src, fn):
+    """``(Work, the sender's global rank)``; ``(None, -1)`` outside the group."""
     _check(tensor, fn)
     g, src = _endpoint(group, src, group_src, "src", fn)
     if g.rank() < 0:
-        return None
+        return None, -1
     data = tensor._data
     _write(tensor, _between_processes.on_host(lambda d: _recv_host(d, src), data,
                                               tuple(data.shape), data.dtype))
-    return Work([tensor])
+    return Work([tensor]), src
 
 
 def send(tensor: Any, dst: int | None = None, group: Any = None, tag: int = 0,
@@ -123,9 +124,7 @@ def recv(tensor: Any, src: int | None = None, group: Any = None, tag: int = 0,
 
         recv(tensor, src=None, group=None, tag=0, group_src=None)
     """
-    work = _receive(tensor, src, group, group_src, "recv")
-    return -1 if work is None else (src if src is not None else
-                                    resolve(group).ranks()[group_src])
+    return _receive(tensor, src, group, group_src, "recv")[1]
 
 
 def forget() -> None:

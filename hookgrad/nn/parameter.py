@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Size, Tensor, _flatten, _unflatten
+from .._torch_function import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
@@ -56,6 +57,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
         >>> w.requires_grad, w.is_leaf
         (True, True)
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True, **state):
         if cls is not Parameter or type(data) in (Tensor, Parameter) or \
@@ -125,6 +128,8 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         >>> [n for n, _ in m.named_buffers()], list(m.state_dict())
         (['mask'], [])
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
@@ -201,6 +206,8 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
         UninitializedBuffer(requires_grad=False, device=None, dtype=None, persistent=True)
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     cls_to_become = Tensor
 

@@ -1,12 +1,16 @@
 """``torch.utils._python_dispatch``: ``TorchDispatchMode`` and the dispatch-mode stack.
 
-hookgrad does not dispatch to Python modes yet: the mode stack is always empty (and the
-queries say so), subclasses of :class:`TorchDispatchMode` can be defined, and entering one
-or calling the helpers that would rewrite dispatch raises ``NotImplementedError``.
+A mode entered with ``with`` receives every op call of the op table as
+``__torch_dispatch__(func, types, args, kwargs)``, ``func`` the row's ATen overload
+(``hookgrad.ops.aten.mm.default``); modes stack. hookgrad's ops are its op table's rows,
+coarser than ATen's in places (docs/differences.md): ``linear`` is one op, and a node's
+backward is one op, ``<op>_backward.default``. Inside ``hookgrad.compile`` and
+``hookgrad.func`` a mode sees the traced ops once per trace.
 """
 import contextlib
 
 from .. import _missing
+from .._ops.stages import modes as _modes
 from .._tensor import Tensor
 
 __all__ = ["TorchDispatchMode", "BaseTorchDispatchMode", "is_in_torch_dispatch_mode",
@@ -16,8 +20,9 @@ __all__ = ["TorchDispatchMode", "BaseTorchDispatchMode", "is_in_torch_dispatch_m
 
 
 class TorchDispatchMode:
-    """A mode intercepting every ATen op. hookgrad does not dispatch to modes yet:
-    subclasses can be defined, and entering one raises ``NotImplementedError``."""
+    """A mode intercepting every op: subclasses override ``__torch_dispatch__(func, types,
+    args=(), kwargs=None)`` and enter the mode with ``with``. While it runs, the mode is
+    not active (the ops it calls reach the modes entered before it)."""
 
     def __init__(self, _dispatch_key=None):
         self._dispatch_key = _dispatch_key
@@ -26,10 +31,11 @@ class TorchDispatchMode:
         raise NotImplementedError()
 
     def __enter__(self):
-        _missing.not_implemented("torch.utils._python_dispatch.TorchDispatchMode")()
+        _modes.push(self)
+        return self
 
     def __exit__(self, exc_type, exc_value, traceback):
-        return None
+        _modes.pop(self)
 
     @classmethod
     def push(cls, *args, **kwargs):
@@ -48,33 +54,40 @@ class BaseTorchDispatchMode(TorchDispatchMode):
 
 
 def _get_current_dispatch_mode():
-    """The innermost active dispatch mode: None (hookgrad has none)."""
-    return None
+    """The innermost active dispatch mode, or None."""
+    return _modes.MODES[-1] if _modes.MODES else None
 
 
 def _get_current_dispatch_mode_stack() -> list:
-    return []
+    return list(_modes.MODES)
 
 
 def _len_torch_dispatch_stack() -> int:
-    return 0
+    return len(_modes.MODES)
 
 
 def is_in_torch_dispatch_mode(include_infra_modes: bool = True) -> bool:
-    return False
+    return bool(_modes.MODES)
 
 
 _is_in_torch_dispatch_mode = is_in_torch_dispatch_mode
 
 
 def any_torch_dispatch_mode_on_stack(*, include_infra_modes=True, respect_mode_ignore=False):
-    return False
+    return bool(_modes.MODES)
 
 
 @contextlib.contextmanager
 def _disable_current_modes():
-    """Pop the active dispatch modes for the block: there are none, so it yields ()."""
-    yield ()
+    """Pop the active dispatch modes for the block; yields them, innermost last."""
+    popped = list(_modes.MODES)
+    for mode in reversed(popped):
+        _modes.pop(mode)
+    try:
+        yield popped
+    finally:
+        for mode in popped:
+            _modes.push(mode)
 
 
 def is_traceable_wrapper_subclass_type(t) -> bool:

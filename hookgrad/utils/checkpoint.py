@@ -32,9 +32,13 @@ from .._engine.engine import current_graph_task_id
 from .._autograd.saved import SavedTensor, saved_tensors_hooks
 from .._engine.function import Function
 from .. import _errors
+from ._selective_checkpoint import (CheckpointPolicy, SelectiveCheckpointContext,
+                                    create_selective_checkpoint_contexts)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "detach_variable", "check_backward_validity"]
+           "noop_context_fn", "detach_variable", "check_backward_validity",
+           "CheckpointPolicy", "SelectiveCheckpointContext",
+           "create_selective_checkpoint_contexts"]
 
 _DETERMINISM_CHECKS = ("default", "none")
 

@@ -1,10 +1,10 @@
-"""``dispatch._record`` builds nodes with Node.__init__ inlined (it runs once per op): a
+"""``stages.record._record`` builds nodes with Node.__init__ inlined (it runs once per op): a
 slot it forgets would surface only as an AttributeError deep in some backward. Every
 slot of every recorded node kind must be set."""
 import pytest
 
 import hookgrad
-from hookgrad._ops.dispatch import OpNode
+from hookgrad._ops.op_node import OpNode
 
 
 def _slots(node):

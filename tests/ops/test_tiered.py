@@ -14,7 +14,8 @@ import pytest
 import hookgrad as hg
 from hookgrad import _numpy_eval
 from hookgrad._engine import fusion
-from hookgrad._ops import dispatch, lazy, tiered
+from hookgrad._ops import lazy, tiered
+from hookgrad._ops.op import _LIVE
 from hookgrad.optim import _transform
 from tests.ops._op_table import arrays_for, outputs, tensors
 from tests.ops import test_op_table
@@ -54,7 +55,7 @@ def first_tier(monkeypatch):
     """Fresh program caches whose every first-tier signature runs in NumPy (its compile
     never finishes) and counts those runs; the caches from before come back afterwards,
     so later tests reuse their compiled programs."""
-    saved = [(op, op._fwd_cache, op._vjp_cache, op._avals) for op in list(dispatch._LIVE)]
+    saved = [(op, op._fwd_cache, op._vjp_cache, op._avals) for op in list(_LIVE)]
     for op, *_ in saved:
         op._fwd_cache, op._vjp_cache, op._avals = {}, {}, {}
     for mod in (fusion, lazy):

@@ -14,7 +14,7 @@ from typing import Any
 import jax
 
 from ... import _missing
-from .._fsdp_processes import full_value, shard_of
+from .._fsdp_processes import full_value, mark, shard_of
 
 __all__ = ["StateDictOptions", "get_model_state_dict", "set_model_state_dict"]
 
@@ -68,8 +68,9 @@ def get_model_state_dict(model: Any, *, submodules: Any = None,
         p = params.get(key)
         if options.ignore_frozen_params and p is not None and not p.requires_grad:
             del state[key]
-        elif options.full_state_dict and p is not None and shard_of(p) is not None:
-            state[key] = full_value(p)
+        elif p is not None and shard_of(p) is not None:
+            state[key] = full_value(p) if options.full_state_dict else \
+                mark(state[key], shard_of(p))
     if options.full_state_dict and options.cpu_offload and jax.process_index() != 0:
         return {}
     return state

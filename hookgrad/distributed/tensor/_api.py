@@ -17,7 +17,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from ..._ops import dispatch
+from ..._ops.stages import modes
 from ..._tensor import _NONLEAF_GRAD_WARNING, Tensor
+from ..._torch_function import _disabled_torch_function_impl
 from ..._engine.function import Function
 from ..device_mesh import DeviceMesh
 from .placement_types import Partial, Placement, Replicate, Shard, of_array, to_spec
@@ -28,7 +30,7 @@ __all__ = ["DTensor", "distribute_tensor"]
 # ``_dispatch``'s op stage, for ``dispatch.apply``'s slot once a DTensor exists (during an
 # op the stage empties the slot: the op's DTensor outputs leave it so)
 STAGE: list[Any] = [None]
-_slot = dispatch._subclass
+_slot = modes.INTERCEPT
 _DOC_MISSING = "(see docs/api_coverage.md for what it covers)"
 
 
@@ -48,6 +50,8 @@ class DTensor(Tensor):
         >>> (d * 2).relu().placements
         (Shard(dim=0),)
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     __module__ = "hookgrad.distributed.tensor"  # its public path, as PyTorch's
 

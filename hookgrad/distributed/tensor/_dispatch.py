@@ -1,7 +1,7 @@
 """Ops on DTensors: the op runs on the global arrays (JAX's computation follows the data,
 XLA inserts the collectives) and its Tensor outputs become DTensors on the inputs' mesh.
 
-The stage sits in ``dispatch.apply``'s ``_subclass`` slot from the first DTensor on
+The stage sits in the modes stage's slot (``_ops/stages/modes.py``) from the first DTensor on
 (``_api.as_dtensor`` puts it there), so a program that never makes one pays one slot test
 per op. As in PyTorch, every Tensor argument of an op on DTensors must be a DTensor on the
 same mesh, save one-element Tensors and what :func:`implicit_replication` allows.
@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..._ops import dispatch
+from ..._ops.stages import modes
 from ..._tensor import Tensor
 from ._api import STAGE, DTensor, as_dtensor
 
 __all__ = ["implicit_replication"]
 
-_slot = dispatch._subclass
+_slot = modes.INTERCEPT
 _implicit = [False]
 
 

@@ -4,6 +4,20 @@ from ..._handle import RemovableHandle
 from . import _global_hooks as _gh
 
 
+def _add(hooks, hook, prepend, flags=()):
+    """Register ``hook`` in the dict ``hooks`` (first when ``prepend``), marked in each
+    flag dict of ``flags``, ``(dict, on)`` pairs, that is on; the handle removes it from
+    all of them."""
+    handle = RemovableHandle(hooks, extra_dict=[d for d, _ in flags] or None)
+    hooks[handle.id] = hook
+    for d, on in flags:
+        if on:
+            d[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 class _HooksMixin:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Register a hook run before ``forward``::
@@ -19,14 +33,8 @@ class _HooksMixin:
 
             >>> m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
         """
-        handle = RemovableHandle(self._forward_pre_hooks,
-                                 extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add(self._forward_pre_hooks, hook, prepend,
+                    ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
@@ -43,17 +51,9 @@ class _HooksMixin:
             >>> acts = {}
             >>> m.register_forward_hook(lambda mod, args, out: acts.update(fc=out))
         """
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs,
-                                             self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add(self._forward_hooks, hook, prepend,
+                    ((self._forward_hooks_with_kwargs, with_kwargs),
+                     (self._forward_hooks_always_called, always_call)))
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """Register a hook run when the gradients w.r.t. the module's outputs are ready::
@@ -63,11 +63,7 @@ class _HooksMixin:
         ``grad_output`` has an entry per output (None for non-Tensor outputs and outputs
         that got no gradient). A returned tuple of the same length replaces it.
         """
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """Register a hook run when the gradients w.r.t. the module's inputs are computed::
@@ -89,11 +85,7 @@ class _HooksMixin:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
         self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook):
         """Register an old-style backward hook (deprecated: use
@@ -107,9 +99,7 @@ class _HooksMixin:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
         self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return _add(self._backward_hooks, hook, False)
 
     def _get_backward_hooks(self):
         full, non_full = [], []

@@ -1,10 +1,10 @@
-"""A compiled step's own ``losses.append(...)`` replayed after each run (docs/modes.md,
-"Side effects"): one program, the list holding each call's values, as eagerly.
+"""A compiled step's own ``losses.append(...)`` and ``calls += 1`` done again after each
+run (docs/modes.md, "Side effects"): one program, the list and the counter as eagerly.
 
-The step's Python appending detached Tensors or read values to a list that one closure
-variable or global names, and that nothing else of the step reads, stays one program;
-anything else about the list (a read, an alias of a parameter, a hook writing it) runs
-the step eagerly, as before.
+The step's Python appending detached Tensors or read values to a list, or counting with
+``+= k``, where one closure variable or global names the list or the number and nothing
+else of the step reads it, stays one program; anything else about it (a read, an alias
+of a parameter, a hook writing it) runs the step eagerly, as before.
 """
 import warnings
 
@@ -15,6 +15,7 @@ import hookgrad as hg
 from hookgrad import nn
 
 APPENDED_LOSSES = []   # appended to by a step below; no other function here names it
+STEPS_TAKEN = 0        # counted by a step below
 
 
 def _setup():
@@ -165,3 +166,51 @@ def test_appended_values_and_a_branch_compose():
         return step, lambda: kept
     f, ran = _compare(make)
     assert ran == [] and f.trace_count >= 1
+
+
+def test_counters_move_on_every_call_in_one_program():
+    global STEPS_TAKEN
+    STEPS_TAKEN = 0
+    model, opt = _setup()
+    calls = 0
+    left = 10
+
+    def step(x):
+        global STEPS_TAKEN
+        nonlocal calls, left
+        calls += 1
+        left -= 2
+        STEPS_TAKEN += 1
+        return _train(model, opt, x)
+    f = hg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # one program, no new one per count
+        for x in _xs():
+            f(x)
+    assert (calls, left, STEPS_TAKEN) == (4, 2, 4) and f.trace_count == 1
+    calls = 100   # set between calls: counted on from there, as eagerly
+    f(_xs()[0])
+    assert calls == 101 and f.trace_count == 1
+
+
+def test_a_counter_the_step_reads_runs_it_eagerly():
+    def make(model, opt):
+        seen = [0]
+
+        def step(x):
+            seen[0] += 1          # an item of a list: the step's own Python
+            loss = _train(model, opt, x)
+            return loss * (seen[0] % 2)
+        return step, lambda: seen
+
+    def make_read(model, opt):
+        calls = 0
+
+        def step(x):
+            nonlocal calls
+            calls += 1
+            return _train(model, opt, x) * calls   # the program would bake it in
+        return step, lambda: calls
+    for m in (make, make_read):
+        f, ran = _compare(m)
+        assert len(ran) == 1

@@ -1,0 +1,111 @@
+"""Small arrays on the host side: NumPy values to JAX arrays in one C++ call each, and the
+NumPy values of small CPU arrays remembered, so reading a part of one costs no XLA call.
+
+``jax.device_put(values)`` spends 40-190 microseconds of Python per call on a loaded CPU
+(flattening the tree, inferring shardings, profiler hooks) for what jaxlib's
+``batched_device_put`` does in about 4. Where hookgrad computes a value on the host (the
+tiered first tier, hookgrad/_ops/tiered.py; index reads of small arrays,
+hookgrad/_views.py) every result crosses this way. The arrays are uncommitted, as
+``jax.jit``'s outputs and ``jax.device_put(x)``'s are. When JAX's private entry point is
+missing, or a default device is configured (``jax.default_device``), ``jax.device_put``
+does it.
+
+A Python loop reads single entries and rows of small tensors (``labels[i].item()``): each
+read as an XLA program costs a dispatch, 10-90 microseconds, where the read itself is a
+NumPy index of a few elements. :func:`host_copy` gives a small CPU array's NumPy value,
+copied from the device once per array (JAX arrays never change), and the arrays made from
+such a value remember it (:func:`known`), so ``.item()`` reads it without a transfer.
+"""
+import functools
+import weakref
+
+import jax
+import numpy as np
+
+__all__ = ["put", "put_known", "host_copy", "known", "HOST_MAX"]
+
+HOST_MAX = 4096  # elements: an array this small is read on the host
+_KNOWN_MAX = 64  # arrays whose NumPy values are remembered (the oldest dropped)
+_known = {}      # id(array) -> (weak reference to the array, its NumPy value)
+_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
+def put(values, avals):
+    """``values`` (NumPy arrays with exactly the shapes and dtypes of ``avals``, JAX
+    abstract values without weak types) as uncommitted JAX arrays on the default device.
+    As with ``jax.device_put``, the values are handed over: the CPU client may go on
+    using their memory, so nothing may write them afterwards."""
+    fast = _entry()
+    if fast is None or jax.config.jax_default_device is not None:
+        return jax.device_put(values)
+    device_put, device, sharding = fast
+    try:
+        return [device_put(a, sharding, [v], [device], False) for v, a in zip(values, avals)]
+    except (TypeError, ValueError):  # a signature this jaxlib's entry does not take
+        return jax.device_put(values)
+
+
+def put_known(value):
+    """``value`` (a NumPy array of a dtype JAX keeps) as a JAX array that remembers it."""
+    arr, = put([value], [_aval(value.shape, value.dtype)])
+    _remember(arr, value)
+    return arr
+
+
+def host_copy(arr):
+    """The NumPy value of ``arr`` when it is a small, concrete, uncommitted, strongly typed
+    array on the CPU (copied once per array, then remembered), else None: read it with
+    XLA."""
+    value = known(arr)
+    if value is not None:
+        return value
+    if arr.__class__ is not _array_class() or arr.size > HOST_MAX or arr._committed or \
+            arr.weak_type or arr.dtype not in _DTYPES or _entry() is None or \
+            jax.config.jax_default_device is not None:
+        return None
+    value = np.asarray(arr)
+    _remember(arr, value)
+    return value
+
+
+def known(arr):
+    """``arr``'s NumPy value if it is remembered (:func:`host_copy`), else None."""
+    e = _known.get(id(arr))
+    return e[1] if e is not None and e[0]() is arr else None
+
+
+def _remember(arr, value):
+    if len(_known) >= _KNOWN_MAX:
+        try:  # NOTE: another thread may remember at the same time: dropping is best effort
+            _known.pop(next(iter(_known)), None)
+        except (RuntimeError, StopIteration):
+            pass
+    _known[id(arr)] = (weakref.ref(arr), value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _aval(shape, dtype):
+    return jax.core.ShapedArray(shape, dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _array_class():
+    from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name for it
+    return ArrayImpl
+
+
+@functools.lru_cache(maxsize=None)
+def _entry():
+    """jaxlib's device put, the CPU device and its sharding; None off the CPU (there a
+    host read would be a transfer) or when the private entry point is missing."""
+    if jax.default_backend() != "cpu":
+        return None
+    try:  # NOTE: private: jax.device_put's own last step, without its Python around it
+        from jax._src.lib import xla_client
+        device_put = xla_client.batched_device_put
+    except (ImportError, AttributeError):
+        return None
+    device = jax.devices()[0]
+    return device_put, device, jax.sharding.SingleDeviceSharding(device)

@@ -1,0 +1,373 @@
+"""The node an op records, and its backward.
+
+An op's backward is JAX's vjp of its forward, jit-cached per op, static arguments and the
+layout of what was saved; with ``create_graph`` the backward is itself run as an op
+(``vjp_op``), so its derivative is again JAX's vjp. What an op saves is named here too
+(``ALL``, ``OUT``, ``_CONST``), read by the node and by the record stage
+(``stages/record.py``).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Literal as _Literal
+
+from .._tensor import Pending, Tensor
+from . import lazy as _lazy
+from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
+from .._autograd import grad_mode
+from .._autograd.graph import _Node
+
+
+class _Save:
+    """A named way of saving (compared by identity: ``op.save is ALL``)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+
+# the node of an overload PyTorch has no derivative formula for: backward reaching it
+# raises (``derivative for aten::<op> is not implemented``; ``_NotImplementedNode``)
+NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
+ALL = _Save("ALL")  # save every Tensor argument (default)
+OUT = _Save("OUT")  # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
+INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
+                                          np.complex64, np.complex128))
+# ``dispatch.apply``, which runs a backward as an op under ``create_graph`` (dispatch fills it)
+APPLY = [None]
+# the entered dispatch modes, innermost last (``stages/modes.py``): while any is, a node's
+# backward runs its derivative as an op, which the modes see
+DISPATCH_MODES = []
+_value, _force = _lazy.value, _lazy.force
+
+
+class _SavedNames:
+    """What ``saved_names`` lends the nodes (it sits above this module: it reads the op
+    table's constants): filled when it is imported, with the op table."""
+
+    attribute = listing = pack_order = None
+
+
+SAVED_NAMES = _SavedNames()
+
+
+def _pack_order(op, n):
+    """The positions (``"result"``, extras) ``op`` packs in PyTorch's order, of ``n``
+    arguments."""
+    return SAVED_NAMES.pack_order(op) if op.pack_order is None else op.pack_order(n)
+
+
+_CONST = object()  # in ``OpNode._stored``: a non-Tensor argument (the value is in _consts)
+
+
+def _unpack_hooked(node, as_tensors):
+    """The values saved-tensor hooks packed, unpacked in PyTorch's order (the pack order:
+    ``other`` before ``self`` for mm, atan2, ...): ``{argument position: value}``. Packed
+    extras (``Op.extras``) and a packed result are unpacked in their place too, though the
+    vjp reads neither (a result changed in place fails here, as PyTorch's)."""
+    stored, extra, result = node._stored, node._extra, node._out_saved
+    order = [w for w in _pack_order(node._op, len(stored))
+             if w.__class__ is int or extra is not None and w.__class__ is tuple
+             or w == "result" and result.__class__ is SavedTensor]
+    order += [i for i in range(len(stored)) if i not in order]
+    vals = {}
+    for i in order:
+        if i.__class__ is tuple:  # ("extra", k): output k of the kernel
+            extra[i[1] - 1].unpack(node, False)
+        elif i.__class__ is str:
+            result.unpack(node, False)
+        elif i < len(stored) and stored[i].__class__ is SavedTensor:
+            vals[i] = stored[i].unpack(node, as_tensors)
+    return vals
+
+
+_NODE_CLASSES = {}
+
+
+def node_class(name):
+    """The class of the nodes named ``name`` (``type(y.grad_fn).__name__ == "MulBackward0"``,
+    as code that draws graphs reads it): one ``OpNode`` subclass per name, shared by ops
+    that record the same name. PyTorch's ``torch::autograd::CopySlices`` is class
+    ``CopySlices``."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        short = name.rpartition("::")[2]
+        base = _NotImplementedNode if name == NOT_IMPLEMENTED else OpNode
+        cls = _NODE_CLASSES[name] = type(short, (base,), {"__slots__": (),
+                                                         "__module__": "hookgrad.autograd"})
+    return cls
+
+
+class OpNode(_Node):
+    """The node an op records: rebuilds the op's arguments from what was saved and runs
+    the op's vjp."""
+
+    __slots__ = ("_op", "_key", "_stored", "_consts", "_meta", "_out_saved", "_has_saved",
+                 "_freed", "_vkey", "_want", "_extra")
+
+    def name(self):
+        return self._op.node
+
+    def __getattr__(self, attr):
+        # only for names the class lacks: ``_saved_<name>``, ``_raw_saved_<name>``
+        if attr.startswith(("_saved_", "_raw_saved_")):
+            return SAVED_NAMES.attribute(self, attr)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(SAVED_NAMES.listing(self)))
+
+    def _out_meta(self):
+        m = self._meta  # an aval, or a tuple of them for a multi-output op
+        return m if m.__class__ is tuple else (m,)
+
+    def _release(self):
+        # dropping the saved values frees them (and whatever pack hooks returned); the
+        # node remembers it was freed, so a second backward raises PyTorch's error
+        if self._has_saved:
+            self._freed = True
+            self._stored = self._out_saved = self._extra = None
+
+    def _keys(self):
+        """Set ``_want`` (argument positions whose gradient flows somewhere) and ``_vkey``
+        (the vjp's cache key: statics, what was saved, what is wanted)."""
+        op = self._op
+        stored = self._stored
+        if op.save is OUT:  # the vjp reads the output only: no layout in the key
+            layout = None
+        elif op.save is ALL and self._consts is None:  # every argument a saved Tensor
+            layout = ("S",) * len(stored)
+        else:
+            layout = []
+            for s in stored:
+                c = s.__class__
+                layout.append("S" if c is tuple or c is SavedTensor else "C" if s is _CONST
+                              else (s.shape, s.dtype))
+            layout = tuple(layout)
+        want = []
+        edges = self._next
+        if len(edges) == len(stored) and not op.nondiff:  # an edge per argument
+            for i, e in enumerate(edges):
+                if e is not None:
+                    want.append(i)
+        else:  # edges skip constants (unless scalar_edges) and non-differentiable inputs
+            k = 0
+            for i, s in enumerate(stored):
+                if s is _CONST:
+                    if i in op.scalar_edges:
+                        k += 1
+                elif i not in op.nondiff:
+                    if edges[k] is not None:
+                        want.append(i)
+                    k += 1
+        self._want = want = tuple(want)
+        self._vkey = (self._key, want) if layout is None else (self._key, layout, want)
+        return want
+
+    def _unpack(self, as_tensors):
+        """The vjp's leading arguments: saved values (version-checked) and constants."""
+        if self._op.save is OUT:
+            s = self._out_saved
+            v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
+                else s.unpack(self, as_tensors)
+            return [_value(v)]
+        vals = []
+        consts = iter(self._consts or ())
+        hooked = None
+        for i, s in enumerate(self._stored):
+            if s.__class__ is tuple:
+                t = s[1]
+                if as_tensors or t._version != s[2] or not t._requires_grad and s[3]:
+                    # rebuild a Tensor, or raise (modified, or a non-leaf detached in place)
+                    vals.append(_value(unpack_plain(s, self, as_tensors)))
+                else:
+                    v = s[0]
+                    if v.__class__ is Pending:
+                        v = v.value if v.value is not None else _force(v)
+                    vals.append(v)
+            elif s is _CONST:
+                vals.append(next(consts))
+            elif s.__class__ is SavedTensor:
+                if hooked is None:
+                    hooked = _unpack_hooked(self, as_tensors)
+                vals.append(hooked[i])
+        s = self._out_saved
+        if s.__class__ is tuple:  # the results PyTorch saves: changed in place, they fail
+            unpack_output(s, self, False)
+            for s in self._extra or ():
+                unpack_output(s, self, False)
+        return vals
+
+    def _apply(self, grads, create_graph):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        want = self._want
+        if want is None:
+            want = self._keys()
+        if not want:
+            return [None] * len(self._next)
+        meta = self._meta
+        if meta.__class__ is not tuple:
+            g = grads[0]
+            if g is None:
+                g = Tensor._wrap(jnp.zeros(meta.shape, meta.dtype))
+            gs = (g,)
+        else:  # multi-output: zeros for missing grads of differentiable outputs
+            gs = []
+            for i, m in enumerate(meta):
+                if m.dtype in INEXACT:
+                    g = grads[i]
+                    gs.append(g if g is not None else Tensor._wrap(jnp.zeros(m.shape, m.dtype)))
+        vop = self._op._vjp_cache.get(self._vkey) or vjp_op(self)
+        vals = self._unpack(create_graph)
+        if create_graph:
+            args = (*vals, *gs)
+            res = list(APPLY[0](vop, args))
+            for k in _constant_outputs(vop, args):
+                # NOTE: a gradient that does not depend on any input that requires grad
+                # (JAX's zero cotangent: copy_'s self, zero_, floor) is PyTorch's
+                # zeros_like(grad): a tensor outside the graph, so a second backward
+                # does not reach back through it
+                res[k] = Tensor._wrap(res[k]._data)
+        elif DISPATCH_MODES:
+            args = [Tensor._wrap(v) if isinstance(v, jax.Array) else v for v in vals]
+            res = _no_grad_apply(vop, (*args, *gs))
+        else:
+            fn = vop._fwd_cache.get(()) or vop.forward_fn(())
+            res = fn(*vals, *[g._data for g in gs])
+            res = [Tensor._wrap(r) for r in res]
+        if len(want) == len(self._next):
+            return list(res)
+        out = [None] * len(self._next)
+        it = iter(res)
+        for k, e in enumerate(self._next):
+            if e is not None:
+                out[k] = next(it)
+        return out
+
+
+def _no_grad_apply(vop, args):
+    """``vop`` run as an op that records nothing (the dispatch modes see it)."""
+    with grad_mode.no_grad():
+        res = APPLY[0](vop, args)
+    return list(res) if res.__class__ is tuple else [res]
+
+
+class _NotImplementedNode(OpNode):
+    """The node of an overload with no derivative formula (fused chains skip it: its class
+    is not a direct ``OpNode`` subclass)."""
+
+    __slots__ = ()
+
+    def _apply(self, grads, create_graph):
+        raise RuntimeError(f"derivative for aten::{self._op.name.split('.')[0]} is not "
+                           "implemented")
+
+
+def _constant_outputs(vop, args):
+    """Positions of ``vop``'s results that no argument requiring grad flows into."""
+    sources = tuple(a.__class__ is Tensor and a._requires_grad for a in args)
+    if not any(sources):
+        return ()
+    vals = [a._data if a.__class__ is Tensor else a for a in args]
+    specs = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "shape") else v
+             for v in vals]
+    key = (sources, tuple((a.shape, a.dtype) if hasattr(a, "shape") else (type(a), a)
+                          for a in specs))
+    found = vop._constant_cache.get(key)
+    if found is None:
+        closed = jax.make_jaxpr(vop.fwd)(*specs)
+        # one source flag per traced leaf (a None argument has none)
+        leaves = [src for a, src in zip(specs, sources) for _ in jax.tree_util.tree_leaves(a)]
+        flows = {v for v, src in zip(closed.jaxpr.invars, leaves) if src}
+        for eqn in closed.jaxpr.eqns:  # a sub-program's results follow all its inputs
+            if any(v.__class__ is not _Literal and v in flows for v in eqn.invars):
+                flows.update(eqn.outvars)
+        found = vop._constant_cache[key] = tuple(
+            k for k, v in enumerate(closed.jaxpr.outvars)
+            if v.__class__ is _Literal or v not in flows)
+    return found
+
+
+def vjp_op(node):
+    """The Op computing ``node``'s gradients (for the argument positions ``node._want``)."""
+    op = node._op
+    ck = node._vkey
+    vop = op._vjp_cache.get(ck)
+    if vop is None:
+        statics = dict(node._key)
+        if op.save is OUT:
+            def fwd(y, *gs):
+                return (_conj(op.bwd(y, *[_conj(g) for g in gs], **statics)),)
+        else:
+            fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
+                            [m.dtype for m in node._out_meta()])
+        # NOTE: ``type(op)``: Op's module imports this one
+        vop = op._vjp_cache[ck] = type(op)(op.name + "_backward", fwd,
+                                           _backward_node_name(op.node), jit=op.jit,
+                                           promotes=False)
+        vop.grad_of = (op, ck)
+    return vop
+
+
+# The node PyTorch records for a backward that is one op on the incoming gradient (what a
+# backward under ``create_graph=True`` shows); other backwards record ``<node>Backward``.
+_BACKWARD_NODES = {
+    "SumBackward0": "ExpandBackward0", "NegBackward0": "NegBackward0",
+    "TBackward0": "TBackward0", "TransposeBackward0": "TransposeBackward0",
+    "PermuteBackward0": "PermuteBackward0", "ViewBackward0": "ViewBackward0",
+    "ReshapeAliasBackward0": "ViewBackward0",
+    "UnsqueezeBackward0": "SqueezeBackward1", "SqueezeBackward1": "UnsqueezeBackward0",
+    "SelectBackward0": "SelectBackwardBackward0",
+    "SliceBackward0": "SliceBackwardBackward0",
+}
+
+
+def _backward_node_name(node):
+    return _BACKWARD_NODES.get(node) or node.rpartition("::")[2] + "Backward"
+
+
+def _make_vjp(f, statics, layout, want, out_dtypes):
+    f = functools.partial(f, **statics) if statics else f
+    n_present = sum(1 for s in layout if not isinstance(s, tuple))
+    diff_out = [dt in INEXACT for dt in out_dtypes]
+
+    def fwd(*vals):
+        present, gs = vals[:n_present], vals[n_present:]
+        it = iter(present)
+        full = [jnp.zeros(s[0], s[1]) if isinstance(s, tuple) else next(it) for s in layout]
+
+        def g(*wanted):
+            args = list(full)
+            for i, w in zip(want, wanted):
+                args[i] = w
+            return f(*args)
+
+        primals = [full[i] for i in want]
+        out, pullback = jax.vjp(g, *primals)
+        git = iter(gs)
+        if isinstance(out, tuple):
+            cot = tuple(next(git) if d else np.zeros(o.shape, jax.dtypes.float0)
+                        for o, d in zip(out, diff_out))
+        else:
+            cot = next(git)
+        res = pullback(jax.tree_util.tree_map(_conj, cot))
+        # gradients w.r.t. Python-number operands are dropped by the caller; keep dtypes
+        return tuple(_conj(r).astype(p.dtype) if hasattr(p, "dtype") and r.dtype != p.dtype
+                     else _conj(r) for r, p in zip(res, primals))
+    return fwd
+
+
+def _conj(g):
+    """PyTorch's gradient of a complex value is the conjugate of JAX's cotangent (its
+    "Autograd for Complex Numbers" note: ``.grad`` is the conjugate Wirtinger derivative
+    of a real loss, ``jax.grad`` its conjugate); conjugating a node's cotangents before
+    JAX's vjp and its results after keeps every gradient between nodes, and so every
+    hook and ``.grad``, PyTorch's (a no-op for real values)."""
+    return jnp.conj(g) if jnp.iscomplexobj(g) else g

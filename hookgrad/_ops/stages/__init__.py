@@ -1,0 +1,1 @@
+"""The stages an op call passes through, in ``dispatch.apply``'s order (see there)."""

@@ -1,0 +1,239 @@
+"""Stage 6, record: the node of one op call, with its edges and what it saves.
+
+Runs last, when an argument requires grad and grad mode is on: the outputs get the node as
+``grad_fn`` (in place, the written Tensor's history is rebased onto it). Saved-tensor
+hooks pack here, in PyTorch's order (the op's ``names``).
+"""
+import functools
+from weakref import ref as _weakref
+
+import jax.numpy as jnp
+
+from ..._autograd import anomaly_mode, grad_mode
+from ..._autograd.graph import _sequence
+from ..._autograd.saved import SavedTensor, hook_state, open_contexts
+from ..._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
+from ..._views import StaleView, check_stale
+from .. import lazy as _lazy, tiered
+from ..op_node import _CONST, ALL, INEXACT, OUT, _pack_order
+
+_gm = grad_mode._state
+_anomaly = anomaly_mode._state
+_wrap = Tensor._wrap
+_value = _lazy.value
+
+
+def needed_inputs(save, args):
+    """For a dict ``save`` (PyTorch's conditional saving), the argument positions that the
+    gradients of the arguments requiring grad need; ``()`` for any other ``save``. With
+    ``keeps``, the one description of what an op saves: recording and the functional
+    mode's saved-tensor hooks both read it."""
+    needed = ()
+    if save.__class__ is dict:
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a._requires_grad:
+                needed += save.get(i, ())
+    return needed
+
+
+def keeps(save, i, needed, dtype):
+    """Whether an op keeps its Tensor argument ``i`` for backward: integer and bool
+    Tensors (indices, masks) always, others when ``save`` or ``needed`` says so."""
+    return save is ALL or i in needed or dtype not in INEXACT
+
+
+def _record(op, key, args, res, out=None, shadow=None):
+    """The node of one op call: returns the output Tensor(s) wrapping ``res`` with the node
+    as their ``grad_fn`` (or, in place, rebases ``out`` onto it).
+
+    Only what must be captured now is: the edges, the saved values, the shapes of unsaved
+    inputs; the vjp's cache key is worked out at backward (``OpNode._keys``). This runs
+    once per recorded op, hence the inlined constructors and saving rule.
+    """
+    save = op.save
+    keep_all = save is ALL
+    needed = needed_inputs(save, args) if save.__class__ is dict else ()
+    nondiff = op.nondiff
+    edges = []
+    stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
+    consts = None
+    has_saved = 0  # 1: something saved; 2: through saved-tensor hooks (never fused)
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            e = None
+            if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
+                gf = a.grad_fn
+                if gf is not None:
+                    if type(gf) is StaleView:
+                        check_stale(gf)
+                    e = (gf, a._output_nr)
+                elif a._requires_grad:
+                    e = (a._grad_accumulator(), 0)
+                edges.append(e)
+            arr = a._arr  # NOTE: maybe pending: saving it computes nothing
+            if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
+                av = arr.aval
+                if av.dtype in INEXACT:
+                    stored.append(av)  # shape and dtype only
+                    continue
+            if arr.__class__ is Pending:
+                arr.saved = True
+            if not has_saved:
+                has_saved = 2 if open_contexts[0] and _hooked() else 1
+            # a plain tuple (cheaper than a SavedTensor); with hooks, packed below
+            stored.append((arr, a, a._version, e))
+        else:
+            if i in op.scalar_edges:
+                edges.append(None)
+            stored.append(_CONST)
+            if consts is None:
+                consts = []
+            consts.append(a)
+            if i in needed and not has_saved:
+                has_saved = 1
+    node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
+    node._next = tuple(edges)
+    node._seq = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
+    node._metadata = node._out_saved = node._want = node._vkey = node._extra = None
+    node._op, node._key, node._stored, node._consts = op, key, stored, consts
+    node._freed = False
+    if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
+        anomaly_mode.store_stack(node)
+    if out is None and res.__class__ is not tuple:  # one fresh output: the common case
+        node._meta = m = res.aval  # shape and dtype, for zeros when no gradient arrives
+        result = t = _new(Tensor)  # Tensor._wrap, inlined (a fresh Tensor's uncounted writes)
+        _set_arr(t, res)
+        _set_version(t, 0)
+        _set_nr(t, 0)
+        if m.dtype in INEXACT:
+            _set_fn(t, node)
+            _set_rg(t, True)
+        else:
+            _set_fn(t, None)
+            _set_rg(t, False)
+    else:
+        result = _attach_outputs(node, res, out)
+        t = out if out is not None else result[0]
+    if save is OUT or has_saved == 2 or has_saved and _saves_result(op, len(stored)):
+        if has_saved == 2 or open_contexts[0] and _hooked():
+            _pack(node, stored, t, result)
+            has_saved = 2
+        else:  # a weak reference for the version check: the output holds the node (an
+            # op that recomputes the result PyTorch saves keeps it for that check only)
+            v = t._arr
+            node._out_saved = (v, _weakref(t), t._version)
+            if v.__class__ is Pending:
+                v.saved = True
+            if result.__class__ is tuple and op.extras is None:
+                node._extra = _later_outputs(op, len(stored), result)
+            has_saved = 1
+    node._has_saved = has_saved
+    if out is not None:
+        _rebase_inplace(node, out, shadow)
+        return out
+    return result
+
+
+def _attach_outputs(node, res, out):
+    """The outputs of a multi-output or in-place op call, with ``node`` as their grad_fn."""
+    outs = (out,) if out is not None else tuple(map(_wrap, res))
+    meta = tuple(t._data.aval for t in outs)
+    node._meta = meta if len(meta) > 1 else meta[0]
+    for i, t in enumerate(outs):
+        if meta[i].dtype in INEXACT:
+            if out is None:   # fresh outputs: uncounted writes
+                _set_fn(t, node)
+                _set_nr(t, i)
+                _set_rg(t, True)
+            else:
+                t.grad_fn = node
+                t._output_nr = i
+                t._requires_grad = True
+    return outs
+
+
+def _rebase_inplace(node, out, shadow):
+    out._backward_hooks = None  # hooks registered before stay with the old node
+    if out._retains_grad:  # retain_grad moves to the new history
+        old = shadow.grad_fn
+        if old is not None and old._retain_hooks:
+            old._retain_hooks.pop(shadow._output_nr, None)
+        node._set_retain_grad(out)
+
+
+_new = object.__new__
+
+
+def _later_outputs(op, n, outs):
+    """For the version check only: weak references to the outputs after the first that
+    PyTorch's node saves (aminmax's ``max``), or None."""
+    kept = tuple((None, _weakref(outs[w[1]]), outs[w[1]]._version, w[1])
+                 for w in _pack_order(op, n) if w.__class__ is tuple and w[1] < len(outs))
+    return kept or None
+
+
+def _saves_result(op, n):
+    """Whether PyTorch's node of ``op`` (of ``n`` arguments) saves its result."""
+    return "result" in _pack_order(op, n)
+
+
+def _pack(node, stored, out, outs):
+    """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
+    ``names``), then anything else it keeps in argument order. ``outs``: the outputs (a
+    tuple for an op of several), whose later outputs PyTorch's node may save too."""
+    op = node._op
+    extras = _extras(node, stored) if op.extras is not None else \
+        outs[1:] if outs.__class__ is tuple and len(outs) > 1 else None
+    for where in _pack_order(op, len(stored)):  # argument positions; "result": the output
+        if where == "result":
+            if op.save is OUT or node._out_saved is None:
+                node._out_saved = SavedTensor(out, True)
+        elif where.__class__ is tuple:  # ("extra", k): the kernel's (or the op's) output k
+            if extras is not None:
+                node._extra = (node._extra or ()) + (SavedTensor(extras[where[1] - 1], False),)
+        elif where < len(stored) and stored[where].__class__ is tuple:
+            stored[where] = SavedTensor(stored[where][1], False)
+    for i, s in enumerate(stored):
+        if s.__class__ is tuple:
+            stored[i] = SavedTensor(s[1], False)
+    if op.save is OUT and node._out_saved is None:
+        node._out_saved = SavedTensor(out, True)
+
+
+def pack_before_error(op, args):
+    """PyTorch records an op's node, its saved values packed by saved-tensor hooks, before
+    the kernel checks the index values: an eager index check calls this before it raises,
+    so the pack hooks see what PyTorch's saw (then nothing is recorded)."""
+    if not (open_contexts[0] and _hooked() and _gm.enabled) or op.node is None or \
+            op.save is OUT or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        return
+    needed = needed_inputs(op.save, args)
+    keep = [i for i, a in enumerate(args)
+            if isinstance(a, Tensor) and keeps(op.save, i, needed, a._arr.aval.dtype)]
+    order = [w for w in _pack_order(op, len(args)) if w.__class__ is int and w in keep]
+    for i in order + [i for i in keep if i not in order]:
+        SavedTensor(args[i], False)
+
+
+def _extras(node, stored):
+    """``Op.extras`` of a node's arguments (saved, not yet packed) as Tensors."""
+    consts = iter(node._consts or ())
+    vals = [_value(s[0]) if s.__class__ is tuple else next(consts) if s is _CONST
+            else jnp.zeros(s.shape, s.dtype) for s in stored]
+    return [Tensor._wrap(v) for v in extras_fn(node._op, node._key)(*vals)]
+
+
+def extras_fn(op, key):
+    """The jitted ``op.extras`` for the statics ``key``."""
+    fn = op._fwd_cache.get(("extras", key))
+    if fn is None:
+        fn = op._fwd_cache[("extras", key)] = tiered.jit(functools.partial(op.extras, **dict(key)))
+    return fn
+
+
+def _hooked():
+    """Whether values saved now go through SavedTensor: saved-tensor hooks or
+    allow_mutation_on_saved_tensors are active in this thread (callers first check
+    ``open_contexts``, which is 0 unless such a context is open in some thread)."""
+    return hook_state.stack or hook_state.mutation_ctx is not None

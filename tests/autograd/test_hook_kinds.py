@@ -1,0 +1,98 @@
+"""The hook table (``hookgrad._autograd.hooks.KINDS``): one row per hook kind, and the
+engine, fusion and ``hookgrad.compile`` read it. These tests hold the table to the code
+that stores hooks and to PyTorch's order."""
+import pytest
+
+import hookgrad as hg
+from hookgrad._autograd import hooks
+from hookgrad._autograd.graph import _Node
+from hookgrad._engine import fusion
+from tests.differential import same_as_torch
+
+
+def test_every_hook_slot_of_a_node_is_a_row():
+    slots = {s for s in _Node.__slots__ if "hook" in s}
+    assert set(hooks.NODE_ATTRS) == slots
+
+
+def test_compile_keys_every_tensor_attribute_of_the_table():
+    # a program traced with a Tensor depends on its hooks: hookgrad.compile keys them
+    for kind in hooks.KINDS:
+        if kind.tensor_attr is not None:
+            assert kind.tensor_attr in hg.Tensor._COMPILE_KEY, kind.name
+            assert kind.tensor_key is not None, kind.name
+
+
+def test_a_copy_leaves_the_hook_dicts_of_the_table_behind():
+    from hookgrad import _tensor
+    assert set(hooks.TENSOR_DICTS) <= _tensor._NOT_COPIED
+    x = hg.tensor([1.0], requires_grad=True)
+    for kind in hooks.KINDS:
+        if kind.tensor_attr in hooks.TENSOR_DICTS:
+            getattr(x, kind.name.split(".")[1])(lambda *a: None)
+    import copy
+    import pickle
+    with pytest.warns(UserWarning, match="will not be serialized"):  # PyTorch warns alike
+        pickled = pickle.loads(pickle.dumps(x))
+    for y in (copy.deepcopy(x), pickled):
+        assert all(getattr(y, a) is None for a in hooks.TENSOR_DICTS)
+
+
+def _all_kinds(L, log):
+    """One hook of every kind on one small graph, each logging its kind when it runs."""
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: log.append("post_accumulate"))
+    y = x * 2
+    y.register_hook(lambda g: log.append("tensor") and None)
+    y.retain_grad()
+    y.grad_fn.register_prehook(lambda go: log.append("node_pre") and None)
+    y.grad_fn.register_hook(lambda gi, go: log.append("node_post") and None)
+    y.sin().sum().backward()
+    return log
+
+
+def test_the_kinds_fire_in_the_tables_order_as_in_pytorch():
+    log = same_as_torch(lambda L: _all_kinds(L, []))
+    names = {"Tensor.register_hook": "tensor", "Node.register_prehook": "node_pre",
+             "Node.register_hook": "node_post",
+             "Tensor.register_post_accumulate_grad_hook": "post_accumulate"}
+    order = [names[k.name] for k in hooks.KINDS if k.name in names]
+    assert log == order
+    # retain_grad runs among the BEFORE rows: after the tensor hooks, before the pre-hooks
+    assert [k.fires for k in hooks.KINDS] == sorted(
+        (k.fires for k in hooks.KINDS),
+        key=[hooks.BEFORE, hooks.AFTER, hooks.ACCUMULATED].index)
+
+
+@pytest.mark.parametrize("kind", [k for k in hooks.KINDS if k.fused is not None],
+                         ids=lambda k: k.name)
+def test_a_hook_on_a_chain_node_ends_the_chain_where_the_table_says(kind):
+    # a chain of four op nodes; the hook sits on the second (never the chain's first)
+    def run(register):
+        x = hg.tensor([0.5, 1.0], requires_grad=True)
+        a = x.sin()
+        b = a.cos()
+        register(b)
+        b.exp().tanh().sum().backward()
+        return x.grad
+
+    installs = {"Tensor.register_hook": lambda t: t.register_hook(lambda g: None),
+                "Tensor.retain_grad": lambda t: t.retain_grad(),
+                "Node.register_prehook": lambda t: t.grad_fn.register_prehook(lambda g: None),
+                "Node.register_hook": lambda t: t.grad_fn.register_hook(lambda gi, go: None)}
+    plain = run(lambda t: None)
+    seen = []
+    real = fusion._plain
+
+    def spy(node, first):
+        ok = real(node, first)
+        seen.append((node.name(), first, ok))
+        return ok
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fusion, "_plain", spy)
+        for _ in range(3):   # fusion starts from the second sighting of a chain
+            seen.clear()
+            got = run(installs[kind.name])
+    assert hg.allclose(got, plain)
+    held = [ok for name, first, ok in seen if name == "CosBackward0" and not first]
+    assert held and not any(held), seen  # the hooked node never joins a chain behind others

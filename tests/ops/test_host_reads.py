@@ -1,0 +1,98 @@
+"""Index reads of small CPU tensors run on the host (hookgrad/_host_transfer.py): the
+part is cut from the array's NumPy value, with no XLA program, and ``.item()`` reads it
+with no transfer. The values, dtypes and aliasing are XLA's and PyTorch's."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hookgrad
+from hookgrad import _host_transfer, _views
+from tests.differential import py, same_as_torch
+
+
+def _reads(L, dtype):
+    x = L.arange(60).reshape(3, 4, 5).to(getattr(L, dtype))
+    if x.is_complex():
+        x = x * (1 - 2j)
+
+    def out(t):  # complex numbers as (real, imaginary) pairs
+        return py(L.view_as_real(t) if t.is_complex() else t)
+    return [out(x[1]), out(x[2, 1:3]), out(x[:, 2, ::2]), repr(x[1, 2, 3].item()),
+            out(x.transpose(0, 2)[1:3, 0]), out(x[-1, -1]), out(x[0, None, 1:2, ...])]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool",
+                                   "float16", "complex64"])
+def test_reads_of_a_small_tensor_are_pytorchs(dtype):
+    same_as_torch(lambda L: _reads(L, dtype))
+
+
+@pytest.mark.parametrize("index", [(1,), (2, slice(1, 3)), (slice(None), 2, slice(None, None, 2)),
+                                   (1, 2, 3), (0, None, slice(1, 2))])
+def test_a_host_read_is_the_array_xla_reads(index):
+    x = hookgrad.randn(3, 4, 5)
+    got = x[index]._data
+    want = jnp.asarray(np.asarray(x._data))[index]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert not got._committed and not got.weak_type
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_reading_a_small_tensor_in_a_loop_runs_no_program():
+    labels = hookgrad.tensor([[(i * 7) % 10] * 3 for i in range(173)])  # a shape of its own
+    before = hookgrad.compile_count()
+    got = [labels[i, 1].item() for i in range(173)]
+    rows = [labels[i].tolist() for i in range(0, 173, 17)]
+    assert got == [(i * 7) % 10 for i in range(173)]
+    assert rows == [[(i * 7) % 10] * 3 for i in range(0, 173, 17)]
+    assert hookgrad.compile_count() == before
+
+
+def test_a_large_tensor_is_read_by_xla():
+    x = hookgrad.arange(float(_host_transfer.HOST_MAX + 1))
+    assert _host_transfer.host_copy(x._data) is None
+    assert x[7].item() == 7.0 and x[-1].item() == float(_host_transfer.HOST_MAX)
+
+
+def test_a_view_of_a_small_tensor_follows_writes_to_its_base():
+    def run(L):
+        base = L.zeros(4, 5)
+        row, col = base[1], base[:, 2]
+        out = []
+        for i in range(3):
+            base[1, i] = float(i + 1)
+            row[4] += 10.0
+            out += [py(row), py(col), row[i].item(), base[1, 4].item()]
+        return out
+    same_as_torch(run)
+
+
+def test_a_committed_or_weakly_typed_array_is_read_by_xla():
+    cpu = jax.devices("cpu")[0]
+    assert _host_transfer.host_copy(jax.device_put(np.ones(3, np.float32), cpu)) is None
+    assert _host_transfer.host_copy(jnp.asarray(1.5)) is None  # weakly typed
+    arr = jnp.ones(3, jnp.float32)
+    assert _host_transfer.host_copy(arr) is not None
+
+
+def test_a_remembered_value_is_the_arrays_own():
+    arr = jnp.arange(6, dtype=jnp.int32)
+    value = _host_transfer.host_copy(arr)
+    np.testing.assert_array_equal(value, np.arange(6))
+    assert _host_transfer.known(arr) is value
+    assert _host_transfer.known(arr + 0) is None  # another array: not known
+    part = _views._gather(arr, (2,), (1,), 3)
+    np.testing.assert_array_equal(_host_transfer.known(part), [3, 4])
+
+
+def test_a_host_read_keeps_its_value_when_the_base_is_written_in_place():
+    base = hookgrad.arange(12.0).reshape(3, 4) + 0
+    part = base[1]._data  # the read's own array: the view Tensor is gone
+    pending = base[1] * 1  # deferred: computed after the writes below
+    for i in range(3):  # writes that may donate the base's buffer (nothing else holds it)
+        base[1] = float(i)
+        base[:, 2] = float(-i)
+    np.testing.assert_array_equal(np.asarray(part), [4, 5, 6, 7])
+    assert pending.tolist() == [4, 5, 6, 7]
+    assert base.tolist() == [[0, 1, -2, 3], [2, 2, -2, 2], [8, 9, -2, 11]]

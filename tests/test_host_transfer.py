@@ -1,0 +1,29 @@
+"""hookgrad._host_transfer.put: NumPy results become JAX arrays as jax.device_put makes them."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from hookgrad import _host_transfer
+
+
+@pytest.mark.parametrize("value", [np.arange(12, dtype=np.float32).reshape(3, 4),
+                                   np.array(2.5, np.float64), np.array([True, False]),
+                                   np.arange(5, dtype=np.int8), np.zeros((0, 3), np.int32)])
+def test_put_gives_device_puts_array(value):
+    aval = jax.core.ShapedArray(value.shape, value.dtype)
+    want = jax.device_put(value)
+    got, = _host_transfer.put([value], [aval])
+    assert isinstance(got, type(want)) and not got._committed
+    assert got.dtype == want.dtype and got.shape == want.shape and not got.weak_type
+    assert got.devices() == want.devices()
+    np.testing.assert_array_equal(np.asarray(got), value)
+    np.testing.assert_array_equal(np.asarray(jnp.add(got, got)), value + value)
+
+
+def test_a_configured_default_device_is_jax_device_puts_to_honour():
+    value = np.ones(3, np.float32)
+    device = jax.devices()[-1]
+    with jax.default_device(device):
+        got, = _host_transfer.put([value], [jax.core.ShapedArray((3,), np.float32)])
+    assert got.devices() == {device} and not got._committed
