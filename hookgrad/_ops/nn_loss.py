@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from .. import _errors
 from .._dtype import torch_kind
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import apply, pack_before_error
 from .gather import check_index
 from .reduction import LOG_SOFTMAX
 from .registry import defop, export
@@ -215,7 +215,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     for name, t in (("input", input), ("target", target)):  # PyTorch's kernel checks both
         if not isinstance(t._data, jax.core.Tracer) and t.numel():
             lo, hi = _minmax(t._data)
-            if not (float(lo) >= 0.0 and float(hi) <= 1.0):
+            if not (float(lo) >= 0.0 and float(hi) <= 1.0):  # PyTorch's node packs first
+                pack_before_error(BCE, (input, target, weight))
                 raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     return apply(BCE, (input, target, weight), {"reduction": red})
 
