@@ -107,5 +107,7 @@ def _entry():
         device_put = xla_client.batched_device_put
     except (ImportError, AttributeError):
         return None
-    device = jax.devices()[0]
+    # NOTE: this process's first device: in a job of several processes, jax.devices()[0]
+    # may be another process's (the default device jax.device_put uses is local)
+    device = jax.local_devices()[0]
     return device_put, device, jax.sharding.SingleDeviceSharding(device)
