@@ -50,8 +50,12 @@ def test_igamma_is_differentiable_in_other_only():
 
 
 def test_torch_names_are_the_same_functions():
-    assert S.psi is S.digamma is hg.digamma and S.expit is hg.sigmoid
-    assert S.gammaln is hg.lgamma and S.gammainc is hg.igamma and S.multigammaln is hg.mvlgamma
+    # once __torch_function__ is on (a test defined an overriding subclass), each name is
+    # its own wrapper, reporting its own name: the functions behind them are the same
+    from hookgrad._torch_function import unwrapped as u
+    assert u(S.psi) is u(S.digamma) is u(hg.digamma) and u(S.expit) is u(hg.sigmoid)
+    assert u(S.gammaln) is u(hg.lgamma) and u(S.gammainc) is u(hg.igamma) and \
+        u(S.multigammaln) is u(hg.mvlgamma)
 
 
 @pytest.mark.parametrize("name", ["bessel_j0", "chebyshev_polynomial_t", "hermite_polynomial_h",
