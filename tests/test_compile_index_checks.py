@@ -375,3 +375,14 @@ def test_embedding_bag_names_the_bad_value_after_the_run():
     with pytest.raises(RuntimeError, match=r"^An index of input takes value 8 which is not in "
                                            r"the valid range \[0, 5\)$"):
         bag(good * 4)
+
+
+def test_a_value_check_of_an_op_raises_in_a_compiled_step_as_eagerly():
+    # binary_cross_entropy checks its input and target lie in [0, 1]: checked after the
+    # run, before anything is written back, as the index checks
+    a = hg.tensor([[0.1, 0.2]], requires_grad=True)
+    step = hg.compile(lambda t: hg.nn.functional.binary_cross_entropy(a.sigmoid(), t,
+                                                                      reduction="sum"))
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        step(hg.tensor([[-0.5, 0.5]]))
+    assert step(hg.tensor([[0.5, 0.5]])).item() > 0

@@ -169,6 +169,19 @@ def _check_traced(arr, low, high, error, ignore):
     col.checks.append((flag, bad, (error, low, high, ignore)))
 
 
+def check_traced_values(arr, bad, error):
+    """In a hookgrad.compile trace, raise ``error`` after the run (before anything is
+    written back) if ``bad(arr)``, a traced boolean, holds: a value check an eager op makes
+    on the host (``binary_cross_entropy``'s range). Elsewhere nothing is checked."""
+    if not TRACED.stack or not arr.size:
+        return
+    col = TRACED.stack[-1]
+    if _jax_trace.current() is not col.trace:
+        return
+    col.checks.append((jnp.asarray(bad(arr)).any(), jnp.zeros((), check_dtype()),
+                       (lambda _: error, None, None, None)))
+
+
 def _first_bad(a, low, high, ignore):
     a = a.reshape(-1).astype(check_dtype())
     bad = _bad_mask(a, low, high, ignore)

@@ -17,7 +17,7 @@ from .. import _errors
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply, pack_before_error
-from .gather import check_index
+from .gather import check_index, check_traced_values
 from .reduction import LOG_SOFTMAX
 from .registry import defop, export
 from .shape import VIEW
@@ -213,7 +213,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          f"size.")
     for name, t in (("input", input), ("target", target)):  # PyTorch's kernel checks both
-        if not isinstance(t._data, jax.core.Tracer) and t.numel():
+        if isinstance(t._data, jax.core.Tracer):   # compiled: checked after the run
+            check_traced_values(t._data, lambda a: ~((a >= 0) & (a <= 1)), RuntimeError(
+                f"all elements of {name} should be between 0 and 1"))
+        elif t.numel():
             lo, hi = _minmax(t._data)
             if not (float(lo) >= 0.0 and float(hi) <= 1.0):  # PyTorch's node packs first
                 pack_before_error(BCE, (input, target, weight))
