@@ -232,6 +232,15 @@ def _pointwise_loss(f):
     return loss
 
 
+def _bce(x, t, reduction="mean"):
+    for name, v in (("input", _a(x)), ("target", _a(t))):   # PyTorch's kernel checks both
+        if not isinstance(v, jax.core.Tracer) and not bool(jnp.all((v >= 0) & (v <= 1))):
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    return _pointwise_loss(lambda x, t: -(t * jnp.maximum(jnp.log(x), -100.0) +
+                                          (1 - t) * jnp.maximum(jnp.log1p(-x), -100.0)))(
+        x, t, reduction)
+
+
 def _smooth_l1(x, t):
     d = jnp.abs(x - t)
     return jnp.where(d < 1.0, 0.5 * d * d, d - 0.5)
@@ -243,9 +252,7 @@ functional = types.SimpleNamespace(
     mse_loss=_pointwise_loss(lambda x, t: (x - t) ** 2),
     l1_loss=_pointwise_loss(lambda x, t: jnp.abs(x - t)),
     smooth_l1_loss=_pointwise_loss(_smooth_l1), huber_loss=_pointwise_loss(_smooth_l1),
-    binary_cross_entropy=_pointwise_loss(
-        lambda x, t: -(t * jnp.maximum(jnp.log(x), -100.0) +
-                       (1 - t) * jnp.maximum(jnp.log1p(-x), -100.0))),
+    binary_cross_entropy=_bce,
     kl_div=_pointwise_loss(lambda x, t: xlogy(t, t) - t * x),
     soft_margin_loss=_pointwise_loss(lambda x, t: jnp.log1p(jnp.exp(-t * x))),
     gelu=lambda x: Tensor(jax.nn.gelu(_a(x), approximate=False)),
