@@ -16,9 +16,8 @@ a stage.
 import sys
 from weakref import ref as _weakref
 
-import jax
 
-from .. import _errors, _meta, _mode
+from .. import _meta, _mode
 from .._tensor import Pending, Tensor
 from .._autograd import grad_mode
 from . import jax_errors, lazy as _lazy
@@ -78,7 +77,7 @@ def apply(op, args, statics=None, out=None):
         if deferrable:
             try:
                 res = _defer(op, key, fn, arrs)
-            except _JAX_RAISES as e:
+            except jax_errors.RAISES as e:
                 raise jax_errors.torch_error(op.name, e)
             if res.__class__ is Pending:
                 t = _record(op, key, args, res) if record else _wrap(res)
@@ -89,12 +88,7 @@ def apply(op, args, statics=None, out=None):
             if meta:
                 return _on_meta(op, key, fn, args, arrs, record, None)
             arrs = [_value(v) for v in arrs]
-        try:
-            res = fn(*arrs)
-        except _LeakedTracer:
-            raise _errors.leaked_tracer(op.name) from None
-        except _JAX_RAISES as e:
-            raise jax_errors.torch_error(op.name, e)
+        res = jax_errors.forward(op, fn, arrs)
         if learn is not None:
             _learn(op, learn, res)
         if record:
@@ -119,8 +113,5 @@ _MetaArray = _meta.MetaArray
 # 3.14 on, references the interpreter borrows are not counted: no donation there (-1)
 _HELD_BY_APPLY = 3 if sys.version_info < (3, 14) else -1
 _refcount = sys.getrefcount
-_LeakedTracer = jax.errors.UnexpectedTracerError
-# what JAX raises for arguments it cannot take (jax_errors makes them PyTorch's)
-_JAX_RAISES = (TypeError, ValueError, IndexError, OverflowError)
 _defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS

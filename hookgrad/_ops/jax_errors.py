@@ -12,7 +12,9 @@ import os
 import re
 import sys
 
-from .. import _dtype
+import jax
+
+from .. import _dtype, _errors
 
 _DTYPE = re.compile(r"does not accept dtype (\w+)|data type <class 'numpy\.(\w+)'> not inexact|"
                     r"Invalid integer data type '(\w)'")
@@ -42,6 +44,22 @@ def from_jax(e):
     while tb is not None:
         last, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
     return last is not None and last.startswith(_roots())
+
+
+# what JAX raises for arguments it cannot take (``torch_error`` makes them PyTorch's)
+RAISES = (TypeError, ValueError, IndexError, OverflowError)
+_LeakedTracer = jax.errors.UnexpectedTracerError
+
+
+def forward(op, fn, arrs):
+    """``fn(*arrs)``, ``op``'s forward: JAX's errors as PyTorch's (a leaked tracer as
+    hookgrad's error naming the op)."""
+    try:
+        return fn(*arrs)
+    except _LeakedTracer:
+        raise _errors.leaked_tracer(op.name) from None
+    except RAISES as e:
+        raise torch_error(op.name, e)
 
 
 def torch_error(op_name, e):

@@ -363,10 +363,7 @@ def inplace(op, key, args, arrs, fn, out, record):
     if record:
         shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
-    try:
-        res = fn(*arrs)
-    except dispatch._JAX_RAISES as e:
-        raise jax_errors.torch_error(op.name, e)
+    res = jax_errors.forward(op, fn, arrs)
     _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)

@@ -5,10 +5,9 @@ node sees the Tensor's value and history from before the write (a shadow) and th
 is rebased onto the new node. A view, or a base of views, is written through
 ``views.inplace`` (the ``ALIASED`` slot), which also updates the other aliases.
 """
-import jax
 import jax.numpy as jnp
 
-from ... import _dtype, _errors
+from ... import _dtype
 from .. import jax_errors
 from ..._autograd import grad_mode
 from ..._tensor import Tensor
@@ -16,8 +15,6 @@ from .record import _record
 
 _gm = grad_mode._state
 _torch_kind = _dtype.torch_kind
-_LeakedTracer = jax.errors.UnexpectedTracerError
-_JAX_RAISES = (TypeError, ValueError, IndexError, OverflowError)   # jax_errors translates
 ALIASED = [None]  # in-place on a view or a base of views: hookgrad/_ops/views.py fills it
 
 
@@ -34,12 +31,7 @@ def write(op, key, args, arrs, fn, out, record):
     if record:  # the node sees the tensor's value and history from before the write
         shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
-    try:
-        res = fn(*arrs)
-    except _LeakedTracer:
-        raise _errors.leaked_tracer(op.name) from None
-    except _JAX_RAISES as e:
-        raise jax_errors.torch_error(op.name, e)
+    res = jax_errors.forward(op, fn, arrs)
     _write_inplace(out, res, op)
     if record:
         _record(op, key, args, None, out, shadow)
