@@ -3,6 +3,7 @@
 from .. import functional as F
 from .. import init
 from ._utils import _param
+from ._functional_module import _Argument, _Inplace
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
@@ -16,7 +17,7 @@ def _inplace(flag, lead=""):
     return f"{lead}inplace=True" if flag else ""
 
 
-class ReLU(Module):
+class ReLU(_Inplace):
     """``max(0, x)`` elementwise.
 
     Example::
@@ -24,52 +25,31 @@ class ReLU(Module):
         >>> nn.ReLU()(hookgrad.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace(self.inplace)
+    _fn = staticmethod(F.relu)
 
 
-class ReLU6(ReLU):
-    """``min(max(0, x), 6)``."""
-
-    def forward(self, input):
-        return F.relu6(input, inplace=self.inplace)
-
-
-class SiLU(ReLU):
+class SiLU(_Inplace):
     """``x * sigmoid(x)``."""
-
-    def forward(self, input):
-        return F.silu(input, inplace=self.inplace)
+    _fn = staticmethod(F.silu)
 
 
-class Mish(ReLU):
+class Mish(_Inplace):
     """``x * tanh(softplus(x))``."""
-
-    def forward(self, input):
-        return F.mish(input, inplace=self.inplace)
+    _fn = staticmethod(F.mish)
 
 
-class Hardswish(ReLU):
-    def forward(self, input):
-        return F.hardswish(input, inplace=self.inplace)
+class Hardswish(_Inplace):
+    _fn = staticmethod(F.hardswish)
+    extra_repr = Module.extra_repr  # PyTorch's repr leaves out inplace here
 
 
-class Hardsigmoid(ReLU):
-    def forward(self, input):
-        return F.hardsigmoid(input, inplace=self.inplace)
+class Hardsigmoid(_Inplace):
+    _fn = staticmethod(F.hardsigmoid)
+    extra_repr = Module.extra_repr  # PyTorch's repr leaves out inplace here
 
 
-class SELU(ReLU):
-    def forward(self, input):
-        return F.selu(input, inplace=self.inplace)
+class SELU(_Inplace):
+    _fn = staticmethod(F.selu)
 
 
 class GELU(Module):
@@ -175,22 +155,29 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}{_inplace(self.inplace, ', ')}"
 
 
-class ELU(Module):
+class _ELUBase(Module):
+    """``ELU`` and ``CELU``: ``_fn(input, alpha, inplace)`` (PyTorch's are two Modules, not
+    one the other's subclass)."""
+    _fn = None
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha = alpha
         self.inplace = inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
+        return type(self)._fn(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}{_inplace(self.inplace, ', ')}"
 
 
-class CELU(ELU):
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
+class ELU(_ELUBase):
+    _fn = staticmethod(F.elu)
+
+
+class CELU(_ELUBase):
+    _fn = staticmethod(F.celu)
 
 
 class Softplus(Module):
@@ -227,21 +214,41 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace(self.inplace, ', ')}"
 
 
-class Softshrink(Module):
+class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``."""
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def forward(self, input):
+        return F.relu6(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return _inplace(self.inplace)
+
+
+class _Shrink(Module):
+    """``Softshrink`` and ``Hardshrink``: ``_fn(input, lambd)`` (in PyTorch neither subclasses
+    the other)."""
+    _fn = None
+
     def __init__(self, lambd=0.5):
         super().__init__()
         self.lambd = lambd
 
     def forward(self, input):
-        return F.softshrink(input, self.lambd)
+        return type(self)._fn(input, self.lambd)
 
     def extra_repr(self):
         return str(self.lambd)
 
 
-class Hardshrink(Softshrink):
-    def forward(self, input):
-        return F.hardshrink(input, self.lambd)
+class Softshrink(_Shrink):
+    _fn = staticmethod(F.softshrink)
+
+
+class Hardshrink(_Shrink):
+    _fn = staticmethod(F.hardshrink)
 
 
 class Threshold(Module):
@@ -260,16 +267,11 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, ', ')}"
 
 
-class GLU(Module):
+class GLU(_Argument):
+    _fn, _arg = staticmethod(F.glu), "dim"
+
     def __init__(self, dim=-1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.glu(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+        super().__init__(dim)
 
 
 class PReLU(Module):
