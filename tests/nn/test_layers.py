@@ -502,6 +502,9 @@ _ONE_CALL_LAYERS = [
     ("Hardshrink", (), {}, (0.3,), {}), ("GLU", (), {}, (1,), {}),
     ("PixelShuffle", (2,), {}, (3,), {}), ("PixelUnshuffle", (2,), {}, (3,), {}),
     ("ChannelShuffle", (2,), {}, (), {"groups": 4}),
+    ("LeakyReLU", (), {}, (0.2, True), {}), ("Softplus", (), {}, (2.0, 10.0), {}),
+    ("Hardtanh", (), {}, (-2.0, 3.0, True), {}),
+    ("Threshold", (0.1, 2.0), {}, (0.1, 2.0, True), {}),
 ]
 
 

@@ -1,37 +1,36 @@
-"""Bases for the layers that are one ``nn.functional`` call: the class names the function
-(``_fn``) and, where it has one, the argument it stores; forward and ``extra_repr`` are here.
+"""The base of the layers that are one ``nn.functional`` call over arguments they store:
+the class names the function (``_fn``) and the arguments (``_args``); ``__init__``, forward
+and ``extra_repr`` are here.
 
-NOTE: each PyTorch layer stays a class of its own, subclassing ``Module`` through these
-private bases only, so ``isinstance(SiLU(), ReLU)`` is False as in PyTorch."""
+NOTE: each PyTorch layer stays a class of its own that keeps its ``__init__`` signature and
+subclasses ``Module`` through these private bases only, so ``isinstance(SiLU(), ReLU)`` is
+False as in PyTorch."""
 from .module import Module
 
 
-class _Inplace(Module):
-    """``_fn(input, inplace=self.inplace)``: ``ReLU``, ``SiLU``, ``Mish``, ..."""
+class _Stored(Module):
+    """``_fn(input, *values)`` for the arguments named in ``_args``, which the subclass's
+    ``__init__`` passes, in that order, to ``super().__init__``. ``extra_repr`` is PyTorch's
+    ``name=value, ...``, with ``inplace=True`` shown only when set."""
     _fn = None
+    _args = ()
+
+    def __init__(self, *values) -> None:
+        super().__init__()
+        for name, value in zip(self._args, values):
+            setattr(self, name, value)
+
+    def forward(self, input):
+        return type(self)._fn(input, *[getattr(self, a) for a in self._args])
+
+    def extra_repr(self):
+        return ", ".join(f"{a}={getattr(self, a)}" for a in self._args
+                         if a != "inplace" or self.inplace)
+
+
+class _Inplace(_Stored):
+    """``_fn(input, inplace)``: ``ReLU``, ``SiLU``, ``Mish``, ..."""
+    _args = ("inplace",)
 
     def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
-
-
-class _Argument(Module):
-    """``_fn(input, value)`` for the one argument named ``_arg``, set by the subclass's
-    ``__init__`` through ``super().__init__(value)``: ``GLU``, ``PixelShuffle``, ..."""
-    _fn = _arg = None
-
-    def __init__(self, value) -> None:
-        super().__init__()
-        setattr(self, self._arg, value)
-
-    def forward(self, input):
-        return type(self)._fn(input, getattr(self, self._arg))
-
-    def extra_repr(self):
-        return f"{self._arg}={getattr(self, self._arg)}"
+        super().__init__(inplace)

@@ -3,7 +3,7 @@
 from .. import functional as F
 from .. import init
 from ._utils import _param
-from ._functional_module import _Argument, _Inplace
+from ._functional_module import _Inplace, _Stored
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
@@ -140,78 +140,45 @@ class LogSoftmax(_DimModule):
     _fn = staticmethod(F.log_softmax)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_Stored):
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    _fn, _args = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
 
     def __init__(self, negative_slope=1e-2, inplace=False):
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}{_inplace(self.inplace, ', ')}"
+        super().__init__(negative_slope, inplace)
 
 
-class _ELUBase(Module):
-    """``ELU`` and ``CELU``: ``_fn(input, alpha, inplace)`` (PyTorch's are two Modules, not
-    one the other's subclass)."""
-    _fn = None
+class ELU(_Stored):
+    _fn, _args = staticmethod(F.elu), ("alpha", "inplace")
 
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}{_inplace(self.inplace, ', ')}"
+        super().__init__(alpha, inplace)
 
 
-class ELU(_ELUBase):
-    _fn = staticmethod(F.elu)
+class CELU(_Stored):
+    _fn, _args = staticmethod(F.celu), ("alpha", "inplace")
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(alpha, inplace)
 
 
-class CELU(_ELUBase):
-    _fn = staticmethod(F.celu)
-
-
-class Softplus(Module):
+class Softplus(_Stored):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+    _fn, _args = staticmethod(F.softplus), ("beta", "threshold")
 
     def __init__(self, beta=1.0, threshold=20.0):
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
-
-    def forward(self, input):
-        return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+        super().__init__(beta, threshold)
 
 
-class Hardtanh(Module):
+class Hardtanh(_Stored):
     """Clamps to ``[min_val, max_val]``."""
+    _fn, _args = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
-        super().__init__()
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
+        super().__init__(min_val, max_val, inplace)
         if self.max_val <= self.min_val:
             raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "
                                  f"({self.min_val})")
-
-    def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace(self.inplace, ', ')}"
 
 
 class ReLU6(Hardtanh):
@@ -227,17 +194,12 @@ class ReLU6(Hardtanh):
         return _inplace(self.inplace)
 
 
-class _Shrink(Module):
-    """``Softshrink`` and ``Hardshrink``: ``_fn(input, lambd)`` (in PyTorch neither subclasses
-    the other)."""
-    _fn = None
+class _Shrink(_Stored):
+    """``Softshrink`` and ``Hardshrink`` (in PyTorch neither subclasses the other)."""
+    _args = ("lambd",)
 
     def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input):
-        return type(self)._fn(input, self.lambd)
+        super().__init__(lambd)
 
     def extra_repr(self):
         return str(self.lambd)
@@ -251,24 +213,16 @@ class Hardshrink(_Shrink):
     _fn = staticmethod(F.hardshrink)
 
 
-class Threshold(Module):
+class Threshold(_Stored):
     """``x`` where ``x > threshold``, else ``value``."""
+    _fn, _args = staticmethod(F.threshold), ("threshold", "value", "inplace")
 
     def __init__(self, threshold, value, inplace=False):
-        super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, ', ')}"
+        super().__init__(threshold, value, inplace)
 
 
-class GLU(_Argument):
-    _fn, _arg = staticmethod(F.glu), "dim"
+class GLU(_Stored):
+    _fn, _args = staticmethod(F.glu), ("dim",)
 
     def __init__(self, dim=-1):
         super().__init__(dim)

@@ -1,14 +1,14 @@
 """``ChannelShuffle``: interleaves groups of channels (ShuffleNet)."""
 from .. import functional as F
-from ._functional_module import _Argument
+from ._functional_module import _Stored
 
 __all__ = ["ChannelShuffle"]
 
 
-class ChannelShuffle(_Argument):
+class ChannelShuffle(_Stored):
     """Splits the channels of ``(N, C, *)`` into ``groups`` and interleaves them:
     ``ChannelShuffle(groups)``."""
-    _fn, _arg = staticmethod(F.channel_shuffle), "groups"
+    _fn, _args = staticmethod(F.channel_shuffle), ("groups",)
 
     def __init__(self, groups: int) -> None:
         super().__init__(groups)
