@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._tensor import Size
 from . import constraints
-from .utils import lazy_property
+from .utils import _delegated, lazy_property
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -138,13 +138,8 @@ class _InverseTransform(Transform):
     def codomain(self) -> constraints.Constraint:
         return self._inv.domain
 
-    @property
-    def bijective(self) -> bool:
-        return self._inv.bijective
-
-    @property
-    def sign(self) -> int:
-        return self._inv.sign
+    bijective = _delegated("_inv", "bijective", bool)
+    sign = _delegated("_inv", "sign", int)
 
     @property
     def inv(self) -> Transform:
