@@ -463,6 +463,8 @@ def functional_apply(op, key, args, out):
         res = fn(*arrs)
     multi = isinstance(res, tuple)
     if out is not None:
+        if record:
+            res = _keep_history(out._data, res)
         inplace._write_inplace(out, res, op)
         outs = (out,)
     elif multi:
@@ -481,6 +483,21 @@ def functional_apply(op, key, args, out):
     if multi and out is None:
         return outs
     return outs[0]
+
+
+def _keep_history(old, res):
+    """``res``, the value an in-place op writes over ``old``, still joined to ``old``.
+
+    PyTorch's in-place node keeps an edge to the written tensor's history and passes it a
+    gradient, zeros where the write covers it, so hooks there run (with zeros). A write
+    that does not read ``old`` (``fill_``, ``copy_``, ``t[...] = v``) leaves JAX's AD only
+    a symbolic zero for ``old``, and the custom_vjp boundaries of its hooks are skipped:
+    a select of ``res`` everywhere keeps ``old`` an input, whose cotangent is real zeros
+    (XLA folds the select away)."""
+    if not isinstance(old, jax.core.Tracer) or isinstance(res, tuple) or \
+            res.shape != old.shape or res.dtype != old.dtype or not _inexact(old.dtype):
+        return res
+    return jax.lax.select(jnp.ones(res.shape, bool), res, old)
 
 
 def _with_saved_hooks(op, key, fn, args, arrs, hooks):
