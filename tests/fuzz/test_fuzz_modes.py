@@ -205,3 +205,19 @@ def test_functional_hooks_before_an_overwrite_see_zeros(write):
         want, a = [], torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
         loss(a, want).backward()
         assert log == want and hookgrad.as_tensor(g["a"]).tolist() == a.grad.tolist()
+
+
+def test_jnp_reference_checks_traced_values_after_the_run():
+    # under jax.grad the loss's input is traced: the reference raises binary_cross_entropy's
+    # range error after the run, on its line, as eager hookgrad (and PyTorch) raise there
+    p = _prog(("leaf", "a1 = L.tensor([-1.0, 2.0], requires_grad=True)"),
+              ("log", "y2 = a1.log()"), ("log", "obs('y2', y2)"),
+              ("binary_cross_entropy", "y3 = F.binary_cross_entropy(y2.sigmoid(), "
+               "L.tensor([0.5, 0.25]), reduction='none')"),
+              ("tanh", "y4 = a1.tanh()"), ("tanh", "obs('y4', y4)"),
+              ("loss", "loss = y3.sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    out = M.run(p, hookgrad, "jnp")
+    assert [(line, lab) for line, lab, _ in out] == [(2, "y2"), (3, "raises")]
+    assert out[-1][2] == ["RuntimeError", "all elements of input should be between 0 and 1"]
+    assert M.differ(p, hookgrad, "jnp")[0] is None
