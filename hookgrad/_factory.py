@@ -1,9 +1,9 @@
 """Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand``, ``*_like`` ..."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-import functools
 
 from . import _device, _dtype, _jax_trace, _meta, random
 from ._tensor import Size, Tensor
@@ -255,7 +255,7 @@ empty_like = _like(empty)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
     return _PLAIN["full"](input.shape, fill_value, dtype=dtype or input.dtype,
-                device=_input_device(input, device), requires_grad=requires_grad)
+                          device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -330,20 +330,20 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _PLAIN["rand"](input.shape, dtype=dtype or input.dtype, device=_input_device(input, device),
-                requires_grad=requires_grad)
+    return _PLAIN["rand"](input.shape, dtype=dtype or input.dtype,
+                          device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _PLAIN["randn"](input.shape, dtype=dtype or input.dtype, device=_input_device(input, device),
-                 requires_grad=requires_grad)
+    return _PLAIN["randn"](input.shape, dtype=dtype or input.dtype,
+                           device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
     return _PLAIN["randint"](low, high, input.shape, dtype=dtype or input.dtype,
-                   device=_input_device(input, device))
+                             device=_input_device(input, device))
 
 
 def _new(fn):
@@ -358,8 +358,8 @@ Tensor.new_ones = _new(ones)
 Tensor.new_empty = _new(empty)
 Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
     requires_grad=False: _PLAIN["full"](size, fill_value, dtype=dtype or self.dtype,
-                              device=_input_device(self, device),
-                              requires_grad=requires_grad)
+                                        device=_input_device(self, device),
+                                        requires_grad=requires_grad)
 Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
     data, dtype=dtype or self.dtype, device=_input_device(self, device),
     requires_grad=requires_grad)

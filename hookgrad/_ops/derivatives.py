@@ -20,6 +20,7 @@ each row's values against JAX's vjp.
 """
 import jax
 
+from .. import _dtype
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from . import op_node
@@ -153,7 +154,7 @@ def run(node, vals, grads, vop):
         inputs = _arguments(node, args)
         found = formula(inputs, grads)
         res = [found[i]() for i in inputs.want]  # in PyTorch's order: by position
-        return [_sum_to(r, inputs.values[i].shape) for r, i in zip(res, inputs.want)]
+        return [_sum_to(r, inputs.values[i]) for r, i in zip(res, inputs.want)]
 
 
 op_node.DERIVATIVES[0] = run
@@ -167,14 +168,17 @@ def _arguments(node, args):
     return _Inputs(node, values, dict(node._key), node._want)
 
 
-def _sum_to(g, shape):
-    """``g`` summed to ``shape`` (its broadcast dimensions), as PyTorch's engine does."""
-    shape = tuple(shape)
-    if tuple(g.shape) == shape:
-        return g
-    lead = g.dim() - len(shape)
-    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
-                                if n == 1 and g.shape[lead + i] != 1]
-    if dims:
-        g = g.sum(dims, keepdim=True)
-    return g.view(shape) if lead > 0 else g
+def _sum_to(g, arg):
+    """``g`` summed to the shape of the argument ``arg`` (over its broadcast dimensions)
+    and cast to its dtype, as PyTorch's engine checks a node's outputs."""
+    shape = tuple(arg.shape)
+    if tuple(g.shape) != shape:
+        lead = g.dim() - len(shape)
+        dims = list(range(lead)) + [lead + i for i, n in enumerate(shape)
+                                    if n == 1 and g.shape[lead + i] != 1]
+        if dims:
+            g = g.sum(dims, keepdim=True)
+        if lead > 0:
+            g = g.view(shape)
+    dtype = arg._data.dtype if isinstance(arg, Tensor) else arg.dtype
+    return g if g._data.dtype == dtype else g.to(_dtype.from_jax(dtype))

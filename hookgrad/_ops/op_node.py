@@ -16,7 +16,6 @@ from jax.extend.core import Literal as _Literal
 from .._tensor import Pending, Tensor
 from . import lazy as _lazy
 from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
-from .._autograd import grad_mode
 from .._autograd.graph import _Node
 
 
