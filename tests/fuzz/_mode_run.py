@@ -246,6 +246,7 @@ def run_jnp(program):
     ns["lin"] = J.Linear
     k = _backward_line(program)
     pending = []
+    checks, oks = [], []  # value checks met while traced: (line, message), all_ok
     err = None
 
     def traced_hook(fill):
@@ -259,12 +260,16 @@ def run_jnp(program):
             else:
                 ns[name] = J.Tensor(v)
         ns["host_hook"] = traced_hook
+        J.TRACED_CHECKS.clear()
         for i, (t, src) in enumerate(program.lines[:k + 1]):
             if not _is_setup(t, src):
                 ns["AT"][0] = i
                 exec(src, ns)  # noqa: S102
+                checks.extend((i, msg) for _, msg in J.TRACED_CHECKS)
+                oks.extend(ok for ok, _ in J.TRACED_CHECKS)
+                J.TRACED_CHECKS.clear()
         aux = [a for _, arrays in pending for a in arrays]
-        return ns["loss"].a, aux
+        return ns["loss"].a, (aux, oks)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -276,11 +281,12 @@ def run_jnp(program):
             params = {a: ns[a].a for a in _leaves(program)}
             for m in _modules(program):
                 params.update({f"{m}.weight": ns[m].weight.a, f"{m}.bias": ns[m].bias.a})
-            (_, aux), grads = jax.jit(jax.value_and_grad(forward, has_aux=True))(params)
+            (_, (aux, oks)), grads = jax.jit(jax.value_and_grad(forward, has_aux=True))(params)
             ns["host_hook"] = lambda f: f
             it = iter(aux)
             for fill, arrays in pending:
                 fill(*[J.Tensor(next(it)) for _ in arrays])
+            _raise_failed_check(ns, checks, oks)
             for name, g in grads.items():
                 owner, _, attr = name.partition(".")
                 (getattr(ns[owner], attr) if attr else ns[owner]).grad = J.Tensor(g)
@@ -294,6 +300,16 @@ def run_jnp(program):
     if err is not None:
         out.append((ns["AT"][0], "raises", [type(err).__name__, H._first_line(err)]))
     return out
+
+
+def _raise_failed_check(ns, checks, oks):
+    """Raise the first value check that failed in the run, on its line, as eager does
+    there: what the forward logged on later lines is dropped."""
+    for (line, message), ok in zip(checks, oks):
+        if not bool(ok):
+            ns["LOG"][:] = [e for e in ns["LOG"] if e[0] < line]
+            ns["AT"][0] = line
+            raise RuntimeError(message)
 
 
 def _fill(meta, vals):
