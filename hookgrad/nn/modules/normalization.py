@@ -169,7 +169,9 @@ def _reset_affine(module):
 
 class _AffineNorm(Module):
     """A normalization without running statistics whose ``weight`` and ``bias`` are
-    optional (``LayerNorm``, ``GroupNorm``)."""
+    optional: ``_fn(input, <the attribute _arg>, weight, bias, eps)`` (``LayerNorm``,
+    ``GroupNorm``)."""
+    _fn = _arg = None
 
     def _init_affine(self, shape, affine, bias, device, dtype):
         _register_affine(self, shape, affine, bias, device, dtype)
@@ -177,6 +179,9 @@ class _AffineNorm(Module):
 
     def reset_parameters(self):
         _reset_affine(self)
+
+    def forward(self, input):
+        return type(self)._fn(input, getattr(self, self._arg), self.weight, self.bias, self.eps)
 
 
 class LayerNorm(_AffineNorm):
@@ -187,6 +192,7 @@ class LayerNorm(_AffineNorm):
         LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True,
                   device=None, dtype=None)
     """
+    _fn, _arg = staticmethod(F.layer_norm), "normalized_shape"
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
@@ -195,9 +201,6 @@ class LayerNorm(_AffineNorm):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         self._init_affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
-
-    def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -212,6 +215,7 @@ class GroupNorm(_AffineNorm):
         GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None,
                   *, bias=True)
     """
+    _fn, _arg = staticmethod(F.group_norm), "num_groups"
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True):
@@ -224,9 +228,6 @@ class GroupNorm(_AffineNorm):
         self.eps = eps
         self.affine = affine
         self._init_affine((num_channels,), affine, bias, device, dtype)
-
-    def forward(self, input):
-        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
