@@ -10,6 +10,7 @@ from ..._ops.nn_cross_map_lrn import CROSS_MAP_LRN2D
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
+from ._functional_module import _Stored
 from ._utils import _param, _tensor
 from .module import Module
 from ... import _errors
@@ -347,7 +348,7 @@ class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
 
 
-class LocalResponseNorm(Module):
+class LocalResponseNorm(_Stored):
     """Normalizes each channel by its ``size`` neighbouring channels:
     ``x / (k + alpha * mean(x^2))^beta``.
 
@@ -355,16 +356,10 @@ class LocalResponseNorm(Module):
 
         LocalResponseNorm(size, alpha=0.0001, beta=0.75, k=1.0)
     """
+    _fn, _args = staticmethod(F.local_response_norm), ("size", "alpha", "beta", "k")
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        super().__init__(size, alpha, beta, k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
