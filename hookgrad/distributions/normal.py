@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 from .._factory import randn
 from .._tensor import Size
-from . import constraints
-from ._simple import _CentredAtLoc, _Params
+from ._simple import _CentredAtLoc, _LocScale
 from .exp_family import ExponentialFamily
 
 if TYPE_CHECKING:
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Normal"]
 
 
-class Normal(_CentredAtLoc, _Params, ExponentialFamily):
+class Normal(_CentredAtLoc, _LocScale, ExponentialFamily):
     r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation
     ``scale``, as ``torch.distributions.Normal``.
 
@@ -33,14 +32,6 @@ class Normal(_CentredAtLoc, _Params, ExponentialFamily):
         >>> d.log_prob(hookgrad.tensor([0.5]))
         tensor([-1.0439])
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def stddev(self) -> Tensor:
