@@ -46,15 +46,19 @@ class _Boolean(Constraint):
         return (value == 0) | (value == 1)
 
 
-class _GreaterThan(Constraint):
+class _LowerBound(Constraint):
+    """A constraint with one ``lower_bound`` (the ``greater_than`` family)."""
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
 
-    def check(self, value: Tensor) -> Tensor:
-        return self.lower_bound < value
-
     def __repr__(self):
         return _fields(self, lower_bound=self.lower_bound)
+
+
+class _GreaterThan(_LowerBound):
+    def check(self, value: Tensor) -> Tensor:
+        return self.lower_bound < value
 
 
 class _LessThan(Constraint):
@@ -68,28 +72,16 @@ class _LessThan(Constraint):
         return _fields(self, upper_bound=self.upper_bound)
 
 
-class _GreaterThanEq(Constraint):
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
+class _GreaterThanEq(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound <= value
 
-    def __repr__(self):
-        return _fields(self, lower_bound=self.lower_bound)
 
-
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_LowerBound):
     is_discrete = True
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
 
     def check(self, value: Tensor) -> Tensor:
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self):
-        return _fields(self, lower_bound=self.lower_bound)
 
 
 class _Interval(Constraint):

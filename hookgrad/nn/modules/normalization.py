@@ -30,15 +30,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = _param((num_features,), device, dtype)
-            if bias:
-                self.bias = _param((num_features,), device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _tensor((num_features,), device, dtype))
             self.register_buffer("running_var", _tensor((num_features,), device, dtype, 1.0))
@@ -58,10 +50,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -156,9 +145,9 @@ def _shape(normalized_shape):
     return tuple(normalized_shape)
 
 
-def _init_affine(module, shape, affine, bias, device, dtype):
-    """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None parameters, as
-    PyTorch's normalization layers register them."""
+def _register_affine(module, shape, affine, bias, device, dtype):
+    """``weight`` and ``bias`` of ``shape``, or None parameters, as PyTorch's normalization
+    layers register them (``_reset_affine`` fills them)."""
     if affine:
         module.weight = _param(shape, device, dtype)
         if bias:
@@ -168,17 +157,29 @@ def _init_affine(module, shape, affine, bias, device, dtype):
     else:
         module.register_parameter("weight", None)
         module.register_parameter("bias", None)
-    _reset_affine(module)
 
 
 def _reset_affine(module):
+    """``weight`` to ones and ``bias`` to zeros, where they are parameters."""
     if module.weight is not None:
         init.ones_(module.weight)
     if module.bias is not None:
         init.zeros_(module.bias)
 
 
-class LayerNorm(Module):
+class _AffineNorm(Module):
+    """A normalization without running statistics whose ``weight`` and ``bias`` are
+    optional (``LayerNorm``, ``GroupNorm``)."""
+
+    def _init_affine(self, shape, affine, bias, device, dtype):
+        _register_affine(self, shape, affine, bias, device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
+
+
+class LayerNorm(_AffineNorm):
     """Layer normalization over the trailing ``normalized_shape`` dims.
 
     ::
@@ -193,10 +194,7 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _init_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
-
-    def reset_parameters(self):
-        _reset_affine(self)
+        self._init_affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -206,7 +204,7 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     """Group normalization: ``num_channels`` split into ``num_groups`` groups.
 
     ::
@@ -225,10 +223,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _init_affine(self, (num_channels,), affine, bias, device, dtype)
-
-    def reset_parameters(self):
-        _reset_affine(self)
+        self._init_affine((num_channels,), affine, bias, device, dtype)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
