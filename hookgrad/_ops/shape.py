@@ -13,9 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _jax_trace, _views
+from .. import _dtype, _errors, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
+from .stages import modes as _modes
 from .registry import defop, export, shape_broadcast_error, to_tensor_like
 from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
                     view_strides)
@@ -39,6 +40,14 @@ def wrap_dim(d, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {d})")
     return d + n if d < 0 else d
+
+
+def size_at(input, dim):
+    """``input.size(dim)`` as PyTorch's kernels read it: a 0-d ``input`` has no dimension
+    to read (where ``wrap_dim`` lets a 0-d tensor take -1 and 0)."""
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {int(dim)} but tensor has no dimensions")
+    return input.shape[wrap_dim(dim, input.ndim)]
 
 
 def _dims_arg(dims, ndim):
@@ -191,7 +200,8 @@ def reshape(input, *shape) -> Tensor:
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
-    return view_apply(RESHAPE_ALIAS, input, {"shape": shape})
+    # as PyTorch's: a Tensor a dispatch mode sees is subclass-like, and its reshape a view
+    return view_apply(RESHAPE if _modes.MODES else RESHAPE_ALIAS, input, {"shape": shape})
 
 
 @export(function=False)
@@ -225,6 +235,9 @@ def unflatten(input, dim, sizes) -> Tensor:
     """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
     d = wrap_dim(dim, n)
+    if n == 0:  # PyTorch reads the dim's size inside a check that wraps what it raises
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {d} "
+                           "but tensor has no dimensions")
     shp = input.shape
     sizes = tuple(int(v) for v in sizes)
     try:
@@ -262,12 +275,39 @@ def t(input) -> Tensor:
     return view_apply(T, input)
 
 
+def _deprecated(message):
+    # NOTE: PyTorch warns once per process; here Python's filters decide (by default once
+    # per calling line)
+    _errors.warn(message)
+
+
 def _T(self) -> Tensor:
+    if self.ndim == 0:
+        _deprecated("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                    "these cases.")
+    elif self.ndim != 2:
+        _deprecated("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                    "shape is deprecated and it will throw an error in a future release. "
+                    "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                    "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
     return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
 def _mT(self) -> Tensor:
+    if self.ndim == 0:
+        _deprecated("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                    "these cases.")
+        return self
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
     return transpose(self, -2, -1)
+
+
+def matrix_deprecated_on_scalars(name):
+    """PyTorch's warning for ``.mH``, ``.H`` or ``adjoint()`` of a 0-d tensor (which they
+    return conjugated, as is)."""
+    _deprecated(f"{name} is deprecated on 0-D tensors. Consider using x.conj().")
 
 
 @export
@@ -402,6 +442,8 @@ def triu(input, diagonal=0) -> Tensor:
 @export
 def narrow(input, dim, start, length) -> Tensor:
     """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
     start = _dim(int(start), input.shape[d])
     if start + int(length) > input.shape[d]:
@@ -423,6 +465,10 @@ def cat(tensors, dim=0) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped whatever their shape
+    for k, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
+                               "concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     d = wrap_dim(dim, tensors[0].ndim)
     ref = tensors[0].shape
@@ -444,18 +490,20 @@ def stack(tensors, dim=0) -> Tensor:
     tensors = [to_tensor_like(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    d = wrap_dim(dim, tensors[0].ndim + 1)
     for k, t in enumerate(tensors[1:], 1):
         if t.shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {k}")
-    return apply(STACK, tuple(tensors), {"dim": wrap_dim(dim, tensors[0].ndim + 1)})
+    return apply(STACK, tuple(tensors), {"dim": d})
 
 
 @export
 def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
+    _at_least_1d(tensor, "split")
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -479,9 +527,15 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
         narrow_geometry(d, a, o.shape[d]) for a, o in zip(starts, out)])
 
 
+def _at_least_1d(input, name):
+    if input.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
+
+
 @export
 def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
     """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+    _at_least_1d(input, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[wrap_dim(dim, input.ndim)]

@@ -11,7 +11,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .registry import FUNCTIONS, export
 from .layout import _cast
-from .shape import TENSOR_PROPERTIES
+from .shape import TENSOR_PROPERTIES, matrix_deprecated_on_scalars
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 _UNSIGNED_WIDE = ("uint16", "uint32", "uint64")
@@ -197,6 +197,12 @@ def _conj(t):
 @export
 def adjoint(input) -> Tensor:
     """``adjoint(input)``: the conjugate transpose of the last two dimensions."""
+    if input.ndim == 0:
+        matrix_deprecated_on_scalars("adjoint()")
+        return _conj(input)
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
     return _conj(input.transpose(-2, -1))
 
 
@@ -204,10 +210,15 @@ def _H(self):
     if self.ndim not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.")
+    if self.ndim == 0:
+        matrix_deprecated_on_scalars("Tensor.H")
     return _conj(self.transpose(0, 1) if self.ndim == 2 else self)
 
 
 def _mH(self):
+    if self.ndim == 0:
+        matrix_deprecated_on_scalars("Tensor.mH")
+        return _conj(self)
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")

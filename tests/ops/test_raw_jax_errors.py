@@ -30,40 +30,7 @@ _UNCHECKED = {"rnn_layer gru", "rnn_layer lstm"}
 
 # calls where hookgrad's own check raises another type than PyTorch's (not JAX's):
 # (hookgrad's, PyTorch's) -> row-variant ids; a fixed one fails until removed
-TYPE_DIFFERS = {
-    ('IndexError', 'RuntimeError'): {
-        'cholesky-0-d', 'cholesky.method upper-0-d', 'cholesky_inverse-0-d',
-        'cholesky_solve-0-d', 'cholesky_solve.method upper-0-d', 'chunk-0-d', 'chunk.dim-0-d',
-        'concat-0-d', 'cross.method-0-d', 'index_add-0-d', 'index_add.alpha-rank+1',
-        'index_copy-0-d', 'index_reduce.amax-0-d', 'index_reduce.amax.exclude_self-0-d',
-        'index_reduce.amin-0-d', 'index_reduce.amin.exclude_self-0-d', 'index_reduce.mean-0-d',
-        'index_reduce.mean.exclude_self-0-d', 'index_reduce.prod-0-d',
-        'index_reduce.prod.exclude_self-0-d', 'index_select-0-d', 'linalg.cholesky upper-0-d',
-        'linalg.cholesky-0-d', 'linalg.cholesky_ex-0-d', 'linalg.cross broadcast-0-d',
-        'linalg.cross-0-d', 'linalg.eigh-0-d', 'linalg.pinv hermitian-0-d', 'logdet-0-d',
-        'narrow-0-d', 'narrow.neg-0-d', 'narrow_copy-0-d', 'narrow_copy.method-0-d',
-        'rot90-0-d', 'rot90.k3-0-d', 'split-0-d', 'split.method_dim-0-d', 'split.sizes-0-d',
-        'split_copy-0-d', 'split_with_sizes-0-d', 'split_with_sizes.function-0-d',
-        'split_with_sizes_copy-0-d', 'unflatten.infer-0-d',
-    },
-    ('RuntimeError', 'IndexError'): {
-        'mv-0-d', 'repeat_interleave.tensor-0-d', 'stack.dim-0-d',
-    },
-    ('RuntimeError', 'NotImplementedError'): {
-        'linalg.eigh upper-bool', 'linalg.eigh upper-int', 'linalg.eigh-bool',
-        'linalg.eigh-int', 'linalg.eigvalsh-bool', 'linalg.eigvalsh-int',
-        'linalg.matrix_rank-bool', 'linalg.solve_triangular lower right unit-bool',
-        'linalg.solve_triangular lower right unit-int', 'linalg.solve_triangular-bool',
-        'linalg.solve_triangular-int',
-    },
-    ('RuntimeError', 'ValueError'): {
-        'adaptive_max_pool2d indices-0-d', 'adaptive_max_pool2d-0-d',
-        'adaptive_max_pool3d-0-d',
-    },
-    ('ZeroDivisionError', 'IndexError'): {
-        'tensordot-0-d',
-    },
-}
+TYPE_DIFFERS = {}
 
 _LISTED = {pid: kinds for kinds, pids in TYPE_DIFFERS.items() for pid in pids}
 
