@@ -404,6 +404,7 @@ def _fresh(t):
 
 _PLAIN = {"tensor": tensor}
 tensor = _lifted(tensor)
+SEEN = {"lift_fresh.default": _fresh}  # ATen name -> the function a mode's ``func`` runs
 # the factories as PyTorch's ATen ops (``func`` of a dispatch mode); factories that call
 # another call its plain form, so that a mode sees the one op
 for _name, _aten in (("zeros", "zeros.default"), ("ones", "ones.default"),
@@ -414,7 +415,7 @@ for _name, _aten in (("zeros", "zeros.default"), ("ones", "ones.default"),
                      ("rand_like", "rand_like.default"), ("randn_like", "randn_like.default"),
                      ("randint", "randint.low"), ("randperm", "randperm.default"),
                      ("scalar_tensor", "scalar_tensor.default")):
-    _PLAIN[_name] = globals()[_name]
+    _PLAIN[_name] = SEEN[_aten] = globals()[_name]
     globals()[_name] = _seen_by_modes(_aten, _PLAIN[_name],
                                       _name in ("zeros", "ones", "empty", "rand", "randn"))
 del _name, _aten

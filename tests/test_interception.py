@@ -265,7 +265,8 @@ def test_aten_overloads_are_named_and_callable_as_pytorchs():
         mul = L.ops.aten.mul.Tensor
         return [mm.name(), mm.__name__, str(mm.overloadpacket), str(mm),
                 mm == L.ops.aten.mm.default, out.tolist(), str(L.ops.aten.var_mean.correction),
-                mul.name(), mul._schema.name, mul._schema.overload_name]
+                mul.name(), mul._schema.name, mul._schema.overload_name,
+                str(L.ops.aten.detach.default), L.ops.aten.ones_like.default(out).tolist()]
     assert same_as_torch(scenario)[:4] == ["aten::mm", "mm.default", "aten.mm",
                                            "aten.mm.default"]
 

@@ -305,12 +305,13 @@ def accumulated(grad, var):
     is not 1), else a copy in ``var``'s layout (``new_empty_strided``, then ``copy_``)."""
     if all(n == 1 or a == b for n, a, b in zip(var.shape, grad.stride(), var.stride())):
         return _detach(grad)
-    made = modes.call("new_empty_strided.default", _new_empty_strided,
+    made = modes.call("new_empty_strided.default", new_empty_strided,
                       (grad, list(var.shape), list(var.stride())), {})
     return made.copy_(grad)
 
 
-def _new_empty_strided(t, size, stride):
+def new_empty_strided(t, size, stride):
+    """``t.new_empty_strided(size, stride)`` as ``aten.new_empty_strided`` runs it."""
     return Tensor._wrap(jnp.empty(size, t._data.dtype))  # C order: hookgrad's only layout
 
 

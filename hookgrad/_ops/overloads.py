@@ -10,7 +10,9 @@ docs/differences.md says. A node's backward run as one op is named as PyTorch's 
 op (``threshold_backward.default``), else ``<forward>_backward.default``; functions that
 are no row (factories, ``detach``) have ``FunctionOverload`` s.
 """
+from .. import _factory, _tensor
 from .._tensor import Tensor
+from . import derivatives
 from .dispatch import apply
 from .registry import OPS
 from .stages import modes
@@ -216,3 +218,8 @@ def packet(name):
 
 modes.OVERLOAD[0] = overload
 modes.FUNCTION[0] = function_overload
+# the functions that are no row but reach the modes (``modes.call``), under their names
+for _name, _fn in (*_factory.SEEN.items(), ("detach.default", _tensor._detached),
+                   ("new_empty_strided.default", derivatives.new_empty_strided)):
+    function_overload(_name, _fn)
+del _name, _fn
