@@ -170,7 +170,18 @@ def _grads_from_dict(src):
     if not src.startswith("obs("):
         return src
     label, rest = src.split(", ", 1)
-    return label + ", " + _GRAD.sub(r"GRAD.get('\1')", rest)
+    return label + ", " + _GRAD.sub(r"GRAD.get(ALIAS.get('\1', '\1'))", rest)
+
+
+def _leaf_aliases(leaves):
+    """The forward's last line: each value that is a leaf itself (``a1.contiguous()``
+    returns ``a1``) reads that leaf's gradient, as its ``.grad`` is the leaf's eagerly."""
+    if not leaves:
+        return ""
+    pairs = ", ".join(f"({n!r}, {n})" for n in leaves)
+    return ("        _v = dict(locals())\n"
+            f"        ALIAS.update((k, n) for n, leaf in [{pairs}] for k, v in _v.items() "
+            "if v is leaf and k != n)\n")
 
 
 def functional_source(program, lib="torch"):
@@ -189,8 +200,9 @@ def functional_source(program, lib="torch"):
     wrt, then = _as_grad(program.lines[k + 1][1])
     after = "".join(_at(i, _grads_from_dict(s))
                     for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
-    return (f"{_head(lib)}{setup}class Prog(L.nn.Module):\n    def forward(self):\n"
-            f"{unpack}{fwd}        return loss\nP = Prog()\n{params}"
+    return (f"{_head(lib)}{setup}ALIAS = {{}}\nclass Prog(L.nn.Module):\n"
+            f"    def forward(self):\n{unpack}{fwd}{_leaf_aliases(leaves)}        return loss\n"
+            f"P = Prog()\n{params}"
             f"at({k + 1})\nS = L.func.state(P)\n"
             f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
             "G = L.func.grad(lambda p: L.func.functional_call(\n"
