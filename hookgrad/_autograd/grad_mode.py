@@ -80,7 +80,21 @@ class _ModeSwitch(_DecoratorContextManager):
         return type(self)(self.mode)
 
 
-class no_grad(_DecoratorContextManager):
+class _GradSwitch(_DecoratorContextManager):
+    """Grad mode set to ``_enabled`` inside the block, the previous mode restored after
+    (``no_grad``, ``enable_grad``)."""
+
+    _enabled = None
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = self._enabled
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+class no_grad(_GradSwitch):
     """Disable gradient recording.
 
     Example::
@@ -97,26 +111,16 @@ class no_grad(_DecoratorContextManager):
             return super().__new__(cls)
         return cls()(orig_func)  # used bare, as @no_grad
 
+    _enabled = False
+
     def __init__(self, orig_func=None):
         self.prev = False
 
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = False
 
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-
-
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_GradSwitch):
     """Enable gradient recording inside a ``no_grad`` region."""
 
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = True
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
+    _enabled = True
 
 
 class set_grad_enabled(_ModeSwitch):
