@@ -149,6 +149,7 @@ def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAU
     the base's list of aliases is eager-only (``Tensor._COMPILE_LOCAL``)."""
     src = source._view
     base = source if src is None else src.base
+    # NOTE: ``_arr``'s shape: a deferred source stays deferred (its shape is known)
     _set_uncounted(t, "_view", ViewInfo(base, src, source._arr.shape, geom_fn, statics,
                                         diff, shared, creation, fn_name, grad_base))
     refs = base._views

@@ -32,6 +32,7 @@ from .._tensor import Pending
 from . import lazy, tiered
 
 _new = object.__new__
+_NEW, _ELLIPSIS = ("N",), ("E",)  # as ``_ops/indexing.py``'s templates spell them
 _refcount = sys.getrefcount
 _ARRAY = lazy.ARRAY
 _INT32 = 2 ** 31
@@ -40,16 +41,32 @@ _INT64 = 2 ** 63
 
 def parse(shape, idx):
     """``(template, size, region, starts)`` of ``x[idx]`` for ``x`` of ``shape``, when
-    ``idx`` is a Python int, a slice of ints with step 1 (or None), or a tuple of them
-    indexing at most ``len(shape)`` dimensions; else None. Out-of-range ints raise
-    PyTorch's IndexError."""
+    ``idx`` is a Python int, a slice of ints with step 1 (or None), None, Ellipsis, or a
+    tuple of them indexing at most ``len(shape)`` dimensions; else None. Out-of-range
+    ints raise PyTorch's IndexError."""
     if idx.__class__ is not tuple:
         idx = (idx,)
-    if len(idx) > len(shape):
-        return None
     template, size, region, starts = [], [], [], []
     d = 0
     for k in idx:
+        if k is None:
+            template.append(_NEW)
+            size.append(1)
+            continue
+        if k is Ellipsis:
+            if _ELLIPSIS in template:
+                return None  # the slow path raises PyTorch's error
+            rest = len(shape) - sum(j is not None and j is not Ellipsis for j in idx)
+            if rest < 0:
+                return None
+            template.append(_ELLIPSIS)
+            size += shape[d:d + rest]
+            region += shape[d:d + rest]
+            starts += (0,) * rest
+            d += rest
+            continue
+        if d == len(shape):
+            return None  # too many indices: the slow path raises PyTorch's error
         n = shape[d]
         if k.__class__ is int:
             if not -n <= k < n:
@@ -80,13 +97,22 @@ def _read_box(x, *starts, region, size):
     return jax.lax.dynamic_slice(x, starts, region).reshape(size)
 
 
-def _write_box(x, v, *starts, region, size):
+def _starts(at):
+    # NOTE: the starts come as one array: a call transfers each argument (3 us for 4 ints)
+    return [at[i] for i in range(at.shape[0])]
+
+
+def _read_at(x, at, region, size):
+    return _read_box(x, *_starts(at), region=region, size=size)
+
+
+def _write_box(x, v, at, region, size):
     v = jnp.asarray(v).astype(x.dtype)
     k = 0
     while k < v.ndim and v.shape[k] == 1:  # as PyTorch: leading size-1 dimensions dropped
         k += 1
     v = jnp.broadcast_to(v.reshape(v.shape[k:]), size)
-    return jax.lax.dynamic_update_slice(x, v.reshape(region), starts)
+    return jax.lax.dynamic_update_slice(x, v.reshape(region), _starts(at))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -106,7 +132,8 @@ class BoxRead:
         self.region, self.starts, self.size = region, starts, size
 
     def __call__(self, x):
-        return _program(_read_box, False, region=self.region, size=self.size)(x, *self.starts)
+        return _program(_read_at, False, region=self.region, size=self.size)(
+            x, _views._positions(self.starts))
 
     def place(self, shape):
         return _read_box, {"region": self.region, "size": self.size}, self.starts
@@ -117,18 +144,31 @@ _OP = None  # a Pending's op; a BoxRead's segment reads ``place``, never the op'
 
 
 def read(arr, region, starts, size):
-    """The box of ``arr`` (a concrete array) as a ``Pending`` nothing has run yet (its
-    Tensor sets ``ref``); a small CPU array is cut on the host at once (no program)."""
+    """The box of ``arr`` (a concrete array, or a ``Pending`` one) as a ``Pending``
+    nothing has run yet (its Tensor sets ``ref``); a small CPU array is cut on the host at
+    once (no program)."""
+    if arr.__class__ is Pending:
+        if arr.value is None and arr.depth < lazy.MAX_DEPTH and lazy._state["enabled"] \
+                and max(starts, default=0) < _INT32:
+            p = _pending(arr, BoxRead(region, starts, size),
+                         _aval(size, arr.dtype, arr.aval.weak_type))
+            p.depth = arr.depth + 1
+            return p
+        arr = lazy.value(arr)
     if not lazy._state["enabled"] or arr._committed or max(starts, default=0) >= _INT32:
         return _views.gather_box(arr, region, starts, size)
     if arr.size <= _views._host_transfer.HOST_MAX and \
             _views._host_transfer.host_copy(arr) is not None:
         return _views.gather_box(arr, region, starts, size)
-    key = (size, arr.dtype, arr.weak_type)
+    return _pending(arr, BoxRead(region, starts, size), _aval(size, arr.dtype, arr.weak_type))
+
+
+def _aval(size, dtype, weak):
+    key = (size, dtype, weak)
     aval = _AVALS.get(key)
     if aval is None:
-        aval = _AVALS[key] = jax.core.ShapedArray(size, arr.dtype, weak_type=arr.weak_type)
-    return _pending(arr, BoxRead(region, starts, size), aval)
+        aval = _AVALS[key] = jax.core.ShapedArray(size, dtype, weak_type=weak)
+    return aval
 
 
 def _pending(arr, reader, aval):
@@ -147,18 +187,18 @@ def track(t):
 
 # ----------------------------------------------------------------- read, op, write back
 
-def _rmw(b, *rest, fwd, n, region, size):
+def _rmw(b, at, *others, fwd, region, size):
     # NOTE: only the base comes out: XLA's CPU backend copies the whole base to return
     # the region's old or new value beside it (10x the time of the write)
-    starts = rest[n:]
-    r = fwd(jax.lax.dynamic_slice(b, starts, region).reshape(size), *rest[:n])
+    starts = _starts(at)
+    r = fwd(jax.lax.dynamic_slice(b, starts, region).reshape(size), *others)
     return jax.lax.dynamic_update_slice(b, r.reshape(region), starts)
 
 
 @functools.lru_cache(maxsize=1024)
-def _rmw_program(op, key, n, region, size, donate):
+def _rmw_program(op, key, region, size, donate):
     fwd = functools.partial(op.fwd, **dict(key))
-    return _program(_rmw, donate, fwd=fwd, n=n, region=region, size=size)
+    return _program(_rmw, donate, fwd=fwd, region=region, size=size)
 
 
 def _forget():
@@ -228,8 +268,8 @@ def read_modify_write(op, key, arrs, out):
     p.args = p.fn = None  # read below, by the program: this Pending no longer holds b
     sole = _refcount(b) <= _HELD_BY_RMW
     try:
-        new = _rmw_program(op, key, len(others), rd.region, rd.size, sole)(
-            b, *others, *rd.starts)
+        new = _rmw_program(op, key, rd.region, rd.size, sole)(
+            b, _views._positions(rd.starts), *others)
     except BaseException:
         p.args, p.fn = (b,), rd
         raise
@@ -251,7 +291,7 @@ def write(x, value, region, starts, size):
     b = x._arr
     sole = _refcount(b) <= _HELD_BY_WRITE
     prog = _program(_write_box, sole, region=region, size=size)
-    new = prog(b, value, *starts)
+    new = prog(b, value, _views._positions(starts))
     del b
     x._data = new
     x._version += 1

@@ -366,7 +366,8 @@ def _box_read(self, idx):
     """``self[idx]`` for ints and unit-step slices when nothing records or intercepts it:
     a view whose array is read when first needed (``box_index``), else None."""
     arr = self._arr
-    if arr.__class__ is not ARRAY or (_gm.enabled and self._requires_grad) or \
+    c = arr.__class__
+    if (c is not ARRAY and c is not Pending) or (_gm.enabled and self._requires_grad) or \
             not _nothing_intercepts():
         return None
     found = box_index.parse(arr.shape, idx)
@@ -381,16 +382,23 @@ def _box_read(self, idx):
 
 
 def _index_geometry(size, stride, offset, template):
-    # the geometry of a ``_box_read`` view: its selects and slices, left to right
+    # the geometry of a ``_box_read`` view: its selects, slices and new dimensions, left
+    # to right (an Ellipsis passes the dimensions no other entry indexes)
     dim = 0
     for k in template:
-        if k[0] == "I":
+        tag = k[0]
+        if tag == "I":
             size, stride, offset = GEOMETRY["select"](size, stride, offset, dim, k[1])
-        else:
+        elif tag == "S":
             size, stride, offset = GEOMETRY["slice"](
                 size, stride, offset, dim, 0 if k[1] is None else k[1],
                 _INT64_MAX if k[2] is None else k[2], 1)
             dim += 1
+        elif tag == "N":
+            size, stride, offset = GEOMETRY["unsqueeze"](size, stride, offset, dim)
+            dim += 1
+        else:  # "E": up to the dimensions that the ints and slices after it index
+            dim = len(size) - sum(j[0] in ("I", "S") for j in template[template.index(k):])
     return size, stride, offset
 
 

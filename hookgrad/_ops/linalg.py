@@ -333,6 +333,13 @@ def _einsum_node(eq, n_operands):
     return "ViewBackward0" if summed else "MulBackward0"
 
 
+def _sums_a_label(eq):
+    lhs, _, rhs = eq.replace(".", "").partition("->")
+    if "->" not in eq:  # implicit output: the labels seen once
+        rhs = "".join(c for c in lhs if c.isalpha() and lhs.count(c) == 1)
+    return bool(set(lhs) - set(rhs) - {","})
+
+
 @export(method=False)
 def einsum(equation, *operands) -> Tensor:
     """``einsum(equation, *operands)``: Einstein summation, e.g.
@@ -344,6 +351,8 @@ def einsum(equation, *operands) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
+    if len(operands) == 1 and operands[0].dtype.name == "bool" and _sums_a_label(eq):
+        operands = (operands[0].long(),)  # PyTorch sums a bool operand as sum does: in int64
     name = _einsum_node(eq, len(operands))
     op = _EINSUM.get(name)
     if op is None:

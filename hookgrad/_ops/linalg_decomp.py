@@ -56,9 +56,9 @@ def kind(t):
 def check_floating(fname, t, what="input", kernel=None):
     """PyTorch's error for a ``t`` that is not floating: its own check's, or where PyTorch
     has none, that of the ``kernel`` its dispatch finds no integer version of."""
+    if kernel is not None:
+        check_cpu_kernel(kernel, t)
     if not (t.is_floating_point() or t.is_complex()):
-        if kernel is not None:
-            raise NotImplementedError(f'"{kernel}" not implemented for \'{kind(t)}\'')
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as {what}. "
                            f"Got {kind(t)}")
 

@@ -13,6 +13,7 @@ from .views import view_apply
 
 
 def _masked_scatter(x, mask, src):
+    x = jnp.broadcast_to(x, jnp.broadcast_shapes(x.shape, mask.shape))  # a 0-d self too
     m = jnp.broadcast_to(mask, x.shape).reshape(-1)
     # the k-th True position takes source element k (source read in row-major order)
     idx = jnp.clip(jnp.cumsum(m) - 1, 0, max(src.size - 1, 0))

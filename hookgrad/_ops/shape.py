@@ -13,10 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _errors, _jax_trace, _views
+from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
-from .registry import defop, export, shape_broadcast_error, to_tensor_like
+from .stages import modes as _modes
+from .registry import defop, export, to_tensor_like
 from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
                     view_strides)
 
@@ -159,18 +160,6 @@ SPLIT_SIZES = defop("split_with_sizes", lambda x, split_sizes, dim: tuple(
     (), names="self -> dim self_sym_sizes split_sizes")
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
                names="self -> dim")
-def _masked_select(x, mask, count):
-    x, mask = jnp.broadcast_arrays(x, mask)
-    return x[jnp.nonzero(mask, size=count)]
-
-
-# the count of True entries is static (one program per count); PyTorch saves mask and self
-MASKED_SELECT = defop("masked_select", _masked_select, "MaskedSelectBackward0", nondiff=(1,),
-                      names="self mask -> mask self")
-
-
-
-
 @export(function=False)
 def view(self, *shape) -> Tensor:
     """``view(*shape)``: the same elements in a new shape (one size may be -1), a view
@@ -199,7 +188,8 @@ def reshape(input, *shape) -> Tensor:
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
-    return view_apply(RESHAPE_ALIAS, input, {"shape": shape})
+    # as PyTorch's: a Tensor a dispatch mode sees is subclass-like, and its reshape a view
+    return view_apply(RESHAPE if _modes.MODES else RESHAPE_ALIAS, input, {"shape": shape})
 
 
 @export(function=False)
@@ -271,41 +261,6 @@ def t(input) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return view_apply(T, input)
-
-
-def _deprecated(message):
-    # NOTE: PyTorch warns once per process; here Python's filters decide (by default once
-    # per calling line)
-    _errors.warn(message)
-
-
-def _T(self) -> Tensor:
-    if self.ndim == 0:
-        _deprecated("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
-                    "these cases.")
-    elif self.ndim != 2:
-        _deprecated("The use of `x.T` on tensors of dimension other than 2 to reverse their "
-                    "shape is deprecated and it will throw an error in a future release. "
-                    "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
-                    "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
-    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
-
-
-def _mT(self) -> Tensor:
-    if self.ndim == 0:
-        _deprecated("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
-                    "these cases.")
-        return self
-    if self.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self.ndim}-D tensor.")
-    return transpose(self, -2, -1)
-
-
-def matrix_deprecated_on_scalars(name):
-    """PyTorch's warning for ``.mH``, ``.H`` or ``adjoint()`` of a 0-d tensor (which they
-    return conjugated, as is)."""
-    _deprecated(f"{name} is deprecated on 0-D tensors. Consider using x.conj().")
 
 
 @export
@@ -406,7 +361,8 @@ def repeat(self, *sizes) -> Tensor:
 def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
+    dims = _dims_arg(dims, input.ndim)
+    return apply(FLIP, (input,), {"dims": dims if input.ndim else ()})  # 0-d: no axis to flip
 
 
 @export(name="flip", function=False)
@@ -560,33 +516,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:
     return view_apply(DIAGONAL, input, {"off": int(offset), "d1": d1, "d2": d2})
 
 
-@export
-def nonzero(input, *, as_tuple=False) -> Tensor | tuple[Tensor, ...]:
-    """Indices of non-zero elements (data-dependent shape: eager only)."""
-    idx = np.nonzero(np.asarray(input._data))
-    if as_tuple:
-        return tuple(Tensor._wrap(jnp.asarray(i)) for i in idx)
-    return Tensor._wrap(jnp.asarray(np.stack(idx, axis=1)))
-
-
-@export
-def masked_select(input, mask) -> Tensor:
-    """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
-    is True (data-dependent shape: eager only)."""
-    if mask.dtype.name != "bool":
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    err = shape_broadcast_error(tuple(mask.shape), tuple(input.shape))
-    if err is not None:
-        raise err
-    b = tuple(np.broadcast_shapes(input.shape, mask.shape))
-    if isinstance(mask._data, jax.core.Tracer):
-        raise RuntimeError("masked_select has a data-dependent shape and cannot be traced; "
-                           "use hookgrad.where instead")
-    count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), b)))
-    return apply(MASKED_SELECT, (input, mask), {"count": count})
-
-
-TENSOR_PROPERTIES = {"T": _T, "mT": _mT}
+TENSOR_PROPERTIES = {}  # name -> getter, filled by the modules that define them
 
 
 @export(name="tril_", function=False)

@@ -210,6 +210,15 @@ def _check_dim(dim, value):
                              "dimensions")
 
 
+def _block_lengths(lengths, parts, what):
+    """``cat``'s block lengths (1 each by default), as many as ``parts``, for the ``cat``
+    constraint and ``CatTransform``."""
+    lengths = [1] * len(parts) if lengths is None else list(lengths)
+    if len(lengths) != len(parts):
+        raise AssertionError(f"lengths ({len(lengths)}) must match {what} ({len(parts)})")
+    return lengths
+
+
 class _Cat(Constraint):
     """``cseq[i]`` over the ``i``-th block (of ``lengths[i]``) along ``dim``, as
     ``cat`` joins them."""
@@ -218,10 +227,7 @@ class _Cat(Constraint):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
-                                 f"({len(self.cseq)})")
+        self.lengths = _block_lengths(lengths, self.cseq, "cseq")
         self.dim = dim
 
     @property

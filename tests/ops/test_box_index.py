@@ -116,3 +116,24 @@ def test_writes_that_record_take_the_recorded_path():
         x.sum().backward()
         return py(x), x.grad_fn.name(), py(w.grad), x._version
     same_as_torch(run)
+
+
+@pytest.mark.parametrize("idx", [
+    (1,), (None, 1), (Ellipsis, 2), (1, Ellipsis, slice(1, 3)), (None, Ellipsis, None, 0),
+    (slice(None), None, -1, Ellipsis), (0, None, slice(1, None), Ellipsis, None),
+    (Ellipsis,), (None,), (2, 1, slice(-3, None), 0)],
+    ids=repr)
+@pytest.mark.parametrize("deferred", [False, True], ids=["array", "deferred"])
+def test_reads_and_writes_of_basic_indices_match_pytorch(idx, deferred):
+    """Shape, strides, offset and values of the view, a write through it, a write of the
+    index, and the versions; on a large array (no host read) and on a deferred one."""
+    def run(L):
+        x = L.arange(30 * 40 * 5 * 6.0).reshape(30, 40, 5, 6)
+        if deferred:
+            x = x * 1.0
+        v = x[idx]
+        out = [list(v.shape), list(v.stride()), v.storage_offset(), py(v.sum()), py(x[5:2])]
+        v.mul_(-1)
+        x[idx] = x[idx] + 7.0
+        return out + [py(x.sum()), py(v.sum()), x._version, v._version]
+    same_as_torch(run)

@@ -8,7 +8,7 @@ import pytest
 
 import hookgrad
 
-from tests.differential import raises_as_torch, same_as_torch
+from tests.differential import py, raises_as_torch, same_as_torch
 
 
 def _s(L):
@@ -135,3 +135,54 @@ def test_mT_of_a_vector_raises():
     raises_as_torch(lambda L: L.ones(3).mT, RuntimeError,
                     r"^tensor.mT is only supported on matrices or batches of matrices\. Got "
                     r"1-D tensor\.$")
+
+
+def _out(t):
+    if isinstance(t, (tuple, list)):
+        return [_out(x) for x in t]
+    return [str(t.dtype).rsplit(".", 1)[-1], py(t)]
+
+
+def _b(L):
+    return L.tensor([[True, False], [True, True]])
+
+
+RUNS = [  # calls PyTorch runs (the raw-JAX sweep's differential half found each refused)
+    ("sigmoid of ints", lambda L: L.sigmoid(L.tensor([1, 2]))),
+    ("rsqrt of bools", lambda L: L.rsqrt(_b(L))),
+    ("expit of ints", lambda L: L.special.expit(L.tensor([0, 3]))),
+    ("log_ndtr of ints", lambda L: L.special.log_ndtr(L.tensor([0, 1]))),
+    ("sign of bools", lambda L: _b(L).sign()),
+    ("sgn of bools", lambda L: L.sgn(_b(L))),
+    ("square of bools", lambda L: L.square(_b(L))),
+    ("sum of a 0-d over -1", lambda L: _s(L).sum(-1, keepdim=True)),
+    ("mean of a 0-d over (0,)", lambda L: _s(L).mean((0,))),
+    ("var of a 0-d", lambda L: _s(L).var(0, correction=0)),
+    ("std_mean of a 0-d", lambda L: L.std_mean(_s(L), 0)),
+    ("amin of a 0-d", lambda L: _s(L).amin(0)),
+    ("argmin of a 0-d", lambda L: _s(L).argmin(0, keepdim=True)),
+    ("softmax of a 0-d", lambda L: _s(L).softmax(0)),
+    ("log_softmax of a 0-d", lambda L: L.special.log_softmax(_s(L), -1, dtype=L.float32)),
+    ("flip of a 0-d", lambda L: _s(L).flip(0)),
+    ("bincount of bool weights", lambda L: L.bincount(_i(L, 0, 1, 1), L.tensor([True, False, True]))),
+    ("bincount of int weights", lambda L: L.bincount(_i(L, 0, 1, 1), _i(L, 1, 2, 3))),
+    ("einsum summing bools", lambda L: [L.einsum(eq, _b(L)) for eq in ("ij->j", "ii", "ij->ji")]),
+    ("complex of broadcast ranks", lambda L: L.view_as_real(L.complex(L.ones(2, 1, 2), _s(L)))),
+    ("masked_scatter into a 0-d", lambda L: _s(L).masked_scatter(_b(L), L.arange(4.0))),
+    ("nextafter of ints towards floats", lambda L: L.nextafter(_i(L, 1, 2), L.tensor([3.0, 0.0]))),
+    ("batched lu", lambda L: L.linalg.lu(L.arange(24.0).reshape(2, 3, 4) % 5)),
+]
+
+
+@pytest.mark.parametrize("call", [r[1] for r in RUNS], ids=[r[0] for r in RUNS])
+def test_runs_as_pytorch(call):
+    same_as_torch(lambda L: _out(call(L)))
+
+
+def test_neg_of_bools_raises_pytorchs_error():
+    raises_as_torch(lambda L: -_b(L), RuntimeError,
+                    r"^Negation, the `-` operator, on a bool tensor is not supported\. If you are "
+                    r"trying to invert a mask, use the `~` or `logical_not\(\)` operator instead\.$")
+    raises_as_torch(lambda L: _b(L).neg_(), RuntimeError, "^Negation, the `-` operator")
+    raises_as_torch(lambda L: L.nextafter(_i(L, 1), _i(L, 2)), NotImplementedError,
+                    "^\"nextafter_cpu\" not implemented for 'Long'$")

@@ -10,6 +10,7 @@ from ..._ops.nn_cross_map_lrn import CROSS_MAP_LRN2D
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
+from ._functional_module import _Stored
 from ._utils import _param, _tensor
 from .module import Module
 from ... import _errors
@@ -169,7 +170,9 @@ def _reset_affine(module):
 
 class _AffineNorm(Module):
     """A normalization without running statistics whose ``weight`` and ``bias`` are
-    optional (``LayerNorm``, ``GroupNorm``)."""
+    optional: ``_fn(input, <the attribute _arg>, weight, bias, eps)`` (``LayerNorm``,
+    ``GroupNorm``)."""
+    _fn = _arg = None
 
     def _init_affine(self, shape, affine, bias, device, dtype):
         _register_affine(self, shape, affine, bias, device, dtype)
@@ -177,6 +180,9 @@ class _AffineNorm(Module):
 
     def reset_parameters(self):
         _reset_affine(self)
+
+    def forward(self, input):
+        return type(self)._fn(input, getattr(self, self._arg), self.weight, self.bias, self.eps)
 
 
 class LayerNorm(_AffineNorm):
@@ -187,6 +193,7 @@ class LayerNorm(_AffineNorm):
         LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True,
                   device=None, dtype=None)
     """
+    _fn, _arg = staticmethod(F.layer_norm), "normalized_shape"
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
@@ -195,9 +202,6 @@ class LayerNorm(_AffineNorm):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         self._init_affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
-
-    def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -212,6 +216,7 @@ class GroupNorm(_AffineNorm):
         GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None,
                   *, bias=True)
     """
+    _fn, _arg = staticmethod(F.group_norm), "num_groups"
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True):
@@ -224,9 +229,6 @@ class GroupNorm(_AffineNorm):
         self.eps = eps
         self.affine = affine
         self._init_affine((num_channels,), affine, bias, device, dtype)
-
-    def forward(self, input):
-        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
@@ -346,7 +348,7 @@ class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
 
 
-class LocalResponseNorm(Module):
+class LocalResponseNorm(_Stored):
     """Normalizes each channel by its ``size`` neighbouring channels:
     ``x / (k + alpha * mean(x^2))^beta``.
 
@@ -354,16 +356,10 @@ class LocalResponseNorm(Module):
 
         LocalResponseNorm(size, alpha=0.0001, beta=0.75, k=1.0)
     """
+    _fn, _args = staticmethod(F.local_response_norm), ("size", "alpha", "beta", "k")
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        super().__init__(size, alpha, beta, k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -429,18 +429,15 @@ class Transformer(Module):
         kw = {"device": device, "dtype": dtype}
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                       batch_first, norm_first, bias)
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(*layer_args, **kw), num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(*layer_args, **kw), num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        # the encoder first: its parameters are drawn first, as in PyTorch
+        for part, custom, stack, layer, n in (
+                ("encoder", custom_encoder, TransformerEncoder, TransformerEncoderLayer,
+                 num_encoder_layers),
+                ("decoder", custom_decoder, TransformerDecoder, TransformerDecoderLayer,
+                 num_decoder_layers)):
+            setattr(self, part, custom if custom is not None else stack(
+                layer(*layer_args, **kw), n, LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
+                                                       **kw)))
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)
