@@ -22,6 +22,7 @@ from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
 from . import calculus, index_reduce, vander  # noqa: F401
 from . import linalg_householder  # noqa: F401 - after special: geqrf has no derivative
 from . import binomial, histogramdd, lowrank  # noqa: F401
+from . import derivatives  # noqa: F401 - a node's backward under dispatch modes
 from . import overloads  # noqa: F401 - after every row: the rows as ATen overloads
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
+from .stages import modes as _modes
 from .registry import defop, export, to_tensor_like
 from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
                     view_strides)
@@ -187,7 +188,8 @@ def reshape(input, *shape) -> Tensor:
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
-    return view_apply(RESHAPE_ALIAS, input, {"shape": shape})
+    # as PyTorch's: a Tensor a dispatch mode sees is subclass-like, and its reshape a view
+    return view_apply(RESHAPE if _modes.MODES else RESHAPE_ALIAS, input, {"shape": shape})
 
 
 @export(function=False)
