@@ -377,7 +377,8 @@ def _box_read(self, idx):
     out = Tensor._wrap(box_index.read(arr, region, starts, size))
     box_index.track(out)
     make_view(out, self, _index_geometry, {"template": template})
-    out._view.index = template
+    info = out._view
+    info.index, info.key = template, idx
     return out
 
 
@@ -411,6 +412,11 @@ def _box_write(self, idx, value):
     if arr.__class__ is not ARRAY or arr._committed or self._view is not None or \
             self._requires_grad or not _nothing_intercepts():
         return False
+    is_tensor = isinstance(value, Tensor)
+    # ``x[i, a:b] += v`` reads and writes with the same index object: no parse needed
+    if is_tensor and value._view is not None and value._view.key is idx and \
+            _wrote_itself(self, value, value._view.index, arr):
+        return True
     found = box_index.parse(arr.shape, idx)
     if found is None or not found[0]:
         return False
@@ -420,17 +426,12 @@ def _box_write(self, idx, value):
         if c is int and not -_INT32 <= value < _INT32:
             return False
         v = value
-    elif isinstance(value, Tensor):
+    elif is_tensor:
         if value._requires_grad:
             return False
-        info = value._view
-        v = value._arr
-        if info is not None and info.shared and info.gen == self._gen and \
-                info.made_by(self, template) and v.dtype == arr.dtype:
-            # ``x[i, a:b] += v``: the view wrote itself through already
-            self._version += 1  # PyTorch's copy into the region counts as a write
-            _views.share_version(self)
+        if value._view is not None and _wrote_itself(self, value, template, arr):
             return True
+        v = value._arr
         if v.__class__ is Pending:
             v = value._data
         if v.__class__ is not ARRAY or v._committed or not _broadcasts(
@@ -440,6 +441,19 @@ def _box_write(self, idx, value):
         return False
     del arr  # so that ``self`` alone holds its array: the write may reuse its buffer
     box_index.write(self, v, region, starts, size)
+    return True
+
+
+def _wrote_itself(self, value, template, arr):
+    """Whether ``self[template] = value`` writes the region's own values, ``value`` being
+    the live view ``self[template]`` read (``x[i, a:b] += v``: the view wrote itself
+    through already): then it is a version bump, as PyTorch's copy counts as a write."""
+    info = value._view
+    if not (info.shared and info.gen == self._gen and not value._requires_grad and
+            info.made_by(self, template) and value._arr.dtype == arr.dtype):
+        return False
+    self._version += 1
+    _views.share_version(self)
     return True
 
 
