@@ -175,9 +175,34 @@ def place(arr, d=None):
             return arr if isinstance(arr, jax.Array) else from_host(arr)
     if is_meta(d):
         return _meta.like(arr)
+    target = jax_device(d)
+    if target == _uncommitted_device():
+        # NOTE: named, the device uncommitted arrays live on is kept uncommitted, as an
+        # unnamed one is: ``arange(n, device=x.device)`` in a model's forward must not pin
+        # what it touches (a committed array keeps every op after it out of the deferred,
+        # fused forward, hookgrad/_ops/lazy.py, and the first tier)
+        if not isinstance(arr, jax.Array):
+            return from_host(arr)
+        if getattr(arr, "_committed", True) is False and arr.devices() == {target}:  # concrete
+            return arr
     if isinstance(arr, jax.Array):
-        return jax.device_put(arr, jax_device(d))
+        return jax.device_put(arr, target)
     return from_host(arr, d)
+
+
+def _uncommitted_device():
+    """The device an uncommitted array is placed on (JAX's default), or None when a
+    default device is configured (``jax.default_device``): then every placement is named."""
+    if jax.config.jax_default_device is not None:
+        return None
+    return _local_first()
+
+
+@functools.lru_cache(maxsize=None)
+def _local_first():
+    # NOTE: this process's first device: in a job of several processes jax.devices()[0]
+    # may be another process's
+    return jax.local_devices()[0]
 
 
 def _parse(text, index):

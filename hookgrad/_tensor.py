@@ -15,6 +15,7 @@ from ._meta import MetaArray
 from ._watch import WRITES as _WRITES, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
 from ._tensor_values import READER, HostValues, _check_concrete  # noqa: F401 - host_run's
+from ._pending import FORCE, Pending, placed  # noqa: F401 - where the ops' modules find them
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -27,22 +28,6 @@ _NONLEAF_GRAD_WARNING = (
 def _check_can_require_grad(dt):
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
-
-
-class Pending:
-    """An op's output whose computation is deferred (hookgrad/_ops/lazy.py): what runs it
-    and its abstract value. ``value`` is set once it has run; ``ref`` (a weak reference
-    to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it."""
-
-    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved", "gen")
-
-    # the array's metadata, for the Tensor's (asking computes nothing)
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: self.aval.ndim)
-
-
-FORCE = [None]  # computes a Pending's value: hookgrad/_ops/lazy.py fills the slot
 
 
 class _TensorMeta(type):
@@ -412,7 +397,9 @@ class Tensor(HostValues, metaclass=_TensorMeta):
 
     @property
     def device(self):
-        arr = self._data
+        arr = self._arr
+        if arr.__class__ is Pending:  # asking computes nothing: its inputs' device
+            arr = placed(arr)
         if arr.__class__ is MetaArray:
             return _META
         if isinstance(arr, jax.core.Tracer):

@@ -71,7 +71,7 @@ LAYERS = [
      "hookgrad._compile_count", "hookgrad._host_transfer",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
-     "hookgrad._backend_start"],
+     "hookgrad._backend_start", "hookgrad._pending"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._views", "hookgrad._storage"],
@@ -310,7 +310,6 @@ LONG_FILES = {
 LONG_FUNCTIONS = {
     "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
                                               "output's constructors are inlined",
-    "hookgrad/_compile/function.py:_run": "a compiled call's run, edited on other branches now",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "
                                                 "top to bottom beside PyTorch's",
     "hookgrad/nn/functional.py:multi_head_attention_forward": "PyTorch's algorithm step by "

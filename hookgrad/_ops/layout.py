@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device, _dtype, _layout, _meta, _storage, _views
-from .._tensor import Size, Tensor
+from .._tensor import Pending, Size, Tensor, placed
 from .dispatch import apply
 from .registry import defop, export
 from .shape import TENSOR_PROPERTIES, wrap_dim
@@ -88,9 +88,9 @@ def to(self, *args, **kwargs) -> Tensor:
     out = self
     if dtype is not None:
         jd = _dtype.to_jax(dtype)
-        if jd != out._data.dtype:
+        if jd != out._arr.dtype:
             out = apply(TO_DTYPE, (out,), {"dtype": jd})
-    if target is not None and not _on(out._data, target):
+    if target is not None and not _on(out._arr, target):
         out = apply(TO_DEVICE, (out,), {"device": target})
     if copy and out is self:
         out = apply(TO_DTYPE, (out,), {"dtype": out._data.dtype})
@@ -107,6 +107,8 @@ def _to_meta(self, dtype, device):
 
 def _on(arr, jax_device):
     from .. import _dtype
+    if arr.__class__ is Pending:  # asking computes nothing
+        arr = placed(arr)
     if isinstance(arr, jax.core.Tracer):  # traced: placement is the compiled program's
         return _dtype.device_of(jax_device).type == jax.default_backend().replace("gpu", "cuda")
     return arr.devices() == {jax_device}

@@ -30,6 +30,6 @@ def test_models_benchmark_quick_runs_every_runner():
         for pair in ("hookgrad / torch", "hookgrad.compile / jax"):
             assert f"{name}: {pair} " in proc.stdout
     for row in ("gpt2 forward+backward eager", "bert forward compiled",
-                "llama generate eager"):
+                "llama generate eager", "gpt2 generate compiled", "llama generate compiled"):
         assert re.search(re.escape(row) + r" +\d+\.\d\d / +\d+\.\d\d = ", proc.stdout), \
             proc.stdout

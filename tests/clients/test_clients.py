@@ -185,7 +185,8 @@ def test_transformers_models_match_pytorch():
     machine with only hookgrad, so transformers finds torch through as_torch's metadata."""
     got = check("transformers_cases", ["gpt2_train_step", "bert_classify_backward",
                                        "llama_generate", "module_hooks", "save_and_reload",
-                                       "compiled_training", "compiled_forward"],
+                                       "compiled_training", "compiled_forward",
+                                       "compiled_generate"],
                 hide=("torch", "torchvision"))
     step = got["gpt2_train_step"]
     assert step["loss_after"] < step["loss"]

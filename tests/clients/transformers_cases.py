@@ -194,3 +194,18 @@ def compiled_forward():
         with torch.no_grad():
             result[name] = model(_ids()).logits
     return result
+
+
+def compiled_generate():
+    """Greedy decoding of GPT-2 and Llama with ``model.forward = torch.compile(model.forward)``,
+    twice: the second call meets the programs of the first with a new cache (DynamicCache,
+    an argument object that holds Tensors and grows in place)."""
+    import torch
+    result = {}
+    for name, make in (("gpt2", gpt2), ("llama", llama)):
+        model = make().eval()
+        model.forward = _compile(model.forward)
+        with torch.no_grad():
+            result[name] = [model.generate(_ids(), max_new_tokens=4, do_sample=False,
+                                           pad_token_id=0) for _ in range(2)]
+    return result

@@ -142,3 +142,20 @@ def test_a_value_deferred_before_a_new_default_dtype_keeps_the_old_one(cache):
         assert (x * 1.5).dtype is hg.float64
     finally:
         hg.set_default_dtype(hg.float32)
+
+
+def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
+    # a forward's positions made on its input's device, views of pending values, a .to()
+    # of that device, .device asked on the way: none of them computes or pins anything
+    x = hg.tensor(X)
+    for run in range(RUNS):
+        h = (x * 2).view(-1)
+        pos = hg.arange(h.shape[0], device=h.device)
+        assert not pos._data._committed  # named, the default device pins nothing
+        y = (h.to(h.device) + pos).reshape(x.shape).transpose(0, 1)
+        assert run == 0 or (h._arr.__class__ is Pending and y._arr.__class__ is Pending)
+        assert y.device == x.device and h.device == hg.device("cpu")
+        assert run == 0 or y._arr.__class__ is Pending
+        want = (np.asarray(X) * 2).reshape(-1) + np.arange(np.asarray(X).size)
+        np.testing.assert_allclose(y.numpy(), want.reshape(np.shape(X)).T, rtol=1e-6)
+    assert len(cache._compiled) == 1

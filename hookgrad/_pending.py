@@ -1,0 +1,34 @@
+"""A deferred op output (hookgrad/_ops/lazy.py): what computes it, its shape and dtype,
+and where it will be; a Tensor holds one until its array is read."""
+
+
+class Pending:
+    """An op's output whose computation is deferred (hookgrad/_ops/lazy.py): what runs it
+    and its abstract value. ``value`` is set once it has run; ``ref`` (a weak reference
+    to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it."""
+
+    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved", "gen")
+
+    # the array's metadata, for the Tensor's (asking computes nothing)
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+
+
+FORCE = [None]  # computes a Pending's value: hookgrad/_ops/lazy.py fills the slot (_tensor.FORCE)
+
+
+def placed(p):
+    """An array ``p`` is computed from, or its value: a deferred op runs on the device of
+    its inputs (uncommitted, single-device arrays), so this says where ``p`` is without
+    computing it."""
+    while p.value is None:
+        for a in p.args:
+            if a.__class__ is Pending:
+                p = a
+                break
+            if hasattr(a, "devices"):
+                return a
+        else:  # Python numbers only: computing it is the way to know
+            return FORCE[0](p)
+    return p.value
