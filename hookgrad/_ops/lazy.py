@@ -31,7 +31,9 @@ from .setting import Setting
 MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
 CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
-SCALARS = frozenset((int, float, bool, complex))  # Python operands a deferred op may take
+# Python operands a deferred op may take (None: an optional operand left out, such as
+# attention's mask)
+SCALARS = frozenset((int, float, bool, complex, type(None)))
 # a concrete array's class (jaxlib's ArrayImpl), named without making one: hookgrad's import
 # starts no JAX backend, so jax.distributed can still be initialized after it
 ARRAY = ArrayImpl

@@ -159,3 +159,18 @@ def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
         want = (np.asarray(X) * 2).reshape(-1) + np.arange(np.asarray(X).size)
         np.testing.assert_allclose(y.numpy(), want.reshape(np.shape(X)).T, rtol=1e-6)
     assert len(cache._compiled) == 1
+
+
+def test_attention_without_a_mask_defers(cache):
+    # None operands (attention's left-out mask, its dropout key) join the segment
+    q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32))
+    F = hg.nn.functional
+    for run in range(RUNS):
+        h = q * 2
+        a = F.scaled_dot_product_attention(h, h, h)
+        y = a.transpose(2, 3) + 1
+        assert run == 0 or (a._arr.__class__ is Pending and y._arr.__class__ is Pending)
+        with hg.autograd.set_lazy_forward(False):
+            want = F.scaled_dot_product_attention(q * 2, q * 2, q * 2).numpy().swapaxes(2, 3) + 1
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5)
+    assert len(cache._compiled) == 1
