@@ -12,11 +12,14 @@ no-op full backward hook on every Linear. Variants:
 Each is timed in blocks of back-to-back steps, alternating with the other, two ways:
 pipelined (the host runs ahead; one sync per block) and synced (each step waits for its
 loss). The figure is the median over blocks of the hookgrad/jax time ratio of a block
-pair; the last line is ``step_floor_vs_jax: X``, the largest of the four figures.
+pair; the last line is ``step_floor_vs_jax: X``, the largest of the four figures. Each
+line also gives the median CPU time of the calling thread per step (Python, dispatch,
+and what XLA runs on that thread), which a loaded machine disturbs less than wall time.
 
     python benchmarks/step_floor.py [--quick]
 """
 import argparse
+import os
 import time
 import warnings
 
@@ -86,34 +89,36 @@ def measure(hooks, blocks, steps):
     ps = params
 
     def run_hg(sync):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         for _ in range(steps):
             out = step(x, y)
             if sync:
                 out._data.block_until_ready()
         out._data.block_until_ready()
-        return time.perf_counter() - start, float(out)
+        return time.perf_counter() - start, time.thread_time() - cpu
 
     def run_jax(sync):
         nonlocal ps, state
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         for _ in range(steps):
             ps, state, loss = jstep(ps, state, xj, yj)
             if sync:
                 loss.block_until_ready()
         loss.block_until_ready()
-        return time.perf_counter() - start, float(loss)
+        return time.perf_counter() - start, time.thread_time() - cpu
 
     first = float(step(x, y))   # compiles; the same first step as JAX's
     ps, state, loss = jstep(ps, state, xj, yj)
     losses = (first, float(loss))
     ratios = {}
     for mode in ("pipelined", "synced"):
-        pairs = []
+        pairs, cpu = [], []
         for _ in range(blocks):
-            (a, _), (b, _) = run_hg(mode == "synced"), run_jax(mode == "synced")
+            (a, ca), (b, cb) = run_hg(mode == "synced"), run_jax(mode == "synced")
             pairs.append(a / b)
-        ratios[mode] = float(np.median(pairs))
+            cpu.append((ca, cb))
+        us = np.median(cpu, axis=0) / steps * 1e6
+        ratios[mode] = float(np.median(pairs)), us
     return ratios, losses
 
 
@@ -125,12 +130,14 @@ def main():
     # the first Linear's input needs no grad: its hook fires on grad_output (as PyTorch's)
     warnings.filterwarnings("ignore", message="Full backward hook is firing")
     worst = 0.0
+    print(f"load average {os.getloadavg()[0]:.1f}")
     for hooks in (False, True):
         ratios, (la, lb) = measure(hooks, blocks, steps)
         np.testing.assert_allclose(la, lb, rtol=1e-5)   # the same step
-        for mode, r in ratios.items():
+        for mode, (r, us) in ratios.items():
             print(f"  {'no-op hooks' if hooks else 'no hooks':12s} {mode:10s} "
-                  f"hookgrad / jax {r:.3f}")
+                  f"hookgrad / jax {r:.3f}   thread CPU per step: hookgrad {us[0]:.1f} us, "
+                  f"jax {us[1]:.1f} us")
             worst = max(worst, r)
     print(f"step_floor_vs_jax: {worst:.3f}")
 

@@ -30,6 +30,18 @@ def dummy_type(name, doc=None):
                            "Needs a backend hookgrad does not have: making one raises."})
 
 
+# the docstrings of AbsentBackend.queued_rng's functions, in its order
+_RNG_DOCS = ("The RNG state of a {} device (raises: there is none).",
+             "The RNG states of all {} devices: none.",
+             "Set a {} device's RNG state (dropped: there is no device).",
+             "Set each {} device's RNG state (dropped: there is no device).",
+             "Seed the current {} device (checked, then dropped: there is no device).",
+             "Seed all {} devices (checked, then dropped: there is none).",
+             "Seed the current {} device randomly (nothing to seed).",
+             "Seed all {} devices randomly (nothing to seed).",
+             "The current {} device's initial seed (raises: there is no device).")
+
+
 class AbsentBackend:
     """The answers of a PyTorch build without the backend ``name`` (``"XPU"``).
 
@@ -130,6 +142,47 @@ class AbsentBackend:
         new_state.clone()
         if self.index_rules == "mtia":
             self.device_index(device, optional=True)
+
+    def queued_rng(self, module):
+        """``torch.<backend>``'s RNG functions where PyTorch queues seeding for a device that
+        never initializes (XPU, MTIA): reading a state raises, a state or seed set is
+        checked and dropped. In ``torch.xpu.random.__all__``'s order, ``module``'s."""
+        backend, default = self.name, self.name.lower()
+
+        def get_rng_state(device=default):
+            raise self.not_compiled()
+
+        def get_rng_state_all():
+            return []
+
+        def set_rng_state(new_state, device=default):
+            self.rng_state_check(new_state, device)
+
+        def set_rng_state_all(new_states):
+            for i, state in enumerate(new_states):
+                set_rng_state(state, i)
+
+        def manual_seed(seed):
+            self.seed_check(seed)
+
+        def manual_seed_all(seed):
+            self.seed_check(seed)
+
+        def seed():
+            pass
+
+        def seed_all():
+            pass
+
+        def initial_seed():
+            raise self.not_compiled()
+
+        fns = (get_rng_state, get_rng_state_all, set_rng_state, set_rng_state_all,
+               manual_seed, manual_seed_all, seed, seed_all, initial_seed)
+        for fn, doc in zip(fns, _RNG_DOCS):
+            fn.__qualname__ = fn.__name__
+            fn.__module__, fn.__doc__ = module, doc.format(backend)
+        return fns
 
 
 def _named(cls, module):

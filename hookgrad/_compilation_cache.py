@@ -19,12 +19,14 @@ JAX's own bounded cache locks the whole directory for every lookup and write (po
 while another process holds it), and scans it on every write. Here an entry is written to
 a temporary file and renamed into place (a reader sees a whole entry or none, and two
 processes writing one entry write the same bytes); the size bound is kept by one scan in
-a background thread when a process starts; the entries this process read or wrote stay in
+a background thread when a process starts (at most once an hour: a stamp file records the
+last scan, which costs about half a second of CPU on a full directory); the entries this process read or wrote stay in
 memory too (up to ``MEMORY_BYTES``), so a program compiled again needs no file.
 """
 import collections
 import os
 import threading
+import time
 
 import jax
 
@@ -32,6 +34,8 @@ ENV = "HOOKGRAD_COMPILATION_CACHE"
 _OFF = frozenset({"0", "off", "false", "no"})
 MAX_BYTES = 1 << 30
 MEMORY_BYTES = 64 << 20
+PRUNE_EVERY = 3600.0  # seconds between two scans of one directory
+_STAMP = "hookgrad-pruned"
 _SUFFIX = "-cache"  # JAX's name for an entry: the two caches read each other's files
 
 
@@ -110,7 +114,7 @@ def prune(path, max_bytes=MAX_BYTES):
             st = os.stat(full)
         except OSError:
             continue
-        if name.endswith(".tmp") or name.endswith("-atime"):
+        if name.endswith(".tmp") or name.endswith("-atime") or name == _STAMP:
             continue
         entries.append((st.st_mtime, full, st.st_size))
         total += st.st_size
@@ -123,6 +127,25 @@ def prune(path, max_bytes=MAX_BYTES):
         except OSError:
             continue
         total -= size
+
+
+def prune_due(path, every=PRUNE_EVERY, now=None):
+    """Whether ``path`` was last scanned over ``every`` seconds ago; if so, marks it scanned
+    now (so a burst of short processes scans it once)."""
+    stamp = os.path.join(path, _STAMP)
+    now = time.time() if now is None else now
+    try:
+        if now - os.stat(stamp).st_mtime < every:
+            return False
+    except OSError:
+        pass
+    try:
+        with open(stamp, "a"):
+            pass
+        os.utime(stamp, (now, now))
+    except OSError:
+        return False  # a directory this process cannot write: nothing to prune either
+    return True
 
 
 def _install(path):
@@ -159,6 +182,7 @@ def configure(environ=os.environ):
     # NOTE: -1: JAX's own bounded cache would need filelock and lock every lookup
     jax.config.update("jax_compilation_cache_max_size", -1)
     _install(path)
-    threading.Thread(target=prune, args=(path,), daemon=True,
-                     name="hookgrad-cache-prune").start()
+    if prune_due(path):
+        threading.Thread(target=prune, args=(path,), daemon=True,
+                         name="hookgrad-cache-prune").start()
     return path

@@ -1,4 +1,6 @@
 """Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand``, ``*_like`` ..."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -222,7 +224,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _PLAIN["zeros"](*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
@@ -252,8 +254,8 @@ empty_like = _like(empty)
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype,
-                device=_input_device(input, device), requires_grad=requires_grad)
+    return _PLAIN["full"](input.shape, fill_value, dtype=dtype or input.dtype,
+                          device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -328,20 +330,20 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(input.shape, dtype=dtype or input.dtype, device=_input_device(input, device),
-                requires_grad=requires_grad)
+    return _PLAIN["rand"](input.shape, dtype=dtype or input.dtype,
+                          device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(input.shape, dtype=dtype or input.dtype, device=_input_device(input, device),
-                 requires_grad=requires_grad)
+    return _PLAIN["randn"](input.shape, dtype=dtype or input.dtype,
+                           device=_input_device(input, device), requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
-    return randint(low, high, input.shape, dtype=dtype or input.dtype,
-                   device=_input_device(input, device))
+    return _PLAIN["randint"](low, high, input.shape, dtype=dtype or input.dtype,
+                             device=_input_device(input, device))
 
 
 def _new(fn):
@@ -355,9 +357,46 @@ Tensor.new_zeros = _new(zeros)
 Tensor.new_ones = _new(ones)
 Tensor.new_empty = _new(empty)
 Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
-    requires_grad=False: full(size, fill_value, dtype=dtype or self.dtype,
-                              device=_input_device(self, device),
-                              requires_grad=requires_grad)
+    requires_grad=False: _PLAIN["full"](size, fill_value, dtype=dtype or self.dtype,
+                                        device=_input_device(self, device),
+                                        requires_grad=requires_grad)
 Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
     data, dtype=dtype or self.dtype, device=_input_device(self, device),
     requires_grad=requires_grad)
+
+
+# the dispatch modes' stage: [the entered modes, ``call``] (``_ops/stages/modes.py``, which
+# sits above, fills it)
+MODES = [(), None]
+
+
+def _seen_by_modes(name, fn, sized):
+    """``fn``, a factory that the entered dispatch modes see as the ATen op ``name``, its
+    size (``sized``) as a list and ``requires_grad`` applied afterwards, as PyTorch's
+    autograd does around the op."""
+    @functools.wraps(fn)
+    def factory(*args, **kwargs):
+        if not MODES[0]:
+            return fn(*args, **kwargs)
+        requires_grad = kwargs.pop("requires_grad", False)
+        if sized:
+            args = (list(_size(args)),)
+        t = MODES[1](name, fn, args, kwargs)
+        return t.requires_grad_() if requires_grad else t
+    return factory
+
+
+# the factories as PyTorch's ATen ops (``func`` of a dispatch mode); factories that call
+# another call its plain form, so that a mode sees the one op
+_PLAIN = {}
+for _name, _aten in (("zeros", "zeros.default"), ("ones", "ones.default"),
+                     ("empty", "empty.memory_format"), ("rand", "rand.default"),
+                     ("randn", "randn.default"), ("full", "full.default"),
+                     ("zeros_like", "zeros_like.default"), ("ones_like", "ones_like.default"),
+                     ("empty_like", "empty_like.default"), ("full_like", "full_like.default"),
+                     ("rand_like", "rand_like.default"), ("randn_like", "randn_like.default"),
+                     ("randint", "randint.low"), ("randperm", "randperm.default")):
+    _PLAIN[_name] = globals()[_name]
+    globals()[_name] = _seen_by_modes(_aten, _PLAIN[_name],
+                                      _name in ("zeros", "ones", "empty", "rand", "randn"))
+del _name, _aten

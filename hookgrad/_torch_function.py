@@ -10,9 +10,15 @@ function directly when no argument overrides the protocol and no mode is active,
 otherwise calls the innermost mode's ``__torch_function__`` (the mode popped meanwhile),
 then each overriding argument type's, subclasses before their bases, until one returns
 something other than ``NotImplemented`` (PyTorch's ``handle_torch_function``).
-Properties (``Tensor.shape``, ``.grad``) are not intercepted.
+The functions of the namespaces PyTorch writes in Python and intercepts too
+(``torch.nn.functional``, ``torch.linalg``, ``torch.fft``, ``torch.special``,
+``torch.functional``, ``torch.autograd.grad``/``backward``, ``torch.nn.init``'s
+distribution fills) are imported and wrapped at the same time. So are the Tensor properties
+PyTorch intercepts (``Tensor.shape``, ``.grad``, ``.requires_grad``, ...): their getters
+are seen as ``Tensor.<name>.__get__``, their setters as ``Tensor.<name>.__set__``.
 """
 import functools
+import importlib
 import sys
 
 from ._ops.registry import FUNCTIONS
@@ -134,11 +140,45 @@ def _relevant_any(args, kwargs):
     return bool(kwargs) and _relevant_any(tuple(kwargs.values()), {})
 
 
+def _wrap_property(prop):
+    """``prop`` as a property whose getter and setter go through the protocol, seen by
+    handlers as the new property's own ``__get__``/``__set__`` (PyTorch's
+    ``Tensor.grad.__get__``)."""
+    def get(self):
+        if _state["all_off"] or not MODES and (
+                _state["subclass_off"] or not _overrides(self.__class__)):
+            return prop.fget(self)
+        return handle_torch_function(wrapped.__get__, (self,), self)
+
+    def put(self, value):
+        if _state["all_off"] or not MODES and (
+                _state["subclass_off"] or not _overrides(self.__class__)):
+            return prop.fset(self, value)
+        return handle_torch_function(wrapped.__set__, (self,), self, value)
+    wrapped = property(get, put if prop.fset is not None else None, prop.fdel, prop.__doc__)
+    return wrapped
+
+
+def _namespace_functions(modname):
+    """The public Python functions of ``modname`` that PyTorch intercepts."""
+    mod = importlib.import_module(modname)
+    names = _NAMESPACES[modname]
+    if names is None:
+        names = [n for n, v in vars(mod).items() if not n.startswith("_") and
+                 v.__class__ is _FUNCTION and v.__module__.startswith("hookgrad")]
+    return mod, [n for n in names if hasattr(mod, n)]
+
+
 def activate():
-    """Wrap the public functions and Tensor methods (once)."""
+    """Wrap the public functions, Tensor methods and properties (once)."""
     if _state["active"]:
         return
     _state["active"] = True
+    for name in _PROPERTIES:
+        prop = getattr(Tensor, name, None)
+        if isinstance(prop, property):
+            setattr(Tensor, name, _wrap_property(prop))
+    namespaces = dict(_namespace_functions(m) for m in _NAMESPACES)
     for klass in reversed(Tensor.__mro__[:-1]):  # the methods Tensor has from its bases too
         for name, attr in list(vars(klass).items()):
             if attr.__class__ is _FUNCTION and name not in _IGNORED and (
@@ -154,19 +194,53 @@ def activate():
                       m.startswith("hookgrad.") and "._" not in m), key=len)
     for modname in modules:  # the public namespaces that bind them, ``hookgrad`` first
         mod = sys.modules[modname]
+        extra = namespaces.get(mod, ())
         for attr, val in list(vars(mod).items()):
-            if id(val) in public or getattr(val, "__module__", None) in _FACTORIES and \
+            if id(val) in public or attr in extra or \
+                    getattr(val, "__module__", None) in _FACTORIES and \
                     callable(val) and not isinstance(val, type) and not attr.startswith("_"):
                 key = (id(val), attr)
                 if key not in made:
-                    made[key] = _wrap(val, attr, f"torch{modname[8:]}.{attr}")
+                    made[key] = _wrap(val, _PREFIX.get(modname, "") + attr,
+                                      f"torch{modname[8:]}.{attr}")
                 setattr(mod, attr, made[key])
+    _rebind_class_functions(modules, made)
+
+
+def _rebind_class_functions(modules, made):
+    """Classes that hold a wrapped function as a ``staticmethod`` (``Conv2d._fn`` is
+    ``F.conv2d``, bound when the class was made) call its wrapper."""
+    wrapper = {}
+    for (fid, _), w in made.items():
+        wrapper.setdefault(fid, w)
+    for modname in modules:
+        for cls in list(vars(sys.modules[modname]).values()):
+            if isinstance(cls, type) and cls.__module__ == modname:
+                for attr, val in list(vars(cls).items()):
+                    if isinstance(val, staticmethod) and id(val.__func__) in wrapper:
+                        setattr(cls, attr, staticmethod(wrapper[id(val.__func__)]))
 
 
 _FACTORIES = ("hookgrad._factory", "hookgrad.random")
+# Python namespaces whose functions PyTorch intercepts: None for every public function
+_NAMESPACES = {
+    "hookgrad.nn.functional": None, "hookgrad.linalg": None, "hookgrad.fft": None,
+    "hookgrad.special": None, "hookgrad.functional": None,
+    "hookgrad.autograd": ("grad", "backward"),
+    "hookgrad.nn.init": ("uniform_", "normal_", "trunc_normal_", "constant_"),
+}
+# PyTorch's builtins of these namespaces are named ``linalg_vector_norm``, ``fft_fft``
+_PREFIX = {"hookgrad.linalg": "linalg_", "hookgrad.special": "special_", "hookgrad.fft": "fft_"}
+# the Tensor properties PyTorch's getters and setters intercept (``get_testing_overrides``)
+_PROPERTIES = (
+    "H", "T", "mH", "mT", "_base", "data", "device", "dtype", "grad", "grad_fn", "imag",
+    "real", "is_cpu", "is_cuda", "is_ipu", "is_leaf", "is_maia", "is_meta", "is_mkldnn",
+    "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr",
+    "is_vulkan", "is_xla", "is_xpu", "itemsize", "layout", "name", "nbytes", "ndim",
+    "output_nr", "requires_grad", "retains_grad", "shape", "volatile", "_version")
 _FUNCTION = type(activate)
 # Tensor methods PyTorch does not intercept (``get_ignored_functions``)
-_IGNORED = frozenset({"as_subclass", "register_hook", "data_ptr", "dim", "size"})
+_IGNORED = frozenset({"as_subclass", "stride"})
 
 
 _OPERATORS = frozenset({
@@ -175,7 +249,8 @@ _OPERATORS = frozenset({
     "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__invert__", "__eq__",
     "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__",
     "__rand__", "__ror__", "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-    "__getitem__", "__setitem__"})
+    "__getitem__", "__setitem__", "__len__", "__bool__", "__repr__", "__format__",
+    "__deepcopy__"})
 
 
 class DisableTorchFunctionSubclass:

@@ -149,6 +149,7 @@ def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAU
     the base's list of aliases is eager-only (``Tensor._COMPILE_LOCAL``)."""
     src = source._view
     base = source if src is None else src.base
+    # NOTE: ``_arr``'s shape: a deferred source stays deferred (its shape is known)
     _set_uncounted(t, "_view", ViewInfo(base, src, source._arr.shape, geom_fn, statics,
                                         diff, shared, creation, fn_name, grad_base))
     refs = base._views
@@ -254,18 +255,26 @@ def _gather(b, size, stride, offset):
     """The view ``(size, stride, offset)`` of the root array ``b``: a box is read at its
     position as an argument (one program for every position); a small array on the CPU
     is read on the host, with no XLA call (hookgrad/_host_transfer.py)."""
-    host = _host_transfer.host_copy(b)
     box = _box(b.shape, size, stride, offset)
+    if box is not None:
+        return gather_box(b, box[0], box[1], size)
+    host = _host_transfer.host_copy(b)
     if host is not None:
-        if box is None:
-            part = host.reshape(-1)[_flat_index(size, stride, offset)]  # a copy
-        else:  # NOTE: copied: the CPU client may keep using the memory it is given, and
-            # the base's (whose buffer a donated write reuses) must not be that memory
-            part = np.array(host[tuple(slice(k, k + r) for k, r in zip(box[1], box[0]))])
+        part = host.reshape(-1)[_flat_index(size, stride, offset)]  # a copy
         return _host_transfer.put_known(part.reshape(size))
-    if box is None:
-        return _gather_plain_jit(b, size=size, stride=stride, offset=offset)
-    return _gather_box_jit(b, _positions(box[1]), region=box[0], size=size)
+    return _gather_plain_jit(b, size=size, stride=stride, offset=offset)
+
+
+def gather_box(b, region, starts, size):
+    """The box ``region`` of ``b`` at ``starts``, of shape ``size``: cut on the host for a
+    small CPU array, else read by the program every position shares."""
+    host = _host_transfer.host_copy(b)
+    if host is None:
+        return _gather_box_jit(b, _positions(starts), region=region, size=size)
+    # NOTE: copied: the CPU client may keep using the memory it is given, and the base's
+    # (whose buffer a donated write reuses) must not be that memory
+    part = np.array(host[tuple(slice(k, k + r) for k, r in zip(starts, region))])
+    return _host_transfer.put_known(part.reshape(size))
 
 
 def _scatter(b, v, size, stride, offset, sole=False):
@@ -307,10 +316,17 @@ def propagate(t):
                 del old
         if shared:
             base._version = t._version
+    refresh(base, t, shared)
+
+
+def refresh(base, t, shared):
+    """After ``base`` (a root) was written through ``t`` (it, or an alias of it): every
+    other live alias reads it anew, and those ``shared`` with ``t`` take its version."""
     refs = base._views
     if not refs:
         return
     arr, gen, version = base._data, base._gen, base._version
+    whole = None
     # NOTE: inside a hookgrad.compile trace the new array is a tracer: an alias made
     # outside the trace keeps its value (it must not hold a traced one)
     traced = isinstance(arr, jax.core.Tracer)
@@ -325,6 +341,8 @@ def propagate(t):
         winfo = w._view
         if winfo.gen == gen and (not traced or isinstance(w._data, jax.core.Tracer)):
             geom = winfo.geom
+            if whole is None:
+                whole = contiguous_geometry(base)
             w._data = arr if geom == whole else _gather(arr, *geom)
         if shared and winfo.shared:
             w._version = version

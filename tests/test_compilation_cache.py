@@ -111,6 +111,23 @@ def test_prune_removes_the_least_recently_used_first(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mid-cache", "new-cache"]
 
 
+def test_a_directory_is_scanned_at_most_once_an_hour(tmp_path):
+    """Every process start would otherwise list and stat the whole directory (half a
+    second of CPU when it is full); the stamp file is not an entry prune removes."""
+    from hookgrad._compilation_cache import prune, prune_due
+    assert prune_due(str(tmp_path), every=3600, now=10_000)
+    assert not prune_due(str(tmp_path), every=3600, now=10_000 + 3599)
+    assert prune_due(str(tmp_path), every=3600, now=10_000 + 3601)
+    (tmp_path / "a-cache").write_bytes(b"x" * 100)
+    prune(str(tmp_path), max_bytes=0)
+    assert [p.name for p in tmp_path.iterdir()] == ["hookgrad-pruned"]
+
+
+def test_an_unwritable_directory_is_not_scanned(tmp_path):
+    from hookgrad._compilation_cache import prune_due
+    assert not prune_due(str(tmp_path / "missing"))
+
+
 def test_the_tour_prints_no_warning_on_a_fresh_install(tmp_path):
     """``python -m hookgrad --quick`` with an empty cache and without filelock: stderr
     holds the progress bars and nothing else."""

@@ -310,7 +310,6 @@ LONG_FILES = {
 LONG_FUNCTIONS = {
     "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
                                               "output's constructors are inlined",
-    "hookgrad/_compile/function.py:_run": "a compiled call's run, edited on other branches now",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "
                                                 "top to bottom beside PyTorch's",
     "hookgrad/nn/functional.py:multi_head_attention_forward": "PyTorch's algorithm step by "

@@ -167,6 +167,25 @@ def test_nested_containers_and_plain_values():
     assert _np(out["nested"][0]["t"][0]).tolist() == [1.0]
 
 
+@needs_torch
+def test_a_dtype_written_twice_reads_back_in_torch_and_hookgrad():
+    # the second float32 is the same pickled global fetched from the memo
+    src = [hookgrad.ones(2).dtype, hookgrad.zeros(3).dtype, hookgrad.int64, hookgrad.float32,
+           hookgrad.ones(2), hookgrad.zeros(3)]
+    buf = io.BytesIO()
+    hookgrad.save(src, buf)
+    buf.seek(0)
+    want = torch.load(buf)
+    assert want[:4] == [torch.float32, torch.float32, torch.int64, torch.float32]
+    assert [t.tolist() for t in want[4:]] == [[1.0, 1.0], [0.0, 0.0, 0.0]]
+    torch_buf = io.BytesIO()
+    torch.save(want, torch_buf)
+    torch_buf.seek(0)
+    got = hookgrad.load(torch_buf)
+    assert got[:4] == src[:4]
+    assert [_np(t).tolist() for t in got[4:]] == [[1.0, 1.0], [0.0, 0.0, 0.0]]
+
+
 def test_paths_and_pathlike(tmp_path):
     t = hookgrad.tensor([1.0, 2.0])
     hookgrad.save(t, str(tmp_path / "a.pt"))

@@ -2,10 +2,13 @@
 functions and Tensor methods called on them, in PyTorch's order, and the helpers of
 ``torch.overrides`` answer as PyTorch's."""
 import importlib
+import os
 
 import pytest
 
 from tests.differential import same_as_torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _overrides(L):
@@ -136,3 +139,72 @@ def test_make_subclass_shares_data_outside_the_graph():
             a.add_(1)
         return [type(s).__name__, s.requires_grad, s.grad_fn is None, s.tolist(), s._version]
     assert same_as_torch(scenario) == ["Sub", True, True, [3.0, 3.0], 1]
+
+
+def test_the_python_namespaces_and_the_modules_calling_them_are_seen():
+    """``torch.nn.functional``, ``linalg``, ``special`` and ``fft`` are Python namespaces
+    in PyTorch too, and intercept their functions; a Module's forward reaches them."""
+    def scenario(L):
+        log = []
+        cls = _logging_subclass(L, log)
+        L.manual_seed(0)
+        nn, F = L.nn, L.nn.functional
+        model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                              nn.Dropout(0.0), nn.Linear(2, 3))
+        x = L.ones(2, 1, 4, 4).as_subclass(cls)
+        y = model(x)
+        loss = F.cross_entropy(y, L.tensor([0, 2])) + L.linalg.vector_norm(y)
+        L.special.expit(y)
+        L.fft.fft(y)
+        return [log, type(loss).__name__]
+    log, kind = same_as_torch(scenario)
+    assert log == ["conv2d", "relu", "max_pool2d", "flatten", "dropout", "linear",
+                   "cross_entropy", "linalg_vector_norm", "add", "special_expit", "fft_fft"]
+    assert kind == "LoggingTensor"
+
+
+def test_properties_are_seen_as_their_getters_and_setters():
+    def scenario(L):
+        log = []
+
+        class Props(L.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                log.append([func.__name__, func == L.Tensor.shape.__get__,
+                            func == L.Tensor.requires_grad.__set__])
+                return super().__torch_function__(func, types, args, kwargs)
+        x = L.ones(2, 3).as_subclass(Props)
+        x.requires_grad = True
+        shape, kinds = list(x.shape), [type(x.T).__name__, type(x.data).__name__]
+        x.sum().backward()
+        grad_kind = type(x.grad).__name__  # Tensor.grad.__get__ returns it unconverted
+        return [log, shape, kinds, grad_kind, x.dim(), len(x), bool(x[0, 0])]
+    log, shape, kinds, grad_kind, dim, n, truth = same_as_torch(scenario)
+    assert log[:3] == [["__set__", False, True], ["__get__", True, False],
+                       ["__get__", False, False]]
+    assert [e[0] for e in log[3:]] == ["__get__", "sum", "backward", "__get__", "dim",
+                                       "__len__", "__getitem__", "__bool__"]
+    assert (shape, kinds, grad_kind) == ([2, 3], ["Props", "Props"], "Tensor")
+
+
+def test_a_mode_sees_a_namespace_imported_after_it_switched_on():
+    """The protocol switches on at the first mode: the Python namespaces are wrapped then,
+    whether or not the program had imported them."""
+    import subprocess
+    import sys
+    program = (
+        "import hookgrad as torch\n"
+        "from hookgrad.overrides import TorchFunctionMode\n"
+        "log = []\n"
+        "class M(TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        log.append(func.__name__)\n"
+        "        return func(*args, **(kwargs or {}))\n"
+        "with M():\n"
+        "    import hookgrad.nn.functional as F\n"
+        "    F.gelu(torch.ones(2))\n"
+        "print(log)\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "['ones', 'gelu']"

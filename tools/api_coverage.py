@@ -213,7 +213,6 @@ DIFFERS = {
     **{f"torch.{n}": "records the count (XLA keeps its own thread pools)" for n in (
         "set_num_threads", "get_num_threads", "set_num_interop_threads",
         "get_num_interop_threads")},
-    "torch.Tensor.unfold": "returns a copy (writes to it do not reach `self`)",
     "torch.unique": _EAGER, "torch.Tensor.unique": _EAGER,
     "torch.unique_consecutive": _EAGER, "torch.Tensor.unique_consecutive": _EAGER,
     "torch.bincount": _EAGER, "torch.Tensor.bincount": _EAGER,

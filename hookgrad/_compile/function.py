@@ -3,7 +3,6 @@ state, the cache key), finds or traces the program (``hookgrad._compile.trace``)
 and writes its outputs back; ``hookgrad._compile.replay`` skips the planning when the last
 call's state is unchanged."""
 import functools
-import sys
 
 import jax
 import numpy as np
@@ -17,16 +16,17 @@ from . import replay as _replay
 from . import sharding as _sharding
 from . import first_call as _first_call
 from . import speculate as _speculate
+from . import steady as _steady
 from . import trace as _trace
-from . import tune as _tune
+from . import write_back as _write_back
 from .. import _mode, _watch
 from .._random import GLOBAL as _KEY
 from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
                     _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
-                    _opt_key, _opt_load, _opt_tree, _Split, _tensor_key, _Walk)
+                    _opt_key, _opt_tree, _tensor_key, _Walk)
 from .host_hook import _flatten_containers
-from .._tensor import Tensor, _set_arr, _set_rg, _set_version, wrap_as
-from .._watch import WATCHED, WRITES as _WRITES
+from .._tensor import Tensor
+from .._watch import WATCHED
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -107,6 +107,11 @@ class CompiledFunction:
             # nested in another compiled step or a functional call: inline
             return self._fn(*args, **kwargs)
         last, self._replay = self._replay, None
+        if last is not None:
+            out = _steady.rerun(self, last, args, kwargs)
+            if out is not _steady.MISS:
+                self._replay = last
+                return out
         plan = None if last is None else _replay.check(self, last, args, kwargs)
         # ``last`` holds this call's input arrays: a donated buffer must have no other holder
         del last
@@ -447,18 +452,14 @@ class CompiledFunction:
         if checked:
             exe, donated = _checks.checked_program(entry)
         # donate a replaced buffer only if nothing but its Tensor (or optimizer) holds it:
-        # a user's alias (``old = p.detach()``) must stay readable (held here by its
-        # holder, ``plan.flat``, the list with the key, and the count's own references)
+        # held here by its holder, ``plan.flat``, the list with the key
         # (a re-run call: not the optimizer's state only it holds, ``trace._private_state``)
         if donated is not entry.donated:
             get = _trace.items_getter(donated)
         else:
             get = entry.replay_get if plan.replayed else entry.donated_get
-        if get is not None and _most_refs(get, flat) > (
-                _HELD if flat is plan.flat else _HELD + 1):
-            exe = entry.exe_plain
-            if exe is None:
-                exe = entry.exe_plain = _tune.jit(entry.fn, (), entry.options, entry.layout)
+        exe = _write_back.executable(entry, exe, get, flat, _write_back.HELD if
+                                     flat is plan.flat else _write_back.HELD + 1)
         res = exe(*flat)
         if checked:   # an index out of range raises here
             _checks.verify(entry, plan, flat, res)
@@ -467,36 +468,8 @@ class CompiledFunction:
         if entry.host_calls and entry.host_first:   # hooks run on the host see the state before the write-back
             _host_run.run_calls(entry.host_calls, res)
         del flat
-        tensors = plan.tensors
-        # the write-back, counted as one write (``hookgrad._watch.writes``)
-        _WRITES[0] += 1
-        for i, k in entry.data_out:
-            _set_arr(tensors[i], res[k])
-        for i, k in entry.grad_out:
-            _set_arr(tensors[i]._grad, res[k])
-        for i in entry.grad_none:
-            tensors[i]._grad = None
-        for i, k, rg in entry.grad_new:
-            g = Tensor._wrap(res[k])
-            _set_rg(g, rg)
-            tensors[i]._grad = g
-        for i, dv, gv in entry.versions:
-            t = tensors[i]
-            if dv:
-                _set_version(t, t._version + dv)
-            if gv:
-                g = t._grad
-                _set_version(g, g._version + gv)
-        for opt, (_, _, in_def, tree), (treedef, spec), take in zip(
-                plan.optimizers, plan.opt_trees, entry.opt_out, entry.opt_take):
-            leaves = take(res) if take is not None else \
-                [plan.flat[j] if kind == "in" else res[j] for kind, j in spec]
-            if type(in_def) is _Split:   # kept flat: the next call passes it straight in
-                opt._load_flat_state(treedef, leaves)
-            else:
-                new = treedef.unflatten(leaves)
-                _opt_load(opt, dict(tree, state=new) if isinstance(tree, dict) and
-                          "state" in tree else new)
+        _write_back.state(entry, plan.tensors, res)
+        _write_back.optimizers(entry, plan.optimizers, plan.opt_trees, res, plan.flat)
         # the replaced inputs are freed now, while the program runs, not after it
         plan.flat = None
         if entry.key_out is not None:
@@ -508,22 +481,11 @@ class CompiledFunction:
             _after_run.replay(entry, res, got)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
-        out = []
-        for s in entry.user_spec:
-            if s[0] == "T":
-                t = s[2]._wrap(res[s[1]]) if s[2] is Tensor else wrap_as(s[2], res[s[1]])
-                object.__setattr__(t, "_compiled_out", True)   # fresh: an uncounted write
-                out.append(t)
-            elif s[0] == "A":
-                out.append(res[s[1]])
-            elif s[0] == "P":
-                out.append(got[s[1]])
-            else:
-                out.append(s[1])
+        out = _write_back.outputs(entry, res, got)
         # host hooks reached while tracing, in that order, with this run's values
         if entry.host_calls and not entry.host_first:
             _host_run.run_calls(entry.host_calls, res)
-        return entry.user_build(out)
+        return out
 
 
 def _holds_tensors(v):
@@ -538,25 +500,5 @@ def _holds_tensors(v):
             return True
     return False
 
-
-def _most_refs(get, flat):
-    """The largest reference count of the items of ``flat`` that ``get`` (an
-    ``items_getter``) picks, counted in C."""
-    return max(map(sys.getrefcount, get(flat)))
-
-
-def _calibrate():
-    # the count :func:`_most_refs` gives an item held by its holder and ``flat`` alone
-    # (the references of the count itself depend on the interpreter)
-    flat = [object(), object()]
-    holders = list(flat)
-    held = {_most_refs(_trace.items_getter(p), flat) for p in ((0, 1), (1,))}
-    del holders
-    if len(held) != 1:
-        raise ImportError(f"reference counts differ by how they are taken: {held}")
-    return held.pop()
-
-
-_HELD = _calibrate()
 
 CompiledFunction.__module__ = "hookgrad.compile"  # its public path

@@ -63,7 +63,7 @@ class Basis:
 
     __slots__ = ("entry", "found", "roots", "epoch", "ctx", "tensors", "flags", "hooks",
                  "grads", "n_args", "kw_names", "args", "optimizers", "opt_keys", "opt_trees",
-                 "rng_dtype", "guarded")
+                 "rng_dtype", "guarded", "steady")
 
 
 class Replay:
@@ -146,6 +146,7 @@ def basis(plan, entry):
     plan.hp_leaves = [plan.flat[start:start + td[2]] for start, _, td, _ in plan.opt_trees]
     b.rng_dtype = plan.rng.dtype
     b.guarded = plan.key[-1]   # ``CompiledFunction._plan`` puts the guarded values last
+    b.steady = None   # whether ``hookgrad._compile.steady`` may re-run it, found on first use
     return b
 
 

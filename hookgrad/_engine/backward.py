@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _tensor
+from .. import _dtype, _factory, _tensor
+from .._ops.op_node import DISPATCH_MODES
 from .._tensor import Tensor
 from .._autograd import anomaly_mode
 from .engine import current_autograd_node, run_backward
@@ -85,6 +86,9 @@ def _make_grads(outputs, grads):
             if not dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {dtype}")
+            if DISPATCH_MODES and not edge:  # the seed is an op the modes see
+                result.append(_factory.ones_like(out))
+                continue
             # NOTE: made on the host: jnp.ones compiles a program at its first call
             ones = np.ones(tuple(shape), _dtype.to_jax(dtype))
             result.append(Tensor._wrap(jax.device_put(ones)))

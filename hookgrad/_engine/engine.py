@@ -23,6 +23,7 @@ import threading
 from .. import _mode
 from . import fusion
 from .._ops.op_node import DISPATCH_MODES, OpNode
+from .._ops.stages import modes as _modes
 from .._tensor import Tensor
 from .._autograd import anomaly_mode, graph
 from .._autograd import grad_mode
@@ -172,7 +173,13 @@ def accumulate_grad(node, grads, create_graph):
     if var is None or grad is None:
         return
     old = var._grad
-    if old is None:
+    if DISPATCH_MODES and not create_graph and (old is None or not old._requires_grad):
+        # as PyTorch's, ops the modes see: the gradient detached, or added in place
+        if old is None:
+            var._grad = grads[0] = _modes.call("detach.default", Tensor.detach, (grad,), {})
+        else:
+            old.add_(grad)
+    elif old is None:
         if create_graph and grad._requires_grad:
             # as PyTorch: .grad is a copy of the gradient, recorded (CopyBackwards)
             new = Tensor._wrap(grad._data).copy_(grad)
@@ -360,9 +367,9 @@ def _execute(run):
         _, _, node = heapq.heappop(heap)
         run.node = node
         pairs = _run_node(run, node, buffers.pop(node))
-        _local.node = prev_node
-        if pairs is not None:
+        if pairs is not None:  # gradients meeting are summed under the node, as PyTorch's
             _deliver(run, pairs)
+        _local.node = prev_node
     run.node = None  # an error in a callback is no node's
 
 

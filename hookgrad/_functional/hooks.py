@@ -262,7 +262,9 @@ class FunctionalNode(_Node):
         _Node.__init__(self, ())
         self._op = op
         self._key = key
-        self._args = tuple(_EdgeOf(a) if isinstance(a, Tensor) else a for a in args)
+        nondiff = getattr(op, "nondiff", ())  # indices, masks: no edge, as eagerly
+        self._args = tuple(_EdgeOf(a, i not in nondiff) if isinstance(a, Tensor) else a
+                           for i, a in enumerate(args))
         self._in = tuple(arrays)
         self._outs = ()
         self._out_data = ()
@@ -276,8 +278,7 @@ class FunctionalNode(_Node):
 
     @property
     def next_functions(self):
-        return tuple(a.edge() if isinstance(a, _EdgeOf) else (None, 0) for a in self._args
-                     if isinstance(a, _EdgeOf))
+        return tuple(a.edge() for a in self._args if isinstance(a, _EdgeOf) and a.diff)
 
     def _outputs(self):
         return [r() for r in self._outs]
@@ -388,7 +389,9 @@ class FunctionalNode(_Node):
                                  for j, (g, o) in enumerate(zip(gs, outs_now))))
                 gi = [_wrap(c) if args[i].requires_grad and _inexact(jnp.result_type(c))
                       else None for i, c in zip(tpos, cts)]
-                gi = _rules.run_after(self, gi, go)
+                edges = [j for j, i in enumerate(tpos) if args[i].diff]  # the node's inputs
+                for j, g in zip(edges, _rules.run_after(self, [gi[j] for j in edges], go)):
+                    gi[j] = g
             return tuple(c if g is None else g._data for c, g in zip(cts, gi))
 
         call.defvjp(fwd, bwd)
@@ -419,9 +422,10 @@ class _Named:
 class _EdgeOf:
     """Where an input's gradient would flow (its grad_fn, or its AccumulateGrad)."""
 
-    __slots__ = ("ref", "node", "nr", "requires_grad")
+    __slots__ = ("ref", "node", "nr", "requires_grad", "diff")
 
-    def __init__(self, t):
+    def __init__(self, t, diff=True):
+        self.diff = diff  # False: an index or mask argument, no input of the node
         self.ref = weakref.ref(t)
         self.node = t.grad_fn
         self.nr = t._output_nr
@@ -463,6 +467,8 @@ def functional_apply(op, key, args, out):
         res = fn(*arrs)
     multi = isinstance(res, tuple)
     if out is not None:
+        if record:
+            res = _keep_history(out._data, res)
         inplace._write_inplace(out, res, op)
         outs = (out,)
     elif multi:
@@ -481,6 +487,21 @@ def functional_apply(op, key, args, out):
     if multi and out is None:
         return outs
     return outs[0]
+
+
+def _keep_history(old, res):
+    """``res``, the value an in-place op writes over ``old``, still joined to ``old``.
+
+    PyTorch's in-place node keeps an edge to the written tensor's history and passes it a
+    gradient, zeros where the write covers it, so hooks there run (with zeros). A write
+    that does not read ``old`` (``fill_``, ``copy_``, ``t[...] = v``) leaves JAX's AD only
+    a symbolic zero for ``old``, and the custom_vjp boundaries of its hooks are skipped:
+    a select of ``res`` everywhere keeps ``old`` an input, whose cotangent is real zeros
+    (XLA folds the select away)."""
+    if not isinstance(old, jax.core.Tracer) or isinstance(res, tuple) or \
+            res.shape != old.shape or res.dtype != old.dtype or not _inexact(old.dtype):
+        return res
+    return jax.lax.select(jnp.ones(res.shape, bool), res, old)
 
 
 def _with_saved_hooks(op, key, fn, args, arrs, hooks):

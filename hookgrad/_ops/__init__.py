@@ -9,7 +9,7 @@ from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Te
 from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and det, ...)
 # after the ops they alias and build on
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
-from . import placement, statistics, type_queries  # noqa: F401
+from . import matrix_transposes, placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
 from . import device_memory, inplace_views, legacy_new, python_callbacks  # noqa: F401
 from . import hashing, nonzero_forms, strided_factories, subclassing  # noqa: F401
@@ -22,6 +22,7 @@ from . import linalg_legacy, nextafter, removed_linalg, selection  # noqa: F401
 from . import calculus, index_reduce, vander  # noqa: F401
 from . import linalg_householder  # noqa: F401 - after special: geqrf has no derivative
 from . import binomial, histogramdd, lowrank  # noqa: F401
+from . import derivatives  # noqa: F401 - a node's backward under dispatch modes
 from . import overloads  # noqa: F401 - after every row: the rows as ATen overloads
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS

@@ -14,7 +14,7 @@ from .._generator import Generator
 from .._tensor import Tensor
 from .dispatch import apply
 from .nn_layers import _dropout_impl, _random_key
-from .nn_noise import RRELU, RRELU_, _alpha_dropout_impl, alpha_dropout as _alpha, \
+from .nn_noise import RRELU, RRELU_, alpha_dropout as _alpha, \
     feature_alpha_dropout as _feature_alpha
 from .registry import defop, export
 
@@ -59,35 +59,34 @@ def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     return _feature_dropout(input, p, train, True)
 
 
+def _alpha_kernel(fn, input, p, train, inplace):
+    # ATen's RuntimeError for p first; then nn.functional's alpha dropout (whole or by channel)
+    _check_p(p)
+    return fn(input, p, train, inplace)
+
+
 @export(method=False)
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Dropout keeping SELU's zero mean and unit variance (``nn.functional.alpha_dropout``)."""
-    _check_p(p)
-    return _alpha(input, p, train)
+    return _alpha_kernel(_alpha, input, p, train, False)
 
 
 @export(method=False)
 def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``alpha_dropout``."""
-    _check_p(p)
-    return _alpha(input, p, train, inplace=True)
+    return _alpha_kernel(_alpha, input, p, train, True)
 
 
 @export(method=False)
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``alpha_dropout`` of whole channels (dim 1) of ``(N, C, *)``."""
-    _check_p(p)
-    return _feature_alpha(input, p, train)
+    return _alpha_kernel(_feature_alpha, input, p, train, False)
 
 
 @export(method=False)
 def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     """In-place ``feature_alpha_dropout``."""
-    _check_p(p)
-    if train and p not in (0.0, 1.0):
-        _channels(input)
-    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
-    return _alpha_dropout_impl(input, p, train, True, shape)
+    return _alpha_kernel(_feature_alpha, input, p, train, True)
 
 
 def _native_dropout(x, keep, scale):

@@ -23,7 +23,9 @@ from .shape import TENSOR_PROPERTIES
 
 _FLOATS = ("float16", "float32", "float64")
 
-COMPLEX = defop("complex", jax.lax.complex, "ComplexBackward0",
+# jax.lax.complex broadcasts neither rank: PyTorch's complex does
+COMPLEX = defop("complex", lambda r, i: jax.lax.complex(*jnp.broadcast_arrays(r, i)),
+                "ComplexBackward0",
                 names="real imag -> real imag")
 POLAR = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)),
               "PolarBackward0", names="abs angle -> result")

@@ -20,7 +20,7 @@ from weakref import ref as _weakref
 from .. import _meta, _mode
 from .._tensor import Pending, Tensor
 from .._autograd import grad_mode
-from . import jax_errors, lazy as _lazy
+from . import box_index as _box_index, jax_errors, lazy as _lazy
 from .op import Op, _AtPositions
 from .op_node import ALL, APPLY, INEXACT, NOT_IMPLEMENTED, OUT
 from .stages import inplace as _inplace
@@ -97,6 +97,10 @@ def apply(op, args, statics=None, out=None):
     if pending:
         if meta:
             return _on_meta(op, key, fn, args, arrs, record, out)
+        v = arrs[0]
+        if v.__class__ is Pending and v.fn.__class__ is _BoxRead and not record and \
+                v is out._arr and _read_modify_write(op, key, arrs, out) is not None:
+            return out  # ``x[i, a:b] += v``: the index read, the op and the write as one
         arrs = [_value(v) for v in arrs]
     if fn.__class__ is _AtPositions and not record and arrs[0] is out._arr and \
             _refcount(arrs[0]) - (v is arrs[0]) <= _HELD_BY_APPLY:
@@ -115,3 +119,4 @@ _HELD_BY_APPLY = 3 if sys.version_info < (3, 14) else -1
 _refcount = sys.getrefcount
 _defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
+_BoxRead, _read_modify_write = _box_index.BoxRead, _box_index.read_modify_write

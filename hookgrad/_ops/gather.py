@@ -263,6 +263,9 @@ def index_select(input, dim, index) -> Tensor:
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
+    if input.ndim == 0 and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index.numel()} value(s)")
     size = input.shape[dim] if input.ndim else 1
 
     def error(bad):  # PyTorch's CPU kernels: dim 1 of a matrix (or more) is a separate loop
@@ -371,13 +374,39 @@ def _index_vector(name, input, dim, index, wrap):
     return index
 
 
+def _sliced(shape, dim):
+    """``shape`` without ``dim`` (a 0-d shape as it is), as PyTorch compares slices."""
+    return [s for i, s in enumerate(shape) if i != dim]
+
+
+def check_index_source(name, input, dim, index, source):
+    """PyTorch's checks of ``index_add``'s and ``index_reduce``'s ``source``: one index per
+    slice along ``dim``, and the other dims ``input``'s."""
+    k = index.numel()
+    n = source.shape[wrap_dim(dim, source.ndim)] if source.ndim else 1
+    if k != n:
+        raise RuntimeError(f"{name}_(): Number of indices ({k}) should be equal to "
+                           f"source.size(dim): ({n}), for dim: {dim}")
+    cut = dim if input.ndim and source.ndim else None
+    if _sliced(input.shape, cut) != _sliced(source.shape, cut):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+
+
 def _index_copy_args(input, dim, index, source):
     dim = wrap_dim(dim, input.ndim)
-    index = _index_vector("index_copy", input, dim, index, wrap=False)
     if source.ndim != input.ndim and source.ndim and input.ndim:
         raise IndexError("index_copy_(): When source and destination are not scalars, their "
                          "dimensionality must match. Source dimensionality "
                          f"({source.ndim}), destination dimensionality ({input.ndim})")
+    into, have = _sliced(input.shape, dim), _sliced(source.shape, dim)
+    if into != have:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, into))} at "
+                           f"dimension {dim} and source slice shape: "
+                           f"{' '.join(map(str, have))} at dimension 0.")
+    index = _index_vector("index_copy", input, dim, index, wrap=False)
     n = source.shape[dim] if source.ndim else 1
     if index.numel() != n:
         raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from .. import _errors
 from .._dtype import TORCH_KINDS
 from .registry import OpCall, defop, variants
+from .gather import check_index_source
 from .shape import wrap_dim
 
 _REDUCES = ("prod", "mean", "amax", "amin")
@@ -70,11 +71,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True) -> OpC
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
                          f"{index.ndim} with type: {TORCH_KINDS[index.dtype.name]} and size: "
                          f"{list(index.shape)}")
-    k = index.shape[0] if index.ndim else 1
-    if k != (source.shape[d] if source.ndim else 1):
-        raise RuntimeError(f"index_reduce_(): Number of indices ({k}) should be equal to "
-                           f"source.size(dim): ({source.shape[d] if source.ndim else 1}), for "
-                           f"dim: {d}")
+    check_index_source("index_reduce", input, d, index, source)
     if input.dtype != source.dtype:
         raise RuntimeError(f"index_reduce_(): self ({TORCH_KINDS[input.dtype.name]}) and "
                            f"source ({TORCH_KINDS[source.dtype.name]}) must have the same "

@@ -67,7 +67,7 @@ def is_lazy_forward_enabled():
 def defer(op, key, fn, arrs):
     """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers),
     or the signature to ``learn`` after running it eagerly, or None when it cannot wait."""
-    sig = [key]
+    sig = [key if op.positions is None else _placed(fn, arrs, key)]
     depth = 0
     for v in arrs:
         c = v.__class__
@@ -93,6 +93,15 @@ def defer(op, key, fn, arrs):
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
     p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
     return p
+
+
+def _placed(fn, arrs, key):
+    """The key of an op at positions (``Op.positions``) without its positions: its
+    output's type does not depend on them, so a loop's new positions defer too."""
+    place = getattr(fn, "place", None)
+    found = None if place is None or not arrs or not hasattr(arrs[0], "shape") else \
+        place(arrs[0].shape)
+    return key if found is None else (found[0], *found[1].items())
 
 
 def learn(op, sig, res):

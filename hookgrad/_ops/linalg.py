@@ -11,8 +11,8 @@ from .._autograd import grad_mode
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .layout import contiguous
-from .shape import (UNSAFE_VIEW, UNSQUEEZE, expand, expanded_shape, reshape, squeeze, t,
-                    transpose, unsqueeze)
+from .shape import (UNSAFE_VIEW, UNSQUEEZE, expand, expanded_shape, reshape, size_at,
+                    squeeze, t, transpose, unsqueeze)
 
 _gm = grad_mode._state
 
@@ -37,6 +37,24 @@ def _check_broadcast(sa, sb):
 
 def _check_matmul(a, b):
     _check_matmul_shapes(tuple(a.shape), tuple(b.shape), a.requires_grad)
+    _check_kernel_dtype(_matmul_kernel(a.ndim, b.ndim, a.requires_grad), a)
+
+
+def _matmul_kernel(na, nb, a_requires_grad):
+    """The name of the kernel PyTorch's matmul runs for these ranks, as its dtype errors
+    name it."""
+    if na == nb == 1:
+        return "dot"
+    if nb == 1:
+        return "addmv_impl_cpu"
+    if nb == 2 or na <= 2 and a_requires_grad:  # batches folded into one mm
+        return "addmm_impl_cpu_"
+    return "bmm"
+
+
+def _check_kernel_dtype(kernel, a):
+    if a.dtype.name == "bool":  # PyTorch's CPU products have no bool kernels
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
 def _check_matmul_shapes(sa, sb, a_requires_grad):
@@ -157,6 +175,7 @@ def mm(input, mat2) -> Tensor:
         raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(*input.shape, *mat2.shape)
+    _check_kernel_dtype("addmm_impl_cpu_", input)
     return apply(MM, (input, mat2))
 
 
@@ -170,12 +189,15 @@ def bmm(input, mat2) -> Tensor:
     if mat2.shape[:2] != (b, m):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {m}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    _check_kernel_dtype("bmm", input)
     return apply(BMM, (input, mat2))
 
 
 @export
 def mv(input, vec) -> Tensor:
     """``mv(input, vec)``: matrix-vector product."""
+    if input.ndim == 0:
+        size_at(input, 0)  # PyTorch sizes the result by the matrix's rows before any check
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     _check_matmul(input, vec)
@@ -311,6 +333,13 @@ def _einsum_node(eq, n_operands):
     return "ViewBackward0" if summed else "MulBackward0"
 
 
+def _sums_a_label(eq):
+    lhs, _, rhs = eq.replace(".", "").partition("->")
+    if "->" not in eq:  # implicit output: the labels seen once
+        rhs = "".join(c for c in lhs if c.isalpha() and lhs.count(c) == 1)
+    return bool(set(lhs) - set(rhs) - {","})
+
+
 @export(method=False)
 def einsum(equation, *operands) -> Tensor:
     """``einsum(equation, *operands)``: Einstein summation, e.g.
@@ -322,6 +351,8 @@ def einsum(equation, *operands) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
+    if len(operands) == 1 and operands[0].dtype.name == "bool" and _sums_a_label(eq):
+        operands = (operands[0].long(),)  # PyTorch sums a bool operand as sum does: in int64
     name = _einsum_node(eq, len(operands))
     op = _EINSUM.get(name)
     if op is None:

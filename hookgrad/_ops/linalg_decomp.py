@@ -53,22 +53,26 @@ def kind(t):
     return torch_kind(t._data.dtype)
 
 
-def check_floating(fname, t, what="input"):
+def check_floating(fname, t, what="input", kernel=None):
+    """PyTorch's error for a ``t`` that is not floating: its own check's, or where PyTorch
+    has none, that of the ``kernel`` its dispatch finds no integer version of."""
+    if kernel is not None:
+        check_cpu_kernel(kernel, t)
     if not (t.is_floating_point() or t.is_complex()):
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as {what}. "
                            f"Got {kind(t)}")
 
 
-def check_matrix(fname, A, square=True, floating=True):
+def check_matrix(fname, A, square=True, floating=True, kernel=None):
     """PyTorch's errors for ``A`` that is not a (batch of) matrices, of a floating type,
-    square where ``square``."""
+    square where ``square`` (``kernel``: see ``check_floating``)."""
     if A.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{fname}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if floating:
-        check_floating(fname, A)
+        check_floating(fname, A, kernel=kernel)
 
 
 def raise_for_info(fname, info, message, error=LinAlgError):
@@ -372,13 +376,13 @@ def _check_uplo(UPLO):
 def eigh(A, UPLO="L"):
     """``linalg.eigh(A, UPLO='L')``: eigenvalues (ascending) and orthonormal eigenvectors
     of a symmetric (Hermitian) ``A``, read from its lower (``'L'``) or upper triangle."""
-    check_matrix("linalg.eigh", A)
+    check_matrix("linalg.eigh", A, kernel="linalg_eigh_cpu")
     _check_uplo(UPLO)
     return eigh_result(*apply(EIGH, (A,), {"UPLO": UPLO}))
 
 
 def eigvalsh(A, UPLO="L") -> Tensor:
     """``linalg.eigvalsh(A, UPLO='L')``: the eigenvalues of a symmetric ``A``, ascending."""
-    check_matrix("linalg.eigh", A)
+    check_matrix("linalg.eigh", A, kernel="linalg_eigh_cpu")
     _check_uplo(UPLO)
     return apply(EIGVALSH, (A,), {"UPLO": UPLO})

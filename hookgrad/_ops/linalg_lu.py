@@ -21,7 +21,14 @@ def _lu_factor_ex(a):
 
 LU_FACTOR_EX = defop("linalg_lu_factor_ex", _lu_factor_ex, "LinalgLuFactorExBackward0",
                      names="A -> LU=result pivot=True pivots=result1")
-LU = defop("linalg_lu", lambda a: tuple(jsl.lu(a)), "LinalgLuBackward0",
+def _lu(a):
+    f = jsl.lu
+    for _ in range(a.ndim - 2):  # jax.scipy's lu takes one matrix; PyTorch's batches too
+        f = jax.vmap(f)
+    return tuple(f(a))
+
+
+LU = defop("linalg_lu", _lu, "LinalgLuBackward0",
            names="A -> pivot=True P=result L=result1 U=result2")
 lu_factor_ex_result = return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
 lu_factor_result = return_type("linalg_lu_factor", ["LU", "pivots"])

@@ -27,6 +27,8 @@ VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b), "VdotBackward0",
 
 
 def _cross(fname, input, other, dim):
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"{fname}: inputs must have the same number of dimensions.")
     err = shape_broadcast_error(tuple(input.shape), tuple(other.shape))
     if err is not None:
         raise err

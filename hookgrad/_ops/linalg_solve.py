@@ -187,8 +187,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False) -> Tensor:
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
-    check_matrix("linalg.solve_triangular", A)
-    check_floating("linalg.solve_triangular", B)
+    check_matrix("linalg.solve_triangular", A, kernel="triangular_solve_cpu")
     check_rows("linalg.solve_triangular", A, B, left, False)
     if A.dtype != B.dtype:  # PyTorch promotes
         from .._dtype import from_jax

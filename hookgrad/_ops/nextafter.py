@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._dtype import TORCH_KINDS
+from .._dtype import TORCH_KINDS, from_jax
 from .._tensor import Tensor
 from .registry import OpCall, defop, variants
 
@@ -32,8 +32,10 @@ def nextafter(input, other) -> OpCall:
     if not isinstance(other, Tensor):
         raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
-    for t in (input, other):
-        if not t.dtype.is_floating_point:
-            raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
-                                      f"'{TORCH_KINDS[t.dtype.name]}'")
+    common = jnp.promote_types(input._data.dtype, other._data.dtype)  # PyTorch promotes
+    if not jnp.issubdtype(common, jnp.floating):
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
+                                  f"'{TORCH_KINDS[jnp.dtype(common).name]}'")
+    if input._data.dtype != common or other._data.dtype != common:
+        input, other = input.to(from_jax(common)), other.to(from_jax(common))
     return _NEXTAFTER, (input, other), None

@@ -21,6 +21,7 @@ from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, export
 from .shape import T, VIEW
 from .views import view_apply
+from .stages import modes as _modes
 
 _gm = grad_mode._state
 
@@ -83,20 +84,26 @@ def _linear_graph(input, weight, bias):
     ``matmul(input, weight.t())`` without a bias."""
     # NOTE: the nodes are made in PyTorch's order: their sequence numbers order the backward
     if bias is None:
-        return matmul_graph(input, apply(T, (weight,)))
+        return matmul_graph(input, _transposed(weight))
     if input.ndim == 2:
-        return apply(ADDMM, (bias, input, apply(T, (weight,))), _ONES)
+        return apply(ADDMM, (bias, input, _transposed(weight)), _ONES)
     if input.is_contiguous():  # the rows of a view, and the result a view of addmm's
         rows = view_apply(VIEW, input, {"shape": (math.prod(input.shape[:-1]),
                                                   input.shape[-1])})
-        out = apply(ADDMM, (bias, rows, apply(T, (weight,))), _ONES)
+        out = apply(ADDMM, (bias, rows, _transposed(weight)), _ONES)
         return view_apply(VIEW, out, {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
     # NOTE: PyTorch adds the bias in place to matmul's result
-    out = matmul_graph(input, apply(T, (weight,)))
+    out = matmul_graph(input, _transposed(weight))
     return out.add_(bias)
 
 
 _ONES = {"beta": 1, "alpha": 1}
+
+
+def _transposed(weight):
+    """``weight.t()``; a view of ``weight`` while a dispatch mode is entered, where the
+    backward's ops follow its column-major layout (``derivatives.py``), as PyTorch's."""
+    return view_apply(T, weight) if _modes.MODES else apply(T, (weight,))
 
 
 @export(method=False)

@@ -357,6 +357,14 @@ def _check_pool_input(input, nd, name):
                            f"{list(input.shape)}")
 
 
+def check_output_size(output_size, input):
+    """``nn.functional``'s check of a sequence ``output_size`` of a 2-d or 3-d adaptive
+    pooling: ``input`` needs one dim more than it names (a ``ValueError``, raised before
+    the kernel's own checks)."""
+    if isinstance(output_size, (list, tuple)) and input.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
 def _max_poolnd(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     _check_pool_input(input, nd, f"max_pool{nd}d")
     k = _ntuple(kernel_size, nd)
@@ -521,8 +529,10 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     """Average pooling over ``(N, C, H, W)`` to ``output_size`` (an int, a pair, ``None``
     keeps that size): bin ``i`` of ``o`` over ``n`` covers ``[floor(i n / o), ceil((i+1) n / o))``.
     """
+    check_output_size(output_size, input)
     return _adaptive_avg_poolnd(2, input, output_size)
 
 
 def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    check_output_size(output_size, input)
     return _adaptive_avg_poolnd(3, input, output_size)

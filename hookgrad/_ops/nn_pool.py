@@ -13,7 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .nn_conv import _Const, _check_pool_input
+from .nn_conv import _Const, _check_pool_input, check_output_size
 from .registry import defop
 
 
@@ -127,6 +127,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False) -> Tensor | tu
         >>> F.adaptive_max_pool2d(hookgrad.randn(1, 64, 10, 9), (5, 7)).shape
         hookgrad.Size([1, 64, 5, 7])
     """
+    check_output_size(output_size, input)
     _check_adaptive_max_input(input, 2)
     return _adaptive_max_impl(2, input, output_size, return_indices)
 
@@ -166,6 +167,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False) -> Tensor | tu
     With ``return_indices=True`` also returns the flat index ``(d * H + h) * W + w`` of each
     maximum.
     """
+    check_output_size(output_size, input)
     _check_adaptive_max_input(input, 3)
     return _adaptive_max_impl(3, input, output_size, return_indices)
 

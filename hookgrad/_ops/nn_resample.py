@@ -189,18 +189,30 @@ def _is_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
+# how PyTorch's message names a sequence argument: (the other side, its value, its format)
+_SEQUENCE_WORDS = {"size": ("output", "output size of", "output size in (o1, o2, ...,oK)"),
+                   "scale_factor": ("scale_factor", "scale_factor of shape",
+                                    "scale_factor in (s1, s2, ...,sK)")}
+
+
+def _check_len(input, values, dim, arg):
+    """PyTorch's ValueError where the sequence ``size`` or ``scale_factor`` does not give one
+    value per spatial dimension of ``input``."""
+    if len(values) != dim:
+        side, given, fmt = _SEQUENCE_WORDS[arg]
+        raise ValueError(
+            f"Input and {side} must have the same number of spatial dimensions, but got input "
+            f"with spatial dimensions of {list(input.shape[2:])} and {given} {values}. Please "
+            f"provide input tensor in (N, C, d1, d2, ...,dK) format and {fmt} format.")
+
+
 def _output_geometry(input, size, scale_factor, dim):
     """``(output_size, scale_factors)``: exactly one of them is set on return."""
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
         if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
-                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
-                    "and output size in (o1, o2, ...,oK) format.")
+            _check_len(input, size, dim, "size")
             if not all(_is_int(s) for s in size):
                 raise TypeError(
                     "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
@@ -210,12 +222,7 @@ def _output_geometry(input, size, scale_factor, dim):
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     if isinstance(scale_factor, (list, tuple)):
-        if len(scale_factor) != dim:
-            raise ValueError(
-                "Input and scale_factor must have the same number of spatial dimensions, but "
-                f"got input with spatial dimensions of {list(input.shape[2:])} and "
-                f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, C, "
-                "d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+        _check_len(input, scale_factor, dim, "scale_factor")
         return None, [float(s) for s in scale_factor]
     return None, [float(scale_factor)] * dim
 

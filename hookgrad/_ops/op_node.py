@@ -16,7 +16,6 @@ from jax.extend.core import Literal as _Literal
 from .._tensor import Pending, Tensor
 from . import lazy as _lazy
 from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
-from .._autograd import grad_mode
 from .._autograd.graph import _Node
 
 
@@ -42,8 +41,9 @@ INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, 
 # ``dispatch.apply``, which runs a backward as an op under ``create_graph`` (dispatch fills it)
 APPLY = [None]
 # the entered dispatch modes, innermost last (``stages/modes.py``): while any is, a node's
-# backward runs its derivative as an op, which the modes see
+# backward runs as the ATen ops PyTorch's does (``derivatives.run``, which fills the slot)
 DISPATCH_MODES = []
+DERIVATIVES = [None]
 _value, _force = _lazy.value, _lazy.force
 
 
@@ -236,8 +236,7 @@ class OpNode(_Node):
                 # does not reach back through it
                 res[k] = Tensor._wrap(res[k]._data)
         elif DISPATCH_MODES:
-            args = [Tensor._wrap(v) if isinstance(v, jax.Array) else v for v in vals]
-            res = _no_grad_apply(vop, (*args, *gs))
+            res = DERIVATIVES[0](self, vals, gs, vop)
         else:
             fn = vop._fwd_cache.get(()) or vop.forward_fn(())
             res = fn(*vals, *[g._data for g in gs])
@@ -250,13 +249,6 @@ class OpNode(_Node):
             if e is not None:
                 out[k] = next(it)
         return out
-
-
-def _no_grad_apply(vop, args):
-    """``vop`` run as an op that records nothing (the dispatch modes see it)."""
-    with grad_mode.no_grad():
-        res = APPLY[0](vop, args)
-    return list(res) if res.__class__ is tuple else [res]
 
 
 class _NotImplementedNode(OpNode):

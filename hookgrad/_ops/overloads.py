@@ -6,8 +6,9 @@ name, and callable: calling it runs the row. A row's ATen name is its own when i
 (``sin``, ``mm``, ``var_mean`` -> ``var_mean.correction`` by ``_NAMES``), else the
 name ``_NAMES`` gives; rows PyTorch has no ATen op for keep their own name
 (``linear.default``, where PyTorch's decomposes into ``t`` and ``addmm``), as
-docs/differences.md says. The ops a node's backward runs are one row each, named
-``<forward>_backward.default`` (PyTorch's derivative formulas run several ATen ops).
+docs/differences.md says. A node's backward run as one op is named as PyTorch's backward
+op (``threshold_backward.default``), else ``<forward>_backward.default``; functions that
+are no row (factories, ``detach``) have ``FunctionOverload`` s.
 """
 from .dispatch import apply
 from .registry import OPS
@@ -38,6 +39,15 @@ _NAMES = {
     "layer_norm": "native_layer_norm.default", "group_norm": "native_group_norm.default",
     "batch_norm_train": "native_batch_norm.default",
     "batch_norm_eval": "native_batch_norm.default", "clone": "clone.default",
+    "max_pool2d": "max_pool2d_with_indices.default", "nll_loss": "nll_loss_forward.default",
+    "nll_loss2d": "nll_loss2d_forward.default",
+}
+# the ATen op of a row's backward run as one op (JAX's vjp), where it is not
+# ``<forward>_backward`` (``derivatives.py`` runs PyTorch's formula for the others)
+_BACKWARD_NAMES = {
+    "relu": "threshold_backward", "softmax": "_softmax_backward_data",
+    "log_softmax": "_log_softmax_backward_data", "nll_loss": "nll_loss_backward",
+    "nll_loss2d": "nll_loss2d_backward",
 }
 _BACKWARD = "_backward"
 
@@ -46,6 +56,8 @@ def aten_name(op_name):
     """``(packet, overload)``: the ATen name of the row ``op_name``."""
     backward = op_name.endswith(_BACKWARD)
     base = op_name[:-len(_BACKWARD)] if backward else op_name
+    if backward and base in _BACKWARD_NAMES:
+        return _BACKWARD_NAMES[base], "default"
     name = _NAMES.get(base)
     if name is None:
         if "." in base:
@@ -133,8 +145,27 @@ class OpOverload:
         return apply(self._op, args, kwargs or None, out=args[0] if self._inplace else None)
 
 
+class FunctionOverload(OpOverload):
+    """The ATen overload of a function hookgrad runs as no row (``aten.rand.default``,
+    ``aten.detach.default``): calling it runs the function."""
+
+    def __init__(self, fn, packet, overload):
+        super().__init__(None, packet, overload, False)
+        self._fn = fn
+
+    def __call__(self, /, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+
 _PACKETS = {}
-_OF = {}  # (op, in place) -> its OpOverload
+_OF = {}  # (op, in place) -> its OpOverload, (ATen name, function) -> its FunctionOverload
+
+
+def _packet(name):
+    found = _PACKETS.get(name)
+    if found is None:
+        found = _PACKETS[name] = OpOverloadPacket(name)
+    return found
 
 
 def overload(op, inplace=False):
@@ -142,11 +173,19 @@ def overload(op, inplace=False):
     found = _OF.get((op, inplace))
     if found is None:
         name, over = aten_name(op.name)
-        name += "_" if inplace else ""
-        packet = _PACKETS.get(name)
-        if packet is None:
-            packet = _PACKETS[name] = OpOverloadPacket(name)
+        packet = _packet(name + ("_" if inplace else ""))
         found = _OF[(op, inplace)] = OpOverload(op, packet, over, inplace)
+        packet._overloads.setdefault(over, found)
+    return found
+
+
+def function_overload(name, fn):
+    """The overload ``name`` (``"rand.default"``) that runs the function ``fn``."""
+    found = _OF.get((name, fn))
+    if found is None:
+        packet, _, over = name.partition(".")
+        packet = _packet(packet)
+        found = _OF[(name, fn)] = FunctionOverload(fn, packet, over)
         packet._overloads.setdefault(over, found)
     return found
 
@@ -161,3 +200,4 @@ def packet(name):
 
 
 modes.OVERLOAD[0] = overload
+modes.FUNCTION[0] = function_overload

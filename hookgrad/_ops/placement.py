@@ -7,13 +7,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor
-from .dispatch import apply
 from .registry import OpCall, defop, export, shape_broadcast_error, variants
 from .shape import wrap_dim
-from .views import copy_twin
+from .views import view_apply
 
 
 def _masked_scatter(x, mask, src):
+    x = jnp.broadcast_to(x, jnp.broadcast_shapes(x.shape, mask.shape))  # a 0-d self too
     m = jnp.broadcast_to(mask, x.shape).reshape(-1)
     # the k-th True position takes source element k (source read in row-major order)
     idx = jnp.clip(jnp.cumsum(m) - 1, 0, max(src.size - 1, 0))
@@ -124,7 +124,7 @@ _UNFOLD = defop("unfold", _unfold, "UnfoldBackward0", (),
 @export(function=False)
 def unfold(self, dimension, size, step) -> Tensor:
     """``unfold(dimension, size, step)``: the windows of ``size`` elements taken every
-    ``step`` along ``dimension``, as a new last dimension (a copy here)."""
+    ``step`` along ``dimension``, as a new last dimension: a view of ``self``."""
     dim = wrap_dim(dimension, max(self.ndim, 1))
     length = self.shape[dim] if self.ndim else 1
     if size > length:
@@ -134,4 +134,4 @@ def unfold(self, dimension, size, step) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     if self.ndim == 0:
         return self.reshape(1)
-    return apply(copy_twin(_UNFOLD), (self,), {"dim": dim, "size": int(size), "step": int(step)})
+    return view_apply(_UNFOLD, self, {"dim": dim, "size": int(size), "step": int(step)})

@@ -26,6 +26,25 @@ def _abs(x):
     return jnp.abs(x)
 
 
+def _inexact(fn):
+    """``fn`` taking an integer or bool ``x`` in the default float type, as PyTorch's
+    floating ops (and jnp's own math functions, but not these) promote it."""
+    def promoting(x):
+        if not jnp.issubdtype(x.dtype, jnp.inexact):
+            x = x.astype(jnp.result_type(float))
+        return fn(x)
+    return promoting
+
+
+def _sign(x):
+    return x if x.dtype == jnp.bool_ else jnp.sign(x)  # a bool is its own sign
+
+
+def _square(x):
+    # PyTorch squares a bool as pow(x, 2) does: into int64
+    return jnp.square(x.astype(jnp.int64) if x.dtype == jnp.bool_ else x)
+
+
 def _fmax(a, b):
     # written as a select so the gradient goes where PyTorch sends it: to ``a`` on ties and
     # wherever ``b`` is NaN
@@ -48,12 +67,10 @@ _OTHER_SELF = "self other -> other self"
 # NOTE: output-based backward formulas, only where PyTorch saves the result.
 # ``inplace_function``: PyTorch also exports the in-place form (``torch.sin_(x)``).
 _UNARY = [
-    OpDef("neg", jnp.negative, "NegBackward0", (), aliases=("negative",),
-          inplace_function=True),
     OpDef("exp", jnp.exp, "ExpBackward0", OUT, lambda y, g: g * y, inplace_function=True),
     OpDef("tanh", jnp.tanh, "TanhBackward0", OUT, lambda y, g: g * (1 - y * y),
           inplace_function=True),
-    OpDef("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", OUT,
+    OpDef("sigmoid", _inexact(jax.nn.sigmoid), "SigmoidBackward0", OUT,
           lambda y, g: g * y * (1 - y), inplace_function=True),
     OpDef("relu", jax.nn.relu, "ReluBackward0", OUT,
           lambda y, g: jnp.where(y > 0, g, jnp.zeros_like(g)), inplace_function=True),
@@ -67,14 +84,14 @@ _UNARY = [
           names="self -> result"),
     OpDef("sqrt", jnp.sqrt, "SqrtBackward0", inplace_function=True,
           names="self -> result"),
-    OpDef("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", inplace_function=True,
+    OpDef("rsqrt", _inexact(jax.lax.rsqrt), "RsqrtBackward0", inplace_function=True,
           names="self -> result"),
     OpDef("reciprocal", jnp.reciprocal, "ReciprocalBackward0", inplace_function=True,
           names="self -> result"),
-    OpDef("square", jnp.square, "PowBackward0", inplace_function=True,
+    OpDef("square", _square, "PowBackward0", inplace_function=True,
           names="self -> self exponent=2"),
     OpDef("abs", _abs, "AbsBackward0", inplace_function=True),
-    OpDef("sign", jnp.sign, "SignBackward0", ()),
+    OpDef("sign", _sign, "SignBackward0", ()),
     OpDef("sin", jnp.sin, "SinBackward0", inplace_function=True),
     OpDef("cos", jnp.cos, "CosBackward0", inplace_function=True),
     OpDef("tan", jnp.tan, "TanBackward0", inplace_function=True,
@@ -204,6 +221,19 @@ _REMAINDER_T = defop("remainder_tensor", jnp.remainder, "RemainderBackward1",
                      {0: (), 1: (0, 1)}, names=_OTHER_SELF)
 # a number dividend (``2.0 % y``): PyTorch's ``.Scalar_Tensor`` overload, not differentiable
 _REMAINDER_ST = defop("remainder.Scalar_Tensor", jnp.remainder, NOT_IMPLEMENTED, ())
+
+
+_NEG = defop("neg", jnp.negative, "NegBackward0", ())
+
+
+@variants(inplace=True, inplace_function=True, aliases=("negative",))
+def neg(input) -> OpCall:
+    """``neg(input)`` (alias ``negative``): ``-input``."""
+    if isinstance(input, Tensor) and input.dtype.name == "bool":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return _NEG, (input,), None
 
 
 @variants(inplace=True)
@@ -380,7 +410,7 @@ def where(condition, input=None, other=None) -> Tensor:
     """``where(condition, input, other)``: ``input`` where ``condition`` is True, else
     ``other`` (either may be a number). ``where(condition)`` is ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
-        from .shape import nonzero
+        from .nonzero_forms import nonzero
         return nonzero(condition, as_tuple=True)
     cond = to_tensor_like(condition)
     if not isinstance(cond, Tensor) or cond.dtype.name != "bool":

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
-from .pointwise import _POW, _POW_T, _RPOW, _binary, _unary
+from .pointwise import _POW, _POW_T, _RPOW, _binary, _sign, _unary
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
 
@@ -28,7 +28,7 @@ def _sinc(x):
 
 def _sgn(x):
     if not jnp.iscomplexobj(x):
-        return jnp.sign(x)
+        return _sign(x)
     # z / |z|, written out: JAX gives sign a zero derivative, PyTorch's sgn of a complex
     # value has one (0 at 0, where a safe divisor keeps the gradient finite)
     a = jnp.abs(x)

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import OpCall, defop, export, variants
-from .shape import UNSAFE_VIEW
+from .shape import UNSAFE_VIEW, size_at
 
 
 def _scaled(beta, inp, alpha, prod):
@@ -86,6 +86,9 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    for t, ds in ((a, da), (b, db)):
+        for d in ds:
+            size_at(t, d)  # PyTorch's error for a dim out of range, a 0-d one's too
     da = [d % a.ndim for d in da]
     db = [d % b.ndim for d in db]
     free_a = [d for d in range(a.ndim) if d not in da]

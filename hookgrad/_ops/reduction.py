@@ -175,13 +175,16 @@ def _jdtype(dtype):
 
 
 def _dims(dim, ndim):
-    """``dim`` (int, sequence or None) wrapped into ``[0, ndim)``, with PyTorch's IndexError."""
+    """``dim`` (int, sequence or None) wrapped into ``[0, ndim)``, with PyTorch's IndexError;
+    ``()`` for a 0-d tensor, which has no axis to name to JAX (its dim 0 or -1 is itself)."""
     dim = norm_dim(dim)
     if dim is None:
         return None
     if isinstance(dim, tuple):
-        return tuple(wrap_dim(d, ndim) for d in dim)
-    return wrap_dim(dim, ndim)
+        dim = tuple(wrap_dim(d, ndim) for d in dim)
+    else:
+        dim = wrap_dim(dim, ndim)
+    return dim if ndim else ()
 
 
 def _int_accumulator(input, dtype):
@@ -326,7 +329,9 @@ def min(input, dim=None, keepdim=False) -> Any:
 
 def _amax_dims(dim, ndim):
     dim = _dims(dim, ndim)
-    return None if dim == () else dim  # () reduces over every dimension
+    # () reduces over every dimension (and is what a 0-d input's dim becomes: over all of
+    # it, its only index is 0)
+    return None if dim == () else dim
 
 
 @export
@@ -343,13 +348,14 @@ def amin(input, dim=(), keepdim=False) -> Tensor:
 
 
 @export
+@export
 def argmax(input, dim=None, keepdim=False) -> Tensor:
-    return apply(ARGMAX, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
+    return apply(ARGMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def argmin(input, dim=None, keepdim=False) -> Tensor:
-    return apply(ARGMIN, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
+    return apply(ARGMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
@@ -400,7 +406,7 @@ def count_nonzero(input, dim=None) -> Tensor:
 def _softmax_dim(x, dim):
     if dim is None:
         dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
-    return wrap_dim(int(dim), x.ndim)
+    return _dims(int(dim), x.ndim)
 
 
 @export

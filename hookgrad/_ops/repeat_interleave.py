@@ -14,7 +14,7 @@ import numpy as np
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import defop, export
-from .shape import reshape, wrap_dim
+from .shape import reshape, size_at, wrap_dim
 
 
 REPEAT_INTERLEAVE = defop("repeat_interleave", lambda x, repeats, dim: jnp.repeat(
@@ -74,7 +74,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     d = wrap_dim(dim, input.ndim)
     if isinstance(repeats, Tensor):
         _check_repeats(repeats)
-        n = input.shape[d] if input.ndim else 1
+        n = size_at(input, dim)
         if repeats.ndim == 0 or repeats.shape[0] == 1:
             repeats = repeats.reshape(()).expand(n)
         elif repeats.shape[0] != n:

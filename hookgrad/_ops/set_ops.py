@@ -20,8 +20,15 @@ from .shape import wrap_dim
 
 _TAKE = defop("unique", lambda x, idx, dim: jnp.take(x, idx, axis=dim), NOT_IMPLEMENTED, (),
               nondiff=(1,))
-_BINCOUNT = defop("bincount", lambda x, w, length: jnp.bincount(x, w, length=length),
-                  NOT_IMPLEMENTED, ())
+def _bincount(x, w, length):
+    # PyTorch sums weights in float64 unless they are float32
+    if w is not None and w.dtype != jnp.float32:
+        w = w.astype(jnp.float64)
+    return jnp.bincount(x, w, length=length)
+
+
+# float64 on purpose: not narrowed to the default dtype
+_BINCOUNT = defop("bincount", _bincount, NOT_IMPLEMENTED, (), promotes=False)
 _HISTC = defop("histc", lambda x, bins, lo, hi: _histc(x, bins, lo, hi), None)
 _SEARCH = defop("searchsorted", lambda s, v, side, dtype: _search(s, v, side).astype(dtype),
                 None)

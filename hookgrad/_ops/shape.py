@@ -16,7 +16,8 @@ import numpy as np
 from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
-from .registry import defop, export, shape_broadcast_error, to_tensor_like
+from .stages import modes as _modes
+from .registry import defop, export, to_tensor_like
 from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
                     view_strides)
 
@@ -39,6 +40,14 @@ def wrap_dim(d, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {d})")
     return d + n if d < 0 else d
+
+
+def size_at(input, dim):
+    """``input.size(dim)`` as PyTorch's kernels read it: a 0-d ``input`` has no dimension
+    to read (where ``wrap_dim`` lets a 0-d tensor take -1 and 0)."""
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {int(dim)} but tensor has no dimensions")
+    return input.shape[wrap_dim(dim, input.ndim)]
 
 
 def _dims_arg(dims, ndim):
@@ -151,18 +160,6 @@ SPLIT_SIZES = defop("split_with_sizes", lambda x, split_sizes, dim: tuple(
     (), names="self -> dim self_sym_sizes split_sizes")
 UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
                names="self -> dim")
-def _masked_select(x, mask, count):
-    x, mask = jnp.broadcast_arrays(x, mask)
-    return x[jnp.nonzero(mask, size=count)]
-
-
-# the count of True entries is static (one program per count); PyTorch saves mask and self
-MASKED_SELECT = defop("masked_select", _masked_select, "MaskedSelectBackward0", nondiff=(1,),
-                      names="self mask -> mask self")
-
-
-
-
 @export(function=False)
 def view(self, *shape) -> Tensor:
     """``view(*shape)``: the same elements in a new shape (one size may be -1), a view
@@ -191,7 +188,8 @@ def reshape(input, *shape) -> Tensor:
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
-    return view_apply(RESHAPE_ALIAS, input, {"shape": shape})
+    # as PyTorch's: a Tensor a dispatch mode sees is subclass-like, and its reshape a view
+    return view_apply(RESHAPE if _modes.MODES else RESHAPE_ALIAS, input, {"shape": shape})
 
 
 @export(function=False)
@@ -225,6 +223,9 @@ def unflatten(input, dim, sizes) -> Tensor:
     """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
     d = wrap_dim(dim, n)
+    if n == 0:  # PyTorch reads the dim's size inside a check that wraps what it raises
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {d} "
+                           "but tensor has no dimensions")
     shp = input.shape
     sizes = tuple(int(v) for v in sizes)
     try:
@@ -260,14 +261,6 @@ def t(input) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return view_apply(T, input)
-
-
-def _T(self) -> Tensor:
-    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
-
-
-def _mT(self) -> Tensor:
-    return transpose(self, -2, -1)
 
 
 @export
@@ -368,7 +361,8 @@ def repeat(self, *sizes) -> Tensor:
 def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return apply(FLIP, (input,), {"dims": _dims_arg(dims, input.ndim)})
+    dims = _dims_arg(dims, input.ndim)
+    return apply(FLIP, (input,), {"dims": dims if input.ndim else ()})  # 0-d: no axis to flip
 
 
 @export(name="flip", function=False)
@@ -402,6 +396,8 @@ def triu(input, diagonal=0) -> Tensor:
 @export
 def narrow(input, dim, start, length) -> Tensor:
     """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
     start = _dim(int(start), input.shape[d])
     if start + int(length) > input.shape[d]:
@@ -423,6 +419,10 @@ def cat(tensors, dim=0) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped whatever their shape
+    for k, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
+                               "concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     d = wrap_dim(dim, tensors[0].ndim)
     ref = tensors[0].shape
@@ -444,18 +444,20 @@ def stack(tensors, dim=0) -> Tensor:
     tensors = [to_tensor_like(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    d = wrap_dim(dim, tensors[0].ndim + 1)
     for k, t in enumerate(tensors[1:], 1):
         if t.shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {k}")
-    return apply(STACK, tuple(tensors), {"dim": wrap_dim(dim, tensors[0].ndim + 1)})
+    return apply(STACK, tuple(tensors), {"dim": d})
 
 
 @export
 def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
+    _at_least_1d(tensor, "split")
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -479,9 +481,15 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
         narrow_geometry(d, a, o.shape[d]) for a, o in zip(starts, out)])
 
 
+def _at_least_1d(input, name):
+    if input.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
+
+
 @export
 def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
     """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
+    _at_least_1d(input, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[wrap_dim(dim, input.ndim)]
@@ -508,33 +516,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:
     return view_apply(DIAGONAL, input, {"off": int(offset), "d1": d1, "d2": d2})
 
 
-@export
-def nonzero(input, *, as_tuple=False) -> Tensor | tuple[Tensor, ...]:
-    """Indices of non-zero elements (data-dependent shape: eager only)."""
-    idx = np.nonzero(np.asarray(input._data))
-    if as_tuple:
-        return tuple(Tensor._wrap(jnp.asarray(i)) for i in idx)
-    return Tensor._wrap(jnp.asarray(np.stack(idx, axis=1)))
-
-
-@export
-def masked_select(input, mask) -> Tensor:
-    """``masked_select(input, mask)``: the 1-d tensor of elements where ``mask`` (broadcast)
-    is True (data-dependent shape: eager only)."""
-    if mask.dtype.name != "bool":
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    err = shape_broadcast_error(tuple(mask.shape), tuple(input.shape))
-    if err is not None:
-        raise err
-    b = tuple(np.broadcast_shapes(input.shape, mask.shape))
-    if isinstance(mask._data, jax.core.Tracer):
-        raise RuntimeError("masked_select has a data-dependent shape and cannot be traced; "
-                           "use hookgrad.where instead")
-    count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), b)))
-    return apply(MASKED_SELECT, (input, mask), {"count": count})
-
-
-TENSOR_PROPERTIES = {"T": _T, "mT": _mT}
+TENSOR_PROPERTIES = {}  # name -> getter, filled by the modules that define them
 
 
 @export(name="tril_", function=False)

@@ -16,6 +16,7 @@ import jax.scipy.special as jss
 
 from .._tensor import Tensor
 from .dispatch import apply
+from .pointwise import _inexact
 from .statistics import _MUL_SCALAR
 from .registry import bapply, defop, to_tensor_like, variants, with_out
 
@@ -54,7 +55,7 @@ ERFCX = defop("special_erfcx", jss.erfcx, "SpecialErfcxBackward0", names=_SELF_R
 I0E = defop("special_i0e", jss.i0e, "SpecialI0EBackward0", names=_SELF_RESULT)
 I1 = defop("special_i1", jss.i1, "SpecialI1Backward0", names=_SELF_RESULT)
 I1E = defop("special_i1e", jss.i1e, "SpecialI1EBackward0", names=_SELF_RESULT)
-LOG_NDTR = defop("special_log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0",
+LOG_NDTR = defop("special_log_ndtr", _inexact(jss.log_ndtr), "SpecialLogNdtrBackward0",
                  names=_SELF_RESULT)
 NDTRI = defop("special_ndtri", jss.ndtri, "SpecialNdtriBackward0", names="self -> result")
 

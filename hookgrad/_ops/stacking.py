@@ -231,6 +231,8 @@ def rot90(input, k=1, dims=(0, 1)) -> Tensor:
     first of ``dims`` towards the second."""
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
     d0, d1 = (wrap_dim(d, input.ndim) for d in dims)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "

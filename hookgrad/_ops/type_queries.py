@@ -189,34 +189,9 @@ def _detach(input) -> Tensor:
     return input.detach()
 
 
-def _conj(t):
-    # the conjugate transposes: complex_numbers (imported after this module) conjugates
-    return FUNCTIONS["conj"](t) if t.dtype.is_complex else t
-
-
-@export
-def adjoint(input) -> Tensor:
-    """``adjoint(input)``: the conjugate transpose of the last two dimensions."""
-    return _conj(input.transpose(-2, -1))
-
-
-def _H(self):
-    if self.ndim not in (0, 2):
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self.ndim}-D tensor.")
-    return _conj(self.transpose(0, 1) if self.ndim == 2 else self)
-
-
-def _mH(self):
-    if self.ndim < 2:
-        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
-                           f"Got {self.ndim}-D tensor.")
-    return _conj(self.transpose(-2, -1))
-
-
 # every hookgrad tensor is dense (strided: ``layout.py``); none is nested or an MKL-DNN one
 TENSOR_PROPERTIES.update({
-    "H": _H, "mH": _mH, "is_sparse": lambda self: False,
+    "is_sparse": lambda self: False,
     "is_sparse_csr": lambda self: False, "is_nested": lambda self: False,
     "is_mkldnn": lambda self: False,
 })

@@ -20,7 +20,7 @@ _VIEW_OPS = (shape.VIEW, shape.PERMUTE, shape.TRANSPOSE, shape.T, shape.SQUEEZE,
              shape.SQUEEZE_DIM, shape.SQUEEZE_DIMS, shape.UNSQUEEZE, shape.DIAGONAL,
              shape.ALIAS, indexing.SELECT, indexing.SLICE, shape.EXPAND, shape.SPLIT,
              shape.SPLIT_SIZES, shape.UNBIND, views.AS_STRIDED,
-             placement._UNFOLD)  # unfold is a copy here, a view in PyTorch
+             placement._UNFOLD)
 
 TWINS = {op.name: defop(op.name + "_copy", op.fwd, op.node + "_copy", op.save, op.bwd,
                         names=op.names) for op in _VIEW_OPS}

@@ -131,6 +131,14 @@ def _select(size, stride, offset, dim, index):
             offset + index % size[dim] * stride[dim])
 
 
+def _unfold(sz, st, off, dim, size, step):
+    # windows of ``size`` every ``step`` along ``dim``: that dim counts the windows, a new
+    # last dim walks one window
+    n = (sz[dim] - size) // step + 1
+    return (sz[:dim] + (n,) + sz[dim + 1:] + (size,),
+            st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],), off)
+
+
 def _reshaped(sz, st, off, shape):
     return tuple(shape), view_strides(sz, st, shape), off
 
@@ -154,6 +162,7 @@ GEOMETRY = {
     "slice": _slice,
     "select": _select,
     "diagonal": _diagonal,
+    "unfold": _unfold,
     # as_strided's input is contiguous: ``offset`` counts from the input's own offset
     "as_strided": lambda sz, st, off, size, stride, offset: (size, stride, off + offset),
 }

@@ -52,8 +52,9 @@ def _write_global(pickler, obj):
 
 
 def _write_dtype(pickler, d):
-    # a dtype pickles as the bare global ``torch.float32``, as PyTorch's does
-    _write_global(pickler, _names.DTYPE_GLOBALS[d.name])
+    # a dtype pickles as the bare global ``torch.float32``, as PyTorch's does; saved through
+    # the memo, so a dtype written twice is the same global fetched again
+    pickler.save(_names.DTYPE_GLOBALS[d.name])
 
 
 def pickler_class(pickle_module):

@@ -41,10 +41,7 @@ class CatTransform(Transform):
         parts = _cached_parts(tseq, cache_size)
         super().__init__(cache_size=cache_size)
         self.transforms = parts
-        self.lengths = [1] * len(parts) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.transforms):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
-                                 f"({len(self.transforms)})")
+        self.lengths = constraints._block_lengths(lengths, parts, "transforms")
         self.dim = dim
 
     @lazy_property

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .._tensor import Size
 from .categorical import _check_one_of
 from .distribution import Distribution, broadcast_all
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import _delegated, lazy_property, logits_to_probs, probs_to_logits
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -74,18 +74,7 @@ class _OverCategorical(Distribution):
         params["_categorical"] = self._categorical.expand(shape)
         return self._new_expanded(type(self), shape, params)
 
-    @property
-    def _param(self) -> Tensor:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
+    _param = _delegated("_categorical", "_param")
+    probs = _delegated("_categorical", "probs")
+    logits = _delegated("_categorical", "logits")
+    param_shape = _delegated("_categorical", "param_shape", Size)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._tensor import Size
 from . import constraints
-from .utils import lazy_property
+from .utils import _delegated, lazy_property
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -84,24 +84,22 @@ class Transform:
     __hash__ = object.__hash__
 
     def __call__(self, x: Tensor) -> Tensor:
-        if not self._cache_size:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._cached(x, self._call, 0)
 
     def _inv_call(self, y):
+        return self._cached(y, self._inverse, 1)
+
+    def _cached(self, value, compute, side):
+        """``compute(value)``, where ``value`` is the ``x`` (``side`` 0) or ``y`` (1) of the pair;
+        with a cache, the last pair answers again when ``value`` is the same object."""
         if not self._cache_size:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+            return compute(value)
+        pair = self._cached_x_y
+        if value is pair[side]:
+            return pair[1 - side]
+        out = compute(value)
+        self._cached_x_y = (value, out) if side == 0 else (out, value)
+        return out
 
     def _call(self, x):
         raise NotImplementedError
@@ -140,13 +138,8 @@ class _InverseTransform(Transform):
     def codomain(self) -> constraints.Constraint:
         return self._inv.domain
 
-    @property
-    def bijective(self) -> bool:
-        return self._inv.bijective
-
-    @property
-    def sign(self) -> int:
-        return self._inv.sign
+    bijective = _delegated("_inv", "bijective", bool)
+    sign = _delegated("_inv", "sign", int)
 
     @property
     def inv(self) -> Transform:

@@ -46,15 +46,19 @@ class _Boolean(Constraint):
         return (value == 0) | (value == 1)
 
 
-class _GreaterThan(Constraint):
+class _LowerBound(Constraint):
+    """A constraint with one ``lower_bound`` (the ``greater_than`` family)."""
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
 
-    def check(self, value: Tensor) -> Tensor:
-        return self.lower_bound < value
-
     def __repr__(self):
         return _fields(self, lower_bound=self.lower_bound)
+
+
+class _GreaterThan(_LowerBound):
+    def check(self, value: Tensor) -> Tensor:
+        return self.lower_bound < value
 
 
 class _LessThan(Constraint):
@@ -68,28 +72,16 @@ class _LessThan(Constraint):
         return _fields(self, upper_bound=self.upper_bound)
 
 
-class _GreaterThanEq(Constraint):
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
+class _GreaterThanEq(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound <= value
 
-    def __repr__(self):
-        return _fields(self, lower_bound=self.lower_bound)
 
-
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_LowerBound):
     is_discrete = True
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
 
     def check(self, value: Tensor) -> Tensor:
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self):
-        return _fields(self, lower_bound=self.lower_bound)
 
 
 class _Interval(Constraint):
@@ -218,6 +210,15 @@ def _check_dim(dim, value):
                              "dimensions")
 
 
+def _block_lengths(lengths, parts, what):
+    """``cat``'s block lengths (1 each by default), as many as ``parts``, for the ``cat``
+    constraint and ``CatTransform``."""
+    lengths = [1] * len(parts) if lengths is None else list(lengths)
+    if len(lengths) != len(parts):
+        raise AssertionError(f"lengths ({len(lengths)}) must match {what} ({len(parts)})")
+    return lengths
+
+
 class _Cat(Constraint):
     """``cseq[i]`` over the ``i``-th block (of ``lengths[i]``) along ``dim``, as
     ``cat`` joins them."""
@@ -226,10 +227,7 @@ class _Cat(Constraint):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
-                                 f"({len(self.cseq)})")
+        self.lengths = _block_lengths(lengths, self.cseq, "cseq")
         self.dim = dim
 
     @property

@@ -10,6 +10,7 @@ from . import constraints
 from .cauchy import Cauchy
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
+from .utils import _delegated
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -34,9 +35,7 @@ class HalfCauchy(TransformedDistribution):
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(),
                          validate_args=validate_args)
 
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
+    scale = _delegated("base_dist", "scale")
 
     @property
     def mean(self) -> Tensor:
@@ -46,9 +45,7 @@ class HalfCauchy(TransformedDistribution):
     def mode(self) -> Tensor:
         return zeros_like(self.scale)
 
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    variance = _delegated("base_dist", "variance")
 
     def log_prob(self, value) -> Tensor:
         if self._validate_args:

@@ -7,6 +7,7 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .utils import _delegated
 
 __all__ = ["Independent"]
 
@@ -50,9 +51,7 @@ class Independent(Distribution):
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
         return new
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = _delegated("base_dist", "has_rsample", bool)
 
     @property
     def has_enumerate_support(self) -> bool:
@@ -67,17 +66,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self) -> Tensor:
-        return self.base_dist.mean
-
-    @property
-    def mode(self) -> Tensor:
-        return self.base_dist.mode
-
-    @property
-    def variance(self) -> Tensor:
-        return self.base_dist.variance
+    mean = _delegated("base_dist", "mean")
+    mode = _delegated("base_dist", "mode")
+    variance = _delegated("base_dist", "variance")
 
     def sample(self, sample_shape=()) -> Tensor:
         return self.base_dist.sample(sample_shape)

@@ -9,6 +9,7 @@ from . import constraints
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
+from .utils import _delegated
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -35,13 +36,8 @@ class InverseGamma(TransformedDistribution):
         super().__init__(base, PowerTransform(base.rate.new_full((), -1.0)),
                          validate_args=validate_args)
 
-    @property
-    def concentration(self) -> Tensor:
-        return self.base_dist.concentration
-
-    @property
-    def rate(self) -> Tensor:
-        return self.base_dist.rate
+    concentration = _delegated("base_dist", "concentration")
+    rate = _delegated("base_dist", "rate")
 
     @property
     def mean(self) -> Tensor:

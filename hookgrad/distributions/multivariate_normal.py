@@ -73,6 +73,18 @@ class _CholeskyParametrized:
         return self._unbroadcasted_scale_tril.cholesky_inverse().expand(self._matrix_shape())
 
 
+def _the_one_matrix(error, covariance_matrix, precision_matrix, scale_tril):
+    """``(name, matrix)`` of the one parametrisation given; PyTorch's ``error`` (its type
+    differs between the distributions) where not exactly one is."""
+    given = [(n, m) for n, m in (("covariance_matrix", covariance_matrix),
+                                 ("precision_matrix", precision_matrix),
+                                 ("scale_tril", scale_tril)) if m is not None]
+    if len(given) != 1:
+        raise error("Exactly one of covariance_matrix or precision_matrix or scale_tril may "
+                    "be specified.")
+    return given[0]
+
+
 class MultivariateNormal(_CholeskyParametrized, _CentredAtLoc, Distribution):
     r"""The multivariate normal distribution of mean ``loc`` and a covariance given by
     one of ``covariance_matrix``, ``precision_matrix`` or its lower Cholesky factor
@@ -98,13 +110,8 @@ class MultivariateNormal(_CholeskyParametrized, _CentredAtLoc, Distribution):
                  validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = [(n, m) for n, m in (("scale_tril", scale_tril),
-                                     ("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix)) if m is not None]
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        name, matrix = given[0]
+        name, matrix = _the_one_matrix(ValueError, covariance_matrix, precision_matrix,
+                                       scale_tril)
         if matrix.dim() < 2:
             what = "scale_tril matrix" if name == "scale_tril" else name
             raise ValueError(f"{what} must be at least two-dimensional, with optional "

@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import TYPE_CHECKING
 
 from .._factory import randn
 from .._tensor import Size
-from . import constraints
-from ._simple import _CentredAtLoc
-from .distribution import broadcast_all
+from ._simple import _CentredAtLoc, _LocScale
 from .exp_family import ExponentialFamily
 
 if TYPE_CHECKING:
@@ -18,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Normal"]
 
 
-class Normal(_CentredAtLoc, ExponentialFamily):
+class Normal(_CentredAtLoc, _LocScale, ExponentialFamily):
     r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation
     ``scale``, as ``torch.distributions.Normal``.
 
@@ -35,23 +32,6 @@ class Normal(_CentredAtLoc, ExponentialFamily):
         >>> d.log_prob(hookgrad.tensor([0.5]))
         tensor([-1.0439])
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None) -> Normal:
-        shape = Size(batch_shape)
-        return self._new_expanded(Normal, shape, {"loc": self.loc.expand(shape),
-                                                  "scale": self.scale.expand(shape)})
 
     @property
     def stddev(self) -> Tensor:

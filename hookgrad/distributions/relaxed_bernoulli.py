@@ -10,7 +10,7 @@ from ._probs_logits import _ProbsOrLogits
 from .distribution import broadcast_all
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import clamp_probs
+from .utils import _delegated, clamp_probs
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -55,17 +55,9 @@ class _Relaxed(TransformedDistribution):
     """A relaxation pushed from its base: ``temperature``, ``logits`` and ``probs`` are
     the base distribution's."""
 
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
+    temperature = _delegated("base_dist", "temperature")
+    logits = _delegated("base_dist", "logits")
+    probs = _delegated("base_dist", "probs")
 
 
 class RelaxedBernoulli(_Relaxed):

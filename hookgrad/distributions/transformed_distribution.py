@@ -10,6 +10,7 @@ from . import constraints
 from ._transform import ComposeTransform, Transform, _sum_rightmost
 from .distribution import Distribution
 from .independent import Independent
+from .utils import _delegated
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -86,9 +87,7 @@ class TransformedDistribution(Distribution):
                                               len(self.event_shape) - support.event_dim)
         return support
 
-    @property
-    def has_rsample(self) -> bool:
-        return self.base_dist.has_rsample
+    has_rsample = _delegated("base_dist", "has_rsample", bool)
 
     def _push(self, x):
         for t in self.transforms:

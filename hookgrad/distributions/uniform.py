@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import TYPE_CHECKING
 
 from .._factory import rand
 from .._tensor import Size
 from . import constraints
-from .distribution import Distribution, broadcast_all
+from ._simple import _Params
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Uniform"]
 
 
-class Uniform(Distribution):
+class Uniform(_Params):
     r"""Uniform on the half-open interval ``[low, high)``, as
     ``torch.distributions.Uniform``.
 
@@ -35,6 +34,7 @@ class Uniform(Distribution):
     """
 
     has_rsample = True
+    _params = ("low", "high")
 
     @property
     def arg_constraints(self) -> dict[str, constraints.Constraint]:
@@ -42,17 +42,7 @@ class Uniform(Distribution):
                 "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, numbers.Number) and isinstance(high, numbers.Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None) -> Uniform:
-        shape = Size(batch_shape)
-        return self._new_expanded(Uniform, shape, {"low": self.low.expand(shape),
-                                                   "high": self.high.expand(shape)})
+        super().__init__(low, high, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:

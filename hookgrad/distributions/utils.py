@@ -21,6 +21,16 @@ def _eps(t: Tensor) -> float:
     return float(jnp.finfo(t._data.dtype).eps)
 
 
+def _delegated(owner: str, name: str, returns: type = Tensor) -> property:
+    """A read-only property answering ``self.<owner>.<name>``: what a wrapping distribution
+    or transform reports of the one it wraps (``Independent.mean``, ``InverseGamma.rate``)."""
+    def get(self):
+        return getattr(getattr(self, owner), name)
+    get.__name__ = get.__qualname__ = name
+    get.__annotations__ = {"return": returns}
+    return property(get)
+
+
 def clamp_probs(probs: Tensor) -> Tensor:
     """``probs`` clamped to ``[eps, 1 - eps]`` (``eps`` of its dtype)."""
     eps = _eps(probs)

@@ -16,7 +16,8 @@ from ..linalg import cholesky, slogdet
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _CholeskyParametrized, _precision_to_scale_tril
+from .multivariate_normal import (_CholeskyParametrized, _precision_to_scale_tril,
+                                  _the_one_matrix)
 from .. import _errors
 
 if TYPE_CHECKING:
@@ -56,13 +57,8 @@ class Wishart(_CholeskyParametrized, ExponentialFamily):
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = [(n, m) for n, m in (("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix),
-                                     ("scale_tril", scale_tril)) if m is not None]
-        if len(given) != 1:
-            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or "
-                                 "scale_tril may be specified.")
-        name, param = given[0]
+        name, param = _the_one_matrix(AssertionError, covariance_matrix, precision_matrix,
+                                      scale_tril)
         if param.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional "
                              "leading batch dimensions")

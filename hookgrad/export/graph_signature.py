@@ -124,6 +124,22 @@ def _name(arg):
     return arg.value if isinstance(arg, ConstantArgument) else arg.name
 
 
+def _targets(kind: InputKind) -> property:
+    """A property: the targets of the inputs of ``kind``, in the program's order."""
+    def get(self) -> tuple[str, ...]:
+        return tuple(s.target for s in self._inputs(kind))
+    return property(get)
+
+
+def _names_to_targets(kind) -> property:
+    """A property: ``{name: target}`` over the input (an ``InputKind``) or output specs of
+    ``kind``."""
+    def get(self) -> dict[str, str]:
+        specs = self._inputs(kind) if isinstance(kind, InputKind) else self._outputs(kind)
+        return {s.arg.name: s.target for s in specs}
+    return property(get)
+
+
 @dataclasses.dataclass
 class ExportGraphSignature:
     """The kinds of an exported program's inputs and outputs.
@@ -143,25 +159,15 @@ class ExportGraphSignature:
     def _outputs(self, kind):
         return [s for s in self.output_specs if s.kind == kind]
 
-    @property
-    def parameters(self) -> tuple[str, ...]:
-        return tuple(s.target for s in self._inputs(InputKind.PARAMETER))
-
-    @property
-    def buffers(self) -> tuple[str, ...]:
-        return tuple(s.target for s in self._inputs(InputKind.BUFFER))
+    parameters = _targets(InputKind.PARAMETER)
+    buffers = _targets(InputKind.BUFFER)
 
     @property
     def non_persistent_buffers(self) -> tuple[str, ...]:
         return tuple(s.target for s in self._inputs(InputKind.BUFFER) if s.persistent is False)
 
-    @property
-    def lifted_tensor_constants(self) -> tuple[str, ...]:
-        return tuple(s.target for s in self._inputs(InputKind.CONSTANT_TENSOR))
-
-    @property
-    def lifted_custom_objs(self) -> tuple[str, ...]:
-        return tuple(s.target for s in self._inputs(InputKind.CUSTOM_OBJ))
+    lifted_tensor_constants = _targets(InputKind.CONSTANT_TENSOR)
+    lifted_custom_objs = _targets(InputKind.CUSTOM_OBJ)
 
     @property
     def user_inputs(self) -> tuple:
@@ -171,33 +177,13 @@ class ExportGraphSignature:
     def user_outputs(self) -> tuple:
         return tuple(_name(s.arg) for s in self._outputs(OutputKind.USER_OUTPUT))
 
-    @property
-    def inputs_to_parameters(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._inputs(InputKind.PARAMETER)}
-
-    @property
-    def inputs_to_buffers(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._inputs(InputKind.BUFFER)}
-
-    @property
-    def inputs_to_lifted_tensor_constants(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._inputs(InputKind.CONSTANT_TENSOR)}
-
-    @property
-    def inputs_to_lifted_custom_objs(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._inputs(InputKind.CUSTOM_OBJ)}
-
-    @property
-    def buffers_to_mutate(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._outputs(OutputKind.BUFFER_MUTATION)}
-
-    @property
-    def parameters_to_mutate(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._outputs(OutputKind.PARAMETER_MUTATION)}
-
-    @property
-    def user_inputs_to_mutate(self) -> dict[str, str]:
-        return {s.arg.name: s.target for s in self._outputs(OutputKind.USER_INPUT_MUTATION)}
+    inputs_to_parameters = _names_to_targets(InputKind.PARAMETER)
+    inputs_to_buffers = _names_to_targets(InputKind.BUFFER)
+    inputs_to_lifted_tensor_constants = _names_to_targets(InputKind.CONSTANT_TENSOR)
+    inputs_to_lifted_custom_objs = _names_to_targets(InputKind.CUSTOM_OBJ)
+    buffers_to_mutate = _names_to_targets(OutputKind.BUFFER_MUTATION)
+    parameters_to_mutate = _names_to_targets(OutputKind.PARAMETER_MUTATION)
+    user_inputs_to_mutate = _names_to_targets(OutputKind.USER_INPUT_MUTATION)
 
     @property
     def backward_signature(self) -> Optional[ExportBackwardSignature]:

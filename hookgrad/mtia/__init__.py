@@ -143,48 +143,8 @@ def record_memory_history(enabled="all", stacks="python", max_entries=0):
     """Record MTIA allocations: a no-op while MTIA is not initialized (it never is)."""
 
 
-def get_rng_state(device="mtia"):
-    """An MTIA device's RNG state (raises: there is none)."""
-    lazy_init()
-
-
-def get_rng_state_all():
-    """The RNG states of all MTIA devices: none."""
-    return []
-
-
-def set_rng_state(new_state, device="mtia"):
-    """Set an MTIA device's RNG state (dropped: there is no device)."""
-    MTIA.rng_state_check(new_state, device)
-
-
-def set_rng_state_all(new_states):
-    """Set each MTIA device's RNG state (dropped: there is no device)."""
-    for i, state in enumerate(new_states):
-        set_rng_state(state, i)
-
-
-def manual_seed(seed):
-    """Seed the current MTIA device (checked, then dropped: there is no device)."""
-    MTIA.seed_check(seed)
-
-
-def manual_seed_all(seed):
-    """Seed all MTIA devices (checked, then dropped: there is none)."""
-    MTIA.seed_check(seed)
-
-
-def seed():
-    """Seed the current MTIA device randomly (nothing to seed)."""
-
-
-def seed_all():
-    """Seed all MTIA devices randomly (nothing to seed)."""
-
-
-def initial_seed():
-    """The current MTIA device's initial seed (raises: there is no device)."""
-    lazy_init()
+(get_rng_state, get_rng_state_all, set_rng_state, set_rng_state_all, manual_seed,
+ manual_seed_all, seed, seed_all, initial_seed) = MTIA.queued_rng(__name__)
 
 
 _missing_attr = _missing.module_getattr(__name__)

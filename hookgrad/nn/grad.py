@@ -7,43 +7,35 @@ __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "co
            "conv3d_weight"]
 
 
-def conv1d_input(input_size, weight: Tensor, grad_output: Tensor, stride=1, padding=0,
-                 dilation=1, groups=1) -> Tensor:
-    """The gradient of ``conv1d`` with respect to its input, of shape ``input_size``."""
-    return conv_input_grad(1, input_size, weight, grad_output, stride, padding, dilation, groups)
+def _named(fn, name, doc):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def conv1d_weight(input: Tensor, weight_size, grad_output: Tensor, stride=1, padding=0,
-                  dilation=1, groups=1) -> Tensor:
-    """The gradient of ``conv1d`` with respect to its weight, of shape ``weight_size``."""
-    return conv_weight_grad(1, input, weight_size, grad_output, stride, padding, dilation,
-                            groups)
+def _input_grad(n: int):
+    """``conv{n}d_input``: one function per dimension count, as PyTorch names them."""
+    def grad(input_size, weight: Tensor, grad_output: Tensor, stride=1, padding=0, dilation=1,
+             groups=1) -> Tensor:
+        return conv_input_grad(n, input_size, weight, grad_output, stride, padding, dilation,
+                               groups)
+    return _named(grad, f"conv{n}d_input", f"The gradient of ``conv{n}d`` with respect to its "
+                                           "input, of shape ``input_size``.")
 
 
-def conv2d_input(input_size, weight: Tensor, grad_output: Tensor, stride=1, padding=0,
-                 dilation=1, groups=1) -> Tensor:
-    """The gradient of ``conv2d`` with respect to its input, of shape ``input_size``."""
-    return conv_input_grad(2, input_size, weight, grad_output, stride, padding, dilation, groups)
+def _weight_grad(n: int):
+    """``conv{n}d_weight``: one function per dimension count, as PyTorch names them."""
+    def grad(input: Tensor, weight_size, grad_output: Tensor, stride=1, padding=0, dilation=1,
+             groups=1) -> Tensor:
+        return conv_weight_grad(n, input, weight_size, grad_output, stride, padding, dilation,
+                                groups)
+    return _named(grad, f"conv{n}d_weight", f"The gradient of ``conv{n}d`` with respect to its "
+                                            "weight, of shape ``weight_size``.")
 
 
-def conv2d_weight(input: Tensor, weight_size, grad_output: Tensor, stride=1, padding=0,
-                  dilation=1, groups=1) -> Tensor:
-    """The gradient of ``conv2d`` with respect to its weight, of shape ``weight_size``."""
-    return conv_weight_grad(2, input, weight_size, grad_output, stride, padding, dilation,
-                            groups)
-
-
-def conv3d_input(input_size, weight: Tensor, grad_output: Tensor, stride=1, padding=0,
-                 dilation=1, groups=1) -> Tensor:
-    """The gradient of ``conv3d`` with respect to its input, of shape ``input_size``."""
-    return conv_input_grad(3, input_size, weight, grad_output, stride, padding, dilation, groups)
-
-
-def conv3d_weight(input: Tensor, weight_size, grad_output: Tensor, stride=1, padding=0,
-                  dilation=1, groups=1) -> Tensor:
-    """The gradient of ``conv3d`` with respect to its weight, of shape ``weight_size``."""
-    return conv_weight_grad(3, input, weight_size, grad_output, stride, padding, dilation,
-                            groups)
+conv1d_input, conv1d_weight = _input_grad(1), _weight_grad(1)
+conv2d_input, conv2d_weight = _input_grad(2), _weight_grad(2)
+conv3d_input, conv3d_weight = _input_grad(3), _weight_grad(3)
 
 
 from .. import _missing as _m  # noqa: E402

@@ -49,18 +49,26 @@ def decay_parts(static, weight_decay, core) -> list[tuple[str, optax.GradientTra
     return parts
 
 
-def adam_state_to_torch(inner, part, second="exp_avg_sq") -> dict[str, Any]:
-    st = inner[part]
-    return {"exp_avg": st.mu, second: st.nu}
+class AdamMoments:
+    """``_to_torch`` / ``_from_torch`` for an optimizer whose state is one optax part with
+    ``mu``, ``nu`` and ``count``: ``_moments`` names the part and PyTorch's name of the
+    second moment (``exp_avg_sq``; Adamax's ``exp_inf``). RAdam, Adamax, SparseAdam."""
+    _moments = ("adam", "exp_avg_sq")
 
+    @classmethod
+    def _to_torch(cls, static, inner) -> dict[str, Any]:
+        part, second = cls._moments
+        return {"exp_avg": inner[part].mu, second: inner[part].nu}
 
-def adam_state_from_torch(inner, part, d, count, second="exp_avg_sq") -> Any:
-    fields = {"count": count}
-    if "exp_avg" in d:
-        fields["mu"] = d["exp_avg"]
-    if second in d:
-        fields["nu"] = d[second]
-    return replace_part(inner, part, **fields)
+    @classmethod
+    def _from_torch(cls, static, inner, d, count) -> Any:
+        part, second = cls._moments
+        fields = {"count": count}
+        if "exp_avg" in d:
+            fields["mu"] = d["exp_avg"]
+        if second in d:
+            fields["nu"] = d[second]
+        return replace_part(inner, part, **fields)
 
 
 class AdamFamily(TransformOptimizer):

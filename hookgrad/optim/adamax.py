@@ -1,13 +1,12 @@
 """``Adamax``: Adam with the infinity norm in place of the second moment."""
 import optax
 
-from ._adam_family import (AdamFamily, adam_state_from_torch, adam_state_to_torch,
-                           check_adam_family, decay_parts)
+from ._adam_family import AdamFamily, AdamMoments, check_adam_family, decay_parts
 
 __all__ = ["Adamax"]
 
 
-class Adamax(AdamFamily):
+class Adamax(AdamMoments, AdamFamily):
     r"""Adamax, as ``torch.optim.Adamax``.
 
     .. code-block:: python
@@ -24,6 +23,7 @@ class Adamax(AdamFamily):
 
         >>> opt = hookgrad.optim.Adamax(model.parameters(), lr=2e-3)
     """
+    _moments = ("adamax", "exp_inf")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
@@ -39,14 +39,6 @@ class Adamax(AdamFamily):
                             ("adamax", optax.scale_by_adamax(b1, b2, eps)))
         parts.append(("lr", optax.scale_by_learning_rate(lr)))
         return optax.named_chain(*parts)
-
-    @staticmethod
-    def _to_torch(static, inner):
-        return adam_state_to_torch(inner, "adamax", "exp_inf")
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        return adam_state_from_torch(inner, "adamax", d, count, "exp_inf")
 
 
 from .. import _missing as _m  # noqa: E402

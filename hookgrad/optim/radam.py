@@ -3,8 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._adam_family import (AdamFamily, adam_state_from_torch, adam_state_to_torch,
-                           check_adam_family, decay_parts)
+from ._adam_family import AdamFamily, AdamMoments, check_adam_family, decay_parts
 
 __all__ = ["RAdam"]
 
@@ -13,7 +12,7 @@ __all__ = ["RAdam"]
 _RHO_THRESHOLD = float(np.nextafter(np.float32(5.0), np.float32(6.0)))
 
 
-class RAdam(AdamFamily):
+class RAdam(AdamMoments, AdamFamily):
     r"""RAdam, as ``torch.optim.RAdam``.
 
     .. code-block:: python
@@ -32,6 +31,7 @@ class RAdam(AdamFamily):
 
         >>> opt = hookgrad.optim.RAdam(model.parameters(), lr=1e-3)
     """
+    _moments = ("radam", "exp_avg_sq")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
@@ -57,14 +57,6 @@ class RAdam(AdamFamily):
         parts = decay_parts(static, weight_decay, core)
         parts.append(("lr", optax.scale_by_learning_rate(lr)))
         return optax.named_chain(*parts)
-
-    @staticmethod
-    def _to_torch(static, inner):
-        return adam_state_to_torch(inner, "radam")
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        return adam_state_from_torch(inner, "radam", d, count)
 
 
 from .. import _missing as _m  # noqa: E402

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import optax
 
 from .._tensor import Tensor
-from ._adam_family import adam_state_from_torch, adam_state_to_torch
+from ._adam_family import AdamMoments
 from ._blocks import Params
 from ._transform import TransformOptimizer, gradient_parts
 
@@ -48,7 +48,7 @@ def scale_by_sparse_adam(b1, b2, eps, step_size) -> optax.GradientTransformation
     return optax.GradientTransformation(init_fn, update_fn)
 
 
-class SparseAdam(TransformOptimizer):
+class SparseAdam(AdamMoments, TransformOptimizer):
     r"""SparseAdam, as ``torch.optim.SparseAdam``: Adam that updates only the rows the
     gradient touches (``nn.Embedding(sparse=True)``'s looked-up rows), keeping the other
     rows' moments.
@@ -116,14 +116,6 @@ class SparseAdam(TransformOptimizer):
         if not isinstance(slot.state.count, jax.core.Tracer):  # a traced one stays an array
             out["step"] = int(jax.device_get(slot.state.count))
         return out
-
-    @staticmethod
-    def _to_torch(static, inner):
-        return adam_state_to_torch(inner, "adam")
-
-    @staticmethod
-    def _from_torch(static, inner, d, count):
-        return adam_state_from_torch(inner, "adam", d, count)
 
 
 from .. import _missing as _m  # noqa: E402

@@ -2,10 +2,11 @@
 
 A mode entered with ``with`` receives every op call of the op table as
 ``__torch_dispatch__(func, types, args, kwargs)``, ``func`` the row's ATen overload
-(``hookgrad.ops.aten.mm.default``); modes stack. hookgrad's ops are its op table's rows,
-coarser than ATen's in places (docs/differences.md): ``linear`` is one op, and a node's
-backward is one op, ``<op>_backward.default``. Inside ``hookgrad.compile`` and
-``hookgrad.func`` a mode sees the traced ops once per trace.
+(``hookgrad.ops.aten.mm.default``); modes stack. A node's backward runs PyTorch's ops
+(``_ops/derivatives.py``), factories and the gradient seed are ops; where hookgrad has no
+PyTorch formula a node's backward is one op, ``<op>_backward.default``
+(docs/differences.md). Inside ``hookgrad.compile`` and ``hookgrad.func`` a mode sees the
+traced ops once per trace.
 """
 import contextlib
 

@@ -2,11 +2,10 @@
 attention, forward and backward, per module.
 
 :class:`FlopCounterMode` is a dispatch mode (``torch.utils._python_dispatch``): it counts
-each op-table row it sees with PyTorch's formulas. hookgrad's rows are coarser than ATen's
-in places (docs/differences.md): ``linear`` is one row (PyTorch's runs ``addmm`` or
-``mm``), and a node's backward is one row, ``<op>_backward``, counted as PyTorch counts
-the products its derivative runs; the totals are PyTorch's, the per-op keys are
-hookgrad's rows. Attention (``scaled_dot_product_attention``) is counted with PyTorch's
+each op-table row it sees with PyTorch's formulas; a node's backward runs PyTorch's ops
+(``mm``, ``convolution_backward``: ``_ops/derivatives.py``), and one without a PyTorch
+formula there runs as one row, ``<op>_backward``, counted as PyTorch counts the products
+its derivative runs (docs/differences.md). Attention (``scaled_dot_product_attention``) is counted with PyTorch's
 attention formula, as PyTorch counts its GPU kernels (it does not count its CPU kernel).
 """
 from __future__ import annotations

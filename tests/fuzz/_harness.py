@@ -87,7 +87,8 @@ SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nod
 # programs whose first difference a docs/differences.md row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
                "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median", "ndtri",
-               "polar"}
+               "polar", "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
+               "div.rscalar"}  # ``2.0 / x``: PyTorch's reciprocal, then a product
 _SHAPE_ONLY = {"gather", "take"}
 
 
@@ -120,8 +121,9 @@ def _saved_by_readme(ops):
             lines |= {(tag, src) for tag, src in program.lines if f"pack('{label}')" in src}
         if callable(ops):
             return any(ops(t) for t, _ in lines)
-        return any(_op(t) in ops or t.startswith("table:") and _called(src) & ops
-                   for t, src in lines)
+        return any(_op(t) in ops or t.startswith("table:") and (
+            _called(src) & ops or t.replace("+saved_hooks", "")[6:] in ops)
+            for t, src in lines)
     return match
 
 

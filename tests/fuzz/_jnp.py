@@ -232,10 +232,22 @@ def _pointwise_loss(f):
     return loss
 
 
+# value checks met on traced values, ``(all_ok, message)``: ``run_jnp`` returns each from
+# the run and raises the first that fails, on its line (the library's compiled check
+# raises after the run too: ``gather.check_traced_values``)
+TRACED_CHECKS = []
+
+
+def _check_values(ok, message):
+    if isinstance(ok, jax.core.Tracer):
+        TRACED_CHECKS.append((jnp.all(ok), message))
+    elif not bool(jnp.all(ok)):
+        raise RuntimeError(message)
+
+
 def _bce(x, t, reduction="mean"):
     for name, v in (("input", _a(x)), ("target", _a(t))):   # PyTorch's kernel checks both
-        if not isinstance(v, jax.core.Tracer) and not bool(jnp.all((v >= 0) & (v <= 1))):
-            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+        _check_values((v >= 0) & (v <= 1), f"all elements of {name} should be between 0 and 1")
     return _pointwise_loss(lambda x, t: -(t * jnp.maximum(jnp.log(x), -100.0) +
                                           (1 - t) * jnp.maximum(jnp.log1p(-x), -100.0)))(
         x, t, reduction)

@@ -170,7 +170,18 @@ def _grads_from_dict(src):
     if not src.startswith("obs("):
         return src
     label, rest = src.split(", ", 1)
-    return label + ", " + _GRAD.sub(r"GRAD.get('\1')", rest)
+    return label + ", " + _GRAD.sub(r"GRAD.get(ALIAS.get('\1', '\1'))", rest)
+
+
+def _leaf_aliases(leaves):
+    """The forward's last line: each value that is a leaf itself (``a1.contiguous()``
+    returns ``a1``) reads that leaf's gradient, as its ``.grad`` is the leaf's eagerly."""
+    if not leaves:
+        return ""
+    pairs = ", ".join(f"({n!r}, {n})" for n in leaves)
+    return ("        _v = dict(locals())\n"
+            f"        ALIAS.update((k, n) for n, leaf in [{pairs}] for k, v in _v.items() "
+            "if v is leaf and k != n)\n")
 
 
 def functional_source(program, lib="torch"):
@@ -189,8 +200,9 @@ def functional_source(program, lib="torch"):
     wrt, then = _as_grad(program.lines[k + 1][1])
     after = "".join(_at(i, _grads_from_dict(s))
                     for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
-    return (f"{_head(lib)}{setup}class Prog(L.nn.Module):\n    def forward(self):\n"
-            f"{unpack}{fwd}        return loss\nP = Prog()\n{params}"
+    return (f"{_head(lib)}{setup}ALIAS = {{}}\nclass Prog(L.nn.Module):\n"
+            f"    def forward(self):\n{unpack}{fwd}{_leaf_aliases(leaves)}        return loss\n"
+            f"P = Prog()\n{params}"
             f"at({k + 1})\nS = L.func.state(P)\n"
             f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
             "G = L.func.grad(lambda p: L.func.functional_call(\n"
@@ -246,6 +258,7 @@ def run_jnp(program):
     ns["lin"] = J.Linear
     k = _backward_line(program)
     pending = []
+    checks, oks = [], []  # value checks met while traced: (line, message), all_ok
     err = None
 
     def traced_hook(fill):
@@ -259,12 +272,16 @@ def run_jnp(program):
             else:
                 ns[name] = J.Tensor(v)
         ns["host_hook"] = traced_hook
+        J.TRACED_CHECKS.clear()
         for i, (t, src) in enumerate(program.lines[:k + 1]):
             if not _is_setup(t, src):
                 ns["AT"][0] = i
                 exec(src, ns)  # noqa: S102
+                checks.extend((i, msg) for _, msg in J.TRACED_CHECKS)
+                oks.extend(ok for ok, _ in J.TRACED_CHECKS)
+                J.TRACED_CHECKS.clear()
         aux = [a for _, arrays in pending for a in arrays]
-        return ns["loss"].a, aux
+        return ns["loss"].a, (aux, oks)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -276,11 +293,12 @@ def run_jnp(program):
             params = {a: ns[a].a for a in _leaves(program)}
             for m in _modules(program):
                 params.update({f"{m}.weight": ns[m].weight.a, f"{m}.bias": ns[m].bias.a})
-            (_, aux), grads = jax.jit(jax.value_and_grad(forward, has_aux=True))(params)
+            (_, (aux, oks)), grads = jax.jit(jax.value_and_grad(forward, has_aux=True))(params)
             ns["host_hook"] = lambda f: f
             it = iter(aux)
             for fill, arrays in pending:
                 fill(*[J.Tensor(next(it)) for _ in arrays])
+            _raise_failed_check(ns, checks, oks)
             for name, g in grads.items():
                 owner, _, attr = name.partition(".")
                 (getattr(ns[owner], attr) if attr else ns[owner]).grad = J.Tensor(g)
@@ -294,6 +312,16 @@ def run_jnp(program):
     if err is not None:
         out.append((ns["AT"][0], "raises", [type(err).__name__, H._first_line(err)]))
     return out
+
+
+def _raise_failed_check(ns, checks, oks):
+    """Raise the first value check that failed in the run, on its line, as eager does
+    there: what the forward logged on later lines is dropped."""
+    for (line, message), ok in zip(checks, oks):
+        if not bool(ok):
+            ns["LOG"][:] = [e for e in ns["LOG"] if e[0] < line]
+            ns["AT"][0] = line
+            raise RuntimeError(message)
 
 
 def _fill(meta, vals):

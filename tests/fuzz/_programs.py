@@ -203,8 +203,10 @@ class _Gen:
         return v
 
     def pick(self, cond=lambda v: True):
-        # 0-d results and masked selections (unknown length) only feed the loss
-        cands = [v for v in self.vars if v.shape and None not in v.shape and cond(v)]
+        # 0-d results, masked selections (unknown length) and empty slices only feed the
+        # loss (an empty operand would make an empty leaf, which L.tensor(data) cannot)
+        cands = [v for v in self.vars if v.shape and None not in v.shape and 0 not in v.shape
+                 and cond(v)]
         return self.r.choice(cands) if cands else None
 
     def pick_or_leaf(self, cond=lambda v: True, shape=None):

@@ -286,3 +286,25 @@ def test_rules_name_a_hook_one_side_ran_a_gather_input_written_and_foreach_packs
     assert rule.match(backward, packed)
     backward.lines[1] = ("grad", backward.lines[1][1])
     assert not rule.match(backward, packed)
+
+
+@pytest.mark.parametrize("src", [
+    "y2 = (2.0 / a1)",
+    "y2 = L.fake_quantize_per_channel_affine(a1, L.tensor([0.2, 0.3]), "
+    "L.tensor([0, 1], dtype=L.int32), 1, -8, 8)"])
+def test_a_result_or_mask_pytorch_saves_then_the_input_is_the_recomputed_rule(src):
+    # PyTorch packs reciprocal's result (``2.0 / x``), fake_quantize's mask; hookgrad packs
+    # that first, then the inputs its backward recomputes from (eager seeds 1317, 1292)
+    p = _programs.Program(0, [
+        ("leaf", "a1 = L.tensor([[1.5, 0.5], [0.25, -1.0]], requires_grad=True)"),
+        ("table:div.rscalar+saved_hooks" if "/" in src else
+         "table:fake_quantize_per_channel_affine+saved_hooks",
+         f"with L.autograd.graph.saved_tensors_hooks(pack('s1'), unpack('s1')): {src}")], set())
+    packs = [obs for _, lab, obs in H.run(p, hookgrad) if lab == "s1.pack"]
+    assert packs[0]["shape"] == [2, 2] and packs[0]["value"] != [[1.5, 0.5], [0.25, -1.0]]
+    assert packs[1]["value"] == [[1.5, 0.5], [0.25, -1.0]]  # then the input
+    if torch is not None:
+        want = [obs for _, lab, obs in H.run(p, torch) if lab == "s1.pack"]
+        assert packs[:len(want)] == want and len(packs) > len(want)
+        res = H.check(0, hookgrad, torch, program=p)
+        assert res.status == "skipped" and res.rule == "saved_result_recomputed"

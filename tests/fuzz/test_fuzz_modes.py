@@ -178,3 +178,33 @@ def test_compiled_index_error_belongs_to_its_line():
     assert "compiled_trace_error_first" in used
     same_line = [(1, "raises", ["TypeError", "other"])]
     assert M._raised_after_run(p, same_line, want, set()) == same_line  # a real difference
+
+
+
+def test_jnp_reference_checks_traced_values_after_the_run():
+    # under jax.grad the loss's input is traced: the reference raises binary_cross_entropy's
+    # range error after the run, on its line, as eager hookgrad (and PyTorch) raise there
+    p = _prog(("leaf", "a1 = L.tensor([-1.0, 2.0], requires_grad=True)"),
+              ("log", "y2 = a1.log()"), ("log", "obs('y2', y2)"),
+              ("binary_cross_entropy", "y3 = F.binary_cross_entropy(y2.sigmoid(), "
+               "L.tensor([0.5, 0.25]), reduction='none')"),
+              ("tanh", "y4 = a1.tanh()"), ("tanh", "obs('y4', y4)"),
+              ("loss", "loss = y3.sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    out = M.run(p, hookgrad, "jnp")
+    assert [(line, lab) for line, lab, _ in out] == [(2, "y2"), (3, "raises")]
+    assert out[-1][2] == ["RuntimeError", "all elements of input should be between 0 and 1"]
+    assert M.differ(p, hookgrad, "jnp")[0] is None
+
+
+def test_functional_grad_of_a_leaf_alias_is_the_leafs():
+    # a1.contiguous() is a1 itself: eagerly y2.grad is a1.grad (functional seed 836)
+    p = _prog(("leaf", "a1 = L.tensor([0.5, -0.25], requires_grad=True)"),
+              ("contiguous", "y2 = a1.contiguous()"), ("tanh", "y3 = a1.tanh()"),
+              ("loss", "loss = (y2 * y3).sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('y2.grad', y2.grad, False)"),
+              ("grad", "obs('y3.grad', y3.grad, False)"))
+    out = M.run(p, hookgrad, "functional")
+    assert [lab for _, lab, _ in out] == ["y2.grad", "y3.grad"]
+    assert out[0][2]["shape"] == [2] and out[1][2] is None  # y3 is no leaf: None
+    assert M.differ(p, hookgrad, "functional")[0] is None

@@ -96,3 +96,13 @@ def test_the_ci_window_is_fixed_and_rotates_on_request(monkeypatch):
     monkeypatch.setenv("HOOKGRAD_FUZZ_SEED", "x")
     with pytest.raises(ValueError, match="expected a seed number, got 'x'"):
         window("eager")
+
+
+def test_an_empty_slice_feeds_only_the_loss():
+    # seed 1459 slices a size-1 dim to (2, 0); a matmul then needed a (0, m) leaf, which
+    # L.tensor(data) cannot make: the generator raised ZeroDivisionError
+    from tests.fuzz._programs import generate
+    for seed in (1459, 1879):
+        program = generate(seed)
+        assert any("1:]" in src for _, src in program.lines)
+        assert all("L.tensor([]" not in src for _, src in program.lines)

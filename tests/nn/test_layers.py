@@ -489,3 +489,40 @@ def test_loss_modules_register_weight_buffers():
     assert list(bce.state_dict()) == ["pos_weight"]
     assert nn.MSELoss(size_average=False).reduction == "sum"
     assert nn.L1Loss(reduce=False).reduction == "none"
+
+
+
+# name, then two ways of building it: (args, kwargs) each
+_ONE_CALL_LAYERS = [
+    ("ReLU", (), {}, (), {"inplace": True}), ("SiLU", (), {}, (), {"inplace": True}),
+    ("Mish", (), {}, (), {"inplace": True}), ("Hardswish", (), {}, (), {"inplace": True}),
+    ("Hardsigmoid", (), {}, (), {"inplace": True}), ("SELU", (), {}, (), {"inplace": True}),
+    ("ReLU6", (), {}, (), {"inplace": True}), ("ELU", (), {}, (0.5,), {"inplace": True}),
+    ("CELU", (), {}, (0.5,), {"inplace": True}), ("Softshrink", (), {}, (0.3,), {}),
+    ("Hardshrink", (), {}, (0.3,), {}), ("GLU", (), {}, (1,), {}),
+    ("PixelShuffle", (2,), {}, (3,), {}), ("PixelUnshuffle", (2,), {}, (3,), {}),
+    ("ChannelShuffle", (2,), {}, (), {"groups": 4}),
+    ("LeakyReLU", (), {}, (0.2, True), {}), ("Softplus", (), {}, (2.0, 10.0), {}),
+    ("Hardtanh", (), {}, (-2.0, 3.0, True), {}),
+    ("Threshold", (0.1, 2.0), {}, (0.1, 2.0, True), {}),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,args,kwargs,args2,kwargs2", _ONE_CALL_LAYERS,
+                         ids=[c[0] for c in _ONE_CALL_LAYERS])
+def test_one_call_layers_keep_pytorchs_classes(name, args, kwargs, args2, kwargs2):
+    """Layers built on a shared private base: PyTorch's public bases (a SiLU is no ReLU, a
+    ReLU6 is a Hardtanh), repr, module and a pickle round trip."""
+    import pickle
+
+    def public_bases(cls):
+        return [b.__name__ for b in cls.__mro__ if not b.__name__.startswith("_")]
+
+    hcls, tcls = getattr(nn, name), getattr(torch.nn, name)
+    assert public_bases(hcls) == public_bases(tcls)
+    assert hcls.__module__ == tcls.__module__.replace("torch", "hookgrad", 1)
+    for a, kw in ((args, kwargs), (args2, kwargs2)):
+        hm = hcls(*a, **kw)
+        assert repr(hm) == repr(tcls(*a, **kw))
+        assert repr(pickle.loads(pickle.dumps(hm))) == repr(hm)

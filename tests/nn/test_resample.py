@@ -131,7 +131,10 @@ def test_interpolate_known_values():
     ({"size": (2, 2, 2)}, ValueError, r"Input and output must have the same number of "
      r"spatial dimensions, but got input with spatial dimensions of \[3, 4\] and output "
      r"size of \(2, 2, 2\)"),
-    ({"scale_factor": (2.0,)}, ValueError, "Input and scale_factor must have the same number"),
+    ({"scale_factor": (2.0,)}, ValueError, r"Input and scale_factor must have the same number "
+     r"of spatial dimensions, but got input with spatial dimensions of \[3, 4\] and "
+     r"scale_factor of shape \(2.0,\). Please provide input tensor in \(N, C, d1, d2, "
+     r"...,dK\) format and scale_factor in \(s1, s2, ...,sK\) format."),
     ({"size": (2.0, 3)}, TypeError, "expected size to be one of int or Tuple"),
     ({"size": 2, "align_corners": True}, ValueError,
      "align_corners option can only be set with the interpolating modes"),

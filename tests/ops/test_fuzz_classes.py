@@ -2,7 +2,7 @@
 one named test per fixed class, each checked against PyTorch where it is installed."""
 import pytest
 
-from tests.differential import py, same_as_torch
+from tests.differential import py, raises, same_as_torch
 
 
 def _packed(L, fn):
@@ -1097,3 +1097,24 @@ def test_binary_cross_entropy_checks_input_then_target(values):
                 return [str(e), seen]
     got = same_as_torch(scenario)
     assert isinstance(got, float) or got[0].startswith("all elements of") and len(got[1]) == 2
+
+
+def test_unfold_is_a_view_that_writes_reach():
+    def scenario(L):
+        x = L.tensor([[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]], requires_grad=True)
+        leaf = raises(lambda: x.unfold(1, 2, 1).__setitem__(Ellipsis, 0.25))
+        a = x * 1
+        y = a.unfold(1, 2, 2)
+        geom = [list(y.shape), list(y.stride()), y._base is a, type(y.grad_fn).__name__]
+        y[0] = 3.0  # writes reach a
+        t = a.t().unfold(0, 3, 1)  # a window view of a transposed view
+        (a * x).sum().backward()
+        return {"leaf": leaf, "geom": geom, "a": py(a), "t": [py(t), list(t.stride())],
+                "nodes": [type(a.grad_fn).__name__, type(y.grad_fn).__name__],
+                "grad": py(x.grad)}
+    got = same_as_torch(scenario)
+    assert got["leaf"]["message"] == ("a view of a leaf Variable that requires grad is being "
+                                      "used in an in-place operation.")
+    assert got["geom"] == [[2, 2, 2], [4, 2, 1], True, "UnfoldBackward0"]
+    assert got["a"][0] == [3.0, 3.0, 3.0, 3.0] and got["nodes"] == ["CopySlices",
+                                                                   "AsStridedBackward0"]

@@ -11,11 +11,13 @@ row's ATen overload (``overloads.py``), ``kwargs`` the row's static arguments. A
 PyTorch, the mode is popped while its ``__torch_dispatch__`` runs, so the ops it runs
 (``func(*args, **kwargs)`` included) reach the modes under it. As in PyTorch, where the
 modes sit under autograd, an op that records runs the mode under ``no_grad`` and records
-its node on what the mode returned. A node's backward runs its
-derivative as an op when a mode is entered (``op_node.OpNode._apply``), so modes see it.
+its node on what the mode returned. ``call`` passes functions that are no row (factories,
+``detach``) to the modes; a node's backward runs PyTorch's ops while a mode is entered
+(``derivatives.py``), so modes see them.
 """
 from weakref import ref as _weakref
 
+from ... import _factory
 from ..._autograd import grad_mode
 from ..._tensor import Tensor
 from ..op_node import DISPATCH_MODES as MODES
@@ -23,6 +25,7 @@ from .record import _record
 
 INTERCEPT = [None]
 OVERLOAD = [None]  # overloads.overload (it sits above: its overloads run rows); it fills
+FUNCTION = [None]  # overloads.function_overload: the overload of a function that is no row
 _under = [None]  # the interceptor the dispatch modes sit on
 
 
@@ -64,6 +67,13 @@ def to_innermost(func, args, kwargs):
         MODES.append(mode)
 
 
+def call(name, fn, args, kwargs):
+    """``fn(*args, **kwargs)`` as the innermost dispatch mode handles it, ``fn`` a function
+    that PyTorch runs as the ATen op ``name`` but hookgrad as no row (factories, ``detach``,
+    the gradient seed ``ones_like``). Its callers run it only while a mode is entered."""
+    return to_innermost(FUNCTION[0](name, fn), args, kwargs)
+
+
 def _dispatch_to_mode(op, args, statics, out):
     func = OVERLOAD[0](op, out is not None)
     kwargs = dict(statics) if statics else {}
@@ -77,7 +87,18 @@ def _dispatch_to_mode(op, args, statics, out):
     if res.__class__ is tuple:
         made = _record(op, key, args, tuple(r._data for r in res))
         return tuple(_adopt(r, m, args) for r, m in zip(res, made))
-    return _adopt(res, _record(op, key, args, res._data), args)
+    return _save_detached(_adopt(res, _record(op, key, args, res._data), args))
+
+
+def _save_detached(out):
+    """``out``, whose node, where it saves ``out`` itself (relu, softmax), saves what
+    ``aten.detach`` returns for it, as PyTorch's saved output is (a detached alias)."""
+    node = out.grad_fn
+    saved = node._out_saved if node is not None else None
+    if saved.__class__ is tuple and saved[1]() is out:
+        kept = call("detach.default", Tensor.detach, (out,), {})
+        node._out_saved = (kept._data, *saved[1:])
+    return out
 
 
 def _adopt(returned, made, args):
@@ -103,3 +124,6 @@ def _records(op, args):
 
 def _is_subclass(a):
     return isinstance(a, Tensor) and type(a) is not Tensor
+
+
+_factory.MODES[:] = MODES, call

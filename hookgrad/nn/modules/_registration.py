@@ -133,25 +133,25 @@ class _RegistrationMixin:
 
     def get_parameter(self, target):
         """The Parameter at the dotted path ``target`` (``"fc1.weight"``)."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
+        _, name, param = self._attribute_at(target)
         if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target):
         """The buffer at the dotted path ``target`` (``"bn.running_mean"``)."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        mod, name, buffer = self._attribute_at(target)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
         return buffer
+
+    def _attribute_at(self, target):
+        """``(module, name, value)`` of the attribute at the dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name, getattr(mod, name)
 
     def __getattr__(self, name):
         # only reached when normal lookup fails: parameters, buffers, submodules

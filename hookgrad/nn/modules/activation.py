@@ -3,6 +3,7 @@
 from .. import functional as F
 from .. import init
 from ._utils import _param
+from ._functional_module import _Inplace, _Stored
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
@@ -16,7 +17,7 @@ def _inplace(flag, lead=""):
     return f"{lead}inplace=True" if flag else ""
 
 
-class ReLU(Module):
+class ReLU(_Inplace):
     """``max(0, x)`` elementwise.
 
     Example::
@@ -24,52 +25,31 @@ class ReLU(Module):
         >>> nn.ReLU()(hookgrad.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace(self.inplace)
+    _fn = staticmethod(F.relu)
 
 
-class ReLU6(ReLU):
-    """``min(max(0, x), 6)``."""
-
-    def forward(self, input):
-        return F.relu6(input, inplace=self.inplace)
-
-
-class SiLU(ReLU):
+class SiLU(_Inplace):
     """``x * sigmoid(x)``."""
-
-    def forward(self, input):
-        return F.silu(input, inplace=self.inplace)
+    _fn = staticmethod(F.silu)
 
 
-class Mish(ReLU):
+class Mish(_Inplace):
     """``x * tanh(softplus(x))``."""
-
-    def forward(self, input):
-        return F.mish(input, inplace=self.inplace)
+    _fn = staticmethod(F.mish)
 
 
-class Hardswish(ReLU):
-    def forward(self, input):
-        return F.hardswish(input, inplace=self.inplace)
+class Hardswish(_Inplace):
+    _fn = staticmethod(F.hardswish)
+    extra_repr = Module.extra_repr  # PyTorch's repr leaves out inplace here
 
 
-class Hardsigmoid(ReLU):
-    def forward(self, input):
-        return F.hardsigmoid(input, inplace=self.inplace)
+class Hardsigmoid(_Inplace):
+    _fn = staticmethod(F.hardsigmoid)
+    extra_repr = Module.extra_repr  # PyTorch's repr leaves out inplace here
 
 
-class SELU(ReLU):
-    def forward(self, input):
-        return F.selu(input, inplace=self.inplace)
+class SELU(_Inplace):
+    _fn = staticmethod(F.selu)
 
 
 class GELU(Module):
@@ -160,116 +140,92 @@ class LogSoftmax(_DimModule):
     _fn = staticmethod(F.log_softmax)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_Stored):
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    _fn, _args = staticmethod(F.leaky_relu), ("negative_slope", "inplace")
 
     def __init__(self, negative_slope=1e-2, inplace=False):
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}{_inplace(self.inplace, ', ')}"
+        super().__init__(negative_slope, inplace)
 
 
-class ELU(Module):
+class ELU(_Stored):
+    _fn, _args = staticmethod(F.elu), ("alpha", "inplace")
+
     def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}{_inplace(self.inplace, ', ')}"
+        super().__init__(alpha, inplace)
 
 
-class CELU(ELU):
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
+class CELU(_Stored):
+    _fn, _args = staticmethod(F.celu), ("alpha", "inplace")
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(alpha, inplace)
 
 
-class Softplus(Module):
+class Softplus(_Stored):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+    _fn, _args = staticmethod(F.softplus), ("beta", "threshold")
 
     def __init__(self, beta=1.0, threshold=20.0):
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
-
-    def forward(self, input):
-        return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self):
-        return f"beta={self.beta}, threshold={self.threshold}"
+        super().__init__(beta, threshold)
 
 
-class Hardtanh(Module):
+class Hardtanh(_Stored):
     """Clamps to ``[min_val, max_val]``."""
+    _fn, _args = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
 
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
-        super().__init__()
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
+        super().__init__(min_val, max_val, inplace)
         if self.max_val <= self.min_val:
             raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "
                                  f"({self.min_val})")
 
+
+class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``."""
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
     def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+        return F.relu6(input, inplace=self.inplace)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace(self.inplace, ', ')}"
+        return _inplace(self.inplace)
 
 
-class Softshrink(Module):
+class _Shrink(_Stored):
+    """``Softshrink`` and ``Hardshrink`` (in PyTorch neither subclasses the other)."""
+    _args = ("lambd",)
+
     def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input):
-        return F.softshrink(input, self.lambd)
+        super().__init__(lambd)
 
     def extra_repr(self):
         return str(self.lambd)
 
 
-class Hardshrink(Softshrink):
-    def forward(self, input):
-        return F.hardshrink(input, self.lambd)
+class Softshrink(_Shrink):
+    _fn = staticmethod(F.softshrink)
 
 
-class Threshold(Module):
+class Hardshrink(_Shrink):
+    _fn = staticmethod(F.hardshrink)
+
+
+class Threshold(_Stored):
     """``x`` where ``x > threshold``, else ``value``."""
+    _fn, _args = staticmethod(F.threshold), ("threshold", "value", "inplace")
 
     def __init__(self, threshold, value, inplace=False):
-        super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, ', ')}"
+        super().__init__(threshold, value, inplace)
 
 
-class GLU(Module):
+class GLU(_Stored):
+    _fn, _args = staticmethod(F.glu), ("dim",)
+
     def __init__(self, dim=-1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.glu(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+        super().__init__(dim)
 
 
 class PReLU(Module):

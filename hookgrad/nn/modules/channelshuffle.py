@@ -1,23 +1,17 @@
 """``ChannelShuffle``: interleaves groups of channels (ShuffleNet)."""
 from .. import functional as F
-from .module import Module
+from ._functional_module import _Stored
 
 __all__ = ["ChannelShuffle"]
 
 
-class ChannelShuffle(Module):
+class ChannelShuffle(_Stored):
     """Splits the channels of ``(N, C, *)`` into ``groups`` and interleaves them:
     ``ChannelShuffle(groups)``."""
+    _fn, _args = staticmethod(F.channel_shuffle), ("groups",)
 
     def __init__(self, groups: int) -> None:
-        super().__init__()
-        self.groups = groups
-
-    def forward(self, input):
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self):
-        return f"groups={self.groups}"
+        super().__init__(groups)
 
 
 from ... import _missing as _m  # noqa: E402

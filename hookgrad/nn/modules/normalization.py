@@ -10,6 +10,7 @@ from ..._ops.nn_cross_map_lrn import CROSS_MAP_LRN2D
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
+from ._functional_module import _Stored
 from ._utils import _param, _tensor
 from .module import Module
 from ... import _errors
@@ -30,15 +31,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = _param((num_features,), device, dtype)
-            if bias:
-                self.bias = _param((num_features,), device, dtype)
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _tensor((num_features,), device, dtype))
             self.register_buffer("running_var", _tensor((num_features,), device, dtype, 1.0))
@@ -58,10 +51,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -156,9 +146,9 @@ def _shape(normalized_shape):
     return tuple(normalized_shape)
 
 
-def _init_affine(module, shape, affine, bias, device, dtype):
-    """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None parameters, as
-    PyTorch's normalization layers register them."""
+def _register_affine(module, shape, affine, bias, device, dtype):
+    """``weight`` and ``bias`` of ``shape``, or None parameters, as PyTorch's normalization
+    layers register them (``_reset_affine`` fills them)."""
     if affine:
         module.weight = _param(shape, device, dtype)
         if bias:
@@ -168,17 +158,34 @@ def _init_affine(module, shape, affine, bias, device, dtype):
     else:
         module.register_parameter("weight", None)
         module.register_parameter("bias", None)
-    _reset_affine(module)
 
 
 def _reset_affine(module):
+    """``weight`` to ones and ``bias`` to zeros, where they are parameters."""
     if module.weight is not None:
         init.ones_(module.weight)
     if module.bias is not None:
         init.zeros_(module.bias)
 
 
-class LayerNorm(Module):
+class _AffineNorm(Module):
+    """A normalization without running statistics whose ``weight`` and ``bias`` are
+    optional: ``_fn(input, <the attribute _arg>, weight, bias, eps)`` (``LayerNorm``,
+    ``GroupNorm``)."""
+    _fn = _arg = None
+
+    def _init_affine(self, shape, affine, bias, device, dtype):
+        _register_affine(self, shape, affine, bias, device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
+
+    def forward(self, input):
+        return type(self)._fn(input, getattr(self, self._arg), self.weight, self.bias, self.eps)
+
+
+class LayerNorm(_AffineNorm):
     """Layer normalization over the trailing ``normalized_shape`` dims.
 
     ::
@@ -186,6 +193,7 @@ class LayerNorm(Module):
         LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True,
                   device=None, dtype=None)
     """
+    _fn, _arg = staticmethod(F.layer_norm), "normalized_shape"
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
@@ -193,20 +201,14 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _init_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
-
-    def reset_parameters(self):
-        _reset_affine(self)
-
-    def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        self._init_affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     """Group normalization: ``num_channels`` split into ``num_groups`` groups.
 
     ::
@@ -214,6 +216,7 @@ class GroupNorm(Module):
         GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None,
                   *, bias=True)
     """
+    _fn, _arg = staticmethod(F.group_norm), "num_groups"
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True):
@@ -225,13 +228,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _init_affine(self, (num_channels,), affine, bias, device, dtype)
-
-    def reset_parameters(self):
-        _reset_affine(self)
-
-    def forward(self, input):
-        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+        self._init_affine((num_channels,), affine, bias, device, dtype)
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
@@ -351,7 +348,7 @@ class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
 
 
-class LocalResponseNorm(Module):
+class LocalResponseNorm(_Stored):
     """Normalizes each channel by its ``size`` neighbouring channels:
     ``x / (k + alpha * mean(x^2))^beta``.
 
@@ -359,16 +356,10 @@ class LocalResponseNorm(Module):
 
         LocalResponseNorm(size, alpha=0.0001, beta=0.75, k=1.0)
     """
+    _fn, _args = staticmethod(F.local_response_norm), ("size", "alpha", "beta", "k")
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        super().__init__(size, alpha, beta, k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

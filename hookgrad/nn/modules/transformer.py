@@ -165,6 +165,29 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
     return False
 
 
+def _build_layer(layer, cross, d_model, nhead, dim_feedforward, dropout, activation,
+                 layer_norm_eps, batch_first, norm_first, bias, kw):
+    """Registers an encoder (``cross`` False) or decoder layer's submodules in PyTorch's order
+    (its state_dict keys follow it): the attention blocks, the feed-forward block, then one
+    norm and one dropout per residual block. Returns the activation, a name resolved."""
+    def attention():
+        return MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                  batch_first=batch_first, **kw)
+    layer.self_attn = attention()
+    if cross:
+        layer.multihead_attn = attention()
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+    layer.norm_first = norm_first
+    blocks = range(1, 4 if cross else 3)
+    for i in blocks:
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    for i in blocks:
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+    return _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual connection and
     layer norm (after the block, or before with ``norm_first``).
@@ -188,19 +211,9 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        activation = _build_layer(self, False, d_model, nhead, dim_feedforward, dropout,
+                                  activation, layer_norm_eps, batch_first, norm_first, bias,
+                                  {"device": device, "dtype": dtype})
         if activation is F.relu or type(activation).__name__ == "ReLU":
             self.activation_relu_or_gelu = 1
         elif activation is F.gelu or type(activation).__name__ == "GELU":
@@ -322,23 +335,9 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, bias=bias, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, bias=bias, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = (_get_activation_fn(activation) if isinstance(activation, str)
-                           else activation)
+        self.activation = _build_layer(self, True, d_model, nhead, dim_feedforward, dropout,
+                                       activation, layer_norm_eps, batch_first, norm_first,
+                                       bias, {"device": device, "dtype": dtype})
 
     def __setstate__(self, state):
         state.setdefault("activation", F.relu)
@@ -430,18 +429,15 @@ class Transformer(Module):
         kw = {"device": device, "dtype": dtype}
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                       batch_first, norm_first, bias)
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(*layer_args, **kw), num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(*layer_args, **kw), num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        # the encoder first: its parameters are drawn first, as in PyTorch
+        for part, custom, stack, layer, n in (
+                ("encoder", custom_encoder, TransformerEncoder, TransformerEncoderLayer,
+                 num_encoder_layers),
+                ("decoder", custom_decoder, TransformerDecoder, TransformerDecoderLayer,
+                 num_decoder_layers)):
+            setattr(self, part, custom if custom is not None else stack(
+                layer(*layer_args, **kw), n, LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
+                                                       **kw)))
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)

@@ -44,6 +44,13 @@ def _long(values):
     return tensor(list(values), dtype=_dtype.int64)
 
 
+def _cast(dtype):
+    """A ``PackedSequence`` method converting ``data`` to ``dtype`` (``double()``, ...)."""
+    def cast(self) -> PackedSequence:
+        return self.to(dtype=dtype)
+    return cast
+
+
 class PackedSequence(namedtuple("PackedSequence_",
                                 ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
     """Holds the ``data`` and the ``batch_sizes`` of a packed batch of sequences.
@@ -107,29 +114,14 @@ class PackedSequence(namedtuple("PackedSequence_",
         kwargs.setdefault("device", "cpu")
         return self.to(*args, **kwargs)
 
-    def double(self) -> PackedSequence:
-        return self.to(dtype=_dtype.float64)
-
-    def float(self) -> PackedSequence:
-        return self.to(dtype=_dtype.float32)
-
-    def half(self) -> PackedSequence:
-        return self.to(dtype=_dtype.float16)
-
-    def long(self) -> PackedSequence:
-        return self.to(dtype=_dtype.int64)
-
-    def int(self) -> PackedSequence:
-        return self.to(dtype=_dtype.int32)
-
-    def short(self) -> PackedSequence:
-        return self.to(dtype=_dtype.int16)
-
-    def char(self) -> PackedSequence:
-        return self.to(dtype=_dtype.int8)
-
-    def byte(self) -> PackedSequence:
-        return self.to(dtype=_dtype.uint8)
+    double = _cast(_dtype.float64)
+    float = _cast(_dtype.float32)
+    half = _cast(_dtype.float16)
+    long = _cast(_dtype.int64)
+    int = _cast(_dtype.int32)
+    short = _cast(_dtype.int16)
+    char = _cast(_dtype.int8)
+    byte = _cast(_dtype.uint8)
 
     @property
     def is_cuda(self) -> bool:

@@ -1,0 +1,188 @@
+"""PyTorch's errors, type and wording, for a 0-d tensor where an op needs dimensions and
+for dtypes a kernel has no version of: the calls the raw-JAX sweep
+(tests/ops/test_raw_jax_errors.py) found raising another exception type than PyTorch's."""
+import re
+import warnings
+
+import pytest
+
+import hookgrad
+
+from tests.differential import py, raises_as_torch, same_as_torch
+
+
+def _s(L):
+    return L.tensor(1.5)
+
+
+def _i(L, *idx):
+    return L.tensor(list(idx))
+
+
+ZERO_D = [
+    ("split", lambda L: _s(L).split(1, dim=1), RuntimeError,
+     r"^split expects at least a 1-dimensional tensor$"),
+    ("split sizes", lambda L: L.split_with_sizes(_s(L), [1]), RuntimeError,
+     r"^split expects at least a 1-dimensional tensor$"),
+    ("chunk", lambda L: _s(L).chunk(0), RuntimeError,
+     r"^chunk expects at least a 1-dimensional tensor$"),
+    ("narrow", lambda L: _s(L).narrow(1, 0, 1), RuntimeError,
+     r"^narrow\(\) cannot be applied to a 0-dim tensor\.$"),
+    ("cat", lambda L: L.cat([L.ones(3, 4), _s(L)], 5), RuntimeError,
+     r"^zero-dimensional tensor \(at position 1\) cannot be concatenated$"),
+    ("stack dim first", lambda L: L.stack([_s(L), L.ones(3, 4)], dim=2), IndexError,
+     r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)$"),
+    ("unflatten", lambda L: _s(L).unflatten(-1, (2, -1)), RuntimeError,
+     r"^unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+     r"dimensions"),
+    ("mv", lambda L: L.mv(_s(L), L.ones(3)), IndexError,
+     r"^Dimension specified as 0 but tensor has no dimensions$"),
+    ("tensordot", lambda L: L.tensordot(_s(L), L.ones(3, 4), ([1, 0], [0, 1])), IndexError,
+     r"^Dimension specified as 1 but tensor has no dimensions$"),
+    ("repeat_interleave", lambda L: _s(L).repeat_interleave(_i(L, 1), dim=0), IndexError,
+     r"^Dimension specified as 0 but tensor has no dimensions$"),
+    ("rot90", lambda L: L.rot90(_s(L)), RuntimeError,
+     r"^expected total dims >= 2, but got total dims = 0$"),
+    ("linalg.cross", lambda L: L.linalg.cross(L.ones(4, 3), _s(L)), RuntimeError,
+     r"^linalg.cross: inputs must have the same number of dimensions\.$"),
+    ("index_select", lambda L: _s(L).index_select(0, _i(L, 2, 0, 2)), RuntimeError,
+     r"^index_select\(\): Index to scalar can have only 1 value, got 3 value\(s\)$"),
+    ("index_copy", lambda L: _s(L).index_copy(0, _i(L, 2, 0, 1), L.ones(3, 4)), RuntimeError,
+     r"^index_copy_\(\): Source/destination tensor must have same slice shapes\. Destination "
+     r"slice shape:  at dimension 0 and source slice shape: 4 at dimension 0\.$"),
+    ("index_copy slices", lambda L: L.ones(5, 2, 3).index_copy(1, _i(L, 0), L.ones(5, 1, 4)),
+     RuntimeError, r"Destination slice shape: 5 3 at dimension 1 and source slice shape: 5 4 "
+                   r"at dimension 0\.$"),
+    ("index_add", lambda L: _s(L).index_add(0, _i(L, 0), L.ones(1)), RuntimeError,
+     r"^source tensor shape must match self tensor shape, excluding the specified dimension\. "
+     r"Got self.shape = \[\] source.shape = \[1\]$"),
+    ("index_add count", lambda L: L.ones(3, 4).index_add(0, _i(L, 0, 1), L.ones(3, 5)),
+     RuntimeError, r"^index_add_\(\): Number of indices \(2\) should be equal to "
+                   r"source.size\(dim\): \(3\), for dim: 0$"),
+    ("index_reduce", lambda L: L.ones(3, 4).index_reduce(0, _i(L, 0, 1), L.ones(2, 5), "prod"),
+     RuntimeError, r"Got self.shape = \[3, 4\] source.shape = \[2, 5\]$"),
+    ("adaptive_max_pool2d", lambda L: L.nn.functional.adaptive_max_pool2d(_s(L), (2, 3)),
+     ValueError, r"^Input dimension should be at least 3$"),
+    ("adaptive_avg_pool3d", lambda L: L.nn.functional.adaptive_avg_pool3d(L.ones(2, 2), (1, 1, 1)),
+     ValueError, r"^Input dimension should be at least 4$"),
+    ("cholesky of a.mT", lambda L: L.linalg.cholesky(_s(L) @ _s(L).mT), RuntimeError,
+     r"^both arguments to matmul need to be at least 1D, but they are 0D and 0D$"),
+    ("eigh", lambda L: L.linalg.eigh(_s(L)), RuntimeError,
+     r"^linalg.eigh: The input tensor A must have at least 2 dimensions\.$"),
+]
+
+
+@pytest.mark.parametrize("call,exc,match", [z[1:] for z in ZERO_D], ids=[z[0] for z in ZERO_D])
+def test_zero_d_input_error(call, exc, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # .mT of a 0-d tensor is deprecated
+        raises_as_torch(call, exc, match)
+
+
+def _ints(L):
+    return L.ones(2, 2, dtype=L.long)
+
+
+def _bools(L, *shape):
+    return L.ones(*shape, dtype=L.bool)
+
+
+KERNELS = [
+    ("eigh", lambda L: L.linalg.eigh(_ints(L)), '"linalg_eigh_cpu" not implemented for \'Long\''),
+    ("eigvalsh", lambda L: L.linalg.eigvalsh(_bools(L, 2, 2)),
+     '"linalg_eigh_cpu" not implemented for \'Bool\''),
+    ("solve_triangular", lambda L: L.linalg.solve_triangular(_ints(L), L.eye(2), upper=True),
+     '"triangular_solve_cpu" not implemented for \'Long\''),
+    ("mm", lambda L: _bools(L, 2, 2) @ _bools(L, 2, 2),
+     '"addmm_impl_cpu_" not implemented for \'Bool\''),
+    ("mv", lambda L: _bools(L, 2, 2) @ _bools(L, 2), '"addmv_impl_cpu" not implemented for \'Bool\''),
+    ("dot", lambda L: L.dot(_bools(L, 2), _bools(L, 2)), '"dot" not implemented for \'Bool\''),
+    ("bmm", lambda L: _bools(L, 2, 2) @ _bools(L, 2, 2, 2), '"bmm" not implemented for \'Bool\''),
+]
+
+
+@pytest.mark.parametrize("call,message", [k[1:] for k in KERNELS], ids=[k[0] for k in KERNELS])
+def test_dtype_without_a_kernel(call, message):
+    raises_as_torch(call, NotImplementedError, "^" + message.replace("(", r"\(") + "$")
+
+
+def test_solve_triangular_promotes_an_integer_right_hand_side():
+    same_as_torch(lambda L: L.linalg.solve_triangular(
+        2 * L.eye(2), L.ones(2, 2, dtype=L.long), upper=True).tolist())
+
+
+DEPRECATED = {
+    "T": "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+    "mT": "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+          "cases.",
+    "mH": "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+    "H": "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+}
+
+
+@pytest.mark.parametrize("prop", sorted(DEPRECATED))
+def test_matrix_transposes_of_a_0d_tensor_are_it_with_a_deprecation(prop):
+    # PyTorch warns once per process, so only its value is compared
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_as_torch(lambda L: getattr(L.tensor(1.5), prop).item())
+    with pytest.warns(UserWarning, match=f"^{re.escape(DEPRECATED[prop])}$") as w:
+        getattr(hookgrad.tensor(1.5), prop)
+    assert w[0].filename == __file__
+
+
+def test_mT_of_a_vector_raises():
+    raises_as_torch(lambda L: L.ones(3).mT, RuntimeError,
+                    r"^tensor.mT is only supported on matrices or batches of matrices\. Got "
+                    r"1-D tensor\.$")
+
+
+def _out(t):
+    if isinstance(t, (tuple, list)):
+        return [_out(x) for x in t]
+    return [str(t.dtype).rsplit(".", 1)[-1], py(t)]
+
+
+def _b(L):
+    return L.tensor([[True, False], [True, True]])
+
+
+RUNS = [  # calls PyTorch runs (the raw-JAX sweep's differential half found each refused)
+    ("sigmoid of ints", lambda L: L.sigmoid(L.tensor([1, 2]))),
+    ("rsqrt of bools", lambda L: L.rsqrt(_b(L))),
+    ("expit of ints", lambda L: L.special.expit(L.tensor([0, 3]))),
+    ("log_ndtr of ints", lambda L: L.special.log_ndtr(L.tensor([0, 1]))),
+    ("sign of bools", lambda L: _b(L).sign()),
+    ("sgn of bools", lambda L: L.sgn(_b(L))),
+    ("square of bools", lambda L: L.square(_b(L))),
+    ("sum of a 0-d over -1", lambda L: _s(L).sum(-1, keepdim=True)),
+    ("mean of a 0-d over (0,)", lambda L: _s(L).mean((0,))),
+    ("var of a 0-d", lambda L: _s(L).var(0, correction=0)),
+    ("std_mean of a 0-d", lambda L: L.std_mean(_s(L), 0)),
+    ("amin of a 0-d", lambda L: _s(L).amin(0)),
+    ("argmin of a 0-d", lambda L: _s(L).argmin(0, keepdim=True)),
+    ("softmax of a 0-d", lambda L: _s(L).softmax(0)),
+    ("log_softmax of a 0-d", lambda L: L.special.log_softmax(_s(L), -1, dtype=L.float32)),
+    ("flip of a 0-d", lambda L: _s(L).flip(0)),
+    ("bincount of bool weights", lambda L: L.bincount(_i(L, 0, 1, 1), L.tensor([True, False, True]))),
+    ("bincount of int weights", lambda L: L.bincount(_i(L, 0, 1, 1), _i(L, 1, 2, 3))),
+    ("einsum summing bools", lambda L: [L.einsum(eq, _b(L)) for eq in ("ij->j", "ii", "ij->ji")]),
+    ("complex of broadcast ranks", lambda L: L.view_as_real(L.complex(L.ones(2, 1, 2), _s(L)))),
+    ("masked_scatter into a 0-d", lambda L: _s(L).masked_scatter(_b(L), L.arange(4.0))),
+    ("nextafter of ints towards floats", lambda L: L.nextafter(_i(L, 1, 2), L.tensor([3.0, 0.0]))),
+    ("batched lu", lambda L: L.linalg.lu(L.arange(24.0).reshape(2, 3, 4) % 5)),
+]
+
+
+@pytest.mark.parametrize("call", [r[1] for r in RUNS], ids=[r[0] for r in RUNS])
+def test_runs_as_pytorch(call):
+    same_as_torch(lambda L: _out(call(L)))
+
+
+def test_neg_of_bools_raises_pytorchs_error():
+    raises_as_torch(lambda L: -_b(L), RuntimeError,
+                    r"^Negation, the `-` operator, on a bool tensor is not supported\. If you are "
+                    r"trying to invert a mask, use the `~` or `logical_not\(\)` operator instead\.$")
+    raises_as_torch(lambda L: _b(L).neg_(), RuntimeError, "^Negation, the `-` operator")
+    raises_as_torch(lambda L: L.nextafter(_i(L, 1), _i(L, 2)), NotImplementedError,
+                    "^\"nextafter_cpu\" not implemented for 'Long'$")

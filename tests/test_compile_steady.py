@@ -1,0 +1,155 @@
+"""A training loop's compiled step re-runs steadily (hookgrad._compile.steady): where
+nothing but the batch changed since the last call, the call makes no plan and no replay
+check, and its results are the eager loop's; a change of anything the program depends
+on is seen, and the calls after it re-run steadily again."""
+import numpy as np
+import pytest
+
+import hookgrad as hg
+import hookgrad.nn.functional as F
+from hookgrad import nn
+from hookgrad._compile import replay
+from hookgrad.compile import CompiledFunction
+from tests.test_compile import _arr
+
+SCALE = 1.0   # read by the loss: a guarded global
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+        self.temperature = 1.0   # read by forward: a guarded attribute
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x))) / self.temperature
+
+
+def _model(hooks):
+    hg.manual_seed(0)
+    m = Scaled()
+    if hooks:
+        for lin in (m.fc1, m.fc2):
+            lin.register_full_backward_hook(lambda mod, gi, go: None)
+    return m, hg.optim.AdamW(m.parameters(), lr=0.05, weight_decay=0.01)
+
+
+def _loop(m, opt):
+    def step(x, y):
+        loss = F.mse_loss(m(x), y) * SCALE
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """The calls that planned (``CompiledFunction._plan``) or ran ``replay.check``."""
+    out = []
+    plan, check = CompiledFunction._plan, replay.check
+    monkeypatch.setattr(CompiledFunction, "_plan",
+                        lambda self, a, k: out.append("plan") or plan(self, a, k))
+    monkeypatch.setattr(replay, "check", lambda *a: out.append("check") or check(*a))
+    return out
+
+
+def _same(me, mc, what):
+    for (k, pe), (_, pc) in zip(me.named_parameters(), mc.named_parameters()):
+        np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7,
+                                   err_msg=f"{k} {what}")
+
+
+def _batches(n, rows=6):
+    rng = np.random.default_rng(0)
+    return [(hg.tensor(rng.standard_normal((rows, 3), np.float32)),
+             hg.tensor(rng.standard_normal((rows, 2), np.float32))) for _ in range(n)]
+
+
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")
+@pytest.mark.parametrize("hooks", [False, True], ids=["no_hooks", "noop_hooks"])
+def test_a_loop_over_new_batches_re_runs_with_no_plan_or_check(checks, hooks):
+    # the eager loop first: its backward hooks change hook dicts (counted) as they run
+    (me, oe), (mc, oc) = _model(hooks), _model(hooks)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    batches = _batches(6)
+    losses = [_arr(eager(x, y)) for x, y in batches]
+    for i, (x, y) in enumerate(batches):
+        if i == 2:
+            checks.clear()
+        np.testing.assert_allclose(_arr(compiled(x, y)), losses[i], rtol=1e-5,
+                                   err_msg=f"call {i}")
+    _same(me, mc, "after the loops")
+    assert checks == [] and compiled.trace_count == 1
+
+
+def _set_scale(m, opt):
+    global SCALE
+    SCALE = 0.5
+
+
+def _zero_grad_input(m, opt):
+    m.fc2.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0,))
+
+
+def _in_place(m, opt):
+    with hg.no_grad():
+        m.fc1.bias.mul_(0.5)
+
+
+_CHANGES = {
+    # what the program depends on, changed between two calls
+    "global_value": _set_scale,
+    "module_attribute": lambda m, opt: setattr(m, "temperature", 2.0),
+    "learning_rate": lambda m, opt: opt.param_groups[0].__setitem__("lr", 0.01),
+    "hook_added": _zero_grad_input,
+    "parameter_written": _in_place,
+    "optimizer_state_read": lambda m, opt: opt.state_dict(),
+}
+
+
+def _run(m, opt, step, change, checks):
+    """Seven calls of ``step``, ``change`` made before the fourth: the losses, and whether
+    the call before the change and the last call re-ran steadily."""
+    global SCALE
+    losses, steady = [], []
+    try:
+        for i, (x, y) in enumerate(_batches(7)):
+            if i in (2, 6):
+                checks.clear()
+            if i == 3:
+                steady.append(checks == [])
+                _CHANGES[change](m, opt)
+            losses.append(_arr(step(x, y)))
+        steady.append(checks == [])
+    finally:
+        SCALE = 1.0
+    return losses, steady
+
+
+@pytest.mark.parametrize("change", sorted(_CHANGES))
+def test_a_change_between_steady_calls_is_seen(checks, change):
+    # each loop alone: an eager step's hooks change hook dicts (counted) as they run
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, _ = _run(me, oe, _loop(me, oe), change, checks)
+    compiled = hg.compile(_loop(mc, oc))
+    losses, steady = _run(mc, oc, compiled, change, checks)
+    for i, (c, e) in enumerate(zip(losses, eager)):
+        np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
+    _same(me, mc, "after the loops")
+    assert steady == [True, True]   # before the change, and again after it
+
+
+def test_a_batch_of_another_shape_is_seen_and_the_old_shape_re_runs_again(checks):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    batches = _batches(3) + _batches(2, rows=5) + _batches(3)
+    for i, (x, y) in enumerate(batches):
+        if i == 7:
+            checks.clear()
+        np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        _same(me, mc, f"after call {i}")
+    assert checks == [] and compiled.trace_count == 2
