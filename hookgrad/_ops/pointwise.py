@@ -50,12 +50,24 @@ def _bool_as_number(fn):
     ``float(mask) * c`` and ``float(mask) / c`` into selects of ``c`` and 0, so a False
     times inf or over 0 gives 0 where PyTorch's arithmetic gives NaN."""
     def f(a, b):
-        if a.dtype == jnp.bool_ and jnp.issubdtype(b.dtype, jnp.inexact):
+        if _is_bool(a) and _floating_operand(b):
             a = a.astype(jnp.uint8)
-        if b.dtype == jnp.bool_ and jnp.issubdtype(a.dtype, jnp.inexact):
+        if _is_bool(b) and _floating_operand(a):
             b = b.astype(jnp.uint8)
         return fn(a, b)
     return f
+
+
+def _is_bool(x):
+    return getattr(x, "dtype", None) == jnp.bool_
+
+
+def _floating_operand(x):
+    """Whether ``x`` is floating or complex; an operand may be a Python number."""
+    if isinstance(x, (float, complex)):
+        return True
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and jnp.issubdtype(dtype, jnp.inexact)
 
 
 def _fmax(a, b):
@@ -134,8 +146,8 @@ _UNARY = [
 ]
 
 _BINARY = [
-    OpDef("mul", _bool_as_number(jnp.multiply), "MulBackward0", {0: (1,), 1: (0,)}, aliases=("multiply",),
-          scalar_edges=True, names=_OTHER_SELF),
+    OpDef("mul", _bool_as_number(jnp.multiply), "MulBackward0", {0: (1,), 1: (0,)},
+          aliases=("multiply",), scalar_edges=True, names=_OTHER_SELF),
     OpDef("maximum", jnp.maximum, "MaximumBackward0", names=_OTHER_SELF),
     OpDef("minimum", jnp.minimum, "MinimumBackward0", names=_OTHER_SELF),
     OpDef("fmax", _fmax, "FmaxBackward0", names=_OTHER_SELF),
@@ -200,8 +212,8 @@ BINARY = {row.name: _binary(row) for row in _BINARY}
 _ALPHA1 = "self other -> alpha=1"
 _ADD = defop("add", jnp.add, "AddBackward0", (), scalar_edges=True, names=_ALPHA1)
 _SUB = defop("sub", jnp.subtract, "SubBackward0", (), scalar_edges=True, names=_ALPHA1)
-_DIV = defop("div", _bool_as_number(jnp.true_divide), "DivBackward0", {0: (1,), 1: (0, 1)}, scalar_edges=True,
-             names=_OTHER_SELF)
+_DIV = defop("div", _bool_as_number(jnp.true_divide), "DivBackward0", {0: (1,), 1: (0, 1)},
+             scalar_edges=True, names=_OTHER_SELF)
 # alpha is a static argument (rarely varied)
 _ADD_ALPHA = defop("add_alpha", lambda a, b, alpha: a + alpha * b, "AddBackward0", (),
                    scalar_edges=True, names="self other -> alpha")
