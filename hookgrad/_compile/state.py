@@ -54,10 +54,18 @@ def _code_names(code, out, seen):
     if code in seen:
         return
     seen.add(code)
-    out.update(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS)
+    out.update(_global_names(code))
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             _code_names(c, out, seen)
+
+
+@functools.lru_cache(maxsize=4096)
+def _global_names(code):
+    # NOTE: cached by the code's value (code objects compare by their contents): decoding
+    # the bytecode of every helper a step reaches is most of finding its state, and a
+    # source run again (a notebook cell, a generated program) has equal code
+    return frozenset(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS)
 
 
 class _Roots:
