@@ -237,7 +237,8 @@ def read_modify_write(op, key, arrs, out):
         return None
     base, grad_base = info.base, info.grad_base
     b = base._arr
-    if p.args[0] is not b or info.gen != base._gen or base._requires_grad or \
+    # NOTE: a base still deferred itself (a clone not run yet) is computed by the slow path
+    if b.__class__ is Pending or p.args[0] is not b or info.gen != base._gen or base._requires_grad or \
             grad_base._requires_grad or grad_base.grad_fn is not None or not info.diff:
         return None
     others = []
