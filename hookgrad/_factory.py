@@ -266,7 +266,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                        for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    return _finish(jnp.arange(*vals, dtype=_dtype.to_jax(dtype)), requires_grad, device)
+    jd = _dtype.to_jax(dtype)
+    if np.issubdtype(jd, np.integer) and all(v.__class__ is int for v in vals) and \
+            _jax_trace.no_trace():
+        # NOTE: integer positions (a model's position ids, every forward) are made on the
+        # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches)
+        return _finish(np.arange(*vals, dtype=jd), requires_grad, device)
+    return _finish(jnp.arange(*vals, dtype=jd), requires_grad, device)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):

@@ -32,19 +32,27 @@ _DTYPES = frozenset(np.dtype(t) for t in (
     np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
-def put(values, avals):
+def put(values, avals, remember=False):
     """``values`` (NumPy arrays with exactly the shapes and dtypes of ``avals``, JAX
     abstract values without weak types) as uncommitted JAX arrays on the default device.
-    The values are copied during the call: the arrays do not hold them."""
+    The values are copied during the call: the arrays do not hold them. ``remember``:
+    arrays of at most ``HOST_MAX`` elements remember their values (:func:`known`), so
+    the host reads them with no transfer."""
     fast = _entry()
     if fast is None or jax.config.jax_default_device is not None:
         return jax.device_put(values)
     device_put, device, sharding, copy = fast
     try:
-        return [device_put(a, sharding, [v], [device], False, False, copy)
+        arrs = [device_put(a, sharding, [v], [device], False, False, copy)
                 for v, a in zip(values, avals)]
     except (TypeError, ValueError):  # a signature this jaxlib's entry does not take
         return jax.device_put(values)
+    if remember:
+        for arr, v in zip(arrs, values):
+            if v.__class__ is np.ndarray and v.size <= HOST_MAX:
+                v.flags.writeable = False  # a reader's NumPy must not change the array's value
+                _remember(arr, v)
+    return arrs
 
 
 def put_plain(value):

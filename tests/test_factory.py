@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
+from tests.differential import same_as_torch
 
 
 @pytest.fixture
@@ -34,6 +35,7 @@ def compilations():
     lambda: hg.randint(0, 9, (29,)), lambda: hg.randperm(31),
     lambda: hg.nn.init.trunc_normal_(hg.empty(37, 2)),
     lambda: hg.nn.Linear(41, 3), lambda: hg.nn.Conv2d(2, 43, 3),
+    lambda: hg.arange(3, 50), lambda: hg.arange(53, device="cpu"),
 ], ids=lambda f: "")
 def test_creating_tensors_compiles_nothing(make, compilations):
     hg.manual_seed(0)
@@ -68,3 +70,20 @@ def test_an_optimizers_first_step_initializes_its_state_in_one_program(compilati
     opt.step()
     assert compilations["n"] <= 2  # the states' init, then the update
     assert set(opt.state[m[0].weight]) == {"step", "exp_avg", "exp_avg_sq"}
+
+
+@pytest.mark.parametrize("args, kw", [((7,), {}), ((2, 11, 3), {}), ((10, 0, -3), {}),
+                                      ((0,), {}), ((1, 6), {"dtype": "int32"}),
+                                      ((1, 6), {"dtype": "int8", "device": "cpu"}),
+                                      ((2.5,), {}), ((0, 2, 0.5), {"dtype": "float64"})])
+def test_arange_is_torchs(args, kw):
+    # integer positions are made on the host (no JAX dispatch), the others by JAX: the
+    # same values and dtypes either way, and nothing pinned to a device
+    made = {}
+
+    def make(L):
+        kws = {k: getattr(L, v) if k == "dtype" else v for k, v in kw.items()}
+        t = made[L] = L.arange(*args, **kws)
+        return t.tolist(), str(t.dtype).split(".")[-1]
+    same_as_torch(make)
+    assert not made[hg]._data._committed

@@ -124,13 +124,16 @@ class Program:
         if state is _JITTED:
             return self.jitted(*args)
         try:
-            outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[np.asarray(x) for x in leaves])
+            outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[_host_value(x) for x in leaves])
         except Exception:  # noqa: BLE001 - an interpreter gap: XLA's way, not the user's error
             if STRICT:
                 raise
             self._sigs[sig] = _JITTED
             return self.jitted(*args)
-        return jax.tree_util.tree_unflatten(state.out_tree, _host_transfer.put(outs, state.avals))
+        # NOTE: small results remember their NumPy values: the next first-tier op reads them
+        # with no copy back from the device (the first tier's ops mostly feed each other)
+        return jax.tree_util.tree_unflatten(state.out_tree,
+                                            _host_transfer.put(outs, state.avals, True))
 
     def ready(self, *args):
         """Whether a call on ``args`` now runs the compiled program. If it would not,
@@ -169,6 +172,11 @@ class Program:
                 or _cost(closed.jaxpr) > MAX_COST or not _numpy_eval.supported(closed)):
             return _JITTED
         return _First(traced)
+
+
+def _host_value(x):
+    v = _host_transfer.known(x)
+    return np.asarray(x) if v is None else v
 
 
 def wait():

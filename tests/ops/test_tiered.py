@@ -99,6 +99,22 @@ def test_a_new_signature_runs_in_numpy_compiles_once_it_repeats(monkeypatch):
     assert counting.calls == 3
 
 
+def test_first_tier_results_feed_the_next_without_a_copy_back(first_tier, monkeypatch):
+    # a result remembers its (read-only) NumPy value; the next first-tier op reads that,
+    # not the device array
+    prog = tiered.jit(lambda x: jnp.sin(x) * 2)
+    x = jnp.asarray(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    y = prog(x)
+    host = hg._host_transfer.known(y)
+    np.testing.assert_array_equal(host, np.asarray(y))
+    assert not host.flags.writeable
+    reads = []
+    monkeypatch.setattr(np, "asarray", lambda a, *k, **kw: reads.append(a) or np.array(a))
+    z = prog(y)
+    assert first_tier.calls == 2 and not any(r is y for r in reads)
+    np.testing.assert_allclose(z, np.sin(np.sin(np.asarray(x)) * 2) * 2, rtol=1e-6)
+
+
 def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
     """``ready``: a fused chain or a forward segment is not traced in the caller's thread
     (its trace costs more than running its parts); the caller runs the parts until it is
