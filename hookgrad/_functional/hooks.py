@@ -520,7 +520,7 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
                                                else (arrs[i].shape, arrs[i].dtype))
                    for i in range(len(args)))
     statics = dict(key)
-    box = {}
+    box = {"result": save is not op_node.OUT and "result" in op_node._pack_order(op, len(args))}
 
     def full(xs):
         f = list(arrs)
@@ -535,10 +535,14 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     def fwd(*xs):
         f = full(xs)
         res = fn(*f)
+        out = res[0] if isinstance(res, tuple) else res
         if save is op_node.OUT:
-            to_pack = [(res[0] if isinstance(res, tuple) else res, True)]
+            to_pack = [(out, True)]
         else:
             to_pack = [(f[i], args[i]._requires_grad) for i in saved_pos]
+            if box["result"]:  # a result PyTorch saves and the vjp recomputes: packed first,
+                # as eagerly (docs/differences.md), unpacked and unused
+                to_pack.insert(0, (out, True))
         if op.extras is not None:  # what PyTorch's kernel saves beside: unpacked, unused
             to_pack += [(e, False) for e in op.extras(*f, **statics)]
         packed = []
@@ -573,7 +577,7 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
             if save is op_node.OUT:
                 grads = (op.bwd(vals[0], *gs, **statics),)
             else:
-                it = iter(vals)
+                it = iter(vals[1:] if box["result"] else vals)
                 present = [next(it) if s == "S" else arrs[i] for i, s in enumerate(layout)
                            if not isinstance(s, tuple)]
                 vjp = op_node._make_vjp(op.fwd, statics, layout, want,

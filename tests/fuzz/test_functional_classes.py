@@ -4,7 +4,7 @@ run of the same program where PyTorch is installed."""
 import pytest
 
 import hookgrad
-from tests.differential import torch
+from tests.differential import close, torch
 
 
 def _grad(module):
@@ -62,3 +62,29 @@ def test_functional_node_inputs_leave_out_index_arguments():
         want, t = [], torch.tensor(a, requires_grad=True)
         loss(torch, t, want).backward()
         assert log == want and g["a"] == t.grad.tolist()
+
+
+def test_functional_packs_a_result_pytorch_saves():
+    # CdistBackward0 saves x1, x2 and the result; the functional mode packed only the inputs
+    # (hookgrad packs the result first, then the inputs its vjp recomputes from: a
+    # docs/differences.md row; PyTorch's packs are the same tensors)
+    def loss(L, x1, x2, packs):
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packs.append(list(t.shape)) or t, lambda t: t):
+            y = L.cdist(x1, x2)
+        return y.tanh().sum()
+    a = [[-2.0, -1.99, -1.98, -1.97], [-1.96, -1.95, -1.94, -1.93], [-1.92, -1.91, -1.9, -1.89]]
+    b = [[-1.0, -1.5, -1.98, -1.0], [-1.96, -1.95, -0.5, -1.93]]
+    packs, m = [], _Prog(lambda t: loss(hookgrad, t, m.b, packs), a)
+    m.b = hookgrad.nn.Parameter(hookgrad.tensor(b))
+    g = _grad(m)
+    eager = []
+    x1, x2 = hookgrad.tensor(a, requires_grad=True), hookgrad.tensor(b, requires_grad=True)
+    loss(hookgrad, x1, x2, eager).backward()
+    assert packs == eager == [[3, 2], [3, 4], [2, 4]]
+    assert close(g["a"], x1.grad.tolist()) and close(g["b"], x2.grad.tolist())
+    if torch is not None:
+        want, t1, t2 = [], torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        loss(torch, t1, t2, want).backward()
+        assert sorted(packs) == sorted(want)
+        assert close(g["a"], t1.grad.tolist()) and close(g["b"], t2.grad.tolist())
