@@ -9,6 +9,7 @@ from ._autograd.grad_mode import (_is_multithreading_enabled, _is_view_replay_en
                                   _set_multithreading_enabled, _set_view_replay_enabled,
                                   is_grad_enabled)
 from ._autograd.grad_mode import set_grad_enabled as _set_grad_enabled_cls
+from ._autograd.error_node import _MetaNode
 from ._autograd.graph import AccumulateGrad, Node, _InputMetadata, _Node
 from ._ops.saved_names import SavedTensor
 from ._torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
@@ -198,20 +199,13 @@ class DelayedError(_ForwardNode):
         return _forward_node(lambda meta: _DelayedError(self._msg, meta), inputs, self._n)
 
 
-class UndefinedGradBackward(_Node):
+class UndefinedGradBackward(_MetaNode):
     """Passes undefined (None) gradients on to its inputs."""
 
-    __slots__ = ("_meta",)
-
-    def __init__(self, meta):
-        super().__init__(())
-        self._meta = meta
+    __slots__ = ()
 
     def name(self):
         return "torch::autograd::UndefinedGradBackward"
-
-    def _out_meta(self):
-        return self._meta
 
     def _apply(self, grads, create_graph):
         return [None] * len(self._next)

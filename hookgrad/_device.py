@@ -11,8 +11,9 @@ import threading
 import weakref
 
 import jax
+import numpy as np
 
-from . import _meta
+from . import _host_transfer, _meta
 
 # torch.device's accepted types (its error lists them), plus JAX's TPU
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -325,7 +326,11 @@ def from_host(arr, device=None):
     ``device_put`` compiles nothing, which keeps creating tensors of new shapes (a model's
     parameters, a batch) free of compilations.
     """
-    out = jax.device_put(arr, None if device is None else jax_device(device))
+    out = None
+    if device is None and arr.__class__ is np.ndarray:  # one jaxlib call, not device_put's
+        out = _host_transfer.put_plain(arr)
+    if out is None:
+        out = jax.device_put(arr, None if device is None else jax_device(device))
     record_bounds(out, arr)
     return out
 

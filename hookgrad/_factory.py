@@ -115,7 +115,7 @@ def as_tensor(data, dtype=None, device=None):
         return data
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
-    return tensor(data, dtype=dtype, device=device)
+    return _PLAIN["tensor"](data, dtype=dtype, device=device)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -155,11 +155,11 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 
 
 def from_numpy(ndarray):
-    return tensor(ndarray)
+    return _PLAIN["tensor"](ndarray)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device,
+    return _PLAIN["tensor"](s, dtype=dtype or _dtype.get_default_dtype(), device=device,
                   requires_grad=requires_grad)
 
 
@@ -360,9 +360,9 @@ Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
     requires_grad=False: _PLAIN["full"](size, fill_value, dtype=dtype or self.dtype,
                                         device=_input_device(self, device),
                                         requires_grad=requires_grad)
-Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
-    data, dtype=dtype or self.dtype, device=_input_device(self, device),
-    requires_grad=requires_grad)
+Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: \
+    _PLAIN["tensor"](data, dtype=dtype or self.dtype, device=_input_device(self, device),
+                     requires_grad=requires_grad)
 
 
 # the dispatch modes' stage: [the entered modes, ``call``] (``_ops/stages/modes.py``, which
@@ -386,17 +386,36 @@ def _seen_by_modes(name, fn, sized):
     return factory
 
 
+def _lifted(fn):
+    """``tensor``, whose new Tensor the entered dispatch modes see as PyTorch's do: passed
+    through ``aten.lift_fresh`` (which returns it), then made to require grad."""
+    @functools.wraps(fn)
+    def tensor(data, *, requires_grad=False, **kwargs):
+        if not MODES[0] or isinstance(data, Tensor):
+            return fn(data, requires_grad=requires_grad, **kwargs)
+        t = MODES[1]("lift_fresh.default", _fresh, (fn(data, **kwargs),), {})
+        return t.requires_grad_() if requires_grad else t
+    return tensor
+
+
+def _fresh(t):
+    return t
+
+
+_PLAIN = {"tensor": tensor}
+tensor = _lifted(tensor)
+SEEN = {"lift_fresh.default": _fresh}  # ATen name -> the function a mode's ``func`` runs
 # the factories as PyTorch's ATen ops (``func`` of a dispatch mode); factories that call
 # another call its plain form, so that a mode sees the one op
-_PLAIN = {}
 for _name, _aten in (("zeros", "zeros.default"), ("ones", "ones.default"),
                      ("empty", "empty.memory_format"), ("rand", "rand.default"),
                      ("randn", "randn.default"), ("full", "full.default"),
                      ("zeros_like", "zeros_like.default"), ("ones_like", "ones_like.default"),
                      ("empty_like", "empty_like.default"), ("full_like", "full_like.default"),
                      ("rand_like", "rand_like.default"), ("randn_like", "randn_like.default"),
-                     ("randint", "randint.low"), ("randperm", "randperm.default")):
-    _PLAIN[_name] = globals()[_name]
+                     ("randint", "randint.low"), ("randperm", "randperm.default"),
+                     ("scalar_tensor", "scalar_tensor.default")):
+    _PLAIN[_name] = SEEN[_aten] = globals()[_name]
     globals()[_name] = _seen_by_modes(_aten, _PLAIN[_name],
                                       _name in ("zeros", "ones", "empty", "rand", "randn"))
 del _name, _aten

@@ -22,7 +22,7 @@ import weakref
 import jax
 import numpy as np
 
-__all__ = ["put", "put_known", "host_copy", "known", "HOST_MAX"]
+__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
 _KNOWN_MAX = 64  # arrays whose NumPy values are remembered (the oldest dropped)
@@ -45,6 +45,17 @@ def put(values, avals):
                 for v, a in zip(values, avals)]
     except (TypeError, ValueError):  # a signature this jaxlib's entry does not take
         return jax.device_put(values)
+
+
+def put_plain(value):
+    """``value`` (a NumPy array the caller hands over) as ``jax.device_put(value)`` makes
+    it, or None where that call must do it: a dtype JAX would change (float64 without
+    x64), a default device configured, off the CPU."""
+    if value.dtype not in _DTYPES or jax.dtypes.canonicalize_dtype(value.dtype) != value.dtype:
+        return None
+    if _entry() is None or jax.config.jax_default_device is not None:
+        return None
+    return put([value], [_aval(value.shape, value.dtype)])[0]
 
 
 def put_known(value):

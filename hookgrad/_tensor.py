@@ -326,8 +326,9 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     def detach(self):
         """A new leaf sharing this tensor's data and version counter (in-place writes on it
         go through to this tensor)."""
-        t = Tensor._wrap(_stop_gradient(self._data))
-        return _views.alias(t, self, diff=False, shared=True)
+        if DISPATCH[0]:  # an op the entered dispatch modes see (``aten.detach.default``)
+            return DISPATCH[1]("detach.default", _detached, (self,), {})
+        return _detached(self)
 
     def detach_(self):
         """Make this tensor a leaf that does not require grad, in place (not for views)."""
@@ -490,6 +491,16 @@ class Tensor(HostValues, metaclass=_TensorMeta):
 # (hookgrad._engine.backward) fills this slot when imported, so the Tensor imports
 # nothing above it. One-element list: a stable object that importers may hold.
 BACKWARD = [None]
+# the dispatch modes' stage, ``[the entered modes, modes.call]``: ``_ops/stages/modes.py``
+# (above) fills it
+DISPATCH = [(), None]
+
+
+def _detached(t):
+    """``t.detach()``: a new leaf aliasing ``t``."""
+    return _views.alias(Tensor._wrap(_stop_gradient(t._data)), t, diff=False, shared=True)
+
+
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
 SUBCLASSED = [None]
 _META = _dtype.device("meta")

@@ -59,11 +59,12 @@ class ViewInfo:
     C-contiguous one of ``shape``) to this one; None keeps it. ``index``: the basic index
     (``_ops/indexing.py``'s template) that read this view of its source, if one did: a write
     of the view back to the same index of the same source (``x[i] += v``) is then known to
-    write the region's own values without working the geometry out again.
+    write the region's own values without working the geometry out again. ``key``: the
+    index object itself (``x[i] += v`` passes the same one to the read and the write).
     """
 
     __slots__ = ("base", "diff", "shared", "creation", "fn_name", "grad_base", "gen",
-                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom", "index")
+                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom", "index", "key")
 
     def __init__(self, base, src, shape, geom_fn, statics, diff, shared, creation, fn_name,
                  grad_base):
@@ -71,7 +72,7 @@ class ViewInfo:
         self.creation, self.fn_name, self.grad_base = creation, fn_name, grad_base
         self.gen = base._gen
         self._src, self._shape, self._fn, self._st = src, shape, geom_fn, statics
-        self._geom = self._ggeom = self.index = None
+        self._geom = self._ggeom = self.index = self.key = None
 
     def _from(self, geom):
         fn = self._fn

@@ -21,6 +21,16 @@ def test_put_gives_device_puts_array(value):
     np.testing.assert_array_equal(np.asarray(jnp.add(got, got)), value + value)
 
 
+@pytest.mark.parametrize("value", [np.arange(6, dtype=np.int64).reshape(2, 3).T,
+                                   np.zeros((0,), np.float32), np.array([1 + 2j], np.complex64)])
+def test_put_plain_gives_device_puts_array_or_leaves_it_to_device_put(value):
+    # hookgrad.tensor's transfer: a transposed (non-contiguous) value too
+    got, want = _host_transfer.put_plain(value), jax.device_put(value)
+    assert got.dtype == want.dtype and got.shape == want.shape and not got._committed
+    np.testing.assert_array_equal(np.asarray(got), value)
+    assert _host_transfer.put_plain(np.zeros(2, "V8")) is None  # a dtype JAX has not
+
+
 def test_a_configured_default_device_is_jax_device_puts_to_honour():
     value = np.ones(3, np.float32)
     device = jax.devices()[-1]

@@ -82,6 +82,25 @@ def _detect_anomaly(L):
         pass
 
 
+def _scheduler_get_lr(L):
+    opt = L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1)
+    L.optim.lr_scheduler.StepLR(opt, 1).get_lr()
+
+
+def _backward_hook_on_a_dict_output(L):
+    class M(L.nn.Module):
+        def forward(self, x):
+            return {"y": x * 2}
+    m = M()
+    m.register_full_backward_hook(lambda *a: None)
+    m(L.ones(1, requires_grad=True))
+
+
+def _checkpoint_sequential(L):
+    L.utils.checkpoint.checkpoint_sequential(L.nn.Sequential(L.nn.Linear(2, 2)), 1,
+                                             L.ones(1, 2, requires_grad=True))
+
+
 # (name, trigger(L), a fragment of the message); every row runs under PyTorch too
 SITES = [
     ("full backward hook, no input requires grad", _full_backward_hook_without_input_grad,
@@ -139,6 +158,44 @@ SITES = [
     ("pickle of a hooked tensor", _pickle_a_hooked_tensor, "will not be serialized"),
     ("Function instantiated", lambda L: L.autograd.Function(), "should not be instantiated"),
     ("anomaly detection on", _detect_anomaly, "Anomaly Detection has been enabled"),
+    ("cross without dim", lambda L: L.cross(L.ones(3, 3), L.ones(3, 3)),
+     "Using torch.cross without specifying the dim"),
+    (".T of a 3-D tensor", lambda L: L.ones(2, 3, 4).T,
+     "The use of `x.T` on tensors of dimension other than 2"),
+    (".mT of a 0-d tensor", lambda L: L.tensor(1.0).mT, "Tensor.mT is deprecated on 0-D"),
+    ("cuda.amp.autocast", lambda L: L.cuda.amp.autocast(enabled=False),
+     "torch.cuda.amp.autocast(args...)` is deprecated"),
+    ("cpu.amp.autocast", lambda L: L.cpu.amp.autocast(enabled=False),
+     "torch.cpu.amp.autocast(args...)` is deprecated"),
+    ("nn.Container", lambda L: L.nn.Container(), "`nn.Container` is deprecated"),
+    ("NLLLoss2d", lambda L: L.nn.NLLLoss2d(), "NLLLoss2d` has been deprecated"),
+    ("Variable volatile", lambda L: L.autograd.Variable(L.ones(1), volatile=True),
+     "volatile was removed"),
+    ("scheduler get_lr", _scheduler_get_lr, "please use `get_last_lr()`"),
+    ("ConcatDataset.cummulative_sizes", lambda L: L.utils.data.ConcatDataset(
+        [range(2)]).cummulative_sizes, "cummulative_sizes` attribute is renamed"),
+    ("stateless.functional_call", lambda L: L.nn.utils.stateless.functional_call(
+        L.nn.Linear(1, 1), {}, (L.ones(1, 1),)), "stateless.functional_call` is deprecated"),
+    ("sample_n", lambda L: L.distributions.Normal(0.0, 1.0).sample_n(2),
+     "`sample_n(n)` will be deprecated"),
+    ("backward hook on a dict output", _backward_hook_on_a_dict_output,
+     "module output should be a Tensor or a tuple of Tensors"),
+    ("checkpoint_sequential use_reentrant", _checkpoint_sequential, "use_reentr"),
+    ("grid_sample align_corners", lambda L: L.nn.functional.grid_sample(
+        L.ones(1, 1, 2, 2), L.zeros(1, 1, 1, 2)), "align_corners"),
+    ("loss module size_average", lambda L: L.nn.MSELoss(size_average=True),
+     "size_average and reduce args will be deprecated, please use reduction='mean'"),
+    ("nll_loss reduce", lambda L: L.nn.functional.nll_loss(
+        L.zeros(2, 3), L.tensor([0, 1]), reduce=False),
+     "size_average and reduce args will be deprecated, please use reduction='none'"),
+    ("init.normal", lambda L: L.nn.init.normal(L.empty(2)),
+     "`nn.init.normal` is now deprecated in favor of `nn.init.normal_`"),
+    ("transformer nested tensor", lambda L: L.nn.TransformerEncoder(
+        L.nn.TransformerEncoderLayer(4, 2), 1), "enable_nested_tensor is True"),
+    ("chain_matmul", lambda L: L.chain_matmul(L.eye(2), L.eye(2)), "chain_matmul is deprecated"),
+    ("torch.lu", lambda L: L.lu(L.eye(2)), "torch.lu is deprecated"),
+    ("instance norm features", lambda L: L.nn.InstanceNorm1d(3)(L.ones(2, 4, 5)),
+     "does not match num_features"),
 ]
 
 
@@ -153,7 +210,11 @@ def _warned(L, trigger, fragment):
 
 # PyTorch shows these once per process (TORCH_WARN_ONCE, or a flag): after another test
 # made it warn, it is silent, so only hookgrad's side is compared in a whole-suite run
-_TORCH_ONCE = {"discards the imaginary part", "set_default_tensor_type() is deprecated"}
+_TORCH_ONCE = {"discards the imaginary part", "set_default_tensor_type() is deprecated",
+               "Using torch.cross without specifying the dim",
+               "The use of `x.T` on tensors of dimension other than 2",
+               "Tensor.mT is deprecated on 0-D", "chain_matmul is deprecated",
+               "torch.lu is deprecated"}
 
 
 @pytest.mark.parametrize("trigger,fragment", [s[1:] for s in SITES], ids=[s[0] for s in SITES])

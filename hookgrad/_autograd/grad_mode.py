@@ -72,7 +72,29 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class no_grad(_DecoratorContextManager):
+class _ModeSwitch(_DecoratorContextManager):
+    """A switch made from one argument, ``mode``: each decorated call runs under a clone
+    made with it."""
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class _GradSwitch(_DecoratorContextManager):
+    """Grad mode set to ``_enabled`` inside the block, the previous mode restored after
+    (``no_grad``, ``enable_grad``)."""
+
+    _enabled = None
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = self._enabled
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+class no_grad(_GradSwitch):
     """Disable gradient recording.
 
     Example::
@@ -89,29 +111,19 @@ class no_grad(_DecoratorContextManager):
             return super().__new__(cls)
         return cls()(orig_func)  # used bare, as @no_grad
 
+    _enabled = False
+
     def __init__(self, orig_func=None):
         self.prev = False
 
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = False
 
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-
-
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_GradSwitch):
     """Enable gradient recording inside a ``no_grad`` region."""
 
-    def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = True
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
+    _enabled = True
 
 
-class set_grad_enabled(_DecoratorContextManager):
+class set_grad_enabled(_ModeSwitch):
     """Set grad mode on or off. Takes effect at once, and as a context manager restores
     the previous mode on exit."""
 
@@ -126,11 +138,8 @@ class set_grad_enabled(_DecoratorContextManager):
     def __exit__(self, *exc):
         _state.enabled = self.prev
 
-    def clone(self):
-        return type(self)(self.mode)
 
-
-class inference_mode(_DecoratorContextManager):
+class inference_mode(_ModeSwitch):
     """Like ``no_grad``; Tensors made inside are ordinary Tensors (see docs/differences.md:
     JAX arrays are immutable, so there is no separate inference-tensor kind)."""
 
@@ -144,9 +153,6 @@ class inference_mode(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev
-
-    def clone(self):
-        return type(self)(self.mode)
 
 
 # --------------------------------------------------------------------------- engine switches
@@ -168,7 +174,7 @@ def _set_view_replay_enabled(mode):
     _state.view_replay = bool(mode)
 
 
-class set_multithreading_enabled(_DecoratorContextManager):
+class set_multithreading_enabled(_ModeSwitch):
     """Enable or disable multithreaded backward. Takes effect at once and, as a context
     manager, restores the previous mode on exit. Thread-local.
 
@@ -191,9 +197,6 @@ class set_multithreading_enabled(_DecoratorContextManager):
     def __exit__(self, *exc):
         _set_multithreading_enabled(self.prev)
 
-    def clone(self):
-        return type(self)(self.mode)
-
 
 def _is_grad_layout_enforcement_enabled():
     return _state.grad_layout
@@ -203,7 +206,7 @@ def _set_grad_layout_enforcement_enabled(enable):
     _state.grad_layout = bool(enable)
 
 
-class enforce_grad_layout_policy(_DecoratorContextManager):
+class enforce_grad_layout_policy(_ModeSwitch):
     """Set whether accumulated gradients must follow the gradient layout contract (strides
     matching their parameter's). Takes effect at once; usable as a context manager or
     decorator (restoring the previous setting). Thread-local.
@@ -232,11 +235,8 @@ class enforce_grad_layout_policy(_DecoratorContextManager):
     def __exit__(self, *exc):
         _set_grad_layout_enforcement_enabled(self.prev)
 
-    def clone(self):
-        return type(self)(self.mode)
 
-
-class _force_original_view_tracking(_DecoratorContextManager):
+class _force_original_view_tracking(_ModeSwitch):
     """Set whether autograd always replays the chain of views when it regenerates a view of
     a modified base (``mode=True``) or may use ``as_strided``. Takes effect at once; usable
     as a context manager or decorator (restoring the previous mode). Thread-local.
@@ -260,9 +260,6 @@ class _force_original_view_tracking(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         _set_view_replay_enabled(self.prev)
-
-    def clone(self):
-        return type(self)(self.mode)
 
 
 def _set_version_counters(tensors, versions):

@@ -23,7 +23,7 @@ import threading
 from .. import _mode
 from . import fusion
 from .._ops.op_node import DISPATCH_MODES, OpNode
-from .._ops.stages import modes as _modes
+from .._ops import derivatives
 from .._tensor import Tensor
 from .._autograd import anomaly_mode, graph
 from .._autograd import grad_mode
@@ -174,9 +174,9 @@ def accumulate_grad(node, grads, create_graph):
         return
     old = var._grad
     if DISPATCH_MODES and not create_graph and (old is None or not old._requires_grad):
-        # as PyTorch's, ops the modes see: the gradient detached, or added in place
+        # as PyTorch's, ops the modes see: the gradient detached or copied, or added in place
         if old is None:
-            var._grad = grads[0] = _modes.call("detach.default", Tensor.detach, (grad,), {})
+            var._grad = grads[0] = derivatives.accumulated(grad, var)
         else:
             old.add_(grad)
     elif old is None:

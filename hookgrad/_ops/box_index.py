@@ -94,25 +94,17 @@ def parse(shape, idx):
 
 
 def _read_box(x, *starts, region, size):
-    return jax.lax.dynamic_slice(x, starts, region).reshape(size)
+    return _views._gather_box(x, starts, region, size)
 
 
-def _starts(at):
-    # NOTE: the starts come as one array: a call transfers each argument (3 us for 4 ints)
-    return [at[i] for i in range(at.shape[0])]
-
-
-def _read_at(x, at, region, size):
-    return _read_box(x, *_starts(at), region=region, size=size)
-
-
+# NOTE: the starts come as one array (``at``): a call transfers each argument (3 us for 4
+# ints); the reads of a forward segment take them as ints (``BoxRead.place``)
 def _write_box(x, v, at, region, size):
-    v = jnp.asarray(v).astype(x.dtype)
+    v = jnp.asarray(v)
     k = 0
     while k < v.ndim and v.shape[k] == 1:  # as PyTorch: leading size-1 dimensions dropped
         k += 1
-    v = jnp.broadcast_to(v.reshape(v.shape[k:]), size)
-    return jax.lax.dynamic_update_slice(x, v.reshape(region), _starts(at))
+    return _views._scatter_box(x, jnp.broadcast_to(v.reshape(v.shape[k:]), size), at, region)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -132,7 +124,7 @@ class BoxRead:
         self.region, self.starts, self.size = region, starts, size
 
     def __call__(self, x):
-        return _program(_read_at, False, region=self.region, size=self.size)(
+        return _program(_views._gather_box, False, region=self.region, size=self.size)(
             x, _views._positions(self.starts))
 
     def place(self, shape):
@@ -190,9 +182,8 @@ def track(t):
 def _rmw(b, at, *others, fwd, region, size):
     # NOTE: only the base comes out: XLA's CPU backend copies the whole base to return
     # the region's old or new value beside it (10x the time of the write)
-    starts = _starts(at)
-    r = fwd(jax.lax.dynamic_slice(b, starts, region).reshape(size), *others)
-    return jax.lax.dynamic_update_slice(b, r.reshape(region), starts)
+    return _views._scatter_box(b, fwd(_views._gather_box(b, at, region, size), *others), at,
+                               region)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -246,7 +237,8 @@ def read_modify_write(op, key, arrs, out):
         return None
     base, grad_base = info.base, info.grad_base
     b = base._arr
-    if p.args[0] is not b or info.gen != base._gen or base._requires_grad or \
+    # NOTE: a base still deferred itself (a clone not run yet) is computed by the slow path
+    if b.__class__ is Pending or p.args[0] is not b or info.gen != base._gen or base._requires_grad or \
             grad_base._requires_grad or grad_base.grad_fn is not None or not info.diff:
         return None
     others = []

@@ -22,23 +22,20 @@ import numpy as np
 
 from .. import _views
 from .._autograd import grad_mode
-from .._tensor import Pending, Tensor
+from .._tensor import Tensor
 from .._views import contiguous_shape_geometry
-from . import box_index, dispatch
+from . import basic_index
 from .dispatch import Op, apply, pack_before_error
 from .gather import check_index, check_index_source, out_of_bounds, out_of_range, packing
 from .index_box import box_shape, boxed, consumed as _consumed, setitem_positions
 from .registry import defop, export, to_tensor_like
 from .shape import ALIAS, UNSQUEEZE, expand, reshape, slice_from, wrap_dim
-from .lazy import ARRAY, SCALARS as _NUMBERS
-from .stages import modes
-from .views import (COPY_TWIN, GEOMETRY, check_setitem_view, chain_geometry, make_view,
-                    view_apply, view_chain, view_geometry)
+from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
+                    view_geometry)
 
 _gm = grad_mode._state
 _AFTER_SELF = frozenset(range(1, 64))   # getitem: every index array (after x) has no edge
 _AFTER_VALUE = frozenset(range(2, 64))  # setitem: (x, value, *index arrays)
-_INT32 = 2 ** 31
 
 
 def _is_concrete(arr):
@@ -329,7 +326,7 @@ def _steps(self, template, arrays, single):
 def __getitem__(self, idx) -> Tensor:
     """``x[idx]``: ints, slices, None, Ellipsis, bools, integer/boolean tensors and lists,
     with PyTorch's rules for combining them (basic indices first, advanced ones last)."""
-    fast = _box_read(self, idx)
+    fast = basic_index.read(self, idx)
     if fast is not None:
         return fast
     single = not isinstance(idx, tuple)
@@ -356,115 +353,6 @@ def __getitem__(self, idx) -> Tensor:
     if x is self:
         return view_apply(ALIAS, x)
     return x
-
-
-def _nothing_intercepts():
-    return COPY_TWIN[0] is None and not dispatch._dual[0] and not modes.INTERCEPT[0]
-
-
-def _box_read(self, idx):
-    """``self[idx]`` for ints and unit-step slices when nothing records or intercepts it:
-    a view whose array is read when first needed (``box_index``), else None."""
-    arr = self._arr
-    c = arr.__class__
-    if (c is not ARRAY and c is not Pending) or (_gm.enabled and self._requires_grad) or \
-            not _nothing_intercepts():
-        return None
-    found = box_index.parse(arr.shape, idx)
-    if found is None or not found[0]:
-        return None
-    template, size, region, starts = found
-    out = Tensor._wrap(box_index.read(arr, region, starts, size))
-    box_index.track(out)
-    make_view(out, self, _index_geometry, {"template": template})
-    out._view.index = template
-    return out
-
-
-def _index_geometry(size, stride, offset, template):
-    # the geometry of a ``_box_read`` view: its selects, slices and new dimensions, left
-    # to right (an Ellipsis passes the dimensions no other entry indexes)
-    dim = 0
-    for k in template:
-        tag = k[0]
-        if tag == "I":
-            size, stride, offset = GEOMETRY["select"](size, stride, offset, dim, k[1])
-        elif tag == "S":
-            size, stride, offset = GEOMETRY["slice"](
-                size, stride, offset, dim, 0 if k[1] is None else k[1],
-                _INT64_MAX if k[2] is None else k[2], 1)
-            dim += 1
-        elif tag == "N":
-            size, stride, offset = GEOMETRY["unsqueeze"](size, stride, offset, dim)
-            dim += 1
-        else:  # "E": up to the dimensions that the ints and slices after it index
-            dim = len(size) - sum(j[0] in ("I", "S") for j in template[template.index(k):])
-    return size, stride, offset
-
-
-def _box_write(self, idx, value):
-    """``self[idx] = value`` for ints and unit-step slices as one write of the box, when
-    nothing records or intercepts it and ``value`` is a plain Tensor or number that
-    broadcasts; returns whether it was written (else the caller's way, which raises
-    PyTorch's errors)."""
-    arr = self._arr
-    if arr.__class__ is not ARRAY or arr._committed or self._view is not None or \
-            self._requires_grad or not _nothing_intercepts():
-        return False
-    found = box_index.parse(arr.shape, idx)
-    if found is None or not found[0]:
-        return False
-    template, size, region, starts = found
-    c = value.__class__
-    if c in _NUMBERS:
-        if c is int and not -_INT32 <= value < _INT32:
-            return False
-        v = value
-    elif isinstance(value, Tensor):
-        if value._requires_grad:
-            return False
-        info = value._view
-        v = value._arr
-        if info is not None and info.shared and info.gen == self._gen and \
-                info.made_by(self, template) and v.dtype == arr.dtype:
-            # ``x[i, a:b] += v``: the view wrote itself through already
-            self._version += 1  # PyTorch's copy into the region counts as a write
-            _views.share_version(self)
-            return True
-        if v.__class__ is Pending:
-            v = value._data
-        if v.__class__ is not ARRAY or v._committed or not _broadcasts(
-                v.shape, size, v.dtype, arr.dtype):
-            return False
-    else:
-        return False
-    del arr  # so that ``self`` alone holds its array: the write may reuse its buffer
-    box_index.write(self, v, region, starts, size)
-    return True
-
-
-_BROADCASTS = {}
-
-
-def _broadcasts(shape, target, dtype, to):
-    """Whether a value of ``shape`` (leading size-1 dimensions dropped) broadcasts to
-    ``target`` and its ``dtype`` casts to ``to`` quietly (complex into real warns)."""
-    key = (shape, target, dtype, to)
-    ok = _BROADCASTS.get(key)
-    if ok is None:
-        k = 0
-        while k < len(shape) and shape[k] == 1:
-            k += 1
-        try:
-            ok = np.broadcast_shapes(shape[k:], target) == tuple(target)
-        except ValueError:
-            ok = False
-        ok = ok and not (jnp.issubdtype(dtype, jnp.complexfloating)
-                         and not jnp.issubdtype(to, jnp.complexfloating))
-        if len(_BROADCASTS) > 4096:
-            _BROADCASTS.clear()
-        _BROADCASTS[key] = ok
-    return ok
 
 
 def _indexed_shape(shape, template, arrays):
@@ -564,7 +452,7 @@ def __setitem__(self, idx, value) -> None:
     ``CopySlices`` when the index selects a part by ints/slices/None, ``IndexPutBackward0``
     for advanced indices on the whole tensor, ``FillBackward3`` / ``CopyBackwards`` when
     the index is the whole tensor. ``value`` broadcasts to the indexed shape."""
-    if _box_write(self, idx, value):
+    if basic_index.write(self, idx, value):
         return
     template, arrays = _parse_index(idx)
     if _records_a_view(template):

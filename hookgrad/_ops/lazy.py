@@ -22,6 +22,7 @@ import threading
 
 import jax
 from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name for it
+from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .. import _jax_trace
 from .._tensor import FORCE, Pending
@@ -31,7 +32,9 @@ from .setting import Setting
 MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
 CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
-SCALARS = frozenset((int, float, bool, complex))  # Python operands a deferred op may take
+# operands a deferred op may take besides arrays: Python numbers, None (an optional operand
+# left out, such as attention's mask) and a concrete PRNG key (dropout's, drawn when called)
+SCALARS = frozenset((int, float, bool, complex, type(None), PRNGKeyArray))
 # a concrete array's class (jaxlib's ArrayImpl), named without making one: hookgrad's import
 # starts no JAX backend, so jax.distributed can still be initialized after it
 ARRAY = ArrayImpl

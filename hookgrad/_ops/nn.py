@@ -92,9 +92,10 @@ def _linear_graph(input, weight, bias):
                                                   input.shape[-1])})
         out = apply(ADDMM, (bias, rows, _transposed(weight)), _ONES)
         return view_apply(VIEW, out, {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
-    # NOTE: PyTorch adds the bias in place to matmul's result
+    # NOTE: PyTorch adds the bias in place to matmul's result (out of place for a Tensor a
+    # dispatch mode sees, which it treats as a subclass)
     out = matmul_graph(input, _transposed(weight))
-    return out.add_(bias)
+    return out + bias if _modes.MODES else out.add_(bias)
 
 
 _ONES = {"beta": 1, "alpha": 1}

@@ -29,10 +29,15 @@ _REDUCE = {"mean": jnp.mean, "sum": jnp.sum, "none": lambda x: x}
 
 
 def _reduction(size_average, reduce, reduction):
+    """The reduction the legacy ``size_average``/``reduce`` pair names (with PyTorch's
+    deprecation warning), else ``reduction``."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
-        return ("mean" if size_average else "sum") if reduce else "none"
+        legacy = ("mean" if size_average else "sum") if reduce else "none"
+        _errors.warn(f"size_average and reduce args will be deprecated, please use "
+                     f"reduction='{legacy}' instead.")
+        return legacy
     return reduction
 
 

@@ -10,6 +10,9 @@ docs/differences.md says. A node's backward run as one op is named as PyTorch's 
 op (``threshold_backward.default``), else ``<forward>_backward.default``; functions that
 are no row (factories, ``detach``) have ``FunctionOverload`` s.
 """
+from .. import _factory, _tensor
+from .._tensor import Tensor
+from . import derivatives
 from .dispatch import apply
 from .registry import OPS
 from .stages import modes
@@ -18,11 +21,12 @@ from .stages import modes
 _BINARY = frozenset({
     "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge", "remainder", "fmod",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
-    "floor_divide", "xlogy", "copysign", "logical_and", "logical_or", "logical_xor"})
+    "xlogy", "copysign"})
+# comparisons, whose ATen overload for a Python number is ``Scalar`` (not a wrapped Tensor)
+_COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 # rows whose ATen name is not ``<row>.default`` (or ``<row>.Tensor`` for the binary ops)
 _NAMES = {
-    "add.Scalar": "add.Tensor", "add_alpha": "add.Tensor", "sub_alpha": "sub.Tensor",
-    "mul.Scalar": "mul.Tensor", "div.Scalar": "div.Tensor", "div_floor": "div.Tensor_mode",
+    "add_alpha": "add.Tensor", "sub_alpha": "sub.Tensor", "div_floor": "div.Tensor_mode",
     "div_trunc": "div.Tensor_mode", "rsub": "rsub.Scalar", "rsub_tensor": "rsub.Tensor",
     "pow": "pow.Tensor_Scalar", "pow_tensor": "pow.Tensor_Tensor", "rpow": "pow.Scalar",
     "sum_dim": "sum.dim_IntList", "mean_dim": "mean.dim", "prod_dim": "prod.dim_int",
@@ -40,14 +44,14 @@ _NAMES = {
     "batch_norm_train": "native_batch_norm.default",
     "batch_norm_eval": "native_batch_norm.default", "clone": "clone.default",
     "max_pool2d": "max_pool2d_with_indices.default", "nll_loss": "nll_loss_forward.default",
-    "nll_loss2d": "nll_loss2d_forward.default",
+    "nll_loss2d": "nll_loss2d_forward.default", "to_dtype": "_to_copy.default",
 }
 # the ATen op of a row's backward run as one op (JAX's vjp), where it is not
 # ``<forward>_backward`` (``derivatives.py`` runs PyTorch's formula for the others)
 _BACKWARD_NAMES = {
     "relu": "threshold_backward", "softmax": "_softmax_backward_data",
     "log_softmax": "_log_softmax_backward_data", "nll_loss": "nll_loss_backward",
-    "nll_loss2d": "nll_loss2d_backward",
+    "nll_loss2d": "nll_loss2d_backward", "embedding": "embedding_dense_backward",
 }
 _BACKWARD = "_backward"
 
@@ -168,14 +172,27 @@ def _packet(name):
     return found
 
 
-def overload(op, inplace=False):
-    """The OpOverload of the row ``op`` (``inplace``: its in-place form)."""
+def overload(op, inplace=False, args=None):
+    """The OpOverload of the row ``op`` (``inplace``: its in-place form) called on
+    ``args``: a comparison with a Python number is ATen's ``Scalar`` overload."""
+    if args is not None and op.name in _COMPARE and len(args) > 1 and \
+            not isinstance(args[1], Tensor):
+        return _scalar_overload(op, inplace)
     found = _OF.get((op, inplace))
     if found is None:
         name, over = aten_name(op.name)
         packet = _packet(name + ("_" if inplace else ""))
         found = _OF[(op, inplace)] = OpOverload(op, packet, over, inplace)
         packet._overloads.setdefault(over, found)
+    return found
+
+
+def _scalar_overload(op, inplace):
+    found = _OF.get((op, inplace, "Scalar"))
+    if found is None:
+        packet = _packet(op.name + ("_" if inplace else ""))
+        found = _OF[(op, inplace, "Scalar")] = OpOverload(op, packet, "Scalar", inplace)
+        packet._overloads.setdefault("Scalar", found)
     return found
 
 
@@ -201,3 +218,8 @@ def packet(name):
 
 modes.OVERLOAD[0] = overload
 modes.FUNCTION[0] = function_overload
+# the functions that are no row but reach the modes (``modes.call``), under their names
+for _name, _fn in (*_factory.SEEN.items(), ("detach.default", _tensor._detached),
+                   ("new_empty_strided.default", derivatives.new_empty_strided)):
+    function_overload(_name, _fn)
+del _name, _fn

@@ -45,6 +45,19 @@ def _square(x):
     return jnp.square(x.astype(jnp.int64) if x.dtype == jnp.bool_ else x)
 
 
+def _bool_as_number(fn):
+    """``fn`` of a bool operand beside a floating one as of 0 and 1 in uint8: XLA rewrites
+    ``float(mask) * c`` and ``float(mask) / c`` into selects of ``c`` and 0, so a False
+    times inf or over 0 gives 0 where PyTorch's arithmetic gives NaN."""
+    def f(a, b):
+        if a.dtype == jnp.bool_ and jnp.issubdtype(b.dtype, jnp.inexact):
+            a = a.astype(jnp.uint8)
+        if b.dtype == jnp.bool_ and jnp.issubdtype(a.dtype, jnp.inexact):
+            b = b.astype(jnp.uint8)
+        return fn(a, b)
+    return f
+
+
 def _fmax(a, b):
     # written as a select so the gradient goes where PyTorch sends it: to ``a`` on ties and
     # wherever ``b`` is NaN
@@ -121,7 +134,7 @@ _UNARY = [
 ]
 
 _BINARY = [
-    OpDef("mul", jnp.multiply, "MulBackward0", {0: (1,), 1: (0,)}, aliases=("multiply",),
+    OpDef("mul", _bool_as_number(jnp.multiply), "MulBackward0", {0: (1,), 1: (0,)}, aliases=("multiply",),
           scalar_edges=True, names=_OTHER_SELF),
     OpDef("maximum", jnp.maximum, "MaximumBackward0", names=_OTHER_SELF),
     OpDef("minimum", jnp.minimum, "MinimumBackward0", names=_OTHER_SELF),
@@ -187,7 +200,7 @@ BINARY = {row.name: _binary(row) for row in _BINARY}
 _ALPHA1 = "self other -> alpha=1"
 _ADD = defop("add", jnp.add, "AddBackward0", (), scalar_edges=True, names=_ALPHA1)
 _SUB = defop("sub", jnp.subtract, "SubBackward0", (), scalar_edges=True, names=_ALPHA1)
-_DIV = defop("div", jnp.true_divide, "DivBackward0", {0: (1,), 1: (0, 1)}, scalar_edges=True,
+_DIV = defop("div", _bool_as_number(jnp.true_divide), "DivBackward0", {0: (1,), 1: (0, 1)}, scalar_edges=True,
              names=_OTHER_SELF)
 # alpha is a static argument (rarely varied)
 _ADD_ALPHA = defop("add_alpha", lambda a, b, alpha: a + alpha * b, "AddBackward0", (),

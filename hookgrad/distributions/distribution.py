@@ -162,7 +162,7 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int) -> Tensor:
-        _errors.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        _errors.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead", UserWarning)
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:

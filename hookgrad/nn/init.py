@@ -245,15 +245,25 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     return _write(tensor, np.where(ranks < nz, 0.0, vals))
 
 
-# the deprecated non-underscore names, as aliases
-uniform = uniform_
-normal = normal_
-constant = constant_
-xavier_uniform = xavier_uniform_
-xavier_normal = xavier_normal_
-kaiming_uniform = kaiming_uniform_
-kaiming_normal = kaiming_normal_
-orthogonal = orthogonal_
+def _deprecated(init):
+    """The deprecated non-underscore name of ``init``: it, with PyTorch's warning."""
+    new = init.__name__
+
+    def deprecated_init(*args, **kwargs):
+        _errors.warn(f"`nn.init.{new[:-1]}` is now deprecated in favor of `nn.init.{new}`.",
+                     FutureWarning)
+        return init(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = new[:-1]
+    deprecated_init.__doc__ = f"``{new[:-1]}(...)``: :func:`{new}` (deprecated)."
+    return deprecated_init
+
+
+uniform, normal, constant, eye, dirac = map(_deprecated, (uniform_, normal_, constant_, eye_,
+                                                         dirac_))
+xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal = map(
+    _deprecated, (xavier_uniform_, xavier_normal_, kaiming_uniform_, kaiming_normal_,
+                  orthogonal_))
+sparse = _deprecated(sparse_)
 
 
 from .. import _missing as _m  # noqa: E402

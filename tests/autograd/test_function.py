@@ -981,3 +981,28 @@ def test_post_hook_sees_gradients_after_shape_and_dtype_fitting():
         y.sum().backward()
         return [seen, py(x.grad)]
     assert same_as_torch(f) == [[[[2], "float32"]], [4.0, 4.0]]
+
+
+def test_an_in_place_write_on_a_view_of_a_local_clone_in_forward():
+    """The forward's clone is still deferred when its view is written in place: the write
+    computes it (was: a deferred value passed to the write's program)."""
+    def scenario(L):
+        class Local(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, inp, inplace):
+                view = inp.clone()[:3]
+                if inplace:
+                    view += 2
+                return view
+
+            @staticmethod
+            def backward(ctx, grad):
+                return L.cat([grad * 3, grad.new_zeros(7)]), None
+        base = L.rand(10, requires_grad=True)
+        first = Local.apply(base, False)
+        out = Local.apply(base, True)
+        out.sum().backward()
+        return [type(first.grad_fn).__name__, type(out.grad_fn).__name__,
+                [round(v, 5) for v in (out - first).tolist()], base.grad.tolist()]
+    assert same_as_torch(scenario) == ["LocalBackward", "LocalBackward", [2.0] * 3,
+                                       [3.0, 3.0, 3.0] + [0.0] * 7]

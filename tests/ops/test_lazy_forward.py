@@ -159,3 +159,38 @@ def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
         want = (np.asarray(X) * 2).reshape(-1) + np.arange(np.asarray(X).size)
         np.testing.assert_allclose(y.numpy(), want.reshape(np.shape(X)).T, rtol=1e-6)
     assert len(cache._compiled) == 1
+
+
+def test_attention_without_a_mask_defers(cache):
+    # None operands (attention's left-out mask, its dropout key) join the segment
+    q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32))
+    F = hg.nn.functional
+    for run in range(RUNS):
+        h = q * 2
+        a = F.scaled_dot_product_attention(h, h, h)
+        y = a.transpose(2, 3) + 1
+        assert run == 0 or (a._arr.__class__ is Pending and y._arr.__class__ is Pending)
+        with hg.autograd.set_lazy_forward(False):
+            want = F.scaled_dot_product_attention(q * 2, q * 2, q * 2).numpy().swapaxes(2, 3) + 1
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5)
+    assert len(cache._compiled) == 1
+
+
+def test_dropout_defers_with_the_key_drawn_when_called(cache):
+    # the key is drawn at the call, as eagerly: the same seed gives the same masks and grads
+    x = hg.tensor(X, requires_grad=True)
+    got = {}
+    for lazy_on in (True, False):
+        hg.manual_seed(0)
+        with hg.autograd.set_lazy_forward(lazy_on):
+            runs = []
+            for run in range(RUNS):
+                x.grad = None
+                y = hg.nn.functional.dropout(x * 2, 0.5) + 1
+                assert not lazy_on or run == 0 or y._arr.__class__ is Pending
+                y.sum().backward()
+                runs.append((y.detach().numpy(), x.grad.numpy()))
+        got[lazy_on] = runs
+    for (y1, g1), (y2, g2) in zip(got[True], got[False]):
+        np.testing.assert_array_equal(y1, y2)
+        np.testing.assert_array_equal(g1, g2)

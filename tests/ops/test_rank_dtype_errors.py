@@ -171,6 +171,8 @@ RUNS = [  # calls PyTorch runs (the raw-JAX sweep's differential half found each
     ("masked_scatter into a 0-d", lambda L: _s(L).masked_scatter(_b(L), L.arange(4.0))),
     ("nextafter of ints towards floats", lambda L: L.nextafter(_i(L, 1, 2), L.tensor([3.0, 0.0]))),
     ("batched lu", lambda L: L.linalg.lu(L.arange(24.0).reshape(2, 3, 4) % 5)),
+    ("a False over 0 or times inf is NaN", lambda L: [
+        L.tensor([True, False]) / 0.0, L.tensor([True, False]) * float("inf")]),
 ]
 
 

@@ -17,7 +17,7 @@ its node on what the mode returned. ``call`` passes functions that are no row (f
 """
 from weakref import ref as _weakref
 
-from ... import _factory
+from ... import _factory, _tensor
 from ..._autograd import grad_mode
 from ..._tensor import Tensor
 from ..op_node import DISPATCH_MODES as MODES
@@ -75,7 +75,7 @@ def call(name, fn, args, kwargs):
 
 
 def _dispatch_to_mode(op, args, statics, out):
-    func = OVERLOAD[0](op, out is not None)
+    func = OVERLOAD[0](op, out is not None, args)
     kwargs = dict(statics) if statics else {}
     if out is not None or not _records(op, args):
         return to_innermost(func, args, kwargs)
@@ -96,7 +96,7 @@ def _save_detached(out):
     node = out.grad_fn
     saved = node._out_saved if node is not None else None
     if saved.__class__ is tuple and saved[1]() is out:
-        kept = call("detach.default", Tensor.detach, (out,), {})
+        kept = call("detach.default", _tensor._detached, (out,), {})
         node._out_saved = (kept._data, *saved[1:])
     return out
 
@@ -126,4 +126,4 @@ def _is_subclass(a):
     return isinstance(a, Tensor) and type(a) is not Tensor
 
 
-_factory.MODES[:] = MODES, call
+_factory.MODES[:] = _tensor.DISPATCH[:] = MODES, call

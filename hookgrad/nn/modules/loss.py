@@ -7,6 +7,7 @@ from .distance import PairwiseDistance
 from .linear import Linear
 from .module import Module
 from ... import _errors
+from ..._ops.nn_loss import _reduction
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "NLLLoss2d", "CosineEmbeddingLoss",
@@ -16,21 +17,10 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEn
            "LinearCrossEntropyLoss"]
 
 
-def _legacy_reduction(size_average, reduce):
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if size_average and reduce:
-        return "mean"
-    return "sum" if reduce else "none"
-
-
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if size_average is not None or reduce is not None:
-            self.reduction = _legacy_reduction(size_average, reduce)
-        else:
-            self.reduction = reduction
+        self.reduction = _reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):

@@ -1,5 +1,5 @@
 """nn utilities: gradient clipping, parameter/vector conversion, packed sequences (``rnn``)."""
-from . import clip_grad, convert_parameters, init, rnn
+from . import clip_grad, convert_parameters, init, rnn, stateless
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
                         get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters

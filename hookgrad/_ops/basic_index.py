@@ -1,0 +1,142 @@
+"""``x[idx]`` and ``x[idx] = v`` for basic indices (Python ints, unit-step slices, None,
+Ellipsis) on a Tensor that nothing records or intercepts: the fast way into
+``box_index`` (a deferred read of a box, one program per write); ``None``/``False``
+send the caller (``_ops/indexing.py``) the slow way, which raises PyTorch's errors.
+"""
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _views
+from .._autograd import grad_mode
+from .._tensor import Pending, Tensor
+from . import box_index, dispatch
+from .lazy import ARRAY, SCALARS as _NUMBERS
+from .stages import modes
+from .views import COPY_TWIN, GEOMETRY, make_view
+
+_gm = grad_mode._state
+_INT32 = 2 ** 31
+_INT64_MAX = 2 ** 63 - 1  # an open slice bound, as PyTorch's indexing passes it
+
+
+def _nothing_intercepts():
+    return COPY_TWIN[0] is None and not dispatch._dual[0] and not modes.INTERCEPT[0]
+
+
+def read(self, idx):
+    """``self[idx]`` for ints and unit-step slices when nothing records or intercepts it:
+    a view whose array is read when first needed (``box_index``), else None."""
+    arr = self._arr
+    c = arr.__class__
+    if (c is not ARRAY and c is not Pending) or (_gm.enabled and self._requires_grad) or \
+            not _nothing_intercepts():
+        return None
+    found = box_index.parse(arr.shape, idx)
+    if found is None or not found[0]:
+        return None
+    template, size, region, starts = found
+    out = Tensor._wrap(box_index.read(arr, region, starts, size))
+    box_index.track(out)
+    make_view(out, self, _index_geometry, {"template": template})
+    info = out._view
+    info.index, info.key = template, idx
+    return out
+
+
+def _index_geometry(size, stride, offset, template):
+    # the geometry of a ``_box_read`` view: its selects, slices and new dimensions, left
+    # to right (an Ellipsis passes the dimensions no other entry indexes)
+    dim = 0
+    for k in template:
+        tag = k[0]
+        if tag == "I":
+            size, stride, offset = GEOMETRY["select"](size, stride, offset, dim, k[1])
+        elif tag == "S":
+            size, stride, offset = GEOMETRY["slice"](
+                size, stride, offset, dim, 0 if k[1] is None else k[1],
+                _INT64_MAX if k[2] is None else k[2], 1)
+            dim += 1
+        elif tag == "N":
+            size, stride, offset = GEOMETRY["unsqueeze"](size, stride, offset, dim)
+            dim += 1
+        else:  # "E": up to the dimensions that the ints and slices after it index
+            dim = len(size) - sum(j[0] in ("I", "S") for j in template[template.index(k):])
+    return size, stride, offset
+
+
+def write(self, idx, value):
+    """``self[idx] = value`` for ints and unit-step slices as one write of the box, when
+    nothing records or intercepts it and ``value`` is a plain Tensor or number that
+    broadcasts; returns whether it was written (else the caller's way, which raises
+    PyTorch's errors)."""
+    arr = self._arr
+    if arr.__class__ is not ARRAY or arr._committed or self._view is not None or \
+            self._requires_grad or not _nothing_intercepts():
+        return False
+    is_tensor = isinstance(value, Tensor)
+    # ``x[i, a:b] += v`` reads and writes with the same index object: no parse needed
+    if is_tensor and value._view is not None and value._view.key is idx and \
+            _wrote_itself(self, value, value._view.index, arr):
+        return True
+    found = box_index.parse(arr.shape, idx)
+    if found is None or not found[0]:
+        return False
+    template, size, region, starts = found
+    c = value.__class__
+    if c in _NUMBERS:
+        if c is int and not -_INT32 <= value < _INT32:
+            return False
+        v = value
+    elif is_tensor:
+        if value._requires_grad:
+            return False
+        if value._view is not None and _wrote_itself(self, value, template, arr):
+            return True
+        v = value._arr
+        if v.__class__ is Pending:
+            v = value._data
+        if v.__class__ is not ARRAY or v._committed or not _broadcasts(
+                v.shape, size, v.dtype, arr.dtype):
+            return False
+    else:
+        return False
+    del arr  # so that ``self`` alone holds its array: the write may reuse its buffer
+    box_index.write(self, v, region, starts, size)
+    return True
+
+
+def _wrote_itself(self, value, template, arr):
+    """Whether ``self[template] = value`` writes the region's own values, ``value`` being
+    the live view ``self[template]`` read (``x[i, a:b] += v``: the view wrote itself
+    through already): then it is a version bump, as PyTorch's copy counts as a write."""
+    info = value._view
+    if not (info.shared and info.gen == self._gen and not value._requires_grad and
+            info.made_by(self, template) and value._arr.dtype == arr.dtype):
+        return False
+    self._version += 1
+    _views.share_version(self)
+    return True
+
+
+_BROADCASTS = {}
+
+
+def _broadcasts(shape, target, dtype, to):
+    """Whether a value of ``shape`` (leading size-1 dimensions dropped) broadcasts to
+    ``target`` and its ``dtype`` casts to ``to`` quietly (complex into real warns)."""
+    key = (shape, target, dtype, to)
+    ok = _BROADCASTS.get(key)
+    if ok is None:
+        k = 0
+        while k < len(shape) and shape[k] == 1:
+            k += 1
+        try:
+            ok = np.broadcast_shapes(shape[k:], target) == tuple(target)
+        except ValueError:
+            ok = False
+        ok = ok and not (jnp.issubdtype(dtype, jnp.complexfloating)
+                         and not jnp.issubdtype(to, jnp.complexfloating))
+        if len(_BROADCASTS) > 4096:
+            _BROADCASTS.clear()
+        _BROADCASTS[key] = ok
+    return ok
