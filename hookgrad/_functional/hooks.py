@@ -504,6 +504,23 @@ def _keep_history(old, res):
     return jax.lax.select(jnp.ones(res.shape, bool), res, old)
 
 
+def _to_pack(op, res, f, args, saved_pos, result, statics):
+    """``(array, requires_grad)`` of what an op's node saves, in eager's pack order: its
+    result for an ``OUT`` op; else the ``result`` PyTorch saves and the vjp recomputes
+    first (docs/differences.md; unpacked, unused), then the kept inputs; then the kernel's
+    extras (unpacked, unused)."""
+    from .._ops import op_node
+    out = res[0] if isinstance(res, tuple) else res
+    if op.save is op_node.OUT:
+        to_pack = [(out, True)]
+    else:
+        to_pack = [(out, True)] if result else []
+        to_pack += [(f[i], args[i]._requires_grad) for i in saved_pos]
+    if op.extras is not None:
+        to_pack += [(e, False) for e in op.extras(*f, **statics)]
+    return to_pack
+
+
 def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
     (with the active pack hook) and whose backward unpacks it and runs the op's vjp."""
@@ -535,18 +552,8 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     def fwd(*xs):
         f = full(xs)
         res = fn(*f)
-        out = res[0] if isinstance(res, tuple) else res
-        if save is op_node.OUT:
-            to_pack = [(out, True)]
-        else:
-            to_pack = [(f[i], args[i]._requires_grad) for i in saved_pos]
-            if box["result"]:  # a result PyTorch saves and the vjp recomputes: packed first,
-                # as eagerly (docs/differences.md), unpacked and unused
-                to_pack.insert(0, (out, True))
-        if op.extras is not None:  # what PyTorch's kernel saves beside: unpacked, unused
-            to_pack += [(e, False) for e in op.extras(*f, **statics)]
         packed = []
-        for arr, rg in to_pack:
+        for arr, rg in _to_pack(op, res, f, args, saved_pos, box["result"], statics):
             t = Tensor._wrap(arr)
             t._requires_grad = rg and _inexact(arr.dtype)
             packed.append(pack(t))
