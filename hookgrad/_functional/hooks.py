@@ -589,7 +589,9 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
                            if not isinstance(s, tuple)]
                 vjp = op_node._make_vjp(op.fwd, statics, layout, want,
                                          [dt for _, dt in box["meta"]])
-                grads = vjp(*present, *gs)
+                # NOTE: jitted, as the eager vjp op runs: a number argument (``x * 2.0``)
+                # then reaches the op's forward as an array, as its forward saw it
+                grads = jax.jit(vjp)(*present, *gs)
             cts = dict(zip(want, grads))
         return tuple(cts.get(i) for i in tpos)
 

@@ -1,6 +1,8 @@
 """Regression tests for the classes the fuzzer found in functional mode
 (``hookgrad.func.functional_call`` under ``jax.grad``), each checked against PyTorch's eager
 run of the same program where PyTorch is installed."""
+import math
+
 import pytest
 
 import hookgrad
@@ -88,3 +90,20 @@ def test_functional_packs_a_result_pytorch_saves():
         loss(torch, t1, t2, want).backward()
         assert sorted(packs) == sorted(want)
         assert close(g["a"], t1.grad.tolist()) and close(g["b"], t2.grad.tolist())
+
+
+def test_functional_saved_hooks_with_a_number_operand():
+    # the vjp runs jitted, as eagerly: the number reaches mul's forward as an array (a
+    # Python float has no dtype; the transformer of test_three_modes met it)
+    def loss(L, a, packs):
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packs.append(list(t.shape)) or t, lambda t: t):
+            y = (a * 2.0).tanh()
+        return y.sum()
+    packs = []
+    g = _grad(_Prog(lambda t: loss(hookgrad, t, packs), [1.0, -0.5]))
+    assert close(g["a"], [2 * (1 - math.tanh(2 * v) ** 2) for v in (1.0, -0.5)])
+    if torch is not None:
+        want, a = [], torch.tensor([1.0, -0.5], requires_grad=True)
+        loss(torch, a, want).backward()
+        assert packs == want and close(g["a"], a.grad.tolist())
