@@ -149,6 +149,17 @@ def test_dispatch_mode_sees_pytorchs_ops_around_the_formulas():
     assert ["aten.add_.Tensor", "AccumulateGrad"] in log
 
 
+def test_a_complex_gradient_under_a_mode_is_pytorchs():
+    # PyTorch's formula conjugates (grad * other.conj()): a complex node takes JAX's vjp
+    def scenario(L):
+        a = L.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        b = L.tensor([2 - 1j, 1j])
+        with _logging_mode(L, []):
+            (a * b).abs().sum().backward()
+        return [[z.real, z.imag] for z in a.grad.tolist()]
+    same_as_torch(scenario)
+
+
 def _vjp_case(L, name):
     """``(output, inputs)`` of an op recording the row ``name`` (a formula's)."""
     x = L.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)

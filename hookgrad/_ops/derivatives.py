@@ -15,9 +15,10 @@ Why formulas, not JAX's vjp program run equation by equation: PyTorch's choice o
 follows its strides (``mm_mat2_backward`` of a transposed weight runs ``t``, ``mm``,
 ``t``; ``reshape`` of a non-contiguous gradient runs ``clone`` and ``_unsafe_view``), and
 its engine sums broadcast gradients after the node, where JAX's vjp has one
-``dot_general`` with dimension numbers and reduces inside. These formulas are only
-view, product and sum ops on the incoming gradient; tests/test_interception.py checks
-each row's values against JAX's vjp.
+``dot_general`` with dimension numbers and reduces inside. The formulas are PyTorch's
+(its ``derivatives.yaml``), for real values: a complex gradient takes JAX's vjp, which
+conjugates as PyTorch's (``op_node._conj``). tests/test_interception.py checks each row's
+values against JAX's vjp.
 """
 import math
 
@@ -279,8 +280,9 @@ def run(node, vals, grads, vop):
     op = node._op
     formula = FORMULAS.get(op.name)
     saved = node._out_saved
-    if formula is not None and op.name in _READ_RESULT and saved.__class__ is not tuple:
-        formula = None  # the output is saved through hooks: JAX's vjp
+    if formula is not None and (op.name in _READ_RESULT and saved.__class__ is not tuple
+                                or any(g._data.dtype.kind == "c" for g in grads)):
+        formula = None  # the output saved through hooks, or complex values: JAX's vjp
     with grad_mode.no_grad():
         if op.save is OUT:  # a saved output is unpacked as a detached alias, as PyTorch's
             args[0] = _detach(args[0])

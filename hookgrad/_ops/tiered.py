@@ -188,7 +188,8 @@ def _cpu_default():
 def _signature(args):
     """What of the arguments decides jax.jit's trace. NOTE: the hot path of every eager op:
     an aval per array argument, the type of a Python number (an op at positions passes its
-    positions so), the tree and leaves of anything else."""
+    positions so), the shape and dtype of a NumPy array, the tree and leaves of anything
+    else."""
     try:
         return tuple([x.aval for x in args])
     except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
@@ -198,6 +199,8 @@ def _signature(args):
         c = x.__class__
         if c in _NUMBERS:
             sig.append(c)
+        elif c is np.ndarray:  # positions passed as one array (_ops/box_index.py)
+            sig.append((c, x.shape, x.dtype))
         else:
             aval = getattr(x, "aval", None)
             if aval is None:
