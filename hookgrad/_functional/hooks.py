@@ -504,6 +504,23 @@ def _keep_history(old, res):
     return jax.lax.select(jnp.ones(res.shape, bool), res, old)
 
 
+def _to_pack(op, res, f, args, saved_pos, result, statics):
+    """``(array, requires_grad)`` of what an op's node saves, in eager's pack order: its
+    result for an ``OUT`` op; else the ``result`` PyTorch saves and the vjp recomputes
+    first (docs/differences.md; unpacked, unused), then the kept inputs; then the kernel's
+    extras (unpacked, unused)."""
+    from .._ops import op_node
+    out = res[0] if isinstance(res, tuple) else res
+    if op.save is op_node.OUT:
+        to_pack = [(out, True)]
+    else:
+        to_pack = [(out, True)] if result else []
+        to_pack += [(f[i], args[i]._requires_grad) for i in saved_pos]
+    if op.extras is not None:
+        to_pack += [(e, False) for e in op.extras(*f, **statics)]
+    return to_pack
+
+
 def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
     (with the active pack hook) and whose backward unpacks it and runs the op's vjp."""
@@ -520,7 +537,7 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
                                                else (arrs[i].shape, arrs[i].dtype))
                    for i in range(len(args)))
     statics = dict(key)
-    box = {}
+    box = {"result": save is not op_node.OUT and "result" in op_node._pack_order(op, len(args))}
 
     def full(xs):
         f = list(arrs)
@@ -535,14 +552,8 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
     def fwd(*xs):
         f = full(xs)
         res = fn(*f)
-        if save is op_node.OUT:
-            to_pack = [(res[0] if isinstance(res, tuple) else res, True)]
-        else:
-            to_pack = [(f[i], args[i]._requires_grad) for i in saved_pos]
-        if op.extras is not None:  # what PyTorch's kernel saves beside: unpacked, unused
-            to_pack += [(e, False) for e in op.extras(*f, **statics)]
         packed = []
-        for arr, rg in to_pack:
+        for arr, rg in _to_pack(op, res, f, args, saved_pos, box["result"], statics):
             t = Tensor._wrap(arr)
             t._requires_grad = rg and _inexact(arr.dtype)
             packed.append(pack(t))
@@ -573,12 +584,14 @@ def _with_saved_hooks(op, key, fn, args, arrs, hooks):
             if save is op_node.OUT:
                 grads = (op.bwd(vals[0], *gs, **statics),)
             else:
-                it = iter(vals)
+                it = iter(vals[1:] if box["result"] else vals)
                 present = [next(it) if s == "S" else arrs[i] for i, s in enumerate(layout)
                            if not isinstance(s, tuple)]
                 vjp = op_node._make_vjp(op.fwd, statics, layout, want,
                                          [dt for _, dt in box["meta"]])
-                grads = vjp(*present, *gs)
+                # NOTE: jitted, as the eager vjp op runs: a number argument (``x * 2.0``)
+                # then reaches the op's forward as an array, as its forward saw it
+                grads = jax.jit(vjp)(*present, *gs)
             cts = dict(zip(want, grads))
         return tuple(cts.get(i) for i in tpos)
 

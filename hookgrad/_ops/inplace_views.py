@@ -45,7 +45,7 @@ def _restride(self, op, statics, geom_fn, reorders):
     if info is not None and info.diff:
         if enabled and (record or info.grad_base._requires_grad):
             views._check_view_creation(info.creation, info.fn_name)
-            views.check_leaf_view(info.grad_base)
+            views.check_leaf_view(info.grad_base, self)
     else:
         _check_inplace(self, record)
     out = apply(op, (self,), statics)

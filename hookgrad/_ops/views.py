@@ -326,7 +326,7 @@ def check_view_inplace(t, info, record):
     base = info.grad_base
     if _gm.enabled and (record or base._requires_grad):
         _check_view_creation(info.creation, info.fn_name)
-        check_leaf_view(base)
+        check_leaf_view(base, t)
     if _views.is_overlapping(*info.geom[:2]):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
@@ -353,10 +353,12 @@ def _check_view_creation(creation, fn_name):
                            f"with grad mode enabled. {NO_GRAD_VIEW_ADVICE}")
 
 
-def check_leaf_view(base):
-    """PyTorch's error for an in-place write into a view of ``base``, a leaf that requires
-    grad (with grad mode on)."""
-    if base.grad_fn is None and base._requires_grad and _gm.enabled:
+def check_leaf_view(base, view=None):
+    """PyTorch's error for an in-place write into a view of ``base``, a leaf, where the
+    base or the ``view`` requires grad (with grad mode on): a view made to require grad
+    (``arange(6.).reshape(2, 3).requires_grad_()``) is still a view of a leaf."""
+    if base.grad_fn is None and _gm.enabled and (
+            base._requires_grad or view is not None and view._requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 

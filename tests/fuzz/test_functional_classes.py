@@ -1,10 +1,12 @@
 """Regression tests for the classes the fuzzer found in functional mode
 (``hookgrad.func.functional_call`` under ``jax.grad``), each checked against PyTorch's eager
 run of the same program where PyTorch is installed."""
+import math
+
 import pytest
 
 import hookgrad
-from tests.differential import torch
+from tests.differential import close, torch
 
 
 def _grad(module):
@@ -62,3 +64,46 @@ def test_functional_node_inputs_leave_out_index_arguments():
         want, t = [], torch.tensor(a, requires_grad=True)
         loss(torch, t, want).backward()
         assert log == want and g["a"] == t.grad.tolist()
+
+
+def test_functional_packs_a_result_pytorch_saves():
+    # CdistBackward0 saves x1, x2 and the result; the functional mode packed only the inputs
+    # (hookgrad packs the result first, then the inputs its vjp recomputes from: a
+    # docs/differences.md row; PyTorch's packs are the same tensors)
+    def loss(L, x1, x2, packs):
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packs.append(list(t.shape)) or t, lambda t: t):
+            y = L.cdist(x1, x2)
+        return y.tanh().sum()
+    a = [[-2.0, -1.99, -1.98, -1.97], [-1.96, -1.95, -1.94, -1.93], [-1.92, -1.91, -1.9, -1.89]]
+    b = [[-1.0, -1.5, -1.98, -1.0], [-1.96, -1.95, -0.5, -1.93]]
+    packs, m = [], _Prog(lambda t: loss(hookgrad, t, m.b, packs), a)
+    m.b = hookgrad.nn.Parameter(hookgrad.tensor(b))
+    g = _grad(m)
+    eager = []
+    x1, x2 = hookgrad.tensor(a, requires_grad=True), hookgrad.tensor(b, requires_grad=True)
+    loss(hookgrad, x1, x2, eager).backward()
+    assert packs == eager == [[3, 2], [3, 4], [2, 4]]
+    assert close(g["a"], x1.grad.tolist()) and close(g["b"], x2.grad.tolist())
+    if torch is not None:
+        want, t1, t2 = [], torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        loss(torch, t1, t2, want).backward()
+        assert sorted(packs) == sorted(want)
+        assert close(g["a"], t1.grad.tolist()) and close(g["b"], t2.grad.tolist())
+
+
+def test_functional_saved_hooks_with_a_number_operand():
+    # the vjp runs jitted, as eagerly: the number reaches mul's forward as an array (a
+    # Python float has no dtype; the transformer of test_three_modes met it)
+    def loss(L, a, packs):
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packs.append(list(t.shape)) or t, lambda t: t):
+            y = (a * 2.0).tanh()
+        return y.sum()
+    packs = []
+    g = _grad(_Prog(lambda t: loss(hookgrad, t, packs), [1.0, -0.5]))
+    assert close(g["a"], [2 * (1 - math.tanh(2 * v) ** 2) for v in (1.0, -0.5)])
+    if torch is not None:
+        want, a = [], torch.tensor([1.0, -0.5], requires_grad=True)
+        loss(torch, a, want).backward()
+        assert packs == want and close(g["a"], a.grad.tolist())

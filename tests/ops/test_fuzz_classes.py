@@ -1118,3 +1118,16 @@ def test_unfold_is_a_view_that_writes_reach():
     assert got["geom"] == [[2, 2, 2], [4, 2, 1], True, "UnfoldBackward0"]
     assert got["a"][0] == [3.0, 3.0, 3.0, 3.0] and got["nodes"] == ["CopySlices",
                                                                    "AsStridedBackward0"]
+
+
+@pytest.mark.parametrize("write", ["a.fill_(0.5)", "a[0].fill_(0.5)", "a.t_()",
+                                   "a.unfold(1, 2, 1)[...] = 0.5", "a.mul_(2)"])
+def test_a_view_made_to_require_grad_is_a_view_of_a_leaf(write):
+    # arange(6.).reshape(2, 3) is a view of a leaf that does not require grad; made to
+    # require grad, an in-place write through it fails as through a view of such a leaf
+    def scenario(L):
+        a = L.arange(6.0).reshape(2, 3).requires_grad_()
+        return raises(lambda: exec(write, {"a": a}))
+    got = same_as_torch(scenario)
+    assert got["message"] == ("a view of a leaf Variable that requires grad is being used in "
+                              "an in-place operation.")
