@@ -1,5 +1,6 @@
 """Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand``, ``*_like`` ..."""
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -266,6 +267,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                        for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    _check_range(*vals)
     jd = _dtype.to_jax(dtype)
     if np.issubdtype(jd, np.integer) and all(v.__class__ is int for v in vals) and \
             _jax_trace.no_trace():
@@ -273,6 +275,17 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches)
         return _finish(np.arange(*vals, dtype=jd), requires_grad, device)
     return _finish(jnp.arange(*vals, dtype=jd), requires_grad, device)
+
+
+def _check_range(start, end, step):
+    """PyTorch's checks of arange's arguments, in its order and words."""
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    for v in (start, end):
+        if not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):

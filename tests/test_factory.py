@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from tests.differential import same_as_torch
+from tests.differential import raises_as_torch, same_as_torch
 
 
 @pytest.fixture
@@ -87,3 +87,15 @@ def test_arange_is_torchs(args, kw):
         return t.tolist(), str(t.dtype).split(".")[-1]
     same_as_torch(make)
     assert not made[hg]._data._committed
+
+
+@pytest.mark.parametrize("args, match", [
+    ((0, 5, 0), r"^step must be nonzero$"),
+    ((0.0, 1.0, 0.0), r"^step must be nonzero$"),
+    ((0, 5, -1), r"^upper bound and lower bound inconsistent with step sign$"),
+    ((5, 0, 1), r"^upper bound and lower bound inconsistent with step sign$"),
+    ((0, float("inf"), 1), r"^unsupported range: 0 -> inf$"),
+    ((0, float("nan")), r"^unsupported range: 0 -> nan$"),
+])
+def test_arange_refuses_a_range_as_pytorch(args, match):
+    raises_as_torch(lambda L: L.arange(*args), RuntimeError, match)

@@ -75,7 +75,9 @@ def _make_grads(outputs, grads):
                     "For complex Tensors, both grad_output and output are required to have "
                     f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
                     f"{g.dtype} and output[{i}] has a dtype of {dtype}.")
-            result.append(g)
+            # NOTE: PyTorch's engine casts a root's gradient to the root's dtype, as it does
+            # every gradient it passes along an edge (validate_outputs)
+            result.append(g if g.dtype == dtype else g.to(dtype))
         elif g is None:
             if not edge and not out.requires_grad:
                 result.append(None)  # the engine names the root that cannot backward

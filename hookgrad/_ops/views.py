@@ -100,7 +100,7 @@ def _slice(size, stride, offset, dim, start, stop, step):
     n = len(range(start, stop, step))
     return (size[:dim] + (n,) + size[dim + 1:],
             stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
-            offset + start * stride[dim] if n else offset)
+            offset + start * stride[dim])  # an empty slice too: PyTorch keeps its start
 
 
 def _diagonal(size, stride, offset, off, d1, d2):

@@ -64,6 +64,21 @@ def test_gradient_shape_mismatch_raises():
         (x * 2).backward(hg.tensor([1.0, 2.0, 3.0]))
 
 
+def test_a_root_gradient_of_another_real_dtype_is_cast_to_the_roots():
+    """PyTorch's engine casts it, as every gradient on an edge (was a raw JAX ValueError)."""
+    def f(L):
+        x = L.ones(3, dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad(x * 2, x, grad_outputs=L.ones(3, dtype=L.float32))
+        (x * 3).sum().backward(L.tensor(1.0, dtype=L.float32))
+        y = x * 4
+        h, = L.autograd.grad(y, x, grad_outputs=L.ones(3, dtype=L.float16, requires_grad=True),
+                             create_graph=True)
+        def name(t):
+            return str(t.dtype).rsplit(".", 1)[-1]
+        return [name(g), g.tolist(), name(x.grad), x.grad.tolist(), name(h), h.requires_grad]
+    assert same_as_torch(f) == ["float64", [2.0] * 3, "float64", [3.0] * 3, "float64", True]
+
+
 def test_backward_on_tensor_without_grad_raises():
     with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
         hg.ones(2).sum().backward()

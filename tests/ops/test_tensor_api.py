@@ -397,3 +397,13 @@ def test_strides_offset_contiguity_and_sizes_of_a_fresh_tensor():
     assert got[0][0] == (12, 4, 1) and got[0][1] == (3, 3, 1) and got[0][4] == ()
     assert got[1:3] == [12, 1] and got[3]["raises"] == "IndexError"
     assert got[4:] == [0, True, 48, 2, 3, 4]
+
+
+def test_an_empty_slice_keeps_its_clamped_start_as_storage_offset():
+    def f(L):
+        x, d = L.zeros(4, 3), L.zeros(4, 3) * 2  # a concrete and a deferred base
+        return [x[5:2].storage_offset(), x[1:1].storage_offset(), x[:, 3:].storage_offset(),
+                x.narrow(0, 4, 0).storage_offset(), L.arange(5)[5:2].storage_offset(),
+                d[5:2].storage_offset(), d[2:2, 1:].storage_offset(),
+                x.diagonal(5).storage_offset()]
+    assert same_as_torch(f) == [12, 3, 3, 12, 5, 12, 7, 0]
