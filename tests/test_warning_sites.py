@@ -196,6 +196,10 @@ SITES = [
     ("torch.lu", lambda L: L.lu(L.eye(2)), "torch.lu is deprecated"),
     ("instance norm features", lambda L: L.nn.InstanceNorm1d(3)(L.ones(2, 4, 5)),
      "does not match num_features"),
+    ("Hardtanh min_value", lambda L: L.nn.Hardtanh(min_value=-2.0),
+     "keyword argument `min_value` is deprecated and renamed to `min_val`"),
+    ("Hardtanh max_value", lambda L: L.nn.Hardtanh(max_value=2.0),
+     "keyword argument `max_value` is deprecated and renamed to `max_val`"),
 ]
 
 

@@ -504,6 +504,7 @@ _ONE_CALL_LAYERS = [
     ("ChannelShuffle", (2,), {}, (), {"groups": 4}),
     ("LeakyReLU", (), {}, (0.2, True), {}), ("Softplus", (), {}, (2.0, 10.0), {}),
     ("Hardtanh", (), {}, (-2.0, 3.0, True), {}),
+    ("Hardtanh", (), {"min_value": -2.0}, (), {"max_value": 3.0}),  # deprecated names
     ("Threshold", (0.1, 2.0), {}, (0.1, 2.0, True), {}),
 ]
 

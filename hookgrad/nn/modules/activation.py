@@ -1,5 +1,6 @@
 """Activation layers: thin modules over ``nn.functional`` (PyTorch's arguments and
 ``extra_repr``). ``MultiheadAttention`` is in ``transformer``."""
+from ... import _errors
 from .. import functional as F
 from .. import init
 from ._utils import _param
@@ -174,7 +175,15 @@ class Hardtanh(_Stored):
     """Clamps to ``[min_val, max_val]``."""
     _fn, _args = staticmethod(F.hardtanh), ("min_val", "max_val", "inplace")
 
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
+        for old, new, given in (("min_value", "min_val", min_value),
+                                ("max_value", "max_val", max_value)):
+            if given is not None:
+                _errors.warn(f"keyword argument `{old}` is deprecated and renamed to `{new}`",
+                             FutureWarning)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         super().__init__(min_val, max_val, inplace)
         if self.max_val <= self.min_val:
             raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "
