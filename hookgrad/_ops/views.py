@@ -18,10 +18,10 @@ from .._autograd import grad_mode
 from .._autograd.graph import _Node
 from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_view_message
 from .._tensor import Tensor
-from . import dispatch, jax_errors
+from . import dispatch
 from .dispatch import apply
 from .stages import inplace as _inplace_stage, modes
-from .stages.inplace import _check_inplace, _shadow, _write_inplace
+from .stages.inplace import _check_inplace
 from .stages.record import _record
 from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
@@ -371,15 +371,9 @@ def inplace(op, key, args, arrs, fn, out, record):
         check_view_inplace(out, info, record)
     else:
         _check_inplace(out, record)
-    if record:
-        shadow = _shadow(out)
-        args = tuple(shadow if a is out else a for a in args)
-    res = jax_errors.forward(op, fn, arrs)
-    _write_inplace(out, res, op)
-    if record:
-        _record(op, key, args, None, out, shadow)
-        if view:
-            rebase_base(info, out.grad_fn)
+    _inplace_stage.write_checked(op, key, args, arrs, fn, out, record)
+    if record and view:
+        rebase_base(info, out.grad_fn)
     if view:
         regenerate(info.grad_base)
     elif info is None:

@@ -28,6 +28,12 @@ def run(op, key, args, arrs, fn, out, record):
 def write(op, key, args, arrs, fn, out, record):
     """``run`` for a Tensor that shares its array with no other."""
     _check_inplace(out, record)
+    return write_checked(op, key, args, arrs, fn, out, record)
+
+
+def write_checked(op, key, args, arrs, fn, out, record):
+    """``write`` once PyTorch's checks on ``out`` have passed (``views.inplace`` runs a
+    view's own); returns ``out``."""
     if record:  # the node sees the tensor's value and history from before the write
         shadow = _shadow(out)
         args = tuple(shadow if a is out else a for a in args)
