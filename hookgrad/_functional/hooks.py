@@ -169,19 +169,18 @@ def _tensor_hooks(t):
     return entry
 
 
-def _add_tensor_callback(t, cb):
-    """Run ``cb(grad) -> grad`` on ``t``'s gradient: with the other tensor hooks of its
-    node's outputs and before the node's pre-hooks when ``t`` is an op output (as the
-    engine orders them), else in an identity of its own."""
+def _add_tensor_hook(t, hook):
+    """Run ``hook(grad) -> Tensor | None`` on ``t``'s gradient, after its earlier hooks:
+    in its node's tensor hooks, before the node's pre-hooks, when ``t`` is an op output
+    (as the engine orders them), else in an identity of its own. Returns its handle."""
     node = t.grad_fn
-    if isinstance(node, FunctionalNode):
-        nr = t._output_nr
-        if nr < len(node._out_data) and node._out_data[nr] is t._data:
-            entry = node._hooks_entry()
-            if entry is not None:
-                entry.tensor_cbs.setdefault(nr, []).append(cb)
-                return
-    _tensor_hooks(t).callbacks.append(cb)
+    hooks = node._output_hooks(t) if isinstance(node, FunctionalNode) else None
+    if hooks is None:
+        hooks = OrderedDict()
+        _tensor_hooks(t).callbacks.append(_dict_callback(hooks))
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
 
 
 def _dict_callback(hooks):
@@ -191,11 +190,7 @@ def _dict_callback(hooks):
 
 def register_tensor_hook(t, hook):
     """``Tensor.register_hook`` in functional mode."""
-    hooks = OrderedDict()
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    _add_tensor_callback(t, _dict_callback(hooks))
-    return handle
+    return _add_tensor_hook(t, hook)
 
 
 def attach_eager_hooks(t, hooks):
@@ -225,7 +220,7 @@ def register_multi_grad_hook(tensors, fn, mode):
                     grads[i] = g
                 call_multi_grad_hook(fn, mode, grads)
             return g
-        _add_tensor_callback(t, cb)
+        _add_tensor_hook(t, cb)
         return handle
     uniq = []
     for i in idx:
@@ -256,7 +251,7 @@ class FunctionalNode(_Node):
     its hooks are placed as ``custom_vjp`` boundaries when registered.
     """
 
-    __slots__ = ("_op", "_key", "_args", "_in", "_outs", "_out_data", "_pre", "_post_done")
+    __slots__ = ("_op", "_key", "_args", "_in", "_outs", "_out_data", "_wrapped")
 
     def __init__(self, op, key, args, arrays, name=None):
         _Node.__init__(self, ())
@@ -268,8 +263,7 @@ class FunctionalNode(_Node):
         self._in = tuple(arrays)
         self._outs = ()
         self._out_data = ()
-        self._pre = None
-        self._post_done = False
+        self._wrapped = False  # whether the identity running the BEFORE hooks is placed
         if name is not None:
             self._op = _Named(name)
 
@@ -298,28 +292,25 @@ class FunctionalNode(_Node):
         # functional mode has no .grad to fill: JAX returns gradients as values
         return None
 
-    def _hooks_entry(self):
-        """The identity over this node's outputs that runs their tensor hooks, then the
-        node's pre-hooks (created on first use); None if an output was replaced since."""
-        if self._pre is not None:
-            return self._pre
+    def _wrap_outputs(self):
+        """Place, once, the identity over this node's outputs whose backward runs the
+        hooks that fire before a node (``hooks.FIRES_BEFORE``: its outputs' tensor hooks,
+        then its pre-hooks); False if an output was replaced since."""
+        if self._wrapped:
+            return True
         outs = self._outputs()
         if len(outs) != len(self._out_data) or any(
                 t is None or t._data is not a for t, a in zip(outs, self._out_data)):
-            return None
+            return False
         pos = [i for i, t in enumerate(outs) if _inexact(t._data.dtype)]
-        entry = self._pre = _NodeHooks()
+        self._wrapped = True
         n = len(outs)
 
         def on_grads(gs):
             full = [None] * n
             for i, g in zip(pos, gs):
                 full[i] = None if g is None else _wrap(g)
-            for nr, cbs in list(entry.tensor_cbs.items()):
-                for cb in tuple(cbs):
-                    if full[nr] is not None:
-                        full[nr] = cb(full[nr])
-            full = _rules.run_before(self, full)  # its pre-hooks (the outputs': above)
+            full = _rules.run_before(self, full)
             return [None if full[i] is None else full[i]._data for i in pos]
 
         new = _identity(tuple(outs[i]._data for i in pos), on_grads)
@@ -328,26 +319,33 @@ class FunctionalNode(_Node):
             outs[i]._data = arr
             data[i] = arr
         self._out_data = tuple(data)
-        return entry
+        return True
+
+    def _output_hooks(self, t):
+        """The tensor hooks of this node's output ``t``, where the hook table says a node
+        holds them (``_tensor_pre_hooks``); None if ``t``'s array is no longer the
+        node's output."""
+        nr = t._output_nr
+        if nr >= len(self._out_data) or self._out_data[nr] is not t._data or \
+                not self._wrap_outputs():
+            return None
+        held = self._tensor_pre_hooks
+        hooks = None if held is None else held.get(nr)
+        if hooks is None:
+            hooks = OrderedDict()
+            self._add_tensor_pre_hooks(nr, hooks)
+        return hooks
 
     def register_prehook(self, fn):
-        if self._pre_hooks is None:
-            self._pre_hooks = OrderedDict()
-        if self._hooks_entry() is None:
+        if not self._wrap_outputs():
             raise RuntimeError(f"cannot register a pre-hook on {self.name()} in functional "
                                "mode after its outputs were replaced")
-        h = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[h.id] = fn
-        return h
+        return _Node.register_prehook(self, fn)
 
     def register_hook(self, fn):
-        if not self._post_done:
-            self._post_hooks = OrderedDict()
+        if self._post_hooks is None:  # the first: the op becomes the boundary running them
             self._wrap_post()
-            self._post_done = True
-        h = RemovableHandle(self._post_hooks)
-        self._post_hooks[h.id] = fn
-        return h
+        return _Node.register_hook(self, fn)
 
     def _wrap_post(self):
         boundaries[0] += 1
@@ -400,16 +398,9 @@ class FunctionalNode(_Node):
         for i in opos:
             outs[i]._data = new[i]
             data[i] = new[i]
-        old, self._pre, self._out_data = self._pre, None, tuple(data)
-        if old is not None:  # tensor hooks and pre-hooks stay before the post-hooks
-            self._hooks_entry().tensor_cbs.update(old.tensor_cbs)
-
-
-class _NodeHooks:
-    __slots__ = ("tensor_cbs",)
-
-    def __init__(self):
-        self.tensor_cbs = {}
+        wrapped, self._wrapped, self._out_data = self._wrapped, False, tuple(data)
+        if wrapped:  # tensor hooks and pre-hooks stay before the post-hooks
+            self._wrap_outputs()
 
 
 class _Named:

@@ -96,3 +96,47 @@ def test_a_hook_on_a_chain_node_ends_the_chain_where_the_table_says(kind):
     assert hg.allclose(got, plain)
     held = [ok for name, first, ok in seen if name == "CosBackward0" and not first]
     assert held and not any(held), seen  # the hooked node never joins a chain behind others
+
+
+
+def _unbind_module(L, log, held):
+    """A module whose op has two outputs, one unused: its hooks log what they receive;
+    ``held`` gets, per node attribute of the table, whether the node holds hooks there."""
+    class Split(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = L.nn.Parameter(L.tensor([1.0, 2.0]))
+
+        def forward(self):
+            a, b = (self.w * 3).unbind()
+            b.register_hook(lambda g: log.append(("unused output", g is None)) and None)
+            a.register_hook(lambda g: log.append(("used output", g is None)) and None)
+            a.grad_fn.register_prehook(
+                lambda go: log.append(("pre", [g is None for g in go])) and None)
+            a.grad_fn.register_hook(lambda gi, go: log.append(("post", len(gi))) and None)
+            if L is hg:
+                held.update((k.node_attr, bool(getattr(a.grad_fn, k.node_attr)))
+                            for k in hooks.KINDS if k.node_attr)
+            return (a * 2).sum()
+    return Split()
+
+
+def _eager_unbind_log(L):
+    log = []
+    _unbind_module(L, log, {})().backward()
+    return log
+
+
+def test_a_functional_node_holds_and_runs_its_hooks_as_the_table_says():
+    import jax
+    from hookgrad.func import functional_call, state
+    eager = same_as_torch(_eager_unbind_log)
+    log, held = [], {}
+    m = _unbind_module(hg, log, held)
+    jax.grad(lambda p: functional_call(m, p, ()))(state(m))
+    # the same hooks, in the same order, with the same arguments as eagerly: the output
+    # no gradient reaches gets None, as in PyTorch
+    assert log == eager
+    # held where the table's rows say (retain_grad: functional mode fills no .grad)
+    assert held == {k.node_attr: k.name != "Tensor.retain_grad"
+                    for k in hooks.KINDS if k.node_attr}
