@@ -436,6 +436,7 @@ class _EdgeOf:
 
 def functional_apply(op, key, args, out):
     """``dispatch.apply`` when functional mode is on and an input requires grad."""
+    from .._ops import views
     from .._ops.stages import inplace
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     record = _gm.enabled and op.node is not None
@@ -445,12 +446,7 @@ def functional_apply(op, key, args, out):
         arrs = [jax.lax.stop_gradient(x) if isinstance(a, Tensor) and a._requires_grad
                 and _inexact(x.dtype) else x for a, x in zip(args, arrs)]
     if out is not None:
-        info = out._view
-        if info is not None and info.diff:  # PyTorch's view checks, as eagerly
-            from .._ops import views
-            views.check_view_inplace(out, info, record)
-        else:
-            inplace._check_inplace(out, record)
+        views.check_inplace(out, record)  # PyTorch's checks, as eagerly
     stack = hook_state.stack
     if record and stack:
         res = _with_saved_hooks(op, key, fn, args, arrs, stack[-1])

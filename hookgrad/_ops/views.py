@@ -363,14 +363,20 @@ def check_leaf_view(base, view=None):
                            "in-place operation.")
 
 
+def check_inplace(out, record):
+    """PyTorch's checks before an in-place write into ``out``: a view's, else a leaf's."""
+    info = out._view
+    if info is not None and info.diff:
+        check_view_inplace(out, info, record)
+    else:
+        _check_inplace(out, record)
+
+
 def inplace(op, key, args, arrs, fn, out, record):
     """``dispatch.apply``'s in-place branch for a tensor that aliases others."""
     info = out._view
     view = info is not None and info.diff
-    if view:
-        check_view_inplace(out, info, record)
-    else:
-        _check_inplace(out, record)
+    check_inplace(out, record)
     _inplace_stage.write_checked(op, key, args, arrs, fn, out, record)
     if record and view:
         rebase_base(info, out.grad_fn)
