@@ -272,3 +272,21 @@ def test_basic_indexing_of_a_pending_value_defers(cache, grad):
         compiled.append(len(cache._compiled))
     assert all(pending[1:])
     assert compiled[-1] == compiled[-2] >= 1  # compiled once, then reused
+
+
+@pytest.mark.parametrize("write", ["base", "piece", "row"])
+def test_writes_through_the_views_a_deferred_split_made_are_seen_by_all(cache, write):
+    # split and unbind make views: an in-place write to the base or to one piece shows
+    # in the others, as eagerly, though the pieces were pending when it happened
+    def pieces(L):
+        a = L.tensor(np.arange(12., dtype=np.float32).reshape(3, 4))
+        got = []
+        for run in range(RUNS):
+            x = a * 2
+            q = x.split(2, dim=-1)
+            u = x.unbind(0)
+            {"base": lambda: x.add_(1), "piece": lambda: q[0].mul_(10),
+             "row": lambda: u[1].zero_()}[write]()
+            got.append([t.tolist() for t in (x, *q, *u)])
+        return got
+    same_as_torch(pieces)
