@@ -5,9 +5,14 @@ and where it will be; a Tensor holds one until its array is read."""
 class Pending:
     """An op's output whose computation is deferred (hookgrad/_ops/lazy.py): what runs it
     and its abstract value. ``value`` is set once it has run; ``ref`` (a weak reference
-    to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it."""
+    to its Tensor) and ``saved`` (a node keeps it) say whether anything may read it.
 
-    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved", "gen")
+    A multi-output op (``split``) defers as one ``Pending`` whose ``aval`` is a tuple and
+    whose ``outs`` holds weak references to its outputs' ``Pending``s, each of which picks
+    its item: computing one computes them all."""
+
+    __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved", "gen",
+                 "outs", "__weakref__")
 
     # the array's metadata, for the Tensor's (asking computes nothing)
     shape = property(lambda self: self.aval.shape)

@@ -83,6 +83,12 @@ def apply(op, args, statics=None, out=None):
                 t = _record(op, key, args, res) if record else _wrap(res)
                 res.ref = _weakref(t)
                 return t
+            if res.__class__ is list:  # the outputs of a multi-output op
+                res = tuple(res)
+                outs = _record(op, key, args, res) if record else tuple(map(_wrap, res))
+                for p, t in zip(res, outs):
+                    p.ref = _weakref(t)
+                return outs
             learn = res  # first call with these argument types: run it now
         if pending:
             if meta:

@@ -11,7 +11,9 @@ a node saved) runs every pending op it depends on.
 What a user can see stays eager's: an op is deferred only for argument shapes and dtypes
 it has already run with (its first call runs eagerly and raises any error then), only on
 concrete single-device arrays (never on tracers, so the compiled and functional modes see
-no change), and only ops without data-dependent shapes (``Op.jit``). A segment's first
+no change), and only ops without data-dependent shapes (``Op.jit``). An op of several
+outputs (``split``) defers as one ``Pending`` whose outputs pick their items
+(``_outputs``): reading one computes them all. A segment's first
 sightings run op by op through the ops' own jitted programs; from the ``COMPILE_AT``-th
 on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backward chains).
 """
@@ -19,6 +21,7 @@ import collections
 import contextlib
 import operator
 import threading
+from weakref import ref as _weakref
 
 import jax
 from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name for it
@@ -66,8 +69,9 @@ def is_lazy_forward_enabled():
 
 
 def defer(op, key, fn, arrs):
-    """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers),
-    or the signature to ``learn`` after running it eagerly, or None when it cannot wait."""
+    """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers), a
+    list of them for an op of several outputs, or the signature to ``learn`` after running
+    it eagerly, or None when it cannot wait."""
     sig = [key if op.positions is None else _placed(fn, arrs, key)]
     depth = 0
     for v in arrs:
@@ -88,12 +92,40 @@ def defer(op, key, fn, arrs):
     av = op._avals.get(sig)
     if av is None:
         return sig
-    if av is False or depth >= MAX_DEPTH:  # False: its output cannot wait (a tuple)
+    if av is False or depth >= MAX_DEPTH:  # False: its output cannot wait
         return None
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
     p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
-    return p
+    return p if av.__class__ is not tuple else _outputs(p)
+
+
+def _item(outs, k):
+    return outs[k]
+
+
+class _Pick:
+    """The op of output ``k`` of a deferred multi-output op: its item of the op's tuple
+    (in a segment, the ops' outputs come out of one program)."""
+    fwd = staticmethod(_item)
+
+
+_PICK = _Pick()
+_PICKERS = [operator.itemgetter(k) for k in range(64)]
+
+
+def _outputs(p):
+    """The outputs of ``p``, a deferred multi-output op, each a ``Pending`` picking its
+    item; ``p`` itself is never read by a Tensor, so a segment always gives it out."""
+    outs = []
+    for k, av in enumerate(p.aval):
+        q = _new(Pending)
+        q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
+        q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
+        q.depth, q.value, q.ref, q.saved, q.gen = p.depth + 1, None, None, False, p.gen
+        outs.append(q)
+    p.outs = [_weakref(q) for q in outs]
+    return outs
 
 
 def _placed(fn, arrs, key):
@@ -106,7 +138,12 @@ def _placed(fn, arrs, key):
 
 
 def learn(op, sig, res):
-    """Remember the output's abstract value of ``op`` on ``sig`` (after an eager run)."""
+    """Remember the output's abstract value of ``op`` on ``sig`` (after an eager run); a
+    tuple of them for a tuple of outputs."""
+    if res.__class__ is tuple:
+        ok = res and all(r.__class__ is ARRAY and not r._committed for r in res)
+        op._avals[sig] = tuple(r.aval for r in res) if ok else False
+        return
     op._avals[sig] = res.aval if res.__class__ is ARRAY and not res._committed else False
 
 
@@ -153,15 +190,28 @@ _depth = operator.attrgetter("depth")
 
 
 def _run_one(q):
-    q.value = q.fn(*[a.value if a.__class__ is Pending else a for a in q.args])
+    _settle(q, q.fn(*[a.value if a.__class__ is Pending else a for a in q.args]))
+
+
+def _settle(q, v):
+    """``q`` computed as ``v``; a multi-output op's outputs are known with it (never a
+    computed op with an output pending, which a segment could not take as an argument)."""
+    q.value = v
     q.args = q.fn = None
+    if q.aval.__class__ is tuple:
+        for r, x in zip(q.outs, v):
+            o = r()
+            if o is not None and o.value is None:
+                o.value = x
+                o.args = o.fn = None
 
 
 def _run_segment(nodes):
     gen = _gen[0]
     if any(q.gen != gen for q in nodes):  # traced under an older default dtype
         for q in nodes:
-            _run_one(q)
+            if q.value is None:  # (an output of a multi-output op is computed with it)
+                _run_one(q)
         return
     index = {q: k for k, q in enumerate(nodes)}
     leaves = []
@@ -212,12 +262,11 @@ def _run_segment(nodes):
     # is traced and compiled in the background, op by op meanwhile
     if fn is None or not fn.ready(*leaves):
         for q in nodes:  # each op's own jitted program, as eagerly
-            _run_one(q)
+            if q.value is None:  # (an output of a multi-output op is computed with it)
+                _run_one(q)
         return
     for k, v in zip(outs, fn(*leaves)):
-        q = nodes[k]
-        q.value = v
-        q.args = q.fn = None
+        _settle(nodes[k], v)
 
 
 def _program(struct, outs):

@@ -138,7 +138,7 @@ def _record(op, key, args, res, out=None, shadow=None):
 def _attach_outputs(node, res, out):
     """The outputs of a multi-output or in-place op call, with ``node`` as their grad_fn."""
     outs = (out,) if out is not None else tuple(map(_wrap, res))
-    meta = tuple(t._data.aval for t in outs)
+    meta = tuple(t._arr.aval for t in outs)  # asking computes nothing
     node._meta = meta if len(meta) > 1 else meta[0]
     for i, t in enumerate(outs):
         if meta[i].dtype in INEXACT:
