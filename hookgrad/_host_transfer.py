@@ -22,6 +22,8 @@ import weakref
 import jax
 import numpy as np
 
+from . import _jax_trace
+
 __all__ = ["put", "put_plain", "put_known", "host_copy", "known", "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
@@ -58,7 +60,10 @@ def put(values, avals, remember=False):
 def put_plain(value):
     """``value`` (a NumPy array the caller hands over) as ``jax.device_put(value)`` makes
     it, or None where that call must do it: a dtype JAX would change (float64 without
-    x64), a default device configured, off the CPU."""
+    x64), a default device configured, off the CPU, or while JAX traces (there
+    ``jax.device_put`` stages the value into the program being traced)."""
+    if not _jax_trace.no_trace():
+        return None
     if value.dtype not in _DTYPES or jax.dtypes.canonicalize_dtype(value.dtype) != value.dtype:
         return None
     if _entry() is None or jax.config.jax_default_device is not None:

@@ -144,12 +144,14 @@ def _wrap_property(prop):
     """``prop`` as a property whose getter and setter go through the protocol, seen by
     handlers as the new property's own ``__get__``/``__set__`` (PyTorch's
     ``Tensor.grad.__get__``)."""
+    @functools.wraps(prop.fget)
     def get(self):
         if _state["all_off"] or not MODES and (
                 _state["subclass_off"] or not _overrides(self.__class__)):
             return prop.fget(self)
         return handle_torch_function(wrapped.__get__, (self,), self)
 
+    @functools.wraps(prop.fset or prop.fget)
     def put(self, value):
         if _state["all_off"] or not MODES and (
                 _state["subclass_off"] or not _overrides(self.__class__)):
@@ -292,12 +294,16 @@ def _default_torch_function(cls, func, types, args=(), kwargs=None):
         return NotImplemented
     with DisableTorchFunctionSubclass():
         ret = func(*args, **(kwargs or {}))
-        if func in NOWRAP:
+        if func in nowrap():
             return ret
         return _convert(ret, cls)
 
 
-NOWRAP = set()  # get_default_nowrap_functions: results returned as they are
+def nowrap():
+    """The functions whose results Tensor's ``__torch_function__`` returns as they are (not
+    converted to the subclass): the getters of ``Tensor._base`` and ``Tensor.grad``, as
+    the properties are now (wrapped once the protocol is on)."""
+    return {Tensor._base.__get__, Tensor.grad.__get__}
 
 
 def push_mode(mode):

@@ -33,9 +33,7 @@ def is_tensor_like(inp) -> bool:
 def get_default_nowrap_functions() -> set:
     """The functions whose results Tensor's ``__torch_function__`` returns as they are
     (not converted to the subclass): the getters of ``Tensor._base`` and ``Tensor.grad``."""
-    if not _tf.NOWRAP:
-        _tf.NOWRAP.update({Tensor._base.__get__, Tensor.grad.__get__})
-    return set(_tf.NOWRAP)
+    return _tf.nowrap()
 
 
 class TorchFunctionMode:

@@ -178,12 +178,15 @@ def test_properties_are_seen_as_their_getters_and_setters():
         shape, kinds = list(x.shape), [type(x.T).__name__, type(x.data).__name__]
         x.sum().backward()
         grad_kind = type(x.grad).__name__  # Tensor.grad.__get__ returns it unconverted
-        return [log, shape, kinds, grad_kind, x.dim(), len(x), bool(x[0, 0])]
-    log, shape, kinds, grad_kind, dim, n, truth = same_as_torch(scenario)
+        y = L.ones(2) * 2
+        base_kept = y.as_subclass(Props)._base is y  # so does Tensor._base.__get__
+        return [log, shape, kinds, grad_kind, x.dim(), len(x), bool(x[0, 0]), base_kept]
+    log, shape, kinds, grad_kind, dim, n, truth, base_kept = same_as_torch(scenario)
+    assert base_kept
     assert log[:3] == [["__set__", False, True], ["__get__", True, False],
                        ["__get__", False, False]]
-    assert [e[0] for e in log[3:]] == ["__get__", "sum", "backward", "__get__", "dim",
-                                       "__len__", "__getitem__", "__bool__"]
+    assert [e[0] for e in log[3:]] == ["__get__", "sum", "backward", "__get__", "__get__",
+                                       "dim", "__len__", "__getitem__", "__bool__"]
     assert (shape, kinds, grad_kind) == ([2, 3], ["Props", "Props"], "Tensor")
 
 

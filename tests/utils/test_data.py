@@ -336,16 +336,27 @@ def test_collate_keeps_the_autograd_graph_of_tensors_that_require_grad():
 
 
 def test_collate_puts_each_field_on_the_device_once(monkeypatch):
-    calls = []  # the arrays each device_put call transfers
-    real = jax.device_put
+    from hookgrad import _host_transfer
+    calls = []  # the arrays each transfer moves: hookgrad's own entry, or jax.device_put
+    real_put, real_device_put, inside = _host_transfer.put, jax.device_put, []
 
-    def counting(x, *a, **k):
-        calls.append(len(jax.tree.leaves(x)))
-        return real(x, *a, **k)
+    def counting_put(values, *a, **k):
+        calls.append(len(values))
+        inside.append(1)
+        try:
+            return real_put(values, *a, **k)
+        finally:
+            inside.pop()
+
+    def counting_device_put(x, *a, **k):
+        if not inside:  # put's own fallback is counted once, by put
+            calls.append(len(jax.tree.leaves(x)))
+        return real_device_put(x, *a, **k)
 
     samples = [(hg.tensor([float(i), 1.0]), np.arange(3) + i, i) for i in range(8)]
     ds = tensor_ds(hg, 64)
-    monkeypatch.setattr(jax, "device_put", counting)
+    monkeypatch.setattr(_host_transfer, "put", counting_put)
+    monkeypatch.setattr(jax, "device_put", counting_device_put)
     x, y, z = D.default_collate(samples)
     assert calls == [1, 1, 1]  # one per field (the ints: one hookgrad.tensor of them all)
     calls.clear()
