@@ -298,7 +298,7 @@ def differ(program, lib, mode):
             for g, w in zip(got, want)] + want[len(got):]
     if mode == "compiled":
         got = _raised_after_run(program, got, want, used)
-        want = _packs_before_index_error(program, got, want, used)
+        got, want = _packs_before_index_error(program, got, want, used)
     if mode in ("functional", "jnp"):
         got, want = _functional_view(got, want, used)
     if mode == "jnp" and got and want and got[-1][1] == want[-1][1] == "raises" and \
@@ -329,18 +329,20 @@ def _raised_after_run(program, got, want, used):
 
 
 def _packs_before_index_error(program, got, want, used):
-    """Both raise a bad index's error on one line, where eager ran the op's pack hooks
-    first and the compiled step (which checks the index at trace time, docs/differences.md
-    row above) none: those packs are left out of eager's log."""
+    """Both raise a bad index's (or a value check's) error on one line, where one side ran
+    the op's pack hooks first: eager where its op packs before it checks, the compiled step
+    where its trace packed and the check raised after the run (docs/differences.md row
+    above). The packs on that line are left out of both logs."""
     if not ((_flag("bad_index")(program) or _value_checked(got)) and got and want and
             got[-1][1] == "raises" == want[-1][1] and got[-1][0] == want[-1][0] and
             got[-1][2] == want[-1][2]):
-        return want
+        return got, want
     line = got[-1][0]
-    kept = [w for w in want if not (w[0] == line and w[1].endswith(".pack"))]
-    if len(kept) < len(want):
+    kept = [[o for o in log if not (o[0] == line and o[1].endswith(".pack"))]
+            for log in (got, want)]
+    if len(kept[0]) + len(kept[1]) < len(got) + len(want):
         used.add("compiled_index_error_after_run")
-    return kept
+    return kept[0], kept[1]
 
 
 def _value_checked(got):
