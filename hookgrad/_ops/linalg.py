@@ -102,16 +102,23 @@ def _check_addmm(input, mat1, mat2):
     expanded_shape(input, (mat1.shape[0], mat2.shape[1]))
 
 
+def linear_folds(input, bias):
+    """Whether PyTorch's ``linear`` with a bias runs ``addmm`` on the input's rows (a
+    matrix, or any other contiguous input with a bias of at most one dimension), rather
+    than ``matmul`` then an in-place add."""
+    return input.ndim == 2 or bias.ndim <= 1 and input.is_contiguous()
+
+
 def check_linear(input, weight, bias):
     """PyTorch's errors for ``linear(input, weight, bias)`` with shapes that do not fit
-    (it runs addmm on the folded input when the bias is 1-d, else matmul then add)."""
+    (by :func:`linear_folds`: addmm's on the input's rows, else matmul's, then add's)."""
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
     if weight.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.ndim}D")
-    if bias is not None and (input.ndim <= 2 or bias.ndim <= 1):
+    if bias is not None and linear_folds(input, bias):
         rows = math.prod(input.shape[:-1])
         if weight.ndim != 2:
             raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
@@ -121,8 +128,13 @@ def check_linear(input, weight, bias):
         return
     sw = tuple(weight.shape[::-1])  # weight.t()
     _check_matmul_shapes(tuple(input.shape), sw, input.requires_grad)
-    if bias is not None:
-        _check_broadcast(tuple(input.shape[:-1]) + sw[1:], tuple(bias.shape))
+    if bias is not None:  # added in place to matmul's result: it must keep that shape
+        out = tuple(input.shape[:-1]) + sw[1:]
+        _check_broadcast(out, tuple(bias.shape))
+        full = tuple(np.broadcast_shapes(out, tuple(bias.shape)))
+        if full != out:
+            raise RuntimeError(f"output with shape {list(out)} doesn't match the broadcast "
+                               f"shape {list(full)}")
 
 
 @export

@@ -16,7 +16,7 @@ from .._autograd import grad_mode
 from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
-from .linalg import ADDMM, check_linear, matmul_graph, squeezed_in_place
+from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .reduction import LOG_SOFTMAX, SOFTMAX
 from .registry import defop, export
 from .shape import T, VIEW
@@ -87,7 +87,7 @@ def _linear_graph(input, weight, bias):
         return matmul_graph(input, _transposed(weight))
     if input.ndim == 2:
         return apply(ADDMM, (bias, input, _transposed(weight)), _ONES)
-    if input.is_contiguous():  # the rows of a view, and the result a view of addmm's
+    if linear_folds(input, bias):  # the rows of a view, and the result a view of addmm's
         rows = view_apply(VIEW, input, {"shape": (math.prod(input.shape[:-1]),
                                                   input.shape[-1])})
         out = apply(ADDMM, (bias, rows, _transposed(weight)), _ONES)

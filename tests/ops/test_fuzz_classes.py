@@ -1131,3 +1131,18 @@ def test_a_view_made_to_require_grad_is_a_view_of_a_leaf(write):
     got = same_as_torch(scenario)
     assert got["message"] == ("a view of a leaf Variable that requires grad is being used in "
                               "an in-place operation.")
+
+
+@pytest.mark.parametrize("case", ["non-contiguous 3-d", "contiguous 4-d, 2-d bias"])
+def test_linear_adds_the_bias_in_place_where_pytorch_does_not_fold_the_rows(case):
+    """PyTorch runs addmm on the input's rows only for a contiguous input of 3 dimensions
+    or with a 1-d bias; otherwise matmul then an in-place add, with add's errors (fuzz
+    eager seed 2106)."""
+    def scenario(L):
+        if case == "non-contiguous 3-d":
+            x, w, b = L.ones(3, 3, 4)[..., 2:], L.ones(2, 1), L.tensor([1.0, 2.0, 3.0])
+        else:
+            x, w, b = L.ones(2, 3, 3, 2), L.ones(1, 2), L.ones(3, 3)
+        return raises(lambda: L.nn.functional.linear(x, w, b))
+    got = same_as_torch(scenario)
+    assert got["raises"] == "RuntimeError"
