@@ -131,7 +131,7 @@ def check_linear(input, weight, bias):
     if bias is not None:  # added in place to matmul's result: it must keep that shape
         out = tuple(input.shape[:-1]) + sw[1:]
         _check_broadcast(out, tuple(bias.shape))
-        full = tuple(np.broadcast_shapes(out, tuple(bias.shape)))
+        full = tuple(jnp.broadcast_shapes(out, tuple(bias.shape)))  # sizes may be symbolic
         if full != out:
             raise RuntimeError(f"output with shape {list(out)} doesn't match the broadcast "
                                f"shape {list(full)}")
