@@ -51,12 +51,18 @@ def _mT(self) -> Tensor:
     return transpose(self, -2, -1)
 
 
+def _conj_transposed(t, scalar_name, batched_name):
+    """The conjugate of ``t`` with its last two dimensions swapped (``mH``, ``adjoint``);
+    a 0-d ``t`` conjugated, with PyTorch's deprecation."""
+    if t.ndim == 0:
+        _on_scalar(scalar_name)
+        return _conj(t)
+    _batched_only(t, batched_name)
+    return _conj(transpose(t, -2, -1))
+
+
 def _mH(self) -> Tensor:
-    if self.ndim == 0:
-        _on_scalar("Tensor.mH")
-        return _conj(self)
-    _batched_only(self, "mH")
-    return _conj(transpose(self, -2, -1))
+    return _conj_transposed(self, "Tensor.mH", "mH")
 
 
 def _H(self) -> Tensor:
@@ -72,11 +78,7 @@ def _H(self) -> Tensor:
 @export
 def adjoint(input) -> Tensor:
     """``adjoint(input)``: the conjugate transpose of the last two dimensions."""
-    if input.ndim == 0:
-        _on_scalar("adjoint()")
-        return _conj(input)
-    _batched_only(input, "adjoint()")
-    return _conj(transpose(input, -2, -1))
+    return _conj_transposed(input, "adjoint()", "adjoint()")
 
 
 TENSOR_PROPERTIES.update({"T": _T, "mT": _mT, "H": _H, "mH": _mH})
