@@ -140,21 +140,25 @@ def _relevant_any(args, kwargs):
     return bool(kwargs) and _relevant_any(tuple(kwargs.values()), {})
 
 
+def _plain(t):
+    """Whether a property of ``t`` is read as it is: nothing intercepts it now."""
+    return _state["all_off"] or not MODES and (
+        _state["subclass_off"] or not _overrides(t.__class__))
+
+
 def _wrap_property(prop):
     """``prop`` as a property whose getter and setter go through the protocol, seen by
     handlers as the new property's own ``__get__``/``__set__`` (PyTorch's
     ``Tensor.grad.__get__``)."""
     @functools.wraps(prop.fget)
     def get(self):
-        if _state["all_off"] or not MODES and (
-                _state["subclass_off"] or not _overrides(self.__class__)):
+        if _plain(self):
             return prop.fget(self)
         return handle_torch_function(wrapped.__get__, (self,), self)
 
     @functools.wraps(prop.fset or prop.fget)
     def put(self, value):
-        if _state["all_off"] or not MODES and (
-                _state["subclass_off"] or not _overrides(self.__class__)):
+        if _plain(self):
             return prop.fset(self, value)
         return handle_torch_function(wrapped.__set__, (self,), self, value)
     wrapped = property(get, put if prop.fset is not None else None, prop.fdel, prop.__doc__)
