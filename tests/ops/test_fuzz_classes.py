@@ -1236,3 +1236,38 @@ def test_svd_saves_the_singular_values_before_the_vectors():
         return shapes[:3] + shapes[4:7] if len(shapes) == 8 else shapes
     got = same_as_torch(scenario)
     assert got == [[3], [4, 4], [3, 3], [3], [4, 3], [3, 3]]
+
+
+@pytest.mark.parametrize("eq,kinds", [
+    ("ij,kj->ik", "bf"), ("ij,kj->ik", "fb"), ("ij,kj->ik", "bl"), ("ij,kj->ik", "fl"),
+    ("ij,kj->ik", "fd"), ("ij,ij->ij", "bf"), ("ij,kj->i", "bb"), ("ij,j->i", "bb"),
+    ("i,j->ij", "bb"), ("ij,jk->k", "bb"), ("ij,ik->", "bb"), ("i,i,i->", "bbb"),
+    ("bij,bjk->bik", "bb"), ("...j,kj->...k", "bb"), ("ij,jk->ik", "ll")])
+def test_einsum_of_bools_and_mixed_dtypes_follows_pytorchs_pairwise_steps(eq, kinds):
+    """PyTorch contracts pairwise: ``bmm`` (no bool kernel, one dtype) where a label is
+    summed over both operands, ``mul`` where none is, ``sum`` (int64) of a label only one
+    operand has."""
+    def scenario(L):
+        dtypes = {"b": L.bool, "f": L.float32, "d": L.float64, "l": L.int64}
+        shapes = {"ij,jk->k": [(2, 1), (1, 3)], "bij,bjk->bik": [(1, 2, 3), (1, 3, 2)],
+                  "ij,jk->ik": [(2, 3), (3, 2)]}.get(eq)
+        terms = eq.split("->")[0].split(",")
+        shapes = shapes or [tuple({"i": 2, "j": 3, "k": 2}[c] for c in t.replace("...", "i"))
+                            for t in terms]
+        xs = [L.ones(s, dtype=dtypes[k]) for s, k in zip(shapes, kinds)]
+        try:
+            out = L.einsum(eq, *xs)
+        except Exception as e:  # noqa: BLE001 - the type and words are compared
+            return {"error": [type(e).__name__, str(e)]}
+        return {"dtype": str(out.dtype).split(".")[-1], "value": py(out)}
+    got = same_as_torch(scenario)
+    assert set(got) in ({"error"}, {"dtype", "value"})
+
+
+def test_einsum_names_a_label_whose_sizes_do_not_broadcast_before_its_dtype_checks():
+    def scenario(L):
+        b = L.ones(2, 3, dtype=L.bool)
+        return raises(lambda: L.einsum("ij,jk->ik", b, b))
+    got = same_as_torch(scenario)
+    assert got["message"] == ("einsum(): subscript j has size 2 for operand 1 which does not "
+                              "broadcast with previously seen size 3")
