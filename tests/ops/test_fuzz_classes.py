@@ -1,5 +1,7 @@
 """Regression tests for the mismatch classes the differential fuzzer (tests/fuzz) found,
 one named test per fixed class, each checked against PyTorch where it is installed."""
+import warnings
+
 import pytest
 
 from tests.differential import py, raises, same_as_torch
@@ -1271,3 +1273,85 @@ def test_einsum_names_a_label_whose_sizes_do_not_broadcast_before_its_dtype_chec
     got = same_as_torch(scenario)
     assert got["message"] == ("einsum(): subscript j has size 2 for operand 1 which does not "
                               "broadcast with previously seen size 3")
+
+
+def _error(fn):
+    # the exception's type and words, compared whole by same_as_torch
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return [type(e).__name__, str(e)]
+    return None
+
+
+@pytest.mark.parametrize("case", ["self smaller", "self of fewer dims", "mask narrower",
+                                  "0-d self", "int mask", "byte mask", "long self",
+                                  "long source", "short source"])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_masked_scatter_refuses_what_cannot_be_written_with_pytorchs_words(case, inplace):
+    """In place, ``mask`` expands to ``self`` (``self`` cannot grow); out of place both
+    broadcast. The dtype checks name PyTorch's scalar types."""
+    def scenario(L):
+        m = L.tensor([[True, False, True], [False, True, True]])
+        self_, mask, src = L.zeros(2, 3), m, L.arange(6.0)
+        if case == "self smaller":
+            self_ = L.zeros(1, 3)
+        elif case == "self of fewer dims":
+            self_ = L.zeros(3)
+        elif case == "mask narrower":
+            mask = m[:, :2]
+        elif case == "0-d self":
+            self_ = L.tensor(0.0)
+        elif case in ("int mask", "byte mask"):
+            mask = m.int() if case == "int mask" else m.to(L.uint8)
+        elif case == "long self":
+            self_ = self_.long()
+        elif case == "long source":
+            src = L.arange(6)
+        else:
+            src = L.arange(2.0)
+        name = "masked_scatter_" if inplace else "masked_scatter"
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            error = _error(lambda: getattr(self_, name)(mask, src))
+        return {"error": error, "warned": [str(w.message).split(" (Triggered")[0]
+                                           for w in seen]}
+    got = same_as_torch(scenario)
+    assert got["error"] is not None or not inplace and case in ("self smaller",
+                                                                "self of fewer dims",
+                                                                "0-d self")
+
+
+@pytest.mark.parametrize("case", ["0-d other of float64", "0-d other, float16 self",
+                                  "other a number", "int self"])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_nextafter_promotes_as_pytorch_and_refuses_with_its_words(case, inplace):
+    """A 0-d ``other`` lifts the kind only (float32 stays float32: the next float32 after
+    0 is 1.4e-45, not float64's 5e-324 rounded to 0)."""
+    def scenario(L):
+        x, other = L.zeros(3), L.tensor(1.0, dtype=L.float64)
+        if case == "0-d other, float16 self":
+            x = x.half()
+        elif case == "other a number":
+            other = 1.0
+        elif case == "int self":
+            x, other = x.long(), L.ones(3)
+        try:
+            out = x.nextafter_(other) if inplace else L.nextafter(x, other)
+        except Exception as e:  # noqa: BLE001 - the type and words are compared
+            return {"error": [type(e).__name__, str(e)]}
+        return {"dtype": str(out.dtype).split(".")[-1], "value": py(out)}
+    got = same_as_torch(scenario)
+    if case.startswith("0-d"):
+        assert got["value"][0] > 0
+
+
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_repeat_interleave_of_a_0d_tensor_along_a_dim_raises_pytorchs_index_error(dim):
+    def scenario(L):
+        x = L.tensor(3.0)
+        return {"dim": _error(lambda: x.repeat_interleave(2, dim=dim)),
+                "flat": py(x.repeat_interleave(2)),
+                "negative": _error(lambda: x.repeat_interleave(-1, dim=dim))}
+    got = same_as_torch(scenario)
+    assert got["dim"][0] == "IndexError" and got["flat"] == [3.0, 3.0]
