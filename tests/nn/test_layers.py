@@ -506,6 +506,10 @@ _ONE_CALL_LAYERS = [
     ("Hardtanh", (), {}, (-2.0, 3.0, True), {}),
     ("Hardtanh", (), {"min_value": -2.0}, (), {"max_value": 3.0}),  # deprecated names
     ("Threshold", (0.1, 2.0), {}, (0.1, 2.0, True), {}),
+    ("LPPool1d", (1.5, 2), {}, (2, 3, 1, True), {}), ("LPPool3d", (2, (1, 2, 2)), {}, (), {
+        "norm_type": 1, "kernel_size": 2, "ceil_mode": True}),
+    ("Unfold", ((2, 3),), {}, (2,), {"padding": 1, "stride": 2}),
+    ("Fold", ((4, 5), 2), {}, ((4, 5), (2, 2), 1, 1), {"stride": 2}),
 ]
 
 

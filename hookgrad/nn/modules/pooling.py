@@ -3,6 +3,7 @@
 ``FractionalMaxPool2d/3d``."""
 from .. import functional as F
 from ._utils import _pair, _single, _triple
+from ._functional_module import _Stored
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
@@ -234,39 +235,32 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _pool = staticmethod(F.adaptive_max_pool3d)
 
 
-class _LPPoolNd(Module):
-    _pool = None
+class _LPPoolNd(_Stored):
+    _args = ("norm_type", "kernel_size", "stride", "ceil_mode")
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
-        super().__init__()
-        self.norm_type = norm_type
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.ceil_mode = ceil_mode
+        super().__init__(norm_type, kernel_size, stride, ceil_mode)
 
     def forward(self, input):
-        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride,
-                                self.ceil_mode)
-
-    def extra_repr(self):
-        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+        # as PyTorch: a float power (x.pow(2.0), not the integer power x.pow(2))
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
 
 
 class LPPool1d(_LPPoolNd):
     """Power-average pooling over ``(N, C, L)``: ``LPPool1d(norm_type, kernel_size,
     stride=None, ceil_mode=False)``."""
-    _pool = staticmethod(F.lp_pool1d)
+    _fn = staticmethod(F.lp_pool1d)
 
 
 class LPPool2d(_LPPoolNd):
     """Power-average pooling over ``(N, C, H, W)``."""
-    _pool = staticmethod(F.lp_pool2d)
+    _fn = staticmethod(F.lp_pool2d)
 
 
 class LPPool3d(_LPPoolNd):
     """Power-average pooling over ``(N, C, D, H, W)``."""
-    _pool = staticmethod(F.lp_pool3d)
+    _fn = staticmethod(F.lp_pool3d)
 
 
 class _MaxUnpoolNd(Module):
