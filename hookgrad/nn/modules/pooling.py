@@ -62,7 +62,12 @@ class MaxPool2d(_MaxPoolNd):
     _pool = staticmethod(F.max_pool2d)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     """1D average pooling over ``(N, C, L)``.
 
     ::
@@ -80,9 +85,6 @@ class AvgPool1d(Module):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
@@ -92,15 +94,7 @@ def _one(v):
     return tuple(v) if isinstance(v, (list, tuple)) else (v,)
 
 
-class AvgPool2d(Module):
-    """2D average pooling over ``(N, C, H, W)``.
-
-    ::
-
-        AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
-                  count_include_pad=True, divisor_override=None)
-    """
-
+class _AvgPool2dOr3d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -111,14 +105,21 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-    _pool = staticmethod(F.avg_pool2d)
-
     def forward(self, input):
         return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
+
+
+class AvgPool2d(_AvgPool2dOr3d):
+    """2D average pooling over ``(N, C, H, W)``.
+
+    ::
+
+        AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
+                  count_include_pad=True, divisor_override=None)
+    """
+
+    _pool = staticmethod(F.avg_pool2d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -164,7 +165,7 @@ class MaxPool3d(_MaxPoolNd):
     _pool = staticmethod(F.max_pool3d)
 
 
-class AvgPool3d(AvgPool2d):
+class AvgPool3d(_AvgPool2dOr3d):
     """3D average pooling over ``(N, C, D, H, W)``.
 
     ::
@@ -176,7 +177,7 @@ class AvgPool3d(AvgPool2d):
     _pool = staticmethod(F.avg_pool3d)
 
 
-class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Average pooling of ``(N, C, D, H, W)`` to ``output_size`` (int, triple, ``None``
     keeps a size)."""
 
