@@ -183,8 +183,8 @@ class _LazyNorm(_LazyBuiltin):
 
 
 def _make_norm(name, base):
-    # as PyTorch's, a lazy norm is of base's family (_BatchNorm, _InstanceNorm), not a base
-    # until it becomes one; it takes base's own members (its input-rank check)
+    # as PyTorch's, a lazy norm subclasses base's family (_BatchNorm, _InstanceNorm), not
+    # base, which it becomes at its first call; it takes base's own input-rank check
     own = {k: v for k, v in vars(base).items() if not k.startswith("__")}
     return type(name, (_LazyNorm, base.__base__), {
         **own, "cls_to_become": base,
