@@ -119,6 +119,12 @@ _WRITES_AFTER_SAVE = {
     # seed 2185: sigmoid_ saves its result, written again in place
     "in-place result written": lambda L, a: (lambda y: (y.sigmoid_(), y.add_(1),
                                                         y.tanh().sum())[2])(a * 1.5),
+    # sin saves its input, written after: its backward computes with the written value
+    "input written": lambda L, a: (lambda y: (lambda z: (y.add_(1), (z * a).sum())[1])(
+        y.sin()))(a * 1.5),
+    # mul_ saves self from before its own write (a copy): a later write does not reach it
+    "in-place input written": lambda L, a: (lambda y: (y.mul_(a), y.add_(1),
+                                                       (y * y).sum())[2])(a * 1.5),
     # seed 1393: a view's saved result overwritten through the view
     "view overwritten": lambda L, a: (lambda y: (y.narrow(-1, 1, 1).sigmoid_(),
                                                  y.narrow(-1, 1, 1).__setitem__(..., 0.25),
