@@ -212,6 +212,9 @@ def hand_on(tensors, late):
         return gs, tuple(None for _ in vs)
 
     ident.defvjp(fwd, bwd)
-    new = ident(tuple(t._data for t in tensors), tuple(v for _, _, v in traced))
+    # NOTE: the values as constants of the backward: as inputs JAX would differentiate
+    # through them, and run the backward of ops off the outputs' path (their unpacks)
+    new = ident(tuple(t._data for t in tensors),
+                tuple(jax.lax.stop_gradient(v) for _, _, v in traced))
     for t, arr in zip(tensors, new):
         t._data = arr
