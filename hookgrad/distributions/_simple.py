@@ -83,10 +83,7 @@ class _LocScale(_Params):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = _CentredAtLoc.mode   # the peak of all but LogNormal, which has its own
 
 
 class _UnitConcentrations:
