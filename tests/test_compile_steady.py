@@ -153,3 +153,36 @@ def test_a_batch_of_another_shape_is_seen_and_the_old_shape_re_runs_again(checks
                                    err_msg=f"call {i}")
         _same(me, mc, f"after call {i}")
     assert checks == [] and compiled.trace_count == 2
+
+
+def test_steady_calls_bump_the_versions_the_eager_loop_bumps(checks):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    # an eager graph that saved a parameter before the steps
+    saved = (mc.fc1.weight * mc.fc1.weight).sum()
+    for i, (x, y) in enumerate(_batches(5)):
+        if i == 2:
+            checks.clear()
+        eager(x, y)
+        compiled(x, y)
+    assert checks == []
+    assert [p._version for p in mc.parameters()] == [p._version for p in me.parameters()]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.backward()
+
+
+def test_batches_that_are_views_re_run_steadily(checks):
+    # a view's Tensor carries attributes of its own (its base): compared by its full key
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    rng = np.random.default_rng(1)
+    xs = hg.tensor(rng.standard_normal((30, 3), np.float32))
+    ys = hg.tensor(rng.standard_normal((30, 2), np.float32))
+    for i in range(5):
+        if i == 2:
+            checks.clear()
+        x, y = xs[6 * i:6 * i + 6], ys[6 * i:6 * i + 6]
+        np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+    _same(me, mc, "after the loops")
+    assert checks == [] and compiled.trace_count == 1
