@@ -22,11 +22,11 @@ from operator import add, attrgetter, is_
 
 from . import replay as _replay
 from . import write_back as _write_back
-from .replay import _ARR, _GRAD, _Tracer, _arguments, _same_options, _state_flat
+from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
 from .state import _context_key, _snapshot
 from .trace import items_getter
 from .._random import GLOBAL as _KEY
-from .._tensor import _set_arr, _set_version
+from .._tensor import Pending, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
@@ -46,7 +46,7 @@ def rerun(cf, r, args, kwargs):
     b = r.basis
     s = b.steady
     if s is None:
-        s = b.steady = _Steady(b) if _plain(b) else False
+        s = b.steady = _Steady(b, r) if _plain(b) else False
     if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
     if cf._guards and cf._guards.values() != b.guarded:
@@ -109,17 +109,18 @@ class _Steady:
     spec), and the write-back as C-level maps where the program writes only state
     Tensors (``written``: the Tensors whose arrays it replaces, in output order)."""
 
-    __slots__ = ("arg_types", "arg_grad", "arg_avals", "written", "take",
+    __slots__ = ("arg_types", "arg_grad", "arg_avals", "arr_type", "written", "take",
                  "grads_written", "take_grads", "bumped", "deltas", "grads_bumped",
                  "grad_deltas", "record_all", "args_written")
 
-    def __init__(self, b):
+    def __init__(self, b, r):
         specs = b.args
         plain = not b.kw_names and specs and all(k == "T" and p is not None
                                                  for k, _, _, p in specs)
         self.arg_types = tuple(cls for _, cls, _, _ in specs) if plain else None
         self.arg_grad = tuple(p[0][0] for _, _, _, p in specs) if plain else None
         self.arg_avals = tuple(p[1] for _, _, _, p in specs) if plain else None
+        self.arr_type = type(r.flat[0]) if r.flat else None   # concrete: ``replay.written``
         e, tensors = b.entry, b.tensors
         n = len(tensors)
         self.args_written = any(i >= n for i, _ in e.data_out) or \
@@ -154,8 +155,11 @@ class _Steady:
             attrs = v.__dict__   # (compared by identity: a Tensor's ``==`` is elementwise)
             if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
                 return None
-            arr = v._data
-            if isinstance(arr, _Tracer) or getattr(arr, "aval", None) != aval:
+            arr = v._arr
+            if arr.__class__ is Pending:
+                arr = v._data
+            # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
+            if arr.__class__ is not self.arr_type or arr.aval != aval:
                 return None
             data.append(arr)
         if len(args) > 1 and len(set(map(id, args))) != len(args):   # one Tensor twice
