@@ -11,7 +11,7 @@ from ._simple import _LocScale
 __all__ = ["Cauchy"]
 
 
-class Cauchy(_LocScale):
+class Cauchy(_LocScale, params=("loc", "scale")):
     r"""The Cauchy distribution, as torch.distributions.Cauchy.
 
     .. code-block:: python

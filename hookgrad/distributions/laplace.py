@@ -11,7 +11,7 @@ from ._simple import _LocScale
 __all__ = ["Laplace"]
 
 
-class Laplace(_LocScale):
+class Laplace(_LocScale, params=("loc", "scale")):
     r"""The Laplace distribution, as torch.distributions.Laplace.
 
     .. code-block:: python

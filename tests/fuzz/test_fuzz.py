@@ -227,6 +227,30 @@ def test_an_inplace_write_to_a_view_as_real_result_is_the_complex_views_row():
     assert not H._inplace_on_view_as_real(_programs.Program(0, lines, set()), diff)
 
 
+def test_a_reshaped_op_result_is_the_contiguous_results_row_and_a_reshaped_view_is_not():
+    # eager seeds 1859 and 2583: PyTorch's tanh of a transposed tensor and its orgqr keep
+    # non-C strides, so flatten copies (UnsafeViewBackward0) and view(-1) fails; hookgrad's
+    # results are C-contiguous (docs/differences.md)
+    lines = [("leaf", "a1 = L.tensor([[[1.5, 0.5], [0.5, 1.0]]], requires_grad=True)"),
+             ("t", "y2 = a1.mT"), ("tanh", "y3 = y2.tanh()"), ("flatten", "y4 = y3.flatten()"),
+             ("obs", "obs('y4', y4)"), ("flatten", "y5 = y2.flatten()"), ("obs", "obs('y5', y5)"),
+             ("view", "y6 = y3.view(-1)")]
+    program = _programs.Program(0, lines, set())
+
+    def names(line, label):
+        return H.Diff(line, label, "value", ["grad_fn"], {"grad_fn": "ViewBackward0"},
+                      {"grad_fn": "UnsafeViewBackward0"})
+    assert H._reshaped_contiguous_result(program, names(4, "y4"))
+    assert not H._reshaped_contiguous_result(program, names(6, "y5"))  # a view's strides
+    refused = H.Diff(7, "", "raises-only-torch", [], None, [
+        "RuntimeError", "view size is not compatible with input tensor's size and stride "
+        "(at least one dimension spans across two contiguous subspaces). Use .reshape(...) "
+        "instead."])
+    assert H._reshaped_contiguous_result(program, refused)
+    lines[7] = ("view", "y6 = y2.view(-1)")
+    assert not H._reshaped_contiguous_result(_programs.Program(0, lines, set()), refused)
+
+
 def test_rules_name_second_order_hooks_on_a_recomputed_result_and_foreach_grad_labels():
     # a multi-grad hook on sqrt's result under create_graph (docs/differences.md: the second
     # backward reaches sqrt's input directly), and a ``.grad`` observed again (label ``a1.grad1``)

@@ -1146,3 +1146,93 @@ def test_linear_adds_the_bias_in_place_where_pytorch_does_not_fold_the_rows(case
         return raises(lambda: L.nn.functional.linear(x, w, b))
     got = same_as_torch(scenario)
     assert got["raises"] == "RuntimeError"
+
+
+def _pack_log(L, fn):
+    # every pack and unpack while ``fn`` records and backpropagates: (event, shape)
+    log = []
+
+    def hook(event):
+        return lambda t: log.append([event, list(t.shape)]) or t
+    with L.autograd.graph.saved_tensors_hooks(hook("pack"), hook("unpack")):
+        out = fn()
+    out.pow(2).sum().backward()
+    return log
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_istft_saves_the_window_and_envelope_with_a_leading_batch_dim(center):
+    """istft multiplies by ``window.view(1, 1, n_fft)`` and divides by a ``(1, length)``
+    envelope, which pack hooks see; the envelope is differentiable in the window (fuzz
+    eager seed 1531)."""
+    def scenario(L):
+        a = L.tensor([[[0.75, 1.5], [0.5, -1.5], [-0.5, 0.25]],
+                      [[-1.0, 1.5], [1.25, 0.75], [-1.5, 1.0]],
+                      [[0.25, -0.75], [1.0, 0.5], [0.5, 1.25]]], requires_grad=True)
+        w = L.tensor([0.25, 1.0, 1.0, 0.5], requires_grad=True)
+        log = _pack_log(L, lambda: L.istft(L.view_as_complex(a), 4, hop_length=1,
+                                           center=center, window=w))
+        return {"log": log, "a": py(a.grad), "w": py(w.grad)}
+    got = same_as_torch(scenario)
+    assert got["log"][:2] == [["pack", [1, 1, 4]], ["pack", [1, 3, 4]]]
+    assert ["pack", [1, 2 if center else 6]] in got["log"]
+
+
+def test_istft_refuses_a_window_of_another_length_with_its_own_words():
+    def scenario(L):
+        z = L.ones(3, 5, dtype=L.complex64)
+        return raises(lambda: L.istft(z, 4, hop_length=1, win_length=3, window=L.ones(4)))
+    got = same_as_torch(scenario)
+    assert got["message"].endswith("Invalid window shape. window has to be 1D and length of "
+                                   "`win_length`")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_reflection_and_replication_pads_save_their_input(mode):
+    """So stft's centring pad packs the ``(1, B, n)`` signal first (fuzz eager seed 2528)."""
+    def scenario(L):
+        a = L.tensor([[1.5, -0.5, 0.25, 1.0, 2.0], [0.5, 0.75, -1.0, 1.25, 0.0]],
+                     requires_grad=True)
+        log = _pack_log(L, lambda: L.nn.functional.pad(a.view(1, 2, 5), [2, 1], mode))
+        spec = _pack_log(L, lambda: L.view_as_real(L.stft(
+            a, 4, hop_length=2, window=L.hann_window(4), return_complex=True, pad_mode=mode)))
+        return {"log": log, "stft": spec, "grad": py(a.grad)}
+    got = same_as_torch(scenario)
+    assert got["log"] == [["pack", [1, 2, 5]], ["unpack", [1, 2, 5]]]
+    assert got["stft"][:3] == [["pack", [1, 2, 5]], ["pack", [4]], ["pack", [2, 3, 4]]]
+
+
+@pytest.mark.parametrize("needs", ["both", "real", "imag"])
+def test_complex_saves_each_part_for_its_own_gradient_imag_first(needs):
+    """``complex(real, imag)`` saves ``imag`` then ``real``, each only when its gradient is
+    needed (fuzz eager seed 2694)."""
+    def scenario(L):
+        r = L.tensor([1.5, 2.0], requires_grad=needs in ("both", "real"))
+        i = L.tensor([-0.5, 0.25], requires_grad=needs in ("both", "imag"))
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(py(t)) or t,
+                                                  lambda t: t):
+            z = L.complex(r, i)
+        saved = [py(z.grad_fn._saved_real), py(z.grad_fn._saved_imag)]
+        (z * z).abs().sum().backward()
+        return {"seen": seen, "saved": saved, "grads": [py(r.grad), py(i.grad)]}
+    got = same_as_torch(scenario)
+    assert got["seen"] == {"both": [[-0.5, 0.25], [1.5, 2.0]], "real": [[1.5, 2.0]],
+                           "imag": [[-0.5, 0.25]]}[needs]
+
+
+def test_svd_saves_the_singular_values_before_the_vectors():
+    """LinalgSvdBackward0 packs ``S``, ``U``, ``Vh`` in that order (fuzz eager seed 2794;
+    the vectors' signs and the input hookgrad's vjp packs after them are
+    docs/differences.md's)."""
+    def scenario(L):
+        a = L.tensor([[1.5, -1.75, 0.5], [2.0, 1.5, 0.75], [-1.0, 0.5, 0.25],
+                      [0.5, 0.0, -1.25]], requires_grad=True)
+        shapes = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: shapes.append(list(t.shape)) or t,
+                                                  lambda t: t):
+            L.linalg.svd(a)
+            L.linalg.svdvals(a)
+        return shapes[:3] + shapes[4:7] if len(shapes) == 8 else shapes
+    got = same_as_torch(scenario)
+    assert got == [[3], [4, 4], [3, 3], [3], [4, 3], [3, 3]]
