@@ -331,14 +331,7 @@ def refresh(base, t, shared):
     # NOTE: inside a hookgrad.compile trace the new array is a tracer: an alias made
     # outside the trace keeps its value (it must not hold a traced one)
     traced = isinstance(arr, jax.core.Tracer)
-    dead = False
-    for r in refs:
-        w = r()
-        if w is None:
-            dead = True
-            continue
-        if w is t:
-            continue
+    for w in other_aliases(base, t):
         winfo = w._view
         if winfo.gen == gen and (not traced or isinstance(w._data, jax.core.Tracer)):
             geom = winfo.geom
@@ -347,6 +340,22 @@ def refresh(base, t, shared):
             w._data = arr if geom == whole else _gather(arr, *geom)
         if shared and winfo.shared:
             w._version = version
+
+
+def other_aliases(base, t):
+    """The live aliases of the root ``base`` but ``t``; the dead ones' references are
+    dropped once the caller has walked them all (a loop's index reads die at once: each
+    write would walk them again)."""
+    refs = base._views
+    if not refs:
+        return
+    dead = False
+    for r in refs:
+        w = r()
+        if w is None:
+            dead = True
+        elif w is not t:
+            yield w
     if dead:
         refs[:] = [r for r in refs if r() is not None]
         if not refs:

@@ -26,7 +26,7 @@ from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
 from .state import _context_key, _snapshot
 from .trace import items_getter
 from .._random import GLOBAL as _KEY
-from .._tensor import Pending, _set_arr, _set_version
+from .._tensor import Host, Pending, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
@@ -156,7 +156,7 @@ class _Steady:
             if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
                 return None
             arr = v._arr
-            if arr.__class__ is Pending:
+            if arr.__class__ is Pending or arr.__class__ is Host:  # computed, or copied
                 arr = v._data
             # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
             if arr.__class__ is not self.arr_type or arr.aval != aval:

@@ -129,15 +129,7 @@ def _host_aliases(root, store, t, bump):
             shared = info.shared
             if shared:
                 root._version = t._version
-    refs = root._views
-    dead = False
-    for r in refs or ():
-        w = r()
-        if w is None:
-            dead = True
-            continue
-        if w is t:
-            continue
+    for w in _views.other_aliases(root, t):
         winfo = w._view
         if winfo.gen == root._gen:
             a = w._arr
@@ -145,8 +137,6 @@ def _host_aliases(root, store, t, bump):
                 _set_arr(w, Host(_strided(store.np, *winfo.geom), store))
         if bump and shared and winfo.shared:
             w._version = root._version
-    if dead:  # a loop's index reads die at once: each write would walk them again
-        refs[:] = [r for r in refs if r() is not None]
 
 
 def _strided(array, size, stride, offset):
@@ -257,18 +247,18 @@ def inplace(op, key, args, out):
     fn = _UFUNCS.get(op.name)
     if fn is None or key or len(args) != 2 or args[0] is not out:
         return None
+    dt = a.dtype
+    if dt.kind == "b" or (fn is np.divide and dt not in _FLOATS):
+        return None
+    # the operand is checked before ``writable``, which may move the root to the host
+    v = _host_operand(args[1], dt, a.store if c is Host else None)
+    if v is None or v.__class__ is np.ndarray and (v.dtype != dt or
+                                                   not _fits(v.shape, a.shape)):
+        return None
     place = writable(out)
     if place is None:
         return None
     dst = out._arr.np
-    dt = dst.dtype
-    if dt.kind == "b" or (fn is np.divide and dt not in _FLOATS):
-        return None
-    v = _host_operand(args[1], dt, place[1])
-    if v is None or v.__class__ is float and dt.kind != "f":
-        return None
-    if v.__class__ is np.ndarray and (v.dtype != dt or not _fits(v.shape, dst.shape)):
-        return None
     token = _quiet_fp()
     try:
         fn(dst, v, out=dst)

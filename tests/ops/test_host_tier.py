@@ -232,3 +232,23 @@ def test_a_large_tensor_that_alternates_writes_and_xla_reads_stays_in_xla():
         small[i] = 1.0
         assert _held(small)
     assert py(buf[:4, 0]) == [1.0, 1.0, 2.0, 3.0]
+
+
+def test_a_compiled_step_reads_a_batch_filled_by_a_loop_each_call():
+    w = hookgrad.nn.Parameter(hookgrad.ones(4))
+
+    def step(batch):
+        return (batch * w).sum()
+
+    compiled = hookgrad.compile(step)
+    for call in range(4):
+        batch = hookgrad.zeros(3, 4)
+        for i in range(3):
+            batch[i, i:] = float(call + i)
+        assert _held(batch)
+        assert compiled(batch).item() == step(batch).item()
+    state = hookgrad.zeros(2, 4)   # state the step reads, written between calls
+    read = hookgrad.compile(lambda: (state * w).sum())
+    for call in range(4):
+        state[call % 2, call] = 1.0 + call
+        assert read().item() == (state * w).sum().item()
