@@ -7,8 +7,8 @@ reaches what the unpack hook gets (and what the backward computes with), without
 "modified by an inplace operation" error, as hooks replace the version check. JAX keeps a
 ``custom_vjp``'s residuals as the values of its forward, so such a packed value is
 *watched*: at the end of the ``functional_call`` whose forward recorded it, a tensor
-written since hands its value to the backward through the identity that opens the
-backward (``module.mark_backward_begin``), the first to run.
+written since hands its value to the op's backward through an identity over the call's
+outputs (``hand_on``), whose backward runs before any op's.
 """
 import threading
 
@@ -35,8 +35,9 @@ def _pack_items(op, res, f, args, saved_pos, result, statics):
     """``(array, requires_grad, source)`` of what an op's node saves, in eager's pack order
     (``record._pack``): the op's pack order (its result, kept inputs, later outputs or the
     kernel's extras), then the other kept inputs. ``source`` is ``"result"``, an argument
-    position, or ``("extra", k)``. A ``result`` PyTorch saves but the vjp recomputes
-    (docs/differences.md) is packed and unpacked, unused."""
+    position, or ``("extra", k)``; ``result``: whether the result is packed (an ``OUT``
+    op's, or one PyTorch saves though the vjp recomputes it, docs/differences.md: packed
+    and unpacked, unused)."""
     outs = res if isinstance(res, tuple) else (res,)
     if op.extras is not None:
         extras = op.extras(*f, **statics)
@@ -62,7 +63,7 @@ def _pack_items(op, res, f, args, saved_pos, result, statics):
 def with_saved_hooks(op, key, fn, args, arrs, hooks):
     """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
     (with the active pack hook) and whose backward unpacks it and runs the op's vjp.
-    Returns ``(result, box)``; ``watch(box, args, outputs)`` once the outputs exist."""
+    Returns ``(result, box)``; ``watch(box, args, outputs, out)`` once the outputs exist."""
     pack, unpack = hooks
     save = op.save
     tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -74,7 +75,7 @@ def with_saved_hooks(op, key, fn, args, arrs, hooks):
                                                else (arrs[i].shape, arrs[i].dtype))
                    for i in range(len(args)))
     statics = dict(key)
-    result = save is not op_node.OUT and "result" in op_node._pack_order(op, len(args))
+    result = save is op_node.OUT or "result" in op_node._pack_order(op, len(args))
     box = {"aliases": (), "late": {}}
 
     def full(xs):
@@ -211,6 +212,9 @@ def hand_on(tensors, late):
         return gs, tuple(None for _ in vs)
 
     ident.defvjp(fwd, bwd)
-    new = ident(tuple(t._data for t in tensors), tuple(v for _, _, v in traced))
+    # NOTE: the values as constants of the backward: as inputs JAX would differentiate
+    # through them, and run the backward of ops off the outputs' path (their unpacks)
+    new = ident(tuple(t._data for t in tensors),
+                tuple(jax.lax.stop_gradient(v) for _, _, v in traced))
     for t, arr in zip(tensors, new):
         t._data = arr

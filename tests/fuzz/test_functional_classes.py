@@ -112,18 +112,57 @@ def test_functional_saved_hooks_with_a_number_operand():
         assert packs == want and close(g["a"], a.grad.tolist())
 
 
-_WRITES_AFTER_SAVE = {
+def _result_written(L, a):
     # seed 1408: log_softmax saves its result; the write changes what backward computes with
-    "result written": lambda L, a: (lambda y: (y.mul_(2), (y * y).sum())[1])(
-        a.log_softmax(-1)),
+    y = a.log_softmax(-1)
+    y.mul_(2)
+    return (y * y).sum()
+
+
+def _inplace_result_written(L, a):
     # seed 2185: sigmoid_ saves its result, written again in place
-    "in-place result written": lambda L, a: (lambda y: (y.sigmoid_(), y.add_(1),
-                                                        y.tanh().sum())[2])(a * 1.5),
+    y = a * 1.5
+    y.sigmoid_()
+    y.add_(1)
+    return y.tanh().sum()
+
+
+def _input_written(L, a):
+    # sin saves its input, written after: its backward computes with the written value
+    y = a * 1.5
+    z = y.sin()
+    y.add_(1)
+    return (z * a).sum()
+
+
+def _inplace_input_written(L, a):
+    # mul_ saves self from before its own write (a copy): a later write does not reach it
+    y = a * 1.5
+    y.mul_(a)
+    y.add_(1)
+    return (y * y).sum()
+
+
+def _view_overwritten(L, a):
     # seed 1393: a view's saved result overwritten through the view
-    "view overwritten": lambda L, a: (lambda y: (y.narrow(-1, 1, 1).sigmoid_(),
-                                                 y.narrow(-1, 1, 1).__setitem__(..., 0.25),
-                                                 y.tanh().sum())[2])(a.pow(2)),
-}
+    y = a.pow(2)
+    v = y.narrow(-1, 1, 1)
+    v.sigmoid_()
+    v[...] = 0.25
+    return y.tanh().sum()
+
+
+def _written_off_the_loss(L, a):
+    # seeds 1295, 1356: the written result does not reach the loss: its op's backward
+    # never runs (no unpack), as the write's value reaches the backward as a constant
+    y = a.log_softmax(-1)
+    y[..., 0] = 0.5
+    return (a * 2).sum()
+
+
+_WRITES_AFTER_SAVE = {f.__name__[1:]: f for f in (
+    _result_written, _inplace_result_written, _input_written, _inplace_input_written,
+    _view_overwritten, _written_off_the_loss)}
 
 
 def _saving(L, prog, a, log, copy):
@@ -158,7 +197,7 @@ def test_functional_packed_tensor_sees_later_inplace_writes(name, copy):
 
 
 def test_functional_packed_tensor_sees_later_writes_under_jit():
-    prog, a = _WRITES_AFTER_SAVE["result written"], [[-0.29, 0.61], [-1.44, -0.26]]
+    prog, a = _WRITES_AFTER_SAVE["result_written"], [[-0.29, 0.61], [-1.44, -0.26]]
     m = _Prog(lambda t: _saving(hookgrad, prog, t, None, False), a)
     g = jax.jit(jax.grad(lambda p: hookgrad.func.functional_call(m, p, ())))(
         {"a": m.a.detach()._data})
