@@ -1180,6 +1180,17 @@ def test_istft_saves_the_window_and_envelope_with_a_leading_batch_dim(center):
     assert ["pack", [1, 2 if center else 6]] in got["log"]
 
 
+def test_istft_divides_by_the_overlap_of_a_complex_windows_squares():
+    # PyTorch's envelope is ``window.pow(2)`` added up, complex for a complex window
+    def scenario(L):
+        z = L.tensor([[1.0, 2.0, 0.5, 1.5, -1.0], [0.5, -1.0, 2.0, 1.0, 0.25],
+                      [1.5, 0.5, -0.5, 2.0, 1.0], [0.25, 1.0, 1.5, -1.0, 0.5]]) * (1 + 0.5j)
+        w = L.tensor([1.0 + 0.5j, 1.0 - 0.25j, 0.5 + 0.5j, 1.0 + 0j])
+        y = L.istft(z, 4, hop_length=1, window=w, return_complex=True, onesided=False)
+        return py(L.view_as_real(y))
+    same_as_torch(scenario)
+
+
 def test_istft_refuses_a_window_of_another_length_with_its_own_words():
     def scenario(L):
         z = L.ones(3, 5, dtype=L.complex64)
