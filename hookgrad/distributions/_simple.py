@@ -19,9 +19,7 @@ class _CentredAtLoc:
     def mean(self) -> Tensor:
         return self.loc
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = mean
 
 
 class _Params(Distribution):
@@ -83,10 +81,7 @@ class _LocScale(_Params):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = _CentredAtLoc.mode   # the peak of all but LogNormal, which has its own
 
 
 class _UnitConcentrations:

@@ -19,7 +19,6 @@ class Cauchy(_LocScale, params=("loc", "scale")):
         Cauchy(loc, scale, validate_args=None)
     """
 
-
     @property
     def mean(self) -> Tensor:
         return full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype)

@@ -19,7 +19,7 @@ import hookgrad
 from tests.differential import needs_torch, torch
 from tests.fuzz import _harness as H
 from tests.fuzz import _programs, _table
-from tests.fuzz._mode_run import fuzz_examples, fuzz_settings
+from tests.fuzz._mode_run import checked_before, fuzz_examples, fuzz_settings, passed
 from tests.fuzz._programs import generate, programs
 
 EXAMPLES = fuzz_examples(300)
@@ -28,9 +28,12 @@ TIERED_EXAMPLES = fuzz_examples(100)
 MATMUL_EXAMPLES = fuzz_examples(150)
 
 
-def _check(program):
+def _check(program, kind="eager"):
+    if checked_before(kind, program):
+        return
     res = H.check(None, hookgrad, torch, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
+    passed(kind, program)
 
 
 @needs_torch
@@ -69,7 +72,7 @@ def test_fuzz_through_the_first_tier(program):
     new to a signature run in NumPy, from their second call XLA compiles them in the
     background; nothing PyTorch could observe differs. An interpreter error raises."""
     with hookgrad.autograd.set_tiered_execution(True), _strict():
-        _check(program)
+        _check(program, "eager-tiered")
 
 
 @contextlib.contextmanager
@@ -83,6 +86,16 @@ def _strict():
 
 
 # --- the generator and the harness (no torch needed) -------------------------------------
+def test_a_redrawn_program_that_passed_is_not_checked_again():
+    p = generate(5)
+    assert not checked_before("test-kind", p)
+    passed("test-kind", p)
+    assert checked_before("test-kind", p) and not checked_before("other-kind", p)
+    assert checked_before("test-kind", _programs.Program(None, list(p.lines), p.flags))
+    assert not checked_before("test-kind", p.with_lines(p.lines[:-1]))
+    assert not checked_before("test-kind", _programs.Program(5, p.lines, p.flags | {"x"}))
+
+
 def test_programs_are_deterministic():
     assert generate(7).lines == generate(7).lines
     assert generate(7).lines != generate(8).lines

@@ -18,6 +18,7 @@ from hypothesis import given, strategies as st
 import hookgrad
 from tests.fuzz import _harness as H
 from tests.fuzz import _modes as M
+from tests.fuzz._mode_run import checked_before, passed
 from tests.fuzz._programs import Program, generate, programs
 
 MODES = ("compiled", "functional", "jnp")
@@ -27,8 +28,11 @@ SLOW_EXAMPLES = M.fuzz_examples(200)
 
 def _check(mode, data):
     program = data.draw(programs(table=mode != "jnp"), label="program")
+    if checked_before(mode, program):
+        return
     res = M.check(None, hookgrad, mode, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
+    passed(mode, program)
 
 
 @pytest.mark.fuzz
