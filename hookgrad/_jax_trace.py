@@ -39,3 +39,18 @@ def size(s):
     if type(s) is int:
         return s
     return s if jax.export.is_symbolic_dim(s) else int(s)
+
+
+def usable(v):
+    """Whether the array ``v`` may be used by the code running now: a concrete array, or a
+    tracer of the running trace or of one it runs inside (not of a trace that ended, or of
+    a sibling's, such as another ``custom_vjp`` backward batched by ``jax.vmap``)."""
+    if not isinstance(v, jax.core.Tracer):
+        return True
+    trace = current()
+    owner = getattr(v, "_trace", None)
+    while trace is not None:
+        if trace is owner:
+            return True
+        trace = getattr(trace, "parent_trace", None)
+    return False

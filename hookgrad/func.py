@@ -28,6 +28,7 @@ from ._compile.host_hook import _flatten_containers
 from ._tensor import Tensor
 from ._functional import hooks as _fn
 from ._functional import module as _fm
+from ._functional import saved as _fs
 
 __all__ = ["functional_call", "state", "load_state", "rng_key", "grad", "grad_and_value", "vjp",
            "vmap", "jacrev"]
@@ -258,9 +259,15 @@ def _run_functional(module, args, kwargs, named, given_for, new_of, wrapped_args
         if id(new) in subs and orig._backward_hooks:
             _fn.attach_eager_hooks(new, orig._backward_hooks)
             subs.pop(id(new))
-    with _mode.functional_mode():
-        out = module(*args, **kwargs)
-    _fm.mark_backward_begin([v for v in _flatten_containers(out)[0] if isinstance(v, Tensor)])
+    _fs.open_scope()
+    try:
+        with _mode.functional_mode():
+            out = module(*args, **kwargs)
+    finally:
+        late = _fs.close_scope()
+    outs = [v for v in _flatten_containers(out)[0] if isinstance(v, Tensor)]
+    _fs.hand_on(outs, late)
+    _fm.mark_backward_begin(outs)
     return out
 
 

@@ -6,6 +6,7 @@ Tensor subclasses that define ``__torch_function__``, and the modes entered with
 raise ``NotImplementedError`` when called.
 """
 from . import _missing, _torch_function as _tf
+from ._ops.stages.modes import StackedMode
 from ._tensor import Tensor
 from ._torch_function import handle_torch_function, has_torch_function
 
@@ -36,7 +37,7 @@ def get_default_nowrap_functions() -> set:
     return _tf.nowrap()
 
 
-class TorchFunctionMode:
+class TorchFunctionMode(StackedMode):
     """A mode intercepting every public function and Tensor method called inside its
     ``with`` block: subclasses override ``__torch_function__(func, types, args=(),
     kwargs=None)``. While it runs, the mode is not active (its calls reach the modes
@@ -45,19 +46,10 @@ class TorchFunctionMode:
     def __init__(self):
         pass
 
+    _push, _pop = staticmethod(_tf.push_mode), staticmethod(_tf.pop_mode)
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError()
-
-    def __enter__(self):
-        _tf.push_mode(self)
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        _tf.pop_mode(self)
-
-    @classmethod
-    def push(cls, *args, **kwargs):
-        return cls(*args, **kwargs)
 
 
 class BaseTorchFunctionMode(TorchFunctionMode):

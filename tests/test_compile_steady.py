@@ -9,6 +9,7 @@ import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
 from hookgrad._compile import replay
+from hookgrad._tensor import Pending
 from hookgrad.compile import CompiledFunction
 from tests.test_compile import _arr
 
@@ -153,3 +154,43 @@ def test_a_batch_of_another_shape_is_seen_and_the_old_shape_re_runs_again(checks
                                    err_msg=f"call {i}")
         _same(me, mc, f"after call {i}")
     assert checks == [] and compiled.trace_count == 2
+
+
+def test_steady_calls_bump_the_versions_the_eager_loop_bumps(checks):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    # an eager graph that saved a parameter before the steps
+    saved = (mc.fc1.weight * mc.fc1.weight).sum()
+    for i, (x, y) in enumerate(_batches(5)):
+        if i == 2:
+            checks.clear()
+        eager(x, y)
+        compiled(x, y)
+    assert checks == []
+    assert [p._version for p in mc.parameters()] == [p._version for p in me.parameters()]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.backward()
+
+
+@pytest.mark.parametrize("kind", ["views", "deferred"])
+def test_batches_that_are_views_or_deferred_re_run_steadily(checks, kind):
+    # a view carries attributes of its own (its base): compared by its full key; an eager
+    # op's output may be deferred (``_ops/lazy.py``): computed when the call reads it
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    rng = np.random.default_rng(1)
+    xs = hg.tensor(rng.standard_normal((30, 3), np.float32))
+    ys = hg.tensor(rng.standard_normal((30, 2), np.float32))
+    deferred = []
+    for i in range(5):
+        if i == 2:
+            checks.clear()
+        x, y = xs[6 * i:6 * i + 6], ys[6 * i:6 * i + 6]
+        if kind == "deferred":
+            x, y = x * 1.0 + 0.0, y * 1.0 + 0.0
+            deferred.append(type(x._arr) is Pending)
+        np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+    _same(me, mc, "after the loops")
+    assert checks == [] and compiled.trace_count == 1
+    assert kind != "deferred" or any(deferred[2:])

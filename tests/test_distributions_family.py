@@ -296,6 +296,29 @@ def test_kl_divergence_matches_torch(name, make):
     same_as_torch(fn, tol=1e-4)
 
 
+@pytest.mark.parametrize("name", ["MultivariateNormal", "LowRank",
+                                  "MultivariateNormalLowRank", "LowRankMultivariateNormal"])
+def test_gaussian_kl_of_different_event_sizes_is_pytorchs_error(name):
+    which = {"MultivariateNormal": "Multivariate Normals",
+             "LowRank": "Low Rank Multivariate Normals"}.get(name, r"\(Low Rank\) "
+                                                               "Multivariate Normals")
+    make = dict(KL_PAIRS)[name]
+
+    def call(L):
+        p, q = make(L.distributions, L)
+        D = L.distributions
+        # q again, one dimension shorter
+        q = (D.LowRankMultivariateNormal(q.loc[..., :2], q.cov_factor[..., :2, :],
+                                         q.cov_diag[..., :2])
+             if isinstance(q, D.LowRankMultivariateNormal)
+             else D.MultivariateNormal(q.loc[..., :2], scale_tril=q.scale_tril[..., :2, :2]))
+        D.kl_divergence(p, q)
+
+    # PyTorch's message has a run of spaces (a line continuation inside its string)
+    raises_as_torch(call, ValueError, f"KL-divergence between two {which} with\\s+"
+                    "different event shapes cannot be computed")
+
+
 @needs_torch
 def test_exponential_family_entropy_and_bregman_kl_match_torch():
     # ExponentialFamily.entropy from the natural parameters and the log normalizer, by

@@ -1,6 +1,8 @@
 """The further distributions of hookgrad.distributions against torch.distributions:
 log_prob, entropy, moments and their gradients; sample shapes and statistics (not values:
 the RNG differs); rsample gradients; constraints."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,36 @@ def test_poisson_matches_torch():
         (lp.sum() + d.mean.sum() + d.variance.sum()).backward()
         return {"log_prob": py(lp), "mode": py(d.mode), "grad": py(rate.grad),
                 "support": repr(d.support)}
+
+    same_as_torch(fn)
+
+
+# the distributions whose __init__ _Params writes from the class's declared parameters
+_DECLARED = ["Exponential", "HalfNormal", "Gamma", "Weibull", "FisherSnedecor", "Pareto",
+             "Poisson", "GeneralizedPareto", "Uniform", "StudentT", "Normal", "Cauchy",
+             "Laplace", "Gumbel", "LogNormal"]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", _DECLARED)
+def test_declared_parameters_make_pytorchs_init(name):
+    # names, order and defaults of the parameters, positional validate_args, and the
+    # TypeError of a call missing one (unannotated: PyTorch annotates its parameters)
+    def fn(L):
+        cls = getattr(L.distributions, name)
+        sig = inspect.signature(cls)
+        out = {"params": [(p.name, p.kind.name, repr(p.default))
+                          for p in sig.parameters.values()]}
+        n = sum(p.default is inspect.Parameter.empty for p in sig.parameters.values())
+        d = cls(*[L.tensor([0.5, 2.0])] * n, False)
+        out["validate_args"] = d._validate_args
+        out["params_set"] = [tuple(getattr(d, p).shape) for p in sig.parameters
+                             if p != "validate_args"]
+        try:
+            cls()
+        except TypeError as e:
+            out["error"] = str(e)
+        return out
 
     same_as_torch(fn)
 

@@ -5,6 +5,7 @@ chooses. Forward and backward, a mode's op log and the FLOP counts per op are Py
 (a node's backward runs PyTorch's formula ops, ``_ops/derivatives.py``)."""
 import functools
 import importlib
+import warnings
 
 import jax
 import numpy as np
@@ -267,6 +268,23 @@ def test_modes_stack_and_the_inner_one_reaches_the_outer_one():
         return log
     assert same_as_torch(scenario) == ["inner aten.neg.default", "outer aten.neg.default",
                                        "alone aten.abs.default"]
+
+
+@pytest.mark.parametrize("where,name", [("overrides", "BaseTorchFunctionMode"),
+                                        ("utils._python_dispatch", "BaseTorchDispatchMode")])
+def test_mode_push_warns_at_the_callers_line_and_enters_nothing(where, name):
+    def scenario(L):
+        cls = getattr(_mod(L, where), name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mode = cls.push()
+        with mode:
+            entered = L.ones(2).neg().tolist()
+        return [type(mode).__name__, entered, [(w.category.__name__, str(w.message),
+                                                w.filename == __file__) for w in caught]]
+    assert same_as_torch(scenario)[2] == [
+        ("UserWarning", "`Mode.push()` is no longer necessary and can be replaced with just "
+         "`with Mode()`", True)]
 
 
 def test_aten_overloads_are_named_and_callable_as_pytorchs():

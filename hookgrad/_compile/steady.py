@@ -17,13 +17,16 @@ returns re-runs so (:func:`_plain`); one reading the random key, sharded, checki
 indices, branching on values, appending to lists, calling host hooks, or creating or
 dropping ``.grad``s does not.
 """
-from operator import is_
+from collections import deque
+from operator import add, attrgetter, is_
 
 from . import replay as _replay
 from . import write_back as _write_back
-from .replay import _ARR, _arguments, _same_options, _state_flat
+from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
 from .state import _context_key, _snapshot
+from .trace import items_getter
 from .._random import GLOBAL as _KEY
+from .._tensor import Pending, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
@@ -32,6 +35,8 @@ __all__ = ["MISS", "rerun"]
 
 _gm = grad_mode._state
 MISS = object()   # what :func:`rerun` returns where the call needs ``replay.check``
+_VERSION = attrgetter("_version")
+_each = deque(maxlen=0).extend   # runs a ``map`` of setters in C, keeping nothing
 
 
 def rerun(cf, r, args, kwargs):
@@ -39,10 +44,10 @@ def rerun(cf, r, args, kwargs):
     since it was written, and return the step's outputs; else :data:`MISS`, having changed
     nothing."""
     b = r.basis
-    steady = b.steady
-    if steady is None:
-        steady = b.steady = _plain(b)
-    if not steady or _EPOCH[0] != b.epoch or cf._found is not b.found:
+    s = b.steady
+    if s is None:
+        s = b.steady = _Steady(b, r) if _plain(b) else False
+    if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
     if cf._guards and cf._guards.values() != b.guarded:
         return MISS
@@ -62,9 +67,11 @@ def rerun(cf, r, args, kwargs):
     if _WRITES[0] != r.writes and (r.writes is None or any(g[2] for g in r.groups) or
                                    _replay._state_as_left(b.tensors, r) is None):
         return MISS
-    got = _arguments(b, args, kwargs)
+    got = None if kwargs or s.arg_types is None else s.batch(b, args)
     if got is None:
-        return MISS
+        got = _arguments(b, args, kwargs)
+        if got is None:
+            return MISS
     arg_tensors, arg_data, raw = got
     # the record lets go of the inputs: a donated buffer must have no other holder
     flat, r.flat = r.flat + arg_data, None
@@ -77,14 +84,102 @@ def rerun(cf, r, args, kwargs):
     res = exe(*flat)
     del flat
     tensors = b.tensors
-    _write_back.state(entry, tensors + arg_tensors if arg_tensors else tensors, res)
-    _write_back.optimizers(entry, b.optimizers, b.opt_trees, res, None)
-    # the record, as ``replay.written`` would make it: the rest is unchanged
-    arrs = list(map(_ARR, tensors))
-    r.flat = _state_flat(arrs, r.grads) if b.grads else arrs
+    if s.written is None or arg_tensors and s.args_written:
+        _write_back.state(entry, tensors + arg_tensors if arg_tensors else tensors, res)
+        written = None
+    else:
+        written = s.write(res)
+    if written is None:   # the record, as ``replay.written`` makes it
+        written = list(map(_ARR, tensors))
+        if b.grads:
+            written = _state_flat(written, r.grads)
+    r.flat = written
+    # each state as the last one was placed (the params lists are the same: ``_EPOCH``)
+    for opt, (treedef, _), take, last in zip(b.optimizers, entry.opt_out, entry.opt_take,
+                                             r.states):
+        opt._load_flat_state(treedef, take(res), last.layout)
     r.states = [opt._flat_state() for opt in b.optimizers]
     r.writes = _WRITES[0]
     return _write_back.outputs(entry, res, None)
+
+
+class _Steady:
+    """What a steady re-run of one program does beyond its checks, worked out once: the
+    batch's check where every argument is a plain Tensor (``replay.basis``'s ``plain``
+    spec), and the write-back as C-level maps where the program writes only state
+    Tensors (``written``: the Tensors whose arrays it replaces, in output order)."""
+
+    __slots__ = ("arg_types", "arg_grad", "arg_avals", "arr_type", "written", "take",
+                 "grads_written", "take_grads", "bumped", "deltas", "grads_bumped",
+                 "grad_deltas", "record_all", "args_written")
+
+    def __init__(self, b, r):
+        specs = b.args
+        plain = not b.kw_names and specs and all(k == "T" and p is not None
+                                                 for k, _, _, p in specs)
+        self.arg_types = tuple(cls for _, cls, _, _ in specs) if plain else None
+        self.arg_grad = tuple(p[0][0] for _, _, _, p in specs) if plain else None
+        self.arg_avals = tuple(p[1] for _, _, _, p in specs) if plain else None
+        self.arr_type = type(r.flat[0]) if r.flat else None   # concrete: ``replay.written``
+        e, tensors = b.entry, b.tensors
+        n = len(tensors)
+        self.args_written = any(i >= n for i, _ in e.data_out) or \
+            any(i >= n for i, _ in e.grad_out) or any(i >= n for i, _, _ in e.versions)
+        data = [(i, k) for i, k in e.data_out if i < n]
+        grads = [(i, k) for i, k in e.grad_out if i < n]
+        self.written = tuple(tensors[i] for i, _ in data) if data else None
+        self.take = items_getter([k for _, k in data]) if data else None
+        self.grads_written = tuple(tensors[i] for i, _ in grads)
+        self.take_grads = items_getter([k for _, k in grads]) if grads else None
+        self.bumped = tuple(tensors[i] for i, dv, _ in e.versions if i < n and dv)
+        self.deltas = tuple(dv for i, dv, _ in e.versions if i < n and dv)
+        self.grads_bumped = tuple(tensors[i] for i, _, gv in e.versions if i < n and gv)
+        self.grad_deltas = tuple(gv for i, _, gv in e.versions if i < n and gv)
+        # every state Tensor written, in order, none with a ``.grad`` in the program's
+        # inputs: the next call's state inputs are the arrays written
+        self.record_all = not b.grads and [i for i, _ in data] == list(range(n))
+
+    def batch(self, b, args):
+        """``replay._arguments``'s answer for plain Tensor arguments with the flags and
+        avals the program was keyed on; None where it takes that function's full check."""
+        if len(args) != len(self.arg_types):
+            return None
+        state_ids = b.found.state.tensor_ids
+        data = []
+        for v, cls, rg, aval in zip(args, self.arg_types, self.arg_grad, self.arg_avals):
+            # a plain Tensor's other flags are its class's: nothing set on it but ``.grad``
+            # (None); a state Tensor passed is keyed as one
+            if type(v) is not cls or v._requires_grad is not rg or v.grad_fn is not None \
+                    or id(v) in state_ids:
+                return None
+            attrs = v.__dict__   # (compared by identity: a Tensor's ``==`` is elementwise)
+            if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
+                return None
+            arr = v._arr
+            if arr.__class__ is Pending:
+                arr = v._data
+            # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
+            if arr.__class__ is not self.arr_type or arr.aval != aval:
+                return None
+            data.append(arr)
+        if len(args) > 1 and len(set(map(id, args))) != len(args):   # one Tensor twice
+            return None
+        return list(args), data, []
+
+    def write(self, res):
+        """``write_back.state`` for the state Tensors alone, in C; the program's next state
+        inputs (``Replay.flat``) where they are the arrays written, else None."""
+        _WRITES[0] += 1
+        vals = self.take(res)
+        _each(map(_set_arr, self.written, vals))
+        if self.take_grads is not None:
+            _each(map(_set_arr, map(_GRAD, self.grads_written), self.take_grads(res)))
+        bumped = self.bumped
+        _each(map(_set_version, bumped, map(add, map(_VERSION, bumped), self.deltas)))
+        if self.grads_bumped:
+            gs = list(map(_GRAD, self.grads_bumped))
+            _each(map(_set_version, gs, map(add, map(_VERSION, gs), self.grad_deltas)))
+        return list(vals) if self.record_all else None
 
 
 def _plain(b):

@@ -36,18 +36,7 @@ class FunctionCtx:
         """Save Tensors (or None) for ``backward``, where ``ctx.saved_tensors`` returns them.
 
         Saved tensors go through the active ``saved_tensors_hooks`` and are checked for
-        in-place modification when unpacked. Example::
-
-            >>> class Exp(hookgrad.autograd.Function):
-            ...     @staticmethod
-            ...     def forward(ctx, x):
-            ...         y = x.exp()
-            ...         ctx.save_for_backward(y)
-            ...         return y
-            ...     @staticmethod
-            ...     def backward(ctx, g):
-            ...         y, = ctx.saved_tensors
-            ...         return g * y
+        in-place modification when unpacked. :class:`Function`'s example saves its output.
         """
         self.to_save = tensors
 

@@ -7,6 +7,7 @@ it through ``_mode.state.backend`` (the calls listed in ``_mode``'s docstring).
 import jax
 
 from .. import _mode
+from . import apply as _apply
 from . import function as _function
 from . import hooks as _hooks
 from . import module as _module
@@ -16,7 +17,7 @@ class _FunctionalBackend:
     """What the tape would do, done for JAX's AD (see ``hookgrad._mode``)."""
 
     name = "functional"
-    apply = staticmethod(_hooks.functional_apply)
+    apply = staticmethod(_apply.functional_apply)
     register_tensor_hook = staticmethod(_hooks.register_tensor_hook)
     register_multi_grad_hook = staticmethod(_hooks.register_multi_grad_hook)
     function_apply = staticmethod(_function.functional_apply)

@@ -13,7 +13,8 @@ call it:
   with ``grad_outputs``; ``register_hook`` recomputes the op inside a ``custom_vjp``
   whose backward calls the hooks with ``(grad_inputs, grad_outputs)``;
 - with ``saved_tensors_hooks`` active, an op runs as a ``custom_vjp`` whose forward
-  packs what PyTorch saves and whose backward unpacks it and runs the op's vjp;
+  packs what PyTorch saves and whose backward unpacks it and runs the op's vjp
+  (``hookgrad._functional.saved``);
 - ``register_multi_grad_hook`` wraps its tensors in one identity whose backward calls
   the hook once with all their cotangents;
 - a Module with full backward hooks gets ``BackwardHook``'s identity ops around its
@@ -39,9 +40,9 @@ from .._tensor import Tensor
 from .._engine import engine
 from .._autograd import grad_mode
 from .._autograd import hooks as _rules
-from .._autograd.saved import call_unpack_hook, hook_state
 from .._autograd.graph import MultiGradHandle, _Node, call_multi_grad_hook
 from .._handle import RemovableHandle
+from .._ops.op_node import _conj
 
 _gm = grad_mode._state
 
@@ -123,12 +124,13 @@ def _identity(arrays, on_grads, always=False):
         return ident(*(x.value for x in xs)), None
 
     def bwd(_, gs):
-        gl = [None if isinstance(g, SymbolicZero) else g for g in gs]
+        # NOTE: hooks see PyTorch's gradients, the conjugates of JAX's complex cotangents
+        gl = [None if isinstance(g, SymbolicZero) else _conj(g) for g in gs]
         if not always and all(g is None for g in gl):
             return tuple(None for _ in gs)
         with _HookEnv():
             new = on_grads(gl)
-        return tuple(new)
+        return tuple(None if g is None else _conj(g) for g in new)
 
     ident.defvjp(fwd, bwd, symbolic_zeros=True)
     return ident(*arrays)
@@ -379,18 +381,18 @@ class FunctionalNode(_Node):
         def bwd(xs, gs):
             outs_now, pull = jax.vjp(f, *xs)
             gs = list(gs)
-            with _HookEnv():
+            with _HookEnv():  # hooks see PyTorch's gradients (conjugates of JAX's)
                 go = [None] * len(outs_now)
                 for i in opos:
-                    go[i] = _wrap(gs[i])
+                    go[i] = _wrap(_conj(gs[i]))
                 cts = pull(tuple(g if j in opos else np.zeros(o.shape, jax.dtypes.float0)
                                  for j, (g, o) in enumerate(zip(gs, outs_now))))
-                gi = [_wrap(c) if args[i].requires_grad and _inexact(jnp.result_type(c))
+                gi = [_wrap(_conj(c)) if args[i].requires_grad and _inexact(jnp.result_type(c))
                       else None for i, c in zip(tpos, cts)]
                 edges = [j for j, i in enumerate(tpos) if args[i].diff]  # the node's inputs
                 for j, g in zip(edges, _rules.run_after(self, [gi[j] for j in edges], go)):
                     gi[j] = g
-            return tuple(c if g is None else g._data for c, g in zip(cts, gi))
+            return tuple(c if g is None else _conj(g._data) for c, g in zip(cts, gi))
 
         call.defvjp(fwd, bwd)
         new = call(*[self._in[i] for i in tpos])
@@ -429,158 +431,3 @@ class _EdgeOf:
         if t is None or not self.requires_grad:
             return (None, 0)
         return (t._grad_accumulator(), 0)
-
-
-# --------------------------------------------------------------------------- ops
-
-
-def functional_apply(op, key, args, out):
-    """``dispatch.apply`` when functional mode is on and an input requires grad."""
-    from .._ops import views
-    from .._ops.stages import inplace
-    fn = op._fwd_cache.get(key) or op.forward_fn(key)
-    record = _gm.enabled and op.node is not None
-    arrs = [a._data if isinstance(a, Tensor) else a for a in args]
-    if not record:
-        # no_grad (or a non-differentiable op): eagerly no gradient flows, so none does here
-        arrs = [jax.lax.stop_gradient(x) if isinstance(a, Tensor) and a._requires_grad
-                and _inexact(x.dtype) else x for a, x in zip(args, arrs)]
-    if out is not None:
-        views.check_inplace(out, record)  # PyTorch's checks, as eagerly
-    stack = hook_state.stack
-    if record and stack:
-        res = _with_saved_hooks(op, key, fn, args, arrs, stack[-1])
-    else:
-        res = fn(*arrs)
-    multi = isinstance(res, tuple)
-    if out is not None:
-        if record:
-            res = _keep_history(out._data, res)
-        inplace._write_inplace(out, res, op)
-        outs = (out,)
-    elif multi:
-        outs = tuple(Tensor._wrap(r) for r in res)
-    else:
-        outs = (Tensor._wrap(res),)
-    if record:
-        node = FunctionalNode(op, key, args, arrs)
-        node._outs = tuple(weakref.ref(t) for t in outs)
-        node._out_data = tuple(t._data for t in outs)
-        for i, t in enumerate(outs):
-            if _inexact(t._data.dtype):
-                t.grad_fn = node
-                t._output_nr = i
-                t._requires_grad = True
-    if multi and out is None:
-        return outs
-    return outs[0]
-
-
-def _keep_history(old, res):
-    """``res``, the value an in-place op writes over ``old``, still joined to ``old``.
-
-    PyTorch's in-place node keeps an edge to the written tensor's history and passes it a
-    gradient, zeros where the write covers it, so hooks there run (with zeros). A write
-    that does not read ``old`` (``fill_``, ``copy_``, ``t[...] = v``) leaves JAX's AD only
-    a symbolic zero for ``old``, and the custom_vjp boundaries of its hooks are skipped:
-    a select of ``res`` everywhere keeps ``old`` an input, whose cotangent is real zeros
-    (XLA folds the select away)."""
-    if not isinstance(old, jax.core.Tracer) or isinstance(res, tuple) or \
-            res.shape != old.shape or res.dtype != old.dtype or not _inexact(old.dtype):
-        return res
-    return jax.lax.select(jnp.ones(res.shape, bool), res, old)
-
-
-def _to_pack(op, res, f, args, saved_pos, result, statics):
-    """``(array, requires_grad)`` of what an op's node saves, in eager's pack order: its
-    result for an ``OUT`` op; else the ``result`` PyTorch saves and the vjp recomputes
-    first (docs/differences.md; unpacked, unused), then the kept inputs; then the kernel's
-    extras (unpacked, unused)."""
-    from .._ops import op_node
-    out = res[0] if isinstance(res, tuple) else res
-    if op.save is op_node.OUT:
-        to_pack = [(out, True)]
-    else:
-        to_pack = [(out, True)] if result else []
-        to_pack += [(f[i], args[i]._requires_grad) for i in saved_pos]
-    if op.extras is not None:
-        to_pack += [(e, False) for e in op.extras(*f, **statics)]
-    return to_pack
-
-
-def _with_saved_hooks(op, key, fn, args, arrs, hooks):
-    """Run ``op`` as a custom_vjp whose forward packs what PyTorch saves for backward
-    (with the active pack hook) and whose backward unpacks it and runs the op's vjp."""
-    from .._ops import op_node
-    from .._ops.stages import record as recording
-    pack, unpack = hooks
-    save = op.save
-    tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    want = tuple(i for i in tpos if args[i]._requires_grad and _inexact(arrs[i].dtype))
-    needed = recording.needed_inputs(save, args)
-    saved_pos = [] if save is op_node.OUT else [
-        i for i in tpos if recording.keeps(save, i, needed, arrs[i].dtype)]
-    layout = tuple("S" if i in saved_pos else ("C" if i not in tpos
-                                               else (arrs[i].shape, arrs[i].dtype))
-                   for i in range(len(args)))
-    statics = dict(key)
-    box = {"result": save is not op_node.OUT and "result" in op_node._pack_order(op, len(args))}
-
-    def full(xs):
-        f = list(arrs)
-        for i, x in zip(tpos, xs):
-            f[i] = x
-        return f
-
-    @jax.custom_vjp
-    def call(*xs):
-        return fn(*full(xs))
-
-    def fwd(*xs):
-        f = full(xs)
-        res = fn(*f)
-        packed = []
-        for arr, rg in _to_pack(op, res, f, args, saved_pos, box["result"], statics):
-            t = Tensor._wrap(arr)
-            t._requires_grad = rg and _inexact(arr.dtype)
-            packed.append(pack(t))
-        leaves, tree = jax.tree_util.tree_flatten(packed)
-        is_arr = [isinstance(v, (jax.Array, jax.core.Tracer, np.ndarray)) for v in leaves]
-        box["tree"], box["is_arr"] = tree, is_arr
-        box["static"] = [v for v, a in zip(leaves, is_arr) if not a]
-        meta = res if isinstance(res, tuple) else (res,)
-        box["meta"] = tuple((o.shape, o.dtype) for o in meta)
-        return res, tuple(v for v, a in zip(leaves, is_arr) if a)
-
-    def bwd(resid, g):
-        it_a, it_s = iter(resid), iter(box["static"])
-        leaves = [next(it_a) if a else next(it_s) for a in box["is_arr"]]
-        packed = jax.tree_util.tree_unflatten(box["tree"], leaves)
-        vals = []
-        with _HookEnv():
-            # NOTE: grad mode on, as in a create_graph=True backward: under jax.grad of
-            # jax.grad the outer level differentiates through unpack, and an op in grad
-            # mode off would stop its gradient (the residuals require grad)
-            _gm.enabled = True
-            for p in packed:
-                vals.append(call_unpack_hook(unpack, p)._data)
-        gs = g if isinstance(g, tuple) else (g,)
-        gs = [gg for gg, (_, dt) in zip(gs, box["meta"]) if dt in op_node.INEXACT]
-        cts = {}
-        if want:
-            if save is op_node.OUT:
-                grads = (op.bwd(vals[0], *gs, **statics),)
-            else:
-                it = iter(vals[1:] if box["result"] else vals)
-                present = [next(it) if s == "S" else arrs[i] for i, s in enumerate(layout)
-                           if not isinstance(s, tuple)]
-                vjp = op_node._make_vjp(op.fwd, statics, layout, want,
-                                         [dt for _, dt in box["meta"]])
-                # NOTE: jitted, as the eager vjp op runs: a number argument (``x * 2.0``)
-                # then reaches the op's forward as an array, as its forward saw it
-                grads = jax.jit(vjp)(*present, *gs)
-            cts = dict(zip(want, grads))
-        return tuple(cts.get(i) for i in tpos)
-
-    call.defvjp(fwd, bwd)
-    return call(*[arrs[i] for i in tpos])

@@ -25,8 +25,8 @@ _FLOATS = ("float16", "float32", "float64")
 
 # jax.lax.complex broadcasts neither rank: PyTorch's complex does
 COMPLEX = defop("complex", lambda r, i: jax.lax.complex(*jnp.broadcast_arrays(r, i)),
-                "ComplexBackward0",
-                names="real imag -> real imag")
+                "ComplexBackward0", {0: (0,), 1: (1,)},
+                names="real imag -> imag real")
 POLAR = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)),
               "PolarBackward0", names="abs angle -> result")
 VIEW_AS_REAL = defop("view_as_real", lambda z: jnp.stack([z.real, z.imag], -1),

@@ -6,11 +6,13 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor, _set_version
 from .._autograd import grad_mode
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .layout import contiguous
+from . import einsum_steps
 from .shape import (UNSAFE_VIEW, UNSQUEEZE, expand, expanded_shape, reshape, size_at,
                     squeeze, t, transpose, unsqueeze)
 
@@ -369,6 +371,12 @@ def einsum(equation, *operands) -> Tensor:
     op = _EINSUM.get(name)
     if op is None:
         op = _EINSUM[name] = defop("einsum_" + name, lambda *xs, eq: jnp.einsum(eq, *xs), name)
-    return apply(op, tuple(operands), {"eq": eq})
+    want = einsum_steps.result_dtype(eq, operands) if len(operands) > 1 else None
+    if want == np.int64:  # bools summed: PyTorch counts (sum), where JAX's einsum ors
+        operands = tuple(x.long() if x.dtype.name == "bool" else x for x in operands)
+    out = apply(op, tuple(operands), {"eq": eq})
+    if want is not None and out.dtype.np != want:  # integers only: no gradient to keep
+        out = out.to(_dtype.as_dtype(want))
+    return out
 
 

@@ -302,7 +302,7 @@ def _svd(a, full_matrices, k):
 
 
 SVD = defop("linalg_svd", _svd, "LinalgSvdBackward0",
-            names="A -> full_matrices U=result S=result1 S_sym_argsize_minus_1=k Vh=result2")
+            names="A -> full_matrices S=result1 S_sym_argsize_minus_1=k U=result Vh=result2")
 
 
 def _svdvals(a, k):
@@ -314,7 +314,7 @@ def _svdvals(a, k):
 
 # svdvals records PyTorch's node: the svd's, its output 1
 SVDVALS = defop("linalg_svdvals", _svdvals, "LinalgSvdBackward0",
-                names="A -> full_matrices=False U=result S=result1 S_sym_argsize_minus_1=k "
+                names="A -> full_matrices=False S=result1 S_sym_argsize_minus_1=k U=result "
                       "Vh=result2")
 svd_result = return_type("linalg_svd", ["U", "S", "Vh"])
 

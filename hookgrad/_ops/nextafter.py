@@ -8,9 +8,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._dtype import TORCH_KINDS, from_jax
+from .._dtype import torch_kind
 from .._tensor import Tensor
 from .registry import OpCall, defop, variants
+from .type_queries import result_type
 
 
 @jax.custom_jvp
@@ -25,17 +26,23 @@ _NEXTAFTER = defop("nextafter", _nextafter, "NextafterBackward0",
                    names="self other -> other self")
 
 
-@variants(inplace=True)
+def _other_is_a_tensor(other, name, position):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, "
+                        f"not {type(other).__name__}")
+
+
+@variants(inplace=True, inplace_check=lambda self, other: _other_is_a_tensor(
+    other, "nextafter_", 1))
 def nextafter(input, other) -> OpCall:
     """``nextafter(input, other, *, out=None)``: the next floating-point value after
     ``input`` towards ``other``, elementwise (floating inputs only)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
-    common = jnp.promote_types(input._data.dtype, other._data.dtype)  # PyTorch promotes
-    if not jnp.issubdtype(common, jnp.floating):
+    _other_is_a_tensor(other, "nextafter", 2)
+    # PyTorch's promotion: a 0-d tensor lifts the kind only, not the precision
+    common = result_type(input, other)
+    if not common.is_floating_point:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
-                                  f"'{TORCH_KINDS[jnp.dtype(common).name]}'")
-    if input._data.dtype != common or other._data.dtype != common:
-        input, other = input.to(from_jax(common)), other.to(from_jax(common))
+                                  f"'{torch_kind(common.np)}'")
+    if input.dtype is not common or other.dtype is not common:
+        input, other = input.to(common), other.to(common)
     return _NEXTAFTER, (input, other), None

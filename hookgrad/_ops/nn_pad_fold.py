@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import ALL, apply
 from .nn_conv import _DN, _ntuple
 from .registry import defop
 
@@ -31,11 +31,13 @@ def _pad_mode(x, pads, mode):
 
 PAD_CONSTANT = defop("constant_pad_nd", _pad_constant, "ConstantPadNdBackward0", ())
 _PAD_OPS = {}
-for _mode, _jmode, _node in (("reflect", "reflect", "ReflectionPad{}DBackward0"),
-                             ("replicate", "edge", "ReplicationPad{}DBackward0"),
-                             ("circular", "wrap", "torch::autograd::CopySlices")):
+# PyTorch's reflection and replication pads save their input (``_saved_self``, which pack
+# hooks see); its circular pad is slice copies, which save nothing
+for _mode, _jmode, _node, _save in (("reflect", "reflect", "ReflectionPad{}DBackward0", ALL),
+                                    ("replicate", "edge", "ReplicationPad{}DBackward0", ALL),
+                                    ("circular", "wrap", "torch::autograd::CopySlices", ())):
     for _n in (1, 2, 3):
-        _PAD_OPS[_mode, _n] = defop(f"{_mode}_pad{_n}d", _pad_mode, _node.format(_n), ())
+        _PAD_OPS[_mode, _n] = defop(f"{_mode}_pad{_n}d", _pad_mode, _node.format(_n), _save)
 
 
 def pad(input, pad, mode="constant", value=None) -> Tensor:

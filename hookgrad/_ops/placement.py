@@ -6,9 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _errors
+from .._dtype import torch_kind
 from .._tensor import Tensor
 from .registry import OpCall, defop, export, shape_broadcast_error, variants
-from .shape import wrap_dim
+from .shape import expanded_shape, wrap_dim
 from .views import view_apply
 
 
@@ -26,16 +28,29 @@ _MASKED_SCATTER = defop("masked_scatter", _masked_scatter, "MaskedScatterBackwar
                         names="self mask source -> mask source_sym_sizes")
 
 
-@variants(inplace=True)
+def _check_mask_and_source(input, mask, source):
+    if mask.dtype.name == "uint8":
+        _errors.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior "
+                     "is now deprecated,please use a mask with dtype torch.bool instead.")
+    if mask.dtype.name != "bool":
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {torch_kind(mask.dtype.np)}")
+    if source.dtype is not input.dtype:  # PyTorch's message has no space after "got"
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{torch_kind(input.dtype.np)} and {torch_kind(source.dtype.np)}")
+
+
+def _mask_expands_to_self(input, mask, source):
+    """``masked_scatter_`` expands ``mask`` to ``self``'s shape (``self`` does not grow)."""
+    _check_mask_and_source(input, mask, source)
+    expanded_shape(mask, tuple(input.shape), internal=True)
+
+
+@variants(inplace=True, inplace_check=_mask_expands_to_self)
 def masked_scatter(input, mask, source) -> OpCall:
     """``masked_scatter(input, mask, source)``: ``input`` with the positions where the
     boolean ``mask`` (broadcast) is True filled, in order, by the elements of ``source``."""
-    if mask.dtype.name != "bool":
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {mask.dtype.name}")
-    if source.dtype is not input.dtype:
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got {_kind(input)} and {_kind(source)}")
+    _check_mask_and_source(input, mask, source)
     err = shape_broadcast_error(tuple(mask.shape), tuple(input.shape))
     if err is not None:
         raise err
@@ -43,14 +58,8 @@ def masked_scatter(input, mask, source) -> OpCall:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
         count = int(np.count_nonzero(np.broadcast_to(np.asarray(mask._data), shape)))
         if count > source.numel():
-            raise RuntimeError("masked_scatter: expected source to have at least as many "
-                               "elements as the ones in mask")
+            raise RuntimeError("Number of elements of source < number of ones in mask")
     return _MASKED_SCATTER, (input, mask, source), None
-
-
-def _kind(t):
-    from .._dtype import torch_kind as _torch_kind
-    return _torch_kind(t._data.dtype)
 
 
 def _put(x, index, src, accumulate):

@@ -348,7 +348,6 @@ def amin(input, dim=(), keepdim=False) -> Tensor:
 
 
 @export
-@export
 def argmax(input, dim=None, keepdim=False) -> Tensor:
     return apply(ARGMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 

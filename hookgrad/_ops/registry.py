@@ -79,10 +79,11 @@ def _returns_tensor(fn, like, self_name=None):
 
 
 def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
-             function=True):
+             function=True, inplace_check=None):
     """Make ``name`` (and ``Tensor.name_`` when ``inplace``) from a chooser
     ``pick(input, ...) -> (op, args, statics)`` that validates the arguments and picks the
-    Op variant (a Tensor bound, an alpha, a rounding mode, ...)."""
+    Op variant (a Tensor bound, an alpha, a rounding mode, ...). ``inplace_check(self,
+    ...)`` runs first in the in-place form, for PyTorch's checks that only it makes."""
     def deco(pick):
         name = pick.__name__
 
@@ -101,6 +102,8 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
         published = _expose(fn, (name, *aliases), method, function)
         if inplace:
             def fn_(self, *args, **kwargs):
+                if inplace_check is not None:
+                    inplace_check(self, *args, **kwargs)
                 op, a, st = pick(self, *args, **kwargs)
                 return bapply(op, a, st, out=self)
             fn_.__name__ = fn_.__qualname__ = name + "_"

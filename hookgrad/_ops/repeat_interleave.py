@@ -87,6 +87,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
                         f"{type(repeats).__name__}")
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
+    # PyTorch repeats by unsqueezing after ``dim``: a 0-d input has no dim 1
+    wrap_dim(d + 1, input.ndim + 1)
     want = (input.shape[d] if input.ndim else 1) * int(repeats)
     if output_size is not None and int(output_size) != want:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {want} but got "

@@ -308,11 +308,14 @@ def expand(self, *sizes) -> Tensor:
     return view_apply(EXPAND, self, {"shape": expanded_shape(self, _shape_arg(sizes))})
 
 
-def expanded_shape(self, sizes):
-    """The shape ``self.expand(sizes)`` has (PyTorch's errors where it cannot)."""
+def expanded_shape(self, sizes, internal=False):
+    """The shape ``self.expand(sizes)`` has (PyTorch's errors where it cannot); an
+    ``internal`` expand (one ATen makes itself) names the tensor's type as C++ does."""
     lead = len(sizes) - self.ndim
     if lead < 0:
-        raise RuntimeError(f"expand({_kind_name(self)}{{{list(self.shape)}}}, size={list(sizes)}): "
+        kind = f"CPU{_dtype.torch_kind(self.dtype.np)}Type" if internal else \
+            _kind_name(self)
+        raise RuntimeError(f"expand({kind}{{{list(self.shape)}}}, size={list(sizes)}): "
                            f"the number of sizes provided ({len(sizes)}) must be greater or equal "
                            f"to the number of dimensions in the tensor ({self.ndim})")
     full = list(sizes)

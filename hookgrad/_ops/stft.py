@@ -56,14 +56,14 @@ def _arg(v):
     return int(v) if isinstance(v, bool) else v
 
 
-def _window(window, n_fft, win_length, like, fail):
-    """The window padded (centred) to ``n_fft``; a rectangle of ``win_length`` when None."""
+def _window(window, n_fft, win_length, like, fail, wrong_shape):
+    """The window padded (centred) to ``n_fft``; a rectangle of ``win_length`` when None.
+    ``wrong_shape`` is the message of a window that is not 1-D of ``win_length``."""
     if window is None:
         w = Tensor._wrap(jnp.ones(win_length, _dtype.to_jax(like.dtype.to_real())))
     else:
         if window.ndim != 1 or window.shape[0] != win_length:
-            fail(f"expected a 1D window tensor of size equal to win_length={win_length}, "
-                 f"but got window with size {list(window.shape)}")
+            fail(wrong_shape)
         w = window
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
@@ -133,7 +133,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                    "torch.hann_window or torch.hamming_window are recommended to reduce "
                    "spectral leakage.To suppress this warning and use a rectangular window, "
                    "explicitly set `window=torch.ones(n_fft, device=<device>)`.")
-    w = _window(window, n_fft, win, x, fail)
+    w = _window(window, n_fft, win, x, fail,
+                f"expected a 1D window tensor of size equal to win_length={win}, but got "
+                f"window with size {list(window.shape) if window is not None else []}")
     if align_to_window and win < n_fft:  # frames start where their windows start
         left = (n_fft - win) // 2
         x = FUNCTIONS["constant_pad_nd"](x, [left, n_fft - win - left])
@@ -201,7 +203,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                    "applied.Please provide the same window used by stft to make the "
                    "inversion lossless.To suppress this warning and use a rectangular "
                    "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.")
-    w = _window(window, n_fft, win, x, fail)
+    w = _window(window, n_fft, win, x, fail,
+                "Invalid window shape. window has to be 1D and length of `win_length`")
     frames = x.transpose(1, 2)
     norm = "ortho" if normalized else "backward"
     if return_complex:
@@ -210,25 +213,32 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         if not onesided:
             frames = frames.narrow(-1, 0, n_fft // 2 + 1)
         y = spectral.irfft(frames, n_fft, -1, norm)
-    y = y * w
+    # as PyTorch's: the window and its overlap envelope keep a leading dim of 1, which is
+    # what saved-tensor hooks see, and the envelope is differentiable in the window
+    y = y * w.view(1, 1, n_fft)
     n_frames = x.shape[-1]
     expected = n_fft + hop * (n_frames - 1)
     y = apply(OVERLAP_ADD, (y,), {"hop": hop, "length": expected})
-    env = _overlap_add(jnp.broadcast_to(jnp.square(jnp.abs(w._data)), (n_frames, n_fft)),
-                       hop, expected)
+    env = w.pow(2).expand(1, n_frames, n_fft)
+    env = apply(OVERLAP_ADD, (env,), {"hop": hop, "length": expected})
     start = n_fft // 2 if center else 0
     end = expected - n_fft // 2 if center else expected
     if length is not None:
         end = start + length
-    end = min(end, expected)
+    if end > expected:
+        _warn_once("istft length", "The length of signal is shorter than the length "
+                   "parameter. Result is being padded with zeros in the tail. Please check "
+                   "your center and hop_length settings.")
+        end = expected
     y = y.narrow(-1, start, end - start)
-    env = env[start:end]
+    env = env.narrow(-1, start, end - start)
+    low = env.abs().min()._data
     # NOTE: read eagerly only; inside hookgrad.compile a zero overlap gives inf/nan, as
     # the linalg checks that cannot read a traced value
-    if not isinstance(env, jax.core.Tracer) and float(jnp.min(jnp.abs(env))) < 1e-11:
+    if not isinstance(low, jax.core.Tracer) and float(low) < 1e-11:
         # PyTorch's message prints its check's boolean tensor
         fail("window overlap add min: 1\n[ CPUBoolType{} ]", " ")
-    y = y / Tensor._wrap(env)
+    y = y / env
     if length is not None and y.shape[-1] < length:
         y = FUNCTIONS["constant_pad_nd"](y, [0, length - y.shape[-1]])
     return y.squeeze(0) if input.ndim == 2 else y

@@ -58,8 +58,7 @@ class CatTransform(Transform):
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
     def _blocks(self, t):
-        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
-        return [t.narrow(self.dim, s, n) for s, n in zip(starts, self.lengths)]
+        return constraints._blocks(t, self.dim, self.lengths)
 
     def _call(self, x):
         _check_size("x", x, self.dim, self.length, "length")

@@ -84,46 +84,58 @@ def _woodbury_a(q):
     return solve_triangular(cap, w.mT / d.unsqueeze(-2), upper=False)
 
 
+def _log_det(d):
+    # log det Sigma of either Gaussian
+    if isinstance(d, LowRankMultivariateNormal):
+        return _lowrank_logdet(*_lowrank_parts(d))
+    return 2 * _half_log_det(d._unbroadcasted_scale_tril)
+
+
+def _mahalanobis(q, x):
+    # x^T inv(Sigma_q) x of either Gaussian
+    if isinstance(q, LowRankMultivariateNormal):
+        w, d, cap = _lowrank_parts(q)
+        return _lowrank_mahalanobis(w, d, x, cap)
+    return _batch_mahalanobis(q._unbroadcasted_scale_tril, x)
+
+
+def _gaussian_kl(p, q, trace):
+    """KL(p || q) of two Gaussians of the same event size, given ``trace``, tr(inv(Sigma_q)
+    Sigma_p): the pair's own term, the rest is the same for every pair."""
+    return 0.5 * (_log_det(q) - _log_det(p) + trace + _mahalanobis(q, q.loc - p.loc)
+                  - p.event_shape[0])
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     _check_events(p, q, "Multivariate Normals")
     pl, ql = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    term2 = _trace_xxt(_solve_lower(ql, pl))
-    term3 = _batch_mahalanobis(ql, q.loc - p.loc)
-    return _half_log_det(ql) - _half_log_det(pl) + 0.5 * (term2 + term3 - p.event_shape[0])
+    return _gaussian_kl(p, q, _trace_xxt(_solve_lower(ql, pl)))
 
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_lowrank(p, q):
     _check_events(p, q, "Low Rank Multivariate Normals")
-    pw, pd, pcap = _lowrank_parts(p)
-    qw, qd, qcap = _lowrank_parts(q)
-    term1 = _lowrank_logdet(qw, qd, qcap) - _lowrank_logdet(pw, pd, pcap)
-    term3 = _lowrank_mahalanobis(qw, qd, q.loc - p.loc, qcap)
-    a = _woodbury_a(q)
-    term2 = ((pd / qd).sum(-1) + _trace_xxt(pw * qd.rsqrt().unsqueeze(-1))
+    pw, pd, _ = _lowrank_parts(p)
+    qd, a = q._unbroadcasted_cov_diag, _woodbury_a(q)
+    trace = ((pd / qd).sum(-1) + _trace_xxt(pw * qd.rsqrt().unsqueeze(-1))
              - _trace_xxt(a * pd.sqrt().unsqueeze(-2)) - _trace_xxt(a @ pw))
-    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+    return _gaussian_kl(p, q, trace)
 
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrank(p, q):
     _check_events(p, q, "(Low Rank) Multivariate Normals")
-    qw, qd, qcap = _lowrank_parts(q)
-    pl = p._unbroadcasted_scale_tril
-    term1 = _lowrank_logdet(qw, qd, qcap) - 2 * _half_log_det(pl)
-    term3 = _lowrank_mahalanobis(qw, qd, q.loc - p.loc, qcap)
-    term2 = _trace_xxt(pl * qd.rsqrt().unsqueeze(-1)) - _trace_xxt(_woodbury_a(q) @ pl)
-    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+    pl, qd = p._unbroadcasted_scale_tril, q._unbroadcasted_cov_diag
+    trace = _trace_xxt(pl * qd.rsqrt().unsqueeze(-1)) - _trace_xxt(_woodbury_a(q) @ pl)
+    return _gaussian_kl(p, q, trace)
 
 
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrank_multivariatenormal(p, q):
     _check_events(p, q, "(Low Rank) Multivariate Normals")
-    pw, pd, pcap = _lowrank_parts(p)
+    pw, pd, _ = _lowrank_parts(p)
     ql = q._unbroadcasted_scale_tril
-    term1 = 2 * _half_log_det(ql) - _lowrank_logdet(pw, pd, pcap)
-    term3 = _batch_mahalanobis(ql, q.loc - p.loc)
-    term2 = (_trace_xxt(_solve_lower(ql, pw))
+    trace = (_trace_xxt(_solve_lower(ql, pw))
              + _trace_xxt(_solve_lower(ql, pd.sqrt().diag_embed())))
-    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+    return _gaussian_kl(p, q, trace)

@@ -1,6 +1,7 @@
 """The parametrisation shared by the distributions of independent binary trials
-(``LogitRelaxedBernoulli``, ``Binomial``, ``NegativeBinomial``): success ``probs`` or
-their log-odds ``logits``, either given and the other derived on first use."""
+(``Bernoulli``, ``ContinuousBernoulli``, ``LogitRelaxedBernoulli``, ``Binomial``,
+``NegativeBinomial``): success ``probs`` or their log-odds ``logits``, either given and
+the other derived on first use."""
 from __future__ import annotations
 
 import numbers

@@ -1,18 +1,15 @@
 """``Bernoulli(probs=None, logits=None)``: a distribution over ``{0, 1}``."""
 from __future__ import annotations
 
-import functools
-import numbers
 from typing import TYPE_CHECKING
 
 from .._factory import rand
 from .._tensor import Size
 from ..nn import functional as F
 from . import constraints
-from .categorical import _check_one_of
+from ._probs_logits import _ProbsOrLogits
 from .distribution import broadcast_all
 from .exp_family import ExponentialFamily
-from .utils import probs_to_logits
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -20,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_ProbsOrLogits, ExponentialFamily):
     r"""A Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``),
     0 otherwise, as ``torch.distributions.Bernoulli``.
 
@@ -43,36 +40,8 @@ class Bernoulli(ExponentialFamily):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _check_one_of(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
+        batch_shape = self._init_params(probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None) -> Bernoulli:
-        shape = Size(batch_shape)
-        params = {n: self.__dict__[n].expand(shape) for n in ("probs", "logits")
-                  if n in self.__dict__}
-        new = self._new_expanded(Bernoulli, shape, params)
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
-
-    @functools.cached_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @functools.cached_property
-    def probs(self) -> Tensor:
-        return self.logits.sigmoid()
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self) -> Tensor:

@@ -7,7 +7,7 @@ import numbers
 
 from .._ops.shape import stack
 from .._tensor import Size
-from . import constraints
+from ._simple import _UnitConcentrations
 from .dirichlet import Dirichlet
 from .distribution import broadcast_all
 from .exp_family import ExponentialFamily
@@ -15,18 +15,13 @@ from .exp_family import ExponentialFamily
 __all__ = ["Beta"]
 
 
-class Beta(ExponentialFamily):
+class Beta(_UnitConcentrations, ExponentialFamily):
     r"""The beta distribution, as torch.distributions.Beta (a two-class Dirichlet).
 
     .. code-block:: python
 
         Beta(concentration1, concentration0, validate_args=None)
     """
-
-    arg_constraints = {"concentration1": constraints.positive,
-                       "concentration0": constraints.positive}
-    support = constraints.unit_interval
-    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         if isinstance(concentration1, numbers.Real) and isinstance(concentration0,

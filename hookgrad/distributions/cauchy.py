@@ -11,14 +11,13 @@ from ._simple import _LocScale
 __all__ = ["Cauchy"]
 
 
-class Cauchy(_LocScale):
+class Cauchy(_LocScale, params=("loc", "scale")):
     r"""The Cauchy distribution, as torch.distributions.Cauchy.
 
     .. code-block:: python
 
         Cauchy(loc, scale, validate_args=None)
     """
-
 
     @property
     def mean(self) -> Tensor:

@@ -212,11 +212,17 @@ def _check_dim(dim, value):
 
 def _block_lengths(lengths, parts, what):
     """``cat``'s block lengths (1 each by default), as many as ``parts``, for the ``cat``
-    constraint and ``CatTransform``."""
+    constraint and ``CatTransform`` (as ``_blocks`` below)."""
     lengths = [1] * len(parts) if lengths is None else list(lengths)
     if len(lengths) != len(parts):
         raise AssertionError(f"lengths ({len(lengths)}) must match {what} ({len(parts)})")
     return lengths
+
+
+def _blocks(value, dim, lengths):
+    """The blocks of ``value`` along ``dim``, ``lengths[i]`` long, that ``cat`` joins."""
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]
+    return [value.narrow(dim, s, n) for s, n in zip(starts, lengths)]
 
 
 class _Cat(Constraint):
@@ -241,9 +247,8 @@ class _Cat(Constraint):
     def check(self, value: Tensor) -> Tensor:
         from .._ops.shape import cat as cat_
         _check_dim(self.dim, value)
-        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
-        return cat_([c.check(value.narrow(self.dim, s, n))
-                     for c, s, n in zip(self.cseq, starts, self.lengths)], self.dim)
+        blocks = _blocks(value, self.dim, self.lengths)
+        return cat_([c.check(b) for c, b in zip(self.cseq, blocks)], self.dim)
 
 
 class _Stack(Constraint):

@@ -11,7 +11,7 @@ from .exp_family import ExponentialFamily
 __all__ = ["Exponential"]
 
 
-class Exponential(_Params, ExponentialFamily):
+class Exponential(_Params, ExponentialFamily, params=("rate",)):
     r"""The exponential distribution with rate, as torch.distributions.Exponential.
 
     .. code-block:: python
@@ -24,10 +24,6 @@ class Exponential(_Params, ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
-    _params = ("rate",)
-
-    def __init__(self, rate, validate_args=None):
-        super().__init__(rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

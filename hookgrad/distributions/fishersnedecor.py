@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["FisherSnedecor"]
 
 
-class FisherSnedecor(_Params):
+class FisherSnedecor(_Params, params=("df1", "df2")):
     r"""The Fisher-Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom,
     as ``torch.distributions.FisherSnedecor``.
 
@@ -32,10 +32,6 @@ class FisherSnedecor(_Params):
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
     has_rsample = True
-    _params = ("df1", "df2")
-
-    def __init__(self, df1, df2, validate_args=None):
-        super().__init__(df1, df2, validate_args=validate_args)
 
     @property
     def _gammas(self):

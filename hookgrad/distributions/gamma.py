@@ -11,7 +11,7 @@ from .exp_family import ExponentialFamily
 __all__ = ["Gamma"]
 
 
-class Gamma(_Params, ExponentialFamily):
+class Gamma(_Params, ExponentialFamily, params=("concentration", "rate")):
     r"""The gamma distribution with shape concentration and inverse scale rate, as
     torch.distributions.Gamma.
 
@@ -25,10 +25,6 @@ class Gamma(_Params, ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
-    _params = ("concentration", "rate")
-
-    def __init__(self, concentration, rate, validate_args=None):
-        super().__init__(concentration, rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["GeneralizedPareto"]
 
 
-class GeneralizedPareto(_Params):
+class GeneralizedPareto(_Params, params=("loc", "scale", "concentration")):
     r"""The generalized Pareto distribution, as ``torch.distributions.GeneralizedPareto``:
     exponential tails at ``concentration == 0``, heavy ones above, bounded below it.
 
@@ -30,10 +30,6 @@ class GeneralizedPareto(_Params):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
                        "concentration": constraints.real}
     has_rsample = True
-    _params = ("loc", "scale", "concentration")
-
-    def __init__(self, loc, scale, concentration, validate_args=None):
-        super().__init__(loc, scale, concentration, validate_args=validate_args)
 
     def _safe_concentration(self):
         # where concentration is (close to) 0 the formulas take their exponential limit;

@@ -13,7 +13,7 @@ __all__ = ["Gumbel"]
 _EULER = 0.57721566490153286060
 
 
-class Gumbel(_LocScale):
+class Gumbel(_LocScale, params=("loc", "scale")):
     r"""The Gumbel distribution, as torch.distributions.Gumbel.
 
     .. code-block:: python

@@ -12,7 +12,7 @@ from ._simple import _Params
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(_Params):
+class HalfNormal(_Params, params=("scale",)):
     r"""The half-normal distribution |Normal(0, scale)|, as
     torch.distributions.HalfNormal.
 
@@ -24,10 +24,6 @@ class HalfNormal(_Params):
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
-    _params = ("scale",)
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._factory import full_like
 from .._ops.pointwise import where
-from . import constraints
+from ._simple import _UnitConcentrations
 from .distribution import broadcast_all
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
@@ -26,7 +26,7 @@ def _moment(a, b, n):
     return b * (arg.lgamma() + b.lgamma() - (arg + b).lgamma()).exp()
 
 
-class Kumaraswamy(TransformedDistribution):
+class Kumaraswamy(_UnitConcentrations, TransformedDistribution):
     r"""The Kumaraswamy distribution, as ``torch.distributions.Kumaraswamy``: ``X =
     (1 - U ** (1 / concentration0)) ** (1 / concentration1)`` for uniform ``U``.
 
@@ -34,11 +34,6 @@ class Kumaraswamy(TransformedDistribution):
 
         Kumaraswamy(concentration1, concentration0, validate_args=None)
     """
-
-    arg_constraints = {"concentration1": constraints.positive,
-                       "concentration0": constraints.positive}
-    support = constraints.unit_interval
-    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1,

@@ -6,23 +6,18 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 import math
 
 from .._factory import rand
-from ._simple import _LocScale
+from ._simple import _CentredAtLoc, _LocScale
 
 __all__ = ["Laplace"]
 
 
-class Laplace(_LocScale):
+class Laplace(_CentredAtLoc, _LocScale, params=("loc", "scale")):
     r"""The Laplace distribution, as torch.distributions.Laplace.
 
     .. code-block:: python
 
         Laplace(loc, scale, validate_args=None)
     """
-
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -12,7 +12,7 @@ from ._simple import _LocScale
 __all__ = ["LogNormal"]
 
 
-class LogNormal(_LocScale):
+class LogNormal(_LocScale, params=("loc", "scale")):
     r"""The log-normal distribution exp(Normal(loc, scale)), as
     torch.distributions.LogNormal.
 

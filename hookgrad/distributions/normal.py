@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Normal"]
 
 
-class Normal(_CentredAtLoc, _LocScale, ExponentialFamily):
+class Normal(_CentredAtLoc, _LocScale, ExponentialFamily, params=("loc", "scale")):
     r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation
     ``scale``, as ``torch.distributions.Normal``.
 

@@ -10,7 +10,7 @@ from ._simple import _Params
 __all__ = ["Pareto"]
 
 
-class Pareto(_Params):
+class Pareto(_Params, params=("scale", "alpha")):
     r"""The Pareto type-I distribution, as torch.distributions.Pareto.
 
     .. code-block:: python
@@ -20,10 +20,6 @@ class Pareto(_Params):
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
     has_rsample = True
-    _params = ("scale", "alpha")
-
-    def __init__(self, scale, alpha, validate_args=None):
-        super().__init__(scale, alpha, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:

@@ -11,7 +11,7 @@ from .exp_family import ExponentialFamily
 __all__ = ["Poisson"]
 
 
-class Poisson(_Params, ExponentialFamily):
+class Poisson(_Params, ExponentialFamily, params=("rate",)):
     r"""The Poisson distribution with rate, as torch.distributions.Poisson.
 
     .. code-block:: python
@@ -23,10 +23,6 @@ class Poisson(_Params, ExponentialFamily):
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
-    _params = ("rate",)
-
-    def __init__(self, rate, validate_args=None):
-        super().__init__(rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -13,7 +13,7 @@ from ._simple import _Params
 __all__ = ["StudentT"]
 
 
-class StudentT(_Params):
+class StudentT(_Params, params=("df", "loc", "scale"), defaults=(0.0, 1.0)):
     r"""Student's t-distribution with df degrees of freedom, as
     torch.distributions.StudentT.
 
@@ -28,10 +28,6 @@ class StudentT(_Params):
                        "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-    _params = ("df", "loc", "scale")
-
-    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        super().__init__(df, loc, scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["Uniform"]
 
 
-class Uniform(_Params):
+class Uniform(_Params, params=("low", "high")):
     r"""Uniform on the half-open interval ``[low, high)``, as
     ``torch.distributions.Uniform``.
 
@@ -34,15 +34,11 @@ class Uniform(_Params):
     """
 
     has_rsample = True
-    _params = ("low", "high")
 
     @property
     def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"low": constraints.less_than(self.high),
                 "high": constraints.greater_than(self.low)}
-
-    def __init__(self, low, high, validate_args=None):
-        super().__init__(low, high, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:

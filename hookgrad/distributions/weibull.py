@@ -12,7 +12,7 @@ __all__ = ["Weibull"]
 _EULER = 0.57721566490153286060
 
 
-class Weibull(_Params):
+class Weibull(_Params, params=("scale", "concentration")):
     r"""The two-parameter Weibull distribution, as torch.distributions.Weibull.
 
     .. code-block:: python
@@ -25,10 +25,6 @@ class Weibull(_Params):
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
     support = constraints.positive
     has_rsample = True
-    _params = ("scale", "concentration")
-
-    def __init__(self, scale, concentration, validate_args=None):
-        super().__init__(scale, concentration, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

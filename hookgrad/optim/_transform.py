@@ -532,11 +532,14 @@ class TransformOptimizer(Optimizer):
                 blocks.update(dict.fromkeys(block.ids, block))
         self._blocks = blocks
 
-    def _load_flat_state(self, treedef, leaves):
+    def _load_flat_state(self, treedef, leaves, layout=None):
         """Install the ``"state"`` part of ``_state_arrays()`` as its flattening (concrete
         arrays), as a compiled step's program returned it; hyper-parameters are read from
-        ``param_groups`` again."""
-        self._flat = _FlatState(treedef, leaves, [tuple(g["params"]) for g in self.param_groups])
+        ``param_groups`` again. ``layout``: the parameters each group lists, where the
+        caller knows them unchanged since the last state's (a steady compiled step)."""
+        if layout is None:
+            layout = [tuple(g["params"]) for g in self.param_groups]
+        self._flat = _FlatState(treedef, leaves, layout)
         self._hp_override = None
 
     def _flat_state(self):

@@ -20,7 +20,7 @@ __all__ = ["TorchDispatchMode", "BaseTorchDispatchMode", "is_in_torch_dispatch_m
            "transform_subclass"]
 
 
-class TorchDispatchMode:
+class TorchDispatchMode(_modes.StackedMode):
     """A mode intercepting every op: subclasses override ``__torch_dispatch__(func, types,
     args=(), kwargs=None)`` and enter the mode with ``with``. While it runs, the mode is
     not active (the ops it calls reach the modes entered before it)."""
@@ -28,19 +28,10 @@ class TorchDispatchMode:
     def __init__(self, _dispatch_key=None):
         self._dispatch_key = _dispatch_key
 
+    _push, _pop = staticmethod(_modes.push), staticmethod(_modes.pop)
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError()
-
-    def __enter__(self):
-        _modes.push(self)
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        _modes.pop(self)
-
-    @classmethod
-    def push(cls, *args, **kwargs):
-        return cls(*args, **kwargs)
 
     @classmethod
     def is_infra_mode(cls) -> bool:

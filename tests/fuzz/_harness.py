@@ -379,6 +379,55 @@ def _layer_norm_rounding(program, diff):
         abs(b), scale)
 
 
+# the generator's steps that make a view, and those that reshape (a view where the
+# strides allow it, else a copy)
+_VIEW_STEPS = {"reshape", "view", "flatten", "transpose", "t", "movedim", "permute",
+               "unsqueeze", "squeeze", "expand", "narrow", "split", "chunk", "leaf"}
+_RESHAPES = {"reshape": "reshape", "view": "view", "flatten": "flatten"}
+
+
+def _assigned(program, name, upto):
+    """The step tag and statement of the last line up to ``upto`` that assigns ``name``."""
+    for tag, src in reversed(program.lines[:upto + 1]):
+        stmt = src.split(": ", 1)[-1]
+        if stmt.startswith(f"{name} = "):
+            return tag.replace("+saved_hooks", ""), stmt
+    return None
+
+
+def _reshapes_an_op_result(program, upto, name):
+    """``name`` is a reshape of the result of an op (no view, no leaf): PyTorch's result
+    keeps its input's strides (a transposed input, LAPACK's column-major results), so the
+    reshape copies or ``view`` fails where hookgrad's C-contiguous result is viewed."""
+    made = _assigned(program, name, upto)
+    if made is None or made[0] not in _RESHAPES:
+        return False
+    source = re.match(rf"^{name} = (\w+)\.{_RESHAPES[made[0]]}\(", made[1])
+    op = source and _assigned(program, source.group(1), upto)
+    return bool(op) and op[0] not in _VIEW_STEPS
+
+
+def _reshaped_contiguous_result(program, diff):
+    """A reshape of an op's result is a view in hookgrad (``ViewBackward0``) where
+    PyTorch's copies (``UnsafeViewBackward0``) or refuses to view."""
+    if diff.kind == "raises-only-torch":
+        stmt = program.lines[diff.line][1].split(": ", 1)[-1]
+        return diff.torch[1].startswith("view size is not compatible with input tensor's "
+                                        "size and stride") and \
+            _reshapes_an_op_result(program, diff.line, stmt.split(" = ")[0])
+    return list(diff.path[-1:]) == ["grad_fn"] and \
+        (_at_path(diff.hookgrad, diff.path), _at_path(diff.torch, diff.path)) == \
+        ("ViewBackward0", "UnsafeViewBackward0") and \
+        _reshapes_an_op_result(program, diff.line, str(diff.label))
+
+
+# op-table rows whose node is the SVD's (``LinalgSvdBackward0``)
+_SINGULAR = {"linalg.matrix_norm 2", "linalg.matrix_norm 2 dims", "linalg.matrix_norm -2",
+             "linalg.matrix_norm -2 dims", "linalg.matrix_norm nuc",
+             "linalg.matrix_norm nuc dims", "linalg.norm nuc", "svd", "linalg.svd",
+             "linalg.svd full", "linalg.svdvals"}
+
+
 # programs whose first difference a docs/differences.md row explains
 SKIP = [
     Rule("layer_norm_rounding", "`F.layer_norm` of near-constant rows | float32 results agree "
@@ -406,6 +455,11 @@ SKIP = [
     Rule("several_nodes_saved_before_error", "Ops PyTorch builds from several nodes | "
          "saved-tensor hooks see what the one node saves (PyTorch's first nodes pack before "
          "a later one raises)", _packs_before_shape_error),
+    Rule("contiguous_results_reshaped", "`stride()`, `storage_offset()`, `is_contiguous()` "
+         "... | every op's result is C-contiguous", _reshaped_contiguous_result),
+    Rule("singular_vectors_saved", "`linalg.eigh`, `svd`: eigenvectors and singular vectors "
+         "... | the signs may differ ...; saved-tensor hooks see `S`, `U` and `Vh` with these "
+         "signs, then `A`", _saved_by_readme(_SINGULAR)),
     Rule("saved_names_listed", "Saved dims as given ... | where hookgrad keeps only a shape, "
          "`_saved_<name>` is `None`; `tests/ops/test_saved_names.py` lists each difference",
          _saved_by_readme(_saved_differs)),

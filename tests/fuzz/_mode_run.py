@@ -44,6 +44,20 @@ def fuzz_settings(examples):
                     phases=[Phase.explicit, Phase.generate, Phase.shrink])
 
 
+_PASSED = set()  # (kind, lines, flags) of drawn programs that passed, this process
+
+
+def checked_before(kind, program):
+    """Whether ``program`` passed a ``kind`` check already in this process: hypothesis's
+    draws repeat a program (about one in seven), and a rerun compares the same again."""
+    return (kind, tuple(program.lines), frozenset(program.flags)) in _PASSED
+
+
+def passed(kind, program):
+    """Record that ``program`` passed a ``kind`` check (call it after the assertion)."""
+    _PASSED.add((kind, tuple(program.lines), frozenset(program.flags)))
+
+
 HOST_PRELUDE = '''\
 AT = [0]
 host_hook = getattr(getattr(L, 'compile', None), 'host_hook', lambda f: f)

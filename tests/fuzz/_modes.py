@@ -91,6 +91,51 @@ def _hooks_after_use(program):
     return False
 
 
+_HOOK_TAGS = ("tensor_hook", "node_node", "node_prehook", "multi_grad_hook")
+
+
+def _hooked_names(tag, src):
+    """The op outputs a hook registration line names."""
+    call = src.split("(", 1)[1] if tag == "multi_grad_hook" else src.split("register")[0]
+    return set(re.findall(r"\b(y\d+)\b", call))
+
+
+def _late_hooks(program):
+    """The labels of the tensor, Node and multi-grad hooks registered on an op's output
+    ``y`` after a hook boundary of a later op was placed (a hooked module's call, an op
+    under saved-tensor hooks, a hook on a tensor made after ``y``): their boundary follows
+    that one, so they run first in JAX's backward, where PyTorch's engine runs ``y``'s
+    node later."""
+    hooked = {src.split(".", 1)[0] for tag, src in program.lines if tag == "module_hook"}
+    calls = re.compile(rf"^y\d+ = ({'|'.join(hooked) or '-'})\(")
+    made, marks, late = {}, [], set()  # where each y is made; lines placing a boundary
+    for i, (tag, src) in enumerate(program.lines):
+        if src.startswith("obs("):
+            continue
+        m = re.match(r"^(y\d+) = ", src.split(": ", 1)[1] if src.startswith(H._WITH) else src)
+        if m:
+            made.setdefault(m.group(1), i)
+        if tag not in _HOOK_TAGS:
+            if H._HOOKED in tag or calls.match(src):
+                marks.append((i, None))
+            continue
+        names = _hooked_names(tag, src)
+        for name in names:
+            c = made.get(name, i)
+            if any(c < j and (other is None or other - names and
+                              min(made.get(o, -1) for o in other - names) > c)
+                   for j, other in marks):
+                late.update(re.findall(r"\(\s*'(\w+)'", src))
+        marks.append((i, names))
+    return late
+
+
+def _hook_placed_late(program, diff):
+    """The mode ran a hook placed late (``_late_hooks``) before eager's next hook."""
+    return diff.kind == "hook-log" and isinstance(diff.hookgrad, (list, tuple)) and \
+        bool(diff.hookgrad) and diff.hookgrad[0] in _late_hooks(program)
+
+
 def _uses(src, names):
     """Whether the line ``src`` is an op reading one of ``names`` (not an observation,
     a hook registration or the line defining it)."""
@@ -430,6 +475,9 @@ DIFF_SKIP = {"compiled": [
     "`jax.grad` differentiates records and packs; eagerly every op on a tensor that "
     "requires grad packs; an op whose output's cotangent is a symbolic zero unpacks "
     "nothing", _pack_off_path), H.Rule(
+    "functional_hook_placed_late", "docs/modes.md: `torch.func` hooks fire where autograd "
+    "runs them | ... a hook registered after hooks of later ops were placed runs before "
+    "them", _hook_placed_late), H.Rule(
     "functional_saved_value_kept", "docs/modes.md: an in-place write to a tensor an op "
     "saved makes that op's backward raise | under `jax.grad` the op's backward uses the "
     "value from before the write: no error", _saved_value_kept)]}

@@ -3,6 +3,9 @@
 run of the same program where PyTorch is installed."""
 import math
 
+import jax
+import numpy as np
+
 import pytest
 
 import hookgrad
@@ -107,3 +110,162 @@ def test_functional_saved_hooks_with_a_number_operand():
         want, a = [], torch.tensor([1.0, -0.5], requires_grad=True)
         loss(torch, a, want).backward()
         assert packs == want and close(g["a"], a.grad.tolist())
+
+
+def _result_written(L, a):
+    # seed 1408: log_softmax saves its result; the write changes what backward computes with
+    y = a.log_softmax(-1)
+    y.mul_(2)
+    return (y * y).sum()
+
+
+def _inplace_result_written(L, a):
+    # seed 2185: sigmoid_ saves its result, written again in place
+    y = a * 1.5
+    y.sigmoid_()
+    y.add_(1)
+    return y.tanh().sum()
+
+
+def _input_written(L, a):
+    # sin saves its input, written after: its backward computes with the written value
+    y = a * 1.5
+    z = y.sin()
+    y.add_(1)
+    return (z * a).sum()
+
+
+def _inplace_input_written(L, a):
+    # mul_ saves self from before its own write (a copy): a later write does not reach it
+    y = a * 1.5
+    y.mul_(a)
+    y.add_(1)
+    return (y * y).sum()
+
+
+def _view_overwritten(L, a):
+    # seed 1393: a view's saved result overwritten through the view
+    y = a.pow(2)
+    v = y.narrow(-1, 1, 1)
+    v.sigmoid_()
+    v[...] = 0.25
+    return y.tanh().sum()
+
+
+def _written_off_the_loss(L, a):
+    # seeds 1295, 1356: the written result does not reach the loss: its op's backward
+    # never runs (no unpack), as the write's value reaches the backward as a constant
+    y = a.log_softmax(-1)
+    y[..., 0] = 0.5
+    return (a * 2).sum()
+
+
+_WRITES_AFTER_SAVE = {f.__name__[1:]: f for f in (
+    _result_written, _inplace_result_written, _input_written, _inplace_input_written,
+    _view_overwritten, _written_off_the_loss)}
+
+
+def _saving(L, prog, a, log, copy):
+    """``prog`` under saved-tensor hooks whose pack keeps the tensor (or, with ``copy``, a
+    clone), logging what each unpack sees."""
+    def unpack(t):
+        if log is not None:  # None: under jax.jit, where values cannot be read
+            log.append(t.tolist())
+        return t
+    with L.autograd.graph.saved_tensors_hooks(
+            (lambda t: t.clone()) if copy else (lambda t: t), unpack):
+        return prog(L, a)
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["kept", "cloned"])
+@pytest.mark.parametrize("name", list(_WRITES_AFTER_SAVE))
+def test_functional_packed_tensor_sees_later_inplace_writes(name, copy):
+    # A pack hook returning its tensor keeps the tensor's storage: an in-place write after
+    # the op reaches the unpacked value and the gradient (no version error: the hooks
+    # replace the check); a clone keeps the value from before. JAX keeps residuals as
+    # values; the write reaches the backward through the identity that opens it.
+    prog, a = _WRITES_AFTER_SAVE[name], [[-0.29, 0.61], [-1.44, -0.26]]
+    log = []
+    g = _grad(_Prog(lambda t: _saving(hookgrad, prog, t, log, copy), a))
+    eager, x = [], hookgrad.tensor(a, requires_grad=True)
+    _saving(hookgrad, prog, x, eager, copy).backward()
+    assert close(log, eager) and close(g["a"], x.grad.tolist())
+    if torch is not None:
+        want, t = [], torch.tensor(a, requires_grad=True)
+        _saving(torch, prog, t, want, copy).backward()
+        assert close(log, want) and close(g["a"], t.grad.tolist())
+
+
+def test_functional_packed_tensor_sees_later_writes_under_jit():
+    prog, a = _WRITES_AFTER_SAVE["result_written"], [[-0.29, 0.61], [-1.44, -0.26]]
+    m = _Prog(lambda t: _saving(hookgrad, prog, t, None, False), a)
+    g = jax.jit(jax.grad(lambda p: hookgrad.func.functional_call(m, p, ())))(
+        {"a": m.a.detach()._data})
+    x = hookgrad.tensor(a, requires_grad=True)
+    _saving(hookgrad, prog, x, [], False).backward()
+    assert close(np.asarray(g["a"]).tolist(), x.grad.tolist())
+    x = hookgrad.tensor(a, requires_grad=True)  # the write changes the gradient
+    _saving(hookgrad, prog, x, [], True).backward()
+    assert not close(np.asarray(g["a"]).tolist(), x.grad.tolist())
+
+
+def test_functional_packs_a_later_output_pytorch_saves():
+    # AdaptiveMaxPool2DBackward0 saves self and its indices (result1), packed in that
+    # order; the functional mode packed only self (seed 1699)
+    def loss(L, x, packs):
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packs.append((list(t.shape), str(t.dtype).split(".")[-1])) or t,
+                lambda t: t):
+            y = L.nn.functional.adaptive_max_pool2d(x, (3, None), return_indices=True)[0]
+        return y.tanh().sum()
+    a = [[[0.43, 1.51, 1.79, -0.27], [0.12, -0.05, 1.54, 0.72], [-1.17, 0.81, 1.43, 1.57],
+          [1.82, 0.67, -1.99, 1.56], [-1.7, -0.14, 1.37, 1.63]]]
+    packs = []
+    g = _grad(_Prog(lambda t: loss(hookgrad, t, packs), a))
+    assert packs == [([1, 5, 4], "float32"), ([1, 3, 4], "int64")]
+    if torch is not None:
+        want, t = [], torch.tensor(a, requires_grad=True)
+        loss(torch, t, want).backward()
+        assert packs == want and close(g["a"], t.grad.tolist())
+
+
+def _complex_hooks(L, a, log):
+    z = L.complex(a, a * 0.5)
+    z.register_hook(lambda g: log.append(("tensor", g.tolist())))
+    y = L.view_as_real(z * (1 + 2j))
+    y.grad_fn.register_hook(lambda gi, go: log.append(("node", gi[0].tolist())))
+    return (y * y * L.tensor([1.0, 3.0])).sum()
+
+
+def test_functional_hooks_see_pytorchs_complex_gradients():
+    # PyTorch's gradient of a complex tensor is the conjugate of JAX's cotangent: tensor and
+    # Node hooks saw JAX's (seed 1910)
+    a = [[0.01, -0.77], [1.66, -0.51]]
+    log = []
+    g = _grad(_Prog(lambda t: _complex_hooks(hookgrad, t, log), a))
+    eager, x = [], hookgrad.tensor(a, requires_grad=True)
+    _complex_hooks(hookgrad, x, eager).backward()
+    assert log == eager and close(g["a"], x.grad.tolist())
+    if torch is not None:
+        want, t = [], torch.tensor(a, requires_grad=True)
+        _complex_hooks(torch, t, want).backward()
+        assert close(log, want) and close(g["a"], t.grad.tolist())
+
+
+def test_functional_saved_hooks_give_pytorchs_complex_gradients():
+    # under saved-tensor hooks an op's backward is its vjp on the unpacked values: an op
+    # saving its result (exp, sigmoid) and one saving its inputs (mul) of complex values
+    def loss(L, a):
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            z = L.complex(a, a * 0.5)
+            y = L.view_as_real((z * z * (1 + 2j)).exp().sigmoid())
+        return (y * L.tensor([1.0, 3.0])).sum()
+    a = [[0.3, -0.7], [1.1, -0.5]]
+    g = _grad(_Prog(lambda t: loss(hookgrad, t), a))
+    x = hookgrad.tensor(a, requires_grad=True)
+    loss(hookgrad, x).backward()
+    assert close(g["a"], x.grad.tolist())
+    if torch is not None:
+        t = torch.tensor(a, requires_grad=True)
+        loss(torch, t).backward()
+        assert close(g["a"], t.grad.tolist())

@@ -19,7 +19,7 @@ import hookgrad
 from tests.differential import needs_torch, torch
 from tests.fuzz import _harness as H
 from tests.fuzz import _programs, _table
-from tests.fuzz._mode_run import fuzz_examples, fuzz_settings
+from tests.fuzz._mode_run import checked_before, fuzz_examples, fuzz_settings, passed
 from tests.fuzz._programs import generate, programs
 
 EXAMPLES = fuzz_examples(300)
@@ -28,9 +28,12 @@ TIERED_EXAMPLES = fuzz_examples(100)
 MATMUL_EXAMPLES = fuzz_examples(150)
 
 
-def _check(program):
+def _check(program, kind="eager"):
+    if checked_before(kind, program):
+        return
     res = H.check(None, hookgrad, torch, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
+    passed(kind, program)
 
 
 @needs_torch
@@ -69,7 +72,7 @@ def test_fuzz_through_the_first_tier(program):
     new to a signature run in NumPy, from their second call XLA compiles them in the
     background; nothing PyTorch could observe differs. An interpreter error raises."""
     with hookgrad.autograd.set_tiered_execution(True), _strict():
-        _check(program)
+        _check(program, "eager-tiered")
 
 
 @contextlib.contextmanager
@@ -83,6 +86,16 @@ def _strict():
 
 
 # --- the generator and the harness (no torch needed) -------------------------------------
+def test_a_redrawn_program_that_passed_is_not_checked_again():
+    p = generate(5)
+    assert not checked_before("test-kind", p)
+    passed("test-kind", p)
+    assert checked_before("test-kind", p) and not checked_before("other-kind", p)
+    assert checked_before("test-kind", _programs.Program(None, list(p.lines), p.flags))
+    assert not checked_before("test-kind", p.with_lines(p.lines[:-1]))
+    assert not checked_before("test-kind", _programs.Program(5, p.lines, p.flags | {"x"}))
+
+
 def test_programs_are_deterministic():
     assert generate(7).lines == generate(7).lines
     assert generate(7).lines != generate(8).lines
@@ -225,6 +238,30 @@ def test_an_inplace_write_to_a_view_as_real_result_is_the_complex_views_row():
     assert H._inplace_on_view_as_real(_programs.Program(0, lines, set()), diff)
     lines[2] = ("clamp_", "a1.clamp_(-1, 1)")
     assert not H._inplace_on_view_as_real(_programs.Program(0, lines, set()), diff)
+
+
+def test_a_reshaped_op_result_is_the_contiguous_results_row_and_a_reshaped_view_is_not():
+    # eager seeds 1859 and 2583: PyTorch's tanh of a transposed tensor and its orgqr keep
+    # non-C strides, so flatten copies (UnsafeViewBackward0) and view(-1) fails; hookgrad's
+    # results are C-contiguous (docs/differences.md)
+    lines = [("leaf", "a1 = L.tensor([[[1.5, 0.5], [0.5, 1.0]]], requires_grad=True)"),
+             ("t", "y2 = a1.mT"), ("tanh", "y3 = y2.tanh()"), ("flatten", "y4 = y3.flatten()"),
+             ("obs", "obs('y4', y4)"), ("flatten", "y5 = y2.flatten()"), ("obs", "obs('y5', y5)"),
+             ("view", "y6 = y3.view(-1)")]
+    program = _programs.Program(0, lines, set())
+
+    def names(line, label):
+        return H.Diff(line, label, "value", ["grad_fn"], {"grad_fn": "ViewBackward0"},
+                      {"grad_fn": "UnsafeViewBackward0"})
+    assert H._reshaped_contiguous_result(program, names(4, "y4"))
+    assert not H._reshaped_contiguous_result(program, names(6, "y5"))  # a view's strides
+    refused = H.Diff(7, "", "raises-only-torch", [], None, [
+        "RuntimeError", "view size is not compatible with input tensor's size and stride "
+        "(at least one dimension spans across two contiguous subspaces). Use .reshape(...) "
+        "instead."])
+    assert H._reshaped_contiguous_result(program, refused)
+    lines[7] = ("view", "y6 = y2.view(-1)")
+    assert not H._reshaped_contiguous_result(_programs.Program(0, lines, set()), refused)
 
 
 def test_rules_name_second_order_hooks_on_a_recomputed_result_and_foreach_grad_labels():

@@ -18,6 +18,7 @@ from hypothesis import given, strategies as st
 import hookgrad
 from tests.fuzz import _harness as H
 from tests.fuzz import _modes as M
+from tests.fuzz._mode_run import checked_before, passed
 from tests.fuzz._programs import Program, generate, programs
 
 MODES = ("compiled", "functional", "jnp")
@@ -27,8 +28,11 @@ SLOW_EXAMPLES = M.fuzz_examples(200)
 
 def _check(mode, data):
     program = data.draw(programs(table=mode != "jnp"), label="program")
+    if checked_before(mode, program):
+        return
     res = M.check(None, hookgrad, mode, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
+    passed(mode, program)
 
 
 @pytest.mark.fuzz
@@ -162,6 +166,32 @@ def test_functional_pack_order_is_a_named_rule():
     got, want = M._functional_view([(0, "s1.pack", a), (0, "s1.pack", a)],
                                    [(0, "s1.pack", b), (0, "s1.pack", a)], set())
     assert H.compare(got, want, set()).kind == "shape"  # other tensors still differ
+
+
+def _late_prehook(where):
+    """Seed 1274: ``exp``'s pre-hook registered after a hooked module ran (``where="late"``)
+    or where ``exp`` is made (``"early"``)."""
+    hook = [("node_prehook", "y3.grad_fn.register_prehook(nph('n4'))")]
+    return _prog(("leaf", "a1 = L.tensor([[0.96, -1.97], [1.37, -0.46]], requires_grad=True)"),
+                 ("gelu", "y2 = F.gelu(a1)"), ("exp", "y3 = y2.exp()"),
+                 *(hook if where == "early" else []),
+                 ("module", "m4 = lin(2, 3)"),
+                 ("module_hook", "m4.register_full_backward_hook(bh('b1'))"),
+                 ("module", "y5 = m4(y2)"), *(hook if where == "late" else []),
+                 ("sum", "y8 = y3.sum(dim=1, keepdim=True)"),
+                 ("loss", "loss = y5.sum() + y8.sum()"), ("backward", "loss.backward()"),
+                 ("grad", "obs('a1.grad', a1.grad, False)"))
+
+
+def test_functional_hook_placed_late_is_a_named_rule():
+    # docs/modes.md: a hook's custom_vjp boundary is placed where it is registered, so a
+    # pre-hook registered after a hooked module's call runs before the module's hooks in
+    # JAX's backward; PyTorch's engine runs exp's node (made first) last
+    res = M.check(0, hookgrad, "functional", shrink=False, program=_late_prehook("late"))
+    assert res.status == "skipped" and res.rule == "functional_hook_placed_late"
+    assert res.diff.hookgrad[0] == "n4" and res.diff.torch[0] == "b1"
+    res = M.check(0, hookgrad, "functional", shrink=False, program=_late_prehook("early"))
+    assert res.status != "skipped" and res.diff is None
 
 
 def test_compiled_index_error_belongs_to_its_line():

@@ -3,15 +3,17 @@ generator (tests/fuzz/_programs.py), the slow tier's ``0:SLOW_PROGRAMS``; ``pyth
 tools/fuzz.py --seeds A:B --modes eager,compiled,functional`` runs any range of them.
 
 A compiled or functional program traces and lowers its step and the eager reference's op
-programs (about a second each on two cores, an eager one a tenth: tools/fuzz.py's
-cProfile shows JAX's tracing, MLIR lowering and persistent-cache reads, not XLA's
-compiles, which the cache mostly answers), so one CI run checks a window of the CI set: ``WINDOW[mode]`` seeds
-from 0, the same on every run (a CI run must not pass or fail by the hour it runs at).
-``HOOKGRAD_FUZZ_SEED=N`` starts the window at ``N``, and ``HOOKGRAD_FUZZ_ROTATE=1`` moves
-it by a window every hour (``(hour * WINDOW[mode]) % CI_PROGRAMS``, UTC hours since 1970:
-the set in about 7 hours eager, 34 compiled or functional), to sweep the set on a machine
-that runs the tests often. The window is the test's id (``test_fuzz_seeds[eager-0:150]``). The slow tier (``HOOKGRAD_SLOW=1``) runs all
-``SLOW_PROGRAMS`` in every mode, in chunks of ``SLOW_CHUNK``.
+programs (about half a second of CPU each, an eager one a fifth: tools/fuzz.py's cProfile
+shows JAX's tracing and MLIR lowering, and persistent-cache reads, not XLA's compiles,
+which the cache mostly answers), so one CI run checks a window of the CI set:
+``WINDOW[mode]`` seeds per pytest-xdist worker (``pytest -n 2`` checks twice as many in
+about the same time), from 0, the same on every run (a CI run must not pass or fail by
+the hour it runs at). ``HOOKGRAD_FUZZ_SEED=N`` starts the window at ``N``, and
+``HOOKGRAD_FUZZ_ROTATE=1`` moves it by a window every hour (``(hour * size) %
+CI_PROGRAMS``, UTC hours since 1970), to sweep the set on a machine that runs the tests
+often. A window runs as tests of ``CI_CHUNK[mode]`` seeds, which workers share; each
+test's id is its seeds (``test_fuzz_seeds[eager-0:75]``). The slow tier
+(``HOOKGRAD_SLOW=1``) runs all ``SLOW_PROGRAMS`` in every mode, in chunks of ``SLOW_CHUNK``.
 """
 import os
 import time
@@ -27,12 +29,20 @@ MODES = ("eager", "compiled", "functional")
 CI_PROGRAMS = 1000
 SLOW_PROGRAMS = 3000
 SLOW_CHUNK = 500
-WINDOW = {"eager": 150, "compiled": 30, "functional": 30}  # ~1 min together on 2 cores
+WINDOW = {"eager": 150, "compiled": 30, "functional": 30}  # per worker: ~70 s of CPU
+CI_CHUNK = {"eager": 75, "compiled": 30, "functional": 30}
 
 
-def window(mode, now=None):
-    """The seeds one CI run checks in ``mode``: ``range(start, start + WINDOW[mode])``."""
-    size = WINDOW[mode]
+def workers():
+    """The number of pytest-xdist workers running the suite (1: it runs serially)."""
+    n = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    return int(n) if n.isdigit() and int(n) > 0 else 1
+
+
+def window(mode, now=None, n_workers=None):
+    """The seeds one CI run checks in ``mode``: ``range(start, start + size)``, ``size``
+    being ``WINDOW[mode]`` times the number of workers."""
+    size = WINDOW[mode] * (workers() if n_workers is None else n_workers)
     start = os.environ.get("HOOKGRAD_FUZZ_SEED")
     if start is None and os.environ.get("HOOKGRAD_FUZZ_ROTATE"):
         hour = int((time.time() if now is None else now) // 3600)
@@ -66,9 +76,12 @@ def _ids(pairs):
     return [f"{mode}-{seeds.start}:{seeds.stop}" for mode, seeds in pairs]
 
 
-_CI = [(mode, window(mode)) for mode in MODES]
-_SLOW = [(mode, range(a, min(a + SLOW_CHUNK, SLOW_PROGRAMS)))
-         for mode in MODES for a in range(0, SLOW_PROGRAMS, SLOW_CHUNK)]
+def _chunks(seeds, size):
+    return [range(a, min(a + size, seeds.stop)) for a in range(seeds.start, seeds.stop, size)]
+
+
+_CI = [(mode, part) for mode in MODES for part in _chunks(window(mode), CI_CHUNK[mode])]
+_SLOW = [(mode, part) for mode in MODES for part in _chunks(range(SLOW_PROGRAMS), SLOW_CHUNK)]
 
 
 @pytest.mark.fuzz
@@ -87,6 +100,7 @@ def test_fuzz_seeds_slow(mode, seeds):
 def test_the_ci_window_is_fixed_and_rotates_on_request(monkeypatch):
     monkeypatch.delenv("HOOKGRAD_FUZZ_SEED", raising=False)
     monkeypatch.delenv("HOOKGRAD_FUZZ_ROTATE", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
     assert window("compiled", now=3 * 3600) == window("compiled", now=7 * 3600) == range(30)
     monkeypatch.setenv("HOOKGRAD_FUZZ_ROTATE", "1")
     starts = {window("eager", now=h * 3600).start for h in range(CI_PROGRAMS)}
@@ -98,6 +112,18 @@ def test_the_ci_window_is_fixed_and_rotates_on_request(monkeypatch):
     monkeypatch.setenv("HOOKGRAD_FUZZ_SEED", "x")
     with pytest.raises(ValueError, match="expected a seed number, got 'x'"):
         window("eager")
+
+
+def test_two_workers_check_twice_the_window_in_chunks_they_share(monkeypatch):
+    monkeypatch.delenv("HOOKGRAD_FUZZ_SEED", raising=False)
+    monkeypatch.delenv("HOOKGRAD_FUZZ_ROTATE", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")  # as pytest -n 2 sets it
+    assert workers() == 2 and window("eager") == range(300) and window("compiled") == range(60)
+    assert _chunks(window("eager"), CI_CHUNK["eager"]) == [
+        range(0, 75), range(75, 150), range(150, 225), range(225, 300)]
+    assert _chunks(range(10, 75), 30) == [range(10, 40), range(40, 70), range(70, 75)]
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT")
+    assert workers() == 1 and window("functional") == range(30)
 
 
 def test_an_empty_slice_feeds_only_the_loss():

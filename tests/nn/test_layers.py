@@ -492,6 +492,32 @@ def test_loss_modules_register_weight_buffers():
 
 
 
+def public_bases(cls):
+    return [b.__name__ for b in cls.__mro__ if not b.__name__.startswith("_")]
+
+
+@needs_torch
+def test_every_layer_has_pytorchs_public_bases():
+    """The public classes over each layer are PyTorch's: an AvgPool3d is no AvgPool2d, a
+    LazyBatchNorm1d no BatchNorm1d until it becomes one, a DataParallel a Generic."""
+    layers = [n for n in dir(torch.nn) if isinstance(getattr(torch.nn, n), type)
+              and issubclass(getattr(torch.nn, n), torch.nn.Module) and hasattr(nn, n)]
+    assert len(layers) > 150
+    assert {n: public_bases(getattr(nn, n)) for n in layers} == {
+        n: public_bases(getattr(torch.nn, n)) for n in layers}
+
+
+def test_a_lazy_norm_checks_its_rank_and_becomes_its_layer():
+    m = nn.LazyBatchNorm1d()
+    assert not isinstance(m, nn.BatchNorm1d)
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+        m(hookgrad.ones(2, 3, 4, 5))
+    m(hookgrad.ones(2, 3))
+    assert type(m) is nn.BatchNorm1d and m.num_features == 3
+    with pytest.raises(ValueError, match=r"expected 3D or 4D input \(got 2D input\)"):
+        nn.LazyInstanceNorm2d()(hookgrad.ones(2, 3))
+
+
 # name, then two ways of building it: (args, kwargs) each
 _ONE_CALL_LAYERS = [
     ("ReLU", (), {}, (), {"inplace": True}), ("SiLU", (), {}, (), {"inplace": True}),
@@ -506,6 +532,10 @@ _ONE_CALL_LAYERS = [
     ("Hardtanh", (), {}, (-2.0, 3.0, True), {}),
     ("Hardtanh", (), {"min_value": -2.0}, (), {"max_value": 3.0}),  # deprecated names
     ("Threshold", (0.1, 2.0), {}, (0.1, 2.0, True), {}),
+    ("LPPool1d", (1.5, 2), {}, (2, 3, 1, True), {}), ("LPPool3d", (2, (1, 2, 2)), {}, (), {
+        "norm_type": 1, "kernel_size": 2, "ceil_mode": True}),
+    ("Unfold", ((2, 3),), {}, (2,), {"padding": 1, "stride": 2}),
+    ("Fold", ((4, 5), 2), {}, ((4, 5), (2, 2), 1, 1), {"stride": 2}),
 ]
 
 
@@ -516,9 +546,6 @@ def test_one_call_layers_keep_pytorchs_classes(name, args, kwargs, args2, kwargs
     """Layers built on a shared private base: PyTorch's public bases (a SiLU is no ReLU, a
     ReLU6 is a Hardtanh), repr, module and a pickle round trip."""
     import pickle
-
-    def public_bases(cls):
-        return [b.__name__ for b in cls.__mro__ if not b.__name__.startswith("_")]
 
     hcls, tcls = getattr(nn, name), getattr(torch.nn, name)
     assert public_bases(hcls) == public_bases(tcls)

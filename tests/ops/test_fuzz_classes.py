@@ -1,5 +1,7 @@
 """Regression tests for the mismatch classes the differential fuzzer (tests/fuzz) found,
 one named test per fixed class, each checked against PyTorch where it is installed."""
+import warnings
+
 import pytest
 
 from tests.differential import py, raises, same_as_torch
@@ -1146,3 +1148,210 @@ def test_linear_adds_the_bias_in_place_where_pytorch_does_not_fold_the_rows(case
         return raises(lambda: L.nn.functional.linear(x, w, b))
     got = same_as_torch(scenario)
     assert got["raises"] == "RuntimeError"
+
+
+def _pack_log(L, fn):
+    # every pack and unpack while ``fn`` records and backpropagates: (event, shape)
+    log = []
+
+    def hook(event):
+        return lambda t: log.append([event, list(t.shape)]) or t
+    with L.autograd.graph.saved_tensors_hooks(hook("pack"), hook("unpack")):
+        out = fn()
+    out.pow(2).sum().backward()
+    return log
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_istft_saves_the_window_and_envelope_with_a_leading_batch_dim(center):
+    """istft multiplies by ``window.view(1, 1, n_fft)`` and divides by a ``(1, length)``
+    envelope, which pack hooks see; the envelope is differentiable in the window (fuzz
+    eager seed 1531)."""
+    def scenario(L):
+        a = L.tensor([[[0.75, 1.5], [0.5, -1.5], [-0.5, 0.25]],
+                      [[-1.0, 1.5], [1.25, 0.75], [-1.5, 1.0]],
+                      [[0.25, -0.75], [1.0, 0.5], [0.5, 1.25]]], requires_grad=True)
+        w = L.tensor([0.25, 1.0, 1.0, 0.5], requires_grad=True)
+        log = _pack_log(L, lambda: L.istft(L.view_as_complex(a), 4, hop_length=1,
+                                           center=center, window=w))
+        return {"log": log, "a": py(a.grad), "w": py(w.grad)}
+    got = same_as_torch(scenario)
+    assert got["log"][:2] == [["pack", [1, 1, 4]], ["pack", [1, 3, 4]]]
+    assert ["pack", [1, 2 if center else 6]] in got["log"]
+
+
+def test_istft_refuses_a_window_of_another_length_with_its_own_words():
+    def scenario(L):
+        z = L.ones(3, 5, dtype=L.complex64)
+        return raises(lambda: L.istft(z, 4, hop_length=1, win_length=3, window=L.ones(4)))
+    got = same_as_torch(scenario)
+    assert got["message"].endswith("Invalid window shape. window has to be 1D and length of "
+                                   "`win_length`")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_reflection_and_replication_pads_save_their_input(mode):
+    """So stft's centring pad packs the ``(1, B, n)`` signal first (fuzz eager seed 2528)."""
+    def scenario(L):
+        a = L.tensor([[1.5, -0.5, 0.25, 1.0, 2.0], [0.5, 0.75, -1.0, 1.25, 0.0]],
+                     requires_grad=True)
+        log = _pack_log(L, lambda: L.nn.functional.pad(a.view(1, 2, 5), [2, 1], mode))
+        spec = _pack_log(L, lambda: L.view_as_real(L.stft(
+            a, 4, hop_length=2, window=L.hann_window(4), return_complex=True, pad_mode=mode)))
+        return {"log": log, "stft": spec, "grad": py(a.grad)}
+    got = same_as_torch(scenario)
+    assert got["log"] == [["pack", [1, 2, 5]], ["unpack", [1, 2, 5]]]
+    assert got["stft"][:3] == [["pack", [1, 2, 5]], ["pack", [4]], ["pack", [2, 3, 4]]]
+
+
+@pytest.mark.parametrize("needs", ["both", "real", "imag"])
+def test_complex_saves_each_part_for_its_own_gradient_imag_first(needs):
+    """``complex(real, imag)`` saves ``imag`` then ``real``, each only when its gradient is
+    needed (fuzz eager seed 2694)."""
+    def scenario(L):
+        r = L.tensor([1.5, 2.0], requires_grad=needs in ("both", "real"))
+        i = L.tensor([-0.5, 0.25], requires_grad=needs in ("both", "imag"))
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(py(t)) or t,
+                                                  lambda t: t):
+            z = L.complex(r, i)
+        saved = [py(z.grad_fn._saved_real), py(z.grad_fn._saved_imag)]
+        (z * z).abs().sum().backward()
+        return {"seen": seen, "saved": saved, "grads": [py(r.grad), py(i.grad)]}
+    got = same_as_torch(scenario)
+    assert got["seen"] == {"both": [[-0.5, 0.25], [1.5, 2.0]], "real": [[1.5, 2.0]],
+                           "imag": [[-0.5, 0.25]]}[needs]
+
+
+def test_svd_saves_the_singular_values_before_the_vectors():
+    """LinalgSvdBackward0 packs ``S``, ``U``, ``Vh`` in that order (fuzz eager seed 2794;
+    the vectors' signs and the input hookgrad's vjp packs after them are
+    docs/differences.md's)."""
+    def scenario(L):
+        a = L.tensor([[1.5, -1.75, 0.5], [2.0, 1.5, 0.75], [-1.0, 0.5, 0.25],
+                      [0.5, 0.0, -1.25]], requires_grad=True)
+        shapes = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: shapes.append(list(t.shape)) or t,
+                                                  lambda t: t):
+            L.linalg.svd(a)
+            L.linalg.svdvals(a)
+        return shapes[:3] + shapes[4:7] if len(shapes) == 8 else shapes
+    got = same_as_torch(scenario)
+    assert got == [[3], [4, 4], [3, 3], [3], [4, 3], [3, 3]]
+
+
+@pytest.mark.parametrize("eq,kinds", [
+    ("ij,kj->ik", "bf"), ("ij,kj->ik", "fb"), ("ij,kj->ik", "bl"), ("ij,kj->ik", "fl"),
+    ("ij,kj->ik", "fd"), ("ij,ij->ij", "bf"), ("ij,kj->i", "bb"), ("ij,j->i", "bb"),
+    ("i,j->ij", "bb"), ("ij,jk->k", "bb"), ("ij,ik->", "bb"), ("i,i,i->", "bbb"),
+    ("bij,bjk->bik", "bb"), ("...j,kj->...k", "bb"), ("ij,jk->ik", "ll")])
+def test_einsum_of_bools_and_mixed_dtypes_follows_pytorchs_pairwise_steps(eq, kinds):
+    """PyTorch contracts pairwise: ``bmm`` (no bool kernel, one dtype) where a label is
+    summed over both operands, ``mul`` where none is, ``sum`` (int64) of a label only one
+    operand has."""
+    def scenario(L):
+        dtypes = {"b": L.bool, "f": L.float32, "d": L.float64, "l": L.int64}
+        shapes = {"ij,jk->k": [(2, 1), (1, 3)], "bij,bjk->bik": [(1, 2, 3), (1, 3, 2)],
+                  "ij,jk->ik": [(2, 3), (3, 2)]}.get(eq)
+        terms = eq.split("->")[0].split(",")
+        shapes = shapes or [tuple({"i": 2, "j": 3, "k": 2}[c] for c in t.replace("...", "i"))
+                            for t in terms]
+        xs = [L.ones(s, dtype=dtypes[k]) for s, k in zip(shapes, kinds)]
+        try:
+            out = L.einsum(eq, *xs)
+        except Exception as e:  # noqa: BLE001 - the type and words are compared
+            return {"error": [type(e).__name__, str(e)]}
+        return {"dtype": str(out.dtype).split(".")[-1], "value": py(out)}
+    got = same_as_torch(scenario)
+    assert set(got) in ({"error"}, {"dtype", "value"})
+
+
+def test_einsum_names_a_label_whose_sizes_do_not_broadcast_before_its_dtype_checks():
+    def scenario(L):
+        b = L.ones(2, 3, dtype=L.bool)
+        return raises(lambda: L.einsum("ij,jk->ik", b, b))
+    got = same_as_torch(scenario)
+    assert got["message"] == ("einsum(): subscript j has size 2 for operand 1 which does not "
+                              "broadcast with previously seen size 3")
+
+
+def _error(fn):
+    # the exception's type and words, compared whole by same_as_torch
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return [type(e).__name__, str(e)]
+    return None
+
+
+@pytest.mark.parametrize("case", ["self smaller", "self of fewer dims", "mask narrower",
+                                  "0-d self", "int mask", "byte mask", "long self",
+                                  "long source", "short source"])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_masked_scatter_refuses_what_cannot_be_written_with_pytorchs_words(case, inplace):
+    """In place, ``mask`` expands to ``self`` (``self`` cannot grow); out of place both
+    broadcast. The dtype checks name PyTorch's scalar types."""
+    def scenario(L):
+        m = L.tensor([[True, False, True], [False, True, True]])
+        self_, mask, src = L.zeros(2, 3), m, L.arange(6.0)
+        if case == "self smaller":
+            self_ = L.zeros(1, 3)
+        elif case == "self of fewer dims":
+            self_ = L.zeros(3)
+        elif case == "mask narrower":
+            mask = m[:, :2]
+        elif case == "0-d self":
+            self_ = L.tensor(0.0)
+        elif case in ("int mask", "byte mask"):
+            mask = m.int() if case == "int mask" else m.to(L.uint8)
+        elif case == "long self":
+            self_ = self_.long()
+        elif case == "long source":
+            src = L.arange(6)
+        else:
+            src = L.arange(2.0)
+        name = "masked_scatter_" if inplace else "masked_scatter"
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            error = _error(lambda: getattr(self_, name)(mask, src))
+        return {"error": error, "warned": [str(w.message).split(" (Triggered")[0]
+                                           for w in seen]}
+    got = same_as_torch(scenario)
+    assert got["error"] is not None or not inplace and case in ("self smaller",
+                                                                "self of fewer dims",
+                                                                "0-d self")
+
+
+@pytest.mark.parametrize("case", ["0-d other of float64", "0-d other, float16 self",
+                                  "other a number", "int self"])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_nextafter_promotes_as_pytorch_and_refuses_with_its_words(case, inplace):
+    """A 0-d ``other`` lifts the kind only (float32 stays float32: the next float32 after
+    0 is 1.4e-45, not float64's 5e-324 rounded to 0)."""
+    def scenario(L):
+        x, other = L.zeros(3), L.tensor(1.0, dtype=L.float64)
+        if case == "0-d other, float16 self":
+            x = x.half()
+        elif case == "other a number":
+            other = 1.0
+        elif case == "int self":
+            x, other = x.long(), L.ones(3)
+        try:
+            out = x.nextafter_(other) if inplace else L.nextafter(x, other)
+        except Exception as e:  # noqa: BLE001 - the type and words are compared
+            return {"error": [type(e).__name__, str(e)]}
+        return {"dtype": str(out.dtype).split(".")[-1], "value": py(out)}
+    got = same_as_torch(scenario)
+    if case.startswith("0-d"):
+        assert got["value"][0] > 0
+
+
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_repeat_interleave_of_a_0d_tensor_along_a_dim_raises_pytorchs_index_error(dim):
+    def scenario(L):
+        x = L.tensor(3.0)
+        return {"dim": _error(lambda: x.repeat_interleave(2, dim=dim)),
+                "flat": py(x.repeat_interleave(2)),
+                "negative": _error(lambda: x.repeat_interleave(-1, dim=dim))}
+    got = same_as_torch(scenario)
+    assert got["dim"][0] == "IndexError" and got["flat"] == [3.0, 3.0]

@@ -15,6 +15,7 @@ its node on what the mode returned. ``call`` passes functions that are no row (f
 ``detach``) to the modes; a node's backward runs PyTorch's ops while a mode is entered
 (``derivatives.py``), so modes see them.
 """
+import warnings
 from weakref import ref as _weakref
 
 from ... import _factory, _tensor
@@ -49,6 +50,26 @@ def pop_innermost(stack, mode, kind):
         raise AssertionError(f"exiting {type(mode).__name__}, which is not the innermost "
                              f"{kind}: modes exit in the reverse order of entering")
     stack.pop()
+
+
+class StackedMode:
+    """The ``with`` protocol of PyTorch's mode classes (``TorchFunctionMode``,
+    ``TorchDispatchMode``): entering pushes the mode on its stack (``_push``), exiting
+    pops it (``_pop``); a subclass names the two functions of its stack."""
+    _push = _pop = None
+
+    def __enter__(self):
+        type(self)._push(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        type(self)._pop(self)
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
+                      "`with Mode()`", stacklevel=2)
+        return cls(*args, **kwargs)
 
 
 def to_innermost(func, args, kwargs):

@@ -1,25 +1,12 @@
 """``Fold`` and ``Unfold``: sliding local blocks to columns and back (``F.fold``,
 ``F.unfold``)."""
 from .. import functional as F
-from .module import Module
+from ._functional_module import _Stored
 
 __all__ = ["Fold", "Unfold"]
 
 
-class _Blocks(Module):
-    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
-
-
-class Unfold(_Blocks):
+class Unfold(_Stored):
     """Extracts sliding local blocks of ``(N, C, H, W)`` into columns
     ``(N, C * prod(kernel_size), L)``.
 
@@ -27,12 +14,13 @@ class Unfold(_Blocks):
 
         Unfold(kernel_size, dilation=1, padding=0, stride=1)
     """
+    _fn, _args = staticmethod(F.unfold), ("kernel_size", "dilation", "padding", "stride")
 
-    def forward(self, input):
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__(kernel_size, dilation, padding, stride)
 
 
-class Fold(_Blocks):
+class Fold(_Stored):
     """Sums columns ``(N, C * prod(kernel_size), L)`` back into ``(N, C, *output_size)``:
     the adjoint of ``Unfold``.
 
@@ -40,17 +28,11 @@ class Fold(_Blocks):
 
         Fold(output_size, kernel_size, dilation=1, padding=0, stride=1)
     """
+    _fn = staticmethod(F.fold)
+    _args = ("output_size", "kernel_size", "dilation", "padding", "stride")
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__(kernel_size, dilation, padding, stride)
-        self.output_size = output_size
-
-    def forward(self, input):
-        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
-                      self.stride)
-
-    def extra_repr(self):
-        return f"output_size={self.output_size}, " + super().extra_repr()
+        super().__init__(output_size, kernel_size, dilation, padding, stride)
 
 
 from ... import _missing as _m  # noqa: E402

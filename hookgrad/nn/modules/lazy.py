@@ -183,8 +183,11 @@ class _LazyNorm(_LazyBuiltin):
 
 
 def _make_norm(name, base):
-    return type(name, (_LazyNorm, base), {
-        "cls_to_become": base,
+    # as PyTorch's, a lazy norm subclasses base's family (_BatchNorm, _InstanceNorm), not
+    # base, which it becomes at its first call; it takes base's own input-rank check
+    own = {k: v for k, v in vars(base).items() if not k.startswith("__")}
+    return type(name, (_LazyNorm, base.__base__), {
+        **own, "cls_to_become": base,
         "__doc__": f"``{base.__name__}`` whose ``num_features`` is read from its first input.",
         "__module__": __name__})
 

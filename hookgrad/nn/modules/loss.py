@@ -182,8 +182,6 @@ class NLLLoss2d(NLLLoss):
 
 
 class _MarginLoss(_Loss):
-    _fn = None
-
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin

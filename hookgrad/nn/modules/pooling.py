@@ -3,6 +3,7 @@
 ``FractionalMaxPool2d/3d``."""
 from .. import functional as F
 from ._utils import _pair, _single, _triple
+from ._functional_module import _Stored
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
@@ -61,7 +62,12 @@ class MaxPool2d(_MaxPoolNd):
     _pool = staticmethod(F.max_pool2d)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     """1D average pooling over ``(N, C, L)``.
 
     ::
@@ -79,9 +85,6 @@ class AvgPool1d(Module):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
@@ -91,15 +94,7 @@ def _one(v):
     return tuple(v) if isinstance(v, (list, tuple)) else (v,)
 
 
-class AvgPool2d(Module):
-    """2D average pooling over ``(N, C, H, W)``.
-
-    ::
-
-        AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
-                  count_include_pad=True, divisor_override=None)
-    """
-
+class _AvgPool2dOr3d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -110,14 +105,21 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-    _pool = staticmethod(F.avg_pool2d)
-
     def forward(self, input):
         return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
+
+
+class AvgPool2d(_AvgPool2dOr3d):
+    """2D average pooling over ``(N, C, H, W)``.
+
+    ::
+
+        AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
+                  count_include_pad=True, divisor_override=None)
+    """
+
+    _pool = staticmethod(F.avg_pool2d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -163,7 +165,7 @@ class MaxPool3d(_MaxPoolNd):
     _pool = staticmethod(F.max_pool3d)
 
 
-class AvgPool3d(AvgPool2d):
+class AvgPool3d(_AvgPool2dOr3d):
     """3D average pooling over ``(N, C, D, H, W)``.
 
     ::
@@ -175,7 +177,7 @@ class AvgPool3d(AvgPool2d):
     _pool = staticmethod(F.avg_pool3d)
 
 
-class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Average pooling of ``(N, C, D, H, W)`` to ``output_size`` (int, triple, ``None``
     keeps a size)."""
 
@@ -234,39 +236,32 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _pool = staticmethod(F.adaptive_max_pool3d)
 
 
-class _LPPoolNd(Module):
-    _pool = None
+class _LPPoolNd(_Stored):
+    _args = ("norm_type", "kernel_size", "stride", "ceil_mode")
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
-        super().__init__()
-        self.norm_type = norm_type
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.ceil_mode = ceil_mode
+        super().__init__(norm_type, kernel_size, stride, ceil_mode)
 
     def forward(self, input):
-        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride,
-                                self.ceil_mode)
-
-    def extra_repr(self):
-        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+        # as PyTorch: a float power (x.pow(2.0), not the integer power x.pow(2))
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
 
 
 class LPPool1d(_LPPoolNd):
     """Power-average pooling over ``(N, C, L)``: ``LPPool1d(norm_type, kernel_size,
     stride=None, ceil_mode=False)``."""
-    _pool = staticmethod(F.lp_pool1d)
+    _fn = staticmethod(F.lp_pool1d)
 
 
 class LPPool2d(_LPPoolNd):
     """Power-average pooling over ``(N, C, H, W)``."""
-    _pool = staticmethod(F.lp_pool2d)
+    _fn = staticmethod(F.lp_pool2d)
 
 
 class LPPool3d(_LPPoolNd):
     """Power-average pooling over ``(N, C, D, H, W)``."""
-    _pool = staticmethod(F.lp_pool3d)
+    _fn = staticmethod(F.lp_pool3d)
 
 
 class _MaxUnpoolNd(Module):

@@ -1,14 +1,16 @@
 """``nn.DataParallel``, single-process: the wrapped module runs on the default device."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..modules.module import Module
 
 __all__ = ["DataParallel", "data_parallel"]
 
+T = TypeVar("T", bound=Module)
 
-class DataParallel(Module):
+
+class DataParallel(Module, Generic[T]):
     """Wraps ``module`` as PyTorch's ``DataParallel`` does on a machine without CUDA
     devices: calls run ``module`` unchanged, ``device_ids`` is ``[]``.
 
