@@ -16,6 +16,7 @@ from ._watch import WRITES as _WRITES, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
 from ._tensor_values import READER, HostValues, _check_concrete  # noqa: F401 - host_run's
 from ._pending import FORCE, Pending, placed  # noqa: F401 - where the ops' modules find them
+from ._host_value import Host, to_jax as _host_to_jax
 
 _NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -107,11 +108,13 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     @property
     def _data(self):
         """The ``jax.Array``. ``_arr`` holds it, or a ``Pending`` op output not computed
-        yet (hookgrad/_ops/lazy.py), computed here on first read."""
+        yet (hookgrad/_ops/lazy.py), computed here on first read, or a ``Host`` (values
+        held in NumPy, hookgrad/_host_value.py), copied into one here."""
         v = self._arr
-        if v.__class__ is Pending:
-            # the same value, computed: not a write a compiled step's check must see
-            v = v.value if v.value is not None else FORCE[0](v)
+        c = v.__class__
+        if c is Pending or c is Host:
+            # the same value, computed or copied: not a write a compiled step's check must see
+            v = _host_to_jax(v) if c is Host else v.value if v.value is not None else FORCE[0](v)
             _set_arr(self, v)
         return v
 

@@ -7,6 +7,7 @@ import jax
 import numpy as np
 
 from . import _host_transfer
+from ._host_value import Host
 from ._errors import traced_value_error
 
 
@@ -18,11 +19,17 @@ class HostValues:
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        h = self._arr
+        if h.__class__ is Host and READER[0] is None:  # held on the host: no transfer
+            return h.np.item()
         arr = _readable(self, ".item()")
         host = _host_transfer.known(arr)  # read on the host already: no transfer
         return (arr if host is None else host).item()  # no reshape: a dispatch costs more
 
     def tolist(self):
+        h = self._arr
+        if h.__class__ is Host and READER[0] is None:
+            return h.np.tolist()
         arr = _readable(self, ".tolist()")
         host = _host_transfer.known(arr)
         return np.asarray(arr if host is None else host).tolist()

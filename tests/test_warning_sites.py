@@ -33,6 +33,14 @@ def test_no_warning_bypasses_the_users_frame():
     assert direct == [], "use hookgrad._errors.warn, which finds the user's frame"
 
 
+def _error_ignored(fn):
+    # the warning comes before the call's error (PyTorch's order)
+    try:
+        fn()
+    except RuntimeError:
+        pass
+
+
 def _full_backward_hook_without_input_grad(L):
     m = L.nn.Linear(2, 2)
     m.register_full_backward_hook(lambda *a: None)
@@ -200,6 +208,11 @@ SITES = [
      "keyword argument `min_value` is deprecated and renamed to `min_val`"),
     ("Hardtanh max_value", lambda L: L.nn.Hardtanh(max_value=2.0),
      "keyword argument `max_value` is deprecated and renamed to `max_val`"),
+    ("masked_scatter byte mask", lambda L: _error_ignored(lambda: L.zeros(2).masked_scatter_(
+        L.ones(2, dtype=L.uint8), L.ones(2))), "received a mask with dtype torch.uint8"),
+    ("istft longer than its signal", lambda L: L.istft(
+        L.ones(3, 5, dtype=L.complex64), 4, hop_length=1, window=L.ones(4), length=20),
+     "The length of signal is shorter than the length parameter"),
 ]
 
 
@@ -218,7 +231,8 @@ _TORCH_ONCE = {"discards the imaginary part", "set_default_tensor_type() is depr
                "Using torch.cross without specifying the dim",
                "The use of `x.T` on tensors of dimension other than 2",
                "Tensor.mT is deprecated on 0-D", "chain_matmul is deprecated",
-               "torch.lu is deprecated"}
+               "torch.lu is deprecated",
+               "The length of signal is shorter than the length parameter"}
 
 
 @pytest.mark.parametrize("trigger,fragment", [s[1:] for s in SITES], ids=[s[0] for s in SITES])

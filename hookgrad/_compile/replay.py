@@ -32,7 +32,7 @@ import jax
 
 from .. import _watch
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
-from .._tensor import Pending, Tensor
+from .._tensor import Host, Pending, Tensor
 from .._random import GLOBAL as _KEY
 from .state import (_KEY_HOOKS, _KEY_TENSORS, _PLAIN, _Plan, _Split, _arg_array_key,
                     _context_key, _module_cls, _opt_key, _opt_tree, PLAIN_HOOKS, _aval_of,
@@ -201,7 +201,7 @@ def written(plan):
     # them, each Tensor's array (computed: the plan or the last check read each) and its
     # ``.grad``'s
     arrs = list(map(_ARR, tensors))
-    if Pending in map(type, arrs):
+    if Pending in map(type, arrs) or Host in map(type, arrs):
         arrs = [t._data for t in tensors]
     r.grads = list(map(_GRAD, tensors))
     r.flat = _state_flat(arrs, r.grads) if b.grads else arrs

@@ -1,15 +1,14 @@
 """``x[idx]`` and ``x[idx] = v`` for basic indices (Python ints, unit-step slices, None,
 Ellipsis) on a Tensor that nothing records or intercepts: the fast way into
-``box_index`` (a deferred read of a box, one program per write); ``None``/``False``
-send the caller (``_ops/indexing.py``) the slow way, which raises PyTorch's errors.
+``box_index`` (a deferred read of a box, one program per write), or ``host_tier`` for a
+small CPU Tensor (NumPy reads and writes, no program); ``None``/``False`` send the caller
+(``_ops/indexing.py``) the slow way, which raises PyTorch's errors.
 """
-import jax.numpy as jnp
-import numpy as np
 
 from .. import _views
 from .._autograd import grad_mode
-from .._tensor import Pending, Tensor
-from . import box_index, dispatch
+from .._tensor import Host, Pending, Tensor
+from . import box_index, dispatch, host_tier
 from .lazy import ARRAY, SCALARS as _NUMBERS
 from .stages import modes
 from .views import COPY_TWIN, GEOMETRY, make_view
@@ -28,15 +27,17 @@ def read(self, idx):
     a view whose array is read when first needed (``box_index``), else None."""
     arr = self._arr
     c = arr.__class__
-    if (c is not ARRAY and c is not Pending) or (_gm.enabled and self._requires_grad) or \
-            not _nothing_intercepts():
+    if (c is not ARRAY and c is not Pending and c is not Host) or \
+            (_gm.enabled and self._requires_grad) or not _nothing_intercepts():
         return None
     found = box_index.parse(arr.shape, idx)
     if found is None or not found[0]:
         return None
     template, size, region, starts = found
-    out = Tensor._wrap(box_index.read(arr, region, starts, size))
-    box_index.track(out)
+    out = None if c is Pending else host_tier.read(self, idx, found)
+    if out is None:
+        out = Tensor._wrap(box_index.read(arr, region, starts, size))
+        box_index.track(out)
     make_view(out, self, _index_geometry, {"template": template})
     info = out._view
     info.index, info.key = template, idx
@@ -70,7 +71,9 @@ def write(self, idx, value):
     broadcasts; returns whether it was written (else the caller's way, which raises
     PyTorch's errors)."""
     arr = self._arr
-    if arr.__class__ is not ARRAY or arr._committed or self._view is not None or \
+    c = arr.__class__
+    host = c is Host or self._view is None and c is ARRAY and arr.size <= host_tier.BOUND
+    if not host and (c is not ARRAY or arr._committed or self._view is not None) or \
             self._requires_grad or not _nothing_intercepts():
         return False
     is_tensor = isinstance(value, Tensor)
@@ -80,6 +83,11 @@ def write(self, idx, value):
         return True
     found = box_index.parse(arr.shape, idx)
     if found is None or not found[0]:
+        return False
+    if host and host_tier.write(self, idx, value, found):
+        return True
+    arr = self._arr  # NOTE: the XLA path reads a host-held Tensor's values out first
+    if arr.__class__ is not ARRAY or arr._committed or self._view is not None:
         return False
     template, size, region, starts = found
     c = value.__class__
@@ -95,7 +103,7 @@ def write(self, idx, value):
         v = value._arr
         if v.__class__ is Pending:
             v = value._data
-        if v.__class__ is not ARRAY or v._committed or not _broadcasts(
+        if v.__class__ is not ARRAY or v._committed or not box_index.broadcasts(
                 v.shape, size, v.dtype, arr.dtype):
             return False
     else:
@@ -116,27 +124,3 @@ def _wrote_itself(self, value, template, arr):
     self._version += 1
     _views.share_version(self)
     return True
-
-
-_BROADCASTS = {}
-
-
-def _broadcasts(shape, target, dtype, to):
-    """Whether a value of ``shape`` (leading size-1 dimensions dropped) broadcasts to
-    ``target`` and its ``dtype`` casts to ``to`` quietly (complex into real warns)."""
-    key = (shape, target, dtype, to)
-    ok = _BROADCASTS.get(key)
-    if ok is None:
-        k = 0
-        while k < len(shape) and shape[k] == 1:
-            k += 1
-        try:
-            ok = np.broadcast_shapes(shape[k:], target) == tuple(target)
-        except ValueError:
-            ok = False
-        ok = ok and not (jnp.issubdtype(dtype, jnp.complexfloating)
-                         and not jnp.issubdtype(to, jnp.complexfloating))
-        if len(_BROADCASTS) > 4096:
-            _BROADCASTS.clear()
-        _BROADCASTS[key] = ok
-    return ok

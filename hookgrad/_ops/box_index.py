@@ -26,6 +26,7 @@ from weakref import ref as _weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype, _views
 from .._tensor import Pending
@@ -289,6 +290,30 @@ def write(x, value, region, starts, size):
     x._version += 1
     if x._views is not None:
         _views.refresh(x, x, True)
+
+
+_BROADCASTS = {}
+
+
+def broadcasts(shape, target, dtype, to):
+    """Whether a value of ``shape`` (leading size-1 dimensions dropped) broadcasts to
+    ``target`` and its ``dtype`` casts to ``to`` quietly (complex into real warns)."""
+    key = (shape, target, dtype, to)
+    ok = _BROADCASTS.get(key)
+    if ok is None:
+        k = 0
+        while k < len(shape) and shape[k] == 1:
+            k += 1
+        try:
+            ok = np.broadcast_shapes(shape[k:], target) == tuple(target)
+        except ValueError:
+            ok = False
+        ok = ok and not (jnp.issubdtype(dtype, jnp.complexfloating)
+                         and not jnp.issubdtype(to, jnp.complexfloating))
+        if len(_BROADCASTS) > 4096:
+            _BROADCASTS.clear()
+        _BROADCASTS[key] = ok
+    return ok
 
 
 _HELD_BY_WRITE = 3 if sys.version_info < (3, 14) else -1

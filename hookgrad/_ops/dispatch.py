@@ -18,9 +18,9 @@ from weakref import ref as _weakref
 
 
 from .. import _meta, _mode
-from .._tensor import Pending, Tensor
+from .._tensor import Host as _Host, Pending, Tensor
 from .._autograd import grad_mode
-from . import box_index as _box_index, jax_errors, lazy as _lazy
+from . import box_index as _box_index, host_tier as _host_tier, jax_errors, lazy as _lazy
 from .op import Op, _AtPositions
 from .op_node import ALL, APPLY, INEXACT, NOT_IMPLEMENTED, OUT
 from .stages import inplace as _inplace
@@ -46,6 +46,8 @@ def apply(op, args, statics=None, out=None):
     if _dual[0]:
         return _dual[0](op, args, statics, out)
     key = tuple(statics.items()) if statics else ()
+    if out is not None and _host_inplace(op, key, args, out) is not None:
+        return out  # held on the host (``host_tier``): NumPy wrote it
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
@@ -55,6 +57,8 @@ def apply(op, args, statics=None, out=None):
     for a in args:
         if isinstance(a, Tensor):
             v = a._arr
+            if v.__class__ is _Host:
+                v = a._data  # its values, copied into XLA once
             arrs.append(v)
             if a._requires_grad:
                 req = True
@@ -126,3 +130,4 @@ _refcount = sys.getrefcount
 _defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _BoxRead, _read_modify_write = _box_index.BoxRead, _box_index.read_modify_write
+_host_inplace = _host_tier.inplace

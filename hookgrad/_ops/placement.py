@@ -28,21 +28,29 @@ _MASKED_SCATTER = defop("masked_scatter", _masked_scatter, "MaskedScatterBackwar
                         names="self mask source -> mask source_sym_sizes")
 
 
-def _check_mask_and_source(input, mask, source):
+def _check_source(input, source):
+    if source.dtype is not input.dtype:  # PyTorch's message has no space after "got"
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{torch_kind(input.dtype.np)} and {torch_kind(source.dtype.np)}")
+
+
+def _check_mask(mask):
     if mask.dtype.name == "uint8":
         _errors.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior "
                      "is now deprecated,please use a mask with dtype torch.bool instead.")
     if mask.dtype.name != "bool":
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {torch_kind(mask.dtype.np)}")
-    if source.dtype is not input.dtype:  # PyTorch's message has no space after "got"
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got{torch_kind(input.dtype.np)} and {torch_kind(source.dtype.np)}")
 
 
 def _mask_expands_to_self(input, mask, source):
-    """``masked_scatter_`` expands ``mask`` to ``self``'s shape (``self`` does not grow)."""
-    _check_mask_and_source(input, mask, source)
+    """``masked_scatter_`` expands ``mask`` to ``self``'s shape (``self`` does not grow):
+    PyTorch expands a mask of another dtype before refusing it, a bool one inside ATen
+    (whose message names the type as C++ does)."""
+    _check_source(input, source)
+    if mask.dtype.name != "bool":
+        expanded_shape(mask, tuple(input.shape))
+    _check_mask(mask)
     expanded_shape(mask, tuple(input.shape), internal=True)
 
 
@@ -50,7 +58,8 @@ def _mask_expands_to_self(input, mask, source):
 def masked_scatter(input, mask, source) -> OpCall:
     """``masked_scatter(input, mask, source)``: ``input`` with the positions where the
     boolean ``mask`` (broadcast) is True filled, in order, by the elements of ``source``."""
-    _check_mask_and_source(input, mask, source)
+    _check_source(input, source)
+    _check_mask(mask)
     err = shape_broadcast_error(tuple(mask.shape), tuple(input.shape))
     if err is not None:
         raise err

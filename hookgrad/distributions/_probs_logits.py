@@ -16,7 +16,20 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 
 
-class _ProbsOrLogits(Distribution):
+class _Odds:
+    """A success probability ``probs`` and its log-odds ``logits``, either one computed
+    from the other on first use."""
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class _ProbsOrLogits(_Odds, Distribution):
     """``probs`` or ``logits``, broadcast with the parameters named in ``_leading``
     (which take their dtype), and ``expand`` over all of them."""
 
@@ -43,14 +56,6 @@ class _ProbsOrLogits(Distribution):
         new = self._new_expanded(type(self), shape, params)
         new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> Size:

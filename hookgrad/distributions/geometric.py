@@ -3,19 +3,17 @@ from __future__ import annotations
 
 from .._tensor import Tensor  # noqa: F401 - annotations
 
-import functools
-
 from .._factory import rand
 from ..nn import functional as F
 from . import constraints
+from ._probs_logits import _Odds
 from ._simple import _Params
 from .categorical import _check_one_of
-from .utils import probs_to_logits
 
 __all__ = ["Geometric"]
 
 
-class Geometric(_Params):
+class Geometric(_Odds, _Params):
     r"""The geometric distribution over {0, 1, 2, ...}, as
     torch.distributions.Geometric.
 
@@ -31,14 +29,6 @@ class Geometric(_Params):
         _check_one_of(probs, logits)
         self._params = ("probs",) if probs is not None else ("logits",)
         super().__init__(probs if probs is not None else logits, validate_args=validate_args)
-
-    @functools.cached_property
-    def probs(self) -> Tensor:
-        return self.logits.sigmoid()
-
-    @functools.cached_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

@@ -293,25 +293,6 @@ def _none_for_zeros(g, w):
     return g
 
 
-def _sorted_packs(log, used):
-    """``log`` with each run of one line's pack (or unpack) calls in a canonical order:
-    docs/differences.md: "`grad_fn._saved_*` under `torch.func` | ... pack hooks run in
-    argument order" where PyTorch packs in its saving order."""
-    out, k = list(log), 0
-    while k < len(out):
-        j = k
-        while j < len(out) and out[j][:2] == out[k][:2] and \
-                out[k][1].endswith((".pack", ".unpack")):
-            j += 1
-        if j - k > 1:
-            run = sorted(out[k:j], key=repr)
-            if run != out[k:j]:
-                used.add("functional_pack_order")
-            out[k:j] = run
-        k = max(j, k + 1)
-    return out
-
-
 def _functional_view(got, want, used):
     """Under ``hookgrad.func`` ``grad_fn`` is a ``FunctionalNode`` (docs/differences.md:
     "`grad_fn._saved_*` under `torch.func` | ... `grad_fn` is a `FunctionalNode`"), and an
@@ -324,7 +305,6 @@ def _functional_view(got, want, used):
         return x
     got = [(i, lab, strip(v)) for i, lab, v in got if not lab.endswith(".nf")]
     want = [(i, lab, strip(v)) for i, lab, v in want if not lab.endswith(".nf")]
-    got, want = _sorted_packs(got, used), _sorted_packs(want, used)
     for k, (g, w) in enumerate(zip(got, want)):
         if g[1] == w[1] and (g[1].endswith(".grad") or g[1] == "gs"):
             zeroed = _none_for_zeros(g[2], w[2])

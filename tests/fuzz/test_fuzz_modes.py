@@ -154,20 +154,6 @@ def test_a_difference_is_shrunk_and_printed_as_pytorch_code(monkeypatch):
     assert "import torch as L" in res.report() and "y3 = y2.tanh()" in res.report()
 
 
-def test_functional_pack_order_is_a_named_rule():
-    # docs/differences.md: under hookgrad.func pack hooks run in argument order; PyTorch packs
-    # in its saving order: one line's packs compare as a set, and the rule is counted
-    a = {"shape": [1], "dtype": "float32", "value": [1.0]}
-    b = {"shape": [2], "dtype": "float32", "value": [2.0, 3.0]}
-    used = set()
-    got, want = M._functional_view([(0, "s1.pack", a), (0, "s1.pack", b)],
-                                   [(0, "s1.pack", b), (0, "s1.pack", a)], used)
-    assert H.compare(got, want, set()) is None and used == {"functional_pack_order"}
-    got, want = M._functional_view([(0, "s1.pack", a), (0, "s1.pack", a)],
-                                   [(0, "s1.pack", b), (0, "s1.pack", a)], set())
-    assert H.compare(got, want, set()).kind == "shape"  # other tensors still differ
-
-
 def _late_prehook(where):
     """Seed 1274: ``exp``'s pre-hook registered after a hooked module ran (``where="late"``)
     or where ``exp`` is made (``"early"``)."""

@@ -1180,6 +1180,17 @@ def test_istft_saves_the_window_and_envelope_with_a_leading_batch_dim(center):
     assert ["pack", [1, 2 if center else 6]] in got["log"]
 
 
+def test_istft_divides_by_the_overlap_of_a_complex_windows_squares():
+    # PyTorch's envelope is ``window.pow(2)`` added up, complex for a complex window
+    def scenario(L):
+        z = L.tensor([[1.0, 2.0, 0.5, 1.5, -1.0], [0.5, -1.0, 2.0, 1.0, 0.25],
+                      [1.5, 0.5, -0.5, 2.0, 1.0], [0.25, 1.0, 1.5, -1.0, 0.5]]) * (1 + 0.5j)
+        w = L.tensor([1.0 + 0.5j, 1.0 - 0.25j, 0.5 + 0.5j, 1.0 + 0j])
+        y = L.istft(z, 4, hop_length=1, window=w, return_complex=True, onesided=False)
+        return py(L.view_as_real(y))
+    same_as_torch(scenario)
+
+
 def test_istft_refuses_a_window_of_another_length_with_its_own_words():
     def scenario(L):
         z = L.ones(3, 5, dtype=L.complex64)
@@ -1284,32 +1295,28 @@ def _error(fn):
     return None
 
 
-@pytest.mark.parametrize("case", ["self smaller", "self of fewer dims", "mask narrower",
-                                  "0-d self", "int mask", "byte mask", "long self",
-                                  "long source", "short source"])
+@pytest.mark.parametrize("case", [
+    "self smaller", "self of fewer dims", "mask narrower", "0-d self", "int mask",
+    "byte mask", "long self", "long source", "short source", "byte mask+self of fewer dims",
+    "int mask+long source", "long source+self of fewer dims"])
 @pytest.mark.parametrize("inplace", [True, False])
 def test_masked_scatter_refuses_what_cannot_be_written_with_pytorchs_words(case, inplace):
     """In place, ``mask`` expands to ``self`` (``self`` cannot grow); out of place both
-    broadcast. The dtype checks name PyTorch's scalar types."""
+    broadcast. The checks come in PyTorch's order and name its scalar types."""
     def scenario(L):
         m = L.tensor([[True, False, True], [False, True, True]])
         self_, mask, src = L.zeros(2, 3), m, L.arange(6.0)
-        if case == "self smaller":
-            self_ = L.zeros(1, 3)
-        elif case == "self of fewer dims":
-            self_ = L.zeros(3)
-        elif case == "mask narrower":
-            mask = m[:, :2]
-        elif case == "0-d self":
-            self_ = L.tensor(0.0)
-        elif case in ("int mask", "byte mask"):
-            mask = m.int() if case == "int mask" else m.to(L.uint8)
-        elif case == "long self":
-            self_ = self_.long()
-        elif case == "long source":
-            src = L.arange(6)
-        else:
-            src = L.arange(2.0)
+        changes = {"self smaller": lambda: (L.zeros(1, 3), mask, src),
+                   "self of fewer dims": lambda: (L.zeros(3), mask, src),
+                   "mask narrower": lambda: (self_, m[:, :2], src),
+                   "0-d self": lambda: (L.tensor(0.0), mask, src),
+                   "int mask": lambda: (self_, m.int(), src),
+                   "byte mask": lambda: (self_, m.to(L.uint8), src),
+                   "long self": lambda: (self_.long(), mask, src),
+                   "long source": lambda: (self_, mask, L.arange(6)),
+                   "short source": lambda: (self_, mask, L.arange(2.0))}
+        for part in case.split("+"):
+            self_, mask, src = changes[part]()
         name = "masked_scatter_" if inplace else "masked_scatter"
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
