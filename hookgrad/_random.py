@@ -6,15 +6,19 @@ the compiled and functional modes thread it through their programs with :meth:`K
 and :meth:`KeyState.set`. A leaf module: of hookgrad it imports only ``_jax_trace``.
 """
 import contextlib
+import functools
 
 import jax
 import numpy as np
 
 __all__ = ["KeyState", "GLOBAL", "jax_key", "split"]
 
+from jax._src.random.prng import PRNGKeyArray as _PRNGKeyArray  # NOTE: private (a key from
+# its data without an eager JAX op); jax.random.wrap_key_data where a key lacks ``_impl``
+
 from ._jax_trace import no_trace as _clean
 
-HOST_SPLITS = 256  # key splits computed with NumPy before JAX's compiled split takes over
+HOST_SPLITS = 256  # key splits computed on the host before JAX's compiled split takes over
 _host = {"splits": 0, "dtype": None}
 
 
@@ -30,19 +34,34 @@ def jax_key(seed):
 
 def split(key):
     """``jax.random.split(key)`` as two keys. A process's first ``HOST_SPLITS`` splits of
-    a concrete threefry key run on the host with NumPy (the same bits): JAX's split is a
-    compiled program (~0.1 s to compile, in every fresh process), NumPy's costs ~0.1 ms
-    more per split, so the compiled one only pays once a program draws often."""
-    if (_host["splits"] < HOST_SPLITS and _clean() and _threefry()
-            and key.dtype == _host["dtype"]):  # not under a JAX trace: concrete keys
+    a concrete threefry key run on the host (the same bits): JAX's split is a compiled
+    program (~0.1 s to compile, in every fresh process), the host's costs ~20 us more per
+    split, so the compiled one only pays once a program draws often. A concrete key is
+    split by that compiled program from then on (JAX's eager split costs milliseconds)."""
+    if not _clean():  # under a JAX trace: part of the traced program
+        key, sub = jax.random.split(key)
+        return key, sub
+    if _host["splits"] < HOST_SPLITS and _threefry() and key.dtype == _host["dtype"]:
         _host["splits"] += 1
-        k = np.asarray(jax.random.key_data(key))
-        b1, b2 = _threefry2x32(k[0:1], k[1:2], np.zeros(2, np.uint32),
-                               np.arange(2, dtype=np.uint32))
-        wrap = jax.random.wrap_key_data
-        return wrap(np.array([b1[0], b2[0]])), wrap(np.array([b1[1], b2[1]]))
+        return _host_split(key)
+    return _compiled_split(key)
+
+
+@jax.jit
+def _compiled_split(key):
     key, sub = jax.random.split(key)
     return key, sub
+
+
+def _host_split(key):
+    """``split`` of a concrete threefry key with Python integers: key ``j`` of the split
+    is the hash of the counter pair ``(0, j)``."""
+    base = getattr(key, "_base_array", None)  # NOTE: private; key_data is an eager JAX op
+    k1, k2 = np.asarray(jax.random.key_data(key) if base is None else base).tolist()
+    impl = getattr(key, "_impl", None)
+    wrap = jax.random.wrap_key_data if impl is None else functools.partial(_PRNGKeyArray, impl)
+    return (wrap(np.array(_threefry2x32(k1, k2, 0, 0), np.uint32)),
+            wrap(np.array(_threefry2x32(k1, k2, 0, 1), np.uint32)))
 
 
 def _threefry():
@@ -56,20 +75,21 @@ def _threefry():
 
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_M32 = 0xFFFFFFFF
 
 
 def _threefry2x32(k1, k2, x1, x2):
-    """The Threefry-2x32 hash (20 rounds) of counters ``x1, x2`` under key ``k1, k2``, as
-    JAX computes it (uint32 arrays; additions wrap)."""
-    ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
-    x1 = x1 + ks[0]
-    x2 = x2 + ks[1]
+    """The Threefry-2x32 hash (20 rounds) of the counters ``x1, x2`` under the key
+    ``k1, k2``, as JAX computes it (Python integers taken as uint32; additions wrap)."""
+    ks = (k1, k2, k1 ^ k2 ^ 0x1BD11BDA)
+    x1 = (x1 + k1) & _M32
+    x2 = (x2 + k2) & _M32
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
-            x1 = x1 + x2
-            x2 = x1 ^ ((x2 << np.uint32(r)) | (x2 >> np.uint32(32 - r)))
-        x1 = x1 + ks[(i + 1) % 3]
-        x2 = x2 + ks[(i + 2) % 3] + np.uint32(i + 1)
+            x1 = (x1 + x2) & _M32
+            x2 = x1 ^ (((x2 << r) & _M32) | (x2 >> (32 - r)))
+        x1 = (x1 + ks[(i + 1) % 3]) & _M32
+        x2 = (x2 + ks[(i + 2) % 3] + i + 1) & _M32
     return x1, x2
 
 

@@ -34,6 +34,23 @@ def test_splits_past_the_host_budget_use_jax(monkeypatch):
     assert _random._host["splits"] == _random.HOST_SPLITS
 
 
+def test_splits_past_the_host_budget_reuse_one_program(monkeypatch):
+    """Past the host's budget a concrete key is split by one compiled program, not by
+    JAX's eager split (milliseconds of primitives dispatched one by one per split)."""
+    monkeypatch.setitem(_random._host, "splits", _random.HOST_SPLITS)
+    key = _random.split(jax.random.key(4))[0]  # the program traced here, if not before
+    want = [key]
+    for _ in range(5):
+        want.append(jax.random.split(want[-1])[0])
+    eager = []
+    real_split = jax.random.split
+    monkeypatch.setattr(jax.random, "split", lambda *a, **k: eager.append(1) or real_split(*a, **k))
+    for w in want[1:]:
+        key = _random.split(key)[0]
+        assert _bits(key) == _bits(w)
+    assert eager == []
+
+
 def test_a_seeded_draw_makes_no_program_for_keys():
     """Seeding and the key split of a draw compile nothing (the draws run on the host)."""
     hookgrad.manual_seed(5)

@@ -58,7 +58,13 @@ def _holding(fused):
     """Whether a node holds hooks of the kinds a chain's node may carry as ``fused`` says
     (``_autograd.hooks.KINDS``)."""
     attrs = tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused)
-    return lambda node: any(getattr(node, a) is not None for a in attrs)
+
+    def holds(node):  # NOTE: twice per node of every backward: a loop, not a generator
+        for a in attrs:
+            if getattr(node, a) is not None:
+                return True
+        return False
+    return holds
 
 
 _never_fused, _first_only = _holding(_hooks.NEVER), _holding(_hooks.FIRST_ONLY)

@@ -76,6 +76,24 @@ def _is_minus_one(s):
 
 def _resolve_shape(shape, numel):
     """``shape`` with its -1 filled in, PyTorch's errors for shapes that do not fit."""
+    known, infer = 1, None
+    for i, s in enumerate(shape):  # NOTE: the fast path of every view: plain sizes that fit
+        if s.__class__ is not int or s < -1 or s == -1 and infer is not None:
+            return _resolve_any_shape(shape, numel)
+        if s == -1:
+            infer = i
+        else:
+            known *= s
+    if infer is None:
+        if known == numel:
+            return shape
+    elif known and numel % known == 0:
+        return (*shape[:infer], numel // known, *shape[infer + 1:])
+    return _resolve_any_shape(shape, numel)
+
+
+def _resolve_any_shape(shape, numel):
+    """``_resolve_shape`` for any sizes (symbolic ones included), and its errors."""
     if builtins.sum(1 for s in shape if _is_minus_one(s)) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = math.prod(s for s in shape if not _is_minus_one(s))

@@ -39,6 +39,8 @@ import jax
 import jax.extend.core
 import numpy as np
 
+from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as in lazy.py
+
 from .. import _host_transfer, _numpy_eval
 from .setting import Setting
 
@@ -199,7 +201,9 @@ def _signature(args):
     positions so), the shape and dtype of a NumPy array, the tree and leaves of anything
     else."""
     try:
-        return tuple([x.aval for x in args])
+        # NOTE: a PRNG key's aval costs ~9 us (dropout's key): its class, shape and dtype
+        return tuple([x.aval if x.__class__ is not _KEY else (_KEY, x.shape, x.dtype)
+                      for x in args])
     except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
         pass
     sig = []
@@ -218,6 +222,7 @@ def _signature(args):
 
 
 _NUMBERS = frozenset((int, float, bool, complex))
+_KEY = PRNGKeyArray
 
 
 def _pytree_key(args):
