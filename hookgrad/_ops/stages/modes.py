@@ -15,10 +15,9 @@ its node on what the mode returned. ``call`` passes functions that are no row (f
 ``detach``) to the modes; a node's backward runs PyTorch's ops while a mode is entered
 (``derivatives.py``), so modes see them.
 """
-import warnings
 from weakref import ref as _weakref
 
-from ... import _factory, _tensor
+from ... import _errors, _factory, _tensor
 from ..._autograd import grad_mode
 from ..._tensor import Tensor
 from ..op_node import DISPATCH_MODES as MODES
@@ -67,8 +66,8 @@ class StackedMode:
 
     @classmethod
     def push(cls, *args, **kwargs):
-        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
-                      "`with Mode()`", stacklevel=2)
+        _errors.warn("`Mode.push()` is no longer necessary and can be replaced with just "
+                     "`with Mode()`")
         return cls(*args, **kwargs)
 
 
