@@ -101,6 +101,13 @@ def test_programs_are_deterministic():
     assert generate(7).lines != generate(8).lines
 
 
+def test_a_tensor_index_out_of_range_of_dim_0_is_flagged_a_bad_index():
+    # seed 2419: the index reads dim 0 and was drawn for a longer dim, so both PyTorch and
+    # hookgrad raise, and the mode rules for a bad index must know it
+    program = generate(2419)
+    assert "a1[L.tensor([2, 2, 0])]" in program.source() and "bad_index" in program.flags
+
+
 def test_program_source_is_runnable_code():
     prog = generate(3)
     out = io.StringIO()
