@@ -2,6 +2,7 @@
 PyTorch prints it) against PyTorch's trace of the same model source, the GraphModule's
 outputs against the eager model, and PyTorch's errors for what cannot be traced."""
 import math
+import os
 
 import pytest
 
@@ -88,6 +89,27 @@ def test_functional_calls_module_globals_and_wrap_are_recorded():
         "%len_of : [num_users=1] = call_function[target=tests.test_fx.len_of](args = (%x,), "
         "kwargs = {})"]
     assert fx.symbolic_trace(f)(hookgrad.ones(2)).tolist() == [2.5, 2.5]
+
+
+def test_a_function_bound_before_torch_function_switched_on_is_still_recorded():
+    # ``from torch import tanh`` ran before the first mode wrapped ``torch.tanh``: the
+    # trace must still record the plain function it holds (in a fresh process, as the
+    # protocol switches on once per process)
+    import subprocess
+    import sys
+    program = (
+        "import hookgrad\n"
+        "from hookgrad import fx, tanh\n"
+        "from hookgrad.overrides import TorchFunctionMode\n"
+        "with TorchFunctionMode():\n"
+        "    pass\n"
+        "g = fx.symbolic_trace(lambda x: tanh(x) * 2).graph\n"
+        "print([n.op for n in g.nodes])\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == \
+        "['placeholder', 'call_function', 'call_function', 'output']"
 
 
 def test_wrapping_a_builtin_records_it_in_that_module_only(tmp_path, monkeypatch):

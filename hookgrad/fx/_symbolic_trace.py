@@ -16,6 +16,7 @@ import sys
 import types
 
 from .. import _missing
+from .._torch_function import unwrapped
 from .._tensor import Tensor
 from ..nn.modules.container import Sequential
 from ..nn.modules.module import Module
@@ -93,6 +94,9 @@ class _Patcher:
             WRAPPED.add(id(fn))
         rec = _recorder(fn, _target(fn, printed or qualified_name(fn)))
         self._by_fn.setdefault(id(fn), rec)
+        # NOTE: code that bound the function before ``__torch_function__`` switched on
+        # (``from torch import tanh``) holds it without the protocol's wrapper
+        self._by_fn.setdefault(id(unwrapped(fn)), rec)
         self._set(d, name, rec)
 
     def patch_globals(self, glb):
