@@ -44,7 +44,7 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     ``AccumulateGrad`` node) are class defaults overridden per instance.
     """
 
-    __slots__ = ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_version",
+    __slots__ = ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_ver",
                  "__dict__", "__weakref__")
     _grad = None
     _acc = None            # AccumulateGrad node of a leaf, created on first need
@@ -67,8 +67,7 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     # KEY fields are the same objects (``hookgrad._compile.replay``); the LOCAL ones are
     # eager-only aliasing that a trace neither writes nor depends on. A new field goes in
     # one of them: tests/test_compile_tensor_fields.py fails on a field in none.
-    _COMPILE_SNAPSHOT = ("_arr", "_grad", "_version", "grad_fn", "_output_nr",
-                         "_requires_grad")
+    _COMPILE_SNAPSHOT = ("_arr", "_grad", "_ver", "grad_fn", "_output_nr", "_requires_grad")
     _COMPILE_KEY = ("_requires_grad", "grad_fn", "_retains_grad", "_backward_hooks",
                     "_post_acc_hooks", "_acc")
     _COMPILE_LOCAL = ("_view", "_views", "_gen", "_compiled_out")
@@ -121,6 +120,9 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     @_data.setter
     def _data(self, arr):
         self._arr = arr
+
+    _version = property(lambda t: v if (v := t._ver).__class__ is int else v.value(),
+                        lambda t, version: _set_version(t, version))  # ``_watch.Moving``
 
     # ---- construction helpers (internal)
     @classmethod
@@ -546,9 +548,8 @@ def _stop_gradient(arr):
 
 
 _setattr, _delattr = object.__setattr__, object.__delattr__
-_set_arr, _set_fn, _set_nr, _set_rg, _set_version = (
-    Tensor.__dict__[name].__set__
-    for name in ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_version"))
+_set_arr, _set_fn, _set_nr, _set_rg, _set_version = (Tensor.__dict__[name].__set__ for name in (
+    "_arr", "grad_fn", "_output_nr", "_requires_grad", "_ver"))
 
 
 def _fresh(t, arr, grad_fn, output_nr, requires_grad):

@@ -34,6 +34,21 @@ def bump():
     EPOCH[0] += 1
 
 
+class Moving:
+    """A Tensor's version that moves with a shared counter (a one-item list): ``base``
+    plus ``step`` per count since ``start``. A steady compiled step
+    (``hookgrad._compile.steady``) puts one in each state Tensor it bumps and moves the
+    counter once per call, instead of writing each Tensor's version."""
+
+    __slots__ = ("counter", "start", "base", "step")
+
+    def __init__(self, counter, base, step):
+        self.counter, self.start, self.base, self.step = counter, counter[0], base, step
+
+    def value(self):
+        return self.base + (self.counter[0] - self.start) * self.step
+
+
 class WatchedDict(dict):
     """A dict whose changes are counted (a Module's ``_parameters``, ``_buffers``,
     ``_modules``)."""

@@ -18,6 +18,7 @@ indices, branching on values, appending to lists, calling host hooks, or creatin
 dropping ``.grad``s does not.
 """
 from collections import deque
+from itertools import repeat
 from operator import add, attrgetter, is_
 
 from . import replay as _replay
@@ -27,7 +28,7 @@ from .state import _context_key, _snapshot
 from .trace import items_getter
 from .._random import GLOBAL as _KEY
 from .._tensor import Host, Pending, _set_arr, _set_version
-from .._watch import EPOCH as _EPOCH, WRITES as _WRITES
+from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
 from .._autograd.saved import hook_state as _saved_state
 
@@ -111,7 +112,7 @@ class _Steady:
 
     __slots__ = ("arg_types", "arg_grad", "arg_avals", "arr_type", "written", "take",
                  "grads_written", "take_grads", "bumped", "deltas", "grads_bumped",
-                 "grad_deltas", "record_all", "args_written")
+                 "grad_deltas", "record_all", "args_written", "count", "counted")
 
     def __init__(self, b, r):
         specs = b.args
@@ -138,6 +139,10 @@ class _Steady:
         # every state Tensor written, in order, none with a ``.grad`` in the program's
         # inputs: the next call's state inputs are the arrays written
         self.record_all = not b.grads and [i for i, _ in data] == list(range(n))
+        # the bumped Tensors' versions move with ``count`` while they hold the ``Moving``s
+        # :meth:`write` put there: while ``hookgrad._watch.WRITES`` is what that call left
+        # (``counted``), as every other version write counts one
+        self.count, self.counted = [0], None
 
     def batch(self, b, args):
         """``replay._arguments``'s answer for plain Tensor arguments with the flags and
@@ -169,16 +174,21 @@ class _Steady:
     def write(self, res):
         """``write_back.state`` for the state Tensors alone, in C; the program's next state
         inputs (``Replay.flat``) where they are the arrays written, else None."""
+        moving = self.counted == _WRITES[0]
         _WRITES[0] += 1
         vals = self.take(res)
         _each(map(_set_arr, self.written, vals))
         if self.take_grads is not None:
             _each(map(_set_arr, map(_GRAD, self.grads_written), self.take_grads(res)))
         bumped = self.bumped
-        _each(map(_set_version, bumped, map(add, map(_VERSION, bumped), self.deltas)))
+        if bumped and not moving:   # each version, from now on moving with ``count``
+            _each(map(_set_version, bumped, map(Moving, repeat(self.count),
+                                                 map(_VERSION, bumped), self.deltas)))
+        self.count[0] += 1
         if self.grads_bumped:
             gs = list(map(_GRAD, self.grads_bumped))
             _each(map(_set_version, gs, map(add, map(_VERSION, gs), self.grad_deltas)))
+        self.counted = _WRITES[0]
         return list(vals) if self.record_all else None
 
 
