@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype, _errors, _missing, _mode, _views
 from ._meta import MetaArray
-from ._watch import WRITES as _WRITES, WatchedOrderedDict
+from ._watch import WRITES as _WRITES, Moving, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
 from ._tensor_values import READER, HostValues, _check_concrete  # noqa: F401 - host_run's
 from ._pending import FORCE, Pending, placed  # noqa: F401 - where the ops' modules find them
@@ -121,7 +121,7 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     def _data(self, arr):
         self._arr = arr
 
-    _version = property(lambda t: v if (v := t._ver).__class__ is int else v.value(),
+    _version = property(lambda t: v.value() if (v := t._ver).__class__ is Moving else v,
                         lambda t, version: _set_version(t, version))  # ``_watch.Moving``
 
     # ---- construction helpers (internal)
