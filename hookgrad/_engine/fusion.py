@@ -91,6 +91,18 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     if not _plain(node, True):
         return None
     region = _region(node, deps, buffers, heap, exec_info, captures)
+    saved = []
+    for i, cur in enumerate(region):
+        try:
+            saved.append(cur._unpack(False))
+        except Exception:  # noqa: BLE001 - raised again when the engine runs the node
+            if not i:
+                raise
+            # a saved value changed in place (or freed): node by node, the nodes before
+            # it run first (their leaves accumulate), then it raises. So they run as the
+            # region, and it raises when the queue reaches it
+            del region[i:]
+            break
     index = {n: i for i, n in enumerate(region)}
     sides = []  # edges leaving the region, in delivery order
     parts = []  # per node: (vjp op, number of leading arguments, where each result goes,
@@ -98,7 +110,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     ext = []    # those earlier gradients: node by node, they are summed first
     for i, cur in enumerate(region):
         vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
-        vals = cur._unpack(False)
+        vals = saved[i]
         if not keep_graph:  # what it saved now lives in ``flat``
             cur._release()
         dests = []

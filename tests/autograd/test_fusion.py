@@ -221,6 +221,28 @@ def test_an_inplace_change_of_a_saved_tensor_raises_in_a_compiled_chain(cache):
     assert len(fusion._compiled) > 0
 
 
+def test_a_node_whose_saved_tensor_changed_raises_after_the_nodes_before_it_ran(cache):
+    """Node by node, the nodes the queue runs before the failing one have run: the leaf
+    they feed has its gradient when the error comes."""
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        w = L.tensor([1.5, -0.5, 2.0], requires_grad=True)
+
+        def graph(modify):
+            h = (x * 2).sin()
+            y = ((h.cos() * w) * 3).tanh().sum()
+            if modify:
+                h.mul_(2)  # cos saved h
+            return y
+        for _ in range(2):
+            graph(False).backward()
+        w.grad = x.grad = None
+        return [raises(graph(True).backward), py(w.grad), py(x.grad)]
+    err, wgrad, xgrad = same_as_torch(f)
+    assert "modified by an inplace operation" in err["message"]
+    assert wgrad is not None and xgrad is None
+
+
 def test_saved_tensor_hooks_keep_their_nodes_out_of_chains(cache):
     def f(L):
         log = []
