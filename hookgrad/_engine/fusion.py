@@ -90,7 +90,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     ``node`` itself cannot run here."""
     if not _plain(node, True):
         return None
-    region = _region(node, deps, buffers, heap, exec_info, captures)
+    region = _region(node, deps, heap, exec_info, captures)
     saved = []
     for i, cur in enumerate(region):
         try:
@@ -127,27 +127,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         parts.append((vop, len(vals), tuple(dests), waiting))
         flat.extend(vals)
     g = grad._data
-    fn = None
-    if len(region) > 1:
-        key = (g.shape, g.dtype, tuple(parts))
-        with _lock:  # backward may run in several threads at once
-            fn = _compiled.get(key)
-            if fn is not None:
-                _compiled.move_to_end(key)
-            elif key in _seen or not tiered.is_tiered_execution_enabled() and \
-                    _cold(parts) >= 2:
-                # its second sighting, or a first one where node by node would compile
-                # programs of nodes never run: one compile of the region is cheaper (with
-                # tiered execution, nodes never run cost a trace, not a compile)
-                _seen.pop(key, None)
-                raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
-                fn = _compiled[key] = tiered.jit(lambda g, *args: _walk(raw, g, args))
-                if len(_compiled) > CACHE_SIZE:
-                    _compiled.popitem(last=False)
-            else:
-                if len(_seen) > 16 * CACHE_SIZE:
-                    _seen.clear()
-                _seen[key] = True
+    fn = _program(g, parts) if len(region) > 1 else None
     args = ext + flat
     if fn is not None and not fn.ready(g, *args):
         # NOTE: tracing a large region costs more than running its nodes one by one: it
@@ -161,7 +141,32 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     return list(zip(sides, map(Tensor._wrap, outs)))
 
 
-def _region(node, deps, buffers, heap, exec_info, captures):
+def _program(g, parts):
+    """The region's compiled program, or None while it runs node by node (its first
+    sighting)."""
+    key = (g.shape, g.dtype, tuple(parts))
+    with _lock:  # backward may run in several threads at once
+        fn = _compiled.get(key)
+        if fn is not None:
+            _compiled.move_to_end(key)
+        elif key in _seen or not tiered.is_tiered_execution_enabled() and \
+                _cold(parts) >= 2:
+            # its second sighting, or a first one where node by node would compile
+            # programs of nodes never run: one compile of the region is cheaper (with
+            # tiered execution, nodes never run cost a trace, not a compile)
+            _seen.pop(key, None)
+            raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
+            fn = _compiled[key] = tiered.jit(lambda g, *args: _walk(raw, g, args))
+            if len(_compiled) > CACHE_SIZE:
+                _compiled.popitem(last=False)
+        else:
+            if len(_seen) > 16 * CACHE_SIZE:
+                _seen.clear()
+            _seen[key] = True
+    return fn
+
+
+def _region(node, deps, heap, exec_info, captures):
     """The nodes the ready queue would run from ``node`` on while each is hook-free: the
     engine's scheduling replayed on dependency counts (a node is ready once every edge
     into it delivered; the highest sequence number runs first; an already queued node,
