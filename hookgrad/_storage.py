@@ -57,7 +57,23 @@ def data_ptr(t):
     return base + offset * t.element_size() if base else 0
 
 
-class UntypedStorage:
+class _FromTensor:
+    """A storage hookgrad makes only from a Tensor: ``cls._of(tensor)`` makes one that
+    holds it (``_hold``); constructing one directly raises, naming the class."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"hookgrad does not implement torch.{type(self).__name__}"
+                                  "(...) yet: a storage comes from a Tensor "
+                                  "(t.untyped_storage())")
+
+    @classmethod
+    def _of(cls, tensor):
+        s = object.__new__(cls)
+        s._hold(tensor)
+        return s
+
+
+class UntypedStorage(_FromTensor):
     """The bytes of a Tensor's storage, as ``torch.UntypedStorage`` (what
     ``Tensor.untyped_storage()`` returns): ``data_ptr()``, ``nbytes()``, ``device``.
 
@@ -65,15 +81,8 @@ class UntypedStorage:
     that write bytes are not implemented (JAX arrays are values).
     """
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("hookgrad does not implement torch.UntypedStorage(...) yet: "
-                                  "a storage comes from a Tensor (t.untyped_storage())")
-
-    @classmethod
-    def _of(cls, tensor):
-        s = object.__new__(cls)
-        s._tensor = _root(tensor)[0]
-        return s
+    def _hold(self, tensor):
+        self._tensor = _root(tensor)[0]
 
     def data_ptr(self) -> int:
         return _address(self._tensor)
@@ -111,19 +120,12 @@ class UntypedStorage:
         return f"UntypedStorage of {self.nbytes()} bytes on {self.device}"
 
 
-class TypedStorage:
+class TypedStorage(_FromTensor):
     """A storage of elements of one dtype, as ``torch.TypedStorage`` (what the deprecated
     ``Tensor.storage()`` returns)."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("hookgrad does not implement torch.TypedStorage(...) yet: "
-                                  "a storage comes from a Tensor (t.untyped_storage())")
-
-    @classmethod
-    def _of(cls, tensor):
-        s = object.__new__(cls)
-        s._untyped, s.dtype = UntypedStorage._of(tensor), tensor.dtype
-        return s
+    def _hold(self, tensor):
+        self._untyped, self.dtype = UntypedStorage._of(tensor), tensor.dtype
 
     def untyped(self) -> UntypedStorage:
         return self._untyped

@@ -6,7 +6,7 @@ Tensor subclasses that define ``__torch_function__``, and the modes entered with
 raise ``NotImplementedError`` when called.
 """
 from . import _missing, _torch_function as _tf
-from ._ops.stages.modes import StackedMode
+from ._ops.stages.modes import StackedMode, calls_unchanged, innermost
 from ._tensor import Tensor
 from ._torch_function import handle_torch_function, has_torch_function
 
@@ -55,12 +55,11 @@ class TorchFunctionMode(StackedMode):
 class BaseTorchFunctionMode(TorchFunctionMode):
     """A mode whose ``__torch_function__`` calls the function unchanged."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
+    __torch_function__ = calls_unchanged
 
 
 def _get_current_function_mode():
-    return _tf.MODES[-1] if _tf.MODES else None
+    return innermost(_tf.MODES)
 
 
 def _get_current_function_mode_stack() -> list:

@@ -5,6 +5,7 @@ process: hookgrad's world is one process too, whose local tensor is the whole te
 On a 2x4 mesh of 8 simulated CPU devices (one subprocess), DTensor ops, redistribution and
 gradients are checked against the same computation on plain Tensors.
 """
+import importlib
 import json
 import os
 import subprocess
@@ -63,6 +64,22 @@ def test_dtensor_imports_under_as_torch():
             "assert DTensor is t.DTensor and init_device_mesh is m.init_device_mesh\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_placements_compare_hash_and_print_as_pytorchs():
+    def fn(L):
+        pt = importlib.import_module(f"{L.__name__}.distributed.tensor.placement_types")
+        ps = [pt.Shard(0), pt.Shard(1), pt.Replicate(), pt.Partial(), pt.Partial("max")]
+        again = [pt.Shard(0), pt.Shard(1), pt.Replicate(), pt.Partial("sum"), pt.Partial("max")]
+        return {"repr": [repr(p) for p in ps], "str": [str(p) for p in ps],
+                "eq": [[p == q for q in again] for p in ps],
+                "hash": [hash(p) == hash(q) for p, q in zip(ps, again)],
+                "set": len(set(ps + again)),
+                "is": [[p.is_shard(), p.is_shard(0), p.is_shard(1), p.is_replicate(),
+                        p.is_partial(), p.is_partial("sum"), p.is_partial("max")] for p in ps]}
+    got = same_as_torch(fn)
+    assert got["eq"] == [[i == j for j in range(5)] for i in range(5)]
+    assert got["str"] == ["S(0)", "S(1)", "R", "P(sum)", "P(max)"]
 
 
 @pytest.mark.parametrize("placement", ["Shard(0)", "Shard(-1)", "Replicate()", "Partial()",

@@ -1,7 +1,10 @@
 """The examples and the notebook run and show what they claim."""
 import importlib.util
+import json
 import os
 import re
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -173,7 +176,7 @@ PORT = {"import hookgrad as torch": "import torch",
         "from hookgrad.utils.data import": "from torch.utils.data import"}
 
 
-def unported(name):
+def unported_text(name):
     """Example ``name`` with its imports changed back: the PyTorch script it ports."""
     with open(os.path.join(ROOT, "examples", name + ".py"), encoding="utf-8") as f:
         text = f.read()
@@ -181,9 +184,36 @@ def unported(name):
         text, n = re.subn("^" + re.escape(ours), theirs, text, flags=re.M)
         assert n == 1, ours
     assert not re.search(r"^(import|from) hookgrad", text, re.M)
+    return text
+
+
+def unported(name):
+    """The unported script as a module of this process (its definitions, not its run)."""
     mod = type(os)("unported_" + name)
-    exec(compile(text, name + " (unported)", "exec"), mod.__dict__)  # noqa: S102 - ours
+    exec(compile(unported_text(name), name + " (unported)", "exec"), mod.__dict__)  # noqa: S102
     return mod
+
+
+# Runs the unported script's ``main`` in a fresh interpreter and prints its results as JSON.
+# Its DataLoader forks PyTorch's worker processes; forked from a pytest-xdist worker (a
+# process with threads) they deadlock, so the script gets a process of its own.
+RUN_UNPORTED = """
+import json, sys, torch
+sys.path.insert(0, sys.argv[1])
+import unported_script as mod
+assert mod.torch is torch, mod.torch
+print(json.dumps(dict(mod.main(epochs=2, out=sys.argv[2], verbose=False), torch=torch.__file__)))
+"""
+
+
+def run_unported(name, folder, out):
+    """``main(epochs=2, out=out)`` of the unported script, in a fresh Python process."""
+    with open(os.path.join(folder, "unported_script.py"), "w", encoding="utf-8") as f:
+        f.write(unported_text(name))
+    done = subprocess.run([sys.executable, "-c", RUN_UNPORTED, str(folder), str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_ported_training_script_trains_eager_and_compiled_alike(tmp_path):
@@ -203,15 +233,17 @@ def test_ported_training_script_trains_eager_and_compiled_alike(tmp_path):
 def test_ported_training_script_runs_unported_on_pytorch(tmp_path):
     torch = pytest.importorskip("torch")
     ours = load("ported_training").main(epochs=2, out=str(tmp_path / "hg"), verbose=False)
-    mod = unported("ported_training")
-    assert mod.torch is torch
-    theirs = mod.main(epochs=2, out=str(tmp_path / "pt"), verbose=False)
+    theirs = run_unported("ported_training", tmp_path, tmp_path / "pt")
+    assert theirs["torch"] == torch.__file__   # PyTorch's own, not hookgrad bound as torch
     # the same script learns the same rule (the numbers differ: PyTorch's PRNG is not ours)
     assert len(theirs["losses"]) == len(ours["losses"])
     assert len(theirs["grad_norms"]) == len(ours["grad_norms"])
     assert theirs["lr"] == pytest.approx(ours["lr"])
     assert falls(theirs["losses"]) and theirs["accuracy"] > 0.85
+    assert os.path.exists(theirs["checkpoint"])
     # and hookgrad's checkpoint is a PyTorch checkpoint: the same model in both
+    mod = unported("ported_training")
+    assert mod.torch is torch
     theirs_net, ours_net = mod.Net(), load("ported_training").Net()
     theirs_net.load_state_dict(torch.load(ours["checkpoint"], weights_only=True))
     ours_net.load_state_dict(hg.load(ours["checkpoint"], weights_only=True))

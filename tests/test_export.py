@@ -109,6 +109,19 @@ def test_buffers_kwargs_and_constants_follow_pytorch():
     assert ("USER_INPUT", "scale", None, None) in got["inputs"]
 
 
+def test_the_programs_parameters_and_buffers_are_pytorchs():
+    def run(L):
+        ep = L.export.export(_with_buffers(L), (_x(L, 2, 4),))
+        return {"named_parameters": [(n, py(p)) for n, p in ep.named_parameters()],
+                "parameters": [py(p) for p in ep.parameters()],
+                "named_buffers": [(n, py(b)) for n, b in ep.named_buffers()],
+                "buffers": [py(b) for b in ep.buffers()]}
+    got = same_as_torch(run)
+    assert [n for n, _ in got["named_parameters"]] == ["lin.weight", "lin.bias"]
+    assert [n for n, _ in got["named_buffers"]] == ["shift", "scratch"]
+    assert got["buffers"] == [v for _, v in got["named_buffers"]]
+
+
 def test_guards_reject_inputs_the_program_was_not_exported_for():
     def run(L):
         model = _with_buffers(L)

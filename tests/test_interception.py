@@ -287,6 +287,23 @@ def test_mode_push_warns_at_the_callers_line_and_enters_nothing(where, name):
          "`with Mode()`", True)]
 
 
+@pytest.mark.parametrize("where,name,kind", [
+    ("overrides", "BaseTorchFunctionMode", "function"),
+    ("utils._python_dispatch", "BaseTorchDispatchMode", "dispatch")])
+def test_the_current_mode_and_stack_name_the_innermost_mode(where, name, kind):
+    def scenario(L):
+        mod = _mod(L, where)
+        current = getattr(mod, f"_get_current_{kind}_mode")
+        stack = getattr(mod, f"_get_current_{kind}_mode_stack")
+        outer, inner = getattr(mod, name)(), getattr(mod, name)()
+        seen = [current(), stack()]
+        with outer, inner:
+            seen += [current() is inner, [m is o for m, o in zip(stack(), (outer, inner))],
+                     len(stack()), L.ones(2).neg().tolist()]
+        return seen + [current(), stack()]
+    assert same_as_torch(scenario) == [None, [], True, [True, True], 2, [-1.0, -1.0], None, []]
+
+
 def test_aten_overloads_are_named_and_callable_as_pytorchs():
     def scenario(L):
         mm = L.ops.aten.mm.default

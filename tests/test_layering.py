@@ -17,7 +17,8 @@ The layers, bottom first (a module may import its own layer and those below):
    started JAX's backends), ``_x64`` (JAX's 64-bit mode, likewise),
    ``_jax_trace`` (what JAX traces now), ``_compile.tune``, ``_numpy_eval`` and
    ``_numpy_eval_indexing`` (the NumPy interpreter of jaxprs), ``_memory_format``,
-   ``_streams`` (``torch.Stream``/``Event``, the CPU's), and packages whose
+   ``_streams`` (``torch.Stream``/``Event``, the CPU's), ``_arguments`` (constructors that
+   keep their arguments), and packages whose
    ``__init__`` imports nothing of hookgrad;
 1. mode state: ``_autograd.grad_mode``, ``_autograd.anomaly_mode`` (the engine fills
    their slots, ``anomaly_mode.CURRENT_NODE``);
@@ -71,7 +72,8 @@ LAYERS = [
      "hookgrad._compile_count", "hookgrad._host_transfer",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
-     "hookgrad._backend_start", "hookgrad._pending", "hookgrad._host_value"],
+     "hookgrad._backend_start", "hookgrad._pending", "hookgrad._host_value",
+     "hookgrad._arguments"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._views", "hookgrad._storage"],

@@ -85,6 +85,16 @@ def test_storage_sizes_and_the_typed_storage():
     assert same_as_torch(run) == [24, 24, 6, 4, "int32", True, "cpu", 4, 24, 3, False]
 
 
+@pytest.mark.parametrize("cls", ["UntypedStorage", "TypedStorage"])
+def test_a_storage_is_made_from_a_tensor_not_constructed(cls):
+    """``torch.UntypedStorage(n)`` allocates bytes; hookgrad's storages only describe a
+    Tensor's, so constructing one says so, naming the class."""
+    with pytest.raises(NotImplementedError, match=rf"hookgrad does not implement "
+                       rf"torch\.{cls}\(\.\.\.\) yet: a storage comes from a Tensor"):
+        getattr(hookgrad, cls)(4)
+    assert type(getattr(hookgrad, cls)._of(hookgrad.ones(2))) is getattr(hookgrad, cls)
+
+
 def test_frombuffer():
     def run(L):
         b = bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00")

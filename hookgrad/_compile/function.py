@@ -375,17 +375,11 @@ class CompiledFunction:
             if slot[0] == "a":
                 flat.append(v)
         key.append(self._guards.values())   # last: ``_rekey`` replaces it
-        plan.key = tuple(key)
-        plan.flat = flat
-        plan.state = st
+        plan.key, plan.flat, plan.state = tuple(key), flat, st
         plan.tensors, plan.optimizers = st.tensors, st.optimizers
         plan.n_args, plan.kw_names = len(args), tuple(kwargs)
-        plan.grads_in = grads_in
-        plan.opt_trees = opt_trees
-        plan.rng = rng
-        plan.arg_leaves = arg_leaves
-        plan.arg_slots = arg_slots
-        plan.rebuild = rebuild
+        plan.grads_in, plan.opt_trees, plan.rng = grads_in, opt_trees, rng
+        plan.arg_leaves, plan.arg_slots, plan.rebuild = arg_leaves, arg_slots, rebuild
         return plan
 
     def _plan_args(self, st, module_key, arg_leaves, module_cls):

@@ -46,17 +46,20 @@ def _check_factor(name, input, factor, what):
         raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
 
 
+def _check_divides(name, input, d, what, by, k):
+    if input.shape[d] % k:
+        raise RuntimeError(f"{name} expects {what} to be divisible by {by}, but "
+                           f"input.size({d})={input.shape[d]} is not divisible by {k}")
+
+
 @export(method=False)
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Rearranges ``(*, C * r^2, H, W)`` into ``(*, C, H * r, W * r)``, ``r`` the
     ``upscale_factor``."""
     r = int(upscale_factor)
     _check_factor("pixel_shuffle", input, r, "upscale_factor")
-    c = input.shape[-3]
-    if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
+    _check_divides("pixel_shuffle", input, -3, "its input's 'channel' dimension",
+                   "the square of upscale_factor", r * r)
     return apply(PIXEL_SHUFFLE, (input,), {"r": r})
 
 
@@ -67,10 +70,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     r = int(downscale_factor)
     _check_factor("pixel_unshuffle", input, r, "downscale_factor")
     for what, d in (("height", -2), ("width", -1)):
-        if input.shape[d] % r:
-            raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by "
-                               f"downscale_factor, but input.size({d})={input.shape[d]} is not "
-                               f"divisible by {r}")
+        _check_divides("pixel_unshuffle", input, d, what, "downscale_factor", r)
     return apply(PIXEL_UNSHUFFLE, (input,), {"r": r})
 
 

@@ -6,6 +6,7 @@ layout of what was saved; with ``create_graph`` the backward is itself run as an
 (``ALL``, ``OUT``, ``_CONST``), read by the node and by the record stage
 (``stages/record.py``).
 """
+import enum
 import functools
 
 import jax
@@ -19,23 +20,20 @@ from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_
 from .._autograd.graph import _Node
 
 
-class _Save:
+class _Save(enum.Enum):
     """A named way of saving (compared by identity: ``op.save is ALL``)."""
-
-    __slots__ = ("_name",)
-
-    def __init__(self, name):
-        self._name = name
+    ALL = "ALL"
+    OUT = "OUT"
 
     def __repr__(self):
-        return self._name
+        return self.value
 
 
 # the node of an overload PyTorch has no derivative formula for: backward reaching it
 # raises (``derivative for aten::<op> is not implemented``; ``_NotImplementedNode``)
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
-ALL = _Save("ALL")  # save every Tensor argument (default)
-OUT = _Save("OUT")  # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
+ALL = _Save.ALL  # save every Tensor argument (default)
+OUT = _Save.OUT  # save the output (as PyTorch does for exp, tanh, ...), backward from ``bwd``
 INEXACT = frozenset(np.dtype(d) for d in (np.float16, jnp.bfloat16, np.float32, np.float64,
                                           np.complex64, np.complex128))
 # ``dispatch.apply``, which runs a backward as an op under ``create_graph`` (dispatch fills it)

@@ -212,9 +212,12 @@ class GradScaler:
 
     def get_scale(self) -> float:
         """The current scale as a Python float (1.0 when disabled)."""
-        if not self._enabled:
-            return 1.0
-        return self._scale.item()
+        return self._read("_scale", 1.0)
+
+    def _read(self, tensor, disabled):
+        """The one-element Tensor named ``tensor`` as a Python number; ``disabled`` when the
+        scaler is off (and holds none)."""
+        return getattr(self, tensor).item() if self._enabled else disabled
 
     def get_growth_factor(self) -> float:
         return self._growth_factor
@@ -235,9 +238,7 @@ class GradScaler:
         self._growth_interval = new_interval
 
     def _get_growth_tracker(self) -> int:
-        if not self._enabled:
-            return 0
-        return self._growth_tracker.item()
+        return self._read("_growth_tracker", 0)
 
     def is_enabled(self) -> bool:
         return self._enabled

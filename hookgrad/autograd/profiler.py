@@ -4,6 +4,7 @@ trace while it is entered; ``record_function`` names ranges in it. Per-op event 
 from __future__ import annotations
 
 from .. import _missing
+from .._arguments import keep
 from .._profiler import (ProfilerActivity, _JaxTrace, _NoEvents, kineto_available,
                          record_function)
 
@@ -36,12 +37,8 @@ class profile(_NoEvents):
                  experimental_config=None, acc_events=False, custom_trace_id_callback=None):
         self.enabled = enabled
         self.use_device = "cuda" if use_cuda and use_device is None else use_device
-        self.record_shapes = record_shapes
-        self.with_flops = with_flops
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
-        self.with_modules = with_modules
-        self.use_cpu = use_cpu
+        keep(self, locals(), "record_shapes", "with_flops", "profile_memory", "with_stack",
+             "with_modules", "use_cpu")
         self.entered = False
         self._trace = _JaxTrace()
 

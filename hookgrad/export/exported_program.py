@@ -153,20 +153,19 @@ class ExportedProgram:
         return self.constants
 
     def named_parameters(self) -> Iterator[tuple[str, Any]]:
-        for name in self._graph_signature.parameters:
-            yield name, self._state[name]
-
-    def parameters(self) -> Iterator[Any]:
-        for _, p in self.named_parameters():
-            yield p
+        return self._named(self._graph_signature.parameters)
 
     def named_buffers(self) -> Iterator[tuple[str, Any]]:
-        for name in self._graph_signature.buffers:
-            yield name, self._state[name]
+        return self._named(self._graph_signature.buffers)
+
+    def parameters(self) -> Iterator[Any]:
+        return (p for _, p in self.named_parameters())
 
     def buffers(self) -> Iterator[Any]:
-        for _, b in self.named_buffers():
-            yield b
+        return (b for _, b in self.named_buffers())
+
+    def _named(self, names) -> Iterator[tuple[str, Any]]:
+        return ((name, self._state[name]) for name in names)
 
     # ------------------------------------------------------------------ running it
     def module(self, check_guards=True) -> Any:

@@ -3,6 +3,7 @@ import keyword
 import re
 
 from .. import _missing
+from .._held_collection import _HeldCollection
 from .node import ILLEGAL_NAMES, Node, qualified_name
 
 __all__ = ["Graph"]
@@ -36,15 +37,11 @@ class _Namespace:
         return name
 
 
-class _NodeList:
+class _NodeList(_HeldCollection):
+    _held = "_nodes"
+
     def __init__(self, nodes):
         self._nodes = nodes
-
-    def __iter__(self):
-        return iter(self._nodes)
-
-    def __len__(self):
-        return len(self._nodes)
 
     def __reversed__(self):
         return reversed(self._nodes)

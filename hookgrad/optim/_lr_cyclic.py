@@ -7,6 +7,7 @@ import math
 import types
 from typing import Any
 
+from .._arguments import keep
 from .._tensor import Tensor
 from ._lr_schedulers_base import LRScheduler, _group_values, _per_group, _set_group_lr
 from .optimizer import Optimizer
@@ -36,10 +37,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if not isinstance(eta_min, (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
                              f"{type(eta_min)}")
-        self.T_0 = T_0
-        self.T_i = T_0
-        self.T_mult = T_mult
-        self.eta_min = eta_min
+        self.T_0 = self.T_i = T_0
+        keep(self, locals(), "T_mult", "eta_min")
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch)
 

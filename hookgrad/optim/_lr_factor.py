@@ -2,6 +2,7 @@
 ``PolynomialLR`` (re-exported by ``hookgrad.optim.lr_scheduler``)."""
 from __future__ import annotations
 
+from .._arguments import keep
 from .._tensor import Tensor
 from ._lr_schedulers_base import LambdaLR, LRScheduler, _group_values
 
@@ -47,8 +48,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
-        self.factor = factor
-        self.total_iters = total_iters
+        keep(self, locals(), "factor", "total_iters")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float | Tensor]:

@@ -7,6 +7,7 @@ import weakref
 from bisect import bisect_right
 from collections import Counter
 
+from .._arguments import keep
 from .._tensor import Tensor
 from .optimizer import Optimizer
 from .. import _errors
@@ -239,8 +240,7 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        self.step_size = step_size
-        self.gamma = gamma
+        keep(self, locals(), "step_size", "gamma")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float | Tensor]:
@@ -324,8 +324,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        self.T_max = T_max
-        self.eta_min = eta_min
+        keep(self, locals(), "T_max", "eta_min")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float | Tensor]:
@@ -370,9 +369,7 @@ class LinearLR(LRScheduler):
                              "and less or equal to 1.")
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
-        self.start_factor = start_factor
-        self.end_factor = end_factor
-        self.total_iters = total_iters
+        keep(self, locals(), "start_factor", "end_factor", "total_iters")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float | Tensor]:

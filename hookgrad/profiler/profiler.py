@@ -9,6 +9,7 @@ import time
 
 from .._profiler import _JaxTrace, _NoEvents, supported_activities
 from .. import _errors
+from .._arguments import keep
 
 __all__ = ["ProfilerAction", "profile", "schedule", "tensorboard_trace_handler"]
 
@@ -112,12 +113,8 @@ class profile(_NoEvents):
                  custom_trace_id_callback=None, post_processing_timeout_s=None):
         self.activities = set(activities) if activities else supported_activities()
         self.schedule = schedule if schedule is not None else (lambda _: ProfilerAction.RECORD)
-        self.on_trace_ready = on_trace_ready
-        self.record_shapes = record_shapes
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
-        self.with_flops = with_flops
-        self.with_modules = with_modules
+        keep(self, locals(), "on_trace_ready", "record_shapes", "profile_memory", "with_stack",
+             "with_flops", "with_modules")
         self.step_num = 0
         self.current_action = self.schedule(self.step_num)
         self._trace = _JaxTrace()

@@ -41,13 +41,12 @@ class TorchDispatchMode(_modes.StackedMode):
 class BaseTorchDispatchMode(TorchDispatchMode):
     """A mode whose ``__torch_dispatch__`` calls the op unchanged."""
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
+    __torch_dispatch__ = _modes.calls_unchanged
 
 
 def _get_current_dispatch_mode():
     """The innermost active dispatch mode, or None."""
-    return _modes.MODES[-1] if _modes.MODES else None
+    return _modes.innermost(_modes.MODES)
 
 
 def _get_current_dispatch_mode_stack() -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import operator
 from collections import OrderedDict, defaultdict, deque
 from typing import Any, Callable, NamedTuple
 
@@ -43,37 +44,34 @@ SUPPORTED_NODES: dict[type, NodeDef] = {}
 # ------------------------------------------------------------------------------ keys
 
 
+class _Key:
+    """An entry of a key path, one field (``_field``) that ``str`` shows as source text
+    (``_text``) and ``get`` reads a container at (``_read(container, value)``)."""
+    _field, _text, _read = "", "", None
+
+    def __str__(self):
+        return self._text.format(getattr(self, self._field))
+
+    def get(self, container):
+        return type(self)._read(container, getattr(self, self._field))
+
+
 @dataclasses.dataclass(frozen=True)
-class SequenceKey:
+class SequenceKey(_Key):
     idx: int
-
-    def __str__(self):
-        return f"[{self.idx!r}]"
-
-    def get(self, sequence):
-        return sequence[self.idx]
+    _field, _text, _read = "idx", "[{!r}]", operator.getitem
 
 
 @dataclasses.dataclass(frozen=True)
-class MappingKey:
+class MappingKey(_Key):
     key: Any
-
-    def __str__(self):
-        return f"[{self.key!r}]"
-
-    def get(self, mapping):
-        return mapping[self.key]
+    _field, _text, _read = "key", "[{!r}]", operator.getitem
 
 
 @dataclasses.dataclass(frozen=True)
-class GetAttrKey:
+class GetAttrKey(_Key):
     name: str
-
-    def __str__(self):
-        return f".{self.name}"
-
-    def get(self, obj):
-        return getattr(obj, self.name)
+    _field, _text, _read = "name", ".{}", getattr
 
 
 def keystr(kp) -> str:

@@ -202,10 +202,15 @@ def test_layer_errors_match_torch():
             L.nn.Softmax2d()(L.ones(2, 3))
         with pytest.raises(ValueError, match=r"expected 3D or 4D input \(got 2D input\)"):
             L.nn.CircularPad2d(1)(L.ones(2, 3))
-        with pytest.raises(RuntimeError, match="but input.size\\(-3\\)=7 is not divisible by 4"):
+        with pytest.raises(RuntimeError, match=r"^pixel_shuffle expects its input's 'channel' "
+                           r"dimension to be divisible by the square of upscale_factor, but "
+                           r"input.size\(-3\)=7 is not divisible by 4$"):
             L.nn.functional.pixel_shuffle(L.ones(7, 2, 2), 2)
-        with pytest.raises(RuntimeError, match="expects width to be divisible by downscale"):
-            L.nn.functional.pixel_unshuffle(L.ones(1, 4, 3), 2)
+        for shape, what, d in (((1, 3, 4), "height", -2), ((1, 4, 3), "width", -1)):
+            with pytest.raises(RuntimeError, match=rf"^pixel_unshuffle expects {what} to be "
+                               rf"divisible by downscale_factor, but input.size\({d}\)=3 is "
+                               r"not divisible by 2$"):
+                L.nn.functional.pixel_unshuffle(L.ones(*shape), 2)
         with pytest.raises(RuntimeError, match="Got 4 channels and 3 groups"):
             L.nn.functional.channel_shuffle(L.ones(1, 4, 3), 3)
 

@@ -194,6 +194,21 @@ def _reassign(L):
     return r1, r2, r3, r4, hasattr(m, "plain")
 
 
+@needs_torch
+def test_a_name_leaves_every_other_store_when_it_becomes_a_parameter_or_module():
+    def run(L):
+        m = L.nn.Module()
+        m.a, m.b = 1, 2
+        m.register_buffer("c", L.ones(1), persistent=False)
+        m.register_buffer("d", L.ones(1), persistent=False)
+        m.a, m.c = L.nn.Parameter(L.ones(1)), L.nn.Parameter(L.ones(1))
+        m.b, m.d = L.nn.ReLU(), L.nn.ReLU()
+        return [sorted(m._parameters), sorted(m._modules), sorted(m._buffers),
+                sorted(m._non_persistent_buffers_set), [n in vars(m) for n in "abcd"]]
+    ours, theirs = both(run)
+    assert ours == theirs == [["a", "c"], ["b", "d"], [], [], [False] * 4]
+
+
 def test_reassign_moves_between_kinds():
     r1, r2, r3, r4, has_plain = _reassign(hookgrad)
     assert r1 == ([k for k in ("x.weight", "x.bias")], ["x"])

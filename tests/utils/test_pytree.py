@@ -47,6 +47,20 @@ def test_key_paths_and_maps():
     assert same_as_torch(f)[0][:2] == ["['b']", "['a'][0]"]
 
 
+def test_each_key_prints_compares_and_reads_as_pytorchs():
+    def f(L):
+        p = _pt(L)
+        keys = [p.SequenceKey(1), p.MappingKey("a"), p.MappingKey(0), p.GetAttrKey("real")]
+        same = [p.SequenceKey(1), p.MappingKey("a"), p.MappingKey(0), p.GetAttrKey("real")]
+        containers = [[5, 6], {"a": 2}, {0: 3}, 4.0]
+        return [[str(k) for k in keys], [repr(k) for k in keys],
+                [k == s and hash(k) == hash(s) for k, s in zip(keys, same)],
+                keys[0] == p.MappingKey(1), [k.get(c) for k, c in zip(keys, containers)],
+                raises(lambda: keys[1].get({})), raises(setattr, keys[0], "idx", 2)]
+    got = same_as_torch(f)
+    assert got[0] == ["[1]", "['a']", "[0]", ".real"] and got[3] is False
+
+
 def test_mismatched_trees_raise_torchs_errors():
     def f(L):
         p = _pt(L)

@@ -71,6 +71,17 @@ class StackedMode:
         return cls(*args, **kwargs)
 
 
+def calls_unchanged(self, func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` of ``BaseTorchFunctionMode`` and ``__torch_dispatch__`` of
+    ``BaseTorchDispatchMode``: ``func`` called as it was."""
+    return func(*args, **(kwargs or {}))
+
+
+def innermost(stack):
+    """The innermost mode of a mode stack (its last), or None when it is empty."""
+    return stack[-1] if stack else None
+
+
 def to_innermost(func, args, kwargs):
     """``func(*args, **kwargs)`` as the innermost dispatch mode handles it, that mode
     popped meanwhile (``func`` an OpOverload: a row's, or a custom operator's)."""

@@ -22,26 +22,41 @@ class Placement:
         return False
 
 
-class Shard(Placement):
+class _OneValue(Placement):
+    """A placement that one attribute (``_field``) tells apart from the others of its kind:
+    equal to one of its kind with the same value, and printed by filling PyTorch's ``repr``
+    and ``str`` (``_formats``) with that value."""
+    _field = ""
+    _formats = ("", "")
+
+    def _value(self):
+        return getattr(self, self._field)
+
+    def _has(self, value) -> bool:
+        return value is None or value == self._value()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, type(self)) and other._value() == self._value()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._value()))
+
+    def __repr__(self) -> str:
+        return self._formats[0].format(self._value())
+
+    def __str__(self) -> str:
+        return self._formats[1].format(self._value())
+
+
+class Shard(_OneValue):
     """Split along tensor dimension ``dim`` over the mesh dimension: ``Shard(dim)``."""
+    _field, _formats = "dim", ("Shard(dim={})", "S({})")
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
 
     def is_shard(self, dim: int | None = None) -> bool:
-        return dim is None or dim == self.dim
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Shard) and other.dim == self.dim
-
-    def __hash__(self) -> int:
-        return hash(("Shard", self.dim))
-
-    def __repr__(self) -> str:
-        return f"Shard(dim={self.dim})"
-
-    def __str__(self) -> str:
-        return f"S({self.dim})"
+        return self._has(dim)
 
 
 class Replicate(Placement):
@@ -63,28 +78,17 @@ class Replicate(Placement):
         return "R"
 
 
-class Partial(Placement):
+class Partial(_OneValue):
     """Pending reduction over the mesh dimension: ``Partial(reduce_op="sum")``. A JAX array
     holds one global value: a ``Partial`` DTensor's array holds the reduced value,
     replicated over that mesh dimension."""
+    _field, _formats = "reduce_op", ("Partial({})", "P({})")
 
     def __init__(self, reduce_op: str = "sum") -> None:
         self.reduce_op = reduce_op
 
     def is_partial(self, reduce_op: str | None = None) -> bool:
-        return reduce_op is None or reduce_op == self.reduce_op
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Partial) and other.reduce_op == self.reduce_op
-
-    def __hash__(self) -> int:
-        return hash(("Partial", self.reduce_op))
-
-    def __repr__(self) -> str:
-        return f"Partial({self.reduce_op})"
-
-    def __str__(self) -> str:
-        return f"P({self.reduce_op})"
+        return self._has(reduce_op)
 
 
 def to_spec(placements: Any, ndim: int, axis_names: tuple[str, ...]) -> PartitionSpec:

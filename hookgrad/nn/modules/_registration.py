@@ -33,6 +33,28 @@ def _check_new_name(module, kind, slots, name):
         raise KeyError(f"attribute '{name}' already exists")
 
 
+# the stores a name leaves when it becomes a parameter or a submodule ("__dict__": the
+# module's plain attributes)
+_NOT_PARAMETERS = ("__dict__", "_buffers", "_modules", "_non_persistent_buffers_set")
+_NOT_MODULES = ("__dict__", "_parameters", "_buffers", "_non_persistent_buffers_set")
+
+
+def _claim(module, name, store, what, others):
+    """Before ``name`` is assigned as a ``what`` (``"parameters"``, ``"module"``): PyTorch's
+    error when ``Module.__init__`` has not made that ``store`` yet; else ``name`` leaves the
+    module's ``others`` stores."""
+    if store is None:
+        raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+    d = module.__dict__
+    for other in others:
+        held = d if other == "__dict__" else d[other]
+        if name in held:
+            if isinstance(held, dict):
+                del held[name]
+            else:
+                held.discard(name)
+
+
 class _RegistrationMixin:
     # NOTE: ``Module`` is the only class built on this mixin, so ``isinstance(x,
     # _RegistrationMixin)`` below is ``isinstance(x, Module)`` without importing module.py
@@ -172,21 +194,9 @@ class _RegistrationMixin:
 
     def __setattr__(self, name, value):
         _watch.bump()
-
-        def remove_from(*dicts_or_sets):
-            for d in dicts_or_sets:
-                if name in d:
-                    if isinstance(d, dict):
-                        del d[name]
-                    else:
-                        d.discard(name)
-
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
-            if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules,
-                        self._non_persistent_buffers_set)
+            _claim(self, name, params, "parameters", _NOT_PARAMETERS)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -196,10 +206,7 @@ class _RegistrationMixin:
         else:
             modules = self.__dict__.get("_modules")
             if isinstance(value, _RegistrationMixin):
-                if modules is None:
-                    raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers,
-                            self._non_persistent_buffers_set)
+                _claim(self, name, modules, "module", _NOT_MODULES)
                 value = _registered(_global_module_registration_hooks, self, name, value)
                 modules[name] = value
             elif modules is not None and name in modules:

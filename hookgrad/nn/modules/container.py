@@ -10,6 +10,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 from ... import _errors
+from ..._held_collection import _HeldCollection
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            "Container"]
@@ -204,8 +205,7 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        return _abs_index(self, idx)
+    _get_abs_string_index = _abs_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -268,16 +268,7 @@ class ModuleList(Module):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
 
-    def append(self, module):
-        """Append ``module``; returns ``self``."""
-        self.add_module(str(len(self)), module)
-        return self
-
-    def pop(self, key):
-        """Remove and return the module at index ``key``."""
-        v = self[key]
-        del self[key]
-        return v
+    append, pop = Sequential.append, Sequential.pop   # the same index keys: "0", "1", ...
 
     def extend(self, modules):
         """Append the modules of an iterable; returns ``self``."""
@@ -301,7 +292,7 @@ def _update_pairs(container, items, what):
         container[m[0]] = m[1]
 
 
-class ModuleDict(Module):
+class ModuleDict(_HeldCollection, Module):
     """An ordered dict of registered modules, keyed by strings.
 
     Example::
@@ -309,6 +300,8 @@ class ModuleDict(Module):
         >>> self.heads = nn.ModuleDict({"cls": nn.Linear(8, 3), "reg": nn.Linear(8, 1)})
         >>> y = self.heads["cls"](x)
     """
+
+    _held = "_modules"
 
     def __init__(self, modules=None):
         super().__init__()
@@ -323,15 +316,6 @@ class ModuleDict(Module):
 
     def __delitem__(self, key):
         del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
 
     def clear(self):
         """Remove all modules."""
@@ -388,8 +372,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        return _abs_index(self, idx)
+    _get_abs_string_index = _abs_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -441,7 +424,7 @@ class ParameterList(Module):
         raise RuntimeError("ParameterList should not be called.")
 
 
-class ParameterDict(Module):
+class ParameterDict(_HeldCollection, Module):
     """An ordered dict of registered parameters, keyed by strings. Tensors put in it become
     ``Parameter`` s. A plain ``dict`` given to the constructor or ``update`` is added in
     sorted key order (an ``OrderedDict`` in its own order), as in PyTorch.
@@ -450,6 +433,8 @@ class ParameterDict(Module):
 
         >>> self.bias = nn.ParameterDict({"a": nn.Parameter(hookgrad.zeros(2))})
     """
+
+    _held = "_keys"
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -478,17 +463,8 @@ class ParameterDict(Module):
         del self._keys[key]
         delattr(self, self._key_to_attr(key))
 
-    def __len__(self):
-        return len(self._keys)
-
-    def __iter__(self):
-        return iter(self._keys)
-
     def __reversed__(self):
         return reversed(self._keys)
-
-    def __contains__(self, key):
-        return key in self._keys
 
     def copy(self):
         """A new ParameterDict holding the same parameters."""

@@ -6,6 +6,7 @@ from .. import functional as F
 from .. import init
 from ._utils import _pair, _param, _single, _triple
 from .module import Module
+from ..._arguments import keep
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
@@ -36,16 +37,8 @@ class _ConvNd(Module):
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
                              f"padding_mode='{padding_mode}'")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-        self.dilation = dilation
-        self.transposed = transposed
-        self.output_padding = output_padding
-        self.groups = groups
-        self.padding_mode = padding_mode
+        keep(self, locals(), "in_channels", "out_channels", "kernel_size", "stride", "padding",
+             "dilation", "transposed", "output_padding", "groups", "padding_mode")
         # F.pad's order (last dim first) of the padding, for the non-zero padding modes
         if isinstance(padding, str):
             rev = [0, 0] * len(kernel_size)

@@ -7,6 +7,7 @@ from .distance import PairwiseDistance
 from .linear import Linear
 from .module import Module
 from ... import _errors
+from ..._arguments import keep
 from ..._ops.nn_loss import _reduction
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
@@ -117,8 +118,7 @@ class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
-        self.label_smoothing = label_smoothing
+        keep(self, locals(), "ignore_index", "label_smoothing")
 
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
@@ -254,8 +254,7 @@ class MultiMarginLoss(_WeightedLoss):
         if weight is not None and weight.dim() != 1:
             raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
                              f"{weight.dim()}D instead")
-        self.p = p
-        self.margin = margin
+        keep(self, locals(), "p", "margin")
 
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
@@ -274,9 +273,7 @@ class PoissonNLLLoss(_Loss):
     def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                  reduction="mean"):
         super().__init__(size_average, reduce, reduction)
-        self.log_input = log_input
-        self.full = full
-        self.eps = eps
+        keep(self, locals(), "log_input", "full", "eps")
 
     def forward(self, log_input, target):
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
@@ -316,10 +313,7 @@ class TripletMarginLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
                              f"{margin} instead")
-        self.margin = margin
-        self.p = p
-        self.eps = eps
-        self.swap = swap
+        keep(self, locals(), "margin", "p", "eps", "swap")
 
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
@@ -391,10 +385,7 @@ class LinearCrossEntropyLoss(_WeightedLoss):
             raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
                                f"{label_smoothing}")
         super().__init__(weight, None, None, reduction)
-        self.num_classes = num_classes
-        self.out_features = out_features
-        self.ignore_index = ignore_index
-        self.label_smoothing = label_smoothing
+        keep(self, locals(), "num_classes", "out_features", "ignore_index", "label_smoothing")
         # one 2-D Linear, reshaped in forward to (num_classes, *out_features, in_features)
         self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
                              bias=bias, device=device, dtype=dtype)

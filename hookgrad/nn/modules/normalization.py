@@ -14,6 +14,7 @@ from ._functional_module import _Stored
 from ._utils import _param, _tensor
 from .module import Module
 from ... import _errors
+from ..._arguments import keep
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
            "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
@@ -26,11 +27,7 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
+        keep(self, locals(), "num_features", "eps", "momentum", "affine", "track_running_stats")
         _register_affine(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _tensor((num_features,), device, dtype))
@@ -224,10 +221,7 @@ class GroupNorm(_AffineNorm):
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
+        keep(self, locals(), "num_groups", "num_channels", "eps", "affine")
         self._init_affine((num_channels,), affine, bias, device, dtype)
 
     def extra_repr(self):
@@ -379,10 +373,7 @@ class CrossMapLRN2d(Module):
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
         super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        keep(self, locals(), "size", "alpha", "beta", "k")
 
     def forward(self, input):
         if input.dim() != 4:

@@ -5,6 +5,7 @@ from .. import functional as F
 from ._utils import _pair, _single, _triple
 from ._functional_module import _Stored
 from .module import Module
+from ..._arguments import keep
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
@@ -19,10 +20,7 @@ class _MaxPoolNd(Module):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+        keep(self, locals(), "padding", "dilation", "return_indices", "ceil_mode")
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -100,10 +98,7 @@ class _AvgPool2dOr3d(_AvgPoolNd):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
+        keep(self, locals(), "padding", "ceil_mode", "count_include_pad", "divisor_override")
 
     def forward(self, input):
         return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,

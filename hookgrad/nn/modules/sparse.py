@@ -6,6 +6,7 @@ from .. import init
 from ..parameter import Parameter
 from ._utils import _nondefault_repr, _param
 from .module import Module
+from ..._arguments import keep
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -43,10 +44,7 @@ class Embedding(Module):
                 if padding_idx < -num_embeddings:
                     raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
+        keep(self, locals(), "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq")
         if _weight is None:
             self.weight = _param((num_embeddings, embedding_dim), device, dtype)
             self.weight.requires_grad_(not _freeze)
@@ -117,11 +115,8 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
+        keep(self, locals(), "num_embeddings", "embedding_dim", "max_norm", "norm_type",
+             "scale_grad_by_freq")
         if padding_idx is not None:
             if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
                 raise AssertionError("padding_idx must be within num_embeddings")
@@ -136,9 +131,7 @@ class EmbeddingBag(Module):
                 raise AssertionError("Shape of weight does not match num_embeddings and "
                                      "embedding_dim")
             self.weight = Parameter(_weight)
-        self.mode = mode
-        self.sparse = sparse
-        self.include_last_offset = include_last_offset
+        keep(self, locals(), "mode", "sparse", "include_last_offset")
 
     reset_parameters = Embedding.reset_parameters
     _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero

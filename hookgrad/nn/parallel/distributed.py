@@ -20,6 +20,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._autograd.grad_mode import is_grad_enabled
 from ..._compile import sharding as _sharding
+from ..._arguments import keep
 from ..._tensor import Tensor
 from . import _comm_hook, _reducer
 from ..modules.module import Module
@@ -109,9 +110,7 @@ class DistributedDataParallel(Module):
         self.output_device = None
         self.dim = dim
         self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
-        self.find_unused_parameters = find_unused_parameters
-        self.gradient_as_bucket_view = gradient_as_bucket_view
-        self.static_graph = static_graph
+        keep(self, locals(), "find_unused_parameters", "gradient_as_bucket_view", "static_graph")
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
         self._comm_hook = None

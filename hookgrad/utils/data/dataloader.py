@@ -19,6 +19,7 @@ from ._utils.worker import _set_worker_info, get_worker_info
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _host_rng
 from ... import _errors
+from ..._arguments import keep
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -103,15 +104,9 @@ class DataLoader:
                  in_order=True):
         prefetch_factor = _check_worker_args(num_workers, timeout, prefetch_factor,
                                              persistent_workers)
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
-        self.in_order = in_order
+        keep(self, locals(), "dataset", "num_workers", "prefetch_factor", "pin_memory",
+             "pin_memory_device", "timeout", "worker_init_fn", "multiprocessing_context",
+             "in_order")
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
             _check_iterable_args(shuffle, sampler, batch_sampler)
@@ -120,11 +115,7 @@ class DataLoader:
             self._dataset_kind = _DatasetKind.Map
         batch_size, drop_last, sampler, batch_sampler = self._samplers(
             batch_size, shuffle, sampler, batch_sampler, drop_last, generator)
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.generator = generator
+        keep(self, locals(), "batch_size", "drop_last", "sampler", "batch_sampler", "generator")
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
