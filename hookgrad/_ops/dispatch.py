@@ -3,17 +3,18 @@
 1. modes (``stages/modes.py``): an interceptor takes the call (compile's lineage,
    DTensor's stage, Python dispatch modes);
 2. forward AD (``_dual``, filled by ``_engine/forward_ad.py`` while a level is open);
-3. the functional backend (``_mode.state.backend``: inside ``hookgrad.func`` JAX
+3. host values (``stages/host.py``): a row with a NumPy form (``host_forms.py``) on small
+   CPU values that nothing records runs in NumPy, and an in-place ``+ - * /`` on a Tensor
+   held on the host writes its memory (``host_tier.py``);
+4. the functional backend (``_mode.state.backend``: inside ``hookgrad.func`` JAX
    differentiates, nothing is recorded);
-4. host values (``stages/host.py``): a row with a NumPy form (``host_forms.py``) on
-   small CPU values that nothing records runs in NumPy;
 5. lazy and tiered values (``stages/values.py``, ``lazy.py``, ``tiered.py``);
 6. alias and in-place (``stages/inplace.py``, ``views.inplace``);
 7. record (``stages/record.py``): the node, its edges and saved values.
 
-The first three are slots: empty, each costs one test, and an op with nothing to record
-runs the forward and wraps its result (the fast path). docs/architecture.md says how to add
-a stage.
+Stages 1, 2 and 4 are slots: empty, each costs one test; stage 3 costs a dict lookup for
+a row with no NumPy form. An op with nothing to record runs the forward and wraps its
+result (the fast path). docs/architecture.md says how to add a stage.
 """
 import sys
 from weakref import ref as _weakref

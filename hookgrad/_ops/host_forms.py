@@ -155,7 +155,9 @@ def _join(fn):
     def form(vals, result, dim):
         if any(v.__class__ is not np.ndarray for v in vals):
             raise TypeError("a part that is not a Tensor")
-        return fn([v.astype(result, copy=False) for v in vals], axis=dim)
+        if any(v.dtype is not result for v in vals):
+            vals = [v.astype(result) for v in vals]
+        return fn(vals, axis=dim)
     return form
 
 
@@ -188,6 +190,9 @@ def _lift(higher, lower):
 
 def promoted(vals):
     """The dtype PyTorch computes ``vals`` (arrays and Python numbers) in."""
+    d = vals[0].dtype if vals[0].__class__ is np.ndarray else None
+    if all(v.__class__ is np.ndarray and v.dtype is d for v in vals):
+        return d  # one dtype (a stack's parts): the common case, decided at once
     groups = [None, None, None]  # numbers, 0-d arrays, dimensioned arrays
     for v in vals:
         if v.__class__ is np.ndarray:

@@ -86,7 +86,8 @@ def enter(t):
     tally = _tally(t)
     tally[0] += 1
     a = t._arr
-    store = Store(np.array(a.np if a.__class__ is Host else t._data), tally)
+    # C order: the aliases' strides count elements of the root's C-ordered memory
+    store = Store(np.array(a.np if a.__class__ is Host else t._data, order="C"), tally)
     _set_arr(t, Host(store.np, store))  # the same values: not a write
     _host_aliases(t, store, None, False)
     return store

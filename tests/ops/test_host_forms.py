@@ -228,3 +228,19 @@ def test_training_on_tensors_built_by_host_ops():
             losses.append(loss.item())
         return [losses, py(model.weight)]
     same_as_torch(run, tol=1e-5)
+
+
+def test_writes_through_views_of_results_match_pytorch():
+    def run(L):
+        x = L.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+        t = x.t() + 0               # NumPy keeps the transposed order: held in C order
+        t[1, 2] = 50.0
+        r = x + 0
+        v = r[1]
+        v[0] = 9.0                  # through an index view of a result
+        w = r.reshape(4, 3)
+        r[2, 3] = -1.0              # seen by the live views
+        u = (x * 2)[:, 1:3]
+        u += 1
+        return [py(t), py(r), py(v), py(w), py(u), py(x), r._version, v._version, t._version]
+    same_as_torch(run, tol=0)

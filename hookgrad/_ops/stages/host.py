@@ -41,6 +41,7 @@ def run(op, found, statics, args, out):
     rule, form = found
     statics = statics or _NO_STATICS
     vals = []
+    xla = False  # an argument whose values XLA holds: read only once every one qualifies
     for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
@@ -49,23 +50,18 @@ def run(op, found, statics, args, out):
             c = v.__class__
             if c is Host:
                 v = v.np
-            elif c is Pending and v.aval.size <= _HOST_MAX and not v.aval.weak_type:
-                v = _host_transfer.host_copy(a._data)  # a deferred XLA value: computed
-                if v is None:
-                    return None
-            elif c is ARRAY and v.size <= _HOST_MAX and not v.weak_type:
-                v = _host_transfer.host_copy(v)  # remembered: a loop reads it once
-                if v is None:
-                    return None
+            elif c is Pending and v.aval.size <= _HOST_MAX and not v.aval.weak_type or \
+                    c is ARRAY and v.size <= _HOST_MAX and not v.weak_type:
+                v, xla = a, True
             else:
                 return None
-            if v.dtype not in _DTYPES:
-                return None
-        else:
-            if a.__class__ not in _NUMBERS:
-                return None
+        elif a.__class__ in _NUMBERS:
             v = a
+        else:
+            return None
         vals.append(v)
+    if xla and (vals := _read_xla(vals)) is None:
+        return None
     try:
         result = _RULES[rule](vals, statics)
     except Exception:  # noqa: BLE001 - an operand no rule knows: the XLA path decides
@@ -86,3 +82,16 @@ def run(op, found, statics, args, out):
     res.flags.writeable = False  # a host-held value nothing writes (a write copies it)
     return Tensor._wrap(Host(res, None))
 
+
+def _read_xla(vals):
+    """``vals`` with each Tensor's values read from XLA (a pending one computed first):
+    NumPy arrays, remembered by ``_host_transfer`` (a loop reads an array once); None
+    when one is not a plain CPU array of a dtype the host holds."""
+    out = []
+    for v in vals:
+        if isinstance(v, Tensor):
+            v = _host_transfer.host_copy(v._data)
+            if v is None or v.dtype not in _DTYPES:
+                return None
+        out.append(v)
+    return out
