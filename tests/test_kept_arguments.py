@@ -61,6 +61,15 @@ _KEEPERS = [
                                                  include_last_offset=True, padding_idx=-1),
      ["num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq",
       "padding_idx", "mode", "sparse", "include_last_offset"]),
+    ("RReLU", lambda L: L.nn.RReLU(0.1, 0.2, True), ["lower", "upper", "inplace"]),
+    ("Bilinear", lambda L: L.nn.Bilinear(2, 3, 4, bias=False),
+     ["in1_features", "in2_features", "out_features"]),
+    ("Upsample", lambda L: L.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True,
+                                         recompute_scale_factor=True),
+     ["scale_factor", "mode", "align_corners", "recompute_scale_factor"]),
+    ("AveragedModel", lambda L: L.optim.swa_utils.AveragedModel(
+        L.nn.Linear(2, 1), avg_fn=max, use_buffers=True),
+     ["avg_fn", "multi_avg_fn", "use_buffers"]),
     ("StepLR", lambda L: L.optim.lr_scheduler.StepLR(_sgd(L), 3, 0.5),
      ["step_size", "gamma"]),
     ("CosineAnnealingLR", lambda L: L.optim.lr_scheduler.CosineAnnealingLR(_sgd(L), 7, 0.01),
@@ -71,6 +80,13 @@ _KEEPERS = [
      ["factor", "total_iters"]),
     ("CosineAnnealingWarmRestarts", lambda L: L.optim.lr_scheduler.CosineAnnealingWarmRestarts(
         _sgd(L), 4, 2, 0.01), ["T_0", "T_i", "T_mult", "eta_min", "T_cur"]),
+    ("ReduceLROnPlateau", lambda L: L.optim.lr_scheduler.ReduceLROnPlateau(
+        _sgd(L), "max", 0.5, 3, 1e-3, "abs", 2, 0.01, 1e-6),
+     ["mode", "factor", "patience", "threshold", "threshold_mode", "cooldown", "eps"]),
+    ("WeightedRandomSampler", lambda L: L.utils.data.WeightedRandomSampler(
+        [0.5, 1.5], 3, replacement=True), ["num_samples", "replacement", "generator"]),
+    ("BatchSampler", lambda L: L.utils.data.BatchSampler(range(5), 2, True),
+     ["batch_size", "drop_last"]),
     ("DataLoader", lambda L: L.utils.data.DataLoader(
         [1, 2, 3], batch_size=2, drop_last=True, timeout=5, pin_memory_device="cpu",
         in_order=False),
@@ -112,8 +128,8 @@ def test_a_constructor_that_keeps_its_arguments_has_pytorchs_signature(name, bui
     assert plain(type(build(hookgrad))) == plain(type(build(torch)))
 
 
-_MODULES = [k for k in _KEEPERS if k[0][0].isupper() and not k[0].endswith(("LR", "Restarts",
-                                                                              "Loader"))]
+_NOT_LAYERS = ("LR", "Restarts", "Plateau", "Sampler", "Loader", "profile")
+_MODULES = [k for k in _KEEPERS if not k[0].endswith(_NOT_LAYERS)]
 
 
 @needs_torch
@@ -126,7 +142,7 @@ def test_a_layer_that_keeps_its_arguments_prints_and_pickles_as_pytorchs(name, b
     assert {a: getattr(again, a) for a in kept} == {a: getattr(mine, a) for a in kept}
 
 
-_SCHEDULERS = [k for k in _KEEPERS if k[0].endswith(("LR", "Restarts"))]
+_SCHEDULERS = [k for k in _KEEPERS if k[0].endswith(("LR", "Restarts", "Plateau"))]
 
 
 @needs_torch

@@ -9,6 +9,7 @@ from ._lr_schedulers_base import (EPOCH_DEPRECATION_WARNING, LRScheduler, _group
                                   _set_group_lr)
 from .optimizer import Optimizer
 from .. import _errors
+from .._arguments import keep
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -49,9 +50,7 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * n
-        self.patience = patience
-        self.cooldown = cooldown
-        self.eps = eps
+        keep(self, locals(), "patience", "cooldown", "eps")
         self.last_epoch = 0
         self._last_lr = _group_values(optimizer, "lr")
         self._init_is_better(mode, threshold, threshold_mode)
@@ -120,9 +119,7 @@ class ReduceLROnPlateau(LRScheduler):
         if threshold_mode not in {"rel", "abs"}:
             raise ValueError("threshold mode " + threshold_mode + " is unknown!")
         self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
+        keep(self, locals(), "mode", "threshold", "threshold_mode")
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a state returned by ``state_dict()``."""

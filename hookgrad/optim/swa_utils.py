@@ -19,6 +19,7 @@ import math
 from copy import deepcopy
 
 from .. import _factory
+from .._arguments import keep
 from .._autograd.grad_mode import no_grad
 from .._dtype import int64
 from .._tensor import Tensor
@@ -121,9 +122,7 @@ class AveragedModel(Module):
         if device is not None:
             self.module = self.module.to(device)
         self.register_buffer("n_averaged", _factory.tensor(0, dtype=int64, device=device))
-        self.avg_fn = avg_fn
-        self.multi_avg_fn = multi_avg_fn
-        self.use_buffers = use_buffers
+        keep(self, locals(), "avg_fn", "multi_avg_fn", "use_buffers")
 
     def forward(self, *args, **kwargs):
         """Run the averaged copy of the model."""

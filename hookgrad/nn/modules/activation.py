@@ -6,6 +6,7 @@ from .. import init
 from ._utils import _param
 from ._functional_module import _Inplace, _Stored
 from .module import Module
+from ..._arguments import keep
 
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
            "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Hardtanh", "Mish",
@@ -269,9 +270,7 @@ class RReLU(Module):
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
-        self.lower = lower
-        self.upper = upper
-        self.inplace = inplace
+        keep(self, locals(), "lower", "upper", "inplace")
 
     def forward(self, input):
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _device, _dtype, random
+from ..._arguments import keep
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
@@ -130,9 +131,7 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        self.in1_features = in1_features
-        self.in2_features = in2_features
-        self.out_features = out_features
+        keep(self, locals(), "in1_features", "in2_features", "out_features")
         bound = _bound(in1_features)
         self.weight = _param((out_features, in1_features, in2_features), bound, device, dtype)
         if bias:

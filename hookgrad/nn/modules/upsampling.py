@@ -2,6 +2,7 @@
 (over ``F.interpolate``)."""
 from .. import functional as F
 from .module import Module
+from ..._arguments import keep
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
@@ -31,9 +32,7 @@ class Upsample(Module):
             self.scale_factor = tuple(float(f) for f in scale_factor)
         else:
             self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode = mode
-        self.align_corners = align_corners
-        self.recompute_scale_factor = recompute_scale_factor
+        keep(self, locals(), "mode", "align_corners", "recompute_scale_factor")
 
     def forward(self, input):
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,

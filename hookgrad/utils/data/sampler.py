@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 from ... import random as _random
+from ..._arguments import keep
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
            "SubsetRandomSampler", "WeightedRandomSampler"]
@@ -151,9 +152,7 @@ class WeightedRandomSampler(Sampler):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                                "replacement")
         self.weights = w
-        self.num_samples = num_samples
-        self.replacement = replacement
-        self.generator = generator
+        keep(self, locals(), "num_samples", "replacement", "generator")
 
     def __iter__(self):
         p = self.weights / self.weights.sum()
@@ -179,9 +178,7 @@ class BatchSampler(Sampler):
                              f"batch_size={batch_size}")
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
-        self.sampler = sampler
-        self.batch_size = batch_size
-        self.drop_last = drop_last
+        keep(self, locals(), "sampler", "batch_size", "drop_last")
 
     def __iter__(self):
         it = iter(self.sampler)

@@ -1,13 +1,11 @@
 """Fetchers: read one batch (or one sample) of a dataset for a DataLoader iterator."""
+from ...._arguments import keep
 from .collate import _host_to_tensors, default_collate
 
 
 class _BaseDatasetFetcher:
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
-        self.dataset = dataset
-        self.auto_collation = auto_collation
-        self.collate_fn = collate_fn
-        self.drop_last = drop_last
+        keep(self, locals(), "dataset", "auto_collation", "collate_fn", "drop_last")
 
 
 class _IterableDatasetFetcher(_BaseDatasetFetcher):
