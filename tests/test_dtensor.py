@@ -79,6 +79,11 @@ def test_placements_compare_hash_and_print_as_pytorchs():
                         p.is_partial(), p.is_partial("sum"), p.is_partial("max")] for p in ps]}
     got = same_as_torch(fn)
     assert got["eq"] == [[i == j for j in range(5)] for i in range(5)]
+
+    class MyShard(Shard):
+        pass
+    assert MyShard(1) == Shard(1) and Shard(1) == MyShard(1) and MyShard(1) != Shard(0)
+    assert hash(MyShard(1)) == hash(Shard(1))
     assert got["str"] == ["S(0)", "S(1)", "R", "P(sum)", "P(max)"]
 
 

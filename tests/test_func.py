@@ -303,6 +303,30 @@ def test_saved_tensor_hooks_pack_in_forward_and_unpack_in_backward():
         jax.grad(bad)(hg.func.state(m))
 
 
+def test_a_second_gradient_under_saved_tensor_hooks_lowers_no_program():
+    # each op's backward under saved-tensor hooks is its vjp, jitted: traced and lowered
+    # for the first call of a signature only, as eager backwards are
+    m, x = _model()
+    lowered = []
+
+    def listen(event, duration_secs=0.0, **kw):
+        if event.endswith("jaxpr_to_mlir_module_duration"):
+            lowered.append(event)
+
+    def f(params):
+        with saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+            return functional_call(m, params, (x._data,)).sum()
+    first = jax.grad(f)(hg.func.state(m))
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        again = jax.grad(f)(hg.func.state(m))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert lowered == []
+    _close({k: np.asarray(v) for k, v in again.items()},
+           {k: np.asarray(v) for k, v in first.items()})
+
+
 def test_vmap_per_sample_gradients_with_a_clipping_hook():
     m, x = _model()
     y = hg.randn(5, 2)

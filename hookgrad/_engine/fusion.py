@@ -1,24 +1,27 @@
-"""Fused backward: a chain of hook-free op nodes runs as one jitted XLA program.
+"""Fused backward: a region of hook-free op nodes runs as one jitted XLA program.
 
-Node by node, the backward of a chain of N ops is N JAX dispatches and N small kernels.
-When nothing can observe the nodes in between (no hooks of any kind on them, no
-saved-tensor hooks, not ``create_graph``), the engine hands the chain to ``run``, which
-calls the composition of their vjps once; XLA then also fuses the elementwise kernels.
-The first sighting of a chain runs node by node, through its nodes' own programs, so a
-graph built once compiles no chain; from the second sighting on, the chain is jit-compiled
-and cached. Except when node by node would itself compile two or more programs (vjps never
-run before: a fresh process's first backward): compiling the chain at once then costs
-fewer compilations (as much XLA work for the ops, less per program), and no node programs
-that later backwards would not use.
+Node by node, the backward of N ops is N JAX dispatches and N small kernels. When nothing
+can observe the nodes in between (no hooks of any kind on them, no saved-tensor hooks, not
+``create_graph``), the engine hands the region to ``run``, which calls the composition of
+their vjps once; XLA then also fuses the elementwise kernels. A region is what the ready
+queue would run next anyway: the engine's own scheduling replayed on dependency counts, so
+it takes forks (a tensor read by several ops) and joins (an op of several of them), not only
+linear chains. The first sighting of a region runs node by node, through its nodes' own
+programs, so a graph built once compiles no region; from the second sighting on, the region
+is jit-compiled and cached. Except when node by node would itself compile two or more
+programs (vjps never run before: a fresh process's first backward): compiling the region at
+once then costs fewer compilations (as much XLA work for the ops, less per program), and no
+node programs that later backwards would not use.
 
-What a user can see stays PyTorch's: hooked nodes never join a chain; a chain only grows
-to a node that the ready queue would run next anyway (nothing ready with a higher
-sequence number); gradients leaving the chain are delivered afterwards in the order
-node-by-node execution would deliver them, and only leaves' ``AccumulateGrad`` may
-receive them from inside the chain (it runs right after in either case, before any
-other node).
+What a user can see stays PyTorch's: hooked nodes never join a region (the first may carry
+the hooks that run before it, which have run); a region only grows to a node that the ready
+queue would run next (no queued node of a higher sequence number); gradients meeting at a
+node are summed in the order node-by-node execution delivers them, those leaving the region
+are delivered afterwards in that order, and only leaves' ``AccumulateGrad`` may receive them
+from inside the region (it runs right after in either case, before any other node).
 """
 import collections
+import heapq
 import threading
 
 from .._tensor import Tensor
@@ -29,15 +32,15 @@ from .._ops import tiered
 from .._ops.setting import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
-CACHE_SIZE = 256  # compiled chains kept (least recently used dropped)
+CACHE_SIZE = 256  # compiled regions kept (least recently used dropped)
 _state = {"enabled": True}
-_seen = {}        # chain keys run once, node by node
-_compiled = collections.OrderedDict()  # chain key -> its jitted program
+_seen = {}        # region keys run once, node by node
+_compiled = collections.OrderedDict()  # region key -> its jitted program
 _lock = threading.Lock()
 
 
 class set_backward_fusion(Setting):
-    """Turn fused backward of hook-free node chains on or off (on by default).
+    """Turn fused backward of hook-free node regions on or off (on by default).
 
     Takes effect at once; as a context manager it restores the previous setting on exit.
     Fusion changes no gradient beyond float rounding and no hook order; turn it off to
@@ -55,7 +58,7 @@ def is_backward_fusion_enabled():
 
 
 def _holding(fused):
-    """Whether a node holds hooks of the kinds a chain's node may carry as ``fused`` says
+    """Whether a node holds hooks of the kinds a region's node may carry as ``fused`` says
     (``_autograd.hooks.KINDS``)."""
     attrs = tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused)
 
@@ -71,8 +74,8 @@ _never_fused, _first_only = _holding(_hooks.NEVER), _holding(_hooks.FIRST_ONLY)
 
 
 def _plain(node, first):
-    """Whether ``node`` may run inside a chain. Checked at backward: hooks come any time.
-    The chain's first node may have had pre-hooks (they have run); none may have post-hooks."""
+    """Whether ``node`` may run inside a region. Checked at backward: hooks come any time.
+    The region's first node may have had pre-hooks (they have run); none may have post-hooks."""
     if node.__class__.__base__ is not OpNode or node._freed or _never_fused(node):
         return False
     if not first and _first_only(node):
@@ -81,86 +84,132 @@ def _plain(node, first):
 
 
 def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
-    """Run the ready ``node`` on ``grad`` (its output's gradient) together with the chain
-    of hook-free nodes behind it. Returns the ``(edge, gradient)`` pairs leaving the chain,
-    in node-by-node delivery order, or None when ``node`` itself cannot run here."""
+    """Run the ready ``node`` on ``grad`` (its output's gradient) together with the region
+    of hook-free nodes the ready queue would run right after it. Returns the ``(edge,
+    gradient)`` pairs leaving the region, in node-by-node delivery order, or None when
+    ``node`` itself cannot run here."""
     if not _plain(node, True):
         return None
-    top = -heap[0][0] if heap else -1  # priority of the next ready node
-    n = 0
-    sides = []  # edges leaving the chain, in delivery order
-    parts = []  # per node: (vjp op, number of leading arguments, route)
-    flat = []
-    cur = node
-    while True:
-        if cur._want is None:
-            cur._keys()
+    region = _region(node, deps, heap, exec_info, captures)
+    saved = []
+    for i, cur in enumerate(region):
+        try:
+            saved.append(cur._unpack(False))
+        except Exception:  # noqa: BLE001 - raised again when the engine runs the node
+            if not i:
+                raise
+            # a saved value changed in place (or freed): node by node, the nodes before
+            # it run first (their leaves accumulate), then it raises. So they run as the
+            # region, and it raises when the queue reaches it
+            del region[i:]
+            break
+    index = {n: i for i, n in enumerate(region)}
+    sides = []  # edges leaving the region, in delivery order
+    parts = []  # per node: (vjp op, number of leading arguments, where each result goes,
+    flat = []   # whether an earlier gradient waits in its buffer)
+    ext = []    # those earlier gradients: node by node, they are summed first
+    for i, cur in enumerate(region):
         vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
-        vals = cur._unpack(False)
+        vals = saved[i]
         if not keep_graph:  # what it saved now lives in ``flat``
             cur._release()
-        n += 1
-        first = len(sides)
-        nxt = None
-        route = -1  # which of cur's gradients feeds the next node of the chain
-        k = 0
+        dests = []
         for e in cur._next:
             if e is not None:
-                if e[0].__class__ is not AccumulateGrad:
-                    # a second non-leaf edge is a fork: the chain ends here
-                    nxt, route = (e[0], k) if route < 0 else (None, route)
-                sides.append(e)
-                k += 1
-        if (nxt is None or n == MAX_LEN or deps.get(nxt) != 1 or nxt in buffers
-                or nxt._seq < top or not _plain(nxt, False)
-                or (exec_info is not None and (nxt not in exec_info
-                                               or (captures and nxt in captures)))):
-            route = -1
-        else:
-            del sides[first + route]  # the edge the chain continues on
-        parts.append((vop, len(vals), route))
+                j = index.get(e[0], -1)
+                dests.append(j)
+                if j < 0:
+                    sides.append(e)
+        buf = buffers.pop(cur, None) if i else None
+        waiting = buf is not None and buf[0] is not None
+        if waiting:
+            ext.append(buf[0]._data)
+        parts.append((vop, len(vals), tuple(dests), waiting))
         flat.extend(vals)
-        if route < 0:
-            break
-        cur = nxt
     g = grad._data
-    fn = None
-    if n > 1:
-        key = (g.shape, g.dtype, tuple(parts))
-        with _lock:  # backward may run in several threads at once
-            fn = _compiled.get(key)
-            if fn is not None:
-                _compiled.move_to_end(key)
-            elif key in _seen or not tiered.is_tiered_execution_enabled() and \
-                    _cold(parts) >= 2:
-                # its second sighting, or a first one where node by node would compile
-                # programs of nodes never run: one compile of the chain is cheaper (with
-                # tiered execution, nodes never run cost a trace, not a compile)
-                _seen.pop(key, None)
-                raw = [(v.fwd, nv, r) for v, nv, r in parts]
-                fn = _compiled[key] = tiered.jit(lambda g, *flat: _walk(raw, g, flat))
-                if len(_compiled) > CACHE_SIZE:
-                    _compiled.popitem(last=False)
-            else:
-                if len(_seen) > 16 * CACHE_SIZE:
-                    _seen.clear()
-                _seen[key] = True
-    if fn is not None and not fn.ready(g, *flat):
-        # NOTE: tracing a long chain costs more than running its nodes one by one: it
+    fn = _program(g, parts) if len(region) > 1 else None
+    args = ext + flat
+    if fn is not None and not fn.ready(g, *args):
+        # NOTE: tracing a large region costs more than running its nodes one by one: it
         # is traced and compiled in the background, node by node meanwhile
         fn = None
     if fn is not None:
-        outs = fn(g, *flat)
+        outs = fn(g, *args)
     else:  # each vjp its own jitted call, as node-by-node execution makes them
-        outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, r) for v, nv, r in parts],
-                     g, flat)
+        outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
+                      for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))
 
 
+def _program(g, parts):
+    """The region's compiled program, or None while it runs node by node (its first
+    sighting)."""
+    key = (g.shape, g.dtype, tuple(parts))
+    with _lock:  # backward may run in several threads at once
+        fn = _compiled.get(key)
+        if fn is not None:
+            _compiled.move_to_end(key)
+        elif key in _seen or not tiered.is_tiered_execution_enabled() and \
+                _cold(parts) >= 2:
+            # its second sighting, or a first one where node by node would compile
+            # programs of nodes never run: one compile of the region is cheaper (with
+            # tiered execution, nodes never run cost a trace, not a compile)
+            _seen.pop(key, None)
+            raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
+            fn = _compiled[key] = tiered.jit(lambda g, *args: _walk(raw, g, args))
+            if len(_compiled) > CACHE_SIZE:
+                _compiled.popitem(last=False)
+        else:
+            if len(_seen) > 16 * CACHE_SIZE:
+                _seen.clear()
+            _seen[key] = True
+    return fn
+
+
+def _region(node, deps, heap, exec_info, captures):
+    """The nodes the ready queue would run from ``node`` on while each is hook-free: the
+    engine's scheduling replayed on dependency counts (a node is ready once every edge
+    into it delivered; the highest sequence number runs first; an already queued node,
+    ``heap``'s top, outranks a node made ready after it at the same priority). Forks and
+    joins stay inside; a leaf's ``AccumulateGrad`` does not stop it (only its hooks see
+    it, and they run in the same order after). At most ``MAX_LEN`` nodes."""
+    top = heap[0][0] if heap else 1  # the queued node's -priority: lower runs sooner
+    region = []
+    left = {}   # nodes fed from the region: dependencies not yet delivered
+    ready = []  # (-priority, order made ready, node) of nodes the region made ready
+    made = 0
+    cur = node
+    while True:
+        region.append(cur)
+        if cur._want is None:
+            cur._keys()
+        for e in cur._next:
+            if e is None:
+                continue
+            child = e[0]
+            if child.__class__ is AccumulateGrad or (
+                    exec_info is not None and child not in exec_info
+                    and not (captures and child in captures)):
+                continue  # runs at once either way, or is never run
+            d = left.get(child)
+            d = (deps[child] if d is None else d) - 1
+            left[child] = d
+            if d == 0:
+                made += 1
+                heapq.heappush(ready, (-child._priority, made, child))
+        if not ready or len(region) == MAX_LEN or ready[0][0] >= top:
+            return region
+        cur = ready[0][2]
+        if not _plain(cur, False) or (exec_info is not None and (
+                cur not in exec_info or (captures and cur in captures))):
+            return region
+        heapq.heappop(ready)
+
+
 def _cold(parts):
-    """How many programs running the chain node by node would compile: its distinct vjps
+    """How many programs running the region node by node would compile: its distinct vjps
     with no compiled program yet (for any shape)."""
-    return len({v for v, _, _ in parts if not _compiled_once(v.forward_fn(()))})
+    return len({v for v, _, _, _ in parts if not _compiled_once(v.forward_fn(()))})
 
 
 def _compiled_once(fn):
@@ -168,17 +217,27 @@ def _compiled_once(fn):
     return size is None or size() > 0
 
 
-def _walk(parts, g, flat):
-    """The chain's composition: each vjp's continuing gradient feeds the next; the others
-    are collected. ``parts``: (vjp function, number of leading arguments, route)."""
-    outs = []
+def _walk(parts, g, args):
+    """The region's composition, in run order: each node's vjp on its summed gradient;
+    results for later nodes of the region are summed into theirs (in delivery order), the
+    others collected. ``parts``: (vjp function, number of leading arguments, where each
+    result goes: a node's index or -1, whether an earlier gradient waits);
+    ``args``: the earlier gradients, then every node's leading arguments."""
+    acc = [None] * len(parts)
+    acc[0] = g
     pos = 0
-    for f, nv, r in parts:
-        res = f(*flat[pos:pos + nv], g)
+    for i, part in enumerate(parts):
+        if part[3]:
+            acc[i] = args[pos]
+            pos += 1
+    outs = []
+    for i, (f, nv, dests, _) in enumerate(parts):
+        res = f(*args[pos:pos + nv], acc[i])
         pos += nv
-        for k, x in enumerate(res):
-            if k == r:
-                g = x
-            else:
+        acc[i] = None
+        for j, x in zip(dests, res):
+            if j < 0:
                 outs.append(x)
+            else:
+                acc[j] = x if acc[j] is None else acc[j] + x
     return outs

@@ -121,17 +121,28 @@ def with_saved_hooks(op, key, fn, args, arrs, hooks):
         elif want:
             present = [vals[i] if s == "S" else arrs[i] for i, s in enumerate(layout)
                        if not isinstance(s, tuple)]
-            vjp = op_node._make_vjp(op.fwd, statics, layout, want,
-                                     [dt for _, dt in box["meta"]])
-            # NOTE: jitted, as the eager vjp op runs: a number argument (``x * 2.0``)
-            # then reaches the op's forward as an array, as its forward saw it; the vjp
-            # takes and gives PyTorch's gradients (conjugates of JAX's cotangents)
-            grads = jax.jit(vjp)(*present, *map(op_node._conj, gs))
+            vjp = _jitted_vjp(op, key, layout, want, tuple(dt for _, dt in box["meta"]))
+            grads = vjp(*present, *map(op_node._conj, gs))
             cts = {i: op_node._conj(c) for i, c in zip(want, grads)}
         return tuple(cts.get(i) for i in tpos)
 
     call.defvjp(fwd, bwd)
     return call(*[arrs[i] for i in tpos]), box
+
+
+def _jitted_vjp(op, key, layout, want, out_dtypes):
+    """The op's vjp for these statics, argument layout, wanted positions and output
+    dtypes, jitted once: a new function each backward would be traced and lowered again
+    on every call. Kept in ``op._vjp_cache`` (cleared when the default dtype changes)."""
+    ck = ("functional", key, layout, want, out_dtypes)
+    vjp = op._vjp_cache.get(ck)
+    if vjp is None:
+        # NOTE: jitted, as the eager vjp op runs: a number argument (``x * 2.0``) then
+        # reaches the op's forward as an array, as its forward saw it; the vjp takes and
+        # gives PyTorch's gradients (conjugates of JAX's cotangents)
+        vjp = op._vjp_cache[ck] = jax.jit(op_node._make_vjp(op.fwd, dict(key), layout, want,
+                                                             out_dtypes))
+    return vjp
 
 
 def _unpack_all(box, resid, unpack):

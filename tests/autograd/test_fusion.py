@@ -156,6 +156,39 @@ def test_a_tensor_used_twice_sums_its_gradients(cache):
     same_as_torch(f)
 
 
+def test_forks_and_joins_stay_inside_one_region(cache):
+    """A tensor read by several ops forks the backward; an op of two such reads joins it:
+    hook-free, the whole backward is one program (its gradients summed in the order node
+    by node delivers them)."""
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        for _ in range(3):
+            h = (x * 2).sin()
+            (h.cos() * h.tanh() + h).exp().sum().backward()
+        return py(x.grad)
+    same_as_torch(f)
+    # mul, sin, cos, tanh, mul, add, exp, sum
+    assert [len(k[2]) for k in fusion._compiled] == [8]
+
+
+def test_a_hooked_branch_splits_the_region_and_the_join_waits_for_it(cache):
+    """The hooked node ends the region that reaches it; the region behind it starts at it
+    and takes the gradient the first region already delivered to the join."""
+    def f(L):
+        events = []
+        x = L.tensor(X, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda p: events.append(["acc", py(p.grad)]))
+        for step in range(3):
+            h = (x * 2).sin()
+            a = h.cos()
+            a.register_hook(lambda g, step=step: events.append(["a", step, py(g)]))
+            (a * h.tanh()).exp().sum().backward()
+        return events
+    same_as_torch(f)
+    # sum, exp, mul, tanh; then cos, sin (its gradient from tanh waiting), mul
+    assert sorted(len(k[2]) for k in fusion._compiled) == [3, 4]
+
+
 def test_retain_graph_and_the_second_backward_error(cache):
     def f(L):
         x = L.tensor(X, requires_grad=True)
@@ -186,6 +219,28 @@ def test_an_inplace_change_of_a_saved_tensor_raises_in_a_compiled_chain(cache):
     err = same_as_torch(f)
     assert "modified by an inplace operation" in err["message"]
     assert len(fusion._compiled) > 0
+
+
+def test_a_node_whose_saved_tensor_changed_raises_after_the_nodes_before_it_ran(cache):
+    """Node by node, the nodes the queue runs before the failing one have run: the leaf
+    they feed has its gradient when the error comes."""
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        w = L.tensor([1.5, -0.5, 2.0], requires_grad=True)
+
+        def graph(modify):
+            h = (x * 2).sin()
+            y = ((h.cos() * w) * 3).tanh().sum()
+            if modify:
+                h.mul_(2)  # cos saved h
+            return y
+        for _ in range(2):
+            graph(False).backward()
+        w.grad = x.grad = None
+        return [raises(graph(True).backward), py(w.grad), py(x.grad)]
+    err, wgrad, xgrad = same_as_torch(f)
+    assert "modified by an inplace operation" in err["message"]
+    assert wgrad is not None and xgrad is None
 
 
 def test_saved_tensor_hooks_keep_their_nodes_out_of_chains(cache):

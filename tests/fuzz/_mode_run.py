@@ -132,21 +132,32 @@ def compiled_source(program, lib="torch"):
 def _eager_calls(program, lib):
     """Eager ``lib`` running the step's lines ``CALLS`` times after the setup: the log of
     the last run begun (the one that raised, if one did), with the program's line numbers."""
+    return eager_runs(program, lib)[1]
+
+
+def eager_runs(program, lib):
+    """``(once, calls)`` from one eager run of ``lib``: ``program`` run once (as
+    ``_harness.run``) and its step's lines run ``CALLS`` times (as ``_eager_calls``). The
+    repeated program begins with the program itself, and a line's observations are taken
+    when it runs, so the first copy's are the single run's: the eager check, the compiled
+    reference and the functional reference share one run."""
     body = [i for i, (t, s) in enumerate(program.lines) if not _is_setup(t, s)]
     if not body:
-        return H.run(program, lib)
+        out = H.run(program, lib)
+        return out, out
     n = len(program.lines)
     rep = program.with_lines(program.lines + [program.lines[i] for i in body] * (CALLS - 1))
     out = H.run(rep, lib)
+    once = [o for o in out if o[0] < n]
     if not out:
-        return out
+        return once, out
 
     def copy(i):
         return 0 if i < n else 1 + (i - n) // len(body)
 
     last = copy(out[-1][0])
-    return [(i if i < n else body[(i - n) % len(body)], lab, v) for i, lab, v in out
-            if copy(i) == last]
+    return once, [(i if i < n else body[(i - n) % len(body)], lab, v) for i, lab, v in out
+                  if copy(i) == last]
 
 
 _BACKWARD_AT = re.compile(r"^loss\.backward\((?:inputs=\[(?P<inputs>[^\]]*)\])?\)$")

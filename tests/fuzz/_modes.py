@@ -28,8 +28,8 @@ from tests.fuzz import _harness as H
 from tests.fuzz._table import family
 from tests.fuzz._mode_run import (  # noqa: F401 - HOST_PRELUDE, CALLS, ...: this module's API
     CALLS, HOST_PRELUDE, SOURCES, _UNSEEN, _BACKWARD_AT, _as_grad, _backward_line,
-    _eager_calls, _is_setup, _leaves, _modules, compiled_source, functional_source,
-    fuzz_examples, fuzz_settings, jnp_source, run, run_jnp)
+    _eager_calls, _is_setup, _leaves, _modules, compiled_source, eager_runs,
+    functional_source, fuzz_examples, fuzz_settings, jnp_source, run, run_jnp)
 
 
 # --- which programs a mode takes ------------------------------------------------------
@@ -314,11 +314,14 @@ def _functional_view(got, want, used):
     return got, want
 
 
-def differ(program, lib, mode):
-    """The first difference between ``mode`` and eager ``lib`` on ``program``."""
+def differ(program, lib, mode, eager=None):
+    """The first difference between ``mode`` and eager ``lib`` on ``program``; ``eager``:
+    ``eager_runs(program, lib)`` when the caller has it."""
     used = set()
     got = run(program, lib, mode)
-    want = _eager_calls(program, lib) if mode == "compiled" else H.run(program, lib)
+    if eager is None:
+        eager = eager_runs(program, lib) if mode == "compiled" else (H.run(program, lib), None)
+    want = eager[1] if mode == "compiled" else eager[0]
     want = [(w[0], w[1], _blank(g[2], w[2])) if g[1] == w[1] else w
             for g, w in zip(got, want)] + want[len(got):]
     if mode == "compiled":
@@ -463,15 +466,19 @@ DIFF_SKIP = {"compiled": [
     "value from before the write: no error", _saved_value_kept)]}
 
 
-def check(seed, lib, mode, shrink=True, program=None):
+def check(seed, lib, mode, shrink=True, program=None, eager=None):
     """``program`` (default ``generate(seed)``, without op-table rows in ``jnp``) in
-    ``mode`` vs eager: a ``Result``."""
+    ``mode`` vs eager: a ``Result``. ``eager``: ``eager_runs(program, lib)``, when the
+    caller ran it (used only if ``mode`` runs the program unchanged)."""
     from tests.fuzz._programs import generate
     program = program or generate(seed, table=mode != "jnp")
-    program, skip, rewrites = qualify(program, mode)
+    kept, skip, rewrites = qualify(program, mode)
+    if kept.lines != program.lines:
+        eager = None  # rewritten: its own eager run
+    program = kept
     if skip is not None:
         return _result(mode, seed, "skipped", program, rule=skip.name)
-    diff, used = differ(program, lib, mode)
+    diff, used = differ(program, lib, mode, eager)
     used |= set(rewrites)
     if diff is None:
         return _result(mode, seed, "same", program, used=used)

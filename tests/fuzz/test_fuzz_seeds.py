@@ -2,19 +2,19 @@
 generator (tests/fuzz/_programs.py), the slow tier's ``0:SLOW_PROGRAMS``; ``python
 tools/fuzz.py --seeds A:B --modes eager,compiled,functional`` runs any range of them.
 
-A compiled or functional program traces and lowers its step and the eager reference's op
-programs (about half a second of CPU each, an eager one a fifth: tools/fuzz.py's cProfile
-shows JAX's tracing and MLIR lowering, and persistent-cache reads, not XLA's compiles,
-which the cache mostly answers), so one CI run checks a window of the CI set:
-``WINDOW[mode]`` seeds per pytest-xdist worker (``pytest -n 2`` checks twice as many in
-about the same time), from 0, the same on every run (a CI run must not pass or fail by
-the hour it runs at). ``HOOKGRAD_FUZZ_SEED=N`` starts the window at ``N``, and
+Each seed is checked in every mode from one generation and one eager hookgrad run
+(``_modes.eager_runs``): that run is compared with PyTorch (eager) and is the reference of
+the compiled step and of the functional run. One CI run checks a window of the CI set:
+``WINDOW`` seeds per pytest-xdist worker (``pytest -n 2`` checks twice as many in about
+the same time), from 0, the same on every run (a CI run must not pass or fail by the hour
+it runs at). ``HOOKGRAD_FUZZ_SEED=N`` starts the window at ``N``, and
 ``HOOKGRAD_FUZZ_ROTATE=1`` moves it by a window every hour (``(hour * size) %
 CI_PROGRAMS``, UTC hours since 1970), to sweep the set on a machine that runs the tests
-often. A window runs as tests of ``CI_CHUNK[mode]`` seeds, which workers share; each
-test's id is its seeds (``test_fuzz_seeds[eager-0:75]``). The slow tier
-(``HOOKGRAD_SLOW=1``) runs all ``SLOW_PROGRAMS`` in every mode, in chunks of ``SLOW_CHUNK``.
+often. A window runs as tests of ``CI_CHUNK`` seeds, which workers share; each test's id
+is its seeds (``test_fuzz_seeds[0:40]``). The slow tier (``HOOKGRAD_SLOW=1``) runs all
+``SLOW_PROGRAMS``, in chunks of ``SLOW_CHUNK``.
 """
+import math
 import os
 import time
 
@@ -28,9 +28,9 @@ from tests.fuzz import _modes as M
 MODES = ("eager", "compiled", "functional")
 CI_PROGRAMS = 1000
 SLOW_PROGRAMS = 3000
-SLOW_CHUNK = 500
-WINDOW = {"eager": 150, "compiled": 30, "functional": 30}  # per worker: ~70 s of CPU
-CI_CHUNK = {"eager": 75, "compiled": 30, "functional": 30}
+SLOW_CHUNK = 250
+WINDOW = 150  # per worker: -n 2 checks seeds 0:300 in every mode
+CI_CHUNK = 40
 
 
 def workers():
@@ -39,10 +39,10 @@ def workers():
     return int(n) if n.isdigit() and int(n) > 0 else 1
 
 
-def window(mode, now=None, n_workers=None):
-    """The seeds one CI run checks in ``mode``: ``range(start, start + size)``, ``size``
-    being ``WINDOW[mode]`` times the number of workers."""
-    size = WINDOW[mode] * (workers() if n_workers is None else n_workers)
+def window(now=None, n_workers=None):
+    """The seeds one CI run checks: ``range(start, start + size)``, ``size`` being
+    ``WINDOW`` times the number of workers."""
+    size = WINDOW * (workers() if n_workers is None else n_workers)
     start = os.environ.get("HOOKGRAD_FUZZ_SEED")
     if start is None and os.environ.get("HOOKGRAD_FUZZ_ROTATE"):
         hour = int((time.time() if now is None else now) // 3600)
@@ -55,75 +55,107 @@ def window(mode, now=None, n_workers=None):
     return range(start, start + size)
 
 
-def check_seeds(mode, seeds):
-    """Run ``seeds`` in ``mode`` (eager: against PyTorch; otherwise against eager
-    hookgrad); fail with every differing program, shrunk, as PyTorch code."""
-    if mode == "eager" and torch is None:
-        pytest.skip("PyTorch is not installed: eager programs compare with it")
-    results = []
-    for seed in seeds:
+def check_seed(seed, modes=MODES):
+    """``{mode: Result}`` of ``seed`` in ``modes`` (eager: against PyTorch, left out
+    without it; otherwise against eager hookgrad), from one generation and one eager run."""
+    from tests.fuzz._programs import generate
+    program = generate(seed)
+    runs = M.eager_runs(program, hookgrad)
+    results = {}
+    for mode in modes:
         if mode == "eager":
-            results.append(H.check(seed, hookgrad, torch))
+            if torch is not None:
+                results[mode] = H.check(seed, hookgrad, torch, program=program, got=runs[0])
         else:
-            results.append(M.check(seed, hookgrad, mode))
-    differing = [r.report() for r in results if r.status == "differs"]
-    assert not differing, f"{len(differing)} of {len(results)} programs differ in {mode}:\n" + \
+            results[mode] = M.check(seed, hookgrad, mode, program=program, eager=runs)
+    return results
+
+
+def check_seeds(seeds, modes=MODES):
+    """Run ``seeds`` in ``modes``; fail with every differing program, shrunk, as PyTorch
+    code."""
+    results = {mode: [] for mode in modes}
+    for seed in seeds:
+        for mode, res in check_seed(seed, modes).items():
+            results[mode].append(res)
+    differing = [f"{mode}: {r.report()}" for mode, rs in results.items() for r in rs
+                 if r.status == "differs"]
+    assert not differing, f"{len(differing)} programs of seeds {seeds} differ:\n" + \
         "\n\n".join(differing)
-    assert any(r.status == "same" for r in results), f"no program of {mode} was compared"
+    for mode, rs in results.items():
+        assert not rs or any(r.status == "same" for r in rs), f"no program of {mode} was compared"
 
 
-def _ids(pairs):
-    return [f"{mode}-{seeds.start}:{seeds.stop}" for mode, seeds in pairs]
+def _ids(parts):
+    return [f"{seeds.start}:{seeds.stop}" for seeds in parts]
 
 
 def _chunks(seeds, size):
     return [range(a, min(a + size, seeds.stop)) for a in range(seeds.start, seeds.stop, size)]
 
 
-_CI = [(mode, part) for mode in MODES for part in _chunks(window(mode), CI_CHUNK[mode])]
-_SLOW = [(mode, part) for mode in MODES for part in _chunks(range(SLOW_PROGRAMS), SLOW_CHUNK)]
+_CI = _chunks(window(), CI_CHUNK)
+_SLOW = _chunks(range(SLOW_PROGRAMS), SLOW_CHUNK)
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("mode,seeds", _CI, ids=_ids(_CI))
-def test_fuzz_seeds(mode, seeds):
-    check_seeds(mode, seeds)
+@pytest.mark.parametrize("seeds", _CI, ids=_ids(_CI))
+def test_fuzz_seeds(seeds):
+    check_seeds(seeds)
 
 
 @pytest.mark.fuzz
 @pytest.mark.slow
-@pytest.mark.parametrize("mode,seeds", _SLOW, ids=_ids(_SLOW))
-def test_fuzz_seeds_slow(mode, seeds):
-    check_seeds(mode, seeds)
+@pytest.mark.parametrize("seeds", _SLOW, ids=_ids(_SLOW))
+def test_fuzz_seeds_slow(seeds):
+    check_seeds(seeds)
 
 
 def test_the_ci_window_is_fixed_and_rotates_on_request(monkeypatch):
     monkeypatch.delenv("HOOKGRAD_FUZZ_SEED", raising=False)
     monkeypatch.delenv("HOOKGRAD_FUZZ_ROTATE", raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
-    assert window("compiled", now=3 * 3600) == window("compiled", now=7 * 3600) == range(30)
+    assert window(now=3 * 3600) == window(now=7 * 3600) == range(WINDOW)
     monkeypatch.setenv("HOOKGRAD_FUZZ_ROTATE", "1")
-    starts = {window("eager", now=h * 3600).start for h in range(CI_PROGRAMS)}
-    assert starts == set(range(0, CI_PROGRAMS, 50))  # 150 * h mod 1000: every 50th seed
-    assert window("compiled", now=3 * 3600) == range(90, 120)
-    assert window("compiled", now=3 * 3600 + 3599) == range(90, 120)  # an hour's runs agree
+    starts = {window(now=h * 3600).start for h in range(CI_PROGRAMS)}
+    assert starts == set(range(0, CI_PROGRAMS, math.gcd(WINDOW, CI_PROGRAMS)))  # all swept
+    third = 3 * WINDOW % CI_PROGRAMS
+    assert window(now=3 * 3600) == range(third, third + WINDOW)
+    assert window(now=3 * 3600 + 3599) == range(third, third + WINDOW)  # an hour's runs agree
     monkeypatch.setenv("HOOKGRAD_FUZZ_SEED", "17")
-    assert window("functional") == range(17, 47)
+    assert window() == range(17, 17 + WINDOW)
     monkeypatch.setenv("HOOKGRAD_FUZZ_SEED", "x")
     with pytest.raises(ValueError, match="expected a seed number, got 'x'"):
-        window("eager")
+        window()
 
 
 def test_two_workers_check_twice_the_window_in_chunks_they_share(monkeypatch):
     monkeypatch.delenv("HOOKGRAD_FUZZ_SEED", raising=False)
     monkeypatch.delenv("HOOKGRAD_FUZZ_ROTATE", raising=False)
     monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")  # as pytest -n 2 sets it
-    assert workers() == 2 and window("eager") == range(300) and window("compiled") == range(60)
-    assert _chunks(window("eager"), CI_CHUNK["eager"]) == [
-        range(0, 75), range(75, 150), range(150, 225), range(225, 300)]
+    assert workers() == 2 and window() == range(2 * WINDOW)
+    assert _chunks(range(120), CI_CHUNK) == [range(0, 40), range(40, 80), range(80, 120)]
     assert _chunks(range(10, 75), 30) == [range(10, 40), range(40, 70), range(70, 75)]
     monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT")
-    assert workers() == 1 and window("functional") == range(30)
+    assert workers() == 1 and window() == range(WINDOW)
+
+
+def test_one_eager_run_serves_every_mode(monkeypatch):
+    # the eager check, the compiled reference and the functional reference come from one
+    # run of the program repeated; each is what its own run gives
+    from tests.fuzz._programs import generate
+    calls = []
+    run = H.run
+    monkeypatch.setattr(H, "run", lambda p, lib: calls.append(lib) or run(p, lib))
+    for seed in (1, 7):  # 7 raises
+        program = generate(seed)
+        once, repeated = M.eager_runs(program, hookgrad)
+        assert calls == [hookgrad]
+        assert once == run(program, hookgrad)
+        assert repeated == M._eager_calls(program, hookgrad)
+        calls.clear()
+    results = check_seed(1, ("compiled", "functional"))  # the functional mode runs it as it is
+    assert calls == [hookgrad] and {r.status for r in results.values()} == {"same"}
 
 
 def test_an_empty_slice_feeds_only_the_loss():

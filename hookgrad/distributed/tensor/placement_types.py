@@ -28,6 +28,12 @@ class _OneValue(Placement):
     and ``str`` (``_formats``) with that value."""
     _field = ""
     _formats = ("", "")
+    _kind = None   # the class that declares ``_field``: its subclasses are of its kind
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_field" in vars(cls):
+            cls._kind = cls
 
     def _value(self):
         return getattr(self, self._field)
@@ -36,10 +42,10 @@ class _OneValue(Placement):
         return value is None or value == self._value()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, type(self)) and other._value() == self._value()
+        return isinstance(other, self._kind) and other._value() == self._value()
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._value()))
+        return hash((self._kind.__name__, self._value()))
 
     def __repr__(self) -> str:
         return self._formats[0].format(self._value())
