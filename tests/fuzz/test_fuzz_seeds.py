@@ -29,7 +29,7 @@ MODES = ("eager", "compiled", "functional")
 CI_PROGRAMS = 1000
 SLOW_PROGRAMS = 3000
 SLOW_CHUNK = 250
-WINDOW = 150  # per worker: -n 2 checks seeds 0:300 in every mode
+WINDOW = 500  # per worker: -n 2 checks seeds 0:1000 (all of CI_PROGRAMS) in every mode
 CI_CHUNK = 40
 
 
