@@ -29,7 +29,7 @@ MODES = ("eager", "compiled", "functional")
 CI_PROGRAMS = 1000
 SLOW_PROGRAMS = 3000
 SLOW_CHUNK = 250
-WINDOW = 150  # per worker: serially seeds 0:150 in every mode, -n 2 0:300
+WINDOW = 100  # per worker: serially seeds 0:100 in every mode, -n 2 0:200
 CI_CHUNK = 40
 
 
