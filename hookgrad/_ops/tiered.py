@@ -39,7 +39,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as in lazy.py
+from jax._src.random.prng import PRNGKeyArray as _KEY  # NOTE: private, as in lazy.py
 
 from .. import _host_transfer, _numpy_eval
 from .setting import Setting
@@ -222,7 +222,6 @@ def _signature(args):
 
 
 _NUMBERS = frozenset((int, float, bool, complex))
-_KEY = PRNGKeyArray
 
 
 def _pytree_key(args):
