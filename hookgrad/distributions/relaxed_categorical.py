@@ -63,13 +63,9 @@ class RelaxedOneHotCategorical(_Relaxed):
     hookgrad's global key).
     """
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = ExpRelaxedCategorical.arg_constraints
     support = constraints.simplex
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, ExpTransform(), validate_args=validate_args)
+    _base, _transform, _base_validates = ExpRelaxedCategorical, ExpTransform, True
 
 
 from .. import _missing as _m  # noqa: E402
