@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arguments import own_init
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
@@ -56,6 +58,7 @@ class _LowerBound(Constraint):
         return _fields(self, lower_bound=self.lower_bound)
 
 
+@own_init
 class _GreaterThan(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound < value
@@ -72,11 +75,13 @@ class _LessThan(Constraint):
         return _fields(self, upper_bound=self.upper_bound)
 
 
+@own_init
 class _GreaterThanEq(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound <= value
 
 
+@own_init
 class _IntegerGreaterThan(_LowerBound):
     is_discrete = True
 
@@ -95,6 +100,7 @@ class _Interval(Constraint):
         return _fields(self, lower_bound=self.lower_bound, upper_bound=self.upper_bound)
 
 
+@own_init
 class _IntegerInterval(_Interval):
     is_discrete = True
 
@@ -102,6 +108,7 @@ class _IntegerInterval(_Interval):
         return (value % 1 == 0) & super().check(value)
 
 
+@own_init
 class _HalfOpenInterval(_Interval):
     def check(self, value: Tensor) -> Tensor:
         return (self.lower_bound <= value) & (value < self.upper_bound)

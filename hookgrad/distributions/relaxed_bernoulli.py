@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arguments import own_init
 from .._factory import rand
 from . import constraints
 from ._probs_logits import _ProbsOrLogits
@@ -71,6 +72,7 @@ class _Relaxed(TransformedDistribution):
     probs = _delegated("base_dist", "probs")
 
 
+@own_init
 class RelaxedBernoulli(_Relaxed):
     r"""A relaxed Bernoulli distribution on ``(0, 1)`` at ``temperature``, as
     ``torch.distributions.RelaxedBernoulli``: ``sigmoid`` of a ``LogitRelaxedBernoulli``.

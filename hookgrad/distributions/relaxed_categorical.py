@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arguments import own_init
 from .._factory import full_like, rand
 from . import constraints
 from ._probs_logits import _OverCategorical
@@ -51,6 +52,7 @@ class ExpRelaxedCategorical(_OverCategorical):
         return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
 
 
+@own_init
 class RelaxedOneHotCategorical(_Relaxed):
     r"""A relaxed one-hot categorical distribution on the simplex at ``temperature``
     (Gumbel-softmax), as ``torch.distributions.RelaxedOneHotCategorical``.
