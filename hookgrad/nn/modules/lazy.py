@@ -67,6 +67,13 @@ class _LazyBuiltin(LazyModuleMixin):
                     t.materialize(shape)
             self.reset_parameters()
 
+    def _uninitialized(self, bias, device, dtype):
+        """The weight, and the bias if ``bias``, as parameters shaped at the first call."""
+        kw = {"device": device, "dtype": dtype}
+        self.weight = UninitializedParameter(**kw)
+        if bias:
+            self.bias = UninitializedParameter(**kw)
+
 
 def _infer_parameters(module, args, kwargs):
     module.initialize_parameters(*args, **kwargs)
@@ -91,11 +98,8 @@ class LazyLinear(_LazyBuiltin, Linear):
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
-        kw = {"device": device, "dtype": dtype}
-        self.weight = UninitializedParameter(**kw)
+        self._uninitialized(bias, device, dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(**kw)
 
     def _lazy_size(self):
         return self.in_features
@@ -111,13 +115,10 @@ class _LazyConv(_LazyBuiltin):
         names): an empty weight, and a bias if asked for, made at the first call."""
         opts = {k: v for k, v in args.items() if k != "self"}
         out_channels, kernel_size = opts.pop("out_channels"), opts.pop("kernel_size")
-        kw = {"device": opts.pop("device"), "dtype": opts.pop("dtype")}
-        bias = opts.pop("bias")
+        made = [opts.pop(k) for k in ("bias", "device", "dtype")]
         super().__init__(0, 0, kernel_size, bias=False, **opts)
-        self.weight = UninitializedParameter(**kw)
+        self._uninitialized(*made)
         self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(**kw)
 
     def _lazy_size(self):
         return self.in_channels
