@@ -25,7 +25,6 @@ def _strict(init):
 
 
 def _pairs():
-    import hookgrad
     seen, out = set(), []
     for m in _MODULES:
         tm, hm = (importlib.import_module(f"{L}.{m}") for L in ("torch", "hookgrad"))

@@ -166,7 +166,8 @@ def _never_set(bit, word):
         return input
 
     is_set.__doc__ = f"``is_{bit}(input)``: False (hookgrad never sets a lazy {word} bit)."
-    resolve.__doc__ = f"``resolve_{bit}(input)``: ``input`` itself (its {word} bit is never set)."
+    resolve.__doc__ = (f"``resolve_{bit}(input)``: ``input`` itself (its {word} bit is "
+                       "never set).")
     for fn, name in ((is_set, f"is_{bit}"), (resolve, f"resolve_{bit}")):
         fn.__name__ = fn.__qualname__ = name
         export(fn)
