@@ -10,6 +10,7 @@ import collections
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
@@ -228,7 +229,9 @@ def _quantile_call(name, input, q, dim, keepdim, interpolation, nan):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     qs = q._data if isinstance(q, Tensor) else q
-    if jnp.any((jnp.asarray(qs) < 0) | (jnp.asarray(qs) > 1)):
+    # NOTE: in NumPy: under a trace (jax.jit of hookgrad.func) jnp would trace a Python q
+    # too, and bool() of it raise JAX's error; a traced Tensor q is not checked
+    if not isinstance(qs, jax.core.Tracer) and np.any((np.asarray(qs) < 0) | (np.asarray(qs) > 1)):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     q_arg = q if isinstance(q, Tensor) else float(q)
     d = None if dim is None else wrap_dim(dim, max(input.ndim, 1))

@@ -269,3 +269,19 @@ def test_functional_saved_hooks_give_pytorchs_complex_gradients():
         t = torch.tensor(a, requires_grad=True)
         loss(torch, t).backward()
         assert close(g["a"], t.grad.tolist())
+
+
+def test_quantile_of_a_number_q_under_jax_jit_of_the_gradient():
+    # seed 429 (functional_jit): the q range check ran in jnp, traced under jax.jit, and
+    # bool() of it raised JAX's TracerBoolConversionError
+    x = [[0.5, -1.25, 2.0, 0.75], [1.5, 0.25, -0.5, 3.0]]
+    m = _Prog(lambda a: hookgrad.quantile(a, 0.3, dim=1).sum(), x)
+    g = jax.jit(hookgrad.func.grad(lambda p: hookgrad.func.functional_call(m, p, ())))(
+        dict(m.named_parameters()))
+    assert hookgrad.as_tensor(g["a"]).tolist() == _grad(m)["a"]
+    if torch is not None:
+        t = torch.tensor(x, requires_grad=True)
+        torch.quantile(t, 0.3, dim=1).sum().backward()
+        assert close(hookgrad.as_tensor(g["a"]).tolist(), t.grad.tolist())
+    with pytest.raises(RuntimeError, match=r"quantile\(\) q values must be in the range \[0, 1\]"):
+        hookgrad.quantile(hookgrad.tensor(x), 1.5)
