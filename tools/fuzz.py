@@ -12,10 +12,11 @@ says how many rows are drawn, the per-feature table counts them as ``table/<fami
 ``eager`` runs a program under hookgrad and PyTorch (without torch: its pure-op part
 against ``jax.grad`` of the same program in ``jax.numpy``, mode ``jnp``, which takes
 programs without op-table rows); ``compiled`` runs it inside ``hookgrad.compile`` and
-``functional`` under ``jax.grad`` of ``hookgrad.func.functional_call``, both compared with
-eager hookgrad (tests/fuzz/_modes.py). A difference is shrunk to the fewest lines that keep
-it and named by its class (what differs @ the step where it shows). Programs a mode does
-not take are skipped, and documented differences counted, under named docs/differences.md rules.
+``functional`` under ``jax.grad`` of ``hookgrad.func.functional_call`` (``functional_jit``:
+that gradient under ``jax.jit``), all compared with eager hookgrad (tests/fuzz/_modes.py).
+A difference is shrunk to the fewest lines that keep it and named by its class (what
+differs @ the step where it shows). Programs a mode does not take are skipped, and
+documented differences counted, under named docs/differences.md rules.
 """
 import argparse
 import collections
@@ -25,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-MODES = ("eager", "compiled", "functional", "jnp")
+MODES = ("eager", "compiled", "functional", "functional_jit", "jnp")
 
 
 def _seeds(text):

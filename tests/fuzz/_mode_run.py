@@ -209,8 +209,9 @@ def _leaf_aliases(leaves):
             "if v is leaf and k != n)\n")
 
 
-def functional_source(program, lib="torch"):
-    """The program as a Module's forward under ``L.func.grad(functional_call)``."""
+def functional_source(program, lib="torch", jit=False):
+    """The program as a Module's forward under ``L.func.grad(functional_call)``; with
+    ``jit``, that gradient under ``jax.jit``, as a training step runs it (one program)."""
     leaves, mods = _leaves(program), _modules(program)
     k = _backward_line(program)
     setup = "".join(_at(i, s) for i, (t, s) in enumerate(program.lines[:k + 1])
@@ -223,6 +224,9 @@ def functional_source(program, lib="torch"):
     params = "".join(f"P.{n} = L.nn.Parameter({n}.detach())\n" for n in leaves) + \
         "".join(f"P.{m} = {m}\n" for m in mods)
     wrt, then = _as_grad(program.lines[k + 1][1])
+    grad = ("L.func.grad(lambda p: L.func.functional_call(\n"
+            "    P, (p, {k: v for k, v in S.items() if k not in p}), ()))")
+    grad = f"import jax\nG = jax.jit({grad})" if jit else f"G = {grad}"
     after = "".join(_at(i, _grads_from_dict(s))
                     for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
     return (f"{_head(lib)}{setup}ALIAS = {{}}\nclass Prog(L.nn.Module):\n"
@@ -230,8 +234,7 @@ def functional_source(program, lib="torch"):
             f"P = Prog()\n{params}"
             f"at({k + 1})\nS = L.func.state(P)\n"
             f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
-            "G = L.func.grad(lambda p: L.func.functional_call(\n"
-            "    P, (p, {k: v for k, v in S.items() if k not in p}), ()))({k: S[k] for k in W})\n"
+            f"{grad}({{k: S[k] for k in W}})\n"
             "G = {k: L.as_tensor(v) for k, v in G.items()}\n"
             f"{then}\n{after}"
             "for e in LOG: print(*e)\n")
@@ -243,7 +246,14 @@ def jnp_source(program, lib="torch"):
     return program.source(lib)
 
 
-SOURCES = {"compiled": compiled_source, "functional": functional_source, "jnp": jnp_source}
+def functional_jit_source(program, lib="torch"):
+    """``functional_source`` with the gradient under ``jax.jit``."""
+    return functional_source(program, lib, jit=True)
+
+
+SOURCES = {"compiled": compiled_source, "functional": functional_source,
+           "functional_jit": functional_jit_source, "jnp": jnp_source}
+FUNCTIONAL = ("functional", "functional_jit")  # the modes of hookgrad.func, one set of rules
 
 
 # --- running ----------------------------------------------------------------------

@@ -109,6 +109,44 @@ def test_functional_source_is_jax_grad_of_the_loss():
     assert diff is None and used == {"grads_are_values"}
 
 
+def test_functional_jit_is_the_same_gradient_run_as_one_program():
+    # the CI window's functional mode: jax.jit around the same gradient, one program a run
+    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+              ("leaf", "a2 = L.tensor([3.0], requires_grad=True)"),
+              ("tensor_hook", "a1.register_hook(th('t1', 2.0))"),
+              ("pow", "y3 = a1.pow(2)"), ("loss", "loss = y3.sum()"),
+              ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    src = M.SOURCES["functional_jit"](p)
+    assert "G = jax.jit(L.func.grad(lambda p: L.func.functional_call(" in src
+    assert src.replace("import jax\nG = jax.jit(", "G = ").replace(")))({k", "))({k") == \
+        M.functional_source(p)
+    with hookgrad.autograd.set_tiered_execution(False):  # eager ops compile at first sight
+        want = M.run(p, hookgrad, "functional")
+        M.run(p, hookgrad, "functional_jit")  # its eager setup's programs, made once
+        before = hookgrad.compile_count()
+        assert M.run(p, hookgrad, "functional_jit") == want
+        assert hookgrad.compile_count() - before == 1  # the gradient: forward, hooks, backward
+    assert M.differ(p, hookgrad, "functional_jit")[0] is None
+
+
+def test_functional_jit_skips_what_a_trace_cannot_do_by_rule():
+    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+              ("table:masked_select", "y2 = a1.masked_select(L.tensor([True, False]))"),
+              ("loss", "loss = y2.sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    assert M.check(0, hookgrad, "functional", program=p, shrink=False).status == "same"
+    res = M.check(0, hookgrad, "functional_jit", program=p, shrink=False)
+    assert (res.status, res.rule) == ("skipped", "functional_jit_data_dependent_shape")
+    assert "data-dependent shape" in res.diff.hookgrad[1]
+    bce = p.with_lines([p.lines[0], ("bce", "y2 = F.binary_cross_entropy(a1.sigmoid(), "
+                                            "L.tensor([1.5, 0.0]))")] + p.lines[2:])
+    assert M.check(0, hookgrad, "functional", program=bce, shrink=False).status == "same"
+    res = M.check(0, hookgrad, "functional_jit", program=bce, shrink=False)
+    assert (res.status, res.rule) == ("skipped", "functional_jit_value_unchecked")
+    assert res.diff.torch == ["RuntimeError", "all elements of target should be between 0 and 1"]
+
+
 def test_functional_rewrites_and_skips_by_rule():
     p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
               ("tanh", "y2 = a1.tanh()"), ("sum", "y3 = y2.sum(dim=0)"),
