@@ -91,14 +91,17 @@ def test_compiled_errors_are_the_observation():
     assert M.differ(p, hookgrad, "compiled")[0] is None
 
 
+_HOOKED_SQUARE = (("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+                  ("leaf", "a2 = L.tensor([3.0], requires_grad=True)"),
+                  ("tensor_hook", "a1.register_hook(th('t1', 2.0))"),
+                  ("pow", "y3 = a1.pow(2)"), ("loss", "loss = y3.sum()"),
+                  ("backward", "loss.backward()"),
+                  ("grad", "obs('a1.grad', a1.grad, False)"),
+                  ("grad", "obs('a2.grad', a2.grad, False)"))
+
+
 def test_functional_source_is_jax_grad_of_the_loss():
-    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
-              ("leaf", "a2 = L.tensor([3.0], requires_grad=True)"),
-              ("tensor_hook", "a1.register_hook(th('t1', 2.0))"),
-              ("pow", "y3 = a1.pow(2)"), ("loss", "loss = y3.sum()"),
-              ("backward", "loss.backward()"),
-              ("grad", "obs('a1.grad', a1.grad, False)"),
-              ("grad", "obs('a2.grad', a2.grad, False)"))
+    p = _prog(*_HOOKED_SQUARE)
     assert "W = list(S)" in M.functional_source(p)  # every leaf: loss.backward()
     assert "G = L.func.grad(lambda p: L.func.functional_call(" in M.functional_source(p)
     out = M.run(p, hookgrad, "functional")
@@ -111,12 +114,7 @@ def test_functional_source_is_jax_grad_of_the_loss():
 
 def test_functional_jit_is_the_same_gradient_run_as_one_program():
     # the CI window's functional mode: jax.jit around the same gradient, one program a run
-    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
-              ("leaf", "a2 = L.tensor([3.0], requires_grad=True)"),
-              ("tensor_hook", "a1.register_hook(th('t1', 2.0))"),
-              ("pow", "y3 = a1.pow(2)"), ("loss", "loss = y3.sum()"),
-              ("backward", "loss.backward()"),
-              ("grad", "obs('a1.grad', a1.grad, False)"))
+    p = _prog(*_HOOKED_SQUARE[:-1])
     src = M.SOURCES["functional_jit"](p)
     assert "G = jax.jit(L.func.grad(lambda p: L.func.functional_call(" in src
     assert src.replace("import jax\nG = jax.jit(", "G = ").replace(")))({k", "))({k") == \
