@@ -1,6 +1,6 @@
 """Seeded fuzz programs in all three modes: the CI set is seeds ``0:CI_PROGRAMS`` of the
 generator (tests/fuzz/_programs.py), the slow tier's ``0:SLOW_PROGRAMS``; ``python
-tools/fuzz.py --seeds A:B --modes eager,compiled,functional`` runs any range of them.
+tools/fuzz.py --seeds A:B --modes eager,compiled,functional_jit`` runs any range of them.
 
 Each seed is checked in every mode from one generation and one eager hookgrad run
 (``_modes.eager_runs``): that run is compared with PyTorch (eager) and is the reference of
