@@ -16,6 +16,7 @@ NumPy index of a few elements. :func:`host_copy` gives a small CPU array's NumPy
 copied from the device once per array (JAX arrays never change), and the arrays made from
 such a value remember it (:func:`known`), so ``.item()`` reads it without a transfer.
 """
+import collections
 import functools
 import weakref
 
@@ -28,7 +29,7 @@ __all__ = ["put", "put_plain", "put_known", "host_copy", "known", "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
 _KNOWN_MAX = 64  # arrays whose NumPy values are remembered (the oldest dropped)
-_known = {}      # id(array) -> (weak reference to the array, its NumPy value)
+_known = collections.OrderedDict()  # id(array) -> (weak reference to the array, its NumPy value)
 _DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128))
@@ -103,8 +104,8 @@ def known(arr):
 def _remember(arr, value):
     if len(_known) >= _KNOWN_MAX:
         try:  # NOTE: another thread may remember at the same time: dropping is best effort
-            _known.pop(next(iter(_known)), None)
-        except (RuntimeError, StopIteration):
+            _known.popitem(last=False)  # the oldest, in O(1) (a dict's first key is not)
+        except KeyError:
             pass
     _known[id(arr)] = (weakref.ref(arr), value)
 

@@ -45,12 +45,16 @@ _NUMBERS = (int, float, bool)
 
 def _enterable(t):
     """Whether the root ``t`` may move its values to the host: a concrete, uncommitted,
-    strongly typed CPU array of at most ``BOUND`` elements that nothing differentiates."""
+    strongly typed CPU array of at most ``BOUND`` elements that nothing differentiates, or
+    a host stage result (held already, read-only: a write copies it)."""
     a = t._arr
     if a.__class__ is Pending:
         if t._requires_grad or a.aval.weak_type:
             return False
         a = t._data
+    elif a.__class__ is Host:  # a read-only result of the host stage (``stages/host.py``)
+        return a.store is None and not t._requires_grad and a.size <= BOUND and \
+            jax.config.jax_default_device is None
     if not (a.__class__ is ARRAY and not t._requires_grad and not a._committed and
             not a.weak_type and a.size <= BOUND and a.dtype in _DTYPES and
             _host_transfer._entry() is not None and jax.config.jax_default_device is None):
@@ -81,7 +85,9 @@ def enter(t):
     """Hold the root ``t``'s values on the host (its aliases' too)."""
     tally = _tally(t)
     tally[0] += 1
-    store = Store(np.array(t._data), tally)
+    a = t._arr
+    # C order: the aliases' strides count elements of the root's C-ordered memory
+    store = Store(np.array(a.np if a.__class__ is Host else t._data, order="C"), tally)
     _set_arr(t, Host(store.np, store))  # the same values: not a write
     _host_aliases(t, store, None, False)
     return store
