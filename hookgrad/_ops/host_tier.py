@@ -168,6 +168,34 @@ def read(self, idx, found):
     return Tensor._wrap(Host(values[_np_index(idx, found[0])], store))
 
 
+def view(x, geometry, statics):
+    """A view op on ``x`` (``geometry``: its ``views.GEOMETRY`` entry) as a Tensor whose
+    values are a NumPy view of ``x``'s host memory by that geometry, when ``x`` is held on
+    the host or is a small CPU array (then a view of a read-only copy); else None. The
+    caller marks it a view of ``x``, so a later write is seen through it (``_host_aliases``)."""
+    a = x._arr
+    if a.__class__ is Host:
+        store, values = a.store, a.np
+    elif a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
+        values = _host_transfer.host_copy(a)
+        if values is None:
+            return None
+        store = None
+    else:
+        return None
+    item = values.itemsize
+    try:
+        size, stride, offset = geometry(values.shape, [s // item for s in values.strides], 0,
+                                        **statics)
+    except Exception:  # noqa: BLE001 - a geometry with no view (a reshape that copies)
+        return None
+    if offset or stride is None:
+        return None
+    out = np.lib.stride_tricks.as_strided(values, size, [s * item for s in stride],
+                                          writeable=values.flags.writeable)
+    return Tensor._wrap(Host(out, store))
+
+
 def _np_index(idx, template):
     # NOTE: an Ellipsis keeps NumPy's result a view (all ints would give a scalar copy)
     if idx.__class__ is not tuple:

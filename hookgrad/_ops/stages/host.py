@@ -9,17 +9,19 @@ is a concrete CPU array of at most ``HOST_MAX`` elements, and no argument requir
 Its result is held on the host too, read-only (a later write copies it, ``host_tier``),
 until an op that needs XLA reads it (``Tensor._data`` copies it in once).
 
-The earlier stages have run: nothing intercepts (modes, forward AD). A tracer, a pending
-value, a committed array (placed on a device) or a configured default device sends the op
-on, as does a form that raises (the XLA path then raises PyTorch's error). The result's
-dtype is PyTorch's, by the row's rule (``host_forms.RULES``).
+The earlier stages have run: nothing intercepts (modes, forward AD). A pending value is
+left to the lazy path (``lazy.py``): a deferred chain, such as a small model's forward,
+stays one fused program rather than breaking into NumPy ops. A tracer, a committed array
+(placed on a device) or a configured default device sends the op on, as does a form that
+raises (the XLA path then raises PyTorch's error). The result's dtype is PyTorch's, by the
+row's rule (``host_forms.RULES``).
 """
 import jax
 import numpy as np
 
 from ... import _host_transfer
 from ..._host_value import Host
-from ..._tensor import Pending, Tensor
+from ..._tensor import Tensor
 from .. import host_tier
 from ..host_forms import FORMS, RULES as _RULES
 from ..lazy import ARRAY
@@ -50,8 +52,7 @@ def run(op, found, statics, args, out):
             c = v.__class__
             if c is Host:
                 v = v.np
-            elif c is Pending and v.aval.size <= _HOST_MAX and not v.aval.weak_type or \
-                    c is ARRAY and v.size <= _HOST_MAX and not v.weak_type:
+            elif c is ARRAY and v.size <= _HOST_MAX and not v.weak_type:
                 v, xla = a, True
             else:
                 return None
@@ -84,8 +85,7 @@ def run(op, found, statics, args, out):
 
 
 def _read_xla(vals):
-    """``vals`` with each Tensor's values read from XLA (a pending one computed first):
-    NumPy arrays, remembered by ``_host_transfer`` (a loop reads an array once); None
+    """``vals`` with each Tensor's values read from XLA: NumPy arrays, remembered by ``_host_transfer`` (a loop reads an array once); None
     when one is not a plain CPU array of a dtype the host holds."""
     out = []
     for v in vals:
