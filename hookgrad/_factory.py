@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _jax_trace, _meta, random
+from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -124,8 +124,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             dt = _infer_dtype(data)
     else:
         dt = _dtype.as_dtype(dtype)
-    # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host
-    arr = _dtype.from_host(np.array(data, dtype=_dtype.to_jax(dt), copy=True))
+    # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host;
+    # a small one is remembered: host ops read it with no transfer (``_ops/stages/host.py``)
+    host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
+    arr = _dtype.from_host(host)
+    _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)
 
 

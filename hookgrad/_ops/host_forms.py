@@ -25,7 +25,7 @@ def _cast(v, dtype):
     """``v`` (an array or a Python number) as ``dtype``, as PyTorch casts an operand to
     the computation's dtype; a number out of an integer dtype's range raises."""
     if v.__class__ is np.ndarray:
-        return v.astype(dtype, copy=False)
+        return v if v.dtype is dtype else v.astype(dtype, copy=False)
     if dtype.kind in "iu" and not isinstance(v, (bool, int)):
         raise TypeError("a float operand of an integer computation")
     return dtype.type(v)  # NOTE: raises OverflowError for an int out of range
@@ -34,15 +34,18 @@ def _cast(v, dtype):
 def _arith(ufunc):
     """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc."""
     def form(vals, result):
+        if len(vals) == 2:  # the common case, without building a list
+            return ufunc(_cast(vals[0], result), _cast(vals[1], result))
         return ufunc(*[_cast(v, result) for v in vals])
     return form
 
 
 def _subtract(vals, result):
-    if any(v.__class__ is bool or v.__class__ is np.ndarray and v.dtype.kind == "b"
-           for v in vals):  # PyTorch raises for a bool operand: the XLA path raises it
-        raise TypeError("a bool subtraction")
-    return np.subtract(*[_cast(v, result) for v in vals])
+    for v in vals:
+        if v.__class__ is bool or v.__class__ is np.ndarray and v.dtype.kind == "b":
+            # PyTorch raises for a bool operand: the XLA path raises it
+            raise TypeError("a bool subtraction")
+    return np.subtract(_cast(vals[0], result), _cast(vals[1], result))
 
 
 def _tensors_only(ufunc):
@@ -161,6 +164,13 @@ def _join(fn):
     return form
 
 
+def _stack(parts, axis):
+    if axis == 0 and parts[0].ndim:  # parts one after another: np.stack's per-part
+        # expand_dims costs more than the copy
+        return np.concatenate(parts).reshape((len(parts), *parts[0].shape))
+    return np.stack(parts, axis=axis)
+
+
 def _flip(vals, result, dims):
     x, = vals
     return np.flip(x, dims).copy()
@@ -191,8 +201,28 @@ def _lift(higher, lower):
 def promoted(vals):
     """The dtype PyTorch computes ``vals`` (arrays and Python numbers) in."""
     d = vals[0].dtype if vals[0].__class__ is np.ndarray else None
-    if all(v.__class__ is np.ndarray and v.dtype is d for v in vals):
+    for v in vals:
+        if v.__class__ is not np.ndarray or v.dtype is not d:
+            break
+    else:
         return d  # one dtype (a stack's parts): the common case, decided at once
+    if len(vals) == 2:  # an array and a number, or two dtypes: remembered per signature
+        key = (*map(_signature, vals), _dtype.get_default_dtype())
+        found = _PROMOTED.get(key)
+        if found is None:
+            found = _PROMOTED[key] = _promoted(vals)
+        return found
+    return _promoted(vals)
+
+
+def _signature(v):
+    return (v.dtype, v.ndim > 0) if v.__class__ is np.ndarray else v.__class__
+
+
+_PROMOTED = {}  # (operand signatures, default dtype) -> result dtype: a few dozen at most
+
+
+def _promoted(vals):
     groups = [None, None, None]  # numbers, 0-d arrays, dimensioned arrays
     for v in vals:
         if v.__class__ is np.ndarray:
@@ -255,5 +285,5 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     "argmin": ("index", _pick(np.argmin, False)),
     "logsumexp": ("float", _logsumexp), "gather": ("same", _gather),
     "flip": ("same", _flip),
-    "stack": ("promote", _join(np.stack)), "cat": ("promote", _join(np.concatenate)),
+    "stack": ("promote", _join(_stack)), "cat": ("promote", _join(np.concatenate)),
 }

@@ -18,6 +18,7 @@ NumPy's own ``+ - * /`` on float32/float64 round as XLA's and PyTorch's CPU kern
 (one correctly rounded IEEE operation; a Python number is cast to the Tensor's dtype
 first, as both do); integer ``+ - *`` wrap alike. Anything else takes the XLA path.
 """
+import math
 import weakref
 
 import jax
@@ -191,8 +192,12 @@ def view(x, geometry, statics):
         return None
     if offset or stride is None:
         return None
-    out = np.lib.stride_tricks.as_strided(values, size, [s * item for s in stride],
-                                          writeable=values.flags.writeable)
+    strides = tuple(s * item for s in stride)
+    # C-ordered memory reshaped is a view of it (view, reshape, unsqueeze): NumPy's fast way
+    if not (values.flags.c_contiguous and math.prod(size) == values.size and
+            (out := values.reshape(size)).strides == strides):
+        out = np.lib.stride_tricks.as_strided(values, size, strides,
+                                              writeable=values.flags.writeable)
     return Tensor._wrap(Host(out, store))
 
 

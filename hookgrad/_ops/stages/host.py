@@ -29,6 +29,7 @@ from ..lazy import ARRAY
 __all__ = ["FORMS", "run"]
 
 _HOST_MAX = _host_transfer.HOST_MAX
+_known = _host_transfer.known
 _NUMBERS = frozenset((bool, int, float))
 _NO_STATICS = {}  # what a row without static arguments passes its form
 _DTYPES = host_tier._DTYPES
@@ -52,7 +53,11 @@ def run(op, found, statics, args, out):
             c = v.__class__
             if c is Host:
                 v = v.np
-            elif c is ARRAY and v.size <= _HOST_MAX and not v.weak_type:
+            elif c is not ARRAY:
+                return None
+            elif (known := _known(v)) is not None and known.dtype in _DTYPES:
+                v = known  # its values, read once already (``_host_transfer``)
+            elif v.size <= _HOST_MAX and not v.weak_type:
                 v, xla = a, True
             else:
                 return None
