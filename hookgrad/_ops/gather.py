@@ -139,7 +139,10 @@ def check_index(index, low, high, error, ignore=None, before=None):
     b = host_bounds(arr)
     if b is not None and within(b, low, high):
         return b
-    a = np.asarray(arr).reshape(-1).astype(np.int64)
+    a = np.asarray(arr).reshape(-1).astype(np.int64, copy=False)
+    b = int(a.min()), int(a.max())
+    if ignore is None and within(b, low, high):
+        return b  # in range: two reductions prove it, no mask needed
     bad = _bad_mask(a, low, high, ignore)
     if bad.any():
         if before is not None:
