@@ -156,17 +156,22 @@ def read(self, idx, found):
     """``self[idx]`` (``found``: ``box_index.parse``'s) as a Tensor viewing ``self``'s host
     memory when ``self`` is held on the host, or a read-only copy of a small CPU array's
     values; else None."""
-    a = self._arr
-    if a.__class__ is Host:
-        store, values = a.store, a.np
-    elif a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
-        values = _host_transfer.host_copy(a)
-        if values is None:
-            return None
-        store = None  # a copy: read, never written through
-    else:
+    held = _held(self._arr)
+    if held is None:
         return None
+    values, store = held
     return Tensor._wrap(Host(values[_np_index(idx, found[0])], store))
+
+
+def _held(a):
+    """``(values, store)`` of the array ``a`` of a Tensor held on the host, or of a small
+    CPU array (a read-only copy, ``store`` None: read, never written through); else None."""
+    if a.__class__ is Host:
+        return a.np, a.store
+    if a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
+        values = _host_transfer.host_copy(a)
+        return None if values is None else (values, None)
+    return None
 
 
 def view(x, geometry, statics):
@@ -174,19 +179,13 @@ def view(x, geometry, statics):
     values are a NumPy view of ``x``'s host memory by that geometry, when ``x`` is held on
     the host or is a small CPU array (then a view of a read-only copy); else None. The
     caller marks it a view of ``x``, so a later write is seen through it (``_host_aliases``)."""
-    a = x._arr
-    if a.__class__ is Host:
-        store, values = a.store, a.np
-    elif a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
-        values = _host_transfer.host_copy(a)
-        if values is None:
-            return None
-        store = None
-    else:
+    held = _held(x._arr)
+    if held is None:
         return None
+    values, store = held
     item = values.itemsize
     try:
-        size, stride, offset = geometry(values.shape, [s // item for s in values.strides], 0,
+        size, stride, offset = geometry(values.shape, tuple(s // item for s in values.strides), 0,
                                         **statics)
     except Exception:  # noqa: BLE001 - a geometry with no view (a reshape that copies)
         return None

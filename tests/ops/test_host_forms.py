@@ -259,3 +259,23 @@ def test_writes_through_views_of_results_match_pytorch():
         u += 1
         return [py(t), py(r), py(v), py(w), py(u), py(x), r._version, v._version, t._version]
     same_as_torch(run, tol=0)
+
+
+def test_view_ops_of_small_values_are_host_views_with_pytorchs_aliasing():
+    # view, reshape, t, transpose, permute, unsqueeze, squeeze and expand of a small value
+    # view its memory on the host: a write through the base or a view is seen by all, with
+    # PyTorch's versions, strides and contiguity
+    def run(L):
+        x = L.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+        r = x * 1                   # a result held on the host (read-only until written)
+        views = [r.view(12), r.reshape(4, 3), r.t(), r.transpose(0, 1), r.permute(1, 0),
+                 r.unsqueeze(0), r.unsqueeze(0).squeeze(0), r[0].expand(2, 4)]
+        assert L is torch or all(_held(v) for v in views)
+        geometry = [[list(v.shape), list(v.stride()), v.is_contiguous()] for v in views]
+        r[1, 2] = 50.0              # through the base
+        views[2][3, 0] = -7.0       # through a transposed view
+        views[0][0] += 1.0          # in place, through a flat view
+        y = views[1] * 2 + views[5].sum()  # host ops read the views
+        return [py(v) for v in views] + [py(r), py(x), py(y), geometry,
+                                         [v._version for v in views], r._version]
+    same_as_torch(run, tol=0)
