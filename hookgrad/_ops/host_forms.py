@@ -165,8 +165,10 @@ def _join(fn):
 
 
 def _stack(parts, axis):
-    if axis == 0 and parts[0].ndim:  # parts one after another: np.stack's per-part
-        # expand_dims costs more than the copy
+    if axis == 0:  # parts one after another: np.stack's per-part expand_dims costs more
+        # than the copy
+        if not parts[0].ndim:
+            return np.array(parts)
         return np.concatenate(parts).reshape((len(parts), *parts[0].shape))
     return np.stack(parts, axis=axis)
 

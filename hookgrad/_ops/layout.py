@@ -104,7 +104,6 @@ def _to_meta(self, dtype, device):
 
 
 def _on(arr, jax_device):
-    from .. import _dtype
     if arr.__class__ is Pending:  # asking computes nothing
         arr = placed(arr)
     if isinstance(arr, jax.core.Tracer):  # traced: placement is the compiled program's
