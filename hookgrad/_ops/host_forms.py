@@ -106,13 +106,18 @@ def _to_dtype(vals, result, dtype):
     return x.astype(result)
 
 
-def _reduce(fn, floats_only=False):
-    """``sum``/``mean`` over ``dim`` (None: all), computed in the result dtype."""
+def _reduce(mean=False):
+    """``sum``/``mean`` over ``dim`` (None: all), computed in the result dtype (the ufunc's
+    reduce, as np.sum and np.mean compute it, without their Python wrappers)."""
     def form(vals, result, dim, keepdim, dtype):
         x, = vals
-        if floats_only and result.kind != "f":  # PyTorch's mean of integers raises
+        if mean and result.kind != "f":  # PyTorch's mean of integers raises
             raise TypeError("not a float result")
-        return np.asarray(fn(x.astype(result, copy=False), axis=dim, keepdims=keepdim))
+        total = np.add.reduce(x.astype(result, copy=False), axis=dim, keepdims=keepdim)
+        if mean:  # the sum divided by the count, in the result dtype, as np.mean divides
+            total = np.true_divide(total, x.size // total.size if total.size else 1,
+                                   dtype=result)
+        return np.asarray(total)
     return form
 
 
@@ -148,9 +153,12 @@ def _gather(vals, result, dim):
         raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
     if any(i > s for d, (i, s) in enumerate(zip(idx.shape, x.shape)) if d != dim):
         raise IndexError("an index larger than the input")
-    # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims
-    x = x[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(idx.shape))]
-    return np.take_along_axis(x, idx, axis=dim)
+    # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
+    # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
+    # broadcast along its own axis (np.take_along_axis builds the same, with more checks)
+    n = idx.ndim
+    return x[tuple(idx if d == dim else np.arange(s).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
+                   for d, s in enumerate(idx.shape))]
 
 
 def _join(fn):
@@ -280,8 +288,8 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     "exp": ("float", _transcendental(np.exp)), "log": ("float", _transcendental(np.log)),
     "sqrt": ("float", _transcendental(np.sqrt)), "tanh": ("float", _transcendental(np.tanh)),
     "to_dtype": ("to", _to_dtype),
-    "sum": ("sum", _reduce(np.sum)), "sum_dim": ("sum", _reduce(np.sum)),
-    "mean": ("mean", _reduce(np.mean, True)), "mean_dim": ("mean", _reduce(np.mean, True)),
+    "sum": ("sum", _reduce()), "sum_dim": ("sum", _reduce()),
+    "mean": ("mean", _reduce(mean=True)), "mean_dim": ("mean", _reduce(mean=True)),
     "amax": ("same", _pick(np.max)), "amin": ("same", _pick(np.min)),
     "argmax": ("index", _pick(np.argmax, False)),
     "argmin": ("index", _pick(np.argmin, False)),
