@@ -267,3 +267,45 @@ def test_a_steady_call_that_raises_leaves_the_state_as_it_was(checks):
         np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5)
         assert _versions(mc) == _versions(me)
     _same(me, mc, "after the loops")
+
+
+class Loss(hg.Tensor):
+    """A Tensor subclass a step returns."""
+
+
+_RETURNS = {
+    # what the step returns, from its loss: a bare Tensor (``steady``'s own path), one of a
+    # subclass, and a container (``write_back.outputs``)
+    "tensor": lambda loss: loss,
+    "subclass": lambda loss: loss.as_subclass(Loss),
+    "tuple": lambda loss: (loss, {"half": loss / 2}),
+}
+
+
+@pytest.mark.parametrize("returns", sorted(_RETURNS))
+def test_steady_calls_return_what_the_step_returns_each_call_anew(checks, returns):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    shape = _RETURNS[returns]
+
+    def wrap(step):
+        return lambda x, y: shape(step(x, y))
+    eager, compiled = wrap(_loop(me, oe)), hg.compile(wrap(_loop(mc, oc)))
+    got, wanted = [], []
+    for i, (x, y) in enumerate(_batches(5)):
+        if i == 2:
+            checks.clear()
+        want, out = eager(x, y), compiled(x, y)
+        assert type(out) is type(want)
+        leaves = [out] if isinstance(out, hg.Tensor) else [out[0], out[1]["half"]]
+        wants = [want] if isinstance(want, hg.Tensor) else [want[0], want[1]["half"]]
+        for o, w in zip(leaves, wants):
+            assert type(o) is type(w) and not o.requires_grad
+            np.testing.assert_allclose(_arr(o), _arr(w), rtol=1e-5, err_msg=f"call {i}")
+        got.append(leaves[0])
+        wanted.append(_arr(wants[0]))
+    assert checks == []
+    assert len({id(t) for t in got}) == len(got)   # a new Tensor each call
+    for i, (o, w) in enumerate(zip(got, wanted)):   # held since: still its call's value
+        np.testing.assert_allclose(_arr(o), w, rtol=1e-5, err_msg=f"call {i}, held")
+    with pytest.raises(RuntimeError, match="output of a hookgrad.compile step"):
+        got[-1].backward()

@@ -8,6 +8,7 @@ the call is a ``jax.debug.callback``. Reading a traced value without one raises
 """
 import copy
 import functools
+import operator
 import threading
 
 import jax
@@ -240,6 +241,9 @@ class _DictCopy:
         return out
 
 
+LEAF = operator.itemgetter(0)   # ``_flatten_containers``' rebuild of a tree that is a leaf
+
+
 def _flatten_containers(tree):
     """Leaves of nested tuples/lists/dicts (anything else is a leaf, Modules included)
     and a function rebuilding the tree from new leaves."""
@@ -258,6 +262,8 @@ def _flatten_containers(tree):
         return len(leaves) - 1
 
     spec = walk(tree)
+    if type(spec) is int:   # a bare leaf: ``LEAF`` rebuilds it (a compiled step knows it)
+        return leaves, LEAF
 
     def build(s, new):
         if isinstance(s, int):

@@ -152,11 +152,10 @@ class _Roots:
                                      [g for g, _, _ in self.globals],
                                      [n for _, n, _ in self.globals])
         _, cell_objs, dicts, names = reader
-        try:
-            cells = list(map(_CONTENTS, cell_objs))
+        try:   # one list, built in C
+            return [*self.objects, *map(_CONTENTS, cell_objs), *map(dict.get, dicts, names)]
         except ValueError:   # an empty cell: a name the enclosing scope binds later
-            cells = list(map(_cell_value, cell_objs))
-        return self.objects + cells + list(map(dict.get, dicts, names))
+            return [*self.objects, *map(_cell_value, cell_objs), *map(dict.get, dicts, names)]
 
 
 _CONTENTS = operator.attrgetter("cell_contents")

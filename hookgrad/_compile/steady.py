@@ -19,11 +19,12 @@ dropping ``.grad``s does not.
 """
 from collections import deque
 from itertools import repeat
-from operator import add, attrgetter, is_
+from operator import add, attrgetter, is_, methodcaller
 
 from . import replay as _replay
 from . import write_back as _write_back
 from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
+from .host_hook import LEAF
 from .state import _context_key, _snapshot
 from .trace import items_getter
 from .._random import GLOBAL as _KEY
@@ -37,6 +38,7 @@ __all__ = ["MISS", "rerun"]
 _gm = grad_mode._state
 MISS = object()   # what :func:`rerun` returns where the call needs ``replay.check``
 _VERSION = attrgetter("_version")
+_FLAT_STATE = methodcaller("_flat_state")
 _each = deque(maxlen=0).extend   # runs a ``map`` of setters in C, keeping nothing
 
 
@@ -99,8 +101,10 @@ def rerun(cf, r, args, kwargs):
     for opt, (treedef, _), take, last in zip(b.optimizers, entry.opt_out, entry.opt_take,
                                              r.states):
         opt._load_flat_state(treedef, take(res), last.layout)
-    r.states = [opt._flat_state() for opt in b.optimizers]
+    r.states = list(map(_FLAT_STATE, b.optimizers))
     r.writes = _WRITES[0]
+    if s.out is not None:
+        return _write_back.output(s.out_cls, res[s.out])
     return _write_back.outputs(entry, res, None)
 
 
@@ -108,11 +112,13 @@ class _Steady:
     """What a steady re-run of one program does beyond its checks, worked out once: the
     batch's check where every argument is a plain Tensor (``replay.basis``'s ``plain``
     spec), and the write-back as C-level maps where the program writes only state
-    Tensors (``written``: the Tensors whose arrays it replaces, in output order)."""
+    Tensors (``written``: the Tensors whose arrays it replaces, in output order), and
+    the Tensor returned where the step returns one alone (``out``)."""
 
     __slots__ = ("arg_types", "arg_grad", "arg_avals", "arr_type", "written", "take",
                  "grads_written", "take_grads", "bumped", "deltas", "grads_bumped",
-                 "grad_deltas", "record_all", "args_written", "count", "counted")
+                 "grad_deltas", "record_all", "args_written", "count", "counted", "out",
+                 "out_cls")
 
     def __init__(self, b, r):
         specs = b.args
@@ -143,6 +149,10 @@ class _Steady:
         # :meth:`write` put there: while ``hookgrad._watch.WRITES`` is what that call left
         # (``counted``), as every other version write counts one
         self.count, self.counted = [0], None
+        # the step returns one Tensor, bare (``return loss``): its output and class
+        spec = e.user_spec
+        bare = e.user_build is LEAF and spec[0][0] == "T"
+        self.out, self.out_cls = (spec[0][1], spec[0][2]) if bare else (None, None)
 
     def batch(self, b, args):
         """``replay._arguments``'s answer for plain Tensor arguments with the flags and

@@ -44,11 +44,15 @@ class Entry:
 
 
 def items_getter(positions):
-    """A function of a list giving its items at ``positions`` (one or more) as a tuple."""
+    """A function of a list giving its items at ``positions`` (one or more) as a sequence:
+    a slice (a list) where they run in order, as a program's outputs mostly do, else a
+    tuple."""
+    a = positions[0]
+    if len(positions) > 1 and list(positions) == list(range(a, a + len(positions))):
+        return itemgetter(slice(a, a + len(positions)))
     if len(positions) > 1:
         return itemgetter(*positions)
-    i = positions[0]
-    return lambda xs: (xs[i],)
+    return lambda xs: (xs[a],)
 
 
 def trace(cf, plan):
@@ -292,9 +296,10 @@ def _collect_optimizers(entry, plan, bound, outs):
 
 
 def _taker(idx):
-    # a list, as the optimizer keeps it (``_flat_state().leaves``)
-    get = itemgetter(*idx)
-    return (lambda res: list(get(res))) if len(idx) > 1 else lambda res: [get(res)]
+    # a list, as the optimizer keeps it (``_flat_state().leaves``): a slice of the
+    # outputs where they are a list and the leaves run in order
+    get = items_getter(idx)
+    return lambda res: got if type(got := get(res)) is list else list(got)
 
 
 # --------------------------------------------------------------------------- 4. donate

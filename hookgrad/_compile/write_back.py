@@ -10,7 +10,9 @@ from .state import _opt_load, _Split
 from .._tensor import Tensor, _set_arr, _set_rg, _set_version, wrap_as
 from .._watch import WRITES as _WRITES
 
-__all__ = ["executable", "state", "optimizers", "outputs"]
+_setattr = object.__setattr__
+
+__all__ = ["executable", "state", "optimizers", "outputs", "output"]
 
 
 def executable(entry, exe, get, flat, held):
@@ -69,9 +71,7 @@ def outputs(entry, res, got):
     out = []
     for s in entry.user_spec:
         if s[0] == "T":
-            t = s[2]._wrap(res[s[1]]) if s[2] is Tensor else wrap_as(s[2], res[s[1]])
-            object.__setattr__(t, "_compiled_out", True)   # fresh: an uncounted write
-            out.append(t)
+            out.append(output(s[2], res[s[1]]))
         elif s[0] == "A":
             out.append(res[s[1]])
         elif s[0] == "P":
@@ -79,6 +79,13 @@ def outputs(entry, res, got):
         else:
             out.append(s[1])
     return entry.user_build(out)
+
+
+def output(cls, arr):
+    """A Tensor of class ``cls`` the step returns, holding ``arr``."""
+    t = cls._wrap(arr) if cls is Tensor else wrap_as(cls, arr)
+    _setattr(t, "_compiled_out", True)   # fresh: an uncounted write
+    return t
 
 
 def _most_refs(get, flat):
