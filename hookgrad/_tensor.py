@@ -501,11 +501,9 @@ BACKWARD = [None]
 DISPATCH = [(), None]
 
 
-def _detached(t):
-    """``t.detach()``: a new leaf aliasing ``t`` (held on the host, it views the same memory)."""
-    a = t._arr
-    arr = Host(a.np, a.store) if a.__class__ is Host else _stop_gradient(t._data)
-    return _views.alias(Tensor._wrap(arr), t, diff=False, shared=True)
+def _detached(t):  # ``t.detach()``: a new leaf aliasing ``t`` (host-held: the same memory)
+    a = t._arr if t._arr.__class__ is Host else _stop_gradient(t._data)  # a Host never changes
+    return _views.alias(Tensor._wrap(a), t, diff=False, shared=True)
 
 
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
