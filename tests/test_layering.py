@@ -18,7 +18,7 @@ The layers, bottom first (a module may import its own layer and those below):
    ``_jax_trace`` (what JAX traces now), ``_compile.tune``, ``_numpy_eval`` and
    ``_numpy_eval_indexing`` (the NumPy interpreter of jaxprs), ``_memory_format``,
    ``_streams`` (``torch.Stream``/``Event``, the CPU's), ``_arguments`` (constructors that
-   keep their arguments), and packages whose
+   keep their arguments, and are named for their class), and packages whose
    ``__init__`` imports nothing of hookgrad;
 1. mode state: ``_autograd.grad_mode``, ``_autograd.anomaly_mode`` (the engine fills
    their slots, ``anomaly_mode.CURRENT_NODE``);

@@ -373,6 +373,9 @@ def _execute(run):
     run.node = None  # an error in a callback is no node's
 
 
+_NONE_AFTER = (False,) * len(hooks.FIRES_AFTER)
+
+
 def _run_node(run, node, grads):
     """One node in the documented order: tensor pre-hooks, retain_grad hooks, node
     pre-hooks, backward, node post-hooks. Returns its ``(edge, gradient)`` pairs, or
@@ -392,8 +395,12 @@ def _run_node(run, node, grads):
     if run.debug:
         log.debug("Executing: %s with grad_outputs: [%s]", node.name(), ",".join(
             "None" if g is None else f"{g.dtype.name}{list(g.shape)}" for g in grads))
-    grads = hooks.run_before(node, grads)
-    had_post = [bool(getattr(node, kind.node_attr)) for kind in hooks.FIRES_AFTER]
+    held = hooks.node_hooks(node) != hooks.NO_NODE_HOOKS   # most nodes: none, one C call
+    if held:
+        grads = hooks.run_before(node, grads)
+        had_post = [bool(getattr(node, kind.node_attr)) for kind in hooks.FIRES_AFTER]
+    else:
+        had_post = _NONE_AFTER
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
     if run.fuse and not no_grad_in:
         # an op node and the hook-free nodes behind it: one XLA call
@@ -406,18 +413,27 @@ def _run_node(run, node, grads):
         grad_inputs = [None] * len(node._next)
     else:
         grad_inputs = node._apply(grads, run.create_graph)
-    for kind, had in zip(hooks.FIRES_AFTER, had_post):
-        if getattr(node, kind.node_attr):
-            if exec_info is not None:
-                grad_inputs = _needed_only(run, node, grad_inputs)
-            # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack
-            # hook) get no grad_outputs: the node consumed them
-            grad_inputs = kind.rule(node, grad_inputs, grads if had else ())
+    # NOTE: a pre-hook, or an unpack hook while the node ran, may have registered one
+    if held or hooks.node_hooks(node) != hooks.NO_NODE_HOOKS:
+        grad_inputs = _run_after(run, node, grad_inputs, grads, had_post)
     if not run.keep_graph:
         node._release()
     if run.nan_check:
         anomaly_mode.check_nan(node, grad_inputs)
     return zip(node._next, grad_inputs)
+
+
+def _run_after(run, node, grad_inputs, grads, had_post):
+    """The node's hooks of the rows that fire after its backward, on ``grad_inputs``;
+    ``had_post`` says, per row, whether the node held it before it ran."""
+    for kind, had in zip(hooks.FIRES_AFTER, had_post):
+        if getattr(node, kind.node_attr):
+            if run.task.exec_info is not None:
+                grad_inputs = _needed_only(run, node, grad_inputs)
+            # NOTE: as PyTorch, post-hooks first registered while the node ran (an unpack
+            # hook) get no grad_outputs: the node consumed them
+            grad_inputs = kind.rule(node, grad_inputs, grads if had else ())
+    return grad_inputs
 
 
 # nodes whose one derivative formula serves a list of inputs: they compute all or none

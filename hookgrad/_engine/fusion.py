@@ -58,27 +58,23 @@ def is_backward_fusion_enabled():
 
 
 def _holding(fused):
-    """Whether a node holds hooks of the kinds a region's node may carry as ``fused`` says
-    (``_autograd.hooks.KINDS``)."""
-    attrs = tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused)
-
-    def holds(node):  # NOTE: twice per node of every backward: a loop, not a generator
-        for a in attrs:
-            if getattr(node, a) is not None:
-                return True
-        return False
-    return holds
+    """``(read, unset)`` (``hooks.reader``) of the node attributes holding the kinds a
+    region's node may carry as ``fused`` says (``_autograd.hooks.KINDS``)."""
+    return _hooks.reader(tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused))
 
 
-_never_fused, _first_only = _holding(_hooks.NEVER), _holding(_hooks.FIRST_ONLY)
+# NOTE: read twice per node of every backward: one C call each
+(_never_fused, _no_never), (_first_only, _no_first) = (_holding(_hooks.NEVER),
+                                                        _holding(_hooks.FIRST_ONLY))
 
 
 def _plain(node, first):
     """Whether ``node`` may run inside a region. Checked at backward: hooks come any time.
     The region's first node may have had pre-hooks (they have run); none may have post-hooks."""
-    if node.__class__.__base__ is not OpNode or node._freed or _never_fused(node):
+    if node.__class__.__base__ is not OpNode or node._freed or \
+            _never_fused(node) != _no_never:
         return False
-    if not first and _first_only(node):
+    if not first and _first_only(node) != _no_first:
         return False
     return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
 
@@ -196,7 +192,8 @@ def _region(node, deps, heap, exec_info, captures):
             left[child] = d
             if d == 0:
                 made += 1
-                heapq.heappush(ready, (-child._priority, made, child))
+                # NOTE: ``_seq``, the priority of every node but AccumulateGrad (skipped above)
+                heapq.heappush(ready, (-child._seq, made, child))
         if not ready or len(region) == MAX_LEN or ready[0][0] >= top:
             return region
         cur = ready[0][2]

@@ -35,9 +35,9 @@ _DERIVED = (("_sym_sizes", _SIZES), ("_sym_strides", _STRIDES), ("_sym_numel", _
 class Spec:
     """An op's ``names`` string, parsed: ``entries`` is ``[(name, kind, where)]`` in pack
     order; ``pack`` the argument positions (and ``"result"``, the output) packed, in
-    that order."""
+    that order; ``saves_result`` whether ``"result"`` is among them."""
 
-    __slots__ = ("args", "entries", "by_name", "pack")
+    __slots__ = ("args", "entries", "by_name", "pack", "saves_result")
 
     def __init__(self, text, op):
         head, _, tail = text.partition("->")
@@ -48,6 +48,7 @@ class Spec:
         # under hooks)
         self.pack = tuple(where if kind == _ARG else "result" if where == 0 else ("extra", where)
                           for _, kind, where in self.entries if kind in (_ARG, _OUT))
+        self.saves_result = "result" in self.pack
 
     def _entry(self, text, op):
         name, _, src = text.partition("=")

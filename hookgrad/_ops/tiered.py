@@ -95,7 +95,11 @@ class Program:
 
     def __call__(self, *args):
         if _state["enabled"] and not _state["deterministic"]:
-            sig = _signature(args)
+            try:  # NOTE: every eager op: ``_signature``'s common case, without its call
+                sig = tuple([x.aval if x.__class__ is not _KEY else (_KEY, x.shape, x.dtype)
+                             for x in args])
+            except AttributeError:
+                sig = _signature(args)
             state = self._sigs.get(sig)
             if state is not _JITTED:
                 if state.__class__ is concurrent.futures.Future:  # ready() started it

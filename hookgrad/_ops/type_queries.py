@@ -152,28 +152,29 @@ def is_same_size(input, other) -> bool:
     return tuple(input.shape) == tuple(other.shape)
 
 
-@export
-def is_conj(input) -> bool:
-    """``is_conj(input)``: False (hookgrad conjugates eagerly, never lazily)."""
-    return False
+# PyTorch's lazy bits, one row each: a view marked conjugated or negated, read by
+# ``is_<bit>`` and materialised by ``resolve_<bit>``. hookgrad conjugates and negates at
+# once, so a bit is never set: every query answers False, every resolve returns its input.
+_LAZY_BITS = (("conj", "conjugate"), ("neg", "negative"))
 
 
-@export
-def is_neg(input) -> bool:
-    """``is_neg(input)``: False (hookgrad has no lazy negation)."""
-    return False
+def _never_set(bit, word):
+    def is_set(input) -> bool:
+        return False
+
+    def resolve(input) -> Tensor:
+        return input
+
+    is_set.__doc__ = f"``is_{bit}(input)``: False (hookgrad never sets a lazy {word} bit)."
+    resolve.__doc__ = (f"``resolve_{bit}(input)``: ``input`` itself (its {word} bit is "
+                       "never set).")
+    for fn, name in ((is_set, f"is_{bit}"), (resolve, f"resolve_{bit}")):
+        fn.__name__ = fn.__qualname__ = name
+        export(fn)
 
 
-@export
-def resolve_conj(input) -> Tensor:
-    """``resolve_conj(input)``: ``input`` itself (its conjugate bit is never set)."""
-    return input
-
-
-@export
-def resolve_neg(input) -> Tensor:
-    """``resolve_neg(input)``: ``input`` itself (its negative bit is never set)."""
-    return input
+for _bit, _word in _LAZY_BITS:
+    _never_set(_bit, _word)
 
 
 @export

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arguments import own_init
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
@@ -56,6 +58,7 @@ class _LowerBound(Constraint):
         return _fields(self, lower_bound=self.lower_bound)
 
 
+@own_init
 class _GreaterThan(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound < value
@@ -72,11 +75,13 @@ class _LessThan(Constraint):
         return _fields(self, upper_bound=self.upper_bound)
 
 
+@own_init
 class _GreaterThanEq(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound <= value
 
 
+@own_init
 class _IntegerGreaterThan(_LowerBound):
     is_discrete = True
 
@@ -95,6 +100,7 @@ class _Interval(Constraint):
         return _fields(self, lower_bound=self.lower_bound, upper_bound=self.upper_bound)
 
 
+@own_init
 class _IntegerInterval(_Interval):
     is_discrete = True
 
@@ -102,6 +108,7 @@ class _IntegerInterval(_Interval):
         return (value % 1 == 0) & super().check(value)
 
 
+@own_init
 class _HalfOpenInterval(_Interval):
     def check(self, value: Tensor) -> Tensor:
         return (self.lower_bound <= value) & (value < self.upper_bound)
@@ -225,20 +232,27 @@ def _blocks(value, dim, lengths):
     return [value.narrow(dim, s, n) for s, n in zip(starts, lengths)]
 
 
-class _Cat(Constraint):
-    """``cseq[i]`` over the ``i``-th block (of ``lengths[i]``) along ``dim``, as
-    ``cat`` joins them."""
+class _Joined(Constraint):
+    """The constraints ``cseq`` over the parts of a value that ``cat`` or ``stack`` joins
+    along ``dim``: discrete where any part is."""
 
-    def __init__(self, cseq, dim=0, lengths=None):
+    def __init__(self, cseq, dim):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.lengths = _block_lengths(lengths, self.cseq, "cseq")
-        self.dim = dim
+        self.cseq, self.dim = list(cseq), dim
 
     @property
     def is_discrete(self) -> bool:
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_Joined):
+    """``cseq[i]`` over the ``i``-th block (of ``lengths[i]``) along ``dim``, as
+    ``cat`` joins them."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = _block_lengths(lengths, self.cseq, "cseq")
 
     @property
     def event_dim(self) -> int:
@@ -251,17 +265,11 @@ class _Cat(Constraint):
         return cat_([c.check(b) for c, b in zip(self.cseq, blocks)], self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_Joined):
     """``cseq[i]`` over the ``i``-th slice along ``dim``, as ``stack`` joins them."""
 
     def __init__(self, cseq, dim=0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq, self.dim = list(cseq), dim
-
-    @property
-    def is_discrete(self) -> bool:
-        return any(c.is_discrete for c in self.cseq)
+        super().__init__(cseq, dim)
 
     @property
     def event_dim(self) -> int:
@@ -315,25 +323,50 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
+def _static(attr):
+    """A dependent constraint's ``is_discrete``/``event_dim``: as given, or, where none
+    was, PyTorch's error (known only from an instance's constraint)."""
+    def get(self) -> bool | int:
+        value = self.__dict__[f"_{attr}"]
+        if value is NotImplemented:
+            raise NotImplementedError(f".{attr} cannot be determined statically")
+        return value
+    return property(get)
+
+
 class _Dependent(Constraint):
     """A constraint that depends on other parameters: not checked at construction."""
 
-    def __init__(self, *, is_discrete=False, event_dim=0):
-        self.is_discrete, self.event_dim = is_discrete, event_dim
+    is_discrete, event_dim = _static("is_discrete"), _static("event_dim")
+
+    def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
+        self._is_discrete, self._event_dim = is_discrete, event_dim
+
+    def __call__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
+        """``dependent(is_discrete=..., event_dim=...)``: this constraint with those
+        attributes known (the others kept)."""
+        return _Dependent(
+            is_discrete=self._is_discrete if is_discrete is NotImplemented else is_discrete,
+            event_dim=self._event_dim if event_dim is NotImplemented else event_dim)
 
     def check(self, value: Tensor) -> Tensor:
         raise ValueError("Cannot determine validity of dependent constraint")
 
 
-class dependent_property(property):
-    """A property whose value is a constraint that depends on the instance (``support``)."""
+class _DependentProperty(property, _Dependent):
+    """A property whose value is a constraint that depends on the instance (``support``):
+    read on the class, it is a dependent constraint (``is_dependent`` is True)."""
 
-    def __init__(self, fn=None, *, is_discrete=False, event_dim=0):
-        super().__init__(fn)
-        self.is_discrete, self.event_dim = is_discrete, event_dim
+    def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
 
     def __call__(self, fn):
-        return dependent_property(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+        return _DependentProperty(fn, is_discrete=self._is_discrete,
+                                  event_dim=self._event_dim)
+
+
+dependent_property = _DependentProperty
 
 
 def is_dependent(constraint: object) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arguments import own_init
 from .._factory import rand
 from . import constraints
 from ._probs_logits import _ProbsOrLogits
@@ -29,8 +30,7 @@ class LogitRelaxedBernoulli(_ProbsOrLogits):
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
-    has_rsample = True
-    _copied = ("temperature",)
+    _copied = ("temperature",)   # PyTorch's has_rsample stays False here, though it has rsample
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
@@ -52,14 +52,27 @@ class LogitRelaxedBernoulli(_ProbsOrLogits):
 
 
 class _Relaxed(TransformedDistribution):
-    """A relaxation pushed from its base: ``temperature``, ``logits`` and ``probs`` are
-    the base distribution's."""
+    """A relaxation: its ``_base`` law (in logit or log space, at the same ``temperature``,
+    ``probs`` and ``logits``) pushed through ``_transform``. ``_base_validates`` says
+    whether the base gets ``validate_args``: PyTorch's ``RelaxedBernoulli`` leaves its base
+    at the default, ``RelaxedOneHotCategorical`` passes it on."""
+
+    has_rsample = True
+    _base: type
+    _transform: type
+    _base_validates: bool
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        checks = {"validate_args": validate_args} if self._base_validates else {}
+        base = self._base(temperature, probs, logits, **checks)
+        super().__init__(base, self._transform(), validate_args=validate_args)
 
     temperature = _delegated("base_dist", "temperature")
     logits = _delegated("base_dist", "logits")
     probs = _delegated("base_dist", "probs")
 
 
+@own_init
 class RelaxedBernoulli(_Relaxed):
     r"""A relaxed Bernoulli distribution on ``(0, 1)`` at ``temperature``, as
     ``torch.distributions.RelaxedBernoulli``: ``sigmoid`` of a ``LogitRelaxedBernoulli``.
@@ -72,13 +85,9 @@ class RelaxedBernoulli(_Relaxed):
     hookgrad's global key).
     """
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = LogitRelaxedBernoulli.arg_constraints
     support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+    _base, _transform, _base_validates = LogitRelaxedBernoulli, SigmoidTransform, False
 
 
 from .. import _missing as _m  # noqa: E402

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._arguments import own_init
 from .._factory import full_like, rand
 from . import constraints
 from ._probs_logits import _OverCategorical
@@ -51,6 +52,7 @@ class ExpRelaxedCategorical(_OverCategorical):
         return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
 
 
+@own_init
 class RelaxedOneHotCategorical(_Relaxed):
     r"""A relaxed one-hot categorical distribution on the simplex at ``temperature``
     (Gumbel-softmax), as ``torch.distributions.RelaxedOneHotCategorical``.
@@ -63,13 +65,9 @@ class RelaxedOneHotCategorical(_Relaxed):
     hookgrad's global key).
     """
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    arg_constraints = ExpRelaxedCategorical.arg_constraints
     support = constraints.simplex
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, ExpTransform(), validate_args=validate_args)
+    _base, _transform, _base_validates = ExpRelaxedCategorical, ExpTransform, True
 
 
 from .. import _missing as _m  # noqa: E402

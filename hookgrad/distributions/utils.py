@@ -8,6 +8,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from .._arguments import own_init
 from .._tensor import Tensor
 from .distribution import broadcast_all
 
@@ -49,6 +50,7 @@ def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     return logits.sigmoid() if is_binary else logits.softmax(-1)
 
 
+@own_init
 class lazy_property(functools.cached_property):
     """A property computed on first access and then stored on the instance (one of a
     distribution's two parametrisations: ``probs`` from ``logits`` or back)."""

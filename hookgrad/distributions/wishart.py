@@ -47,13 +47,16 @@ class Wishart(_CholeskyParametrized, ExponentialFamily):
     times.
     """
 
-    arg_constraints = {"covariance_matrix": constraints.positive_definite,
-                       "precision_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky,
-                       "df": constraints.greater_than(0)}
     support = constraints.positive_definite
     has_rsample = True
     _mean_carrier_measure = 0
+
+    @property
+    def arg_constraints(self) -> dict:
+        return {"covariance_matrix": constraints.positive_definite,
+                "precision_matrix": constraints.positive_definite,
+                "scale_tril": constraints.lower_cholesky,
+                "df": constraints.greater_than(self.event_shape[-1] - 1)}
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):

@@ -67,6 +67,13 @@ def test_queries():
     assert got[:2] == [True, False]
 
 
+def test_the_lazy_bit_functions_are_named_as_pytorchs():
+    names = ["is_conj", "is_neg", "resolve_conj", "resolve_neg"]
+    got = same_as_torch(lambda L: [[getattr(L, n).__name__, getattr(L.Tensor, n).__name__]
+                                   for n in names])
+    assert got == [[n, n] for n in names]
+
+
 def test_layout_memory_format_and_conjugate_views():
     def run(L):
         x = L.arange(6.0).reshape(2, 3).requires_grad_()

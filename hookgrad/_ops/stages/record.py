@@ -175,6 +175,9 @@ def _later_outputs(op, n, outs):
 
 def _saves_result(op, n):
     """Whether PyTorch's node of ``op`` (of ``n`` arguments) saves its result."""
+    spec = op._spec   # NOTE: once per recorded op: the parsed names, once known, answer
+    if spec is not None and op.pack_order is None:
+        return spec.saves_result
     return "result" in _pack_order(op, n)
 
 

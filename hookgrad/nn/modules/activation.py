@@ -6,7 +6,7 @@ from .. import init
 from ._utils import _param
 from ._functional_module import _Inplace, _Stored
 from .module import Module
-from ..._arguments import keep
+from ..._arguments import keep, own_init
 
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin",
            "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Hardtanh", "Mish",
@@ -19,6 +19,7 @@ def _inplace(flag, lead=""):
     return f"{lead}inplace=True" if flag else ""
 
 
+@own_init
 class ReLU(_Inplace):
     """``max(0, x)`` elementwise.
 
@@ -30,26 +31,31 @@ class ReLU(_Inplace):
     _fn = staticmethod(F.relu)
 
 
+@own_init
 class SiLU(_Inplace):
     """``x * sigmoid(x)``."""
     _fn = staticmethod(F.silu)
 
 
+@own_init
 class Mish(_Inplace):
     """``x * tanh(softplus(x))``."""
     _fn = staticmethod(F.mish)
 
 
+@own_init
 class Hardswish(_Inplace):
     _fn = staticmethod(F.hardswish)
     extra_repr = Module.extra_repr  # PyTorch's repr leaves out inplace here
 
 
+@own_init
 class Hardsigmoid(_Inplace):
     _fn = staticmethod(F.hardsigmoid)
     extra_repr = Module.extra_repr  # PyTorch's repr leaves out inplace here
 
 
+@own_init
 class SELU(_Inplace):
     _fn = staticmethod(F.selu)
 
@@ -112,6 +118,7 @@ class _DimModule(Module):
         return f"dim={self.dim}"
 
 
+@own_init
 class Softmax(_DimModule):
     """``softmax`` along ``dim``.
 
@@ -123,6 +130,7 @@ class Softmax(_DimModule):
     _fn = staticmethod(F.softmax)
 
 
+@own_init
 class Softmin(_DimModule):
     _fn = staticmethod(F.softmin)
 
@@ -137,6 +145,7 @@ class Softmax2d(Module):
         return F.softmax(input, -3, _stacklevel=5)
 
 
+@own_init
 class LogSoftmax(_DimModule):
     """``log_softmax`` along ``dim``."""
     _fn = staticmethod(F.log_softmax)
@@ -215,10 +224,12 @@ class _Shrink(_Stored):
         return str(self.lambd)
 
 
+@own_init
 class Softshrink(_Shrink):
     _fn = staticmethod(F.softshrink)
 
 
+@own_init
 class Hardshrink(_Shrink):
     _fn = staticmethod(F.hardshrink)
 

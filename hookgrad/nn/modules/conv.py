@@ -6,7 +6,7 @@ from .. import functional as F
 from .. import init
 from ._utils import _pair, _param, _single, _triple
 from .module import Module
-from ..._arguments import keep
+from ..._arguments import keep, own_init
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
@@ -113,6 +113,7 @@ class _Conv(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
+@own_init
 class Conv1d(_Conv):
     """Applies a 1D convolution over ``(N, C_in, L)`` (or ``(C_in, L)``).
 
@@ -127,6 +128,7 @@ class Conv1d(_Conv):
     _fn = staticmethod(F.conv1d)
 
 
+@own_init
 class Conv2d(_Conv):
     """Applies a 2D convolution over ``(N, C_in, H, W)`` (or ``(C_in, H, W)``).
 
@@ -148,6 +150,7 @@ class Conv2d(_Conv):
     _fn = staticmethod(F.conv2d)
 
 
+@own_init
 class Conv3d(_Conv):
     """Applies a 3D convolution over ``(N, C_in, D, H, W)``."""
     _tuple = staticmethod(_triple)
@@ -203,6 +206,7 @@ class _ConvTranspose(_ConvNd):
                               self.groups, self.dilation)
 
 
+@own_init
 class ConvTranspose1d(_ConvTranspose):
     """Applies a 1D transposed convolution; ``weight``:
     ``(in_channels, out_channels / groups, kernel_size)``."""
@@ -210,6 +214,7 @@ class ConvTranspose1d(_ConvTranspose):
     _fn = staticmethod(F.conv_transpose1d)
 
 
+@own_init
 class ConvTranspose2d(_ConvTranspose):
     """Applies a 2D transposed convolution ("deconvolution").
 
@@ -226,6 +231,7 @@ class ConvTranspose2d(_ConvTranspose):
     _fn = staticmethod(F.conv_transpose2d)
 
 
+@own_init
 class ConvTranspose3d(_ConvTranspose):
     """Applies a 3D transposed convolution; ``weight``:
     ``(in_channels, out_channels / groups, kD, kH, kW)``."""

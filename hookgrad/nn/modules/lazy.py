@@ -1,6 +1,7 @@
 """Lazy modules: ``LazyLinear``, ``LazyConv*``, ``LazyConvTranspose*``, ``LazyBatchNorm*``
 and ``LazyInstanceNorm*`` infer their input size at the first forward, then become the
 ordinary module (``cls_to_become``), as ``torch.nn.modules.lazy``."""
+from ..._arguments import own_init
 from ..._autograd.grad_mode import no_grad
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
@@ -66,6 +67,13 @@ class _LazyBuiltin(LazyModuleMixin):
                     t.materialize(shape)
             self.reset_parameters()
 
+    def _uninitialized(self, bias, device, dtype):
+        """The weight, and the bias if ``bias``, as parameters shaped at the first call."""
+        kw = {"device": device, "dtype": dtype}
+        self.weight = UninitializedParameter(**kw)
+        if bias:
+            self.bias = UninitializedParameter(**kw)
+
 
 def _infer_parameters(module, args, kwargs):
     module.initialize_parameters(*args, **kwargs)
@@ -90,11 +98,8 @@ class LazyLinear(_LazyBuiltin, Linear):
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
-        kw = {"device": device, "dtype": dtype}
-        self.weight = UninitializedParameter(**kw)
+        self._uninitialized(bias, device, dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(**kw)
 
     def _lazy_size(self):
         return self.in_features
@@ -105,13 +110,15 @@ class LazyLinear(_LazyBuiltin, Linear):
 
 
 class _LazyConv(_LazyBuiltin):
-    def __init__(self, out_channels, kernel_size, *args, device=None, dtype=None, **kwargs):
-        super().__init__(0, 0, kernel_size, *args, **kwargs)
-        kw = {"device": device, "dtype": dtype}
-        self.weight = UninitializedParameter(**kw)
+    def _start(self, args):
+        """Build from the public constructor's ``args`` (its ``locals()``, by PyTorch's
+        names): an empty weight, and a bias if asked for, made at the first call."""
+        opts = {k: v for k, v in args.items() if k != "self"}
+        out_channels, kernel_size = opts.pop("out_channels"), opts.pop("kernel_size")
+        made = [opts.pop(k) for k in ("bias", "device", "dtype")]
+        super().__init__(0, 0, kernel_size, bias=False, **opts)
+        self._uninitialized(*made)
         self.out_channels = out_channels
-        if self._has_bias:
-            self.bias = UninitializedParameter(**kw)
 
     def _lazy_size(self):
         return self.in_channels
@@ -131,37 +138,34 @@ class _LazyConv(_LazyBuiltin):
         return {"weight": w, "bias": (self.out_channels,)}
 
 
-def _lazy_conv(base, transposed):
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, *rest, device=None,
-                 dtype=None, **kwargs):
-        # (output_padding, groups, bias, dilation) for transposed, else (dilation, groups,
-        # bias); padding_mode last: PyTorch's order
-        names = (("output_padding", "groups", "bias", "dilation", "padding_mode") if transposed
-                 else ("dilation", "groups", "bias", "padding_mode"))
-        opts = dict(zip(names, rest), **kwargs)
-        self._has_bias = opts.pop("bias", True)
-        _LazyConv.__init__(self, out_channels, kernel_size, stride, padding, bias=False,
-                           device=device, dtype=dtype, **opts)
-    return __init__
+# PyTorch's two orders of a lazy convolution's arguments, each class a copy (own_init)
+def _conv_init(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+               bias=True, padding_mode="zeros", device=None, dtype=None):
+    _LazyConv._start(self, locals())
 
 
-def _make(name, base, transposed):
-    cls = type(name, (_LazyConv, base), {
-        "cls_to_become": base, "__init__": _lazy_conv(base, transposed),
+def _transposed_init(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+    _LazyConv._start(self, locals())
+
+
+def _make(name, base, init):
+    return own_init(type(name, (_LazyConv, base), {
+        "cls_to_become": base, "__init__": init,
         "__doc__": f"``{base.__name__}`` whose ``in_channels`` is read from its first input.",
-        "__module__": __name__})
-    return cls
+        "__module__": __name__}))
 
 
-LazyConv1d = _make("LazyConv1d", Conv1d, False)
-LazyConv2d = _make("LazyConv2d", Conv2d, False)
-LazyConv3d = _make("LazyConv3d", Conv3d, False)
-LazyConvTranspose1d = _make("LazyConvTranspose1d", ConvTranspose1d, True)
-LazyConvTranspose2d = _make("LazyConvTranspose2d", ConvTranspose2d, True)
-LazyConvTranspose3d = _make("LazyConvTranspose3d", ConvTranspose3d, True)
+LazyConv1d = _make("LazyConv1d", Conv1d, _conv_init)
+LazyConv2d = _make("LazyConv2d", Conv2d, _conv_init)
+LazyConv3d = _make("LazyConv3d", Conv3d, _conv_init)
+LazyConvTranspose1d = _make("LazyConvTranspose1d", ConvTranspose1d, _transposed_init)
+LazyConvTranspose2d = _make("LazyConvTranspose2d", ConvTranspose2d, _transposed_init)
+LazyConvTranspose3d = _make("LazyConvTranspose3d", ConvTranspose3d, _transposed_init)
 
 
-class _LazyNorm(_LazyBuiltin):
+class _LazyNormBase(_LazyBuiltin):
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
         super().__init__(0, eps, momentum, affine, track_running_stats)
@@ -186,7 +190,7 @@ def _make_norm(name, base):
     # as PyTorch's, a lazy norm subclasses base's family (_BatchNorm, _InstanceNorm), not
     # base, which it becomes at its first call; it takes base's own input-rank check
     own = {k: v for k, v in vars(base).items() if not k.startswith("__")}
-    return type(name, (_LazyNorm, base.__base__), {
+    return type(name, (_LazyNormBase, base.__base__), {
         **own, "cls_to_become": base,
         "__doc__": f"``{base.__name__}`` whose ``num_features`` is read from its first input.",
         "__module__": __name__})

@@ -7,7 +7,7 @@ from .distance import PairwiseDistance
 from .linear import Linear
 from .module import Module
 from ... import _errors
-from ..._arguments import keep
+from ..._arguments import keep, own_init
 from ..._ops.nn_loss import _reduction
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
@@ -187,6 +187,7 @@ class _MarginLoss(_Loss):
         self.margin = margin
 
 
+@own_init
 class CosineEmbeddingLoss(_MarginLoss):
     """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``:
     ``forward(input1, input2, target)``."""
@@ -196,6 +197,7 @@ class CosineEmbeddingLoss(_MarginLoss):
                                        reduction=self.reduction)
 
 
+@own_init
 class MarginRankingLoss(_MarginLoss):
     """``max(0, -y (x1 - x2) + margin)``: ``forward(input1, input2, target)``."""
 

@@ -14,7 +14,7 @@ from ._functional_module import _Stored
 from ._utils import _param, _tensor
 from .module import Module
 from ... import _errors
-from ..._arguments import keep
+from ..._arguments import keep, own_init
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
            "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
@@ -71,6 +71,7 @@ class _NormBase(Module):
                                       unexpected_keys, error_msgs)
 
 
+@own_init
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)

@@ -7,6 +7,7 @@ last 1, 2 or 3 dimensions, each a module over ``F.pad``.
 from .. import functional as F
 from ._utils import _ntuple
 from .module import Module
+from ..._arguments import own_init
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d",
            "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
@@ -41,16 +42,19 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
+@own_init
 class ConstantPad1d(_ConstantPadNd):
     """Pads the last dimension with ``value``: ``ConstantPad1d(padding, value)``."""
 
 
+@own_init
 class ConstantPad2d(_ConstantPadNd):
     """Pads the last two dimensions with ``value``: ``ConstantPad2d(padding, value)``,
     ``padding = (left, right, top, bottom)``."""
     _dims = 2
 
 
+@own_init
 class ConstantPad3d(_ConstantPadNd):
     """Pads the last three dimensions with ``value``: ``ConstantPad3d(padding, value)``,
     ``padding = (left, right, top, bottom, front, back)``."""
@@ -65,10 +69,12 @@ class _ZeroPad:
         return f"{self.padding}"
 
 
+@own_init
 class ZeroPad1d(_ZeroPad, ConstantPad1d):
     """Pads the last dimension with zeros: ``ZeroPad1d(padding)``."""
 
 
+@own_init
 class ZeroPad2d(_ZeroPad, ConstantPad2d):
     """Pads the last two dimensions with zeros: ``ZeroPad2d(padding)``,
     ``padding = (left, right, top, bottom)``.
@@ -80,6 +86,7 @@ class ZeroPad2d(_ZeroPad, ConstantPad2d):
     """
 
 
+@own_init
 class ZeroPad3d(_ZeroPad, ConstantPad3d):
     """Pads the last three dimensions with zeros: ``ZeroPad3d(padding)``."""
 
@@ -88,16 +95,19 @@ class _ReflectionPadNd(_PadNd):
     _mode = "reflect"
 
 
+@own_init
 class ReflectionPad1d(_ReflectionPadNd):
     """Pads the last dimension with its reflection (the edge not repeated)."""
 
 
+@own_init
 class ReflectionPad2d(_ReflectionPadNd):
     """Pads the last two dimensions with their reflection: ``padding = (left, right, top,
     bottom)``."""
     _dims = 2
 
 
+@own_init
 class ReflectionPad3d(_ReflectionPadNd):
     """Pads the last three dimensions with their reflection."""
     _dims = 3
@@ -107,15 +117,18 @@ class _ReplicationPadNd(_PadNd):
     _mode = "replicate"
 
 
+@own_init
 class ReplicationPad1d(_ReplicationPadNd):
     """Pads the last dimension by repeating its edge values."""
 
 
+@own_init
 class ReplicationPad2d(_ReplicationPadNd):
     """Pads the last two dimensions by repeating their edge values."""
     _dims = 2
 
 
+@own_init
 class ReplicationPad3d(_ReplicationPadNd):
     """Pads the last three dimensions by repeating their edge values."""
     _dims = 3
@@ -131,15 +144,18 @@ class _CircularPadNd(_PadNd):
         return super().forward(input)
 
 
+@own_init
 class CircularPad1d(_CircularPadNd):
     """Pads the last dimension circularly (the other end's values wrap around)."""
 
 
+@own_init
 class CircularPad2d(_CircularPadNd):
     """Pads the last two dimensions circularly."""
     _dims = 2
 
 
+@own_init
 class CircularPad3d(_CircularPadNd):
     """Pads the last three dimensions circularly."""
     _dims = 3

@@ -5,7 +5,7 @@ from .. import functional as F
 from ._utils import _pair, _single, _triple
 from ._functional_module import _Stored
 from .module import Module
-from ..._arguments import keep
+from ..._arguments import keep, own_init
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
@@ -105,6 +105,7 @@ class _AvgPool2dOr3d(_AvgPoolNd):
                           self.count_include_pad, self.divisor_override)
 
 
+@own_init
 class AvgPool2d(_AvgPool2dOr3d):
     """2D average pooling over ``(N, C, H, W)``.
 
@@ -160,6 +161,7 @@ class MaxPool3d(_MaxPoolNd):
     _pool = staticmethod(F.max_pool3d)
 
 
+@own_init
 class AvgPool3d(_AvgPool2dOr3d):
     """3D average pooling over ``(N, C, D, H, W)``.
 
@@ -277,6 +279,7 @@ class _MaxUnpoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+@own_init
 class MaxUnpool1d(_MaxUnpoolNd):
     """The inverse of ``MaxPool1d`` (the non-maxima set to zero): ``forward(input, indices,
     output_size=None)``."""
@@ -284,6 +287,7 @@ class MaxUnpool1d(_MaxUnpoolNd):
     _unpool = staticmethod(F.max_unpool1d)
 
 
+@own_init
 class MaxUnpool2d(_MaxUnpoolNd):
     """The inverse of ``MaxPool2d`` (the non-maxima set to zero).
 
@@ -295,6 +299,7 @@ class MaxUnpool2d(_MaxUnpoolNd):
     _unpool = staticmethod(F.max_unpool2d)
 
 
+@own_init
 class MaxUnpool3d(_MaxUnpoolNd):
     """The inverse of ``MaxPool3d`` (the non-maxima set to zero)."""
     _tuple = staticmethod(_triple)
@@ -326,6 +331,7 @@ class _FractionalMaxPoolNd(Module):
                           self.return_indices, _random_samples=self._random_samples)
 
 
+@own_init
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
     """2-D fractional max pooling: ``kernel_size`` windows at pseudo-random strides giving
     ``output_size`` (or ``output_ratio`` times the input size).
@@ -338,6 +344,7 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
     _n, _tuple, _pool = 2, staticmethod(_pair), staticmethod(F.fractional_max_pool2d)
 
 
+@own_init
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """3-D fractional max pooling (see ``FractionalMaxPool2d``).
 
