@@ -4,13 +4,14 @@ whose values are held on the host.
 ``FORMS`` maps a row's name (``registry.OPS``) to ``form(values, result, **statics)``: the
 row's forward written with NumPy's function of the same name, on NumPy arrays and Python
 numbers, giving an array of dtype ``result``, the row's result dtype by PyTorch's rules,
-which the row's rule in ``RULES`` gives. A form gives PyTorch's values: bitwise for ``+ - * /``, casts,
-comparisons and integer ops, as NumPy's ufuncs round once in the result dtype as PyTorch's
-CPU kernels do; a float32 transcendental function is evaluated in float64 and rounded once,
-so it is within one float32 rounding of PyTorch's (NumPy's own float32 ``exp`` and ``log``
-are 2-3 ulp off, XLA's 1). A form raises (any exception) for what it does not handle the
-way PyTorch does; the stage then runs the row on the XLA path, which raises PyTorch's error
-for bad input. A form returns memory of its own, never a view of an argument.
+which the row's rule in ``RULES`` gives. A form gives PyTorch's values: bitwise for
+``+ - * /``, casts, comparisons and integer ops, as NumPy's ufuncs round once in the result
+dtype as PyTorch's CPU kernels do; a float32 transcendental function is evaluated in
+float64 and rounded once, so it is within one float32 rounding of PyTorch's (NumPy's own
+float32 ``exp`` and ``log`` are 2-3 ulp off, XLA's 1). A form raises (any exception) for
+what it does not handle the way PyTorch does; the stage then runs the row on the XLA path,
+which raises PyTorch's error for bad input. A form returns memory of its own, never a view
+of an argument.
 
 A row with no form here runs in XLA: its arguments' host values are copied in first.
 """

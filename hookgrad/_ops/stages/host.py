@@ -90,8 +90,9 @@ def run(op, found, statics, args, out):
 
 
 def _read_xla(vals):
-    """``vals`` with each Tensor's values read from XLA: NumPy arrays, remembered by ``_host_transfer`` (a loop reads an array once); None
-    when one is not a plain CPU array of a dtype the host holds."""
+    """``vals`` with each Tensor's values read from XLA: NumPy arrays, remembered by
+    ``_host_transfer`` (a loop reads an array once); None when one is not a plain CPU
+    array of a dtype the host holds."""
     out = []
     for v in vals:
         if isinstance(v, Tensor):
