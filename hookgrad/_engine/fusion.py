@@ -125,13 +125,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     g = grad._data
     fn = _program(g, parts) if len(region) > 1 else None
     args = ext + flat
-    if fn is not None and not fn.ready(g, *args):
-        # NOTE: tracing a large region costs more than running its nodes one by one: it
-        # is traced and compiled in the background, node by node meanwhile
-        fn = None
-    if fn is not None:
-        outs = fn(g, *args)
-    else:  # each vjp its own jitted call, as node-by-node execution makes them
+    # NOTE: tracing a large region costs more than running its nodes one by one: it is
+    # traced and compiled in the background while they run (``call_ready`` gives None)
+    outs = None if fn is None else fn.call_ready(g, *args)
+    if outs is None:  # each vjp its own jitted call, as node-by-node execution makes them
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))

@@ -91,7 +91,7 @@ def to(self, *args, **kwargs) -> Tensor:
     if target is not None and not _on(out._arr, target):
         out = apply(TO_DEVICE, (out,), {"device": target})
     if copy and out is self:
-        out = apply(TO_DTYPE, (out,), {"dtype": out._data.dtype})
+        out = apply(TO_DTYPE, (out,), {"dtype": out._arr.dtype})  # (computes nothing yet)
     return out
 
 

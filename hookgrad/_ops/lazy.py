@@ -32,7 +32,7 @@ from .._tensor import FORCE, Pending
 from . import tiered
 from .setting import Setting
 
-MAX_DEPTH = 64    # pending ops in a row before one is run: bounds compile time and memory
+MAX_DEPTH = 64    # pending ops in a row; the next op runs them first: bounds compile time
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
 CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
 # operands a deferred op may take besides arrays: Python numbers, None (an optional operand
@@ -92,8 +92,11 @@ def defer(op, key, fn, arrs):
     av = op._avals.get(sig)
     if av is None:
         return sig
-    if av is False or depth >= MAX_DEPTH:  # False: its output cannot wait
+    if av is False:  # its output cannot wait
         return None
+    if depth >= MAX_DEPTH:  # the chain so far runs (one segment); this op starts the next
+        arrs[:] = [value(v) for v in arrs]
+        depth = 0
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
     p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
@@ -260,12 +263,13 @@ def _run_segment(nodes):
                 _compiled.popitem(last=False)
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
     # is traced and compiled in the background, op by op meanwhile
-    if fn is None or not fn.ready(*leaves):
+    res = None if fn is None else fn.call_ready(*leaves)
+    if res is None:
         for q in nodes:  # each op's own jitted program, as eagerly
             if q.value is None:  # (an output of a multi-output op is computed with it)
                 _run_one(q)
         return
-    for k, v in zip(outs, fn(*leaves)):
+    for k, v in zip(outs, res):
         _settle(nodes[k], v)
 
 

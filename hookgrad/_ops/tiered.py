@@ -151,8 +151,24 @@ class Program:
             return True
         sig = _signature(args)
         state = self._sigs.get(sig)
-        if state is _JITTED or state.__class__ is _First:
-            return True  # compiled, or its first tier already traced: call it
+        return state is _JITTED or state.__class__ is _First or self._settled(sig, state, args)
+
+    def call_ready(self, *args):
+        """The call's result when ``ready(*args)``, else None (the compile under way in
+        the background): one signature for both."""
+        if not (_state["enabled"] and not _state["deterministic"]):
+            return self.jitted(*args)
+        sig = _signature(args)
+        state = self._sigs.get(sig)
+        if state is _JITTED:
+            return self.jitted(*args)
+        if state.__class__ is _First:  # its first tier already traced: call it
+            return self._tiered(sig, state, args)
+        return self.jitted(*args) if self._settled(sig, state, args) else None
+
+    def _settled(self, sig, state, args):
+        """``ready`` for a signature not yet seen (``state`` None) or compiling in the
+        background (a Future)."""
         if state is None:
             if not _cpu_default() or not _concrete(jax.tree_util.tree_leaves(args)):
                 self._sigs[sig] = _JITTED
@@ -202,8 +218,8 @@ def _cpu_default():
 def _signature(args):
     """What of the arguments decides jax.jit's trace. NOTE: the hot path of every eager op:
     an aval per array argument, the type of a Python number (an op at positions passes its
-    positions so), the shape and dtype of a NumPy array, the tree and leaves of anything
-    else."""
+    positions so) or of None, the shape and dtype of a NumPy array or PRNG key, the tree
+    and leaves of anything else."""
     try:
         # NOTE: a PRNG key's aval costs ~9 us (dropout's key): its class, shape and dtype
         return tuple([x.aval if x.__class__ is not _KEY else (_KEY, x.shape, x.dtype)
@@ -215,7 +231,7 @@ def _signature(args):
         c = x.__class__
         if c in _NUMBERS:
             sig.append(c)
-        elif c is np.ndarray:  # positions passed as one array (_ops/box_index.py)
+        elif c is np.ndarray or c is _KEY:  # positions as one array (_ops/box_index.py)
             sig.append((c, x.shape, x.dtype))
         else:
             aval = getattr(x, "aval", None)
@@ -225,7 +241,7 @@ def _signature(args):
     return tuple(sig)
 
 
-_NUMBERS = frozenset((int, float, bool, complex))
+_NUMBERS = frozenset((int, float, bool, complex, type(None)))  # None: an empty tree
 
 
 def _pytree_key(args):

@@ -167,6 +167,34 @@ def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
     assert len(cache._compiled) == 1
 
 
+def test_a_copy_of_a_pending_value_stays_deferred(cache):
+    # generate's ``logits[:, -1].to(copy=True, dtype=torch.float32)``: a copy, no read
+    x = hg.tensor(X)
+    for run in range(RUNS):
+        h = x * 2
+        y = h.to(copy=True, dtype=hg.float32)
+        assert y is not h and y.dtype is hg.float32
+        assert run == 0 or (h._arr.__class__ is Pending and y._arr.__class__ is Pending)
+        np.testing.assert_allclose(y.numpy(), np.asarray(X) * 2, rtol=1e-6)
+
+
+def test_the_op_past_the_depth_bound_starts_the_next_segment(cache, monkeypatch):
+    # the chain behind it runs as one segment; the op itself waits, as the first of the next
+    monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
+    x = hg.tensor(X, requires_grad=True)
+    want = np.asarray(X) * 2 ** 6
+    for run in range(RUNS):
+        x.grad = None
+        ys = [x]
+        for _ in range(6):
+            ys.append(ys[-1] * 2)
+        waiting = [y._arr.__class__ is Pending and y._arr.value is None for y in ys]
+        assert run == 0 or waiting == [False] * 5 + [True] * 2
+        ys[-1].sum().backward()
+        np.testing.assert_allclose(ys[-1].detach().numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), np.full(np.shape(X), 2.0 ** 6))
+
+
 def test_attention_without_a_mask_defers(cache):
     # None operands (attention's left-out mask, its dropout key) join the segment
     q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 700)).astype(np.float32))

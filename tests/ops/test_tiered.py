@@ -137,6 +137,7 @@ def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
 
     monkeypatch.setattr(tiered, "_compiler", Held)
     assert program.ready(a, b) is False and program.ready(a, b) is False
+    assert program.call_ready(a, b) is None  # the caller's cue to run the parts
     assert not traced  # nothing was traced in the caller's thread
     gate.set_result(None)
     for _ in range(600):  # the job's trace and compile end (a bound, not a timing)
@@ -145,12 +146,28 @@ def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
         time.sleep(0.05)
     assert traced and program.ready(a, b)
     np.testing.assert_allclose(program(a, b), np.sin(np.asarray(a)) * 2.0 + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(program.call_ready(a, b), np.sin(np.asarray(a)) * 2.0 + 1.0,
+                               rtol=1e-6)
 
 
 def test_a_large_program_is_ready_at_once_with_tiered_execution_off():
     program = tiered.jit(lambda a: a * 3.0)
     with hg.autograd.set_tiered_execution(False):
         assert program.ready(jnp.ones(3))
+        np.testing.assert_array_equal(program.call_ready(jnp.ones(3)), np.full(3, 3.0))
+
+
+def test_flat_arguments_are_told_apart_without_flattening_a_tree(monkeypatch):
+    # a forward segment's leaves: arrays, Python numbers, None (attention's left-out
+    # mask) and PRNG keys (dropout's); their signature is each one's aval or class
+    monkeypatch.setattr(tiered, "_pytree_key", None)  # calling it would raise
+    program = tiered.jit(lambda a, mask, key, n: a * n if mask is None else a + mask)
+    a, key = jnp.ones(3), jax.random.key(0)
+    for _ in range(3):
+        np.testing.assert_array_equal(program(a, None, key, 2), np.full(3, 2.0))
+        np.testing.assert_array_equal(program(a, a, key, 2), np.full(3, 2.0))
+    assert tiered._signature((a, None, key, 2)) != tiered._signature((a, a, key, 2))
+    assert tiered._signature((a, None, key, 2)) != tiered._signature((a, None, key, 2.0))
 
 
 def test_turned_off_programs_compile_at_first_sight(monkeypatch):
