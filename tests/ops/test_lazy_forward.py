@@ -169,13 +169,13 @@ def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
 
 def test_a_copy_of_a_pending_value_stays_deferred(cache):
     # generate's ``logits[:, -1].to(copy=True, dtype=torch.float32)``: a copy, no read
-    x = hg.tensor(X)
+    x = hg.tensor(XL)
     for run in range(RUNS):
         h = x * 2
         y = h.to(copy=True, dtype=hg.float32)
         assert y is not h and y.dtype is hg.float32
         assert run == 0 or (h._arr.__class__ is Pending and y._arr.__class__ is Pending)
-        np.testing.assert_allclose(y.numpy(), np.asarray(X) * 2, rtol=1e-6)
+        np.testing.assert_allclose(y.numpy(), XL * 2, rtol=1e-6)
 
 
 def test_the_op_past_the_depth_bound_starts_the_next_segment(cache, monkeypatch):
