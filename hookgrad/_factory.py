@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _jax_trace, _meta, random
+from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -27,8 +27,25 @@ def _finish(arr, requires_grad, device):
     return t
 
 
+_NUMBER_TYPES = frozenset((bool, int, float))
+
+
+def _number_kinds(data):
+    """The Python types of a flat list or tuple of Python numbers (a collate's labels),
+    else None: the general path walks nested data for Tensors and NumPy scalars."""
+    if data.__class__ is list or data.__class__ is tuple:
+        kinds = set(map(type, data))
+        if kinds <= _NUMBER_TYPES:
+            return kinds
+    return None
+
+
 def _infer_dtype(data):
     """PyTorch's inference: bools -> bool, ints -> int64, floats -> default dtype."""
+    kinds = _number_kinds(data)
+    if kinds is not None:
+        return _dtype.get_default_dtype() if float in kinds or not kinds else \
+            _dtype.int64 if int in kinds else _dtype.bool
     flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, np.ndarray) else None
     if flat is None:
         return None
@@ -54,7 +71,8 @@ def _infer_dtype(data):
 def _to_numpy(data):
     if isinstance(data, Tensor):
         return np.asarray(data._data)
-    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+    if isinstance(data, (list, tuple)) and _number_kinds(data) is None and \
+            any(isinstance(d, Tensor) for d in _flat(data)):
         return np.asarray(_tolist(data))
     return data
 
@@ -106,8 +124,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             dt = _infer_dtype(data)
     else:
         dt = _dtype.as_dtype(dtype)
-    # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host
-    arr = _dtype.from_host(np.array(data, dtype=_dtype.to_jax(dt), copy=True))
+    # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host;
+    # a small one is remembered: host ops read it with no transfer (``_ops/stages/host.py``)
+    host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
+    arr = _dtype.from_host(host)
+    _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)
 
 

@@ -16,6 +16,7 @@ NumPy index of a few elements. :func:`host_copy` gives a small CPU array's NumPy
 copied from the device once per array (JAX arrays never change), and the arrays made from
 such a value remember it (:func:`known`), so ``.item()`` reads it without a transfer.
 """
+import collections
 import functools
 import weakref
 
@@ -24,11 +25,13 @@ import numpy as np
 
 from . import _jax_trace
 
-__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "HOST_MAX"]
+__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
-_KNOWN_MAX = 64  # arrays whose NumPy values are remembered (the oldest dropped)
-_known = {}      # id(array) -> (weak reference to the array, its NumPy value)
+# arrays whose NumPy values are remembered (the oldest dropped; a dead array's at once): a
+# collate loop stacks a few hundred samples, and each one read again costs a transfer
+_KNOWN_MAX = 1024
+_known = collections.OrderedDict()  # id(array) -> (weak reference to the array, its NumPy value)
 _DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128))
@@ -94,6 +97,16 @@ def host_copy(arr):
     return value
 
 
+def remember(arr, value):
+    """Remember ``value`` (a NumPy array nobody writes afterwards: made read-only here) as
+    the values of ``arr``, the small, uncommitted CPU array just made from it, so that the
+    host reads them with no transfer (a collate loop stacking the samples it made)."""
+    if arr.__class__ is _array_class() and value.size <= HOST_MAX and \
+            value.dtype == arr.dtype and not arr._committed and not arr.weak_type:
+        value.flags.writeable = False
+        _remember(arr, value)
+
+
 def known(arr):
     """``arr``'s NumPy value if it is remembered (:func:`host_copy`), else None."""
     e = _known.get(id(arr))
@@ -103,10 +116,13 @@ def known(arr):
 def _remember(arr, value):
     if len(_known) >= _KNOWN_MAX:
         try:  # NOTE: another thread may remember at the same time: dropping is best effort
-            _known.pop(next(iter(_known)), None)
-        except (RuntimeError, StopIteration):
+            _known.popitem(last=False)  # the oldest, in O(1) (a dict's first key is not)
+        except KeyError:
             pass
-    _known[id(arr)] = (weakref.ref(arr), value)
+    key = id(arr)
+    # the array dies (its id is not reused before this runs): its values go with it
+    _known[key] = (weakref.ref(arr, lambda _, key=key, known=_known: known.pop(key, None)),
+                   value)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -501,9 +501,9 @@ BACKWARD = [None]
 DISPATCH = [(), None]
 
 
-def _detached(t):
-    """``t.detach()``: a new leaf aliasing ``t``."""
-    return _views.alias(Tensor._wrap(_stop_gradient(t._data)), t, diff=False, shared=True)
+def _detached(t):  # ``t.detach()``: a new leaf aliasing ``t`` (host-held: the same memory)
+    a = t._arr if t._arr.__class__ is Host else _stop_gradient(t._data)  # a Host never changes
+    return _views.alias(Tensor._wrap(a), t, diff=False, shared=True)
 
 
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass

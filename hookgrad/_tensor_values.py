@@ -117,5 +117,10 @@ def _readable(t, what):
     reader = READER[0]
     if reader is not None:
         return reader(t, what)
+    h = t._arr
+    if h.__class__ is Host:  # held on the host: its memory, read-only, and no transfer
+        v = h.np.view()
+        v.flags.writeable = False
+        return v
     _check_concrete(t, what)
     return t._data

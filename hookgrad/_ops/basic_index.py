@@ -101,7 +101,7 @@ def write(self, idx, value):
         if value._view is not None and _wrote_itself(self, value, template, arr):
             return True
         v = value._arr
-        if v.__class__ is Pending:
+        if v.__class__ is Pending or v.__class__ is Host:  # computed, or copied into XLA
             v = value._data
         if v.__class__ is not ARRAY or v._committed or not box_index.broadcasts(
                 v.shape, size, v.dtype, arr.dtype):

@@ -3,15 +3,18 @@
 1. modes (``stages/modes.py``): an interceptor takes the call (compile's lineage,
    DTensor's stage, Python dispatch modes);
 2. forward AD (``_dual``, filled by ``_engine/forward_ad.py`` while a level is open);
-3. the functional backend (``_mode.state.backend``: inside ``hookgrad.func`` JAX
+3. host values (``stages/host.py``): a row with a NumPy form (``host_forms.py``) on small
+   CPU values that nothing records runs in NumPy, and an in-place ``+ - * /`` on a Tensor
+   held on the host writes its memory (``host_tier.py``);
+4. the functional backend (``_mode.state.backend``: inside ``hookgrad.func`` JAX
    differentiates, nothing is recorded);
-4. lazy and tiered values (``stages/values.py``, ``lazy.py``, ``tiered.py``);
-5. alias and in-place (``stages/inplace.py``, ``views.inplace``);
-6. record (``stages/record.py``): the node, its edges and saved values.
+5. lazy and tiered values (``stages/values.py``, ``lazy.py``, ``tiered.py``);
+6. alias and in-place (``stages/inplace.py``, ``views.inplace``);
+7. record (``stages/record.py``): the node, its edges and saved values.
 
-The first three are slots: empty, each costs one test, and an op with nothing to record
-runs the forward and wraps its result (the fast path). docs/architecture.md says how to add
-a stage.
+Stages 1, 2 and 4 are slots: empty, each costs one test; stage 3 costs a dict lookup for
+a row with no NumPy form. An op with nothing to record runs the forward and wraps its
+result (the fast path). docs/architecture.md says how to add a stage.
 """
 import sys
 from weakref import ref as _weakref
@@ -20,10 +23,10 @@ from weakref import ref as _weakref
 from .. import _meta, _mode
 from .._tensor import Host as _Host, Pending, Tensor
 from .._autograd import grad_mode
-from . import box_index as _box_index, host_tier as _host_tier, jax_errors, lazy as _lazy
+from . import box_index as _box_index, jax_errors, lazy as _lazy
 from .op import Op, _AtPositions
 from .op_node import ALL, APPLY, INEXACT, NOT_IMPLEMENTED, OUT
-from .stages import inplace as _inplace
+from .stages import host as _host_stage, inplace as _inplace
 from .stages.modes import INTERCEPT as _intercept
 from .stages.record import _record, pack_before_error
 from .stages.values import on_meta as _on_meta
@@ -39,15 +42,15 @@ def apply(op, args, statics=None, out=None):
     """Run ``op`` on ``args`` (Tensors and constants), recording a node if needed.
 
     ``out``: the Tensor modified in place (its array is replaced, ``_version`` bumped and
-    its history rebased onto the new node). Returns a Tensor or a tuple of Tensors.
-    """
+    its history rebased onto the new node). Returns a Tensor or a tuple of Tensors."""
     if _intercept[0]:
         return _intercept[0](op, args, statics, out)
     if _dual[0]:
         return _dual[0](op, args, statics, out)
+    found = _HOST_FORMS.get(op.name)
+    if found is not None and (res := _host_run(op, found, statics, args, out)) is not None:
+        return res  # small values held on the host (``stages/host.py``): NumPy computed it
     key = tuple(statics.items()) if statics else ()
-    if out is not None and _host_inplace(op, key, args, out) is not None:
-        return out  # held on the host (``host_tier``): NumPy wrote it
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
@@ -130,4 +133,4 @@ _refcount = sys.getrefcount
 _defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _BoxRead, _read_modify_write = _box_index.BoxRead, _box_index.read_modify_write
-_host_inplace = _host_tier.inplace
+_host_run, _HOST_FORMS = _host_stage.run, _host_stage.FORMS

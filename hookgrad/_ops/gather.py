@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _jax_trace
 from .._device import host_bounds
+from .._host_value import Host
 from .._meta import MetaArray
 from .._tensor import Tensor
 from .dispatch import apply, pack_before_error
@@ -124,7 +125,10 @@ def check_index(index, low, high, error, ignore=None, before=None):
     the index's ``(min, max)`` where it is concrete and not empty, else None. ``before()``
     runs first where the error is raised now (PyTorch records the node, packing its saved
     tensors, before its kernel meets the bad index: ``pack_before_error``)."""
-    arr = index._data if isinstance(index, Tensor) else index
+    if isinstance(index, Tensor):  # values held on the host are read there, not copied in
+        arr = index._arr.np if index._arr.__class__ is Host else index._data
+    else:
+        arr = index
     if isinstance(arr, jax.core.Tracer):
         _check_traced(arr, low, high, error, ignore)
         return None
@@ -135,7 +139,10 @@ def check_index(index, low, high, error, ignore=None, before=None):
     b = host_bounds(arr)
     if b is not None and within(b, low, high):
         return b
-    a = np.asarray(arr).reshape(-1).astype(np.int64)
+    a = np.asarray(arr).reshape(-1).astype(np.int64, copy=False)
+    b = int(a.min()), int(a.max())
+    if ignore is None and within(b, low, high):
+        return b  # in range: two reductions prove it, no mask needed
     bad = _bad_mask(a, low, high, ignore)
     if bad.any():
         if before is not None:

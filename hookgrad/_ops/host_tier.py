@@ -18,6 +18,7 @@ NumPy's own ``+ - * /`` on float32/float64 round as XLA's and PyTorch's CPU kern
 (one correctly rounded IEEE operation; a Python number is cast to the Tensor's dtype
 first, as both do); integer ``+ - *`` wrap alike. Anything else takes the XLA path.
 """
+import math
 import weakref
 
 import jax
@@ -45,12 +46,16 @@ _NUMBERS = (int, float, bool)
 
 def _enterable(t):
     """Whether the root ``t`` may move its values to the host: a concrete, uncommitted,
-    strongly typed CPU array of at most ``BOUND`` elements that nothing differentiates."""
+    strongly typed CPU array of at most ``BOUND`` elements that nothing differentiates, or
+    a host stage result (held already, read-only: a write copies it)."""
     a = t._arr
     if a.__class__ is Pending:
         if t._requires_grad or a.aval.weak_type:
             return False
         a = t._data
+    elif a.__class__ is Host:  # a read-only result of the host stage (``stages/host.py``)
+        return a.store is None and not t._requires_grad and a.size <= BOUND and \
+            jax.config.jax_default_device is None
     if not (a.__class__ is ARRAY and not t._requires_grad and not a._committed and
             not a.weak_type and a.size <= BOUND and a.dtype in _DTYPES and
             _host_transfer._entry() is not None and jax.config.jax_default_device is None):
@@ -81,7 +86,9 @@ def enter(t):
     """Hold the root ``t``'s values on the host (its aliases' too)."""
     tally = _tally(t)
     tally[0] += 1
-    store = Store(np.array(t._data), tally)
+    a = t._arr
+    # C order: the aliases' strides count elements of the root's C-ordered memory
+    store = Store(np.array(a.np if a.__class__ is Host else t._data, order="C"), tally)
     _set_arr(t, Host(store.np, store))  # the same values: not a write
     _host_aliases(t, store, None, False)
     return store
@@ -149,17 +156,48 @@ def read(self, idx, found):
     """``self[idx]`` (``found``: ``box_index.parse``'s) as a Tensor viewing ``self``'s host
     memory when ``self`` is held on the host, or a read-only copy of a small CPU array's
     values; else None."""
-    a = self._arr
-    if a.__class__ is Host:
-        store, values = a.store, a.np
-    elif a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
-        values = _host_transfer.host_copy(a)
-        if values is None:
-            return None
-        store = None  # a copy: read, never written through
-    else:
+    held = _held(self._arr)
+    if held is None:
         return None
+    values, store = held
     return Tensor._wrap(Host(values[_np_index(idx, found[0])], store))
+
+
+def _held(a):
+    """``(values, store)`` of the array ``a`` of a Tensor held on the host, or of a small
+    CPU array (a read-only copy, ``store`` None: read, never written through); else None."""
+    if a.__class__ is Host:
+        return a.np, a.store
+    if a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
+        values = _host_transfer.host_copy(a)
+        return None if values is None else (values, None)
+    return None
+
+
+def view(x, geometry, statics):
+    """A view op on ``x`` (``geometry``: its ``views.GEOMETRY`` entry) as a Tensor whose
+    values are a NumPy view of ``x``'s host memory by that geometry, when ``x`` is held on
+    the host or is a small CPU array (then a view of a read-only copy); else None. The
+    caller marks it a view of ``x``, so a later write is seen through it (``_host_aliases``)."""
+    held = _held(x._arr)
+    if held is None:
+        return None
+    values, store = held
+    item = values.itemsize
+    try:
+        size, stride, offset = geometry(values.shape, tuple(s // item for s in values.strides), 0,
+                                        **statics)
+    except Exception:  # noqa: BLE001 - a geometry with no view (a reshape that copies)
+        return None
+    if offset or stride is None:
+        return None
+    strides = tuple(s * item for s in stride)
+    # C-ordered memory reshaped is a view of it (view, reshape, unsqueeze): NumPy's fast way
+    if not (values.flags.c_contiguous and math.prod(size) == values.size and
+            (out := values.reshape(size)).strides == strides):
+        out = np.lib.stride_tricks.as_strided(values, size, strides,
+                                              writeable=values.flags.writeable)
+    return Tensor._wrap(Host(out, store))
 
 
 def _np_index(idx, template):

@@ -35,7 +35,6 @@ def contiguous(self, memory_format=None) -> Tensor:
 
 def _to_args(args, kwargs):
     """(dtype, device, copy) from ``to``'s three signatures, with torch's TypeError."""
-    from .. import _dtype
     known = {"dtype", "device", "non_blocking", "copy", "memory_format"}
     bad = [k for k in kwargs if k not in known]
     if bad or len(args) > 4:
@@ -80,7 +79,6 @@ def to(self, *args, **kwargs) -> Tensor:
         >>> x.to("cpu") is x
         True
     """
-    from .. import _dtype
     dtype, device, copy = _to_args(args, kwargs)
     if device is not None and (self.is_meta or _device.is_meta(device)):
         return _to_meta(self, dtype, device)
@@ -106,7 +104,6 @@ def _to_meta(self, dtype, device):
 
 
 def _on(arr, jax_device):
-    from .. import _dtype
     if arr.__class__ is Pending:  # asking computes nothing
         arr = placed(arr)
     if isinstance(arr, jax.core.Tracer):  # traced: placement is the compiled program's

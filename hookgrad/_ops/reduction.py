@@ -190,7 +190,6 @@ def _dims(dim, ndim):
 def _int_accumulator(input, dtype):
     # PyTorch accumulates integer and bool inputs in int64 (int32 without JAX's x64)
     if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
-        from .. import _dtype
         return _dtype.int64
     return dtype
 

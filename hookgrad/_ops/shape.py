@@ -466,11 +466,11 @@ def stack(tensors, dim=0) -> Tensor:
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = wrap_dim(dim, tensors[0].ndim + 1)
+    ref = tensors[0]._arr.shape  # a tuple: one comparison per part, no Size built
     for k, t in enumerate(tensors[1:], 1):
-        if t.shape != tensors[0].shape:
+        if t._arr.shape != ref:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
-                               f"entry {k}")
+                               f"{list(ref)} at entry 0 and {list(t.shape)} at entry {k}")
     return apply(STACK, tuple(tensors), {"dim": d})
 
 

@@ -25,6 +25,7 @@ from .stages.inplace import _check_inplace
 from .stages.record import _record
 from .lazy import ARRAY as _ARRAY  # a concrete array: not a tracer, not on the meta device
 from .registry import defop
+from .host_tier import view as _host_view
 
 _gm = grad_mode._state
 
@@ -174,14 +175,20 @@ GEOMETRY = {
 # set by ``view_copies._copying``: view functions then return a copy, recorded under the
 # view op's ``*_copy`` twin (``PermuteBackward0_copy``), so the copies share their checks
 COPY_TWIN = [None]
+_NO_STATICS = {}
 
 
 def view_apply(op, x, statics=None):
     """``op`` (a view op of GEOMETRY) applied to ``x``; the result is a view of ``x``."""
     if COPY_TWIN[0] is not None:
         return apply(COPY_TWIN[0](op), (x,), statics)
-    out = apply(op, (x,), statics)
-    return make_view(out, x, GEOMETRY[op.name], statics)
+    geometry = GEOMETRY[op.name]
+    out = None
+    if not (_gm.enabled and x._requires_grad or dispatch._dual[0] or modes.INTERCEPT[0]):
+        out = _host_view(x, geometry, statics or _NO_STATICS)  # small values: NumPy views
+    if out is None:
+        out = apply(op, (x,), statics)
+    return make_view(out, x, geometry, statics)
 
 
 def view_geometry(name, size, stride, offset, **statics):

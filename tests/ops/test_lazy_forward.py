@@ -1,7 +1,11 @@
 """Deferred forward (hookgrad/_ops/lazy.py): an op output nobody has read is computed when
 read, a repeated segment of pending ops as one compiled program. Nothing a user can see
 changes: values and gradients, errors at the call that causes them, ``_version``, saved-
-tensor checks; a pending value read inside a trace is concrete."""
+tensor checks; a pending value read inside a trace is concrete.
+
+Small CPU values that nothing records run on the host instead (``stages/host.py``) while no
+argument is pending; a test of deferral whose chain starts from a user's Tensor starts it
+from one past the host stage's bound (``XL``), as a model's activations do."""
 import collections
 
 import jax
@@ -10,12 +14,14 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
+from hookgrad._host_transfer import HOST_MAX
 from hookgrad._ops import lazy
 from hookgrad._tensor import Pending
 from tests.autograd.test_fusion import X, chain, jax_chain
 from tests.differential import raises, same_as_torch
 
 RUNS = lazy.COMPILE_AT + 1  # op by op, then compiled, then cached
+XL = np.tile(np.float32(X), (1, HOST_MAX // 3 + 1))  # each row past the host stage's bound
 
 
 @pytest.fixture
@@ -130,14 +136,14 @@ def test_the_compiled_mode_sees_values_made_eagerly():
 
 @pytest.mark.skipif(not jax.config.read("jax_enable_x64"), reason="needs JAX's 64-bit mode")
 def test_a_value_deferred_before_a_new_default_dtype_keeps_the_old_one(cache):
-    x = hg.tensor([1, 2, 3])
+    x = hg.tensor([1, 2, 3] * (HOST_MAX // 3 + 1))
     for _ in range(RUNS):
         y = (x * 1.5) * 2  # integer times float: the default dtype
     assert y._arr.__class__ is Pending
     try:
         hg.set_default_dtype(hg.float64)
         assert y.dtype is hg.float32  # computed when called, as eagerly
-        np.testing.assert_array_equal(y.numpy(), np.float32([3, 6, 9]))
+        np.testing.assert_array_equal(y.numpy(), np.float32([3, 6, 9] * (HOST_MAX // 3 + 1)))
         assert y.numpy().dtype == np.float32
         assert (x * 1.5).dtype is hg.float64
     finally:
@@ -147,7 +153,7 @@ def test_a_value_deferred_before_a_new_default_dtype_keeps_the_old_one(cache):
 def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
     # a forward's positions made on its input's device, views of pending values, a .to()
     # of that device, .device asked on the way: none of them computes or pins anything
-    x = hg.tensor(X)
+    x = hg.tensor(XL)
     for run in range(RUNS):
         h = (x * 2).view(-1)
         pos = hg.arange(h.shape[0], device=h.device)
@@ -156,20 +162,20 @@ def test_a_model_forward_stays_deferred_through_its_device_idioms(cache):
         assert run == 0 or (h._arr.__class__ is Pending and y._arr.__class__ is Pending)
         assert y.device == x.device and h.device == hg.device("cpu")
         assert run == 0 or y._arr.__class__ is Pending
-        want = (np.asarray(X) * 2).reshape(-1) + np.arange(np.asarray(X).size)
-        np.testing.assert_allclose(y.numpy(), want.reshape(np.shape(X)).T, rtol=1e-6)
+        want = (XL * 2).reshape(-1) + np.arange(XL.size)
+        np.testing.assert_allclose(y.numpy(), want.reshape(XL.shape).T, rtol=1e-6)
     assert len(cache._compiled) == 1
 
 
 def test_a_copy_of_a_pending_value_stays_deferred(cache):
     # generate's ``logits[:, -1].to(copy=True, dtype=torch.float32)``: a copy, no read
-    x = hg.tensor(X)
+    x = hg.tensor(XL)
     for run in range(RUNS):
         h = x * 2
         y = h.to(copy=True, dtype=hg.float32)
         assert y is not h and y.dtype is hg.float32
         assert run == 0 or (h._arr.__class__ is Pending and y._arr.__class__ is Pending)
-        np.testing.assert_allclose(y.numpy(), np.asarray(X) * 2, rtol=1e-6)
+        np.testing.assert_allclose(y.numpy(), XL * 2, rtol=1e-6)
 
 
 def test_the_op_past_the_depth_bound_starts_the_next_segment(cache, monkeypatch):
@@ -191,7 +197,8 @@ def test_the_op_past_the_depth_bound_starts_the_next_segment(cache, monkeypatch)
 
 def test_attention_without_a_mask_defers(cache):
     # None operands (attention's left-out mask, its dropout key) join the segment
-    q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32))
+    q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 700)).astype(np.float32))
+    assert q.numel() > HOST_MAX
     F = hg.nn.functional
     for run in range(RUNS):
         h = q * 2
@@ -263,14 +270,14 @@ def test_a_multi_output_op_runs_once_for_all_its_outputs(cache, monkeypatch):
             computed.append(q.op.name)
         return settle(q, v)
     monkeypatch.setattr(lazy, "_settle", counting)
-    x = hg.tensor(X)
+    x = hg.tensor(XL)
     for run in range(RUNS):
         computed.clear()
         parts = (x * 2).split(1, dim=0)
         sums = [p.sum() for p in parts]
         assert run == 0 or all(s._arr.__class__ is Pending for s in sums)
         assert [s.item() for s in sums] == pytest.approx(
-            [float(np.sum(np.float32(X)[i] * 2)) for i in range(len(parts))])
+            [float(np.sum(XL[i] * 2)) for i in range(len(parts))], rel=1e-5)
         # read one by one, the pieces were all computed with the first read
         assert computed == ([] if run == 0 else [computed[0]])
 
@@ -279,7 +286,8 @@ def test_a_multi_output_op_runs_once_for_all_its_outputs(cache, monkeypatch):
 def test_basic_indexing_of_a_pending_value_defers(cache, grad):
     # Llama's rotate_half, x[..., :d] and x[..., d:] of a pending x, with and without a
     # graph: nothing is computed until read, and the forward repeats as one program
-    W = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    W = np.random.default_rng(1).standard_normal((2, 3, 700)).astype(np.float32)
+    assert W.size > HOST_MAX  # without a graph, a smaller w * 2 would run on the host
     pending = []
 
     def rotated(L):

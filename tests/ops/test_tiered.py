@@ -256,10 +256,14 @@ COMPILED_FIRST |= {
     "linalg.svdvals", "matrix_exp.method", "pinverse", "qr", "qr.method complete",
     "slogdet.method", "svd.method no_uv",
 }
-# special functions, sign-bit ops, integer gcd/lcm loops, sorted searches, a scatter (put)
+# special functions, sign-bit ops, integer gcd/lcm loops, sorted searches, scatters (put,
+# index_copy, index_fill, diagonal_scatter); in these rows the ops around the scatter or
+# zeta (the index's reshape, the diagonal view, zeta's ``+ 1.5`` on detached inputs) run
+# on the host (stages/host.py, host_tier.view)
 COMPILED_FIRST |= {
     "bucketize", "bucketize.right", "copysign", "copysign.scalar", "frexp", "gcd", "i0", "lcm",
     "mvlgamma", "polygamma", "polygamma.method", "put", "searchsorted", "signbit",
+    "special.zeta", "index_copy", "index_fill", "diagonal_scatter.dims",
 }
 # branch legacy: torch.special's functions (special functions, the polynomials' loops), the
 # deprecated LU forms (LAPACK), geqrf's and triangular_solve's reflections and solves

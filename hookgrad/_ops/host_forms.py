@@ -1,0 +1,300 @@
+"""The NumPy forms of op rows: what the host stage (``stages/host.py``) runs for a Tensor
+whose values are held on the host.
+
+``FORMS`` maps a row's name (``registry.OPS``) to ``form(values, result, **statics)``: the
+row's forward written with NumPy's function of the same name, on NumPy arrays and Python
+numbers, giving an array of dtype ``result``, the row's result dtype by PyTorch's rules,
+which the row's rule in ``RULES`` gives. A form gives PyTorch's values: bitwise for
+``+ - * /``, casts, comparisons and integer ops, as NumPy's ufuncs round once in the result
+dtype as PyTorch's CPU kernels do; a float32 transcendental function is evaluated in
+float64 and rounded once, so it is within one float32 rounding of PyTorch's (NumPy's own
+float32 ``exp`` and ``log`` are 2-3 ulp off, XLA's 1). A form raises (any exception) for
+what it does not handle the way PyTorch does; the stage then runs the row on the XLA path,
+which raises PyTorch's error for bad input. A form returns memory of its own, never a view
+of an argument.
+
+A row with no form here runs in XLA: its arguments' host values are copied in first.
+"""
+import numpy as np
+
+from .. import _dtype
+
+__all__ = ["FORMS", "RULES", "promoted"]
+
+
+def _cast(v, dtype):
+    """``v`` (an array or a Python number) as ``dtype``, as PyTorch casts an operand to
+    the computation's dtype; a number out of an integer dtype's range raises."""
+    if v.__class__ is np.ndarray:
+        return v if v.dtype is dtype else v.astype(dtype, copy=False)
+    if dtype.kind in "iu" and not isinstance(v, (bool, int)):
+        raise TypeError("a float operand of an integer computation")
+    return dtype.type(v)  # NOTE: raises OverflowError for an int out of range
+
+
+def _arith(ufunc):
+    """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc."""
+    def form(vals, result):
+        if len(vals) == 2:  # the common case, without building a list
+            return ufunc(_cast(vals[0], result), _cast(vals[1], result))
+        return ufunc(*[_cast(v, result) for v in vals])
+    return form
+
+
+def _subtract(vals, result):
+    for v in vals:
+        if v.__class__ is bool or v.__class__ is np.ndarray and v.dtype.kind == "b":
+            # PyTorch raises for a bool operand: the XLA path raises it
+            raise TypeError("a bool subtraction")
+    return np.subtract(_cast(vals[0], result), _cast(vals[1], result))
+
+
+def _tensors_only(ufunc):
+    """``maximum``/``minimum``: PyTorch takes Tensors only (the XLA path decides numbers)."""
+    def form(vals, result):
+        if any(v.__class__ is not np.ndarray for v in vals):
+            raise TypeError("a number operand")
+        return ufunc(*[v.astype(result, copy=False) for v in vals])
+    return form
+
+
+def _divide(vals, result):
+    if result.kind != "f":  # integer division rounds: PyTorch's modes are other rows
+        raise TypeError("an integer true division")
+    return np.divide(*[_cast(v, result) for v in vals])
+
+
+def _compare(ufunc):
+    """Comparisons run in the operands' common dtype: arrays of one dtype, and numbers of
+    no higher kind (a float number against an integer Tensor promotes: left to XLA)."""
+    def form(vals, result):
+        arrays = [v for v in vals if v.__class__ is np.ndarray]
+        common = arrays[0].dtype
+        if any(a.dtype != common for a in arrays):
+            raise TypeError("operands of different dtypes")
+        rank = _KIND_RANK[common.kind]
+        if any(_KIND_RANK[_NUMBER_KIND[v.__class__]] > rank for v in vals
+               if v.__class__ is not np.ndarray):
+            raise TypeError("a number of a higher kind")
+        return ufunc(*[_cast(v, common) for v in vals])
+    return form
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
+_NUMBER_KIND = {bool: "b", int: "i", float: "f"}
+
+
+def _transcendental(ufunc):
+    """A float function, evaluated in float64 for float32 (then rounded once); an integer
+    argument becomes the result's float dtype first, as PyTorch's does."""
+    def form(vals, result):
+        x, = vals
+        if result.kind != "f":
+            raise TypeError("not a float result")
+        return ufunc(x.astype(np.float64)).astype(result)
+    return form
+
+
+def _to_dtype(vals, result, dtype):
+    x, = vals
+    if x.dtype.kind == "f" and result.kind in "iu":
+        # PyTorch truncates toward zero in range; elsewhere its result is undefined and
+        # XLA's saturates: left to XLA
+        info = np.iinfo(result)
+        if x.size and not (np.isfinite(x).all() and info.min <= x.min() and
+                           x.max() <= info.max):
+            raise ValueError("a float outside the integer dtype's range")
+    return x.astype(result)
+
+
+def _reduce(mean=False):
+    """``sum``/``mean`` over ``dim`` (None: all), computed in the result dtype (the ufunc's
+    reduce, as np.sum and np.mean compute it, without their Python wrappers)."""
+    def form(vals, result, dim, keepdim, dtype):
+        x, = vals
+        if mean and result.kind != "f":  # PyTorch's mean of integers raises
+            raise TypeError("not a float result")
+        total = np.add.reduce(x.astype(result, copy=False), axis=dim, keepdims=keepdim)
+        if mean:  # the sum divided by the count, in the result dtype, as np.mean divides
+            total = np.true_divide(total, x.size // total.size if total.size else 1,
+                                   dtype=result)
+        return np.asarray(total)
+    return form
+
+
+def _pick(fn, bools=True):
+    """``amax``/``amin``/``argmax``/``argmin``: NumPy's NaN rules are PyTorch's (a NaN is
+    the largest and the smallest; the first index of the extreme value)."""
+    def form(vals, result, dim, keepdim):
+        x, = vals
+        if x.size == 0 or not bools and x.dtype.kind == "b":  # PyTorch raises for these
+            raise ValueError("an empty reduction, or a bool argmax")
+        return np.asarray(fn(x, axis=dim, keepdims=keepdim))
+    return form
+
+
+def _logsumexp(vals, result, dim, keepdim):
+    x, = vals
+    if result.kind != "f" or x.size == 0:
+        raise TypeError("not a float result, or empty")
+    x = x.astype(np.float64)
+    m = np.max(x, axis=dim, keepdims=True)
+    m = np.where(np.isinf(m), 0.0, m)  # as PyTorch: an infinite maximum is not subtracted
+    out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
+    if not keepdim:
+        out = np.squeeze(out, axis=dim) if dim is not None else out.reshape(())
+    return out.astype(result)
+
+
+def _gather(vals, result, dim):
+    x, idx = vals
+    if idx.dtype != np.int64 or x.ndim != idx.ndim or x.ndim == 0:
+        raise TypeError("not PyTorch's gather of an int64 index")
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[dim]):
+        raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
+    if any(i > s for d, (i, s) in enumerate(zip(idx.shape, x.shape)) if d != dim):
+        raise IndexError("an index larger than the input")
+    # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
+    # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
+    # broadcast along its own axis (np.take_along_axis builds the same, with more checks)
+    n = idx.ndim
+    return x[tuple(idx if d == dim else np.arange(s).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
+                   for d, s in enumerate(idx.shape))]
+
+
+def _join(fn):
+    """``stack``/``cat``: every part cast to the result dtype (PyTorch promotes)."""
+    def form(vals, result, dim):
+        if any(v.__class__ is not np.ndarray for v in vals):
+            raise TypeError("a part that is not a Tensor")
+        if any(v.dtype is not result for v in vals):
+            vals = [v.astype(result) for v in vals]
+        return fn(vals, axis=dim)
+    return form
+
+
+def _stack(parts, axis):
+    if axis == 0:  # parts one after another: np.stack's per-part expand_dims costs more
+        # than the copy
+        if not parts[0].ndim:
+            return np.array(parts)
+        return np.concatenate(parts).reshape((len(parts), *parts[0].shape))
+    return np.stack(parts, axis=axis)
+
+
+def _flip(vals, result, dims):
+    x, = vals
+    return np.flip(x, dims).copy()
+
+
+# --------------------------------------------------------------------------- result dtypes
+# PyTorch's promotion on the dtypes the host holds (``type_queries.result_type``'s rules;
+# that module sits above the op path): dimensioned Tensors decide within a kind, 0-d
+# Tensors and then Python numbers only lift the kind. Asking JAX (``jax.eval_shape``) costs
+# milliseconds a signature, more than a whole cold loop in PyTorch.
+
+def _pair(a, b):
+    if a is b:
+        return a
+    if a.kind == "f" or b.kind == "f":
+        return max((d for d in (a, b) if d.kind == "f"), key=lambda d: d.itemsize)
+    return np.promote_types(a, b)
+
+
+def _lift(higher, lower):
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.kind == "f":
+        return higher
+    return _pair(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
+
+
+def promoted(vals):
+    """The dtype PyTorch computes ``vals`` (arrays and Python numbers) in."""
+    d = vals[0].dtype if vals[0].__class__ is np.ndarray else None
+    for v in vals:
+        if v.__class__ is not np.ndarray or v.dtype is not d:
+            break
+    else:
+        return d  # one dtype (a stack's parts): the common case, decided at once
+    if len(vals) == 2:  # an array and a number, or two dtypes: remembered per signature
+        key = (*map(_signature, vals), _dtype.get_default_dtype())
+        found = _PROMOTED.get(key)
+        if found is None:
+            found = _PROMOTED[key] = _promoted(vals)
+        return found
+    return _promoted(vals)
+
+
+def _signature(v):
+    return (v.dtype, v.ndim > 0) if v.__class__ is np.ndarray else v.__class__
+
+
+_PROMOTED = {}  # (operand signatures, default dtype) -> result dtype: a few dozen at most
+
+
+def _promoted(vals):
+    groups = [None, None, None]  # numbers, 0-d arrays, dimensioned arrays
+    for v in vals:
+        if v.__class__ is np.ndarray:
+            prio, d = (2 if v.ndim else 1), v.dtype
+        else:
+            prio = 0
+            d = _default_float() if v.__class__ is float else _NUMBER_DTYPES[v.__class__]
+        groups[prio] = d if groups[prio] is None else _pair(groups[prio], d)
+    return _lift(groups[2], _lift(groups[1], groups[0]))
+
+
+def _default_float():
+    return np.dtype(_dtype.get_default_dtype().np)
+
+
+_NUMBER_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64)}
+_INDEX = np.dtype(np.int64)
+
+
+def _floating(vals, statics):
+    d = promoted(vals)
+    return d if d.kind == "f" else _default_float()
+
+
+def _reduced(vals, statics):
+    asked = statics.get("dtype")
+    if asked is not None:
+        return np.dtype(asked)
+    d = vals[0].dtype
+    return _INDEX if d.kind in "biu" else d
+
+
+RULES = {  # (values, statics) -> the result dtype
+    "promote": lambda vals, statics: promoted(vals),
+    "float": _floating,
+    "bool": lambda vals, statics: np.dtype(np.bool_),
+    "index": lambda vals, statics: _INDEX,
+    "same": lambda vals, statics: vals[0].dtype,
+    "sum": _reduced,
+    "mean": lambda vals, statics: np.dtype(statics.get("dtype") or vals[0].dtype),
+    "to": lambda vals, statics: np.dtype(statics["dtype"]),
+}
+
+FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
+    "add": ("promote", _arith(np.add)), "sub": ("promote", _subtract),
+    "mul": ("promote", _arith(np.multiply)), "div": ("float", _divide),
+    "neg": ("promote", _arith(np.negative)), "abs": ("promote", _arith(np.abs)),
+    "maximum": ("promote", _tensors_only(np.maximum)),
+    "minimum": ("promote", _tensors_only(np.minimum)),
+    "eq": ("bool", _compare(np.equal)), "ne": ("bool", _compare(np.not_equal)),
+    "lt": ("bool", _compare(np.less)), "le": ("bool", _compare(np.less_equal)),
+    "gt": ("bool", _compare(np.greater)), "ge": ("bool", _compare(np.greater_equal)),
+    "exp": ("float", _transcendental(np.exp)), "log": ("float", _transcendental(np.log)),
+    "sqrt": ("float", _transcendental(np.sqrt)), "tanh": ("float", _transcendental(np.tanh)),
+    "to_dtype": ("to", _to_dtype),
+    "sum": ("sum", _reduce()), "sum_dim": ("sum", _reduce()),
+    "mean": ("mean", _reduce(mean=True)), "mean_dim": ("mean", _reduce(mean=True)),
+    "amax": ("same", _pick(np.max)), "amin": ("same", _pick(np.min)),
+    "argmax": ("index", _pick(np.argmax, False)),
+    "argmin": ("index", _pick(np.argmin, False)),
+    "logsumexp": ("float", _logsumexp), "gather": ("same", _gather),
+    "flip": ("same", _flip),
+    "stack": ("promote", _join(_stack)), "cat": ("promote", _join(np.concatenate)),
+}

@@ -1,0 +1,103 @@
+"""Stage 4, host values: an op on small CPU values that nothing records runs in NumPy.
+
+A Python loop's ``(x - mean) / std``, ``pred.argmax(1) == y`` or ``.sum().item()`` on a few
+hundred elements costs PyTorch 2-5 microseconds an op; as an XLA program each costs a
+dispatch (10-50) and, for each new shape, a compile. Here a row with a NumPy form
+(``host_forms.FORMS``) runs that form when every Tensor argument is held on the host
+(``hookgrad/_host_value.py``: written by a loop, read from one, or made by this stage) or
+is a concrete CPU array of at most ``HOST_MAX`` elements, and no argument requires grad.
+Its result is held on the host too, read-only (a later write copies it, ``host_tier``),
+until an op that needs XLA reads it (``Tensor._data`` copies it in once).
+
+The earlier stages have run: nothing intercepts (modes, forward AD). A pending value is
+left to the lazy path (``lazy.py``): a deferred chain, such as a small model's forward,
+stays one fused program rather than breaking into NumPy ops. A tracer, a committed array
+(placed on a device) or a configured default device sends the op on, as does a form that
+raises (the XLA path then raises PyTorch's error). The result's dtype is PyTorch's, by the
+row's rule (``host_forms.RULES``).
+"""
+import jax
+import numpy as np
+
+from ... import _host_transfer
+from ..._host_value import Host
+from ..._tensor import Tensor
+from .. import host_tier
+from ..host_forms import FORMS, RULES as _RULES
+from ..lazy import ARRAY
+
+__all__ = ["FORMS", "run"]
+
+_HOST_MAX = _host_transfer.HOST_MAX
+_known = _host_transfer.known
+_NUMBERS = frozenset((bool, int, float))
+_NO_STATICS = {}  # what a row without static arguments passes its form
+_DTYPES = host_tier._DTYPES
+
+
+def run(op, found, statics, args, out):
+    """``op`` on ``args`` (its static arguments ``statics``) by its NumPy form (``found``:
+    its ``FORMS`` entry) as a host-held Tensor; with ``out``, written into ``out`` where it
+    is held on the host (``host_tier.inplace``); else None: the op goes on."""
+    if out is not None:
+        return host_tier.inplace(op, tuple(statics.items()) if statics else (), args, out)
+    rule, form = found
+    statics = statics or _NO_STATICS
+    vals = []
+    xla = False  # an argument whose values XLA holds: read only once every one qualifies
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                return None
+            v = a._arr
+            c = v.__class__
+            if c is Host:
+                v = v.np
+            elif c is not ARRAY:
+                return None
+            elif (known := _known(v)) is not None and known.dtype in _DTYPES:
+                v = known  # its values, read once already (``_host_transfer``)
+            elif v.size <= _HOST_MAX and not v.weak_type:
+                v, xla = a, True
+            else:
+                return None
+        elif a.__class__ in _NUMBERS:
+            v = a
+        else:
+            return None
+        vals.append(v)
+    if xla and (vals := _read_xla(vals)) is None:
+        return None
+    try:
+        result = _RULES[rule](vals, statics)
+    except Exception:  # noqa: BLE001 - an operand no rule knows: the XLA path decides
+        return None
+    if result not in _DTYPES or jax.config.jax_default_device is not None:
+        return None
+    token = host_tier._quiet_fp()  # PyTorch computes ``x / 0`` and overflows quietly
+    try:
+        res = form(vals, result, **statics)
+    except Exception:  # noqa: BLE001 - not this form's case: the XLA path decides
+        return None
+    finally:
+        host_tier._reset(token)
+    if res.__class__ is not np.ndarray:
+        res = np.asarray(res)
+    if res.dtype != result:
+        res = res.astype(result)
+    res.flags.writeable = False  # a host-held value nothing writes (a write copies it)
+    return Tensor._wrap(Host(res, None))
+
+
+def _read_xla(vals):
+    """``vals`` with each Tensor's values read from XLA: NumPy arrays, remembered by
+    ``_host_transfer`` (a loop reads an array once); None when one is not a plain CPU
+    array of a dtype the host holds."""
+    out = []
+    for v in vals:
+        if isinstance(v, Tensor):
+            v = _host_transfer.host_copy(v._data)
+            if v is None or v.dtype not in _DTYPES:
+                return None
+        out.append(v)
+    return out

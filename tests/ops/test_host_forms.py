@@ -1,0 +1,281 @@
+"""The host stage (``hookgrad/_ops/stages/host.py``): a row with a NumPy form
+(``hookgrad/_ops/host_forms.py``) runs in NumPy on small CPU values that nothing records,
+and its result stays on the host. Each form is checked against PyTorch: values (bitwise
+for arithmetic, comparisons, casts and integer ops; within one float32 rounding for
+transcendental functions and float reductions), dtypes over PyTorch's promotion grid, the
+errors of bad input, and where values cross into XLA (autograd, modes, traces)."""
+import itertools
+
+import numpy as np
+import pytest
+
+import hookgrad
+from hookgrad._host_value import Host
+from hookgrad._ops.host_forms import FORMS
+from hookgrad._ops.registry import OPS
+from tests.differential import py, same_as_torch
+
+torch = pytest.importorskip("torch")
+
+
+def _held(t):
+    return type(t._arr) is Host
+
+
+def _bits(t):
+    """A Tensor's values as exact strings (floats in hex), its dtype and shape."""
+    a = np.asarray(t.tolist())
+    vals = [float(v).hex() if a.dtype.kind == "f" else str(v) for v in a.reshape(-1).tolist()]
+    return vals, str(t.dtype).split(".")[-1], list(t.shape)
+
+
+def test_every_form_is_a_row_of_the_op_table():
+    assert sorted(n for n in FORMS if n not in OPS) == []
+
+
+_DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64"]
+
+
+def _grid(L, op):
+    """``op`` over every pair of dtypes and Python numbers PyTorch computes (where it
+    raises, the XLA path decides: its errors are its own rows' tests)."""
+    for a, b in itertools.product(_DTYPES, _DTYPES + [True, 3, -2, 0.37]):
+        x = L.tensor(np.array([0, 1, 3, 5, 7, 2]).astype(a))
+        y = L.tensor(np.array([2, 1, 0, 9, 4, 3]).astype(b)) if isinstance(b, str) else b
+        try:
+            want = getattr(torch, op)(torch.tensor(np.asarray(x.tolist())).to(
+                getattr(torch, a)), y if not isinstance(y, hookgrad.Tensor) else
+                torch.tensor(np.asarray(y.tolist())).to(getattr(torch, b)))
+        except (RuntimeError, TypeError):
+            continue
+        yield a, b, getattr(L, op)(x, y), want
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "lt",
+                                "ge"])
+def test_binary_forms_give_pytorchs_values_and_dtypes_bitwise(op):
+    held = 0
+    for a, b, got, want in _grid(hookgrad, op):
+        assert _bits(got) == _bits(want), (a, b)
+        held += _held(got)
+    # every pair of one dtype, and every number of no higher kind, runs on the host
+    assert held >= len(_DTYPES) - (op == "sub")
+
+
+def test_arithmetic_with_numbers_and_0d_tensors_promotes_as_pytorch():
+    def run(L):
+        x32, xi = L.tensor([1.5, -2.25, 3.0]) * 1, L.tensor([1, -2, 3], dtype=L.int32) * 1
+        cases = [x32 * 0.1, x32 + 3, xi * 2.5, xi + 7, xi / 2, xi + True,
+                 xi + L.tensor(2.0, dtype=L.float64), x32 + L.tensor(2.0, dtype=L.float64),
+                 xi * L.tensor(3, dtype=L.int64), x32 / 0.0, -x32, xi.abs()]
+        assert L is torch or all(_held(c) for c in cases)
+        return [_bits(c) for c in cases]
+    same_as_torch(run, tol=0)
+
+
+@pytest.mark.parametrize("src,dst", [("float32", "int32"), ("float64", "float32"),
+                                     ("int64", "float32"), ("int64", "int8"),
+                                     ("float32", "bool"), ("bool", "float64"),
+                                     ("uint8", "int64")])
+def test_casts_are_bitwise_pytorchs(src, dst):
+    def run(L):
+        v = np.array([-2.7, 0.49999997, 3.5, 1e8 + 1, 300, 0]).astype(src)
+        r = L.tensor(v).to(getattr(L, dst))
+        assert L is torch or _held(r)
+        return _bits(r)
+    same_as_torch(run, tol=0)
+
+
+@pytest.mark.parametrize("fn", ["exp", "log", "sqrt", "tanh"])
+def test_transcendental_forms_are_within_one_float32_rounding(fn):
+    v = np.random.default_rng(0).uniform(0.01, 8, 2000).astype(np.float32)
+    got = getattr(hookgrad.tensor(v), fn)()
+    want = getattr(torch.tensor(v), fn)().numpy()
+    assert _held(got)
+    ulps = np.abs(got.numpy().view(np.int32).astype(np.int64) - want.view(np.int32))
+    assert ulps.max() <= 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_reductions_over_dims_match_pytorch(dtype):
+    def run(L):
+        x = L.tensor((np.arange(60).reshape(3, 4, 5) % 7 - 2).astype(dtype))
+        rs = [x.sum(), x.sum(1), x.sum((0, 2), keepdim=True), x.sum(dtype=L.float64),
+              x.amax(1), x.amin((0, 1))]
+        if dtype != "bool":
+            rs += [x.argmax(), x.argmax(2, keepdim=True), x.argmin(0)]
+        if dtype == "float32":
+            rs += [x.mean(), x.mean(2), x.logsumexp(1), x.logsumexp((0, 2), keepdim=True)]
+        assert L is torch or all(_held(r) for r in rs)
+        return [[py(r) for r in rs], [str(r.dtype).split(".")[-1] for r in rs],
+                [list(r.shape) for r in rs]]
+    same_as_torch(run, tol=1e-6, names=False)
+
+
+def test_stack_cat_flip_and_gather_match_pytorch():
+    def run(L):
+        a = L.tensor(np.arange(12.0).reshape(3, 4).astype(np.float32))
+        b = L.tensor(np.arange(12).reshape(3, 4))
+        idx = L.tensor([[0, 3], [2, 2]])
+        rs = [L.stack([a, b]), L.stack([a, a], dim=-1), L.cat([a, b], 1), L.cat([b, b]),
+              a.flip(-1), b.flip((0, 1)), a.gather(1, idx), b.gather(0, idx[:, :1])]
+        assert L is torch or all(_held(r) for r in rs)
+        return [_bits(r) for r in rs]
+    same_as_torch(run, tol=0)
+
+
+def test_bad_input_gets_pytorchs_errors():
+    def run(L):
+        x, y = L.ones(3) * 1, L.ones(4) * 1
+        out = []
+        for f in (lambda: x + y, lambda: L.stack([x, y]), lambda: L.cat([x, y[None]]),
+                  lambda: x.gather(0, L.tensor([5])), lambda: x.flip((0, 0)),
+                  lambda: L.tensor([1, 2]).mean()):
+            try:
+                f()
+                out.append("no error")
+            except (RuntimeError, IndexError) as e:
+                out.append(type(e).__name__)
+        return out
+    assert same_as_torch(run) == ["RuntimeError"] * 6
+
+
+def test_a_result_is_its_own_memory_and_a_write_copies_it():
+    x = hookgrad.zeros(2, 3)
+    x[0, 1] = 5.0                     # held on the host, writable
+    f, d, s = x.flip(1), x.to(hookgrad.float64), x + 0
+    x[0, 1] = 7.0
+    assert py(f) == [[0, 5, 0], [0, 0, 0]] and d[0, 1].item() == 5.0 and s[0, 1].item() == 5.0
+    s[1, 2] = 1.0                     # a write of a result: copied first, x not touched
+    assert _held(s) and py(s) == [[0, 5, 0], [0, 0, 1]] and x[1, 2].item() == 0.0
+    assert s._version == 1 and f._version == 0
+
+
+def test_values_cross_into_xla_where_something_records_or_traces():
+    w = hookgrad.ones(3, requires_grad=True)
+    x = hookgrad.tensor([1.0, 2.0, 3.0]) * 2      # held on the host
+    assert _held(x)
+    y = (x * w).sum()                             # w requires grad: the XLA path records
+    assert y.grad_fn is not None and not _held(y)
+    y.backward()
+    assert py(w.grad) == [2, 4, 6]
+    g = hookgrad.func.grad(lambda v: (v * x).sum())(hookgrad.ones(3))
+    assert py(g) == [2, 4, 6]
+    vm = hookgrad.func.vmap(lambda v: v * 2 + 1)(hookgrad.ones(2, 3))
+    assert py(vm) == [[3, 3, 3], [3, 3, 3]]
+    step = hookgrad.compile(lambda v: (v - 1).sum())
+    for k in range(3):
+        assert step(x + k).item() == 9 + 3 * k
+
+
+def test_a_deferred_chain_stays_deferred_through_ops_with_forms(monkeypatch):
+    # a pending argument goes on to the lazy path: the chain stays one XLA program
+    from hookgrad._ops import lazy
+    from hookgrad._tensor import Pending
+    monkeypatch.setattr(lazy, "_seen", {})
+    x = hookgrad.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    want = ((torch.tensor(py(x)).sin() * 2 + 1) / 3).sum(1)
+    for run in range(lazy.COMPILE_AT + 6):  # each op first runs once on pending values
+        y = ((x.sin() * 2 + 1) / 3).sum(1)  # sin has no NumPy form: the chain defers
+        assert _held(x * 2)  # the same small value, not pending: run by NumPy
+        np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6)
+    y = ((x.sin() * 2 + 1) / 3).sum(1)
+    assert type(y._arr) is Pending
+
+
+def test_a_mode_sees_the_ops_that_would_run_in_numpy():
+    seen = []
+
+    class Log(hookgrad.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = hookgrad.tensor([1.0, 2.0]) * 1
+    with Log():
+        y = (x + 1).sum()
+    assert y.item() == 5.0 and any("add" in s for s in seen) and any("sum" in s for s in seen)
+
+
+def test_the_loop_idioms_run_on_the_host_and_match_pytorch():
+    def run(L):
+        rng = np.random.default_rng(5)
+        preds = [L.tensor(rng.standard_normal((8, 5)).astype(np.float32)) for _ in range(3)]
+        ys = [L.tensor(rng.integers(0, 5, 8)) for _ in range(3)]
+        total = correct = 0.0
+        for pred, y in zip(preds, ys):          # a metric loop
+            loss = (pred.logsumexp(1) - pred.gather(1, y[:, None])[:, 0]).mean()
+            hits = (pred.argmax(1) == y).float().sum()
+            assert L is torch or _held(loss) and _held(hits)
+            total, correct = total + loss.item(), correct + hits.item()
+        mean, std = L.tensor([0.5, 0.4]).reshape(2, 1, 1), L.tensor([0.2, 0.3]).reshape(2, 1, 1)
+        out = []
+        for i in range(4):                      # per-sample preprocessing
+            x = (L.tensor(rng.random((2, 6, 6), np.float32)) - mean) / std
+            x = x[:, i % 2:i % 2 + 4, 1:5]
+            out.append(x.flip(-1) if i % 2 else x)
+        batch = L.stack(out)                    # a hand-written collate
+        labels = L.tensor([3, 1, 4, 1])
+        both = batch.sum() + labels.sum()
+        assert L is torch or _held(batch) and _held(both)
+        return [total, correct, py(batch), both.item(), str(both.dtype).split(".")[-1]]
+    same_as_torch(run, tol=1e-6)
+
+
+def test_training_on_tensors_built_by_host_ops():
+    def run(L):
+        L.manual_seed(0)
+        rng = np.random.default_rng(6)
+        raw = [L.tensor(rng.standard_normal(4).astype(np.float32)) for _ in range(16)]
+        x = L.stack([(r - r.mean()) / 2 for r in raw])     # built on the host
+        y = (x.sum(1, keepdim=True) > 0).float()
+        model = L.nn.Linear(4, 1)
+        with L.no_grad():
+            model.weight.copy_(L.tensor([[0.1, -0.2, 0.3, 0.05]]))
+            model.bias.zero_()
+        opt = L.optim.SGD(model.parameters(), lr=0.5)
+        losses = []
+        for _ in range(5):
+            loss = L.nn.functional.binary_cross_entropy_with_logits(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return [losses, py(model.weight)]
+    same_as_torch(run, tol=1e-5)
+
+
+def test_writes_through_views_of_results_match_pytorch():
+    def run(L):
+        x = L.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+        t = x.t() + 0               # NumPy keeps the transposed order: held in C order
+        t[1, 2] = 50.0
+        r = x + 0
+        v = r[1]
+        v[0] = 9.0                  # through an index view of a result
+        w = r.reshape(4, 3)
+        r[2, 3] = -1.0              # seen by the live views
+        u = (x * 2)[:, 1:3]
+        u += 1
+        return [py(t), py(r), py(v), py(w), py(u), py(x), r._version, v._version, t._version]
+    same_as_torch(run, tol=0)
+
+
+def test_view_ops_of_small_values_are_host_views_with_pytorchs_aliasing():
+    # view, reshape, t, transpose, permute, unsqueeze, squeeze and expand of a small value
+    # view its memory on the host: a write through the base or a view is seen by all, with
+    # PyTorch's versions, strides and contiguity
+    def run(L):
+        x = L.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+        r = x * 1                   # a result held on the host (read-only until written)
+        views = [r.view(12), r.reshape(4, 3), r.t(), r.transpose(0, 1), r.permute(1, 0),
+                 r.unsqueeze(0), r.unsqueeze(0).squeeze(0), r[0].expand(2, 4)]
+        assert L is torch or all(_held(v) for v in views)
+        geometry = [[list(v.shape), list(v.stride()), v.is_contiguous()] for v in views]
+        r[1, 2] = 50.0              # through the base
+        views[2][3, 0] = -7.0       # through a transposed view
+        views[0][0] += 1.0          # in place, through a flat view
+        y = views[1] * 2 + views[5].sum()  # host ops read the views
+        return [py(v) for v in views] + [py(r), py(x), py(y), geometry,
+                                         [v._version for v in views], r._version]
+    same_as_torch(run, tol=0)
