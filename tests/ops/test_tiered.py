@@ -263,7 +263,7 @@ COMPILED_FIRST |= {
 COMPILED_FIRST |= {
     "bucketize", "bucketize.right", "copysign", "copysign.scalar", "frexp", "gcd", "i0", "lcm",
     "mvlgamma", "polygamma", "polygamma.method", "put", "searchsorted", "signbit",
-    "special.zeta", "index_copy", "index_fill", "diagonal_scatter.dims",
+    "special.zeta", "index_copy", "index_fill", "index_fill.tensor", "diagonal_scatter.dims",
 }
 # branch legacy: torch.special's functions (special functions, the polynomials' loops), the
 # deprecated LU forms (LAPACK), geqrf's and triangular_solve's reflections and solves
