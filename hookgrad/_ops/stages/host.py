@@ -1,4 +1,4 @@
-"""Stage 4, host values: an op on small CPU values that nothing records runs in NumPy.
+"""Stage 3, host values: an op on small CPU values that nothing records runs in NumPy.
 
 A Python loop's ``(x - mean) / std``, ``pred.argmax(1) == y`` or ``.sum().item()`` on a few
 hundred elements costs PyTorch 2-5 microseconds an op; as an XLA program each costs a
