@@ -228,11 +228,14 @@ def _quantile_call(name, input, q, dim, keepdim, interpolation, nan):
                            f"midpoint or nearest. Got {interpolation}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
-    qs = q._data if isinstance(q, Tensor) else q
-    # NOTE: in NumPy: under a trace (jax.jit of hookgrad.func) jnp would trace a Python q
-    # too, and bool() of it raise JAX's error; a traced Tensor q is not checked
-    if not isinstance(qs, jax.core.Tracer) and np.any((np.asarray(qs) < 0) | (np.asarray(qs) > 1)):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if not isinstance(q, Tensor):
+        # NOTE: as PyTorch, a number's check names quantile() for both functions; checked
+        # in Python: under a trace (jax.jit of hookgrad.func) jnp would trace it
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q):g}")
+    elif not isinstance(qs := q._data, jax.core.Tracer) and np.any((np.asarray(qs) < 0) |
+                                                                   (np.asarray(qs) > 1)):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")  # a traced q: unchecked
     q_arg = q if isinstance(q, Tensor) else float(q)
     d = None if dim is None else wrap_dim(dim, max(input.ndim, 1))
     return apply(_QUANTILE, (input, q_arg), {"dim": d, "keepdim": bool(keepdim),

@@ -283,5 +283,10 @@ def test_quantile_of_a_number_q_under_jax_jit_of_the_gradient():
         t = torch.tensor(x, requires_grad=True)
         torch.quantile(t, 0.3, dim=1).sum().backward()
         assert close(hookgrad.as_tensor(g["a"]).tolist(), t.grad.tolist())
-    with pytest.raises(RuntimeError, match=r"quantile\(\) q values must be in the range \[0, 1\]"):
-        hookgrad.quantile(hookgrad.tensor(x), 1.5)
+    for lib in (hookgrad, torch) if torch is not None else (hookgrad,):  # PyTorch's words
+        for f in (lib.quantile, lib.nanquantile):
+            with pytest.raises(RuntimeError, match=r"^quantile\(\) q must be in the range "
+                               r"\[0, 1\] but got 1\.5$"):
+                f(lib.tensor(x), 1.5)
+        with pytest.raises(RuntimeError, match=r"^quantile\(\) q values must be in the range"):
+            lib.quantile(lib.tensor(x), lib.tensor([0.5, -0.25]))
