@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
+from ._host_value import Host
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -127,9 +128,29 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host;
     # a small one is remembered: host ops read it with no transfer (``_ops/stages/host.py``)
     host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
+    if not requires_grad and device is None and _held_on_host(host):
+        return Tensor._wrap(Host(host, None))
     arr = _dtype.from_host(host)
     _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)
+
+
+def _held_on_host(host):
+    """Whether ``tensor()`` holds its copy ``host`` on the host, read-only, as the host
+    stage's results are (docs/modes.md): a small CPU value of a dtype the host computes
+    in, made outside a JAX trace and a dispatch mode, with no default device set. The
+    first op that needs XLA copies it in (``Tensor._data``)."""
+    if host.size > _host_transfer.HOST_MAX or host.dtype not in _HOST_DTYPES or MODES[0] or \
+            _device._state.default is not None or jax.config.jax_default_device is not None \
+            or _host_transfer._entry() is None or not _jax_trace.no_trace() or \
+            (host.dtype.itemsize == 8 and not _dtype.x64_enabled()):
+        return False
+    host.setflags(write=False)
+    return True
+
+
+_HOST_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
+                                               np.int32, np.int64, np.uint8, np.bool_))
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -14,7 +14,7 @@ place (:func:`to_jax`); a later loop write copies them back.
 """
 import numpy as np
 
-from . import _host_transfer
+from . import _device, _host_transfer
 
 
 class Store:
@@ -61,4 +61,5 @@ def to_jax(h):
         v = np.array(v, order="C")  # the copy a small array remembers: nothing writes it
     # NOTE: ``put`` copies during the call: a larger one reads the host memory directly
     arr, = _host_transfer.put([v], [_host_transfer._aval(v.shape, v.dtype)], remember=small)
+    _device.record_bounds(arr, v)  # an index's bounds prove it in range with no read back
     return arr

@@ -123,6 +123,17 @@ def apply(op, args, statics=None, out=None):
     return _inplace.run(op, key, args, arrs, fn, out, record)
 
 
+def on_host(op, args, statics=None):
+    """``op`` on ``args`` by its NumPy form alone (stage 3), or None: a public function
+    whose own checks cost more than the form's (``gather``) tries this first, and takes
+    its full way (checks, PyTorch's errors, the XLA path) on None. Stages 1 and 2 have
+    nothing to do here; the form refuses what needs grad or is not its case."""
+    if _intercept[0] or _dual[0]:
+        return None
+    found = _HOST_FORMS.get(op.name)
+    return None if found is None else _host_run(op, found, statics, args, None)
+
+
 APPLY[0] = apply
 _wrap = Tensor._wrap
 _MetaArray = _meta.MetaArray

@@ -15,6 +15,9 @@ of an argument.
 
 A row with no form here runs in XLA: its arguments' host values are copied in first.
 """
+import functools
+import operator
+
 import numpy as np
 
 from .. import _dtype
@@ -24,12 +27,14 @@ __all__ = ["FORMS", "RULES", "promoted"]
 
 def _cast(v, dtype):
     """``v`` (an array or a Python number) as ``dtype``, as PyTorch casts an operand to
-    the computation's dtype; a number out of an integer dtype's range raises."""
+    the computation's dtype. A number stays a Python number: NumPy's ufuncs cast it to
+    the other operand's dtype (NEP 50), which is ``dtype`` here, and raise OverflowError
+    for an int out of an integer dtype's range (PyTorch raises: the XLA path decides)."""
     if v.__class__ is np.ndarray:
         return v if v.dtype is dtype else v.astype(dtype, copy=False)
     if dtype.kind in "iu" and not isinstance(v, (bool, int)):
         raise TypeError("a float operand of an integer computation")
-    return dtype.type(v)  # NOTE: raises OverflowError for an int out of range
+    return v
 
 
 def _arith(ufunc):
@@ -76,12 +81,15 @@ def _compare(ufunc):
         if any(_KIND_RANK[_NUMBER_KIND[v.__class__]] > rank for v in vals
                if v.__class__ is not np.ndarray):
             raise TypeError("a number of a higher kind")
-        return ufunc(*[_cast(v, common) for v in vals])
+        # NOTE: a number is made ``common`` first: NumPy compares an int out of an
+        # integer dtype's range exactly, where PyTorch does not (the XLA path decides)
+        return ufunc(*[v if v.__class__ is np.ndarray else common.type(v) for v in vals])
     return form
 
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
 _NUMBER_KIND = {bool: "b", int: "i", float: "f"}
+_NUMBER_RANK = {bool: 0, int: 1, float: 2}
 
 
 def _transcendental(ufunc):
@@ -137,37 +145,55 @@ def _logsumexp(vals, result, dim, keepdim):
     x, = vals
     if result.kind != "f" or x.size == 0:
         raise TypeError("not a float result, or empty")
-    x = x.astype(np.float64)
-    m = np.max(x, axis=dim, keepdims=True)
-    m = np.where(np.isinf(m), 0.0, m)  # as PyTorch: an infinite maximum is not subtracted
-    out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
+    # the ufuncs themselves, each result written over the one before: NumPy's function
+    # wrappers (np.max, np.sum, np.where) cost more than the arithmetic at these sizes
+    m = _MAX(x.astype(np.float64, copy=False), dim, keepdims=True)
+    m[np.isinf(m)] = 0.0  # as PyTorch: an infinite maximum is not subtracted
+    t = np.subtract(x, m, dtype=np.float64)
+    out = np.log(np.add.reduce(np.exp(t, out=t), dim, keepdims=True))
+    out += m
     if not keepdim:
-        out = np.squeeze(out, axis=dim) if dim is not None else out.reshape(())
+        out = out.squeeze(dim) if dim is not None else out.reshape(())
     return out.astype(result)
 
 
 def _gather(vals, result, dim):
+    """Also the whole of ``gather`` for small host values (``gather.gather`` tries it
+    first): every check PyTorch makes is made here, and anything else refused."""
     x, idx = vals
-    if idx.dtype != np.int64 or x.ndim != idx.ndim or x.ndim == 0:
+    if idx.__class__ is not np.ndarray or idx.dtype != np.int64 or x.ndim != idx.ndim or \
+            not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
-    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[dim]):
+    if idx.size and (_MIN(idx, None) < 0 or _MAX(idx, None) >= x.shape[dim]):
         raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
-    if any(i > s for d, (i, s) in enumerate(zip(idx.shape, x.shape)) if d != dim):
-        raise IndexError("an index larger than the input")
     # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
     # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
     # broadcast along its own axis (np.take_along_axis builds the same, with more checks)
-    n = idx.ndim
-    return x[tuple(idx if d == dim else np.arange(s).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
-                   for d, s in enumerate(idx.shape))]
+    other = _aranges(idx.shape, x.shape, dim)
+    return x[(*other[:dim], idx, *other[dim + 1:])]
+
+
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
+
+
+@functools.lru_cache(maxsize=256)
+def _aranges(shape, xshape, dim):
+    """Per dim of a gather's index (of ``shape``; ``xshape``, the input's), an arange
+    broadcast along its own axis (None at ``dim``); an index larger than the input apart
+    from ``dim`` raises."""
+    if any(i > s for d, (i, s) in enumerate(zip(shape, xshape)) if d != dim):
+        raise IndexError("an index larger than the input")
+    n = len(shape)
+    return tuple(None if d == dim else np.arange(s).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
+                 for d, s in enumerate(shape))
 
 
 def _join(fn):
     """``stack``/``cat``: every part cast to the result dtype (PyTorch promotes)."""
     def form(vals, result, dim):
-        if any(v.__class__ is not np.ndarray for v in vals):
-            raise TypeError("a part that is not a Tensor")
-        if any(v.dtype is not result for v in vals):
+        if one_dtype(vals) is not result:
+            if any(v.__class__ is not np.ndarray for v in vals):
+                raise TypeError("a part that is not a Tensor")
             vals = [v.astype(result) for v in vals]
         return fn(vals, axis=dim)
     return form
@@ -209,13 +235,30 @@ def _lift(higher, lower):
     return _pair(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
 
 
+def one_dtype(vals):
+    """The dtype of ``vals`` when all are arrays of that one dtype, else None (in C loops:
+    a collate stacks dozens of parts)."""
+    if set(map(type, vals)) == _ARRAYS and len(dtypes := set(map(_dtype_of, vals))) == 1:
+        return dtypes.pop()
+    return None
+
+
+_ARRAYS = {np.ndarray}
+_dtype_of = operator.attrgetter("dtype")
+
+
 def promoted(vals):
     """The dtype PyTorch computes ``vals`` (arrays and Python numbers) in."""
-    d = vals[0].dtype if vals[0].__class__ is np.ndarray else None
-    for v in vals:
-        if v.__class__ is not np.ndarray or v.dtype is not d:
-            break
-    else:
+    first = vals[0]
+    d = first.dtype if first.__class__ is np.ndarray else None
+    if d is not None and len(vals) == 2:  # ``x * 3``, ``x + y``: decided here, at once
+        other = vals[1]
+        if other.__class__ is np.ndarray:
+            if other.dtype is d:
+                return d
+        elif _NUMBER_RANK.get(other.__class__, 3) <= _KIND_RANK.get(d.kind, -1):
+            return d  # a number of no higher kind does not lift the Tensor's dtype
+    if d is not None and one_dtype(vals) is d:
         return d  # one dtype (a stack's parts): the common case, decided at once
     if len(vals) == 2:  # an array and a number, or two dtypes: remembered per signature
         key = (*map(_signature, vals), _dtype.get_default_dtype())

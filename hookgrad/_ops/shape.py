@@ -462,7 +462,7 @@ def cat(tensors, dim=0) -> Tensor:
 @export(method=False)
 def stack(tensors, dim=0) -> Tensor:
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
-    tensors = [to_tensor_like(t) for t in tensors]
+    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = wrap_dim(dim, tensors[0].ndim + 1)

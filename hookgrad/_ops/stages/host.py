@@ -16,6 +16,8 @@ stays one fused program rather than breaking into NumPy ops. A tracer, a committ
 raises (the XLA path then raises PyTorch's error). The result's dtype is PyTorch's, by the
 row's rule (``host_forms.RULES``).
 """
+import operator
+
 import jax
 import numpy as np
 
@@ -23,7 +25,7 @@ from ... import _host_transfer
 from ..._host_value import Host
 from ..._tensor import Tensor
 from .. import host_tier
-from ..host_forms import FORMS, RULES as _RULES
+from ..host_forms import FORMS, RULES as _RULES, promoted
 from ..lazy import ARRAY
 
 __all__ = ["FORMS", "run"]
@@ -33,6 +35,8 @@ _known = _host_transfer.known
 _NUMBERS = frozenset((bool, int, float))
 _NO_STATICS = {}  # what a row without static arguments passes its form
 _DTYPES = host_tier._DTYPES
+_PROMOTE = "promote"  # the rule of most rows: called directly
+_wrap = Tensor._wrap
 
 
 def run(op, found, statics, args, out):
@@ -42,51 +46,66 @@ def run(op, found, statics, args, out):
     if out is not None:
         return host_tier.inplace(op, tuple(statics.items()) if statics else (), args, out)
     rule, form = found
-    statics = statics or _NO_STATICS
     vals = []
     xla = False  # an argument whose values XLA holds: read only once every one qualifies
+    held = False  # a Tensor argument (numbers alone are not this stage's)
+    if len(args) > 4 and (parts := _held_parts(args)) is not None:
+        vals, held, args = parts, True, ()  # a join's parts, all held: read in C loops
     for a in args:
-        if isinstance(a, Tensor):
-            if a._requires_grad:
-                return None
-            v = a._arr
-            c = v.__class__
-            if c is Host:
-                v = v.np
-            elif c is not ARRAY:
-                return None
-            elif (known := _known(v)) is not None and known.dtype in _DTYPES:
-                v = known  # its values, read once already (``_host_transfer``)
-            elif v.size <= _HOST_MAX and not v.weak_type:
-                v, xla = a, True
-            else:
-                return None
-        elif a.__class__ in _NUMBERS:
-            v = a
+        c = a.__class__
+        if c in _NUMBERS:
+            vals.append(a)
+            continue
+        if not isinstance(a, Tensor) or a._requires_grad:
+            return None
+        held = True
+        v = a._arr
+        c = v.__class__
+        if c is Host:
+            v = v.np
+        elif c is not ARRAY:
+            return None
+        elif (known := _known(v)) is not None and known.dtype in _DTYPES:
+            v = known  # its values, read once already (``_host_transfer``)
+        elif v.size <= _HOST_MAX and not v.weak_type:
+            v, xla = a, True
         else:
             return None
         vals.append(v)
-    if xla and (vals := _read_xla(vals)) is None:
+    if not held or xla and (vals := _read_xla(vals)) is None:
         return None
     try:
-        result = _RULES[rule](vals, statics)
+        result = promoted(vals) if rule == _PROMOTE else _RULES[rule](vals, statics or _NO_STATICS)
     except Exception:  # noqa: BLE001 - an operand no rule knows: the XLA path decides
         return None
     if result not in _DTYPES or jax.config.jax_default_device is not None:
         return None
     token = host_tier._quiet_fp()  # PyTorch computes ``x / 0`` and overflows quietly
     try:
-        res = form(vals, result, **statics)
+        res = form(vals, result, **statics) if statics else form(vals, result)
     except Exception:  # noqa: BLE001 - not this form's case: the XLA path decides
         return None
     finally:
         host_tier._reset(token)
     if res.__class__ is not np.ndarray:
         res = np.asarray(res)
-    if res.dtype != result:
+    if res.dtype is not result and res.dtype != result:
         res = res.astype(result)
-    res.flags.writeable = False  # a host-held value nothing writes (a write copies it)
-    return Tensor._wrap(Host(res, None))
+    res.setflags(write=False)  # a host-held value nothing writes (a write copies it)
+    return _wrap(Host(res, None))
+
+
+def _held_parts(args):
+    """The NumPy values of ``args`` when each is a plain Tensor held on the host that
+    does not require grad (``torch.stack(samples)``), else None (the general loop)."""
+    if set(map(type, args)) != _PLAIN or any(map(_requires_grad, args)):
+        return None
+    arrs = list(map(_arr, args))
+    return list(map(_np, arrs)) if set(map(type, arrs)) == _HOST else None
+
+
+_PLAIN, _HOST = {Tensor}, {Host}
+_arr, _np, _requires_grad = (operator.attrgetter(n) for n in ("_arr", "np", "_requires_grad"))
 
 
 def _read_xla(vals):
