@@ -73,6 +73,16 @@ def _compare(ufunc):
     """Comparisons run in the operands' common dtype: arrays of one dtype, and numbers of
     no higher kind (a float number against an integer Tensor promotes: left to XLA)."""
     def form(vals, result):
+        if len(vals) == 2 and vals[0].__class__ is np.ndarray:  # ``x == y``, ``x > 0``
+            x, y = vals
+            common = x.dtype
+            if y.__class__ is np.ndarray:
+                if y.dtype is not common and y.dtype != common:
+                    raise TypeError("operands of different dtypes")
+                return ufunc(x, y)
+            if _KIND_RANK[_NUMBER_KIND[y.__class__]] > _KIND_RANK[common.kind]:
+                raise TypeError("a number of a higher kind")
+            return ufunc(x, common.type(y))
         arrays = [v for v in vals if v.__class__ is np.ndarray]
         common = arrays[0].dtype
         if any(a.dtype != common for a in arrays):
@@ -137,7 +147,9 @@ def _pick(fn, bools=True):
         x, = vals
         if x.size == 0 or not bools and x.dtype.kind == "b":  # PyTorch raises for these
             raise ValueError("an empty reduction, or a bool argmax")
-        return np.asarray(fn(x, axis=dim, keepdims=keepdim))
+        # the ufuncs' reduce and the array's methods: np.max's and np.argmax's wrappers
+        # cost more than the work here
+        return np.asarray(fn(x, dim, keepdims=keepdim))
     return form
 
 
@@ -210,7 +222,16 @@ def _stack(parts, axis):
 
 def _flip(vals, result, dims):
     x, = vals
-    return np.flip(x, dims).copy()
+    return x[_reversing(x.ndim, dims)].copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _reversing(ndim, dims):
+    """The basic index reversing ``dims`` (each in ``[0, ndim)``, once: else raises, and
+    the XLA path raises PyTorch's error), as np.flip builds it, without its checks."""
+    if len(set(dims)) != len(dims) or not all(0 <= d < ndim for d in dims):
+        raise ValueError("a dim repeated or out of range")
+    return tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(ndim))
 
 
 # --------------------------------------------------------------------------- result dtypes
@@ -334,9 +355,9 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     "to_dtype": ("to", _to_dtype),
     "sum": ("sum", _reduce()), "sum_dim": ("sum", _reduce()),
     "mean": ("mean", _reduce(mean=True)), "mean_dim": ("mean", _reduce(mean=True)),
-    "amax": ("same", _pick(np.max)), "amin": ("same", _pick(np.min)),
-    "argmax": ("index", _pick(np.argmax, False)),
-    "argmin": ("index", _pick(np.argmin, False)),
+    "amax": ("same", _pick(_MAX)), "amin": ("same", _pick(_MIN)),
+    "argmax": ("index", _pick(np.ndarray.argmax, False)),
+    "argmin": ("index", _pick(np.ndarray.argmin, False)),
     "logsumexp": ("float", _logsumexp), "gather": ("same", _gather),
     "flip": ("same", _flip),
     "stack": ("promote", _join(_stack)), "cat": ("promote", _join(np.concatenate)),

@@ -136,6 +136,8 @@ def _host_aliases(root, store, t, bump):
             shared = info.shared
             if shared:
                 root._version = t._version
+    if not root._views:  # no alias to keep current (a loop's usual write)
+        return
     for w in _views.other_aliases(root, t):
         winfo = w._view
         if winfo.gen == root._gen:
@@ -223,16 +225,20 @@ def write(self, idx, value, found):
     if place is None:
         return False
     dst = self._arr.np
-    if v.__class__ is np.ndarray:
-        k = 0
+    if v.__class__ is np.ndarray and v.ndim and v.shape[0] == 1:
+        k = 1
         while k < v.ndim and v.shape[k] == 1:  # as PyTorch: leading size-1 dims dropped
             k += 1
         v = v.reshape(v.shape[k:])
-    token = _quiet_fp()  # a float64 value past float32's range becomes inf, quietly
-    try:
-        dst[_np_index(idx, template)] = v
-    finally:
-        _reset(token)
+    at = _np_index(idx, template)
+    if v.__class__ is np.ndarray and v.dtype is dst.dtype:
+        dst[at] = v  # no cast: nothing to warn about
+    else:
+        token = _quiet_fp()  # a float64 value past float32's range becomes inf, quietly
+        try:
+            dst[at] = v
+        finally:
+            _reset(token)
     _host_aliases(place[0], place[1], self, True)
     return True
 

@@ -113,7 +113,9 @@ def _on(arr, jax_device):
 
 def _cast(dt):
     def method(self, memory_format=None) -> Tensor:
-        return to(self, dt)
+        # ``to(self, dt)`` without parsing ``to``'s three signatures (a loop's ``.float()``)
+        jd = _dtype.to_jax(dt)
+        return self if jd == self._arr.dtype else apply(TO_DTYPE, (self,), {"dtype": jd})
     return method
 
 

@@ -17,6 +17,18 @@ def _held(t):
     return type(t._arr) is Host
 
 
+class _Log(hookgrad.utils._python_dispatch.TorchDispatchMode):
+    """A dispatch mode that notes each ATen op it sees in ``seen``."""
+
+    def __init__(self, seen):
+        super().__init__()
+        self.seen = seen
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
 def test_small_tensor_data_is_held_on_the_host_until_xla_reads_it():
     data = [[4.0, 0.5], [7.0, 2.0]]
     t = hookgrad.tensor(data)
@@ -37,12 +49,7 @@ def test_tensor_data_crosses_into_xla_where_something_must_see_it():
     assert py(w.grad) == [3.0, 3.0]
     seen = []
 
-    class Log(hookgrad.utils._python_dispatch.TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Log():
+    with _Log(seen):
         t = hookgrad.tensor([1.0, 2.0])
         assert py(t + 1) == [2.0, 3.0]
     assert not _held(t) and seen[0] == "aten.lift_fresh.default" and "aten.add.Tensor" in seen
@@ -59,11 +66,6 @@ def _gather_args(L, **kw):
 def test_gather_of_host_values_is_seen_by_modes_and_subclasses():
     seen = []
 
-    class Log(hookgrad.utils._python_dispatch.TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     class Funcs(hookgrad.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             seen.append(func.__name__)
@@ -77,7 +79,7 @@ def test_gather_of_host_values_is_seen_by_modes_and_subclasses():
 
     x, idx = _gather_args(hookgrad)
     want = py(torch.gather(*_gather_args(torch)[:1], 1, _gather_args(torch)[1]))
-    with Log():
+    with _Log(seen):
         assert py(hookgrad.gather(x, 1, idx)) == want
     assert "aten.gather.default" in seen
     seen.clear()
