@@ -2,6 +2,8 @@
 nothing but the batch changed since the last call, the call makes no plan and no replay
 check, and its results are the eager loop's; a change of anything the program depends
 on is seen, and the calls after it re-run steadily again."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -309,3 +311,49 @@ def test_steady_calls_return_what_the_step_returns_each_call_anew(checks, return
         np.testing.assert_allclose(_arr(o), w, rtol=1e-5, err_msg=f"call {i}, held")
     with pytest.raises(RuntimeError, match="output of a hookgrad.compile step"):
         got[-1].backward()
+
+
+_CONTEXTS = {
+    # what a call runs under, entered between two steady calls (the program's key)
+    "anomaly_mode": lambda: hg.autograd.set_detect_anomaly(True),
+    "saved_tensor_hooks_disabled":
+        lambda: hg.autograd.graph.disable_saved_tensors_hooks("no saving here"),
+    "saved_tensor_hooks": lambda: hg.autograd.graph.saved_tensors_hooks(lambda t: t,
+                                                                         lambda t: t),
+}
+
+
+def _planned(compiled, eager, context, checks):
+    """Nine calls, calls 3 to 5 in ``context``, each equal to ``eager``'s: whether each
+    planned."""
+    planned = []
+    with contextlib.ExitStack() as stack:
+        for i, (x, y) in enumerate(_batches(9)):
+            if i == 3:
+                stack.enter_context(context())
+            if i == 6:
+                stack.close()
+            checks.clear()
+            out = compiled(x, y)
+            planned.append(checks != [])
+            np.testing.assert_allclose(_arr(out), _arr(eager(x, y)), rtol=1e-5,
+                                       err_msg=f"call {i}")
+    # the call entering the context traces, and the next checks that program's first
+    # re-run; the call leaving it finds the old program; the others re-run steadily
+    assert planned[2:] == [False, True, True, False, True, False, False]
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+@pytest.mark.parametrize("context", sorted(_CONTEXTS))
+def test_a_context_entered_between_steady_calls_is_seen(checks, context):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    _planned(hg.compile(_loop(mc, oc)), _loop(me, oe), _CONTEXTS[context], checks)
+    _same(me, mc, "after the loops")
+
+
+def test_grad_mode_changed_between_steady_calls_is_seen(checks):
+    m, _ = _model(False)
+
+    def evaluate(x, y):
+        return F.mse_loss(m(x), y)
+    _planned(hg.compile(evaluate), evaluate, hg.no_grad, checks)

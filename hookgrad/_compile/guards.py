@@ -39,10 +39,13 @@ class Guards:
 
     def values(self):
         """The guarded values now (read in C where they sit in dicts)."""
-        if not self:
-            return ()
-        return (tuple(map(dict.get, self.dicts, self.keys, repeat(_EMPTY))),
-                tuple(map(_cell, self.cells)))
+        # (each re-run call compares them: no ``__bool__`` call, no empty map)
+        dicts, cells = self.dicts, self.cells
+        if not cells:
+            return (tuple(map(dict.get, dicts, self.keys, repeat(_EMPTY))), ()) if dicts \
+                else ()
+        return (tuple(map(dict.get, dicts, self.keys, repeat(_EMPTY))),
+                tuple(map(_cell, cells)))
 
     def add(self, watch, skip=()):
         """Guard the plain values ``watch`` recorded, but in the holders ``skip`` (ids:
