@@ -357,3 +357,26 @@ def test_grad_mode_changed_between_steady_calls_is_seen(checks):
     def evaluate(x, y):
         return F.mse_loss(m(x), y)
     _planned(hg.compile(evaluate), evaluate, hg.no_grad, checks)
+
+
+def test_one_tensor_passed_as_both_arguments_is_keyed_again(checks):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+
+    def pair_loop(m, opt):
+        def step(a, b):
+            loss = F.mse_loss(m(a), m(b).detach() * 0.5)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step
+    eager, compiled = pair_loop(me, oe), hg.compile(pair_loop(mc, oc))
+    xs = [x for x, _ in _batches(7)]
+    for i in range(6):
+        args = (xs[i], xs[i]) if i == 3 else (xs[i], xs[i + 1])
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(*args)), _arr(eager(*args)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        # keyed again, and that program's first re-run checked (as after any trace)
+        assert (checks != []) == (i in (0, 1, 3, 4)), f"call {i} planned"
+    _same(me, mc, "after the loops")
