@@ -226,7 +226,6 @@ class Watch:
 
     # ---- 2. during
     def __enter__(self):
-        self.reads = _Reads().__enter__()
         self._streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = _Held(sys.stdout), _Held(sys.stderr)
         self._handlers = logging.Logger.callHandlers
@@ -239,6 +238,7 @@ class Watch:
                 return handlers(logger, record)
             logged.append((logger, record))
         logging.Logger.callHandlers = call_handlers
+        self.reads = _Reads().__enter__()
         return self
 
     def __exit__(self, *exc):
