@@ -380,3 +380,29 @@ def test_one_tensor_passed_as_both_arguments_is_keyed_again(checks):
         # keyed again, and that program's first re-run checked (as after any trace)
         assert (checks != []) == (i in (0, 1, 3, 4)), f"call {i} planned"
     _same(me, mc, "after the loops")
+
+
+def test_a_step_with_two_optimizers_re_runs_steadily(checks):
+    def model():
+        hg.manual_seed(0)
+        m = Scaled()
+        return m, (hg.optim.SGD(m.fc1.parameters(), lr=0.1, momentum=0.9),
+                   hg.optim.AdamW(m.fc2.parameters(), lr=0.05))
+
+    def two_loop(m, opts):
+        def step(x, y):
+            loss = F.mse_loss(m(x), y)
+            loss.backward()
+            for opt in opts:
+                opt.step()
+                opt.zero_grad()
+            return loss
+        return step
+    (me, oe), (mc, oc) = model(), model()
+    eager, compiled = two_loop(me, oe), hg.compile(two_loop(mc, oc))
+    for i, (x, y) in enumerate(_batches(6)):
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        assert (checks != []) == (i < 2), f"call {i} planned"
+    _same(me, mc, "after the loops")

@@ -87,11 +87,16 @@ def rerun(cf, r, args, kwargs):
             return MISS
     arg_tensors, arg_data, raw = got
     # the record lets go of the inputs: a donated buffer must have no other holder
-    flat, r.flat = r.flat + arg_data, None
-    for hp, flat_state in zip(r.hp_leaves, r.states):
-        flat += hp
-        flat += flat_state.leaves
-    flat += raw
+    states = r.states
+    if len(states) == 1:   # one optimizer: the inputs as one list display
+        flat = [*r.flat, *arg_data, *r.hp_leaves[0], *states[0].leaves, *raw]
+    else:
+        flat = r.flat + arg_data
+        for hp, flat_state in zip(r.hp_leaves, states):
+            flat += hp
+            flat += flat_state.leaves
+        flat += raw
+    r.flat = None
     entry = b.entry
     exe = _write_back.executable(entry, entry.exe, entry.replay_get, flat, _write_back.HELD)
     res = exe(*flat)
