@@ -10,7 +10,7 @@ import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
 from tests.test_compile import _arr
-from tests.test_compile_steady import _batches, _same, checks  # noqa: F401 - a fixture
+from tests.test_compile_steady import _batches, _loop, _same, checks  # noqa: F401 - a fixture
 
 
 class Scaled(nn.Module):
@@ -51,16 +51,6 @@ def _model(cls):
         m.fc2.gain = 1.0
         m.fc2.register_full_backward_hook(_gain_hook)
     return m, hg.optim.AdamW(m.parameters(), lr=0.05, weight_decay=0.01)
-
-
-def _loop(m, opt):
-    def step(x, y):
-        loss = F.mse_loss(m(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-    return step
 
 
 _WRITES = {
