@@ -125,8 +125,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             dt = _infer_dtype(data)
     else:
         dt = _dtype.as_dtype(dtype)
-    # a copy of the caller's data, as PyTorch's tensor() makes, transferred by from_host;
-    # a small one is remembered: host ops read it with no transfer (``_ops/stages/host.py``)
+    # a copy of the caller's data, as PyTorch's tensor() makes: a small one held on the
+    # host (``_held_on_host``), else transferred by from_host, and a small one remembered:
+    # host ops read it with no transfer (``_ops/stages/host.py``)
     host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
     if not requires_grad and device is None and _held_on_host(host):
         return Tensor._wrap(Host(host, None))

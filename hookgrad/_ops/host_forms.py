@@ -203,7 +203,7 @@ def _aranges(shape, xshape, dim):
 def _join(fn):
     """``stack``/``cat``: every part cast to the result dtype (PyTorch promotes)."""
     def form(vals, result, dim):
-        if one_dtype(vals) is not result:
+        if _one_dtype(vals) is not result:
             if any(v.__class__ is not np.ndarray for v in vals):
                 raise TypeError("a part that is not a Tensor")
             vals = [v.astype(result) for v in vals]
@@ -256,7 +256,7 @@ def _lift(higher, lower):
     return _pair(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
 
 
-def one_dtype(vals):
+def _one_dtype(vals):
     """The dtype of ``vals`` when all are arrays of that one dtype, else None (in C loops:
     a collate stacks dozens of parts)."""
     if set(map(type, vals)) == _ARRAYS and len(dtypes := set(map(_dtype_of, vals))) == 1:
@@ -279,7 +279,7 @@ def promoted(vals):
                 return d
         elif _NUMBER_RANK.get(other.__class__, 3) <= _KIND_RANK.get(d.kind, -1):
             return d  # a number of no higher kind does not lift the Tensor's dtype
-    if d is not None and one_dtype(vals) is d:
+    if d is not None and _one_dtype(vals) is d:
         return d  # one dtype (a stack's parts): the common case, decided at once
     if len(vals) == 2:  # an array and a number, or two dtypes: remembered per signature
         key = (*map(_signature, vals), _dtype.get_default_dtype())
