@@ -49,6 +49,11 @@ def apply(op, args, statics=None, out=None):
         return _intercept[0](op, args, statics, out)
     if _dual[0]:
         return _dual[0](op, args, statics, out)
+    a0 = args[0] if args else None
+    if a0.__class__ is Tensor and a0._arr.__class__ is _Host and not a0._requires_grad and \
+            (found := _HOST_FORMS.get(op.name)) is not None and \
+            (res := _host_run(op, found, statics, args, out)) is not None:
+        return res  # a loop's host-held value: stage 3 before reading the arguments twice
     key = tuple(statics.items()) if statics else ()
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
