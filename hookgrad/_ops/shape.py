@@ -23,8 +23,7 @@ from .views import (multi_view_apply, narrow_geometry, select_geometry, view_app
 
 
 def _shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
-        shape = shape[0]
+    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else shape
     for s in shape:  # NOTE: every view and reshape: plain ints need no conversion
         if s.__class__ is not int:
             return tuple(_jax_trace.size(s) for s in shape)
