@@ -113,18 +113,8 @@ def pending_depth(arrs):
     another branch) leaves it too high, and a short chain would be cut in two (one more
     XLA call). The depths of the ops behind ``arrs`` are set right here, so the ops made
     from them count right too."""
-    nodes = []
-    seen = set()
-    stack = [v for v in arrs if v.__class__ is Pending and v.value is None]
-    while stack:
-        q = stack.pop()
-        if q not in seen:
-            seen.add(q)
-            nodes.append(q)
-            stack.extend(a for a in q.args if a.__class__ is Pending and a.value is None)
-    nodes.sort(key=_depth)  # an op is deeper than each pending argument it had when made
     top = 0
-    for q in nodes:
+    for q in _behind([v for v in arrs if v.__class__ is Pending and v.value is None]):
         d = 0
         for a in q.args:  # an argument still pending came earlier: its depth is set right
             if a.__class__ is Pending and a.value is None and a.depth > d:
@@ -214,12 +204,12 @@ def _run(roots):
 
 
 def _behind(roots):
-    """The pending ops ``roots`` need, ``roots`` among them, each after its arguments (an
-    op is deeper than each pending argument it had when made, so sorting by depth orders
-    them)."""
-    found = list(roots)
-    seen = set(roots)
-    stack = list(roots)
+    """The pending ops ``roots`` need, ``roots`` among them (once each), each after its
+    arguments (an op is deeper than each pending argument it had when made, so sorting by
+    depth orders them)."""
+    found = list(dict.fromkeys(roots))  # in order, once each (``a * a``)
+    seen = set(found)
+    stack = list(found)
     while stack:
         for a in stack.pop().args:
             if a.__class__ is Pending and a.value is None and a not in seen:

@@ -205,13 +205,14 @@ def test_the_chains_of_the_op_past_the_depth_bound_run_as_one_segment(cache, mon
     monkeypatch.setattr(lazy, "_run_segment", lambda nodes: segments.append(len(nodes)) or
                         run_segment(nodes))
     for run in range(RUNS):
-        a, b = x, x
+        a, b, c = x, x, x
         for _ in range(4):
-            a, b = a * 2, b + 1
+            a, b, c = a * 2, b + 1, c - 1
         del segments[:]
-        y = a - b
-        assert run == 0 or (segments == [8] and y._arr.value is None)
+        y, z = a - b, c * c  # the same chain twice: its ops run once
+        assert run == 0 or (segments == [8, 4] and y._arr.value is None)
         np.testing.assert_allclose(y.numpy(), XL * 16 - (XL + 4), rtol=1e-6)
+        np.testing.assert_allclose(z.numpy(), (XL - 4) ** 2, rtol=1e-5)
 
 
 def test_a_chain_partly_run_is_not_cut_at_the_depth_bound(cache, monkeypatch):
