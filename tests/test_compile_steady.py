@@ -2,6 +2,8 @@
 nothing but the batch changed since the last call, the call makes no plan and no replay
 check, and its results are the eager loop's; a change of anything the program depends
 on is seen, and the calls after it re-run steadily again."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -309,3 +311,98 @@ def test_steady_calls_return_what_the_step_returns_each_call_anew(checks, return
         np.testing.assert_allclose(_arr(o), w, rtol=1e-5, err_msg=f"call {i}, held")
     with pytest.raises(RuntimeError, match="output of a hookgrad.compile step"):
         got[-1].backward()
+
+
+_CONTEXTS = {
+    # what a call runs under, entered between two steady calls (the program's key)
+    "anomaly_mode": lambda: hg.autograd.set_detect_anomaly(True),
+    "saved_tensor_hooks_disabled":
+        lambda: hg.autograd.graph.disable_saved_tensors_hooks("no saving here"),
+    "saved_tensor_hooks": lambda: hg.autograd.graph.saved_tensors_hooks(lambda t: t,
+                                                                         lambda t: t),
+}
+
+
+def _planned(compiled, eager, context, checks):
+    """Nine calls, calls 3 to 5 in ``context``, each equal to ``eager``'s: whether each
+    planned."""
+    planned = []
+    with contextlib.ExitStack() as stack:
+        for i, (x, y) in enumerate(_batches(9)):
+            if i == 3:
+                stack.enter_context(context())
+            if i == 6:
+                stack.close()
+            checks.clear()
+            out = compiled(x, y)
+            planned.append(checks != [])
+            np.testing.assert_allclose(_arr(out), _arr(eager(x, y)), rtol=1e-5,
+                                       err_msg=f"call {i}")
+    # the call entering the context traces, and the next checks that program's first
+    # re-run; the call leaving it finds the old program; the others re-run steadily
+    assert planned[2:] == [False, True, True, False, True, False, False]
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+@pytest.mark.parametrize("context", sorted(_CONTEXTS))
+def test_a_context_entered_between_steady_calls_is_seen(checks, context):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    _planned(hg.compile(_loop(mc, oc)), _loop(me, oe), _CONTEXTS[context], checks)
+    _same(me, mc, "after the loops")
+
+
+def test_grad_mode_changed_between_steady_calls_is_seen(checks):
+    m, _ = _model(False)
+
+    def evaluate(x, y):
+        return F.mse_loss(m(x), y)
+    _planned(hg.compile(evaluate), evaluate, hg.no_grad, checks)
+
+
+def test_one_tensor_passed_as_both_arguments_is_keyed_again(checks):
+    (me, oe), (mc, oc) = _model(False), _model(False)
+
+    def pair_loop(m, opt):
+        def step(a, b):
+            loss = F.mse_loss(m(a), m(b).detach() * 0.5)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step
+    eager, compiled = pair_loop(me, oe), hg.compile(pair_loop(mc, oc))
+    xs = [x for x, _ in _batches(7)]
+    for i in range(6):
+        args = (xs[i], xs[i]) if i == 3 else (xs[i], xs[i + 1])
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(*args)), _arr(eager(*args)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        # keyed again, and that program's first re-run checked (as after any trace)
+        assert (checks != []) == (i in (0, 1, 3, 4)), f"call {i} planned"
+    _same(me, mc, "after the loops")
+
+
+def test_a_step_with_two_optimizers_re_runs_steadily(checks):
+    def model():
+        hg.manual_seed(0)
+        m = Scaled()
+        return m, (hg.optim.SGD(m.fc1.parameters(), lr=0.1, momentum=0.9),
+                   hg.optim.AdamW(m.fc2.parameters(), lr=0.05))
+
+    def two_loop(m, opts):
+        def step(x, y):
+            loss = F.mse_loss(m(x), y)
+            loss.backward()
+            for opt in opts:
+                opt.step()
+                opt.zero_grad()
+            return loss
+        return step
+    (me, oe), (mc, oc) = model(), model()
+    eager, compiled = two_loop(me, oe), hg.compile(two_loop(mc, oc))
+    for i, (x, y) in enumerate(_batches(6)):
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        assert (checks != []) == (i < 2), f"call {i} planned"
+    _same(me, mc, "after the loops")

@@ -36,6 +36,7 @@ from .._autograd.hooks import user_hook_dicts
 from .._autograd.saved import hook_state
 from .._tensor import Tensor
 from .host_hook import _user_frames, is_host_hook
+from .reads import Reads as _Reads
 from .state import (_Roots, _global_hook_dicts, _is_optimizer, _module_hook_attrs,
                     _user_function)
 from .. import _errors
@@ -114,6 +115,7 @@ class Watch:
         self._unguarded = set()
         self._exempt = set()
         self._host = False
+        self.reads = None       # the Module attributes the trace read (``_compile.reads``)
         self._seen = set()
         self._logged = []
         self._out = []
@@ -236,12 +238,14 @@ class Watch:
                 return handlers(logger, record)
             logged.append((logger, record))
         logging.Logger.callHandlers = call_handlers
+        self.reads = _Reads().__enter__()
         return self
 
     def __exit__(self, *exc):
         self._out = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _Held) and s.text]
         sys.stdout, sys.stderr = self._streams
         logging.Logger.callHandlers = self._handlers
+        self.reads.__exit__()
         return False
 
     # ---- 3. after

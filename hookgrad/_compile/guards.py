@@ -3,12 +3,12 @@
 A program bakes in what its Python read while it was traced: ``loss * scale`` with a
 global ``scale = 2.0``, ``if cfg["clip"]:`` in a hook, a Module's ``self.temperature``.
 Where the step reads such a value and it changes between calls, the program must change
-with it, as Dynamo's guards make ``torch.compile`` recompile. hookgrad cannot see which
-values the Python read, so it guards every plain value (a number, string, bool or
-``None``) that :class:`hookgrad._compile.effects.Watch` found the step and its hooks
-can reach: its globals and closure variables, the items of the dicts and the attributes
-of the objects and Modules they hold. What a host hook can reach is left out (a host
-hook writes on every call; the program never reads it).
+with it, as Dynamo's guards make ``torch.compile`` recompile. hookgrad guards every plain
+value (a number, string, bool or ``None``) that :class:`hookgrad._compile.effects.Watch`
+found the step and its hooks can reach: its globals and closure variables, the items of
+the dicts and the attributes of the objects they hold; of a Module's attributes, those
+its trace read (``hookgrad._compile.reads``). What a host hook can reach is left out (a
+host hook writes on every call; the program never reads it).
 
 :class:`Guards` keeps one list of places per step. The cache key of a call holds their
 values (:meth:`Guards.values`), so a new value traces a new program and an old one finds
@@ -39,10 +39,13 @@ class Guards:
 
     def values(self):
         """The guarded values now (read in C where they sit in dicts)."""
-        if not self:
-            return ()
-        return (tuple(map(dict.get, self.dicts, self.keys, repeat(_EMPTY))),
-                tuple(map(_cell, self.cells)))
+        # (each re-run call compares them: no ``__bool__`` call, no empty map)
+        dicts, cells = self.dicts, self.cells
+        if not cells:
+            return (tuple(map(dict.get, dicts, self.keys, repeat(_EMPTY))), ()) if dicts \
+                else ()
+        return (tuple(map(dict.get, dicts, self.keys, repeat(_EMPTY))),
+                tuple(map(_cell, cells)))
 
     def add(self, watch, skip=()):
         """Guard the plain values ``watch`` recorded, but in the holders ``skip`` (ids:
@@ -67,9 +70,12 @@ class Guards:
                 # hookgrad's bookkeeping (hooks: keyed by the hook dicts)
                 module = kind != "map" and module_cls is not None and \
                     isinstance(holder, module_cls)
+                # a Module's: those its trace read (``_compile.reads``)
+                read = watch.reads.of(holder) if module and watch.reads else None
                 for k, v in saved.items():
                     if type(v) in _PLAIN and not (module and (k == "training" or
-                                                              k.startswith("_"))):
+                                                              k.startswith("_"))) and \
+                            (read is None or k in read):
                         self._add((id(d), k), d, k)
         return len(self._places) != n
 

@@ -93,6 +93,9 @@ def _same_options(param_groups, objs):
     by identity in C (no ``id()`` ints made, nor recorded ones read)."""
     if len(param_groups) != len(objs):
         return False
+    if len(objs) == 1:   # one group, as most optimizers have: no loop (each re-run call)
+        g, o = param_groups[0], objs[0]
+        return len(g) == len(o) and all(map(is_, g.values(), o))
     for g, o in zip(param_groups, objs):
         if len(g) != len(o) or not all(map(is_, g.values(), o)):
             return False

@@ -31,6 +31,7 @@ from .._random import GLOBAL as _KEY
 from .._tensor import Host, Pending, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
+from .._autograd.anomaly_mode import _state as _anomaly
 from .._autograd.saved import hook_state as _saved_state
 
 __all__ = ["MISS", "rerun"]
@@ -52,14 +53,23 @@ def rerun(cf, r, args, kwargs):
         s = b.steady = _Steady(b, r) if _plain(b) else False
     if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
-    if cf._guards and cf._guards.values() != b.guarded:
+    if cf._guards.values() != b.guarded:
         return MISS
     roots, found = cf._roots._read(), b.found
     if len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
             found.unwatched and _snapshot(found.unwatched) != found.snap:
         return MISS
     del roots
-    if _context_key(_gm.enabled, _saved_state) != b.ctx or _KEY.peek() is not r.rng:
+    ctx, sv = s.ctx, _saved_state
+    if ctx is None:
+        if _context_key(_gm.enabled, sv) != b.ctx:
+            return MISS
+    # no saved-tensor hooks, as when traced: the key's other parts, read as they are
+    elif sv.stack or sv.mutation_ctx is not None or _gm.enabled is not ctx[0] or \
+            sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
+            _anomaly.check_nan is not ctx[3]:
+        return MISS
+    if _KEY.peek() is not r.rng:
         return MISS
     for opt, flat_state, group in zip(b.optimizers, r.states, r.groups):
         if opt._flat_state() is not flat_state or \
@@ -77,11 +87,16 @@ def rerun(cf, r, args, kwargs):
             return MISS
     arg_tensors, arg_data, raw = got
     # the record lets go of the inputs: a donated buffer must have no other holder
-    flat, r.flat = r.flat + arg_data, None
-    for hp, flat_state in zip(r.hp_leaves, r.states):
-        flat += hp
-        flat += flat_state.leaves
-    flat += raw
+    states = r.states
+    if len(states) == 1:   # one optimizer: the inputs as one list display
+        flat = [*r.flat, *arg_data, *r.hp_leaves[0], *states[0].leaves, *raw]
+    else:
+        flat = r.flat + arg_data
+        for hp, flat_state in zip(r.hp_leaves, states):
+            flat += hp
+            flat += flat_state.leaves
+        flat += raw
+    r.flat = None
     entry = b.entry
     exe = _write_back.executable(entry, entry.exe, entry.replay_get, flat, _write_back.HELD)
     res = exe(*flat)
@@ -118,7 +133,7 @@ class _Steady:
     __slots__ = ("arg_types", "arg_grad", "arg_avals", "arr_type", "written", "take",
                  "grads_written", "take_grads", "bumped", "deltas", "grads_bumped",
                  "grad_deltas", "record_all", "args_written", "count", "counted", "out",
-                 "out_cls")
+                 "out_cls", "ctx")
 
     def __init__(self, b, r):
         specs = b.args
@@ -153,13 +168,17 @@ class _Steady:
         spec = e.user_spec
         bare = e.user_build is LEAF and spec[0][0] == "T"
         self.out, self.out_cls = (spec[0][1], spec[0][2]) if bare else (None, None)
+        # ``state._context_key`` without saved-tensor hooks: grad mode, the message of
+        # ``disable_saved_tensors_hooks`` and anomaly mode, compared part by part
+        grad, hooks, message, mutation, anomaly, nan = b.ctx
+        self.ctx = None if hooks or mutation is not None else (grad, message, anomaly, nan)
 
     def batch(self, b, args):
         """``replay._arguments``'s answer for plain Tensor arguments with the flags and
         avals the program was keyed on; None where it takes that function's full check."""
         if len(args) != len(self.arg_types):
             return None
-        state_ids = b.found.state.tensor_ids
+        state_ids, arr_type = b.found.state.tensor_ids, self.arr_type
         data = []
         for v, cls, rg, aval in zip(args, self.arg_types, self.arg_grad, self.arg_avals):
             # a plain Tensor's other flags are its class's: nothing set on it but ``.grad``
@@ -171,13 +190,18 @@ class _Steady:
             if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
                 return None
             arr = v._arr
-            if arr.__class__ is Pending or arr.__class__ is Host:  # computed, or copied
-                arr = v._data
             # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
-            if arr.__class__ is not self.arr_type or arr.aval != aval:
+            if arr.__class__ is not arr_type:
+                if arr.__class__ is not Pending and arr.__class__ is not Host:
+                    return None
+                arr = v._data   # computed, or copied
+                if arr.__class__ is not arr_type:
+                    return None
+            if arr.aval != aval:
                 return None
             data.append(arr)
-        if len(args) > 1 and len(set(map(id, args))) != len(args):   # one Tensor twice
+        n = len(args)   # one Tensor twice (two arguments: one comparison, not a set)
+        if n > 1 and (args[0] is args[1] if n == 2 else len(set(map(id, args))) != n):
             return None
         return list(args), data, []
 

@@ -87,10 +87,12 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     if not _plain(node, True):
         return None
     region = _region(node, deps, heap, exec_info, captures)
-    saved = []
+    # NOTE: per node of every fused backward: dict and list methods are avoided where an
+    # operator does (``in``, subscripts), as in ``_region``
+    saved = [None] * len(region)
     for i, cur in enumerate(region):
         try:
-            saved.append(cur._unpack(False))
+            saved[i] = cur._unpack(False)
         except Exception:  # noqa: BLE001 - raised again when the engine runs the node
             if not i:
                 raise
@@ -112,14 +114,17 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         dests = []
         for e in cur._next:
             if e is not None:
-                j = index.get(e[0], -1)
-                dests.append(j)
-                if j < 0:
+                if e[0] in index:
+                    dests.append(index[e[0]])
+                else:
+                    dests.append(-1)
                     sides.append(e)
-        buf = buffers.pop(cur, None) if i else None
-        waiting = buf is not None and buf[0] is not None
-        if waiting:
-            ext.append(buf[0]._data)
+        waiting = False
+        if i and cur in buffers:
+            buf = buffers.pop(cur)
+            if buf[0] is not None:
+                waiting = True
+                ext.append(buf[0]._data)
         parts.append((vop, len(vals), tuple(dests), waiting))
         flat.extend(vals)
     g = grad._data
@@ -170,10 +175,14 @@ def _region(node, deps, heap, exec_info, captures):
     region = []
     left = {}   # nodes fed from the region: dependencies not yet delivered
     ready = []  # (-priority, order made ready, node) of nodes the region made ready
-    made = 0
+    # NOTE: per node of every fused backward. While one node is ready (a chain) it waits
+    # in ``one``, not the heap: the heap's two calls per node are paid at forks only
+    one = None
+    made = n = 0
     cur = node
     while True:
         region.append(cur)
+        n += 1
         if cur._want is None:
             cur._keys()
         for e in cur._next:
@@ -184,20 +193,30 @@ def _region(node, deps, heap, exec_info, captures):
                     exec_info is not None and child not in exec_info
                     and not (captures and child in captures)):
                 continue  # runs at once either way, or is never run
-            d = left.get(child)
-            d = (deps[child] if d is None else d) - 1
+            d = (left[child] if child in left else deps[child]) - 1
             left[child] = d
             if d == 0:
                 made += 1
                 # NOTE: ``_seq``, the priority of every node but AccumulateGrad (skipped above)
-                heapq.heappush(ready, (-child._seq, made, child))
-        if not ready or len(region) == MAX_LEN or ready[0][0] >= top:
+                entry = (-child._seq, made, child)
+                if one is None and not ready:
+                    one = entry
+                else:
+                    if one is not None:
+                        heapq.heappush(ready, one)
+                        one = None
+                    heapq.heappush(ready, entry)
+        first = one if one is not None else ready[0] if ready else None
+        if first is None or n == MAX_LEN or first[0] >= top:
             return region
-        cur = ready[0][2]
+        cur = first[2]
         if not _plain(cur, False) or (exec_info is not None and (
                 cur not in exec_info or (captures and cur in captures))):
             return region
-        heapq.heappop(ready)
+        if one is not None:
+            one = None
+        else:
+            heapq.heappop(ready)
 
 
 def _cold(parts):

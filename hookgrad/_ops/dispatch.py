@@ -12,8 +12,10 @@
 6. alias and in-place (``stages/inplace.py``, ``views.inplace``);
 7. record (``stages/record.py``): the node, its edges and saved values.
 
-Stages 1, 2 and 4 are slots: empty, each costs one test; stage 3 costs a dict lookup for
-a row with no NumPy form. An op with nothing to record runs the forward and wraps its
+Stages 1, 2 and 4 are slots: empty, each costs one test. Stage 3 runs once the arguments
+are read (reading them changes nothing) and only for a call no argument requiring grad
+reaches, or an in-place one: a recorded op pays one test for it, any other a dict lookup
+for a row with no NumPy form. An op with nothing to record runs the forward and wraps its
 result (the fast path). docs/architecture.md says how to add a stage.
 """
 import sys
@@ -47,21 +49,17 @@ def apply(op, args, statics=None, out=None):
         return _intercept[0](op, args, statics, out)
     if _dual[0]:
         return _dual[0](op, args, statics, out)
-    found = _HOST_FORMS.get(op.name)
-    if found is not None and (res := _host_run(op, found, statics, args, out)) is not None:
-        return res  # small values held on the host (``stages/host.py``): NumPy computed it
     key = tuple(statics.items()) if statics else ()
     fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
     meta = False
     deferrable = out is None and op.jit and _lazy_state["enabled"]
+    held = False  # a Tensor held on the host (``_host_value.py``)
     arrs = []
-    for a in args:
+    for a in args:  # NOTE: reading the arguments changes nothing: the host stage may follow
         if isinstance(a, Tensor):
             v = a._arr
-            if v.__class__ is _Host:
-                v = a._data  # its values, copied into XLA once
             arrs.append(v)
             if a._requires_grad:
                 req = True
@@ -69,13 +67,23 @@ def apply(op, args, statics=None, out=None):
             if c is Pending:
                 pending = True
             elif c is not _ARRAY:
-                deferrable = False  # a tracer: the compiled and functional modes
-                if c is _MetaArray:  # checked where pending values are: off the fast path
-                    pending = meta = True
+                if c is _Host:
+                    held = True  # its values, copied into XLA below unless NumPy computes
+                else:
+                    deferrable = False  # a tracer: the compiled and functional modes
+                    if c is _MetaArray:  # checked where pending values are: off the fast path
+                        pending = meta = True
         else:
             arrs.append(a)
             if a.__class__ not in _SCALARS:
                 deferrable = False
+    # the host stage computes nothing an argument requiring grad reaches (an in-place
+    # write asks it always): a recorded op pays one test for it
+    if (out is not None or not req) and (found := _HOST_FORMS.get(op.name)) is not None \
+            and (res := _host_run(op, found, statics, args, out)) is not None:
+        return res  # small values held on the host (``stages/host.py``): NumPy computed it
+    if held:
+        arrs = [a._data if v.__class__ is _Host else v for a, v in zip(args, arrs)]
     if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
         return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None
@@ -101,7 +109,10 @@ def apply(op, args, statics=None, out=None):
             if meta:
                 return _on_meta(op, key, fn, args, arrs, record, None)
             arrs = [_value(v) for v in arrs]
-        res = jax_errors.forward(op, fn, arrs)
+        try:  # ``jax_errors.forward``, inlined: once per eager op
+            res = fn(*arrs)
+        except jax_errors.RAISES as e:
+            raise jax_errors.torch_error(op.name, e)
         if learn is not None:
             _learn(op, learn, res)
         if record:

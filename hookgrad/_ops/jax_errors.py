@@ -52,22 +52,25 @@ _LeakedTracer = jax.errors.UnexpectedTracerError
 
 
 def forward(op, fn, arrs):
-    """``fn(*arrs)``, ``op``'s forward: JAX's errors as PyTorch's (a leaked tracer as
-    hookgrad's error naming the op)."""
+    """``fn(*arrs)``, ``op``'s forward: JAX's errors as PyTorch's (``torch_error``).
+    ``dispatch.apply`` inlines it for an op run at once."""
     try:
         return fn(*arrs)
-    except _LeakedTracer:
-        raise _errors.leaked_tracer(op.name) from None
     except RAISES as e:
         raise torch_error(op.name, e)
 
 
 def torch_error(op_name, e):
     """The exception to raise for ``e``, raised while op ``op_name``'s forward ran:
-    PyTorch's, or ``e`` itself where it did not come from inside JAX. NOTE: JAX removes its
-    own frames from the traceback of what it raises while tracing, so a ``TypeError`` or
-    ``ValueError`` counts as JAX's wherever it was raised: an op's forward is JAX code, and
-    hookgrad raises PyTorch's own errors (``RuntimeError``, ``IndexError``) before it."""
+    PyTorch's, or ``e`` itself where it did not come from inside JAX (a leaked tracer:
+    hookgrad's error naming the op). NOTE: JAX removes its own frames from the traceback
+    of what it raises while tracing, so a ``TypeError`` or ``ValueError`` counts as JAX's
+    wherever it was raised: an op's forward is JAX code, and hookgrad raises PyTorch's own
+    errors (``RuntimeError``, ``IndexError``) before it."""
+    if isinstance(e, _LeakedTracer):  # a TypeError: checked first
+        err = _errors.leaked_tracer(op_name)
+        err.__suppress_context__ = True  # as ``raise ... from None``: JAX's says less
+        return err
     if not (from_jax(e) or type(e) in (TypeError, ValueError)) or \
             type(e) is TypeError and _SIGNATURE.search(str(e)):
         return e  # a call's arguments that do not fit: Python's TypeError, as PyTorch's

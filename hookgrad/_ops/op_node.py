@@ -15,6 +15,7 @@ import numpy as np
 from jax.extend.core import Literal as _Literal
 
 from .._tensor import Pending, Tensor
+from .._watch import Moving as _Moving
 from . import lazy as _lazy
 from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
 from .._autograd.graph import _Node
@@ -181,7 +182,10 @@ class OpNode(_Node):
         for i, s in enumerate(self._stored):
             if s.__class__ is tuple:
                 t = s[1]
-                if as_tensors or t._version != s[2] or not t._requires_grad and s[3]:
+                ver = t._ver  # NOTE: ``t._version``, inlined (a ``_watch.Moving`` is read now)
+                if ver.__class__ is _Moving:
+                    ver = ver.value()
+                if as_tensors or ver != s[2] or not t._requires_grad and s[3]:
                     # rebuild a Tensor, or raise (modified, or a non-leaf detached in place)
                     vals.append(_value(unpack_plain(s, self, as_tensors)))
                 else:

@@ -171,6 +171,36 @@ def test_forks_and_joins_stay_inside_one_region(cache):
     assert [len(k[2]) for k in fusion._compiled] == [8]
 
 
+def _fork_join_graph():
+    x = hg.tensor(X, requires_grad=True)
+    h = (x * 2).sin()
+    a, b = h.cos(), h.tanh()
+    return ((a * 3).exp() * (b + 1).sin() + h.exp()).sum()
+
+
+def test_a_region_takes_its_nodes_in_the_order_node_by_node_runs_them(cache, monkeypatch):
+    """A region replays the ready queue: through forks, joins and the chains between them
+    its nodes come in the order the engine runs them one by one (seen by pre-hooks)."""
+    order = []
+    with hg.autograd.set_backward_fusion(False):
+        y = _fork_join_graph()
+        todo, nodes = [y.grad_fn], set()
+        while todo:
+            n = todo.pop()
+            if n is not None and n not in nodes and type(n).__name__ != "AccumulateGrad":
+                nodes.add(n)
+                n.register_prehook(lambda g, n=n: order.append(n))
+                todo.extend(e[0] for e in n.next_functions)
+        y.backward()
+    names = [n.name() for n in order]
+    regions = []
+    region = fusion._region
+    monkeypatch.setattr(fusion, "_region", lambda *a: regions.append(region(*a)) or regions[-1])
+    _fork_join_graph().backward()
+    assert [[n.name() for n in r] for r in regions] == [names]
+    assert len(names) == 12 and len(set(names)) < len(names)  # every node, one region
+
+
 def test_a_hooked_branch_splits_the_region_and_the_join_waits_for_it(cache):
     """The hooked node ends the region that reaches it; the region behind it starts at it
     and takes the gradient the first region already delivered to the join."""

@@ -14,6 +14,7 @@ from ..._autograd.graph import _sequence
 from ..._autograd.saved import SavedTensor, hook_state, open_contexts
 from ..._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
 from ..._views import StaleView, check_stale
+from ..._watch import Moving as _Moving
 from .. import lazy as _lazy, tiered
 from ..op_node import _CONST, ALL, INEXACT, OUT, _pack_order
 
@@ -80,8 +81,11 @@ def _record(op, key, args, res, out=None, shadow=None):
                 arr.saved = True
             if not has_saved:
                 has_saved = 2 if open_contexts[0] and _hooked() else 1
+            ver = a._ver  # NOTE: ``a._version``, inlined (a ``_watch.Moving`` is read now)
+            if ver.__class__ is _Moving:
+                ver = ver.value()
             # a plain tuple (cheaper than a SavedTensor); with hooks, packed below
-            stored.append((arr, a, a._version, e))
+            stored.append((arr, a, ver, e))
         else:
             if i in op.scalar_edges:
                 edges.append(None)
@@ -115,14 +119,17 @@ def _record(op, key, args, res, out=None, shadow=None):
     else:
         result = _attach_outputs(node, res, out)
         t = out if out is not None else result[0]
-    if save is OUT or has_saved == 2 or has_saved and _saves_result(op, len(stored)):
+    # whether PyTorch's node saves the result: the op's parsed names answer once known
+    if save is OUT or has_saved == 2 or has_saved and (
+            spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
+            else "result" in _pack_order(op, len(stored))):
         if has_saved == 2 or open_contexts[0] and _hooked():
             _pack(node, stored, t, result)
             has_saved = 2
         else:  # a weak reference for the version check: the output holds the node (an
             # op that recomputes the result PyTorch saves keeps it for that check only)
-            v = t._arr
-            node._out_saved = (v, _weakref(t), t._version)
+            v, ver = t._arr, t._ver  # ``t._version``, inlined
+            node._out_saved = (v, _weakref(t), ver.value() if ver.__class__ is _Moving else ver)
             if v.__class__ is Pending:
                 v.saved = True
             if result.__class__ is tuple and op.extras is None:
@@ -171,14 +178,6 @@ def _later_outputs(op, n, outs):
     kept = tuple((None, _weakref(outs[w[1]]), outs[w[1]]._version, w[1])
                  for w in _pack_order(op, n) if w.__class__ is tuple and w[1] < len(outs))
     return kept or None
-
-
-def _saves_result(op, n):
-    """Whether PyTorch's node of ``op`` (of ``n`` arguments) saves its result."""
-    spec = op._spec   # NOTE: once per recorded op: the parsed names, once known, answer
-    if spec is not None and op.pack_order is None:
-        return spec.saves_result
-    return "result" in _pack_order(op, n)
 
 
 def _pack(node, stored, out, outs):
