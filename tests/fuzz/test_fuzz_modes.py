@@ -162,6 +162,7 @@ def test_a_traced_offsets_error_against_eagers_later_error_is_the_traced_sizes_r
     assert "modified by an inplace operation" in res.diff.torch[1]
     assert "offsets must have concrete values" in res.diff.hookgrad[1]
 
+
 def test_functional_rewrites_and_skips_by_rule():
     p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
               ("tanh", "y2 = a1.tanh()"), ("sum", "y3 = y2.sum(dim=0)"),
