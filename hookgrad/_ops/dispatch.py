@@ -49,8 +49,6 @@ def apply(op, args, statics=None, out=None):
         return _intercept[0](op, args, statics, out)
     if _dual[0]:
         return _dual[0](op, args, statics, out)
-    key = tuple(statics.items()) if statics else ()
-    fn = op._fwd_cache.get(key) or op.forward_fn(key)
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
     meta = False
@@ -84,6 +82,8 @@ def apply(op, args, statics=None, out=None):
         return res  # small values held on the host (``stages/host.py``): NumPy computed it
     if held:
         arrs = [a._data if v.__class__ is _Host else v for a, v in zip(args, arrs)]
+    key = tuple(statics.items()) if statics else ()
+    fn = op._fwd_cache.get(key) or op.forward_fn(key)
     if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
         return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None
