@@ -3,10 +3,10 @@ from, and every write of a key goes through its methods.
 
 ``GLOBAL`` is the global key (``hookgrad.manual_seed``, ``hookgrad.default_generator``):
 the compiled and functional modes thread it through their programs with :meth:`KeyState.get`
-and :meth:`KeyState.set`. A leaf module: of hookgrad it imports only ``_jax_trace``.
+and :meth:`KeyState.set`. A leaf module: of hookgrad it imports only ``_jax_trace`` and
+``_host_transfer`` (leaves too).
 """
 import contextlib
-import functools
 
 import jax
 import numpy as np
@@ -16,9 +16,11 @@ __all__ = ["KeyState", "GLOBAL", "jax_key", "split"]
 from jax._src.random.prng import PRNGKeyArray as _PRNGKeyArray  # NOTE: private (a key from
 # its data without an eager JAX op); jax.random.wrap_key_data where a key lacks ``_impl``
 
+from . import _host_transfer
 from ._jax_trace import no_trace as _clean
 
 HOST_SPLITS = 256  # key splits computed on the host before JAX's compiled split takes over
+_KEY_DATA = [jax.core.ShapedArray((2,), np.uint32)] * 2  # a threefry key's data, two keys
 _host = {"splits": 0, "dtype": None}
 
 
@@ -35,7 +37,7 @@ def jax_key(seed):
 def split(key):
     """``jax.random.split(key)`` as two keys. A process's first ``HOST_SPLITS`` splits of
     a concrete threefry key run on the host (the same bits): JAX's split is a compiled
-    program (~0.1 s to compile, in every fresh process), the host's costs ~20 us more per
+    program (~0.1 s to compile, in every fresh process), the host's costs ~15 us more per
     split, so the compiled one only pays once a program draws often. A concrete key is
     split by that compiled program from then on (JAX's eager split costs milliseconds)."""
     if not _clean():  # under a JAX trace: part of the traced program
@@ -58,10 +60,14 @@ def _host_split(key):
     is the hash of the counter pair ``(0, j)``."""
     base = getattr(key, "_base_array", None)  # NOTE: private; key_data is an eager JAX op
     k1, k2 = np.asarray(jax.random.key_data(key) if base is None else base).tolist()
+    data = [np.array(_threefry2x32(k1, k2, 0, j), np.uint32) for j in (0, 1)]
     impl = getattr(key, "_impl", None)
-    wrap = jax.random.wrap_key_data if impl is None else functools.partial(_PRNGKeyArray, impl)
-    return (wrap(np.array(_threefry2x32(k1, k2, 0, 0), np.uint32)),
-            wrap(np.array(_threefry2x32(k1, k2, 0, 1), np.uint32)))
+    if impl is None:
+        return jax.random.wrap_key_data(data[0]), jax.random.wrap_key_data(data[1])
+    # NOTE: both keys' data in one transfer; a key made from NumPy data puts it itself, at
+    # ~10 us a key (dropout splits a key per call)
+    first, second = _host_transfer.put(data, _KEY_DATA)
+    return _PRNGKeyArray(impl, first), _PRNGKeyArray(impl, second)
 
 
 def _threefry():

@@ -24,6 +24,9 @@ def test_host_keys_and_splits_are_jaxs(seed):
         (w1, w2), (g1, g2) = jax.random.split(want), _random.split(want)
         assert [_bits(g1), _bits(g2)] == [_bits(w1), _bits(w2)]
         assert g1.dtype == w1.dtype
+        # placed as JAX places its own: uncommitted, on the default device
+        assert not g1.committed and not g2.committed
+        assert g1.sharding == w1.sharding and g2.sharding == w2.sharding
         want = w2
 
 

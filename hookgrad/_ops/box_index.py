@@ -141,8 +141,8 @@ def read(arr, region, starts, size):
     nothing has run yet (its Tensor sets ``ref``); a small CPU array is cut on the host at
     once (no program)."""
     if arr.__class__ is Pending:
-        if arr.value is None and arr.depth < lazy.MAX_DEPTH and lazy._state["enabled"] \
-                and max(starts, default=0) < _INT32:
+        if arr.value is None and lazy._state["enabled"] and max(starts, default=0) < _INT32 \
+                and (arr.depth < lazy.MAX_DEPTH or lazy.pending_depth([arr]) < lazy.MAX_DEPTH):
             p = _pending(arr, BoxRead(region, starts, size),
                          _aval(size, arr.dtype, arr.aval.weak_type))
             p.depth = arr.depth + 1

@@ -54,7 +54,6 @@ def apply(op, args, statics=None, out=None):
             (found := _HOST_FORMS.get(op.name)) is not None and \
             (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # a loop's host-held value: stage 3 before reading the arguments twice
-    key = tuple(statics.items()) if statics else ()
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
     meta = False
@@ -86,10 +85,10 @@ def apply(op, args, statics=None, out=None):
     if (out is not None or not req) and (found := _HOST_FORMS.get(op.name)) is not None \
             and (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # small values held on the host (``stages/host.py``): NumPy computed it
-    # after the host stage: a loop's first call of an op NumPy computes makes no jit
-    fn = op._fwd_cache.get(key) or op.forward_fn(key)
     if held:
         arrs = [a._data if v.__class__ is _Host else v for a, v in zip(args, arrs)]
+    key = tuple(statics.items()) if statics else ()
+    fn = op._fwd_cache.get(key) or op.forward_fn(key)
     if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
         return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None

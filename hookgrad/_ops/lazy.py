@@ -94,13 +94,35 @@ def defer(op, key, fn, arrs):
         return sig
     if av is False:  # its output cannot wait
         return None
-    if depth >= MAX_DEPTH:  # the chain so far runs (one segment); this op starts the next
+    if depth >= MAX_DEPTH and (depth := pending_depth(arrs)) >= MAX_DEPTH:
+        # the chains so far run, as one segment (each argument's would be one XLA call of
+        # its own); this op starts the next
+        with _lock:
+            _run([v for v in arrs if v.__class__ is Pending and v.value is None])
         arrs[:] = [value(v) for v in arrs]
         depth = 0
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
     p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
     return p if av.__class__ is not tuple else _outputs(p)
+
+
+def pending_depth(arrs):
+    """The longest chain of ops not run yet behind ``arrs``. A ``Pending``'s ``depth``
+    counts the ops pending when it was made; a segment run since (a read, the bound met on
+    another branch) leaves it too high, and a short chain would be cut in two (one more
+    XLA call). The depths of the ops behind ``arrs`` are set right here, so the ops made
+    from them count right too."""
+    top = 0
+    for q in _behind([v for v in arrs if v.__class__ is Pending and v.value is None]):
+        d = 0
+        for a in q.args:  # an argument still pending came earlier: its depth is set right
+            if a.__class__ is Pending and a.value is None and a.depth > d:
+                d = a.depth
+        q.depth = d = d + 1
+        if d > top:
+            top = d
+    return top
 
 
 def _item(outs, k):
@@ -161,24 +183,33 @@ def force(p):
     """Run ``p`` and every pending op behind it; returns ``p``'s array."""
     with _lock:
         if p.value is None:
-            nodes = _behind(p)
-            # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending
-            # value made outside it is still computed concretely: never a leaked tracer
-            ctx = contextlib.nullcontext() if _clean() else jax.ensure_compile_time_eval()
-            with ctx:
-                if len(nodes) == 1:
-                    _run_one(p)
-                else:
-                    _run_segment(nodes)
+            _run([p])
         return p.value
 
 
-def _behind(p):
-    """The pending ops ``p`` needs, ``p`` last, each after its arguments (an op is deeper
-    than each pending argument it had when made, so sorting by depth orders them)."""
-    found = [p]
-    seen = {p}
-    stack = [p]
+def _run(roots):
+    """Run the pending ops ``roots`` (not computed yet) and every pending op behind them,
+    as one segment. The caller holds ``_lock``."""
+    if not roots:
+        return
+    nodes = _behind(roots)
+    # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending value
+    # made outside it is still computed concretely: never a leaked tracer
+    ctx = contextlib.nullcontext() if _clean() else jax.ensure_compile_time_eval()
+    with ctx:
+        if len(nodes) == 1:
+            _run_one(nodes[0])
+        else:
+            _run_segment(nodes)
+
+
+def _behind(roots):
+    """The pending ops ``roots`` need, ``roots`` among them (once each), each after its
+    arguments (an op is deeper than each pending argument it had when made, so sorting by
+    depth orders them)."""
+    found = list(dict.fromkeys(roots))  # in order, once each (``a * a``)
+    seen = set(found)
+    stack = list(found)
     while stack:
         for a in stack.pop().args:
             if a.__class__ is Pending and a.value is None and a not in seen:

@@ -23,9 +23,11 @@ from .views import (multi_view_apply, narrow_geometry, select_geometry, view_app
 
 
 def _shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
-        shape = shape[0]
-    return tuple(_jax_trace.size(s) for s in shape)
+    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else shape
+    for s in shape:  # NOTE: every view and reshape: plain ints need no conversion
+        if s.__class__ is not int:
+            return tuple(_jax_trace.size(s) for s in shape)
+    return tuple(shape)
 
 
 def _dim(d, ndim):
@@ -186,9 +188,8 @@ def view(self, *shape) -> Tensor:
     >>> x = hookgrad.zeros(2, 3); x.view(6)[0] = 1.; x[0, 0]
     tensor(1.)
     """
-    from .._dtype import as_dtype
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
-        return self.to(as_dtype(shape[0]))  # view(dtype)
+        return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
     shape = _resolve_shape(_shape_arg(shape), self.numel())
     if not self.is_contiguous() and view_strides(*_views.geometry(self)[:2], shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "

@@ -28,16 +28,22 @@ def _installed(*names):
 
 def run(lib, module, functions, hide=()):
     """{function: result} of ``tests/clients/<module>.py`` run under ``lib``; ``hide``:
-    packages (``"torch"``, ...) the run cannot see, as where they are not installed."""
+    packages (``"torch"``, ...) the run cannot see, as where they are not installed.
+
+    hookgrad runs with tiered execution on, as users run it (the suite turns it off,
+    tests/conftest.py; results are compared to a tolerance): an op met once runs in NumPy,
+    uncompiled (with an empty XLA cache the transformers and torchvision runs cost ~97 s of
+    CPU with it off, ~46 s on)."""
     argv = [lib, "tests.clients." + module, ",".join(functions)]
+    env = dict(os.environ, HOOKGRAD_TIERED="1")
     if hide:
         proc = run_with_torch_hidden(
             f"import sys; sys.argv[1:] = {argv!r}\n"
             "import runpy; runpy.run_module('tests.clients._run', run_name='__main__')",
-            also_hide=hide, timeout=900)
+            also_hide=hide, timeout=900, env=env)
     else:
         proc = subprocess.run([sys.executable, "-m", "tests.clients._run", *argv], cwd=ROOT,
-                              capture_output=True, text=True, timeout=900)
+                              capture_output=True, text=True, timeout=900, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode or not lines:
         raise AssertionError(f"{lib} run of {module} failed:\n{proc.stderr[-3000:]}")

@@ -7,6 +7,7 @@ rule. A rule names the docs/differences.md row it stands for; nothing is
 skipped without one. Hypothesis shrinks the choices first; the line shrinker runs on the
 example it reports (``final_example()``).
 """
+import cmath
 import math
 import re
 import warnings
@@ -569,11 +570,18 @@ def _scale(values):
     """The largest magnitude among a tensor's values: float32 rounding in its computation
     is relative to that, not to each entry (an ill-conditioned layer_norm's small entries
     carry the large ones' error)."""
-    return max((abs(x) for x in _flat(values) if isinstance(x, float) and math.isfinite(x)),
-               default=0.0)
+    return max((abs(x) for x in _flat(values)
+                if isinstance(x, (float, complex)) and cmath.isfinite(x)), default=0.0)
 
 
 def _value_diff(a, b, path, used, scale=0.0):
+    if isinstance(a, complex) and isinstance(b, complex):
+        # each part to the float tolerance (tiered execution's NumPy and XLA round
+        # complex64's sgn differently in the last bit)
+        if _value_diff(a.real, b.real, path, used, scale) is None and \
+                _value_diff(a.imag, b.imag, path, used, scale) is None:
+            return None
+        return path, a, b
     if isinstance(a, float) or isinstance(b, float):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
                 not isinstance(a, bool) and not isinstance(b, bool):

@@ -7,6 +7,13 @@ Examples are derandomized (the same programs on every run) and bounded: ``EXAMPL
 CI, ``SLOW_EXAMPLES`` more in the slow tier (``HOOKGRAD_SLOW=1``);
 ``HOOKGRAD_FUZZ_EXAMPLES=N`` runs N. ``python tools/fuzz.py --seeds 0:300`` runs seeded
 programs of the same generator and prints a summary.
+
+The CI tests run hookgrad with tiered execution on, as users run it (the suite turns it
+off, tests/conftest.py; values are compared to a tolerance): a program new to a signature
+runs in NumPy, from its second call XLA compiles it in the background, and an interpreter
+error raises. Off, the eager run compiles every op signature it meets (an empty XLA cache:
+``test_fuzz`` ~64 s of CPU against ~28 s). The slow tier's programs run with it off, every
+op compiled at first sight.
 """
 import contextlib
 import io
@@ -24,16 +31,28 @@ from tests.fuzz._programs import generate, programs
 
 EXAMPLES = fuzz_examples(300)
 SLOW_EXAMPLES = fuzz_examples(600)
-TIERED_EXAMPLES = fuzz_examples(100)
 MATMUL_EXAMPLES = fuzz_examples(150)
 
 
-def _check(program, kind="eager"):
+def _check(program, tiered=True):
+    kind = "eager-tiered" if tiered else "eager"
     if checked_before(kind, program):
         return
-    res = H.check(None, hookgrad, torch, shrink=H.final_example(), program=program)
+    with hookgrad.autograd.set_tiered_execution(tiered), _strict():
+        res = H.check(None, hookgrad, torch, shrink=H.final_example(), program=program)
     assert res.status != "differs", res.report()
     passed(kind, program)
+
+
+@contextlib.contextmanager
+def _strict():
+    """An error of the first tier's interpreter raises (users' runs fall back to XLA)."""
+    from hookgrad._ops import tiered
+    saved, tiered.STRICT = tiered.STRICT, True
+    try:
+        yield
+    finally:
+        tiered.STRICT = saved
 
 
 @needs_torch
@@ -41,6 +60,8 @@ def _check(program, kind="eager"):
 @fuzz_settings(EXAMPLES)
 @given(programs())
 def test_fuzz(program):
+    """Through the first tier: programs new to a signature run in NumPy, from their second
+    call XLA compiles them in the background; nothing PyTorch could observe differs."""
     _check(program)
 
 
@@ -50,7 +71,8 @@ def test_fuzz(program):
 @fuzz_settings(SLOW_EXAMPLES)
 @given(programs())
 def test_fuzz_slow(program):
-    _check(program)
+    """Every op compiled at first sight (tiered execution off)."""
+    _check(program, tiered=False)
 
 
 @needs_torch
@@ -61,28 +83,6 @@ def test_fuzz_matmul_of_every_rank(program):
     """1-D, 2-D and batched operands on either side, batch dims broadcasting, requiring
     grad or not: PyTorch's matmul folds, squeezes or batches by these, and records so."""
     _check(program)
-
-
-@needs_torch
-@pytest.mark.fuzz
-@fuzz_settings(TIERED_EXAMPLES)
-@given(programs())
-def test_fuzz_through_the_first_tier(program):
-    """With tiered execution on (the suite runs with it off, tests/conftest.py): programs
-    new to a signature run in NumPy, from their second call XLA compiles them in the
-    background; nothing PyTorch could observe differs. An interpreter error raises."""
-    with hookgrad.autograd.set_tiered_execution(True), _strict():
-        _check(program, "eager-tiered")
-
-
-@contextlib.contextmanager
-def _strict():
-    from hookgrad._ops import tiered
-    saved, tiered.STRICT = tiered.STRICT, True
-    try:
-        yield
-    finally:
-        tiered.STRICT = saved
 
 
 # --- the generator and the harness (no torch needed) -------------------------------------
@@ -206,6 +206,11 @@ def _obs(value, label="y", line=0):
 def test_compare_finds_the_first_difference():
     used = set()
     assert H.compare([_obs([1.0, 2.0])], [_obs([1.0, 2.00001])], used) is None
+    # complex entries part by part, to the same tolerance (the first tier's complex sgn)
+    assert H.compare([_obs([-0.7088947296 - 0.7053144574j])],
+                     [_obs([-0.7088946700 - 0.7053143978j])], used) is None
+    d = H.compare([_obs([1.0 + 2.0j])], [_obs([1.0 + 2.5j])], used)
+    assert (d.kind, d.path) == ("value", ("value", 0))
     d = H.compare([_obs([1.0]), _obs([1.0], "z", 1)], [_obs([1.0]), _obs([1.5], "z", 1)], used)
     assert (d.kind, d.label, d.line, d.path) == ("value", "z", 1, ("value", 0))
     d = H.compare([_obs([1.0]), _obs([1.0], "h1", 1)], [_obs([1.0]), _obs([1.0], "h2", 1)], used)

@@ -145,6 +145,24 @@ def test_functional_jit_skips_what_a_trace_cannot_do_by_rule():
     assert res.diff.torch == ["RuntimeError", "all elements of target should be between 0 and 1"]
 
 
+def test_a_traced_offsets_error_against_eagers_later_error_is_the_traced_sizes_rule():
+    # seed 1307: eager raises in the backward (a saved result written in place); the
+    # gradient under jax.jit is one call and raises first at embedding_bag's traced offsets
+    p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
+              ("reciprocal", "y2 = (a1 * a1 + 1).reciprocal()"),
+              ("setitem", "y2[...] = L.tensor([0.5, 0.25])"),
+              ("leaf", "a3 = L.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)"),
+              ("table:embedding_bag mean", "y4 = F.embedding_bag(L.tensor([0, 2, 1]), a3, "
+                                           "L.tensor([0, 1]), mode='mean')"),
+              ("loss", "loss = y2.tanh().sum() + y4.sum()"), ("backward", "loss.backward()"),
+              ("grad", "obs('a1.grad', a1.grad, False)"))
+    res = M.check(0, hookgrad, "functional_jit", program=p, shrink=False)
+    assert (res.status, res.rule) == ("skipped", "functional_jit_traced_sizes")
+    assert res.diff.kind == "error-message"
+    assert "modified by an inplace operation" in res.diff.torch[1]
+    assert "offsets must have concrete values" in res.diff.hookgrad[1]
+
+
 def test_functional_rewrites_and_skips_by_rule():
     p = _prog(("leaf", "a1 = L.tensor([1.0, -2.0], requires_grad=True)"),
               ("tanh", "y2 = a1.tanh()"), ("sum", "y3 = y2.sum(dim=0)"),

@@ -195,6 +195,42 @@ def test_the_op_past_the_depth_bound_starts_the_next_segment(cache, monkeypatch)
         np.testing.assert_allclose(x.grad.numpy(), np.full(np.shape(X), 2.0 ** 6))
 
 
+def test_the_chains_of_the_op_past_the_depth_bound_run_as_one_segment(cache, monkeypatch):
+    # an op taking two chains at the bound runs both as one segment: one XLA call, not one
+    # per argument
+    monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
+    x = hg.tensor(XL)
+    segments = []
+    run_segment = lazy._run_segment
+    monkeypatch.setattr(lazy, "_run_segment", lambda nodes: segments.append(len(nodes)) or
+                        run_segment(nodes))
+    for run in range(RUNS):
+        a, b, c = x, x, x
+        for _ in range(4):
+            a, b, c = a * 2, b + 1, c - 1
+        del segments[:]
+        y, z = a - b, c * c  # the same chain twice: its ops run once
+        assert run == 0 or (segments == [8, 4] and y._arr.value is None)
+        np.testing.assert_allclose(y.numpy(), XL * 16 - (XL + 4), rtol=1e-6)
+        np.testing.assert_allclose(z.numpy(), (XL - 4) ** 2, rtol=1e-5)
+
+
+def test_a_chain_partly_run_is_not_cut_at_the_depth_bound(cache, monkeypatch):
+    # reading ``h`` ran the ops behind ``g``: one op of ``g``'s chain is left, so the op
+    # made from it waits, with ``g``
+    monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
+    x = hg.tensor(XL)
+    for run in range(RUNS):
+        h = x * 2 * 2 * 2
+        g = h * 2
+        np.testing.assert_allclose(h.numpy(), XL * 8, rtol=1e-6)
+        row, y = g[0, 1:], g * 2  # an index read, then an op
+        assert run == 0 or (g._arr.value is None and y._arr.value is None and
+                            row._arr.value is None)
+        np.testing.assert_allclose(y.numpy(), XL * 32, rtol=1e-6)
+        np.testing.assert_allclose(row.numpy(), XL[0, 1:] * 16, rtol=1e-6)
+
+
 def test_attention_without_a_mask_defers(cache):
     # None operands (attention's left-out mask, its dropout key) join the segment
     q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 700)).astype(np.float32))

@@ -125,6 +125,19 @@ def _ref_both(row, arrays):
 _REFERENCE = {}
 
 
+def _traceable(fns, args):
+    """``{id: fns[id](*args[id])}`` of the rows that trace; a data-dependent reference
+    (a boolean mask's shape) raises under the trace and is left to run eagerly. Each row is
+    traced once, here (a separate ``jax.eval_shape`` first would trace every row twice)."""
+    out = {}
+    for k, fn in fns.items():
+        try:
+            out[k] = fn(*args[k])
+        except Exception:  # noqa: BLE001 - data-dependent reference: eager in reference()
+            continue
+    return out
+
+
 def reference(row):
     """``(outputs, grads)`` of ``row.ref``. The JAX references of all the rows that run are
     computed together in one ``jax.jit`` (one compilation instead of hundreds of small ones
@@ -136,12 +149,10 @@ def reference(row):
             if r.ref is None or ("slow" in r.flags and not slow):
                 continue
             try:
-                fn, a = _ref_both(r, arrays_for(r))
-                jax.eval_shape(fn, *a)
-            except Exception:  # noqa: BLE001 - data-dependent reference: eager below
+                fns[r.id], args[r.id] = _ref_both(r, arrays_for(r))
+            except Exception:  # noqa: BLE001 - fails again, alone, in reference(r)
                 continue
-            fns[r.id], args[r.id] = fn, a
-        _REFERENCE.update(jax.jit(lambda a: {k: fns[k](*a[k]) for k in fns})(args))
+        _REFERENCE.update(jax.jit(lambda a: _traceable(fns, a))(args))
         _REFERENCE.setdefault(None, None)
     if row.id not in _REFERENCE:
         fn, a = _ref_both(row, arrays_for(row))
