@@ -63,3 +63,10 @@ def to_jax(h):
     arr, = _host_transfer.put([v], [_host_transfer._aval(v.shape, v.dtype)], remember=small)
     _device.record_bounds(arr, v)  # an index's bounds prove it in range with no read back
     return arr
+
+
+def readable(t):
+    """Tensor ``t``'s values for NumPy to read: its host memory itself where it is held
+    on the host (no transfer; a later write changes it), else its ``jax.Array``."""
+    a = t._arr
+    return a.np if a.__class__ is Host else t._data

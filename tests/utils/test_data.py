@@ -341,7 +341,9 @@ def test_collate_puts_each_field_on_the_device_once(monkeypatch):
     real_put, real_device_put, inside = _host_transfer.put, jax.device_put, []
 
     def counting_put(values, *a, **k):
-        calls.append(len(values))
+        # the sampler's key splits move two keys' data (hookgrad/_random.py): not a field
+        if not all(v.dtype == np.uint32 and v.shape == (2,) for v in values):
+            calls.append(len(values))
         inside.append(1)
         try:
             return real_put(values, *a, **k)
@@ -358,7 +360,10 @@ def test_collate_puts_each_field_on_the_device_once(monkeypatch):
     monkeypatch.setattr(_host_transfer, "put", counting_put)
     monkeypatch.setattr(jax, "device_put", counting_device_put)
     x, y, z = D.default_collate(samples)
-    assert calls == [1, 1, 1]  # one per field (the ints: one hookgrad.tensor of them all)
+    # one per field; the ints are one hookgrad.tensor of them all, which stays on the host
+    # (docs/modes.md: a small torch.tensor keeps its copy there), so they move none
+    from hookgrad._host_value import Host
+    assert calls == [1, 1] and z._arr.__class__ is Host
     calls.clear()
     xb, yb = next(iter(D.DataLoader(ds, batch_size=32, shuffle=True)))
     assert calls == [2] and tuple(xb.shape) == (32, 2)  # both fields in one call

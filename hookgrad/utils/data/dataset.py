@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..._generator import default_generator
+from ..._host_value import readable
 from ._utils.collate import _host_to_tensors
 from .sampler import _randperm
 from ... import _errors
@@ -96,8 +97,9 @@ class TensorDataset(Dataset):
 
     def _host_fields(self):
         # NOTE: keyed on the arrays themselves: an in-place op replaces a Tensor's array,
-        # so a stale host copy is never used.
-        arrays = tuple(t._data for t in self.tensors)
+        # so a stale host copy is never used; a host-held one is its live memory, read
+        # with no transfer
+        arrays = tuple(readable(t) for t in self.tensors)
         if self._host is None or any(a is not b for a, b in zip(arrays, self._host[0])):
             # one device-to-host copy per tensor (none on the CPU, where it is a view)
             self._host = (arrays, tuple(np.asarray(a) for a in arrays))

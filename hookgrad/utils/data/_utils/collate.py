@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 from .... import _device, _dtype, _factory
+from ...._host_value import readable
 from ...._ops.shape import stack
 from ...._tensor import Tensor
 
@@ -123,9 +124,13 @@ def _check_same_shape(shapes):
 
 def collate_tensor_fn(batch, *, collate_fn_map=None) -> Tensor:
     _check_same_shape([tuple(t.shape) for t in batch])
-    if any(t.requires_grad or isinstance(t._data, jax.core.Tracer) for t in batch):
+    # NOTE: a value held on the host is read where it is: sending each sample to the device
+    # first would cost one transfer per sample instead of one per field
+    arrays = [readable(t) for t in batch]
+    if any(t.requires_grad for t in batch) or \
+            any(isinstance(a, jax.core.Tracer) for a in arrays):
         return stack(list(batch), 0)
-    return _host_to_tensor(np.stack([np.asarray(t._data) for t in batch]))
+    return _host_to_tensor(np.stack([np.asarray(a) for a in arrays]))
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None) -> Tensor:
