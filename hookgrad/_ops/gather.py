@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _jax_trace
 from .._device import host_bounds
+from .._dtype import torch_kind
 from .._host_value import Host
 from .._meta import MetaArray
 from .._tensor import Tensor
@@ -67,11 +68,35 @@ SCATTER_VALUE = defop("scatter_value", _scatter, "ScatterBackward1", {0: (1,)}, 
                       names="self index value -> index dim")
 
 
-def _check_index(name, index):
-    if not isinstance(index, Tensor) or index.dtype.is_floating_point or \
-            index.dtype.is_complex or index.dtype.name == "bool":
-        kind = type(index).__name__ if not isinstance(index, Tensor) else index.dtype.name
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {kind}")
+# NOTE: PyTorch checks an index's dtype op by op, each with its own set and words: the
+# gather/scatter family and index_select take int32 or int64 (scatter_add and
+# scatter_reduce speak as scatter), the others int64 alone.
+_INT32_64 = frozenset({"int32", "int64"})
+_INT64 = frozenset({"int64"})
+_SCATTER = (_INT32_64, RuntimeError, "scatter(): Expected dtype int32/int64 for index")
+INDEX_DTYPES = {
+    "gather": (_INT32_64, RuntimeError, "gather(): Expected dtype int32/int64 for index"),
+    "scatter": _SCATTER, "scatter_add": _SCATTER, "scatter_reduce": _SCATTER,
+    "index_select": (_INT32_64, RuntimeError,
+                     "index_select(): Expected dtype int32 or int64 for index"),
+    "index_add": (_INT32_64, RuntimeError,
+                  "index_add_(): Expected dtype int32/int64 for index but got: {kind}"),
+    "take": (_INT64, RuntimeError, "take(): Expected a long tensor for index, but got {kind}"),
+    "take_along_dim": (_INT64, RuntimeError,
+                       "torch.take_along_dim(): dtype of indices should be Long but got {kind}"),
+    "index_copy": (_INT64, RuntimeError,
+                   "index_copy_(): Expected a long tensor for index, but got {kind}"),
+    "index_fill": (_INT64, IndexError, "index_fill_(): Expected dtype int64 for index."),
+}
+
+
+def check_index_dtype(name, index):
+    """Raise PyTorch's error for ``name``'s index of a dtype it does not take."""
+    accepted, error, message = INDEX_DTYPES[name]
+    if isinstance(index, Tensor) and index.dtype.name in accepted:
+        return
+    kind = torch_kind(index.dtype.name) if isinstance(index, Tensor) else type(index).__name__
+    raise error(message.format(kind=kind))
 
 
 def index_bounds(index):
@@ -259,7 +284,7 @@ def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
     if dim.__class__ is int and dim >= 0 and \
             (res := on_host(GATHER, (input, index), {"dim": dim})) is not None:
         return res  # small host values: the NumPy form checks what PyTorch checks
-    _check_index("gather", index)
+    check_index_dtype("gather", index)
     dim = wrap_dim(dim, input.ndim)
     _check_gather_shape(input, dim, index)
     _check_bounds(index, input.shape[dim] if input.ndim else 1, dim, GATHER, (input, index))
@@ -269,7 +294,7 @@ def gather(input, dim, index, *, sparse_grad=False) -> Tensor:
 @export
 def index_select(input, dim, index) -> Tensor:
     """``index_select(input, dim, index)``: the entries ``index`` (1-d) of ``dim``."""
-    _check_index("index_select", index)
+    check_index_dtype("index_select", index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     dim = wrap_dim(dim, input.ndim)
@@ -292,7 +317,7 @@ def index_select(input, dim, index) -> Tensor:
 @export
 def take(input, index) -> Tensor:
     """``take(input, index)``: elements of the flattened input at ``index``."""
-    _check_index("take", index)
+    check_index_dtype("take", index)
     n = input.numel()
     check_index(index, -n, n, lambda bad: IndexError(
         f"out of range: tried to access index {bad} on a tensor of {n} elements."),
@@ -308,7 +333,7 @@ def scatter_add(input, dim, index, src) -> Tensor:
 
 
 def _scatter_add_args(input, dim, index, src):
-    _check_index("scatter_add", index)
+    check_index_dtype("scatter_add", index)
     dim = wrap_dim(dim, input.ndim)
     _check_scatter(input, dim, index, src, SCATTER_ADD)
     return (input, index, src), {"dim": dim}
@@ -321,7 +346,7 @@ def _check_scatter(input, dim, index, src, op=None):
 
 
 def _scatter_args(input, dim, index, src, value):
-    _check_index("scatter", index)
+    check_index_dtype("scatter", index)
     src = value if src is None else src
     op = SCATTER if isinstance(src, Tensor) else SCATTER_VALUE
     dim = wrap_dim(dim, input.ndim)
@@ -369,7 +394,7 @@ INDEX_FILL_T = defop("index_fill_tensor",
 def _index_vector(name, input, dim, index, wrap):
     """``index`` as a 1-d Tensor of non-negative entries along ``dim``, checked as PyTorch
     checks it (``wrap``: negative entries count from the end, as index_fill allows)."""
-    _check_index(name, index)
+    check_index_dtype(name, index)
     if index.ndim > 1:
         if name == "index_fill":
             raise RuntimeError("Index has to be a vector/scalar")
@@ -465,7 +490,7 @@ def _index_fill_(self, dim, index, value) -> Tensor:
 def take_along_dim(input, indices, dim=None) -> Tensor:
     """``take_along_dim(input, indices, dim=None)``: ``gather`` after broadcasting
     ``input`` and ``indices`` in the other dims (``dim=None``: along the flattened input)."""
-    _check_index("take_along_dim", indices)
+    check_index_dtype("take_along_dim", indices)
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     if input.ndim != indices.ndim:
@@ -541,7 +566,7 @@ def _scatter_reduce_args(input, dim, index, src, reduce, include_self):
     if reduce not in _REDUCE_INIT:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
-    _check_index("scatter_reduce", index)
+    check_index_dtype("scatter_reduce", index)
     dim = wrap_dim(dim, input.ndim)
     _check_scatter(input, dim, index, src, SCATTER_REDUCE)
     return (input, index, src), {"dim": dim, "reduce": reduce,

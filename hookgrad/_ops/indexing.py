@@ -26,7 +26,8 @@ from .._tensor import Tensor
 from .._views import contiguous_shape_geometry
 from . import basic_index
 from .dispatch import Op, apply, pack_before_error
-from .gather import check_index, check_index_source, out_of_bounds, out_of_range, packing
+from .gather import (check_index, check_index_dtype, check_index_source, out_of_bounds,
+                     out_of_range, packing)
 from .index_box import box_shape, boxed, consumed as _consumed, setitem_positions
 from .registry import defop, export, to_tensor_like
 from .shape import ALIAS, UNSQUEEZE, expand, reshape, slice_from, wrap_dim
@@ -501,8 +502,7 @@ def index_put(input, indices, values, accumulate=False) -> Tensor:
 
 def _index_add_args(input, dim, index, source, alpha):
     d = wrap_dim(dim, input.ndim)
-    if not isinstance(index, Tensor) or not jnp.issubdtype(index._data.dtype, jnp.integer):
-        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index")
+    check_index_dtype("index_add", index)
     check_index_source("index_add", input, d, index, to_tensor_like(source))
     size = input.shape[d] if input.ndim else 1
 

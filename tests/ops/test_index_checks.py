@@ -161,3 +161,26 @@ def test_indices_made_from_host_data_are_checked_without_reading_the_device():
     w = hookgrad.zeros(9, 2)
     with pytest.raises(IndexError, match="index out of range in self"):
         hookgrad.nn.functional.embedding(made["batch"], w)
+
+
+INDEX_DTYPE_OPS = {  # op: a call taking its index (the index values are 0 and 1)
+    "gather": lambda L, x, i: x.gather(1, i.reshape(1, 2)),
+    "scatter": lambda L, x, i: x.scatter(1, i.reshape(1, 2), L.ones(1, 2)),
+    "scatter-value": lambda L, x, i: x.scatter(1, i.reshape(1, 2), 2.0),
+    "scatter_add": lambda L, x, i: x.scatter_add(1, i.reshape(1, 2), L.ones(1, 2)),
+    "scatter_reduce": lambda L, x, i: x.scatter_reduce(1, i.reshape(1, 2), L.ones(1, 2), "sum"),
+    "index_select": lambda L, x, i: x.index_select(1, i),
+    "index_add": lambda L, x, i: x.index_add(1, i, L.ones(3, 2)),
+    "take": lambda L, x, i: L.take(x, i),
+    "take_along_dim": lambda L, x, i: L.take_along_dim(x, i.reshape(1, 2), 1),
+    "index_copy": lambda L, x, i: x.index_copy(1, i, L.ones(3, 2)),
+    "index_fill": lambda L, x, i: x.index_fill(1, i, 2.0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int16", "bool", "int64"])
+@pytest.mark.parametrize("op", list(INDEX_DTYPE_OPS))
+def test_each_op_takes_the_index_dtypes_pytorch_takes_and_says_so_in_its_words(op, dtype):
+    got = _run(lambda L, x: INDEX_DTYPE_OPS[op](L, x, L.tensor([0, 1]).to(getattr(L, dtype))))
+    takes_int32 = op.startswith(("gather", "scatter", "index_select", "index_add"))
+    assert ("value" in got) == (dtype == "int64" or dtype == "int32" and takes_int32)
