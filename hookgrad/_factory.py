@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
-from ._host_value import Host
+from ._host_value import DTYPES as _HOST_DTYPES, Host
 from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
@@ -148,10 +148,6 @@ def _held_on_host(host):
         return False
     host.setflags(write=False)
     return True
-
-
-_HOST_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
-                                               np.int32, np.int64, np.uint8, np.bool_))
 
 
 def as_tensor(data, dtype=None, device=None):

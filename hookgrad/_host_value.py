@@ -16,6 +16,10 @@ import numpy as np
 
 from . import _device, _host_transfer
 
+# the dtypes a Tensor may be held on the host in: those NumPy computes in as PyTorch does
+DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16,
+                                         np.int32, np.int64, np.uint8, np.bool_))
+
 
 class Store:
     """The memory a root Tensor and its host-held aliases share: ``np``, the root's array

@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
-from .._host_value import Host, Store
+from .._host_value import DTYPES, Host, Store
 from .._tensor import Pending, Tensor, _set_arr
 from . import box_index
 from .lazy import ARRAY
@@ -38,8 +38,7 @@ _no_trace = _jax_trace.no_trace  # a JAX transformation must see every write as 
 BOUND = 1 << 20
 AMORTIZE = 4096  # elements of a root's two copies that each write must pay for (see _tally)
 _FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))
-_INTS = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8))
-_DTYPES = _FLOATS | _INTS | {np.dtype(np.bool_)}
+_DTYPES = DTYPES
 _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 _NUMBERS = (int, float, bool)
 
