@@ -50,9 +50,9 @@ def apply(op, args, statics=None, out=None):
     if _dual[0]:
         return _dual[0](op, args, statics, out)
     a0 = args[0] if args else None
-    if a0.__class__ is Tensor and a0._arr.__class__ is _Host and not a0._requires_grad and \
-            (found := _HOST_FORMS.get(op.name)) is not None and \
-            (res := _host_run(op, found, statics, args, out)) is not None:
+    tried = a0.__class__ is Tensor and a0._arr.__class__ is _Host and \
+        not a0._requires_grad and (found := _HOST_FORMS.get(op.name)) is not None
+    if tried and (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # a loop's host-held value: stage 3 before reading the arguments twice
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
@@ -82,8 +82,10 @@ def apply(op, args, statics=None, out=None):
                 deferrable = False
     # the host stage computes nothing an argument requiring grad reaches (an in-place
     # write asks it always): a recorded op pays one test for it
-    if (out is not None or not req) and (found := _HOST_FORMS.get(op.name)) is not None \
-            and (res := _host_run(op, found, statics, args, out)) is not None:
+    # (a form that declined above declines again: asked once)
+    if not tried and (out is not None or not req) and \
+            (found := _HOST_FORMS.get(op.name)) is not None and \
+            (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # small values held on the host (``stages/host.py``): NumPy computed it
     if held:
         arrs = [a._data if v.__class__ is _Host else v for a, v in zip(args, arrs)]
