@@ -94,13 +94,18 @@ def defer(op, key, fn, arrs):
         return sig
     if av is False:  # its output cannot wait
         return None
-    if depth >= MAX_DEPTH and (depth := pending_depth(arrs)) >= MAX_DEPTH:
-        # the chains so far run, as one segment (each argument's would be one XLA call of
-        # its own); this op starts the next
-        with _lock:
-            _run([v for v in arrs if v.__class__ is Pending and v.value is None])
-        arrs[:] = [value(v) for v in arrs]
-        depth = 0
+    if depth >= MAX_DEPTH:
+        with _lock:  # the chain is walked once: to recount its depth, then to run it
+            nodes = _behind([v for v in arrs if v.__class__ is Pending and v.value is None])
+            if (depth := _recount(nodes)) >= MAX_DEPTH:
+                # the chains so far run, as one segment (each argument's would be one XLA
+                # call of its own); this op starts the next. Ordered by the depths as
+                # recounted, as a walk after the recount orders them
+                nodes.sort(key=_depth)
+                _run_nodes(nodes)
+        if depth >= MAX_DEPTH:
+            arrs[:] = [value(v) for v in arrs]
+            depth = 0
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
     p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
@@ -113,8 +118,13 @@ def pending_depth(arrs):
     another branch) leaves it too high, and a short chain would be cut in two (one more
     XLA call). The depths of the ops behind ``arrs`` are set right here, so the ops made
     from them count right too."""
+    return _recount(_behind([v for v in arrs if v.__class__ is Pending and v.value is None]))
+
+
+def _recount(nodes):
+    """The depths of ``nodes`` (``_behind``'s list) set right; returns the deepest."""
     top = 0
-    for q in _behind([v for v in arrs if v.__class__ is Pending and v.value is None]):
+    for q in nodes:
         d = 0
         for a in q.args:  # an argument still pending came earlier: its depth is set right
             if a.__class__ is Pending and a.value is None and a.depth > d:
@@ -190,9 +200,12 @@ def force(p):
 def _run(roots):
     """Run the pending ops ``roots`` (not computed yet) and every pending op behind them,
     as one segment. The caller holds ``_lock``."""
-    if not roots:
-        return
-    nodes = _behind(roots)
+    if roots:
+        _run_nodes(_behind(roots))
+
+
+def _run_nodes(nodes):
+    """Run ``nodes`` (``_behind``'s list, not empty) as one segment."""
     # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending value
     # made outside it is still computed concretely: never a leaked tracer
     ctx = contextlib.nullcontext() if _clean() else jax.ensure_compile_time_eval()
