@@ -29,7 +29,6 @@ from .effects import _EMPTY
 from .host_hook import LEAF
 from .state import _CONTENTS, _context_key, _snapshot
 from .trace import items_getter
-from .._random import GLOBAL as _KEY
 from .._tensor import Host, Pending, Tensor, _fresh, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
@@ -102,8 +101,7 @@ def rerun(cf, r, args, kwargs):
             sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
             _anomaly.check_nan is not ctx[3]:
         return MISS
-    if _KEY.state["key"] is not r.rng:   # ``_KEY.peek()``, read in place
-        return MISS
+    # (the random key is not compared: a steady program neither reads nor writes it)
     states, opt = r.states, s.opt
     if opt is not None:   # one optimizer: no loop
         if opt._flat_state() is not states[0] or \
