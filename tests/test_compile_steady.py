@@ -256,13 +256,21 @@ def test_an_eager_graph_sees_the_versions_of_steady_calls(checks):
     np.testing.assert_allclose(_arr(mc.fc1.weight.grad), 2 * _arr(mc.fc1.weight))
 
 
-def test_a_steady_call_that_raises_leaves_the_state_as_it_was(checks):
+def _steady_pair(n):
+    """Two models, the eager loop and the compiled one over ``n`` batches, the compiled
+    one re-running steadily from the batches' fourth: ``(me, mc, eager, compiled,
+    batches)``."""
     (me, oe), (mc, oc) = _model(False), _model(False)
     eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
-    batches = _batches(6)
+    batches = _batches(n)
     for x, y in batches[:3]:
         eager(x, y)
         compiled(x, y)
+    return me, mc, eager, compiled, batches
+
+
+def test_a_steady_call_that_raises_leaves_the_state_as_it_was(checks):
+    me, mc, eager, compiled, batches = _steady_pair(6)
     entry = compiled._replay.basis.entry
     exes = entry.exe, entry.exe_plain
 
@@ -422,12 +430,8 @@ def test_a_step_with_two_optimizers_re_runs_steadily(checks):
 
 
 def _closure_loop(m, opt):
-    def step(x, y):
-        loss = F.mse_loss(m(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+    def step(x, y):   # ``_loop``'s step of what the cells hold now
+        return _loop(m, opt)(x, y)
 
     def rebind(new_m, new_opt):
         nonlocal m, opt
@@ -439,12 +443,8 @@ _GLOBAL_MODEL = _GLOBAL_OPT = None   # what ``_global_name_loop``'s step reads
 
 
 def _global_name_loop():
-    def step(x, y):
-        loss = F.mse_loss(_GLOBAL_MODEL(x), y)
-        loss.backward()
-        _GLOBAL_OPT.step()
-        _GLOBAL_OPT.zero_grad()
-        return loss
+    def step(x, y):   # ``_loop``'s step of what the globals hold now
+        return _loop(_GLOBAL_MODEL, _GLOBAL_OPT)(x, y)
     return step
 
 
@@ -559,12 +559,7 @@ def test_an_argument_unlike_the_keyed_batch_is_keyed_again(checks, kind):
 
 
 def test_a_steady_call_does_not_donate_a_buffer_held_elsewhere(checks):
-    (me, oe), (mc, oc) = _model(False), _model(False)
-    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
-    batches = _batches(8)
-    for x, y in batches[:3]:
-        eager(x, y)
-        compiled(x, y)
+    me, mc, eager, compiled, batches = _steady_pair(8)
     # the weight's array held (read, not written: the next call re-runs steadily): never
     # donated while held
     held = mc.fc1.weight._data

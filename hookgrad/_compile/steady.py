@@ -107,11 +107,8 @@ def rerun(cf, r, args, kwargs):
         if opt._flat_state() is not states[0] or \
                 not _same_options(opt.param_groups, r.groups[0][1]):
             return MISS
-    else:
-        for each, flat_state, group in zip(b.optimizers, states, r.groups):
-            if each._flat_state() is not flat_state or \
-                    not _same_options(each.param_groups, group[1]):
-                return MISS
+    elif not _same_optimizers(b, r):
+        return MISS
     # a Tensor written since (another model's step): the state as left, and no option
     # a Tensor (its value may have changed)?
     if _WRITES[0] != r.writes and (r.writes is None or any(g[2] for g in r.groups) or
@@ -172,30 +169,22 @@ def rerun(cf, r, args, kwargs):
     del flat
     written = s.written
     if written is None or arg_tensors and s.args_written:
-        tensors = b.tensors
-        _write_back.state(entry, tensors + list(arg_tensors) if arg_tensors else tensors,
-                          res)
-        written = list(map(_ARR, tensors))   # the record, as ``replay.written`` makes it
-        r.flat = _state_flat(written, r.grads) if b.grads else written
+        _write_all(b, r, arg_tensors, res)
     else:   # ``write_back.state`` for the state Tensors alone, as C-level maps
         moving = s.counted == _WRITES[0]
         _WRITES[0] += 1
         vals = s.take(res)
         _each(map(_set_arr, written, vals))
-        if s.take_grads is not None:
-            _each(map(_set_arr, map(_GRAD, s.grads_written), s.take_grads(res)))
         if s.bumped and not moving:   # each version, from now on moving with ``count``
             s.move_versions()
         s.count[0] += 1
-        if s.grads_bumped:
-            gs = list(map(_GRAD, s.grads_bumped))
-            _each(map(_set_version, gs, map(add, map(_VERSION, gs), s.grad_deltas)))
+        if s.take_grads is not None or s.grads_bumped:
+            s.write_grads(res)
         s.counted = _WRITES[0]
-        if s.record_all:   # the arrays written, in order (a slice: a list already)
-            r.flat = vals if type(vals) is list else list(vals)
-        else:   # as ``replay.written`` makes it
-            vals = list(map(_ARR, b.tensors))
-            r.flat = _state_flat(vals, r.grads) if b.grads else vals
+        # the record: the arrays written, in order (a slice: a list already), or as
+        # ``replay.written`` makes it
+        r.flat = (vals if type(vals) is list else list(vals)) if s.record_all else \
+            _record(b, r)
     # each optimizer's state: the flat state the check found, now holding the new leaves
     # (anything reading it since would have ended it; its parameters are the same:
     # ``_EPOCH``)
@@ -295,12 +284,44 @@ class _Steady:
         now = roots._read()
         return len(now) == len(self.roots) and all(map(is_, now, self.roots))
 
+    def write_grads(self, res):
+        """The ``.grad``s' arrays and versions the program writes."""
+        if self.take_grads is not None:
+            _each(map(_set_arr, map(_GRAD, self.grads_written), self.take_grads(res)))
+        if self.grads_bumped:
+            gs = list(map(_GRAD, self.grads_bumped))
+            _each(map(_set_version, gs, map(add, map(_VERSION, gs), self.grad_deltas)))
+
     def move_versions(self):
         """Each bumped Tensor's version as a ``Moving`` with ``count``: from now on its
         version moves with the count, not written per call."""
         bumped = self.bumped
         _each(map(_set_version, bumped, map(Moving, repeat(self.count),
                                              map(_VERSION, bumped), self.deltas)))
+
+
+def _same_optimizers(b, r):
+    """Whether each optimizer holds the flat state and option objects ``r`` recorded."""
+    for opt, flat_state, group in zip(b.optimizers, r.states, r.groups):
+        if opt._flat_state() is not flat_state or \
+                not _same_options(opt.param_groups, group[1]):
+            return False
+    return True
+
+
+def _record(b, r):
+    """``Replay.flat`` as ``replay.written`` makes it: the state Tensors' arrays, each
+    followed by its ``.grad``'s where the program reads one."""
+    written = list(map(_ARR, b.tensors))
+    return _state_flat(written, r.grads) if b.grads else written
+
+
+def _write_all(b, r, arg_tensors, res):
+    """``write_back.state`` for every Tensor the program writes (arguments included), and
+    the record."""
+    tensors = b.tensors
+    _write_back.state(b.entry, tensors + list(arg_tensors) if arg_tensors else tensors, res)
+    r.flat = _record(b, r)
 
 
 def _plain(b):
