@@ -65,6 +65,16 @@ def _same(me, mc, what):
                                    err_msg=f"{k} {what}")
 
 
+def _same_state(oe, oc, what):
+    """The optimizers' states (``state_dict()``) equal, entry by entry."""
+    se, sc = oe.state_dict()["state"], oc.state_dict()["state"]
+    assert se.keys() == sc.keys(), what
+    for i in se:
+        for k, v in se[i].items():
+            np.testing.assert_allclose(np.asarray(sc[i][k]), np.asarray(v), rtol=1e-5,
+                                       atol=1e-7, err_msg=f"param {i} {k} {what}")
+
+
 def _batches(n, rows=6):
     rng = np.random.default_rng(0)
     return [(hg.tensor(rng.standard_normal((rows, 3), np.float32)),
@@ -145,6 +155,9 @@ def test_a_change_between_steady_calls_is_seen(checks, change):
     for i, (c, e) in enumerate(zip(losses, eager)):
         np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
     _same(me, mc, "after the loops")
+    # read after the steady calls that followed the change (a state read ends the flat
+    # state a steady call writes its leaves into)
+    _same_state(oe, oc, "after the loops")
     assert steady == [True, True]   # before the change, and again after it
 
 
@@ -243,13 +256,21 @@ def test_an_eager_graph_sees_the_versions_of_steady_calls(checks):
     np.testing.assert_allclose(_arr(mc.fc1.weight.grad), 2 * _arr(mc.fc1.weight))
 
 
-def test_a_steady_call_that_raises_leaves_the_state_as_it_was(checks):
+def _steady_pair(n):
+    """Two models, the eager loop and the compiled one over ``n`` batches, the compiled
+    one re-running steadily from the batches' fourth: ``(me, mc, eager, compiled,
+    batches)``."""
     (me, oe), (mc, oc) = _model(False), _model(False)
     eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
-    batches = _batches(6)
+    batches = _batches(n)
     for x, y in batches[:3]:
         eager(x, y)
         compiled(x, y)
+    return me, mc, eager, compiled, batches
+
+
+def test_a_steady_call_that_raises_leaves_the_state_as_it_was(checks):
+    me, mc, eager, compiled, batches = _steady_pair(6)
     entry = compiled._replay.basis.entry
     exes = entry.exe, entry.exe_plain
 
@@ -406,3 +427,186 @@ def test_a_step_with_two_optimizers_re_runs_steadily(checks):
                                    err_msg=f"call {i}")
         assert (checks != []) == (i < 2), f"call {i} planned"
     _same(me, mc, "after the loops")
+
+
+def _closure_loop(m, opt):
+    def step(x, y):   # ``_loop``'s step of what the cells hold now
+        return _loop(m, opt)(x, y)
+
+    def rebind(new_m, new_opt):
+        nonlocal m, opt
+        m, opt = new_m, new_opt
+    return step, rebind
+
+
+_GLOBAL_MODEL = _GLOBAL_OPT = None   # what ``_global_name_loop``'s step reads
+
+
+def _global_name_loop():
+    def step(x, y):   # ``_loop``'s step of what the globals hold now
+        return _loop(_GLOBAL_MODEL, _GLOBAL_OPT)(x, y)
+    return step
+
+
+@pytest.mark.parametrize("where", ["closure_cell", "global_name"])
+def test_a_root_rebound_between_steady_calls_is_seen(checks, where):
+    # the model the step reads rebound to another one between two steady calls: the calls
+    # after it run on the new model's state, as eagerly
+    global _GLOBAL_MODEL, _GLOBAL_OPT
+    batches = _batches(7)
+
+    def another():   # other weights, the same in both runs
+        hg.manual_seed(1)
+        return Scaled()
+
+    def run(compiled):
+        global _GLOBAL_MODEL, _GLOBAL_OPT
+        m, opt = _model(False)
+        if where == "closure_cell":
+            step, rebind = _closure_loop(m, opt)
+        else:
+            _GLOBAL_MODEL, _GLOBAL_OPT, step = m, opt, _global_name_loop()
+        other = another()
+        step = hg.compile(step) if compiled else step
+        losses, steady = [], []
+        for i, (x, y) in enumerate(batches):
+            checks.clear()
+            if i == 4:
+                new_opt = hg.optim.AdamW(other.parameters(), lr=0.05)
+                if where == "closure_cell":
+                    rebind(other, new_opt)
+                else:
+                    _GLOBAL_MODEL, _GLOBAL_OPT = other, new_opt
+            losses.append(_arr(step(x, y)))
+            steady.append(checks == [])
+        return losses, steady, other
+    try:
+        eager, _, oe = run(False)
+        compiled, steady, oc = run(True)
+    finally:
+        _GLOBAL_MODEL = _GLOBAL_OPT = None
+    for i, (c, e) in enumerate(zip(compiled, eager)):
+        np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
+    assert steady[2:4] == [True, True] and not steady[4]
+    _same(oe, oc, "the model bound last")
+
+
+_ARGS = {
+    # a batch unlike the one the program was keyed on, though of its shape, each failing
+    # one part of a steady call's batch check: keyed again
+    "requires_grad": lambda x: hg.tensor(_arr(x), requires_grad=True),
+    "non_leaf": lambda x: hg.tensor(_arr(x), requires_grad=True) * 1.0,
+    "hooked": lambda x: _hooked(hg.tensor(_arr(x), requires_grad=True)),
+    "with_grad": lambda x: _with_grad(hg.tensor(_arr(x))),
+    "a_state_tensor": None,   # the model's buffer, of the batch's shape
+}
+
+
+def _with_grad(x):
+    x.grad = hg.ones(3, 3)
+    return x
+
+
+def _hooked(x):
+    x.register_hook(lambda g: g * 2)
+    return x
+
+
+class Square(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.register_buffer("shift", hg.full((3, 3), 0.5))
+
+    def forward(self, x):
+        return self.fc(x + self.shift).square()
+
+
+@pytest.mark.parametrize("kind", sorted(_ARGS))
+def test_an_argument_unlike_the_keyed_batch_is_keyed_again(checks, kind):
+    # each flag of a steady call's batch check (a leaf without grad, hooks or node, not
+    # state): an argument that fails one is keyed anew, and its gradient is eager's
+    def run(compiled):
+        hg.manual_seed(0)
+        m = Square()
+        opt = hg.optim.SGD(m.parameters(), lr=0.1)
+        xs = [hg.tensor(np.random.default_rng(i).standard_normal((3, 3), np.float32))
+              for i in range(6)]
+
+        def step(x):
+            loss = m(x).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        step = hg.compile(step) if compiled else step
+        out, steady, grads = [], [], []
+        for i, x in enumerate(xs):
+            if i == 4:
+                x = m.shift if _ARGS[kind] is None else _ARGS[kind](x)
+            checks.clear()
+            out.append(_arr(step(x)))
+            steady.append(checks == [])
+            grads.append(_arr(x.grad) if x.is_leaf and x.grad is not None else None)
+        return out, steady, grads
+    (eager, _, ge), (compiled, steady, gc) = run(False), run(True)
+    for i, (c, e) in enumerate(zip(compiled, eager)):
+        np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
+    assert (gc[4] is None) == (ge[4] is None)
+    if ge[4] is not None:
+        np.testing.assert_allclose(gc[4], ge[4], rtol=1e-5)
+    assert steady[2:4] == [True, True] and not steady[4]
+
+
+def test_a_steady_call_does_not_donate_a_buffer_held_elsewhere(checks):
+    me, mc, eager, compiled, batches = _steady_pair(8)
+    # the weight's array held (read, not written: the next call re-runs steadily): never
+    # donated while held
+    held = mc.fc1.weight._data
+    before = np.asarray(held).copy()
+    for i, (x, y) in enumerate(batches[3:]):
+        checks.clear()
+        eager(x, y)
+        compiled(x, y)
+        assert checks == [], f"call {i + 3} re-ran steadily"
+        assert not held.is_deleted(), f"call {i + 3}"
+    np.testing.assert_array_equal(np.asarray(held), before)
+    _same(me, mc, "after the loops")
+
+
+def test_a_reseed_between_steady_calls_keeps_them_steady(checks):
+    # a program that neither reads nor writes the random key (``steady._plain``) does not
+    # depend on it: reseeding between calls changes nothing it computes
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _loop(me, oe), hg.compile(_loop(mc, oc))
+    for i, (x, y) in enumerate(_batches(6)):
+        hg.manual_seed(i)
+        hg.rand(2)   # a key drawn, and reseeded again
+        hg.manual_seed(i)
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(x, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        assert i < 2 or checks == [], f"call {i} re-ran steadily"
+    _same(me, mc, "after the loops")
+
+
+def test_a_non_leaf_after_leaves_requiring_grad_is_keyed_again(checks):
+    # a step with no backward keeps batches requiring grad plain: a non-leaf one (its flag
+    # the same) is told by its node
+    hg.manual_seed(0)
+    m = Square()
+
+    def evaluate(x):
+        return m(x).sum()
+    compiled = hg.compile(evaluate)
+    steady = []
+    for i in range(6):
+        x = hg.tensor(np.random.default_rng(i).standard_normal((3, 3), np.float32),
+                      requires_grad=True)
+        if i == 4:
+            x = x * 1.0
+        checks.clear()
+        out = compiled(x)
+        steady.append(checks == [])
+        np.testing.assert_allclose(_arr(out), _arr(evaluate(x)), rtol=1e-5, err_msg=f"call {i}")
+    assert steady[2:4] == [True, True] and not steady[4]

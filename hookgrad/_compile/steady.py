@@ -18,17 +18,18 @@ indices, branching on values, appending to lists, calling host hooks, or creatin
 dropping ``.grad``s does not.
 """
 from collections import deque
+from sys import getrefcount
 from itertools import repeat
-from operator import add, attrgetter, is_, methodcaller
+from operator import add, attrgetter, is_
 
 from . import replay as _replay
 from . import write_back as _write_back
 from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
+from .effects import _EMPTY
 from .host_hook import LEAF
-from .state import _context_key, _snapshot
+from .state import _CONTENTS, _context_key, _snapshot
 from .trace import items_getter
-from .._random import GLOBAL as _KEY
-from .._tensor import Host, Pending, _set_arr, _set_version
+from .._tensor import Host, Pending, Tensor, _fresh, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
 from .._autograd.anomaly_mode import _state as _anomaly
@@ -37,29 +38,60 @@ from .._autograd.saved import hook_state as _saved_state
 __all__ = ["MISS", "rerun"]
 
 _gm = grad_mode._state
+_setattr, _new = object.__setattr__, object.__new__
 MISS = object()   # what :func:`rerun` returns where the call needs ``replay.check``
 _VERSION = attrgetter("_version")
-_FLAT_STATE = methodcaller("_flat_state")
 _each = deque(maxlen=0).extend   # runs a ``map`` of setters in C, keeping nothing
+_ABSENT = repeat(_EMPTY)   # ``Guards.values()``'s default for a key gone from its dict
+_refs, _HELD = getrefcount, _write_back.HELD
+_RECORD = object()   # ``_Steady.held`` where the donated buffers counted are the record's
+
+
+def _held_record():
+    # the count ``getrefcount`` gives an item of a list held by its holder and that list
+    # alone, read by a ``map`` over the list (as ``write_back._calibrate``)
+    flat = [object(), object()]
+    holders = list(flat)
+    held = max(map(getrefcount, flat))
+    del holders
+    return held
+
+
+_HELD_RECORD = _held_record()
 
 
 def rerun(cf, r, args, kwargs):
     """Re-run ``r``'s program (a ``replay.Replay``) if nothing but the arguments has changed
     since it was written, and return the step's outputs; else :data:`MISS`, having changed
     nothing."""
+    # NOTE: one function, each check a comparison or a C-level map over what ``_Steady``
+    # bound once: a training loop pays this per step beside jax.jit's own dispatch, where
+    # each Python call (~0.1 us) and attribute read counts
     b = r.basis
     s = b.steady
     if s is None:
-        s = b.steady = _Steady(b, r) if _plain(b) else False
+        s = b.steady = _Steady(b, r, cf) if _plain(b) else False
     if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
-    if cf._guards.values() != b.guarded:
+    guards = cf._guards
+    if s.guarded is None or guards.cells:
+        if guards.values() != b.guarded:
+            return MISS
+    elif tuple(map(dict.get, guards.dicts, guards.keys, _ABSENT)) != s.guarded:
         return MISS
-    roots, found = cf._roots._read(), b.found
-    if len(roots) != len(b.roots) or not all(map(is_, roots, b.roots)) or \
-            found.unwatched and _snapshot(found.unwatched) != found.snap:
+    # the roots by identity: the cells' and the globals' values (``_Roots._read``'s fixed
+    # objects grow only with a new walk, which ``cf._found`` tells)
+    roots = cf._roots
+    reader = roots._reader
+    try:
+        same = reader is s.reader and \
+            all(map(is_, map(_CONTENTS, reader[1]), s.cell_roots)) and \
+            all(map(is_, map(dict.get, reader[2], reader[3]), s.global_roots))
+    except ValueError:   # an empty cell (a name bound later): ``_read`` reads it as None
+        same = False
+    if not same and not s.same_read(roots) or s.unwatched is not None and \
+            _snapshot(s.unwatched) != b.found.snap:
         return MISS
-    del roots
     ctx, sv = s.ctx, _saved_state
     if ctx is None:
         if _context_key(_gm.enabled, sv) != b.ctx:
@@ -69,26 +101,59 @@ def rerun(cf, r, args, kwargs):
             sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
             _anomaly.check_nan is not ctx[3]:
         return MISS
-    if _KEY.peek() is not r.rng:
-        return MISS
-    for opt, flat_state, group in zip(b.optimizers, r.states, r.groups):
-        if opt._flat_state() is not flat_state or \
-                not _same_options(opt.param_groups, group[1]):
+    # (the random key is not compared: a steady program neither reads nor writes it)
+    states, opt = r.states, s.opt
+    if opt is not None:   # one optimizer: no loop
+        if opt._flat_state() is not states[0] or \
+                not _same_options(opt.param_groups, r.groups[0][1]):
             return MISS
+    elif not _same_optimizers(b, r):
+        return MISS
     # a Tensor written since (another model's step): the state as left, and no option
     # a Tensor (its value may have changed)?
     if _WRITES[0] != r.writes and (r.writes is None or any(g[2] for g in r.groups) or
                                    _replay._state_as_left(b.tensors, r) is None):
         return MISS
-    got = None if kwargs or s.arg_types is None else s.batch(b, args)
-    if got is None:
+    specs, got = s.specs, None
+    if not kwargs and specs is not None and len(args) == len(specs):
+        # plain Tensors (``replay.basis``'s ``plain`` spec): ``_arguments``'s answer
+        arg_data, state_ids, arr_type = [], s.state_ids, s.arr_type
+        for v, (cls, rg, aval) in zip(args, specs):
+            # a plain Tensor's other flags are its class's: nothing set on it but
+            # ``.grad`` (None); a state Tensor passed is keyed as one
+            if type(v) is not cls or v._requires_grad is not rg or v.grad_fn is not None \
+                    or id(v) in state_ids:
+                break
+            attrs = v.__dict__   # (by identity: a Tensor's ``==`` is elementwise)
+            if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
+                break
+            arr = v._arr
+            # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
+            if arr.__class__ is not arr_type:
+                if arr.__class__ is not Pending and arr.__class__ is not Host:
+                    break
+                arr = v._data   # computed, or copied
+                if arr.__class__ is not arr_type:
+                    break
+            if arr.aval != aval:
+                break
+            arg_data.append(arr)
+        else:   # one Tensor twice (two arguments: one comparison, not a set)?
+            n = len(args)
+            if n < 2 or (args[0] is not args[1] if n == 2 else len(set(map(id, args))) == n):
+                got = args, arg_data, ()
+    if got is None:   # the full check
         got = _arguments(b, args, kwargs)
         if got is None:
             return MISS
     arg_tensors, arg_data, raw = got
-    # the record lets go of the inputs: a donated buffer must have no other holder
-    states = r.states
-    if len(states) == 1:   # one optimizer: the inputs as one list display
+    # the donated buffers' holders, counted in C (``write_back.executable``'s check), here
+    # in the record itself where it holds them all: each held by its Tensor and the record
+    entry = b.entry
+    exe, held = entry.exe, s.held
+    if held is not None and (held is not _RECORD or max(map(_refs, r.flat)) > _HELD_RECORD):
+        exe = None
+    if opt is not None:   # one optimizer: the inputs as one list display
         flat = [*r.flat, *arg_data, *r.hp_leaves[0], *states[0].leaves, *raw]
     else:
         flat = r.flat + arg_data
@@ -96,31 +161,46 @@ def rerun(cf, r, args, kwargs):
             flat += hp
             flat += flat_state.leaves
         flat += raw
+    # the record lets go of the inputs: a donated buffer must have no other holder
     r.flat = None
-    entry = b.entry
-    exe = _write_back.executable(entry, entry.exe, entry.replay_get, flat, _write_back.HELD)
+    if exe is None:   # held elsewhere too (a user's alias): the program donating nothing
+        exe = _write_back.executable(entry, entry.exe, entry.replay_get, flat, _HELD)
     res = exe(*flat)
     del flat
-    tensors = b.tensors
-    if s.written is None or arg_tensors and s.args_written:
-        _write_back.state(entry, tensors + arg_tensors if arg_tensors else tensors, res)
-        written = None
-    else:
-        written = s.write(res)
-    if written is None:   # the record, as ``replay.written`` makes it
-        written = list(map(_ARR, tensors))
-        if b.grads:
-            written = _state_flat(written, r.grads)
-    r.flat = written
-    # each state as the last one was placed (the params lists are the same: ``_EPOCH``)
-    for opt, (treedef, _), take, last in zip(b.optimizers, entry.opt_out, entry.opt_take,
-                                             r.states):
-        opt._load_flat_state(treedef, take(res), last.layout)
-    r.states = list(map(_FLAT_STATE, b.optimizers))
+    written = s.written
+    if written is None or arg_tensors and s.args_written:
+        _write_all(b, r, arg_tensors, res)
+    else:   # ``write_back.state`` for the state Tensors alone, as C-level maps
+        moving = s.counted == _WRITES[0]
+        _WRITES[0] += 1
+        vals = s.take(res)
+        _each(map(_set_arr, written, vals))
+        if s.bumped and not moving:   # each version, from now on moving with ``count``
+            s.move_versions()
+        s.count[0] += 1
+        if s.take_grads is not None or s.grads_bumped:
+            s.write_grads(res)
+        s.counted = _WRITES[0]
+        # the record: the arrays written, in order (a slice: a list already), or as
+        # ``replay.written`` makes it
+        r.flat = (vals if type(vals) is list else list(vals)) if s.record_all else \
+            _record(b, r)
+    # each optimizer's state: the flat state the check found, now holding the new leaves
+    # (anything reading it since would have ended it; its parameters are the same:
+    # ``_EPOCH``)
+    for flat_state, take in zip(states, s.opt_take):
+        leaves = take(res)
+        flat_state.leaves = leaves if type(leaves) is list else list(leaves)
     r.writes = _WRITES[0]
-    if s.out is not None:
-        return _write_back.output(s.out_cls, res[s.out])
-    return _write_back.outputs(entry, res, None)
+    out = s.out
+    if out is None:
+        return _write_back.outputs(entry, res, None)
+    if s.out_cls is not Tensor:
+        return _write_back.output(s.out_cls, res[out])
+    t = _new(Tensor)   # ``write_back.output``'s, without its call
+    _fresh(t, res[out], None, 0, False)
+    _setattr(t, "_compiled_out", True)
+    return t
 
 
 class _Steady:
@@ -130,18 +210,19 @@ class _Steady:
     Tensors (``written``: the Tensors whose arrays it replaces, in output order), and
     the Tensor returned where the step returns one alone (``out``)."""
 
-    __slots__ = ("arg_types", "arg_grad", "arg_avals", "arr_type", "written", "take",
-                 "grads_written", "take_grads", "bumped", "deltas", "grads_bumped",
-                 "grad_deltas", "record_all", "args_written", "count", "counted", "out",
-                 "out_cls", "ctx")
+    __slots__ = ("specs", "state_ids", "arr_type", "written", "take", "grads_written",
+                 "take_grads", "bumped", "deltas", "grads_bumped", "grad_deltas",
+                 "record_all", "args_written", "count", "counted", "out", "out_cls", "ctx",
+                 "guarded", "reader", "cell_roots", "global_roots", "roots",
+                 "unwatched", "opt", "held", "opt_take")
 
-    def __init__(self, b, r):
+    def __init__(self, b, r, cf):
         specs = b.args
         plain = not b.kw_names and specs and all(k == "T" and p is not None
                                                  for k, _, _, p in specs)
-        self.arg_types = tuple(cls for _, cls, _, _ in specs) if plain else None
-        self.arg_grad = tuple(p[0][0] for _, _, _, p in specs) if plain else None
-        self.arg_avals = tuple(p[1] for _, _, _, p in specs) if plain else None
+        # each argument's class, flag and aval (``plain``: its flags and aval)
+        self.specs = tuple((cls, p[0][0], p[1]) for _, cls, _, p in specs) if plain else None
+        self.state_ids = b.found.state.tensor_ids
         self.arr_type = type(r.flat[0]) if r.flat else None   # concrete: ``replay.written``
         e, tensors = b.entry, b.tensors
         n = len(tensors)
@@ -172,58 +253,75 @@ class _Steady:
         # ``disable_saved_tensors_hooks`` and anomaly mode, compared part by part
         grad, hooks, message, mutation, anomaly, nan = b.ctx
         self.ctx = None if hooks or mutation is not None else (grad, message, anomaly, nan)
+        # the guarded values in dicts alone (``Guards.values()``'s first part), or None
+        g = b.guarded
+        self.guarded = g[0] if g and not g[1] else None
+        # the roots (``_Roots._read``) as its reader reads them: the fixed objects, then
+        # the cells' and the globals' values, compared in those two parts
+        roots = cf._roots
+        reader = roots._reader
+        n_obj = len(roots.objects)
+        ok = reader is not None and len(b.roots) == n_obj + reader[0]
+        self.reader = reader if ok else None   # else each call reads them all
+        self.roots = b.roots
+        self.unwatched = b.found.unwatched or None
+        self.cell_roots = b.roots[n_obj:n_obj + len(reader[1])] if ok else None
+        self.global_roots = b.roots[n_obj + len(reader[1]):] if ok else None
+        self.opt = b.optimizers[0] if len(b.optimizers) == 1 else None
+        # the donated inputs whose holders are counted (``write_back.executable``), all
+        # in the record (``r.flat``): all of it (``_RECORD``) or some
+        held = e.replay_get
+        if held is not None and list(held(list(range(len(e.jaxpr.in_avals))))) == \
+                list(range(len(r.flat))):
+            held = _RECORD
+        self.held = held
+        # each optimizer's new leaves (``_plain``: all outputs), as a list
+        self.opt_take = [items_getter([k for _, k in spec]) for _, spec in e.opt_out]
 
-    def batch(self, b, args):
-        """``replay._arguments``'s answer for plain Tensor arguments with the flags and
-        avals the program was keyed on; None where it takes that function's full check."""
-        if len(args) != len(self.arg_types):
-            return None
-        state_ids, arr_type = b.found.state.tensor_ids, self.arr_type
-        data = []
-        for v, cls, rg, aval in zip(args, self.arg_types, self.arg_grad, self.arg_avals):
-            # a plain Tensor's other flags are its class's: nothing set on it but ``.grad``
-            # (None); a state Tensor passed is keyed as one
-            if type(v) is not cls or v._requires_grad is not rg or v.grad_fn is not None \
-                    or id(v) in state_ids:
-                return None
-            attrs = v.__dict__   # (compared by identity: a Tensor's ``==`` is elementwise)
-            if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
-                return None
-            arr = v._arr
-            # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
-            if arr.__class__ is not arr_type:
-                if arr.__class__ is not Pending and arr.__class__ is not Host:
-                    return None
-                arr = v._data   # computed, or copied
-                if arr.__class__ is not arr_type:
-                    return None
-            if arr.aval != aval:
-                return None
-            data.append(arr)
-        n = len(args)   # one Tensor twice (two arguments: one comparison, not a set)
-        if n > 1 and (args[0] is args[1] if n == 2 else len(set(map(id, args))) != n):
-            return None
-        return list(args), data, []
+    def same_read(self, roots):
+        """Whether the roots (a ``state._Roots``), read whole, are the values the program
+        was planned with, compared by identity."""
+        now = roots._read()
+        return len(now) == len(self.roots) and all(map(is_, now, self.roots))
 
-    def write(self, res):
-        """``write_back.state`` for the state Tensors alone, in C; the program's next state
-        inputs (``Replay.flat``) where they are the arrays written, else None."""
-        moving = self.counted == _WRITES[0]
-        _WRITES[0] += 1
-        vals = self.take(res)
-        _each(map(_set_arr, self.written, vals))
+    def write_grads(self, res):
+        """The ``.grad``s' arrays and versions the program writes."""
         if self.take_grads is not None:
             _each(map(_set_arr, map(_GRAD, self.grads_written), self.take_grads(res)))
-        bumped = self.bumped
-        if bumped and not moving:   # each version, from now on moving with ``count``
-            _each(map(_set_version, bumped, map(Moving, repeat(self.count),
-                                                 map(_VERSION, bumped), self.deltas)))
-        self.count[0] += 1
         if self.grads_bumped:
             gs = list(map(_GRAD, self.grads_bumped))
             _each(map(_set_version, gs, map(add, map(_VERSION, gs), self.grad_deltas)))
-        self.counted = _WRITES[0]
-        return list(vals) if self.record_all else None
+
+    def move_versions(self):
+        """Each bumped Tensor's version as a ``Moving`` with ``count``: from now on its
+        version moves with the count, not written per call."""
+        bumped = self.bumped
+        _each(map(_set_version, bumped, map(Moving, repeat(self.count),
+                                             map(_VERSION, bumped), self.deltas)))
+
+
+def _same_optimizers(b, r):
+    """Whether each optimizer holds the flat state and option objects ``r`` recorded."""
+    for opt, flat_state, group in zip(b.optimizers, r.states, r.groups):
+        if opt._flat_state() is not flat_state or \
+                not _same_options(opt.param_groups, group[1]):
+            return False
+    return True
+
+
+def _record(b, r):
+    """``Replay.flat`` as ``replay.written`` makes it: the state Tensors' arrays, each
+    followed by its ``.grad``'s where the program reads one."""
+    written = list(map(_ARR, b.tensors))
+    return _state_flat(written, r.grads) if b.grads else written
+
+
+def _write_all(b, r, arg_tensors, res):
+    """``write_back.state`` for every Tensor the program writes (arguments included), and
+    the record."""
+    tensors = b.tensors
+    _write_back.state(b.entry, tensors + list(arg_tensors) if arg_tensors else tensors, res)
+    r.flat = _record(b, r)
 
 
 def _plain(b):

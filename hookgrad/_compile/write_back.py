@@ -7,10 +7,10 @@ import sys
 from . import trace as _trace
 from . import tune as _tune
 from .state import _opt_load, _Split
-from .._tensor import Tensor, _set_arr, _set_rg, _set_version, wrap_as
+from .._tensor import Tensor, _fresh, _set_arr, _set_rg, _set_version, wrap_as
 from .._watch import WRITES as _WRITES
 
-_setattr = object.__setattr__
+_setattr, _new = object.__setattr__, object.__new__
 
 __all__ = ["executable", "state", "optimizers", "outputs", "output"]
 
@@ -83,7 +83,11 @@ def outputs(entry, res, got):
 
 def output(cls, arr):
     """A Tensor of class ``cls`` the step returns, holding ``arr``."""
-    t = cls._wrap(arr) if cls is Tensor else wrap_as(cls, arr)
+    if cls is Tensor:   # ``Tensor._wrap``'s fill, without its call (each steady call)
+        t = _new(Tensor)
+        _fresh(t, arr, None, 0, False)
+    else:
+        t = wrap_as(cls, arr)
     _setattr(t, "_compiled_out", True)   # fresh: an uncounted write
     return t
 
