@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _factory, _tensor
+from .. import _dtype, _factory, _host_transfer, _jax_trace, _tensor
 from .._ops.op_node import DISPATCH_MODES
 from .._tensor import Tensor
 from .._autograd import anomaly_mode
@@ -54,6 +54,27 @@ def _root_meta(out):
     return out.shape, out.dtype
 
 
+_SEEDS = {}  # (shape, dtype) -> the implied root gradient, ones: JAX arrays never change
+
+
+def _seed(shape, dtype):
+    """Ones of ``shape`` and ``dtype``, the gradient implied for a root of one element. Made
+    on the host (``jnp.ones`` compiles a program at its first call) once per shape and
+    dtype: ``jax.device_put`` costs 40-90 microseconds of Python a call, a backward of a
+    small graph's whole engine time. Where the plain transfer does not apply (inside a JAX
+    trace, a default device configured), made by ``jax.device_put`` each time."""
+    key = (shape, dtype)
+    arr = _SEEDS.get(key)
+    if arr is None or not _jax_trace.no_trace() or jax.config.jax_default_device is not None:
+        ones = np.ones(shape, dtype)
+        arr = _host_transfer.put_plain(ones)
+        if arr is None:
+            return jax.device_put(ones)
+        if len(_SEEDS) < 64:  # a root has one element: few shapes ever occur
+            _SEEDS[key] = arr
+    return arr
+
+
 def _make_grads(outputs, grads):
     """Gradients for the roots: given ones are checked, missing ones implied for outputs of
     one element. As PyTorch's, extra gradients are ignored (``zip``)."""
@@ -91,9 +112,7 @@ def _make_grads(outputs, grads):
             if DISPATCH_MODES and not edge:  # the seed is an op the modes see
                 result.append(_factory.ones_like(out))
                 continue
-            # NOTE: made on the host: jnp.ones compiles a program at its first call
-            ones = np.ones(tuple(shape), _dtype.to_jax(dtype))
-            result.append(Tensor._wrap(jax.device_put(ones)))
+            result.append(Tensor._wrap(_seed(tuple(shape), _dtype.to_jax(dtype))))
         else:
             raise TypeError("gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")

@@ -255,26 +255,36 @@ def _settle(q, v):
 
 def _run_segment(nodes):
     gen = _gen[0]
-    if any(q.gen != gen for q in nodes):  # traced under an older default dtype
-        for q in nodes:
-            if q.value is None:  # (an output of a multi-output op is computed with it)
-                _run_one(q)
-        return
     index = {q: k for k, q in enumerate(nodes)}
     leaves = []
+    given = {}  # id of an array argument -> its position in ``leaves``
     struct = []
-    for q in nodes:
+    outs = []
+    for k, q in enumerate(nodes):
+        if q.gen != gen:  # traced under an older default dtype
+            _run_apart(nodes)
+            return
         spec = []
         for a in q.args:
             c = a.__class__
             if c is Pending:
-                k = index.get(a)
-                if k is not None:
-                    spec.append(k)  # an earlier op of the segment
+                i = index.get(a)
+                if i is not None:
+                    spec.append(i)  # an earlier op of the segment
                     continue
                 a = a.value
                 c = ARRAY
-            spec.append(a.aval if c is ARRAY else c)
+            if c is ARRAY:
+                # NOTE: an array read by several ops (a weight, a constant) is one argument
+                # of the program: each argument costs its dispatch, and the ops share it
+                i = given.get(id(a))
+                if i is not None:
+                    spec.append((i,))
+                    continue
+                given[id(a)] = len(leaves)
+                spec.append(a.aval)
+            else:
+                spec.append(c)
             leaves.append(a)
         place = getattr(q.fn, "place", None)  # an op at positions (op._AtPositions)
         found = place(q.args[0].shape) if place is not None else None
@@ -285,10 +295,11 @@ def _run_segment(nodes):
             spec += [int] * len(where)
             leaves.extend(where)
             struct.append((fwd, tuple(fixed.items()), tuple(spec)))
-    # NOTE: only values something may read leave the program: XLA fuses the rest away
-    # (a pending op nobody reads keeps its arguments, so a later read can still run it)
-    outs = tuple(k for k, q in enumerate(nodes)
-                 if q.saved or q.ref is None or q.ref() is not None)
+        # NOTE: only values something may read leave the program: XLA fuses the rest away
+        # (a pending op nobody reads keeps its arguments, so a later read can still run it)
+        if q.saved or q.ref is None or q.ref() is not None:
+            outs.append(k)
+    outs = tuple(outs)
     key = (tuple(struct), outs)
     fn = _compiled.get(key)
     if fn is not None:
@@ -308,13 +319,18 @@ def _run_segment(nodes):
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
     # is traced and compiled in the background, op by op meanwhile
     res = None if fn is None else fn.call_ready(*leaves)
-    if res is None:
-        for q in nodes:  # each op's own jitted program, as eagerly
-            if q.value is None:  # (an output of a multi-output op is computed with it)
-                _run_one(q)
+    if res is None:  # each op's own jitted program, as eagerly
+        _run_apart(nodes)
         return
     for k, v in zip(outs, res):
         _settle(nodes[k], v)
+
+
+def _run_apart(nodes):
+    """Run ``nodes`` one by one, each op through its own jitted program."""
+    for q in nodes:
+        if q.value is None:  # (an output of a multi-output op is computed with it)
+            _run_one(q)
 
 
 def _program(struct, outs):
@@ -325,8 +341,10 @@ def _program(struct, outs):
     def run(*leaves):
         vals = []
         it = iter(leaves)
-        for f, statics, spec in ops:
-            vals.append(f(*[vals[s] if s.__class__ is int else next(it) for s in spec],
+        for f, statics, spec in ops:  # spec: an earlier op's index, (an earlier leaf's
+            # index,), or the next leaf's type
+            vals.append(f(*[vals[s] if s.__class__ is int else leaves[s[0]]
+                            if s.__class__ is tuple else next(it) for s in spec],
                           **statics))
         return [vals[k] for k in outs]
     return run

@@ -8,7 +8,7 @@ import weakref
 
 from .. import _dtype
 from . import lazy as _lazy, tiered
-from .op_node import ALL, node_class
+from .op_node import ALL, expose_saved, node_class
 
 
 class Op:
@@ -76,6 +76,7 @@ class Op:
         # (statics, layout of what was saved, wanted positions), which FLOP counting reads
         self.grad_of = None
         _LIVE.add(self)
+        expose_saved(self)  # its nodes' ``_saved_*`` attributes
 
     def __repr__(self):
         return f"Op({self.name})"

@@ -48,12 +48,40 @@ _value, _force = _lazy.value, _lazy.force
 
 class _SavedNames:
     """What ``saved_names`` lends the nodes (it sits above this module: it reads the op
-    table's constants): filled when it is imported, with the op table."""
+    table's constants): filled when it is imported, with the op table. ``of_op(op)``: the
+    ``_saved_*`` and ``_raw_saved_*`` attribute names of ``op``'s nodes."""
 
-    attribute = listing = pack_order = None
+    attribute = listing = pack_order = of_op = None
 
 
 SAVED_NAMES = _SavedNames()
+
+
+def expose_saved(op):
+    """Give the class of ``op``'s nodes the ``_saved_<name>`` and ``_raw_saved_<name>``
+    attributes ``op`` names (PyTorch's node classes have them as properties too), each
+    read for the node's own op (``saved_names.saved_attribute``): a class several ops
+    share has the attributes of each, and a node whose op lacks one raises
+    AttributeError. Nothing until ``saved_names`` has filled ``SAVED_NAMES``; then it
+    exposes every op made so far, and each op exposes its own when made.
+
+    NOTE: properties, not a ``__getattr__``: with one, CPython reads no attribute of a node
+    through its specialized fast path (the engine reads a few dozen per node)."""
+    cls = op._node_cls
+    if cls is None or SAVED_NAMES.of_op is None:
+        return
+    try:
+        names = SAVED_NAMES.of_op(op)
+    except Exception:  # noqa: BLE001 - names it cannot parse: read as absent
+        return
+    for attr in names:
+        if not any(attr in k.__dict__ for k in cls.__mro__):  # a name of its own stays
+            setattr(cls, attr, property(functools.partial(_saved_attribute, attr=attr),
+                                        doc=f"PyTorch's ``grad_fn.{attr}``."))
+
+
+def _saved_attribute(node, attr):
+    return SAVED_NAMES.attribute(node, attr)
 
 
 def _pack_order(op, n):
@@ -113,14 +141,11 @@ class OpNode(_Node):
     def name(self):
         return self._op.node
 
-    def __getattr__(self, attr):
-        # only for names the class lacks: ``_saved_<name>``, ``_raw_saved_<name>``
-        if attr.startswith(("_saved_", "_raw_saved_")):
-            return SAVED_NAMES.attribute(self, attr)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
-
     def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(SAVED_NAMES.listing(self)))
+        # the class has the saved attributes of every op recording it: this node's own
+        own = set(SAVED_NAMES.listing(self))
+        return sorted(own.union(a for a in object.__dir__(self)
+                                if not a.startswith(("_saved_", "_raw_saved_"))))
 
     def _out_meta(self):
         m = self._meta  # an aval, or a tuple of them for a multi-output op

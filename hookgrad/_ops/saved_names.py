@@ -23,7 +23,8 @@ from .._tensor import Tensor
 from .._autograd.saved import FREED_MESSAGE, SavedTensor as _Saved, _as_tensor
 from .._autograd import saved as _saved_mod
 from .stages import record
-from .op_node import _CONST, ALL, INEXACT, OUT, SAVED_NAMES
+from .op import _LIVE
+from .op_node import _CONST, ALL, INEXACT, OUT, SAVED_NAMES, expose_saved
 
 (_ARG, _OUT, _STATIC, _LIT, _SIZES, _STRIDES, _NUMEL, _DTYPE, _STATIC_TUPLE, _NDIM,
  _LAST, _SECOND_LAST) = range(12)
@@ -133,8 +134,13 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 def saved_names(node):
     """The ``_saved_*`` and ``_raw_saved_*`` attributes of ``node`` (for ``dir``)."""
+    return names_of_op(node._op)
+
+
+def names_of_op(op):
+    """The ``_saved_*`` and ``_raw_saved_*`` attributes of ``op``'s nodes."""
     out = []
-    for name, kind, _ in spec_of(node._op).entries:
+    for name, kind, _ in spec_of(op).entries:
         out.append("_saved_" + name)
         if kind in (_ARG, _OUT):
             out.append("_raw_saved_" + name)
@@ -395,3 +401,6 @@ def function_saved(node):
 SAVED_NAMES.attribute = saved_attribute
 SAVED_NAMES.listing = saved_names
 SAVED_NAMES.pack_order = lambda op: spec_of(op).pack
+SAVED_NAMES.of_op = names_of_op
+for _made in list(_LIVE):  # the ops made so far; later ones expose theirs when made
+    expose_saved(_made)

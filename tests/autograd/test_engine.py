@@ -20,6 +20,26 @@ def test_grad_accumulates_across_backward_calls():
     assert same_as_torch(f) == [4.0, 8.0]
 
 
+def test_the_implied_root_gradient_is_fresh_ones_for_each_backward():
+    # the ones a scalar root's backward starts from are shared between backwards (made
+    # once per shape and dtype): a hook writing them in place changes no later backward
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        for _ in range(3):
+            y = (x * 2).sum()
+            y.register_hook(lambda g: seen.append(py(g.mul_(3))))
+            x.grad = None
+            y.backward()
+            seen.append(py(x.grad))
+        z = (x * x).mean()  # another shape of root: its own ones
+        z.register_hook(lambda g: seen.append(py(g.add_(1))))
+        z.reshape(1, 1).backward()
+        seen.append(py(x.grad))
+        return seen
+    assert same_as_torch(f) == [3.0, [6.0, 6.0]] * 3 + [2.0, [8.0, 10.0]]
+
+
 def test_accumulation_is_in_place_on_the_grad_tensor():
     x = hg.tensor([1.0, 2.0], requires_grad=True)
     (x * 3).sum().backward()

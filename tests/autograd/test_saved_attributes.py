@@ -352,3 +352,20 @@ def test_compiled_mode_names_and_identity_of_arguments():
 
 def test_freed_message_is_pytorchs():
     assert FREED_MESSAGE.startswith("Trying to backward through the graph a second time")
+
+
+def test_a_node_class_several_ops_record_has_each_ops_own_saved_attributes():
+    # AddBackward0 is recorded by add (which saves alpha) and, here, by alpha_dropout
+    # (which saves self too): each node reads and lists the attributes of its own op
+    x = hg.randn(4, 8, requires_grad=True)
+    plain = (x + 1).grad_fn
+    dropped = hg.nn.functional.alpha_dropout(x, 0.5, training=True).grad_fn
+    assert type(plain) is type(dropped)
+    assert plain._saved_alpha == 1 and not hasattr(plain, "_saved_self")
+    assert "_saved_self" not in dir(plain) and "_saved_self" in dir(dropped)
+    assert dropped._saved_self.shape == x.shape and dropped._raw_saved_self is not None
+    with pytest.raises(AttributeError, match="'AddBackward0' object has no attribute "
+                                             "'_raw_saved_self'"):
+        plain._raw_saved_self
+    with pytest.raises(AttributeError, match="'AddBackward0' object has no attribute 'nope'"):
+        plain.nope

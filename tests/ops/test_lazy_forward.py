@@ -49,6 +49,34 @@ def test_a_repeated_segment_compiles_once_and_gives_eager_values(cache):
     assert len(cache._compiled) == 1
 
 
+def test_an_array_several_ops_read_is_one_argument_of_the_segment(cache, monkeypatch):
+    # a weight or constant read by every other op of a chain: passed to the compiled
+    # segment once (each argument costs the call its own dispatch), with eager values
+    x = hg.tensor(XL, requires_grad=True)
+    c, d = hg.tensor(np.full_like(XL, 0.5)), hg.tensor(np.full_like(XL, 0.25))
+    calls = []
+    real = lazy.tiered.Program.call_ready
+
+    def counted(self, *leaves):
+        calls.append(leaves)
+        return real(self, *leaves)
+    monkeypatch.setattr(lazy.tiered.Program, "call_ready", counted)
+
+    def run(t):
+        return ((t * c).sin() * c + d * c).tanh() * d
+
+    with hg.autograd.set_lazy_forward(False):
+        want = run(x).detach().numpy()
+    for _ in range(RUNS):
+        calls.clear()
+        got = run(x)
+        np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-6)
+    assert len(cache._compiled) == 1
+    (leaves,) = calls
+    assert len(leaves) == 3 and {id(v) for v in leaves} == {id(x._data), id(c._data),
+                                                            id(d._data)}
+
+
 def test_turned_off_every_op_runs_when_called(cache):
     x = hg.tensor(X)
     with hg.autograd.set_lazy_forward(False):  # the public switch, beside set_backward_fusion
