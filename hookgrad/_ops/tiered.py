@@ -267,13 +267,16 @@ def jit(fn, **kw):
 
 
 def _compile(traced):
-    start = time.perf_counter()
+    start = time.thread_time()
     lowered = traced.lower()
-    held = time.perf_counter() - start
+    held = time.thread_time() - start
     lowered.compile()
     # NOTE: lowering is Python, holding the interpreter lock the caller's steps need (XLA's
     # compile releases it): resting 3x as long after each, the compiler takes at most a
-    # quarter of the lock (with a warm persistent cache, jobs are mostly lowering)
+    # quarter of the lock (with a warm persistent cache, jobs are mostly lowering). Its
+    # CPU time is the time it held the lock: its wall time also counts the waits of a
+    # thread at a lower priority on busy cores (3.3x its CPU time for GPT-2's programs at
+    # load 7), and resting by it left the queue idle most of the time
     time.sleep(_REST * held)
 
 

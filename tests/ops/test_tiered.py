@@ -150,6 +150,36 @@ def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
                                rtol=1e-6)
 
 
+def test_the_compiler_rests_by_the_time_it_held_the_interpreter_not_by_its_waits(
+        monkeypatch):
+    """After each job the compiler sleeps ``_REST`` times its lowering's CPU time: a
+    lowering that waited (a lower-priority thread on busy cores) held no lock meanwhile,
+    and resting by its wall time left the queue idle (3.3x longer at load 7)."""
+    rests = []
+    monkeypatch.setattr(tiered.time, "sleep", rests.append)
+
+    class Lowered:
+        def compile(self):
+            return None
+
+    class Waiting:  # a lowering that spends 0.3 s waiting, and little CPU
+        def lower(self):
+            threading.Event().wait(0.3)
+            return Lowered()
+
+    class Working:  # a lowering that spends its time computing
+        def lower(self):
+            end = time.thread_time() + 0.05
+            while time.thread_time() < end:
+                pass
+            return Lowered()
+
+    tiered._compile(Waiting())
+    tiered._compile(Working())
+    assert rests[0] < 0.05 * tiered._REST  # the wait is not rested for
+    assert rests[1] >= 0.05 * tiered._REST  # the CPU time is
+
+
 def test_a_large_program_is_ready_at_once_with_tiered_execution_off():
     program = tiered.jit(lambda a: a * 3.0)
     with hg.autograd.set_tiered_execution(False):
