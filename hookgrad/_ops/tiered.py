@@ -333,7 +333,8 @@ class _Compiler:
             self._count += 1
             heapq.heappush(self._jobs, (fn is not _trace_and_compile, self._count, future, fn,
                                         args))
-            if self._thread is None:
+            # (a forked child has the parent's object but not its thread: it starts its own)
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._work, name="hookgrad-compile")
                 self._thread.start()
             self._cv.notify()
