@@ -254,53 +254,11 @@ def _settle(q, v):
 
 
 def _run_segment(nodes):
-    gen = _gen[0]
-    index = {q: k for k, q in enumerate(nodes)}
-    leaves = []
-    given = {}  # id of an array argument -> its position in ``leaves``
-    struct = []
-    outs = []
-    for k, q in enumerate(nodes):
-        if q.gen != gen:  # traced under an older default dtype
-            _run_apart(nodes)
-            return
-        spec = []
-        for a in q.args:
-            c = a.__class__
-            if c is Pending:
-                i = index.get(a)
-                if i is not None:
-                    spec.append(i)  # an earlier op of the segment
-                    continue
-                a = a.value
-                c = ARRAY
-            if c is ARRAY:
-                # NOTE: an array read by several ops (a weight, a constant) is one argument
-                # of the program: each argument costs its dispatch, and the ops share it
-                i = given.get(id(a))
-                if i is not None:
-                    spec.append((i,))
-                    continue
-                given[id(a)] = len(leaves)
-                spec.append(a.aval)
-            else:
-                spec.append(c)
-            leaves.append(a)
-        place = getattr(q.fn, "place", None)  # an op at positions (op._AtPositions)
-        found = place(q.args[0].shape) if place is not None else None
-        if found is None:
-            struct.append((q.op.fwd, q.key, tuple(spec)))
-        else:  # its positions are arguments here too
-            fwd, fixed, where = found
-            spec += [int] * len(where)
-            leaves.extend(where)
-            struct.append((fwd, tuple(fixed.items()), tuple(spec)))
-        # NOTE: only values something may read leave the program: XLA fuses the rest away
-        # (a pending op nobody reads keeps its arguments, so a later read can still run it)
-        if q.saved or q.ref is None or q.ref() is not None:
-            outs.append(k)
-    outs = tuple(outs)
-    key = (tuple(struct), outs)
+    plan = _plan(nodes)
+    if plan is None:  # traced under an older default dtype
+        _run_apart(nodes)
+        return
+    key, struct, leaves, outs = plan
     fn = _compiled.get(key)
     if fn is not None:
         _compiled.move_to_end(key)
@@ -331,6 +289,72 @@ def _run_apart(nodes):
     for q in nodes:
         if q.value is None:  # (an output of a multi-output op is computed with it)
             _run_one(q)
+
+
+def _plan(nodes):
+    """``(key, struct, leaves, outs)`` of the segment ``nodes`` (in ``_behind``'s order: an
+    op after its pending arguments), or None when one was deferred under an older default
+    dtype. ``struct``: per op, its forward, statics and where each argument comes from (an
+    earlier op's position, ``(an earlier leaf's position,)`` or the type of a new leaf);
+    ``outs``: the positions of the values something may read. One pass over the ops and
+    their arguments: a segment is planned at every read, so this is the part of a read
+    that Python pays per op."""
+    gen = _gen[0]
+    index = {}
+    leaves = []
+    given = {}  # id of an array argument -> its position in ``leaves``
+    struct = []
+    outs = []
+    push = leaves.append
+    for k, q in enumerate(nodes):
+        if q.gen != gen:
+            return None
+        spec = []
+        add = spec.append
+        for a in q.args:
+            c = a.__class__
+            if c is Pending:
+                i = index.get(a)
+                if i is not None:
+                    add(i)  # an earlier op of the segment
+                    continue
+                a = a.value
+                c = ARRAY
+            if c is ARRAY:
+                # NOTE: an array read by several ops (a weight, a constant) is one argument
+                # of the program: each argument costs its dispatch, and the ops share it
+                i = given.get(id(a))
+                if i is not None:
+                    add((i,))  # an earlier leaf
+                    continue
+                given[id(a)] = len(leaves)
+                add(a.aval)
+            else:
+                add(c)
+            push(a)
+        fn = q.fn
+        place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
+        found = place(q.args[0].shape) if place is not None else None
+        if found is None:
+            struct.append((q.op.fwd, q.key, tuple(spec)))
+        else:  # its positions are arguments here too (an op at positions)
+            fwd, fixed, where = found
+            spec += [int] * len(where)
+            leaves.extend(where)
+            struct.append((fwd, tuple(fixed.items()), tuple(spec)))
+        index[q] = k
+        # NOTE: only values something may read leave the program: XLA fuses the rest away
+        # (a pending op nobody reads keeps its arguments, so a later read can still run it)
+        r = q.ref
+        if r is None or q.saved or r() is not None:
+            outs.append(k)
+    outs = tuple(outs)
+    return (tuple(struct), outs), struct, leaves, outs
+
+
+# the classes of op forwards that are never at positions (no ``place``): a segment plans
+# them without asking (a multi-output op's pick; ``tiered.jit``'s programs)
+_UNPLACED = frozenset((operator.itemgetter, tiered.Program))
 
 
 def _program(struct, outs):

@@ -150,6 +150,92 @@ def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
                                rtol=1e-6)
 
 
+def test_the_compiler_rests_by_the_time_it_held_the_interpreter_not_by_its_waits(
+        monkeypatch):
+    """After each job the compiler sleeps ``_REST`` times its lowering's CPU time: a
+    lowering that waited (a lower-priority thread on busy cores) held no lock meanwhile,
+    and resting by its wall time left the queue idle (3.3x longer at load 7)."""
+    rests = []
+    monkeypatch.setattr(tiered.time, "sleep", rests.append)
+
+    class Lowered:
+        def compile(self):
+            return None
+
+    class Waiting:  # a lowering that spends 0.3 s waiting, and little CPU
+        def lower(self):
+            threading.Event().wait(0.3)
+            return Lowered()
+
+    class Working:  # a lowering that spends its time computing
+        def lower(self):
+            end = time.thread_time() + 0.05
+            while time.thread_time() < end:
+                pass
+            return Lowered()
+
+    tiered._compile(Waiting())
+    tiered._compile(Working())
+    assert rests[0] < 0.05 * tiered._REST  # the wait is not rested for
+    assert rests[1] >= 0.05 * tiered._REST  # the CPU time is
+
+
+def test_a_large_program_compiles_before_the_single_programs_queued_ahead_of_it():
+    """The compiler runs a segment's or fused chain's job (``ready``) before first-tier
+    programs' jobs submitted earlier: its caller runs the parts one by one meanwhile.
+    Otherwise the jobs run in the order submitted; ``wait`` waits for all of them."""
+    compiler = tiered._Compiler()
+    ran, gate = [], threading.Event()
+
+    class Lowered:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self):
+            ran.append(self.name)
+
+    class Traced:
+        def __init__(self, name):
+            self.name = name
+
+        def lower(self):
+            return Lowered(self.name)
+
+    class Jitted:  # what ``ready`` submits: the program, traced in the background
+        def __init__(self, name):
+            self.name = name
+
+        def trace(self, *args):
+            return Traced(self.name)
+
+    busy = compiler.submit(gate.wait)  # the thread is busy: the next jobs queue
+    jobs = [compiler.submit(tiered._compile, Traced("single 1")),
+            compiler.submit(tiered._compile, Traced("single 2")),
+            compiler.submit(tiered._trace_and_compile, Jitted("segment"), ()),
+            compiler.submit(tiered._compile, Traced("single 3"))]
+    gate.set()
+    busy.result(timeout=60)
+    concurrent.futures.wait(jobs, timeout=60)
+    assert ran == ["segment", "single 1", "single 2", "single 3"]
+    compiler.shutdown()
+
+
+def test_the_compiler_drops_its_queue_at_shutdown():
+    compiler = tiered._Compiler()
+    gate, started = threading.Event(), threading.Event()
+    busy = compiler.submit(lambda: started.set() or gate.wait())
+    queued = compiler.submit(lambda: "never")
+    assert started.wait(timeout=60)
+    compiler.shutdown()
+    gate.set()
+    assert busy.result(timeout=60) is True  # the running job ends
+    assert queued.cancelled()
+    with pytest.raises(RuntimeError):
+        compiler.submit(lambda: None)
+    compiler._thread.join(timeout=60)
+    assert not compiler._thread.is_alive()
+
+
 def test_a_large_program_is_ready_at_once_with_tiered_execution_off():
     program = tiered.jit(lambda a: a * 3.0)
     with hg.autograd.set_tiered_execution(False):
