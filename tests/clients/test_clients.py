@@ -26,9 +26,30 @@ def _installed(*names):
     return pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)}")
 
 
+# the scenarios one run serves, per (library, module) that several tests run: their first
+# test runs them all in one subprocess and the others read its results (a run costs
+# seconds of CPU to import torch or hookgrad and the client library before its scenarios)
+SHARED = {("hookgrad", "torchviz_cases"): ["make_dot_conv", "make_dot_params",
+                                           "make_dot_show_saved"],
+          ("torch", "torchviz_cases"): ["make_dot_conv", "make_dot_params", "make_dot_show_saved"],
+          ("hookgrad", "torchvision_cases"): ["resnet18", "efficientnet_b0", "vit_small", "ops"]}
+_RESULTS = {}  # (lib, module) -> {function: result} of its shared run
+
+
 def run(lib, module, functions, hide=()):
     """{function: result} of ``tests/clients/<module>.py`` run under ``lib``; ``hide``:
-    packages (``"torch"``, ...) the run cannot see, as where they are not installed.
+    packages (``"torch"``, ...) the run cannot see, as where they are not installed. A
+    module in ``SHARED`` runs its scenarios once, the first time one is asked for."""
+    shared = SHARED.get((lib, module))
+    if hide or shared is None or not set(functions) <= set(shared):
+        return _run(lib, module, functions, hide)
+    if (lib, module) not in _RESULTS:
+        _RESULTS[lib, module] = _run(lib, module, shared)
+    return {name: _RESULTS[lib, module][name] for name in functions}
+
+
+def _run(lib, module, functions, hide=()):
+    """One subprocess running ``functions`` of ``module`` under ``lib`` (``run``).
 
     hookgrad runs with tiered execution on, as users run it (the suite turns it off,
     tests/conftest.py; results are compared to a tolerance): an op met once runs in NumPy,

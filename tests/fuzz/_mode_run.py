@@ -224,9 +224,15 @@ def functional_source(program, lib="torch", jit=False):
     params = "".join(f"P.{n} = L.nn.Parameter({n}.detach())\n" for n in leaves) + \
         "".join(f"P.{m} = {m}\n" for m in mods)
     wrt, then = _as_grad(program.lines[k + 1][1])
-    grad = ("L.func.grad(lambda p: L.func.functional_call(\n"
-            "    P, (p, {k: v for k, v in S.items() if k not in p}), ()))")
-    grad = f"import jax\nG = jax.jit({grad})" if jit else f"G = {grad}"
+    call = ("lambda p: L.func.functional_call(\n"
+            "    P, (p, {k: v for k, v in S.items() if k not in p}), ())")
+    grad, fill = f"G = L.func.grad({call})", ""
+    if jit:  # the observed values leave the program as its outputs (``Outputs``)
+        grad = ("import jax\nfrom tests.fuzz._mode_run import Outputs\n"
+                "OUT = Outputs(host_hook); host_hook = OUT.hook\n"
+                f"G = jax.jit(OUT.backward(L.func.grad(OUT.forward({call}), "
+                "has_aux=True)))")
+        fill = "G = OUT.fill(G)\n"
     after = "".join(_at(i, _grads_from_dict(s))
                     for i, (_, s) in enumerate(program.lines[k + 2:], k + 2))
     return (f"{_head(lib)}{setup}ALIAS = {{}}\nclass Prog(L.nn.Module):\n"
@@ -234,10 +240,91 @@ def functional_source(program, lib="torch", jit=False):
             f"P = Prog()\n{params}"
             f"at({k + 1})\nS = L.func.state(P)\n"
             f"W = {'list(S)' if wrt is None else repr(wrt)}  # what the backward asks for\n"
-            f"{grad}({{k: S[k] for k in W}})\n"
+            f"{grad}({{k: S[k] for k in W}})\n{fill}"
             "G = {k: L.as_tensor(v) for k, v in G.items()}\n"
             f"{then}\n{after}"
             "for e in LOG: print(*e)\n")
+
+
+class Outputs:
+    """The values ``obs`` reads inside a ``functional_jit`` gradient, as outputs of its
+    program instead of host callbacks: JAX keeps no program with a host callback in its
+    persistent cache (``jax/_src/compiler.py``), so with callbacks every seed's gradient
+    was compiled again on every run. A value observed in the forward leaves ``jax.grad``
+    as ``has_aux`` output (``forward``), one observed in the backward (a hook's gradient:
+    a tracer of the ``jax.jit`` trace, where ``jax.grad`` transposes) as an output of the
+    jitted function beside the gradients (``backward``); after the run ``fill`` hands each
+    observation its values, as the callbacks did while it ran. A value of another trace
+    (one the program opens inside the gradient) still goes through ``host_hook``, a
+    callback: ``fallbacks`` counts those."""
+
+    def __init__(self, host_hook):
+        self.host_hook = host_hook
+        self.phase = None      # "forward" / "backward" while the gradient is traced
+        self.base = {}         # phase -> the trace whose values (and its parents') leave
+        self.values = {"forward": [], "backward": []}
+        self.calls = []        # (fill, [(phase, slot)]) in the order observed
+        self.fallbacks = 0
+
+    def _leaves(self, v):
+        """Whether the array ``v`` can leave the program: concrete, or of the phase's
+        trace or one it runs inside."""
+        import jax
+        if not isinstance(v, jax.core.Tracer):
+            return True
+        trace = self.base[self.phase]
+        while trace is not None:
+            if trace is v._trace:
+                return True
+            trace = getattr(trace, "parent_trace", None)
+        return False
+
+    def hook(self, fill):
+        """``host_hook``: ``fill`` gets the values of its arguments after the run."""
+        def call(*ts):
+            arrays = [t._data for t in ts]
+            if self.phase is None or not all(self._leaves(a) for a in arrays):
+                self.fallbacks += self.phase is not None
+                return self.host_hook(fill)(*ts)
+            vals = self.values[self.phase]
+            self.calls.append((fill, [(self.phase, len(vals) + i) for i in range(len(arrays))]))
+            vals.extend(arrays)
+        return call
+
+    def forward(self, loss_fn):
+        """``loss_fn`` returning ``(loss, forward values)``, for ``has_aux=True``."""
+        from hookgrad._jax_trace import current  # the trace ``jax.grad`` runs it in
+
+        def f(p):
+            self.phase, self.base["forward"] = "forward", current()
+            loss = loss_fn(p)
+            self.phase = "backward"  # ``jax.grad`` transposes after the forward returns
+            return loss, list(self.values["forward"])
+        return f
+
+    def backward(self, grad_fn):
+        """``grad_fn`` (of ``forward``'s function) returning its gradients, the forward
+        values and the backward values: the function ``jax.jit`` traces."""
+        from hookgrad._jax_trace import current  # ``jax.jit``'s trace
+
+        def f(p):
+            self.base["backward"] = current()
+            self.values, self.calls = {"forward": [], "backward": []}, []
+            try:
+                grads, forward = grad_fn(p)
+            finally:
+                self.phase = None
+            return grads, forward, list(self.values["backward"])
+        return f
+
+    def fill(self, out):
+        """The gradients of the run ``out``, each observation given its values."""
+        import hookgrad
+        grads, forward, backward = out
+        got = {"forward": forward, "backward": backward}
+        for fill, slots in self.calls:
+            fill(*[hookgrad.as_tensor(got[phase][k]) for phase, k in slots])
+        return grads
 
 
 def jnp_source(program, lib="torch"):

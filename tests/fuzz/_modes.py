@@ -21,7 +21,8 @@ library, so a shrunk difference prints as a runnable program:
 
 Observations go through ``HOST_PRELUDE``'s ``obs``: names, shapes and dtypes are read
 when the line runs (at trace time), values through ``hookgrad.compile.host_hook`` (after
-the compiled run; a ``jax.debug.callback`` under ``jax.grad``). Every mode is compared
+the compiled run; a ``jax.debug.callback`` under ``jax.grad``; under ``functional_jit``
+outputs of its program, ``_mode_run.Outputs``, so JAX caches it). Every mode is compared
 with eager hookgrad on the same program (which test_fuzz.py compares with PyTorch), so
 none needs torch. ``QUALIFY`` rules say which programs a mode takes and ``REWRITE`` rules
 what part of a program it runs, each citing the docs/differences.md / docs/modes.md row behind it.

@@ -12,13 +12,14 @@ rule citing its docs/differences.md row; a difference fails with the shrunk prog
 """
 import re
 
+import jax
 import pytest
 from hypothesis import given, strategies as st
 
 import hookgrad
 from tests.fuzz import _harness as H
 from tests.fuzz import _modes as M
-from tests.fuzz._mode_run import checked_before, passed
+from tests.fuzz._mode_run import Outputs, checked_before, passed
 from tests.fuzz._programs import Program, generate, programs
 
 MODES = ("compiled", "functional", "jnp")
@@ -112,19 +113,38 @@ def test_functional_source_is_jax_grad_of_the_loss():
     assert diff is None and used == {"grads_are_values"}
 
 
-def test_functional_jit_is_the_same_gradient_run_as_one_program():
+def test_functional_jit_is_the_same_gradient_run_as_one_program(monkeypatch):
     # the CI window's functional mode: jax.jit around the same gradient, one program a run
-    p = _prog(*_HOOKED_SQUARE[:-1])
+    p = _prog(*_HOOKED_SQUARE[:4], ("pow", "obs('y3', y3)"), *_HOOKED_SQUARE[4:-1])
     src = M.SOURCES["functional_jit"](p)
-    assert "G = jax.jit(L.func.grad(lambda p: L.func.functional_call(" in src
-    assert src.replace("import jax\nG = jax.jit(", "G = ").replace(")))({k", "))({k") == \
-        M.functional_source(p)
+    grad = ("G = jax.jit(OUT.backward(L.func.grad(OUT.forward(lambda p: "
+            "L.func.functional_call(")
+    assert grad in src
+    plain = src.replace(grad, "G = L.func.grad(lambda p: L.func.functional_call(")
+    plain = plain.replace("), has_aux=True)))({k", ")({k").replace("G = OUT.fill(G)\n", "")
+    assert re.sub(r"import jax\n.*\nOUT = .*\n", "", plain) == M.functional_source(p)
+    # what it observes (y3 in the forward, the hook's gradient in the backward) leaves the
+    # program as outputs: a host callback would keep JAX from caching it, and each seed's
+    # gradient would be compiled again on every run
+    callbacks = []
+    real = jax.debug.callback
+    monkeypatch.setattr(jax.debug, "callback", lambda *a, **k: callbacks.append(a[0]) or
+                        real(*a, **k))
     with hookgrad.autograd.set_tiered_execution(False):  # eager ops compile at first sight
         want = M.run(p, hookgrad, "functional")
+        assert len(callbacks) == 1  # eager jax.grad: y3's by a callback (t1's is concrete)
         M.run(p, hookgrad, "functional_jit")  # its eager setup's programs, made once
         before = hookgrad.compile_count()
-        assert M.run(p, hookgrad, "functional_jit") == want
+        callbacks.clear()
+        got = M.run(p, hookgrad, "functional_jit")
+        assert got == want and callbacks == []
+        assert [lab for _, lab, _ in got] == ["y3", "t1", "a1.grad"]
+        assert got[1][2]["value"] == [2.0, -4.0] and got[2][2]["value"] == [4.0, -8.0]
         assert hookgrad.compile_count() - before == 1  # the gradient: forward, hooks, backward
+        # a value of a trace opened inside the gradient cannot be an output: it goes
+        # through a callback (here every value), with the same values
+        monkeypatch.setattr(Outputs, "_leaves", lambda self, v: False)
+        assert M.run(p, hookgrad, "functional_jit") == want and len(callbacks) == 2
     assert M.differ(p, hookgrad, "functional_jit")[0] is None
 
 

@@ -1,6 +1,7 @@
-"""Seeded fuzz programs in all three modes: the CI set is seeds ``0:CI_PROGRAMS`` of the
-generator (tests/fuzz/_programs.py), the slow tier's ``0:SLOW_PROGRAMS``; ``python
-tools/fuzz.py --seeds A:B --modes eager,compiled,functional_jit`` runs any range of them.
+"""Seeded fuzz programs in all three modes: a CI run checks seeds ``0:WINDOW`` of the
+generator (tests/fuzz/_programs.py), the slow tier ``0:SLOW_PROGRAMS`` (the CI set,
+``0:CI_PROGRAMS``, that a rotating window sweeps); ``python tools/fuzz.py --seeds A:B
+--modes eager,compiled,functional_jit`` runs any range of them.
 
 Each seed is checked in every mode from one generation and one eager hookgrad run
 (``_modes.eager_runs``): that run is compared with PyTorch (eager) and is the reference of
@@ -9,8 +10,10 @@ users run (values are compared to ``TOL``; off, the eager run compiles every op 
 it meets). The CI window runs the functional mode as a training step does, its gradient
 under ``jax.jit`` (``functional_jit``: one program a seed, where eager ``jax.grad``
 compiles a primal and a transposed program for each op signature it has not met: with an
-empty XLA cache ~0.45 s of CPU a seed against ~0.17 s); eager ``jax.grad`` stays in the
-slow tier's seeds and in tests/fuzz/test_fuzz_modes.py.
+empty XLA cache ~0.45 s of CPU a seed against ~0.17 s; the program returns what it
+observes as outputs, no host callback, so JAX's persistent cache keeps it and a warm run
+pays ~0.05 s a seed, not ~0.17 s); eager ``jax.grad`` stays in the slow tier's seeds and
+in tests/fuzz/test_fuzz_modes.py.
 
 One CI run checks a window of the CI set:
 ``WINDOW`` seeds per pytest-xdist worker (``pytest -n 2`` checks twice as many in about
@@ -36,10 +39,10 @@ from tests.fuzz import _modes as M
 
 MODES = ("eager", "compiled", "functional_jit")  # the CI window's
 SLOW_MODES = ("eager", "compiled", "functional")
-CI_PROGRAMS = 1000
 SLOW_PROGRAMS = 3000
+CI_PROGRAMS = SLOW_PROGRAMS  # what HOOKGRAD_FUZZ_ROTATE sweeps: every seed the slow tier checks
 SLOW_CHUNK = 250
-WINDOW = 500  # per worker: serially seeds 0:500 in every mode (empty XLA cache: ~6 min CPU)
+WINDOW = 1000  # per worker: serially seeds 0:1000 in every mode (warm XLA cache: ~3 min CPU)
 CI_CHUNK = 40
 
 
