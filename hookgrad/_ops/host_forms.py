@@ -212,12 +212,23 @@ def _join(fn):
 
 
 def _stack(parts, axis):
-    if axis == 0:  # parts one after another: np.stack's per-part expand_dims costs more
-        # than the copy
-        if not parts[0].ndim:
-            return np.array(parts)
-        return np.concatenate(parts).reshape((len(parts), *parts[0].shape))
-    return np.stack(parts, axis=axis)
+    """np.stack of ``parts`` (one dtype); raises unless they have one shape (PyTorch's
+    check: the full path raises its error)."""
+    first = parts[0]
+    if len(set(map(_shape_of, parts))) != 1:
+        raise ValueError("parts of different shapes")
+    if axis:
+        return np.stack(parts, axis=axis)
+    try:  # parts one after another: C-contiguous ones' bytes joined in one C loop, which
+        # costs less than np.concatenate's per-part checks (a read-only result, as the
+        # host stage's results are)
+        joined = b"".join(parts)
+    except (BufferError, TypeError):  # a part that is not C-contiguous
+        return np.concatenate(parts).reshape((len(parts), *first.shape))
+    return np.frombuffer(joined, first.dtype).reshape((len(parts), *first.shape))
+
+
+_shape_of = operator.attrgetter("shape")
 
 
 def _flip(vals, result, dims):
