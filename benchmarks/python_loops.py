@@ -28,9 +28,11 @@ milliseconds is preempted or not by chance; the wall times are printed beside th
 Every run's result is checked equal to PyTorch's. A ratio is the median over the
 processes. Prints the load average, a table, and, last, ``python_loops_vs_torch: X``: the
 worst idiom's warm CPU ratio (target <= 2; ``python_loops_cold_vs_torch``, the worst cold
-one: target <= 5).
+one: target <= 5). ``--tree DIR`` measures another checkout; given twice (``--tree A --tree
+B``), each idiom's processes alternate between the two, a row each, and the last lines
+name the tree (B's last).
 
-    python benchmarks/python_loops.py [--quick] [--tree DIR]
+    python benchmarks/python_loops.py [--quick] [--tree DIR [--tree DIR ...]]
 """
 import argparse
 import json
@@ -244,43 +246,55 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--worker", nargs="+")
-    ap.add_argument("--tree", default=ROOT,
-                    help="the hookgrad source tree to measure (another checkout, to compare)")
+    ap.add_argument("--tree", action="append",
+                    help="a hookgrad source tree to measure (default: this one); given more "
+                         "than once, each idiom's processes alternate between the trees")
     a = ap.parse_args()
-    n, rounds, processes = (64, 5, 1) if a.quick else (256, 9, 3)
+    n, rounds, processes = (64, 9, 1) if a.quick else (256, 21, 3)
     if a.worker:
         if a.worker[0] == "slice_write_scaling":
             print(json.dumps(scaling_worker(int(a.worker[1]))))
         else:
             print(json.dumps(worker(a.worker[0], int(a.worker[1]), int(a.worker[2]))))
         return
+    trees = a.tree or [ROOT]
     med = statistics.median
-    worst = worst_cold = 0.0
-    print(f"hookgrad from {a.tree}")
+    worst = dict.fromkeys(trees, 0.0)
+    worst_cold = dict.fromkeys(trees, 0.0)
+    for k, tree in enumerate(trees):
+        print(f"tree {k}: hookgrad from {tree}")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; CPU ms, "
           f"medians of {processes} fresh process(es), {rounds} warm rounds each")
-    print(f"{'idiom':18s} {'cold':>7s} {'warm':>7s} {'torch':>7s} {'cold/torch':>10s} "
+    print(f"{'idiom':18s} {'tree':>4s} {'cold':>7s} {'warm':>7s} {'torch':>7s} {'cold/torch':>10s} "
           f"{'warm/torch':>10s}  {'wall: cold/torch':>16s} {'warm/torch':>10s}")
     for name in IDIOMS:
-        rs = []
+        rs = {tree: [] for tree in trees}
         for _ in range(processes):
-            with tempfile.TemporaryDirectory() as cache:  # empty: a cold start
-                rs.append(_child([name, str(n), str(rounds)], cache, a.tree))
-        cold = med(r["cold_cpu"] / r["torch_cold_cpu"] for r in rs)
-        warm = med(r["warm_cpu"] / r["torch_cpu"] for r in rs)
-        wall = med(r["warm"] / r["torch"] for r in rs)
-        wall_cold = med(r["cold"] / r["torch_cold"] for r in rs)
-        worst, worst_cold = max(worst, warm), max(worst_cold, cold)
-        ms = [med(r[k] for r in rs) * 1e3 for k in ("cold_cpu", "warm_cpu", "torch_cpu")]
-        print(f"{name:18s} {ms[0]:7.2f} {ms[1]:7.2f} {ms[2]:7.2f} {cold:10.2f} {warm:10.2f}  "
-              f"{wall_cold:16.2f} {wall:10.2f}")
-    with tempfile.TemporaryDirectory() as cache:
-        s = _child(["slice_write_scaling", str(rounds)], cache, a.tree)
-    small, large = (f"{mb}MB" for mb in SCALING_MB)
-    print(f"slice write per call: {small} base {s[small] * 1e6:.1f} us, {large} base "
-          f"{s[large] * 1e6:.1f} us; write_{large}_vs_{small}: {s[large] / s[small]:.2f}")
-    print(f"python_loops_cold_vs_torch: {worst_cold:.2f}")
-    print(f"python_loops_vs_torch: {worst:.2f}")
+            for tree in trees:  # alternating: each tree sees the same load
+                with tempfile.TemporaryDirectory() as cache:  # empty: a cold start
+                    rs[tree].append(_child([name, str(n), str(rounds)], cache, tree))
+        for k, tree in enumerate(trees):
+            r = rs[tree]
+            cold = med(x["cold_cpu"] / x["torch_cold_cpu"] for x in r)
+            warm = med(x["warm_cpu"] / x["torch_cpu"] for x in r)
+            wall = med(x["warm"] / x["torch"] for x in r)
+            wall_cold = med(x["cold"] / x["torch_cold"] for x in r)
+            worst[tree], worst_cold[tree] = max(worst[tree], warm), max(worst_cold[tree], cold)
+            ms = [med(x[f] for x in r) * 1e3 for f in ("cold_cpu", "warm_cpu", "torch_cpu")]
+            print(f"{name:18s} {k:4d} {ms[0]:7.2f} {ms[1]:7.2f} {ms[2]:7.2f} {cold:10.2f} "
+                  f"{warm:10.2f}  {wall_cold:16.2f} {wall:10.2f}")
+    for k, tree in enumerate(trees):
+        with tempfile.TemporaryDirectory() as cache:
+            s = _child(["slice_write_scaling", str(rounds)], cache, tree)
+        small, large = (f"{mb}MB" for mb in SCALING_MB)
+        print(f"tree {k}: slice write per call: {small} base {s[small] * 1e6:.1f} us, {large} "
+              f"base {s[large] * 1e6:.1f} us; write_{large}_vs_{small}: "
+              f"{s[large] / s[small]:.2f}")
+    for k, tree in enumerate(trees):  # the last tree's last: the figure of a plain run
+        print(f"python_loops_cold_vs_torch: {worst_cold[tree]:.2f}" +
+              (f" (tree {k})" if len(trees) > 1 else ""))
+        print(f"python_loops_vs_torch: {worst[tree]:.2f}" +
+              (f" (tree {k})" if len(trees) > 1 else ""))
 
 
 if __name__ == "__main__":
