@@ -41,9 +41,17 @@ def _arith(ufunc):
     """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc."""
     def form(vals, result):
         if len(vals) == 2:  # the common case, without building a list
-            return ufunc(_cast(vals[0], result), _cast(vals[1], result))
+            a, b = vals
+            if a.__class__ is _ND and a.dtype is result and (
+                    b.__class__ is _ND and b.dtype is result or b.__class__ is int or
+                    b.__class__ is float and result.kind == "f"):
+                return ufunc(a, b)  # nothing to cast (``_cast`` would return both)
+            return ufunc(_cast(a, result), _cast(b, result))
         return ufunc(*[_cast(v, result) for v in vals])
     return form
+
+
+_ND = np.ndarray
 
 
 def _subtract(vals, result):

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import Pending, Tensor, _set_arr
+from .._tensor import Pending, Tensor, _set_arr, held as _hold
 from . import box_index
 from .lazy import ARRAY
 
@@ -161,7 +161,7 @@ def read(self, idx, found):
     if held is None:
         return None
     values, store = held
-    return Tensor._wrap(Host(values[_np_index(idx, found[0])], store))
+    return _hold(values[_np_index(idx, found[0])], store)
 
 
 def _held(a):
@@ -198,7 +198,7 @@ def view(x, geometry, statics):
             (out := values.reshape(size)).strides == strides):
         out = np.lib.stride_tricks.as_strided(values, size, strides,
                                               writeable=values.flags.writeable)
-    return Tensor._wrap(Host(out, store))
+    return _hold(out, store)
 
 
 def _np_index(idx, template):
