@@ -249,6 +249,7 @@ def main():
     ap.add_argument("--tree", action="append",
                     help="a hookgrad source tree to measure (default: this one); given more "
                          "than once, each idiom's processes alternate between the trees")
+    ap.add_argument("--only", nargs="+", choices=list(IDIOMS), help="these idioms alone")
     a = ap.parse_args()
     n, rounds, processes = (64, 9, 1) if a.quick else (256, 21, 3)
     if a.worker:
@@ -267,7 +268,7 @@ def main():
           f"medians of {processes} fresh process(es), {rounds} warm rounds each")
     print(f"{'idiom':18s} {'tree':>4s} {'cold':>7s} {'warm':>7s} {'torch':>7s} {'cold/torch':>10s} "
           f"{'warm/torch':>10s}  {'wall: cold/torch':>16s} {'warm/torch':>10s}")
-    for name in IDIOMS:
+    for name in a.only or IDIOMS:
         rs = {tree: [] for tree in trees}
         for _ in range(processes):
             for tree in trees:  # alternating: each tree sees the same load
@@ -283,7 +284,7 @@ def main():
             ms = [med(x[f] for x in r) * 1e3 for f in ("cold_cpu", "warm_cpu", "torch_cpu")]
             print(f"{name:18s} {k:4d} {ms[0]:7.2f} {ms[1]:7.2f} {ms[2]:7.2f} {cold:10.2f} "
                   f"{warm:10.2f}  {wall_cold:16.2f} {wall:10.2f}")
-    for k, tree in enumerate(trees):
+    for k, tree in enumerate(trees if not a.only else ()):
         with tempfile.TemporaryDirectory() as cache:
             s = _child(["slice_write_scaling", str(rounds)], cache, tree)
         small, large = (f"{mb}MB" for mb in SCALING_MB)

@@ -22,6 +22,25 @@ def _nothing_intercepts():
     return COPY_TWIN[0] is None and not dispatch._dual[0] and not modes.INTERCEPT[0]
 
 
+def _parse(shape, idx):
+    """``box_index.parse(shape, idx)``; for an int ``idx`` (a loop's ``x[i]``: one per
+    iteration), remembered by ``(shape, idx)`` (its answer is tuples: shared safely). An
+    int out of range raises there, and nothing is remembered."""
+    if idx.__class__ is not int:
+        return box_index.parse(shape, idx)
+    key = (shape, idx)
+    found = _INT_INDEX.get(key)
+    if found is None:
+        found = box_index.parse(shape, idx)
+        if len(_INT_INDEX) >= 4096:  # a bound on what is remembered
+            _INT_INDEX.clear()
+        _INT_INDEX[key] = found
+    return found
+
+
+_INT_INDEX = {}  # (shape, int) -> box_index.parse's answer
+
+
 def read(self, idx):
     """``self[idx]`` for ints and unit-step slices when nothing records or intercepts it:
     a view whose array is read when first needed (``box_index``), else None."""
@@ -30,7 +49,7 @@ def read(self, idx):
     if (c is not ARRAY and c is not Pending and c is not Host) or \
             (_gm.enabled and self._requires_grad) or not _nothing_intercepts():
         return None
-    found = box_index.parse(arr.shape, idx)
+    found = _parse(arr.shape, idx)
     if found is None or not found[0]:
         return None
     template, size, region, starts = found
@@ -81,7 +100,7 @@ def write(self, idx, value):
     if is_tensor and value._view is not None and value._view.key is idx and \
             _wrote_itself(self, value, value._view.index, arr):
         return True
-    found = box_index.parse(arr.shape, idx)
+    found = _parse(arr.shape, idx)
     if found is None or not found[0]:
         return False
     if host and host_tier.write(self, idx, value, found):

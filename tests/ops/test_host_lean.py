@@ -230,3 +230,21 @@ def test_a_stack_of_mixed_parts_promotes_as_pytorch():
                L.stack([L.tensor(True)] * 6), L.tensor([3, 4]).sum()]
         return [[str(t.dtype).split(".")[-1], py(t)] for t in got]
     same_as_torch(run, tol=0)
+
+
+def test_an_int_index_read_and_written_in_a_loop_over_shapes_equals_pytorch():
+    # the parse of ``x[i]`` is remembered by shape and int: each shape gets its own answer
+    def run(L):
+        got = []
+        for shape in ((4,), (4, 3), (2, 4), (5, 2, 2)):
+            x = L.arange(float(np.prod(shape))).reshape(shape)
+            for i in (1, -1, 1):
+                got.append(py(x[i]))
+                x[i] = x[i] * 2 + 1
+            got.append(py(x))
+        return got
+    same_as_torch(run, tol=0)
+    for i in (3, 4):
+        raises_as_torch(lambda L: L.zeros(4, 2)[i] + L.zeros(3)[i], IndexError,
+                        "index 3 is out of bounds for dimension 0 with size 3" if i == 3 else
+                        "index 4 is out of bounds for dimension 0 with size 4")
