@@ -58,14 +58,8 @@ def test_tensor_data_crosses_into_xla_where_something_must_see_it():
         assert py(step(hookgrad.ones(2) * k)) == [1.0 + k, 2.0 + k]
 
 
-def _gather_args(L, **kw):
-    x = L.tensor(np.arange(12.0).reshape(3, 4).astype(np.float32), **kw)
-    return x, L.tensor([[0, 3], [2, 2], [1, 0]])
-
-
-def test_gather_of_host_values_is_seen_by_modes_and_subclasses():
-    seen = []
-
+def _watchers(seen):
+    """A TorchFunctionMode and a Tensor subclass that note in ``seen`` each call they see."""
     class Funcs(hookgrad.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             seen.append(func.__name__)
@@ -76,6 +70,17 @@ def test_gather_of_host_values_is_seen_by_modes_and_subclasses():
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             seen.append("Sub." + func.__name__)
             return super().__torch_function__(func, types, args, kwargs or {})
+    return Funcs, Sub
+
+
+def _gather_args(L, **kw):
+    x = L.tensor(np.arange(12.0).reshape(3, 4).astype(np.float32), **kw)
+    return x, L.tensor([[0, 3], [2, 2], [1, 0]])
+
+
+def test_gather_of_host_values_is_seen_by_modes_and_subclasses():
+    seen = []
+    Funcs, Sub = _watchers(seen)
 
     x, idx = _gather_args(hookgrad)
     want = py(torch.gather(*_gather_args(torch)[:1], 1, _gather_args(torch)[1]))
@@ -157,17 +162,7 @@ def test_lean_joins_and_reductions_run_on_the_host_and_equal_pytorch(name):
 @pytest.mark.parametrize("name", list(_LEAN))
 def test_lean_joins_and_reductions_are_seen_by_modes_and_subclasses(name):
     seen = []
-
-    class Funcs(hookgrad.overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-
-    class Sub(hookgrad.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            seen.append("Sub." + func.__name__)
-            return super().__torch_function__(func, types, args, kwargs or {})
+    Funcs, Sub = _watchers(seen)
 
     want = py(_LEAN[name](torch, _parts(torch)))
     aten = "aten.stack.default" if name.startswith("stack") else f"aten.{name}."
