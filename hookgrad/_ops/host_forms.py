@@ -184,7 +184,8 @@ def _gather(vals, result, dim):
     if idx.__class__ is not np.ndarray or idx.dtype != np.int64 or x.ndim != idx.ndim or \
             not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
-    if idx.size and (_MIN(idx, None) < 0 or _MAX(idx, None) >= x.shape[dim]):
+    # one reduce for both bounds: a negative int64 read as uint64 is past any size
+    if idx.size and _MAX(idx.view(np.uint64), None) >= x.shape[dim]:
         raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
     # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
     # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
