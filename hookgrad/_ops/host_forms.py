@@ -292,6 +292,8 @@ def promoted(vals):
     """The dtype PyTorch computes ``vals`` (arrays and Python numbers) in."""
     first = vals[0]
     d = first.dtype if first.__class__ is np.ndarray else None
+    if d is not None and len(vals) == 1:
+        return d  # a unary op's one array
     if d is not None and len(vals) == 2:  # ``x * 3``, ``x + y``: decided here, at once
         other = vals[1]
         if other.__class__ is np.ndarray:
