@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
-from ._host_value import DTYPES as _HOST_DTYPES
-from ._tensor import Size, Tensor, held
+from ._host_value import DTYPES as _HOST_DTYPES, Host
+from ._tensor import Size, Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
@@ -130,7 +130,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     # host ops read it with no transfer (``_ops/stages/host.py``)
     host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
     if not requires_grad and device is None and _held_on_host(host):
-        return held(host)
+        return Tensor._wrap(Host(host, None))
     arr = _dtype.from_host(host)
     _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)

@@ -561,26 +561,6 @@ def _fresh(t, arr, grad_fn, output_nr, requires_grad):
     _set_version(t, 0)
 
 
-def held(values, store=None):
-    """A plain Tensor holding ``values`` (a NumPy array) on the host, as
-    ``Tensor._wrap(Host(values, store))`` makes it, in one call: the host stage's and
-    the host tier's results (a loop makes one per statement)."""
-    h = _new(Host)
-    _set_np(h, values)
-    _set_store(h, store)
-    t = _new(Tensor)
-    _set_arr(t, h)
-    _set_fn(t, None)
-    _set_nr(t, 0)
-    _set_rg(t, False)
-    _set_version(t, 0)
-    return t
-
-
-_new = object.__new__
-_set_np, _set_store = Host.__dict__["np"].__set__, Host.__dict__["store"].__set__
-
-
 def _init(t, arr):
     _fresh(t, arr, None, 0, False)
 

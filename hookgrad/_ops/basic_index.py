@@ -7,7 +7,7 @@ small CPU Tensor (NumPy reads and writes, no program); ``None``/``False`` send t
 
 from .. import _views
 from .._autograd import grad_mode
-from .._tensor import Host, Pending, Tensor, held as _hold
+from .._tensor import Host, Pending, Tensor
 from . import box_index, dispatch, host_tier
 from .lazy import ARRAY, SCALARS as _NUMBERS
 from .stages import modes
@@ -54,7 +54,7 @@ def read(self, idx):
         return None
     template, size, region, starts = found
     if c is Host:  # a NumPy view of its memory (``host_tier.read``'s, without its tests)
-        out = _hold(arr.np[host_tier._np_index(idx, template)], arr.store)
+        out = host_tier.held(arr.np[host_tier._np_index(idx, template)], arr.store)
     else:
         out = None if c is Pending else host_tier.read(self, idx, found)
     if out is None:

@@ -460,15 +460,12 @@ def cat(tensors, dim=0) -> Tensor:
     return apply(CAT, tuple(tensors), {"dim": d})
 
 
-_SEQUENCES = (list, tuple)  # a generator is read once: the full path reads it
-
-
 @export(method=False)
 def stack(tensors, dim=0) -> Tensor:
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
-    if dim.__class__ is int and dim >= 0 and tensors.__class__ in _SEQUENCES and \
-            (res := on_host(STACK, tuple(tensors), {"dim": dim})) is not None:
-        return res  # a collate's host-held samples: the NumPy form checks their shapes
+    if dim.__class__ is int and dim >= 0 and tensors.__class__ in (list, tuple) and (
+            res := on_host(STACK, tuple(tensors), {"dim": dim})) is not None:
+        return res  # a collate's host-held samples (the form checks their shapes)
     tensors = [t if isinstance(t, Tensor) else to_tensor_like(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

@@ -23,7 +23,7 @@ import numpy as np
 
 from ... import _host_transfer
 from ..._host_value import Host
-from ..._tensor import Tensor, held as _held
+from ..._tensor import Tensor
 from .. import host_tier
 from ..host_forms import FORMS, RULES as _RULES, promoted
 from ..lazy import ARRAY
@@ -36,6 +36,7 @@ _NUMBERS = frozenset((bool, int, float))
 _NO_STATICS = {}  # what a row without static arguments passes its form
 _DTYPES = host_tier._DTYPES
 _PROMOTE = "promote"  # the rule of most rows: called directly
+_hold = host_tier.held
 # ``host_tier._quiet_fp``'s, called directly (once per op)
 _quiet, _IGNORE, _reset = host_tier._ERRSTATE.set, host_tier._IGNORE, host_tier._reset
 
@@ -93,7 +94,7 @@ def run(op, found, statics, args, out):
     if res.dtype is not result and res.dtype != result:
         res = res.astype(result)
     res.setflags(write=False)  # a host-held value nothing writes (a write copies it)
-    return _held(res)
+    return _hold(res)
 
 
 def _held_parts(args):
