@@ -23,12 +23,18 @@ def _nothing_intercepts():
 
 
 def _parse(shape, idx):
-    """``box_index.parse(shape, idx)``; for an int ``idx`` (a loop's ``x[i]``: one per
-    iteration), remembered by ``(shape, idx)`` (its answer is tuples: shared safely). An
-    int out of range raises there, and nothing is remembered."""
-    if idx.__class__ is not int:
+    """``box_index.parse(shape, idx)``; for an int ``idx`` or an int and a prefix slice
+    (a loop's ``x[i]``, ``x[i, :n]``: one per iteration), remembered by shape and ints
+    (its answer is tuples: shared safely). An int out of range raises there, and nothing
+    is remembered."""
+    if idx.__class__ is int:
+        key = (shape, idx)
+    elif idx.__class__ is tuple and len(idx) == 2 and idx[0].__class__ is int and \
+            (s := idx[1]).__class__ is slice and s.start is None and s.step is None and \
+            s.stop.__class__ is int:
+        key = (shape, idx[0], s.stop, None)
+    else:
         return box_index.parse(shape, idx)
-    key = (shape, idx)
     found = _INT_INDEX.get(key)
     if found is None:
         found = box_index.parse(shape, idx)
@@ -38,7 +44,7 @@ def _parse(shape, idx):
     return found
 
 
-_INT_INDEX = {}  # (shape, int) -> box_index.parse's answer
+_INT_INDEX = {}  # (shape, int) or (shape, int, stop, None) -> box_index.parse's answer
 
 
 def read(self, idx):

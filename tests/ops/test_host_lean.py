@@ -3,6 +3,8 @@ data holds its copy on the host, as the host stage's results are held; ``gather`
 host values runs its NumPy form alone (``dispatch.on_host``), before its own checks. What
 intercepts or records (dispatch and function modes, subclasses, forward AD, autograd and
 its hooks, autocast, a trace) still sees every call, and bad input gets PyTorch's errors."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -231,14 +233,22 @@ def test_an_int_index_read_and_written_in_a_loop_over_shapes_equals_pytorch():
     # the parse of ``x[i]`` is remembered by shape and int: each shape gets its own answer
     def run(L):
         got = []
-        for shape in ((4,), (4, 3), (2, 4), (5, 2, 2)):
-            x = L.arange(float(np.prod(shape))).reshape(shape)
+        for shape, held in itertools.product(((4,), (4, 3), (2, 4), (5, 2, 2)), (0, 1)):
+            x = L.tensor(np.arange(np.prod(shape), dtype=np.float32).reshape(shape)) if held \
+                else L.arange(float(np.prod(shape))).reshape(shape)  # held on the host, or not
             for i in (1, -1, 1):
                 got.append(py(x[i]))
                 x[i] = x[i] * 2 + 1
             got.append(py(x))
+            if len(shape) > 1:  # ``x[i, :n]``, a ragged row: remembered by shape, i and n
+                for i, n in ((0, 1), (1, 2), (0, 1), (-1, -1), (1, 99), (0, 0)):
+                    got.append(py(x[i, :n]))
+                    x[i, :n] = x[i, :n] - 3
+                got.append(py(x))
         return got
     same_as_torch(run, tol=0)
+    raises_as_torch(lambda L: L.zeros(4, 2)[1, :2] + L.zeros(3, 2)[3, :2], IndexError,
+                    "index 3 is out of bounds for dimension 0 with size 3")
     for i in (3, 4):
         raises_as_torch(lambda L: L.zeros(4, 2)[i] + L.zeros(3)[i], IndexError,
                         "index 3 is out of bounds for dimension 0 with size 3" if i == 3 else
