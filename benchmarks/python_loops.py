@@ -17,19 +17,27 @@ iteration to the next:
                     (donated buffers, written in place); printed as ``write_128MB_vs_8MB``
                     (warm; 1.0 is flat)
 
-Every idiom runs in a fresh process with an empty compilation cache: its first run is
-``cold`` (tracing, first-tier NumPy runs, background compiles), then it runs again until
-the compiles end, and the best of the next runs is ``warm``. PyTorch runs the same code in
-the same process (``import hookgrad as torch`` style: the idiom takes the library), and the
-results are checked equal. Prints the load average, a table (``cpu/torch``: warm CPU time of
-the process against PyTorch's, the steadier figure on a loaded machine) and, last,
-``python_loops_vs_torch: X``: the worst idiom's warm ratio (target <= 2; cold <= 5).
+Every idiom runs in fresh processes (three; one with ``--quick``), each with an empty
+compilation cache. In each, the idiom's first run is ``cold`` (tracing, first-tier NumPy
+runs, background compiles) and PyTorch's first run follows it; then hookgrad runs until
+its compiles end, and ``warm`` is the median of rounds in which hookgrad and PyTorch
+alternate (which goes first alternates too), each run on fresh data. Times are CPU time
+of the process (``time.process_time``: every thread of it, XLA's and the background
+compiler's included), steadier than wall time on a shared machine, where a run of a few
+milliseconds is preempted or not by chance; the wall times are printed beside them.
+Every run's result is checked equal to PyTorch's. A ratio is the median over the
+processes. Prints the load average, a table, and, last, ``python_loops_vs_torch: X``: the
+worst idiom's warm CPU ratio (target <= 2; ``python_loops_cold_vs_torch``, the worst cold
+one: target <= 5). ``--tree DIR`` measures another checkout; given twice (``--tree A --tree
+B``), each idiom's processes alternate between the two, a row each, and the last lines
+name the tree (B's last).
 
-    python benchmarks/python_loops.py [--quick]
+    python benchmarks/python_loops.py [--quick] [--tree DIR [--tree DIR ...]]
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -158,8 +166,9 @@ def _timed(fn):
     return time.perf_counter() - t0, time.process_time() - c0, out
 
 
-def worker(name, n, repeats):
-    """One idiom in this (fresh) process: hookgrad cold, warm, and PyTorch."""
+def worker(name, n, rounds):
+    """One idiom in this (fresh) process: hookgrad cold, PyTorch's first run, then warm
+    rounds alternating the two (medians). Raises if a result differs from PyTorch's."""
     import hookgrad
     from hookgrad._ops import tiered
     import torch
@@ -167,22 +176,36 @@ def worker(name, n, repeats):
     run, prepare = IDIOMS[name]
 
     def once(L):
-        data = prepare(L, n)
+        data = prepare(L, n)  # fresh each run: an idiom writes its data in place
         return _timed(lambda: run(L, data))
 
-    cold, _, got = once(hookgrad)
-    torch_cold, _, want = once(torch)
-    ok = np.allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    cold, cold_cpu, got = once(hookgrad)
+    torch_cold, torch_cold_cpu, want = once(torch)
+    want = want.numpy()
+
+    def check(got):
+        if not np.allclose(got.numpy(), want, rtol=1e-5, atol=1e-5):
+            raise SystemExit(f"{name}: hookgrad's result differs from PyTorch's")
+
+    check(got)
     for _ in range(3):  # the repeats start the background compiles; then they end
         once(hookgrad)
     tiered.wait()
+    once(torch)
     hg, pt = [], []
-    for _ in range(repeats):  # interleaved: both see the same load
-        hg.append(once(hookgrad)[:2])
-        pt.append(once(torch)[:2])
-    return {"cold": cold, "warm": min(t for t, _ in hg), "torch_cold": torch_cold,
-            "torch": min(t for t, _ in pt), "warm_cpu": min(c for _, c in hg),
-            "torch_cpu": min(c for _, c in pt), "equal": bool(ok)}
+    for k in range(rounds):  # alternating, each first in turn: both see the same load
+        for L in ((hookgrad, torch) if k % 2 else (torch, hookgrad)):
+            t, c, got = once(L)
+            if L is hookgrad:
+                check(got)
+                hg.append((t, c))
+            else:
+                pt.append((t, c))
+    med = statistics.median
+    return {"cold": cold, "cold_cpu": cold_cpu, "torch_cold": torch_cold,
+            "torch_cold_cpu": torch_cold_cpu,
+            "warm": med(t for t, _ in hg), "warm_cpu": med(c for _, c in hg),
+            "torch": med(t for t, _ in pt), "torch_cpu": med(c for _, c in pt)}
 
 
 def scaling_worker(repeats):
@@ -209,9 +232,9 @@ def scaling_worker(repeats):
     return out
 
 
-def _child(args, cache):
+def _child(args, cache, tree=ROOT):
     env = dict(os.environ, HOOKGRAD_COMPILATION_CACHE=cache,
-               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, __file__, "--worker", *args], env=env,
                           capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
@@ -223,36 +246,56 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--worker", nargs="+")
+    ap.add_argument("--tree", action="append",
+                    help="a hookgrad source tree to measure (default: this one); given more "
+                         "than once, each idiom's processes alternate between the trees")
+    ap.add_argument("--only", nargs="+", choices=list(IDIOMS), help="these idioms alone")
     a = ap.parse_args()
-    n, repeats = (64, 3) if a.quick else (256, 5)
+    n, rounds, processes = (64, 9, 1) if a.quick else (256, 21, 3)
     if a.worker:
         if a.worker[0] == "slice_write_scaling":
             print(json.dumps(scaling_worker(int(a.worker[1]))))
         else:
             print(json.dumps(worker(a.worker[0], int(a.worker[1]), int(a.worker[2]))))
         return
-    worst = worst_cold = worst_cpu = 0.0
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'idiom':18s} {'cold ms':>9s} {'warm ms':>9s} {'torch ms':>9s} "
-          f"{'cold/torch':>10s} {'warm/torch':>10s} {'cpu/torch':>9s}  equal")
-    for name in IDIOMS:
-        with tempfile.TemporaryDirectory() as cache:  # empty: a cold start
-            r = _child([name, str(n), str(repeats)], cache)
-        cold, warm = r["cold"] / r["torch_cold"], r["warm"] / r["torch"]
-        cpu = r["warm_cpu"] / max(r["torch_cpu"], 1e-6)  # CPU clocks tick coarsely
-        worst, worst_cold, worst_cpu = max(worst, warm), max(worst_cold, cold), max(worst_cpu, cpu)
-        print(f"{name:18s} {r['cold'] * 1e3:9.1f} {r['warm'] * 1e3:9.1f} "
-              f"{r['torch'] * 1e3:9.1f} {cold:10.2f} {warm:10.2f} {cpu:9.2f}  {r['equal']}")
-        if not r["equal"]:
-            raise SystemExit(f"{name}: hookgrad's result differs from PyTorch's")
-    with tempfile.TemporaryDirectory() as cache:
-        s = _child(["slice_write_scaling", str(repeats)], cache)
-    small, large = (f"{mb}MB" for mb in SCALING_MB)
-    print(f"slice write per call: {small} base {s[small] * 1e6:.1f} us, {large} base "
-          f"{s[large] * 1e6:.1f} us; write_{large}_vs_{small}: {s[large] / s[small]:.2f}")
-    print(f"python_loops_cold_vs_torch: {worst_cold:.2f}")
-    print(f"python_loops_cpu_vs_torch: {worst_cpu:.2f}")
-    print(f"python_loops_vs_torch: {worst:.2f}")
+    trees = a.tree or [ROOT]
+    med = statistics.median
+    worst = dict.fromkeys(trees, 0.0)
+    worst_cold = dict.fromkeys(trees, 0.0)
+    for k, tree in enumerate(trees):
+        print(f"tree {k}: hookgrad from {tree}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; CPU ms, "
+          f"medians of {processes} fresh process(es), {rounds} warm rounds each")
+    print(f"{'idiom':18s} {'tree':>4s} {'cold':>7s} {'warm':>7s} {'torch':>7s} {'cold/torch':>10s} "
+          f"{'warm/torch':>10s}  {'wall: cold/torch':>16s} {'warm/torch':>10s}")
+    for name in a.only or IDIOMS:
+        rs = {tree: [] for tree in trees}
+        for _ in range(processes):
+            for tree in trees:  # alternating: each tree sees the same load
+                with tempfile.TemporaryDirectory() as cache:  # empty: a cold start
+                    rs[tree].append(_child([name, str(n), str(rounds)], cache, tree))
+        for k, tree in enumerate(trees):
+            r = rs[tree]
+            cold = med(x["cold_cpu"] / x["torch_cold_cpu"] for x in r)
+            warm = med(x["warm_cpu"] / x["torch_cpu"] for x in r)
+            wall = med(x["warm"] / x["torch"] for x in r)
+            wall_cold = med(x["cold"] / x["torch_cold"] for x in r)
+            worst[tree], worst_cold[tree] = max(worst[tree], warm), max(worst_cold[tree], cold)
+            ms = [med(x[f] for x in r) * 1e3 for f in ("cold_cpu", "warm_cpu", "torch_cpu")]
+            print(f"{name:18s} {k:4d} {ms[0]:7.2f} {ms[1]:7.2f} {ms[2]:7.2f} {cold:10.2f} "
+                  f"{warm:10.2f}  {wall_cold:16.2f} {wall:10.2f}")
+    for k, tree in enumerate(trees if not a.only else ()):
+        with tempfile.TemporaryDirectory() as cache:
+            s = _child(["slice_write_scaling", str(rounds)], cache, tree)
+        small, large = (f"{mb}MB" for mb in SCALING_MB)
+        print(f"tree {k}: slice write per call: {small} base {s[small] * 1e6:.1f} us, {large} "
+              f"base {s[large] * 1e6:.1f} us; write_{large}_vs_{small}: "
+              f"{s[large] / s[small]:.2f}")
+    for k, tree in enumerate(trees):  # the last tree's last: the figure of a plain run
+        print(f"python_loops_cold_vs_torch: {worst_cold[tree]:.2f}" +
+              (f" (tree {k})" if len(trees) > 1 else ""))
+        print(f"python_loops_vs_torch: {worst[tree]:.2f}" +
+              (f" (tree {k})" if len(trees) > 1 else ""))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ write is seen by every alias, as PyTorch's shared storage is. The first read tha
 XLA (``Tensor._data``) copies the values into a ``jax.Array`` that takes the Host's
 place (:func:`to_jax`); a later loop write copies them back.
 """
+import operator
+
 import numpy as np
 
 from . import _device, _host_transfer
@@ -45,10 +47,11 @@ class Host:
     def __init__(self, array, store):
         self.np, self.store = array, store
 
-    shape = property(lambda self: self.np.shape)
-    dtype = property(lambda self: self.np.dtype)
-    ndim = property(lambda self: self.np.ndim)
-    size = property(lambda self: self.np.size)
+    # C getters (no Python frame): a loop's every op asks a few of these
+    shape = property(operator.attrgetter("np.shape"))
+    dtype = property(operator.attrgetter("np.dtype"))
+    ndim = property(operator.attrgetter("np.ndim"))
+    size = property(operator.attrgetter("np.size"))
     aval = property(lambda self: _host_transfer._aval(self.np.shape, self.np.dtype))
 
     def devices(self):

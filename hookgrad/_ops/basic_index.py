@@ -22,6 +22,31 @@ def _nothing_intercepts():
     return COPY_TWIN[0] is None and not dispatch._dual[0] and not modes.INTERCEPT[0]
 
 
+def _parse(shape, idx):
+    """``box_index.parse(shape, idx)``; for an int ``idx`` or an int and a prefix slice
+    (a loop's ``x[i]``, ``x[i, :n]``: one per iteration), remembered by shape and ints
+    (its answer is tuples: shared safely). An int out of range raises there, and nothing
+    is remembered."""
+    if idx.__class__ is int:
+        key = (shape, idx)
+    elif idx.__class__ is tuple and len(idx) == 2 and idx[0].__class__ is int and \
+            (s := idx[1]).__class__ is slice and s.start is None and s.step is None and \
+            s.stop.__class__ is int:
+        key = (shape, idx[0], s.stop, None)
+    else:
+        return box_index.parse(shape, idx)
+    found = _INT_INDEX.get(key)
+    if found is None:
+        found = box_index.parse(shape, idx)
+        if len(_INT_INDEX) >= 4096:  # a bound on what is remembered
+            _INT_INDEX.clear()
+        _INT_INDEX[key] = found
+    return found
+
+
+_INT_INDEX = {}  # (shape, int) or (shape, int, stop, None) -> box_index.parse's answer
+
+
 def read(self, idx):
     """``self[idx]`` for ints and unit-step slices when nothing records or intercepts it:
     a view whose array is read when first needed (``box_index``), else None."""
@@ -30,11 +55,14 @@ def read(self, idx):
     if (c is not ARRAY and c is not Pending and c is not Host) or \
             (_gm.enabled and self._requires_grad) or not _nothing_intercepts():
         return None
-    found = box_index.parse(arr.shape, idx)
+    found = _parse(arr.np.shape if c is Host else arr.shape, idx)
     if found is None or not found[0]:
         return None
     template, size, region, starts = found
-    out = None if c is Pending else host_tier.read(self, idx, found)
+    if c is Host:  # a NumPy view of its memory (``host_tier.read``'s, without its tests)
+        out = host_tier.held(arr.np[host_tier._np_index(idx, template)], arr.store)
+    else:
+        out = None if c is Pending else host_tier.read(self, idx, found)
     if out is None:
         out = Tensor._wrap(box_index.read(arr, region, starts, size))
         box_index.track(out)
@@ -81,7 +109,7 @@ def write(self, idx, value):
     if is_tensor and value._view is not None and value._view.key is idx and \
             _wrote_itself(self, value, value._view.index, arr):
         return True
-    found = box_index.parse(arr.shape, idx)
+    found = _parse(arr.shape, idx)
     if found is None or not found[0]:
         return False
     if host and host_tier.write(self, idx, value, found):

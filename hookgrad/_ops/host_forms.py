@@ -41,9 +41,17 @@ def _arith(ufunc):
     """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc."""
     def form(vals, result):
         if len(vals) == 2:  # the common case, without building a list
-            return ufunc(_cast(vals[0], result), _cast(vals[1], result))
+            a, b = vals
+            if a.__class__ is _ND and a.dtype is result and (
+                    b.__class__ is _ND and b.dtype is result or b.__class__ is int or
+                    b.__class__ is float and result.kind == "f"):
+                return ufunc(a, b)  # nothing to cast (``_cast`` would return both)
+            return ufunc(_cast(a, result), _cast(b, result))
         return ufunc(*[_cast(v, result) for v in vals])
     return form
+
+
+_ND = np.ndarray
 
 
 def _subtract(vals, result):
@@ -176,7 +184,8 @@ def _gather(vals, result, dim):
     if idx.__class__ is not np.ndarray or idx.dtype != np.int64 or x.ndim != idx.ndim or \
             not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
-    if idx.size and (_MIN(idx, None) < 0 or _MAX(idx, None) >= x.shape[dim]):
+    # one reduce for both bounds: a negative int64 read as uint64 is past any size
+    if idx.size and _MAX(idx.view(np.uint64), None) >= x.shape[dim]:
         raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
     # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
     # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
@@ -212,12 +221,23 @@ def _join(fn):
 
 
 def _stack(parts, axis):
-    if axis == 0:  # parts one after another: np.stack's per-part expand_dims costs more
-        # than the copy
-        if not parts[0].ndim:
-            return np.array(parts)
-        return np.concatenate(parts).reshape((len(parts), *parts[0].shape))
-    return np.stack(parts, axis=axis)
+    """np.stack of ``parts`` (one dtype); raises unless they have one shape (PyTorch's
+    check: the full path raises its error)."""
+    first = parts[0]
+    if len(set(map(_shape_of, parts))) != 1:
+        raise ValueError("parts of different shapes")
+    if axis:
+        return np.stack(parts, axis=axis)
+    try:  # parts one after another: C-contiguous ones' bytes joined in one C loop, which
+        # costs less than np.concatenate's per-part checks (a read-only result, as the
+        # host stage's results are)
+        joined = b"".join(parts)
+    except (BufferError, TypeError):  # a part that is not C-contiguous
+        return np.concatenate(parts).reshape((len(parts), *first.shape))
+    return np.frombuffer(joined, first.dtype).reshape((len(parts), *first.shape))
+
+
+_shape_of = operator.attrgetter("shape")
 
 
 def _flip(vals, result, dims):
@@ -272,6 +292,8 @@ def promoted(vals):
     """The dtype PyTorch computes ``vals`` (arrays and Python numbers) in."""
     first = vals[0]
     d = first.dtype if first.__class__ is np.ndarray else None
+    if d is not None and len(vals) == 1:
+        return d  # a unary op's one array
     if d is not None and len(vals) == 2:  # ``x * 3``, ``x + y``: decided here, at once
         other = vals[1]
         if other.__class__ is np.ndarray:

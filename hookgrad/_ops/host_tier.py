@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import Pending, Tensor, _set_arr
+from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg,
+                       _set_version)
 from . import box_index
 from .lazy import ARRAY
 
@@ -41,6 +42,26 @@ _FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 _DTYPES = DTYPES
 _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 _NUMBERS = (int, float, bool)
+
+
+def held(values, store=None):
+    """A plain Tensor holding ``values`` (a NumPy array) on the host, as
+    ``Tensor._wrap(Host(values, store))`` makes it, in one call: the host stage's and
+    the host tier's results (a loop makes one per statement)."""
+    h = _new(Host)
+    _set_np(h, values)
+    _set_store(h, store)
+    t = _new(Tensor)
+    _set_arr(t, h)
+    _set_fn(t, None)
+    _set_nr(t, 0)
+    _set_rg(t, False)
+    _set_version(t, 0)
+    return t
+
+
+_new = object.__new__
+_set_np, _set_store = Host.__dict__["np"].__set__, Host.__dict__["store"].__set__
 
 
 def _enterable(t):
@@ -157,11 +178,11 @@ def read(self, idx, found):
     """``self[idx]`` (``found``: ``box_index.parse``'s) as a Tensor viewing ``self``'s host
     memory when ``self`` is held on the host, or a read-only copy of a small CPU array's
     values; else None."""
-    held = _held(self._arr)
-    if held is None:
+    found_values = _held(self._arr)
+    if found_values is None:
         return None
-    values, store = held
-    return Tensor._wrap(Host(values[_np_index(idx, found[0])], store))
+    values, store = found_values
+    return held(values[_np_index(idx, found[0])], store)
 
 
 def _held(a):
@@ -180,10 +201,10 @@ def view(x, geometry, statics):
     values are a NumPy view of ``x``'s host memory by that geometry, when ``x`` is held on
     the host or is a small CPU array (then a view of a read-only copy); else None. The
     caller marks it a view of ``x``, so a later write is seen through it (``_host_aliases``)."""
-    held = _held(x._arr)
-    if held is None:
+    found_values = _held(x._arr)
+    if found_values is None:
         return None
-    values, store = held
+    values, store = found_values
     item = values.itemsize
     try:
         size, stride, offset = geometry(values.shape, tuple(s // item for s in values.strides), 0,
@@ -198,7 +219,7 @@ def view(x, geometry, statics):
             (out := values.reshape(size)).strides == strides):
         out = np.lib.stride_tricks.as_strided(values, size, strides,
                                               writeable=values.flags.writeable)
-    return Tensor._wrap(Host(out, store))
+    return held(out, store)
 
 
 def _np_index(idx, template):

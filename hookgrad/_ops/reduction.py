@@ -10,8 +10,9 @@ import jax.numpy as jnp
 
 from .. import _dtype, _errors
 from .._dtype import to_jax
+from .._host_value import Host
 from .._tensor import Tensor
-from .dispatch import OUT, apply
+from .dispatch import OUT, apply, on_host
 from .pointwise import _abs
 from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
@@ -187,6 +188,17 @@ def _dims(dim, ndim):
     return dim if ndim else ()
 
 
+def _held_whole(op, input, keepdim):
+    """``op`` (sum or mean) of all of ``input`` by its NumPy form when ``input`` is a plain
+    float Tensor held on the host (``_host_value.py``): a loop's ``x.sum().item()``, with
+    the statics the full path builds for it, less its parsing; else None (the full path,
+    its checks and errors)."""
+    if input.__class__ is not Tensor or (a := input._arr).__class__ is not Host or \
+            a.np.dtype.kind != "f":
+        return None
+    return on_host(op, (input,), {"dim": None, "keepdim": keepdim, "dtype": None})
+
+
 def _int_accumulator(input, dtype):
     # PyTorch accumulates integer and bool inputs in int64 (int32 without JAX's x64)
     if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
@@ -198,6 +210,8 @@ def _int_accumulator(input, dtype):
 def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
     summed as int64."""
+    if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
+        return res
     dtype = _int_accumulator(input, dtype)
     dim = _dims(dim, input.ndim)
     op = SUM if dim is None else SUM_DIM
@@ -218,6 +232,8 @@ def trace(input) -> Tensor:
 @export
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
+    if dim is None and dtype is None and (res := _held_whole(MEAN, input, keepdim)) is not None:
+        return res
     dim = _dims(dim, input.ndim)
     if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
-from .dispatch import apply
+from .dispatch import apply, on_host
 from .stages import modes as _modes
 from .registry import defop, export, to_tensor_like
 from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
@@ -463,6 +463,9 @@ def cat(tensors, dim=0) -> Tensor:
 @export(method=False)
 def stack(tensors, dim=0) -> Tensor:
     """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
+    if dim.__class__ is int and dim >= 0 and tensors.__class__ in (list, tuple) and (
+            res := on_host(STACK, tuple(tensors), {"dim": dim})) is not None:
+        return res  # a collate's host-held samples (the form checks their shapes)
     tensors = [t if isinstance(t, Tensor) else to_tensor_like(t) for t in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

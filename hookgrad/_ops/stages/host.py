@@ -36,7 +36,9 @@ _NUMBERS = frozenset((bool, int, float))
 _NO_STATICS = {}  # what a row without static arguments passes its form
 _DTYPES = host_tier._DTYPES
 _PROMOTE = "promote"  # the rule of most rows: called directly
-_wrap = Tensor._wrap
+_hold = host_tier.held
+# ``host_tier._quiet_fp``'s, called directly (once per op)
+_quiet, _IGNORE, _reset = host_tier._ERRSTATE.set, host_tier._IGNORE, host_tier._reset
 
 
 def run(op, found, statics, args, out):
@@ -80,19 +82,19 @@ def run(op, found, statics, args, out):
         return None
     if result not in _DTYPES or jax.config.jax_default_device is not None:
         return None
-    token = host_tier._quiet_fp()  # PyTorch computes ``x / 0`` and overflows quietly
+    token = _quiet(_IGNORE)  # PyTorch computes ``x / 0`` and overflows quietly
     try:
         res = form(vals, result, **statics) if statics else form(vals, result)
     except Exception:  # noqa: BLE001 - not this form's case: the XLA path decides
         return None
     finally:
-        host_tier._reset(token)
+        _reset(token)
     if res.__class__ is not np.ndarray:
         res = np.asarray(res)
     if res.dtype is not result and res.dtype != result:
         res = res.astype(result)
     res.setflags(write=False)  # a host-held value nothing writes (a write copies it)
-    return _wrap(Host(res, None))
+    return _hold(res)
 
 
 def _held_parts(args):
