@@ -433,11 +433,20 @@ def clone(input, *, memory_format=None) -> Tensor:
     return apply(CLONE, (input,))
 
 
+def tensor_seq(name, tensors):
+    """``tensors``, a list or tuple (PyTorch's parser takes no other iterable, nor a Tensor)."""
+    if tensors.__class__ not in (list, tuple) and (
+            isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple))):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    return tensors
+
+
 @export(aliases=("concat", "concatenate"), method=False)
 def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
-    tensors = [to_tensor_like(t) for t in tensors]
+    tensors = [to_tensor_like(t) for t in tensor_seq("cat", tensors)]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # legacy: 1-d empty tensors are skipped whatever their shape
@@ -466,7 +475,8 @@ def stack(tensors, dim=0) -> Tensor:
     if dim.__class__ is int and dim >= 0 and tensors.__class__ in (list, tuple) and (
             res := on_host(STACK, tuple(tensors), {"dim": dim})) is not None:
         return res  # a collate's host-held samples (the form checks their shapes)
-    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t) for t in tensors]
+    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
+               for t in tensor_seq("stack", tensors)]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = wrap_dim(dim, tensors[0].ndim + 1)

@@ -14,14 +14,11 @@ from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, export
-from .shape import cat, flip, narrow, reshape, stack, wrap_dim
+from .shape import cat, flip, narrow, reshape, stack, tensor_seq, wrap_dim
 
 
 def _seq(name, tensors):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    return list(tensors)
+    return list(tensor_seq(name, tensors))
 
 
 def _atleast(n, tensors):

@@ -188,3 +188,18 @@ def test_neg_of_bools_raises_pytorchs_error():
     raises_as_torch(lambda L: _b(L).neg_(), RuntimeError, "^Negation, the `-` operator")
     raises_as_torch(lambda L: L.nextafter(_i(L, 1), _i(L, 2)), NotImplementedError,
                     "^\"nextafter_cpu\" not implemented for 'Long'$")
+
+
+SEQUENCES = [("generator", lambda L: (t for t in [L.ones(2), L.ones(2)]), "generator"),
+             ("iterator", lambda L: iter([L.ones(2), L.ones(2)]), "list_iterator"),
+             ("a tensor", lambda L: L.ones(2, 2), "Tensor"),
+             ("range", lambda L: range(2), "range")]
+
+
+@pytest.mark.parametrize("op", ["cat", "stack", "hstack", "vstack"])
+@pytest.mark.parametrize("make,kind", [s[1:] for s in SEQUENCES], ids=[s[0] for s in SEQUENCES])
+def test_joining_ops_take_a_list_or_tuple_alone(op, make, kind):
+    # PyTorch's parser takes a list or tuple of Tensors and no other iterable
+    match = rf"^{op}\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not {kind}$"
+    raises_as_torch(lambda L: getattr(L, op)(make(L)), TypeError, match)
+    assert getattr(hookgrad, op)((hookgrad.ones(2, 2), hookgrad.ones(2, 2))).numel() == 8
