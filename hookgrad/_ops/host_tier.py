@@ -26,8 +26,7 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg,
-                       _set_version)
+from .._tensor import Pending, Tensor, _fresh, _set_arr
 from . import box_index
 from .lazy import ARRAY
 
@@ -52,11 +51,7 @@ def held(values, store=None):
     _set_np(h, values)
     _set_store(h, store)
     t = _new(Tensor)
-    _set_arr(t, h)
-    _set_fn(t, None)
-    _set_nr(t, 0)
-    _set_rg(t, False)
-    _set_version(t, 0)
+    _fresh(t, h, None, 0, False)  # the one fill of a new Tensor's slots (``Tensor._wrap``'s)
     return t
 
 
