@@ -308,9 +308,6 @@ MAX_FUNCTION_LINES = 80  # a function that fits on a screen (its docstring not c
 LONG_FILES = {
     "hookgrad/_compile/state.py": "the compiled step's state finder and keys, edited on other "
                                   "branches now: split once they land",
-    "hookgrad/_ops/shape.py": "613: stack's lean host entry and the one tensors-argument "
-                              "check (issues 32, 34); the joins (cat, stack) go to "
-                              "stacking.py, a move for a session no branch edits it in",
 }
 LONG_FUNCTIONS = {
     "hookgrad/_ops/dispatch.py:apply": "runs once per op call: each stage's test is inline, "

@@ -10,7 +10,8 @@ import numbers
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import export
-from .shape import cat, narrow, wrap_dim
+from .shape import narrow, wrap_dim
+from .stacking import cat
 from .statistics import _DIV_SCALAR, _MUL_SCALAR, diff
 
 

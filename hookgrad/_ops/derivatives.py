@@ -33,7 +33,7 @@ from . import dispatch, op_node, statistics
 from .op_node import _CONST, OUT
 from .indexing import SLICE
 from .pointwise import where
-from .shape import cat
+from .stacking import cat
 from .views import view_apply
 from .stages import modes
 

@@ -131,7 +131,7 @@ def rnn_layers(x, h0, c0, weights, mode, num_layers, bidirectional, batch_first,
     ``dropout`` applies between layers in training.
     """
     from .nn_layers import dropout as _dropout
-    from .shape import cat, stack
+    from .stacking import cat, stack
     dirs = 2 if bidirectional else 1
     statics = {"mode": mode, "batch_first": bool(batch_first), "batch_sizes": batch_sizes}
     hs, cs = [], []

@@ -1,5 +1,5 @@
-"""Stacking, splitting and rearranging built from the shape ops: hstack/vstack/dstack,
-column_stack, atleast_Nd, tensor_split and h/v/dsplit, meshgrid, cartesian_prod,
+"""Joining, stacking, splitting and rearranging: cat and stack, and built from the shape ops
+hstack/vstack/dstack, column_stack, atleast_Nd, tensor_split and h/v/dsplit, meshgrid, cartesian_prod,
 block_diag, tile, ravel, fliplr/flipud, rot90, diag_embed, diag, diagflat.
 
 Each is PyTorch's composition of the shape ops, so it records the nodes PyTorch's records
@@ -12,9 +12,69 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
-from .dispatch import apply
-from .registry import FUNCTIONS, defop, export
-from .shape import cat, flip, narrow, reshape, stack, tensor_seq, wrap_dim
+from .dispatch import apply, on_host
+from .registry import FUNCTIONS, defop, export, to_tensor_like
+from .shape import flip, narrow, reshape, wrap_dim
+
+CAT = defop("cat", lambda *xs, dim: jnp.concatenate(xs, axis=dim), "CatBackward0", (),
+            names="self -> dim")
+STACK = defop("stack", lambda *xs, dim: jnp.stack(xs, axis=dim), "StackBackward0", (),
+              names="self -> dim")
+
+
+def tensor_seq(name, tensors):
+    """``tensors``, a list or tuple (PyTorch's parser takes no other iterable, nor a Tensor)."""
+    if tensors.__class__ not in (list, tuple) and (
+            isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple))):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    return tensors
+
+
+@export(aliases=("concat", "concatenate"), method=False)
+def cat(tensors, dim=0) -> Tensor:
+    """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
+    an existing dimension."""
+    tensors = [to_tensor_like(t) for t in tensor_seq("cat", tensors)]
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    # legacy: 1-d empty tensors are skipped whatever their shape
+    for k, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
+                               "concatenated")
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    d = wrap_dim(dim, tensors[0].ndim)
+    ref = tensors[0].shape
+    for k, t in enumerate(tensors[1:], 1):
+        if t.ndim != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and "
+                               f"{t.ndim}")
+        for i, (a, b) in enumerate(zip(ref, t.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number {k} "
+                                   "in the list.")
+    return apply(CAT, tuple(tensors), {"dim": d})
+
+
+@export(method=False)
+def stack(tensors, dim=0) -> Tensor:
+    """``stack(tensors, dim=0)``: equal-shaped tensors joined along a new dimension."""
+    if dim.__class__ is int and dim >= 0 and tensors.__class__ in (list, tuple) and (
+            res := on_host(STACK, tuple(tensors), {"dim": dim})) is not None:
+        return res  # a collate's host-held samples (the form checks their shapes)
+    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
+               for t in tensor_seq("stack", tensors)]
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    d = wrap_dim(dim, tensors[0].ndim + 1)
+    ref = tensors[0]._arr.shape  # a tuple: one comparison per part, no Size built
+    for k, t in enumerate(tensors[1:], 1):
+        if t._arr.shape != ref:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(ref)} at entry 0 and {list(t.shape)} at entry {k}")
+    return apply(STACK, tuple(tensors), {"dim": d})
 
 
 def _seq(name, tensors):

@@ -16,7 +16,8 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .reduction import _jdtype, _norm, _return_type, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
-from .shape import cat, narrow, wrap_dim
+from .shape import narrow, wrap_dim
+from .stacking import cat
 
 def _min_max_type():
     """``aminmax``'s ``(min, max)`` named tuple, printed as PyTorch's."""

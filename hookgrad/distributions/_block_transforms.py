@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._ops.shape import cat, stack
+from .._ops.stacking import cat, stack
 from . import constraints
 from ._transform import Transform, _sum_rightmost
 from .utils import lazy_property

@@ -5,7 +5,7 @@ from .._tensor import Tensor  # noqa: F401 - annotations
 
 import numbers
 
-from .._ops.shape import stack
+from .._ops.stacking import stack
 from .._tensor import Size
 from ._simple import _UnitConcentrations
 from .dirichlet import Dirichlet

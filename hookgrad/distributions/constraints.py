@@ -259,7 +259,7 @@ class _Cat(_Joined):
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value: Tensor) -> Tensor:
-        from .._ops.shape import cat as cat_
+        from .._ops.stacking import cat as cat_
         _check_dim(self.dim, value)
         blocks = _blocks(value, self.dim, self.lengths)
         return cat_([c.check(b) for c, b in zip(self.cseq, blocks)], self.dim)
@@ -277,7 +277,7 @@ class _Stack(_Joined):
         return dim + 1 if self.dim + dim < 0 else dim
 
     def check(self, value: Tensor) -> Tensor:
-        from .._ops.shape import stack as stack_
+        from .._ops.stacking import stack as stack_
         _check_dim(self.dim, value)
         return stack_([c.check(value.select(self.dim, i))
                        for i, c in enumerate(self.cseq)], self.dim)

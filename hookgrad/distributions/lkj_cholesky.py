@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import jax.numpy as jnp
 
 from .._factory import arange, ones, randn
-from .._ops.shape import cat
+from .._ops.stacking import cat
 from .._tensor import Size
 from . import constraints
 from .beta import Beta

@@ -86,7 +86,7 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     # gather from vec plus one trailing zero: positions off the triangle read the zero
     index = np.full(n * n, size)
     index[_tril_positions(n, diag)] = np.arange(size)
-    from .._ops.shape import cat
+    from .._ops.stacking import cat
     padded = cat([vec, zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)], -1)
     return padded.index_select(-1, tensor(index.tolist())).reshape(
         tuple(vec.shape[:-1]) + (n, n))

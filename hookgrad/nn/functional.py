@@ -225,7 +225,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     # NOTE: long on purpose: it follows PyTorch's function step by step, so that its argument
     # checks fail in the same order with the same messages.
     from .._factory import zeros
-    from .._ops.shape import cat
+    from .._ops.stacking import cat
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

@@ -5,7 +5,7 @@ from collections import namedtuple
 
 import jax
 
-from ..._ops.shape import cat
+from ..._ops.stacking import cat
 from .. import functional as F
 from .container import ModuleList, Sequential
 from .linear import Linear

@@ -69,7 +69,7 @@ def gather(outputs: Any, target_device, dim: int = 0) -> Any:
     def join(outs):
         first = outs[0]
         if isinstance(first, Tensor):
-            from ..._ops.shape import cat
+            from ..._ops.stacking import cat
             return cat([o.to(target) for o in outs], dim)
         if first is None:
             return None

@@ -10,7 +10,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """Flattens ``parameters`` into one 1-D Tensor (recorded: gradients flow back)."""
-    from ..._ops.shape import cat
+    from ..._ops.stacking import cat
     return cat([p.reshape(-1) for p in parameters])
 
 

@@ -315,7 +315,7 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False,
             s = F.pad(s, (0, 0) * len(trailing) + ((0, n) if padding_side == "right"
                                                    else (n, 0)), value=padding_value)
         padded.append(s)
-    from ..._ops.shape import stack
+    from ..._ops.stacking import stack
     return stack(padded, 0 if batch_first else 1)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .... import _device, _dtype, _factory
 from ...._host_value import readable
-from ...._ops.shape import stack
+from ...._ops.stacking import stack
 from ...._tensor import Tensor
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
