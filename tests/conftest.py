@@ -1,4 +1,5 @@
 import os
+import sys
 
 import pytest
 
@@ -17,3 +18,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _background_compiles_end_with_their_module():
+    """Each test module starts with the background compiler's queue empty: the compiles
+    a module left queued (the fuzz window's, with tiered execution on, leaves hundreds)
+    would otherwise run on during the next modules' tests and hold up their
+    ``tiered.wait()``. A dropped compile's program compiles at its next call instead."""
+    yield
+    tiered = sys.modules.get("hookgrad._ops.tiered")
+    if tiered is not None and tiered._pool:
+        tiered._pool.pop().shutdown()
