@@ -1,12 +1,92 @@
-"""The objects passed to a compiled step (a KV cache) keyed by their structure, not
-identity (``hookgrad._compile.arg_objects``): a signature found to run eagerly is not
-traced again."""
+"""Attributes a compiled step sets on the objects passed to it (a KV cache's layers), done
+again after each run (``hookgrad._compile.arg_objects``); the objects keyed by their
+structure, not identity; and a signature found to run eagerly is not traced again."""
+import importlib.util
 import itertools
+import json
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
+import pytest
 
 import hookgrad as hg
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _Layer:
+    def __init__(self):
+        self.keys = None
+        self.ready = False
+
+
+class _Cache:
+    """As transformers' DynamicCache: a list of layers whose Tensors the step replaces."""
+
+    def __init__(self, n=2):
+        self.layers = [_Layer() for _ in range(n)]
+        self.meta = {"steps": 0}
+
+
+def _step(x, cache):
+    for i, layer in enumerate(cache.layers):
+        k = x * (i + 1)
+        if not layer.ready:
+            layer.dtype, layer.ready = x.dtype, True
+            layer.keys = hg.zeros(x.shape[0], 0)
+        layer.keys = hg.cat([layer.keys, k[:, None]], dim=1)
+    cache.meta["steps"] = cache.meta["steps"] + 1
+    return cache.layers[-1].keys.sum(), cache
+
+
+def _same_cache(a, b):
+    assert a.meta == b.meta
+    for la, lb in zip(a.layers, b.layers):
+        assert (la.ready, la.__dict__.get("dtype")) == (lb.ready, lb.__dict__.get("dtype"))
+        assert type(la.keys) is hg.Tensor and la.keys.shape == lb.keys.shape
+        np.testing.assert_array_equal(la.keys.numpy(), lb.keys.numpy())
+
+
+def _decode(f, cache, n=4):
+    out = []
+    for i in range(n):
+        loss, got = f(hg.arange(3.0) + i, cache)
+        assert got is cache   # the call's own object, not the one traced
+        out.append(loss.item())
+    return out
+
+
+def test_attributes_set_on_an_argument_object_are_set_after_each_run():
+    f = hg.compile(_step)
+    c, e = _Cache(), _Cache()
+    assert _decode(f, c) == _decode(_step, e)
+    _same_cache(c, e)
+    # a program per cache length (the shapes are static), none run eagerly
+    assert f.trace_count == 4
+    assert not any(type(v).__name__ == "Eager" for v in f._cache.values())
+
+
+def test_a_new_object_of_the_same_structure_compiles_nothing():
+    f = hg.compile(_step)
+    _decode(f, _Cache())
+    traced, count = f.trace_count, hg.compile_count()
+    c, e = _Cache(), _Cache()
+    assert _decode(f, c) == _decode(_step, e)
+    _same_cache(c, e)
+    assert f.trace_count == traced and hg.compile_count() == count
+
+
+def test_an_object_of_another_structure_traces_again():
+    f = hg.compile(_step)
+    _decode(f, _Cache(2), 2)
+    traced = f.trace_count
+    c, e = _Cache(3), _Cache(3)   # three layers: another program per length
+    assert _decode(f, c, 2) == _decode(_step, e, 2)
+    _same_cache(c, e)
+    assert f.trace_count == traced + 2
 
 
 def test_a_tensor_the_object_holds_is_an_input_and_in_place_writes_come_back():
@@ -93,6 +173,32 @@ def test_a_tensor_with_a_graph_set_on_an_object_runs_eagerly():
     assert len(ran) == 1 and traced == 0
 
 
+def test_a_dict_entry_set_on_an_argument_object_is_set_after_each_run():
+    class Stats:
+        def __init__(self):
+            self.d = {"last": None, "n": 0}
+
+    def step(x, s):
+        s.d["last"] = x * 3
+        s.d["n"] = s.d["n"] + 1
+        return x.sum()
+    f = hg.compile(step)
+    a, b = Stats(), Stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no "runs eagerly"
+        for i in range(3):
+            x = hg.arange(2.0) + i
+            assert f(x, a).item() == step(x, b).item()
+            assert a.d["n"] == b.d["n"]
+            np.testing.assert_array_equal(a.d["last"].numpy(), b.d["last"].numpy())
+    traced = f.trace_count
+    assert traced == 3   # ``n`` is keyed: a program per count
+    c = Stats()
+    for i in range(3):   # a new object: the same programs (the count keys them)
+        f(hg.arange(2.0), c)
+    assert f.trace_count == traced and c.d["n"] == 3
+
+
 def test_a_step_whose_key_changes_each_call_stops_tracing_at_the_limit():
     class Log:
         def __init__(self, n):
@@ -112,3 +218,58 @@ def test_a_step_whose_key_changes_each_call_stops_tracing_at_the_limit():
     count = hg.compile_count()
     f(hg.ones(2), Log(20))
     assert hg.compile_count() == count
+
+
+_HF_GENERATE = r"""
+import json, sys, warnings
+import hookgrad, hookgrad.as_torch
+hookgrad.as_torch.install()
+import torch
+import transformers as tf
+
+def gpt2():
+    return tf.GPT2LMHeadModel(tf.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=128,
+                                            n_positions=32))
+
+def llama():
+    return tf.LlamaForCausalLM(tf.LlamaConfig(
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, hidden_size=32,
+        intermediate_size=64, vocab_size=128, max_position_embeddings=64, pad_token_id=0,
+        bos_token_id=1, eos_token_id=127))
+
+out = {}
+for name, make in (("gpt2", gpt2), ("llama", llama)):
+    torch.manual_seed(0)
+    model = make().eval()
+    ids = torch.randint(2, 120, (2, 7))
+    gen = lambda: model.generate(ids, max_new_tokens=4, do_sample=False, pad_token_id=0)
+    eager = gen().tolist()
+    model.forward = f = torch.compile(model.forward)
+    runs = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            t = f.trace_count
+            runs.append([gen().tolist(), f.trace_count - t])
+    out[name] = {"eager": eager, "runs": runs,
+                 "eagerly": [str(w.message) for w in caught if "runs eagerly" in str(w.message)]}
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
+                    reason="transformers is not installed")
+def test_compiled_generate_of_gpt2_and_llama_steadies_with_eagers_tokens():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + sys.path))
+    proc = subprocess.run([sys.executable, "-c", _HF_GENERATE], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.splitlines()[-1][len("RESULT "):])
+    for name, r in got.items():
+        assert r["eagerly"] == [], (name, r["eagerly"])
+        tokens = [run[0] for run in r["runs"]]
+        assert tokens == [r["eager"]] * 3, name
+        # a program per forward (the prompt, then one per cache length), traced once:
+        # the second generate (a new cache) traces none (``generate``'s own eager ops,
+        # outside the compiled forward, compile on their own schedule: ``lazy``)
+        assert [run[1] for run in r["runs"]] == [4, 0, 0], name

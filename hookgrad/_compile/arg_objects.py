@@ -1,27 +1,40 @@
-"""Plain objects passed to a compiled step (transformers' KV cache), keyed by their
-structure.
+"""Plain objects passed to a compiled step (transformers' KV cache), and the attributes
+the step sets on them, done again after each run.
 
 A ``DynamicCache`` passed to a compiled ``forward`` holds a list of layers, each holding
-``keys`` and ``values`` Tensors; ``generate`` passes a new cache on every call. As Dynamo
-does, such an object is:
+``keys`` and ``values`` Tensors that the forward replaces (``self.keys = cat([self.keys,
+k])``); ``generate`` passes a new cache on every call. As Dynamo does, such an object is:
 
 - **keyed by its structure**, not its identity: its class, and per attribute (through
   lists, tuples, dicts and the objects they hold, a few levels down) a plain value (a
   number, string, ``None``, a dtype or device), a Tensor by its position among the
   object's Tensors, or any other object by identity. A new cache of the same structure
-  and shapes finds what the last one's call left in the cache: its program, or that it
-  runs eagerly (not traced again); a cache one token longer is another signature;
-- **read**: its Tensors are inputs of the program, by position, as a Tensor argument.
+  and shapes finds the program the last one traced; a cache one token longer traces one
+  more (a program per length: PyTorch's shapes are static here, and padding would change
+  the shape the model's Python sees);
+- **read**: its Tensors are inputs of the program, by position, as a Tensor argument;
+- **written**: an attribute the trace set to a Tensor it computed (no grad, no alias of
+  the state) or to a plain value is taken back at the trace's end; the program returns
+  the Tensors, and after each run they are set, with the plain values, on the objects
+  found by the same path from that call's arguments.
+
+Anything else the trace did to such an object (an attribute deleted, set to another
+object, a list appended to) stays an effect: the step runs eagerly, with the warning,
+once per signature.
 """
+import jax
+
 from .._device import device as _Device
 from .._dtype import dtype as _Dtype
 from .._tensor import Tensor
 from .state import _Same, _is_optimizer, _user_function
 
-__all__ = ["walk", "holders", "at"]
+__all__ = ["walk", "found", "where", "holders", "at", "put"]
 
+_Tracer = jax.core.Tracer
 _DEPTH = 4          # objects inside the argument followed (the cache, its list, a layer)
 _MAX_NODES = 512    # past this, the object keeps its old treatment (by identity)
+_MISSING = object()
 _CONSTANTS = (int, float, complex, bool, str, bytes, type(None), _Dtype, _Device)
 
 
@@ -103,7 +116,66 @@ def at(root, path):
     return root
 
 
+def where(plan):
+    """``id(object) -> (argument leaf, path)`` of the argument objects of ``plan``."""
+    return {id(obj): (j, path) for j, objects, _ in plan.arg_objects
+            for path, obj, _ in objects}
+
+
 def holders(plan):
     """The ids of what ``plan``'s argument objects hold (objects, lists, dicts): their
     plain values are keyed by the structure, not guarded (``hookgrad._compile.guards``)."""
     return set().union(*(ids for _, _, ids in plan.arg_objects))
+
+
+def found(plan):
+    """The attributes the trace set on ``plan``'s argument objects, taken back, as
+    ``("set", (argument leaf, path), [(name, value)])`` effects (``after_run``; a dict's
+    items are its names), where a value is a Tensor the program computes or a plain
+    value; [] (nothing taken back) if any change is not one of those: the watch then
+    finds it, and the step runs eagerly."""
+    if not plan.arg_objects:
+        return []
+    state = {id(t) for t in plan.state.tensors}
+    out, changed = [], []
+    for j, objects, _ in plan.arg_objects:
+        for path, obj, before in objects:
+            now = _items(obj)
+            if len(now) == len(before) and all(now.get(k, _MISSING) is v
+                                               for k, v in before.items()):
+                continue
+            if any(k not in now for k in before):
+                return []   # an attribute deleted
+            sets = [(k, v) for k, v in now.items() if before.get(k, _MISSING) is not v]
+            if not all(_replayable(v, state) for _, v in sets):
+                return []
+            out.append(("set", (j, path), sets))
+            changed.append((obj, before))
+    for obj, before in changed:   # taken back: the run's values are set after each run
+        d = _items(obj)
+        d.clear()
+        d.update(before)
+    return out
+
+
+def _items(holder):
+    return holder if type(holder) is dict else holder.__dict__
+
+
+def put(holder, name, value):
+    """Set ``name`` of ``holder`` (an attribute, or a dict's item) to ``value``."""
+    if type(holder) is dict:
+        holder[name] = value
+    else:
+        setattr(holder, name, value)
+
+
+def _replayable(v, state):
+    if type(v) in _CONSTANTS or isinstance(v, (_Dtype, _Device)):
+        return True
+    # a Tensor this trace made, not one the state or an argument holds (an alias of one
+    # shares its storage eagerly; a Tensor with a graph cannot be made again)
+    if type(v) is not Tensor or id(v) in state or not isinstance(v._data, _Tracer) or \
+            v._requires_grad or v.grad_fn is not None:
+        return False
+    return v._view is None or id(v._view.base) not in state

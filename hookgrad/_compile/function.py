@@ -493,10 +493,10 @@ class CompiledFunction:
             _KEY.set(new_key)
             self._key_data = (new_key, data)
         if entry.appends:   # the step's ``losses.append(...)``, ``calls += 1``
-            _after_run.replay(entry, res, got)
+            _after_run.replay(entry, res, got, plan.arg_leaves)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
-        out = _write_back.outputs(entry, res, got)
+        out = _write_back.outputs(entry, res, got, plan.arg_leaves)
         # host hooks reached while tracing, in that order, with this run's values
         if entry.host_calls and not entry.host_first:
             _host_run.run_calls(entry.host_calls, res)

@@ -673,5 +673,6 @@ class _Plan:
     def __init__(self):
         self.basis = self.written = self.meta = None
         self.arg_objects = ()   # (argument leaf, objects, ids) (``_compile.arg_objects``)
+        self.arg_leaves = None  # a re-run call's (``replay.check``) has no objects
         self.replayed = False   # made by ``replay.check``
 
