@@ -109,6 +109,23 @@ def test_a_tensor_the_object_holds_is_an_input_and_in_place_writes_come_back():
     assert f.trace_count == 1
 
 
+def test_a_tensor_set_and_returned_is_one_tensor_as_eagerly():
+    class Pair:
+        def __init__(self):
+            self.a = self.b = None
+
+    def step(x, p):
+        p.a = p.b = x * 2
+        return p.a, x + 1
+    f = hg.compile(step)
+    for _ in range(2):
+        p, q = Pair(), Pair()
+        got, want = f(hg.arange(3.0), p), step(hg.arange(3.0), q)
+        assert got[0] is p.a and p.a is p.b and want[0] is q.a and q.a is q.b
+        assert p.a.tolist() == q.a.tolist() and got[1].tolist() == want[1].tolist()
+    assert f.trace_count == 1
+
+
 def _falls_back(step, make, calls=5):
     """Run ``step`` compiled on new objects from ``make``, against eager runs; the
     "runs eagerly" warnings, and after the first call the traces of the step and the

@@ -211,8 +211,11 @@ def collect(entry, effects, outs):
             spec = []
             for name, v in what:
                 if isinstance(v, Tensor):
-                    spec.append((name, "T", len(outs)))
-                    outs.append(v._data)
+                    # the step returns it too: one output, one Tensor (``replay``)
+                    k = next((k for k, o in enumerate(outs) if o is v._data), len(outs))
+                    spec.append((name, "T", k))
+                    if k == len(outs):
+                        outs.append(v._data)
                 else:
                     spec.append((name, "C", v))
             entry.appends.append((kind, place, spec))
@@ -266,12 +269,19 @@ def ready(entry):
 
 def replay(entry, res, got, leaves):
     """A run's appends (``got``: the scalars read, by output position), increments and
-    attributes set on the objects the call passed (``leaves``: its argument leaves)."""
+    attributes set on the objects the call passed (``leaves``: its argument leaves).
+    Returns the Tensors set, by output position: the step's result holds the same ones,
+    as eagerly."""
+    made = {}
     for kind, place, spec in entry.appends:
         if kind == "set":
             obj = _arg_objects.at(leaves[place[0]], place[1])
             for name, k_kind, v in spec:
-                _arg_objects.put(obj, name, Tensor._wrap(res[v]) if k_kind == "T" else v)
+                if k_kind == "T":
+                    if v not in made:
+                        made[v] = Tensor._wrap(res[v])
+                    v = made[v]
+                _arg_objects.put(obj, name, v)
             continue
         target = _target(place)
         if kind == "add":
@@ -279,3 +289,4 @@ def replay(entry, res, got, leaves):
             continue
         for k_kind, k in spec:
             target.append(got[k] if k_kind == "P" else Tensor._wrap(res[k]))
+    return made

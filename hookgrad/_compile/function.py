@@ -492,11 +492,12 @@ class CompiledFunction:
             new_key = jax.random.wrap_key_data(data, impl=_trace.key_impl(plan.rng))
             _KEY.set(new_key)
             self._key_data = (new_key, data)
+        made = None
         if entry.appends:   # the step's ``losses.append(...)``, ``calls += 1``
-            _after_run.replay(entry, res, got, plan.arg_leaves)
+            made = _after_run.replay(entry, res, got, plan.arg_leaves)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
-        out = _write_back.outputs(entry, res, got, plan.arg_leaves)
+        out = _write_back.outputs(entry, res, got, plan.arg_leaves, made)
         # host hooks reached while tracing, in that order, with this run's values
         if entry.host_calls and not entry.host_first:
             _host_run.run_calls(entry.host_calls, res)

@@ -66,14 +66,16 @@ def optimizers(entry, opts, opt_trees, res, flat):
                       "state" in tree else new)
 
 
-def outputs(entry, res, got, leaves=None):
+def outputs(entry, res, got, leaves=None, made=None):
     """What the step returns, from the program's outputs ``res``, the values its Python
-    read (``got``: ``hookgrad._compile.speculate``) and the call's argument leaves (an
-    argument object returned: ``hookgrad._compile.arg_objects``)."""
+    read (``got``: ``hookgrad._compile.speculate``), the call's argument leaves (an
+    argument object returned: ``hookgrad._compile.arg_objects``) and the Tensors set on
+    them (``made``: by output position; returned, they are those)."""
     out = []
     for s in entry.user_spec:
         if s[0] == "T":
-            out.append(output(s[2], res[s[1]]))
+            out.append(made[s[1]] if made and s[1] in made and s[2] is Tensor else
+                       output(s[2], res[s[1]]))
         elif s[0] == "A":
             out.append(res[s[1]])
         elif s[0] == "P":
