@@ -31,6 +31,7 @@ import types
 import jax
 
 from .._tensor import Tensor
+from . import arg_objects as _arg_objects
 from . import effects as _effects
 from .speculate import Scalar
 from .state import _code_names, _user_function
@@ -57,10 +58,12 @@ def found(cf, plan, watch, reader, reached):
     """The appends and increments the step's trace made that can be done again after a
     run, taken back: ``("append", place, values)`` and ``("add", place, delta)``, where a
     place is ``("cell", cell, None)`` or ``("global", dict, name)``."""
+    # the attributes set on argument objects (a KV cache's layers)
+    out = _arg_objects.found(plan)
     if watch is None:
-        return []
+        return out
     records = watch._records
-    out, scan = [], []
+    scan = []
     # a detached state Tensor aliases it across calls, eagerly: not a value of one run
     state = {id(t) for t in plan.state.tensors} | \
         {id(t._grad) for t in plan.state.tensors if t._grad is not None}
@@ -204,6 +207,19 @@ def collect(entry, effects, outs):
         if kind == "add":
             entry.appends.append((kind, place, what))
             continue
+        if kind == "set":   # (name, Tensor or plain value) -> (name, kind, position/value)
+            spec = []
+            for name, v in what:
+                if isinstance(v, Tensor):
+                    # the step returns it too: one output, one Tensor (``replay``)
+                    k = next((k for k, o in enumerate(outs) if o is v._data), len(outs))
+                    spec.append((name, "T", k))
+                    if k == len(outs):
+                        outs.append(v._data)
+                else:
+                    spec.append((name, "C", v))
+            entry.appends.append((kind, place, spec))
+            continue
         spec = []
         for v in what:
             spec.append(("P" if type(v) is Scalar else "T", len(outs)))
@@ -212,8 +228,11 @@ def collect(entry, effects, outs):
 
 
 def outputs(entry):
-    """``(kind, output position)`` of each appended value."""
-    return [s for kind, _, spec in entry.appends if kind == "append" for s in spec]
+    """``(kind, output position)`` of each appended value and each Tensor set on an
+    argument object."""
+    return [s for kind, _, spec in entry.appends if kind == "append" for s in spec] + \
+        [s[1:] for kind, _, spec in entry.appends if kind == "set" for s in spec
+         if s[1] == "T"]
 
 
 def unguarded(entry):
@@ -242,16 +261,32 @@ def _target(place):
 def ready(entry):
     """Whether every place still holds what the run's effects apply to (else: trace
     again)."""
+    # an argument object's path: its structure is in the key, so the path leads there
     return all(hasattr(_target(place), "append") if kind == "append" else
-               type(_target(place)) is int for kind, place, _ in entry.appends)
+               type(_target(place)) is int for kind, place, _ in entry.appends
+               if kind != "set")
 
 
-def replay(entry, res, got):
-    """A run's appends (``got``: the scalars read, by output position) and increments."""
+def replay(entry, res, got, leaves):
+    """A run's appends (``got``: the scalars read, by output position), increments and
+    attributes set on the objects the call passed (``leaves``: its argument leaves).
+    Returns the Tensors set, by output position: the step's result holds the same ones,
+    as eagerly."""
+    made = {}
     for kind, place, spec in entry.appends:
+        if kind == "set":
+            obj = _arg_objects.at(leaves[place[0]], place[1])
+            for name, k_kind, v in spec:
+                if k_kind == "T":
+                    if v not in made:
+                        made[v] = Tensor._wrap(res[v])
+                    v = made[v]
+                _arg_objects.put(obj, name, v)
+            continue
         target = _target(place)
         if kind == "add":
             _effects._put_back(place[0], place[1], place[2], target + spec)
             continue
         for k_kind, k in spec:
             target.append(got[k] if k_kind == "P" else Tensor._wrap(res[k]))
+    return made

@@ -8,6 +8,7 @@ import jax
 import numpy as np
 
 from . import after_run as _after_run
+from . import arg_objects as _arg_objects
 from . import checks as _checks
 from . import effects as _effects
 from . import guards as _guards
@@ -177,15 +178,19 @@ class CompiledFunction:
 
     def _at_limit(self):
         """Whether the step has as many programs as ``torch._dynamo.config.recompile_limit``
-        allows (8): as Dynamo, a call needing one more runs eagerly, with one warning."""
+        allows (8): as Dynamo, a call needing one more runs eagerly, with one warning. The
+        signatures found to run eagerly count too: each cost a trace, and a step whose key
+        changes on every call (a new value each time) must stop tracing."""
         config = _mode.dynamo_config
         limit = 8 if config is None else config.recompile_limit
+        eager = sum(type(e) is _effects.Eager for e in self._cache.values())
         n = sum(type(e) is _trace.Entry for e in self._cache.values()) + \
             _speculate.other_branches(self)
-        if n < limit:
+        if n + eager < limit:
             return False
+        what = f"{n} programs" + (f" and {eager} signatures run eagerly" if eager else "")
         _effects.warn_once(
-            self, f"it has {n} programs, torch._dynamo.config.recompile_limit ({limit})",
+            self, f"it has {what}, torch._dynamo.config.recompile_limit ({limit})",
             "A call needing a new program (new argument shapes, guarded Python values, "
             "hooks) runs eagerly, as under torch.compile; raise the limit to compile more.")
         return True
@@ -215,8 +220,10 @@ class CompiledFunction:
             traced = steady if steady is not None else (plan, entry)
             old = plan.key[-1]
             # what host calls write changes on every call: not a guard
+            # nor the argument objects' values: their structure is in the key
             if self._guards.add(watch, entry.host_reached | traced[1].host_reached |
-                                _after_run.unguarded(traced[1])):
+                                _after_run.unguarded(traced[1]) |
+                                _arg_objects.holders(plan)):
                 self._rekey(old, traced[0])
             _speculate.traced(self, *traced)
             _after_run.note(self, traced[1])
@@ -342,8 +349,8 @@ class CompiledFunction:
         plan.roots = self._roots.held()   # the values the walk was made from
         plan.flags = list(map(_replay._FLAGS, st.tensors))
         arg_leaves, rebuild = _flatten_containers((args, kwargs))
-        st, module_key, arg_only, arg_slots, static_key = self._plan_args(
-            st, module_key, arg_leaves, module_cls)
+        st, module_key, arg_only, arg_slots, static_key, plan.arg_objects = \
+            self._plan_args(st, module_key, arg_leaves, module_cls)
         flat = []
         plan.ctx = _context_key(_gm.enabled, _saved_state)
         # then one ``_tensor_key`` per Tensor, from ``_KEY_TENSORS`` on (``replay.basis``)
@@ -386,23 +393,37 @@ class CompiledFunction:
         """Sort the call's leaves: Tensors join the state (by position when only an
         argument holds them), arrays are inputs, Modules and optimizers are walked, the
         rest are static. Returns the state, the module key, each argument-only Tensor's
-        position, one slot per leaf (("t", tensor index) | ("a", None) | ("s", value)) and
-        the arguments' part of the cache key."""
+        position, one slot per leaf (("t", tensor index) | ("a", None) | ("s", value)),
+        the arguments' part of the cache key and, per plain object argument, its leaf's
+        position and the objects it holds (``_compile.arg_objects``)."""
         # ``st`` is the cached walk: copied before adding to it (None: its Tensors copied)
         shared = True
-        arg_only, arg_slots, static_key = {}, [], []
+        arg_only, arg_slots, static_key, objects = {}, [], [], []
+
+        def add(t):
+            nonlocal st, shared
+            if id(t) not in st.tensor_ids:
+                arg_only[id(t)] = len(arg_only)  # keyed by position, not identity
+                if shared:
+                    st, shared = st.copy(deep=False), None
+                st.add_tensor(t)
+            return st.tensor_ids[id(t)]
+
         for v in arg_leaves:
             if isinstance(v, Tensor):
-                if id(v) not in st.tensor_ids:
-                    arg_only[id(v)] = len(arg_only)  # keyed by position, not identity
-                    if shared:
-                        st, shared = st.copy(deep=False), None
-                    st.add_tensor(v)
-                arg_slots.append(("t", st.tensor_ids[id(v)]))
-                static_key.append(("T", st.tensor_ids[id(v)]))
+                i = add(v)
+                arg_slots.append(("t", i))
+                static_key.append(("T", i))
             elif isinstance(v, (jax.Array, np.ndarray, np.generic)):
                 arg_slots.append(("a", None))
                 static_key.append(_arg_array_key(v))
+            elif (obj := _arg_objects.walk(v, module_cls)) is not None:
+                # a plain object (a KV cache): keyed by its structure, its Tensors read
+                # by position, the attributes the step sets done again after each run
+                key, tensors, reached, ids = obj
+                objects.append((len(arg_slots), reached, ids))
+                arg_slots.append(("s", v))
+                static_key.append(("obj", key, tuple(map(add, tensors))))
             elif module_cls is not None and isinstance(v, module_cls) or _is_optimizer(v) \
                     or _holds_tensors(v):
                 # NOTE: an object holding Tensors (transformers' KV cache): they are state,
@@ -422,7 +443,7 @@ class CompiledFunction:
                     static_key.append(("v", type(v), v))
                 except TypeError:
                     static_key.append(("id", id(v)))
-        return st, module_key, arg_only, arg_slots, static_key
+        return st, module_key, arg_only, arg_slots, static_key, objects
 
     # ---- running and writing back
     def _run(self, entry, plan):
@@ -471,11 +492,12 @@ class CompiledFunction:
             new_key = jax.random.wrap_key_data(data, impl=_trace.key_impl(plan.rng))
             _KEY.set(new_key)
             self._key_data = (new_key, data)
+        made = None
         if entry.appends:   # the step's ``losses.append(...)``, ``calls += 1``
-            _after_run.replay(entry, res, got)
+            made = _after_run.replay(entry, res, got, plan.arg_leaves)
         if plan.basis is not None:
             plan.written = _replay.written(plan)
-        out = _write_back.outputs(entry, res, got)
+        out = _write_back.outputs(entry, res, got, plan.arg_leaves, made)
         # host hooks reached while tracing, in that order, with this run's values
         if entry.host_calls and not entry.host_first:
             _host_run.run_calls(entry.host_calls, res)

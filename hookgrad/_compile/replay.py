@@ -104,6 +104,8 @@ def _same_options(param_groups, objs):
 
 def basis(plan, entry):
     """The Basis of a full-path call, or None where its program cannot be re-run so."""
+    if plan.arg_objects:   # an object argument (a KV cache): walked on every call
+        return None
     n = plan.n_walk
     tensors = plan.tensors[:n]
     for t in tensors:

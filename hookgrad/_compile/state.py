@@ -668,9 +668,11 @@ class _Plan:
     __slots__ = ("key", "flat", "state", "tensors", "optimizers", "grads_in", "opt_trees",
                  "rng", "arg_leaves", "arg_slots", "rebuild", "n_args", "kw_names", "found",
                  "roots", "epoch", "ctx", "flags", "n_walk", "groups", "opt_keys", "hp_leaves",
-                 "basis", "written", "meta", "replayed")
+                 "basis", "written", "meta", "replayed", "arg_objects")
 
     def __init__(self):
         self.basis = self.written = self.meta = None
+        self.arg_objects = ()   # (argument leaf, objects, ids) (``_compile.arg_objects``)
+        self.arg_leaves = None  # a re-run call's (``replay.check``) has no objects
         self.replayed = False   # made by ``replay.check``
 

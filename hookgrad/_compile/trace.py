@@ -16,6 +16,7 @@ import jax
 import jax.extend.core as _jex
 
 from . import after_run as _after_run
+from . import arg_objects as _arg_objects
 from . import checks as _checks
 from . import host_run as _host_run
 from . import speculate as _speculate
@@ -212,6 +213,7 @@ def _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
         entry.key_out = None
     ures, entry.user_build = _flatten_containers(result)
     entry.user_spec = []
+    objects = _arg_objects.where(plan) if plan.arg_objects else {}
     for v in ures:
         if isinstance(v, Tensor):
             entry.user_spec.append(("T", len(outs), type(v)))
@@ -222,6 +224,8 @@ def _collect(entry, plan, snap, bound, result, tracing, checks, reader, appends)
         elif type(v) is _speculate.Scalar:   # ``return loss.item()``: read after the run
             entry.user_spec.append(("P", len(outs)))
             outs.append(v.arr)
+        elif id(v) in objects:   # an argument object (a KV cache): this call's
+            entry.user_spec.append(("R", objects[id(v)]))
         else:
             entry.user_spec.append(("S", v))
     entry.host_calls = []
@@ -345,7 +349,7 @@ def _private_state(entry, plan):
     (no Tensor, ``.grad``, result or host hook took them), and anything reading the
     state otherwise ends the flat state (the re-run is then not made). Such a buffer
     needs no check for aliases before it is donated."""
-    exposed = [k for s in entry.user_spec if s[0] != "S" for k in (s[1],)]
+    exposed = [k for s in entry.user_spec if s[0] not in "SR" for k in (s[1],)]
     exposed += [k for _, idx in entry.host_calls for k in idx]
     exposed += [k for _, k in _after_run.outputs(entry)]
     exposed += [k for _, k in entry.data_out] + [k for _, k in entry.grad_out]

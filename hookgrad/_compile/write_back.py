@@ -4,6 +4,7 @@ the step returns. A planned call (``CompiledFunction._run``) and a steady re-run
 (``hookgrad._compile.steady``) both write back through these."""
 import sys
 
+from . import arg_objects as _arg_objects
 from . import trace as _trace
 from . import tune as _tune
 from .state import _opt_load, _Split
@@ -65,17 +66,22 @@ def optimizers(entry, opts, opt_trees, res, flat):
                       "state" in tree else new)
 
 
-def outputs(entry, res, got):
-    """What the step returns, from the program's outputs ``res`` and the values its Python
-    read (``got``: ``hookgrad._compile.speculate``)."""
+def outputs(entry, res, got, leaves=None, made=None):
+    """What the step returns, from the program's outputs ``res``, the values its Python
+    read (``got``: ``hookgrad._compile.speculate``), the call's argument leaves (an
+    argument object returned: ``hookgrad._compile.arg_objects``) and the Tensors set on
+    them (``made``: by output position; returned, they are those)."""
     out = []
     for s in entry.user_spec:
         if s[0] == "T":
-            out.append(output(s[2], res[s[1]]))
+            out.append(made[s[1]] if made and s[1] in made and s[2] is Tensor else
+                       output(s[2], res[s[1]]))
         elif s[0] == "A":
             out.append(res[s[1]])
         elif s[0] == "P":
             out.append(got[s[1]])
+        elif s[0] == "R":
+            out.append(_arg_objects.at(leaves[s[1][0]], s[1][1]))
         else:
             out.append(s[1])
     return entry.user_build(out)
