@@ -44,8 +44,8 @@ def _attach():
     for name, fn in shape.TENSOR_PROPERTIES.items():
         setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     dunders = {
-        "__add__": _F["add"],
-        "__radd__": _F["add"],
+        "__add__": pointwise.add_operator,
+        "__radd__": pointwise.add_operator,
         "__sub__": _F["sub"],
         "__rsub__": _F["rsub"],
         "__mul__": _F["mul"],
