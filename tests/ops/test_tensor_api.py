@@ -431,3 +431,13 @@ def test_plus_of_shapes_that_do_not_broadcast_raises_pytorchs_error():
     raises_as_torch(lambda L: L.ones(2, 3) + L.ones(4), RuntimeError,
                     r"The size of tensor a \(3\) must match the size of tensor b \(4\) at "
                     r"non-singleton dimension 1")
+
+
+def test_tensor_methods_and_operators_take_no_out():
+    # PyTorch's Tensor methods have no ``out=``: only the functions write into one
+    raises_as_torch(lambda L: L.ones(2).mul(2, out=L.ones(2)), TypeError,
+                    r"^mul\(\) got an unexpected keyword argument 'out'$")
+    raises_as_torch(lambda L: L.ones(2).sin(out=L.ones(2)), TypeError, "keyword")
+    o = hg.zeros(2)
+    assert hg.sin(hg.zeros(2), out=o) is o and hg.mul(hg.ones(2), 3, out=o) is o
+    assert o.tolist() == [3.0, 3.0]
