@@ -1,9 +1,11 @@
 """The error for a PyTorch name hookgrad lacks: it says so and points to the coverage list.
 
-Module ``__getattr__``s and ``Tensor.__getattr__`` raise it, so ``import hookgrad as torch``
-followed by ``torch.foo`` fails with a message that names ``torch.foo`` instead of a bare
-``AttributeError``. It is still an ``AttributeError``: ``hasattr`` and ``getattr(x, n, d)``
-work as for any other object.
+Module ``__getattr__``s raise it, so ``import hookgrad as torch`` followed by ``torch.foo``
+fails with a message that names ``torch.foo`` instead of a bare ``AttributeError``; on a
+class, a :class:`Stub` per name PyTorch's class has and hookgrad's lacks raises it (a class
+``__getattr__`` would cost every instance CPython's specialized attribute reads). It is
+still an ``AttributeError``: ``hasattr`` and ``getattr(x, n, d)`` work as for any other
+object.
 """
 
 COVERAGE = "docs/api_coverage.md"
@@ -17,6 +19,29 @@ def missing(owner, torch_name, name):
         return AttributeError(f"{owner} has no attribute {name!r}")
     return AttributeError(f"{owner} has no attribute {name!r}: hookgrad does not implement "
                           f"{torch_name}.{name} yet (see {COVERAGE} for what it covers)")
+
+
+class Stub:
+    """A name PyTorch's class has and hookgrad's lacks: reading it, from the class or an
+    instance, raises :func:`missing`. A non-data descriptor, so an instance may still set
+    the name (its ``__dict__`` wins), as on PyTorch's Tensor."""
+
+    __slots__ = ("torch_name", "name")
+
+    def __init__(self, torch_name, name):
+        self.torch_name, self.name = torch_name, name
+
+    def __get__(self, obj, cls=None):
+        owner = (f"type object {cls.__name__!r}" if obj is None
+                 else f"{type(obj).__name__!r} object")
+        raise missing(owner, self.torch_name, self.name)
+
+
+def stub_missing(cls, torch_name, names):
+    """Give ``cls`` a :class:`Stub` for each of ``names`` it does not define."""
+    for name in names:
+        if not any(name in vars(k) for k in cls.__mro__):
+            setattr(cls, name, Stub(torch_name, name))
 
 
 def module_getattr(module_name, torch_name=None):

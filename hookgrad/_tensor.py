@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _errors, _missing, _mode, _views
+from . import _dtype, _errors, _missing, _mode, _tensor_missing, _views
 from ._meta import MetaArray
 from ._watch import WRITES as _WRITES, Moving, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
@@ -31,13 +31,7 @@ def _check_can_require_grad(dt):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
 
 
-class _TensorMeta(type):
-    def __getattr__(cls, name):
-        # ``hookgrad.Tensor.foo`` for a PyTorch method hookgrad lacks
-        raise _missing.missing(f"type object {cls.__name__!r}", "torch.Tensor", name)
-
-
-class Tensor(HostValues, metaclass=_TensorMeta):
+class Tensor(HostValues):
     """A multi-dimensional array that records the operations applied to it.
 
     Hot attributes live in slots; rarely-set ones (``_grad``, hooks, the leaf's
@@ -456,10 +450,6 @@ class Tensor(HostValues, metaclass=_TensorMeta):
     # PyTorch: Tensors are dict keys and set members (hooks, optimizers, ModTracker)
     __hash__ = object.__hash__
 
-    def __getattr__(self, name):
-        # only reached when normal lookup fails: a PyTorch method hookgrad lacks
-        raise _missing.missing(f"{type(self).__name__!r} object", "torch.Tensor", name)
-
     # ---- copying and pickling
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -490,6 +480,12 @@ class Tensor(HostValues, metaclass=_TensorMeta):
         fill = PLACEMENTS[0]
         return None if fill is None or isinstance(self._data, jax.core.Tracer) else \
             fill(self._data)
+
+
+# PyTorch's Tensor names hookgrad lacks say so when read; any other name gets Python's
+# plain AttributeError, as on PyTorch's Tensor (not a ``__getattr__``: a class with one
+# loses CPython's specialized attribute reads on every instance)
+_missing.stub_missing(Tensor, "torch.Tensor", _tensor_missing.NAMES)
 
 
 # NOTE: ``backward()`` runs the engine, which sits above the Tensor; the engine's layer

@@ -8,6 +8,9 @@ import pytest
 import hookgrad
 import hookgrad.nn as nn
 import hookgrad.nn.functional as F
+from hookgrad import _tensor_missing
+
+from .differential import same_as_torch, torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,7 +30,7 @@ def _tool():
     (lambda: hookgrad.optim.Foo, "torch.optim.Foo"),
     (lambda: hookgrad.autograd.foo, "torch.autograd.foo"),
     (lambda: hookgrad.utils.foo, "torch.utils.foo"),
-    (lambda: hookgrad.Tensor.foo, "torch.Tensor.foo"),
+    (lambda: hookgrad.Tensor.to_sparse, "torch.Tensor.to_sparse"),
     (lambda: hookgrad.distributed.rpc, "torch.distributed.rpc"),
     (lambda: hookgrad.distributed.tensor.redistribute, "torch.distributed.tensor.redistribute"),
     (lambda: hookgrad.utils.data.foo, "torch.utils.data.foo"),
@@ -36,7 +39,7 @@ def _tool():
     (lambda: hookgrad.func.foo, "torch.func.foo"),
     (lambda: hookgrad.distributions.foo, "torch.distributions.foo"),
     (lambda: hookgrad.cuda.foo, "torch.cuda.foo"),
-    (lambda: hookgrad.ones(2).foo, "torch.Tensor.foo"),
+    (lambda: hookgrad.ones(2).to_sparse_csr, "torch.Tensor.to_sparse_csr"),
 ])
 def test_a_missing_name_says_hookgrad_lacks_it(get, torch_name):
     with pytest.raises(AttributeError, match=rf"hookgrad does not implement {torch_name} "
@@ -49,6 +52,46 @@ def test_missing_names_are_still_attribute_errors():
     assert not hasattr(t, "foo") and getattr(nn, "Foo", 3) == 3
     with pytest.raises(AttributeError, match=r"^'Tensor' object has no attribute '_foo'$"):
         t._foo  # private probes (copy, pickle, NumPy) keep the terse message
+
+
+@pytest.mark.parametrize("name", _tensor_missing.NAMES)
+def test_each_tensor_name_hookgrad_lacks_says_so(name):
+    t = hookgrad.ones(2)
+    for owner, obj in (("'Tensor' object", t), ("type object 'Tensor'", hookgrad.Tensor)):
+        with pytest.raises(AttributeError, match=rf"^{owner} has no attribute '{name}': "
+                           rf"hookgrad does not implement torch.Tensor.{name} yet"):
+            getattr(obj, name)
+    assert not hasattr(t, name)
+    assert torch is None or hasattr(torch.Tensor, name)
+    t.__dict__[name] = 3  # a non-data descriptor: an instance may set the name, as PyTorch's
+    assert getattr(t, name) == 3
+
+
+def test_a_name_no_tensor_has_is_pythons_plain_attribute_error():
+    def scenario(L):
+        got = []
+        for obj in (L.ones(2), L.Tensor):
+            with pytest.raises(AttributeError) as e:
+                obj.no_such_name
+            got.append(str(e.value))
+        return got
+    want = ["'Tensor' object has no attribute 'no_such_name'",
+            "type object 'Tensor' has no attribute 'no_such_name'"]
+    assert same_as_torch(scenario) == want
+
+
+def test_tensor_has_no_getattr_fallback():
+    # a Python ``__getattr__`` on the class (or its metaclass) turns off CPython's
+    # specialized attribute reads for every Tensor
+    assert type(hookgrad.Tensor) is type
+    assert all("__getattr__" not in vars(k) for k in hookgrad.Tensor.__mro__)
+
+
+def test_tensor_missing_names_are_current():
+    # PyTorch's names from the installed pinned torch, else from docs/api_coverage.md
+    tool = _tool()
+    with open(tool.TENSOR_MISSING) as f:
+        assert f.read() == tool.build_tensor_missing(), "stale: run python tools/api_coverage.py"
 
 
 def test_coverage_document_is_current():

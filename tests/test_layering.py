@@ -67,7 +67,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 LAYERS = [
     ["hookgrad._mode", "hookgrad._watch", "hookgrad._dtype", "hookgrad._device",
-     "hookgrad._meta", "hookgrad._layout", "hookgrad._missing", "hookgrad._profiler", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
+     "hookgrad._meta", "hookgrad._layout", "hookgrad._missing", "hookgrad._tensor_missing", "hookgrad._profiler", "hookgrad._repr", "hookgrad._errors", "hookgrad._handle",
      "hookgrad._random", "hookgrad._compile.tune", "hookgrad._compilation_cache",
      "hookgrad._compile_count", "hookgrad._host_transfer",
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",

@@ -29,9 +29,10 @@ TYPING = "from typing import Any, Callable, Iterator, Optional, Sequence, Union\
 ANNOTATION_NAMES = frozenset({"Any", "Callable", "Iterator", "Optional", "Sequence", "Union",
                               "Tensor", "Size", "builtins", "None"})
 _BUILTIN_TYPES = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)}
-# Tensor members that the stub leaves out: ``__getattr__`` only raises PyTorch's "not
-# implemented" message, and declaring it would make every misspelt attribute type-check
-# (``__setattr__``/``__delattr__``, which count writes, would do the same for assignments)
+# Tensor members that the stub leaves out: declaring ``__getattr__`` would make every
+# misspelt attribute type-check (``__setattr__``/``__delattr__``, which count writes, would
+# do the same for assignments); a ``_missing.Stub`` (a PyTorch name hookgrad lacks) is left
+# out too, so that using one is a type error
 _SKIP_MEMBERS = {"__getattr__", "__setattr__", "__delattr__", "__module__", "__doc__",
                  "__slots__", "__dict__", "__weakref__"}
 _TENSOR_RESULT_DUNDERS_OVERRIDING_OBJECT = {"__eq__", "__ne__"}
@@ -135,9 +136,11 @@ def _members(cls):
 
 
 def _class(cls, bases):
+    from hookgrad._missing import Stub
     lines = [f"class {cls.__name__}({bases}):\n"]
     for name, value in sorted(_members(cls).items()):
-        if name in _SKIP_MEMBERS or (name.startswith("_") and not name.startswith("__")):
+        if name in _SKIP_MEMBERS or (name.startswith("_") and not name.startswith("__")) \
+                or isinstance(value, Stub):
             continue
         lines.append(_member(name, value))
     return "".join(lines)

@@ -109,8 +109,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     for i, cur in enumerate(region):
         vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
         vals = saved[i]
-        if not keep_graph:  # what it saved now lives in ``flat``
-            cur._release()
+        if not keep_graph and cur._has_saved:  # what it saved now lives in ``flat``:
+            # ``cur._release()``, inlined (a call per node of every fused backward)
+            cur._freed = True
+            cur._stored = cur._out_saved = cur._extra = None
         dests = []
         for e in cur._next:
             if e is not None:

@@ -38,44 +38,50 @@ def _contains(self, element) -> bool:
     return bool((self == element).any().item())
 
 
+def _operator(name):
+    """The Tensor method ``name`` where there is one, else the function: an operator, as a
+    method, takes no ``out=``."""
+    return METHODS.get(name) or _F[name]
+
+
 def _attach():
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in shape.TENSOR_PROPERTIES.items():
         setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     dunders = {
-        "__add__": _F["add"],
-        "__radd__": _F["add"],
-        "__sub__": _F["sub"],
-        "__rsub__": _F["rsub"],
-        "__mul__": _F["mul"],
-        "__rmul__": _F["mul"],
-        "__truediv__": _F["div"],
+        "__add__": pointwise.add_operator,
+        "__radd__": pointwise.add_operator,
+        "__sub__": _operator("sub"),
+        "__rsub__": _operator("rsub"),
+        "__mul__": _operator("mul"),
+        "__rmul__": _operator("mul"),
+        "__truediv__": _operator("div"),
         "__rtruediv__": lambda a, b: pointwise.rdiv(a, b),
-        "__floordiv__": _F["floor_divide"],
+        "__floordiv__": _operator("floor_divide"),
         "__rfloordiv__": lambda a, b: _F["floor_divide"](b, a),
-        "__mod__": _F["remainder"],
+        "__mod__": _operator("remainder"),
         "__rmod__": lambda a, b: _F["remainder"](b, a),
-        "__pow__": _F["pow"],
+        "__pow__": _operator("pow"),
         "__rpow__": lambda a, b: _F["pow"](b, a),
-        "__matmul__": _F["matmul"],
+        "__matmul__": _operator("matmul"),
         "__rmatmul__": lambda a, b: _F["matmul"](b, a),
-        "__neg__": _F["neg"],
+        "__neg__": _operator("neg"),
         "__pos__": lambda a: a,
-        "__abs__": _F["abs"],
+        "__abs__": _operator("abs"),
         "__invert__": lambda a: _F["logical_not"](a) if a.dtype.name == "bool"
         else _F["bitwise_not"](a),
-        "__eq__": _F["eq"],
-        "__ne__": _F["ne"],
-        "__lt__": _F["lt"],
-        "__le__": _F["le"],
-        "__gt__": _F["gt"],
-        "__ge__": _F["ge"],
-        "__and__": _F["bitwise_and"],
-        "__or__": _F["bitwise_or"],
-        "__xor__": _F["bitwise_xor"],
-        "__rand__": _F["bitwise_and"],
-        "__ror__": _F["bitwise_or"],
+        "__eq__": _operator("eq"),
+        "__ne__": _operator("ne"),
+        "__lt__": _operator("lt"),
+        "__le__": _operator("le"),
+        "__gt__": _operator("gt"),
+        "__ge__": _operator("ge"),
+        "__and__": _operator("bitwise_and"),
+        "__or__": _operator("bitwise_or"),
+        "__xor__": _operator("bitwise_xor"),
+        "__rand__": _operator("bitwise_and"),
+        "__ror__": _operator("bitwise_or"),
         "__iadd__": lambda a, b: a.add_(b),
         "__isub__": lambda a, b: a.sub_(b),
         "__imul__": lambda a, b: a.mul_(b),
@@ -87,7 +93,7 @@ def _attach():
         "__iand__": lambda a, b: a.bitwise_and_(b),
         "__ior__": lambda a, b: a.bitwise_or_(b),
         "__ixor__": lambda a, b: a.bitwise_xor_(b),
-        "__rxor__": _F["bitwise_xor"],
+        "__rxor__": _operator("bitwise_xor"),
         "__contains__": _contains,
         "__reversed__": lambda a: a if a.ndim == 0 else a.flip(0),
     }

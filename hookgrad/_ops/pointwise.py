@@ -268,6 +268,21 @@ def add(input, other, *, alpha=1) -> OpCall:
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
 
+_OPERANDS = frozenset((Tensor, int, float, bool, complex))  # ``to_tensor_like`` keeps them
+
+
+def add_operator(input, other) -> Tensor:
+    """``input + other`` (``Tensor.__add__`` and ``__radd__``): an operator takes no
+    ``alpha`` or ``out=``, so a Tensor or a Python number goes to the op directly, without
+    :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
+    if other.__class__ in _OPERANDS:
+        return bapply(_ADD, (input, other))
+    return add(input, other)
+
+
+add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function__ names it
+
+
 @variants(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,

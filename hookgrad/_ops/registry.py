@@ -147,7 +147,10 @@ class OpDef:
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {"return": "Tensor"}
         names = (self.name, *self.aliases)
-        _expose(with_out(fn), names, self.method, self.function)
+        # PyTorch's Tensor methods take no ``out=`` (``t.sin(out=o)`` is a TypeError): the
+        # method is ``fn`` itself, one Python call fewer per op than the function
+        _expose(with_out(fn), names, False, self.function)
+        _expose(fn, names, self.method, False)
         if self.inplace:
             method = inplace_of(op, self.name)
             _returns_tensor(method, fn, "self")

@@ -22,13 +22,16 @@ def scratch():
 @pytest.mark.parametrize("row", pointwise._UNARY + pointwise._BINARY, ids=lambda r: r.name)
 def test_a_row_is_every_public_form_of_its_op(row):
     # once a mode has switched ``__torch_function__`` on, each public name holds its own
-    # wrapper of the row's function: compare what they wrap
+    # wrapper of the row's function (and autocast may wrap it): compare what they wrap.
+    # The function takes ``out=``; the method, as PyTorch's, does not
     def form(owner, name):
-        return unwrapped(getattr(owner, name))
+        return inspect.unwrap(unwrapped(getattr(owner, name)))
     fn = form(hg, row.name)
     assert form(hg.Tensor, row.name) is fn
     for alias in row.aliases:
         assert form(hg, alias) is fn and form(hg.Tensor, alias) is fn
+    assert "out" in inspect.signature(getattr(hg, row.name)).parameters
+    assert "out" not in inspect.signature(getattr(hg.Tensor, row.name)).parameters
     for name in (row.name, *row.aliases):
         assert hasattr(hg.Tensor, name + "_") == row.inplace
         assert (name + "_" in registry.FUNCTIONS) == (row.inplace and row.inplace_function)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from tests.differential import py, raises, same_as_torch, torch
+from tests.differential import py, raises, raises_as_torch, same_as_torch, torch
 
 
 def dt(x):
@@ -407,3 +407,37 @@ def test_an_empty_slice_keeps_its_clamped_start_as_storage_offset():
                 d[5:2].storage_offset(), d[2:2, 1:].storage_offset(),
                 x.diagonal(5).storage_offset()]
     assert same_as_torch(f) == [12, 3, 3, 12, 5, 12, 7, 0]
+
+
+# --------------------------------------------------------------------------- operators
+
+
+def test_plus_takes_every_operand_kind_as_add_does():
+    # ``+`` skips add's chooser for a Tensor or a Python number; other operands (a
+    # Parameter) go through it: each gives add's value, dtype, node and gradients
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        p = L.nn.Parameter(L.tensor([0.5, -1.0]))
+        outs = [x + x, x + 2, 3 + x, x + True, x + 1.5j, p + x, x + p, L.tensor([1, 2]) + 2,
+                L.tensor([True]) + L.tensor([False])]
+        r = [(py(o.real if o.is_complex() else o), str(o.dtype).split(".")[1],
+              None if o.grad_fn is None else o.grad_fn.name()) for o in outs]
+        sum(o.real.sum() if o.is_complex() else o.sum() for o in outs[:7]).backward()
+        return r + [py(x.grad), py(p.grad)]
+    same_as_torch(f)
+
+
+def test_plus_of_shapes_that_do_not_broadcast_raises_pytorchs_error():
+    raises_as_torch(lambda L: L.ones(2, 3) + L.ones(4), RuntimeError,
+                    r"The size of tensor a \(3\) must match the size of tensor b \(4\) at "
+                    r"non-singleton dimension 1")
+
+
+def test_tensor_methods_and_operators_take_no_out():
+    # PyTorch's Tensor methods have no ``out=``: only the functions write into one
+    raises_as_torch(lambda L: L.ones(2).mul(2, out=L.ones(2)), TypeError,
+                    r"^mul\(\) got an unexpected keyword argument 'out'$")
+    raises_as_torch(lambda L: L.ones(2).sin(out=L.ones(2)), TypeError, "keyword")
+    o = hg.zeros(2)
+    assert hg.sin(hg.zeros(2), out=o) is o and hg.mul(hg.ones(2), 3, out=o) is o
+    assert o.tolist() == [3.0, 3.0]
