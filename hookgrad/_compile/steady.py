@@ -23,6 +23,7 @@ from itertools import repeat
 from operator import add, attrgetter, is_
 
 from . import replay as _replay
+from . import steady_check as _steady_check
 from . import write_back as _write_back
 from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
 from .effects import _EMPTY
@@ -73,33 +74,10 @@ def rerun(cf, r, args, kwargs):
         s = b.steady = _Steady(b, r, cf) if _plain(b) else False
     if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
-    guards = cf._guards
-    if s.guarded is None or guards.cells:
-        if guards.values() != b.guarded:
-            return MISS
-    elif tuple(map(dict.get, guards.dicts, guards.keys, _ABSENT)) != s.guarded:
-        return MISS
-    # the roots by identity: the cells' and the globals' values (``_Roots._read``'s fixed
-    # objects grow only with a new walk, which ``cf._found`` tells)
-    roots = cf._roots
-    reader = roots._reader
-    try:
-        same = reader is s.reader and \
-            all(map(is_, map(_CONTENTS, reader[1]), s.cell_roots)) and \
-            all(map(is_, map(dict.get, reader[2], reader[3]), s.global_roots))
-    except ValueError:   # an empty cell (a name bound later): ``_read`` reads it as None
-        same = False
-    if not same and not s.same_read(roots) or s.unwatched is not None and \
-            _snapshot(s.unwatched) != b.found.snap:
-        return MISS
-    ctx, sv = s.ctx, _saved_state
-    if ctx is None:
-        if _context_key(_gm.enabled, sv) != b.ctx:
-            return MISS
-    # no saved-tensor hooks, as when traced: the key's other parts, read as they are
-    elif sv.stack or sv.mutation_ctx is not None or _gm.enabled is not ctx[0] or \
-            sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
-            _anomaly.check_nan is not ctx[3]:
+    # the guarded values, the roots and the context: unrolled (``steady_check``), or
+    # item by item where that finds a difference or does not apply
+    fixed = s.fixed
+    if (fixed is None or not fixed()) and not _same_fixed(cf, b, s):
         return MISS
     # (the random key is not compared: a steady program neither reads nor writes it)
     states, opt = r.states, s.opt
@@ -214,7 +192,7 @@ class _Steady:
                  "take_grads", "bumped", "deltas", "grads_bumped", "grad_deltas",
                  "record_all", "args_written", "count", "counted", "out", "out_cls", "ctx",
                  "guarded", "reader", "cell_roots", "global_roots", "roots",
-                 "unwatched", "opt", "held", "opt_take")
+                 "unwatched", "opt", "held", "opt_take", "fixed")
 
     def __init__(self, b, r, cf):
         specs = b.args
@@ -267,6 +245,11 @@ class _Steady:
         self.unwatched = b.found.unwatched or None
         self.cell_roots = b.roots[n_obj:n_obj + len(reader[1])] if ok else None
         self.global_roots = b.roots[n_obj + len(reader[1]):] if ok else None
+        # those checks unrolled (``steady_check``): the dict guards alone (or none)
+        in_dicts = g[0] if g and not g[1] else None if g else ()
+        self.fixed = None if self.unwatched is not None else _steady_check.build(
+            cf._guards, in_dicts, roots, self.reader, self.cell_roots, self.global_roots,
+            self.ctx, (_gm, _saved_state, _anomaly))
         self.opt = b.optimizers[0] if len(b.optimizers) == 1 else None
         # the donated inputs whose holders are counted (``write_back.executable``), all
         # in the record (``r.flat``): all of it (``_RECORD``) or some
@@ -298,6 +281,40 @@ class _Steady:
         bumped = self.bumped
         _each(map(_set_version, bumped, map(Moving, repeat(self.count),
                                              map(_VERSION, bumped), self.deltas)))
+
+
+def _same_fixed(cf, b, s):
+    """Whether the guarded values, the roots and the context are those ``b``'s program
+    was planned with (``s``: its ``_Steady``), read item by item."""
+    guards = cf._guards
+    if s.guarded is None or guards.cells:
+        if guards.values() != b.guarded:
+            return False
+    elif tuple(map(dict.get, guards.dicts, guards.keys, _ABSENT)) != s.guarded:
+        return False
+    # the roots by identity: the cells' and the globals' values (``_Roots._read``'s fixed
+    # objects grow only with a new walk, which ``cf._found`` tells)
+    roots = cf._roots
+    reader = roots._reader
+    try:
+        same = reader is s.reader and \
+            all(map(is_, map(_CONTENTS, reader[1]), s.cell_roots)) and \
+            all(map(is_, map(dict.get, reader[2], reader[3]), s.global_roots))
+    except ValueError:   # an empty cell (a name bound later): ``_read`` reads it as None
+        same = False
+    if not same and not s.same_read(roots) or s.unwatched is not None and \
+            _snapshot(s.unwatched) != b.found.snap:
+        return False
+    ctx, sv = s.ctx, _saved_state
+    if ctx is None:
+        if _context_key(_gm.enabled, sv) != b.ctx:
+            return False
+    # no saved-tensor hooks, as when traced: the key's other parts, read as they are
+    elif sv.stack or sv.mutation_ctx is not None or _gm.enabled is not ctx[0] or \
+            sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
+            _anomaly.check_nan is not ctx[3]:
+        return False
+    return True
 
 
 def _same_optimizers(b, r):
