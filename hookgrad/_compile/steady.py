@@ -74,52 +74,25 @@ def rerun(cf, r, args, kwargs):
         s = b.steady = _Steady(b, r, cf) if _plain(b) else False
     if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
-    # the guarded values, the roots and the context: unrolled (``steady_check``), or
-    # item by item where that finds a difference or does not apply
+    # the guarded values, the roots, the context and the optimizers' states and option
+    # objects: unrolled (``steady_check``), or item by item where that finds a difference
+    # or does not apply (the random key is not compared: a steady program neither reads
+    # nor writes it)
     fixed = s.fixed
-    if (fixed is None or not fixed()) and not _same_fixed(cf, b, s):
+    if (fixed is None or not fixed(r)) and not _same_fixed(cf, b, s, r):
         return MISS
-    # (the random key is not compared: a steady program neither reads nor writes it)
     states, opt = r.states, s.opt
-    if opt is not None:   # one optimizer: no loop
-        if opt._flat_state() is not states[0] or \
-                not _same_options(opt.param_groups, r.groups[0][1]):
-            return MISS
-    elif not _same_optimizers(b, r):
-        return MISS
     # a Tensor written since (another model's step): the state as left, and no option
     # a Tensor (its value may have changed)?
     if _WRITES[0] != r.writes and (r.writes is None or any(g[2] for g in r.groups) or
                                    _replay._state_as_left(b.tensors, r) is None):
         return MISS
-    specs, got = s.specs, None
-    if not kwargs and specs is not None and len(args) == len(specs):
+    batch, got = s.batch, None
+    if batch is not None and not kwargs and len(args) == s.n_args:
         # plain Tensors (``replay.basis``'s ``plain`` spec): ``_arguments``'s answer
-        arg_data, state_ids, arr_type = [], s.state_ids, s.arr_type
-        for v, (cls, rg, aval) in zip(args, specs):
-            # a plain Tensor's other flags are its class's: nothing set on it but
-            # ``.grad`` (None); a state Tensor passed is keyed as one
-            if type(v) is not cls or v._requires_grad is not rg or v.grad_fn is not None \
-                    or id(v) in state_ids:
-                break
-            attrs = v.__dict__   # (by identity: a Tensor's ``==`` is elementwise)
-            if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
-                break
-            arr = v._arr
-            # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
-            if arr.__class__ is not arr_type:
-                if arr.__class__ is not Pending and arr.__class__ is not Host:
-                    break
-                arr = v._data   # computed, or copied
-                if arr.__class__ is not arr_type:
-                    break
-            if arr.aval != aval:
-                break
-            arg_data.append(arr)
-        else:   # one Tensor twice (two arguments: one comparison, not a set)?
-            n = len(args)
-            if n < 2 or (args[0] is not args[1] if n == 2 else len(set(map(id, args))) == n):
-                got = args, arg_data, ()
+        arg_data = batch(args)
+        if arg_data is not None:
+            got = args, arg_data, ()
     if got is None:   # the full check
         got = _arguments(b, args, kwargs)
         if got is None:
@@ -188,7 +161,7 @@ class _Steady:
     Tensors (``written``: the Tensors whose arrays it replaces, in output order), and
     the Tensor returned where the step returns one alone (``out``)."""
 
-    __slots__ = ("specs", "state_ids", "arr_type", "written", "take", "grads_written",
+    __slots__ = ("n_args", "batch", "written", "take", "grads_written",
                  "take_grads", "bumped", "deltas", "grads_bumped", "grad_deltas",
                  "record_all", "args_written", "count", "counted", "out", "out_cls", "ctx",
                  "guarded", "reader", "cell_roots", "global_roots", "roots",
@@ -199,9 +172,13 @@ class _Steady:
         plain = not b.kw_names and specs and all(k == "T" and p is not None
                                                  for k, _, _, p in specs)
         # each argument's class, flag and aval (``plain``: its flags and aval)
-        self.specs = tuple((cls, p[0][0], p[1]) for _, cls, _, p in specs) if plain else None
-        self.state_ids = b.found.state.tensor_ids
-        self.arr_type = type(r.flat[0]) if r.flat else None   # concrete: ``replay.written``
+        plain = tuple((cls, p[0][0], p[1]) for _, cls, _, p in specs) if plain else None
+        self.n_args = len(specs)
+        # its check, unrolled (``steady_check``): the state arrays' type is concrete
+        # (``replay.written``); a state Tensor passed is keyed as one
+        self.batch = None if plain is None else _steady_check.build_batch(
+            plain, b.found.state.tensor_ids, type(r.flat[0]) if r.flat else None, Pending,
+            Host)
         e, tensors = b.entry, b.tensors
         n = len(tensors)
         self.args_written = any(i >= n for i, _ in e.data_out) or \
@@ -245,12 +222,12 @@ class _Steady:
         self.unwatched = b.found.unwatched or None
         self.cell_roots = b.roots[n_obj:n_obj + len(reader[1])] if ok else None
         self.global_roots = b.roots[n_obj + len(reader[1]):] if ok else None
+        self.opt = b.optimizers[0] if len(b.optimizers) == 1 else None
         # those checks unrolled (``steady_check``): the dict guards alone (or none)
         in_dicts = g[0] if g and not g[1] else None if g else ()
         self.fixed = None if self.unwatched is not None else _steady_check.build(
             cf._guards, in_dicts, roots, self.reader, self.cell_roots, self.global_roots,
-            self.ctx, (_gm, _saved_state, _anomaly))
-        self.opt = b.optimizers[0] if len(b.optimizers) == 1 else None
+            self.ctx, (_gm, _saved_state, _anomaly), self.opt)
         # the donated inputs whose holders are counted (``write_back.executable``), all
         # in the record (``r.flat``): all of it (``_RECORD``) or some
         held = e.replay_get
@@ -283,9 +260,10 @@ class _Steady:
                                              map(_VERSION, bumped), self.deltas)))
 
 
-def _same_fixed(cf, b, s):
-    """Whether the guarded values, the roots and the context are those ``b``'s program
-    was planned with (``s``: its ``_Steady``), read item by item."""
+def _same_fixed(cf, b, s, r):
+    """Whether the guarded values, the roots, the context and the optimizers are those
+    ``b``'s program was planned with and ``r`` recorded (``s``: its ``_Steady``), read
+    item by item."""
     guards = cf._guards
     if s.guarded is None or guards.cells:
         if guards.values() != b.guarded:
@@ -314,7 +292,7 @@ def _same_fixed(cf, b, s):
             sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
             _anomaly.check_nan is not ctx[3]:
         return False
-    return True
+    return _same_optimizers(b, r)
 
 
 def _same_optimizers(b, r):

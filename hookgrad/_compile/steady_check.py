@@ -1,28 +1,34 @@
-"""A steady compiled call's fixed checks, unrolled once per program.
+"""A steady compiled call's checks, unrolled once per program.
 
 ``hookgrad._compile.steady.rerun`` compares, on every call, the guarded Python values
 (``Guards``: a dict's item each), the roots (closure cells' and globals' values, by
-identity) and the context a program was traced in (grad mode, saved-tensor hooks,
-anomaly mode). Read as C-level maps, each map and the tuple it builds cost more than the
-handful of items it reads. :func:`build` writes them instead as one expression over
-objects bound as default arguments (fast locals): one subscript or attribute read and
-one comparison per item, no call. The function it returns answers True only where every
-item is as the program was planned with; False sends the call to ``rerun``'s item-wise
-checks, which decide (an absent key, an empty cell, a guard added since, a root rebound).
-Only names and indices go into the source: every value is an argument's default.
+identity), the context a program was traced in (grad mode, saved-tensor hooks, anomaly
+mode), the optimizer's state and option objects, and the batch (each argument a plain
+Tensor as keyed). Read as C-level maps and loops over what ``_Steady`` holds, each map,
+tuple, attribute read and call costs more than the handful of items it reads.
+:func:`build` and :func:`build_batch` write them instead as straight-line code over
+objects bound as default arguments (fast locals): one subscript or attribute read and one
+comparison per item. Each answers True (or the arrays) only where every item is as the
+program was planned with; anything else sends the call to the item-wise checks, which
+decide (an absent key, an empty cell, a guard added since, a root rebound, a batch unlike
+the keyed one). Only names and indices go into the source: every value is a default.
 """
 
-__all__ = ["build"]
+from operator import is_
+
+__all__ = ["build", "build_batch"]
 
 
-def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state):
-    """A function of no arguments that is True where the guarded values in ``guards``'s
-    dicts are ``guarded``, ``roots``'s reader is ``reader`` with its cells and globals
-    holding ``cell_roots`` and ``global_roots``, and the context (``state``: the grad-mode,
-    saved-tensor-hook and anomaly state objects) is ``ctx`` (``_Steady.ctx``); or None
-    where one of those is not in the form it reads."""
+def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, opt):
+    """A function of a call's record (a ``replay.Replay``) that is True where the guarded
+    values in ``guards``'s dicts are ``guarded``, ``roots``'s reader is ``reader`` with its
+    cells and globals holding ``cell_roots`` and ``global_roots``, the context (``state``:
+    the grad-mode, saved-tensor-hook and anomaly state objects) is ``ctx``
+    (``_Steady.ctx``), and the one optimizer ``opt`` holds the flat state and the option
+    objects of its one param group that the record holds; or None where one of those is
+    not in the form it reads."""
     if guarded is None or guards.cells or len(guards.dicts) != len(guarded) or \
-            reader is None or ctx is None:
+            reader is None or ctx is None or opt is None or len(opt.param_groups) != 1:
         return None
     _, cells, dicts, names = reader
     bound = {"_roots": roots, "_reader": reader, "_dicts": guards.dicts,
@@ -47,13 +53,71 @@ def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state):
     # no saved-tensor hooks, as when traced; the key's other parts by identity
     terms += ["not _sv.stack", "_sv.mutation_ctx is None", "_gm.enabled is _x0",
               "_sv.disabled_message is _x1", "_an.enabled is _x2", "_an.check_nan is _x3"]
+    # the optimizer: its flat state, and its group's option objects by identity (as
+    # ``replay._same_options``: one group)
+    bound.update(_opt=opt, _is=is_)
+    terms += ["_opt._flat_state() is r.states[0]", "len(_opt.param_groups) == 1",
+              "len(r.groups[0][1]) == 1",
+              "len(_g := _opt.param_groups[0]) == len(_o := r.groups[0][1][0])",
+              "all(map(_is, _g.values(), _o))"]
     params = ", ".join(f"{name}={name}" for name in bound)
     body = "\n            and ".join(terms)
-    source = (f"def fixed({params}):\n"
+    source = (f"def fixed(r, {params}):\n"
               f"    try:\n"
               f"        return ({body})\n"
               f"    except (KeyError, ValueError):   # a key gone, an empty cell\n"
               f"        return False\n")
+    return _define(source, bound, "fixed")
+
+
+# one argument's check: a plain Tensor as keyed (its class, ``requires_grad`` and aval),
+# with no node, nothing set on it but ``.grad`` (None), not a state Tensor (keyed as
+# one), its array of the state's type (not a tracer, nor a NumPy-backed value: a
+# deferred or host-held one is computed or copied first)
+_ARG = """\
+    if type(a{i}) is not C{i} or a{i}._requires_grad is not R{i} or \\
+            a{i}.grad_fn is not None or id(a{i}) in _ids:
+        return None
+    d = a{i}.__dict__   # (by identity: a Tensor's ``==`` is elementwise)
+    if d and (len(d) != 1 or d.get("_grad", d) is not None):
+        return None
+    x{i} = a{i}._arr
+    if x{i}.__class__ is not _T:
+        if x{i}.__class__ is not _Pending and x{i}.__class__ is not _Host:
+            return None
+        x{i} = a{i}._data
+        if x{i}.__class__ is not _T:
+            return None
+    if x{i}.aval != A{i}:
+        return None
+"""
+
+
+def build_batch(specs, state_ids, arr_type, pending, host):
+    """A function of a call's positional arguments (as many as ``specs``: each a plain
+    Tensor's class, ``requires_grad`` and aval, ``replay.basis``'s ``plain`` spec) that
+    returns their arrays where each is such a Tensor and no Tensor is passed twice, else
+    None (``replay._arguments`` decides). ``state_ids``: the state Tensors' ids;
+    ``arr_type``: the state arrays' type; ``pending``, ``host``: the deferred and
+    host-held array types."""
+    n = len(specs)
+    bound = {"_ids": state_ids, "_T": arr_type, "_Pending": pending, "_Host": host}
+    for i, (cls, rg, aval) in enumerate(specs):
+        bound[f"C{i}"], bound[f"R{i}"], bound[f"A{i}"] = cls, rg, aval
+    names = ", ".join(f"a{i}" for i in range(n))
+    lines = [f"def batch(args, {', '.join(f'{k}={k}' for k in bound)}):",
+             f"    {names}, = args"]
+    if n == 2:   # one Tensor twice: one comparison, not a set
+        lines.append("    if a0 is a1:\n        return None")
+    elif n > 2:
+        lines.append(f"    if len(set(map(id, args))) != {n}:\n        return None")
+    lines += [_ARG.format(i=i) for i in range(n)]
+    lines.append(f"    return [{', '.join(f'x{i}' for i in range(n))}]")
+    return _define("\n".join(lines) + "\n", bound, "batch")
+
+
+def _define(source, bound, name):
+    """The function ``name`` that ``source`` defines, its defaults read from ``bound``."""
     scope = dict(bound)
-    exec(compile(source, "<hookgrad steady check>", "exec"), scope)
-    return scope["fixed"]
+    exec(compile(source, f"<hookgrad steady {name}>", "exec"), scope)
+    return scope[name]
