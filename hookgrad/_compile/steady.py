@@ -139,9 +139,11 @@ def rerun(cf, r, args, kwargs):
     # each optimizer's state: the flat state the check found, now holding the new leaves
     # (anything reading it since would have ended it; its parameters are the same:
     # ``_EPOCH``)
-    for flat_state, take in zip(states, s.opt_take):
-        leaves = take(res)
-        flat_state.leaves = leaves if type(leaves) is list else list(leaves)
+    if opt is None:
+        _write_states(states, s.opt_take, res)
+    else:   # one optimizer: no loop
+        leaves = s.opt_take[0](res)
+        states[0].leaves = leaves if type(leaves) is list else list(leaves)
     r.writes = _WRITES[0]
     out = s.out
     if out is None:
@@ -302,6 +304,14 @@ def _same_optimizers(b, r):
                 not _same_options(opt.param_groups, group[1]):
             return False
     return True
+
+
+def _write_states(states, takes, res):
+    """Each optimizer's flat state holding its new leaves (``takes``: each one's getter of
+    them from the program's outputs ``res``)."""
+    for flat_state, take in zip(states, takes):
+        leaves = take(res)
+        flat_state.leaves = leaves if type(leaves) is list else list(leaves)
 
 
 def _record(b, r):
