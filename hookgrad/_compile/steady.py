@@ -229,7 +229,7 @@ class _Steady:
         in_dicts = g[0] if g and not g[1] else None if g else ()
         self.fixed = None if self.unwatched is not None else _steady_check.build(
             cf._guards, in_dicts, roots, self.reader, self.cell_roots, self.global_roots,
-            self.ctx, (_gm, _saved_state, _anomaly), self.opt)
+            self.ctx, (_gm, _saved_state, _anomaly), b.optimizers)
         # the donated inputs whose holders are counted (``write_back.executable``), all
         # in the record (``r.flat``): all of it (``_RECORD``) or some
         held = e.replay_get

@@ -19,16 +19,17 @@ from operator import is_
 __all__ = ["build", "build_batch"]
 
 
-def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, opt):
+def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, optimizers):
     """A function of a call's record (a ``replay.Replay``) that is True where the guarded
     values in ``guards``'s dicts are ``guarded``, ``roots``'s reader is ``reader`` with its
     cells and globals holding ``cell_roots`` and ``global_roots``, the context (``state``:
     the grad-mode, saved-tensor-hook and anomaly state objects) is ``ctx``
-    (``_Steady.ctx``), and the one optimizer ``opt`` holds the flat state and the option
-    objects of its one param group that the record holds; or None where one of those is
-    not in the form it reads."""
+    (``_Steady.ctx``), and the optimizer (``optimizers``: none or one) holds the flat
+    state and the option objects of its one param group that the record holds; or None
+    where one of those is not in the form it reads."""
     if guarded is None or guards.cells or len(guards.dicts) != len(guarded) or \
-            reader is None or ctx is None or opt is None or len(opt.param_groups) != 1:
+            reader is None or ctx is None or len(optimizers) > 1 or \
+            optimizers and len(optimizers[0].param_groups) != 1:
         return None
     _, cells, dicts, names = reader
     bound = {"_roots": roots, "_reader": reader, "_dicts": guards.dicts,
@@ -53,13 +54,13 @@ def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, 
     # no saved-tensor hooks, as when traced; the key's other parts by identity
     terms += ["not _sv.stack", "_sv.mutation_ctx is None", "_gm.enabled is _x0",
               "_sv.disabled_message is _x1", "_an.enabled is _x2", "_an.check_nan is _x3"]
-    # the optimizer: its flat state, and its group's option objects by identity (as
-    # ``replay._same_options``: one group)
-    bound.update(_opt=opt, _is=is_)
-    terms += ["_opt._flat_state() is r.states[0]", "len(_opt.param_groups) == 1",
-              "len(r.groups[0][1]) == 1",
-              "len(_g := _opt.param_groups[0]) == len(_o := r.groups[0][1][0])",
-              "all(map(_is, _g.values(), _o))"]
+    if optimizers:   # its flat state, and its group's option objects by identity (as
+        # ``replay._same_options``: one group)
+        bound.update(_opt=optimizers[0], _is=is_)
+        terms += ["_opt._flat_state() is r.states[0]", "len(_opt.param_groups) == 1",
+                  "len(r.groups[0][1]) == 1",
+                  "len(_g := _opt.param_groups[0]) == len(_o := r.groups[0][1][0])",
+                  "all(map(_is, _g.values(), _o))"]
     params = ", ".join(f"{name}={name}" for name in bound)
     body = "\n            and ".join(terms)
     source = (f"def fixed(r, {params}):\n"
