@@ -8,9 +8,11 @@ but pass a new batch, the counters of ``hookgrad._watch`` say that nothing the p
 depends on changed: no hook dict, Module slot or params list (``epoch``), and no Tensor
 attribute (``writes``; where one was written, another model's, the state Tensors are
 compared with what the last call left). :func:`rerun` checks that, the guarded Python
-values, the roots, the grad mode, the random key, the optimizers' states and option
-objects, and the arguments; runs the program on the state arrays the last call recorded;
-and updates that record in place. Any other call takes ``replay.check``'s path.
+values, the roots, the context (grad mode, saved-tensor hooks, anomaly mode), the
+optimizers' states and option objects, and the arguments (most of them as straight-line
+code written once per program: ``hookgrad._compile.steady_check``); runs the program on
+the state arrays the last call recorded; and updates that record in place. Any other
+call takes ``replay.check``'s path.
 
 Only a program whose write-back is the state Tensors, the optimizers and what the step
 returns re-runs so (:func:`_plain`); one reading the random key, sharded, checking
@@ -65,9 +67,10 @@ def rerun(cf, r, args, kwargs):
     """Re-run ``r``'s program (a ``replay.Replay``) if nothing but the arguments has changed
     since it was written, and return the step's outputs; else :data:`MISS`, having changed
     nothing."""
-    # NOTE: one function, each check a comparison or a C-level map over what ``_Steady``
-    # bound once: a training loop pays this per step beside jax.jit's own dispatch, where
-    # each Python call (~0.1 us) and attribute read counts
+    # NOTE: one function, each check a comparison, a C-level map or straight-line code
+    # (``steady_check``) over what ``_Steady`` bound once: a training loop pays this per
+    # step beside jax.jit's own dispatch, where each Python call (~0.1 us) and attribute
+    # read counts
     b = r.basis
     s = b.steady
     if s is None:
@@ -158,10 +161,11 @@ def rerun(cf, r, args, kwargs):
 
 class _Steady:
     """What a steady re-run of one program does beyond its checks, worked out once: the
-    batch's check where every argument is a plain Tensor (``replay.basis``'s ``plain``
-    spec), and the write-back as C-level maps where the program writes only state
-    Tensors (``written``: the Tensors whose arrays it replaces, in output order), and
-    the Tensor returned where the step returns one alone (``out``)."""
+    guarded values', roots', context's and optimizer's checks as one unrolled function
+    (``fixed``), the batch's where every argument is a plain Tensor (``replay.basis``'s
+    ``plain`` spec; ``batch``), the write-back as C-level maps where the program writes
+    only state Tensors (``written``: the Tensors whose arrays it replaces, in output
+    order), and the Tensor returned where the step returns one alone (``out``)."""
 
     __slots__ = ("n_args", "batch", "written", "take", "grads_written",
                  "take_grads", "bumped", "deltas", "grads_bumped", "grad_deltas",
