@@ -667,3 +667,31 @@ def test_a_param_group_added_between_steady_calls_is_seen(checks):
     (me, _), (mc, steady) = run(False), run(True)
     _same(me, mc, "after the loops")
     assert steady[2:4] == [True, True] and not steady[4]
+
+
+def _builtin_loop(m, opt):
+    def step(x, y):
+        loss = abs(F.mse_loss(m(x), y))   # a builtin: a global name unbound here (None)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+
+def test_the_unrolled_check_sees_a_builtin_the_step_calls_bound_as_a_global():
+    # ``abs`` is no global of this module: the roots read it as None, and the unrolled
+    # check looks it up (``get``) rather than subscripting it; bound here, it differs
+    compiled = hg.compile(_builtin_loop(*_model(False)))
+    for x, y in _batches(5):
+        compiled(x, y)
+    r = compiled._replay
+    fixed = r.basis.steady.fixed
+    assert fixed(r)
+    globals()["abs"] = lambda t: t * 2.0
+    try:
+        assert not fixed(r)
+    finally:
+        del globals()["abs"]
+    assert fixed(r)
