@@ -695,3 +695,16 @@ def test_the_unrolled_check_sees_a_builtin_the_step_calls_bound_as_a_global():
     finally:
         del globals()["abs"]
     assert fixed(r)
+
+
+def test_the_unrolled_batch_check_refuses_an_array_of_another_type():
+    # a plain Tensor of the keyed class, flags and shape whose array is neither the
+    # state's type nor one computed or copied into it (a meta Tensor's, its aval a
+    # ShapeDtypeStruct): the item-wise check decides
+    *_, compiled, batches = _steady_pair(5)
+    for x, y in batches[3:]:
+        compiled(x, y)
+    batch = compiled._replay.basis.steady.batch
+    x, y = batches[4]
+    assert len(batch((x, y))) == 2
+    assert batch((hg.empty(tuple(x.shape), device="meta"), y)) is None

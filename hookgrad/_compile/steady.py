@@ -32,7 +32,7 @@ from .effects import _EMPTY
 from .host_hook import LEAF
 from .state import _CONTENTS, _context_key, _snapshot
 from .trace import items_getter
-from .._tensor import Host, Pending, Tensor, _fresh, _set_arr, _set_version
+from .._tensor import Tensor, _fresh, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
 from .._autograd.anomaly_mode import _state as _anomaly
@@ -183,8 +183,7 @@ class _Steady:
         # its check, unrolled (``steady_check``): the state arrays' type is concrete
         # (``replay.written``); a state Tensor passed is keyed as one
         self.batch = None if plain is None else _steady_check.build_batch(
-            plain, b.found.state.tensor_ids, type(r.flat[0]) if r.flat else None, Pending,
-            Host)
+            plain, b.found.state.tensor_ids, type(r.flat[0]) if r.flat else None)
         e, tensors = b.entry, b.tensors
         n = len(tensors)
         self.args_written = any(i >= n for i, _ in e.data_out) or \

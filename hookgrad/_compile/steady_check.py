@@ -73,8 +73,9 @@ def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, 
 
 # one argument's check: a plain Tensor as keyed (its class, ``requires_grad`` and aval),
 # with no node, nothing set on it but ``.grad`` (None), not a state Tensor (keyed as
-# one), its array of the state's type (not a tracer, nor a NumPy-backed value: a
-# deferred or host-held one is computed or copied first)
+# one), its array of the state's type (not a tracer, nor a meta value: a deferred or
+# host-held one is computed or copied first, by ``Tensor._data``, which gives any other
+# array as it is)
 _ARG = """\
     if type(a{i}) is not C{i} or a{i}._requires_grad is not R{i} or \\
             a{i}.grad_fn is not None or id(a{i}) in _ids:
@@ -84,9 +85,7 @@ _ARG = """\
         return None
     x{i} = a{i}._arr
     if x{i}.__class__ is not _T:
-        if x{i}.__class__ is not _Pending and x{i}.__class__ is not _Host:
-            return None
-        x{i} = a{i}._data
+        x{i} = a{i}._data   # a deferred value computed, a host-held one copied
         if x{i}.__class__ is not _T:
             return None
     if x{i}.aval != A{i}:
@@ -94,15 +93,14 @@ _ARG = """\
 """
 
 
-def build_batch(specs, state_ids, arr_type, pending, host):
+def build_batch(specs, state_ids, arr_type):
     """A function of a call's positional arguments (as many as ``specs``: each a plain
     Tensor's class, ``requires_grad`` and aval, ``replay.basis``'s ``plain`` spec) that
     returns their arrays where each is such a Tensor and no Tensor is passed twice, else
     None (``replay._arguments`` decides). ``state_ids``: the state Tensors' ids;
-    ``arr_type``: the state arrays' type; ``pending``, ``host``: the deferred and
-    host-held array types."""
+    ``arr_type``: the state arrays' type."""
     n = len(specs)
-    bound = {"_ids": state_ids, "_T": arr_type, "_Pending": pending, "_Host": host}
+    bound = {"_ids": state_ids, "_T": arr_type}
     for i, (cls, rg, aval) in enumerate(specs):
         bound[f"C{i}"], bound[f"R{i}"], bound[f"A{i}"] = cls, rg, aval
     names = ", ".join(f"a{i}" for i in range(n))
