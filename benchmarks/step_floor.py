@@ -18,7 +18,8 @@ XLA's included: a loaded machine's preemptions do not count in it); the last lin
 gives the largest CPU-time one). Each line also gives
 the median CPU time of the calling thread per step (Python, dispatch, and what XLA runs
 on that thread). Then, per variant, the Python of a steady call alone: the calling
-thread's CPU per call with the program stubbed (issue 32's target: 5 us).
+thread's CPU per call with the program stubbed, and of that the stub's own (what is left
+is hookgrad's own Python; issue 32's target: 5 us).
 
     python benchmarks/step_floor.py [--quick]
 """
@@ -143,7 +144,9 @@ def python_per_call(hooks, calls=2000, rounds=15):
     thread's CPU per call (median of ``rounds``) with the program stubbed by a function
     returning its state inputs as the outputs that replace them (nothing for XLA to run,
     and no buffer held past the call, so the call's own checks and donation run as in the
-    loop)."""
+    loop); and the stub's own CPU per call (the same call on as many inputs, timed in
+    rounds alternating with the steps'): what a real program's dispatch costs in its
+    place is jax.jit's, not hookgrad's."""
     step, _ = hookgrad_step(hooks)
     rng = np.random.default_rng(0)
     x = hg.tensor(rng.standard_normal((B, D), np.float32))
@@ -155,19 +158,28 @@ def python_per_call(hooks, calls=2000, rounds=15):
     # the inputs: state (n), x, y, hyper-parameters, optimizer state; the outputs: state,
     # optimizer state, loss
     n_hp = len(step._replay.hp_leaves[0])
+    n_in = n + 2 + n_hp + len(step._replay.states[0].leaves)
     last = loss._data
-    entry.exe = entry.exe_plain = lambda *a: [*a[:n], *a[n + 2 + n_hp:], last]
+
+    def stub(*a):
+        return [*a[:n], *a[n + 2 + n_hp:], last]
+    entry.exe = entry.exe_plain = stub
     for _ in range(100):
         step(x, y)
     if step._replay is None or not step._replay.basis.steady:
         raise RuntimeError("the stubbed calls did not re-run steadily")
-    per = []
+    inputs = [None] * n_in   # the stub's cost is its inputs' count, not what they hold
+    per, own = [], []
     for _ in range(rounds):
         start = time.thread_time()
         for _ in range(calls):
             step(x, y)
         per.append((time.thread_time() - start) / calls * 1e6)
-    return float(np.median(per))
+        start = time.thread_time()
+        for _ in range(calls):
+            stub(*inputs)
+        own.append((time.thread_time() - start) / calls * 1e6)
+    return float(np.median(per)), float(np.median(own))
 
 
 def main():
@@ -188,8 +200,10 @@ def main():
                   f"{cpu:.3f}   thread CPU per step: hookgrad {us[0]:.1f} us, jax "
                   f"{us[1]:.1f} us")
             worst, worst_cpu = max(worst, wall), max(worst_cpu, cpu)
-        print(f"  {name:12s} Python per steady call, program stubbed: "
-              f"{python_per_call(hooks):.2f} us (thread CPU)")
+        call, stub = python_per_call(hooks)
+        print(f"  {name:12s} Python per steady call, program stubbed: {call:.2f} us "
+              f"(thread CPU; the stub itself {stub:.2f} us, hookgrad's own "
+              f"{call - stub:.2f} us)")
     print(f"worst process-CPU ratio: {worst_cpu:.3f}")
     print(f"step_floor_vs_jax: {worst:.3f}")
 

@@ -341,6 +341,9 @@ _CONTEXTS = {
         lambda: hg.autograd.graph.disable_saved_tensors_hooks("no saving here"),
     "saved_tensor_hooks": lambda: hg.autograd.graph.saved_tensors_hooks(lambda t: t,
                                                                          lambda t: t),
+    # anomaly mode off, as before, but without its NaN check: a key of its own
+    "anomaly_check_nan_off": lambda: hg.autograd.set_detect_anomaly(False, check_nan=False),
+    "mutation_on_saved_tensors": hg.autograd.graph.allow_mutation_on_saved_tensors,
 }
 
 
@@ -499,6 +502,7 @@ _ARGS = {
     "hooked": lambda x: _hooked(hg.tensor(_arr(x), requires_grad=True)),
     "with_grad": lambda x: _with_grad(hg.tensor(_arr(x))),
     "a_state_tensor": None,   # the model's buffer, of the batch's shape
+    "another_class": lambda x: nn.Parameter(hg.tensor(_arr(x)), requires_grad=False),
 }
 
 
@@ -610,3 +614,94 @@ def test_a_non_leaf_after_leaves_requiring_grad_is_keyed_again(checks):
         steady.append(checks == [])
         np.testing.assert_allclose(_arr(out), _arr(evaluate(x)), rtol=1e-5, err_msg=f"call {i}")
     assert steady[2:4] == [True, True] and not steady[4]
+
+
+def test_the_unrolled_check_leaves_a_grown_walk_or_a_new_guard_to_the_item_wise_checks():
+    # ``steady_check.build``'s check compares the places it was built over alone: where
+    # the roots are read by another reader (a walk that found more roots), a guard was
+    # added since or the record holds other groups, it answers False and ``rerun``'s
+    # item-wise checks decide
+    *_, compiled, batches = _steady_pair(5)
+    for x, y in batches[3:]:
+        compiled(x, y)
+    r = compiled._replay
+    fixed = r.basis.steady.fixed
+    assert fixed(r)
+    roots, guards = compiled._roots, compiled._guards
+    reader = roots._reader
+    roots._reader = reader[:1] + reader[1:]   # the same places, another reader
+    assert roots._reader is not reader and not fixed(r)
+    roots._reader = reader
+    assert fixed(r)
+    for places, place in ((guards.dicts, {"k": 1}), (guards.cells, (lambda: x).__closure__[0])):
+        places.append(place)
+        try:
+            assert not fixed(r)
+        finally:
+            places.pop()
+    assert fixed(r)
+    # a record of two param groups, the optimizer's first among them
+    groups = r.groups
+    r.groups = [(values, objs * 2, tensors) for values, objs, tensors in groups]
+    assert not fixed(r)
+    r.groups = groups
+    assert fixed(r)
+
+
+def test_a_param_group_added_between_steady_calls_is_seen(checks):
+    # the optimizer of fc1 alone, then of fc2 too (``add_param_group``): the steady
+    # check compares its one group's options, so a second group must end it
+    def run(compiled):
+        m, _ = _model(False)
+        opt = hg.optim.AdamW(m.fc1.parameters(), lr=0.05, weight_decay=0.01)
+        step = _loop(m, opt)
+        step = hg.compile(step) if compiled else step
+        steady = []
+        for i, (x, y) in enumerate(_batches(7)):
+            if i == 4:
+                opt.add_param_group({"params": list(m.fc2.parameters()), "lr": 0.1})
+            checks.clear()
+            step(x, y)
+            steady.append(checks == [])
+        return m, steady
+    (me, _), (mc, steady) = run(False), run(True)
+    _same(me, mc, "after the loops")
+    assert steady[2:4] == [True, True] and not steady[4]
+
+
+def _builtin_loop(m, opt):
+    loop = _loop(m, opt)
+
+    def step(x, y):
+        return abs(loop(x, y))   # a builtin: a global name unbound here (None)
+    return step
+
+
+def test_the_unrolled_check_sees_a_builtin_the_step_calls_bound_as_a_global():
+    # ``abs`` is no global of this module: the roots read it as None, and the unrolled
+    # check looks it up (``get``) rather than subscripting it; bound here, it differs
+    compiled = hg.compile(_builtin_loop(*_model(False)))
+    for x, y in _batches(5):
+        compiled(x, y)
+    r = compiled._replay
+    fixed = r.basis.steady.fixed
+    assert fixed(r)
+    globals()["abs"] = lambda t: t * 2.0
+    try:
+        assert not fixed(r)
+    finally:
+        del globals()["abs"]
+    assert fixed(r)
+
+
+def test_the_unrolled_batch_check_refuses_an_array_of_another_type():
+    # a plain Tensor of the keyed class, flags and shape whose array is neither the
+    # state's type nor one computed or copied into it (a meta Tensor's, its aval a
+    # ShapeDtypeStruct): the item-wise check decides
+    *_, compiled, batches = _steady_pair(5)
+    for x, y in batches[3:]:
+        compiled(x, y)
+    batch = compiled._replay.basis.steady.batch
+    x, y = batches[4]
+    assert len(batch((x, y))) == 2
+    assert batch((hg.empty(tuple(x.shape), device="meta"), y)) is None

@@ -8,9 +8,11 @@ but pass a new batch, the counters of ``hookgrad._watch`` say that nothing the p
 depends on changed: no hook dict, Module slot or params list (``epoch``), and no Tensor
 attribute (``writes``; where one was written, another model's, the state Tensors are
 compared with what the last call left). :func:`rerun` checks that, the guarded Python
-values, the roots, the grad mode, the random key, the optimizers' states and option
-objects, and the arguments; runs the program on the state arrays the last call recorded;
-and updates that record in place. Any other call takes ``replay.check``'s path.
+values, the roots, the context (grad mode, saved-tensor hooks, anomaly mode), the
+optimizers' states and option objects, and the arguments (most of them as straight-line
+code written once per program: ``hookgrad._compile.steady_check``); runs the program on
+the state arrays the last call recorded; and updates that record in place. Any other
+call takes ``replay.check``'s path.
 
 Only a program whose write-back is the state Tensors, the optimizers and what the step
 returns re-runs so (:func:`_plain`); one reading the random key, sharded, checking
@@ -23,13 +25,14 @@ from itertools import repeat
 from operator import add, attrgetter, is_
 
 from . import replay as _replay
+from . import steady_check as _steady_check
 from . import write_back as _write_back
 from .replay import _ARR, _GRAD, _arguments, _same_options, _state_flat
 from .effects import _EMPTY
 from .host_hook import LEAF
 from .state import _CONTENTS, _context_key, _snapshot
 from .trace import items_getter
-from .._tensor import Host, Pending, Tensor, _fresh, _set_arr, _set_version
+from .._tensor import Tensor, _fresh, _set_arr, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
 from .._autograd.anomaly_mode import _state as _anomaly
@@ -64,84 +67,35 @@ def rerun(cf, r, args, kwargs):
     """Re-run ``r``'s program (a ``replay.Replay``) if nothing but the arguments has changed
     since it was written, and return the step's outputs; else :data:`MISS`, having changed
     nothing."""
-    # NOTE: one function, each check a comparison or a C-level map over what ``_Steady``
-    # bound once: a training loop pays this per step beside jax.jit's own dispatch, where
-    # each Python call (~0.1 us) and attribute read counts
+    # NOTE: one function, each check a comparison, a C-level map or straight-line code
+    # (``steady_check``) over what ``_Steady`` bound once: a training loop pays this per
+    # step beside jax.jit's own dispatch, where each Python call (~0.1 us) and attribute
+    # read counts
     b = r.basis
     s = b.steady
     if s is None:
         s = b.steady = _Steady(b, r, cf) if _plain(b) else False
     if s is False or _EPOCH[0] != b.epoch or cf._found is not b.found:
         return MISS
-    guards = cf._guards
-    if s.guarded is None or guards.cells:
-        if guards.values() != b.guarded:
-            return MISS
-    elif tuple(map(dict.get, guards.dicts, guards.keys, _ABSENT)) != s.guarded:
+    # the guarded values, the roots, the context and the optimizers' states and option
+    # objects: unrolled (``steady_check``), or item by item where that finds a difference
+    # or does not apply (the random key is not compared: a steady program neither reads
+    # nor writes it)
+    fixed = s.fixed
+    if (fixed is None or not fixed(r)) and not _same_fixed(cf, b, s, r):
         return MISS
-    # the roots by identity: the cells' and the globals' values (``_Roots._read``'s fixed
-    # objects grow only with a new walk, which ``cf._found`` tells)
-    roots = cf._roots
-    reader = roots._reader
-    try:
-        same = reader is s.reader and \
-            all(map(is_, map(_CONTENTS, reader[1]), s.cell_roots)) and \
-            all(map(is_, map(dict.get, reader[2], reader[3]), s.global_roots))
-    except ValueError:   # an empty cell (a name bound later): ``_read`` reads it as None
-        same = False
-    if not same and not s.same_read(roots) or s.unwatched is not None and \
-            _snapshot(s.unwatched) != b.found.snap:
-        return MISS
-    ctx, sv = s.ctx, _saved_state
-    if ctx is None:
-        if _context_key(_gm.enabled, sv) != b.ctx:
-            return MISS
-    # no saved-tensor hooks, as when traced: the key's other parts, read as they are
-    elif sv.stack or sv.mutation_ctx is not None or _gm.enabled is not ctx[0] or \
-            sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
-            _anomaly.check_nan is not ctx[3]:
-        return MISS
-    # (the random key is not compared: a steady program neither reads nor writes it)
     states, opt = r.states, s.opt
-    if opt is not None:   # one optimizer: no loop
-        if opt._flat_state() is not states[0] or \
-                not _same_options(opt.param_groups, r.groups[0][1]):
-            return MISS
-    elif not _same_optimizers(b, r):
-        return MISS
     # a Tensor written since (another model's step): the state as left, and no option
     # a Tensor (its value may have changed)?
     if _WRITES[0] != r.writes and (r.writes is None or any(g[2] for g in r.groups) or
                                    _replay._state_as_left(b.tensors, r) is None):
         return MISS
-    specs, got = s.specs, None
-    if not kwargs and specs is not None and len(args) == len(specs):
+    batch, got = s.batch, None
+    if batch is not None and not kwargs and len(args) == s.n_args:
         # plain Tensors (``replay.basis``'s ``plain`` spec): ``_arguments``'s answer
-        arg_data, state_ids, arr_type = [], s.state_ids, s.arr_type
-        for v, (cls, rg, aval) in zip(args, specs):
-            # a plain Tensor's other flags are its class's: nothing set on it but
-            # ``.grad`` (None); a state Tensor passed is keyed as one
-            if type(v) is not cls or v._requires_grad is not rg or v.grad_fn is not None \
-                    or id(v) in state_ids:
-                break
-            attrs = v.__dict__   # (by identity: a Tensor's ``==`` is elementwise)
-            if attrs and (len(attrs) != 1 or attrs.get("_grad", attrs) is not None):
-                break
-            arr = v._arr
-            # the type of the state's arrays (not a tracer, nor a NumPy-backed value)
-            if arr.__class__ is not arr_type:
-                if arr.__class__ is not Pending and arr.__class__ is not Host:
-                    break
-                arr = v._data   # computed, or copied
-                if arr.__class__ is not arr_type:
-                    break
-            if arr.aval != aval:
-                break
-            arg_data.append(arr)
-        else:   # one Tensor twice (two arguments: one comparison, not a set)?
-            n = len(args)
-            if n < 2 or (args[0] is not args[1] if n == 2 else len(set(map(id, args))) == n):
-                got = args, arg_data, ()
+        arg_data = batch(args)
+        if arg_data is not None:
+            got = args, arg_data, ()
     if got is None:   # the full check
         got = _arguments(b, args, kwargs)
         if got is None:
@@ -188,9 +142,11 @@ def rerun(cf, r, args, kwargs):
     # each optimizer's state: the flat state the check found, now holding the new leaves
     # (anything reading it since would have ended it; its parameters are the same:
     # ``_EPOCH``)
-    for flat_state, take in zip(states, s.opt_take):
-        leaves = take(res)
-        flat_state.leaves = leaves if type(leaves) is list else list(leaves)
+    if opt is None:
+        _write_states(states, s.opt_take, res)
+    else:   # one optimizer: no loop
+        leaves = s.opt_take[0](res)
+        states[0].leaves = leaves if type(leaves) is list else list(leaves)
     r.writes = _WRITES[0]
     out = s.out
     if out is None:
@@ -205,25 +161,29 @@ def rerun(cf, r, args, kwargs):
 
 class _Steady:
     """What a steady re-run of one program does beyond its checks, worked out once: the
-    batch's check where every argument is a plain Tensor (``replay.basis``'s ``plain``
-    spec), and the write-back as C-level maps where the program writes only state
-    Tensors (``written``: the Tensors whose arrays it replaces, in output order), and
-    the Tensor returned where the step returns one alone (``out``)."""
+    guarded values', roots', context's and optimizer's checks as one unrolled function
+    (``fixed``), the batch's where every argument is a plain Tensor (``replay.basis``'s
+    ``plain`` spec; ``batch``), the write-back as C-level maps where the program writes
+    only state Tensors (``written``: the Tensors whose arrays it replaces, in output
+    order), and the Tensor returned where the step returns one alone (``out``)."""
 
-    __slots__ = ("specs", "state_ids", "arr_type", "written", "take", "grads_written",
+    __slots__ = ("n_args", "batch", "written", "take", "grads_written",
                  "take_grads", "bumped", "deltas", "grads_bumped", "grad_deltas",
                  "record_all", "args_written", "count", "counted", "out", "out_cls", "ctx",
                  "guarded", "reader", "cell_roots", "global_roots", "roots",
-                 "unwatched", "opt", "held", "opt_take")
+                 "unwatched", "opt", "held", "opt_take", "fixed")
 
     def __init__(self, b, r, cf):
         specs = b.args
         plain = not b.kw_names and specs and all(k == "T" and p is not None
                                                  for k, _, _, p in specs)
         # each argument's class, flag and aval (``plain``: its flags and aval)
-        self.specs = tuple((cls, p[0][0], p[1]) for _, cls, _, p in specs) if plain else None
-        self.state_ids = b.found.state.tensor_ids
-        self.arr_type = type(r.flat[0]) if r.flat else None   # concrete: ``replay.written``
+        plain = tuple((cls, p[0][0], p[1]) for _, cls, _, p in specs) if plain else None
+        self.n_args = len(specs)
+        # its check, unrolled (``steady_check``): the state arrays' type is concrete
+        # (``replay.written``); a state Tensor passed is keyed as one
+        self.batch = None if plain is None else _steady_check.build_batch(
+            plain, b.found.state.tensor_ids, type(r.flat[0]) if r.flat else None)
         e, tensors = b.entry, b.tensors
         n = len(tensors)
         self.args_written = any(i >= n for i, _ in e.data_out) or \
@@ -268,6 +228,11 @@ class _Steady:
         self.cell_roots = b.roots[n_obj:n_obj + len(reader[1])] if ok else None
         self.global_roots = b.roots[n_obj + len(reader[1]):] if ok else None
         self.opt = b.optimizers[0] if len(b.optimizers) == 1 else None
+        # those checks unrolled (``steady_check``): the dict guards alone (or none)
+        in_dicts = g[0] if g and not g[1] else None if g else ()
+        self.fixed = None if self.unwatched is not None else _steady_check.build(
+            cf._guards, in_dicts, roots, self.reader, self.cell_roots, self.global_roots,
+            self.ctx, (_gm, _saved_state, _anomaly), b.optimizers)
         # the donated inputs whose holders are counted (``write_back.executable``), all
         # in the record (``r.flat``): all of it (``_RECORD``) or some
         held = e.replay_get
@@ -300,6 +265,41 @@ class _Steady:
                                              map(_VERSION, bumped), self.deltas)))
 
 
+def _same_fixed(cf, b, s, r):
+    """Whether the guarded values, the roots, the context and the optimizers are those
+    ``b``'s program was planned with and ``r`` recorded (``s``: its ``_Steady``), read
+    item by item."""
+    guards = cf._guards
+    if s.guarded is None or guards.cells:
+        if guards.values() != b.guarded:
+            return False
+    elif tuple(map(dict.get, guards.dicts, guards.keys, _ABSENT)) != s.guarded:
+        return False
+    # the roots by identity: the cells' and the globals' values (``_Roots._read``'s fixed
+    # objects grow only with a new walk, which ``cf._found`` tells)
+    roots = cf._roots
+    reader = roots._reader
+    try:
+        same = reader is s.reader and \
+            all(map(is_, map(_CONTENTS, reader[1]), s.cell_roots)) and \
+            all(map(is_, map(dict.get, reader[2], reader[3]), s.global_roots))
+    except ValueError:   # an empty cell (a name bound later): ``_read`` reads it as None
+        same = False
+    if not same and not s.same_read(roots) or s.unwatched is not None and \
+            _snapshot(s.unwatched) != b.found.snap:
+        return False
+    ctx, sv = s.ctx, _saved_state
+    if ctx is None:
+        if _context_key(_gm.enabled, sv) != b.ctx:
+            return False
+    # no saved-tensor hooks, as when traced: the key's other parts, read as they are
+    elif sv.stack or sv.mutation_ctx is not None or _gm.enabled is not ctx[0] or \
+            sv.disabled_message is not ctx[1] or _anomaly.enabled is not ctx[2] or \
+            _anomaly.check_nan is not ctx[3]:
+        return False
+    return _same_optimizers(b, r)
+
+
 def _same_optimizers(b, r):
     """Whether each optimizer holds the flat state and option objects ``r`` recorded."""
     for opt, flat_state, group in zip(b.optimizers, r.states, r.groups):
@@ -307,6 +307,14 @@ def _same_optimizers(b, r):
                 not _same_options(opt.param_groups, group[1]):
             return False
     return True
+
+
+def _write_states(states, takes, res):
+    """Each optimizer's flat state holding its new leaves (``takes``: each one's getter of
+    them from the program's outputs ``res``)."""
+    for flat_state, take in zip(states, takes):
+        leaves = take(res)
+        flat_state.leaves = leaves if type(leaves) is list else list(leaves)
 
 
 def _record(b, r):
