@@ -153,6 +153,43 @@ def test_closed_over_state_is_found_through_helpers_methods_and_partials():
         np.testing.assert_allclose(_arr(pc), _arr(pe), rtol=1e-5, atol=1e-7)
 
 
+def _scaled(t):   # a global helper ``_helper_step`` calls; the test rebinds it
+    return t
+
+
+def _helper_step(m, x, y):
+    return _scaled(F.mse_loss(m(x), y)) + abs(x).sum() * 0.0
+
+
+@pytest.mark.parametrize("rebind", ["helper", "helper_same_code", "builtin"])
+def test_a_function_the_step_calls_rebound_between_calls_runs_as_eagerly(rebind):
+    # the program must follow the code the step calls, as Dynamo guards a frame's
+    # functions: a helper or a shadowed builtin rebound after tracing traces anew, while
+    # a helper defined again with the same code (a notebook cell re-run) finds its program
+    global _scaled
+    (me, _), (mc, _) = _pair()
+    compiled = hg.compile(lambda x, y: _helper_step(mc, x, y))
+    original = _scaled
+    try:
+        for i in range(6):
+            x, y = hg.randn(4, 3), hg.randn(4, 2)
+            if i == 3 and rebind == "helper":
+                def _scaled(t):
+                    return t * 2.0
+            elif i == 3 and rebind == "helper_same_code":
+                def _scaled(t):   # noqa: F811 - the original's code, defined again
+                    return t
+                _scaled.__code__ = original.__code__
+            elif i == 3:
+                globals()["abs"] = lambda t: t * 2.0
+            want, got = _helper_step(me, x, y), compiled(x, y)
+            np.testing.assert_allclose(_arr(got), _arr(want), rtol=1e-6)
+    finally:
+        _scaled = original
+        globals().pop("abs", None)
+    assert compiled.trace_count == (1 if rebind == "helper_same_code" else 2)
+
+
 def test_state_passed_as_default_arguments_is_found():
     (me, oe), (mc, oc) = _pair(hg.optim.SGD, lr=0.1)
     x = hg.randn(4, 3)

@@ -25,6 +25,7 @@ from .._random import GLOBAL as _KEY
 from .state import (_Plan, _Roots, _State, _arg_array_key, _context_key, _dict_key,
                     _global_hook_dicts, _is_optimizer, _module_cls, _module_hook_attrs,
                     _opt_key, _opt_tree, _tensor_key, _Walk)
+from .state import code_of as _code_of
 from .host_hook import _flatten_containers
 from .._tensor import Tensor
 from .._watch import WATCHED
@@ -72,6 +73,7 @@ class CompiledFunction:
         self._cache = {}
         self._guards = _guards.Guards()   # the plain Python values programs are keyed on
         self._found = None      # the cached walk of the roots, with its guards
+        self._codes = ()        # the roots' code (``state.code_of``), read with the walk
         self._replay = None     # the last call, for the next to re-run (_compile_replay)
         self._donate = donate
         self._disable = disable
@@ -325,6 +327,7 @@ class CompiledFunction:
         # the roots are held by ``_Roots`` and the guarded objects by ``st``: the ids
         # compared cannot be reused by new objects
         self._found = _Walk(root_ids, st, module_key, now)
+        self._codes = tuple(map(_code_of, roots))
         return st, module_key
 
     @staticmethod
@@ -354,7 +357,7 @@ class CompiledFunction:
         flat = []
         plan.ctx = _context_key(_gm.enabled, _saved_state)
         # then one ``_tensor_key`` per Tensor, from ``_KEY_TENSORS`` on (``replay.basis``)
-        key = [tuple(static_key), plan.ctx, module_key]
+        key = [tuple(static_key), plan.ctx, (module_key, self._codes)]
         grads_in = []
         for i, t in enumerate(st.tensors):
             arr = t._data

@@ -161,6 +161,31 @@ class _Roots:
 _CONTENTS = operator.attrgetter("cell_contents")
 
 
+def code_of(v):
+    """What of a root value decides the code a step runs: a function's code object (a
+    bound method's, a ``functools.partial``'s, a compiled helper's), a builtin or a class
+    itself; None for anything else (state, plain values: found and guarded elsewhere).
+
+    NOTE: part of a program's key, so a helper or builtin rebound between calls (a global
+    ``abs`` shadowing the builtin, a notebook cell defining ``helper`` anew with other
+    code) traces a program of its own, as Dynamo guards the functions a frame calls;
+    code objects compare by content, so a cell re-run with the same code finds its
+    program again."""
+    t = type(v)
+    if t is types.FunctionType:
+        return v.__code__
+    if t is types.MethodType:
+        return code_of(v.__func__)
+    if t is functools.partial:
+        return code_of(v.func)
+    if getattr(t, "_is_compiled_function", False):
+        return code_of(v._fn)
+    if t is types.BuiltinFunctionType or isinstance(v, type):
+        return v
+    return None
+
+
+
 def _cell_value(cell):
     try:
         return cell.cell_contents
