@@ -96,3 +96,20 @@ def test_a_host_read_keeps_its_value_when_the_base_is_written_in_place():
     np.testing.assert_array_equal(np.asarray(part), [4, 5, 6, 7])
     assert pending.tolist() == [4, 5, 6, 7]
     assert base.tolist() == [[0, 1, -2, 3], [2, 2, -2, 2], [8, 9, -2, 11]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool", "bfloat16", "complex64"])
+def test_bool_of_an_xla_held_tensor_reads_its_value_with_no_program(dtype):
+    # bool(t) is a one-element read, as .item(): no XLA program (a reshape) runs first
+    for fill in (0, 1):
+        t = hookgrad.full((1,) * 9, fill, dtype=getattr(hookgrad, dtype))
+        assert t._arr.__class__ is not hookgrad._host_value.Host
+        before = hookgrad.compile_count()
+        assert bool(t) is bool(fill)
+        assert hookgrad.compile_count() == before
+
+
+def test_bool_is_pytorchs():
+    same_as_torch(lambda L: [bool(v) for v in (
+        L.tensor(float("nan")), L.zeros(1, 1, dtype=L.bool), L.ones(1, dtype=L.int8),
+        L.tensor([0j]), L.tensor(-0.0), (L.arange(3.0) > 1).any(), (L.arange(3) > 0).all())])
