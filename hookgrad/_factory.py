@@ -241,7 +241,7 @@ def _filled(shape, value, dtype, device=None):
         return _meta.MetaArray(shape, dtype)
     # small arrays come from the host: no XLA compilation per new shape (a symbolic size,
     # torch.export's, has no host array)
-    if all(type(s) is int for s in shape) and int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
+    if all(type(s) is int for s in shape) and math.prod(shape) <= 1 << 16:
         return _dtype.from_host(np.full(shape, value, dtype))
     return jnp.full(shape, value, dtype)
 
