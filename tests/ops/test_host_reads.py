@@ -113,3 +113,26 @@ def test_bool_is_pytorchs():
     same_as_torch(lambda L: [bool(v) for v in (
         L.tensor(float("nan")), L.zeros(1, 1, dtype=L.bool), L.ones(1, dtype=L.int8),
         L.tensor([0j]), L.tensor(-0.0), (L.arange(3.0) > 1).any(), (L.arange(3) > 0).all())])
+
+
+def test_integer_arange_reads_back_on_the_host_with_no_transfer(monkeypatch):
+    # generate's ``arange(n, device=d).view(1, -1) + pos[..., -1:]``: the positions were
+    # made on the host, so reading them there copies nothing back from the device
+    copies = []
+    host_copy = _host_transfer.host_copy
+
+    def counted(arr):
+        if _host_transfer.known(arr) is None:
+            copies.append(arr.shape)
+        return host_copy(arr)
+    monkeypatch.setattr(_host_transfer, "host_copy", counted)
+    x = hookgrad.ones(2, 3, dtype=hookgrad.int64)
+    got = []
+    for t in (hookgrad.arange(5), hookgrad.arange(2, 9, 2, device=x.device),
+              hookgrad.arange(3, dtype=hookgrad.int32, device="cpu")):
+        assert t._arr.__class__ is not hookgrad._host_value.Host
+        got.append([py(t.view(1, -1)), py(t[1:]), t[-1].item()])
+    assert copies == []
+    assert got == same_as_torch(lambda L: [
+        [py(t.view(1, -1)), py(t[1:]), t[-1].item()]
+        for t in (L.arange(5), L.arange(2, 9, 2), L.arange(3, dtype=L.int32))])
