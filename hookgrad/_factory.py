@@ -241,7 +241,7 @@ def _filled(shape, value, dtype, device=None):
         return _meta.MetaArray(shape, dtype)
     # small arrays come from the host: no XLA compilation per new shape (a symbolic size,
     # torch.export's, has no host array)
-    if all(type(s) is int for s in shape) and int(np.prod(shape, dtype=np.int64)) <= 1 << 16:
+    if all(type(s) is int for s in shape) and math.prod(shape) <= 1 << 16:
         return _dtype.from_host(np.full(shape, value, dtype))
     return jnp.full(shape, value, dtype)
 
@@ -311,8 +311,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if np.issubdtype(jd, np.integer) and all(v.__class__ is int for v in vals) and \
             _jax_trace.no_trace():
         # NOTE: integer positions (a model's position ids, every forward) are made on the
-        # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches)
-        return _finish(np.arange(*vals, dtype=jd), requires_grad, device)
+        # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches);
+        # the array remembers them, so a view or index read of it on the host (generate's
+        # ``arange(n, device=d).view(1, -1)``) copies nothing back
+        values = np.arange(*vals, dtype=jd)
+        t = _finish(values, requires_grad, device)
+        _host_transfer.remember(t._arr, values)
+        return t
     return _finish(jnp.arange(*vals, dtype=jd), requires_grad, device)
 
 

@@ -19,12 +19,7 @@ class HostValues:
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        h = self._arr
-        if h.__class__ is Host and READER[0] is None:  # held on the host: no transfer
-            return h.np.item()
-        arr = _readable(self, ".item()")
-        host = _host_transfer.known(arr)  # read on the host already: no transfer
-        return (arr if host is None else host).item()  # no reshape: a dispatch costs more
+        return _one(self, ".item()")
 
     def tolist(self):
         h = self._arr
@@ -69,7 +64,7 @@ class HostValues:
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(_readable(self, "bool(tensor)").reshape(()))
+        return bool(_one(self, "bool(tensor)"))
 
     def _one_value(self):
         if self.numel() != 1:  # PyTorch's error type here: ValueError
@@ -99,6 +94,18 @@ class HostValues:
         _check_concrete(self, "printing a Tensor")
         from ._repr import tensor_repr
         return tensor_repr(self)
+
+
+def _one(t, what):
+    """The one value of ``t`` (one element) as a Python number, read as ``what``: its host
+    memory, or the NumPy copy a small array remembers, else one transfer. NOTE: no
+    ``reshape(())`` of the array first: that is an XLA dispatch, costlier than the read."""
+    h = t._arr
+    if h.__class__ is Host and READER[0] is None:  # held on the host: no transfer
+        return h.np.item()
+    arr = _readable(t, what)
+    host = _host_transfer.known(arr)  # read on the host already: no transfer
+    return (arr if host is None else host).item()
 
 
 def _check_concrete(t, what):

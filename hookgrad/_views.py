@@ -157,8 +157,13 @@ def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAU
     if refs is None:
         refs = []
         _set_uncounted(base, "_views", refs)
-    elif len(refs) > 32:  # drop dead aliases now and then
-        refs[:] = [r for r in refs if r() is not None]
+    else:
+        n = len(refs)
+        # drop dead aliases now and then: at each power of two from 32, so that a base
+        # with many live views (``list(x)``, ``[x[i] for i in ...]``) pays O(1) a view
+        # amortized, not a walk of them all per view
+        if n >= 32 and not n & (n - 1):
+            refs[:] = [r for r in refs if r() is not None]
     refs.append(weakref.ref(t))
     if shared:
         _set_uncounted(t, "_version", base._version)

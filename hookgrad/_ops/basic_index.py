@@ -23,17 +23,12 @@ def _nothing_intercepts():
 
 
 def _parse(shape, idx):
-    """``box_index.parse(shape, idx)``; for an int ``idx`` or an int and a prefix slice
-    (a loop's ``x[i]``, ``x[i, :n]``: one per iteration), remembered by shape and ints
-    (its answer is tuples: shared safely). An int out of range raises there, and nothing
-    is remembered."""
-    if idx.__class__ is int:
-        key = (shape, idx)
-    elif idx.__class__ is tuple and len(idx) == 2 and idx[0].__class__ is int and \
-            (s := idx[1]).__class__ is slice and s.start is None and s.step is None and \
-            s.stop.__class__ is int:
-        key = (shape, idx[0], s.stop, None)
-    else:
+    """``box_index.parse(shape, idx)``, remembered by shape and index when the index is
+    Python ints, None, Ellipsis and slices of ints or None (a loop's ``x[i]``, a model's
+    ``x[..., :half]``: the same few every call; the answer is tuples, shared safely). An
+    int out of range raises there, and nothing is remembered."""
+    key = _index_key(shape, idx)
+    if key is None:
         return box_index.parse(shape, idx)
     found = _INT_INDEX.get(key)
     if found is None:
@@ -44,7 +39,32 @@ def _parse(shape, idx):
     return found
 
 
-_INT_INDEX = {}  # (shape, int) or (shape, int, stop, None) -> box_index.parse's answer
+def _index_key(shape, idx):
+    """``(shape, *entries)`` for an index ``box_index.parse`` answers by these alone (a
+    slice as its ``(start, stop, step)``: slices are not hashable), else None. NOTE: by
+    class, not value: ``True`` and ``np.int64(1)`` equal 1 but parse apart."""
+    c = idx.__class__
+    if c is int:
+        return shape, idx
+    if c is not tuple:
+        idx = (idx,)  # parse reads ``x[k]`` as ``x[(k,)]``
+    key = [shape]
+    for k in idx:
+        c = k.__class__
+        if c is slice:
+            a, b, st = k.start, k.stop, k.step
+            if not ((a is None or a.__class__ is int) and (b is None or b.__class__ is int)
+                    and (st is None or st.__class__ is int)):
+                return None
+            key.append((a, b, st))
+        elif c is int or k is None or k is Ellipsis:
+            key.append(k)
+        else:
+            return None
+    return tuple(key)
+
+
+_INT_INDEX = {}  # ``_index_key`` -> box_index.parse's answer
 
 
 def read(self, idx):

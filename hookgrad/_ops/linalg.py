@@ -114,6 +114,9 @@ def linear_folds(input, bias):
 def check_linear(input, weight, bias):
     """PyTorch's errors for ``linear(input, weight, bias)`` with shapes that do not fit
     (by :func:`linear_folds`: addmm's on the input's rows, else matmul's, then add's)."""
+    si, sw = input._arr.shape, weight._arr.shape
+    if len(sw) == 2 and si and si[-1] == sw[1] and (bias is None or bias._arr.shape == sw[:1]):
+        return  # a layer's usual shapes fit either way: no error to word (every Linear call)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")

@@ -137,3 +137,22 @@ def test_reads_and_writes_of_basic_indices_match_pytorch(idx, deferred):
         x[idx] = x[idx] + 7.0
         return out + [py(x.sum()), py(v.sum()), x._version, v._version]
     same_as_torch(run)
+
+
+def test_a_remembered_index_reads_as_the_first_time_and_keys_by_type():
+    """The same index read again (a model's ``x[..., :h]`` each call) gives PyTorch's view
+    each time, on other shapes too; a bool or NumPy int equal to a remembered int, and a
+    slice of them, are not taken for it."""
+    def run(L):
+        out = []
+        for shape in ((4, 6, 8), (4, 6, 8), (2, 3, 5), (4, 6, 8)):
+            x = L.arange(float(np.prod(shape))).reshape(shape) * 1.0
+            for idx in ((Ellipsis, slice(None, 2)), (slice(None), slice(-1, None)),
+                        (Ellipsis, None), (1, slice(None, 3)), (slice(None), -1), 1, True,
+                        (np.int64(1), slice(None, 3)), (slice(None), slice(np.int64(1), None)),
+                        (Ellipsis, slice(None, 2))):
+                v = x[idx]
+                out.append([list(v.shape), list(v.stride()), v.storage_offset(), py(v.sum())])
+            out.append(raises(lambda: x[4, :3]))
+        return out
+    same_as_torch(run)

@@ -96,3 +96,43 @@ def test_a_host_read_keeps_its_value_when_the_base_is_written_in_place():
     np.testing.assert_array_equal(np.asarray(part), [4, 5, 6, 7])
     assert pending.tolist() == [4, 5, 6, 7]
     assert base.tolist() == [[0, 1, -2, 3], [2, 2, -2, 2], [8, 9, -2, 11]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool", "bfloat16", "complex64"])
+def test_bool_of_an_xla_held_tensor_reads_its_value_with_no_program(dtype):
+    # bool(t) is a one-element read, as .item(): no XLA program (a reshape) runs first
+    for fill in (0, 1):
+        t = hookgrad.full((1,) * 9, fill, dtype=getattr(hookgrad, dtype))
+        assert t._arr.__class__ is not hookgrad._host_value.Host
+        before = hookgrad.compile_count()
+        assert bool(t) is bool(fill)
+        assert hookgrad.compile_count() == before
+
+
+def test_bool_is_pytorchs():
+    same_as_torch(lambda L: [bool(v) for v in (
+        L.tensor(float("nan")), L.zeros(1, 1, dtype=L.bool), L.ones(1, dtype=L.int8),
+        L.tensor([0j]), L.tensor(-0.0), (L.arange(3.0) > 1).any(), (L.arange(3) > 0).all())])
+
+
+def test_integer_arange_reads_back_on_the_host_with_no_transfer(monkeypatch):
+    # generate's ``arange(n, device=d).view(1, -1) + pos[..., -1:]``: the positions were
+    # made on the host, so reading them there copies nothing back from the device
+    copies = []
+    host_copy = _host_transfer.host_copy
+
+    def counted(arr):
+        if _host_transfer.known(arr) is None:
+            copies.append(arr.shape)
+        return host_copy(arr)
+    monkeypatch.setattr(_host_transfer, "host_copy", counted)
+    x = hookgrad.ones(2, 3, dtype=hookgrad.int64)
+    got = []
+    for t in (hookgrad.arange(5), hookgrad.arange(2, 9, 2, device=x.device),
+              hookgrad.arange(3, dtype=hookgrad.int32, device="cpu")):
+        assert t._arr.__class__ is not hookgrad._host_value.Host
+        got.append([py(t.view(1, -1)), py(t[1:]), t[-1].item()])
+    assert copies == []
+    assert got == same_as_torch(lambda L: [
+        [py(t.view(1, -1)), py(t[1:]), t[-1].item()]
+        for t in (L.arange(5), L.arange(2, 9, 2), L.arange(3, dtype=L.int32))])
