@@ -38,6 +38,11 @@ _MISSING = object()
 _CONSTANTS = (int, float, complex, bool, str, bytes, type(None), _Dtype, _Device)
 
 
+def _constant(x):
+    """Whether ``x`` is a plain value: keyed, and replayed, by value."""
+    return type(x) in _CONSTANTS or isinstance(x, (_Dtype, _Device))
+
+
 class _NotPlain(Exception):
     """The argument holds what this module does not key (a Module, an optimizer)."""
 
@@ -81,7 +86,7 @@ class _Walker:
                 self.tensors.append(x)
             return ("T", j)
         t = type(x)
-        if t in _CONSTANTS or isinstance(x, (_Dtype, _Device)):
+        if _constant(x):
             return ("v", t, x)
         if self.module_cls is not None and isinstance(x, self.module_cls) or \
                 (depth and _is_optimizer(x)):
@@ -106,7 +111,7 @@ class _Walker:
 
     @staticmethod
     def _key(k):
-        return ("v", type(k), k) if type(k) in _CONSTANTS else ("id", _Same((k,)))
+        return ("v", type(k), k) if _constant(k) else ("id", _Same((k,)))
 
 
 def at(root, path):
@@ -171,7 +176,7 @@ def put(holder, name, value):
 
 
 def _replayable(v, state):
-    if type(v) in _CONSTANTS or isinstance(v, (_Dtype, _Device)):
+    if _constant(v):
         return True
     # a Tensor this trace made, not one the state or an argument holds (an alias of one
     # shares its storage eagerly; a Tensor with a graph cannot be made again)

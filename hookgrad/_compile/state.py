@@ -185,7 +185,6 @@ def code_of(v):
     return None
 
 
-
 def _cell_value(cell):
     try:
         return cell.cell_contents

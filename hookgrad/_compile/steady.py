@@ -229,7 +229,7 @@ class _Steady:
         self.global_roots = b.roots[n_obj + len(reader[1]):] if ok else None
         self.opt = b.optimizers[0] if len(b.optimizers) == 1 else None
         # those checks unrolled (``steady_check``): the dict guards alone (or none)
-        in_dicts = g[0] if g and not g[1] else None if g else ()
+        in_dicts = self.guarded if g else ()
         self.fixed = None if self.unwatched is not None else _steady_check.build(
             cf._guards, in_dicts, roots, self.reader, self.cell_roots, self.global_roots,
             self.ctx, (_gm, _saved_state, _anomaly), b.optimizers)
