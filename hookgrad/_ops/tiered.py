@@ -49,6 +49,7 @@ ENV = "HOOKGRAD_TIERED"
 MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
 STRICT = False  # tests: an interpreter error raises instead of falling back to XLA
 _REST = 3  # the background compiler rests this many times its lowering's time after each
+GRACE = 0.1  # seconds a single program's compile waits before it starts (_Compiler)
 _state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no"),
           "deterministic": False}  # hookgrad.use_deterministic_algorithms(True) sets it
 _JITTED = True  # a signature's settled state: jax.jit runs it (else a _First)
@@ -206,8 +207,7 @@ def wait():
     """Block until every compile started so far has ended (for benchmarks that time the
     steady state: a program's next call then runs compiled)."""
     if _pool:
-        # one worker, and a job submitted now runs after every job queued before it
-        _pool[0].submit(lambda: None).result()
+        _pool[0].drain()
 
 
 @functools.lru_cache(maxsize=None)
@@ -312,18 +312,24 @@ class _Compiler:
     submitted to it. A large program's (``ready``: a forward segment, a fused backward
     chain) goes before every single program's: until it is compiled its caller runs its
     ops one XLA call or NumPy evaluation each, while a single program's first tier costs
-    about what its compiled call does. In the order submitted otherwise.
+    about what its compiled call does. In the order submitted otherwise. A single program's
+    job starts only ``GRACE`` seconds after it was submitted: a large program submitted
+    meanwhile goes first.
 
     NOTE: in first-in-first-out order, a GPT-2 forward+backward's 20 large programs
     waited behind the 66 single ops queued before them (seen twice before a segment is
-    seen ``lazy.COMPILE_AT`` times)."""
+    seen ``lazy.COMPILE_AT`` times). The grace is for the first of them: the queue is empty
+    when a cold start's first single program repeats (the 200-op chain's first multiply,
+    5 ms in), and its compile, which pays XLA's start-up (~100 ms on the 2-core VM),
+    delayed the chain's backward chains and forward segments, submitted 30-50 ms in."""
 
     def __init__(self):
-        self._jobs = []  # a heap of (rank, number, future, fn, args)
+        self._jobs = []  # a heap of (rank, number, time submitted, future, fn, args)
         self._count = 0
         self._cv = threading.Condition()
         self._closed = False
         self._thread = None
+        self._draining = 0  # callers of drain(): no grace while one waits
 
     def submit(self, fn, *args):
         future = concurrent.futures.Future()
@@ -331,8 +337,8 @@ class _Compiler:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._count += 1
-            heapq.heappush(self._jobs, (fn is not _trace_and_compile, self._count, future, fn,
-                                        args))
+            heapq.heappush(self._jobs, (fn is not _trace_and_compile, self._count,
+                                        time.monotonic(), future, fn, args))
             # (a forked child has the parent's object but not its thread: it starts its own)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._work, name="hookgrad-compile")
@@ -344,23 +350,43 @@ class _Compiler:
         _lower_priority()
         while True:
             with self._cv:
-                while not self._jobs and not self._closed:
-                    self._cv.wait()
+                while not self._closed:
+                    if self._jobs:
+                        single, _, submitted = self._jobs[0][:3]
+                        left = submitted + GRACE - time.monotonic() \
+                            if single and not self._draining else 0
+                        if left <= 0:
+                            break
+                        self._cv.wait(left)  # or until a job is submitted
+                    else:
+                        self._cv.wait()
                 if not self._jobs:
                     return
-                future, fn, args = heapq.heappop(self._jobs)[2:]
+                future, fn, args = heapq.heappop(self._jobs)[3:]
             if future.set_running_or_notify_cancel():
                 try:
                     future.set_result(fn(*args))
                 except BaseException as e:  # noqa: BLE001 - the caller's next call raises it
                     future.set_exception(e)
 
+    def drain(self):
+        """Return once every job submitted so far has ended (their graces waived)."""
+        with self._cv:
+            self._draining += 1
+            self._cv.notify()
+        try:
+            # one worker, and a job submitted now runs after every job queued before it
+            self.submit(lambda: None).result()
+        finally:
+            with self._cv:
+                self._draining -= 1
+
     def shutdown(self):
         """Drop the jobs not started; the thread ends after the one running."""
         with self._cv:
             self._closed = True
             for job in self._jobs:
-                job[2].cancel()
+                job[3].cancel()
             self._jobs.clear()
             self._cv.notify()
 

@@ -220,6 +220,39 @@ def test_a_large_program_compiles_before_the_single_programs_queued_ahead_of_it(
     compiler.shutdown()
 
 
+def test_a_single_programs_compile_waits_its_grace_for_a_large_program(monkeypatch):
+    """A single program's job submitted to an idle compiler waits ``GRACE``: a large
+    program's job submitted meanwhile runs first (a cold start's first repeated op would
+    otherwise hold the compiler while the segments and backward chains queue behind it)."""
+    monkeypatch.setattr(tiered, "GRACE", 30.0)
+    compiler = tiered._Compiler()
+    ran = []
+
+    class Traced:
+        def __init__(self, name):
+            self.name = name
+
+        def lower(self):
+            return self
+
+        def compile(self):
+            ran.append(self.name)
+
+        def trace(self, *args):
+            return self
+
+    single = compiler.submit(tiered._compile, Traced("single"))
+    large = compiler.submit(tiered._trace_and_compile, Traced("segment"), ())
+    large.result(timeout=20)  # at once: no grace for a large program
+    assert ran == ["segment"] and not single.done()
+    # ``wait`` (drain) waives the grace: it returns once the single program compiled
+    done = threading.Thread(target=compiler.drain)
+    done.start()
+    done.join(timeout=20)  # far less than the 30 s grace
+    assert not done.is_alive() and ran == ["segment", "single"] and single.done()
+    compiler.shutdown()
+
+
 def test_the_compiler_drops_its_queue_at_shutdown():
     compiler = tiered._Compiler()
     gate, started = threading.Event(), threading.Event()
