@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal as _Literal
 
+from .._host_value import Host
 from .._tensor import Pending, Tensor
 from .._watch import Moving as _Moving
 from . import lazy as _lazy
@@ -215,8 +216,9 @@ class OpNode(_Node):
                     vals.append(_value(unpack_plain(s, self, as_tensors)))
                 else:
                     v = s[0]
-                    if v.__class__ is Pending:
-                        v = v.value if v.value is not None else _force(v)
+                    if v.__class__ is Pending:  # (a first-tier value in NumPy: put now)
+                        v = v.value if v.value is not None and \
+                            v.value.__class__ is not Host else _force(v)
                     vals.append(v)
             elif s is _CONST:
                 vals.append(next(consts))
