@@ -92,7 +92,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     saved = [None] * len(region)
     for i, cur in enumerate(region):
         try:
-            saved[i] = cur._unpack(False)
+            saved[i] = cur._unpack(False, True)  # first-tier values stay in NumPy
         except Exception:  # noqa: BLE001 - raised again when the engine runs the node
             if not i:
                 raise

@@ -157,7 +157,7 @@ class Program:
                 return jax.tree_util.tree_unflatten(
                     state.out_tree, [Host(x, None) for x in outs] if host else
                     _host_transfer.put(outs, state.avals, True))
-        return self.jitted(*[device(a) for a in args] if host else args)
+        return self.jitted(*[device(a) for a in args])
 
     def ready(self, *args):
         """Whether a call on ``args`` now runs the compiled program. If it would not,
@@ -175,14 +175,14 @@ class Program:
         """The call's result when ``ready(*args)``, else None (the compile under way in
         the background): one signature for both."""
         if not (_state["enabled"] and not _state["deterministic"]):
-            return self.jitted(*args)
+            return _call_jitted(self.jitted, args)
         sig = _signature(args)
         state = self._sigs.get(sig)
         if state is _JITTED:
-            return self.jitted(*args)
+            return _call_jitted(self.jitted, args)
         if state.__class__ is _First:  # its first tier already traced: call it
             return self._tiered(sig, state, args)
-        return self.jitted(*args) if self._settled(sig, state, args) else None
+        return _call_jitted(self.jitted, args) if self._settled(sig, state, args) else None
 
     def _settled(self, sig, state, args):
         """``ready`` for a signature not yet seen (``state`` None) or compiling in the
@@ -191,8 +191,10 @@ class Program:
             if not _cpu_default() or not _concrete(jax.tree_util.tree_leaves(args)):
                 self._sigs[sig] = _JITTED
                 return True
-            try:
-                self._sigs[sig] = _compiler().submit(_trace_and_compile, self.jitted, args)
+            try:  # (a first-tier value kept in NumPy is traced by its shape and dtype)
+                self._sigs[sig] = _compiler().submit(_trace_and_compile, self.jitted, [
+                    a if a.__class__ is not Host else jax.ShapeDtypeStruct(a.shape, a.dtype)
+                    for a in args])
             except RuntimeError:  # the interpreter is exiting: no more background work
                 self._sigs[sig] = _JITTED
                 return True
@@ -228,6 +230,18 @@ def device(x):
     if x.__class__ is Host:
         return _host_transfer.put([x.np], [x.aval], True)[0]
     return x
+
+
+def _call_jitted(jitted, args):
+    """``jitted(*args)``; ``args`` may hold first-tier values kept in NumPy (``Host``: a
+    fused backward chain's saved values), put when JAX refuses them. NOTE: the compiled
+    steady state pays nothing for them (no look at each argument on the way in)."""
+    try:
+        return jitted(*args)
+    except TypeError:
+        if not any(a.__class__ is Host for a in args):
+            raise
+    return jitted(*[device(a) for a in args])
 
 
 def wait():
