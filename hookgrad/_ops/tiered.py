@@ -10,7 +10,10 @@ compiles it, and NumPy runs the calls until the compiled program is ready; from 
 the signature runs compiled. A program called once is never compiled. What the caller sees
 is the same arrays (values within float rounding of XLA's: a few ulp in transcendental
 functions and summation order), on the same default device, uncommitted as ``jax.jit``'s
-would be.
+would be. A caller that feeds the results to the next program (a forward segment run op
+by op, a backward chain node by node) calls ``host`` instead: the first tier's results
+stay NumPy values (``Host``) that the next first-tier call reads, put on the device
+(``device``) only when something reads them as JAX arrays.
 
 A signature takes the first tier only when it pays and is safe: concrete, uncommitted
 arrays on the CPU (not tracers, not arrays a user placed on a device, not on a GPU, where
