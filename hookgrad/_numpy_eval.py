@@ -26,6 +26,8 @@ right shift); dynamic_slice clamps its start; gather clamps (CLIP, PROMISE_IN_BO
 whole out-of-bounds slices (FILL_OR_DROP), while scatter drops whole out-of-bounds windows
 (FILL_OR_DROP and PROMISE_IN_BOUNDS) or clamps (CLIP).
 """
+import weakref
+
 import numpy as np
 
 from jax.extend.core import DropVar as _DropVar, Literal as _Literal
@@ -490,35 +492,74 @@ def supported(closed_jaxpr) -> bool:
         return False
 
 
-def _read(env, v):
-    if isinstance(v, _Literal):
-        return np.asarray(v.val, v.aval.dtype)
-    return env[v]
+def _plan(jaxpr):
+    """How to run ``jaxpr`` (an open Jaxpr), worked out once: a list of slots (constants
+    and literals converted ahead, the rest filled per call) and the equations that lead to
+    an output, each with the slots it reads and writes. NOTE: the first tier runs a
+    program's jaxpr on every call until XLA's compile is ready, each call a few microseconds
+    of NumPy; walking the jaxpr per call (a dict of variables, a type test per read) cost
+    more than that. An equation whose every result is unused (a vjp's recomputed forward,
+    a zeros broadcast nobody reads) is left out: the outputs do not depend on it."""
+    live = {v for v in jaxpr.outvars if not isinstance(v, _Literal)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars if not isinstance(v, _DropVar)):
+            kept.append(eqn)
+            live.update(v for v in eqn.invars if not isinstance(v, _Literal))
+    slots = {}
+    init = []
+
+    def place(v):  # the slot of a variable (made on first sight), or of a literal's value
+        if isinstance(v, _Literal):  # read-only: every call reads this one array
+            value = np.array(v.val, v.aval.dtype)
+            value.flags.writeable = False
+            init.append(value)
+            return len(init) - 1
+        if v not in slots:
+            slots[v] = len(init)
+            init.append(None)
+        return slots[v]
+
+    def target(v):  # (slot, dtype, shape) a result is checked against; slot None: dropped
+        return (None if isinstance(v, _DropVar) else place(v), v.aval.dtype, v.aval.shape)
+
+    given = [target(v) for v in (*jaxpr.constvars, *jaxpr.invars)]
+    steps = [(RULES[eqn.primitive.name], [place(v) for v in eqn.invars], eqn.params,
+              [target(v) for v in eqn.outvars], eqn.primitive.multiple_results)
+             for eqn in reversed(kept)]
+    return init, given, steps, [place(v) for v in jaxpr.outvars]
 
 
-def _write(env, v, value):
-    if isinstance(v, _DropVar):
+def _write(vals, target, value):
+    slot, dtype, shape = target
+    if slot is None:
         return
-    value = np.asarray(value, v.aval.dtype)  # NumPy promotes differently; the aval decides
-    if value.shape != v.aval.shape:
-        raise RuntimeError(f"numpy_eval: {value.shape} computed for {v} of {v.aval.str_short()}")
-    env[v] = value
+    value = np.asarray(value, dtype)  # NumPy promotes differently; the aval decides
+    if value.shape != shape:
+        raise RuntimeError(f"numpy_eval: {value.shape} computed for a value of "
+                           f"{np.dtype(dtype).name}{list(shape)}")
+    vals[slot] = value
+
+
+_plans = weakref.WeakKeyDictionary()  # Jaxpr -> its _plan (a program lives as long as it)
 
 
 def _eval(jaxpr, consts, args):
-    env = {}
-    for v, x in zip(jaxpr.constvars, consts):
-        _write(env, v, x)
-    for v, x in zip(jaxpr.invars, args):
-        _write(env, v, x)
-    for eqn in jaxpr.eqns:
-        out = RULES[eqn.primitive.name](*[_read(env, v) for v in eqn.invars], **eqn.params)
-        if eqn.primitive.multiple_results:
-            for v, x in zip(eqn.outvars, out):
-                _write(env, v, x)
+    plan = _plans.get(jaxpr)
+    if plan is None:
+        plan = _plans[jaxpr] = _plan(jaxpr)
+    init, given, steps, outs = plan
+    vals = init.copy()
+    for target, x in zip(given, (*consts, *args)):
+        _write(vals, target, x)
+    for rule, reads, params, targets, multiple in steps:
+        out = rule(*[vals[i] for i in reads], **params)
+        if multiple:
+            for target, x in zip(targets, out):
+                _write(vals, target, x)
         else:
-            _write(env, eqn.outvars[0], out)
-    return [_read(env, v) for v in jaxpr.outvars]
+            _write(vals, targets[0], out)
+    return [vals[i] for i in outs]
 
 
 def eval_jaxpr(closed_jaxpr, *args) -> list:
@@ -527,5 +568,6 @@ def eval_jaxpr(closed_jaxpr, *args) -> list:
     outvar aval's shape and dtype (np.ndarray, not a 0-d numpy scalar)."""
     with np.errstate(all="ignore"):  # XLA does not warn on 0/0 or overflow
         out = _eval(closed_jaxpr.jaxpr, closed_jaxpr.consts, args)
-    # a broadcast (broadcast_in_dim, iota) is a read-only view: hand back arrays of their own
+    # a broadcast (broadcast_in_dim, iota) or a literal is a read-only array: hand back
+    # arrays of their own
     return [x if x.flags.writeable else x.copy() for x in out]

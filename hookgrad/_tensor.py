@@ -107,7 +107,9 @@ class Tensor(HostValues):
         c = v.__class__
         if c is Pending or c is Host:
             # the same value, computed or copied: not a write a compiled step's check must see
-            v = _host_to_jax(v) if c is Host else v.value if v.value is not None else FORCE[0](v)
+            # (a Pending's value may be a first-tier result still in NumPy: FORCE puts it)
+            v = _host_to_jax(v) if c is Host else v.value if v.value is not None and \
+                v.value.__class__ is not Host else FORCE[0](v)
             _set_arr(self, v)
         return v
 

@@ -92,7 +92,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     saved = [None] * len(region)
     for i, cur in enumerate(region):
         try:
-            saved[i] = cur._unpack(False)
+            saved[i] = cur._unpack(False, True)  # first-tier values stay in NumPy
         except Exception:  # noqa: BLE001 - raised again when the engine runs the node
             if not i:
                 raise
@@ -247,12 +247,18 @@ def _walk(parts, g, args):
             pos += 1
     outs = []
     for i, (f, nv, dests, _) in enumerate(parts):
-        res = f(*args[pos:pos + nv], acc[i])
+        # NOTE: node by node, a vjp's first tier keeps its results in NumPy for the next
+        # node (``tiered.Program.host``); what leaves the region is put on the device
+        a = (*args[pos:pos + nv], acc[i])
+        res = f.host(*a) if f.__class__ is _PROGRAM else f(*map(_device, a))
         pos += nv
         acc[i] = None
         for j, x in zip(dests, res):
             if j < 0:
-                outs.append(x)
+                outs.append(_device(x))
             else:
-                acc[j] = x if acc[j] is None else acc[j] + x
+                acc[j] = x if acc[j] is None else _device(acc[j]) + _device(x)
     return outs
+
+
+_PROGRAM, _device = tiered.Program, tiered.device

@@ -28,6 +28,7 @@ from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name fo
 from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .. import _jax_trace
+from .._host_value import Host
 from .._tensor import FORCE, Pending
 from . import tiered
 from .setting import Setting
@@ -186,15 +187,22 @@ def value(v):
     """``v``'s array: computed if it is a ``Pending``."""
     if v.__class__ is not Pending:
         return v
-    return v.value if v.value is not None else force(v)
+    x = v.value
+    return x if x is not None and x.__class__ is not Host else force(v)
 
 
 def force(p):
-    """Run ``p`` and every pending op behind it; returns ``p``'s array."""
+    """Run ``p`` and every pending op behind it; returns ``p``'s array (a value the first
+    tier kept in NumPy is put on the device now, once)."""
     with _lock:
         if p.value is None:
             _run([p])
-        return p.value
+        x = p.value
+        if x.__class__ is Host:
+            x = p.value = tiered.device(x)
+        elif x.__class__ is tuple:  # a multi-output op's (never read by a Tensor)
+            x = p.value = tuple(map(tiered.device, x))
+        return x
 
 
 def _run(roots):
@@ -237,7 +245,13 @@ _depth = operator.attrgetter("depth")
 
 
 def _run_one(q):
-    _settle(q, q.fn(*[a.value if a.__class__ is Pending else a for a in q.args]))
+    fn = q.fn
+    args = [a.value if a.__class__ is Pending else a for a in q.args]
+    # NOTE: a program's first tier keeps its results in NumPy (``Host``) for the ops that
+    # read them next (``tiered.Program.host``); any other forward gets arrays
+    _settle(q, fn.host(*args) if fn.__class__ is _PROGRAM else
+            fn(*args) if fn.__class__ is operator.itemgetter else  # a pick takes its item
+            fn(*[tiered.device(a) for a in args]))
 
 
 def _settle(q, v):
@@ -318,7 +332,10 @@ def _plan(nodes):
                 if i is not None:
                     add(i)  # an earlier op of the segment
                     continue
-                a = a.value
+                x = a.value
+                if x.__class__ is Host:  # the program reads it: put on the device, once
+                    x = a.value = tiered.device(x)
+                a = x
                 c = ARRAY
             if c is ARRAY:
                 # NOTE: an array read by several ops (a weight, a constant) is one argument
@@ -352,6 +369,7 @@ def _plan(nodes):
     return (tuple(struct), outs), struct, leaves, outs
 
 
+_PROGRAM = tiered.Program
 # the classes of op forwards that are never at positions (no ``place``): a segment plans
 # them without asking (a multi-output op's pick; ``tiered.jit``'s programs)
 _UNPLACED = frozenset((operator.itemgetter, tiered.Program))

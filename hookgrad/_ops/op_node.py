@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal as _Literal
 
+from .._host_value import Host
 from .._tensor import Pending, Tensor
 from .._watch import Moving as _Moving
 from . import lazy as _lazy
@@ -194,13 +195,16 @@ class OpNode(_Node):
         self._vkey = (self._key, want) if layout is None else (self._key, layout, want)
         return want
 
-    def _unpack(self, as_tensors):
-        """The vjp's leading arguments: saved values (version-checked) and constants."""
+    def _unpack(self, as_tensors, host=False):
+        """The vjp's leading arguments: saved values (version-checked) and constants.
+        ``host``: a saved value the first tier kept in NumPy is given as it is (a
+        ``Host``: the caller's first tier reads it, ``_engine/fusion.py``), else put."""
         if self._op.save is OUT:
             s = self._out_saved
             v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
                 else s.unpack(self, as_tensors)
-            return [_value(v)]
+            return [v.value if host and v.__class__ is Pending and v.value.__class__ is Host
+                    else _value(v)]
         vals = []
         consts = iter(self._consts or ())
         hooked = None
@@ -216,7 +220,8 @@ class OpNode(_Node):
                 else:
                     v = s[0]
                     if v.__class__ is Pending:
-                        v = v.value if v.value is not None else _force(v)
+                        v = v.value if v.value is not None and (
+                            host or v.value.__class__ is not Host) else _force(v)
                     vals.append(v)
             elif s is _CONST:
                 vals.append(next(consts))

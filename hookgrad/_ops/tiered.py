@@ -10,7 +10,10 @@ compiles it, and NumPy runs the calls until the compiled program is ready; from 
 the signature runs compiled. A program called once is never compiled. What the caller sees
 is the same arrays (values within float rounding of XLA's: a few ulp in transcendental
 functions and summation order), on the same default device, uncommitted as ``jax.jit``'s
-would be.
+would be. A caller that feeds the results to the next program (a forward segment run op
+by op, a backward chain node by node) calls ``host`` instead: the first tier's results
+stay NumPy values (``Host``) that the next first-tier call reads, put on the device
+(``device``) only when something reads them as JAX arrays.
 
 A signature takes the first tier only when it pays and is safe: concrete, uncommitted
 arrays on the CPU (not tracers, not arrays a user placed on a device, not on a GPU, where
@@ -43,12 +46,14 @@ import numpy as np
 from jax._src.random.prng import PRNGKeyArray as _KEY  # NOTE: private, as in lazy.py
 
 from .. import _host_transfer, _numpy_eval
+from .._host_value import Host
 from .setting import Setting
 
 ENV = "HOOKGRAD_TIERED"
 MAX_COST = 1 << 26  # element operations a program may cost to run in NumPy first
 STRICT = False  # tests: an interpreter error raises instead of falling back to XLA
 _REST = 3  # the background compiler rests this many times its lowering's time after each
+GRACE = 0.1  # seconds a single program's compile waits before it starts (_Compiler)
 _state = {"enabled": os.environ.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no"),
           "deterministic": False}  # hookgrad.use_deterministic_algorithms(True) sets it
 _JITTED = True  # a signature's settled state: jax.jit runs it (else a _First)
@@ -110,14 +115,28 @@ class Program:
                 return self._tiered(sig, state, args)
         return self.jitted(*args)
 
-    def _tiered(self, sig, state, args):
+    def host(self, *args):
+        """``self(*args)`` for a caller that keeps NumPy values: a call the first tier runs
+        gives its results as ``Host`` values, put on the device only when something reads
+        them as JAX arrays (:func:`device`), and ``args`` may hold such values. NOTE: a
+        put costs ~5 us and remembering its NumPy value ~2 more, against NumPy's 1-3 us
+        for a small op: a chain of first-tier ops (a forward segment run op by op, a
+        backward chain node by node) mostly feeds its own next op."""
+        state = None
+        if _state["enabled"] and not _state["deterministic"]:
+            sig = _signature(args)
+            state = self._sigs.get(sig)
+            if state.__class__ is _First:
+                return self._tiered(sig, state, args, True)
+        args = [a if a.__class__ is not Host else device(a) for a in args]
+        return self.jitted(*args) if state is _JITTED else self(*args)
+
+    def _tiered(self, sig, state, args, host=False):
         leaves = jax.tree_util.tree_leaves(args)
         if state is None:  # _first checks the arguments are concrete
             state = self._sigs[sig] = self._first(args, leaves)
-            if state is _JITTED:
-                return self.jitted(*args)
-        elif not _concrete(leaves):  # a tracer with a first-tier aval
-            return self.jitted(*args)
+        elif not _concrete(leaves):  # a tracer with a first-tier aval: this call only
+            state = _JITTED
         elif state.future is None:  # it repeats: worth compiling
             try:
                 state.future = _compiler().submit(_compile, state.traced)
@@ -128,19 +147,20 @@ class Program:
         elif state.future.done():
             # NOTE: a failed compile is dropped here: jax.jit compiles again and raises
             state = self._sigs[sig] = _JITTED
-        if state is _JITTED:
-            return self.jitted(*args)
-        try:
-            outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[_host_value(x) for x in leaves])
-        except Exception:  # noqa: BLE001 - an interpreter gap: XLA's way, not the user's error
-            if STRICT:
-                raise
-            self._sigs[sig] = _JITTED
-            return self.jitted(*args)
-        # NOTE: small results remember their NumPy values: the next first-tier op reads them
-        # with no copy back from the device (the first tier's ops mostly feed each other)
-        return jax.tree_util.tree_unflatten(state.out_tree,
-                                            _host_transfer.put(outs, state.avals, True))
+        if state is not _JITTED:
+            try:
+                outs = _numpy_eval.eval_jaxpr(state.jaxpr, *[_host_value(x) for x in leaves])
+            except Exception:  # noqa: BLE001 - an interpreter gap: XLA's way, not the user's
+                if STRICT:
+                    raise
+                self._sigs[sig] = _JITTED
+            else:
+                # NOTE: small results remember their NumPy values: the next first-tier op
+                # reads them with no copy back from the device
+                return jax.tree_util.tree_unflatten(
+                    state.out_tree, [Host(x, None) for x in outs] if host else
+                    _host_transfer.put(outs, state.avals, True))
+        return self.jitted(*[device(a) for a in args])
 
     def ready(self, *args):
         """Whether a call on ``args`` now runs the compiled program. If it would not,
@@ -158,14 +178,14 @@ class Program:
         """The call's result when ``ready(*args)``, else None (the compile under way in
         the background): one signature for both."""
         if not (_state["enabled"] and not _state["deterministic"]):
-            return self.jitted(*args)
+            return _call_jitted(self.jitted, args)
         sig = _signature(args)
         state = self._sigs.get(sig)
         if state is _JITTED:
-            return self.jitted(*args)
+            return _call_jitted(self.jitted, args)
         if state.__class__ is _First:  # its first tier already traced: call it
             return self._tiered(sig, state, args)
-        return self.jitted(*args) if self._settled(sig, state, args) else None
+        return _call_jitted(self.jitted, args) if self._settled(sig, state, args) else None
 
     def _settled(self, sig, state, args):
         """``ready`` for a signature not yet seen (``state`` None) or compiling in the
@@ -174,8 +194,10 @@ class Program:
             if not _cpu_default() or not _concrete(jax.tree_util.tree_leaves(args)):
                 self._sigs[sig] = _JITTED
                 return True
-            try:
-                self._sigs[sig] = _compiler().submit(_trace_and_compile, self.jitted, args)
+            try:  # (a first-tier value kept in NumPy is traced by its shape and dtype)
+                self._sigs[sig] = _compiler().submit(_trace_and_compile, self.jitted, [
+                    a if a.__class__ is not Host else jax.ShapeDtypeStruct(a.shape, a.dtype)
+                    for a in args])
             except RuntimeError:  # the interpreter is exiting: no more background work
                 self._sigs[sig] = _JITTED
                 return True
@@ -198,16 +220,38 @@ class Program:
 
 
 def _host_value(x):
+    if x.__class__ is Host:
+        return x.np
     v = _host_transfer.known(x)
     return np.asarray(x) if v is None else v
+
+
+def device(x):
+    """A first-tier result kept in NumPy (a ``Host`` from :meth:`Program.host`) as the JAX
+    array the program's call gives (uncommitted, on the CPU, remembering its NumPy value);
+    anything else as it is."""
+    if x.__class__ is Host:
+        return _host_transfer.put([x.np], [x.aval], True)[0]
+    return x
+
+
+def _call_jitted(jitted, args):
+    """``jitted(*args)``; ``args`` may hold first-tier values kept in NumPy (``Host``: a
+    fused backward chain's saved values), put when JAX refuses them. NOTE: the compiled
+    steady state pays nothing for them (no look at each argument on the way in)."""
+    try:
+        return jitted(*args)
+    except TypeError:
+        if not any(a.__class__ is Host for a in args):
+            raise
+    return jitted(*[device(a) for a in args])
 
 
 def wait():
     """Block until every compile started so far has ended (for benchmarks that time the
     steady state: a program's next call then runs compiled)."""
     if _pool:
-        # one worker, and a job submitted now runs after every job queued before it
-        _pool[0].submit(lambda: None).result()
+        _pool[0].drain()
 
 
 @functools.lru_cache(maxsize=None)
@@ -312,18 +356,24 @@ class _Compiler:
     submitted to it. A large program's (``ready``: a forward segment, a fused backward
     chain) goes before every single program's: until it is compiled its caller runs its
     ops one XLA call or NumPy evaluation each, while a single program's first tier costs
-    about what its compiled call does. In the order submitted otherwise.
+    about what its compiled call does. In the order submitted otherwise. A single program's
+    job starts only ``GRACE`` seconds after it was submitted: a large program submitted
+    meanwhile goes first.
 
     NOTE: in first-in-first-out order, a GPT-2 forward+backward's 20 large programs
     waited behind the 66 single ops queued before them (seen twice before a segment is
-    seen ``lazy.COMPILE_AT`` times)."""
+    seen ``lazy.COMPILE_AT`` times). The grace is for the first of them: the queue is empty
+    when a cold start's first single program repeats (the 200-op chain's first multiply,
+    5 ms in), and its compile, which pays XLA's start-up (~100 ms on the 2-core VM),
+    delayed the chain's backward chains and forward segments, submitted 30-50 ms in."""
 
     def __init__(self):
-        self._jobs = []  # a heap of (rank, number, future, fn, args)
+        self._jobs = []  # a heap of (rank, number, time submitted, future, fn, args)
         self._count = 0
         self._cv = threading.Condition()
         self._closed = False
         self._thread = None
+        self._draining = 0  # callers of drain(): no grace while one waits
 
     def submit(self, fn, *args):
         future = concurrent.futures.Future()
@@ -331,8 +381,8 @@ class _Compiler:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._count += 1
-            heapq.heappush(self._jobs, (fn is not _trace_and_compile, self._count, future, fn,
-                                        args))
+            heapq.heappush(self._jobs, (fn is not _trace_and_compile, self._count,
+                                        time.monotonic(), future, fn, args))
             # (a forked child has the parent's object but not its thread: it starts its own)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._work, name="hookgrad-compile")
@@ -344,23 +394,43 @@ class _Compiler:
         _lower_priority()
         while True:
             with self._cv:
-                while not self._jobs and not self._closed:
-                    self._cv.wait()
+                while not self._closed:
+                    if self._jobs:
+                        single, _, submitted = self._jobs[0][:3]
+                        left = submitted + GRACE - time.monotonic() \
+                            if single and not self._draining else 0
+                        if left <= 0:
+                            break
+                        self._cv.wait(left)  # or until a job is submitted
+                    else:
+                        self._cv.wait()
                 if not self._jobs:
                     return
-                future, fn, args = heapq.heappop(self._jobs)[2:]
+                future, fn, args = heapq.heappop(self._jobs)[3:]
             if future.set_running_or_notify_cancel():
                 try:
                     future.set_result(fn(*args))
                 except BaseException as e:  # noqa: BLE001 - the caller's next call raises it
                     future.set_exception(e)
 
+    def drain(self):
+        """Return once every job submitted so far has ended (their graces waived)."""
+        with self._cv:
+            self._draining += 1
+            self._cv.notify()
+        try:
+            # one worker, and a job submitted now runs after every job queued before it
+            self.submit(lambda: None).result()
+        finally:
+            with self._cv:
+                self._draining -= 1
+
     def shutdown(self):
         """Drop the jobs not started; the thread ends after the one running."""
         with self._cv:
             self._closed = True
             for job in self._jobs:
-                job[2].cancel()
+                job[3].cancel()
             self._jobs.clear()
             self._cv.notify()
 

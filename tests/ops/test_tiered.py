@@ -115,6 +115,68 @@ def test_first_tier_results_feed_the_next_without_a_copy_back(first_tier, monkey
     np.testing.assert_allclose(z, np.sin(np.sin(np.asarray(x)) * 2) * 2, rtol=1e-6)
 
 
+def _chain(x, c):
+    y = x
+    for _ in range(6):
+        y = (y * c + c).tanh()
+    return y
+
+
+def test_first_tier_values_stay_in_numpy_until_something_reads_them(first_tier, monkeypatch):
+    """A deferred op run by the first tier keeps its result in NumPy for the next op
+    (``Program.host``), and so does a backward chain node by node: a value is put on the
+    device once something reads it as a JAX array (a compiled program, the user, a
+    node's saved value). Values, dtypes and ``.device`` are those of the compiled run."""
+    X = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+    C = np.full((8, 8), 0.5, np.float32)
+
+    def run():
+        x = hg.tensor(X, requires_grad=True)
+        y = _chain(x, hg.tensor(C))
+        assert y.device == hg.device("cpu")  # asking computes nothing
+        y.sum().backward()
+        return y, x.grad
+
+    run()  # each op's first call runs when called (its signature is learnt)
+    puts = []
+    put = hg._host_transfer.put
+    monkeypatch.setattr(hg._host_transfer, "put",
+                        lambda values, *a, **k: puts.extend(values) or put(values, *a, **k))
+    calls = first_tier.calls
+    y, grad = run()
+    # 18 ops forward and 18 vjps backward ran in NumPy; put: the tensors made in run()
+    # and what leaves the chains (the gradient, a value read outside them), not a value
+    # per op as when each result was put
+    assert first_tier.calls - calls >= 36 and len(puts) <= 6, len(puts)
+    with hg.autograd.set_tiered_execution(False):
+        y_xla, grad_xla = run()
+    for got, want in ((y, y_xla), (grad, grad_xla)):
+        assert isinstance(got._data, jax.Array) and got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(force=True), want.numpy(force=True), rtol=2e-6,
+                                   atol=1e-7)
+
+
+def test_a_value_kept_in_numpy_is_put_for_the_compiled_program(first_tier):
+    """``Program.host`` gives ``Host`` values in the first tier; a compiled program (or
+    one not tiered) called with them puts them first, and ``device`` gives the array the
+    plain call gives."""
+    from hookgrad._host_value import Host
+    prog = tiered.jit(lambda a, b: (a * b, a + 1))
+    x = jnp.asarray(np.linspace(-1, 1, 6, dtype=np.float32))
+    want = prog(x, x)  # the signature's first call: traced, run in NumPy, put
+    got = prog.host(x, x)  # its next: kept in NumPy
+    assert [g.__class__ for g in got] == [Host, Host]
+    for g, w in zip(got, want):
+        d = tiered.device(g)
+        assert isinstance(d, jax.Array) and not d._committed and d.dtype == w.dtype
+        np.testing.assert_array_equal(d, w)
+    prog._sigs[tiered._signature((x, x))] = tiered._JITTED  # as once its compile is ready
+    for call in (prog.call_ready, prog.host, prog):
+        res = call(x, got[0]) if call is not prog else call(x, tiered.device(got[0]))
+        assert not any(r.__class__ is Host for r in res)
+        np.testing.assert_array_equal(res[0], np.asarray(x) * np.asarray(want[0]))
+
+
 def test_a_large_program_is_traced_and_compiled_in_the_background(monkeypatch):
     """``ready``: a fused chain or a forward segment is not traced in the caller's thread
     (its trace costs more than running its parts); the caller runs the parts until it is
@@ -217,6 +279,39 @@ def test_a_large_program_compiles_before_the_single_programs_queued_ahead_of_it(
     busy.result(timeout=60)
     concurrent.futures.wait(jobs, timeout=60)
     assert ran == ["segment", "single 1", "single 2", "single 3"]
+    compiler.shutdown()
+
+
+def test_a_single_programs_compile_waits_its_grace_for_a_large_program(monkeypatch):
+    """A single program's job submitted to an idle compiler waits ``GRACE``: a large
+    program's job submitted meanwhile runs first (a cold start's first repeated op would
+    otherwise hold the compiler while the segments and backward chains queue behind it)."""
+    monkeypatch.setattr(tiered, "GRACE", 30.0)
+    compiler = tiered._Compiler()
+    ran = []
+
+    class Traced:
+        def __init__(self, name):
+            self.name = name
+
+        def lower(self):
+            return self
+
+        def compile(self):
+            ran.append(self.name)
+
+        def trace(self, *args):
+            return self
+
+    single = compiler.submit(tiered._compile, Traced("single"))
+    large = compiler.submit(tiered._trace_and_compile, Traced("segment"), ())
+    large.result(timeout=20)  # at once: no grace for a large program
+    assert ran == ["segment"] and not single.done()
+    # ``wait`` (drain) waives the grace: it returns once the single program compiled
+    done = threading.Thread(target=compiler.drain)
+    done.start()
+    done.join(timeout=20)  # far less than the 30 s grace
+    assert not done.is_alive() and ran == ["segment", "single"] and single.done()
     compiler.shutdown()
 
 
