@@ -263,6 +263,8 @@ def _reversing(ndim, dims):
 def _pair(a, b):
     if a is b:
         return a
+    if a.kind == "c" or b.kind == "c":  # complex, as wide as its widest float part
+        return _complex(max(_part(d) for d in (a, b) if d.kind in "fc"))
     if a.kind == "f" or b.kind == "f":
         return max((d for d in (a, b) if d.kind == "f"), key=lambda d: d.itemsize)
     return np.promote_types(a, b)
@@ -271,9 +273,29 @@ def _pair(a, b):
 def _lift(higher, lower):
     if higher is None or lower is None:
         return lower if higher is None else higher
+    if higher.kind == "c":
+        return higher
+    if lower.kind == "c":  # a complex 0-d tensor lifts a float one to its own width
+        return _complex(higher.itemsize) if higher.kind == "f" else lower
     if higher.kind == "f":
         return higher
     return _pair(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
+
+
+def _part(d):
+    """The width in bytes of a float dtype, or of a complex dtype's parts."""
+    return d.itemsize // 2 if d.kind == "c" else d.itemsize
+
+
+def _complex(width):
+    """The complex dtype whose parts are ``width`` bytes wide (``complex32`` has no NumPy
+    dtype: raising leaves it to the XLA path)."""
+    if width not in _COMPLEX:
+        raise TypeError("complex32 has no NumPy dtype")
+    return _COMPLEX[width]
+
+
+_COMPLEX = {4: np.dtype(np.complex64), 8: np.dtype(np.complex128)}
 
 
 def _one_dtype(vals):

@@ -62,6 +62,23 @@ def test_binary_forms_give_pytorchs_values_and_dtypes_bitwise(op):
     assert held >= len(_DTYPES) - (op == "sub")
 
 
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_complex_operands_promote_as_pytorch_and_keep_their_imaginary_parts(op):
+    # a complex Tensor held on the host times a real one was computed in the real dtype
+    # (the imaginary part dropped): an stft's frames times its window
+    def run(L):
+        out = []
+        for a, b in itertools.product(["complex64", "complex128"],
+                                      ["int64", "float32", "float64", "complex64"]):
+            # (a small value's view is held on the host: the frames an stft unfolds)
+            z = L.tensor(np.array([1.5 + 0.5j, -2 + 1j, 0.25 - 2j]).astype(a)).unsqueeze(0)
+            r = L.tensor(np.array([2, -3, 4]).astype(b)).unsqueeze(0)
+            assert L is torch or _held(z) and _held(r)
+            out += [_bits(getattr(L, op)(z, r)), _bits(getattr(L, op)(r, z))]
+        return out
+    same_as_torch(run, tol=0)
+
+
 def test_arithmetic_with_numbers_and_0d_tensors_promotes_as_pytorch():
     def run(L):
         x32, xi = L.tensor([1.5, -2.25, 3.0]) * 1, L.tensor([1, -2, 3], dtype=L.int32) * 1
