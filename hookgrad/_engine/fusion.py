@@ -22,6 +22,7 @@ from inside the region (it runs right after in either case, before any other nod
 """
 import collections
 import heapq
+import operator
 import threading
 
 from .._tensor import Tensor
@@ -58,23 +59,27 @@ def is_backward_fusion_enabled():
 
 
 def _holding(fused):
-    """``(read, unset)`` (``hooks.reader``) of the node attributes holding the kinds a
-    region's node may carry as ``fused`` says (``_autograd.hooks.KINDS``)."""
-    return _hooks.reader(tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused))
+    """The node attributes holding the kinds a region's node may carry as ``fused`` says
+    (``_autograd.hooks.KINDS``)."""
+    return tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused)
 
 
-# NOTE: read twice per node of every backward: one C call each
-(_never_fused, _no_never), (_first_only, _no_first) = (_holding(_hooks.NEVER),
-                                                        _holding(_hooks.FIRST_ONLY))
+# NOTE: read per node of every backward. Most nodes hold no hook and are not freed: one
+# C call (``_quiet``) says so; only a node it flags is read kind by kind
+_NEVER, _FIRST = _holding(_hooks.NEVER), _holding(_hooks.FIRST_ONLY)
+(_never_fused, _no_never), (_first_only, _no_first) = (_hooks.reader(_NEVER),
+                                                        _hooks.reader(_FIRST))
+_quiet = operator.attrgetter(*_NEVER, *_FIRST, "_freed")
+_QUIET = (None,) * (len(_NEVER) + len(_FIRST)) + (False,)
 
 
 def _plain(node, first):
     """Whether ``node`` may run inside a region. Checked at backward: hooks come any time.
     The region's first node may have had pre-hooks (they have run); none may have post-hooks."""
-    if node.__class__.__base__ is not OpNode or node._freed or \
-            _never_fused(node) != _no_never:
+    if node.__class__.__base__ is not OpNode:
         return False
-    if not first and _first_only(node) != _no_first:
+    if _quiet(node) != _QUIET and (node._freed or _never_fused(node) != _no_never or (
+            not first and _first_only(node) != _no_first)):
         return False
     return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
 
