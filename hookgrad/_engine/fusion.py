@@ -84,6 +84,9 @@ def _plain(node, first):
     return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
 
 
+_VJP_CACHE, _VKEY = operator.attrgetter("_op._vjp_cache"), operator.attrgetter("_vkey")
+
+
 def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     """Run the ready ``node`` on ``grad`` (its output's gradient) together with the region
     of hook-free nodes the ready queue would run right after it. Returns the ``(edge,
@@ -106,13 +109,15 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             # region, and it raises when the queue reaches it
             del region[i:]
             break
-    index = {n: i for i, n in enumerate(region)}
+    index = dict(zip(region, range(len(region))))
+    # the nodes' vjps as cached, read by C calls (a node whose vjp is not cached makes it)
+    vops = list(map(dict.get, map(_VJP_CACHE, region), map(_VKEY, region)))
     sides = []  # edges leaving the region, in delivery order
     parts = []  # per node: (vjp op, number of leading arguments, where each result goes,
     flat = []   # whether an earlier gradient waits in its buffer)
     ext = []    # those earlier gradients: node by node, they are summed first
     for i, cur in enumerate(region):
-        vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
+        vop = vops[i] or vjp_op(cur)
         vals = saved[i]
         if not keep_graph and cur._has_saved:  # what it saved now lives in ``flat``:
             # ``cur._release()``, inlined (a call per node of every fused backward)

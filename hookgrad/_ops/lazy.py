@@ -289,7 +289,12 @@ def _run_segment(nodes, plan=None):
         _run_apart(nodes)
         return
     for k, v in zip(outs, res):
-        _settle(nodes[k], v)
+        q = nodes[k]
+        if q.aval.__class__ is tuple:
+            _settle(q, v)
+        else:  # ``_settle``, inlined: a call per value read out of every segment
+            q.value = v
+            q.args = q.fn = None
 
 
 def _run_apart(nodes):
