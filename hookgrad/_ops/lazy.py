@@ -19,7 +19,6 @@ on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backwar
 """
 import collections
 import contextlib
-import itertools
 import operator
 import threading
 from weakref import ref as _weakref
@@ -99,7 +98,7 @@ def defer(op, key, fn, arrs):
         with _lock:  # the chain is walked once: to plan it, recounting its depth, then
             # to run it
             nodes = _behind([v for v in arrs if v.__class__ is Pending and v.value is None])
-            plan = _planned(nodes) if len(nodes) > 1 else None
+            plan = _plan(nodes) if len(nodes) > 1 else None
             depth = _recount(nodes) if plan is None else plan[4]
             if depth >= MAX_DEPTH:
                 # the chains so far run, as one segment (each argument's would be one XLA
@@ -261,7 +260,7 @@ def _settle(q, v):
 
 def _run_segment(nodes, plan=None):
     if plan is None:
-        plan = _planned(nodes)
+        plan = _plan(nodes)
     if plan is None:  # traced under an older default dtype
         _run_apart(nodes)
         return
@@ -278,8 +277,7 @@ def _run_segment(nodes, plan=None):
             fn = None
         else:
             _seen.pop(key, None)
-            fn = _compiled[key] = tiered.jit(_program(
-                struct if struct is not None else _structure(key), outs))
+            fn = _compiled[key] = tiered.jit(_program(struct, outs))
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
@@ -302,72 +300,6 @@ def _run_apart(nodes):
     for q in nodes:
         if q.value is None:  # (an output of a multi-output op is computed with it)
             _run_one(q)
-
-
-def _planned(nodes):
-    """``_plan(nodes)``: by ``_wiring`` when it can (a segment that repeats), else op by op."""
-    plan = _wiring(nodes)
-    return plan if plan is not None else _plan(nodes)
-
-
-# read off every op of a segment by C calls (``map``), not a Python loop
-_ARGS = operator.attrgetter("args")
-_GEN = operator.attrgetter("gen")
-_FN_CLASS = operator.attrgetter("fn.__class__")
-_FWD_KEY = operator.attrgetter("op.fwd", "key")
-_WIRED = "wired"  # tags a key of ``_wiring``'s form
-
-
-def _wiring(nodes):
-    """``_plan(nodes)``'s tuple, its struct None (its key says it all: ``_structure``),
-    read off the ops by C calls: per op a few Python steps, not a pass over its arguments
-    in Python. None where ``_plan`` must look closer: an argument computed since its op
-    was deferred (a chain partly run: depths to set right, its value as a leaf), an op at
-    positions, or one deferred under an older default dtype.
-
-    The key: per op its forward and statics and its number of arguments; per argument the
-    position of the op of the segment it comes from, or None; per other argument (a
-    leaf), the position among them of its first use (an array read by several ops is one
-    argument of the program, as in ``_plan``; Python numbers are never merged); per
-    distinct leaf its abstract value or type; the positions of the values read out."""
-    n = len(nodes)
-    if list(map(_GEN, nodes)).count(_gen[0]) != n or \
-            not _UNPLACED.issuperset(map(_FN_CLASS, nodes)):
-        return None
-    args = list(map(_ARGS, nodes))
-    flat = list(itertools.chain.from_iterable(args))
-    index = dict(zip(map(id, nodes), range(n)))
-    wires = tuple(map(index.get, map(id, flat)))
-    free = list(itertools.compress(flat, map(operator.is_, wires, itertools.repeat(None))))
-    if Pending in map(type, free):
-        return None
-    ids = [id(a) if a.__class__ is ARRAY else ~k for k, a in enumerate(free)]
-    first = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1)))
-    uses = tuple(map(first.__getitem__, ids))
-    leaves = list(itertools.compress(free, map(operator.eq, uses, itertools.count())))
-    kinds = tuple([a.aval if a.__class__ is ARRAY else a.__class__ for a in leaves])
-    outs = tuple([k for k, q in enumerate(nodes)
-                  if (r := q.ref) is None or q.saved or r() is not None])
-    key = (_WIRED, tuple(map(_FWD_KEY, nodes)), tuple(map(len, args)), wires, uses, kinds,
-           outs)
-    return key, None, leaves, outs, nodes[-1].depth  # no argument computed: depths right
-
-
-def _structure(key):
-    """The ``struct`` (``_plan``'s form) of a ``_wiring`` key."""
-    _, ops, counts, wires, uses, _, _ = key
-    rank = {}  # the position of a leaf's first use -> its position among the leaves
-    for k, u in enumerate(uses):
-        if u == k:
-            rank[k] = len(rank)
-    struct = []
-    used = iter(uses)
-    pos = 0
-    for (fwd, statics), m in zip(ops, counts):
-        spec = tuple(w if w is not None else (rank[next(used)],) for w in wires[pos:pos + m])
-        pos += m
-        struct.append((fwd, statics, spec))
-    return struct
 
 
 def _plan(nodes):

@@ -77,37 +77,6 @@ def test_an_array_several_ops_read_is_one_argument_of_the_segment(cache, monkeyp
                                                             id(d._data)}
 
 
-def test_a_segment_keyed_by_its_wiring_gives_eager_values(cache, monkeypatch):
-    # a segment is keyed by its wiring, read off its ops by C calls (``lazy._wiring``);
-    # one with an argument computed since its op was deferred is planned op by op
-    # (``_plan``). Each compiles once and gives eager values: a value read twice
-    # (``a * a``), an array and a Python number read by several ops, a multi-output op
-    x = hg.tensor(XL)
-    c = hg.tensor(np.full_like(XL, 0.5))
-    d = hg.tensor(np.full((2, XL.shape[1] // 2), 0.25, np.float32))
-    s = 0.75
-    keys = []
-    wiring = lazy._wiring
-    monkeypatch.setattr(lazy, "_wiring", lambda nodes: keys.append(wiring(nodes)) or keys[-1])
-
-    def run(t, partly):
-        a, b = (t * c).chunk(2, dim=1)
-        h = a * a + s
-        if partly:
-            h.numpy()  # computed: the ops made from it take its value
-        return (h * s + b.sin() * s) * d + d
-
-    for partly in (False, True):
-        with hg.autograd.set_lazy_forward(False):
-            want = run(x, partly).numpy()
-        for _ in range(RUNS):
-            keys.clear()
-            got = run(x, partly).numpy()
-            np.testing.assert_allclose(got, want, rtol=1e-6)
-            assert keys and (keys[-1] is None) == partly
-    assert len(cache._compiled) == 3  # the whole; then the part read first and the rest
-
-
 def test_turned_off_every_op_runs_when_called(cache):
     x = hg.tensor(X)
     with hg.autograd.set_lazy_forward(False):  # the public switch, beside set_backward_fusion
