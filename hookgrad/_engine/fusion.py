@@ -22,7 +22,6 @@ from inside the region (it runs right after in either case, before any other nod
 """
 import collections
 import heapq
-import operator
 import threading
 
 from .._tensor import Tensor
@@ -59,32 +58,25 @@ def is_backward_fusion_enabled():
 
 
 def _holding(fused):
-    """The node attributes holding the kinds a region's node may carry as ``fused`` says
-    (``_autograd.hooks.KINDS``)."""
-    return tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused)
+    """``(read, unset)`` (``hooks.reader``) of the node attributes holding the kinds a
+    region's node may carry as ``fused`` says (``_autograd.hooks.KINDS``)."""
+    return _hooks.reader(tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused))
 
 
-# NOTE: read per node of every backward. Most nodes hold no hook and are not freed: one
-# C call (``_quiet``) says so; only a node it flags is read kind by kind
-_NEVER, _FIRST = _holding(_hooks.NEVER), _holding(_hooks.FIRST_ONLY)
-(_never_fused, _no_never), (_first_only, _no_first) = (_hooks.reader(_NEVER),
-                                                        _hooks.reader(_FIRST))
-_quiet = operator.attrgetter(*_NEVER, *_FIRST, "_freed")
-_QUIET = (None,) * (len(_NEVER) + len(_FIRST)) + (False,)
+# NOTE: read twice per node of every backward: one C call each
+(_never_fused, _no_never), (_first_only, _no_first) = (_holding(_hooks.NEVER),
+                                                        _holding(_hooks.FIRST_ONLY))
 
 
 def _plain(node, first):
     """Whether ``node`` may run inside a region. Checked at backward: hooks come any time.
     The region's first node may have had pre-hooks (they have run); none may have post-hooks."""
-    if node.__class__.__base__ is not OpNode:
+    if node.__class__.__base__ is not OpNode or node._freed or \
+            _never_fused(node) != _no_never:
         return False
-    if _quiet(node) != _QUIET and (node._freed or _never_fused(node) != _no_never or (
-            not first and _first_only(node) != _no_first)):
+    if not first and _first_only(node) != _no_first:
         return False
     return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
-
-
-_VJP_CACHE, _VKEY = operator.attrgetter("_op._vjp_cache"), operator.attrgetter("_vkey")
 
 
 def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
@@ -109,15 +101,13 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             # region, and it raises when the queue reaches it
             del region[i:]
             break
-    index = dict(zip(region, range(len(region))))
-    # the nodes' vjps as cached, read by C calls (a node whose vjp is not cached makes it)
-    vops = list(map(dict.get, map(_VJP_CACHE, region), map(_VKEY, region)))
+    index = {n: i for i, n in enumerate(region)}
     sides = []  # edges leaving the region, in delivery order
     parts = []  # per node: (vjp op, number of leading arguments, where each result goes,
     flat = []   # whether an earlier gradient waits in its buffer)
     ext = []    # those earlier gradients: node by node, they are summed first
     for i, cur in enumerate(region):
-        vop = vops[i] or vjp_op(cur)
+        vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
         vals = saved[i]
         if not keep_graph and cur._has_saved:  # what it saved now lives in ``flat``:
             # ``cur._release()``, inlined (a call per node of every fused backward)
