@@ -216,25 +216,26 @@ def _root_edge(t, i):
 
 
 def _discover(roots):
-    """Dependency counts of every node reachable from ``roots`` (iterative)."""
+    """Dependency counts of every node reachable from ``roots`` (iterative), and the set
+    of those nodes."""
     deps = {}
-    seen = set()
-    stack = []
-    for node, _ in roots:
-        if node not in seen:
-            seen.add(node)
-            stack.append(node)
-    while stack:
-        node = stack.pop()
+    found = list(dict.fromkeys(node for node, _ in roots))
+    first = set(found)
+    get = deps.get
+    # NOTE: per node of every backward. A node is new when it has no count yet (or is a
+    # root); ``found``, iterated while it grows, is the work list
+    for node in found:
         for e in node._next:
-            if e is None:
-                continue
-            child = e[0]
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return deps, seen
+            if e is not None:
+                child = e[0]
+                d = get(child)
+                if d is None:
+                    deps[child] = 1
+                    if child not in first:
+                        found.append(child)
+                else:
+                    deps[child] = d + 1
+    return deps, set(found)
 
 
 def _needed(seen, targets):

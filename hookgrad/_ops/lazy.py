@@ -96,14 +96,15 @@ def defer(op, key, fn, arrs):
     if av is False:  # its output cannot wait
         return None
     if depth >= MAX_DEPTH:
-        with _lock:  # the chain is walked once: to recount its depth, then to run it
+        with _lock:  # the chain is walked once: to plan it, recounting its depth, then
+            # to run it
             nodes = _behind([v for v in arrs if v.__class__ is Pending and v.value is None])
-            if (depth := _recount(nodes)) >= MAX_DEPTH:
+            plan = _plan(nodes) if len(nodes) > 1 else None
+            depth = _recount(nodes) if plan is None else plan[4]
+            if depth >= MAX_DEPTH:
                 # the chains so far run, as one segment (each argument's would be one XLA
-                # call of its own); this op starts the next. Ordered by the depths as
-                # recounted, as a walk after the recount orders them
-                nodes.sort(key=_depth)
-                _run_nodes(nodes)
+                # call of its own); this op starts the next
+                _run_nodes(nodes, plan)
         if depth >= MAX_DEPTH:
             arrs[:] = [value(v) for v in arrs]
             depth = 0
@@ -123,7 +124,8 @@ def pending_depth(arrs):
 
 
 def _recount(nodes):
-    """The depths of ``nodes`` (``_behind``'s list) set right; returns the deepest."""
+    """The depths of ``nodes`` (``_behind``'s list) set right; returns the deepest (as
+    ``_plan`` does, planning them)."""
     top = 0
     for q in nodes:
         d = 0
@@ -212,31 +214,34 @@ def _run(roots):
         _run_nodes(_behind(roots))
 
 
-def _run_nodes(nodes):
-    """Run ``nodes`` (``_behind``'s list, not empty) as one segment."""
+def _run_nodes(nodes, plan=None):
+    """Run ``nodes`` (``_behind``'s list, not empty) as one segment; ``plan``: theirs, if
+    planned already."""
     # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending value
     # made outside it is still computed concretely: never a leaked tracer
     ctx = contextlib.nullcontext() if _clean() else jax.ensure_compile_time_eval()
     with ctx:
         if len(nodes) == 1:
             _run_one(nodes[0])
-        else:
+        elif plan is None:
             _run_segment(nodes)
+        else:
+            _run_segment(nodes, plan)
 
 
 def _behind(roots):
     """The pending ops ``roots`` need, ``roots`` among them (once each), each after its
     arguments (an op is deeper than each pending argument it had when made, so sorting by
     depth orders them)."""
-    found = list(dict.fromkeys(roots))  # in order, once each (``a * a``)
-    seen = set(found)
-    stack = list(found)
-    while stack:
-        for a in stack.pop().args:
+    found = list(dict.fromkeys(roots)) if len(roots) > 1 else list(roots)  # in order,
+    seen = set(found)  # once each (``a * a``)
+    # NOTE: per op of every segment. A list iterated while it grows visits what is
+    # appended too: ``found`` is its own work list
+    for q in found:
+        for a in q.args:
             if a.__class__ is Pending and a.value is None and a not in seen:
                 seen.add(a)
                 found.append(a)
-                stack.append(a)
     found.sort(key=_depth)
     return found
 
@@ -267,12 +272,13 @@ def _settle(q, v):
                 o.args = o.fn = None
 
 
-def _run_segment(nodes):
-    plan = _plan(nodes)
+def _run_segment(nodes, plan=None):
+    if plan is None:
+        plan = _plan(nodes)
     if plan is None:  # traced under an older default dtype
         _run_apart(nodes)
         return
-    key, struct, leaves, outs = plan
+    key, struct, leaves, outs, _ = plan
     fn = _compiled.get(key)
     if fn is not None:
         _compiled.move_to_end(key)
@@ -295,7 +301,12 @@ def _run_segment(nodes):
         _run_apart(nodes)
         return
     for k, v in zip(outs, res):
-        _settle(nodes[k], v)
+        q = nodes[k]
+        if q.aval.__class__ is tuple:
+            _settle(q, v)
+        else:  # ``_settle``, inlined: a call per value read out of every segment
+            q.value = v
+            q.args = q.fn = None
 
 
 def _run_apart(nodes):
@@ -306,13 +317,14 @@ def _run_apart(nodes):
 
 
 def _plan(nodes):
-    """``(key, struct, leaves, outs)`` of the segment ``nodes`` (in ``_behind``'s order: an
-    op after its pending arguments), or None when one was deferred under an older default
-    dtype. ``struct``: per op, its forward, statics and where each argument comes from (an
-    earlier op's position, ``(an earlier leaf's position,)`` or the type of a new leaf);
-    ``outs``: the positions of the values something may read. One pass over the ops and
-    their arguments: a segment is planned at every read, so this is the part of a read
-    that Python pays per op."""
+    """``(key, struct, leaves, outs, depth)`` of the segment ``nodes`` (in ``_behind``'s
+    order: an op after its pending arguments), or None when one was deferred under an
+    older default dtype. ``struct``: per op, its forward, statics and where each argument
+    comes from (an earlier op's position, ``(an earlier leaf's position,)`` or the type of
+    a new leaf); ``outs``: the positions of the values something may read; ``depth``: the
+    longest chain of them, their depths set right on the way (``_recount``). One pass over
+    the ops and their arguments: a segment is planned at every read, so this is the part
+    of a read that Python pays per op."""
     gen = _gen[0]
     index = {}
     leaves = []
@@ -320,17 +332,21 @@ def _plan(nodes):
     struct = []
     outs = []
     push = leaves.append
+    top = 0
     for k, q in enumerate(nodes):
         if q.gen != gen:
             return None
         spec = []
         add = spec.append
+        d = 0
         for a in q.args:
             c = a.__class__
             if c is Pending:
                 i = index.get(a)
                 if i is not None:
-                    add(i)  # an earlier op of the segment
+                    add(i)  # an earlier op of the segment: its depth set already
+                    if a.depth > d:
+                        d = a.depth
                     continue
                 x = a.value
                 if x.__class__ is Host:  # the program reads it: put on the device, once
@@ -360,13 +376,16 @@ def _plan(nodes):
             leaves.extend(where)
             struct.append((fwd, tuple(fixed.items()), tuple(spec)))
         index[q] = k
+        q.depth = d = d + 1
+        if d > top:
+            top = d
         # NOTE: only values something may read leave the program: XLA fuses the rest away
         # (a pending op nobody reads keeps its arguments, so a later read can still run it)
         r = q.ref
         if r is None or q.saved or r() is not None:
             outs.append(k)
     outs = tuple(outs)
-    return (tuple(struct), outs), struct, leaves, outs
+    return (tuple(struct), outs), struct, leaves, outs, top
 
 
 _PROGRAM = tiered.Program

@@ -230,8 +230,8 @@ def test_the_chains_of_the_op_past_the_depth_bound_run_as_one_segment(cache, mon
     x = hg.tensor(XL)
     segments = []
     run_segment = lazy._run_segment
-    monkeypatch.setattr(lazy, "_run_segment", lambda nodes: segments.append(len(nodes)) or
-                        run_segment(nodes))
+    monkeypatch.setattr(lazy, "_run_segment", lambda nodes, *plan: segments.append(
+        len(nodes)) or run_segment(nodes, *plan))
     for run in range(RUNS):
         a, b, c = x, x, x
         for _ in range(4):
