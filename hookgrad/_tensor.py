@@ -122,7 +122,12 @@ class Tensor(HostValues):
     @classmethod
     def _wrap(cls, arr, grad_fn=None, output_nr=0):
         t = object.__new__(cls)
-        _fresh(t, arr, grad_fn, output_nr, grad_fn is not None)
+        # ``_fresh``'s fill, inlined: every op's output is made here (one call fewer each)
+        _set_arr(t, arr)
+        _set_fn(t, grad_fn)
+        _set_nr(t, output_nr)
+        _set_rg(t, grad_fn is not None)
+        _set_version(t, 0)
         return t
 
     # ---- the compiled mode's view of a Tensor (see _COMPILE_SNAPSHOT)
