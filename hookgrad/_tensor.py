@@ -9,6 +9,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl  # NOTE: private; a concrete array's class
 
 from . import _dtype, _errors, _missing, _mode, _tensor_missing, _views
 from ._meta import MetaArray
@@ -407,10 +408,18 @@ class Tensor(HostValues):
             arr = placed(arr)
         if arr.__class__ is MetaArray:
             return _META
+        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(arr.sharding)) is not None:
+            return d  # a model asks per step (``arange(n, device=x.device)``)
         if isinstance(arr, jax.core.Tracer):
             return _dtype.device("cpu") if jax.default_backend() == "cpu" else \
                 _dtype.device_of(jax.devices()[0])
-        return _dtype.device_of(next(iter(arr.devices())))
+        devices = arr.devices()
+        d = _dtype.device_of(next(iter(devices)))
+        if arr.__class__ is _ArrayImpl and len(devices) == 1:
+            if len(_ON_ONE) >= 64:  # a few shardings are met: bounded all the same
+                _ON_ONE.clear()
+            _ON_ONE[arr.sharding] = d
+        return d
 
     @property
     def is_meta(self):
@@ -510,6 +519,9 @@ def _detached(t):  # ``t.detach()``: a new leaf aliasing ``t`` (host-held: the s
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
 SUBCLASSED = [None]
 _META = _dtype.device("meta")
+# a single-device sharding (equal ones hash alike) -> its hookgrad device: JAX's
+# ``devices()`` builds a set per call, and which device a sharding names never changes
+_ON_ONE = {}
 # what a copy (deepcopy, pickle) leaves behind: its graph node, hooks and aliasing
 _NOT_COPIED = frozenset(("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views", "_gen"))
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
