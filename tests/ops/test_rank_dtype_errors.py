@@ -8,7 +8,7 @@ import pytest
 
 import hookgrad
 
-from tests.differential import py, raises_as_torch, same_as_torch
+from tests.differential import py, raises, raises_as_torch, same_as_torch
 
 
 def _s(L):
@@ -203,3 +203,23 @@ def test_joining_ops_take_a_list_or_tuple_alone(op, make, kind):
     match = rf"^{op}\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not {kind}$"
     raises_as_torch(lambda L: getattr(L, op)(make(L)), TypeError, match)
     assert getattr(hookgrad, op)((hookgrad.ones(2, 2), hookgrad.ones(2, 2))).numel() == 8
+
+
+CAT_CASES = {
+    "empty 1-d parts skipped": lambda L: py(L.cat([L.zeros(0), L.ones(2, 3), L.zeros(0),
+                                                   L.ones(1, 3) * 2])),
+    "only empty 1-d parts": lambda L: list(L.cat([L.zeros(0), L.zeros(0)]).shape),
+    "an empty 1-d part with a 1-d part": lambda L: py(L.cat([L.zeros(0), L.arange(3.0)], -1)),
+    "negative dim": lambda L: py(L.cat((L.ones(2, 1), L.zeros(2, 2)), dim=-1)),
+    "a 0-d part": lambda L: raises(lambda: L.cat([L.ones(2), L.tensor(1.0)])),
+    "ranks differ": lambda L: raises(lambda: L.cat([L.ones(2, 3), L.ones(3)])),
+    "sizes differ": lambda L: raises(lambda: L.cat([L.ones(2, 3), L.ones(2, 4), L.ones(3, 3)])),
+    "dim out of range": lambda L: raises(lambda: L.cat([L.ones(2, 3), L.ones(2, 3)], 2)),
+    "empty list": lambda L: raises(lambda: L.cat([])),
+}
+
+
+@pytest.mark.parametrize("case", list(CAT_CASES))
+def test_cat_checks_as_pytorch(case):
+    # cat reads each part's shape once: its skips and errors stay PyTorch's
+    same_as_torch(CAT_CASES[case])
