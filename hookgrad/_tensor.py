@@ -374,14 +374,16 @@ class Tensor(HostValues):
             return Size(self._arr.shape)
         return self._arr.shape[dim]
 
+    # NOTE: the shape's length: JAX's and a pending value's ``ndim`` read their shape
+    # through one more property call (models ask it per op)
     def dim(self):
-        return self._arr.ndim
+        return len(self._arr.shape)
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return self._arr.ndim
+        return len(self._arr.shape)
 
     def numel(self):
         return math.prod(self._arr.shape)
