@@ -60,6 +60,11 @@ def given_dims(ndim, **dims):
     """``dims`` range-checked against ``ndim`` and kept as given (negative ones too), as
     PyTorch's view nodes save them."""
     for d in dims.values():
+        if d.__class__ is not int or not -ndim <= d < ndim:
+            break
+    else:  # plain ints in range (a model's transposes): ``dims`` is this call's own dict
+        return dims
+    for d in dims.values():
         wrap_dim(d, ndim)
     return {k: int(d) for k, d in dims.items()}
 

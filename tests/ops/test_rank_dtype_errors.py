@@ -4,6 +4,7 @@ for dtypes a kernel has no version of: the calls the raw-JAX sweep
 import re
 import warnings
 
+import numpy as np
 import pytest
 
 import hookgrad
@@ -223,3 +224,26 @@ CAT_CASES = {
 def test_cat_checks_as_pytorch(case):
     # cat reads each part's shape once: its skips and errors stay PyTorch's
     same_as_torch(CAT_CASES[case])
+
+
+VIEW_DIM_CASES = {
+    "transpose, negative dims": lambda L: [list((y := L.ones(2, 3, 4).transpose(-1, 0)).shape),
+                                           y.grad_fn is None, y.stride()],
+    "transpose of a grad-requiring input": lambda L: (
+        y := L.ones(2, 3, requires_grad=True).transpose(1, -2)).grad_fn.name(),
+    "saved dims": lambda L: [getattr(L.ones(2, 3, requires_grad=True).transpose(1, 0)
+                                     .grad_fn, "_saved_" + n) for n in ("dim0", "dim1")],
+    "unsqueeze at the end": lambda L: list(L.ones(2, 3).unsqueeze(-1).shape),
+    "unsqueeze of a 0-d": lambda L: [list(L.tensor(1.0).unsqueeze(0).shape),
+                                     list(L.tensor(1.0).unsqueeze(-1).shape)],
+    "transpose of a 0-d": lambda L: list(L.tensor(1.0).transpose(0, -1).shape),
+    "a NumPy int dim": lambda L: list(L.ones(2, 3).transpose(np.int64(0), 1).shape),
+    "dim out of range": lambda L: raises(lambda: L.ones(2, 3).transpose(0, 2)),
+    "negative dim out of range": lambda L: raises(lambda: L.ones(2, 3).unsqueeze(-4)),
+}
+
+
+@pytest.mark.parametrize("case", list(VIEW_DIM_CASES))
+def test_view_dims_as_pytorch(case):
+    # plain int dims in range take a short way: what is kept and raised stays PyTorch's
+    same_as_torch(VIEW_DIM_CASES[case])
