@@ -12,6 +12,7 @@ import weakref
 
 import jax
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl  # NOTE: private; a concrete array's class
 
 from . import _host_transfer, _meta
 
@@ -174,6 +175,13 @@ def place(arr, d=None):
         d = _state.default
         if d is None:
             return arr if isinstance(arr, jax.Array) else from_host(arr)
+    if d.__class__ is device and d._type == "cpu" and not d._index and \
+            arr.__class__ is _ArrayImpl and arr._committed is False and \
+            jax.config.jax_default_device is None and _cpu_is_first():
+        # ``device=x.device`` on the CPU, where uncommitted arrays live (JAX's default
+        # device, unconfigured): the array stays as it is, as below, without the device's
+        # lookups (a model's factories name the device per step)
+        return arr
     if is_meta(d):
         return _meta.like(arr)
     target = jax_device(d)
@@ -197,6 +205,12 @@ def _uncommitted_device():
     if jax.config.jax_default_device is not None:
         return None
     return _local_first()
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_is_first():
+    """Whether this process's first device, where uncommitted arrays live, is ``cpu:0``."""
+    return _local_first() is platform_devices("cpu")[0] if platform_devices("cpu") else False
 
 
 @functools.lru_cache(maxsize=None)
