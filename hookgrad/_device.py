@@ -12,7 +12,7 @@ import weakref
 
 import jax
 import numpy as np
-from jax._src.array import ArrayImpl as _ArrayImpl  # NOTE: private; a concrete array's class
+from jax._src.array import ArrayImpl as ARRAY  # NOTE: private; a concrete array's class
 
 from . import _host_transfer, _meta
 
@@ -176,7 +176,7 @@ def place(arr, d=None):
         if d is None:
             return arr if isinstance(arr, jax.Array) else from_host(arr)
     if d.__class__ is device and d._type == "cpu" and not d._index and \
-            arr.__class__ is _ArrayImpl and arr._committed is False and \
+            arr.__class__ is ARRAY and arr._committed is False and \
             jax.config.jax_default_device is None and _cpu_is_first():
         # ``device=x.device`` on the CPU, where uncommitted arrays live (JAX's default
         # device, unconfigured): the array stays as it is, as below, without the device's
@@ -282,6 +282,25 @@ def device_of(jax_device):
     if jax_device.platform in ("gpu", "cuda", "rocm"):
         return device("cuda", platform_devices("gpu").index(jax_device))
     return device(jax_device.platform, jax_device.id)
+
+
+# a single-device sharding (equal ones hash alike) -> its hookgrad device: JAX's
+# ``devices()`` builds a set per call, and the device a sharding names never changes
+# (``Tensor.device`` reads this first)
+ON_ONE = {}
+
+
+def of_array(arr):
+    """The hookgrad device of a JAX array (of a tracer: the default backend's first)."""
+    if isinstance(arr, jax.core.Tracer):
+        return _CPU if jax.default_backend() == "cpu" else device_of(jax.devices()[0])
+    devices = arr.devices()
+    d = device_of(next(iter(devices)))
+    if arr.__class__ is ARRAY and len(devices) == 1:
+        if len(ON_ONE) >= 64:  # a few shardings are met: bounded all the same
+            ON_ONE.clear()
+        ON_ONE[arr.sharding] = d
+    return d
 
 
 def no_cuda():

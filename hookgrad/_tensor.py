@@ -9,9 +9,8 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src.array import ArrayImpl as _ArrayImpl  # NOTE: private; a concrete array's class
 
-from . import _dtype, _errors, _missing, _mode, _tensor_missing, _views
+from . import _device, _dtype, _errors, _missing, _mode, _tensor_missing, _views
 from ._meta import MetaArray
 from ._watch import WRITES as _WRITES, Moving, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
@@ -122,8 +121,7 @@ class Tensor(HostValues):
     # ---- construction helpers (internal)
     @classmethod
     def _wrap(cls, arr, grad_fn=None, output_nr=0):
-        t = object.__new__(cls)
-        # ``_fresh``'s fill, inlined: every op's output is made here (one call fewer each)
+        t = object.__new__(cls)  # ``_fresh``'s fill, inlined: every op's output is made here
         _set_arr(t, arr)
         _set_fn(t, grad_fn)
         _set_nr(t, output_nr)
@@ -374,9 +372,7 @@ class Tensor(HostValues):
             return Size(self._arr.shape)
         return self._arr.shape[dim]
 
-    # NOTE: the shape's length: JAX's and a pending value's ``ndim`` read their shape
-    # through one more property call (models ask it per op)
-    def dim(self):
+    def dim(self):  # NOTE: JAX's and a pending value's ``ndim`` cost one more call
         return len(self._arr.shape)
 
     ndimension = dim
@@ -412,16 +408,7 @@ class Tensor(HostValues):
             return _META
         if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(arr.sharding)) is not None:
             return d  # a model asks per step (``arange(n, device=x.device)``)
-        if isinstance(arr, jax.core.Tracer):
-            return _dtype.device("cpu") if jax.default_backend() == "cpu" else \
-                _dtype.device_of(jax.devices()[0])
-        devices = arr.devices()
-        d = _dtype.device_of(next(iter(devices)))
-        if arr.__class__ is _ArrayImpl and len(devices) == 1:
-            if len(_ON_ONE) >= 64:  # a few shardings are met: bounded all the same
-                _ON_ONE.clear()
-            _ON_ONE[arr.sharding] = d
-        return d
+        return _device.of_array(arr)
 
     @property
     def is_meta(self):
@@ -521,9 +508,7 @@ def _detached(t):  # ``t.detach()``: a new leaf aliasing ``t`` (host-held: the s
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
 SUBCLASSED = [None]
 _META = _dtype.device("meta")
-# a single-device sharding (equal ones hash alike) -> its hookgrad device: JAX's
-# ``devices()`` builds a set per call, and which device a sharding names never changes
-_ON_ONE = {}
+_ON_ONE, _ArrayImpl = _device.ON_ONE, _device.ARRAY  # a concrete array's class
 # what a copy (deepcopy, pickle) leaves behind: its graph node, hooks and aliasing
 _NOT_COPIED = frozenset(("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views", "_gen"))
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
