@@ -176,12 +176,14 @@ def place(arr, d=None):
         if d is None:
             return arr if isinstance(arr, jax.Array) else from_host(arr)
     if d.__class__ is device and d._type == "cpu" and not d._index and \
-            arr.__class__ is ARRAY and arr._committed is False and \
             jax.config.jax_default_device is None and _cpu_is_first():
         # ``device=x.device`` on the CPU, where uncommitted arrays live (JAX's default
-        # device, unconfigured): the array stays as it is, as below, without the device's
-        # lookups (a model's factories name the device per step)
-        return arr
+        # device, unconfigured): as below, without the device's lookups (a model's
+        # factories name the device per step)
+        if arr.__class__ is ARRAY and arr._committed is False:
+            return arr
+        if arr.__class__ is np.ndarray:
+            return from_host(arr)
     if is_meta(d):
         return _meta.like(arr)
     target = jax_device(d)

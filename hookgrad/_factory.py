@@ -305,7 +305,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     _check_range(*vals)
     jd = _dtype.to_jax(dtype)
-    if np.issubdtype(jd, np.integer) and all(v.__class__ is int for v in vals) and \
+    if jd.kind in "iu" and all(v.__class__ is int for v in vals) and \
             _jax_trace.no_trace():
         # NOTE: integer positions (a model's position ids, every forward) are made on the
         # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches);

@@ -118,7 +118,9 @@ def test_a_factory_on_the_cpu_named_keeps_its_array_where_it_is(monkeypatch):
     made = {"full": lambda L, d: L.full((2,), False, device=d),
             "ones": lambda L, d: L.ones(2, 3, device=d),
             "zeros": lambda L, d: L.zeros((3,), dtype=L.int64, device=d),
-            "cpu:0": lambda L, d: L.full((2,), 1.5, device=L.device("cpu", 0))}
+            "cpu:0": lambda L, d: L.full((2,), 1.5, device=L.device("cpu", 0)),
+            "arange": lambda L, d: L.arange(2, 7, device=d),  # made in NumPy, then put
+            "arange uint8": lambda L, d: L.arange(4, dtype=L.uint8, device=d)}
     for name, make in made.items():
         t = make(hg, d)
         want = make(torch, torch.device("cpu"))
