@@ -581,9 +581,9 @@ class Size(tuple):
     def numel(self):
         return math.prod(self)
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx):  # ``x.shape[-1]`` per op: an int is read at once
         r = tuple.__getitem__(self, idx)
-        return Size(r) if isinstance(idx, slice) else r
+        return Size(r) if idx.__class__ is slice else r
 
 
 def _flatten(t):
