@@ -286,9 +286,10 @@ def device_of(jax_device):
     return device(jax_device.platform, jax_device.id)
 
 
-# a single-device sharding (equal ones hash alike) -> its hookgrad device: JAX's
-# ``devices()`` builds a set per call, and the device a sharding names never changes
-# (``Tensor.device`` reads this first)
+# a JAX device -> its hookgrad device, for arrays on one device, found by their sharding's
+# device (``Tensor.device`` reads this first): JAX's ``devices()`` builds a set per call,
+# and a sharding's equality and hash are Python. NOTE: ``_device`` is private (JAX's
+# single-device sharding's); where it is missing, every read takes ``of_array``
 ON_ONE = {}
 
 
@@ -298,10 +299,9 @@ def of_array(arr):
         return _CPU if jax.default_backend() == "cpu" else device_of(jax.devices()[0])
     devices = arr.devices()
     d = device_of(next(iter(devices)))
-    if arr.__class__ is ARRAY and len(devices) == 1:
-        if len(ON_ONE) >= 64:  # a few shardings are met: bounded all the same
-            ON_ONE.clear()
-        ON_ONE[arr.sharding] = d
+    if arr.__class__ is ARRAY and len(devices) == 1 and \
+            getattr(arr.sharding, "_device", None) is next(iter(devices)):
+        ON_ONE[arr.sharding._device] = d  # a process has a few devices
     return d
 
 

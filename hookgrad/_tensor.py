@@ -406,7 +406,7 @@ class Tensor(HostValues):
             arr = placed(arr)
         if arr.__class__ is MetaArray:
             return _META
-        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(arr.sharding)) is not None:
+        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(getattr(arr.sharding, "_device", 0))):
             return d  # a model asks per step (``arange(n, device=x.device)``)
         return _device.of_array(arr)
 
