@@ -376,10 +376,7 @@ class Tensor(HostValues):
         return len(self._arr.shape)
 
     ndimension = dim
-
-    @property
-    def ndim(self):
-        return len(self._arr.shape)
+    ndim = property(dim)
 
     def numel(self):
         return math.prod(self._arr.shape)
