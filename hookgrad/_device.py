@@ -12,6 +12,7 @@ import weakref
 
 import jax
 import numpy as np
+from jax._src.array import ArrayImpl as ARRAY  # NOTE: private; a concrete array's class
 
 from . import _host_transfer, _meta
 
@@ -174,6 +175,15 @@ def place(arr, d=None):
         d = _state.default
         if d is None:
             return arr if isinstance(arr, jax.Array) else from_host(arr)
+    if d.__class__ is device and d._type == "cpu" and not d._index and \
+            jax.config.jax_default_device is None and _cpu_is_first():
+        # ``device=x.device`` on the CPU, where uncommitted arrays live (JAX's default
+        # device, unconfigured): as below, without the device's lookups (a model's
+        # factories name the device per step)
+        if arr.__class__ is ARRAY and arr._committed is False:
+            return arr
+        if arr.__class__ is np.ndarray:
+            return from_host(arr)
     if is_meta(d):
         return _meta.like(arr)
     target = jax_device(d)
@@ -197,6 +207,12 @@ def _uncommitted_device():
     if jax.config.jax_default_device is not None:
         return None
     return _local_first()
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_is_first():
+    """Whether this process's first device, where uncommitted arrays live, is ``cpu:0``."""
+    return _local_first() is platform_devices("cpu")[0] if platform_devices("cpu") else False
 
 
 @functools.lru_cache(maxsize=None)
@@ -268,6 +284,25 @@ def device_of(jax_device):
     if jax_device.platform in ("gpu", "cuda", "rocm"):
         return device("cuda", platform_devices("gpu").index(jax_device))
     return device(jax_device.platform, jax_device.id)
+
+
+# a JAX device -> its hookgrad device, for arrays on one device, found by their sharding's
+# device (``Tensor.device`` reads this first): JAX's ``devices()`` builds a set per call,
+# and a sharding's equality and hash are Python. NOTE: ``_device`` is private (JAX's
+# single-device sharding's); where it is missing, every read takes ``of_array``
+ON_ONE = {}
+
+
+def of_array(arr):
+    """The hookgrad device of a JAX array (of a tracer: the default backend's first)."""
+    if isinstance(arr, jax.core.Tracer):
+        return _CPU if jax.default_backend() == "cpu" else device_of(jax.devices()[0])
+    devices = arr.devices()
+    d = device_of(next(iter(devices)))
+    if arr.__class__ is ARRAY and len(devices) == 1 and \
+            getattr(arr.sharding, "_device", None) is next(iter(devices)):
+        ON_ONE[arr.sharding._device] = d  # a process has a few devices
+    return d
 
 
 def no_cuda():

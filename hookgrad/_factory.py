@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
 from ._host_value import DTYPES as _HOST_DTYPES, Host
-from ._tensor import Size, Tensor
+from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange",
            "linspace", "logspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
@@ -221,10 +221,7 @@ def numel(input):
     return input.numel()
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = size[0]
-    return tuple(_jax_trace.size(s) for s in size)
+_size = _jax_trace.size_args  # a factory's sizes, as the views take them
 
 
 def _jd(dtype, default=None):
@@ -308,7 +305,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     _check_range(*vals)
     jd = _dtype.to_jax(dtype)
-    if np.issubdtype(jd, np.integer) and all(v.__class__ is int for v in vals) and \
+    if jd.kind in "iu" and all(v.__class__ is int for v in vals) and \
             _jax_trace.no_trace():
         # NOTE: integer positions (a model's position ids, every forward) are made on the
         # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches);

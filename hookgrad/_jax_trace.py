@@ -41,6 +41,18 @@ def size(s):
     return s if jax.export.is_symbolic_dim(s) else int(s)
 
 
+def size_args(shape):
+    """A shape given as sizes (``x.view(2, 3)``, ``zeros(2, 3)``) or as one sequence of
+    them (``x.view((2, 3))``), as a tuple, each size through :func:`size`; plain ints,
+    what views and factories are given, are taken as they are."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):  # a Size is a tuple
+        shape = shape[0]
+    for s in shape:
+        if s.__class__ is not int:
+            return tuple(size(s) for s in shape)
+    return tuple(shape)
+
+
 def usable(v):
     """Whether the array ``v`` may be used by the code running now: a concrete array, or a
     tracer of the running trace or of one it runs inside (not of a trace that ended, or of

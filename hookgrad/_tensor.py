@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype, _errors, _missing, _mode, _tensor_missing, _views
+from . import _device, _dtype, _errors, _missing, _mode, _tensor_missing, _views
 from ._meta import MetaArray
 from ._watch import WRITES as _WRITES, Moving, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
@@ -123,8 +123,12 @@ class Tensor(HostValues):
     # ---- construction helpers (internal)
     @classmethod
     def _wrap(cls, arr, grad_fn=None, output_nr=0):
-        t = object.__new__(cls)
-        _fresh(t, arr, grad_fn, output_nr, grad_fn is not None)
+        t = object.__new__(cls)  # ``_fresh``'s fill, inlined: every op's output is made here
+        _set_arr(t, arr)
+        _set_fn(t, grad_fn)
+        _set_nr(t, output_nr)
+        _set_rg(t, grad_fn is not None)
+        _set_version(t, 0)
         return t
 
     # ---- the compiled mode's view of a Tensor (see _COMPILE_SNAPSHOT)
@@ -370,14 +374,11 @@ class Tensor(HostValues):
             return Size(self._arr.shape)
         return self._arr.shape[dim]
 
-    def dim(self):
-        return self._arr.ndim
+    def dim(self):  # NOTE: JAX's and a pending value's ``ndim`` cost one more call
+        return len(self._arr.shape)
 
     ndimension = dim
-
-    @property
-    def ndim(self):
-        return self._arr.ndim
+    ndim = property(dim)
 
     def numel(self):
         return math.prod(self._arr.shape)
@@ -404,10 +405,9 @@ class Tensor(HostValues):
             arr = placed(arr)
         if arr.__class__ is MetaArray:
             return _META
-        if isinstance(arr, jax.core.Tracer):
-            return _dtype.device("cpu") if jax.default_backend() == "cpu" else \
-                _dtype.device_of(jax.devices()[0])
-        return _dtype.device_of(next(iter(arr.devices())))
+        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(getattr(arr.sharding, "_device", 0))):
+            return d  # a model asks per step (``arange(n, device=x.device)``)
+        return _device.of_array(arr)
 
     @property
     def is_meta(self):
@@ -507,6 +507,7 @@ def _detached(t):  # ``t.detach()``: a new leaf aliasing ``t`` (host-held: the s
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
 SUBCLASSED = [None]
 _META = _dtype.device("meta")
+_ON_ONE, _ArrayImpl = _device.ON_ONE, _device.ARRAY  # a concrete array's class
 # what a copy (deepcopy, pickle) leaves behind: its graph node, hooks and aliasing
 _NOT_COPIED = frozenset(("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views", "_gen"))
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
@@ -579,9 +580,9 @@ class Size(tuple):
     def numel(self):
         return math.prod(self)
 
-    def __getitem__(self, idx):
+    def __getitem__(self, idx):  # ``x.shape[-1]`` per op: an int is read at once
         r = tuple.__getitem__(self, idx)
-        return Size(r) if isinstance(idx, slice) else r
+        return Size(r) if idx.__class__ is slice else r
 
 
 def _flatten(t):

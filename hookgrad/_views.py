@@ -166,7 +166,10 @@ def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAU
             refs[:] = [r for r in refs if r() is not None]
     refs.append(weakref.ref(t))
     if shared:
-        _set_uncounted(t, "_version", base._version)
+        # a plain int version goes straight to the slot (the property's two lambdas cost two
+        # Python calls a view); a moving one (``_watch.Moving``) is read by the property
+        ver = base._ver
+        _set_uncounted(t, "_ver", ver if ver.__class__ is int else base._version)
     return t
 
 

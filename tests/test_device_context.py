@@ -87,3 +87,23 @@ def test_a_cuda_default_places_on_the_gpu_or_fails_at_the_factory():
     else:
         with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
             hookgrad.zeros(1)
+
+
+def test_a_tensors_device_is_read_from_its_sharding_once(monkeypatch):
+    # ``x.device`` per step (``arange(n, device=x.device)``): an array on one device names
+    # it by its sharding, and JAX's ``devices()`` (a set built per call) is asked once
+    import torch
+    from jax._src.array import ArrayImpl
+    asked = []
+    real = ArrayImpl.devices
+    monkeypatch.setattr(ArrayImpl, "devices", lambda a: asked.append(1) or real(a))
+    first = hookgrad.ones(2, 3)
+    assert str(first.device) == str(torch.ones(2, 3).device) == "cpu"
+    del asked[:]
+    for t in (hookgrad.zeros(5), hookgrad.arange(4) * 2, first.sum(), hookgrad.tensor([1, 2])):
+        t._data  # a concrete array
+        assert t.device == hookgrad.device("cpu") and t.device.type == "cpu"
+        assert t.get_device() == torch.tensor([1]).get_device() == -1
+    assert asked == []
+    with hookgrad.device("meta"):
+        assert str(hookgrad.zeros(2).device) == "meta"

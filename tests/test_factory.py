@@ -103,3 +103,32 @@ def test_arange_is_torchs(args, kw):
 ])
 def test_arange_refuses_a_range_as_pytorch(args, match):
     raises_as_torch(lambda L: L.arange(*args), RuntimeError, match)
+
+
+def test_a_factory_on_the_cpu_named_keeps_its_array_where_it_is(monkeypatch):
+    # ``full(..., device=x.device)`` per generate step: on the CPU, where uncommitted arrays
+    # live, nothing is moved and the device is not looked up again (no ``devices()`` set)
+    import torch
+    from jax._src.array import ArrayImpl
+    x = hg.ones(2)
+    d = x.device
+    asked = []
+    real = ArrayImpl.devices
+    monkeypatch.setattr(ArrayImpl, "devices", lambda a: asked.append(1) or real(a))
+    made = {"full": lambda L, d: L.full((2,), False, device=d),
+            "ones": lambda L, d: L.ones(2, 3, device=d),
+            "zeros": lambda L, d: L.zeros((3,), dtype=L.int64, device=d),
+            "cpu:0": lambda L, d: L.full((2,), 1.5, device=L.device("cpu", 0)),
+            "arange": lambda L, d: L.arange(2, 7, device=d),  # made in NumPy, then put
+            "arange uint8": lambda L, d: L.arange(4, dtype=L.uint8, device=d)}
+    for name, make in made.items():
+        t = make(hg, d)
+        want = make(torch, torch.device("cpu"))
+        assert t.tolist() == want.tolist() and str(t.dtype) == str(want.dtype).replace(
+            "torch", "hookgrad"), name
+        assert t._data._committed is False and str(t.device) == "cpu"
+    assert asked == []
+    # a configured default device takes the general way, which names it
+    with jax.default_device(jax.devices("cpu")[0]):
+        t = hg.full((2,), 3, device=d)
+        assert t.tolist() == [3, 3] and t.device == d

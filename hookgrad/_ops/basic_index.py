@@ -5,6 +5,8 @@ small CPU Tensor (NumPy reads and writes, no program); ``None``/``False`` send t
 (``_ops/indexing.py``) the slow way, which raises PyTorch's errors.
 """
 
+from weakref import ref as _weakref
+
 from .. import _views
 from .._autograd import grad_mode
 from .._tensor import Host, Pending, Tensor
@@ -84,8 +86,10 @@ def read(self, idx):
     else:
         out = None if c is Pending else host_tier.read(self, idx, found)
     if out is None:
-        out = Tensor._wrap(box_index.read(arr, region, starts, size))
-        box_index.track(out)
+        p = box_index.read(arr, region, starts, size)
+        out = Tensor._wrap(p)
+        if p.__class__ is Pending:  # its Tensor may read it (lazy's bookkeeping)
+            p.ref = _weakref(out)
     make_view(out, self, _index_geometry, {"template": template})
     info = out._view
     info.index, info.key = template, idx

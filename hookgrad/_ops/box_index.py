@@ -22,7 +22,6 @@ such as a shape that does not broadcast, goes the slow way, which raises).
 """
 import functools
 import sys
-from weakref import ref as _weakref
 
 import jax
 import jax.numpy as jnp
@@ -169,13 +168,6 @@ def _pending(arr, reader, aval):
     p.op, p.key, p.fn, p.args, p.aval = _OP, (), reader, (arr,), aval
     p.depth, p.value, p.ref, p.saved, p.gen = 1, None, None, False, lazy._gen[0]
     return p
-
-
-def track(t):
-    """``t`` holds the ``Pending`` of ``read``: it may read it (lazy's bookkeeping)."""
-    p = t._arr
-    if p.__class__ is Pending:
-        p.ref = _weakref(t)
 
 
 # ----------------------------------------------------------------- read, op, write back

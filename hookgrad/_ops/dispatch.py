@@ -14,7 +14,8 @@
 
 Stages 1, 2 and 4 are slots: empty, each costs one test. Stage 3 runs once the arguments
 are read (reading them changes nothing) and only for a call no argument requiring grad
-reaches, or an in-place one: a recorded op pays one test for it, any other a dict lookup
+reaches and no pending argument is in (its forms leave those to stage 5), or an in-place
+one: a recorded op pays one test for it, any other a dict lookup
 for a row with no NumPy form. An op with nothing to record runs the forward and wraps its
 result (the fast path). docs/architecture.md says how to add a stage.
 """
@@ -80,10 +81,11 @@ def apply(op, args, statics=None, out=None):
             arrs.append(a)
             if a.__class__ not in _SCALARS:
                 deferrable = False
-    # the host stage computes nothing an argument requiring grad reaches (an in-place
-    # write asks it always): a recorded op pays one test for it
+    # the host stage computes nothing an argument requiring grad reaches, nor one with a
+    # pending (or meta) argument, which its forms leave to the lazy path (an in-place write
+    # asks it always): a recorded or deferred op pays one test for it
     # (a form that declined above declines again: asked once)
-    if not tried and (out is not None or not req) and \
+    if not tried and (out is not None or not (req or pending)) and \
             (found := _HOST_FORMS.get(op.name)) is not None and \
             (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # small values held on the host (``stages/host.py``): NumPy computed it

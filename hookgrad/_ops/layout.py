@@ -79,6 +79,10 @@ def to(self, *args, **kwargs) -> Tensor:
         >>> x.to("cpu") is x
         True
     """
+    if len(args) + len(kwargs) == 1:  # ``x.to(dtype)``, ``x.to(dtype=d)``: a model's casts
+        dt = args[0] if args else kwargs.get("dtype")
+        if dt.__class__ is _dtype.dtype:
+            return _to_dtype(self, dt)
     dtype, device, copy = _to_args(args, kwargs)
     if device is not None and (self.is_meta or _device.is_meta(device)):
         return _to_meta(self, dtype, device)
@@ -111,11 +115,15 @@ def _on(arr, jax_device):
     return arr.devices() == {jax_device}
 
 
+def _to_dtype(self, dt):
+    # ``to(self, dt)`` without parsing ``to``'s three signatures (a loop's ``.float()``)
+    jd = _dtype.to_jax(dt)
+    return self if jd == self._arr.dtype else apply(TO_DTYPE, (self,), {"dtype": jd})
+
+
 def _cast(dt):
     def method(self, memory_format=None) -> Tensor:
-        # ``to(self, dt)`` without parsing ``to``'s three signatures (a loop's ``.float()``)
-        jd = _dtype.to_jax(dt)
-        return self if jd == self._arr.dtype else apply(TO_DTYPE, (self,), {"dtype": jd})
+        return _to_dtype(self, dt)
     return method
 
 

@@ -22,12 +22,7 @@ from .views import (multi_view_apply, narrow_geometry, select_geometry, view_app
                     view_strides)
 
 
-def _shape_arg(shape):
-    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else shape
-    for s in shape:  # NOTE: every view and reshape: plain ints need no conversion
-        if s.__class__ is not int:
-            return tuple(_jax_trace.size(s) for s in shape)
-    return tuple(shape)
+_shape_arg = _jax_trace.size_args  # every view and reshape
 
 
 def _dim(d, ndim):
@@ -59,6 +54,11 @@ def _dims_arg(dims, ndim):
 def given_dims(ndim, **dims):
     """``dims`` range-checked against ``ndim`` and kept as given (negative ones too), as
     PyTorch's view nodes save them."""
+    for d in dims.values():
+        if d.__class__ is not int or not -ndim <= d < ndim:
+            break
+    else:  # plain ints in range (a model's transposes): ``dims`` is this call's own dict
+        return dims
     for d in dims.values():
         wrap_dim(d, ndim)
     return {k: int(d) for k, d in dims.items()}

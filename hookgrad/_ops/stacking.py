@@ -35,22 +35,27 @@ def tensor_seq(name, tensors):
 def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
-    tensors = [to_tensor_like(t) for t in tensor_seq("cat", tensors)]
+    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
+               for t in tensor_seq("cat", tensors)]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    # legacy: 1-d empty tensors are skipped whatever their shape
-    for k, t in enumerate(tensors):
-        if t.ndim == 0:
+    # each part's shape read once (a KV cache joins per layer per step)
+    shapes = [t._arr.shape for t in tensors]
+    for k, shape in enumerate(shapes):
+        if not shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be "
                                "concatenated")
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
-    d = wrap_dim(dim, tensors[0].ndim)
-    ref = tensors[0].shape
-    for k, t in enumerate(tensors[1:], 1):
-        if t.ndim != len(ref):
+    if (0,) in shapes:  # legacy: 1-d empty tensors are skipped whatever their shape
+        kept = [k for k, shape in enumerate(shapes) if shape != (0,)] or [0]
+        tensors, shapes = [tensors[k] for k in kept], [shapes[k] for k in kept]
+    ref = shapes[0]
+    d = wrap_dim(dim, len(ref))
+    for k in range(1, len(shapes)):
+        shape = shapes[k]
+        if len(shape) != len(ref):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and "
-                               f"{t.ndim}")
-        for i, (a, b) in enumerate(zip(ref, t.shape)):
+                               f"{len(shape)}")
+        for i, (a, b) in enumerate(zip(ref, shape)):
             if i != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {a} but got size {b} for tensor number {k} "

@@ -17,7 +17,7 @@ from .. import _views
 from .._autograd import grad_mode
 from .._autograd.graph import _Node
 from .._autograd.saved import NO_GRAD_VIEW_ADVICE, VIEW_CREATION_REASONS, stale_view_message
-from .._tensor import Tensor
+from .._tensor import Pending, Tensor
 from . import dispatch
 from .dispatch import apply
 from .stages import inplace as _inplace_stage, modes
@@ -184,8 +184,11 @@ def view_apply(op, x, statics=None):
         return apply(COPY_TWIN[0](op), (x,), statics)
     geometry = GEOMETRY[op.name]
     out = None
-    if not (_gm.enabled and x._requires_grad or dispatch._dual[0] or modes.INTERCEPT[0]):
-        out = _host_view(x, geometry, statics or _NO_STATICS)  # small values: NumPy views
+    # small values held on the host or in a concrete array: NumPy views (a pending value,
+    # a model's usual one, is left to apply at once: the host tier declines it)
+    if x._arr.__class__ is not Pending and not (
+            _gm.enabled and x._requires_grad or dispatch._dual[0] or modes.INTERCEPT[0]):
+        out = _host_view(x, geometry, statics or _NO_STATICS)
     if out is None:
         out = apply(op, (x,), statics)
     return make_view(out, x, geometry, statics)

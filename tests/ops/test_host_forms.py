@@ -200,6 +200,34 @@ def test_a_deferred_chain_stays_deferred_through_ops_with_forms(monkeypatch):
     assert type(y._arr) is Pending
 
 
+def test_an_op_on_a_pending_value_does_not_ask_the_host_stage(monkeypatch):
+    # a pending argument is the lazy path's: the forms would decline it, so apply does
+    # not ask them (a deferred model's ops paid a probe each that found nothing)
+    from hookgrad._ops import dispatch, lazy
+    from hookgrad._tensor import Pending
+    monkeypatch.setattr(lazy, "_seen", {})
+    asked = []
+    real = dispatch._host_run
+
+    def counting(op, found, statics, args, out):
+        asked.append(op.name)
+        return real(op, found, statics, args, out)
+    monkeypatch.setattr(dispatch, "_host_run", counting)
+    x = hookgrad.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    want = (torch.tensor(py(x)).sin() * 2 + 1) * torch.tensor(py(x)).sin()
+    for run in range(lazy.COMPILE_AT + 3):
+        s = x.sin()  # no NumPy form: deferred
+        del asked[:]
+        y = (s * 2 + 1) * s  # mul, add, mul: each has a form, each argument is pending
+        assert type(s._arr) is Pending or run < lazy.COMPILE_AT
+        if type(s._arr) is Pending:
+            assert asked == []
+        np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6)
+    assert type(x.sin()._arr) is Pending
+    del asked[:]
+    assert _held(x * 2) and asked == ["mul"]  # a concrete small value: NumPy computes it
+
+
 def test_a_mode_sees_the_ops_that_would_run_in_numpy():
     seen = []
 

@@ -4,11 +4,12 @@ for dtypes a kernel has no version of: the calls the raw-JAX sweep
 import re
 import warnings
 
+import numpy as np
 import pytest
 
 import hookgrad
 
-from tests.differential import py, raises_as_torch, same_as_torch
+from tests.differential import py, raises, raises_as_torch, same_as_torch
 
 
 def _s(L):
@@ -203,3 +204,46 @@ def test_joining_ops_take_a_list_or_tuple_alone(op, make, kind):
     match = rf"^{op}\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not {kind}$"
     raises_as_torch(lambda L: getattr(L, op)(make(L)), TypeError, match)
     assert getattr(hookgrad, op)((hookgrad.ones(2, 2), hookgrad.ones(2, 2))).numel() == 8
+
+
+CAT_CASES = {
+    "empty 1-d parts skipped": lambda L: py(L.cat([L.zeros(0), L.ones(2, 3), L.zeros(0),
+                                                   L.ones(1, 3) * 2])),
+    "only empty 1-d parts": lambda L: list(L.cat([L.zeros(0), L.zeros(0)]).shape),
+    "an empty 1-d part with a 1-d part": lambda L: py(L.cat([L.zeros(0), L.arange(3.0)], -1)),
+    "negative dim": lambda L: py(L.cat((L.ones(2, 1), L.zeros(2, 2)), dim=-1)),
+    "a 0-d part": lambda L: raises(lambda: L.cat([L.ones(2), L.tensor(1.0)])),
+    "ranks differ": lambda L: raises(lambda: L.cat([L.ones(2, 3), L.ones(3)])),
+    "sizes differ": lambda L: raises(lambda: L.cat([L.ones(2, 3), L.ones(2, 4), L.ones(3, 3)])),
+    "dim out of range": lambda L: raises(lambda: L.cat([L.ones(2, 3), L.ones(2, 3)], 2)),
+    "empty list": lambda L: raises(lambda: L.cat([])),
+}
+
+
+@pytest.mark.parametrize("case", list(CAT_CASES))
+def test_cat_checks_as_pytorch(case):
+    # cat reads each part's shape once: its skips and errors stay PyTorch's
+    same_as_torch(CAT_CASES[case])
+
+
+VIEW_DIM_CASES = {
+    "transpose, negative dims": lambda L: [list((y := L.ones(2, 3, 4).transpose(-1, 0)).shape),
+                                           y.grad_fn is None, y.stride()],
+    "transpose of a grad-requiring input": lambda L: (
+        y := L.ones(2, 3, requires_grad=True).transpose(1, -2)).grad_fn.name(),
+    "saved dims": lambda L: [getattr(L.ones(2, 3, requires_grad=True).transpose(1, 0)
+                                     .grad_fn, "_saved_" + n) for n in ("dim0", "dim1")],
+    "unsqueeze at the end": lambda L: list(L.ones(2, 3).unsqueeze(-1).shape),
+    "unsqueeze of a 0-d": lambda L: [list(L.tensor(1.0).unsqueeze(0).shape),
+                                     list(L.tensor(1.0).unsqueeze(-1).shape)],
+    "transpose of a 0-d": lambda L: list(L.tensor(1.0).transpose(0, -1).shape),
+    "a NumPy int dim": lambda L: list(L.ones(2, 3).transpose(np.int64(0), 1).shape),
+    "dim out of range": lambda L: raises(lambda: L.ones(2, 3).transpose(0, 2)),
+    "negative dim out of range": lambda L: raises(lambda: L.ones(2, 3).unsqueeze(-4)),
+}
+
+
+@pytest.mark.parametrize("case", list(VIEW_DIM_CASES))
+def test_view_dims_as_pytorch(case):
+    # plain int dims in range take a short way: what is kept and raised stays PyTorch's
+    same_as_torch(VIEW_DIM_CASES[case])

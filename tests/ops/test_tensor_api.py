@@ -186,7 +186,10 @@ def test_to_and_cast_methods():
         r = [dt(h), h.grad_fn.name(), x.float() is x, x.to("cpu") is x,
              x.to(L.float32) is x, py(x.long()), dt(x.int()), py(x.bool()),
              dt(x.half()), dt(x.to(L.zeros(1, dtype=L.int32))),
-             dt(x.type_as(L.zeros(1, dtype=L.bfloat16)))]
+             dt(x.type_as(L.zeros(1, dtype=L.bfloat16))),
+             # one dtype, by position or by name: ``to``'s short way
+             x.to(dtype=L.float32) is x, dt(x.to(dtype=L.int32)),
+             x.to(dtype=L.float16).grad_fn.name(), dt((x * 2).to(L.bfloat16))]
         (h.float() * 2).sum().backward()
         return r + [py(x.grad)]
     got = same_as_torch(f)
