@@ -196,6 +196,23 @@ def test_implicit_replication_admits_plain_tensors():
         d + hookgrad.ones(2, 2)
 
 
+def test_plain_tensors_keep_their_fast_paths_once_a_dtensor_exists():
+    # DTensor's stage passes ops on plain Tensors through: a notebook loop of writes stays
+    # on the host and a basic index read of a plain Tensor is a view, while an index
+    # write into a DTensor still goes through its stage
+    from hookgrad._host_value import Host
+    mesh = init_device_mesh("cpu", (1,))
+    d = distribute_tensor(hookgrad.zeros(4, 6), mesh, [Replicate()])
+    x = hookgrad.zeros(4, 6)
+    for i in range(4):
+        x[i, i:i + 2] = float(i)
+    assert type(x._arr) is Host and x[2, 2:4].tolist() == [2.0, 2.0]
+    assert x[1]._base is x
+    d[1, 1:3] = 5.0
+    assert isinstance(d, DTensor) and isinstance(d[1], DTensor)
+    assert d.full_tensor()[1].tolist() == [0.0, 5.0, 5.0, 0.0, 0.0, 0.0]
+
+
 def test_dtensor_survives_pickle_and_deepcopy():
     import copy
     import pickle

@@ -20,8 +20,9 @@ _INT32 = 2 ** 31
 _INT64_MAX = 2 ** 63 - 1  # an open slice bound, as PyTorch's indexing passes it
 
 
-def _nothing_intercepts():
-    return COPY_TWIN[0] is None and not dispatch._dual[0] and not modes.INTERCEPT[0]
+def _nothing_intercepts(*tensors):
+    return COPY_TWIN[0] is None and not dispatch._dual[0] and not (
+        modes.INTERCEPT[0] and modes.intercepts(*tensors))
 
 
 def _parse(shape, idx):
@@ -75,7 +76,7 @@ def read(self, idx):
     arr = self._arr
     c = arr.__class__
     if (c is not ARRAY and c is not Pending and c is not Host) or \
-            (_gm.enabled and self._requires_grad) or not _nothing_intercepts():
+            (_gm.enabled and self._requires_grad) or not _nothing_intercepts(self):
         return None
     found = _parse(arr.np.shape if c is Host else arr.shape, idx)
     if found is None or not found[0]:
@@ -126,7 +127,7 @@ def write(self, idx, value):
     c = arr.__class__
     host = c is Host or self._view is None and c is ARRAY and arr.size <= host_tier.BOUND
     if not host and (c is not ARRAY or arr._committed or self._view is not None) or \
-            self._requires_grad or not _nothing_intercepts():
+            self._requires_grad or not _nothing_intercepts(self, value):
         return False
     is_tensor = isinstance(value, Tensor)
     # ``x[i, a:b] += v`` reads and writes with the same index object: no parse needed

@@ -187,7 +187,8 @@ def view_apply(op, x, statics=None):
     # small values held on the host or in a concrete array: NumPy views (a pending value,
     # a model's usual one, is left to apply at once: the host tier declines it)
     if x._arr.__class__ is not Pending and not (
-            _gm.enabled and x._requires_grad or dispatch._dual[0] or modes.INTERCEPT[0]):
+            _gm.enabled and x._requires_grad or dispatch._dual[0] or
+            modes.INTERCEPT[0] and modes.intercepts(x)):
         out = _host_view(x, geometry, statics or _NO_STATICS)
     if out is None:
         out = apply(op, (x,), statics)
@@ -216,7 +217,8 @@ def view_chain(x, steps, geom):
     contiguously) as one read of ``x``'s array at a position passed as an argument, when
     nothing records or intercepts them (no gradient, no forward AD, no Tensor subclass, a
     concrete array); else None (the caller applies them one by one)."""
-    if COPY_TWIN[0] is not None or dispatch._dual[0] or modes.INTERCEPT[0] or (
+    if COPY_TWIN[0] is not None or dispatch._dual[0] or (
+            modes.INTERCEPT[0] and modes.intercepts(x)) or (
             _gm.enabled and x._requires_grad):
         return None
     arr = x._data

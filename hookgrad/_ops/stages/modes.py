@@ -24,9 +24,21 @@ from ..op_node import DISPATCH_MODES as MODES
 from .record import _record
 
 INTERCEPT = [None]
+# DTensor's stage once a DTensor exists (``distributed/tensor/_dispatch.py`` fills it): it
+# acts only on an op with a DTensor argument and runs any other as an empty slot would
+SUBCLASS_STAGE = [None]
 OVERLOAD = [None]  # overloads.overload (it sits above: its overloads run rows); it fills
 FUNCTION = [None]  # overloads.function_overload: the overload of a function that is no row
 _under = [None]  # the interceptor the dispatch modes sit on
+
+
+def intercepts(*tensors):
+    """Whether the interceptor in the slot (not empty: the caller tests it first) acts on
+    an op on ``tensors``: any does, but DTensor's stage on plain Tensors, which it passes
+    through unchanged (so that the fast paths of plain Tensors stay open once a DTensor
+    exists, as the ops of ``apply`` do)."""
+    return INTERCEPT[0] is not SUBCLASS_STAGE[0] or any(
+        t.__class__ is not Tensor and isinstance(t, Tensor) for t in tensors)
 
 
 def push(mode):

@@ -64,7 +64,7 @@ def _apply(op: Any, args: Any, statics: Any, out: Any) -> Any:
     return as_dtensor(res, mesh) if isinstance(res, Tensor) else res
 
 
-STAGE[0] = _apply
+STAGE[0] = modes.SUBCLASS_STAGE[0] = _apply
 
 
 def _name(op: Any) -> str:
