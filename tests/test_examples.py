@@ -267,4 +267,4 @@ def test_readme_first_lines_are_the_two_commands():
     # the quick start itself runs as a script in tests/test_docs.py
     lines = open(os.path.join(ROOT, "README.md")).read().splitlines()
     assert lines[3] == "pip install -e . && python -m hookgrad"
-    assert lines[4] == 'pip install -e ".[test]" && pytest'
+    assert lines[4] == 'pip install -e ".[test]" && pytest -n 2 --dist loadfile'
