@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
-from .reduction import _return_type, return_types
+from .reduction import _real, _return_type, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 from .sorting import _GATHER_SAVE, _at_least_1d, _gather, _select, _size
@@ -60,13 +60,13 @@ def _nanmedian_all(x):
     return m + jnp.sum(jnp.where(tie, flat - m, 0)) / jnp.maximum(jnp.sum(tie), 1)
 
 
-MODE_INDEX = defop("mode_index", _mode_index, None)
-NANMEDIAN_INDEX = defop("nanmedian_index", _nanmedian_index, None)
+MODE_INDEX = defop("mode_index", _real("mode_cpu", _mode_index), None)
+NANMEDIAN_INDEX = defop("nanmedian_index", _real("median_out", _nanmedian_index), None)
 MODE = defop("mode", _gather, "ModeBackward0", _GATHER_SAVE, nondiff=(1,),
              names="self indices -> indices dim keepdim self_sym_sizes")
 NANMEDIAN_DIM = defop("nanmedian_dim", _gather, "NanmedianBackward1", _GATHER_SAVE,
                       nondiff=(1,), names="self indices -> indices dim keepdim self_sym_sizes")
-NANMEDIAN = defop("nanmedian", _nanmedian_all, "NanmedianBackward0",
+NANMEDIAN = defop("nanmedian", _real("median_cpu", _nanmedian_all), "NanmedianBackward0",
                   names="self -> self result")
 
 
