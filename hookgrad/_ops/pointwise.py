@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _errors
 from .._tensor import Tensor
@@ -185,6 +186,13 @@ _BINARY = [
 ]
 
 
+def _read_by_numpy(input):
+    """``input <op> array`` with a NumPy array: PyTorch's operator leaves it to NumPy,
+    which reads ``input`` by ``numpy()``: PyTorch's error where ``input`` requires grad."""
+    if isinstance(input, Tensor) and input._requires_grad:
+        input.numpy()
+
+
 def _unary(row):
     op = row.op()
 
@@ -207,6 +215,8 @@ def _binary(row):
             if logical:
                 raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
                                 f"not {type(other).__name__}")
+            if other.__class__ is np.ndarray:
+                _read_by_numpy(input)
             other = to_tensor_like(other)
         if not isinstance(input, Tensor):
             input = to_tensor_like(input)
@@ -295,6 +305,8 @@ def add_operator(input, other) -> Tensor:
     :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
     if other.__class__ in _OPERANDS:
         return bapply(_ADD, (input, other))
+    if other.__class__ is np.ndarray:
+        _read_by_numpy(input)
     return add(input, other)
 
 
@@ -305,6 +317,8 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
+    if other.__class__ is np.ndarray:
+        _read_by_numpy(input)
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
@@ -365,6 +379,8 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
     if op is None:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
+    if other.__class__ is np.ndarray:
+        _read_by_numpy(input)
     return op, (to_tensor_like(input), to_tensor_like(other)), None
 
 

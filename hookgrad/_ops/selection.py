@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
-from .reduction import _real, _return_type, return_types
+from .reduction import ALL_DIMS, _real, _return_type, given_dim, not_a_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 from .sorting import _GATHER_SAVE, _at_least_1d, _gather, _select, _size
@@ -82,17 +82,19 @@ def mode(input, dim=-1, keepdim=False) -> Any:
     """``mode(input, dim=-1, keepdim=False)``: a ``(values, indices)`` named tuple of the
     most frequent value along ``dim`` (the smallest among equally frequent ones) and the
     index of its last occurrence."""
+    if dim.__class__ is bool:
+        raise not_a_dim("mode", dim)
     d = _reduced("mode", input, dim)
     idx = apply(MODE_INDEX, (input,), {"dim": d})
     return return_types["mode"](*_select(MODE, input, idx, int(dim), keepdim))
 
 
 @export
-def nanmedian(input, dim=None, keepdim=False) -> Any:
+def nanmedian(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``nanmedian(input)``: the lower median of the elements that are not NaN (NaN if all
     are); ``nanmedian(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple
     along ``dim``. :func:`median` when there is no NaN."""
-    if dim is None:
+    if given_dim("nanmedian", dim, keepdim) is None:
         return apply(NANMEDIAN, (input,))
     d = _reduced("median", input, dim)
     idx = apply(NANMEDIAN_INDEX, (input,), {"dim": d})

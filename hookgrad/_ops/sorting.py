@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .dispatch import apply
 from .promotion import real_input
-from .reduction import _real, _return_type, return_types
+from .reduction import ALL_DIMS, _real, _return_type, given_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 
@@ -182,11 +182,11 @@ def kthvalue(input, k, dim=-1, keepdim=False) -> Any:
 
 
 @export
-def median(input, dim=None, keepdim=False) -> Any:
+def median(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``median(input)``: the lower median of all elements (NaN if there is one; the
     gradient is split evenly among elements equal to it); ``median(input, dim,
     keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``."""
-    if dim is None:
+    if given_dim("median", dim, keepdim) is None:
         return apply(MEDIAN, (input,))
     d = wrap_dim(dim, input.ndim)
     if _size(input, d) == 0:
