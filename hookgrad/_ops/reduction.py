@@ -241,29 +241,21 @@ def not_a_dim(name, dim, wanted="int"):
                      f"{type(dim).__name__}")
 
 
-def given_dim(name, dim, keepdim):
-    """``dim`` of ``name`` (``median``, ``nanmedian``), whose one signature with a dim takes
-    an int: None where it was left out."""
+def not_an_int_dim(name, dim):
+    """PyTorch's TypeError for a ``dim`` of ``name`` (``median``, ``nanmedian``: one
+    signature with a dim, an int) that is None, a bool, or left out beside ``keepdim``."""
     if dim is ALL_DIMS:
-        if keepdim is not False:
-            raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-        return None
-    if dim is None or dim.__class__ is bool:
-        raise not_a_dim(name, dim)
-    return dim
+        return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    return not_a_dim(name, dim)
 
 
-def _whole(name, forms, dim, keepdim, none_ok=True):
-    """``dim`` of a reduction whose signatures take it omitted (None: over every element),
-    PyTorch's TypeError where none takes it: ``keepdim`` without ``dim``, a bool ``dim``,
-    an explicit None unless ``none_ok``."""
+def _refused(name, forms, dim, keepdim):
+    """PyTorch's TypeError for a reduction's ``dim`` none of its signatures (``forms``)
+    takes: ``keepdim`` without ``dim`` (``ALL_DIMS``), a bool, None. NOTE: the callers test
+    for these inline: a call only where one raises."""
     if dim is ALL_DIMS:
-        if keepdim is not False:
-            raise invalid_arguments(name, forms, keepdim=keepdim)
-        return None
-    if dim.__class__ is bool or dim is None and not none_ok:
-        raise invalid_arguments(name, forms, dim=dim)
-    return dim
+        return invalid_arguments(name, forms, keepdim=keepdim)
+    return invalid_arguments(name, forms, dim=dim)
 
 
 def _held_whole(op, input, keepdim):
@@ -290,8 +282,8 @@ def sum(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     summed as int64."""
     if dim is ALL_DIMS and keepdim is False:
         dim = None
-    elif dim is not None:
-        dim = _whole("sum", _SUM_FORMS, dim, keepdim)
+    elif dim is ALL_DIMS or dim.__class__ is bool:
+        raise _refused("sum", _SUM_FORMS, dim, keepdim)
     if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
         return res
     dtype = _int_accumulator(input, dtype)
@@ -316,8 +308,8 @@ def mean(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
     if dim is ALL_DIMS and keepdim is False:
         dim = None
-    elif dim is not None:
-        dim = _whole("mean", _SUM_FORMS, dim, keepdim)
+    elif dim is ALL_DIMS or dim.__class__ is bool:
+        raise _refused("mean", _SUM_FORMS, dim, keepdim)
     if dim is None and dtype is None and (res := _held_whole(MEAN, input, keepdim)) is not None:
         return res
     dim = _dims(dim, input.ndim)
@@ -339,7 +331,10 @@ def _kind(t):
 def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``prod(input, dim=None, keepdim=False, *, dtype=None)`` (``dim`` an int, or left out:
     PyTorch's ``prod`` takes no None)."""
-    dim = _whole("prod", _PROD_FORMS, dim, keepdim, none_ok=False)
+    if dim is ALL_DIMS and keepdim is False:
+        dim = None
+    elif dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        raise _refused("prod", _PROD_FORMS, dim, keepdim)
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     if dim is None:
@@ -403,10 +398,12 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *,
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         return pair_fn(input, dim)
-    if _whole(name, _MAX_FORMS, dim, keepdim, none_ok=False) is None:
+    if dim is ALL_DIMS and keepdim is False:
         return apply(all_op, (input,))
+    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        raise _refused(name, _MAX_FORMS, dim, keepdim)
     d = wrap_dim(int(dim), input.ndim)
-    if input.dtype.is_complex:  # (ARGMAX's own refusal names argmax)
+    if input._arr.dtype.kind == "c":  # (ARGMAX's own refusal names argmax)
         raise RuntimeError(_NO_COMPLEX.format(name))
     if input.ndim == 0:  # a 0-d input is its own extreme, at index 0
         indices = Tensor._wrap(jnp.zeros((), to_jax(_dtype.int64)))

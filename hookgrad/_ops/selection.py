@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
-from .reduction import ALL_DIMS, _real, _return_type, given_dim, not_a_dim, return_types
+from .reduction import ALL_DIMS, _real, _return_type, not_a_dim, not_an_int_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 from .sorting import _GATHER_SAVE, _at_least_1d, _gather, _select, _size
@@ -94,7 +94,9 @@ def nanmedian(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``nanmedian(input)``: the lower median of the elements that are not NaN (NaN if all
     are); ``nanmedian(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple
     along ``dim``. :func:`median` when there is no NaN."""
-    if given_dim("nanmedian", dim, keepdim) is None:
+    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        if dim is not ALL_DIMS or keepdim is not False:
+            raise not_an_int_dim("nanmedian", dim)
         return apply(NANMEDIAN, (input,))
     d = _reduced("median", input, dim)
     idx = apply(NANMEDIAN_INDEX, (input,), {"dim": d})
