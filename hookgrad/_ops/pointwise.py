@@ -187,8 +187,7 @@ _BINARY = [
 
 
 def _read_by_numpy(input):
-    """``input <op> array`` with a NumPy array: PyTorch's operator leaves it to NumPy,
-    which reads ``input`` by ``numpy()``: PyTorch's error where ``input`` requires grad."""
+    """``input <op> array``: PyTorch leaves it to NumPy, which reads ``input`` by numpy()."""
     if isinstance(input, Tensor) and input._requires_grad:
         input.numpy()
 
@@ -409,6 +408,7 @@ def _at_most(x, hi):
     return jnp.where(x > hi, hi, x)
 
 
+@tensor_operands  # Tensor bounds promote with ``x`` (a missing one is None)
 def _clamp(x, lo, hi, has_lo, has_hi):
     # selects rather than jnp.clip: the gradient reaches ``x`` on the bounds inclusive and
     # a Tensor bound where it is the result, as in PyTorch (jnp.clip halves it on ties)
@@ -468,7 +468,8 @@ def clamp_max(input, max) -> OpCall:
 
 
 # where's operands come first so Python numbers among them get torch's ``None`` edges
-_WHERE = defop("where", lambda x, y, c: jnp.where(c, x, y), "WhereBackward0", {},
+_WHERE = defop("where", tensor_operands(lambda x, y, c: jnp.where(c, x, y), (0, 1)),
+               "WhereBackward0", {},
                scalar_edges=True, nondiff=(2,), names="self other condition -> condition")
 _MASKED_FILL = defop("masked_fill", lambda x, m, v: jnp.where(m, jnp.asarray(v, x.dtype), x),
                      "MaskedFillBackward0", {}, nondiff=(1,), names="self mask value -> mask")
@@ -477,6 +478,7 @@ _MASKED_FILL_T = defop("masked_fill_tensor", lambda x, v, m: jnp.where(
     names="self value mask -> mask")
 
 
+@tensor_operands
 def _lerp(a, b, w):
     # PyTorch's two-sided formula (exact at w == 1)
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))

@@ -84,22 +84,24 @@ def _tensor_like(a):
     return hasattr(a, "dtype") and hasattr(a, "ndim") and not getattr(a, "weak_type", False)
 
 
-def tensor_operands(fwd):
+def tensor_operands(fwd, among=None):
     """``fwd``, an elementwise op's JAX forward, with its 0-d Tensor operands cast where
     PyTorch's rule gives another dtype than JAX's (a float64 0-d Tensor beside a float32
-    one computes in float32). NOTE: runs where a program is traced, once per signature."""
+    one computes in float32); ``among``: the positions of the operands promoted together
+    (``where``'s condition is not one), all by default. NOTE: runs where a program is
+    traced, once per signature."""
     def promoting(*args, **statics):
         dims = zero = None
-        for a in args:
-            if _tensor_like(a):
+        for i, a in enumerate(args):
+            if _tensor_like(a) and (among is None or i in among):
                 d = np.dtype(a.dtype)
                 if a.ndim:
                     dims = d if dims is None else pair(dims, d)
                 else:
                     zero = d if zero is None else pair(zero, d)
         if dims is not None and zero is not None and (want := lift(dims, zero)) != zero:
-            args = tuple(a.astype(want) if _tensor_like(a) and not a.ndim else a
-                         for a in args)
+            args = tuple(a.astype(want) if _tensor_like(a) and not a.ndim and (
+                among is None or i in among) else a for i, a in enumerate(args))
         return fwd(*args, **statics)
     promoting.__wrapped__ = fwd
     return promoting

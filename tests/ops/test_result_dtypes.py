@@ -142,6 +142,20 @@ ZERO_D = {
                               L.tensor(3.0, dtype=L.float64), "float32"),
     "float32 ** float64 0-d": (lambda L, n: _vec(L, n, "float32").abs() **
                                L.tensor(0.5, dtype=L.float64), "float32"),
+    # ops of three operands (where's condition is no operand of the promotion)
+    "where of float32 and float64 0-d": (lambda L, n: L.where(
+        _vec(L, n, "float32") > 0, _vec(L, n, "float32"), L.tensor(0.1, dtype=L.float64)),
+        "float32"),
+    "where of a 0-d condition": (lambda L, n: L.where(
+        L.tensor(True), _vec(L, n, "float16"), _vec(L, n, "float16")), "float16"),
+    "lerp by a float64 0-d": (lambda L, n: L.lerp(_vec(L, n, "float32"), _vec(
+        L, n, "float32") * 2, L.tensor(0.25, dtype=L.float64)), "float32"),
+    "addcmul by a float64 0-d": (lambda L, n: L.addcmul(_vec(L, n, "float32"), _vec(
+        L, n, "float32"), L.tensor(0.25, dtype=L.float64)), "float32"),
+    "clamp by a float64 0-d": (lambda L, n: L.clamp(_vec(L, n, "float32"), min=L.tensor(
+        0.1, dtype=L.float64)), "float32"),
+    "logaddexp with a float64 0-d": (lambda L, n: L.logaddexp(
+        _vec(L, n, "float32"), L.tensor(0.1, dtype=L.float64)), "float32"),
 }
 
 
