@@ -314,6 +314,16 @@ COMPLEX_REFUSED = {
                  _KERNEL.format("copysign_cpu")),
     "heaviside": (lambda L, z: L.heaviside(z, z), RuntimeError,
                   r"^heaviside is not yet implemented for complex tensors\.$"),
+    "searchsorted of complex values": (lambda L, z: L.searchsorted(L.arange(3.0), z),
+                                       NotImplementedError,
+                                       _KERNEL.format("searchsorted_out_cpu")),
+    "bucketize": (lambda L, z: L.bucketize(z, L.arange(3.0)), NotImplementedError,
+                  _KERNEL.format("searchsorted_out_cpu")),
+    "unique": (lambda L, z: z.unique(), NotImplementedError, _KERNEL.format("unique")),
+    "unique over a dim": (lambda L, z: z.unique(dim=-1), NotImplementedError,
+                          _KERNEL.format("unique_dim")),
+    "unique_consecutive": (lambda L, z: L.unique_consecutive(z), NotImplementedError,
+                           _KERNEL.format("unique")),
 }
 
 
