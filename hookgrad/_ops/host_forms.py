@@ -21,6 +21,7 @@ import operator
 import numpy as np
 
 from .. import _dtype
+from .promotion import lift as _lift, pair as _pair
 
 __all__ = ["FORMS", "RULES", "promoted"]
 
@@ -63,10 +64,11 @@ def _subtract(vals, result):
 
 
 def _tensors_only(ufunc):
-    """``maximum``/``minimum``: PyTorch takes Tensors only (the XLA path decides numbers)."""
+    """``maximum``/``minimum``: PyTorch takes Tensors only (the XLA path decides numbers),
+    and no complex ones (the XLA path raises its error)."""
     def form(vals, result):
-        if any(v.__class__ is not np.ndarray for v in vals):
-            raise TypeError("a number operand")
+        if result.kind == "c" or any(v.__class__ is not np.ndarray for v in vals):
+            raise TypeError("a number operand, or complex ones")
         return ufunc(*[v.astype(result, copy=False) for v in vals])
     return form
 
@@ -77,13 +79,17 @@ def _divide(vals, result):
     return np.divide(*[_cast(v, result) for v in vals])
 
 
-def _compare(ufunc):
+def _compare(ufunc, ordered=True):
     """Comparisons run in the operands' common dtype: arrays of one dtype, and numbers of
-    no higher kind (a float number against an integer Tensor promotes: left to XLA)."""
+    no higher kind (a float number against an integer Tensor promotes: left to XLA).
+    ``ordered`` (``<``, ``>=``...): PyTorch refuses complex operands (the XLA path raises
+    its error)."""
     def form(vals, result):
         if len(vals) == 2 and vals[0].__class__ is np.ndarray:  # ``x == y``, ``x > 0``
             x, y = vals
             common = x.dtype
+            if ordered and common.kind == "c":
+                raise TypeError("complex operands of an ordering")
             if y.__class__ is np.ndarray:
                 if y.dtype is not common and y.dtype != common:
                     raise TypeError("operands of different dtypes")
@@ -93,7 +99,7 @@ def _compare(ufunc):
             return ufunc(x, common.type(y))
         arrays = [v for v in vals if v.__class__ is np.ndarray]
         common = arrays[0].dtype
-        if any(a.dtype != common for a in arrays):
+        if any(a.dtype != common for a in arrays) or ordered and common.kind == "c":
             raise TypeError("operands of different dtypes")
         rank = _KIND_RANK[common.kind]
         if any(_KIND_RANK[_NUMBER_KIND[v.__class__]] > rank for v in vals
@@ -153,8 +159,9 @@ def _pick(fn, bools=True):
     the largest and the smallest; the first index of the extreme value)."""
     def form(vals, result, dim, keepdim):
         x, = vals
-        if x.size == 0 or not bools and x.dtype.kind == "b":  # PyTorch raises for these
-            raise ValueError("an empty reduction, or a bool argmax")
+        kind = x.dtype.kind
+        if x.size == 0 or kind == "c" or not bools and kind == "b":  # PyTorch raises for
+            raise ValueError("an empty reduction, a complex one, or a bool argmax")  # these
         # the ufuncs' reduce and the array's methods: np.max's and np.argmax's wrappers
         # cost more than the work here
         return np.asarray(fn(x, dim, keepdims=keepdim))
@@ -257,46 +264,9 @@ def _reversing(ndim, dims):
 # --------------------------------------------------------------------------- result dtypes
 # PyTorch's promotion on the dtypes the host holds (``type_queries.result_type``'s rules;
 # that module sits above the op path): dimensioned Tensors decide within a kind, 0-d
-# Tensors and then Python numbers only lift the kind. Asking JAX (``jax.eval_shape``) costs
-# milliseconds a signature, more than a whole cold loop in PyTorch.
-
-def _pair(a, b):
-    if a is b:
-        return a
-    if a.kind == "c" or b.kind == "c":  # complex, as wide as its widest float part
-        return _complex(max(_part(d) for d in (a, b) if d.kind in "fc"))
-    if a.kind == "f" or b.kind == "f":
-        return max((d for d in (a, b) if d.kind == "f"), key=lambda d: d.itemsize)
-    return np.promote_types(a, b)
-
-
-def _lift(higher, lower):
-    if higher is None or lower is None:
-        return lower if higher is None else higher
-    if higher.kind == "c":
-        return higher
-    if lower.kind == "c":  # a complex 0-d tensor lifts a float one to its own width
-        return _complex(higher.itemsize) if higher.kind == "f" else lower
-    if higher.kind == "f":
-        return higher
-    return _pair(higher, lower) if higher.kind == "b" or lower.kind == "f" else higher
-
-
-def _part(d):
-    """The width in bytes of a float dtype, or of a complex dtype's parts."""
-    return d.itemsize // 2 if d.kind == "c" else d.itemsize
-
-
-def _complex(width):
-    """The complex dtype whose parts are ``width`` bytes wide (``complex32`` has no NumPy
-    dtype: raising leaves it to the XLA path)."""
-    if width not in _COMPLEX:
-        raise TypeError("complex32 has no NumPy dtype")
-    return _COMPLEX[width]
-
-
-_COMPLEX = {4: np.dtype(np.complex64), 8: np.dtype(np.complex128)}
-
+# Tensors and then Python numbers only lift the kind (``promotion.pair``/``lift``, the rule
+# the XLA path's rows apply too). Asking JAX (``jax.eval_shape``) costs milliseconds a
+# signature, more than a whole cold loop in PyTorch.
 
 def _one_dtype(vals):
     """The dtype of ``vals`` when all are arrays of that one dtype, else None (in C loops:
@@ -391,7 +361,7 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     "neg": ("promote", _arith(np.negative)), "abs": ("promote", _arith(np.abs)),
     "maximum": ("promote", _tensors_only(np.maximum)),
     "minimum": ("promote", _tensors_only(np.minimum)),
-    "eq": ("bool", _compare(np.equal)), "ne": ("bool", _compare(np.not_equal)),
+    "eq": ("bool", _compare(np.equal, False)), "ne": ("bool", _compare(np.not_equal, False)),
     "lt": ("bool", _compare(np.less)), "le": ("bool", _compare(np.less_equal)),
     "gt": ("bool", _compare(np.greater)), "ge": ("bool", _compare(np.greater_equal)),
     "exp": ("float", _transcendental(np.exp)), "log": ("float", _transcendental(np.log)),

@@ -67,7 +67,7 @@ def _restride(self, op, statics, geom_fn, reorders):
 @export(function=False)
 def unsqueeze_(self, dim) -> Tensor:
     """In-place :meth:`unsqueeze`: a size-1 dimension inserted at ``dim``."""
-    st = shape.given_dims(self.ndim + 1, dim=dim)
+    st = shape.given_dims(self.ndim + 1, "unsqueeze_", dim=dim)
     return _restride(self, UNSQUEEZE_, st, views.GEOMETRY["unsqueeze"], False)
 
 

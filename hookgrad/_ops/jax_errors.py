@@ -46,8 +46,10 @@ def from_jax(e):
     return last is not None and last.startswith(_roots())
 
 
-# what JAX raises for arguments it cannot take (``torch_error`` makes them PyTorch's)
-RAISES = (TypeError, ValueError, IndexError, OverflowError)
+# what JAX raises for arguments it cannot take (``torch_error`` makes them PyTorch's), and
+# the RuntimeErrors (NotImplementedError among them) an op's forward raises where it is
+# traced: PyTorch's refusal of a dtype (``promotion.refuses_complex``), passed on as raised
+RAISES = (TypeError, ValueError, IndexError, OverflowError, RuntimeError)
 _LeakedTracer = jax.errors.UnexpectedTracerError
 
 
@@ -67,6 +69,11 @@ def torch_error(op_name, e):
     of what it raises while tracing, so a ``TypeError`` or ``ValueError`` counts as JAX's
     wherever it was raised: an op's forward is JAX code, and hookgrad raises PyTorch's own
     errors (``RuntimeError``, ``IndexError``) before it."""
+    if isinstance(e, RuntimeError):  # PyTorch's own error, or XLA's: as raised, less the
+        # note jax.jit adds to what leaves a trace (its frames removed: nothing of the user's)
+        if getattr(e, "__notes__", None):
+            e.__notes__ = [n for n in e.__notes__ if "JAX_TRACEBACK_FILTERING" not in n]
+        return e
     if isinstance(e, _LeakedTracer):  # a TypeError: checked first
         err = _errors.leaked_tracer(op_name)
         err.__suppress_context__ = True  # as ``raise ... from None``: JAX's says less

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _errors
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
+from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
+                        refuses_complex, rounding as _rounding,
+                        subtraction as _subtraction, tensor_operands)
 from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
                        reraise, to_tensor_like, variants)
 
@@ -97,7 +101,7 @@ _UNARY = [
           inplace_function=True),
     OpDef("sigmoid", _inexact(jax.nn.sigmoid), "SigmoidBackward0", OUT,
           lambda y, g: g * y * (1 - y), inplace_function=True),
-    OpDef("relu", jax.nn.relu, "ReluBackward0", OUT,
+    OpDef("relu", _clamping(jax.nn.relu), "ReluBackward0", OUT,
           lambda y, g: jnp.where(y > 0, g, jnp.zeros_like(g)), inplace_function=True),
     OpDef("log", jnp.log, "LogBackward0", inplace_function=True),
     OpDef("log2", jnp.log2, "Log2Backward0", inplace_function=True),
@@ -116,7 +120,9 @@ _UNARY = [
     OpDef("square", _square, "PowBackward0", inplace_function=True,
           names="self -> self exponent=2"),
     OpDef("abs", _abs, "AbsBackward0", inplace_function=True),
-    OpDef("sign", _sign, "SignBackward0", ()),
+    OpDef("sign", refuses_complex(_sign, NotImplementedError, "Unlike NumPy, torch.sign is not "
+                                  "intended to support complex numbers. Please use torch.sgn "
+                                  "instead."), "SignBackward0", ()),
     OpDef("sin", jnp.sin, "SinBackward0", inplace_function=True),
     OpDef("cos", jnp.cos, "CosBackward0", inplace_function=True),
     OpDef("tan", jnp.tan, "TanBackward0", inplace_function=True,
@@ -134,9 +140,12 @@ _UNARY = [
     OpDef("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0"),
     OpDef("lgamma", jax.scipy.special.gammaln, "LgammaBackward0"),
     OpDef("digamma", jax.scipy.special.digamma, "DigammaBackward0"),
-    OpDef("floor", jnp.floor, "FloorBackward0", (), inplace_function=True),
-    OpDef("ceil", jnp.ceil, "CeilBackward0", (), inplace_function=True),
-    OpDef("trunc", jnp.trunc, "TruncBackward0", (), inplace_function=True),
+    OpDef("floor", _rounding(jnp.floor, "floor"), "FloorBackward0", (),
+          inplace_function=True),
+    OpDef("ceil", _rounding(jnp.ceil, "ceil"), "CeilBackward0", (),
+          inplace_function=True),
+    OpDef("trunc", _rounding(jnp.trunc, "trunc"), "TruncBackward0", (),
+          inplace_function=True),
     OpDef("frac", lambda x: x - jnp.trunc(x), "FracBackward0", (), inplace_function=True),
     OpDef("logical_not", jnp.logical_not, None),
     OpDef("isnan", jnp.isnan, None, inplace=False),
@@ -146,30 +155,41 @@ _UNARY = [
 ]
 
 _BINARY = [
-    OpDef("mul", _bool_as_number(jnp.multiply), "MulBackward0", {0: (1,), 1: (0,)},
-          aliases=("multiply",), scalar_edges=True, names=_OTHER_SELF),
-    OpDef("maximum", jnp.maximum, "MaximumBackward0", names=_OTHER_SELF),
-    OpDef("minimum", jnp.minimum, "MinimumBackward0", names=_OTHER_SELF),
-    OpDef("fmax", _fmax, "FmaxBackward0", names=_OTHER_SELF),
-    OpDef("fmin", _fmin, "FminBackward0", names=_OTHER_SELF),
-    OpDef("atan2", jnp.arctan2, "Atan2Backward0", names=_OTHER_SELF),
-    OpDef("hypot", jnp.hypot, "HypotBackward0", names="self other -> other self result"),
-    OpDef("xlogy", jax.scipy.special.xlogy, "XlogyBackward0", inplace_function=True,
+    OpDef("mul", tensor_operands(_bool_as_number(jnp.multiply)), "MulBackward0",
+          {0: (1,), 1: (0,)}, aliases=("multiply",), scalar_edges=True, names=_OTHER_SELF),
+    OpDef("maximum", _ordered(jnp.maximum, "maximum", _MAX_C, RuntimeError),
+          "MaximumBackward0", names=_OTHER_SELF),
+    OpDef("minimum", _ordered(jnp.minimum, "minimum", _MAX_C, RuntimeError),
+          "MinimumBackward0", names=_OTHER_SELF),
+    OpDef("fmax", _ordered(_fmax, "fmax", _MAX_C, RuntimeError), "FmaxBackward0",
           names=_OTHER_SELF),
-    OpDef("floor_divide", jnp.floor_divide, NOT_IMPLEMENTED, ()),  # no derivative formula
-    OpDef("eq", jnp.equal, None),
-    OpDef("ne", jnp.not_equal, None, aliases=("not_equal",)),
-    OpDef("lt", jnp.less, None, aliases=("less",)),
-    OpDef("le", jnp.less_equal, None, aliases=("less_equal",)),
-    OpDef("gt", jnp.greater, None, aliases=("greater",)),
-    OpDef("ge", jnp.greater_equal, None, aliases=("greater_equal",)),
+    OpDef("fmin", _ordered(_fmin, "fmin", _MAX_C, RuntimeError), "FminBackward0",
+          names=_OTHER_SELF),
+    OpDef("atan2", _ordered(jnp.arctan2, "atan2"), "Atan2Backward0", names=_OTHER_SELF),
+    OpDef("hypot", _ordered(jnp.hypot, "hypot"), "HypotBackward0",
+          names="self other -> other self result"),
+    OpDef("xlogy", tensor_operands(jax.scipy.special.xlogy), "XlogyBackward0",
+          inplace_function=True, names=_OTHER_SELF),
+    OpDef("floor_divide", _ordered(jnp.floor_divide, "div_floor"), NOT_IMPLEMENTED, ()),
+    OpDef("eq", tensor_operands(jnp.equal), None),
+    OpDef("ne", tensor_operands(jnp.not_equal), None, aliases=("not_equal",)),
+    OpDef("lt", _ordered(jnp.less, "lt"), None, aliases=("less",)),
+    OpDef("le", _ordered(jnp.less_equal, "le"), None, aliases=("less_equal",)),
+    OpDef("gt", _ordered(jnp.greater, "gt"), None, aliases=("greater",)),
+    OpDef("ge", _ordered(jnp.greater_equal, "ge"), None, aliases=("greater_equal",)),
     OpDef("logical_and", jnp.logical_and, None),
     OpDef("logical_or", jnp.logical_or, None),
     OpDef("logical_xor", jnp.logical_xor, None),
-    OpDef("bitwise_and", jnp.bitwise_and, None),
-    OpDef("bitwise_or", jnp.bitwise_or, None),
-    OpDef("bitwise_xor", jnp.bitwise_xor, None),
+    OpDef("bitwise_and", tensor_operands(jnp.bitwise_and), None),
+    OpDef("bitwise_or", tensor_operands(jnp.bitwise_or), None),
+    OpDef("bitwise_xor", tensor_operands(jnp.bitwise_xor), None),
 ]
+
+
+def _read_by_numpy(input):
+    """``input <op> array``: PyTorch leaves it to NumPy, which reads ``input`` by numpy()."""
+    if isinstance(input, Tensor) and input._requires_grad:
+        input.numpy()
 
 
 def _unary(row):
@@ -194,6 +214,8 @@ def _binary(row):
             if logical:
                 raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
                                 f"not {type(other).__name__}")
+            if other.__class__ is np.ndarray:
+                _read_by_numpy(input)
             other = to_tensor_like(other)
         if not isinstance(input, Tensor):
             input = to_tensor_like(input)
@@ -210,39 +232,44 @@ BINARY = {row.name: _binary(row) for row in _BINARY}
 
 # ---- arithmetic with variants: alpha, a number on the left, rounding modes
 _ALPHA1 = "self other -> alpha=1"
-_ADD = defop("add", jnp.add, "AddBackward0", (), scalar_edges=True, names=_ALPHA1)
-_SUB = defop("sub", jnp.subtract, "SubBackward0", (), scalar_edges=True, names=_ALPHA1)
-_DIV = defop("div", _bool_as_number(jnp.true_divide), "DivBackward0", {0: (1,), 1: (0, 1)},
-             scalar_edges=True, names=_OTHER_SELF)
+
+
+_ADD = defop("add", tensor_operands(jnp.add), "AddBackward0", (), scalar_edges=True, names=_ALPHA1)
+_SUB = defop("sub", _subtraction(jnp.subtract), "SubBackward0", (), scalar_edges=True,
+             names=_ALPHA1)
+_DIV = defop("div", tensor_operands(_bool_as_number(jnp.true_divide)), "DivBackward0",
+             {0: (1,), 1: (0, 1)}, scalar_edges=True, names=_OTHER_SELF)
 # alpha is a static argument (rarely varied)
-_ADD_ALPHA = defop("add_alpha", lambda a, b, alpha: a + alpha * b, "AddBackward0", (),
+_ADD_ALPHA = defop("add_alpha", tensor_operands(lambda a, b, alpha: a + alpha * b),
+                   "AddBackward0", (), scalar_edges=True, names="self other -> alpha")
+_SUB_ALPHA = defop("sub_alpha", _subtraction(lambda a, b, alpha: a - alpha * b), "SubBackward0", (),
                    scalar_edges=True, names="self other -> alpha")
-_SUB_ALPHA = defop("sub_alpha", lambda a, b, alpha: a - alpha * b, "SubBackward0", (),
-                   scalar_edges=True, names="self other -> alpha")
-_RSUB = defop("rsub", lambda a, b: b - a, "RsubBackward1", (), names=_ALPHA1)
-_RSUB_T = defop("rsub_tensor", lambda a, b, alpha: b - alpha * a, "RsubBackward0", (),
+_RSUB = defop("rsub", _subtraction(lambda a, b: b - a), "RsubBackward1", (), names=_ALPHA1)
+_RSUB_T = defop("rsub_tensor", _subtraction(lambda a, b, alpha: b - alpha * a), "RsubBackward0", (),
                 names="self other -> alpha")
 _POW = defop("pow", _pow, "PowBackward0", {0: (0, 1)}, names="self exponent -> self exponent")
-_POW_T = defop("pow_tensor", _pow, "PowBackward1",
+_POW_T = defop("pow_tensor", tensor_operands(_pow), "PowBackward1",
                names="self exponent -> exponent self result")
 _RPOW = defop("rpow", lambda a, b: _pow(b, a), "PowBackward2",
               names="exponent self -> exponent self result")
 # rounding divisions: PyTorch records DivBackward2, whose gradients are zero
-_DIV_FLOOR = defop("div_floor", lambda a, b: jax.lax.stop_gradient(jnp.floor_divide(a, b)),
+_DIV_FLOOR = defop("div_floor", _ordered(lambda a, b: jax.lax.stop_gradient(
+    jnp.floor_divide(a, b)), "div_floor"),
                    "DivBackward2", (), scalar_edges=True,
                    names="self other -> other self rounding_mode='floor'")
-_DIV_TRUNC = defop("div_trunc", lambda a, b: jax.lax.stop_gradient(
-    jnp.trunc(a / b).astype(jnp.result_type(a, b))), "DivBackward2", (), scalar_edges=True,
+_DIV_TRUNC = defop("div_trunc", _ordered(lambda a, b: jax.lax.stop_gradient(
+    jnp.trunc(a / b).astype(jnp.result_type(a, b))), "div_trunc"), "DivBackward2", (),
+    scalar_edges=True,
     names="self other -> other self rounding_mode='trunc'")
 _DIV_MODES = {None: _DIV, "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}
 # a number divisor: PyTorch's ``.Scalar`` overload saves nothing (self's gradient is 1);
 # a Tensor divisor: its ``.Tensor`` overload, which saves both for the divisor's gradient
-_FMOD = defop("fmod", jnp.fmod, "FmodBackward0", (), names="self other ->")
-_FMOD_T = defop("fmod_tensor", jnp.fmod, "FmodBackward1", {0: (), 1: (0, 1)},
+_FMOD = defop("fmod", _ordered(jnp.fmod, "fmod"), "FmodBackward0", (), names="self other ->")
+_FMOD_T = defop("fmod_tensor", _ordered(jnp.fmod, "fmod"), "FmodBackward1", {0: (), 1: (0, 1)},
                 names=_OTHER_SELF)
-_REMAINDER = defop("remainder", jnp.remainder, "RemainderBackward0", (),
+_REMAINDER = defop("remainder", _ordered(jnp.remainder, "remainder"), "RemainderBackward0", (),
                    names="self other ->")
-_REMAINDER_T = defop("remainder_tensor", jnp.remainder, "RemainderBackward1",
+_REMAINDER_T = defop("remainder_tensor", _ordered(jnp.remainder, "remainder"), "RemainderBackward1",
                      {0: (), 1: (0, 1)}, names=_OTHER_SELF)
 # a number dividend (``2.0 % y``): PyTorch's ``.Scalar_Tensor`` overload, not differentiable
 _REMAINDER_ST = defop("remainder.Scalar_Tensor", jnp.remainder, NOT_IMPLEMENTED, ())
@@ -277,6 +304,8 @@ def add_operator(input, other) -> Tensor:
     :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
     if other.__class__ in _OPERANDS:
         return bapply(_ADD, (input, other))
+    if other.__class__ is np.ndarray:
+        _read_by_numpy(input)
     return add(input, other)
 
 
@@ -287,6 +316,8 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
+    if other.__class__ is np.ndarray:
+        _read_by_numpy(input)
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
@@ -347,10 +378,12 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
     if op is None:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
+    if other.__class__ is np.ndarray:
+        _read_by_numpy(input)
     return op, (to_tensor_like(input), to_tensor_like(other)), None
 
 
-_ROUND = defop("round", jnp.round, "RoundBackward0", ())
+_ROUND = defop("round", _ordered(jnp.round, "round_vml"), "RoundBackward0", ())
 _ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decimals),
                         "RoundBackward1", (), names="self ->")
 
@@ -367,6 +400,15 @@ def round(input, *, decimals=0) -> OpCall:
 # ---- selection and clamping
 
 
+def _at_least(x, lo):
+    return jnp.where(x < lo, lo, x)
+
+
+def _at_most(x, hi):
+    return jnp.where(x > hi, hi, x)
+
+
+@tensor_operands  # Tensor bounds promote with ``x`` (a missing one is None)
 def _clamp(x, lo, hi, has_lo, has_hi):
     # selects rather than jnp.clip: the gradient reaches ``x`` on the bounds inclusive and
     # a Tensor bound where it is the result, as in PyTorch (jnp.clip halves it on ties)
@@ -377,17 +419,19 @@ def _clamp(x, lo, hi, has_lo, has_hi):
     return x
 
 
-_CLAMP = defop("clamp", _clamp, "ClampBackward1", names="self min max -> self min max")
-_CLAMP_T = defop("clamp_tensor", _clamp, "ClampBackward0", scalar_edges=(1, 2),
+_CLAMP = defop("clamp", _clamping(_clamp), "ClampBackward1",
+               names="self min max -> self min max")
+_CLAMP_T = defop("clamp_tensor", _clamping(_clamp), "ClampBackward0", scalar_edges=(1, 2),
                  names="self min max -> max min self")  # a missing bound: None, no edge
-_CLAMP_MIN = defop("clamp_min", lambda x, lo: jnp.where(x < lo, lo, x), "ClampMinBackward0",
+_CLAMP_MIN = defop("clamp_min", _clamping(_at_least), "ClampMinBackward0",
                    names="self min -> self min")
-_CLAMP_MIN_T = defop("clamp_min_tensor", lambda x, lo: jnp.where(x < lo, lo, x),
-                     "ClampMinBackward1", names="self min -> min self")
-_CLAMP_MAX = defop("clamp_max", lambda x, hi: jnp.where(x > hi, hi, x), "ClampMaxBackward0",
+# a Tensor bound: PyTorch's kernels are maximum's and minimum's
+_CLAMP_MIN_T = defop("clamp_min_tensor", _ordered(_at_least, "maximum"), "ClampMinBackward1",
+                     names="self min -> min self")
+_CLAMP_MAX = defop("clamp_max", _clamping(_at_most), "ClampMaxBackward0",
                    names="self max -> self max")
-_CLAMP_MAX_T = defop("clamp_max_tensor", lambda x, hi: jnp.where(x > hi, hi, x),
-                     "ClampMaxBackward1", names="self max -> max self")
+_CLAMP_MAX_T = defop("clamp_max_tensor", _ordered(_at_most, "minimum"), "ClampMaxBackward1",
+                     names="self max -> max self")
 
 
 @variants(inplace=True, inplace_function=True, aliases=("clip",))
@@ -424,7 +468,8 @@ def clamp_max(input, max) -> OpCall:
 
 
 # where's operands come first so Python numbers among them get torch's ``None`` edges
-_WHERE = defop("where", lambda x, y, c: jnp.where(c, x, y), "WhereBackward0", {},
+_WHERE = defop("where", tensor_operands(lambda x, y, c: jnp.where(c, x, y), (0, 1)),
+               "WhereBackward0", {},
                scalar_edges=True, nondiff=(2,), names="self other condition -> condition")
 _MASKED_FILL = defop("masked_fill", lambda x, m, v: jnp.where(m, jnp.asarray(v, x.dtype), x),
                      "MaskedFillBackward0", {}, nondiff=(1,), names="self mask value -> mask")
@@ -433,6 +478,7 @@ _MASKED_FILL_T = defop("masked_fill_tensor", lambda x, v, m: jnp.where(
     names="self value mask -> mask")
 
 
+@tensor_operands
 def _lerp(a, b, w):
     # PyTorch's two-sided formula (exact at w == 1)
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))

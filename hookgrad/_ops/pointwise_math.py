@@ -16,7 +16,8 @@ import jax.numpy as jnp
 from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
-from .pointwise import _POW, _POW_T, _RPOW, _binary, _sign, _unary
+from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
+from .promotion import tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
 
@@ -56,12 +57,13 @@ _UNARY = [
 ]
 
 _BINARY = [
-    OpDef("logaddexp", jnp.logaddexp, "LogaddexpBackward0", inplace=False,
+    OpDef("logaddexp", tensor_operands(jnp.logaddexp), "LogaddexpBackward0", inplace=False,
           names="self other -> other self"),
-    OpDef("logaddexp2", jnp.logaddexp2, "Logaddexp2Backward0", inplace=False,
+    OpDef("logaddexp2", tensor_operands(jnp.logaddexp2), "Logaddexp2Backward0", inplace=False,
           names="self other -> other self"),
-    OpDef("heaviside", lambda x, v: jnp.heaviside(x, v).astype(jnp.result_type(x, v)),
-          NOT_IMPLEMENTED, ()),
+    OpDef("heaviside", _ordered(lambda x, v: jnp.heaviside(x, v).astype(jnp.result_type(x, v)),
+                                "heaviside", "{} is not yet implemented for complex tensors.",
+                                RuntimeError), NOT_IMPLEMENTED, ()),
     OpDef("ldexp", lambda x, e: x * jnp.exp2(e), "LdexpBackward0", inplace_function=True,
           names="self other -> other result"),
     OpDef("gcd", jnp.gcd, None, inplace_function=True),
@@ -74,9 +76,9 @@ UNARY = {row.name: _unary(row) for row in _UNARY}
 BINARY = {row.name: _binary(row) for row in _BINARY}
 
 # ---- copysign: a Tensor ``other`` or a number (PyTorch's two overloads)
-_COPYSIGN = defop("copysign", jnp.copysign, "CopysignBackward0",
+_COPYSIGN = defop("copysign", _ordered(jnp.copysign, "copysign"), "CopysignBackward0",
                   names="self other -> self result")
-_COPYSIGN_S = defop("copysign.Scalar", jnp.copysign, "CopysignBackward1",
+_COPYSIGN_S = defop("copysign.Scalar", _ordered(jnp.copysign, "copysign"), "CopysignBackward1",
                     names="self other -> self result")
 
 
@@ -131,9 +133,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> OpCall:
 
 
 # ---- addcmul, addcdiv: input + value * t1 {*, /} t2
-_ADDCMUL = defop("addcmul", lambda x, a, b, value: x + value * a * b, "AddcmulBackward0",
+_ADDCMUL = defop("addcmul", tensor_operands(lambda x, a, b, value: x + value * a * b),
+                 "AddcmulBackward0",
                  {1: (2,), 2: (1,)}, names="self tensor1 tensor2 -> tensor2 value tensor1")
-_ADDCDIV = defop("addcdiv", lambda x, a, b, value: x + value * a / b, "AddcdivBackward0",
+_ADDCDIV = defop("addcdiv", tensor_operands(lambda x, a, b, value: x + value * a / b),
+                 "AddcdivBackward0",
                  {1: (2,), 2: (1, 2)},
                  names="self tensor1 tensor2 -> tensor2 value tensor1")
 

@@ -14,6 +14,7 @@ from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
 from .pointwise import _abs
+from .promotion import refuses_complex
 from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
@@ -98,20 +99,33 @@ VAR = defop("var", _var, "VarBackward0",
             names="self -> self dim=dim:tuple correction keepdim")
 STD = defop("std", _std, "StdBackward0",
             names="self -> self result dim=dim:tuple correction keepdim")
-AMAX = defop("amax", lambda x, dim, keepdim: jnp.max(x, axis=dim, keepdims=keepdim),
+_KERNEL = "\"{}\" not implemented for '{{kind}}'"  # PyTorch's refusal of a complex input
+
+
+def _real(name, fwd, message=_KERNEL, error=NotImplementedError):
+    """``fwd`` refusing complex input as PyTorch's kernel ``name`` does (it orders values)."""
+    return refuses_complex(fwd, error, message.format(name))
+
+
+AMAX = defop("amax", _real("max_values_cpu", lambda x, dim, keepdim: jnp.max(
+    x, axis=dim, keepdims=keepdim)),
              "AmaxBackward0",
              names="self -> self result dim=dim:tuple keepdim")
-AMIN = defop("amin", lambda x, dim, keepdim: jnp.min(x, axis=dim, keepdims=keepdim),
+AMIN = defop("amin", _real("min_values_cpu", lambda x, dim, keepdim: jnp.min(
+    x, axis=dim, keepdims=keepdim)),
              "AminBackward0", names="self -> self result dim=dim:tuple keepdim")
-MAX_ALL = defop("max_all", jnp.max, "MaxBackward1", names="self -> self result")
-MIN_ALL = defop("min_all", jnp.min, "MinBackward1", names="self -> self result")
+MAX_ALL = defop("max_all", _real("max_all", jnp.max), "MaxBackward1", names="self -> self result")
+MIN_ALL = defop("min_all", _real("min_all", jnp.min), "MinBackward1", names="self -> self result")
 # NOTE: the values of max/min(dim) are a gather at the arg-extreme's indices (saved, as
 # PyTorch saves ``indices``): the node has one output, as PyTorch's, not two
 _DIM_NAMES = "self indices -> indices dim keepdim self_sym_sizes"
 MAX_DIM = defop("max_dim", _take, "MaxBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
 MIN_DIM = defop("min_dim", _take, "MinBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
-ARGMAX = defop("argmax", lambda x, dim, keepdim: jnp.argmax(x, axis=dim, keepdims=keepdim), None)
-ARGMIN = defop("argmin", lambda x, dim, keepdim: jnp.argmin(x, axis=dim, keepdims=keepdim), None)
+_NO_COMPLEX = "{}(): does not support complex input"
+ARGMAX = defop("argmax", _real("argmax", lambda x, dim, keepdim: jnp.argmax(
+    x, axis=dim, keepdims=keepdim), _NO_COMPLEX, RuntimeError), None)
+ARGMIN = defop("argmin", _real("argmin", lambda x, dim, keepdim: jnp.argmin(
+    x, axis=dim, keepdims=keepdim), _NO_COMPLEX, RuntimeError), None)
 LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
     x, axis=dim, keepdims=keepdim), "LogsumexpBackward0",
     names="self -> self result dim=dim:tuple keepdim")
@@ -122,8 +136,11 @@ def _running(f):
     return lambda x, dim: f(x, axis=dim) if x.ndim else x
 
 
-def _given_dim(dim, ndim):
-    """``dim`` range-checked and kept as given, as the running ops' nodes save it."""
+def _given_dim(dim, ndim, name):
+    """``dim`` of ``name`` range-checked and kept as given, as the running ops' nodes save
+    it."""
+    if dim.__class__ is bool:
+        raise not_a_dim(name, dim)
     wrap_dim(int(dim), ndim)
     return int(dim)
 
@@ -188,6 +205,59 @@ def _dims(dim, ndim):
     return dim if ndim else ()
 
 
+class _Omitted:
+    """The default of a ``dim`` that PyTorch's signatures leave out (``x.sum()``), where
+    an explicit None is another call: ``sum(keepdim=True)``, ``prod(dim=None)`` and
+    ``max(dim=None)`` are its TypeErrors."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<all dims>"
+
+
+ALL_DIMS = _Omitted()
+# PyTorch's signatures (as its argument parser prints them) of the reductions whose dim
+# may be omitted
+_SUM_FORMS = ("(*, torch.dtype dtype = None)",
+              "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)")
+_PROD_FORMS = ("(*, torch.dtype dtype = None)",
+               "(int dim, bool keepdim = False, *, torch.dtype dtype = None)")
+_MAX_FORMS = ("()", "(Tensor other)", "(int dim, bool keepdim = False)")
+_ALL_FORMS = ("()", "(tuple of ints dim = None, bool keepdim = False)",
+              "(int dim, bool keepdim = False)")
+
+
+def invalid_arguments(name, forms, **given):
+    """PyTorch's TypeError for a call none of ``name``'s signatures (``forms``) takes;
+    ``given``: the arguments that made it so."""
+    got = "".join(f"{k}={type(v).__name__}, " for k, v in given.items())
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     "but expected one of:\n" + "".join(f" * {f}\n" for f in forms))
+
+
+def not_a_dim(name, dim, wanted="int"):
+    """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
+    return TypeError(f"{name}(): argument 'dim' (position 1) must be {wanted}, not "
+                     f"{type(dim).__name__}")
+
+
+def not_an_int_dim(name, dim):
+    """PyTorch's TypeError for a ``dim`` of ``name`` (``median``, ``nanmedian``: one
+    signature with a dim, an int) that is None, a bool, or left out beside ``keepdim``."""
+    if dim is ALL_DIMS:
+        return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    return not_a_dim(name, dim)
+
+
+def _refused(name, forms, dim, keepdim):
+    """PyTorch's TypeError for a reduction's ``dim`` none of its signatures (``forms``)
+    takes: ``keepdim`` without ``dim`` (``ALL_DIMS``), a bool, None. NOTE: the callers test
+    for these inline: a call only where one raises."""
+    if dim is ALL_DIMS:
+        return invalid_arguments(name, forms, keepdim=keepdim)
+    return invalid_arguments(name, forms, dim=dim)
+
+
 def _held_whole(op, input, keepdim):
     """``op`` (sum or mean) of all of ``input`` by its NumPy form when ``input`` is a plain
     float Tensor held on the host (``_host_value.py``): a loop's ``x.sum().item()``, with
@@ -207,9 +277,13 @@ def _int_accumulator(input, dtype):
 
 
 @export
-def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def sum(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
     summed as int64."""
+    if dim is ALL_DIMS and keepdim is False:
+        dim = None
+    elif dim is ALL_DIMS or dim.__class__ is bool:
+        raise _refused("sum", _SUM_FORMS, dim, keepdim)
     if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
         return res
     dtype = _int_accumulator(input, dtype)
@@ -230,8 +304,12 @@ def trace(input) -> Tensor:
 
 
 @export
-def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+def mean(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
+    if dim is ALL_DIMS and keepdim is False:
+        dim = None
+    elif dim is ALL_DIMS or dim.__class__ is bool:
+        raise _refused("mean", _SUM_FORMS, dim, keepdim)
     if dim is None and dtype is None and (res := _held_whole(MEAN, input, keepdim)) is not None:
         return res
     dim = _dims(dim, input.ndim)
@@ -250,8 +328,13 @@ def _kind(t):
 
 
 @export
-def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
-    """``prod(input, dim=None, keepdim=False, *, dtype=None)``."""
+def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
+    """``prod(input, dim=None, keepdim=False, *, dtype=None)`` (``dim`` an int, or left out:
+    PyTorch's ``prod`` takes no None)."""
+    if dim is ALL_DIMS and keepdim is False:
+        dim = None
+    elif dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        raise _refused("prod", _PROD_FORMS, dim, keepdim)
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     if dim is None:
@@ -315,9 +398,13 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *,
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         return pair_fn(input, dim)
-    if dim is None:
+    if dim is ALL_DIMS and keepdim is False:
         return apply(all_op, (input,))
+    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        raise _refused(name, _MAX_FORMS, dim, keepdim)
     d = wrap_dim(int(dim), input.ndim)
+    if input._arr.dtype.kind == "c":  # (ARGMAX's own refusal names argmax)
+        raise RuntimeError(_NO_COMPLEX.format(name))
     if input.ndim == 0:  # a 0-d input is its own extreme, at index 0
         indices = Tensor._wrap(jnp.zeros((), to_jax(_dtype.int64)))
     else:
@@ -328,7 +415,7 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
 
 
 @export
-def max(input, dim=None, keepdim=False) -> Any:
+def max(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``max(input)``: the largest element (gradient split evenly among ties);
     ``max(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple;
     ``max(input, other)``: ``maximum``."""
@@ -336,7 +423,7 @@ def max(input, dim=None, keepdim=False) -> Any:
 
 
 @export
-def min(input, dim=None, keepdim=False) -> Any:
+def min(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``,
     ``min(input, other)``: as :func:`max`."""
     return _extreme("min", MIN_ALL, MIN_DIM, FUNCTIONS["minimum"], input, dim, keepdim)
@@ -353,27 +440,37 @@ def _amax_dims(dim, ndim):
 def amax(input, dim=(), keepdim=False) -> Tensor:
     """``amax(input, dim=(), keepdim=False)``: maxima over ``dim`` (all dims by default);
     the gradient is split evenly among ties."""
+    if dim.__class__ is bool:
+        raise not_a_dim("amax", dim, "tuple of ints")
     return apply(AMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def amin(input, dim=(), keepdim=False) -> Tensor:
     """``amin(input, dim=(), keepdim=False)``: as :func:`amax`, for minima."""
+    if dim.__class__ is bool:
+        raise not_a_dim("amin", dim, "tuple of ints")
     return apply(AMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def argmax(input, dim=None, keepdim=False) -> Tensor:
+    if dim.__class__ is bool:
+        raise not_a_dim("argmax", dim)
     return apply(ARGMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def argmin(input, dim=None, keepdim=False) -> Tensor:
+    if dim.__class__ is bool:
+        raise not_a_dim("argmin", dim)
     return apply(ARGMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def logsumexp(input, dim, keepdim=False) -> Tensor:
+    if dim is None or dim.__class__ is bool:
+        raise not_a_dim("logsumexp", dim, "tuple of ints")
     return apply(LOGSUMEXP, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
@@ -381,13 +478,13 @@ def logsumexp(input, dim, keepdim=False) -> Tensor:
 def cumsum(input, dim, *, dtype=None) -> Tensor:
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
-    return apply(CUMSUM, (x,), {"dim": _given_dim(dim, x.ndim)})
+    return apply(CUMSUM, (x,), {"dim": _given_dim(dim, x.ndim, "cumsum")})
 
 
 @export
 def cumprod(input, dim, *, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
-    return apply(CUMPROD, (x,), {"dim": _given_dim(dim, x.ndim)})
+    return apply(CUMPROD, (x,), {"dim": _given_dim(dim, x.ndim, "cumprod")})
 
 
 @export
@@ -404,20 +501,29 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
 
 @export
 def all(input, dim=None, keepdim=False) -> Tensor:
+    if dim.__class__ is bool:
+        raise invalid_arguments("all", _ALL_FORMS, dim=dim)
     return apply(ALL_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def any(input, dim=None, keepdim=False) -> Tensor:
+    if dim.__class__ is bool:
+        raise invalid_arguments("any", _ALL_FORMS, dim=dim)
     return apply(ANY_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def count_nonzero(input, dim=None) -> Tensor:
+    if dim.__class__ is bool:
+        raise invalid_arguments("count_nonzero", ("(int dim = None)", "(tuple of ints dim)"),
+                                dim=dim)
     return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
 
 
-def _softmax_dim(x, dim):
+def _softmax_dim(x, dim, name):
+    if dim.__class__ is bool:
+        raise not_a_dim(name, dim)
     if dim is None:
         dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     return _dims(int(dim), x.ndim)
@@ -427,19 +533,19 @@ def _softmax_dim(x, dim):
 def softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
+    return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "softmax")})
 
 
 @export
 def log_softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim)})
+    return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "log_softmax")})
 
 
 @export(name="cumsum_", function=False)
 def _cumsum_(self, dim) -> Tensor:
-    return apply(CUMSUM, (self,), {"dim": _given_dim(dim, self.ndim)}, out=self)
+    return apply(CUMSUM, (self,), {"dim": _given_dim(dim, self.ndim, "cumsum_")}, out=self)
 
 
 @export(name="cumprod_", function=False)
@@ -448,4 +554,4 @@ def _cumprod_(self, dim, *, dtype=None) -> Tensor:
         raise RuntimeError("Bad in-place call: input tensor dtype "
                            f"{_dtype.c_type_name(self.dtype)} and output tensor dtype "
                            f"{_dtype.c_type_name(dtype)} should match")
-    return apply(CUMPROD, (self,), {"dim": _given_dim(dim, self.ndim)}, out=self)
+    return apply(CUMPROD, (self,), {"dim": _given_dim(dim, self.ndim, "cumprod_")}, out=self)

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
-from .reduction import _return_type, return_types
+from .reduction import ALL_DIMS, _real, _return_type, not_a_dim, not_an_int_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 from .sorting import _GATHER_SAVE, _at_least_1d, _gather, _select, _size
@@ -60,13 +60,13 @@ def _nanmedian_all(x):
     return m + jnp.sum(jnp.where(tie, flat - m, 0)) / jnp.maximum(jnp.sum(tie), 1)
 
 
-MODE_INDEX = defop("mode_index", _mode_index, None)
-NANMEDIAN_INDEX = defop("nanmedian_index", _nanmedian_index, None)
+MODE_INDEX = defop("mode_index", _real("mode_cpu", _mode_index), None)
+NANMEDIAN_INDEX = defop("nanmedian_index", _real("median_out", _nanmedian_index), None)
 MODE = defop("mode", _gather, "ModeBackward0", _GATHER_SAVE, nondiff=(1,),
              names="self indices -> indices dim keepdim self_sym_sizes")
 NANMEDIAN_DIM = defop("nanmedian_dim", _gather, "NanmedianBackward1", _GATHER_SAVE,
                       nondiff=(1,), names="self indices -> indices dim keepdim self_sym_sizes")
-NANMEDIAN = defop("nanmedian", _nanmedian_all, "NanmedianBackward0",
+NANMEDIAN = defop("nanmedian", _real("median_cpu", _nanmedian_all), "NanmedianBackward0",
                   names="self -> self result")
 
 
@@ -82,17 +82,21 @@ def mode(input, dim=-1, keepdim=False) -> Any:
     """``mode(input, dim=-1, keepdim=False)``: a ``(values, indices)`` named tuple of the
     most frequent value along ``dim`` (the smallest among equally frequent ones) and the
     index of its last occurrence."""
+    if dim.__class__ is bool:
+        raise not_a_dim("mode", dim)
     d = _reduced("mode", input, dim)
     idx = apply(MODE_INDEX, (input,), {"dim": d})
     return return_types["mode"](*_select(MODE, input, idx, int(dim), keepdim))
 
 
 @export
-def nanmedian(input, dim=None, keepdim=False) -> Any:
+def nanmedian(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``nanmedian(input)``: the lower median of the elements that are not NaN (NaN if all
     are); ``nanmedian(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple
     along ``dim``. :func:`median` when there is no NaN."""
-    if dim is None:
+    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        if dim is not ALL_DIMS or keepdim is not False:
+            raise not_an_int_dim("nanmedian", dim)
         return apply(NANMEDIAN, (input,))
     d = _reduced("median", input, dim)
     idx = apply(NANMEDIAN_INDEX, (input,), {"dim": d})

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
+from .promotion import refuses_complex
 from .registry import defop, export, to_tensor_like
 from .shape import wrap_dim
 
@@ -30,19 +31,25 @@ def _bincount(x, w, length):
 # float64 on purpose: not narrowed to the default dtype
 _BINCOUNT = defop("bincount", _bincount, NOT_IMPLEMENTED, (), promotes=False)
 _HISTC = defop("histc", lambda x, bins, lo, hi: _histc(x, bins, lo, hi), None)
-_SEARCH = defop("searchsorted", lambda s, v, side, dtype: _search(s, v, side).astype(dtype),
-                None)
+_SEARCH = defop("searchsorted", refuses_complex(
+    lambda s, v, side, dtype: _search(s, v, side).astype(dtype), NotImplementedError,
+    "\"searchsorted_out_cpu\" not implemented for '{kind}'"), None)
 
 
 def _index_array(a):
     return jnp.asarray(np.asarray(a), _dtype.to_jax(_dtype.int64))
 
 
-def _concrete(name, t):
+def _concrete(name, t, kernel=None):
+    """``t``'s values; ``kernel``: PyTorch's, which has no complex form (its error)."""
     if isinstance(t._data, jax.core.Tracer):
         raise RuntimeError(f"{name} has a data-dependent output shape and cannot be traced "
                            "(inside hookgrad.compile); call it outside the compiled function")
-    return np.asarray(t._data)
+    a = np.asarray(t._data)
+    if kernel is not None and a.dtype.kind == "c":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_dtype.torch_kind(a.dtype)}'")
+    return a
 
 
 def _results(input, first, inverse, counts, dim, return_inverse, return_counts):
@@ -68,7 +75,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     the distinct elements of ``input`` (flattened), or its distinct slices along ``dim``,
     in ascending order; with ``return_inverse`` each element's index into them, with
     ``return_counts`` how often each occurs. Eager only (data-dependent shape)."""
-    a = _concrete("unique", input)
+    a = _concrete("unique", input, "unique" if dim is None else "unique_dim")
     if dim is None:
         _, first, inverse, counts = np.unique(a.reshape(-1), return_index=True,
                                               return_inverse=True, return_counts=True)
@@ -86,7 +93,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     """``unique_consecutive(input, return_inverse=False, return_counts=False, dim=None)``:
     ``input`` (flattened, or its slices along ``dim``) with each run of equal consecutive
     entries kept once. Eager only (data-dependent shape)."""
-    a = _concrete("unique_consecutive", input)
+    a = _concrete("unique_consecutive", input, "unique")
     if dim is None:
         rows = a.reshape(-1, 1)
     else:

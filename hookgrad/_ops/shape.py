@@ -51,15 +51,18 @@ def _dims_arg(dims, ndim):
     return tuple(wrap_dim(d, ndim) for d in dims)
 
 
-def given_dims(ndim, **dims):
+def given_dims(ndim, _name=None, **dims):
     """``dims`` range-checked against ``ndim`` and kept as given (negative ones too), as
-    PyTorch's view nodes save them."""
+    PyTorch's view nodes save them; with ``_name`` (the op's), a bool dim raises PyTorch's
+    TypeError (checked off the plain ints' way)."""
     for d in dims.values():
         if d.__class__ is not int or not -ndim <= d < ndim:
             break
     else:  # plain ints in range (a model's transposes): ``dims`` is this call's own dict
         return dims
-    for d in dims.values():
+    for i, (k, d) in enumerate(dims.items(), 1):
+        if d.__class__ is bool and _name is not None:
+            raise TypeError(f"{_name}(): argument '{k}' (position {i}) must be int, not bool")
         wrap_dim(d, ndim)
     return {k: int(d) for k, d in dims.items()}
 
@@ -291,7 +294,7 @@ def squeeze(input, dim=None) -> Tensor:
 @export
 def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
-    return view_apply(UNSQUEEZE, input, given_dims(input.ndim + 1, dim=dim))
+    return view_apply(UNSQUEEZE, input, given_dims(input.ndim + 1, "unsqueeze", dim=dim))
 
 
 def _kind_name(t):

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .reduction import _return_type, return_types
+from .promotion import real_input
+from .reduction import ALL_DIMS, _real, _return_type, not_an_int_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 
@@ -84,7 +85,7 @@ def _median_all(x):
 
 
 ORDER = defop("sort_order", _order, None)
-MEDIAN_INDEX = defop("median_index", _median_index, None)
+MEDIAN_INDEX = defop("median_index", _real("median_out", _median_index), None)
 _GATHER_SAVE = {0: (1,)}  # the values' gradient needs the indices (saved, as PyTorch's)
 SORT = defop("sort", _gather, "SortBackward0", _GATHER_SAVE, nondiff=(1,),
              names="self indices -> indices dim self_sym_sizes")
@@ -96,8 +97,11 @@ KTHVALUE = defop("kthvalue", _gather, "KthvalueBackward0", _GATHER_SAVE, nondiff
                  names="self indices -> indices dim keepdim self_sym_sizes")
 MEDIAN_DIM = defop("median_dim", _gather, "MedianBackward1", _GATHER_SAVE, nondiff=(1,),
                    names="self indices -> indices dim keepdim self_sym_sizes")
-MEDIAN = defop("median", _median_all, "MedianBackward0",
+MEDIAN = defop("median", _real("median_cpu", _median_all), "MedianBackward0",
                names="self -> self result")
+
+
+_SORT_COMPLEX = " Sort does not support complex dtypes on CPU"  # PyTorch's, its space too
 
 
 def _size(input, dim):
@@ -120,6 +124,8 @@ def sort(input, dim=-1, descending=False, *, stable=None) -> Any:
     tensor([1, 2, 0])
     """
     d = wrap_dim(dim, input.ndim)
+    if input._arr.dtype.kind == "c":
+        real_input(input, RuntimeError, _SORT_COMPLEX)
     idx = apply(ORDER, (input,), {"dim": d, "descending": bool(descending), "start": 0,
                                   "stop": _size(input, d)})
     # PyTorch records the overload that takes ``stable`` as SortBackward1
@@ -132,6 +138,8 @@ def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:
     """``argsort(input, dim=-1, descending=False, stable=False)``: the indices that sort
     ``input`` along ``dim`` (always stably)."""
     d = wrap_dim(dim, input.ndim)
+    if input._arr.dtype.kind == "c":
+        real_input(input, RuntimeError, _SORT_COMPLEX)
     return apply(ORDER, (input,), {"dim": d, "descending": bool(descending), "start": 0,
                                    "stop": _size(input, d)})
 
@@ -154,6 +162,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     indices=tensor([1, 2]))
     """
     d = wrap_dim(dim, input.ndim)
+    if input._arr.dtype.kind == "c":
+        real_input(input, RuntimeError, " topk does not support complex dtypes on CPU")
     k = int(k)
     if not 0 <= k <= _size(input, d):
         raise RuntimeError("selected index k out of range")
@@ -166,6 +176,8 @@ def kthvalue(input, k, dim=-1, keepdim=False) -> Any:
     """``kthvalue(input, k, dim=-1, keepdim=False)``: the ``k``-th smallest element along
     ``dim`` (``k`` from 1) and its index, as a ``(values, indices)`` named tuple."""
     d = wrap_dim(dim, input.ndim)
+    if input._arr.dtype.kind == "c":
+        real_input(input, NotImplementedError, "\"kthvalue_cpu\" not implemented for '{kind}'")
     k = int(k)
     if not 1 <= k <= _size(input, d):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
@@ -174,12 +186,14 @@ def kthvalue(input, k, dim=-1, keepdim=False) -> Any:
 
 
 @export
-def median(input, dim=None, keepdim=False) -> Any:
+def median(input, dim=ALL_DIMS, keepdim=False) -> Any:
     """``median(input)``: the lower median of all elements (NaN if there is one; the
     gradient is split evenly among elements equal to it); ``median(input, dim,
     keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``."""
-    if dim is None:
+    if dim is ALL_DIMS and keepdim is False:
         return apply(MEDIAN, (input,))
+    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+        raise not_an_int_dim("median", dim)
     d = wrap_dim(dim, input.ndim)
     if _size(input, d) == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")

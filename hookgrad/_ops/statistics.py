@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .reduction import _jdtype, _norm, _return_type, return_types
+from .reduction import _jdtype, _norm, _real, _return_type, not_a_dim, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import narrow, wrap_dim
 from .stacking import cat
@@ -46,6 +46,8 @@ _NANSUM = defop("nansum", lambda x, dim, keepdim, dtype: jnp.nansum(
 def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``nansum(input, dim=None, keepdim=False, *, dtype=None)``: :func:`sum` treating NaN
     as zero (its gradient there is zero)."""
+    if dim.__class__ is bool:
+        raise not_a_dim("nansum", dim, "tuple of ints")
     return apply(_NANSUM, (input,), {"dim": _dims(input, dim), "keepdim": bool(keepdim),
                                      "dtype": _jdtype(dtype)})
 
@@ -71,7 +73,7 @@ def _aminmax(x, dim, keepdim):
     return jnp.min(x, axis=dim, keepdims=keepdim), jnp.max(x, axis=dim, keepdims=keepdim)
 
 
-_AMINMAX = defop("aminmax", _aminmax, "AminmaxBackward0",
+_AMINMAX = defop("aminmax", _real("aminmax_cpu", _aminmax), "AminmaxBackward0",
                  names="self -> self dim keepdim max=result1 min=result0")
 
 
@@ -79,6 +81,8 @@ _AMINMAX = defop("aminmax", _aminmax, "AminmaxBackward0",
 def aminmax(input, *, dim=None, keepdim=False):
     """``aminmax(input, *, dim=None, keepdim=False)``: ``(min, max)`` over ``dim`` (all
     elements without one), one node."""
+    if dim.__class__ is bool:
+        raise TypeError("aminmax(): argument 'dim' must be int, not bool")
     if input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -110,9 +114,9 @@ def _cum_extreme(better):
     return fwd
 
 
-_CUMMAX = defop("cummax", _cum_extreme(jnp.greater), "CummaxBackward0",
+_CUMMAX = defop("cummax", _real("cummax_cpu", _cum_extreme(jnp.greater)), "CummaxBackward0",
                 names="self -> self dim indices=result1")
-_CUMMIN = defop("cummin", _cum_extreme(jnp.less), "CumminBackward0",
+_CUMMIN = defop("cummin", _real("cummin_cpu", _cum_extreme(jnp.less)), "CumminBackward0",
                 names="self -> self dim indices=result1")
 
 

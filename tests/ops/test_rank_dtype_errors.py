@@ -247,3 +247,116 @@ VIEW_DIM_CASES = {
 def test_view_dims_as_pytorch(case):
     # plain int dims in range take a short way: what is kept and raised stays PyTorch's
     same_as_torch(VIEW_DIM_CASES[case])
+
+
+def _c(L, n=4):
+    """A complex Tensor: 4 elements held on the host (a small value's view, as an stft's
+    frames), or ``n`` in XLA."""
+    z = L.tensor(np.array([1.5 + 0.5j, -2 + 1j, 0.25 - 2j, 3j] * (n // 4)).astype(np.complex64))
+    return z.unsqueeze(0) if n == 4 else z
+
+
+_KERNEL = "^\"{}\" not implemented for 'ComplexFloat'$"
+_CLAMP = r"^clamp is not supported for complex types$"
+# ops PyTorch has no complex form of: (call over L and a complex Tensor, exception, message)
+COMPLEX_REFUSED = {
+    "lt": (lambda L, z: z < z, NotImplementedError, _KERNEL.format("lt_cpu")),
+    "le with a number": (lambda L, z: z <= 1, NotImplementedError, _KERNEL.format("le_cpu")),
+    "gt of a real and a complex": (lambda L, z: z.real > z, NotImplementedError,
+                                   _KERNEL.format("gt_cpu")),
+    "ge of complex128": (lambda L, z: z.to(L.complex128) >= 0, NotImplementedError,
+                         "^\"ge_cpu\" not implemented for 'ComplexDouble'$"),
+    "maximum": (lambda L, z: L.maximum(z, z), RuntimeError,
+                r"^maximum not implemented for complex tensors\.$"),
+    "minimum of a real and a complex": (lambda L, z: L.minimum(z.real, z), RuntimeError,
+                                        r"^minimum not implemented for complex tensors\.$"),
+    "fmax": (lambda L, z: L.fmax(z, z), RuntimeError,
+             r"^fmax not implemented for complex tensors\.$"),
+    "max": (lambda L, z: z.max(), NotImplementedError, _KERNEL.format("max_all")),
+    "min over a dim": (lambda L, z: z.min(-1), RuntimeError,
+                       r"^min\(\): does not support complex input$"),
+    "max of two": (lambda L, z: z.max(z), RuntimeError,
+                   r"^maximum not implemented for complex tensors\.$"),
+    "amax": (lambda L, z: z.amax(), NotImplementedError, _KERNEL.format("max_values_cpu")),
+    "aminmax": (lambda L, z: z.aminmax(), NotImplementedError, _KERNEL.format("aminmax_cpu")),
+    "argmax": (lambda L, z: z.argmax(), RuntimeError,
+               r"^argmax\(\): does not support complex input$"),
+    "clamp": (lambda L, z: z.clamp(0, 1), NotImplementedError, _CLAMP),
+    "clamp of a Tensor": (lambda L, z: z.clamp(max=z), NotImplementedError, _CLAMP),
+    "clamp_min of a number": (lambda L, z: z.clamp_min(1), NotImplementedError, _CLAMP),
+    "clamp_min of a Tensor": (lambda L, z: z.clamp_min(z), NotImplementedError,
+                              _KERNEL.format("maximum_cpu")),
+    "clamp_max of a Tensor": (lambda L, z: z.clamp_max(z), NotImplementedError,
+                              _KERNEL.format("minimum_cpu")),
+    "relu": (lambda L, z: L.relu(z), NotImplementedError, _CLAMP),
+    "sort": (lambda L, z: z.sort(), RuntimeError,
+             r"^ Sort does not support complex dtypes on CPU$"),
+    "argsort": (lambda L, z: z.argsort(), RuntimeError, r"^ Sort does not support complex"),
+    "topk": (lambda L, z: z.topk(1), RuntimeError,
+             r"^ topk does not support complex dtypes on CPU$"),
+    "kthvalue": (lambda L, z: z.kthvalue(1), NotImplementedError,
+                 _KERNEL.format("kthvalue_cpu")),
+    "median": (lambda L, z: z.median(), NotImplementedError, _KERNEL.format("median_cpu")),
+    "median over a dim": (lambda L, z: z.median(-1), NotImplementedError,
+                          _KERNEL.format("median_out")),
+    "mode": (lambda L, z: z.mode(), NotImplementedError, _KERNEL.format("mode_cpu")),
+    "cummax": (lambda L, z: z.cummax(-1), NotImplementedError, _KERNEL.format("cummax_cpu")),
+    "floor": (lambda L, z: z.floor(), NotImplementedError,
+              r"^floor is not supported for complex inputs$"),
+    "round": (lambda L, z: z.round(), NotImplementedError, _KERNEL.format("round_vml_cpu")),
+    "sign": (lambda L, z: z.sign(), NotImplementedError,
+             r"^Unlike NumPy, torch\.sign is not intended to support complex numbers"),
+    "remainder": (lambda L, z: z % 2, NotImplementedError, _KERNEL.format("remainder_cpu")),
+    "floor division": (lambda L, z: z // z, NotImplementedError,
+                       _KERNEL.format("div_floor_cpu")),
+    "atan2": (lambda L, z: L.atan2(z, z), NotImplementedError, _KERNEL.format("atan2_cpu")),
+    "copysign": (lambda L, z: L.copysign(z, z), NotImplementedError,
+                 _KERNEL.format("copysign_cpu")),
+    "heaviside": (lambda L, z: L.heaviside(z, z), RuntimeError,
+                  r"^heaviside is not yet implemented for complex tensors\.$"),
+    "searchsorted of complex values": (lambda L, z: L.searchsorted(L.arange(3.0), z),
+                                       NotImplementedError,
+                                       _KERNEL.format("searchsorted_out_cpu")),
+    "bucketize": (lambda L, z: L.bucketize(z, L.arange(3.0)), NotImplementedError,
+                  _KERNEL.format("searchsorted_out_cpu")),
+    "unique": (lambda L, z: z.unique(), NotImplementedError, _KERNEL.format("unique")),
+    "unique over a dim": (lambda L, z: z.unique(dim=-1), NotImplementedError,
+                          _KERNEL.format("unique_dim")),
+    "unique_consecutive": (lambda L, z: L.unique_consecutive(z), NotImplementedError,
+                           _KERNEL.format("unique")),
+}
+
+
+@pytest.mark.parametrize("n", [4, 5000], ids=["host", "xla"])
+@pytest.mark.parametrize("case", list(COMPLEX_REFUSED))
+def test_ops_without_a_complex_form_refuse_complex_input(case, n):
+    call, exc, match = COMPLEX_REFUSED[case]
+    raises_as_torch(lambda L: call(L, _c(L, n)), exc, match)
+
+
+def test_what_complex_input_does_take_still_runs():
+    same_as_torch(lambda L: [py((z := _c(L)) == z), py(z.sgn().real), py(z != 1j),
+                             py((z * 2).imag), py(z.abs())])
+
+
+_BOOL_SUB = (r"^Subtraction, the `-` operator, with a bool tensor is not supported\. If you "
+             r"are trying to invert a mask, use the `~` or `logical_not\(\)` operator "
+             r"instead\.$")
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: _b(L) - _c(L).reshape(2, 2), lambda L: _c(L, 5000) - L.ones(5000, dtype=L.bool),
+    lambda L: _b(L) - 1j, lambda L: L.ones(2) - True, lambda L: 1 - _b(L),
+    lambda L: L.rsub(_b(L), 2), lambda L: L.sub(L.ones(2, 2), _b(L), alpha=2),
+    lambda L: L.tensor(True) - L.ones(3)],
+    ids=["bool - complex", "complex - bool", "bool - number", "float - True", "1 - bool",
+         "rsub", "sub with alpha", "0-d bool - float"])
+def test_subtracting_a_bool_raises_pytorchs_error(call):
+    raises_as_torch(call, RuntimeError, _BOOL_SUB)
+
+
+def test_subtracting_two_bools_raises_pytorchs_error():
+    raises_as_torch(lambda L: _b(L) - _b(L), RuntimeError,
+                    r"^Subtraction, the `-` operator, with two bool tensors is not supported\. "
+                    r"Use the `\^` or `logical_xor\(\)` operator instead\.$")
+    raises_as_torch(lambda L: _b(L).sub_(_b(L)), RuntimeError, "with two bool tensors")

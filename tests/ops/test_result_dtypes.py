@@ -1,11 +1,13 @@
 """Result dtypes as PyTorch's: integers promoted to a floating type give the default dtype
 (``float32``), not JAX's ``float64`` under x64; explicit 64-bit requests and 64-bit
-operands keep 64 bits. Checked against PyTorch where installed, and by name here."""
+operands keep 64 bits; a 0-d Tensor beside a dimensioned one lifts its kind only, on the
+host and the XLA path alike. Checked against PyTorch where installed, and by name here."""
 import jax
+import numpy as np
 import pytest
 
 import hookgrad as hg
-from tests.differential import same_as_torch, torch
+from tests.differential import py, same_as_torch, torch
 
 
 def _name(d):
@@ -96,3 +98,98 @@ def test_without_x64_integers_are_int32_and_promote_to_float32():
         i = hg.tensor([1, 2])
         assert i.dtype is hg.int32
         assert (i * 1.5).dtype is hg.float32 and (i / 2).dtype is hg.float32
+
+
+def _vec(L, n, dtype):
+    """``n`` values of ``dtype``: up to a few thousand are held on the host (its NumPy
+    forms compute them), more run in XLA."""
+    steps = np.arange(n) % 7
+    if dtype.startswith(("int", "uint")):
+        return L.tensor(steps).to(getattr(L, dtype))
+    return L.tensor((steps - 3) * 0.75).to(getattr(L, dtype))
+
+
+# a 0-d Tensor beside a dimensioned one: (expression over the library L and a length n,
+# PyTorch's result dtype). A 0-d Tensor of no higher kind does not widen the dimensioned
+# one; a higher kind lifts it, a complex one to complex at the dimensioned one's width.
+ZERO_D = {
+    "float64 0-d + complex64": (lambda L, n: L.tensor(1.5, dtype=L.float64) +
+                                _vec(L, n, "complex64"), "complex64"),
+    "complex64 + complex128 0-d": (lambda L, n: _vec(L, n, "complex64") +
+                                   L.tensor(0.5 + 1j, dtype=L.complex128), "complex64"),
+    "float32 * complex128 0-d": (lambda L, n: _vec(L, n, "float32") *
+                                 L.tensor(2 - 1j, dtype=L.complex128), "complex64"),
+    "float64 * complex64 0-d": (lambda L, n: _vec(L, n, "float64") *
+                                L.tensor(2 - 1j, dtype=L.complex64), "complex128"),
+    "int32 * complex128 0-d": (lambda L, n: _vec(L, n, "int32") *
+                               L.tensor(2 - 1j, dtype=L.complex128), "complex128"),
+    "bfloat16 * complex64 0-d": (lambda L, n: _vec(L, n, "bfloat16") *
+                                 L.tensor(1j, dtype=L.complex64), "complex64"),
+    "float32 + float64 0-d": (lambda L, n: _vec(L, n, "float32") +
+                              L.tensor(0.1, dtype=L.float64), "float32"),
+    "float64 0-d - float32": (lambda L, n: L.tensor(0.1, dtype=L.float64) -
+                              _vec(L, n, "float32"), "float32"),
+    "int32 + float64 0-d": (lambda L, n: _vec(L, n, "int32") +
+                            L.tensor(0.1, dtype=L.float64), "float64"),
+    "int32 // int64 0-d": (lambda L, n: _vec(L, n, "int32") // L.tensor(2), "int32"),
+    "uint8 * int8 0-d": (lambda L, n: _vec(L, n, "uint8") *
+                         L.tensor(-3, dtype=L.int8), "uint8"),
+    "float16 maximum float64 0-d": (lambda L, n: L.maximum(
+        _vec(L, n, "float16"), L.tensor(0.3, dtype=L.float64)), "float16"),
+    "float32 < float64 0-d": (lambda L, n: _vec(L, n, "float32") <
+                              L.tensor(0.1, dtype=L.float64), "bool"),
+    "float32 / float64 0-d": (lambda L, n: _vec(L, n, "float32") /
+                              L.tensor(3.0, dtype=L.float64), "float32"),
+    "float32 ** float64 0-d": (lambda L, n: _vec(L, n, "float32").abs() **
+                               L.tensor(0.5, dtype=L.float64), "float32"),
+    # ops of three operands (where's condition is no operand of the promotion)
+    "where of float32 and float64 0-d": (lambda L, n: L.where(
+        _vec(L, n, "float32") > 0, _vec(L, n, "float32"), L.tensor(0.1, dtype=L.float64)),
+        "float32"),
+    "where of a 0-d condition": (lambda L, n: L.where(
+        L.tensor(True), _vec(L, n, "float16"), _vec(L, n, "float16")), "float16"),
+    "lerp by a float64 0-d": (lambda L, n: L.lerp(_vec(L, n, "float32"), _vec(
+        L, n, "float32") * 2, L.tensor(0.25, dtype=L.float64)), "float32"),
+    "addcmul by a float64 0-d": (lambda L, n: L.addcmul(_vec(L, n, "float32"), _vec(
+        L, n, "float32"), L.tensor(0.25, dtype=L.float64)), "float32"),
+    "clamp by a float64 0-d": (lambda L, n: L.clamp(_vec(L, n, "float32"), min=L.tensor(
+        0.1, dtype=L.float64)), "float32"),
+    "logaddexp with a float64 0-d": (lambda L, n: L.logaddexp(
+        _vec(L, n, "float32"), L.tensor(0.1, dtype=L.float64)), "float32"),
+}
+
+
+@pytest.mark.parametrize("n", [6, 5000], ids=["host", "xla"])
+@pytest.mark.parametrize("case", sorted(ZERO_D))
+def test_a_0d_operand_promotes_as_pytorch_on_both_paths(case, n):
+    fn, want = ZERO_D[case]
+
+    def run(L):
+        r = fn(L, n)
+        vals = r.to(L.complex128) if r.dtype.is_complex else r.to(L.float64)
+        return [_name(r.dtype), py(vals.real if r.dtype.is_complex else vals),
+                py(vals.imag) if r.dtype.is_complex else None]
+    assert same_as_torch(run)[0] == want
+
+
+def test_the_0d_rule_holds_for_a_recorded_op_and_its_gradients():
+    # an input requiring grad takes the XLA path at any size; the 0-d operand's gradient
+    # keeps its own dtype
+    def run(L):
+        x = L.tensor([1.5, -2.0, 3.0], requires_grad=True)
+        s = L.tensor(0.25, dtype=L.float64, requires_grad=True)
+        y = x * s + s
+        y.sum().backward()
+        return [_name(y.dtype), _name(s.grad.dtype), py(s.grad), py(x.grad)]
+    assert same_as_torch(run)[:2] == ["float32", "float64"]
+
+
+def test_half_times_a_complex_number_is_complex64_where_pytorch_has_complex32():
+    # docs/differences.md: hookgrad has no complex32; the nearest, complex64, on both paths
+    for n in (6, 5000):
+        h = _vec(hg, n, "float16")
+        assert (h * 1j).dtype is hg.complex64
+        assert (h * hg.tensor(1j)).dtype is hg.complex64
+    assert hg.result_type(_vec(hg, 6, "float16"), 1j) is hg.complex64
+    if torch is not None:
+        assert (torch.ones(2, dtype=torch.float16) * 1j).dtype is torch.complex32

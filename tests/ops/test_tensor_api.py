@@ -153,6 +153,19 @@ def test_array_protocols():
     np.testing.assert_allclose(jnp.sin(x), np.sin(np.asarray(x)), rtol=1e-6)  # __jax_array__
 
 
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+def test_an_operator_with_a_numpy_array_reads_the_tensor_by_numpy(op):
+    # PyTorch's operator leaves ``x + array`` to NumPy, which reads ``x`` by numpy(): an
+    # error where ``x`` requires grad; a NumPy scalar is a number
+    raises_as_torch(lambda L: eval(f"x {op} a", {"x": L.ones(3, requires_grad=True),
+                                                  "a": np.ones(3, np.float32)}),
+                    RuntimeError, r"^Can't call numpy\(\) on Tensor that requires grad\. Use "
+                                  r"tensor\.detach\(\)\.numpy\(\) instead\.$")
+    same_as_torch(lambda L: [py(r := eval(f"x {op} a", {
+        "x": L.ones(3) * 2, "a": np.arange(1.0, 4.0, dtype=np.float32)})), dt(r), py(eval(
+            f"x {op} s", {"x": L.ones(3, requires_grad=True), "s": np.float32(2)}))])
+
+
 def test_len_iter_and_gradients_through_iteration():
     def f(L):
         x = L.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)

@@ -1,0 +1,78 @@
+"""The arguments PyTorch's parser refuses in the reductions and dim-taking ops, with its
+TypeError: a ``keepdim`` without a ``dim`` where no signature takes one, an explicit
+``dim=None`` where the signature with a dim takes an int (``prod``, ``max``, ``median``),
+and a bool ``dim``; and what the same ops do take (an explicit None where PyTorch takes
+it). Compared with PyTorch where it is installed."""
+import pytest
+
+from tests.differential import py, raises_as_torch, same_as_torch
+
+
+def _x(L):
+    return L.tensor([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]])
+
+
+def _invalid(name, got):
+    return rf"^{name}\(\) received an invalid combination of arguments - got \({got}"
+
+
+REFUSED = {
+    "sum keepdim without dim": (lambda L: _x(L).sum(keepdim=True), _invalid("sum", "keepdim=bool")),
+    "sum of a bool dim": (lambda L: _x(L).sum(dim=True), _invalid("sum", "dim=bool")),
+    "mean keepdim without dim": (lambda L: L.mean(_x(L), keepdim=True), _invalid("mean", "")),
+    "prod dim=None": (lambda L: _x(L).prod(dim=None), _invalid("prod", "dim=NoneType")),
+    # PyTorch's parser words a positional None by the one signature it fits in length;
+    # hookgrad's cannot tell a positional argument from a keyword one
+    "prod None positionally": (lambda L: _x(L).prod(None, True),
+                               r"^prod\(\)(: argument 'dim' \(position 1\) must be int, not "
+                               r"NoneType| received an invalid combination of arguments)"),
+    "prod keepdim without dim": (lambda L: _x(L).prod(keepdim=True), _invalid("prod", "")),
+    "max dim=None": (lambda L: _x(L).max(dim=None), _invalid("max", "dim=NoneType")),
+    "min keepdim without dim": (lambda L: L.min(_x(L), keepdim=True), _invalid("min", "")),
+    "max of a bool dim": (lambda L: _x(L).max(True), _invalid("max", "")),
+    "all of a bool dim": (lambda L: _x(L).all(dim=True), _invalid("all", "")),
+    "count_nonzero of a bool dim": (lambda L: _x(L).count_nonzero(True),
+                                    _invalid("count_nonzero", "")),
+    "median dim=None": (lambda L: _x(L).median(dim=None),
+                        r"^median\(\): argument 'dim' (\(position 1\) )?must be int, not "
+                        r"NoneType$"),
+    "nanmedian keepdim without dim": (lambda L: _x(L).nanmedian(keepdim=True),
+                                      r'^nanmedian\(\) missing 1 required positional arguments: '
+                                      r'"dim"$'),
+    "amax of a bool dim": (lambda L: _x(L).amax(True), r"^amax\(\): argument 'dim' "
+                           r"\(position 1\) must be tuple of ints, not bool$"),
+    "argmin of a bool dim": (lambda L: _x(L).argmin(True),
+                             r"^argmin\(\): argument 'dim' \(position 1\) must be int, not bool$"),
+    "logsumexp dim=None": (lambda L: _x(L).logsumexp(None), r"^logsumexp\(\): argument 'dim' "
+                           r"\(position 1\) must be tuple of ints, not NoneType$"),
+    "nansum of a bool dim": (lambda L: _x(L).nansum(True), r"^nansum\(\): argument 'dim' "
+                             r"\(position 1\) must be tuple of ints, not bool$"),
+    "cumsum of a bool dim": (lambda L: _x(L).cumsum(True),
+                             r"^cumsum\(\): argument 'dim' \(position 1\) must be int, not bool$"),
+    "mode of a bool dim": (lambda L: _x(L).mode(True),
+                           r"^mode\(\): argument 'dim' \(position 1\) must be int, not bool$"),
+    "aminmax of a bool dim": (lambda L: _x(L).aminmax(dim=True),
+                              r"^aminmax\(\): argument 'dim' must be int, not bool$"),
+    "softmax of a bool dim": (lambda L: _x(L).softmax(True), r"^softmax\(\): argument 'dim' "
+                              r"\(position 1\) must be int, not bool$"),
+    "unsqueeze of a bool dim": (lambda L: _x(L).unsqueeze(True), r"^unsqueeze\(\): argument "
+                                r"'dim' \(position 1\) must be int, not bool$"),
+    "unsqueeze_ of a bool dim": (lambda L: _x(L).unsqueeze_(False), r"^unsqueeze_\(\): argument "
+                                 r"'dim' \(position 1\) must be int, not bool$"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_arguments_no_signature_takes_raise_pytorchs_type_error(case):
+    call, match = REFUSED[case]
+    raises_as_torch(call, TypeError, match)
+
+
+def test_what_the_signatures_take_still_runs():
+    same_as_torch(lambda L: [py(r) for r in (
+        _x(L).sum(), _x(L).sum(dim=None), _x(L).sum(dim=None, keepdim=True),
+        _x(L).sum(1, True), _x(L).mean(None), _x(L).prod(), _x(L).prod(1, keepdim=True),
+        _x(L).max(), _x(L).min(0).values, _x(L).max(_x(L) * 2), _x(L).median(),
+        _x(L).median(1).values, _x(L).nanmedian(), _x(L).amax(), _x(L).amax(None),
+        _x(L).argmax(None), _x(L).all(None), _x(L).nansum(keepdim=True), _x(L).std(True),
+        _x(L).unsqueeze(1), L.unsqueeze(_x(L), -1), _x(L).cumsum(0))])
