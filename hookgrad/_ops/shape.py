@@ -454,7 +454,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     starts = (0, *cuts)
     # ``dim`` as given, which PyTorch's nodes save
     return multi_view_apply(op, tensor, {**statics, "dim": int(dim)}, lambda out: [
-        narrow_geometry(d, a, o.shape[d]) for a, o in zip(starts, out)])
+        narrow_geometry(d, a, o._arr.shape[d]) for a, o in zip(starts, out)])  # (outputs)
 
 
 def _at_least_1d(input, name):
