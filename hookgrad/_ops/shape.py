@@ -308,7 +308,8 @@ def expand(self, *sizes) -> Tensor:
 def expanded_shape(self, sizes, internal=False):
     """The shape ``self.expand(sizes)`` has (PyTorch's errors where it cannot); an
     ``internal`` expand (one ATen makes itself) names the tensor's type as C++ does."""
-    lead = len(sizes) - self.ndim
+    shape = self._arr.shape  # (read once: a Size and its __getitem__ per dim cost calls)
+    lead = len(sizes) - len(shape)
     if lead < 0:
         kind = f"CPU{_dtype.torch_kind(self.dtype.np)}Type" if internal else \
             _kind_name(self)
@@ -318,7 +319,7 @@ def expanded_shape(self, sizes, internal=False):
     full = list(sizes)
     for i in reversed(range(len(sizes))):  # PyTorch reports the last mismatch first
         s = sizes[i]
-        have = self.shape[i - lead] if i >= lead else None
+        have = shape[i - lead] if i >= lead else None
         if s == -1:
             if have is None:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
