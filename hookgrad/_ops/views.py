@@ -272,7 +272,9 @@ def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):
         grad_base = src.grad_base
         if creation is None and src.creation != _views.DEFAULT:
             # PyTorch's error names the output of this view op (``Output 0 of Select``)
-            creation, fn_name = src.creation, _output_name(out) or src.fn_name
+            # (a view made in no_grad mode has no node to name: a generate step's views)
+            creation = src.creation
+            fn_name = out.grad_fn is not None and _output_name(out) or src.fn_name
     else:  # x is its own autograd base (a root, or a detach()/.data alias)
         grad_base = x
     if creation is None:
