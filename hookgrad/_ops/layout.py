@@ -82,11 +82,11 @@ def to(self, *args, **kwargs) -> Tensor:
         c = a.__class__
         if c is _dtype.dtype:
             return _to_dtype(self, a)
-        if c is _device.device and a._type == "cpu" and not a._index and args:
+        if c is _device.device and a._type == "cpu" and a._index is None and args:
             # ``x.to(y.device)`` where ``x`` is on the CPU already (a model's, per step): no
             # copy, as below, without parsing the signatures or finding the JAX device
             here = self.device
-            if here._type == "cpu" and not here._index:
+            if here._type == "cpu" and here._index is None:
                 return self
     dtype, device, copy = _to_args(args, kwargs)
     if device is not None and (self.is_meta or _device.is_meta(device)):
@@ -99,9 +99,17 @@ def to(self, *args, **kwargs) -> Tensor:
             out = apply(TO_DTYPE, (out,), {"dtype": jd})
     if target is not None and not _on(out._arr, target):
         out = apply(TO_DEVICE, (out,), {"device": target})
-    if copy and out is self:
+    if out is self and (copy or target is not None and _another_cpu(self, device)):
         out = apply(TO_DTYPE, (out,), {"dtype": out._arr.dtype})  # (computes nothing yet)
     return out
+
+
+def _another_cpu(self, device):
+    """Whether ``device`` is a CPU that PyTorch tells from the tensor's own, JAX's place
+    being the same: a CPU tensor's device is ``cpu``, without an index, so ``to('cpu:0')``
+    copies, as PyTorch's does."""
+    d = device if device.__class__ is _device.device else _device.device(device)
+    return d.type == "cpu" and d.index is not None and self.device != d
 
 
 def _to_meta(self, dtype, device):
