@@ -187,7 +187,9 @@ def view(self, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
     shape = _resolve_shape(_shape_arg(shape), self.numel())
-    if not self.is_contiguous() and view_strides(*_views.geometry(self)[:2], shape) is None:
+    # (a Tensor that is no view is contiguous: asked only of views)
+    if self._view is not None and not self.is_contiguous() and \
+            view_strides(*_views.geometry(self)[:2], shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
@@ -199,7 +201,7 @@ def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
-    if input.is_contiguous():
+    if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
