@@ -126,6 +126,12 @@ def to_jax(d):
     return d.np
 
 
+# dtype -> its JAX dtype, for those whose JAX dtype x64 mode does not change (``to_jax``
+# without its tests: a model casts per op)
+FIXED_JAX = {d: d.np for d in _ALL if d.np is not None and d not in (int64, uint64, complex128)
+             and not (d.itemsize == 8 and d.np.kind == "f")}
+
+
 def from_jax(np_dtype):
     return _BY_NP[np.dtype(np_dtype)]
 

@@ -225,11 +225,18 @@ _size = _jax_trace.size_args  # a factory's sizes, as the views take them
 
 
 def _jd(dtype, default=None):
-    return _dtype.to_jax(dtype if dtype is not None else (default or _dtype.get_default_dtype()))
+    d = dtype if dtype is not None else (default or _dtype.get_default_dtype())
+    jd = _FIXED_JAX.get(d) if d.__class__ is _dtype.dtype else None
+    return _dtype.to_jax(d) if jd is None else jd  # (the table: a model's factories, per step)
+
+
+_FIXED_JAX = _dtype.FIXED_JAX
 
 
 def _on_meta(device):
     """Whether a factory given ``device`` makes a meta Tensor (it then computes nothing)."""
+    if device.__class__ is _device.device:  # ``device=x.device``: a model's, per step
+        return device._type == "meta"
     return _device.is_meta(device if device is not None else _device.default())
 
 
@@ -238,8 +245,12 @@ def _filled(shape, value, dtype, device=None):
         return _meta.MetaArray(shape, dtype)
     # small arrays come from the host: no XLA compilation per new shape (a symbolic size,
     # torch.export's, has no host array)
-    if all(type(s) is int for s in shape) and math.prod(shape) <= 1 << 16:
-        return _dtype.from_host(np.full(shape, value, dtype))
+    for s in shape:
+        if type(s) is not int:
+            break
+    else:
+        if math.prod(shape) <= 1 << 16:
+            return _dtype.from_host(np.full(shape, value, dtype))
     return jnp.full(shape, value, dtype)
 
 
@@ -298,11 +309,17 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
-    if dtype is None:
-        is_float = any(isinstance(v, float) or (isinstance(v, Tensor) and v.is_floating_point())
-                       for v in (start, end, step))
-        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if start.__class__ is int and end.__class__ is int and step.__class__ is int:
+        vals = [start, end, step]  # a model's ``arange(n, device=d)``: plain ints
+        if dtype is None:
+            dtype = _dtype.int64
+    else:
+        if dtype is None:
+            is_float = any(isinstance(v, float) or (isinstance(v, Tensor) and
+                                                    v.is_floating_point())
+                           for v in (start, end, step))
+            dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+        vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     _check_range(*vals)
     jd = _dtype.to_jax(dtype)
     if jd.kind in "iu" and all(v.__class__ is int for v in vals) and \

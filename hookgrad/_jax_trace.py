@@ -12,23 +12,26 @@ try:  # NOTE: private, but the one cheap way to know no JAX trace is active
 except ImportError:  # pragma: no cover - a JAX without it: callers act as if traced
     def no_trace():
         return False
+try:  # NOTE: imported once: an import in the function costs Python calls each time (a
+    # model asks ``is_compiling()`` per layer)
+    from jax._src import core as _core
+except ImportError:  # pragma: no cover
+    _core = None
 
 
 def current():
     """The JAX trace running now, or None on a JAX without a trace context."""
     try:
-        from jax._src import core
-        return core.trace_ctx.trace
-    except (ImportError, AttributeError):
+        return _core.trace_ctx.trace
+    except AttributeError:  # (no such context, or no ``_core``)
         return None
 
 
 def active():
     """Whether a JAX transformation traces the running code (jit, grad, vmap)."""
     try:
-        from jax._src import core
-        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
-    except (ImportError, AttributeError):
+        return not isinstance(_core.trace_ctx.trace, _core.EvalTrace)
+    except AttributeError:
         return False
 
 

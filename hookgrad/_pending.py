@@ -1,5 +1,6 @@
 """A deferred op output (hookgrad/_ops/lazy.py): what computes it, its shape and dtype,
 and where it will be; a Tensor holds one until its array is read."""
+from operator import attrgetter
 
 
 class Pending:
@@ -14,10 +15,12 @@ class Pending:
     __slots__ = ("fn", "op", "key", "args", "aval", "depth", "value", "ref", "saved", "gen",
                  "outs", "__weakref__")
 
-    # the array's metadata, for the Tensor's (asking computes nothing)
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: self.aval.ndim)
+    # the array's metadata, for the Tensor's (asking computes nothing). NOTE: C getters,
+    # not lambdas: a model's step reads a pending shape ~1,000 times, and a Python getter
+    # costs a frame each
+    shape = property(attrgetter("aval.shape"))
+    dtype = property(attrgetter("aval.dtype"))
+    ndim = property(attrgetter("aval.ndim"))
 
 
 FORCE = [None]  # computes a Pending's value: hookgrad/_ops/lazy.py fills the slot (_tensor.FORCE)

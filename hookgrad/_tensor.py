@@ -4,7 +4,6 @@ The class holds data and graph metadata only; arithmetic, reductions, indexing a
 other methods are attached from the op table (``hookgrad._ops``), so a method is an op.
 """
 import copy
-import math
 
 import jax
 import jax.numpy as jnp
@@ -15,6 +14,7 @@ from ._meta import MetaArray
 from ._watch import WRITES as _WRITES, Moving, WatchedOrderedDict
 from ._handle import RemovableHandle, warn_if_has_hooks
 from ._tensor_values import READER, HostValues, _check_concrete  # noqa: F401 - host_run's
+from ._tensor_meta import Metadata, Size  # noqa: F401 - where the ops' modules find Size
 from ._pending import FORCE, Pending, placed  # noqa: F401 - where the ops' modules find them
 from ._host_value import Host, to_jax as _host_to_jax
 
@@ -31,7 +31,7 @@ def _check_can_require_grad(dt):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
 
 
-class Tensor(HostValues):
+class Tensor(HostValues, Metadata):
     """A multi-dimensional array that records the operations applied to it.
 
     Hot attributes live in slots; rarely-set ones (``_grad``, hooks, the leaf's
@@ -362,89 +362,6 @@ class Tensor(HostValues):
         self._data = arr
         _views.new_storage(self)
 
-    # ---- metadata
-    # NOTE: metadata reads ``_arr``: a pending value knows its shape and dtype, so asking
-    # them computes nothing
-    @property
-    def shape(self):
-        return Size(self._arr.shape)
-
-    def size(self, dim=None):
-        if dim is None:
-            return Size(self._arr.shape)
-        return self._arr.shape[dim]
-
-    def dim(self):  # NOTE: JAX's and a pending value's ``ndim`` cost one more call
-        return len(self._arr.shape)
-
-    ndimension = dim
-    ndim = property(dim)
-
-    def numel(self):
-        return math.prod(self._arr.shape)
-
-    nelement = numel
-
-    def element_size(self):
-        return self.dtype.itemsize
-
-    @property
-    def dtype(self):
-        return _dtype.from_jax(self._arr.dtype)
-
-    def is_floating_point(self):
-        return self.dtype.is_floating_point
-
-    def is_complex(self):
-        return self.dtype.is_complex
-
-    @property
-    def device(self):
-        arr = self._arr
-        if arr.__class__ is Pending:  # asking computes nothing: its inputs' device
-            arr = placed(arr)
-        if arr.__class__ is MetaArray:
-            return _META
-        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(getattr(arr.sharding, "_device", 0))):
-            return d  # a model asks per step (``arange(n, device=x.device)``)
-        return _device.of_array(arr)
-
-    @property
-    def is_meta(self):
-        """Whether this Tensor is on the meta device: a shape and a dtype, and no data."""
-        return self._arr.__class__ is MetaArray
-
-    @property
-    def is_cuda(self):
-        return self.device.type == "cuda"
-
-    @property
-    def is_quantized(self):
-        """False: hookgrad has no quantized Tensors."""
-        return False
-
-    def get_device(self):
-        d = self.device
-        return -1 if d.type == "cpu" else (d.index or 0)
-
-    def is_contiguous(self, memory_format=None):
-        """Whether the elements lie in C order without gaps in the base's storage."""
-        info = self._view
-        if info is None or 0 in info.geom[0]:  # an empty tensor is contiguous, as PyTorch's
-            return True
-        want = 1
-        for sz, st in reversed(tuple(zip(*info.geom[:2]))):
-            if sz != 1:
-                if st != want:
-                    return False
-                want *= sz
-        return True
-
-    def _is_view(self):
-        # ``.data`` and ``detach()`` alias their source but are not views, as in PyTorch
-        info = self._view
-        return info is not None and info.diff
-
     def type_as(self, other):
         return self.to(other.dtype)
 
@@ -506,8 +423,6 @@ def _detached(t):  # ``t.detach()``: a new leaf aliasing ``t`` (host-held: the s
 
 # ``hookgrad._torch_function`` (above) fills this: called with each new Tensor subclass
 SUBCLASSED = [None]
-_META = _dtype.device("meta")
-_ON_ONE, _ArrayImpl = _device.ON_ONE, _device.ARRAY  # a concrete array's class
 # what a copy (deepcopy, pickle) leaves behind: its graph node, hooks and aliasing
 _NOT_COPIED = frozenset(("_acc", "_backward_hooks", "_post_acc_hooks", "_view", "_views", "_gen"))
 # ``hookgrad.distributed.tensor`` fills this with the function reading a sharded array's
@@ -569,20 +484,6 @@ def _rebuild(cls, array, requires_grad, state):
     t._requires_grad = requires_grad
     t.__dict__.update(state)
     return t
-
-
-class Size(tuple):
-    """The shape of a Tensor: a tuple of ints, printed as ``hookgrad.Size([2, 3])``."""
-
-    def __repr__(self):
-        return f"hookgrad.Size({list(self)})"
-
-    def numel(self):
-        return math.prod(self)
-
-    def __getitem__(self, idx):  # ``x.shape[-1]`` per op: an int is read at once
-        r = tuple.__getitem__(self, idx)
-        return Size(r) if idx.__class__ is slice else r
 
 
 def _flatten(t):

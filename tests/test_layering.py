@@ -25,7 +25,7 @@ The layers, bottom first (a module may import its own layer and those below):
 2. the graph: ``_autograd.graph`` (Node, AccumulateGrad, GradientEdge, multi-grad hooks),
    ``_autograd.error_node``;
 3. the Tensor: ``_tensor`` (``BACKWARD`` is a slot the engine's layer fills), ``_tensor_values``
-   (reading its values on the host), ``_views``,
+   (reading its values on the host), ``_tensor_meta`` (its shape, dtype, device), ``_views``,
    ``_storage`` (storages and host addresses);
 4. around the Tensor: the hook rules (``_autograd.backward_hook``, ``_autograd.hooks``) and
    the saved tensors with their hook contexts (``_autograd.saved``);
@@ -76,7 +76,8 @@ LAYERS = [
      "hookgrad._arguments"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.error_node"],
-    ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._views", "hookgrad._storage"],
+    ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._tensor_meta", "hookgrad._views",
+     "hookgrad._storage"],
     ["hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks", "hookgrad._autograd.saved"],
     ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
      "hookgrad.random"],

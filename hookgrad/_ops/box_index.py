@@ -132,6 +132,10 @@ class BoxRead:
 
 
 _AVALS = {}
+# (region, starts, size, dtype, weak type) -> the read of a pending value's box: its
+# BoxRead (nothing in it changes: Pendings share it), aval, and whether its starts fit int32
+# (a model reads the same boxes each step)
+_READS = {}
 _OP = None  # a Pending's op; a BoxRead's segment reads ``place``, never the op's forward
 
 
@@ -140,10 +144,18 @@ def read(arr, region, starts, size):
     nothing has run yet (its Tensor sets ``ref``); a small CPU array is cut on the host at
     once (no program)."""
     if arr.__class__ is Pending:
-        if arr.value is None and lazy._state["enabled"] and max(starts, default=0) < _INT32 \
+        aval = arr.aval
+        key = (region, starts, size, aval.dtype, aval.weak_type)
+        found = _READS.get(key)
+        if found is None:
+            if len(_READS) >= 4096:  # a bound on what is remembered
+                _READS.clear()
+            found = _READS[key] = (BoxRead(region, starts, size),
+                                   _aval(size, aval.dtype, aval.weak_type),
+                                   max(starts, default=0) < _INT32)
+        if arr.value is None and lazy._state["enabled"] and found[2] \
                 and (arr.depth < lazy.MAX_DEPTH or lazy.pending_depth([arr]) < lazy.MAX_DEPTH):
-            p = _pending(arr, BoxRead(region, starts, size),
-                         _aval(size, arr.dtype, arr.aval.weak_type))
+            p = _pending(arr, found[0], found[1])
             p.depth = arr.depth + 1
             return p
         arr = lazy.value(arr)

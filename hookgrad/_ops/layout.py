@@ -15,9 +15,10 @@ from .. import _device, _dtype, _layout, _meta, _storage, _views
 from .._tensor import Pending, Size, Tensor, placed
 from .dispatch import apply
 from .registry import defop, export
-from .shape import TENSOR_PROPERTIES, wrap_dim
+from .shape import TENSOR_PROPERTIES, clone, wrap_dim
 from .. import _errors
 
+_FIXED_JAX = _dtype.FIXED_JAX
 TO_DTYPE = defop("to_dtype", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", ())
 TO_DEVICE = defop("to_device", lambda x, device: _device.move(x, device), "ToCopyBackward0",
                   (), jit=False)
@@ -27,10 +28,7 @@ TO_META = defop("to_meta", _meta.like, "ToCopyBackward0", (), jit=False)
 def contiguous(self, memory_format=None) -> Tensor:
     """``contiguous()``: ``self`` if its elements lie in C order in its storage, else a
     copy that does (``CloneBackward0``)."""
-    if self.is_contiguous():
-        return self
-    from .shape import clone
-    return clone(self)
+    return self if self.is_contiguous() else clone(self)
 
 
 def _to_args(args, kwargs):
@@ -80,9 +78,16 @@ def to(self, *args, **kwargs) -> Tensor:
         True
     """
     if len(args) + len(kwargs) == 1:  # ``x.to(dtype)``, ``x.to(dtype=d)``: a model's casts
-        dt = args[0] if args else kwargs.get("dtype")
-        if dt.__class__ is _dtype.dtype:
-            return _to_dtype(self, dt)
+        a = args[0] if args else kwargs.get("dtype")
+        c = a.__class__
+        if c is _dtype.dtype:
+            return _to_dtype(self, a)
+        if c is _device.device and a._type == "cpu" and a._index is None and args:
+            # ``x.to(y.device)`` where ``x`` is on the CPU already (a model's, per step): no
+            # copy, as below, without parsing the signatures or finding the JAX device
+            here = self.device
+            if here._type == "cpu" and here._index is None:
+                return self
     dtype, device, copy = _to_args(args, kwargs)
     if device is not None and (self.is_meta or _device.is_meta(device)):
         return _to_meta(self, dtype, device)
@@ -94,9 +99,17 @@ def to(self, *args, **kwargs) -> Tensor:
             out = apply(TO_DTYPE, (out,), {"dtype": jd})
     if target is not None and not _on(out._arr, target):
         out = apply(TO_DEVICE, (out,), {"device": target})
-    if copy and out is self:
+    if out is self and (copy or target is not None and _another_cpu(self, device)):
         out = apply(TO_DTYPE, (out,), {"dtype": out._arr.dtype})  # (computes nothing yet)
     return out
+
+
+def _another_cpu(self, device):
+    """Whether ``device`` is a CPU that PyTorch tells from the tensor's own, JAX's place
+    being the same: a CPU tensor's device is ``cpu``, without an index, so ``to('cpu:0')``
+    copies, as PyTorch's does."""
+    d = device if device.__class__ is _device.device else _device.device(device)
+    return d.type == "cpu" and d.index is not None and self.device != d
 
 
 def _to_meta(self, dtype, device):
@@ -117,7 +130,9 @@ def _on(arr, jax_device):
 
 def _to_dtype(self, dt):
     # ``to(self, dt)`` without parsing ``to``'s three signatures (a loop's ``.float()``)
-    jd = _dtype.to_jax(dt)
+    jd = _FIXED_JAX.get(dt)
+    if jd is None:
+        jd = _dtype.to_jax(dt)
     return self if jd == self._arr.dtype else apply(TO_DTYPE, (self,), {"dtype": jd})
 
 

@@ -17,7 +17,7 @@ from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
-from .reduction import LOG_SOFTMAX, SOFTMAX
+from .reduction import LOG_SOFTMAX, SOFTMAX, log_softmax as _log_softmax, softmax as _softmax
 from .registry import defop, export
 from .shape import T, VIEW
 from .views import view_apply
@@ -313,28 +313,25 @@ def prelu(input, weight) -> Tensor:
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     # NOTE: ``_stacklevel`` counts as PyTorch's does, from a helper one frame below
-    from .reduction import softmax as sm
     if dim is None:
         _errors.warn("Implicit dimension choice for softmax has been deprecated. Change the "
                      "call to include dim=X as an argument.")
-    return sm(input, dim, dtype)
+    return _softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     """``softmax(-input)``."""
-    from .reduction import softmax as sm
     if dim is None:
         _errors.warn("Implicit dimension choice for softmin has been deprecated. Change the "
                      "call to include dim=X as an argument.")
-    return sm(-input, dim, dtype)
+    return _softmax(-input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
-    from .reduction import log_softmax as lsm
     if dim is None:
         _errors.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
                      "the call to include dim=X as an argument.")
-    return lsm(input, dim, dtype)
+    return _log_softmax(input, dim, dtype)
 
 
 def tanh(input) -> Tensor:

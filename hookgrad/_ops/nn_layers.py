@@ -13,7 +13,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, random
 from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
@@ -339,7 +339,6 @@ def _check_p(p):
 
 
 def _random_key():
-    from .. import random
     return random.next_key()
 
 

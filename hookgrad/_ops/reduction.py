@@ -313,7 +313,8 @@ def mean(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     if dim is None and dtype is None and (res := _held_whole(MEAN, input, keepdim)) is not None:
         return res
     dim = _dims(dim, input.ndim)
-    if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
+    dt = input.dtype  # (read once: a model's norms call mean per layer)
+    if not (dt.is_floating_point or dt.is_complex) and dtype is None:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_kind(input)}")
     op = MEAN if dim is None else MEAN_DIM

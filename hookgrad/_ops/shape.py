@@ -190,7 +190,9 @@ def view(self, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
     shape = _resolve_shape(_shape_arg(shape), self.numel())
-    if not self.is_contiguous() and view_strides(*_views.geometry(self)[:2], shape) is None:
+    # (a Tensor that is no view is contiguous: asked only of views)
+    if self._view is not None and not self.is_contiguous() and \
+            view_strides(*_views.geometry(self)[:2], shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride "
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
@@ -202,7 +204,7 @@ def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
     shape = _resolve_shape(_shape_arg(shape), input.numel())
-    if input.is_contiguous():
+    if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
@@ -311,7 +313,8 @@ def expand(self, *sizes) -> Tensor:
 def expanded_shape(self, sizes, internal=False):
     """The shape ``self.expand(sizes)`` has (PyTorch's errors where it cannot); an
     ``internal`` expand (one ATen makes itself) names the tensor's type as C++ does."""
-    lead = len(sizes) - self.ndim
+    shape = self._arr.shape  # (read once: a Size and its __getitem__ per dim cost calls)
+    lead = len(sizes) - len(shape)
     if lead < 0:
         kind = f"CPU{_dtype.torch_kind(self.dtype.np)}Type" if internal else \
             _kind_name(self)
@@ -321,7 +324,7 @@ def expanded_shape(self, sizes, internal=False):
     full = list(sizes)
     for i in reversed(range(len(sizes))):  # PyTorch reports the last mismatch first
         s = sizes[i]
-        have = self.shape[i - lead] if i >= lead else None
+        have = shape[i - lead] if i >= lead else None
         if s == -1:
             if have is None:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
@@ -457,7 +460,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     starts = (0, *cuts)
     # ``dim`` as given, which PyTorch's nodes save
     return multi_view_apply(op, tensor, {**statics, "dim": int(dim)}, lambda out: [
-        narrow_geometry(d, a, o.shape[d]) for a, o in zip(starts, out)])
+        narrow_geometry(d, a, o._arr.shape[d]) for a, o in zip(starts, out)])  # (outputs)
 
 
 def _at_least_1d(input, name):

@@ -11,6 +11,7 @@ geometry and writes through). An in-place op on a view then:
    ``CopySlices`` node wrapping it, and regenerates the ``grad_fn`` of the base's views
    as ``AsStridedBackward0`` nodes reading the base (what PyTorch shows after a write).
 """
+import functools
 import math
 
 from .. import _views
@@ -40,6 +41,22 @@ AS_STRIDED_SCATTER = defop("as_strided_scatter", lambda b, v, size, stride, offs
 # --------------------------------------------------------------------------- geometry
 
 
+def _remembered(fn):
+    """``fn``, a geometry (tuples of ints in and out), remembered per arguments: a model
+    takes the same views each step, and working one out costs a loop of Python calls.
+    Arguments that cannot be hashed (``as_strided``'s lists) are worked out each time."""
+    cached = functools.lru_cache(maxsize=4096)(fn)
+
+    @functools.wraps(fn)
+    def remembered(*args, **statics):
+        try:
+            return cached(*args, **statics)
+        except TypeError:
+            return fn(*args, **statics)
+    return remembered
+
+
+@_remembered
 def view_strides(size, stride, shape):
     """The strides of ``view(shape)`` of a tensor of geometry ``(size, stride)``, or None
     where the new shape would split or merge dimensions that are not adjacent in storage
@@ -150,8 +167,9 @@ GEOMETRY = {
     "reshape": _reshaped,
     "_reshape_alias": _reshaped,
     "alias": lambda sz, st, off: (sz, st, off),
-    "permute": _permuted,
-    "transpose": lambda sz, st, off, d0, d1: _permuted(sz, st, off, _swap(range(len(sz)), d0, d1)),
+    "permute": _remembered(_permuted),
+    "transpose": _remembered(lambda sz, st, off, d0, d1: _permuted(
+        sz, st, off, _swap(range(len(sz)), d0, d1))),
     "t": lambda sz, st, off: (sz[::-1], st[::-1], off),
     "squeeze": _squeeze,
     "squeeze_dim": _squeeze,
@@ -254,7 +272,9 @@ def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):
         grad_base = src.grad_base
         if creation is None and src.creation != _views.DEFAULT:
             # PyTorch's error names the output of this view op (``Output 0 of Select``)
-            creation, fn_name = src.creation, _output_name(out) or src.fn_name
+            # (a view made in no_grad mode has no node to name: a generate step's views)
+            creation = src.creation
+            fn_name = out.grad_fn is not None and _output_name(out) or src.fn_name
     else:  # x is its own autograd base (a root, or a detach()/.data alias)
         grad_base = x
     if creation is None:

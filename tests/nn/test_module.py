@@ -110,6 +110,46 @@ def test_shared_members_match_torch():
     assert ours == theirs
 
 
+def _deep_tree(L):
+    # a tree four deep with a shared subtree, a None child and a child whose class
+    # overrides named_modules (asked as PyTorch's recursion asks it)
+    class Custom(L.nn.Module):
+        def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+            yield prefix + "<custom>", self
+
+    leaf = L.nn.Linear(1, 1)
+    inner = L.nn.Sequential(leaf, L.nn.Sequential(L.nn.ReLU(), leaf))
+    root = L.nn.Module()
+    root.a = L.nn.Sequential(inner, L.nn.Tanh())
+    root.gap = None
+    root.b = inner
+    root.c = Custom()
+    root.c.d = L.nn.Linear(1, 1)
+    root.e = L.nn.ModuleList([L.nn.Sequential(L.nn.Sequential(L.nn.Linear(1, 2)))])
+    it = root.named_modules()
+    first_two = [next(it)[0], next(it)[0]]  # walked lazily
+    return ([k for k, _ in root.named_modules()],
+            [k for k, _ in root.named_modules(remove_duplicate=False)],
+            [k for k, _ in root.named_modules(prefix="m")],
+            [k for k, _ in root.named_parameters()],
+            [k for k, _ in root.named_parameters(remove_duplicate=False)],
+            len(list(root.parameters())), first_two,
+            [k for k, _ in root.e.named_modules(prefix="x")])
+
+
+def test_a_deep_tree_walks_in_pytorchs_order():
+    mods, mods_all, *_ = _deep_tree(hookgrad)
+    assert mods == ["", "a", "a.0", "a.0.0", "a.0.1", "a.0.1.0", "a.1", "c<custom>", "e",
+                    "e.0", "e.0.0", "e.0.0.0"]
+    assert mods_all[:8] == ["", "a", "a.0", "a.0.0", "a.0.1", "a.0.1.0", "a.0.1.1", "a.1"]
+
+
+@needs_torch
+def test_a_deep_tree_walks_as_torchs():
+    ours, theirs = both(_deep_tree)
+    assert ours == theirs
+
+
 # --------------------------------------------------------------------------- attributes
 
 

@@ -202,12 +202,31 @@ def test_to_and_cast_methods():
              dt(x.type_as(L.zeros(1, dtype=L.bfloat16))),
              # one dtype, by position or by name: ``to``'s short way
              x.to(dtype=L.float32) is x, dt(x.to(dtype=L.int32)),
-             x.to(dtype=L.float16).grad_fn.name(), dt((x * 2).to(L.bfloat16))]
+             x.to(dtype=L.float16).grad_fn.name(), dt((x * 2).to(L.bfloat16)),
+             # one device object, where the tensor is: ``to``'s short way
+             x.to(L.device("cpu")) is x, x.to(L.device("cpu", 0)) is x,
+             x.to(x.device) is x, (x * 2).to(L.device("cpu")).grad_fn.name(),
+             x.to(L.device("meta")).is_meta, x.to(L.device("meta")).grad_fn.name(),
+             dt(x.to(L.device("cpu"), L.float16)), x.to(device=L.device("cpu")) is x,
+             # PyTorch's: an index the tensor's device lacks is another device (a copy)
+             x.to("cpu:0").grad_fn.name(), dt(x.to("cpu:0", L.float16)),
+             x.to(L.device("cpu", 0), copy=False).grad_fn.name(), x.cpu() is x]
         (h.float() * 2).sum().backward()
         return r + [py(x.grad)]
     got = same_as_torch(f)
     assert got[0] == "float16"
     assert got[-1] == [2.0, 2.0]
+    assert got[15:18] == [True, False, True]
+
+
+def test_a_dtypes_fixed_jax_dtype_is_to_jaxs_in_either_x64_mode():
+    from hookgrad import _dtype
+    assert _dtype.FIXED_JAX  # the table ``to`` and the factories read before to_jax
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            for d, jd in _dtype.FIXED_JAX.items():
+                assert _dtype.to_jax(d) == jd, d
+    assert hg.int64 not in _dtype.FIXED_JAX and hg.float64 not in _dtype.FIXED_JAX
 
 
 def test_float64_without_x64_is_a_clear_error():

@@ -76,8 +76,29 @@ class _IterationMixin:
         if remove_duplicate:
             memo.add(self)
         yield prefix, self
-        for name, module in self._modules.items():
-            if module is None:
-                continue
-            sub_prefix = prefix + ("." if prefix else "") + name
-            yield from module.named_modules(memo, sub_prefix, remove_duplicate)
+        # NOTE: the tree is walked with a stack of the children left at each depth, in the
+        # order of PyTorch's recursion, not a generator per module: an item from depth d
+        # would resume d generators (``parameters()`` walks it, a model's ``self.device``
+        # per step). A child whose class overrides ``named_modules`` is asked, as PyTorch's.
+        stack = [(prefix, iter(self._modules.items()))]
+        while stack:
+            prefix, children = stack[-1]
+            for name, module in children:
+                if module is None:
+                    continue
+                sub_prefix = prefix + ("." if prefix else "") + name
+                if type(module).named_modules is not _NAMED_MODULES:
+                    yield from module.named_modules(memo, sub_prefix, remove_duplicate)
+                    continue
+                if module in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(module)
+                yield sub_prefix, module
+                stack.append((sub_prefix, iter(module._modules.items())))
+                break
+            else:
+                stack.pop()
+
+
+_NAMED_MODULES = _IterationMixin.named_modules
