@@ -4,6 +4,7 @@ dominated a fresh process's first training steps; benchmarks/first_steps.py meas
 Random draws stay reproducible under ``manual_seed``."""
 import collections
 import threading
+import traceback
 
 import jax
 import numpy as np
@@ -23,6 +24,8 @@ def compilations():
         # test's program (tiered execution)
         if event.endswith("backend_compile_duration") and threading.get_ident() == me:
             seen["n"] += 1
+            # where it came from, for the failure's message
+            seen[traceback.format_stack(limit=40)[-40:-1].__str__()] += 1
     jax.monitoring.register_event_duration_secs_listener(listen)
     yield seen
     jax.monitoring.unregister_event_duration_listener(listen)
@@ -46,7 +49,7 @@ def test_creating_tensors_compiles_nothing(make, compilations):
     hg.randn(1)  # the generator's own key programs, once per process
     compilations.clear()
     make()
-    assert compilations["n"] == 0
+    assert compilations["n"] == 0, [k for k in compilations if k != "n"]
 
 
 def test_host_draws_are_reproducible_and_distributed_as_asked():
