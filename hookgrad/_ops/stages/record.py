@@ -59,7 +59,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
     layout = []   # per argument: "S" (saved), "C" (a constant) or an unsaved (shape, dtype)
-    want = []     # the argument positions with an edge: their gradients flow somewhere
+    want = ()     # the argument positions with an edge: their gradients flow somewhere
     consts = None
     has_saved = 0  # 1: something saved; 2: through saved-tensor hooks (never fused)
     for i, a in enumerate(args):
@@ -74,8 +74,8 @@ def _record(op, key, args, res, out=None, shadow=None):
                 elif a._requires_grad:
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
-                if e is not None:
-                    want.append(i)
+                if e is not None:  # (a tuple grown by one: mostly one, so no list)
+                    want += (i,)
             arr = a._arr  # NOTE: maybe pending: saving it computes nothing
             if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
                 av = arr.aval
@@ -110,7 +110,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     node._metadata = node._out_saved = node._extra = None
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
     # ``OpNode._keys``: an op saving only its output has no layout in the vjp's key
-    node._want = want = tuple(want)
+    node._want = want
     node._vkey = (key, want) if save is OUT else (key, tuple(layout), want)
     node._freed = False
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
