@@ -57,26 +57,30 @@ def is_backward_fusion_enabled():
     return _state["enabled"]
 
 
-def _holding(fused):
-    """``(read, unset)`` (``hooks.reader``) of the node attributes holding the kinds a
-    region's node may carry as ``fused`` says (``_autograd.hooks.KINDS``)."""
-    return _hooks.reader(tuple(k.node_attr for k in _hooks.KINDS if k.fused == fused))
+def _plain_test(fused):
+    """A test ``node -> bool``: whether ``node`` may run inside a region. Checked at
+    backward (hooks come any time): a direct ``OpNode`` subclass, not freed, holding no hook
+    of the kinds whose ``fused`` (``_autograd.hooks.KINDS``) is in ``fused`` (an unset
+    kind is None), nothing saved through saved-tensor hooks, a jittable op of one output.
+
+    NOTE: run once per node of every backward. The test is written out from the table as
+    one expression (``node.a is None and node.b is None and ...``): CPython specializes
+    each slot read, where an ``operator.attrgetter`` call and the comparison of its tuple
+    cost 2.5 times as much, and each further Python call per node costs its frame."""
+    attrs = [k.node_attr for k in _hooks.KINDS if k.fused in fused]
+    if not all(a.isidentifier() for a in attrs):  # the table's own names, never a user's
+        raise ValueError(f"not attribute names: {attrs}")
+    src = ("lambda node: node.__class__.__base__ is OpNode and not node._freed and "
+           + "".join(f"node.{a} is None and " for a in attrs)
+           + "node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple")
+    # named for profiles and tracebacks by what it tests
+    return eval(compile(src, f"<fusion: plain, no {' or '.join(fused)} hooks>", "eval"),
+                {"OpNode": OpNode})  # noqa: S307 - built above from the table
 
 
-# NOTE: read twice per node of every backward: one C call each
-(_never_fused, _no_never), (_first_only, _no_first) = (_holding(_hooks.NEVER),
-                                                        _holding(_hooks.FIRST_ONLY))
-
-
-def _plain(node, first):
-    """Whether ``node`` may run inside a region. Checked at backward: hooks come any time.
-    The region's first node may have had pre-hooks (they have run); none may have post-hooks."""
-    if node.__class__.__base__ is not OpNode or node._freed or \
-            _never_fused(node) != _no_never:
-        return False
-    if not first and _first_only(node) != _no_first:
-        return False
-    return node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple
+# the region's first node may have had pre-hooks (they have run); none may have post-hooks
+_plain_first = _plain_test((_hooks.NEVER,))
+_plain_next = _plain_test((_hooks.NEVER, _hooks.FIRST_ONLY))
 
 
 def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
@@ -84,7 +88,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     of hook-free nodes the ready queue would run right after it. Returns the ``(edge,
     gradient)`` pairs leaving the region, in node-by-node delivery order, or None when
     ``node`` itself cannot run here."""
-    if not _plain(node, True):
+    if not _plain_first(node):
         return None
     region = _region(node, deps, heap, exec_info, captures)
     # NOTE: per node of every fused backward: dict and list methods are avoided where an
@@ -212,7 +216,7 @@ def _region(node, deps, heap, exec_info, captures):
         if first is None or n == MAX_LEN or first[0] >= top:
             return region
         cur = first[2]
-        if not _plain(cur, False) or (exec_info is not None and (
+        if not _plain_next(cur) or (exec_info is not None and (
                 cur not in exec_info or (captures and cur in captures))):
             return region
         if one is not None:

@@ -161,7 +161,9 @@ class OpNode(_Node):
 
     def _keys(self):
         """Set ``_want`` (argument positions whose gradient flows somewhere) and ``_vkey``
-        (the vjp's cache key: statics, what was saved, what is wanted)."""
+        (the vjp's cache key: statics, what was saved, what is wanted). The record stage
+        sets both for the nodes it makes (this, inlined); other makers leave them to this,
+        at backward."""
         op = self._op
         stored = self._stored
         if op.save is OUT:  # the vjp reads the output only: no layout in the key

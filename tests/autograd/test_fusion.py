@@ -340,3 +340,17 @@ def test_backward_in_several_threads_shares_the_chain_cache(cache):
     for r in results:
         np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-7)
     assert len(cache._compiled) == 1
+
+
+@pytest.mark.parametrize("kind", [k for k in fusion._hooks.KINDS if k.fused is not None],
+                         ids=lambda k: k.name)
+def test_each_hook_kind_keeps_its_node_where_the_table_says(kind):
+    # the region test is written out from the hook table (``fusion._plain_test``): a node
+    # holding any kind is refused as the table's ``fused`` says, and a node holding
+    # none is taken, first or not
+    x = hg.tensor(X, requires_grad=True)
+    node = (x * 2.0).grad_fn
+    assert fusion._plain_first(node) and fusion._plain_next(node)
+    setattr(node, kind.node_attr, {0: {}})  # any value but None: what a node holds
+    assert bool(fusion._plain_first(node)) == (kind.fused == fusion._hooks.FIRST_ONLY)
+    assert not fusion._plain_next(node)

@@ -53,3 +53,23 @@ def test_every_slot_is_set_under_saved_tensor_hooks():
         out = _leaf() * _leaf()
     assert _unset(out.grad_fn) == []
     out.sum().backward()
+
+
+KEY_CASES = dict(CASES, **{
+    "an operand not requiring grad": lambda: _leaf() * hookgrad.tensor([1.0, 2.0, 3.0]),
+    "add (saves nothing of its Tensors)": lambda: _leaf() + hookgrad.tensor([1.0, 2.0, 3.0]),
+    "a mask (no edge)": lambda: hookgrad.where(_leaf() > 0, _leaf(), 0.0),
+    "an integer Tensor operand": lambda: _leaf() * hookgrad.tensor([1, 2, 3]),
+})
+
+
+@pytest.mark.parametrize("make", list(KEY_CASES.values()), ids=list(KEY_CASES))
+def test_the_vjp_key_recorded_is_the_one_backward_works_out(make):
+    # the record stage sets ``_want`` and ``_vkey`` as it classifies the arguments
+    # (``OpNode._keys`` inlined); worked out again from the node, they must agree
+    node = make().grad_fn
+    recorded = (node._want, node._vkey)
+    assert recorded[1] is not None
+    node._want = node._vkey = None
+    node._keys()
+    assert (node._want, node._vkey) == recorded

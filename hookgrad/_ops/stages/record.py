@@ -48,7 +48,8 @@ def _record(op, key, args, res, out=None, shadow=None):
     as their ``grad_fn`` (or, in place, rebases ``out`` onto it).
 
     Only what must be captured now is: the edges, the saved values, the shapes of unsaved
-    inputs; the vjp's cache key is worked out at backward (``OpNode._keys``). This runs
+    inputs, and with them the vjp's cache key (``OpNode._keys``, inlined: the loop below
+    classifies each argument anyway, and a second walk at backward cost more). This runs
     once per recorded op, hence the inlined constructors and saving rule.
     """
     save = op.save
@@ -57,6 +58,8 @@ def _record(op, key, args, res, out=None, shadow=None):
     nondiff = op.nondiff
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
+    layout = []   # per argument: "S" (saved), "C" (a constant) or an unsaved (shape, dtype)
+    want = ()     # the argument positions with an edge: their gradients flow somewhere
     consts = None
     has_saved = 0  # 1: something saved; 2: through saved-tensor hooks (never fused)
     for i, a in enumerate(args):
@@ -71,11 +74,14 @@ def _record(op, key, args, res, out=None, shadow=None):
                 elif a._requires_grad:
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
+                if e is not None:  # (a tuple grown by one: mostly one, so no list)
+                    want += (i,)
             arr = a._arr  # NOTE: maybe pending: saving it computes nothing
             if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
                 av = arr.aval
                 if av.dtype in INEXACT:
                     stored.append(av)  # shape and dtype only
+                    layout.append((av.shape, av.dtype))
                     continue
             if arr.__class__ is Pending:
                 arr.saved = True
@@ -86,10 +92,12 @@ def _record(op, key, args, res, out=None, shadow=None):
                 ver = ver.value()
             # a plain tuple (cheaper than a SavedTensor); with hooks, packed below
             stored.append((arr, a, ver, e))
+            layout.append("S")
         else:
             if i in op.scalar_edges:
                 edges.append(None)
             stored.append(_CONST)
+            layout.append("C")
             if consts is None:
                 consts = []
             consts.append(a)
@@ -99,8 +107,11 @@ def _record(op, key, args, res, out=None, shadow=None):
     node._next = tuple(edges)
     node._seq = next(_sequence)
     node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
-    node._metadata = node._out_saved = node._want = node._vkey = node._extra = None
+    node._metadata = node._out_saved = node._extra = None
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
+    # ``OpNode._keys``: an op saving only its output has no layout in the vjp's key
+    node._want = want
+    node._vkey = (key, want) if save is OUT else (key, tuple(layout), want)
     node._freed = False
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
         anomaly_mode.store_stack(node)
