@@ -39,7 +39,10 @@ class Tensor(HostValues):
     """
 
     __slots__ = ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_ver",
-                 "__dict__", "__weakref__")
+                 "_compiled_out", "__dict__", "__weakref__")
+    # ``_compiled_out``: set (True) on an output of a compiled step alone (detached, named
+    # by backward's error), unset on any other Tensor (read with a default): a slot, so
+    # that marking each steady compiled call's output makes no instance dict
     _grad = None
     _acc = None            # AccumulateGrad node of a leaf, created on first need
     _retains_grad = False
@@ -52,7 +55,6 @@ class Tensor(HostValues):
     _view = None
     _views = None
     _gen = 0
-    _compiled_out = False  # an output of a compiled step: detached, named by backward's error
     __array_priority__ = 1000  # numpy defers binary ops to Tensor
 
     # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace

@@ -36,7 +36,7 @@ from .host_hook import LEAF
 from .state import _CONTENTS, _context_key, _snapshot
 from .trace import items_getter
 from .. import _mode
-from .._tensor import Tensor, _fresh, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
+from .._tensor import Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
 from .._autograd.anomaly_mode import _state as _anomaly
@@ -45,7 +45,8 @@ from .._autograd.saved import hook_state as _saved_state
 __all__ = ["MISS", "rerun"]
 
 _gm = grad_mode._state
-_setattr, _new = object.__setattr__, object.__new__
+_new = object.__new__
+_set_out = Tensor.__dict__["_compiled_out"].__set__   # a compiled step's output's mark
 MISS = object()   # what :func:`rerun` returns where the call needs ``replay.check``
 _VERSION = attrgetter("_version")
 _each = deque(maxlen=0).extend   # runs a ``map`` of setters in C, keeping nothing
@@ -181,7 +182,9 @@ def _write(s, b, r, cf):
     # ``write_back`` makes it
     spec = e.user_spec
     if e.user_build is LEAF and spec[0][0] == "T" and spec[0][2] is Tensor:
-        bound.update(_new=_new, _Tensor=Tensor, _fresh=_fresh, _setattr=_setattr)
+        bound.update(_new=_new, _Tensor=Tensor, _set_arr=_set_arr, _set_fn=_set_fn,
+                     _set_nr=_set_nr, _set_rg=_set_rg, _set_version=_set_version,
+                     _set_out=_set_out)
         lines.append(_OUT.format(k=spec[0][1]))
     elif e.user_build is LEAF and spec[0][0] == "T":
         bound["_cls"] = spec[0][2]
@@ -218,10 +221,15 @@ _WRITTEN = """\
         return MISS
     rf = r.flat
 """
+# ``write_back.output``'s Tensor, and ``_tensor._fresh``'s fill, without their calls
 _OUT = """\
-    t = _new(_Tensor)   # ``write_back.output``'s, without its call
-    _fresh(t, res[{k}], None, 0, False)
-    _setattr(t, "_compiled_out", True)
+    t = _new(_Tensor)
+    _set_arr(t, res[{k}])
+    _set_fn(t, None)
+    _set_nr(t, 0)
+    _set_rg(t, False)
+    _set_version(t, 0)
+    _set_out(t, True)
     return t
 """
 
