@@ -772,3 +772,60 @@ def test_each_write_back_the_steady_call_is_written_for_matches_eager(checks, ki
             if pe.grad is not None:
                 np.testing.assert_allclose(_arr(pc.grad), _arr(pe.grad), rtol=1e-5,
                                            atol=1e-7, err_msg=f"grad after call {i}")
+
+
+def _weighted_loop(m, opt):
+    def step(x, y, weight=1.0):   # a scalar argument, keyword or positional
+        loss = F.mse_loss(m(x), y) * weight
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+@pytest.mark.parametrize("passed", ["positional", "keyword"])
+def test_an_argument_added_between_steady_calls_is_seen(checks, passed):
+    # the batch of two Tensors, then a third argument: by position or by keyword, each
+    # keyed anew (the unrolled batch check reads the positional Tensors alone)
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _weighted_loop(me, oe), hg.compile(_weighted_loop(mc, oc))
+    steady = []
+    for i, (x, y) in enumerate(_batches(6)):
+        args, kwargs = ((x, y), {}) if i != 4 else \
+            ((x, y, 3.0), {}) if passed == "positional" else ((x, y), {"weight": 3.0})
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(*args, **kwargs)), _arr(eager(*args, **kwargs)),
+                                   rtol=1e-5, err_msg=f"call {i}")
+        steady.append(checks == [])
+    _same(me, mc, "after the loops")
+    assert steady[2:4] == [True, True] and not steady[4]
+
+
+def test_an_option_key_added_or_removed_between_steady_calls_is_seen(checks):
+    # Adam reads ``decoupled_weight_decay`` where the group has it (``group.get``): a group
+    # without it, then with it, then without it again; the options are compared key by
+    # key, so the group's and the record's numbers of keys must be compared too
+    def run(compiled):
+        hg.manual_seed(0)
+        m = Scaled()
+        opt = hg.optim.Adam(m.parameters(), lr=0.05, weight_decay=0.5)
+        group = opt.param_groups[0]
+        del group["decoupled_weight_decay"]
+        step = _loop(m, opt)
+        step = hg.compile(step) if compiled else step
+        losses, steady = [], []
+        for i, (x, y) in enumerate(_batches(10)):
+            if i == 4:
+                group["decoupled_weight_decay"] = True
+            if i == 7:
+                del group["decoupled_weight_decay"]
+            checks.clear()
+            losses.append(_arr(step(x, y)))
+            steady.append(checks == [])
+        return m, losses, steady
+    (me, eager, _), (mc, compiled, steady) = run(False), run(True)
+    for i, (c, e) in enumerate(zip(compiled, eager)):
+        np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
+    _same(me, mc, "after the loops")
+    assert steady[2:4] == [True, True] and not steady[4] and not steady[7]
