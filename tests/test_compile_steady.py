@@ -383,21 +383,25 @@ def test_grad_mode_changed_between_steady_calls_is_seen(checks):
     _planned(hg.compile(evaluate), evaluate, hg.no_grad, checks)
 
 
-def test_one_tensor_passed_as_both_arguments_is_keyed_again(checks):
+@pytest.mark.parametrize("n", [2, 3])
+def test_one_tensor_passed_as_two_arguments_is_keyed_again(checks, n):
+    # two arguments compared by identity, more as a set of ids
     (me, oe), (mc, oc) = _model(False), _model(False)
 
-    def pair_loop(m, opt):
-        def step(a, b):
-            loss = F.mse_loss(m(a), m(b).detach() * 0.5)
+    def many_loop(m, opt):
+        def step(a, *others):
+            loss = F.mse_loss(m(a), sum(m(b).detach() for b in others) * 0.5)
             loss.backward()
             opt.step()
             opt.zero_grad()
             return loss
         return step
-    eager, compiled = pair_loop(me, oe), hg.compile(pair_loop(mc, oc))
-    xs = [x for x, _ in _batches(7)]
+    eager, compiled = many_loop(me, oe), hg.compile(many_loop(mc, oc))
+    xs = [x for x, _ in _batches(9)]
     for i in range(6):
-        args = (xs[i], xs[i]) if i == 3 else (xs[i], xs[i + 1])
+        args = tuple(xs[i:i + n])
+        if i == 3:   # the first Tensor again as the last
+            args = args[:-1] + args[:1]
         checks.clear()
         np.testing.assert_allclose(_arr(compiled(*args)), _arr(eager(*args)), rtol=1e-5,
                                    err_msg=f"call {i}")

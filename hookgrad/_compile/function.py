@@ -106,14 +106,14 @@ class CompiledFunction:
 
     # ---- the call
     def __call__(self, *args, **kwargs):
+        if self._disable or _mode.state.compiling or _mode.state.backend is not None:
+            # nested in another compiled step or a functional call: inline
+            return self._fn(*args, **kwargs)
         last = self._replay
         if last is not None:   # the steady call written for its program, first
             out = (last.basis.steady or _steady.rerun)(self, last, args, kwargs)
             if out is not _steady.MISS:
                 return out
-        if self._disable or _mode.state.compiling or _mode.state.backend is not None:
-            # nested in another compiled step or a functional call: inline
-            return self._fn(*args, **kwargs)
         last, self._replay = self._replay, None
         plan = None if last is None else _replay.check(self, last, args, kwargs)
         # ``last`` holds this call's input arrays: a donated buffer must have no other holder

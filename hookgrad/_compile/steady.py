@@ -35,7 +35,6 @@ from .effects import _EMPTY
 from .host_hook import LEAF
 from .state import _CONTENTS, _context_key, _snapshot
 from .trace import items_getter
-from .. import _mode
 from .._tensor import Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
 from .._watch import EPOCH as _EPOCH, WRITES as _WRITES, Moving
 from .._autograd import grad_mode
@@ -157,7 +156,7 @@ def _write(s, b, r, cf):
     Only names, indices and the code's shape depend on the program: every object it reads
     is bound once, as a default argument (a fast local)."""
     e = b.entry
-    bound = {"_ms": _mode.state, "_EPOCH": _EPOCH, "_WRITES": _WRITES, "_b": b,
+    bound = {"_EPOCH": _EPOCH, "_WRITES": _WRITES, "_b": b,
              "_found": b.found, "_s": s, "_entry": e}
     lines = [_HEAD]
     # the guarded values, the roots, the context and the optimizers' states and option
@@ -195,14 +194,12 @@ def _write(s, b, r, cf):
     return _steady_check.define(source, bound, "go", globals())
 
 
-# what every steady call checks first: not nested in a compiled step or a functional call
-# (``CompiledFunction.__call__`` inlines it), no hook dict, Module slot or params list
-# changed since the program was planned (``b.epoch``: ``replay.check`` moves it), the
-# same walk of the roots
+# what every steady call checks first: no hook dict, Module slot or params list changed
+# since the program was planned (``b.epoch``: ``replay.check`` moves it), the same walk of
+# the roots
 _HEAD = """\
 def go(cf, r, args, kwargs, {params}):
-    if _ms.compiling or _ms.backend is not None or _EPOCH[0] != _b.epoch or \\
-            cf._found is not _found:
+    if _EPOCH[0] != _b.epoch or cf._found is not _found:
         return MISS
 """
 _AND = "\n            and "
