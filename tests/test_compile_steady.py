@@ -779,12 +779,10 @@ def test_each_write_back_the_steady_call_is_written_for_matches_eager(checks, ki
 
 
 def _weighted_loop(m, opt):
+    loop = _loop(m, opt)
+
     def step(x, y, weight=1.0):   # a scalar argument, keyword or positional
-        loss = F.mse_loss(m(x), y) * weight
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+        return loop(x, y * weight)
     return step
 
 
