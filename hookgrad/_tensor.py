@@ -40,9 +40,8 @@ class Tensor(HostValues):
 
     __slots__ = ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_ver",
                  "_compiled_out", "__dict__", "__weakref__")
-    # ``_compiled_out``: set (True) on an output of a compiled step alone (detached, named
-    # by backward's error), unset on any other Tensor (read with a default): a slot, so
-    # that marking each steady compiled call's output makes no instance dict
+    # ``_compiled_out``: True on a compiled step's output (detached, named by backward's
+    # error), unset elsewhere: a slot, so marking each steady call's output makes no dict
     _grad = None
     _acc = None            # AccumulateGrad node of a leaf, created on first need
     _retains_grad = False
