@@ -39,7 +39,9 @@ class Tensor(HostValues, Metadata):
     """
 
     __slots__ = ("_arr", "grad_fn", "_output_nr", "_requires_grad", "_ver",
-                 "__dict__", "__weakref__")
+                 "_compiled_out", "__dict__", "__weakref__")
+    # ``_compiled_out``: True on a compiled step's output (detached, named by backward's
+    # error), unset elsewhere: a slot, so marking each steady call's output makes no dict
     _grad = None
     _acc = None            # AccumulateGrad node of a leaf, created on first need
     _retains_grad = False
@@ -52,7 +54,6 @@ class Tensor(HostValues, Metadata):
     _view = None
     _views = None
     _gen = 0
-    _compiled_out = False  # an output of a compiled step: detached, named by backward's error
     __array_priority__ = 1000  # numpy defers binary ops to Tensor
 
     # NOTE: what ``hookgrad.compile`` does with each field above, in one place. A trace

@@ -10,7 +10,7 @@ import pytest
 import hookgrad as hg
 import hookgrad.nn.functional as F
 from hookgrad import nn
-from hookgrad._compile import replay
+from hookgrad._compile import replay, steady
 from hookgrad._tensor import Pending
 from hookgrad.compile import CompiledFunction
 from tests.test_compile import _arr
@@ -383,21 +383,25 @@ def test_grad_mode_changed_between_steady_calls_is_seen(checks):
     _planned(hg.compile(evaluate), evaluate, hg.no_grad, checks)
 
 
-def test_one_tensor_passed_as_both_arguments_is_keyed_again(checks):
+@pytest.mark.parametrize("n", [2, 3])
+def test_one_tensor_passed_as_two_arguments_is_keyed_again(checks, n):
+    # two arguments compared by identity, more as a set of ids
     (me, oe), (mc, oc) = _model(False), _model(False)
 
-    def pair_loop(m, opt):
-        def step(a, b):
-            loss = F.mse_loss(m(a), m(b).detach() * 0.5)
+    def many_loop(m, opt):
+        def step(a, *others):
+            loss = F.mse_loss(m(a), sum(m(b).detach() for b in others) * 0.5)
             loss.backward()
             opt.step()
             opt.zero_grad()
             return loss
         return step
-    eager, compiled = pair_loop(me, oe), hg.compile(pair_loop(mc, oc))
-    xs = [x for x, _ in _batches(7)]
+    eager, compiled = many_loop(me, oe), hg.compile(many_loop(mc, oc))
+    xs = [x for x, _ in _batches(9)]
     for i in range(6):
-        args = (xs[i], xs[i]) if i == 3 else (xs[i], xs[i + 1])
+        args = tuple(xs[i:i + n])
+        if i == 3:   # the first Tensor again as the last
+            args = args[:-1] + args[:1]
         checks.clear()
         np.testing.assert_allclose(_arr(compiled(*args)), _arr(eager(*args)), rtol=1e-5,
                                    err_msg=f"call {i}")
@@ -616,36 +620,52 @@ def test_a_non_leaf_after_leaves_requiring_grad_is_keyed_again(checks):
     assert steady[2:4] == [True, True] and not steady[4]
 
 
-def test_the_unrolled_check_leaves_a_grown_walk_or_a_new_guard_to_the_item_wise_checks():
-    # ``steady_check.build``'s check compares the places it was built over alone: where
-    # the roots are read by another reader (a walk that found more roots), a guard was
-    # added since or the record holds other groups, it answers False and ``rerun``'s
-    # item-wise checks decide
-    *_, compiled, batches = _steady_pair(5)
-    for x, y in batches[3:]:
-        compiled(x, y)
+def _unrolled(compiled, args, fallback):
+    """Whether the steady call written for ``compiled``'s program (``_Steady.go``) answers
+    ``args`` by its unrolled terms alone: its item-wise check ``fallback`` (a name in its
+    globals: ``_same_fixed`` or ``_arguments``) stubbed to refuse, so that a term found
+    false returns MISS with nothing changed."""
     r = compiled._replay
-    fixed = r.basis.steady.fixed
-    assert fixed(r)
+    go = r.basis.steady
+    asked = []
+    real = go.__globals__[fallback]
+    go.__globals__[fallback] = lambda *a: asked.append(a) and None
+    try:
+        out = go(compiled, r, args, {})
+    finally:
+        go.__globals__[fallback] = real
+    assert (out is steady.MISS) == bool(asked)
+    return not asked
+
+
+def test_the_unrolled_check_leaves_a_grown_walk_or_a_new_guard_to_the_item_wise_checks():
+    # the steady call's unrolled check compares the places it was written over alone:
+    # where the roots are read by another reader (a walk that found more roots), a guard
+    # was added since or the record holds other groups, a term is false and the item-wise
+    # checks (``steady._same_fixed``) decide
+    *_, compiled, batches = _steady_pair(8)
+    for x, y in batches[3:5]:
+        compiled(x, y)
+    args = iter(batches[5:])
+    assert _unrolled(compiled, next(args), "_same_fixed")
     roots, guards = compiled._roots, compiled._guards
     reader = roots._reader
     roots._reader = reader[:1] + reader[1:]   # the same places, another reader
-    assert roots._reader is not reader and not fixed(r)
+    assert roots._reader is not reader and not _unrolled(compiled, batches[5], "_same_fixed")
     roots._reader = reader
-    assert fixed(r)
     for places, place in ((guards.dicts, {"k": 1}), (guards.cells, (lambda: x).__closure__[0])):
         places.append(place)
         try:
-            assert not fixed(r)
+            assert not _unrolled(compiled, batches[5], "_same_fixed")
         finally:
             places.pop()
-    assert fixed(r)
     # a record of two param groups, the optimizer's first among them
+    r = compiled._replay
     groups = r.groups
     r.groups = [(values, objs * 2, tensors) for values, objs, tensors in groups]
-    assert not fixed(r)
+    assert not _unrolled(compiled, batches[5], "_same_fixed")
     r.groups = groups
-    assert fixed(r)
+    assert _unrolled(compiled, next(args), "_same_fixed")
 
 
 def test_a_param_group_added_between_steady_calls_is_seen(checks):
@@ -681,27 +701,133 @@ def test_the_unrolled_check_sees_a_builtin_the_step_calls_bound_as_a_global():
     # ``abs`` is no global of this module: the roots read it as None, and the unrolled
     # check looks it up (``get``) rather than subscripting it; bound here, it differs
     compiled = hg.compile(_builtin_loop(*_model(False)))
-    for x, y in _batches(5):
+    batches = _batches(7)
+    for x, y in batches[:5]:
         compiled(x, y)
-    r = compiled._replay
-    fixed = r.basis.steady.fixed
-    assert fixed(r)
+    assert _unrolled(compiled, batches[5], "_same_fixed")
     globals()["abs"] = lambda t: t * 2.0
     try:
-        assert not fixed(r)
+        assert not _unrolled(compiled, batches[6], "_same_fixed")
     finally:
         del globals()["abs"]
-    assert fixed(r)
+    assert _unrolled(compiled, batches[6], "_same_fixed")
 
 
 def test_the_unrolled_batch_check_refuses_an_array_of_another_type():
     # a plain Tensor of the keyed class, flags and shape whose array is neither the
     # state's type nor one computed or copied into it (a meta Tensor's, its aval a
     # ShapeDtypeStruct): the item-wise check decides
-    *_, compiled, batches = _steady_pair(5)
-    for x, y in batches[3:]:
+    *_, compiled, batches = _steady_pair(7)
+    for x, y in batches[3:5]:
         compiled(x, y)
-    batch = compiled._replay.basis.steady.batch
-    x, y = batches[4]
-    assert len(batch((x, y))) == 2
-    assert batch((hg.empty(tuple(x.shape), device="meta"), y)) is None
+    x, y = batches[5]
+    assert not _unrolled(compiled, (hg.empty(tuple(x.shape), device="meta"), y),
+                         "_arguments")
+    assert _unrolled(compiled, (x, y), "_arguments")
+
+
+def _grads_kept(m, opt):
+    def step(x, y):   # no ``zero_grad``: the ``.grad``s accumulate, read and written
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _argument_written(m, opt):
+    loop = _loop(m, opt)
+
+    def step(x, y):   # the batch scaled in place: an argument's array written back
+        with hg.no_grad():
+            x.mul_(0.5)
+        return loop(x, y)
+    return step
+
+
+def _evaluation(m, opt):
+    def step(x, y):   # no optimizer and nothing written: the output alone
+        with hg.no_grad():
+            return F.mse_loss(m(x), y)
+    return step
+
+
+_WRITE_BACKS = {"grads_kept": _grads_kept, "argument_written": _argument_written,
+                "evaluation": _evaluation}
+
+
+@pytest.mark.parametrize("kind", sorted(_WRITE_BACKS))
+def test_each_write_back_the_steady_call_is_written_for_matches_eager(checks, kind):
+    # the steady call's write-back as written for its program: the state arrays as
+    # C-level maps and the ``.grad``s and record after them, or ``write_back.state`` for
+    # an argument written, or none
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _WRITE_BACKS[kind](me, oe), hg.compile(_WRITE_BACKS[kind](mc, oc))
+    batches, again = _batches(7), _batches(7)
+    for i, ((x, y), (xc, yc)) in enumerate(zip(batches, again)):
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(xc, y)), _arr(eager(x, y)), rtol=1e-5,
+                                   err_msg=f"call {i}")
+        np.testing.assert_allclose(_arr(xc), _arr(x), rtol=1e-6, err_msg=f"batch {i}")
+        assert i < 3 or checks == [], f"call {i} re-ran steadily"
+        _same(me, mc, f"after call {i}")
+        for pe, pc in zip(me.parameters(), mc.parameters()):
+            assert (pe.grad is None) == (pc.grad is None)
+            if pe.grad is not None:
+                np.testing.assert_allclose(_arr(pc.grad), _arr(pe.grad), rtol=1e-5,
+                                           atol=1e-7, err_msg=f"grad after call {i}")
+
+
+def _weighted_loop(m, opt):
+    loop = _loop(m, opt)
+
+    def step(x, y, weight=1.0):   # a scalar argument, keyword or positional
+        return loop(x, y * weight)
+    return step
+
+
+@pytest.mark.parametrize("passed", ["positional", "keyword"])
+def test_an_argument_added_between_steady_calls_is_seen(checks, passed):
+    # the batch of two Tensors, then a third argument: by position or by keyword, each
+    # keyed anew (the unrolled batch check reads the positional Tensors alone)
+    (me, oe), (mc, oc) = _model(False), _model(False)
+    eager, compiled = _weighted_loop(me, oe), hg.compile(_weighted_loop(mc, oc))
+    steady = []
+    for i, (x, y) in enumerate(_batches(6)):
+        args, kwargs = ((x, y), {}) if i != 4 else \
+            ((x, y, 3.0), {}) if passed == "positional" else ((x, y), {"weight": 3.0})
+        checks.clear()
+        np.testing.assert_allclose(_arr(compiled(*args, **kwargs)), _arr(eager(*args, **kwargs)),
+                                   rtol=1e-5, err_msg=f"call {i}")
+        steady.append(checks == [])
+    _same(me, mc, "after the loops")
+    assert steady[2:4] == [True, True] and not steady[4]
+
+
+def test_an_option_key_added_or_removed_between_steady_calls_is_seen(checks):
+    # Adam reads ``decoupled_weight_decay`` where the group has it (``group.get``): a group
+    # without it, then with it, then without it again; the options are compared key by
+    # key, so the group's and the record's numbers of keys must be compared too
+    def run(compiled):
+        hg.manual_seed(0)
+        m = Scaled()
+        opt = hg.optim.Adam(m.parameters(), lr=0.05, weight_decay=0.5)
+        group = opt.param_groups[0]
+        del group["decoupled_weight_decay"]
+        step = _loop(m, opt)
+        step = hg.compile(step) if compiled else step
+        losses, steady = [], []
+        for i, (x, y) in enumerate(_batches(10)):
+            if i == 4:
+                group["decoupled_weight_decay"] = True
+            if i == 7:
+                del group["decoupled_weight_decay"]
+            checks.clear()
+            losses.append(_arr(step(x, y)))
+            steady.append(checks == [])
+        return m, losses, steady
+    (me, eager, _), (mc, compiled, steady) = run(False), run(True)
+    for i, (c, e) in enumerate(zip(compiled, eager)):
+        np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
+    _same(me, mc, "after the loops")
+    assert steady[2:4] == [True, True] and not steady[4] and not steady[7]

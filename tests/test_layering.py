@@ -315,9 +315,6 @@ LONG_FUNCTIONS = {
                                        "where a call per stage would cost every op",
     "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
                                               "output's constructors are inlined",
-    "hookgrad/_compile/steady.py:rerun": "runs once per steady compiled call: its checks, "
-                                         "batch check and write-back inline, where a call "
-                                         "each (~0.1 us) counts against a 5 us budget",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "
                                                 "top to bottom beside PyTorch's",
     "hookgrad/nn/functional.py:multi_head_attention_forward": "PyTorch's algorithm step by "

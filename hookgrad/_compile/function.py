@@ -109,12 +109,12 @@ class CompiledFunction:
         if self._disable or _mode.state.compiling or _mode.state.backend is not None:
             # nested in another compiled step or a functional call: inline
             return self._fn(*args, **kwargs)
-        last, self._replay = self._replay, None
-        if last is not None:
-            out = _steady.rerun(self, last, args, kwargs)
+        last = self._replay
+        if last is not None:   # the steady call written for its program, first
+            out = (last.basis.steady or _steady.rerun)(self, last, args, kwargs)
             if out is not _steady.MISS:
-                self._replay = last
                 return out
+        last, self._replay = self._replay, None
         plan = None if last is None else _replay.check(self, last, args, kwargs)
         # ``last`` holds this call's input arrays: a donated buffer must have no other holder
         del last

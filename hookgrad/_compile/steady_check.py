@@ -1,32 +1,32 @@
-"""A steady compiled call's checks, unrolled once per program.
+"""A steady compiled call's checks, as source terms written once per program.
 
-``hookgrad._compile.steady.rerun`` compares, on every call, the guarded Python values
-(``Guards``: a dict's item each), the roots (closure cells' and globals' values, by
-identity), the context a program was traced in (grad mode, saved-tensor hooks, anomaly
-mode), the optimizer's state and option objects, and the batch (each argument a plain
-Tensor as keyed). Read as C-level maps and loops over what ``_Steady`` holds, each map,
-tuple, attribute read and call costs more than the handful of items it reads.
-:func:`build` and :func:`build_batch` write them instead as straight-line code over
-objects bound as default arguments (fast locals): one subscript or attribute read and one
-comparison per item. Each answers True (or the arrays) only where every item is as the
-program was planned with; anything else sends the call to the item-wise checks, which
-decide (an absent key, an empty cell, a guard added since, a root rebound, a batch unlike
-the keyed one). Only names and indices go into the source: every value is a default.
+``hookgrad._compile.steady`` writes each program's steady call as one straight-line
+function. Its checks compare, on every call, the guarded Python values (``Guards``: a
+dict's item each), the roots (closure cells' and globals' values, by identity), the
+context a program was traced in (grad mode, saved-tensor hooks, anomaly mode), the
+optimizer's state and option objects, and the batch (each argument a plain Tensor as
+keyed). Read as C-level maps and loops over what ``_Steady`` holds, each map, tuple,
+attribute read and call costs more than the handful of items it reads; here each item is
+one subscript or attribute read and one comparison over objects bound as default arguments
+(fast locals). :func:`fixed` and :func:`batch` give those terms (source text) and the
+objects they name. Each term is true only where its item is as the program was planned
+with; anything else sends the call to the item-wise checks, which decide (an absent key,
+an empty cell, a guard added since, a root rebound, a batch unlike the keyed one). Only
+names and indices go into the source: every value is bound.
 """
 
-from operator import is_
-
-__all__ = ["build", "build_batch"]
+__all__ = ["fixed", "batch", "define"]
 
 
-def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, optimizers):
-    """A function of a call's record (a ``replay.Replay``) that is True where the guarded
-    values in ``guards``'s dicts are ``guarded``, ``roots``'s reader is ``reader`` with its
-    cells and globals holding ``cell_roots`` and ``global_roots``, the context (``state``:
-    the grad-mode, saved-tensor-hook and anomaly state objects) is ``ctx``
-    (``_Steady.ctx``), and the optimizer (``optimizers``: none or one) holds the flat
-    state and the option objects of its one param group that the record holds; or None
-    where one of those is not in the form it reads."""
+def fixed(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, optimizers):
+    """``(terms, bound)``: the terms, over a call's record ``r`` (a ``replay.Replay``), that
+    are all true where the guarded values in ``guards``'s dicts are ``guarded``,
+    ``roots``'s reader is ``reader`` with its cells and globals holding ``cell_roots`` and
+    ``global_roots``, the context (``state``: the grad-mode, saved-tensor-hook and anomaly
+    state objects) is ``ctx`` (``_Steady.ctx``), and the optimizer (``optimizers``: none or
+    one) holds the flat state and the option objects of its one param group that the
+    record holds; or None where one of those is not in the form they read. A term may
+    raise KeyError (a key gone) or ValueError (an empty cell): false too."""
     if guarded is None or guards.cells or len(guards.dicts) != len(guarded) or \
             reader is None or ctx is None or len(optimizers) > 1 or \
             optimizers and len(optimizers[0].param_groups) != 1:
@@ -54,69 +54,63 @@ def build(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, 
     # no saved-tensor hooks, as when traced; the key's other parts by identity
     terms += ["not _sv.stack", "_sv.mutation_ctx is None", "_gm.enabled is _x0",
               "_sv.disabled_message is _x1", "_an.enabled is _x2", "_an.check_nan is _x3"]
-    if optimizers:   # its flat state, and its group's option objects by identity (as
-        # ``replay._same_options``: one group)
-        bound.update(_opt=optimizers[0], _is=is_)
-        terms += ["_opt._flat_state() is r.states[0]", "len(_opt.param_groups) == 1",
-                  "len(r.groups[0][1]) == 1",
-                  "len(_g := _opt.param_groups[0]) == len(_o := r.groups[0][1][0])",
-                  "all(map(_is, _g.values(), _o))"]
-    params = ", ".join(f"{name}={name}" for name in bound)
-    body = "\n            and ".join(terms)
-    source = (f"def fixed(r, {params}):\n"
-              f"    try:\n"
-              f"        return ({body})\n"
-              f"    except (KeyError, ValueError):   # a key gone, an empty cell\n"
-              f"        return False\n")
-    return _define(source, bound, "fixed")
+    if optimizers:
+        terms += _options(optimizers[0], bound)
+    return terms, bound
 
 
-# one argument's check: a plain Tensor as keyed (its class, ``requires_grad`` and aval),
-# with no node, nothing set on it but ``.grad`` (None), not a state Tensor (keyed as
-# one), its array of the state's type (not a tracer, nor a meta value: a deferred or
-# host-held one is computed or copied first, by ``Tensor._data``, which gives any other
-# array as it is)
-_ARG = """\
-    if type(a{i}) is not C{i} or a{i}._requires_grad is not R{i} or \\
-            a{i}.grad_fn is not None or id(a{i}) in _ids:
-        return None
-    d = a{i}.__dict__   # (by identity: a Tensor's ``==`` is elementwise)
-    if d and (len(d) != 1 or d.get("_grad", d) is not None):
-        return None
-    x{i} = a{i}._arr
-    if x{i}.__class__ is not _T:
-        x{i} = a{i}._data   # a deferred value computed, a host-held one copied
-        if x{i}.__class__ is not _T:
-            return None
-    if x{i}.aval != A{i}:
-        return None
-"""
+def _options(opt, bound):
+    """The terms comparing the optimizer ``opt``'s flat state and its one group's option
+    objects with the record's (``replay.group_record``: the values in the group's order
+    then), each option read by its key (``K0``...) and compared by identity with the
+    record's item at its index then: a key gone raises KeyError, one added changes the
+    length, one moved compares another item (false: the item-wise check decides)."""
+    keys = list(opt.param_groups[0])
+    bound.update(_opt=opt, _nk=len(keys))
+    bound.update({f"K{j}": k for j, k in enumerate(keys)})
+    return ["_opt._flat_state() is r.states[0]", "len(_opt.param_groups) == 1",
+            "len(_rg := r.groups[0][1]) == 1",
+            "len(_g := _opt.param_groups[0]) == _nk",
+            "len(_o := _rg[0]) == _nk",
+            *(f"_g[K{j}] is _o[{j}]" for j in range(len(keys)))]
 
 
-def build_batch(specs, state_ids, arr_type):
-    """A function of a call's positional arguments (as many as ``specs``: each a plain
-    Tensor's class, ``requires_grad`` and aval, ``replay.basis``'s ``plain`` spec) that
-    returns their arrays where each is such a Tensor and no Tensor is passed twice, else
-    None (``replay._arguments`` decides). ``state_ids``: the state Tensors' ids;
-    ``arr_type``: the state arrays' type."""
+def batch(specs, state_ids, arr_type):
+    """``(terms, bound)``: the terms, over a call's positional arguments ``args`` (as many
+    as ``specs``: each a plain Tensor's class, ``requires_grad`` and aval, ``replay.basis``'s
+    ``plain`` spec), that are all true where each is such a Tensor and no Tensor is passed
+    twice, each setting ``a<i>`` to the argument and ``x<i>`` to its array (else the
+    item-wise check, ``replay._arguments``, decides). ``state_ids``: the state Tensors'
+    ids (a state Tensor passed is keyed as one); ``arr_type``: the state arrays' type."""
     n = len(specs)
     bound = {"_ids": state_ids, "_T": arr_type}
+    terms = [f"len(args) == {n}", "not kwargs"]
     for i, (cls, rg, aval) in enumerate(specs):
         bound[f"C{i}"], bound[f"R{i}"], bound[f"A{i}"] = cls, rg, aval
-    names = ", ".join(f"a{i}" for i in range(n))
-    lines = [f"def batch(args, {', '.join(f'{k}={k}' for k in bound)}):",
-             f"    {names}, = args"]
+        terms += [
+            # a plain Tensor as keyed (its class, ``requires_grad`` and aval), with no
+            # node, not a state Tensor (keyed as one)
+            f"type(a{i} := args[{i}]) is C{i}", f"a{i}._requires_grad is R{i}",
+            f"a{i}.grad_fn is None", f"id(a{i}) not in _ids",
+            # nothing set on it but ``.grad`` (None), read by identity: a Tensor's ``==``
+            # is elementwise
+            f"(not (_d := a{i}.__dict__) or len(_d) == 1 and "
+            f"_d.get('_grad', _d) is None)",
+            # its array of the state's type (not a tracer, nor a meta value): a deferred or
+            # host-held one is computed or copied first, by ``Tensor._data``, which gives
+            # any other array as it is
+            f"((x{i} := a{i}._arr).__class__ is _T or (x{i} := a{i}._data).__class__ is _T)",
+            f"x{i}.aval == A{i}"]
     if n == 2:   # one Tensor twice: one comparison, not a set
-        lines.append("    if a0 is a1:\n        return None")
+        terms.append("a0 is not a1")
     elif n > 2:
-        lines.append(f"    if len(set(map(id, args))) != {n}:\n        return None")
-    lines += [_ARG.format(i=i) for i in range(n)]
-    lines.append(f"    return [{', '.join(f'x{i}' for i in range(n))}]")
-    return _define("\n".join(lines) + "\n", bound, "batch")
+        terms.append(f"len(set(map(id, args))) == {n}")
+    return terms, bound
 
 
-def _define(source, bound, name):
-    """The function ``name`` that ``source`` defines, its defaults read from ``bound``."""
-    scope = dict(bound)
+def define(source, bound, name, scope):
+    """The function ``name`` that ``source`` defines, its defaults read from ``bound`` and
+    its other names from ``scope`` (its globals)."""
+    scope = dict(scope, **bound)
     exec(compile(source, f"<hookgrad steady {name}>", "exec"), scope)
     return scope[name]

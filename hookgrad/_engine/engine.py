@@ -209,7 +209,7 @@ def _root_edge(t, i):
     if e is None:
         why = (" (it is an output of a hookgrad.compile step, and a compiled step's outputs "
                "are detached: call backward() inside the step, or compile the model "
-               "instead of the step)") if t._compiled_out else ""
+               "instead of the step)") if getattr(t, "_compiled_out", False) else ""
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
                            f"grad_fn{why}")
     return e
