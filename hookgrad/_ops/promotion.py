@@ -16,8 +16,8 @@ import numpy as np
 
 from .. import _dtype
 
-__all__ = ["clamping", "lift", "ordered", "pair", "real_input", "refuses_complex", "rounding",
-           "subtraction", "tensor_operands"]
+__all__ = ["clamping", "lift", "ordered", "pair", "real_input", "real_only", "refuses_complex",
+           "rounding", "subtraction", "tensor_operands"]
 
 _BF16 = np.dtype(jnp.bfloat16)
 
@@ -127,14 +127,21 @@ def real_input(input, error, message):
         raise error(message.format(kind=_dtype.TORCH_KINDS[input.dtype.name]))
 
 
-KERNEL = "\"{}_cpu\" not implemented for '{{kind}}'"  # PyTorch's CPU kernels' refusal
+REFUSED = "\"{}\" not implemented for '{{kind}}'"  # a PyTorch kernel's refusal of a dtype
+KERNEL = REFUSED.replace("{}", "{}_cpu", 1)  # the same, named by its CPU kernel (``lt_cpu``)
 NOT_FOR_COMPLEX = "{} not implemented for complex tensors."  # maximum's and its kin's
+
+
+def real_only(name, fwd, message=REFUSED, error=NotImplementedError):
+    """``fwd`` refusing complex input as PyTorch's kernel ``name`` does (its whole name,
+    ``max_values_cpu``, in ``message``): the ops that order values."""
+    return refuses_complex(fwd, error, message.format(name))
 
 
 def ordered(fwd, name, message=KERNEL, error=NotImplementedError):
     """An elementwise op (``fwd``, PyTorch's kernel ``name``) that orders its operands, or
     rounds them: promoting as PyTorch does, with no complex form."""
-    return tensor_operands(refuses_complex(fwd, error, message.format(name)))
+    return tensor_operands(real_only(name, fwd, message, error))
 
 
 def clamping(fwd):

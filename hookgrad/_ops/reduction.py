@@ -14,7 +14,7 @@ from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
 from .pointwise import _abs
-from .promotion import refuses_complex
+from .promotion import real_only
 from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
@@ -99,32 +99,26 @@ VAR = defop("var", _var, "VarBackward0",
             names="self -> self dim=dim:tuple correction keepdim")
 STD = defop("std", _std, "StdBackward0",
             names="self -> self result dim=dim:tuple correction keepdim")
-_KERNEL = "\"{}\" not implemented for '{{kind}}'"  # PyTorch's refusal of a complex input
-
-
-def _real(name, fwd, message=_KERNEL, error=NotImplementedError):
-    """``fwd`` refusing complex input as PyTorch's kernel ``name`` does (it orders values)."""
-    return refuses_complex(fwd, error, message.format(name))
-
-
-AMAX = defop("amax", _real("max_values_cpu", lambda x, dim, keepdim: jnp.max(
+AMAX = defop("amax", real_only("max_values_cpu", lambda x, dim, keepdim: jnp.max(
     x, axis=dim, keepdims=keepdim)),
              "AmaxBackward0",
              names="self -> self result dim=dim:tuple keepdim")
-AMIN = defop("amin", _real("min_values_cpu", lambda x, dim, keepdim: jnp.min(
+AMIN = defop("amin", real_only("min_values_cpu", lambda x, dim, keepdim: jnp.min(
     x, axis=dim, keepdims=keepdim)),
              "AminBackward0", names="self -> self result dim=dim:tuple keepdim")
-MAX_ALL = defop("max_all", _real("max_all", jnp.max), "MaxBackward1", names="self -> self result")
-MIN_ALL = defop("min_all", _real("min_all", jnp.min), "MinBackward1", names="self -> self result")
+MAX_ALL = defop("max_all", real_only("max_all", jnp.max), "MaxBackward1",
+                 names="self -> self result")
+MIN_ALL = defop("min_all", real_only("min_all", jnp.min), "MinBackward1",
+                 names="self -> self result")
 # NOTE: the values of max/min(dim) are a gather at the arg-extreme's indices (saved, as
 # PyTorch saves ``indices``): the node has one output, as PyTorch's, not two
 _DIM_NAMES = "self indices -> indices dim keepdim self_sym_sizes"
 MAX_DIM = defop("max_dim", _take, "MaxBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
 MIN_DIM = defop("min_dim", _take, "MinBackward0", {0: (1,)}, nondiff=(1,), names=_DIM_NAMES)
 _NO_COMPLEX = "{}(): does not support complex input"
-ARGMAX = defop("argmax", _real("argmax", lambda x, dim, keepdim: jnp.argmax(
+ARGMAX = defop("argmax", real_only("argmax", lambda x, dim, keepdim: jnp.argmax(
     x, axis=dim, keepdims=keepdim), _NO_COMPLEX, RuntimeError), None)
-ARGMIN = defop("argmin", _real("argmin", lambda x, dim, keepdim: jnp.argmin(
+ARGMIN = defop("argmin", real_only("argmin", lambda x, dim, keepdim: jnp.argmin(
     x, axis=dim, keepdims=keepdim), _NO_COMPLEX, RuntimeError), None)
 LOGSUMEXP = defop("logsumexp", lambda x, dim, keepdim: jax.nn.logsumexp(
     x, axis=dim, keepdims=keepdim), "LogsumexpBackward0",

@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 
 from .dispatch import apply
-from .reduction import ALL_DIMS, _real, _return_type, not_a_dim, not_an_int_dim, return_types
+from .promotion import real_only
+from .reduction import ALL_DIMS, _return_type, not_a_dim, not_an_int_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 from .sorting import _GATHER_SAVE, _at_least_1d, _gather, _select, _size
@@ -60,13 +61,13 @@ def _nanmedian_all(x):
     return m + jnp.sum(jnp.where(tie, flat - m, 0)) / jnp.maximum(jnp.sum(tie), 1)
 
 
-MODE_INDEX = defop("mode_index", _real("mode_cpu", _mode_index), None)
-NANMEDIAN_INDEX = defop("nanmedian_index", _real("median_out", _nanmedian_index), None)
+MODE_INDEX = defop("mode_index", real_only("mode_cpu", _mode_index), None)
+NANMEDIAN_INDEX = defop("nanmedian_index", real_only("median_out", _nanmedian_index), None)
 MODE = defop("mode", _gather, "ModeBackward0", _GATHER_SAVE, nondiff=(1,),
              names="self indices -> indices dim keepdim self_sym_sizes")
 NANMEDIAN_DIM = defop("nanmedian_dim", _gather, "NanmedianBackward1", _GATHER_SAVE,
                       nondiff=(1,), names="self indices -> indices dim keepdim self_sym_sizes")
-NANMEDIAN = defop("nanmedian", _real("median_cpu", _nanmedian_all), "NanmedianBackward0",
+NANMEDIAN = defop("nanmedian", real_only("median_cpu", _nanmedian_all), "NanmedianBackward0",
                   names="self -> self result")
 
 

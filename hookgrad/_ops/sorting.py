@@ -15,8 +15,8 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .promotion import real_input
-from .reduction import ALL_DIMS, _real, _return_type, not_an_int_dim, return_types
+from .promotion import real_input, real_only
+from .reduction import ALL_DIMS, _return_type, not_an_int_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 
@@ -85,7 +85,7 @@ def _median_all(x):
 
 
 ORDER = defop("sort_order", _order, None)
-MEDIAN_INDEX = defop("median_index", _real("median_out", _median_index), None)
+MEDIAN_INDEX = defop("median_index", real_only("median_out", _median_index), None)
 _GATHER_SAVE = {0: (1,)}  # the values' gradient needs the indices (saved, as PyTorch's)
 SORT = defop("sort", _gather, "SortBackward0", _GATHER_SAVE, nondiff=(1,),
              names="self indices -> indices dim self_sym_sizes")
@@ -97,7 +97,7 @@ KTHVALUE = defop("kthvalue", _gather, "KthvalueBackward0", _GATHER_SAVE, nondiff
                  names="self indices -> indices dim keepdim self_sym_sizes")
 MEDIAN_DIM = defop("median_dim", _gather, "MedianBackward1", _GATHER_SAVE, nondiff=(1,),
                    names="self indices -> indices dim keepdim self_sym_sizes")
-MEDIAN = defop("median", _real("median_cpu", _median_all), "MedianBackward0",
+MEDIAN = defop("median", real_only("median_cpu", _median_all), "MedianBackward0",
                names="self -> self result")
 
 

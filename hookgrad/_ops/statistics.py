@@ -14,7 +14,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .reduction import _jdtype, _norm, _real, _return_type, not_a_dim, return_types
+from .promotion import real_only
+from .reduction import _jdtype, _norm, _return_type, not_a_dim, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import narrow, wrap_dim
 from .stacking import cat
@@ -73,7 +74,7 @@ def _aminmax(x, dim, keepdim):
     return jnp.min(x, axis=dim, keepdims=keepdim), jnp.max(x, axis=dim, keepdims=keepdim)
 
 
-_AMINMAX = defop("aminmax", _real("aminmax_cpu", _aminmax), "AminmaxBackward0",
+_AMINMAX = defop("aminmax", real_only("aminmax_cpu", _aminmax), "AminmaxBackward0",
                  names="self -> self dim keepdim max=result1 min=result0")
 
 
@@ -114,9 +115,9 @@ def _cum_extreme(better):
     return fwd
 
 
-_CUMMAX = defop("cummax", _real("cummax_cpu", _cum_extreme(jnp.greater)), "CummaxBackward0",
+_CUMMAX = defop("cummax", real_only("cummax_cpu", _cum_extreme(jnp.greater)), "CummaxBackward0",
                 names="self -> self dim indices=result1")
-_CUMMIN = defop("cummin", _real("cummin_cpu", _cum_extreme(jnp.less)), "CumminBackward0",
+_CUMMIN = defop("cummin", real_only("cummin_cpu", _cum_extreme(jnp.less)), "CumminBackward0",
                 names="self -> self dim indices=result1")
 
 
