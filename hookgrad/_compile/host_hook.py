@@ -17,6 +17,7 @@ from .. import _jax_trace, _mode
 from .._autograd import grad_mode
 from .._autograd.graph import _Node
 from .._errors import TracedValueError  # noqa: F401 - re-exported (hookgrad.compile)
+from .._ops.jax_errors import without_jax_note
 from .._tensor import Tensor, _set_rg
 
 __all__ = ["host_hook", "is_host_hook", "TracedValueError"]
@@ -40,9 +41,7 @@ def _user_frames(e):
     new = None
     for tb in reversed(frames):
         new = types.TracebackType(new, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
-    if getattr(e, "__notes__", None):
-        e.__notes__ = [n for n in e.__notes__ if "JAX_TRACEBACK_FILTERING" not in n]
-    return e.with_traceback(new)
+    return without_jax_note(e).with_traceback(new)
 
 
 def host_hook(fn=None, *, ordered=True):

@@ -62,6 +62,14 @@ def forward(op, fn, arrs):
         raise torch_error(op.name, e)
 
 
+def without_jax_note(e):
+    """``e`` less the note ``jax.jit`` adds to what leaves a trace (its frames are removed,
+    so the note says nothing of the user's)."""
+    if getattr(e, "__notes__", None):
+        e.__notes__ = [n for n in e.__notes__ if "JAX_TRACEBACK_FILTERING" not in n]
+    return e
+
+
 def torch_error(op_name, e):
     """The exception to raise for ``e``, raised while op ``op_name``'s forward ran:
     PyTorch's, or ``e`` itself where it did not come from inside JAX (a leaked tracer:
@@ -69,11 +77,8 @@ def torch_error(op_name, e):
     of what it raises while tracing, so a ``TypeError`` or ``ValueError`` counts as JAX's
     wherever it was raised: an op's forward is JAX code, and hookgrad raises PyTorch's own
     errors (``RuntimeError``, ``IndexError``) before it."""
-    if isinstance(e, RuntimeError):  # PyTorch's own error, or XLA's: as raised, less the
-        # note jax.jit adds to what leaves a trace (its frames removed: nothing of the user's)
-        if getattr(e, "__notes__", None):
-            e.__notes__ = [n for n in e.__notes__ if "JAX_TRACEBACK_FILTERING" not in n]
-        return e
+    if isinstance(e, RuntimeError):  # PyTorch's own error, or XLA's: as raised
+        return without_jax_note(e)
     if isinstance(e, _LeakedTracer):  # a TypeError: checked first
         err = _errors.leaked_tracer(op_name)
         err.__suppress_context__ = True  # as ``raise ... from None``: JAX's says less
