@@ -273,7 +273,10 @@ def permute(input, *dims) -> Tensor:
 @export(aliases=("swapaxes",))
 def transpose(input, dim0, dim1) -> Tensor:
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
-    return view_apply(TRANSPOSE, input, given_dims(input.ndim, d0=dim0, d1=dim1))
+    n = len(input._arr.shape)
+    if dim0.__class__ is int and dim1.__class__ is int and -n <= dim0 < n and -n <= dim1 < n:
+        return view_apply(TRANSPOSE, input, {"d0": dim0, "d1": dim1})  # a model's: no frame more
+    return view_apply(TRANSPOSE, input, given_dims(n, d0=dim0, d1=dim1))
 
 
 @export
@@ -296,7 +299,10 @@ def squeeze(input, dim=None) -> Tensor:
 @export
 def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
-    return view_apply(UNSQUEEZE, input, given_dims(input.ndim + 1, "unsqueeze", dim=dim))
+    n = len(input._arr.shape) + 1
+    if dim.__class__ is int and -n <= dim < n:
+        return view_apply(UNSQUEEZE, input, {"dim": dim})  # a model's: no frame more
+    return view_apply(UNSQUEEZE, input, given_dims(n, "unsqueeze", dim=dim))
 
 
 def _kind_name(t):
