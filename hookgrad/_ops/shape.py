@@ -189,7 +189,8 @@ def view(self, *shape) -> Tensor:
     """
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
-    shape = _resolve_shape(_shape_arg(shape), self.numel())
+    # (the array's numel: no frame for Tensor.numel on every view)
+    shape = _resolve_shape(_shape_arg(shape), math.prod(self._arr.shape))
     # (a Tensor that is no view is contiguous: asked only of views)
     if self._view is not None and not self.is_contiguous() and \
             view_strides(*_views.geometry(self)[:2], shape) is None:
@@ -203,7 +204,7 @@ def view(self, *shape) -> Tensor:
 def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
-    shape = _resolve_shape(_shape_arg(shape), input.numel())
+    shape = _resolve_shape(_shape_arg(shape), math.prod(input._arr.shape))
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
