@@ -116,7 +116,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
         layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05) -> Tensor
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+    si = input._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
+    if tuple(si[len(si) - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")

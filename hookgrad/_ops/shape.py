@@ -447,8 +447,9 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
     _at_least_1d(tensor, "split")
-    d = wrap_dim(dim, tensor.ndim)
-    n = tensor.shape[d]
+    shape = tensor._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
+    d = wrap_dim(dim, len(shape))
+    n = shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size == 0 and n != 0:
@@ -471,7 +472,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
 
 
 def _at_least_1d(input, name):
-    if input.ndim == 0:
+    if not input._arr.shape:
         raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
 
 
