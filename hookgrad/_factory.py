@@ -129,11 +129,20 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     # host (``_held_on_host``), else transferred by from_host, and a small one remembered:
     # host ops read it with no transfer (``_ops/stages/host.py``)
     host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
-    if not requires_grad and device is None and _held_on_host(host):
+    if not requires_grad and _host_device(device) and _held_on_host(host):
         return Tensor._wrap(Host(host, None))
     arr = _dtype.from_host(host)
     _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)
+
+
+def _host_device(device):
+    """Whether ``tensor()`` given ``device`` may hold its copy on the host: none given, or
+    the CPU named without an index (``device=x.device``: transformers' ``generate`` makes
+    its token tensors so per step), where a value held on the host is (``_held_on_host``
+    checks that no default device moves it)."""
+    return device is None or device.__class__ is _device.device and \
+        device._type == "cpu" and device._index is None
 
 
 def _held_on_host(host):

@@ -21,7 +21,7 @@ from ._jax_trace import no_trace as _clean
 
 HOST_SPLITS = 256  # key splits computed on the host before JAX's compiled split takes over
 _KEY_DATA = [jax.core.ShapedArray((2,), np.uint32)] * 2  # a threefry key's data, two keys
-_host = {"splits": 0, "dtype": None}
+_host = {"splits": 0, "impl": None}
 
 
 def jax_key(seed):
@@ -43,7 +43,9 @@ def split(key):
     if not _clean():  # under a JAX trace: part of the traced program
         key, sub = jax.random.split(key)
         return key, sub
-    if _host["splits"] < HOST_SPLITS and _threefry() and key.dtype == _host["dtype"]:
+    # NOTE: the key's impl, not its dtype: ``dtype`` builds a key type per read
+    if _host["splits"] < HOST_SPLITS and _threefry() and \
+            getattr(key, "_impl", None) is _host["impl"]:
         _host["splits"] += 1
         return _host_split(key)
     return _compiled_split(key)
@@ -67,7 +69,19 @@ def _host_split(key):
     # NOTE: both keys' data in one transfer; a key made from NumPy data puts it itself, at
     # ~10 us a key (dropout splits a key per call)
     first, second = _host_transfer.put(data, _KEY_DATA)
-    return _PRNGKeyArray(impl, first), _PRNGKeyArray(impl, second)
+    return _key(impl, first), _key(impl, second)
+
+
+def _key(impl, data):
+    """The key of ``impl`` whose data is ``data``, a uint32 ``jax.Array`` of the impl's key
+    shape, as ``PRNGKeyArray(impl, data)`` makes it, without the constructor's checks of
+    ``data`` (~25 Python calls a key, two keys a dropout): this module made the data."""
+    key = _new_key(_PRNGKeyArray)
+    key._impl, key._consumed, key._base_array = impl, False, data
+    return key
+
+
+_new_key = _PRNGKeyArray.__new__
 
 
 def _threefry():
@@ -75,8 +89,8 @@ def _threefry():
     if not (jax.config.jax_default_prng_impl == "threefry2x32"
             and jax.config.jax_threefry_partitionable):
         return False
-    if _host["dtype"] is None:
-        _host["dtype"] = jax.random.wrap_key_data(np.zeros(2, np.uint32)).dtype
+    if _host["impl"] is None:
+        _host["impl"] = jax.random.wrap_key_data(np.zeros(2, np.uint32))._impl
     return True
 
 

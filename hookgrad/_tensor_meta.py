@@ -74,7 +74,9 @@ class Metadata:
             arr = placed(arr)
         if arr.__class__ is MetaArray:
             return _META
-        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(getattr(arr.sharding, "_device", 0))):
+        # NOTE: ``_sharding``, what JAX's ``sharding`` property returns, without its frame
+        if arr.__class__ is _ArrayImpl and (d := _ON_ONE.get(getattr(arr._sharding, "_device",
+                                                                     0))):
             return d  # a model asks per step (``arange(n, device=x.device)``)
         return _device.of_array(arr)
 

@@ -51,7 +51,8 @@ class ViewInfo:
     base's version counter (views and ``detach()``, not ``.data``); ``gen``: the base's
     storage generation the view reads (``base.data = other`` starts a new one).
     ``grad_base`` is autograd's base (``_base``): the storage root unless the view was made
-    from a ``detach()``/``.data`` alias.
+    from a ``detach()``/``.data`` alias. Given ``t``, a Tensor just made, it makes ``t``
+    this alias (``alias``).
 
     NOTE: the geometry is worked out when first read (a write, ``stride()``), not when the
     view is made: making views is common, reading their strides rare. ``geom_fn(size,
@@ -67,12 +68,34 @@ class ViewInfo:
                  "_src", "_shape", "_fn", "_st", "_geom", "_ggeom", "index", "key")
 
     def __init__(self, base, src, shape, geom_fn, statics, diff, shared, creation, fn_name,
-                 grad_base):
+                 grad_base, t=None):
         self.base, self.diff, self.shared = base, diff, shared
         self.creation, self.fn_name, self.grad_base = creation, fn_name, grad_base
         self.gen = base._gen
         self._src, self._shape, self._fn, self._st = src, shape, geom_fn, statics
         self._geom = self._ggeom = self.index = self.key = None
+        if t is None:
+            return
+        # ``t``, a Tensor just made, becomes this alias of ``base`` (here, not in ``alias``:
+        # a view made per op pays no frame more for it)
+        _set_uncounted(t, "_view", self)
+        refs = base._views
+        if refs is None:
+            refs = []
+            _set_uncounted(base, "_views", refs)
+        else:
+            n = len(refs)
+            # drop dead aliases now and then: at each power of two from 32, so that a base
+            # with many live views (``list(x)``, ``[x[i] for i in ...]``) pays O(1) a view
+            # amortized, not a walk of them all per view
+            if n >= 32 and not n & (n - 1):
+                refs[:] = [r for r in refs if r() is not None]
+        refs.append(weakref.ref(t))
+        if shared:
+            # a plain int version goes straight to the slot (the property's two lambdas cost
+            # two Python calls a view); a moving one (``_watch.Moving``) is read by the property
+            ver = base._ver
+            _set_uncounted(t, "_ver", ver if ver.__class__ is int else base._version)
 
     def _from(self, geom):
         fn = self._fn
@@ -149,27 +172,9 @@ def alias(t, source, *, diff, shared, geom_fn=None, statics=None, creation=DEFAU
     These writes are not counted by ``hookgrad._watch``: no one else holds ``t`` yet, and
     the base's list of aliases is eager-only (``Tensor._COMPILE_LOCAL``)."""
     src = source._view
-    base = source if src is None else src.base
     # NOTE: ``_arr``'s shape: a deferred source stays deferred (its shape is known)
-    _set_uncounted(t, "_view", ViewInfo(base, src, source._arr.shape, geom_fn, statics,
-                                        diff, shared, creation, fn_name, grad_base))
-    refs = base._views
-    if refs is None:
-        refs = []
-        _set_uncounted(base, "_views", refs)
-    else:
-        n = len(refs)
-        # drop dead aliases now and then: at each power of two from 32, so that a base
-        # with many live views (``list(x)``, ``[x[i] for i in ...]``) pays O(1) a view
-        # amortized, not a walk of them all per view
-        if n >= 32 and not n & (n - 1):
-            refs[:] = [r for r in refs if r() is not None]
-    refs.append(weakref.ref(t))
-    if shared:
-        # a plain int version goes straight to the slot (the property's two lambdas cost two
-        # Python calls a view); a moving one (``_watch.Moving``) is read by the property
-        ver = base._ver
-        _set_uncounted(t, "_ver", ver if ver.__class__ is int else base._version)
+    ViewInfo(source if src is None else src.base, src, source._arr.shape, geom_fn, statics,
+             diff, shared, creation, fn_name, grad_base, t)
     return t
 
 

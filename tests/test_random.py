@@ -30,6 +30,25 @@ def test_host_keys_and_splits_are_jaxs(seed):
         want = w2
 
 
+def test_a_host_split_runs_on_the_host_and_makes_keys_as_jaxs_constructor(monkeypatch):
+    """The host split's keys skip ``PRNGKeyArray``'s checks of their data: they must hold
+    what its constructor sets (a JAX upgrade that adds a field fails here) and draw as
+    JAX's keys do, and a key of JAX's own making must take the host's way."""
+    monkeypatch.setitem(_random._host, "splits", 0)
+    key = jax.random.key(7)
+    got = _random.split(key)
+    assert _random._host["splits"] == 1  # the host split ran, not the compiled one
+    for g, w in zip(got, jax.random.split(key)):
+        made = type(w)(w._impl, jax.random.key_data(w))  # JAX's own constructor
+        assert sorted(vars(g)) == sorted(vars(made))
+        assert {k: v for k, v in vars(g).items() if k != "_base_array"} == \
+            {k: v for k, v in vars(made).items() if k != "_base_array"}
+        assert g.dtype == w.dtype and g.shape == w.shape and _bits(g) == _bits(w)
+        np.testing.assert_array_equal(jax.random.uniform(g, (3,)), jax.random.uniform(w, (3,)))
+    assert _random._host["splits"] == 1 and _random.split(got[0]) and \
+        _random._host["splits"] == 2  # a host-made key splits on the host again
+
+
 def test_splits_past_the_host_budget_use_jax(monkeypatch):
     monkeypatch.setitem(_random._host, "splits", _random.HOST_SPLITS)
     key = jax.random.key(3)

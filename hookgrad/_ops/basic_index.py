@@ -76,8 +76,9 @@ def read(self, idx):
     arr = self._arr
     c = arr.__class__
     if (c is not ARRAY and c is not Pending and c is not Host) or \
-            (_gm.enabled and self._requires_grad) or not _nothing_intercepts(self):
-        return None
+            (_gm.enabled and self._requires_grad) or COPY_TWIN[0] is not None or \
+            dispatch._dual[0] or modes.INTERCEPT[0] and modes.intercepts(self):
+        return None  # (``_nothing_intercepts``, inlined: a model reads an index per few ops)
     found = _parse(arr.np.shape if c is Host else arr.shape, idx)
     if found is None or not found[0]:
         return None

@@ -77,7 +77,8 @@ def to(self, *args, **kwargs) -> Tensor:
         >>> x.to("cpu") is x
         True
     """
-    if len(args) + len(kwargs) == 1:  # ``x.to(dtype)``, ``x.to(dtype=d)``: a model's casts
+    if not kwargs and len(args) == 1 or not args and len(kwargs) == 1:
+        # ``x.to(dtype)``, ``x.to(dtype=d)``: a model's casts
         a = args[0] if args else kwargs.get("dtype")
         c = a.__class__
         if c is _dtype.dtype:

@@ -112,7 +112,7 @@ def linear_folds(input, bias):
     """Whether PyTorch's ``linear`` with a bias runs ``addmm`` on the input's rows (a
     matrix, or any other contiguous input with a bias of at most one dimension), rather
     than ``matmul`` then an in-place add."""
-    return input.ndim == 2 or bias.ndim <= 1 and input.is_contiguous()
+    return len(input._arr.shape) == 2 or len(bias._arr.shape) <= 1 and input.is_contiguous()
 
 
 def check_linear(input, weight, bias):
@@ -274,7 +274,9 @@ def matmul_graph(a, b):
     batch times a matrix or vector folded into one mm/mv where that needs no copy or the
     smaller operand requires grad (transposed, ``(b^T @ a^T)^T``, when the batch is on the
     right); otherwise both expanded to the common batch and flattened into one bmm."""
-    da, db = a.ndim, b.ndim
+    # (the arrays' shapes: a Tensor's ``ndim``/``shape`` cost a frame or two a read, and a
+    # model's every Linear without a bias comes here)
+    da, db = len(a._arr.shape), len(b._arr.shape)
     if da <= 2 and db <= 2:
         if da == 1:
             if db == 1:
@@ -300,25 +302,27 @@ def matmul_graph(a, b):
 def _should_fold(a, b):
     """Whether PyTorch folds the batch of the larger operand into one mm/mv: always when
     the smaller operand requires grad (a smaller gradient), else when no copy is needed."""
-    big, small = (a, b) if a.ndim >= b.ndim else (transpose(b, -2, -1), a)
-    if big.ndim < 3 or small.ndim > 2:
+    da = len(a._arr.shape)
+    big, small = (a, b) if da >= len(b._arr.shape) else (transpose(b, -2, -1), a)
+    shape = big._arr.shape
+    if len(shape) < 3 or len(small._arr.shape) > 2:
         return False
-    if small.requires_grad:
+    if small._requires_grad:
         return True
-    if a.ndim == 2:  # the product would need transposing back and copying
+    if da == 2:  # the product would need transposing back and copying
         return False
-    if big.numel() == 0:
+    if 0 in shape:
         return True
-    shape, strides = big.shape, big.stride()
-    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+    strides = big.stride()
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def _folded(a, b):
     """``a`` (3-d or more) times a matrix or vector ``b``: ``a`` as rows, one mm/mv."""
-    rows = (math.prod(a.shape[:-1]), a.shape[-1])
-    shape = tuple(a.shape[:-1]) + tuple(b.shape[1:])
-    return apply(UNSAFE_VIEW, (apply(MV if b.ndim == 1 else MM, (reshape(a, rows), b)),),
-                 {"shape": shape})
+    sa, sb = tuple(a._arr.shape), tuple(b._arr.shape)
+    rows = (math.prod(sa[:-1]), sa[-1])
+    return apply(UNSAFE_VIEW, (apply(MV if len(sb) == 1 else MM, (reshape(a, rows), b)),),
+                 {"shape": sa[:-1] + sb[1:]})
 
 
 def _batched(a, b):

@@ -74,7 +74,7 @@ def linear(input, weight, bias=None) -> Tensor:
         return _linear_graph(input, weight, bias)
     if bias is None:  # PyTorch's matmul, with its in-place squeeze of a vector's product
         out = apply(LINEAR, (input, weight))
-        return squeezed_in_place(out) if input.ndim == 1 else out
+        return squeezed_in_place(out) if len(input._arr.shape) == 1 else out
     return apply(LINEAR, (input, weight, bias))
 
 
@@ -85,13 +85,13 @@ def _linear_graph(input, weight, bias):
     # NOTE: the nodes are made in PyTorch's order: their sequence numbers order the backward
     if bias is None:
         return matmul_graph(input, _transposed(weight))
-    if input.ndim == 2:
+    si = tuple(input._arr.shape)  # (read once: a Tensor's ``shape`` costs frames)
+    if len(si) == 2:
         return apply(ADDMM, (bias, input, _transposed(weight)), _ONES)
     if linear_folds(input, bias):  # the rows of a view, and the result a view of addmm's
-        rows = view_apply(VIEW, input, {"shape": (math.prod(input.shape[:-1]),
-                                                  input.shape[-1])})
+        rows = view_apply(VIEW, input, {"shape": (math.prod(si[:-1]), si[-1])})
         out = apply(ADDMM, (bias, rows, _transposed(weight)), _ONES)
-        return view_apply(VIEW, out, {"shape": tuple(input.shape[:-1]) + (weight.shape[0],)})
+        return view_apply(VIEW, out, {"shape": si[:-1] + (weight._arr.shape[0],)})
     # NOTE: PyTorch adds the bias in place to matmul's result (out of place for a Tensor a
     # dispatch mode sees, which it treats as a subclass)
     out = matmul_graph(input, _transposed(weight))
@@ -116,7 +116,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
         layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05) -> Tensor
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+    si = input._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
+    if tuple(si[len(si) - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")

@@ -493,20 +493,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ``(..., L, S)``; ``is_causal`` masks the upper triangle. Rows with nothing to attend to
     give zeros.
     """
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise RuntimeError("scaled_dot_product_attention: expected query, key and value to "
-                           "have at least 2 dimensions")
-    if query.shape[-1] != key.shape[-1]:
+    # (the arrays' shapes, read once: a model's attention calls this per layer)
+    qs, ks = query._arr.shape, key._arr.shape
+    n = len(qs)
+    if n < 2 or len(ks) < 2 or len(value._arr.shape) < 2:  # (PyTorch's two spaces)
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {n} key.dim: {len(ks)} and value.dim: "
+                           f"{len(value._arr.shape)} instead.")
+    if qs[-1] != ks[-1]:
         raise RuntimeError(f"Expected query and key to have the same embedding dimension, but "
-                           f"got query: {query.shape[-1]} and key: {key.shape[-1]}")
-    if not enable_gqa and query.ndim >= 3 and key.ndim >= 3 and \
-            query.shape[-3] != key.shape[-3] and key.shape[-3] != 1:
-        raise RuntimeError(f"The size of tensor a ({query.shape[-3]}) must match the size of "
-                           f"tensor b ({key.shape[-3]}) at non-singleton dimension "
-                           f"{query.ndim - 3}")
-    if enable_gqa and query.shape[-3] % key.shape[-3]:
-        raise RuntimeError("number of heads in key/value must divide the number of heads in "
-                           "query")
+                           f"got query: {qs[-1]} and key: {ks[-1]}")
+    if not enable_gqa and n >= 3 and len(ks) >= 3 and qs[-3] != ks[-3] and ks[-3] != 1:
+        raise RuntimeError(f"The size of tensor a ({qs[-3]}) must match the size of "
+                           f"tensor b ({ks[-3]}) at non-singleton dimension {n - 3}")
+    if enable_gqa and qs[-3] % ks[-3]:
+        raise RuntimeError("Number of heads in key and value must divide the number of heads "
+                           "in ")  # (PyTorch's words, cut short as they are)
     key_arr = _random_key() if dropout_p > 0.0 else None
     math_path = dropout_p > 0.0 or (isinstance(attn_mask, Tensor) and attn_mask._requires_grad)
     op = SDPA_MATH if math_path else SDPA

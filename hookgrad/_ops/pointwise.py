@@ -19,8 +19,8 @@ from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands)
-from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
-                       reraise, to_tensor_like, variants)
+from .registry import (FUNCTIONS, NUMBERS, OpCall, OpDef, bapply, broadcast_error, defop,
+                       export, reraise, to_tensor_like, variants)
 
 
 def _abs(x):
@@ -210,14 +210,14 @@ def _binary(row):
     logical = name in _LOGICAL
 
     def fn(input, other):
-        if not isinstance(other, Tensor):
+        if other.__class__ is not Tensor and not isinstance(other, Tensor):
             if logical:
                 raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
                                 f"not {type(other).__name__}")
             if other.__class__ is np.ndarray:
                 _read_by_numpy(input)
-            other = to_tensor_like(other)
-        if not isinstance(input, Tensor):
+            other = other if other.__class__ in NUMBERS else to_tensor_like(other)
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
             input = to_tensor_like(input)
         try:  # bapply, inlined: the hot path of every binary operator
             return apply(op, (input, other))

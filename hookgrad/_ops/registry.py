@@ -235,6 +235,9 @@ def _cast_rank(dtype):
 # --------------------------------------------------------------------------- operands
 
 
+NUMBERS = frozenset((int, float, bool, complex))  # operands ``to_tensor_like`` keeps as they are
+
+
 def to_tensor_like(x):
     """Non-Tensor array operands (NumPy, JAX) as constants; Python numbers stay numbers."""
     if isinstance(x, (Tensor, int, float, bool, complex)):

@@ -189,7 +189,8 @@ def view(self, *shape) -> Tensor:
     """
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
-    shape = _resolve_shape(_shape_arg(shape), self.numel())
+    # (the array's numel: no frame for Tensor.numel on every view)
+    shape = _resolve_shape(_shape_arg(shape), math.prod(self._arr.shape))
     # (a Tensor that is no view is contiguous: asked only of views)
     if self._view is not None and not self.is_contiguous() and \
             view_strides(*_views.geometry(self)[:2], shape) is None:
@@ -203,7 +204,7 @@ def view(self, *shape) -> Tensor:
 def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
-    shape = _resolve_shape(_shape_arg(shape), input.numel())
+    shape = _resolve_shape(_shape_arg(shape), math.prod(input._arr.shape))
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:
@@ -273,7 +274,10 @@ def permute(input, *dims) -> Tensor:
 @export(aliases=("swapaxes",))
 def transpose(input, dim0, dim1) -> Tensor:
     """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
-    return view_apply(TRANSPOSE, input, given_dims(input.ndim, d0=dim0, d1=dim1))
+    n = len(input._arr.shape)
+    if dim0.__class__ is int and dim1.__class__ is int and -n <= dim0 < n and -n <= dim1 < n:
+        return view_apply(TRANSPOSE, input, {"d0": dim0, "d1": dim1})  # a model's: no frame more
+    return view_apply(TRANSPOSE, input, given_dims(n, d0=dim0, d1=dim1))
 
 
 @export
@@ -296,7 +300,10 @@ def squeeze(input, dim=None) -> Tensor:
 @export
 def unsqueeze(input, dim) -> Tensor:
     """``unsqueeze(input, dim)``: a size-1 dimension inserted at ``dim``."""
-    return view_apply(UNSQUEEZE, input, given_dims(input.ndim + 1, "unsqueeze", dim=dim))
+    n = len(input._arr.shape) + 1
+    if dim.__class__ is int and -n <= dim < n:
+        return view_apply(UNSQUEEZE, input, {"dim": dim})  # a model's: no frame more
+    return view_apply(UNSQUEEZE, input, given_dims(n, "unsqueeze", dim=dim))
 
 
 def _kind_name(t):
@@ -440,8 +447,9 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
     """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
     ``split_size`` (the last may be smaller) or of the given sizes."""
     _at_least_1d(tensor, "split")
-    d = wrap_dim(dim, tensor.ndim)
-    n = tensor.shape[d]
+    shape = tensor._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
+    d = wrap_dim(dim, len(shape))
+    n = shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size == 0 and n != 0:
@@ -464,7 +472,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
 
 
 def _at_least_1d(input, name):
-    if input.ndim == 0:
+    if not input._arr.shape:
         raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
 
 

@@ -29,6 +29,7 @@ from .registry import defop
 from .host_tier import view as _host_view
 
 _gm = grad_mode._state
+_ViewInfo = _views.ViewInfo
 
 AS_STRIDED = defop("as_strided", lambda b, size, stride, offset: _views.gather_plain(
     b, size, stride, offset), "AsStridedBackward0", (),
@@ -279,8 +280,10 @@ def make_view(out, x, geom_fn, statics=None, creation=None, fn_name=None):
         grad_base = x
     if creation is None:
         creation = _views.DEFAULT if _gm.enabled else _views.NO_GRAD
-    return _views.alias(out, x, diff=True, shared=True, geom_fn=geom_fn, statics=statics,
-                        creation=creation, fn_name=fn_name, grad_base=grad_base)
+    # ``_views.alias``, its frame saved: a model makes a view per few ops
+    _ViewInfo(x if src is None else src.base, src, x._arr.shape, geom_fn, statics,
+              True, True, creation, fn_name, grad_base, out)
+    return out
 
 
 def _output_name(t):

@@ -556,3 +556,28 @@ def test_multi_head_attention_forward_need_weights_vs_sdpa_path():
     np.testing.assert_allclose(o1.numpy(), o2.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(a1.numpy()[0, :, 4], 0)      # the padded key
     np.testing.assert_allclose(a1.numpy().sum(-1), 1, rtol=1e-5)
+
+
+_SDPA_BAD = [  # (query, key, value shapes, enable_gqa, PyTorch's words too): each refused
+    ((4,), (3, 4), (3, 4), False, True),
+    # (PyTorch's error comes from the batched matmul its math path reaches)
+    ((2, 3, 4), (2, 3, 5), (2, 3, 5), False, False),
+    ((2, 3, 4), (3, 3, 4), (3, 3, 4), False, True),
+    ((1, 3, 5, 4), (1, 2, 5, 4), (1, 2, 5, 4), True, True),
+]
+
+
+def _sdpa_error(L, shapes, gqa):
+    q, k, v = (L.ones(*s) for s in shapes)
+    with pytest.raises(RuntimeError) as e:
+        L.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=gqa)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("case", range(len(_SDPA_BAD)))
+def test_sdpa_refuses_bad_shapes(case):
+    *shapes, gqa, same = _SDPA_BAD[case]
+    msg = _sdpa_error(hookgrad, shapes, gqa)
+    assert msg
+    if torch is not None and same:
+        assert msg == _sdpa_error(torch, shapes, gqa)

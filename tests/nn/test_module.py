@@ -150,6 +150,80 @@ def test_a_deep_tree_walks_as_torchs():
     assert ours == theirs
 
 
+def _members_walk(L):
+    # parameters()/buffers() of a tree with a shared module and Parameter, None members, a
+    # leaf and a nested level, a class whose named_parameters/named_buffers PyTorch's
+    # parameters()/buffers() go through, and zero_grad on each (a Parameter subclass with
+    # its own ``grad`` property sees the write)
+    class Renamed(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = L.nn.Parameter(L.ones(1))
+            self.register_buffer("b", L.ones(1))
+
+        def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+            yield "only", self.w
+
+        def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+            return iter(())
+
+    class Watched(L.nn.Parameter):
+        sets = []
+
+        @property
+        def grad(self):
+            return super().grad
+
+        @grad.setter
+        def grad(self, value):
+            Watched.sets.append(value is None)
+            L.Tensor.grad.__set__(self, value)
+
+    shared = L.nn.Linear(2, 2)
+    root = L.nn.Module()
+    root.a = L.nn.Sequential(shared, L.nn.Sequential(L.nn.ReLU(), shared, L.nn.BatchNorm1d(2)))
+    root.register_parameter("gap", None)
+    root.register_buffer("none_buf", None)
+    root.twice = shared.weight
+    root.r = Renamed()
+    root.w = Watched(L.ones(2))
+    names = {}
+    for k, v in [*root.named_parameters(remove_duplicate=False),
+                 *root.named_buffers(remove_duplicate=False)]:
+        names.setdefault(id(v), k)
+    it = root.parameters()
+    first = names[id(next(it))]
+    root.late = L.nn.Linear(1, 1)  # added while walking: the walk reads the tree lazily
+    out = [first, [names.get(id(p), "late") for p in it],
+           [names[id(b)] for b in root.buffers()],
+           [names[id(p)] for p in root.parameters(recurse=False)],
+           [names[id(b)] for b in root.a.buffers(recurse=False)],
+           [names[id(p)] for p in root.r.parameters()], list(root.r.buffers())]
+    (root.a(L.ones(3, 2)).sum() + root.w.sum()).backward()
+    root.zero_grad(set_to_none=False)
+    out.append([None if p.grad is None else p.grad.tolist() for p in root.parameters()])
+    root.zero_grad()
+    out.append([p.grad for p in root.parameters()])
+    out.append(Watched.sets)
+    return out
+
+
+def test_parameters_and_buffers_walk_as_pytorchs():
+    out = _members_walk(hookgrad)
+    assert out[:2] == ["twice", ["w", "a.0.bias", "a.1.2.weight", "a.1.2.bias", "r.w",
+                                 "late", "late"]]
+    assert out[2] == ["a.1.2.running_mean", "a.1.2.running_var", "a.1.2.num_batches_tracked",
+                      "r.b"]
+    assert out[3:7] == [["twice", "w"], [], ["r.w"], []]
+    assert out[-2] == [None] * 8 and out[-1] == [True]
+
+
+@needs_torch
+def test_parameters_and_buffers_walk_as_torchs():
+    ours, theirs = both(_members_walk)
+    assert ours == theirs
+
+
 # --------------------------------------------------------------------------- attributes
 
 

@@ -44,6 +44,19 @@ def test_small_tensor_data_is_held_on_the_host_until_xla_reads_it():
     assert not _held(hookgrad.tensor(np.zeros(5000)))  # past the host bound: XLA holds it
 
 
+def test_tensor_data_named_for_the_cpu_is_held_on_the_host_too():
+    """``device=x.device`` (the CPU, no index: ``generate``'s token tensors) holds the copy
+    as no ``device`` does; another device, the CPU with an index included, makes an array
+    there, as before."""
+    x = hookgrad.ones(2)
+    t = hookgrad.tensor(5, device=x.device, dtype=hookgrad.long)
+    assert _held(t) and str(t.device) == "cpu" and py(t + 1) == 6
+    assert t.dtype == hookgrad.long and py(torch.tensor(5, device="cpu") + 1) == 6
+    assert not _held(hookgrad.tensor([1.0], device="cpu:0"))
+    assert not _held(hookgrad.tensor([1.0], device=hookgrad.device("cpu", 0)))
+    assert not _held(hookgrad.tensor([1.0], device=hookgrad.device("meta")))
+
+
 def test_tensor_data_crosses_into_xla_where_something_must_see_it():
     w = hookgrad.tensor([1.0, 2.0], requires_grad=True)
     assert not _held(w)

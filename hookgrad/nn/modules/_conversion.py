@@ -3,6 +3,9 @@
 
 from ..._autograd import grad_mode
 from ... import _errors
+from ..._tensor import Tensor
+
+_GRAD = Tensor.grad
 
 
 class _ConversionMixin:
@@ -31,7 +34,10 @@ class _ConversionMixin:
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
-                    p.grad = None
+                    if type(p).grad is _GRAD:  # the slot itself: the setter's checks are for a value
+                        p._grad = None
+                    else:
+                        p.grad = None
                 else:
                     g = p._grad
                     if g.grad_fn is not None:

@@ -23,8 +23,9 @@ class _IterationMixin:
 
             >>> opt = hookgrad.optim.SGD(model.parameters(), lr=0.1)
         """
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
+        if type(self).named_parameters is not _NAMED_PARAMETERS:  # PyTorch's goes through it
+            return (param for _, param in self.named_parameters(recurse=recurse))
+        return self._members(True, recurse)
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """An iterator over ``(name, Parameter)``, names dotted as in ``state_dict``; a
@@ -35,8 +36,21 @@ class _IterationMixin:
 
     def buffers(self, recurse=True):
         """An iterator over the module's buffers (and its submodules' if ``recurse``)."""
-        for _, buf in self.named_buffers(recurse=recurse):
-            yield buf
+        if type(self).named_buffers is not _NAMED_BUFFERS:  # PyTorch's goes through it
+            return (buf for _, buf in self.named_buffers(recurse=recurse))
+        return self._members(False, recurse)
+
+    def _members(self, params, recurse):
+        """Each module's parameters (``params``) or buffers, as ``_named_members`` yields
+        them (the same modules, order and de-duplication) without building their names: a
+        model's ``zero_grad`` and optimizer walk them per step, and the names' generators
+        cost Python calls per member."""
+        memo = set()
+        for _, module in self.named_modules() if recurse else (("", self),):
+            for v in (module._parameters if params else module._buffers).values():
+                if v is not None and v not in memo:
+                    memo.add(v)
+                    yield v
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """An iterator over ``(name, buffer)``, names dotted as in ``state_dict``."""
@@ -95,10 +109,13 @@ class _IterationMixin:
                 if remove_duplicate:
                     memo.add(module)
                 yield sub_prefix, module
-                stack.append((sub_prefix, iter(module._modules.items())))
-                break
+                if module._modules:  # a leaf has no level to push (and pop)
+                    stack.append((sub_prefix, iter(module._modules.items())))
+                    break
             else:
                 stack.pop()
 
 
 _NAMED_MODULES = _IterationMixin.named_modules
+_NAMED_PARAMETERS = _IterationMixin.named_parameters
+_NAMED_BUFFERS = _IterationMixin.named_buffers
