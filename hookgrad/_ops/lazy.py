@@ -33,6 +33,7 @@ from . import tiered
 from .setting import Setting
 
 MAX_DEPTH = 64    # pending ops in a row; the next op runs them first: bounds compile time
+MAX_OPS = 256     # pending ops in all (a trace of many short chains): bounds it too
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
 CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
 # operands a deferred op may take besides arrays: Python numbers, None (an optional operand
@@ -71,7 +72,8 @@ def is_lazy_forward_enabled():
 def defer(op, key, fn, arrs):
     """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers), a
     list of them for an op of several outputs, or the signature to ``learn`` after running
-    it eagerly, or None when it cannot wait."""
+    it eagerly, or None when it cannot wait. A ``Pending`` made here joins the trace
+    (``_Trace``): its wiring is worked out now, once."""
     sig = [key if op.positions is None else _placed(fn, arrs, key)]
     depth = 0
     for v in arrs:
@@ -94,47 +96,114 @@ def defer(op, key, fn, arrs):
         return sig
     if av is False:  # its output cannot wait
         return None
-    if depth >= MAX_DEPTH:
-        with _lock:  # the chain is walked once: to plan it, recounting its depth, then
-            # to run it
-            nodes = _behind([v for v in arrs if v.__class__ is Pending and v.value is None])
-            plan = _plan(nodes) if len(nodes) > 1 else None
-            depth = _recount(nodes) if plan is None else plan[4]
-            if depth >= MAX_DEPTH:
-                # the chains so far run, as one segment (each argument's would be one XLA
-                # call of its own); this op starts the next
-                _run_nodes(nodes, plan)
-        if depth >= MAX_DEPTH:
-            arrs[:] = [value(v) for v in arrs]
-            depth = 0
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
-    p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
-    return p if av.__class__ is not tuple else _outputs(p)
+    p.value, p.ref, p.saved, p.gen = None, None, False, _gen[0]
+    tr = _local.trace
+    if tr is None or tr.gen != p.gen:  # (a new default dtype: ``forget``)
+        tr = _local.trace = _Trace()
+    elif depth >= MAX_DEPTH or tr.n >= MAX_OPS:
+        with _lock:  # every pending op runs, as one segment; this op starts the next
+            _flush()
+        tr = _local.trace
+    _join(tr, p)
+    return p if av.__class__ is not tuple else _outputs(p, tr)
+
+
+class _Trace:
+    """The ops a thread deferred since its last segment ran, in order, wired as they were
+    deferred: a read, or an op past the bounds, runs them all as one segment without
+    walking them again. ``index``: each op's position; ``struct``: per op, its forward,
+    statics and where each argument comes from (an earlier op's position, ``(an earlier
+    leaf's position,)`` or the type of a new leaf), the segment's program and key;
+    ``leaves``: the program's arguments; ``given``: id of an array argument -> ``(its
+    position in leaves,)``; ``n``: the ops, ``gen``: the default dtype's generation."""
+
+    __slots__ = ("nodes", "index", "struct", "leaves", "given", "n", "gen")
+
+    def __init__(self):
+        # (``given``'s ids stay valid: ``leaves`` holds their arrays)
+        self.nodes, self.index, self.struct, self.leaves, self.given = [], {}, [], [], {}
+        self.n, self.gen = 0, _gen[0]
+
+
+class _Local(threading.local):
+    # NOTE: a trace per thread: a thread's defer touches no other's, so it takes no
+    # lock; what reads another thread's pending ops (``_join``) or runs a trace does
+    trace = None
+
+
+_local = _Local()
+
+
+def _join(tr, q):
+    """``q`` (a ``Pending`` not run, of this default dtype) appended to ``tr`` after any
+    pending argument of it not in ``tr`` yet (an index read's, or an op a segment ran
+    without returning it: ``_flush``), and its depth set: the longest chain of ``tr``'s
+    ops ending at it. The caller holds ``_lock``."""
+    index = tr.index
+    for a in q.args:  # first the pending arguments not in ``tr``: the program takes its
+        # new leaves in the order of its ops
+        if a.__class__ is Pending and a.value is None and a not in index:
+            with _lock:  # (another thread's, which its reads may run meanwhile)
+                if a.value is not None:
+                    pass
+                elif a.gen == tr.gen:
+                    _join(tr, a)
+                else:  # deferred under an older default dtype: its own programs
+                    force(a)
+    given = tr.given
+    leaves = tr.leaves
+    spec = []
+    add = spec.append
+    d = 0
+    for a in q.args:
+        c = a.__class__
+        if c is Pending:
+            x = a.value
+            if x is None:
+                    add(index[a])  # an earlier op of the segment (a subscript, no call)
+                    if a.depth > d:
+                        d = a.depth
+                    continue
+            if x.__class__ is Host:  # the program reads it: put on the device, once
+                x = a.value = tiered.device(x)
+            a = x
+            c = ARRAY
+        if c is ARRAY:
+            # NOTE: an array read by several ops (a weight, a constant) is one argument
+            # of the program: each argument costs its dispatch, and the ops share it
+            i = given.get(id(a))
+            if i is not None:
+                add(i)  # ``(an earlier leaf's position,)``, made once per leaf
+                continue
+            given[id(a)] = (len(leaves),)
+            add(a.aval)
+        else:
+            add(c)
+        leaves.append(a)
+    fn = q.fn
+    place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
+    found = place(q.args[0].shape) if place is not None else None
+    if found is None:
+        tr.struct.append((q.op.fwd, q.key, tuple(spec)))
+    else:  # its positions are arguments here too (an op at positions)
+        fwd, fixed, where = found
+        spec += [int] * len(where)
+        leaves.extend(where)
+        tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
+    q.depth = d + 1
+    index[q] = tr.n
+    tr.n += 1
+    tr.nodes.append(q)
 
 
 def pending_depth(arrs):
-    """The longest chain of ops not run yet behind ``arrs``. A ``Pending``'s ``depth``
-    counts the ops pending when it was made; a segment run since (a read, the bound met on
-    another branch) leaves it too high, and a short chain would be cut in two (one more
-    XLA call). The depths of the ops behind ``arrs`` are set right here, so the ops made
-    from them count right too."""
-    return _recount(_behind([v for v in arrs if v.__class__ is Pending and v.value is None]))
-
-
-def _recount(nodes):
-    """The depths of ``nodes`` (``_behind``'s list) set right; returns the deepest (as
-    ``_plan`` does, planning them)."""
-    top = 0
-    for q in nodes:
-        d = 0
-        for a in q.args:  # an argument still pending came earlier: its depth is set right
-            if a.__class__ is Pending and a.value is None and a.depth > d:
-                d = a.depth
-        q.depth = d = d + 1
-        if d > top:
-            top = d
-    return top
+    """The longest chain of ops not run yet behind ``arrs`` (0 when none is pending)."""
+    tr = _local.trace
+    index = {} if tr is None else tr.index
+    return max((v.depth for v in arrs if v.__class__ is Pending and v.value is None
+                and v in index), default=0)
 
 
 def _item(outs, k):
@@ -151,15 +220,17 @@ _PICK = _Pick()
 _PICKERS = [operator.itemgetter(k) for k in range(64)]
 
 
-def _outputs(p):
+def _outputs(p, tr):
     """The outputs of ``p``, a deferred multi-output op, each a ``Pending`` picking its
-    item; ``p`` itself is never read by a Tensor, so a segment always gives it out."""
+    item, joined to ``tr`` after it; ``p`` itself is never read by a Tensor, so a segment
+    always gives it out. The caller holds ``_lock``."""
     outs = []
     for k, av in enumerate(p.aval):
         q = _new(Pending)
         q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
         q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
-        q.depth, q.value, q.ref, q.saved, q.gen = p.depth + 1, None, None, False, p.gen
+        q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
+        _join(tr, q)
         outs.append(q)
     p.outs = [_weakref(q) for q in outs]
     return outs
@@ -193,11 +264,19 @@ def value(v):
 
 
 def force(p):
-    """Run ``p`` and every pending op behind it; returns ``p``'s array (a value the first
-    tier kept in NumPy is put on the device now, once)."""
+    """Run ``p`` and every pending op of the trace (``_Trace``) with it; returns ``p``'s
+    array (a value the first tier kept in NumPy is put on the device now, once)."""
     with _lock:
         if p.value is None:
-            _run([p])
+            tr = _local.trace
+            if p.gen != _gen[0]:  # deferred under an older default dtype: its own programs
+                _run_nodes(_behind(p), None)
+            else:
+                if tr is None or tr.gen != p.gen:
+                    tr = _local.trace = _Trace()
+                if p not in tr.index:  # another thread's, an index read's, or one a
+                    _join(tr, p)  # segment ran without returning it
+                _flush()
         x = p.value
         if x.__class__ is Host:
             x = p.value = tiered.device(x)
@@ -206,16 +285,29 @@ def force(p):
         return x
 
 
-def _run(roots):
-    """Run the pending ops ``roots`` (not computed yet) and every pending op behind them,
-    as one segment. The caller holds ``_lock``."""
-    if roots:
-        _run_nodes(_behind(roots))
+def _flush():
+    """Run this thread's trace as one segment, a new trace taking its place (first: should
+    running them fail, they are pending still, and join the next trace when read). The
+    caller holds ``_lock``."""
+    tr = _local.trace
+    nodes = tr.nodes
+    if not nodes:
+        return
+    _local.trace = _Trace()
+    if len(nodes) == 1:
+        _run_nodes(nodes, None)
+        return
+    # NOTE: only values something may read leave the program: XLA fuses the rest away
+    # (a pending op nobody reads keeps its arguments, so a later read can still run it)
+    outs = tuple([k for k, q in enumerate(nodes)
+                  if (r := q.ref) is None or q.saved or r() is not None])
+    struct = tr.struct
+    _run_nodes(nodes, ((tuple(struct), outs), struct, tr.leaves, outs))
 
 
-def _run_nodes(nodes, plan=None):
-    """Run ``nodes`` (``_behind``'s list, not empty) as one segment; ``plan``: theirs, if
-    planned already."""
+def _run_nodes(nodes, plan):
+    """Run ``nodes`` (not empty; each after its pending arguments) as one segment by
+    ``plan`` (``_flush``'s), or op by op when it is None."""
     # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending value
     # made outside it is still computed concretely: never a leaked tracer. Outside one
     # (every eager read), no context manager: three Python calls fewer per read
@@ -230,25 +322,22 @@ def _run_planned(nodes, plan):
     if len(nodes) == 1:
         _run_one(nodes[0])
     elif plan is None:
-        _run_segment(nodes)
+        _run_apart(nodes)
     else:
         _run_segment(nodes, plan)
 
 
-def _behind(roots):
-    """The pending ops ``roots`` need, ``roots`` among them (once each), each after its
-    arguments (an op is deeper than each pending argument it had when made, so sorting by
-    depth orders them)."""
-    found = list(dict.fromkeys(roots)) if len(roots) > 1 else list(roots)  # in order,
-    seen = set(found)  # once each (``a * a``)
-    # NOTE: per op of every segment. A list iterated while it grows visits what is
-    # appended too: ``found`` is its own work list
-    for q in found:
+def _behind(p):
+    """The pending ops ``p`` needs, ``p`` among them (once each), each after its arguments
+    (for the ops of an older default dtype, which no trace holds: ``forget``)."""
+    found = [p]
+    seen = {p}
+    for q in found:  # a list iterated while it grows visits what is appended too
         for a in q.args:
             if a.__class__ is Pending and a.value is None and a not in seen:
                 seen.add(a)
                 found.append(a)
-    found.sort(key=_depth)
+    found.sort(key=_depth)  # an op is deeper than each pending argument it joined after
     return found
 
 
@@ -278,13 +367,8 @@ def _settle(q, v):
                 o.args = o.fn = None
 
 
-def _run_segment(nodes, plan=None):
-    if plan is None:
-        plan = _plan(nodes)
-    if plan is None:  # traced under an older default dtype
-        _run_apart(nodes)
-        return
-    key, struct, leaves, outs, _ = plan
+def _run_segment(nodes, plan):
+    key, struct, leaves, outs = plan
     fn = _compiled.get(key)
     if fn is not None:
         _compiled.move_to_end(key)
@@ -308,6 +392,8 @@ def _run_segment(nodes, plan=None):
         return
     for k, v in zip(outs, res):
         q = nodes[k]
+        if q.value is not None:  # computed meanwhile (another thread's read joined it)
+            continue
         if q.aval.__class__ is tuple:
             _settle(q, v)
         else:  # ``_settle``, inlined: a call per value read out of every segment
@@ -320,77 +406,6 @@ def _run_apart(nodes):
     for q in nodes:
         if q.value is None:  # (an output of a multi-output op is computed with it)
             _run_one(q)
-
-
-def _plan(nodes):
-    """``(key, struct, leaves, outs, depth)`` of the segment ``nodes`` (in ``_behind``'s
-    order: an op after its pending arguments), or None when one was deferred under an
-    older default dtype. ``struct``: per op, its forward, statics and where each argument
-    comes from (an earlier op's position, ``(an earlier leaf's position,)`` or the type of
-    a new leaf); ``outs``: the positions of the values something may read; ``depth``: the
-    longest chain of them, their depths set right on the way (``_recount``). One pass over
-    the ops and their arguments: a segment is planned at every read, so this is the part
-    of a read that Python pays per op."""
-    gen = _gen[0]
-    index = {}
-    leaves = []
-    given = {}  # id of an array argument -> ``(its position in leaves,)``
-    struct = []
-    outs = []
-    push = leaves.append
-    top = 0
-    for k, q in enumerate(nodes):
-        if q.gen != gen:
-            return None
-        spec = []
-        add = spec.append
-        d = 0
-        for a in q.args:
-            c = a.__class__
-            if c is Pending:
-                x = a.value
-                if x is None:  # not run: an earlier op of the segment (``_behind``), its
-                    add(index[a])  # depth set already (a subscript: no method call)
-                    if a.depth > d:
-                        d = a.depth
-                    continue
-                if x.__class__ is Host:  # the program reads it: put on the device, once
-                    x = a.value = tiered.device(x)
-                a = x
-                c = ARRAY
-            if c is ARRAY:
-                # NOTE: an array read by several ops (a weight, a constant) is one argument
-                # of the program: each argument costs its dispatch, and the ops share it
-                i = given.get(id(a))
-                if i is not None:
-                    add(i)  # ``(an earlier leaf's position,)``, made once per leaf
-                    continue
-                given[id(a)] = (len(leaves),)
-                add(a.aval)
-            else:
-                add(c)
-            push(a)
-        fn = q.fn
-        place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
-        found = place(q.args[0].shape) if place is not None else None
-        if found is None:
-            struct.append((q.op.fwd, q.key, tuple(spec)))
-        else:  # its positions are arguments here too (an op at positions)
-            fwd, fixed, where = found
-            spec += [int] * len(where)
-            leaves.extend(where)
-            struct.append((fwd, tuple(fixed.items()), tuple(spec)))
-        index[q] = k
-        q.depth = d = d + 1
-        if d > top:
-            top = d
-        # NOTE: only values something may read leave the program: XLA fuses the rest away
-        # (a pending op nobody reads keeps its arguments, so a later read can still run it)
-        r = q.ref
-        if r is None or q.saved or r() is not None:
-            outs.append(k)
-    outs = tuple(outs)
-    return (tuple(struct), outs), struct, leaves, outs, top
 
 
 _PROGRAM = tiered.Program
@@ -423,6 +438,8 @@ def forget():
         _gen[0] += 1
         _seen.clear()
         _compiled.clear()
+        # (each thread's trace is replaced at its next op: ``_Trace.gen``; the ops in it
+        # keep their generation, and ``force`` runs them apart)
 
 
 FORCE[0] = force
