@@ -69,45 +69,131 @@ def is_lazy_forward_enabled():
     return _state["enabled"]
 
 
-def defer(op, key, fn, arrs):
+def defer(op, key, fn, arrs, q=None):
     """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers), a
     list of them for an op of several outputs, or the signature to ``learn`` after running
-    it eagerly, or None when it cannot wait. A ``Pending`` made here joins the trace
-    (``_Trace``): its wiring is worked out now, once."""
-    sig = [key if op.positions is None else _placed(fn, arrs, key)]
-    depth = 0
-    for v in arrs:
-        c = v.__class__
-        if c is Pending:
-            sig.append(v.aval)
-            if v.value is None and v.depth > depth:
-                depth = v.depth
-        elif c is ARRAY:
-            if v._committed:  # placed on a device by the user: eager keeps its checks
-                return None
-            sig.append(v.aval)
-        else:
-            if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
-                return None
-            sig.append(c)
-    sig = tuple(sig)
-    av = op._avals.get(sig)
-    if av is None:
-        return sig
-    if av is False:  # its output cannot wait
-        return None
-    p = _new(Pending)
-    p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
-    p.value, p.ref, p.saved, p.gen = None, None, False, _gen[0]
-    tr = _local.trace
-    if tr is None or tr.gen != p.gen:  # (a new default dtype: ``forget``)
-        tr = _local.trace = _Trace()
-    elif depth >= MAX_DEPTH or tr.n >= MAX_OPS:
-        with _lock:  # every pending op runs, as one segment; this op starts the next
-            _flush()
+    it eagerly, or None when it cannot wait. The ``Pending`` joins this thread's trace
+    (``_Trace``) in the same walk over ``arrs``: its wiring is worked out now, once.
+    ``q``: a ``Pending`` made elsewhere that joins the trace instead (returned): a
+    multi-output op's pick, an index read's, one a segment ran without returning it."""
+    while True:
         tr = _local.trace
-    _join(tr, p)
-    return p if av.__class__ is not tuple else _outputs(p, tr)
+        if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
+            tr = _local.trace = _Trace()
+        index, given, leaves = tr.index, tr.given, tr.leaves
+        sig = [key if q is not None or op.positions is None else _placed(fn, arrs, key)]
+        spec = []
+        add = spec.append
+        depth = 0
+        k = tr.nl
+        late = False  # a pending argument not in the trace, or a value held on the host
+        for v in arrs:
+            c = v.__class__
+            if c is Pending:
+                sig.append(v.aval)
+                x = v.value
+                if x is None:
+                    if v in index:
+                        add(index[v])  # an earlier op of the segment (a subscript)
+                        if v.depth > depth:
+                            depth = v.depth
+                    else:
+                        late = True
+                    continue
+                if x.__class__ is Host:
+                    late = True
+                    continue
+                v = x
+            elif c is ARRAY:
+                if v._committed:  # placed on a device by the user: eager keeps its checks
+                    return _undo(tr, None)
+                sig.append(v.aval)
+            else:
+                if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
+                    return _undo(tr, None)
+                sig.append(c)
+                add(c)
+                leaves.append(v)
+                k += 1
+                continue
+            # NOTE: an array read by several ops (a weight, a constant) is one argument of
+            # the program: each argument costs its dispatch, and the ops share it
+            i = given.get(id(v))
+            if i is not None:
+                add(i)  # ``(an earlier leaf's position,)``, made once per leaf
+                continue
+            given[id(v)] = (k,)
+            add(v.aval)
+            leaves.append(v)
+            k += 1
+        if q is None:
+            sig = tuple(sig)
+            av = op._avals.get(sig)
+            if av is None:
+                return _undo(tr, sig)
+            if av is False:  # its output cannot wait
+                return _undo(tr, None)
+        if not late and depth < MAX_DEPTH and tr.n < MAX_OPS:
+            break
+        _undo(tr, None)
+        _ready(tr, arrs, depth < MAX_DEPTH and tr.n < MAX_OPS)
+    made = q is None
+    if made:
+        q = _new(Pending)
+        q.op, q.key, q.fn, q.args, q.aval = op, key, fn, arrs, av
+        q.value, q.ref, q.saved, q.gen = None, None, False, tr.gen
+    place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
+    found = place(arrs[0].shape) if place is not None else None
+    if found is None:
+        tr.struct.append((op.fwd, key, tuple(spec)))
+    else:  # its positions are arguments here too (an op at positions)
+        fwd, fixed, where = found
+        spec += [int] * len(where)
+        leaves.extend(where)
+        k += len(where)
+        tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
+    tr.nl = k
+    q.depth = depth + 1
+    index[q] = tr.n
+    tr.n += 1
+    tr.nodes.append(q)
+    return q if not made or av.__class__ is not tuple else _outputs(q)
+
+
+def _undo(tr, res):
+    """``tr`` without the leaves a walk of ``defer`` added; returns ``res``."""
+    new = tr.leaves[tr.nl:]
+    if new:
+        for a in new:
+            if a.__class__ is ARRAY:
+                del tr.given[id(a)]
+        del tr.leaves[tr.nl:]
+    return res
+
+
+def _ready(tr, arrs, within):
+    """What kept an op out of ``tr`` done: past the bounds (not ``within``), every pending
+    op runs, as one segment (the op starts the next); a pending argument not in ``tr``
+    joins it first (the program takes its new leaves in the order of its ops); a value
+    the first tier kept in NumPy is put on the device (the program reads it), once."""
+    if not within:
+        with _lock:
+            _flush()
+        return
+    index = tr.index
+    for a in arrs:
+        if a.__class__ is Pending:
+            x = a.value
+            if x is None and a not in index:
+                with _lock:  # (another thread's, which its reads may run meanwhile)
+                    if a.value is not None:
+                        pass
+                    elif a.gen == tr.gen:
+                        defer(a.op, a.key, a.fn, a.args, a)
+                    else:  # deferred under an older default dtype: its own programs
+                        force(a)
+            elif x.__class__ is Host:
+                a.value = tiered.device(x)
 
 
 class _Trace:
@@ -117,85 +203,23 @@ class _Trace:
     statics and where each argument comes from (an earlier op's position, ``(an earlier
     leaf's position,)`` or the type of a new leaf), the segment's program and key;
     ``leaves``: the program's arguments; ``given``: id of an array argument -> ``(its
-    position in leaves,)``; ``n``: the ops, ``gen``: the default dtype's generation."""
+    position in leaves,)``; ``n``: the ops; ``gen``: the default dtype's generation."""
 
-    __slots__ = ("nodes", "index", "struct", "leaves", "given", "n", "gen")
+    __slots__ = ("nodes", "index", "struct", "leaves", "given", "n", "nl", "gen")
 
     def __init__(self):
         # (``given``'s ids stay valid: ``leaves`` holds their arrays)
         self.nodes, self.index, self.struct, self.leaves, self.given = [], {}, [], [], {}
-        self.n, self.gen = 0, _gen[0]
+        self.n, self.nl, self.gen = 0, 0, _gen[0]  # ``nl``: the leaves
 
 
 class _Local(threading.local):
     # NOTE: a trace per thread: a thread's defer touches no other's, so it takes no
-    # lock; what reads another thread's pending ops (``_join``) or runs a trace does
+    # lock; what reads another thread's pending ops (``_ready``) or runs a trace does
     trace = None
 
 
 _local = _Local()
-
-
-def _join(tr, q):
-    """``q`` (a ``Pending`` not run, of this default dtype) appended to ``tr`` after any
-    pending argument of it not in ``tr`` yet (an index read's, or an op a segment ran
-    without returning it: ``_flush``), and its depth set: the longest chain of ``tr``'s
-    ops ending at it. The caller holds ``_lock``."""
-    index = tr.index
-    for a in q.args:  # first the pending arguments not in ``tr``: the program takes its
-        # new leaves in the order of its ops
-        if a.__class__ is Pending and a.value is None and a not in index:
-            with _lock:  # (another thread's, which its reads may run meanwhile)
-                if a.value is not None:
-                    pass
-                elif a.gen == tr.gen:
-                    _join(tr, a)
-                else:  # deferred under an older default dtype: its own programs
-                    force(a)
-    given = tr.given
-    leaves = tr.leaves
-    spec = []
-    add = spec.append
-    d = 0
-    for a in q.args:
-        c = a.__class__
-        if c is Pending:
-            x = a.value
-            if x is None:
-                    add(index[a])  # an earlier op of the segment (a subscript, no call)
-                    if a.depth > d:
-                        d = a.depth
-                    continue
-            if x.__class__ is Host:  # the program reads it: put on the device, once
-                x = a.value = tiered.device(x)
-            a = x
-            c = ARRAY
-        if c is ARRAY:
-            # NOTE: an array read by several ops (a weight, a constant) is one argument
-            # of the program: each argument costs its dispatch, and the ops share it
-            i = given.get(id(a))
-            if i is not None:
-                add(i)  # ``(an earlier leaf's position,)``, made once per leaf
-                continue
-            given[id(a)] = (len(leaves),)
-            add(a.aval)
-        else:
-            add(c)
-        leaves.append(a)
-    fn = q.fn
-    place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
-    found = place(q.args[0].shape) if place is not None else None
-    if found is None:
-        tr.struct.append((q.op.fwd, q.key, tuple(spec)))
-    else:  # its positions are arguments here too (an op at positions)
-        fwd, fixed, where = found
-        spec += [int] * len(where)
-        leaves.extend(where)
-        tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
-    q.depth = d + 1
-    index[q] = tr.n
-    tr.n += 1
-    tr.nodes.append(q)
 
 
 def pending_depth(arrs):
@@ -220,18 +244,17 @@ _PICK = _Pick()
 _PICKERS = [operator.itemgetter(k) for k in range(64)]
 
 
-def _outputs(p, tr):
+def _outputs(p):
     """The outputs of ``p``, a deferred multi-output op, each a ``Pending`` picking its
-    item, joined to ``tr`` after it; ``p`` itself is never read by a Tensor, so a segment
-    always gives it out. The caller holds ``_lock``."""
+    item, joined to the trace after it; ``p`` itself is never read by a Tensor, so a
+    segment always gives it out."""
     outs = []
     for k, av in enumerate(p.aval):
         q = _new(Pending)
         q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
         q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
         q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
-        _join(tr, q)
-        outs.append(q)
+        outs.append(defer(_PICK, q.key, q.fn, q.args, q))
     p.outs = [_weakref(q) for q in outs]
     return outs
 
@@ -275,7 +298,7 @@ def force(p):
                 if tr is None or tr.gen != p.gen:
                     tr = _local.trace = _Trace()
                 if p not in tr.index:  # another thread's, an index read's, or one a
-                    _join(tr, p)  # segment ran without returning it
+                    defer(p.op, p.key, p.fn, p.args, p)  # segment ran without returning it
                 _flush()
         x = p.value
         if x.__class__ is Host:
