@@ -112,7 +112,9 @@ def defer(op, key, fn, arrs, q=None):
                 if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
                     return _undo(tr, None)
                 sig.append(c)
-                add(c)
+                # (a PRNG key's shape and dtype too: the segment's key is its program's
+                # signature, ``_run_segment``)
+                add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v.dtype))
                 leaves.append(v)
                 k += 1
                 continue
@@ -154,9 +156,8 @@ def defer(op, key, fn, arrs, q=None):
         tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
     tr.nl = k
     q.depth = depth + 1
-    index[q] = tr.n
+    index[q] = tr.n  # (in order: the segment's ops are ``index``'s keys)
     tr.n += 1
-    tr.nodes.append(q)
     return q if not made or av.__class__ is not tuple else _outputs(q)
 
 
@@ -205,11 +206,11 @@ class _Trace:
     ``leaves``: the program's arguments; ``given``: id of an array argument -> ``(its
     position in leaves,)``; ``n``: the ops; ``gen``: the default dtype's generation."""
 
-    __slots__ = ("nodes", "index", "struct", "leaves", "given", "n", "nl", "gen")
+    __slots__ = ("index", "struct", "leaves", "given", "n", "nl", "gen")
 
     def __init__(self):
         # (``given``'s ids stay valid: ``leaves`` holds their arrays)
-        self.nodes, self.index, self.struct, self.leaves, self.given = [], {}, [], [], {}
+        self.index, self.struct, self.leaves, self.given = {}, [], [], {}
         self.n, self.nl, self.gen = 0, 0, _gen[0]  # ``nl``: the leaves
 
 
@@ -313,11 +314,11 @@ def _flush():
     running them fail, they are pending still, and join the next trace when read). The
     caller holds ``_lock``."""
     tr = _local.trace
-    nodes = tr.nodes
-    if not nodes:
+    if not tr.n:
         return
     _local.trace = _Trace()
-    if len(nodes) == 1:
+    nodes = list(tr.index)
+    if tr.n == 1:
         _run_nodes(nodes, None)
         return
     # NOTE: only values something may read leave the program: XLA fuses the rest away
@@ -409,7 +410,8 @@ def _run_segment(nodes, plan):
                 _compiled.popitem(last=False)
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
     # is traced and compiled in the background, op by op meanwhile
-    res = None if fn is None else fn.call_ready(*leaves)
+    # (the key says each leaf's aval or type: the program's signature is the empty one)
+    res = None if fn is None else fn.call_ready(*leaves, sig=())
     if res is None:  # each op's own jitted program, as eagerly
         _run_apart(nodes)
         return
@@ -431,6 +433,9 @@ def _run_apart(nodes):
             _run_one(q)
 
 
+# a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's
+# position,)`` is one)
+_KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape dtype")
 _PROGRAM = tiered.Program
 # the classes of op forwards that are never at positions (no ``place``): a segment plans
 # them without asking (a multi-output op's pick; ``tiered.jit``'s programs)

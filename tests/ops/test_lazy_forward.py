@@ -59,9 +59,9 @@ def test_an_array_several_ops_read_is_one_argument_of_the_segment(cache, monkeyp
     calls = []
     real = lazy.tiered.Program.call_ready
 
-    def counted(self, *leaves):
+    def counted(self, *leaves, **how):
         calls.append(leaves)
-        return real(self, *leaves)
+        return real(self, *leaves, **how)
     monkeypatch.setattr(lazy.tiered.Program, "call_ready", counted)
 
     def run(t):
@@ -295,6 +295,20 @@ def test_dropout_defers_with_the_key_drawn_when_called(cache):
     for (y1, g1), (y2, g2) in zip(got[True], got[False]):
         np.testing.assert_array_equal(y1, y2)
         np.testing.assert_array_equal(g1, g2)
+
+
+def test_a_segment_holding_a_dropout_key_compiles_with_the_eager_masks(cache):
+    # the key is a leaf of the segment's program, which its key describes (shape, dtype)
+    x = hg.tensor(XL)
+    got = {}
+    for lazy_on in (True, False):
+        hg.manual_seed(0)
+        with hg.autograd.set_lazy_forward(lazy_on):
+            got[lazy_on] = [(hg.nn.functional.dropout(x * 2, 0.5) + 1).sum(0).numpy()
+                            for _ in range(RUNS + 1)]
+    assert len(cache._compiled) == 1
+    for y1, y2 in zip(got[True], got[False]):
+        np.testing.assert_array_equal(y1, y2)
 
 
 def test_the_outputs_of_a_multi_output_op_defer_and_compute_together(cache):
