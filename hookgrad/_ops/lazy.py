@@ -130,8 +130,9 @@ def defer(op, key, fn, arrs, q=None):
             k += 1
         if q is None:
             sig = tuple(sig)
-            av = op._avals.get(sig)
-            if av is None:
+            try:  # (no call once the op has run with these argument types: nearly always)
+                av = op._avals[sig]
+            except KeyError:
                 return _undo(tr, sig)
             if av is False:  # its output cannot wait
                 return _undo(tr, None)
