@@ -1,12 +1,13 @@
 """Deferred forward: an op output that nobody has read yet is recorded, not run; the first
-read runs the pending ops behind it together, as one XLA call once that segment repeats.
+read runs the thread's pending ops together (its trace: ``_Trace``, wired as the ops were
+deferred), as one XLA call once that segment repeats.
 
 Eagerly, each op is one JAX dispatch (a few microseconds of runtime on a CPU, more than
 PyTorch spends on the whole op). Here ``apply`` returns a Tensor holding a ``Pending``
 (what to run, and the output's shape and dtype), and records its node as usual: nodes,
 hooks, ``_version`` and ``requires_grad`` never wait. Reading the array (``t._data``:
 printing, ``.item()``, an in-place write, a non-deferred op, the backward unpacking what
-a node saved) runs every pending op it depends on.
+a node saved) runs every pending op of the thread, those it depends on among them.
 
 What a user can see stays eager's: an op is deferred only for argument shapes and dtypes
 it has already run with (its first call runs eagerly and raises any error then), only on

@@ -261,6 +261,22 @@ def test_a_chain_run_by_a_read_is_not_cut_at_the_depth_bound(cache, monkeypatch)
         np.testing.assert_allclose(row.numpy(), XL[0, 1:] * 16, rtol=1e-6)
 
 
+def test_a_thread_uses_and_reads_another_threads_pending_values(cache):
+    # each thread defers into its own trace: a pending value of another joins this one's
+    import threading
+    x = hg.tensor(XL)
+    for run in range(RUNS):
+        a = x * 2 + 1
+        got = {}
+        worker = threading.Thread(target=lambda: got.update(b=(a * 3).numpy(), c=a * 4))
+        worker.start()
+        worker.join()
+        assert run == 0 or a._arr.__class__ is Pending
+        np.testing.assert_allclose(got["b"], (XL * 2 + 1) * 3, rtol=1e-6)
+        np.testing.assert_allclose(a.numpy(), XL * 2 + 1, rtol=1e-6)
+        np.testing.assert_allclose(got["c"].numpy(), (XL * 2 + 1) * 4, rtol=1e-6)
+
+
 def test_attention_without_a_mask_defers(cache):
     # None operands (attention's left-out mask, its dropout key) join the segment
     q = hg.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 700)).astype(np.float32))
