@@ -313,6 +313,9 @@ LONG_FILES = {
 LONG_FUNCTIONS = {
     "hookgrad/_ops/dispatch.py:apply": "runs once per op call: each stage's test is inline, "
                                        "where a call per stage would cost every op",
+    "hookgrad/_ops/lazy.py:defer": "runs once per deferred op: one walk over its arguments "
+                                   "signs it and wires it into the trace, where a helper "
+                                   "per part would cost every op a call",
     "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
                                               "output's constructors are inlined",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "

@@ -221,20 +221,19 @@ def _discover(roots):
     deps = {}
     found = list(dict.fromkeys(node for node, _ in roots))
     first = set(found)
-    get = deps.get
     # NOTE: per node of every backward. A node is new when it has no count yet (or is a
-    # root); ``found``, iterated while it grows, is the work list
+    # root); ``found``, iterated while it grows, is the work list. (``in`` and
+    # subscripts: no method call per edge)
     for node in found:
         for e in node._next:
             if e is not None:
                 child = e[0]
-                d = get(child)
-                if d is None:
+                if child in deps:
+                    deps[child] += 1
+                else:
                     deps[child] = 1
                     if child not in first:
                         found.append(child)
-                else:
-                    deps[child] = d + 1
     return deps, set(found)
 
 

@@ -111,7 +111,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     flat = []   # whether an earlier gradient waits in its buffer)
     ext = []    # those earlier gradients: node by node, they are summed first
     for i, cur in enumerate(region):
-        vop = cur._op._vjp_cache.get(cur._vkey) or vjp_op(cur)
+        try:  # (no call once the vjp is made: nearly always)
+            vop = cur._op._vjp_cache[cur._vkey]
+        except KeyError:
+            vop = vjp_op(cur)
         vals = saved[i]
         if not keep_graph and cur._has_saved:  # what it saved now lives in ``flat``:
             # ``cur._release()``, inlined (a call per node of every fused backward)

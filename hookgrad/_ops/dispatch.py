@@ -62,7 +62,7 @@ def apply(op, args, statics=None, out=None):
     held = False  # a Tensor held on the host (``_host_value.py``)
     arrs = []
     for a in args:  # NOTE: reading the arguments changes nothing: the host stage may follow
-        if isinstance(a, Tensor):
+        if a.__class__ is Tensor or isinstance(a, Tensor):  # (no call for a plain one)
             v = a._arr
             arrs.append(v)
             if a._requires_grad:
@@ -92,7 +92,10 @@ def apply(op, args, statics=None, out=None):
     if held:
         arrs = [a._data if v.__class__ is _Host else v for a, v in zip(args, arrs)]
     key = tuple(statics.items()) if statics else ()
-    fn = op._fwd_cache.get(key) or op.forward_fn(key)
+    try:  # (no call when the program is made: nearly always)
+        fn = op._fwd_cache[key]
+    except KeyError:
+        fn = op.forward_fn(key)
     if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
         return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None

@@ -1,12 +1,13 @@
 """Deferred forward: an op output that nobody has read yet is recorded, not run; the first
-read runs the pending ops behind it together, as one XLA call once that segment repeats.
+read runs the thread's pending ops together (its trace: ``_Trace``, wired as the ops were
+deferred), as one XLA call once that segment repeats.
 
 Eagerly, each op is one JAX dispatch (a few microseconds of runtime on a CPU, more than
 PyTorch spends on the whole op). Here ``apply`` returns a Tensor holding a ``Pending``
 (what to run, and the output's shape and dtype), and records its node as usual: nodes,
 hooks, ``_version`` and ``requires_grad`` never wait. Reading the array (``t._data``:
 printing, ``.item()``, an in-place write, a non-deferred op, the backward unpacking what
-a node saved) runs every pending op it depends on.
+a node saved) runs every pending op of the thread, those it depends on among them.
 
 What a user can see stays eager's: an op is deferred only for argument shapes and dtypes
 it has already run with (its first call runs eagerly and raises any error then), only on
@@ -33,6 +34,7 @@ from . import tiered
 from .setting import Setting
 
 MAX_DEPTH = 64    # pending ops in a row; the next op runs them first: bounds compile time
+MAX_OPS = 256     # pending ops in all (a trace of many short chains): bounds it too
 COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
 CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
 # operands a deferred op may take besides arrays: Python numbers, None (an optional operand
@@ -68,73 +70,167 @@ def is_lazy_forward_enabled():
     return _state["enabled"]
 
 
-def defer(op, key, fn, arrs):
+def defer(op, key, fn, arrs, q=None):
     """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers), a
     list of them for an op of several outputs, or the signature to ``learn`` after running
-    it eagerly, or None when it cannot wait."""
-    sig = [key if op.positions is None else _placed(fn, arrs, key)]
-    depth = 0
-    for v in arrs:
-        c = v.__class__
-        if c is Pending:
-            sig.append(v.aval)
-            if v.value is None and v.depth > depth:
-                depth = v.depth
-        elif c is ARRAY:
-            if v._committed:  # placed on a device by the user: eager keeps its checks
-                return None
-            sig.append(v.aval)
-        else:
-            if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
-                return None
-            sig.append(c)
-    sig = tuple(sig)
-    av = op._avals.get(sig)
-    if av is None:
-        return sig
-    if av is False:  # its output cannot wait
-        return None
-    if depth >= MAX_DEPTH:
-        with _lock:  # the chain is walked once: to plan it, recounting its depth, then
-            # to run it
-            nodes = _behind([v for v in arrs if v.__class__ is Pending and v.value is None])
-            plan = _plan(nodes) if len(nodes) > 1 else None
-            depth = _recount(nodes) if plan is None else plan[4]
-            if depth >= MAX_DEPTH:
-                # the chains so far run, as one segment (each argument's would be one XLA
-                # call of its own); this op starts the next
-                _run_nodes(nodes, plan)
-        if depth >= MAX_DEPTH:
-            arrs[:] = [value(v) for v in arrs]
-            depth = 0
-    p = _new(Pending)
-    p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, av
-    p.depth, p.value, p.ref, p.saved, p.gen = depth + 1, None, None, False, _gen[0]
-    return p if av.__class__ is not tuple else _outputs(p)
+    it eagerly, or None when it cannot wait. The ``Pending`` joins this thread's trace
+    (``_Trace``) in the same walk over ``arrs``: its wiring is worked out now, once.
+    ``q``: a ``Pending`` made elsewhere that joins the trace instead (returned): a
+    multi-output op's pick, an index read's, one a segment ran without returning it."""
+    while True:
+        tr = _local.trace
+        if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
+            tr = _local.trace = _Trace()
+        index, given, leaves = tr.index, tr.given, tr.leaves
+        sig = [key if q is not None or op.positions is None else _placed(fn, arrs, key)]
+        spec = []
+        add = spec.append
+        depth = 0
+        k = tr.nl
+        late = False  # a pending argument not in the trace, or a value held on the host
+        for v in arrs:
+            c = v.__class__
+            if c is Pending:
+                sig.append(v.aval)
+                x = v.value
+                if x is None:
+                    if v in index:
+                        add(index[v])  # an earlier op of the segment (a subscript)
+                        if v.depth > depth:
+                            depth = v.depth
+                    else:
+                        late = True
+                    continue
+                if x.__class__ is Host:
+                    late = True
+                    continue
+                v = x
+            elif c is ARRAY:
+                if v._committed:  # placed on a device by the user: eager keeps its checks
+                    return _undo(tr, None)
+                sig.append(v.aval)
+            else:
+                if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
+                    return _undo(tr, None)
+                sig.append(c)
+                # (a PRNG key's shape and dtype too: the segment's key is its program's
+                # signature, ``_run_segment``)
+                add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v.dtype))
+                leaves.append(v)
+                k += 1
+                continue
+            # NOTE: an array read by several ops (a weight, a constant) is one argument of
+            # the program: each argument costs its dispatch, and the ops share it
+            i = given.get(id(v))
+            if i is not None:
+                add(i)  # ``(an earlier leaf's position,)``, made once per leaf
+                continue
+            given[id(v)] = (k,)
+            add(v.aval)
+            leaves.append(v)
+            k += 1
+        if q is None:
+            sig = tuple(sig)
+            try:  # (no call once the op has run with these argument types: nearly always)
+                av = op._avals[sig]
+            except KeyError:
+                return _undo(tr, sig)
+            if av is False:  # its output cannot wait
+                return _undo(tr, None)
+        if not late and depth < MAX_DEPTH and tr.n < MAX_OPS:
+            break
+        _undo(tr, None)
+        _ready(tr, arrs, depth < MAX_DEPTH and tr.n < MAX_OPS)
+    made = q is None
+    if made:
+        q = _new(Pending)
+        q.op, q.key, q.fn, q.args, q.aval = op, key, fn, arrs, av
+        q.value, q.ref, q.saved, q.gen = None, None, False, tr.gen
+    place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
+    found = place(arrs[0].shape) if place is not None else None
+    if found is None:
+        tr.struct.append((op.fwd, key, tuple(spec)))
+    else:  # its positions are arguments here too (an op at positions)
+        fwd, fixed, where = found
+        spec += [int] * len(where)
+        leaves.extend(where)
+        k += len(where)
+        tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
+    tr.nl = k
+    q.depth = depth + 1
+    index[q] = tr.n  # (in order: the segment's ops are ``index``'s keys)
+    tr.n += 1
+    return q if not made or av.__class__ is not tuple else _outputs(q)
+
+
+def _undo(tr, res):
+    """``tr`` without the leaves a walk of ``defer`` added; returns ``res``."""
+    new = tr.leaves[tr.nl:]
+    if new:
+        for a in new:
+            if a.__class__ is ARRAY:
+                del tr.given[id(a)]
+        del tr.leaves[tr.nl:]
+    return res
+
+
+def _ready(tr, arrs, within):
+    """What kept an op out of ``tr`` done: past the bounds (not ``within``), every pending
+    op runs, as one segment (the op starts the next); a pending argument not in ``tr``
+    joins it first (the program takes its new leaves in the order of its ops); a value
+    the first tier kept in NumPy is put on the device (the program reads it), once."""
+    if not within:
+        with _lock:
+            _flush()
+        return
+    index = tr.index
+    for a in arrs:
+        if a.__class__ is Pending:
+            x = a.value
+            if x is None and a not in index:
+                with _lock:  # (another thread's, which its reads may run meanwhile)
+                    if a.value is not None:
+                        pass
+                    elif a.gen == tr.gen:
+                        defer(a.op, a.key, a.fn, a.args, a)
+                    else:  # deferred under an older default dtype: its own programs
+                        force(a)
+            elif x.__class__ is Host:
+                a.value = tiered.device(x)
+
+
+class _Trace:
+    """The ops a thread deferred since its last segment ran, in order, wired as they were
+    deferred: a read, or an op past the bounds, runs them all as one segment without
+    walking them again. ``index``: each op's position; ``struct``: per op, its forward,
+    statics and where each argument comes from (an earlier op's position, ``(an earlier
+    leaf's position,)`` or the type of a new leaf), the segment's program and key;
+    ``leaves``: the program's arguments; ``given``: id of an array argument -> ``(its
+    position in leaves,)``; ``n``: the ops; ``gen``: the default dtype's generation."""
+
+    __slots__ = ("index", "struct", "leaves", "given", "n", "nl", "gen")
+
+    def __init__(self):
+        # (``given``'s ids stay valid: ``leaves`` holds their arrays)
+        self.index, self.struct, self.leaves, self.given = {}, [], [], {}
+        self.n, self.nl, self.gen = 0, 0, _gen[0]  # ``nl``: the leaves
+
+
+class _Local(threading.local):
+    # NOTE: a trace per thread: a thread's defer touches no other's, so it takes no
+    # lock; what reads another thread's pending ops (``_ready``) or runs a trace does
+    trace = None
+
+
+_local = _Local()
 
 
 def pending_depth(arrs):
-    """The longest chain of ops not run yet behind ``arrs``. A ``Pending``'s ``depth``
-    counts the ops pending when it was made; a segment run since (a read, the bound met on
-    another branch) leaves it too high, and a short chain would be cut in two (one more
-    XLA call). The depths of the ops behind ``arrs`` are set right here, so the ops made
-    from them count right too."""
-    return _recount(_behind([v for v in arrs if v.__class__ is Pending and v.value is None]))
-
-
-def _recount(nodes):
-    """The depths of ``nodes`` (``_behind``'s list) set right; returns the deepest (as
-    ``_plan`` does, planning them)."""
-    top = 0
-    for q in nodes:
-        d = 0
-        for a in q.args:  # an argument still pending came earlier: its depth is set right
-            if a.__class__ is Pending and a.value is None and a.depth > d:
-                d = a.depth
-        q.depth = d = d + 1
-        if d > top:
-            top = d
-    return top
+    """The longest chain of ops not run yet behind ``arrs`` (0 when none is pending)."""
+    tr = _local.trace
+    index = {} if tr is None else tr.index
+    return max((v.depth for v in arrs if v.__class__ is Pending and v.value is None
+                and v in index), default=0)
 
 
 def _item(outs, k):
@@ -153,14 +249,15 @@ _PICKERS = [operator.itemgetter(k) for k in range(64)]
 
 def _outputs(p):
     """The outputs of ``p``, a deferred multi-output op, each a ``Pending`` picking its
-    item; ``p`` itself is never read by a Tensor, so a segment always gives it out."""
+    item, joined to the trace after it; ``p`` itself is never read by a Tensor, so a
+    segment always gives it out."""
     outs = []
     for k, av in enumerate(p.aval):
         q = _new(Pending)
         q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
         q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
-        q.depth, q.value, q.ref, q.saved, q.gen = p.depth + 1, None, None, False, p.gen
-        outs.append(q)
+        q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
+        outs.append(defer(_PICK, q.key, q.fn, q.args, q))
     p.outs = [_weakref(q) for q in outs]
     return outs
 
@@ -193,11 +290,19 @@ def value(v):
 
 
 def force(p):
-    """Run ``p`` and every pending op behind it; returns ``p``'s array (a value the first
-    tier kept in NumPy is put on the device now, once)."""
+    """Run ``p`` and every pending op of the trace (``_Trace``) with it; returns ``p``'s
+    array (a value the first tier kept in NumPy is put on the device now, once)."""
     with _lock:
         if p.value is None:
-            _run([p])
+            tr = _local.trace
+            if p.gen != _gen[0]:  # deferred under an older default dtype: its own programs
+                _run_nodes(_behind(p), None)
+            else:
+                if tr is None or tr.gen != p.gen:
+                    tr = _local.trace = _Trace()
+                if p not in tr.index:  # another thread's, an index read's, or one a
+                    defer(p.op, p.key, p.fn, p.args, p)  # segment ran without returning it
+                _flush()
         x = p.value
         if x.__class__ is Host:
             x = p.value = tiered.device(x)
@@ -206,16 +311,29 @@ def force(p):
         return x
 
 
-def _run(roots):
-    """Run the pending ops ``roots`` (not computed yet) and every pending op behind them,
-    as one segment. The caller holds ``_lock``."""
-    if roots:
-        _run_nodes(_behind(roots))
+def _flush():
+    """Run this thread's trace as one segment, a new trace taking its place (first: should
+    running them fail, they are pending still, and join the next trace when read). The
+    caller holds ``_lock``."""
+    tr = _local.trace
+    if not tr.n:
+        return
+    _local.trace = _Trace()
+    nodes = list(tr.index)
+    if tr.n == 1:
+        _run_nodes(nodes, None)
+        return
+    # NOTE: only values something may read leave the program: XLA fuses the rest away
+    # (a pending op nobody reads keeps its arguments, so a later read can still run it)
+    outs = tuple([k for k, q in enumerate(nodes)
+                  if (r := q.ref) is None or q.saved or r() is not None])
+    struct = tr.struct
+    _run_nodes(nodes, ((tuple(struct), outs), struct, tr.leaves, outs))
 
 
-def _run_nodes(nodes, plan=None):
-    """Run ``nodes`` (``_behind``'s list, not empty) as one segment; ``plan``: theirs, if
-    planned already."""
+def _run_nodes(nodes, plan):
+    """Run ``nodes`` (not empty; each after its pending arguments) as one segment by
+    ``plan`` (``_flush``'s), or op by op when it is None."""
     # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending value
     # made outside it is still computed concretely: never a leaked tracer. Outside one
     # (every eager read), no context manager: three Python calls fewer per read
@@ -230,25 +348,22 @@ def _run_planned(nodes, plan):
     if len(nodes) == 1:
         _run_one(nodes[0])
     elif plan is None:
-        _run_segment(nodes)
+        _run_apart(nodes)
     else:
         _run_segment(nodes, plan)
 
 
-def _behind(roots):
-    """The pending ops ``roots`` need, ``roots`` among them (once each), each after its
-    arguments (an op is deeper than each pending argument it had when made, so sorting by
-    depth orders them)."""
-    found = list(dict.fromkeys(roots)) if len(roots) > 1 else list(roots)  # in order,
-    seen = set(found)  # once each (``a * a``)
-    # NOTE: per op of every segment. A list iterated while it grows visits what is
-    # appended too: ``found`` is its own work list
-    for q in found:
+def _behind(p):
+    """The pending ops ``p`` needs, ``p`` among them (once each), each after its arguments
+    (for the ops of an older default dtype, which no trace holds: ``forget``)."""
+    found = [p]
+    seen = {p}
+    for q in found:  # a list iterated while it grows visits what is appended too
         for a in q.args:
             if a.__class__ is Pending and a.value is None and a not in seen:
                 seen.add(a)
                 found.append(a)
-    found.sort(key=_depth)
+    found.sort(key=_depth)  # an op is deeper than each pending argument it joined after
     return found
 
 
@@ -278,13 +393,8 @@ def _settle(q, v):
                 o.args = o.fn = None
 
 
-def _run_segment(nodes, plan=None):
-    if plan is None:
-        plan = _plan(nodes)
-    if plan is None:  # traced under an older default dtype
-        _run_apart(nodes)
-        return
-    key, struct, leaves, outs, _ = plan
+def _run_segment(nodes, plan):
+    key, struct, leaves, outs = plan
     fn = _compiled.get(key)
     if fn is not None:
         _compiled.move_to_end(key)
@@ -302,12 +412,15 @@ def _run_segment(nodes, plan=None):
                 _compiled.popitem(last=False)
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
     # is traced and compiled in the background, op by op meanwhile
-    res = None if fn is None else fn.call_ready(*leaves)
+    # (the key says each leaf's aval or type: the program's signature is the empty one)
+    res = None if fn is None else fn.call_ready(*leaves, sig=())
     if res is None:  # each op's own jitted program, as eagerly
         _run_apart(nodes)
         return
     for k, v in zip(outs, res):
         q = nodes[k]
+        if q.value is not None:  # computed meanwhile (another thread's read joined it)
+            continue
         if q.aval.__class__ is tuple:
             _settle(q, v)
         else:  # ``_settle``, inlined: a call per value read out of every segment
@@ -322,77 +435,9 @@ def _run_apart(nodes):
             _run_one(q)
 
 
-def _plan(nodes):
-    """``(key, struct, leaves, outs, depth)`` of the segment ``nodes`` (in ``_behind``'s
-    order: an op after its pending arguments), or None when one was deferred under an
-    older default dtype. ``struct``: per op, its forward, statics and where each argument
-    comes from (an earlier op's position, ``(an earlier leaf's position,)`` or the type of
-    a new leaf); ``outs``: the positions of the values something may read; ``depth``: the
-    longest chain of them, their depths set right on the way (``_recount``). One pass over
-    the ops and their arguments: a segment is planned at every read, so this is the part
-    of a read that Python pays per op."""
-    gen = _gen[0]
-    index = {}
-    leaves = []
-    given = {}  # id of an array argument -> ``(its position in leaves,)``
-    struct = []
-    outs = []
-    push = leaves.append
-    top = 0
-    for k, q in enumerate(nodes):
-        if q.gen != gen:
-            return None
-        spec = []
-        add = spec.append
-        d = 0
-        for a in q.args:
-            c = a.__class__
-            if c is Pending:
-                x = a.value
-                if x is None:  # not run: an earlier op of the segment (``_behind``), its
-                    add(index[a])  # depth set already (a subscript: no method call)
-                    if a.depth > d:
-                        d = a.depth
-                    continue
-                if x.__class__ is Host:  # the program reads it: put on the device, once
-                    x = a.value = tiered.device(x)
-                a = x
-                c = ARRAY
-            if c is ARRAY:
-                # NOTE: an array read by several ops (a weight, a constant) is one argument
-                # of the program: each argument costs its dispatch, and the ops share it
-                i = given.get(id(a))
-                if i is not None:
-                    add(i)  # ``(an earlier leaf's position,)``, made once per leaf
-                    continue
-                given[id(a)] = (len(leaves),)
-                add(a.aval)
-            else:
-                add(c)
-            push(a)
-        fn = q.fn
-        place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
-        found = place(q.args[0].shape) if place is not None else None
-        if found is None:
-            struct.append((q.op.fwd, q.key, tuple(spec)))
-        else:  # its positions are arguments here too (an op at positions)
-            fwd, fixed, where = found
-            spec += [int] * len(where)
-            leaves.extend(where)
-            struct.append((fwd, tuple(fixed.items()), tuple(spec)))
-        index[q] = k
-        q.depth = d = d + 1
-        if d > top:
-            top = d
-        # NOTE: only values something may read leave the program: XLA fuses the rest away
-        # (a pending op nobody reads keeps its arguments, so a later read can still run it)
-        r = q.ref
-        if r is None or q.saved or r() is not None:
-            outs.append(k)
-    outs = tuple(outs)
-    return (tuple(struct), outs), struct, leaves, outs, top
-
-
+# a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's
+# position,)`` is one)
+_KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape dtype")
 _PROGRAM = tiered.Program
 # the classes of op forwards that are never at positions (no ``place``): a segment plans
 # them without asking (a multi-output op's pick; ``tiered.jit``'s programs)
@@ -423,6 +468,8 @@ def forget():
         _gen[0] += 1
         _seen.clear()
         _compiled.clear()
+        # (each thread's trace is replaced at its next op: ``_Trace.gen``; the ops in it
+        # keep their generation, and ``force`` runs them apart)
 
 
 FORCE[0] = force

@@ -258,7 +258,10 @@ class OpNode(_Node):
                 if m.dtype in INEXACT:
                     g = grads[i]
                     gs.append(g if g is not None else Tensor._wrap(jnp.zeros(m.shape, m.dtype)))
-        vop = self._op._vjp_cache.get(self._vkey) or vjp_op(self)
+        try:  # (no call once the vjp is made: nearly always)
+            vop = self._op._vjp_cache[self._vkey]
+        except KeyError:
+            vop = vjp_op(self)
         vals = self._unpack(create_graph)
         if create_graph:
             args = (*vals, *gs)

@@ -174,12 +174,14 @@ class Program:
         state = self._sigs.get(sig)
         return state is _JITTED or state.__class__ is _First or self._settled(sig, state, args)
 
-    def call_ready(self, *args):
+    def call_ready(self, *args, sig=None):
         """The call's result when ``ready(*args)``, else None (the compile under way in
-        the background): one signature for both."""
+        the background): one signature for both. ``sig``: the arguments' signature when
+        the caller knows it (a deferred segment's key holds it), else worked out."""
         if not (_state["enabled"] and not _state["deterministic"]):
             return _call_jitted(self.jitted, args)
-        sig = _signature(args)
+        if sig is None:
+            sig = _signature(args)
         state = self._sigs.get(sig)
         if state is _JITTED:
             return _call_jitted(self.jitted, args)

@@ -26,7 +26,9 @@ XL = np.tile(np.float32(X), (1, HOST_MAX // 3 + 1))  # each row past the host st
 
 @pytest.fixture
 def cache(monkeypatch):
-    """An empty segment cache for the test: what it compiles is what it counts."""
+    """An empty segment cache and trace for the test: what it compiles is what it counts
+    (ops another test left pending, never read, would join its first segment)."""
+    monkeypatch.setattr(lazy._local, "trace", None)
     monkeypatch.setattr(lazy, "_seen", {})
     monkeypatch.setattr(lazy, "_compiled", collections.OrderedDict())
     return lazy
@@ -57,9 +59,9 @@ def test_an_array_several_ops_read_is_one_argument_of_the_segment(cache, monkeyp
     calls = []
     real = lazy.tiered.Program.call_ready
 
-    def counted(self, *leaves):
+    def counted(self, *leaves, **how):
         calls.append(leaves)
-        return real(self, *leaves)
+        return real(self, *leaves, **how)
     monkeypatch.setattr(lazy.tiered.Program, "call_ready", counted)
 
     def run(t):
@@ -224,8 +226,8 @@ def test_the_op_past_the_depth_bound_starts_the_next_segment(cache, monkeypatch)
 
 
 def test_the_chains_of_the_op_past_the_depth_bound_run_as_one_segment(cache, monkeypatch):
-    # an op taking two chains at the bound runs both as one segment: one XLA call, not one
-    # per argument
+    # an op taking two chains at the bound runs both as one segment, with every other op
+    # pending (``c``'s chain): one XLA call, not one per argument
     monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
     x = hg.tensor(XL)
     segments = []
@@ -238,14 +240,14 @@ def test_the_chains_of_the_op_past_the_depth_bound_run_as_one_segment(cache, mon
             a, b, c = a * 2, b + 1, c - 1
         del segments[:]
         y, z = a - b, c * c  # the same chain twice: its ops run once
-        assert run == 0 or (segments == [8, 4] and y._arr.value is None)
+        assert run == 0 or (segments == [12] and y._arr.value is None)
         np.testing.assert_allclose(y.numpy(), XL * 16 - (XL + 4), rtol=1e-6)
         np.testing.assert_allclose(z.numpy(), (XL - 4) ** 2, rtol=1e-5)
 
 
-def test_a_chain_partly_run_is_not_cut_at_the_depth_bound(cache, monkeypatch):
-    # reading ``h`` ran the ops behind ``g``: one op of ``g``'s chain is left, so the op
-    # made from it waits, with ``g``
+def test_a_chain_run_by_a_read_is_not_cut_at_the_depth_bound(cache, monkeypatch):
+    # reading ``h`` ran every pending op, ``g`` among them: the ops made from ``g`` start
+    # a new chain, so they wait
     monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
     x = hg.tensor(XL)
     for run in range(RUNS):
@@ -253,10 +255,26 @@ def test_a_chain_partly_run_is_not_cut_at_the_depth_bound(cache, monkeypatch):
         g = h * 2
         np.testing.assert_allclose(h.numpy(), XL * 8, rtol=1e-6)
         row, y = g[0, 1:], g * 2  # an index read, then an op
-        assert run == 0 or (g._arr.value is None and y._arr.value is None and
+        assert run == 0 or (g._arr.value is not None and y._arr.value is None and
                             row._arr.value is None)
         np.testing.assert_allclose(y.numpy(), XL * 32, rtol=1e-6)
         np.testing.assert_allclose(row.numpy(), XL[0, 1:] * 16, rtol=1e-6)
+
+
+def test_a_thread_uses_and_reads_another_threads_pending_values(cache):
+    # each thread defers into its own trace: a pending value of another joins this one's
+    import threading
+    x = hg.tensor(XL)
+    for run in range(RUNS):
+        a = x * 2 + 1
+        got = {}
+        worker = threading.Thread(target=lambda: got.update(b=(a * 3).numpy(), c=a * 4))
+        worker.start()
+        worker.join()
+        assert run == 0 or a._arr.__class__ is Pending
+        np.testing.assert_allclose(got["b"], (XL * 2 + 1) * 3, rtol=1e-6)
+        np.testing.assert_allclose(a.numpy(), XL * 2 + 1, rtol=1e-6)
+        np.testing.assert_allclose(got["c"].numpy(), (XL * 2 + 1) * 4, rtol=1e-6)
 
 
 def test_attention_without_a_mask_defers(cache):
@@ -293,6 +311,20 @@ def test_dropout_defers_with_the_key_drawn_when_called(cache):
     for (y1, g1), (y2, g2) in zip(got[True], got[False]):
         np.testing.assert_array_equal(y1, y2)
         np.testing.assert_array_equal(g1, g2)
+
+
+def test_a_segment_holding_a_dropout_key_compiles_with_the_eager_masks(cache):
+    # the key is a leaf of the segment's program, which its key describes (shape, dtype)
+    x = hg.tensor(XL)
+    got = {}
+    for lazy_on in (True, False):
+        hg.manual_seed(0)
+        with hg.autograd.set_lazy_forward(lazy_on):
+            got[lazy_on] = [(hg.nn.functional.dropout(x * 2, 0.5) + 1).sum(0).numpy()
+                            for _ in range(RUNS + 1)]
+    assert len(cache._compiled) == 1
+    for y1, y2 in zip(got[True], got[False]):
+        np.testing.assert_array_equal(y1, y2)
 
 
 def test_the_outputs_of_a_multi_output_op_defer_and_compute_together(cache):

@@ -63,7 +63,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     consts = None
     has_saved = 0  # 1: something saved; 2: through saved-tensor hooks (never fused)
     for i, a in enumerate(args):
-        if isinstance(a, Tensor):
+        if a.__class__ is Tensor or isinstance(a, Tensor):  # (no call for a plain one)
             e = None
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
                 gf = a.grad_fn
