@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtype
 from .promotion import lift as _lift, pair as _pair
 
-__all__ = ["FORMS", "RULES", "promoted"]
+__all__ = ["FORMS", "RULES", "promoted", "stacked"]
 
 
 def _cast(v, dtype):
@@ -230,18 +230,34 @@ def _join(fn):
 def _stack(parts, axis):
     """np.stack of ``parts`` (one dtype); raises unless they have one shape (PyTorch's
     check: the full path raises its error)."""
-    first = parts[0]
     if len(set(map(_shape_of, parts))) != 1:
         raise ValueError("parts of different shapes")
+    return joined(parts, axis)
+
+
+def stacked(parts, axis):
+    """``parts`` (NumPy arrays) stacked along a new ``axis`` (>= 0) when all have one dtype
+    and one shape and ``axis`` is in range, else None (the op path decides, and raises
+    PyTorch's errors): a collate's samples, stacked with no cast (``stacking.stack``
+    tries it before the op path)."""
+    if len(set(map(_dtype_of, parts))) != 1 or len(set(map(_shape_of, parts))) != 1 or \
+            axis > parts[0].ndim:
+        return None
+    return joined(parts, axis)
+
+
+def joined(parts, axis):
+    """np.stack of ``parts``, of one dtype and one shape."""
+    first = parts[0]
     if axis:
         return np.stack(parts, axis=axis)
     try:  # parts one after another: C-contiguous ones' bytes joined in one C loop, which
         # costs less than np.concatenate's per-part checks (a read-only result, as the
         # host stage's results are)
-        joined = b"".join(parts)
+        data = b"".join(parts)
     except (BufferError, TypeError):  # a part that is not C-contiguous
         return np.concatenate(parts).reshape((len(parts), *first.shape))
-    return np.frombuffer(joined, first.dtype).reshape((len(parts), *first.shape))
+    return np.frombuffer(data, first.dtype).reshape((len(parts), *first.shape))
 
 
 _shape_of = operator.attrgetter("shape")
