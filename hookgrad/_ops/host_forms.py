@@ -38,16 +38,21 @@ def _cast(v, dtype):
     return v
 
 
-def _arith(ufunc):
-    """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc."""
+def _arith(ufunc, bools=True):
+    """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc.
+    ``bools`` False (``-``): PyTorch raises for a bool operand (the XLA path raises it)."""
     def form(vals, result):
         if len(vals) == 2:  # the common case, without building a list
             a, b = vals
-            if a.__class__ is _ND and a.dtype is result and (
+            if a.__class__ is _ND and a.dtype is result and result.kind != "b" and (
                     b.__class__ is _ND and b.dtype is result or b.__class__ is int or
                     b.__class__ is float and result.kind == "f"):
-                return ufunc(a, b)  # nothing to cast (``_cast`` would return both)
+                return ufunc(a, b)  # nothing to cast (``_cast`` would return both), no bool
+            if not bools and _has_bool(vals):
+                raise TypeError("a bool operand")
             return ufunc(_cast(a, result), _cast(b, result))
+        if not bools and _has_bool(vals):
+            raise TypeError("a bool operand")
         return ufunc(*[_cast(v, result) for v in vals])
     return form
 
@@ -55,12 +60,13 @@ def _arith(ufunc):
 _ND = np.ndarray
 
 
-def _subtract(vals, result):
-    for v in vals:
-        if v.__class__ is bool or v.__class__ is np.ndarray and v.dtype.kind == "b":
-            # PyTorch raises for a bool operand: the XLA path raises it
-            raise TypeError("a bool subtraction")
-    return np.subtract(_cast(vals[0], result), _cast(vals[1], result))
+def _has_bool(vals):
+    return any(v.__class__ is bool or v.__class__ is _ND and v.dtype.kind == "b"
+               for v in vals)
+
+
+_subtract = _arith(np.subtract, bools=False)
+_true_divide = _arith(np.divide)
 
 
 def _tensors_only(ufunc):
@@ -76,7 +82,7 @@ def _tensors_only(ufunc):
 def _divide(vals, result):
     if result.kind != "f":  # integer division rounds: PyTorch's modes are other rows
         raise TypeError("an integer true division")
-    return np.divide(*[_cast(v, result) for v in vals])
+    return _true_divide(vals, result)
 
 
 def _compare(ufunc, ordered=True):
