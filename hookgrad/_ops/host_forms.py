@@ -349,7 +349,8 @@ def _default_float():
     return np.dtype(_dtype.get_default_dtype().np)
 
 
-_NUMBER_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64)}
+_BOOL = np.dtype(np.bool_)
+_NUMBER_DTYPES = {bool: _BOOL, int: np.dtype(np.int64)}
 _INDEX = np.dtype(np.int64)
 
 
@@ -369,7 +370,7 @@ def _reduced(vals, statics):
 RULES = {  # (values, statics) -> the result dtype
     "promote": lambda vals, statics: promoted(vals),
     "float": _floating,
-    "bool": lambda vals, statics: np.dtype(np.bool_),
+    "bool": lambda vals, statics: _BOOL,
     "index": lambda vals, statics: _INDEX,
     "same": lambda vals, statics: vals[0].dtype,
     "sum": _reduced,
