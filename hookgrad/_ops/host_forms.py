@@ -154,8 +154,11 @@ def _reduce(mean=False):
             raise TypeError("not a float result")
         total = np.add.reduce(x.astype(result, copy=False), axis=dim, keepdims=keepdim)
         if mean:  # the sum divided by the count, in the result dtype, as np.mean divides
-            total = np.true_divide(total, x.size // total.size if total.size else 1,
-                                   dtype=result)
+            count = x.size // total.size if total.size else 1
+            if total.__class__ is result.type:  # a whole reduction's scalar: its own
+                total = total / result.type(count)  # arithmetic, no ufunc call (one
+            else:  # rounding in the result dtype either way)
+                total = np.true_divide(total, count, dtype=result)
         return np.asarray(total)
     return form
 
@@ -194,7 +197,7 @@ def _gather(vals, result, dim):
     """Also the whole of ``gather`` for small host values (``gather.gather`` tries it
     first): every check PyTorch makes is made here, and anything else refused."""
     x, idx = vals
-    if idx.__class__ is not np.ndarray or idx.dtype != np.int64 or x.ndim != idx.ndim or \
+    if idx.__class__ is not np.ndarray or idx.dtype is not _INDEX or x.ndim != idx.ndim or \
             not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
     # one reduce for both bounds: a negative int64 read as uint64 is past any size
