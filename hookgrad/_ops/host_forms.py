@@ -183,7 +183,7 @@ def _logsumexp(vals, result, dim, keepdim):
         raise TypeError("not a float result, or empty")
     # the ufuncs themselves, each result written over the one before: NumPy's function
     # wrappers (np.max, np.sum, np.where) cost more than the arithmetic at these sizes
-    m = _MAX(x.astype(np.float64, copy=False), dim, keepdims=True)
+    m = _MAX(x, dim, keepdims=True)  # exact in any float dtype: no float64 copy first
     m[np.isinf(m)] = 0.0  # as PyTorch: an infinite maximum is not subtracted
     t = np.subtract(x, m, dtype=np.float64)
     out = np.log(np.add.reduce(np.exp(t, out=t), dim, keepdims=True))
