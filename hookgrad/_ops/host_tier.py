@@ -276,7 +276,8 @@ def write(self, idx, value, found):
     if v.__class__ is np.ndarray and v.dtype is dst.dtype:
         dst[at] = v  # no cast: nothing to warn about
     else:
-        token = _quiet_fp()  # a float64 value past float32's range becomes inf, quietly
+        token = _ERRSTATE.set(_IGNORE)  # a float64 value past float32's range becomes
+        # inf, quietly
         try:
             dst[at] = v
         finally:
@@ -345,7 +346,7 @@ def inplace(op, key, args, out):
     if place is None:
         return None
     dst = out._arr.np
-    token = _quiet_fp()
+    token = _ERRSTATE.set(_IGNORE)
     try:
         fn(dst, v, out=dst)
     finally:
@@ -361,13 +362,10 @@ def _fits(shape, target):
         return False
 
 
-def _quiet_fp():
-    """A token that turns NumPy's floating-point warnings off until ``_reset(token)``:
-    PyTorch computes ``x / 0`` and overflows quietly. (``np.errstate`` does the same in
-    3-4 microseconds; this sets the context variable it sets, made once.)"""
-    return _ERRSTATE.set(_IGNORE)
-
-
+# NumPy's floating-point warnings off: ``token = _ERRSTATE.set(_IGNORE)`` until
+# ``_reset(token)`` (PyTorch computes ``x / 0`` and overflows quietly). ``np.errstate`` does
+# the same in 3-4 microseconds; this sets the context variable it sets, made once, inline
+# where a loop's write or op calls it (a function around it costs a frame per call).
 try:  # NOTE: private: what np.errstate(all="ignore") enters, without building it per call
     from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE, _make_extobj
     _IGNORE = _make_extobj(all="ignore")
