@@ -30,9 +30,10 @@ processes. Prints the load average, a table, and, last, ``python_loops_vs_torch:
 worst idiom's warm CPU ratio (target <= 2; ``python_loops_cold_vs_torch``, the worst cold
 one: target <= 5). ``--tree DIR`` measures another checkout; given twice (``--tree A --tree
 B``), each idiom's processes alternate between the two, a row each, and the last lines
-name the tree (B's last).
+name the tree (B's last). ``--calls`` prints each idiom's Python calls per warm run
+instead (cProfile's count: deterministic, so trees compare on a busy machine).
 
-    python benchmarks/python_loops.py [--quick] [--tree DIR [--tree DIR ...]]
+    python benchmarks/python_loops.py [--quick] [--calls] [--tree DIR [--tree DIR ...]]
 """
 import argparse
 import json
@@ -232,6 +233,30 @@ def scaling_worker(repeats):
     return out
 
 
+def calls_worker(name, n):
+    """Python calls (cProfile's count, builtins included) of one warm hookgrad run of the
+    idiom ``name``: deterministic, so two trees compare on a busy machine."""
+    import cProfile
+    import pstats
+    import hookgrad
+    from hookgrad._ops import tiered
+    run, prepare = IDIOMS[name]
+
+    def once():
+        data = prepare(hookgrad, n)
+        profile = cProfile.Profile()
+        profile.enable()
+        np.asarray(run(hookgrad, data).detach().cpu().numpy())
+        profile.disable()
+        return sum(row[1] for row in pstats.Stats(profile).stats.values())
+
+    for _ in range(4):  # the repeats start the background compiles; then they end
+        once()
+    tiered.wait()
+    once()
+    return {"calls": once()}
+
+
 def _child(args, cache, tree=ROOT):
     env = dict(os.environ, HOOKGRAD_COMPILATION_CACHE=cache,
                PYTHONPATH=os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")]))
@@ -242,6 +267,20 @@ def _child(args, cache, tree=ROOT):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _print_calls(trees, names, n):
+    """``--calls``: each idiom's Python calls per warm run (n samples), a column per tree."""
+    for k, tree in enumerate(trees):
+        print(f"tree {k}: hookgrad from {tree}")
+    print(f"Python calls per warm run of {n} samples (cProfile)")
+    print(f"{'idiom':18s}" + "".join(f" {'tree ' + str(k):>9s}" for k in range(len(trees))))
+    for name in names:
+        counts = []
+        for tree in trees:
+            with tempfile.TemporaryDirectory() as cache:
+                counts.append(_child(["calls", name, str(n)], cache, tree)["calls"])
+        print(f"{name:18s}" + "".join(f" {c:9d}" for c in counts))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -250,15 +289,22 @@ def main():
                     help="a hookgrad source tree to measure (default: this one); given more "
                          "than once, each idiom's processes alternate between the trees")
     ap.add_argument("--only", nargs="+", choices=list(IDIOMS), help="these idioms alone")
+    ap.add_argument("--calls", action="store_true",
+                    help="print each idiom's Python calls per warm run (cProfile) instead")
     a = ap.parse_args()
     n, rounds, processes = (64, 9, 1) if a.quick else (256, 21, 3)
     if a.worker:
         if a.worker[0] == "slice_write_scaling":
             print(json.dumps(scaling_worker(int(a.worker[1]))))
+        elif a.worker[0] == "calls":
+            print(json.dumps(calls_worker(a.worker[1], int(a.worker[2]))))
         else:
             print(json.dumps(worker(a.worker[0], int(a.worker[1]), int(a.worker[2]))))
         return
     trees = a.tree or [ROOT]
+    if a.calls:
+        _print_calls(trees, a.only or IDIOMS, n)
+        return
     med = statistics.median
     worst = dict.fromkeys(trees, 0.0)
     worst_cold = dict.fromkeys(trees, 0.0)

@@ -7,11 +7,20 @@ compares with the trace it started (a compiled step's host hooks and index check
 ``size(s)`` reads a size argument, keeping the symbolic sizes ``jax.export`` traces with.
 """
 import jax
-try:  # NOTE: private, but the one cheap way to know no JAX trace is active
-    from jax._src.core import trace_state_clean as no_trace
-except ImportError:  # pragma: no cover - a JAX without it: callers act as if traced
+try:  # NOTE: private, but the one cheap way to know no JAX trace is active: JAX's
+    # ``trace_state_clean`` read in one frame, not four (a loop's every write asks it)
+    from jax._src.core import (axis_env_state as _axis_env, eval_trace as _eval_trace,
+                               top_axis_env as _top_axis_env,
+                               trace_state_strong_ref as _trace_ref)
+
     def no_trace():
-        return False
+        return _trace_ref.value is _eval_trace and _axis_env.value is _top_axis_env
+except ImportError:  # pragma: no cover - a JAX without them: JAX's own test, or traced
+    try:
+        from jax._src.core import trace_state_clean as no_trace
+    except ImportError:
+        def no_trace():
+            return False
 try:  # NOTE: imported once: an import in the function costs Python calls each time (a
     # model asks ``is_compiling()`` per layer)
     from jax._src import core as _core

@@ -17,6 +17,9 @@ class HostValues:
     __slots__ = ()
 
     def item(self):
+        h = self._arr
+        if h.__class__ is Host and READER[0] is None and h.np.size == 1:
+            return h.np.item()  # a loop's ``labels[i].item()``: its host memory, read
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return _one(self, ".item()")

@@ -175,6 +175,6 @@ def _wrote_itself(self, value, template, arr):
     if not (info.shared and info.gen == self._gen and not value._requires_grad and
             info.made_by(self, template) and value._arr.dtype == arr.dtype):
         return False
-    self._version += 1
+    host_tier.bump_version(self)  # ``self._version += 1`` in one frame
     _views.share_version(self)
     return True

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtype
 from .promotion import lift as _lift, pair as _pair
 
-__all__ = ["FORMS", "RULES", "promoted"]
+__all__ = ["FORMS", "RULES", "promoted", "stacked"]
 
 
 def _cast(v, dtype):
@@ -38,16 +38,21 @@ def _cast(v, dtype):
     return v
 
 
-def _arith(ufunc):
-    """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc."""
+def _arith(ufunc, bools=True):
+    """``+ - * /`` and their kin: every operand cast to the result dtype, one ufunc.
+    ``bools`` False (``-``): PyTorch raises for a bool operand (the XLA path raises it)."""
     def form(vals, result):
         if len(vals) == 2:  # the common case, without building a list
             a, b = vals
-            if a.__class__ is _ND and a.dtype is result and (
+            if a.__class__ is _ND and a.dtype is result and result.kind != "b" and (
                     b.__class__ is _ND and b.dtype is result or b.__class__ is int or
                     b.__class__ is float and result.kind == "f"):
-                return ufunc(a, b)  # nothing to cast (``_cast`` would return both)
+                return ufunc(a, b)  # nothing to cast (``_cast`` would return both), no bool
+            if not bools and _has_bool(vals):
+                raise TypeError("a bool operand")
             return ufunc(_cast(a, result), _cast(b, result))
+        if not bools and _has_bool(vals):
+            raise TypeError("a bool operand")
         return ufunc(*[_cast(v, result) for v in vals])
     return form
 
@@ -55,12 +60,13 @@ def _arith(ufunc):
 _ND = np.ndarray
 
 
-def _subtract(vals, result):
-    for v in vals:
-        if v.__class__ is bool or v.__class__ is np.ndarray and v.dtype.kind == "b":
-            # PyTorch raises for a bool operand: the XLA path raises it
-            raise TypeError("a bool subtraction")
-    return np.subtract(_cast(vals[0], result), _cast(vals[1], result))
+def _has_bool(vals):
+    return any(v.__class__ is bool or v.__class__ is _ND and v.dtype.kind == "b"
+               for v in vals)
+
+
+_subtract = _arith(np.subtract, bools=False)
+_true_divide = _arith(np.divide)
 
 
 def _tensors_only(ufunc):
@@ -76,7 +82,7 @@ def _tensors_only(ufunc):
 def _divide(vals, result):
     if result.kind != "f":  # integer division rounds: PyTorch's modes are other rows
         raise TypeError("an integer true division")
-    return np.divide(*[_cast(v, result) for v in vals])
+    return _true_divide(vals, result)
 
 
 def _compare(ufunc, ordered=True):
@@ -148,8 +154,11 @@ def _reduce(mean=False):
             raise TypeError("not a float result")
         total = np.add.reduce(x.astype(result, copy=False), axis=dim, keepdims=keepdim)
         if mean:  # the sum divided by the count, in the result dtype, as np.mean divides
-            total = np.true_divide(total, x.size // total.size if total.size else 1,
-                                   dtype=result)
+            count = x.size // total.size if total.size else 1
+            if total.__class__ is result.type:  # a whole reduction's scalar: its own
+                total = total / result.type(count)  # arithmetic, no ufunc call (one
+            else:  # rounding in the result dtype either way)
+                total = np.true_divide(total, count, dtype=result)
         return np.asarray(total)
     return form
 
@@ -174,7 +183,7 @@ def _logsumexp(vals, result, dim, keepdim):
         raise TypeError("not a float result, or empty")
     # the ufuncs themselves, each result written over the one before: NumPy's function
     # wrappers (np.max, np.sum, np.where) cost more than the arithmetic at these sizes
-    m = _MAX(x.astype(np.float64, copy=False), dim, keepdims=True)
+    m = _MAX(x, dim, keepdims=True)  # exact in any float dtype: no float64 copy first
     m[np.isinf(m)] = 0.0  # as PyTorch: an infinite maximum is not subtracted
     t = np.subtract(x, m, dtype=np.float64)
     out = np.log(np.add.reduce(np.exp(t, out=t), dim, keepdims=True))
@@ -188,7 +197,7 @@ def _gather(vals, result, dim):
     """Also the whole of ``gather`` for small host values (``gather.gather`` tries it
     first): every check PyTorch makes is made here, and anything else refused."""
     x, idx = vals
-    if idx.__class__ is not np.ndarray or idx.dtype != np.int64 or x.ndim != idx.ndim or \
+    if idx.__class__ is not np.ndarray or idx.dtype is not _INDEX or x.ndim != idx.ndim or \
             not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
     # one reduce for both bounds: a negative int64 read as uint64 is past any size
@@ -230,18 +239,34 @@ def _join(fn):
 def _stack(parts, axis):
     """np.stack of ``parts`` (one dtype); raises unless they have one shape (PyTorch's
     check: the full path raises its error)."""
-    first = parts[0]
     if len(set(map(_shape_of, parts))) != 1:
         raise ValueError("parts of different shapes")
+    return joined(parts, axis)
+
+
+def stacked(parts, axis):
+    """``parts`` (NumPy arrays) stacked along a new ``axis`` (>= 0) when all have one dtype
+    and one shape and ``axis`` is in range, else None (the op path decides, and raises
+    PyTorch's errors): a collate's samples, stacked with no cast (``stacking.stack``
+    tries it before the op path)."""
+    if len(set(map(_dtype_of, parts))) != 1 or len(set(map(_shape_of, parts))) != 1 or \
+            axis > parts[0].ndim:
+        return None
+    return joined(parts, axis)
+
+
+def joined(parts, axis):
+    """np.stack of ``parts``, of one dtype and one shape."""
+    first = parts[0]
     if axis:
         return np.stack(parts, axis=axis)
     try:  # parts one after another: C-contiguous ones' bytes joined in one C loop, which
         # costs less than np.concatenate's per-part checks (a read-only result, as the
         # host stage's results are)
-        joined = b"".join(parts)
+        data = b"".join(parts)
     except (BufferError, TypeError):  # a part that is not C-contiguous
         return np.concatenate(parts).reshape((len(parts), *first.shape))
-    return np.frombuffer(joined, first.dtype).reshape((len(parts), *first.shape))
+    return np.frombuffer(data, first.dtype).reshape((len(parts), *first.shape))
 
 
 _shape_of = operator.attrgetter("shape")
@@ -327,7 +352,8 @@ def _default_float():
     return np.dtype(_dtype.get_default_dtype().np)
 
 
-_NUMBER_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64)}
+_BOOL = np.dtype(np.bool_)
+_NUMBER_DTYPES = {bool: _BOOL, int: np.dtype(np.int64)}
 _INDEX = np.dtype(np.int64)
 
 
@@ -347,7 +373,7 @@ def _reduced(vals, statics):
 RULES = {  # (values, statics) -> the result dtype
     "promote": lambda vals, statics: promoted(vals),
     "float": _floating,
-    "bool": lambda vals, statics: np.dtype(np.bool_),
+    "bool": lambda vals, statics: _BOOL,
     "index": lambda vals, statics: _INDEX,
     "same": lambda vals, statics: vals[0].dtype,
     "sum": _reduced,

@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import Pending, Tensor, _fresh, _set_arr
+from .._tensor import Pending, Tensor, _fresh, _set_arr, _set_version
+from .._watch import WRITES as _WRITES, Moving
 from . import box_index
 from .lazy import ARRAY
 
@@ -145,12 +146,12 @@ def _host_aliases(root, store, t, bump):
     shared = True
     if bump:
         store.tally[1] += 1
-        t._version += 1
+        version = bump_version(t)
         info = t._view
         if info is not None:
             shared = info.shared
             if shared:
-                root._version = t._version
+                set_version(root, version)
     if not root._views:  # no alias to keep current (a loop's usual write)
         return
     for w in _views.other_aliases(root, t):
@@ -160,7 +161,26 @@ def _host_aliases(root, store, t, bump):
             if a.__class__ is not Host or a.store is not store:
                 _set_arr(w, Host(_strided(store.np, *winfo.geom), store))
         if bump and shared and winfo.shared:
-            w._version = root._version
+            set_version(w, version)
+
+
+def bump_version(t):
+    """``t._version += 1``, returning the new version, in one frame (the property's getter
+    and setter and ``Tensor.__setattr__`` are three): a loop's every write bumps one. As
+    ``__setattr__``, the write is counted (``_watch.WRITES``); a moving version
+    (``_watch.Moving``, a steady compiled step's) is read."""
+    v = t._ver
+    v = (v.value() if v.__class__ is Moving else v) + 1
+    _WRITES[0] += 1
+    _set_version(t, v)
+    return v
+
+
+def set_version(t, version):
+    """``t._version = version`` (an alias sharing a bumped counter), counted as
+    ``Tensor.__setattr__`` counts it, in one frame."""
+    _WRITES[0] += 1
+    _set_version(t, version)
 
 
 def _strided(array, size, stride, offset):
@@ -229,32 +249,40 @@ def write(self, idx, value, found):
     is a number or a plain CPU Tensor that casts and broadcasts quietly; returns whether
     it was written."""
     a = self._arr
-    v = _host_operand(value, a.dtype, a.store if a.__class__ is Host else None)
+    store = a.store if a.__class__ is Host else None
+    v = _host_operand(value, a.dtype, store)
     if v is None:
         return False
     template, size = found[0], found[1]
     if v.__class__ is np.ndarray:
         if not box_index.broadcasts(v.shape, size, v.dtype, a.dtype):
             return False
-    place = writable(self)
-    if place is None:
-        return False
+    if store is not None and self._view is None and not self._requires_grad and _no_trace():
+        root = self  # a root held on the host already: ``writable``'s first answer
+    else:
+        place = writable(self)
+        if place is None:
+            return False
+        root, store = place
     dst = self._arr.np
     if v.__class__ is np.ndarray and v.ndim and v.shape[0] == 1:
         k = 1
         while k < v.ndim and v.shape[k] == 1:  # as PyTorch: leading size-1 dims dropped
             k += 1
         v = v.reshape(v.shape[k:])
-    at = _np_index(idx, template)
+    if idx.__class__ is not tuple:  # ``_np_index``, inlined
+        idx = (idx,)
+    at = idx if ("E",) in template else (*idx, Ellipsis)
     if v.__class__ is np.ndarray and v.dtype is dst.dtype:
         dst[at] = v  # no cast: nothing to warn about
     else:
-        token = _quiet_fp()  # a float64 value past float32's range becomes inf, quietly
+        token = _ERRSTATE.set(_IGNORE)  # a float64 value past float32's range becomes
+        # inf, quietly
         try:
             dst[at] = v
         finally:
             _reset(token)
-    _host_aliases(place[0], place[1], self, True)
+    _host_aliases(root, store, self, True)
     return True
 
 
@@ -318,7 +346,7 @@ def inplace(op, key, args, out):
     if place is None:
         return None
     dst = out._arr.np
-    token = _quiet_fp()
+    token = _ERRSTATE.set(_IGNORE)
     try:
         fn(dst, v, out=dst)
     finally:
@@ -334,13 +362,10 @@ def _fits(shape, target):
         return False
 
 
-def _quiet_fp():
-    """A token that turns NumPy's floating-point warnings off until ``_reset(token)``:
-    PyTorch computes ``x / 0`` and overflows quietly. (``np.errstate`` does the same in
-    3-4 microseconds; this sets the context variable it sets, made once.)"""
-    return _ERRSTATE.set(_IGNORE)
-
-
+# NumPy's floating-point warnings off: ``token = _ERRSTATE.set(_IGNORE)`` until
+# ``_reset(token)`` (PyTorch computes ``x / 0`` and overflows quietly). ``np.errstate`` does
+# the same in 3-4 microseconds; this sets the context variable it sets, made once, inline
+# where a loop's write or op calls it (a function around it costs a frame per call).
 try:  # NOTE: private: what np.errstate(all="ignore") enters, without building it per call
     from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE, _make_extobj
     _IGNORE = _make_extobj(all="ignore")

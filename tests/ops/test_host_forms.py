@@ -141,6 +141,22 @@ def test_stack_cat_flip_and_gather_match_pytorch():
     same_as_torch(run, tol=0)
 
 
+def test_a_stack_of_held_parts_in_any_layout_matches_pytorch():
+    """A collate's parts held on the host are joined in NumPy at once (``stacking.stack``):
+    contiguous parts, strided slices and flipped copies, along each dim; the result is its
+    own memory (a write into it copies it, the parts keep their values)."""
+    def run(L):
+        base = L.tensor(np.arange(60.0).reshape(3, 4, 5).astype(np.float32))
+        rows = [base[i] for i in range(3)]
+        strided = [base[i, :, 1:4] for i in range(3)]
+        rs = [L.stack(rows), L.stack(strided), L.stack(strided, 2), L.stack(rows[:2], 1),
+              L.stack([p.flip(0) for p in strided]), L.stack([rows[0], rows[1] * 2])]
+        assert L is torch or all(_held(r) for r in rs)
+        rs[0][0, 0, 0] = -1.0
+        return [_bits(r) for r in rs] + [_bits(base), _bits(rows[0])]
+    same_as_torch(run, tol=0)
+
+
 def test_bad_input_gets_pytorchs_errors():
     def run(L):
         x, y = L.ones(3) * 1, L.ones(4) * 1

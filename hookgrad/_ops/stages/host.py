@@ -37,7 +37,7 @@ _NO_STATICS = {}  # what a row without static arguments passes its form
 _DTYPES = host_tier._DTYPES
 _PROMOTE = "promote"  # the rule of most rows: called directly
 _hold = host_tier.held
-# ``host_tier._quiet_fp``'s, called directly (once per op)
+# ``host_tier``'s floating-point quieting, called directly (once per op)
 _quiet, _IGNORE, _reset = host_tier._ERRSTATE.set, host_tier._IGNORE, host_tier._reset
 
 
