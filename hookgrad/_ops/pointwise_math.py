@@ -254,7 +254,7 @@ ALIASES = {
     "unsafe_chunk": "chunk", "unsafe_split": "split",
     "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
     "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "absolute": "abs",
-    "fix": "trunc", "swapdims": "swapaxes",
+    "fix": "trunc",
 }
 
 

@@ -15,7 +15,8 @@ import numpy as np
 from .._tensor import Tensor
 from .dispatch import apply
 from .promotion import real_only
-from .reduction import _jdtype, _norm, _return_type, not_a_dim, return_types
+from .parser_errors import not_a_dim
+from .reduction import _jdtype, _norm, _return_type, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import narrow, wrap_dim
 from .stacking import cat
