@@ -252,9 +252,9 @@ def positive(input) -> Tensor:
 # ---- PyTorch's other names of existing ops, every form the original has
 ALIASES = {
     "unsafe_chunk": "chunk", "unsafe_split": "split",
-    "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
-    "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "absolute": "abs",
-    "fix": "trunc",
+    "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh",
+    "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh",
+    "arctan2": "atan2", "absolute": "abs", "fix": "trunc",
 }
 
 

@@ -242,7 +242,8 @@ def _quantile_call(name, input, q, dim, keepdim, interpolation, nan):
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q):g}")
     elif not isinstance(qs := q._data, jax.core.Tracer) and np.any((np.asarray(qs) < 0) |
                                                                    (np.asarray(qs) > 1)):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")  # a traced q: unchecked
+        # (a traced q goes unchecked)
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     q_arg = q if isinstance(q, Tensor) else float(q)
     d = None if dim is None else wrap_dim(dim, max(input.ndim, 1))
     return apply(_QUANTILE, (input, q_arg), {"dim": d, "keepdim": bool(keepdim),
