@@ -1,4 +1,6 @@
 """The op table. Importing it attaches every op to ``Tensor`` as a method."""
+import numpy as np
+
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
 from . import clamp  # noqa: F401 - clamp, clamp_min, clamp_max (beside pointwise)
@@ -42,8 +44,8 @@ def _contains(self, element) -> bool:
 
 def _operator(name):
     """The Tensor method ``name`` where there is one, else the function: an operator, as a
-    method, takes no ``out=``."""
-    return METHODS.get(name) or _F[name]
+    method, takes no ``out=``; an operator's own function where it has one."""
+    return pointwise.OPERATORS.get(name) or METHODS.get(name) or _F[name]
 
 
 def _attach():
@@ -84,7 +86,8 @@ def _attach():
         "__xor__": _operator("bitwise_xor"),
         "__rand__": _operator("bitwise_and"),
         "__ror__": _operator("bitwise_or"),
-        "__iadd__": lambda a, b: a.add_(b),
+        # an array: PyTorch's ``+=`` leaves it to ``+`` (NumPy's sum, a new Tensor)
+        "__iadd__": lambda a, b: NotImplemented if b.__class__ is np.ndarray else a.add_(b),
         "__isub__": lambda a, b: a.sub_(b),
         "__imul__": lambda a, b: a.mul_(b),
         "__itruediv__": lambda a, b: a.div_(b),

@@ -10,12 +10,21 @@ one Python function cannot tell which form was called).
 from __future__ import annotations
 
 
+def type_name(value):
+    """``value``'s type as PyTorch's parser names it: a builtin's or a Tensor's bare name,
+    another module's qualified (``numpy.ndarray``)."""
+    t = type(value)
+    if t.__module__ == "builtins" or t.__module__.startswith("hookgrad"):
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
 def not_a(name, arg, value, wanted="int", position=1):
     """``name(): argument 'arg' (position n) must be <wanted>, not <type>`` (``position``
     None: a keyword's wording, which names no position)."""
     where = "" if position is None else f" (position {position})"
     return TypeError(f"{name}(): argument '{arg}'{where} must be {wanted}, not "
-                     f"{type(value).__name__}")
+                     f"{type_name(value)}")
 
 
 def not_a_dim(name, dim, wanted="int"):
@@ -26,7 +35,7 @@ def not_a_dim(name, dim, wanted="int"):
 def bool_in_int_list(name, arg, value, position=1):
     """PyTorch's TypeError for a ``tuple of ints`` argument that is a bool or whose first
     element is one (the parser reads the first element's type only: a later bool passes as
-    an int, in PyTorch and here), else None."""
+    an int, in PyTorch and here), else None. NOTE: a call; a common op tests inline."""
     if value.__class__ is bool:
         return not_a(name, arg, value, "tuple of ints", position)
     if isinstance(value, (tuple, list)) and value and value[0].__class__ is bool:
@@ -38,18 +47,16 @@ def bool_in_int_list(name, arg, value, position=1):
 def invalid_arguments(name, forms, *args, **given):
     """PyTorch's TypeError for a call none of ``name``'s signatures (``forms``) takes;
     ``args`` (positional) and ``given`` (keywords): the arguments that made it so."""
-    got = ", ".join(type(v).__name__ for v in args)
+    got = ", ".join(type_name(v) for v in args)
     # PyTorch's wording: a keyword follows a positional one after ", ", else ends in ", "
-    got += "".join(f", {k}={type(v).__name__}" if args else f"{k}={type(v).__name__}, "
+    got += "".join(f", {k}={type_name(v)}" if args else f"{k}={type_name(v)}, "
                    for k, v in given.items())
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
                      "but expected one of:\n" + "".join(f" * {f}\n" for f in forms))
 
 
 def takes_one(name, args):
-    """PyTorch's TypeError for a method taking its ``tuple of ints`` as separate arguments
-    (``x.permute(*dims)``) whose first is a bool: its parser then reads them as too many
-    arguments; else None."""
-    if len(args) > 1 and args[0].__class__ is bool:
-        return TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
-    return None
+    """PyTorch's TypeError for a method taking its ``tuple of ints`` as several separate
+    arguments (``x.permute(*dims)``) whose first is a bool: its parser then reads them as
+    too many arguments."""
+    return TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _errors
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
+from .parser_errors import invalid_arguments, not_a
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands)
@@ -203,18 +204,36 @@ def _unary(row):
 
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_ORDERING = ("lt", "le", "gt", "ge")
+_ORDERING_FORMS = ("(Tensor other)", "(Number other)")
+OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 
 
 def _binary(row):
     op = row.op()
-    name = row.name
+    row.expose(_binary_form(op, row.name, False), op)
+    if row.name in _ORDERING:
+        OPERATORS[row.name] = _binary_form(op, row.name, True)
+    return op
+
+
+def _binary_form(op, name, operator):
+    """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
+    for both, which differ only in what an array or list operand gets."""
     logical = name in _LOGICAL
+    ordering = name in _ORDERING
 
     def fn(input, other):
         if not isinstance(other, Tensor):
             if logical:
                 raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
                                 f"not {type(other).__name__}")
+            if ordering and other.__class__ in (np.ndarray, list):
+                # PyTorch's parser takes neither; an operator leaves it to Python (and NumPy,
+                # which defers to a Tensor): "'<' not supported between instances of ..."
+                if operator:
+                    return NotImplemented
+                raise invalid_arguments(name, _ORDERING_FORMS, other)
             if other.__class__ is np.ndarray:
                 _read_by_numpy(input)
             other = to_tensor_like(other)
@@ -224,8 +243,8 @@ def _binary(row):
             return apply(op, (input, other))
         except (TypeError, ValueError):
             raise broadcast_error((input, other)) or reraise() from None
-    row.expose(fn, op)
-    return op
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
 UNARY = {row.name: _unary(row) for row in _UNARY}    # name -> Op
@@ -292,6 +311,8 @@ def neg(input) -> OpCall:
 @variants(inplace=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
+    if other.__class__ in (np.ndarray, list):  # PyTorch's parser takes a Tensor or a number
+        raise not_a("add", "other", other, "Tensor")
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
@@ -305,8 +326,11 @@ def add_operator(input, other) -> Tensor:
     :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
     if other.__class__ in _OPERANDS:
         return bapply(_ADD, (input, other))
-    if other.__class__ is np.ndarray:
+    if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
         _read_by_numpy(input)
+        return bapply(_ADD, (input, to_tensor_like(other)))
+    if other.__class__ is list:
+        return NotImplemented  # Python's TypeError, as PyTorch's
     return add(input, other)
 
 

@@ -329,7 +329,9 @@ _VAR_FORMS = ("(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
               "(bool unbiased = True)")
 
 
-def _var_refused(name, input, args, kw):
+def _var_refused(name, input, args, given):
+    kw = {k: v for k, v in zip(("dim", "unbiased", "keepdim", "correction"), given)
+          if v is not None and v is not ALL_DIMS}
     if name.endswith("_mean"):  # function forms only: PyTorch's message shows the input
         forms = tuple(f"(Tensor input, {f[1:]}" for f in _VAR_FORMS)
         return invalid_arguments(name, forms, input, *args, **kw)
@@ -341,24 +343,29 @@ def _var_args(name, input, args, dim, unbiased, keepdim, correction):
     ``args`` (``dim, unbiased, keepdim``) and the keywords: PyTorch's parser takes a bool
     first positional alone as the legacy ``unbiased`` and refuses a keyword ``dim=True``,
     so the functions take their positional arguments as ``*args`` to tell the two apart."""
-    kw = {k: v for k, v in (("dim", dim), ("unbiased", unbiased), ("keepdim", keepdim),
-                            ("correction", correction)) if v is not None and v is not ALL_DIMS}
+    given = (dim, unbiased, keepdim, correction)  # NOTE: no call on a valid call's path
     if args:
-        first = args[0]
-        if len(args) > 3 or dim is not ALL_DIMS or first.__class__ is bool and kw or \
-                len(args) > 1 and (first.__class__ is bool or "unbiased" in kw) or \
-                len(args) > 2 and "keepdim" in kw:
-            raise _var_refused(name, input, args, kw)
+        first, *rest = args
+        if dim is not ALL_DIMS or rest[2:] or rest and unbiased is not None or \
+                rest[1:] and keepdim is not None or first.__class__ is bool and (
+                    rest or unbiased is not None or keepdim is not None or
+                    correction is not None):
+            raise _var_refused(name, input, args, given)
         if first.__class__ is bool:  # legacy var(input, unbiased)
             dim, unbiased = None, first
         else:
-            dim, unbiased, keepdim = (*args, *(unbiased, keepdim)[len(args) - 1:])
+            dim = first
+            if rest:
+                unbiased = rest[0]
+            if rest[1:]:
+                keepdim = rest[1]
     if dim is ALL_DIMS:
         dim = None
-    elif dim.__class__ is bool or isinstance(dim, (tuple, list)) and dim and \
+    elif dim.__class__ is bool or dim.__class__ in (tuple, list) and dim and \
             dim[0].__class__ is bool:
-        raise _var_refused(name, input, args, kw)
-    keepdim = bool(keepdim)
+        raise _var_refused(name, input, args, given)
+    if keepdim is None:
+        keepdim = False
     if correction is None:
         correction = 1 if unbiased in (None, True) else 0
     elif unbiased is not None:
@@ -513,7 +520,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
         p = "fro"
     if isinstance(p, str) and p != "fro":
         raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
-    if dim.__class__ is bool or isinstance(dim, (tuple, list)) and dim and \
+    if dim.__class__ is bool or dim.__class__ in (tuple, list) and dim and \
             dim[0].__class__ is bool:  # PyTorch's norm passes its dim on as a list
         raise bool_in_int_list("linalg_vector_norm", "dim", [dim] if dim.__class__ is bool
                                else dim, 3)

@@ -262,7 +262,8 @@ def permute(input, *dims) -> Tensor:
     """``permute(input, dims)``: the dimensions reordered."""
     if dims and (dims[0].__class__ is bool or dims[0].__class__ in (tuple, list) and dims[0]
                  and dims[0][0].__class__ is bool):  # PyTorch's parser refuses a bool first
-        raise takes_one("permute", dims) or bool_in_int_list("permute", "dims", dims[0])
+        raise takes_one("permute", dims) if dims[1:] else \
+            bool_in_int_list("permute", "dims", dims[0])
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
@@ -403,8 +404,9 @@ def repeat(self, *sizes) -> Tensor:
 @export(method=False)
 def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
-    if (err := bool_in_int_list("flip", "dims", dims)):
-        raise err
+    if dims.__class__ is bool or dims.__class__ in (tuple, list) and dims and \
+            dims[0].__class__ is bool:
+        raise bool_in_int_list("flip", "dims", dims)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = _dims_arg(dims, input.ndim)
     return apply(FLIP, (input,), {"dims": dims if input.ndim else ()})  # 0-d: no axis to flip
@@ -414,9 +416,11 @@ def flip(input, dims) -> Tensor:
 def _flip_method(self, *dims) -> Tensor:
     """``x.flip(dims)`` or ``x.flip(*dims)``: as :func:`flip`; the method also takes the
     dims as separate arguments, as PyTorch's does (where its parser takes a bool as an int)."""
-    if (err := takes_one("flip", dims)):
-        raise err
-    return flip(self, dims[0] if len(dims) == 1 else tuple(int(d) for d in dims))
+    if len(dims) == 1:
+        return flip(self, dims[0])
+    if dims[0].__class__ is bool:
+        raise takes_one("flip", dims)
+    return flip(self, dims)
 
 
 @export
@@ -495,21 +499,13 @@ _MOVEDIM_FORMS = ("(int source, int destination)",
 
 
 @export
-def movedim(input, source, destination) -> Tensor:
+def movedim(input, source, destination, *, _name="movedim") -> Tensor:
     """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
     keeping their order."""
-    return _movedim(input, source, destination, "movedim")
-
-
-@export
-def moveaxis(input, source, destination) -> Tensor:
-    return _movedim(input, source, destination, "moveaxis")  # its own name in errors
-
-
-def _movedim(input, source, destination, name):
-    if any(v.__class__ is bool or isinstance(v, (tuple, list)) and v and v[0].__class__ is bool
-           for v in (source, destination)):
-        raise invalid_arguments(name, _MOVEDIM_FORMS, source, destination)
+    if (source.__class__ is not int or destination.__class__ is not int) and builtins.any(
+            v.__class__ is bool or isinstance(v, (tuple, list)) and v and v[0].__class__ is bool
+            for v in (source, destination)):
+        raise invalid_arguments(_name, _MOVEDIM_FORMS, source, destination)
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     n = input.ndim
@@ -525,6 +521,9 @@ def _movedim(input, source, destination, name):
     return permute(input, perm)
 
 
+@export
+def moveaxis(input, source, destination) -> Tensor:
+    return movedim(input, source, destination, _name="moveaxis")  # its own name in errors
 
 
 @export
