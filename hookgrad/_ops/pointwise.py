@@ -14,12 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _errors
+from .. import _dtype, _errors
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .parser_errors import invalid_arguments, not_a
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
-                        refuses_complex, rounding as _rounding,
+                        real_only, refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands)
 from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
                        reraise, to_tensor_like, variants)
@@ -137,10 +137,13 @@ _UNARY = [
     OpDef("asinh", jnp.arcsinh, "AsinhBackward0", inplace_function=True),
     OpDef("acosh", jnp.arccosh, "AcoshBackward0", inplace_function=True),
     OpDef("atanh", jnp.arctanh, "AtanhBackward0", inplace_function=True),
-    OpDef("erf", jax.scipy.special.erf, "ErfBackward0", inplace_function=True),
-    OpDef("erfc", jax.scipy.special.erfc, "ErfcBackward0", inplace_function=True),
-    OpDef("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0"),
-    OpDef("lgamma", jax.scipy.special.gammaln, "LgammaBackward0"),
+    # PyTorch's CPU kernels of these are its vectorized (``_vml``) ones: no complex form
+    OpDef("erf", real_only("erf_vml_cpu", jax.scipy.special.erf), "ErfBackward0",
+          inplace_function=True),
+    OpDef("erfc", real_only("erfc_vml_cpu", jax.scipy.special.erfc), "ErfcBackward0",
+          inplace_function=True),
+    OpDef("erfinv", real_only("erfinv_vml_cpu", jax.scipy.special.erfinv), "ErfinvBackward0"),
+    OpDef("lgamma", real_only("lgamma_vml_cpu", jax.scipy.special.gammaln), "LgammaBackward0"),
     OpDef("digamma", jax.scipy.special.digamma, "DigammaBackward0"),
     OpDef("floor", _rounding(jnp.floor, "floor"), "FloorBackward0", (),
           inplace_function=True),
@@ -148,7 +151,8 @@ _UNARY = [
           inplace_function=True),
     OpDef("trunc", _rounding(jnp.trunc, "trunc"), "TruncBackward0", (),
           inplace_function=True),
-    OpDef("frac", lambda x: x - jnp.trunc(x), "FracBackward0", (), inplace_function=True),
+    OpDef("frac", real_only("frac_cpu", lambda x: x - jnp.trunc(x)), "FracBackward0", (),
+          inplace_function=True),
     OpDef("logical_not", jnp.logical_not, None),
     OpDef("isnan", jnp.isnan, None, inplace=False),
     OpDef("isinf", jnp.isinf, None, inplace=False),
@@ -170,7 +174,8 @@ _BINARY = [
     OpDef("atan2", _ordered(jnp.arctan2, "atan2"), "Atan2Backward0", names=_OTHER_SELF),
     OpDef("hypot", _ordered(jnp.hypot, "hypot"), "HypotBackward0",
           names="self other -> other self result"),
-    OpDef("xlogy", tensor_operands(jax.scipy.special.xlogy), "XlogyBackward0",
+    OpDef("xlogy", tensor_operands(real_only("xlogy_cpu", jax.scipy.special.xlogy)),
+          "XlogyBackward0",
           inplace_function=True, names=_OTHER_SELF),
     OpDef("floor_divide", _ordered(jnp.floor_divide, "div_floor"), NOT_IMPLEMENTED, ()),
     OpDef("eq", tensor_operands(jnp.equal), None),
@@ -205,16 +210,29 @@ def _unary(row):
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
 _ORDERING = ("lt", "le", "gt", "ge")
-_ORDERING_FORMS = ("(Tensor other)", "(Number other)")
+# the rows with a Tensor operator (``x * y``, ``x == y``, ``x & y``)
+_OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
+                  "bitwise_xor")
+_ONE_SIGNATURE = ("mul", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot")  # a Tensor
+_FORMS = ("(Tensor other)", "(Number other)")
 OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 
 
 def _binary(row):
     op = row.op()
     row.expose(_binary_form(op, row.name, False), op)
-    if row.name in _ORDERING:
+    if row.name in _OPERATOR_ROWS:
         OPERATORS[row.name] = _binary_form(op, row.name, True)
     return op
+
+
+def _refused(name, other):
+    """PyTorch's parser's TypeError for an array or a list as a binary row's operand."""
+    if name in _LOGICAL:
+        return not_a(name, "other", other, "Tensor", 2)
+    if name in _ONE_SIGNATURE:
+        return not_a(name, "other", other, "Tensor")
+    return invalid_arguments(name, _FORMS, other)
 
 
 def _binary_form(op, name, operator):
@@ -225,15 +243,13 @@ def _binary_form(op, name, operator):
 
     def fn(input, other):
         if not isinstance(other, Tensor):
-            if logical:
-                raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
-                                f"not {type(other).__name__}")
-            if ordering and other.__class__ in (np.ndarray, list):
-                # PyTorch's parser takes neither; an operator leaves it to Python (and NumPy,
-                # which defers to a Tensor): "'<' not supported between instances of ..."
-                if operator:
+            if logical or other.__class__ in (np.ndarray, list):
+                # PyTorch's parser takes neither; an operator leaves an array to NumPy (an
+                # ordering's to Python: "'<' not supported between instances of ...")
+                if not operator or logical:
+                    raise _refused(name, other)
+                if ordering:
                     return NotImplemented
-                raise invalid_arguments(name, _ORDERING_FORMS, other)
             if other.__class__ is np.ndarray:
                 _read_by_numpy(input)
             other = to_tensor_like(other)
@@ -386,7 +402,7 @@ def rsub(input, other, *, alpha=1) -> OpCall:
 def rdiv(input, other) -> Tensor:
     """``other / input`` for a number ``other``: PyTorch computes it as
     ``input.reciprocal() * other`` (a ``MulBackward0`` after a ``ReciprocalBackward0``)."""
-    return FUNCTIONS["mul"](apply(UNARY["reciprocal"], (input,)), other)
+    return OPERATORS["mul"](apply(UNARY["reciprocal"], (input,)), other)  # (an array too)
 
 
 @export
@@ -485,15 +501,36 @@ def masked_fill(input, mask, value) -> OpCall:
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
+        if value._arr.dtype.kind == "c" and input._arr.dtype.kind != "c":
+            raise _overflows(input)
         return _MASKED_FILL_T, (input, value, mask), None
+    if value.__class__ is complex and input._arr.dtype.kind != "c":
+        raise _overflows(input)
     return _MASKED_FILL, (input, mask, value), None
+
+
+def _overflows(input):
+    return RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(input.dtype)} "
+                        "without overflow")
 
 
 @variants(inplace=True)
 def lerp(input, end, weight) -> OpCall:
-    """``lerp(input, end, weight)``: ``input + weight * (end - input)``."""
-    op = _LERP_T if isinstance(weight, Tensor) else _LERP
-    return op, (input, to_tensor_like(end), to_tensor_like(weight)), None
+    """``lerp(input, end, weight)``: ``input + weight * (end - input)``; a Tensor ``end``
+    and a dimensioned ``weight`` of ``input``'s dtype (a 0-d ``weight`` may differ)."""
+    end = to_tensor_like(end)
+    if end.__class__ is Tensor and end._arr.dtype != input._arr.dtype:  # (no call when not)
+        raise _lerp_dtype("end", input, end)
+    if isinstance(weight, Tensor):
+        if weight._arr.shape and weight._arr.dtype != input._arr.dtype:
+            raise _lerp_dtype("weight", input, weight)
+        return _LERP_T, (input, end, weight), None
+    return _LERP, (input, end, to_tensor_like(weight)), None
+
+
+def _lerp_dtype(arg, input, other):
+    return RuntimeError(f"expected dtype {_dtype.c_type_name(input.dtype)} for `{arg}` but got "
+                        f"dtype {_dtype.c_type_name(other.dtype)}")
 
 
 # ---- in-place writes of constants
