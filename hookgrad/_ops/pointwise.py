@@ -20,7 +20,7 @@ from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .parser_errors import invalid_arguments, not_a
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
-                        subtraction as _subtraction, tensor_operands)
+                        subtraction as _subtraction, tensor_operands, _tensor_like)
 from .registry import (FUNCTIONS, OpCall, OpDef, bapply, broadcast_error, defop, export,
                        reraise, to_tensor_like, variants)
 
@@ -453,9 +453,24 @@ _MASKED_FILL_T = defop("masked_fill_tensor", lambda x, v, m: jnp.where(
 
 
 @tensor_operands
-def _lerp(a, b, w):
+def _lerp_formula(a, b, w):
     # PyTorch's two-sided formula (exact at w == 1)
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def _lerp(a, b, w):
+    """lerp's forward: PyTorch requires ``end``, and a dimensioned ``weight``, in
+    ``input``'s dtype (a 0-d weight promotes). NOTE: checked where a program is traced,
+    once per signature, so no call pays for it."""
+    for arg, v in (("end", b), ("weight", w)):
+        if _tensor_like(v) and (arg == "end" or v.ndim) and v.dtype != a.dtype:
+            raise RuntimeError(f"expected dtype {_c_type(a)} for `{arg}` but got dtype "
+                               f"{_c_type(v)}")
+    return _lerp_formula(a, b, w)
+
+
+def _c_type(a):
+    return _dtype.c_type_name(_dtype.as_dtype(a.dtype))
 
 
 # a number weight makes lerp linear in its tensors: PyTorch saves only the number
@@ -518,19 +533,8 @@ def _overflows(input):
 def lerp(input, end, weight) -> OpCall:
     """``lerp(input, end, weight)``: ``input + weight * (end - input)``; a Tensor ``end``
     and a dimensioned ``weight`` of ``input``'s dtype (a 0-d ``weight`` may differ)."""
-    end = to_tensor_like(end)
-    if end.__class__ is Tensor and end._arr.dtype != input._arr.dtype:  # (no call when not)
-        raise _lerp_dtype("end", input, end)
-    if isinstance(weight, Tensor):
-        if weight._arr.shape and weight._arr.dtype != input._arr.dtype:
-            raise _lerp_dtype("weight", input, weight)
-        return _LERP_T, (input, end, weight), None
-    return _LERP, (input, end, to_tensor_like(weight)), None
-
-
-def _lerp_dtype(arg, input, other):
-    return RuntimeError(f"expected dtype {_dtype.c_type_name(input.dtype)} for `{arg}` but got "
-                        f"dtype {_dtype.c_type_name(other.dtype)}")
+    op = _LERP_T if isinstance(weight, Tensor) else _LERP
+    return op, (input, to_tensor_like(end), to_tensor_like(weight)), None
 
 
 # ---- in-place writes of constants
