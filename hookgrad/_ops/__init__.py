@@ -3,7 +3,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
-from . import clamp  # noqa: F401 - clamp, clamp_min, clamp_max (beside pointwise)
+from . import clamp, fills  # noqa: F401 - beside pointwise: clamp; zero_, fill_, copy_
 from . import gather, indexing, layout, repeat_interleave  # noqa: F401 - after shape: its helpers
 from . import pieces  # noqa: F401 - split, chunk, unbind (after shape)
 from . import nn_conv, nn_layers, nn_loss, nn_pad_fold  # noqa: F401

@@ -484,7 +484,7 @@ def _write_whole(self, value):
     if v.ndim == 0 and self.ndim:
         apply(_FILL_ALL, (self, v), out=self)
         return
-    from .pointwise import copy_
+    from .fills import copy_
     copy_(self, _value_for(v, self.shape, True))
 
 
