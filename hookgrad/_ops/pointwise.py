@@ -260,6 +260,7 @@ def _binary_form(op, name, operator):
         except (TypeError, ValueError):
             raise broadcast_error((input, other)) or reraise() from None
     fn.__name__ = fn.__qualname__ = name
+    fn.__annotations__ = {"return": "Tensor"}
     return fn
 
 

@@ -498,32 +498,35 @@ _MOVEDIM_FORMS = ("(int source, int destination)",
                   "(tuple of ints source, tuple of ints destination)")
 
 
-@export
-def movedim(input, source, destination, *, _name="movedim") -> Tensor:
-    """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
-    keeping their order."""
-    if (source.__class__ is not int or destination.__class__ is not int) and builtins.any(
-            v.__class__ is bool or isinstance(v, (tuple, list)) and v and v[0].__class__ is bool
-            for v in (source, destination)):
-        raise invalid_arguments(_name, _MOVEDIM_FORMS, source, destination)
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
-    n = input.ndim
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
-                           f"dims) should contain the same number of dims as destination "
-                           f"({list(dst)} dims)")
-    order = [None] * n
-    for s_, d_ in zip(_dims_arg(src, n), _dims_arg(dst, n)):
-        order[d_] = s_
-    rest = iter(d for d in range(n) if d not in _dims_arg(src, n))
-    perm = tuple(o if o is not None else next(rest) for o in order)
-    return permute(input, perm)
+def _mover(name):
+    """``movedim`` or its alias ``moveaxis``: one body, made per name, as PyTorch's errors
+    name the one called."""
+    def move(input, source, destination) -> Tensor:
+        if (source.__class__ is not int or destination.__class__ is not int) and builtins.any(
+                v.__class__ is bool or isinstance(v, (tuple, list)) and v and
+                v[0].__class__ is bool for v in (source, destination)):
+            raise invalid_arguments(name, _MOVEDIM_FORMS, source, destination)
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        n = input.ndim
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                               f"({list(src)} dims) should contain the same number of dims as "
+                               f"destination ({list(dst)} dims)")
+        order = [None] * n
+        for s_, d_ in zip(_dims_arg(src, n), _dims_arg(dst, n)):
+            order[d_] = s_
+        rest = iter(d for d in range(n) if d not in _dims_arg(src, n))
+        perm = tuple(o if o is not None else next(rest) for o in order)
+        return permute(input, perm)
+    move.__name__ = move.__qualname__ = name
+    move.__doc__ = ("``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, "
+                    "the rest keeping their order.")
+    return move
 
 
-@export
-def moveaxis(input, source, destination) -> Tensor:
-    return movedim(input, source, destination, _name="moveaxis")  # its own name in errors
+movedim = export(_mover("movedim"))
+moveaxis = export(_mover("moveaxis"))
 
 
 @export
