@@ -39,6 +39,8 @@ class Metadata:
     def size(self, dim=None):
         if dim is None:
             return Size(self._arr.shape)
+        if dim.__class__ is bool:  # a tuple takes it as an index; PyTorch's parser refuses it
+            raise TypeError("size(): argument 'dim' (position 1) must be int, not bool")
         return self._arr.shape[dim]
 
     def dim(self):  # NOTE: JAX's and a pending value's ``ndim`` cost one more call

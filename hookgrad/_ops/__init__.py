@@ -1,7 +1,11 @@
 """The op table. Importing it attaches every op to ``Tensor`` as a method."""
+import numpy as np
+
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
+from . import clamp, fills  # noqa: F401 - beside pointwise: clamp; zero_, fill_, copy_
 from . import gather, indexing, layout, repeat_interleave  # noqa: F401 - after shape: its helpers
+from . import pieces  # noqa: F401 - split, chunk, unbind (after shape)
 from . import nn_conv, nn_layers, nn_loss, nn_pad_fold  # noqa: F401
 from . import compare, nn_pool, nn_resample, nn_rnn, nn_sparse, sorting  # noqa: F401
 from . import nn_pdist, nn_shuffle  # noqa: F401
@@ -40,8 +44,8 @@ def _contains(self, element) -> bool:
 
 def _operator(name):
     """The Tensor method ``name`` where there is one, else the function: an operator, as a
-    method, takes no ``out=``."""
-    return METHODS.get(name) or _F[name]
+    method, takes no ``out=``; an operator's own function where it has one."""
+    return pointwise.OPERATORS.get(name) or METHODS.get(name) or _F[name]
 
 
 def _attach():
@@ -82,7 +86,8 @@ def _attach():
         "__xor__": _operator("bitwise_xor"),
         "__rand__": _operator("bitwise_and"),
         "__ror__": _operator("bitwise_or"),
-        "__iadd__": lambda a, b: a.add_(b),
+        # an array: PyTorch's ``+=`` leaves it to ``+`` (NumPy's sum, a new Tensor)
+        "__iadd__": lambda a, b: NotImplemented if b.__class__ is np.ndarray else a.add_(b),
         "__isub__": lambda a, b: a.sub_(b),
         "__imul__": lambda a, b: a.mul_(b),
         "__itruediv__": lambda a, b: a.div_(b),

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .._dtype import torch_kind as _torch_kind
 from .dispatch import apply
+from .promotion import refuses_complex
 from .registry import defop, export
 
 ISCLOSE = defop("isclose", lambda a, b, rtol, atol, equal_nan: jnp.isclose(
@@ -71,7 +72,10 @@ def equal(input, other) -> bool:
 
 
 
-ISIN = defop("isin", lambda e, t, invert: jnp.isin(e, t, invert=invert), None)
+ISIN = defop("isin", refuses_complex(lambda e, t, invert: jnp.isin(e, t, invert=invert),
+                                     RuntimeError,
+                                     "Unsupported input type encountered for isin(): {kind}"),
+             None)
 
 
 @export(method=False)  # PyTorch has no Tensor.isin

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import ALL, apply
+from .promotion import tensor_operands
 from .registry import METHODS, defop, export
 
 _UNARY = {
@@ -136,6 +137,8 @@ def _outplace_binary(name, ops):
         tensors = _check_list(self, fname)
         n = len(tensors)
         alpha = kwargs.pop("alpha", 1)
+        if isinstance(alpha, Tensor):  # PyTorch reads a 0-d one as a number
+            alpha = alpha.item()
         if kwargs:
             raise TypeError(f"{fname}() got an unexpected keyword argument "
                             f"'{next(iter(kwargs))}'")
@@ -176,6 +179,7 @@ def _others_first(n):
 
 
 for _name, (_fn, _nodes) in _BINARY.items():
+    _fn = tensor_operands(_fn)  # each pair promotes as the op's own: a 0-d one only lifts
     _ops = (defop(f"foreach_{_name}.Scalar", _scalar_fwd(_fn), _nodes[0]),
             defop(f"foreach_{_name}.List", _lists_fwd(_fn), _nodes[1],
                   pack_order=_others_first),

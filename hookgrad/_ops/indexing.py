@@ -243,7 +243,9 @@ def _slice(x, dim, sl, keep_full):
 @export
 def select(input, dim, index) -> Tensor:
     """``select(input, dim, index)``: the slice ``index`` of dimension ``dim`` (removed)."""
-    wrap_dim(dim, input.ndim)
+    wrap_dim(dim, input.ndim, "select")
+    if index.__class__ is bool:
+        raise TypeError("select(): argument 'index' (position 2) must be int, not bool")
     return _select(input, int(dim), int(index))
 
 
@@ -482,7 +484,7 @@ def _write_whole(self, value):
     if v.ndim == 0 and self.ndim:
         apply(_FILL_ALL, (self, v), out=self)
         return
-    from .pointwise import copy_
+    from .fills import copy_
     copy_(self, _value_for(v, self.shape, True))
 
 

@@ -95,6 +95,10 @@ def _check_matmul_shapes(sa, sb, a_requires_grad):
                            f"[{n}, {k}] but got: [{n}, {m}].")
 
 
+def _number(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
 def _check_addmm(input, mat1, mat2):
     s1, s2 = mat1._arr.shape, mat2._arr.shape
     if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and \
@@ -251,6 +255,8 @@ def outer(input, vec2) -> Tensor:
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """``addmm(input, mat1, mat2, *, beta=1, alpha=1)``: ``beta * input + alpha * mat1 @ mat2``."""
     _check_addmm(input, mat1, mat2)
+    if beta.__class__ is Tensor or alpha.__class__ is Tensor:  # PyTorch reads them as numbers
+        beta, alpha = _number(beta), _number(alpha)
     return apply(ADDMM, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
 
 
@@ -263,6 +269,8 @@ def _addmm_(self, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
             raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and "
                                f"output tensor size {size} should match")
     _check_addmm(self, mat1, mat2)
+    if beta.__class__ is Tensor or alpha.__class__ is Tensor:
+        beta, alpha = _number(beta), _number(alpha)
     return apply(ADDMM, (self, mat1, mat2), {"beta": beta, "alpha": alpha}, out=self)
 
 

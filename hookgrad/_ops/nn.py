@@ -17,7 +17,8 @@ from .. import _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
-from .reduction import LOG_SOFTMAX, SOFTMAX, log_softmax as _log_softmax, softmax as _softmax
+from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
+                        softmax as _softmax)
 from .registry import defop, export
 from .shape import T, VIEW
 from .views import view_apply
@@ -317,6 +318,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     if dim is None:
         _errors.warn("Implicit dimension choice for softmax has been deprecated. Change the "
                      "call to include dim=X as an argument.")
+        dim = implicit_softmax_dim(input.ndim)
     return _softmax(input, dim, dtype)
 
 
@@ -325,6 +327,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     if dim is None:
         _errors.warn("Implicit dimension choice for softmin has been deprecated. Change the "
                      "call to include dim=X as an argument.")
+        dim = implicit_softmax_dim(input.ndim)
     return _softmax(-input, dim, dtype)
 
 
@@ -332,6 +335,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None) -> Tensor:
     if dim is None:
         _errors.warn("Implicit dimension choice for log_softmax has been deprecated. Change "
                      "the call to include dim=X as an argument.")
+        dim = implicit_softmax_dim(input.ndim)
     return _log_softmax(input, dim, dtype)
 
 

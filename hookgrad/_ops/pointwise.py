@@ -1,4 +1,5 @@
-"""Elementwise ops: unary math, binary arithmetic, comparisons, selection.
+"""Elementwise ops: unary math, binary arithmetic, comparisons, selection (clamping is in
+``clamp.py``; writes of a constant or a copy, ``zero_``/``fill_``/``copy_``, in ``fills.py``).
 
 One ``OpDef`` row per op: name, JAX forward, torch node name, what is saved, and its
 public forms. Backward is JAX's vjp of the forward unless the row saves the output
@@ -13,12 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _errors
+from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
+from .parser_errors import invalid_arguments, not_a
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
-                        refuses_complex, rounding as _rounding,
-                        subtraction as _subtraction, tensor_operands)
+                        real_only, refuses_complex, rounding as _rounding,
+                        subtraction as _subtraction, tensor_operands, _tensor_like)
 from .registry import (FUNCTIONS, NUMBERS, OpCall, OpDef, bapply, broadcast_error, defop,
                        export, reraise, to_tensor_like, variants)
 
@@ -135,10 +137,13 @@ _UNARY = [
     OpDef("asinh", jnp.arcsinh, "AsinhBackward0", inplace_function=True),
     OpDef("acosh", jnp.arccosh, "AcoshBackward0", inplace_function=True),
     OpDef("atanh", jnp.arctanh, "AtanhBackward0", inplace_function=True),
-    OpDef("erf", jax.scipy.special.erf, "ErfBackward0", inplace_function=True),
-    OpDef("erfc", jax.scipy.special.erfc, "ErfcBackward0", inplace_function=True),
-    OpDef("erfinv", jax.scipy.special.erfinv, "ErfinvBackward0"),
-    OpDef("lgamma", jax.scipy.special.gammaln, "LgammaBackward0"),
+    # PyTorch's CPU kernels of these are its vectorized (``_vml``) ones: no complex form
+    OpDef("erf", real_only("erf_vml_cpu", jax.scipy.special.erf), "ErfBackward0",
+          inplace_function=True),
+    OpDef("erfc", real_only("erfc_vml_cpu", jax.scipy.special.erfc), "ErfcBackward0",
+          inplace_function=True),
+    OpDef("erfinv", real_only("erfinv_vml_cpu", jax.scipy.special.erfinv), "ErfinvBackward0"),
+    OpDef("lgamma", real_only("lgamma_vml_cpu", jax.scipy.special.gammaln), "LgammaBackward0"),
     OpDef("digamma", jax.scipy.special.digamma, "DigammaBackward0"),
     OpDef("floor", _rounding(jnp.floor, "floor"), "FloorBackward0", (),
           inplace_function=True),
@@ -146,7 +151,8 @@ _UNARY = [
           inplace_function=True),
     OpDef("trunc", _rounding(jnp.trunc, "trunc"), "TruncBackward0", (),
           inplace_function=True),
-    OpDef("frac", lambda x: x - jnp.trunc(x), "FracBackward0", (), inplace_function=True),
+    OpDef("frac", real_only("frac_cpu", lambda x: x - jnp.trunc(x)), "FracBackward0", (),
+          inplace_function=True),
     OpDef("logical_not", jnp.logical_not, None),
     OpDef("isnan", jnp.isnan, None, inplace=False),
     OpDef("isinf", jnp.isinf, None, inplace=False),
@@ -168,7 +174,8 @@ _BINARY = [
     OpDef("atan2", _ordered(jnp.arctan2, "atan2"), "Atan2Backward0", names=_OTHER_SELF),
     OpDef("hypot", _ordered(jnp.hypot, "hypot"), "HypotBackward0",
           names="self other -> other self result"),
-    OpDef("xlogy", tensor_operands(jax.scipy.special.xlogy), "XlogyBackward0",
+    OpDef("xlogy", tensor_operands(real_only("xlogy_cpu", jax.scipy.special.xlogy)),
+          "XlogyBackward0",
           inplace_function=True, names=_OTHER_SELF),
     OpDef("floor_divide", _ordered(jnp.floor_divide, "div_floor"), NOT_IMPLEMENTED, ()),
     OpDef("eq", tensor_operands(jnp.equal), None),
@@ -202,18 +209,47 @@ def _unary(row):
 
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_ORDERING = ("lt", "le", "gt", "ge")
+# the rows with a Tensor operator (``x * y``, ``x == y``, ``x & y``)
+_OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
+                  "bitwise_xor")
+_ONE_SIGNATURE = ("mul", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot")  # a Tensor
+_FORMS = ("(Tensor other)", "(Number other)")
+OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 
 
 def _binary(row):
     op = row.op()
-    name = row.name
+    row.expose(_binary_form(op, row.name, False), op)
+    if row.name in _OPERATOR_ROWS:
+        OPERATORS[row.name] = _binary_form(op, row.name, True)
+    return op
+
+
+def _refused(name, other):
+    """PyTorch's parser's TypeError for an array or a list as a binary row's operand."""
+    if name in _LOGICAL:
+        return not_a(name, "other", other, "Tensor", 2)
+    if name in _ONE_SIGNATURE:
+        return not_a(name, "other", other, "Tensor")
+    return invalid_arguments(name, _FORMS, other)
+
+
+def _binary_form(op, name, operator):
+    """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
+    for both, which differ only in what an array or list operand gets."""
     logical = name in _LOGICAL
+    ordering = name in _ORDERING
 
     def fn(input, other):
         if other.__class__ is not Tensor and not isinstance(other, Tensor):
-            if logical:
-                raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, "
-                                f"not {type(other).__name__}")
+            if logical or other.__class__ in (np.ndarray, list):
+                # PyTorch's parser takes neither; an operator leaves an array to NumPy (an
+                # ordering's to Python: "'<' not supported between instances of ...")
+                if not operator or logical:
+                    raise _refused(name, other)
+                if ordering:
+                    return NotImplemented
             if other.__class__ is np.ndarray:
                 _read_by_numpy(input)
             other = other if other.__class__ in NUMBERS else to_tensor_like(other)
@@ -223,8 +259,9 @@ def _binary(row):
             return apply(op, (input, other))
         except (TypeError, ValueError):
             raise broadcast_error((input, other)) or reraise() from None
-    row.expose(fn, op)
-    return op
+    fn.__name__ = fn.__qualname__ = name
+    fn.__annotations__ = {"return": "Tensor"}
+    return fn
 
 
 UNARY = {row.name: _unary(row) for row in _UNARY}    # name -> Op
@@ -291,6 +328,8 @@ def neg(input) -> OpCall:
 @variants(inplace=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
+    if other.__class__ in (np.ndarray, list):  # PyTorch's parser takes a Tensor or a number
+        raise not_a("add", "other", other, "Tensor")
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
@@ -304,8 +343,11 @@ def add_operator(input, other) -> Tensor:
     :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
     if other.__class__ in _OPERANDS:
         return bapply(_ADD, (input, other))
-    if other.__class__ is np.ndarray:
+    if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
         _read_by_numpy(input)
+        return bapply(_ADD, (input, to_tensor_like(other)))
+    if other.__class__ is list:
+        return NotImplemented  # Python's TypeError, as PyTorch's
     return add(input, other)
 
 
@@ -361,7 +403,7 @@ def rsub(input, other, *, alpha=1) -> OpCall:
 def rdiv(input, other) -> Tensor:
     """``other / input`` for a number ``other``: PyTorch computes it as
     ``input.reciprocal() * other`` (a ``MulBackward0`` after a ``ReciprocalBackward0``)."""
-    return FUNCTIONS["mul"](apply(UNARY["reciprocal"], (input,)), other)
+    return OPERATORS["mul"](apply(UNARY["reciprocal"], (input,)), other)  # (an array too)
 
 
 @export
@@ -397,74 +439,7 @@ def round(input, *, decimals=0) -> OpCall:
     return _ROUND_DECIMALS, (input,), {"decimals": int(decimals)}
 
 
-# ---- selection and clamping
-
-
-def _at_least(x, lo):
-    return jnp.where(x < lo, lo, x)
-
-
-def _at_most(x, hi):
-    return jnp.where(x > hi, hi, x)
-
-
-@tensor_operands  # Tensor bounds promote with ``x`` (a missing one is None)
-def _clamp(x, lo, hi, has_lo, has_hi):
-    # selects rather than jnp.clip: the gradient reaches ``x`` on the bounds inclusive and
-    # a Tensor bound where it is the result, as in PyTorch (jnp.clip halves it on ties)
-    if has_lo:
-        x = jnp.where(x < lo, lo, x)
-    if has_hi:
-        x = jnp.where(x > hi, hi, x)
-    return x
-
-
-_CLAMP = defop("clamp", _clamping(_clamp), "ClampBackward1",
-               names="self min max -> self min max")
-_CLAMP_T = defop("clamp_tensor", _clamping(_clamp), "ClampBackward0", scalar_edges=(1, 2),
-                 names="self min max -> max min self")  # a missing bound: None, no edge
-_CLAMP_MIN = defop("clamp_min", _clamping(_at_least), "ClampMinBackward0",
-                   names="self min -> self min")
-# a Tensor bound: PyTorch's kernels are maximum's and minimum's
-_CLAMP_MIN_T = defop("clamp_min_tensor", _ordered(_at_least, "maximum"), "ClampMinBackward1",
-                     names="self min -> min self")
-_CLAMP_MAX = defop("clamp_max", _clamping(_at_most), "ClampMaxBackward0",
-                   names="self max -> self max")
-_CLAMP_MAX_T = defop("clamp_max_tensor", _ordered(_at_most, "minimum"), "ClampMaxBackward1",
-                     names="self max -> max self")
-
-
-@variants(inplace=True, inplace_function=True, aliases=("clip",))
-def clamp(input, min=None, max=None) -> OpCall:
-    """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
-
-    The gradient passes where ``min <= input <= max``; Tensor bounds get it where they are
-    the result.
-    """
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    st = {"has_lo": min is not None, "has_hi": max is not None}
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = None if min is None else to_tensor_like(min)
-        hi = None if max is None else to_tensor_like(max)
-        return _CLAMP_T, (input, lo, hi), st
-    return _CLAMP, (input, 0 if min is None else min, 0 if max is None else max), st
-
-
-@variants(inplace=True, inplace_function=True)
-def clamp_min(input, min) -> OpCall:
-    """``clamp_min(input, min)``: :func:`clamp` with a lower bound only."""
-    if isinstance(min, Tensor):
-        return _CLAMP_MIN_T, (input, to_tensor_like(min)), None
-    return _CLAMP_MIN, (input, min), None
-
-
-@variants(inplace=True, inplace_function=True)
-def clamp_max(input, max) -> OpCall:
-    """``clamp_max(input, max)``: :func:`clamp` with an upper bound only."""
-    if isinstance(max, Tensor):
-        return _CLAMP_MAX_T, (input, to_tensor_like(max)), None
-    return _CLAMP_MAX, (input, max), None
+# ---- selection (clamping: ``clamp.py``)
 
 
 # where's operands come first so Python numbers among them get torch's ``None`` edges
@@ -479,9 +454,24 @@ _MASKED_FILL_T = defop("masked_fill_tensor", lambda x, v, m: jnp.where(
 
 
 @tensor_operands
-def _lerp(a, b, w):
+def _lerp_formula(a, b, w):
     # PyTorch's two-sided formula (exact at w == 1)
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def _lerp(a, b, w):
+    """lerp's forward: PyTorch requires ``end``, and a dimensioned ``weight``, in
+    ``input``'s dtype (a 0-d weight promotes). NOTE: checked where a program is traced,
+    once per signature, so no call pays for it."""
+    for arg, v in (("end", b), ("weight", w)):
+        if _tensor_like(v) and (arg == "end" or v.ndim) and v.dtype != a.dtype:
+            raise RuntimeError(f"expected dtype {_c_type(a)} for `{arg}` but got dtype "
+                               f"{_c_type(v)}")
+    return _lerp_formula(a, b, w)
+
+
+def _c_type(a):
+    return _dtype.c_type_name(_dtype.as_dtype(a.dtype))
 
 
 # a number weight makes lerp linear in its tensors: PyTorch saves only the number
@@ -527,74 +517,22 @@ def masked_fill(input, mask, value) -> OpCall:
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
+        if value._arr.dtype.kind == "c" and input._arr.dtype.kind != "c":
+            raise _overflows(input)
         return _MASKED_FILL_T, (input, value, mask), None
+    if value.__class__ is complex and input._arr.dtype.kind != "c":
+        raise _overflows(input)
     return _MASKED_FILL, (input, mask, value), None
+
+
+def _overflows(input):
+    return RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(input.dtype)} "
+                        "without overflow")
 
 
 @variants(inplace=True)
 def lerp(input, end, weight) -> OpCall:
-    """``lerp(input, end, weight)``: ``input + weight * (end - input)``."""
+    """``lerp(input, end, weight)``: ``input + weight * (end - input)``; a Tensor ``end``
+    and a dimensioned ``weight`` of ``input``'s dtype (a 0-d ``weight`` may differ)."""
     op = _LERP_T if isinstance(weight, Tensor) else _LERP
     return op, (input, to_tensor_like(end), to_tensor_like(weight)), None
-
-
-# ---- in-place writes of constants
-_ZERO = defop("zero", jnp.zeros_like, "ZeroBackward0", ())
-_FILL = defop("fill", lambda x, v: jnp.full_like(x, v), "FillBackward2", ())
-_FILL_T = defop("fill_tensor", lambda x, v: jnp.full_like(x, v), "FillBackward3", ())
-def _copy(x, src):
-    if jnp.iscomplexobj(src) and not jnp.iscomplexobj(x):  # warned in copy_, as PyTorch
-        src = jnp.real(src)
-    return jnp.broadcast_to(src, x.shape).astype(x.dtype)
-
-
-_COPY = defop("copy", _copy, "torch::autograd::CopyBackwards", ())
-
-
-@export
-def zero_(self) -> Tensor:
-    """``zero_(self)``: fills ``self`` with zeros, in place."""
-    return apply(_ZERO, (self,), out=self)
-
-
-@export
-def fill_(self, value) -> Tensor:
-    """``fill_(self, value)``: fills ``self`` with ``value`` (a number or a 0-d Tensor)."""
-    if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value.ndim} dimensions.")
-        return apply(_FILL_T, (self, value), out=self)
-    return apply(_FILL, (self, value), out=self)
-
-
-_FILL_OUT = defop("fill_out", lambda x, v: jnp.full_like(x, v), "FillBackward0", ())
-_FILL_OUT_T = defop("fill_out_tensor", lambda x, v: jnp.full_like(x, v), "FillBackward1", ())
-
-
-@export(method=False)
-def fill(input, value) -> Tensor:
-    """``fill(input, value)``: a new tensor shaped as ``input``, every element ``value`` (a
-    number or a 0-d Tensor, whose gradient is the sum of the output's)."""
-    if isinstance(value, Tensor):
-        if value.ndim != 0:
-            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value.ndim} dimensions.")
-        return apply(_FILL_OUT_T, (input, value))
-    return apply(_FILL_OUT, (input, value))
-
-
-@export(function=False)
-def copy_(self, src, non_blocking=False) -> Tensor:
-    """``copy_(src, non_blocking=False)``: ``src`` (broadcast) written into ``self``."""
-    src = to_tensor_like(src)
-    if isinstance(src, Tensor):
-        if src.dtype.is_complex and not self.dtype.is_complex:
-            _errors.warn("Casting complex values to real discards the imaginary part")
-        try:
-            jnp.broadcast_shapes(src.shape, self.shape)
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({self.shape[-1]}) must match the size of "
-                               f"tensor b ({src.shape[-1]}) at non-singleton dimension "
-                               f"{self.ndim - 1}") from None
-    return apply(_COPY, (self, src), out=self)

@@ -17,7 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .promotion import tensor_operands
+from .promotion import real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
 
@@ -38,17 +38,27 @@ def _sgn(x):
 
 
 _UNARY = [
-    OpDef("deg2rad", lambda x: x * (math.pi / 180), "Deg2RadBackward0", (),
+    OpDef("deg2rad", refuses_complex(lambda x: x * (math.pi / 180), RuntimeError,
+                                     "deg2rad is not supported for complex tensors."),
+          "Deg2RadBackward0", (),
           inplace_function=True, names="self ->"),
-    OpDef("rad2deg", lambda x: x * (180 / math.pi), "Rad2DegBackward0", (),
+    OpDef("rad2deg", refuses_complex(lambda x: x * (180 / math.pi), RuntimeError,
+                                     "rad2deg is not supported for complex tensors."),
+          "Rad2DegBackward0", (),
           inplace_function=True, names="self ->"),
     OpDef("sinc", _sinc, "SincBackward0", inplace_function=True, names="self -> self"),
-    OpDef("i0", jax.scipy.special.i0, "I0Backward0", inplace_function=True,
+    OpDef("i0", real_only("i0_vml_cpu", jax.scipy.special.i0), "I0Backward0", inplace_function=True,
           names="self -> self"),
     OpDef("sgn", _sgn, "SgnBackward0", names="self -> self result"),
-    OpDef("signbit", jnp.signbit, None, inplace=False),
-    OpDef("isneginf", jnp.isneginf, None, inplace=False),
-    OpDef("isposinf", jnp.isposinf, None, inplace=False),
+    OpDef("signbit", refuses_complex(jnp.signbit, NotImplementedError,
+                                     "signbit is not implemented for complex tensors."),
+          None, inplace=False),
+    OpDef("isneginf", refuses_complex(jnp.isneginf, RuntimeError,
+                                      "isneginf does not support complex inputs."),
+          None, inplace=False),
+    OpDef("isposinf", refuses_complex(jnp.isposinf, RuntimeError,
+                                      "isposinf does not support complex inputs."),
+          None, inplace=False),
     OpDef("angle", lambda x: jnp.where(x < 0, jnp.pi, 0.0).astype(x.dtype)
           if jnp.issubdtype(x.dtype, jnp.floating) else jnp.angle(x), "AngleBackward0",
           inplace=False, names="self -> self"),
@@ -66,8 +76,8 @@ _BINARY = [
                                 RuntimeError), NOT_IMPLEMENTED, ()),
     OpDef("ldexp", lambda x, e: x * jnp.exp2(e), "LdexpBackward0", inplace_function=True,
           names="self other -> other result"),
-    OpDef("gcd", jnp.gcd, None, inplace_function=True),
-    OpDef("lcm", jnp.lcm, None, inplace_function=True),
+    OpDef("gcd", real_only("gcd_cpu", jnp.gcd), None, inplace_function=True),
+    OpDef("lcm", real_only("lcm_cpu", jnp.lcm), None, inplace_function=True),
     OpDef("bitwise_left_shift", jnp.left_shift, None, inplace_function=False),
     OpDef("bitwise_right_shift", jnp.right_shift, None, inplace_function=False),
 ]
@@ -104,7 +114,8 @@ def _logit(x, eps):
     return jnp.log(x / (1 - x))
 
 
-_LOGIT = defop("logit", _logit, "LogitBackward0", names="self -> eps self")
+_LOGIT = defop("logit", real_only("logit_cpu", _logit), "LogitBackward0",
+               names="self -> eps self")
 
 
 @variants(inplace=True, inplace_function=True)
@@ -252,9 +263,9 @@ def positive(input) -> Tensor:
 # ---- PyTorch's other names of existing ops, every form the original has
 ALIASES = {
     "unsafe_chunk": "chunk", "unsafe_split": "split",
-    "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
-    "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "absolute": "abs",
-    "fix": "trunc", "swapdims": "swapaxes",
+    "unsafe_split_with_sizes": "split_with_sizes", "arccos": "acos", "arccosh": "acosh",
+    "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh",
+    "arctan2": "atan2", "absolute": "abs", "fix": "trunc",
 }
 
 

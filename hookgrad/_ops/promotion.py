@@ -19,12 +19,13 @@ from .. import _dtype
 __all__ = ["clamping", "lift", "ordered", "pair", "real_input", "real_only", "refuses_complex",
            "rounding", "subtraction", "tensor_operands"]
 
-_BF16 = np.dtype(jnp.bfloat16)
 
 
 def _kind(d):
-    """NumPy's kind letter of ``d``, with ``bfloat16`` (a void kind to NumPy) floating."""
-    return "f" if d == _BF16 else d.kind
+    """NumPy's kind letter of ``d``, with ``bfloat16`` and the float8 types (ml_dtypes': a
+    void kind to NumPy, but ``float8_e5m2``) floating."""
+    k = d.kind
+    return "f" if k == "V" else k
 
 
 def pair(a, b):
@@ -43,9 +44,10 @@ def pair(a, b):
     return np.promote_types(a, b)
 
 
-def lift(higher, lower):
+def lift(higher, lower, pairing=pair):
     """The dtype of a higher-priority group (``higher``) with a lower one (``lower``;
-    either may be None: no operand of that priority)."""
+    either may be None: no operand of that priority); ``pairing`` gives the dtype where
+    both count (``result_type`` passes one with ``promote_types``' refusals)."""
     if higher is None or lower is None:
         return lower if higher is None else higher
     kh, kl = _kind(higher), _kind(lower)
@@ -55,7 +57,7 @@ def lift(higher, lower):
         return _complex(higher.itemsize) if kh == "f" else lower
     if kh == "f":
         return higher
-    return pair(higher, lower) if kh == "b" or kl == "f" else higher
+    return pairing(higher, lower) if kh == "b" or kl == "f" else higher
 
 
 def _itemsize(d):
@@ -68,13 +70,13 @@ def _part(d):
 
 
 def _complex(width):
-    """The complex dtype whose parts are ``width`` bytes wide. Half-width parts give
-    ``complex64``: hookgrad has no ``complex32`` (docs/differences.md), and PyTorch's
+    """The complex dtype whose parts are ``width`` bytes wide. Half-width (and float8)
+    parts give ``complex64``: hookgrad has no ``complex32`` (docs/differences.md), and PyTorch's
     ``bfloat16`` lifts to ``complex64`` too."""
     return _COMPLEX[width]
 
 
-_COMPLEX = {2: np.dtype(np.complex64), 4: np.dtype(np.complex64),
+_COMPLEX = {1: np.dtype(np.complex64), 2: np.dtype(np.complex64), 4: np.dtype(np.complex64),
             8: np.dtype(np.complex128)}
 
 

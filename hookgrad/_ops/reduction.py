@@ -13,6 +13,7 @@ from .._dtype import to_jax
 from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
+from .parser_errors import bool_in_int_list, invalid_arguments, not_a_dim
 from .pointwise import _abs
 from .promotion import real_only
 from .registry import FUNCTIONS, defop, export, norm_dim
@@ -221,20 +222,6 @@ _ALL_FORMS = ("()", "(tuple of ints dim = None, bool keepdim = False)",
               "(int dim, bool keepdim = False)")
 
 
-def invalid_arguments(name, forms, **given):
-    """PyTorch's TypeError for a call none of ``name``'s signatures (``forms``) takes;
-    ``given``: the arguments that made it so."""
-    got = "".join(f"{k}={type(v).__name__}, " for k, v in given.items())
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
-                     "but expected one of:\n" + "".join(f" * {f}\n" for f in forms))
-
-
-def not_a_dim(name, dim, wanted="int"):
-    """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
-    return TypeError(f"{name}(): argument 'dim' (position 1) must be {wanted}, not "
-                     f"{type(dim).__name__}")
-
-
 def not_an_int_dim(name, dim):
     """PyTorch's TypeError for a ``dim`` of ``name`` (``median``, ``nanmedian``: one
     signature with a dim, an int) that is None, a bool, or left out beside ``keepdim``."""
@@ -337,9 +324,48 @@ def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     return apply(PROD_DIM, (x,), {"dim": wrap_dim(int(dim), x.ndim), "keepdim": keepdim})
 
 
-def _var_args(name, input, dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):  # legacy var(input, unbiased)
-        dim, unbiased = None, dim
+_VAR_FORMS = ("(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+              "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+              "(bool unbiased = True)")
+
+
+def _var_refused(name, input, args, given):
+    kw = {k: v for k, v in zip(("dim", "unbiased", "keepdim", "correction"), given)
+          if v is not None and v is not ALL_DIMS}
+    if name.endswith("_mean"):  # function forms only: PyTorch's message shows the input
+        forms = tuple(f"(Tensor input, {f[1:]}" for f in _VAR_FORMS)
+        return invalid_arguments(name, forms, input, *args, **kw)
+    return invalid_arguments(name, _VAR_FORMS, *args, **kw)
+
+
+def _var_args(name, input, args, dim, unbiased, keepdim, correction):
+    """The statics of ``name`` (var, std, var_mean, std_mean) called with the positional
+    ``args`` (``dim, unbiased, keepdim``) and the keywords: PyTorch's parser takes a bool
+    first positional alone as the legacy ``unbiased`` and refuses a keyword ``dim=True``,
+    so the functions take their positional arguments as ``*args`` to tell the two apart."""
+    given = (dim, unbiased, keepdim, correction)  # NOTE: no call on a valid call's path
+    if args:
+        first, *rest = args
+        if dim is not ALL_DIMS or rest[2:] or rest and unbiased is not None or \
+                rest[1:] and keepdim is not None or first.__class__ is bool and (
+                    rest or unbiased is not None or keepdim is not None or
+                    correction is not None):
+            raise _var_refused(name, input, args, given)
+        if first.__class__ is bool:  # legacy var(input, unbiased)
+            dim, unbiased = None, first
+        else:
+            dim = first
+            if rest:
+                unbiased = rest[0]
+            if rest[1:]:
+                keepdim = rest[1]
+    if dim is ALL_DIMS:
+        dim = None
+    elif dim.__class__ is bool or dim.__class__ in (tuple, list) and dim and \
+            dim[0].__class__ is bool:
+        raise _var_refused(name, input, args, given)
+    if keepdim is None:
+        keepdim = False
     if correction is None:
         correction = 1 if unbiased in (None, True) else 0
     elif unbiased is not None:
@@ -355,21 +381,25 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
 
 
 @export
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+def var(input, *args, dim=ALL_DIMS, unbiased=None, keepdim=None,
+        correction=None) -> Tensor:
     """``var(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): variance with Bessel's correction by default."""
-    return apply(VAR, (input,), _var_args("var", input, dim, unbiased, keepdim, correction))
+    return apply(VAR, (input,),
+                 _var_args("var", input, args, dim, unbiased, keepdim, correction))
 
 
 @export
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
+def std(input, *args, dim=ALL_DIMS, unbiased=None, keepdim=None,
+        correction=None) -> Tensor:
     """``std(input, dim=None, *, correction=1, keepdim=False)``: ``sqrt(var(...))``; its
     gradient is 0 where the result is 0."""
-    return apply(STD, (input,), _var_args("std", input, dim, unbiased, keepdim, correction))
+    return apply(STD, (input,),
+                 _var_args("std", input, args, dim, unbiased, keepdim, correction))
 
 
 @export(method=False)
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *,
+def var_mean(input, *args, dim=ALL_DIMS, unbiased=None, keepdim=None,
              correction=None) -> tuple[Tensor, Tensor]:
     """``var_mean(input, dim=None, *, correction=1, keepdim=False)`` (also the legacy
     ``unbiased`` forms): the tuple ``(var(...), mean(...))`` over ``dim``, one node.
@@ -378,16 +408,16 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *,
     (tensor(1.), tensor(2.))
     """
     return apply(VAR_MEAN, (input,),
-                 _var_args("var_mean", input, dim, unbiased, keepdim, correction))
+                 _var_args("var_mean", input, args, dim, unbiased, keepdim, correction))
 
 
 @export(method=False)
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *,
+def std_mean(input, *args, dim=ALL_DIMS, unbiased=None, keepdim=None,
              correction=None) -> tuple[Tensor, Tensor]:
     """``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the tuple
     ``(std(...), mean(...))``; the std's gradient is 0 where it is 0."""
     return apply(STD_MEAN, (input,),
-                 _var_args("std_mean", input, dim, unbiased, keepdim, correction))
+                 _var_args("std_mean", input, args, dim, unbiased, keepdim, correction))
 
 
 def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
@@ -490,6 +520,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
         p = "fro"
     if isinstance(p, str) and p != "fro":
         raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
+    if dim.__class__ is bool or dim.__class__ in (tuple, list) and dim and \
+            dim[0].__class__ is bool:  # PyTorch's norm passes its dim on as a list
+        raise bool_in_int_list("linalg_vector_norm", "dim", [dim] if dim.__class__ is bool
+                               else dim, 3)
     x = input if dtype is None else input.to(dtype)
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
 
@@ -516,23 +550,27 @@ def count_nonzero(input, dim=None) -> Tensor:
     return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
 
 
+def implicit_softmax_dim(ndim):
+    """The dim ``nn.functional``'s softmax family picks, with a warning, when given None:
+    PyTorch's legacy choice (``torch.softmax`` itself takes no None)."""
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 def _softmax_dim(x, dim, name):
-    if dim.__class__ is bool:
-        raise not_a_dim(name, dim)
-    if dim is None:
-        dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
+    if dim.__class__ is bool or dim is None or dim is ALL_DIMS:
+        raise not_an_int_dim(name, dim)
     return _dims(int(dim), x.ndim)
 
 
 @export
-def softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
+def softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "softmax")})
 
 
 @export
-def log_softmax(input, dim=None, dtype=None, _stacklevel=3) -> Tensor:
+def log_softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
     return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "log_softmax")})

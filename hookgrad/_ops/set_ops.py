@@ -143,9 +143,10 @@ def histc(input, bins=100, min=0, max=0) -> Tensor:
     """``histc(input, bins=100, min=0, max=0)``: the histogram of ``input`` in ``bins``
     equal-width bins over ``[min, max]`` (the data's range when both are 0); elements
     outside are ignored."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"histogram_cpu" not implemented for '
-                           f"'{_dtype.torch_kind(input._data.dtype)}'")
+    if not input.dtype.is_floating_point:  # the data's range comes first (complex: none)
+        kernel = "aminmax_cpu" if input.dtype.is_complex and min == max == 0 else "histogram_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_dtype.torch_kind(input._data.dtype)}'")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
     return apply(_HISTC, (input,), {"bins": int(bins), "lo": float(min), "hi": float(max)})

@@ -16,10 +16,10 @@ import numpy as np
 from .. import _dtype, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
+from .parser_errors import bool_in_int_list, invalid_arguments, not_a, takes_one
 from .stages import modes as _modes
 from .registry import defop, export
-from .views import (multi_view_apply, narrow_geometry, select_geometry, view_apply,
-                    view_strides)
+from .views import view_apply, view_strides
 
 
 _shape_arg = _jax_trace.size_args  # every view and reshape
@@ -29,8 +29,12 @@ def _dim(d, ndim):
     return d + ndim if d < 0 else d
 
 
-def wrap_dim(d, ndim):
-    """``d`` in ``[0, ndim)`` (a 0-d tensor takes -1 and 0), PyTorch's IndexError otherwise."""
+def wrap_dim(d, ndim, name=None, arg="dim", position=1):
+    """``d`` in ``[0, ndim)`` (a 0-d tensor takes -1 and 0), PyTorch's IndexError otherwise;
+    with ``name`` (the op's), a bool ``d`` raises PyTorch's TypeError for its argument
+    ``arg`` at ``position``."""
+    if d.__class__ is bool and name is not None:
+        raise not_a(name, arg, d, position=position)
     d = int(d)
     n = ndim if ndim > 0 else 1
     if not -n <= d < n:
@@ -51,25 +55,29 @@ def _dims_arg(dims, ndim):
     return tuple(wrap_dim(d, ndim) for d in dims)
 
 
-def given_dims(ndim, _name=None, **dims):
+def given_dims(ndim, _name=None, _args=(), **dims):
     """``dims`` range-checked against ``ndim`` and kept as given (negative ones too), as
     PyTorch's view nodes save them; with ``_name`` (the op's), a bool dim raises PyTorch's
-    TypeError (checked off the plain ints' way)."""
+    TypeError (checked off the plain ints' way), naming the argument as ``_args`` does
+    where PyTorch's name is not the saved one's."""
     for d in dims.values():
         if d.__class__ is not int or not -ndim <= d < ndim:
             break
     else:  # plain ints in range (a model's transposes): ``dims`` is this call's own dict
         return dims
     for i, (k, d) in enumerate(dims.items(), 1):
-        if d.__class__ is bool and _name is not None:
-            raise TypeError(f"{_name}(): argument '{k}' (position {i}) must be int, not bool")
-        wrap_dim(d, ndim)
+        wrap_dim(d, ndim, _name, _args[i - 1] if _args else k, i)
     return {k: int(d) for k, d in dims.items()}
 
 
-def squeeze_dims(input, dim):
+_SQUEEZE_FORMS = ("()", "(int dim)", "(tuple of ints dim)")
+
+
+def squeeze_dims(input, dim, name="squeeze"):
     """``(op, statics)`` of ``squeeze(input, dim)`` for an int or a sequence ``dim``."""
     many = isinstance(dim, (tuple, list))
+    if dim.__class__ is bool or many and dim and dim[0].__class__ is bool:
+        raise invalid_arguments(name, _SQUEEZE_FORMS, dim)
     dims = tuple(dim) if many else (dim,)
     _dims_arg(dims, input.ndim)
     return SQUEEZE_DIMS if many else SQUEEZE_DIM, {"dim": tuple(int(d) for d in dims)}
@@ -171,14 +179,6 @@ NARROW = defop("narrow", lambda x, dim, start, length: jax.lax.slice_in_dim(
                                                 (start,)))
 CLONE = defop("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", ())
 ALIAS = defop("alias", lambda x: x, "AliasBackward0", ())
-SPLIT = defop("split", lambda x, sections, dim: tuple(jnp.split(x, sections, axis=dim)),
-              "SplitBackward0", (),
-              names="self -> dim self_sym_sizes split_size=sections:first")
-SPLIT_SIZES = defop("split_with_sizes", lambda x, split_sizes, dim: tuple(
-    jnp.split(x, np.cumsum(split_sizes)[:-1].tolist(), axis=dim)), "SplitWithSizesBackward0",
-    (), names="self -> dim self_sym_sizes split_sizes")
-UNBIND = defop("unbind", lambda x, dim: tuple(jnp.moveaxis(x, dim, 0)), "UnbindBackward0", (),
-               names="self -> dim")
 @export(function=False)
 def view(self, *shape) -> Tensor:
     """``view(*shape)``: the same elements in a new shape (one size may be -1), a view
@@ -227,9 +227,10 @@ def reshape_as(self, other) -> Tensor:
 def flatten(input, start_dim=0, end_dim=-1) -> Tensor:
     """``flatten(input, start_dim=0, end_dim=-1)``: dims ``start_dim..end_dim`` merged."""
     n = input.ndim
+    s, e = wrap_dim(start_dim, n, "flatten", "start_dim"), wrap_dim(end_dim, n, "flatten",
+                                                                     "end_dim", 2)
     if n == 0:
         return reshape(input, (1,))
-    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -243,7 +244,7 @@ def flatten(input, start_dim=0, end_dim=-1) -> Tensor:
 def unflatten(input, dim, sizes) -> Tensor:
     """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     n = input.ndim
-    d = wrap_dim(dim, n)
+    d = wrap_dim(dim, n, "unflatten")
     if n == 0:  # PyTorch reads the dim's size inside a check that wraps what it raises
         raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {d} "
                            "but tensor has no dimensions")
@@ -260,6 +261,10 @@ def unflatten(input, dim, sizes) -> Tensor:
 @export
 def permute(input, *dims) -> Tensor:
     """``permute(input, dims)``: the dimensions reordered."""
+    if dims and (dims[0].__class__ is bool or dims[0].__class__ in (tuple, list) and dims[0]
+                 and dims[0][0].__class__ is bool):  # PyTorch's parser refuses a bool first
+        raise takes_one("permute", dims) if dims[1:] else \
+            bool_in_int_list("permute", "dims", dims[0])
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
@@ -271,13 +276,28 @@ def permute(input, *dims) -> Tensor:
     return view_apply(PERMUTE, input, {"dims": dims})
 
 
-@export(aliases=("swapaxes",))
+@export
 def transpose(input, dim0, dim1) -> Tensor:
-    """``transpose(input, dim0, dim1)`` (alias ``swapaxes``): two dimensions swapped."""
+    """``transpose(input, dim0, dim1)`` (aliases ``swapaxes``, ``swapdims``): two dimensions
+    swapped."""
     n = len(input._arr.shape)
     if dim0.__class__ is int and dim1.__class__ is int and -n <= dim0 < n and -n <= dim1 < n:
         return view_apply(TRANSPOSE, input, {"d0": dim0, "d1": dim1})  # a model's: no frame more
-    return view_apply(TRANSPOSE, input, given_dims(n, d0=dim0, d1=dim1))
+    return view_apply(TRANSPOSE, input, given_dims(n, "transpose", ("dim0", "dim1"),
+                                                   d0=dim0, d1=dim1))
+
+
+# the aliases are functions of their own: PyTorch's TypeError names the one called
+@export
+def swapaxes(input, dim0, dim1) -> Tensor:
+    return view_apply(TRANSPOSE, input, given_dims(input.ndim, "swapaxes", ("axis0", "axis1"),
+                                                   d0=dim0, d1=dim1))
+
+
+@export
+def swapdims(input, dim0, dim1) -> Tensor:
+    return view_apply(TRANSPOSE, input, given_dims(input.ndim, "swapdims", ("dim0", "dim1"),
+                                                   d0=dim0, d1=dim1))
 
 
 @export
@@ -391,6 +411,9 @@ def repeat(self, *sizes) -> Tensor:
 @export(method=False)
 def flip(input, dims) -> Tensor:
     """``flip(input, dims)``: the order of elements reversed along ``dims``."""
+    if dims.__class__ is bool or dims.__class__ in (tuple, list) and dims and \
+            dims[0].__class__ is bool:
+        raise bool_in_int_list("flip", "dims", dims)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = _dims_arg(dims, input.ndim)
     return apply(FLIP, (input,), {"dims": dims if input.ndim else ()})  # 0-d: no axis to flip
@@ -399,14 +422,21 @@ def flip(input, dims) -> Tensor:
 @export(name="flip", function=False)
 def _flip_method(self, *dims) -> Tensor:
     """``x.flip(dims)`` or ``x.flip(*dims)``: as :func:`flip`; the method also takes the
-    dims as separate arguments, as PyTorch's does."""
-    return flip(self, dims[0] if len(dims) == 1 else dims)
+    dims as separate arguments, as PyTorch's does (where its parser takes a bool as an int)."""
+    if len(dims) == 1:
+        return flip(self, dims[0])
+    if dims[0].__class__ is bool:
+        raise takes_one("flip", dims)
+    return flip(self, dims)
 
 
 @export
 def roll(input, shifts, dims=None) -> Tensor:
     """``roll(input, shifts, dims=None)``: elements shifted circularly (flattened when
     ``dims`` is None)."""
+    if (err := bool_in_int_list("roll", "shifts", shifts) or
+            bool_in_int_list("roll", "dims", dims, 2)):
+        raise err
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else int(shifts)
     if dims is not None:
         dims = _dims_arg(dims, input.ndim) if isinstance(dims, (list, tuple)) \
@@ -424,9 +454,14 @@ def triu(input, diagonal=0) -> Tensor:
     return apply(TRIU, (input,), {"k": diagonal})
 
 
+_NARROW_FORMS = ("(int dim, Tensor start, int length)", "(int dim, int start, int length)")
+
+
 @export
 def narrow(input, dim, start, length) -> Tensor:
     """``narrow(input, dim, start, length)``: ``length`` elements of ``dim`` from ``start``."""
+    if dim.__class__ is bool or start.__class__ is bool or length.__class__ is bool:
+        raise invalid_arguments("narrow", _NARROW_FORMS, dim, start, length)
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
@@ -443,64 +478,11 @@ def clone(input, *, memory_format=None) -> Tensor:
 
 
 @export
-def split(tensor, split_size_or_sections, dim=0) -> tuple[Tensor, ...]:
-    """``split(tensor, split_size_or_sections, dim=0)``: a tuple of pieces of size
-    ``split_size`` (the last may be smaller) or of the given sizes."""
-    _at_least_1d(tensor, "split")
-    shape = tensor._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
-    d = wrap_dim(dim, len(shape))
-    n = shape[d]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        if size == 0 and n != 0:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
-        cuts = tuple(range(size, n, size))
-        op, statics = SPLIT, {"sections": cuts}
-    else:
-        sizes = list(split_size_or_sections)
-        if builtins.sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                               f"(input tensor's size at dimension {dim}), but got "
-                               f"split_sizes={sizes}")
-        cuts = tuple(np.cumsum(sizes)[:-1].tolist())
-        op, statics = SPLIT_SIZES, {"split_sizes": tuple(int(s) for s in sizes)}
-    starts = (0, *cuts)
-    # ``dim`` as given, which PyTorch's nodes save
-    return multi_view_apply(op, tensor, {**statics, "dim": int(dim)}, lambda out: [
-        narrow_geometry(d, a, o._arr.shape[d]) for a, o in zip(starts, out)])  # (outputs)
-
-
-def _at_least_1d(input, name):
-    if not input._arr.shape:
-        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
-
-
-@export
-def chunk(input, chunks, dim=0) -> tuple[Tensor, ...]:
-    """``chunk(input, chunks, dim=0)``: at most ``chunks`` pieces of ``ceil(n / chunks)``."""
-    _at_least_1d(input, "chunk")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input.shape[wrap_dim(dim, input.ndim)]
-    size = -(-n // chunks)
-    return split(input, builtins.max(size, 1), dim)
-
-
-@export
-def unbind(input, dim=0) -> tuple[Tensor, ...]:
-    """``unbind(input, dim=0)``: a tuple of the slices along ``dim``."""
-    d = wrap_dim(dim, input.ndim)
-    return multi_view_apply(UNBIND, input, {"dim": d}, lambda out: [
-        select_geometry(d, i) for i in range(len(out))])
-
-
-@export
 def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:
     """``diagonal(input, offset=0, dim1=0, dim2=1)``: a view of the diagonal of the
     ``(dim1, dim2)`` planes (above it for ``offset > 0``), as the last dimension."""
     n = input.ndim
-    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    d1, d2 = wrap_dim(dim1, n, "diagonal", "dim1", 2), wrap_dim(dim2, n, "diagonal", "dim2", 3)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return view_apply(DIAGONAL, input, {"off": int(offset), "d1": d1, "d2": d2})
@@ -519,31 +501,39 @@ def _inplace_triu(self, diagonal=0) -> Tensor:
     return apply(TRIU, (self,), {"k": diagonal}, out=self)
 
 
-@export(aliases=("moveaxis",))
-def movedim(input, source, destination) -> Tensor:
-    """``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, the rest
-    keeping their order."""
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
-    n = input.ndim
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
-                           f"dims) should contain the same number of dims as destination "
-                           f"({list(dst)} dims)")
-    order = [None] * n
-    for s_, d_ in zip(_dims_arg(src, n), _dims_arg(dst, n)):
-        order[d_] = s_
-    rest = iter(d for d in range(n) if d not in _dims_arg(src, n))
-    perm = tuple(o if o is not None else next(rest) for o in order)
-    return permute(input, perm)
+_MOVEDIM_FORMS = ("(int source, int destination)",
+                  "(tuple of ints source, tuple of ints destination)")
 
 
+def _mover(name):
+    """``movedim`` or its alias ``moveaxis``: one body, made per name, as PyTorch's errors
+    name the one called."""
+    def move(input, source, destination) -> Tensor:
+        if (source.__class__ is not int or destination.__class__ is not int) and builtins.any(
+                v.__class__ is bool or isinstance(v, (tuple, list)) and v and
+                v[0].__class__ is bool for v in (source, destination)):
+            raise invalid_arguments(name, _MOVEDIM_FORMS, source, destination)
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        n = input.ndim
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                               f"({list(src)} dims) should contain the same number of dims as "
+                               f"destination ({list(dst)} dims)")
+        order = [None] * n
+        for s_, d_ in zip(_dims_arg(src, n), _dims_arg(dst, n)):
+            order[d_] = s_
+        rest = iter(d for d in range(n) if d not in _dims_arg(src, n))
+        perm = tuple(o if o is not None else next(rest) for o in order)
+        return permute(input, perm)
+    move.__name__ = move.__qualname__ = name
+    move.__doc__ = ("``movedim(input, source, destination)`` (alias ``moveaxis``): dims moved, "
+                    "the rest keeping their order.")
+    return move
 
 
-@export
-def split_with_sizes(input, split_sizes, dim=0) -> tuple[Tensor, ...]:
-    """``split_with_sizes(input, split_sizes, dim=0)``: :func:`split` with a list of sizes."""
-    return split(input, list(split_sizes), dim)
+movedim = export(_mover("movedim"))
+moveaxis = export(_mover("moveaxis"))
 
 
 @export

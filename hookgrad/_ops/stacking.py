@@ -54,7 +54,7 @@ def cat(tensors, dim=0) -> Tensor:
         kept = [k for k, shape in enumerate(shapes) if shape != (0,)] or [0]
         tensors, shapes = [tensors[k] for k in kept], [shapes[k] for k in kept]
     ref = shapes[0]
-    d = wrap_dim(dim, len(ref))
+    d = wrap_dim(dim, len(ref), "cat", "dim", 2)
     for k in range(1, len(shapes)):
         shape = shapes[k]
         if len(shape) != len(ref):
@@ -79,7 +79,7 @@ def stack(tensors, dim=0) -> Tensor:
                for t in tensor_seq("stack", tensors)]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    d = wrap_dim(dim, tensors[0].ndim + 1)
+    d = wrap_dim(dim, tensors[0].ndim + 1, "stack", "dim", 2)
     ref = tensors[0]._arr.shape  # a tuple: one comparison per part, no Size built
     for k, t in enumerate(tensors[1:], 1):
         if t._arr.shape != ref:

@@ -14,8 +14,9 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .promotion import real_only
-from .reduction import _jdtype, _norm, _return_type, not_a_dim, return_types
+from .promotion import real_only, refuses_complex
+from .parser_errors import not_a_dim
+from .reduction import _jdtype, _norm, _return_type, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import narrow, wrap_dim
 from .stacking import cat
@@ -38,8 +39,9 @@ def _dims(input, dim):
     return None if dim is None or dim == () or dim == [] else norm_dim(dim)
 
 
-_NANSUM = defop("nansum", lambda x, dim, keepdim, dtype: jnp.nansum(
-    x, axis=dim, keepdims=keepdim, dtype=dtype), "NansumBackward0",
+_NANSUM = defop("nansum", refuses_complex(lambda x, dim, keepdim, dtype: jnp.nansum(
+    x, axis=dim, keepdims=keepdim, dtype=dtype), RuntimeError,
+    "nansum on CPU does not support complex inputs"), "NansumBackward0",
     names="self -> self dim=dim:tuple keepdim")
 
 
@@ -228,20 +230,21 @@ def _quantile(x, q, dim, keepdim, method, nan):
 _QUANTILE = defop("quantile", _quantile, "SqueezeBackward4")
 
 
-def _quantile_call(name, input, q, dim, keepdim, interpolation, nan):
+def _quantile_call(input, q, dim, keepdim, interpolation, nan):
+    # NOTE: as PyTorch's, every refusal names quantile(), nanquantile's too
     if interpolation not in _QUANTILE_METHODS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest. Got {interpolation}")
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if not isinstance(q, Tensor):
-        # NOTE: as PyTorch, a number's check names quantile() for both functions; checked
-        # in Python: under a trace (jax.jit of hookgrad.func) jnp would trace it
+        # checked in Python: under a trace (jax.jit of hookgrad.func) jnp would trace it
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q):g}")
     elif not isinstance(qs := q._data, jax.core.Tracer) and np.any((np.asarray(qs) < 0) |
                                                                    (np.asarray(qs) > 1)):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")  # a traced q: unchecked
+        # (a traced q goes unchecked)
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
     q_arg = q if isinstance(q, Tensor) else float(q)
     d = None if dim is None else wrap_dim(dim, max(input.ndim, 1))
     return apply(_QUANTILE, (input, q_arg), {"dim": d, "keepdim": bool(keepdim),
@@ -253,13 +256,13 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear") -> Te
     """``quantile(input, q, dim=None, keepdim=False, *, interpolation='linear')``: the
     ``q``-th quantiles (a number or a 1-d Tensor in ``[0, 1]``) over ``dim`` (all elements
     without one); NaN where the slice holds a NaN."""
-    return _quantile_call("quantile", input, q, dim, keepdim, interpolation, False)
+    return _quantile_call(input, q, dim, keepdim, interpolation, False)
 
 
 @export
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear") -> Tensor:
     """``nanquantile(...)``: :func:`quantile` ignoring NaNs."""
-    return _quantile_call("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return _quantile_call(input, q, dim, keepdim, interpolation, True)
 
 
 # PyTorch's C++ scales by a number through the Scalar overloads, whose nodes are these

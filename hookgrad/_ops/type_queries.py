@@ -11,6 +11,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .registry import FUNCTIONS, export
 from .layout import _cast
+from .promotion import lift
 from .shape import TENSOR_PROPERTIES
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
@@ -79,21 +80,16 @@ def _operand_dtype(x):
 
 
 def _combine(higher, lower):
-    """PyTorch's result of a higher-priority group's dtype with a lower one's: the lower
-    one counts only where it lifts the kind."""
+    """PyTorch's result of a higher-priority group's dtype with a lower one's (the ops'
+    rule, ``promotion.lift``, on NumPy dtypes: every dtype a Tensor can have has one)."""
     if higher is None or lower is None:
         return lower if higher is None else higher
-    if higher.is_complex:
-        return higher
-    if lower.is_complex:  # a floating higher keeps its precision
-        if not higher.is_floating_point:
-            return lower
-        return _dtype.complex128 if higher is _dtype.float64 else _dtype.complex64
-    if higher.is_floating_point:
-        return higher
-    if higher is _dtype.bool or lower.is_floating_point:
-        return promote_types(higher, lower)
-    return higher
+    return _dtype.as_dtype(lift(higher.np, lower.np, _promoted))
+
+
+def _promoted(a, b):
+    # ``pair``'s dtype where both count, with ``promote_types``' refusals (float8)
+    return promote_types(_dtype.as_dtype(a), _dtype.as_dtype(b)).np
 
 
 @export(method=False)

@@ -12,14 +12,14 @@ import contextlib
 import inspect
 
 from .._tensor import Tensor
-from . import indexing, placement, shape, views
+from . import indexing, pieces, placement, shape, views
 from .dispatch import NOT_IMPLEMENTED, apply
 from .registry import defop, export, with_out
 
 _VIEW_OPS = (shape.VIEW, shape.PERMUTE, shape.TRANSPOSE, shape.T, shape.SQUEEZE,
              shape.SQUEEZE_DIM, shape.SQUEEZE_DIMS, shape.UNSQUEEZE, shape.DIAGONAL,
-             shape.ALIAS, indexing.SELECT, indexing.SLICE, shape.EXPAND, shape.SPLIT,
-             shape.SPLIT_SIZES, shape.UNBIND, views.AS_STRIDED,
+             shape.ALIAS, indexing.SELECT, indexing.SLICE, shape.EXPAND, pieces.SPLIT,
+             pieces.SPLIT_SIZES, pieces.UNBIND, views.AS_STRIDED,
              placement._UNFOLD)
 
 TWINS = {op.name: defop(op.name + "_copy", op.fwd, op.node + "_copy", op.save, op.bwd,
@@ -87,9 +87,9 @@ slice_copy = _copy_of(_slice, "slice_copy")
 narrow_copy = _copy_of(shape.narrow, "narrow_copy", method=True)
 alias_copy = _copy_of(_alias, "alias_copy")
 expand_copy = _copy_of(_expand, "expand_copy")
-split_copy = _copy_of(shape.split, "split_copy")
-split_with_sizes_copy = _copy_of(shape.split_with_sizes, "split_with_sizes_copy")
-unbind_copy = _copy_of(shape.unbind, "unbind_copy")
+split_copy = _copy_of(pieces.split, "split_copy")
+split_with_sizes_copy = _copy_of(pieces.split_with_sizes, "split_with_sizes_copy")
+unbind_copy = _copy_of(pieces.unbind, "unbind_copy")
 unfold_copy = _copy_of(_unfold, "unfold_copy")
 as_strided_copy = _copy_of(shape.as_strided, "as_strided_copy")
 

@@ -13,9 +13,9 @@ import pytest
 
 import hookgrad as hg
 from hookgrad._engine import fusion
-from hookgrad._ops import (dispatch, indexing, linalg, linalg_decomp, linalg_lu,
+from hookgrad._ops import (clamp, dispatch, fills, indexing, linalg, linalg_decomp, linalg_lu,
                            linalg_products, linalg_solve, nn_pool, nn_resample, nn_rnn, op_node,
-                           nn_sparse, pointwise, reduction, shape, sorting)
+                           nn_sparse, pieces, pointwise, reduction, shape, sorting)
 from hookgrad.testing import check_grads
 
 from tests.ops._op_table import ROWS, F, arrays_for, outputs, tensors
@@ -327,8 +327,9 @@ ELSEWHERE = {
 
 def _table_ops():
     ops = {}
-    for mod in (pointwise, reduction, shape, linalg, indexing, sorting, nn_resample, nn_pool,
-                nn_sparse, nn_rnn, linalg_decomp, linalg_lu, linalg_products, linalg_solve):
+    for mod in (pointwise, clamp, fills, reduction, shape, pieces, linalg, indexing, sorting,
+                nn_resample, nn_pool, nn_sparse, nn_rnn, linalg_decomp, linalg_lu,
+                linalg_products, linalg_solve):
         for v in vars(mod).values():
             cands = v.values() if isinstance(v, dict) else [v]
             for op in cands:

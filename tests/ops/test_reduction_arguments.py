@@ -57,6 +57,32 @@ REFUSED = {
                               r"\(position 1\) must be int, not bool$"),
     "unsqueeze of a bool dim": (lambda L: _x(L).unsqueeze(True), r"^unsqueeze\(\): argument "
                                 r"'dim' \(position 1\) must be int, not bool$"),
+    # a positional bool alone is the legacy ``unbiased``; a keyword ``dim=True`` is refused
+    "std dim=True": (lambda L: _x(L).std(dim=True), _invalid("std", r"dim=bool, \)")),
+    "var dim=True": (lambda L: L.var(_x(L), dim=True), _invalid("var", "")),
+    "std_mean dim=True": (lambda L: L.std_mean(_x(L), dim=True),
+                          _invalid("std_mean", r"Tensor, dim=bool\)")),
+    "var_mean dim=True": (lambda L: L.var_mean(_x(L), dim=True),
+                          _invalid("var_mean", r"Tensor, dim=bool\)")),
+    "std of two bools": (lambda L: _x(L).std(True, True), _invalid("std", r"bool, bool\)")),
+    "var of a bool and keepdim": (lambda L: _x(L).var(True, keepdim=True),
+                                  _invalid("var", r"bool, keepdim=bool\)")),
+    "var of a bool and correction": (lambda L: _x(L).var(dim=True, correction=1),
+                                     _invalid("var", "")),
+    "std of a bool tuple": (lambda L: _x(L).std((True,)), _invalid("std", r"tuple\)")),
+    "std dim twice": (lambda L: _x(L).std(1, dim=1), _invalid("std", r"int, dim=int\)")),
+    "norm of a bool dim": (lambda L: _x(L).norm(dim=True), r"^linalg_vector_norm\(\): argument "
+                           r"'dim' \(position 3\) must be tuple of ints, but found element of "
+                           r"type bool at pos 0$"),
+    "norm of a bool tuple": (lambda L: L.norm(_x(L), 2, (True, 0)), r"^linalg_vector_norm\(\): "
+                             r"argument 'dim' \(position 3\) must be tuple of ints, but found"),
+    # ``F.softmax``'s implicit dim (a warning) is not ``torch.softmax``'s
+    "softmax dim=None": (lambda L: _x(L).softmax(None), r"^softmax\(\): argument 'dim' "
+                         r"(\(position 1\) )?must be int, not NoneType$"),
+    "log_softmax dim=None": (lambda L: _x(L).log_softmax(dim=None), r"^log_softmax\(\): argument "
+                             r"'dim' (\(position 1\) )?must be int, not NoneType$"),
+    "softmax without dim": (lambda L: L.softmax(_x(L)),
+                            r'^softmax\(\) missing 1 required positional arguments: "dim"$'),
     "unsqueeze_ of a bool dim": (lambda L: _x(L).unsqueeze_(False), r"^unsqueeze_\(\): argument "
                                  r"'dim' \(position 1\) must be int, not bool$"),
 }
@@ -75,4 +101,15 @@ def test_what_the_signatures_take_still_runs():
         _x(L).max(), _x(L).min(0).values, _x(L).max(_x(L) * 2), _x(L).median(),
         _x(L).median(1).values, _x(L).nanmedian(), _x(L).amax(), _x(L).amax(None),
         _x(L).argmax(None), _x(L).all(None), _x(L).nansum(keepdim=True), _x(L).std(True),
-        _x(L).unsqueeze(1), L.unsqueeze(_x(L), -1), _x(L).cumsum(0))])
+        _x(L).unsqueeze(1), L.unsqueeze(_x(L), -1), _x(L).cumsum(0), _x(L).std(False),
+        _x(L).var(1, False), _x(L).var(1, False, True), _x(L).std(dim=(0, 1), keepdim=True),
+        _x(L).var(unbiased=False), *L.var_mean(_x(L), True), *L.std_mean(_x(L), 1, correction=0),
+        _x(L).norm(dim=1), _x(L).norm(2, (0, 1)), _x(L).softmax(1), _x(L).log_softmax(-1))])
+
+
+def test_functional_softmax_keeps_its_implicit_dim_with_a_warning():
+    for name in ("softmax", "softmin", "log_softmax"):
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name}") as w:
+            got = same_as_torch(lambda L: py(getattr(L.nn.functional, name)(_x(L))))
+        assert w[0].filename == __file__  # the user's line
+        assert len(got) == 2 and len(got[0]) == 3

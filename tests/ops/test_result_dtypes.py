@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from tests.differential import py, same_as_torch, torch
+from tests.differential import py, raises_as_torch, same_as_torch, torch
 
 
 def _name(d):
@@ -156,7 +156,46 @@ ZERO_D = {
         0.1, dtype=L.float64)), "float32"),
     "logaddexp with a float64 0-d": (lambda L, n: L.logaddexp(
         _vec(L, n, "float32"), L.tensor(0.1, dtype=L.float64)), "float32"),
+    # addmm's beta and alpha as 0-d Tensors: PyTorch reads them as numbers
+    "addmm by float64 0-d beta and alpha": (lambda L, n: L.addmm(
+        _vec(L, n, "float32")[:2].reshape(2, 1), L.ones(2, 3), L.ones(3, 1),
+        beta=L.tensor(0.5, dtype=L.float64), alpha=L.tensor(2.0, dtype=L.float64)), "float32"),
+    # the foreach ops promote each pair as the op itself
+    "foreach add of a float64 0-d list": (lambda L, n: L._foreach_add(
+        [_vec(L, n, "float32")], [L.tensor(0.5, dtype=L.float64)])[0], "float32"),
+    "foreach mul by a float64 0-d": (lambda L, n: L._foreach_mul(
+        [_vec(L, n, "float32")], L.tensor(1.5, dtype=L.float64))[0], "float32"),
+    "foreach maximum of a float64 0-d list": (lambda L, n: L._foreach_maximum(
+        [_vec(L, n, "float16")], [L.tensor(0.5, dtype=L.float64)])[0], "float16"),
+    "foreach add of a complex 0-d list": (lambda L, n: L._foreach_add(
+        [_vec(L, n, "float32")], [L.tensor(1j)])[0], "complex64"),
+    "foreach add by a float64 0-d alpha": (lambda L, n: L._foreach_add(
+        [_vec(L, n, "float32")], [_vec(L, n, "float32")], alpha=L.tensor(
+            2.0, dtype=L.float64))[0], "float32"),
 }
+
+
+# operands whose dtype PyTorch requires to be the input's (a 0-d one included)
+DTYPE_REFUSED = {
+    "lerp end": (lambda L: L.lerp(L.ones(2), L.ones(2, dtype=L.float64), 0.5),
+                 r"^expected dtype float for `end` but got dtype double$"),
+    "lerp_ 0-d end": (lambda L: L.ones(2).lerp_(L.tensor(1.0, dtype=L.float64), 0.5),
+                      r"^expected dtype float for `end` but got dtype double$"),
+    "lerp weight": (lambda L: L.lerp(L.ones(2), L.ones(2), L.ones(2, dtype=L.float64)),
+                    r"^expected dtype float for `weight` but got dtype double$"),
+    "masked_fill of a complex number": (lambda L: L.ones(2).masked_fill(L.ones(2) > 0, 1j),
+                                        r"^value cannot be converted to type float without "
+                                        r"overflow$"),
+    "masked_fill of a complex 0-d": (lambda L: L.ones(2).half().masked_fill(
+        L.ones(2) > 0, L.tensor(1j)), r"^value cannot be converted to type c10::Half without "
+        r"overflow$"),
+}
+
+
+@pytest.mark.parametrize("case", list(DTYPE_REFUSED))
+def test_an_operand_of_another_dtype_raises_pytorchs_error(case):
+    call, match = DTYPE_REFUSED[case]
+    raises_as_torch(call, RuntimeError, match)
 
 
 @pytest.mark.parametrize("n", [6, 5000], ids=["host", "xla"])

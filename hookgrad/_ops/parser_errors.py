@@ -1,0 +1,62 @@
+"""PyTorch's argument parser's TypeErrors, worded as it words them.
+
+PyTorch's signatures are typed (``int dim``, ``tuple of ints dims``); hookgrad's Python ones
+take whatever comes, and ``int(True)`` is 1, so a bool dim would silently mean dim 1. The ops
+test the type inline (``d.__class__ is bool``: no call on a valid call's path) and build the
+error here only when they raise. Positions count from the first argument after ``self``, as
+the Tensor method's message does (a function form's message counts one more: hookgrad's
+one Python function cannot tell which form was called).
+"""
+from __future__ import annotations
+
+
+def type_name(value):
+    """``value``'s type as PyTorch's parser names it: a builtin's or a Tensor's bare name,
+    another module's qualified (``numpy.ndarray``)."""
+    t = type(value)
+    if t.__module__ == "builtins" or t.__module__.startswith("hookgrad"):
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
+def not_a(name, arg, value, wanted="int", position=1):
+    """``name(): argument 'arg' (position n) must be <wanted>, not <type>`` (``position``
+    None: a keyword's wording, which names no position)."""
+    where = "" if position is None else f" (position {position})"
+    return TypeError(f"{name}(): argument '{arg}'{where} must be {wanted}, not "
+                     f"{type_name(value)}")
+
+
+def not_a_dim(name, dim, wanted="int"):
+    """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
+    return not_a(name, "dim", dim, wanted)
+
+
+def bool_in_int_list(name, arg, value, position=1):
+    """PyTorch's TypeError for a ``tuple of ints`` argument that is a bool or whose first
+    element is one (the parser reads the first element's type only: a later bool passes as
+    an int, in PyTorch and here), else None. NOTE: a call; a common op tests inline."""
+    if value.__class__ is bool:
+        return not_a(name, arg, value, "tuple of ints", position)
+    if isinstance(value, (tuple, list)) and value and value[0].__class__ is bool:
+        return TypeError(f"{name}(): argument '{arg}' (position {position}) must be tuple of "
+                         "ints, but found element of type bool at pos 0")
+    return None
+
+
+def invalid_arguments(name, forms, *args, **given):
+    """PyTorch's TypeError for a call none of ``name``'s signatures (``forms``) takes;
+    ``args`` (positional) and ``given`` (keywords): the arguments that made it so."""
+    got = ", ".join(type_name(v) for v in args)
+    # PyTorch's wording: a keyword follows a positional one after ", ", else ends in ", "
+    got += "".join(f", {k}={type_name(v)}" if args else f"{k}={type_name(v)}, "
+                   for k, v in given.items())
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     "but expected one of:\n" + "".join(f" * {f}\n" for f in forms))
+
+
+def takes_one(name, args):
+    """PyTorch's TypeError for a method taking its ``tuple of ints`` as several separate
+    arguments (``x.permute(*dims)``) whose first is a bool: its parser then reads them as
+    too many arguments."""
+    return TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")

@@ -1,0 +1,70 @@
+"""A NumPy array or a list as a binary op's operand: PyTorch's parser refuses it in ``add``
+and the ordering comparisons (function and method forms), while its operators leave an
+array to NumPy (``x + a`` is NumPy's sum, wrapped back into a Tensor; ``x < a`` is
+Python's TypeError, a Tensor that requires grad or not). Compared with PyTorch where it is
+installed."""
+import numpy as np
+import pytest
+
+from tests.differential import py, raises_as_torch, same_as_torch
+
+
+def _x(L, grad=False):
+    return L.tensor([1.0, 2.0, 3.0], requires_grad=grad)
+
+
+_A = np.array([1.0, 2.5, 0.0])
+
+
+def _not_supported(op, left, right):
+    return rf"^'{op}' not supported between instances of '{left}' and '{right}'$"
+
+
+def _invalid(name, got):
+    return rf"^{name}\(\) received an invalid combination of arguments - got \({got}\), but " \
+           r"expected one of:\n \* \(Tensor other\)\n"
+
+
+REFUSED = {
+    "add method": (lambda L: _x(L).add(_A), r"^add\(\): argument 'other' \(position 1\) must "
+                   r"be Tensor, not numpy\.ndarray$"),
+    "add method, alpha": (lambda L: _x(L).add(_A, alpha=2), r"^add\(\): argument 'other' "
+                          r"\(position 1\) must be Tensor, not numpy\.ndarray$"),
+    "add of a list": (lambda L: _x(L).add([1.0, 1.0, 1.0]), r"^add\(\): argument 'other' "
+                      r"\(position 1\) must be Tensor, not list$"),
+    # hookgrad's one function counts the method's position
+    "add function": (lambda L: L.add(_x(L), _A), r"^add\(\): argument 'other' \(position "
+                     r"[12]\) must be Tensor, not numpy\.ndarray$"),
+    "lt method": (lambda L: _x(L).lt(_A), _invalid("lt", "numpy.ndarray")),
+    "ge method of a list": (lambda L: _x(L).ge([1, 2, 3]), _invalid("ge", "list")),
+    "x < array": (lambda L: _x(L) < _A, _not_supported("<", "Tensor", "numpy.ndarray")),
+    "x_rg < array": (lambda L: _x(L, True) < _A, _not_supported("<", "Tensor", "numpy.ndarray")),
+    "x_rg >= array": (lambda L: _x(L, True) >= _A,
+                      _not_supported(">=", "Tensor", "numpy.ndarray")),
+    "array <= x": (lambda L: _A <= _x(L), _not_supported("<=", "numpy.ndarray", "Tensor")),
+    "x > list": (lambda L: _x(L) > [1, 2, 3], _not_supported(">", "Tensor", "list")),
+    "x + list": (lambda L: _x(L) + [1, 2, 3],
+                 r"^unsupported operand type\(s\) for \+: 'Tensor' and 'list'$"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_an_array_operand_raises_pytorchs_type_error(case):
+    call, match = REFUSED[case]
+    raises_as_torch(call, TypeError, match)
+
+
+def test_the_operators_leave_an_array_to_numpy():
+    def run(L):
+        x = _x(L)
+        y = x
+        y += _A  # NumPy's sum, a new Tensor: ``x`` keeps its values
+        return [py(x + _A), py(x - _A), py(y), py(x), str(y.dtype).split(".")[1],
+                py(x.add(2.0)), py(x < 2), py(x.lt(_x(L)))]
+    got = same_as_torch(run)
+    assert got[2] == [2.0, 4.5, 3.0] and got[3] == [1.0, 2.0, 3.0] and got[4] == "float64"
+
+
+def test_a_tensor_that_requires_grad_plus_an_array_reads_it_by_numpy():
+    raises_as_torch(lambda L: _x(L, True) + _A, RuntimeError, r"^Can't call numpy\(\) on Tensor "
+                    r"that requires grad\. Use tensor\.detach\(\)\.numpy\(\) instead\.$")

@@ -1,0 +1,99 @@
+"""A bool where the view and shape ops take a dim: PyTorch's typed parser refuses it with a
+TypeError (worded per op), where ``int(True)`` would silently mean dim 1; and the calls its
+parser does take (a bool after the first element of a dims tuple). Compared with PyTorch
+where it is installed. Positions are the method's (hookgrad's one function cannot tell a
+function form, whose message counts ``input`` too)."""
+import pytest
+
+from tests.differential import py, raises_as_torch, same_as_torch
+
+
+def _x(L):
+    return L.ones(2, 3, 4)
+
+
+def _must_be(name, arg, position, wanted="int"):
+    return rf"^{name}\(\): argument '{arg}' \(position {position}\) must be {wanted}, not bool$"
+
+
+def _invalid(name, got):
+    return rf"^{name}\(\) received an invalid combination of arguments - got \({got}\), but " \
+           r"expected one of:\n \* \("
+
+
+def _first_element(name, arg, position):
+    return rf"^{name}\(\): argument '{arg}' \(position {position}\) must be tuple of ints, " \
+           r"but found element of type bool at pos 0$"
+
+
+REFUSED = {
+    "transpose dim0": (lambda L: _x(L).transpose(True, 0), _must_be("transpose", "dim0", 1)),
+    "transpose dim1": (lambda L: _x(L).transpose(0, True), _must_be("transpose", "dim1", 2)),
+    "swapaxes": (lambda L: _x(L).swapaxes(True, 0), _must_be("swapaxes", "axis0", 1)),
+    "swapdims": (lambda L: _x(L).swapdims(0, False), _must_be("swapdims", "dim1", 2)),
+    "select dim": (lambda L: _x(L).select(True, 0), _must_be("select", "dim", 1)),
+    "select index": (lambda L: _x(L).select(0, True), _must_be("select", "index", 2)),
+    "flatten start_dim": (lambda L: _x(L).flatten(True), _must_be("flatten", "start_dim", 1)),
+    "flatten end_dim": (lambda L: _x(L).flatten(0, True), _must_be("flatten", "end_dim", 2)),
+    "flatten of a 0-d": (lambda L: L.tensor(1.0).flatten(True),
+                         _must_be("flatten", "start_dim", 1)),
+    "unflatten": (lambda L: _x(L).unflatten(True, (1, 3)), _must_be("unflatten", "dim", 1)),
+    "diagonal dim1": (lambda L: _x(L).diagonal(0, True, 2), _must_be("diagonal", "dim1", 2)),
+    "diagonal dim2": (lambda L: _x(L).diagonal(0, 0, True), _must_be("diagonal", "dim2", 3)),
+    "unbind": (lambda L: _x(L).unbind(True), _must_be("unbind", "dim", 1)),
+    "size": (lambda L: _x(L).size(True), _must_be("size", "dim", 1)),
+    "cat": (lambda L: L.cat([_x(L), _x(L)], True), _must_be("cat", "dim", 2)),
+    "stack": (lambda L: L.stack([_x(L), _x(L)], True), _must_be("stack", "dim", 2)),
+    "chunk dim": (lambda L: _x(L).chunk(2, True), _must_be("chunk", "dim", 2)),
+    "chunk chunks": (lambda L: _x(L).chunk(True, 0), _must_be("chunk", "chunks", 1)),
+    "split_with_sizes": (lambda L: _x(L).split_with_sizes([1, 1], True),
+                         _must_be("split_with_sizes", "dim", 2)),
+    # Tensor.split is Python in PyTorch: it calls the function forms
+    "split by size": (lambda L: _x(L).split(1, True), _invalid("split", "Tensor, int, bool")),
+    "split of a bool size": (lambda L: _x(L).split(True), _invalid("split", "Tensor, bool, int")),
+    "split by sizes": (lambda L: _x(L).split([1, 1], True),
+                       _must_be("split_with_sizes", "dim", 3)),
+    "narrow dim": (lambda L: _x(L).narrow(True, 0, 1), _invalid("narrow", "bool, int, int")),
+    "narrow start": (lambda L: _x(L).narrow(0, True, 1), _invalid("narrow", "int, bool, int")),
+    "narrow length": (lambda L: _x(L).narrow(0, 0, True), _invalid("narrow", "int, int, bool")),
+    "movedim source": (lambda L: _x(L).movedim(True, 0), _invalid("movedim", "bool, int")),
+    "movedim destination": (lambda L: _x(L).movedim(0, True), _invalid("movedim", "int, bool")),
+    "movedim tuples": (lambda L: _x(L).movedim((0,), (True,)), _invalid("movedim", "tuple, tuple")),
+    "moveaxis": (lambda L: _x(L).moveaxis(True, 0), _invalid("moveaxis", "bool, int")),
+    "squeeze": (lambda L: _x(L).squeeze(True), _invalid("squeeze", "bool")),
+    "squeeze of a list": (lambda L: _x(L).squeeze([True]), _invalid("squeeze", "list")),
+    "flip": (lambda L: _x(L).flip(True), _must_be("flip", "dims", 1, "tuple of ints")),
+    "flip tuple": (lambda L: _x(L).flip((True,)), _first_element("flip", "dims", 1)),
+    "flip separate": (lambda L: _x(L).flip(True, 0),
+                      r"^flip\(\) takes 1 positional argument but 2 were given$"),
+    "roll dims": (lambda L: _x(L).roll(1, True), _must_be("roll", "dims", 2, "tuple of ints")),
+    "roll shifts": (lambda L: _x(L).roll(True, 0),
+                    _must_be("roll", "shifts", 1, "tuple of ints")),
+    "roll dims tuple": (lambda L: _x(L).roll((1,), (True,)), _first_element("roll", "dims", 2)),
+    "permute separate": (lambda L: _x(L).permute(True, 0, 2),
+                         r"^permute\(\) takes 1 positional argument but 3 were given$"),
+    "permute tuple": (lambda L: _x(L).permute((True, 0, 2)),
+                      _first_element("permute", "dims", 1)),
+    "permute of a 0-d": (lambda L: L.tensor(1.0).permute(True),
+                         _must_be("permute", "dims", 1, "tuple of ints")),
+    "unsqueeze": (lambda L: _x(L).unsqueeze(True), _must_be("unsqueeze", "dim", 1)),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_bool_dim_raises_pytorchs_type_error(case):
+    call, match = REFUSED[case]
+    raises_as_torch(call, TypeError, match)
+
+
+def test_what_the_parser_takes_still_runs():
+    # PyTorch's parser checks a dims tuple's first element only, and a method's separate
+    # dims after the first are read as ints
+    got = same_as_torch(lambda L: [py(r.shape) for r in (
+        _x(L).flip(0, True), _x(L).flip((0, True)), _x(L).permute(0, True, 2),
+        _x(L).squeeze((0, True)), _x(L).roll((1, 1), (0, True)), _x(L).transpose(0, 1),
+        _x(L).swapaxes(-1, 0), _x(L).flatten(1), L.tensor(1.0).flatten(0),
+        _x(L).narrow(1, 1, 2), _x(L).movedim(0, -1), _x(L).moveaxis((0, 1), (1, 0)),
+        *_x(L).split(2, 1), *_x(L).split([1, 2], 1), *_x(L).chunk(2, -1))])
+    assert got[0] == [2, 3, 4] and got[-1] == [2, 3, 2]
+    assert same_as_torch(lambda L: _x(L).size(-1)) == 4
