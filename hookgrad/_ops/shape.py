@@ -288,9 +288,9 @@ def transpose(input, dim0, dim1) -> Tensor:
 
 # the aliases are functions of their own: PyTorch's TypeError names the one called
 @export
-def swapaxes(input, dim0, dim1) -> Tensor:
+def swapaxes(input, axis0, axis1) -> Tensor:
     return view_apply(TRANSPOSE, input, given_dims(input.ndim, "swapaxes", ("axis0", "axis1"),
-                                                   d0=dim0, d1=dim1))
+                                                   d0=axis0, d1=axis1))
 
 
 @export

@@ -113,6 +113,14 @@ def test_size_of_a_dim_out_of_range_raises_pytorchs_index_error(make, dim, match
     raises_as_torch(lambda L: make(L).size(dim), IndexError, match)
 
 
+def test_the_transposes_take_their_own_keywords():
+    assert same_as_torch(lambda L: [py(_x(L).swapaxes(axis0=0, axis1=2).shape),
+                                    py(L.swapaxes(_x(L), axis0=1, axis1=0).shape),
+                                    py(_x(L).swapaxes_(axis0=0, axis1=2).shape),
+                                    py(_x(L).swapdims(dim0=0, dim1=1).shape)]) == \
+        [[4, 3, 2], [3, 2, 4], [4, 3, 2], [3, 2, 4]]
+
+
 def test_the_in_place_transposes_still_swap():
     assert same_as_torch(lambda L: [py(_x(L).swapaxes_(0, 2).shape),
                                     py(_x(L).swapdims_(-1, 1).shape),
