@@ -93,3 +93,12 @@ class AcceleratorError(RuntimeError):
     """An error an accelerator's runtime reported (``torch.AcceleratorError``)."""
 
     __module__ = "hookgrad"
+
+
+def dim_out_of_range(dim, ndim):
+    """PyTorch's IndexError for ``dim`` outside a tensor of ``ndim`` dimensions (a 0-d
+    tensor's reads as one of no dimensions)."""
+    if ndim == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                      f"{ndim - 1}], but got {dim})")

@@ -1,7 +1,7 @@
 """A Tensor's metadata: its shape, dtype, device and layout, read without computing it."""
 import math
 
-from . import _device, _dtype
+from . import _device, _dtype, _errors
 from ._meta import MetaArray
 from ._pending import Pending, placed
 
@@ -41,7 +41,11 @@ class Metadata:
             return Size(self._arr.shape)
         if dim.__class__ is bool:  # a tuple takes it as an index; PyTorch's parser refuses it
             raise TypeError("size(): argument 'dim' (position 1) must be int, not bool")
-        return self._arr.shape[dim]
+        shape = self._arr.shape
+        try:
+            return shape[dim]
+        except IndexError:
+            raise _errors.dim_out_of_range(dim, len(shape)) from None
 
     def dim(self):  # NOTE: JAX's and a pending value's ``ndim`` cost one more call
         return len(self._arr.shape)

@@ -82,10 +82,25 @@ def squeeze_(self, dim=None) -> Tensor:
     return _restride(self, op, st, views.GEOMETRY["squeeze"], False)
 
 
-@export(function=False, aliases=("swapaxes_", "swapdims_"))
+@export(function=False)
 def transpose_(self, dim0, dim1) -> Tensor:
     """In-place :meth:`transpose`: dimensions ``dim0`` and ``dim1`` swapped."""
-    st = shape.given_dims(self.ndim, d0=dim0, d1=dim1)
+    return _transposed(self, dim0, dim1, "transpose_", ("dim0", "dim1"))
+
+
+# the aliases are methods of their own: PyTorch's TypeError names the one called
+@export(function=False)
+def swapaxes_(self, axis0, axis1) -> Tensor:
+    return _transposed(self, axis0, axis1, "swapaxes_", ("axis0", "axis1"))
+
+
+@export(function=False)
+def swapdims_(self, dim0, dim1) -> Tensor:
+    return _transposed(self, dim0, dim1, "swapdims_", ("dim0", "dim1"))
+
+
+def _transposed(self, dim0, dim1, name, args):
+    st = shape.given_dims(self.ndim, name, args, d0=dim0, d1=dim1)
     reorders = wrap_dim(dim0, self.ndim) != wrap_dim(dim1, self.ndim)
     return _restride(self, TRANSPOSE_, st, views.GEOMETRY["transpose"], reorders)
 

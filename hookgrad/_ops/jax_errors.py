@@ -121,11 +121,7 @@ def _dim_error(msg):
     m = _AXIS.search(msg)
     if m is None:
         return None
-    dim, n = int(m.group(1)), int(m.group(2))
-    if n == 0:
-        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                      f"but got {dim})")
+    return _errors.dim_out_of_range(int(m.group(1)), int(m.group(2)))
 
 
 def _dtype_error(op_name, msg):

@@ -213,7 +213,12 @@ _ORDERING = ("lt", "le", "gt", "ge")
 # the rows with a Tensor operator (``x * y``, ``x == y``, ``x & y``)
 _OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
                   "bitwise_xor")
-_ONE_SIGNATURE = ("mul", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot")  # a Tensor
+# the rows whose only signature takes a Tensor ``other`` (``values`` for heaviside): PyTorch's
+# parser refuses a Python number as it refuses an array
+_TENSOR_ONLY = {"maximum": "other", "minimum": "other", "fmax": "other", "fmin": "other",
+                "atan2": "other", "hypot": "other", "logaddexp": "other", "logaddexp2": "other",
+                "ldexp": "other", "gcd": "other", "lcm": "other", "heaviside": "values"}
+_ONE_SIGNATURE = ("mul", *_TENSOR_ONLY)  # a Tensor
 _FORMS = ("(Tensor other)", "(Number other)")
 OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 
@@ -231,14 +236,14 @@ def _refused(name, other):
     if name in _LOGICAL:
         return not_a(name, "other", other, "Tensor", 2)
     if name in _ONE_SIGNATURE:
-        return not_a(name, "other", other, "Tensor")
+        return not_a(name, _TENSOR_ONLY.get(name, "other"), other, "Tensor")
     return invalid_arguments(name, _FORMS, other)
 
 
 def _binary_form(op, name, operator):
     """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
     for both, which differ only in what an array or list operand gets."""
-    logical = name in _LOGICAL
+    logical = name in _LOGICAL or name in _TENSOR_ONLY  # (no Number signature)
     ordering = name in _ORDERING
 
     def fn(input, other):

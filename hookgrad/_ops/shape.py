@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _jax_trace, _views
+from .. import _dtype, _errors, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
 from .parser_errors import bool_in_int_list, invalid_arguments, not_a, takes_one
@@ -38,8 +38,7 @@ def wrap_dim(d, ndim, name=None, arg="dim", position=1):
     d = int(d)
     n = ndim if ndim > 0 else 1
     if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {d})")
+        raise _errors.dim_out_of_range(d, n)
     return d + n if d < 0 else d
 
 
@@ -289,9 +288,9 @@ def transpose(input, dim0, dim1) -> Tensor:
 
 # the aliases are functions of their own: PyTorch's TypeError names the one called
 @export
-def swapaxes(input, dim0, dim1) -> Tensor:
+def swapaxes(input, axis0, axis1) -> Tensor:
     return view_apply(TRANSPOSE, input, given_dims(input.ndim, "swapaxes", ("axis0", "axis1"),
-                                                   d0=dim0, d1=dim1))
+                                                   d0=axis0, d1=axis1))
 
 
 @export

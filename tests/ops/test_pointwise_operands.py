@@ -25,7 +25,21 @@ def _invalid(name, got):
            r"expected one of:\n \* \(Tensor other\)\n"
 
 
+def _not_a_tensor(name, arg="other"):
+    # hookgrad's one function counts the method's position
+    return rf"^{name}\(\): argument '{arg}' \(position [12]\) must be Tensor, not int$"
+
+
 REFUSED = {
+    **{f"{name} of a number": (lambda L, name=name: getattr(L, name)(_x(L), 2),
+                               _not_a_tensor(name))
+       for name in ("maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "logaddexp",
+                    "logaddexp2", "ldexp")},
+    "maximum method of a number": (lambda L: _x(L).maximum(2), _not_a_tensor("maximum")),
+    "gcd of a number": (lambda L: L.tensor([4, 6]).gcd(2), _not_a_tensor("gcd")),
+    "lcm of a number": (lambda L: L.lcm(L.tensor([4, 6]), 3), _not_a_tensor("lcm")),
+    "heaviside of a number": (lambda L: L.heaviside(_x(L), 1), _not_a_tensor("heaviside",
+                                                                               "values")),
     "add method": (lambda L: _x(L).add(_A), r"^add\(\): argument 'other' \(position 1\) must "
                    r"be Tensor, not numpy\.ndarray$"),
     "add method, alpha": (lambda L: _x(L).add(_A, alpha=2), r"^add\(\): argument 'other' "

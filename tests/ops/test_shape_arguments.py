@@ -77,6 +77,9 @@ REFUSED = {
     "permute of a 0-d": (lambda L: L.tensor(1.0).permute(True),
                          _must_be("permute", "dims", 1, "tuple of ints")),
     "unsqueeze": (lambda L: _x(L).unsqueeze(True), _must_be("unsqueeze", "dim", 1)),
+    "transpose_": (lambda L: _x(L).transpose_(True, 0), _must_be("transpose_", "dim0", 1)),
+    "swapaxes_": (lambda L: _x(L).swapaxes_(0, True), _must_be("swapaxes_", "axis1", 2)),
+    "swapdims_": (lambda L: _x(L).swapdims_(True, 0), _must_be("swapdims_", "dim0", 1)),
 }
 
 
@@ -97,3 +100,29 @@ def test_what_the_parser_takes_still_runs():
         *_x(L).split(2, 1), *_x(L).split([1, 2], 1), *_x(L).chunk(2, -1))])
     assert got[0] == [2, 3, 4] and got[-1] == [2, 3, 2]
     assert same_as_torch(lambda L: _x(L).size(-1)) == 4
+
+
+@pytest.mark.parametrize("make, dim, match", [
+    (lambda L: L.ones(2, 3), 2, r"^Dimension out of range \(expected to be in range of "
+                                r"\[-2, 1\], but got 2\)$"),
+    (lambda L: L.ones(2, 3), -3, r"\[-2, 1\], but got -3\)$"),
+    (lambda L: L.tensor(1.0), 0, r"^Dimension specified as 0 but tensor has no dimensions$"),
+    (lambda L: L.tensor(1.0), -1, r"^Dimension specified as -1 but tensor has no dimensions$"),
+])
+def test_size_of_a_dim_out_of_range_raises_pytorchs_index_error(make, dim, match):
+    raises_as_torch(lambda L: make(L).size(dim), IndexError, match)
+
+
+def test_the_transposes_take_their_own_keywords():
+    assert same_as_torch(lambda L: [py(_x(L).swapaxes(axis0=0, axis1=2).shape),
+                                    py(L.swapaxes(_x(L), axis0=1, axis1=0).shape),
+                                    py(_x(L).swapaxes_(axis0=0, axis1=2).shape),
+                                    py(_x(L).swapdims(dim0=0, dim1=1).shape)]) == \
+        [[4, 3, 2], [3, 2, 4], [4, 3, 2], [3, 2, 4]]
+
+
+def test_the_in_place_transposes_still_swap():
+    assert same_as_torch(lambda L: [py(_x(L).swapaxes_(0, 2).shape),
+                                    py(_x(L).swapdims_(-1, 1).shape),
+                                    py(_x(L).transpose_(1, 0).shape)]) == \
+        [[4, 3, 2], [2, 4, 3], [3, 2, 4]]
