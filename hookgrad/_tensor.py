@@ -467,6 +467,25 @@ _set_arr, _set_fn, _set_nr, _set_rg, _set_version = (Tensor.__dict__[name].__set
     "_arr", "grad_fn", "_output_nr", "_requires_grad", "_ver"))
 
 
+def bump_version(t):
+    """``t._version += 1``, returning the new version, in one frame (the property's getter
+    and setter and ``Tensor.__setattr__`` are three): a loop's every write bumps one. As
+    ``__setattr__``, the write is counted (``_watch.WRITES``); a moving version
+    (``_watch.Moving``, a steady compiled step's) is read."""
+    v = t._ver
+    v = (v.value() if v.__class__ is Moving else v) + 1
+    _WRITES[0] += 1
+    _set_version(t, v)
+    return v
+
+
+def set_version(t, version):
+    """``t._version = version`` (an alias sharing a bumped counter), counted as
+    ``Tensor.__setattr__`` counts it, in one frame."""
+    _WRITES[0] += 1
+    _set_version(t, version)
+
+
 def _fresh(t, arr, grad_fn, output_nr, requires_grad):
     """Fill the slots of a Tensor just made (no one else holds it: not a counted write)."""
     _set_arr(t, arr)

@@ -9,7 +9,7 @@ from weakref import ref as _weakref
 
 from .. import _views
 from .._autograd import grad_mode
-from .._tensor import Host, Pending, Tensor
+from .._tensor import Host, Pending, Tensor, bump_version
 from . import box_index, dispatch, host_tier
 from .lazy import ARRAY, SCALARS as _NUMBERS
 from .stages import modes
@@ -175,6 +175,6 @@ def _wrote_itself(self, value, template, arr):
     if not (info.shared and info.gen == self._gen and not value._requires_grad and
             info.made_by(self, template) and value._arr.dtype == arr.dtype):
         return False
-    host_tier.bump_version(self)  # ``self._version += 1`` in one frame
+    bump_version(self)  # ``self._version += 1`` in one frame
     _views.share_version(self)
     return True

@@ -26,8 +26,7 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import Pending, Tensor, _fresh, _set_arr, _set_version
-from .._watch import WRITES as _WRITES, Moving
+from .._tensor import Pending, Tensor, _fresh, _set_arr, bump_version, set_version
 from . import box_index
 from .lazy import ARRAY
 
@@ -162,25 +161,6 @@ def _host_aliases(root, store, t, bump):
                 _set_arr(w, Host(_strided(store.np, *winfo.geom), store))
         if bump and shared and winfo.shared:
             set_version(w, version)
-
-
-def bump_version(t):
-    """``t._version += 1``, returning the new version, in one frame (the property's getter
-    and setter and ``Tensor.__setattr__`` are three): a loop's every write bumps one. As
-    ``__setattr__``, the write is counted (``_watch.WRITES``); a moving version
-    (``_watch.Moving``, a steady compiled step's) is read."""
-    v = t._ver
-    v = (v.value() if v.__class__ is Moving else v) + 1
-    _WRITES[0] += 1
-    _set_version(t, v)
-    return v
-
-
-def set_version(t, version):
-    """``t._version = version`` (an alias sharing a bumped counter), counted as
-    ``Tensor.__setattr__`` counts it, in one frame."""
-    _WRITES[0] += 1
-    _set_version(t, version)
 
 
 def _strided(array, size, stride, offset):

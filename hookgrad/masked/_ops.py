@@ -9,6 +9,7 @@ ops' nodes, as PyTorch's do.
 import builtins
 
 import hookgrad as _t
+from hookgrad import _errors
 
 __all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
            "median", "norm", "var", "std", "logsumexp", "logaddexp", "softmax", "log_softmax",
@@ -62,8 +63,7 @@ def _canonical_dim(dim, ndim):
         if d in dims:
             raise RuntimeError(f"dim={d} appears multiple times in the list of dims")
         if d >= ndim or d < -ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                             f"{ndim - 1}], but got {d})")
+            raise _errors.dim_out_of_range(d, ndim)
         dims.append(d % ndim)
     return tuple(sorted(dims))
 
