@@ -17,7 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .promotion import real_only, refuses_complex, tensor_operands
+from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
 
@@ -76,8 +76,8 @@ _BINARY = [
                                 RuntimeError), NOT_IMPLEMENTED, ()),
     OpDef("ldexp", lambda x, e: x * jnp.exp2(e), "LdexpBackward0", inplace_function=True,
           names="self other -> other result"),
-    OpDef("gcd", real_only("gcd_cpu", jnp.gcd), None, inplace_function=True),
-    OpDef("lcm", real_only("lcm_cpu", jnp.lcm), None, inplace_function=True),
+    OpDef("gcd", integers_only("gcd_cpu", jnp.gcd), None, inplace_function=True),
+    OpDef("lcm", integers_only("lcm_cpu", jnp.lcm), None, inplace_function=True),
     OpDef("bitwise_left_shift", jnp.left_shift, None, inplace_function=False),
     OpDef("bitwise_right_shift", jnp.right_shift, None, inplace_function=False),
 ]

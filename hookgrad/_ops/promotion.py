@@ -140,6 +140,21 @@ def real_only(name, fwd, message=REFUSED, error=NotImplementedError):
     return refuses_complex(fwd, error, message.format(name))
 
 
+def integers_only(name, fwd):
+    """``fwd`` refusing operands whose common dtype is not an integer one (float, complex,
+    bool), as PyTorch's kernel ``name`` does (``gcd_cpu``). NOTE: runs where a program is
+    traced."""
+    message = REFUSED.format(name)
+
+    def refusing(*args, **statics):
+        d = jnp.result_type(*args)
+        if d == jnp.bool_ or not jnp.issubdtype(d, jnp.integer):
+            raise NotImplementedError(message.format(kind=_dtype.torch_kind(d)))
+        return fwd(*args, **statics)
+    refusing.__wrapped__ = fwd
+    return refusing
+
+
 def ordered(fwd, name, message=KERNEL, error=NotImplementedError):
     """An elementwise op (``fwd``, PyTorch's kernel ``name``) that orders its operands, or
     rounds them: promoting as PyTorch does, with no complex form."""

@@ -99,6 +99,15 @@ KERNELS = [
     ("mv", lambda L: _bools(L, 2, 2) @ _bools(L, 2), '"addmv_impl_cpu" not implemented for \'Bool\''),
     ("dot", lambda L: L.dot(_bools(L, 2), _bools(L, 2)), '"dot" not implemented for \'Bool\''),
     ("bmm", lambda L: _bools(L, 2, 2) @ _bools(L, 2, 2, 2), '"bmm" not implemented for \'Bool\''),
+    # gcd and lcm take integers only (their operands' common dtype), on the host and on XLA
+    ("gcd of floats", lambda L: L.gcd(L.ones(2), L.ones(2)),
+     '"gcd_cpu" not implemented for \'Float\''),
+    ("gcd of an int and a float", lambda L: L.gcd(_ints(L), L.ones(2, 2)),
+     '"gcd_cpu" not implemented for \'Float\''),
+    ("gcd of bools", lambda L: L.gcd(_bools(L, 2), _bools(L, 2)),
+     '"gcd_cpu" not implemented for \'Bool\''),
+    ("lcm of many floats", lambda L: L.lcm(L.ones(5000), L.ones(5000)),
+     '"lcm_cpu" not implemented for \'Float\''),
 ]
 
 
