@@ -15,7 +15,9 @@ def missing(owner, torch_name, name):
     """The ``AttributeError`` for ``owner.name`` (``owner`` as Python names it, e.g.
     ``module 'hookgrad.nn'`` or ``'Tensor' object``); ``torch_name`` is the PyTorch path of
     the namespace (``torch.nn``)."""
-    if name.startswith("_"):  # private and dunder probes (copy, pickle, NumPy) stay terse
+    # private and dunder probes (copy, pickle, NumPy) stay terse; PyTorch's ``_foreach_*``
+    # ops are public API (optimizers call them) despite the underscore
+    if name.startswith("_") and not name.startswith("_foreach_"):
         return AttributeError(f"{owner} has no attribute {name!r}")
     return AttributeError(f"{owner} has no attribute {name!r}: hookgrad does not implement "
                           f"{torch_name}.{name} yet (see {COVERAGE} for what it covers)")
