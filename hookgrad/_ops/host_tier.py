@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import Pending, Tensor, _fresh, _set_arr, bump_version, set_version
+from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version,
+                       bump_version, set_version)
 from . import box_index
 from .lazy import ARRAY
 
@@ -51,7 +52,13 @@ def held(values, store=None):
     _set_np(h, values)
     _set_store(h, store)
     t = _new(Tensor)
-    _fresh(t, h, None, 0, False)  # the one fill of a new Tensor's slots (``Tensor._wrap``'s)
+    # ``_tensor._fresh``'s fill of a new Tensor's slots, without its frame (as
+    # ``Tensor._wrap``'s): a loop's every host op and index read makes one
+    _set_arr(t, h)
+    _set_fn(t, None)
+    _set_nr(t, 0)
+    _set_rg(t, False)
+    _set_version(t, 0)
     return t
 
 
