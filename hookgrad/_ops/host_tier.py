@@ -33,6 +33,14 @@ from .lazy import ARRAY
 
 _no_trace = _jax_trace.no_trace  # a JAX transformation must see every write as an op
 
+try:  # NOTE: private: ``jax.config.jax_default_device`` reads it through a Python lambda,
+    # a frame per host op
+    from jax._src.config import default_device as DEFAULT_DEVICE
+except ImportError:  # pragma: no cover - another JAX's layout: the public read
+    class _DefaultDevice:
+        value = property(lambda _: jax.config.jax_default_device)
+    DEFAULT_DEVICE = _DefaultDevice()
+
 # elements: a root this small may be written on the host. Entering copies it out of XLA
 # and the next XLA read copies it back (about 0.1 ms per MB each here): a loop of writes
 # pays that once, and a root whose writes do not pay for it stays in XLA (``_tally``)
@@ -77,10 +85,10 @@ def _enterable(t):
         a = t._data
     elif a.__class__ is Host:  # a read-only result of the host stage (``stages/host.py``)
         return a.store is None and not t._requires_grad and a.size <= BOUND and \
-            jax.config.jax_default_device is None
+            DEFAULT_DEVICE.value is None
     if not (a.__class__ is ARRAY and not t._requires_grad and not a._committed and
             not a.weak_type and a.size <= BOUND and a.dtype in _DTYPES and
-            _host_transfer._entry() is not None and jax.config.jax_default_device is None):
+            _host_transfer._entry() is not None and DEFAULT_DEVICE.value is None):
         return False
     if a.size <= _host_transfer.HOST_MAX:
         return True
