@@ -249,8 +249,9 @@ def _write_inputs(b, r, bound, lines, general):
     opt = "".join(f", *r.hp_leaves[{i}], *r.states[{i}].leaves"
                   for i in range(len(b.optimizers)))
     specs = b.args
-    general = "        ts, data, raw = got\n" \
-              f"        flat = [*rf, *data{opt}, *raw]\n"
+    # (``general`` names the Tensors ``ts`` for the write-back; else nothing reads them)
+    fallback = "        ts, data, raw = got\n" \
+               f"        flat = [*rf, *data{opt}, *raw]\n"
     if not b.kw_names and specs and all(k == "T" and p is not None for k, _, _, p in specs):
         # plain Tensors (``replay.basis``'s ``plain`` spec): ``_arguments``'s answer, each
         # one's flags and aval; the state arrays' type is concrete (``replay.written``)
@@ -264,11 +265,11 @@ def _write_inputs(b, r, bound, lines, general):
                      f"        flat = [*rf{xs}{opt}]\n" + (ts if general else "") +
                      "    else:   # the item-wise check\n"
                      "        got = _arguments(_b, args, kwargs)\n"
-                     "        if got is None:\n            return MISS\n" + general)
+                     "        if got is None:\n            return MISS\n" + fallback)
     else:
         lines.append("    got = _arguments(_b, args, kwargs)\n"
                      "    if got is None:\n        return MISS\n" +
-                     general.replace("        ", "    "))
+                     fallback.replace("        ", "    "))
     # the record lets go of the inputs (a donated buffer must have no other holder), and
     # the step of the record until it is written again (a raise leaves none)
     lines.append("    cf._replay = r.flat = rf = None\n"

@@ -15,6 +15,8 @@ an empty cell, a guard added since, a root rebound, a batch unlike the keyed one
 names and indices go into the source: every value is bound.
 """
 
+from .._autograd.saved import open_contexts
+
 __all__ = ["fixed", "batch", "define"]
 
 
@@ -50,10 +52,12 @@ def fixed(guards, guarded, roots, reader, cell_roots, global_roots, ctx, state, 
         terms.append(f"g{i}.get(n{i}) is None" if root is None else f"g{i}[n{i}] is v{i}")
     grad_mode, saved, anomaly = state
     bound.update(_gm=grad_mode, _sv=saved, _an=anomaly, _x0=ctx[0], _x1=ctx[1],
-                 _x2=ctx[2], _x3=ctx[3])
-    # no saved-tensor hooks, as when traced; the key's other parts by identity
-    terms += ["not _sv.stack", "_sv.mutation_ctx is None", "_gm.enabled is _x0",
-              "_sv.disabled_message is _x1", "_an.enabled is _x2", "_an.check_nan is _x3"]
+                 _x2=ctx[2], _x3=ctx[3], _open=open_contexts)
+    # no saved-tensor hooks, as when traced: none where no such context is open in any
+    # thread (one list read, not two thread-local ones); the key's other parts by identity
+    terms += ["(not _open[0] or not _sv.stack and _sv.mutation_ctx is None)",
+              "_gm.enabled is _x0", "_sv.disabled_message is _x1", "_an.enabled is _x2",
+              "_an.check_nan is _x3"]
     if optimizers:
         terms += _options(optimizers[0], bound)
     return terms, bound
@@ -68,7 +72,8 @@ def _options(opt, bound):
     keys = list(opt.param_groups[0])
     bound.update(_opt=opt, _nk=len(keys))
     bound.update({f"K{j}": k for j, k in enumerate(keys)})
-    return ["_opt._flat_state() is r.states[0]", "len(_opt.param_groups) == 1",
+    # ``_flat_state()``'s answer read as the attribute it returns: no call on each step
+    return ["_opt._flat is r.states[0]", "len(_opt.param_groups) == 1",
             "len(_rg := r.groups[0][1]) == 1",
             "len(_g := _opt.param_groups[0]) == _nk",
             "len(_o := _rg[0]) == _nk",

@@ -29,10 +29,30 @@ def _parse(shape, idx):
     """``box_index.parse(shape, idx)``, remembered by shape and index when the index is
     Python ints, None, Ellipsis and slices of ints or None (a loop's ``x[i]``, a model's
     ``x[..., :half]``: the same few every call; the answer is tuples, shared safely). An
-    int out of range raises there, and nothing is remembered."""
-    key = _index_key(shape, idx)
-    if key is None:
-        return box_index.parse(shape, idx)
+    int out of range raises there, and nothing is remembered. The key is worked out here,
+    not in a call of its own: every basic index read and write of a loop pays this."""
+    # the key: ``(shape, *entries)``, a slice as its ``(start, stop, step)`` (slices are not
+    # hashable). NOTE: by class, not value: ``True`` and ``np.int64(1)`` equal 1 but parse
+    # apart
+    c = idx.__class__
+    if c is int:
+        key = shape, idx
+    else:
+        key = [shape]
+        for k in (idx if c is tuple else (idx,)):  # parse reads ``x[k]`` as ``x[(k,)]``
+            c = k.__class__
+            if c is slice:
+                a, b, st = k.start, k.stop, k.step
+                if not ((a is None or a.__class__ is int) and
+                        (b is None or b.__class__ is int) and
+                        (st is None or st.__class__ is int)):
+                    return box_index.parse(shape, idx)
+                key.append((a, b, st))
+            elif c is int or k is None or k is Ellipsis:
+                key.append(k)
+            else:
+                return box_index.parse(shape, idx)
+        key = tuple(key)
     found = _INT_INDEX.get(key)
     if found is None:
         found = box_index.parse(shape, idx)
@@ -42,32 +62,7 @@ def _parse(shape, idx):
     return found
 
 
-def _index_key(shape, idx):
-    """``(shape, *entries)`` for an index ``box_index.parse`` answers by these alone (a
-    slice as its ``(start, stop, step)``: slices are not hashable), else None. NOTE: by
-    class, not value: ``True`` and ``np.int64(1)`` equal 1 but parse apart."""
-    c = idx.__class__
-    if c is int:
-        return shape, idx
-    if c is not tuple:
-        idx = (idx,)  # parse reads ``x[k]`` as ``x[(k,)]``
-    key = [shape]
-    for k in idx:
-        c = k.__class__
-        if c is slice:
-            a, b, st = k.start, k.stop, k.step
-            if not ((a is None or a.__class__ is int) and (b is None or b.__class__ is int)
-                    and (st is None or st.__class__ is int)):
-                return None
-            key.append((a, b, st))
-        elif c is int or k is None or k is Ellipsis:
-            key.append(k)
-        else:
-            return None
-    return tuple(key)
-
-
-_INT_INDEX = {}  # ``_index_key`` -> box_index.parse's answer
+_INT_INDEX = {}  # ``_parse``'s key -> box_index.parse's answer
 
 
 def read(self, idx):

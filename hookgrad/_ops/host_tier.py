@@ -26,11 +26,20 @@ import numpy as np
 
 from .. import _host_transfer, _jax_trace, _views
 from .._host_value import DTYPES, Host, Store
-from .._tensor import Pending, Tensor, _fresh, _set_arr, bump_version, set_version
+from .._tensor import (Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version,
+                       bump_version, set_version)
 from . import box_index
 from .lazy import ARRAY
 
 _no_trace = _jax_trace.no_trace  # a JAX transformation must see every write as an op
+
+try:  # NOTE: private: ``jax.config.jax_default_device`` reads it through a Python lambda,
+    # a frame per host op
+    from jax._src.config import default_device as DEFAULT_DEVICE
+except ImportError:  # pragma: no cover - another JAX's layout: the public read
+    class _DefaultDevice:
+        value = property(lambda _: jax.config.jax_default_device)
+    DEFAULT_DEVICE = _DefaultDevice()
 
 # elements: a root this small may be written on the host. Entering copies it out of XLA
 # and the next XLA read copies it back (about 0.1 ms per MB each here): a loop of writes
@@ -51,7 +60,13 @@ def held(values, store=None):
     _set_np(h, values)
     _set_store(h, store)
     t = _new(Tensor)
-    _fresh(t, h, None, 0, False)  # the one fill of a new Tensor's slots (``Tensor._wrap``'s)
+    # ``_tensor._fresh``'s fill of a new Tensor's slots, without its frame (as
+    # ``Tensor._wrap``'s): a loop's every host op and index read makes one
+    _set_arr(t, h)
+    _set_fn(t, None)
+    _set_nr(t, 0)
+    _set_rg(t, False)
+    _set_version(t, 0)
     return t
 
 
@@ -70,10 +85,10 @@ def _enterable(t):
         a = t._data
     elif a.__class__ is Host:  # a read-only result of the host stage (``stages/host.py``)
         return a.store is None and not t._requires_grad and a.size <= BOUND and \
-            jax.config.jax_default_device is None
+            DEFAULT_DEVICE.value is None
     if not (a.__class__ is ARRAY and not t._requires_grad and not a._committed and
             not a.weak_type and a.size <= BOUND and a.dtype in _DTYPES and
-            _host_transfer._entry() is not None and jax.config.jax_default_device is None):
+            _host_transfer._entry() is not None and DEFAULT_DEVICE.value is None):
         return False
     if a.size <= _host_transfer.HOST_MAX:
         return True

@@ -243,9 +243,10 @@ def _held_whole(op, input, keepdim):
     """``op`` (sum or mean) of all of ``input`` by its NumPy form when ``input`` is a plain
     float Tensor held on the host (``_host_value.py``): a loop's ``x.sum().item()``, with
     the statics the full path builds for it, less its parsing; else None (the full path,
-    its checks and errors)."""
+    its checks and errors). An integer or bool input's sum too (a collate's
+    ``labels.sum()``): the host rule sums it in int64, as ``_int_accumulator`` asks."""
     if input.__class__ is not Tensor or (a := input._arr).__class__ is not Host or \
-            a.np.dtype.kind != "f":
+            (k := a.np.dtype.kind) != "f" and (op is not SUM or k not in "biu"):
         return None
     return on_host(op, (input,), {"dim": None, "keepdim": keepdim, "dtype": None})
 

@@ -113,7 +113,7 @@ def test_transcendental_forms_are_within_one_float32_rounding(fn):
     assert ulps.max() <= 1
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int32", "uint8", "bool"])
 def test_reductions_over_dims_match_pytorch(dtype):
     def run(L):
         x = L.tensor((np.arange(60).reshape(3, 4, 5) % 7 - 2).astype(dtype))

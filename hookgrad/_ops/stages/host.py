@@ -18,7 +18,6 @@ row's rule (``host_forms.RULES``).
 """
 import operator
 
-import jax
 import numpy as np
 
 from ... import _host_transfer
@@ -37,6 +36,8 @@ _NO_STATICS = {}  # what a row without static arguments passes its form
 _DTYPES = host_tier._DTYPES
 _PROMOTE = "promote"  # the rule of most rows: called directly
 _hold = host_tier.held
+_DEFAULT_DEVICE = host_tier.DEFAULT_DEVICE
+_ND = np.ndarray
 # ``host_tier``'s floating-point quieting, called directly (once per op)
 _quiet, _IGNORE, _reset = host_tier._ERRSTATE.set, host_tier._IGNORE, host_tier._reset
 
@@ -77,10 +78,16 @@ def run(op, found, statics, args, out):
     if not held or xla and (vals := _read_xla(vals)) is None:
         return None
     try:
-        result = promoted(vals) if rule == _PROMOTE else _RULES[rule](vals, statics or _NO_STATICS)
+        if rule != _PROMOTE:
+            result = _RULES[rule](vals, statics or _NO_STATICS)
+        elif len(vals) == 2 and (a := vals[0]).__class__ is _ND and \
+                (b := vals[1]).__class__ is _ND and a.dtype is b.dtype:
+            result = a.dtype  # ``x - m``: ``promoted``'s first answer, without its frame
+        else:
+            result = promoted(vals)
     except Exception:  # noqa: BLE001 - an operand no rule knows: the XLA path decides
         return None
-    if result not in _DTYPES or jax.config.jax_default_device is not None:
+    if result not in _DTYPES or _DEFAULT_DEVICE.value is not None:
         return None
     token = _quiet(_IGNORE)  # PyTorch computes ``x / 0`` and overflows quietly
     try:
