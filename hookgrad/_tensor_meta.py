@@ -107,10 +107,13 @@ class Metadata:
     def is_contiguous(self, memory_format=None):
         """Whether the elements lie in C order without gaps in the base's storage."""
         info = self._view
-        if info is None or 0 in info.geom[0]:  # an empty tensor is contiguous, as PyTorch's
+        if info is None:
+            return True
+        size, stride = info.geom[:2]  # NOTE: one read of the property (a view per few ops)
+        if 0 in size:  # an empty tensor is contiguous, as PyTorch's
             return True
         want = 1
-        for sz, st in reversed(tuple(zip(*info.geom[:2]))):
+        for sz, st in reversed(tuple(zip(size, stride))):
             if sz != 1:
                 if st != want:
                     return False

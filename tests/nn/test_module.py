@@ -224,6 +224,62 @@ def test_parameters_and_buffers_walk_as_torchs():
     assert ours == theirs
 
 
+def _calls_and_clears(L):
+    """A subclass's own ``_call_impl`` runs on ``m(x)`` with no hooks and with one; a
+    Parameter subclass with its own ``__setattr__`` sees ``zero_grad``'s write."""
+    seen = []
+
+    class Own(L.nn.Linear):
+        def _call_impl(self, *args, **kwargs):
+            seen.append("own")
+            return super()._call_impl(*args, **kwargs)
+
+    class P(L.nn.Parameter):
+        def __setattr__(self, name, value):
+            if not name.startswith("_"):   # PyTorch's grad is a C slot: no inner write
+                seen.append(name)
+            super().__setattr__(name, value)
+
+    m = Own(2, 1)
+    x = L.ones(1, 2)
+    m(x)
+    h = m.register_forward_hook(lambda mod, a, out: seen.append("hook"))
+    m(x)
+    h.remove()
+    m(x).sum().backward()
+    calls = seen[:]
+    plain = L.nn.Linear(2, 1)
+    plain.q = P(L.ones(2))
+    (plain(x).sum() + plain.q.sum()).backward()
+    del seen[:]
+    plain.zero_grad()
+    m.zero_grad()
+    return calls, seen, plain.q.grad, plain.weight.grad, m.weight.grad
+
+
+def test_a_call_and_zero_grad_keep_a_subclasss_overrides():
+    calls, seen, q, w, mw = _calls_and_clears(hookgrad)
+    assert calls == ["own", "own", "hook", "own"]
+    assert seen == ["grad"] and q is None and w is None and mw is None
+    m = nn.Linear(2, 1)
+    seen2 = []
+
+    class Own(nn.Linear):
+        def _call_impl(self, *args, **kwargs):
+            seen2.append("own")
+            return super()._call_impl(*args, **kwargs)
+
+    Own(2, 1)(hookgrad.ones(1, 2))
+    m(hookgrad.ones(1, 2))
+    assert seen2 == ["own"]
+
+
+@needs_torch
+def test_a_call_and_zero_grad_keep_a_subclasss_overrides_as_torchs():
+    ours, theirs = both(_calls_and_clears)
+    assert ours[:2] == theirs[:2]
+
+
 # --------------------------------------------------------------------------- attributes
 
 

@@ -4,8 +4,11 @@
 from ..._autograd import grad_mode
 from ... import _errors
 from ..._tensor import Tensor
+from ..._watch import WRITES as _WRITES
 
 _GRAD = Tensor.grad
+_TENSOR_SETATTR = Tensor.__setattr__
+_setattr = object.__setattr__
 
 
 class _ConversionMixin:
@@ -34,8 +37,11 @@ class _ConversionMixin:
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
-                    if type(p).grad is _GRAD:  # the slot itself: the setter's checks are for a value
-                        p._grad = None
+                    if type(p).grad is _GRAD and type(p).__setattr__ is _TENSOR_SETATTR:
+                        # the slot itself, as ``Tensor.__setattr__`` writes it, less its
+                        # frame: the setter's checks are for a value
+                        _WRITES[0] += 1
+                        _setattr(p, "_grad", None)
                     else:
                         p.grad = None
                 else:

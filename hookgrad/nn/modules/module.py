@@ -160,6 +160,14 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
     def _wrapped_call_impl(self, *args, **kwargs):
         if self._compiled_call_impl is not None:
             return self._compiled_call_impl(*args, **kwargs)
+        # NOTE: ``_call_impl``'s hookless case, inline: a frame (and the repacking of the
+        # arguments) fewer per module call, and a model calls a module every few ops; a
+        # subclass's own ``_call_impl`` is still the one run
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                or self._forward_pre_hooks or _global_backward_pre_hooks
+                or _global_backward_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks) and type(self)._call_impl is _CALL_IMPL:
+            return self.forward(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
@@ -310,6 +318,7 @@ class Module(_RegistrationMixin, _IterationMixin, _HooksMixin, _ConversionMixin,
 
 
 jax.tree_util.register_pytree_node(Module, _module_flatten, _module_unflatten)
+_CALL_IMPL = Module._call_impl  # the hookless call's inline fast path runs only under it
 
 
 from ... import _missing as _m  # noqa: E402
