@@ -277,6 +277,26 @@ def _flip(vals, result, dims):
     return x[_reversing(x.ndim, dims)].copy()
 
 
+def _clone(vals, result):
+    return vals[0].copy()  # C order: a host view's ``contiguous()`` is a copy in C order
+
+
+def _pad(vals, result, value, pads=None, pairs=None, pad=None):
+    """``F.pad``'s constant mode (``pads``: (before, after) per trailing dim) and
+    ``constant_pad_nd`` (``pairs``: per dim, crops made already). A crop, or a value the
+    dtype does not hold exactly (2.5 into integers, -1 into uint8), is the XLA path's."""
+    x, = vals
+    if pairs is None:
+        pairs = ((0, 0),) * (x.ndim - len(pads)) + tuple(pads)
+    if value.__class__ not in _NUMBER_DTYPES and value.__class__ is not float or \
+            min(map(min, pairs), default=0) < 0:
+        raise TypeError("a crop or a value that is not a Python number")
+    fill = np.array(value).astype(result)  # NOTE: bool(value) for bools, as PyTorch casts
+    if result.kind != "b" and fill != value:
+        raise TypeError("a value the dtype does not hold")
+    return np.pad(x, pairs, constant_values=fill)
+
+
 @functools.lru_cache(maxsize=256)
 def _reversing(ndim, dims):
     """The basic index reversing ``dims`` (each in ``[0, ndim)``, once: else raises, and
@@ -399,6 +419,6 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     "argmax": ("index", _pick(np.ndarray.argmax, False)),
     "argmin": ("index", _pick(np.ndarray.argmin, False)),
     "logsumexp": ("float", _logsumexp), "gather": ("same", _gather),
-    "flip": ("same", _flip),
+    "flip": ("same", _flip), "clone": ("same", _clone), "constant_pad_nd": ("same", _pad),
     "stack": ("promote", _join(_stack)), "cat": ("promote", _join(np.concatenate)),
 }

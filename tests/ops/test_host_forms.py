@@ -141,6 +141,25 @@ def test_stack_cat_flip_and_gather_match_pytorch():
     same_as_torch(run, tol=0)
 
 
+def test_constant_pads_and_copies_of_held_values_match_pytorch():
+    """A causal LM's loss builds its labels as ``pad(labels, (0, 1), value=-100)[..., 1:]
+    .contiguous().view(-1)``: on held labels every step stays on the host, so the loss's
+    bounds check reads NumPy instead of waiting for XLA. A crop, or a float value padding
+    integers, is the XLA path's (same values)."""
+    def run(L):
+        F = L.nn.functional
+        ids = L.tensor(np.arange(24).reshape(2, 12) % 7)
+        f = L.tensor(np.arange(6.0).reshape(2, 3).astype(np.float32))
+        rs = [F.pad(ids, (0, 1), value=-100)[..., 1:].contiguous().view(-1),
+              F.pad(f, (1, 2, 0, 1)), F.pad(f, (1, 1), value=2.5), F.pad(ids > 3, (1, 0)),
+              L.constant_pad_nd(ids, (2, 0, 1, 1), 9), f.t().contiguous(), f[:, ::2].clone()]
+        assert L is torch or all(_held(r) for r in rs)
+        rs += [F.pad(f, (-1, 1)), F.pad(ids, (1, 1), value=2.5), L.constant_pad_nd(f, (1, -1))]
+        assert L is torch or rs[-3].is_contiguous() and rs[-2].is_contiguous()
+        return [_bits(r) for r in rs]
+    same_as_torch(run, tol=0)
+
+
 def test_a_stack_of_held_parts_in_any_layout_matches_pytorch():
     """A collate's parts held on the host are joined in NumPy at once (``stacking.stack``):
     contiguous parts, strided slices and flipped copies, along each dim; the result is its
