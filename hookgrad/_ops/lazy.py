@@ -96,8 +96,8 @@ def defer(op, key, fn, arrs, q=None):
                 if x is None:
                     if v in index:
                         add(index[v])  # an earlier op of the segment (a subscript)
-                        if v.depth > depth:
-                            depth = v.depth
+                        if (d := v.depth) > depth:
+                            depth = d
                     else:
                         late = True
                     continue
@@ -113,9 +113,9 @@ def defer(op, key, fn, arrs, q=None):
                 if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
                     return _undo(tr, None)
                 sig.append(c)
-                # (a PRNG key's shape and dtype too: the segment's key is its program's
-                # signature, ``_run_segment``)
-                add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v.dtype))
+                # (a PRNG key's shape and implementation too: the segment's key is its
+                # program's signature, ``_run_segment``)
+                add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v._impl))
                 leaves.append(v)
                 k += 1
                 continue
@@ -436,8 +436,10 @@ def _run_apart(nodes):
 
 
 # a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's
-# position,)`` is one)
-_KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape dtype")
+# position,)`` is one). NOTE: signed by its implementation (``_impl``, private), not its
+# dtype: the key's lookup then compares the same object (identity, in C) where a dtype
+# compared through ``prng.KeyTy.__eq__``, a Python call per key leaf per segment
+_KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape impl")
 _PROGRAM = tiered.Program
 # the classes of op forwards that are never at positions (no ``place``): a segment plans
 # them without asking (a multi-output op's pick; ``tiered.jit``'s programs)
