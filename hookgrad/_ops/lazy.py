@@ -45,8 +45,8 @@ SCALARS = frozenset((int, float, bool, complex, type(None), PRNGKeyArray))
 ARRAY = ArrayImpl
 _state = {"enabled": True}
 _gen = [0]        # bumped by a new default dtype: older pendings keep their own programs
-_seen = {}        # segment keys run op by op, with their counts
-_compiled = collections.OrderedDict()  # segment key -> its jitted program
+_seen = {}        # hash of a segment key run op by op -> (the key, its count)
+_compiled = collections.OrderedDict()  # hash of a segment key -> (the key, its program)
 _lock = threading.RLock()
 _new = object.__new__
 _BIG = 2 ** 63
@@ -395,19 +395,28 @@ def _settle(q, v):
 
 def _run_segment(nodes, plan):
     key, struct, leaves, outs = plan
-    fn = _compiled.get(key)
-    if fn is not None:
-        _compiled.move_to_end(key)
+    # NOTE: the caches are keyed by the key's hash, each entry holding its key: a lookup
+    # hashes the key once and compares it once. (A tuple does not keep its hash: by the key
+    # itself, ``get`` then ``move_to_end`` hashed and compared it twice, each time walking
+    # every op of the segment.) Another key of the same hash takes the entry's place.
+    h = hash(key)
+    got = _compiled.get(h)
+    if got is not None and got[0] == key:
+        fn = got[1]
+        _compiled.move_to_end(h)
     else:
-        n = _seen.get(key, 0) + 1
+        got = _seen.get(h)
+        n = got[1] + 1 if got is not None and got[0] == key else 1
         if n < COMPILE_AT:
             if len(_seen) > 16 * CACHE_SIZE:
                 _seen.clear()
-            _seen[key] = n
+            _seen[h] = (key, n)
             fn = None
         else:
-            _seen.pop(key, None)
-            fn = _compiled[key] = tiered.jit(_program(struct, outs))
+            _seen.pop(h, None)
+            fn = tiered.jit(_program(struct, outs))
+            _compiled[h] = (key, fn)
+            _compiled.move_to_end(h)  # (a colliding key's place: the newest)
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
