@@ -45,8 +45,8 @@ SCALARS = frozenset((int, float, bool, complex, type(None), PRNGKeyArray))
 ARRAY = ArrayImpl
 _state = {"enabled": True}
 _gen = [0]        # bumped by a new default dtype: older pendings keep their own programs
-_seen = {}        # segment keys run op by op, with their counts
-_compiled = collections.OrderedDict()  # segment key -> its jitted program
+_seen = {}        # hash of a segment key run op by op -> (the key, its count)
+_compiled = collections.OrderedDict()  # hash of a segment key -> (the key, its program)
 _lock = threading.RLock()
 _new = object.__new__
 _BIG = 2 ** 63
@@ -96,8 +96,8 @@ def defer(op, key, fn, arrs, q=None):
                 if x is None:
                     if v in index:
                         add(index[v])  # an earlier op of the segment (a subscript)
-                        if v.depth > depth:
-                            depth = v.depth
+                        if (d := v.depth) > depth:
+                            depth = d
                     else:
                         late = True
                     continue
@@ -113,9 +113,9 @@ def defer(op, key, fn, arrs, q=None):
                 if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
                     return _undo(tr, None)
                 sig.append(c)
-                # (a PRNG key's shape and dtype too: the segment's key is its program's
-                # signature, ``_run_segment``)
-                add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v.dtype))
+                # (a PRNG key's shape and implementation too: the segment's key is its
+                # program's signature, ``_run_segment``)
+                add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v._impl))
                 leaves.append(v)
                 k += 1
                 continue
@@ -395,19 +395,28 @@ def _settle(q, v):
 
 def _run_segment(nodes, plan):
     key, struct, leaves, outs = plan
-    fn = _compiled.get(key)
-    if fn is not None:
-        _compiled.move_to_end(key)
+    # NOTE: the caches are keyed by the key's hash, each entry holding its key: a lookup
+    # hashes the key once and compares it once. (A tuple does not keep its hash: by the key
+    # itself, ``get`` then ``move_to_end`` hashed and compared it twice, each time walking
+    # every op of the segment.) Another key of the same hash takes the entry's place.
+    h = hash(key)
+    got = _compiled.get(h)
+    if got is not None and got[0] == key:
+        fn = got[1]
+        _compiled.move_to_end(h)
     else:
-        n = _seen.get(key, 0) + 1
+        got = _seen.get(h)
+        n = got[1] + 1 if got is not None and got[0] == key else 1
         if n < COMPILE_AT:
             if len(_seen) > 16 * CACHE_SIZE:
                 _seen.clear()
-            _seen[key] = n
+            _seen[h] = (key, n)
             fn = None
         else:
-            _seen.pop(key, None)
-            fn = _compiled[key] = tiered.jit(_program(struct, outs))
+            _seen.pop(h, None)
+            fn = tiered.jit(_program(struct, outs))
+            _compiled[h] = (key, fn)
+            _compiled.move_to_end(h)  # (a colliding key's place: the newest)
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
     # NOTE: a segment's trace costs more than running its ops: with tiered execution it
@@ -436,8 +445,10 @@ def _run_apart(nodes):
 
 
 # a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's
-# position,)`` is one)
-_KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape dtype")
+# position,)`` is one). NOTE: signed by its implementation (``_impl``, private), not its
+# dtype: the key's lookup then compares the same object (identity, in C) where a dtype
+# compared through ``prng.KeyTy.__eq__``, a Python call per key leaf per segment
+_KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape impl")
 _PROGRAM = tiered.Program
 # the classes of op forwards that are never at positions (no ``place``): a segment plans
 # them without asking (a multi-output op's pick; ``tiered.jit``'s programs)

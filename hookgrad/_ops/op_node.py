@@ -205,8 +205,10 @@ class OpNode(_Node):
             s = self._out_saved
             v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
                 else s.unpack(self, as_tensors)
-            return [v.value if host and v.__class__ is Pending and v.value.__class__ is Host
-                    else _value(v)]
+            if v.__class__ is not Pending:  # (``lazy.value``, inlined: once per such node)
+                return [v]
+            x = v.value
+            return [x if x is not None and (host or x.__class__ is not Host) else _force(v)]
         vals = []
         consts = iter(self._consts or ())
         hooked = None

@@ -32,8 +32,8 @@ def needed_inputs(save, args):
     needed = ()
     if save.__class__ is dict:
         for i, a in enumerate(args):
-            if isinstance(a, Tensor) and a._requires_grad:
-                needed += save.get(i, ())
+            if (a.__class__ is Tensor or isinstance(a, Tensor)) and a._requires_grad:
+                needed += save.get(i, ())  # (no call for a plain Tensor: once per op)
     return needed
 
 
@@ -74,8 +74,8 @@ def _record(op, key, args, res, out=None, shadow=None):
                 elif a._requires_grad:
                     e = (a._grad_accumulator(), 0)
                 edges.append(e)
-                if e is not None:  # (a tuple grown by one: mostly one, so no list)
-                    want += (i,)
+                if e is not None:  # (mostly one: a shared tuple, no tuple made per op)
+                    want = want + (i,) if want or i >= _N_ONE else _ONE[i]
             arr = a._arr  # NOTE: maybe pending: saving it computes nothing
             if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
                 av = arr.aval
@@ -181,6 +181,10 @@ def _rebase_inplace(node, out, shadow):
 
 
 _new = object.__new__
+# ``want`` of a node with one edge, shared: each tuple a node keeps is one more object for
+# the cyclic garbage collector to count and scan while the graph lives
+_ONE = tuple((i,) for i in range(8))
+_N_ONE = len(_ONE)
 
 
 def _later_outputs(op, n, outs):
