@@ -137,3 +137,5 @@ from ._symbolic_shapes import (SymBool, SymFloat, SymInt, sym_constrain_range,  
 from . import serialization  # noqa: E402 - after the Tensor and dtypes it pickles
 from .serialization import load, save  # noqa: E402
 from . import _functional  # noqa: E402,F401 - registers the functional backend with _mode
+from . import _import_heap  # noqa: E402 - last: every import-time object exists by now
+_import_heap.after_import()

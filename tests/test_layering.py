@@ -73,7 +73,7 @@ LAYERS = [
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
      "hookgrad._backend_start", "hookgrad._pending", "hookgrad._host_value",
-     "hookgrad._arguments"],
+     "hookgrad._arguments", "hookgrad._import_heap"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._tensor_meta", "hookgrad._views",
