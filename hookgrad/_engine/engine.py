@@ -20,10 +20,12 @@ import itertools
 import logging
 import threading
 
+import jax.numpy as jnp
+
 from .. import _mode
 from . import fusion
 from .._ops.op_node import DISPATCH_MODES, OpNode
-from .._ops import derivatives
+from .._ops import derivatives, tiered
 from .._tensor import Tensor
 from .._autograd import anomaly_mode, graph
 from .._autograd import grad_mode
@@ -278,7 +280,8 @@ class _Run:
     gradients buffered for it, the ready queue, and what ``autograd.grad`` captures."""
 
     __slots__ = ("task", "deps", "buffers", "heap", "counter", "captures", "captured",
-                 "keep_graph", "create_graph", "fuse", "debug", "nan_check", "node", "prev_node")
+                 "keep_graph", "create_graph", "fuse", "debug", "nan_check", "node", "prev_node",
+                 "plain_sum")
 
 
 def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accumulate=True,
@@ -345,6 +348,8 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     # anomaly mode checks every node on its own; dispatch modes see every node's op
     run.fuse = fusion._state["enabled"] and not create_graph and not run.debug \
         and not _mode.state.compiling and not anomaly and not DISPATCH_MODES
+    # gradients meeting are summed unseen (no graph recorded, no mode sees the add)
+    run.plain_sum = not create_graph and not DISPATCH_MODES and not _mode.state.compiling
     run.node = None
     run.prev_node = _local.node
     return run
@@ -463,13 +468,32 @@ def _deliver(run, pairs):
             continue
         buf = buffers.get(child)
         if buf is None:
-            buf = buffers[child] = [None] * (len(child._out_meta()) or 1)
+            # (a leaf's AccumulateGrad has one input: no look at its variable's array)
+            buf = buffers[child] = [None] if child.__class__ is AccumulateGrad else \
+                [None] * (len(child._out_meta()) or 1)
         if g is not None:
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
+            old = buf[nr]
+            buf[nr] = g if old is None else _sum(run, old, g)
         d = deps[child] - 1
         deps[child] = d
         if d == 0:
             heappush(run.heap, (-child._priority, next(run.counter), child))
+
+
+_ADD = tiered.jit(jnp.add)
+
+
+def _sum(run, old, g):
+    """Two gradients meeting in a node's input buffer, summed. As a recorded, dispatched
+    op (``+``) where that can be seen (``create_graph``, dispatch modes) or where the two
+    differ in shape or dtype (PyTorch's promotion); else one jitted add of their arrays:
+    the op path would read XLA results back into NumPy for its host stage (a copy each),
+    several times the add's own cost on a small model's backward."""
+    if run.plain_sum:
+        a, b = old._data, g._data
+        if a.dtype == b.dtype and a.shape == b.shape:
+            return Tensor._wrap(_ADD(a, b))
+    return old + g
 
 
 def _finish(run, accumulate, allow_unused):
