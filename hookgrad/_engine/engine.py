@@ -384,7 +384,7 @@ _NONE_AFTER = (False,) * len(hooks.FIRES_AFTER)
 def _run_node(run, node, grads):
     """One node in the documented order: tensor pre-hooks, retain_grad hooks, node
     pre-hooks, backward, node post-hooks. Returns its ``(edge, gradient)`` pairs, or
-    None for a node that is only captured (``autograd.grad``'s inputs)."""
+    None for a node that is only captured (``autograd.grad``'s inputs) or has no edges."""
     exec_info = run.task.exec_info
     captures = run.captures
     if exec_info is not None and node not in exec_info:
@@ -407,8 +407,9 @@ def _run_node(run, node, grads):
     else:
         had_post = _NONE_AFTER
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
-    if run.fuse and not no_grad_in:
-        # an op node and the hook-free nodes behind it: one XLA call
+    if run.fuse and not no_grad_in and node.__class__.__base__ is OpNode:
+        # an op node and the hook-free nodes behind it: one XLA call (a leaf's
+        # AccumulateGrad, a Function's node: no call, fusion would refuse them)
         pairs = fusion.run(node, grads[0], run.deps, run.buffers, run.heap, exec_info,
                            captures, run.keep_graph)
         if pairs is not None:
@@ -425,7 +426,8 @@ def _run_node(run, node, grads):
         node._release()
     if run.nan_check:
         anomaly_mode.check_nan(node, grad_inputs)
-    return zip(node._next, grad_inputs)
+    # a leaf's AccumulateGrad has no edges: nothing to deliver
+    return zip(node._next, grad_inputs) if node._next else None
 
 
 def _run_after(run, node, grad_inputs, grads, had_post):
