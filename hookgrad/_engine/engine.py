@@ -45,7 +45,7 @@ _local = _Local()
 
 
 class GraphTask:
-    __slots__ = ("id", "callbacks", "cleanups", "exec_info", "nodes", "keep_graph",
+    __slots__ = ("id", "callbacks", "cleanups", "exec_info", "found", "_nodes", "keep_graph",
                  "captured_nodes", "roots")
 
     def __init__(self, keep_graph):
@@ -53,10 +53,19 @@ class GraphTask:
         self.callbacks = []
         self.cleanups = []
         self.exec_info = None  # None: run everything; else set of nodes to run
-        self.nodes = set()
+        self.found = ()        # the nodes the roots reach (``_discover``'s list)
+        self._nodes = None
         self.keep_graph = keep_graph
         self.captured_nodes = ()
         self.roots = ()
+
+    @property
+    def nodes(self):
+        """The set of the nodes the roots reach, made when first asked (``inputs=``,
+        ``will_engine_execute_node``): a plain backward never asks."""
+        if self._nodes is None:
+            self._nodes = set(self.found)
+        return self._nodes
 
 
 class graph_task:
@@ -218,7 +227,7 @@ def _root_edge(t, i):
 
 
 def _discover(roots):
-    """Dependency counts of every node reachable from ``roots`` (iterative), and the set
+    """Dependency counts of every node reachable from ``roots`` (iterative), and the list
     of those nodes."""
     deps = {}
     found = list(dict.fromkeys(node for node, _ in roots))
@@ -236,7 +245,7 @@ def _discover(roots):
                     deps[child] = 1
                     if child not in first:
                         found.append(child)
-    return deps, set(found)
+    return deps, found
 
 
 def _needed(seen, targets):
@@ -313,7 +322,7 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     task.roots = root_edges
     run = _Run()
     run.task = task
-    run.deps, task.nodes = _discover(root_edges)
+    run.deps, task.found = _discover(root_edges)
     run.captures = None
     input_edges = None
     if inputs is not None:
