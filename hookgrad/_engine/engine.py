@@ -497,10 +497,11 @@ _ADD = tiered.jit(jnp.add)
 def _sum(run, old, g):
     """Two gradients meeting in a node's input buffer, summed. As a recorded, dispatched
     op (``+``) where that can be seen (``create_graph``, dispatch modes) or where the two
-    differ in shape or dtype (PyTorch's promotion); else one jitted add of their arrays:
-    the op path would read XLA results back into NumPy for its host stage (a copy each),
-    several times the add's own cost on a small model's backward."""
-    if run.plain_sum:
+    differ in shape or dtype (PyTorch's promotion) or one is a Tensor subclass (its own
+    ``__torch_function__``/``__torch_dispatch__`` keeps it); else one jitted add of their
+    arrays: the op path would read XLA results back into NumPy for its host stage (a copy
+    each), several times the add's own cost on a small model's backward."""
+    if run.plain_sum and old.__class__ is Tensor and g.__class__ is Tensor:
         a, b = old._data, g._data
         if a.dtype == b.dtype and a.shape == b.shape:
             return Tensor._wrap(_ADD(a, b))
