@@ -20,10 +20,12 @@ import itertools
 import logging
 import threading
 
+import jax.numpy as jnp
+
 from .. import _mode
 from . import fusion
 from .._ops.op_node import DISPATCH_MODES, OpNode
-from .._ops import derivatives
+from .._ops import derivatives, tiered
 from .._tensor import Tensor
 from .._autograd import anomaly_mode, graph
 from .._autograd import grad_mode
@@ -43,7 +45,7 @@ _local = _Local()
 
 
 class GraphTask:
-    __slots__ = ("id", "callbacks", "cleanups", "exec_info", "nodes", "keep_graph",
+    __slots__ = ("id", "callbacks", "cleanups", "exec_info", "found", "_nodes", "keep_graph",
                  "captured_nodes", "roots")
 
     def __init__(self, keep_graph):
@@ -51,10 +53,19 @@ class GraphTask:
         self.callbacks = []
         self.cleanups = []
         self.exec_info = None  # None: run everything; else set of nodes to run
-        self.nodes = set()
+        self.found = ()        # the nodes the roots reach (``_discover``'s list)
+        self._nodes = None
         self.keep_graph = keep_graph
         self.captured_nodes = ()
         self.roots = ()
+
+    @property
+    def nodes(self):
+        """The set of the nodes the roots reach, made when first asked (``inputs=``,
+        ``will_engine_execute_node``): a plain backward never asks."""
+        if self._nodes is None:
+            self._nodes = set(self.found)
+        return self._nodes
 
 
 class graph_task:
@@ -216,7 +227,7 @@ def _root_edge(t, i):
 
 
 def _discover(roots):
-    """Dependency counts of every node reachable from ``roots`` (iterative), and the set
+    """Dependency counts of every node reachable from ``roots`` (iterative), and the list
     of those nodes."""
     deps = {}
     found = list(dict.fromkeys(node for node, _ in roots))
@@ -234,7 +245,7 @@ def _discover(roots):
                     deps[child] = 1
                     if child not in first:
                         found.append(child)
-    return deps, set(found)
+    return deps, found
 
 
 def _needed(seen, targets):
@@ -278,7 +289,8 @@ class _Run:
     gradients buffered for it, the ready queue, and what ``autograd.grad`` captures."""
 
     __slots__ = ("task", "deps", "buffers", "heap", "counter", "captures", "captured",
-                 "keep_graph", "create_graph", "fuse", "debug", "nan_check", "node", "prev_node")
+                 "keep_graph", "create_graph", "fuse", "debug", "nan_check", "node", "prev_node",
+                 "plain_sum")
 
 
 def run_backward(roots, grad_roots, keep_graph, create_graph, inputs=None, accumulate=True,
@@ -310,7 +322,7 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     task.roots = root_edges
     run = _Run()
     run.task = task
-    run.deps, task.nodes = _discover(root_edges)
+    run.deps, task.found = _discover(root_edges)
     run.captures = None
     input_edges = None
     if inputs is not None:
@@ -345,6 +357,8 @@ def _plan(roots, grad_roots, keep_graph, create_graph, inputs, accumulate):
     # anomaly mode checks every node on its own; dispatch modes see every node's op
     run.fuse = fusion._state["enabled"] and not create_graph and not run.debug \
         and not _mode.state.compiling and not anomaly and not DISPATCH_MODES
+    # gradients meeting are summed unseen (no graph recorded, no mode sees the add)
+    run.plain_sum = not create_graph and not DISPATCH_MODES and not _mode.state.compiling
     run.node = None
     run.prev_node = _local.node
     return run
@@ -379,7 +393,7 @@ _NONE_AFTER = (False,) * len(hooks.FIRES_AFTER)
 def _run_node(run, node, grads):
     """One node in the documented order: tensor pre-hooks, retain_grad hooks, node
     pre-hooks, backward, node post-hooks. Returns its ``(edge, gradient)`` pairs, or
-    None for a node that is only captured (``autograd.grad``'s inputs)."""
+    None for a node that is only captured (``autograd.grad``'s inputs) or has no edges."""
     exec_info = run.task.exec_info
     captures = run.captures
     if exec_info is not None and node not in exec_info:
@@ -402,8 +416,9 @@ def _run_node(run, node, grads):
     else:
         had_post = _NONE_AFTER
     no_grad_in = grads[0] is None if len(grads) == 1 else all(g is None for g in grads)
-    if run.fuse and not no_grad_in:
-        # an op node and the hook-free nodes behind it: one XLA call
+    if run.fuse and not no_grad_in and node.__class__.__base__ is OpNode:
+        # an op node and the hook-free nodes behind it: one XLA call (a leaf's
+        # AccumulateGrad, a Function's node: no call, fusion would refuse them)
         pairs = fusion.run(node, grads[0], run.deps, run.buffers, run.heap, exec_info,
                            captures, run.keep_graph)
         if pairs is not None:
@@ -420,7 +435,8 @@ def _run_node(run, node, grads):
         node._release()
     if run.nan_check:
         anomaly_mode.check_nan(node, grad_inputs)
-    return zip(node._next, grad_inputs)
+    # a leaf's AccumulateGrad has no edges: nothing to deliver
+    return zip(node._next, grad_inputs) if node._next else None
 
 
 def _run_after(run, node, grad_inputs, grads, had_post):
@@ -463,13 +479,33 @@ def _deliver(run, pairs):
             continue
         buf = buffers.get(child)
         if buf is None:
-            buf = buffers[child] = [None] * (len(child._out_meta()) or 1)
+            # (a leaf's AccumulateGrad has one input: no look at its variable's array)
+            buf = buffers[child] = [None] if child.__class__ is AccumulateGrad else \
+                [None] * (len(child._out_meta()) or 1)
         if g is not None:
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
+            old = buf[nr]
+            buf[nr] = g if old is None else _sum(run, old, g)
         d = deps[child] - 1
         deps[child] = d
         if d == 0:
             heappush(run.heap, (-child._priority, next(run.counter), child))
+
+
+_ADD = tiered.jit(jnp.add)
+
+
+def _sum(run, old, g):
+    """Two gradients meeting in a node's input buffer, summed. As a recorded, dispatched
+    op (``+``) where that can be seen (``create_graph``, dispatch modes) or where the two
+    differ in shape or dtype (PyTorch's promotion) or one is a Tensor subclass (its own
+    ``__torch_function__``/``__torch_dispatch__`` keeps it); else one jitted add of their
+    arrays: the op path would read XLA results back into NumPy for its host stage (a copy
+    each), several times the add's own cost on a small model's backward."""
+    if run.plain_sum and old.__class__ is Tensor and g.__class__ is Tensor:
+        a, b = old._data, g._data
+        if a.dtype == b.dtype and a.shape == b.shape:
+            return Tensor._wrap(_ADD(a, b))
+    return old + g
 
 
 def _finish(run, accumulate, allow_unused):

@@ -250,6 +250,18 @@ def test_grad_summed_where_edges_meet():
     same_as_torch(f)
 
 
+
+def test_grad_summed_where_edges_meet_is_recorded_under_create_graph():
+    # the engine sums the two gradients meeting at ``y``'s node; under create_graph that
+    # sum is part of the new graph, so the second backward sees both terms
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        (g,) = L.autograd.grad((y.sin() + y.cos()).sum(), x, create_graph=True)
+        g.sum().backward()
+        return py(x.grad)
+    same_as_torch(f)
+
 def test_non_leaf_grad_access_warns():
     x = hg.tensor([1.0], requires_grad=True)
     z = x * 2
