@@ -10,6 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor, _set_version
 from .._autograd import grad_mode
 from .dispatch import apply
+from .promotion import same_dtypes
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .layout import contiguous
 from . import einsum_steps
@@ -99,11 +100,21 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def check_addmm_dtypes(input, mat1, mat2):
+    """PyTorch's addmm (and addbmm, which runs it) takes one dtype: ``self`` is compared
+    with ``mat2`` first, then ``mat1`` with ``mat2``; nothing is promoted."""
+    for a, what in ((input, "self"), (mat1, "mat1")):
+        same_dtypes(a, mat2, what + " and mat2 must have the same dtype, but got {} and {}")
+
+
 def _check_addmm(input, mat1, mat2):
-    s1, s2 = mat1._arr.shape, mat2._arr.shape
+    a1, a2 = mat1._arr, mat2._arr
+    s1, s2 = a1.shape, a2.shape
     if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and \
-            input._arr.shape in ((s2[1],), (s1[0], s2[1])):
+            input._arr.shape in ((s2[1],), (s1[0], s2[1])) and \
+            input._arr.dtype == a1.dtype == a2.dtype:
         return  # a layer's usual shapes fit: no error to word (GPT-2's Conv1D, every call)
+    check_addmm_dtypes(input, mat1, mat2)
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
