@@ -165,6 +165,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
     """``addcdiv(input, tensor1, tensor2, *, value=1)``: ``input + value * tensor1 /
     tensor2``, broadcasting (integer ``tensor1`` and ``tensor2`` are refused, as PyTorch's
     integer division was removed)."""
+    check_addcdiv_operands(tensor1, tensor2)
+    return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
+
+
+def check_addcdiv_operands(tensor1, tensor2):
+    """PyTorch refuses ``addcdiv`` (and ``_foreach_addcdiv``) of two integer tensors."""
     if not (tensor1.dtype.is_floating_point or tensor1.dtype.is_complex) and \
             not (tensor2.dtype.is_floating_point or tensor2.dtype.is_complex):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
@@ -175,12 +181,20 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all "
                            "dtypes.")
-    return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
 
 
-_POLYGAMMA = defop("polygamma", lambda x, n: jax.scipy.special.polygamma(n, x),
+def _polygamma_refusing(kernel):
+    return real_only(kernel, lambda x, n: jax.scipy.special.polygamma(n, x))
+
+
+# PyTorch's polygamma runs digamma's kernel for n = 0, trigamma's for 1: a complex input's
+# refusal names the one it reached
+_POLYGAMMA_FWDS = tuple(map(_polygamma_refusing, ("digamma", "trigamma", "polygamma")))
+_POLYGAMMA = defop("polygamma", lambda x, n: _POLYGAMMA_FWDS[min(n, 2)](x, n=n),
                    "PolygammaBackward0", names="self -> n self")
-_MVLGAMMA = defop("mvlgamma", lambda x, p: jax.scipy.special.multigammaln(x, p),
+# (PyTorch's mvlgamma first builds an arange in the input's dtype: complex has none)
+_MVLGAMMA = defop("mvlgamma", real_only("arange_cpu", lambda x, p:
+                                        jax.scipy.special.multigammaln(x, p)),
                   "MvlgammaBackward0", names="self -> p self")
 
 
