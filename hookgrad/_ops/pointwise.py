@@ -199,10 +199,26 @@ def _read_by_numpy(input):
         input.numpy()
 
 
+# the operators PyTorch leaves to NumPy for an array operand: NumPy computes, by its own
+# promotion (``float32 + int64 array`` is float64), and the result comes back as a Tensor
+_BY_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+             "floor_divide": np.floor_divide, "bitwise_and": np.bitwise_and,
+             "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}
+
+
+def by_numpy(name, input, array):
+    """``input <name> array`` as PyTorch's operator computes it: by NumPy, which reads
+    ``input`` by numpy() (refusing one that requires grad)."""
+    return Tensor._wrap(jnp.asarray(_BY_NUMPY[name](input.numpy(), array)))
+
+
 def _unary(row):
     op = row.op()
+    name = row.name
 
     def fn(input):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            raise not_a(name, "input", input, "Tensor")  # a number or an array too
         return apply(op, (input,))
     row.expose(fn, op)
     return op
@@ -240,6 +256,11 @@ def _refused(name, other):
     return invalid_arguments(name, _FORMS, other)
 
 
+# what a binary row's ``other`` may be beside a Tensor: a number (a NumPy one too), or an
+# array an operator leaves to NumPy (a JAX array: a constant)
+_OPERAND_KINDS = (int, float, complex, np.generic, np.ndarray, jax.Array)
+
+
 def _binary_form(op, name, operator):
     """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
     for both, which differ only in what an array or list operand gets."""
@@ -256,8 +277,13 @@ def _binary_form(op, name, operator):
                 if ordering:
                     return NotImplemented
             if other.__class__ is np.ndarray:
+                if operator and name in _BY_NUMPY:
+                    return by_numpy(name, input, other)
                 _read_by_numpy(input)
-            other = other if other.__class__ in NUMBERS else to_tensor_like(other)
+            if other.__class__ not in NUMBERS and not isinstance(other, _OPERAND_KINDS):
+                raise _refused(name, other)  # None, a string, ...
+            other = other if other.__class__ in NUMBERS else other.item() \
+                if isinstance(other, np.generic) else to_tensor_like(other)
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
             input = to_tensor_like(input)
         try:  # bapply, inlined: the hot path of every binary operator
@@ -333,8 +359,8 @@ def neg(input) -> OpCall:
 @variants(inplace=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
-    if other.__class__ in (np.ndarray, list):  # PyTorch's parser takes a Tensor or a number
-        raise not_a("add", "other", other, "Tensor")
+    if other.__class__ in (np.ndarray, list) or other is None or other.__class__ is str:
+        raise not_a("add", "other", other, "Tensor")  # PyTorch's parser: a Tensor or a number
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
@@ -349,8 +375,7 @@ def add_operator(input, other) -> Tensor:
     if other.__class__ in _OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
-        _read_by_numpy(input)
-        return bapply(_ADD, (input, to_tensor_like(other)))
+        return by_numpy("add", input, other)
     if other.__class__ is list:
         return NotImplemented  # Python's TypeError, as PyTorch's
     return add(input, other)
@@ -359,12 +384,37 @@ def add_operator(input, other) -> Tensor:
 add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function__ names it
 
 
+def sub_operator(input, other) -> Tensor:
+    """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
+    number straight to the op, an array to NumPy, anything else through :func:`sub`."""
+    if other.__class__ in _OPERANDS:
+        return bapply(_SUB, (input, other))
+    if other.__class__ is np.ndarray:
+        return by_numpy("sub", input, other)
+    return sub(input, other)
+
+
+def div_operator(input, other) -> Tensor:
+    """``input / other`` (``Tensor.__truediv__``): as :func:`sub_operator`."""
+    if other.__class__ in _OPERANDS:
+        return bapply(_DIV, (input, other))
+    if other.__class__ is np.ndarray:
+        return by_numpy("div", input, other)
+    return div(input, other)
+
+
+sub_operator.__name__ = sub_operator.__qualname__ = "sub"
+div_operator.__name__ = div_operator.__qualname__ = "div"
+
+
 @variants(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
     if other.__class__ is np.ndarray:
         _read_by_numpy(input)
+    elif other is None or other.__class__ is str:
+        raise not_a("sub", "other", other, "Tensor")
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
@@ -427,6 +477,8 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
                            f"but found '{rounding_mode}'")
     if other.__class__ is np.ndarray:
         _read_by_numpy(input)
+    elif other is None or other.__class__ is str:
+        raise not_a("div", "other", other, "Tensor")
     return op, (to_tensor_like(input), to_tensor_like(other)), None
 
 
@@ -516,8 +568,9 @@ def masked_fill(input, mask, value) -> OpCall:
     """``masked_fill(input, mask, value)``: ``value`` where the boolean ``mask`` is True."""
     mask = to_tensor_like(mask)
     if mask.dtype.name != "bool":
+        from .._dtype import c_type_name  # PyTorch prints the C++ type: "long int"
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_kind(mask).lower()}")
+                           f"{c_type_name(mask.dtype)}")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "

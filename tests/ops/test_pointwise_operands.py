@@ -82,3 +82,36 @@ def test_the_operators_leave_an_array_to_numpy():
 def test_a_tensor_that_requires_grad_plus_an_array_reads_it_by_numpy():
     raises_as_torch(lambda L: _x(L, True) + _A, RuntimeError, r"^Can't call numpy\(\) on Tensor "
                     r"that requires grad\. Use tensor\.detach\(\)\.numpy\(\) instead\.$")
+
+
+@pytest.mark.parametrize("array", [np.arange(3), np.arange(3, dtype=np.int32),
+                                   np.ones(3, np.float32), np.array(2.0), np.array(2),
+                                   np.ones((2, 3)), np.ones(3, np.complex128)],
+                         ids=["int64", "int32", "float32", "0-d float64", "0-d int64",
+                              "broadcast", "complex128"])
+@pytest.mark.parametrize("left", ["float32", "int64"])
+def test_an_operator_with_an_array_gives_numpys_result_dtype(array, left):
+    # NumPy computes it: a float32 Tensor plus an int64 array is float64, as NumPy's own
+    def run(L):
+        x = L.ones(3, dtype=getattr(L, left))
+        return [[str(r.dtype).split(".")[1], py(r.abs())] for r in (
+            x + array, x - array, x * array, x / array)]
+    got = same_as_torch(run)
+    assert got[0][0] == np.result_type(np.dtype(left), array).name
+
+
+def test_an_operator_with_a_numpy_scalar_reads_it_as_a_number():
+    got = same_as_torch(lambda L: [str(r.dtype).split(".")[1] for r in (
+        L.ones(3) * np.float64(2), L.ones(3) + np.int64(1),
+        L.ones(3, dtype=L.long) * np.float64(2))])
+    assert got == ["float32", "float32", "float32"]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float32", "float16",
+                                   "complex64"])
+def test_masked_fill_names_a_mask_dtype_by_its_cpp_type(dtype):
+    name = {"int64": "long int", "int32": "int", "uint8": "unsigned char", "float32": "float",
+            "float16": "c10::Half", "complex64": "c10::complex<float>"}[dtype]
+    raises_as_torch(lambda L: _x(L).masked_fill(L.ones(3, dtype=getattr(L, dtype)), 1.0),
+                    RuntimeError, rf"^masked_fill_ only supports boolean masks, but got mask "
+                                  rf"with dtype {name}$")
