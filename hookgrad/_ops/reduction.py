@@ -13,7 +13,7 @@ from .._dtype import to_jax
 from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
-from .parser_errors import bool_in_int_list, invalid_arguments, not_a_dim
+from .parser_errors import bool_in_int_list, invalid_arguments, not_a, not_a_dim
 from .pointwise import _abs
 from .promotion import real_only
 from .registry import FUNCTIONS, defop, export, norm_dim
@@ -222,12 +222,12 @@ _ALL_FORMS = ("()", "(tuple of ints dim = None, bool keepdim = False)",
               "(int dim, bool keepdim = False)")
 
 
-def not_an_int_dim(name, dim):
+def not_an_int_dim(name, dim, position=1):
     """PyTorch's TypeError for a ``dim`` of ``name`` (``median``, ``nanmedian``: one
     signature with a dim, an int) that is None, a bool, or left out beside ``keepdim``."""
     if dim is ALL_DIMS:
         return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    return not_a_dim(name, dim)
+    return not_a(name, "dim", dim, "int", position)
 
 
 def _refused(name, forms, dim, keepdim):
@@ -556,24 +556,33 @@ def implicit_softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_dim(x, dim, name):
-    if dim.__class__ is bool or dim is None or dim is ALL_DIMS:
-        raise not_an_int_dim(name, dim)
-    return _dims(int(dim), x.ndim)
+def softmax_dim(x, dim, name, position=1, kernel=None):
+    """``dim`` of ``name`` (softmax's family) wrapped, with PyTorch's TypeError for one not
+    an int; for an ``x`` that is not floating, the refusal of PyTorch's ``kernel``."""
+    if dim.__class__ is not int:
+        if dim.__class__ is bool or dim is None or dim is ALL_DIMS or isinstance(dim, (float, str)):
+            raise not_an_int_dim(name, dim, position)
+        dim = int(dim)
+    d = _dims(dim, x.ndim)
+    if x._arr.dtype.kind in "biuc":  # no int, bool or complex kernel
+        last = "lastdim_" if d in ((), x.ndim - 1) else ""
+        raise NotImplementedError(f"\"{kernel or name}_{last}kernel_impl\" not implemented "
+                                  f"for '{_dtype.torch_kind(x._arr.dtype)}'")
+    return d
 
 
 @export
 def softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "softmax")})
+    return apply(SOFTMAX, (x,), {"dim": softmax_dim(x, dim, "softmax")})
 
 
 @export
 def log_softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "log_softmax")})
+    return apply(LOG_SOFTMAX, (x,), {"dim": softmax_dim(x, dim, "log_softmax")})
 
 
 @export(name="cumsum_", function=False)
