@@ -115,3 +115,22 @@ def test_masked_fill_names_a_mask_dtype_by_its_cpp_type(dtype):
     raises_as_torch(lambda L: _x(L).masked_fill(L.ones(3, dtype=getattr(L, dtype)), 1.0),
                     RuntimeError, rf"^masked_fill_ only supports boolean masks, but got mask "
                                   rf"with dtype {name}$")
+
+
+@pytest.mark.parametrize("op", ["exp", "sin", "log1p", "trunc", "logical_not", "isnan"])
+@pytest.mark.parametrize("value", [3, 2.5, [1.0, 2.0], None, "a", np.ones(2)],
+                         ids=["int", "float", "list", "None", "str", "ndarray"])
+def test_a_unary_op_takes_only_a_tensor(op, value):
+    kind = {"ndarray": "numpy.ndarray"}.get(type(value).__name__, type(value).__name__)
+    kind = "NoneType" if value is None else kind
+    raises_as_torch(lambda L: getattr(L, op)(value), TypeError,
+                    rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not {kind}$")
+
+
+@pytest.mark.parametrize("other", [None, "a"], ids=["None", "str"])
+@pytest.mark.parametrize("op", ["add", "sub", "div", "mul", "atan2", "maximum"])
+def test_none_or_a_string_as_other_is_refused_by_the_parser(op, other):
+    # (hookgrad's one function counts the method's position)
+    kind = "NoneType" if other is None else "str"
+    raises_as_torch(lambda L: getattr(L, op)(_x(L), other), TypeError,
+                    rf"^{op}\(\): argument 'other' \(position [12]\) must be Tensor, not {kind}$")
