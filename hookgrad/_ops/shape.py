@@ -33,9 +33,13 @@ def wrap_dim(d, ndim, name=None, arg="dim", position=1):
     """``d`` in ``[0, ndim)`` (a 0-d tensor takes -1 and 0), PyTorch's IndexError otherwise;
     with ``name`` (the op's), a bool ``d`` raises PyTorch's TypeError for its argument
     ``arg`` at ``position``."""
-    if d.__class__ is bool and name is not None:
-        raise not_a(name, arg, d, position=position)
-    d = int(d)
+    if d.__class__ is not int:
+        if d.__class__ is bool and name is not None:
+            raise not_a(name, arg, d, position=position)
+        if d.__class__ is float or d.__class__ is str:  # int() would truncate or fail
+            raise not_a(name, arg, d, position=position) if name is not None else \
+                TypeError(f"argument '{arg}' must be int, not {d.__class__.__name__}")
+        d = int(d)
     n = ndim if ndim > 0 else 1
     if not -n <= d < n:
         raise _errors.dim_out_of_range(d, n)

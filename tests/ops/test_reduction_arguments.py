@@ -114,6 +114,22 @@ REFUSED.update({
 })
 
 
+# a float or a string dim is no int to PyTorch's parser (int() would truncate the float)
+REFUSED.update({
+    f"{name} of a {kind} dim": (lambda L, name=name, bad=bad: getattr(_x(L), name)(bad), match)
+    for name, match in (
+        ("sum", _invalid("sum", "")), ("mean", _invalid("mean", "")),
+        ("prod", _invalid("prod", "")), ("std", _invalid("std", "")),
+        ("all", _invalid("all", "")), ("max", _invalid("max", "")),
+        ("amax", r"^amax\(\): argument 'dim' \(position 1\) must be tuple of ints, not "),
+        ("logsumexp", r"^logsumexp\(\): argument 'dim' \(position 1\) must be tuple of ints, "),
+        ("argmax", r"^argmax\(\): argument 'dim' \(position 1\) must be int, not "),
+        ("cumsum", r"^cumsum\(\): argument 'dim' \(position 1\) must be int, not "),
+        ("unbind", r"^unbind\(\): argument 'dim' \(position 1\) must be int, not "),
+        ("unsqueeze", r"^unsqueeze\(\): argument 'dim' \(position 1\) must be int, not "))
+    for kind, bad in (("float", 1.0), ("str", "1"))})
+
+
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_arguments_no_signature_takes_raise_pytorchs_type_error(case):
     call, match = REFUSED[case]
