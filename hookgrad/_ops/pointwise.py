@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
+from .numpy_operands import BY_NUMPY, by_numpy
 from .parser_errors import invalid_arguments, not_a
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
@@ -199,19 +200,6 @@ def _read_by_numpy(input):
         input.numpy()
 
 
-# the operators PyTorch leaves to NumPy for an array operand: NumPy computes, by its own
-# promotion (``float32 + int64 array`` is float64), and the result comes back as a Tensor
-_BY_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-             "floor_divide": np.floor_divide, "bitwise_and": np.bitwise_and,
-             "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}
-
-
-def by_numpy(name, input, array):
-    """``input <name> array`` as PyTorch's operator computes it: by NumPy, which reads
-    ``input`` by numpy() (refusing one that requires grad)."""
-    return Tensor._wrap(jnp.asarray(_BY_NUMPY[name](input.numpy(), array)))
-
-
 def _unary(row):
     op = row.op()
     name = row.name
@@ -277,7 +265,7 @@ def _binary_form(op, name, operator):
                 if ordering:
                     return NotImplemented
             if other.__class__ is np.ndarray:
-                if operator and name in _BY_NUMPY:
+                if operator and name in BY_NUMPY:
                     return by_numpy(name, input, other)
                 _read_by_numpy(input)
             if other.__class__ not in NUMBERS and not isinstance(other, _OPERAND_KINDS):
@@ -285,6 +273,9 @@ def _binary_form(op, name, operator):
             other = other if other.__class__ in NUMBERS else other.item() \
                 if isinstance(other, np.generic) else to_tensor_like(other)
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            if input.__class__ not in NUMBERS:  # a number: some rows take one (pow, remainder)
+                raise not_a(name, "input", input, "Tensor") if name in _ONE_SIGNATURE or \
+                    logical else invalid_arguments(name, _FORMS, input, other)
             input = to_tensor_like(input)
         try:  # bapply, inlined: the hot path of every binary operator
             return apply(op, (input, other))
@@ -349,7 +340,9 @@ _NEG = defop("neg", jnp.negative, "NegBackward0", ())
 @variants(inplace=True, inplace_function=True, aliases=("negative",))
 def neg(input) -> OpCall:
     """``neg(input)`` (alias ``negative``): ``-input``."""
-    if isinstance(input, Tensor) and input.dtype.name == "bool":
+    if not isinstance(input, Tensor):
+        raise not_a("neg", "input", input, "Tensor")
+    if input.dtype.name == "bool":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
@@ -359,6 +352,8 @@ def neg(input) -> OpCall:
 @variants(inplace=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
+    if input.__class__ in _NOT_INPUTS or input is None:
+        raise not_a("add", "input", input, "Tensor")
     if other.__class__ in (np.ndarray, list) or other is None or other.__class__ is str:
         raise not_a("add", "other", other, "Tensor")  # PyTorch's parser: a Tensor or a number
     args = (to_tensor_like(input), to_tensor_like(other))
@@ -366,6 +361,7 @@ def add(input, other, *, alpha=1) -> OpCall:
 
 
 _OPERANDS = frozenset((Tensor, int, float, bool, complex))  # ``to_tensor_like`` keeps them
+_NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
 def add_operator(input, other) -> Tensor:
@@ -411,6 +407,8 @@ div_operator.__name__ = div_operator.__qualname__ = "div"
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
+    if input.__class__ in _NOT_INPUTS or input is None:
+        raise not_a("sub", "input", input, "Tensor")
     if other.__class__ is np.ndarray:
         _read_by_numpy(input)
     elif other is None or other.__class__ is str:
@@ -475,6 +473,8 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
     if op is None:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
+    if input.__class__ in _NOT_INPUTS or input is None:
+        raise not_a("div", "input", input, "Tensor")
     if other.__class__ is np.ndarray:
         _read_by_numpy(input)
     elif other is None or other.__class__ is str:
@@ -491,6 +491,8 @@ _ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decim
 def round(input, *, decimals=0) -> OpCall:
     """``round(input, *, decimals=0)``: to the nearest integer (halves to even), or to
     ``decimals`` decimal places."""
+    if not isinstance(input, Tensor):
+        raise not_a("round", "input", input, "Tensor")
     if decimals == 0:
         return _ROUND, (input,), None
     return _ROUND_DECIMALS, (input,), {"decimals": int(decimals)}

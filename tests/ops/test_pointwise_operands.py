@@ -134,3 +134,22 @@ def test_none_or_a_string_as_other_is_refused_by_the_parser(op, other):
     kind = "NoneType" if other is None else "str"
     raises_as_torch(lambda L: getattr(L, op)(_x(L), other), TypeError,
                     rf"^{op}\(\): argument 'other' \(position [12]\) must be Tensor, not {kind}$")
+
+
+@pytest.mark.parametrize("op,match", [
+    ("add", None), ("sub", None), ("div", None), ("mul", None), ("atan2", None),
+    ("maximum", None), ("logical_and", None),
+    ("eq", r"^eq\(\) received an invalid combination of arguments - got \(list, Tensor\)"),
+    ("floor_divide", r"^floor_divide\(\) received an invalid combination of arguments - got "
+                     r"\(list, Tensor\)"),
+    ("bitwise_and", r"^bitwise_and\(\) received an invalid combination of arguments - got "
+                    r"\(list, Tensor\)")])
+def test_a_list_as_a_binary_ops_input_is_refused_by_the_parser(op, match):
+    match = match or rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not list$"
+    raises_as_torch(lambda L: getattr(L, op)([1.0, 2.0, 3.0], _x(L)), TypeError, match)
+
+
+@pytest.mark.parametrize("op", ["neg", "round"])
+def test_neg_and_round_take_only_a_tensor(op):
+    raises_as_torch(lambda L: getattr(L, op)(2.5), TypeError,
+                    rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not float$")
