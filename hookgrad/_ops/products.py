@@ -93,11 +93,15 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     """``tensordot(a, b, dims=2)``: the sum of products over the last ``dims`` dimensions
     of ``a`` and the first ``dims`` of ``b``, or over the pairs of dimensions given as two
     lists."""
+    if a._arr.dtype != b._arr.dtype:  # its mm promotes nothing
+        raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
