@@ -19,7 +19,7 @@ from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
-from .registry import defop, export
+from .registry import defop, export, shape_broadcast_error
 from .shape import T, VIEW
 from .views import view_apply
 from .stages import modes as _modes
@@ -395,6 +395,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None) -> Tensor:
 @export(method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     """Cosine similarity of ``x1`` and ``x2`` (broadcast) along ``dim``."""
+    if (err := shape_broadcast_error(tuple(x1.shape), tuple(x2.shape))) is not None:
+        raise err
     shape = jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     if x1.shape != shape:
         x1 = x1.expand(shape)

@@ -408,6 +408,10 @@ def repeat(self, *sizes) -> Tensor:
     if len(reps) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
+    if any(r < 0 for r in reps):  # (XLA would fail to build the program)
+        shape = [r * n for r, n in zip(reps, (1,) * (len(reps) - self.ndim) + self.shape)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(n for n in shape if n < 0)}: {shape}")
     return apply(REPEAT, (self,), {"reps": reps})
 
 

@@ -581,3 +581,36 @@ def test_sdpa_refuses_bad_shapes(case):
     assert msg
     if torch is not None and same:
         assert msg == _sdpa_error(torch, shapes, gqa)
+
+
+_IMG = (1, 2, 5, 5)
+# sizes PyTorch refuses before computing: its RuntimeError, where JAX's ZeroDivisionError,
+# shape ValueError or XLA's build error came
+SIZE_ERRORS = {
+    "max_pool2d of kernel 0": (lambda L: L.nn.functional.max_pool2d(L.ones(*_IMG), 0),
+                               r"^stride should not be zero$"),
+    "max_pool2d of stride 0": (lambda L: L.nn.functional.max_pool2d(L.ones(*_IMG), 2, 0),
+                               r"^stride should not be zero$"),
+    "max_pool1d of kernel 0": (lambda L: L.nn.functional.max_pool1d(L.ones(1, 2, 5), 0),
+                               r"^max_pool1d\(\) kernel_size must be greater than zero, but "
+                               r"got 0$"),
+    "unfold of kernel 0": (lambda L: L.nn.functional.unfold(L.ones(*_IMG), 0),
+                           r"^kernel size should be greater than zero, but got kernel_height: "
+                           r"0 kernel_width: 0$"),
+    "unfold of stride 0": (lambda L: L.nn.functional.unfold(L.ones(*_IMG), 2, stride=0),
+                           r"^stride should be greater than zero, but got stride_height: 0 "
+                           r"stride_width: 0$"),
+    "adaptive_avg_pool2d of -1": (lambda L: L.nn.functional.adaptive_avg_pool2d(
+        L.ones(*_IMG), (2, -3)), r"^adaptive_avg_pool2d: elements of output_size must be "
+                                 r"greater than or equal to 0 but received \{2, -3\}$"),
+    "cosine_similarity of shapes that do not broadcast": (
+        lambda L: L.nn.functional.cosine_similarity(L.ones(2, 3), L.ones(4, 5)),
+        r"^The size of tensor a \(3\) must match the size of tensor b \(5\) at non-singleton "
+        r"dimension 1$"),
+}
+
+
+@pytest.mark.parametrize("case", list(SIZE_ERRORS))
+def test_sizes_pytorch_refuses_raise_its_error(case):
+    from tests.differential import raises_as_torch
+    raises_as_torch(*(SIZE_ERRORS[case][:1] + (RuntimeError,) + SIZE_ERRORS[case][1:]))

@@ -126,3 +126,19 @@ def test_the_in_place_transposes_still_swap():
                                     py(_x(L).swapdims_(-1, 1).shape),
                                     py(_x(L).transpose_(1, 0).shape)]) == \
         [[4, 3, 2], [2, 4, 3], [3, 2, 4]]
+
+
+@pytest.mark.parametrize("call,shape", [
+    (lambda L: L.ones(2, 3).repeat(-1, 1), r"-2: \[-2, 3\]"),
+    (lambda L: L.ones(2, 3).repeat(2, -1, 1), r"-2: \[2, -2, 3\]"),
+    (lambda L: L.ones(2, 3).tile(-1), r"-3: \[2, -3\]")], ids=["repeat", "repeat more", "tile"])
+def test_a_negative_repeat_raises_pytorchs_error(call, shape):
+    raises_as_torch(call, RuntimeError, r"^Trying to create tensor with negative dimension "
+                    + shape + "$")
+
+
+def test_a_float_dim_is_no_int():
+    raises_as_torch(lambda L: L.ones(2, 3).transpose(0, 1.0), TypeError,
+                    r"^transpose\(\): argument 'dim1' \(position 2\) must be int, not float$")
+    raises_as_torch(lambda L: L.ones(2, 3).unsqueeze("1"), TypeError,
+                    r"^unsqueeze\(\): argument 'dim' \(position 1\) must be int, not str$")
