@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .._autograd import grad_mode
-from .. import _errors
+from .. import _dtype, _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
@@ -122,6 +122,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
+    if si and input._arr.dtype.kind in "biu":  # no integer kernel
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
+                                  f"'{_dtype.torch_kind(input._arr.dtype)}'")
     return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
 
 

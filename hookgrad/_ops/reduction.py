@@ -14,6 +14,7 @@ from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
 from .parser_errors import bool_in_int_list, invalid_arguments, not_a, not_a_dim
+from .linalg_decomp import check_floating
 from .pointwise import _abs
 from .promotion import REFUSED, real_only
 from .registry import FUNCTIONS, defop, export, norm_dim
@@ -528,6 +529,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
         raise bool_in_int_list("linalg_vector_norm", "dim", [dim] if dim.__class__ is bool
                                else dim, 3)
     x = input if dtype is None else input.to(dtype)
+    check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
 
 
@@ -560,13 +562,11 @@ def implicit_softmax_dim(ndim):
 
 
 def softmax_dim(x, dim, name, position=1, kernel=None):
-    """``dim`` of ``name`` (softmax's family) wrapped, with PyTorch's TypeError for one not
-    an int; for an ``x`` that is not floating, the refusal of PyTorch's ``kernel``."""
-    if dim.__class__ is not int:
-        if dim.__class__ is bool or dim is None or dim is ALL_DIMS or isinstance(dim, (float, str)):
-            raise not_an_int_dim(name, dim, position)
-        dim = int(dim)
-    if (d := _dims(dim, x.ndim)) is not None and x._arr.dtype.kind in "biuc":  # no kernel
+    """``dim`` of ``name`` (softmax's family) wrapped, or PyTorch's error: a dim not an int,
+    an ``x`` that is not floating (no ``kernel``)."""
+    if dim.__class__ in NOT_INT or dim is None or dim is ALL_DIMS:
+        raise not_an_int_dim(name, dim, position)
+    if (d := _dims(int(dim), x.ndim)) is not None and x._arr.dtype.kind in "biuc":
         impl = f"{kernel or name}_{'lastdim_' if d in ((), x.ndim - 1) else ''}kernel_impl"
         raise NotImplementedError(REFUSED.format(impl).format(kind=_dtype.torch_kind(x._arr.dtype)))
     return d

@@ -448,6 +448,11 @@ def roll(input, shifts, dims=None) -> Tensor:
     if dims is not None:
         dims = _dims_arg(dims, input.ndim) if isinstance(dims, (list, tuple)) \
             else wrap_dim(dims, input.ndim)
+        if len(shifts if isinstance(shifts, tuple) else (0,)) != len(
+                dims if isinstance(dims, tuple) else (0,)):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: "
+                               f"{len(shifts) if isinstance(shifts, tuple) else 1}, dims:"
+                               f"{len(dims) if isinstance(dims, tuple) else 1}")
     return apply(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
 
@@ -472,6 +477,9 @@ def narrow(input, dim, start, length) -> Tensor:
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
+    if not -input.shape[d] <= int(start) <= input.shape[d]:
+        raise IndexError(f"start out of range (expected to be in range of [{-input.shape[d]}, "
+                         f"{input.shape[d]}], but got {int(start)})")
     start = _dim(int(start), input.shape[d])
     if start + int(length) > input.shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import not_a
 from .promotion import real_input, real_only
 from .reduction import ALL_DIMS, _return_type, not_an_int_dim, return_types
 from .registry import defop, export
@@ -164,6 +165,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     d = wrap_dim(dim, input.ndim)
     if input._arr.dtype.kind == "c":
         real_input(input, RuntimeError, " topk does not support complex dtypes on CPU")
+    if k.__class__ is float or k.__class__ is str:  # int() would truncate or fail
+        raise not_a("topk", "k", k)
     k = int(k)
     if not 0 <= k <= _size(input, d):
         raise RuntimeError("selected index k out of range")

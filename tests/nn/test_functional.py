@@ -614,3 +614,27 @@ SIZE_ERRORS = {
 def test_sizes_pytorch_refuses_raise_its_error(case):
     from tests.differential import raises_as_torch
     raises_as_torch(*(SIZE_ERRORS[case][:1] + (RuntimeError,) + SIZE_ERRORS[case][1:]))
+
+
+def _long(L):
+    return L.ones(2, 3, dtype=L.long)
+
+
+# integer input where PyTorch's kernel has no integer version: (call, error, message)
+INTEGER_INPUT = {
+    "mse_loss": (lambda L: L.nn.functional.mse_loss(_long(L), _long(L)), NotImplementedError,
+                 r"^\"mse_cpu\" not implemented for 'Long'$"),
+    "nll_loss": (lambda L: L.nn.functional.nll_loss(_long(L), L.tensor([0, 1])),
+                 NotImplementedError, r"^\"nll_loss_out_frame\" not implemented for 'Long'$"),
+    "layer_norm": (lambda L: L.nn.functional.layer_norm(_long(L), (3,)), NotImplementedError,
+                   r"^\"LayerNormKernelImpl\" not implemented for 'Long'$"),
+    "norm": (lambda L: L.norm(_long(L)), RuntimeError,
+             r"^linalg\.vector_norm: Expected a floating point or complex tensor as input\. "
+             r"Got Long$"),
+}
+
+
+@pytest.mark.parametrize("case", list(INTEGER_INPUT))
+def test_integer_input_without_a_kernel_raises_pytorchs_error(case):
+    from tests.differential import raises_as_torch
+    raises_as_torch(*INTEGER_INPUT[case])

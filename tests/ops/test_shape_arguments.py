@@ -142,3 +142,17 @@ def test_a_float_dim_is_no_int():
                     r"^transpose\(\): argument 'dim1' \(position 2\) must be int, not float$")
     raises_as_torch(lambda L: L.ones(2, 3).unsqueeze("1"), TypeError,
                     r"^unsqueeze\(\): argument 'dim' \(position 1\) must be int, not str$")
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda L: L.ones(2, 3).narrow(0, 5, 1), IndexError,
+     r"^start out of range \(expected to be in range of \[-2, 2\], but got 5\)$"),
+    (lambda L: L.ones(2, 3).roll([1, 2], [0]), RuntimeError,
+     r"^shifts and dimensions must align\. shifts: 2, dims:1$"),
+    (lambda L: L.ones(3).topk(1.5), TypeError,
+     r"^topk\(\): argument 'k' \(position 1\) must be int, not float$"),
+    (lambda L: L.ones(2, 3).reshape(2, 3.0), TypeError, r"type must be tuple of ints,but got float"),
+    (lambda L: L.zeros(2, 2.5), TypeError, r"type must be tuple of ints,but got float"),
+], ids=["narrow start", "roll", "topk k", "reshape size", "zeros size"])
+def test_out_of_range_and_mistyped_sizes_raise_pytorchs_error(call, exc, match):
+    raises_as_torch(call, exc, match)
