@@ -19,6 +19,7 @@ from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
+from .parser_errors import not_a
 from .registry import defop, export, shape_broadcast_error
 from .shape import T, VIEW
 from .views import view_apply
@@ -200,6 +201,8 @@ def _act(name, input, inplace=False, **statics):
 
 def relu(input, inplace=False) -> Tensor:
     """``max(0, x)`` elementwise."""
+    if not isinstance(input, Tensor):
+        raise not_a("relu", "input", input, "Tensor")
     return input.relu_() if inplace else input.relu()
 
 
@@ -238,6 +241,8 @@ def celu(input, alpha=1.0, inplace=False) -> Tensor:
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    if negative_slope.__class__ is str:
+        raise not_a("leaky_relu", "negative_slope", negative_slope, "Number", 2)
     return _act("leaky_relu", input, inplace, slope=float(negative_slope))
 
 

@@ -9,6 +9,7 @@ from .._tensor import Tensor
 from .. import _dtype
 from .dispatch import apply
 from .linalg import check_addmm_dtypes
+from .parser_errors import not_a
 from .registry import OpCall, defop, export, variants
 from .shape import UNSAFE_VIEW, size_at
 
@@ -137,6 +138,8 @@ def inner(input, other) -> Tensor:
 def kron(input, other) -> Tensor:
     """``kron(input, other)``: the Kronecker product (``input``'s blocks scaled copies of
     ``other``)."""
+    if not isinstance(other, Tensor):
+        raise not_a("kron", "other", other, "Tensor")
     nd = max(input.ndim, other.ndim)
     a = input.reshape(*(1,) * (nd - input.ndim), *input.shape)
     b = other.reshape(*(1,) * (nd - other.ndim), *other.shape)

@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .promotion import real_only, refuses_complex
 from .parser_errors import not_a_dim
-from .reduction import _jdtype, _norm, _return_type, return_types
+from .reduction import NOT_INT, _jdtype, _norm, _return_type, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import narrow, wrap_dim
 from .stacking import cat
@@ -50,7 +50,7 @@ _NANSUM = defop("nansum", refuses_complex(lambda x, dim, keepdim, dtype: jnp.nan
 def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``nansum(input, dim=None, keepdim=False, *, dtype=None)``: :func:`sum` treating NaN
     as zero (its gradient there is zero)."""
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim("nansum", dim, "tuple of ints")
     return apply(_NANSUM, (input,), {"dim": _dims(input, dim), "keepdim": bool(keepdim),
                                      "dtype": _jdtype(dtype)})

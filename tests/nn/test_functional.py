@@ -638,3 +638,14 @@ INTEGER_INPUT = {
 def test_integer_input_without_a_kernel_raises_pytorchs_error(case):
     from tests.differential import raises_as_torch
     raises_as_torch(*INTEGER_INPUT[case])
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda L: L.nn.functional.relu("a"),
+     r"^relu\(\): argument 'input' \(position 1\) must be Tensor, not str$"),
+    (lambda L: L.nn.functional.leaky_relu(L.ones(3), "a"),
+     r"^leaky_relu\(\): argument 'negative_slope' \(position 2\) must be Number, not str$"),
+], ids=["relu of a string", "leaky_relu of a string slope"])
+def test_mistyped_activation_arguments_raise_the_parsers_error(call, match):
+    from tests.differential import raises_as_torch
+    raises_as_torch(call, TypeError, match)

@@ -153,6 +153,15 @@ def test_a_float_dim_is_no_int():
      r"^topk\(\): argument 'k' \(position 1\) must be int, not float$"),
     (lambda L: L.ones(2, 3).reshape(2, 3.0), TypeError, r"type must be tuple of ints,but got float"),
     (lambda L: L.zeros(2, 2.5), TypeError, r"type must be tuple of ints,but got float"),
-], ids=["narrow start", "roll", "topk k", "reshape size", "zeros size"])
+    (lambda L: L.ones(3).sort(dim=True), TypeError,
+     r"^sort\(\) received an invalid combination of arguments - got \(dim=bool"),
+    (lambda L: L.nansum(L.ones(3), 0.0), TypeError,
+     r"^nansum\(\): argument 'dim' \(position [12]\) must be tuple of ints, not float$"),
+    (lambda L: L.kron(L.ones(3), "a"), TypeError,
+     r"^kron\(\): argument 'other' \(position [12]\) must be Tensor, not str$"),
+    (lambda L: L.nonzero(None), TypeError,
+     r"^nonzero\(\): argument 'input' \(position 1\) must be Tensor, not NoneType$"),
+], ids=["narrow start", "roll", "topk k", "reshape size", "zeros size", "sort bool dim",
+        "nansum float dim", "kron of a string", "nonzero of None"])
 def test_out_of_range_and_mistyped_sizes_raise_pytorchs_error(call, exc, match):
     raises_as_torch(call, exc, match)
