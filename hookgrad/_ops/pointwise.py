@@ -18,7 +18,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
-from .parser_errors import invalid_arguments, not_a
+from .parser_errors import invalid_arguments, not_a, refuse_input
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands, _tensor_like)
@@ -423,6 +423,7 @@ def pow(input, exponent) -> OpCall:
     if isinstance(input, Tensor):
         op = _POW_T if isinstance(exponent, Tensor) else _POW
         return op, (input, to_tensor_like(exponent)), None
+    refuse_input("pow", input, exponent)
     return _RPOW, (exponent, input), None
 
 
@@ -438,6 +439,7 @@ def remainder(input, other) -> OpCall:
     """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
     divisor's sign); ``input`` may be a number."""
     if not isinstance(input, Tensor):
+        refuse_input("remainder", input, other)
         return _REMAINDER_ST, (to_tensor_like(input), to_tensor_like(other)), None
     op = _REMAINDER_T if isinstance(other, Tensor) else _REMAINDER
     return op, (input, to_tensor_like(other)), None

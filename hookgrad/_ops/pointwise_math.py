@@ -17,6 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
+from .parser_errors import refuse_input
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -103,6 +104,8 @@ def _float_of(x):
 def copysign(input, other) -> OpCall:
     """``copysign(input, other)``: the magnitude of ``input`` with the sign of ``other``
     (a Tensor or a number); the gradient reaches ``input`` only."""
+    if not isinstance(input, Tensor):
+        refuse_input("copysign", input, other)
     op = _COPYSIGN if isinstance(other, Tensor) else _COPYSIGN_S
     return op, (_float_of(input), to_tensor_like(other)), None
 

@@ -143,7 +143,15 @@ def test_none_or_a_string_as_other_is_refused_by_the_parser(op, other):
     ("floor_divide", r"^floor_divide\(\) received an invalid combination of arguments - got "
                      r"\(list, Tensor\)"),
     ("bitwise_and", r"^bitwise_and\(\) received an invalid combination of arguments - got "
-                    r"\(list, Tensor\)")])
+                    r"\(list, Tensor\)"),
+    ("pow", r"^pow\(\) received an invalid combination of arguments - got \(list, Tensor\), "
+            r"but expected one of:\n \* \(Tensor input, Tensor exponent, \*, Tensor out = "
+            r"None\)\n \* \(Number self, Tensor exponent"),
+    ("remainder", r"^remainder\(\) received an invalid combination of arguments - got "
+                  r"\(list, Tensor\), but expected one of:\n \* \(Tensor input, Tensor other"),
+    ("copysign", r"^copysign\(\) received an invalid combination of arguments - got \(list, "
+                 r"Tensor\), but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor "
+                 r"out = None\)\n \* \(Tensor input, Number other, \*, Tensor out = None\)\n$")])
 def test_a_list_as_a_binary_ops_input_is_refused_by_the_parser(op, match):
     match = match or rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not list$"
     raises_as_torch(lambda L: getattr(L, op)([1.0, 2.0, 3.0], _x(L)), TypeError, match)
@@ -153,3 +161,15 @@ def test_a_list_as_a_binary_ops_input_is_refused_by_the_parser(op, match):
 def test_neg_and_round_take_only_a_tensor(op):
     raises_as_torch(lambda L: getattr(L, op)(2.5), TypeError,
                     rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not float$")
+
+
+@pytest.mark.parametrize("call,got", [
+    (lambda L: _x(L).clamp("a"), "str"), (lambda L: _x(L).clamp(None, "b"), "NoneType, str"),
+    (lambda L: _x(L).clamp([1.0]), "list")], ids=["str", "None and str", "list"])
+def test_clamp_takes_tensor_or_number_bounds(call, got):
+    raises_as_torch(call, TypeError, rf"^clamp\(\) received an invalid combination of "
+                                     rf"arguments - got \({got}\), but expected one of:\n")
+
+
+def test_a_number_input_still_computes_where_pytorch_takes_one():
+    same_as_torch(lambda L: [py(L.pow(2, _x(L))), py(L.remainder(5, _x(L))), py(2 ** _x(L))])
