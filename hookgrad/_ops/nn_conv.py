@@ -144,6 +144,8 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     groups = int(groups)
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+    if min(stride) <= 0:  # (XLA would fail to build the program)
+        raise RuntimeError("non-positive stride is not supported")
     k = weight.shape[2:]
     if isinstance(padding, str):
         if padding == "valid":

@@ -458,11 +458,15 @@ def roll(input, shifts, dims=None) -> Tensor:
 
 @export
 def tril(input, diagonal=0) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return apply(TRIL, (input,), {"k": diagonal})
 
 
 @export
 def triu(input, diagonal=0) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return apply(TRIU, (input,), {"k": diagonal})
 
 

@@ -603,6 +603,9 @@ SIZE_ERRORS = {
     "adaptive_avg_pool2d of -1": (lambda L: L.nn.functional.adaptive_avg_pool2d(
         L.ones(*_IMG), (2, -3)), r"^adaptive_avg_pool2d: elements of output_size must be "
                                  r"greater than or equal to 0 but received \{2, -3\}$"),
+    "conv2d of stride 0": (lambda L: L.nn.functional.conv2d(L.ones(*_IMG), L.ones(1, 2, 2, 2),
+                                                            stride=0),
+                           r"^non-positive stride is not supported$"),
     "cosine_similarity of shapes that do not broadcast": (
         lambda L: L.nn.functional.cosine_similarity(L.ones(2, 3), L.ones(4, 5)),
         r"^The size of tensor a \(3\) must match the size of tensor b \(5\) at non-singleton "

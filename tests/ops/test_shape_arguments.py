@@ -161,7 +161,12 @@ def test_a_float_dim_is_no_int():
      r"^kron\(\): argument 'other' \(position [12]\) must be Tensor, not str$"),
     (lambda L: L.nonzero(None), TypeError,
      r"^nonzero\(\): argument 'input' \(position 1\) must be Tensor, not NoneType$"),
+    (lambda L: L.tril(L.ones(3)), RuntimeError,
+     r"^tril: input tensor must have at least 2 dimensions$"),
+    (lambda L: L.ones(3).triu(), RuntimeError,
+     r"^triu: input tensor must have at least 2 dimensions$"),
 ], ids=["narrow start", "roll", "topk k", "reshape size", "zeros size", "sort bool dim",
-        "nansum float dim", "kron of a string", "nonzero of None"])
+        "nansum float dim", "kron of a string", "nonzero of None", "tril of a vector",
+        "triu of a vector"])
 def test_out_of_range_and_mistyped_sizes_raise_pytorchs_error(call, exc, match):
     raises_as_torch(call, exc, match)
