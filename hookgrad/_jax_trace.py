@@ -50,6 +50,8 @@ def size(s):
     symbolic."""
     if type(s) is int:
         return s
+    if s.__class__ is float or s.__class__ is str:  # int() would truncate or fail: PyTorch's
+        raise TypeError(f"type must be tuple of ints,but got {s.__class__.__name__}")  # words
     return s if jax.export.is_symbolic_dim(s) else int(s)
 
 

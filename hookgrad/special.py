@@ -10,6 +10,8 @@ from ._ops.special import (entr, erfcx, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlo
                            zeta)
 from ._ops.bessel import BESSEL as _BESSEL
 from ._ops.special_polynomials import POLYNOMIALS as _POLYNOMIALS
+from ._ops.parser_errors import not_a as _not_a
+from ._ops.reduction import softmax_dim as _softmax_dim
 from ._tensor import Tensor
 
 digamma = psi = _F["digamma"]
@@ -27,16 +29,33 @@ globals().update(_POLYNOMIALS)
 globals().update(_BESSEL)
 
 
-def softmax(input, dim, *, dtype=None) -> Tensor:
-    """``softmax(input, dim, *, dtype=None)``: :func:`hookgrad.softmax` along ``dim``
+def _softmax_args(name, input, dim, dtype):
+    # PyTorch's ``special_*`` signatures: ``dim`` required and an int, ``input`` a Tensor;
+    # their errors name ``name``, which hookgrad.softmax's own checks would not
+    if dim is _REQUIRED:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    if not isinstance(input, Tensor):
+        raise _not_a(name, "input", input, "Tensor")
+    x = input if dtype is None else input.to(dtype)
+    _softmax_dim(x, dim, name, 2, name[len("special_"):])  # raises with this name
+    return dim
+
+
+_REQUIRED = object()
+
+
+def softmax(input, dim=_REQUIRED, dtype=None) -> Tensor:
+    """``softmax(input, dim, dtype=None)``: :func:`hookgrad.softmax` along ``dim``
     (required here), computed in ``dtype`` when given."""
-    return _F["softmax"](input, dim, dtype=dtype)
+    return _F["softmax"](input, _softmax_args("special_softmax", input, dim, dtype),
+                         dtype=dtype)
 
 
-def log_softmax(input, dim, *, dtype=None) -> Tensor:
+def log_softmax(input, dim=_REQUIRED, *, dtype=None) -> Tensor:
     """``log_softmax(input, dim, *, dtype=None)``: :func:`hookgrad.log_softmax` along
     ``dim`` (required here), computed in ``dtype`` when given."""
-    return _F["log_softmax"](input, dim, dtype=dtype)
+    return _F["log_softmax"](input, _softmax_args("special_log_softmax", input, dim, dtype),
+                             dtype=dtype)
 
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",

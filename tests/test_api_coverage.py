@@ -40,8 +40,8 @@ def _tool():
     (lambda: hookgrad.distributions.foo, "torch.distributions.foo"),
     (lambda: hookgrad.cuda.foo, "torch.cuda.foo"),
     (lambda: hookgrad.ones(2).to_sparse_csr, "torch.Tensor.to_sparse_csr"),
-    (lambda: hookgrad._foreach_addcmul, "torch._foreach_addcmul"),
-    (lambda: hookgrad._foreach_lerp_, "torch._foreach_lerp_"),
+    (lambda: hookgrad._foreach_clamp_min, "torch._foreach_clamp_min"),
+    (lambda: hookgrad._foreach_acos_, "torch._foreach_acos_"),
 ])
 def test_a_missing_name_says_hookgrad_lacks_it(get, torch_name):
     with pytest.raises(AttributeError, match=rf"hookgrad does not implement {torch_name} "

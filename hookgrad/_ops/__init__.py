@@ -56,11 +56,11 @@ def _attach():
     dunders = {
         "__add__": pointwise.add_operator,
         "__radd__": pointwise.add_operator,
-        "__sub__": _operator("sub"),
+        "__sub__": pointwise.sub_operator,
         "__rsub__": _operator("rsub"),
         "__mul__": _operator("mul"),
         "__rmul__": _operator("mul"),
-        "__truediv__": _operator("div"),
+        "__truediv__": pointwise.div_operator,
         "__rtruediv__": lambda a, b: pointwise.rdiv(a, b),
         "__floordiv__": _operator("floor_divide"),
         "__rfloordiv__": lambda a, b: _F["floor_divide"](b, a),

@@ -79,16 +79,20 @@ def _coordinates(f, d, x, edge_order):
         return narrow(f, d, start, length)
     h = diff(x)
     h1, h2 = along(h[:-1]), along(h[1:])
-    interior = (sl(0, n - 2) * (-h2 / (h1 * (h1 + h2))) + sl(1, n - 2) * ((h2 - h1) / (h1 * h2))
-                + sl(2, n - 2) * (h1 / (h2 * (h1 + h2))))
+    a, b, c = -h2 / (h1 * (h1 + h2)), (h2 - h1) / (h1 * h2), h1 / (h2 * (h1 + h2))
+    # PyTorch's C++ sum a*f0 + b*f1 + c*f2 evaluates its products right to left: saved
+    # tensors are packed (and nodes numbered) in that order
+    fc = c * sl(2, n - 2)
+    fb = b * sl(1, n - 2)
+    interior = a * sl(0, n - 2) + fb + fc
     if edge_order == 1:
-        first = (sl(1, 1) - sl(0, 1)) / along(h[:1])
-        last = (sl(n - 1, 1) - sl(n - 2, 1)) / along(h[-1:])
+        first = (sl(1, 1) - sl(0, 1)) / h[0]  # the edges' spacings: 0-d, as PyTorch's
+        last = (sl(n - 1, 1) - sl(n - 2, 1)) / h[-1]
     else:
-        a, b = along(h[:1]), along(h[1:2])
+        a, b = h[0], h[1]
         first = (sl(0, 1) * (-(2 * a + b) / (a * (a + b))) + sl(1, 1) * ((a + b) / (a * b))
                  + sl(2, 1) * (-a / (b * (a + b))))
-        a, b = along(h[-2:-1]), along(h[-1:])
+        a, b = h[-2], h[-1]
         last = (sl(n - 3, 1) * (b / (a * (a + b))) + sl(n - 2, 1) * (-(a + b) / (a * b))
                 + sl(n - 1, 1) * ((2 * b + a) / (b * (a + b))))
     return cat([first, interior, last], d)

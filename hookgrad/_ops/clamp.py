@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor
+from .parser_errors import invalid_arguments
 from .promotion import clamping as _clamping, ordered as _ordered, tensor_operands
 from .registry import OpCall, defop, to_tensor_like, variants
 
@@ -60,7 +61,13 @@ def clamp(input, min=None, max=None) -> OpCall:
         lo = None if min is None else to_tensor_like(min)
         hi = None if max is None else to_tensor_like(max)
         return _CLAMP_T, (input, lo, hi), st
+    if min.__class__ in _NOT_BOUNDS or max.__class__ in _NOT_BOUNDS:  # (the method's forms)
+        raise invalid_arguments("clamp", _CLAMP_FORMS, *((min,) if max is None else (min, max)))
     return _CLAMP, (input, 0 if min is None else min, 0 if max is None else max), st
+
+
+_NOT_BOUNDS = (str, list, tuple)  # PyTorch's parser takes a Tensor or a number as a bound
+_CLAMP_FORMS = ("(Tensor min = None, Tensor max = None)", "(Number min = None, Number max = None)")
 
 
 @variants(inplace=True, inplace_function=True)

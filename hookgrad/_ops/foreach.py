@@ -14,6 +14,9 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import ALL, apply
+from .parser_errors import invalid_arguments
+from .pointwise import _lerp
+from .pointwise_math import _ADDCDIV, _ADDCMUL, check_addcdiv_operands
 from .promotion import tensor_operands
 from .registry import METHODS, defop, export
 
@@ -187,3 +190,189 @@ for _name, (_fn, _nodes) in _BINARY.items():
     export(_outplace_binary(_name, _ops), name=f"_foreach_{_name}", method=False)
     if _name + "_" in METHODS:
         export(_inplace(_name), name=f"_foreach_{_name}_", method=False)
+
+
+# --------------------------------------------------------------------------- addcmul, addcdiv, lerp
+# Three operands per tensor: ``self``, two lists of Tensors, then a number (``Scalar``),
+# a number per tensor (``ScalarList``: a list, or a 1-d Tensor of them, which PyTorch
+# reads as numbers) or, for lerp, a Tensor per tensor (``List``). The numbers are operands,
+# not statics: an optimizer's step sizes change every step and must not compile anew.
+_ADDC_FORMS = ("(tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+               "tuple of Scalars scalars)",
+               "(tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+               "Tensor scalars)",
+               "(tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+               "Number value = 1)")
+_LERP_FORMS = ("(tuple of Tensors self, tuple of Tensors tensors1, Number weight)",
+               "(tuple of Tensors self, tuple of Tensors tensors1, tuple of Scalars weight)",
+               "(tuple of Tensors self, tuple of Tensors tensors1, tuple of Tensors weights)")
+_NUMBER = (int, float, bool, complex)
+
+
+def _per_tensor_fwd(fn, lists, keyword=None):
+    """``fn`` over ``lists`` lists of ``n`` arrays, then one operand (``Scalar``) or ``n``
+    (``ScalarList``, ``List``), given to ``fn`` positionally or as ``keyword``."""
+    def fwd(*a, n):
+        last = a[lists * n:]
+        out = []
+        for i in range(n):
+            w = last[i] if len(last) == n else last[0]
+            xs = a[i:lists * n:n]
+            out.append(fn(*xs, **{keyword: w}) if keyword else fn(*xs, w))
+        return tuple(out)
+    return fwd
+
+
+def _scalars(fname, forms, args, n, other):
+    """The last operand of a ternary foreach op as PyTorch reads it: a number, a list of
+    ``n`` numbers, or a 1-d Tensor of ``n`` numbers (a 0-d Tensor weight of lerp: a number);
+    None where it is a list of Tensors."""
+    if isinstance(other, Tensor):
+        if other.ndim != 1:
+            raise RuntimeError(f"Expected packed scalar Tensor to be of dimension 1. Got "
+                               f"{other.ndim} instead.")
+        if other.shape[0] != n:
+            raise RuntimeError(f"Expected length of scalars to match input of length {n} but "
+                               f"got {other.shape[0]} instead.")
+        return other.tolist()
+    if isinstance(other, _NUMBER):
+        return other
+    if isinstance(other, (list, tuple)) and all(isinstance(o, _NUMBER) for o in other):
+        if len(other) != n:
+            raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+        return list(other)
+    if isinstance(other, (list, tuple)) and other and all(isinstance(o, Tensor) for o in other):
+        return None
+    raise invalid_arguments(fname, forms, *args, other)
+
+
+def _lists(fname, lists):
+    """Each list checked as a list of Tensors (positions from 1), all of one length."""
+    checked = [_check_list(t, fname, arg, pos)
+               for pos, (arg, t) in enumerate(lists, start=1)]
+    for t in checked[1:]:
+        if len(t) != len(checked[0]):
+            raise RuntimeError(f"Tensor lists must have the same number of tensors, got "
+                               f"{len(checked[0])} and {len(t)}")
+    return checked
+
+
+_MISSING = object()
+
+
+def _addc_arity(fname, self, tensor1, tensor2, args, kwargs):
+    """PyTorch's TypeError for a call no form of ``_foreach_addc*`` takes: a list left out,
+    two numbers, or another keyword."""
+    if tensor2 is _MISSING or len(args) + len(kwargs) > 1 or \
+            kwargs.keys() - {"value", "scalars"}:
+        given = [a for a in (self, tensor1, tensor2) if a is not _MISSING]
+        # (PyTorch's message lists the keywords sorted)
+        raise invalid_arguments(fname, _ADDC_FORMS, *given, *args,
+                                **dict(sorted(kwargs.items())))
+
+
+def _outplace_addc(name, ops, check=None):
+    fname = f"_foreach_{name}"
+    scalar_op, scalars_op = ops
+
+    def fn(self, tensor1=_MISSING, tensor2=_MISSING, *args, **kwargs) -> tuple[Tensor, ...]:
+        _addc_arity(fname, self, tensor1, tensor2, args, kwargs)
+        tensors, t1, t2 = _lists(fname, (("self", self), ("tensor1", tensor1),
+                                         ("tensor2", tensor2)))
+        if check is not None:
+            for a, b in zip(t1, t2):
+                check(a, b)
+        n = len(tensors)
+        given = args[0] if args else next(iter(kwargs.values()), 1)
+        value = _scalars(fname, _ADDC_FORMS, (self, tensor1, tensor2), n, given)
+        if value is None:  # a list of Tensors: no such form
+            raise invalid_arguments(fname, _ADDC_FORMS, self, tensor1, tensor2, given)
+        if isinstance(value, list):
+            return apply(scalars_op, (*tensors, *t1, *t2, *value), {"n": n})
+        return apply(scalar_op, (*tensors, *t1, *t2, value), {"n": n})
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = (f"``{fname}(self, tensor1, tensor2, value=1)`` (or ``scalars``: a list or "
+                  f"1-d Tensor of numbers): ``{name}`` of each triple, as a tuple, recorded "
+                  "as one node.")
+    return fn
+
+
+def _inplace_addc(name):
+    fname = f"_foreach_{name}_"
+
+    def fn(self, tensor1=_MISSING, tensor2=_MISSING, *args, **kwargs) -> Sequence[Tensor]:
+        _addc_arity(fname, self, tensor1, tensor2, args, kwargs)
+        tensors, t1, t2 = _lists(fname, (("self", self), ("tensor1", tensor1),
+                                         ("tensor2", tensor2)))
+        given = args[0] if args else next(iter(kwargs.values()), 1)
+        value = _scalars(fname, _ADDC_FORMS, (self, tensor1, tensor2), len(tensors), given)
+        if value is None:
+            raise invalid_arguments(fname, _ADDC_FORMS, self, tensor1, tensor2, given)
+        values = value if isinstance(value, list) else [value] * len(tensors)
+        for x, a, b, v in zip(tensors, t1, t2, values):
+            getattr(x, f"{name}_")(a, b, value=v)
+        return self
+    fn.__name__ = fn.__qualname__ = fname
+    fn.__doc__ = (f"``{fname}(self, tensor1, tensor2, value=1)``: ``Tensor.{name}_`` on each "
+                  "Tensor of ``self`` (one node per tensor, as PyTorch); returns ``self``.")
+    return fn
+
+
+def _lerp_args(fname, self, tensors1, args, kwargs):
+    if len(args) + len(kwargs) != 1 or kwargs.keys() - {"weight", "weights"}:
+        raise invalid_arguments(fname, _LERP_FORMS, self, tensors1, *args,
+                                **dict(sorted(kwargs.items())))
+    tensors, ends = _lists(fname, (("self", self), ("tensors1", tensors1)))
+    weight = args[0] if args else next(iter(kwargs.values()))
+    if isinstance(weight, Tensor) and weight.ndim == 0:  # PyTorch reads it as a number
+        weight = weight.item()
+    elif isinstance(weight, Tensor):
+        raise invalid_arguments(fname, _LERP_FORMS, self, tensors1, weight)
+    w = _scalars(fname, _LERP_FORMS, (self, tensors1), len(tensors), weight)
+    if w is None:
+        _lists(fname, (("self", self), ("weights", weight)))
+        w = list(weight)
+    return tensors, ends, w
+
+
+def _outplace_lerp(scalar_op, scalars_op, list_op):
+    def _foreach_lerp(self, tensors1, *args, **kwargs) -> tuple[Tensor, ...]:
+        """``_foreach_lerp(self, tensors1, weight)``: ``lerp`` of each pair with ``weight``
+        (a number, a list of numbers or a list of Tensors), as a tuple, recorded as one
+        node."""
+        tensors, ends, w = _lerp_args("_foreach_lerp", self, tensors1, args, kwargs)
+        n = len(tensors)
+        if not isinstance(w, list):
+            return apply(scalar_op, (*tensors, *ends, w), {"n": n})
+        return apply(list_op if isinstance(w[0], Tensor) else scalars_op,
+                     (*tensors, *ends, *w), {"n": n})
+    _foreach_lerp.__qualname__ = "_foreach_lerp"
+    return _foreach_lerp
+
+
+def _foreach_lerp_(self, tensors1, *args, **kwargs) -> Sequence[Tensor]:
+    """``_foreach_lerp_(self, tensors1, weight)``: ``Tensor.lerp_`` on each Tensor of
+    ``self`` (one node per tensor, as PyTorch); returns ``self``."""
+    tensors, ends, w = _lerp_args("_foreach_lerp_", self, tensors1, args, kwargs)
+    for i, (x, e) in enumerate(zip(tensors, ends)):
+        x.lerp_(e, w[i] if isinstance(w, list) else w)
+    return self
+
+
+for _name, _nodes, _check in (
+        ("addcmul", ("ForeachAddcmulBackward0Scalar", "ForeachAddcmulBackward0ScalarList"),
+         None),
+        ("addcdiv", ("ForeachAddcdivBackward0Scalar", "ForeachAddcdivBackward0ScalarList"),
+         check_addcdiv_operands)):
+    _fn = (_ADDCMUL if _name == "addcmul" else _ADDCDIV).fwd
+    _ops = tuple(defop(f"foreach_{_name}.{form}", _per_tensor_fwd(_fn, 3, "value"), node)
+                 for form, node in zip(("Scalar", "ScalarList"), _nodes))
+    export(_outplace_addc(_name, _ops, _check), name=f"_foreach_{_name}", method=False)
+    export(_inplace_addc(_name), name=f"_foreach_{_name}_", method=False)
+
+export(_outplace_lerp(*(defop(f"foreach_lerp.{form}", _per_tensor_fwd(_lerp, 2), node)
+                        for form, node in (("Scalar", "ForeachLerpBackward0Scalar"),
+                                           ("ScalarList", "ForeachLerpBackward0ScalarList"),
+                                           ("List", "ForeachLerpBackward1List")))),
+       name="_foreach_lerp", method=False)
+export(_foreach_lerp_, name="_foreach_lerp_", method=False)

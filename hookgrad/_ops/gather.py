@@ -20,6 +20,7 @@ from .._host_value import Host
 from .._meta import MetaArray
 from .._tensor import Tensor
 from .dispatch import apply, on_host, pack_before_error
+from .promotion import same_dtypes
 from .registry import defop, export, shape_broadcast_error, to_tensor_like
 from .shape import wrap_dim
 
@@ -340,6 +341,7 @@ def _scatter_add_args(input, dim, index, src):
 
 
 def _check_scatter(input, dim, index, src, op=None):
+    same_dtypes(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     _check_gather_shape(input, dim, index, src)
     _check_bounds(index, input.shape[dim] if input.ndim else 1, dim, op,
                   (input, index, to_tensor_like(src)))
@@ -441,6 +443,8 @@ def _index_copy_args(input, dim, index, source):
                            f"shapes. Destination slice shape: {' '.join(map(str, into))} at "
                            f"dimension {dim} and source slice shape: "
                            f"{' '.join(map(str, have))} at dimension 0.")
+    same_dtypes(input, source, "index_copy_(): self and source expected to have the same "
+                "dtype, but got (self) {} and (source) {}")
     index = _index_vector("index_copy", input, dim, index, wrap=False)
     n = source.shape[dim] if source.ndim else 1
     if index.numel() != n:

@@ -13,6 +13,7 @@ from .. import _errors
 from .._dtype import TORCH_KINDS
 from .registry import OpCall, defop, variants
 from .gather import check_index_source
+from .promotion import same_source_dtype
 from .shape import wrap_dim
 
 _REDUCES = ("prod", "mean", "amax", "amin")
@@ -72,10 +73,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True) -> OpC
                          f"{index.ndim} with type: {TORCH_KINDS[index.dtype.name]} and size: "
                          f"{list(index.shape)}")
     check_index_source("index_reduce", input, d, index, source)
-    if input.dtype != source.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({TORCH_KINDS[input.dtype.name]}) and "
-                           f"source ({TORCH_KINDS[source.dtype.name]}) must have the same "
-                           "scalar type")
+    same_source_dtype("index_reduce_", input, source)
     index = index if index.ndim == 1 else index.reshape(-1)  # saved as itself, as PyTorch's
     return INDEX_REDUCE, (input, index, source), {
         "dim": d, "reduce": reduce, "include_self": bool(include_self)}

@@ -29,6 +29,7 @@ from .dispatch import Op, apply, pack_before_error
 from .gather import (check_index, check_index_dtype, check_index_source, out_of_bounds,
                      out_of_range, packing)
 from .index_box import box_shape, boxed, consumed as _consumed, setitem_positions
+from .promotion import index_put_dtype_error, same_source_dtype
 from .registry import defop, export, to_tensor_like
 from .shape import ALIAS, UNSQUEEZE, expand, reshape, slice_from, wrap_dim
 from .views import (check_setitem_view, chain_geometry, view_apply, view_chain,
@@ -385,6 +386,8 @@ def _value_for(value, target, expand_to_target):
 
 
 def _put(self, op, template, arrays, value, expand_value):
+    if arrays and isinstance(value, Tensor) and value._arr.dtype != self._arr.dtype:
+        raise index_put_dtype_error(self, value)  # PyTorch's index_put_ casts nothing
     _check_bounds(self.shape, template, arrays)
     if op is SETITEM and not arrays:
         template = boxed(self.shape, template)
@@ -505,6 +508,7 @@ def index_put(input, indices, values, accumulate=False) -> Tensor:
 def _index_add_args(input, dim, index, source, alpha):
     d = wrap_dim(dim, input.ndim)
     check_index_dtype("index_add", index)
+    same_source_dtype("index_add_", input, source)
     check_index_source("index_add", input, d, index, to_tensor_like(source))
     size = input.shape[d] if input.ndim else 1
 

@@ -102,7 +102,14 @@ def _broadcast(msg):
         m = pattern.search(msg)
         if m is not None:
             return shape_broadcast_error(_shape(m.group(1)), _shape(m.group(2)))
+    if (m := _SHAPES.search(msg)) is not None:  # three or more (where, masked_fill): the
+        shapes = [_shape(g) for g in re.findall(r"\(([\d, ]*)\)", m.group(1))]  # first pair
+        return next((e for i, a in enumerate(shapes) for b in shapes[i + 1:]
+                     if (e := shape_broadcast_error(a, b)) is not None), None)
     return None
+
+
+_SHAPES = re.compile(r"shapes=\[((?:\([\d, ]*\),? ?)+)\]")
 
 
 def shape_broadcast_error(a, b):

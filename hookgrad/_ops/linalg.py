@@ -10,6 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor, _set_version
 from .._autograd import grad_mode
 from .dispatch import apply
+from .promotion import same_dtypes
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .layout import contiguous
 from . import einsum_steps
@@ -40,6 +41,26 @@ def _check_broadcast(sa, sb):
 def _check_matmul(a, b):
     _check_matmul_shapes(tuple(a.shape), tuple(b.shape), a.requires_grad)
     _check_kernel_dtype(_matmul_kernel(a.ndim, b.ndim, a.requires_grad), a)
+    if a._arr.dtype != b._arr.dtype:
+        raise _dtypes_error(_matmul_kernel(a.ndim, b.ndim, a.requires_grad), a, b)
+
+
+def _dtypes_error(kernel, a, b):
+    """PyTorch's error for a product of two dtypes, worded by the ``kernel`` it runs:
+    nothing is promoted."""
+    da, db = a._arr.dtype, b._arr.dtype
+    if kernel == "dot":
+        return RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                            f"{_dtype.torch_kind(da)} and {_dtype.torch_kind(db)}")
+    if kernel == "bmm":
+        return RuntimeError(f"expected scalar type {_dtype.torch_kind(da)} but found "
+                            f"{_dtype.torch_kind(db)}")
+    if kernel == "addmv_impl_cpu":  # its first: the result, made in the promoted dtype
+        kinds = [_dtype.torch_kind(d) for d in (np.promote_types(da, db), da, db)]
+        return RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                            f"{kinds[0]}, {kinds[1]}, and {kinds[2]}")
+    return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                        f"{_dtype.c_type_name(da)} != {_dtype.c_type_name(db)}")
 
 
 def _matmul_kernel(na, nb, a_requires_grad):
@@ -99,11 +120,21 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def check_addmm_dtypes(input, mat1, mat2):
+    """PyTorch's addmm (and addbmm, which runs it) takes one dtype: ``self`` is compared
+    with ``mat2`` first, then ``mat1`` with ``mat2``; nothing is promoted."""
+    for a, what in ((input, "self"), (mat1, "mat1")):
+        same_dtypes(a, mat2, what + " and mat2 must have the same dtype, but got {} and {}")
+
+
 def _check_addmm(input, mat1, mat2):
-    s1, s2 = mat1._arr.shape, mat2._arr.shape
+    a1, a2 = mat1._arr, mat2._arr
+    s1, s2 = a1.shape, a2.shape
     if len(s1) == 2 and len(s2) == 2 and s1[1] == s2[0] and \
-            input._arr.shape in ((s2[1],), (s1[0], s2[1])):
+            input._arr.shape in ((s2[1],), (s1[0], s2[1])) and \
+            input._arr.dtype == a1.dtype == a2.dtype:
         return  # a layer's usual shapes fit: no error to word (GPT-2's Conv1D, every call)
+    check_addmm_dtypes(input, mat1, mat2)
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
@@ -123,8 +154,13 @@ def check_linear(input, weight, bias):
     """PyTorch's errors for ``linear(input, weight, bias)`` with shapes that do not fit
     (by :func:`linear_folds`: addmm's on the input's rows, else matmul's, then add's)."""
     si, sw = input._arr.shape, weight._arr.shape
-    if len(sw) == 2 and si and si[-1] == sw[1] and (bias is None or bias._arr.shape == sw[:1]):
+    if len(sw) == 2 and si and si[-1] == sw[1] and (bias is None or bias._arr.shape == sw[:1]) \
+            and input._arr.dtype.kind == weight._arr.dtype.kind:
         return  # a layer's usual shapes fit either way: no error to word (every Linear call)
+    if input._arr.dtype.kind != weight._arr.dtype.kind:
+        # NOTE: an integer input and a floating weight (PyTorch's mm refuses any two
+        # dtypes; float64 inputs made by JAX's promotion in a functional call still run)
+        raise _dtypes_error("mm", input, weight)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -201,6 +237,8 @@ def mm(input, mat2) -> Tensor:
     if input.shape[1] != mat2.shape[0]:
         raise _mm_error(*input.shape, *mat2.shape)
     _check_kernel_dtype("addmm_impl_cpu_", input)
+    if input._arr.dtype != mat2._arr.dtype:
+        raise _dtypes_error("mm", input, mat2)
     return apply(MM, (input, mat2))
 
 
@@ -215,6 +253,8 @@ def bmm(input, mat2) -> Tensor:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {m}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     _check_kernel_dtype("bmm", input)
+    if input._arr.dtype != mat2._arr.dtype:
+        raise _dtypes_error("bmm", input, mat2)
     return apply(BMM, (input, mat2))
 
 

@@ -10,6 +10,7 @@ import numbers
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg_decomp import check_floating, svdvals
+from .parser_errors import not_a
 from .reduction import NORM, _dims
 from .registry import FUNCTIONS
 
@@ -27,9 +28,22 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if isinstance(ord, bool) or not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
                         f"not {type(ord).__name__}")
+    if dim is not None and dim.__class__ is not int:
+        _check_dim_type(dim)
+        if isinstance(dim, (tuple, list)) and not dim:
+            dim = None  # an empty dim list reduces over every dim, as PyTorch's
     check_floating("linalg.vector_norm", x)
     x = _cast(x, dtype)
     return apply(NORM, (x,), {"p": ord, "dim": _dims(dim, x.ndim), "keepdim": bool(keepdim)})
+
+
+def _check_dim_type(dim):
+    """PyTorch's parser takes ``dim`` as an int or a tuple (or list) of ints, never a bool,
+    float or string; it reads a sequence's first element's type only. The message is the
+    keyword form's (no position), as ``dim`` is usually named."""
+    first = dim[0] if isinstance(dim, (list, tuple)) and dim else dim
+    if first.__class__ is bool or isinstance(first, (float, str)):
+        raise not_a("linalg_vector_norm", "dim", dim, "tuple of ints", None)
 
 
 def _matrix_dims(A, dim):

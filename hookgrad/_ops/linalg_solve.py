@@ -237,6 +237,8 @@ def logdet(input) -> Tensor:
     determinant is negative."""
     check_matrix("linalg.slogdet", input)
     sign, logabsdet = apply(SLOGDET, (input,))
+    if input.dtype.is_complex:  # the sign is a unit complex number: its log is i * angle
+        return FUNCTIONS["add"](FUNCTIONS["log"](sign), logabsdet)
     return FUNCTIONS["where"](sign < 0, float("nan"), logabsdet)
 
 

@@ -13,13 +13,14 @@ import jax
 import jax.numpy as jnp
 
 from .._autograd import grad_mode
-from .. import _errors
+from .. import _dtype, _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
-from .registry import defop, export
+from .parser_errors import not_a
+from .registry import defop, export, shape_broadcast_error
 from .shape import T, VIEW
 from .views import view_apply
 from .stages import modes as _modes
@@ -122,6 +123,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
+    if si and input._arr.dtype.kind in "biu":  # no integer kernel
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
+                                  f"'{_dtype.torch_kind(input._arr.dtype)}'")
     return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
 
 
@@ -197,6 +201,8 @@ def _act(name, input, inplace=False, **statics):
 
 def relu(input, inplace=False) -> Tensor:
     """``max(0, x)`` elementwise."""
+    if not isinstance(input, Tensor):
+        raise not_a("relu", "input", input, "Tensor")
     return input.relu_() if inplace else input.relu()
 
 
@@ -235,6 +241,8 @@ def celu(input, alpha=1.0, inplace=False) -> Tensor:
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    if negative_slope.__class__ is str:
+        raise not_a("leaky_relu", "negative_slope", negative_slope, "Number", 2)
     return _act("leaky_relu", input, inplace, slope=float(negative_slope))
 
 
@@ -395,6 +403,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None) -> Tensor:
 @export(method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     """Cosine similarity of ``x1`` and ``x2`` (broadcast) along ``dim``."""
+    if (err := shape_broadcast_error(tuple(x1.shape), tuple(x2.shape))) is not None:
+        raise err
     shape = jnp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     if x1.shape != shape:
         x1 = x1.expand(shape)

@@ -144,6 +144,8 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     groups = int(groups)
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+    if min(stride) <= 0:  # (XLA would fail to build the program)
+        raise RuntimeError("non-positive stride is not supported")
     k = weight.shape[2:]
     if isinstance(padding, str):
         if padding == "valid":
@@ -371,6 +373,8 @@ def _max_poolnd(nd, input, kernel_size, stride, padding, dilation, ceil_mode, re
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         _ntuple(stride, nd)
     p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    if 0 in s:  # (the stride defaults to the kernel's size)
+        raise RuntimeError("stride should not be zero")
     for pp, kk, dd in zip(p, k, d):
         if pp > (dd * (kk - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
@@ -391,6 +395,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
     """Applies 1D max pooling over ``(N, C, L)``; computed as a 2D pool of height 1."""
     _check_pool_input(input, 1, "max_pool1d")
+    if _ntuple(kernel_size, 1)[0] <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
+                           f"{_ntuple(kernel_size, 1)[0]}")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
     s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         one(stride)
@@ -510,6 +517,9 @@ def _adaptive_avg_poolnd(nd, input, output_size):
         raise RuntimeError(f"adaptive_avg_pool{nd}d: output_size must be {nd}")
     spatial = input.shape[-nd:]
     outs = tuple(int(n if o is None else o) for n, o in zip(spatial, output_size))
+    if any(o < 0 for o in outs):
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: elements of output_size must be greater "
+                           f"than or equal to 0 but received {{{', '.join(map(str, outs))}}}")
     if all(o == 1 for o in outs):  # PyTorch takes a mean here
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
     mats = tuple(_Const(_adaptive_matrix(n, o)) for n, o in zip(spatial, outs))

@@ -12,6 +12,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _errors
 from .._dtype import torch_kind
@@ -147,6 +148,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",
                  weight=None) -> Tensor
     """
     _warn_size(input, target)
+    if input._arr.dtype.kind in "biu" and target._arr.dtype.kind in "biu":
+        kind = torch_kind(np.promote_types(input._arr.dtype, target._arr.dtype))
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind}'")
     red = _reduction(size_average, reduce, reduction)
     if weight is not None:
         return _weighted_loss("mse", input, target, weight, red)
@@ -353,6 +357,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     red = _reduction(size_average, reduce, reduction)
     _check_reduction(red)
     x, t = input, target
+    if x._arr.dtype.kind in "biu" and x.ndim <= 2:  # no integer kernel
+        raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for "
+                                  f"'{torch_kind(x._arr.dtype)}'")
     # NOTE: unbatched input goes to the op as it is: PyTorch records one NllLossBackward0
     # on the (C,) input, without unsqueeze/squeeze nodes around it
     _check_targets(x, t, ignore_index)

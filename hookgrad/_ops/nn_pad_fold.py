@@ -119,8 +119,14 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
                                   f"{input.ndim}D)")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
-    y = apply(UNFOLD, (x,), {"kernel": _ntuple(kernel_size, 2), "dilation": _ntuple(dilation, 2),
-                             "padding": _ntuple(padding, 2), "stride": _ntuple(stride, 2)})
+    st = {"kernel": _ntuple(kernel_size, 2), "dilation": _ntuple(dilation, 2),
+          "padding": _ntuple(padding, 2), "stride": _ntuple(stride, 2)}
+    for arg, name in (("kernel", "kernel size"), ("stride", "stride"), ("dilation", "dilation")):
+        if min(st[arg]) <= 0:
+            h, w = st[arg]
+            raise RuntimeError(f"{name} should be greater than zero, but got {name.split()[0]}"
+                               f"_height: {h} {name.split()[0]}_width: {w}")
+    y = apply(UNFOLD, (x,), st)
     return y.squeeze(0) if unbatched else y
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import not_a
 from .registry import defop, export, shape_broadcast_error
 
 
@@ -45,6 +46,8 @@ MASKED_SELECT = defop("masked_select", _masked_select, "MaskedSelectBackward0", 
 @export
 def nonzero(input, *, as_tuple=False) -> Tensor | tuple[Tensor, ...]:
     """Indices of non-zero elements (data-dependent shape: eager only)."""
+    if not isinstance(input, Tensor):
+        raise not_a("nonzero", "input", input, "Tensor")
     idx = np.nonzero(np.asarray(input._data))
     if as_tuple:
         return tuple(Tensor._wrap(jnp.asarray(i)) for i in idx)

@@ -55,6 +55,24 @@ def invalid_arguments(name, forms, *args, **given):
                      "but expected one of:\n" + "".join(f" * {f}\n" for f in forms))
 
 
+_OUT = ", *, Tensor out = None"
+# the function forms of binary ops whose ``input`` may be a number (pow, remainder) or not
+_INPUT_FORMS = {
+    "pow": (f"(Tensor input, Tensor exponent{_OUT})", f"(Number self, Tensor exponent{_OUT})",
+            f"(Tensor input, Number exponent{_OUT})"),
+    "remainder": (f"(Tensor input, Tensor other{_OUT})", "(Number self, Tensor other)",
+                  f"(Tensor input, Number other{_OUT})"),
+    "copysign": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+}
+
+
+def refuse_input(name, input, other):
+    """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
+    checked) that is not a number either: a list, a string, None, an array."""
+    if input.__class__ is bool or not isinstance(input, (int, float, complex)):
+        raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
+
+
 def takes_one(name, args):
     """PyTorch's TypeError for a method taking its ``tuple of ints`` as several separate
     arguments (``x.permute(*dims)``) whose first is a bool: its parser then reads them as

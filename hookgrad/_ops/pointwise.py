@@ -17,7 +17,8 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
-from .parser_errors import invalid_arguments, not_a
+from .numpy_operands import BY_NUMPY, by_numpy
+from .parser_errors import invalid_arguments, not_a, refuse_input
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands, _tensor_like)
@@ -201,8 +202,11 @@ def _read_by_numpy(input):
 
 def _unary(row):
     op = row.op()
+    name = row.name
 
     def fn(input):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            raise not_a(name, "input", input, "Tensor")  # a number or an array too
         return apply(op, (input,))
     row.expose(fn, op)
     return op
@@ -240,6 +244,11 @@ def _refused(name, other):
     return invalid_arguments(name, _FORMS, other)
 
 
+# what a binary row's ``other`` may be beside a Tensor: a number (a NumPy one too), or an
+# array an operator leaves to NumPy (a JAX array: a constant)
+_OPERAND_KINDS = (int, float, complex, np.generic, np.ndarray, jax.Array)
+
+
 def _binary_form(op, name, operator):
     """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
     for both, which differ only in what an array or list operand gets."""
@@ -256,9 +265,17 @@ def _binary_form(op, name, operator):
                 if ordering:
                     return NotImplemented
             if other.__class__ is np.ndarray:
+                if operator and name in BY_NUMPY:
+                    return by_numpy(name, input, other)
                 _read_by_numpy(input)
-            other = other if other.__class__ in NUMBERS else to_tensor_like(other)
+            if other.__class__ not in NUMBERS and not isinstance(other, _OPERAND_KINDS):
+                raise _refused(name, other)  # None, a string, ...
+            other = other if other.__class__ in NUMBERS else other.item() \
+                if isinstance(other, np.generic) else to_tensor_like(other)
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            if input.__class__ not in NUMBERS:  # a number: some rows take one (pow, remainder)
+                raise not_a(name, "input", input, "Tensor") if name in _ONE_SIGNATURE or \
+                    logical else invalid_arguments(name, _FORMS, input, other)
             input = to_tensor_like(input)
         try:  # bapply, inlined: the hot path of every binary operator
             return apply(op, (input, other))
@@ -323,7 +340,9 @@ _NEG = defop("neg", jnp.negative, "NegBackward0", ())
 @variants(inplace=True, inplace_function=True, aliases=("negative",))
 def neg(input) -> OpCall:
     """``neg(input)`` (alias ``negative``): ``-input``."""
-    if isinstance(input, Tensor) and input.dtype.name == "bool":
+    if not isinstance(input, Tensor):
+        raise not_a("neg", "input", input, "Tensor")
+    if input.dtype.name == "bool":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
@@ -333,13 +352,16 @@ def neg(input) -> OpCall:
 @variants(inplace=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
-    if other.__class__ in (np.ndarray, list):  # PyTorch's parser takes a Tensor or a number
-        raise not_a("add", "other", other, "Tensor")
+    if input.__class__ in _NOT_INPUTS or input is None:
+        raise not_a("add", "input", input, "Tensor")
+    if other.__class__ in (np.ndarray, list) or other is None or other.__class__ is str:
+        raise not_a("add", "other", other, "Tensor")  # PyTorch's parser: a Tensor or a number
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
 
 _OPERANDS = frozenset((Tensor, int, float, bool, complex))  # ``to_tensor_like`` keeps them
+_NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
 def add_operator(input, other) -> Tensor:
@@ -349,8 +371,7 @@ def add_operator(input, other) -> Tensor:
     if other.__class__ in _OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
-        _read_by_numpy(input)
-        return bapply(_ADD, (input, to_tensor_like(other)))
+        return by_numpy("add", input, other)
     if other.__class__ is list:
         return NotImplemented  # Python's TypeError, as PyTorch's
     return add(input, other)
@@ -359,12 +380,39 @@ def add_operator(input, other) -> Tensor:
 add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function__ names it
 
 
+def sub_operator(input, other) -> Tensor:
+    """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
+    number straight to the op, an array to NumPy, anything else through :func:`sub`."""
+    if other.__class__ in _OPERANDS:
+        return bapply(_SUB, (input, other))
+    if other.__class__ is np.ndarray:
+        return by_numpy("sub", input, other)
+    return sub(input, other)
+
+
+def div_operator(input, other) -> Tensor:
+    """``input / other`` (``Tensor.__truediv__``): as :func:`sub_operator`."""
+    if other.__class__ in _OPERANDS:
+        return bapply(_DIV, (input, other))
+    if other.__class__ is np.ndarray:
+        return by_numpy("div", input, other)
+    return div(input, other)
+
+
+sub_operator.__name__ = sub_operator.__qualname__ = "sub"
+div_operator.__name__ = div_operator.__qualname__ = "div"
+
+
 @variants(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
+    if input.__class__ in _NOT_INPUTS or input is None:
+        raise not_a("sub", "input", input, "Tensor")
     if other.__class__ is np.ndarray:
         _read_by_numpy(input)
+    elif other is None or other.__class__ is str:
+        raise not_a("sub", "other", other, "Tensor")
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
@@ -375,6 +423,7 @@ def pow(input, exponent) -> OpCall:
     if isinstance(input, Tensor):
         op = _POW_T if isinstance(exponent, Tensor) else _POW
         return op, (input, to_tensor_like(exponent)), None
+    refuse_input("pow", input, exponent)
     return _RPOW, (exponent, input), None
 
 
@@ -390,6 +439,7 @@ def remainder(input, other) -> OpCall:
     """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
     divisor's sign); ``input`` may be a number."""
     if not isinstance(input, Tensor):
+        refuse_input("remainder", input, other)
         return _REMAINDER_ST, (to_tensor_like(input), to_tensor_like(other)), None
     op = _REMAINDER_T if isinstance(other, Tensor) else _REMAINDER
     return op, (input, to_tensor_like(other)), None
@@ -425,8 +475,12 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
     if op is None:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
+    if input.__class__ in _NOT_INPUTS or input is None:
+        raise not_a("div", "input", input, "Tensor")
     if other.__class__ is np.ndarray:
         _read_by_numpy(input)
+    elif other is None or other.__class__ is str:
+        raise not_a("div", "other", other, "Tensor")
     return op, (to_tensor_like(input), to_tensor_like(other)), None
 
 
@@ -439,6 +493,8 @@ _ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decim
 def round(input, *, decimals=0) -> OpCall:
     """``round(input, *, decimals=0)``: to the nearest integer (halves to even), or to
     ``decimals`` decimal places."""
+    if not isinstance(input, Tensor):
+        raise not_a("round", "input", input, "Tensor")
     if decimals == 0:
         return _ROUND, (input,), None
     return _ROUND_DECIMALS, (input,), {"decimals": int(decimals)}
@@ -516,8 +572,9 @@ def masked_fill(input, mask, value) -> OpCall:
     """``masked_fill(input, mask, value)``: ``value`` where the boolean ``mask`` is True."""
     mask = to_tensor_like(mask)
     if mask.dtype.name != "bool":
+        from .._dtype import c_type_name  # PyTorch prints the C++ type: "long int"
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_kind(mask).lower()}")
+                           f"{c_type_name(mask.dtype)}")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "

@@ -17,6 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
+from .parser_errors import refuse_input
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -103,6 +104,8 @@ def _float_of(x):
 def copysign(input, other) -> OpCall:
     """``copysign(input, other)``: the magnitude of ``input`` with the sign of ``other``
     (a Tensor or a number); the gradient reaches ``input`` only."""
+    if not isinstance(input, Tensor):
+        refuse_input("copysign", input, other)
     op = _COPYSIGN if isinstance(other, Tensor) else _COPYSIGN_S
     return op, (_float_of(input), to_tensor_like(other)), None
 
@@ -165,6 +168,12 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
     """``addcdiv(input, tensor1, tensor2, *, value=1)``: ``input + value * tensor1 /
     tensor2``, broadcasting (integer ``tensor1`` and ``tensor2`` are refused, as PyTorch's
     integer division was removed)."""
+    check_addcdiv_operands(tensor1, tensor2)
+    return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
+
+
+def check_addcdiv_operands(tensor1, tensor2):
+    """PyTorch refuses ``addcdiv`` (and ``_foreach_addcdiv``) of two integer tensors."""
     if not (tensor1.dtype.is_floating_point or tensor1.dtype.is_complex) and \
             not (tensor2.dtype.is_floating_point or tensor2.dtype.is_complex):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
@@ -175,12 +184,20 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> OpCall:
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all "
                            "dtypes.")
-    return _ADDCDIV, (input, tensor1, tensor2), {"value": value}
 
 
-_POLYGAMMA = defop("polygamma", lambda x, n: jax.scipy.special.polygamma(n, x),
+def _polygamma_refusing(kernel):
+    return real_only(kernel, lambda x, n: jax.scipy.special.polygamma(n, x))
+
+
+# PyTorch's polygamma runs digamma's kernel for n = 0, trigamma's for 1: a complex input's
+# refusal names the one it reached
+_POLYGAMMA_FWDS = tuple(map(_polygamma_refusing, ("digamma", "trigamma", "polygamma")))
+_POLYGAMMA = defop("polygamma", lambda x, n: _POLYGAMMA_FWDS[min(n, 2)](x, n=n),
                    "PolygammaBackward0", names="self -> n self")
-_MVLGAMMA = defop("mvlgamma", lambda x, p: jax.scipy.special.multigammaln(x, p),
+# (PyTorch's mvlgamma first builds an arange in the input's dtype: complex has none)
+_MVLGAMMA = defop("mvlgamma", real_only("arange_cpu", lambda x, p:
+                                        jax.scipy.special.multigammaln(x, p)),
                   "MvlgammaBackward0", names="self -> p self")
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor
+from .. import _dtype
 from .dispatch import apply
+from .linalg import check_addmm_dtypes
+from .parser_errors import not_a
 from .registry import OpCall, defop, export, variants
 from .shape import UNSAFE_VIEW, size_at
 
@@ -42,6 +45,13 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> OpCall:
     (batch1 @ batch2)``, per batch (``input`` broadcast)."""
     _need(batch1, 3, "batch1 must be a 3D tensor")
     _need(batch2, 3, "batch2 must be a 3D tensor")
+    d, d1, d2 = input._arr.dtype, batch1._arr.dtype, batch2._arr.dtype
+    if d != d1:  # PyTorch compares input with batch1 only, then batch1 with batch2
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_dtype.c_type_name(d)}, "
+                           f"batch1: {_dtype.c_type_name(d1)}, batch2: {_dtype.c_type_name(d2)}")
+    if d1 != d2:
+        raise RuntimeError(f"expected scalar type {_dtype.torch_kind(d1)} but found "
+                           f"{_dtype.torch_kind(d2)}")
     return _BADDBMM, (input, batch1, batch2), {"beta": beta, "alpha": alpha}
 
 
@@ -51,6 +61,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> OpCall:
     the sum over the batch of ``batch1 @ batch2``."""
     _need(batch1, 3, "batch1 must be a 3D tensor")
     _need(batch2, 3, "batch2 must be a 3D tensor")
+    check_addmm_dtypes(input, batch1, batch2)
     return _ADDBMM, (input, batch1, batch2), {"beta": beta, "alpha": alpha}
 
 
@@ -61,6 +72,11 @@ def addmv(input, mat, vec, *, beta=1, alpha=1) -> OpCall:
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
+    dtypes = (input._arr.dtype, mat._arr.dtype, vec._arr.dtype)
+    if not dtypes[0] == dtypes[1] == dtypes[2]:
+        k = [_dtype.torch_kind(d) for d in dtypes]
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {k[0]}, "
+                           f"{k[1]}, and {k[2]}")
     return _ADDMV, (input, mat, vec), {"beta": beta, "alpha": alpha}
 
 
@@ -78,11 +94,15 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     """``tensordot(a, b, dims=2)``: the sum of products over the last ``dims`` dimensions
     of ``a`` and the first ``dims`` of ``b``, or over the pairs of dimensions given as two
     lists."""
+    if a._arr.dtype != b._arr.dtype:  # its mm promotes nothing
+        raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
@@ -118,6 +138,8 @@ def inner(input, other) -> Tensor:
 def kron(input, other) -> Tensor:
     """``kron(input, other)``: the Kronecker product (``input``'s blocks scaled copies of
     ``other``)."""
+    if not isinstance(other, Tensor):
+        raise not_a("kron", "other", other, "Tensor")
     nd = max(input.ndim, other.ndim)
     a = input.reshape(*(1,) * (nd - input.ndim), *input.shape)
     b = other.reshape(*(1,) * (nd - other.ndim), *other.shape)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._tensor import Tensor
 
 __all__ = ["clamping", "lift", "ordered", "pair", "real_input", "real_only", "refuses_complex",
            "rounding", "subtraction", "tensor_operands"]
@@ -189,3 +190,30 @@ def subtraction(fwd):
                                "`logical_not()` operator instead.")
         return fwd(a, b, **statics)
     return f
+
+
+# --------------------------------------------------------------------------- no promotion
+# The ops writing a source into a Tensor (index_add_, index_copy_, index_put_, the scatters)
+# and the fused products take one dtype: PyTorch casts nothing there and says so.
+
+
+def same_dtypes(input, source, message):
+    """Raise ``RuntimeError(message)``, ``{}`` filled with the two dtypes' PyTorch names
+    (``Float``), where the Tensor ``source`` has another dtype than ``input``."""
+    if isinstance(source, Tensor) and source._arr.dtype != input._arr.dtype:
+        raise RuntimeError(message.format(_dtype.torch_kind(input._arr.dtype),
+                                          _dtype.torch_kind(source._arr.dtype)))
+
+
+def same_source_dtype(name, input, source):
+    """``index_add_``'s and ``index_reduce_``'s check of ``source``."""
+    same_dtypes(input, source, name + "(): self ({}) and source ({}) must have the same "
+                "scalar type")
+
+
+def index_put_dtype_error(input, values):
+    """PyTorch's error for ``index_put_`` (and a write through a Tensor index) of values of
+    another dtype than ``input``'s."""
+    return RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                        f"{_dtype.torch_kind(input._arr.dtype)} for the destination and "
+                        f"{_dtype.torch_kind(values._arr.dtype)} for the source.")

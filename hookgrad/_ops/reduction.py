@@ -13,9 +13,10 @@ from .._dtype import to_jax
 from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
-from .parser_errors import bool_in_int_list, invalid_arguments, not_a_dim
+from .parser_errors import bool_in_int_list, invalid_arguments, not_a, not_a_dim
+from .linalg_decomp import check_floating
 from .pointwise import _abs
-from .promotion import real_only
+from .promotion import REFUSED, real_only
 from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
@@ -134,7 +135,7 @@ def _running(f):
 def _given_dim(dim, ndim, name):
     """``dim`` of ``name`` range-checked and kept as given, as the running ops' nodes save
     it."""
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim(name, dim)
     wrap_dim(int(dim), ndim)
     return int(dim)
@@ -222,12 +223,15 @@ _ALL_FORMS = ("()", "(tuple of ints dim = None, bool keepdim = False)",
               "(int dim, bool keepdim = False)")
 
 
-def not_an_int_dim(name, dim):
+NOT_INT = (bool, float, str)  # not a dim to PyTorch's parser: int() would read or refuse them
+
+
+def not_an_int_dim(name, dim, position=1):
     """PyTorch's TypeError for a ``dim`` of ``name`` (``median``, ``nanmedian``: one
     signature with a dim, an int) that is None, a bool, or left out beside ``keepdim``."""
     if dim is ALL_DIMS:
         return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    return not_a_dim(name, dim)
+    return not_a(name, "dim", dim, "int", position)
 
 
 def _refused(name, forms, dim, keepdim):
@@ -264,7 +268,7 @@ def sum(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     summed as int64."""
     if dim is ALL_DIMS and keepdim is False:
         dim = None
-    elif dim is ALL_DIMS or dim.__class__ is bool:
+    elif dim is ALL_DIMS or dim.__class__ in NOT_INT:
         raise _refused("sum", _SUM_FORMS, dim, keepdim)
     if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
         return res
@@ -290,7 +294,7 @@ def mean(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
     if dim is ALL_DIMS and keepdim is False:
         dim = None
-    elif dim is ALL_DIMS or dim.__class__ is bool:
+    elif dim is ALL_DIMS or dim.__class__ in NOT_INT:
         raise _refused("mean", _SUM_FORMS, dim, keepdim)
     if dim is None and dtype is None and (res := _held_whole(MEAN, input, keepdim)) is not None:
         return res
@@ -316,7 +320,7 @@ def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     PyTorch's ``prod`` takes no None)."""
     if dim is ALL_DIMS and keepdim is False:
         dim = None
-    elif dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+    elif dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
         raise _refused("prod", _PROD_FORMS, dim, keepdim)
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
@@ -362,7 +366,7 @@ def _var_args(name, input, args, dim, unbiased, keepdim, correction):
                 keepdim = rest[1]
     if dim is ALL_DIMS:
         dim = None
-    elif dim.__class__ is bool or dim.__class__ in (tuple, list) and dim and \
+    elif dim.__class__ in NOT_INT or dim.__class__ in (tuple, list) and dim and \
             dim[0].__class__ is bool:
         raise _var_refused(name, input, args, given)
     if keepdim is None:
@@ -426,7 +430,7 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
         return pair_fn(input, dim)
     if dim is ALL_DIMS and keepdim is False:
         return apply(all_op, (input,))
-    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+    if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
         raise _refused(name, _MAX_FORMS, dim, keepdim)
     d = wrap_dim(int(dim), input.ndim)
     if input._arr.dtype.kind == "c":  # (ARGMAX's own refusal names argmax)
@@ -466,7 +470,7 @@ def _amax_dims(dim, ndim):
 def amax(input, dim=(), keepdim=False) -> Tensor:
     """``amax(input, dim=(), keepdim=False)``: maxima over ``dim`` (all dims by default);
     the gradient is split evenly among ties."""
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim("amax", dim, "tuple of ints")
     return apply(AMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
@@ -474,28 +478,28 @@ def amax(input, dim=(), keepdim=False) -> Tensor:
 @export
 def amin(input, dim=(), keepdim=False) -> Tensor:
     """``amin(input, dim=(), keepdim=False)``: as :func:`amax`, for minima."""
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim("amin", dim, "tuple of ints")
     return apply(AMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def argmax(input, dim=None, keepdim=False) -> Tensor:
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim("argmax", dim)
     return apply(ARGMAX, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def argmin(input, dim=None, keepdim=False) -> Tensor:
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim("argmin", dim)
     return apply(ARGMIN, (input,), {"dim": _amax_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def logsumexp(input, dim, keepdim=False) -> Tensor:
-    if dim is None or dim.__class__ is bool:
+    if dim is None or dim.__class__ in NOT_INT:
         raise not_a_dim("logsumexp", dim, "tuple of ints")
     return apply(LOGSUMEXP, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
@@ -526,26 +530,27 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
         raise bool_in_int_list("linalg_vector_norm", "dim", [dim] if dim.__class__ is bool
                                else dim, 3)
     x = input if dtype is None else input.to(dtype)
+    check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
 
 
 @export
 def all(input, dim=None, keepdim=False) -> Tensor:
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise invalid_arguments("all", _ALL_FORMS, dim=dim)
     return apply(ALL_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def any(input, dim=None, keepdim=False) -> Tensor:
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise invalid_arguments("any", _ALL_FORMS, dim=dim)
     return apply(ANY_, (input,), {"dim": _dims(dim, input.ndim), "keepdim": keepdim})
 
 
 @export
 def count_nonzero(input, dim=None) -> Tensor:
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise invalid_arguments("count_nonzero", ("(int dim = None)", "(tuple of ints dim)"),
                                 dim=dim)
     return apply(COUNT_NONZERO, (input,), {"dim": _dims(dim, input.ndim)})
@@ -557,24 +562,29 @@ def implicit_softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_dim(x, dim, name):
-    if dim.__class__ is bool or dim is None or dim is ALL_DIMS:
-        raise not_an_int_dim(name, dim)
-    return _dims(int(dim), x.ndim)
+def softmax_dim(x, dim, name, position=1, kernel=None):
+    """``dim`` of ``name`` (softmax's family) wrapped, or PyTorch's error: a dim not an int,
+    an ``x`` that is not floating (no ``kernel``)."""
+    if dim.__class__ in NOT_INT or dim is None or dim is ALL_DIMS:
+        raise not_an_int_dim(name, dim, position)
+    if (d := _dims(int(dim), x.ndim)) is not None and x._arr.dtype.kind in "biuc":
+        impl = f"{kernel or name}_{'lastdim_' if d in ((), x.ndim - 1) else ''}kernel_impl"
+        raise NotImplementedError(REFUSED.format(impl).format(kind=_dtype.torch_kind(x._arr.dtype)))
+    return d
 
 
 @export
 def softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "softmax")})
+    return apply(SOFTMAX, (x,), {"dim": softmax_dim(x, dim, "softmax")})
 
 
 @export
 def log_softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
     x = input if dtype is None else input.to(dtype)
-    return apply(LOG_SOFTMAX, (x,), {"dim": _softmax_dim(x, dim, "log_softmax")})
+    return apply(LOG_SOFTMAX, (x,), {"dim": softmax_dim(x, dim, "log_softmax")})
 
 
 @export(name="cumsum_", function=False)

@@ -33,9 +33,13 @@ def wrap_dim(d, ndim, name=None, arg="dim", position=1):
     """``d`` in ``[0, ndim)`` (a 0-d tensor takes -1 and 0), PyTorch's IndexError otherwise;
     with ``name`` (the op's), a bool ``d`` raises PyTorch's TypeError for its argument
     ``arg`` at ``position``."""
-    if d.__class__ is bool and name is not None:
-        raise not_a(name, arg, d, position=position)
-    d = int(d)
+    if d.__class__ is not int:
+        if d.__class__ is bool and name is not None:
+            raise not_a(name, arg, d, position=position)
+        if d.__class__ is float or d.__class__ is str:  # int() would truncate or fail
+            raise not_a(name, arg, d, position=position) if name is not None else \
+                TypeError(f"argument '{arg}' must be int, not {d.__class__.__name__}")
+        d = int(d)
     n = ndim if ndim > 0 else 1
     if not -n <= d < n:
         raise _errors.dim_out_of_range(d, n)
@@ -404,6 +408,10 @@ def repeat(self, *sizes) -> Tensor:
     if len(reps) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
+    if any(r < 0 for r in reps):  # (XLA would fail to build the program)
+        shape = [r * n for r, n in zip(reps, (1,) * (len(reps) - self.ndim) + self.shape)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(n for n in shape if n < 0)}: {shape}")
     return apply(REPEAT, (self,), {"reps": reps})
 
 
@@ -440,16 +448,25 @@ def roll(input, shifts, dims=None) -> Tensor:
     if dims is not None:
         dims = _dims_arg(dims, input.ndim) if isinstance(dims, (list, tuple)) \
             else wrap_dim(dims, input.ndim)
+        if len(shifts if isinstance(shifts, tuple) else (0,)) != len(
+                dims if isinstance(dims, tuple) else (0,)):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: "
+                               f"{len(shifts) if isinstance(shifts, tuple) else 1}, dims:"
+                               f"{len(dims) if isinstance(dims, tuple) else 1}")
     return apply(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
 
 @export
 def tril(input, diagonal=0) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return apply(TRIL, (input,), {"k": diagonal})
 
 
 @export
 def triu(input, diagonal=0) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return apply(TRIU, (input,), {"k": diagonal})
 
 
@@ -464,6 +481,9 @@ def narrow(input, dim, start, length) -> Tensor:
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
+    if not -input.shape[d] <= int(start) <= input.shape[d]:
+        raise IndexError(f"start out of range (expected to be in range of [{-input.shape[d]}, "
+                         f"{input.shape[d]}], but got {int(start)})")
     start = _dim(int(start), input.shape[d])
     if start + int(length) > input.shape[d]:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "

@@ -15,8 +15,9 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import invalid_arguments, not_a
 from .promotion import real_input, real_only
-from .reduction import ALL_DIMS, _return_type, not_an_int_dim, return_types
+from .reduction import ALL_DIMS, NOT_INT, _return_type, not_an_int_dim, return_types
 from .registry import defop, export
 from .shape import wrap_dim
 
@@ -115,6 +116,10 @@ def _select(op, input, idx, dim, keepdim=True):
     return apply(op, (input, idx), {"dim": dim, "keepdim": keepdim}), idx
 
 
+_SORT_FORMS = ("(*, bool stable, int dim = -1, bool descending = False)",
+               "(int dim = -1, bool descending = False)")
+
+
 @export
 def sort(input, dim=-1, descending=False, *, stable=None) -> Any:
     """``sort(input, dim=-1, descending=False, *, stable=False)``: a ``(values, indices)``
@@ -123,6 +128,8 @@ def sort(input, dim=-1, descending=False, *, stable=None) -> Any:
     >>> hookgrad.sort(hookgrad.tensor([2.0, 0.5, 1.0])).indices
     tensor([1, 2, 0])
     """
+    if dim.__class__ in NOT_INT:
+        raise invalid_arguments("sort", _SORT_FORMS, dim=dim)
     d = wrap_dim(dim, input.ndim)
     if input._arr.dtype.kind == "c":
         real_input(input, RuntimeError, _SORT_COMPLEX)
@@ -164,6 +171,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
     d = wrap_dim(dim, input.ndim)
     if input._arr.dtype.kind == "c":
         real_input(input, RuntimeError, " topk does not support complex dtypes on CPU")
+    if k.__class__ is float or k.__class__ is str:  # int() would truncate or fail
+        raise not_a("topk", "k", k)
     k = int(k)
     if not 0 <= k <= _size(input, d):
         raise RuntimeError("selected index k out of range")

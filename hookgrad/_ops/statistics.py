@@ -12,11 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtype import c_type_name, torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
 from .promotion import real_only, refuses_complex
 from .parser_errors import not_a_dim
-from .reduction import _jdtype, _norm, _return_type, return_types
+from .reduction import NOT_INT, _jdtype, _norm, _return_type, return_types
 from .registry import FUNCTIONS, OpCall, defop, export, norm_dim, variants
 from .shape import narrow, wrap_dim
 from .stacking import cat
@@ -49,7 +50,7 @@ _NANSUM = defop("nansum", refuses_complex(lambda x, dim, keepdim, dtype: jnp.nan
 def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     """``nansum(input, dim=None, keepdim=False, *, dtype=None)``: :func:`sum` treating NaN
     as zero (its gradient there is zero)."""
-    if dim.__class__ is bool:
+    if dim.__class__ in NOT_INT:
         raise not_a_dim("nansum", dim, "tuple of ints")
     return apply(_NANSUM, (input,), {"dim": _dims(input, dim), "keepdim": bool(keepdim),
                                      "dtype": _jdtype(dtype)})
@@ -68,8 +69,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:
 
 
 def _kind(t):
-    from .._dtype import torch_kind as _torch_kind
-    return _torch_kind(t._data.dtype)
+    return torch_kind(t._data.dtype)
 
 
 def _aminmax(x, dim, keepdim):
@@ -190,6 +190,13 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> 
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values")
+    for i, x in ((1, x1), (2, x2)):
+        if not x.dtype.is_floating_point:  # complex and integer tensors alike
+            raise RuntimeError(f"cdist only supports floating-point dtypes, X{i} got: "
+                               f"{torch_kind(x._arr.dtype)}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {torch_kind(x1._arr.dtype)} but found "
+                           f"{torch_kind(x2._arr.dtype)}")
     return apply(_CDIST, (x1, x2), {"p": float(p)})
 
 
@@ -372,9 +379,12 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
     """``histogram(input, bins, *, range=None, weight=None, density=False)``: ``(hist,
     bin_edges)`` with ``bins`` equal bins over ``range`` (the data's by default) or the
     given 1-d edges; ``weight`` and ``density`` as NumPy's."""
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the "
-                           f"same dtype, but got input {_kind(input).lower()} and bins float")
+    if isinstance(bins, Tensor) and bins.dtype != input.dtype:
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
+                           f"same dtype, but got input with dtype {c_type_name(input.dtype)} "
+                           f"and bins for dimension 0 with dtype {c_type_name(bins.dtype)}")
+    if not input.dtype.is_floating_point:  # PyTorch's histogram is its histogramdd's kernel
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_kind(input)}'")
     edges = bins._data if isinstance(bins, Tensor) else int(bins)
     w = None if weight is None else weight._data
     hist, bin_edges = jnp.histogram(input._data.reshape(-1), edges, range=range,

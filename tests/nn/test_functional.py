@@ -581,3 +581,74 @@ def test_sdpa_refuses_bad_shapes(case):
     assert msg
     if torch is not None and same:
         assert msg == _sdpa_error(torch, shapes, gqa)
+
+
+_IMG = (1, 2, 5, 5)
+# sizes PyTorch refuses before computing: its RuntimeError, where JAX's ZeroDivisionError,
+# shape ValueError or XLA's build error came
+SIZE_ERRORS = {
+    "max_pool2d of kernel 0": (lambda L: L.nn.functional.max_pool2d(L.ones(*_IMG), 0),
+                               r"^stride should not be zero$"),
+    "max_pool2d of stride 0": (lambda L: L.nn.functional.max_pool2d(L.ones(*_IMG), 2, 0),
+                               r"^stride should not be zero$"),
+    "max_pool1d of kernel 0": (lambda L: L.nn.functional.max_pool1d(L.ones(1, 2, 5), 0),
+                               r"^max_pool1d\(\) kernel_size must be greater than zero, but "
+                               r"got 0$"),
+    "unfold of kernel 0": (lambda L: L.nn.functional.unfold(L.ones(*_IMG), 0),
+                           r"^kernel size should be greater than zero, but got kernel_height: "
+                           r"0 kernel_width: 0$"),
+    "unfold of stride 0": (lambda L: L.nn.functional.unfold(L.ones(*_IMG), 2, stride=0),
+                           r"^stride should be greater than zero, but got stride_height: 0 "
+                           r"stride_width: 0$"),
+    "adaptive_avg_pool2d of -1": (lambda L: L.nn.functional.adaptive_avg_pool2d(
+        L.ones(*_IMG), (2, -3)), r"^adaptive_avg_pool2d: elements of output_size must be "
+                                 r"greater than or equal to 0 but received \{2, -3\}$"),
+    "conv2d of stride 0": (lambda L: L.nn.functional.conv2d(L.ones(*_IMG), L.ones(1, 2, 2, 2),
+                                                            stride=0),
+                           r"^non-positive stride is not supported$"),
+    "cosine_similarity of shapes that do not broadcast": (
+        lambda L: L.nn.functional.cosine_similarity(L.ones(2, 3), L.ones(4, 5)),
+        r"^The size of tensor a \(3\) must match the size of tensor b \(5\) at non-singleton "
+        r"dimension 1$"),
+}
+
+
+@pytest.mark.parametrize("case", list(SIZE_ERRORS))
+def test_sizes_pytorch_refuses_raise_its_error(case):
+    from tests.differential import raises_as_torch
+    raises_as_torch(*(SIZE_ERRORS[case][:1] + (RuntimeError,) + SIZE_ERRORS[case][1:]))
+
+
+def _long(L):
+    return L.ones(2, 3, dtype=L.long)
+
+
+# integer input where PyTorch's kernel has no integer version: (call, error, message)
+INTEGER_INPUT = {
+    "mse_loss": (lambda L: L.nn.functional.mse_loss(_long(L), _long(L)), NotImplementedError,
+                 r"^\"mse_cpu\" not implemented for 'Long'$"),
+    "nll_loss": (lambda L: L.nn.functional.nll_loss(_long(L), L.tensor([0, 1])),
+                 NotImplementedError, r"^\"nll_loss_out_frame\" not implemented for 'Long'$"),
+    "layer_norm": (lambda L: L.nn.functional.layer_norm(_long(L), (3,)), NotImplementedError,
+                   r"^\"LayerNormKernelImpl\" not implemented for 'Long'$"),
+    "norm": (lambda L: L.norm(_long(L)), RuntimeError,
+             r"^linalg\.vector_norm: Expected a floating point or complex tensor as input\. "
+             r"Got Long$"),
+}
+
+
+@pytest.mark.parametrize("case", list(INTEGER_INPUT))
+def test_integer_input_without_a_kernel_raises_pytorchs_error(case):
+    from tests.differential import raises_as_torch
+    raises_as_torch(*INTEGER_INPUT[case])
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda L: L.nn.functional.relu("a"),
+     r"^relu\(\): argument 'input' \(position 1\) must be Tensor, not str$"),
+    (lambda L: L.nn.functional.leaky_relu(L.ones(3), "a"),
+     r"^leaky_relu\(\): argument 'negative_slope' \(position 2\) must be Number, not str$"),
+], ids=["relu of a string", "leaky_relu of a string slope"])
+def test_mistyped_activation_arguments_raise_the_parsers_error(call, match):
+    from tests.differential import raises_as_torch
+    raises_as_torch(call, TypeError, match)

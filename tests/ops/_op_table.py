@@ -792,6 +792,15 @@ row("_foreach_add.List alpha", lambda L, a, b, c, d: L._foreach_add([a, b], [c, 
     lambda a, b, c, d: (a + 2.0 * c, b + 2.0 * d), [X, W, Y, F(4)], "slow")
 row("_foreach_div.ScalarList", lambda L, a, b: L._foreach_div([a, b], [2.0, 4.0]),
     lambda a, b: (a / 2.0, b / 4.0), [X, W], "slow")
+row("_foreach_addcmul.Scalar", lambda L, a, b, c, d, e, f: L._foreach_addcmul(
+    [a, b], [c, d], [e, f], 0.5), lambda a, b, c, d, e, f: (a + 0.5 * c * e, b + 0.5 * d * f),
+    [X, W, Y, F(4), F(3, 4), F(4)])
+row("_foreach_addcdiv.ScalarList", lambda L, a, b, c, d, e, f: L._foreach_addcdiv(
+    [a, b], [c, d], [e, f], [2.0, -1.0]),
+    lambda a, b, c, d, e, f: (a + 2.0 * c / e, b - d / f), [X, W, Y, F(4), P(3, 4), P(4)])
+row("_foreach_lerp.List", lambda L, a, b, c, d, e, f: L._foreach_lerp([a, b], [c, d], [e, f]),
+    lambda a, b, c, d, e, f: (a + e * (c - a), b + f * (d - b)),
+    [X, W, Y, F(4), U(3, 4), U(4)])
 
 # ---------------------------------------------------------------- torch.linalg (linalg_*.py)
 # Inputs are generic (normal) matrices; a symmetric positive-definite one is made in the

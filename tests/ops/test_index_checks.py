@@ -184,3 +184,57 @@ def test_each_op_takes_the_index_dtypes_pytorch_takes_and_says_so_in_its_words(o
     got = _run(lambda L, x: INDEX_DTYPE_OPS[op](L, x, L.tensor([0, 1]).to(getattr(L, dtype))))
     takes_int32 = op.startswith(("gather", "scatter", "index_select", "index_add"))
     assert ("value" in got) == (dtype == "int64" or dtype == "int32" and takes_int32)
+
+
+_DOUBLE = "Index put requires the source and destination dtypes match, got Float for the " \
+          "destination and Double for the source."
+_SCATTER = "scatter(): Expected self.dtype to be equal to src.dtype"
+
+
+def _put_with_index(L, x):
+    x[L.tensor([0, 1])] = L.ones(2, 2, dtype=L.float64)  # through index_put_, as PyTorch's
+
+
+# the ops writing a source into a Tensor cast nothing: (id, call, message)
+SOURCE_DTYPES = [
+    ("index_add", lambda L, x: x.index_add(0, L.tensor([0, 1]), L.ones(2, 2, dtype=L.float64)),
+     "index_add_(): self (Float) and source (Double) must have the same scalar type"),
+    ("index_add_ before the count", lambda L, x: x.index_add_(0, L.tensor([0, 1]),
+                                                              L.ones(3, 2, dtype=L.long)),
+     "index_add_(): self (Float) and source (Long) must have the same scalar type"),
+    ("index_put", lambda L, x: x.index_put((L.tensor([0, 1]),), L.ones(2, 2, dtype=L.float64)),
+     _DOUBLE),
+    ("index_put_ of a 0-d value, accumulating", lambda L, x: x.index_put_(
+        (L.tensor([0, 1]),), L.tensor(1.0, dtype=L.float64), accumulate=True), _DOUBLE),
+    ("index_put_ before the bounds", lambda L, x: x.index_put_(
+        (L.tensor([0, 7]),), L.ones(2, dtype=L.float64)), _DOUBLE),
+    ("setitem through a Tensor index", _put_with_index, _DOUBLE),
+    ("scatter", lambda L, x: x.scatter(0, L.tensor([[0, 1]]), L.ones(1, 2, dtype=L.float64)),
+     _SCATTER),
+    ("scatter_ before the bounds", lambda L, x: x.scatter_(0, L.tensor([[0, 7]]),
+                                                           L.ones(1, 2, dtype=L.float64)),
+     _SCATTER),
+    ("scatter_add", lambda L, x: x.scatter_add(0, L.tensor([[0, 1]]),
+                                               L.ones(1, 2, dtype=L.float64)), _SCATTER),
+    ("scatter_reduce_", lambda L, x: x.scatter_reduce_(0, L.tensor([[0, 1]]),
+                                                       L.ones(1, 2, dtype=L.float64), "amax"),
+     _SCATTER),
+    ("index_copy", lambda L, x: x.index_copy(0, L.tensor([0, 1]), L.ones(2, 2, dtype=L.float64)),
+     "index_copy_(): self and source expected to have the same dtype, but got (self) Float "
+     "and (source) Double"),
+]
+
+
+@pytest.mark.parametrize("call,message", [e[1:] for e in SOURCE_DTYPES],
+                         ids=[e[0] for e in SOURCE_DTYPES])
+def test_a_source_of_another_dtype_raises_pytorchs_error(call, message):
+    assert _run(call) == {"raises": "RuntimeError", "message": message}
+
+
+def test_a_source_of_the_same_dtype_and_a_number_still_write():
+    def call(L, x):
+        x[L.tensor([0, 2])] = 7.5  # a number is cast, as PyTorch casts it
+        x[0:1] = L.ones(1, 2, dtype=L.float64)  # a slice copies, casting
+        return x.index_add(0, L.tensor([1]), L.ones(1, 2)).scatter(
+            0, L.tensor([[2, 0]]), L.full((1, 2), 9.0))
+    assert _run(call) == {"value": [[1.0, 9.0], [3.0, 4.0], [9.0, 7.5]]}

@@ -106,6 +106,12 @@ BAD_INPUT = {
     "pinv 1-d": lambda L: L.linalg.pinv(L.ones(3)),
     "pinv integer": lambda L: L.linalg.pinv(L.ones(3, 3, dtype=L.long)),
     "matrix_rank integer": lambda L: L.linalg.matrix_rank(L.ones(3, 3, dtype=L.long)),
+    # vector_norm's dim is an int or a tuple of ints: a bool is not dim 1
+    "vector_norm bool dim": lambda L: L.linalg.vector_norm(L.ones(3, 3), dim=True),
+    "vector_norm float dim": lambda L: L.linalg.vector_norm(L.ones(3, 3), dim=1.0),
+    "vector_norm str dim": lambda L: L.linalg.vector_norm(L.ones(3, 3), dim="0"),
+    "vector_norm list of a float": lambda L: L.linalg.vector_norm(L.ones(3, 3), dim=[1.0]),
+    "vector_norm tuple of a bool": lambda L: L.linalg.vector_norm(L.ones(3, 3), dim=(True,)),
 }
 
 
@@ -248,3 +254,8 @@ def test_as_torch_binds_torch_linalg():
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "0.5"
+
+
+def test_vector_norm_takes_int_dims_in_every_form():
+    same_as_torch(lambda L: [py(L.linalg.vector_norm(L.ones(3, 3), dim=d)) for d in (
+        0, -1, [0], (0, 1), [0, 1], L.tensor(1), np.int64(0), ())])

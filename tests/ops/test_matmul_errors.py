@@ -6,7 +6,7 @@ import itertools
 import pytest
 
 import hookgrad as hg
-from tests.differential import torch
+from tests.differential import raises_as_torch, torch
 
 _MAT = r"mat1 and mat2 shapes cannot be multiplied"
 
@@ -93,3 +93,70 @@ def test_matmul_outcomes_match_torch_over_ranks(a_requires_grad):
             return _outcome(lambda: L.matmul(L.zeros(a, requires_grad=a_requires_grad),
                                              L.zeros(b)))
         assert run(hg) == run(torch), (a, b)
+
+
+def _f(L, *shape):
+    return L.ones(*shape)
+
+
+def _d(L, *shape):
+    return L.ones(*shape, dtype=L.float64)
+
+
+_SAME = r"^{} and mat2 must have the same dtype, but got {} and {}$"
+# the fused products take one dtype, promoting nothing: (id, call, message)
+ONE_DTYPE = [
+    ("addmm of a float64 0-d input", lambda L: L.addmm(L.tensor(1.0, dtype=L.float64),
+                                                       _f(L, 2, 3), _f(L, 3, 2)),
+     _SAME.format("self", "Double", "Float")),
+    ("addmm of a float64 mat1", lambda L: L.addmm(_f(L, 2, 2), _d(L, 2, 3), _f(L, 3, 2)),
+     _SAME.format("mat1", "Double", "Float")),
+    ("addmm compares self with mat2 first", lambda L: L.addmm(_f(L, 2, 2), _f(L, 2, 3),
+                                                              _d(L, 3, 2)),
+     _SAME.format("self", "Float", "Double")),
+    ("addmm_ of an int mat2", lambda L: _f(L, 2, 2).addmm_(_f(L, 2, 3), _f(L, 3, 2).int()),
+     _SAME.format("self", "Float", "Int")),
+    ("addbmm", lambda L: L.addbmm(_d(L, 2), _f(L, 2, 2, 3), _f(L, 2, 3, 2)),
+     _SAME.format("self", "Double", "Float")),
+    ("addmv", lambda L: L.addmv(L.tensor(1.0, dtype=L.float64), _f(L, 2, 3), _f(L, 3)),
+     r"^addmv input tensors must have the same dtype, but got Double, Float, and Float$"),
+    ("addmv of an int input", lambda L: L.addmv(_f(L, 2).int(), _f(L, 2, 3), _f(L, 3)),
+     r"^addmv input tensors must have the same dtype, but got Int, Float, and Float$"),
+    ("baddbmm", lambda L: L.baddbmm(_d(L, 2), _f(L, 2, 2, 3), _f(L, 2, 3, 2)),
+     r"^Input dtypes must be the same, got: input double, batch1: float, batch2: float$"),
+    ("baddbmm of a float64 batch2", lambda L: L.baddbmm(_f(L, 2), _f(L, 2, 2, 3),
+                                                        _d(L, 2, 3, 2)),
+     r"^expected scalar type Float but found Double$"),
+    # matmul's message is its kernel's: dot, addmv, mm (batches folded) or bmm
+    ("matmul of matrices", lambda L: L.matmul(_f(L, 2, 3), _d(L, 3, 2)),
+     r"^expected m1 and m2 to have the same dtype, but got: float != double$"),
+    ("@ of a vector and a matrix", lambda L: _f(L, 3) @ _d(L, 3, 2),
+     r"^expected m1 and m2 to have the same dtype, but got: float != double$"),
+    ("matmul of vectors", lambda L: L.matmul(_f(L, 3), _d(L, 3)),
+     r"^dot : expected both vectors to have same dtype, but found Float and Double$"),
+    ("matmul of a matrix and a vector", lambda L: L.matmul(_f(L, 2, 3), _d(L, 3)),
+     r"^addmv input tensors must have the same dtype, but got Double, Float, and Double$"),
+    ("matmul of batches", lambda L: L.matmul(_f(L, 2, 2, 3), _d(L, 2, 3, 2)),
+     r"^expected scalar type Float but found Double$"),
+    ("mm of an int", lambda L: L.mm(_f(L, 2, 3), _f(L, 3, 2).long()),
+     r"^expected m1 and m2 to have the same dtype, but got: float != long int$"),
+    ("bmm", lambda L: L.bmm(_f(L, 2, 2, 3), _d(L, 2, 3, 2)),
+     r"^expected scalar type Float but found Double$"),
+    ("dot", lambda L: L.dot(_d(L, 3), _f(L, 3)),
+     r"^dot : expected both vectors to have same dtype, but found Double and Float$"),
+    ("mv", lambda L: L.mv(_f(L, 2, 3), _d(L, 3)),
+     r"^addmv input tensors must have the same dtype, but got Double, Float, and Double$"),
+    ("linear of an int input", lambda L: L.nn.functional.linear(_f(L, 2, 3).long(),
+                                                               _f(L, 4, 3)),
+     r"^expected m1 and m2 to have the same dtype, but got: long int != float$"),
+    ("inner", lambda L: L.inner(_f(L, 3), _d(L, 3)), r"^both inputs should have same dtype$"),
+    ("tensordot", lambda L: L.tensordot(_f(L, 2, 3), _d(L, 3, 2), 1),
+     r"^both inputs should have same dtype$"),
+    ("tensordot of too many dims", lambda L: L.tensordot(_f(L, 2, 3), _f(L, 3, 2), 5),
+     r"^tensordot expects dims < ndim_a or ndim_b, but got dims=5$"),
+]
+
+
+@pytest.mark.parametrize("call,match", [c[1:] for c in ONE_DTYPE], ids=[c[0] for c in ONE_DTYPE])
+def test_fused_products_take_one_dtype(call, match):
+    raises_as_torch(call, RuntimeError, match)

@@ -82,3 +82,94 @@ def test_the_operators_leave_an_array_to_numpy():
 def test_a_tensor_that_requires_grad_plus_an_array_reads_it_by_numpy():
     raises_as_torch(lambda L: _x(L, True) + _A, RuntimeError, r"^Can't call numpy\(\) on Tensor "
                     r"that requires grad\. Use tensor\.detach\(\)\.numpy\(\) instead\.$")
+
+
+@pytest.mark.parametrize("array", [np.arange(3), np.arange(3, dtype=np.int32),
+                                   np.ones(3, np.float32), np.array(2.0), np.array(2),
+                                   np.ones((2, 3)), np.ones(3, np.complex128)],
+                         ids=["int64", "int32", "float32", "0-d float64", "0-d int64",
+                              "broadcast", "complex128"])
+@pytest.mark.parametrize("left", ["float32", "int64"])
+def test_an_operator_with_an_array_gives_numpys_result_dtype(array, left):
+    # NumPy computes it: a float32 Tensor plus an int64 array is float64, as NumPy's own
+    def run(L):
+        x = L.ones(3, dtype=getattr(L, left))
+        return [[str(r.dtype).split(".")[1], py(r.abs())] for r in (
+            x + array, x - array, x * array, x / array)]
+    got = same_as_torch(run)
+    assert got[0][0] == np.result_type(np.dtype(left), array).name
+
+
+def test_an_operator_with_a_numpy_scalar_reads_it_as_a_number():
+    got = same_as_torch(lambda L: [str(r.dtype).split(".")[1] for r in (
+        L.ones(3) * np.float64(2), L.ones(3) + np.int64(1),
+        L.ones(3, dtype=L.long) * np.float64(2))])
+    assert got == ["float32", "float32", "float32"]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float32", "float16",
+                                   "complex64"])
+def test_masked_fill_names_a_mask_dtype_by_its_cpp_type(dtype):
+    name = {"int64": "long int", "int32": "int", "uint8": "unsigned char", "float32": "float",
+            "float16": "c10::Half", "complex64": "c10::complex<float>"}[dtype]
+    raises_as_torch(lambda L: _x(L).masked_fill(L.ones(3, dtype=getattr(L, dtype)), 1.0),
+                    RuntimeError, rf"^masked_fill_ only supports boolean masks, but got mask "
+                                  rf"with dtype {name}$")
+
+
+@pytest.mark.parametrize("op", ["exp", "sin", "log1p", "trunc", "logical_not", "isnan"])
+@pytest.mark.parametrize("value", [3, 2.5, [1.0, 2.0], None, "a", np.ones(2)],
+                         ids=["int", "float", "list", "None", "str", "ndarray"])
+def test_a_unary_op_takes_only_a_tensor(op, value):
+    kind = {"ndarray": "numpy.ndarray"}.get(type(value).__name__, type(value).__name__)
+    kind = "NoneType" if value is None else kind
+    raises_as_torch(lambda L: getattr(L, op)(value), TypeError,
+                    rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not {kind}$")
+
+
+@pytest.mark.parametrize("other", [None, "a"], ids=["None", "str"])
+@pytest.mark.parametrize("op", ["add", "sub", "div", "mul", "atan2", "maximum"])
+def test_none_or_a_string_as_other_is_refused_by_the_parser(op, other):
+    # (hookgrad's one function counts the method's position)
+    kind = "NoneType" if other is None else "str"
+    raises_as_torch(lambda L: getattr(L, op)(_x(L), other), TypeError,
+                    rf"^{op}\(\): argument 'other' \(position [12]\) must be Tensor, not {kind}$")
+
+
+@pytest.mark.parametrize("op,match", [
+    ("add", None), ("sub", None), ("div", None), ("mul", None), ("atan2", None),
+    ("maximum", None), ("logical_and", None),
+    ("eq", r"^eq\(\) received an invalid combination of arguments - got \(list, Tensor\)"),
+    ("floor_divide", r"^floor_divide\(\) received an invalid combination of arguments - got "
+                     r"\(list, Tensor\)"),
+    ("bitwise_and", r"^bitwise_and\(\) received an invalid combination of arguments - got "
+                    r"\(list, Tensor\)"),
+    ("pow", r"^pow\(\) received an invalid combination of arguments - got \(list, Tensor\), "
+            r"but expected one of:\n \* \(Tensor input, Tensor exponent, \*, Tensor out = "
+            r"None\)\n \* \(Number self, Tensor exponent"),
+    ("remainder", r"^remainder\(\) received an invalid combination of arguments - got "
+                  r"\(list, Tensor\), but expected one of:\n \* \(Tensor input, Tensor other"),
+    ("copysign", r"^copysign\(\) received an invalid combination of arguments - got \(list, "
+                 r"Tensor\), but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor "
+                 r"out = None\)\n \* \(Tensor input, Number other, \*, Tensor out = None\)\n$")])
+def test_a_list_as_a_binary_ops_input_is_refused_by_the_parser(op, match):
+    match = match or rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not list$"
+    raises_as_torch(lambda L: getattr(L, op)([1.0, 2.0, 3.0], _x(L)), TypeError, match)
+
+
+@pytest.mark.parametrize("op", ["neg", "round"])
+def test_neg_and_round_take_only_a_tensor(op):
+    raises_as_torch(lambda L: getattr(L, op)(2.5), TypeError,
+                    rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not float$")
+
+
+@pytest.mark.parametrize("call,got", [
+    (lambda L: _x(L).clamp("a"), "str"), (lambda L: _x(L).clamp(None, "b"), "NoneType, str"),
+    (lambda L: _x(L).clamp([1.0]), "list")], ids=["str", "None and str", "list"])
+def test_clamp_takes_tensor_or_number_bounds(call, got):
+    raises_as_torch(call, TypeError, rf"^clamp\(\) received an invalid combination of "
+                                     rf"arguments - got \({got}\), but expected one of:\n")
+
+
+def test_a_number_input_still_computes_where_pytorch_takes_one():
+    same_as_torch(lambda L: [py(L.pow(2, _x(L))), py(L.remainder(5, _x(L))), py(2 ** _x(L))])

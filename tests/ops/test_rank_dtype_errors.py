@@ -364,6 +364,27 @@ COMPLEX_REFUSED = {
                            _KERNEL.format("histogram_cpu")),
     "nanquantile": (lambda L, z: L.nanquantile(z, 0.5), RuntimeError,
                     r"^quantile\(\) input tensor must be either float or double dtype$"),
+    "cdist": (lambda L, z: L.cdist(z.reshape(-1, 2), z.reshape(-1, 2)), RuntimeError,
+              r"^cdist only supports floating-point dtypes, X1 got: ComplexFloat$"),
+    "cdist of a real and a complex": (lambda L, z: L.cdist(z.real.reshape(-1, 2),
+                                                           z.reshape(-1, 2)), RuntimeError,
+                                      r"^cdist only supports floating-point dtypes, X2 got: "
+                                      r"ComplexFloat$"),
+    "histogram": (lambda L, z: L.histogram(z, 3), NotImplementedError,
+                  _KERNEL.format("histogramdd")),
+    "histogram of real bins": (lambda L, z: L.histogram(z, L.arange(3.0)), RuntimeError,
+                               r"^torch\.histogramdd: input tensor and bins tensors should "
+                               r"have the same dtype, but got input with dtype "
+                               r"c10::complex<float> and bins for dimension 0 with dtype "
+                               r"float$"),
+    # polygamma runs digamma's kernel for n = 0, trigamma's for 1
+    "polygamma 0": (lambda L, z: L.polygamma(0, z), NotImplementedError,
+                    _KERNEL.format("digamma")),
+    "polygamma 1": (lambda L, z: z.polygamma(1), NotImplementedError,
+                    _KERNEL.format("trigamma")),
+    "polygamma 3": (lambda L, z: L.special.polygamma(3, z), NotImplementedError,
+                    _KERNEL.format("polygamma")),
+    "mvlgamma": (lambda L, z: L.mvlgamma(z, 2), NotImplementedError, _KERNEL.format("arange_cpu")),
 }
 
 
@@ -377,6 +398,27 @@ def test_ops_without_a_complex_form_refuse_complex_input(case, n):
 def test_what_complex_input_does_take_still_runs():
     same_as_torch(lambda L: [py((z := _c(L)) == z), py(z.sgn().real), py(z != 1j),
                              py((z * 2).imag), py(z.abs())])
+
+
+def test_logdet_of_a_complex_matrix_is_the_complex_log_of_its_determinant():
+    got = same_as_torch(lambda L: [py(v) for v in (lambda d: (d.real, d.imag, str(d.dtype)[-9:]))(
+        L.logdet(L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.complex64)))])
+    assert abs(got[1] - np.pi) < 1e-6 and got[2] == "complex64"  # det -2: log 2 + i pi
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_histogram_of_integers_has_no_kernel(dtype):
+    kind = {"int64": "Long", "bool": "Bool"}[dtype]
+    raises_as_torch(lambda L: L.histogram(L.ones(3, dtype=getattr(L, dtype)), 3),
+                    NotImplementedError, _KERNEL.replace("{}", "histogramdd").replace(
+                        "ComplexFloat", kind))
+
+
+def test_cdist_takes_one_floating_dtype():
+    raises_as_torch(lambda L: L.cdist(L.ones(2, 3, dtype=L.long), L.ones(2, 3)), RuntimeError,
+                    r"^cdist only supports floating-point dtypes, X1 got: Long$")
+    raises_as_torch(lambda L: L.cdist(L.ones(2, 3, dtype=L.float64), L.ones(2, 3)),
+                    RuntimeError, r"^expected scalar type Double but found Float$")
 
 
 _BOOL_SUB = (r"^Subtraction, the `-` operator, with a bool tensor is not supported\. If you "

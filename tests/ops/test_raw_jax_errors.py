@@ -181,9 +181,13 @@ def test_jax_errors_become_pytorch_errors():
     with pytest.raises(IndexError, match="^Dimension specified as 0 but tensor has no "
                                          "dimensions$"):
         hookgrad.fft.rfft(hookgrad.tensor(1.0))
-    with pytest.raises(RuntimeError, match="^tril: ") as info:
-        hookgrad.tril(hookgrad.tensor(1.0))
+    with pytest.raises(RuntimeError, match="^einsum_SumBackward1: ") as info:
+        hookgrad.einsum("ij->k", hookgrad.ones(2, 3))  # (not checked before JAX yet)
     assert jax_errors.from_jax(info.value.__cause__)  # JAX's exception stays the cause
+    # three shapes (where, masked_fill): the first pair that does not broadcast
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(3\) must match the size "
+                                           r"of tensor b \(5\) at non-singleton dimension 1$"):
+        hookgrad.where(hookgrad.ones(2, 3) > 0, hookgrad.ones(2, 3), hookgrad.ones(4, 5))
 
 
 if __name__ == "__main__":  # every call PyTorch runs that hookgrad does not run alike

@@ -88,6 +88,48 @@ REFUSED = {
 }
 
 
+REFUSED.update({
+    # torch.special's softmax family names itself, and counts input in dim's position
+    "special.softmax without dim": (lambda L: L.special.softmax(_x(L)),
+                                    r'^special_softmax\(\) missing 1 required positional '
+                                    r'arguments: "dim"$'),
+    "special.log_softmax without dim": (lambda L: L.special.log_softmax(_x(L)),
+                                        r'^special_log_softmax\(\) missing 1 required '
+                                        r'positional arguments: "dim"$'),
+    "special.softmax of a bool dim": (lambda L: L.special.softmax(_x(L), True),
+                                      r"^special_softmax\(\): argument 'dim' \(position 2\) "
+                                      r"must be int, not bool$"),
+    "special.log_softmax of None": (lambda L: L.special.log_softmax(_x(L), None),
+                                    r"^special_log_softmax\(\): argument 'dim' \(position 2\) "
+                                    r"must be int, not NoneType$"),
+    "special.softmax of a list": (lambda L: L.special.softmax([1.0, 2.0], 0),
+                                  r"^special_softmax\(\): argument 'input' \(position 1\) must "
+                                  r"be Tensor, not list$"),
+    "softmax of a float dim": (lambda L: _x(L).softmax(1.0),
+                               r"^softmax\(\): argument 'dim' \(position 1\) must be int, not "
+                               r"float$"),
+    "log_softmax of a str dim": (lambda L: _x(L).log_softmax("1"),
+                                 r"^log_softmax\(\): argument 'dim' \(position 1\) must be int, "
+                                 r"not str$"),
+})
+
+
+# a float or a string dim is no int to PyTorch's parser (int() would truncate the float)
+REFUSED.update({
+    f"{name} of a {kind} dim": (lambda L, name=name, bad=bad: getattr(_x(L), name)(bad), match)
+    for name, match in (
+        ("sum", _invalid("sum", "")), ("mean", _invalid("mean", "")),
+        ("prod", _invalid("prod", "")), ("std", _invalid("std", "")),
+        ("all", _invalid("all", "")), ("max", _invalid("max", "")),
+        ("amax", r"^amax\(\): argument 'dim' \(position 1\) must be tuple of ints, not "),
+        ("logsumexp", r"^logsumexp\(\): argument 'dim' \(position 1\) must be tuple of ints, "),
+        ("argmax", r"^argmax\(\): argument 'dim' \(position 1\) must be int, not "),
+        ("cumsum", r"^cumsum\(\): argument 'dim' \(position 1\) must be int, not "),
+        ("unbind", r"^unbind\(\): argument 'dim' \(position 1\) must be int, not "),
+        ("unsqueeze", r"^unsqueeze\(\): argument 'dim' \(position 1\) must be int, not "))
+    for kind, bad in (("float", 1.0), ("str", "1"))})
+
+
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_arguments_no_signature_takes_raise_pytorchs_type_error(case):
     call, match = REFUSED[case]
@@ -113,3 +155,23 @@ def test_functional_softmax_keeps_its_implicit_dim_with_a_warning():
             got = same_as_torch(lambda L: py(getattr(L.nn.functional, name)(_x(L))))
         assert w[0].filename == __file__  # the user's line
         assert len(got) == 2 and len(got[0]) == 3
+
+
+@pytest.mark.parametrize("call,kernel", [
+    (lambda L: L.softmax(L.ones(2, 3, dtype=L.long), 1), "softmax_lastdim_kernel_impl"),
+    (lambda L: L.softmax(L.ones(2, 3, dtype=L.long), 0), "softmax_kernel_impl"),
+    (lambda L: L.ones(2, 3, dtype=L.long).log_softmax(-1), "log_softmax_lastdim_kernel_impl"),
+    (lambda L: L.special.log_softmax(L.ones(2, 3, dtype=L.long), 0), "log_softmax_kernel_impl"),
+    (lambda L: L.nn.functional.softmax(L.ones(2, 3, dtype=L.long), 1),
+     "softmax_lastdim_kernel_impl"),
+    (lambda L: L.softmax(L.ones(3), 0, L.int32), "softmax_lastdim_kernel_impl"),
+], ids=["softmax", "softmax not last", "log_softmax", "special.log_softmax", "functional",
+        "an int dtype"])
+def test_softmax_of_integers_has_no_kernel(call, kernel):
+    raises_as_torch(call, NotImplementedError, rf"^\"{kernel}\" not implemented for '(Long|Int)'$")
+
+
+def test_softmax_of_integers_in_a_float_dtype_runs():
+    same_as_torch(lambda L: [py(L.softmax(L.ones(2, 3, dtype=L.long), 1, L.float32)),
+                             py(L.special.softmax(L.ones(3, dtype=L.long), 0, L.float64)),
+                             py(L.special.log_softmax(L.ones(3), dim=0, dtype=L.float64))])

@@ -126,3 +126,47 @@ def test_the_in_place_transposes_still_swap():
                                     py(_x(L).swapdims_(-1, 1).shape),
                                     py(_x(L).transpose_(1, 0).shape)]) == \
         [[4, 3, 2], [2, 4, 3], [3, 2, 4]]
+
+
+@pytest.mark.parametrize("call,shape", [
+    (lambda L: L.ones(2, 3).repeat(-1, 1), r"-2: \[-2, 3\]"),
+    (lambda L: L.ones(2, 3).repeat(2, -1, 1), r"-2: \[2, -2, 3\]"),
+    (lambda L: L.ones(2, 3).tile(-1), r"-3: \[2, -3\]")], ids=["repeat", "repeat more", "tile"])
+def test_a_negative_repeat_raises_pytorchs_error(call, shape):
+    raises_as_torch(call, RuntimeError, r"^Trying to create tensor with negative dimension "
+                    + shape + "$")
+
+
+def test_a_float_dim_is_no_int():
+    raises_as_torch(lambda L: L.ones(2, 3).transpose(0, 1.0), TypeError,
+                    r"^transpose\(\): argument 'dim1' \(position 2\) must be int, not float$")
+    raises_as_torch(lambda L: L.ones(2, 3).unsqueeze("1"), TypeError,
+                    r"^unsqueeze\(\): argument 'dim' \(position 1\) must be int, not str$")
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda L: L.ones(2, 3).narrow(0, 5, 1), IndexError,
+     r"^start out of range \(expected to be in range of \[-2, 2\], but got 5\)$"),
+    (lambda L: L.ones(2, 3).roll([1, 2], [0]), RuntimeError,
+     r"^shifts and dimensions must align\. shifts: 2, dims:1$"),
+    (lambda L: L.ones(3).topk(1.5), TypeError,
+     r"^topk\(\): argument 'k' \(position 1\) must be int, not float$"),
+    (lambda L: L.ones(2, 3).reshape(2, 3.0), TypeError, r"type must be tuple of ints,but got float"),
+    (lambda L: L.zeros(2, 2.5), TypeError, r"type must be tuple of ints,but got float"),
+    (lambda L: L.ones(3).sort(dim=True), TypeError,
+     r"^sort\(\) received an invalid combination of arguments - got \(dim=bool"),
+    (lambda L: L.nansum(L.ones(3), 0.0), TypeError,
+     r"^nansum\(\): argument 'dim' \(position [12]\) must be tuple of ints, not float$"),
+    (lambda L: L.kron(L.ones(3), "a"), TypeError,
+     r"^kron\(\): argument 'other' \(position [12]\) must be Tensor, not str$"),
+    (lambda L: L.nonzero(None), TypeError,
+     r"^nonzero\(\): argument 'input' \(position 1\) must be Tensor, not NoneType$"),
+    (lambda L: L.tril(L.ones(3)), RuntimeError,
+     r"^tril: input tensor must have at least 2 dimensions$"),
+    (lambda L: L.ones(3).triu(), RuntimeError,
+     r"^triu: input tensor must have at least 2 dimensions$"),
+], ids=["narrow start", "roll", "topk k", "reshape size", "zeros size", "sort bool dim",
+        "nansum float dim", "kron of a string", "nonzero of None", "tril of a vector",
+        "triu of a vector"])
+def test_out_of_range_and_mistyped_sizes_raise_pytorchs_error(call, exc, match):
+    raises_as_torch(call, exc, match)
