@@ -18,7 +18,7 @@ from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .shape import wrap_dim
 
 CROSS = defop("linalg_cross", lambda a, b, dim: jnp.cross(a, b, axis=dim),
-              "LinalgCrossBackward0", names="self other -> self other dim")
+              "LinalgCrossBackward0", names="self other -> other self dim")
 VDOT = defop("vdot", lambda a, b: jnp.vdot(a, b), "VdotBackward0",
              names="self other -> self other")
 

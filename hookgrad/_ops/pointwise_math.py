@@ -87,9 +87,25 @@ UNARY = {row.name: _unary(row) for row in _UNARY}
 BINARY = {row.name: _binary(row) for row in _BINARY}
 
 # ---- copysign: a Tensor ``other`` or a number (PyTorch's two overloads)
-_COPYSIGN = defop("copysign", _ordered(jnp.copysign, "copysign"), "CopysignBackward0",
+@jax.custom_jvp
+def _copysign(x, y):
+    return jnp.copysign(x, y)
+
+
+@_copysign.defjvp
+def _copysign_jvp(primals, tangents):
+    # NOTE: PyTorch's gradient, ``result / self`` with 0 where ``self`` is 0, written so
+    # that its own derivative is PyTorch's too: a double backward meets 0 / 0 at a zero
+    # ``self`` and gives nan there, as PyTorch's does (JAX's rule gives 0)
+    x, y = primals
+    out = jnp.copysign(x, y)
+    ratio = jnp.where(x == 0, jnp.zeros((), out.dtype), out / x)
+    return out, tangents[0] * ratio
+
+
+_COPYSIGN = defop("copysign", _ordered(_copysign, "copysign"), "CopysignBackward0",
                   names="self other -> self result")
-_COPYSIGN_S = defop("copysign.Scalar", _ordered(jnp.copysign, "copysign"), "CopysignBackward1",
+_COPYSIGN_S = defop("copysign.Scalar", _ordered(_copysign, "copysign"), "CopysignBackward1",
                     names="self other -> self result")
 
 

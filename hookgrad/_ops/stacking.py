@@ -330,10 +330,11 @@ _ROT90 = defop("rot90", lambda x, k, dims: jnp.rot90(x, k, dims), "Rot90Backward
 def _diag_embed(x, offset, dim1, dim2):
     dim1, dim2 = dim1 % (x.ndim + 1), dim2 % (x.ndim + 1)  # PyTorch saves them as given
     n = x.shape[-1] + abs(offset)
-    eye = jnp.eye(n, k=offset, dtype=x.dtype)
+    eye = jnp.eye(n, k=offset, dtype=bool)
     rows = jnp.arange(n) - max(-offset, 0)
     idx = jnp.clip(rows, 0, x.shape[-1] - 1)
-    full = jnp.take(x, idx, axis=-1)[..., :, None] * eye  # [..., n, n]
+    # NOTE: a select, not a product with the identity: -1.5 * 0 is -0.0, PyTorch's zeros +0.0
+    full = jnp.where(eye, jnp.take(x, idx, axis=-1)[..., :, None], jnp.zeros((), x.dtype))
     nd = full.ndim
     return jnp.moveaxis(full, (nd - 2, nd - 1), (dim1, dim2))
 

@@ -1362,3 +1362,53 @@ def test_repeat_interleave_of_a_0d_tensor_along_a_dim_raises_pytorchs_index_erro
                 "negative": _error(lambda: x.repeat_interleave(-1, dim=dim))}
     got = same_as_torch(scenario)
     assert got["dim"][0] == "IndexError" and got["flat"] == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("fn", ["linalg.cross", "cross"])
+def test_cross_packs_other_before_self_and_keeps_its_gradients(fn):
+    """PyTorch's LinalgCrossBackward0 saves ``other`` (read by ``self``'s gradient) before
+    ``self``; each saved as given, before broadcasting."""
+    def scenario(L):
+        a = L.tensor([[1.5, -0.75], [-0.5, 1.0], [-1.5, -1.25]], requires_grad=True)
+        b = L.tensor([[0.25], [-0.75], [0.5]], requires_grad=True)
+        f = L.linalg.cross if fn == "linalg.cross" else L.cross
+        y, seen = _packed(L, lambda: f(a, b, dim=0))
+        (y * L.tensor([[1.0, 2.0]])).sum().backward()
+        return {"seen": seen, "y": y.tolist(), "a": a.grad.tolist(), "b": b.grad.tolist()}
+    assert same_as_torch(scenario)["seen"] == [[3, 1], [3, 2]]
+
+
+def test_diag_embed_of_negative_values_has_positive_zeros_off_the_diagonal():
+    """Off its diagonal, diag_embed writes +0.0 whatever the values' signs (a product with
+    the identity gave -0.0 beside a negative value: atan2 then differed by pi)."""
+    def scenario(L):
+        x = L.tensor([[-1.5, 1.25, -0.5]], requires_grad=True)
+        y = x.diag_embed(-1, 0, 2)
+        z = L.atan2(y, L.tensor([[[-0.5]], [[2.0]], [[1.0]], [[-3.0]]]))
+        z.sum().backward()
+        return {"signs": (L.signbit(y) & (y == 0)).tolist(), "z": z.tolist(),
+                "g": x.grad.tolist()}
+    assert not any(v for page in same_as_torch(scenario)["signs"] for row in page
+                   for v in row)
+
+
+def test_copysign_double_backward_is_nan_where_self_is_zero_as_pytorchs():
+    """PyTorch's copysign gradient is ``result / self`` with 0 where ``self`` is 0; its own
+    derivative there is 0 / 0, so a double backward gives nan at a zero ``self``."""
+    def scenario(L):
+        a = L.tensor([[0.0, 2.0, -1.5, 0.0]], requires_grad=True)
+        b = L.tensor([[1.0, -3.0, 2.0, -1.0]], requires_grad=True)
+        y = L.copysign(a, a) * L.copysign(a, b)
+        g, gb = L.autograd.grad(y.sum(), [a, b], create_graph=True)
+        (g * g).sum().backward()
+        return {"g": g.tolist(), "gb": gb.tolist(), "a": [str(v) for v in a.grad[0].tolist()]}
+    assert same_as_torch(scenario)["a"][0] == "nan"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32: fft.ihfftn/ihfft2 results are C-contiguous "
+                   "(fuzz tier's KNOWN_BUGS rule linear_of_an_ihfftn)")
+def test_ihfftn_gives_pytorchs_transposed_strides():
+    def scenario(L):
+        a = L.tensor([[1.0, 0.75, 1.25, 0.5], [-0.75, -0.25, 0.5, 1.0], [-0.5, 0.25, 0.0, -1.5]])
+        return [list(L.fft.ihfftn(a).stride()), list(L.fft.ihfft2(a).stride())]
+    same_as_torch(scenario)

@@ -451,6 +451,7 @@ COMPILED_FIRST |= {
 COMPILED_FIRST |= {
     "special.erfcx", "special.erfcx.negative", "special.i0e", "special.i1", "special.i1e",
     "special.log_ndtr", "special.psi", "special.gammaln", "special.multigammaln", "igamma",
+    "igamma_",
     "igammac.method", "special.gammaincc", "special.modified_bessel_i0",
     "special.modified_bessel_i1", "special.chebyshev_polynomial_t.tensor_n",
     "special.legendre_polynomial_p.scalar_x", "lu", "lu.method_infos", "lu_solve",
