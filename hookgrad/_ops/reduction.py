@@ -487,6 +487,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     if p is None:
         p = "fro"
     if isinstance(p, str) and p != "fro":
+        if p != "nuc":  # PyTorch hands a str order to its matrix norm, which refuses it
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
         raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
     if dim.__class__ in NOT_INT or dim.__class__ in (tuple, list) and dim and \
             dim[0].__class__ in NOT_INT:

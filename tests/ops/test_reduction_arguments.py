@@ -169,6 +169,12 @@ def test_arguments_no_signature_takes_raise_pytorchs_type_error(case):
     raises_as_torch(call, TypeError, match)
 
 
+@pytest.mark.parametrize("call", [lambda L: L.norm(_x(L), p="a"),
+                                  lambda L: _x(L).norm(p="a", dim=1)])
+def test_norm_of_an_unknown_str_order_raises_the_matrix_norms_error(call):
+    raises_as_torch(call, RuntimeError, r"^linalg\.matrix_norm: Order a not supported\.$")
+
+
 def test_what_the_signatures_take_still_runs():
     same_as_torch(lambda L: [py(r) for r in (
         _x(L).sum(), _x(L).sum(dim=None), _x(L).sum(dim=None, keepdim=True),
