@@ -391,22 +391,23 @@ def _check_range(start, end, step):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_spaced(jnp.linspace, start, end, steps, dtype=_jd(dtype)), requires_grad,
-                   device)
+    return _finish(_spaced(jnp.linspace, start, end, steps, dtype), requires_grad, device)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    return _finish(_spaced(jnp.logspace, start, end, steps, base=base, dtype=_jd(dtype)),
-                   requires_grad, device)
+    return _finish(_spaced(jnp.logspace, start, end, steps, dtype, base=base), requires_grad,
+                   device)
 
 
-def _spaced(space, start, end, steps, **kwargs):
+def _spaced(space, start, end, steps, dtype, **kwargs):
     try:
-        return space(start, end, int(steps), **kwargs)
+        return space(start, end, int(steps), dtype=_jd(dtype), **kwargs)
     except ValueError:  # NumPy's words for a negative count
         if int(steps) < 0:
             raise RuntimeError("number of steps must be non-negative") from None
         raise
+    except _checks.Unnamed as error:
+        raise _checks.public(space.__name__, error) from None
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
@@ -415,6 +416,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     except ValueError:  # NumPy's words for a negative size
         _checks.check_eye(n, m)
         raise
+    except _checks.Unnamed as error:
+        raise _checks.public("eye", error) from None
     return _finish(arr, requires_grad, device)
 
 
@@ -500,10 +503,10 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 
 def _new(fn):
-    def method(self, *size, dtype=None, device=None, requires_grad=False):
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
         try:
-            return fn(*size, dtype=dtype or self.dtype, device=_input_device(self, device),
-                      requires_grad=requires_grad)
+            return fn(*args, **kwargs, dtype=dtype or self.dtype,
+                      device=_input_device(self, device), requires_grad=requires_grad)
         except _checks.REWORDED as error:
             raise _checks.public("new_" + fn.__name__, error) from None
     return method
@@ -512,10 +515,7 @@ def _new(fn):
 Tensor.new_zeros = _new(zeros)
 Tensor.new_ones = _new(ones)
 Tensor.new_empty = _new(empty)
-Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
-    requires_grad=False: _PLAIN["full"](size, fill_value, dtype=dtype or self.dtype,
-                                        device=_input_device(self, device),
-                                        requires_grad=requires_grad)
+Tensor.new_full = _new(full)
 Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: \
     _PLAIN["tensor"](data, dtype=dtype or self.dtype, device=_input_device(self, device),
                      requires_grad=requires_grad)

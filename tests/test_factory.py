@@ -180,6 +180,9 @@ _NOT_A_DTYPE = r"\(\): argument 'dtype' must be torch.dtype, not str$"
      r"^full\(\): argument 'fill_value' \(position 2\) must be Number, not list$"),
     (lambda L: L.full_like(L.ones(2), None), TypeError,
      r"^full_like\(\): argument 'fill_value' \(position 2\) must be Number, not NoneType$"),
+    (lambda L: L.ones(2).new_full((2,), None), TypeError,
+     r"^new_full\(\): argument 'fill_value' \(position 2\) must be Number, not NoneType$"),
+    (lambda L: L.ones(2).new_full((-1,), 1.0), RuntimeError, _NEGATIVE),
     (lambda L: L.tensor("a"), TypeError, r"^new\(\): invalid data type 'str'$"),
     (lambda L: L.tensor([1, "a"]), TypeError, r"^new\(\): invalid data type 'str'$"),
     (lambda L: L.tensor(["a"]), ValueError, r"^too many dimensions 'str'$"),
@@ -199,6 +202,10 @@ _NOT_A_DTYPE = r"\(\): argument 'dtype' must be torch.dtype, not str$"
     (lambda L: L.full((2,), 1.0, dtype="float"), TypeError, "^full" + _NOT_A_DTYPE),
     (lambda L: L.zeros_like(L.ones(2), dtype="float"), TypeError, "^zeros_like" + _NOT_A_DTYPE),
     (lambda L: L.ones(2).new_zeros(2, dtype="float"), TypeError, "^new_zeros" + _NOT_A_DTYPE),
+    # PyTorch's words differ where the factory has several signatures ("invalid combination")
+    (lambda L: L.eye(2, dtype="float"), TypeError, r"^eye\(\)"),
+    (lambda L: L.linspace(0, 1, 2, dtype="float"), TypeError, r"^linspace\(\)"),
+    (lambda L: L.rand(2, dtype="float"), TypeError, r"^rand\(\)"),
     (lambda L: L.zeros_like([1, 2]), TypeError,
      r"^zeros_like\(\): argument 'input' \(position 1\) must be Tensor, not list$"),
     (lambda L: L.ones_like(np.ones(2)), TypeError,
@@ -210,6 +217,9 @@ _NOT_A_DTYPE = r"\(\): argument 'dtype' must be torch.dtype, not str$"
 ])
 def test_bad_arguments_raise_pytorchs_errors(call, exc, match):
     raises_as_torch(call, exc, match)
+    with pytest.raises(exc) as raised:  # PyTorch's own class, not a subclass of hookgrad's
+        call(hg)
+    assert type(raised.value) is exc
 
 
 def test_what_the_factories_take_still_runs():
@@ -218,4 +228,5 @@ def test_what_the_factories_take_still_runs():
         L.full((2,), 1j).tolist(), L.tensor([[1, 2], [3, 4]]).tolist(),
         L.tensor([1, 2.5, True]).tolist(), L.zeros(0, 3).shape == (0, 3),
         L.randint(3, (2,)).shape == (2,), L.eye(0).shape == (0, 0),
-        L.linspace(0, 1, 0).shape == (0,)])
+        L.linspace(0, 1, 0).shape == (0,), L.ones(2).new_full((2,), 3).tolist(),
+        L.ones(2).new_full(size=(1,), fill_value=2.0).tolist()])
