@@ -95,6 +95,16 @@ class AcceleratorError(RuntimeError):
     __module__ = "hookgrad"
 
 
+def type_name(value):
+    """``value``'s type as PyTorch's parser names it: a builtin's or a Tensor's bare name,
+    another module's qualified (``numpy.ndarray``): the ops' and the
+    factories' TypeErrors name it."""
+    t = type(value)
+    if t.__module__ == "builtins" or t.__module__.startswith("hookgrad"):
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
 def dim_out_of_range(dim, ndim):
     """PyTorch's IndexError for ``dim`` outside a tensor of ``ndim`` dimensions (a 0-d
     tensor's reads as one of no dimensions)."""

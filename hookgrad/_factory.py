@@ -6,7 +6,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _host_transfer, _jax_trace, _meta, random
+from . import _device, _dtype, _factory_checks as _checks, _host_transfer, _jax_trace, _meta, \
+    random
+from ._errors import type_name
 from ._host_value import DTYPES as _HOST_DTYPES, Host
 from ._tensor import Tensor
 
@@ -29,6 +31,7 @@ def _finish(arr, requires_grad, device):
 
 
 _NUMBER_TYPES = frozenset((bool, int, float))
+_NOT_NUMBERS = frozenset((str, list, tuple))  # an element of ragged data, a str: refused
 
 
 def _number_kinds(data):
@@ -47,11 +50,17 @@ def _infer_dtype(data):
     if kinds is not None:
         return _dtype.get_default_dtype() if float in kinds or not kinds else \
             _dtype.int64 if int in kinds else _dtype.bool
-    flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, np.ndarray) else None
-    if flat is None:
+    if isinstance(data, np.ndarray):
         return None
+    try:
+        flat = np.asarray(data, dtype=object).reshape(-1)
+    except ValueError:  # ragged: PyTorch's words
+        _checks.refuse_data(data, None)
+        raise
     kinds = set()
     for v in flat:
+        if v is None or v.__class__ in _NOT_NUMBERS:  # PyTorch's words, not NaN or NumPy's
+            _checks.refuse_data(data, None)
         if isinstance(v, (bool, np.bool_)):
             kinds.add("b")
         elif isinstance(v, (int, np.integer)):
@@ -123,12 +132,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                 (_dtype.float64 if _dtype.x64_enabled() else _dtype.float32)
         else:
             dt = _infer_dtype(data)
+    elif dtype.__class__ is str:
+        raise _checks.public("tensor", _checks.not_a_dtype(dtype))
     else:
         dt = _dtype.as_dtype(dtype)
     # a copy of the caller's data, as PyTorch's tensor() makes: a small one held on the
     # host (``_held_on_host``), else transferred by from_host, and a small one remembered:
     # host ops read it with no transfer (``_ops/stages/host.py``)
-    host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
+    try:
+        host = np.array(data, dtype=_dtype.to_jax(dt), copy=True)
+    except (ValueError, TypeError):  # a str, a ragged nesting: PyTorch's words
+        _checks.refuse_data(data, dt.is_floating_point is False)
+        raise
     if not requires_grad and _host_device(device) and _held_on_host(host):
         return Tensor._wrap(Host(host, None))
     arr = _dtype.from_host(host)
@@ -236,7 +251,11 @@ _size = _jax_trace.size_args  # a factory's sizes, as the views take them
 def _jd(dtype, default=None):
     d = dtype if dtype is not None else (default or _dtype.get_default_dtype())
     jd = _FIXED_JAX.get(d) if d.__class__ is _dtype.dtype else None
-    return _dtype.to_jax(d) if jd is None else jd  # (the table: a model's factories, per step)
+    if jd is not None:  # (the table: a model's factories, per step)
+        return jd
+    if d.__class__ is str:
+        raise _checks.not_a_dtype(d)
+    return _dtype.to_jax(d)
 
 
 _FIXED_JAX = _dtype.FIXED_JAX
@@ -251,16 +270,27 @@ def _on_meta(device):
 
 def _filled(shape, value, dtype, device=None):
     if _on_meta(device):
+        _refuse_negative(shape, meta=True)
         return _meta.MetaArray(shape, dtype)
-    # small arrays come from the host: no XLA compilation per new shape (a symbolic size,
-    # torch.export's, has no host array)
-    for s in shape:
-        if type(s) is not int:
-            break
-    else:
-        if math.prod(shape) <= 1 << 16:
-            return _dtype.from_host(np.full(shape, value, dtype))
-    return jnp.full(shape, value, dtype)
+    try:
+        # small arrays come from the host: no XLA compilation per new shape (a symbolic
+        # size, torch.export's, has no host array)
+        for s in shape:
+            if type(s) is not int:
+                break
+        else:
+            if math.prod(shape) <= 1 << 16:
+                return _dtype.from_host(np.full(shape, value, dtype))
+        return jnp.full(shape, value, dtype)
+    except (ValueError, TypeError):  # NumPy's or JAX's refusal: PyTorch's words
+        _refuse_negative(shape)
+        raise
+
+
+def _refuse_negative(shape, meta=False):
+    error = _checks.negative_size(shape, meta)
+    if error is not None:
+        raise error from None  # (NumPy's refusal, where it came from, is no help)
 
 
 def _input_device(input, device):
@@ -281,7 +311,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
-    return _PLAIN["zeros"](*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _finish(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
@@ -290,6 +320,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
             dtype = _dtype.bool
         elif isinstance(fill_value, int):
             dtype = _dtype.int64
+    if fill_value.__class__ not in _NUMBER_TYPES:
+        _checks.check_fill(fill_value)
+        if dtype is None and isinstance(fill_value, complex):  # not its real part alone
+            dtype = _dtype.complex128 if _dtype.get_default_dtype() == _dtype.float64 \
+                else _dtype.complex64
     return _finish(_filled(_size((size,)), fill_value, _jd(dtype), device), requires_grad,
                    device)
 
@@ -356,16 +391,34 @@ def _check_range(start, end, step):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    return _finish(jnp.linspace(start, end, int(steps), dtype=_jd(dtype)), requires_grad, device)
+    return _finish(_spaced(jnp.linspace, start, end, steps, dtype), requires_grad, device)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    return _finish(jnp.logspace(start, end, int(steps), base=base, dtype=_jd(dtype)),
-                   requires_grad, device)
+    return _finish(_spaced(jnp.logspace, start, end, steps, dtype, base=base), requires_grad,
+                   device)
+
+
+def _spaced(space, start, end, steps, dtype, **kwargs):
+    try:
+        return space(start, end, int(steps), dtype=_jd(dtype), **kwargs)
+    except ValueError:  # NumPy's words for a negative count
+        if int(steps) < 0:
+            raise RuntimeError("number of steps must be non-negative") from None
+        raise
+    except _checks.Unnamed as error:
+        raise _checks.public(space.__name__, error) from None
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    return _finish(jnp.eye(n, m, dtype=_jd(dtype)), requires_grad, device)
+    try:
+        arr = jnp.eye(n, m, dtype=_jd(dtype))
+    except ValueError:  # NumPy's words for a negative size
+        _checks.check_eye(n, m)
+        raise
+    except _checks.Unnamed as error:
+        raise _checks.public("eye", error) from None
+    return _finish(arr, requires_grad, device)
 
 
 def _gen_key(generator):
@@ -380,17 +433,25 @@ def _drawn(arr, dtype):
     return jnp.asarray(arr, dtype)
 
 
+def _draw(kind, shape, generator):
+    try:
+        return random.draw(kind, shape, generator=generator)
+    except ValueError:  # NumPy's words for a negative size
+        _refuse_negative(shape)
+        raise
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     if _on_meta(device):  # nothing drawn, as PyTorch's meta tensors
         return _finish(_meta.MetaArray(_size(size), _jd(dtype)), requires_grad, device)
-    arr = random.draw("uniform", _size(size), generator=generator)
+    arr = _draw("uniform", _size(size), generator)
     return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     if _on_meta(device):
         return _finish(_meta.MetaArray(_size(size), _jd(dtype)), requires_grad, device)
-    arr = random.draw("normal", _size(size), generator=generator)
+    arr = _draw("normal", _size(size), generator)
     return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
 
 
@@ -398,11 +459,20 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
             requires_grad=False):
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+        if not isinstance(size, (tuple, list)):
+            raise _checks.public("randint", _checks.Unnamed(
+                f"argument 'size' (position 2) must be tuple of ints, not "
+                f"{type_name(size)}"))
     key, dt = _gen_key(generator), _jd(dtype, _dtype.int64)
     if isinstance(key, jax.core.Tracer):
         arr = jax.random.randint(key, tuple(size), low, high, dt)
     else:  # drawn on the host, as random.draw
-        arr = _drawn(random.host_generator(key).integers(low, high, tuple(size)), dt)
+        try:
+            drawn = random.host_generator(key).integers(low, high, tuple(size))
+        except ValueError:  # NumPy's words: PyTorch's
+            _checks.check_randint(low, high, tuple(size))
+            raise
+        arr = _drawn(drawn, dt)
     return _finish(arr, requires_grad, device)
 
 
@@ -433,19 +503,19 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 
 def _new(fn):
-    def method(self, *size, dtype=None, device=None, requires_grad=False):
-        return fn(*size, dtype=dtype or self.dtype, device=_input_device(self, device),
-                  requires_grad=requires_grad)
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        try:
+            return fn(*args, **kwargs, dtype=dtype or self.dtype,
+                      device=_input_device(self, device), requires_grad=requires_grad)
+        except _checks.REWORDED as error:
+            raise _checks.public("new_" + fn.__name__, error) from None
     return method
 
 
 Tensor.new_zeros = _new(zeros)
 Tensor.new_ones = _new(ones)
 Tensor.new_empty = _new(empty)
-Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, \
-    requires_grad=False: _PLAIN["full"](size, fill_value, dtype=dtype or self.dtype,
-                                        device=_input_device(self, device),
-                                        requires_grad=requires_grad)
+Tensor.new_full = _new(full)
 Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False: \
     _PLAIN["tensor"](data, dtype=dtype or self.dtype, device=_input_device(self, device),
                      requires_grad=requires_grad)
@@ -460,15 +530,23 @@ def _seen_by_modes(name, fn, sized):
     """``fn``, a factory that the entered dispatch modes see as the ATen op ``name``, its
     size (``sized``) as a list and ``requires_grad`` applied afterwards, as PyTorch's
     autograd does around the op."""
+    op = name.split(".")[0]
+
     @functools.wraps(fn)
     def factory(*args, **kwargs):
-        if not MODES[0]:
-            return fn(*args, **kwargs)
-        requires_grad = kwargs.pop("requires_grad", False)
-        if sized:
-            args = (list(_size(args)),)
-        t = MODES[1](name, fn, args, kwargs)
-        return t.requires_grad_() if requires_grad else t
+        try:
+            if not MODES[0]:
+                return fn(*args, **kwargs)
+            requires_grad = kwargs.pop("requires_grad", False)
+            if sized:
+                args = (list(_size(args)),)
+            t = MODES[1](name, fn, args, kwargs)
+            return t.requires_grad_() if requires_grad else t
+        except _checks.REWORDED as error:  # PyTorch's words name the function called
+            raise _checks.public(op, error) from None
+        except AttributeError as error:  # a ``*_like`` given no Tensor
+            _checks.reword_like(op, args, error)
+            raise
     return factory
 
 

@@ -141,3 +141,92 @@ def test_a_factory_on_the_cpu_named_keeps_its_array_where_it_is(monkeypatch):
     with jax.default_device(jax.devices("cpu")[0]):
         t = hg.full((2,), 3, device=d)
         assert t.tolist() == [3, 3] and t.device == d
+
+
+_NEGATIVE = r"^Trying to create tensor with negative dimension -1: \[-1\]$"
+_NOT_A_DTYPE = r"\(\): argument 'dtype' must be torch.dtype, not str$"
+
+
+# bad arguments get PyTorch's exception and words, not NumPy's or JAX's (or a result)
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda L: L.zeros(-1), RuntimeError, r"^zeros: Dimension size must be non-negative\.$"),
+    (lambda L: L.zeros((2, -1), dtype=L.int64), RuntimeError,
+     r"^zeros: Dimension size must be non-negative\.$"),
+    (lambda L: L.zeros(-1, device="meta"), RuntimeError, _NEGATIVE),
+    (lambda L: L.ones(-1), RuntimeError, _NEGATIVE),
+    (lambda L: L.ones(2, -3), RuntimeError,
+     r"^Trying to create tensor with negative dimension -3: \[2, -3\]$"),
+    (lambda L: L.empty(-1), RuntimeError, _NEGATIVE),
+    (lambda L: L.full((-1,), 1.0), RuntimeError, _NEGATIVE),
+    (lambda L: L.rand(-1), RuntimeError, _NEGATIVE),
+    (lambda L: L.randn(-1), RuntimeError, _NEGATIVE),
+    (lambda L: L.randint(0, 5, (-1,)), RuntimeError, _NEGATIVE),
+    (lambda L: L.ones(2).new_zeros(-1), RuntimeError, _NEGATIVE),
+    (lambda L: L.eye(-1), RuntimeError, r"^n must be greater or equal to 0, got -1$"),
+    (lambda L: L.eye(2, -1), RuntimeError, r"^m must be greater or equal to 0, got -1$"),
+    (lambda L: L.linspace(0, 1, -1), RuntimeError, r"^number of steps must be non-negative$"),
+    (lambda L: L.logspace(0, 1, -1), RuntimeError, r"^number of steps must be non-negative$"),
+    (lambda L: L.randint(5, 2), TypeError,
+     r"^randint\(\): argument 'size' \(position 2\) must be tuple of ints, not int$"),
+    (lambda L: L.randint(5, 2, (3,)), RuntimeError,
+     r"^random_ expects 'from' to be less than 'to', but got from=5 >= to=2$"),
+    (lambda L: L.randint(0, (3,)), RuntimeError,
+     r"^random_ expects 'from' to be less than 'to', but got from=0 >= to=0$"),
+    (lambda L: L.full((2,), None), TypeError,
+     r"^full\(\): argument 'fill_value' \(position 2\) must be Number, not NoneType$"),
+    (lambda L: L.full((2,), "a"), TypeError,
+     r"^full\(\): argument 'fill_value' \(position 2\) must be Number, not str$"),
+    (lambda L: L.full((2,), [1]), TypeError,
+     r"^full\(\): argument 'fill_value' \(position 2\) must be Number, not list$"),
+    (lambda L: L.full_like(L.ones(2), None), TypeError,
+     r"^full_like\(\): argument 'fill_value' \(position 2\) must be Number, not NoneType$"),
+    (lambda L: L.ones(2).new_full((2,), None), TypeError,
+     r"^new_full\(\): argument 'fill_value' \(position 2\) must be Number, not NoneType$"),
+    (lambda L: L.ones(2).new_full((-1,), 1.0), RuntimeError, _NEGATIVE),
+    (lambda L: L.tensor("a"), TypeError, r"^new\(\): invalid data type 'str'$"),
+    (lambda L: L.tensor([1, "a"]), TypeError, r"^new\(\): invalid data type 'str'$"),
+    (lambda L: L.tensor(["a"]), ValueError, r"^too many dimensions 'str'$"),
+    (lambda L: L.tensor(None), RuntimeError, r"^Could not infer dtype of NoneType$"),
+    (lambda L: L.tensor([1, None]), RuntimeError, r"^Could not infer dtype of NoneType$"),
+    (lambda L: L.tensor([[1, 2], [3]]), ValueError,
+     r"^expected sequence of length 2 at dim 1 \(got 1\)$"),
+    (lambda L: L.tensor([[1, 2], [3]], dtype=L.float32), ValueError,
+     r"^expected sequence of length 2 at dim 1 \(got 1\)$"),
+    (lambda L: L.tensor([[1, 2], 3]), TypeError, r"^not a sequence$"),
+    (lambda L: L.tensor([1, [2, 3]]), TypeError,
+     r"^'list' object cannot be interpreted as an integer$"),
+    (lambda L: L.tensor([1.0, [2, 3]]), TypeError, r"^must be real number, not list$"),
+    (lambda L: L.tensor([1.0], dtype="float"), TypeError, "^tensor" + _NOT_A_DTYPE),
+    (lambda L: L.zeros(2, dtype="float"), TypeError, "^zeros" + _NOT_A_DTYPE),
+    (lambda L: L.empty(2, dtype="float"), TypeError, "^empty" + _NOT_A_DTYPE),
+    (lambda L: L.full((2,), 1.0, dtype="float"), TypeError, "^full" + _NOT_A_DTYPE),
+    (lambda L: L.zeros_like(L.ones(2), dtype="float"), TypeError, "^zeros_like" + _NOT_A_DTYPE),
+    (lambda L: L.ones(2).new_zeros(2, dtype="float"), TypeError, "^new_zeros" + _NOT_A_DTYPE),
+    # PyTorch's words differ where the factory has several signatures ("invalid combination")
+    (lambda L: L.eye(2, dtype="float"), TypeError, r"^eye\(\)"),
+    (lambda L: L.linspace(0, 1, 2, dtype="float"), TypeError, r"^linspace\(\)"),
+    (lambda L: L.rand(2, dtype="float"), TypeError, r"^rand\(\)"),
+    (lambda L: L.zeros_like([1, 2]), TypeError,
+     r"^zeros_like\(\): argument 'input' \(position 1\) must be Tensor, not list$"),
+    (lambda L: L.ones_like(np.ones(2)), TypeError,
+     r"^ones_like\(\): argument 'input' \(position 1\) must be Tensor, not numpy.ndarray$"),
+    (lambda L: L.full_like([1, 2], 1), TypeError,
+     r"^full_like\(\): argument 'input' \(position 1\) must be Tensor, not list$"),
+    (lambda L: L.randn_like([1, 2]), TypeError,
+     r"^randn_like\(\): argument 'input' \(position 1\) must be Tensor, not list$"),
+])
+def test_bad_arguments_raise_pytorchs_errors(call, exc, match):
+    raises_as_torch(call, exc, match)
+    with pytest.raises(exc) as raised:  # PyTorch's own class, not a subclass of hookgrad's
+        call(hg)
+    assert type(raised.value) is exc
+
+
+def test_what_the_factories_take_still_runs():
+    same_as_torch(lambda L: [
+        L.full((2,), np.float64(1.5)).tolist(), L.full((2,), L.tensor(2.0)).tolist(),
+        L.full((2,), 1j).tolist(), L.tensor([[1, 2], [3, 4]]).tolist(),
+        L.tensor([1, 2.5, True]).tolist(), L.zeros(0, 3).shape == (0, 3),
+        L.randint(3, (2,)).shape == (2,), L.eye(0).shape == (0, 0),
+        L.linspace(0, 1, 0).shape == (0,), L.ones(2).new_full((2,), 3).tolist(),
+        L.ones(2).new_full(size=(1,), fill_value=2.0).tolist()])

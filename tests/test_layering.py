@@ -30,7 +30,8 @@ The layers, bottom first (a module may import its own layer and those below):
 4. around the Tensor: the hook rules (``_autograd.backward_hook``, ``_autograd.hooks``) and
    the saved tensors with their hook contexts (``_autograd.saved``);
 5. the op table: ``_ops`` (registry, dispatch, the op rows; ``dispatch._dual`` is forward
-   AD's slot), ``_factory``, ``_generator``, ``random``;
+   AD's slot), ``_factory`` (``_factory_checks``: its argument errors), ``_generator``,
+   ``random``;
 6. the engine: ``_engine`` (engine, backward, function, forward_ad, fusion);
 7. public facades: ``autograd`` and its submodules, ``utils``, ``utils.hooks`` (nothing
    internal imports them: a test checks);
@@ -79,7 +80,8 @@ LAYERS = [
     ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._tensor_meta", "hookgrad._views",
      "hookgrad._storage"],
     ["hookgrad._autograd.backward_hook", "hookgrad._autograd.hooks", "hookgrad._autograd.saved"],
-    ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._generator",
+    ["hookgrad._ops", "hookgrad._ops.*", "hookgrad._factory", "hookgrad._factory_checks",
+     "hookgrad._generator",
      "hookgrad.random"],
     ["hookgrad._engine", "hookgrad._engine.*"],
     ["hookgrad.autograd", "hookgrad.autograd.*", "hookgrad.utils", "hookgrad.utils.hooks"],

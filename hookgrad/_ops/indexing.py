@@ -92,6 +92,8 @@ def _parse_index(idx, ints_as_arrays=False, masks=False):
             try:
                 template.append(("I", k.__index__()))
             except (AttributeError, TypeError):
+                if isinstance(k, str):  # PyTorch reads a str as a sequence of indices
+                    raise TypeError("new(): invalid data type 'str'") from None
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
                                  "or byte Variables are valid indices (got "
                                  f"{type(k).__name__})") from None

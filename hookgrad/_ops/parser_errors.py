@@ -9,14 +9,7 @@ one Python function cannot tell which form was called).
 """
 from __future__ import annotations
 
-
-def type_name(value):
-    """``value``'s type as PyTorch's parser names it: a builtin's or a Tensor's bare name,
-    another module's qualified (``numpy.ndarray``)."""
-    t = type(value)
-    if t.__module__ == "builtins" or t.__module__.startswith("hookgrad"):
-        return t.__name__
-    return f"{t.__module__}.{t.__name__}"
+from .._errors import type_name  # the parser's name of a type (the factories' too)
 
 
 def not_a(name, arg, value, wanted="int", position=1):

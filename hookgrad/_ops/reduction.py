@@ -13,10 +13,12 @@ from .._dtype import to_jax
 from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
-from .parser_errors import bool_in_int_list, invalid_arguments, not_a, not_a_dim
+from .parser_errors import invalid_arguments, not_a_dim
 from .linalg_decomp import check_floating
 from .pointwise import _abs
 from .promotion import REFUSED, real_only
+from .reduction_args import (ALL_DIMS, NOT_INT, _ALL_FORMS, _MAX_FORMS, _PROD_FORMS,
+                             _SUM_FORMS, norm_dim_refused, not_an_int_dim, refused)
 from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
@@ -201,48 +203,6 @@ def _dims(dim, ndim):
     return dim if ndim else ()
 
 
-class _Omitted:
-    """The default of a ``dim`` that PyTorch's signatures leave out (``x.sum()``), where
-    an explicit None is another call: ``sum(keepdim=True)``, ``prod(dim=None)`` and
-    ``max(dim=None)`` are its TypeErrors."""
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<all dims>"
-
-
-ALL_DIMS = _Omitted()
-# PyTorch's signatures (as its argument parser prints them) of the reductions whose dim
-# may be omitted
-_SUM_FORMS = ("(*, torch.dtype dtype = None)",
-              "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)")
-_PROD_FORMS = ("(*, torch.dtype dtype = None)",
-               "(int dim, bool keepdim = False, *, torch.dtype dtype = None)")
-_MAX_FORMS = ("()", "(Tensor other)", "(int dim, bool keepdim = False)")
-_ALL_FORMS = ("()", "(tuple of ints dim = None, bool keepdim = False)",
-              "(int dim, bool keepdim = False)")
-
-
-NOT_INT = (bool, float, str)  # not a dim to PyTorch's parser: int() would read or refuse them
-
-
-def not_an_int_dim(name, dim, position=1):
-    """PyTorch's TypeError for a ``dim`` of ``name`` (``median``, ``nanmedian``: one
-    signature with a dim, an int) that is None, a bool, or left out beside ``keepdim``."""
-    if dim is ALL_DIMS:
-        return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    return not_a(name, "dim", dim, "int", position)
-
-
-def _refused(name, forms, dim, keepdim):
-    """PyTorch's TypeError for a reduction's ``dim`` none of its signatures (``forms``)
-    takes: ``keepdim`` without ``dim`` (``ALL_DIMS``), a bool, None. NOTE: the callers test
-    for these inline: a call only where one raises."""
-    if dim is ALL_DIMS:
-        return invalid_arguments(name, forms, keepdim=keepdim)
-    return invalid_arguments(name, forms, dim=dim)
-
-
 def _held_whole(op, input, keepdim):
     """``op`` (sum or mean) of all of ``input`` by its NumPy form when ``input`` is a plain
     float Tensor held on the host (``_host_value.py``): a loop's ``x.sum().item()``, with
@@ -266,10 +226,11 @@ def _int_accumulator(input, dtype):
 def sum(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
     summed as int64."""
-    if dim is ALL_DIMS and keepdim is False:
+    if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
         dim = None
-    elif dim is ALL_DIMS or dim.__class__ in NOT_INT:
-        raise _refused("sum", _SUM_FORMS, dim, keepdim)
+    elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
+            or dtype.__class__ is str:
+        raise refused("sum", _SUM_FORMS, dim, keepdim, dtype)
     if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
         return res
     dtype = _int_accumulator(input, dtype)
@@ -292,10 +253,11 @@ def trace(input) -> Tensor:
 @export
 def mean(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``mean(input, dim=None, keepdim=False, *, dtype=None)`` (floating/complex only)."""
-    if dim is ALL_DIMS and keepdim is False:
+    if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
         dim = None
-    elif dim is ALL_DIMS or dim.__class__ in NOT_INT:
-        raise _refused("mean", _SUM_FORMS, dim, keepdim)
+    elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
+            or dtype.__class__ is str:
+        raise refused("mean", _SUM_FORMS, dim, keepdim, dtype)
     if dim is None and dtype is None and (res := _held_whole(MEAN, input, keepdim)) is not None:
         return res
     dim = _dims(dim, input.ndim)
@@ -318,10 +280,11 @@ def _kind(t):
 def prod(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
     """``prod(input, dim=None, keepdim=False, *, dtype=None)`` (``dim`` an int, or left out:
     PyTorch's ``prod`` takes no None)."""
-    if dim is ALL_DIMS and keepdim is False:
+    if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
         dim = None
-    elif dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
-        raise _refused("prod", _PROD_FORMS, dim, keepdim)
+    elif dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
+            or dtype.__class__ is str:
+        raise refused("prod", _PROD_FORMS, dim, keepdim, dtype)
     dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     if dim is None:
@@ -431,7 +394,7 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
     if dim is ALL_DIMS and keepdim is False:
         return apply(all_op, (input,))
     if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
-        raise _refused(name, _MAX_FORMS, dim, keepdim)
+        raise refused(name, _MAX_FORMS, dim, keepdim)
     d = wrap_dim(int(dim), input.ndim)
     if input._arr.dtype.kind == "c":  # (ARGMAX's own refusal names argmax)
         raise RuntimeError(_NO_COMPLEX.format(name))
@@ -524,11 +487,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     if p is None:
         p = "fro"
     if isinstance(p, str) and p != "fro":
+        if p != "nuc":  # PyTorch hands a str order to its matrix norm, which refuses it
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
         raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
-    if dim.__class__ is bool or dim.__class__ in (tuple, list) and dim and \
-            dim[0].__class__ is bool:  # PyTorch's norm passes its dim on as a list
-        raise bool_in_int_list("linalg_vector_norm", "dim", [dim] if dim.__class__ is bool
-                               else dim, 3)
+    if dim.__class__ in NOT_INT or dim.__class__ in (tuple, list) and dim and \
+            dim[0].__class__ in NOT_INT:
+        raise norm_dim_refused(p, dim)
     x = input if dtype is None else input.to(dtype)
     check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})

@@ -12,7 +12,8 @@ import jax.numpy as jnp
 from .dispatch import apply
 from .parser_errors import not_a_dim
 from .promotion import real_only
-from .reduction import ALL_DIMS, _return_type, not_an_int_dim, return_types
+from .reduction import _return_type, return_types
+from .reduction_args import ALL_DIMS, not_an_int_dim
 from .registry import defop, export
 from .shape import wrap_dim
 from .sorting import _GATHER_SAVE, _at_least_1d, _gather, _select, _size

@@ -17,7 +17,8 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .parser_errors import invalid_arguments, not_a
 from .promotion import real_input, real_only
-from .reduction import ALL_DIMS, NOT_INT, _return_type, not_an_int_dim, return_types
+from .reduction import _return_type, return_types
+from .reduction_args import ALL_DIMS, NOT_INT, not_an_int_dim
 from .registry import defop, export
 from .shape import wrap_dim
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from tests.differential import py, raises, same_as_torch, torch
+from tests.differential import py, raises, raises_as_torch, same_as_torch, torch
 
 BASE = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 10.0
 
@@ -225,3 +225,17 @@ def test_select_function_matches_indexing():
         y = L.select(t, 1, -1)
         return [py(y), y.grad_fn.name()]
     same_as_torch(f)
+
+
+def _write(L, idx):
+    x = L.ones(2, 3)
+    x[idx] = 1.0
+
+
+# PyTorch reads a str in an index as a sequence, and refuses it as tensor() does (it warns
+# first, of a non-tuple sequence, for the str alone)
+@pytest.mark.parametrize("idx", ["a", (0, "a"), (None, "a")], ids=repr)
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+def test_a_str_in_an_index_raises_pytorchs_type_error(idx):
+    raises_as_torch(lambda L: L.ones(2, 3)[idx], TypeError, r"^new\(\): invalid data type 'str'$")
+    raises_as_torch(lambda L: _write(L, idx), TypeError, r"^new\(\): invalid data type 'str'$")

@@ -130,10 +130,49 @@ REFUSED.update({
     for kind, bad in (("float", 1.0), ("str", "1"))})
 
 
+# ``keepdim`` is a bool and ``dtype`` a torch.dtype to PyTorch's parser (a str such as
+# 'float' is no dtype; without a dim no signature takes it); torch.norm's dim is ints
+REFUSED.update({
+    f"{name} keepdim={bad!r}": (lambda L, name=name, bad=bad: getattr(_x(L), name)(
+        1, keepdim=bad), rf"^{name}\(\): argument 'keepdim' must be bool, not {kind}$")
+    for name in ("sum", "mean", "prod") for bad, kind in (("a", "str"), (1, "int"),
+                                                          (None, "NoneType"))})
+REFUSED.update({
+    f"{name} dtype='float'": (lambda L, name=name: getattr(_x(L), name)(dtype="float"),
+                              _invalid(name, "dtype=str, "))
+    for name in ("sum", "mean", "prod")})
+REFUSED.update({
+    "sum dim and dtype='float'": (lambda L: _x(L).sum(1, dtype="float"),
+                                  r"^sum\(\): argument 'dtype' must be torch.dtype, not str$"),
+    "mean dim and dtype='float'": (lambda L: _x(L).mean(1, dtype="float"),
+                                   r"^mean\(\): argument 'dtype' must be torch.dtype, not str$"),
+    # torch.norm's Python code takes len() of a float dim for its Frobenius norm
+    "norm of a float dim": (lambda L: L.norm(_x(L), dim=1.5),
+                            r"^object of type 'float' has no len\(\)$"),
+    "norm method of a float dim": (lambda L: _x(L).norm(dim=1.5),
+                                   r"^object of type 'float' has no len\(\)$"),
+    "norm p=1 of a float dim": (lambda L: L.norm(_x(L), p=1, dim=1.5),
+                                r"^linalg_vector_norm\(\): argument 'dim' \(position 3\) must be "
+                                r"tuple of ints, not float$"),
+    "norm of a str dim": (lambda L: L.norm(_x(L), dim="a"),
+                          r"^linalg_vector_norm\(\): argument 'dim' \(position 3\) must be "
+                          r"tuple of ints, not str$"),
+    "norm of a float in a tuple": (lambda L: L.norm(_x(L), dim=(1.5,)),
+                                   r"^linalg_vector_norm\(\): argument 'dim' \(position 3\) must "
+                                   r"be tuple of ints, but found element of type float at pos 0$"),
+})
+
+
 @pytest.mark.parametrize("case", list(REFUSED))
 def test_arguments_no_signature_takes_raise_pytorchs_type_error(case):
     call, match = REFUSED[case]
     raises_as_torch(call, TypeError, match)
+
+
+@pytest.mark.parametrize("call", [lambda L: L.norm(_x(L), p="a"),
+                                  lambda L: _x(L).norm(p="a", dim=1)])
+def test_norm_of_an_unknown_str_order_raises_the_matrix_norms_error(call):
+    raises_as_torch(call, RuntimeError, r"^linalg\.matrix_norm: Order a not supported\.$")
 
 
 def test_what_the_signatures_take_still_runs():
