@@ -14,7 +14,7 @@ from .promotion import same_dtypes
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .layout import contiguous
 from . import einsum_steps
-from .shape import (UNSAFE_VIEW, UNSQUEEZE, expand, expanded_shape, reshape, size_at,
+from .shape import (UNSAFE_VIEW, expand, expanded_shape, reshape, size_at,
                     squeeze, t, transpose, unsqueeze)
 
 _gm = grad_mode._state
@@ -329,8 +329,10 @@ def matmul_graph(a, b):
         if da == 1:
             if db == 1:
                 return apply(DOT, (a, b))
-            return squeezed_in_place(apply(SQUEEZE_, (apply(MM, (apply(
-                UNSQUEEZE, (a,), {"dim": 0}), b)),), {"dim": 0}))
+            # NOTE: ``unsqueeze``, a view sharing ``a``'s version counter: ``a`` changed in
+            # place then fails the mm's saved-version check, as PyTorch's
+            return squeezed_in_place(apply(SQUEEZE_, (apply(MM, (unsqueeze(a, 0), b)),),
+                                           {"dim": 0}))
         return apply(MV if db == 1 else MM, (a, b))
     if da == db == 3:  # a batch of one that requires grad is squeezed, to fold the other
         if a.shape[0] == 1 != b.shape[0] and a.requires_grad:

@@ -1412,3 +1412,19 @@ def test_ihfftn_gives_pytorchs_transposed_strides():
         a = L.tensor([[1.0, 0.75, 1.25, 0.5], [-0.75, -0.25, 0.5, 1.0], [-0.5, 0.25, 0.0, -1.5]])
         return [list(L.fft.ihfftn(a).stride()), list(L.fft.ihfft2(a).stride())]
     same_as_torch(scenario)
+
+
+def test_a_vector_changed_in_place_after_its_matmul_fails_the_saved_version_check():
+    """``v @ m`` saves ``v.unsqueeze(0)``, a view sharing ``v``'s version counter: a write
+    into ``v`` then fails the backward (whichever input's gradient is asked for), as
+    PyTorch's MmBackward0 unpacks both its saved tensors."""
+    def scenario(L):
+        a = L.tensor([-2.0, -1.5], requires_grad=True)
+        m = L.tensor([[1.0, 2.0], [0.5, -1.0]], requires_grad=True)
+        v = a * 1
+        y = v @ m
+        v[0] = 0.5
+        return [raises(lambda: L.autograd.grad(y.sum(), [x], retain_graph=True))
+                for x in (a, m)]
+    got = same_as_torch(scenario)
+    assert all("modified by an inplace operation" in str(r) for r in got)
