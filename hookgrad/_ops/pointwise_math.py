@@ -169,7 +169,7 @@ _ADDCMUL = defop("addcmul", tensor_operands(lambda x, a, b, value: x + value * a
 _ADDCDIV = defop("addcdiv", tensor_operands(lambda x, a, b, value: x + value * a / b),
                  "AddcdivBackward0",
                  {1: (2,), 2: (1, 2)},
-                 names="self tensor1 tensor2 -> tensor2 value tensor1")
+                 names="self tensor1 tensor2 -> tensor1 tensor2 value")
 
 
 @variants(inplace=True)

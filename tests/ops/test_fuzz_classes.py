@@ -1428,3 +1428,29 @@ def test_a_vector_changed_in_place_after_its_matmul_fails_the_saved_version_chec
                 for x in (a, m)]
     got = same_as_torch(scenario)
     assert all("modified by an inplace operation" in str(r) for r in got)
+
+
+def test_addcdiv_packs_tensor1_before_tensor2():
+    """PyTorch 2.13's AddcdivBackward0 packs tensor1, then tensor2 (its ``_saved_*`` order)."""
+    def scenario(L):
+        a = L.tensor([[-1.5, -0.5]], requires_grad=True)
+        b = L.tensor([[-1.0, 0.75]], requires_grad=True)
+        t2 = a * a + 0.5
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.tolist()) or t,
+                                                  lambda t: t):
+            L.addcdiv(a, b, t2, value=2)
+        return seen
+    assert same_as_torch(scenario)[0] == [[-1.0, 0.75]]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32: KNOWN_BUGS rule polar_saves_its_inputs")
+def test_polar_inputs_changed_in_place_do_not_fail_the_backward():
+    def scenario(L):
+        r = L.tensor([1.5, 0.5], requires_grad=True)
+        t = L.tensor([0.25, -1.0], requires_grad=True)
+        angle = t * 1
+        z = L.view_as_real(L.polar(r, angle))
+        angle[0] = 0.5
+        return raises(lambda: (z * z).sum().backward())
+    assert same_as_torch(scenario) == {"returned": True}
