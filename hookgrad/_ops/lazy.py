@@ -89,7 +89,7 @@ def defer(op, key, fn, args, q=None, forms=None):
         tr = _local.trace
         if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
             tr = _local.trace = _Trace()
-        index, given, leaves = tr.index, tr.given, tr.leaves
+        index = tr.index  # (``given`` and ``leaves``: read where a leaf is met)
         sig = [key]
         spec = []
         add = spec.append
@@ -139,18 +139,18 @@ def defer(op, key, fn, args, q=None, forms=None):
                 # (a PRNG key's shape and implementation too: the segment's key is its
                 # program's signature, ``_run_segment``)
                 add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v._impl))
-                leaves.append(v)
+                tr.leaves.append(v)
                 k += 1
                 continue
             # NOTE: an array read by several ops (a weight, a constant) is one argument of
             # the program: each argument costs its dispatch, and the ops share it
-            i = given.get(id(v))
+            i = tr.given.get(id(v))
             if i is not None:
                 add(i)  # ``(an earlier leaf's position,)``, made once per leaf
                 continue
-            given[id(v)] = (k,)
+            tr.given[id(v)] = (k,)
             add(v.aval)
-            leaves.append(v)
+            tr.leaves.append(v)
             k += 1
         if forms is not None and not (req or pend) and op.name in forms:
             return _undo(tr, HOST), req  # (a pending argument leaves it to this path)
@@ -173,21 +173,24 @@ def defer(op, key, fn, args, q=None, forms=None):
         q = _new(Pending)
         q.op, q.key, q.fn, q.args, q.aval = op, key, fn, arrs, av
         q.value, q.ref, q.saved, q.gen = None, None, False, tr.gen
-    place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
-    found = place(arrs[0].shape) if place is not None else None
-    if found is None:
+    # (an op's own forward has a ``place`` only for an op at positions)
+    if made and op.positions is None or (place := None if fn.__class__ in _UNPLACED else
+                                         getattr(fn, "place", None)) is None or \
+            (found := place(arrs[0].shape)) is None:
         tr.struct.append((op.fwd, key, tuple(spec)))
     else:  # its positions are arguments here too (an op at positions)
         fwd, fixed, where = found
         spec += [int] * len(where)
-        leaves.extend(where)
+        tr.leaves.extend(where)
         k += len(where)
         tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
     tr.nl = k
     q.depth = depth + 1
-    index[q] = tr.n  # (in order: the segment's ops are ``index``'s keys)
-    tr.n += 1
-    return (q if not made or av.__class__ is not tuple else _outputs(q)), req
+    index[q] = n = tr.n  # (in order: the segment's ops are ``index``'s keys)
+    tr.n = n + 1
+    if made and av.__class__ is tuple:
+        return _outputs(q), req
+    return q, req
 
 
 def _undo(tr, res):
