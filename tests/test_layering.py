@@ -313,8 +313,10 @@ LONG_FILES = {
                                   "branches now: split once they land",
 }
 LONG_FUNCTIONS = {
-    "hookgrad/_ops/dispatch.py:apply": "runs once per op call: each stage's test is inline, "
-                                       "where a call per stage would cost every op",
+    "hookgrad/_ops/dispatch.py:_general": "apply's path for what does not defer (a first "
+                                          "call, in place, host values, tracers): each "
+                                          "stage's test is inline, where a call per stage "
+                                          "would cost every such op",
     "hookgrad/_ops/lazy.py:defer": "runs once per deferred op: one walk over its arguments "
                                    "signs it and wires it into the trace, where a helper "
                                    "per part would cost every op a call",

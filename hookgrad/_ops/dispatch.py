@@ -55,6 +55,37 @@ def apply(op, args, statics=None, out=None):
         not a0._requires_grad and (found := _HOST_FORMS.get(op.name)) is not None
     if tried and (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # a loop's host-held value: stage 3 before reading the arguments twice
+    key = tuple(statics.items()) if statics else ()
+    try:  # (no call when the program is made: nearly always)
+        fn = op._fwd_cache[key]
+    except KeyError:
+        fn = op.forward_fn(key)
+    if out is None and op.jit and _lazy_state["enabled"] and _fm.backend is None:
+        # the lazy path: one walk over the arguments decides it and wires the op into the
+        # trace (``lazy.defer``); what it leaves (a first call, a value held on the host,
+        # a tracer, a constant array) takes the general path below
+        try:
+            res, req = _defer(op, key, fn, args, None, None if tried else _HOST_FORMS)
+            if res is _HOST_DUE:  # no argument requires grad or is pending: stage 3 first
+                if (res := _host_run(op, _HOST_FORMS[op.name], statics, args, None)) is not None:
+                    return res
+                tried = True
+                res, req = _defer(op, key, fn, args)
+        except jax_errors.RAISES as e:
+            raise jax_errors.torch_error(op.name, e)
+        if res.__class__ is Pending:
+            t = _record(op, key, args, res) if req and _gm.enabled and op.node is not None \
+                else _wrap(res)
+            res.ref = _weakref(t)
+            return t
+        if res.__class__ is list:  # the outputs of a multi-output op
+            return _deferred_outputs(op, key, args, tuple(res),
+                                     req and _gm.enabled and op.node is not None)
+    return _general(op, args, statics, out, tried, key, fn)
+
+
+def _general(op, args, statics, out, tried, key, fn):
+    """``apply``'s general path: the host stage, hookgrad.func, a first call, in place."""
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
     meta = False
@@ -89,13 +120,8 @@ def apply(op, args, statics=None, out=None):
             (found := _HOST_FORMS.get(op.name)) is not None and \
             (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # small values held on the host (``stages/host.py``): NumPy computed it
-    if held:
+    if held:  # (copied into XLA: the Tensors hold the arrays from now on)
         arrs = [a._data if v.__class__ is _Host else v for a, v in zip(args, arrs)]
-    key = tuple(statics.items()) if statics else ()
-    try:  # (no call when the program is made: nearly always)
-        fn = op._fwd_cache[key]
-    except KeyError:
-        fn = op.forward_fn(key)
     if req and _fm.backend is not None:  # hookgrad.func: JAX differentiates
         return _fm.backend.apply(op, key, args, out)
     record = req and _gm.enabled and op.node is not None
@@ -103,7 +129,7 @@ def apply(op, args, statics=None, out=None):
         learn = None
         if deferrable:
             try:
-                res = _defer(op, key, fn, arrs)
+                res = _defer(op, key, fn, args)[0]
             except jax_errors.RAISES as e:
                 raise jax_errors.torch_error(op.name, e)
             if res.__class__ is Pending:
@@ -111,11 +137,7 @@ def apply(op, args, statics=None, out=None):
                 res.ref = _weakref(t)
                 return t
             if res.__class__ is list:  # the outputs of a multi-output op
-                res = tuple(res)
-                outs = _record(op, key, args, res) if record else tuple(map(_wrap, res))
-                for p, t in zip(res, outs):
-                    p.ref = _weakref(t)
-                return outs
+                return _deferred_outputs(op, key, args, tuple(res), record)
             learn = res  # first call with these argument types: run it now
         if pending:
             if meta:
@@ -146,6 +168,15 @@ def apply(op, args, statics=None, out=None):
     return _inplace.run(op, key, args, arrs, fn, out, record)
 
 
+def _deferred_outputs(op, key, args, res, record):
+    """The Tensors of a deferred multi-output op's outputs ``res`` (their node's, with
+    ``record``), each output's ``Pending`` knowing its Tensor."""
+    outs = _record(op, key, args, res) if record else tuple(map(_wrap, res))
+    for p, t in zip(res, outs):
+        p.ref = _weakref(t)
+    return outs
+
+
 def on_host(op, args, statics=None):
     """``op`` on ``args`` by its NumPy form alone (stage 3), or None: a public function
     whose own checks cost more than the form's (``gather``) tries this first, and takes
@@ -167,4 +198,4 @@ _refcount = sys.getrefcount
 _defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _BoxRead, _read_modify_write = _box_index.BoxRead, _box_index.read_modify_write
-_host_run, _HOST_FORMS = _host_stage.run, _host_stage.FORMS
+_host_run, _HOST_FORMS, _HOST_DUE = _host_stage.run, _host_stage.FORMS, _lazy.HOST

@@ -29,7 +29,7 @@ from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .. import _jax_trace
 from .._host_value import Host
-from .._tensor import FORCE, Pending
+from .._tensor import FORCE, Pending, Tensor
 from . import tiered
 from .setting import Setting
 
@@ -48,6 +48,7 @@ _gen = [0]        # bumped by a new default dtype: older pendings keep their own
 _seen = {}        # hash of a segment key run op by op -> (the key, its count)
 _compiled = collections.OrderedDict()  # hash of a segment key -> (the key, its program)
 _lock = threading.RLock()
+HOST = object()   # ``defer``'s answer when the host stage (``stages/host.py``) is due first
 _new = object.__new__
 _BIG = 2 ** 63
 
@@ -70,26 +71,48 @@ def is_lazy_forward_enabled():
     return _state["enabled"]
 
 
-def defer(op, key, fn, arrs, q=None):
-    """A ``Pending`` for ``op`` on ``arrs`` (concrete arrays, Pendings, Python numbers), a
-    list of them for an op of several outputs, or the signature to ``learn`` after running
-    it eagerly, or None when it cannot wait. The ``Pending`` joins this thread's trace
-    (``_Trace``) in the same walk over ``arrs``: its wiring is worked out now, once.
-    ``q``: a ``Pending`` made elsewhere that joins the trace instead (returned): a
-    multi-output op's pick, an index read's, one a segment ran without returning it."""
+def defer(op, key, fn, args, q=None, forms=None):
+    """``(res, req)``: ``res`` is a ``Pending`` for ``op`` on ``args``, a list of them for
+    an op of several outputs, the signature to ``learn`` after running it eagerly, None
+    when it cannot wait, or ``HOST`` when the host stage is due first (no argument requires
+    grad or is pending, and ``forms``, the NumPy forms, has one for ``op``); ``req``:
+    whether a Tensor argument requires grad. The ``Pending`` joins this thread's trace
+    (``_Trace``) in the same walk: apply's walk over its arguments is this one (each
+    Tensor read once, for the path and for its wiring).
+
+    ``args``: apply's, Tensors and Python numbers (anything else, or a Tensor held on the
+    host, a tracer, a meta array, is apply's general path: None); or, with ``q``, a
+    ``Pending`` made elsewhere that joins the trace instead (returned), its own arguments
+    (arrays, Pendings, numbers): a multi-output op's pick, an index read's, one a segment
+    ran without returning it."""
     while True:
         tr = _local.trace
         if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
             tr = _local.trace = _Trace()
-        index, given, leaves = tr.index, tr.given, tr.leaves
-        sig = [key if q is not None or op.positions is None else _placed(fn, arrs, key)]
+        index = tr.index  # (``given`` and ``leaves``: read where a leaf is met)
+        sig = [key]
         spec = []
         add = spec.append
+        arrs = []
+        keep = arrs.append
         depth = 0
         k = tr.nl
         late = False  # a pending argument not in the trace, or a value held on the host
-        for v in arrs:
+        req = pend = False
+        for v in args:
             c = v.__class__
+            if c is Tensor or c not in SCALARS and q is None and isinstance(v, Tensor):
+                if v._requires_grad:  # (no call for a plain Tensor)
+                    req = True
+                v = v._arr
+                c = v.__class__
+                if c is Pending:
+                    pend = True
+                elif c is not ARRAY:  # held on the host, a tracer, on the meta device
+                    return _undo(tr, None), req
+            elif q is None and c not in SCALARS:  # a constant not a number: run eagerly
+                return _undo(tr, None), req
+            keep(v)
             if c is Pending:
                 sig.append(v.aval)
                 x = v.value
@@ -107,36 +130,40 @@ def defer(op, key, fn, arrs, q=None):
                 v = x
             elif c is ARRAY:
                 if v._committed:  # placed on a device by the user: eager keeps its checks
-                    return _undo(tr, None)
+                    return _undo(tr, None), req
                 sig.append(v.aval)
             else:
                 if c is int and not -_BIG <= v < _BIG:  # JAX refuses it: let the call raise
-                    return _undo(tr, None)
+                    return _undo(tr, None), req
                 sig.append(c)
                 # (a PRNG key's shape and implementation too: the segment's key is its
                 # program's signature, ``_run_segment``)
                 add(c if c is not PRNGKeyArray else _KeyLeaf(c, v.shape, v._impl))
-                leaves.append(v)
+                tr.leaves.append(v)
                 k += 1
                 continue
             # NOTE: an array read by several ops (a weight, a constant) is one argument of
             # the program: each argument costs its dispatch, and the ops share it
-            i = given.get(id(v))
+            i = tr.given.get(id(v))
             if i is not None:
                 add(i)  # ``(an earlier leaf's position,)``, made once per leaf
                 continue
-            given[id(v)] = (k,)
+            tr.given[id(v)] = (k,)
             add(v.aval)
-            leaves.append(v)
+            tr.leaves.append(v)
             k += 1
+        if forms is not None and not (req or pend) and op.name in forms:
+            return _undo(tr, HOST), req  # (a pending argument leaves it to this path)
         if q is None:
+            if op.positions is not None:
+                sig[0] = _placed(fn, arrs, key)
             sig = tuple(sig)
             try:  # (no call once the op has run with these argument types: nearly always)
                 av = op._avals[sig]
             except KeyError:
-                return _undo(tr, sig)
+                return _undo(tr, sig), req
             if av is False:  # its output cannot wait
-                return _undo(tr, None)
+                return _undo(tr, None), req
         if not late and depth < MAX_DEPTH and tr.n < MAX_OPS:
             break
         _undo(tr, None)
@@ -146,21 +173,24 @@ def defer(op, key, fn, arrs, q=None):
         q = _new(Pending)
         q.op, q.key, q.fn, q.args, q.aval = op, key, fn, arrs, av
         q.value, q.ref, q.saved, q.gen = None, None, False, tr.gen
-    place = None if fn.__class__ in _UNPLACED else getattr(fn, "place", None)
-    found = place(arrs[0].shape) if place is not None else None
-    if found is None:
+    # (an op's own forward has a ``place`` only for an op at positions)
+    if made and op.positions is None or (place := None if fn.__class__ in _UNPLACED else
+                                         getattr(fn, "place", None)) is None or \
+            (found := place(arrs[0].shape)) is None:
         tr.struct.append((op.fwd, key, tuple(spec)))
     else:  # its positions are arguments here too (an op at positions)
         fwd, fixed, where = found
         spec += [int] * len(where)
-        leaves.extend(where)
+        tr.leaves.extend(where)
         k += len(where)
         tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
     tr.nl = k
     q.depth = depth + 1
-    index[q] = tr.n  # (in order: the segment's ops are ``index``'s keys)
-    tr.n += 1
-    return q if not made or av.__class__ is not tuple else _outputs(q)
+    index[q] = n = tr.n  # (in order: the segment's ops are ``index``'s keys)
+    tr.n = n + 1
+    if made and av.__class__ is tuple:
+        return _outputs(q), req
+    return q, req
 
 
 def _undo(tr, res):
@@ -257,7 +287,7 @@ def _outputs(p):
         q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
         q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
         q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
-        outs.append(defer(_PICK, q.key, q.fn, q.args, q))
+        outs.append(defer(_PICK, q.key, q.fn, q.args, q)[0])
     p.outs = [_weakref(q) for q in outs]
     return outs
 

@@ -45,6 +45,7 @@ APPLY = [None]
 DISPATCH_MODES = []
 DERIVATIVES = [None]
 _value, _force = _lazy.value, _lazy.force
+_ITER = type(iter([]))  # a node's constants as ``_unpack`` reads them (a list's iterator)
 
 
 class _SavedNames:
@@ -210,7 +211,7 @@ class OpNode(_Node):
             x = v.value
             return [x if x is not None and (host or x.__class__ is not Host) else _force(v)]
         vals = []
-        consts = iter(self._consts or ())
+        consts = self._consts  # (iterated once a constant is met: most nodes have none)
         hooked = None
         for i, s in enumerate(self._stored):
             if s.__class__ is tuple:
@@ -228,6 +229,8 @@ class OpNode(_Node):
                             host or v.value.__class__ is not Host) else _force(v)
                     vals.append(v)
             elif s is _CONST:
+                if consts.__class__ is not _ITER:
+                    consts = iter(consts)
                 vals.append(next(consts))
             elif s.__class__ is SavedTensor:
                 if hooked is None:
