@@ -200,8 +200,7 @@ def _gather(vals, result, dim):
     if idx.__class__ is not np.ndarray or idx.dtype is not _INDEX or x.ndim != idx.ndim or \
             not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
-    # one reduce for both bounds: a negative int64 read as uint64 is past any size
-    if idx.size and _MAX(idx.view(np.uint64), None) >= x.shape[dim]:
+    if idx.size and _out_of_range(idx, x.shape[dim]):
         raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
     # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
     # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
@@ -211,6 +210,16 @@ def _gather(vals, result, dim):
 
 
 _MIN, _MAX = np.minimum.reduce, np.maximum.reduce
+
+
+def _out_of_range(idx, n):
+    """Whether an entry of the int64 array ``idx`` (not empty) is outside ``[0, n)``."""
+    if idx.size <= 64:  # a loop's index of a batch: Python's min and max of its list cost
+        # half a ufunc reduce's fixed cost
+        flat = idx.ravel().tolist()
+        return min(flat) < 0 or max(flat) >= n
+    # one reduce for both bounds: a negative int64 read as uint64 is past any size
+    return _MAX(idx.view(np.uint64), None) >= n
 
 
 @functools.lru_cache(maxsize=256)
