@@ -28,6 +28,19 @@ class _Mode(threading.local):
 
 
 state = _Mode()
+# how many blocks that set ``state.backend`` or ``state.compiling`` are open, in any thread
+# (``use``, ``compiling_mode``, the functional hooks' scope): while none is, neither is set
+# in any thread, and a compiled call skips its two thread-local reads (each costs several
+# plain attribute reads)
+OPEN = [0]
+_count_lock = threading.Lock()
+
+
+def count_open(delta):
+    """A block of those above opens (+1) or closes (-1), in some thread."""
+    with _count_lock:
+        OPEN[0] += delta
+
 _backends = {}
 # ``torch._dynamo.config`` once imported: ``hookgrad.compile`` reads its
 # ``recompile_limit`` (the module sits above the compiled mode's layer)
@@ -49,10 +62,12 @@ def use(name):
     """Run the block with the backend registered as ``name``."""
     prev = state.backend
     state.backend = _backends[name]
+    count_open(1)
     try:
         yield
     finally:
         state.backend = prev
+        count_open(-1)
 
 
 def functional_mode():
@@ -63,7 +78,9 @@ def functional_mode():
 def compiling_mode():
     prev = state.compiling
     state.compiling = True
+    count_open(1)
     try:
         yield
     finally:
         state.compiling = prev
+        count_open(-1)

@@ -3,11 +3,13 @@ nothing but the batch changed since the last call, the call makes no plan and no
 check, and its results are the eager loop's; a change of anything the program depends
 on is seen, and the calls after it re-run steadily again."""
 import contextlib
+import threading
 
 import numpy as np
 import pytest
 
 import hookgrad as hg
+from hookgrad import _mode
 import hookgrad.nn.functional as F
 from hookgrad import nn
 from hookgrad._compile import replay, steady
@@ -831,3 +833,44 @@ def test_an_option_key_added_or_removed_between_steady_calls_is_seen(checks):
         np.testing.assert_allclose(c, e, rtol=1e-5, err_msg=f"call {i}")
     _same(me, mc, "after the loops")
     assert steady[2:4] == [True, True] and not steady[4] and not steady[7]
+
+
+def test_a_steady_step_runs_inline_in_a_functional_block_of_its_own_thread_alone(checks):
+    """A compiled step inlines in a functional block (``_mode.use``) of the calling thread;
+    one open in another thread leaves it re-running steadily (the calls skip their
+    thread-local reads while no thread has such a block open: ``_mode.OPEN``)."""
+    m, _ = _model(False)
+    ran = []
+
+    def evaluate(x, y):
+        return F.mse_loss(m(x), y)
+    compiled = hg.compile(evaluate)
+    batches = _batches(5)
+    for x, y in batches[:3]:
+        compiled(x, y)   # traced, checked, then steady
+    # the step's Python, as an inlined call runs it (a steady call runs the program alone)
+    compiled._fn = lambda *a: ran.append(1) or evaluate(*a)
+    before, opened, release = len(ran), threading.Event(), threading.Event()
+
+    def hold():
+        with _mode.functional_mode():
+            opened.set()
+            release.wait()
+    other = threading.Thread(target=hold)
+    other.start()
+    try:
+        opened.wait()
+        checks.clear()
+        x, y = batches[3]
+        out = compiled(x, y)
+        assert len(ran) == before and checks == []   # steady: no Python of the step ran
+        with _mode.functional_mode():
+            inline = compiled(x, y)
+        assert len(ran) == before + 1 and checks == []   # inline: the step's Python ran
+        np.testing.assert_allclose(_arr(inline), _arr(out), rtol=1e-6)
+    finally:
+        release.set()
+        other.join()
+    x, y = batches[4]
+    compiled(x, y)
+    assert len(ran) == before + 1 and checks == []

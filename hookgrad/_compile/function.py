@@ -35,6 +35,7 @@ from .._autograd.saved import hook_state as _saved_state
 __all__ = ["CompiledFunction"]
 
 _gm = grad_mode._state
+_OPEN = _mode.OPEN  # no thread in a functional call or a trace: no thread-local read
 _Tracer = jax.core.Tracer
 
 
@@ -106,7 +107,8 @@ class CompiledFunction:
 
     # ---- the call
     def __call__(self, *args, **kwargs):
-        if self._disable or _mode.state.compiling or _mode.state.backend is not None:
+        if self._disable or _OPEN[0] and (_mode.state.compiling or
+                                          _mode.state.backend is not None):
             # nested in another compiled step or a functional call: inline
             return self._fn(*args, **kwargs)
         last = self._replay

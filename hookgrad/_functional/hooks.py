@@ -74,6 +74,7 @@ class _HookEnv:
         self.prev = (_gm.enabled, _mode.state.backend)
         _gm.enabled = False
         _mode.state.backend = _mode.get("functional")
+        _mode.count_open(1)
         self.scope = None
         if engine.running_task() is None:
             self.scope = engine.graph_task(keep_graph=True)
@@ -81,6 +82,7 @@ class _HookEnv:
 
     def __exit__(self, exc_type, *exc):
         _gm.enabled, _mode.state.backend = self.prev
+        _mode.count_open(-1)
         if self.scope is not None:
             self.scope.close(exc_type is None)
 

@@ -16,6 +16,7 @@ from .stages import modes
 from .views import COPY_TWIN, GEOMETRY, make_view
 
 _gm = grad_mode._state
+_ViewInfo, _DEFAULT, _NO_GRAD = _views.ViewInfo, _views.DEFAULT, _views.NO_GRAD
 _INT32 = 2 ** 31
 _INT64_MAX = 2 ** 63 - 1  # an open slice bound, as PyTorch's indexing passes it
 
@@ -74,7 +75,8 @@ def read(self, idx):
             (_gm.enabled and self._requires_grad) or COPY_TWIN[0] is not None or \
             dispatch._dual[0] or modes.INTERCEPT[0] and modes.intercepts(self):
         return None  # (``_nothing_intercepts``, inlined: a model reads an index per few ops)
-    found = _parse(arr.np.shape if c is Host else arr.shape, idx)
+    shape = arr.np.shape if c is Host else arr.shape
+    found = _parse(shape, idx)
     if found is None or not found[0]:
         return None
     template, size, region, starts = found
@@ -87,8 +89,22 @@ def read(self, idx):
         out = Tensor._wrap(p)
         if p.__class__ is Pending:  # its Tensor may read it (lazy's bookkeeping)
             p.ref = _weakref(out)
-    make_view(out, self, _index_geometry, {"template": template})
-    info = out._view
+    src = self._view
+    if src is None or src.creation is _DEFAULT:
+        # ``make_view``'s answer where it is a root's or a plain view's, without its frame
+        # (a loop's every ``labels[i]``, ``y[:, None]`` makes one): the read is a view of
+        # the root, autograd's base the source's (a root, or a detach()/.data alias, is its
+        # own)
+        base = grad_base = self
+        if src is not None:
+            base = src.base
+            if src.diff:
+                grad_base = src.grad_base
+        info = _ViewInfo(base, src, shape, _index_geometry, {"template": template}, True,
+                         True, _DEFAULT if _gm.enabled else _NO_GRAD, None, grad_base, out)
+    else:
+        make_view(out, self, _index_geometry, {"template": template})
+        info = out._view
     info.index, info.key = template, idx
     return out
 

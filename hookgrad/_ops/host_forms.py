@@ -152,7 +152,9 @@ def _reduce(mean=False):
         x, = vals
         if mean and result.kind != "f":  # PyTorch's mean of integers raises
             raise TypeError("not a float result")
-        total = np.add.reduce(x.astype(result, copy=False), axis=dim, keepdims=keepdim)
+        # (positional: the ufunc's keyword parsing costs more than a 32-element sum)
+        total = np.add.reduce(x if x.dtype is result else x.astype(result), dim, None, None,
+                              keepdim)
         if mean:  # the sum divided by the count, in the result dtype, as np.mean divides
             count = x.size // total.size if total.size else 1
             if total.__class__ is result.type:  # a whole reduction's scalar: its own
@@ -200,9 +202,10 @@ def _gather(vals, result, dim):
     if idx.__class__ is not np.ndarray or idx.dtype is not _INDEX or x.ndim != idx.ndim or \
             not 0 <= dim < x.ndim:
         raise TypeError("not PyTorch's gather of an int64 index")
-    # one reduce for both bounds: a negative int64 read as uint64 is past any size
-    if idx.size and _MAX(idx.view(np.uint64), None) >= x.shape[dim]:
-        raise IndexError("an index out of range")  # the XLA path raises PyTorch's error
+    if idx.size and _out_of_range(idx, x.shape[dim]):
+        # (as the index below raises for one past the end) the XLA path raises PyTorch's
+        # error
+        raise IndexError("an index out of range")
     # as the row's forward: PyTorch reads only the leading ``idx.shape[d]`` of other dims;
     # out[i, j] = x[i, idx[i, j]] (dim 1) as one fancy index, each other dim an arange
     # broadcast along its own axis (np.take_along_axis builds the same, with more checks)
@@ -211,6 +214,17 @@ def _gather(vals, result, dim):
 
 
 _MIN, _MAX = np.minimum.reduce, np.maximum.reduce
+
+
+def _out_of_range(idx, n):
+    """Whether an entry of the int64 array ``idx`` (not empty) is outside ``[0, n)``, or,
+    for a short one, negative: NumPy's index raises IndexError for one past the end, but
+    wraps a negative one."""
+    if idx.size <= 64:  # a loop's index of a batch: Python's min of its list costs half a
+        # ufunc reduce's fixed cost
+        return min(idx.ravel().tolist()) < 0
+    # one reduce for both bounds: a negative int64 read as uint64 is past any size
+    return _MAX(idx.view(np.uint64), None) >= n
 
 
 @functools.lru_cache(maxsize=256)

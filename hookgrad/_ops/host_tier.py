@@ -57,8 +57,8 @@ def held(values, store=None):
     ``Tensor._wrap(Host(values, store))`` makes it, in one call: the host stage's and
     the host tier's results (a loop makes one per statement)."""
     h = _new(Host)
-    _set_np(h, values)
-    _set_store(h, store)
+    h.np = values  # (a plain slot store: Host has no ``__setattr__`` of its own)
+    h.store = store
     t = _new(Tensor)
     # ``_tensor._fresh``'s fill of a new Tensor's slots, without its frame (as
     # ``Tensor._wrap``'s): a loop's every host op and index read makes one
@@ -71,7 +71,6 @@ def held(values, store=None):
 
 
 _new = object.__new__
-_set_np, _set_store = Host.__dict__["np"].__set__, Host.__dict__["store"].__set__
 
 
 def _enterable(t):

@@ -193,6 +193,8 @@ def _jdtype(dtype):
 def _dims(dim, ndim):
     """``dim`` (int, sequence or None) wrapped into ``[0, ndim)``, with PyTorch's IndexError;
     ``()`` for a 0-d tensor, which has no axis to name to JAX (its dim 0 or -1 is itself)."""
+    if dim.__class__ is int and 0 <= dim < ndim:  # a loop's ``pred.argmax(1)``: as it is
+        return dim  # (the general way costs a microsecond, more than the op on the host)
     dim = norm_dim(dim)
     if dim is None:
         return None

@@ -134,8 +134,10 @@ def test_stack_cat_flip_and_gather_match_pytorch():
         a = L.tensor(np.arange(12.0).reshape(3, 4).astype(np.float32))
         b = L.tensor(np.arange(12).reshape(3, 4))
         idx = L.tensor([[0, 3], [2, 2]])
+        wide = L.tensor(np.arange(3 * 40).reshape(3, 40) % 4)  # past the short-index check
         rs = [L.stack([a, b]), L.stack([a, a], dim=-1), L.cat([a, b], 1), L.cat([b, b]),
-              a.flip(-1), b.flip((0, 1)), a.gather(1, idx), b.gather(0, idx[:, :1])]
+              a.flip(-1), b.flip((0, 1)), a.gather(1, idx), b.gather(0, idx[:, :1]),
+              a.gather(1, wide)]
         assert L is torch or all(_held(r) for r in rs)
         return [_bits(r) for r in rs]
     same_as_torch(run, tol=0)
@@ -182,14 +184,17 @@ def test_bad_input_gets_pytorchs_errors():
         out = []
         for f in (lambda: x + y, lambda: L.stack([x, y]), lambda: L.cat([x, y[None]]),
                   lambda: x.gather(0, L.tensor([5])), lambda: x.flip((0, 0)),
-                  lambda: L.tensor([1, 2]).mean()):
+                  lambda: L.tensor([1, 2]).mean(),
+                  # a negative index, in a short index and a long one (NumPy would wrap it)
+                  lambda: x.gather(0, L.tensor([0, -1])),
+                  lambda: x.gather(0, L.tensor([0] * 69 + [-1]))):
             try:
                 f()
                 out.append("no error")
             except (RuntimeError, IndexError) as e:
                 out.append(type(e).__name__)
         return out
-    assert same_as_torch(run) == ["RuntimeError"] * 6
+    assert same_as_torch(run) == ["RuntimeError"] * 8
 
 
 def test_a_result_is_its_own_memory_and_a_write_copies_it():
