@@ -22,6 +22,7 @@ def cache(monkeypatch):
     """An empty chain cache for the test: what it compiles is what it counts."""
     monkeypatch.setattr(fusion, "_seen", {})
     monkeypatch.setattr(fusion, "_compiled", collections.OrderedDict())
+    monkeypatch.setattr(fusion, "_plans", {})
     return fusion
 
 
