@@ -100,9 +100,12 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         plans = _plans.get((node._op, node._vkey))
         if plans is not None:
             top = heap[0][0] if heap else 1
-            for plan in plans:
+            for k, plan in enumerate(plans):
                 region = _replay(plan, node, g, deps, top)
                 if region is not None:
+                    plan.hits += 1
+                    if k and plan.hits > plans[k - 1].hits:  # the most used tried first
+                        plans[k - 1], plans[k] = plan, plans[k - 1]
                     break
             else:
                 plan = None
@@ -195,7 +198,7 @@ class _Plan:
     the edges leaving it; the program."""
 
     __slots__ = ("shape", "dtype", "ops", "vkeys", "paths", "nin", "edges", "sides", "outs",
-                 "parts", "fn")
+                 "parts", "fn", "hits")
 
 
 def _remember(region, g, parts, edges, fn):
@@ -210,7 +213,7 @@ def _remember(region, g, parts, edges, fn):
                 if paths[d] is None:
                     paths[d] = (j, e)
     plan = _Plan()
-    plan.shape, plan.dtype, plan.fn = g.shape, g.dtype, fn
+    plan.shape, plan.dtype, plan.fn, plan.hits = g.shape, g.dtype, fn, 0
     plan.ops = [cur._op for cur in region]
     plan.vkeys = [cur._vkey for cur in region]
     plan.paths, plan.nin, plan.parts = paths, nin, parts
@@ -236,9 +239,9 @@ def _remember(region, g, parts, edges, fn):
         kept = _plans.get(key)
         if kept is None:
             _plans[key] = [plan]
-        else:  # regions of the same first node's op: a few shapes of graph
-            kept.insert(0, plan)
-            del kept[4:]
+        else:  # regions from nodes of the same op and vjp key: a few shapes of graph
+            del kept[3:]
+            kept.append(plan)
 
 
 def _replay(plan, node, g, deps, top):
@@ -458,6 +461,10 @@ def _walk(parts, g, args):
 
 _PROGRAM, _device = tiered.Program, tiered.device
 
-# a new default dtype: ops make their vjps again (``_ops/op.py``), so plans holding the old
-# ones are dropped
-_dtype.ON_DEFAULT_CHANGE.append(_plans.clear)
+def _forget():
+    """A new default dtype: ops make their vjps again (``_ops/op.py``); plans holding the
+    old ones are dropped."""
+    _plans.clear()
+
+
+_dtype.ON_DEFAULT_CHANGE.append(_forget)
