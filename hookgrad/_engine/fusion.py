@@ -163,10 +163,6 @@ def _parts(region, saved, buffers, keep_graph):
         except KeyError:
             vop = vjp_op(cur)
         vals = saved[i]
-        if not keep_graph and cur._has_saved:  # what it saved now lives in ``flat``:
-            # ``cur._release()``, inlined (a call per node of every fused backward)
-            cur._freed = True
-            cur._stored = cur._out_saved = cur._extra = None
         dests = []
         where = []
         for e in cur._next:
@@ -179,16 +175,26 @@ def _parts(region, saved, buffers, keep_graph):
                 dests.append(-1)
                 where.append(-1)
                 sides.append(e)
-        waiting = False
-        if i and cur in buffers:
-            buf = buffers.pop(cur)
-            if buf[0] is not None:
-                waiting = True
-                ext.append(buf[0]._data)
+        waiting = _take(cur, i, buffers, ext, keep_graph)
         parts.append((vop, len(vals), tuple(dests), waiting))
         edges.append(tuple(where))
         flat.extend(vals)
     return sides, parts, flat, ext, edges
+
+
+def _take(cur, i, buffers, ext, keep_graph):
+    """The region's node ``i`` taken in: what it saved is released (its values are now the
+    program's arguments) and an earlier gradient waiting in its buffer goes to ``ext``
+    (node by node, it is summed first). Returns whether one waits."""
+    if not keep_graph and cur._has_saved:  # ``cur._release()``, inlined
+        cur._freed = True
+        cur._stored = cur._out_saved = cur._extra = None
+    if i and cur in buffers:
+        buf = buffers.pop(cur)
+        if buf[0] is not None:
+            ext.append(buf[0]._data)
+            return True
+    return False
 
 
 class _Plan:
@@ -321,15 +327,7 @@ def _replayed_parts(plan, region, saved, buffers, keep_graph):
     fresh = None
     for i, cur in enumerate(region):
         vals = saved[i]
-        if not keep_graph and cur._has_saved:  # ``cur._release()``, inlined, as in ``_parts``
-            cur._freed = True
-            cur._stored = cur._out_saved = cur._extra = None
-        waiting = False
-        if i and cur in buffers:
-            buf = buffers.pop(cur)
-            if buf[0] is not None:
-                waiting = True
-                ext.append(buf[0]._data)
+        waiting = _take(cur, i, buffers, ext, keep_graph)
         part = parts[i]
         if fresh is not None or waiting is not part[3] or len(vals) != part[1]:
             if fresh is None:
