@@ -24,6 +24,7 @@ import collections
 import heapq
 import threading
 
+from .. import _dtype
 from .._tensor import Tensor
 from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
@@ -36,6 +37,7 @@ CACHE_SIZE = 256  # compiled regions kept (least recently used dropped)
 _state = {"enabled": True}
 _seen = {}        # region keys run once, node by node
 _compiled = collections.OrderedDict()  # region key -> its jitted program
+_plans = {}       # (first node's op, vjp key) -> compiled regions from it (``_replay``)
 _lock = threading.Lock()
 
 
@@ -90,10 +92,27 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     ``node`` itself cannot run here."""
     if not _plain_first(node):
         return None
-    region = _region(node, deps, heap, exec_info, captures)
-    # NOTE: per node of every fused backward: dict and list methods are avoided where an
-    # operator does (``in``, subscripts), as in ``_region``
-    saved = [None] * len(region)
+    g = grad._data
+    plan = region = None
+    if exec_info is None:  # (``inputs=``/``autograd.grad`` take the region's own walk)
+        if node._want is None:
+            node._keys()
+        plans = _plans.get((node._op, node._vkey))
+        if plans is not None:
+            top = heap[0][0] if heap else 1
+            for k, plan in enumerate(plans):
+                region = _replay(plan, node, g, deps, top)
+                if region is not None:
+                    plan.hits += 1
+                    if k and plan.hits > plans[k - 1].hits:  # the most used tried first
+                        plans[k - 1], plans[k] = plan, plans[k - 1]
+                    break
+            else:
+                plan = None
+    if region is None:
+        region = _region(node, deps, heap, exec_info, captures)
+    n = len(region)
+    saved = [None] * n
     for i, cur in enumerate(region):
         try:
             saved[i] = cur._unpack(False, True)  # first-tier values stay in NumPy
@@ -104,40 +123,16 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             # it run first (their leaves accumulate), then it raises. So they run as the
             # region, and it raises when the queue reaches it
             del region[i:]
+            plan = None  # its edges into the nodes cut off now leave the region
             break
-    index = {n: i for i, n in enumerate(region)}
-    sides = []  # edges leaving the region, in delivery order
-    parts = []  # per node: (vjp op, number of leading arguments, where each result goes,
-    flat = []   # whether an earlier gradient waits in its buffer)
-    ext = []    # those earlier gradients: node by node, they are summed first
-    for i, cur in enumerate(region):
-        try:  # (no call once the vjp is made: nearly always)
-            vop = cur._op._vjp_cache[cur._vkey]
-        except KeyError:
-            vop = vjp_op(cur)
-        vals = saved[i]
-        if not keep_graph and cur._has_saved:  # what it saved now lives in ``flat``:
-            # ``cur._release()``, inlined (a call per node of every fused backward)
-            cur._freed = True
-            cur._stored = cur._out_saved = cur._extra = None
-        dests = []
-        for e in cur._next:
-            if e is not None:
-                if e[0] in index:
-                    dests.append(index[e[0]])
-                else:
-                    dests.append(-1)
-                    sides.append(e)
-        waiting = False
-        if i and cur in buffers:
-            buf = buffers.pop(cur)
-            if buf[0] is not None:
-                waiting = True
-                ext.append(buf[0]._data)
-        parts.append((vop, len(vals), tuple(dests), waiting))
-        flat.extend(vals)
-    g = grad._data
-    fn = _program(g, parts) if len(region) > 1 else None
+    if plan is not None:
+        sides, parts, flat, ext = _replayed_parts(plan, region, saved, buffers, keep_graph)
+        fn = plan.fn if parts is plan.parts else _program(g, parts)
+    else:
+        sides, parts, flat, ext, edges = _parts(region, saved, buffers, keep_graph)
+        fn = _program(g, parts) if len(region) > 1 else None
+        if fn is not None and exec_info is None and len(region) == n:
+            _remember(region, g, parts, edges, fn)
     args = ext + flat
     # NOTE: tracing a large region costs more than running its nodes one by one: it is
     # traced and compiled in the background while they run (``call_ready`` gives None)
@@ -146,6 +141,200 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))
+
+
+def _parts(region, saved, buffers, keep_graph):
+    """What the region's program takes, worked out from the nodes: the edges leaving it
+    (in delivery order), per node ``(vjp op, number of leading arguments, where each
+    result goes, whether an earlier gradient waits in its buffer)``, the leading arguments
+    and those earlier gradients (node by node, they are summed first); and per node, where
+    each of its edges goes (a node's index, -1: out of the region, None: no edge)."""
+    index = {n: i for i, n in enumerate(region)}
+    # NOTE: per node of a backward not replayed (``_replay``): dict and list methods are
+    # avoided where an operator does (``in``, subscripts), as in ``_region``
+    sides = []
+    parts = []
+    flat = []
+    ext = []
+    edges = []
+    for i, cur in enumerate(region):
+        try:  # (no call once the vjp is made: nearly always)
+            vop = cur._op._vjp_cache[cur._vkey]
+        except KeyError:
+            vop = vjp_op(cur)
+        vals = saved[i]
+        dests = []
+        where = []
+        for e in cur._next:
+            if e is None:
+                where.append(None)
+            elif e[0] in index:
+                dests.append(index[e[0]])
+                where.append(dests[-1])
+            else:
+                dests.append(-1)
+                where.append(-1)
+                sides.append(e)
+        waiting = _take(cur, i, buffers, ext, keep_graph)
+        parts.append((vop, len(vals), tuple(dests), waiting))
+        edges.append(tuple(where))
+        flat.extend(vals)
+    return sides, parts, flat, ext, edges
+
+
+def _take(cur, i, buffers, ext, keep_graph):
+    """The region's node ``i`` taken in: what it saved is released (its values are now the
+    program's arguments) and an earlier gradient waiting in its buffer goes to ``ext``
+    (node by node, it is summed first). Returns whether one waits."""
+    if not keep_graph and cur._has_saved:  # ``cur._release()``, inlined
+        cur._freed = True
+        cur._stored = cur._out_saved = cur._extra = None
+    if i and cur in buffers:
+        buf = buffers.pop(cur)
+        if buf[0] is not None:
+            ext.append(buf[0]._data)
+            return True
+    return False
+
+
+class _Plan:
+    """A region as it ran once, compiled, to run again without working it out: its nodes
+    as paths from its first (``(earlier node, edge)``), per node its op, vjp key, the
+    edges into it from the region, where each of its edges goes, its part of the program;
+    the edges leaving it; the program."""
+
+    __slots__ = ("shape", "dtype", "ops", "vkeys", "paths", "nin", "edges", "sides", "outs",
+                 "parts", "fn", "hits")
+
+
+def _remember(region, g, parts, edges, fn):
+    """Keep a compiled region of a backward without ``inputs=`` for ``_replay``."""
+    n = len(region)
+    paths = [None] * n
+    nin = [0] * n
+    for j, where in enumerate(edges):
+        for e, d in enumerate(where):
+            if d is not None and d >= 0:
+                nin[d] += 1
+                if paths[d] is None:
+                    paths[d] = (j, e)
+    plan = _Plan()
+    plan.shape, plan.dtype, plan.fn, plan.hits = g.shape, g.dtype, fn, 0
+    plan.ops = [cur._op for cur in region]
+    plan.vkeys = [cur._vkey for cur in region]
+    plan.paths, plan.nin, plan.parts = paths, nin, parts
+    plan.sides = [(i, e) for i, where in enumerate(edges) for e, d in enumerate(where)
+                  if d == -1]
+    # -2: an edge out of the region to a leaf's AccumulateGrad (it runs at once either
+    # way; any other node the region feeds may be made ready by it)
+    plan.edges = [tuple(-2 if d == -1 and nxt[e][0].__class__ is AccumulateGrad else d
+                        for e, d in enumerate(where))
+                  for where, nxt in zip(edges, (cur._next for cur in region))]
+    # the nodes outside that the region feeds (as the first edge to each, with the count of
+    # its edges from the region): one made ready may make a fresh walk longer
+    outs = {}
+    for i, e in plan.sides:
+        c = region[i]._next[e][0]
+        if c.__class__ is not AccumulateGrad:
+            outs[c] = (i, e, outs[c][2] + 1) if c in outs else (i, e, 1)
+    plan.outs = list(outs.values())
+    key = (region[0]._op, region[0]._vkey)
+    with _lock:
+        if len(_plans) > 4 * CACHE_SIZE:
+            _plans.clear()
+        kept = _plans.get(key)
+        if kept is None:
+            _plans[key] = [plan]
+        else:  # regions from nodes of the same op and vjp key: a few shapes of graph
+            del kept[3:]
+            kept.append(plan)
+
+
+def _replay(plan, node, g, deps, top):
+    """``plan``'s nodes from ``node`` now, or None where its region is not what the ready
+    queue would run next from ``node``. The graph has the plan's shape there: every path
+    leads to a hook-free node of the plan's op and vjp key, whose undelivered edges are all
+    the region's own (so it is ready when its turn comes), sequence numbers fall along the
+    region (each its ready nodes' highest: the queue's order) and stay above the queued
+    ``top``, and no node outside it that the region makes ready outranks its last. A
+    region shorter than a fresh walk would make (a hook gone since) is a prefix of it: the
+    queue runs the rest next, as node by node."""
+    if g.shape != plan.shape or g.dtype != plan.dtype:
+        return None
+    # NOTE: per node of every replayed region: one look at each slot, no dict built
+    region = [node]
+    ops, vkeys, nin = plan.ops, plan.vkeys, plan.nin
+    last = node._seq
+    try:
+        for i in range(1, len(ops)):
+            j, e = plan.paths[i]
+            cur = region[j]._next[e][0]
+            if not _plain_next(cur) or cur._op is not ops[i]:
+                return None
+            seq = cur._seq
+            if seq >= last or deps[cur] != nin[i]:
+                return None
+            if cur._want is None:
+                cur._keys()
+            if cur._vkey != vkeys[i]:
+                return None
+            region.append(cur)
+            last = seq
+    except (IndexError, TypeError):  # fewer edges, or no edge where the plan had one
+        return None
+    if len(region) > 1 and -last >= top:
+        return None
+    risky = None
+    for cur, where in zip(region, plan.edges):
+        nxt = cur._next
+        if len(nxt) != len(where):
+            return None
+        for e, d in zip(nxt, where):
+            if d is None or e is None:
+                if d is not e:
+                    return None
+            elif d >= 0:
+                if e[0] is not region[d]:
+                    return None
+            elif (e[0].__class__ is AccumulateGrad) is not (d == -2):
+                return None
+            elif d == -1 and e[0]._seq >= last:
+                risky = [e[0]] if risky is None else risky + [e[0]]
+    for c in risky or ():  # outranks the last node: only while it cannot become ready
+        if deps[c] == sum(1 for cur in region for e in cur._next
+                          if e is not None and e[0] is c):
+            return None
+    if len(region) < MAX_LEN:
+        # where a fresh walk would go on (a longer chain behind the same nodes, a hook
+        # gone), it is taken instead: the plan's region would be a prefix of it
+        best = None
+        for i, e, k in plan.outs:
+            c = region[i]._next[e][0]
+            if deps[c] == k and (best is None or c._seq > best._seq):
+                best = c
+        if best is not None and -best._seq < top and _plain_next(best):
+            return None
+    return region
+
+
+def _replayed_parts(plan, region, saved, buffers, keep_graph):
+    """``_parts`` for a replayed ``plan``: its parts as they were, unless a node's count of
+    leading arguments or whether a gradient waits for it differs now."""
+    sides = [region[i]._next[e] for i, e in plan.sides]
+    flat = []
+    ext = []
+    parts = plan.parts
+    fresh = None
+    for i, cur in enumerate(region):
+        vals = saved[i]
+        waiting = _take(cur, i, buffers, ext, keep_graph)
+        part = parts[i]
+        if fresh is not None or waiting is not part[3] or len(vals) != part[1]:
+            if fresh is None:
+                fresh = list(parts[:i])
+            fresh.append((part[0], len(vals), part[2], waiting))
+        flat.extend(vals)
+    return sides, parts if fresh is None else fresh, flat, ext
 
 
 def _program(g, parts):
@@ -269,3 +458,11 @@ def _walk(parts, g, args):
 
 
 _PROGRAM, _device = tiered.Program, tiered.device
+
+def _forget():
+    """A new default dtype: ops make their vjps again (``_ops/op.py``); plans holding the
+    old ones are dropped."""
+    _plans.clear()
+
+
+_dtype.ON_DEFAULT_CHANGE.append(_forget)

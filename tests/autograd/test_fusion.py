@@ -22,6 +22,7 @@ def cache(monkeypatch):
     """An empty chain cache for the test: what it compiles is what it counts."""
     monkeypatch.setattr(fusion, "_seen", {})
     monkeypatch.setattr(fusion, "_compiled", collections.OrderedDict())
+    monkeypatch.setattr(fusion, "_plans", {})
     return fusion
 
 
@@ -354,3 +355,144 @@ def test_each_hook_kind_keeps_its_node_where_the_table_says(kind):
     setattr(node, kind.node_attr, {0: {}})  # any value but None: what a node holds
     assert bool(fusion._plain_first(node)) == (kind.fused == fusion._hooks.FIRST_ONLY)
     assert not fusion._plain_next(node)
+
+
+@pytest.fixture
+def replays(cache, monkeypatch):
+    """The regions replayed from a plan (``fusion._replay``), per backward's call."""
+    done = []
+    real = fusion._replay
+
+    def spy(*args):
+        region = real(*args)
+        if region is not None:
+            done.append([n.name() for n in region])
+        return region
+    monkeypatch.setattr(fusion, "_replay", spy)
+    return done
+
+
+def test_a_replayed_region_keeps_hooks_registered_on_later_backwards(replays):
+    """The same graph every step: its regions replay from the second compiled backward
+    on, and a hook registered any time still splits them, with PyTorch's calls."""
+    def f(L):
+        events = []
+        x = L.tensor(X, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda p: events.append(["acc", py(p.grad)]))
+        for step in range(7):
+            h = (x * 2).sin()
+            a, b = h.cos(), h.tanh()
+            m = (a * 3).exp()
+            if step >= 3:
+                a.register_hook(lambda g, step=step: events.append(["a", step, py(g)]))
+            if step == 4:
+                m.grad_fn.register_prehook(lambda go: events.append(["m pre", py(go)]))
+            if step == 5:
+                b.retain_grad()
+            (m * (b + 1).sin() + h.exp()).sum().backward()
+            events.append(["b", step, py(b.grad) if step == 5 else None])
+        return events
+    same_as_torch(f)
+    assert replays  # steps 2 and 6 replay their regions
+
+
+def test_a_function_giving_none_inside_a_replayed_graph(replays):
+    """A Function's backward that gives None for its input on some steps: the nodes behind
+    it get no gradient (those fed only by it do not run their op), as node by node."""
+    def f(L):
+        class Gate(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, t, on):
+                ctx.on = on
+                return t * 1.0
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * 2 if ctx.on else None), None
+
+        x = L.tensor(X, requires_grad=True)
+        w = L.tensor([1.5, -0.5, 2.0], requires_grad=True)
+        out = []
+        for step in range(6):
+            x.grad = w.grad = None
+            h = (x * w).sin().tanh()
+            y = (Gate.apply(h, step % 3 != 1).exp() * 2 + h.cos()).sum()
+            y.backward()
+            out.append([py(x.grad), py(w.grad)])
+        return out
+    same_as_torch(f)
+    assert replays
+
+
+def test_a_replayed_region_whose_saved_tensor_changed_raises(replays):
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        out = []
+        for step in range(5):
+            h = (x * 2).sin()
+            y = (h.exp() * 3).tanh().sum()
+            if step == 4:
+                with L.no_grad():
+                    h.mul_(2)
+                out.append(raises(y.backward))
+            else:
+                y.backward()
+            out.append(py(x.grad))
+        return out
+    same_as_torch(f)
+    assert replays
+
+
+def test_a_graph_of_another_shape_behind_the_same_first_node_is_walked_afresh(replays):
+    """Plans are kept per first node's op and vjp key; a graph that differs behind it (a
+    view of another shape, a longer chain) gets its own region, not the plan's."""
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        out = []
+        for step in range(8):
+            x.grad = None
+            y = x.sin() * 2
+            y = y.reshape(3, 2) if step % 2 else y.reshape(6)
+            for _ in range(step // 4):
+                y = y.tanh()
+            y.exp().sum().backward()
+            out.append(py(x.grad))
+        return out
+    same_as_torch(f)
+    assert len({len(r) for r in replays}) > 1
+
+
+def test_plans_are_dropped_with_the_default_dtype(replays):
+    x = hg.tensor(X, requires_grad=True)
+    for _ in range(3):
+        chain(hg, x, 0.5).backward()
+    assert fusion._plans
+    old = hg.get_default_dtype()
+    try:
+        hg.set_default_dtype(hg.float64)
+        assert not fusion._plans
+    finally:
+        hg.set_default_dtype(old)
+
+
+def test_a_replayed_node_waiting_for_a_gradient_from_outside_is_left_out(replays):
+    """The plan took ``j`` when only the region fed it; when another root's branch also
+    feeds it (queued, it runs after the region's first nodes), the replayed region stops
+    before ``j`` as a fresh walk does (the queued root outranks it; its dependency count
+    says the same). Taking it would run ``j`` before its second gradient arrived."""
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        out = []
+        for step in range(5):
+            x.grad = None
+            j = x * 2
+            l2 = (j.cos() * 3).sum()  # recorded first: its nodes run after l1's
+            l1 = (j.sin() * 0.5).exp().sum()
+            if step < 4:
+                l1.backward()
+            else:
+                L.autograd.backward([l1, l2])
+            out.append(py(x.grad))
+        return out
+    same_as_torch(f)
+    assert replays
