@@ -7,6 +7,7 @@ and :meth:`KeyState.set`. A leaf module: of hookgrad it imports only ``_jax_trac
 ``_host_transfer`` (leaves too).
 """
 import contextlib
+import threading
 
 import jax
 import numpy as np
@@ -63,18 +64,22 @@ def _chained_split(key):
     same bits, as each step is JAX's split of the one before. A key from elsewhere (a
     reseed, ``set_rng_state``, another chain) gets one split, so a lone split costs no
     more than it did."""
-    pairs = _ahead["pairs"]
-    if key is not _ahead["key"]:
-        pairs.clear()
-        new, sub = _compiled_split(key)
-    else:
-        if not pairs:
-            out = _compiled_chain(key)
-            # NOTE: reversed, so that ``pop`` hands the pairs out in the chain's order
-            pairs.extend(zip(out[-2::-2], out[::-2]))
-        new, sub = pairs.pop()
-    _ahead["key"] = new
+    with _ahead_lock:  # Generators split in threads of their own share the chain ahead
+        pairs = _ahead["pairs"]
+        if key is not _ahead["key"]:
+            pairs.clear()
+            new, sub = _compiled_split(key)
+        else:
+            if not pairs:
+                out = _compiled_chain(key)
+                # NOTE: reversed, so that ``pop`` hands the pairs out in the chain's order
+                pairs.extend(zip(out[-2::-2], out[::-2]))
+            new, sub = pairs.pop()
+        _ahead["key"] = new
     return new, sub
+
+
+_ahead_lock = threading.Lock()
 
 
 @jax.jit
