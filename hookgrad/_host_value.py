@@ -64,12 +64,14 @@ def to_jax(h):
     of ``h`` do not change it); a small one remembers its NumPy copy (a host read of it
     costs no transfer)."""
     v = h.np
-    if v.size <= _COPY_MAX:
+    if v.base is not None and v.size <= _COPY_MAX:
         # a view made anew each step of a host-held root (``labels.view(-1)``, a buffer's
         # ``expand``) would copy the same values each time, where a transfer costs 5-140
         # us (it queues behind XLA work in flight): the root's memory keeps the copies
         # it gave by value (bytes, shape, dtype), as JAX arrays never change. By value,
         # not by a count of writes: NumPy views of the memory (``.numpy()``) write uncounted.
+        # Views only: a root's own copy takes its place (``Tensor._data``), and the host
+        # stage's results, roots made anew each op, would pay for keeping and never hit.
         memory = h.store if h.store is not None else _memory(v)
         key = (v.tobytes(), v.shape, v.dtype)
         entry = _copies.get(id(memory))
