@@ -77,7 +77,7 @@ def to_jax(h):
         entry = _copies.get(id(memory))
         if entry is not None and entry[0]() is memory:
             arr = entry[1].get(key)
-            if arr is not None:
+            if arr is not None and not arr.is_deleted():  # (not donated to a compiled step)
                 _device.record_bounds(arr, v)  # again: the bounds kept are forgotten in time
                 return arr
         arr = _put(v, True)
