@@ -233,8 +233,8 @@ def _settle(run, rounds):
     waiting each time for the background compiles the step started (a forward segment is
     compiled from its ``lazy.COMPILE_AT``-th sighting, a fused backward chain likewise).
     A step must also split no PRNG key on the host: a process's first
-    ``_random.HOST_SPLITS`` splits (dropout's) run there, then one compiled split takes
-    over, so a training row with dropout changes regime ~35 steps in; timing across that
+    ``_random.HOST_SPLITS`` splits (dropout's) run there, then compiled programs take
+    over (a key split in sequence: 16 splits a program), so a training row with dropout changes regime ~35 steps in; timing across that
     step mixed two costs (and one compilation) into the median."""
     if "hookgrad" not in sys.modules:
         for _ in range(rounds):

@@ -13,6 +13,7 @@ XLA (``Tensor._data``) copies the values into a ``jax.Array`` that takes the Hos
 place (:func:`to_jax`); a later loop write copies them back.
 """
 import operator
+import weakref
 
 import numpy as np
 
@@ -63,7 +64,59 @@ def to_jax(h):
     of ``h`` do not change it); a small one remembers its NumPy copy (a host read of it
     costs no transfer)."""
     v = h.np
-    small = v.size <= _host_transfer.HOST_MAX
+    if v.base is not None and v.size <= _COPY_MAX:
+        # a view made anew each step of a host-held root (``labels.view(-1)``, a buffer's
+        # ``expand``) would copy the same values each time, where a transfer costs 5-140
+        # us (it queues behind XLA work in flight): the root's memory keeps the copies
+        # it gave by value (bytes, shape, dtype), as JAX arrays never change. By value,
+        # not by a count of writes: NumPy views of the memory (``.numpy()``) write uncounted.
+        # Views only: a root's own copy takes its place (``Tensor._data``), and the host
+        # stage's results, roots made anew each op, would pay for keeping and never hit.
+        memory = h.store if h.store is not None else _memory(v)
+        key = (v.tobytes(), v.shape, v.dtype)
+        entry = _copies.get(id(memory))
+        if entry is not None and entry[0]() is memory:
+            arr = entry[1].get(key)
+            if arr is not None and not arr.is_deleted():  # (not donated to a compiled step)
+                _device.record_bounds(arr, v)  # again: the bounds kept are forgotten in time
+                return arr
+        arr = _put(v, True)
+        try:
+            _keep(memory, key, arr)
+        except TypeError:  # memory that takes no weak reference (``bytes``): not kept
+            pass
+        return arr
+    return _put(v, v.size <= _host_transfer.HOST_MAX)
+
+
+_COPY_MAX = 256  # elements: a copy this small is kept for the next alias of equal values
+_COPIES_KEPT = 4  # copies a root's memory keeps (one per alias made each step, a few)
+_MEMORIES_KEPT = 512  # roots whose copies are kept (the dead dropped, or all)
+_copies = {}  # id(root memory) -> (weak reference to it, {(bytes, shape, dtype): jax.Array})
+
+
+def _memory(v):
+    """The object that owns NumPy array ``v``'s memory (its last ``base``: an array, or
+    what NumPy wraps, such as a ``memoryview``)."""
+    while (b := getattr(v, "base", None)) is not None:
+        v = b
+    return v
+
+
+def _keep(memory, key, arr):
+    entry = _copies.get(id(memory))
+    if entry is None or entry[0]() is not memory:
+        if len(_copies) >= _MEMORIES_KEPT:
+            dead = [k for k, e in _copies.items() if e[0]() is None]
+            for k in dead if len(dead) > _MEMORIES_KEPT // 4 else list(_copies):
+                del _copies[k]
+        entry = _copies[id(memory)] = (weakref.ref(memory), {})
+    if len(entry[1]) >= _COPIES_KEPT:
+        entry[1].clear()
+    entry[1][key] = arr
+
+
+def _put(v, small):
     if small or not v.flags.c_contiguous:
         v = np.array(v, order="C")  # the copy a small array remembers: nothing writes it
     # NOTE: ``put`` copies during the call: a larger one reads the host memory directly

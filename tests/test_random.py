@@ -60,7 +60,8 @@ def test_splits_past_the_host_budget_reuse_one_program(monkeypatch):
     """Past the host's budget a concrete key is split by one compiled program, not by
     JAX's eager split (milliseconds of primitives dispatched one by one per split)."""
     monkeypatch.setitem(_random._host, "splits", _random.HOST_SPLITS)
-    key = _random.split(jax.random.key(4))[0]  # the program traced here, if not before
+    # the programs traced here, if not before: one split, then a chain of splits
+    key = _random.split(_random.split(jax.random.key(4))[0])[0]
     want = [key]
     for _ in range(5):
         want.append(jax.random.split(want[-1])[0])
@@ -71,6 +72,29 @@ def test_splits_past_the_host_budget_reuse_one_program(monkeypatch):
         key = _random.split(key)[0]
         assert _bits(key) == _bits(w)
     assert eager == []
+
+
+def test_splits_past_the_host_budget_in_sequence_are_jaxs_chain(monkeypatch):
+    """Past the host's budget a key split in sequence (each split of the key the last gave)
+    is split ``CHAIN`` steps ahead in one program: every key and subkey is still JAX's
+    split of the one before, a key from elsewhere (a reseed, an interleaved chain) gets
+    its own split, and the chain program runs once per ``CHAIN`` splits."""
+    monkeypatch.setitem(_random._host, "splits", _random.HOST_SPLITS)
+    runs = []
+    real = _random._compiled_chain
+    monkeypatch.setattr(_random, "_compiled_chain", lambda k: runs.append(1) or real(k))
+    a, b = jax.random.key(11), jax.random.key(12)
+    want_a, want_b, got_a, got_b = a, b, a, b
+    n = 2 * _random.CHAIN + 3
+    for i in range(n):
+        want_a, sub = jax.random.split(want_a)
+        got_a, got_sub = _random.split(got_a)
+        assert [_bits(got_a), _bits(got_sub)] == [_bits(want_a), _bits(sub)]
+        if i % 7 == 6:  # another chain in between: its own bits, and a's chain goes on
+            want_b, sub = jax.random.split(want_b)
+            got_b, got_sub = _random.split(got_b)
+            assert [_bits(got_b), _bits(got_sub)] == [_bits(want_b), _bits(sub)]
+    assert 3 <= len(runs) < n // 2
 
 
 def test_a_seeded_draw_makes_no_program_for_keys():

@@ -136,3 +136,25 @@ def test_integer_arange_reads_back_on_the_host_with_no_transfer(monkeypatch):
     assert got == same_as_torch(lambda L: [
         [py(t.view(1, -1)), py(t[1:]), t[-1].item()]
         for t in (L.arange(5), L.arange(2, 9, 2), L.arange(3, dtype=L.int32))])
+
+
+def test_a_view_made_each_step_of_a_host_held_tensor_is_copied_to_xla_once(monkeypatch):
+    """``labels.view(-1)`` made anew each step (transformers' loss) reads the same values
+    of a host-held tensor: XLA gets one copy of them, while a write to the tensor (or a
+    view of other values) gets its own. The losses are PyTorch's."""
+    from hookgrad import _host_value
+    puts = []
+    real = _host_value._put
+    monkeypatch.setattr(_host_value, "_put", lambda v, small: (
+        v.dtype.kind == "i" and puts.append(v.shape)) or real(v, small))  # the labels
+
+    def run(L):
+        x = L.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+        labels = L.tensor([0, 2])
+        out = [py(L.nn.functional.cross_entropy(x, labels.view(-1))) for _ in range(4)]
+        labels[0] = 1  # an in-place write: the next step's values differ
+        out += [py(L.nn.functional.cross_entropy(x, labels.view(-1))) for _ in range(2)]
+        out.append(py(L.nn.functional.cross_entropy(x[:1], labels[1:])))  # another part
+        return out
+    same_as_torch(run)
+    assert puts == [(2,), (2,), (1,)]
