@@ -244,8 +244,13 @@ def test_an_op_on_a_pending_value_does_not_ask_the_host_stage(monkeypatch):
     # a pending argument is the lazy path's: the forms would decline it, so apply does
     # not ask them (a deferred model's ops paid a probe each that found nothing)
     from hookgrad._ops import dispatch, lazy
+    from hookgrad._ops.op import _LIVE
     from hookgrad._tensor import Pending
     monkeypatch.setattr(lazy, "_seen", {})
+    # every op new to its argument types, whatever ran before: an op's first call on a
+    # signature runs eagerly (lazy.defer), its concrete result then the host stage's
+    for op in list(_LIVE):
+        monkeypatch.setattr(op, "_avals", {})
     asked = []
     real = dispatch._host_run
 
@@ -260,8 +265,8 @@ def test_an_op_on_a_pending_value_does_not_ask_the_host_stage(monkeypatch):
         del asked[:]
         y = (s * 2 + 1) * s  # mul, add, mul: each has a form, each argument is pending
         assert type(s._arr) is Pending or run < lazy.COMPILE_AT
-        if type(s._arr) is Pending:
-            assert asked == []
+        if type(s._arr) is Pending and run > 1:  # (run 1: mul's first call on a Pending)
+            assert asked == [], run
         np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6)
     assert type(x.sin()._arr) is Pending
     del asked[:]

@@ -54,7 +54,10 @@ def tiered_on(monkeypatch):
 def first_tier(monkeypatch):
     """Fresh program caches whose every first-tier signature runs in NumPy (its compile
     never finishes) and counts those runs; the caches from before come back afterwards,
-    so later tests reuse their compiled programs."""
+    so later tests reuse their compiled programs. The thread's trace of deferred ops starts
+    empty too: ops an earlier test left pending, never read, would otherwise run (and be
+    counted) at this test's first read."""
+    monkeypatch.setattr(lazy._local, "trace", None)
     saved = [(op, op._fwd_cache, op._vjp_cache, op._avals) for op in list(_LIVE)]
     for op, *_ in saved:
         op._fwd_cache, op._vjp_cache, op._avals = {}, {}, {}
