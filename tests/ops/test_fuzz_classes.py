@@ -1444,8 +1444,9 @@ def test_addcdiv_packs_tensor1_before_tensor2():
     assert same_as_torch(scenario)[0] == [[-1.0, 0.75]]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: KNOWN_BUGS rule polar_saves_its_inputs")
 def test_polar_inputs_changed_in_place_do_not_fail_the_backward():
+    """PyTorch's PolarBackward0 saves only the result: writing ``angle`` in place after
+    ``polar`` leaves the backward working (and its gradients PyTorch's)."""
     def scenario(L):
         r = L.tensor([1.5, 0.5], requires_grad=True)
         t = L.tensor([0.25, -1.0], requires_grad=True)
