@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _views
 from .._tensor import Tensor
 from .dispatch import apply
 from .registry import FUNCTIONS, defop, with_out
 from .shape import wrap_dim
+from .views import _permuted
 from . import complex_numbers
 
 _NORMS = ("backward", "ortho", "forward")
@@ -203,7 +204,40 @@ def _ihfftn(input, s, dim, norm, fname):
     if len(dims) == 1:
         return complex_numbers.conj(y)
     y = complex_numbers.conj_physical(y)
-    return c2c(y, dims[:-1], norm, False)
+    # PyTorch's kernels lay each transform's result out by its input's strides (below);
+    # the conjugation keeps the r2c's layout
+    order = _fft_layout(_fft_layout(x.stride(), dims[-1:], True), dims[:-1], False)
+    return _laid_out(c2c(y, dims[:-1], norm, False), order)
+
+
+def _fft_layout(strides, dims, exclude_last):
+    """The strides of PyTorch's CPU transform over ``dims`` of an input of ``strides``:
+    its result is dense, the untransformed dimensions outermost by the input's strides,
+    then the transformed ones by the input's strides (the last kept last with
+    ``exclude_last``: an r2c's halved dimension)."""
+    ndim = len(strides)
+    def by_stride(ds):
+        return sorted(ds, key=lambda d: -strides[d])
+    fft = list(dims)
+    fft = by_stride(fft[:-1]) + fft[-1:] if exclude_last else by_stride(fft)
+    order = by_stride([d for d in range(ndim) if d not in dims]) + fft
+    out = [0] * ndim
+    for rank, d in enumerate(order):
+        out[d] = -rank  # only the order matters to the next transform and to the layout
+    return tuple(out)
+
+
+def _laid_out(t, strides):
+    """``t``, a transform's fresh result, in the storage layout whose strides sort as
+    ``strides``: a hidden C-ordered base in that dimension order, of which ``t`` is a plain
+    (non-differentiable, unshared) alias, so ``stride()`` and ``is_contiguous()`` answer as
+    PyTorch's (a ``linear`` of it then takes PyTorch's path)."""
+    order = sorted(range(t.ndim), key=lambda d: -strides[d])
+    if order == list(range(t.ndim)):
+        return t
+    base = Tensor._wrap(jnp.transpose(t._data, order))
+    return _views.alias(t, base, diff=False, shared=False, geom_fn=_permuted,
+                        statics={"dims": tuple(order.index(d) for d in range(t.ndim))})
 
 
 def _one(n, dim):

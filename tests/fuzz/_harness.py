@@ -508,18 +508,7 @@ def _inplace_on_linear_of_a_vector(program, diff):
     return False
 
 
-def _linear_of_an_ihfftn(program, diff):
-    # a Linear (or matmul) on a view of ``fft.ihfftn``/``ihfft2``'s result: PyTorch's result
-    # has transposed strides, so its ``linear`` takes the matmul path (UnsafeView, Add)
-    src = "\n".join(line for _, line in program.lines)
-    return diff.kind in ("grad_fn", "next_functions") and re.search(r"fft\.ihfft(n|2)\(", src)
-
-
 KNOWN_BUGS = [
-    Rule("linear_of_an_ihfftn", "issue 32 (open; found by its fuzz tier): `fft.ihfftn` and "
-         "`ihfft2` give C-contiguous results where PyTorch's have transposed strides, so a "
-         "Linear of them records Addmm where PyTorch's records its matmul path; "
-         "test_ihfftn_gives_pytorchs_transposed_strides", _linear_of_an_ihfftn),
     Rule("inplace_on_linear_of_a_vector", "issue 34 (open): after a second in-place op on "
          "`F.linear` of a vector with a bias (a view of addmm's result), the version error "
          "names `Sigmoid` where PyTorch's sometimes names `AsStrided` (which, depends on "

@@ -1405,13 +1405,24 @@ def test_copysign_double_backward_is_nan_where_self_is_zero_as_pytorchs():
     assert same_as_torch(scenario)["a"][0] == "nan"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: fft.ihfftn/ihfft2 results are C-contiguous "
-                   "(fuzz tier's KNOWN_BUGS rule linear_of_an_ihfftn)")
 def test_ihfftn_gives_pytorchs_transposed_strides():
+    """PyTorch's ihfftn/ihfft2 lay their result out by its kernels' strides (transposed for
+    a matrix), so a Linear of it takes the matmul path; a write into it still works."""
     def scenario(L):
-        a = L.tensor([[1.0, 0.75, 1.25, 0.5], [-0.75, -0.25, 0.5, 1.0], [-0.5, 0.25, 0.0, -1.5]])
-        return [list(L.fft.ihfftn(a).stride()), list(L.fft.ihfft2(a).stride())]
-    same_as_torch(scenario)
+        a = L.tensor([[1.0, 0.75, 1.25, 0.5], [-0.75, -0.25, 0.5, 1.0], [-0.5, 0.25, 0.0, -1.5]],
+                     requires_grad=True)
+        b = L.stack([a, a * 2]).transpose(0, 2)
+        got = [list(L.fft.ihfftn(a).stride()), list(L.fft.ihfft2(a).stride())]
+        got += [list(L.fft.ihfftn(b, dim=d).stride()) for d in (None, (0, 2), (2, 0))]
+        got += [list(L.fft.ihfft2(b, dim=d).stride()) for d in ((-2, -1), (0, 1))]
+        y = L.view_as_real(L.fft.ihfft2(a))
+        lin = L.nn.functional.linear(y, L.ones(2, 2))
+        lin.sum().backward()
+        z = L.fft.ihfftn(a.detach())
+        z.mul_(2)
+        return got, lin.grad_fn.name(), a.grad.tolist(), z.is_contiguous(), z._base is None
+    got = same_as_torch(scenario)
+    assert got[0][0] == [1, 3] and got[3] is False
 
 
 def test_a_vector_changed_in_place_after_its_matmul_fails_the_saved_version_check():
