@@ -56,13 +56,24 @@ _INPUT_FORMS = {
     "remainder": (f"(Tensor input, Tensor other{_OUT})", "(Number self, Tensor other)",
                   f"(Tensor input, Number other{_OUT})"),
     "copysign": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+    "fmod": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
 }
+# an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
+# would take a list as data and word the others its own way
+REFUSED_OTHERS = frozenset({type(None), str, list, tuple})
+
+
+def refuse_other(name, input, other):
+    """PyTorch's TypeError for a binary op's ``other`` that is neither a Tensor nor a
+    number (the caller tests ``other.__class__ in REFUSED_OTHERS`` inline)."""
+    raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
 
 
 def refuse_input(name, input, other):
     """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
     checked) that is not a number either: a list, a string, None, an array."""
-    if input.__class__ is bool or not isinstance(input, (int, float, complex)):
+    if input.__class__ is bool or not isinstance(input, (int, float, complex)) or \
+            name == "fmod":  # fmod has no form for a number ``input``
         raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
 
 
