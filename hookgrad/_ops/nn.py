@@ -17,6 +17,7 @@ from .. import _dtype, _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
+from .linalg_norms import torch_norm
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
 from .parser_errors import not_a
@@ -394,6 +395,8 @@ PAIRWISE_DISTANCE = defop("pairwise_distance", lambda x1, x2, p, eps, keepdim: _
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim``."""
+    if isinstance(p, str):  # PyTorch's is ``input.norm(p, ...)``: a matrix order there
+        return input / torch_norm(input, p, dim, True).clamp_min(eps).expand_as(input)
     res = apply(NORMALIZE, (input,), {"p": float(p), "dim": int(dim), "eps": float(eps)})
     if out is not None:
         return out.copy_(res)

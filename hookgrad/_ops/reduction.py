@@ -481,24 +481,6 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:
 
 
 @export
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
-    """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
-    ``dim`` (all elements by default); its gradient is 0 where the norm is 0."""
-    if p is None:
-        p = "fro"
-    if isinstance(p, str) and p != "fro":
-        if p != "nuc":  # PyTorch hands a str order to its matrix norm, which refuses it
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-        raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
-    if dim.__class__ in NOT_INT or dim.__class__ in (tuple, list) and dim and \
-            dim[0].__class__ in NOT_INT:
-        raise norm_dim_refused(p, dim)
-    x = input if dtype is None else input.to(dtype)
-    check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
-    return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
-
-
-@export
 def all(input, dim=None, keepdim=False) -> Tensor:
     if dim.__class__ in NOT_INT:
         raise invalid_arguments("all", _ALL_FORMS, dim=dim)
