@@ -205,6 +205,13 @@ def same_dtypes(input, source, message):
                                           _dtype.torch_kind(source._arr.dtype)))
 
 
+def bad_inplace_dtype(input_dtype, output_dtype):
+    """PyTorch's error for an in-place op whose result would have another dtype than the
+    tensor it writes (its structured kernels' check of the output they are given)."""
+    return RuntimeError(f"Bad in-place call: input tensor dtype {_dtype.c_type_name(input_dtype)}"
+                        f" and output tensor dtype {_dtype.c_type_name(output_dtype)} should match")
+
+
 def same_source_dtype(name, input, source):
     """``index_add_``'s and ``index_reduce_``'s check of ``source``."""
     same_dtypes(input, source, name + "(): self ({}) and source ({}) must have the same "

@@ -16,7 +16,7 @@ from .dispatch import OUT, apply, on_host
 from .parser_errors import invalid_arguments, not_a_dim
 from .linalg_decomp import check_floating
 from .pointwise import _abs
-from .promotion import REFUSED, real_only
+from .promotion import REFUSED, bad_inplace_dtype, real_only
 from .reduction_args import (ALL_DIMS, NOT_INT, _ALL_FORMS, _MAX_FORMS, _PROD_FORMS,
                              _SUM_FORMS, norm_dim_refused, not_an_int_dim, refused)
 from .registry import FUNCTIONS, defop, export, norm_dim
@@ -541,7 +541,5 @@ def _cumsum_(self, dim) -> Tensor:
 @export(name="cumprod_", function=False)
 def _cumprod_(self, dim, *, dtype=None) -> Tensor:
     if dtype is not None and dtype != self.dtype:
-        raise RuntimeError("Bad in-place call: input tensor dtype "
-                           f"{_dtype.c_type_name(self.dtype)} and output tensor dtype "
-                           f"{_dtype.c_type_name(dtype)} should match")
+        raise bad_inplace_dtype(self.dtype, dtype)
     return apply(CUMPROD, (self,), {"dim": _given_dim(dim, self.ndim, "cumprod_")}, out=self)
