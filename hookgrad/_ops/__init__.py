@@ -74,8 +74,7 @@ def _attach():
         "__neg__": _operator("neg"),
         "__pos__": lambda a: a,
         "__abs__": _operator("abs"),
-        "__invert__": lambda a: _F["logical_not"](a) if a.dtype.name == "bool"
-        else _F["bitwise_not"](a),
+        "__invert__": pointwise.invert_operator,
         "__eq__": _operator("eq"),
         "__ne__": _operator("ne"),
         "__lt__": _operator("lt"),

@@ -57,7 +57,9 @@ _INPUT_FORMS = {
                   f"(Tensor input, Number other{_OUT})"),
     "copysign": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
     "fmod": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+    "true_divide": (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)"),
 }
+_NO_NUMBER_INPUT = ("fmod", "true_divide")  # no form of theirs takes a number ``input``
 # an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
 # would take a list as data and word the others its own way
 REFUSED_OTHERS = frozenset({type(None), str, list, tuple})
@@ -73,7 +75,7 @@ def refuse_input(name, input, other):
     """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
     checked) that is not a number either: a list, a string, None, an array."""
     if input.__class__ is bool or not isinstance(input, (int, float, complex)) or \
-            name == "fmod":  # fmod has no form for a number ``input``
+            name in _NO_NUMBER_INPUT:
         raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
 
 

@@ -390,6 +390,17 @@ sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
 
 
+def invert_operator(input) -> Tensor:
+    """``~input``: ``logical_not`` of a bool Tensor, ``bitwise_not`` of an integer one;
+    PyTorch's operator refuses a floating or complex one before any kernel."""
+    if input.dtype.name == "bool":
+        return FUNCTIONS["logical_not"](input)
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return FUNCTIONS["bitwise_not"](input)
+
+
 @variants(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
@@ -436,6 +447,10 @@ def rdiv(input, other) -> Tensor:
 @export
 def true_divide(input, other) -> Tensor:
     """``true_divide(input, other)``: :func:`div` without a rounding mode."""
+    if not isinstance(input, Tensor):
+        refuse_input("true_divide", input, other)
+    if other.__class__ in REFUSED_OTHERS:
+        refuse_other("true_divide", input, other)
     return div(input, other)
 
 

@@ -137,7 +137,7 @@ def _running(f):
 def _given_dim(dim, ndim, name):
     """``dim`` of ``name`` range-checked and kept as given, as the running ops' nodes save
     it."""
-    if dim.__class__ in NOT_INT:
+    if dim.__class__ in NOT_INT or dim is None:
         raise not_a_dim(name, dim)
     wrap_dim(int(dim), ndim)
     return int(dim)
@@ -393,7 +393,8 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
         return pair_fn(input, dim)
     if dim is ALL_DIMS and keepdim is False:
         return apply(all_op, (input,))
-    if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
+    if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT or \
+            dim.__class__ in (list, tuple):
         raise refused(name, _MAX_FORMS, dim, keepdim)
     d = wrap_dim(int(dim), input.ndim)
     if input._arr.dtype.kind == "c":  # (ARGMAX's own refusal names argmax)

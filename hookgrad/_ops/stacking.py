@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from .._errors import type_name
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import apply, on_host
@@ -36,12 +37,23 @@ def tensor_seq(name, tensors):
     return tensors
 
 
+def _refuse_elements(tensors):
+    for k, t in enumerate(tensors):
+        if t is None or isinstance(t, (str, bytes, dict, set)):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{type_name(t)}") from None
+
+
 @export(aliases=("concat", "concatenate"), method=False)
 def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
-    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
-               for t in tensor_seq("cat", tensors)]
+    try:
+        tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
+                   for t in tensor_seq("cat", tensors)]
+    except TypeError:  # an element that is no Tensor nor array: PyTorch's parser's words
+        _refuse_elements(tensors)
+        raise
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # each part's shape read once (a KV cache joins per layer per step)
