@@ -390,11 +390,16 @@ def diagflat(input, offset=0) -> Tensor:
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
-# ``pad`` (PyTorch's argument, what the node saves) is applied as ``pairs``, negative ones
-# having cropped already
-_CONSTANT_PAD = defop("constant_pad_nd", lambda x, pad, pairs, value: jnp.pad(
-    x, pairs, constant_values=jnp.asarray(value, x.dtype)), "ConstantPadNdBackward0", (),
-    names="self -> pad")
+def _pad_constant(x, pad, pairs, value):
+    # ``pad``: PyTorch's argument, what the node saves; applied as ``pairs``, (before,
+    # after) per dimension, a negative one cropping inside the op, as PyTorch's kernel does
+    # (no slice is recorded before it)
+    return jax.lax.pad(x, jnp.asarray(value, x.dtype), [(lo, hi, 0) for lo, hi in pairs])
+
+
+# the one row of ``constant_pad_nd`` and ``F.pad``'s constant mode
+CONSTANT_PAD = defop("constant_pad_nd", _pad_constant, "ConstantPadNdBackward0", (),
+                     names="self -> pad")
 
 
 @export(method=False)
@@ -408,13 +413,8 @@ def constant_pad_nd(input, pad, value=0) -> Tensor:
     pairs = [(0, 0)] * input.ndim
     for k in range(len(pad) // 2):
         pairs[input.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
-    x = input
-    for d, (lo, hi) in enumerate(pairs):  # negative padding crops first
-        if lo < 0 or hi < 0:
-            x = narrow(x, d, max(-lo, 0), x.shape[d] - max(-lo, 0) - max(-hi, 0))
-    pos = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pairs)
-    return apply(_CONSTANT_PAD, (x,), {"pad": tuple(int(p) for p in pad), "pairs": pos,
-                                        "value": value})
+    return apply(CONSTANT_PAD, (input,), {"pad": tuple(int(p) for p in pad),
+                                          "pairs": tuple(pairs), "value": value})
 
 
 @export(function=False)
