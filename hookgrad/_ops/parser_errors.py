@@ -20,6 +20,16 @@ def not_a(name, arg, value, wanted="int", position=1):
                      f"{type_name(value)}")
 
 
+def number(name, arg, value, position=None, wanted="Number"):
+    """``float(value)`` for a scalar argument, or PyTorch's parser TypeError where it is
+    no number (a str, None, a sequence), which ``float()`` would word its own way."""
+    if value.__class__ is float:
+        return value
+    if value is None or isinstance(value, (str, bytes, list, tuple, dict)):
+        raise not_a(name, arg, value, wanted, position)
+    return float(value)
+
+
 def not_a_dim(name, dim, wanted="int"):
     """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
     return not_a(name, "dim", dim, wanted)

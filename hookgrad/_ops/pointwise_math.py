@@ -17,7 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .parser_errors import REFUSED_OTHERS, refuse_input, refuse_other
+from .parser_errors import REFUSED_OTHERS, number, refuse_input, refuse_other
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -146,7 +146,8 @@ _LOGIT = defop("logit", real_only("logit_cpu", _logit), "LogitBackward0",
 def logit(input, eps=None) -> OpCall:
     """``logit(input, eps=None)``: ``log(p / (1 - p))``, with ``p`` clamped to
     ``[eps, 1 - eps]`` when ``eps`` is given (NaN outside ``[0, 1]`` otherwise)."""
-    return _LOGIT, (input,), {"eps": None if eps is None else float(eps)}
+    return _LOGIT, (input,), {"eps": None if eps is None else number("logit", "eps", eps, None,
+                                                                      "float")}
 
 
 def _nan_to_num(x, nan, posinf, neginf):

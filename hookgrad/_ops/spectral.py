@@ -6,11 +6,14 @@ differentiates them.
 """
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 
 from .. import _dtype, _views
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import not_a, number
 from .registry import FUNCTIONS, defop, with_out
 from .shape import wrap_dim
 from .views import _permuted
@@ -241,10 +244,26 @@ def _laid_out(t, strides):
 
 
 def _one(n, dim):
+    if n is not None and n < 1:  # (an ``s`` entry of -1 keeps its size: not here)
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
     return None if n is None else (n,), (dim,)
 
 
+def _takes_tensor(fn):
+    """``fn``, a transform, refusing an ``input`` that is no Tensor with PyTorch's parser
+    error (it would fail reading its shape)."""
+    name = "fft_" + fn.__name__
+
+    @functools.wraps(fn)
+    def checked(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise not_a(name, "input", input, "Tensor")
+        return fn(input, *args, **kwargs)
+    return checked
+
+
 @with_out
+@_takes_tensor
 def fft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``fft(input, n=None, dim=-1, norm=None)``: the one-dimensional discrete Fourier
     transform of ``input`` (zero-padded or trimmed to ``n`` along ``dim``)."""
@@ -252,12 +271,14 @@ def fft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ifft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``ifft(input, n=None, dim=-1, norm=None)``: the inverse of :func:`fft`."""
     return _fftn(input, *_one(n, dim), norm, False, True)
 
 
 @with_out
+@_takes_tensor
 def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``fft2(input, s=None, dim=(-2, -1), norm=None)``: the 2-D discrete Fourier
     transform."""
@@ -265,12 +286,14 @@ def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``ifft2(input, s=None, dim=(-2, -1), norm=None)``: the inverse of :func:`fft2`."""
     return _fftn(input, s, dim, norm, False)
 
 
 @with_out
+@_takes_tensor
 def fftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``fftn(input, s=None, dim=None, norm=None)``: the N-D discrete Fourier transform
     (over every dimension, or the last ``len(s)``, when ``dim`` is None)."""
@@ -278,12 +301,14 @@ def fftn(input, s=None, dim=None, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ifftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``ifftn(input, s=None, dim=None, norm=None)``: the inverse of :func:`fftn`."""
     return _fftn(input, s, dim, norm, False)
 
 
 @with_out
+@_takes_tensor
 def rfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``rfft(input, n=None, dim=-1, norm=None)``: the Fourier transform of a real signal,
     its ``n // 2 + 1`` non-negative frequencies."""
@@ -291,6 +316,7 @@ def rfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def irfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``irfft(input, n=None, dim=-1, norm=None)``: the inverse of :func:`rfft`, a real
     signal of length ``n`` (default ``2 * (input.size(dim) - 1)``)."""
@@ -298,18 +324,21 @@ def irfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``rfft2(input, s=None, dim=(-2, -1), norm=None)``: the 2-D :func:`rfftn`."""
     return _rfftn(input, s, dim, norm, "rfftn")
 
 
 @with_out
+@_takes_tensor
 def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``irfft2(input, s=None, dim=(-2, -1), norm=None)``: the inverse of :func:`rfft2`."""
     return _irfftn(input, s, dim, norm, "irfftn")
 
 
 @with_out
+@_takes_tensor
 def rfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``rfftn(input, s=None, dim=None, norm=None)``: the N-D Fourier transform of a real
     signal, one-sided in the last transformed dimension."""
@@ -317,12 +346,14 @@ def rfftn(input, s=None, dim=None, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def irfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``irfftn(input, s=None, dim=None, norm=None)``: the inverse of :func:`rfftn`."""
     return _irfftn(input, s, dim, norm, "irfftn")
 
 
 @with_out
+@_takes_tensor
 def hfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``hfft(input, n=None, dim=-1, norm=None)``: the Fourier transform of a Hermitian
     signal given by its first half, a real result of length ``n``."""
@@ -330,18 +361,21 @@ def hfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ihfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``ihfft(input, n=None, dim=-1, norm=None)``: the inverse of :func:`hfft`."""
     return _ihfftn(input, *_one(n, dim), norm, "ihfft")
 
 
 @with_out
+@_takes_tensor
 def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``hfft2(input, s=None, dim=(-2, -1), norm=None)``: the 2-D :func:`hfftn`."""
     return _irfftn(input, s, dim, norm, "hfftn", hermitian=True)
 
 
 @with_out
+@_takes_tensor
 def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``ihfft2(input, s=None, dim=(-2, -1), norm=None)``: the inverse of
     :func:`hfft2`."""
@@ -349,6 +383,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``hfftn(input, s=None, dim=None, norm=None)``: the N-D Fourier transform of a signal
     Hermitian in its last transformed dimension, given by its first half."""
@@ -356,12 +391,20 @@ def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ihfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``ihfftn(input, s=None, dim=None, norm=None)``: the inverse of :func:`hfftn`."""
     return _ihfftn(input, s, dim, norm, "ihfftn")
 
 
 def _freq(n, d, dtype, requires_grad, onesided):
+    name = "fft_rfftfreq" if onesided else "fft_fftfreq"
+    if n.__class__ is not int:
+        if isinstance(n, (bool, float, str)) or n is None:
+            raise not_a(name, "n", n, "int")
+    elif n < 0 and not onesided:  # (PyTorch's rfftfreq gives an empty result)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = number(name, "d", d, None, "float")
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     fn = jnp.fft.rfftfreq if onesided else jnp.fft.fftfreq
     t = Tensor._wrap(fn(int(n), d=float(d)).astype(_dtype.to_jax(dtype)))

@@ -69,6 +69,46 @@ ROWS = {
 }
 
 
+# the activations' kernels refuse integer and bool input (complex too, but for silu's)
+KERNELS = {"gelu": "GeluKernelImpl", "silu": "silu_cpu", "mish": "mish_cpu",
+           "logsigmoid": "log_sigmoid_cpu", "hardswish": "hardswish_cpu", "elu": "elu_cpu",
+           "selu": "elu_cpu", "softplus": "softplus_cpu", "hardshrink": "hardshrink_cpu",
+           "softshrink": "softshrink_check", "leaky_relu": "leaky_relu_cpu", "glu": "glu_cpu"}
+for _name, _kernel in KERNELS.items():
+    for _dt, _kind in (("int64", "Long"), ("bool", "Bool"), ("complex64", "ComplexFloat")):
+        if _name == "silu" and _dt == "complex64":
+            continue
+        ROWS[f"{_name} of {_dt}"] = (
+            lambda L, n=_name, d=_dt: getattr(L.nn.functional, n)(
+                L.ones(2, 2, dtype=getattr(L, d))),
+            NotImplementedError, rf"^\"{_kernel}\" not implemented for '{_kind}'$")
+# a scalar argument that is no number: the parser's words, not float()'s
+for _call, _fn, _arg, _wanted in (
+        (lambda L: L.nn.functional.elu(_x(L), "a"), "elu", "alpha", "Number"),
+        (lambda L: L.nn.functional.hardshrink(_x(L), "a"), "hardshrink", "lambd", "Number"),
+        (lambda L: L.nn.functional.threshold(_x(L), "a", 0.0), "threshold", "threshold", "Number"),
+        (lambda L: L.nn.functional.softplus(_x(L), "a"), "softplus", "beta", "Number"),
+        (lambda L: L.logit(_x(L), eps="a"), "logit", "eps", "float"),
+        (lambda L: L.fft.fftfreq(3, d=None), "fft_fftfreq", "d", "float"),
+        (lambda L: L.fft.rfftfreq(2.5), "fft_rfftfreq", "n", "int")):
+    ROWS[f"{_fn}'s {_arg}"] = (_call, TypeError,
+                               rf"^{_fn}\(\): argument '{_arg}' (\(position \d\) )?"
+                               rf"must be {_wanted}, not (str|NoneType|float)$")
+ROWS.update({
+    "fft of a list": (lambda L: L.fft.fft([1.0]), TypeError,
+                      r"^fft_fft\(\): argument 'input' \(position 1\) must be Tensor, not list$"),
+    "ihfftn of None": (lambda L: L.fft.ihfftn(None), TypeError,
+                       r"^fft_ihfftn\(\): argument 'input' \(position 1\) must be Tensor, not "
+                       r"NoneType$"),
+    "fft of n=-1": (lambda L: L.fft.fft(L.ones(3), n=-1), RuntimeError,
+                    r"^Invalid number of data points \(-1\) specified$"),
+    "rfft of n=0": (lambda L: L.fft.rfft(L.ones(3), n=0), RuntimeError,
+                    r"^Invalid number of data points \(0\) specified$"),
+    "fftfreq of -1": (lambda L: L.fft.fftfreq(-1), RuntimeError,
+                      r"^Trying to create tensor with negative dimension -1: \[-1\]$"),
+})
+
+
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
     raises_as_torch(call, exc, match)
