@@ -171,7 +171,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> OpCall:
 # ---- addcmul, addcdiv: input + value * t1 {*, /} t2
 _ADDCMUL = defop("addcmul", tensor_operands(lambda x, a, b, value: x + value * a * b),
                  "AddcmulBackward0",
-                 {1: (2,), 2: (1,)}, names="self tensor1 tensor2 -> tensor2 value tensor1")
+                 {1: (2,), 2: (1,)}, names="self tensor1 tensor2 -> tensor1 tensor2 value")
 _ADDCDIV = defop("addcdiv", tensor_operands(lambda x, a, b, value: x + value * a / b),
                  "AddcdivBackward0",
                  {1: (2,), 2: (1, 2)},

@@ -1455,6 +1455,20 @@ def test_addcdiv_packs_tensor1_before_tensor2():
     assert same_as_torch(scenario)[0] == [[-1.0, 0.75]]
 
 
+def test_addcmul_packs_tensor1_before_tensor2():
+    """PyTorch 2.13's AddcmulBackward0 packs tensor1, then tensor2, as its addcdiv's (the
+    fuzz tier found it once the op table's eigvals row changed its draws)."""
+    def scenario(L):
+        a = L.tensor([[-1.5, -0.5]], requires_grad=True)
+        b = L.tensor([[-1.0, 0.75]], requires_grad=True)
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.tolist()) or t,
+                                                  lambda t: t):
+            L.addcmul(a, b, a * 2, value=2)
+        return seen
+    assert same_as_torch(scenario)[0] == [[-1.0, 0.75]]
+
+
 def test_polar_inputs_changed_in_place_do_not_fail_the_backward():
     """PyTorch's PolarBackward0 saves only the result: writing ``angle`` in place after
     ``polar`` leaves the backward working (and its gradients PyTorch's)."""
