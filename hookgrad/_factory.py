@@ -136,6 +136,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         raise _checks.public("tensor", _checks.not_a_dtype(dtype))
     else:
         dt = _dtype.as_dtype(dtype)
+        if data is None or data.__class__ in (list, tuple) and _number_kinds(data) is None:
+            _checks.refuse_none(data, dt)  # (NumPy reads None as NaN; not for flat numbers)
     # a copy of the caller's data, as PyTorch's tensor() makes: a small one held on the
     # host (``_held_on_host``), else transferred by from_host, and a small one remembered:
     # host ops read it with no transfer (``_ops/stages/host.py``)
@@ -351,6 +353,9 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if dtype.__class__ is str:  # (a step of 1 given is not told from the default)
+        raise _checks.arange_dtype([start] if end is None else [start, end] +
+                                   ([step] if step != 1 else []), dtype)
     if end is None:
         start, end = 0, start
     if start.__class__ is int and end.__class__ is int and step.__class__ is int:
@@ -443,6 +448,7 @@ def _draw(kind, shape, generator):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     if _on_meta(device):  # nothing drawn, as PyTorch's meta tensors
+        _checks.check_meta_draw(_size(size), False)
         return _finish(_meta.MetaArray(_size(size), _jd(dtype)), requires_grad, device)
     arr = _draw("uniform", _size(size), generator)
     return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)
@@ -450,6 +456,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     if _on_meta(device):
+        _checks.check_meta_draw(_size(size), True)
         return _finish(_meta.MetaArray(_size(size), _jd(dtype)), requires_grad, device)
     arr = _draw("normal", _size(size), generator)
     return _finish(_drawn(arr, _jd(dtype)), requires_grad, device)

@@ -28,6 +28,22 @@ def not_a_dtype(dtype):
     return Unnamed(f"argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
 
 
+_ARANGE_TAIL = ("torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                "None, bool pin_memory = False, bool requires_grad = False)\n")
+
+
+def arange_dtype(args, dtype):
+    """PyTorch's TypeError for ``arange`` given a ``dtype`` that is no dtype (a str):
+    none of its three signatures takes it (``args``: the positional arguments given)."""
+    got = ", ".join(type_name(a) for a in args)
+    return TypeError(
+        f"arange() received an invalid combination of arguments - got ({got}, dtype="
+        f"{type_name(dtype)}), but expected one of:\n"
+        f" * (Number end, *, Tensor out = None, {_ARANGE_TAIL}"
+        f" * (Number start, Number end, *, {_ARANGE_TAIL}"
+        f" * (Number start, Number end, Number step = 1, *, Tensor out = None, {_ARANGE_TAIL}")
+
+
 def check_fill(value):
     """PyTorch's refusal of a ``fill_value`` that is not a Number (None, a str, a sequence,
     an array, a Tensor of more than one element)."""
@@ -50,6 +66,16 @@ def negative_size(shape, meta=False):
             return (RuntimeError if meta else NegativeSize)(
                 f"Trying to create tensor with negative dimension {s}: {list(shape)}")
     return None
+
+
+def check_meta_draw(shape, normal):
+    """PyTorch's error for a negative size of ``rand``/``randn`` on the meta device (no
+    array is made there to refuse it): ``randn``'s meta kernel words it as a failed check."""
+    error = negative_size(shape, True)
+    if error is not None:
+        raise RuntimeError("Expected cond to be True, but got False. (Could this error message "
+                           "be improved? If so, please report an enhancement request to "
+                           "PyTorch.)") if normal else error
 
 
 def reword_like(op, args, error):
@@ -92,6 +118,20 @@ def refuse_data(data, int_leaves):
     if int_leaves is None:  # inferred: PyTorch's reads an int as int64
         int_leaves = isinstance(first, int) and not isinstance(first, bool)
     _check_nested(data, sizes, 0, int_leaves)
+
+
+def refuse_none(data, dtype):
+    """PyTorch's TypeError for a None in ``tensor(data, dtype=dtype)`` (NumPy would read it
+    as NaN): its reader converts each element to the dtype's kind, and words None as
+    Python's ``int()``/``float()`` would."""
+    if data is None or isinstance(data, (list, tuple)) and _holds_none(data):
+        raise TypeError("must be real number, not NoneType"
+                        if dtype.is_floating_point or dtype.is_complex else
+                        "'NoneType' object cannot be interpreted as an integer") from None
+
+
+def _holds_none(seq):
+    return any(v is None or isinstance(v, (list, tuple)) and _holds_none(v) for v in seq)
 
 
 def _check_nested(obj, sizes, dim, int_leaves):

@@ -9,8 +9,8 @@ left as JAX computes it (``inf``/``nan``), as the ``_ex`` variants always do.
 """
 from ._tensor import Tensor
 from ._ops.linalg import matmul
-from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, qr, svd,
-                                 svdvals)
+from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvals, eigvalsh, qr,
+                                 svd, svdvals)
 from ._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._ops.linalg_norms import matrix_norm, norm, vector_norm
 from ._ops.linalg_products import cross, matrix_exp, matrix_power, multi_dot, vecdot
@@ -18,8 +18,8 @@ from ._ops.registry import FUNCTIONS as _F
 from ._ops.linalg_solve import (det, inv, inv_ex, lstsq, matrix_rank, pinv, slogdet, solve,
                                 solve_ex, solve_triangular)
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvals", "eigvalsh",
+           "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
            "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
            "vector_norm", "diagonal"]

@@ -13,6 +13,7 @@ from . import foreach  # noqa: F401 - after pointwise: its in-place forms use Te
 from . import linalg_norms, linalg_products  # noqa: F401 - torch.linalg (and det, ...)
 # after the ops they alias and build on
 from . import pointwise_math, products, sampling, set_ops, stacking  # noqa: F401
+from . import remainders  # noqa: F401 - fmod, remainder
 from . import matrix_transposes, placement, statistics, type_queries  # noqa: F401
 from . import triangle_indices, view_copies, view_scatters  # noqa: F401 - after the views
 from . import device_memory, inplace_views, legacy_new, python_callbacks  # noqa: F401
@@ -73,8 +74,7 @@ def _attach():
         "__neg__": _operator("neg"),
         "__pos__": lambda a: a,
         "__abs__": _operator("abs"),
-        "__invert__": lambda a: _F["logical_not"](a) if a.dtype.name == "bool"
-        else _F["bitwise_not"](a),
+        "__invert__": pointwise.invert_operator,
         "__eq__": _operator("eq"),
         "__ne__": _operator("ne"),
         "__lt__": _operator("lt"),

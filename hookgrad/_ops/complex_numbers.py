@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from .. import _dtype, _errors
 from .._autograd import grad_mode
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import OUT, apply
 from .registry import bapply, defop, export, with_out
 from .shape import TENSOR_PROPERTIES
 
@@ -27,8 +27,35 @@ _FLOATS = ("float16", "float32", "float64")
 COMPLEX = defop("complex", lambda r, i: jax.lax.complex(*jnp.broadcast_arrays(r, i)),
                 "ComplexBackward0", {0: (0,), 1: (1,)},
                 names="real imag -> imag real")
-POLAR = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)),
-              "PolarBackward0", names="abs angle -> result")
+
+
+def _polar(r, t, shapes=None):
+    # ``shapes``: the operands' shapes where they differ (broadcast), for the backward
+    return jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t))
+
+
+def _polar_backward(z, ct, shapes=None):
+    # PyTorch's PolarBackward0 saves only the result, so writing ``abs`` or ``angle`` in
+    # place later does not fail the backward; from the result the gradient of ``abs`` is
+    # the result's direction (0 where ``abs`` is 0, as PyTorch's ``sgn``), of ``angle``
+    # ``1j * result``. ``ct``: JAX's cotangent (real parts of the products).
+    mag = jnp.abs(z)
+    unit = jnp.where(mag == 0, 0, z / jnp.where(mag == 0, 1, mag))
+    grads = (jnp.real(ct * unit), jnp.real(ct * z * 1j))
+    if shapes is None:
+        return grads
+    return tuple(_sum_to(g, s) for g, s in zip(grads, shapes))
+
+
+def _sum_to(g, shape):
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[lead + i] != 1)
+    return jnp.sum(g, dims, keepdims=False).reshape(shape) if dims else g
+
+
+POLAR = defop("polar", _polar, "PolarBackward0", OUT, _polar_backward,
+              names="abs angle -> result")
 VIEW_AS_REAL = defop("view_as_real", lambda z: jnp.stack([z.real, z.imag], -1),
                      "ViewAsRealBackward0", ())
 VIEW_AS_COMPLEX = defop("view_as_complex", lambda x: jax.lax.complex(x[..., 0], x[..., 1]),
@@ -83,6 +110,8 @@ def polar(abs, angle) -> Tensor:  # noqa: A002 - PyTorch's argument name
     """``polar(abs, angle, *, out=None)``: the complex tensor ``abs * (cos(angle) + 1j *
     sin(angle))``."""
     _check_pair(abs, angle)
+    if abs.shape != angle.shape:
+        return bapply(POLAR, (abs, angle), {"shapes": (tuple(abs.shape), tuple(angle.shape))})
     return bapply(POLAR, (abs, angle))
 
 

@@ -137,4 +137,11 @@ def _dtype_error(op_name, msg):
         return None
     name = m.group(1) or m.group(2) or _CHARS.get(m.group(3), m.group(3))
     kind = _dtype.TORCH_KINDS.get(name, name)
+    op_name = _CPU_KERNELS.get(op_name, op_name)
     return NotImplementedError(f'"{op_name}" not implemented for \'{kind}\'')
+
+
+# the CPU kernels PyTorch's refusal names, where not the op's own name
+_CPU_KERNELS = {"bitwise_and": "bitwise_and_cpu", "bitwise_or": "bitwise_or_cpu",
+                "bitwise_xor": "bitwise_xor_cpu", "bitwise_not": "bitwise_not_cpu",
+                "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}

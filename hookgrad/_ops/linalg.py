@@ -415,6 +415,25 @@ def _sums_a_label(eq):
     return bool(set(lhs) - set(rhs) - {","})
 
 
+def _check_equation(eq, operands):
+    """PyTorch's errors for an equation that does not fit its operands (its parser's
+    checks, in its order), made only once JAX has refused the call."""
+    inputs, _, output = eq.partition("->")
+    subs = inputs.split(",")
+    if len(subs) != len(operands):
+        raise RuntimeError(f"einsum(): {'fewer' if len(operands) < len(subs) else 'more'} "
+                           "operands were provided than specified in the equation") from None
+    for k, (sub, x) in enumerate(zip(subs, operands)):
+        if "..." not in sub and len(sub) != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(sub)}) "
+                               f"does not match the number of dimensions ({x.ndim}) for operand "
+                               f"{k} and no ellipsis was given") from None
+    for c in output:
+        if c.isalpha() and c not in inputs:
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                               "equation for any input operand") from None
+
+
 @export(method=False)
 def einsum(equation, *operands) -> Tensor:
     """``einsum(equation, *operands)``: Einstein summation, e.g.
@@ -435,7 +454,11 @@ def einsum(equation, *operands) -> Tensor:
     want = einsum_steps.result_dtype(eq, operands) if len(operands) > 1 else None
     if want == np.int64:  # bools summed: PyTorch counts (sum), where JAX's einsum ors
         operands = tuple(x.long() if x.dtype.name == "bool" else x for x in operands)
-    out = apply(op, tuple(operands), {"eq": eq})
+    try:
+        out = apply(op, tuple(operands), {"eq": eq})
+    except RuntimeError:  # JAX's refusal, worded by torch_error: PyTorch's parser's check
+        _check_equation(eq, operands)
+        raise
     if want is not None and out.dtype.np != want:  # integers only: no gradient to keep
         out = out.to(_dtype.as_dtype(want))
     return out

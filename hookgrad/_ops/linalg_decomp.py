@@ -386,3 +386,24 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     check_matrix("linalg.eigh", A, kernel="linalg_eigh_cpu")
     _check_uplo(UPLO)
     return apply(EIGVALSH, (A,), {"UPLO": UPLO})
+
+
+# --------------------------------------------------------------------------- eigvals
+
+
+# LAPACK's geev, on the CPU (JAX has no other backend's eig), complex results always; the
+# eigenvectors only for saved-tensor hooks to pack (the vjp differentiates eigvals alone)
+EIGVALS = defop("linalg_eigvals", jnp.linalg.eigvals, "LinalgEigBackward0",
+                extras=lambda a: (jnp.linalg.eig(a)[1],),
+                names="self -> eigenvalues=result eigenvectors=result1")
+
+
+def eigvals(A) -> Tensor:
+    """``linalg.eigvals(A)``: the (complex) eigenvalues of a square ``A``, in LAPACK's
+    order; differentiable, as PyTorch's (its node is ``linalg_eig``'s)."""
+    check_matrix("linalg.eigvals", A, floating=False)
+    if not (A.is_floating_point() or A.is_complex()):  # no complex type to compute in
+        raise RuntimeError(f"Unknown Complex ScalarType for {kind(A)}")
+    if A._data.dtype.itemsize < 4 and not A.is_complex():
+        raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{kind(A)}'")
+    return apply(EIGVALS, (A,))

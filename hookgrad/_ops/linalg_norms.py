@@ -1,4 +1,4 @@
-"""Norms of ``torch.linalg``: vector_norm, matrix_norm and norm.
+"""Norms: ``torch.linalg``'s vector_norm, matrix_norm and norm, and ``torch.norm``.
 
 ``vector_norm`` is the ``LinalgVectorNormBackward0`` row that ``hookgrad.norm`` records; a
 matrix norm is made of it, ``svdvals``, ``amax``/``amin`` and ``sum``, as PyTorch makes it.
@@ -12,7 +12,8 @@ from .dispatch import apply
 from .linalg_decomp import check_floating, svdvals
 from .parser_errors import not_a
 from .reduction import NORM, _dims
-from .registry import FUNCTIONS
+from .reduction_args import NOT_INT, norm_dim_refused
+from .registry import FUNCTIONS, export
 
 _F = FUNCTIONS
 
@@ -74,6 +75,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
     the ``ord`` norm of the matrices in ``dim``: ``'fro'``, ``'nuc'`` (sum of singular
     values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column
     sum of absolute values), ``inf``/``-inf`` (max/min row sum)."""
+    if ord.__class__ is str and ord not in ("fro", "nuc"):  # PyTorch checks a str first
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
@@ -113,3 +116,22 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None) -> Tensor:
     if isinstance(ord, str):  # a matrix order for a vector
         return matrix_norm(A, ord, dim or (-2, -1), keepdim, dtype=dtype)
     return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+@export(name="norm")
+def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
+    """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
+    ``dim`` (all elements by default); its gradient is 0 where the norm is 0. ``'nuc'`` is
+    the matrix norm over ``dim`` (every dimension by default: two of them)."""
+    if p is None:
+        p = "fro"
+    if isinstance(p, str) and p != "fro":
+        # PyTorch hands a str order to its matrix norm, which refuses all but 'nuc'
+        dims = tuple(range(input.ndim)) if dim is None else dim
+        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
+    if dim.__class__ in NOT_INT or dim.__class__ in (tuple, list) and dim and \
+            dim[0].__class__ in NOT_INT:
+        raise norm_dim_refused(p, dim)
+    x = input if dtype is None else input.to(dtype)
+    check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
+    return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})

@@ -17,9 +17,11 @@ from .. import _dtype, _errors
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
+from .linalg_norms import torch_norm
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
-from .parser_errors import not_a
+from .parser_errors import not_a, number
+from .promotion import floats_only
 from .registry import defop, export, shape_broadcast_error
 from .shape import T, VIEW
 from .views import view_apply
@@ -186,6 +188,14 @@ _ACT = {
     "glu": (_glu, "GluBackward0"),
     "prelu": (_prelu, "PreluKernelBackward0"),
 }
+# the CPU kernels that refuse integer, bool (and, but for silu's, complex) input
+_KERNELS = {"gelu": "GeluKernelImpl", "silu": "silu_cpu", "mish": "mish_cpu",
+            "logsigmoid": "log_sigmoid_cpu", "hardswish": "hardswish_cpu",
+            "hardsigmoid": "hardsigmoid_cpu", "elu": "elu_cpu", "selu": "elu_cpu",
+            "celu": "elu_cpu", "softplus": "softplus_cpu", "hardshrink": "hardshrink_cpu",
+            "softshrink": "softshrink_check", "leaky_relu": "leaky_relu_cpu", "glu": "glu_cpu"}
+_ACT = {k: (floats_only(_KERNELS[k], f, k == "silu") if k in _KERNELS else f, node)
+        for k, (f, node) in _ACT.items()}
 ACT = {k: defop(k, f, node) for k, (f, node) in _ACT.items()}
 # PyTorch's in-place kernels of these record a node of their own (it saves the result)
 ACT_INPLACE = {k: defop(k + "_", _ACT[k][0], node) for k, node in (
@@ -222,11 +232,12 @@ def silu(input, inplace=False) -> Tensor:
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
-    return _act("softplus", input, beta=float(beta), threshold=float(threshold))
+    return _act("softplus", input, beta=number("softplus", "beta", beta, 2),
+                threshold=number("softplus", "threshold", threshold, 3))
 
 
 def elu(input, alpha=1.0, inplace=False) -> Tensor:
-    return _act("elu", input, inplace, alpha=float(alpha))
+    return _act("elu", input, inplace, alpha=number("elu", "alpha", alpha, 2))
 
 
 @export(method=False)
@@ -236,7 +247,7 @@ def selu(input, inplace=False) -> Tensor:
 
 @export(method=False)
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
-    return _act("celu", input, inplace, alpha=float(alpha))
+    return _act("celu", input, inplace, alpha=number("celu", "alpha", alpha, 2))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
@@ -282,13 +293,15 @@ def softshrink(input, lambd=0.5) -> Tensor:
 
 @export
 def hardshrink(input, lambd=0.5) -> Tensor:
-    return _act("hardshrink", input, lambd=float(lambd))
+    return _act("hardshrink", input, lambd=number("hardshrink", "lambd", lambd, 2))
 
 
 @export(method=False)
 def threshold(input, threshold, value, inplace=False) -> Tensor:
     """``x`` where ``x > threshold``, else ``value``."""
-    return _act("threshold", input, inplace, threshold=float(threshold), value=float(value))
+    return _act("threshold", input, inplace,
+                threshold=number("threshold", "threshold", threshold, 2),
+                value=number("threshold", "value", value, 3))
 
 
 def tanhshrink(input) -> Tensor:
@@ -394,6 +407,8 @@ PAIRWISE_DISTANCE = defop("pairwise_distance", lambda x1, x2, p, eps, keepdim: _
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim``."""
+    if isinstance(p, str):  # PyTorch's is ``input.norm(p, ...)``: a matrix order there
+        return input / torch_norm(input, p, dim, True).clamp_min(eps).expand_as(input)
     res = apply(NORMALIZE, (input,), {"p": float(p), "dim": int(dim), "eps": float(eps)})
     if out is not None:
         return out.copy_(res)

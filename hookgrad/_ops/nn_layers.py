@@ -99,28 +99,42 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     ``running_mean``/``running_var`` in place (unbiased variance, ``momentum``), without
     recording; otherwise uses the running statistics.
     """
-    if training:
-        size = input.numel() // input.shape[1] if input.ndim > 1 else input.numel()
-        if size == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {_size_str(input.shape)}")
-        y, mean, var = apply(BN_TRAIN, (input, weight, bias), {"eps": float(eps)})
-        m = 0.0 if momentum is None else float(momentum)
-        # written in place, unrecorded; the version bump (PyTorch's kernel does not bump)
-        # is how functional_call and compile see that the buffers changed
-        if y.is_meta:  # shapes only: no statistics to keep
+    try:
+        if training:
+            size = input.numel() // input.shape[1] if input.ndim > 1 else input.numel()
+            if size == 1:
+                raise ValueError(f"Expected more than 1 value per channel when training, got "
+                                 f"input size {_size_str(input.shape)}")
+            y, mean, var = apply(BN_TRAIN, (input, weight, bias), {"eps": float(eps)})
+            m = 0.0 if momentum is None else float(momentum)
+            # written in place, unrecorded; the version bump (PyTorch's kernel does not bump)
+            # is how functional_call and compile see that the buffers changed
+            if y.is_meta:  # shapes only: no statistics to keep
+                return y
+            if running_mean is not None:
+                _set(running_mean, _running_update(running_mean._data, mean._data, m, 1.0))
+            if running_var is not None:
+                _set(running_var, _running_update(running_var._data, var._data, m,
+                                                  size / (size - 1)))
             return y
-        if running_mean is not None:
-            _set(running_mean, _running_update(running_mean._data, mean._data, m, 1.0))
-        if running_var is not None:
-            _set(running_var, _running_update(running_var._data, var._data, m,
-                                              size / (size - 1)))
-        return y
-    if running_mean is None:
-        raise RuntimeError("running_mean must be defined in evaluation mode")
-    if running_var is None:
-        raise RuntimeError("running_var must be defined in evaluation mode")
-    return apply(BN_EVAL, (input, running_mean, running_var, weight, bias), {"eps": float(eps)})
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        return apply(BN_EVAL, (input, running_mean, running_var, weight, bias),
+                     {"eps": float(eps)})
+    except (RuntimeError, ValueError, TypeError):  # JAX's broadcast: PyTorch's size check
+        _check_features(input, running_mean, running_var, weight, bias)
+        raise
+
+
+def _check_features(input, *stats):
+    """PyTorch's error for a statistic or affine parameter of ``batch_norm`` with other than
+    one element per channel (it checks them in this order)."""
+    n = input.shape[1] if input.ndim > 1 else None
+    for name, t in zip(("running_mean", "running_var", "weight", "bias"), stats):
+        if n is not None and t is not None and t.numel() != n:
+            raise RuntimeError(f"{name} should contain {n} elements not {t.numel()}") from None
 
 
 def _size_str(shape):

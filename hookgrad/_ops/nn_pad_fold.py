@@ -14,14 +14,10 @@ from .._tensor import Tensor
 from .dispatch import ALL, apply
 from .nn_conv import _DN, _ntuple
 from .registry import defop
+from .stacking import constant_pad_nd
 
 
 # --------------------------------------------------------------------------- padding
-
-
-def _pad_constant(x, pads, value):
-    cfg = [(0, 0, 0)] * (x.ndim - len(pads)) + [(lo, hi, 0) for lo, hi in pads]
-    return jax.lax.pad(x, jnp.asarray(value, x.dtype), cfg)
 
 
 def _pad_mode(x, pads, mode):
@@ -29,7 +25,6 @@ def _pad_mode(x, pads, mode):
     return jnp.pad(x, cfg, mode=mode)
 
 
-PAD_CONSTANT = defop("constant_pad_nd", _pad_constant, "ConstantPadNdBackward0", ())
 _PAD_OPS = {}
 # PyTorch's reflection and replication pads save their input (``_saved_self``, which pack
 # hooks see); its circular pad is slice copies, which save nothing
@@ -60,9 +55,8 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
                            "dimension but got padding length " f"{len(pad)} and input of "
                            f"dimension {input.ndim}")
     pairs = tuple((pad[2 * (n - 1 - i)], pad[2 * (n - 1 - i) + 1]) for i in range(n))
-    if mode == "constant":
-        return apply(PAD_CONSTANT, (input,), {"pads": pairs,
-                                              "value": 0.0 if value is None else value})
+    if mode == "constant":  # PyTorch's constant_pad_nd
+        return constant_pad_nd(input, pad, 0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:

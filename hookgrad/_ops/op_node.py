@@ -337,8 +337,13 @@ def vjp_op(node):
     if vop is None:
         statics = dict(node._key)
         if op.save is OUT:
+            want = node._want
+
             def fwd(y, *gs):
-                return (_conj(op.bwd(y, *[_conj(g) for g in gs], **statics)),)
+                g = op.bwd(y, *[_conj(g) for g in gs], **statics)
+                # an op of several inputs gives a gradient per argument (polar's two)
+                return tuple(_conj(g[i]) for i in want) if g.__class__ is tuple \
+                    else (_conj(g),)
         else:
             fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
                             [m.dtype for m in node._out_meta()])

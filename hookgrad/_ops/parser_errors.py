@@ -20,6 +20,16 @@ def not_a(name, arg, value, wanted="int", position=1):
                      f"{type_name(value)}")
 
 
+def number(name, arg, value, position=None, wanted="Number"):
+    """``float(value)`` for a scalar argument, or PyTorch's parser TypeError where it is
+    no number (a str, None, a sequence), which ``float()`` would word its own way."""
+    if value.__class__ is float:
+        return value
+    if value is None or isinstance(value, (str, bytes, list, tuple, dict)):
+        raise not_a(name, arg, value, wanted, position)
+    return float(value)
+
+
 def not_a_dim(name, dim, wanted="int"):
     """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
     return not_a(name, "dim", dim, wanted)
@@ -56,13 +66,26 @@ _INPUT_FORMS = {
     "remainder": (f"(Tensor input, Tensor other{_OUT})", "(Number self, Tensor other)",
                   f"(Tensor input, Number other{_OUT})"),
     "copysign": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+    "fmod": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+    "true_divide": (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)"),
 }
+_NO_NUMBER_INPUT = ("fmod", "true_divide")  # no form of theirs takes a number ``input``
+# an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
+# would take a list as data and word the others its own way
+REFUSED_OTHERS = frozenset({type(None), str, list, tuple})
+
+
+def refuse_other(name, input, other):
+    """PyTorch's TypeError for a binary op's ``other`` that is neither a Tensor nor a
+    number (the caller tests ``other.__class__ in REFUSED_OTHERS`` inline)."""
+    raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
 
 
 def refuse_input(name, input, other):
     """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
     checked) that is not a number either: a list, a string, None, an array."""
-    if input.__class__ is bool or not isinstance(input, (int, float, complex)):
+    if input.__class__ is bool or not isinstance(input, (int, float, complex)) or \
+            name in _NO_NUMBER_INPUT:
         raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
 
 

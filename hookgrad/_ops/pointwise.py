@@ -18,7 +18,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
-from .parser_errors import invalid_arguments, not_a, refuse_input
+from .parser_errors import REFUSED_OTHERS, invalid_arguments, not_a, refuse_input, refuse_other
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands, _tensor_like)
@@ -321,19 +321,6 @@ _DIV_TRUNC = defop("div_trunc", _ordered(lambda a, b: jax.lax.stop_gradient(
     scalar_edges=True,
     names="self other -> other self rounding_mode='trunc'")
 _DIV_MODES = {None: _DIV, "floor": _DIV_FLOOR, "trunc": _DIV_TRUNC}
-# a number divisor: PyTorch's ``.Scalar`` overload saves nothing (self's gradient is 1);
-# a Tensor divisor: its ``.Tensor`` overload, which saves both for the divisor's gradient
-_FMOD = defop("fmod", _ordered(jnp.fmod, "fmod"), "FmodBackward0", (), names="self other ->")
-_FMOD_T = defop("fmod_tensor", _ordered(jnp.fmod, "fmod"), "FmodBackward1", {0: (), 1: (0, 1)},
-                names=_OTHER_SELF)
-_REMAINDER = defop("remainder", _ordered(jnp.remainder, "remainder"), "RemainderBackward0", (),
-                   names="self other ->")
-_REMAINDER_T = defop("remainder_tensor", _ordered(jnp.remainder, "remainder"), "RemainderBackward1",
-                     {0: (), 1: (0, 1)}, names=_OTHER_SELF)
-# a number dividend (``2.0 % y``): PyTorch's ``.Scalar_Tensor`` overload, not differentiable
-_REMAINDER_ST = defop("remainder.Scalar_Tensor", jnp.remainder, NOT_IMPLEMENTED, ())
-
-
 _NEG = defop("neg", jnp.negative, "NegBackward0", ())
 
 
@@ -403,6 +390,17 @@ sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
 
 
+def invert_operator(input) -> Tensor:
+    """``~input``: ``logical_not`` of a bool Tensor, ``bitwise_not`` of an integer one;
+    PyTorch's operator refuses a floating or complex one before any kernel."""
+    if input.dtype.name == "bool":
+        return FUNCTIONS["logical_not"](input)
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return FUNCTIONS["bitwise_not"](input)
+
+
 @variants(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
@@ -421,28 +419,13 @@ def sub(input, other, *, alpha=1) -> OpCall:
 def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
-        op = _POW_T if isinstance(exponent, Tensor) else _POW
-        return op, (input, to_tensor_like(exponent)), None
+        if isinstance(exponent, Tensor):
+            return _POW_T, (input, exponent), None
+        if exponent.__class__ in REFUSED_OTHERS:
+            refuse_other("pow", input, exponent)
+        return _POW, (input, to_tensor_like(exponent)), None
     refuse_input("pow", input, exponent)
     return _RPOW, (exponent, input), None
-
-
-@variants(inplace=True)
-def fmod(input, other) -> OpCall:
-    """``fmod(input, other)``: the C-style remainder of ``input / other`` (the dividend's
-    sign)."""
-    return (_FMOD_T if isinstance(other, Tensor) else _FMOD), (input, to_tensor_like(other)), None
-
-
-@variants(inplace=True)
-def remainder(input, other) -> OpCall:
-    """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
-    divisor's sign); ``input`` may be a number."""
-    if not isinstance(input, Tensor):
-        refuse_input("remainder", input, other)
-        return _REMAINDER_ST, (to_tensor_like(input), to_tensor_like(other)), None
-    op = _REMAINDER_T if isinstance(other, Tensor) else _REMAINDER
-    return op, (input, to_tensor_like(other)), None
 
 
 @variants()
@@ -464,6 +447,10 @@ def rdiv(input, other) -> Tensor:
 @export
 def true_divide(input, other) -> Tensor:
     """``true_divide(input, other)``: :func:`div` without a rounding mode."""
+    if not isinstance(input, Tensor):
+        refuse_input("true_divide", input, other)
+    if other.__class__ in REFUSED_OTHERS:
+        refuse_other("true_divide", input, other)
     return div(input, other)
 
 

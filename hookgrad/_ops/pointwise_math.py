@@ -17,7 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .parser_errors import refuse_input
+from .parser_errors import REFUSED_OTHERS, number, refuse_input, refuse_other
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -103,7 +103,9 @@ def _copysign_jvp(primals, tangents):
     return out, tangents[0] * ratio
 
 
-_COPYSIGN = defop("copysign", _ordered(_copysign, "copysign"), "CopysignBackward0",
+# broadcast first: JAX's own broadcast inside names the shapes in its order, not the operands'
+_COPYSIGN = defop("copysign", _ordered(lambda x, y: _copysign(*jnp.broadcast_arrays(x, y)),
+                                       "copysign"), "CopysignBackward0",
                   names="self other -> self result")
 _COPYSIGN_S = defop("copysign.Scalar", _ordered(_copysign, "copysign"), "CopysignBackward1",
                     names="self other -> self result")
@@ -122,8 +124,11 @@ def copysign(input, other) -> OpCall:
     (a Tensor or a number); the gradient reaches ``input`` only."""
     if not isinstance(input, Tensor):
         refuse_input("copysign", input, other)
-    op = _COPYSIGN if isinstance(other, Tensor) else _COPYSIGN_S
-    return op, (_float_of(input), to_tensor_like(other)), None
+    if isinstance(other, Tensor):
+        return _COPYSIGN, (_float_of(input), other), None
+    if other.__class__ in REFUSED_OTHERS:
+        refuse_other("copysign", input, other)
+    return _COPYSIGN_S, (_float_of(input), to_tensor_like(other)), None
 
 
 # ---- logit, nan_to_num: statics
@@ -141,7 +146,8 @@ _LOGIT = defop("logit", real_only("logit_cpu", _logit), "LogitBackward0",
 def logit(input, eps=None) -> OpCall:
     """``logit(input, eps=None)``: ``log(p / (1 - p))``, with ``p`` clamped to
     ``[eps, 1 - eps]`` when ``eps`` is given (NaN outside ``[0, 1]`` otherwise)."""
-    return _LOGIT, (input,), {"eps": None if eps is None else float(eps)}
+    return _LOGIT, (input,), {"eps": None if eps is None else number("logit", "eps", eps, None,
+                                                                      "float")}
 
 
 def _nan_to_num(x, nan, posinf, neginf):
@@ -165,7 +171,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> OpCall:
 # ---- addcmul, addcdiv: input + value * t1 {*, /} t2
 _ADDCMUL = defop("addcmul", tensor_operands(lambda x, a, b, value: x + value * a * b),
                  "AddcmulBackward0",
-                 {1: (2,), 2: (1,)}, names="self tensor1 tensor2 -> tensor2 value tensor1")
+                 {1: (2,), 2: (1,)}, names="self tensor1 tensor2 -> tensor1 tensor2 value")
 _ADDCDIV = defop("addcdiv", tensor_operands(lambda x, a, b, value: x + value * a / b),
                  "AddcdivBackward0",
                  {1: (2,), 2: (1, 2)},

@@ -10,6 +10,7 @@ from .. import _dtype
 from .dispatch import apply
 from .linalg import check_addmm_dtypes
 from .parser_errors import not_a
+from .promotion import bad_inplace_dtype
 from .registry import OpCall, defop, export, variants
 from .shape import UNSAFE_VIEW, size_at
 
@@ -39,7 +40,14 @@ def _need(t, nd, message):
         raise RuntimeError(message)
 
 
-@variants(inplace=True)
+def _baddbmm_inplace(self, batch1, batch2, *, beta=1, alpha=1):
+    # ``baddbmm_``'s result takes batch2's dtype: checked after input against batch1
+    d, d2 = self._arr.dtype, batch2._arr.dtype
+    if d == batch1._arr.dtype and d2 != d and batch1.ndim == 3 == batch2.ndim:
+        raise bad_inplace_dtype(d, d2)
+
+
+@variants(inplace=True, inplace_check=_baddbmm_inplace)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> OpCall:
     """``baddbmm(input, batch1, batch2, *, beta=1, alpha=1)``: ``beta * input + alpha *
     (batch1 @ batch2)``, per batch (``input`` broadcast)."""

@@ -156,6 +156,22 @@ def integers_only(name, fwd):
     return refusing
 
 
+def floats_only(kernel, fwd, complex_ok=False):
+    """``fwd`` refusing integer and bool input (and complex, unless ``complex_ok``) as
+    PyTorch's kernel ``kernel`` does (``"elu_cpu" not implemented for 'Long'``): the
+    activations. NOTE: runs where a program is traced."""
+    message = REFUSED.format(kernel)
+
+    def refusing(x, *args, **statics):
+        d = jnp.asarray(x).dtype if not hasattr(x, "dtype") else x.dtype
+        if not (jnp.issubdtype(d, jnp.floating) or complex_ok and
+                jnp.issubdtype(d, jnp.complexfloating)):
+            raise NotImplementedError(message.format(kind=_dtype.torch_kind(d)))
+        return fwd(x, *args, **statics)
+    refusing.__wrapped__ = fwd
+    return refusing
+
+
 def ordered(fwd, name, message=KERNEL, error=NotImplementedError):
     """An elementwise op (``fwd``, PyTorch's kernel ``name``) that orders its operands, or
     rounds them: promoting as PyTorch does, with no complex form."""
@@ -203,6 +219,13 @@ def same_dtypes(input, source, message):
     if isinstance(source, Tensor) and source._arr.dtype != input._arr.dtype:
         raise RuntimeError(message.format(_dtype.torch_kind(input._arr.dtype),
                                           _dtype.torch_kind(source._arr.dtype)))
+
+
+def bad_inplace_dtype(input_dtype, output_dtype):
+    """PyTorch's error for an in-place op whose result would have another dtype than the
+    tensor it writes (its structured kernels' check of the output they are given)."""
+    return RuntimeError(f"Bad in-place call: input tensor dtype {_dtype.c_type_name(input_dtype)}"
+                        f" and output tensor dtype {_dtype.c_type_name(output_dtype)} should match")
 
 
 def same_source_dtype(name, input, source):

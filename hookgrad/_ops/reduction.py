@@ -16,7 +16,7 @@ from .dispatch import OUT, apply, on_host
 from .parser_errors import invalid_arguments, not_a_dim
 from .linalg_decomp import check_floating
 from .pointwise import _abs
-from .promotion import REFUSED, real_only
+from .promotion import REFUSED, bad_inplace_dtype, real_only
 from .reduction_args import (ALL_DIMS, NOT_INT, _ALL_FORMS, _MAX_FORMS, _PROD_FORMS,
                              _SUM_FORMS, norm_dim_refused, not_an_int_dim, refused)
 from .registry import FUNCTIONS, defop, export, norm_dim
@@ -137,7 +137,7 @@ def _running(f):
 def _given_dim(dim, ndim, name):
     """``dim`` of ``name`` range-checked and kept as given, as the running ops' nodes save
     it."""
-    if dim.__class__ in NOT_INT:
+    if dim.__class__ in NOT_INT or dim is None:
         raise not_a_dim(name, dim)
     wrap_dim(int(dim), ndim)
     return int(dim)
@@ -395,7 +395,8 @@ def _extreme(name, all_op, dim_op, pair_fn, input, dim, keepdim):
         return pair_fn(input, dim)
     if dim is ALL_DIMS and keepdim is False:
         return apply(all_op, (input,))
-    if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
+    if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT or \
+            dim.__class__ in (list, tuple):
         raise refused(name, _MAX_FORMS, dim, keepdim)
     d = wrap_dim(int(dim), input.ndim)
     if input._arr.dtype.kind == "c":  # (ARGMAX's own refusal names argmax)
@@ -483,24 +484,6 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:
 
 
 @export
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
-    """``norm(input, p='fro', dim=None, keepdim=False, dtype=None)``: the vector p-norm over
-    ``dim`` (all elements by default); its gradient is 0 where the norm is 0."""
-    if p is None:
-        p = "fro"
-    if isinstance(p, str) and p != "fro":
-        if p != "nuc":  # PyTorch hands a str order to its matrix norm, which refuses it
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-        raise NotImplementedError(f"norm(p={p!r}) is not supported; use p='fro' or a number")
-    if dim.__class__ in NOT_INT or dim.__class__ in (tuple, list) and dim and \
-            dim[0].__class__ in NOT_INT:
-        raise norm_dim_refused(p, dim)
-    x = input if dtype is None else input.to(dtype)
-    check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
-    return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
-
-
-@export
 def all(input, dim=None, keepdim=False) -> Tensor:
     if dim.__class__ in NOT_INT:
         raise invalid_arguments("all", _ALL_FORMS, dim=dim)
@@ -561,7 +544,5 @@ def _cumsum_(self, dim) -> Tensor:
 @export(name="cumprod_", function=False)
 def _cumprod_(self, dim, *, dtype=None) -> Tensor:
     if dtype is not None and dtype != self.dtype:
-        raise RuntimeError("Bad in-place call: input tensor dtype "
-                           f"{_dtype.c_type_name(self.dtype)} and output tensor dtype "
-                           f"{_dtype.c_type_name(dtype)} should match")
+        raise bad_inplace_dtype(self.dtype, dtype)
     return apply(CUMPROD, (self,), {"dim": _given_dim(dim, self.ndim, "cumprod_")}, out=self)

@@ -49,6 +49,8 @@ def refused(name, forms, dim, keepdim, dtype=None):
                                  else {"keepdim": keepdim})
     if dim is None or dim.__class__ in NOT_INT:
         return invalid_arguments(name, forms, dim=dim)
+    if dim.__class__ in (list, tuple):  # max/min take one dim: read as the ``other`` slot
+        return invalid_arguments(name, forms, dim)
     if keepdim.__class__ is not bool:
         return not_a(name, "keepdim", keepdim, "bool", None)
     return not_a(name, "dtype", dtype, "torch.dtype", None)

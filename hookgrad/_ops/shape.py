@@ -110,15 +110,21 @@ def _resolve_shape(shape, numel):
 
 def _resolve_any_shape(shape, numel):
     """``_resolve_shape`` for any sizes (symbolic ones included), and its errors."""
-    if builtins.sum(1 for s in shape if _is_minus_one(s)) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    inferred = False
+    for i, s in enumerate(shape):  # PyTorch's order: the first bad size is named
+        if _is_minus_one(s):
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"{list(shape)}")
     known = math.prod(s for s in shape if not _is_minus_one(s))
-    bad = any(s < -1 for s in shape)
-    if any(_is_minus_one(s) for s in shape):
-        if bad or known == 0 or numel % known != 0:
+    if inferred:
+        if known == 0 or numel % known != 0:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         return tuple(numel // known if _is_minus_one(s) else s for s in shape)
-    if bad or known != numel:
+    if known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
 

@@ -202,7 +202,7 @@ def median(input, dim=ALL_DIMS, keepdim=False) -> Any:
     keepdim=False)``: a ``(values, indices)`` named tuple along ``dim``."""
     if dim is ALL_DIMS and keepdim is False:
         return apply(MEDIAN, (input,))
-    if dim is ALL_DIMS or dim is None or dim.__class__ is bool:
+    if dim is ALL_DIMS or dim is None or dim.__class__ in NOT_INT:
         raise not_an_int_dim("median", dim)
     d = wrap_dim(dim, input.ndim)
     if _size(input, d) == 0:

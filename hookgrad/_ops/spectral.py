@@ -6,13 +6,17 @@ differentiates them.
 """
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _views
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import not_a, number
 from .registry import FUNCTIONS, defop, with_out
 from .shape import wrap_dim
+from .views import _permuted
 from . import complex_numbers
 
 _NORMS = ("backward", "ortho", "forward")
@@ -203,14 +207,63 @@ def _ihfftn(input, s, dim, norm, fname):
     if len(dims) == 1:
         return complex_numbers.conj(y)
     y = complex_numbers.conj_physical(y)
-    return c2c(y, dims[:-1], norm, False)
+    # PyTorch's kernels lay each transform's result out by its input's strides (below);
+    # the conjugation keeps the r2c's layout
+    order = _fft_layout(_fft_layout(x.stride(), dims[-1:], True), dims[:-1], False)
+    return _laid_out(c2c(y, dims[:-1], norm, False), order)
+
+
+def _fft_layout(strides, dims, exclude_last):
+    """The strides of PyTorch's CPU transform over ``dims`` of an input of ``strides``:
+    its result is dense, the untransformed dimensions outermost by the input's strides,
+    then the transformed ones by the input's strides (the last kept last with
+    ``exclude_last``: an r2c's halved dimension)."""
+    ndim = len(strides)
+    def by_stride(ds):
+        return sorted(ds, key=lambda d: -strides[d])
+    fft = list(dims)
+    fft = by_stride(fft[:-1]) + fft[-1:] if exclude_last else by_stride(fft)
+    order = by_stride([d for d in range(ndim) if d not in dims]) + fft
+    out = [0] * ndim
+    for rank, d in enumerate(order):
+        out[d] = -rank  # only the order matters to the next transform and to the layout
+    return tuple(out)
+
+
+def _laid_out(t, strides):
+    """``t``, a transform's fresh result, in the storage layout whose strides sort as
+    ``strides``: a hidden C-ordered base in that dimension order, of which ``t`` is a plain
+    (non-differentiable, unshared) alias, so ``stride()`` and ``is_contiguous()`` answer as
+    PyTorch's (a ``linear`` of it then takes PyTorch's path)."""
+    order = sorted(range(t.ndim), key=lambda d: -strides[d])
+    if order == list(range(t.ndim)):
+        return t
+    base = Tensor._wrap(jnp.transpose(t._data, order))
+    return _views.alias(t, base, diff=False, shared=False, geom_fn=_permuted,
+                        statics={"dims": tuple(order.index(d) for d in range(t.ndim))})
 
 
 def _one(n, dim):
+    if n is not None and n < 1:  # (an ``s`` entry of -1 keeps its size: not here)
+        raise RuntimeError(f"Invalid number of data points ({n}) specified")
     return None if n is None else (n,), (dim,)
 
 
+def _takes_tensor(fn):
+    """``fn``, a transform, refusing an ``input`` that is no Tensor with PyTorch's parser
+    error (it would fail reading its shape)."""
+    name = "fft_" + fn.__name__
+
+    @functools.wraps(fn)
+    def checked(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise not_a(name, "input", input, "Tensor")
+        return fn(input, *args, **kwargs)
+    return checked
+
+
 @with_out
+@_takes_tensor
 def fft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``fft(input, n=None, dim=-1, norm=None)``: the one-dimensional discrete Fourier
     transform of ``input`` (zero-padded or trimmed to ``n`` along ``dim``)."""
@@ -218,12 +271,14 @@ def fft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ifft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``ifft(input, n=None, dim=-1, norm=None)``: the inverse of :func:`fft`."""
     return _fftn(input, *_one(n, dim), norm, False, True)
 
 
 @with_out
+@_takes_tensor
 def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``fft2(input, s=None, dim=(-2, -1), norm=None)``: the 2-D discrete Fourier
     transform."""
@@ -231,12 +286,14 @@ def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``ifft2(input, s=None, dim=(-2, -1), norm=None)``: the inverse of :func:`fft2`."""
     return _fftn(input, s, dim, norm, False)
 
 
 @with_out
+@_takes_tensor
 def fftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``fftn(input, s=None, dim=None, norm=None)``: the N-D discrete Fourier transform
     (over every dimension, or the last ``len(s)``, when ``dim`` is None)."""
@@ -244,12 +301,14 @@ def fftn(input, s=None, dim=None, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ifftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``ifftn(input, s=None, dim=None, norm=None)``: the inverse of :func:`fftn`."""
     return _fftn(input, s, dim, norm, False)
 
 
 @with_out
+@_takes_tensor
 def rfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``rfft(input, n=None, dim=-1, norm=None)``: the Fourier transform of a real signal,
     its ``n // 2 + 1`` non-negative frequencies."""
@@ -257,6 +316,7 @@ def rfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def irfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``irfft(input, n=None, dim=-1, norm=None)``: the inverse of :func:`rfft`, a real
     signal of length ``n`` (default ``2 * (input.size(dim) - 1)``)."""
@@ -264,18 +324,21 @@ def irfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``rfft2(input, s=None, dim=(-2, -1), norm=None)``: the 2-D :func:`rfftn`."""
     return _rfftn(input, s, dim, norm, "rfftn")
 
 
 @with_out
+@_takes_tensor
 def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``irfft2(input, s=None, dim=(-2, -1), norm=None)``: the inverse of :func:`rfft2`."""
     return _irfftn(input, s, dim, norm, "irfftn")
 
 
 @with_out
+@_takes_tensor
 def rfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``rfftn(input, s=None, dim=None, norm=None)``: the N-D Fourier transform of a real
     signal, one-sided in the last transformed dimension."""
@@ -283,12 +346,14 @@ def rfftn(input, s=None, dim=None, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def irfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``irfftn(input, s=None, dim=None, norm=None)``: the inverse of :func:`rfftn`."""
     return _irfftn(input, s, dim, norm, "irfftn")
 
 
 @with_out
+@_takes_tensor
 def hfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``hfft(input, n=None, dim=-1, norm=None)``: the Fourier transform of a Hermitian
     signal given by its first half, a real result of length ``n``."""
@@ -296,18 +361,21 @@ def hfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ihfft(input, n=None, dim=-1, norm=None) -> Tensor:
     """``ihfft(input, n=None, dim=-1, norm=None)``: the inverse of :func:`hfft`."""
     return _ihfftn(input, *_one(n, dim), norm, "ihfft")
 
 
 @with_out
+@_takes_tensor
 def hfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``hfft2(input, s=None, dim=(-2, -1), norm=None)``: the 2-D :func:`hfftn`."""
     return _irfftn(input, s, dim, norm, "hfftn", hermitian=True)
 
 
 @with_out
+@_takes_tensor
 def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
     """``ihfft2(input, s=None, dim=(-2, -1), norm=None)``: the inverse of
     :func:`hfft2`."""
@@ -315,6 +383,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``hfftn(input, s=None, dim=None, norm=None)``: the N-D Fourier transform of a signal
     Hermitian in its last transformed dimension, given by its first half."""
@@ -322,12 +391,20 @@ def hfftn(input, s=None, dim=None, norm=None) -> Tensor:
 
 
 @with_out
+@_takes_tensor
 def ihfftn(input, s=None, dim=None, norm=None) -> Tensor:
     """``ihfftn(input, s=None, dim=None, norm=None)``: the inverse of :func:`hfftn`."""
     return _ihfftn(input, s, dim, norm, "ihfftn")
 
 
 def _freq(n, d, dtype, requires_grad, onesided):
+    name = "fft_rfftfreq" if onesided else "fft_fftfreq"
+    if n.__class__ is not int:
+        if isinstance(n, (bool, float, str)) or n is None:
+            raise not_a(name, "n", n, "int")
+    elif n < 0 and not onesided:  # (PyTorch's rfftfreq gives an empty result)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = number(name, "d", d, None, "float")
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     fn = jnp.fft.rfftfreq if onesided else jnp.fft.fftfreq
     t = Tensor._wrap(fn(int(n), d=float(d)).astype(_dtype.to_jax(dtype)))

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from .._errors import type_name
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import apply, on_host
@@ -36,12 +37,23 @@ def tensor_seq(name, tensors):
     return tensors
 
 
+def _refuse_elements(tensors):
+    for k, t in enumerate(tensors):
+        if t is None or isinstance(t, (str, bytes, dict, set)):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{type_name(t)}") from None
+
+
 @export(aliases=("concat", "concatenate"), method=False)
 def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
-    tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
-               for t in tensor_seq("cat", tensors)]
+    try:
+        tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
+                   for t in tensor_seq("cat", tensors)]
+    except TypeError:  # an element that is no Tensor nor array: PyTorch's parser's words
+        _refuse_elements(tensors)
+        raise
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # each part's shape read once (a KV cache joins per layer per step)
@@ -378,11 +390,16 @@ def diagflat(input, offset=0) -> Tensor:
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
-# ``pad`` (PyTorch's argument, what the node saves) is applied as ``pairs``, negative ones
-# having cropped already
-_CONSTANT_PAD = defop("constant_pad_nd", lambda x, pad, pairs, value: jnp.pad(
-    x, pairs, constant_values=jnp.asarray(value, x.dtype)), "ConstantPadNdBackward0", (),
-    names="self -> pad")
+def _pad_constant(x, pad, pairs, value):
+    # ``pad``: PyTorch's argument, what the node saves; applied as ``pairs``, (before,
+    # after) per dimension, a negative one cropping inside the op, as PyTorch's kernel does
+    # (no slice is recorded before it)
+    return jax.lax.pad(x, jnp.asarray(value, x.dtype), [(lo, hi, 0) for lo, hi in pairs])
+
+
+# the one row of ``constant_pad_nd`` and ``F.pad``'s constant mode
+CONSTANT_PAD = defop("constant_pad_nd", _pad_constant, "ConstantPadNdBackward0", (),
+                     names="self -> pad")
 
 
 @export(method=False)
@@ -396,13 +413,8 @@ def constant_pad_nd(input, pad, value=0) -> Tensor:
     pairs = [(0, 0)] * input.ndim
     for k in range(len(pad) // 2):
         pairs[input.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
-    x = input
-    for d, (lo, hi) in enumerate(pairs):  # negative padding crops first
-        if lo < 0 or hi < 0:
-            x = narrow(x, d, max(-lo, 0), x.shape[d] - max(-lo, 0) - max(-hi, 0))
-    pos = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pairs)
-    return apply(_CONSTANT_PAD, (x,), {"pad": tuple(int(p) for p in pad), "pairs": pos,
-                                        "value": value})
+    return apply(CONSTANT_PAD, (input,), {"pad": tuple(int(p) for p in pad),
+                                          "pairs": tuple(pairs), "value": value})
 
 
 @export(function=False)

@@ -508,34 +508,7 @@ def _inplace_on_linear_of_a_vector(program, diff):
     return False
 
 
-def _linear_of_an_ihfftn(program, diff):
-    # a Linear (or matmul) on a view of ``fft.ihfftn``/``ihfft2``'s result: PyTorch's result
-    # has transposed strides, so its ``linear`` takes the matmul path (UnsafeView, Add)
-    src = "\n".join(line for _, line in program.lines)
-    return diff.kind in ("grad_fn", "next_functions") and re.search(r"fft\.ihfft(n|2)\(", src)
-
-
-def _polar_angle_changed(program, diff):
-    # ``polar(abs, angle)`` then ``angle`` (or ``abs``) written in place: PyTorch saves only
-    # the result, so its backward does not fail
-    if diff.kind != "raises-only-hookgrad":
-        return False
-    src = "\n".join(line for _, line in program.lines)
-    for r, a in re.findall(r"L\.polar\((\w+), (\w+)\)", src):
-        if re.search(rf"^\s*({r}|{a})(\[.*\] = |\.\w+_\()", src, re.M):
-            return True
-    return False
-
-
 KNOWN_BUGS = [
-    Rule("polar_saves_its_inputs", "issue 32 (open; found by its slow fuzz tier): `polar` "
-         "saves its inputs, so writing one in place fails the backward, where PyTorch's "
-         "PolarBackward0 saves only the result; test_polar_inputs_changed_in_place_do_not_"
-         "fail_the_backward", _polar_angle_changed),
-    Rule("linear_of_an_ihfftn", "issue 32 (open; found by its fuzz tier): `fft.ihfftn` and "
-         "`ihfft2` give C-contiguous results where PyTorch's have transposed strides, so a "
-         "Linear of them records Addmm where PyTorch's records its matmul path; "
-         "test_ihfftn_gives_pytorchs_transposed_strides", _linear_of_an_ihfftn),
     Rule("inplace_on_linear_of_a_vector", "issue 34 (open): after a second in-place op on "
          "`F.linear` of a vector with a bias (a view of addmm's result), the version error "
          "names `Sigmoid` where PyTorch's sometimes names `AsStrided` (which, depends on "

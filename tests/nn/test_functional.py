@@ -652,3 +652,24 @@ def test_integer_input_without_a_kernel_raises_pytorchs_error(case):
 def test_mistyped_activation_arguments_raise_the_parsers_error(call, match):
     from tests.differential import raises_as_torch
     raises_as_torch(call, TypeError, match)
+
+
+def test_constant_padding_is_one_op_for_pad_and_constant_pad_nd():
+    """``F.pad``'s constant mode is PyTorch's ``constant_pad_nd``: one node saving ``pad``,
+    a negative pad cropping inside it (no slice recorded before it)."""
+    from hookgrad._ops import registry, stacking
+    from tests.differential import same_as_torch
+    assert registry.OPS["constant_pad_nd"] is stacking.CONSTANT_PAD
+
+    def scenario(L):
+        x = L.tensor([[0.5, 1.0, -2.0, 3.0], [4.0, 5.0, 6.5, -7.0]], requires_grad=True)
+        out = []
+        for y in (L.constant_pad_nd(x, (-1, 2, 1, 0), 2.5), L.nn.functional.pad(x, (1, 2)),
+                  L.nn.functional.pad(x, (-1, 1), value=3.0)):
+            y.sum().backward()
+            out.append([y.tolist(), y.grad_fn.name(),
+                        [n.name() for n, _ in y.grad_fn.next_functions], x.grad.tolist()])
+            x.grad = None
+        out.append(list(L.nn.functional.pad(x, (1, 2)).grad_fn._saved_pad))
+        return out
+    same_as_torch(scenario)

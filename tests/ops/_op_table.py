@@ -920,6 +920,10 @@ row("linalg.eigh upper", lambda L, a: (lambda r: (r[0], r[1] * r[1]))(L.linalg.e
     lambda a: (lambda r: (r[0], r[1] * r[1]))(jnp.linalg.eigh(_tri_ref(a, False))), [M3])
 row("linalg.eigvalsh", lambda L, a: L.linalg.eigvalsh(a),
     lambda a: jnp.linalg.eigvalsh(_tri_ref(a)), [M3], "gg")
+# the eigenvalues' squared parts summed: free of LAPACK's order of a conjugate pair
+row("linalg.eigvals", lambda L, a: L.view_as_real(L.linalg.eigvals(a)).pow(2).sum(0),
+    lambda a: (lambda e: jnp.stack([e.real, e.imag], -1) ** 2)(jnp.linalg.eigvals(a)).sum(0),
+    [M3])
 row("linalg.lstsq", lambda L, a, b: L.linalg.lstsq(a, b),
     lambda a, b: (jnp.linalg.pinv(a) @ b, jnp.zeros(0), jnp.asarray(3),
                   jnp.zeros(0)), [R43, F(4, 2)])

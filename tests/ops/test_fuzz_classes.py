@@ -1405,13 +1405,24 @@ def test_copysign_double_backward_is_nan_where_self_is_zero_as_pytorchs():
     assert same_as_torch(scenario)["a"][0] == "nan"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: fft.ihfftn/ihfft2 results are C-contiguous "
-                   "(fuzz tier's KNOWN_BUGS rule linear_of_an_ihfftn)")
 def test_ihfftn_gives_pytorchs_transposed_strides():
+    """PyTorch's ihfftn/ihfft2 lay their result out by its kernels' strides (transposed for
+    a matrix), so a Linear of it takes the matmul path; a write into it still works."""
     def scenario(L):
-        a = L.tensor([[1.0, 0.75, 1.25, 0.5], [-0.75, -0.25, 0.5, 1.0], [-0.5, 0.25, 0.0, -1.5]])
-        return [list(L.fft.ihfftn(a).stride()), list(L.fft.ihfft2(a).stride())]
-    same_as_torch(scenario)
+        a = L.tensor([[1.0, 0.75, 1.25, 0.5], [-0.75, -0.25, 0.5, 1.0], [-0.5, 0.25, 0.0, -1.5]],
+                     requires_grad=True)
+        b = L.stack([a, a * 2]).transpose(0, 2)
+        got = [list(L.fft.ihfftn(a).stride()), list(L.fft.ihfft2(a).stride())]
+        got += [list(L.fft.ihfftn(b, dim=d).stride()) for d in (None, (0, 2), (2, 0))]
+        got += [list(L.fft.ihfft2(b, dim=d).stride()) for d in ((-2, -1), (0, 1))]
+        y = L.view_as_real(L.fft.ihfft2(a))
+        lin = L.nn.functional.linear(y, L.ones(2, 2))
+        lin.sum().backward()
+        z = L.fft.ihfftn(a.detach())
+        z.mul_(2)
+        return got, lin.grad_fn.name(), a.grad.tolist(), z.is_contiguous(), z._base is None
+    got = same_as_torch(scenario)
+    assert got[0][0] == [1, 3] and got[3] is False
 
 
 def test_a_vector_changed_in_place_after_its_matmul_fails_the_saved_version_check():
@@ -1444,8 +1455,23 @@ def test_addcdiv_packs_tensor1_before_tensor2():
     assert same_as_torch(scenario)[0] == [[-1.0, 0.75]]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32: KNOWN_BUGS rule polar_saves_its_inputs")
+def test_addcmul_packs_tensor1_before_tensor2():
+    """PyTorch 2.13's AddcmulBackward0 packs tensor1, then tensor2, as its addcdiv's (the
+    fuzz tier found it once the op table's eigvals row changed its draws)."""
+    def scenario(L):
+        a = L.tensor([[-1.5, -0.5]], requires_grad=True)
+        b = L.tensor([[-1.0, 0.75]], requires_grad=True)
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.tolist()) or t,
+                                                  lambda t: t):
+            L.addcmul(a, b, a * 2, value=2)
+        return seen
+    assert same_as_torch(scenario)[0] == [[-1.0, 0.75]]
+
+
 def test_polar_inputs_changed_in_place_do_not_fail_the_backward():
+    """PyTorch's PolarBackward0 saves only the result: writing ``angle`` in place after
+    ``polar`` leaves the backward working (and its gradients PyTorch's)."""
     def scenario(L):
         r = L.tensor([1.5, 0.5], requires_grad=True)
         t = L.tensor([0.25, -1.0], requires_grad=True)

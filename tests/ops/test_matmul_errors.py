@@ -154,6 +154,14 @@ ONE_DTYPE = [
      r"^both inputs should have same dtype$"),
     ("tensordot of too many dims", lambda L: L.tensordot(_f(L, 2, 3), _f(L, 3, 2), 5),
      r"^tensordot expects dims < ndim_a or ndim_b, but got dims=5$"),
+    # in place, batch2's dtype is the result's: checked after input against batch1
+    ("baddbmm_ of another batch2", lambda L: _f(L, 2, 3, 4).baddbmm_(_f(L, 2, 3, 5),
+                                                                   _d(L, 2, 5, 4)),
+     r"^Bad in-place call: input tensor dtype float and output tensor dtype double should "
+     r"match$"),
+    ("baddbmm_ of other batches", lambda L: _f(L, 2, 3, 4).baddbmm_(_d(L, 2, 3, 5),
+                                                                  _d(L, 2, 5, 4)),
+     r"^Input dtypes must be the same, got: input float, batch1: double, batch2: double$"),
 ]
 
 

@@ -151,10 +151,32 @@ def test_none_or_a_string_as_other_is_refused_by_the_parser(op, other):
                   r"\(list, Tensor\), but expected one of:\n \* \(Tensor input, Tensor other"),
     ("copysign", r"^copysign\(\) received an invalid combination of arguments - got \(list, "
                  r"Tensor\), but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor "
-                 r"out = None\)\n \* \(Tensor input, Number other, \*, Tensor out = None\)\n$")])
+                 r"out = None\)\n \* \(Tensor input, Number other, \*, Tensor out = None\)\n$"),
+    ("fmod", r"^fmod\(\) received an invalid combination of arguments - got \(list, "
+             r"Tensor\), but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor "
+             r"out = None\)\n \* \(Tensor input, Number other, \*, Tensor out = None\)\n$")])
 def test_a_list_as_a_binary_ops_input_is_refused_by_the_parser(op, match):
     match = match or rf"^{op}\(\): argument 'input' \(position 1\) must be Tensor, not list$"
     raises_as_torch(lambda L: getattr(L, op)([1.0, 2.0, 3.0], _x(L)), TypeError, match)
+
+
+@pytest.mark.parametrize("other", [None, "a", [1.0]], ids=["None", "str", "list"])
+@pytest.mark.parametrize("op", ["pow", "fmod", "remainder", "copysign"])
+def test_an_other_neither_tensor_nor_number_is_refused_by_the_parser(op, other):
+    # the ops with a Number form word it as an invalid combination (a list is no data here)
+    got = "NoneType" if other is None else type(other).__name__
+    raises_as_torch(lambda L: getattr(L, op)(_x(L), other), TypeError,
+                    rf"^{op}\(\) received an invalid combination of arguments - got "
+                    rf"\(Tensor, {got}\), but expected one of:\n \* \(Tensor input, Tensor ")
+
+
+def test_fmod_of_a_number_input_is_refused_and_copysign_names_shapes_in_order():
+    raises_as_torch(lambda L: L.fmod(1.5, _x(L)), TypeError,
+                    r"^fmod\(\) received an invalid combination of arguments - got \(float, "
+                    r"Tensor\)")
+    raises_as_torch(lambda L: L.copysign(L.ones(2, 3), L.ones(4, 5)), RuntimeError,
+                    r"^The size of tensor a \(3\) must match the size of tensor b \(5\) at "
+                    r"non-singleton dimension 1$")
 
 
 @pytest.mark.parametrize("op", ["neg", "round"])

@@ -170,9 +170,35 @@ def test_arguments_no_signature_takes_raise_pytorchs_type_error(case):
 
 
 @pytest.mark.parametrize("call", [lambda L: L.norm(_x(L), p="a"),
-                                  lambda L: _x(L).norm(p="a", dim=1)])
+                                  lambda L: _x(L).norm(p="a", dim=1),
+                                  lambda L: L.norm(L.ones(3), p="a"),
+                                  lambda L: L.norm(L.ones(2, 3, 4), p="a"),
+                                  lambda L: L.nn.functional.normalize(_x(L), p="a")])
 def test_norm_of_an_unknown_str_order_raises_the_matrix_norms_error(call):
+    # the order is checked before the dims (normalize's is ``input.norm(p, dim)``)
     raises_as_torch(call, RuntimeError, r"^linalg\.matrix_norm: Order a not supported\.$")
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda L: L.norm(L.ones(2, 3, 4), p="nuc"), r"dim must be a 2-tuple\. Got 0 1 2$"),
+    (lambda L: L.norm(_x(L), p="nuc", dim=1), r"dim must be a 2-tuple\. Got 1$"),
+    (lambda L: L.nn.functional.normalize(_x(L), p="nuc"), r"dim must be a 2-tuple\. Got 1$"),
+    (lambda L: L.norm(L.ones(2, 3, dtype=L.int64), p="nuc"),
+     r"Expected a floating point or complex tensor as input\. Got Long$")])
+def test_the_nuclear_norm_refuses_what_pytorchs_matrix_norm_refuses(call, match):
+    raises_as_torch(call, RuntimeError, r"^linalg\.matrix_norm: " + match)
+
+
+def test_the_nuclear_norm_is_the_matrix_norms():
+    def scenario(L):
+        x = L.tensor([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], requires_grad=True)
+        y = L.tensor([[[1.0, 2.0], [0.5, -1.0]], [[3.0, 0.0], [1.0, 1.0]]])
+        outs = [L.norm(x, p="nuc"), x.norm("nuc", keepdim=True), L.norm(y, "nuc", (0, 2)),
+                L.norm(x, p="nuc", dtype=L.float64)]
+        outs[0].backward()
+        return [[py(o), o.grad_fn.name() if o.grad_fn else None, str(o.dtype)[-7:]] for o in outs] + \
+            [py(x.grad)]
+    same_as_torch(scenario)
 
 
 def test_what_the_signatures_take_still_runs():
