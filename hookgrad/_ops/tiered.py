@@ -269,10 +269,12 @@ def _signature(args):
     positions so) or of None, the shape and dtype of a NumPy array or PRNG key, the tree
     and leaves of anything else."""
     try:
-        # NOTE: a PRNG key's aval costs ~9 us (dropout's key): its class, shape and dtype
-        return tuple([x.aval if x.__class__ is not _KEY else (_KEY, x.shape, x.dtype)
-                      for x in args])
-    except AttributeError:  # a Python number, a NumPy array, a tuple of arrays
+        # NOTE: a PRNG key's aval costs ~9 us (dropout's key): its class, shape and dtype.
+        # A Python number or None (a fused backward's constants) is told here too: its
+        # AttributeError and the loop below cost 4-5 times this pass
+        return tuple([c if (c := x.__class__) in _NUMBERS else x.aval if c is not _KEY
+                      else (_KEY, x.shape, x.dtype) for x in args])
+    except AttributeError:  # a NumPy array, a tuple of arrays
         pass
     sig = []
     for x in args:

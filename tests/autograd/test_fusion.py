@@ -12,6 +12,7 @@ import pytest
 
 import hookgrad as hg
 from hookgrad._engine import fusion
+from hookgrad._ops import tiered
 from tests.differential import py, raises, same_as_torch
 
 X = [[0.1, -0.4, 0.7], [0.3, 0.2, -0.9]]
@@ -496,3 +497,29 @@ def test_a_replayed_node_waiting_for_a_gradient_from_outside_is_left_out(replays
         return out
     same_as_torch(f)
     assert replays
+
+
+def test_a_replayed_region_whose_saved_values_changed_shape(replays):
+    """The plan's checks (ops, vjp keys, edges, the gradient's shape and dtype) do not fix
+    the saved values' shapes: a vjp key says only "saved" for them. A contraction over the
+    batch keeps every gradient's shape, so one plan replays for two batch sizes, and with
+    tiered execution on (the default outside the suite) its program is asked on the
+    arguments' own signature: each size compiles in the background (a signature taken from
+    the plan would run the other size through ``jax.jit`` at once, compiling it in the
+    caller's thread, and never record it)."""
+    def f(L):
+        out = []
+        for batch in (3, 3, 3, 3, 5, 5, 5, 3, 5):
+            # no op whose vjp key holds a shape (a constant's operand, a view) inside
+            a = L.tensor([[0.1 * k - 0.3 for k in range(batch)]], requires_grad=True)
+            b = L.tensor([[0.2 - 0.1 * k] for k in range(batch)], requires_grad=True)
+            y = (a * a).sin() @ b.cos().exp()  # (1, 1) whatever the batch
+            (y.tanh() * 0.5).sum().backward()
+            if L is hg:
+                tiered.wait()  # the background compile ends: the next call runs it
+            out.append([py(a.grad), py(b.grad)])
+        return out
+    with hg.autograd.set_tiered_execution(True):
+        same_as_torch(f)
+    assert len(replays) >= 6 and len({len(r) for r in replays}) == 1  # one plan, both sizes
+    assert [len(fn._sigs) for fn in fusion._compiled.values()] == [2]  # one per size
