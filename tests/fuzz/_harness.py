@@ -87,7 +87,7 @@ SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nod
                          "node carrying PyTorch's last node name", _fewer_nodes)]
 # programs whose first difference a docs/differences.md row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
-               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median", "ndtri",
+               "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median", "ndtri", "frexp",
                "polar", "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
                "div.rscalar"}  # ``2.0 / x``: PyTorch's reciprocal, then a product
 _SHAPE_ONLY = {"gather", "take"}
@@ -508,7 +508,21 @@ def _inplace_on_linear_of_a_vector(program, diff):
     return False
 
 
+def _resize_view_written(program, diff):
+    # ``x.resize(...)``/``x.resize_as(y)``: PyTorch's ``Resize`` Function returns a view of
+    # ``x`` made inside a custom Function, so writing into it (or a view of it) raises
+    if diff.kind != "raises-only-torch" or "custom Function" not in str(diff.torch):
+        return False
+    src = "\n".join(line for _, line in program.lines)
+    return re.search(r"\.resize(_as)?\(", src) is not None
+
+
 KNOWN_BUGS = [
+    Rule("resize_is_not_a_custom_view", "issue 32 (open; found by its fuzz tier): "
+         "`Tensor.resize`/`resize_as` return a new tensor where PyTorch's `Resize` Function "
+         "returns a view of the input made inside a custom Function, so writing into it "
+         "raises only in PyTorch; test_a_write_into_resize_as_raises_as_pytorchs",
+         _resize_view_written),
     Rule("inplace_on_linear_of_a_vector", "issue 34 (open): after a second in-place op on "
          "`F.linear` of a vector with a bias (a view of addmm's result), the version error "
          "names `Sigmoid` where PyTorch's sometimes names `AsStrided` (which, depends on "

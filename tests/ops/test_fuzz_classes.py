@@ -1480,3 +1480,23 @@ def test_polar_inputs_changed_in_place_do_not_fail_the_backward():
         angle[0] = 0.5
         return raises(lambda: (z * z).sum().backward())
     assert same_as_torch(scenario) == {"returned": True}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32: Tensor.resize_as returns a new tensor, not "
+                   "PyTorch's view made inside the Resize Function (KNOWN_BUGS rule "
+                   "resize_is_not_a_custom_view)")
+def test_a_write_into_resize_as_raises_as_pytorchs():
+    """PyTorch's ``Resize`` Function returns a view of its input: writing into it (here
+    through ``select``) is refused as for any view made inside a custom Function."""
+    def scenario(L):
+        a = L.tensor([[0.25, 1.25, 2.0, 0.5], [1.0, 0.75, 0.5, 1.5]], requires_grad=True)
+        b = L.zeros(4, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = a.resize_as(b)
+
+        def write():
+            y[..., 0] = 0.5
+        return raises(write)
+    got = same_as_torch(scenario)
+    assert got["raises"] == "RuntimeError" and "custom Function" in got["message"], got
