@@ -71,9 +71,9 @@ def _check_input_dims(input, nd, name):
                            f"{name}, but got input of size: {list(input.shape)}")
 
 
-def _shape_error(shape, weight, nd, transposed, groups):
+def _shape_error(shape, weight, bias, nd, transposed, groups):
     """The error PyTorch's convolution kernel raises for an input of the batched ``shape``
-    (what it names: an unbatched input has N=1 there), or None."""
+    (what it names: an unbatched input has N=1 there) and ``bias``, or None."""
     if groups <= 0:
         return RuntimeError("non-positive groups is not supported")
     if weight.ndim != nd + 2:
@@ -96,6 +96,12 @@ def _shape_error(shape, weight, nd, transposed, groups):
         return RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
                             "dimension 0, but got weight of size %s instead"
                             % (groups, groups, list(weight.shape)))
+    out = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and tuple(bias.shape) != (out,):
+        given = "transposed=1, weight" if transposed else "weight"
+        return RuntimeError(f"Given {given} of size {list(weight.shape)}, expected bias to be "
+                            f"1-dimensional with {out} elements, but got bias of size "
+                            f"{list(bias.shape)} instead")
     return None
 
 
@@ -160,7 +166,7 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         pads = tuple((p, p) for p in _ntuple(padding, nd))
-    error = _shape_error(_batched_shape(input, nd), weight, nd, False, groups) or \
+    error = _shape_error(_batched_shape(input, nd), weight, bias, nd, False, groups) or \
         _kernel_error(input.shape[-nd:], pads, dilation, k)
     return _run_conv(CONV, nd, input, weight, bias, {"stride": stride, "padding": pads,
                                                      "dilation": dilation, "groups": groups},
@@ -207,7 +213,7 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
-    error = _shape_error(_batched_shape(input, nd), weight, nd, True, groups) or \
+    error = _shape_error(_batched_shape(input, nd), weight, bias, nd, True, groups) or \
         _output_padding_error(output_padding, stride, dilation)
     k = weight.shape[2:]
     pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)
@@ -440,6 +446,7 @@ def _avg_poolnd(nd, input, kernel_size, stride, padding, ceil_mode, count_includ
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         _ntuple(stride, nd)
     p = _ntuple(padding, nd)
+    _check_avg_pool_window(k, s)
     for pp, kk in zip(p, k):
         if pp > kk // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
@@ -456,6 +463,17 @@ def _avg_poolnd(nd, input, kernel_size, stride, padding, ceil_mode, count_includ
     op = AVG_POOL2D if nd == 2 else AVG_POOL3D
     return apply(op, (input,), {"kernel": k, "stride": s, "padding": p,
                                 "ceil_mode": bool(ceil_mode), "divisor": div})
+
+
+def _check_avg_pool_window(k, s):
+    """PyTorch's avg_pool kernels' checks of the window, in their order (a zero stride
+    first: the stride defaults to the kernel's size); a 1-d pool names its height of 1."""
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    for v, what, letter in ((k, "kernel size", "k"), (s, "stride", "d")):
+        if min(v) <= 0:
+            got = " ".join(f"{letter}{dim}: {n}" for dim, n in zip("THW"[-len(v):], v))
+            raise RuntimeError(f"{what} should be greater than zero, but got {got}")
 
 
 class _Const:

@@ -128,13 +128,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise
 
 
-def _check_features(input, *stats):
+def _check_features(input, *stats, copies=1):
     """PyTorch's error for a statistic or affine parameter of ``batch_norm`` with other than
-    one element per channel (it checks them in this order)."""
+    one element per channel (it checks them in this order). Instance norm runs as a batch
+    norm of each statistic repeated ``copies`` (N) times, so its message counts N times."""
     n = input.shape[1] if input.ndim > 1 else None
     for name, t in zip(("running_mean", "running_var", "weight", "bias"), stats):
         if n is not None and t is not None and t.numel() != n:
-            raise RuntimeError(f"{name} should contain {n} elements not {t.numel()}") from None
+            raise RuntimeError(f"{name} should contain {n * copies} elements not "
+                               f"{t.numel() * copies}") from None
 
 
 def _size_str(shape):
@@ -167,6 +169,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     place with the batch average of the per-instance statistics (unbiased variance);
     otherwise they normalize.
     """
+    if input.ndim > 1:
+        _check_features(input, running_mean, running_var, weight, bias, copies=input.shape[0])
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
@@ -276,6 +280,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             if padding_idx < -n:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = n + padding_idx
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point or input.dtype.is_complex:
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "

@@ -109,6 +109,112 @@ ROWS.update({
 })
 
 
+
+def _F(L):
+    return L.nn.functional
+
+
+def _img(L):
+    return L.ones(1, 2, 5, 5)
+
+
+# nn.functional's argument checks: each of these ran, or let JAX's words (or Python's
+# ZeroDivisionError) through, where PyTorch refuses
+ROWS.update({
+    "conv2d's bias of the wrong size": (
+        lambda L: _F(L).conv2d(_img(L), L.ones(1, 2, 2, 2), L.ones(3)), RuntimeError,
+        r"^Given weight of size \[1, 2, 2, 2\], expected bias to be 1-dimensional with 1 "
+        r"elements, but got bias of size \[3\] instead$"),
+    "conv1d's 2-d bias": (
+        lambda L: _F(L).conv1d(L.ones(1, 2, 5), L.ones(1, 2, 2), L.ones(1, 1)), RuntimeError,
+        r"^Given weight of size \[1, 2, 2\], expected bias to be 1-dimensional with 1 "
+        r"elements, but got bias of size \[1, 1\] instead$"),
+    "conv_transpose2d's bias": (
+        lambda L: _F(L).conv_transpose2d(_img(L), L.ones(2, 1, 2, 2), L.ones(3)), RuntimeError,
+        r"^Given transposed=1, weight of size \[2, 1, 2, 2\], expected bias to be "
+        r"1-dimensional with 1 elements, but got bias of size \[3\] instead$"),
+    "instance_norm's running stats": (
+        lambda L: _F(L).instance_norm(L.ones(2, 2, 5, 5), L.ones(3), L.ones(3)), RuntimeError,
+        r"^running_mean should contain 4 elements not 6$"),
+    "instance_norm's weight in eval": (
+        lambda L: _F(L).instance_norm(_img(L), L.ones(2), L.ones(2), L.ones(3),
+                                      use_input_stats=False), RuntimeError,
+        r"^weight should contain 2 elements not 3$"),
+    "softsign of a str": (lambda L: _F(L).softsign("a"), AttributeError,
+                          r"^'str' object has no attribute 'abs'$"),
+    "tanhshrink of None": (lambda L: _F(L).tanhshrink(None), AttributeError,
+                           r"^'NoneType' object has no attribute 'tanh'$"),
+    "avg_pool2d of kernel 0": (lambda L: _F(L).avg_pool2d(_img(L), 0), RuntimeError,
+                               r"^stride should not be zero$"),
+    "avg_pool2d of kernel 0, stride 1": (
+        lambda L: _F(L).avg_pool2d(_img(L), (2, 0), 1), RuntimeError,
+        r"^kernel size should be greater than zero, but got kH: 2 kW: 0$"),
+    "avg_pool1d of kernel 0, stride 1": (
+        lambda L: _F(L).avg_pool1d(L.ones(2, 5), 0, 1), RuntimeError,
+        r"^kernel size should be greater than zero, but got kH: 1 kW: 0$"),
+    "avg_pool3d of a negative stride": (
+        lambda L: _F(L).avg_pool3d(_img(L), 1, (1, 1, -1)), RuntimeError,
+        r"^stride should be greater than zero, but got dT: 1 dH: 1 dW: -1$"),
+    "softmax of dtype 'a'": (lambda L: _F(L).softmax(_x(L), 1, dtype="a"), TypeError,
+                             r"^softmax\(\): argument 'dtype' must be torch.dtype, not str$"),
+    "log_softmax of dtype 1": (lambda L: L.log_softmax(_x(L), 1, dtype=1), TypeError,
+                               r"^log_softmax\(\): argument 'dtype' must be torch.dtype, not "
+                               r"int$"),
+    "embedding of a 1-d weight": (lambda L: _F(L).embedding(L.tensor([0, 1]), L.ones(3)),
+                                  RuntimeError, r"^'weight' must be 2-D$"),
+    "nll_loss's weight of the wrong size": (
+        lambda L: _F(L).nll_loss(_x(L), L.tensor([0, 5]), weight=L.ones(4)), RuntimeError,
+        r"^weight tensor should be defined either for all 3 classes or no classes but got "
+        r"weight tensor of shape: \[4\]$"),
+    "nll_loss2d's weight of the wrong size": (
+        lambda L: _F(L).nll_loss(L.ones(2, 3, 4, 4), L.zeros(2, 4, 4, dtype=L.int64),
+                                 weight=L.ones(4)), RuntimeError,
+        r"^weight tensor should be defined either for all or no classes$"),
+    "cross_entropy's weight with probabilities": (
+        lambda L: _F(L).cross_entropy(_x(L), _x(L), weight=L.ones(4)), RuntimeError,
+        r"^cross_entropy: weight tensor should be defined either for all 3 classes or no "
+        r"classes but got weight tensor of shape: \[4\]$"),
+    "cross_entropy's label_smoothing": (
+        lambda L: _F(L).cross_entropy(_x(L), L.tensor([0, 1]), label_smoothing=2.0),
+        RuntimeError, r"^label_smoothing must be between 0.0 and 1.0. Got: 2$"),
+    "rrelu's bounds out of order": (lambda L: _F(L).rrelu(_x(L), 0.5, 0.1, training=True),
+                                    RuntimeError, r"^Lower bound should be less than or equal "
+                                                  r"to the upper bound$"),
+    "torch.rrelu_'s bounds in eval": (lambda L: L.rrelu_(_x(L), 0.5, 0.1), RuntimeError,
+                                      r"^Lower bound should be less than or equal to the upper "
+                                      r"bound$"),
+    "celu of alpha 0": (lambda L: _F(L).celu(_x(L), 0.0), RuntimeError,
+                        r"^ZeroDivisionError: alpha cannot be 0 for CELU$"),
+    "normalize of int": (lambda L: _F(L).normalize(L.ones(2, 3, dtype=L.int64)), RuntimeError,
+                         r"^linalg.vector_norm: Expected a floating point or complex tensor as "
+                         r"input. Got Long$"),
+    "glu over dim 5": (lambda L: _F(L).glu(_x(L), 5), IndexError,
+                       r"^Dimension out of range \(expected to be in range of \[-2, 1\], but "
+                       r"got 5\)$"),
+    "glu over a bool dim": (lambda L: _F(L).glu(L.ones(2, 4), True), TypeError,
+                            r"^glu\(\): argument 'dim' \(position 2\) must be int, not bool$"),
+    "unfold of a 2-d input": (lambda L: _F(L).unfold(_x(L), 2), IndexError,
+                              r"^Dimension out of range \(expected to be in range of \[-2, 1\], "
+                              r"but got 2\)$"),
+    "unfold of a 5-d input": (lambda L: _F(L).unfold(L.ones(1, 1, 2, 2, 2), 2), RuntimeError,
+                              r"^Expected 3D or 4D \(batch mode\) tensor with possibly 0 batch "
+                              r"size and other non-zero dimensions for input, but got: "
+                              r"\[1, 1, 2, 2, 2\]$"),
+    "fold of a 1-d input": (lambda L: _F(L).fold(L.ones(4), (3, 3), 2), RuntimeError,
+                            r"^Expected 2D or 3D \(batch mode\) tensor for input with possibly 0 "
+                            r"batch size and non-zero dimensions for input, but got: \[4\]$"),
+    "multi_head_attention_forward without in_proj_weight": (
+        lambda L: _F(L).multi_head_attention_forward(
+            _x(L), _x(L), _x(L), 3, 1, None, None, None, None, False, 0.0, L.ones(3, 3), None),
+        AssertionError, r"^use_separate_proj_weight is False but in_proj_weight is None$"),
+    "multi_head_attention_forward without k_proj_weight": (
+        lambda L: _F(L).multi_head_attention_forward(
+            _x(L), _x(L), _x(L), 3, 1, None, None, None, None, False, 0.0, L.ones(3, 3), None,
+            use_separate_proj_weight=True, q_proj_weight=L.ones(3, 3)),
+        AssertionError, r"^use_separate_proj_weight is True but k_proj_weight is None$"),
+})
+
+
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
     raises_as_torch(call, exc, match)
