@@ -214,6 +214,56 @@ ROWS.update({
         AssertionError, r"^use_separate_proj_weight is True but k_proj_weight is None$"),
 })
 
+# torch.special: an alias's argument errors name it as PyTorch's parser does, and the kernels
+# without a complex (or, with decimals, a non-float) form refuse it by their CPU names
+for _name in ("erf", "psi", "gammaln", "expit", "entr", "i1", "ndtr", "round"):
+    ROWS[f"special.{_name} of a str"] = (
+        lambda L, n=_name: getattr(L.special, n)("a"), TypeError,
+        rf"^special_{_name}\(\): argument 'input' \(position 1\) must be Tensor, not str$")
+for _name in ("entr", "bessel_j0", "modified_bessel_k1", "airy_ai", "erfcx", "ndtri",
+              "log_ndtr"):
+    ROWS[f"special.{_name} of complex"] = (
+        lambda L, n=_name: getattr(L.special, n)(L.ones(2, dtype=L.complex64)),
+        NotImplementedError, rf"^\"{_name}_cpu\" not implemented for 'ComplexFloat'$")
+ROWS.update({
+    "special.polygamma of n=1.5": (
+        lambda L: L.special.polygamma(1.5, _x(L)), TypeError,
+        r"^special_polygamma\(\): argument 'n' \(position 1\) must be int, not float$"),
+    "polygamma_ of n=True": (lambda L: _x(L).polygamma_(True), TypeError,
+                             r"^polygamma_\(\): argument 'n' \(position 1\) must be int, not "
+                             r"bool$"),
+    "special.logit's eps": (lambda L: L.special.logit(_x(L), eps="a"), TypeError,
+                            r"^special_logit\(\): argument 'eps' must be float, not str$"),
+    "special.multigammaln of p=None": (
+        lambda L: L.special.multigammaln(_x(L) + 3, None), TypeError,
+        r"^special_multigammaln\(\): argument 'p' \(position [12]\) must be int, not "
+        r"NoneType$"),
+    "special.round of decimals 'a'": (
+        lambda L: L.special.round(_x(L), decimals="a"), TypeError,
+        r"^special_round\(\): argument 'decimals' must be int, not str$"),
+    "round of decimals None": (lambda L: _x(L).round(decimals=None), TypeError,
+                               r"^round\(\): argument 'decimals' must be int, not NoneType$"),
+    "round of int with decimals": (
+        lambda L: L.round(L.ones(2, dtype=L.int64), decimals=1), NotImplementedError,
+        r"^\"round_cpu\" not implemented for 'Long'$"),
+    "round of complex with decimals": (
+        lambda L: L.round(L.ones(2, dtype=L.complex64), decimals=1), NotImplementedError,
+        r"^\"round_cpu\" not implemented for 'ComplexFloat'$"),
+    "special.xlog1py of None": (
+        lambda L: L.special.xlog1py(_x(L), None), TypeError,
+        r"^special_xlog1py\(\) received an invalid combination of arguments - got \(Tensor, "
+        r"NoneType\), but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor out "
+        r"= None\)\n \* \(Number self, Tensor other, \*, Tensor out = None\)\n \* \(Tensor "
+        r"input, Number other, \*, Tensor out = None\)\n$"),
+    "special.zeta of two numbers": (
+        lambda L: L.special.zeta(1.0, 2.0), TypeError,
+        r"^special_zeta\(\) received an invalid combination of arguments - got \(float, "
+        r"float\)"),
+    "special.softmax of dtype 'a'": (
+        lambda L: L.special.softmax(_x(L), 1, dtype="a"), TypeError,
+        r"^special_softmax\(\): argument 'dtype' must be torch.dtype, not str$"),
+})
+
 
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
