@@ -81,6 +81,15 @@ def _shape_error(shape, weight, bias, nd, transposed, groups):
                             f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
                             f"input {list(shape)}, but got {weight.ndim}-dimensional "
                             f"weight of size {list(weight.shape)} instead")
+    # PyTorch checks the weight against groups before the input's channels; its message
+    # for an indivisible weight prints the size in double brackets
+    if weight.shape[0] < groups:
+        return RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                            f"dimension 0, but got weight of size {list(weight.shape)} instead")
+    if weight.shape[0] % groups:
+        return RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
+                            "dimension 0, but got weight of size [%s] instead"
+                            % (groups, groups, list(weight.shape)))
     c = shape[-nd - 1]
     if transposed:
         if c != weight.shape[0]:
@@ -92,10 +101,6 @@ def _shape_error(shape, weight, bias, nd, transposed, groups):
                             f"expected input{list(shape)} to have "
                             f"{weight.shape[1] * groups} channels, but got {c} channels "
                             "instead")
-    if weight.shape[0] % groups:
-        return RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
-                            "dimension 0, but got weight of size %s instead"
-                            % (groups, groups, list(weight.shape)))
     out = weight.shape[1] * groups if transposed else weight.shape[0]
     if bias is not None and tuple(bias.shape) != (out,):
         given = "transposed=1, weight" if transposed else "weight"

@@ -133,6 +133,14 @@ ROWS.update({
         lambda L: _F(L).conv_transpose2d(_img(L), L.ones(2, 1, 2, 2), L.ones(3)), RuntimeError,
         r"^Given transposed=1, weight of size \[2, 1, 2, 2\], expected bias to be "
         r"1-dimensional with 1 elements, but got bias of size \[3\] instead$"),
+    "conv2d's weight fewer than groups": (
+        lambda L: _F(L).conv2d(_img(L), L.ones(1, 2, 2, 2), groups=3), RuntimeError,
+        r"^Given groups=3, expected weight to be at least 3 at dimension 0, but got weight of "
+        r"size \[1, 2, 2, 2\] instead$"),
+    "conv_transpose2d's weight not divisible by groups": (
+        lambda L: _F(L).conv_transpose2d(_img(L), L.ones(3, 2, 2, 2), groups=2), RuntimeError,
+        r"^Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight "
+        r"of size \[\[3, 2, 2, 2\]\] instead$"),
     "instance_norm's running stats": (
         lambda L: _F(L).instance_norm(L.ones(2, 2, 5, 5), L.ones(3), L.ones(3)), RuntimeError,
         r"^running_mean should contain 4 elements not 6$"),
