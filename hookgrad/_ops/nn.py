@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .linalg_norms import torch_norm
+from .nn_layers import check_affine_shape
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
 from .parser_errors import not_a, number
@@ -128,7 +129,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     if si and input._arr.dtype.kind in "biu":  # no integer kernel
         raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
                                   f"'{_dtype.torch_kind(input._arr.dtype)}'")
-    return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
+    try:
+        return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
+    except (RuntimeError, TypeError, ValueError):  # JAX's broadcast: PyTorch's shape check
+        check_affine_shape(shape, weight, bias)
+        raise
+
 
 
 # --------------------------------------------------------------------------- activations

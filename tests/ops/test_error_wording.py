@@ -148,6 +148,24 @@ ROWS.update({
         lambda L: _F(L).instance_norm(_img(L), L.ones(2), L.ones(2), L.ones(3),
                                       use_input_stats=False), RuntimeError,
         r"^weight should contain 2 elements not 3$"),
+    "layer_norm's bias": (lambda L: _F(L).layer_norm(_x(L), (3,), None, L.ones(4)),
+                          RuntimeError, r"^Expected bias to be of same shape as normalized_shape, "
+                                        r"but got bias of shape \[4\] and normalized_shape = "
+                                        r"\[3\]$"),
+    "rms_norm's weight": (lambda L: _F(L).rms_norm(_x(L), (3,), L.ones(4)), RuntimeError,
+                          r"^Expected weight to be of same shape as normalized_shape, but got "
+                          r"weight of shape \[4\] and normalized_shape = \[3\]$"),
+    "rms_norm's shape": (lambda L: _F(L).rms_norm(L.ones(2, 3, 4), (2, 4)), RuntimeError,
+                         r"^Given normalized_shape=\[2, 4\], expected input with shape "
+                         r"\[\*2, 4\], but got input of size\[2, 3, 4\]$"),
+    "group_norm's weight": (lambda L: _F(L).group_norm(_img(L), 2, L.ones(3)), RuntimeError,
+                            r"^Expected weight to be a vector of size equal to the number of "
+                            r"channels in input, but got weight of shape \[3\] and input of "
+                            r"shape \[1, 2, 5, 5\]$"),
+    "group_norm's bias": (lambda L: _F(L).group_norm(_img(L), 2, None, L.ones(3)), RuntimeError,
+                          r"^Expected bias to be a vector of size equal to the number of channels "
+                          r"in input, but got bias of shape \[0\] and input of shape "
+                          r"\[1, 2, 5, 5\]$"),
     "softsign of a str": (lambda L: _F(L).softsign("a"), AttributeError,
                           r"^'str' object has no attribute 'abs'$"),
     "tanhshrink of None": (lambda L: _F(L).tanhshrink(None), AttributeError,
