@@ -151,12 +151,26 @@ def _run_conv(op, nd, input, weight, bias, statics, error):
     return y.squeeze(0) if unbatched else y
 
 
+def _dilation_error(input, nd, dilation):
+    """PyTorch's words for a non-positive dilation (XLA's would name its own convolution):
+    a negative one is refused first; a zero one by the batch-of-one kernel's check (a 1-d
+    convolution runs as a 2-d one of height 1) or, for a larger batch, another."""
+    if min(dilation) < 0:
+        raise RuntimeError("dilation should be greater than zero")
+    if input.ndim == nd + 2 and input.shape[0] > 1:
+        raise RuntimeError("non-positive dilation is not supported")
+    got = [1, *dilation] if nd == 1 else list(dilation)
+    raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+
+
 def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     groups = int(groups)
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     if min(stride) <= 0:  # (XLA would fail to build the program)
         raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        _dilation_error(input, nd, dilation)
     k = weight.shape[2:]
     if isinstance(padding, str):
         if padding == "valid":

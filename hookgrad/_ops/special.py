@@ -148,11 +148,11 @@ def zeta(input, other) -> Tensor:
 
 
 # ---- the regularized incomplete gamma functions: differentiable in ``other`` only
-IGAMMA = defop("igamma", lambda a, x: jss.gammainc(no_derivative(
-    a, "the derivative for 'igamma: input' is not implemented."), x), "IgammaBackward0",
+IGAMMA = defop("igamma", _real("igamma_cpu", lambda a, x: jss.gammainc(no_derivative(
+    a, "the derivative for 'igamma: input' is not implemented."), x)), "IgammaBackward0",
     names="self other -> other self")
-IGAMMAC = defop("igammac", lambda a, x: jss.gammaincc(no_derivative(
-    a, "the derivative for 'igammac: input' is not implemented."), x), "IgammacBackward0",
+IGAMMAC = defop("igammac", _real("igammac_cpu", lambda a, x: jss.gammaincc(no_derivative(
+    a, "the derivative for 'igammac: input' is not implemented."), x)), "IgammacBackward0",
     names="self other -> other self")
 
 

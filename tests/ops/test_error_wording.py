@@ -141,6 +141,24 @@ ROWS.update({
         lambda L: _F(L).conv_transpose2d(_img(L), L.ones(3, 2, 2, 2), groups=2), RuntimeError,
         r"^Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight "
         r"of size \[\[3, 2, 2, 2\]\] instead$"),
+    "conv2d of dilation 0": (
+        lambda L: _F(L).conv2d(_img(L), L.ones(1, 2, 2, 2), dilation=(2, 0)), RuntimeError,
+        r"^dilation should be greater than zero, but got \[2, 0\]$"),
+    "conv3d of a negative dilation": (
+        lambda L: _F(L).conv3d(_img(L)[None], L.ones(1, 1, 2, 2, 2), dilation=-1), RuntimeError,
+        r"^dilation should be greater than zero$"),
+    "conv1d of dilation 0": (
+        lambda L: _F(L).conv1d(L.ones(1, 2, 5), L.ones(1, 2, 2), dilation=0), RuntimeError,
+        r"^dilation should be greater than zero, but got \[1, 0\]$"),
+    "conv2d of dilation 0 on a batch of 2": (
+        lambda L: _F(L).conv2d(L.ones(2, 2, 5, 5), L.ones(1, 2, 2, 2), dilation=0),
+        RuntimeError, r"^non-positive dilation is not supported$"),
+    "multilabel_margin_loss of a float target": (
+        lambda L: _F(L).multilabel_margin_loss(_x(L), _x(L)), RuntimeError,
+        r"^expected scalar type Long but found Float$"),
+    "igamma of complex": (lambda L: L.igamma(L.ones(2, dtype=L.complex64), L.ones(2)),
+                          NotImplementedError,
+                          r"^\"igamma_cpu\" not implemented for 'ComplexFloat'$"),
     "instance_norm's running stats": (
         lambda L: _F(L).instance_norm(L.ones(2, 2, 5, 5), L.ones(3), L.ones(3)), RuntimeError,
         r"^running_mean should contain 4 elements not 6$"),
