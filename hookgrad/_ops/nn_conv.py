@@ -377,6 +377,15 @@ ADAPTIVE_AVG2D = defop("adaptive_avg_pool2d", _adaptive_avg, "AdaptiveAvgPool2DB
 ADAPTIVE_AVG3D = defop("adaptive_avg_pool3d", _adaptive_avg, "AdaptiveAvgPool3DBackward0", ())
 
 
+def check_1d_rank(input, name):
+    """PyTorch's rank check of the 1-d pools that run as 2-d ones (before the 2-d kernel's
+    own checks)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"{name})")
+
+
 def _check_pool_input(input, nd, name):
     if input.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in input.shape[-nd:]):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with "
@@ -426,8 +435,17 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
     s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         one(stride)
-    r = _max_poolnd(2, input.unsqueeze(-2), one(kernel_size), s or one(kernel_size),
-                    (0, *_ntuple(padding, 1)), one(dilation), ceil_mode, return_indices)
+    try:
+        r = _max_poolnd(2, input.unsqueeze(-2), one(kernel_size), s or one(kernel_size),
+                        (0, *_ntuple(padding, 1)), one(dilation), ceil_mode, return_indices)
+    except RuntimeError as e:
+        # PyTorch's max_pool1d without indices has a kernel of its own, worded its own way
+        if return_indices or not str(e).startswith("Given input size"):
+            raise
+        outs, _ = _pool_geometry(input.shape[-1:], _ntuple(kernel_size, 1),
+                                 (s or one(kernel_size))[1:], _ntuple(padding, 1),
+                                 _ntuple(dilation, 1), ceil_mode)
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {outs[0]}") from None
     if return_indices:
         return r[0].squeeze(-2), r[1].squeeze(-2)
     return r.squeeze(-2)
@@ -518,6 +536,7 @@ class _Const:
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True) -> Tensor:
     """Applies 1D average pooling over ``(N, C, L)`` (as a 2D pool of height 1)."""
+    check_1d_rank(input, "avg_pool1d")
     _check_pool_input(input, 1, "avg_pool1d")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
     s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
@@ -567,6 +586,7 @@ def _adaptive_avg_poolnd(nd, input, output_size):
 @export(method=False)
 def adaptive_avg_pool1d(input, output_size) -> Tensor:
     """Average pooling over ``(N, C, L)`` to ``output_size`` bins, PyTorch's bin edges."""
+    check_1d_rank(input, "adaptive_avg_pool1d")
     _check_pool_input(input, 1, "adaptive_avg_pool1d")
     o = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
     return _adaptive_avg_poolnd(2, input.unsqueeze(-2), (1, o)).squeeze(-2)

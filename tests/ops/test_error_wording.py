@@ -159,6 +159,17 @@ ROWS.update({
     "igamma of complex": (lambda L: L.igamma(L.ones(2, dtype=L.complex64), L.ones(2)),
                           NotImplementedError,
                           r"^\"igamma_cpu\" not implemented for 'ComplexFloat'$"),
+    "avg_pool1d of a 1-d input": (lambda L: _F(L).avg_pool1d(L.ones(3), 2), RuntimeError,
+                                  r"^Expected 2 to 3 dimensions, but got 1-dimensional tensor "
+                                  r"for argument #1 'self' \(while checking arguments for "
+                                  r"avg_pool1d\)$"),
+    "adaptive_avg_pool1d of a 4-d input": (
+        lambda L: _F(L).adaptive_avg_pool1d(_img(L), 2), RuntimeError,
+        r"^Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' "
+        r"\(while checking arguments for adaptive_avg_pool1d\)$"),
+    "max_pool1d of a window too large": (
+        lambda L: _F(L).max_pool1d(L.ones(1, 2, 3), 2, padding=0, dilation=3), RuntimeError,
+        r"^max_pool1d\(\) Invalid computed output size: 0$"),
     "instance_norm's running stats": (
         lambda L: _F(L).instance_norm(L.ones(2, 2, 5, 5), L.ones(3), L.ones(3)), RuntimeError,
         r"^running_mean should contain 4 elements not 6$"),
