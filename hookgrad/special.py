@@ -35,6 +35,7 @@ def _alias(name, base):
                 raise
             raise TypeError(f"special_{name}(){message[len(prefix):]}") from None
     alias.__name__ = alias.__qualname__ = name
+    alias.__module__ = __name__
     return alias
 
 
