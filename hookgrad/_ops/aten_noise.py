@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .nn_layers import _dropout_impl, _random_key
 from .nn_noise import RRELU, RRELU_, alpha_dropout as _alpha, \
-    feature_alpha_dropout as _feature_alpha
+    feature_alpha_dropout as _feature_alpha, rrelu_statics
 from .registry import defop, export
 
 
@@ -114,11 +114,11 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
 
 
 def _rrelu(input, lower, upper, training, generator, inplace):
+    statics = rrelu_statics(lower, upper, training)  # before a key is drawn
     key = None
     if training:
         key = _random_key() if generator is None else _key_of(generator)
-    return apply(RRELU_ if inplace else RRELU, (input, key),
-                 {"lower": float(lower), "upper": float(upper), "training": bool(training)},
+    return apply(RRELU_ if inplace else RRELU, (input, key), statics,
                  out=input if inplace else None)
 
 

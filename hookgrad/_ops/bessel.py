@@ -23,6 +23,7 @@ import jax.scipy.special as jss
 import numpy as np
 
 from .dispatch import apply
+from .special import _real
 from .registry import defop, with_out
 
 _LARGE = 25.0  # beyond it, Hankel's expansion is accurate to float64 rounding
@@ -161,5 +162,6 @@ def _public(name, op, what):
     return with_out(fn)
 
 
-BESSEL = {name: _public(name, defop(f"special_{name}", fwd, None), what)
+# PyTorch's CPU kernels (``bessel_j0_cpu``) have no complex form; refused where traced
+BESSEL = {name: _public(name, defop(f"special_{name}", _real(f"{name}_cpu", fwd), None), what)
           for name, (fwd, what) in _FUNCTIONS.items()}  # name -> public function

@@ -18,12 +18,13 @@ from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .linalg_norms import torch_norm
+from .nn_layers import check_affine_shape
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
 from .parser_errors import not_a, number
 from .promotion import floats_only
 from .registry import defop, export, shape_broadcast_error
-from .shape import T, VIEW
+from .shape import T, VIEW, wrap_dim
 from .views import view_apply
 from .stages import modes as _modes
 
@@ -128,7 +129,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     if si and input._arr.dtype.kind in "biu":  # no integer kernel
         raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
                                   f"'{_dtype.torch_kind(input._arr.dtype)}'")
-    return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
+    try:
+        return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
+    except (RuntimeError, TypeError, ValueError):  # JAX's broadcast: PyTorch's shape check
+        check_affine_shape(shape, weight, bias)
+        raise
+
 
 
 # --------------------------------------------------------------------------- activations
@@ -247,7 +253,10 @@ def selu(input, inplace=False) -> Tensor:
 
 @export(method=False)
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
-    return _act("celu", input, inplace, alpha=number("celu", "alpha", alpha, 2))
+    alpha = number("celu", "alpha", alpha, 2)
+    if alpha == 0:  # PyTorch's kernel raises Python's error's name inside its RuntimeError
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _act("celu", input, inplace, alpha=alpha)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
@@ -304,11 +313,20 @@ def threshold(input, threshold, value, inplace=False) -> Tensor:
                 value=number("threshold", "value", value, 3))
 
 
+def _python_form(input, method):
+    """PyTorch writes tanhshrink and softsign in Python, so a non-Tensor input fails at its
+    first method call: that AttributeError, not JAX's message about abstract arrays."""
+    if not isinstance(input, Tensor):
+        raise AttributeError(f"'{type(input).__name__}' object has no attribute '{method}'")
+
+
 def tanhshrink(input) -> Tensor:
+    _python_form(input, "tanh")
     return _act("tanhshrink", input)
 
 
 def softsign(input) -> Tensor:
+    _python_form(input, "abs")
     return _act("softsign", input)
 
 
@@ -316,7 +334,7 @@ def glu(input, dim=-1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` with ``input`` halved into ``a, b`` along ``dim``."""
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = dim % input.ndim
+    d = wrap_dim(dim, input.ndim, "glu", position=2)  # F.glu: no method form
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
@@ -387,6 +405,11 @@ def _safe_norm(x, p, axis, keepdims):
 
 
 def _normalize(x, p, dim, eps):
+    # PyTorch's F.normalize takes linalg.vector_norm's norm, which refuses integer and bool
+    # input (checked where the program is traced: no cost on a call)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_dtype.torch_kind(x.dtype)}")
     return x / jnp.maximum(_safe_norm(x, p, dim, True), eps)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply, pack_before_error
+from .nn_conv_checks import dilation_error, kernel_error, output_padding_error, shape_error
 from .registry import defop, export
 
 _DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
@@ -71,61 +72,14 @@ def _check_input_dims(input, nd, name):
                            f"{name}, but got input of size: {list(input.shape)}")
 
 
-def _shape_error(shape, weight, nd, transposed, groups):
-    """The error PyTorch's convolution kernel raises for an input of the batched ``shape``
-    (what it names: an unbatched input has N=1 there), or None."""
-    if groups <= 0:
-        return RuntimeError("non-positive groups is not supported")
-    if weight.ndim != nd + 2:
-        return RuntimeError("weight should have at least three dimensions" if nd == 1 else
-                            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
-                            f"input {list(shape)}, but got {weight.ndim}-dimensional "
-                            f"weight of size {list(weight.shape)} instead")
-    c = shape[-nd - 1]
-    if transposed:
-        if c != weight.shape[0]:
-            return RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
-                                f"expected input{list(shape)} to have {weight.shape[0]} "
-                                f"channels, but got {c} channels instead")
-    elif c != weight.shape[1] * groups:
-        return RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
-                            f"expected input{list(shape)} to have "
-                            f"{weight.shape[1] * groups} channels, but got {c} channels "
-                            "instead")
-    if weight.shape[0] % groups:
-        return RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
-                            "dimension 0, but got weight of size %s instead"
-                            % (groups, groups, list(weight.shape)))
-    return None
 
 
-def _output_padding_error(output_padding, stride, dilation):
-    if all(o < s or o < d for o, s, d in zip(output_padding, stride, dilation)):
-        return None
-    # PyTorch's kernel names each spatial dim; a 1-d convolution runs as a 2-d one of height 1
-    rows = [(0, 1, 1)] if len(stride) == 1 else []
-    rows += list(zip(output_padding, stride, dilation))
-    dims = ("depth", "height", "width")[-len(rows):]
-    got = " ".join(f"{what}_{dim}: {v[k]}" for k, what in
-                   enumerate(("output_padding", "stride", "dilation"))
-                   for dim, v in zip(dims, rows))
-    return RuntimeError("output padding must be smaller than either stride or dilation, but "
-                        f"got {got}")
 
 
 def _batched_shape(input, nd):
     return (1, *input.shape) if input.ndim == nd + 1 else tuple(input.shape)
 
 
-def _kernel_error(spatial, pads, dilation, k):
-    padded = [s + lo + hi for s, (lo, hi) in zip(spatial, pads)]
-    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, k)]
-    if any(e > p for e, p in zip(eff, padded)):
-        return RuntimeError(f"Calculated padded input size per channel: "
-                            f"({' x '.join(map(str, padded))}). Kernel size: "
-                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater "
-                            f"than actual input size")
-    return None
 
 
 def _run_conv(op, nd, input, weight, bias, statics, error):
@@ -140,12 +94,16 @@ def _run_conv(op, nd, input, weight, bias, statics, error):
     return y.squeeze(0) if unbatched else y
 
 
+
+
 def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     groups = int(groups)
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     if min(stride) <= 0:  # (XLA would fail to build the program)
         raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        dilation_error(input, nd, dilation)
     k = weight.shape[2:]
     if isinstance(padding, str):
         if padding == "valid":
@@ -160,8 +118,8 @@ def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         pads = tuple((p, p) for p in _ntuple(padding, nd))
-    error = _shape_error(_batched_shape(input, nd), weight, nd, False, groups) or \
-        _kernel_error(input.shape[-nd:], pads, dilation, k)
+    error = shape_error(_batched_shape(input, nd), weight, bias, nd, False, groups) or \
+        kernel_error(input.shape[-nd:], pads, dilation, k)
     return _run_conv(CONV, nd, input, weight, bias, {"stride": stride, "padding": pads,
                                                      "dilation": dilation, "groups": groups},
                      error)
@@ -207,8 +165,8 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
     _check_input_dims(input, nd, name)
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
-    error = _shape_error(_batched_shape(input, nd), weight, nd, True, groups) or \
-        _output_padding_error(output_padding, stride, dilation)
+    error = shape_error(_batched_shape(input, nd), weight, bias, nd, True, groups) or \
+        output_padding_error(output_padding, stride, dilation)
     k = weight.shape[2:]
     pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)
                  for d, kk, p, o in zip(dilation, k, padding, output_padding))
@@ -352,6 +310,15 @@ ADAPTIVE_AVG2D = defop("adaptive_avg_pool2d", _adaptive_avg, "AdaptiveAvgPool2DB
 ADAPTIVE_AVG3D = defop("adaptive_avg_pool3d", _adaptive_avg, "AdaptiveAvgPool3DBackward0", ())
 
 
+def check_1d_rank(input, name):
+    """PyTorch's rank check of the 1-d pools that run as 2-d ones (before the 2-d kernel's
+    own checks)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"{name})")
+
+
 def _check_pool_input(input, nd, name):
     if input.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in input.shape[-nd:]):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with "
@@ -401,8 +368,17 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
     s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         one(stride)
-    r = _max_poolnd(2, input.unsqueeze(-2), one(kernel_size), s or one(kernel_size),
-                    (0, *_ntuple(padding, 1)), one(dilation), ceil_mode, return_indices)
+    try:
+        r = _max_poolnd(2, input.unsqueeze(-2), one(kernel_size), s or one(kernel_size),
+                        (0, *_ntuple(padding, 1)), one(dilation), ceil_mode, return_indices)
+    except RuntimeError as e:
+        # PyTorch's max_pool1d without indices has a kernel of its own, worded its own way
+        if return_indices or not str(e).startswith("Given input size"):
+            raise
+        outs, _ = _pool_geometry(input.shape[-1:], _ntuple(kernel_size, 1),
+                                 (s or one(kernel_size))[1:], _ntuple(padding, 1),
+                                 _ntuple(dilation, 1), ceil_mode)
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {outs[0]}") from None
     if return_indices:
         return r[0].squeeze(-2), r[1].squeeze(-2)
     return r.squeeze(-2)
@@ -440,6 +416,7 @@ def _avg_poolnd(nd, input, kernel_size, stride, padding, ceil_mode, count_includ
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         _ntuple(stride, nd)
     p = _ntuple(padding, nd)
+    _check_avg_pool_window(k, s)
     for pp, kk in zip(p, k):
         if pp > kk // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
@@ -456,6 +433,17 @@ def _avg_poolnd(nd, input, kernel_size, stride, padding, ceil_mode, count_includ
     op = AVG_POOL2D if nd == 2 else AVG_POOL3D
     return apply(op, (input,), {"kernel": k, "stride": s, "padding": p,
                                 "ceil_mode": bool(ceil_mode), "divisor": div})
+
+
+def _check_avg_pool_window(k, s):
+    """PyTorch's avg_pool kernels' checks of the window, in their order (a zero stride
+    first: the stride defaults to the kernel's size); a 1-d pool names its height of 1."""
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    for v, what, letter in ((k, "kernel size", "k"), (s, "stride", "d")):
+        if min(v) <= 0:
+            got = " ".join(f"{letter}{dim}: {n}" for dim, n in zip("THW"[-len(v):], v))
+            raise RuntimeError(f"{what} should be greater than zero, but got {got}")
 
 
 class _Const:
@@ -481,6 +469,7 @@ class _Const:
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True) -> Tensor:
     """Applies 1D average pooling over ``(N, C, L)`` (as a 2D pool of height 1)."""
+    check_1d_rank(input, "avg_pool1d")
     _check_pool_input(input, 1, "avg_pool1d")
     one = lambda v: (1, *_ntuple(v, 1))  # noqa: E731
     s = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
@@ -530,6 +519,7 @@ def _adaptive_avg_poolnd(nd, input, output_size):
 @export(method=False)
 def adaptive_avg_pool1d(input, output_size) -> Tensor:
     """Average pooling over ``(N, C, L)`` to ``output_size`` bins, PyTorch's bin edges."""
+    check_1d_rank(input, "adaptive_avg_pool1d")
     _check_pool_input(input, 1, "adaptive_avg_pool1d")
     o = output_size[0] if isinstance(output_size, (list, tuple)) else output_size
     return _adaptive_avg_poolnd(2, input.unsqueeze(-2), (1, o)).squeeze(-2)

@@ -128,13 +128,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise
 
 
-def _check_features(input, *stats):
+def _check_features(input, *stats, copies=1):
     """PyTorch's error for a statistic or affine parameter of ``batch_norm`` with other than
-    one element per channel (it checks them in this order)."""
+    one element per channel (it checks them in this order). Instance norm runs as a batch
+    norm of each statistic repeated ``copies`` (N) times, so its message counts N times."""
     n = input.shape[1] if input.ndim > 1 else None
     for name, t in zip(("running_mean", "running_var", "weight", "bias"), stats):
         if n is not None and t is not None and t.numel() != n:
-            raise RuntimeError(f"{name} should contain {n} elements not {t.numel()}") from None
+            raise RuntimeError(f"{name} should contain {n * copies} elements not "
+                               f"{t.numel() * copies}") from None
 
 
 def _size_str(shape):
@@ -167,6 +169,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     place with the batch average of the per-instance statistics (unbiased variance);
     otherwise they normalize.
     """
+    if input.ndim > 1:
+        _check_features(input, running_mean, running_var, weight, bias, copies=input.shape[0])
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
@@ -205,8 +209,32 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    return apply(GROUP_NORM, (input, weight, bias), {"groups": int(num_groups),
-                                                     "eps": float(eps)})
+    try:
+        return apply(GROUP_NORM, (input, weight, bias), {"groups": int(num_groups),
+                                                         "eps": float(eps)})
+    except (RuntimeError, TypeError, ValueError):  # JAX's broadcast: PyTorch's size check
+        _check_group_affine(input, weight, bias)
+        raise
+
+
+def check_affine_shape(shape, weight, bias):
+    """PyTorch's error for a layer_norm/rms_norm ``weight`` or ``bias`` whose shape is not
+    ``normalized_shape``."""
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}") from None
+
+
+def _check_group_affine(input, weight, bias):
+    # PyTorch's message for a bad bias shows the weight's shape (``[0]`` without one)
+    shown = list(weight.shape) if weight is not None else [0]
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != input.shape[1]):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {shown} and input "
+                               f"of shape {list(input.shape)}") from None
 
 
 @export(method=False)
@@ -218,12 +246,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        # (PyTorch's rms_norm words it without layer_norm's ", " after the *)
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"[*{', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
     if eps is None:
         eps = float(jnp.finfo(input._data.dtype).eps)
-    return apply(RMS_NORM, (input, weight), {"ndims": len(shape), "eps": float(eps)})
+    try:
+        return apply(RMS_NORM, (input, weight), {"ndims": len(shape), "eps": float(eps)})
+    except (RuntimeError, TypeError, ValueError):
+        check_affine_shape(shape, weight, None)
+        raise
 
 
 # --------------------------------------------------------------------------- embedding
@@ -276,6 +309,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             if padding_idx < -n:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = n + padding_idx
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point or input.dtype.is_complex:
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "

@@ -310,9 +310,9 @@ SOFT_CE = _per_reduction("soft_cross_entropy", _soft_ce, {
     "mean": "DivBackward1", "sum": "NegBackward0", "none": "NegBackward0"})
 
 
-def _check_targets(x, t, ignore_index):
+def _check_targets(x, t, weight, ignore_index):
     # PyTorch's checks in its order: batch size, the target's rank and shape per input
-    # rank, then the target's dtype, then the class indices' range
+    # rank, then the target's dtype, the class weights, then the class indices' range
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     if x.ndim != 1 and x.shape[0] != (t.shape[0] if t.ndim else 0):
@@ -335,8 +335,22 @@ def _check_targets(x, t, ignore_index):
     if x.ndim == 1 and t.ndim == 1 and t.shape[0] != 1:
         raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
                          f"{t.shape[0]}")
+    if weight is not None:
+        check_class_weight(x, weight)
     check_index(t, 0, x.shape[0 if x.ndim == 1 else 1], _target_out_of_bounds,
                 ignore=ignore_index)
+
+
+def check_class_weight(x, weight, prefix=""):
+    """PyTorch's error for class weights that are not one per class of ``x`` (class dim 1,
+    0 unbatched); its spatial kernel words it without the sizes."""
+    n = x.shape[0 if x.ndim == 1 else 1]
+    if x.ndim > 2 and not prefix:  # the spatial kernel counts elements only
+        if weight.numel() != n:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+    elif weight.ndim != 1 or weight.shape[0] != n:
+        raise RuntimeError(f"{prefix}weight tensor should be defined either for all {n} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
 
 
 def _target_out_of_bounds(bad):
@@ -362,12 +376,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                                   f"'{torch_kind(x._arr.dtype)}'")
     # NOTE: unbatched input goes to the op as it is: PyTorch records one NllLossBackward0
     # on the (C,) input, without unsqueeze/squeeze nodes around it
-    _check_targets(x, t, ignore_index)
+    _check_targets(x, t, weight, ignore_index)
     op = NLL if x.ndim <= 2 else NLL2D
     if weight is not None and weight.requires_grad:
         raise RuntimeError(f"The function '{op.name}_forward' is not differentiable with "
                            "respect to argument 'weight'. This input cannot have "
                            "requires_grad True.")
+    if x.ndim > 2 and weight is not None and weight.ndim != 1:
+        weight = weight.reshape(-1)  # the spatial kernel takes any shape of C elements
     out_shape = None
     if x.ndim == 3 or x.ndim > 4:  # as PyTorch: viewed as (N, C, 1, -1), the result back
         out_shape = (x.shape[0],) + tuple(x.shape[2:])
@@ -392,9 +408,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     red = _reduction(size_average, reduce, reduction)
     _check_reduction(red)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:  # C++'s default float format: 2.0 reads "2"
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
+                           f"{float(label_smoothing):g}")
+    if not label_smoothing > 0.0:  # PyTorch smooths only by a positive amount (not NaN)
+        label_smoothing = 0.0
     dim = 0 if input.ndim == 1 else 1
     n = input.shape[dim]
     logp = apply(LOG_SOFTMAX, (input,), {"dim": dim})
@@ -402,6 +420,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if not target.dtype.is_floating_point:
             raise RuntimeError("Expected floating point type for target with class "
                                f"probabilities, got {torch_kind(target.dtype.name)}")
+        if weight is not None:
+            check_class_weight(input, weight, "cross_entropy: ")
         p = target
         if label_smoothing:
             p = p * (1 - label_smoothing) + label_smoothing / n

@@ -11,6 +11,7 @@ import math
 import jax.numpy as jnp
 
 from .. import _autograd
+from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
 from .nn import logsigmoid, pairwise_distance
@@ -99,6 +100,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     red = _reduction(size_average, reduce, reduction)
     _check_reduction(red)
     _no_grad_for("multilabel_margin_loss", "target", target)
+    if target.dtype.name != "int64":  # JAX's indexing would word it
+        raise RuntimeError(f"expected scalar type Long but found {torch_kind(target.dtype.name)}")
     return apply(MULTILABEL_MARGIN, (input, target), {"reduction": red})
 
 

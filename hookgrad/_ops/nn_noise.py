@@ -43,9 +43,18 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: negative inputs times a slope drawn from
     ``U(lower, upper)`` in training, times ``(lower + upper) / 2`` in evaluation."""
+    statics = rrelu_statics(lower, upper, training)  # before a key is drawn
     return apply(RRELU_ if inplace else RRELU, (input, _random_key() if training else None),
-                 {"lower": float(lower), "upper": float(upper), "training": bool(training)},
-                 out=input if inplace else None)
+                 statics, out=input if inplace else None)
+
+
+def rrelu_statics(lower, upper, training):
+    """rrelu's static arguments, or PyTorch's error for bounds out of order (raised in
+    evaluation too)."""
+    lower, upper = float(lower), float(upper)
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    return {"lower": lower, "upper": upper, "training": bool(training)}
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _errors
 from .._tensor import Tensor
 from .dispatch import ALL, apply
 from .nn_conv import _DN, _ntuple
@@ -109,8 +110,12 @@ FOLD = defop("fold", _fold, "Col2ImBackward0", ())
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Extracts sliding local blocks of ``(N, C, H, W)`` into ``(N, C * kH * kW, L)``."""
     if input.ndim not in (3, 4):
-        raise NotImplementedError("Input Error: Only 3D or 4D input Tensors are supported (got "
-                                  f"{input.ndim}D)")
+        # PyTorch's im2col reads the size of dim ndim (1 for a 0-d input) before it checks
+        if input.ndim < 3:
+            raise _errors.dim_out_of_range(max(input.ndim, 1), input.ndim)
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     st = {"kernel": _ntuple(kernel_size, 2), "dilation": _ntuple(dilation, 2),
@@ -128,8 +133,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     """Sums sliding local blocks ``(N, C * kH * kW, L)`` back into ``(N, C, H, W)`` (the
     adjoint of ``unfold``)."""
     if input.ndim not in (2, 3):
-        raise NotImplementedError("Input Error: Only unbatched (2D) or batched (3D) input "
-                                  f"Tensors are supported (got {input.ndim}D)")
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           "batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
     y = apply(FOLD, (x,), {"output_size": _ntuple(output_size, 2),

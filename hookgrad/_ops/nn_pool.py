@@ -13,7 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .nn_conv import _Const, _check_pool_input, check_output_size
+from .nn_conv import _Const, _check_pool_input, check_1d_rank, check_output_size
 from .registry import defop
 
 
@@ -139,10 +139,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False) -> Tensor | tu
 
         adaptive_max_pool1d(input, output_size, return_indices=False)
     """
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
-                           "tensor for argument #1 'self' (while checking arguments for "
-                           "adaptive_max_pool1d)")
+    check_1d_rank(input, "adaptive_max_pool1d")
     if isinstance(output_size, (list, tuple)):
         if len(output_size) != 1:
             raise RuntimeError(f"adaptive_max_pool1d() argument 'output_size' should contain "

@@ -30,6 +30,16 @@ def number(name, arg, value, position=None, wanted="Number"):
     return float(value)
 
 
+def integer(name, arg, value, position=None):
+    """``value`` of an ``int`` argument, or PyTorch's parser TypeError where it is none (a
+    bool, a float, a str, None; NumPy's integers pass, as they do in PyTorch)."""
+    if value.__class__ is int:
+        return value
+    if value.__class__ is bool or not hasattr(value, "__index__"):
+        raise not_a(name, arg, value, "int", position)
+    return int(value)
+
+
 def not_a_dim(name, dim, wanted="int"):
     """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
     return not_a(name, "dim", dim, wanted)

@@ -18,8 +18,10 @@ from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
-from .parser_errors import REFUSED_OTHERS, invalid_arguments, not_a, refuse_input, refuse_other
-from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping, ordered as _ordered,
+from .parser_errors import (REFUSED_OTHERS, integer, invalid_arguments, not_a, refuse_input,
+                            refuse_other)
+from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping,
+                        floats_only as _floats_only, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
                         subtraction as _subtraction, tensor_operands, _tensor_like)
 from .registry import (FUNCTIONS, NUMBERS, OpCall, OpDef, bapply, broadcast_error, defop,
@@ -472,7 +474,9 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
 
 
 _ROUND = defop("round", _ordered(jnp.round, "round_vml"), "RoundBackward0", ())
-_ROUND_DECIMALS = defop("round_decimals", lambda x, decimals: jnp.round(x, decimals),
+# PyTorch's kernel with decimals takes floating input only
+_ROUND_DECIMALS = defop("round_decimals", _floats_only("round_cpu", lambda x, decimals:
+                                                       jnp.round(x, decimals)),
                         "RoundBackward1", (), names="self ->")
 
 
@@ -482,9 +486,11 @@ def round(input, *, decimals=0) -> OpCall:
     ``decimals`` decimal places."""
     if not isinstance(input, Tensor):
         raise not_a("round", "input", input, "Tensor")
+    if decimals.__class__ is not int:
+        decimals = integer("round", "decimals", decimals)
     if decimals == 0:
         return _ROUND, (input,), None
-    return _ROUND_DECIMALS, (input,), {"decimals": int(decimals)}
+    return _ROUND_DECIMALS, (input,), {"decimals": decimals}
 
 
 # ---- selection (clamping: ``clamp.py``)

@@ -17,7 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .parser_errors import REFUSED_OTHERS, number, refuse_input, refuse_other
+from .parser_errors import REFUSED_OTHERS, integer, number, refuse_input, refuse_other
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -226,9 +226,11 @@ _MVLGAMMA = defop("mvlgamma", real_only("arange_cpu", lambda x, p:
 @export(method=False)
 def polygamma(n, input) -> Tensor:
     """``polygamma(n, input)``: the ``n``-th derivative of the digamma function."""
+    if n.__class__ is not int:
+        n = integer("polygamma", "n", n, 1)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return apply(_POLYGAMMA, (input,), {"n": int(n)})
+    return apply(_POLYGAMMA, (input,), {"n": n})
 
 
 @export(name="polygamma", function=False)
@@ -238,16 +240,20 @@ def _polygamma_method(self, n) -> Tensor:
 
 @export(name="polygamma_", function=False)
 def _polygamma_inplace(self, n) -> Tensor:
-    return apply(_POLYGAMMA, (self,), {"n": int(n)}, out=self)
+    if n.__class__ is not int:
+        n = integer("polygamma_", "n", n, 1)
+    return apply(_POLYGAMMA, (self,), {"n": n}, out=self)
 
 
 @variants(inplace=True)
 def mvlgamma(input, p) -> OpCall:
     """``mvlgamma(input, p)``: the multivariate log-gamma function of dimension ``p``
     (every element must exceed ``(p - 1) / 2``)."""
+    if p.__class__ is not int:
+        p = integer("mvlgamma", "p", p, 1)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    return _MVLGAMMA, (input,), {"p": int(p)}
+    return _MVLGAMMA, (input,), {"p": p}
 
 
 @variants()

@@ -13,7 +13,7 @@ from .._dtype import to_jax
 from .._host_value import Host
 from .._tensor import Tensor
 from .dispatch import OUT, apply, on_host
-from .parser_errors import invalid_arguments, not_a_dim
+from .parser_errors import invalid_arguments, not_a, not_a_dim
 from .linalg_decomp import check_floating
 from .pointwise import _abs
 from .promotion import REFUSED, bad_inplace_dtype, real_only
@@ -522,17 +522,25 @@ def softmax_dim(x, dim, name, position=1, kernel=None):
     return d
 
 
+def softmax_input(input, dtype, name):
+    """``input`` cast to ``dtype``, or the parser's TypeError where ``dtype`` is no dtype
+    (``Tensor.to`` would read a str as a device)."""
+    if not isinstance(dtype, _dtype.dtype):
+        raise not_a(name, "dtype", dtype, "torch.dtype", None)
+    return input.to(dtype)
+
+
 @export
 def softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``softmax(input, dim, dtype=None)``: ``exp(x) / exp(x).sum(dim, keepdim=True)``."""
-    x = input if dtype is None else input.to(dtype)
+    x = input if dtype is None else softmax_input(input, dtype, "softmax")
     return apply(SOFTMAX, (x,), {"dim": softmax_dim(x, dim, "softmax")})
 
 
 @export
 def log_softmax(input, dim=ALL_DIMS, dtype=None, _stacklevel=3) -> Tensor:
     """``log_softmax(input, dim, dtype=None)``: ``x - logsumexp(x, dim, keepdim=True)``."""
-    x = input if dtype is None else input.to(dtype)
+    x = input if dtype is None else softmax_input(input, dtype, "log_softmax")
     return apply(LOG_SOFTMAX, (x,), {"dim": softmax_dim(x, dim, "log_softmax")})
 
 

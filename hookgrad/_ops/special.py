@@ -17,6 +17,8 @@ import jax.scipy.special as jss
 from .._tensor import Tensor
 from .dispatch import apply
 from .pointwise import _inexact
+from .parser_errors import REFUSED_OTHERS, invalid_arguments, not_a
+from .promotion import REFUSED, refuses_complex
 from .statistics import _MUL_SCALAR
 from .registry import bapply, defop, to_tensor_like, variants, with_out
 
@@ -42,22 +44,32 @@ no_derivative.defvjp(_nd_fwd, _nd_bwd)
 
 def _unary_fn(name, op, doc):
     def fn(input) -> Tensor:
+        if not isinstance(input, Tensor):  # JAX's words otherwise
+            raise not_a(f"special_{name}", "input", input, "Tensor")
         return apply(op, (input,))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return with_out(fn)
 
 
-ENTR = defop("special_entr", jss.entr, "SpecialEntrBackward0")
+def _real(kernel, fwd):
+    """``fwd`` refusing complex input as PyTorch's CPU ``kernel`` does (JAX's error would
+    name the op, or let JAX's words through)."""
+    return refuses_complex(fwd, NotImplementedError, REFUSED.format(kernel))
+
+
+ENTR = defop("special_entr", _real("entr_cpu", jss.entr), "SpecialEntrBackward0")
 # PyTorch's formulas for these read the input and the result (computed again here)
 _SELF_RESULT = "self -> self result"
-ERFCX = defop("special_erfcx", jss.erfcx, "SpecialErfcxBackward0", names=_SELF_RESULT)
-I0E = defop("special_i0e", jss.i0e, "SpecialI0EBackward0", names=_SELF_RESULT)
-I1 = defop("special_i1", jss.i1, "SpecialI1Backward0", names=_SELF_RESULT)
-I1E = defop("special_i1e", jss.i1e, "SpecialI1EBackward0", names=_SELF_RESULT)
-LOG_NDTR = defop("special_log_ndtr", _inexact(jss.log_ndtr), "SpecialLogNdtrBackward0",
-                 names=_SELF_RESULT)
-NDTRI = defop("special_ndtri", jss.ndtri, "SpecialNdtriBackward0", names="self -> result")
+ERFCX = defop("special_erfcx", _real("erfcx_cpu", jss.erfcx), "SpecialErfcxBackward0",
+              names=_SELF_RESULT)
+I0E = defop("special_i0e", _real("i0e_cpu", jss.i0e), "SpecialI0EBackward0", names=_SELF_RESULT)
+I1 = defop("special_i1", _real("i1_cpu", jss.i1), "SpecialI1Backward0", names=_SELF_RESULT)
+I1E = defop("special_i1e", _real("i1e_cpu", jss.i1e), "SpecialI1EBackward0", names=_SELF_RESULT)
+LOG_NDTR = defop("special_log_ndtr", _real("log_ndtr_cpu", _inexact(jss.log_ndtr)),
+                 "SpecialLogNdtrBackward0", names=_SELF_RESULT)
+NDTRI = defop("special_ndtri", _real("ndtri_cpu", jss.ndtri), "SpecialNdtriBackward0",
+              names="self -> result")
 
 entr = _unary_fn("entr", ENTR, """``entr(input, *, out=None)``: the elementwise entropy
     ``-input * log(input)``: 0 at 0, ``-inf`` below 0.""")
@@ -79,6 +91,8 @@ ndtri = _unary_fn("ndtri", NDTRI, """``ndtri(input, *, out=None)``: the inverse 
 def ndtr(input) -> Tensor:
     """``ndtr(input, *, out=None)``: the area under the standard normal density from
     ``-inf`` to ``input``, ``(1 + erf(input / sqrt(2))) / 2``."""
+    if not isinstance(input, Tensor):
+        raise not_a("special_ndtr", "input", input, "Tensor")
     # PyTorch composes it of Scalar overloads, whose nodes these are
     scaled = apply(_MUL_SCALAR, (input,), {"other": 0.7071067811865476}).erf()
     return apply(_MUL_SCALAR, (apply(_ADD_SCALAR, (scaled,), {"other": 1}),), {"other": 0.5})
@@ -94,13 +108,20 @@ def _binary_ops(name, fwd, node):
                  for k, suffix in enumerate(("", ".self_scalar", ".other_scalar")))
 
 
+_FORMS = ("(Tensor input, Tensor other, *, Tensor out = None)",
+          "(Number self, Tensor other, *, Tensor out = None)",
+          "(Tensor input, Number other, *, Tensor out = None)")
+
+
 def _pick(ops, input, other):
     if isinstance(input, Tensor):
-        return ops[0 if isinstance(other, Tensor) else 2], (input, to_tensor_like(other))
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{ops[0].name.replace('special_', '')}(): expected a Tensor "
-                        f"argument, got {type(input).__name__} and {type(other).__name__}")
-    return ops[1], (to_tensor_like(input), other)
+        if isinstance(other, Tensor):
+            return ops[0], (input, other)
+        if other.__class__ not in REFUSED_OTHERS:
+            return ops[2], (input, to_tensor_like(other))
+    elif isinstance(other, Tensor) and input.__class__ not in REFUSED_OTHERS:
+        return ops[1], (to_tensor_like(input), other)
+    raise invalid_arguments(ops[0].name, _FORMS, input, other)  # two numbers, None, a str
 
 
 XLOG1PY = _binary_ops("special_xlog1py", jss.xlog1py, "SpecialXlog1PyBackward")
@@ -127,11 +148,11 @@ def zeta(input, other) -> Tensor:
 
 
 # ---- the regularized incomplete gamma functions: differentiable in ``other`` only
-IGAMMA = defop("igamma", lambda a, x: jss.gammainc(no_derivative(
-    a, "the derivative for 'igamma: input' is not implemented."), x), "IgammaBackward0",
+IGAMMA = defop("igamma", _real("igamma_cpu", lambda a, x: jss.gammainc(no_derivative(
+    a, "the derivative for 'igamma: input' is not implemented."), x)), "IgammaBackward0",
     names="self other -> other self")
-IGAMMAC = defop("igammac", lambda a, x: jss.gammaincc(no_derivative(
-    a, "the derivative for 'igammac: input' is not implemented."), x), "IgammacBackward0",
+IGAMMAC = defop("igammac", _real("igammac_cpu", lambda a, x: jss.gammaincc(no_derivative(
+    a, "the derivative for 'igammac: input' is not implemented."), x)), "IgammacBackward0",
     names="self other -> other self")
 
 

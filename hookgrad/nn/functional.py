@@ -208,6 +208,13 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
     return d == 3
 
 
+def _check_projections(separate, **weights):
+    """PyTorch's AssertionError for an input projection weight that is None (in its order)."""
+    for name, w in weights.items():
+        if w is None:
+            raise AssertionError(f"use_separate_proj_weight is {separate} but {name} is None")
+
+
 def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int,
                                  num_heads: int, in_proj_weight, in_proj_bias, bias_k, bias_v,
                                  add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
@@ -255,6 +262,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
                                  f"value's {value.shape[:2]}")
+        _check_projections(True, q_proj_weight=q_proj_weight, k_proj_weight=k_proj_weight,
+                           v_proj_weight=v_proj_weight)
         b_q = b_k = b_v = None
         if in_proj_bias is not None:
             b_q, b_k, b_v = in_proj_bias.chunk(3)
@@ -265,6 +274,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         if key.shape != value.shape:
             raise AssertionError(f"key shape {key.shape} does not match value shape "
                                  f"{value.shape}")
+        _check_projections(False, in_proj_weight=in_proj_weight)
         if key is value and query is key:  # self-attention: one packed projection
             q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
         else:

@@ -168,6 +168,14 @@ CASES = [
      [r(2, 4, 2, 2), np.array([[[0, 1], [3, 2]], [[1, 1], [0, 3]]])], (1,)),
     ("cross_entropy_unbatched", lambda F, x, t: F.cross_entropy(x, t, label_smoothing=0.1),
      [X2[0], np.array(2)], (1,)),
+    # PyTorch smooths only by a positive amount: a negative one is no smoothing, not an error
+    ("cross_entropy_negative_smoothing", lambda F, x, t: F.cross_entropy(
+        x, t, label_smoothing=-0.25), [r(3, 4), np.array([0, 2, 3])], (1,)),
+    ("cross_entropy_soft_negative_smoothing", lambda F, x, t: F.cross_entropy(
+        x, t, label_smoothing=-0.25), [r(3, 4), u(3, 4)], (1,)),
+    # the spatial kernel takes class weights of any shape with one element per class
+    ("nll_loss_kdim_2d_weight", lambda F, x, t, w: F.nll_loss(x, t, w.reshape(1, 4)),
+     [r(2, 4, 2, 2), np.array([[[0, 1], [3, 2]], [[1, 1], [0, 3]]]), u(4)], (1, 2)),
 ]
 
 _LOSS_CASES = []

@@ -109,6 +109,217 @@ ROWS.update({
 })
 
 
+
+def _F(L):
+    return L.nn.functional
+
+
+def _img(L):
+    return L.ones(1, 2, 5, 5)
+
+
+# nn.functional's argument checks: each of these ran, or let JAX's words (or Python's
+# ZeroDivisionError) through, where PyTorch refuses
+ROWS.update({
+    "conv2d's bias of the wrong size": (
+        lambda L: _F(L).conv2d(_img(L), L.ones(1, 2, 2, 2), L.ones(3)), RuntimeError,
+        r"^Given weight of size \[1, 2, 2, 2\], expected bias to be 1-dimensional with 1 "
+        r"elements, but got bias of size \[3\] instead$"),
+    "conv1d's 2-d bias": (
+        lambda L: _F(L).conv1d(L.ones(1, 2, 5), L.ones(1, 2, 2), L.ones(1, 1)), RuntimeError,
+        r"^Given weight of size \[1, 2, 2\], expected bias to be 1-dimensional with 1 "
+        r"elements, but got bias of size \[1, 1\] instead$"),
+    "conv_transpose2d's bias": (
+        lambda L: _F(L).conv_transpose2d(_img(L), L.ones(2, 1, 2, 2), L.ones(3)), RuntimeError,
+        r"^Given transposed=1, weight of size \[2, 1, 2, 2\], expected bias to be "
+        r"1-dimensional with 1 elements, but got bias of size \[3\] instead$"),
+    "conv2d's weight fewer than groups": (
+        lambda L: _F(L).conv2d(_img(L), L.ones(1, 2, 2, 2), groups=3), RuntimeError,
+        r"^Given groups=3, expected weight to be at least 3 at dimension 0, but got weight of "
+        r"size \[1, 2, 2, 2\] instead$"),
+    "conv_transpose2d's weight not divisible by groups": (
+        lambda L: _F(L).conv_transpose2d(_img(L), L.ones(3, 2, 2, 2), groups=2), RuntimeError,
+        r"^Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight "
+        r"of size \[\[3, 2, 2, 2\]\] instead$"),
+    "conv2d of dilation 0": (
+        lambda L: _F(L).conv2d(_img(L), L.ones(1, 2, 2, 2), dilation=(2, 0)), RuntimeError,
+        r"^dilation should be greater than zero, but got \[2, 0\]$"),
+    "conv3d of a negative dilation": (
+        lambda L: _F(L).conv3d(_img(L)[None], L.ones(1, 1, 2, 2, 2), dilation=-1), RuntimeError,
+        r"^dilation should be greater than zero$"),
+    "conv1d of dilation 0": (
+        lambda L: _F(L).conv1d(L.ones(1, 2, 5), L.ones(1, 2, 2), dilation=0), RuntimeError,
+        r"^dilation should be greater than zero, but got \[1, 0\]$"),
+    "conv2d of dilation 0 on a batch of 2": (
+        lambda L: _F(L).conv2d(L.ones(2, 2, 5, 5), L.ones(1, 2, 2, 2), dilation=0),
+        RuntimeError, r"^non-positive dilation is not supported$"),
+    "multilabel_margin_loss of a float target": (
+        lambda L: _F(L).multilabel_margin_loss(_x(L), _x(L)), RuntimeError,
+        r"^expected scalar type Long but found Float$"),
+    "igamma of complex": (lambda L: L.igamma(L.ones(2, dtype=L.complex64), L.ones(2)),
+                          NotImplementedError,
+                          r"^\"igamma_cpu\" not implemented for 'ComplexFloat'$"),
+    "avg_pool1d of a 1-d input": (lambda L: _F(L).avg_pool1d(L.ones(3), 2), RuntimeError,
+                                  r"^Expected 2 to 3 dimensions, but got 1-dimensional tensor "
+                                  r"for argument #1 'self' \(while checking arguments for "
+                                  r"avg_pool1d\)$"),
+    "adaptive_avg_pool1d of a 4-d input": (
+        lambda L: _F(L).adaptive_avg_pool1d(_img(L), 2), RuntimeError,
+        r"^Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self' "
+        r"\(while checking arguments for adaptive_avg_pool1d\)$"),
+    "max_pool1d of a window too large": (
+        lambda L: _F(L).max_pool1d(L.ones(1, 2, 3), 2, padding=0, dilation=3), RuntimeError,
+        r"^max_pool1d\(\) Invalid computed output size: 0$"),
+    "instance_norm's running stats": (
+        lambda L: _F(L).instance_norm(L.ones(2, 2, 5, 5), L.ones(3), L.ones(3)), RuntimeError,
+        r"^running_mean should contain 4 elements not 6$"),
+    "instance_norm's weight in eval": (
+        lambda L: _F(L).instance_norm(_img(L), L.ones(2), L.ones(2), L.ones(3),
+                                      use_input_stats=False), RuntimeError,
+        r"^weight should contain 2 elements not 3$"),
+    "layer_norm's bias": (lambda L: _F(L).layer_norm(_x(L), (3,), None, L.ones(4)),
+                          RuntimeError, r"^Expected bias to be of same shape as normalized_shape, "
+                                        r"but got bias of shape \[4\] and normalized_shape = "
+                                        r"\[3\]$"),
+    "rms_norm's weight": (lambda L: _F(L).rms_norm(_x(L), (3,), L.ones(4)), RuntimeError,
+                          r"^Expected weight to be of same shape as normalized_shape, but got "
+                          r"weight of shape \[4\] and normalized_shape = \[3\]$"),
+    "rms_norm's shape": (lambda L: _F(L).rms_norm(L.ones(2, 3, 4), (2, 4)), RuntimeError,
+                         r"^Given normalized_shape=\[2, 4\], expected input with shape "
+                         r"\[\*2, 4\], but got input of size\[2, 3, 4\]$"),
+    "group_norm's weight": (lambda L: _F(L).group_norm(_img(L), 2, L.ones(3)), RuntimeError,
+                            r"^Expected weight to be a vector of size equal to the number of "
+                            r"channels in input, but got weight of shape \[3\] and input of "
+                            r"shape \[1, 2, 5, 5\]$"),
+    "group_norm's bias": (lambda L: _F(L).group_norm(_img(L), 2, None, L.ones(3)), RuntimeError,
+                          r"^Expected bias to be a vector of size equal to the number of channels "
+                          r"in input, but got bias of shape \[0\] and input of shape "
+                          r"\[1, 2, 5, 5\]$"),
+    "softsign of a str": (lambda L: _F(L).softsign("a"), AttributeError,
+                          r"^'str' object has no attribute 'abs'$"),
+    "tanhshrink of None": (lambda L: _F(L).tanhshrink(None), AttributeError,
+                           r"^'NoneType' object has no attribute 'tanh'$"),
+    "avg_pool2d of kernel 0": (lambda L: _F(L).avg_pool2d(_img(L), 0), RuntimeError,
+                               r"^stride should not be zero$"),
+    "avg_pool2d of kernel 0, stride 1": (
+        lambda L: _F(L).avg_pool2d(_img(L), (2, 0), 1), RuntimeError,
+        r"^kernel size should be greater than zero, but got kH: 2 kW: 0$"),
+    "avg_pool1d of kernel 0, stride 1": (
+        lambda L: _F(L).avg_pool1d(L.ones(2, 5), 0, 1), RuntimeError,
+        r"^kernel size should be greater than zero, but got kH: 1 kW: 0$"),
+    "avg_pool3d of a negative stride": (
+        lambda L: _F(L).avg_pool3d(_img(L), 1, (1, 1, -1)), RuntimeError,
+        r"^stride should be greater than zero, but got dT: 1 dH: 1 dW: -1$"),
+    "softmax of dtype 'a'": (lambda L: _F(L).softmax(_x(L), 1, dtype="a"), TypeError,
+                             r"^softmax\(\): argument 'dtype' must be torch.dtype, not str$"),
+    "log_softmax of dtype 1": (lambda L: L.log_softmax(_x(L), 1, dtype=1), TypeError,
+                               r"^log_softmax\(\): argument 'dtype' must be torch.dtype, not "
+                               r"int$"),
+    "embedding of a 1-d weight": (lambda L: _F(L).embedding(L.tensor([0, 1]), L.ones(3)),
+                                  RuntimeError, r"^'weight' must be 2-D$"),
+    "nll_loss's weight of the wrong size": (
+        lambda L: _F(L).nll_loss(_x(L), L.tensor([0, 5]), weight=L.ones(4)), RuntimeError,
+        r"^weight tensor should be defined either for all 3 classes or no classes but got "
+        r"weight tensor of shape: \[4\]$"),
+    "nll_loss2d's weight of the wrong size": (
+        lambda L: _F(L).nll_loss(L.ones(2, 3, 4, 4), L.zeros(2, 4, 4, dtype=L.int64),
+                                 weight=L.ones(4)), RuntimeError,
+        r"^weight tensor should be defined either for all or no classes$"),
+    "cross_entropy's weight with probabilities": (
+        lambda L: _F(L).cross_entropy(_x(L), _x(L), weight=L.ones(4)), RuntimeError,
+        r"^cross_entropy: weight tensor should be defined either for all 3 classes or no "
+        r"classes but got weight tensor of shape: \[4\]$"),
+    "cross_entropy's label_smoothing": (
+        lambda L: _F(L).cross_entropy(_x(L), L.tensor([0, 1]), label_smoothing=2.0),
+        RuntimeError, r"^label_smoothing must be between 0.0 and 1.0. Got: 2$"),
+    "rrelu's bounds out of order": (lambda L: _F(L).rrelu(_x(L), 0.5, 0.1, training=True),
+                                    RuntimeError, r"^Lower bound should be less than or equal "
+                                                  r"to the upper bound$"),
+    "torch.rrelu_'s bounds in eval": (lambda L: L.rrelu_(_x(L), 0.5, 0.1), RuntimeError,
+                                      r"^Lower bound should be less than or equal to the upper "
+                                      r"bound$"),
+    "celu of alpha 0": (lambda L: _F(L).celu(_x(L), 0.0), RuntimeError,
+                        r"^ZeroDivisionError: alpha cannot be 0 for CELU$"),
+    "normalize of int": (lambda L: _F(L).normalize(L.ones(2, 3, dtype=L.int64)), RuntimeError,
+                         r"^linalg.vector_norm: Expected a floating point or complex tensor as "
+                         r"input. Got Long$"),
+    "glu over dim 5": (lambda L: _F(L).glu(_x(L), 5), IndexError,
+                       r"^Dimension out of range \(expected to be in range of \[-2, 1\], but "
+                       r"got 5\)$"),
+    "glu over a bool dim": (lambda L: _F(L).glu(L.ones(2, 4), True), TypeError,
+                            r"^glu\(\): argument 'dim' \(position 2\) must be int, not bool$"),
+    "unfold of a 2-d input": (lambda L: _F(L).unfold(_x(L), 2), IndexError,
+                              r"^Dimension out of range \(expected to be in range of \[-2, 1\], "
+                              r"but got 2\)$"),
+    "unfold of a 5-d input": (lambda L: _F(L).unfold(L.ones(1, 1, 2, 2, 2), 2), RuntimeError,
+                              r"^Expected 3D or 4D \(batch mode\) tensor with possibly 0 batch "
+                              r"size and other non-zero dimensions for input, but got: "
+                              r"\[1, 1, 2, 2, 2\]$"),
+    "fold of a 1-d input": (lambda L: _F(L).fold(L.ones(4), (3, 3), 2), RuntimeError,
+                            r"^Expected 2D or 3D \(batch mode\) tensor for input with possibly 0 "
+                            r"batch size and non-zero dimensions for input, but got: \[4\]$"),
+    "multi_head_attention_forward without in_proj_weight": (
+        lambda L: _F(L).multi_head_attention_forward(
+            _x(L), _x(L), _x(L), 3, 1, None, None, None, None, False, 0.0, L.ones(3, 3), None),
+        AssertionError, r"^use_separate_proj_weight is False but in_proj_weight is None$"),
+    "multi_head_attention_forward without k_proj_weight": (
+        lambda L: _F(L).multi_head_attention_forward(
+            _x(L), _x(L), _x(L), 3, 1, None, None, None, None, False, 0.0, L.ones(3, 3), None,
+            use_separate_proj_weight=True, q_proj_weight=L.ones(3, 3)),
+        AssertionError, r"^use_separate_proj_weight is True but k_proj_weight is None$"),
+})
+
+# torch.special: an alias's argument errors name it as PyTorch's parser does, and the kernels
+# without a complex (or, with decimals, a non-float) form refuse it by their CPU names
+for _name in ("erf", "psi", "gammaln", "expit", "entr", "i1", "ndtr", "round"):
+    ROWS[f"special.{_name} of a str"] = (
+        lambda L, n=_name: getattr(L.special, n)("a"), TypeError,
+        rf"^special_{_name}\(\): argument 'input' \(position 1\) must be Tensor, not str$")
+for _name in ("entr", "bessel_j0", "modified_bessel_k1", "airy_ai", "erfcx", "ndtri",
+              "log_ndtr"):
+    ROWS[f"special.{_name} of complex"] = (
+        lambda L, n=_name: getattr(L.special, n)(L.ones(2, dtype=L.complex64)),
+        NotImplementedError, rf"^\"{_name}_cpu\" not implemented for 'ComplexFloat'$")
+ROWS.update({
+    "special.polygamma of n=1.5": (
+        lambda L: L.special.polygamma(1.5, _x(L)), TypeError,
+        r"^special_polygamma\(\): argument 'n' \(position 1\) must be int, not float$"),
+    "polygamma_ of n=True": (lambda L: _x(L).polygamma_(True), TypeError,
+                             r"^polygamma_\(\): argument 'n' \(position 1\) must be int, not "
+                             r"bool$"),
+    "special.logit's eps": (lambda L: L.special.logit(_x(L), eps="a"), TypeError,
+                            r"^special_logit\(\): argument 'eps' must be float, not str$"),
+    "special.multigammaln of p=None": (
+        lambda L: L.special.multigammaln(_x(L) + 3, None), TypeError,
+        r"^special_multigammaln\(\): argument 'p' \(position [12]\) must be int, not "
+        r"NoneType$"),
+    "special.round of decimals 'a'": (
+        lambda L: L.special.round(_x(L), decimals="a"), TypeError,
+        r"^special_round\(\): argument 'decimals' must be int, not str$"),
+    "round of decimals None": (lambda L: _x(L).round(decimals=None), TypeError,
+                               r"^round\(\): argument 'decimals' must be int, not NoneType$"),
+    "round of int with decimals": (
+        lambda L: L.round(L.ones(2, dtype=L.int64), decimals=1), NotImplementedError,
+        r"^\"round_cpu\" not implemented for 'Long'$"),
+    "round of complex with decimals": (
+        lambda L: L.round(L.ones(2, dtype=L.complex64), decimals=1), NotImplementedError,
+        r"^\"round_cpu\" not implemented for 'ComplexFloat'$"),
+    "special.xlog1py of None": (
+        lambda L: L.special.xlog1py(_x(L), None), TypeError,
+        r"^special_xlog1py\(\) received an invalid combination of arguments - got \(Tensor, "
+        r"NoneType\), but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor out "
+        r"= None\)\n \* \(Number self, Tensor other, \*, Tensor out = None\)\n \* \(Tensor "
+        r"input, Number other, \*, Tensor out = None\)\n$"),
+    "special.zeta of two numbers": (
+        lambda L: L.special.zeta(1.0, 2.0), TypeError,
+        r"^special_zeta\(\) received an invalid combination of arguments - got \(float, "
+        r"float\)"),
+    "special.softmax of dtype 'a'": (
+        lambda L: L.special.softmax(_x(L), 1, dtype="a"), TypeError,
+        r"^special_softmax\(\): argument 'dtype' must be torch.dtype, not str$"),
+})
+
+
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
     raises_as_torch(call, exc, match)
