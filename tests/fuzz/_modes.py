@@ -141,6 +141,24 @@ def _hook_placed_late(program, diff):
         bool(diff.hookgrad) and diff.hookgrad[0] in _late_hooks(program)
 
 
+def _multi_after_tensor_hook(program, diff):
+    """The mode ran a multi-grad hook over several tensors before a tensor hook registered
+    earlier on one of them: its identity follows theirs (docs/modes.md's hooks table)."""
+    if diff.kind != "hook-log" or not isinstance(diff.hookgrad, (list, tuple)) or \
+            not diff.hookgrad or not isinstance(diff.torch, (list, tuple)) or not diff.torch:
+        return False
+    hooked = {}  # tensor hook label -> the tensor it is on, in program order
+    for tag, src in program.lines:
+        m = re.match(r"^(\w+)\.register_hook\(th\('(\w+)'", src)
+        if tag == "tensor_hook" and m:
+            hooked[m.group(2)] = m.group(1)
+        m = re.search(r"register_multi_grad_hook\(\[([^\]]*)\], mh\('(\w+)'\)", src)
+        if tag == "multi_grad_hook" and m and m.group(2) == diff.hookgrad[0]:
+            names = {n.strip() for n in m.group(1).split(",")}
+            return len(names) > 1 and hooked.get(diff.torch[0]) in names
+    return False
+
+
 def _uses(src, names):
     """Whether the line ``src`` is an op reading one of ``names`` (not an observation,
     a hook registration or the line defining it)."""
@@ -509,6 +527,9 @@ DIFF_SKIP = {"compiled": _traced_rules("compiled"),
     "functional_hook_placed_late", "docs/modes.md: `torch.func` hooks fire where autograd "
     "runs them | ... a hook registered after hooks of later ops were placed runs before "
     "them", _hook_placed_late), H.Rule(
+    "functional_multi_grad_hook_first", "docs/modes.md: hooks in functional mode | "
+    "`register_multi_grad_hook` over several tensors runs before the hooks already "
+    "registered on them", _multi_after_tensor_hook), H.Rule(
     "functional_saved_value_kept", "docs/modes.md: an in-place write to a tensor an op "
     "saved makes that op's backward raise | under `jax.grad` the op's backward uses the "
     "value from before the write: no error", _saved_value_kept)]}

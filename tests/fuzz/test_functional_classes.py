@@ -290,3 +290,24 @@ def test_quantile_of_a_number_q_under_jax_jit_of_the_gradient():
                 f(lib.tensor(x), 1.5)
         with pytest.raises(RuntimeError, match=r"^quantile\(\) q values must be in the range"):
             lib.quantile(lib.tensor(x), lib.tensor([0.5, -0.25]))
+
+
+def test_functional_multi_grad_hook_over_two_tensors_runs_before_their_earlier_hooks():
+    # docs/modes.md's hooks table: a multi-grad hook over several tensors is one identity
+    # over them, placed after the identities of hooks already registered on them, so JAX's
+    # backward runs it first; eagerly (as PyTorch) the tensor's hooks run in registration
+    # order. The gradients are the same in both.
+    def loss(a, log):
+        y = a * 2
+        y.register_hook(lambda g: log.append("tensor"))
+        hookgrad.autograd.graph.register_multi_grad_hook(
+            [a, y], lambda gs: log.append("multi"), mode="any")
+        return (y * y).sum()
+
+    eager_log, func_log = [], []
+    a = hookgrad.tensor([0.5, -1.5], requires_grad=True)
+    loss(a, eager_log).backward()
+    g = _grad(_Prog(lambda p: loss(p, func_log), [0.5, -1.5]))
+    assert eager_log == ["tensor", "multi"]
+    assert func_log == ["multi", "tensor"]
+    assert close(g["a"], a.grad.tolist())
