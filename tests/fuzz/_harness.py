@@ -517,7 +517,32 @@ def _resize_view_written(program, diff):
     return re.search(r"\.resize(_as)?\(", src) is not None
 
 
+def _unused_foreach_output(program, diff):
+    # ``L._foreach_<op>([x, w], ...)[i]``: only some outputs used; PyTorch's shared node
+    # gives the unused outputs' inputs no gradient (None), hookgrad's zeros
+    if diff.kind != "structure" or not isinstance(diff.torch, list) or \
+            not isinstance(diff.hookgrad, list):
+        return False
+    src = "\n".join(line for _, line in program.lines)
+    return re.search(r"L\._foreach_\w+\(\[[^\]]*,[^\]]*\][^\n]*\)\[\d\]", src) is not None and \
+        any(t is None and h is not None for t, h in zip(diff.torch, diff.hookgrad))
+
+
+def _ldexp_packs(program, diff):
+    # ``ldexp`` under saved-tensor hooks: PyTorch packs ``other`` and ``self``, hookgrad a
+    # third value
+    text = repr((diff.label, diff.hookgrad, diff.torch))
+    return ".pack" in text and "ldexp(" in program.lines[diff.line][1]
+
+
 KNOWN_BUGS = [
+    Rule("unused_foreach_output_gets_zeros", "issue 32 (open; found by its slow fuzz tier): "
+         "`autograd.grad` to the input of a `_foreach_*` output that the loss does not use "
+         "gives zeros where PyTorch's gives None; "
+         "test_an_unused_foreach_output_gives_its_input_no_gradient", _unused_foreach_output),
+    Rule("ldexp_packs_a_third_value", "issue 32 (open; found by its slow fuzz tier): `ldexp` "
+         "under saved-tensor hooks packs three values where PyTorch's packs `other` and "
+         "`self`; test_ldexp_packs_what_pytorch_packs", _ldexp_packs),
     Rule("resize_is_not_a_custom_view", "issue 32 (open; found by its fuzz tier): "
          "`Tensor.resize`/`resize_as` return a new tensor where PyTorch's `Resize` Function "
          "returns a view of the input made inside a custom Function, so writing into it "

@@ -1500,3 +1500,34 @@ def test_a_write_into_resize_as_raises_as_pytorchs():
         return raises(write)
     got = same_as_torch(scenario)
     assert got["raises"] == "RuntimeError" and "custom Function" in got["message"], got
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32: hookgrad gives zeros (KNOWN_BUGS rule "
+                   "unused_foreach_output_gets_zeros)")
+def test_an_unused_foreach_output_gives_its_input_no_gradient():
+    """PyTorch's ``_foreach_add`` node gives no gradient (None) to the input of an output
+    the loss does not use."""
+    def scenario(L):
+        w = L.tensor([1.5, 2.0, -0.5], requires_grad=True)
+        x = L.tensor([[0.25, -1.0, 1.5], [1.0, 0.5, -0.75]], requires_grad=True)
+        y = L._foreach_add([x, w], 2.0)[0]
+        g = L.autograd.grad((y * y).sum(), [w], allow_unused=True)[0]
+        return None if g is None else g.tolist()
+    assert same_as_torch(scenario) is None
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32: ldexp packs a third value (KNOWN_BUGS rule "
+                   "ldexp_packs_a_third_value)")
+def test_ldexp_packs_what_pytorch_packs():
+    """PyTorch's LdexpBackward0 packs ``other`` then ``self``."""
+    def scenario(L):
+        log = []
+        x = L.tensor([[2.0, -1.5, 1.25, -1.5], [-0.5, 1.75, 1.25, 1.0]], requires_grad=True)
+
+        def pack(t):
+            log.append((tuple(t.shape), str(t.dtype).split(".")[-1]))
+            return t
+        with L.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            L.ldexp(x, L.tensor([1, 2, 0, 3]))
+        return log
+    assert same_as_torch(scenario) == [((4,), "int64"), ((2, 4), "float32")]
