@@ -446,15 +446,18 @@ def test_a_replayed_region_whose_saved_tensor_changed_raises(replays):
 
 def test_a_graph_of_another_shape_behind_the_same_first_node_is_walked_afresh(replays):
     """Plans are kept per first node's op and vjp key; a graph that differs behind it (a
-    view of another shape, a longer chain) gets its own region, not the plan's."""
+    view of another shape, a longer chain) gets its own region, not the plan's. Each of
+    the four graphs runs three times: a region is compiled (and remembered) on its first
+    or its second sighting, whichever the vjps' compiled state decides, and replayed on
+    its third at the latest."""
     def f(L):
         x = L.tensor(X, requires_grad=True)
         out = []
-        for step in range(8):
+        for step in range(12):
             x.grad = None
             y = x.sin() * 2
             y = y.reshape(3, 2) if step % 2 else y.reshape(6)
-            for _ in range(step // 4):
+            for _ in range(step // 6):
                 y = y.tanh()
             y.exp().sum().backward()
             out.append(py(x.grad))
