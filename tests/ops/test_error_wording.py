@@ -1,6 +1,8 @@
 """PyTorch's exact words for errors that hookgrad raised with the right type but its own
 (or JAX's) wording: a kernel's name, a parser's refusal, a size check made before the
 computation. Each row is compared with PyTorch where it is installed, and pinned."""
+import re
+
 import pytest
 
 from tests.differential import raises_as_torch
@@ -319,7 +321,100 @@ ROWS.update({
         r"^special_softmax\(\): argument 'dtype' must be torch.dtype, not str$"),
 })
 
+# a convolution's parameters: each one's length against the weight's spatial dims, then
+# their signs, checked before the shapes (PyTorch's order), in the plain and the
+# transposed convolution alike, and padding="same"'s own checks
+_CONV_ROWS = {
+    "conv2d of a negative padding": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding=-1),
+        "negative padding is not supported"),
+    "conv_transpose2d of a negative padding": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding=-1),
+        "negative padding is not supported"),
+    "conv_transpose1d of stride 0": (
+        lambda L: _F(L).conv_transpose1d(L.ones(2, 4, 5), L.ones(4, 4, 3), stride=0),
+        "non-positive stride is not supported"),
+    "conv_transpose2d of a negative output_padding": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3),
+                                         output_padding=-1),
+        "negative output_padding is not supported"),
+    "conv_transpose2d of a negative dilation": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), dilation=-1),
+        "dilation should be greater than zero"),
+    "conv_transpose2d of dilation 0": (
+        lambda L: _F(L).conv_transpose2d(L.ones(1, 4, 5, 5), L.ones(4, 4, 3, 3), dilation=0),
+        "dilation should be greater than zero, but got dilation_height: 0, dilation_width: 0"),
+    "conv_transpose1d of dilation 0, unbatched": (
+        lambda L: _F(L).conv_transpose1d(L.ones(4, 5), L.ones(4, 4, 3), dilation=0),
+        "dilation should be greater than zero, but got dilation_height: 1, dilation_width: 0"),
+    "conv_transpose3d of dilation 0": (
+        lambda L: _F(L).conv_transpose3d(L.ones(1, 4, 3, 3, 3), L.ones(4, 4, 2, 2, 2),
+                                         dilation=(1, 0, 2)),
+        "dilation should be greater than zero, but got dilation_depth: 1, dilation_height: 0, "
+        "dilation_width: 2"),
+    "conv_transpose2d of dilation 0 and a bad output_padding": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), dilation=0,
+                                         output_padding=3),
+        "dilation should be greater than zero, but got dilation_height: 0, dilation_width: 0"),
+    "conv2d of three strides": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), stride=(1, 1, 1)),
+        "expected stride to be a single integer value or a list of 2 values to match the "
+        "convolution dimensions, but got stride=[1, 1, 1]"),
+    "conv_transpose2d of three paddings": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3),
+                                         padding=(1, 1, 1)),
+        "expected padding to be a single integer value or a list of 2 values to match the "
+        "convolution dimensions, but got padding=[1, 1, 1]"),
+    "conv1d of a 4-d weight": (
+        lambda L: _F(L).conv1d(L.ones(2, 4, 5), L.ones(4, 4, 3, 3)),
+        "Expected 4-dimensional input for 4-dimensional weight [4, 4, 3, 3], but got "
+        "3-dimensional input of size [2, 4, 5] instead"),
+    "conv2d of a 3-d weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3)),
+        "expected stride to be a single integer value or a list of 1 values to match the "
+        "convolution dimensions, but got stride=[1, 1]"),
+    "conv2d of a 2-d weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4), groups=0),
+        "weight should have at least three dimensions"),
+    "conv2d of a negative padding and groups not dividing the weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 2, 3, 3), padding=-1, groups=3),
+        "negative padding is not supported"),
+    "conv2d of dilation 0 and groups not dividing the weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 2, 3, 3), dilation=0, groups=3),
+        r"Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight "
+        r"of size [[4, 2, 3, 3]] instead"),
+    "conv2d of padding='same' and a 5-d weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3, 3), padding="same"),
+        "Expected 5-dimensional input for 5-dimensional weight[4, 4, 3, 3, 3], but got "
+        "4-dimensional input of size [2, 4, 5, 5] instead"),
+    "conv2d of padding='same' and three strides": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding="same",
+                               stride=(1, 1, 1)),
+        "stride cannot broadcast to 2 dimensions"),
+    "conv2d of padding='same' and a negative dilation": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding="same",
+                               dilation=-1),
+        "negative padding is not supported"),
+    "conv2d of padding='same' and stride 0": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding="same",
+                               stride=0),
+        "padding='same' is not supported for strided convolutions"),
+}
+ROWS.update({name: (call, RuntimeError, "^" + re.escape(words) + "$")
+             for name, (call, words) in _CONV_ROWS.items()})
+
 
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
     raises_as_torch(call, exc, match)
+
+
+def test_a_transposed_convolution_of_dilation_0_on_a_batch_names_the_dilations():
+    """On a batch of several, PyTorch's CPU kernel is oneDNN's, whose error names no
+    argument ("could not create a primitive descriptor ..."); hookgrad gives the words of
+    PyTorch's own check, as for a batch of one (above), not XLA's."""
+    import hookgrad as hg
+    with pytest.raises(RuntimeError, match="^" + re.escape(
+            "dilation should be greater than zero, but got dilation_height: 1, "
+            "dilation_width: 0") + "$"):
+        hg.nn.functional.conv_transpose1d(hg.ones(2, 4, 5), hg.ones(4, 4, 3), dilation=0)
