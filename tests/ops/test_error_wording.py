@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.differential import raises_as_torch
+from tests.differential import py, raises_as_torch, same_as_torch
 
 
 def _x(L):
@@ -403,6 +403,51 @@ _CONV_ROWS = {
 ROWS.update({name: (call, RuntimeError, "^" + re.escape(words) + "$")
              for name, (call, words) in _CONV_ROWS.items()})
 
+# the parser's line under a signature the call could have meant: a keyword it lacks, or,
+# with as many arguments as it has parameters (``out`` counted), each type marked
+_MARKED_ROWS = {
+    "remainder of None": (
+        lambda L: L.remainder(_x(L), None),
+        "remainder() received an invalid combination of arguments - got (Tensor, NoneType), "
+        "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+        "(Number self, Tensor other)\n      didn't match because some of the arguments have "
+        "invalid types: (!Tensor!, !NoneType!)\n * (Tensor input, Number other, *, Tensor "
+        "out = None)\n"),
+    "remainder of a tuple dividend": (
+        lambda L: L.remainder((1,), _x(L)),
+        "remainder() received an invalid combination of arguments - got (tuple, Tensor), "
+        "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+        "(Number self, Tensor other)\n      didn't match because some of the arguments have "
+        "invalid types: (!tuple of (int,)!, Tensor)\n * (Tensor input, Number other, *, "
+        "Tensor out = None)\n"),
+    "true_divide of a list": (
+        lambda L: L.true_divide(_x(L), [1, 2]),
+        "true_divide() received an invalid combination of arguments - got (Tensor, list), "
+        "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+        "(Tensor input, Number other)\n      didn't match because some of the arguments have "
+        "invalid types: (Tensor, !list of [int, int]!)\n"),
+    "var of a str": (
+        lambda L: _x(L).var("a"),
+        "var() received an invalid combination of arguments - got (str), but expected one "
+        "of:\n * (tuple of ints dim, bool unbiased = True, bool keepdim = False)\n * (tuple "
+        "of ints dim = None, *, Number correction = None, bool keepdim = False)\n * (bool "
+        "unbiased = True)\n      didn't match because some of the arguments have invalid "
+        "types: (!str!)\n"),
+    "all of a str dim": (
+        lambda L: _x(L).all(dim="a"),
+        "all() received an invalid combination of arguments - got (dim=str, ), but expected "
+        "one of:\n * ()\n      didn't match because some of the keywords were incorrect: "
+        "dim\n * (tuple of ints dim = None, bool keepdim = False)\n * (int dim, bool "
+        "keepdim = False)\n"),
+    "copysign of a number input": (
+        lambda L: L.copysign(2.0, _x(L)),
+        "copysign() received an invalid combination of arguments - got (float, Tensor), but "
+        "expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor "
+        "input, Number other, *, Tensor out = None)\n"),
+}
+ROWS.update({name: (call, TypeError, "^" + re.escape(words) + "$")
+             for name, (call, words) in _MARKED_ROWS.items()})
+
 
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
@@ -418,3 +463,11 @@ def test_a_transposed_convolution_of_dilation_0_on_a_batch_names_the_dilations()
             "dilation should be greater than zero, but got dilation_height: 1, "
             "dilation_width: 0") + "$"):
         hg.nn.functional.conv_transpose1d(hg.ones(2, 4, 5), hg.ones(4, 4, 3), dilation=0)
+
+
+def test_a_bool_is_a_number_where_a_form_takes_a_number_input():
+    """``remainder``'s and ``pow``'s ``(Number self, Tensor ...)`` forms take a bool, as
+    PyTorch's parser does (its Number is any Python number)."""
+    same_as_torch(lambda L: [py(L.remainder(True, L.tensor([0.75, -2.0, 3.0]))),
+                             py(L.remainder(True, L.tensor([2, -3]))),
+                             py(L.pow(True, L.tensor([0.5, 2.0])))])
