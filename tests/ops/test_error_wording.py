@@ -448,6 +448,57 @@ _MARKED_ROWS = {
 ROWS.update({name: (call, TypeError, "^" + re.escape(words) + "$")
              for name, (call, words) in _MARKED_ROWS.items()})
 
+# the normalizations' affine shapes, checked before anything runs (JAX would broadcast a
+# weight or bias of size 1) and before the input's shape, as PyTorch's kernels order them
+_NORM_ROWS = {
+    "layer_norm of a weight of size 1": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (6,), L.ones(1)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [1] "
+        "and normalized_shape = [6]"),
+    "layer_norm of a bias of size 1": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (6,), None, L.ones(1)), RuntimeError,
+        "Expected bias to be of same shape as normalized_shape, but got bias of shape [1] and "
+        "normalized_shape = [6]"),
+    "layer_norm of a 1-d weight for a 2-d normalized_shape": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (4, 6), L.ones(6)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [6] "
+        "and normalized_shape = [4, 6]"),
+    "layer_norm of a weight and an input of another shape": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (5,), L.ones(6)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [6] "
+        "and normalized_shape = [5]"),
+    "layer_norm of eps None": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4), (4,), eps=None), TypeError,
+        "layer_norm(): argument 'eps' (position 5) must be float, not NoneType"),
+    "rms_norm of a weight of size 1": (
+        lambda L: _F(L).rms_norm(L.ones(2, 4, 6), (6,), L.ones(1)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [1] "
+        "and normalized_shape = [6]"),
+    "rms_norm of a weight and an input of another shape": (
+        lambda L: _F(L).rms_norm(L.ones(2, 4, 6), (5,), L.ones(6)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [6] "
+        "and normalized_shape = [5]"),
+    "group_norm of a weight of size 1": (
+        lambda L: _F(L).group_norm(L.ones(2, 4, 6), 2, L.ones(1)), RuntimeError,
+        "Expected weight to be a vector of size equal to the number of channels in input, but "
+        "got weight of shape [1] and input of shape [2, 4, 6]"),
+    "group_norm of a bias of size 1": (
+        lambda L: _F(L).group_norm(L.ones(2, 4, 6), 2, None, L.ones(1)), RuntimeError,
+        "Expected bias to be a vector of size equal to the number of channels in input, but "
+        "got bias of shape [0] and input of shape [2, 4, 6]"),
+    "group_norm of one value per group's channel": (
+        lambda L: _F(L).group_norm(L.ones(1, 4, 1, 1), 4), ValueError,
+        "Expected more than 1 value per channel when training, got input size [1, 4, 1, 1]"),
+    "group_norm of a float num_groups": (
+        lambda L: _F(L).group_norm(L.ones(2, 4), 2.0), TypeError,
+        "group_norm(): argument 'num_groups' (position 2) must be int, not float"),
+    "group_norm of num_groups 0": (
+        lambda L: _F(L).group_norm(L.ones(2, 4), 0), ZeroDivisionError,
+        "integer division or modulo by zero"),
+}
+ROWS.update({name: (call, exc, "^" + re.escape(words) + "$")
+             for name, (call, exc, words) in _NORM_ROWS.items()})
+
 
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
@@ -471,3 +522,24 @@ def test_a_bool_is_a_number_where_a_form_takes_a_number_input():
     same_as_torch(lambda L: [py(L.remainder(True, L.tensor([0.75, -2.0, 3.0]))),
                              py(L.remainder(True, L.tensor([2, -3]))),
                              py(L.pow(True, L.tensor([0.5, 2.0])))])
+
+
+@pytest.mark.parametrize("args", [((5,), None, None), ((6,), "w", None), ((6,), None, "b"),
+                                  ((6,), "w", "b"), ((4, 6), "ok", None)],
+                         ids=["input", "weight", "bias", "weight and bias", "2-d shape"])
+def test_layer_norm_packs_what_its_node_saves_before_its_shape_error(args):
+    """PyTorch's layer_norm node is recorded, its saved values packed by saved-tensor
+    hooks, before its kernel checks the shapes; nothing else runs."""
+    shape, w, b = args
+
+    def f(L):
+        packed = []
+        x = L.ones(2, 4, 6, requires_grad=True)
+        weight = {"w": L.ones(5), "ok": L.ones(6)}.get(w)
+        bias = L.ones(5) if b else None
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append(list(t.shape)) or t, lambda t: t):
+            with pytest.raises(RuntimeError):
+                L.nn.functional.layer_norm(x, shape, weight, bias)
+        return packed
+    same_as_torch(f)
