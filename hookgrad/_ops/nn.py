@@ -124,20 +124,20 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     si = input._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
     # PyTorch's kernel checks the affine shapes (JAX would broadcast one of size 1), then the
     # input's, after its node packed what it saves
-    error = (weight is not None or bias is not None) and \
-        affine_shape_error(shape, weight, bias)
-    if not error and tuple(si[len(si) - len(shape):]) != shape:
-        error = RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                             f"[*, {', '.join(map(str, shape))}], but got input of size"
-                             f"{list(input.shape)}")
-    if error:
+    if weight is not None and weight._arr.shape != shape or \
+            bias is not None and bias._arr.shape != shape or \
+            tuple(si[len(si) - len(shape):]) != shape:
+        error = affine_shape_error(shape, weight, bias) or RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
         pack_before_error(LAYER_NORM, (input, weight, bias))
         raise error
     if si and input._arr.dtype.kind in "biu":  # no integer kernel
         raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
                                   f"'{_dtype.torch_kind(input._arr.dtype)}'")
     return apply(LAYER_NORM, (input, weight, bias),
-                 {"shape": shape, "eps": number("layer_norm", "eps", eps, 5, "float")})
+                 {"shape": shape, "eps": eps if eps.__class__ is float else
+                  number("layer_norm", "eps", eps, 5, "float")})
 
 
 

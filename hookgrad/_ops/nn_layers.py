@@ -203,22 +203,24 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
 
         group_norm(input, num_groups, weight=None, bias=None, eps=1e-05) -> Tensor
     """
-    if input.ndim < 2:
+    si = input._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
+    if len(si) < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.ndim}")
+                           f"{len(si)}")
     # (PyTorch's functional form checks the batch first: a zero ``num_groups`` divides)
-    per = [input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]
+    per = [si[0] * si[1] // num_groups, num_groups, *si[2:]]
     if per[0] * math.prod(per[2:]) == 1:  # (the values per group's channel)
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {per}")
-    num_groups = integer("group_norm", "num_groups", num_groups, 2)
-    if input.shape[1] % num_groups:
+    if num_groups.__class__ is not int:
+        num_groups = integer("group_norm", "num_groups", num_groups, 2)
+    if si[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups, but got input of shape {list(si)} and "
                            f"num_groups={num_groups}")
-    error = _group_affine_error(input, weight, bias)  # (JAX would broadcast one of size 1)
-    if error is not None:
-        raise error
+    if weight is not None and weight._arr.shape != si[1:2] or \
+            bias is not None and bias._arr.shape != si[1:2]:  # (JAX would broadcast size 1)
+        raise _group_affine_error(input, weight, bias)
     return apply(GROUP_NORM, (input, weight, bias), {"groups": int(num_groups),
                                                      "eps": float(eps)})
 
@@ -253,9 +255,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
-    error = affine_shape_error(shape, weight, None)  # (PyTorch checks it first)
-    if error is not None:
-        raise error
+    if weight is not None and weight._arr.shape != shape:  # (PyTorch checks it first)
+        raise affine_shape_error(shape, weight, None)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         # (PyTorch's rms_norm words it without layer_norm's ", " after the *)
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
