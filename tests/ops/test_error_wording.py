@@ -543,3 +543,20 @@ def test_layer_norm_packs_what_its_node_saves_before_its_shape_error(args):
                 L.nn.functional.layer_norm(x, shape, weight, bias)
         return packed
     same_as_torch(f)
+
+
+@pytest.mark.parametrize("kw", [{"padding": -1}, {"stride": 0}, {"stride": (1, 1, 1)},
+                                {"dilation": 0}, {"groups": 0}, {"output_padding": -1}],
+                         ids=lambda kw: "-".join(map(str, kw.items())))
+def test_a_convolutions_parameter_error_comes_after_its_node_packed(kw):
+    """PyTorch's convolution node packs the input and the weight before its kernel checks
+    the parameters, as before its shape checks: saved-tensor hooks see both, once."""
+    def f(L):
+        packed = []
+        x = L.ones(1, 4, 5, 5, requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append(list(t.shape)) or t, lambda t: t):
+            with pytest.raises(RuntimeError):
+                L.nn.functional.conv_transpose2d(x, L.ones(4, 4, 3, 3), **kw)
+        return packed
+    assert same_as_torch(f) == [[1, 4, 5, 5], [4, 4, 3, 3]]
