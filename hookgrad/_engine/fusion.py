@@ -105,7 +105,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
                 if region is not None:
                     plan.hits += 1
                     if k and plan.hits > plans[k - 1].hits:  # the most used tried first
-                        plans[k - 1], plans[k] = plan, plans[k - 1]
+                        _move_up(plans, k, plan)
                     break
             else:
                 plan = None
@@ -248,6 +248,15 @@ def _remember(region, g, parts, edges, fn):
         else:  # regions from nodes of the same op and vjp key: a few shapes of graph
             del kept[3:]
             kept.append(plan)
+
+
+def _move_up(plans, k, plan):
+    """``plan``, at ``k`` in ``plans``, swapped with the plan before it: under the lock,
+    as another thread's ``_remember`` may have shortened the list since ``plan`` matched
+    (then it is left as it is)."""
+    with _lock:
+        if k < len(plans) and plans[k] is plan:
+            plans[k - 1], plans[k] = plan, plans[k - 1]
 
 
 def _replay(plan, node, g, deps, top):

@@ -454,7 +454,7 @@ def _run_segment(nodes, plan):
     # (the key says each leaf's aval or type: the program's signature is the empty one)
     res = None if fn is None else fn.call_ready(*leaves, sig=())
     if res is None:  # each op's own jitted program, as eagerly
-        _run_apart(nodes)
+        _run_apart(_needed(nodes, outs) if len(outs) < len(nodes) else nodes)
         return
     for k, v in zip(outs, res):
         q = nodes[k]
@@ -465,6 +465,22 @@ def _run_segment(nodes, plan):
         else:  # ``_settle``, inlined: a call per value read out of every segment
             q.value = v
             q.args = q.fn = None
+
+
+def _needed(nodes, outs):
+    """The segment's ``nodes`` that its values at positions ``outs`` need, in order: as in
+    its program (which XLA prunes), an op whose value nobody can read stays pending (it
+    keeps its arguments: a later read still runs it)."""
+    need = [False] * len(nodes)
+    for k in outs:
+        need[k] = True
+    index = {q: k for k, q in enumerate(nodes)}
+    for k in range(len(nodes) - 1, -1, -1):
+        if need[k] and nodes[k].value is None:  # (another trace may have run it)
+            for a in nodes[k].args:
+                if a.__class__ is Pending and (j := index.get(a)) is not None:
+                    need[j] = True
+    return [q for q, n in zip(nodes, need) if n]
 
 
 def _run_apart(nodes):

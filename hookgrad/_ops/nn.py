@@ -15,10 +15,10 @@ import jax.numpy as jnp
 from .._autograd import grad_mode
 from .. import _dtype, _errors
 from .._tensor import Tensor
-from .dispatch import apply
+from .dispatch import apply, pack_before_error
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .linalg_norms import torch_norm
-from .nn_layers import check_affine_shape
+from .nn_layers import affine_shape_error
 from .reduction import (LOG_SOFTMAX, SOFTMAX, implicit_softmax_dim, log_softmax as _log_softmax,
                         softmax as _softmax)
 from .parser_errors import not_a, number
@@ -122,18 +122,22 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     si = input._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
-    if tuple(si[len(si) - len(shape):]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(input.shape)}")
+    # PyTorch's kernel checks the affine shapes (JAX would broadcast one of size 1), then the
+    # input's, after its node packed what it saves
+    if weight is not None and weight._arr.shape != shape or \
+            bias is not None and bias._arr.shape != shape or \
+            tuple(si[len(si) - len(shape):]) != shape:
+        error = affine_shape_error(shape, weight, bias) or RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+        pack_before_error(LAYER_NORM, (input, weight, bias))
+        raise error
     if si and input._arr.dtype.kind in "biu":  # no integer kernel
         raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
                                   f"'{_dtype.torch_kind(input._arr.dtype)}'")
-    try:
-        return apply(LAYER_NORM, (input, weight, bias), {"shape": shape, "eps": float(eps)})
-    except (RuntimeError, TypeError, ValueError):  # JAX's broadcast: PyTorch's shape check
-        check_affine_shape(shape, weight, bias)
-        raise
+    return apply(LAYER_NORM, (input, weight, bias),
+                 {"shape": shape, "eps": eps if eps.__class__ is float else
+                  number("layer_norm", "eps", eps, 5, "float")})
 
 
 

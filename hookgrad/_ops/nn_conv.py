@@ -15,7 +15,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .dispatch import apply, pack_before_error
-from .nn_conv_checks import dilation_error, kernel_error, output_padding_error, shape_error
+from .nn_conv_checks import (dilation_error, kernel_error, output_padding_error, param_error,
+                              shape_error)
 from .registry import defop, export
 
 _DN = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
@@ -99,30 +100,44 @@ def _run_conv(op, nd, input, weight, bias, statics, error):
 def _convnd(nd, name, input, weight, bias, stride, padding, dilation, groups):
     groups = int(groups)
     _check_input_dims(input, nd, name)
-    stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
-    if min(stride) <= 0:  # (XLA would fail to build the program)
-        raise RuntimeError("non-positive stride is not supported")
-    if min(dilation) <= 0:
-        dilation_error(input, nd, dilation)
-    k = weight.shape[2:]
+    shape = _batched_shape(input, nd)
+    pads = None
     if isinstance(padding, str):
-        if padding == "valid":
-            pads = ((0, 0),) * nd
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            # an odd total goes on the high side, as PyTorch does
-            tot = [d * (kk - 1) for d, kk in zip(dilation, k)]
-            pads = tuple((t // 2, t - t // 2) for t in tot)
-        else:
+        if padding not in ("valid", "same"):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        pads = tuple((p, p) for p in _ntuple(padding, nd))
-    error = shape_error(_batched_shape(input, nd), weight, bias, nd, False, groups) or \
-        kernel_error(input.shape[-nd:], pads, dilation, k)
-    return _run_conv(CONV, nd, input, weight, bias, {"stride": stride, "padding": pads,
-                                                     "dilation": dilation, "groups": groups},
-                     error)
+        if padding == "same":
+            pads = _same_pads(nd, shape, weight, stride, dilation)
+        padding = 0 if pads is None else [lo for lo, _ in pads]
+    error = param_error(nd, weight, groups, (
+        ("stride", stride), ("padding", padding), ("dilation", dilation),
+        ("output_padding", 0)))
+    statics = None
+    if error is None:
+        stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+        k = weight.shape[2:]
+        if pads is None:
+            pads = tuple((p, p) for p in _ntuple(padding, nd))
+        error = shape_error(shape, weight, bias, nd, False, groups) or \
+            kernel_error(input.shape[-nd:], pads, dilation, k) or \
+            dilation_error(shape, nd, dilation, False)
+        statics = {"stride": stride, "padding": pads, "dilation": dilation, "groups": groups}
+    return _run_conv(CONV, nd, input, weight, bias, statics, error)
+
+
+def _same_pads(nd, shape, weight, stride, dilation):
+    """``padding="same"``'s pads (an odd total goes on the high side, as PyTorch does), after
+    the checks PyTorch's "same" mode makes before the convolution runs."""
+    if weight.ndim != len(shape):
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight{list(weight.shape)}, but got {len(shape)}-"
+                           f"dimensional input of size {list(shape)} instead")
+    for name, v in (("stride", stride), ("dilation", dilation)):
+        if isinstance(v, (list, tuple)) and len(v) not in (1, nd):
+            raise RuntimeError(f"{name} cannot broadcast to {nd} dimensions")
+    if any(s != 1 for s in _ntuple(stride, nd)):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    tot = [d * (kk - 1) for d, kk in zip(_ntuple(dilation, nd), weight.shape[2:])]
+    return tuple((t // 2, t - t // 2) for t in tot)
 
 
 @export(method=False)
@@ -163,16 +178,22 @@ def _conv_transposend(nd, name, input, weight, bias, stride, padding, output_pad
                       dilation):
     groups = int(groups)
     _check_input_dims(input, nd, name)
-    stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
-    padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
-    error = shape_error(_batched_shape(input, nd), weight, bias, nd, True, groups) or \
-        output_padding_error(output_padding, stride, dilation)
-    k = weight.shape[2:]
-    pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)
-                 for d, kk, p, o in zip(dilation, k, padding, output_padding))
-    return _run_conv(CONV_T, nd, input, weight, bias, {"stride": stride, "padding": pads,
-                                                       "dilation": dilation, "groups": groups},
-                     error)
+    shape = _batched_shape(input, nd)
+    error = param_error(nd, weight, groups, (
+        ("stride", stride), ("padding", padding), ("dilation", dilation),
+        ("output_padding", output_padding)))
+    statics = None
+    if error is None:
+        stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+        padding, output_padding = _ntuple(padding, nd), _ntuple(output_padding, nd)
+        error = shape_error(shape, weight, bias, nd, True, groups) or \
+            dilation_error(shape, nd, dilation, True) or \
+            output_padding_error(output_padding, stride, dilation)
+        k = weight.shape[2:]
+        pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + o)
+                     for d, kk, p, o in zip(dilation, k, padding, output_padding))
+        statics = {"stride": stride, "padding": pads, "dilation": dilation, "groups": groups}
+    return _run_conv(CONV_T, nd, input, weight, bias, statics, error)
 
 
 @export(method=False)

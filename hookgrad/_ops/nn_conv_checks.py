@@ -1,6 +1,7 @@
 """PyTorch's argument errors of a convolution, worded as its kernels word them and raised in
-their order: the weight against the input and ``groups``, the bias, the dilation, the
-kernel against the padded input, a transposed convolution's output padding.
+their order: the weight's rank and ``groups``, each parameter's length and sign, the weight
+against the input and ``groups``, the bias, the kernel against the padded input, a zero
+dilation, a transposed convolution's output padding.
 """
 from __future__ import annotations
 
@@ -30,16 +31,41 @@ def kernel_error(spatial, pads, dilation, k):
     return None
 
 
+def param_error(nd, weight, groups, params):
+    """The error PyTorch's convolution raises for its parameters, or None: ``params`` are
+    ``(name, value as given)`` of stride, padding, dilation and output padding, in that
+    order (an ``nd``-d function's number stands for ``nd`` of them). Each must have one
+    value or one per spatial dim of the weight (PyTorch counts them from the weight)."""
+    if weight.ndim < 3:
+        return RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        return RuntimeError("non-positive groups is not supported")
+    dim = weight.ndim - 2
+    got = {}
+    for name, v in params:
+        got[name] = vals = list(v) if isinstance(v, (list, tuple)) else [v] * nd
+        if len(vals) not in (1, dim):
+            return RuntimeError(f"expected {name} to be a single integer value or a list of "
+                                f"{dim} values to match the convolution dimensions, but got "
+                                f"{name}={vals}")
+    if min(got["padding"]) < 0:
+        return RuntimeError("negative padding is not supported")
+    if min(got["output_padding"]) < 0:
+        return RuntimeError("negative output_padding is not supported")
+    if min(got["stride"]) <= 0:
+        return RuntimeError("non-positive stride is not supported")
+    if min(got["dilation"]) < 0:
+        return RuntimeError("dilation should be greater than zero")
+    return None
+
+
 def shape_error(shape, weight, bias, nd, transposed, groups):
     """The error PyTorch's convolution kernel raises for an input of the batched ``shape``
     (what it names: an unbatched input has N=1 there) and ``bias``, or None."""
-    if groups <= 0:
-        return RuntimeError("non-positive groups is not supported")
-    if weight.ndim != nd + 2:
-        return RuntimeError("weight should have at least three dimensions" if nd == 1 else
-                            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
-                            f"input {list(shape)}, but got {weight.ndim}-dimensional "
-                            f"weight of size {list(weight.shape)} instead")
+    if weight.ndim != nd + 2:  # (parameters of one value each: their lengths passed)
+        return RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                            f"dimensional weight {list(weight.shape)}, but got {len(shape)}-"
+                            f"dimensional input of size {list(shape)} instead")
     # PyTorch checks the weight against groups before the input's channels; its message
     # for an indivisible weight prints the size in double brackets
     if weight.shape[0] < groups:
@@ -69,13 +95,19 @@ def shape_error(shape, weight, bias, nd, transposed, groups):
     return None
 
 
-def dilation_error(input, nd, dilation):
-    """PyTorch's words for a non-positive dilation (XLA's would name its own convolution):
-    a negative one is refused first; a zero one by the batch-of-one kernel's check (a 1-d
-    convolution runs as a 2-d one of height 1) or, for a larger batch, another."""
-    if min(dilation) < 0:
-        raise RuntimeError("dilation should be greater than zero")
-    if input.ndim == nd + 2 and input.shape[0] > 1:
-        raise RuntimeError("non-positive dilation is not supported")
+def dilation_error(shape, nd, dilation, transposed):
+    """PyTorch's words for a zero dilation (XLA's would name its own convolution), or None:
+    its kernels check it last. A transposed convolution's names each spatial dim; a plain
+    one's is the batch-of-one kernel's check or, for a larger batch, another (a 1-d
+    convolution runs as a 2-d one of height 1)."""
+    if min(dilation) > 0:
+        return None
     got = [1, *dilation] if nd == 1 else list(dilation)
-    raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+    if transposed:
+        # (a batch of several takes oneDNN's kernel on CPU, whose error names no argument)
+        dims = ("depth", "height", "width")[-len(got):]
+        return RuntimeError("dilation should be greater than zero, but got " + ", ".join(
+            f"dilation_{dim}: {v}" for dim, v in zip(dims, got)))
+    if shape[0] > 1:
+        return RuntimeError("non-positive dilation is not supported")
+    return RuntimeError(f"dilation should be greater than zero, but got {got}")

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from .._autograd import grad_mode
 from .dispatch import apply
 from .gather import check_index, out_of_range
+from .parser_errors import integer
 from .nn_conv import _bias_shape
 from .registry import defop, export
 from .. import _errors
@@ -202,39 +203,48 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
 
         group_norm(input, num_groups, weight=None, bias=None, eps=1e-05) -> Tensor
     """
-    if input.ndim < 2:
+    si = input._arr.shape  # (read once: a Tensor's shape and ndim cost frames)
+    if len(si) < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.ndim}")
-    if input.shape[1] % num_groups:
+                           f"{len(si)}")
+    # (PyTorch's functional form checks the batch first: a zero ``num_groups`` divides)
+    per = [si[0] * si[1] // num_groups, num_groups, *si[2:]]
+    if per[0] * math.prod(per[2:]) == 1:  # (the values per group's channel)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {per}")
+    if num_groups.__class__ is not int:
+        num_groups = integer("group_norm", "num_groups", num_groups, 2)
+    if si[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups, but got input of shape {list(si)} and "
                            f"num_groups={num_groups}")
-    try:
-        return apply(GROUP_NORM, (input, weight, bias), {"groups": int(num_groups),
-                                                         "eps": float(eps)})
-    except (RuntimeError, TypeError, ValueError):  # JAX's broadcast: PyTorch's size check
-        _check_group_affine(input, weight, bias)
-        raise
+    if weight is not None and weight._arr.shape != si[1:2] or \
+            bias is not None and bias._arr.shape != si[1:2]:  # (JAX would broadcast size 1)
+        raise _group_affine_error(input, weight, bias)
+    return apply(GROUP_NORM, (input, weight, bias), {"groups": int(num_groups),
+                                                     "eps": float(eps)})
 
 
-def check_affine_shape(shape, weight, bias):
+def affine_shape_error(shape, weight, bias):
     """PyTorch's error for a layer_norm/rms_norm ``weight`` or ``bias`` whose shape is not
-    ``normalized_shape``."""
+    ``normalized_shape`` (checked first: JAX would broadcast one of size 1), or None."""
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
-                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
-                               f"{list(shape)}") from None
+            return RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                                f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                                f"{list(shape)}")
+    return None
 
 
-def _check_group_affine(input, weight, bias):
+def _group_affine_error(input, weight, bias):
     # PyTorch's message for a bad bias shows the weight's shape (``[0]`` without one)
     shown = list(weight.shape) if weight is not None else [0]
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.shape[0] != input.shape[1]):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
-                               f"channels in input, but got {name} of shape {shown} and input "
-                               f"of shape {list(input.shape)}") from None
+            return RuntimeError(f"Expected {name} to be a vector of size equal to the number "
+                                f"of channels in input, but got {name} of shape {shown} and "
+                                f"input of shape {list(input.shape)}")
+    return None
 
 
 @export(method=False)
@@ -245,6 +255,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
+    if weight is not None and weight._arr.shape != shape:  # (PyTorch checks it first)
+        raise affine_shape_error(shape, weight, None)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         # (PyTorch's rms_norm words it without layer_norm's ", " after the *)
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
@@ -252,11 +264,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor:
                            f"{list(input.shape)}")
     if eps is None:
         eps = float(jnp.finfo(input._data.dtype).eps)
-    try:
-        return apply(RMS_NORM, (input, weight), {"ndims": len(shape), "eps": float(eps)})
-    except (RuntimeError, TypeError, ValueError):
-        check_affine_shape(shape, weight, None)
-        raise
+    return apply(RMS_NORM, (input, weight), {"ndims": len(shape), "eps": float(eps)})
 
 
 # --------------------------------------------------------------------------- embedding

@@ -10,6 +10,7 @@ one Python function cannot tell which form was called).
 from __future__ import annotations
 
 from .._errors import type_name  # the parser's name of a type (the factories' too)
+from .._tensor import Tensor
 
 
 def not_a(name, arg, value, wanted="int", position=1):
@@ -65,7 +66,52 @@ def invalid_arguments(name, forms, *args, **given):
     got += "".join(f", {k}={type_name(v)}" if args else f"{k}={type_name(v)}, "
                    for k, v in given.items())
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
-                     "but expected one of:\n" + "".join(f" * {f}\n" for f in forms))
+                     "but expected one of:\n" + "".join(f" * {f}\n{_why_not(f, args, given)}"
+                                                       for f in forms))
+
+
+def _why_not(form, args, given):
+    """The line PyTorch's parser adds under a signature the call could have meant: a keyword
+    it does not have, or, where the call gives as many arguments as it has parameters
+    (``out`` counted), each argument's type marked ``!...!`` where it does not fit."""
+    params = [p.split(" = ")[0].rsplit(" ", 1) for p in form[1:-1].split(", ")
+              if p and p != "*"]
+    bad = [k for k in given if k not in {p[-1] for p in params}]
+    if bad:
+        return ("      didn't match because some of the keywords were incorrect: "
+                f"{', '.join(bad)}\n")
+    if given or len(params) != len(args):
+        return ""
+    marked = [_described(v) if _fits(p[0], v) else f"!{_described(v)}!"
+              for p, v in zip(params, args)]
+    return ("      didn't match because some of the arguments have invalid types: "
+            f"({', '.join(marked)})\n")
+
+
+def _fits(kind, v):
+    """Whether the parser takes ``v`` for a parameter of type ``kind`` (a type it has no
+    rule for here: taken)."""
+    c = v.__class__
+    if kind == "Tensor":
+        return isinstance(v, Tensor)
+    if kind == "Number":
+        return c in (int, float, complex, bool)
+    if kind == "int":
+        return c is not bool and hasattr(v, "__index__")
+    if kind == "bool":
+        return c is bool
+    if kind == "tuple of ints":
+        return isinstance(v, (list, tuple)) and all(_fits("int", x) for x in v)
+    return True
+
+
+def _described(v):
+    """``v``'s type as the parser's marks name it: a sequence with its items' types."""
+    if v.__class__ is list:
+        return f"list of [{', '.join(map(type_name, v))}]"
+    if v.__class__ is tuple:
+        return f"tuple of ({', '.join(map(type_name, v))}{',' if len(v) == 1 else ''})"
+    return type_name(v)
 
 
 _OUT = ", *, Tensor out = None"
@@ -79,7 +125,8 @@ _INPUT_FORMS = {
     "fmod": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
     "true_divide": (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)"),
 }
-_NO_NUMBER_INPUT = ("fmod", "true_divide")  # no form of theirs takes a number ``input``
+# no form of theirs takes a number ``input`` (a bool is a number for the others' forms)
+_NO_NUMBER_INPUT = ("fmod", "true_divide", "copysign")
 # an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
 # would take a list as data and word the others its own way
 REFUSED_OTHERS = frozenset({type(None), str, list, tuple})
@@ -94,8 +141,7 @@ def refuse_other(name, input, other):
 def refuse_input(name, input, other):
     """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
     checked) that is not a number either: a list, a string, None, an array."""
-    if input.__class__ is bool or not isinstance(input, (int, float, complex)) or \
-            name in _NO_NUMBER_INPUT:
+    if not isinstance(input, (int, float, complex)) or name in _NO_NUMBER_INPUT:
         raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
 
 

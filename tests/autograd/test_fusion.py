@@ -526,3 +526,33 @@ def test_a_replayed_region_whose_saved_values_changed_shape(replays):
         same_as_torch(f)
     assert len(replays) >= 6 and len({len(r) for r in replays}) == 1  # one plan, both sizes
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [2]  # one per size
+
+
+def test_a_plan_moved_up_after_another_thread_shortened_its_list(replays, monkeypatch):
+    """The most used plan of a first node moves up its list (``run``), which another
+    thread's ``_remember`` may shorten meanwhile (a new plan: the list keeps four). The
+    interleaving is made here: the list is cut between the plan's match and its move. The
+    backward goes on with the list as it now is."""
+    x = hg.tensor(X, requires_grad=True)
+    c = hg.tensor(0.5)
+    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
+    for _ in range(3):
+        chain(hg, x, c).backward()
+    assert replays
+    (kept,) = [plans for plans in fusion._plans.values() if any(p.hits for p in plans)]
+    for _ in range(3):  # plans tried first that never match (another gradient's shape)
+        other = fusion._Plan()
+        other.shape, other.dtype, other.hits = (7, 7), None, 0
+        kept.insert(0, other)
+    spy = fusion._replay
+
+    def cut_meanwhile(plan, *args):
+        region = spy(plan, *args)
+        if region is not None and len(kept) == 4:
+            del kept[3:]  # another thread's ``_remember``, before it appends its plan
+        return region
+    monkeypatch.setattr(fusion, "_replay", cut_meanwhile)
+    x.grad = None
+    chain(hg, x, c).backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+    assert len(kept) == 3

@@ -88,7 +88,7 @@ SAME_OBSERVATION = [Rule("one_node_per_op", "Ops PyTorch builds from several nod
 # programs whose first difference a docs/differences.md row explains
 _RECOMPUTED = {"reciprocal", "sqrt", "rsqrt", "prod", "std", "var", "amax", "amin", "max", "min",
                "norm", "logsumexp", "cumprod", "pow", "tan", "expm1", "exp2", "median", "ndtri", "frexp",
-               "polar", "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
+               "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
                "div.rscalar"}  # ``2.0 / x``: PyTorch's reciprocal, then a product
 _SHAPE_ONLY = {"gather", "take"}
 
@@ -548,7 +548,8 @@ KNOWN_BUGS = [
          "returns a view of the input made inside a custom Function, so writing into it "
          "raises only in PyTorch; test_a_write_into_resize_as_raises_as_pytorchs",
          _resize_view_written),
-    Rule("inplace_on_linear_of_a_vector", "issue 34 (open): after a second in-place op on "
+    Rule("inplace_on_linear_of_a_vector", "issue 32 (open; left open when issue 34 was "
+         "resolved): after a second in-place op on "
          "`F.linear` of a vector with a bias (a view of addmm's result), the version error "
          "names `Sigmoid` where PyTorch's sometimes names `AsStrided` (which, depends on "
          "whether PyTorch's weak reference to the first in-place node is still alive); "

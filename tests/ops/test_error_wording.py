@@ -1,9 +1,11 @@
 """PyTorch's exact words for errors that hookgrad raised with the right type but its own
 (or JAX's) wording: a kernel's name, a parser's refusal, a size check made before the
 computation. Each row is compared with PyTorch where it is installed, and pinned."""
+import re
+
 import pytest
 
-from tests.differential import raises_as_torch
+from tests.differential import py, raises_as_torch, same_as_torch
 
 
 def _x(L):
@@ -319,7 +321,242 @@ ROWS.update({
         r"^special_softmax\(\): argument 'dtype' must be torch.dtype, not str$"),
 })
 
+# a convolution's parameters: each one's length against the weight's spatial dims, then
+# their signs, checked before the shapes (PyTorch's order), in the plain and the
+# transposed convolution alike, and padding="same"'s own checks
+_CONV_ROWS = {
+    "conv2d of a negative padding": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding=-1),
+        "negative padding is not supported"),
+    "conv_transpose2d of a negative padding": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding=-1),
+        "negative padding is not supported"),
+    "conv_transpose1d of stride 0": (
+        lambda L: _F(L).conv_transpose1d(L.ones(2, 4, 5), L.ones(4, 4, 3), stride=0),
+        "non-positive stride is not supported"),
+    "conv_transpose2d of a negative output_padding": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3),
+                                         output_padding=-1),
+        "negative output_padding is not supported"),
+    "conv_transpose2d of a negative dilation": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), dilation=-1),
+        "dilation should be greater than zero"),
+    "conv_transpose2d of dilation 0": (
+        lambda L: _F(L).conv_transpose2d(L.ones(1, 4, 5, 5), L.ones(4, 4, 3, 3), dilation=0),
+        "dilation should be greater than zero, but got dilation_height: 0, dilation_width: 0"),
+    "conv_transpose1d of dilation 0, unbatched": (
+        lambda L: _F(L).conv_transpose1d(L.ones(4, 5), L.ones(4, 4, 3), dilation=0),
+        "dilation should be greater than zero, but got dilation_height: 1, dilation_width: 0"),
+    "conv_transpose3d of dilation 0": (
+        lambda L: _F(L).conv_transpose3d(L.ones(1, 4, 3, 3, 3), L.ones(4, 4, 2, 2, 2),
+                                         dilation=(1, 0, 2)),
+        "dilation should be greater than zero, but got dilation_depth: 1, dilation_height: 0, "
+        "dilation_width: 2"),
+    "conv_transpose2d of dilation 0 and a bad output_padding": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), dilation=0,
+                                         output_padding=3),
+        "dilation should be greater than zero, but got dilation_height: 0, dilation_width: 0"),
+    "conv2d of three strides": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), stride=(1, 1, 1)),
+        "expected stride to be a single integer value or a list of 2 values to match the "
+        "convolution dimensions, but got stride=[1, 1, 1]"),
+    "conv_transpose2d of three paddings": (
+        lambda L: _F(L).conv_transpose2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3),
+                                         padding=(1, 1, 1)),
+        "expected padding to be a single integer value or a list of 2 values to match the "
+        "convolution dimensions, but got padding=[1, 1, 1]"),
+    "conv1d of a 4-d weight": (
+        lambda L: _F(L).conv1d(L.ones(2, 4, 5), L.ones(4, 4, 3, 3)),
+        "Expected 4-dimensional input for 4-dimensional weight [4, 4, 3, 3], but got "
+        "3-dimensional input of size [2, 4, 5] instead"),
+    "conv2d of a 3-d weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3)),
+        "expected stride to be a single integer value or a list of 1 values to match the "
+        "convolution dimensions, but got stride=[1, 1]"),
+    "conv2d of a 2-d weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4), groups=0),
+        "weight should have at least three dimensions"),
+    "conv2d of a negative padding and groups not dividing the weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 2, 3, 3), padding=-1, groups=3),
+        "negative padding is not supported"),
+    "conv2d of dilation 0 and groups not dividing the weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 2, 3, 3), dilation=0, groups=3),
+        r"Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight "
+        r"of size [[4, 2, 3, 3]] instead"),
+    "conv2d of padding='same' and a 5-d weight": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3, 3), padding="same"),
+        "Expected 5-dimensional input for 5-dimensional weight[4, 4, 3, 3, 3], but got "
+        "4-dimensional input of size [2, 4, 5, 5] instead"),
+    "conv2d of padding='same' and three strides": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding="same",
+                               stride=(1, 1, 1)),
+        "stride cannot broadcast to 2 dimensions"),
+    "conv2d of padding='same' and a negative dilation": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding="same",
+                               dilation=-1),
+        "negative padding is not supported"),
+    "conv2d of padding='same' and stride 0": (
+        lambda L: _F(L).conv2d(L.ones(2, 4, 5, 5), L.ones(4, 4, 3, 3), padding="same",
+                               stride=0),
+        "padding='same' is not supported for strided convolutions"),
+}
+ROWS.update({name: (call, RuntimeError, "^" + re.escape(words) + "$")
+             for name, (call, words) in _CONV_ROWS.items()})
+
+# the parser's line under a signature the call could have meant: a keyword it lacks, or,
+# with as many arguments as it has parameters (``out`` counted), each type marked
+_MARKED_ROWS = {
+    "remainder of None": (
+        lambda L: L.remainder(_x(L), None),
+        "remainder() received an invalid combination of arguments - got (Tensor, NoneType), "
+        "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+        "(Number self, Tensor other)\n      didn't match because some of the arguments have "
+        "invalid types: (!Tensor!, !NoneType!)\n * (Tensor input, Number other, *, Tensor "
+        "out = None)\n"),
+    "remainder of a tuple dividend": (
+        lambda L: L.remainder((1,), _x(L)),
+        "remainder() received an invalid combination of arguments - got (tuple, Tensor), "
+        "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+        "(Number self, Tensor other)\n      didn't match because some of the arguments have "
+        "invalid types: (!tuple of (int,)!, Tensor)\n * (Tensor input, Number other, *, "
+        "Tensor out = None)\n"),
+    "true_divide of a list": (
+        lambda L: L.true_divide(_x(L), [1, 2]),
+        "true_divide() received an invalid combination of arguments - got (Tensor, list), "
+        "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+        "(Tensor input, Number other)\n      didn't match because some of the arguments have "
+        "invalid types: (Tensor, !list of [int, int]!)\n"),
+    "var of a str": (
+        lambda L: _x(L).var("a"),
+        "var() received an invalid combination of arguments - got (str), but expected one "
+        "of:\n * (tuple of ints dim, bool unbiased = True, bool keepdim = False)\n * (tuple "
+        "of ints dim = None, *, Number correction = None, bool keepdim = False)\n * (bool "
+        "unbiased = True)\n      didn't match because some of the arguments have invalid "
+        "types: (!str!)\n"),
+    "all of a str dim": (
+        lambda L: _x(L).all(dim="a"),
+        "all() received an invalid combination of arguments - got (dim=str, ), but expected "
+        "one of:\n * ()\n      didn't match because some of the keywords were incorrect: "
+        "dim\n * (tuple of ints dim = None, bool keepdim = False)\n * (int dim, bool "
+        "keepdim = False)\n"),
+    "copysign of a number input": (
+        lambda L: L.copysign(2.0, _x(L)),
+        "copysign() received an invalid combination of arguments - got (float, Tensor), but "
+        "expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor "
+        "input, Number other, *, Tensor out = None)\n"),
+}
+ROWS.update({name: (call, TypeError, "^" + re.escape(words) + "$")
+             for name, (call, words) in _MARKED_ROWS.items()})
+
+# the normalizations' affine shapes, checked before anything runs (JAX would broadcast a
+# weight or bias of size 1) and before the input's shape, as PyTorch's kernels order them
+_NORM_ROWS = {
+    "layer_norm of a weight of size 1": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (6,), L.ones(1)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [1] "
+        "and normalized_shape = [6]"),
+    "layer_norm of a bias of size 1": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (6,), None, L.ones(1)), RuntimeError,
+        "Expected bias to be of same shape as normalized_shape, but got bias of shape [1] and "
+        "normalized_shape = [6]"),
+    "layer_norm of a 1-d weight for a 2-d normalized_shape": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (4, 6), L.ones(6)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [6] "
+        "and normalized_shape = [4, 6]"),
+    "layer_norm of a weight and an input of another shape": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4, 6), (5,), L.ones(6)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [6] "
+        "and normalized_shape = [5]"),
+    "layer_norm of eps None": (
+        lambda L: _F(L).layer_norm(L.ones(2, 4), (4,), eps=None), TypeError,
+        "layer_norm(): argument 'eps' (position 5) must be float, not NoneType"),
+    "rms_norm of a weight of size 1": (
+        lambda L: _F(L).rms_norm(L.ones(2, 4, 6), (6,), L.ones(1)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [1] "
+        "and normalized_shape = [6]"),
+    "rms_norm of a weight and an input of another shape": (
+        lambda L: _F(L).rms_norm(L.ones(2, 4, 6), (5,), L.ones(6)), RuntimeError,
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape [6] "
+        "and normalized_shape = [5]"),
+    "group_norm of a weight of size 1": (
+        lambda L: _F(L).group_norm(L.ones(2, 4, 6), 2, L.ones(1)), RuntimeError,
+        "Expected weight to be a vector of size equal to the number of channels in input, but "
+        "got weight of shape [1] and input of shape [2, 4, 6]"),
+    "group_norm of a bias of size 1": (
+        lambda L: _F(L).group_norm(L.ones(2, 4, 6), 2, None, L.ones(1)), RuntimeError,
+        "Expected bias to be a vector of size equal to the number of channels in input, but "
+        "got bias of shape [0] and input of shape [2, 4, 6]"),
+    "group_norm of one value per group's channel": (
+        lambda L: _F(L).group_norm(L.ones(1, 4, 1, 1), 4), ValueError,
+        "Expected more than 1 value per channel when training, got input size [1, 4, 1, 1]"),
+    "group_norm of a float num_groups": (
+        lambda L: _F(L).group_norm(L.ones(2, 4), 2.0), TypeError,
+        "group_norm(): argument 'num_groups' (position 2) must be int, not float"),
+    "group_norm of num_groups 0": (
+        lambda L: _F(L).group_norm(L.ones(2, 4), 0), ZeroDivisionError,
+        "integer division or modulo by zero"),
+}
+ROWS.update({name: (call, exc, "^" + re.escape(words) + "$")
+             for name, (call, exc, words) in _NORM_ROWS.items()})
+
 
 @pytest.mark.parametrize("call, exc, match", ROWS.values(), ids=ROWS.keys())
 def test_the_error_is_worded_as_pytorchs(call, exc, match):
     raises_as_torch(call, exc, match)
+
+
+def test_a_transposed_convolution_of_dilation_0_on_a_batch_names_the_dilations():
+    """On a batch of several, PyTorch's CPU kernel is oneDNN's, whose error names no
+    argument ("could not create a primitive descriptor ..."); hookgrad gives the words of
+    PyTorch's own check, as for a batch of one (above), not XLA's."""
+    import hookgrad as hg
+    with pytest.raises(RuntimeError, match="^" + re.escape(
+            "dilation should be greater than zero, but got dilation_height: 1, "
+            "dilation_width: 0") + "$"):
+        hg.nn.functional.conv_transpose1d(hg.ones(2, 4, 5), hg.ones(4, 4, 3), dilation=0)
+
+
+def test_a_bool_is_a_number_where_a_form_takes_a_number_input():
+    """``remainder``'s and ``pow``'s ``(Number self, Tensor ...)`` forms take a bool, as
+    PyTorch's parser does (its Number is any Python number)."""
+    same_as_torch(lambda L: [py(L.remainder(True, L.tensor([0.75, -2.0, 3.0]))),
+                             py(L.remainder(True, L.tensor([2, -3]))),
+                             py(L.pow(True, L.tensor([0.5, 2.0])))])
+
+
+@pytest.mark.parametrize("args", [((5,), None, None), ((6,), "w", None), ((6,), None, "b"),
+                                  ((6,), "w", "b"), ((4, 6), "ok", None)],
+                         ids=["input", "weight", "bias", "weight and bias", "2-d shape"])
+def test_layer_norm_packs_what_its_node_saves_before_its_shape_error(args):
+    """PyTorch's layer_norm node is recorded, its saved values packed by saved-tensor
+    hooks, before its kernel checks the shapes; nothing else runs."""
+    shape, w, b = args
+
+    def f(L):
+        packed = []
+        x = L.ones(2, 4, 6, requires_grad=True)
+        weight = {"w": L.ones(5), "ok": L.ones(6)}.get(w)
+        bias = L.ones(5) if b else None
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append(list(t.shape)) or t, lambda t: t):
+            with pytest.raises(RuntimeError):
+                L.nn.functional.layer_norm(x, shape, weight, bias)
+        return packed
+    same_as_torch(f)
+
+
+@pytest.mark.parametrize("kw", [{"padding": -1}, {"stride": 0}, {"stride": (1, 1, 1)},
+                                {"dilation": 0}, {"groups": 0}, {"output_padding": -1}],
+                         ids=lambda kw: "-".join(map(str, kw.items())))
+def test_a_convolutions_parameter_error_comes_after_its_node_packed(kw):
+    """PyTorch's convolution node packs the input and the weight before its kernel checks
+    the parameters, as before its shape checks: saved-tensor hooks see both, once."""
+    def f(L):
+        packed = []
+        x = L.ones(1, 4, 5, 5, requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append(list(t.shape)) or t, lambda t: t):
+            with pytest.raises(RuntimeError):
+                L.nn.functional.conv_transpose2d(x, L.ones(4, 4, 3, 3), **kw)
+        return packed
+    assert same_as_torch(f) == [[1, 4, 5, 5], [4, 4, 3, 3]]

@@ -422,3 +422,21 @@ def test_writes_through_the_views_a_deferred_split_made_are_seen_by_all(cache, w
             got.append([t.tolist() for t in (x, *q, *u)])
         return got
     same_as_torch(pieces)
+
+
+def test_a_segment_run_op_by_op_leaves_out_what_nobody_can_read(cache, monkeypatch):
+    """On a segment's first sightings its ops run one by one; an op whose value nobody can
+    read (its Tensor dropped, nothing pending reads it) is not run, as the compiled
+    segment leaves it out, and still runs for a later reader of its pending value."""
+    x = hg.tensor(XL)
+    x.sin(), x.cos(), x.exp()  # (each op's first call with these types runs eagerly)
+    ran = []
+    real = lazy._run_one
+    monkeypatch.setattr(lazy, "_run_one", lambda q: ran.append(q) or real(q))
+    a, b = x.sin(), x.cos()
+    c = b.exp()
+    kept = b._arr
+    del b, c  # nothing can read the cos or the exp any more
+    np.testing.assert_allclose(a.numpy(), np.sin(XL), rtol=1e-6)
+    assert len(ran) == 1 and kept.value is None
+    np.testing.assert_allclose(np.asarray(lazy.force(kept)), np.cos(XL), rtol=1e-6)
