@@ -106,8 +106,7 @@ def _record(op, key, args, res, out=None, shadow=None):
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
     node._next = tuple(edges)
     node._seq = next(_sequence)
-    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
-    node._metadata = node._out_saved = node._extra = None
+    node._hooks = node._metadata = node._out_saved = node._extra = None  # (hooks: all kinds)
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
     # ``OpNode._keys``: an op saving only its output has no layout in the vjp's key
     node._want = want
