@@ -43,7 +43,7 @@ def keeps(save, i, needed, dtype):
     return save is ALL or i in needed or dtype not in INEXACT
 
 
-def _record(op, key, args, res, out=None, shadow=None):
+def _record(op, key, args, res, site=None, out=None, shadow=None):
     """The node of one op call: returns the output Tensor(s) wrapping ``res`` with the node
     as their ``grad_fn`` (or, in place, rebases ``out`` onto it).
 
@@ -51,10 +51,18 @@ def _record(op, key, args, res, out=None, shadow=None):
     inputs, and with them the vjp's cache key (``OpNode._keys``, inlined: the loop below
     classifies each argument anyway, and a second walk at backward cost more). This runs
     once per recorded op, hence the inlined constructors and saving rule.
+
+    ``site``: the op's ``lazy.Site`` for these argument types, from a deferred call. It
+    keeps what the last node recorded there worked out: ``(want, needed)``. A node with
+    the same ``want`` needs the same arguments saved (where no argument is
+    non-differentiable, an argument has an edge exactly when it requires grad), so the
+    dict rule's walk (``needed_inputs``) runs only when ``want`` changes there.
     """
     save = op.save
     keep_all = save is ALL
-    needed = needed_inputs(save, args) if save.__class__ is dict else ()
+    known = None if site is None else site.node
+    needed = () if save.__class__ is not dict else needed_inputs(save, args) \
+        if known is None else known[1]  # (checked against ``want`` below)
     nondiff = op.nondiff
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
@@ -68,7 +76,7 @@ def _record(op, key, args, res, out=None, shadow=None):
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
                 gf = a.grad_fn
                 if gf is not None:
-                    if type(gf) is StaleView:
+                    if gf.__class__ is StaleView:
                         check_stale(gf)
                     e = (gf, a._output_nr)
                 elif a._requires_grad:
@@ -103,6 +111,14 @@ def _record(op, key, args, res, out=None, shadow=None):
             consts.append(a)
             if i in needed and not has_saved:
                 has_saved = 1
+    if site is not None and (known is None or want != known[0]):
+        if known is not None and save.__class__ is dict and \
+                needed != (needed := needed_inputs(save, args)):
+            # saved by the last node's rule here, wrongly: again, by this call's own
+            site.node = None
+            return _record(op, key, args, res, site, out, shadow)
+        if not nondiff and op.positions is None:
+            site.node = (want, needed)
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
     node._next = tuple(edges)
     node._seq = next(_sequence)
