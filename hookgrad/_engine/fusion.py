@@ -282,7 +282,8 @@ def _replay(plan, node, g, deps, top):
                 return None
             if cur._want is None:
                 cur._keys()
-            if cur._vkey != vkeys[i]:
+            # (a node of the same op site holds the same key object: no compare)
+            if (vk := cur._vkey) is not vkeys[i] and vk != vkeys[i]:
                 return None
             region.append(cur)
             last = seq

@@ -122,3 +122,16 @@ def test_a_site_works_out_what_its_nodes_save_once(monkeypatch):
     # arguments saved by it are saved again by this call's), then remembered
     list(_mul_site_calls([(False, True)] * 3, xv, yv))
     assert calls == [1, 1]
+
+
+def test_the_nodes_of_one_op_site_share_their_vjp_key():
+    # the key is worked out once per op site and kept (``lazy.Site``): the backward's
+    # plans compare it by identity first (``_engine/fusion.py``)
+    x = hookgrad.tensor([1.0, -2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+    x._data  # small values are held on the host: in XLA now, deferred ops
+    keys = [(x * x).grad_fn._vkey for _ in range(4)]  # the first runs eagerly
+    assert all(k is keys[1] for k in keys[2:])
+    y = hookgrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    y._data
+    other = (x * y).grad_fn._vkey  # another argument saved: its own key
+    assert other != keys[1]
