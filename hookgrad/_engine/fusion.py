@@ -275,7 +275,12 @@ def _replay(plan, node, g, deps, top):
         for i in range(1, len(ops)):
             j, e = plan.paths[i]
             cur = region[j]._next[e][0]
-            if not _plain_next(cur) or cur._op is not ops[i]:
+            # ``_plain_next``, inlined: of the plan's op (its class, ``jit`` and output
+            # count go with the op and its vjp key, checked here), the rest per node:
+            # freed, any hook (a kind the table allowed after the first would only end
+            # the replay early), saved through hooks; not an op node: AttributeError
+            if cur._op is not ops[i] or cur._freed or cur._hooks is not None or \
+                    cur._has_saved == 2:
                 return None
             seq = cur._seq
             if seq >= last or deps[cur] != nin[i]:
@@ -287,7 +292,8 @@ def _replay(plan, node, g, deps, top):
                 return None
             region.append(cur)
             last = seq
-    except (IndexError, TypeError):  # fewer edges, or no edge where the plan had one
+    except (IndexError, TypeError, AttributeError):
+        # fewer edges, no edge where the plan had one, a node of no op there
         return None
     if len(region) > 1 and -last >= top:
         return None
