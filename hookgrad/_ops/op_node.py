@@ -125,8 +125,11 @@ def vjp_key(op, key, stored, consts, want):
         return key, want
     if op.save is ALL and consts is None:  # every argument a saved Tensor
         return key, ("S",) * len(stored), want
-    return key, tuple("S" if s.__class__ is tuple or s.__class__ is SavedTensor else "C"
-                      if s is _CONST else (s.shape, s.dtype) for s in stored), want
+    layout = ()  # (a loop, no generator: without a site, the record stage runs this per op)
+    for s in stored:
+        layout += ("S" if s.__class__ is tuple or s.__class__ is SavedTensor else "C"
+                   if s is _CONST else (s.shape, s.dtype)),
+    return key, layout, want
 
 
 _NODE_CLASSES = {}
