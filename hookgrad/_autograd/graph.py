@@ -92,14 +92,15 @@ class _Node:
     Subclasses set ``name()``, ``_apply`` and, where they know it, ``_out_meta``.
     """
 
-    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
-                 "_retain_hooks", "_metadata", "__weakref__")
+    # ``_hooks``: None until the first hook of any kind is registered, then the node's
+    # ``_NodeHooks`` (most nodes never get one: a node is made with one store for all
+    # its kinds, and the engine and fusion test one slot per node)
+    __slots__ = ("_next", "_seq", "_hooks", "_metadata", "__weakref__")
 
     def __init__(self, next_edges=()):
         self._next = next_edges
         self._seq = next(_sequence)
-        self._pre_hooks = self._post_hooks = None
-        self._tensor_pre_hooks = self._retain_hooks = self._metadata = None
+        self._hooks = self._metadata = None
         if anomaly_mode._state.enabled:  # detect_anomaly: keep where the forward ran
             anomaly_mode.store_stack(self)
 
@@ -206,6 +207,41 @@ class _Node:
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class _NodeHooks:
+    """The hooks a node holds, one attribute per kind of the hook table
+    (``_autograd.hooks.KINDS``' ``node_attr``), each None until one of its kind is
+    registered. A node makes it at its first registration (``_Node._hooks``)."""
+
+    __slots__ = ("_tensor_pre_hooks", "_retain_hooks", "_pre_hooks", "_post_hooks")
+
+    def __init__(self):
+        self._tensor_pre_hooks = self._retain_hooks = self._pre_hooks = self._post_hooks = None
+
+
+def _hook_kind(name):
+    """A node's attribute ``name``, read and written through its ``_hooks``: None while
+    the node holds no hook, and writing None makes no ``_NodeHooks``."""
+
+    def read(node):
+        h = node._hooks
+        return None if h is None else getattr(h, name)
+
+    def write(node, value):
+        h = node._hooks
+        if h is None:
+            if value is None:
+                return
+            h = node._hooks = _NodeHooks()
+        setattr(h, name, value)
+
+    return property(read, write, doc=f"The node's ``{name}`` (None: none registered).")
+
+
+for _name in _NodeHooks.__slots__:  # the engine's hot paths read ``_hooks`` itself
+    setattr(_Node, _name, _hook_kind(_name))
+del _name
 
 
 class _InputMetadata:

@@ -17,7 +17,6 @@ backward hooks are a pair of identity nodes (``backward_hook.BackwardHook``) who
 post-hooks are these node post-hooks, in both modes; multi-grad hooks are tensor hooks
 (``graph.register_multi_grad_hook``); saved-tensor hooks are contexts (``saved.py``).
 """
-import operator
 from typing import Callable, NamedTuple, Optional
 
 from .. import _dtype, _mode
@@ -193,19 +192,6 @@ NODE_KEYED = tuple(k for k in KINDS if k.node_key is not None)
 # its own (a Tensor's hooks are also in its node's ``_tensor_pre_hooks``)
 TENSOR_DICTS = tuple(k.tensor_attr for k in KINDS if k.tensor_attr and k.tensor_key is hook_ids)
 NODE_DICTS = tuple(k.node_attr for k in KINDS if k.node_attr and not k.tensor_attr)
-
-
-def reader(attrs):
-    """``(read, unset)``: ``read(node)`` reads ``attrs`` of a node in one C call
-    (``operator.attrgetter``: a tuple, or the one value), equal to ``unset`` when the node
-    holds none of them. Most nodes hold no hook: the engine and fusion test all of a
-    node's kinds at once."""
-    if not attrs:
-        return (lambda node: None), None
-    return operator.attrgetter(*attrs), (None,) * len(attrs) if len(attrs) > 1 else None
-
-
-node_hooks, NO_NODE_HOOKS = reader(NODE_ATTRS)   # every node attribute of the table
 
 
 def user_hook_dicts(t):

@@ -409,7 +409,7 @@ def _run_node(run, node, grads):
     if run.debug:
         log.debug("Executing: %s with grad_outputs: [%s]", node.name(), ",".join(
             "None" if g is None else f"{g.dtype.name}{list(g.shape)}" for g in grads))
-    held = hooks.node_hooks(node) != hooks.NO_NODE_HOOKS   # most nodes: none, one C call
+    held = node._hooks is not None   # most nodes: none of any kind, one slot read
     if held:
         grads = hooks.run_before(node, grads)
         had_post = [bool(getattr(node, kind.node_attr)) for kind in hooks.FIRES_AFTER]
@@ -429,7 +429,7 @@ def _run_node(run, node, grads):
     else:
         grad_inputs = node._apply(grads, run.create_graph)
     # NOTE: a pre-hook, or an unpack hook while the node ran, may have registered one
-    if held or hooks.node_hooks(node) != hooks.NO_NODE_HOOKS:
+    if held or node._hooks is not None:
         grad_inputs = _run_after(run, node, grad_inputs, grads, had_post)
     if not run.keep_graph:
         node._release()

@@ -66,14 +66,20 @@ def _plain_test(fused):
     kind is None), nothing saved through saved-tensor hooks, a jittable op of one output.
 
     NOTE: run once per node of every backward. The test is written out from the table as
-    one expression (``node.a is None and node.b is None and ...``): CPython specializes
+    one expression (``node._hooks is None``, or ``h.a is None and ...`` of the node's
+    ``_NodeHooks`` where only some kinds are refused): CPython specializes
     each slot read, where an ``operator.attrgetter`` call and the comparison of its tuple
     cost 2.5 times as much, and each further Python call per node costs its frame."""
     attrs = [k.node_attr for k in _hooks.KINDS if k.fused in fused]
     if not all(a.isidentifier() for a in attrs):  # the table's own names, never a user's
         raise ValueError(f"not attribute names: {attrs}")
+    # a node holding no hook has ``_hooks`` None (``_autograd.graph._NodeHooks``): one
+    # slot read, the kinds read from the holder only where some are allowed
+    held = "" if not attrs else "node._hooks is None and " \
+        if len(attrs) == len(_hooks.NODE_ATTRS) else "((h := node._hooks) is None or " \
+        + " and ".join(f"h.{a} is None" for a in attrs) + ") and "
     src = ("lambda node: node.__class__.__base__ is OpNode and not node._freed and "
-           + "".join(f"node.{a} is None and " for a in attrs)
+           + held
            + "node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple")
     # named for profiles and tracebacks by what it tests
     return eval(compile(src, f"<fusion: plain, no {' or '.join(fused)} hooks>", "eval"),
@@ -278,18 +284,25 @@ def _replay(plan, node, g, deps, top):
         for i in range(1, len(ops)):
             j, e = plan.paths[i]
             cur = region[j]._next[e][0]
-            if not _plain_next(cur) or cur._op is not ops[i]:
+            # ``_plain_next``, inlined: of the plan's op (its class, ``jit`` and output
+            # count go with the op and its vjp key, checked here), the rest per node:
+            # freed, any hook (a kind the table allowed after the first would only end
+            # the replay early), saved through hooks; not an op node: AttributeError
+            if cur._op is not ops[i] or cur._freed or cur._hooks is not None or \
+                    cur._has_saved == 2:
                 return None
             seq = cur._seq
             if seq >= last or deps[cur] != nin[i]:
                 return None
             if cur._want is None:
                 cur._keys()
-            if cur._vkey != vkeys[i]:
+            # (a node of the same op site holds the same key object: no compare)
+            if (vk := cur._vkey) is not vkeys[i] and vk != vkeys[i]:
                 return None
             region.append(cur)
             last = seq
-    except (IndexError, TypeError):  # fewer edges, or no edge where the plan had one
+    except (IndexError, TypeError, AttributeError):
+        # fewer edges, no edge where the plan had one, a node of no op there
         return None
     if len(region) > 1 and -last >= top:
         return None

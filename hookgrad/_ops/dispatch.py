@@ -74,8 +74,9 @@ def apply(op, args, statics=None, out=None):
         except jax_errors.RAISES as e:
             raise jax_errors.torch_error(op.name, e)
         if res.__class__ is Pending:
-            t = _record(op, key, args, res) if req and _gm.enabled and op.node is not None \
-                else _wrap(res)
+            # (``req``: the op's ``lazy.Site`` where an argument requires grad)
+            t = _record(op, key, args, res, req) if req and _gm.enabled and \
+                op.node is not None else _wrap(res)
             res.ref = _weakref(t)
             return t
         if res.__class__ is list:  # the outputs of a multi-output op

@@ -55,6 +55,19 @@ _BIG = 2 ** 63
 _clean = _jax_trace.no_trace
 
 
+class Site:
+    """One op on one signature (statics, argument shapes and dtypes, number types): what
+    ``defer`` learned there (``op._avals``' value). ``aval``: the output's abstract value
+    (a tuple of them for an op of several); ``node``: what the record stage worked out
+    for the last node it recorded there, to use again (``stages/record.py``), or None."""
+
+    __slots__ = ("aval", "node")
+
+    def __init__(self, aval):
+        self.aval = aval
+        self.node = None
+
+
 class set_lazy_forward(Setting):
     """Defer op outputs until read (on by default); as a context manager it restores the
     previous setting on exit. Off, every op runs when called: to time single ops, or when
@@ -76,7 +89,8 @@ def defer(op, key, fn, args, q=None, forms=None):
     an op of several outputs, the signature to ``learn`` after running it eagerly, None
     when it cannot wait, or ``HOST`` when the host stage is due first (no argument requires
     grad or is pending, and ``forms``, the NumPy forms, has one for ``op``); ``req``:
-    whether a Tensor argument requires grad. The ``Pending`` joins this thread's trace
+    whether a Tensor argument requires grad: for a ``Pending`` made here, the op's
+    ``Site`` in True's place, for the record stage. The ``Pending`` joins this thread's trace
     (``_Trace``) in the same walk: apply's walk over its arguments is this one (each
     Tensor read once, for the path and for its wiring).
 
@@ -159,11 +173,12 @@ def defer(op, key, fn, args, q=None, forms=None):
                 sig[0] = _placed(fn, arrs, key)
             sig = tuple(sig)
             try:  # (no call once the op has run with these argument types: nearly always)
-                av = op._avals[sig]
+                site = op._avals[sig]
             except KeyError:
                 return _undo(tr, sig), req
-            if av is False:  # its output cannot wait
+            if site is False:  # its output cannot wait
                 return _undo(tr, None), req
+            av = site.aval
         if not late and depth < MAX_DEPTH and tr.n < MAX_OPS:
             break
         _undo(tr, None)
@@ -189,8 +204,8 @@ def defer(op, key, fn, args, q=None, forms=None):
     index[q] = n = tr.n  # (in order: the segment's ops are ``index``'s keys)
     tr.n = n + 1
     if made and av.__class__ is tuple:
-        return _outputs(q), req
-    return q, req
+        return _outputs(q), req and site
+    return q, made and req and site  # (a ``Pending`` made elsewhere: its maker reads none)
 
 
 def _undo(tr, res):
@@ -306,9 +321,9 @@ def learn(op, sig, res):
     tuple of them for a tuple of outputs."""
     if res.__class__ is tuple:
         ok = res and all(r.__class__ is ARRAY and not r._committed for r in res)
-        op._avals[sig] = tuple(r.aval for r in res) if ok else False
+        op._avals[sig] = Site(tuple(r.aval for r in res)) if ok else False
         return
-    op._avals[sig] = res.aval if res.__class__ is ARRAY and not res._committed else False
+    op._avals[sig] = Site(res.aval) if res.__class__ is ARRAY and not res._committed else False
 
 
 def value(v):

@@ -116,6 +116,22 @@ def _unpack_hooked(node, as_tensors):
     return vals
 
 
+def vjp_key(op, key, stored, consts, want):
+    """The vjp's cache key of a node of ``op`` (``OpNode._vkey``): its statics ``key``,
+    what it saved (its ``stored``, ``consts``) as a layout, and ``want``: per argument "S"
+    (saved), "C" (a constant) or the (shape, dtype) of an unsaved one; an op saving only
+    its output has no layout (its vjp reads the output only)."""
+    if op.save is OUT:
+        return key, want
+    if op.save is ALL and consts is None:  # every argument a saved Tensor
+        return key, ("S",) * len(stored), want
+    layout = ()  # (a loop, no generator: without a site, the record stage runs this per op)
+    for s in stored:
+        layout += ("S" if s.__class__ is tuple or s.__class__ is SavedTensor else "C"
+                   if s is _CONST else (s.shape, s.dtype)),
+    return key, layout, want
+
+
 _NODE_CLASSES = {}
 
 
@@ -167,17 +183,6 @@ class OpNode(_Node):
         at backward."""
         op = self._op
         stored = self._stored
-        if op.save is OUT:  # the vjp reads the output only: no layout in the key
-            layout = None
-        elif op.save is ALL and self._consts is None:  # every argument a saved Tensor
-            layout = ("S",) * len(stored)
-        else:
-            layout = []
-            for s in stored:
-                c = s.__class__
-                layout.append("S" if c is tuple or c is SavedTensor else "C" if s is _CONST
-                              else (s.shape, s.dtype))
-            layout = tuple(layout)
         want = []
         edges = self._next
         if len(edges) == len(stored) and not op.nondiff:  # an edge per argument
@@ -195,7 +200,7 @@ class OpNode(_Node):
                         want.append(i)
                     k += 1
         self._want = want = tuple(want)
-        self._vkey = (self._key, want) if layout is None else (self._key, layout, want)
+        self._vkey = vjp_key(op, self._key, stored, self._consts, want)
         return want
 
     def _unpack(self, as_tensors, host=False):

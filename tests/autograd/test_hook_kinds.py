@@ -5,14 +5,28 @@ import pytest
 
 import hookgrad as hg
 from hookgrad._autograd import hooks
-from hookgrad._autograd.graph import _Node
+from hookgrad._autograd.graph import _Node, _NodeHooks
 from hookgrad._engine import fusion
 from tests.differential import same_as_torch
 
 
 def test_every_hook_slot_of_a_node_is_a_row():
-    slots = {s for s in _Node.__slots__ if "hook" in s}
-    assert set(hooks.NODE_ATTRS) == slots
+    # a node holds its hooks in one ``_NodeHooks``, made at the first registration
+    assert {s for s in _Node.__slots__ if "hook" in s} == {"_hooks"}
+    assert set(hooks.NODE_ATTRS) == set(_NodeHooks.__slots__)
+
+
+def test_a_node_makes_its_hook_holder_at_the_first_registration_only():
+    x = hg.tensor([1.0, 2.0], requires_grad=True)
+    node = (x * 2.0).grad_fn
+    assert node._hooks is None and all(getattr(node, a) is None for a in hooks.NODE_ATTRS)
+    node._post_hooks = None  # writing None registers nothing
+    assert node._hooks is None
+    h = node.register_prehook(lambda go: None)
+    assert node._hooks is not None and len(node._pre_hooks) == 1
+    assert node._post_hooks is None and node._tensor_pre_hooks is None
+    h.remove()
+    assert len(node._pre_hooks) == 0
 
 
 def test_compile_keys_every_tensor_attribute_of_the_table():

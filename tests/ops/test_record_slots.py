@@ -73,3 +73,65 @@ def test_the_vjp_key_recorded_is_the_one_backward_works_out(make):
     node._want = node._vkey = None
     node._keys()
     assert (node._want, node._vkey) == recorded
+
+
+
+def _mul_site_calls(patterns, xv, yv):
+    """``x * y`` on one op site (same shapes, deferred after the first call) for each of
+    ``patterns``, which operands require grad; yields each call's grads, after checking
+    that the node's vjp key is the one worked out from the node itself."""
+    for rx, ry in patterns:
+        x = hookgrad.tensor(xv, requires_grad=rx)
+        y = hookgrad.tensor(yv, requires_grad=ry)
+        x._data, y._data  # small values are held on the host: in XLA now, deferred ops
+        out = x * y
+        node = out.grad_fn
+        recorded = (node._want, node._vkey)
+        node._want = node._vkey = None
+        node._keys()
+        assert (node._want, node._vkey) == recorded
+        out.sum().backward()
+        yield x.grad, y.grad
+
+
+def test_a_site_whose_operands_require_grad_otherwise_saves_what_they_need():
+    # the record stage reuses what the last node of an op site needed saved while the
+    # positions with an edge are the same (``lazy.Site``); other positions: worked anew
+    xv, yv = [1.0, -2.0, 3.0, 5.0, -7.0], [0.5, 4.0, -1.5, 2.0, 3.0]  # (a shape of its own)
+    pats = [(True, False), (True, False), (False, True), (True, True), (True, False),
+            (False, True), (False, True), (True, False)]
+    for (rx, ry), (gx, gy) in zip(pats, _mul_site_calls(pats, xv, yv)):
+        assert (gx is not None) == rx and (gy is not None) == ry
+        if rx:
+            assert gx.tolist() == yv
+        if ry:
+            assert gy.tolist() == xv
+
+
+def test_a_site_works_out_what_its_nodes_save_once(monkeypatch):
+    from hookgrad._ops.stages import record
+    calls = []
+    real = record.needed_inputs
+    monkeypatch.setattr(record, "needed_inputs", lambda *a: calls.append(1) or real(*a))
+    xv, yv = [1.0, -2.0, 3.0, 4.0], [0.5, 4.0, -1.5, 2.0]  # (a shape of its own)
+    list(_mul_site_calls([(True, False)] * 3, xv, yv))  # the first runs eagerly: no site
+    calls.clear()
+    list(_mul_site_calls([(True, False)] * 4, xv, yv))
+    assert calls == []
+    # another operand requires grad: worked out, found other than the last node's (the
+    # arguments saved by it are saved again by this call's), then remembered
+    list(_mul_site_calls([(False, True)] * 3, xv, yv))
+    assert calls == [1, 1]
+
+
+def test_the_nodes_of_one_op_site_share_their_vjp_key():
+    # the key is worked out once per op site and kept (``lazy.Site``): the backward's
+    # plans compare it by identity first (``_engine/fusion.py``)
+    x = hookgrad.tensor([1.0, -2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+    x._data  # small values are held on the host: in XLA now, deferred ops
+    keys = [(x * x).grad_fn._vkey for _ in range(4)]  # the first runs eagerly
+    assert all(k is keys[1] for k in keys[2:])
+    y = hookgrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    y._data
+    other = (x * y).grad_fn._vkey  # another argument saved: its own key
+    assert other != keys[1]

@@ -40,7 +40,7 @@ def write_checked(op, key, args, arrs, fn, out, record):
     res = jax_errors.forward(op, fn, arrs)
     _write_inplace(out, res, op)
     if record:
-        _record(op, key, args, None, out, shadow)
+        _record(op, key, args, None, out=out, shadow=shadow)
     return out
 
 

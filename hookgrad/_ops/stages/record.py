@@ -16,7 +16,7 @@ from ..._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _se
 from ..._views import StaleView, check_stale
 from ..._watch import Moving as _Moving
 from .. import lazy as _lazy, tiered
-from ..op_node import _CONST, ALL, INEXACT, OUT, _pack_order
+from ..op_node import _CONST, ALL, INEXACT, OUT, _pack_order, vjp_key
 
 _gm = grad_mode._state
 _anomaly = anomaly_mode._state
@@ -43,7 +43,7 @@ def keeps(save, i, needed, dtype):
     return save is ALL or i in needed or dtype not in INEXACT
 
 
-def _record(op, key, args, res, out=None, shadow=None):
+def _record(op, key, args, res, site=None, out=None, shadow=None):
     """The node of one op call: returns the output Tensor(s) wrapping ``res`` with the node
     as their ``grad_fn`` (or, in place, rebases ``out`` onto it).
 
@@ -51,14 +51,23 @@ def _record(op, key, args, res, out=None, shadow=None):
     inputs, and with them the vjp's cache key (``OpNode._keys``, inlined: the loop below
     classifies each argument anyway, and a second walk at backward cost more). This runs
     once per recorded op, hence the inlined constructors and saving rule.
+
+    ``site``: the op's ``lazy.Site`` for these argument types, from a deferred call. It
+    keeps what the last node recorded there worked out: ``(want, needed, vjp key)``. A
+    node with the same ``want`` needs the same arguments saved (where no argument is
+    non-differentiable, an argument has an edge exactly when it requires grad), so the
+    dict rule's walk (``needed_inputs``) and the vjp key (``vjp_key``) are worked out only
+    when ``want`` changes there: the site's nodes share one key object, which the
+    backward's plans (``_engine/fusion.py``) compare by identity first.
     """
     save = op.save
     keep_all = save is ALL
-    needed = needed_inputs(save, args) if save.__class__ is dict else ()
+    known = None if site is None else site.node
+    needed = () if save.__class__ is not dict else needed_inputs(save, args) \
+        if known is None else known[1]  # (checked against ``want`` below)
     nondiff = op.nondiff
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
-    layout = []   # per argument: "S" (saved), "C" (a constant) or an unsaved (shape, dtype)
     want = ()     # the argument positions with an edge: their gradients flow somewhere
     consts = None
     has_saved = 0  # 1: something saved; 2: through saved-tensor hooks (never fused)
@@ -68,7 +77,7 @@ def _record(op, key, args, res, out=None, shadow=None):
             if i not in nondiff:  # indices, masks, conditions: no edge, as in torch
                 gf = a.grad_fn
                 if gf is not None:
-                    if type(gf) is StaleView:
+                    if gf.__class__ is StaleView:
                         check_stale(gf)
                     e = (gf, a._output_nr)
                 elif a._requires_grad:
@@ -81,7 +90,6 @@ def _record(op, key, args, res, out=None, shadow=None):
                 av = arr.aval
                 if av.dtype in INEXACT:
                     stored.append(av)  # shape and dtype only
-                    layout.append((av.shape, av.dtype))
                     continue
             if arr.__class__ is Pending:
                 arr.saved = True
@@ -92,26 +100,33 @@ def _record(op, key, args, res, out=None, shadow=None):
                 ver = ver.value()
             # a plain tuple (cheaper than a SavedTensor); with hooks, packed below
             stored.append((arr, a, ver, e))
-            layout.append("S")
         else:
             if i in op.scalar_edges:
                 edges.append(None)
             stored.append(_CONST)
-            layout.append("C")
             if consts is None:
                 consts = []
             consts.append(a)
             if i in needed and not has_saved:
                 has_saved = 1
+    if known is None or want != known[0]:  # (no site: known is None)
+        if known is not None and save.__class__ is dict and \
+                needed != (needed := needed_inputs(save, args)):
+            # saved by the last node's rule here, wrongly: again, by this call's own
+            site.node = None
+            return _record(op, key, args, res, site, out, shadow)
+        vkey = vjp_key(op, key, stored, consts, want)
+        if site is not None and not nondiff and op.positions is None:
+            site.node = (want, needed, vkey)
+    else:
+        vkey = known[2]
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
     node._next = tuple(edges)
     node._seq = next(_sequence)
-    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retain_hooks = None
-    node._metadata = node._out_saved = node._extra = None
+    node._hooks = node._metadata = node._out_saved = node._extra = None  # (hooks: all kinds)
     node._op, node._key, node._stored, node._consts = op, key, stored, consts
-    # ``OpNode._keys``: an op saving only its output has no layout in the vjp's key
     node._want = want
-    node._vkey = (key, want) if save is OUT else (key, tuple(layout), want)
+    node._vkey = vkey
     node._freed = False
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
         anomaly_mode.store_stack(node)
