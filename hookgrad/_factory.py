@@ -149,14 +149,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _made(host, requires_grad, device)
 
 
-def _made(host, requires_grad, device):
-    """A new Tensor of the NumPy array ``host``, which nothing else holds: held on the host
-    where ``_held_on_host`` allows it, else transferred (a small one remembers its values:
-    host ops and index reads of it copy nothing back)."""
-    if not requires_grad and _host_device(device) and _held_on_host(host):
-        return Tensor._wrap(Host(host, None))
-    arr = _dtype.from_host(host)
-    _host_transfer.remember(arr, host)
+def _made(arr, requires_grad, device):
+    """A new Tensor of ``arr``. A NumPy array, which nothing else holds, is held on the
+    host where ``_held_on_host`` allows it (generate's stopping criteria make two ``full``s
+    a step that only host ops read), else transferred, a small one remembering its values
+    (host ops and index reads of it copy nothing back)."""
+    if arr.__class__ is np.ndarray:
+        if not requires_grad and _host_device(device) and _held_on_host(arr):
+            return Tensor._wrap(Host(arr, None))
+        host, arr = arr, _dtype.from_host(arr)
+        _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)
 
 
@@ -289,21 +291,11 @@ def _filled(shape, value, dtype, device=None):
                 break
         else:
             if math.prod(shape) <= 1 << 16:
-                return np.full(shape, value, dtype)  # (``_filled_tensor`` holds or puts it)
+                return np.full(shape, value, dtype)  # (``_made`` holds or puts it)
         return jnp.full(shape, value, dtype)
     except (ValueError, TypeError):  # NumPy's or JAX's refusal: PyTorch's words
         _refuse_negative(shape)
         raise
-
-
-def _filled_tensor(shape, value, dtype, device, requires_grad):
-    """A new Tensor of ``shape`` filled with ``value``: a small one made on the host and
-    held there as ``tensor()``'s copy is (``_made``): ``generate``'s stopping criteria make
-    two ``full``s a step that only host ops read."""
-    arr = _filled(shape, value, dtype, device)
-    if arr.__class__ is np.ndarray:
-        return _made(arr, requires_grad, device)
-    return _finish(arr, requires_grad, device)
 
 
 def _refuse_negative(shape, meta=False):
@@ -321,16 +313,16 @@ def _input_device(input, device):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _filled_tensor(_size(size), 0, _jd(dtype), device, requires_grad)
+    return _made(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _filled_tensor(_size(size), 1, _jd(dtype), device, requires_grad)
+    return _made(_filled(_size(size), 1, _jd(dtype), device), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
-    return _filled_tensor(_size(size), 0, _jd(dtype), device, requires_grad)
+    return _made(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
@@ -344,7 +336,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
         if dtype is None and isinstance(fill_value, complex):  # not its real part alone
             dtype = _dtype.complex128 if _dtype.get_default_dtype() == _dtype.float64 \
                 else _dtype.complex64
-    return _filled_tensor(_size((size,)), fill_value, _jd(dtype), device, requires_grad)
+    return _made(_filled(_size((size,)), fill_value, _jd(dtype), device), requires_grad, device)
 
 
 def _like(fn):
