@@ -160,3 +160,40 @@ def test_a_view_made_each_step_of_a_host_held_tensor_is_copied_to_xla_once(monke
         return out
     same_as_torch(run)
     assert puts == [(2,), (2,), (1,)]
+
+
+def test_views_of_host_op_results_made_anew_each_step_are_copied_to_xla_once(monkeypatch):
+    """BERT's ``gather(buffer.expand(1, -1), 1, pos).expand(2, n)`` and GPT-2's
+    ``pad(labels, (0, 1), value=-100)[..., 1:].contiguous().view(-1)``: a host op's result
+    is new memory each step, with the same values; the views of such read-only memory
+    share their XLA copies by value, so one transfer serves every step. Each result keeps
+    memory of its own: a write into one shows in no other, and their roots' addresses
+    differ, as PyTorch's storages do."""
+    from hookgrad import _host_value
+    puts = []
+    real = _host_value._put
+    monkeypatch.setattr(_host_value, "_put", lambda v, small: (
+        v.dtype.kind == "i" and puts.append(v.shape)) or real(v, small))  # the integers
+
+    def run(L):
+        F = L.nn.functional
+        emb = L.nn.Embedding(3, 2)
+        with L.no_grad():
+            emb.weight.copy_(L.tensor([[0.5, -1.0], [2.0, 1.5], [0.25, -0.5]]))
+        buffer, pos = L.tensor([[0, 1, 0, 2]]), L.tensor([[0, 1, 2, 3]])
+        labels = L.tensor([[1, 0, 2], [2, 2, 1]])
+        x = L.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]] * 3)
+        out, kept = [], []
+        for _ in range(4):
+            types = L.gather(buffer.expand(1, -1), 1, pos).expand(2, 4)
+            shift = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous().view(-1)
+            out += [py(emb(types)), py(F.cross_entropy(x, shift))]
+            kept.append((types, shift))
+        kept[0][1][0] = 2  # (a write into one step's labels: the others keep theirs)
+        out += [py(t) for pair in kept for t in pair]
+        roots = {pair[1]._base.data_ptr() if pair[1]._base is not None else
+                 pair[1].data_ptr() for pair in kept}
+        assert len(roots) == len(kept)
+        return out
+    same_as_torch(run)
+    assert puts == [(2, 4), (6,)] + [(2, 3)] * 4  # then each root's own copy (data_ptr)
