@@ -146,10 +146,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     except (ValueError, TypeError):  # a str, a ragged nesting: PyTorch's words
         _checks.refuse_data(data, dt.is_floating_point is False)
         raise
-    if not requires_grad and _host_device(device) and _held_on_host(host):
-        return Tensor._wrap(Host(host, None))
-    arr = _dtype.from_host(host)
-    _host_transfer.remember(arr, host)
+    return _made(host, requires_grad, device)
+
+
+def _made(arr, requires_grad, device):
+    """A new Tensor of ``arr``. A NumPy array, which nothing else holds, is held on the
+    host where ``_held_on_host`` allows it (generate's stopping criteria make two ``full``s
+    a step that only host ops read), else transferred, a small one remembering its values
+    (host ops and index reads of it copy nothing back)."""
+    if arr.__class__ is np.ndarray:
+        if not requires_grad and _host_device(device) and _held_on_host(arr):
+            return Tensor._wrap(Host(arr, None))
+        host, arr = arr, _dtype.from_host(arr)
+        _host_transfer.remember(arr, host)
     return _finish(arr, requires_grad, device)
 
 
@@ -282,7 +291,7 @@ def _filled(shape, value, dtype, device=None):
                 break
         else:
             if math.prod(shape) <= 1 << 16:
-                return _dtype.from_host(np.full(shape, value, dtype))
+                return np.full(shape, value, dtype)  # (``_made`` holds or puts it)
         return jnp.full(shape, value, dtype)
     except (ValueError, TypeError):  # NumPy's or JAX's refusal: PyTorch's words
         _refuse_negative(shape)
@@ -304,16 +313,16 @@ def _input_device(input, device):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
+    return _made(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _finish(_filled(_size(size), 1, _jd(dtype), device), requires_grad, device)
+    return _made(_filled(_size(size), 1, _jd(dtype), device), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
-    return _finish(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
+    return _made(_filled(_size(size), 0, _jd(dtype), device), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None):
@@ -327,8 +336,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
         if dtype is None and isinstance(fill_value, complex):  # not its real part alone
             dtype = _dtype.complex128 if _dtype.get_default_dtype() == _dtype.float64 \
                 else _dtype.complex64
-    return _finish(_filled(_size((size,)), fill_value, _jd(dtype), device), requires_grad,
-                   device)
+    return _made(_filled(_size((size,)), fill_value, _jd(dtype), device), requires_grad, device)
 
 
 def _like(fn):
@@ -374,13 +382,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if jd.kind in "iu" and all(v.__class__ is int for v in vals) and \
             _jax_trace.no_trace():
         # NOTE: integer positions (a model's position ids, every forward) are made on the
-        # host and cross in one transfer, not as JAX's eager iota and cast (two dispatches);
-        # the array remembers them, so a view or index read of it on the host (generate's
-        # ``arange(n, device=d).view(1, -1)``) copies nothing back
-        values = np.arange(*vals, dtype=jd)
-        t = _finish(values, requires_grad, device)
-        _host_transfer.remember(t._arr, values)
-        return t
+        # host, not by JAX's eager iota and cast (two dispatches): a small one is held
+        # there (``_made``), so generate's ``arange(n, device=d).view(1, -1) + ...`` runs
+        # as host ops; the first XLA op to read it copies it in one transfer
+        return _made(np.arange(*vals, dtype=jd), requires_grad, device)
     return _finish(jnp.arange(*vals, dtype=jd), requires_grad, device)
 
 

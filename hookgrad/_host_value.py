@@ -73,6 +73,12 @@ def to_jax(h):
         # Views only: a root's own copy takes its place (``Tensor._data``), and the host
         # stage's results, roots made anew each op, would pay for keeping and never hit.
         memory = h.store if h.store is not None else _memory(v)
+        if memory.__class__ is np.ndarray and not memory.flags.writeable:
+            # memory nothing writes (a host op's result, ``tensor()``'s copy, a read of an
+            # XLA array) is made anew each step by a model's host ops (BERT's gathered
+            # ``token_type_ids``, GPT-2's padded labels): its views share one pool of copies
+            # by value. Only views: a root's own copy, which ``data_ptr`` reads, is its own
+            memory = _READ_ONLY
         key = (v.tobytes(), v.shape, v.dtype)
         entry = _copies.get(id(memory))
         if entry is not None and entry[0]() is memory:
@@ -93,6 +99,8 @@ _COPY_MAX = 256  # elements: a copy this small is kept for the next alias of equ
 _COPIES_KEPT = 4  # copies a root's memory keeps (one per alias made each step, a few)
 _MEMORIES_KEPT = 512  # roots whose copies are kept (the dead dropped, or all)
 _copies = {}  # id(root memory) -> (weak reference to it, {(bytes, shape, dtype): jax.Array})
+_READ_ONLY = Store(None, None)  # the views of read-only memory: one pool (``to_jax``)
+_SHARED_KEPT = 32  # copies that pool keeps (a step's few small views, a few steps)
 
 
 def _memory(v):
@@ -111,7 +119,7 @@ def _keep(memory, key, arr):
             for k in dead if len(dead) > _MEMORIES_KEPT // 4 else list(_copies):
                 del _copies[k]
         entry = _copies[id(memory)] = (weakref.ref(memory), {})
-    if len(entry[1]) >= _COPIES_KEPT:
+    if len(entry[1]) >= (_SHARED_KEPT if memory is _READ_ONLY else _COPIES_KEPT):
         entry[1].clear()
     entry[1][key] = arr
 

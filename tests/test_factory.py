@@ -120,6 +120,7 @@ def test_a_factory_on_the_cpu_named_keeps_its_array_where_it_is(monkeypatch):
     import torch
     from jax._src.array import ArrayImpl
     x = hg.ones(2)
+    x._data  # noqa: B018 - an XLA-held model tensor (a small ``ones`` is held on the host)
     d = x.device
     asked = []
     real = ArrayImpl.devices
@@ -141,6 +142,31 @@ def test_a_factory_on_the_cpu_named_keeps_its_array_where_it_is(monkeypatch):
     with jax.default_device(jax.devices("cpu")[0]):
         t = hg.full((2,), 3, device=d)
         assert t.tolist() == [3, 3] and t.device == d
+
+
+def test_small_factories_are_held_on_the_host_each_with_its_own_memory():
+    """generate's stopping criteria make ``full((B,), False, device=d)`` and
+    ``full((B,), is_done, ...)`` each step and combine them with ``|``: small factories
+    are held on the host, as ``tensor()``'s copies are, so those ops transfer nothing. Each
+    is its own memory (a write into one shows in no other, as PyTorch's), and XLA ops and
+    autograd read their values."""
+    from hookgrad._host_value import Host
+
+    def run(L):
+        d = L.ones(1).device
+        made = [L.full((2,), False, device=d), L.full((2,), True, dtype=L.bool, device=d),
+                L.zeros(2, 3), L.ones(3, dtype=L.int64), L.empty(2).zero_(),
+                L.arange(5), L.arange(2, 9, 2, device=d), L.full((2,), 7)]
+        assert L is not hg or all(type(t._arr) is Host for t in made[:4] + made[5:])
+        done = made[0] | made[1]
+        a, b = L.zeros(3), L.zeros(3)
+        a[1] = 4.0  # a write: the other zeros stay zeros
+        a += 1.0
+        w = L.ones(3, requires_grad=True)
+        (w * b + w * made[3]).sum().backward()  # an XLA op and autograd read them
+        return [t.tolist() for t in made] + [done.tolist(), a.tolist(), b.tolist(),
+                                             w.grad.tolist(), (L.arange(4) * 2.5).tolist()]
+    same_as_torch(run)
 
 
 _NEGATIVE = r"^Trying to create tensor with negative dimension -1: \[-1\]$"

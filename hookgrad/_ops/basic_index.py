@@ -83,7 +83,9 @@ def read(self, idx):
     if c is Host:  # a NumPy view of its memory (``host_tier.read``'s, without its tests)
         out = host_tier.held(arr.np[host_tier._np_index(idx, template)], arr.store)
     else:
-        out = None if c is Pending else host_tier.read(self, idx, found)
+        # a pending value computed already (``generate``'s ``input_ids``, read by its stop
+        # check) is read as its array is: a small one cut on the host, no transfer back
+        out = None if c is Pending and arr.value is None else host_tier.read(self, idx, found)
     if out is None:
         p = box_index.read(arr, region, starts, size)
         out = Tensor._wrap(p)

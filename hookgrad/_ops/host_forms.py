@@ -302,13 +302,67 @@ def _pad(vals, result, value, pads=None, pairs=None, pad=None):
     x, = vals
     if pairs is None:
         pairs = ((0, 0),) * (x.ndim - len(pads)) + tuple(pads)
-    if value.__class__ not in _NUMBER_DTYPES and value.__class__ is not float or \
-            min(map(min, pairs), default=0) < 0:
-        raise TypeError("a crop or a value that is not a Python number")
+    if min(map(min, pairs), default=0) < 0:
+        raise TypeError("a crop")
+    return np.pad(x, pairs, constant_values=_fill(value, result))
+
+
+def _fill(value, result):
+    """The Python number ``value`` as a 0-d array of dtype ``result``; raises for another
+    value, or one the dtype does not hold exactly (2.5 into integers, -1 into uint8,
+    0.1 into float32): the XLA path's."""
+    if value.__class__ not in _NUMBER_DTYPES and value.__class__ is not float:
+        raise TypeError("a value that is not a Python number")
     fill = np.array(value).astype(result)  # NOTE: bool(value) for bools, as PyTorch casts
-    if result.kind != "b" and fill != value:
+    if result.kind != "b" and fill != value or result.kind == "f" and np.isinf(fill) and \
+            not np.isinf(value):  # (a float rounds; one past the dtype's range overflows)
         raise TypeError("a value the dtype does not hold")
-    return np.pad(x, pairs, constant_values=fill)
+    return fill
+
+
+def _masked_fill(vals, result):
+    """``masked_fill(x, mask, value)``: a bool ``mask`` (the op checked it) broadcast to
+    ``x``'s shape, never beyond (PyTorch raises: the XLA path's)."""
+    x, mask, value = vals
+    if mask.__class__ is not _ND or x.__class__ is not _ND:
+        raise TypeError("a number for the input or the mask")
+    out = np.where(mask, _fill(value, result), x)
+    if out.shape != x.shape:
+        raise ValueError("a mask that broadcasts the input")
+    return out
+
+
+def _truth(method):
+    """``any``/``all`` over ``dim`` (None: all): bool, but uint8 for uint8 in PyTorch (the
+    XLA path's, which keeps it)."""
+    def form(vals, result, dim, keepdim):
+        x, = vals
+        if x.dtype == np.uint8:
+            raise TypeError("a uint8 reduction")
+        return np.asarray(method(x, dim, keepdims=keepdim))
+    return form
+
+
+def _isin(vals, result, invert):
+    """``isin``: values compared exactly, so both of integer dtypes or of one float dtype
+    (PyTorch compares in the promoted dtype, which can round an integer; it refuses bool:
+    the XLA path raises its error)."""
+    e, t = vals
+    if e.__class__ is not _ND or t.__class__ is not _ND or not (
+            e.dtype.kind in "iu" and t.dtype.kind in "iu" or
+            e.dtype is t.dtype and e.dtype.kind == "f"):
+        raise TypeError("operands compared after a rounding")
+    return np.isin(e, t, invert=invert)
+
+
+def _cumsum(vals, result, dim):
+    """An integer or bool running sum (the op made it int64 already, as PyTorch does),
+    exact in any order; a float one is the XLA path's (PyTorch's CPU kernel accumulates
+    float32 in double, NumPy in float32)."""
+    x, = vals
+    if x.dtype.kind not in "iub":
+        raise TypeError("a floating-point running sum")
+    return np.cumsum(x, axis=dim, dtype=result) if x.ndim else x.copy()
 
 
 @functools.lru_cache(maxsize=256)
@@ -435,4 +489,16 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     "logsumexp": ("float", _logsumexp), "gather": ("same", _gather),
     "flip": ("same", _flip), "clone": ("same", _clone), "constant_pad_nd": ("same", _pad),
     "stack": ("promote", _join(_stack)), "cat": ("promote", _join(np.concatenate)),
+    # ``generate``'s stopping criteria: ``full(False) | MaxLengthCriteria's full``; a float
+    # operand makes NumPy raise (PyTorch raises too: the XLA path gives its error)
+    # generate's position ids: ``attention_mask.long().cumsum(-1) - 1``, then masked_fill
+    "cumsum": ("same", _cumsum), "masked_fill": ("same", _masked_fill),
+    # generate's default attention mask: ``isin(ids, pad).any()``, ``~``, ``*``
+    "isin": ("bool", _isin), "any": ("bool", _truth(np.ndarray.any)),
+    "all": ("bool", _truth(np.ndarray.all)),
+    "logical_not": ("bool", lambda vals, result: np.logical_not(vals[0])),
+    "bitwise_not": ("same", lambda vals, result: np.invert(vals[0])),
+    "bitwise_and": ("promote", _arith(np.bitwise_and)),
+    "bitwise_or": ("promote", _arith(np.bitwise_or)),
+    "bitwise_xor": ("promote", _arith(np.bitwise_xor)),
 }

@@ -196,9 +196,12 @@ def read(self, idx, found):
 
 def _held(a):
     """``(values, store)`` of the array ``a`` of a Tensor held on the host, or of a small
-    CPU array (a read-only copy, ``store`` None: read, never written through); else None."""
+    CPU array or a pending one computed already (a read-only copy, ``store`` None: read,
+    never written through); else None."""
     if a.__class__ is Host:
         return a.np, a.store
+    if a.__class__ is Pending:
+        a = a.value  # computed already, or None
     if a.__class__ is ARRAY and a.size <= _host_transfer.HOST_MAX and _no_trace():
         values = _host_transfer.host_copy(a)
         return None if values is None else (values, None)

@@ -52,7 +52,7 @@ def _grid(L, op):
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "lt",
-                                "ge"])
+                                "ge", "bitwise_and", "bitwise_or", "bitwise_xor"])
 def test_binary_forms_give_pytorchs_values_and_dtypes_bitwise(op):
     held = 0
     for a, b, got, want in _grid(hookgrad, op):
@@ -160,6 +160,51 @@ def test_constant_pads_and_copies_of_held_values_match_pytorch():
         assert L is torch or rs[-3].is_contiguous() and rs[-2].is_contiguous()
         return [_bits(r) for r in rs]
     same_as_torch(run, tol=0)
+
+
+def test_running_sums_and_masked_fills_of_held_values_match_pytorch():
+    """``generate`` builds its position ids as ``mask.long().cumsum(-1) - 1`` then
+    ``masked_fill(mask == 0, 1)``, and attention masks as ``masked_fill(m, finfo.min)``:
+    on held values each stays on the host. A float running sum (PyTorch accumulates it
+    in double), a value the dtype does not hold, and a mask that broadcasts the input are
+    the XLA path's (same values)."""
+    def run(L):
+        mask = L.tensor([[0, 1, 1, 1], [1, 1, 0, 1]])
+        f = L.tensor(np.arange(8.0).reshape(2, 4).astype(np.float32))
+        low = float(np.finfo(np.float32).min)
+        rs = [mask.long().cumsum(-1) - 1, (mask == 1).cumsum(0), mask.cumsum(1),
+              mask.long().cumsum(-1).masked_fill(mask == 0, 1), f.masked_fill(mask == 0, low),
+              f.masked_fill(mask > 0, float("-inf")), f.masked_fill(mask == 1, 0.1),
+              (mask > 0).masked_fill(mask == 1, 0), mask.masked_fill(mask == 0, True)]
+        assert L is torch or all(_held(r) for r in rs)
+        rs += [f.cumsum(1), mask.masked_fill(mask == 0, 2.5),
+               f[0].masked_fill(mask == 0, 1.0), L.tensor(5).cumsum(0)]
+        return [_bits(r) for r in rs]
+    same_as_torch(run, tol=0)
+
+
+def test_isin_truth_reductions_and_nots_of_held_values_match_pytorch():
+    """``generate``'s default attention mask: ``isin(ids, pad).any()``, its ``~``, and the
+    products of the masks, held on the host. An isin that would compare after a rounding
+    (floats against integers) is the XLA path's (same values)."""
+    def run(L):
+        ids = L.tensor([[1, 2, 0], [3, 0, 5]])
+        pad = L.tensor([0])
+        f = L.tensor([[0.5, float("nan"), 0.0], [1.0, 2.0, -0.0]])
+        rs = [L.isin(ids, pad), L.isin(ids, pad, invert=True), L.isin(ids, pad).any(),
+              ~L.isin(ids, pad).any(), ids.any(1), ids.all(0, keepdim=True), (ids > 1).all(),
+              f.any(0), f.all(), L.zeros(0).all(), L.zeros(0).any(), ~ids, ~(ids > 0),
+              L.logical_not(ids), L.logical_not(f), L.isin(f, f[0]),
+              ids.ne(0).long() * L.isin(ids, pad).any() + ids * ~L.isin(ids, pad).any()]
+        assert L is torch or all(_held(r) for r in rs)
+        rs += [L.isin(f, ids), L.isin(ids, f)]
+        return [_bits(r) for r in rs]
+    same_as_torch(run, tol=0)
+
+
+def test_masked_fill_with_a_value_past_the_dtype_leaves_the_host():
+    f = hookgrad.zeros(2)
+    assert not _held(f.masked_fill(hookgrad.tensor([True, False]), 1e300))
 
 
 def test_a_stack_of_held_parts_in_any_layout_matches_pytorch():

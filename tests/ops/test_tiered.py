@@ -448,6 +448,7 @@ COMPILED_FIRST |= {
     "bucketize", "bucketize.right", "copysign", "copysign.scalar", "frexp", "gcd", "i0", "lcm",
     "mvlgamma", "polygamma", "polygamma.method", "put", "searchsorted", "signbit",
     "special.zeta", "index_copy", "index_fill", "index_fill.tensor", "diagonal_scatter.dims",
+    "isin", "isin ids",  # integers only, nothing requires grad: all on the host (host_forms)
 }
 # branch legacy: torch.special's functions (special functions, the polynomials' loops), the
 # deprecated LU forms (LAPACK), geqrf's and triangular_solve's reflections and solves
