@@ -401,9 +401,19 @@ EIGVALS = defop("linalg_eigvals", jnp.linalg.eigvals, "LinalgEigBackward0",
 def eigvals(A) -> Tensor:
     """``linalg.eigvals(A)``: the (complex) eigenvalues of a square ``A``, in LAPACK's
     order; differentiable, as PyTorch's (its node is ``linalg_eig``'s)."""
-    check_matrix("linalg.eigvals", A, floating=False)
+    check_eig("linalg.eigvals", A)
+    return apply(EIGVALS, (A,))
+
+
+def check_eig(fname, A):
+    """PyTorch's errors for ``A`` that ``geev`` cannot take; hookgrad's where JAX has no
+    ``eig`` (a backend but the CPU and GPUs, where it runs LAPACK on the host)."""
+    check_matrix(fname, A, floating=False)
     if not (A.is_floating_point() or A.is_complex()):  # no complex type to compute in
         raise RuntimeError(f"Unknown Complex ScalarType for {kind(A)}")
     if A._data.dtype.itemsize < 4 and not A.is_complex():
         raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{kind(A)}'")
-    return apply(EIGVALS, (A,))
+    if A.device.type not in ("cpu", "cuda", "meta"):
+        raise NotImplementedError(f"{fname}: hookgrad computes eigenvalues of non-Hermitian "
+                                  f"matrices on the CPU and CUDA only (JAX has no eig on "
+                                  f"'{A.device.type}'); move A to the CPU first")
