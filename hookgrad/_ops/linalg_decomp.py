@@ -75,6 +75,16 @@ def check_matrix(fname, A, square=True, floating=True, kernel=None):
         check_floating(fname, A, kernel=kernel)
 
 
+def write_outs(res, out):
+    """``res`` (a named tuple of Tensors) written into the Tensors of ``out`` (PyTorch's
+    ``out=`` of a function returning several), which is returned; ``res`` without one."""
+    if out is None:
+        return res
+    for o, r in zip(out, res):
+        o.copy_(r)
+    return out
+
+
 def raise_for_info(fname, info, message, error=LinAlgError):
     """PyTorch's ``error`` (``LinAlgError``) where a factorization's ``info`` (a Tensor, 0:
     success) is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only:

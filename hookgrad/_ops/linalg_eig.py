@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 
 from .dispatch import apply
-from .linalg_decomp import check_eig, return_type
+from .linalg_decomp import check_eig, return_type, write_outs
 from .registry import defop
 
 eig_result = return_type("linalg_eig", ["eigenvalues", "eigenvectors"])
@@ -29,9 +29,4 @@ def eig(A, *, out=None):
     (complex, in LAPACK's order; each eigenvector of norm 1 with its largest component
     real, as geev gives it), differentiable in both, as PyTorch's."""
     check_eig("linalg.eig", A)
-    res = eig_result(*apply(EIG, (A,)))
-    if out is not None:
-        for o, r in zip(out, res):
-            o.copy_(r)
-        return out
-    return res
+    return write_outs(eig_result(*apply(EIG, (A,))), out)

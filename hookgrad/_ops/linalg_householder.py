@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .dispatch import apply
 from .._dtype import TORCH_KINDS
-from .linalg_decomp import return_type
+from .linalg_decomp import return_type, write_outs
 from .registry import defop, export, with_out
 from .special import no_derivative
 
@@ -92,12 +92,7 @@ def geqrf(input, *, out=None):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"geqrf_cpu\" not implemented for "
                                   f"'{TORCH_KINDS[input.dtype.name]}'")
-    res = geqrf_result(*apply(GEQRF, (input,)))
-    if out is not None:
-        for o, r in zip(out, res):
-            o.copy_(r)
-        return out
-    return res
+    return write_outs(geqrf_result(*apply(GEQRF, (input,))), out)
 
 
 def _check_reflectors(name, input, tau):

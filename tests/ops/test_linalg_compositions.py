@@ -7,22 +7,9 @@ import numpy as np
 import pytest
 
 import hookgrad as hg
-from tests.differential import needs_torch, py, raises_as_torch, same_as_torch
+from tests.differential import graph, needs_torch, py, raises_as_torch, same_as_torch
 
 _M = [[2.0, 1.0, 0.5], [0.3, 3.0, -1.0], [1.0, 0.2, 4.0]]
-
-
-def _graph(t):
-    """The node names below ``t``, depth first (the edges' order, as recorded)."""
-    out = []
-
-    def walk(fn, depth):
-        if fn is not None:
-            out.append("  " * depth + fn.name().replace("torch::autograd::", ""))
-            for nxt, _ in fn.next_functions:
-                walk(nxt, depth + 1)
-    walk(t.grad_fn, 0)
-    return out
 
 
 @pytest.mark.parametrize("call, exc, match", [
@@ -93,7 +80,7 @@ def test_vander_values_dtypes_grads_and_graph_are_pytorchs():
         x = L.tensor([[1.0, -2.0, 0.5], [3.0, 0.0, 1.5]], requires_grad=True)
         v = L.linalg.vander(x, N=4)
         (v * L.arange(4.0)).sum().backward()
-        out = [py(v), py(x.grad), _graph(v)]
+        out = [py(v), py(x.grad), graph(v)]
         out.append(py(L.linalg.vander(L.tensor([1, 2, 3], dtype=L.int32))))
         out.append([str(L.linalg.vander(L.ones(2, dtype=d)).dtype).split(".")[-1]
                     for d in (L.int32, L.uint8, L.float64, L.complex64)])
@@ -131,8 +118,8 @@ def test_tensorinv_and_tensorsolve_values_grads_and_graph_are_pytorchs():
         xm.sum().backward()
         out = L.empty(0, dtype=L.float64)
         L.linalg.tensorsolve(S.detach(), b.detach(), out=out)
-        return [list(inv.shape), py(A.grad), _graph(inv)[1:], py(x), py(S.grad), py(b.grad),
-                _graph(x), py(xm), py(Sm.grad), _graph(xm), py(out)]
+        return [list(inv.shape), py(A.grad), graph(inv)[1:], py(x), py(S.grad), py(b.grad),
+                graph(x), py(xm), py(Sm.grad), graph(xm), py(out)]
     got = same_as_torch(scenario, tol=1e-8)
     assert got[0] == [8, 3, 4, 6]
     np.testing.assert_allclose(got[3], np.linalg.tensorsolve(np.array(s), np.array(rhs)),
@@ -157,7 +144,7 @@ def test_cond_values_grads_and_graph_are_pytorchs(p):
         A = L.tensor(_CONDS, dtype=L.float64, requires_grad=True)
         c = L.linalg.cond(A, p)
         sing = L.linalg.cond(L.tensor([[1.0, 2.0], [2.0, 4.0]]), p)
-        return [py(c), _graph(c), str(c.dtype).split(".")[-1],
+        return [py(c), graph(c), str(c.dtype).split(".")[-1],
                 py(sing) if p in _BY_INVERSE else None,
                 py(L.linalg.cond(L.zeros(2, 0, 0), p)),
                 str(L.linalg.cond(L.eye(2, dtype=L.complex64), p).dtype).split(".")[-1]]
@@ -202,7 +189,7 @@ def test_householder_product_is_orgqr_and_pytorchs():
         q = L.linalg.householder_product(h, tau)
         (q * L.arange(12.0, dtype=L.float64).reshape(4, 3)).sum().backward()
         same = L.orgqr(h.detach(), tau.detach())
-        return [py(q), py(h.grad), py(tau.grad), _graph(q), py(same - q.detach()),
+        return [py(q), py(h.grad), py(tau.grad), graph(q), py(same - q.detach()),
                 py(L.linalg.householder_product(L.ones(3, 0), L.ones(0)))]
     got = same_as_torch(scenario, tol=1e-8)
     q = np.array(got[0])

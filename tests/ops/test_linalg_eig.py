@@ -14,24 +14,19 @@ _MATS = [([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0], [1.0, 1.0, 1.0]], "float32"),
          ([[1 + 1j, 2.0, 0.3], [0.5j, -1.0, 1.0], [0.2, 1j, 2.0]], "complex128")]
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda L: L.linalg.eig(L.ones(2, 3)), RuntimeError,
-     r"^linalg\.eig: A must be batches of square matrices, but they are 2 by 3 matrices$"),
-    (lambda L: L.linalg.eig(L.ones(3)), RuntimeError,
-     r"^linalg\.eig: The input tensor A must have at least 2 dimensions\.$"),
-    (lambda L: L.linalg.eig(L.ones(2, 2, dtype=L.int64)), RuntimeError,
-     r"^Unknown Complex ScalarType for Long$"),
-    (lambda L: L.linalg.eig(L.ones(2, 2, dtype=L.bfloat16)), NotImplementedError,
+@pytest.mark.parametrize("name", ["eig", "eigvals"])
+@pytest.mark.parametrize("arg, exc, match", [
+    (lambda L: L.ones(2, 3), RuntimeError,
+     r"^linalg\.{}: A must be batches of square matrices, but they are 2 by 3 matrices$"),
+    (lambda L: L.ones(3), RuntimeError,
+     r"^linalg\.{}: The input tensor A must have at least 2 dimensions\.$"),
+    (lambda L: L.ones(2, 2, dtype=L.int64), RuntimeError, r"^Unknown Complex ScalarType for Long$"),
+    (lambda L: L.ones(2, 2, dtype=L.float16), NotImplementedError,
+     r"^\"linalg_eig_out_cpu\" not implemented for 'Half'$"),
+    (lambda L: L.ones(2, 2, dtype=L.bfloat16), NotImplementedError,
      r"^\"linalg_eig_out_cpu\" not implemented for 'BFloat16'$")])
-def test_eig_refuses_as_pytorchs(call, exc, match):
-    raises_as_torch(call, exc, match)
-
-
-def _phase_free(v):
-    """Each eigenvector (a column) times the conjugate phase of its first nonzero entry."""
-    v = np.asarray(v)
-    first = v[np.argmax(np.abs(v) > 1e-6, axis=0), np.arange(v.shape[1])]
-    return v * (np.abs(first) / first)
+def test_eig_and_eigvals_refuse_as_pytorchs(name, arg, exc, match):
+    raises_as_torch(lambda L: getattr(L.linalg, name)(arg(L)), exc, match.format(name))
 
 
 def test_eig_values_node_and_saved_tensors_are_pytorchs():
