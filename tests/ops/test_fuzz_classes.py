@@ -1480,3 +1480,17 @@ def test_polar_inputs_changed_in_place_do_not_fail_the_backward():
         angle[0] = 0.5
         return raises(lambda: (z * z).sum().backward())
     assert same_as_torch(scenario) == {"returned": True}
+
+
+def test_cdist_packs_x1_x2_then_its_result():
+    """PyTorch 2.13's CdistBackward0 packs x1, x2, then the result (the fuzz tier's slow
+    test found it once the linalg.eig op-table row changed its draws)."""
+    def scenario(L):
+        a = L.tensor([[-2.0, -1.5, 0.5], [1.0, 0.25, 2.0]], requires_grad=True)
+        b = L.tensor([[0.5, 1.0, -1.0]], requires_grad=True)
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(list(t.shape)) or t,
+                                                  lambda t: t):
+            L.cdist(a, b).sum().backward()
+        return seen
+    assert same_as_torch(scenario) == [[2, 3], [1, 3], [2, 1]]
