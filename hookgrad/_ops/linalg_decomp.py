@@ -75,6 +75,16 @@ def check_matrix(fname, A, square=True, floating=True, kernel=None):
         check_floating(fname, A, kernel=kernel)
 
 
+def write_outs(res, out):
+    """``res`` (a named tuple of Tensors) written into the Tensors of ``out`` (PyTorch's
+    ``out=`` of a function returning several), which is returned; ``res`` without one."""
+    if out is None:
+        return res
+    for o, r in zip(out, res):
+        o.copy_(r)
+    return out
+
+
 def raise_for_info(fname, info, message, error=LinAlgError):
     """PyTorch's ``error`` (``LinAlgError``) where a factorization's ``info`` (a Tensor, 0:
     success) is not 0: ``message(k)`` says what the first failure ``k`` means. Eager only:
@@ -401,9 +411,19 @@ EIGVALS = defop("linalg_eigvals", jnp.linalg.eigvals, "LinalgEigBackward0",
 def eigvals(A) -> Tensor:
     """``linalg.eigvals(A)``: the (complex) eigenvalues of a square ``A``, in LAPACK's
     order; differentiable, as PyTorch's (its node is ``linalg_eig``'s)."""
-    check_matrix("linalg.eigvals", A, floating=False)
+    check_eig("linalg.eigvals", A)
+    return apply(EIGVALS, (A,))
+
+
+def check_eig(fname, A):
+    """PyTorch's errors for ``A`` that ``geev`` cannot take; hookgrad's where JAX has no
+    ``eig`` (a backend but the CPU and GPUs, where it runs LAPACK on the host)."""
+    check_matrix(fname, A, floating=False)
     if not (A.is_floating_point() or A.is_complex()):  # no complex type to compute in
         raise RuntimeError(f"Unknown Complex ScalarType for {kind(A)}")
     if A._data.dtype.itemsize < 4 and not A.is_complex():
         raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{kind(A)}'")
-    return apply(EIGVALS, (A,))
+    if A.device.type not in ("cpu", "cuda", "meta"):
+        raise NotImplementedError(f"{fname}: hookgrad computes eigenvalues of non-Hermitian "
+                                  f"matrices on the CPU and CUDA only (JAX has no eig on "
+                                  f"'{A.device.type}'); move A to the CPU first")

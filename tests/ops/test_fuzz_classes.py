@@ -1531,3 +1531,17 @@ def test_ldexp_packs_what_pytorch_packs():
             L.ldexp(x, L.tensor([1, 2, 0, 3]))
         return log
     assert same_as_torch(scenario) == [((4,), "int64"), ((2, 4), "float32")]
+
+
+def test_cdist_packs_x1_x2_then_its_result():
+    """PyTorch 2.13's CdistBackward0 packs x1, x2, then the result (the fuzz tier's slow
+    test found it once the linalg.eig op-table row changed its draws)."""
+    def scenario(L):
+        a = L.tensor([[-2.0, -1.5, 0.5], [1.0, 0.25, 2.0]], requires_grad=True)
+        b = L.tensor([[0.5, 1.0, -1.0]], requires_grad=True)
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(list(t.shape)) or t,
+                                                  lambda t: t):
+            L.cdist(a, b).sum().backward()
+        return seen
+    assert same_as_torch(scenario) == [[2, 3], [1, 3], [2, 1]]
