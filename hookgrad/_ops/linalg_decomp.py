@@ -16,6 +16,7 @@ from .. import _errors
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import boolean
 from .registry import defop, export
 
 
@@ -157,8 +158,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     """``linalg.cholesky_ex(A, *, upper=False, check_errors=False)``: the Cholesky factor
     and ``info`` (0, or the order of the first leading minor that is not positive-definite),
     without raising unless ``check_errors``."""
+    upper = boolean("linalg_cholesky_ex", "upper", upper)
+    check_errors = boolean("linalg_cholesky_ex", "check_errors", check_errors)
     check_matrix("linalg.cholesky", A)
-    res = cholesky_ex_result(*apply(CHOLESKY_EX, (A,), {"upper": bool(upper)}))
+    res = cholesky_ex_result(*apply(CHOLESKY_EX, (A,), {"upper": upper}))
     if check_errors:
         raise_for_info("linalg.cholesky_ex", res.info, not_pd)
     return res
@@ -168,7 +171,7 @@ def cholesky(A, *, upper=False) -> Tensor:
     """``linalg.cholesky(A, *, upper=False)``: the lower (or upper) triangular ``L`` with
     ``A = L @ L.mH`` for a symmetric (Hermitian) positive-definite ``A``, reading only the
     triangle it returns. Raises ``LinAlgError`` when ``A`` is not positive-definite."""
-    res = cholesky_ex(A, upper=upper)
+    res = cholesky_ex(A, upper=boolean("linalg_cholesky", "upper", upper))
     raise_for_info("linalg.cholesky", res.info, not_pd)
     return res.L
 
@@ -186,8 +189,9 @@ def _cholesky_top(input, upper=False) -> Tensor:
                 "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
                 "transform will produce equivalent results for all valid (symmetric positive "
                 "definite) inputs.")
+    upper = boolean("cholesky", "upper", upper)
     check_matrix("cholesky", input)
-    factor, info = apply(CHOLESKY, (input,), {"upper": bool(upper)})
+    factor, info = apply(CHOLESKY, (input,), {"upper": upper})
     raise_for_info("cholesky", info, not_pd)
     return factor
 

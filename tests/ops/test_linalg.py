@@ -99,6 +99,12 @@ BAD_INPUT = {
     "cholesky_inverse 1-d": lambda L: L.cholesky_inverse(L.ones(3)),
     "cholesky not pd top": lambda L: L.cholesky(L.stack([L.eye(2), L.tensor(_NOT_PD)])),
     "cholesky non-square top": lambda L: L.cholesky(L.ones(2, 3)),
+    # ``upper`` and ``check_errors`` are bools: ``bool('a')`` is no upper triangle
+    "cholesky str upper": lambda L: L.linalg.cholesky(L.eye(2), upper="a"),
+    "cholesky int upper": lambda L: L.linalg.cholesky(L.eye(2), upper=1),
+    "cholesky_ex str upper": lambda L: L.linalg.cholesky_ex(L.eye(2), upper="a"),
+    "cholesky_ex None check_errors": lambda L: L.linalg.cholesky_ex(L.eye(2), check_errors=None),
+    "cholesky str upper top": lambda L: L.cholesky(L.eye(2), upper="a"),
     "svd 1-d top": lambda L: L.svd(L.ones(3)),
     "lstsq 1-d": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
     "lstsq rows": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(4, 2)),
