@@ -9,7 +9,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._dtype import int64
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg import matmul, mm
@@ -233,8 +232,6 @@ def vander(x, *, N=None) -> Tensor:
     n = N if N is not None else (shape[-1] if shape else 0)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    # int64 for an integer x, as PyTorch's cumprod (hookgrad's keeps int32: see the report)
-    wide = None if x.dtype.is_floating_point or x.dtype.is_complex else int64
-    powers = FUNCTIONS["cumprod"](x.unsqueeze(-1).expand(*shape, n - 1), -1, dtype=wide)
+    powers = FUNCTIONS["cumprod"](x.unsqueeze(-1).expand(*shape, n - 1), -1)
     ones = x.new_ones((*shape, 1))
     return FUNCTIONS["cat"]([ones, powers], -1)
