@@ -11,18 +11,23 @@ from ._tensor import Tensor
 from ._ops.linalg import matmul
 from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvals, eigvalsh, qr,
                                  svd, svdvals)
+from ._ops.linalg_eig import eig
+from ._ops.linalg_householder import householder_product
+from ._ops.linalg_ldl import ldl_factor, ldl_factor_ex
 from ._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
-from ._ops.linalg_norms import matrix_norm, norm, vector_norm
-from ._ops.linalg_products import cross, matrix_exp, matrix_power, multi_dot, vecdot
+from ._ops.linalg_norms import cond, matrix_norm, norm, vector_norm
+from ._ops.linalg_products import (cross, matrix_exp, matrix_power, multi_dot, vander,
+                                     vecdot)
 from ._ops.registry import FUNCTIONS as _F
 from ._ops.linalg_solve import (det, inv, inv_ex, lstsq, matrix_rank, pinv, slogdet, solve,
-                                solve_ex, solve_triangular)
+                                solve_ex, solve_triangular, tensorinv, tensorsolve)
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvals", "eigvalsh",
-           "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
-           "vector_norm", "diagonal"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh",
+           "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+           "ldl_factor_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm", "diagonal"]
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1) -> Tensor:

@@ -33,6 +33,20 @@ def py(x):
     raise TypeError(f"cannot convert {type(x).__name__}")
 
 
+def graph(t):
+    """The node names below ``t``'s ``grad_fn``, depth first in the edges' order, indented
+    by depth (PyTorch's ``torch::autograd::`` prefix dropped)."""
+    out = []
+
+    def walk(fn, depth):
+        if fn is not None:
+            out.append("  " * depth + fn.name().replace("torch::autograd::", ""))
+            for nxt, _ in fn.next_functions:
+                walk(nxt, depth + 1)
+    walk(t.grad_fn, 0)
+    return out
+
+
 def raises(fn, *args):
     try:
         fn(*args)

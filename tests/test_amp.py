@@ -9,7 +9,7 @@ import pytest
 
 import hookgrad
 from hookgrad._ops import autocast as autocast_table
-from tests.differential import py, same_as_torch
+from tests.differential import graph, py, same_as_torch
 
 try:
     import torch
@@ -84,18 +84,6 @@ def test_cat_and_stack_promote_to_the_widest_input():
     assert same_as_torch(program) == ["float32", "float32", "bfloat16"]
 
 
-def _graph(t):
-    out = []
-
-    def walk(fn, depth):
-        if fn is not None:
-            out.append("  " * depth + fn.name().replace("torch::autograd::", ""))
-            for nxt, _ in fn.next_functions:
-                walk(nxt, depth + 1)
-    walk(t.grad_fn, 0)
-    return out
-
-
 def test_the_graph_records_the_casts_as_pytorch_does():
     def program(L):
         F = L.nn.functional
@@ -106,7 +94,7 @@ def test_the_graph_records_the_casts_as_pytorch_does():
             y = F.linear(x, w, b)
             loss = F.mse_loss(y, L.zeros(3, 5))
         loss.backward()
-        return {"graph": _graph(loss),
+        return {"graph": graph(loss),
                 "dtypes": [_dt(t.dtype) for t in (y, loss, x.grad, w.grad, b.grad)]}
 
     got = same_as_torch(program)

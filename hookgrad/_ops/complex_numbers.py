@@ -5,8 +5,9 @@ PyTorch's ``view_as_real``, ``view_as_complex``, ``real``, ``imag`` and ``conj``
 that reinterpret the complex storage as pairs of reals (or flip a conjugate bit). A JAX
 array has no storage to reinterpret, and hookgrad's views (``_views.py``) read their base
 element by element in one dtype, so here they are fresh tensors recorded under PyTorch's
-node names; the ``real``/``imag`` setters write into the complex tensor, as PyTorch's do
-(docs/differences.md). Gradients follow PyTorch's convention for complex
+node names, laid out as the input (``views.laid_out``: the same strides, counted in the
+new dtype's elements); the ``real``/``imag`` setters write into the complex tensor, as
+PyTorch's do (docs/differences.md). Gradients follow PyTorch's convention for complex
 values (``op_node._conj``).
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .._tensor import Tensor
 from .dispatch import OUT, apply
 from .registry import bapply, defop, export, with_out
 from .shape import TENSOR_PROPERTIES
+from .views import laid_out
 
 _FLOATS = ("float16", "float32", "float64")
 
@@ -121,7 +123,10 @@ def view_as_real(input) -> Tensor:
     dimension of size 2 (a copy in hookgrad; see the module docstring)."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return apply(VIEW_AS_REAL, (input,))
+    # PyTorch's view keeps the input's layout, each pair innermost: a Linear of a permuted
+    # input (an FFT's result) then takes the path it takes in PyTorch
+    return laid_out(apply(VIEW_AS_REAL, (input,)),
+                    tuple(2 * s for s in input.stride()) + (1,))
 
 
 def _check_pairs(input, name):
@@ -147,7 +152,7 @@ def view_as_complex(input) -> Tensor:
     """``view_as_complex(input)``: pairs of reals in a last dimension of size 2 as one
     complex tensor (a copy in hookgrad; see the module docstring)."""
     _check_pairs(input, "view_as_complex")
-    return apply(VIEW_AS_COMPLEX, (input,))
+    return laid_out(apply(VIEW_AS_COMPLEX, (input,)), input.stride()[:-1])
 
 
 @export(method=False)

@@ -16,6 +16,7 @@ from .. import _errors
 from .._dtype import torch_kind
 from .._tensor import Tensor
 from .dispatch import apply
+from .parser_errors import boolean
 from .registry import defop, export
 
 
@@ -73,6 +74,16 @@ def check_matrix(fname, A, square=True, floating=True, kernel=None):
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if floating:
         check_floating(fname, A, kernel=kernel)
+
+
+def write_outs(res, out):
+    """``res`` (a named tuple of Tensors) written into the Tensors of ``out`` (PyTorch's
+    ``out=`` of a function returning several), which is returned; ``res`` without one."""
+    if out is None:
+        return res
+    for o, r in zip(out, res):
+        o.copy_(r)
+    return out
 
 
 def raise_for_info(fname, info, message, error=LinAlgError):
@@ -147,8 +158,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     """``linalg.cholesky_ex(A, *, upper=False, check_errors=False)``: the Cholesky factor
     and ``info`` (0, or the order of the first leading minor that is not positive-definite),
     without raising unless ``check_errors``."""
+    upper = boolean("linalg_cholesky_ex", "upper", upper)
+    check_errors = boolean("linalg_cholesky_ex", "check_errors", check_errors)
     check_matrix("linalg.cholesky", A)
-    res = cholesky_ex_result(*apply(CHOLESKY_EX, (A,), {"upper": bool(upper)}))
+    res = cholesky_ex_result(*apply(CHOLESKY_EX, (A,), {"upper": upper}))
     if check_errors:
         raise_for_info("linalg.cholesky_ex", res.info, not_pd)
     return res
@@ -158,7 +171,7 @@ def cholesky(A, *, upper=False) -> Tensor:
     """``linalg.cholesky(A, *, upper=False)``: the lower (or upper) triangular ``L`` with
     ``A = L @ L.mH`` for a symmetric (Hermitian) positive-definite ``A``, reading only the
     triangle it returns. Raises ``LinAlgError`` when ``A`` is not positive-definite."""
-    res = cholesky_ex(A, upper=upper)
+    res = cholesky_ex(A, upper=boolean("linalg_cholesky", "upper", upper))
     raise_for_info("linalg.cholesky", res.info, not_pd)
     return res.L
 
@@ -176,8 +189,9 @@ def _cholesky_top(input, upper=False) -> Tensor:
                 "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
                 "transform will produce equivalent results for all valid (symmetric positive "
                 "definite) inputs.")
+    upper = boolean("cholesky", "upper", upper)
     check_matrix("cholesky", input)
-    factor, info = apply(CHOLESKY, (input,), {"upper": bool(upper)})
+    factor, info = apply(CHOLESKY, (input,), {"upper": upper})
     raise_for_info("cholesky", info, not_pd)
     return factor
 
@@ -401,9 +415,19 @@ EIGVALS = defop("linalg_eigvals", jnp.linalg.eigvals, "LinalgEigBackward0",
 def eigvals(A) -> Tensor:
     """``linalg.eigvals(A)``: the (complex) eigenvalues of a square ``A``, in LAPACK's
     order; differentiable, as PyTorch's (its node is ``linalg_eig``'s)."""
-    check_matrix("linalg.eigvals", A, floating=False)
+    check_eig("linalg.eigvals", A)
+    return apply(EIGVALS, (A,))
+
+
+def check_eig(fname, A):
+    """PyTorch's errors for ``A`` that ``geev`` cannot take; hookgrad's where JAX has no
+    ``eig`` (a backend but the CPU and GPUs, where it runs LAPACK on the host)."""
+    check_matrix(fname, A, floating=False)
     if not (A.is_floating_point() or A.is_complex()):  # no complex type to compute in
         raise RuntimeError(f"Unknown Complex ScalarType for {kind(A)}")
     if A._data.dtype.itemsize < 4 and not A.is_complex():
         raise NotImplementedError(f"\"linalg_eig_out_cpu\" not implemented for '{kind(A)}'")
-    return apply(EIGVALS, (A,))
+    if A.device.type not in ("cpu", "cuda", "meta"):
+        raise NotImplementedError(f"{fname}: hookgrad computes eigenvalues of non-Hermitian "
+                                  f"matrices on the CPU and CUDA only (JAX has no eig on "
+                                  f"'{A.device.type}'); move A to the CPU first")

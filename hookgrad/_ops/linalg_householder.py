@@ -14,8 +14,8 @@ import jax.numpy as jnp
 from .._tensor import Tensor
 from .dispatch import apply
 from .._dtype import TORCH_KINDS
-from .linalg_decomp import return_type
-from .registry import defop, export
+from .linalg_decomp import return_type, write_outs
+from .registry import defop, export, with_out
 from .special import no_derivative
 
 geqrf_result = return_type("geqrf", ["a", "tau"])
@@ -92,12 +92,7 @@ def geqrf(input, *, out=None):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"geqrf_cpu\" not implemented for "
                                   f"'{TORCH_KINDS[input.dtype.name]}'")
-    res = geqrf_result(*apply(GEQRF, (input,)))
-    if out is not None:
-        for o, r in zip(out, res):
-            o.copy_(r)
-        return out
-    return res
+    return write_outs(geqrf_result(*apply(GEQRF, (input,))), out)
 
 
 def _check_reflectors(name, input, tau):
@@ -112,12 +107,40 @@ def _check_reflectors(name, input, tau):
 def orgqr(input, tau, *, out=None) -> Tensor:
     """``orgqr(input, tau)``: the first ``n`` columns of ``Q = H_1 ... H_k`` from
     :func:`geqrf`'s reflectors (``torch.linalg.householder_product``)."""
-    _check_reflectors("linalg.householder_product", input, tau)
-    if input.shape[-2] < input.shape[-1]:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
-                           "than or equal to input.shape[-1]")
-    res = apply(ORGQR, (input, tau))
-    return res if out is None else out.copy_(res)
+    return householder_product(input, tau, out=out)
+
+
+@with_out
+def householder_product(A, tau) -> Tensor:
+    """``linalg.householder_product(A, tau, *, out=None)``: the first ``n`` columns of the
+    product of the Householder reflectors ``I - tau_i v_i v_i^H`` whose vectors are below
+    the diagonal of ``A`` (LAPACK's ``orgqr``); differentiable in ``A`` and ``tau``."""
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if not tau.ndim:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    _check_reflectors("linalg.householder_product", A, tau)
+    if A.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to "
+                           f"{A.ndim}")
+    if A.ndim > 2 and tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_kind(tau)} does not match input dtype "
+                           f"{_kind(A)}")
+    if not (A.dtype.is_complex or A.dtype.is_floating_point and A.dtype.itemsize >= 4):
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{_kind(A)}'")
+    return apply(ORGQR, (A, tau))
+
+
+def _kind(t):
+    return TORCH_KINDS[t.dtype.name]
 
 
 @export

@@ -5,15 +5,17 @@ matrix norm is made of it, ``svdvals``, ``amax``/``amin`` and ``sum``, as PyTorc
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 from .._tensor import Tensor
 from .dispatch import apply
-from .linalg_decomp import check_floating, svdvals
+from .linalg_decomp import check_floating, check_matrix, svdvals
+from .linalg_solve import inv_ex
 from .parser_errors import not_a
 from .reduction import NORM, _dims
 from .reduction_args import NOT_INT, norm_dim_refused
-from .registry import FUNCTIONS, export
+from .registry import FUNCTIONS, export, with_out
 
 _F = FUNCTIONS
 
@@ -135,3 +137,57 @@ def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
     check_floating("linalg.vector_norm", x)  # PyTorch's norm is its vector_norm
     return apply(NORM, (x,), {"p": p, "dim": _dims(dim, x.ndim), "keepdim": keepdim})
+
+
+# --------------------------------------------------------------------------- cond
+
+
+def _cond_order_name(p):
+    """How PyTorch names a numeric order in its square-matrix error (C++'s to_string)."""
+    if isinstance(p, numbers.Integral):
+        return str(int(p))
+    return f"{p:f}" if math.isfinite(p) else ("inf" if p > 0 else "-inf")
+
+
+def _cond_order_refused(p):
+    if p.__class__ is str:
+        return p not in ("fro", "nuc")
+    return abs(p) not in (1, 2, math.inf)
+
+
+@with_out
+def cond(A, p=None) -> Tensor:
+    """``linalg.cond(A, p=None, *, out=None)``: the condition number of ``A`` in the
+    ``p`` norm (2 by default): the ratio of extreme singular values for ``p`` of 2/-2,
+    ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` otherwise (inf for a singular ``A``),
+    composed of the ops PyTorch records; 0 for empty matrices. Checked in PyTorch's order
+    (a str order's squareness before the order, a number's after)."""
+    if p is None:
+        p = 2
+    elif not isinstance(p, (str, numbers.Number)):
+        raise not_a("linalg_cond", "p", p, "Number", None)
+    if p.__class__ is str:
+        check_matrix(f"linalg.cond(ord={p})", A, floating=False)
+    elif A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if _cond_order_refused(p):
+        shown = p if p.__class__ is str else f"{float(p):g}"
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {shown}")
+    if not A.numel():
+        return A.new_zeros(tuple(A.shape[:-2]), dtype=A.dtype.to_real())
+    if p.__class__ is not str and abs(p) != 2:
+        check_matrix(f"linalg.cond(ord={_cond_order_name(p)})", A, floating=False)
+    return _cond(A, p)
+
+
+def _cond(A, p):
+    if p == "nuc" or p.__class__ is not str and abs(p) == 2:
+        s = svdvals(A)
+        if p == "nuc":
+            return s.sum(-1) * s.reciprocal().sum(-1)
+        big, small = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
+        return (small / big if p < 0 else big / small).squeeze(-1)
+    inverse, info = inv_ex(A)
+    inverse = inverse.masked_fill(info.unsqueeze(-1).unsqueeze(-1) > 0, math.inf)
+    prod = matrix_norm(A, p) * matrix_norm(inverse, p)
+    return prod.nan_to_num(math.inf, math.inf, -math.inf)  # 0 * inf: inf, as NumPy's

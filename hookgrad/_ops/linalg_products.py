@@ -14,6 +14,7 @@ from .dispatch import apply
 from .linalg import matmul, mm
 from .linalg_decomp import check_matrix, kind, warn_caller
 from .linalg_solve import inv
+from .parser_errors import not_a
 from .registry import FUNCTIONS, defop, export, shape_broadcast_error
 from .shape import wrap_dim
 
@@ -212,3 +213,25 @@ def multi_dot(tensors) -> Tensor:
     shape = tuple(first.shape[:1] if first.ndim == 2 else ()) + tuple(
         last.shape[1:] if last.ndim == 2 else ())
     return out.view(shape)
+
+
+# --------------------------------------------------------------------------- vander
+
+
+def vander(x, *, N=None) -> Tensor:
+    """``linalg.vander(x, *, N=None)``: the powers ``x**0 .. x**(N-1)`` of each entry of
+    ``x`` along a new last dimension (``N`` defaults to ``x.shape[-1]``). Recorded as
+    PyTorch's: a row of ones concatenated to a cumprod of ``x`` expanded (CatBackward0 over
+    CumprodBackward0), so an integer ``x`` gives int64 as cumprod does."""
+    if N is not None and (N.__class__ is bool or not isinstance(N, int)):
+        raise not_a("linalg_vander", "N", N, position=None)
+    if x.dtype.is_floating_point and x.dtype.itemsize < 4 or x.dtype.name == "bool":
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {kind(x)}")
+    shape = list(x.shape)
+    n = N if N is not None else (shape[-1] if shape else 0)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = FUNCTIONS["cumprod"](x.unsqueeze(-1).expand(*shape, n - 1), -1)
+    ones = x.new_ones((*shape, 1))
+    return FUNCTIONS["cat"]([ones, powers], -1)

@@ -11,7 +11,7 @@ import numpy as np
 from .._tensor import Tensor
 from .dispatch import apply
 from .linalg_decomp import check_floating, check_matrix, kind, raise_for_info, return_type
-from .registry import FUNCTIONS, defop, export, shape_broadcast_error
+from .registry import FUNCTIONS, defop, export, shape_broadcast_error, with_out
 
 
 def zero_pivot(lu):
@@ -365,3 +365,49 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in ("gelsd", "gelss"):
         s = Tensor._wrap(jnp.zeros((0,), s._data.dtype))
     return lstsq_result(x, res, rank, s.detach())
+
+
+# --------------------------------------------------------------------------- tensorinv, tensorsolve
+
+
+def _prod(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _square_or_raise(rows, cols, split):
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[{split}:]) "
+                           f"== prod(self.shape[:{split}]), but got {rows} != {cols}")
+
+
+@with_out
+def tensorinv(A, ind=2) -> Tensor:
+    """``linalg.tensorinv(A, ind=2, *, out=None)``: the inverse of ``A`` for
+    :func:`hookgrad.tensordot` over ``ind`` dimensions, of shape
+    ``A.shape[ind:] + A.shape[:ind]``: ``A`` reshaped to a square matrix, inverted
+    (LinalgInvExBackward0) and reshaped back, as PyTorch records it."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > A.ndim:
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {A.ndim}")
+    head, tail = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    _square_or_raise(_prod(tail), _prod(head), "ind")
+    return _inv("inv", A.reshape(_prod(head), _prod(tail))).reshape(tail + head)
+
+
+@with_out
+def tensorsolve(A, B, dims=None) -> Tensor:
+    """``linalg.tensorsolve(A, B, dims=None, *, out=None)``: ``X`` with
+    ``tensordot(A, X, X.ndim) == B``; the dimensions ``dims`` of ``A`` are moved last first.
+    ``A`` reshaped to a square matrix and ``B`` flattened go through :func:`solve`, as
+    PyTorch's."""
+    if dims is not None:
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    shape = tuple(A.shape[B.ndim:])
+    n = _prod(shape)
+    _square_or_raise(n, _prod(B.shape), "other.ndim")
+    return solve(A.reshape(n, n), B.flatten()).reshape(shape)

@@ -41,6 +41,14 @@ def integer(name, arg, value, position=None):
     return int(value)
 
 
+def boolean(name, arg, value, position=None):
+    """``value`` of a ``bool`` argument, or PyTorch's parser TypeError where it is none (an
+    int, a str, None, a Tensor, NumPy's bool: ``bool()`` would take them all)."""
+    if value.__class__ is bool:
+        return value
+    raise not_a(name, arg, value, "bool", position)
+
+
 def not_a_dim(name, dim, wanted="int"):
     """PyTorch's TypeError for a ``dim`` argument of the wrong type (a bool, None)."""
     return not_a(name, "dim", dim, wanted)

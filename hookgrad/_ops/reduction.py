@@ -479,6 +479,7 @@ def cumsum(input, dim, *, dtype=None) -> Tensor:
 
 @export
 def cumprod(input, dim, *, dtype=None) -> Tensor:
+    dtype = _int_accumulator(input, dtype)
     x = input if dtype is None else input.to(dtype)
     return apply(CUMPROD, (x,), {"dim": _given_dim(dim, x.ndim, "cumprod")})
 

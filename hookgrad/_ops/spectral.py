@@ -10,13 +10,13 @@ import functools
 
 import jax.numpy as jnp
 
-from .. import _dtype, _views
+from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import apply
 from .parser_errors import not_a, number
 from .registry import FUNCTIONS, defop, with_out
 from .shape import wrap_dim
-from .views import _permuted
+from .views import laid_out
 from . import complex_numbers
 
 _NORMS = ("backward", "ortho", "forward")
@@ -210,7 +210,7 @@ def _ihfftn(input, s, dim, norm, fname):
     # PyTorch's kernels lay each transform's result out by its input's strides (below);
     # the conjugation keeps the r2c's layout
     order = _fft_layout(_fft_layout(x.stride(), dims[-1:], True), dims[:-1], False)
-    return _laid_out(c2c(y, dims[:-1], norm, False), order)
+    return laid_out(c2c(y, dims[:-1], norm, False), order)
 
 
 def _fft_layout(strides, dims, exclude_last):
@@ -228,19 +228,6 @@ def _fft_layout(strides, dims, exclude_last):
     for rank, d in enumerate(order):
         out[d] = -rank  # only the order matters to the next transform and to the layout
     return tuple(out)
-
-
-def _laid_out(t, strides):
-    """``t``, a transform's fresh result, in the storage layout whose strides sort as
-    ``strides``: a hidden C-ordered base in that dimension order, of which ``t`` is a plain
-    (non-differentiable, unshared) alias, so ``stride()`` and ``is_contiguous()`` answer as
-    PyTorch's (a ``linear`` of it then takes PyTorch's path)."""
-    order = sorted(range(t.ndim), key=lambda d: -strides[d])
-    if order == list(range(t.ndim)):
-        return t
-    base = Tensor._wrap(jnp.transpose(t._data, order))
-    return _views.alias(t, base, diff=False, shared=False, geom_fn=_permuted,
-                        statics={"dims": tuple(order.index(d) for d in range(t.ndim))})
 
 
 def _one(n, dim):

@@ -175,7 +175,7 @@ def _cdist(x1, x2, p):
     return _norm(x1[..., :, None, :] - x2[..., None, :, :], p, -1, False)
 
 
-_CDIST = defop("cdist", _cdist, "CdistBackward0", names="x1 x2 -> p result x1 x2")
+_CDIST = defop("cdist", _cdist, "CdistBackward0", names="x1 x2 -> x1 x2 p result")
 
 
 @export(method=False)

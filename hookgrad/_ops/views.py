@@ -14,6 +14,8 @@ geometry and writes through). An in-place op on a view then:
 import functools
 import math
 
+import jax.numpy as jnp
+
 from .. import _views
 from .._autograd import grad_mode
 from .._autograd.graph import _Node
@@ -135,6 +137,20 @@ def _diagonal(size, stride, offset, off, d1, d2):
 
 def _permuted(size, stride, offset, dims):
     return tuple(size[d] for d in dims), tuple(stride[d] for d in dims), offset
+
+
+def laid_out(t, strides):
+    """``t``, an op's fresh result, in the storage layout whose strides sort as ``strides``
+    (an FFT's, a ``view_as_real`` of a permuted tensor): a hidden C-ordered base in that
+    dimension order, of which ``t`` is a plain (non-differentiable, unshared) alias, so
+    ``stride()`` and ``is_contiguous()`` answer as PyTorch's (a ``linear`` of it then
+    takes PyTorch's path)."""
+    order = sorted(range(t.ndim), key=lambda d: -strides[d])
+    if order == list(range(t.ndim)):
+        return t
+    base = Tensor._wrap(jnp.transpose(t._data, order))
+    return _views.alias(t, base, diff=False, shared=False, geom_fn=_permuted,
+                        statics={"dims": tuple(order.index(d) for d in range(t.ndim))})
 
 
 def _swap(dims, d0, d1):

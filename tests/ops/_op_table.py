@@ -924,6 +924,14 @@ row("linalg.eigvalsh", lambda L, a: L.linalg.eigvalsh(a),
 row("linalg.eigvals", lambda L, a: L.view_as_real(L.linalg.eigvals(a)).pow(2).sum(0),
     lambda a: (lambda e: jnp.stack([e.real, e.imag], -1) ** 2)(jnp.linalg.eigvals(a)).sum(0),
     [M3])
+# per eigenvector row: the squared moduli summed over the eigenvectors, free of each one's
+# phase (LAPACK builds differ in it) and of the order of a conjugate pair
+row("linalg.eig", lambda L, a: (lambda r: (L.view_as_real(r[0]).pow(2).sum(0),
+                                           L.view_as_real(r[1]).pow(2).sum((-1, -2))))(
+    L.linalg.eig(a)),
+    lambda a: (lambda r: ((jnp.stack([r[0].real, r[0].imag], -1) ** 2).sum(0),
+                          (jnp.abs(r[1]) ** 2).sum(-1)))(jax.lax.linalg.eig(
+        a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)), [M3])
 row("linalg.lstsq", lambda L, a, b: L.linalg.lstsq(a, b),
     lambda a, b: (jnp.linalg.pinv(a) @ b, jnp.zeros(0), jnp.asarray(3),
                   jnp.zeros(0)), [R43, F(4, 2)])

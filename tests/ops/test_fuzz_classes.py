@@ -1531,3 +1531,45 @@ def test_ldexp_packs_what_pytorch_packs():
             L.ldexp(x, L.tensor([1, 2, 0, 3]))
         return log
     assert same_as_torch(scenario) == [((4,), "int64"), ((2, 4), "float32")]
+
+
+def test_cdist_packs_x1_x2_then_its_result():
+    """PyTorch 2.13's CdistBackward0 packs x1, x2, then the result (the fuzz tier's slow
+    test found it once the linalg.eig op-table row changed its draws)."""
+    def scenario(L):
+        a = L.tensor([[-2.0, -1.5, 0.5], [1.0, 0.25, 2.0]], requires_grad=True)
+        b = L.tensor([[0.5, 1.0, -1.0]], requires_grad=True)
+        seen = []
+        with L.autograd.graph.saved_tensors_hooks(lambda t: seen.append(list(t.shape)) or t,
+                                                  lambda t: t):
+            L.cdist(a, b).sum().backward()
+        return seen
+    assert same_as_torch(scenario) == [[2, 3], [1, 3], [2, 1]]
+
+
+@pytest.mark.parametrize("make", ["ihfft2", "transpose"])
+def test_view_as_real_keeps_its_inputs_layout(make):
+    """PyTorch's ``view_as_real`` keeps its input's strides (doubled, each pair innermost),
+    so a Linear of ``view_as_real(fft.ihfft2(x))`` (fuzz seed 1736) takes matmul's path, as
+    of any permuted input: AddBackward0 over UnsafeViewBackward0, not addmm's ViewBackward0;
+    ``view_as_complex`` keeps the pairs' layout back."""
+    def scenario(L):
+        x = L.tensor([[1.0, 0.71, 1.21, 0.88], [-0.7, -0.05, 0.49, 1.12],
+                      [-0.11, 0.39, -0.24, -1.43]], requires_grad=True)
+        z = L.fft.ihfft2(x) if make == "ihfft2" else L.complex(x, x * 0.5).t()
+        r = L.view_as_real(z)
+        lin = L.nn.Linear(2, 2)
+        with L.no_grad():
+            lin.weight.copy_(L.tensor([[0.5, -0.25], [1.5, 0.75]]))
+            lin.bias.fill_(0.125)
+        y = lin(r)
+        y.clamp_(-1, 1)
+        y.sum().backward()
+        back = L.view_as_complex(r.detach())
+        return {"stride": list(r.stride()), "contiguous": r.is_contiguous(),
+                "node": type(y.grad_fn).__name__,
+                "next": [type(n).__name__ for n, _ in y.grad_fn.next_functions],
+                "back": list(back.stride()), "grad": x.grad.tolist()}
+    got = same_as_torch(scenario, names=False)
+    assert got["stride"][0] == 2 and got["stride"][-1] == 1 and not got["contiguous"]
+    assert got["node"] == "ClampBackward1"

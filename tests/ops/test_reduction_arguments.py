@@ -240,3 +240,23 @@ def test_softmax_of_integers_in_a_float_dtype_runs():
     same_as_torch(lambda L: [py(L.softmax(L.ones(2, 3, dtype=L.long), 1, L.float32)),
                              py(L.special.softmax(L.ones(3, dtype=L.long), 0, L.float64)),
                              py(L.special.log_softmax(L.ones(3), dim=0, dtype=L.float64))])
+
+
+def test_cumprod_of_integers_and_bools_is_int64_as_cumsum():
+    """PyTorch accumulates an integer or bool input's running product in int64, as its
+    running sum; ``dtype=`` and the in-place form keep their dtype."""
+    def run(L):
+        got = {}
+        for name in ("int32", "uint8", "bool", "int8", "int64", "float16"):
+            x = L.tensor([1, 2, 1, 3]).to(getattr(L, name))
+            got[name] = [str(f(x, 0).dtype).rpartition(".")[2] for f in (L.cumprod, L.cumsum)]
+        x = L.tensor([1000, 1000, 1000, 10], dtype=L.int32)
+        got["values"] = L.cumprod(x, 0).tolist()  # past int32's range
+        got["dtype="] = str(L.cumprod(x, 0, dtype=L.float32).dtype).rpartition(".")[2]
+        got["in place"] = str(x.cumprod_(0).dtype).rpartition(".")[2]
+        vander = L.linalg.vander(L.tensor([1, 2], dtype=L.int32))
+        got["vander"] = str(vander.dtype).rpartition(".")[2]
+        return got
+    got = same_as_torch(run)
+    assert got["int32"] == got["bool"] == ["int64", "int64"]
+    assert got["values"][-1] == 10 ** 10 and got["in place"] == "int32"
