@@ -109,6 +109,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             for k, plan in enumerate(plans):
                 region = _replay(plan, node, g, deps, top)
                 if region is not None:
+                    region, exact = region
                     plan.hits += 1
                     if k and plan.hits > plans[k - 1].hits:  # the most used tried first
                         _move_up(plans, k, plan)
@@ -131,9 +132,20 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             del region[i:]
             plan = None  # its edges into the nodes cut off now leave the region
             break
+    sig = None
     if plan is not None:
         sides, parts, flat, ext = _replayed_parts(plan, region, saved, buffers, keep_graph)
-        fn = plan.fn if parts is plan.parts else _program(g, parts)
+        if parts is not plan.parts:
+            fn = _program(g, parts)
+        else:
+            fn = plan.fn
+            if exact:  # every node of the op site of the plan's own (its vjp key object):
+                # the same argument types, so the same saved values' shapes and dtypes and
+                # the same signature, worked out once. (Where the gradients' weak types
+                # or a value held on the host differ, jax.jit compiles in this thread:
+                # never another result)
+                if (sig := plan.sig) is None:
+                    sig = plan.sig = tiered.signature((g, *ext, *flat))
     else:
         sides, parts, flat, ext, edges = _parts(region, saved, buffers, keep_graph)
         fn = _program(g, parts) if len(region) > 1 else None
@@ -142,7 +154,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     args = ext + flat
     # NOTE: tracing a large region costs more than running its nodes one by one: it is
     # traced and compiled in the background while they run (``call_ready`` gives None)
-    outs = None if fn is None else fn.call_ready(g, *args)
+    outs = None if fn is None else fn.call_ready(g, *args, sig=sig)
     if outs is None:  # each vjp its own jitted call, as node-by-node execution makes them
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
@@ -210,7 +222,7 @@ class _Plan:
     the edges leaving it; the program."""
 
     __slots__ = ("shape", "dtype", "ops", "vkeys", "paths", "nin", "edges", "sides", "outs",
-                 "parts", "fn", "hits")
+                 "parts", "fn", "hits", "sig")
 
 
 def _remember(region, g, parts, edges, fn):
@@ -225,7 +237,7 @@ def _remember(region, g, parts, edges, fn):
                 if paths[d] is None:
                     paths[d] = (j, e)
     plan = _Plan()
-    plan.shape, plan.dtype, plan.fn, plan.hits = g.shape, g.dtype, fn, 0
+    plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, fn, 0, None
     plan.ops = [cur._op for cur in region]
     plan.vkeys = [cur._vkey for cur in region]
     plan.paths, plan.nin, plan.parts = paths, nin, parts
@@ -266,8 +278,10 @@ def _move_up(plans, k, plan):
 
 
 def _replay(plan, node, g, deps, top):
-    """``plan``'s nodes from ``node`` now, or None where its region is not what the ready
-    queue would run next from ``node``. The graph has the plan's shape there: every path
+    """``(region, exact)``: ``plan``'s nodes from ``node`` now, and whether each holds the
+    plan's own vjp key object (nodes of the op sites the plan was made from, ``lazy.Site``:
+    the same argument types); None where its region is not what the ready queue would run
+    next from ``node``. The graph has the plan's shape there: every path
     leads to a hook-free node of the plan's op and vjp key, whose undelivered edges are all
     the region's own (so it is ready when its turn comes), sequence numbers fall along the
     region (each its ready nodes' highest: the queue's order) and stay above the queued
@@ -279,6 +293,7 @@ def _replay(plan, node, g, deps, top):
     # NOTE: per node of every replayed region: one look at each slot, no dict built
     region = [node]
     ops, vkeys, nin = plan.ops, plan.vkeys, plan.nin
+    exact = node._vkey is vkeys[0]  # every node's key the plan's own object: its sites'
     last = node._seq
     try:
         for i in range(1, len(ops)):
@@ -297,8 +312,10 @@ def _replay(plan, node, g, deps, top):
             if cur._want is None:
                 cur._keys()
             # (a node of the same op site holds the same key object: no compare)
-            if (vk := cur._vkey) is not vkeys[i] and vk != vkeys[i]:
-                return None
+            if (vk := cur._vkey) is not vkeys[i]:
+                if vk != vkeys[i]:
+                    return None
+                exact = False
             region.append(cur)
             last = seq
     except (IndexError, TypeError, AttributeError):
@@ -336,7 +353,7 @@ def _replay(plan, node, g, deps, top):
                 best = c
         if best is not None and -best._seq < top and _plain_next(best):
             return None
-    return region
+    return region, exact
 
 
 def _replayed_parts(plan, region, saved, buffers, keep_graph):

@@ -291,6 +291,9 @@ def _signature(args):
     return tuple(sig)
 
 
+signature = _signature  # (a fused backward's plan keeps its own: ``_engine/fusion.py``)
+
+
 _NUMBERS = frozenset((int, float, bool, complex, type(None)))  # None: an empty tree
 
 

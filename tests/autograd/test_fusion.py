@@ -365,10 +365,10 @@ def replays(cache, monkeypatch):
     real = fusion._replay
 
     def spy(*args):
-        region = real(*args)
-        if region is not None:
-            done.append([n.name() for n in region])
-        return region
+        found = real(*args)
+        if found is not None:
+            done.append([n.name() for n in found[0]])
+        return found
     monkeypatch.setattr(fusion, "_replay", spy)
     return done
 
@@ -528,6 +528,29 @@ def test_a_replayed_region_whose_saved_values_changed_shape(replays):
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [2]  # one per size
 
 
+def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(replays,
+                                                                            monkeypatch):
+    """A replayed region whose every node holds the plan's own vjp key object comes from
+    the op sites the plan was made from (``lazy.Site``: the same argument shapes and
+    dtypes), so its program's signature is the plan's, worked out at its first replay."""
+    worked = []
+    real = tiered.signature
+    monkeypatch.setattr(tiered, "signature", lambda args: worked.append(1) or real(args))
+    x, c = hg.tensor(X, requires_grad=True), hg.tensor(0.5)
+    x._data, c._data  # small values are held on the host: in XLA now, deferred ops
+    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
+    with hg.autograd.set_tiered_execution(True):
+        for _ in range(8):
+            x.grad = None
+            chain(hg, x, c).backward()
+            tiered.wait()
+            np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+    assert len(replays) >= 4
+    (plan,) = [p for plans in fusion._plans.values() for p in plans if p.hits]
+    assert plan.sig is not None and worked == [1]
+    assert [len(fn._sigs) for fn in fusion._compiled.values()] == [1]
+
+
 def test_a_plan_moved_up_after_another_thread_shortened_its_list(replays, monkeypatch):
     """The most used plan of a first node moves up its list (``run``), which another
     thread's ``_remember`` may shorten meanwhile (a new plan: the list keeps four). The
@@ -547,10 +570,10 @@ def test_a_plan_moved_up_after_another_thread_shortened_its_list(replays, monkey
     spy = fusion._replay
 
     def cut_meanwhile(plan, *args):
-        region = spy(plan, *args)
-        if region is not None and len(kept) == 4:
+        found = spy(plan, *args)
+        if found is not None and len(kept) == 4:
             del kept[3:]  # another thread's ``_remember``, before it appends its plan
-        return region
+        return found
     monkeypatch.setattr(fusion, "_replay", cut_meanwhile)
     x.grad = None
     chain(hg, x, c).backward()

@@ -5,6 +5,7 @@ import pytest
 
 import hookgrad
 from hookgrad._ops.op_node import OpNode
+from tests.differential import needs_torch, same_as_torch
 
 
 def _slots(node):
@@ -135,3 +136,30 @@ def test_the_nodes_of_one_op_site_share_their_vjp_key():
     y._data
     other = (x * y).grad_fn._vkey  # another argument saved: its own key
     assert other != keys[1]
+
+
+def _site_packs(lib):
+    # ``(x * k).exp()`` on one op site each step (the integer ``k`` kept whatever requires
+    # grad, exp's result saved); the last steps under saved-tensor hooks, after the site
+    # has kept what its nodes save: the packs must be PyTorch's all the same
+    got = []
+    for step in range(7):
+        x = lib.tensor([1.0, -2.0, 0.5, 0.25, 3.0, 1.5, -1.0], requires_grad=True)
+        k = lib.tensor([1, 2, 3, 1, 2, 3, 1])
+        getattr(x, "_data", None), getattr(k, "_data", None)  # hookgrad: in XLA, deferred
+        packs = []
+        if step < 4:
+            y = (x * k).exp()
+        else:
+            with lib.autograd.graph.saved_tensors_hooks(
+                    lambda t: packs.append(t.tolist()) or t, lambda t: t):
+                y = (x * k).exp()
+        y.sum().backward()
+        got.append((packs, x.grad.tolist()))
+    return got
+
+
+@needs_torch
+def test_a_site_keeps_what_its_nodes_save_and_saved_tensor_hooks_still_pack_it():
+    got = same_as_torch(_site_packs)
+    assert [len(p) for p, _ in got] == [0, 0, 0, 0, 2, 2, 2]

@@ -53,18 +53,22 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
     once per recorded op, hence the inlined constructors and saving rule.
 
     ``site``: the op's ``lazy.Site`` for these argument types, from a deferred call. It
-    keeps what the last node recorded there worked out: ``(want, needed, vjp key)``. A
-    node with the same ``want`` needs the same arguments saved (where no argument is
-    non-differentiable, an argument has an edge exactly when it requires grad), so the
-    dict rule's walk (``needed_inputs``) and the vjp key (``vjp_key``) are worked out only
-    when ``want`` changes there: the site's nodes share one key object, which the
-    backward's plans (``_engine/fusion.py``) compare by identity first.
+    keeps what the last node recorded there worked out: ``(want, needed, vjp key, kept
+    positions, whether the result is saved)``. A node with the same ``want`` needs the
+    same arguments saved (where no argument is non-differentiable, an argument has an edge
+    exactly when it requires grad; the site's argument dtypes are fixed), so the dict
+    rule's walk (``needed_inputs``), each argument's dtype test, the result's rule and the
+    vjp key (``vjp_key``) are worked out only when ``want`` changes there: the site's nodes
+    share one key object, which the backward's plans (``_engine/fusion.py``) compare by
+    identity first.
     """
     save = op.save
-    keep_all = save is ALL
     known = None if site is None else site.node
-    needed = () if save.__class__ is not dict else needed_inputs(save, args) \
-        if known is None else known[1]  # (checked against ``want`` below)
+    if known is None:
+        needed = () if save.__class__ is not dict else needed_inputs(save, args)
+        keep = _EVERY if save is ALL else needed  # (and the dtype, below)
+    else:  # (checked against ``want`` below)
+        needed, keep = known[1], known[3]  # the kept positions, dtype included
     nondiff = op.nondiff
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
@@ -86,9 +90,9 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
                 if e is not None:  # (mostly one: a shared tuple, no tuple made per op)
                     want = want + (i,) if want or i >= _N_ONE else _ONE[i]
             arr = a._arr  # NOTE: maybe pending: saving it computes nothing
-            if not (keep_all or i in needed):  # NOTE: ``keeps``, inlined
+            if i not in keep:  # NOTE: ``keeps``, inlined (a site's types are fixed)
                 av = arr.aval
-                if av.dtype in INEXACT:
+                if known or av.dtype in INEXACT:
                     stored.append(av)  # shape and dtype only
                     continue
             if arr.__class__ is Pending:
@@ -116,10 +120,15 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
             site.node = None
             return _record(op, key, args, res, site, out, shadow)
         vkey = vjp_key(op, key, stored, consts, want)
+        # whether PyTorch's node saves the result: the op's parsed names answer once known
+        saves = save is OUT or has_saved and (
+            spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
+            else "result" in _pack_order(op, len(stored)))
         if site is not None and not nondiff and op.positions is None:
-            site.node = (want, needed, vkey)
+            site.node = (want, needed, vkey, tuple(
+                [i for i, s in enumerate(stored) if s.__class__ is tuple]), saves)
     else:
-        vkey = known[2]
+        vkey, saves = known[2], known[4]
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
     node._next = tuple(edges)
     node._seq = next(_sequence)
@@ -145,10 +154,7 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
     else:
         result = _attach_outputs(node, res, out)
         t = out if out is not None else result[0]
-    # whether PyTorch's node saves the result: the op's parsed names answer once known
-    if save is OUT or has_saved == 2 or has_saved and (
-            spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
-            else "result" in _pack_order(op, len(stored))):
+    if saves or has_saved == 2:
         if has_saved == 2 or open_contexts[0] and _hooked():
             _pack(node, stored, t, result)
             has_saved = 2
@@ -200,6 +206,7 @@ _new = object.__new__
 # the cyclic garbage collector to count and scan while the graph lives
 _ONE = tuple((i,) for i in range(8))
 _N_ONE = len(_ONE)
+_EVERY = range(2 ** 31)  # every argument position (a range's ``in`` is arithmetic)
 
 
 def _later_outputs(op, n, outs):
