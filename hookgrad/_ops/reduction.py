@@ -157,8 +157,12 @@ NORM = defop("norm", _norm, "LinalgVectorNormBackward0",
              names="self -> self result ord=p dim=dim:tuple keepdim")
 TRACE = defop("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", (),
               names="self -> self_sym_sizes")
-ALL_ = defop("all", lambda x, dim, keepdim: jnp.all(x, axis=dim, keepdims=keepdim), None)
-ANY_ = defop("any", lambda x, dim, keepdim: jnp.any(x, axis=dim, keepdims=keepdim), None)
+# NOTE: of a uint8 input PyTorch gives uint8 (0 or 1), of any other dtype bool
+_truth_of = lambda x, r: r.astype(jnp.uint8) if x.dtype == jnp.uint8 else r
+ALL_ = defop("all", lambda x, dim, keepdim: _truth_of(x, jnp.all(x, axis=dim, keepdims=keepdim)),
+             None)
+ANY_ = defop("any", lambda x, dim, keepdim: _truth_of(x, jnp.any(x, axis=dim, keepdims=keepdim)),
+             None)
 COUNT_NONZERO = defop("count_nonzero", lambda x, dim: jnp.count_nonzero(x, axis=dim), None)
 # NOTE: PyTorch saves softmax's result; backward from it: y * (g - sum(g * y))
 SOFTMAX = defop("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), "SoftmaxBackward0", OUT,

@@ -36,6 +36,28 @@ ROWS = {
     "max over a list": (lambda L: L.max(_x(L), [0, 1]), TypeError,
                         r"^max\(\) received an invalid combination of arguments - got \((Tensor, "
                         r")?list\)"),
+    "masked_fill past float32's range": (
+        lambda L: L.zeros(2).masked_fill(L.tensor([True, False]), 1e300), RuntimeError,
+        r"^value cannot be converted to type float without overflow$"),
+    "masked_fill_ past uint8's range": (
+        lambda L: L.zeros(2, dtype=L.uint8).masked_fill_(L.tensor([True, False]), 256),
+        RuntimeError, r"^value cannot be converted to type uint8_t without overflow$"),
+    "masked_fill below int8's range": (
+        lambda L: L.zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]), -129),
+        RuntimeError, r"^value cannot be converted to type int8_t without overflow$"),
+    "masked_fill of a complex past its range": (
+        lambda L: L.zeros(2, dtype=L.complex64).masked_fill(L.tensor([True, False]), 1e300),
+        RuntimeError, r"^value cannot be converted to type c10::complex<float> without overflow$"),
+    "masked_fill past int64's range": (
+        lambda L: L.zeros(2, dtype=L.int64).masked_fill(L.tensor([True, False]), 2 ** 63),
+        RuntimeError, r"^value cannot be converted to type int64_t without overflow$"),
+    "masked_fill of an int past any dtype's": (
+        lambda L: L.zeros(2).masked_fill(L.tensor([True, False]), 2 ** 70), OverflowError,
+        r"^int too big to convert$"),
+    "isin of bools": (lambda L: L.isin(L.tensor([True, False]), L.tensor([True])), RuntimeError,
+                      r"^Unsupported input type encountered for isin\(\): Bool$"),
+    "isin in a bool": (lambda L: L.isin(L.tensor([1, 2]), True), RuntimeError,
+                       r"^Unsupported input type encountered for isin\(\): Bool$"),
     "cumsum over None": (lambda L: L.cumsum(_x(L), None), TypeError,
                          r"^cumsum\(\): argument 'dim' \(position [12]\) must be int, not "
                          r"NoneType$"),
@@ -560,3 +582,16 @@ def test_a_convolutions_parameter_error_comes_after_its_node_packed(kw):
                 L.nn.functional.conv_transpose2d(x, L.ones(4, 4, 3, 3), **kw)
         return packed
     assert same_as_torch(f) == [[1, 4, 5, 5], [4, 4, 3, 3]]
+
+
+def test_masked_fill_takes_what_pytorchs_checked_conversion_takes():
+    """A value an unsigned dtype wraps (down to minus its largest), a float dtype's largest,
+    inf and nan, an int into a bool: filled, as PyTorch fills them."""
+    def run(L):
+        mask = L.tensor([True, False])
+        return [str(L.zeros(2, dtype=getattr(L, dt)).masked_fill(mask, v).tolist())  # inf
+                for dt, v in (("uint8", -1), ("uint8", -255), ("uint8", 255), ("int8", -128),
+                              ("float16", 65504), ("float32", float("inf")), ("bool", 5),
+                              ("int32", 1.5), ("bfloat16", 3e38))]
+    got = same_as_torch(run)
+    assert got[0] == "[255, 0]" and got[1] == "[1, 0]"

@@ -202,9 +202,13 @@ def test_isin_truth_reductions_and_nots_of_held_values_match_pytorch():
     same_as_torch(run, tol=0)
 
 
-def test_masked_fill_with_a_value_past_the_dtype_leaves_the_host():
+def test_masked_fill_with_a_value_past_the_dtype_raises_before_the_host_form():
+    """PyTorch's checked conversion refuses the value (tests/ops/test_error_wording.py); the
+    held input is left as it was."""
     f = hookgrad.zeros(2)
-    assert not _held(f.masked_fill(hookgrad.tensor([True, False]), 1e300))
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type float without"):
+        f.masked_fill_(hookgrad.tensor([True, False]), 1e300)
+    assert _held(f) and f.tolist() == [0.0, 0.0]
 
 
 def test_a_stack_of_held_parts_in_any_layout_matches_pytorch():

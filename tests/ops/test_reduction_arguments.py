@@ -260,3 +260,21 @@ def test_cumprod_of_integers_and_bools_is_int64_as_cumsum():
     got = same_as_torch(run)
     assert got["int32"] == got["bool"] == ["int64", "int64"]
     assert got["values"][-1] == 10 ** 10 and got["in place"] == "int32"
+
+
+def test_any_and_all_of_uint8_are_uint8_as_pytorchs():
+    """PyTorch's any and all give uint8 (0 or 1) for a uint8 input, bool for every other
+    dtype, with or without a dim; a compiled call as eagerly."""
+    def run(L):
+        got = {}
+        for name in ("uint8", "int32", "bool", "float32"):
+            x = L.tensor([[1, 0, 2], [3, 4, 5]]).to(getattr(L, name))
+            got[name] = [(str(r.dtype).rpartition(".")[2], r.tolist())
+                         for r in (x.any(), x.all(), L.any(x, 1), L.all(x, 0, keepdim=True))]
+        return got
+    got = same_as_torch(run)
+    assert {d for d, _ in got["uint8"]} == {"uint8"} and got["uint8"][0][1] == 1
+    assert {d for d, _ in got["int32"]} == {"bool"}
+    import hookgrad as hg
+    compiled = hg.compile(lambda t: t.any(1))(hg.tensor([[1, 0], [0, 0]], dtype=hg.uint8))
+    assert compiled.dtype == hg.uint8 and compiled.tolist() == [1, 0]
