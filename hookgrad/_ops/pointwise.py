@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .checked_conversion import check_fits, overflows
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
 from .parser_errors import (REFUSED_OTHERS, integer, invalid_arguments, not_a, refuse_input,
@@ -573,44 +574,13 @@ def masked_fill(input, mask, value) -> OpCall:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         if value._arr.dtype.kind == "c" and input._arr.dtype.kind != "c":
-            raise _overflows(input)
+            raise overflows(input)
         return _MASKED_FILL_T, (input, value, mask), None
     if value.__class__ is complex and input._arr.dtype.kind != "c":
-        raise _overflows(input)
+        raise overflows(input)
     if value.__class__ is int or value.__class__ is float:
-        _check_fits(input, value)
+        check_fits(input, value)
     return _MASKED_FILL, (input, mask, value), None
-
-
-# NOTE: this check names an integer dtype by its fixed-width name where other messages
-# print the C type (int32 stays "int", as PyTorch's checked conversion prints it)
-_FIXED_WIDTH = {"int64": "int64_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
-
-
-def _check_fits(input, value):
-    """PyTorch's checked conversion of a Python number to ``input``'s dtype: a float dtype
-    takes any value up to its largest finite one (and inf, nan); an integer dtype its range,
-    where an unsigned one also takes down to minus its largest (the value wraps). An int
-    past int64's range is the parser's OverflowError."""
-    if value.__class__ is int and not -2 ** 63 <= value < 2 ** 64:
-        raise OverflowError("int too big to convert")
-    dtype = input._arr.dtype
-    kind = dtype.kind
-    if kind == "f" or kind == "c" or kind == "V":  # V: ml_dtypes' bfloat16, float8
-        top = float(jnp.finfo(dtype).max)
-        if value == value and abs(value) != float("inf") and abs(value) > top:
-            raise _overflows(input)
-    elif kind == "i" or kind == "u":
-        info = jnp.iinfo(dtype)
-        low = -int(info.max) if kind == "u" else int(info.min)
-        if not (value == value and low <= value <= int(info.max)):
-            name = _FIXED_WIDTH.get(dtype.name) or _dtype.c_type_name(input.dtype)
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-
-
-def _overflows(input):
-    return RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(input.dtype)} "
-                        "without overflow")
 
 
 @variants(inplace=True)
