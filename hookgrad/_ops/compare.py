@@ -95,9 +95,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False) -> Tenso
     like = elements if isinstance(elements, Tensor) else test_elements
     as_t = lambda x: x if isinstance(x, Tensor) else Tensor._wrap(jnp.asarray(x,
                                                                             like._data.dtype))
-    if elements.__class__ is bool or test_elements.__class__ is bool:
+    if any(x.__class__ is bool or isinstance(x, Tensor) and x._arr.dtype.kind == "b"
+           for x in (elements, test_elements)):
         raise RuntimeError("Unsupported input type encountered for isin(): Bool")
-    elements, test_elements = as_t(elements), as_t(test_elements)
-    if elements._arr.dtype.kind == "b" or test_elements._arr.dtype.kind == "b":
-        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
-    return apply(ISIN, (elements, test_elements), {"invert": bool(invert)})
+    return apply(ISIN, (as_t(elements), as_t(test_elements)), {"invert": bool(invert)})

@@ -576,10 +576,7 @@ def masked_fill(input, mask, value) -> OpCall:
         if value._arr.dtype.kind == "c" and input._arr.dtype.kind != "c":
             raise overflows(input)
         return _MASKED_FILL_T, (input, value, mask), None
-    if value.__class__ is complex and input._arr.dtype.kind != "c":
-        raise overflows(input)
-    if value.__class__ is int or value.__class__ is float:
-        check_fits(input, value)
+    check_fits(input, value)
     return _MASKED_FILL, (input, mask, value), None
 
 
