@@ -18,6 +18,7 @@ such a value remember it (:func:`known`), so ``.item()`` reads it without a tran
 """
 import collections
 import functools
+import math
 import weakref
 
 import jax
@@ -25,7 +26,8 @@ import numpy as np
 
 from . import _jax_trace
 
-__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "HOST_MAX"]
+__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "numbers_placed",
+           "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
 # arrays whose NumPy values are remembered (the oldest dropped; a dead array's at once): a
@@ -123,6 +125,47 @@ def _remember(arr, value):
     # the array dies (its id is not reused before this runs): its values go with it
     _known[key] = (weakref.ref(arr, lambda _, key=key, known=_known: known.pop(key, None)),
                    value)
+
+
+def numbers_placed(args):
+    """``args`` (a jitted program's arguments) with each Python number (bool, int, float)
+    replaced by the JAX scalar ``jax.jit`` makes of it (uncommitted, on the default device,
+    weakly typed as the number is), made once per value and kept; ``args`` itself when
+    none is a number or a default device is configured (``jax.default_device``).
+
+    jaxlib puts a number argument on the device at every call, ~10,000 instructions (an
+    XLA buffer), where a kept one costs a dict lookup: a deferred forward segment takes
+    ~40 numbers each run (the positions of its slices, its scales and epsilons,
+    ``hookgrad/_ops/lazy.py``), a ``generate`` step ~55. The program sees the same
+    abstract values, so it compiles nothing new."""
+    out = None
+    for i, a in enumerate(args):
+        c = a.__class__
+        if c is float or c is int or c is bool:
+            if out is None:
+                if jax.config.jax_default_device is not None:
+                    return args
+                out = list(args)
+                # NOTE: by 64-bit mode (``jax.experimental.enable_x64`` may change it): an
+                # int is an int64 scalar in it, an int32 one out of it
+                kept = _numbers[bool(jax.config.jax_enable_x64)]
+            # a zero's sign is part of its value: 0.0 and -0.0 compare (and hash) equal
+            key = (c, a) if c is not float or a else (c, a, math.copysign(1.0, a))
+            arr = kept.get(key)
+            if arr is None:
+                try:
+                    arr = jax.device_put(a)
+                except (OverflowError, TypeError, ValueError):  # jax.jit's own error, there
+                    continue
+                if len(kept) >= _NUMBERS_KEPT:  # (a NaN is never found again: bounded)
+                    kept.clear()
+                kept[key] = arr
+            out[i] = arr
+    return args if out is None else out
+
+
+_NUMBERS_KEPT = 4096  # numbers kept per 64-bit mode: a model's few dozen, many steps' positions
+_numbers = ({}, {})  # by 64-bit mode: (class, value[, a zero's sign]) -> its JAX scalar
 
 
 @functools.lru_cache(maxsize=1024)

@@ -37,3 +37,26 @@ def test_a_configured_default_device_is_jax_device_puts_to_honour():
     with jax.default_device(device):
         got, = _host_transfer.put([value], [jax.core.ShapedArray((3,), np.float32)])
     assert got.devices() == {device} and not got._committed
+
+
+def test_numbers_placed_are_the_scalars_jax_jit_makes_of_them_kept_per_value():
+    # a jitted program's Python number arguments: each as the JAX scalar jax.jit's own
+    # dispatch would put on the device, made once per value (its sign for a zero)
+    numbers = (3, 2.5, True, -0.0, 0.0, float("nan"), -7)
+    args = (jnp.ones(2),) + numbers + (2 ** 70,)
+    placed = _host_transfer.numbers_placed(args)
+    assert placed[0] is args[0] and placed[-1] == 2 ** 70  # too large: jax.jit's error
+    for number, got in zip(numbers, placed[1:]):
+        want = jax.device_put(number)
+        assert got.aval == want.aval and got.weak_type == want.weak_type and not got._committed
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert np.signbit(np.asarray(got)) == np.signbit(number)
+    again = _host_transfer.numbers_placed(args)
+    assert all(again[k] is placed[k] for k in range(1, 8))
+    assert _host_transfer.numbers_placed((0.0,))[0] is placed[5]  # equal values: one scalar
+    arrays = (jnp.ones(2), np.ones(3))
+    assert _host_transfer.numbers_placed(arrays) is arrays
+    with jax.enable_x64(False):  # an int is an int32 scalar there, as jax.jit makes it
+        small = _host_transfer.numbers_placed((3, 2.5))
+        assert [a.dtype for a in small] == [jnp.int32, jnp.float32]
+    assert _host_transfer.numbers_placed((3,))[0].dtype == jnp.int64
