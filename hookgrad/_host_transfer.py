@@ -18,7 +18,8 @@ such a value remember it (:func:`known`), so ``.item()`` reads it without a tran
 """
 import collections
 import functools
-import math
+import operator
+import struct
 import weakref
 
 import jax
@@ -138,34 +139,71 @@ def numbers_placed(args):
     ~40 numbers each run (the positions of its slices, its scales and epsilons,
     ``hookgrad/_ops/lazy.py``), a ``generate`` step ~55. The program sees the same
     abstract values, so it compiles nothing new."""
-    out = None
-    for i, a in enumerate(args):
-        c = a.__class__
-        if c is float or c is int or c is bool:
-            if out is None:
-                if jax.config.jax_default_device is not None:
-                    return args
-                out = list(args)
-                # NOTE: by 64-bit mode (``jax.experimental.enable_x64`` may change it): an
-                # int is an int64 scalar in it, an int32 one out of it
-                kept = _numbers[bool(jax.config.jax_enable_x64)]
-            # a zero's sign is part of its value: 0.0 and -0.0 compare (and hash) equal
-            key = (c, a) if c is not float or a else (c, a, math.copysign(1.0, a))
-            arr = kept.get(key)
-            if arr is None:
-                try:
-                    arr = jax.device_put(a)
-                except (OverflowError, TypeError, ValueError):  # jax.jit's own error, there
-                    continue
-                if len(kept) >= _NUMBERS_KEPT:  # (a NaN is never found again: bounded)
-                    kept.clear()
-                kept[key] = arr
-            out[i] = arr
-    return args if out is None else out
+    sig = tuple(map(type, args))
+    plan = _plans.get(sig)
+    if plan is None:
+        plan = _plan(sig)
+    if plan is _NO_NUMBERS or jax.config.jax_default_device is not None:
+        return args
+    numbers_of, fmt, pick = plan
+    numbers = numbers_of(args)
+    # NOTE: the numbers' bits are the key, in one C call: a zero's sign and a NaN are
+    # values (0.0 and -0.0 compare equal), and a class is its format letter (True, 1)
+    try:
+        key = fmt, _pack(fmt, *numbers)
+    except _struct.error:  # an int past 64 bits: jax.jit raises its own error for it
+        return args
+    kept = _numbers[jax.config.jax_enable_x64]  # int64 scalars in 64-bit mode, else int32
+    placed = kept.get(key)
+    if placed is None:
+        placed = tuple(map(_number, numbers))
+        if len(kept) >= _NUMBERS_KEPT:  # a bound: positions that change every step
+            kept.clear()
+        kept[key] = placed
+    return pick(tuple(args) + placed)
 
 
-_NUMBERS_KEPT = 4096  # numbers kept per 64-bit mode: a model's few dozen, many steps' positions
-_numbers = ({}, {})  # by 64-bit mode: (class, value[, a zero's sign]) -> its JAX scalar
+def _plan(sig):
+    """For arguments of classes ``sig``: a getter of the numbers among them, their
+    ``struct`` format and a picker of the arguments with the numbers' scalars in their
+    places, out of ``args + scalars`` (each one C call); or ``_NO_NUMBERS``."""
+    at = [k for k, c in enumerate(sig) if c in _FORMATS]
+    plan = _NO_NUMBERS
+    if at:
+        n = len(sig)
+        order = list(range(n))
+        for j, k in enumerate(at):
+            order[k] = n + j
+        plan = (_getter(at), "=" + "".join(_FORMATS[sig[k]] for k in at), _getter(order))
+    if len(_plans) >= 1024:
+        _plans.clear()
+    _plans[sig] = plan
+    return plan
+
+
+def _getter(positions):
+    """A tuple of the items at ``positions`` (``operator.itemgetter`` gives one item
+    alone for one position)."""
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    k = positions[0]
+    return lambda items: (items[k],)
+
+
+def _number(v):
+    try:
+        return jax.device_put(v)
+    except (OverflowError, TypeError, ValueError):  # (an int past int32 without 64-bit
+        return v                                    # mode): jax.jit's own error, there
+
+
+_FORMATS = {bool: "?", int: "q", float: "d"}
+_NO_NUMBERS = ()
+_plans = {}  # the classes of a call's arguments -> ``_plan``'s answer
+_NUMBERS_KEPT = 4096  # a mode's kept values: a model's few dozen, many steps' positions
+# by 64-bit mode (False, True): (format, the numbers' bytes) -> their JAX scalars
+_numbers = ({}, {})
+_pack, _struct = struct.pack, struct
 
 
 @functools.lru_cache(maxsize=1024)
