@@ -235,6 +235,32 @@ def test_cat_checks_as_pytorch(case):
     same_as_torch(CAT_CASES[case])
 
 
+def test_a_repeated_cat_is_checked_once_and_other_shapes_still_raise(monkeypatch):
+    # a KV cache joins the same shapes per layer per step: the check of the parts' shapes
+    # and dim runs once for them; new shapes, empty 1-d parts and bad dims are checked
+    from hookgrad._ops import stacking
+    checks = []
+    real = stacking.wrap_dim
+    monkeypatch.setattr(stacking, "wrap_dim", lambda *a, **k: checks.append(a) or real(*a, **k))
+
+    def steps(L):
+        out = []
+        for n in (3, 3, 3, 4, 4):  # a cache of length n, grown by one each time
+            cache = L.arange(2.0 * n).reshape(2, 1, n)
+            out.append(py(L.cat((cache, L.full((2, 1, 1), float(n))), dim=-1)))
+        out.append(py(L.cat([L.zeros(0), L.arange(2.0)])))
+        out.append(py(L.cat([L.zeros(0), L.arange(2.0)])))
+        out.append(raises(lambda: L.cat((L.ones(2, 1, 3), L.ones(2, 2, 1)), dim=-1)))
+        out.append(raises(lambda: L.cat((L.ones(2, 1, 3), L.ones(2, 1, 1)), dim=3)))
+        out.append(raises(lambda: L.cat((L.ones(2, 1, 3), L.ones(2, 1, 1)), dim=-4)))
+        return out
+
+    same_as_torch(steps)
+    # hookgrad's run: the two shapes of the cache once each, the empty part's cat each time
+    # (nothing remembered for it) and the three errors
+    assert len(checks) == 2 + 2 + 3
+
+
 VIEW_DIM_CASES = {
     "transpose, negative dims": lambda L: [list((y := L.ones(2, 3, 4).transpose(-1, 0)).shape),
                                            y.grad_fn is None, y.stride()],
