@@ -108,6 +108,30 @@ def _resolve_shape(shape, numel):
     return _resolve_any_shape(shape, numel)
 
 
+def _new_shape(shape, old):
+    """A ``view``/``reshape`` argument ``shape`` (sizes, or one sequence of them) resolved
+    for a Tensor of shape ``old``: remembered where it is plain ints (a model reshapes the
+    same shapes per layer per step), else worked out (``_resolve_shape``, which raises)."""
+    given = shape[0] if len(shape) == 1 and shape[0].__class__ in _SEQUENCES else shape
+    # NOTE: by class first: 3.0 and True equal 3 and 1 but are refused, and a list (which
+    # is no key) is copied as the parser does
+    if given.__class__ is list or not _INTS.issuperset(map(type, given)):
+        return _resolve_shape(_shape_arg(shape), math.prod(old))
+    key = (old, given)
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = _resolve_shape(tuple(given), math.prod(old))
+        if len(_RESOLVED) >= 4096:  # a bound on what is remembered
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return found
+
+
+_SEQUENCES = frozenset((tuple, list, Size))
+_INTS = frozenset((int,))
+_RESOLVED = {}  # (a Tensor's shape, the sizes asked) -> the shape a view or reshape gives
+
+
 def _resolve_any_shape(shape, numel):
     """``_resolve_shape`` for any sizes (symbolic ones included), and its errors."""
     inferred = False
@@ -199,7 +223,7 @@ def view(self, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
     # (the array's numel: no frame for Tensor.numel on every view)
-    shape = _resolve_shape(_shape_arg(shape), math.prod(self._arr.shape))
+    shape = _new_shape(shape, self._arr.shape)
     # (a Tensor that is no view is contiguous: asked only of views)
     if self._view is not None and not self.is_contiguous() and \
             view_strides(*_views.geometry(self)[:2], shape) is None:
@@ -213,7 +237,7 @@ def view(self, *shape) -> Tensor:
 def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
-    shape = _resolve_shape(_shape_arg(shape), math.prod(input._arr.shape))
+    shape = _new_shape(shape, input._arr.shape)
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:

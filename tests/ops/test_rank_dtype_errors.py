@@ -261,6 +261,34 @@ def test_a_repeated_cat_is_checked_once_and_other_shapes_still_raise(monkeypatch
     assert len(checks) == 2 + 2 + 3
 
 
+def test_repeated_views_resolve_their_shape_once_and_refuse_what_pytorch_refuses(monkeypatch):
+    # a model reshapes the same shapes per layer per step: a shape of plain ints is
+    # resolved (-1 filled in, checked) once per Tensor shape; other sizes take the parser
+    from hookgrad._ops import shape as shape_ops
+    resolved = []
+    real = shape_ops._resolve_shape
+    monkeypatch.setattr(shape_ops, "_resolve_shape", lambda *a: resolved.append(a) or real(*a))
+    monkeypatch.setattr(shape_ops, "_RESOLVED", {})
+
+    def steps(L):
+        out = []
+        for _ in range(3):
+            x = L.arange(24.0).reshape(2, 3, 4)
+            y = x.transpose(1, 2)
+            out += [list(x.view(2, 12).shape), list(x.view(-1, 4).shape),
+                    list(x.view((6, -1)).shape), list(x.view(x.size()[:-1] + (2, 2)).shape),
+                    list(y.reshape(2, -1).shape), list(x.view([4, 6]).shape)]
+        out += [raises(lambda: x.view(5, -1)), raises(lambda: x.view(-1, -1)),
+                raises(lambda: x.view(2, 13)), raises(lambda: x.view(2.0, 12))["raises"]]
+        return out
+
+    same_as_torch(steps)
+    # per run: 2 reshapes of arange, 4 views, 1 reshape and the list, which is no key
+    # (resolved each time): 6 shapes once, the list 3 times; then the 3 errors (a float
+    # size is refused by the parser before)
+    assert len(resolved) == 6 + 3 + 3
+
+
 VIEW_DIM_CASES = {
     "transpose, negative dims": lambda L: [list((y := L.ones(2, 3, 4).transpose(-1, 0)).shape),
                                            y.grad_fn is None, y.stride()],
