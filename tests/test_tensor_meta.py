@@ -71,3 +71,25 @@ def test_metadata_as_pytorchs():
                 y.is_meta, y.is_cuda, y.is_quantized, type(y.shape[1:]).__name__,
                 list(y.shape[1:]), y.shape.numel()]
     same_as_torch(f)
+
+
+def test_is_contiguous_of_views_as_pytorchs_worked_out_once_per_geometry(monkeypatch):
+    # a model's views repeat their geometries each step: the walk over sizes and strides
+    # runs once for each, and every view answers as PyTorch's
+    from hookgrad import _tensor_meta
+    walks = []
+    real = _tensor_meta._contiguous
+    monkeypatch.setattr(_tensor_meta, "_contiguous", lambda *g: walks.append(g) or real(*g))
+    monkeypatch.setattr(_tensor_meta, "_CONTIGUOUS", {})
+
+    def views(L):
+        out = []
+        for _ in range(3):
+            x = L.arange(24.0).reshape(2, 3, 4)
+            out += [v.is_contiguous() for v in (
+                x[0], x[:, 1], x.transpose(0, 2), x[..., :2], x[1:], x.unsqueeze(1)[:, :, 1],
+                x[:, :0], x.permute(2, 0, 1).transpose(0, 1))]
+        return out
+
+    same_as_torch(views)
+    assert len(walks) == 8  # the 8 geometries, each walked once over 3 steps
