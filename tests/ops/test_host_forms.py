@@ -13,6 +13,7 @@ import hookgrad
 from hookgrad._host_value import Host
 from hookgrad._ops.host_forms import FORMS
 from hookgrad._ops.registry import OPS
+from tests._calls import watch
 from tests.differential import py, same_as_torch
 
 torch = pytest.importorskip("torch")
@@ -206,9 +207,7 @@ def test_isin_of_one_test_value_is_one_comparison_with_pytorchs_values(monkeypat
     """``generate`` asks ``isin(ids, pad)`` and ``isin(last, eos)`` each step: one test value
     of the ids' dtype is compared directly (NumPy's isin sorts, in Python); several values,
     or another dtype, go through np.isin. The values are PyTorch's either way."""
-    sets = []
-    real = np.isin
-    monkeypatch.setattr(np, "isin", lambda *a, **k: sets.append(a) or real(*a, **k))
+    sets = watch(monkeypatch, np, "isin")
 
     def run(L):
         ids = L.tensor([[1, 2, 0], [3, 0, 5]])

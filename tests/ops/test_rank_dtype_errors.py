@@ -9,6 +9,7 @@ import pytest
 
 import hookgrad
 
+from tests._calls import watch
 from tests.differential import py, raises, raises_as_torch, same_as_torch
 
 
@@ -239,9 +240,7 @@ def test_a_repeated_cat_is_checked_once_and_other_shapes_still_raise(monkeypatch
     # a KV cache joins the same shapes per layer per step: the check of the parts' shapes
     # and dim runs once for them; new shapes, empty 1-d parts and bad dims are checked
     from hookgrad._ops import stacking
-    checks = []
-    real = stacking.wrap_dim
-    monkeypatch.setattr(stacking, "wrap_dim", lambda *a, **k: checks.append(a) or real(*a, **k))
+    checks = watch(monkeypatch, stacking, "wrap_dim", "_JOINS")
 
     def steps(L):
         out = []
@@ -264,11 +263,8 @@ def test_a_repeated_cat_is_checked_once_and_other_shapes_still_raise(monkeypatch
 def test_repeated_views_resolve_their_shape_once_and_refuse_what_pytorch_refuses(monkeypatch):
     # a model reshapes the same shapes per layer per step: a shape of plain ints is
     # resolved (-1 filled in, checked) once per Tensor shape; other sizes take the parser
-    from hookgrad._ops import shape as shape_ops
-    resolved = []
-    real = shape_ops._resolve_shape
-    monkeypatch.setattr(shape_ops, "_resolve_shape", lambda *a: resolved.append(a) or real(*a))
-    monkeypatch.setattr(shape_ops, "_RESOLVED", {})
+    from hookgrad._ops import view_shape
+    resolved = watch(monkeypatch, view_shape, "resolve_shape", "_RESOLVED")
 
     def steps(L):
         out = []
