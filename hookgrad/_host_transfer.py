@@ -18,6 +18,8 @@ such a value remember it (:func:`known`), so ``.item()`` reads it without a tran
 """
 import collections
 import functools
+import operator
+import struct
 import weakref
 
 import jax
@@ -25,7 +27,8 @@ import numpy as np
 
 from . import _jax_trace
 
-__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "HOST_MAX"]
+__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "numbers_placed",
+           "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
 # arrays whose NumPy values are remembered (the oldest dropped; a dead array's at once): a
@@ -123,6 +126,84 @@ def _remember(arr, value):
     # the array dies (its id is not reused before this runs): its values go with it
     _known[key] = (weakref.ref(arr, lambda _, key=key, known=_known: known.pop(key, None)),
                    value)
+
+
+def numbers_placed(args):
+    """``args`` (a jitted program's arguments) with each Python number (bool, int, float)
+    replaced by the JAX scalar ``jax.jit`` makes of it (uncommitted, on the default device,
+    weakly typed as the number is), made once per value and kept; ``args`` itself when
+    none is a number or a default device is configured (``jax.default_device``).
+
+    jaxlib puts a number argument on the device at every call, ~10,000 instructions (an
+    XLA buffer), where a kept one costs a dict lookup: a deferred forward segment takes
+    ~40 numbers each run (the positions of its slices, its scales and epsilons,
+    ``hookgrad/_ops/lazy.py``), a ``generate`` step ~55. The program sees the same
+    abstract values, so it compiles nothing new."""
+    sig = tuple(map(type, args))
+    plan = _plans.get(sig)
+    if plan is None:
+        plan = _plan(sig)
+    if plan is _NO_NUMBERS or jax.config.jax_default_device is not None:
+        return args
+    numbers_of, fmt, pick = plan
+    numbers = numbers_of(args)
+    # NOTE: the numbers' bits are the key, in one C call: a zero's sign and a NaN are
+    # values (0.0 and -0.0 compare equal), and a class is its format letter (True, 1)
+    try:
+        key = fmt, _pack(fmt, *numbers)
+    except _struct.error:  # an int past 64 bits: jax.jit raises its own error for it
+        return args
+    kept = _numbers[jax.config.jax_enable_x64]  # int64 scalars in 64-bit mode, else int32
+    placed = kept.get(key)
+    if placed is None:
+        placed = tuple(map(_number, numbers))
+        if len(kept) >= _NUMBERS_KEPT:  # a bound: positions that change every step
+            kept.clear()
+        kept[key] = placed
+    return pick(tuple(args) + placed)
+
+
+def _plan(sig):
+    """For arguments of classes ``sig``: a getter of the numbers among them, their
+    ``struct`` format and a picker of the arguments with the numbers' scalars in their
+    places, out of ``args + scalars`` (each one C call); or ``_NO_NUMBERS``."""
+    at = [k for k, c in enumerate(sig) if c in _FORMATS]
+    plan = _NO_NUMBERS
+    if at:
+        n = len(sig)
+        order = list(range(n))
+        for j, k in enumerate(at):
+            order[k] = n + j
+        plan = (_getter(at), "=" + "".join(_FORMATS[sig[k]] for k in at), _getter(order))
+    if len(_plans) >= 1024:
+        _plans.clear()
+    _plans[sig] = plan
+    return plan
+
+
+def _getter(positions):
+    """A tuple of the items at ``positions`` (``operator.itemgetter`` gives one item
+    alone for one position)."""
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    k = positions[0]
+    return lambda items: (items[k],)
+
+
+def _number(v):
+    try:
+        return jax.device_put(v)
+    except (OverflowError, TypeError, ValueError):  # (an int past int32 without 64-bit
+        return v                                    # mode): jax.jit's own error, there
+
+
+_FORMATS = {bool: "?", int: "q", float: "d"}
+_NO_NUMBERS = ()
+_plans = {}  # the classes of a call's arguments -> ``_plan``'s answer
+_NUMBERS_KEPT = 4096  # a mode's kept values: a model's few dozen, many steps' positions
+# by 64-bit mode (False, True): (format, the numbers' bytes) -> their JAX scalars
+_numbers = ({}, {})
+_pack, _struct = struct.pack, struct
 
 
 @functools.lru_cache(maxsize=1024)

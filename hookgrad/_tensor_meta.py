@@ -109,18 +109,33 @@ class Metadata:
         info = self._view
         if info is None:
             return True
-        size, stride = info.geom[:2]  # NOTE: one read of the property (a view per few ops)
-        if 0 in size:  # an empty tensor is contiguous, as PyTorch's
-            return True
-        want = 1
-        for sz, st in reversed(tuple(zip(size, stride))):
-            if sz != 1:
-                if st != want:
-                    return False
-                want *= sz
-        return True
+        geom = info.geom  # NOTE: one read of the property (a view per few ops)
+        key = geom[:2]
+        found = _CONTIGUOUS.get(key)  # a model's views repeat their geometries each step
+        if found is None:
+            found = _contiguous(*key)
+            if len(_CONTIGUOUS) >= 4096:  # a bound on what is remembered
+                _CONTIGUOUS.clear()
+            _CONTIGUOUS[key] = found
+        return found
 
     def _is_view(self):
         # ``.data`` and ``detach()`` alias their source but are not views, as in PyTorch
         info = self._view
         return info is not None and info.diff
+
+
+def _contiguous(size, stride):
+    """Whether elements of sizes ``size`` at strides ``stride`` lie in C order without gaps."""
+    if 0 in size:  # an empty tensor is contiguous, as PyTorch's
+        return True
+    want = 1
+    for sz, st in reversed(tuple(zip(size, stride))):
+        if sz != 1:
+            if st != want:
+                return False
+            want *= sz
+    return True
+
+
+_CONTIGUOUS = {}  # (sizes, strides) -> whether they are C-contiguous

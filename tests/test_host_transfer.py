@@ -37,3 +37,30 @@ def test_a_configured_default_device_is_jax_device_puts_to_honour():
     with jax.default_device(device):
         got, = _host_transfer.put([value], [jax.core.ShapedArray((3,), np.float32)])
     assert got.devices() == {device} and not got._committed
+
+
+def test_numbers_placed_are_the_scalars_jax_jit_makes_of_them_kept_per_value():
+    # a jitted program's Python number arguments: each as the JAX scalar jax.jit's own
+    # dispatch would put on the device, made once per value (its sign for a zero)
+    numbers = (3, 2.5, True, -0.0, 0.0, float("nan"), -7, 1)
+    args = (jnp.ones(2),) + numbers
+    placed = _host_transfer.numbers_placed(args)
+    assert placed[0] is args[0]
+    for number, got in zip(numbers, placed[1:]):
+        want = jax.device_put(number)
+        assert got.aval == want.aval and got.weak_type == want.weak_type and not got._committed
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert np.signbit(np.asarray(got)) == np.signbit(number)
+    again = _host_transfer.numbers_placed(list(args))
+    assert all(again[k] is placed[k] for k in range(len(args)))
+    for zero in (0.0, -0.0, 0.0):  # equal values, not the same: one is negative
+        got, = _host_transfer.numbers_placed((zero,))
+        assert np.signbit(np.asarray(got)) == np.signbit(zero)
+    arrays = (jnp.ones(2), np.ones(3))
+    assert _host_transfer.numbers_placed(arrays) is arrays
+    huge = (jnp.ones(2), 2 ** 70, 1.5)  # past int64: left to jax.jit's own error
+    assert _host_transfer.numbers_placed(huge) is huge
+    with jax.enable_x64(False):  # an int is an int32 scalar there, as jax.jit makes it
+        small = _host_transfer.numbers_placed((3, 2.5))
+        assert [a.dtype for a in small] == [jnp.int32, jnp.float32]
+    assert _host_transfer.numbers_placed((3,))[0].dtype == jnp.int64

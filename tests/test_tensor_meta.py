@@ -9,6 +9,7 @@ import hookgrad as hg
 from hookgrad import _dtype
 from hookgrad._tensor import Pending
 
+from ._calls import watch
 from .differential import same_as_torch
 
 RUNS = 4  # an op's first calls run at once (lazy.py learns its output); later ones wait
@@ -71,3 +72,18 @@ def test_metadata_as_pytorchs():
                 y.is_meta, y.is_cuda, y.is_quantized, type(y.shape[1:]).__name__,
                 list(y.shape[1:]), y.shape.numel()]
     same_as_torch(f)
+
+
+def test_is_contiguous_of_views_as_pytorchs_worked_out_once_per_geometry(monkeypatch):
+    # a model's views repeat their geometries each step: the walk over sizes and strides
+    # runs once for each, and every view answers as PyTorch's
+    from hookgrad import _tensor_meta
+    walks = watch(monkeypatch, _tensor_meta, "_contiguous", "_CONTIGUOUS")
+
+    def made(x):  # eight geometries
+        return (x[0], x[:, 1], x.transpose(0, 2), x[..., :2], x[1:], x.unsqueeze(1)[:, :, 1],
+                x[:, :0], x.permute(2, 0, 1).transpose(0, 1))
+
+    same_as_torch(lambda L: [[v.is_contiguous() for v in made(L.arange(24.0).reshape(2, 3, 4))]
+                             for _ in range(3)])  # three steps, new views each
+    assert len(walks) == 8  # the 8 geometries, each walked once over 3 steps

@@ -352,6 +352,11 @@ def _isin(vals, result, invert):
             e.dtype.kind in "iu" and t.dtype.kind in "iu" or
             e.dtype is t.dtype and e.dtype.kind == "f"):
         raise TypeError("operands compared after a rounding")
+    if t.size == 1 and t.dtype is e.dtype:
+        # one test value of the same dtype (``generate``'s pad and eos ids): one comparison,
+        # not np.isin's Python (a few hundred bytecodes, a sort), with its result
+        v = t.reshape(())
+        return e != v if invert else e == v
     return np.isin(e, t, invert=invert)
 
 

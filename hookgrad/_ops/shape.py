@@ -19,6 +19,7 @@ from .dispatch import apply
 from .parser_errors import bool_in_int_list, invalid_arguments, not_a, takes_one
 from .stages import modes as _modes
 from .registry import defop, export
+from .view_shape import new_shape as _new_shape, resolve_shape as _resolve_shape
 from .views import view_apply, view_strides
 
 
@@ -84,49 +85,6 @@ def squeeze_dims(input, dim, name="squeeze"):
     dims = tuple(dim) if many else (dim,)
     _dims_arg(dims, input.ndim)
     return SQUEEZE_DIMS if many else SQUEEZE_DIM, {"dim": tuple(int(d) for d in dims)}
-
-
-def _is_minus_one(s):
-    return isinstance(s, int) and s == -1  # a symbolic size is never -1
-
-
-def _resolve_shape(shape, numel):
-    """``shape`` with its -1 filled in, PyTorch's errors for shapes that do not fit."""
-    known, infer = 1, None
-    for i, s in enumerate(shape):  # NOTE: the fast path of every view: plain sizes that fit
-        if s.__class__ is not int or s < -1 or s == -1 and infer is not None:
-            return _resolve_any_shape(shape, numel)
-        if s == -1:
-            infer = i
-        else:
-            known *= s
-    if infer is None:
-        if known == numel:
-            return shape
-    elif known and numel % known == 0:
-        return (*shape[:infer], numel // known, *shape[infer + 1:])
-    return _resolve_any_shape(shape, numel)
-
-
-def _resolve_any_shape(shape, numel):
-    """``_resolve_shape`` for any sizes (symbolic ones included), and its errors."""
-    inferred = False
-    for i, s in enumerate(shape):  # PyTorch's order: the first bad size is named
-        if _is_minus_one(s):
-            if inferred:
-                raise RuntimeError("only one dimension can be inferred")
-            inferred = True
-        elif s < 0:
-            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
-                               f"{list(shape)}")
-    known = math.prod(s for s in shape if not _is_minus_one(s))
-    if inferred:
-        if known == 0 or numel % known != 0:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        return tuple(numel // known if _is_minus_one(s) else s for s in shape)
-    if known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
 
 
 VIEW = defop("view", lambda x, shape: jnp.reshape(x, shape), "ViewBackward0", (),
@@ -199,7 +157,7 @@ def view(self, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
     # (the array's numel: no frame for Tensor.numel on every view)
-    shape = _resolve_shape(_shape_arg(shape), math.prod(self._arr.shape))
+    shape = _new_shape(shape, self._arr.shape)
     # (a Tensor that is no view is contiguous: asked only of views)
     if self._view is not None and not self.is_contiguous() and \
             view_strides(*_views.geometry(self)[:2], shape) is None:
@@ -213,7 +171,7 @@ def view(self, *shape) -> Tensor:
 def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
-    shape = _resolve_shape(_shape_arg(shape), math.prod(input._arr.shape))
+    shape = _new_shape(shape, input._arr.shape)
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:

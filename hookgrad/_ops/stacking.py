@@ -7,6 +7,8 @@ Each is PyTorch's composition of the shape ops, so it records the nodes PyTorch'
 """
 from __future__ import annotations
 
+import operator
+
 import jax
 import jax.numpy as jnp
 
@@ -48,6 +50,15 @@ def _refuse_elements(tensors):
 def cat(tensors, dim=0) -> Tensor:
     """``cat(tensors, dim=0)`` (aliases ``concat``, ``concatenate``): tensors joined along
     an existing dimension."""
+    key = None
+    if tensors.__class__ in _SEQUENCES and dim.__class__ is int and \
+            set(map(type, tensors)) == _PLAIN:
+        # the parts' shapes and ``dim`` checked once (a KV cache joins the same shapes per
+        # layer per step): the dimension they join along, remembered
+        key = (tuple(map(_SHAPE, tensors)), dim)
+        d = _JOINS.get(key)
+        if d is not None:
+            return apply(CAT, tuple(tensors), {"dim": d})
     try:
         tensors = [t if isinstance(t, Tensor) else to_tensor_like(t)
                    for t in tensor_seq("cat", tensors)]
@@ -77,7 +88,17 @@ def cat(tensors, dim=0) -> Tensor:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {a} but got size {b} for tensor number {k} "
                                    "in the list.")
+    if key is not None and len(shapes) == len(key[0]):  # (no empty 1-d part skipped)
+        if len(_JOINS) >= 4096:  # a bound on what is remembered
+            _JOINS.clear()
+        _JOINS[key] = d
     return apply(CAT, tuple(tensors), {"dim": d})
+
+
+_SEQUENCES = frozenset((list, tuple))
+_PLAIN = {Tensor}
+_SHAPE = operator.attrgetter("_arr.shape")
+_JOINS = {}  # (the parts' shapes, dim) that join -> the dimension, wrapped
 
 
 @export(method=False)

@@ -240,7 +240,10 @@ def device(x):
 def _call_jitted(jitted, args):
     """``jitted(*args)``; ``args`` may hold first-tier values kept in NumPy (``Host``: a
     fused backward chain's saved values), put when JAX refuses them. NOTE: the compiled
-    steady state pays nothing for them (no look at each argument on the way in)."""
+    steady state pays nothing for them (no look at each argument on the way in). Python
+    numbers (a segment's positions and scales) go in as JAX scalars made once per value
+    (``_host_transfer.numbers_placed``): jaxlib would put each on the device per call."""
+    args = _host_transfer.numbers_placed(args)
     try:
         return jitted(*args)
     except TypeError:

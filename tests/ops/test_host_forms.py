@@ -13,6 +13,7 @@ import hookgrad
 from hookgrad._host_value import Host
 from hookgrad._ops.host_forms import FORMS
 from hookgrad._ops.registry import OPS
+from tests._calls import watch
 from tests.differential import py, same_as_torch
 
 torch = pytest.importorskip("torch")
@@ -200,6 +201,26 @@ def test_isin_truth_reductions_and_nots_of_held_values_match_pytorch():
         rs += [L.isin(f, ids), L.isin(ids, f)]
         return [_bits(r) for r in rs]
     same_as_torch(run, tol=0)
+
+
+def test_isin_of_one_test_value_is_one_comparison_with_pytorchs_values(monkeypatch):
+    """``generate`` asks ``isin(ids, pad)`` and ``isin(last, eos)`` each step: one test value
+    of the ids' dtype is compared directly (NumPy's isin sorts, in Python); several values,
+    or another dtype, go through np.isin. The values are PyTorch's either way."""
+    sets = watch(monkeypatch, np, "isin")
+
+    def run(L):
+        ids = L.tensor([[1, 2, 0], [3, 0, 5]])
+        f = L.tensor([[0.5, float("nan"), 0.0], [1.0, 2.0, -0.0]])
+        rs = [L.isin(ids, L.tensor(0)), L.isin(ids, L.tensor([0]), invert=True),
+              L.isin(ids[0, 2], L.tensor([[0]])), L.isin(ids[:, -1], L.tensor(5)),
+              L.isin(f, L.tensor(0.0)), L.isin(f, L.tensor([float("nan")])),
+              L.isin(f, L.tensor([-0.0]), invert=True),
+              L.isin(ids, L.tensor([0, 5])), L.isin(ids, L.tensor([5], dtype=L.int32))]
+        assert L is torch or all(_held(r) for r in rs)
+        return [_bits(r) for r in rs]
+    same_as_torch(run, tol=0)
+    assert len(sets) == 2  # the two sets of another size or dtype
 
 
 def test_masked_fill_with_a_value_past_the_dtype_raises_before_the_host_form():

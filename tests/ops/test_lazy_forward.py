@@ -440,3 +440,23 @@ def test_a_segment_run_op_by_op_leaves_out_what_nobody_can_read(cache, monkeypat
     np.testing.assert_allclose(a.numpy(), np.sin(XL), rtol=1e-6)
     assert len(ran) == 1 and kept.value is None
     np.testing.assert_allclose(np.asarray(lazy.force(kept)), np.cos(XL), rtol=1e-6)
+
+
+def test_a_compiled_segment_takes_its_python_numbers_with_no_transfer(cache):
+    # a segment's numbers (slice positions, scales) go in as JAX scalars kept per value:
+    # jaxlib would otherwise put each on the device at every run (a guarded transfer)
+    def f(L, x):
+        y = x * 2.5 + 3
+        return (y[:, 1:5] - y[:, :4] * -0.0).sum(1).tolist()
+
+    x = hg.tensor(XL)
+    for _ in range(2 * RUNS):  # (its first runs learn the ops' output types)
+        got = f(hg, x)
+        if cache._compiled:
+            break
+    assert len(cache._compiled) == 1
+    assert f(hg, x) == got  # the compiled segment, its numbers kept
+    with jax.transfer_guard_host_to_device("disallow"):
+        again = f(hg, x)
+    assert again == got
+    same_as_torch(lambda L: f(L, L.tensor(XL)))

@@ -9,6 +9,7 @@ import pytest
 
 import hookgrad
 
+from tests._calls import watch
 from tests.differential import py, raises, raises_as_torch, same_as_torch
 
 
@@ -233,6 +234,55 @@ CAT_CASES = {
 def test_cat_checks_as_pytorch(case):
     # cat reads each part's shape once: its skips and errors stay PyTorch's
     same_as_torch(CAT_CASES[case])
+
+
+def test_a_repeated_cat_is_checked_once_and_other_shapes_still_raise(monkeypatch):
+    # a KV cache joins the same shapes per layer per step: the check of the parts' shapes
+    # and dim runs once for them; new shapes, empty 1-d parts and bad dims are checked
+    from hookgrad._ops import stacking
+    checks = watch(monkeypatch, stacking, "wrap_dim", "_JOINS")
+
+    def steps(L):
+        out = []
+        for n in (3, 3, 3, 4, 4):  # a cache of length n, grown by one each time
+            cache = L.arange(2.0 * n).reshape(2, 1, n)
+            out.append(py(L.cat((cache, L.full((2, 1, 1), float(n))), dim=-1)))
+        out.append(py(L.cat([L.zeros(0), L.arange(2.0)])))
+        out.append(py(L.cat([L.zeros(0), L.arange(2.0)])))
+        out.append(raises(lambda: L.cat((L.ones(2, 1, 3), L.ones(2, 2, 1)), dim=-1)))
+        out.append(raises(lambda: L.cat((L.ones(2, 1, 3), L.ones(2, 1, 1)), dim=3)))
+        out.append(raises(lambda: L.cat((L.ones(2, 1, 3), L.ones(2, 1, 1)), dim=-4)))
+        return out
+
+    same_as_torch(steps)
+    # hookgrad's run: the two shapes of the cache once each, the empty part's cat each time
+    # (nothing remembered for it) and the three errors
+    assert len(checks) == 2 + 2 + 3
+
+
+def test_repeated_views_resolve_their_shape_once_and_refuse_what_pytorch_refuses(monkeypatch):
+    # a model reshapes the same shapes per layer per step: a shape of plain ints is
+    # resolved (-1 filled in, checked) once per Tensor shape; other sizes take the parser
+    from hookgrad._ops import view_shape
+    resolved = watch(monkeypatch, view_shape, "resolve_shape", "_RESOLVED")
+
+    def steps(L):
+        out = []
+        for _ in range(3):
+            x = L.arange(24.0).reshape(2, 3, 4)
+            y = x.transpose(1, 2)
+            out += [list(x.view(2, 12).shape), list(x.view(-1, 4).shape),
+                    list(x.view((6, -1)).shape), list(x.view(x.size()[:-1] + (2, 2)).shape),
+                    list(y.reshape(2, -1).shape), list(x.view([4, 6]).shape)]
+        out += [raises(lambda: x.view(5, -1)), raises(lambda: x.view(-1, -1)),
+                raises(lambda: x.view(2, 13)), raises(lambda: x.view(2.0, 12))["raises"]]
+        return out
+
+    same_as_torch(steps)
+    # per run: 2 reshapes of arange, 4 views, 1 reshape and the list, which is no key
+    # (resolved each time): 6 shapes once, the list 3 times; then the 3 errors (a float
+    # size is refused by the parser before)
+    assert len(resolved) == 6 + 3 + 3
 
 
 VIEW_DIM_CASES = {

@@ -1,0 +1,77 @@
+"""The shape a ``view`` or ``reshape`` gives: its sizes (one may be -1) resolved against
+the Tensor's number of elements, with PyTorch's errors for sizes that do not fit, and
+remembered per Tensor shape where they are plain ints (a model asks the same per layer
+per step)."""
+import math
+
+from .. import _jax_trace
+from .._tensor import Size
+
+__all__ = ["new_shape", "resolve_shape"]
+
+
+def _is_minus_one(s):
+    return isinstance(s, int) and s == -1  # a symbolic size is never -1
+
+
+def resolve_shape(shape, numel):
+    """``shape`` with its -1 filled in, PyTorch's errors for shapes that do not fit."""
+    known, infer = 1, None
+    for i, s in enumerate(shape):  # NOTE: the fast path of every view: plain sizes that fit
+        if s.__class__ is not int or s < -1 or s == -1 and infer is not None:
+            return _resolve_any_shape(shape, numel)
+        if s == -1:
+            infer = i
+        else:
+            known *= s
+    if infer is None:
+        if known == numel:
+            return shape
+    elif known and numel % known == 0:
+        return (*shape[:infer], numel // known, *shape[infer + 1:])
+    return _resolve_any_shape(shape, numel)
+
+
+def new_shape(shape, old):
+    """A ``view``/``reshape`` argument ``shape`` (sizes, or one sequence of them) resolved
+    for a Tensor of shape ``old``: remembered where it is plain ints (a model reshapes the
+    same shapes per layer per step), else worked out (``resolve_shape``, which raises)."""
+    given = shape[0] if len(shape) == 1 and shape[0].__class__ in _SEQUENCES else shape
+    # NOTE: by class first: 3.0 and True equal 3 and 1 but are refused, and a list (which
+    # is no key) is copied as the parser does
+    if given.__class__ is list or not _INTS.issuperset(map(type, given)):
+        return resolve_shape(_jax_trace.size_args(shape), math.prod(old))
+    key = (old, given)
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = resolve_shape(tuple(given), math.prod(old))
+        if len(_RESOLVED) >= 4096:  # a bound on what is remembered
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return found
+
+
+_SEQUENCES = frozenset((tuple, list, Size))
+_INTS = frozenset((int,))
+_RESOLVED = {}  # (a Tensor's shape, the sizes asked) -> the shape a view or reshape gives
+
+
+def _resolve_any_shape(shape, numel):
+    """``resolve_shape`` for any sizes (symbolic ones included), and its errors."""
+    inferred = False
+    for i, s in enumerate(shape):  # PyTorch's order: the first bad size is named
+        if _is_minus_one(s):
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"{list(shape)}")
+    known = math.prod(s for s in shape if not _is_minus_one(s))
+    if inferred:
+        if known == 0 or numel % known != 0:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if _is_minus_one(s) else s for s in shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
