@@ -63,7 +63,8 @@ def _plain_test(fused):
     """A test ``node -> bool``: whether ``node`` may run inside a region. Checked at
     backward (hooks come any time): a direct ``OpNode`` subclass, not freed, holding no hook
     of the kinds whose ``fused`` (``_autograd.hooks.KINDS``) is in ``fused`` (an unset
-    kind is None), nothing saved through saved-tensor hooks, a jittable op of one output.
+    kind is None), nothing saved through saved-tensor hooks, a jittable op of one output
+    (its ``NodeSite``'s ``fusable``).
 
     NOTE: run once per node of every backward. The test is written out from the table as
     one expression (``node._hooks is None``, or ``h.a is None and ...`` of the node's
@@ -80,7 +81,7 @@ def _plain_test(fused):
         + " and ".join(f"h.{a} is None" for a in attrs) + ") and "
     src = ("lambda node: node.__class__.__base__ is OpNode and not node._freed and "
            + held
-           + "node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple")
+           + "node._has_saved != 2 and node._site.fusable")
     # named for profiles and tracebacks by what it tests
     return eval(compile(src, f"<fusion: plain, no {' or '.join(fused)} hooks>", "eval"),
                 {"OpNode": OpNode})  # noqa: S307 - built above from the table
@@ -101,9 +102,8 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     g = grad._data
     plan = region = None
     if exec_info is None:  # (``inputs=``/``autograd.grad`` take the region's own walk)
-        if node._want is None:
-            node._keys()
-        plans = _plans.get((node._op, node._vkey))
+        site = node._site
+        plans = _plans.get((site.op, site.vkey))
         if plans is not None:
             top = heap[0][0] if heap else 1
             for k, plan in enumerate(plans):
@@ -177,7 +177,8 @@ def _parts(region, saved, buffers, keep_graph):
     edges = []
     for i, cur in enumerate(region):
         try:  # (no call once the vjp is made: nearly always)
-            vop = cur._op._vjp_cache[cur._vkey]
+            site = cur._site
+            vop = site.op._vjp_cache[site.vkey]
         except KeyError:
             vop = vjp_op(cur)
         vals = saved[i]
@@ -238,8 +239,8 @@ def _remember(region, g, parts, edges, fn):
                     paths[d] = (j, e)
     plan = _Plan()
     plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, fn, 0, None
-    plan.ops = [cur._op for cur in region]
-    plan.vkeys = [cur._vkey for cur in region]
+    plan.ops = [cur._site.op for cur in region]
+    plan.vkeys = [cur._site.vkey for cur in region]
     plan.paths, plan.nin, plan.parts = paths, nin, parts
     plan.sides = [(i, e) for i, where in enumerate(edges) for e, d in enumerate(where)
                   if d == -1]
@@ -256,7 +257,7 @@ def _remember(region, g, parts, edges, fn):
         if c.__class__ is not AccumulateGrad:
             outs[c] = (i, e, outs[c][2] + 1) if c in outs else (i, e, 1)
     plan.outs = list(outs.values())
-    key = (region[0]._op, region[0]._vkey)
+    key = (region[0]._site.op, region[0]._site.vkey)
     with _lock:
         if len(_plans) > 4 * CACHE_SIZE:
             _plans.clear()
@@ -293,7 +294,7 @@ def _replay(plan, node, g, deps, top):
     # NOTE: per node of every replayed region: one look at each slot, no dict built
     region = [node]
     ops, vkeys, nin = plan.ops, plan.vkeys, plan.nin
-    exact = node._vkey is vkeys[0]  # every node's key the plan's own object: its sites'
+    exact = node._site.vkey is vkeys[0]  # every node's key the plan's own object: its sites'
     last = node._seq
     try:
         for i in range(1, len(ops)):
@@ -303,16 +304,15 @@ def _replay(plan, node, g, deps, top):
             # count go with the op and its vjp key, checked here), the rest per node:
             # freed, any hook (a kind the table allowed after the first would only end
             # the replay early), saved through hooks; not an op node: AttributeError
-            if cur._op is not ops[i] or cur._freed or cur._hooks is not None or \
+            site = cur._site
+            if site.op is not ops[i] or cur._freed or cur._hooks is not None or \
                     cur._has_saved == 2:
                 return None
             seq = cur._seq
             if seq >= last or deps[cur] != nin[i]:
                 return None
-            if cur._want is None:
-                cur._keys()
             # (a node of the same op site holds the same key object: no compare)
-            if (vk := cur._vkey) is not vkeys[i]:
+            if (vk := site.vkey) is not vkeys[i]:
                 if vk != vkeys[i]:
                     return None
                 exact = False
@@ -420,8 +420,6 @@ def _region(node, deps, heap, exec_info, captures):
     while True:
         region.append(cur)
         n += 1
-        if cur._want is None:
-            cur._keys()
         for e in cur._next:
             if e is None:
                 continue
