@@ -551,6 +551,36 @@ def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(repla
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [1]
 
 
+def test_a_replay_on_the_plans_own_sites_still_checks_the_edges_it_did_not_follow(replays):
+    """Nodes of a plan's own op sites have their edges where the plan's nodes had them, so
+    a replay follows the plan's paths and looks only at the other edges (``plan.checks``).
+    ``x * w`` is one op site whether ``w`` is a leaf or made by an op: its edge to the
+    leaf's AccumulateGrad, now to an op node, refuses the plan, and the region walked
+    afresh takes that node in (two MulBackward0), as node by node would run it next."""
+    marks = []
+
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        w0 = L.tensor([1.5, -0.5, 2.0], requires_grad=True)
+        out = []
+        for step in range(12):  # the leaf's plan is the most used: tried first
+            x.grad = w0.grad = None
+            w = w0 * 2.0 if step % 3 == 2 else w0
+            (x * w).sin().sum().backward()
+            out.append([py(x.grad), py(w0.grad)])
+            if L is hg:
+                marks.append(len(replays))
+        return out
+    same_as_torch(f)
+    seen = set()
+    for step, (a, b) in enumerate(zip([0] + marks, marks)):
+        for names in replays[a:b]:
+            muls = names.count("MulBackward0")
+            assert muls == (2 if step % 3 == 2 else 1), (step, names)
+            seen.add(muls)
+    assert seen == {1, 2}
+
+
 def test_a_plan_moved_up_after_another_thread_shortened_its_list(replays, monkeypatch):
     """The most used plan of a first node moves up its list (``run``), which another
     thread's ``_remember`` may shorten meanwhile (a new plan: the list keeps four). The
