@@ -144,6 +144,34 @@ def test_the_nodes_of_one_op_site_share_their_fixed_fields():
     assert other.vkey != sites[1].vkey
 
 
+def test_an_op_with_a_mask_shares_its_sites_fields_whichever_operand_requires_grad():
+    # ``where``'s condition has no edge (``nondiff``) and its saving rule reads nothing of
+    # whether it requires grad: its nodes share their site's ``NodeSite`` too, one per
+    # pattern of edges, and the gradients are the ones worked out afresh. (``y * 2.0`` of
+    # a ``y`` not requiring grad is held on the host: ``where`` then takes apply's general
+    # path, which hands the record stage the site all the same)
+    def f(L):
+        cond = L.tensor([True, False, True, True, False, False, True])
+        xv, yv = [1.0, -2.0, 3.0, 5.0, -7.0, 2.0, 0.5], [0.5, 4.0, -1.5, 2.0, 3.0, 1.0, 6.0]
+        out = []
+        for rx, ry in [(True, False)] * 3 + [(False, True), (True, True), (True, False)]:
+            x, y = L.tensor(xv, requires_grad=rx), L.tensor(yv, requires_grad=ry)
+            if L is hookgrad:
+                cond._data, x._data, y._data  # in XLA now: deferred ops (a site)
+            r = L.where(cond, x.exp(), y * 2.0)
+            if L is hookgrad:
+                node = r.grad_fn
+                sites.append(node._site)
+                assert node._keys() == (node._site.want, node._site.vkey)
+            r.sum().backward()
+            out.append([None if t.grad is None else t.grad.tolist() for t in (x, y)])
+        return out
+    sites = []
+    same_as_torch(f)
+    assert sites[2] is sites[1]  # (the first runs eagerly: no site)
+    assert sites[3] is not sites[2] and sites[3].want != sites[2].want
+
+
 def _site_packs(lib):
     # ``(x * k).exp()`` on one op site each step (the integer ``k`` kept whatever requires
     # grad, exp's result saved); the last steps under saved-tensor hooks, after the site

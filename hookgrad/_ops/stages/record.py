@@ -56,8 +56,9 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
     keeps the ``NodeSite`` of the last node recorded there (``op_node``: the fields its
     nodes share, with what was worked out for them: ``needed``, the kept positions,
     whether the result is saved). A node with the same ``want`` needs the same arguments
-    saved (where no argument is non-differentiable, an argument has an edge exactly when
-    it requires grad; the site's argument dtypes are fixed), so the dict rule's walk
+    saved (a dict rule reads which of its arguments require grad, and an argument that
+    is not non-differentiable has an edge exactly when it requires grad; another rule
+    reads none of it; the site's argument dtypes are fixed), so the dict rule's walk
     (``needed_inputs``), each argument's dtype test, the result's rule and the vjp key
     (``vjp_key``) are worked out only when ``want`` changes there: the site's nodes share
     one ``NodeSite``, which the backward's plans (``_engine/fusion.py``) compare by
@@ -120,12 +121,24 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
             # saved by the last node's rule here, wrongly: again, by this call's own
             site.node = None
             return _record(op, key, args, res, site, out, shadow)
-        known = _node_site(op, key, want, stored, consts, res, out)
+        # a fresh ``NodeSite`` (inlined: off a site, once per op)
+        known = NodeSite()  # (it has no __init__: no Python runs)
+        known.op, known.key, known.want = op, key, want
+        known.vkey = vjp_key(op, key, stored, consts, want)
+        # the outputs' shapes and dtypes, for zeros where no gradient arrives (asking a
+        # pending result computes nothing)
+        m = out._arr.aval if out is not None else res.aval if res.__class__ is not tuple \
+            else tuple([r.aval for r in res]) if len(res) > 1 else res[0].aval
+        known.meta = m
+        known.fusable = op.jit and m.__class__ is not tuple
         # whether PyTorch's node saves the result: the op's parsed names answer once known
         saves = save is OUT or has_saved and (
             spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
             else "result" in _pack_order(op, len(stored)))
-        if site is not None and not nondiff and op.positions is None:
+        # (not for an op at positions: its statics are not the site's; nor where a dict
+        # rule reads whether an argument without an edge requires grad)
+        if site is not None and op.positions is None and (
+                not nondiff or save.__class__ is not dict or nondiff.isdisjoint(save)):
             known.needed, known.saves = needed, saves
             known.keep = tuple([i for i, s in enumerate(stored) if s.__class__ is tuple])
             site.node = known
@@ -171,27 +184,6 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
         _rebase_inplace(node, out, shadow)
         return out
     return result
-
-
-def _node_site(op, key, want, stored, consts, res, out):
-    """A fresh ``NodeSite`` for a node of ``op`` (statics ``key``) with edges at ``want``,
-    what it saved (``stored``, ``consts``) and its results ``res`` (or, in place, ``out``)."""
-    fixed = _new(NodeSite)
-    fixed.op, fixed.key, fixed.want = op, key, want
-    fixed.vkey = vjp_key(op, key, stored, consts, want)
-    # the outputs' shapes and dtypes, for zeros where no gradient arrives (asking a
-    # pending result computes nothing)
-    if out is not None:
-        m = out._arr.aval
-    elif res.__class__ is not tuple:
-        m = res.aval
-    else:
-        m = tuple(r.aval for r in res)
-        if len(m) == 1:
-            m = m[0]
-    fixed.meta = m
-    fixed.fusable = bool(op.jit) and m.__class__ is not tuple
-    return fixed
 
 
 def _attach_outputs(node, res, out):
