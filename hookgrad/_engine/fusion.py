@@ -146,13 +146,18 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             fn = _program(g, parts)
         else:
             fn = plan.fn
-            if exact:  # every node of the op site of the plan's own (its vjp key object):
+            if exact:  # every node of an op site of the plan's own (its ``NodeSite``):
                 # the same argument types, so the same saved values' shapes and dtypes and
                 # the same signature, worked out once. (Where the gradients' weak types
                 # or a value held on the host differ, jax.jit compiles in this thread:
                 # never another result)
                 if (sig := plan.sig) is None:
                     sig = plan.sig = tiered.signature((g, *ext, *flat))
+            else:  # nodes of other sites, of the plan's ops and vjp keys, and its counts
+                # (a plan made before a site kept its memo, ``stages/record.py``): the
+                # plan takes theirs, so that the next replay on them is exact
+                plan.sites = [cur._site for cur in region]
+                plan.sig = None
     else:
         sides, parts, ext, edges = _parts(region, saved, buffers)
         fn = _program(g, parts) if len(region) > 1 else None

@@ -551,6 +551,30 @@ def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(repla
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [1]
 
 
+def test_a_plan_made_before_its_sites_takes_theirs_and_its_later_replays_are_exact(
+        replays, monkeypatch):
+    """A plan remembered from nodes recorded off an op site (the deferred forward off:
+    each node has a ``NodeSite`` of its own) replays on the sites' nodes with equal keys;
+    it then takes their sites, so later replays are exact and the program's signature is
+    worked out once."""
+    worked = []
+    real = tiered.signature
+    monkeypatch.setattr(tiered, "signature", lambda args: worked.append(1) or real(args))
+    x, c = hg.tensor(X, requires_grad=True), hg.tensor(0.5)
+    x._data, c._data  # small values are held on the host: in XLA now, deferred ops
+    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
+    with hg.autograd.set_tiered_execution(True):
+        for step in range(10):
+            x.grad = None
+            with hg.autograd.set_lazy_forward(step >= 4):
+                y = chain(hg, x, c)
+            y.backward()
+            tiered.wait()
+            np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+    (plan,) = [p for plans in fusion._plans.values() for p in plans if p.hits]
+    assert len(replays) >= 6 and worked == [1] and plan.sig is not None
+
+
 def test_a_replay_on_the_plans_own_sites_still_checks_the_edges_it_did_not_follow(replays):
     """Nodes of a plan's own op sites have their edges where the plan's nodes had them, so
     a replay follows the plan's paths and looks only at the other edges (``plan.checks``).
