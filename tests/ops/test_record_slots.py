@@ -172,6 +172,33 @@ def test_an_op_with_a_mask_shares_its_sites_fields_whichever_operand_requires_gr
     assert sites[3] is not sites[2] and sites[3].want != sites[2].want
 
 
+def test_an_op_at_positions_shares_a_fixed_part_per_positions():
+    # a slice's positions are arguments of its deferred program (one ``lazy.Site`` for
+    # all of them) but statics of its node: its nodes share a ``NodeSite`` per positions
+    # and ``want``, and the gradients are the ones worked out afresh
+    def f(L):
+        x = L.tensor([1.0, -2.0, 3.0, 5.0, -7.0, 2.0, 0.5, 4.0, 6.0], requires_grad=True)
+        out = []
+        for start in [1, 1, 1, 3, 3, 1, 3]:
+            x.grad = None
+            if L is hookgrad:
+                x._data  # in XLA now: deferred ops (a site)
+            y = x.exp()[start:start + 4]
+            if L is hookgrad:
+                node = y.grad_fn
+                assert node._keys() == (node._site.want, node._site.vkey)
+                sites.append((start, node._site))
+            (y * y).sum().backward()
+            out.append(x.grad.tolist())
+        return out
+    sites = []
+    same_as_torch(f)
+    at = {}
+    for start, site in sites[1:]:  # (the first runs eagerly: no site)
+        assert at.setdefault(start, site) is site
+    assert at[1] is not at[3] and at[1].key != at[3].key
+
+
 def _site_packs(lib):
     # ``(x * k).exp()`` on one op site each step (the integer ``k`` kept whatever requires
     # grad, exp's result saved); the last steps under saved-tensor hooks, after the site

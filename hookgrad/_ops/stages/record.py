@@ -62,7 +62,8 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
     (``needed_inputs``), each argument's dtype test, the result's rule and the vjp key
     (``vjp_key``) are worked out only when ``want`` changes there: the site's nodes share
     one ``NodeSite``, which the backward's plans (``_engine/fusion.py``) compare by
-    identity first.
+    identity first. An op at positions (a slice) has one site for every position, which
+    are its nodes' statics: its ``NodeSite`` is kept per statics (``_AT_POSITIONS``).
     """
     save = op.save
     known = None if site is None else site.node
@@ -121,27 +122,39 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
             # saved by the last node's rule here, wrongly: again, by this call's own
             site.node = None
             return _record(op, key, args, res, site, out, shadow)
-        # a fresh ``NodeSite`` (inlined: off a site, once per op)
-        known = NodeSite()  # (it has no __init__: no Python runs)
-        known.op, known.key, known.want = op, key, want
-        known.vkey = vjp_key(op, key, stored, consts, want)
-        # the outputs' shapes and dtypes, for zeros where no gradient arrives (asking a
-        # pending result computes nothing)
-        m = out._arr.aval if out is not None else res.aval if res.__class__ is not tuple \
-            else tuple([r.aval for r in res]) if len(res) > 1 else res[0].aval
-        known.meta = m
-        known.fusable = op.jit and m.__class__ is not tuple
-        # whether PyTorch's node saves the result: the op's parsed names answer once known
-        saves = save is OUT or has_saved and (
-            spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
-            else "result" in _pack_order(op, len(stored)))
-        # (not for an op at positions: its statics are not the site's; nor where a dict
-        # rule reads whether an argument without an edge requires grad)
-        if site is not None and op.positions is None and (
-                not nondiff or save.__class__ is not dict or nondiff.isdisjoint(save)):
-            known.needed, known.saves = needed, saves
-            known.keep = tuple([i for i, s in enumerate(stored) if s.__class__ is tuple])
-            site.node = known
+        # (not where a dict rule reads whether an argument without an edge requires grad)
+        shared = site is not None and (
+            not nondiff or save.__class__ is not dict or nondiff.isdisjoint(save))
+        # an op at positions: its statics (the positions) are not the site's, its memo is
+        # kept per statics and ``want`` (``_AT_POSITIONS``)
+        at = (site, key, want) if shared and op.positions is not None else None
+        if at is not None and (known := _AT_POSITIONS.get(at)) is not None:
+            saves = known.saves
+        else:
+            # a fresh ``NodeSite`` (inlined: off a site, once per op)
+            known = NodeSite()  # (it has no __init__: no Python runs)
+            known.op, known.key, known.want = op, key, want
+            known.vkey = vjp_key(op, key, stored, consts, want)
+            # the outputs' shapes and dtypes, for zeros where no gradient arrives (asking
+            # a pending result computes nothing)
+            m = out._arr.aval if out is not None else res.aval \
+                if res.__class__ is not tuple else tuple([r.aval for r in res]) \
+                if len(res) > 1 else res[0].aval
+            known.meta = m
+            known.fusable = op.jit and m.__class__ is not tuple
+            # whether PyTorch's node saves the result: the op's parsed names answer once
+            saves = save is OUT or has_saved and (
+                spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
+                else "result" in _pack_order(op, len(stored)))
+            if shared:
+                known.needed, known.saves = needed, saves
+                known.keep = tuple([i for i, s in enumerate(stored) if s.__class__ is tuple])
+                if at is None:
+                    site.node = known
+                else:
+                    if len(_AT_POSITIONS) >= _AT_MOST:  # (positions a loop varies: bounded)
+                        _AT_POSITIONS.clear()
+                    _AT_POSITIONS[at] = known
     else:
         saves = known.saves
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
@@ -220,6 +233,9 @@ _new = object.__new__
 _ONE = tuple((i,) for i in range(8))
 _N_ONE = len(_ONE)
 _EVERY = range(2 ** 31)  # every argument position (a range's ``in`` is arithmetic)
+# the memo of the sites of ops at positions: ``(lazy.Site, statics, want) -> NodeSite``
+_AT_POSITIONS = {}
+_AT_MOST = 4096
 
 
 def _later_outputs(op, n, outs):
