@@ -141,23 +141,25 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             cur._stored = cur._out_saved = cur._extra = None
     sig = None
     if plan is not None:
-        sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact)
+        sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
         if parts is not plan.parts:
             fn = _program(g, parts)
         else:
             fn = plan.fn
-            if exact:  # every node of an op site of the plan's own (its ``NodeSite``):
-                # the same argument types, so the same saved values' shapes and dtypes and
-                # the same signature, worked out once. (Where the gradients' weak types
-                # or a value held on the host differ, jax.jit compiles in this thread:
-                # never another result)
-                if (sig := plan.sig) is None:
-                    sig = plan.sig = tiered.signature((g, *ext, *flat))
+            if exact is not None:  # every node of an op site of the plan's own (its
+                # ``NodeSite``s, ``exact``): the same argument types, so the same saved
+                # values' shapes and dtypes and the same signature, worked out once for
+                # those sites. (Where the gradients' weak types or a value held on the host
+                # differ, jax.jit compiles in this thread: never another result)
+                if (known := plan.sig) is not None and known[0] is exact:
+                    sig = known[1]
+                else:  # (kept with the sites it is for: another thread may swap them)
+                    sig = tiered.signature((g, *ext, *flat))
+                    plan.sig = (exact, sig)
             else:  # nodes of other sites, of the plan's ops and vjp keys, and its counts
                 # (a plan made before a site kept its memo, ``stages/record.py``): the
                 # plan takes theirs, so that the next replay on them is exact
                 plan.sites = [cur._site for cur in region]
-                plan.sig = None
     else:
         sides, parts, ext, edges = _parts(region, saved, buffers)
         fn = _program(g, parts) if len(region) > 1 else None
@@ -227,7 +229,8 @@ class _Plan:
     as paths from its first (``(earlier node, edge)``), per node its ``NodeSite``, op,
     vjp key, the edges into it from the region, where each of its edges goes, its part of
     the program; the edges leaving it; the program. ``checks``: the edges ``(node, edge,
-    where it goes)`` that a replay on the plan's own sites still looks at (``_replay``).
+    where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
+    ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None.
     """
 
     __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
@@ -294,16 +297,16 @@ def _move_up(plans, k, plan):
 
 
 def _replay(plan, node, g, deps, top):
-    """``(region, exact)``: ``plan``'s nodes from ``node`` now, and whether each holds the
-    plan's own ``NodeSite`` (nodes of the op sites the plan was made from, ``lazy.Site``:
-    the same argument types); None where its region is not what the ready queue would run
-    next from ``node``. The graph has the plan's shape there: every path
-    leads to a hook-free node of the plan's op and vjp key, whose undelivered edges are all
-    the region's own (so it is ready when its turn comes), sequence numbers fall along the
-    region (each its ready nodes' highest: the queue's order) and stay above the queued
-    ``top``, and no node outside it that the region makes ready outranks its last. A
-    region shorter than a fresh walk would make (a hook gone since) is a prefix of it: the
-    queue runs the rest next, as node by node."""
+    """``(region, exact)``: ``plan``'s nodes from ``node`` now, and ``exact``, the plan's
+    ``NodeSite``s where each node holds its own (nodes of the op sites the plan was made
+    from, ``lazy.Site``: the same argument types), else None; None where its region is
+    not what the ready queue would run next from ``node``. The graph has the plan's shape
+    there: every path leads to a hook-free node of the plan's op and vjp key, whose
+    undelivered edges are all the region's own (so it is ready when its turn comes),
+    sequence numbers fall along the region (each its ready nodes' highest: the queue's
+    order) and stay above the queued ``top``, and no node outside it that the region
+    makes ready outranks its last. A region shorter than a fresh walk would make (a hook
+    gone since) is a prefix of it: the queue runs the rest next, as node by node."""
     if g.shape != plan.shape or g.dtype != plan.dtype:
         return None
     # NOTE: per node of every replayed region: one look at each slot, no dict built
@@ -368,7 +371,7 @@ def _replay(plan, node, g, deps, top):
                 best = c
         if best is not None and -best._seq < top and _plain_next(best):
             return None
-    return region, exact
+    return region, sites if exact else None
 
 
 def _replayed_parts(plan, region, saved, buffers, exact):

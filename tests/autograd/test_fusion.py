@@ -502,17 +502,27 @@ def test_a_replayed_node_waiting_for_a_gradient_from_outside_is_left_out(replays
     assert replays
 
 
-def test_a_replayed_region_whose_saved_values_changed_shape(replays):
+def test_a_replayed_region_whose_saved_values_changed_shape(replays, monkeypatch):
     """The plan's checks (ops, vjp keys, edges, the gradient's shape and dtype) do not fix
     the saved values' shapes: a vjp key says only "saved" for them. A contraction over the
     batch keeps every gradient's shape, so one plan replays for two batch sizes, and with
     tiered execution on (the default outside the suite) its program is asked on the
     arguments' own signature: each size compiles in the background (a signature taken from
     the plan would run the other size through ``jax.jit`` at once, compiling it in the
-    caller's thread, and never record it)."""
+    caller's thread, and never record it). The plan takes the sites of each size's nodes
+    in turn: a signature it hands the program is always the arguments' own."""
+    real = tiered.Program.call_ready
+    given = []
+
+    def call_ready(self, *args, sig=None):
+        if sig is not None and any(fn is self for fn in fusion._compiled.values()):
+            given.append(sig == tiered.signature(args))
+        return real(self, *args, sig=sig)
+    monkeypatch.setattr(tiered.Program, "call_ready", call_ready)
+
     def f(L):
         out = []
-        for batch in (3, 3, 3, 3, 5, 5, 5, 3, 5):
+        for batch in (3, 3, 3, 3, 5, 5, 5, 3, 5, 5, 3, 3):
             # no op whose vjp key holds a shape (a constant's operand, a view) inside
             a = L.tensor([[0.1 * k - 0.3 for k in range(batch)]], requires_grad=True)
             b = L.tensor([[0.2 - 0.1 * k] for k in range(batch)], requires_grad=True)
@@ -526,6 +536,7 @@ def test_a_replayed_region_whose_saved_values_changed_shape(replays):
         same_as_torch(f)
     assert len(replays) >= 6 and len({len(r) for r in replays}) == 1  # one plan, both sizes
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [2]  # one per size
+    assert given and all(given)
 
 
 def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(replays,
