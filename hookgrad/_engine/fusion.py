@@ -382,13 +382,10 @@ def _replayed_parts(plan, region, saved, buffers, exact):
     sides = [region[i]._next[e] for i, e in plan.sides]
     ext = []
     parts = plan.parts
-    if exact:  # then only a gradient waiting for a later node changes a part
-        first = region[0]
-        for cur in region:
-            if cur in buffers and cur is not first:
-                break
-        else:
-            return sides, parts, ext
+    # then only a gradient waiting for a later node changes a part (the first node's
+    # buffer was taken when it ran: one test in C for the region)
+    if exact and buffers.keys().isdisjoint(region):
+        return sides, parts, ext
     fresh = None
     for i, cur in enumerate(region):
         nv = len(saved[i])
