@@ -539,11 +539,10 @@ def test_a_replayed_region_whose_saved_values_changed_shape(replays, monkeypatch
     assert given and all(given)
 
 
-def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(replays,
-                                                                            monkeypatch):
-    """A replayed region whose every node holds the plan's own vjp key object comes from
-    the op sites the plan was made from (``lazy.Site``: the same argument shapes and
-    dtypes), so its program's signature is the plan's, worked out at its first replay."""
+def _chain_signatures(monkeypatch, steps, lazy_from=0):
+    """``chain``'s backward ``steps`` times with tiered execution on (the deferred forward
+    from step ``lazy_from`` on), checked against JAX's gradients: the signatures the
+    plans worked out (``tiered.signature``'s calls) and the one plan replayed."""
     worked = []
     real = tiered.signature
     monkeypatch.setattr(tiered, "signature", lambda args: worked.append(1) or real(args))
@@ -551,13 +550,24 @@ def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(repla
     x._data, c._data  # small values are held on the host: in XLA now, deferred ops
     want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
     with hg.autograd.set_tiered_execution(True):
-        for _ in range(8):
+        for step in range(steps):
             x.grad = None
-            chain(hg, x, c).backward()
+            with hg.autograd.set_lazy_forward(step >= lazy_from):
+                y = chain(hg, x, c)
+            y.backward()
             tiered.wait()
             np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
-    assert len(replays) >= 4
     (plan,) = [p for plans in fusion._plans.values() for p in plans if p.hits]
+    return worked, plan
+
+
+def test_a_plan_whose_nodes_hold_its_own_sites_works_out_its_signature_once(replays,
+                                                                             monkeypatch):
+    """A replayed region whose every node holds the plan's own ``NodeSite`` comes from
+    the op sites the plan was made from (``lazy.Site``: the same argument shapes and
+    dtypes), so its program's signature is the plan's, worked out at its first replay."""
+    worked, plan = _chain_signatures(monkeypatch, 8)
+    assert len(replays) >= 4
     assert plan.sig is not None and worked == [1]
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [1]
 
@@ -568,21 +578,7 @@ def test_a_plan_made_before_its_sites_takes_theirs_and_its_later_replays_are_exa
     each node has a ``NodeSite`` of its own) replays on the sites' nodes with equal keys;
     it then takes their sites, so later replays are exact and the program's signature is
     worked out once."""
-    worked = []
-    real = tiered.signature
-    monkeypatch.setattr(tiered, "signature", lambda args: worked.append(1) or real(args))
-    x, c = hg.tensor(X, requires_grad=True), hg.tensor(0.5)
-    x._data, c._data  # small values are held on the host: in XLA now, deferred ops
-    want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
-    with hg.autograd.set_tiered_execution(True):
-        for step in range(10):
-            x.grad = None
-            with hg.autograd.set_lazy_forward(step >= 4):
-                y = chain(hg, x, c)
-            y.backward()
-            tiered.wait()
-            np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
-    (plan,) = [p for plans in fusion._plans.values() for p in plans if p.hits]
+    worked, plan = _chain_signatures(monkeypatch, 10, lazy_from=4)
     assert len(replays) >= 6 and worked == [1] and plan.sig is not None
 
 
