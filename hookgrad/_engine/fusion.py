@@ -63,7 +63,8 @@ def _plain_test(fused):
     """A test ``node -> bool``: whether ``node`` may run inside a region. Checked at
     backward (hooks come any time): a direct ``OpNode`` subclass, not freed, holding no hook
     of the kinds whose ``fused`` (``_autograd.hooks.KINDS``) is in ``fused`` (an unset
-    kind is None), nothing saved through saved-tensor hooks, a jittable op of one output.
+    kind is None), nothing saved through saved-tensor hooks, a jittable op of one output
+    (its ``NodeSite``'s ``fusable``).
 
     NOTE: run once per node of every backward. The test is written out from the table as
     one expression (``node._hooks is None``, or ``h.a is None and ...`` of the node's
@@ -80,7 +81,7 @@ def _plain_test(fused):
         + " and ".join(f"h.{a} is None" for a in attrs) + ") and "
     src = ("lambda node: node.__class__.__base__ is OpNode and not node._freed and "
            + held
-           + "node._has_saved != 2 and node._op.jit and node._meta.__class__ is not tuple")
+           + "node._has_saved != 2 and node._site.fusable")
     # named for profiles and tracebacks by what it tests
     return eval(compile(src, f"<fusion: plain, no {' or '.join(fused)} hooks>", "eval"),
                 {"OpNode": OpNode})  # noqa: S307 - built above from the table
@@ -101,9 +102,8 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     g = grad._data
     plan = region = None
     if exec_info is None:  # (``inputs=``/``autograd.grad`` take the region's own walk)
-        if node._want is None:
-            node._keys()
-        plans = _plans.get((node._op, node._vkey))
+        site = node._site
+        plans = _plans.get((site.op, site.vkey))
         if plans is not None:
             top = heap[0][0] if heap else 1
             for k, plan in enumerate(plans):
@@ -120,9 +120,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
         region = _region(node, deps, heap, exec_info, captures)
     n = len(region)
     saved = [None] * n
+    flat = []  # every node's leading arguments, in order
     for i, cur in enumerate(region):
         try:
-            saved[i] = cur._unpack(False, True)  # first-tier values stay in NumPy
+            saved[i] = vals = cur._unpack(False, True)  # first-tier values stay in NumPy
         except Exception:  # noqa: BLE001 - raised again when the engine runs the node
             if not i:
                 raise
@@ -132,22 +133,35 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             del region[i:]
             plan = None  # its edges into the nodes cut off now leave the region
             break
+        flat += vals
+        # its saved values are now the program's arguments: released (``cur._release()``,
+        # inlined), as node by node once it ran
+        if not keep_graph and cur._has_saved:
+            cur._freed = True
+            cur._stored = cur._out_saved = cur._extra = None
     sig = None
     if plan is not None:
-        sides, parts, flat, ext = _replayed_parts(plan, region, saved, buffers, keep_graph)
+        sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
         if parts is not plan.parts:
             fn = _program(g, parts)
         else:
             fn = plan.fn
-            if exact:  # every node of the op site of the plan's own (its vjp key object):
-                # the same argument types, so the same saved values' shapes and dtypes and
-                # the same signature, worked out once. (Where the gradients' weak types
-                # or a value held on the host differ, jax.jit compiles in this thread:
-                # never another result)
-                if (sig := plan.sig) is None:
-                    sig = plan.sig = tiered.signature((g, *ext, *flat))
+            if exact is not None:  # every node of an op site of the plan's own (its
+                # ``NodeSite``s, ``exact``): the same argument types, so the same saved
+                # values' shapes and dtypes and the same signature, worked out once for
+                # those sites. (Where the gradients' weak types or a value held on the host
+                # differ, jax.jit compiles in this thread: never another result)
+                if (known := plan.sig) is not None and known[0] is exact:
+                    sig = known[1]
+                else:  # (kept with the sites it is for: another thread may swap them)
+                    sig = tiered.signature((g, *ext, *flat))
+                    plan.sig = (exact, sig)
+            else:  # nodes of other sites, of the plan's ops and vjp keys, and its counts
+                # (a plan made before a site kept its memo, ``stages/record.py``): the
+                # plan takes theirs, so that the next replay on them is exact
+                plan.sites = [cur._site for cur in region]
     else:
-        sides, parts, flat, ext, edges = _parts(region, saved, buffers, keep_graph)
+        sides, parts, ext, edges = _parts(region, saved, buffers)
         fn = _program(g, parts) if len(region) > 1 else None
         if fn is not None and exec_info is None and len(region) == n:
             _remember(region, g, parts, edges, fn)
@@ -161,23 +175,23 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     return list(zip(sides, map(Tensor._wrap, outs)))
 
 
-def _parts(region, saved, buffers, keep_graph):
+def _parts(region, saved, buffers):
     """What the region's program takes, worked out from the nodes: the edges leaving it
     (in delivery order), per node ``(vjp op, number of leading arguments, where each
-    result goes, whether an earlier gradient waits in its buffer)``, the leading arguments
-    and those earlier gradients (node by node, they are summed first); and per node, where
-    each of its edges goes (a node's index, -1: out of the region, None: no edge)."""
+    result goes, whether an earlier gradient waits in its buffer)``, those earlier
+    gradients (node by node, they are summed first); and per node, where each of its
+    edges goes (a node's index, -1: out of the region, None: no edge)."""
     index = {n: i for i, n in enumerate(region)}
     # NOTE: per node of a backward not replayed (``_replay``): dict and list methods are
     # avoided where an operator does (``in``, subscripts), as in ``_region``
     sides = []
     parts = []
-    flat = []
     ext = []
     edges = []
     for i, cur in enumerate(region):
         try:  # (no call once the vjp is made: nearly always)
-            vop = cur._op._vjp_cache[cur._vkey]
+            site = cur._site
+            vop = site.op._vjp_cache[site.vkey]
         except KeyError:
             vop = vjp_op(cur)
         vals = saved[i]
@@ -193,36 +207,34 @@ def _parts(region, saved, buffers, keep_graph):
                 dests.append(-1)
                 where.append(-1)
                 sides.append(e)
-        waiting = _take(cur, i, buffers, ext, keep_graph)
+        waiting = _take(cur, buffers, ext) if i and cur in buffers else False
         parts.append((vop, len(vals), tuple(dests), waiting))
         edges.append(tuple(where))
-        flat.extend(vals)
-    return sides, parts, flat, ext, edges
+    return sides, parts, ext, edges
 
 
-def _take(cur, i, buffers, ext, keep_graph):
-    """The region's node ``i`` taken in: what it saved is released (its values are now the
-    program's arguments) and an earlier gradient waiting in its buffer goes to ``ext``
-    (node by node, it is summed first). Returns whether one waits."""
-    if not keep_graph and cur._has_saved:  # ``cur._release()``, inlined
-        cur._freed = True
-        cur._stored = cur._out_saved = cur._extra = None
-    if i and cur in buffers:
-        buf = buffers.pop(cur)
-        if buf[0] is not None:
-            ext.append(buf[0]._data)
-            return True
+def _take(cur, buffers, ext):
+    """An earlier gradient waiting in the buffer of the region's node ``cur`` (not its
+    first) goes to ``ext`` (node by node, it is summed first). Returns whether one waits.
+    (Called only for a node in ``buffers``: most are not.)"""
+    buf = buffers.pop(cur)
+    if buf[0] is not None:
+        ext.append(buf[0]._data)
+        return True
     return False
 
 
 class _Plan:
     """A region as it ran once, compiled, to run again without working it out: its nodes
-    as paths from its first (``(earlier node, edge)``), per node its op, vjp key, the
-    edges into it from the region, where each of its edges goes, its part of the program;
-    the edges leaving it; the program."""
+    as paths from its first (``(earlier node, edge)``), per node its ``NodeSite``, op,
+    vjp key, the edges into it from the region, where each of its edges goes, its part of
+    the program; the edges leaving it; the program. ``checks``: the edges ``(node, edge,
+    where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
+    ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None.
+    """
 
-    __slots__ = ("shape", "dtype", "ops", "vkeys", "paths", "nin", "edges", "sides", "outs",
-                 "parts", "fn", "hits", "sig")
+    __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
+                 "sides", "outs", "parts", "fn", "hits", "sig")
 
 
 def _remember(region, g, parts, edges, fn):
@@ -238,8 +250,9 @@ def _remember(region, g, parts, edges, fn):
                     paths[d] = (j, e)
     plan = _Plan()
     plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, fn, 0, None
-    plan.ops = [cur._op for cur in region]
-    plan.vkeys = [cur._vkey for cur in region]
+    plan.sites = [cur._site for cur in region]
+    plan.ops = [s.op for s in plan.sites]
+    plan.vkeys = [s.vkey for s in plan.sites]
     plan.paths, plan.nin, plan.parts = paths, nin, parts
     plan.sides = [(i, e) for i, where in enumerate(edges) for e, d in enumerate(where)
                   if d == -1]
@@ -248,6 +261,12 @@ def _remember(region, g, parts, edges, fn):
     plan.edges = [tuple(-2 if d == -1 and nxt[e][0].__class__ is AccumulateGrad else d
                         for e, d in enumerate(where))
                   for where, nxt in zip(edges, (cur._next for cur in region))]
+    # a node of the plan's own site has edges where the plan's had (the site fixes which
+    # arguments are Tensors and ``want``, which have an edge; ``_replay`` checks others'),
+    # and ``_replay``'s first loop followed each path: the other edges into the region and
+    # those leaving it are left
+    plan.checks = [(i, e, d) for i, where in enumerate(plan.edges) for e, d in enumerate(where)
+                   if d is not None and (d < 0 or paths[d] != (i, e))]
     # the nodes outside that the region feeds (as the first edge to each, with the count of
     # its edges from the region): one made ready may make a fresh walk longer
     outs = {}
@@ -256,7 +275,7 @@ def _remember(region, g, parts, edges, fn):
         if c.__class__ is not AccumulateGrad:
             outs[c] = (i, e, outs[c][2] + 1) if c in outs else (i, e, 1)
     plan.outs = list(outs.values())
-    key = (region[0]._op, region[0]._vkey)
+    key = (region[0]._site.op, region[0]._site.vkey)
     with _lock:
         if len(_plans) > 4 * CACHE_SIZE:
             _plans.clear()
@@ -278,44 +297,40 @@ def _move_up(plans, k, plan):
 
 
 def _replay(plan, node, g, deps, top):
-    """``(region, exact)``: ``plan``'s nodes from ``node`` now, and whether each holds the
-    plan's own vjp key object (nodes of the op sites the plan was made from, ``lazy.Site``:
-    the same argument types); None where its region is not what the ready queue would run
-    next from ``node``. The graph has the plan's shape there: every path
-    leads to a hook-free node of the plan's op and vjp key, whose undelivered edges are all
-    the region's own (so it is ready when its turn comes), sequence numbers fall along the
-    region (each its ready nodes' highest: the queue's order) and stay above the queued
-    ``top``, and no node outside it that the region makes ready outranks its last. A
-    region shorter than a fresh walk would make (a hook gone since) is a prefix of it: the
-    queue runs the rest next, as node by node."""
+    """``(region, exact)``: ``plan``'s nodes from ``node`` now, and ``exact``, the plan's
+    ``NodeSite``s where each node holds its own (nodes of the op sites the plan was made
+    from, ``lazy.Site``: the same argument types), else None; None where its region is
+    not what the ready queue would run next from ``node``. The graph has the plan's shape
+    there: every path leads to a hook-free node of the plan's op and vjp key, whose
+    undelivered edges are all the region's own (so it is ready when its turn comes),
+    sequence numbers fall along the region (each its ready nodes' highest: the queue's
+    order) and stay above the queued ``top``, and no node outside it that the region
+    makes ready outranks its last. A region shorter than a fresh walk would make (a hook
+    gone since) is a prefix of it: the queue runs the rest next, as node by node."""
     if g.shape != plan.shape or g.dtype != plan.dtype:
         return None
     # NOTE: per node of every replayed region: one look at each slot, no dict built
     region = [node]
-    ops, vkeys, nin = plan.ops, plan.vkeys, plan.nin
-    exact = node._vkey is vkeys[0]  # every node's key the plan's own object: its sites'
+    sites, nin = plan.sites, plan.nin
+    exact = node._site is sites[0]  # every node's site the plan's own: no compare
     last = node._seq
     try:
-        for i in range(1, len(ops)):
+        for i in range(1, len(sites)):
             j, e = plan.paths[i]
             cur = region[j]._next[e][0]
             # ``_plain_next``, inlined: of the plan's op (its class, ``jit`` and output
             # count go with the op and its vjp key, checked here), the rest per node:
             # freed, any hook (a kind the table allowed after the first would only end
             # the replay early), saved through hooks; not an op node: AttributeError
-            if cur._op is not ops[i] or cur._freed or cur._hooks is not None or \
-                    cur._has_saved == 2:
+            if (site := cur._site) is not sites[i]:  # another site: the same op and key?
+                if site.op is not plan.ops[i] or site.vkey != plan.vkeys[i]:
+                    return None
+                exact = False
+            if cur._freed or cur._hooks is not None or cur._has_saved == 2:
                 return None
             seq = cur._seq
             if seq >= last or deps[cur] != nin[i]:
                 return None
-            if cur._want is None:
-                cur._keys()
-            # (a node of the same op site holds the same key object: no compare)
-            if (vk := cur._vkey) is not vkeys[i]:
-                if vk != vkeys[i]:
-                    return None
-                exact = False
             region.append(cur)
             last = seq
     except (IndexError, TypeError, AttributeError):
@@ -323,22 +338,25 @@ def _replay(plan, node, g, deps, top):
         return None
     if len(region) > 1 and -last >= top:
         return None
-    risky = None
-    for cur, where in zip(region, plan.edges):
-        nxt = cur._next
-        if len(nxt) != len(where):
-            return None
-        for e, d in zip(nxt, where):
-            if d is None or e is None:
-                if d is not e:
-                    return None
-            elif d >= 0:
-                if e[0] is not region[d]:
-                    return None
-            elif (e[0].__class__ is AccumulateGrad) is not (d == -2):
+    if not exact:  # a node of another site: its edges where the plan's nodes had them?
+        for cur, where in zip(region, plan.edges):
+            nxt = cur._next
+            if len(nxt) != len(where):
                 return None
-            elif d == -1 and e[0]._seq >= last:
-                risky = [e[0]] if risky is None else risky + [e[0]]
+            for e, d in zip(nxt, where):
+                if (d is None) is not (e is None):
+                    return None
+    # the edges the paths above did not follow (``plan.checks``): into the region, out
+    risky = None
+    for i, e, d in plan.checks:
+        c = region[i]._next[e][0]
+        if d >= 0:
+            if c is not region[d]:
+                return None
+        elif (c.__class__ is AccumulateGrad) is not (d == -2):
+            return None
+        elif d == -1 and c._seq >= last:
+            risky = [c] if risky is None else risky + [c]
     for c in risky or ():  # outranks the last node: only while it cannot become ready
         if deps[c] == sum(1 for cur in region for e in cur._next
                           if e is not None and e[0] is c):
@@ -353,27 +371,31 @@ def _replay(plan, node, g, deps, top):
                 best = c
         if best is not None and -best._seq < top and _plain_next(best):
             return None
-    return region, exact
+    return region, sites if exact else None
 
 
-def _replayed_parts(plan, region, saved, buffers, keep_graph):
+def _replayed_parts(plan, region, saved, buffers, exact):
     """``_parts`` for a replayed ``plan``: its parts as they were, unless a node's count of
-    leading arguments or whether a gradient waits for it differs now."""
+    leading arguments or whether a gradient waits for it differs now. ``exact``: every
+    node holds the plan's own ``NodeSite``, so its count is the plan's (the site fixes
+    what its nodes save)."""
     sides = [region[i]._next[e] for i, e in plan.sides]
-    flat = []
     ext = []
     parts = plan.parts
+    # then only a gradient waiting for a later node changes a part (the first node's
+    # buffer was taken when it ran: one test in C for the region)
+    if exact and buffers.keys().isdisjoint(region):
+        return sides, parts, ext
     fresh = None
     for i, cur in enumerate(region):
-        vals = saved[i]
-        waiting = _take(cur, i, buffers, ext, keep_graph)
+        nv = len(saved[i])
+        waiting = _take(cur, buffers, ext) if i and cur in buffers else False
         part = parts[i]
-        if fresh is not None or waiting is not part[3] or len(vals) != part[1]:
+        if fresh is not None or waiting is not part[3] or nv != part[1]:
             if fresh is None:
                 fresh = list(parts[:i])
-            fresh.append((part[0], len(vals), part[2], waiting))
-        flat.extend(vals)
-    return sides, parts if fresh is None else fresh, flat, ext
+            fresh.append((part[0], nv, part[2], waiting))
+    return sides, parts if fresh is None else fresh, ext
 
 
 def _program(g, parts):
@@ -420,8 +442,6 @@ def _region(node, deps, heap, exec_info, captures):
     while True:
         region.append(cur)
         n += 1
-        if cur._want is None:
-            cur._keys()
         for e in cur._next:
             if e is None:
                 continue

@@ -274,10 +274,10 @@ def _div_scalar(t, s):
 
 
 def run(node, vals, grads, vop):
-    """The gradients ``node`` computes (for ``node._want``) from its unpacked values
+    """The gradients ``node`` computes (for ``node._site.want``) from its unpacked values
     ``vals`` and incoming ``grads``, through the entered dispatch modes."""
     args = [Tensor._wrap(v) if isinstance(v, jax.Array) else v for v in vals]
-    op = node._op
+    op = node._site.op
     formula = FORMULAS.get(op.name)
     saved = node._out_saved
     if formula is not None and (op.name in _READ_RESULT and saved.__class__ is not tuple
@@ -323,12 +323,12 @@ def _detach(t):
 
 def _arguments(node, args, result):
     """The node's arguments by position: what was saved or constant, else the aval."""
-    if node._op.save is OUT:  # ``args`` holds the output only
-        return _Inputs(node, list(node._stored), dict(node._key), node._want, result)
+    if node._site.op.save is OUT:  # ``args`` holds the output only
+        return _Inputs(node, list(node._stored), dict(node._site.key), node._site.want, result)
     it = iter(args)
     values = [next(it) if s.__class__ is tuple or s is _CONST or
               s.__class__ is op_node.SavedTensor else s for s in node._stored]
-    return _Inputs(node, values, dict(node._key), node._want, result)
+    return _Inputs(node, values, dict(node._site.key), node._site.want, result)
 
 
 def _sum_to(g, arg):

@@ -81,7 +81,7 @@ def apply(op, args, statics=None, out=None):
             return t
         if res.__class__ is list:  # the outputs of a multi-output op
             return _deferred_outputs(op, key, args, tuple(res),
-                                     req and _gm.enabled and op.node is not None)
+                                     req and _gm.enabled and op.node is not None, req)
     return _general(op, args, statics, out, tried, key, fn)
 
 
@@ -129,16 +129,16 @@ def _general(op, args, statics, out, tried, key, fn):
     if out is None:
         learn = None
         if deferrable:
-            try:
-                res = _defer(op, key, fn, args)[0]
+            try:  # (``site``: as in ``apply``, the op's ``lazy.Site`` for the record stage)
+                res, site = _defer(op, key, fn, args)
             except jax_errors.RAISES as e:
                 raise jax_errors.torch_error(op.name, e)
             if res.__class__ is Pending:
-                t = _record(op, key, args, res) if record else _wrap(res)
+                t = _record(op, key, args, res, site or None) if record else _wrap(res)
                 res.ref = _weakref(t)
                 return t
             if res.__class__ is list:  # the outputs of a multi-output op
-                return _deferred_outputs(op, key, args, tuple(res), record)
+                return _deferred_outputs(op, key, args, tuple(res), record, site)
             learn = res  # first call with these argument types: run it now
         if pending:
             if meta:
@@ -169,10 +169,11 @@ def _general(op, args, statics, out, tried, key, fn):
     return _inplace.run(op, key, args, arrs, fn, out, record)
 
 
-def _deferred_outputs(op, key, args, res, record):
+def _deferred_outputs(op, key, args, res, record, site):
     """The Tensors of a deferred multi-output op's outputs ``res`` (their node's, with
-    ``record``), each output's ``Pending`` knowing its Tensor."""
-    outs = _record(op, key, args, res) if record else tuple(map(_wrap, res))
+    ``record``; ``site``: the op's ``lazy.Site``, or False), each output's ``Pending``
+    knowing its Tensor."""
+    outs = _record(op, key, args, res, site or None) if record else tuple(map(_wrap, res))
     for p, t in zip(res, outs):
         p.ref = _weakref(t)
     return outs

@@ -101,7 +101,7 @@ def _unpack_hooked(node, as_tensors):
     extras (``Op.extras``) and a packed result are unpacked in their place too, though the
     vjp reads neither (a result changed in place fails here, as PyTorch's)."""
     stored, extra, result = node._stored, node._extra, node._out_saved
-    order = [w for w in _pack_order(node._op, len(stored))
+    order = [w for w in _pack_order(node._site.op, len(stored))
              if w.__class__ is int or extra is not None and w.__class__ is tuple
              or w == "result" and result.__class__ is SavedTensor]
     order += [i for i in range(len(stored)) if i not in order]
@@ -116,8 +116,26 @@ def _unpack_hooked(node, as_tensors):
     return vals
 
 
+class NodeSite:
+    """What every node recorded at one op site (``lazy.Site``: one op on one signature)
+    with the same ``want`` shares, kept once, which its nodes point to (``OpNode._site``)
+    instead of holding each field: ``op``; ``key``, its statics; ``want``, the argument
+    positions with an edge; ``vkey``, the vjp's cache key (``vjp_key``); ``meta``, the
+    output's aval (a tuple of them for an op of several outputs); ``fusable``, whether a
+    fused region may take its nodes (a jittable op of one output: ``_engine/fusion.py``).
+    For the record stage's memo (``stages/record.py``) also: ``needed``, the positions
+    the dict saving rule needs; ``keep``, the positions kept; ``saves``, whether the
+    node saves its result. A node recorded off a site (the deferred forward off, an op
+    on host-held values) has one of its own, without the memo's three.
+
+    NOTE: one object per site, not per node: a node is made with one store for these, and
+    the backward's plans test one identity per node (``fusion._replay``)."""
+
+    __slots__ = ("op", "key", "want", "vkey", "meta", "fusable", "needed", "keep", "saves")
+
+
 def vjp_key(op, key, stored, consts, want):
-    """The vjp's cache key of a node of ``op`` (``OpNode._vkey``): its statics ``key``,
+    """The vjp's cache key of a node of ``op`` (``NodeSite.vkey``): its statics ``key``,
     what it saved (its ``stored``, ``consts``) as a layout, and ``want``: per argument "S"
     (saved), "C" (a constant) or the (shape, dtype) of an unsaved one; an op saving only
     its output has no layout (its vjp reads the output only)."""
@@ -153,11 +171,12 @@ class OpNode(_Node):
     """The node an op records: rebuilds the op's arguments from what was saved and runs
     the op's vjp."""
 
-    __slots__ = ("_op", "_key", "_stored", "_consts", "_meta", "_out_saved", "_has_saved",
-                 "_freed", "_vkey", "_want", "_extra")
+    # ``_site``: the fixed fields this node shares with its op site's (``NodeSite``)
+    __slots__ = ("_site", "_stored", "_consts", "_out_saved", "_has_saved", "_freed",
+                 "_extra")
 
     def name(self):
-        return self._op.node
+        return self._site.op.node
 
     def __dir__(self):
         # the class has the saved attributes of every op recording it: this node's own
@@ -166,7 +185,7 @@ class OpNode(_Node):
                                 if not a.startswith(("_saved_", "_raw_saved_"))))
 
     def _out_meta(self):
-        m = self._meta  # an aval, or a tuple of them for a multi-output op
+        m = self._site.meta  # an aval, or a tuple of them for a multi-output op
         return m if m.__class__ is tuple else (m,)
 
     def _release(self):
@@ -177,11 +196,11 @@ class OpNode(_Node):
             self._stored = self._out_saved = self._extra = None
 
     def _keys(self):
-        """Set ``_want`` (argument positions whose gradient flows somewhere) and ``_vkey``
-        (the vjp's cache key: statics, what was saved, what is wanted). The record stage
-        sets both for the nodes it makes (this, inlined); other makers leave them to this,
-        at backward."""
-        op = self._op
+        """``(want, vjp key)`` worked out again from the node's edges and saved values:
+        the record stage works them out as it classifies the arguments (and keeps them on
+        the node's ``NodeSite``); tests compare the two."""
+        site = self._site
+        op = site.op
         stored = self._stored
         want = []
         edges = self._next
@@ -199,15 +218,14 @@ class OpNode(_Node):
                     if edges[k] is not None:
                         want.append(i)
                     k += 1
-        self._want = want = tuple(want)
-        self._vkey = vjp_key(op, self._key, stored, self._consts, want)
-        return want
+        want = tuple(want)
+        return want, vjp_key(op, site.key, stored, self._consts, want)
 
     def _unpack(self, as_tensors, host=False):
         """The vjp's leading arguments: saved values (version-checked) and constants.
         ``host``: a saved value the first tier kept in NumPy is given as it is (a
         ``Host``: the caller's first tier reads it, ``_engine/fusion.py``), else put."""
-        if self._op.save is OUT:
+        if self._site.op.save is OUT:
             s = self._out_saved
             v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
                 else s.unpack(self, as_tensors)
@@ -251,12 +269,11 @@ class OpNode(_Node):
     def _apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        want = self._want
-        if want is None:
-            want = self._keys()
+        site = self._site
+        want = site.want
         if not want:
             return [None] * len(self._next)
-        meta = self._meta
+        meta = site.meta
         if meta.__class__ is not tuple:
             g = grads[0]
             if g is None:
@@ -269,7 +286,7 @@ class OpNode(_Node):
                     g = grads[i]
                     gs.append(g if g is not None else Tensor._wrap(jnp.zeros(m.shape, m.dtype)))
         try:  # (no call once the vjp is made: nearly always)
-            vop = self._op._vjp_cache[self._vkey]
+            vop = site.op._vjp_cache[site.vkey]
         except KeyError:
             vop = vjp_op(self)
         vals = self._unpack(create_graph)
@@ -305,7 +322,7 @@ class _NotImplementedNode(OpNode):
     __slots__ = ()
 
     def _apply(self, grads, create_graph):
-        raise RuntimeError(f"derivative for aten::{self._op.name.split('.')[0]} is not "
+        raise RuntimeError(f"derivative for aten::{self._site.op.name.split('.')[0]} is not "
                            "implemented")
 
 
@@ -335,14 +352,16 @@ def _constant_outputs(vop, args):
 
 
 def vjp_op(node):
-    """The Op computing ``node``'s gradients (for the argument positions ``node._want``)."""
-    op = node._op
-    ck = node._vkey
+    """The Op computing ``node``'s gradients (for the argument positions its site's
+    ``want``)."""
+    site = node._site
+    op = site.op
+    ck = site.vkey
     vop = op._vjp_cache.get(ck)
     if vop is None:
-        statics = dict(node._key)
+        statics = dict(site.key)
+        want = site.want
         if op.save is OUT:
-            want = node._want
 
             def fwd(y, *gs):
                 g = op.bwd(y, *[_conj(g) for g in gs], **statics)
@@ -350,7 +369,7 @@ def vjp_op(node):
                 return tuple(_conj(g[i]) for i in want) if g.__class__ is tuple \
                     else (_conj(g),)
         else:
-            fwd = _make_vjp(op.fwd, statics, ck[1], node._want,
+            fwd = _make_vjp(op.fwd, statics, ck[1], want,
                             [m.dtype for m in node._out_meta()])
         # NOTE: ``type(op)``: Op's module imports this one
         vop = op._vjp_cache[ck] = type(op)(op.name + "_backward", fwd,

@@ -95,7 +95,7 @@ def saved_attribute(node, attr):
     """``node._saved_<name>`` / ``node._raw_saved_<name>``; AttributeError otherwise."""
     raw = attr.startswith("_raw_saved_")
     name = attr[11:] if raw else attr[7:]
-    entry = spec_of(node._op).by_name.get(name)
+    entry = spec_of(node._site.op).by_name.get(name)
     if entry is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
     _, kind, where = entry
@@ -106,9 +106,9 @@ def saved_attribute(node, attr):
     if kind == _LIT:
         return where
     if kind == _STATIC:
-        return dict(node._key).get(where)
+        return dict(node._site.key).get(where)
     if kind == _STATIC_TUPLE:
-        v = dict(node._key).get(where[0])
+        v = dict(node._site.key).get(where[0])
         if where[1] == "tuple":
             return (v,) if isinstance(v, int) else v
         if where[1] == "enum":  # a loss reduction, as PyTorch's at::Reduction number
@@ -134,7 +134,7 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 def saved_names(node):
     """The ``_saved_*`` and ``_raw_saved_*`` attributes of ``node`` (for ``dir``)."""
-    return names_of_op(node._op)
+    return names_of_op(node._site.op)
 
 
 def names_of_op(op):
@@ -183,7 +183,7 @@ def _arg_value(node, i):
         return s.unpack(node, True)
     if s is _CONST:
         v = _const(node, i)
-        if v is not None and node._op.scalar_edges:  # PyTorch wraps the number into a Tensor
+        if v is not None and node._site.op.scalar_edges:  # PyTorch wraps the number into a Tensor
             from .._factory import tensor
             return tensor(v)
         return v
@@ -207,11 +207,11 @@ def _out_value(node, k):
     """Output ``k`` as saved: a new Tensor equal to it, whose grad_fn is ``node``."""
     s = node._out_saved
     extra = node._extra
-    if k and node._op.extras is not None:  # packed under hooks, else computed again
+    if k and node._site.op.extras is not None:  # packed under hooks, else computed again
         if extra is not None:
             return extra[k - 1].unpack(node, True)
         vals = node._unpack(False)
-        return _as_tensor(record.extras_fn(node._op, node._key)(*vals)[k - 1], None, 0)
+        return _as_tensor(record.extras_fn(node._site.op, node._site.key)(*vals)[k - 1], None, 0)
     if k == 0 and s is not None:
         if s.__class__ is tuple:
             data, ref, version = s
@@ -237,8 +237,8 @@ def recompute(node):
     if len(vals) != len(node._stored):
         raise RuntimeError(f"{type(node).__name__}: the output is not saved and cannot be "
                            "computed again from what the node kept")
-    key = node._key
-    return node._op.forward_fn(key)(*vals)
+    key = node._site.key
+    return node._site.op.forward_fn(key)(*vals)
 
 
 # --------------------------------------------------------------------------- SavedTensor

@@ -502,17 +502,27 @@ def test_a_replayed_node_waiting_for_a_gradient_from_outside_is_left_out(replays
     assert replays
 
 
-def test_a_replayed_region_whose_saved_values_changed_shape(replays):
+def test_a_replayed_region_whose_saved_values_changed_shape(replays, monkeypatch):
     """The plan's checks (ops, vjp keys, edges, the gradient's shape and dtype) do not fix
     the saved values' shapes: a vjp key says only "saved" for them. A contraction over the
     batch keeps every gradient's shape, so one plan replays for two batch sizes, and with
     tiered execution on (the default outside the suite) its program is asked on the
     arguments' own signature: each size compiles in the background (a signature taken from
     the plan would run the other size through ``jax.jit`` at once, compiling it in the
-    caller's thread, and never record it)."""
+    caller's thread, and never record it). The plan takes the sites of each size's nodes
+    in turn: a signature it hands the program is always the arguments' own."""
+    real = tiered.Program.call_ready
+    given = []
+
+    def call_ready(self, *args, sig=None):
+        if sig is not None and any(fn is self for fn in fusion._compiled.values()):
+            given.append(sig == tiered.signature(args))
+        return real(self, *args, sig=sig)
+    monkeypatch.setattr(tiered.Program, "call_ready", call_ready)
+
     def f(L):
         out = []
-        for batch in (3, 3, 3, 3, 5, 5, 5, 3, 5):
+        for batch in (3, 3, 3, 3, 5, 5, 5, 3, 5, 5, 3, 3):
             # no op whose vjp key holds a shape (a constant's operand, a view) inside
             a = L.tensor([[0.1 * k - 0.3 for k in range(batch)]], requires_grad=True)
             b = L.tensor([[0.2 - 0.1 * k] for k in range(batch)], requires_grad=True)
@@ -526,13 +536,13 @@ def test_a_replayed_region_whose_saved_values_changed_shape(replays):
         same_as_torch(f)
     assert len(replays) >= 6 and len({len(r) for r in replays}) == 1  # one plan, both sizes
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [2]  # one per size
+    assert given and all(given)
 
 
-def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(replays,
-                                                                            monkeypatch):
-    """A replayed region whose every node holds the plan's own vjp key object comes from
-    the op sites the plan was made from (``lazy.Site``: the same argument shapes and
-    dtypes), so its program's signature is the plan's, worked out at its first replay."""
+def _chain_signatures(monkeypatch, steps, lazy_from=0):
+    """``chain``'s backward ``steps`` times with tiered execution on (the deferred forward
+    from step ``lazy_from`` on), checked against JAX's gradients: the signatures the
+    plans worked out (``tiered.signature``'s calls) and the one plan replayed."""
     worked = []
     real = tiered.signature
     monkeypatch.setattr(tiered, "signature", lambda args: worked.append(1) or real(args))
@@ -540,15 +550,66 @@ def test_a_plan_whose_nodes_hold_its_own_keys_works_out_its_signature_once(repla
     x._data, c._data  # small values are held on the host: in XLA now, deferred ops
     want = jax.grad(jax_chain)(jnp.asarray(X), jnp.asarray(0.5))
     with hg.autograd.set_tiered_execution(True):
-        for _ in range(8):
+        for step in range(steps):
             x.grad = None
-            chain(hg, x, c).backward()
+            with hg.autograd.set_lazy_forward(step >= lazy_from):
+                y = chain(hg, x, c)
+            y.backward()
             tiered.wait()
             np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
-    assert len(replays) >= 4
     (plan,) = [p for plans in fusion._plans.values() for p in plans if p.hits]
+    return worked, plan
+
+
+def test_a_plan_whose_nodes_hold_its_own_sites_works_out_its_signature_once(replays,
+                                                                             monkeypatch):
+    """A replayed region whose every node holds the plan's own ``NodeSite`` comes from
+    the op sites the plan was made from (``lazy.Site``: the same argument shapes and
+    dtypes), so its program's signature is the plan's, worked out at its first replay."""
+    worked, plan = _chain_signatures(monkeypatch, 8)
+    assert len(replays) >= 4
     assert plan.sig is not None and worked == [1]
     assert [len(fn._sigs) for fn in fusion._compiled.values()] == [1]
+
+
+def test_a_plan_made_before_its_sites_takes_theirs_and_its_later_replays_are_exact(
+        replays, monkeypatch):
+    """A plan remembered from nodes recorded off an op site (the deferred forward off:
+    each node has a ``NodeSite`` of its own) replays on the sites' nodes with equal keys;
+    it then takes their sites, so later replays are exact and the program's signature is
+    worked out once."""
+    worked, plan = _chain_signatures(monkeypatch, 10, lazy_from=4)
+    assert len(replays) >= 6 and worked == [1] and plan.sig is not None
+
+
+def test_a_replay_on_the_plans_own_sites_still_checks_the_edges_it_did_not_follow(replays):
+    """Nodes of a plan's own op sites have their edges where the plan's nodes had them, so
+    a replay follows the plan's paths and looks only at the other edges (``plan.checks``).
+    ``x * w`` is one op site whether ``w`` is a leaf or made by an op: its edge to the
+    leaf's AccumulateGrad, now to an op node, refuses the plan, and the region walked
+    afresh takes that node in (two MulBackward0), as node by node would run it next."""
+    marks = []
+
+    def f(L):
+        x = L.tensor(X, requires_grad=True)
+        w0 = L.tensor([1.5, -0.5, 2.0], requires_grad=True)
+        out = []
+        for step in range(12):  # the leaf's plan is the most used: tried first
+            x.grad = w0.grad = None
+            w = w0 * 2.0 if step % 3 == 2 else w0
+            (x * w).sin().sum().backward()
+            out.append([py(x.grad), py(w0.grad)])
+            if L is hg:
+                marks.append(len(replays))
+        return out
+    same_as_torch(f)
+    seen = set()
+    for step, (a, b) in enumerate(zip([0] + marks, marks)):
+        for names in replays[a:b]:
+            muls = names.count("MulBackward0")
+            assert muls == (2 if step % 3 == 2 else 1), (step, names)
+            seen.add(muls)
+    assert seen == {1, 2}
 
 
 def test_a_plan_moved_up_after_another_thread_shortened_its_list(replays, monkeypatch):

@@ -232,8 +232,8 @@ def test_gradients_through_a_fused_backward(row):
             assert (g is None) == (w is None), f"{row.id} grad {k}"
             if g is not None:
                 np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=row.id)
-    if isinstance(node, op_node.OpNode) and node._op.jit and len(node._out_meta()) == 1:
-        vop = node._op._vjp_cache.get(node._vkey)
+    if isinstance(node, op_node.OpNode) and node._site.op.jit and len(node._out_meta()) == 1:
+        vop = node._site.op._vjp_cache.get(node._site.vkey)
         assert any(p[0] is vop for key in fusion._compiled for p in key[2]), \
             f"{row.id}: its node never ran in a compiled chain"
 
@@ -366,7 +366,7 @@ def test_every_op_has_a_row():
     seen = {}
     for r in ROWS:
         _trace_row(r, seen)
-    covered = {n._op.name for n in seen.values() if isinstance(n, op_node.OpNode)}
+    covered = {n._site.op.name for n in seen.values() if isinstance(n, op_node.OpNode)}
     missing = set(_table_ops()) - covered - set(ELSEWHERE)
     assert not missing, f"ops with no row in tests/ops/_op_table.py: {sorted(missing)}"
 

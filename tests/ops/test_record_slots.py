@@ -4,7 +4,7 @@ slot of every recorded node kind must be set."""
 import pytest
 
 import hookgrad
-from hookgrad._ops.op_node import OpNode
+from hookgrad._ops.op_node import NodeSite, OpNode
 from tests.differential import needs_torch, same_as_torch
 
 
@@ -15,6 +15,10 @@ def _slots(node):
     return names
 
 
+# what only a site's memo (``stages/record.py``) keeps: unset off a site
+_MEMO = ("needed", "keep", "saves")
+
+
 def _unset(node):
     missing = []
     for name in _slots(node):
@@ -22,6 +26,10 @@ def _unset(node):
             getattr(node, name)
         except AttributeError:
             missing.append(name)
+    site = getattr(node, "_site", None)
+    for name in NodeSite.__slots__:  # the fields it shares with its op site's
+        if site is not None and name not in _MEMO and not hasattr(site, name):
+            missing.append(f"_site.{name}")
     return missing
 
 
@@ -66,14 +74,13 @@ KEY_CASES = dict(CASES, **{
 
 @pytest.mark.parametrize("make", list(KEY_CASES.values()), ids=list(KEY_CASES))
 def test_the_vjp_key_recorded_is_the_one_backward_works_out(make):
-    # the record stage sets ``_want`` and ``_vkey`` as it classifies the arguments
-    # (``OpNode._keys`` inlined); worked out again from the node, they must agree
+    # the record stage works out ``want`` and the vjp key as it classifies the arguments
+    # (``OpNode._keys`` inlined) and keeps them on the node's site; worked out again from
+    # the node, they must agree
     node = make().grad_fn
-    recorded = (node._want, node._vkey)
+    recorded = (node._site.want, node._site.vkey)
     assert recorded[1] is not None
-    node._want = node._vkey = None
-    node._keys()
-    assert (node._want, node._vkey) == recorded
+    assert node._keys() == recorded
 
 
 
@@ -87,10 +94,7 @@ def _mul_site_calls(patterns, xv, yv):
         x._data, y._data  # small values are held on the host: in XLA now, deferred ops
         out = x * y
         node = out.grad_fn
-        recorded = (node._want, node._vkey)
-        node._want = node._vkey = None
-        node._keys()
-        assert (node._want, node._vkey) == recorded
+        assert node._keys() == (node._site.want, node._site.vkey)
         out.sum().backward()
         yield x.grad, y.grad
 
@@ -125,17 +129,74 @@ def test_a_site_works_out_what_its_nodes_save_once(monkeypatch):
     assert calls == [1, 1]
 
 
-def test_the_nodes_of_one_op_site_share_their_vjp_key():
-    # the key is worked out once per op site and kept (``lazy.Site``): the backward's
-    # plans compare it by identity first (``_engine/fusion.py``)
+def test_the_nodes_of_one_op_site_share_their_fixed_fields():
+    # the fields a node shares with its op site's (op, statics, ``want``, vjp key, output
+    # avals) are worked out once per op site and kept (``lazy.Site``): one ``NodeSite``,
+    # which the backward's plans compare by identity first (``_engine/fusion.py``)
     x = hookgrad.tensor([1.0, -2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
     x._data  # small values are held on the host: in XLA now, deferred ops
-    keys = [(x * x).grad_fn._vkey for _ in range(4)]  # the first runs eagerly
-    assert all(k is keys[1] for k in keys[2:])
+    sites = [(x * x).grad_fn._site for _ in range(4)]  # the first runs eagerly
+    assert all(s is sites[1] for s in sites[2:])
+    assert sites[0].vkey == sites[1].vkey  # (the first may be a node of its own)
     y = hookgrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     y._data
-    other = (x * y).grad_fn._vkey  # another argument saved: its own key
-    assert other != keys[1]
+    other = (x * y).grad_fn._site  # another argument saved: its own key
+    assert other.vkey != sites[1].vkey
+
+
+def test_an_op_with_a_mask_shares_its_sites_fields_whichever_operand_requires_grad():
+    # ``where``'s condition has no edge (``nondiff``) and its saving rule reads nothing of
+    # whether it requires grad: its nodes share their site's ``NodeSite`` too, one per
+    # pattern of edges, and the gradients are the ones worked out afresh. (``y * 2.0`` of
+    # a ``y`` not requiring grad is held on the host: ``where`` then takes apply's general
+    # path, which hands the record stage the site all the same)
+    def f(L):
+        cond = L.tensor([True, False, True, True, False, False, True])
+        xv, yv = [1.0, -2.0, 3.0, 5.0, -7.0, 2.0, 0.5], [0.5, 4.0, -1.5, 2.0, 3.0, 1.0, 6.0]
+        out = []
+        for rx, ry in [(True, False)] * 3 + [(False, True), (True, True), (True, False)]:
+            x, y = L.tensor(xv, requires_grad=rx), L.tensor(yv, requires_grad=ry)
+            if L is hookgrad:
+                cond._data, x._data, y._data  # in XLA now: deferred ops (a site)
+            r = L.where(cond, x.exp(), y * 2.0)
+            if L is hookgrad:
+                node = r.grad_fn
+                sites.append(node._site)
+                assert node._keys() == (node._site.want, node._site.vkey)
+            r.sum().backward()
+            out.append([None if t.grad is None else t.grad.tolist() for t in (x, y)])
+        return out
+    sites = []
+    same_as_torch(f)
+    assert sites[2] is sites[1]  # (the first runs eagerly: no site)
+    assert sites[3] is not sites[2] and sites[3].want != sites[2].want
+
+
+def test_an_op_at_positions_shares_a_fixed_part_per_positions():
+    # a slice's positions are arguments of its deferred program (one ``lazy.Site`` for
+    # all of them) but statics of its node: its nodes share a ``NodeSite`` per positions
+    # and ``want``, and the gradients are the ones worked out afresh
+    def f(L):
+        x = L.tensor([1.0, -2.0, 3.0, 5.0, -7.0, 2.0, 0.5, 4.0, 6.0], requires_grad=True)
+        out = []
+        for start in [1, 1, 1, 3, 3, 1, 3]:
+            x.grad = None
+            if L is hookgrad:
+                x._data  # in XLA now: deferred ops (a site)
+            y = x.exp()[start:start + 4]
+            if L is hookgrad:
+                node = y.grad_fn
+                assert node._keys() == (node._site.want, node._site.vkey)
+                sites.append((start, node._site))
+            (y * y).sum().backward()
+            out.append(x.grad.tolist())
+        return out
+    sites = []
+    same_as_torch(f)
+    at = {}
+    for start, site in sites[1:]:  # (the first runs eagerly: no site)
+        assert at.setdefault(start, site) is site
+    assert at[1] is not at[3] and at[1].key != at[3].key
 
 
 def _site_packs(lib):

@@ -16,7 +16,7 @@ from ..._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _se
 from ..._views import StaleView, check_stale
 from ..._watch import Moving as _Moving
 from .. import lazy as _lazy, tiered
-from ..op_node import _CONST, ALL, INEXACT, OUT, _pack_order, vjp_key
+from ..op_node import _CONST, ALL, INEXACT, OUT, NodeSite, _pack_order, vjp_key
 
 _gm = grad_mode._state
 _anomaly = anomaly_mode._state
@@ -53,14 +53,17 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
     once per recorded op, hence the inlined constructors and saving rule.
 
     ``site``: the op's ``lazy.Site`` for these argument types, from a deferred call. It
-    keeps what the last node recorded there worked out: ``(want, needed, vjp key, kept
-    positions, whether the result is saved)``. A node with the same ``want`` needs the
-    same arguments saved (where no argument is non-differentiable, an argument has an edge
-    exactly when it requires grad; the site's argument dtypes are fixed), so the dict
-    rule's walk (``needed_inputs``), each argument's dtype test, the result's rule and the
-    vjp key (``vjp_key``) are worked out only when ``want`` changes there: the site's nodes
-    share one key object, which the backward's plans (``_engine/fusion.py``) compare by
-    identity first.
+    keeps the ``NodeSite`` of the last node recorded there (``op_node``: the fields its
+    nodes share, with what was worked out for them: ``needed``, the kept positions,
+    whether the result is saved). A node with the same ``want`` needs the same arguments
+    saved (a dict rule reads which of its arguments require grad, and an argument that
+    is not non-differentiable has an edge exactly when it requires grad; another rule
+    reads none of it; the site's argument dtypes are fixed), so the dict rule's walk
+    (``needed_inputs``), each argument's dtype test, the result's rule and the vjp key
+    (``vjp_key``) are worked out only when ``want`` changes there: the site's nodes share
+    one ``NodeSite``, which the backward's plans (``_engine/fusion.py``) compare by
+    identity first. An op at positions (a slice) has one site for every position, which
+    are its nodes' statics: its ``NodeSite`` is kept per statics (``_AT_POSITIONS``).
     """
     save = op.save
     known = None if site is None else site.node
@@ -68,7 +71,7 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
         needed = () if save.__class__ is not dict else needed_inputs(save, args)
         keep = _EVERY if save is ALL else needed  # (and the dtype, below)
     else:  # (checked against ``want`` below)
-        needed, keep = known[1], known[3]  # the kept positions, dtype included
+        needed, keep = known.needed, known.keep  # the kept positions, dtype included
     nondiff = op.nondiff
     edges = []
     stored = []   # per argument: (array, tensor, version, edge) | SavedTensor | aval | _CONST
@@ -113,39 +116,61 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
             consts.append(a)
             if i in needed and not has_saved:
                 has_saved = 1
-    if known is None or want != known[0]:  # (no site: known is None)
+    if known is None or want != known.want:  # (no site: known is None)
         if known is not None and save.__class__ is dict and \
                 needed != (needed := needed_inputs(save, args)):
             # saved by the last node's rule here, wrongly: again, by this call's own
             site.node = None
             return _record(op, key, args, res, site, out, shadow)
-        vkey = vjp_key(op, key, stored, consts, want)
-        # whether PyTorch's node saves the result: the op's parsed names answer once known
-        saves = save is OUT or has_saved and (
-            spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
-            else "result" in _pack_order(op, len(stored)))
-        if site is not None and not nondiff and op.positions is None:
-            site.node = (want, needed, vkey, tuple(
-                [i for i, s in enumerate(stored) if s.__class__ is tuple]), saves)
+        # (not where a dict rule reads whether an argument without an edge requires grad)
+        shared = site is not None and (
+            not nondiff or save.__class__ is not dict or nondiff.isdisjoint(save))
+        # an op at positions: its statics (the positions) are not the site's, its memo is
+        # kept per statics and ``want`` (``_AT_POSITIONS``)
+        at = (site, key, want) if shared and op.positions is not None else None
+        if at is not None and (known := _AT_POSITIONS.get(at)) is not None:
+            saves = known.saves
+        else:
+            # a fresh ``NodeSite`` (inlined: off a site, once per op)
+            known = NodeSite()  # (it has no __init__: no Python runs)
+            known.op, known.key, known.want = op, key, want
+            known.vkey = vjp_key(op, key, stored, consts, want)
+            # the outputs' shapes and dtypes, for zeros where no gradient arrives (asking
+            # a pending result computes nothing)
+            m = out._arr.aval if out is not None else res.aval \
+                if res.__class__ is not tuple else tuple([r.aval for r in res]) \
+                if len(res) > 1 else res[0].aval
+            known.meta = m
+            known.fusable = op.jit and m.__class__ is not tuple
+            # whether PyTorch's node saves the result: the op's parsed names answer once
+            saves = save is OUT or has_saved and (
+                spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
+                else "result" in _pack_order(op, len(stored)))
+            if shared:
+                known.needed, known.saves = needed, saves
+                known.keep = tuple([i for i, s in enumerate(stored) if s.__class__ is tuple])
+                if at is None:
+                    site.node = known
+                else:
+                    if len(_AT_POSITIONS) >= _AT_MOST:  # (positions a loop varies: bounded)
+                        _AT_POSITIONS.clear()
+                    _AT_POSITIONS[at] = known
     else:
-        vkey, saves = known[2], known[4]
+        saves = known.saves
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
     node._next = tuple(edges)
     node._seq = next(_sequence)
     node._hooks = node._metadata = node._out_saved = node._extra = None  # (hooks: all kinds)
-    node._op, node._key, node._stored, node._consts = op, key, stored, consts
-    node._want = want
-    node._vkey = vkey
+    node._site, node._stored, node._consts = known, stored, consts
     node._freed = False
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
         anomaly_mode.store_stack(node)
     if out is None and res.__class__ is not tuple:  # one fresh output: the common case
-        node._meta = m = res.aval  # shape and dtype, for zeros when no gradient arrives
         result = t = _new(Tensor)  # Tensor._wrap, inlined (a fresh Tensor's uncounted writes)
         _set_arr(t, res)
         _set_version(t, 0)
         _set_nr(t, 0)
-        if m.dtype in INEXACT:
+        if known.meta.dtype in INEXACT:
             _set_fn(t, node)
             _set_rg(t, True)
         else:
@@ -177,8 +202,9 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
 def _attach_outputs(node, res, out):
     """The outputs of a multi-output or in-place op call, with ``node`` as their grad_fn."""
     outs = (out,) if out is not None else tuple(map(_wrap, res))
-    meta = tuple(t._arr.aval for t in outs)  # asking computes nothing
-    node._meta = meta if len(meta) > 1 else meta[0]
+    meta = node._site.meta
+    if meta.__class__ is not tuple:
+        meta = (meta,)
     for i, t in enumerate(outs):
         if meta[i].dtype in INEXACT:
             if out is None:   # fresh outputs: uncounted writes
@@ -207,6 +233,9 @@ _new = object.__new__
 _ONE = tuple((i,) for i in range(8))
 _N_ONE = len(_ONE)
 _EVERY = range(2 ** 31)  # every argument position (a range's ``in`` is arithmetic)
+# the memo of the sites of ops at positions: ``(lazy.Site, statics, want) -> NodeSite``
+_AT_POSITIONS = {}
+_AT_MOST = 4096
 
 
 def _later_outputs(op, n, outs):
@@ -221,7 +250,7 @@ def _pack(node, stored, out, outs):
     """Saved-tensor hooks pack what ``node`` saves, in PyTorch's order (the op's
     ``names``), then anything else it keeps in argument order. ``outs``: the outputs (a
     tuple for an op of several), whose later outputs PyTorch's node may save too."""
-    op = node._op
+    op = node._site.op
     extras = _extras(node, stored) if op.extras is not None else \
         outs[1:] if outs.__class__ is tuple and len(outs) > 1 else None
     for where in _pack_order(op, len(stored)):  # argument positions; "result": the output
@@ -260,7 +289,8 @@ def _extras(node, stored):
     consts = iter(node._consts or ())
     vals = [_value(s[0]) if s.__class__ is tuple else next(consts) if s is _CONST
             else jnp.zeros(s.shape, s.dtype) for s in stored]
-    return [Tensor._wrap(v) for v in extras_fn(node._op, node._key)(*vals)]
+    site = node._site
+    return [Tensor._wrap(v) for v in extras_fn(site.op, site.key)(*vals)]
 
 
 def extras_fn(op, key):
