@@ -9,9 +9,9 @@ left as JAX computes it (``inf``/``nan``), as the ``_ex`` variants always do.
 """
 from ._tensor import Tensor
 from ._ops.linalg import matmul
-from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvals, eigvalsh, qr,
-                                 svd, svdvals)
-from ._ops.linalg_eig import eig
+from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, qr, svd,
+                                 svdvals)
+from ._ops.linalg_eig import eig, eigvals
 from ._ops.linalg_householder import householder_product
 from ._ops.linalg_ldl import ldl_factor, ldl_factor_ex
 from ._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve

@@ -202,10 +202,10 @@ def unpack_output(saved, node, as_tensor):
     reference to the output, version)``, and the output's number when not 0."""
     data, ref, version = saved[:3]
     t = ref()
+    nr = saved[3] if len(saved) > 3 else 0
     if t is not None and t._version != version:
-        nr = saved[3] if len(saved) > 3 else 0
         raise RuntimeError(_modified_message(t, version, node, nr, is_output=True))
-    return _as_tensor(data, *_output_edge(t, node, 0)) if as_tensor else data
+    return _as_tensor(data, *_output_edge(t, node, nr)) if as_tensor else data
 
 
 def _output_edge(t, node, nr):
