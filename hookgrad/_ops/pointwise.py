@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .checked_conversion import check_fits, overflows
+from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
 from .parser_errors import (REFUSED_OTHERS, integer, invalid_arguments, not_a, refuse_input,
@@ -573,11 +573,8 @@ def masked_fill(input, mask, value) -> OpCall:
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        if value._arr.dtype.kind == "c" and input._arr.dtype.kind != "c":
-            raise overflows(input)
-        return _MASKED_FILL_T, (input, value, mask), None
-    check_fits(input, value)
-    return _MASKED_FILL, (input, mask, value), None
+        return _MASKED_FILL_T, (input, check_value_tensor(input, value), mask), None
+    return _MASKED_FILL, (input, mask, check_fits(input, value)), None
 
 
 @variants(inplace=True)
