@@ -59,7 +59,7 @@ def _attach():
         "__add__": pointwise.add_operator,
         "__radd__": pointwise.add_operator,
         "__sub__": pointwise.sub_operator,
-        "__rsub__": _operator("rsub"),
+        "__rsub__": pointwise.rsub_operator,
         "__mul__": _operator("mul"),
         "__rmul__": _operator("mul"),
         "__truediv__": pointwise.div_operator,
@@ -113,9 +113,9 @@ def _attach():
 
 
 # the operators of two operands built on a method or function, whose parser would raise
-# where PyTorch's operator returns NotImplemented (``binary_operands.operator_of``); ``+``, ``-``,
-# ``/`` and the binary rows' operators (``*``, ``==``, ``&``) return it themselves
-_GATED = frozenset(("__rsub__", "__rtruediv__", "__rfloordiv__", "__mod__", "__rmod__",
+# where PyTorch's operator returns NotImplemented (``binary_operands.operator_of``); ``+``, ``-``
+# (both ways), ``/`` and the binary rows' operators (``*``, ``==``, ``&``) return it themselves
+_GATED = frozenset(("__rtruediv__", "__rfloordiv__", "__mod__", "__rmod__",
                     "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__iadd__",
                     "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
                     "__ipow__", "__iand__", "__ior__", "__ixor__"))

@@ -426,6 +426,19 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
+def rsub_operator(input, other) -> Tensor:
+    """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
+    to the op (``1 - x``), an operand the parser refuses NotImplemented."""
+    if other.__class__ in NUMBERS:
+        return bapply(_RSUB, (input, other))
+    if not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented
+    return rsub(input, other)
+
+
+rsub_operator.__name__ = rsub_operator.__qualname__ = "rsub"
+
+
 def rdiv(input, other) -> Tensor:
     """``other / input`` for a number ``other``: PyTorch computes it as
     ``input.reciprocal() * other`` (a ``MulBackward0`` after a ``ReciprocalBackward0``)."""
