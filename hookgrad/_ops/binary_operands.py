@@ -3,6 +3,8 @@ not: in its function, its in-place method (``x.mul_(None)``) and its operator (`
 which PyTorch leaves to Python: "unsupported operand type(s) for %: 'Tensor' and 'str'")."""
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
 
@@ -40,12 +42,11 @@ def refused(name, other):
 def operator_of(fn):
     """``fn(input, other)`` as a Tensor operator (``__mod__``, ``__rsub__``, ``__imul__``):
     NotImplemented for an ``other`` PyTorch's parser refuses."""
+    @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
     def operator(input, other):
         if other.__class__ in OPERANDS or isinstance(other, OPERATOR_OPERANDS):
             return fn(input, other)
         return NotImplemented
-    operator.__name__ = operator.__qualname__ = fn.__name__  # (what __torch_function__ sees)
-    operator.__annotations__ = {"return": "Tensor"}
     return operator
 
 
