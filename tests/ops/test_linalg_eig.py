@@ -166,3 +166,33 @@ def test_eig_second_order_reaches_each_saved_result_by_its_output():
         return [py(L.autograd.grad(g.sum(), a)[0]), py(L.autograd.grad(g2.sum(), a)[0])]
     got = same_as_torch(scenario, tol=1e-8)
     assert np.array(got).shape == (2, 2, 2)
+
+
+
+def test_eig_under_jax_grad_with_saved_tensor_hooks_packs_the_results_and_differentiates():
+    """Functional mode (``jax.grad`` of ``functional_call``) runs the op as a custom_vjp
+    whose backward gets what the hooks unpacked: the eigenvalues and eigenvectors, read by
+    the node's formula; its gradient is eager's."""
+    seen = []
+
+    class Eig(hg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = hg.nn.Parameter(hg.tensor([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0],
+                                                [1.0, 1.0, 1.0]], dtype=hg.float64))
+
+        def forward(self, s):
+            b = self.a * s
+            with hg.autograd.graph.saved_tensors_hooks(
+                    lambda t: seen.append(list(t.shape)) or t, lambda t: t):
+                w = hg.linalg.eigvals(b)
+            return (w.real ** 3 + w.imag ** 2).sum()
+    m = Eig()
+    m(hg.tensor(2.0, dtype=hg.float64)).backward()
+    eager = np.array(m.a.grad.tolist())
+    assert seen == [[3], [3, 3]]
+    seen.clear()
+    got = jax.grad(lambda p: hg.func.functional_call(m, p, (jnp.float64(2.0),)))(
+        hg.func.state(m))
+    assert seen == [[3], [3, 3]]
+    np.testing.assert_allclose(np.asarray(got["a"]), eager, rtol=1e-10, atol=1e-12)
