@@ -27,7 +27,7 @@ from .._dtype import torch_kind
 from .jax_errors import shape_broadcast_error
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
-from .parser_errors import as_method
+from .parser_errors import as_method, unknown_keyword
 from . import autocast as _autocast
 from . import saved_names  # noqa: F401 - fills op_node.SAVED_NAMES for the nodes
 from .. import _errors
@@ -95,7 +95,12 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
         def fn(*args, out=None, **kwargs):
             if out is not None:
                 return _write_out(name, plain, args, kwargs, out)
-            op, a, st = pick(*args, **kwargs)
+            try:
+                op, a, st = pick(*args, **kwargs)
+            except TypeError as e:
+                if kwargs and (worded := unknown_keyword(e, name, args, kwargs)) is not e:
+                    raise worded from None
+                raise
             return bapply(op, a, st)
         functools.update_wrapper(fn, pick)
         _returns_tensor(fn, pick)
@@ -108,7 +113,8 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                 try:
                     op, a, st = pick(self, *args, **kwargs)
                 except TypeError as e:  # the parser's, worded for the method
-                    raise as_method(e, name + "_") from None
+                    raise as_method(unknown_keyword(e, name, (self, *args), kwargs),
+                                    name + "_") from None
                 return bapply(op, a, st, out=self)
             fn_.__name__ = fn_.__qualname__ = name + "_"
             fn_.__doc__ = f"In-place :func:`{name}`, written into ``self``."

@@ -44,6 +44,16 @@ IN_PLACE = {  # the in-place method forms name themselves, with the method's sig
                                r"^mul_\(\) got an unexpected keyword argument 'foo'$"),
     "add's unknown keyword": (lambda L: L.add(_x(L), 1, foo=1), TypeError,
                               r"^add\(\) got an unexpected keyword argument 'foo'$"),
+    # an op of several signatures lists them for one unknown keyword (no line per form)
+    "fmod's unknown keyword": (
+        lambda L: L.fmod(_x(L), 2, foo=1), TypeError,
+        r"^fmod\(\) received an invalid combination of arguments - got \(Tensor, int, foo=int\), "
+        r"but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor out = None\)\n "
+        r"\* \(Tensor input, Number other, \*, Tensor out = None\)\n$"),
+    "pow_'s unknown keyword": (
+        lambda L: _x(L).pow_(2, foo=1), TypeError,
+        r"^pow_\(\) received an invalid combination of arguments - got \(int, foo=int\), but "
+        r"expected one of:\n \* \(Tensor exponent\)\n \* \(Number exponent\)\n$"),
     "mul_ of two": (lambda L: _x(L).mul_(1, 2), TypeError,
                     r"^mul_\(\) takes 1 positional argument but 2 were given$"),
     "atan2_ of none": (lambda L: _x(L).atan2_(), TypeError,
