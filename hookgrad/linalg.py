@@ -9,11 +9,11 @@ left as JAX computes it (``inf``/``nan``), as the ``_ex`` variants always do.
 """
 from ._tensor import Tensor
 from ._ops.linalg import matmul
-from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvals, eigvalsh, qr,
-                                 svd, svdvals)
-from ._ops.linalg_eig import eig
+from ._ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh, qr, svd,
+                                 svdvals)
+from ._ops.linalg_eig import eig, eigvals
 from ._ops.linalg_householder import householder_product
-from ._ops.linalg_ldl import ldl_factor, ldl_factor_ex
+from ._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._ops.linalg_norms import cond, matrix_norm, norm, vector_norm
 from ._ops.linalg_products import (cross, matrix_exp, matrix_power, multi_dot, vander,
@@ -24,7 +24,7 @@ from ._ops.linalg_solve import (det, inv, inv_ex, lstsq, matrix_rank, pinv, slog
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "eig", "eigh",
            "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
-           "ldl_factor_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
            "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
            "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm", "diagonal"]

@@ -205,7 +205,9 @@ def unpack_output(saved, node, as_tensor):
     if t is not None and t._version != version:
         nr = saved[3] if len(saved) > 3 else 0
         raise RuntimeError(_modified_message(t, version, node, nr, is_output=True))
-    return _as_tensor(data, *_output_edge(t, node, 0)) if as_tensor else data
+    if not as_tensor:  # (the common case: no output number to read)
+        return data
+    return _as_tensor(data, *_output_edge(t, node, saved[3] if len(saved) > 3 else 0))
 
 
 def _output_edge(t, node, nr):

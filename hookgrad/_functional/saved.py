@@ -117,7 +117,10 @@ def with_saved_hooks(op, key, fn, args, arrs, hooks):
         gs = [gg for gg, (_, dt) in zip(gs, box["meta"]) if dt in op_node.INEXACT]
         cts = {}
         if want and save is op_node.OUT:  # ``op.bwd`` takes and gives JAX's cotangents
-            got = op.bwd(vals["result"], *gs, **statics)  # per argument, or the one
+            later = [vals[w] for w in op_node._pack_order(op, len(args))
+                     if isinstance(w, tuple) and w in vals]  # linalg_eig's eigenvectors
+            y = (vals["result"], *later) if later else vals["result"]
+            got = op.bwd(y, *gs, **statics)  # per argument, or the one
             cts = {i: got[i] for i in want} if isinstance(got, tuple) else {want[0]: got}
         elif want:
             present = [vals[i] if s == "S" else arrs[i] for i, s in enumerate(layout)

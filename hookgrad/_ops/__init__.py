@@ -29,6 +29,7 @@ from . import linalg_householder  # noqa: F401 - after special: geqrf has no der
 from . import binomial, histogramdd, lowrank  # noqa: F401
 from . import derivatives  # noqa: F401 - a node's backward under dispatch modes
 from . import overloads  # noqa: F401 - after every row: the rows as ATen overloads
+from . import binary_operands
 from .dispatch import apply
 from .registry import FUNCTIONS, METHODS, OPS
 
@@ -58,7 +59,7 @@ def _attach():
         "__add__": pointwise.add_operator,
         "__radd__": pointwise.add_operator,
         "__sub__": pointwise.sub_operator,
-        "__rsub__": _operator("rsub"),
+        "__rsub__": pointwise.rsub_operator,
         "__mul__": _operator("mul"),
         "__rmul__": _operator("mul"),
         "__truediv__": pointwise.div_operator,
@@ -103,10 +104,21 @@ def _attach():
         "__reversed__": lambda a: a if a.ndim == 0 else a.flip(0),
     }
     for name, fn in dunders.items():
+        if name in _GATED:  # (the others check their operand themselves)
+            fn = binary_operands.operator_of(fn)
         if fn.__name__ == "<lambda>":
             fn.__name__ = name
             fn.__annotations__["return"] = "Tensor"
         setattr(Tensor, name, fn)
+
+
+# the operators of two operands built on a method or function, whose parser would raise
+# where PyTorch's operator returns NotImplemented (``binary_operands.operator_of``); ``+``, ``-``
+# (both ways), ``/`` and the binary rows' operators (``*``, ``==``, ``&``) return it themselves
+_GATED = frozenset(("__rtruediv__", "__rfloordiv__", "__mod__", "__rmod__",
+                    "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__iadd__",
+                    "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+                    "__ipow__", "__iand__", "__ior__", "__ixor__"))
 
 
 _attach()

@@ -2,6 +2,7 @@
 value): what it takes, and its error for what it does not."""
 import functools
 
+import jax
 import jax.numpy as jnp
 
 from .. import _dtype
@@ -28,33 +29,48 @@ def _limits(dtype):
 
 
 def check_fits(input, value):
-    """Raise PyTorch's error where the Python number ``value`` does not convert to
-    ``input``'s dtype: a complex into a real dtype; past a float dtype's largest finite
-    value (inf and nan convert); outside an integer dtype's range. An int outside
-    [-2**63, 2**64) is the parser's OverflowError, whatever the dtype. Other values (bools,
-    Tensors) pass."""
+    """``value``, a Python number, as it fills ``input``'s dtype, or PyTorch's error where
+    it does not convert: a complex with a nonzero imaginary part into a real dtype (one
+    whose imaginary part is 0 converts as its real part; into bool, any converts by its
+    truth); past a float dtype's largest finite value (inf and nan convert); outside an
+    integer dtype's range. An int outside [-2**63, 2**64) is the parser's OverflowError,
+    whatever the dtype. Other values (bools, Tensors) pass as they are."""
     cls = value.__class__
     dtype = input._arr.dtype
-    if cls is complex:
-        if dtype.kind != "c":
+    if cls is complex and dtype.kind != "c":
+        if dtype.kind == "b":
+            return bool(value)
+        if value.imag != 0:  # (a nan imaginary part too)
             raise overflows(input)
-        return
+        value, cls = value.real, float
     if cls is not int and cls is not float:
-        return
+        return value
     if cls is int and not -2 ** 63 <= value < 2 ** 64:
-        raise OverflowError("int too big to convert")
+        # the parser reads a negative int as int64, a positive one as uint64 past int64's
+        raise OverflowError("can't convert negative int to unsigned" if value < 0
+                            else "int too big to convert")
     limits = _limits(dtype)
     if limits is None or limits[0] <= value <= limits[1]:
-        return
-    if limits[2]:
-        if value == value and value != _INF and value != -_INF:
-            raise overflows(input)
-        return
-    name = _FIXED_WIDTH.get(dtype.name) or _dtype.c_type_name(input.dtype)
-    raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        return value
+    if limits[2] and (value != value or value == _INF or value == -_INF):
+        return value
+    raise overflows(input)
+
+
+def check_value_tensor(input, value):
+    """``value``, a 0-d Tensor, as it fills ``input``: a complex one into a real dtype is
+    read (as PyTorch's ``item()``) and converts by ``check_fits``, to its real part; where
+    it cannot be read (traced), PyTorch's error."""
+    if value._arr.dtype.kind != "c" or input._arr.dtype.kind == "c":
+        return value
+    if isinstance(value._data, jax.core.Tracer):
+        raise overflows(input)
+    check_fits(input, complex(value.item()))
+    return value.real
 
 
 def overflows(input):
     """PyTorch's error for a value ``input``'s dtype cannot hold."""
-    return RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(input.dtype)} "
-                        "without overflow")
+    dtype = input._arr.dtype
+    name = _FIXED_WIDTH.get(dtype.name) or _dtype.c_type_name(input.dtype)
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")

@@ -5,9 +5,10 @@ PyTorch's ``view_as_real``, ``view_as_complex``, ``real``, ``imag`` and ``conj``
 that reinterpret the complex storage as pairs of reals (or flip a conjugate bit). A JAX
 array has no storage to reinterpret, and hookgrad's views (``_views.py``) read their base
 element by element in one dtype, so here they are fresh tensors recorded under PyTorch's
-node names, laid out as the input (``views.laid_out``: the same strides, counted in the
-new dtype's elements); the ``real``/``imag`` setters write into the complex tensor, as
-PyTorch's do (docs/differences.md). Gradients follow PyTorch's convention for complex
+node names, laid out as PyTorch's view would be: over a hidden copy of the input's
+storage in the new dtype (``_reinterpreted``), with its strides and storage offset counted
+in the new dtype's elements; the ``real``/``imag`` setters write into the complex tensor,
+as PyTorch's do (docs/differences.md). Gradients follow PyTorch's convention for complex
 values (``op_node._conj``).
 """
 from __future__ import annotations
@@ -15,13 +16,13 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype, _errors
+from .. import _dtype, _errors, _views
 from .._autograd import grad_mode
 from .._tensor import Tensor
 from .dispatch import OUT, apply
 from .registry import bapply, defop, export, with_out
 from .shape import TENSOR_PROPERTIES
-from .views import laid_out
+from .views import GEOMETRY
 
 _FLOATS = ("float16", "float32", "float64")
 
@@ -123,10 +124,39 @@ def view_as_real(input) -> Tensor:
     dimension of size 2 (a copy in hookgrad; see the module docstring)."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    size, stride, offset = _views.geometry(input)
     # PyTorch's view keeps the input's layout, each pair innermost: a Linear of a permuted
     # input (an FFT's result) then takes the path it takes in PyTorch
-    return laid_out(apply(VIEW_AS_REAL, (input,)),
-                    tuple(2 * s for s in input.stride()) + (1,))
+    return _reinterpreted(apply(VIEW_AS_REAL, (input,)), input, _as_pairs,
+                          (*size, 2), (*(2 * s for s in stride), 1), 2 * offset)
+
+
+def _as_pairs(store):
+    # a complex storage's elements as reals: each one's real and imaginary parts in turn
+    return jnp.stack([store.real, store.imag], -1)
+
+
+def _as_complex(store):
+    # a real storage's elements as complex numbers: each pair of them in turn (an odd
+    # last element, which no view of a complex dtype reads, completed by a zero)
+    flat = store.reshape(-1)
+    if flat.size % 2:
+        flat = jnp.concatenate([flat, jnp.zeros(1, flat.dtype)])
+    return jax.lax.complex(flat[0::2], flat[1::2])
+
+
+def _reinterpreted(t, input, storage, size, stride, offset):
+    """``t``, the result of reading ``input``'s storage in another dtype, with PyTorch's
+    strides and storage offset (``size``, ``stride``, ``offset`` in the new dtype's
+    elements): an alias of a hidden copy of that storage, ``storage(root's array)``
+    (a copy of the whole root: PyTorch's costs nothing), unless it is C-contiguous from
+    the start of its storage (then ``t`` is laid out so already)."""
+    if offset == 0 and tuple(stride) == _views.contiguous_strides(size):
+        return t
+    hidden = Tensor._wrap(storage(_views.root(input)._data))
+    return _views.alias(t, hidden, diff=False, shared=False, geom_fn=GEOMETRY["as_strided"],
+                        statics={"size": tuple(size), "stride": tuple(stride),
+                                 "offset": offset})
 
 
 def _check_pairs(input, name):
@@ -137,12 +167,14 @@ def _check_pairs(input, name):
                            f"but got a tensor of scalar type: {_name(input)}")
     if input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    stride = input.stride()
+    _, stride, offset = _views.geometry(input)
     if stride[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(s % 2 for s in stride[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
                            "dimension")
+    if offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     if input.dtype.name == "float16":
         _dtype.to_jax(_dtype.complex32)
 
@@ -152,7 +184,9 @@ def view_as_complex(input) -> Tensor:
     """``view_as_complex(input)``: pairs of reals in a last dimension of size 2 as one
     complex tensor (a copy in hookgrad; see the module docstring)."""
     _check_pairs(input, "view_as_complex")
-    return laid_out(apply(VIEW_AS_COMPLEX, (input,)), input.stride()[:-1])
+    size, stride, offset = _views.geometry(input)
+    return _reinterpreted(apply(VIEW_AS_COMPLEX, (input,)), input, _as_complex, size[:-1],
+                          tuple(s // 2 for s in stride[:-1]), offset // 2)
 
 
 @export(method=False)

@@ -334,12 +334,9 @@ def _masked_fill(vals, result):
 
 def _truth(method):
     """``any``/``all`` over ``dim`` (None: all): bool, but uint8 for uint8 in PyTorch (the
-    XLA path's, which keeps it)."""
-    def form(vals, result, dim, keepdim):
-        x, = vals
-        if x.dtype == np.uint8:
-            raise TypeError("a uint8 reduction")
-        return np.asarray(method(x, dim, keepdims=keepdim))
+    rule ``truth``)."""
+    def form(vals, result, dim, keepdim):  # (cast to ``result`` by the stage: 0 or 1)
+        return np.asarray(method(vals[0], dim, keepdims=keepdim))
     return form
 
 
@@ -467,6 +464,7 @@ RULES = {  # (values, statics) -> the result dtype
     "promote": lambda vals, statics: promoted(vals),
     "float": _floating,
     "bool": lambda vals, statics: _BOOL,
+    "truth": lambda vals, statics: vals[0].dtype if vals[0].dtype == np.uint8 else _BOOL,
     "index": lambda vals, statics: _INDEX,
     "same": lambda vals, statics: vals[0].dtype,
     "sum": _reduced,
@@ -499,8 +497,8 @@ FORMS = {  # row name -> (its result dtype's rule in RULES, its form)
     # generate's position ids: ``attention_mask.long().cumsum(-1) - 1``, then masked_fill
     "cumsum": ("same", _cumsum), "masked_fill": ("same", _masked_fill),
     # generate's default attention mask: ``isin(ids, pad).any()``, ``~``, ``*``
-    "isin": ("bool", _isin), "any": ("bool", _truth(np.ndarray.any)),
-    "all": ("bool", _truth(np.ndarray.all)),
+    "isin": ("bool", _isin), "any": ("truth", _truth(np.ndarray.any)),
+    "all": ("truth", _truth(np.ndarray.all)),
     "logical_not": ("bool", lambda vals, result: np.logical_not(vals[0])),
     "bitwise_not": ("same", lambda vals, result: np.invert(vals[0])),
     "bitwise_and": ("promote", _arith(np.bitwise_and)),

@@ -402,21 +402,7 @@ def eigvalsh(A, UPLO="L") -> Tensor:
     return apply(EIGVALSH, (A,), {"UPLO": UPLO})
 
 
-# --------------------------------------------------------------------------- eigvals
-
-
-# LAPACK's geev, on the CPU (JAX has no other backend's eig), complex results always; the
-# eigenvectors only for saved-tensor hooks to pack (the vjp differentiates eigvals alone)
-EIGVALS = defop("linalg_eigvals", jnp.linalg.eigvals, "LinalgEigBackward0",
-                extras=lambda a: (jnp.linalg.eig(a)[1],),
-                names="self -> eigenvalues=result eigenvectors=result1")
-
-
-def eigvals(A) -> Tensor:
-    """``linalg.eigvals(A)``: the (complex) eigenvalues of a square ``A``, in LAPACK's
-    order; differentiable, as PyTorch's (its node is ``linalg_eig``'s)."""
-    check_eig("linalg.eigvals", A)
-    return apply(EIGVALS, (A,))
+# --------------------------------------------------------------------------- eig's checks
 
 
 def check_eig(fname, A):

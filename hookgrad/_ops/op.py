@@ -20,7 +20,9 @@ class Op:
         save: ``ALL``; ``()``: nothing (linear ops: backward needs only shapes); ``OUT``;
             or ``{i: (j, ...)}``: the gradient of argument i needs arguments j, ...
             (PyTorch's conditional saving, visible to pack hooks).
-        bwd: for ``save=OUT``: ``bwd(out, grad, **statics) -> grad_input``.
+        bwd: for ``save=OUT``: ``bwd(out, grad, **statics) -> grad_input``; ``out`` is
+            the tuple of the outputs PyTorch saves (``result``, ``result1``, ... in
+            ``names``) for an op that saves more than its first (linalg_eig's).
         scalar_edges: a Python-number operand still gets a ``(None, 0)`` edge (torch wraps
             numbers of binary arithmetic into tensors): True for the first two arguments,
             or the positions where a non-Tensor (a number, None for an absent optional

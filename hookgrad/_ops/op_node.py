@@ -229,10 +229,15 @@ class OpNode(_Node):
             s = self._out_saved
             v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
                 else s.unpack(self, as_tensors)
-            if v.__class__ is not Pending:  # (``lazy.value``, inlined: once per such node)
+            if v.__class__ is Pending:  # (``lazy.value``, inlined: once per such node)
+                x = v.value
+                v = x if x is not None and (host or x.__class__ is not Host) else _force(v)
+            if self._extra is None:
                 return [v]
-            x = v.value
-            return [x if x is not None and (host or x.__class__ is not Host) else _force(v)]
+            # the later outputs PyTorch's node saves (linalg_eig's eigenvectors): its
+            # backward is a formula of them too (``Op.bwd``)
+            return [v, *[_value(unpack_output(e, self, as_tensors)) if e.__class__ is tuple
+                         else e.unpack(self, as_tensors) for e in self._extra]]
         vals = []
         consts = self._consts  # (iterated once a constant is met: most nodes have none)
         hooked = None
@@ -363,7 +368,10 @@ def vjp_op(node):
         want = site.want
         if op.save is OUT:
 
-            def fwd(y, *gs):
+            n = 1 + sum(1 for w in _pack_order(op, len(node._stored)) if w.__class__ is tuple)
+
+            def fwd(*vals):
+                y, gs = (vals[0] if n == 1 else vals[:n]), vals[n:]
                 g = op.bwd(y, *[_conj(g) for g in gs], **statics)
                 # an op of several inputs gives a gradient per argument (polar's two)
                 return tuple(_conj(g[i]) for i in want) if g.__class__ is tuple \

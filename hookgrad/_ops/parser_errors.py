@@ -69,13 +69,55 @@ def bool_in_int_list(name, arg, value, position=1):
 def invalid_arguments(name, forms, *args, **given):
     """PyTorch's TypeError for a call none of ``name``'s signatures (``forms``) takes;
     ``args`` (positional) and ``given`` (keywords): the arguments that made it so."""
+    return _invalid(name, forms, args, given, True)
+
+
+def _invalid(name, forms, args, given, why):
     got = ", ".join(type_name(v) for v in args)
     # PyTorch's wording: a keyword follows a positional one after ", ", else ends in ", "
     got += "".join(f", {k}={type_name(v)}" if args else f"{k}={type_name(v)}, "
                    for k, v in given.items())
-    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
-                     "but expected one of:\n" + "".join(f" * {f}\n{_why_not(f, args, given)}"
-                                                       for f in forms))
+    err = TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                    "but expected one of:\n" + "".join(
+                        f" * {f}\n{_why_not(f, args, given) if why else ''}" for f in forms))
+    err.parser_call = (forms, args, given, why)  # for ``as_method`` to word it again
+    return err
+
+
+def unknown_keyword(err, name, args, kwargs):
+    """PyTorch's TypeError for one unknown keyword of ``name``, an op of several signatures
+    (``_INPUT_FORMS``) given its other arguments by position: its parser lists them, with
+    no line per signature (``fmod() received an invalid combination of arguments - got
+    (Tensor, int, foo=int)``); ``err``, Python's TypeError, otherwise (several keywords:
+    PyTorch lists them in an order of its own)."""
+    forms = _INPUT_FORMS.get(name)
+    if forms is None or len(kwargs) != 1 or "unexpected keyword argument" not in str(err):
+        return err
+    return _invalid(name, forms, args, kwargs, False)
+
+
+def as_method(err, name):
+    """The TypeError of the Tensor method ``name`` (an in-place form, ``fmod_``) for the
+    one ``err`` its function's parser raised (``fmod()``): PyTorch's method names itself,
+    and its signatures are the function's that take a Tensor first, without it or
+    ``out``. Another error is returned as it is."""
+    base = name[:-1] if name.endswith("_") else name
+    call = getattr(err, "parser_call", None)
+    if call is not None:
+        forms, args, given, why = call
+        params = [f[1:-1].split(", ") for f in forms]
+        if any(p[0].rsplit(" ", 1)[-1] in ("input", "self") for p in params):
+            methods = []
+            for p in params:
+                if p[0].startswith("Tensor "):
+                    rest = [q for q in p[1:] if q != "Tensor out = None"]
+                    methods.append(f"({', '.join(rest[:-1] if rest[-1:] == ['*'] else rest)})")
+            forms, args = methods, args[1:]
+        return _invalid(name, forms, args, given, why)
+    msg = str(err)
+    if err.__class__ is TypeError and msg.startswith(base + "("):
+        return TypeError(name + msg[len(base):])
+    return err
 
 
 def _why_not(form, args, given):
@@ -158,3 +200,17 @@ def takes_one(name, args):
     arguments (``x.permute(*dims)``) whose first is a bool: its parser then reads them as
     too many arguments."""
     return TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+
+
+def arity_error(name, params, args, kwargs):
+    """PyTorch's TypeError for a call of ``name`` (parameters ``params``, all positional and
+    required) with an unknown keyword or another count of positional ``args``."""
+    if kwargs:
+        return TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    n = len(params)
+    if len(args) > n:
+        return TypeError(f"{name}() takes {n} positional argument{'s' if n != 1 else ''} but "
+                         f"{len(args)} were given")
+    missing = params[len(args):]
+    return TypeError(f"{name}() missing {len(missing)} required positional arguments: "
+                     + ", ".join(f'"{p}"' for p in missing))

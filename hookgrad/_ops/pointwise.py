@@ -16,7 +16,9 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .checked_conversion import check_fits, overflows
+from .binary_operands import (FORMS, LOGICAL, ONE_SIGNATURE, OPERAND_KINDS, OPERANDS,
+                              OPERATOR_OPERANDS, TENSOR_ONLY, inplace_operand, refused)
+from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
 from .parser_errors import (REFUSED_OTHERS, integer, invalid_arguments, not_a, refuse_input,
@@ -215,70 +217,50 @@ def _unary(row):
     return op
 
 
-_LOGICAL = ("logical_and", "logical_or", "logical_xor")
 _ORDERING = ("lt", "le", "gt", "ge")
 # the rows with a Tensor operator (``x * y``, ``x == y``, ``x & y``)
 _OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
                   "bitwise_xor")
-# the rows whose only signature takes a Tensor ``other`` (``values`` for heaviside): PyTorch's
-# parser refuses a Python number as it refuses an array
-_TENSOR_ONLY = {"maximum": "other", "minimum": "other", "fmax": "other", "fmin": "other",
-                "atan2": "other", "hypot": "other", "logaddexp": "other", "logaddexp2": "other",
-                "ldexp": "other", "gcd": "other", "lcm": "other", "heaviside": "values"}
-_ONE_SIGNATURE = ("mul", *_TENSOR_ONLY)  # a Tensor
-_FORMS = ("(Tensor other)", "(Number other)")
 OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 
 
 def _binary(row):
     op = row.op()
-    row.expose(_binary_form(op, row.name, False), op)
+    row.expose(_binary_form(op, row.name, False), op, inplace_operand(row.name))
     if row.name in _OPERATOR_ROWS:
         OPERATORS[row.name] = _binary_form(op, row.name, True)
     return op
 
 
-def _refused(name, other):
-    """PyTorch's parser's TypeError for an array or a list as a binary row's operand."""
-    if name in _LOGICAL:
-        return not_a(name, "other", other, "Tensor", 2)
-    if name in _ONE_SIGNATURE:
-        return not_a(name, _TENSOR_ONLY.get(name, "other"), other, "Tensor")
-    return invalid_arguments(name, _FORMS, other)
-
-
-# what a binary row's ``other`` may be beside a Tensor: a number (a NumPy one too), or an
-# array an operator leaves to NumPy (a JAX array: a constant)
-_OPERAND_KINDS = (int, float, complex, np.generic, np.ndarray, jax.Array)
-
-
 def _binary_form(op, name, operator):
     """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
     for both, which differ only in what an array or list operand gets."""
-    logical = name in _LOGICAL or name in _TENSOR_ONLY  # (no Number signature)
+    logical = name in LOGICAL or name in TENSOR_ONLY  # (no Number signature)
     ordering = name in _ORDERING
 
     def fn(input, other):
         if other.__class__ is not Tensor and not isinstance(other, Tensor):
+            if operator and not isinstance(other, OPERAND_KINDS):
+                return NotImplemented  # (see operator_of)
             if logical or other.__class__ in (np.ndarray, list):
                 # PyTorch's parser takes neither; an operator leaves an array to NumPy (an
                 # ordering's to Python: "'<' not supported between instances of ...")
                 if not operator or logical:
-                    raise _refused(name, other)
+                    raise refused(name, other)
                 if ordering:
                     return NotImplemented
             if other.__class__ is np.ndarray:
                 if operator and name in BY_NUMPY:
                     return by_numpy(name, input, other)
                 _read_by_numpy(input)
-            if other.__class__ not in NUMBERS and not isinstance(other, _OPERAND_KINDS):
-                raise _refused(name, other)  # None, a string, ...
+            if other.__class__ not in NUMBERS and not isinstance(other, OPERAND_KINDS):
+                raise refused(name, other)  # None, a string, ...
             other = other if other.__class__ in NUMBERS else other.item() \
                 if isinstance(other, np.generic) else to_tensor_like(other)
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
             if input.__class__ not in NUMBERS:  # a number: some rows take one (pow, remainder)
-                raise not_a(name, "input", input, "Tensor") if name in _ONE_SIGNATURE or \
-                    logical else invalid_arguments(name, _FORMS, input, other)
+                raise not_a(name, "input", input, "Tensor") if name in ONE_SIGNATURE or \
+                    logical else invalid_arguments(name, FORMS, input, other)
             input = to_tensor_like(input)
         try:  # bapply, inlined: the hot path of every binary operator
             return apply(op, (input, other))
@@ -350,7 +332,6 @@ def add(input, other, *, alpha=1) -> OpCall:
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
 
-_OPERANDS = frozenset((Tensor, int, float, bool, complex))  # ``to_tensor_like`` keeps them
 _NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
@@ -358,12 +339,12 @@ def add_operator(input, other) -> Tensor:
     """``input + other`` (``Tensor.__add__`` and ``__radd__``): an operator takes no
     ``alpha`` or ``out=``, so a Tensor or a Python number goes to the op directly, without
     :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
-    if other.__class__ in _OPERANDS:
+    if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
         return by_numpy("add", input, other)
-    if other.__class__ is list:
-        return NotImplemented  # Python's TypeError, as PyTorch's
+    if not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented  # Python's TypeError, as PyTorch's (see operator_of)
     return add(input, other)
 
 
@@ -373,19 +354,23 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 def sub_operator(input, other) -> Tensor:
     """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
     number straight to the op, an array to NumPy, anything else through :func:`sub`."""
-    if other.__class__ in _OPERANDS:
+    if other.__class__ in OPERANDS:
         return bapply(_SUB, (input, other))
     if other.__class__ is np.ndarray:
         return by_numpy("sub", input, other)
+    if not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented
     return sub(input, other)
 
 
 def div_operator(input, other) -> Tensor:
     """``input / other`` (``Tensor.__truediv__``): as :func:`sub_operator`."""
-    if other.__class__ in _OPERANDS:
+    if other.__class__ in OPERANDS:
         return bapply(_DIV, (input, other))
     if other.__class__ is np.ndarray:
         return by_numpy("div", input, other)
+    if not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented
     return div(input, other)
 
 
@@ -439,6 +424,19 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     if alpha != 1:
         input = FUNCTIONS["mul"](input, alpha)
     return _RSUB, (input, other), None
+
+
+def rsub_operator(input, other) -> Tensor:
+    """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
+    to the op (``1 - x``), an operand the parser refuses NotImplemented."""
+    if other.__class__ in NUMBERS:
+        return bapply(_RSUB, (input, other))
+    if not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented
+    return rsub(input, other)
+
+
+rsub_operator.__name__ = rsub_operator.__qualname__ = "rsub"
 
 
 def rdiv(input, other) -> Tensor:
@@ -573,11 +571,8 @@ def masked_fill(input, mask, value) -> OpCall:
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        if value._arr.dtype.kind == "c" and input._arr.dtype.kind != "c":
-            raise overflows(input)
-        return _MASKED_FILL_T, (input, value, mask), None
-    check_fits(input, value)
-    return _MASKED_FILL, (input, mask, value), None
+        return _MASKED_FILL_T, (input, check_value_tensor(input, value), mask), None
+    return _MASKED_FILL, (input, mask, check_fits(input, value)), None
 
 
 @variants(inplace=True)

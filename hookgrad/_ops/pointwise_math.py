@@ -17,7 +17,8 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .parser_errors import REFUSED_OTHERS, integer, number, refuse_input, refuse_other
+from .parser_errors import (REFUSED_OTHERS, as_method, integer, number, refuse_input,
+                            refuse_other)
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -324,4 +325,17 @@ def _alias(new, old):
 
 for _new, _old in ALIASES.items():
     _alias(_new, _old)
-METHODS.setdefault("true_divide_", METHODS["div_"])
+
+
+def true_divide_(self, other) -> Tensor:
+    """``x.true_divide_(other)``: ``div_`` without a rounding mode; its refusal of a
+    non-number ``other`` worded as PyTorch's ``true_divide_``."""
+    if other.__class__ in REFUSED_OTHERS:
+        try:
+            refuse_other("true_divide", self, other)
+        except TypeError as e:
+            raise as_method(e, "true_divide_") from None
+    return METHODS["div_"](self, other)
+
+
+METHODS.setdefault("true_divide_", true_divide_)

@@ -27,6 +27,7 @@ from .._dtype import torch_kind
 from .jax_errors import shape_broadcast_error
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
+from .parser_errors import as_method, unknown_keyword
 from . import autocast as _autocast
 from . import saved_names  # noqa: F401 - fills op_node.SAVED_NAMES for the nodes
 from .. import _errors
@@ -94,7 +95,12 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
         def fn(*args, out=None, **kwargs):
             if out is not None:
                 return _write_out(name, plain, args, kwargs, out)
-            op, a, st = pick(*args, **kwargs)
+            try:
+                op, a, st = pick(*args, **kwargs)
+            except TypeError as e:
+                if kwargs and (worded := unknown_keyword(e, name, args, kwargs)) is not e:
+                    raise worded from None
+                raise
             return bapply(op, a, st)
         functools.update_wrapper(fn, pick)
         _returns_tensor(fn, pick)
@@ -104,7 +110,11 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
             def fn_(self, *args, **kwargs):
                 if inplace_check is not None:
                     inplace_check(self, *args, **kwargs)
-                op, a, st = pick(self, *args, **kwargs)
+                try:
+                    op, a, st = pick(self, *args, **kwargs)
+                except TypeError as e:  # the parser's, worded for the method
+                    raise as_method(unknown_keyword(e, name, (self, *args), kwargs),
+                                    name + "_") from None
                 return bapply(op, a, st, out=self)
             fn_.__name__ = fn_.__qualname__ = name + "_"
             fn_.__doc__ = f"In-place :func:`{name}`, written into ``self``."
@@ -142,8 +152,10 @@ class OpDef:
         return defop(self.name, self.fwd, self.node, self.save, self.bwd,
                      scalar_edges=self.scalar_edges, nondiff=self.nondiff, names=self.names)
 
-    def expose(self, fn, op):
-        """Publish ``fn`` (the out-of-place form) and, per the row, the in-place form."""
+    def expose(self, fn, op, inplace_check=None):
+        """Publish ``fn`` (the out-of-place form) and, per the row, the in-place form
+        (``inplace_check(*args, **kwargs)``: the parser's checks of the arguments after
+        ``self``)."""
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {"return": "Tensor"}
         names = (self.name, *self.aliases)
@@ -152,15 +164,21 @@ class OpDef:
         _expose(with_out(fn), names, False, self.function)
         _expose(fn, names, self.method, False)
         if self.inplace:
-            method = inplace_of(op, self.name)
+            method = inplace_of(op, self.name, inplace_check)
             _returns_tensor(method, fn, "self")
             _expose(method, [n + "_" for n in names], True, self.inplace_function)
 
 
-def inplace_of(op, name):
-    """``x.<name>_(*args)``: ``op`` applied with ``x`` as first argument, written into ``x``."""
-    def method(self, *args, **statics) -> Tensor:
-        return apply(op, (self, *args), statics or None, out=self)
+def inplace_of(op, name, check=None):
+    """``x.<name>_(*args)``: ``op`` applied with ``x`` as first argument, written into ``x``
+    (``check(*args, **statics)`` first, where given)."""
+    if check is None:
+        def method(self, *args, **statics) -> Tensor:
+            return apply(op, (self, *args), statics or None, out=self)
+    else:
+        def method(self, *args, **statics) -> Tensor:
+            check(*args, **statics)
+            return apply(op, (self, *args), statics or None, out=self)
     method.__name__ = method.__qualname__ = name + "_"
     return method
 

@@ -212,6 +212,11 @@ def _out_value(node, k):
             return extra[k - 1].unpack(node, True)
         vals = node._unpack(False)
         return _as_tensor(record.extras_fn(node._site.op, node._site.key)(*vals)[k - 1], None, 0)
+    if k and node._site.op.save is OUT and extra is not None:  # kept for the backward
+        e = extra[k - 1]
+        if e.__class__ is tuple:
+            return _as_tensor(_saved_mod.unpack_output(e, node, False), node, k)
+        return e.unpack(node, True)
     if k == 0 and s is not None:
         if s.__class__ is tuple:
             data, ref, version = s

@@ -223,6 +223,19 @@ def test_isin_of_one_test_value_is_one_comparison_with_pytorchs_values(monkeypat
     assert len(sets) == 2  # the two sets of another size or dtype
 
 
+def test_truth_reductions_of_uint8_stay_held_and_give_uint8_as_pytorchs():
+    """``any``/``all`` of uint8 give uint8 (0 or 1) in PyTorch: the host form computes them
+    too (it left them to the XLA path), over every dim and keepdim."""
+    def run(L):
+        x = L.tensor([[0, 7, 255], [3, 0, 1]], dtype=L.uint8)
+        rs = [x.any(), x.all(), x.any(1), x.all(0, keepdim=True), x[:1, 1:].all(),
+              L.zeros(0, dtype=L.uint8).all(), L.zeros(0, dtype=L.uint8).any()]
+        assert L is torch or all(_held(r) for r in rs)
+        return [_bits(r) for r in rs]
+    got = same_as_torch(run, tol=0)
+    assert got[0] == (["1"], "uint8", [])
+
+
 def test_masked_fill_with_a_value_past_the_dtype_raises_before_the_host_form():
     """PyTorch's checked conversion refuses the value (tests/ops/test_error_wording.py); the
     held input is left as it was."""

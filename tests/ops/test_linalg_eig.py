@@ -95,14 +95,16 @@ def test_eig_gradients_are_pytorchs_and_finite_differences(m, dt):
 
 
 def test_eig_eigenvalue_gradient_is_jaxs():
-    """The eigenvalues' gradient: JAX's own (jnp.linalg.eigvals's) derivative."""
+    """The eigenvalues' gradient (PyTorch's formula of the saved eigenvalues and
+    eigenvectors) equals JAX's own (jnp.linalg.eigvals's) derivative."""
     m = np.array(_MATS[0][0], np.float64)
     a = hg.tensor(m.tolist(), dtype=hg.float64, requires_grad=True)
     w = hg.linalg.eig(a).eigenvalues
     (w.real ** 3 + w.imag ** 2).sum().backward()
     want = jax.grad(lambda x: (lambda e: (e.real ** 3 + e.imag ** 2).sum())(
         jnp.linalg.eigvals(x)))(jnp.asarray(m))
-    np.testing.assert_allclose(np.array(a.grad.tolist()), np.asarray(want), rtol=1e-10)
+    np.testing.assert_allclose(np.array(a.grad.tolist()), np.asarray(want), rtol=1e-10,
+                               atol=1e-13)
 
 
 def test_eig_out_takes_the_pair():
@@ -111,3 +113,86 @@ def test_eig_out_takes_the_pair():
         res = L.linalg.eig(L.tensor([[2.0, 0.0], [0.0, 3.0]]), out=outs)
         return [py(L.view_as_real(outs[0])), res[0] is outs[0], res[1] is outs[1]]
     assert same_as_torch(scenario)[1:] == [True, True]
+
+
+@pytest.mark.parametrize("name", ["eig", "eigvals"])
+@pytest.mark.parametrize("m, dt", _MATS)
+def test_eig_and_eigvals_pack_only_the_eigenvalues_and_eigenvectors(name, m, dt):
+    """PyTorch's ``LinalgEigBackward0`` saves the results, not ``A``: the pack hooks see
+    the eigenvalues and then the eigenvectors, the unpack hooks give them back to the
+    backward, whose gradient is the one without hooks."""
+    def scenario(L):
+        a = L.tensor(m, dtype=getattr(L, dt), requires_grad=True)
+        log = []
+
+        def pack(t):
+            log.append(("pack", list(t.shape), str(t.dtype).split(".")[-1]))
+            return t
+
+        def unpack(t):
+            log.append(("unpack", list(t.shape)))
+            return t
+        with L.autograd.graph.saved_tensors_hooks(pack, unpack):
+            res = getattr(L.linalg, name)(a)
+        w = res if name == "eigvals" else res[0]
+        node = w.grad_fn
+        saved = sorted(n for n in dir(node) if n.startswith("_saved_"))
+        (w.real ** 3 + w.imag ** 2).sum().backward()
+        g = a.grad
+        a.grad = None
+        w = getattr(L.linalg, name)(a)
+        (w if name == "eigvals" else w[0]).real.pow(3).add(
+            (w if name == "eigvals" else w[0]).imag.pow(2)).sum().backward()
+        return [log, node.name(), saved, py(L.view_as_real(g) if g.is_complex() else g),
+                py(L.view_as_real(a.grad) if a.grad.is_complex() else a.grad)]
+    got = same_as_torch(scenario, tol=1e-4 if dt == "float32" else 1e-8)
+    n, cdt = len(m), "complex64" if dt == "float32" else "complex128"
+    assert got[0] == [("pack", [n], cdt), ("pack", [n, n], cdt), ("unpack", [n]),
+                      ("unpack", [n, n])]
+    assert got[1:3] == ["LinalgEigBackward0", ["_saved_eigenvalues", "_saved_eigenvectors"]]
+    np.testing.assert_allclose(np.array(got[3]), np.array(got[4]), rtol=1e-5, atol=1e-6)
+
+
+def test_eig_second_order_reaches_each_saved_result_by_its_output():
+    """Under ``create_graph`` the backward reads the saved eigenvalues and eigenvectors as
+    outputs 0 and 1 of the node: the second derivative is PyTorch's."""
+    def scenario(L):
+        a = L.tensor([[1.0, 2.0], [0.5, -1.0]], dtype=L.float64, requires_grad=True)
+        w, v = L.linalg.eig(a)
+        loss = (w.real ** 3).sum() + (v.abs() ** 2 * L.arange(4.0).reshape(2, 2)).sum()
+        g, = L.autograd.grad(loss, a, create_graph=True)
+        e = L.linalg.eigvals(a)
+        g2, = L.autograd.grad((e.real ** 3).sum(), a, create_graph=True)
+        return [py(L.autograd.grad(g.sum(), a)[0]), py(L.autograd.grad(g2.sum(), a)[0])]
+    got = same_as_torch(scenario, tol=1e-8)
+    assert np.array(got).shape == (2, 2, 2)
+
+
+
+def test_eig_under_jax_grad_with_saved_tensor_hooks_packs_the_results_and_differentiates():
+    """Functional mode (``jax.grad`` of ``functional_call``) runs the op as a custom_vjp
+    whose backward gets what the hooks unpacked: the eigenvalues and eigenvectors, read by
+    the node's formula; its gradient is eager's."""
+    seen = []
+
+    class Eig(hg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = hg.nn.Parameter(hg.tensor([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0],
+                                                [1.0, 1.0, 1.0]], dtype=hg.float64))
+
+        def forward(self, s):
+            b = self.a * s
+            with hg.autograd.graph.saved_tensors_hooks(
+                    lambda t: seen.append(list(t.shape)) or t, lambda t: t):
+                w = hg.linalg.eigvals(b)
+            return (w.real ** 3 + w.imag ** 2).sum()
+    m = Eig()
+    m(hg.tensor(2.0, dtype=hg.float64)).backward()
+    eager = np.array(m.a.grad.tolist())
+    assert seen == [[3], [3, 3]]
+    seen.clear()
+    got = jax.grad(lambda p: hg.func.functional_call(m, p, (jnp.float64(2.0),)))(
+        hg.func.state(m))
+    assert seen == [[3], [3, 3]]
+    np.testing.assert_allclose(np.asarray(got["a"]), eager, rtol=1e-10, atol=1e-12)

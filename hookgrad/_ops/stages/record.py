@@ -239,10 +239,15 @@ _AT_MOST = 4096
 
 
 def _later_outputs(op, n, outs):
-    """For the version check only: weak references to the outputs after the first that
-    PyTorch's node saves (aminmax's ``max``), or None."""
-    kept = tuple((None, _weakref(outs[w[1]]), outs[w[1]]._version, w[1])
+    """Weak references to the outputs after the first that PyTorch's node saves
+    (aminmax's ``max``), or None: for the version check only, and their values too for an
+    ``OUT`` op, whose backward reads them."""
+    kept = tuple((outs[w[1]]._arr if op.save is OUT else None, _weakref(outs[w[1]]),
+                  outs[w[1]]._version, w[1])
                  for w in _pack_order(op, n) if w.__class__ is tuple and w[1] < len(outs))
+    for k in kept:
+        if k[0].__class__ is Pending:
+            k[0].saved = True
     return kept or None
 
 

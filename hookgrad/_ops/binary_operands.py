@@ -1,0 +1,71 @@
+"""What a binary row's ``other`` operand may be, and PyTorch's parser's words where it may
+not: in its function, its in-place method (``x.mul_(None)``) and its operator (``x % "a"``,
+which PyTorch leaves to Python: "unsupported operand type(s) for %: 'Tensor' and 'str'")."""
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+
+from .._tensor import Tensor
+from .parser_errors import arity_error, as_method, invalid_arguments, not_a
+
+LOGICAL = ("logical_and", "logical_or", "logical_xor")
+# the rows whose only signature takes a Tensor ``other`` (``values`` for heaviside): PyTorch's
+# parser refuses a Python number as it refuses an array
+TENSOR_ONLY = {"maximum": "other", "minimum": "other", "fmax": "other", "fmin": "other",
+               "atan2": "other", "hypot": "other", "logaddexp": "other", "logaddexp2": "other",
+               "ldexp": "other", "gcd": "other", "lcm": "other", "heaviside": "values"}
+ONE_SIGNATURE = ("mul", *TENSOR_ONLY)  # a Tensor
+FORMS = ("(Tensor other)", "(Number other)")
+# what ``to_tensor_like`` keeps as it is: tested by class, the hot path of an operator
+OPERANDS = frozenset((Tensor, int, float, bool, complex))
+# what a binary row's ``other`` may be beside a Tensor: a number (a NumPy one too), or an
+# array an operator leaves to NumPy (a JAX array: a constant)
+OPERAND_KINDS = (int, float, complex, np.generic, np.ndarray, jax.Array)
+# an operator's other operand: PyTorch's operators turn its parser's TypeError for anything
+# else (None, a string, a list) into NotImplemented, so Python raises its own "unsupported
+# operand type(s)" (or asks the other operand)
+OPERATOR_OPERANDS = (Tensor, *OPERAND_KINDS)
+
+
+def refused(name, other):
+    """PyTorch's parser's TypeError for an array or a list as a binary row's operand."""
+    if name in LOGICAL:
+        return not_a(name, "other", other, "Tensor", 2)
+    if name in ONE_SIGNATURE:
+        return not_a(name, TENSOR_ONLY.get(name, "other"), other, "Tensor")
+    return invalid_arguments(name, FORMS, other)
+
+
+def operator_of(fn):
+    """``fn(input, other)`` as a Tensor operator (``__mod__``, ``__rsub__``, ``__imul__``):
+    NotImplemented for an ``other`` PyTorch's parser refuses."""
+    @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
+    def operator(input, other):
+        if other.__class__ in OPERANDS or isinstance(other, OPERATOR_OPERANDS):
+            return fn(input, other)
+        return NotImplemented
+    return operator
+
+
+def inplace_operand(name):
+    """The parser's check of a binary row's in-place method's arguments (``x.mul_(None)``):
+    one ``other``, which its function would take (a Tensor only, for a row without a
+    Number signature), else its error worded for the method (``mul_()``)."""
+    method = name + "_"
+    tensor_only = name in LOGICAL or name in TENSOR_ONLY
+
+    def check(*args, **kwargs):
+        if kwargs or len(args) != 1:
+            raise arity_error(method, ("other",), args, kwargs)
+        other = args[0]
+        if other.__class__ is Tensor:
+            return
+        if tensor_only and not isinstance(other, Tensor):
+            raise not_a(method, TENSOR_ONLY.get(name, "other"), other, "Tensor")
+        if other.__class__ not in OPERANDS and (
+                not isinstance(other, OPERATOR_OPERANDS) or other.__class__ is np.ndarray):
+            raise as_method(refused(name, other), method)
+    return check

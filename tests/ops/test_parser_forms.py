@@ -1,0 +1,115 @@
+"""The argument parser's words for the other forms of a binary op: an in-place method
+names itself and lists the method's signatures (``fmod_()``), and an operator leaves an
+operand the parser refuses to Python (``x % "a"``: "unsupported operand type(s) for %:
+'Tensor' and 'str'"), as PyTorch's do; compared with PyTorch where it is installed."""
+import pytest
+
+from tests.differential import raises_as_torch, same_as_torch
+
+
+def _x(L):
+    return L.ones(2, 3)
+
+
+_METHOD_FORMS = r" \* \(Tensor {0}\)\n      didn't match because some of the arguments have " \
+                r"invalid types: \(!{1}!\)\n \* \(Number {0}\)\n      didn't match because some " \
+                r"of the arguments have invalid types: \(!{1}!\)\n$"
+IN_PLACE = {  # the in-place method forms name themselves, with the method's signatures
+    "fmod_": (lambda L: _x(L).fmod_(None), TypeError,
+              r"^fmod_\(\) received an invalid combination of arguments - got \(NoneType\), but "
+              r"expected one of:\n" + _METHOD_FORMS.format("other", "NoneType")),
+    "remainder_": (lambda L: _x(L).remainder_("a"), TypeError,
+                   r"^remainder_\(\) received an invalid combination of arguments - got \(str\), "
+                   r"but expected one of:\n" + _METHOD_FORMS.format("other", "str")),
+    "pow_": (lambda L: _x(L).pow_(None), TypeError,
+             r"^pow_\(\) received an invalid combination of arguments - got \(NoneType\), but "
+             r"expected one of:\n" + _METHOD_FORMS.format("exponent", "NoneType")),
+    "true_divide_": (lambda L: _x(L).true_divide_(None), TypeError,
+                     r"^true_divide_\(\) received an invalid combination of arguments - got "
+                     r"\(NoneType\), but expected one of:\n"
+                     + _METHOD_FORMS.format("other", "NoneType")),
+    "add_": (lambda L: _x(L).add_(None), TypeError,
+             r"^add_\(\): argument 'other' \(position 1\) must be Tensor, not NoneType$"),
+    "mul_": (lambda L: _x(L).mul_("a"), TypeError,
+             r"^mul_\(\): argument 'other' \(position 1\) must be Tensor, not str$"),
+    "atan2_ of a number": (lambda L: _x(L).atan2_(2), TypeError,
+                           r"^atan2_\(\): argument 'other' \(position 1\) must be Tensor, not "
+                           r"int$"),
+    "logical_and_": (lambda L: _x(L).logical_and_(None), TypeError,
+                     r"^logical_and_\(\): argument 'other' \(position 1\) must be Tensor, not "
+                     r"NoneType$"),
+    "add_'s unknown keyword": (lambda L: _x(L).add_(1, foo=1), TypeError,
+                               r"^add_\(\) got an unexpected keyword argument 'foo'$"),
+    "mul_'s unknown keyword": (lambda L: _x(L).mul_(1, foo=1), TypeError,
+                               r"^mul_\(\) got an unexpected keyword argument 'foo'$"),
+    "add's unknown keyword": (lambda L: L.add(_x(L), 1, foo=1), TypeError,
+                              r"^add\(\) got an unexpected keyword argument 'foo'$"),
+    # an op of several signatures lists them for one unknown keyword (no line per form)
+    "fmod's unknown keyword": (
+        lambda L: L.fmod(_x(L), 2, foo=1), TypeError,
+        r"^fmod\(\) received an invalid combination of arguments - got \(Tensor, int, foo=int\), "
+        r"but expected one of:\n \* \(Tensor input, Tensor other, \*, Tensor out = None\)\n "
+        r"\* \(Tensor input, Number other, \*, Tensor out = None\)\n$"),
+    "pow_'s unknown keyword": (
+        lambda L: _x(L).pow_(2, foo=1), TypeError,
+        r"^pow_\(\) received an invalid combination of arguments - got \(int, foo=int\), but "
+        r"expected one of:\n \* \(Tensor exponent\)\n \* \(Number exponent\)\n$"),
+    "mul_ of two": (lambda L: _x(L).mul_(1, 2), TypeError,
+                    r"^mul_\(\) takes 1 positional argument but 2 were given$"),
+    "atan2_ of none": (lambda L: _x(L).atan2_(), TypeError,
+                       r"^atan2_\(\) missing 1 required positional arguments: \"other\"$"),
+}
+
+
+@pytest.mark.parametrize("call, exc, match", IN_PLACE.values(), ids=IN_PLACE.keys())
+def test_an_in_place_method_words_its_errors_as_pytorchs(call, exc, match):
+    raises_as_torch(call, exc, match)
+
+
+_OPERATORS = ["%", "+", "-", "*", "/", "//", "**", "&", "|", "^", "@"]
+
+
+@pytest.mark.parametrize("op", _OPERATORS)
+@pytest.mark.parametrize("other", ["'a'", "None", "[1.0]", "{}", "(1,)", "object()"])
+def test_an_operator_leaves_an_operand_its_parser_refuses_to_python(op, other):
+    """PyTorch's operators return NotImplemented where its parser refuses the operand, so
+    Python words the TypeError (``unsupported operand type(s) for %: 'Tensor' and 'str'``)
+    or asks the other operand (``x * 'a'`` asks the string to repeat itself), either way
+    round and in place."""
+    def run(L, src):
+        x = L.ones(2, dtype=L.int64) if op in "&|^" else L.ones(2, 2)
+        try:
+            exec(src, {"x": x, "L": L})
+        except TypeError as e:
+            return str(e)
+        return "no error"
+    for src in (f"x {op} {other}", f"{other} {op} x", f"y = x.clone(); y {op}= {other}"):
+        got = run(__import__("hookgrad"), src)
+        assert not got.startswith(("add(", "mul(", "sub(", "div(")), src  # (a parser's)
+        assert got != "no error" or src.startswith("'a' %"), src  # (str's own formatting)
+        try:
+            import torch
+        except ImportError:
+            continue
+        assert got == run(torch, src), src
+    if other == "'a'" and op == "%":
+        assert run(__import__("hookgrad"), "x % 'a'") == \
+            "unsupported operand type(s) for %: 'Tensor' and 'str'"
+
+
+def test_a_comparison_with_a_string_or_none_is_pythons():
+    """``==``/``!=`` of a Tensor and a string or None fall back to identity (False/True),
+    an ordering raises Python's TypeError, as PyTorch's operators do."""
+    def run(L):
+        x = L.ones(2)
+        out = [x == "a", x != None, x == [1.0, 2.0]]  # noqa: E711 - the operator itself
+        for src in ("x < 'a'", "x >= None"):
+            try:
+                eval(src, {"x": x})
+            except TypeError as e:
+                out.append(str(e))
+        return out
+    assert same_as_torch(run) == [False, True, False,
+                                  "'<' not supported between instances of 'Tensor' and 'str'",
+                                  "'>=' not supported between instances of 'Tensor' and "
+                                  "'NoneType'"]
