@@ -368,7 +368,10 @@ def vjp_op(node):
         want = site.want
         if op.save is OUT:
 
-            n = 1 + sum(1 for w in _pack_order(op, len(node._stored)) if w.__class__ is tuple)
+            # (the later outputs it saves, linalg_eig's eigenvectors, are the op's own: a
+            # pack order of n arguments adds argument positions only, and a fused region
+            # asks after the node released what it stored)
+            n = 1 + sum(1 for w in _pack_order(op, 0) if w.__class__ is tuple)
 
             def fwd(*vals):
                 y, gs = (vals[0] if n == 1 else vals[:n]), vals[n:]
