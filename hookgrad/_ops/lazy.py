@@ -101,7 +101,7 @@ def defer(op, key, fn, args, q=None, forms=None):
     while tr is not None and (m := tr.memo) is not None:
         n = tr.n
         made = q is None
-        eop, ekey, kinds, site, d, _, pend, many = m.ops[n]  # (past its ops: ``_NEVER``)
+        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: ``_NEVER``)
         if eop is op and (ekey == key or ekey.__class__ is _At and
                           (where := ekey.where(fn)) is not None):
             index = tr.index
@@ -150,9 +150,11 @@ def defer(op, key, fn, args, q=None, forms=None):
                         if many:  # (at positions)
                             leaves.extend(where)
                         return q, False
-                    if site is not None and (forms is None or req or pend or
-                                             op.name not in forms or
-                                             Pending in map(type, arrs)):
+                    if site is not None:  # (None: a memo's op made elsewhere)
+                        if forms is not None and not (req or pend) and op.name in forms \
+                                and Pending not in map(type, arrs):
+                            del leaves[nl:]
+                            return HOST, req  # (the walk's answer: the host stage first)
                         p = _new(Pending)
                         p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, site.aval
                         p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, tr.gen, d
