@@ -24,6 +24,7 @@ X = _rng.standard_normal((B, D)).astype(np.float32) * 0.5
 Z = _rng.standard_normal((B, D)).astype(np.float32) * 0.5
 W = _rng.standard_normal((D, D)).astype(np.float32) / D
 V = _rng.standard_normal((D, D)).astype(np.float32) / D
+Z2 = np.stack([Z, -Z])  # another aval: the step's values (2, B, D) from there on
 N = np.arange(B * D, dtype=np.int64).reshape(B, D) % 7
 RUNS = lazy.COMPILE_AT + 3  # first calls, the memo made (2nd sighting), then followed
 
@@ -58,7 +59,7 @@ def step(L, variant=None, inputs=None):
                                L.tensor(V, requires_grad=True), L.tensor(N))
     h0 = L.tanh(x @ w) * 2
     h = L.cos(h0) if variant == "op" else L.sin(h0)
-    h = (h0 if variant == "wiring" else h) + (z[:1] if variant == "aval" else z)
+    h = (h0 if variant == "wiring" else h) + (L.tensor(Z2) if variant == "aval" else z)
     h = h @ (v if variant == "weight" else w)  # (the weight read twice)
     k = 2.5 if variant == "number" else 3
     c = n * k  # (an int64 Tensor times a number: its class decides the dtype)
@@ -68,9 +69,9 @@ def step(L, variant=None, inputs=None):
             "c": py(c), "c dtype": str(c.dtype).replace("torch.", "").replace("hookgrad.", "")}
 
 
-def _steady(seen):
+def _steady(seen, variant=None):
     for _ in range(RUNS):
-        want = step(hg)
+        want = step(hg, variant)
     seen["walked"], seen["restored"][:] = 0, []
     return want
 
@@ -100,7 +101,7 @@ def test_a_step_that_differs_midway_is_the_one_without_the_cache(walks, monkeypa
 
 
 def test_a_new_default_dtype_stops_every_trace_following(walks, monkeypatch):
-    _steady(walks)
+    _steady(walks, "number")  # (an int64 Tensor times a float: the default dtype)
     try:
         hg.set_default_dtype(hg.float64)
         got = step(hg, "number")
