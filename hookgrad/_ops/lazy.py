@@ -16,7 +16,10 @@ no change), and only ops without data-dependent shapes (``Op.jit``). An op of se
 outputs (``split``) defers as one ``Pending`` whose outputs pick their items
 (``_outputs``): reading one computes them all. A segment's first
 sightings run op by op through the ops' own jitted programs; from the ``COMPILE_AT``-th
-on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backward chains).
+on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backward chains;
+``lazy_segment.py`` runs segments). From its second sighting, a segment's sequence of ops
+is remembered (``lazy_memo.py``): the next trace follows it, checking each op against it
+instead of walking the op's arguments.
 """
 import collections
 import operator
