@@ -351,7 +351,7 @@ class _Trace:
         self.index, self.struct, self.leaves, self.given = {}, [], [], {}
         self.n, self.nl, self.gen = 0, 0, _gen[0]  # ``nl``: the leaves
         self.sites, self.memo, self.alts, self.offered = [], None, None, None
-        self.resumed = -1  # the op at which ``memo`` was followed again (``_missed``)
+        self.resumed = -1  # where the walk added nothing and ``memo`` was followed again
 
 
 
@@ -389,7 +389,9 @@ def _missed(tr, n, op, key, fn, args, q, forms):
     if _local.trace is tr and (n2 > n or tr.resumed != n) and n2 <= m.n and \
             len(tr.leaves) == m.ops[n2][5] and tr.struct[n:] == list(m.struct[n:n2]) and \
             tr.sites[n:] == [e[3] for e in m.ops[n:n2]]:
-        tr.memo, tr.resumed = m, n2  # (at most once where the walk added nothing)
+        tr.memo = m
+        if n2 == n:  # (at most once at an op where the walk added nothing)
+            tr.resumed = n
     return got
 
 
