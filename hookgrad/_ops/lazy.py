@@ -98,22 +98,22 @@ def defer(op, key, fn, args, q=None, forms=None):
 
     A trace following a sequence seen before (``_Trace.memo``) checks each op against the
     sequence's next one: the same op and statics, and each argument what it was there
-    (``_Memo``); the op then takes the sequence's wiring and site, and the walk below runs
+    (``lazy_memo.Memo``); the op then takes the sequence's wiring and site, and the walk below runs
     only from the first op that differs (the trace so far is what it would have built)."""
     tr = _local.trace
     while tr is not None and (m := tr.memo) is not None:
         n = tr.n
         made = q is None
-        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: ``_NEVER``)
+        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: ``lazy_memo.NEVER``)
         if eop is op and (ekey == key or ekey.__class__ is _At and
-                          (where := ekey.where(fn)) is not None):
+                          (where := ekey.where(fn)) is not None) and len(args) == len(kinds):
             index = tr.index
             leaves = tr.leaves
             arrs = []
             keep = arrs.append
             req = False
             try:  # (a TypeError: an array is no key of ``index``)
-                for v, w in zip(args, kinds, strict=True):
+                for v, w in zip(args, kinds):  # (NOTE: not ``strict``: slower, by keyword)
                     c = w.__class__
                     if c is int:  # the pending output of the segment's op ``w``
                         if made:  # a Tensor (an AttributeError where it is none)
@@ -165,8 +165,8 @@ def defer(op, key, fn, args, q=None, forms=None):
                         tr.n = n + 1
                         if not many:
                             return p, req and site
-            except (AttributeError, TypeError, ValueError):  # (ValueError: another number
-                pass                                         # of arguments)
+            except (AttributeError, TypeError):
+                pass
             if tr.n > n:  # (an op at positions, or of several outputs: out of the ``try``)
                 if many is _AT:
                     leaves.extend(where)
@@ -337,11 +337,12 @@ class _Trace:
     position in leaves,)``; ``n``: the ops; ``gen``: the default dtype's generation;
     ``sites``: per op, its ``Site`` (None for a ``Pending`` made elsewhere).
 
-    ``memo``: the sequence (``_Memo``) this trace follows while its ops match it (then
-    ``struct``, ``given``, ``nl`` and ``sites`` wait: ``_restore`` fills them in from it
-    where an op differs), else None; ``alts``: weak references to the other sequences
-    that ran after the last segment's, to follow instead where ``memo`` differs
-    (``_switch``); ``offered``: the weak references it was given."""
+    ``memo``: the sequence (``lazy_memo.Memo``) this trace follows while its ops match
+    it (then ``struct``, ``given``, ``nl`` and ``sites`` wait: ``lazy_memo.restore``
+    fills them in from it where an op differs), else None; ``alts``: weak references to
+    the other sequences that ran after the last segment's, to follow instead where
+    ``memo`` differs (``lazy_memo.switch``); ``offered``: the weak references it was
+    given."""
 
     __slots__ = ("index", "struct", "leaves", "given", "n", "nl", "gen", "sites", "memo",
                  "alts", "offered", "resumed")
@@ -357,13 +358,13 @@ class _Trace:
 
 def _missed(tr, n, op, key, fn, args, q, forms):
     """``defer`` where the op at ``n`` is not ``tr``'s memo's: None to follow another
-    sequence (``_switch``), or, past the memo's end with an argument at the depth bound,
-    the next trace's (the walk would run the trace here, past the bound or reading that
-    argument: it runs as followed); else the walk's answer, from the trace as the walk
-    would have built it (``_restore``). Where what the walk did leaves the trace as
-    following would have (an op it runs eagerly, such as one on a value held on the
-    host; the memo's next ops, such as a pending argument not in the trace joining it
-    first), the trace follows its memo again."""
+    sequence (``lazy_memo.switch``), or, past the memo's end with an argument at the
+    depth bound, the next trace's (the walk would run the trace here, past the bound or
+    reading that argument: it runs as followed); else the walk's answer, from the trace
+    as the walk would have built it (``lazy_memo.restore``). Where what the walk did
+    leaves the trace as following would have (an op it runs eagerly, such as one on a
+    value held on the host; the memo's next ops, such as a pending argument not in the
+    trace joining it first), the trace follows its memo again."""
     m = tr.memo
     if tr.gen != _gen[0]:  # (a new default dtype: the walk starts a new trace)
         tr.memo = None
@@ -427,7 +428,7 @@ class _Local(threading.local):
     # NOTE: a trace per thread: a thread's defer touches no other's, so it takes no
     # lock; what reads another thread's pending ops (``_ready``) or runs a trace does
     trace = None
-    last = None  # the memo of the segment this thread ran last (``_Memo.next``)
+    last = None  # the memo of the segment this thread ran last (``lazy_memo.Memo.nexts``)
 
 
 _local = _Local()

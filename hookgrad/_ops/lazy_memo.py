@@ -73,7 +73,7 @@ class At:
 
 def sequence(nodes, struct, sites):
     """The ``Memo.ops`` of a segment of ``nodes`` (their arguments not run yet), and
-    ``_END`` after them."""
+    an entry no op matches (``NEVER``) after them."""
     ops = []
     nl = 0  # the leaves before each op (a memo is followed up to its first op at positions)
     for q, (fwd, fixed, spec), site in zip(nodes, struct, sites):
