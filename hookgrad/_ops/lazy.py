@@ -96,15 +96,16 @@ def defer(op, key, fn, args, q=None, forms=None):
     (arrays, Pendings, numbers): a multi-output op's pick, an index read's, one a segment
     ran without returning it.
 
-    A trace following a sequence seen before (``_Trace.memo``) checks each op against the
-    sequence's next one: the same op and statics, and each argument what it was there
-    (``lazy_memo.Memo``); the op then takes the sequence's wiring and site, and the walk below runs
-    only from the first op that differs (the trace so far is what it would have built)."""
+    A trace following a sequence seen before (``_Trace.memo``, a ``lazy_memo.Memo``)
+    checks each op against the sequence's next one: the same op and statics, and each
+    argument what it was there; the op then takes the sequence's wiring and site, and the
+    walk (``_walk``) runs only from the first op that differs (the trace so far is what
+    it would have built)."""
     tr = _local.trace
     while tr is not None and (m := tr.memo) is not None:
         n = tr.n
         made = q is None
-        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: ``lazy_memo.NEVER``)
+        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: NEVER's)
         if eop is op and (ekey == key or ekey.__class__ is _At and
                           (where := ekey.where(fn)) is not None) and len(args) == len(kinds):
             index = tr.index
