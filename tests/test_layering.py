@@ -317,9 +317,10 @@ LONG_FUNCTIONS = {
                                           "call, in place, host values, tracers): each "
                                           "stage's test is inline, where a call per stage "
                                           "would cost every such op",
-    "hookgrad/_ops/lazy.py:defer": "runs once per deferred op: one walk over its arguments "
-                                   "signs it and wires it into the trace, where a helper "
-                                   "per part would cost every op a call",
+    "hookgrad/_ops/lazy.py:_walk": "runs once per deferred op its trace does not follow: "
+                                   "one walk over its arguments signs it and wires it into "
+                                   "the trace, where a helper per part would cost every "
+                                   "op a call",
     "hookgrad/_ops/stages/record.py:_record": "runs once per recorded op: the node's and "
                                               "output's constructors are inlined",
     "hookgrad/nn/modules/module.py:_call_impl": "PyTorch's hook order in one sequence, read "

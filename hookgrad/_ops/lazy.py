@@ -16,27 +16,27 @@ no change), and only ops without data-dependent shapes (``Op.jit``). An op of se
 outputs (``split``) defers as one ``Pending`` whose outputs pick their items
 (``_outputs``): reading one computes them all. A segment's first
 sightings run op by op through the ops' own jitted programs; from the ``COMPILE_AT``-th
-on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backward chains).
+on, it is one jitted program (the tiering ``_engine/fusion.py`` uses for backward chains;
+``lazy_segment.py`` runs segments). From its second sighting, a segment's sequence of ops
+is remembered (``lazy_memo.py``): the next trace follows it, checking each op against it
+instead of walking the op's arguments.
 """
 import collections
 import operator
 import threading
 from weakref import ref as _weakref
 
-import jax
 from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name for it
 from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
-from .. import _jax_trace
 from .._host_value import Host
 from .._tensor import FORCE, Pending, Tensor
-from . import tiered
+from . import lazy_memo as _memo, lazy_segment as _segment, tiered
+from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
 from .setting import Setting
 
 MAX_DEPTH = 64    # pending ops in a row; the next op runs them first: bounds compile time
 MAX_OPS = 256     # pending ops in all (a trace of many short chains): bounds it too
-COMPILE_AT = 4    # sightings of a segment before it is compiled as one program
-CACHE_SIZE = 256  # compiled segments kept (least recently used dropped)
 # operands a deferred op may take besides arrays: Python numbers, None (an optional operand
 # left out, such as attention's mask) and a concrete PRNG key (dropout's, drawn when called)
 SCALARS = frozenset((int, float, bool, complex, type(None), PRNGKeyArray))
@@ -45,14 +45,10 @@ SCALARS = frozenset((int, float, bool, complex, type(None), PRNGKeyArray))
 ARRAY = ArrayImpl
 _state = {"enabled": True}
 _gen = [0]        # bumped by a new default dtype: older pendings keep their own programs
-_seen = {}        # hash of a segment key run op by op -> (the key, its count)
-_compiled = collections.OrderedDict()  # hash of a segment key -> (the key, its program)
 _lock = threading.RLock()
 HOST = object()   # ``defer``'s answer when the host stage (``stages/host.py``) is due first
 _new = object.__new__
 _BIG = 2 ** 63
-
-_clean = _jax_trace.no_trace
 
 
 class Site:
@@ -98,7 +94,94 @@ def defer(op, key, fn, args, q=None, forms=None):
     host, a tracer, a meta array, is apply's general path: None); or, with ``q``, a
     ``Pending`` made elsewhere that joins the trace instead (returned), its own arguments
     (arrays, Pendings, numbers): a multi-output op's pick, an index read's, one a segment
-    ran without returning it."""
+    ran without returning it.
+
+    A trace following a sequence seen before (``_Trace.memo``, a ``lazy_memo.Memo``)
+    checks each op against the sequence's next one: the same op and statics, and each
+    argument what it was there; the op then takes the sequence's wiring and site, and the
+    walk (``_walk``) runs only from the first op that differs (the trace so far is what
+    it would have built)."""
+    tr = _local.trace
+    while tr is not None and (m := tr.memo) is not None:
+        n = tr.n
+        made = q is None
+        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: NEVER's)
+        if eop is op and (ekey == key or ekey.__class__ is _At and
+                          (where := ekey.where(fn)) is not None) and len(args) == len(kinds):
+            index = tr.index
+            leaves = tr.leaves
+            arrs = []
+            keep = arrs.append
+            req = False
+            try:  # (a TypeError: an array is no key of ``index``)
+                for v, w in zip(args, kinds):  # (NOTE: not ``strict``: slower, by keyword)
+                    c = w.__class__
+                    if c is int:  # the pending output of the segment's op ``w``
+                        if made:  # a Tensor (an AttributeError where it is none)
+                            if v._requires_grad:
+                                req = True
+                            v = v._arr
+                        if index.get(v) != w or v.value is not None:
+                            break
+                    elif c is type:  # a Python number of class ``w``
+                        if v.__class__ is not w or w is int and not -_BIG <= v < _BIG:
+                            break
+                        leaves.append(v)
+                    elif c is _KeyLeaf:  # a PRNG key of this shape and implementation
+                        if v.__class__ is not PRNGKeyArray or v.shape != w.shape or \
+                                v._impl is not w.impl:
+                            break
+                        leaves.append(v)
+                    else:  # an array (a pending value computed: its array)
+                        if made:
+                            if v._requires_grad:
+                                req = True
+                            v = v._arr
+                        x = v.value if v.__class__ is Pending else v
+                        if c is tuple:  # among the leaves already
+                            if x is not leaves[w[0]]:
+                                break
+                        elif x.__class__ is not ARRAY or x._committed or x.aval != w:
+                            break  # (else a new leaf of aval ``w``)
+                        else:
+                            leaves.append(x)
+                    keep(v)
+                else:
+                    if not made:
+                        q.depth = d
+                        index[q] = n
+                        tr.n = n + 1
+                        if many:  # (at positions)
+                            leaves.extend(where)
+                        return q, False
+                    if site is not None:  # (None: a memo's op made elsewhere)
+                        if forms is not None and not (req or pend) and op.name in forms \
+                                and Pending not in map(type, arrs):
+                            del leaves[nl:]
+                            return HOST, req  # (the walk's answer: the host stage first)
+                        p = _new(Pending)
+                        p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, site.aval
+                        p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, tr.gen, d
+                        index[p] = n
+                        tr.n = n + 1
+                        if not many:
+                            return p, req and site
+            except (AttributeError, TypeError):
+                pass
+            if tr.n > n:  # (an op at positions, or of several outputs: out of the ``try``)
+                if many is _AT:
+                    leaves.extend(where)
+                    return p, req and site
+                return _outputs(p), req and site
+        got = _missed(tr, n, op, key, fn, args, q, forms)
+        if got is not None:
+            return got
+        tr = _local.trace
+    return _walk(op, key, fn, args, q, forms)
+
+
+def _walk(op, key, fn, args, q, forms):
+    """``defer``'s walk over the arguments: what it decides, and the trace's wiring."""
     while True:
         tr = _local.trace
         if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
@@ -199,6 +282,7 @@ def defer(op, key, fn, args, q=None, forms=None):
         tr.leaves.extend(where)
         k += len(where)
         tr.struct.append((fwd, tuple(fixed.items()), tuple(spec)))
+    tr.sites.append(site if made else None)
     tr.nl = k
     q.depth = depth + 1
     index[q] = n = tr.n  # (in order: the segment's ops are ``index``'s keys)
@@ -251,20 +335,101 @@ class _Trace:
     statics and where each argument comes from (an earlier op's position, ``(an earlier
     leaf's position,)`` or the type of a new leaf), the segment's program and key;
     ``leaves``: the program's arguments; ``given``: id of an array argument -> ``(its
-    position in leaves,)``; ``n``: the ops; ``gen``: the default dtype's generation."""
+    position in leaves,)``; ``n``: the ops; ``gen``: the default dtype's generation;
+    ``sites``: per op, its ``Site`` (None for a ``Pending`` made elsewhere).
 
-    __slots__ = ("index", "struct", "leaves", "given", "n", "nl", "gen")
+    ``memo``: the sequence (``lazy_memo.Memo``) this trace follows while its ops match
+    it (then ``struct``, ``given``, ``nl`` and ``sites`` wait: ``lazy_memo.restore``
+    fills them in from it where an op differs), else None; ``alts``: weak references to
+    the other sequences that ran after the last segment's, to follow instead where
+    ``memo`` differs (``lazy_memo.switch``); ``offered``: the weak references it was
+    given."""
+
+    __slots__ = ("index", "struct", "leaves", "given", "n", "nl", "gen", "sites", "memo",
+                 "alts", "offered", "resumed")
 
     def __init__(self):
         # (``given``'s ids stay valid: ``leaves`` holds their arrays)
         self.index, self.struct, self.leaves, self.given = {}, [], [], {}
         self.n, self.nl, self.gen = 0, 0, _gen[0]  # ``nl``: the leaves
+        self.sites, self.memo, self.alts, self.offered = [], None, None, None
+        self.resumed = -1  # where the walk added nothing and ``memo`` was followed again
+
+
+
+def _missed(tr, n, op, key, fn, args, q, forms):
+    """``defer`` where the op at ``n`` is not ``tr``'s memo's: None to follow another
+    sequence (``lazy_memo.switch``), or, past the memo's end with an argument at the
+    depth bound, the next trace's (the walk would run the trace here, past the bound or
+    reading that argument: it runs as followed); else the walk's answer, from the trace
+    as the walk would have built it (``lazy_memo.restore``). Where what the walk did
+    leaves the trace as following would have (an op it runs eagerly, such as one on a
+    value held on the host; the memo's next ops, such as a pending argument not in the
+    trace joining it first), the trace follows its memo again."""
+    m = tr.memo
+    if tr.gen != _gen[0]:  # (a new default dtype: the walk starts a new trace)
+        tr.memo = None
+        return _walk(op, key, fn, args, q, forms)
+    del tr.leaves[m.ops[n][5]:]  # (what the op's arguments added)
+    if q is None and not all(map(_waits, args)):
+        return None, False  # the walk's answer, the trace unchanged: it follows on
+    arrs, late, depth = _pending_args(tr, args, q is None)
+    if late:  # the walk's first step, to follow on: whether or not the op then waits,
+        # its late arguments join the trace (or it runs, the bounds passed), and values
+        # held on the host go to the device (an op run eagerly reads them likewise)
+        _ready(tr, arrs, depth < MAX_DEPTH and n < MAX_OPS)
+        return None
+    if n == m.n and depth >= MAX_DEPTH:
+        with _lock:
+            _flush()
+        return None
+    if _memo.switch(tr, n):
+        return None
+    _memo.restore(tr, n)  # the walk from this op on
+    got = _walk(op, key, fn, args, q, forms)
+    n2 = tr.n
+    if _local.trace is tr and (n2 > n or tr.resumed != n) and n2 <= m.n and \
+            len(tr.leaves) == m.ops[n2][5] and tr.struct[n:] == list(m.struct[n:n2]) and \
+            tr.sites[n:] == [e[3] for e in m.ops[n:n2]]:
+        tr.memo = m
+        if n2 == n:  # (at most once at an op where the walk added nothing)
+            tr.resumed = n
+    return got
+
+
+def _waits(v):
+    """Whether the walk takes ``v``, an argument of an op made here, into a trace (not a
+    Tensor held on the host, a tracer, an array placed by the user, a constant array, an
+    int JAX refuses)."""
+    c = v.__class__
+    if c is Tensor or c not in SCALARS and isinstance(v, Tensor):
+        c = (v := v._arr).__class__
+        return c is Pending or c is ARRAY and not v._committed
+    return c in SCALARS and (c is not int or -_BIG <= v < _BIG)
+
+
+def _pending_args(tr, args, made):
+    """``(arrays, late, depth)`` of ``args`` as the walk reads them: ``late``, whether
+    one is pending and not in ``tr`` or held on the host; ``depth``, the deepest of
+    those in ``tr``."""
+    index = tr.index
+    arrs = [v._arr if made and isinstance(v, Tensor) else v for v in args]
+    late, depth = False, 0
+    for v in arrs:
+        if v.__class__ is Pending:
+            x = v.value
+            if x is None and v in index:
+                depth = max(depth, v.depth)
+            elif x is None or x.__class__ is Host:
+                late = True
+    return arrs, late, depth
 
 
 class _Local(threading.local):
     # NOTE: a trace per thread: a thread's defer touches no other's, so it takes no
     # lock; what reads another thread's pending ops (``_ready``) or runs a trace does
     trace = None
+    last = None  # the memo of the segment this thread ran last (``lazy_memo.Memo.nexts``)
 
 
 _local = _Local()
@@ -341,7 +506,7 @@ def force(p):
         if p.value is None:
             tr = _local.trace
             if p.gen != _gen[0]:  # deferred under an older default dtype: its own programs
-                _run_nodes(_behind(p), None)
+                _segment.run_nodes(_segment.behind(p), None)
             else:
                 if tr is None or tr.gen != p.gen:
                     tr = _local.trace = _Trace()
@@ -361,148 +526,33 @@ def _flush():
     running them fail, they are pending still, and join the next trace when read). The
     caller holds ``_lock``."""
     tr = _local.trace
-    if not tr.n:
+    n = tr.n
+    if not n:
         return
-    _local.trace = _Trace()
+    new = _local.trace = _Trace()
     nodes = list(tr.index)
-    if tr.n == 1:
-        _run_nodes(nodes, None)
+    if n == 1:  # (no segment: the sequence to follow is still ahead, where one was)
+        if tr.memo is None and tr.offered:
+            _memo.offer(new, tr.offered, (MAX_DEPTH, MAX_OPS))
+        _segment.run_nodes(nodes, None)
         return
     # NOTE: only values something may read leave the program: XLA fuses the rest away
     # (a pending op nobody reads keeps its arguments, so a later read can still run it)
     outs = tuple([k for k, q in enumerate(nodes)
                   if (r := q.ref) is None or q.saved or r() is not None])
-    struct = tr.struct
-    _run_nodes(nodes, ((tuple(struct), outs), struct, tr.leaves, outs))
-
-
-def _run_nodes(nodes, plan):
-    """Run ``nodes`` (not empty; each after its pending arguments) as one segment by
-    ``plan`` (``_flush``'s), or op by op when it is None."""
-    # NOTE: read inside a JAX trace (a hookgrad.compile step, jax.jit), a pending value
-    # made outside it is still computed concretely: never a leaked tracer. Outside one
-    # (every eager read), no context manager: three Python calls fewer per read
-    if _clean():
-        _run_planned(nodes, plan)
-    else:
-        with jax.ensure_compile_time_eval():
-            _run_planned(nodes, plan)
-
-
-def _run_planned(nodes, plan):
-    if len(nodes) == 1:
-        _run_one(nodes[0])
-    elif plan is None:
-        _run_apart(nodes)
-    else:
-        _run_segment(nodes, plan)
-
-
-def _behind(p):
-    """The pending ops ``p`` needs, ``p`` among them (once each), each after its arguments
-    (for the ops of an older default dtype, which no trace holds: ``forget``)."""
-    found = [p]
-    seen = {p}
-    for q in found:  # a list iterated while it grows visits what is appended too
-        for a in q.args:
-            if a.__class__ is Pending and a.value is None and a not in seen:
-                seen.add(a)
-                found.append(a)
-    found.sort(key=_depth)  # an op is deeper than each pending argument it joined after
-    return found
-
-
-_depth = operator.attrgetter("depth")
-
-
-def _run_one(q):
-    fn = q.fn
-    args = [a.value if a.__class__ is Pending else a for a in q.args]
-    # NOTE: a program's first tier keeps its results in NumPy (``Host``) for the ops that
-    # read them next (``tiered.Program.host``); any other forward gets arrays
-    _settle(q, fn.host(*args) if fn.__class__ is _PROGRAM else
-            fn(*args) if fn.__class__ is operator.itemgetter else  # a pick takes its item
-            fn(*[tiered.device(a) for a in args]))
-
-
-def _settle(q, v):
-    """``q`` computed as ``v``; a multi-output op's outputs are known with it (never a
-    computed op with an output pending, which a segment could not take as an argument)."""
-    q.value = v
-    q.args = q.fn = None
-    if q.aval.__class__ is tuple:
-        for r, x in zip(q.outs, v):
-            o = r()
-            if o is not None and o.value is None:
-                o.value = x
-                o.args = o.fn = None
-
-
-def _run_segment(nodes, plan):
-    key, struct, leaves, outs = plan
-    # NOTE: the caches are keyed by the key's hash, each entry holding its key: a lookup
-    # hashes the key once and compares it once. (A tuple does not keep its hash: by the key
-    # itself, ``get`` then ``move_to_end`` hashed and compared it twice, each time walking
-    # every op of the segment.) Another key of the same hash takes the entry's place.
-    h = hash(key)
-    got = _compiled.get(h)
-    if got is not None and got[0] == key:
-        fn = got[1]
-        _compiled.move_to_end(h)
-    else:
-        got = _seen.get(h)
-        n = got[1] + 1 if got is not None and got[0] == key else 1
-        if n < COMPILE_AT:
-            if len(_seen) > 16 * CACHE_SIZE:
-                _seen.clear()
-            _seen[h] = (key, n)
-            fn = None
-        else:
-            _seen.pop(h, None)
-            fn = tiered.jit(_program(struct, outs))
-            _compiled[h] = (key, fn)
-            _compiled.move_to_end(h)  # (a colliding key's place: the newest)
-            if len(_compiled) > CACHE_SIZE:
-                _compiled.popitem(last=False)
-    # NOTE: a segment's trace costs more than running its ops: with tiered execution it
-    # is traced and compiled in the background, op by op meanwhile
-    # (the key says each leaf's aval or type: the program's signature is the empty one)
-    res = None if fn is None else fn.call_ready(*leaves, sig=())
-    if res is None:  # each op's own jitted program, as eagerly
-        _run_apart(_needed(nodes, outs) if len(outs) < len(nodes) else nodes)
-        return
-    for k, v in zip(outs, res):
-        q = nodes[k]
-        if q.value is not None:  # computed meanwhile (another thread's read joined it)
-            continue
-        if q.aval.__class__ is tuple:
-            _settle(q, v)
-        else:  # ``_settle``, inlined: a call per value read out of every segment
-            q.value = v
-            q.args = q.fn = None
-
-
-def _needed(nodes, outs):
-    """The segment's ``nodes`` that its values at positions ``outs`` need, in order: as in
-    its program (which XLA prunes), an op whose value nobody can read stays pending (it
-    keeps its arguments: a later read still runs it)."""
-    need = [False] * len(nodes)
-    for k in outs:
-        need[k] = True
-    index = {q: k for k, q in enumerate(nodes)}
-    for k in range(len(nodes) - 1, -1, -1):
-        if need[k] and nodes[k].value is None:  # (another trace may have run it)
-            for a in nodes[k].args:
-                if a.__class__ is Pending and (j := index.get(a)) is not None:
-                    need[j] = True
-    return [q for q, n in zip(nodes, need) if n]
-
-
-def _run_apart(nodes):
-    """Run ``nodes`` one by one, each op through its own jitted program."""
-    for q in nodes:
-        if q.value is None:  # (an output of a multi-output op is computed with it)
-            _run_one(q)
+    m = tr.memo
+    if m is not None and n != m.n:  # followed, but only a part of it
+        _memo.restore(tr, n)
+        m = None
+    seg = _segment.run_nodes(nodes, (tuple(tr.struct) if m is None else m.struct, tr.leaves, outs,
+                             m, tr.sites if m is None else None, (MAX_DEPTH, MAX_OPS)))
+    # the sequences the next trace follows: those that ran after this segment before
+    last = _local.last
+    if last is not None and seg is not None:
+        _memo.link(last, seg)
+    _local.last = seg
+    if seg is not None and new.n == 0 and seg.nexts:
+        _memo.offer(new, seg.nexts, (MAX_DEPTH, MAX_OPS))
 
 
 # a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's
@@ -510,27 +560,7 @@ def _run_apart(nodes):
 # dtype: the key's lookup then compares the same object (identity, in C) where a dtype
 # compared through ``prng.KeyTy.__eq__``, a Python call per key leaf per segment
 _KeyLeaf = collections.namedtuple("_KeyLeaf", "cls shape impl")
-_PROGRAM = tiered.Program
-# the classes of op forwards that are never at positions (no ``place``): a segment plans
-# them without asking (a multi-output op's pick; ``tiered.jit``'s programs)
-_UNPLACED = frozenset((operator.itemgetter, tiered.Program))
-
-
-def _program(struct, outs):
-    """The segment as one function of its leaves: each op's forward in order; returns the
-    values at positions ``outs``."""
-    ops = [(fwd, dict(key), spec) for fwd, key, spec in struct]
-
-    def run(*leaves):
-        vals = []
-        it = iter(leaves)
-        for f, statics, spec in ops:  # spec: an earlier op's index, (an earlier leaf's
-            # index,), or the next leaf's type
-            vals.append(f(*[vals[s] if s.__class__ is int else leaves[s[0]]
-                            if s.__class__ is tuple else next(it) for s in spec],
-                          **statics))
-        return [vals[k] for k in outs]
-    return run
+_UNPLACED, _At, _AT = _memo.UNPLACED, _memo.At, _memo.AT
 
 
 def forget():
@@ -538,8 +568,8 @@ def forget():
     through their ops' own programs, traced with the old one (dispatch forgets the rest)."""
     with _lock:
         _gen[0] += 1
-        _seen.clear()
-        _compiled.clear()
+        _segment.forget()
+        _memo.forget()
         # (each thread's trace is replaced at its next op: ``_Trace.gen``; the ops in it
         # keep their generation, and ``force`` runs them apart)
 

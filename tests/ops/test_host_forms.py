@@ -310,9 +310,9 @@ def test_values_cross_into_xla_where_something_records_or_traces():
 
 def test_a_deferred_chain_stays_deferred_through_ops_with_forms(monkeypatch):
     # a pending argument goes on to the lazy path: the chain stays one XLA program
-    from hookgrad._ops import lazy
+    from hookgrad._ops import lazy, lazy_segment
     from hookgrad._tensor import Pending
-    monkeypatch.setattr(lazy, "_seen", {})
+    monkeypatch.setattr(lazy_segment, "_seen", {})
     x = hookgrad.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
     want = ((torch.tensor(py(x)).sin() * 2 + 1) / 3).sum(1)
     for run in range(lazy.COMPILE_AT + 6):  # each op first runs once on pending values
@@ -326,10 +326,11 @@ def test_a_deferred_chain_stays_deferred_through_ops_with_forms(monkeypatch):
 def test_an_op_on_a_pending_value_does_not_ask_the_host_stage(monkeypatch):
     # a pending argument is the lazy path's: the forms would decline it, so apply does
     # not ask them (a deferred model's ops paid a probe each that found nothing)
-    from hookgrad._ops import dispatch, lazy
+    from hookgrad._ops import dispatch, lazy, lazy_segment
     from hookgrad._ops.op import _LIVE
     from hookgrad._tensor import Pending
-    monkeypatch.setattr(lazy, "_seen", {})
+    monkeypatch.setattr(lazy_segment, "_seen", {})
+    monkeypatch.setattr(lazy._local, "trace", None)  # (no memo of earlier sites followed)
     # every op new to its argument types, whatever ran before: an op's first call on a
     # signature runs eagerly (lazy.defer), its concrete result then the host stage's
     for op in list(_LIVE):

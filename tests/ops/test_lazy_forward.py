@@ -15,7 +15,7 @@ import pytest
 
 import hookgrad as hg
 from hookgrad._host_transfer import HOST_MAX
-from hookgrad._ops import lazy
+from hookgrad._ops import lazy, lazy_segment
 from hookgrad._tensor import Pending
 from tests.autograd.test_fusion import X, chain, jax_chain
 from tests.differential import raises, same_as_torch
@@ -29,9 +29,10 @@ def cache(monkeypatch):
     """An empty segment cache and trace for the test: what it compiles is what it counts
     (ops another test left pending, never read, would join its first segment)."""
     monkeypatch.setattr(lazy._local, "trace", None)
-    monkeypatch.setattr(lazy, "_seen", {})
-    monkeypatch.setattr(lazy, "_compiled", collections.OrderedDict())
-    return lazy
+    monkeypatch.setattr(lazy._local, "last", None)
+    monkeypatch.setattr(lazy_segment, "_seen", {})
+    monkeypatch.setattr(lazy_segment, "_compiled", collections.OrderedDict())
+    return lazy_segment
 
 
 def test_a_repeated_segment_compiles_once_and_gives_eager_values(cache):
@@ -231,8 +232,8 @@ def test_the_chains_of_the_op_past_the_depth_bound_run_as_one_segment(cache, mon
     monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
     x = hg.tensor(XL)
     segments = []
-    run_segment = lazy._run_segment
-    monkeypatch.setattr(lazy, "_run_segment", lambda nodes, *plan: segments.append(
+    run_segment = lazy_segment._run_segment
+    monkeypatch.setattr(lazy_segment, "_run_segment", lambda nodes, *plan: segments.append(
         len(nodes)) or run_segment(nodes, *plan))
     for run in range(RUNS):
         a, b, c = x, x, x
@@ -359,13 +360,13 @@ def test_the_outputs_of_a_multi_output_op_defer_and_compute_together(cache):
 
 def test_a_multi_output_op_runs_once_for_all_its_outputs(cache, monkeypatch):
     computed = []
-    settle = lazy._settle
+    settle = lazy_segment._settle
 
     def counting(q, v):
         if q.aval.__class__ is tuple:
             computed.append(q.op.name)
         return settle(q, v)
-    monkeypatch.setattr(lazy, "_settle", counting)
+    monkeypatch.setattr(lazy_segment, "_settle", counting)
     x = hg.tensor(XL)
     for run in range(RUNS):
         computed.clear()
@@ -431,8 +432,8 @@ def test_a_segment_run_op_by_op_leaves_out_what_nobody_can_read(cache, monkeypat
     x = hg.tensor(XL)
     x.sin(), x.cos(), x.exp()  # (each op's first call with these types runs eagerly)
     ran = []
-    real = lazy._run_one
-    monkeypatch.setattr(lazy, "_run_one", lambda q: ran.append(q) or real(q))
+    real = lazy_segment._run_one
+    monkeypatch.setattr(lazy_segment, "_run_one", lambda q: ran.append(q) or real(q))
     a, b = x.sin(), x.cos()
     c = b.exp()
     kept = b._arr

@@ -14,7 +14,7 @@ import pytest
 import hookgrad as hg
 from hookgrad import _numpy_eval
 from hookgrad._engine import fusion
-from hookgrad._ops import lazy, tiered
+from hookgrad._ops import lazy, lazy_segment, tiered
 from hookgrad._ops.op import _LIVE
 from hookgrad.optim import _transform
 from tests.ops._op_table import arrays_for, outputs, tensors
@@ -58,10 +58,11 @@ def first_tier(monkeypatch):
     empty too: ops an earlier test left pending, never read, would otherwise run (and be
     counted) at this test's first read."""
     monkeypatch.setattr(lazy._local, "trace", None)
+    monkeypatch.setattr(lazy._local, "last", None)
     saved = [(op, op._fwd_cache, op._vjp_cache, op._avals) for op in list(_LIVE)]
     for op, *_ in saved:
         op._fwd_cache, op._vjp_cache, op._avals = {}, {}, {}
-    for mod in (fusion, lazy):
+    for mod in (fusion, lazy_segment):
         monkeypatch.setattr(mod, "_compiled", type(mod._compiled)())
         monkeypatch.setattr(mod, "_seen", {})
     monkeypatch.setattr(tiered, "_compiler", _NeverDone)
