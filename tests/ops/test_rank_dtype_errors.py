@@ -10,7 +10,7 @@ import pytest
 import hookgrad
 
 from tests._calls import watch
-from tests.differential import py, raises, raises_as_torch, same_as_torch
+from tests.differential import py, raises, raises_as_torch, same_as_torch, torch
 
 
 def _s(L):
@@ -492,3 +492,27 @@ def test_subtracting_two_bools_raises_pytorchs_error():
                     r"^Subtraction, the `-` operator, with two bool tensors is not supported\. "
                     r"Use the `\^` or `logical_xor\(\)` operator instead\.$")
     raises_as_torch(lambda L: _b(L).sub_(_b(L)), RuntimeError, "with two bool tensors")
+
+
+def _message(call, L):
+    try:
+        call(L)
+    except TypeError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("sizes", [(True, 24), ((True, 24),), ([True, 24],), (True,),
+                                   (2.0, 12), ((2.0, 12),), (2.5,)])
+def test_view_refuses_a_bool_or_float_first_size_as_pytorchs_parser(sizes):
+    # PyTorch's parser takes ``tuple of ints`` by its first element's type: a bool or a
+    # float there matches no signature (a later bool passes as an int); before, hookgrad
+    # read True as 1 and returned a view, and a float got another message
+    call = lambda L: L.zeros(2, 3, 4).view(*sizes)  # noqa: E731
+    got = _message(call, hookgrad)
+    assert got is not None and got.startswith(
+        "view() received an invalid combination of arguments - got (")
+    if torch is not None:
+        assert got == _message(call, torch)
+    # a later bool is an int to both
+    same_as_torch(lambda L: list(L.zeros(2, 3, 4).view(2, True, 12).shape))
