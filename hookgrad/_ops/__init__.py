@@ -1,6 +1,4 @@
 """The op table. Importing it attaches every op to ``Tensor`` as a method."""
-import numpy as np
-
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
 from . import clamp, fills  # noqa: F401 - beside pointwise: clamp; zero_, fill_, copy_
@@ -88,7 +86,7 @@ def _attach():
         "__rand__": _operator("bitwise_and"),
         "__ror__": _operator("bitwise_or"),
         # an array: PyTorch's ``+=`` leaves it to ``+`` (NumPy's sum, a new Tensor)
-        "__iadd__": lambda a, b: NotImplemented if b.__class__ is np.ndarray else a.add_(b),
+        "__iadd__": lambda a, b: a.add_(b),
         "__isub__": lambda a, b: a.sub_(b),
         "__imul__": lambda a, b: a.mul_(b),
         "__itruediv__": lambda a, b: a.div_(b),
@@ -105,7 +103,7 @@ def _attach():
     }
     for name, fn in dunders.items():
         if name in _GATED:  # (the others check their operand themselves)
-            fn = binary_operands.operator_of(fn)
+            fn = binary_operands.operator_of(fn, name in _IN_PLACE)
         if fn.__name__ == "<lambda>":
             fn.__name__ = name
             fn.__annotations__["return"] = "Tensor"
@@ -119,6 +117,7 @@ _GATED = frozenset(("__rtruediv__", "__rfloordiv__", "__mod__", "__rmod__",
                     "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__iadd__",
                     "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
                     "__ipow__", "__iand__", "__ior__", "__ixor__"))
+_IN_PLACE = frozenset(n for n in _GATED if n.startswith("__i"))
 
 
 _attach()

@@ -113,3 +113,21 @@ def test_a_comparison_with_a_string_or_none_is_pythons():
                                   "'<' not supported between instances of 'Tensor' and 'str'",
                                   "'>=' not supported between instances of 'Tensor' and "
                                   "'NoneType'"]
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+def test_an_in_place_operator_leaves_a_numpy_array_to_the_out_of_place_one(op):
+    """PyTorch's in-place method refuses a NumPy array (``mul_(): argument 'other' must be
+    Tensor``), so its in-place operator returns NotImplemented and Python computes
+    ``x op array`` instead: a new Tensor (float64 here), the old one unchanged. (Before,
+    hookgrad's in-place operator raised the method's TypeError.)"""
+    def run(L):
+        x = L.tensor([1.0, 2.0])
+        y = x
+        for other in (__import__("numpy").array(2.0), __import__("numpy").array([2.0, 4.0])):
+            y = x
+            exec(f"y {op}= other", {"other": other}, loc := {"y": y})
+            y = loc["y"]
+        return [y is x, str(y.dtype).split(".")[-1], y.tolist(), x.tolist()]
+    got = same_as_torch(run)
+    assert got[:2] == [False, "float64"]
