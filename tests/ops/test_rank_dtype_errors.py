@@ -516,3 +516,21 @@ def test_view_refuses_a_bool_or_float_first_size_as_pytorchs_parser(sizes):
         assert got == _message(call, torch)
     # a later bool is an int to both
     same_as_torch(lambda L: list(L.zeros(2, 3, 4).view(2, True, 12).shape))
+
+
+@pytest.mark.parametrize("old, sizes", [((0, 3), (0, -1)), ((0, 3), (-1, 0)), ((0,), (-1, 0, 5)),
+                                        ((2, 3), (0, -1))])
+def test_a_minus_one_beside_a_zero_size_is_refused_in_pytorchs_words(old, sizes):
+    # with no elements, -1 beside a 0 could be any size: PyTorch names the ambiguity (before,
+    # hookgrad said the shape is invalid for input of size 0); with elements, no size fits
+    def message(L):
+        try:
+            L.zeros(*old).view(*sizes)
+        except RuntimeError as e:
+            return str(e)
+    got = same_as_torch(message)
+    if old[0] == 0:
+        assert got == (f"cannot reshape tensor of 0 elements into shape {list(sizes)} because "
+                       "the unspecified dimension size -1 can be any value and is ambiguous")
+    if torch is not None:
+        assert got == message(torch)
