@@ -1,4 +1,6 @@
 """The op table. Importing it attaches every op to ``Tensor`` as a method."""
+import numpy as np
+
 from .._tensor import Tensor
 from . import linalg, nn, pointwise, reduction, shape  # noqa: F401 - fill the registry
 from . import clamp, fills  # noqa: F401 - beside pointwise: clamp; zero_, fill_, copy_
@@ -63,11 +65,11 @@ def _attach():
         "__truediv__": pointwise.div_operator,
         "__rtruediv__": lambda a, b: pointwise.rdiv(a, b),
         "__floordiv__": _operator("floor_divide"),
-        "__rfloordiv__": lambda a, b: _F["floor_divide"](b, a),
+        "__rfloordiv__": lambda a, b: _F["floor_divide"](_number(b), a),
         "__mod__": _operator("remainder"),
-        "__rmod__": lambda a, b: _F["remainder"](b, a),
+        "__rmod__": lambda a, b: _F["remainder"](_number(b), a),
         "__pow__": _operator("pow"),
-        "__rpow__": lambda a, b: _F["pow"](b, a),
+        "__rpow__": lambda a, b: _F["pow"](_number(b), a),
         "__matmul__": _operator("matmul"),
         "__rmatmul__": lambda a, b: _F["matmul"](b, a),
         "__neg__": _operator("neg"),
@@ -108,6 +110,12 @@ def _attach():
             fn.__name__ = name
             fn.__annotations__["return"] = "Tensor"
         setattr(Tensor, name, fn)
+
+
+def _number(other):
+    """A reflected operator's left operand: a NumPy scalar as the Python number PyTorch's
+    operator reads it as (``np.float32(3) ** x``: pow's ``Number self``)."""
+    return other.item() if isinstance(other, np.generic) else other
 
 
 # the operators of two operands built on a method or function, whose parser would raise
