@@ -110,13 +110,21 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
                     "re-running with TORCH_LOGS=not_implemented")
 
 
-def _wrap(fn, name, qualname):
+def _wrap(fn, name, qualname, operator=False):
+    """``fn`` through this protocol. ``operator``: a binary operator (``__eq__``), which
+    returns NotImplemented where its handlers end in a TypeError, as PyTorch's do (so
+    ``x == None`` is False and ``x % 'a'`` Python's TypeError on a subclass too)."""
     @functools.wraps(fn)
     def public(*args, **kwargs):
         if _state["all_off"] or not MODES and (
                 _state["subclass_off"] or not _relevant_any(args, kwargs)):
             return fn(*args, **kwargs)
-        return handle_torch_function(public, (*args, *kwargs.values()), *args, **kwargs)
+        if not operator:
+            return handle_torch_function(public, (*args, *kwargs.values()), *args, **kwargs)
+        try:
+            return handle_torch_function(public, (*args, *kwargs.values()), *args, **kwargs)
+        except TypeError:
+            return NotImplemented
     public.__name__ = name
     public._hg_public_name = qualname  # as PyTorch's errors name it: torch.add
     return public
@@ -192,7 +200,8 @@ def activate():
                 # an operator is its function's alias (``__mul__`` is ``mul``), as PyTorch's
                 shown = attr.__name__ if name in _OPERATORS and attr.__name__ != "<lambda>" \
                     else name
-                setattr(Tensor, name, _wrap(attr, shown, f"torch.Tensor.{shown}"))
+                setattr(Tensor, name, _wrap(attr, shown, f"torch.Tensor.{shown}",
+                                            name in _BINARY_OPERATORS))
     public = {id(fn) for fn in FUNCTIONS.values()}
     made = {}  # (function, name) -> its wrapper, one per name: torch.functional.einsum is
     # torch.einsum
@@ -257,6 +266,10 @@ _OPERATORS = frozenset({
     "__rand__", "__ror__", "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
     "__getitem__", "__setitem__", "__len__", "__bool__", "__repr__", "__format__",
     "__deepcopy__"})
+# the operators of two operands: a TypeError in their handlers is NotImplemented
+_BINARY_OPERATORS = _OPERATORS - {"__neg__", "__abs__", "__invert__", "__getitem__",
+                                  "__setitem__", "__len__", "__bool__", "__repr__",
+                                  "__format__", "__deepcopy__"}
 
 
 class DisableTorchFunctionSubclass:

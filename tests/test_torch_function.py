@@ -211,3 +211,24 @@ def test_a_mode_sees_a_namespace_imported_after_it_switched_on():
                          timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "['ones', 'gelu']"
+
+
+def test_a_subclass_operator_leaves_an_operand_its_parser_refuses_to_python():
+    """A binary operator whose handlers end in a TypeError (the operand refused, or every
+    handler returning NotImplemented) returns NotImplemented, as PyTorch's operators do:
+    ``x == None`` is False and ``x % 'a'`` is Python's TypeError on a subclass too (before,
+    hookgrad raised 'Multiple dispatch failed for torch.Tensor.eq')."""
+    def scenario(L):
+        log = []
+        x = L.tensor([1.0, 2.0]).as_subclass(_logging_subclass(L, log))
+        out = [x == None, x != "a", x.__mod__("a"), x.__rsub__([1.0])]  # noqa: E711
+        for src in ("x % 'a'", "None - x", "x @ 'a'", "x - [1.0]"):
+            try:
+                eval(src, {"x": x})
+            except TypeError as e:
+                out.append(str(e))
+        out.append(str((x + 1).tolist()))
+        return [repr(v) if v is NotImplemented else v for v in out]  # (the log: below)
+    got = same_as_torch(scenario)
+    assert got[:5] == [False, True, "NotImplemented", "NotImplemented",
+                       "unsupported operand type(s) for %: 'LoggingTensor' and 'str'"]

@@ -65,11 +65,11 @@ def _attach():
         "__truediv__": pointwise.div_operator,
         "__rtruediv__": lambda a, b: pointwise.rdiv(a, b),
         "__floordiv__": _operator("floor_divide"),
-        "__rfloordiv__": lambda a, b: _F["floor_divide"](b, a),
+        "__rfloordiv__": lambda a, b: _F["floor_divide"](_number(b), a),
         "__mod__": _operator("remainder"),
-        "__rmod__": lambda a, b: _F["remainder"](b, a),
+        "__rmod__": lambda a, b: _F["remainder"](_number(b), a),
         "__pow__": _operator("pow"),
-        "__rpow__": lambda a, b: _F["pow"](b, a),
+        "__rpow__": lambda a, b: _F["pow"](_number(b), a),
         "__matmul__": _operator("matmul"),
         "__rmatmul__": lambda a, b: _F["matmul"](b, a),
         "__neg__": _operator("neg"),
@@ -88,7 +88,7 @@ def _attach():
         "__rand__": _operator("bitwise_and"),
         "__ror__": _operator("bitwise_or"),
         # an array: PyTorch's ``+=`` leaves it to ``+`` (NumPy's sum, a new Tensor)
-        "__iadd__": lambda a, b: NotImplemented if b.__class__ is np.ndarray else a.add_(b),
+        "__iadd__": lambda a, b: a.add_(b),
         "__isub__": lambda a, b: a.sub_(b),
         "__imul__": lambda a, b: a.mul_(b),
         "__itruediv__": lambda a, b: a.div_(b),
@@ -105,11 +105,17 @@ def _attach():
     }
     for name, fn in dunders.items():
         if name in _GATED:  # (the others check their operand themselves)
-            fn = binary_operands.operator_of(fn)
+            fn = binary_operands.operator_of(fn, name in _IN_PLACE)
         if fn.__name__ == "<lambda>":
             fn.__name__ = name
             fn.__annotations__["return"] = "Tensor"
         setattr(Tensor, name, fn)
+
+
+def _number(other):
+    """A reflected operator's left operand: a NumPy scalar as the Python number PyTorch's
+    operator reads it as (``np.float32(3) ** x``: pow's ``Number self``)."""
+    return other.item() if isinstance(other, np.generic) else other
 
 
 # the operators of two operands built on a method or function, whose parser would raise
@@ -119,6 +125,7 @@ _GATED = frozenset(("__rtruediv__", "__rfloordiv__", "__mod__", "__rmod__",
                     "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__iadd__",
                     "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
                     "__ipow__", "__iand__", "__ior__", "__ixor__"))
+_IN_PLACE = frozenset(n for n in _GATED if n.startswith("__i"))
 
 
 _attach()

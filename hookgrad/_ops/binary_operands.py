@@ -28,6 +28,7 @@ OPERAND_KINDS = (int, float, complex, np.generic, np.ndarray, jax.Array)
 # else (None, a string, a list) into NotImplemented, so Python raises its own "unsupported
 # operand type(s)" (or asks the other operand)
 OPERATOR_OPERANDS = (Tensor, *OPERAND_KINDS)
+IN_PLACE_OPERANDS = (Tensor, int, float, complex, np.generic, jax.Array)  # no NumPy array
 
 
 def refused(name, other):
@@ -39,12 +40,16 @@ def refused(name, other):
     return invalid_arguments(name, FORMS, other)
 
 
-def operator_of(fn):
+def operator_of(fn, in_place=False):
     """``fn(input, other)`` as a Tensor operator (``__mod__``, ``__rsub__``, ``__imul__``):
-    NotImplemented for an ``other`` PyTorch's parser refuses."""
+    NotImplemented for an ``other`` PyTorch's parser refuses. ``in_place``: an in-place
+    operator, whose method also refuses a NumPy array, so Python computes ``x * array``
+    (a new Tensor) instead, as with PyTorch's."""
+    kinds = IN_PLACE_OPERANDS if in_place else OPERATOR_OPERANDS
+
     @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
     def operator(input, other):
-        if other.__class__ in OPERANDS or isinstance(other, OPERATOR_OPERANDS):
+        if other.__class__ in OPERANDS or isinstance(other, kinds):
             return fn(input, other)
         return NotImplemented
     return operator

@@ -37,7 +37,11 @@ def check_fits(input, value):
     whatever the dtype. Other values (bools, Tensors) pass as they are."""
     cls = value.__class__
     dtype = input._arr.dtype
-    if cls is complex and dtype.kind != "c":
+    if cls is complex:
+        if dtype.kind == "c":  # each part within the parts' float
+            if _within(dtype, value.real) and _within(dtype, value.imag):
+                return value
+            raise overflows(input)
         if dtype.kind == "b":
             return bool(value)
         if value.imag != 0:  # (a nan imaginary part too)
@@ -49,12 +53,17 @@ def check_fits(input, value):
         # the parser reads a negative int as int64, a positive one as uint64 past int64's
         raise OverflowError("can't convert negative int to unsigned" if value < 0
                             else "int too big to convert")
-    limits = _limits(dtype)
-    if limits is None or limits[0] <= value <= limits[1]:
-        return value
-    if limits[2] and (value != value or value == _INF or value == -_INF):
+    if _within(dtype, value):
         return value
     raise overflows(input)
+
+
+def _within(dtype, value):
+    """Whether the real number ``value`` converts to ``dtype`` (a complex one: to one part)."""
+    limits = _limits(dtype)
+    if limits is None or limits[0] <= value <= limits[1]:
+        return True
+    return limits[2] and (value != value or value == _INF or value == -_INF)
 
 
 def check_value_tensor(input, value):

@@ -9,6 +9,7 @@ one Python function cannot tell which form was called).
 """
 from __future__ import annotations
 
+from .._dtype import dtype
 from .._errors import type_name  # the parser's name of a type (the factories' too)
 from .._tensor import Tensor
 
@@ -70,6 +71,12 @@ def invalid_arguments(name, forms, *args, **given):
     """PyTorch's TypeError for a call none of ``name``'s signatures (``forms``) takes;
     ``args`` (positional) and ``given`` (keywords): the arguments that made it so."""
     return _invalid(name, forms, args, given, True)
+
+
+def sizes_fit_no_form(name, forms, sizes):
+    """PyTorch's TypeError for sizes given one by one (``view(True, 24)``) that fit none of
+    ``forms``: its parser adds no line per signature for several of them."""
+    return _invalid(name, forms, sizes, {}, False)
 
 
 def _invalid(name, forms, args, given, why):
@@ -150,6 +157,8 @@ def _fits(kind, v):
         return c is not bool and hasattr(v, "__index__")
     if kind == "bool":
         return c is bool
+    if kind == "torch.dtype":
+        return isinstance(v, dtype)
     if kind == "tuple of ints":
         return isinstance(v, (list, tuple)) and all(_fits("int", x) for x in v)
     return True

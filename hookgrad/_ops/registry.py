@@ -259,13 +259,18 @@ NUMBERS = frozenset((int, float, bool, complex))  # operands ``to_tensor_like`` 
 def to_tensor_like(x):
     """Non-Tensor array operands (NumPy, JAX) as constants; Python numbers stay numbers."""
     if isinstance(x, (Tensor, int, float, bool, complex)):
-        return x
+        # NumPy's float64 and complex128 are Python floats and complexes, numbers to
+        # PyTorch's parser: as they are, JAX would keep their 64 bits (a float64 result)
+        return x if x.__class__ not in _NUMPY_PYTHON_NUMBERS else x.item()
     if isinstance(x, (np.ndarray, jax.Array, np.generic)):
         return Tensor._wrap(jax.numpy.asarray(x))
     if isinstance(x, (list, tuple)):
         from .._factory import tensor
         return tensor(x)
     raise TypeError(f"expected Tensor or number as operand, got {type(x).__name__}")
+
+
+_NUMPY_PYTHON_NUMBERS = frozenset((np.float64, np.complex128))
 
 
 def norm_dim(dim):

@@ -16,7 +16,8 @@ import numpy as np
 from .. import _dtype, _errors, _jax_trace, _views
 from .._tensor import Size, Tensor
 from .dispatch import apply
-from .parser_errors import bool_in_int_list, invalid_arguments, not_a, takes_one
+from .parser_errors import bool_in_int_list, invalid_arguments, not_a, sizes_fit_no_form, \
+    takes_one
 from .stages import modes as _modes
 from .registry import defop, export
 from .view_shape import new_shape as _new_shape, resolve_shape as _resolve_shape
@@ -154,8 +155,16 @@ def view(self, *shape) -> Tensor:
     >>> x = hookgrad.zeros(2, 3); x.view(6)[0] = 1.; x[0, 0]
     tensor(1.)
     """
-    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
-        return self.to(_dtype.as_dtype(shape[0]))  # view(dtype)
+    first = shape[0] if shape else None
+    one = len(shape) == 1 and first.__class__ in (tuple, list, Size)
+    if one:
+        first = first[0] if first else None
+    # PyTorch's parser takes ``tuple of ints`` by its first size's type: a bool or a float
+    # there matches no signature (a later bool is taken as an int, by both)
+    if first.__class__ is bool or isinstance(first, float):
+        raise _invalid_view(shape)
+    if len(shape) == 1 and not one and not isinstance(first, int):
+        return self.to(_dtype.as_dtype(first))  # view(dtype)
     # (the array's numel: no frame for Tensor.numel on every view)
     shape = _new_shape(shape, self._arr.shape)
     # (a Tensor that is no view is contiguous: asked only of views)
@@ -165,6 +174,15 @@ def view(self, *shape) -> Tensor:
                            "(at least one dimension spans across two contiguous subspaces). "
                            "Use .reshape(...) instead.")
     return view_apply(VIEW, self, {"shape": shape})
+
+
+def _invalid_view(shape):
+    """PyTorch's TypeError for ``view(*shape)`` that fits neither of its signatures: the
+    lines saying why only for one argument (PyTorch's parser adds them then)."""
+    forms = ("(torch.dtype dtype)", "(tuple of ints size)")
+    if len(shape) == 1:
+        return invalid_arguments("view", forms, *shape)
+    return sizes_fit_no_form("view", forms, shape)
 
 
 @export

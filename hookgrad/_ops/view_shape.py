@@ -69,6 +69,10 @@ def _resolve_any_shape(shape, numel):
                                f"{list(shape)}")
     known = math.prod(s for s in shape if not _is_minus_one(s))
     if inferred:
+        if known == 0 and numel == 0:  # any size would do: PyTorch names the ambiguity
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value "
+                               "and is ambiguous")
         if known == 0 or numel % known != 0:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         return tuple(numel // known if _is_minus_one(s) else s for s in shape)

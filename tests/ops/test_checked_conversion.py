@@ -22,6 +22,15 @@ ROWS = {
         lambda L: L.zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]),
                                                        L.tensor(1 + 1j)),
         RuntimeError, r"^value cannot be converted to type int8_t without overflow$"),
+    # each part of a complex value is checked against a complex dtype's float (before,
+    # 1e40 + 0j filled complex64 with inf where the float 1e40 was refused)
+    "masked_fill of a complex past complex64's real range": (
+        lambda L: L.zeros(2, dtype=L.complex64).masked_fill(L.tensor([True, False]), 1e40 + 0j),
+        RuntimeError, r"^value cannot be converted to type c10::complex<float> without overflow$"),
+    "masked_fill of a complex past complex64's imaginary range": (
+        lambda L: L.zeros(2, dtype=L.complex64).masked_fill_(L.tensor([True, False]),
+                                                             complex(1, -1e40)),
+        RuntimeError, r"^value cannot be converted to type c10::complex<float> without overflow$"),
 }
 
 

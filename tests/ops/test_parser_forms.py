@@ -113,3 +113,56 @@ def test_a_comparison_with_a_string_or_none_is_pythons():
                                   "'<' not supported between instances of 'Tensor' and 'str'",
                                   "'>=' not supported between instances of 'Tensor' and "
                                   "'NoneType'"]
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+def test_an_in_place_operator_leaves_a_numpy_array_to_the_out_of_place_one(op):
+    """PyTorch's in-place method refuses a NumPy array (``mul_(): argument 'other' must be
+    Tensor``), so its in-place operator returns NotImplemented and Python computes
+    ``x op array`` instead: a new Tensor (float64 here), the old one unchanged. (Before,
+    hookgrad's in-place operator raised the method's TypeError.)"""
+    def run(L):
+        x = L.tensor([1.0, 2.0])
+        y = x
+        for other in (__import__("numpy").array(2.0), __import__("numpy").array([2.0, 4.0])):
+            y = x
+            exec(f"y {op}= other", {"other": other}, loc := {"y": y})
+            y = loc["y"]
+        return [y is x, str(y.dtype).split(".")[-1], y.tolist(), x.tolist()]
+    got = same_as_torch(run)
+    assert got[:2] == [False, "float64"]
+
+
+def test_numpy_float64_and_complex128_scalars_are_numbers_to_the_arithmetic_ops():
+    """PyTorch reads a NumPy scalar operand as a Python number, so it does not widen a
+    Tensor's dtype: an int Tensor plus np.float64(0.5) is float32 (the default dtype), a
+    float32 Tensor to the power np.float64(2) stays float32. NumPy's float64 and
+    complex128 are Python floats and complexes, which hookgrad passed on as they were,
+    and JAX kept their 64 bits (float64 results)."""
+    import numpy as np
+
+    def run(L):
+        xi, x = L.tensor([1, 2]), L.tensor([1.0, 2.0])
+        out = [xi + np.float64(0.5), xi - np.float64(0.5), xi / np.float64(2),
+               x ** np.float64(2), x.pow(np.float64(2)), xi % np.float64(1.5),
+               xi.fmod(np.float64(1.5)), xi.remainder(np.float64(1.5)),
+               L.add(xi, np.float64(0.5)), x.sub(np.float64(1), alpha=2),
+               x * np.complex128(1j), x + np.complex128(1 + 1j)]
+        return [[str(r.dtype).split(".")[-1], str(r.tolist())] for r in out]
+    got = same_as_torch(run)
+    assert [d for d, _ in got] == ["float32"] * 10 + ["complex64"] * 2
+
+
+def test_a_numpy_scalar_on_the_left_of_a_reflected_operator_is_a_number():
+    """``np.float32(3) ** x``, ``np.int64(3) // x``: PyTorch's reflected operators read the
+    NumPy scalar as a Python number (before, hookgrad's pow and floor_divide refused it,
+    and a float64 one widened the result)."""
+    import numpy as np
+
+    def run(L):
+        xi, x = L.tensor([1, 2]), L.tensor([1.0, 2.0])
+        out = [np.float64(3) ** x, np.float32(3) ** x, np.int64(3) ** xi,
+               np.float64(3) // x, np.int64(3) // x, np.float64(3) % x, np.int32(3) % xi]
+        return [[str(r.dtype).split(".")[-1], str(r.tolist())] for r in out]
+    got = same_as_torch(run)
+    assert [d for d, _ in got] == ["float32"] * 2 + ["int64"] + ["float32"] * 3 + ["int64"]

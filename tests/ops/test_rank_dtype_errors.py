@@ -10,7 +10,7 @@ import pytest
 import hookgrad
 
 from tests._calls import watch
-from tests.differential import py, raises, raises_as_torch, same_as_torch
+from tests.differential import py, raises, raises_as_torch, same_as_torch, torch
 
 
 def _s(L):
@@ -492,3 +492,45 @@ def test_subtracting_two_bools_raises_pytorchs_error():
                     r"^Subtraction, the `-` operator, with two bool tensors is not supported\. "
                     r"Use the `\^` or `logical_xor\(\)` operator instead\.$")
     raises_as_torch(lambda L: _b(L).sub_(_b(L)), RuntimeError, "with two bool tensors")
+
+
+def _message(call, L):
+    try:
+        call(L)
+    except TypeError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("sizes", [(True, 24), ((True, 24),), ([True, 24],), (True,),
+                                   (2.0, 12), ((2.0, 12),), (2.5,)])
+def test_view_refuses_a_bool_or_float_first_size_as_pytorchs_parser(sizes):
+    # PyTorch's parser takes ``tuple of ints`` by its first element's type: a bool or a
+    # float there matches no signature (a later bool passes as an int); before, hookgrad
+    # read True as 1 and returned a view, and a float got another message
+    call = lambda L: L.zeros(2, 3, 4).view(*sizes)  # noqa: E731
+    got = _message(call, hookgrad)
+    assert got is not None and got.startswith(
+        "view() received an invalid combination of arguments - got (")
+    if torch is not None:
+        assert got == _message(call, torch)
+    # a later bool is an int to both
+    same_as_torch(lambda L: list(L.zeros(2, 3, 4).view(2, True, 12).shape))
+
+
+@pytest.mark.parametrize("old, sizes", [((0, 3), (0, -1)), ((0, 3), (-1, 0)), ((0,), (-1, 0, 5)),
+                                        ((2, 3), (0, -1))])
+def test_a_minus_one_beside_a_zero_size_is_refused_in_pytorchs_words(old, sizes):
+    # with no elements, -1 beside a 0 could be any size: PyTorch names the ambiguity (before,
+    # hookgrad said the shape is invalid for input of size 0); with elements, no size fits
+    def message(L):
+        try:
+            L.zeros(*old).view(*sizes)
+        except RuntimeError as e:
+            return str(e)
+    got = same_as_torch(message)
+    if old[0] == 0:
+        assert got == (f"cannot reshape tensor of 0 elements into shape {list(sizes)} because "
+                       "the unspecified dimension size -1 can be any value and is ambiguous")
+    if torch is not None:
+        assert got == message(torch)
