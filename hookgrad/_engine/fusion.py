@@ -230,11 +230,12 @@ class _Plan:
     vjp key, the edges into it from the region, where each of its edges goes, its part of
     the program; the edges leaving it; the program. ``checks``: the edges ``(node, edge,
     where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
-    ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None.
+    ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None;
+    ``waits``: whether an earlier gradient waited for one of its nodes when it was made.
     """
 
     __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
-                 "sides", "outs", "parts", "fn", "hits", "sig")
+                 "sides", "outs", "parts", "fn", "hits", "sig", "waits")
 
 
 def _remember(region, g, parts, edges, fn):
@@ -254,6 +255,7 @@ def _remember(region, g, parts, edges, fn):
     plan.ops = [s.op for s in plan.sites]
     plan.vkeys = [s.vkey for s in plan.sites]
     plan.paths, plan.nin, plan.parts = paths, nin, parts
+    plan.waits = any(part[3] for part in parts)
     plan.sides = [(i, e) for i, where in enumerate(edges) for e, d in enumerate(where)
                   if d == -1]
     # -2: an edge out of the region to a leaf's AccumulateGrad (it runs at once either
@@ -383,8 +385,9 @@ def _replayed_parts(plan, region, saved, buffers, exact):
     ext = []
     parts = plan.parts
     # then only a gradient waiting for a later node changes a part (the first node's
-    # buffer was taken when it ran: one test in C for the region)
-    if exact and buffers.keys().isdisjoint(region):
+    # buffer was taken when it ran: one test in C for the region), as one that waited
+    # when the plan was made and waits no more (``plan.waits``)
+    if exact and not plan.waits and buffers.keys().isdisjoint(region):
         return sides, parts, ext
     fresh = None
     for i, cur in enumerate(region):

@@ -502,6 +502,34 @@ def test_a_replayed_node_waiting_for_a_gradient_from_outside_is_left_out(replays
     assert replays
 
 
+def test_a_plan_made_while_a_gradient_waited_replays_where_none_waits(replays):
+    """A double backward's graph feeds the weight's transpose from two places, so its
+    plan of [addmm, t] is made with a gradient waiting for ``t``; a plain backward of the
+    same sites has none waiting: the exact replay works its parts out again rather than
+    read an argument that is not there (it was a raw JAX shape error)."""
+    def f(L):
+        x = L.tensor([[-1.4, -0.7, 1.8], [-1.2, -0.7, -0.8], [1.0, 1.0, -1.2]],
+                     requires_grad=True)
+        m = L.nn.Linear(3, 2)
+        with L.no_grad():
+            m.weight.copy_(L.tensor([[0.3, -0.2, 0.5], [0.1, 0.4, -0.6]]))
+            m.bias.copy_(L.tensor([0.1, -0.1]))
+        m.register_full_backward_pre_hook(lambda mod, go: None)  # ends the region at it
+        out = []
+        for step in range(6):
+            x.grad = None
+            loss = m(x * 1.5).tanh().sum()
+            if step < 3:
+                (g,) = L.autograd.grad(loss, [x], create_graph=True)
+                (g * g).sum().backward()
+            else:
+                loss.backward()
+            out.append([py(x.grad), py(m.weight.grad)])
+        return out
+    same_as_torch(f)
+    assert ["AddmmBackward0", "TBackward0"] in replays
+
+
 def test_a_replayed_region_whose_saved_values_changed_shape(replays, monkeypatch):
     """The plan's checks (ops, vjp keys, edges, the gradient's shape and dtype) do not fix
     the saved values' shapes: a vjp key says only "saved" for them. A contraction over the
