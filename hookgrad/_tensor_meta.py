@@ -2,6 +2,7 @@
 import math
 
 from . import _device, _dtype, _errors
+from ._memo import keep
 from ._meta import MetaArray
 from ._pending import Pending, placed
 
@@ -113,10 +114,7 @@ class Metadata:
         key = geom[:2]
         found = _CONTIGUOUS.get(key)  # a model's views repeat their geometries each step
         if found is None:
-            found = _contiguous(*key)
-            if len(_CONTIGUOUS) >= 4096:  # a bound on what is remembered
-                _CONTIGUOUS.clear()
-            _CONTIGUOUS[key] = found
+            found = keep(_CONTIGUOUS, key, _contiguous(*key))
         return found
 
     def _is_view(self):

@@ -18,7 +18,8 @@ The layers, bottom first (a module may import its own layer and those below):
    ``_jax_trace`` (what JAX traces now), ``_compile.tune``, ``_numpy_eval`` and
    ``_numpy_eval_indexing`` (the NumPy interpreter of jaxprs), ``_memory_format``,
    ``_streams`` (``torch.Stream``/``Event``, the CPU's), ``_arguments`` (constructors that
-   keep their arguments, and are named for their class), and packages whose
+   keep their arguments, and are named for their class), ``_memo`` (a bounded memo's
+   store), and packages whose
    ``__init__`` imports nothing of hookgrad;
 1. mode state: ``_autograd.grad_mode``, ``_autograd.anomaly_mode`` (the engine fills
    their slots, ``anomaly_mode.CURRENT_NODE``);
@@ -74,7 +75,7 @@ LAYERS = [
      "hookgrad._x64", "hookgrad._jax_trace", "hookgrad._numpy_eval",
      "hookgrad._numpy_eval_indexing", "hookgrad._memory_format", "hookgrad._streams",
      "hookgrad._backend_start", "hookgrad._pending", "hookgrad._host_value",
-     "hookgrad._arguments", "hookgrad._import_heap"],
+     "hookgrad._arguments", "hookgrad._import_heap", "hookgrad._memo"],
     ["hookgrad._autograd.grad_mode", "hookgrad._autograd.anomaly_mode"],
     ["hookgrad._autograd.graph", "hookgrad._autograd.error_node"],
     ["hookgrad._tensor", "hookgrad._tensor_values", "hookgrad._tensor_meta", "hookgrad._views",

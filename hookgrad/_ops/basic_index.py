@@ -9,6 +9,7 @@ from weakref import ref as _weakref
 
 from .. import _views
 from .._autograd import grad_mode
+from .._memo import keep
 from .._tensor import Host, Pending, Tensor, bump_version
 from . import box_index, dispatch, host_tier
 from .lazy import ARRAY, SCALARS as _NUMBERS
@@ -56,10 +57,7 @@ def _parse(shape, idx):
         key = tuple(key)
     found = _INT_INDEX.get(key)
     if found is None:
-        found = box_index.parse(shape, idx)
-        if len(_INT_INDEX) >= 4096:  # a bound on what is remembered
-            _INT_INDEX.clear()
-        _INT_INDEX[key] = found
+        found = keep(_INT_INDEX, key, box_index.parse(shape, idx))
     return found
 
 

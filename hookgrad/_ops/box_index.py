@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _views
+from .._memo import keep
 from .._tensor import Pending
 from . import lazy, tiered
 
@@ -148,11 +149,9 @@ def read(arr, region, starts, size):
         key = (region, starts, size, aval.dtype, aval.weak_type)
         found = _READS.get(key)
         if found is None:
-            if len(_READS) >= 4096:  # a bound on what is remembered
-                _READS.clear()
-            found = _READS[key] = (BoxRead(region, starts, size),
-                                   _aval(size, aval.dtype, aval.weak_type),
-                                   max(starts, default=0) < _INT32)
+            found = keep(_READS, key, (BoxRead(region, starts, size),
+                                       _aval(size, aval.dtype, aval.weak_type),
+                                       max(starts, default=0) < _INT32))
         if arr.value is None and lazy._state["enabled"] and found[2] \
                 and (arr.depth < lazy.MAX_DEPTH or lazy.pending_depth([arr]) < lazy.MAX_DEPTH):
             p = _pending(arr, found[0], found[1])

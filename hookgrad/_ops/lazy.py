@@ -356,7 +356,6 @@ class _Trace:
         self.resumed = -1  # where the walk added nothing and ``memo`` was followed again
 
 
-
 def _missed(tr, n, op, key, fn, args, q, forms):
     """``defer`` where the op at ``n`` is not ``tr``'s memo's: None to follow another
     sequence (``lazy_memo.switch``), or, past the memo's end with an argument at the

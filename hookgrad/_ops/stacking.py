@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._errors import type_name
+from .._memo import keep
 from .._tensor import Tensor
 from . import dispatch
 from .dispatch import apply, on_host
@@ -89,9 +90,7 @@ def cat(tensors, dim=0) -> Tensor:
                                    f"Expected size {a} but got size {b} for tensor number {k} "
                                    "in the list.")
     if key is not None and len(shapes) == len(key[0]):  # (no empty 1-d part skipped)
-        if len(_JOINS) >= 4096:  # a bound on what is remembered
-            _JOINS.clear()
-        _JOINS[key] = d
+        keep(_JOINS, key, d)
     return apply(CAT, tuple(tensors), {"dim": d})
 
 

@@ -5,6 +5,7 @@ per step)."""
 import math
 
 from .. import _jax_trace
+from .._memo import keep
 from .._tensor import Size
 
 __all__ = ["new_shape", "resolve_shape"]
@@ -44,10 +45,7 @@ def new_shape(shape, old):
     key = (old, given)
     found = _RESOLVED.get(key)
     if found is None:
-        found = resolve_shape(tuple(given), math.prod(old))
-        if len(_RESOLVED) >= 4096:  # a bound on what is remembered
-            _RESOLVED.clear()
-        _RESOLVED[key] = found
+        found = keep(_RESOLVED, key, resolve_shape(tuple(given), math.prod(old)))
     return found
 
 
