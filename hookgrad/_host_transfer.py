@@ -26,6 +26,7 @@ import jax
 import numpy as np
 
 from . import _jax_trace
+from ._memo import keep
 
 __all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "numbers_placed",
            "HOST_MAX"]
@@ -156,10 +157,7 @@ def numbers_placed(args):
     kept = _numbers[jax.config.jax_enable_x64]  # int64 scalars in 64-bit mode, else int32
     placed = kept.get(key)
     if placed is None:
-        placed = tuple(map(_number, numbers))
-        if len(kept) >= _NUMBERS_KEPT:  # a bound: positions that change every step
-            kept.clear()
-        kept[key] = placed
+        placed = keep(kept, key, tuple(map(_number, numbers)))  # (positions: bounded)
     return pick(tuple(args) + placed)
 
 
@@ -175,10 +173,7 @@ def _plan(sig):
         for j, k in enumerate(at):
             order[k] = n + j
         plan = (_getter(at), "=" + "".join(_FORMATS[sig[k]] for k in at), _getter(order))
-    if len(_plans) >= 1024:
-        _plans.clear()
-    _plans[sig] = plan
-    return plan
+    return keep(_plans, sig, plan)
 
 
 def _getter(positions):
@@ -200,7 +195,6 @@ def _number(v):
 _FORMATS = {bool: "?", int: "q", float: "d"}
 _NO_NUMBERS = ()
 _plans = {}  # the classes of a call's arguments -> ``_plan``'s answer
-_NUMBERS_KEPT = 4096  # a mode's kept values: a model's few dozen, many steps' positions
 # by 64-bit mode (False, True): (format, the numbers' bytes) -> their JAX scalars
 _numbers = ({}, {})
 _pack, _struct = struct.pack, struct

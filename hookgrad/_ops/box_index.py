@@ -218,9 +218,7 @@ def _fits(op, key, aval, others):
             ok = getattr(res, "shape", None) == aval.shape and res.dtype == aval.dtype
         except Exception:  # noqa: BLE001 - the slow path raises PyTorch's error for it
             ok = False
-        if len(_FITS) > 4096:
-            _FITS.clear()
-        _FITS[sig] = ok
+        keep(_FITS, sig, ok)
     return ok
 
 
@@ -313,9 +311,7 @@ def broadcasts(shape, target, dtype, to):
             ok = False
         ok = ok and not (jnp.issubdtype(dtype, jnp.complexfloating)
                          and not jnp.issubdtype(to, jnp.complexfloating))
-        if len(_BROADCASTS) > 4096:
-            _BROADCASTS.clear()
-        _BROADCASTS[key] = ok
+        keep(_BROADCASTS, key, ok)
     return ok
 
 

@@ -13,6 +13,7 @@ from ..._autograd import anomaly_mode, grad_mode
 from ..._autograd.graph import _sequence
 from ..._autograd.saved import SavedTensor, hook_state, open_contexts
 from ..._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
+from ... import _memo
 from ..._views import StaleView, check_stale
 from ..._watch import Moving as _Moving
 from .. import lazy as _lazy, tiered
@@ -151,10 +152,8 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
                 known.keep = tuple([i for i, s in enumerate(stored) if s.__class__ is tuple])
                 if at is None:
                     site.node = known
-                else:
-                    if len(_AT_POSITIONS) >= _AT_MOST:  # (positions a loop varies: bounded)
-                        _AT_POSITIONS.clear()
-                    _AT_POSITIONS[at] = known
+                else:  # (positions a loop varies: bounded)
+                    _memo.keep(_AT_POSITIONS, at, known)
     else:
         saves = known.saves
     node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
@@ -235,7 +234,6 @@ _N_ONE = len(_ONE)
 _EVERY = range(2 ** 31)  # every argument position (a range's ``in`` is arithmetic)
 # the memo of the sites of ops at positions: ``(lazy.Site, statics, want) -> NodeSite``
 _AT_POSITIONS = {}
-_AT_MOST = 4096
 
 
 def _later_outputs(op, n, outs):
