@@ -9,6 +9,8 @@ one Python function cannot tell which form was called).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._dtype import dtype
 from .._errors import type_name  # the parser's name of a type (the factories' too)
 from .._tensor import Tensor
@@ -188,7 +190,7 @@ _INPUT_FORMS = {
 _NO_NUMBER_INPUT = ("fmod", "true_divide", "copysign")
 # an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
 # would take a list as data and word the others its own way
-REFUSED_OTHERS = frozenset({type(None), str, list, tuple})
+REFUSED_OTHERS = frozenset({type(None), str, list, tuple, np.ndarray})
 
 
 def refuse_other(name, input, other):
