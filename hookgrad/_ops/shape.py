@@ -185,11 +185,14 @@ def _invalid_view(shape):
     return sizes_fit_no_form("view", forms, shape)
 
 
+_RESHAPE_ARGS = ("reshape", "shape")  # (for its parser's errors: worded for the method)
+
+
 @export
 def reshape(input, *shape) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
-    shape = _new_shape(shape, input._arr.shape)
+    shape = _new_shape(shape, input._arr.shape, _RESHAPE_ARGS)
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:

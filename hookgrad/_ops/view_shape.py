@@ -5,6 +5,7 @@ per step)."""
 import math
 
 from .. import _jax_trace
+from .._errors import type_name
 from .._memo import keep
 from .._tensor import Size
 
@@ -33,15 +34,16 @@ def resolve_shape(shape, numel):
     return _resolve_any_shape(shape, numel)
 
 
-def new_shape(shape, old):
+def new_shape(shape, old, who=("view", "size")):
     """A ``view``/``reshape`` argument ``shape`` (sizes, or one sequence of them) resolved
     for a Tensor of shape ``old``: remembered where it is plain ints (a model reshapes the
-    same shapes per layer per step), else worked out (``resolve_shape``, which raises)."""
+    same shapes per layer per step), else worked out (``resolve_shape``, which raises).
+    ``who``: the method's name and its argument's, for PyTorch's parser's errors."""
     given = shape[0] if len(shape) == 1 and shape[0].__class__ in _SEQUENCES else shape
     # NOTE: by class first: 3.0 and True equal 3 and 1 but are refused, and a list (which
     # is no key) is copied as the parser does
     if given.__class__ is list or not _INTS.issuperset(map(type, given)):
-        return resolve_shape(_jax_trace.size_args(shape), math.prod(old))
+        return resolve_shape(_sizes(shape, given, who), math.prod(old))
     key = (old, given)
     found = _RESOLVED.get(key)
     if found is None:
@@ -49,6 +51,31 @@ def new_shape(shape, old):
     return found
 
 
+def _sizes(shape, given, who):
+    """``shape``'s sizes (``_jax_trace.size_args``), or the TypeError PyTorch's parser
+    raises for them: it reads ``tuple of ints`` by its first element's type (a bool, a
+    float, a str or None there matches no signature: several sizes given one by one are
+    then too many arguments), and a later element that is no int fails to unpack (a later
+    bool is taken as an int)."""
+    name, arg = who
+    first = given[0] if given else None
+    if given and first.__class__ in _NOT_SIZES:
+        if given is not shape:
+            raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, "
+                            f"but found element of type {type_name(first)} at pos 0")
+        if len(shape) > 1:
+            raise TypeError(f"{name}() takes 1 positional argument but {len(shape)} were given")
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
+                        f"{type_name(first)}")
+    for k, s in enumerate(given):
+        if s.__class__ in _NOT_SIZES and s.__class__ is not bool:
+            raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos "
+                            f"{k + 1} with error \"type must be tuple of ints,but got "
+                            f"{type_name(s)}\"")
+    return _jax_trace.size_args(shape)
+
+
+_NOT_SIZES = frozenset((bool, float, str, type(None)))
 _SEQUENCES = frozenset((tuple, list, Size))
 _INTS = frozenset((int,))
 _RESOLVED = {}  # (a Tensor's shape, the sizes asked) -> the shape a view or reshape gives
