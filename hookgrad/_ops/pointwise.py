@@ -448,9 +448,12 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
-def rsub_operator(input, other) -> Tensor:
+def rsub_operator(input, other, *, alpha=None) -> Tensor:
     """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
-    to the op (``1 - x``), an operand the parser refuses NotImplemented."""
+    to the op (``1 - x``), an operand the parser refuses NotImplemented. PyTorch's
+    ``__rsub__`` takes no ``alpha``: given one, it is NotImplemented (its TypeError)."""
+    if alpha is not None:
+        return NotImplemented
     if other.__class__ in NUMBERS:
         return bapply(_RSUB, (input, other))
     if other.__class__ is np.ndarray or not isinstance(other, OPERATOR_OPERANDS):
