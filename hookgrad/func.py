@@ -17,7 +17,6 @@ forward hooks run as Python while the function runs (or is traced); saved-tensor
 pack in the forward and unpack in the backward of a per-op ``custom_vjp``.
 """
 import contextlib
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +25,6 @@ import numpy as np
 from . import _mode
 from ._random import GLOBAL as _KEY
 from ._compile.host_hook import _flatten_containers
-from ._autograd.saved import disable_saved_tensors_hooks
 from ._tensor import Tensor
 from ._functional import hooks as _fn
 from ._functional import module as _fm
@@ -403,31 +401,14 @@ def _as_array_fn(fn):
     return f
 
 
-# PyTorch's reverse-mode transforms run with saved-tensor hooks disabled under this message:
-# hooks registered around the call, or inside it, raise it
-_NO_SAVED_HOOKS = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor "
-                   "hooks. Please open an issue with your use case.")
-
-
-def _without_saved_hooks(transformed):
-    """``transformed`` run inside ``disable_saved_tensors_hooks``, as PyTorch's are."""
-    @functools.wraps(transformed)
-    def f(*args, **kwargs):
-        with disable_saved_tensors_hooks(_NO_SAVED_HOOKS):
-            return transformed(*args, **kwargs)
-    return f
-
-
 def grad(func, argnums=0, has_aux=False):
     """``jax.grad`` of ``func`` whose output may be a 0-d Tensor (arrays in, arrays out)."""
-    return _without_saved_hooks(jax.grad(_as_array_fn(func), argnums=argnums,
-                                         has_aux=has_aux))
+    return jax.grad(_as_array_fn(func), argnums=argnums, has_aux=has_aux)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
     """``(grad, value)`` as ``torch.func.grad_and_value`` (``jax.value_and_grad`` swapped)."""
-    vg = _without_saved_hooks(jax.value_and_grad(_as_array_fn(func), argnums=argnums,
-                                                 has_aux=has_aux))
+    vg = jax.value_and_grad(_as_array_fn(func), argnums=argnums, has_aux=has_aux)
 
     def f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
@@ -437,13 +418,12 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """``jax.vjp`` of ``func`` (Tensors in its output become arrays)."""
-    return _without_saved_hooks(jax.vjp)(_as_array_fn(func), *primals, has_aux=has_aux)
+    return jax.vjp(_as_array_fn(func), *primals, has_aux=has_aux)
 
 
 def jacrev(func, argnums=0, has_aux=False):
     """``jax.jacrev`` of ``func`` (Tensors in its output become arrays)."""
-    return _without_saved_hooks(jax.jacrev(_as_array_fn(func), argnums=argnums,
-                                           has_aux=has_aux))
+    return jax.jacrev(_as_array_fn(func), argnums=argnums, has_aux=has_aux)
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
