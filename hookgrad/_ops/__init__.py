@@ -44,6 +44,17 @@ def _contains(self, element) -> bool:
     return bool((self == element).any().item())
 
 
+def invert_operator(input) -> Tensor:
+    """``~input``: ``logical_not`` of a bool Tensor, ``bitwise_not`` of an integer one;
+    PyTorch's operator refuses a floating or complex one before any kernel."""
+    if input.dtype.name == "bool":
+        return _F["logical_not"](input)
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return _F["bitwise_not"](input)
+
+
 def _operator(name):
     """The Tensor method ``name`` where there is one, else the function: an operator, as a
     method, takes no ``out=``; an operator's own function where it has one."""
@@ -75,7 +86,7 @@ def _attach():
         "__neg__": _operator("neg"),
         "__pos__": lambda a: a,
         "__abs__": _operator("abs"),
-        "__invert__": pointwise.invert_operator,
+        "__invert__": invert_operator,
         "__eq__": _operator("eq"),
         "__ne__": _operator("ne"),
         "__lt__": _operator("lt"),

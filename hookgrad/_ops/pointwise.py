@@ -400,17 +400,6 @@ sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
 
 
-def invert_operator(input) -> Tensor:
-    """``~input``: ``logical_not`` of a bool Tensor, ``bitwise_not`` of an integer one;
-    PyTorch's operator refuses a floating or complex one before any kernel."""
-    if input.dtype.name == "bool":
-        return FUNCTIONS["logical_not"](input)
-    if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
-    return FUNCTIONS["bitwise_not"](input)
-
-
 @variants(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
