@@ -1,7 +1,7 @@
 """``view_as_real`` and ``view_as_complex`` of inputs in any layout: PyTorch's strides and
 storage offset (the input's, counted in the new dtype's elements), its refusals, values
-and gradients; against torch where it is installed. hookgrad's results are not views of
-the input (docs/differences.md), so writes are checked apart: each keeps its own."""
+and gradients; against torch where it is installed. Writes through them:
+tests/ops/test_complex_view_writes.py."""
 import pytest
 
 from tests.differential import py, raises_as_torch, same_as_torch
