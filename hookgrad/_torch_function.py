@@ -265,8 +265,8 @@ _OPERATORS = frozenset({
     "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__invert__", "__eq__",
     "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__",
     "__rand__", "__ror__", "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-    "__iand__", "__ior__", "__ixor__", "__getitem__", "__setitem__", "__len__", "__bool__", "__repr__", "__format__",
-    "__deepcopy__"})
+    "__iand__", "__ior__", "__ixor__", "__getitem__", "__setitem__", "__len__", "__bool__",
+    "__repr__", "__format__", "__deepcopy__"})
 # the name a handler sees for an operator where PyTorch's is not its function's: its own
 # (``__eq__``, bound in C++ under that name) or an in-place method's (``+=`` is ``add_``)
 _SHOWN = {"__eq__": "__eq__", "__rsub__": "__rsub__", "__rtruediv__": "__rdiv__",

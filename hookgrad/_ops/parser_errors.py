@@ -75,10 +75,11 @@ def invalid_arguments(name, forms, *args, **given):
     return _invalid(name, forms, args, given, True)
 
 
-def sizes_fit_no_form(name, forms, sizes):
+def sizes_fit_no_form(name, forms, sizes, given=None):
     """PyTorch's TypeError for sizes given one by one (``view(True, 24)``) that fit none of
-    ``forms``: its parser adds no line per signature for several of them."""
-    return _invalid(name, forms, sizes, {}, False)
+    ``forms`` (``given``: keywords beside them): its parser adds no line per signature for
+    several arguments."""
+    return _invalid(name, forms, sizes, given or {}, False)
 
 
 def _invalid(name, forms, args, given, why):

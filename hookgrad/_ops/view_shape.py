@@ -5,11 +5,13 @@ per step)."""
 import math
 
 from .. import _jax_trace
+from .._dtype import dtype as _dtype_class
 from .._errors import type_name
 from .._memo import keep
 from .._tensor import Size
+from .parser_errors import invalid_arguments, sizes_fit_no_form
 
-__all__ = ["new_shape", "resolve_shape"]
+__all__ = ["new_shape", "resolve_shape", "view_keywords", "reshape_keywords"]
 
 
 def _is_minus_one(s):
@@ -104,3 +106,49 @@ def _resolve_any_shape(shape, numel):
     if known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
+
+
+_VIEW_FORMS = ("(torch.dtype dtype)", "(tuple of ints size)")
+
+
+def view_keywords(shape, kwargs):
+    """``view``'s arguments given by keyword (``size=`` or ``dtype=``, alone) as its
+    positional ones, or PyTorch's parser's TypeError: it lists both signatures, naming the
+    keywords (in the reverse of their order) and, where one argument alone was given, why
+    each signature did not take it."""
+    if not shape and len(kwargs) == 1:
+        (key, value), = kwargs.items()
+        fits = isinstance(value, _dtype_class) if key == "dtype" else key == "size" and \
+            value.__class__ in _SEQUENCES and (not value or value[0].__class__ not in _NOT_SIZES)
+        if fits:
+            return (value,)
+        if key in ("size", "dtype"):
+            other = "size" if key == "dtype" else "dtype"
+            desc = type_name(value) if value.__class__ not in _SEQUENCES else \
+                f"{type_name(value)} of ({', '.join(map(type_name, value))})"
+            why = {other: f"some of the keywords were incorrect: {key}",
+                   key: f"some of the arguments have invalid types: (!{key}={desc}!, )"}
+            raise TypeError(f"view() received an invalid combination of arguments - got "
+                            f"({key}={type_name(value)}, ), but expected one of:\n" + "".join(
+                                f" * {f}\n      didn't match because {why[f.split()[-1][:-1]]}\n"
+                                for f in _VIEW_FORMS))
+    given = dict(reversed(list(kwargs.items())))
+    raise invalid_arguments("view", _VIEW_FORMS, *shape, **given) if len(kwargs) == 1 and \
+        not shape else sizes_fit_no_form("view", _VIEW_FORMS, shape, given)
+
+
+def reshape_keywords(shape, kwargs):
+    """``reshape``'s ``shape=`` as its positional argument, or Python's TypeError for the
+    call as PyTorch's parser words it."""
+    unknown = [k for k in kwargs if k != "shape"]
+    if "shape" in kwargs and shape:
+        raise TypeError("reshape() got multiple values for argument 'shape'")
+    if "shape" not in kwargs and not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+    if unknown:
+        raise TypeError(f"reshape() got an unexpected keyword argument '{unknown[0]}'")
+    value = kwargs["shape"]
+    if value.__class__ not in _SEQUENCES:
+        raise TypeError(f"reshape(): argument 'shape' must be tuple of ints, not "
+                        f"{type_name(value)}")
+    return (value,)
