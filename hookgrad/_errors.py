@@ -100,9 +100,16 @@ def type_name(value):
     another module's qualified (``numpy.ndarray``): the ops' and the
     factories' TypeErrors name it."""
     t = type(value)
-    if t.__module__ == "builtins" or t.__module__.startswith("hookgrad"):
+    if t.__module__.startswith("hookgrad"):
+        # (PyTorch's own Python classes are named by module: ``torch.dtype``)
+        return f"torch.{t.__name__}" if t.__name__ in _TORCH_CLASSES else t.__name__
+    if t.__module__ == "builtins":
         return t.__name__
     return f"{t.__module__}.{t.__name__}"
+
+
+# hookgrad's classes that stand for PyTorch's ``torch.<name>`` in its parser's messages
+_TORCH_CLASSES = frozenset(("dtype", "device", "Size", "layout", "memory_format"))
 
 
 def dim_out_of_range(dim, ndim):

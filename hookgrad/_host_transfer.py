@@ -133,7 +133,8 @@ def numbers_placed(args):
     """``args`` (a jitted program's arguments) with each Python number (bool, int, float)
     replaced by the JAX scalar ``jax.jit`` makes of it (uncommitted, on the default device,
     weakly typed as the number is), made once per value and kept; ``args`` itself when
-    none is a number or a default device is configured (``jax.default_device``).
+    none is a number or a default device is configured (``jax.default_device``), and for
+    numbers not yet kept while JAX traces.
 
     jaxlib puts a number argument on the device at every call, ~10,000 instructions (an
     XLA buffer), where a kept one costs a dict lookup: a deferred forward segment takes
@@ -157,6 +158,11 @@ def numbers_placed(args):
     kept = _numbers[jax.config.jax_enable_x64]  # int64 scalars in 64-bit mode, else int32
     placed = kept.get(key)
     if placed is None:
+        # NOTE: while JAX traces, ``jax.device_put`` stages the number into the program
+        # being traced and gives a tracer: kept, it would leak into later calls. Asked only
+        # on a miss (kept scalars are concrete, usable in any trace).
+        if not _jax_trace.no_trace():
+            return args
         placed = keep(kept, key, tuple(map(_number, numbers)))  # (positions: bounded)
     return pick(tuple(args) + placed)
 

@@ -198,8 +198,9 @@ def activate():
             if attr.__class__ is _FUNCTION and name not in _IGNORED and (
                     not name.startswith("_") or name in _OPERATORS):
                 # an operator is its function's alias (``__mul__`` is ``mul``), as PyTorch's
-                shown = attr.__name__ if name in _OPERATORS and attr.__name__ != "<lambda>" \
-                    else name
+                shown = _SHOWN.get(name) or (
+                    attr.__name__ if name in _OPERATORS and attr.__name__ != "<lambda>"
+                    else name)
                 setattr(Tensor, name, _wrap(attr, shown, f"torch.Tensor.{shown}",
                                             name in _BINARY_OPERATORS))
     public = {id(fn) for fn in FUNCTIONS.values()}
@@ -264,8 +265,15 @@ _OPERATORS = frozenset({
     "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__invert__", "__eq__",
     "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__",
     "__rand__", "__ror__", "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
-    "__getitem__", "__setitem__", "__len__", "__bool__", "__repr__", "__format__",
-    "__deepcopy__"})
+    "__iand__", "__ior__", "__ixor__", "__getitem__", "__setitem__", "__len__", "__bool__",
+    "__repr__", "__format__", "__deepcopy__"})
+# the name a handler sees for an operator where PyTorch's is not its function's: its own
+# (``__eq__``, bound in C++ under that name) or an in-place method's (``+=`` is ``add_``)
+_SHOWN = {"__eq__": "__eq__", "__rsub__": "__rsub__", "__rtruediv__": "__rdiv__",
+          "__floordiv__": "__floordiv__", "__invert__": "__invert__", "__and__": "__and__",
+          "__or__": "__or__", "__xor__": "__xor__", "__iadd__": "add_", "__isub__": "sub_",
+          "__imul__": "mul_", "__itruediv__": "div_", "__iand__": "__iand__",
+          "__ior__": "__ior__", "__ixor__": "__ixor__"}
 # the operators of two operands: a TypeError in their handlers is NotImplemented
 _BINARY_OPERATORS = _OPERATORS - {"__neg__", "__abs__", "__invert__", "__getitem__",
                                   "__setitem__", "__len__", "__bool__", "__repr__",

@@ -16,6 +16,7 @@ import sys
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import _host_transfer
@@ -65,7 +66,7 @@ class ViewInfo:
     """
 
     __slots__ = ("base", "diff", "shared", "creation", "fn_name", "grad_base", "gen",
-                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom", "index", "key")
+                 "_src", "_shape", "_fn", "_st", "_geom", "_ggeom", "index", "key", "flip")
 
     def __init__(self, base, src, shape, geom_fn, statics, diff, shared, creation, fn_name,
                  grad_base, t=None):
@@ -74,6 +75,10 @@ class ViewInfo:
         self.gen = base._gen
         self._src, self._shape, self._fn, self._st = src, shape, geom_fn, statics
         self._geom = self._ggeom = self.index = self.key = None
+        # ``flip``: the view reads its root's storage in the other kind of dtype (complex
+        # pairs as reals, reals as complex pairs: ``view_as_real``/``view_as_complex``),
+        # its geometry counted in its own elements of that storage (see ``flipped``)
+        self.flip = False if src is None else src.flip
         if t is None:
             return
         # ``t``, a Tensor just made, becomes this alias of ``base`` (here, not in ``alias``:
@@ -308,6 +313,35 @@ _refcount = sys.getrefcount
 _HELD_BY_PROPAGATE = 3 if sys.version_info < (3, 14) else -1
 
 
+def flipped(arr):
+    """The root array ``arr``'s storage read in the other kind of dtype, as a flipped view
+    reads it (its geometry counts these elements): a complex array's as its reals (its
+    shape and a last dimension of 2: each real part, then its imaginary part), a real
+    array's as complex numbers, flat (each pair of its C-ordered elements; an odd last one,
+    which no complex view reads, completed by a zero)."""
+    if jnp.iscomplexobj(arr):
+        return jnp.stack([arr.real, arr.imag], -1)
+    flat = arr.reshape(-1)
+    if flat.size % 2:
+        flat = jnp.concatenate([flat, jnp.zeros(1, flat.dtype)])
+    return jax.lax.complex(flat[0::2], flat[1::2])
+
+
+def unflipped(store, arr):
+    """The root array of ``arr``'s shape and dtype whose storage read flipped is ``store``
+    (``flipped``'s inverse)."""
+    if jnp.iscomplexobj(arr):
+        return jax.lax.complex(store[..., 0], store[..., 1])
+    flat = jnp.stack([store.real, store.imag], -1).reshape(-1)
+    return flat[:arr.size].reshape(arr.shape)
+
+
+def read(arr, info):
+    """The view ``info`` of the root array ``arr`` (its storage flipped where ``info``
+    is)."""
+    return _gather(flipped(arr), *info.geom) if info.flip else _gather(arr, *info.geom)
+
+
 def propagate(t):
     """After ``t._data`` was replaced and ``t._version`` bumped: write the new array into
     ``t``'s root base and every live alias of it, and share the version."""
@@ -320,7 +354,11 @@ def propagate(t):
         shared = info.shared
         if info.gen == base._gen:
             geom = info.geom
-            if geom == whole:
+            if info.flip:  # (the storage in the view's kind of dtype, written, and back)
+                old = base._data
+                base._data = unflipped(_scatter(flipped(old), t._data, *geom), old)
+                del old
+            elif geom == whole:
                 base._data = t._data
             else:  # in place when nothing but the base holds its array
                 old = base._data
@@ -350,7 +388,8 @@ def refresh(base, t, shared):
             geom = winfo.geom
             if whole is None:
                 whole = contiguous_geometry(base)
-            w._data = arr if geom == whole else _gather(arr, *geom)
+            w._data = read(arr, winfo) if winfo.flip else arr if geom == whole else \
+                _gather(arr, *geom)
         if shared and winfo.shared:
             w._version = version
 

@@ -232,3 +232,36 @@ def test_a_subclass_operator_leaves_an_operand_its_parser_refuses_to_python():
     got = same_as_torch(scenario)
     assert got[:5] == [False, True, "NotImplemented", "NotImplemented",
                        "unsupported operand type(s) for %: 'LoggingTensor' and 'str'"]
+
+
+_OPERATOR_CALLS = ["x == y", "x != y", "x < y", "x + y", "1 - x", "x * 2", "2 * x", "x / 2",
+                   "2 / x", "x // 2", "2 // x", "x % 2", "2 % x", "x ** 2", "2 ** x", "-x",
+                   "~b", "b & c", "b | c", "b ^ c", "x == 1", "x.__iadd__(1)", "x.__isub__(1)",
+                   "x.__imul__(1)", "x.__itruediv__(1)", "x.__ipow__(1)", "b.__iand__(c)",
+                   "b.__ior__(c)", "b.__ixor__(c)"]
+
+
+def test_a_subclass_sees_each_operator_under_pytorchs_name():
+    # PyTorch's handlers see ``__eq__``, ``__rsub__``, ``__rdiv__``, ``__floordiv__``,
+    # ``__and__``, ``__invert__`` where the other operators are their functions (``ne``,
+    # ``mul``), and ``+=`` as ``add_`` but ``&=`` as ``__iand__``
+    def scenario(L):
+        log = []
+        cls = _logging_subclass(L, log)
+        x, y = L.tensor([1.0, 2.0]).as_subclass(cls), L.tensor([1.0, 3.0])
+        b, c = L.tensor([True, False]).as_subclass(cls), L.tensor([True, True])
+        seen = []
+        for call in _OPERATOR_CALLS:
+            log.clear()
+            eval(call)
+            seen.append([call, list(log)])
+        return seen
+    seen = dict(same_as_torch(scenario))
+    assert seen["x == y"] == ["__eq__"] and seen["1 - x"] == ["__rsub__"]
+    assert seen["~b"] == ["__invert__"] and seen["x.__iadd__(1)"] == ["add_"]
+
+
+def test_rsub_with_alpha_is_not_implemented():
+    got = same_as_torch(lambda L: [L.ones(2).__rsub__(1, alpha=2) is NotImplemented,
+                                   L.ones(2).__rsub__(1).tolist()])
+    assert got == [True, [0.0, 0.0]]

@@ -44,6 +44,17 @@ def _contains(self, element) -> bool:
     return bool((self == element).any().item())
 
 
+def invert_operator(input) -> Tensor:
+    """``~input``: ``logical_not`` of a bool Tensor, ``bitwise_not`` of an integer one;
+    PyTorch's operator refuses a floating or complex one before any kernel."""
+    if input.dtype.name == "bool":
+        return _F["logical_not"](input)
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return _F["bitwise_not"](input)
+
+
 def _operator(name):
     """The Tensor method ``name`` where there is one, else the function: an operator, as a
     method, takes no ``out=``; an operator's own function where it has one."""
@@ -57,11 +68,11 @@ def _attach():
         setattr(Tensor, name, fn if isinstance(fn, property) else property(fn))
     dunders = {
         "__add__": pointwise.add_operator,
-        "__radd__": pointwise.add_operator,
+        "__radd__": pointwise.radd_operator,
         "__sub__": pointwise.sub_operator,
         "__rsub__": pointwise.rsub_operator,
         "__mul__": _operator("mul"),
-        "__rmul__": _operator("mul"),
+        "__rmul__": pointwise.REFLECTED["mul"],
         "__truediv__": pointwise.div_operator,
         "__rtruediv__": lambda a, b: pointwise.rdiv(a, b),
         "__floordiv__": _operator("floor_divide"),
@@ -75,7 +86,7 @@ def _attach():
         "__neg__": _operator("neg"),
         "__pos__": lambda a: a,
         "__abs__": _operator("abs"),
-        "__invert__": pointwise.invert_operator,
+        "__invert__": invert_operator,
         "__eq__": _operator("eq"),
         "__ne__": _operator("ne"),
         "__lt__": _operator("lt"),
@@ -85,8 +96,8 @@ def _attach():
         "__and__": _operator("bitwise_and"),
         "__or__": _operator("bitwise_or"),
         "__xor__": _operator("bitwise_xor"),
-        "__rand__": _operator("bitwise_and"),
-        "__ror__": _operator("bitwise_or"),
+        "__rand__": pointwise.REFLECTED["bitwise_and"],
+        "__ror__": pointwise.REFLECTED["bitwise_or"],
         # an array: PyTorch's ``+=`` leaves it to ``+`` (NumPy's sum, a new Tensor)
         "__iadd__": lambda a, b: a.add_(b),
         "__isub__": lambda a, b: a.sub_(b),
@@ -99,13 +110,14 @@ def _attach():
         "__iand__": lambda a, b: a.bitwise_and_(b),
         "__ior__": lambda a, b: a.bitwise_or_(b),
         "__ixor__": lambda a, b: a.bitwise_xor_(b),
-        "__rxor__": _operator("bitwise_xor"),
+        "__rxor__": pointwise.REFLECTED["bitwise_xor"],
         "__contains__": _contains,
         "__reversed__": lambda a: a if a.ndim == 0 else a.flip(0),
     }
     for name, fn in dunders.items():
         if name in _GATED:  # (the others check their operand themselves)
-            fn = binary_operands.operator_of(fn, name in _IN_PLACE)
+            fn = binary_operands.operator_of(fn, name in _IN_PLACE or name in _REFLECTED,
+                                             _BY_NUMPY.get(name))
         if fn.__name__ == "<lambda>":
             fn.__name__ = name
             fn.__annotations__["return"] = "Tensor"
@@ -126,6 +138,12 @@ _GATED = frozenset(("__rtruediv__", "__rfloordiv__", "__mod__", "__rmod__",
                     "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
                     "__ipow__", "__iand__", "__ior__", "__ixor__"))
 _IN_PLACE = frozenset(n for n in _GATED if n.startswith("__i"))
+# reflected ones refuse a NumPy array on the left (``array ** x`` raises, as PyTorch's; but
+# ``array / x`` is ``x.reciprocal() * array``, NumPy's product)
+_REFLECTED = frozenset(n for n in _GATED if n.startswith("__r") and n != "__rtruediv__")
+# operators PyTorch leaves to NumPy for an array on the right (``x % array``: NumPy's
+# promotion, float64 for float32 and an int64 array)
+_BY_NUMPY = {"__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul"}
 
 
 _attach()

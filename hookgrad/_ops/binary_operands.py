@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 from .._tensor import Tensor
+from .numpy_operands import by_numpy
 from .parser_errors import arity_error, as_method, invalid_arguments, not_a
 
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
@@ -40,16 +41,22 @@ def refused(name, other):
     return invalid_arguments(name, FORMS, other)
 
 
-def operator_of(fn, in_place=False):
+def operator_of(fn, in_place=False, numpy_name=None):
     """``fn(input, other)`` as a Tensor operator (``__mod__``, ``__rsub__``, ``__imul__``):
-    NotImplemented for an ``other`` PyTorch's parser refuses. ``in_place``: an in-place
-    operator, whose method also refuses a NumPy array, so Python computes ``x * array``
-    (a new Tensor) instead, as with PyTorch's."""
+    NotImplemented for an ``other`` PyTorch's parser refuses. ``in_place``: an in-place or
+    a reflected operator, which also refuses a NumPy array (so Python computes
+    ``x * array``, a new Tensor, instead, or raises for ``array ** x``), as with PyTorch's.
+    ``numpy_name``: a NumPy array operand is computed by NumPy (``by_numpy``), as PyTorch
+    leaves it to NumPy."""
     kinds = IN_PLACE_OPERANDS if in_place else OPERATOR_OPERANDS
 
     @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
     def operator(input, other):
-        if other.__class__ in OPERANDS or isinstance(other, kinds):
+        if other.__class__ in OPERANDS:
+            return fn(input, other)
+        if numpy_name is not None and other.__class__ is np.ndarray:
+            return by_numpy(numpy_name, input, other)
+        if isinstance(other, kinds):
             return fn(input, other)
         return NotImplemented
     return operator

@@ -4,6 +4,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 
@@ -54,28 +55,65 @@ def check_fits(input, value):
         raise OverflowError("can't convert negative int to unsigned" if value < 0
                             else "int too big to convert")
     if _within(dtype, value):
+        if cls is float and value >= _TWO_63 and dtype.name == "int64":
+            # NOTE: PyTorch compares a float with int64's largest as a double, 2**63, so
+            # 2.0**63 passes; its conversion then gives int64's lowest (the CPU's answer
+            # for a float past the range, where XLA's saturates to the largest)
+            return -2 ** 63
         return value
     raise overflows(input)
 
 
+_TWO_63 = 2.0 ** 63
+
+
 def _within(dtype, value):
-    """Whether the real number ``value`` converts to ``dtype`` (a complex one: to one part)."""
+    """Whether the real number ``value`` converts to ``dtype`` (a complex one: to one part).
+    A float is compared with the limits as floats, as PyTorch compares them as doubles."""
     limits = _limits(dtype)
-    if limits is None or limits[0] <= value <= limits[1]:
+    if limits is None:
         return True
-    return limits[2] and (value != value or value == _INF or value == -_INF)
+    lo, hi, floating = limits
+    if value.__class__ is float and not floating:
+        lo, hi = float(lo), float(hi)
+    if lo <= value <= hi:
+        return True
+    return floating and (value != value or value == _INF or value == -_INF)
 
 
 def check_value_tensor(input, value):
-    """``value``, a 0-d Tensor, as it fills ``input``: a complex one into a real dtype is
-    read (as PyTorch's ``item()``) and converts by ``check_fits``, to its real part; where
-    it cannot be read (traced), PyTorch's error."""
-    if value._arr.dtype.kind != "c" or input._arr.dtype.kind == "c":
+    """``value``, a 0-d Tensor, as it fills ``input``: PyTorch reads it (``item()``) and
+    converts it by ``check_fits``. Read here only where its dtype may hold a number that
+    ``input``'s does not (a float into an int, a wider into a narrower; a dtype that casts
+    safely needs no look); a complex one into a real dtype is filled by its real part.
+    Where it cannot be read (traced), a complex one into a real dtype is PyTorch's error
+    and others pass unchecked."""
+    src, dst = value._arr.dtype, input._arr.dtype
+    if _casts_safely(src, dst):
         return value
     if isinstance(value._data, jax.core.Tracer):
-        raise overflows(input)
-    check_fits(input, complex(value.item()))
-    return value.real
+        if src.kind == "c" and dst.kind != "c":
+            raise overflows(input)
+        return value
+    number = value.item()
+    fits = check_fits(input, number)
+    if src.kind == "c" and dst.kind != "c":
+        return value.real
+    if fits is not number and fits.__class__ is int:  # 2.0**63 into int64: int64's lowest
+        return value.new_full((), fits, dtype=input.dtype)
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _casts_safely(src, dst):
+    """Whether every value of dtype ``src`` converts to ``dtype`` ``dst`` (NumPy's safe
+    casting; bool takes anything)."""
+    if dst.kind == "b":
+        return True
+    try:
+        return bool(np.can_cast(src, dst, casting="safe"))
+    except TypeError:  # (a dtype NumPy does not know: read the value)
+        return False
 
 
 def overflows(input):

@@ -1,15 +1,14 @@
 """Complex numbers: making them (``complex``, ``polar``, ``view_as_complex``), taking them
 apart (``real``, ``imag``, ``view_as_real``), conjugation, and ``chalf``.
 
-PyTorch's ``view_as_real``, ``view_as_complex``, ``real``, ``imag`` and ``conj`` are views
-that reinterpret the complex storage as pairs of reals (or flip a conjugate bit). A JAX
-array has no storage to reinterpret, and hookgrad's views (``_views.py``) read their base
-element by element in one dtype, so here they are fresh tensors recorded under PyTorch's
-node names, laid out as PyTorch's view would be: over a hidden copy of the input's
-storage in the new dtype (``_reinterpreted``), with its strides and storage offset counted
-in the new dtype's elements; the ``real``/``imag`` setters write into the complex tensor,
-as PyTorch's do (docs/differences.md). Gradients follow PyTorch's convention for complex
-values (``op_node._conj``).
+PyTorch's ``view_as_real`` and ``view_as_complex`` are views that reinterpret the storage
+in the other kind of dtype: here they are views whose root's storage is read so
+(``_views.ViewInfo.flip``), so a write through either side reaches the other, with
+PyTorch's strides and storage offset counted in the view's own elements. ``real``,
+``imag`` and ``conj`` are fresh tensors recorded under PyTorch's node names; the
+``real``/``imag`` setters write into the complex tensor, as PyTorch's do
+(docs/differences.md). Gradients follow PyTorch's convention for complex values
+(``op_node._conj``).
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from .._tensor import Tensor
 from .dispatch import OUT, apply
 from .registry import bapply, defop, export, with_out
 from .shape import TENSOR_PROPERTIES
-from .views import GEOMETRY
+from .views import make_view
 
 _FLOATS = ("float16", "float32", "float64")
 
@@ -121,42 +120,30 @@ def polar(abs, angle) -> Tensor:  # noqa: A002 - PyTorch's argument name
 @export(method=False)
 def view_as_real(input) -> Tensor:
     """``view_as_real(input)``: a complex tensor's values as pairs of reals, in a new last
-    dimension of size 2 (a copy in hookgrad; see the module docstring)."""
+    dimension of size 2: a view of ``input``'s storage read as reals (see the module
+    docstring)."""
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    size, stride, offset = _views.geometry(input)
-    # PyTorch's view keeps the input's layout, each pair innermost: a Linear of a permuted
-    # input (an FFT's result) then takes the path it takes in PyTorch
-    return _reinterpreted(apply(VIEW_AS_REAL, (input,)), input, _as_pairs,
-                          (*size, 2), (*(2 * s for s in stride), 1), 2 * offset)
+    return _flipped_view(apply(VIEW_AS_REAL, (input,)), input, _as_reals)
 
 
-def _as_pairs(store):
-    # a complex storage's elements as reals: each one's real and imaginary parts in turn
-    return jnp.stack([store.real, store.imag], -1)
+def _as_reals(size, stride, offset):
+    # each complex element's two reals innermost: PyTorch's strides in the real dtype
+    return (*size, 2), (*(2 * s for s in stride), 1), 2 * offset
 
 
-def _as_complex(store):
-    # a real storage's elements as complex numbers: each pair of them in turn (an odd
-    # last element, which no view of a complex dtype reads, completed by a zero)
-    flat = store.reshape(-1)
-    if flat.size % 2:
-        flat = jnp.concatenate([flat, jnp.zeros(1, flat.dtype)])
-    return jax.lax.complex(flat[0::2], flat[1::2])
+def _as_complex(size, stride, offset):
+    # each pair of reals (the last dimension: size 2, stride 1) one complex element
+    return size[:-1], tuple(s // 2 for s in stride[:-1]), offset // 2
 
 
-def _reinterpreted(t, input, storage, size, stride, offset):
-    """``t``, the result of reading ``input``'s storage in another dtype, with PyTorch's
-    strides and storage offset (``size``, ``stride``, ``offset`` in the new dtype's
-    elements): an alias of a hidden copy of that storage, ``storage(root's array)``
-    (a copy of the whole root: PyTorch's costs nothing), unless it is C-contiguous from
-    the start of its storage (then ``t`` is laid out so already)."""
-    if offset == 0 and tuple(stride) == _views.contiguous_strides(size):
-        return t
-    hidden = Tensor._wrap(storage(_views.root(input)._data))
-    return _views.alias(t, hidden, diff=False, shared=False, geom_fn=GEOMETRY["as_strided"],
-                        statics={"size": tuple(size), "stride": tuple(stride),
-                                 "offset": offset})
+def _flipped_view(t, input, geom_fn):
+    """``t``, ``input``'s values read in the other kind of dtype, made a view of ``input``
+    (``_views.ViewInfo.flip``): a write through either is seen by the other."""
+    make_view(t, input, geom_fn)
+    info = t._view
+    info.flip = not info.flip
+    return t
 
 
 def _check_pairs(input, name):
@@ -182,11 +169,9 @@ def _check_pairs(input, name):
 @export(method=False)
 def view_as_complex(input) -> Tensor:
     """``view_as_complex(input)``: pairs of reals in a last dimension of size 2 as one
-    complex tensor (a copy in hookgrad; see the module docstring)."""
+    complex tensor: a view of ``input``'s storage read as complex numbers."""
     _check_pairs(input, "view_as_complex")
-    size, stride, offset = _views.geometry(input)
-    return _reinterpreted(apply(VIEW_AS_COMPLEX, (input,)), input, _as_complex, size[:-1],
-                          tuple(s // 2 for s in stride[:-1]), offset // 2)
+    return _flipped_view(apply(VIEW_AS_COMPLEX, (input,)), input, _as_complex)
 
 
 @export(method=False)

@@ -13,6 +13,12 @@ from .registry import defop, export
 histogramdd_result = return_type("histogramdd", ["hist", "bin_edges"])
 
 
+def _edges_op(x, weight, *, bins, ranges):
+    # PyTorch's op takes the input and the weight (for its node's edges; the weight is not
+    # read)
+    return _bin_edges(x.reshape(-1, x.shape[-1]), bins, ranges)
+
+
 def _bin_edges(x, bins, ranges):
     edges = []
     for d, b in enumerate(bins):
@@ -28,13 +34,27 @@ def _bin_edges(x, bins, ranges):
 
 
 def _counts(x, weight, *edges, density):
-    hist, _ = jnp.histogramdd(x, bins=list(edges), weights=weight, density=density)
+    x = x.reshape(-1, x.shape[-1])  # (the points; a weight of the input's leading shape)
+    hist, _ = jnp.histogramdd(x, bins=list(edges),
+                              weights=None if weight is None else weight.reshape(-1),
+                              density=density)
     return hist.astype(x.dtype)
 
 
-_EDGES = defop("_histogramdd_bin_edges", _bin_edges, NOT_IMPLEMENTED, ())
-_FROM_COUNTS = defop("_histogramdd_from_bin_cts", _counts, NOT_IMPLEMENTED, ())
-_FROM_TENSORS = defop("_histogramdd_from_bin_tensors", _counts, NOT_IMPLEMENTED, ())
+def _counts_in_bins(x, weight, *, bins, ranges, density):
+    # NOTE: the edges computed again in the program: PyTorch's op takes the input and the
+    # weight only, so its node links those two (the edges are another op's results)
+    return _counts(x, weight, *_bin_edges(x.reshape(-1, x.shape[-1]), bins, ranges),
+                   density=density)
+
+
+def _counts_at_edges(x, *edges_and_weight, density):
+    return _counts(x, edges_and_weight[-1], *edges_and_weight[:-1], density=density)
+
+
+_EDGES = defop("_histogramdd_bin_edges", _edges_op, NOT_IMPLEMENTED, ())
+_FROM_COUNTS = defop("_histogramdd_from_bin_cts", _counts_in_bins, NOT_IMPLEMENTED, ())
+_FROM_TENSORS = defop("_histogramdd_from_bin_tensors", _counts_at_edges, NOT_IMPLEMENTED, ())
 
 
 def _check(input, dims, weight, ranges):
@@ -73,16 +93,16 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
     if len(bins) != dims:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
                            "dimension of the input.")
-    points = input.reshape(-1, dims)
-    w = None if weight is None else weight.reshape(-1)
+    # the node links what PyTorch's op takes, in its order: the input itself, the edges'
+    # Tensors (``bins`` as Tensors), the weight
     if tensor_bins:
         edges = tuple(bins)
-        op = _FROM_TENSORS
+        hist = apply(_FROM_TENSORS, (input, *edges, weight), {"density": bool(density)})
     else:
-        edges = apply(_EDGES, (points,), {"bins": tuple(int(b) for b in bins),
-                                          "ranges": None if range is None else
-                                          tuple(float(r) for r in range)})
+        counts = tuple(int(b) for b in bins)
+        ranges = None if range is None else tuple(float(r) for r in range)
+        edges = apply(_EDGES, (input, weight), {"bins": counts, "ranges": ranges})
         edges = edges if isinstance(edges, tuple) else (edges,)
-        op = _FROM_COUNTS
-    hist = apply(op, (points, w, *edges), {"density": bool(density)})
+        hist = apply(_FROM_COUNTS, (input, weight),
+                     {"bins": counts, "ranges": ranges, "density": bool(density)})
     return histogramdd_result(hist, tuple(edges))

@@ -172,9 +172,20 @@ def _host_aliases(root, store, t, bump):
         if winfo.gen == root._gen:
             a = w._arr
             if a.__class__ is not Host or a.store is not store:
-                _set_arr(w, Host(_strided(store.np, *winfo.geom), store))
+                values = _flipped(store.np) if winfo.flip else store.np
+                _set_arr(w, Host(_strided(values, *winfo.geom), store))
         if bump and shared and winfo.shared:
             set_version(w, version)
+
+
+def _flipped(array):
+    """The C-ordered ``array``'s memory read in the other kind of dtype (a flipped view's,
+    ``_views.flipped``): a complex one's as its reals, a real one's as complex pairs (an
+    odd last element left out). NumPy reinterprets: the result shares the memory."""
+    flat = array.reshape(-1)
+    if array.dtype.kind == "c":
+        return flat.view(np.finfo(array.dtype).dtype)
+    return flat[:flat.size // 2 * 2].view(np.result_type(array.dtype, np.complex64))
 
 
 def _strided(array, size, stride, offset):

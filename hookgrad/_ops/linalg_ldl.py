@@ -61,7 +61,7 @@ def _ldl(a, hermitian):
         a, "derivative for aten::linalg_ldl_factor_ex is not implemented"), hermitian)
 
 
-LDL_FACTOR_EX = defop("linalg_ldl_factor_ex", _ldl, "NotImplemented")
+LDL_FACTOR_EX = defop("linalg_ldl_factor_ex", _ldl, NOT_IMPLEMENTED)
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):

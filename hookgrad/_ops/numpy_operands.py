@@ -11,7 +11,8 @@ from .._tensor import Tensor
 
 BY_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
             "floor_divide": np.floor_divide, "bitwise_and": np.bitwise_and,
-            "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}
+            "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+            "remainder": np.remainder, "pow": np.power, "matmul": np.matmul}
 
 
 def by_numpy(name, input, array):

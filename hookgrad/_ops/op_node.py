@@ -326,6 +326,13 @@ class _NotImplementedNode(OpNode):
 
     __slots__ = ()
 
+    @property
+    def next_functions(self):
+        # NOTE: PyTorch records these nodes through its autograd fallback, which links only
+        # the inputs that require grad (in order, a repeated one each time); an input that
+        # does not, or an argument hookgrad passes as a Tensor (a PRNG key), has no edge
+        return tuple((e[0], e[1]) for e in self._next if e is not None)
+
     def _apply(self, grads, create_graph):
         raise RuntimeError(f"derivative for aten::{self._site.op.name.split('.')[0]} is not "
                            "implemented")

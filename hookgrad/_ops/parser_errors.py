@@ -9,6 +9,8 @@ one Python function cannot tell which form was called).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._dtype import dtype
 from .._errors import type_name  # the parser's name of a type (the factories' too)
 from .._tensor import Tensor
@@ -73,10 +75,11 @@ def invalid_arguments(name, forms, *args, **given):
     return _invalid(name, forms, args, given, True)
 
 
-def sizes_fit_no_form(name, forms, sizes):
+def sizes_fit_no_form(name, forms, sizes, given=None):
     """PyTorch's TypeError for sizes given one by one (``view(True, 24)``) that fit none of
-    ``forms``: its parser adds no line per signature for several of them."""
-    return _invalid(name, forms, sizes, {}, False)
+    ``forms`` (``given``: keywords beside them): its parser adds no line per signature for
+    several arguments."""
+    return _invalid(name, forms, sizes, given or {}, False)
 
 
 def _invalid(name, forms, args, given, why):
@@ -188,7 +191,7 @@ _INPUT_FORMS = {
 _NO_NUMBER_INPUT = ("fmod", "true_divide", "copysign")
 # an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
 # would take a list as data and word the others its own way
-REFUSED_OTHERS = frozenset({type(None), str, list, tuple})
+REFUSED_OTHERS = frozenset({type(None), str, list, tuple, np.ndarray})
 
 
 def refuse_other(name, input, other):

@@ -222,6 +222,12 @@ _ORDERING = ("lt", "le", "gt", "ge")
 _OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
                   "bitwise_xor")
 OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
+# the reflected operators (``2 * x``: ``__rmul__``) of the rows that have one: a NumPy array
+# on the left is NotImplemented, as PyTorch's are (NumPy deferred to the Tensor: Python
+# raises "unsupported operand type(s)")
+_REFLECTED_ROWS = ("mul", "bitwise_and", "bitwise_or", "bitwise_xor")
+_REFLECTED = "reflected"
+REFLECTED = {}
 
 
 def _binary(row):
@@ -229,12 +235,15 @@ def _binary(row):
     row.expose(_binary_form(op, row.name, False), op, inplace_operand(row.name))
     if row.name in _OPERATOR_ROWS:
         OPERATORS[row.name] = _binary_form(op, row.name, True)
+    if row.name in _REFLECTED_ROWS:
+        REFLECTED[row.name] = _binary_form(op, row.name, _REFLECTED)
     return op
 
 
 def _binary_form(op, name, operator):
-    """A binary row's function (``operator``: its Tensor operator's, ``x < y``): one body
-    for both, which differ only in what an array or list operand gets."""
+    """A binary row's function (``operator``: its Tensor operator's, ``x < y``, or
+    ``_REFLECTED``: its reflected operator's, ``2 * x``): one body for all, which differ
+    only in what an array or list operand gets."""
     logical = name in LOGICAL or name in TENSOR_ONLY  # (no Number signature)
     ordering = name in _ORDERING
 
@@ -250,6 +259,8 @@ def _binary_form(op, name, operator):
                 if ordering:
                     return NotImplemented
             if other.__class__ is np.ndarray:
+                if operator is _REFLECTED:
+                    return NotImplemented
                 if operator and name in BY_NUMPY:
                     return by_numpy(name, input, other)
                 _read_by_numpy(input)
@@ -348,7 +359,18 @@ def add_operator(input, other) -> Tensor:
     return add(input, other)
 
 
+def radd_operator(input, other) -> Tensor:
+    """``other + input`` (``Tensor.__radd__``): as :func:`add_operator`, but a NumPy array
+    is NotImplemented, as PyTorch's reflected operators give it (``array + x`` raises)."""
+    if other.__class__ in OPERANDS:
+        return bapply(_ADD, (input, other))
+    if other.__class__ is np.ndarray or not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented
+    return add(input, other)
+
+
 add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function__ names it
+radd_operator.__name__ = radd_operator.__qualname__ = "add"
 
 
 def sub_operator(input, other) -> Tensor:
@@ -376,17 +398,6 @@ def div_operator(input, other) -> Tensor:
 
 sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
-
-
-def invert_operator(input) -> Tensor:
-    """``~input``: ``logical_not`` of a bool Tensor, ``bitwise_not`` of an integer one;
-    PyTorch's operator refuses a floating or complex one before any kernel."""
-    if input.dtype.name == "bool":
-        return FUNCTIONS["logical_not"](input)
-    if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
-    return FUNCTIONS["bitwise_not"](input)
 
 
 @variants(inplace=True, aliases=("subtract",))
@@ -426,13 +437,16 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
-def rsub_operator(input, other) -> Tensor:
+def rsub_operator(input, other, *, alpha=None) -> Tensor:
     """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
-    to the op (``1 - x``), an operand the parser refuses NotImplemented."""
+    to the op (``1 - x``), an operand the parser refuses NotImplemented. PyTorch's
+    ``__rsub__`` takes no ``alpha``: given one, it is NotImplemented (its TypeError)."""
+    if alpha is not None:
+        return NotImplemented
     if other.__class__ in NUMBERS:
         return bapply(_RSUB, (input, other))
-    if not isinstance(other, OPERATOR_OPERANDS):
-        return NotImplemented
+    if other.__class__ is np.ndarray or not isinstance(other, OPERATOR_OPERANDS):
+        return NotImplemented  # (an array: ``array - x`` raises, as PyTorch's)
     return rsub(input, other)
 
 

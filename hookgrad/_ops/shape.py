@@ -20,7 +20,8 @@ from .parser_errors import bool_in_int_list, invalid_arguments, not_a, sizes_fit
     takes_one
 from .stages import modes as _modes
 from .registry import defop, export
-from .view_shape import new_shape as _new_shape, resolve_shape as _resolve_shape
+from .view_shape import new_shape as _new_shape, resolve_shape as _resolve_shape, \
+    reshape_keywords as _reshape_keywords, view_keywords as _view_keywords
 from .views import view_apply, view_strides
 
 
@@ -148,13 +149,15 @@ NARROW = defop("narrow", lambda x, dim, start, length: jax.lax.slice_in_dim(
 CLONE = defop("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", ())
 ALIAS = defop("alias", lambda x: x, "AliasBackward0", ())
 @export(function=False)
-def view(self, *shape) -> Tensor:
+def view(self, *shape, **kwargs) -> Tensor:
     """``view(*shape)``: the same elements in a new shape (one size may be -1), a view
     of ``self``: in-place changes of one show in the other.
 
     >>> x = hookgrad.zeros(2, 3); x.view(6)[0] = 1.; x[0, 0]
     tensor(1.)
     """
+    if kwargs:  # (``size=``, ``dtype=``)
+        shape = _view_keywords(shape, kwargs)
     first = shape[0] if shape else None
     one = len(shape) == 1 and first.__class__ in (tuple, list, Size)
     if one:
@@ -185,11 +188,16 @@ def _invalid_view(shape):
     return sizes_fit_no_form("view", forms, shape)
 
 
+_RESHAPE_ARGS = ("reshape", "shape")  # (for its parser's errors: worded for the method)
+
+
 @export
-def reshape(input, *shape) -> Tensor:
+def reshape(input, *shape, **kwargs) -> Tensor:
     """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
     copy in the new shape."""
-    shape = _new_shape(shape, input._arr.shape)
+    if kwargs:  # (``shape=``)
+        shape = _reshape_keywords(shape, kwargs)
+    shape = _new_shape(shape, input._arr.shape, _RESHAPE_ARGS)
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
         return view_apply(RESHAPE, input, {"shape": shape})
     if view_strides(*_views.geometry(input)[:2], shape) is None:

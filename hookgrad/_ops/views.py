@@ -39,6 +39,17 @@ AS_STRIDED = defop("as_strided", lambda b, size, stride, offset: _views.gather_p
 AS_STRIDED_SCATTER = defop("as_strided_scatter", lambda b, v, size, stride, offset:
                            _views.scatter_plain(b, v, size, stride, offset),
                            "AsStridedScatterBackward0", ())
+# the same of a flipped view (``_views.flipped``: a view of the other kind of dtype), named
+# as PyTorch names the node of such a view read anew (its view op's)
+AS_STRIDED_REAL = defop("as_strided_flipped_real", lambda b, size, stride, offset:
+                        _views.gather_plain(_views.flipped(b), size, stride, offset),
+                        "ViewAsRealBackward0", ())
+AS_STRIDED_COMPLEX = defop("as_strided_flipped_complex", AS_STRIDED_REAL.fwd,
+                           "ViewAsComplexBackward0", ())
+AS_STRIDED_SCATTER_FLIPPED = defop(
+    "as_strided_scatter_flipped", lambda b, v, size, stride, offset: _views.unflipped(
+        _views.scatter_plain(_views.flipped(b), v, size, stride, offset), b),
+    "AsStridedScatterBackward0", ())
 
 
 # --------------------------------------------------------------------------- geometry
@@ -338,11 +349,11 @@ class CopySlices(_Node):
     base, with the view's part of it replaced by what the in-place op's node ``fn``
     gives for its ``self``; ``fn``'s other inputs get their gradients from ``fn``."""
 
-    __slots__ = ("_fn", "_geom", "_aval")
+    __slots__ = ("_fn", "_geom", "_aval", "_flip")
 
-    def __init__(self, base_edge, fn, geom, aval):
+    def __init__(self, base_edge, fn, geom, aval, flip=False):
         _Node.__init__(self, (base_edge, *fn._next[1:]))
-        self._fn, self._geom, self._aval = fn, geom, aval
+        self._fn, self._geom, self._aval, self._flip = fn, geom, aval, flip
 
     def name(self):
         return "torch::autograd::CopySlices"
@@ -363,6 +374,14 @@ class CopySlices(_Node):
             g = Tensor._wrap(jnp.zeros(self._aval.shape, self._aval.dtype))
         size, stride, offset = self._geom
         st = {"size": size, "stride": stride, "offset": offset}
+        if self._flip:  # a view of the other kind of dtype: its part of the flipped storage
+            read = AS_STRIDED_COMPLEX if g.dtype.is_floating_point else AS_STRIDED_REAL
+            res = self._fn._apply([apply(read, (g,), st)], create_graph)
+            part = res[0]
+            if part is None:
+                part = Tensor._wrap(jnp.zeros(size, _views.flipped(
+                    jnp.zeros((2,), self._aval.dtype)).dtype))
+            return [apply(AS_STRIDED_SCATTER_FLIPPED, (g, part), st), *res[1:]]
         res = self._fn._apply([apply(AS_STRIDED, (g,), st)], create_graph)
         part = res[0]
         if part is None:
@@ -441,7 +460,7 @@ def inplace(op, key, args, arrs, fn, out, record):
 def rebase_base(info, fn):
     """After an in-place op (node ``fn``) on a view: the base's history is ``CopySlices``."""
     base = info.grad_base
-    node = CopySlices(base._edge(), fn, info.ggeom, base._data.aval)
+    node = CopySlices(base._edge(), fn, info.ggeom, base._data.aval, info.flip)
     move_history(base, node)
 
 
@@ -474,7 +493,9 @@ def regenerate(base):
             continue
         size, stride, offset = winfo.ggeom
         st = (("size", size), ("stride", stride), ("offset", offset))
-        node = _record(AS_STRIDED, st, (base,), w._data).grad_fn
+        op = AS_STRIDED if not winfo.flip else AS_STRIDED_REAL if \
+            jnp.iscomplexobj(base._data) else AS_STRIDED_COMPLEX
+        node = _record(op, st, (base,), w._data).grad_fn
         move_history(w, node)
 
 

@@ -1,7 +1,7 @@
 """``view_as_real`` and ``view_as_complex`` of inputs in any layout: PyTorch's strides and
 storage offset (the input's, counted in the new dtype's elements), its refusals, values
-and gradients; against torch where it is installed. hookgrad's results are not views of
-the input (docs/differences.md), so writes are checked apart: each keeps its own."""
+and gradients; against torch where it is installed. Writes through them:
+tests/ops/test_complex_view_writes.py."""
 import pytest
 
 from tests.differential import py, raises_as_torch, same_as_torch
@@ -65,9 +65,9 @@ def test_view_as_complex_refuses_pairs_it_cannot_read_as_pytorchs(make, match):
                     f"^Tensor must have {match}$")
 
 
-def test_a_strided_view_as_real_differentiates_and_keeps_its_own_values():
-    """The gradient through a non-dense view_as_real is PyTorch's; a write into the result
-    keeps hookgrad's result's other elements (its hidden storage is its own)."""
+def test_a_strided_view_as_real_differentiates_and_a_clone_keeps_its_own_values():
+    """The gradient through a non-dense view_as_real is PyTorch's; a write into a clone of
+    the result keeps its other elements."""
     def scenario(L):
         x = L.arange(12.0).reshape(3, 4).requires_grad_()
         z = L.complex(x, x * 0.5)[:, ::2].t()

@@ -197,3 +197,20 @@ def test_views_of_host_op_results_made_anew_each_step_are_copied_to_xla_once(mon
         return out
     same_as_torch(run)
     assert puts == [(2, 4), (6,)] + [(2, 3)] * 4  # then each root's own copy (data_ptr)
+
+
+def test_numbers_placed_while_jax_traces_keeps_no_tracer():
+    # a number first seen inside a trace is passed as it is: a scalar made there would be a
+    # tracer, and kept, the next call outside the trace would get it
+    seen = []
+
+    @jax.jit
+    def f(x):
+        seen.append(_host_transfer.numbers_placed((x, 7.3125)))
+        return x
+
+    f(jnp.ones(2))
+    assert seen[0][1] == 7.3125 and seen[0][1].__class__ is float
+    outside = _host_transfer.numbers_placed((jnp.ones(2), 7.3125))
+    assert not isinstance(outside[1], jax.core.Tracer)
+    assert float(outside[1]) == 7.3125

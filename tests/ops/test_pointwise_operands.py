@@ -100,6 +100,76 @@ def test_an_operator_with_an_array_gives_numpys_result_dtype(array, left):
     assert got[0][0] == np.result_type(np.dtype(left), array).name
 
 
+def _unsupported(op, left, right):
+    return rf"^unsupported operand type\(s\) for {op}: '{left}' and '{right}'$"
+
+
+# an array on the left: NumPy defers to the Tensor (its __array_priority__), whose reflected
+# operator returns NotImplemented, as PyTorch's do: Python's TypeError
+LEFT = {
+    "array - x": (lambda L: _A - _x(L), _unsupported("-", "numpy.ndarray", "Tensor")),
+    "int array - x": (lambda L: np.arange(3) - _x(L), _unsupported("-", "numpy.ndarray",
+                                                                   "Tensor")),
+    "0-d array - x": (lambda L: np.array(1.0) - _x(L), _unsupported("-", "numpy.ndarray",
+                                                                    "Tensor")),
+    "array * x": (lambda L: _A * _x(L), _unsupported(r"\*", "numpy.ndarray", "Tensor")),
+    "array % x": (lambda L: _A % _x(L), _unsupported("%", "numpy.ndarray", "Tensor")),
+    "array ** x": (lambda L: _A ** _x(L), _unsupported(r"\*\* or pow\(\)", "numpy.ndarray",
+                                                       "Tensor")),
+    "array // x": (lambda L: _A // _x(L), _unsupported("//", "numpy.ndarray", "Tensor")),
+    "array @ x": (lambda L: _A @ _x(L), _unsupported("@", "numpy.ndarray", "Tensor")),
+    "array & x": (lambda L: np.arange(3) & L.tensor([1, 2, 3]),
+                  _unsupported("&", "numpy.ndarray", "Tensor")),
+    "array + x": (lambda L: _A + _x(L), r"^Concatenation operation is not implemented for "
+                  r"NumPy arrays"),
+    "pow method": (lambda L: L.pow(_x(L), np.array(2)), r"^pow\(\) received an invalid "
+                   r"combination of arguments - got \(Tensor, numpy\.ndarray\)"),
+    "remainder function": (lambda L: L.remainder(_x(L), np.array(2)), r"^remainder\(\) "
+                           r"received an invalid combination of arguments - got \(Tensor, "
+                           r"numpy\.ndarray\)"),
+}
+
+
+@pytest.mark.parametrize("case", list(LEFT))
+def test_an_array_on_the_left_of_an_operator_raises_pytorchs_type_error(case):
+    call, match = LEFT[case]
+    raises_as_torch(call, TypeError, match)
+
+
+def test_reflected_operators_return_not_implemented_for_an_array():
+    def run(L):
+        x, i = _x(L), L.tensor([1, 2, 3])
+        return [getattr(x, n)(_A) is NotImplemented for n in (
+            "__radd__", "__rsub__", "__rmul__", "__rmod__", "__rpow__", "__rfloordiv__",
+            "__rmatmul__")] + [getattr(i, n)(np.arange(3)) is NotImplemented
+                               for n in ("__rand__", "__ror__", "__rxor__")]
+    assert same_as_torch(run) == [True] * 10
+
+
+def test_an_array_divided_by_a_tensor_and_compared_with_it_work_as_pytorchs():
+    # ``array / x`` is ``x.reciprocal() * array`` (NumPy's product); ``array == x`` the
+    # Tensor's ``__eq__``
+    got = same_as_torch(lambda L: [[str(r.dtype).split(".")[1], py(r)] for r in (
+        np.array([2.0, 1.0, 3.0]) / _x(L), _A == _x(L))])
+    assert got[0][0] == "float64"
+
+
+@pytest.mark.parametrize("array", [np.array(2), np.array(2.0), np.array([1, 2, 3]),
+                                   np.array([2.0, 1.0, 2.0], np.float32)],
+                         ids=["0-d int64", "0-d float64", "int64", "float32"])
+@pytest.mark.parametrize("left", ["float32", "int64"])
+def test_remainder_power_and_matmul_with_an_array_give_numpys_result(array, left):
+    # NumPy computes them (float32 and an int64 array: float64), as PyTorch leaves them to it
+    def run(L):
+        x = L.tensor([3, 4, 5], dtype=getattr(L, left))
+        out = [x % array, x ** array]
+        if array.ndim:
+            out.append(x @ array)
+        return [[str(r.dtype).split(".")[1], py(r)] for r in out]
+    got = same_as_torch(run)
+    assert got[0][0] == np.result_type(np.dtype(left), array).name
+
+
 def test_an_operator_with_a_numpy_scalar_reads_it_as_a_number():
     got = same_as_torch(lambda L: [str(r.dtype).split(".")[1] for r in (
         L.ones(3) * np.float64(2), L.ones(3) + np.int64(1),

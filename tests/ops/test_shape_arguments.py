@@ -151,7 +151,9 @@ def test_a_float_dim_is_no_int():
      r"^shifts and dimensions must align\. shifts: 2, dims:1$"),
     (lambda L: L.ones(3).topk(1.5), TypeError,
      r"^topk\(\): argument 'k' \(position 1\) must be int, not float$"),
-    (lambda L: L.ones(2, 3).reshape(2, 3.0), TypeError, r"type must be tuple of ints,but got float"),
+    (lambda L: L.ones(2, 3).reshape(2, 3.0), TypeError,
+     r"^reshape\(\): argument .shape. failed to unpack the object at pos 2 with error "
+     r"\"type must be tuple of ints,but got float\"$"),
     (lambda L: L.zeros(2, 2.5), TypeError, r"type must be tuple of ints,but got float"),
     (lambda L: L.ones(3).sort(dim=True), TypeError,
      r"^sort\(\) received an invalid combination of arguments - got \(dim=bool"),
@@ -170,3 +172,98 @@ def test_a_float_dim_is_no_int():
         "triu of a vector"])
 def test_out_of_range_and_mistyped_sizes_raise_pytorchs_error(call, exc, match):
     raises_as_torch(call, exc, match)
+
+
+_UNPACK = r"^{}\(\): argument '{}' failed to unpack the object at pos {} with error " \
+          r"\"type must be tuple of ints,but got {}\"$"
+SIZES = {
+    "reshape(True, 24)": (lambda x: x.reshape(True, 24),
+                          r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "reshape(False, 24)": (lambda x: x.reshape(False, 24),
+                           r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "reshape(None, 24)": (lambda x: x.reshape(None, 24),
+                          r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "reshape(2.0, 12)": (lambda x: x.reshape(2.0, 12),
+                         r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "reshape(True)": (lambda x: x.reshape(True), r"^reshape\(\): argument 'shape' \(position "
+                      r"1\) must be tuple of ints, not bool$"),
+    "reshape((True, 24))": (lambda x: x.reshape((True, 24)), r"^reshape\(\): argument 'shape' "
+                            r"\(position 1\) must be tuple of ints, but found element of type "
+                            r"bool at pos 0$"),
+    "reshape([2.0, 12])": (lambda x: x.reshape([2.0, 12]), r"^reshape\(\): argument 'shape' "
+                           r"\(position 1\) must be tuple of ints, but found element of type "
+                           r"float at pos 0$"),
+    "view(2, 2.0, 6)": (lambda x: x.view(2, 2.0, 6), _UNPACK.format("view", "size", 2, "float")),
+    "view((2, 2.0, 6))": (lambda x: x.view((2, 2.0, 6)),
+                          _UNPACK.format("view", "size", 2, "float")),
+    "view(2, None)": (lambda x: x.view(2, None), _UNPACK.format("view", "size", 2, "NoneType")),
+    "reshape(2, 12, 1.0)": (lambda x: x.reshape(2, 12, 1.0),
+                            _UNPACK.format("reshape", "shape", 3, "float")),
+    "reshape(2, '12')": (lambda x: x.reshape(2, "12"),
+                         _UNPACK.format("reshape", "shape", 2, "str")),
+}
+
+
+@pytest.mark.parametrize("case", list(SIZES))
+def test_view_and_reshape_sizes_of_other_types_raise_pytorchs_type_error(case):
+    call, match = SIZES[case]
+    raises_as_torch(lambda L: call(L.arange(24.0)), TypeError, match)
+
+
+def test_a_bool_after_the_first_size_is_taken_as_an_int():
+    got = same_as_torch(lambda L: [list(L.arange(24.0).reshape(*s).shape) for s in (
+        (2, True, 12), (2, 1, True, 12), ((2, True, 12),))] + [
+        list(L.arange(24.0).view(2, True, 12).shape)])
+    assert got[0] == [2, 1, 12]
+
+
+def test_view_and_reshape_take_their_sizes_by_keyword():
+    got = same_as_torch(lambda L: [list(L.arange(24.0).view(size=(2, 12)).shape),
+                                   list(L.arange(24.0).view(size=[3, 8]).shape),
+                                   str(L.arange(24.0).view(dtype=L.int32).dtype).split(".")[1],
+                                   list(L.arange(24.0).reshape(shape=(4, 6)).shape),
+                                   list(L.reshape(L.arange(24.0), shape=(6, 4)).shape)])
+    assert got[0] == [2, 12] and got[2] == "int32"
+
+
+def _combination(got, *why):
+    forms = ("(torch.dtype dtype)", "(tuple of ints size)")
+    return (rf"^view\(\) received an invalid combination of arguments - got \({got}\), but "
+            r"expected one of:\n" + "".join(
+                rf" \* {f}\n" + (rf"      didn't match because {w}\n" if w else "")
+                for f, w in zip((f.replace("(", r"\(").replace(")", r"\)") for f in forms),
+                                why or (None, None))) + "$")
+
+
+KEYWORDS = {
+    # PyTorch's parser lists the signatures, the keywords last and in reverse order, with
+    # a line per signature only where one argument alone was given
+    "view(2, 12, foo=1)": (lambda L, x: x.view(2, 12, foo=1), _combination("int, int, foo=int")),
+    "view(foo=1)": (lambda L, x: x.view(foo=1), _combination(
+        "foo=int, ", *["some of the keywords were incorrect: foo"] * 2)),
+    "view(size=(2, 12), foo=1)": (lambda L, x: x.view(size=(2, 12), foo=1),
+                                  _combination("foo=int, size=tuple, ")),
+    "view(2, size=(2, 12))": (lambda L, x: x.view(2, size=(2, 12)),
+                              _combination("int, size=tuple")),
+    "view(torch.float32, foo=1)": (lambda L, x: x.view(x.dtype, foo=1),
+                                   _combination("torch.dtype, foo=int")),
+    "view(size=2)": (lambda L, x: x.view(size=2), _combination(
+        "size=int, ", "some of the keywords were incorrect: size",
+        r"some of the arguments have invalid types: \(!size=int!, \)")),
+    "reshape(foo=1)": (lambda L, x: x.reshape(foo=1),
+                       r'^reshape\(\) missing 1 required positional arguments: "shape"$'),
+    "reshape(2, shape=(2, 12))": (lambda L, x: x.reshape(2, shape=(2, 12)),
+                                  r"^reshape\(\) got multiple values for argument 'shape'$"),
+    "reshape(shape=(2, 12), foo=1)": (lambda L, x: x.reshape(shape=(2, 12), foo=1),
+                                      r"^reshape\(\) got an unexpected keyword argument 'foo'$"),
+    "reshape(shape=2)": (lambda L, x: x.reshape(shape=2),
+                         r"^reshape\(\): argument 'shape' must be tuple of ints, not int$"),
+    "sin(Size)": (lambda L, x: L.sin(x.shape), r"^sin\(\): argument 'input' \(position 1\) "
+                  r"must be Tensor, not torch\.Size$"),
+}
+
+
+@pytest.mark.parametrize("case", list(KEYWORDS))
+def test_view_and_reshape_keywords_they_do_not_take_raise_pytorchs_type_error(case):
+    call, match = KEYWORDS[case]
+    raises_as_torch(lambda L: call(L, L.arange(24.0)), TypeError, match)
