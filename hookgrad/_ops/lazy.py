@@ -292,6 +292,18 @@ def _walk(op, key, fn, args, q, forms):
     return q, made and req and site  # (a ``Pending`` made elsewhere: its maker reads none)
 
 
+def join(p, arr):
+    """``p``, a ``Pending`` made elsewhere that reads ``arr`` only (an index read's), joins
+    this thread's trace now where ``arr`` is one of its ops: as it would when an op or a
+    read first takes it, without that op's walk missing it first (a late argument: the
+    walk stops, joins it, and starts again; Llama's rotary ``x[..., :h]`` reads cost 40
+    such misses a ``generate``). Elsewhere (another thread's value, an older default
+    dtype's) it waits as before."""
+    tr = _local.trace
+    if tr is not None and tr.gen == p.gen and arr in tr.index:
+        defer(p.op, p.key, p.fn, p.args, p)
+
+
 def _undo(tr, res):
     """``tr`` without the leaves a walk of ``defer`` added; returns ``res``."""
     new = tr.leaves[tr.nl:]

@@ -461,3 +461,23 @@ def test_a_compiled_segment_takes_its_python_numbers_with_no_transfer(cache):
         again = f(hg, x)
     assert again == got
     same_as_torch(lambda L: f(L, L.tensor(XL)))
+
+
+def test_an_index_read_of_a_pending_value_joins_the_trace_when_made(cache, monkeypatch):
+    # rotate_half's x[..., :d] of a pending x is in the trace as soon as it is made: the op
+    # that takes it finds it there (a read left outside joined only once that op's walk
+    # missed it, then walked the op again); values as eagerly
+    W = np.random.default_rng(2).standard_normal((2, 3, 700)).astype(np.float32)
+    w = hg.tensor(W)
+    want = np.concatenate((-W[..., 350:] * 2, W[..., :350] * 2), -1) * (W * 2)
+    ready = []
+    real = lazy._ready
+    monkeypatch.setattr(lazy, "_ready", lambda *a: ready.append(a[0].n) or real(*a))
+    for run in range(RUNS):
+        x = w * 2
+        x1, x2 = x[..., :350], x[..., 350:]
+        if run:
+            assert x1._arr in lazy._local.trace.index and x2._arr in lazy._local.trace.index
+        y = hg.cat((-x2, x1), dim=-1) * x
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+    assert ready == []  # no op met a pending argument outside its trace
