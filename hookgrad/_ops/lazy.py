@@ -35,7 +35,11 @@ from . import lazy_memo as _memo, lazy_segment as _segment, tiered
 from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
 from .setting import Setting
 
-MAX_DEPTH = 64    # pending ops in a row; the next op runs them first: bounds compile time
+# NOTE: 128, not 64: a decode step of a small transformer (embeddings, two blocks of ~30
+# ops in a row each, the head, then generate's argmax and stop check) is ~100 deep, and
+# a cut in it ran each step as two programs (an XLA call and its fixed cost, ~40 us, and
+# the first part's values out and in again); MAX_OPS still bounds a segment's size
+MAX_DEPTH = 128   # pending ops in a row; the next op runs them first: bounds compile time
 MAX_OPS = 256     # pending ops in all (a trace of many short chains): bounds it too
 # operands a deferred op may take besides arrays: Python numbers, None (an optional operand
 # left out, such as attention's mask) and a concrete PRNG key (dropout's, drawn when called)

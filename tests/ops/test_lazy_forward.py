@@ -481,3 +481,20 @@ def test_an_index_read_of_a_pending_value_joins_the_trace_when_made(cache, monke
         y = hg.cat((-x2, x1), dim=-1) * x
         np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
     assert ready == []  # no op met a pending argument outside its trace
+
+
+def test_a_chain_a_hundred_ops_deep_runs_as_one_segment(cache, monkeypatch):
+    # a small transformer's decode step (two blocks, the head, generate's stop check) is
+    # ~100 ops in a row: one segment, one XLA call, not cut in two at a depth of 64
+    x = hg.tensor(XL)
+    segments = []
+    run_segment = lazy_segment._run_segment
+    monkeypatch.setattr(lazy_segment, "_run_segment", lambda nodes, *plan: segments.append(
+        len(nodes)) or run_segment(nodes, *plan))
+    for run in range(RUNS):
+        del segments[:]
+        y = x
+        for _ in range(50):
+            y = y * 1.0078125 - 0.0078125
+        np.testing.assert_allclose(y.numpy(), (XL - 1) * 1.0078125 ** 50 + 1, rtol=1e-4)
+        assert run == 0 or segments == [100]
