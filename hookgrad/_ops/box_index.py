@@ -156,6 +156,7 @@ def read(arr, region, starts, size):
                 and (arr.depth < lazy.MAX_DEPTH or lazy.pending_depth([arr]) < lazy.MAX_DEPTH):
             p = _pending(arr, found[0], found[1])
             p.depth = arr.depth + 1
+            lazy.join(p, arr)
             return p
         arr = lazy.value(arr)
     if not lazy._state["enabled"] or arr._committed or max(starts, default=0) >= _INT32:

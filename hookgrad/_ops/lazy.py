@@ -35,7 +35,11 @@ from . import lazy_memo as _memo, lazy_segment as _segment, tiered
 from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
 from .setting import Setting
 
-MAX_DEPTH = 64    # pending ops in a row; the next op runs them first: bounds compile time
+# NOTE: 128, not 64: a decode step of a small transformer (embeddings, two blocks of ~30
+# ops in a row each, the head, then generate's argmax and stop check) is ~100 deep, and
+# a cut in it ran each step as two programs (an XLA call and its fixed cost, ~40 us, and
+# the first part's values out and in again); MAX_OPS still bounds a segment's size
+MAX_DEPTH = 128   # pending ops in a row; the next op runs them first: bounds compile time
 MAX_OPS = 256     # pending ops in all (a trace of many short chains): bounds it too
 # operands a deferred op may take besides arrays: Python numbers, None (an optional operand
 # left out, such as attention's mask) and a concrete PRNG key (dropout's, drawn when called)
@@ -290,6 +294,18 @@ def _walk(op, key, fn, args, q, forms):
     if made and av.__class__ is tuple:
         return _outputs(q), req and site
     return q, made and req and site  # (a ``Pending`` made elsewhere: its maker reads none)
+
+
+def join(p, arr):
+    """``p``, a ``Pending`` made elsewhere that reads ``arr`` only (an index read's), joins
+    this thread's trace now where ``arr`` is one of its ops: as it would when an op or a
+    read first takes it, without that op's walk missing it first (a late argument: the
+    walk stops, joins it, and starts again; Llama's rotary ``x[..., :h]`` reads cost 40
+    such misses a ``generate``). Elsewhere (another thread's value, an older default
+    dtype's) it waits as before."""
+    tr = _local.trace
+    if tr is not None and tr.gen == p.gen and arr in tr.index:
+        defer(p.op, p.key, p.fn, p.args, p)
 
 
 def _undo(tr, res):

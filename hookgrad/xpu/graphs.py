@@ -13,14 +13,21 @@ class XPUGraph(dummy_type("_XPUGraph")):
         super().__init__()
 
 
+# the bindings' placeholders, made once as PyTorch's are: transformers' ``generate`` asks
+# ``is_current_stream_capturing`` every step (``is_tracing``), and a class made per call
+# cost more than the rest of the question
+_capturing = dummy_type("_xpu_isCurrentStreamCapturing")
+_pool_handle = dummy_type("_xpu_graph_pool_handle")
+
+
 def is_current_stream_capturing():
     """Whether the current XPU stream is capturing (needs the XPU binding)."""
-    dummy_type("_xpu_isCurrentStreamCapturing")()
+    _capturing()
 
 
 def graph_pool_handle():
     """A memory-pool token for graphs (needs the XPU binding)."""
-    dummy_type("_xpu_graph_pool_handle")()
+    _pool_handle()
 
 
 class graph:

@@ -461,3 +461,40 @@ def test_a_compiled_segment_takes_its_python_numbers_with_no_transfer(cache):
         again = f(hg, x)
     assert again == got
     same_as_torch(lambda L: f(L, L.tensor(XL)))
+
+
+def test_an_index_read_of_a_pending_value_joins_the_trace_when_made(cache, monkeypatch):
+    # rotate_half's x[..., :d] of a pending x is in the trace as soon as it is made: the op
+    # that takes it finds it there (a read left outside joined only once that op's walk
+    # missed it, then walked the op again); values as eagerly
+    W = np.random.default_rng(2).standard_normal((2, 3, 700)).astype(np.float32)
+    w = hg.tensor(W)
+    want = np.concatenate((-W[..., 350:] * 2, W[..., :350] * 2), -1) * (W * 2)
+    ready = []
+    real = lazy._ready
+    monkeypatch.setattr(lazy, "_ready", lambda *a: ready.append(a[0].n) or real(*a))
+    for run in range(RUNS):
+        x = w * 2
+        x1, x2 = x[..., :350], x[..., 350:]
+        if run:
+            assert x1._arr in lazy._local.trace.index and x2._arr in lazy._local.trace.index
+        y = hg.cat((-x2, x1), dim=-1) * x
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+    assert ready == []  # no op met a pending argument outside its trace
+
+
+def test_a_chain_a_hundred_ops_deep_runs_as_one_segment(cache, monkeypatch):
+    # a small transformer's decode step (two blocks, the head, generate's stop check) is
+    # ~100 ops in a row: one segment, one XLA call, not cut in two at a depth of 64
+    x = hg.tensor(XL)
+    segments = []
+    run_segment = lazy_segment._run_segment
+    monkeypatch.setattr(lazy_segment, "_run_segment", lambda nodes, *plan: segments.append(
+        len(nodes)) or run_segment(nodes, *plan))
+    for run in range(RUNS):
+        del segments[:]
+        y = x
+        for _ in range(50):
+            y = y * 1.0078125 - 0.0078125
+        np.testing.assert_allclose(y.numpy(), (XL - 1) * 1.0078125 ** 50 + 1, rtol=1e-4)
+        assert run == 0 or segments == [100]
