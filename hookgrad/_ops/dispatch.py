@@ -31,7 +31,7 @@ from .op import Op, _AtPositions
 from .op_node import ALL, APPLY, INEXACT, NOT_IMPLEMENTED, OUT
 from .stages import host as _host_stage, inplace as _inplace
 from .stages.modes import INTERCEPT as _intercept
-from .stages.record import _record, pack_before_error
+from .stages.record import _record, pack_before_error, record_at_site as _record_at_site
 from .stages.values import on_meta as _on_meta
 
 __all__ = ["ALL", "INEXACT", "NOT_IMPLEMENTED", "OUT", "Op", "apply", "pack_before_error"]
@@ -73,7 +73,7 @@ def apply(op, args, statics=None, out=None):
             raise jax_errors.torch_error(op.name, e)
         if res.__class__ is Pending:
             # (``req``: the op's ``lazy.Site`` where an argument requires grad)
-            t = _record(op, key, args, res, req) if req and _gm.enabled and \
+            t = _record_at_site(op, key, args, res, req) if req and _gm.enabled and \
                 op.node is not None else _wrap(res)
             res.ref = _weakref(t)
             return t
