@@ -105,12 +105,11 @@ def defer(op, key, fn, args, q=None, forms=None):
     while tr is not None and (m := tr.memo) is not None:
         n = tr.n
         made = q is None
-        # (past its ops: NEVER's; ``efn``: the op's forward for ``ekey``, the one ``fn``
-        # is where given; at positions, whose statics vary, None: looked up here)
-        eop, ekey, kinds, site, d, nl, pend, many, efn = m.ops[n]
-        if eop is op and (ekey == key or ekey.__class__ is _At and (where := ekey.where(
-                efn := fn if fn is not None else forward(op, key))) is not None) and \
-                len(args) == len(kinds):
+        # (past its ops: NEVER's; ``efn``: the op's forward for ``ekey``, ``fn``'s where
+        # given, at positions looked up here; ``nk``: the number of its arguments)
+        eop, ekey, kinds, site, d, nl, pend, many, efn, nk = m.ops[n]
+        if eop is op and len(args) == nk and (ekey == key or ekey.__class__ is _At and (
+                where := ekey.where(efn := fn or forward(op, key))) is not None):
             index = tr.index
             leaves = tr.leaves
             arrs = []

@@ -50,8 +50,9 @@ def test_an_argument_that_starts_or_stops_requiring_grad_at_a_planned_site(full)
             out.append([py(a.grad), py(b.grad)])
         return out
     same_as_torch(f)
-    # (the first call runs eagerly, the second defers and makes the site's plan)
-    assert per_step[:8] == [False, True, False, True, False, True, False, False]
+    # (the first call may run eagerly and the second make the site's plan: a site this
+    # process met before has one)
+    assert per_step[2:8] == [False, True, False, True, False, False]
 
 
 def test_saved_tensor_hooks_opened_at_a_planned_site():
