@@ -244,7 +244,14 @@ class OpNode(_Node):
         vals = []
         consts = self._consts  # (iterated once a constant is met: most nodes have none)
         hooked = None
-        for i, s in enumerate(self._stored):
+        stored = self._stored
+        # NOTE: where its site's memo says which arguments are kept (``NodeSite.keep``) and
+        # no constant or saved-tensor hook is in the way, only those are looked at (the
+        # rest are avals, which give no value)
+        keep = self._site.keep
+        for i in keep if consts is None and keep is not None and self._has_saved != 2 \
+                else range(len(stored)):
+            s = stored[i]
             if s.__class__ is tuple:
                 t = s[1]
                 ver = t._ver  # NOTE: ``t._version``, inlined (a ``_watch.Moving`` is read now)

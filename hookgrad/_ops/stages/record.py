@@ -143,6 +143,7 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
                 if len(res) > 1 else res[0].aval
             known.meta = m
             known.fusable = op.jit and m.__class__ is not tuple
+            known.keep = None  # (off a site's memo: ``OpNode._unpack`` looks at every one)
             # whether PyTorch's node saves the result: the op's parsed names answer once
             saves = save is OUT or has_saved and (
                 spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
