@@ -231,7 +231,7 @@ class _Plan:
     the program; the edges leaving it; the program. ``checks``: the edges ``(node, edge,
     where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
     ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None;
-    ``waits``: whether an earlier gradient waited for one of its nodes when it was made.
+    ``waits``: the positions of its nodes an earlier gradient waited for when it was made.
     """
 
     __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
@@ -255,7 +255,7 @@ def _remember(region, g, parts, edges, fn):
     plan.ops = [s.op for s in plan.sites]
     plan.vkeys = [s.vkey for s in plan.sites]
     plan.paths, plan.nin, plan.parts = paths, nin, parts
-    plan.waits = any(part[3] for part in parts)
+    plan.waits = tuple([i for i, part in enumerate(parts) if part[3]])
     plan.sides = [(i, e) for i, where in enumerate(edges) for e, d in enumerate(where)
                   if d == -1]
     # -2: an edge out of the region to a leaf's AccumulateGrad (it runs at once either
@@ -384,11 +384,24 @@ def _replayed_parts(plan, region, saved, buffers, exact):
     sides = [region[i]._next[e] for i, e in plan.sides]
     ext = []
     parts = plan.parts
-    # then only a gradient waiting for a later node changes a part (the first node's
-    # buffer was taken when it ran: one test in C for the region), as one that waited
-    # when the plan was made and waits no more (``plan.waits``)
-    if exact and not plan.waits and buffers.keys().isdisjoint(region):
-        return sides, parts, ext
+    if exact:
+        # then only a gradient waiting for a later node changes a part (the first node's
+        # buffer was taken when it ran), as one that waited when the plan was made and
+        # waits no more (``plan.waits``, their positions). NOTE: the region's nodes with
+        # a buffer are found in C (most have none), not by a test per node
+        found = buffers.keys() & region
+        if not found and not plan.waits:
+            return sides, parts, ext
+        first = region[0]
+        now = tuple([i for i in sorted([region.index(c) for c in found if c is not first])
+                     if _take(region[i], buffers, ext)])
+        if now == plan.waits:
+            return sides, parts, ext
+        fresh = list(parts)
+        for i in set(now).symmetric_difference(plan.waits):
+            part = parts[i]
+            fresh[i] = (part[0], part[1], part[2], i in now)
+        return sides, fresh, ext
     fresh = None
     for i, cur in enumerate(region):
         nv = len(saved[i])

@@ -31,7 +31,7 @@ from .op import Op, _AtPositions
 from .op_node import ALL, APPLY, INEXACT, NOT_IMPLEMENTED, OUT
 from .stages import host as _host_stage, inplace as _inplace
 from .stages.modes import INTERCEPT as _intercept
-from .stages.record import _record, pack_before_error
+from .stages.record import _record, pack_before_error, record_at_site as _record_at_site
 from .stages.values import on_meta as _on_meta
 
 __all__ = ["ALL", "INEXACT", "NOT_IMPLEMENTED", "OUT", "Op", "apply", "pack_before_error"]
@@ -56,37 +56,39 @@ def apply(op, args, statics=None, out=None):
     if tried and (res := _host_run(op, found, statics, args, out)) is not None:
         return res  # a loop's host-held value: stage 3 before reading the arguments twice
     key = tuple(statics.items()) if statics else ()
-    try:  # (no call when the program is made: nearly always)
-        fn = op._fwd_cache[key]
-    except KeyError:
-        fn = op.forward_fn(key)
     if out is None and op.jit and _lazy_state["enabled"] and _fm.backend is None:
         # the lazy path: one walk over the arguments decides it and wires the op into the
         # trace (``lazy.defer``); what it leaves (a first call, a value held on the host,
-        # a tracer, a constant array) takes the general path below
+        # a tracer, a constant array) takes the general path below. NOTE: no forward
+        # (``fn``) given: an op following the trace cache takes its memo's, the walk
+        # looks it up (``lazy.forward``)
         try:
-            res, req = _defer(op, key, fn, args, None, None if tried else _HOST_FORMS)
+            res, req = _defer(op, key, None, args, None, None if tried else _HOST_FORMS)
             if res is _HOST_DUE:  # no argument requires grad or is pending: stage 3 first
                 if (res := _host_run(op, _HOST_FORMS[op.name], statics, args, None)) is not None:
                     return res
                 tried = True
-                res, req = _defer(op, key, fn, args)
+                res, req = _defer(op, key, None, args)
         except jax_errors.RAISES as e:
             raise jax_errors.torch_error(op.name, e)
         if res.__class__ is Pending:
             # (``req``: the op's ``lazy.Site`` where an argument requires grad)
-            t = _record(op, key, args, res, req) if req and _gm.enabled and \
+            t = _record_at_site(op, key, args, res, req) if req and _gm.enabled and \
                 op.node is not None else _wrap(res)
             res.ref = _weakref(t)
             return t
         if res.__class__ is list:  # the outputs of a multi-output op
             return _deferred_outputs(op, key, args, tuple(res),
                                      req and _gm.enabled and op.node is not None, req)
-    return _general(op, args, statics, out, tried, key, fn)
+    return _general(op, args, statics, out, tried, key)
 
 
-def _general(op, args, statics, out, tried, key, fn):
+def _general(op, args, statics, out, tried, key):
     """``apply``'s general path: the host stage, hookgrad.func, a first call, in place."""
+    try:  # (no call when the program is made: nearly always)
+        fn = op._fwd_cache[key]
+    except KeyError:
+        fn = op.forward_fn(key)
     req = False
     pending = False  # an argument not computed yet (_ops/lazy.py), or on the meta device
     meta = False

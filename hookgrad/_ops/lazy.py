@@ -109,9 +109,11 @@ def defer(op, key, fn, args, q=None, forms=None):
     while tr is not None and (m := tr.memo) is not None:
         n = tr.n
         made = q is None
-        eop, ekey, kinds, site, d, nl, pend, many = m.ops[n]  # (past its ops: NEVER's)
-        if eop is op and (ekey == key or ekey.__class__ is _At and
-                          (where := ekey.where(fn)) is not None) and len(args) == len(kinds):
+        # (past its ops: NEVER's; ``efn``: the op's forward for ``ekey``, ``fn``'s where
+        # given, at positions looked up here; ``nk``: the number of its arguments)
+        eop, ekey, kinds, site, d, nl, pend, many, efn, nk = m.ops[n]
+        if eop is op and len(args) == nk and (ekey == key or ekey.__class__ is _At and (
+                where := ekey.where(efn := fn or forward(op, key))) is not None):
             index = tr.index
             leaves = tr.leaves
             arrs = []
@@ -164,7 +166,7 @@ def defer(op, key, fn, args, q=None, forms=None):
                             del leaves[nl:]
                             return HOST, req  # (the walk's answer: the host stage first)
                         p = _new(Pending)
-                        p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, site.aval
+                        p.op, p.key, p.fn, p.args, p.aval = op, key, efn, arrs, site.aval
                         p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, tr.gen, d
                         index[p] = n
                         tr.n = n + 1
@@ -184,8 +186,18 @@ def defer(op, key, fn, args, q=None, forms=None):
     return _walk(op, key, fn, args, q, forms)
 
 
+def forward(op, key):
+    """``op``'s forward for the statics ``key`` (``Op.forward_fn``, its cache read first)."""
+    try:  # (no call when the program is made: nearly always)
+        return op._fwd_cache[key]
+    except KeyError:
+        return op.forward_fn(key)
+
+
 def _walk(op, key, fn, args, q, forms):
     """``defer``'s walk over the arguments: what it decides, and the trace's wiring."""
+    if fn is None:  # (``apply`` gives none: ``defer``)
+        fn = forward(op, key)
     while True:
         tr = _local.trace
         if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)

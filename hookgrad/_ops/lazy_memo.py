@@ -31,12 +31,14 @@ _weakref = weakref.ref
 
 class Memo:
     """A segment's sequence of ops, for the next trace to follow (``lazy.defer``): per op
-    ``(op, statics, kinds, site, depth, leaves, pend, many)``: ``kinds`` says what each
-    argument was (the segment's wiring: an earlier op's position, ``(an earlier leaf's
-    position,)``, the aval of a new leaf array, the class of a number, a PRNG key's
-    ``lazy._KeyLeaf``), ``site`` is None for a ``Pending`` made elsewhere, ``leaves`` counts
-    the leaves before the op, ``pend`` says whether an argument is pending, ``many``
-    whether the op has several outputs; an op at positions, and the end (``ops[n]``),
+    ``(op, statics, kinds, site, depth, leaves, pend, many, fn, len(kinds))``: ``kinds``
+    says what each argument was (the segment's wiring: an earlier op's position, ``(an
+    earlier leaf's position,)``, the aval of a new leaf array, the class of a number, a
+    PRNG key's ``lazy._KeyLeaf``), ``site`` is None for a ``Pending`` made elsewhere,
+    ``leaves`` counts the leaves before the op, ``pend`` says whether an argument is
+    pending, ``many`` whether the op has several outputs, ``fn`` is its forward for
+    ``statics`` (what ``Op.forward_fn`` gives: a followed op takes it; None at positions,
+    whose statics vary); an op at positions, and the end (``ops[n]``),
     have ``NEVER`` for op; ``struct`` and ``key``: the segment's,
     and ``h`` the key's hash (a trace that followed it all looks its program up by
     them); ``nexts``: weak references to the memos of the segments that ran after it
@@ -80,15 +82,15 @@ def sequence(nodes, struct, sites):
         args = q.args
         many = site is not None and site.aval.__class__ is tuple
         if args is None or many and len(spec) != len(args):  # (run meanwhile)
-            ops.append((NEVER, None, (), None, 0, nl, False, False))
+            ops.append((NEVER, None, (), None, 0, nl, False, False, None, 0))
             continue
         kinds = spec[:len(args)]
         at = len(spec) != len(args)  # its positions are leaves after its arguments
         ops.append((q.op, At(args[0].shape, fwd, dict(fixed)) if at else q.key, kinds,
                     site, q.depth, nl, any(w.__class__ is int for w in kinds),
-                    AT if at else many))
+                    AT if at else many, None if at else q.fn, len(kinds)))
         nl += len(spec) - sum(1 for w in kinds if w.__class__ is int or w.__class__ is tuple)
-    ops.append((NEVER, None, (), None, 0, nl, False, False))
+    ops.append((NEVER, None, (), None, 0, nl, False, False, None, 0))
     return ops
 
 
@@ -152,4 +154,4 @@ def link(last, seg):
 def forget():
     """A new default dtype: the memos' sites are the old one's; no trace follows them."""
     for m in list(_MEMOS):
-        m.ops = [(NEVER, None, (), None, 0, 0, False, False)] * (m.n + 1)
+        m.ops = [(NEVER, None, (), None, 0, 0, False, False, None, 0)] * (m.n + 1)

@@ -125,13 +125,16 @@ class NodeSite:
     fused region may take its nodes (a jittable op of one output: ``_engine/fusion.py``).
     For the record stage's memo (``stages/record.py``) also: ``needed``, the positions
     the dict saving rule needs; ``keep``, the positions kept; ``saves``, whether the
-    node saves its result. A node recorded off a site (the deferred forward off, an op
-    on host-held values) has one of its own, without the memo's three.
+    node saves its result; ``plan``, per argument what the site's nodes do with it
+    (``stages/record.py``'s ``_PLAN_*``: an edge or none, kept or its aval, a
+    constant), which ``record_at_site`` follows. A node recorded off a site (the deferred
+    forward off, an op on host-held values) has one of its own, without the memo's four.
 
     NOTE: one object per site, not per node: a node is made with one store for these, and
     the backward's plans test one identity per node (``fusion._replay``)."""
 
-    __slots__ = ("op", "key", "want", "vkey", "meta", "fusable", "needed", "keep", "saves")
+    __slots__ = ("op", "key", "want", "vkey", "meta", "fusable", "needed", "keep", "saves",
+                 "plan")
 
 
 def vjp_key(op, key, stored, consts, want):
@@ -241,7 +244,14 @@ class OpNode(_Node):
         vals = []
         consts = self._consts  # (iterated once a constant is met: most nodes have none)
         hooked = None
-        for i, s in enumerate(self._stored):
+        stored = self._stored
+        # NOTE: where its site's memo says which arguments are kept (``NodeSite.keep``) and
+        # no constant or saved-tensor hook is in the way, only those are looked at (the
+        # rest are avals, which give no value)
+        keep = self._site.keep
+        for i in keep if consts is None and keep is not None and self._has_saved != 2 \
+                else range(len(stored)):
+            s = stored[i]
             if s.__class__ is tuple:
                 t = s[1]
                 ver = t._ver  # NOTE: ``t._version``, inlined (a ``_watch.Moving`` is read now)

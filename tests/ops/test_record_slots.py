@@ -16,7 +16,7 @@ def _slots(node):
 
 
 # what only a site's memo (``stages/record.py``) keeps: unset off a site
-_MEMO = ("needed", "keep", "saves")
+_MEMO = ("needed", "keep", "saves", "plan")
 
 
 def _unset(node):

@@ -143,6 +143,7 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
                 if len(res) > 1 else res[0].aval
             known.meta = m
             known.fusable = op.jit and m.__class__ is not tuple
+            known.keep = None  # (off a site's memo: ``OpNode._unpack`` looks at every one)
             # whether PyTorch's node saves the result: the op's parsed names answer once
             saves = save is OUT or has_saved and (
                 spec.saves_result if (spec := op._spec) is not None and op.pack_order is None
@@ -151,6 +152,7 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
                 known.needed, known.saves = needed, saves
                 known.keep = tuple([i for i, s in enumerate(stored) if s.__class__ is tuple])
                 if at is None:
+                    known.plan = _plan(op, stored, want, needed)
                     site.node = known
                 else:  # (positions a loop varies: bounded)
                     _memo.keep(_AT_POSITIONS, at, known)
@@ -196,6 +198,116 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
         _rebase_inplace(node, out, shadow)
         return out
     return result
+
+
+def record_at_site(op, key, args, res, site):
+    """``_record(op, key, args, res, site)`` for a deferred op of one output (``res``, a
+    ``Pending``) at ``site`` (its ``lazy.Site``), following the plan of the site's last
+    node (``NodeSite.plan``): per argument one test of its kind, where ``_record`` asks
+    whether it is a Tensor, non-differentiable, kept, and works ``want`` out to compare.
+    An argument whose edge is not the plan's (``want`` changed there) takes ``_record``.
+
+    NOTE: a Tensor kept before that argument was marked ``saved`` (its segment returns
+    it): harmless where ``_record`` then keeps it not (one output more)."""
+    known = site.node
+    if known is None or _anomaly.enabled:
+        return _record(op, key, args, res, site)
+    edges, stored, consts, has_saved = [], [], None, 0
+    for a, k in zip(args, known.plan):
+        if k < _PLAN_NONE:  # an edge
+            gf = a.grad_fn
+            if gf is not None:
+                if gf.__class__ is StaleView:
+                    check_stale(gf)
+                e = (gf, a._output_nr)
+            elif a._requires_grad:
+                e = (a._grad_accumulator(), 0)
+            else:
+                return _record(op, key, args, res, site)
+            edges.append(e)
+            if k == _PLAN_EDGE:
+                stored.append(a._arr.aval)
+                continue
+        elif k < _PLAN_NONDIFF:  # no edge at a differentiable argument
+            if a.grad_fn is not None or a._requires_grad:
+                return _record(op, key, args, res, site)
+            edges.append(None)
+            e = None
+            if k == _PLAN_NONE:
+                stored.append(a._arr.aval)
+                continue
+        elif k < _PLAN_CONST:  # indices, masks, conditions: no edge, as in torch
+            e = None
+            if k == _PLAN_NONDIFF:
+                stored.append(a._arr.aval)
+                continue
+        else:  # a constant (its bits: an edge of None, needed by the saving rule)
+            if k & 1:
+                edges.append(None)
+            stored.append(_CONST)
+            if consts is None:
+                consts = []
+            consts.append(a)
+            if k & 2 and not has_saved:
+                has_saved = 1
+            continue
+        # kept: as ``_record`` keeps it
+        arr = a._arr
+        if arr.__class__ is Pending:
+            arr.saved = True
+        if not has_saved:
+            has_saved = 2 if open_contexts[0] and _hooked() else 1
+        ver = a._ver
+        if ver.__class__ is _Moving:
+            ver = ver.value()
+        stored.append((arr, a, ver, e))
+    node = _new(op._node_cls)  # as in ``_record``
+    node._next = tuple(edges)
+    node._seq = next(_sequence)
+    node._hooks = node._metadata = node._out_saved = node._extra = None
+    node._site, node._stored, node._consts = known, stored, consts
+    node._freed = False
+    t = _new(Tensor)
+    _set_arr(t, res)
+    _set_version(t, 0)
+    _set_nr(t, 0)
+    if known.meta.dtype in INEXACT:
+        _set_fn(t, node)
+        _set_rg(t, True)
+    else:
+        _set_fn(t, None)
+        _set_rg(t, False)
+    if known.saves or has_saved == 2:
+        if has_saved == 2 or open_contexts[0] and _hooked():
+            _pack(node, stored, t, t)
+            has_saved = 2
+        else:
+            ver = t._ver
+            node._out_saved = (res, _weakref(t), ver.value() if ver.__class__ is _Moving else ver)
+            res.saved = True
+            has_saved = 1
+    node._has_saved = has_saved
+    return t
+
+
+def _plan(op, stored, want, needed):
+    """``NodeSite.plan`` of a node whose arguments ``_record`` stored as ``stored``."""
+    plan = []
+    for i, s in enumerate(stored):
+        kept = s.__class__ is tuple
+        if s is _CONST:
+            plan.append(_PLAN_CONST + (i in op.scalar_edges) + 2 * (i in needed))
+        elif i in op.nondiff:
+            plan.append(_PLAN_NONDIFF + kept)
+        else:
+            plan.append((_PLAN_EDGE if i in want else _PLAN_NONE) + kept)
+    return tuple(plan)
+
+
+# ``NodeSite.plan``'s codes, per argument: a Tensor with an edge, one without at a
+# differentiable position, a non-differentiable one (each +1 where it is kept), a constant
+# (+1 with an edge of None, ``Op.scalar_edges``; +2 where the saving rule needs it)
+_PLAN_EDGE, _PLAN_NONE, _PLAN_NONDIFF, _PLAN_CONST = 0, 2, 4, 8
 
 
 def _attach_outputs(node, res, out):
