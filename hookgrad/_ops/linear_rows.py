@@ -1,0 +1,124 @@
+"""A bias-free ``linear`` on an input of 3 dims or more, as one pass over its four ops.
+
+PyTorch records such a call as ``t`` (the weight), ``reshape`` (the input as rows: a
+view), ``mm`` and ``_unsafe_view`` (the rows' product back in the input's batch shape):
+four nodes, a view and three fresh Tensors, each an op through ``dispatch.apply``. A
+model's every projection makes these four (Llama's 7 per layer), and in a training step
+the four follow a sequence of ops seen before (``lazy_memo.Memo``): ``lazy.defer``
+checks each against the sequence's next op, one call at a time.
+
+``rows`` does that check once for the four: the sequence's next four ops must be these
+four, wired as ``linalg._folded`` wires them, and the two Tensors that enter from outside
+(the weight, the input) what the sequence had there. The four pending values are then
+made as ``defer`` would make them, and each node is recorded by the record stage itself
+(``stages/record.py``: sequence numbers, edges, saved values and their hooks, anomaly
+mode, all as for any op), so the graph is the one the op-by-op path records. Anything
+else (no sequence followed, a different next op, an argument of another kind) returns
+None before changing anything, and the caller takes the op-by-op path, which also
+teaches the sequence.
+"""
+from weakref import ref as _weakref
+
+from .._tensor import Pending, Tensor
+from . import lazy as _lazy
+from .linalg import MM
+from .shape import RESHAPE, T, UNSAFE_VIEW
+from .stages.record import _record
+from .views import GEOMETRY, make_view
+
+_local, _ARRAY, _new = _lazy._local, _lazy.ARRAY, object.__new__
+_RESHAPE_GEOMETRY = GEOMETRY["reshape"]
+_T_FWD, _MM_FWD = T._fwd_cache, MM._fwd_cache
+_NO_KEY = ()
+# the exact classes taken as plain Tensors here (``nn.Parameter`` adds itself)
+PLAIN = {Tensor}
+
+
+def rows(input, weight, si, sw):
+    """``input @ weight.t()`` for ``input`` of shape ``si`` (3 dims or more, no view or a
+    contiguous one) and ``weight`` of shape ``sw`` (a matrix), both plain Tensors that
+    require grad, in grad mode, no mode, forward AD or functional backend active; None
+    where the trace follows no sequence that has the four ops next (nothing changed)."""
+    tr = _local.trace
+    if tr is None or (m := tr.memo) is None:
+        return None
+    n = tr.n
+    if n + 3 > m.n:  # (the four within the sequence: ``ops[m.n]`` is its end)
+        return None
+    ops = m.ops
+    e0, e1, e2, e3 = ops[n], ops[n + 1], ops[n + 2], ops[n + 3]
+    shape_rows = (si[0] * si[1] if len(si) == 3 else _prod(si[:-1]), si[-1])
+    k1 = (("shape", shape_rows),)
+    k3 = (("shape", si[:-1] + sw[:1]),)
+    # the sequence's next four are t, reshape, mm, _unsafe_view, wired as _folded wires
+    # them (mm reads the rows and the transpose; _unsafe_view reads mm), each with its
+    # site; an op at positions or of several outputs (``many``) is none of these
+    if e0[0] is not T or e1[0] is not RESHAPE or e2[0] is not MM or \
+            e3[0] is not UNSAFE_VIEW or e0[1] != _NO_KEY or e1[1] != k1 or \
+            e2[1] != _NO_KEY or e3[1] != k3 or e2[2] != (n + 1, n) or e3[2] != (n + 2,) or \
+            e0[3] is None or e1[3] is None or e2[3] is None or e3[3] is None:
+        return None
+    f0, f1 = _T_FWD.get(_NO_KEY), RESHAPE._fwd_cache.get(k1)
+    f2, f3 = _MM_FWD.get(_NO_KEY), UNSAFE_VIEW._fwd_cache.get(k3)
+    if f0 is None or f1 is None or f2 is None or f3 is None:
+        return None
+    leaves = tr.leaves
+    index = tr.index
+    wa, xa = weight._arr, input._arr
+    new = []  # the leaves the two outer arguments add, in order
+    if not _fits(wa, e0[2][0], index, leaves, new) or \
+            not _fits(xa, e1[2][0], index, leaves, new):
+        return None
+    # nothing is changed above: from here on, what defer's following makes, four times
+    if new:
+        leaves.extend(new)
+    gen = tr.gen
+    p0 = _pending(T, _NO_KEY, f0, [wa], e0, gen)
+    index[p0] = n
+    p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
+    index[p1] = n + 1
+    p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
+    index[p2] = n + 2
+    p3 = _pending(UNSAFE_VIEW, k3, f3, [p2], e3, gen)
+    index[p3] = n + 3
+    tr.n = n + 4
+    # the nodes, in PyTorch's order (their sequence numbers order the backward)
+    wt = _record(T, _NO_KEY, (weight,), p0, e0[3])
+    p0.ref = _weakref(wt)
+    r = _record(RESHAPE, k1, (input,), p1, e1[3])
+    p1.ref = _weakref(r)
+    make_view(r, input, _RESHAPE_GEOMETRY, {"shape": shape_rows})  # as ``view_apply``
+    y = _record(MM, _NO_KEY, (r, wt), p2, e2[3])
+    p2.ref = _weakref(y)
+    out = _record(UNSAFE_VIEW, k3, (y,), p3, e3[3])
+    p3.ref = _weakref(out)
+    return out
+
+
+def _fits(a, w, index, leaves, new):
+    """Whether the array ``a`` of an outer argument is what the sequence's kind ``w``
+    says (``lazy.defer``'s check, for a Tensor's array); a new leaf goes to ``new``."""
+    c = w.__class__
+    if c is int:  # an earlier op's pending output, not computed yet
+        return a.__class__ is Pending and index.get(a) == w and a.value is None
+    x = a.value if a.__class__ is Pending else a
+    if c is tuple:  # among the leaves already (NOTE: not one this call adds: fall back)
+        return w[0] < len(leaves) and x is leaves[w[0]]
+    if c is type or x.__class__ is not _ARRAY or x._committed or x.aval != w:
+        return False
+    new.append(x)
+    return True
+
+
+def _pending(op, key, fn, arrs, entry, gen):
+    p = _new(Pending)
+    p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, entry[3].aval
+    p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, gen, entry[4]
+    return p
+
+
+def _prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
