@@ -21,15 +21,16 @@ from weakref import ref as _weakref
 
 from .._tensor import Pending, Tensor
 from . import lazy as _lazy
-from .linalg import MM
-from .shape import RESHAPE, T, UNSAFE_VIEW
+from .linalg import ADDMM, MM
+from .shape import RESHAPE, T, UNSAFE_VIEW, VIEW
 from .stages.record import _record
 from .views import GEOMETRY, make_view
 
 _local, _ARRAY, _new = _lazy._local, _lazy.ARRAY, object.__new__
-_RESHAPE_GEOMETRY = GEOMETRY["reshape"]
-_T_FWD, _MM_FWD = T._fwd_cache, MM._fwd_cache
+_RESHAPE_GEOMETRY, _VIEW_GEOMETRY = GEOMETRY["reshape"], GEOMETRY["view"]
+_T_FWD, _MM_FWD, _ADDMM_FWD = T._fwd_cache, MM._fwd_cache, ADDMM._fwd_cache
 _NO_KEY = ()
+_ONES = (("beta", 1), ("alpha", 1))  # addmm's statics as ``linear`` passes them
 # the exact classes taken as plain Tensors here (``nn.Parameter`` adds itself)
 PLAIN = {Tensor}
 
@@ -92,6 +93,64 @@ def rows(input, weight, si, sw):
     p2.ref = _weakref(y)
     out = _record(UNSAFE_VIEW, k3, (y,), p3, e3[3])
     p3.ref = _weakref(out)
+    return out
+
+
+def rows_addmm(input, weight, bias, si, sw):
+    """``linear`` with a bias as PyTorch records it on an input of 3 dims or more that is
+    contiguous, with a bias of one dim: ``view`` (the rows), ``t``, ``addmm``, ``view``
+    (back); as :func:`rows`, None where the trace does not follow these four next."""
+    tr = _local.trace
+    if tr is None or (m := tr.memo) is None:
+        return None
+    n = tr.n
+    if n + 3 > m.n:
+        return None
+    ops = m.ops
+    e0, e1, e2, e3 = ops[n], ops[n + 1], ops[n + 2], ops[n + 3]
+    shape_rows = (si[0] * si[1] if len(si) == 3 else _prod(si[:-1]), si[-1])
+    k0 = (("shape", shape_rows),)
+    k3 = (("shape", si[:-1] + sw[:1]),)
+    if e0[0] is not VIEW or e1[0] is not T or e2[0] is not ADDMM or e3[0] is not VIEW or \
+            e0[1] != k0 or e1[1] != _NO_KEY or e2[1] != _ONES or e3[1] != k3 or \
+            e2[2][1:] != (n, n + 1) or e3[2] != (n + 2,) or \
+            e0[3] is None or e1[3] is None or e2[3] is None or e3[3] is None:
+        return None
+    view_fwd = VIEW._fwd_cache
+    f0, f1, f2, f3 = view_fwd.get(k0), _T_FWD.get(_NO_KEY), _ADDMM_FWD.get(_ONES), \
+        view_fwd.get(k3)
+    if f0 is None or f1 is None or f2 is None or f3 is None:
+        return None
+    leaves = tr.leaves
+    index = tr.index
+    xa, wa, ba = input._arr, weight._arr, bias._arr
+    new = []
+    if not _fits(xa, e0[2][0], index, leaves, new) or \
+            not _fits(wa, e1[2][0], index, leaves, new) or \
+            not _fits(ba, e2[2][0], index, leaves, new):
+        return None
+    if new:
+        leaves.extend(new)
+    gen = tr.gen
+    p0 = _pending(VIEW, k0, f0, [xa], e0, gen)
+    index[p0] = n
+    p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
+    index[p1] = n + 1
+    p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
+    index[p2] = n + 2
+    p3 = _pending(VIEW, k3, f3, [p2], e3, gen)
+    index[p3] = n + 3
+    tr.n = n + 4
+    r = _record(VIEW, k0, (input,), p0, e0[3])
+    p0.ref = _weakref(r)
+    make_view(r, input, _VIEW_GEOMETRY, {"shape": shape_rows})
+    wt = _record(T, _NO_KEY, (weight,), p1, e1[3])
+    p1.ref = _weakref(wt)
+    y = _record(ADDMM, _ONES, (bias, r, wt), p2, e2[3])
+    p2.ref = _weakref(y)
+    out = _record(VIEW, k3, (y,), p3, e3[3])
+    p3.ref = _weakref(out)
+    make_view(out, y, _VIEW_GEOMETRY, {"shape": k3[0][1]})
     return out
 
 

@@ -21,6 +21,7 @@ _rng = np.random.default_rng(0)
 X = _rng.standard_normal((B, S, D)).astype(np.float32)
 W = (_rng.standard_normal((O, D)) / D).astype(np.float32)
 W2 = (_rng.standard_normal((D, O)) / O).astype(np.float32)
+B1, B2 = _rng.standard_normal(O).astype(np.float32), _rng.standard_normal(D).astype(np.float32)
 RUNS = lazy.COMPILE_AT + 3  # first calls, the sequence remembered, then followed
 
 
@@ -32,13 +33,15 @@ def taken(monkeypatch):
     monkeypatch.setattr(lazy_segment, "_seen", {})
     monkeypatch.setattr(lazy_segment, "_compiled", collections.OrderedDict())
     seen = collections.Counter()
-    rows = linear_rows.rows
 
-    def counting(*args):
-        out = rows(*args)
-        seen["taken" if out is not None else "declined"] += 1
-        return out
-    monkeypatch.setattr(_nn, "_linear_rows", counting)
+    def counting(rows):
+        def taking(*args):
+            out = rows(*args)
+            seen["taken" if out is not None else "declined"] += 1
+            return out
+        return taking
+    monkeypatch.setattr(_nn, "_linear_rows", counting(linear_rows.rows))
+    monkeypatch.setattr(_nn, "_linear_addmm_rows", counting(linear_rows.rows_addmm))
     return seen
 
 
@@ -51,10 +54,12 @@ def _nodes(fn, out, seen=None):
     # (not ``_saved_mat2_sym_strides``: hookgrad's ``t`` outside a mode is a contiguous copy
     # in layout, either path: (O, 1) where PyTorch's strided view has (1, D))
     for attr in ("_saved_self_sym_sizes", "_saved_mat2_sym_sizes", "_saved_self_sym_strides",
-                 "_saved_self", "_saved_mat2"):
+                 "_saved_self", "_saved_mat2", "_saved_mat1", "_saved_mat1_sym_sizes",
+                 "_saved_mat1_sym_strides", "_saved_alpha", "_saved_beta"):
         v = getattr(fn, attr, None)
         if v is not None:
-            info[attr] = list(v.shape) if hasattr(v, "shape") else py(list(v))
+            info[attr] = list(v.shape) if hasattr(v, "shape") else \
+                v if isinstance(v, int) else py(list(v))
     seen.append((fn, None))
     out.append(info)
     for nxt, _ in fn.next_functions:
@@ -62,32 +67,41 @@ def _nodes(fn, out, seen=None):
     return out
 
 
-def step(L, view_input=False, order=None):
+def step(L, view_input=False, order=None, bias=False):
     """Two stacked projections (the second on a contiguous view, as attention's output
     projection reads its heads), hooks on the weights, the input and the nodes; returns
     the loss, the gradients, the graph and the hooks' order."""
     x = L.tensor(X, requires_grad=True)
     w = L.nn.Parameter(L.tensor(W))
     w2 = L.nn.Parameter(L.tensor(W2))
+    b1 = L.nn.Parameter(L.tensor(B1)) if bias else None
+    b2 = L.nn.Parameter(L.tensor(B2)) if bias else None
     F = L.nn.functional
     order = [] if order is None else order
-    h = F.linear(x * 1.5, w)  # (B, S, O)
+    h = F.linear(x * 1.5, w, b1)  # (B, S, O)
     h = L.sin(h)
     if view_input:
         h = h.view(B, S, 3, O // 3).transpose(1, 2).contiguous().transpose(1, 2)
         h = h.contiguous().reshape(B, S, O)  # a view of a contiguous Tensor
-    y = F.linear(h, w2)  # (B, S, D)
+    y = F.linear(h, w2, b2)  # (B, S, D)
+    before, nodes = graph(y), _nodes(y.grad_fn, [])
     w.register_hook(lambda g: order.append("w"))
     w2.register_hook(lambda g: order.append("w2"))
     x.register_hook(lambda g: order.append("x"))
-    y.grad_fn.register_hook(lambda gi, go: order.append(y.grad_fn.name()[-20:]))
+    last = y.grad_fn.name()[-20:]
+    y.grad_fn.register_hook(lambda gi, go: order.append(last))
     mm = y.grad_fn.next_functions[0][0]
     mm.register_prehook(lambda go: order.append("mm pre"))
-    nodes = _nodes(y.grad_fn, [])
+    y.mul_(1.0)  # in place: with a bias, ``y`` is a view, and its base's node a CopySlices
+    if bias:
+        b1.register_hook(lambda g: order.append("b1"))
+        b2.register_hook(lambda g: order.append("b2"))
     loss = (y * y).sum()
     loss.backward()
     return {"loss": py(loss), "x": py(x.grad), "w": py(w.grad), "w2": py(w2.grad),
-            "graph": graph(y), "nodes": nodes, "order": order}
+            "b": bias and [py(b1.grad), py(b2.grad)], "graph": before, "after": graph(y),
+            "nodes": nodes, "order": order,
+            "views": [y._is_view(), y._base is not None and list(y._base.shape), y._version]}
 
 
 def _steady(L, **kw):
@@ -97,20 +111,27 @@ def _steady(L, **kw):
 
 
 @pytest.mark.parametrize("view_input", [False, True])
-def test_a_repeated_step_takes_the_one_pass_and_records_pytorchs_graph(taken, view_input):
-    first = step(hg, view_input=view_input)
-    got = same_as_torch(lambda L: _steady(L, view_input=view_input), tol=1e-4)
+@pytest.mark.parametrize("bias", [False, True])
+def test_a_repeated_step_takes_the_one_pass_and_records_pytorchs_graph(taken, view_input,
+                                                                       bias):
+    first = step(hg, view_input=view_input, bias=bias)
+    got = same_as_torch(lambda L: _steady(L, view_input=view_input, bias=bias), tol=1e-4)
     assert taken["taken"] >= 2 * (RUNS - 3)  # both projections, once followed
     # the op-by-op path's (the first step's) graph and order, its values up to rounding
     assert got["graph"] == first["graph"] and got["nodes"] == first["nodes"] and \
         got["order"] == first["order"] and close(got, first, 1e-4)
-    assert got["graph"][:5] == ["UnsafeViewBackward0", "  MmBackward0", "    ViewBackward0"
-                                if not view_input else "    ViewBackward0", got["graph"][3],
-                                got["graph"][4]]
+    if bias:  # view(addmm(bias, view(input), t(weight)))
+        assert got["graph"][:4] == ["ViewBackward0", "  AddmmBackward0", "    AccumulateGrad",
+                                    "    ViewBackward0"]
+        mm = got["nodes"][1]
+        assert mm["name"] == "AddmmBackward0" and mm["_saved_mat1"] == [B * S, O] and \
+            mm["_saved_mat2"] == [O, D] and mm["_saved_alpha"] == mm["_saved_beta"] == 1
+    else:  # _unsafe_view(mm(reshape(input), t(weight)))
+        assert got["graph"][:3] == ["UnsafeViewBackward0", "  MmBackward0", "    ViewBackward0"]
+        mm = got["nodes"][1]
+        assert mm["name"] == "MmBackward0" and mm["_saved_self"] == [B * S, O] and \
+            mm["_saved_mat2"] == [O, D]
     assert "TBackward0" in "".join(got["graph"])
-    mm = got["nodes"][1]
-    assert mm["name"] == "MmBackward0" and mm["_saved_self"] == [B * S, O] and \
-        mm["_saved_mat2"] == [O, D]
 
 
 def _grads(params, x):
