@@ -70,27 +70,31 @@ def rows(input, weight, si, sw):
     if not _fits(wa, e0[2][0], index, leaves, new) or \
             not _fits(xa, e1[2][0], index, leaves, new):
         return None
-    # nothing is changed above: from here on, what defer's following makes, four times
+    # nothing is changed above: from here on, what defer's following makes, and the record
+    # stage's node, op by op as ``dispatch.apply`` interleaves them (an error recording
+    # one leaves the trace and the graph where the op-by-op path leaves them)
     if new:
         leaves.extend(new)
     gen = tr.gen
     p0 = _pending(T, _NO_KEY, f0, [wa], e0, gen)
     index[p0] = n
-    p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
-    index[p1] = n + 1
-    p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
-    index[p2] = n + 2
-    p3 = _pending(UNSAFE_VIEW, k3, f3, [p2], e3, gen)
-    index[p3] = n + 3
-    tr.n = n + 4
-    # the nodes, in PyTorch's order (their sequence numbers order the backward)
+    tr.n = n + 1
     wt = _record(T, _NO_KEY, (weight,), p0, e0[3])
     p0.ref = _weakref(wt)
+    p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
+    index[p1] = n + 1
+    tr.n = n + 2
     r = _record(RESHAPE, k1, (input,), p1, e1[3])
     p1.ref = _weakref(r)
     make_view(r, input, _RESHAPE_GEOMETRY, {"shape": shape_rows})  # as ``view_apply``
+    p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
+    index[p2] = n + 2
+    tr.n = n + 3
     y = _record(MM, _NO_KEY, (r, wt), p2, e2[3])
     p2.ref = _weakref(y)
+    p3 = _pending(UNSAFE_VIEW, k3, f3, [p2], e3, gen)
+    index[p3] = n + 3
+    tr.n = n + 4
     out = _record(UNSAFE_VIEW, k3, (y,), p3, e3[3])
     p3.ref = _weakref(out)
     return out
@@ -129,25 +133,28 @@ def rows_addmm(input, weight, bias, si, sw):
             not _fits(wa, e1[2][0], index, leaves, new) or \
             not _fits(ba, e2[2][0], index, leaves, new):
         return None
-    if new:
+    if new:  # (as in ``rows``: each op's pending value, then its node)
         leaves.extend(new)
     gen = tr.gen
     p0 = _pending(VIEW, k0, f0, [xa], e0, gen)
     index[p0] = n
-    p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
-    index[p1] = n + 1
-    p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
-    index[p2] = n + 2
-    p3 = _pending(VIEW, k3, f3, [p2], e3, gen)
-    index[p3] = n + 3
-    tr.n = n + 4
+    tr.n = n + 1
     r = _record(VIEW, k0, (input,), p0, e0[3])
     p0.ref = _weakref(r)
     make_view(r, input, _VIEW_GEOMETRY, {"shape": shape_rows})
+    p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
+    index[p1] = n + 1
+    tr.n = n + 2
     wt = _record(T, _NO_KEY, (weight,), p1, e1[3])
     p1.ref = _weakref(wt)
+    p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
+    index[p2] = n + 2
+    tr.n = n + 3
     y = _record(ADDMM, _ONES, (bias, r, wt), p2, e2[3])
     p2.ref = _weakref(y)
+    p3 = _pending(VIEW, k3, f3, [p2], e3, gen)
+    index[p3] = n + 3
+    tr.n = n + 4
     out = _record(VIEW, k3, (y,), p3, e3[3])
     p3.ref = _weakref(out)
     make_view(out, y, _VIEW_GEOMETRY, {"shape": k3[0][1]})

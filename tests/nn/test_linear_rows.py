@@ -232,3 +232,25 @@ def test_double_backward_through_the_one_pass(taken):
         return py(gw)
     same_as_torch(twice, tol=1e-3)
     assert taken["taken"]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_a_strided_input_and_anomaly_mode_take_the_op_by_op_path(taken, bias):
+    """A non-contiguous input (its rows a copy, by PyTorch's rules) declines before
+    looking at the trace; anomaly mode is taken by the record stage either way."""
+    def strided(L):
+        for _ in range(RUNS):
+            x = L.tensor(X, requires_grad=True)
+            w = L.nn.Parameter(L.tensor(W2.T.copy()))
+            b = L.nn.Parameter(L.tensor(B1)) if bias else None
+            y = L.nn.functional.linear((x * 2).transpose(0, 1), w, b)
+            y.sum().backward()
+        return {"graph": graph(y), "w": py(w.grad), "x": py(x.grad)}
+    same_as_torch(strided, tol=1e-4)
+    assert not taken["taken"] and not taken["declined"]
+
+    def anomalous(L):
+        with L.autograd.detect_anomaly():
+            return _steady(L, bias=bias)
+    got = same_as_torch(anomalous, tol=1e-4)
+    assert taken["taken"] and got["graph"] == step(hg, bias=bias)["graph"]
