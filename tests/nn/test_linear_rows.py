@@ -5,6 +5,7 @@ version checks, hook order and gradients, and is the one the op-by-op path recor
 everything the one-pass path does not take (a first step, modes, hooks, tracers) records
 the same graph op by op."""
 import collections
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -254,3 +255,25 @@ def test_a_strided_input_and_anomaly_mode_take_the_op_by_op_path(taken, bias):
             return _steady(L, bias=bias)
     got = same_as_torch(anomalous, tol=1e-4)
     assert taken["taken"] and got["graph"] == step(hg, bias=bias)["graph"]
+
+
+def test_threads_take_the_one_pass_on_their_own_traces(taken):
+    """Each thread follows its own trace (``lazy._local``): steps with and without a bias
+    run side by side, each giving what it gives alone."""
+    alone = {bias: _steady(hg, bias=bias) for bias in (False, True)}
+    errors = []
+
+    def worker(bias):
+        try:
+            for _ in range(RUNS):
+                assert close(step(hg, bias=bias), alone[bias], 1e-4)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+    before = taken["taken"]
+    threads = [threading.Thread(target=worker, args=(b,)) for b in (False, True, False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert taken["taken"] > before
