@@ -1,15 +1,17 @@
-"""A bias-free ``linear`` on an input of 3 dims or more, as one pass over its four ops.
+"""A ``linear`` on an input of 3 dims or more, as one pass over its four ops.
 
-PyTorch records such a call as ``t`` (the weight), ``reshape`` (the input as rows: a
-view), ``mm`` and ``_unsafe_view`` (the rows' product back in the input's batch shape):
-four nodes, a view and three fresh Tensors, each an op through ``dispatch.apply``. A
+PyTorch records such a call without a bias as ``t`` (the weight), ``reshape`` (the input
+as rows: a view), ``mm`` and ``_unsafe_view`` (the rows' product back in the input's
+batch shape), and with one (on a contiguous input) as ``view`` (the rows), ``t``,
+``addmm`` and ``view`` (back): four nodes, each an op through ``dispatch.apply``. A
 model's every projection makes these four (Llama's 7 per layer), and in a training step
 the four follow a sequence of ops seen before (``lazy_memo.Memo``): ``lazy.defer``
 checks each against the sequence's next op, one call at a time.
 
-``rows`` does that check once for the four: the sequence's next four ops must be these
-four, wired as ``linalg._folded`` wires them, and the two Tensors that enter from outside
-(the weight, the input) what the sequence had there. The four pending values are then
+``rows`` (``rows_addmm`` with a bias) does that check once for the four: the sequence's
+next four ops must be these four, wired as ``linalg._folded`` (``nn._linear_graph``)
+wires them, and the Tensors that enter from outside (the weight, the input, the bias)
+what the sequence had there. The four pending values are then
 made as ``defer`` would make them, and each node is recorded by the record stage itself
 (``stages/record.py``: sequence numbers, edges, saved values and their hooks, anomaly
 mode, all as for any op), so the graph is the one the op-by-op path records. Anything
