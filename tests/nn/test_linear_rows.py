@@ -277,3 +277,57 @@ def test_threads_take_the_one_pass_on_their_own_traces(taken):
         t.join()
     assert not errors, errors
     assert taken["taken"] > before
+
+
+def _slot_values(node):
+    """Every slot of ``node`` (an unset one named), values as comparable forms: the site
+    itself (a steady step's nodes share their site's), the edges' node names."""
+    out = {}
+    for cls in type(node).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name in ("__weakref__", "_seq"):
+                continue
+            try:
+                v = getattr(node, name)
+            except AttributeError:
+                out[name] = "unset"
+                continue
+            if name == "_next":
+                v = [None if e is None else (type(e[0]).__name__, e[1]) for e in v]
+            elif name == "_stored":
+                v = [type(s).__name__ if s.__class__ is tuple else s for s in v]
+            elif name == "_site":
+                v = id(v)
+            out[name] = v
+    return out
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_the_nodes_are_the_op_by_op_paths_slot_for_slot(taken, monkeypatch, bias):
+    """The one pass's nodes (``linear_rows._node``, the record stage's fields where its
+    site's node is known) hold what the op-by-op path's hold in a steady step, slot for
+    slot, every slot set; their sequence numbers rise in the same order."""
+    def nodes():
+        x = hg.tensor(X, requires_grad=True)
+        w = hg.nn.Parameter(hg.tensor(W))
+        b = hg.nn.Parameter(hg.tensor(B1)) if bias else None
+        y = HF.linear(x * 1.5, w, b)
+        found, todo = [], [y.grad_fn]
+        while todo:
+            n = todo.pop()
+            if n is not None and hasattr(n, "_site"):
+                found.append(n)
+                todo += [e[0] for e in n.next_functions]
+        got = [_slot_values(n) for n in found], [n._seq for n in found]
+        y.sum().backward()  # (the step ends: its segment runs, its sequence is kept)
+        return got
+    for _ in range(RUNS):
+        one_pass, seqs = nodes()
+    assert taken["taken"] >= 2  # (the last steps, followed)
+    monkeypatch.setattr(_nn, "_linear_rows", lambda *args: None)
+    monkeypatch.setattr(_nn, "_linear_addmm_rows", lambda *args: None)
+    for _ in range(3):
+        op_by_op, seqs2 = nodes()
+    assert len(one_pass) == 5 and one_pass == op_by_op  # (the four and the mul)
+    assert "unset" not in str(one_pass)
+    assert sorted(range(5), key=seqs.__getitem__) == sorted(range(5), key=seqs2.__getitem__)
