@@ -331,3 +331,35 @@ def test_the_nodes_are_the_op_by_op_paths_slot_for_slot(taken, monkeypatch, bias
     assert len(one_pass) == 5 and one_pass == op_by_op  # (the four and the mul)
     assert "unset" not in str(one_pass)
     assert sorted(range(5), key=seqs.__getitem__) == sorted(range(5), key=seqs2.__getitem__)
+
+
+def test_compiled_and_functional_steps_give_jaxs_gradients(taken):
+    """A compiled training step (tracers: the op-by-op path) and ``jax.grad`` of a
+    functional call give ``jax.grad``'s gradients, before and after eager steps took the
+    one pass."""
+    want = jax.grad(lambda w, x: jnp.sum(jnp.square((x * 1.5) @ w.T)))(jnp.asarray(W),
+                                                                          jnp.asarray(X))
+    lin = hg.nn.Linear(D, O, bias=False)
+    with hg.no_grad():
+        lin.weight.copy_(hg.tensor(W))
+
+    def train(x):
+        loss = (lin(x * 1.5) ** 2).sum()
+        loss.backward()
+        return loss
+    compiled = hg.compile(train)
+    for _ in range(RUNS):
+        lin.weight.grad = None
+        train(hg.tensor(X, requires_grad=True))  # eager
+        eager = lin.weight.grad.detach().numpy()
+        lin.weight.grad = None
+        compiled(hg.tensor(X, requires_grad=True))
+        np.testing.assert_allclose(lin.weight.grad.detach().numpy(), np.asarray(want),
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(eager, np.asarray(want), rtol=1e-4, atol=1e-4)
+    assert taken["taken"]
+    params = hg.func.state(lin)
+    g = jax.grad(lambda p: jnp.sum(jnp.square(
+        hg.func.functional_call(lin, p, (jnp.asarray(X) * 1.5,)))))(params)
+    np.testing.assert_allclose(np.asarray(g["weight"]), np.asarray(want), rtol=1e-4,
+                               atol=1e-4)
