@@ -36,6 +36,7 @@ from .views import GEOMETRY, make_view
 
 _local, _ARRAY, _new = _lazy._local, _lazy.ARRAY, object.__new__
 _anomaly = anomaly_mode._state
+_wrap = Tensor._wrap
 _RESHAPE_GEOMETRY, _VIEW_GEOMETRY = GEOMETRY["reshape"], GEOMETRY["view"]
 _T_FWD, _MM_FWD, _ADDMM_FWD = T._fwd_cache, MM._fwd_cache, ADDMM._fwd_cache
 _NO_KEY = ()
@@ -46,8 +47,8 @@ PLAIN = {Tensor}
 
 def rows(input, weight, si, sw):
     """``input @ weight.t()`` for ``input`` of shape ``si`` (3 dims or more, no view or a
-    contiguous one) and ``weight`` of shape ``sw`` (a matrix), both plain Tensors that
-    require grad, in grad mode, no mode, forward AD or functional backend active; None
+    contiguous one) and ``weight`` of shape ``sw`` (a matrix), plain Tensors of which one
+    requires grad, in grad mode, no mode, forward AD or functional backend active; None
     where the trace follows no sequence that has the four ops next (nothing changed)."""
     tr = _local.trace
     if tr is None or (m := tr.memo) is None:
@@ -75,6 +76,8 @@ def rows(input, weight, si, sw):
     leaves = tr.leaves
     index = tr.index
     wa, xa = weight._arr, input._arr
+    if not input._requires_grad and xa.__class__ is not Pending:
+        return None  # (its rows' view may be a host view: ``views.view_apply``)
     new = []  # the leaves the two outer arguments add, in order
     if not _fits(wa, e0[2][0], index, leaves, new) or \
             not _fits(xa, e1[2][0], index, leaves, new):
@@ -88,12 +91,13 @@ def rows(input, weight, si, sw):
     p0 = _pending(T, _NO_KEY, f0, [wa], e0, gen)
     index[p0] = n
     tr.n = n + 1
-    wt = _node(T, _NO_KEY, (weight,), p0, e0[3])
+    # (an argument no gradient reaches, a frozen weight or a model's input: no node)
+    wt = _node(T, _NO_KEY, (weight,), p0, e0[3]) if weight._requires_grad else _wrap(p0)
     p0.ref = _weakref(wt)
     p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
     index[p1] = n + 1
     tr.n = n + 2
-    r = _node(RESHAPE, k1, (input,), p1, e1[3])
+    r = _node(RESHAPE, k1, (input,), p1, e1[3]) if input._requires_grad else _wrap(p1)
     p1.ref = _weakref(r)
     make_view(r, input, _RESHAPE_GEOMETRY, {"shape": shape_rows})  # as ``view_apply``
     p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
@@ -137,6 +141,8 @@ def rows_addmm(input, weight, bias, si, sw):
     leaves = tr.leaves
     index = tr.index
     xa, wa, ba = input._arr, weight._arr, bias._arr
+    if not input._requires_grad and xa.__class__ is not Pending:
+        return None  # (as in ``rows``)
     new = []
     if not _fits(xa, e0[2][0], index, leaves, new) or \
             not _fits(wa, e1[2][0], index, leaves, new) or \
@@ -148,13 +154,13 @@ def rows_addmm(input, weight, bias, si, sw):
     p0 = _pending(VIEW, k0, f0, [xa], e0, gen)
     index[p0] = n
     tr.n = n + 1
-    r = _node(VIEW, k0, (input,), p0, e0[3])
+    r = _node(VIEW, k0, (input,), p0, e0[3]) if input._requires_grad else _wrap(p0)
     p0.ref = _weakref(r)
     make_view(r, input, _VIEW_GEOMETRY, {"shape": shape_rows})
     p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
     index[p1] = n + 1
     tr.n = n + 2
-    wt = _node(T, _NO_KEY, (weight,), p1, e1[3])
+    wt = _node(T, _NO_KEY, (weight,), p1, e1[3]) if weight._requires_grad else _wrap(p1)
     p1.ref = _weakref(wt)
     p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
     index[p2] = n + 2

@@ -79,8 +79,7 @@ def linear(input, weight, bias=None) -> Tensor:
     check_linear(input, weight, bias)
     if _gm.enabled and (input._requires_grad or weight._requires_grad
                         or bias is not None and bias._requires_grad):
-        if input._requires_grad and weight._requires_grad and \
-                input.__class__ in _PLAIN and weight.__class__ in _PLAIN and \
+        if input.__class__ in _PLAIN and weight.__class__ in _PLAIN and \
                 len(si := input._arr.shape) >= 3 and len(sw := weight._arr.shape) == 2 and \
                 not (_modes.MODES or _intercept[0] or _dual[0] or COPY_TWIN[0]) and \
                 _lazy_state["enabled"] and _fm.backend is None and \

@@ -363,3 +363,31 @@ def test_compiled_and_functional_steps_give_jaxs_gradients(taken):
         hg.func.functional_call(lin, p, (jnp.asarray(X) * 1.5,)))))(params)
     np.testing.assert_allclose(np.asarray(g["weight"]), np.asarray(want), rtol=1e-4,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("frozen", ["weight", "input", "weight and input"])
+def test_a_frozen_weight_or_an_input_without_grad_records_pytorchs_nodes(taken, bias, frozen):
+    """A frozen weight (an adapter's base layer) or an input no gradient reaches (a
+    model's first projection of its features): the ops on them make no node, as
+    PyTorch's, in the one pass too."""
+    def frozen_step(L):
+        for _ in range(RUNS):
+            # (a batch past the host stage's bound: the input without grad stays pending)
+            x = L.tensor(np.concatenate([X] * 6), requires_grad="input" not in frozen)
+            w = L.nn.Parameter(L.tensor(W), requires_grad="weight" not in frozen)
+            b = L.nn.Parameter(L.tensor(B1)) if bias else None
+            h = L.sin(x * 1.5) if "input" not in frozen else L.sin(x * 1.5).detach() * 2
+            y = L.nn.functional.linear(h, w, b)
+            if y.grad_fn is None:
+                return {"graph": None}
+            # (not the strides saved beside a value no gradient reads: PyTorch's are empty)
+            nodes = [{k: v for k, v in n.items() if not k.endswith("_strides")}
+                     for n in _nodes(y.grad_fn, [])]
+            (y * y).sum().backward()
+        return {"graph": graph(y), "nodes": nodes, "x": x.grad is not None and py(x.grad),
+                "w": w.grad is not None and py(w.grad), "b": bias and py(b.grad)}
+    got = same_as_torch(frozen_step, tol=1e-4)
+    if got["graph"] is not None:
+        assert taken["taken"] >= 2, taken  # (the last steps, followed)
+        assert got["graph"][0] in ("UnsafeViewBackward0", "ViewBackward0")
