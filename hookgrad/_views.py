@@ -158,7 +158,9 @@ def geometry(t):
 
 
 def contiguous_geometry(t):
-    return contiguous_shape_geometry(tuple(t._data.shape))
+    # NOTE: the shape ``_arr`` knows: a pending value is not computed for it (a Linear's
+    # fold check reads its input's strides per call), a host-held one not transferred
+    return contiguous_shape_geometry(tuple(t._arr.shape))
 
 
 def contiguous_shape_geometry(shape):

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _views
+from .. import _memo, _views
 from .._autograd import grad_mode
 from .._tensor import Tensor
 from .._views import contiguous_shape_geometry
@@ -335,12 +335,23 @@ def __getitem__(self, idx) -> Tensor:
     fast = basic_index.read(self, idx)
     if fast is not None:
         return fast
-    single = not isinstance(idx, tuple)
-    template, arrays = _parse_index(idx, masks=True)
-    _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
-        _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
-                                                 if k[0] in ("A", "M")])))
-    steps, adv, geom = _steps(self, template, arrays, single)
+    single = idx.__class__ is not tuple and not isinstance(idx, tuple)
+    # NOTE: an index of ints, slices of ints, None and ... (RoPE's ``x[..., :half]`` on an
+    # activation, per step) makes the same view ops on the same shape each time: worked
+    # out once (its bounds checked then), kept under the index's values and the shape
+    key = _basic_key((idx,) if single else idx)
+    if key is not None and \
+            (plan := _BASIC.get(key := (key, self._arr.shape, single))) is not None:
+        template, steps, geom = plan
+        arrays, adv = (), ()
+    else:
+        template, arrays = _parse_index(idx, masks=True)
+        _check_bounds(self.shape, template, arrays, lambda: pack_before_error(
+            _getitem_op("IndexBackward0"), (self, *[arrays[k[1]] for k in template
+                                                     if k[0] in ("A", "M")])))
+        steps, adv, geom = _steps(self, template, arrays, single)
+        if key is not None and not (arrays or adv):
+            _memo.keep(_BASIC, key, (template, steps, geom))
     x = view_chain(self, steps, geom) if steps and not adv else None
     if x is not None:
         x._view.index = template
@@ -359,6 +370,30 @@ def __getitem__(self, idx) -> Tensor:
     if x is self:
         return view_apply(ALIAS, x)
     return x
+
+
+def _basic_key(idx):
+    """A hashable key of the index tuple ``idx`` of ints, slices of ints or None, None
+    and Ellipsis (a slice is no key before Python 3.12), or None for any other."""
+    key = []
+    for k in idx:
+        c = k.__class__
+        if c is slice:
+            a, b, s = k.start, k.stop, k.step
+            if not ((a is None or a.__class__ is int) and (b is None or b.__class__ is int)
+                    and (s is None or s.__class__ is int)):
+                return None
+            key.append((a, b, s))
+        elif c is int or k is None or k is Ellipsis:
+            key.append(k)
+        else:
+            return None
+    return tuple(key)
+
+
+# ``(index key, shape, single) -> (template, view steps, geometry)`` of basic indices (a
+# single index, not a tuple, keeps even a whole slice, as PyTorch), bounded (``_memo``)
+_BASIC = {}
 
 
 def _indexed_shape(shape, template, arrays):

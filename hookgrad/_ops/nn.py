@@ -15,7 +15,9 @@ import jax.numpy as jnp
 from .._autograd import grad_mode
 from .. import _dtype, _errors
 from .._tensor import Tensor
-from .dispatch import apply, pack_before_error
+from .dispatch import _dual, _fm, _lazy_state, apply, pack_before_error
+from .linear_rows import PLAIN as _PLAIN, rows as _linear_rows, \
+    rows_addmm as _linear_addmm_rows
 from .linalg import ADDMM, check_linear, linear_folds, matmul_graph, squeezed_in_place
 from .linalg_norms import torch_norm
 from .nn_layers import affine_shape_error
@@ -25,8 +27,9 @@ from .parser_errors import not_a, number
 from .promotion import floats_only
 from .registry import defop, export, shape_broadcast_error
 from .shape import T, VIEW, wrap_dim
-from .views import view_apply
+from .views import COPY_TWIN, view_apply
 from .stages import modes as _modes
+from .stages.modes import INTERCEPT as _intercept
 
 _gm = grad_mode._state
 
@@ -76,6 +79,16 @@ def linear(input, weight, bias=None) -> Tensor:
     check_linear(input, weight, bias)
     if _gm.enabled and (input._requires_grad or weight._requires_grad
                         or bias is not None and bias._requires_grad):
+        if input.__class__ in _PLAIN and weight.__class__ in _PLAIN and \
+                len(si := input._arr.shape) >= 3 and len(sw := weight._arr.shape) == 2 and \
+                not (_modes.MODES or _intercept[0] or _dual[0] or COPY_TWIN[0]) and \
+                _lazy_state["enabled"] and _fm.backend is None and \
+                (input._view is None or input.is_contiguous()) and (out := (
+                    _linear_rows(input, weight, si, sw) if bias is None else
+                    _linear_addmm_rows(input, weight, bias, si, sw)
+                    if bias.__class__ in _PLAIN and len(bias._arr.shape) == 1 else None)) \
+                is not None:
+            return out  # a model's projection, as its four ops in one pass
         return _linear_graph(input, weight, bias)
     if bias is None:  # PyTorch's matmul, with its in-place squeeze of a vector's product
         out = apply(LINEAR, (input, weight))

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 
 from .._tensor import Size, Tensor, _flatten, _unflatten
 from .._torch_function import _disabled_torch_function_impl
+from .._ops import linear_rows as _linear_rows
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
@@ -108,6 +109,11 @@ class _BufferMeta(type(Tensor)):
         if cls is Buffer:
             return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
         return super().__instancecheck__(instance)
+
+
+# a Parameter is a plain Tensor to ``linear``'s one-pass path (its __torch_function__ is
+# the disabled one; a subclass of it is not, and takes the op-by-op path)
+_linear_rows.PLAIN.add(Parameter)
 
 
 class Buffer(Tensor, metaclass=_BufferMeta):

@@ -70,6 +70,30 @@ def test_getitem_values_grads_and_nodes_match_torch(make):
     same_as_torch(f)
 
 
+def test_a_basic_index_read_again_is_the_same_read():
+    """A basic index's view ops are worked out once per index and shape
+    (``indexing._BASIC``): read again, in any order, each index keeps its own nodes,
+    values and gradients (a whole slice alone is a slice node; inside a tuple it is none),
+    and an index out of bounds still raises."""
+    def f(L):
+        out = []
+        for make in ([m for _, m in GET[:15]] + [lambda L: (slice(None),)]) * 2:
+            t = L.tensor(BASE, requires_grad=True)
+            y = t[make(L)]
+            (y * 2).sum().backward()
+            out.append({"value": py(y), "chain": _chain(y), "grad": py(t.grad)})
+        for _ in range(2):
+            out.append(raises(lambda: L.tensor(BASE)[0, -4]))
+            out.append(raises(lambda: L.tensor(BASE)[..., slice(None, None, -1)]))
+        return out
+    got = same_as_torch(f)
+    assert got[1]["chain"][0].endswith("SelectBackward0") and \
+        got[4]["chain"][0].endswith("SliceBackward0") and \
+        got[5]["chain"][0].endswith("AliasBackward0") and \
+        got[15]["chain"][0].endswith("AliasBackward0")
+    assert got[-1]["raises"] == "ValueError" and got[-2]["raises"] == "IndexError"
+
+
 def test_int_then_advanced_index_follows_torch_not_numpy():
     # PyTorch selects first, then indexes: the advanced dimension stays in place
     x = hg.tensor(BASE)

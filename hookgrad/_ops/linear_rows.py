@@ -1,0 +1,259 @@
+"""A ``linear`` on an input of 3 dims or more, as one pass over its four ops.
+
+PyTorch records such a call without a bias as ``t`` (the weight), ``reshape`` (the input
+as rows: a view), ``mm`` and ``_unsafe_view`` (the rows' product back in the input's
+batch shape), and with one (on a contiguous input) as ``view`` (the rows), ``t``,
+``addmm`` and ``view`` (back): four nodes, each an op through ``dispatch.apply``. A
+model's every projection makes these four (Llama's 7 per layer), and in a training step
+the four follow a sequence of ops seen before (``lazy_memo.Memo``): ``lazy.defer``
+checks each against the sequence's next op, one call at a time.
+
+``rows`` (``rows_addmm`` with a bias) does that check once for the four: the sequence's
+next four ops must be these four, wired as ``linalg._folded`` (``nn._linear_graph``)
+wires them, and the Tensors that enter from outside (the weight, the input, the bias)
+what the sequence had there. The four pending values are then
+made as ``defer`` would make them, and each node is recorded by the record stage itself
+(``stages/record.py``: sequence numbers, edges, saved values and their hooks, anomaly
+mode, all as for any op), so the graph is the one the op-by-op path records. Anything
+else (no sequence followed, a different next op, an argument of another kind) returns
+None before changing anything, and the caller takes the op-by-op path, which also
+teaches the sequence.
+"""
+from weakref import ref as _weakref
+
+from .._autograd import anomaly_mode
+from .._autograd.graph import _sequence
+from .._autograd.saved import open_contexts
+from .._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
+from .._views import StaleView, check_stale
+from .._watch import Moving as _Moving
+from . import lazy as _lazy
+from .op_node import INEXACT
+from .linalg import ADDMM, MM
+from .shape import RESHAPE, T, UNSAFE_VIEW, VIEW
+from .stages.record import _record
+from .views import GEOMETRY, make_view
+
+_local, _ARRAY, _new = _lazy._local, _lazy.ARRAY, object.__new__
+_anomaly = anomaly_mode._state
+_wrap = Tensor._wrap
+_RESHAPE_GEOMETRY, _VIEW_GEOMETRY = GEOMETRY["reshape"], GEOMETRY["view"]
+_T_FWD, _MM_FWD, _ADDMM_FWD = T._fwd_cache, MM._fwd_cache, ADDMM._fwd_cache
+_NO_KEY = ()
+_ONES = (("beta", 1), ("alpha", 1))  # addmm's statics as ``linear`` passes them
+# the exact classes taken as plain Tensors here (``nn.Parameter`` adds itself)
+PLAIN = {Tensor}
+
+
+def rows(input, weight, si, sw):
+    """``input @ weight.t()`` for ``input`` of shape ``si`` (3 dims or more, no view or a
+    contiguous one) and ``weight`` of shape ``sw`` (a matrix), plain Tensors of which one
+    requires grad, in grad mode, no mode, forward AD or functional backend active; None
+    where the trace follows no sequence that has the four ops next (nothing changed)."""
+    tr = _local.trace
+    if tr is None or (m := tr.memo) is None:
+        return None
+    n = tr.n
+    if n + 3 > m.n:  # (the four within the sequence: ``ops[m.n]`` is its end)
+        return None
+    ops = m.ops
+    e0, e1, e2, e3 = ops[n], ops[n + 1], ops[n + 2], ops[n + 3]
+    shape_rows = (si[0] * si[1] if len(si) == 3 else _prod(si[:-1]), si[-1])
+    k1 = (("shape", shape_rows),)
+    k3 = (("shape", si[:-1] + sw[:1]),)
+    # the sequence's next four are t, reshape, mm, _unsafe_view, wired as _folded wires
+    # them (mm reads the rows and the transpose; _unsafe_view reads mm), each with its
+    # site; an op at positions or of several outputs (``many``) is none of these
+    if e0[0] is not T or e1[0] is not RESHAPE or e2[0] is not MM or \
+            e3[0] is not UNSAFE_VIEW or e0[1] != _NO_KEY or e1[1] != k1 or \
+            e2[1] != _NO_KEY or e3[1] != k3 or e2[2] != (n + 1, n) or e3[2] != (n + 2,) or \
+            e0[3] is None or e1[3] is None or e2[3] is None or e3[3] is None:
+        return None
+    f0, f1 = _T_FWD.get(_NO_KEY), RESHAPE._fwd_cache.get(k1)
+    f2, f3 = _MM_FWD.get(_NO_KEY), UNSAFE_VIEW._fwd_cache.get(k3)
+    if f0 is None or f1 is None or f2 is None or f3 is None:
+        return None
+    leaves = tr.leaves
+    index = tr.index
+    wa, xa = weight._arr, input._arr
+    if not input._requires_grad and xa.__class__ is not Pending:
+        return None  # (its rows' view may be a host view: ``views.view_apply``)
+    new = []  # the leaves the two outer arguments add, in order
+    if not _fits(wa, e0[2][0], index, leaves, new) or \
+            not _fits(xa, e1[2][0], index, leaves, new):
+        return None
+    # nothing is changed above: from here on, what defer's following makes, and the record
+    # stage's node, op by op as ``dispatch.apply`` interleaves them (an error recording
+    # one leaves the trace and the graph where the op-by-op path leaves them)
+    if new:
+        leaves.extend(new)
+    gen = tr.gen
+    p0 = _pending(T, _NO_KEY, f0, [wa], e0, gen)
+    index[p0] = n
+    tr.n = n + 1
+    # (an argument no gradient reaches, a frozen weight or a model's input: no node)
+    wt = _node(T, _NO_KEY, (weight,), p0, e0[3]) if weight._requires_grad else _wrap(p0)
+    p0.ref = _weakref(wt)
+    p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
+    index[p1] = n + 1
+    tr.n = n + 2
+    r = _node(RESHAPE, k1, (input,), p1, e1[3]) if input._requires_grad else _wrap(p1)
+    p1.ref = _weakref(r)
+    make_view(r, input, _RESHAPE_GEOMETRY, {"shape": shape_rows})  # as ``view_apply``
+    p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
+    index[p2] = n + 2
+    tr.n = n + 3
+    y = _node(MM, _NO_KEY, (r, wt), p2, e2[3])
+    p2.ref = _weakref(y)
+    p3 = _pending(UNSAFE_VIEW, k3, f3, [p2], e3, gen)
+    index[p3] = n + 3
+    tr.n = n + 4
+    out = _node(UNSAFE_VIEW, k3, (y,), p3, e3[3])
+    p3.ref = _weakref(out)
+    return out
+
+
+def rows_addmm(input, weight, bias, si, sw):
+    """``linear`` with a bias as PyTorch records it on an input of 3 dims or more that is
+    contiguous, with a bias of one dim: ``view`` (the rows), ``t``, ``addmm``, ``view``
+    (back); as :func:`rows`, None where the trace does not follow these four next."""
+    tr = _local.trace
+    if tr is None or (m := tr.memo) is None:
+        return None
+    n = tr.n
+    if n + 3 > m.n:
+        return None
+    ops = m.ops
+    e0, e1, e2, e3 = ops[n], ops[n + 1], ops[n + 2], ops[n + 3]
+    shape_rows = (si[0] * si[1] if len(si) == 3 else _prod(si[:-1]), si[-1])
+    k0 = (("shape", shape_rows),)
+    k3 = (("shape", si[:-1] + sw[:1]),)
+    if e0[0] is not VIEW or e1[0] is not T or e2[0] is not ADDMM or e3[0] is not VIEW or \
+            e0[1] != k0 or e1[1] != _NO_KEY or e2[1] != _ONES or e3[1] != k3 or \
+            e2[2][1:] != (n, n + 1) or e3[2] != (n + 2,) or \
+            e0[3] is None or e1[3] is None or e2[3] is None or e3[3] is None:
+        return None
+    view_fwd = VIEW._fwd_cache
+    f0, f1, f2, f3 = view_fwd.get(k0), _T_FWD.get(_NO_KEY), _ADDMM_FWD.get(_ONES), \
+        view_fwd.get(k3)
+    if f0 is None or f1 is None or f2 is None or f3 is None:
+        return None
+    leaves = tr.leaves
+    index = tr.index
+    xa, wa, ba = input._arr, weight._arr, bias._arr
+    if not input._requires_grad and xa.__class__ is not Pending:
+        return None  # (as in ``rows``)
+    new = []
+    if not _fits(xa, e0[2][0], index, leaves, new) or \
+            not _fits(wa, e1[2][0], index, leaves, new) or \
+            not _fits(ba, e2[2][0], index, leaves, new):
+        return None
+    if new:  # (as in ``rows``: each op's pending value, then its node)
+        leaves.extend(new)
+    gen = tr.gen
+    p0 = _pending(VIEW, k0, f0, [xa], e0, gen)
+    index[p0] = n
+    tr.n = n + 1
+    r = _node(VIEW, k0, (input,), p0, e0[3]) if input._requires_grad else _wrap(p0)
+    p0.ref = _weakref(r)
+    make_view(r, input, _VIEW_GEOMETRY, {"shape": shape_rows})
+    p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
+    index[p1] = n + 1
+    tr.n = n + 2
+    wt = _node(T, _NO_KEY, (weight,), p1, e1[3]) if weight._requires_grad else _wrap(p1)
+    p1.ref = _weakref(wt)
+    p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
+    index[p2] = n + 2
+    tr.n = n + 3
+    y = _node(ADDMM, _ONES, (bias, r, wt), p2, e2[3])
+    p2.ref = _weakref(y)
+    p3 = _pending(VIEW, k3, f3, [p2], e3, gen)
+    index[p3] = n + 3
+    tr.n = n + 4
+    out = _node(VIEW, k3, (y,), p3, e3[3])
+    p3.ref = _weakref(out)
+    make_view(out, y, _VIEW_GEOMETRY, {"shape": k3[0][1]})
+    return out
+
+
+def _node(op, key, args, res, site):
+    """The output Tensor of ``op``'s node on ``args`` (Tensors, each with an edge) and
+    its pending value ``res``: ``_record``'s node where its site's node is known, the
+    edges are those it was worked out for and nothing is packed (no saved-tensor hooks
+    open, no anomaly mode, the result unsaved); else ``_record`` itself."""
+    known = site.node
+    if known is None or known.saves or open_contexts[0] or _anomaly.enabled:
+        return _record(op, key, args, res, site)
+    keep = known.keep
+    edges = []
+    stored = []
+    has_saved = 0
+    for i, a in enumerate(args):  # (as ``_record``'s loop, for Tensors of no nondiff op)
+        gf = a.grad_fn
+        if gf is not None:
+            if gf.__class__ is StaleView:
+                check_stale(gf)
+            e = (gf, a._output_nr)
+        elif a._requires_grad:
+            e = (a._grad_accumulator(), 0)
+        else:  # an argument without an edge: its ``want`` is worked out there
+            return _record(op, key, args, res, site)
+        edges.append(e)
+        arr = a._arr
+        if i in keep:
+            if arr.__class__ is Pending:
+                arr.saved = True
+            ver = a._ver
+            stored.append((arr, a, ver.value() if ver.__class__ is _Moving else ver, e))
+            has_saved = 1
+        else:
+            stored.append(arr.aval)
+    if len(known.want) != len(args):  # (the site's last node had an argument without one)
+        return _record(op, key, args, res, site)
+    node = _new(op._node_cls)  # (the fields ``_record`` sets)
+    node._next = tuple(edges)
+    node._seq = next(_sequence)
+    node._hooks = node._metadata = node._out_saved = node._extra = None
+    node._site, node._stored, node._consts = known, stored, None
+    node._freed = False
+    node._has_saved = has_saved
+    t = _new(Tensor)
+    _set_arr(t, res)
+    _set_version(t, 0)
+    _set_nr(t, 0)
+    if known.meta.dtype in INEXACT:
+        _set_fn(t, node)
+        _set_rg(t, True)
+    else:
+        _set_fn(t, None)
+        _set_rg(t, False)
+    return t
+
+
+def _fits(a, w, index, leaves, new):
+    """Whether the array ``a`` of an outer argument is what the sequence's kind ``w``
+    says (``lazy.defer``'s check, for a Tensor's array); a new leaf goes to ``new``."""
+    c = w.__class__
+    if c is int:  # an earlier op's pending output, not computed yet
+        return a.__class__ is Pending and index.get(a) == w and a.value is None
+    x = a.value if a.__class__ is Pending else a
+    if c is tuple:  # among the leaves already (NOTE: not one this call adds: fall back)
+        return w[0] < len(leaves) and x is leaves[w[0]]
+    if c is type or x.__class__ is not _ARRAY or x._committed or x.aval != w:
+        return False
+    new.append(x)
+    return True
+
+
+def _pending(op, key, fn, arrs, entry, gen):
+    p = _new(Pending)
+    p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, entry[3].aval
+    p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, gen, entry[4]
+    return p
+
+
+def _prod(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
