@@ -188,10 +188,8 @@ def defer(op, key, fn, args, q=None, forms=None):
 
 def forward(op, key):
     """``op``'s forward for the statics ``key`` (``Op.forward_fn``, its cache read first)."""
-    try:  # (no call when the program is made: nearly always)
-        return op._fwd_cache[key]
-    except KeyError:
-        return op.forward_fn(key)
+    f = op._fwd_cache.get(key)
+    return f if f is not None else op.forward_fn(key)
 
 
 def _walk(op, key, fn, args, q, forms):
@@ -309,12 +307,9 @@ def _walk(op, key, fn, args, q, forms):
 
 
 def join(p, arr):
-    """``p``, a ``Pending`` made elsewhere that reads ``arr`` only (an index read's), joins
-    this thread's trace now where ``arr`` is one of its ops: as it would when an op or a
-    read first takes it, without that op's walk missing it first (a late argument: the
-    walk stops, joins it, and starts again; Llama's rotary ``x[..., :h]`` reads cost 40
-    such misses a ``generate``). Elsewhere (another thread's value, an older default
-    dtype's) it waits as before."""
+    """``p``, a ``Pending`` that reads ``arr`` only (an index read's), joins this thread's
+    trace now where ``arr`` is one of its ops, not when an op's walk misses it (a late
+    argument: Llama's rotary ``x[..., :h]`` cost 40 such misses a ``generate``)."""
     tr = _local.trace
     if tr is not None and tr.gen == p.gen and arr in tr.index:
         defer(p.op, p.key, p.fn, p.args, p)

@@ -21,21 +21,14 @@ teaches the sequence.
 """
 from weakref import ref as _weakref
 
-from .._autograd import anomaly_mode
-from .._autograd.graph import _sequence
-from .._autograd.saved import open_contexts
-from .._tensor import Pending, Tensor, _set_arr, _set_fn, _set_nr, _set_rg, _set_version
-from .._views import StaleView, check_stale
-from .._watch import Moving as _Moving
+from .._tensor import Pending, Tensor
 from . import lazy as _lazy
-from .op_node import INEXACT
 from .linalg import ADDMM, MM
 from .shape import RESHAPE, T, UNSAFE_VIEW, VIEW
-from .stages.record import _record
+from .stages.record import record_at_site
 from .views import GEOMETRY, make_view
 
 _local, _ARRAY, _new = _lazy._local, _lazy.ARRAY, object.__new__
-_anomaly = anomaly_mode._state
 _wrap = Tensor._wrap
 _RESHAPE_GEOMETRY, _VIEW_GEOMETRY = GEOMETRY["reshape"], GEOMETRY["view"]
 _T_FWD, _MM_FWD, _ADDMM_FWD = T._fwd_cache, MM._fwd_cache, ADDMM._fwd_cache
@@ -92,23 +85,23 @@ def rows(input, weight, si, sw):
     index[p0] = n
     tr.n = n + 1
     # (an argument no gradient reaches, a frozen weight or a model's input: no node)
-    wt = _node(T, _NO_KEY, (weight,), p0, e0[3]) if weight._requires_grad else _wrap(p0)
+    wt = record_at_site(T, _NO_KEY, (weight,), p0, e0[3]) if weight._requires_grad else _wrap(p0)
     p0.ref = _weakref(wt)
     p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
     index[p1] = n + 1
     tr.n = n + 2
-    r = _node(RESHAPE, k1, (input,), p1, e1[3]) if input._requires_grad else _wrap(p1)
+    r = record_at_site(RESHAPE, k1, (input,), p1, e1[3]) if input._requires_grad else _wrap(p1)
     p1.ref = _weakref(r)
     make_view(r, input, _RESHAPE_GEOMETRY, {"shape": shape_rows})  # as ``view_apply``
     p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
     index[p2] = n + 2
     tr.n = n + 3
-    y = _node(MM, _NO_KEY, (r, wt), p2, e2[3])
+    y = record_at_site(MM, _NO_KEY, (r, wt), p2, e2[3])
     p2.ref = _weakref(y)
     p3 = _pending(UNSAFE_VIEW, k3, f3, [p2], e3, gen)
     index[p3] = n + 3
     tr.n = n + 4
-    out = _node(UNSAFE_VIEW, k3, (y,), p3, e3[3])
+    out = record_at_site(UNSAFE_VIEW, k3, (y,), p3, e3[3])
     p3.ref = _weakref(out)
     return out
 
@@ -154,80 +147,26 @@ def rows_addmm(input, weight, bias, si, sw):
     p0 = _pending(VIEW, k0, f0, [xa], e0, gen)
     index[p0] = n
     tr.n = n + 1
-    r = _node(VIEW, k0, (input,), p0, e0[3]) if input._requires_grad else _wrap(p0)
+    r = record_at_site(VIEW, k0, (input,), p0, e0[3]) if input._requires_grad else _wrap(p0)
     p0.ref = _weakref(r)
     make_view(r, input, _VIEW_GEOMETRY, {"shape": shape_rows})
     p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
     index[p1] = n + 1
     tr.n = n + 2
-    wt = _node(T, _NO_KEY, (weight,), p1, e1[3]) if weight._requires_grad else _wrap(p1)
+    wt = record_at_site(T, _NO_KEY, (weight,), p1, e1[3]) if weight._requires_grad else _wrap(p1)
     p1.ref = _weakref(wt)
     p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
     index[p2] = n + 2
     tr.n = n + 3
-    y = _node(ADDMM, _ONES, (bias, r, wt), p2, e2[3])
+    y = record_at_site(ADDMM, _ONES, (bias, r, wt), p2, e2[3])
     p2.ref = _weakref(y)
     p3 = _pending(VIEW, k3, f3, [p2], e3, gen)
     index[p3] = n + 3
     tr.n = n + 4
-    out = _node(VIEW, k3, (y,), p3, e3[3])
+    out = record_at_site(VIEW, k3, (y,), p3, e3[3])
     p3.ref = _weakref(out)
     make_view(out, y, _VIEW_GEOMETRY, {"shape": k3[0][1]})
     return out
-
-
-def _node(op, key, args, res, site):
-    """The output Tensor of ``op``'s node on ``args`` (Tensors, each with an edge) and
-    its pending value ``res``: ``_record``'s node where its site's node is known, the
-    edges are those it was worked out for and nothing is packed (no saved-tensor hooks
-    open, no anomaly mode, the result unsaved); else ``_record`` itself."""
-    known = site.node
-    if known is None or known.saves or open_contexts[0] or _anomaly.enabled:
-        return _record(op, key, args, res, site)
-    keep = known.keep
-    edges = []
-    stored = []
-    has_saved = 0
-    for i, a in enumerate(args):  # (as ``_record``'s loop, for Tensors of no nondiff op)
-        gf = a.grad_fn
-        if gf is not None:
-            if gf.__class__ is StaleView:
-                check_stale(gf)
-            e = (gf, a._output_nr)
-        elif a._requires_grad:
-            e = (a._grad_accumulator(), 0)
-        else:  # an argument without an edge: its ``want`` is worked out there
-            return _record(op, key, args, res, site)
-        edges.append(e)
-        arr = a._arr
-        if i in keep:
-            if arr.__class__ is Pending:
-                arr.saved = True
-            ver = a._ver
-            stored.append((arr, a, ver.value() if ver.__class__ is _Moving else ver, e))
-            has_saved = 1
-        else:
-            stored.append(arr.aval)
-    if len(known.want) != len(args):  # (the site's last node had an argument without one)
-        return _record(op, key, args, res, site)
-    node = _new(op._node_cls)  # (the fields ``_record`` sets)
-    node._next = tuple(edges)
-    node._seq = next(_sequence)
-    node._hooks = node._metadata = node._out_saved = node._extra = None
-    node._site, node._stored, node._consts = known, stored, None
-    node._freed = False
-    node._has_saved = has_saved
-    t = _new(Tensor)
-    _set_arr(t, res)
-    _set_version(t, 0)
-    _set_nr(t, 0)
-    if known.meta.dtype in INEXACT:
-        _set_fn(t, node)
-        _set_rg(t, True)
-    else:
-        _set_fn(t, None)
-        _set_rg(t, False)
-    return t
 
 
 def _fits(a, w, index, leaves, new):
