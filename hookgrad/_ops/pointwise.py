@@ -422,7 +422,7 @@ def sub(input, other, *, alpha=1) -> OpCall:
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
 
-@variants(inplace=True)
+@variants(inplace=True, method_words=True)  # (the method's errors name it)
 def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
@@ -467,7 +467,7 @@ def rdiv(input, other) -> Tensor:
     return OPERATORS["mul"](apply(UNARY["reciprocal"], (input,)), other)  # (an array too)
 
 
-@export
+@export(method=False)  # (the method: pointwise_math's, which words its errors)
 def true_divide(input, other) -> Tensor:
     """``true_divide(input, other)``: :func:`div` without a rounding mode."""
     if not isinstance(input, Tensor):

@@ -80,14 +80,16 @@ def _returns_tensor(fn, like, self_name=None):
 
 
 def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
-             function=True, inplace_check=None, forms=None):
+             function=True, inplace_check=None, forms=None, method_words=False):
     """Make ``name`` (and ``Tensor.name_`` when ``inplace``) from a chooser
     ``pick(input, ...) -> (op, args, statics)`` that validates the arguments and picks the
     Op variant (a Tensor bound, an alpha, a rounding mode, ...). ``inplace_check(self,
     ...)`` runs first in the in-place form, for PyTorch's checks that only it makes.
     ``forms``: PyTorch's signatures, the method's and the function's: a call ``pick``'s
     own signature refuses (an unknown keyword, too many arguments) raises its parser's
-    error for the form called (the method is then a function of its own)."""
+    error for the form called (the method is then a function of its own). ``method_words``:
+    the method is a function of its own too, which words the chooser's parser errors as
+    the method's (``as_method``: its name, the method's signatures)."""
     def deco(pick):
         name = pick.__name__
 
@@ -95,20 +97,23 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
             op, a, st = pick(*args, **kwargs)
             return bapply(op, a, st)
 
-        def form(as_method, public=name):  # NOTE: one body; the forms' errors differ
+        def form(is_method, public=name):  # NOTE: one body; the forms' errors differ
             def fn(*args, out=None, **kwargs):
                 if out is not None:
                     if kwargs and forms is not None and (worded := _parser_error(
-                            pick, forms, as_method, public, args, kwargs, out)) is not None:
+                            pick, forms, is_method, public, args, kwargs, out)) is not None:
                         raise worded from None
                     return _write_out(name, plain, args, kwargs, out)
                 try:
                     op, a, st = pick(*args, **kwargs)
                 except TypeError as e:
                     if forms is not None and (worded := _parser_error(
-                            pick, forms, as_method, public, args, kwargs)) is not None:
+                            pick, forms, is_method, public, args, kwargs)) is not None:
                         raise worded from None
-                    if kwargs and (worded := unknown_keyword(e, name, args, kwargs)) is not e:
+                    worded = unknown_keyword(e, name, args, kwargs) if kwargs else e
+                    if is_method and getattr(worded, "parser_call", None) is not None:
+                        raise as_method(worded, public) from None
+                    if worded is not e:
                         raise worded from None
                     raise
                 return bapply(op, a, st)
@@ -117,7 +122,7 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
             fn.__signature__ = _with_out_signature(fn.__signature__)
             return fn
         fn = form(False)
-        if forms is None:
+        if forms is None and not method_words:
             published = _expose(fn, (name, *aliases), method, function)
         else:  # each name a function and a method of its own, which name themselves
             published = _expose(fn, (name,), False, function)
