@@ -238,28 +238,25 @@ def _sum_form(as_method):
         if kwargs or extra:
             raise with_extra("sum", _SUM_FORMS, as_method, input, dim, keepdim, extra, dtype,
                              kwargs)
-        return _sum(input, dim, keepdim, dtype)
+        if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
+            dim = None
+        elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
+                or dtype.__class__ is str:
+            raise refused("sum", _SUM_FORMS, dim, keepdim, dtype)
+        if dim is None and dtype is None and \
+                (res := _held_whole(SUM, input, keepdim)) is not None:
+            return res
+        dtype = _int_accumulator(input, dtype)
+        dim = _dims(dim, input.ndim)
+        op = SUM if dim is None else SUM_DIM
+        if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
+            dim = None
+        return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
     sum.__qualname__ = "sum"  # (Python's own errors name it)
     sum.__signature__ = inspect.signature(  # PyTorch's (for the stubs and ``inspect``)
         lambda input, dim=ALL_DIMS, keepdim=False, *, dtype=None: None).replace(
         return_annotation="Tensor")
     return sum
-
-
-def _sum(input, dim, keepdim, dtype):
-    if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
-        dim = None
-    elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
-            or dtype.__class__ is str:
-        raise refused("sum", _SUM_FORMS, dim, keepdim, dtype)
-    if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
-        return res
-    dtype = _int_accumulator(input, dtype)
-    dim = _dims(dim, input.ndim)
-    op = SUM if dim is None else SUM_DIM
-    if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
-        dim = None
-    return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
 
 
 sum = export(_sum_form(False), method=False)
