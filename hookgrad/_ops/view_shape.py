@@ -70,8 +70,14 @@ def _sizes(shape, given, who):
             raise TypeError(f"{name}() takes 1 positional argument but {len(shape)} were given")
         raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
                         f"{type_name(first)}")
+    if given is shape and len(shape) > 1 and first.__class__ in _SEQUENCES:
+        # a sequence then more sizes: too many arguments for the sequence's signature
+        if name == "view":
+            raise sizes_fit_no_form("view", _VIEW_FORMS, shape)
+        raise TypeError(f"{name}() takes 1 positional argument but {len(shape)} were given")
     for k, s in enumerate(given):
-        if s.__class__ in _NOT_SIZES and s.__class__ is not bool:
+        if s.__class__ in _NOT_SIZES and s.__class__ is not bool or k and s.__class__ in \
+                _SEQUENCES:
             raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos "
                             f"{k + 1} with error \"type must be tuple of ints,but got "
                             f"{type_name(s)}\"")

@@ -321,3 +321,23 @@ def test_reshapes_function_form_takes_a_sequence_or_keywords():
         list(L.reshape(input=L.arange(24.0), shape=(6, 4)).shape),
         list(L.reshape(L.arange(1.0), ()).shape)])
     assert got == [[2, 12], [3, 8], [4, 6], [6, 4], []]
+
+
+SEQUENCE_AND_SIZES = {
+    # a sequence then more sizes: too many arguments for the sequence's signature; a
+    # sequence after a size fails to unpack (Python's int() words neither)
+    "x.reshape([2, 12], 1)": (lambda x: x.reshape([2, 12], 1),
+                              r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "x.reshape((2, 12), (1,))": (lambda x: x.reshape((2, 12), (1,)),
+                                 r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "x.reshape(2, [12])": (lambda x: x.reshape(2, [12]),
+                           _UNPACK.format("reshape", "shape", 2, "list")),
+    "x.view([2, 12], 1)": (lambda x: x.view([2, 12], 1), _combination("list, int")),
+    "x.view(2, (12,))": (lambda x: x.view(2, (12,)), _UNPACK.format("view", "size", 2, "tuple")),
+}
+
+
+@pytest.mark.parametrize("case", list(SEQUENCE_AND_SIZES))
+def test_a_sequence_beside_other_sizes_raises_pytorchs_type_error(case):
+    call, match = SEQUENCE_AND_SIZES[case]
+    raises_as_torch(lambda L: call(L.arange(24.0)), TypeError, match)
