@@ -99,10 +99,10 @@ def _attach():
         "__rand__": pointwise.REFLECTED["bitwise_and"],
         "__ror__": pointwise.REFLECTED["bitwise_or"],
         # an array: PyTorch's ``+=`` leaves it to ``+`` (NumPy's sum, a new Tensor)
-        "__iadd__": lambda a, b: a.add_(b),
-        "__isub__": lambda a, b: a.sub_(b),
+        "__iadd__": lambda a, b, **kw: a.add_(b, **kw),
+        "__isub__": lambda a, b, **kw: a.sub_(b, **kw),
         "__imul__": lambda a, b: a.mul_(b),
-        "__itruediv__": lambda a, b: a.div_(b),
+        "__itruediv__": lambda a, b, **kw: a.div_(b, **kw),
         # in place, as PyTorch's: without these Python would rebind the name to a new Tensor
         "__ifloordiv__": lambda a, b: a.floor_divide_(b),
         "__imod__": lambda a, b: a.remainder_(b),

@@ -41,6 +41,19 @@ def refused(name, other):
     return invalid_arguments(name, FORMS, other)
 
 
+def with_keywords(fn, input, other, kwargs):
+    """A Tensor operator given keywords (``x.__sub__(1, alpha=2)``, ``x.__truediv__(2,
+    rounding_mode="floor")``): PyTorch's operators are their methods, parsers included,
+    and return NotImplemented for the TypeError of a keyword the method does not take (the
+    method takes no ``out=``)."""
+    if "out" in kwargs:
+        return NotImplemented
+    try:
+        return fn(input, other, **kwargs)
+    except TypeError:
+        return NotImplemented
+
+
 def operator_of(fn, in_place=False, numpy_name=None):
     """``fn(input, other)`` as a Tensor operator (``__mod__``, ``__rsub__``, ``__imul__``):
     NotImplemented for an ``other`` PyTorch's parser refuses. ``in_place``: an in-place or
@@ -51,7 +64,9 @@ def operator_of(fn, in_place=False, numpy_name=None):
     kinds = IN_PLACE_OPERANDS if in_place else OPERATOR_OPERANDS
 
     @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
-    def operator(input, other):
+    def operator(input, other, **kwargs):
+        if kwargs:  # (an in-place ``+=``'s method's: ``x.__iadd__(1, alpha=2)``)
+            return with_keywords(fn, input, other, kwargs)
         if other.__class__ in OPERANDS:
             return fn(input, other)
         if numpy_name is not None and other.__class__ is np.ndarray:

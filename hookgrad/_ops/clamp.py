@@ -47,7 +47,13 @@ _CLAMP_MAX_T = defop("clamp_max_tensor", _ordered(_at_most, "minimum"), "ClampMa
                      names="self max -> max self")
 
 
-@variants(inplace=True, inplace_function=True, aliases=("clip",))
+_OUT = ", *, Tensor out = None"
+_FORMS = (("(Tensor min = None, Tensor max = None)", "(Number min = None, Number max = None)"),
+          (f"(Tensor input, Tensor min = None, Tensor max = None{_OUT})",
+           f"(Tensor input, Number min = None, Number max = None{_OUT})"))
+
+
+@variants(inplace=True, inplace_function=True, aliases=("clip",), forms=_FORMS)
 def clamp(input, min=None, max=None) -> OpCall:
     """``clamp(input, min=None, max=None)`` (alias ``clip``): ``min(max(input, min), max)``.
 
@@ -67,7 +73,7 @@ def clamp(input, min=None, max=None) -> OpCall:
 
 
 _NOT_BOUNDS = (str, list, tuple)  # PyTorch's parser takes a Tensor or a number as a bound
-_CLAMP_FORMS = ("(Tensor min = None, Tensor max = None)", "(Number min = None, Number max = None)")
+_CLAMP_FORMS = _FORMS[0]
 
 
 @variants(inplace=True, inplace_function=True)

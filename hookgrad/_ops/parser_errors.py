@@ -5,7 +5,9 @@ take whatever comes, and ``int(True)`` is 1, so a bool dim would silently mean d
 test the type inline (``d.__class__ is bool``: no call on a valid call's path) and build the
 error here only when they raise. Positions count from the first argument after ``self``, as
 the Tensor method's message does (a function form's message counts one more: hookgrad's
-one Python function cannot tell which form was called).
+one Python function for most ops cannot tell which form was called; the ops with a function
+per form over one body, ``variants(forms=, method_words=)``, word each form's errors, and
+``arguments_error`` follows the parser's rule for arguments no signature takes).
 """
 from __future__ import annotations
 
@@ -87,9 +89,10 @@ def _invalid(name, forms, args, given, why):
     # PyTorch's wording: a keyword follows a positional one after ", ", else ends in ", "
     got += "".join(f", {k}={type_name(v)}" if args else f"{k}={type_name(v)}, "
                    for k, v in given.items())
+    why = _why_not if why is True else why  # (else a function of its own, or none)
     err = TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
                     "but expected one of:\n" + "".join(
-                        f" * {f}\n{_why_not(f, args, given) if why else ''}" for f in forms))
+                        f" * {f}\n{why(f, args, given) if why else ''}" for f in forms))
     err.parser_call = (forms, args, given, why)  # for ``as_method`` to word it again
     return err
 
@@ -226,3 +229,90 @@ def arity_error(name, params, args, kwargs):
     missing = params[len(args):]
     return TypeError(f"{name}() missing {len(missing)} required positional arguments: "
                      + ", ".join(f'"{p}"' for p in missing))
+
+
+def arguments_error(name, forms, args, kwargs):
+    """PyTorch's TypeError for a call of ``name`` (``args`` after ``self`` for a method)
+    that none of its signatures ``forms`` (the method's or the function's, as called)
+    takes, where the arguments themselves are the fault (an unknown keyword, one too
+    many). Its parser counts the arguments, keywords included: where exactly one signature
+    takes that many, it raises that signature's own error (``sum() got an unexpected
+    keyword argument 'foo'``, a missing or mistyped argument); otherwise it lists them all,
+    the keywords in the reverse of their order."""
+    n = len(args) + len(kwargs)
+    params = [_params(f) for f in forms]
+    fit = [p for p in params if _required(p) <= n <= len(p)]
+    if len(fit) == 1:
+        return _own_error(name, fit[0], args, kwargs)
+    return _invalid(name, forms, args, dict(reversed(list(kwargs.items()))), _why_keywords)
+
+
+def _params(form):
+    """A signature's parameters: ``(kind, name, default or None, keyword only)``."""
+    out, kw_only = [], False
+    for p in form[1:-1].split(", "):
+        if p == "*":
+            kw_only = True
+        elif p:
+            decl, _, default = p.partition(" = ")
+            kind, name = decl.rsplit(" ", 1)
+            out.append((kind, name, default or None, kw_only))
+    return out
+
+
+def _required(params):
+    return sum(p[2] is None for p in params)
+
+
+def _own_error(name, params, args, kwargs):
+    """The error of the one signature ``params`` a call's count fits, in the order its
+    parser checks: too many positional arguments, then each parameter (missing from the
+    first missing required one on, or of a type it does not take), then the keywords left
+    (unknown, or given twice)."""
+    positional = [p for p in params if not p[3]]
+    if len(args) > len(positional):
+        lo, hi = sum(p[2] is None for p in positional), len(positional)
+        took = f"from {lo} to {hi}" if lo != hi else str(hi)
+        return TypeError(f"{name}() takes {took} positional argument{'s' if hi != 1 else ''} "
+                         f"but {len(args)} were given")
+    for i, (kind, arg, default, _) in enumerate(params):
+        if i < len(args):
+            value, where = args[i], i + 1
+        elif arg in kwargs:
+            value, where = kwargs[arg], None
+        elif default is None:
+            missing = [f'"{p[1]}"' for p in params[i:] if p[2] is None]
+            return TypeError(f"{name}() missing {len(missing)} required positional argument"
+                             f"{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")
+        else:
+            continue
+        if not (value is None and default == "None" or _takes(kind, value)):
+            return not_a(name, arg, value, kind, where)
+    names = [p[1] for p in params]
+    for k in kwargs:
+        if k not in names:
+            return TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+        if names.index(k) < len(args):
+            return TypeError(f"{name}() got multiple values for argument '{k}'")
+    return TypeError(f"{name}(): invalid arguments")  # (not reached: the call was refused)
+
+
+def _takes(kind, value):
+    # a ``tuple of ints`` dim takes one int too (PyTorch's ``int[1]``)
+    return _fits(kind, value) or kind == "tuple of ints" and _fits("int", value)
+
+
+def _why_keywords(form, args, given):
+    """The line PyTorch's parser adds under a signature with as many items as the call has
+    arguments (``*`` and ``out`` counted): the keywords it does not match, which, as its
+    parser reads a signature, are all but those naming a parameter without a default (in
+    the order given: already reversed), else each argument's type marked where it does
+    not fit."""
+    if len(args) + len(given) != len(form[1:-1].split(", ")):
+        return ""
+    plain = {p[1] for p in _params(form) if p[2] is None}
+    bad = [k for k in given if k not in plain]
+    if bad:
+        return ("      didn't match because some of the keywords were incorrect: "
+                f"{', '.join(bad)}\n")
+    return _why_not(form, args, {}) if not given else ""

@@ -17,7 +17,8 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .binary_operands import (FORMS, LOGICAL, ONE_SIGNATURE, OPERAND_KINDS, OPERANDS,
-                              OPERATOR_OPERANDS, TENSOR_ONLY, inplace_operand, refused)
+                              OPERATOR_OPERANDS, TENSOR_ONLY, inplace_operand, refused,
+                              with_keywords)
 from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
@@ -346,10 +347,11 @@ def add(input, other, *, alpha=1) -> OpCall:
 _NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
-def add_operator(input, other) -> Tensor:
-    """``input + other`` (``Tensor.__add__`` and ``__radd__``): an operator takes no
-    ``alpha`` or ``out=``, so a Tensor or a Python number goes to the op directly, without
-    :func:`add`'s chooser (four Python calls fewer per ``+``); anything else through it."""
+def add_operator(input, other, **kwargs) -> Tensor:
+    """``input + other`` (``Tensor.__add__``): a Tensor or a Python number to the op, not
+    through :func:`add`'s chooser; anything else (or ``alpha=``: ``with_keywords``) through it."""
+    if kwargs:
+        return with_keywords(add, input, other, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
@@ -359,9 +361,11 @@ def add_operator(input, other) -> Tensor:
     return add(input, other)
 
 
-def radd_operator(input, other) -> Tensor:
-    """``other + input`` (``Tensor.__radd__``): as :func:`add_operator`, but a NumPy array
-    is NotImplemented, as PyTorch's reflected operators give it (``array + x`` raises)."""
+def radd_operator(input, other, **kwargs) -> Tensor:
+    """``other + input`` (``Tensor.__radd__``, PyTorch's ``add`` too): as ``add_operator``,
+    but a NumPy array is NotImplemented, as PyTorch's reflected operators give it."""
+    if kwargs:
+        return with_keywords(add, input, other, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray or not isinstance(other, OPERATOR_OPERANDS):
@@ -373,9 +377,11 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 radd_operator.__name__ = radd_operator.__qualname__ = "add"
 
 
-def sub_operator(input, other) -> Tensor:
+def sub_operator(input, other, **kwargs) -> Tensor:
     """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
     number straight to the op, an array to NumPy, anything else through :func:`sub`."""
+    if kwargs:
+        return with_keywords(sub, input, other, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_SUB, (input, other))
     if other.__class__ is np.ndarray:
@@ -385,8 +391,10 @@ def sub_operator(input, other) -> Tensor:
     return sub(input, other)
 
 
-def div_operator(input, other) -> Tensor:
-    """``input / other`` (``Tensor.__truediv__``): as :func:`sub_operator`."""
+def div_operator(input, other, **kwargs) -> Tensor:
+    """``input / other`` (``Tensor.__truediv__``, ``rounding_mode=`` too): as ``sub``'s."""
+    if kwargs:
+        return with_keywords(div, input, other, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_DIV, (input, other))
     if other.__class__ is np.ndarray:
@@ -414,7 +422,7 @@ def sub(input, other, *, alpha=1) -> OpCall:
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
 
-@variants(inplace=True)
+@variants(inplace=True, method_words=True)  # (the method's errors name it)
 def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
@@ -437,11 +445,11 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
-def rsub_operator(input, other, *, alpha=None) -> Tensor:
+def rsub_operator(input, other, **kwargs) -> Tensor:
     """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
     to the op (``1 - x``), an operand the parser refuses NotImplemented. PyTorch's
-    ``__rsub__`` takes no ``alpha``: given one, it is NotImplemented (its TypeError)."""
-    if alpha is not None:
+    ``__rsub__`` takes no keyword: given one, it is NotImplemented (its TypeError)."""
+    if kwargs:
         return NotImplemented
     if other.__class__ in NUMBERS:
         return bapply(_RSUB, (input, other))
@@ -459,7 +467,7 @@ def rdiv(input, other) -> Tensor:
     return OPERATORS["mul"](apply(UNARY["reciprocal"], (input,)), other)  # (an array too)
 
 
-@export
+@export(method=False)  # (the method: pointwise_math's, which words its errors)
 def true_divide(input, other) -> Tensor:
     """``true_divide(input, other)``: :func:`div` without a rounding mode."""
     if not isinstance(input, Tensor):
@@ -532,13 +540,9 @@ def _lerp(a, b, w):
     once per signature, so no call pays for it."""
     for arg, v in (("end", b), ("weight", w)):
         if _tensor_like(v) and (arg == "end" or v.ndim) and v.dtype != a.dtype:
-            raise RuntimeError(f"expected dtype {_c_type(a)} for `{arg}` but got dtype "
-                               f"{_c_type(v)}")
+            a_type, v_type = (_dtype.c_type_name(_dtype.as_dtype(t.dtype)) for t in (a, v))
+            raise RuntimeError(f"expected dtype {a_type} for `{arg}` but got dtype {v_type}")
     return _lerp_formula(a, b, w)
-
-
-def _c_type(a):
-    return _dtype.c_type_name(_dtype.as_dtype(a.dtype))
 
 
 # a number weight makes lerp linear in its tensors: PyTorch saves only the number
@@ -557,7 +561,8 @@ def where(condition, input=None, other=None) -> Tensor:
         return nonzero(condition, as_tuple=True)
     cond = to_tensor_like(condition)
     if not isinstance(cond, Tensor) or cond.dtype.name != "bool":
-        kind = type(cond).__name__ if not isinstance(cond, Tensor) else _kind(cond)
+        kind = type(cond).__name__ if not isinstance(cond, Tensor) else \
+            _dtype.torch_kind(cond._data.dtype)
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {kind}")
     return bapply(_WHERE, (to_tensor_like(input), to_tensor_like(other), cond))
@@ -566,11 +571,6 @@ def where(condition, input=None, other=None) -> Tensor:
 @export(name="where", function=False)
 def _where_method(self, condition, other) -> Tensor:
     return where(condition, self, other)
-
-
-def _kind(t):
-    from .._dtype import torch_kind as _torch_kind
-    return _torch_kind(t._data.dtype)
 
 
 @variants(inplace=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import inspect
 import math
 from typing import Any
 
@@ -18,7 +19,7 @@ from .linalg_decomp import check_floating
 from .pointwise import _abs
 from .promotion import REFUSED, bad_inplace_dtype, real_only
 from .reduction_args import (ALL_DIMS, NOT_INT, _ALL_FORMS, _MAX_FORMS, _PROD_FORMS,
-                             _SUM_FORMS, norm_dim_refused, not_an_int_dim, refused)
+                             _SUM_FORMS, norm_dim_refused, not_an_int_dim, refused, with_extra)
 from .registry import FUNCTIONS, defop, export, norm_dim
 from .shape import wrap_dim
 
@@ -228,23 +229,38 @@ def _int_accumulator(input, dtype):
     return dtype
 
 
-@export
-def sum(input, dim=ALL_DIMS, keepdim=False, *, dtype=None) -> Tensor:
-    """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs are
-    summed as int64."""
-    if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
-        dim = None
-    elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
-            or dtype.__class__ is str:
-        raise refused("sum", _SUM_FORMS, dim, keepdim, dtype)
-    if dim is None and dtype is None and (res := _held_whole(SUM, input, keepdim)) is not None:
-        return res
-    dtype = _int_accumulator(input, dtype)
-    dim = _dims(dim, input.ndim)
-    op = SUM if dim is None else SUM_DIM
-    if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
-        dim = None
-    return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
+def _sum_form(as_method):
+    """``sum``'s function (``as_method``: its method): one body, whose parser errors differ
+    by form (``with_extra``)."""
+    def sum(input, dim=ALL_DIMS, keepdim=False, *extra, dtype=None, **kwargs) -> Tensor:
+        """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs
+        are summed as int64."""
+        if kwargs or extra:
+            raise with_extra("sum", _SUM_FORMS, as_method, input, dim, keepdim, extra, dtype,
+                             kwargs)
+        if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
+            dim = None
+        elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
+                or dtype.__class__ is str:
+            raise refused("sum", _SUM_FORMS, dim, keepdim, dtype)
+        if dim is None and dtype is None and \
+                (res := _held_whole(SUM, input, keepdim)) is not None:
+            return res
+        dtype = _int_accumulator(input, dtype)
+        dim = _dims(dim, input.ndim)
+        op = SUM if dim is None else SUM_DIM
+        if dim == ():  # an empty dim list reduces every dimension (PyTorch's legacy rule)
+            dim = None
+        return apply(op, (input,), {"dim": dim, "keepdim": keepdim, "dtype": _jdtype(dtype)})
+    sum.__qualname__ = "sum"  # (Python's own errors name it)
+    sum.__signature__ = inspect.signature(  # PyTorch's (for the stubs and ``inspect``)
+        lambda input, dim=ALL_DIMS, keepdim=False, *, dtype=None: None).replace(
+        return_annotation="Tensor")
+    return sum
+
+
+sum = export(_sum_form(False), method=False)
+export(_sum_form(True), function=False)
 
 
 @export

@@ -4,7 +4,7 @@ words, with each reduction's signatures as it prints them.
 """
 from __future__ import annotations
 
-from .parser_errors import invalid_arguments, not_a, type_name
+from .parser_errors import arguments_error, invalid_arguments, not_a, type_name
 
 
 class _Omitted:
@@ -69,3 +69,25 @@ def norm_dim_refused(p, dim):
         return TypeError("linalg_vector_norm(): argument 'dim' (position 3) must be tuple of "
                          f"ints, but found element of type {type_name(dim[0])} at pos 0")
     return not_a("linalg_vector_norm", "dim", dim, "tuple of ints", 3)
+
+
+def with_extra(name, forms, as_method, input, dim, keepdim, extra, dtype, kwargs):
+    """PyTorch's TypeError for a reduction called with keywords it does not take or too
+    many arguments (``extra``), for its method (``as_method``) or its function (``forms``:
+    the method's, the function's add ``Tensor input`` and ``out``). NOTE: its parser counts
+    the arguments given; hookgrad's signature keeps their values only, so a ``dim`` and a
+    ``keepdim`` are taken as given by position where they are not their defaults, and a
+    ``dtype`` by keyword where it is not None."""
+    args = () if as_method else (input,)
+    given = {}
+    if dim is not ALL_DIMS:
+        args += (dim, keepdim) if keepdim is not False or extra else (dim,)
+    elif keepdim is not False:
+        given["keepdim"] = keepdim
+    args += extra
+    if dtype is not None:
+        given["dtype"] = dtype
+    if not as_method:
+        forms = tuple(f"(Tensor input, {f[1:-1]}{', Tensor out = None' if 'dim' in f else ''})"
+                      for f in forms)
+    return arguments_error(name, forms, args, {**given, **kwargs})

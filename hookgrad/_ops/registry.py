@@ -27,7 +27,7 @@ from .._dtype import torch_kind
 from .jax_errors import shape_broadcast_error
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
-from .parser_errors import as_method, unknown_keyword
+from .parser_errors import arguments_error, as_method, unknown_keyword
 from . import autocast as _autocast
 from . import saved_names  # noqa: F401 - fills op_node.SAVED_NAMES for the nodes
 from .. import _errors
@@ -80,11 +80,16 @@ def _returns_tensor(fn, like, self_name=None):
 
 
 def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
-             function=True, inplace_check=None):
+             function=True, inplace_check=None, forms=None, method_words=False):
     """Make ``name`` (and ``Tensor.name_`` when ``inplace``) from a chooser
     ``pick(input, ...) -> (op, args, statics)`` that validates the arguments and picks the
     Op variant (a Tensor bound, an alpha, a rounding mode, ...). ``inplace_check(self,
-    ...)`` runs first in the in-place form, for PyTorch's checks that only it makes."""
+    ...)`` runs first in the in-place form, for PyTorch's checks that only it makes.
+    ``forms``: PyTorch's signatures, the method's and the function's: a call ``pick``'s
+    own signature refuses (an unknown keyword, too many arguments) raises its parser's
+    error for the form called (the method is then a function of its own). ``method_words``:
+    the method is a function of its own too, which words the chooser's parser errors as
+    the method's (``as_method``: its name, the method's signatures)."""
     def deco(pick):
         name = pick.__name__
 
@@ -92,20 +97,39 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
             op, a, st = pick(*args, **kwargs)
             return bapply(op, a, st)
 
-        def fn(*args, out=None, **kwargs):
-            if out is not None:
-                return _write_out(name, plain, args, kwargs, out)
-            try:
-                op, a, st = pick(*args, **kwargs)
-            except TypeError as e:
-                if kwargs and (worded := unknown_keyword(e, name, args, kwargs)) is not e:
-                    raise worded from None
-                raise
-            return bapply(op, a, st)
-        functools.update_wrapper(fn, pick)
-        _returns_tensor(fn, pick)
-        fn.__signature__ = _with_out_signature(fn.__signature__)
-        published = _expose(fn, (name, *aliases), method, function)
+        def form(is_method, public=name):  # NOTE: one body; the forms' errors differ
+            def fn(*args, out=None, **kwargs):
+                if out is not None:
+                    if kwargs and forms is not None and (worded := _parser_error(
+                            pick, forms, is_method, public, args, kwargs, out)) is not None:
+                        raise worded from None
+                    return _write_out(name, plain, args, kwargs, out)
+                try:
+                    op, a, st = pick(*args, **kwargs)
+                except TypeError as e:
+                    if forms is not None and (worded := _parser_error(
+                            pick, forms, is_method, public, args, kwargs)) is not None:
+                        raise worded from None
+                    worded = unknown_keyword(e, name, args, kwargs) if kwargs else e
+                    if is_method and getattr(worded, "parser_call", None) is not None:
+                        raise as_method(worded, public) from None
+                    if worded is not e:
+                        raise worded from None
+                    raise
+                return bapply(op, a, st)
+            functools.update_wrapper(fn, pick)
+            _returns_tensor(fn, pick)
+            fn.__signature__ = _with_out_signature(fn.__signature__)
+            return fn
+        fn = form(False)
+        if forms is None and not method_words:
+            published = _expose(fn, (name, *aliases), method, function)
+        else:  # each name a function and a method of its own, which name themselves
+            published = _expose(fn, (name,), False, function)
+            for n in aliases:
+                _expose(form(False, n), (n,), False, function)
+            for n in (name, *aliases):
+                _expose(form(True, n), (n,), method, False)
         if inplace:
             def fn_(self, *args, **kwargs):
                 if inplace_check is not None:
@@ -113,6 +137,9 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                 try:
                     op, a, st = pick(self, *args, **kwargs)
                 except TypeError as e:  # the parser's, worded for the method
+                    if forms is not None and (worded := _parser_error(
+                            pick, forms, True, name + "_", (self, *args), kwargs)) is not None:
+                        raise worded from None
                     raise as_method(unknown_keyword(e, name, (self, *args), kwargs),
                                     name + "_") from None
                 return bapply(op, a, st, out=self)
@@ -122,6 +149,21 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                     True, inplace_function)
         return published
     return deco
+
+
+def _parser_error(pick, forms, as_method, name, args, kwargs, out=None):
+    """PyTorch's parser's TypeError for a call ``pick``'s signature does not bind (for the
+    method's ``forms[0]`` or the function's ``forms[1]``), else None: the TypeError came
+    from the chooser itself. (``out``: given, taken as the last keyword.)"""
+    try:
+        inspect.signature(pick).bind(*args, **kwargs)
+        return None
+    except TypeError:
+        if out is not None:
+            kwargs = {**kwargs, "out": out}
+    if as_method:
+        return arguments_error(name, forms[0], args[1:], kwargs)
+    return arguments_error(name, forms[1], args, kwargs)
 
 
 @dataclasses.dataclass(frozen=True)

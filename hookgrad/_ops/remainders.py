@@ -26,7 +26,7 @@ _REMAINDER_T = defop("remainder_tensor", _ordered(jnp.remainder, "remainder"), "
 _REMAINDER_ST = defop("remainder.Scalar_Tensor", jnp.remainder, NOT_IMPLEMENTED, ())
 
 
-@variants(inplace=True)
+@variants(inplace=True, method_words=True)  # (the method's errors name it)
 def fmod(input, other) -> OpCall:
     """``fmod(input, other)``: the C-style remainder of ``input / other`` (the dividend's
     sign)."""
@@ -39,7 +39,7 @@ def fmod(input, other) -> OpCall:
     return _FMOD, (input, to_tensor_like(other)), None
 
 
-@variants(inplace=True)
+@variants(inplace=True, method_words=True)  # (the method's errors name it)
 def remainder(input, other) -> OpCall:
     """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
     divisor's sign); ``input`` may be a number."""

@@ -7,6 +7,7 @@ indices: their backward needs only shapes.
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 
 import jax
@@ -21,7 +22,8 @@ from .parser_errors import bool_in_int_list, invalid_arguments, not_a, sizes_fit
 from .stages import modes as _modes
 from .registry import defop, export
 from .view_shape import new_shape as _new_shape, resolve_shape as _resolve_shape, \
-    reshape_keywords as _reshape_keywords, view_keywords as _view_keywords
+    reshape_function_args as _reshape_function_args, reshape_keywords as _reshape_keywords, \
+    view_keywords as _view_keywords
 from .views import view_apply, view_strides
 
 
@@ -191,11 +193,11 @@ def _invalid_view(shape):
 _RESHAPE_ARGS = ("reshape", "shape")  # (for its parser's errors: worded for the method)
 
 
-@export
+@export(function=False)
 def reshape(input, *shape, **kwargs) -> Tensor:
-    """``reshape(input, shape)``: :meth:`Tensor.view` where the strides allow it, else a
-    copy in the new shape."""
-    if kwargs:  # (``shape=``)
+    """``reshape(*shape)``: :meth:`Tensor.view` where the strides allow it, else a copy in
+    the new shape."""
+    if kwargs or not shape:  # (``shape=``; none: PyTorch's missing argument)
         shape = _reshape_keywords(shape, kwargs)
     shape = _new_shape(shape, input._arr.shape, _RESHAPE_ARGS)
     if input._view is None or input.is_contiguous():  # (no view: contiguous)
@@ -204,6 +206,25 @@ def reshape(input, *shape, **kwargs) -> Tensor:
         return apply(UNSAFE_VIEW, (clone(input),), {"shape": shape})
     # as PyTorch's: a Tensor a dispatch mode sees is subclass-like, and its reshape a view
     return view_apply(RESHAPE if _modes.MODES else RESHAPE_ALIAS, input, {"shape": shape})
+
+
+@export(name="reshape", method=False)
+def reshape_function(*args, **kwargs) -> Tensor:
+    """``reshape(input, shape)``: :meth:`Tensor.reshape` of one ``tuple of ints`` (PyTorch's
+    function form takes no sizes one by one, and words its errors with ``input`` counted)."""
+    if kwargs or len(args) != 2 or args[1].__class__ not in (tuple, list, Size) or \
+            args[0].__class__ is not Tensor and not isinstance(args[0], Tensor):
+        args = _reshape_function_args(args, kwargs)
+    try:
+        return reshape(*args)
+    except TypeError:  # the method's words for its sizes: the function's count ``input``
+        _reshape_function_args(args, kwargs)
+        raise
+
+
+reshape_function.__name__ = reshape_function.__qualname__ = "reshape"
+reshape_function.__signature__ = inspect.signature(lambda input, shape: None).replace(
+    return_annotation="Tensor")  # PyTorch's (for the stubs and ``inspect``)
 
 
 @export(function=False)

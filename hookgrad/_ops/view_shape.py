@@ -8,10 +8,11 @@ from .. import _jax_trace
 from .._dtype import dtype as _dtype_class
 from .._errors import type_name
 from .._memo import keep
-from .._tensor import Size
+from .._tensor import Size, Tensor
 from .parser_errors import invalid_arguments, sizes_fit_no_form
 
-__all__ = ["new_shape", "resolve_shape", "view_keywords", "reshape_keywords"]
+__all__ = ["new_shape", "resolve_shape", "view_keywords", "reshape_keywords",
+           "reshape_function_args"]
 
 
 def _is_minus_one(s):
@@ -69,8 +70,14 @@ def _sizes(shape, given, who):
             raise TypeError(f"{name}() takes 1 positional argument but {len(shape)} were given")
         raise TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
                         f"{type_name(first)}")
+    if given is shape and len(shape) > 1 and first.__class__ in _SEQUENCES:
+        # a sequence then more sizes: too many arguments for the sequence's signature
+        if name == "view":
+            raise sizes_fit_no_form("view", _VIEW_FORMS, shape)
+        raise TypeError(f"{name}() takes 1 positional argument but {len(shape)} were given")
     for k, s in enumerate(given):
-        if s.__class__ in _NOT_SIZES and s.__class__ is not bool:
+        if s.__class__ in _NOT_SIZES and s.__class__ is not bool or k and s.__class__ in \
+                _SEQUENCES:
             raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos "
                             f"{k + 1} with error \"type must be tuple of ints,but got "
                             f"{type_name(s)}\"")
@@ -152,3 +159,40 @@ def reshape_keywords(shape, kwargs):
         raise TypeError(f"reshape(): argument 'shape' must be tuple of ints, not "
                         f"{type_name(value)}")
     return (value,)
+
+
+def reshape_function_args(args, kwargs):
+    """``hookgrad.reshape``'s ``(input, shape)`` from its positional ``args`` and keywords,
+    or the TypeError PyTorch's parser raises for the function form: ``input`` counts as the
+    first argument (``shape`` is at position 2, three arguments are one too many), and a
+    ``shape`` that is not a sequence is refused (the method takes sizes one by one)."""
+    if len(args) > 2:
+        raise TypeError(f"reshape() takes 2 positional arguments but {len(args)} were given")
+    names = ("input", "shape")
+    for name, _ in zip(names, args):
+        if name in kwargs:
+            raise TypeError(f"reshape() got multiple values for argument '{name}'")
+    given = {**dict(zip(names, args)), **kwargs}
+    # NOTE: PyTorch's parser names every parameter from the first missing one on (a
+    # ``shape=`` given without ``input`` is named too), "argument" singular for several
+    missing = [n for n in names if n not in given]
+    missing = list(names[names.index(missing[0]):]) if missing else missing
+    if missing:
+        raise TypeError(f"reshape() missing {len(missing)} required positional argument"
+                        f"{'s' if len(missing) == 1 else ''}: "
+                        + ", ".join(f'"{n}"' for n in missing))
+    unknown = [k for k in kwargs if k not in names]
+    if unknown:
+        raise TypeError(f"reshape() got an unexpected keyword argument '{unknown[0]}'")
+    input, shape = given["input"], given["shape"]
+    if not isinstance(input, Tensor):
+        raise TypeError(f"reshape(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type_name(input)}")
+    where = " (position 2)" if len(args) == 2 else ""
+    if shape.__class__ not in _SEQUENCES:
+        raise TypeError(f"reshape(): argument 'shape'{where} must be tuple of ints, not "
+                        f"{type_name(shape)}")
+    if shape and shape[0].__class__ in _NOT_SIZES:
+        raise TypeError(f"reshape(): argument 'shape'{where} must be tuple of ints, but found "
+                        f"element of type {type_name(shape[0])} at pos 0")
+    return input, shape

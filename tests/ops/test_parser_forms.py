@@ -1,7 +1,8 @@
-"""The argument parser's words for the other forms of a binary op: an in-place method
-names itself and lists the method's signatures (``fmod_()``), and an operator leaves an
+"""The argument parser's words for the other forms of a binary op: a method (in place or
+not) names itself and lists the method's signatures (``fmod_()``), and an operator leaves an
 operand the parser refuses to Python (``x % "a"``: "unsupported operand type(s) for %:
 'Tensor' and 'str'"), as PyTorch's do; compared with PyTorch where it is installed."""
+import numpy as np
 import pytest
 
 from tests.differential import raises_as_torch, same_as_torch
@@ -166,3 +167,59 @@ def test_a_numpy_scalar_on_the_left_of_a_reflected_operator_is_a_number():
         return [[str(r.dtype).split(".")[-1], str(r.tolist())] for r in out]
     got = same_as_torch(run)
     assert [d for d, _ in got] == ["float32"] * 2 + ["int64"] + ["float32"] * 3 + ["int64"]
+
+
+def _method_refuses(name, arg, got, marked):
+    return (rf"^{name}\(\) received an invalid combination of arguments - got \({got}\), but "
+            r"expected one of:\n" + _METHOD_FORMS.format(arg, marked))
+
+
+_ARRAY = "numpy\\.ndarray"
+METHOD = {  # the out-of-place method forms name the method and list its signatures too
+    "x.pow(array)": (lambda L: _x(L).pow(np.ones(3)),
+                     _method_refuses("pow", "exponent", _ARRAY, _ARRAY)),
+    "x.pow(None)": (lambda L: _x(L).pow(None),
+                    _method_refuses("pow", "exponent", "NoneType", "NoneType")),
+    "x.remainder(array)": (lambda L: _x(L).remainder(np.ones(3)),
+                           _method_refuses("remainder", "other", _ARRAY, _ARRAY)),
+    "x.remainder(None)": (lambda L: _x(L).remainder(None),
+                          _method_refuses("remainder", "other", "NoneType", "NoneType")),
+    "x.fmod(array)": (lambda L: _x(L).fmod(np.ones(3)),
+                      _method_refuses("fmod", "other", _ARRAY, _ARRAY)),
+    "x.fmod(None)": (lambda L: _x(L).fmod(None),
+                     _method_refuses("fmod", "other", "NoneType", "NoneType")),
+    "x.fmod([1.0])": (lambda L: _x(L).fmod([1.0]),
+                      _method_refuses("fmod", "other", "list", r"list of \[float\]")),
+    "x.copysign('a')": (lambda L: _x(L).copysign("a"),
+                        _method_refuses("copysign", "other", "str", "str")),
+    "x.true_divide(None)": (lambda L: _x(L).true_divide(None),
+                            _method_refuses("true_divide", "other", "NoneType", "NoneType")),
+    # an unknown keyword: the method's signatures, no line (one item, two arguments)
+    "x.fmod(2, foo=1)": (lambda L: _x(L).fmod(2, foo=1),
+                         r"^fmod\(\) received an invalid combination of arguments - got \(int, "
+                         r"foo=int\), but expected one of:\n \* \(Tensor other\)\n \* \(Number "
+                         r"other\)\n$"),
+    "x.true_divide(2, foo=1)": (lambda L: _x(L).true_divide(2, foo=1),
+                                r"^true_divide\(\) received an invalid combination of arguments "
+                                r"- got \(int, foo=int\), but expected one of:\n \* \(Tensor "
+                                r"other\)\n \* \(Number other\)\n$"),
+    # the function forms keep theirs
+    "fmod(x, None)": (lambda L: L.fmod(_x(L), None),
+                      r"^fmod\(\) received an invalid combination of arguments - got \(Tensor, "
+                      r"NoneType\), but expected one of:\n \* \(Tensor input, Tensor other, \*, "
+                      r"Tensor out = None\)\n \* \(Tensor input, Number other, \*, Tensor out = "
+                      r"None\)\n$"),
+}
+
+
+@pytest.mark.parametrize("case", list(METHOD))
+def test_a_method_words_its_parser_errors_as_pytorchs(case):
+    call, match = METHOD[case]
+    raises_as_torch(call, TypeError, match)
+
+
+def test_the_method_forms_still_compute_as_pytorchs():
+    got = same_as_torch(lambda L: [r.tolist() for r in (
+        _x(L).pow(2), _x(L).remainder(L.tensor(0.75)), _x(L).fmod(0.75), _x(L).copysign(-1),
+        _x(L).true_divide(4), L.Tensor.pow(_x(L), 3))])
+    assert got[4] == [[0.25] * 3] * 2

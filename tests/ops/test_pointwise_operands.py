@@ -265,3 +265,37 @@ def test_clamp_takes_tensor_or_number_bounds(call, got):
 
 def test_a_number_input_still_computes_where_pytorch_takes_one():
     same_as_torch(lambda L: [py(L.pow(2, _x(L))), py(L.remainder(5, _x(L))), py(2 ** _x(L))])
+
+
+def test_operators_take_their_methods_keywords():
+    # PyTorch's ``+``, ``-`` and ``/`` (and ``+=``, ``-=``, ``/=``) are their methods:
+    # ``alpha=`` and ``rounding_mode=`` by keyword, ``__radd__`` is ``add`` too
+    def run(L):
+        x, t = _x(L, True), L.tensor([4.0, -1.0, 0.5])
+        out = [x.__add__(2, alpha=3), x.__radd__(t, alpha=0.5), x.__sub__(1, alpha=2),
+               x.__truediv__(t, rounding_mode="floor"), x.__truediv__(2, rounding_mode=None)]
+        y = _x(L)
+        same = [y.__iadd__(1, alpha=2) is y, y.__isub__(t, alpha=2) is y,
+                y.__itruediv__(3, rounding_mode="trunc") is y]
+        out[0].sum().backward()
+        return [py(r) for r in out] + [same, py(y), py(x.grad)]
+    got = same_as_torch(run)
+    assert got[0] == [7.0, 8.0, 9.0] and got[2] == [-1.0, 0.0, 1.0]
+    assert got[5] == [True] * 3
+
+
+def test_operators_given_a_keyword_their_method_refuses_are_not_implemented():
+    # their methods' parsers' TypeError (a keyword they do not take, ``out=``, an operand
+    # they refuse beside a keyword) is NotImplemented, as every operator's
+    def run(L):
+        x = _x(L)
+        calls = [lambda: x.__add__(1, rounding_mode="floor"), lambda: x.__add__(1, out=x),
+                 lambda: x.__radd__(1, foo=1), lambda: x.__sub__(1, rounding_mode=None),
+                 lambda: x.__truediv__(1, alpha=2), lambda: x.__truediv__(1, out=x),
+                 lambda: x.__rsub__(1, alpha=2), lambda: x.__rsub__(1, foo=1),
+                 lambda: x.__add__(None, alpha=2), lambda: x.__iadd__(1, out=x),
+                 lambda: x.__isub__(1, rounding_mode="floor"), lambda: x.__itruediv__(1, alpha=2),
+                 lambda: x.__pow__(2, alpha=1), lambda: x.__mod__(2, foo=1),
+                 lambda: x.__matmul__(x, out=x), lambda: x.__rpow__(2, foo=1)]
+        return [c() is NotImplemented for c in calls] + [py(x)]
+    assert same_as_torch(run) == [True] * 16 + [[1.0, 2.0, 3.0]]

@@ -1,8 +1,8 @@
 """A bool where the view and shape ops take a dim: PyTorch's typed parser refuses it with a
 TypeError (worded per op), where ``int(True)`` would silently mean dim 1; and the calls its
 parser does take (a bool after the first element of a dims tuple). Compared with PyTorch
-where it is installed. Positions are the method's (hookgrad's one function cannot tell a
-function form, whose message counts ``input`` too)."""
+where it is installed. Positions are the method's, except for ``reshape``'s function form,
+whose messages count ``input`` too."""
 import pytest
 
 from tests.differential import py, raises_as_torch, same_as_torch
@@ -267,3 +267,77 @@ KEYWORDS = {
 def test_view_and_reshape_keywords_they_do_not_take_raise_pytorchs_type_error(case):
     call, match = KEYWORDS[case]
     raises_as_torch(lambda L: call(L, L.arange(24.0)), TypeError, match)
+
+
+def _function_must_be(got, where=" \\(position 2\\)"):
+    return rf"^reshape\(\): argument 'shape'{where} must be tuple of ints, {got}$"
+
+
+FUNCTION_FORM = {
+    # the function form takes one ``tuple of ints`` (no sizes one by one) and counts
+    # ``input`` in its positions and its number of arguments
+    "reshape(x, 2, 12)": (lambda L, x: L.reshape(x, 2, 12),
+                          r"^reshape\(\) takes 2 positional arguments but 3 were given$"),
+    "reshape(x, 2, 3, 4)": (lambda L, x: L.reshape(x, 2, 3, 4),
+                            r"^reshape\(\) takes 2 positional arguments but 4 were given$"),
+    "reshape(x, True, 24)": (lambda L, x: L.reshape(x, True, 24),
+                             r"^reshape\(\) takes 2 positional arguments but 3 were given$"),
+    "reshape(x, 24)": (lambda L, x: L.reshape(x, 24), _function_must_be("not int")),
+    "reshape(x, True)": (lambda L, x: L.reshape(x, True), _function_must_be("not bool")),
+    "reshape(x, None)": (lambda L, x: L.reshape(x, None), _function_must_be("not NoneType")),
+    "reshape(x, (True, 24))": (lambda L, x: L.reshape(x, (True, 24)), _function_must_be(
+        "but found element of type bool at pos 0")),
+    "reshape(x, (2.0, 12))": (lambda L, x: L.reshape(x, (2.0, 12)), _function_must_be(
+        "but found element of type float at pos 0")),
+    "reshape(x, (2, None))": (lambda L, x: L.reshape(x, (2, None)),
+                              _UNPACK.format("reshape", "shape", 2, "NoneType")),
+    "reshape(x, shape=24)": (lambda L, x: L.reshape(x, shape=24), _function_must_be("not int",
+                                                                                   "")),
+    "reshape(x)": (lambda L, x: L.reshape(x),
+                   r'^reshape\(\) missing 1 required positional arguments: "shape"$'),
+    "reshape(shape=(2, 12))": (lambda L, x: L.reshape(shape=(2, 12)),
+                               r'^reshape\(\) missing 2 required positional argument: '
+                               r'"input", "shape"$'),
+    "reshape(x, (2, 12), foo=1)": (lambda L, x: L.reshape(x, (2, 12), foo=1),
+                                   r"^reshape\(\) got an unexpected keyword argument 'foo'$"),
+    "reshape(x, (2, 12), input=x)": (lambda L, x: L.reshape(x, (2, 12), input=x),
+                                     r"^reshape\(\) got multiple values for argument 'input'$"),
+    "reshape([1.0], (1,))": (lambda L, x: L.reshape([1.0], (1,)), r"^reshape\(\): argument "
+                             r"'input' \(position 1\) must be Tensor, not list$"),
+    "x.reshape()": (lambda L, x: x.reshape(),
+                    r'^reshape\(\) missing 1 required positional arguments: "shape"$'),
+}
+
+
+@pytest.mark.parametrize("case", list(FUNCTION_FORM))
+def test_reshapes_function_form_raises_pytorchs_type_error(case):
+    call, match = FUNCTION_FORM[case]
+    raises_as_torch(lambda L: call(L, L.arange(24.0)), TypeError, match)
+
+
+def test_reshapes_function_form_takes_a_sequence_or_keywords():
+    got = same_as_torch(lambda L: [list(L.reshape(L.arange(24.0), s).shape) for s in (
+        (2, 12), [3, -1], L.Size([4, 6]))] + [
+        list(L.reshape(input=L.arange(24.0), shape=(6, 4)).shape),
+        list(L.reshape(L.arange(1.0), ()).shape)])
+    assert got == [[2, 12], [3, 8], [4, 6], [6, 4], []]
+
+
+SEQUENCE_AND_SIZES = {
+    # a sequence then more sizes: too many arguments for the sequence's signature; a
+    # sequence after a size fails to unpack (Python's int() words neither)
+    "x.reshape([2, 12], 1)": (lambda x: x.reshape([2, 12], 1),
+                              r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "x.reshape((2, 12), (1,))": (lambda x: x.reshape((2, 12), (1,)),
+                                 r"^reshape\(\) takes 1 positional argument but 2 were given$"),
+    "x.reshape(2, [12])": (lambda x: x.reshape(2, [12]),
+                           _UNPACK.format("reshape", "shape", 2, "list")),
+    "x.view([2, 12], 1)": (lambda x: x.view([2, 12], 1), _combination("list, int")),
+    "x.view(2, (12,))": (lambda x: x.view(2, (12,)), _UNPACK.format("view", "size", 2, "tuple")),
+}
+
+
+@pytest.mark.parametrize("case", list(SEQUENCE_AND_SIZES))
+def test_a_sequence_beside_other_sizes_raises_pytorchs_type_error(case):
+    call, match = SEQUENCE_AND_SIZES[case]
+    raises_as_torch(lambda L: call(L.arange(24.0)), TypeError, match)
