@@ -174,6 +174,9 @@ def test_views_of_host_op_results_made_anew_each_step_are_copied_to_xla_once(mon
     real = _host_value._put
     monkeypatch.setattr(_host_value, "_put", lambda v, small: (
         v.dtype.kind == "i" and puts.append(v.shape)) or real(v, small))  # the integers
+    # (the pool is the process's, bounded: earlier tests' copies filling it would empty it
+    # midway through this one)
+    monkeypatch.setattr(_host_value, "_copies", {})
 
     def run(L):
         F = L.nn.functional
