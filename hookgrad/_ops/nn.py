@@ -29,7 +29,7 @@ from .registry import defop, export, shape_broadcast_error
 from .shape import T, VIEW, wrap_dim
 from .views import COPY_TWIN, view_apply
 from .stages import modes as _modes
-from .stages.modes import INTERCEPT as _intercept
+from .stages.modes import INTERCEPT as _intercept, SUBCLASS_STAGE as _subclasses
 
 _gm = grad_mode._state
 
@@ -81,7 +81,8 @@ def linear(input, weight, bias=None) -> Tensor:
                         or bias is not None and bias._requires_grad):
         if input.__class__ in _PLAIN and weight.__class__ in _PLAIN and \
                 len(si := input._arr.shape) >= 3 and len(sw := weight._arr.shape) == 2 and \
-                not (_modes.MODES or _intercept[0] or _dual[0] or COPY_TWIN[0]) and \
+                not (_modes.MODES or _intercept[0] and _intercept[0] is not _subclasses[0]
+                     or _dual[0] or COPY_TWIN[0]) and \
                 _lazy_state["enabled"] and _fm.backend is None and \
                 (input._view is None or input.is_contiguous()) and (out := (
                     _linear_rows(input, weight, si, sw) if bias is None else

@@ -205,6 +205,25 @@ def test_a_dispatch_mode_sees_the_four_ops(taken):
     assert close(got, step(hg), 1e-4)
 
 
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_once_a_dtensor_exists_plain_tensors_still_take_the_one_pass(taken, bias):
+    """DTensor's stage stays in the interceptor slot once a DTensor was made (for the rest
+    of the process) and passes plain Tensors through unchanged: their Linears keep the one
+    pass (they declined for good after any DTensor test ran in the same process)."""
+    from hookgrad.distributed.tensor import _dispatch  # noqa: F401 (fills SUBCLASS_STAGE)
+    from hookgrad._ops.stages import modes
+    before = modes.INTERCEPT[0]
+    modes.INTERCEPT[0] = modes.SUBCLASS_STAGE[0]
+    try:
+        _steady(hg, bias=bias)
+        warm = taken["taken"]
+        got = _steady(hg, bias=bias)
+    finally:
+        modes.INTERCEPT[0] = before
+    assert taken["taken"] - warm == 2 * RUNS  # both projections, every step once warm
+    assert close(got, step(hg, bias=bias), 1e-4)
+
 def test_forward_ad_compiled_functional_and_vmapped_calls_agree(taken):
     want = _steady(hg)
     x, w = hg.tensor(X), hg.tensor(W)
