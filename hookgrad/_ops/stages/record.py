@@ -158,25 +158,11 @@ def _record(op, key, args, res, site=None, out=None, shadow=None):
                     _memo.keep(_AT_POSITIONS, at, known)
     else:
         saves = known.saves
-    node = _new(op._node_cls)  # Node.__init__, inlined (tests/ops check every slot is set)
-    node._next = tuple(edges)
-    node._seq = next(_sequence)
-    node._hooks = node._metadata = node._out_saved = node._extra = None  # (hooks: all kinds)
-    node._site, node._stored, node._consts = known, stored, consts
-    node._freed = False
+    node = _new_node(op, known, edges, stored, consts)
     if _anomaly.enabled:  # detect_anomaly: keep the forward's traceback
         anomaly_mode.store_stack(node)
     if out is None and res.__class__ is not tuple:  # one fresh output: the common case
-        result = t = _new(Tensor)  # Tensor._wrap, inlined (a fresh Tensor's uncounted writes)
-        _set_arr(t, res)
-        _set_version(t, 0)
-        _set_nr(t, 0)
-        if known.meta.dtype in INEXACT:
-            _set_fn(t, node)
-            _set_rg(t, True)
-        else:
-            _set_fn(t, None)
-            _set_rg(t, False)
+        result = t = _fresh_output(node, res, known)
     else:
         result = _attach_outputs(node, res, out)
         t = out if out is not None else result[0]
@@ -261,22 +247,8 @@ def record_at_site(op, key, args, res, site):
         if ver.__class__ is _Moving:
             ver = ver.value()
         stored.append((arr, a, ver, e))
-    node = _new(op._node_cls)  # as in ``_record``
-    node._next = tuple(edges)
-    node._seq = next(_sequence)
-    node._hooks = node._metadata = node._out_saved = node._extra = None
-    node._site, node._stored, node._consts = known, stored, consts
-    node._freed = False
-    t = _new(Tensor)
-    _set_arr(t, res)
-    _set_version(t, 0)
-    _set_nr(t, 0)
-    if known.meta.dtype in INEXACT:
-        _set_fn(t, node)
-        _set_rg(t, True)
-    else:
-        _set_fn(t, None)
-        _set_rg(t, False)
+    node = _new_node(op, known, edges, stored, consts)
+    t = _fresh_output(node, res, known)
     if known.saves or has_saved == 2:
         if has_saved == 2 or open_contexts[0] and _hooked():
             _pack(node, stored, t, t)
@@ -289,6 +261,34 @@ def record_at_site(op, key, args, res, site):
     node._has_saved = has_saved
     return t
 
+
+
+def _new_node(op, known, edges, stored, consts):
+    """``op``'s node at ``known`` (its ``NodeSite``): Node.__init__, inlined (tests/ops
+    check every slot is set)."""
+    node = _new(op._node_cls)
+    node._next = tuple(edges)
+    node._seq = next(_sequence)
+    node._hooks = node._metadata = node._out_saved = node._extra = None  # (hooks: all kinds)
+    node._site, node._stored, node._consts = known, stored, consts
+    node._freed = False
+    return node
+
+
+def _fresh_output(node, res, known):
+    """``node``'s one output, a new Tensor of value ``res``: Tensor._wrap, inlined (a fresh
+    Tensor's uncounted writes)."""
+    t = _new(Tensor)
+    _set_arr(t, res)
+    _set_version(t, 0)
+    _set_nr(t, 0)
+    if known.meta.dtype in INEXACT:
+        _set_fn(t, node)
+        _set_rg(t, True)
+    else:
+        _set_fn(t, None)
+        _set_rg(t, False)
+    return t
 
 def _plan(op, stored, want, needed):
     """``NodeSite.plan`` of a node whose arguments ``_record`` stored as ``stored``."""
