@@ -10,8 +10,9 @@ backward hook keeping ``grad_output[0].norm()``; JAX computes the same norms). E
 runner starts from the same weights; their first losses are checked equal.
 
 Each runner runs in its own process: ms/step is the median of synced steps after
-warm-up (hookgrad eager's also once its steps compile nothing more: "steady"); "peak MB" is the process's peak resident memory during those steps over its
-memory before the model was built (the CPU backend's buffers included, and what the
+warm-up (hookgrad eager's also once its steps compile nothing more: "steady"); "peak MB"
+is the process's peak resident memory during those steps over its memory before the
+model was built (the CPU backend's buffers included, and what the
 allocator kept from compiling in warm-up: a coarse, host-side figure). PyTorch runs with its
 default intra-op threads; on a machine whose cores are busy they oversubscribe.
 
@@ -234,8 +235,8 @@ def _median_ms(run, steps):
 
 def _settle(run, rounds):
     """Run until the steps compile nothing more (at most ``rounds`` steps): under hookgrad,
-    waiting each time for the background compiles the step started, until ``STEADY``
-    steps in a row compiled nothing. NOTE: one such step says nothing: a forward segment
+    waiting each time for the background compiles the step started, until
+    ``COMPILE_AT + 1`` steps in a row compiled nothing. NOTE: one such step says nothing: a forward segment
     runs op by op on its first sightings and is compiled only from its
     ``lazy_segment.COMPILE_AT``-th (a fused backward chain from its second), so the steps
     between compile nothing either; stopping at the first of them timed the op-by-op
