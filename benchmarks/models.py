@@ -236,8 +236,8 @@ def _median_ms(run, steps):
 def _settle(run, rounds):
     """Run until the steps compile nothing more (at most ``rounds`` steps): under hookgrad,
     waiting each time for the background compiles the step started, until
-    ``COMPILE_AT + 1`` steps in a row compiled nothing. NOTE: one such step says nothing: a forward segment
-    runs op by op on its first sightings and is compiled only from its
+    ``COMPILE_AT + 1`` steps in a row compiled nothing. NOTE: one such step says nothing:
+    a forward segment runs op by op on its first sightings and is compiled only from its
     ``lazy_segment.COMPILE_AT``-th (a fused backward chain from its second), so the steps
     between compile nothing either; stopping at the first of them timed the op-by-op
     regime (2-3x the steady step of an HF forward). A step must also split no PRNG key
