@@ -80,30 +80,12 @@ def rows(input, weight, si, sw):
     # one leaves the trace and the graph where the op-by-op path leaves them)
     if new:
         leaves.extend(new)
-    gen = tr.gen
-    p0 = _pending(T, _NO_KEY, f0, [wa], e0, gen)
-    index[p0] = n
-    tr.n = n + 1
     # (an argument no gradient reaches, a frozen weight or a model's input: no node)
-    wt = record_at_site(T, _NO_KEY, (weight,), p0, e0[3]) if weight._requires_grad else _wrap(p0)
-    p0.ref = _weakref(wt)
-    p1 = _pending(RESHAPE, k1, f1, [xa], e1, gen)
-    index[p1] = n + 1
-    tr.n = n + 2
-    r = record_at_site(RESHAPE, k1, (input,), p1, e1[3]) if input._requires_grad else _wrap(p1)
-    p1.ref = _weakref(r)
+    wt = _step(tr, T, _NO_KEY, f0, [wa], e0, (weight,), weight._requires_grad)
+    r = _step(tr, RESHAPE, k1, f1, [xa], e1, (input,), input._requires_grad)
     make_view(r, input, _RESHAPE_GEOMETRY, {"shape": shape_rows})  # as ``view_apply``
-    p2 = _pending(MM, _NO_KEY, f2, [p1, p0], e2, gen)
-    index[p2] = n + 2
-    tr.n = n + 3
-    y = record_at_site(MM, _NO_KEY, (r, wt), p2, e2[3])
-    p2.ref = _weakref(y)
-    p3 = _pending(UNSAFE_VIEW, k3, f3, [p2], e3, gen)
-    index[p3] = n + 3
-    tr.n = n + 4
-    out = record_at_site(UNSAFE_VIEW, k3, (y,), p3, e3[3])
-    p3.ref = _weakref(out)
-    return out
+    y = _step(tr, MM, _NO_KEY, f2, [r._arr, wt._arr], e2, (r, wt), True)
+    return _step(tr, UNSAFE_VIEW, k3, f3, [y._arr], e3, (y,), True)
 
 
 def rows_addmm(input, weight, bias, si, sw):
@@ -143,28 +125,11 @@ def rows_addmm(input, weight, bias, si, sw):
         return None
     if new:  # (as in ``rows``: each op's pending value, then its node)
         leaves.extend(new)
-    gen = tr.gen
-    p0 = _pending(VIEW, k0, f0, [xa], e0, gen)
-    index[p0] = n
-    tr.n = n + 1
-    r = record_at_site(VIEW, k0, (input,), p0, e0[3]) if input._requires_grad else _wrap(p0)
-    p0.ref = _weakref(r)
+    r = _step(tr, VIEW, k0, f0, [xa], e0, (input,), input._requires_grad)
     make_view(r, input, _VIEW_GEOMETRY, {"shape": shape_rows})
-    p1 = _pending(T, _NO_KEY, f1, [wa], e1, gen)
-    index[p1] = n + 1
-    tr.n = n + 2
-    wt = record_at_site(T, _NO_KEY, (weight,), p1, e1[3]) if weight._requires_grad else _wrap(p1)
-    p1.ref = _weakref(wt)
-    p2 = _pending(ADDMM, _ONES, f2, [ba, p0, p1], e2, gen)
-    index[p2] = n + 2
-    tr.n = n + 3
-    y = record_at_site(ADDMM, _ONES, (bias, r, wt), p2, e2[3])
-    p2.ref = _weakref(y)
-    p3 = _pending(VIEW, k3, f3, [p2], e3, gen)
-    index[p3] = n + 3
-    tr.n = n + 4
-    out = record_at_site(VIEW, k3, (y,), p3, e3[3])
-    p3.ref = _weakref(out)
+    wt = _step(tr, T, _NO_KEY, f1, [wa], e1, (weight,), weight._requires_grad)
+    y = _step(tr, ADDMM, _ONES, f2, [ba, r._arr, wt._arr], e2, (bias, r, wt), True)
+    out = _step(tr, VIEW, k3, f3, [y._arr], e3, (y,), True)
     make_view(out, y, _VIEW_GEOMETRY, {"shape": k3[0][1]})
     return out
 
@@ -184,11 +149,17 @@ def _fits(a, w, index, leaves, new):
     return True
 
 
-def _pending(op, key, fn, arrs, entry, gen):
+def _step(tr, op, key, fn, arrs, entry, args, record):
+    """One of the four: its pending value (as ``defer`` makes one, the trace's next op),
+    then its Tensor, through the record stage when ``record`` (an argument requires grad)."""
     p = _new(Pending)
     p.op, p.key, p.fn, p.args, p.aval = op, key, fn, arrs, entry[3].aval
-    p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, gen, entry[4]
-    return p
+    p.value, p.ref, p.saved, p.gen, p.depth = None, None, False, tr.gen, entry[4]
+    tr.index[p] = tr.n
+    tr.n += 1
+    t = record_at_site(op, key, args, p, entry[3]) if record else _wrap(p)
+    p.ref = _weakref(t)
+    return t
 
 
 def _prod(dims):
