@@ -335,6 +335,41 @@ def test_the_compiler_drops_its_queue_at_shutdown():
     assert not compiler._thread.is_alive()
 
 
+def test_a_compile_job_runs_with_the_switch_interval_lowered_then_restores_it():
+    """While a job runs the interpreter switches threads every ``SWITCH`` seconds (the
+    caller's thread, letting go of the lock in each C call, gets it back sooner); the
+    previous interval comes back after the job, and one set meanwhile is kept."""
+    import sys
+    compiler, before = tiered._Compiler(), sys.getswitchinterval()
+    try:
+        seen = compiler.submit(sys.getswitchinterval).result(timeout=60)
+        assert seen == pytest.approx(min(before, tiered.SWITCH), abs=1e-6)
+        assert sys.getswitchinterval() == before
+        compiler.submit(sys.setswitchinterval, 0.002).result(timeout=60)  # someone's own
+        assert sys.getswitchinterval() == pytest.approx(0.002, abs=1e-6)
+    finally:
+        sys.setswitchinterval(before)
+        compiler.shutdown()
+
+
+def test_values_kept_in_numpy_are_put_before_the_compiled_call(first_tier):
+    """``call_ready`` with ``Host`` values (a backward chain's saved values while its
+    forward still runs op by op) puts them before calling the compiled program: JAX never
+    sees one (its refusal, a TypeError, costs ~1.5 ms of traceback filtering)."""
+    from hookgrad._host_value import Host
+    prog = tiered.jit(lambda a, b: a * b + 1.0)
+    x = jnp.asarray(np.linspace(-1, 1, 6, dtype=np.float32))
+    prog(x, x)
+    kept = prog.host(x, x)
+    assert kept.__class__ is Host
+    prog._sigs[tiered._signature((x, x))] = tiered._JITTED  # as once its compile is ready
+    jitted, seen = prog.jitted, []
+    prog.jitted = lambda *args: seen.append([a.__class__ for a in args]) or jitted(*args)
+    got = prog.call_ready(x, kept)
+    assert seen and not any(Host in classes for classes in seen)
+    np.testing.assert_allclose(got, np.asarray(x) * (np.asarray(x) ** 2 + 1) + 1, rtol=1e-6)
+
+
 def test_a_large_program_is_ready_at_once_with_tiered_execution_off():
     program = tiered.jit(lambda a: a * 3.0)
     with hg.autograd.set_tiered_execution(False):
