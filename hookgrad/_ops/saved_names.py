@@ -122,6 +122,8 @@ def saved_attribute(node, attr):
         return _arg_value(node, where)
     if kind == _OUT:
         return _out_value(node, where)
+    if kind == _STRIDES:
+        return _strides(node, where)
     shape, dtype = _arg_meta(node, where)
     if kind == _DTYPE:
         from .._dtype import from_jax
@@ -188,6 +190,17 @@ def _arg_value(node, i):
             return tensor(v)
         return v
     return None  # only its shape was kept: not saved
+
+
+def _strides(node, i):
+    """Argument ``i``'s strides as it was recorded; empty when it needs no gradient (its
+    strides serve only its own formula, and PyTorch keeps them only for it)."""
+    if i not in node._site.want:
+        return ()
+    s = _stored(node, i)
+    if s.__class__ is tuple and s[1] is not None:
+        return tuple(s[1].stride())
+    return contiguous_strides(_arg_meta(node, i)[0])
 
 
 def _arg_meta(node, i):
