@@ -10,7 +10,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .numpy_operands import by_numpy
-from .parser_errors import arity_error, as_method, invalid_arguments, not_a
+from .parser_errors import arguments_error, as_method, invalid_arguments, not_a
 
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 # the rows whose only signature takes a Tensor ``other`` (``values`` for heaviside): PyTorch's
@@ -39,6 +39,39 @@ def refused(name, other):
     if name in ONE_SIGNATURE:
         return not_a(name, TENSOR_ONLY.get(name, "other"), other, "Tensor")
     return invalid_arguments(name, FORMS, other)
+
+
+_OUT = ", *, Tensor out = None"
+# the function forms PyTorch adds to ``(Tensor input, Tensor other)`` and ``(Tensor input,
+# Number other)`` for the rows that have a Number form (``out=`` where it is given)
+_NUMBER_FORMS = {"floor_divide": ("(Tensor input, Number other)",),
+                 "xlogy": (f"(Number self, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+                 **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), (
+                     "(Number self, Tensor other)", f"(Tensor input, Number other{_OUT})"))}
+
+
+def signatures(name):
+    """PyTorch's signatures of the binary row ``name``: its method's and its function's,
+    as its parser lists them (a row without a Number form has one of each)."""
+    if name == "multiply":  # (mul's alias, its own signatures)
+        return FORMS, (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)")
+    if name in LOGICAL or name in ONE_SIGNATURE:
+        other = TENSOR_ONLY.get(name, "other")
+        return (f"(Tensor {other})",), (f"(Tensor input, Tensor {other}{_OUT})",)
+    return FORMS, (f"(Tensor input, Tensor other{_OUT})",
+                   *_NUMBER_FORMS.get(name, (f"(Tensor input, Number other{_OUT})",)))
+
+
+_NO = object()  # an operand not given (``x.eq()``)
+
+
+def call_error(name, forms, args, more, kwargs):
+    """PyTorch's TypeError for a call of a binary row's form (``forms``: its signatures)
+    with ``args`` (the operands given, ``_NO`` for one that was not), ``more`` positional
+    arguments and ``kwargs``."""
+    err = arguments_error(name, forms, (*(a for a in args if a is not _NO), *more), kwargs)
+    err.refused_call = True  # (worded again where the operands came by keyword)
+    return err
 
 
 def with_keywords(fn, input, other, kwargs):
@@ -82,17 +115,16 @@ def inplace_operand(name):
     one ``other``, which its function would take (a Tensor only, for a row without a
     Number signature), else its error worded for the method (``mul_()``)."""
     method = name + "_"
+    forms = signatures(name)[0]
     tensor_only = name in LOGICAL or name in TENSOR_ONLY
 
     def check(*args, **kwargs):
         if kwargs or len(args) != 1:
-            raise arity_error(method, ("other",), args, kwargs)
+            raise arguments_error(method, forms, args, kwargs)
         other = args[0]
         if other.__class__ is Tensor:
             return
-        if tensor_only and not isinstance(other, Tensor):
-            raise not_a(method, TENSOR_ONLY.get(name, "other"), other, "Tensor")
-        if other.__class__ not in OPERANDS and (
+        if tensor_only and not isinstance(other, Tensor) or other.__class__ not in OPERANDS and (
                 not isinstance(other, OPERATOR_OPERANDS) or other.__class__ is np.ndarray):
-            raise as_method(refused(name, other), method)
+            raise arguments_error(method, forms, args, {})
     return check

@@ -231,20 +231,48 @@ def arity_error(name, params, args, kwargs):
                      + ", ".join(f'"{p}"' for p in missing))
 
 
-def arguments_error(name, forms, args, kwargs):
+def arguments_error(name, forms, args, kwargs, hidden=False):
     """PyTorch's TypeError for a call of ``name`` (``args`` after ``self`` for a method)
     that none of its signatures ``forms`` (the method's or the function's, as called)
     takes, where the arguments themselves are the fault (an unknown keyword, one too
     many). Its parser counts the arguments, keywords included: where exactly one signature
     takes that many, it raises that signature's own error (``sum() got an unexpected
     keyword argument 'foo'``, a missing or mistyped argument); otherwise it lists them all,
-    the keywords in the reverse of their order."""
-    n = len(args) + len(kwargs)
+    the keywords in the reverse of their order. An op of one signature raises its own
+    error whatever the count (``mul() missing 1 required positional arguments``), unless
+    it has ``hidden`` ones too (add's and sub's deprecated ``(Tensor, Number alpha, Tensor
+    other)``), which count as several but are never listed: one listed alone reads ``got
+    (...), but expected (...)``, the arguments it cannot take marked."""
     params = [_params(f) for f in forms]
+    if len(forms) == 1 and not hidden:
+        return _own_error(name, params[0], args, kwargs)
+    n = len(args) + len(kwargs)
     fit = [p for p in params if _required(p) <= n <= len(p)]
     if len(fit) == 1:
         return _own_error(name, fit[0], args, kwargs)
-    return _invalid(name, forms, args, dict(reversed(list(kwargs.items()))), _why_keywords)
+    kwargs = dict(reversed(list(kwargs.items())))
+    if len(forms) == 1:
+        return _one_form(name, forms[0], params[0], args, kwargs)
+    return _invalid(name, forms, args, kwargs, _why_keywords)
+
+
+def _one_form(name, form, params, args, kwargs):
+    """The parser's listing of one signature (``got (Tensor, !Tensor!), but expected
+    (Tensor other, *, Number alpha = 1)``): an argument marked where the signature has no
+    place for it or its type does not fit."""
+    positional = [p for p in params if not p[3]]
+    by_name = {p[1]: p for p in params}
+    got = [_described(v) if i < len(positional) and _takes(positional[i][0], v)
+           else f"!{_described(v)}!" for i, v in enumerate(args)]
+    got += [f"{k}={_described(v)}" if k in by_name and _takes(by_name[k][0], v)
+            else f"!{k}={_described(v)}!" for k, v in kwargs.items()]
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected {form}")
+
+
+# the ops whose parser takes a Python number for a ``Tensor`` parameter (``x.mul(2)``)
+NUMBERS_AS_TENSORS = frozenset(("add", "sub", "subtract", "mul", "multiply", "div", "divide",
+                                "true_divide", "floor_divide"))
 
 
 def _params(form):
@@ -270,6 +298,7 @@ def _own_error(name, params, args, kwargs):
     first missing required one on, or of a type it does not take), then the keywords left
     (unknown, or given twice)."""
     positional = [p for p in params if not p[3]]
+    numbers = (name[:-1] if name.endswith("_") else name) in NUMBERS_AS_TENSORS
     if len(args) > len(positional):
         lo, hi = sum(p[2] is None for p in positional), len(positional)
         took = f"from {lo} to {hi}" if lo != hi else str(hi)
@@ -286,7 +315,8 @@ def _own_error(name, params, args, kwargs):
                              f"{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")
         else:
             continue
-        if not (value is None and default == "None" or _takes(kind, value)):
+        if not (value is None and default == "None" or _takes(kind, value) or
+                kind == "Tensor" and numbers and value.__class__ in (int, float, complex, bool)):
             return not_a(name, arg, value, kind, where)
     names = [p[1] for p in params]
     for k in kwargs:
@@ -315,4 +345,14 @@ def _why_keywords(form, args, given):
     if bad:
         return ("      didn't match because some of the keywords were incorrect: "
                 f"{', '.join(bad)}\n")
-    return _why_not(form, args, {}) if not given else ""
+    if not given:
+        return _why_not(form, args, {})
+    kinds = {p[1]: p[0] for p in _params(form)}
+    marked = [_described(v) if _fits(p[0], v) else f"!{_described(v)}!"
+              for p, v in zip(_params(form), args)]
+    marked += [f"{k}={_described(v)}" if _fits(kinds[k], v) else f"!{k}={_described(v)}!"
+               for k, v in given.items()]
+    if all(not m.startswith("!") for m in marked):
+        return ""
+    return ("      didn't match because some of the arguments have invalid types: "
+            f"({', '.join(marked)})\n")

@@ -10,19 +10,21 @@ alpha, a rounding mode) are ``@variants`` choosers.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .binary_operands import (FORMS, LOGICAL, ONE_SIGNATURE, OPERAND_KINDS, OPERANDS,
-                              OPERATOR_OPERANDS, TENSOR_ONLY, inplace_operand, refused,
+from .binary_forms import REFLECTED_FORM, binary_form, read_by_numpy
+from .binary_operands import (OPERANDS, OPERATOR_OPERANDS, inplace_operand, signatures,
                               with_keywords)
 from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
-from .parser_errors import (REFUSED_OTHERS, integer, invalid_arguments, not_a, refuse_input,
+from .parser_errors import (REFUSED_OTHERS, integer, not_a, refuse_input,
                             refuse_other)
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping,
                         floats_only as _floats_only, ordered as _ordered,
@@ -200,12 +202,6 @@ _BINARY = [
 ]
 
 
-def _read_by_numpy(input):
-    """``input <op> array``: PyTorch leaves it to NumPy, which reads ``input`` by numpy()."""
-    if isinstance(input, Tensor) and input._requires_grad:
-        input.numpy()
-
-
 def _unary(row):
     op = row.op()
     name = row.name
@@ -218,69 +214,29 @@ def _unary(row):
     return op
 
 
-_ORDERING = ("lt", "le", "gt", "ge")
 # the rows with a Tensor operator (``x * y``, ``x == y``, ``x & y``)
-_OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
-                  "bitwise_xor")
+_OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
+                  "bitwise_or", "bitwise_xor")
 OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 # the reflected operators (``2 * x``: ``__rmul__``) of the rows that have one: a NumPy array
 # on the left is NotImplemented, as PyTorch's are (NumPy deferred to the Tensor: Python
 # raises "unsupported operand type(s)")
 _REFLECTED_ROWS = ("mul", "bitwise_and", "bitwise_or", "bitwise_xor")
-_REFLECTED = "reflected"
 REFLECTED = {}
 
 
 def _binary(row):
     op = row.op()
-    row.expose(_binary_form(op, row.name, False), op, inplace_operand(row.name))
+    for name in (row.name, *row.aliases):  # each alias its own forms, which name it
+        method_forms, function_forms = signatures(name)
+        dataclasses.replace(row, name=name, aliases=()).expose(
+            binary_form(op, name, function_forms), op, inplace_operand(name),
+            binary_form(op, name, method_forms))
     if row.name in _OPERATOR_ROWS:
-        OPERATORS[row.name] = _binary_form(op, row.name, True)
+        OPERATORS[row.name] = binary_form(op, row.name, True)
     if row.name in _REFLECTED_ROWS:
-        REFLECTED[row.name] = _binary_form(op, row.name, _REFLECTED)
+        REFLECTED[row.name] = binary_form(op, row.name, REFLECTED_FORM)
     return op
-
-
-def _binary_form(op, name, operator):
-    """A binary row's function (``operator``: its Tensor operator's, ``x < y``, or
-    ``_REFLECTED``: its reflected operator's, ``2 * x``): one body for all, which differ
-    only in what an array or list operand gets."""
-    logical = name in LOGICAL or name in TENSOR_ONLY  # (no Number signature)
-    ordering = name in _ORDERING
-
-    def fn(input, other):
-        if other.__class__ is not Tensor and not isinstance(other, Tensor):
-            if operator and not isinstance(other, OPERAND_KINDS):
-                return NotImplemented  # (see operator_of)
-            if logical or other.__class__ in (np.ndarray, list):
-                # PyTorch's parser takes neither; an operator leaves an array to NumPy (an
-                # ordering's to Python: "'<' not supported between instances of ...")
-                if not operator or logical:
-                    raise refused(name, other)
-                if ordering:
-                    return NotImplemented
-            if other.__class__ is np.ndarray:
-                if operator is _REFLECTED:
-                    return NotImplemented
-                if operator and name in BY_NUMPY:
-                    return by_numpy(name, input, other)
-                _read_by_numpy(input)
-            if other.__class__ not in NUMBERS and not isinstance(other, OPERAND_KINDS):
-                raise refused(name, other)  # None, a string, ...
-            other = other if other.__class__ in NUMBERS else other.item() \
-                if isinstance(other, np.generic) else to_tensor_like(other)
-        if input.__class__ is not Tensor and not isinstance(input, Tensor):
-            if input.__class__ not in NUMBERS:  # a number: some rows take one (pow, remainder)
-                raise not_a(name, "input", input, "Tensor") if name in ONE_SIGNATURE or \
-                    logical else invalid_arguments(name, FORMS, input, other)
-            input = to_tensor_like(input)
-        try:  # bapply, inlined: the hot path of every binary operator
-            return apply(op, (input, other))
-        except (TypeError, ValueError):
-            raise broadcast_error((input, other)) or reraise() from None
-    fn.__name__ = fn.__qualname__ = name
-    fn.__annotations__ = {"return": "Tensor"}
-    return fn
 
 
 UNARY = {row.name: _unary(row) for row in _UNARY}    # name -> Op
@@ -415,7 +371,7 @@ def sub(input, other, *, alpha=1) -> OpCall:
     if input.__class__ in _NOT_INPUTS or input is None:
         raise not_a("sub", "input", input, "Tensor")
     if other.__class__ is np.ndarray:
-        _read_by_numpy(input)
+        read_by_numpy(input)
     elif other is None or other.__class__ is str:
         raise not_a("sub", "other", other, "Tensor")
     args = (to_tensor_like(input), to_tensor_like(other))
@@ -488,7 +444,7 @@ def div(input, other, *, rounding_mode=None) -> OpCall:
     if input.__class__ in _NOT_INPUTS or input is None:
         raise not_a("div", "input", input, "Tensor")
     if other.__class__ is np.ndarray:
-        _read_by_numpy(input)
+        read_by_numpy(input)
     elif other is None or other.__class__ is str:
         raise not_a("div", "other", other, "Tensor")
     return op, (to_tensor_like(input), to_tensor_like(other)), None

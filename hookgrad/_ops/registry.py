@@ -194,17 +194,19 @@ class OpDef:
         return defop(self.name, self.fwd, self.node, self.save, self.bwd,
                      scalar_edges=self.scalar_edges, nondiff=self.nondiff, names=self.names)
 
-    def expose(self, fn, op, inplace_check=None):
+    def expose(self, fn, op, inplace_check=None, method=None):
         """Publish ``fn`` (the out-of-place form) and, per the row, the in-place form
         (``inplace_check(*args, **kwargs)``: the parser's checks of the arguments after
-        ``self``)."""
-        fn.__name__ = fn.__qualname__ = self.name
-        fn.__annotations__ = {"return": "Tensor"}
+        ``self``); ``method``: the Tensor method, where it is not ``fn`` (whose errors are
+        the function's: ``fn`` then takes ``out=`` itself)."""
+        for f in (fn, method or fn):
+            f.__name__ = f.__qualname__ = self.name
+            f.__annotations__ = {"return": "Tensor"}
         names = (self.name, *self.aliases)
         # PyTorch's Tensor methods take no ``out=`` (``t.sin(out=o)`` is a TypeError): the
         # method is ``fn`` itself, one Python call fewer per op than the function
-        _expose(with_out(fn), names, False, self.function)
-        _expose(fn, names, self.method, False)
+        _expose(with_out(fn) if method is None else fn, names, False, self.function)
+        _expose(method or fn, names, self.method, False)
         if self.inplace:
             method = inplace_of(op, self.name, inplace_check)
             _returns_tensor(method, fn, "self")
