@@ -36,6 +36,10 @@ def binary_form(op, name, operator):
     forms, operator = (operator, False) if operator.__class__ is tuple else (None, operator)
     is_method = forms is not None and not forms[0].startswith("(Tensor input")
     takes_out = forms is not None and not is_method  # (the function: no with_out around it)
+    # a number ``input``: where a signature takes one (``bitwise_and(2, t)``), or the parser
+    # reads a number as a Tensor (``mul(2, t)``); an operator's ``input`` is a Tensor
+    number_input = forms is None or name in NUMBERS_AS_TENSORS or any(
+        f.startswith("(Number self") for f in forms)
     other_name = TENSOR_ONLY.get(name, "other")
 
     def refused(input, other, more=(), kwargs=None):
@@ -88,7 +92,7 @@ def binary_form(op, name, operator):
             other = other if other.__class__ in NUMBERS else other.item() \
                 if isinstance(other, np.generic) else to_tensor_like(other)
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
-            if input.__class__ not in NUMBERS:  # a number: some rows take one (pow, remainder)
+            if input.__class__ not in NUMBERS or not number_input:
                 raise refused(input, other)
             input = to_tensor_like(input)
         try:  # bapply, inlined: the hot path of every binary operator
@@ -97,10 +101,14 @@ def binary_form(op, name, operator):
             raise broadcast_error((input, other)) or reraise() from None
     fn.__name__ = fn.__qualname__ = name
     fn.__annotations__ = {"return": "Tensor"}
-    fn.__signature__ = _OPERANDS_SIGNATURE
+    fn.__signature__ = _FUNCTION_SIGNATURE if takes_out else _OPERANDS_SIGNATURE
     return fn
 
 
 _OPERANDS_SIGNATURE = inspect.Signature(
     [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("input", "other")],
     return_annotation="Tensor")
+_FUNCTION_SIGNATURE = _OPERANDS_SIGNATURE.replace(parameters=[
+    *_OPERANDS_SIGNATURE.parameters.values(),
+    inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                      annotation="Optional[Tensor]")])

@@ -32,6 +32,9 @@ OPERATOR_OPERANDS = (Tensor, *OPERAND_KINDS)
 IN_PLACE_OPERANDS = (Tensor, int, float, complex, np.generic, jax.Array)  # no NumPy array
 
 
+_NO = object()  # an operand not given (``x.eq()``)
+
+
 def refused(name, other):
     """PyTorch's parser's TypeError for an array or a list as a binary row's operand."""
     if name in LOGICAL:
@@ -62,9 +65,6 @@ def signatures(name):
                    *_NUMBER_FORMS.get(name, (f"(Tensor input, Number other{_OUT})",)))
 
 
-_NO = object()  # an operand not given (``x.eq()``)
-
-
 def call_error(name, forms, args, more, kwargs):
     """PyTorch's TypeError for a call of a binary row's form (``forms``: its signatures)
     with ``args`` (the operands given, ``_NO`` for one that was not), ``more`` positional
@@ -74,15 +74,15 @@ def call_error(name, forms, args, more, kwargs):
     return err
 
 
-def with_keywords(fn, input, other, kwargs):
-    """A Tensor operator given keywords (``x.__sub__(1, alpha=2)``, ``x.__truediv__(2,
-    rounding_mode="floor")``): PyTorch's operators are their methods, parsers included,
-    and return NotImplemented for the TypeError of a keyword the method does not take (the
-    method takes no ``out=``)."""
-    if "out" in kwargs:
+def with_keywords(fn, input, other, more, kwargs):
+    """A Tensor operator given keywords or more operands (``x.__sub__(1, alpha=2)``,
+    ``x.__truediv__(2, rounding_mode="floor")``): PyTorch's operators are their methods,
+    parsers included, and return NotImplemented for the TypeError of a call the method
+    refuses (a keyword it does not take, ``out=``, an operand too many or too few)."""
+    if more or "out" in kwargs:
         return NotImplemented
     try:
-        return fn(input, other, **kwargs)
+        return fn(input, **kwargs) if other is _NO else fn(input, other, **kwargs)
     except TypeError:
         return NotImplemented
 
@@ -97,9 +97,9 @@ def operator_of(fn, in_place=False, numpy_name=None):
     kinds = IN_PLACE_OPERANDS if in_place else OPERATOR_OPERANDS
 
     @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
-    def operator(input, other, **kwargs):
-        if kwargs:  # (an in-place ``+=``'s method's: ``x.__iadd__(1, alpha=2)``)
-            return with_keywords(fn, input, other, kwargs)
+    def operator(input, other=_NO, *more, **kwargs):
+        if kwargs or more:  # (an in-place ``+=``'s method's: ``x.__iadd__(1, alpha=2)``)
+            return with_keywords(fn, input, other, more, kwargs)
         if other.__class__ in OPERANDS:
             return fn(input, other)
         if numpy_name is not None and other.__class__ is np.ndarray:

@@ -26,6 +26,14 @@ def not_a(name, arg, value, wanted="int", position=1):
                      f"{type_name(value)}")
 
 
+def refused_call(err):
+    """``err``, a chooser's TypeError for an argument its parser refuses, marked for
+    ``variants(forms=)`` to word again as the parser words the call, for the form called
+    (a function's ``(position 2)``, its method's ``(position 1)``)."""
+    err.refused_call = True
+    return err
+
+
 def number(name, arg, value, position=None, wanted="Number"):
     """``float(value)`` for a scalar argument, or PyTorch's parser TypeError where it is
     no number (a str, None, a sequence), which ``float()`` would word its own way."""
@@ -92,7 +100,8 @@ def _invalid(name, forms, args, given, why):
     why = _why_not if why is True else why  # (else a function of its own, or none)
     err = TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
                     "but expected one of:\n" + "".join(
-                        f" * {f}\n{why(f, args, given) if why else ''}" for f in forms))
+                        f" * {f.replace('?', '')}\n{why(f, args, given) if why else ''}"
+                        for f in forms))
     err.parser_call = (forms, args, given, why)  # for ``as_method`` to word it again
     return err
 
@@ -155,6 +164,8 @@ def _fits(kind, v):
     """Whether the parser takes ``v`` for a parameter of type ``kind`` (a type it has no
     rule for here: taken)."""
     c = v.__class__
+    if kind[-1:] == "?":  # (an optional parameter, which the parser prints without it)
+        return v is None or _fits(kind[:-1], v)
     if kind == "Tensor":
         return isinstance(v, Tensor)
     if kind == "Number":
@@ -189,7 +200,20 @@ _INPUT_FORMS = {
     "copysign": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
     "fmod": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
     "true_divide": (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)"),
+    "float_power": (f"(Tensor input, Tensor exponent{_OUT})",
+                    f"(Number self, Tensor exponent{_OUT})",
+                    f"(Tensor input, Number exponent{_OUT})"),
 }
+
+
+def input_forms(name):
+    """``{name: (the method's signatures, the function's)}`` of an op of ``_INPUT_FORMS``,
+    for ``variants(forms=)``: the method's are the function's that take a Tensor first,
+    without it or ``out``."""
+    methods = tuple("(" + ", ".join(p for p in f[1:-1].split(", ")[1:]
+                                    if p not in ("*", "Tensor out = None")) + ")"
+                    for f in _INPUT_FORMS[name] if f.startswith("(Tensor "))
+    return {name: (methods, _INPUT_FORMS[name])}
 # no form of theirs takes a number ``input`` (a bool is a number for the others' forms)
 _NO_NUMBER_INPUT = ("fmod", "true_divide", "copysign")
 # an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
@@ -200,14 +224,14 @@ REFUSED_OTHERS = frozenset({type(None), str, list, tuple, np.ndarray})
 def refuse_other(name, input, other):
     """PyTorch's TypeError for a binary op's ``other`` that is neither a Tensor nor a
     number (the caller tests ``other.__class__ in REFUSED_OTHERS`` inline)."""
-    raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
+    raise refused_call(invalid_arguments(name, _INPUT_FORMS[name], input, other))
 
 
 def refuse_input(name, input, other):
     """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
     checked) that is not a number either: a list, a string, None, an array."""
     if not isinstance(input, (int, float, complex)) or name in _NO_NUMBER_INPUT:
-        raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
+        raise refused_call(invalid_arguments(name, _INPUT_FORMS[name], input, other))
 
 
 def takes_one(name, args):
@@ -267,7 +291,7 @@ def _one_form(name, form, params, args, kwargs):
     got += [f"{k}={_described(v)}" if k in by_name and _takes(by_name[k][0], v)
             else f"!{k}={_described(v)}!" for k, v in kwargs.items()]
     return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({', '.join(got)}), but expected {form}")
+                     f"({', '.join(got)}), but expected {form.replace('?', '')}")
 
 
 # the ops whose parser takes a Python number for a ``Tensor`` parameter (``x.mul(2)``)
@@ -317,7 +341,7 @@ def _own_error(name, params, args, kwargs):
             continue
         if not (value is None and default == "None" or _takes(kind, value) or
                 kind == "Tensor" and numbers and value.__class__ in (int, float, complex, bool)):
-            return not_a(name, arg, value, kind, where)
+            return not_a(name, arg, value, kind.rstrip("?"), where)
     names = [p[1] for p in params]
     for k in kwargs:
         if k not in names:
@@ -329,7 +353,7 @@ def _own_error(name, params, args, kwargs):
 
 def _takes(kind, value):
     # a ``tuple of ints`` dim takes one int too (PyTorch's ``int[1]``)
-    return _fits(kind, value) or kind == "tuple of ints" and _fits("int", value)
+    return _fits(kind, value) or kind.rstrip("?") == "tuple of ints" and _fits("int", value)
 
 
 def _why_keywords(form, args, given):

@@ -18,14 +18,14 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .binary_forms import REFLECTED_FORM, binary_form, read_by_numpy
-from .binary_operands import (OPERANDS, OPERATOR_OPERANDS, inplace_operand, signatures,
-                              with_keywords)
+from .binary_forms import REFLECTED_FORM, binary_form
+from .binary_operands import (_NO, OPERANDS, OPERATOR_OPERANDS, inplace_operand,
+                              signatures, with_keywords)
 from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
-from .parser_errors import (REFUSED_OTHERS, integer, not_a, refuse_input,
-                            refuse_other)
+from .parser_errors import (REFUSED_OTHERS, input_forms, integer, not_a, refuse_input,
+                            refuse_other, refused_call)
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping,
                         floats_only as _floats_only, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
@@ -289,13 +289,40 @@ def neg(input) -> OpCall:
     return _NEG, (input,), None
 
 
-@variants(inplace=True)
+# PyTorch's signatures of add, sub and div (``variants(forms=)``: the parser's errors)
+_ALPHA_FORMS = (("(Tensor other, *, Number alpha = 1)",),
+                ("(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",))
+_ARITHMETIC_FORMS = {"add": _ALPHA_FORMS, "sub": _ALPHA_FORMS, "subtract": (
+    (_ALPHA_FORMS[0][0], "(Number other, Number alpha = 1)"),
+    (_ALPHA_FORMS[1][0], "(Tensor input, Number other, Number alpha = 1)"))}
+_MODE = "*, str rounding_mode"
+_DIV_FORMS = {"div": (("(Tensor other)", f"(Tensor other, {_MODE})", f"(Number other, {_MODE})"),
+                      ("(Tensor input, Tensor other, *, Tensor out = None)",
+                       f"(Tensor input, Tensor other, {_MODE}, Tensor out = None)",
+                       f"(Tensor input, Number other, {_MODE})")),
+              "divide": (("(Tensor other)", f"(Tensor other, {_MODE})", "(Number other)",
+                          f"(Number other, {_MODE})"),
+                         ("(Tensor input, Tensor other, *, Tensor out = None)",
+                          f"(Tensor input, Tensor other, {_MODE}, Tensor out = None)",
+                          "(Tensor input, Number other)", f"(Tensor input, Number other, {_MODE})"))}
+
+
+def _refuse(name, input, other, alpha=1):
+    """The parser's refusal of ``add``'s, ``sub``'s or ``div``'s operands (a list, an array,
+    None or a str: PyTorch's parser takes a Tensor or a number), worded by ``variants`` for
+    the form called. NOTE: the ops test the operands inline, and call this to raise."""
+    for arg, v in (("input", input), ("other", other)):
+        if v.__class__ in _NOT_INPUTS or v is None:
+            raise refused_call(not_a(name, arg, v, "Tensor"))
+    raise refused_call(not_a(name, "alpha", alpha, "Number", None))
+
+
+@variants(inplace=True, forms=_ARITHMETIC_FORMS, hidden=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
-    if input.__class__ in _NOT_INPUTS or input is None:
-        raise not_a("add", "input", input, "Tensor")
-    if other.__class__ in (np.ndarray, list) or other is None or other.__class__ is str:
-        raise not_a("add", "other", other, "Tensor")  # PyTorch's parser: a Tensor or a number
+    if input.__class__ in _NOT_INPUTS or other.__class__ in _NOT_INPUTS or input is None or \
+            other is None or alpha is None or alpha.__class__ in _NOT_INPUTS:
+        _refuse("add", input, other, alpha)
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
@@ -303,11 +330,11 @@ def add(input, other, *, alpha=1) -> OpCall:
 _NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
-def add_operator(input, other, **kwargs) -> Tensor:
+def add_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     """``input + other`` (``Tensor.__add__``): a Tensor or a Python number to the op, not
     through :func:`add`'s chooser; anything else (or ``alpha=``: ``with_keywords``) through it."""
-    if kwargs:
-        return with_keywords(add, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(add, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
@@ -317,11 +344,11 @@ def add_operator(input, other, **kwargs) -> Tensor:
     return add(input, other)
 
 
-def radd_operator(input, other, **kwargs) -> Tensor:
+def radd_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     """``other + input`` (``Tensor.__radd__``, PyTorch's ``add`` too): as ``add_operator``,
     but a NumPy array is NotImplemented, as PyTorch's reflected operators give it."""
-    if kwargs:
-        return with_keywords(add, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(add, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray or not isinstance(other, OPERATOR_OPERANDS):
@@ -333,11 +360,11 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 radd_operator.__name__ = radd_operator.__qualname__ = "add"
 
 
-def sub_operator(input, other, **kwargs) -> Tensor:
+def sub_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
     number straight to the op, an array to NumPy, anything else through :func:`sub`."""
-    if kwargs:
-        return with_keywords(sub, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(sub, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_SUB, (input, other))
     if other.__class__ is np.ndarray:
@@ -347,10 +374,10 @@ def sub_operator(input, other, **kwargs) -> Tensor:
     return sub(input, other)
 
 
-def div_operator(input, other, **kwargs) -> Tensor:
+def div_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     """``input / other`` (``Tensor.__truediv__``, ``rounding_mode=`` too): as ``sub``'s."""
-    if kwargs:
-        return with_keywords(div, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(div, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_DIV, (input, other))
     if other.__class__ is np.ndarray:
@@ -364,21 +391,18 @@ sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
 
 
-@variants(inplace=True, aliases=("subtract",))
+@variants(inplace=True, aliases=("subtract",), forms=_ARITHMETIC_FORMS, hidden=True)
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
-    if input.__class__ in _NOT_INPUTS or input is None:
-        raise not_a("sub", "input", input, "Tensor")
-    if other.__class__ is np.ndarray:
-        read_by_numpy(input)
-    elif other is None or other.__class__ is str:
-        raise not_a("sub", "other", other, "Tensor")
+    if input.__class__ in _NOT_INPUTS or other.__class__ in _NOT_INPUTS or input is None or \
+            other is None or alpha is None or alpha.__class__ in _NOT_INPUTS:
+        _refuse("sub", input, other, alpha)
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
 
-@variants(inplace=True, method_words=True)  # (the method's errors name it)
+@variants(inplace=True, forms=input_forms("pow"))  # (each form's errors its own)
 def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
@@ -401,11 +425,11 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
-def rsub_operator(input, other, **kwargs) -> Tensor:
+def rsub_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
     to the op (``1 - x``), an operand the parser refuses NotImplemented. PyTorch's
     ``__rsub__`` takes no keyword: given one, it is NotImplemented (its TypeError)."""
-    if kwargs:
+    if kwargs or more:
         return NotImplemented
     if other.__class__ in NUMBERS:
         return bapply(_RSUB, (input, other))
@@ -433,21 +457,21 @@ def true_divide(input, other) -> Tensor:
     return div(input, other)
 
 
-@variants(inplace=True, aliases=("divide",))
+@variants(inplace=True, aliases=("divide",), forms=_DIV_FORMS)
 def div(input, other, *, rounding_mode=None) -> OpCall:
     """``div(input, other, *, rounding_mode=None)`` (alias ``divide``): true division, or
     rounded with ``rounding_mode`` ``'trunc'`` / ``'floor'`` (whose gradient is zero)."""
+    if input.__class__ in _NOT_INPUTS or other.__class__ in _NOT_INPUTS or input is None or \
+            other is None:
+        _refuse("div", input, other)
+    args = (to_tensor_like(input), to_tensor_like(other))
     op = _DIV_MODES.get(rounding_mode) if isinstance(rounding_mode, (str, type(None))) else None
     if op is None:
+        if rounding_mode.__class__ is not str:  # (the parser's: a str or None)
+            raise refused_call(not_a("div", "rounding_mode", rounding_mode, "str", None))
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
-    if input.__class__ in _NOT_INPUTS or input is None:
-        raise not_a("div", "input", input, "Tensor")
-    if other.__class__ is np.ndarray:
-        read_by_numpy(input)
-    elif other is None or other.__class__ is str:
-        raise not_a("div", "other", other, "Tensor")
-    return op, (to_tensor_like(input), to_tensor_like(other)), None
+    return op, args, None
 
 
 _ROUND = defop("round", _ordered(jnp.round, "round_vml"), "RoundBackward0", ())
