@@ -6,8 +6,9 @@ test the type inline (``d.__class__ is bool``: no call on a valid call's path) a
 error here only when they raise. Positions count from the first argument after ``self``, as
 the Tensor method's message does (a function form's message counts one more: hookgrad's
 one Python function for most ops cannot tell which form was called; the ops with a function
-per form over one body, ``variants(forms=, method_words=)``, word each form's errors, and
-``arguments_error`` follows the parser's rule for arguments no signature takes).
+per form over one body, ``variants(forms=, method_words=)`` and the binary rows
+(``binary_forms``), word each form's errors, and ``arguments_error`` follows the parser's
+rule for arguments no signature takes).
 """
 from __future__ import annotations
 

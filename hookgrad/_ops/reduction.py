@@ -238,7 +238,7 @@ def _sum_form(as_method):
     by_keyword = _DIM_KEEPDIM if as_method else _DIM_KEEPDIM | {"input"}
     # NOTE: ``dim`` and ``keepdim`` positional only, a keyword one in ``kwargs``, so that a
     # refused call is worded as it was given (``sum(1, keepdim=1)`` against ``sum(1, 1)``):
-    # a ``dim=`` pays a test and a lookup, no call
+    # a ``dim=`` pays a few tests and one C call
     def sum(input=ALL_DIMS, dim=ALL_DIMS, keepdim=False, /, *extra, dtype=None,
             **kwargs) -> Tensor:
         """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs
@@ -247,12 +247,15 @@ def _sum_form(as_method):
         if kwargs or extra:
             if extra or not kwargs.keys() <= by_keyword or "dim" in kwargs and (
                     dim is not ALL_DIMS) or "keepdim" in kwargs and keepdim is not False or \
-                    kwargs.get("input", input) is ALL_DIMS or "input" in kwargs and (
-                    input is not ALL_DIMS):
+                    ("input" in kwargs) == (input is not ALL_DIMS):  # (twice, or neither)
                 raise with_extra("sum", _SUM_FORMS, as_method, input, dim, keepdim, extra,
                                  dtype, kwargs)
-            input = kwargs.get("input", input)
-            dim, keepdim = kwargs.get("dim", dim), kwargs.get("keepdim", keepdim)
+            if "dim" in kwargs:  # (no call: a ``dim=`` is common)
+                dim = kwargs["dim"]
+            if "keepdim" in kwargs:
+                keepdim = kwargs["keepdim"]
+            if "input" in kwargs:
+                input = kwargs["input"]
         if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str and \
                 input is not ALL_DIMS:
             dim = None
