@@ -10,11 +10,12 @@ import inspect
 import numpy as np
 
 from .._tensor import Tensor
-from .binary_operands import _NO, LOGICAL, OPERAND_KINDS, TENSOR_ONLY, call_error
+from .binary_operands import (LOGICAL, NOT_GIVEN, OPERAND_KINDS, TENSOR_ONLY,
+                              call_error)
 from .dispatch import apply
 from .numpy_operands import BY_NUMPY, by_numpy
 from .parser_errors import NUMBERS_AS_TENSORS
-from .registry import NUMBERS, _write_out, broadcast_error, reraise, to_tensor_like
+from .registry import NUMBERS, broadcast_error, reraise, to_tensor_like, write_out
 
 REFLECTED_FORM = "reflected"
 _ORDERING = ("lt", "le", "gt", "ge")
@@ -50,13 +51,16 @@ def binary_form(op, name, operator):
         """A call with keywords or more arguments: its operands by name (``eq(x,
         other=y)``), else the parser's refusal (for an operator NotImplemented)."""
         given = dict(kwargs)
-        a = given.pop("input") if input is _NO and "input" in given and not is_method else input
-        b = given.pop(other_name) if other is _NO and other_name in given else other
+        a, b = input, other
+        if a is NOT_GIVEN and "input" in given and not is_method:
+            a = given.pop("input")
+        if b is NOT_GIVEN and other_name in given:
+            b = given.pop(other_name)
         out = given.pop("out", None) if takes_out else None
-        if not more and not given and a is not _NO and b is not _NO and (
+        if not more and not given and a is not NOT_GIVEN and b is not NOT_GIVEN and (
                 out is None or isinstance(out, Tensor) or name in NUMBERS_AS_TENSORS):
             try:
-                return fn(a, b) if out is None else _write_out(name, fn, (a, b), {}, out)
+                return fn(a, b) if out is None else write_out(name, fn, (a, b), {}, out)
             except TypeError as e:  # worded as given, keywords named
                 if not getattr(e, "refused_call", False):
                     raise
@@ -68,7 +72,7 @@ def binary_form(op, name, operator):
     # one test per call (and an empty dict), where Python's own TypeError would word a
     # call of other arguments its way; PyTorch's parser words it (and its operators return
     # NotImplemented: ``x.__mul__(y, foo=1)``, ``x.__eq__()``)
-    def fn(input=_NO, other=_NO, /, *more, **kwargs):
+    def fn(input=NOT_GIVEN, other=NOT_GIVEN, /, *more, **kwargs):
         if more or kwargs:
             return by_keyword(input, other, more, kwargs)
         if other.__class__ is not Tensor and not isinstance(other, Tensor):

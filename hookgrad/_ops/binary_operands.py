@@ -32,7 +32,7 @@ OPERATOR_OPERANDS = (Tensor, *OPERAND_KINDS)
 IN_PLACE_OPERANDS = (Tensor, int, float, complex, np.generic, jax.Array)  # no NumPy array
 
 
-_NO = object()  # an operand not given (``x.eq()``)
+NOT_GIVEN = object()  # an operand not given (``x.eq()``)
 
 
 def refused(name, other):
@@ -48,7 +48,8 @@ _OUT = ", *, Tensor out = None"
 # the function forms PyTorch adds to ``(Tensor input, Tensor other)`` and ``(Tensor input,
 # Number other)`` for the rows that have a Number form (``out=`` where it is given)
 _NUMBER_FORMS = {"floor_divide": ("(Tensor input, Number other)",),
-                 "xlogy": (f"(Number self, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
+                 "xlogy": (f"(Number self, Tensor other{_OUT})",
+                           f"(Tensor input, Number other{_OUT})"),
                  **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), (
                      "(Number self, Tensor other)", f"(Tensor input, Number other{_OUT})"))}
 
@@ -67,9 +68,9 @@ def signatures(name):
 
 def call_error(name, forms, args, more, kwargs):
     """PyTorch's TypeError for a call of a binary row's form (``forms``: its signatures)
-    with ``args`` (the operands given, ``_NO`` for one that was not), ``more`` positional
+    with ``args`` (the operands given, ``NOT_GIVEN`` for one that was not), ``more`` positional
     arguments and ``kwargs``."""
-    err = arguments_error(name, forms, (*(a for a in args if a is not _NO), *more), kwargs)
+    err = arguments_error(name, forms, (*(a for a in args if a is not NOT_GIVEN), *more), kwargs)
     err.refused_call = True  # (worded again where the operands came by keyword)
     return err
 
@@ -82,7 +83,7 @@ def with_keywords(fn, input, other, more, kwargs):
     if more or "out" in kwargs:
         return NotImplemented
     try:
-        return fn(input, **kwargs) if other is _NO else fn(input, other, **kwargs)
+        return fn(input, **kwargs) if other is NOT_GIVEN else fn(input, other, **kwargs)
     except TypeError:
         return NotImplemented
 
@@ -97,7 +98,7 @@ def operator_of(fn, in_place=False, numpy_name=None):
     kinds = IN_PLACE_OPERANDS if in_place else OPERATOR_OPERANDS
 
     @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
-    def operator(input, other=_NO, *more, **kwargs):
+    def operator(input, other=NOT_GIVEN, *more, **kwargs):
         if kwargs or more:  # (an in-place ``+=``'s method's: ``x.__iadd__(1, alpha=2)``)
             return with_keywords(fn, input, other, more, kwargs)
         if other.__class__ in OPERANDS:

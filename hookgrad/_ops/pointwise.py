@@ -11,6 +11,7 @@ alpha, a rounding mode) are ``@variants`` choosers.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from .binary_forms import REFLECTED_FORM, binary_form
-from .binary_operands import (_NO, OPERANDS, OPERATOR_OPERANDS, inplace_operand,
+from .binary_operands import (NOT_GIVEN, OPERANDS, OPERATOR_OPERANDS, inplace_operand,
                               signatures, with_keywords)
 from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
@@ -304,7 +305,8 @@ _DIV_FORMS = {"div": (("(Tensor other)", f"(Tensor other, {_MODE})", f"(Number o
                           f"(Number other, {_MODE})"),
                          ("(Tensor input, Tensor other, *, Tensor out = None)",
                           f"(Tensor input, Tensor other, {_MODE}, Tensor out = None)",
-                          "(Tensor input, Number other)", f"(Tensor input, Number other, {_MODE})"))}
+                          "(Tensor input, Number other)",
+                          f"(Tensor input, Number other, {_MODE})"))}
 
 
 def _refuse(name, input, other, alpha=1):
@@ -330,7 +332,7 @@ def add(input, other, *, alpha=1) -> OpCall:
 _NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
-def add_operator(input, other=_NO, *more, **kwargs) -> Tensor:
+def add_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``input + other`` (``Tensor.__add__``): a Tensor or a Python number to the op, not
     through :func:`add`'s chooser; anything else (or ``alpha=``: ``with_keywords``) through it."""
     if kwargs or more:
@@ -344,7 +346,7 @@ def add_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     return add(input, other)
 
 
-def radd_operator(input, other=_NO, *more, **kwargs) -> Tensor:
+def radd_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``other + input`` (``Tensor.__radd__``, PyTorch's ``add`` too): as ``add_operator``,
     but a NumPy array is NotImplemented, as PyTorch's reflected operators give it."""
     if kwargs or more:
@@ -360,7 +362,7 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 radd_operator.__name__ = radd_operator.__qualname__ = "add"
 
 
-def sub_operator(input, other=_NO, *more, **kwargs) -> Tensor:
+def sub_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
     number straight to the op, an array to NumPy, anything else through :func:`sub`."""
     if kwargs or more:
@@ -374,7 +376,7 @@ def sub_operator(input, other=_NO, *more, **kwargs) -> Tensor:
     return sub(input, other)
 
 
-def div_operator(input, other=_NO, *more, **kwargs) -> Tensor:
+def div_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``input / other`` (``Tensor.__truediv__``, ``rounding_mode=`` too): as ``sub``'s."""
     if kwargs or more:
         return with_keywords(div, input, other, more, kwargs)
@@ -389,6 +391,9 @@ def div_operator(input, other=_NO, *more, **kwargs) -> Tensor:
 
 sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
+# what ``inspect`` and the stubs show: the operand, then the method's keywords
+_OPERATOR_SIGNATURE = inspect.signature(lambda input, other, **kwargs: None).replace(
+    return_annotation="Tensor")
 
 
 @variants(inplace=True, aliases=("subtract",), forms=_ARITHMETIC_FORMS, hidden=True)
@@ -425,7 +430,7 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
-def rsub_operator(input, other=_NO, *more, **kwargs) -> Tensor:
+def rsub_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
     to the op (``1 - x``), an operand the parser refuses NotImplemented. PyTorch's
     ``__rsub__`` takes no keyword: given one, it is NotImplemented (its TypeError)."""
@@ -439,6 +444,8 @@ def rsub_operator(input, other=_NO, *more, **kwargs) -> Tensor:
 
 
 rsub_operator.__name__ = rsub_operator.__qualname__ = "rsub"
+for _op in (add_operator, radd_operator, sub_operator, div_operator, rsub_operator):
+    _op.__signature__ = _OPERATOR_SIGNATURE
 
 
 def rdiv(input, other) -> Tensor:
@@ -447,14 +454,14 @@ def rdiv(input, other) -> Tensor:
     return OPERATORS["mul"](apply(UNARY["reciprocal"], (input,)), other)  # (an array too)
 
 
-@export(method=False)  # (the method: pointwise_math's, which words its errors)
-def true_divide(input, other) -> Tensor:
+@variants(forms=input_forms("true_divide"))  # (each form's errors its own)
+def true_divide(input, other) -> OpCall:
     """``true_divide(input, other)``: :func:`div` without a rounding mode."""
     if not isinstance(input, Tensor):
         refuse_input("true_divide", input, other)
     if other.__class__ in REFUSED_OTHERS:
         refuse_other("true_divide", input, other)
-    return div(input, other)
+    return div.__wrapped__(input, other)  # (div's chooser)
 
 
 @variants(inplace=True, aliases=("divide",), forms=_DIV_FORMS)

@@ -17,8 +17,8 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .parser_errors import (REFUSED_OTHERS, arguments_error, as_method, input_forms,
-                            integer, number, refuse_input, refuse_other)
+from .parser_errors import (REFUSED_OTHERS, as_method, input_forms, integer, number,
+                            refuse_input, refuse_other)
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
                        to_tensor_like, variants)
@@ -331,22 +331,6 @@ def _alias(new, old):
 
 for _new, _old in ALIASES.items():
     _alias(_new, _old)
-
-
-@export(name="true_divide", function=False)
-def _true_divide_method(self, other, **kwargs) -> Tensor:
-    """``x.true_divide(other)``: :func:`true_divide`, its parser's errors worded as
-    PyTorch's method words them (its name, the method's signatures)."""
-    if kwargs:
-        raise arguments_error("true_divide", ("(Tensor other)", "(Number other)"), (other,),
-                              kwargs)
-    try:
-        return FUNCTIONS["true_divide"](self, other)
-    except TypeError as e:
-        raise as_method(e, "true_divide") from None
-
-
-_true_divide_method.__qualname__ = "true_divide"
 
 
 def true_divide_(self, other) -> Tensor:

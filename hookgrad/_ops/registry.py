@@ -118,7 +118,7 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                     if kwargs and forms is not None and (worded := _parser_error(
                             pick, forms, is_method, public, args, kwargs, out, hidden)):
                         raise worded from None
-                    return _write_out(name, plain, args, kwargs, out)
+                    return write_out(name, plain, args, kwargs, out)
                 try:
                     op, a, st = pick(*args, **kwargs)
                 except TypeError as e:
@@ -136,7 +136,8 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                 return bapply(op, a, st)
             functools.update_wrapper(fn, pick)
             _returns_tensor(fn, pick)
-            fn.__signature__ = _with_out_signature(fn.__signature__)
+            if not is_method:  # (PyTorch's methods take no ``out=``)
+                fn.__signature__ = _with_out_signature(fn.__signature__)
             return fn
         fn = form(False)
         if forms is None and not method_words:
@@ -261,7 +262,7 @@ def with_out(fn):
     def function(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        return _write_out(name, fn, args, kwargs, out)
+        return write_out(name, fn, args, kwargs, out)
     function.__signature__ = _with_out_signature(inspect.signature(fn))
     return function
 
@@ -276,7 +277,7 @@ def _with_out_signature(sig):
     return sig.replace(parameters=params)
 
 
-def _write_out(name, fn, args, kwargs, out):
+def write_out(name, fn, args, kwargs, out):
     # NOTE: every op-table function returns one Tensor, so ``out`` is one Tensor
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")

@@ -121,6 +121,13 @@ CASES = {
         "remainder", "Tensor, int, int", (_TWO[0], "(Number self, Tensor other)", _TWO[1]))),
     "x.fmod(2, out=x)": (lambda L: _x(L).fmod(2, out=_x(L)),
                         _listed("fmod", "int, out=Tensor", _TWO_M)),
+    "x.clamp(0, 1, out=x)": (lambda L: _x(L).clamp(0, 1, out=_x(L)), _listed(
+        "clamp", "int, int, out=Tensor", ("(Tensor min = None, Tensor max = None)",
+                                          "(Number min = None, Number max = None)"))),
+    "true_divide(x)": (lambda L: L.true_divide(_x(L)), _listed(
+        "true_divide", "Tensor", (_TWO[0], "(Tensor input, Number other)"))),
+    "x.true_divide(x, x)": (lambda L: _x(L).true_divide(_x(L), _x(L)),
+                            _listed("true_divide", "Tensor, Tensor", _TWO_M)),
     # float_power takes a Tensor or a number, not an array or a list
     "float_power(x, array)": (lambda L: L.float_power(_x(L), np.ones(3)),
                               _listed("float_power", "Tensor, numpy.ndarray", _POW)),
