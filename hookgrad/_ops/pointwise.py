@@ -420,9 +420,18 @@ def pow(input, exponent) -> OpCall:
     return _RPOW, (exponent, input), None
 
 
-@variants()
+_RSUB_FORMS = {"rsub": (("(Tensor other, *, Number alpha = 1)", "(Number other, Number alpha = 1)"),
+                        ("(Tensor input, Tensor other, *, Number alpha = 1)",
+                         "(Tensor input, Number other, Number alpha = 1)"))}
+
+
+@variants(forms=_RSUB_FORMS)
 def rsub(input, other, *, alpha=1) -> OpCall:
     """``rsub(input, other, *, alpha=1)``: ``other - alpha * input``."""
+    if input.__class__ is not Tensor and not isinstance(input, Tensor) or \
+            other.__class__ in _NOT_INPUTS or other is None or alpha is None or \
+            alpha.__class__ in _NOT_INPUTS:  # (the parser's; worded for the form called)
+        raise refused_call(TypeError("rsub(): invalid arguments"))
     if isinstance(other, Tensor):
         return _RSUB_T, (input, other), {"alpha": alpha}
     if alpha != 1:

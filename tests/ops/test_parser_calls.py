@@ -128,6 +128,21 @@ CASES = {
         "true_divide", "Tensor", (_TWO[0], "(Tensor input, Number other)"))),
     "x.true_divide(x, x)": (lambda L: _x(L).true_divide(_x(L), _x(L)),
                             _listed("true_divide", "Tensor, Tensor", _TWO_M)),
+    # rsub, nextafter and igamma: a TypeError of their parser, no error of JAX's
+    "rsub(x, None)": (lambda L: L.rsub(_x(L), None), _listed("rsub", "Tensor, NoneType", (
+        "(Tensor input, Tensor other, *, Number alpha = 1)",
+        "(Tensor input, Number other, Number alpha = 1)"))),
+    "rsub(None, x)": (lambda L: L.rsub(None, _x(L)), _listed("rsub", "NoneType, Tensor", (
+        "(Tensor input, Tensor other, *, Number alpha = 1)",
+        "(Tensor input, Number other, Number alpha = 1)"))),
+    "x.nextafter(array)": (lambda L: _x(L).nextafter(np.ones(3)), "nextafter(): argument "
+                           "'other' (position 1) must be Tensor, not numpy.ndarray"),
+    "nextafter(x)": (lambda L: L.nextafter(_x(L)),
+                     'nextafter() missing 1 required positional arguments: "other"'),
+    "x.igamma(None)": (lambda L: _x(L).igamma(None),
+                       "igamma(): argument 'other' (position 1) must be Tensor, not NoneType"),
+    "igammac(x, other=2)": (lambda L: L.igammac(_x(L), other=2),
+                            "igammac(): argument 'other' must be Tensor, not int"),
     # float_power takes a Tensor or a number, not an array or a list
     "float_power(x, array)": (lambda L: L.float_power(_x(L), np.ones(3)),
                               _listed("float_power", "Tensor, numpy.ndarray", _POW)),
