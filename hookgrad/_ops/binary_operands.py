@@ -10,7 +10,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .numpy_operands import by_numpy
-from .parser_errors import arity_error, as_method, invalid_arguments, not_a
+from .parser_errors import arguments_error, as_method, invalid_arguments, not_a
 
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 # the rows whose only signature takes a Tensor ``other`` (``values`` for heaviside): PyTorch's
@@ -32,6 +32,9 @@ OPERATOR_OPERANDS = (Tensor, *OPERAND_KINDS)
 IN_PLACE_OPERANDS = (Tensor, int, float, complex, np.generic, jax.Array)  # no NumPy array
 
 
+NOT_GIVEN = object()  # an operand not given (``x.eq()``)
+
+
 def refused(name, other):
     """PyTorch's parser's TypeError for an array or a list as a binary row's operand."""
     if name in LOGICAL:
@@ -41,15 +44,46 @@ def refused(name, other):
     return invalid_arguments(name, FORMS, other)
 
 
-def with_keywords(fn, input, other, kwargs):
-    """A Tensor operator given keywords (``x.__sub__(1, alpha=2)``, ``x.__truediv__(2,
-    rounding_mode="floor")``): PyTorch's operators are their methods, parsers included,
-    and return NotImplemented for the TypeError of a keyword the method does not take (the
-    method takes no ``out=``)."""
-    if "out" in kwargs:
+_OUT = ", *, Tensor out = None"
+# the function forms PyTorch adds to ``(Tensor input, Tensor other)`` and ``(Tensor input,
+# Number other)`` for the rows that have a Number form (``out=`` where it is given)
+_NUMBER_FORMS = {"floor_divide": ("(Tensor input, Number other)",),
+                 "xlogy": (f"(Number self, Tensor other{_OUT})",
+                           f"(Tensor input, Number other{_OUT})"),
+                 **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), (
+                     "(Number self, Tensor other)", f"(Tensor input, Number other{_OUT})"))}
+
+
+def signatures(name):
+    """PyTorch's signatures of the binary row ``name``: its method's and its function's,
+    as its parser lists them (a row without a Number form has one of each)."""
+    if name == "multiply":  # (mul's alias, its own signatures)
+        return FORMS, (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)")
+    if name in LOGICAL or name in ONE_SIGNATURE:
+        other = TENSOR_ONLY.get(name, "other")
+        return (f"(Tensor {other})",), (f"(Tensor input, Tensor {other}{_OUT})",)
+    return FORMS, (f"(Tensor input, Tensor other{_OUT})",
+                   *_NUMBER_FORMS.get(name, (f"(Tensor input, Number other{_OUT})",)))
+
+
+def call_error(name, forms, args, more, kwargs):
+    """PyTorch's TypeError for a call of a binary row's form (``forms``: its signatures)
+    with ``args`` (the operands given, ``NOT_GIVEN`` for one that was not), ``more`` positional
+    arguments and ``kwargs``."""
+    err = arguments_error(name, forms, (*(a for a in args if a is not NOT_GIVEN), *more), kwargs)
+    err.refused_call = True  # (worded again where the operands came by keyword)
+    return err
+
+
+def with_keywords(fn, input, other, more, kwargs):
+    """A Tensor operator given keywords or more operands (``x.__sub__(1, alpha=2)``,
+    ``x.__truediv__(2, rounding_mode="floor")``): PyTorch's operators are their methods,
+    parsers included, and return NotImplemented for the TypeError of a call the method
+    refuses (a keyword it does not take, ``out=``, an operand too many or too few)."""
+    if more or "out" in kwargs:
         return NotImplemented
     try:
-        return fn(input, other, **kwargs)
+        return fn(input, **kwargs) if other is NOT_GIVEN else fn(input, other, **kwargs)
     except TypeError:
         return NotImplemented
 
@@ -64,9 +98,9 @@ def operator_of(fn, in_place=False, numpy_name=None):
     kinds = IN_PLACE_OPERANDS if in_place else OPERATOR_OPERANDS
 
     @functools.wraps(fn)  # its name (what __torch_function__ sees) and signature
-    def operator(input, other, **kwargs):
-        if kwargs:  # (an in-place ``+=``'s method's: ``x.__iadd__(1, alpha=2)``)
-            return with_keywords(fn, input, other, kwargs)
+    def operator(input, other=NOT_GIVEN, *more, **kwargs):
+        if kwargs or more:  # (an in-place ``+=``'s method's: ``x.__iadd__(1, alpha=2)``)
+            return with_keywords(fn, input, other, more, kwargs)
         if other.__class__ in OPERANDS:
             return fn(input, other)
         if numpy_name is not None and other.__class__ is np.ndarray:
@@ -82,17 +116,16 @@ def inplace_operand(name):
     one ``other``, which its function would take (a Tensor only, for a row without a
     Number signature), else its error worded for the method (``mul_()``)."""
     method = name + "_"
+    forms = signatures(name)[0]
     tensor_only = name in LOGICAL or name in TENSOR_ONLY
 
     def check(*args, **kwargs):
         if kwargs or len(args) != 1:
-            raise arity_error(method, ("other",), args, kwargs)
+            raise arguments_error(method, forms, args, kwargs)
         other = args[0]
         if other.__class__ is Tensor:
             return
-        if tensor_only and not isinstance(other, Tensor):
-            raise not_a(method, TENSOR_ONLY.get(name, "other"), other, "Tensor")
-        if other.__class__ not in OPERANDS and (
+        if tensor_only and not isinstance(other, Tensor) or other.__class__ not in OPERANDS and (
                 not isinstance(other, OPERATOR_OPERANDS) or other.__class__ is np.ndarray):
-            raise as_method(refused(name, other), method)
+            raise arguments_error(method, forms, args, {})
     return check

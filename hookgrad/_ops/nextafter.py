@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from .._dtype import torch_kind
 from .._tensor import Tensor
+from .parser_errors import not_a, refused_call
 from .registry import OpCall, defop, variants
 from .type_queries import result_type
 
@@ -26,18 +27,22 @@ _NEXTAFTER = defop("nextafter", _nextafter, "NextafterBackward0",
                    names="self other -> other self")
 
 
-def _other_is_a_tensor(other, name, position):
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, "
-                        f"not {type(other).__name__}")
+_FORMS = (("(Tensor other)",), ("(Tensor input, Tensor other, *, Tensor out = None)",))
 
 
-@variants(inplace=True, inplace_check=lambda self, other: _other_is_a_tensor(
-    other, "nextafter_", 1))
+def _tensors(input, other):
+    """PyTorch's parser takes Tensors only: else its error, worded for the form called."""
+    for arg, v in (("input", input), ("other", other)):
+        if not isinstance(v, Tensor):
+            raise refused_call(not_a("nextafter", arg, v, "Tensor"))
+
+
+@variants(inplace=True, forms=_FORMS)
 def nextafter(input, other) -> OpCall:
     """``nextafter(input, other, *, out=None)``: the next floating-point value after
     ``input`` towards ``other``, elementwise (floating inputs only)."""
-    _other_is_a_tensor(other, "nextafter", 2)
+    if input.__class__ is not Tensor or other.__class__ is not Tensor:
+        _tensors(input, other)
     # PyTorch's promotion: a 0-d tensor lifts the kind only, not the precision
     common = result_type(input, other)
     if not common.is_floating_point:

@@ -6,8 +6,9 @@ test the type inline (``d.__class__ is bool``: no call on a valid call's path) a
 error here only when they raise. Positions count from the first argument after ``self``, as
 the Tensor method's message does (a function form's message counts one more: hookgrad's
 one Python function for most ops cannot tell which form was called; the ops with a function
-per form over one body, ``variants(forms=, method_words=)``, word each form's errors, and
-``arguments_error`` follows the parser's rule for arguments no signature takes).
+per form over one body, ``variants(forms=, method_words=)`` and the binary rows
+(``binary_forms``), word each form's errors, and ``arguments_error`` follows the parser's
+rule for arguments no signature takes).
 """
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ def not_a(name, arg, value, wanted="int", position=1):
     where = "" if position is None else f" (position {position})"
     return TypeError(f"{name}(): argument '{arg}'{where} must be {wanted}, not "
                      f"{type_name(value)}")
+
+
+def refused_call(err):
+    """``err``, a chooser's TypeError for an argument its parser refuses, marked for
+    ``variants(forms=)`` to word again as the parser words the call, for the form called
+    (a function's ``(position 2)``, its method's ``(position 1)``)."""
+    err.refused_call = True
+    return err
 
 
 def number(name, arg, value, position=None, wanted="Number"):
@@ -92,7 +101,8 @@ def _invalid(name, forms, args, given, why):
     why = _why_not if why is True else why  # (else a function of its own, or none)
     err = TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
                     "but expected one of:\n" + "".join(
-                        f" * {f}\n{why(f, args, given) if why else ''}" for f in forms))
+                        f" * {f.replace('?', '')}\n{why(f, args, given) if why else ''}"
+                        for f in forms))
     err.parser_call = (forms, args, given, why)  # for ``as_method`` to word it again
     return err
 
@@ -155,6 +165,8 @@ def _fits(kind, v):
     """Whether the parser takes ``v`` for a parameter of type ``kind`` (a type it has no
     rule for here: taken)."""
     c = v.__class__
+    if kind[-1:] == "?":  # (an optional parameter, which the parser prints without it)
+        return v is None or _fits(kind[:-1], v)
     if kind == "Tensor":
         return isinstance(v, Tensor)
     if kind == "Number":
@@ -189,7 +201,20 @@ _INPUT_FORMS = {
     "copysign": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
     "fmod": (f"(Tensor input, Tensor other{_OUT})", f"(Tensor input, Number other{_OUT})"),
     "true_divide": (f"(Tensor input, Tensor other{_OUT})", "(Tensor input, Number other)"),
+    "float_power": (f"(Tensor input, Tensor exponent{_OUT})",
+                    f"(Number self, Tensor exponent{_OUT})",
+                    f"(Tensor input, Number exponent{_OUT})"),
 }
+
+
+def input_forms(name):
+    """``{name: (the method's signatures, the function's)}`` of an op of ``_INPUT_FORMS``,
+    for ``variants(forms=)``: the method's are the function's that take a Tensor first,
+    without it or ``out``."""
+    methods = tuple("(" + ", ".join(p for p in f[1:-1].split(", ")[1:]
+                                    if p not in ("*", "Tensor out = None")) + ")"
+                    for f in _INPUT_FORMS[name] if f.startswith("(Tensor "))
+    return {name: (methods, _INPUT_FORMS[name])}
 # no form of theirs takes a number ``input`` (a bool is a number for the others' forms)
 _NO_NUMBER_INPUT = ("fmod", "true_divide", "copysign")
 # an ``other`` none of those forms takes (a Tensor or a number): hookgrad's operand reader
@@ -200,14 +225,14 @@ REFUSED_OTHERS = frozenset({type(None), str, list, tuple, np.ndarray})
 def refuse_other(name, input, other):
     """PyTorch's TypeError for a binary op's ``other`` that is neither a Tensor nor a
     number (the caller tests ``other.__class__ in REFUSED_OTHERS`` inline)."""
-    raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
+    raise refused_call(invalid_arguments(name, _INPUT_FORMS[name], input, other))
 
 
 def refuse_input(name, input, other):
     """PyTorch's TypeError for a function form's ``input`` (not a Tensor: the caller has
     checked) that is not a number either: a list, a string, None, an array."""
     if not isinstance(input, (int, float, complex)) or name in _NO_NUMBER_INPUT:
-        raise invalid_arguments(name, _INPUT_FORMS[name], input, other)
+        raise refused_call(invalid_arguments(name, _INPUT_FORMS[name], input, other))
 
 
 def takes_one(name, args):
@@ -231,20 +256,48 @@ def arity_error(name, params, args, kwargs):
                      + ", ".join(f'"{p}"' for p in missing))
 
 
-def arguments_error(name, forms, args, kwargs):
+def arguments_error(name, forms, args, kwargs, hidden=False):
     """PyTorch's TypeError for a call of ``name`` (``args`` after ``self`` for a method)
     that none of its signatures ``forms`` (the method's or the function's, as called)
     takes, where the arguments themselves are the fault (an unknown keyword, one too
     many). Its parser counts the arguments, keywords included: where exactly one signature
     takes that many, it raises that signature's own error (``sum() got an unexpected
     keyword argument 'foo'``, a missing or mistyped argument); otherwise it lists them all,
-    the keywords in the reverse of their order."""
-    n = len(args) + len(kwargs)
+    the keywords in the reverse of their order. An op of one signature raises its own
+    error whatever the count (``mul() missing 1 required positional arguments``), unless
+    it has ``hidden`` ones too (add's and sub's deprecated ``(Tensor, Number alpha, Tensor
+    other)``), which count as several but are never listed: one listed alone reads ``got
+    (...), but expected (...)``, the arguments it cannot take marked."""
     params = [_params(f) for f in forms]
+    if len(forms) == 1 and not hidden:
+        return _own_error(name, params[0], args, kwargs)
+    n = len(args) + len(kwargs)
     fit = [p for p in params if _required(p) <= n <= len(p)]
     if len(fit) == 1:
         return _own_error(name, fit[0], args, kwargs)
-    return _invalid(name, forms, args, dict(reversed(list(kwargs.items()))), _why_keywords)
+    kwargs = dict(reversed(list(kwargs.items())))
+    if len(forms) == 1:
+        return _one_form(name, forms[0], params[0], args, kwargs)
+    return _invalid(name, forms, args, kwargs, _why_keywords)
+
+
+def _one_form(name, form, params, args, kwargs):
+    """The parser's listing of one signature (``got (Tensor, !Tensor!), but expected
+    (Tensor other, *, Number alpha = 1)``): an argument marked where the signature has no
+    place for it or its type does not fit."""
+    positional = [p for p in params if not p[3]]
+    by_name = {p[1]: p for p in params}
+    got = [_described(v) if i < len(positional) and _takes(positional[i][0], v)
+           else f"!{_described(v)}!" for i, v in enumerate(args)]
+    got += [f"{k}={_described(v)}" if k in by_name and _takes(by_name[k][0], v)
+            else f"!{k}={_described(v)}!" for k, v in kwargs.items()]
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected {form.replace('?', '')}")
+
+
+# the ops whose parser takes a Python number for a ``Tensor`` parameter (``x.mul(2)``)
+NUMBERS_AS_TENSORS = frozenset(("add", "sub", "subtract", "mul", "multiply", "div", "divide",
+                                "true_divide", "floor_divide"))
 
 
 def _params(form):
@@ -270,6 +323,7 @@ def _own_error(name, params, args, kwargs):
     first missing required one on, or of a type it does not take), then the keywords left
     (unknown, or given twice)."""
     positional = [p for p in params if not p[3]]
+    numbers = (name[:-1] if name.endswith("_") else name) in NUMBERS_AS_TENSORS
     if len(args) > len(positional):
         lo, hi = sum(p[2] is None for p in positional), len(positional)
         took = f"from {lo} to {hi}" if lo != hi else str(hi)
@@ -286,8 +340,9 @@ def _own_error(name, params, args, kwargs):
                              f"{'s' if len(missing) == 1 else ''}: {', '.join(missing)}")
         else:
             continue
-        if not (value is None and default == "None" or _takes(kind, value)):
-            return not_a(name, arg, value, kind, where)
+        if not (value is None and default == "None" or _takes(kind, value) or
+                kind == "Tensor" and numbers and value.__class__ in (int, float, complex, bool)):
+            return not_a(name, arg, value, kind.rstrip("?"), where)
     names = [p[1] for p in params]
     for k in kwargs:
         if k not in names:
@@ -299,7 +354,7 @@ def _own_error(name, params, args, kwargs):
 
 def _takes(kind, value):
     # a ``tuple of ints`` dim takes one int too (PyTorch's ``int[1]``)
-    return _fits(kind, value) or kind == "tuple of ints" and _fits("int", value)
+    return _fits(kind, value) or kind.rstrip("?") == "tuple of ints" and _fits("int", value)
 
 
 def _why_keywords(form, args, given):
@@ -315,4 +370,14 @@ def _why_keywords(form, args, given):
     if bad:
         return ("      didn't match because some of the keywords were incorrect: "
                 f"{', '.join(bad)}\n")
-    return _why_not(form, args, {}) if not given else ""
+    if not given:
+        return _why_not(form, args, {})
+    kinds = {p[1]: p[0] for p in _params(form)}
+    marked = [_described(v) if _fits(p[0], v) else f"!{_described(v)}!"
+              for p, v in zip(_params(form), args)]
+    marked += [f"{k}={_described(v)}" if _fits(kinds[k], v) else f"!{k}={_described(v)}!"
+               for k, v in given.items()]
+    if all(not m.startswith("!") for m in marked):
+        return ""
+    return ("      didn't match because some of the arguments have invalid types: "
+            f"({', '.join(marked)})\n")

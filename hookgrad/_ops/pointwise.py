@@ -10,20 +10,23 @@ alpha, a rounding mode) are ``@variants`` choosers.
 """
 from __future__ import annotations
 
+import dataclasses
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .binary_operands import (FORMS, LOGICAL, ONE_SIGNATURE, OPERAND_KINDS, OPERANDS,
-                              OPERATOR_OPERANDS, TENSOR_ONLY, inplace_operand, refused,
-                              with_keywords)
+from .binary_forms import REFLECTED_FORM, binary_form
+from .binary_operands import (NOT_GIVEN, OPERANDS, OPERATOR_OPERANDS, inplace_operand,
+                              signatures, with_keywords)
 from .checked_conversion import check_fits, check_value_tensor
 from .dispatch import NOT_IMPLEMENTED, OUT, apply
 from .numpy_operands import BY_NUMPY, by_numpy
-from .parser_errors import (REFUSED_OTHERS, integer, invalid_arguments, not_a, refuse_input,
-                            refuse_other)
+from .parser_errors import (REFUSED_OTHERS, input_forms, integer, not_a, refuse_input,
+                            refuse_other, refused_call)
 from .promotion import (NOT_FOR_COMPLEX as _MAX_C, clamping as _clamping,
                         floats_only as _floats_only, ordered as _ordered,
                         real_only, refuses_complex, rounding as _rounding,
@@ -200,12 +203,6 @@ _BINARY = [
 ]
 
 
-def _read_by_numpy(input):
-    """``input <op> array``: PyTorch leaves it to NumPy, which reads ``input`` by numpy()."""
-    if isinstance(input, Tensor) and input._requires_grad:
-        input.numpy()
-
-
 def _unary(row):
     op = row.op()
     name = row.name
@@ -218,69 +215,29 @@ def _unary(row):
     return op
 
 
-_ORDERING = ("lt", "le", "gt", "ge")
 # the rows with a Tensor operator (``x * y``, ``x == y``, ``x & y``)
-_OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", *_ORDERING, "bitwise_and", "bitwise_or",
-                  "bitwise_xor")
+_OPERATOR_ROWS = ("mul", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
+                  "bitwise_or", "bitwise_xor")
 OPERATORS = {}  # name -> the Tensor operator's function, where it is not the method
 # the reflected operators (``2 * x``: ``__rmul__``) of the rows that have one: a NumPy array
 # on the left is NotImplemented, as PyTorch's are (NumPy deferred to the Tensor: Python
 # raises "unsupported operand type(s)")
 _REFLECTED_ROWS = ("mul", "bitwise_and", "bitwise_or", "bitwise_xor")
-_REFLECTED = "reflected"
 REFLECTED = {}
 
 
 def _binary(row):
     op = row.op()
-    row.expose(_binary_form(op, row.name, False), op, inplace_operand(row.name))
+    for name in (row.name, *row.aliases):  # each alias its own forms, which name it
+        method_forms, function_forms = signatures(name)
+        dataclasses.replace(row, name=name, aliases=()).expose(
+            binary_form(op, name, function_forms), op, inplace_operand(name),
+            binary_form(op, name, method_forms))
     if row.name in _OPERATOR_ROWS:
-        OPERATORS[row.name] = _binary_form(op, row.name, True)
+        OPERATORS[row.name] = binary_form(op, row.name, True)
     if row.name in _REFLECTED_ROWS:
-        REFLECTED[row.name] = _binary_form(op, row.name, _REFLECTED)
+        REFLECTED[row.name] = binary_form(op, row.name, REFLECTED_FORM)
     return op
-
-
-def _binary_form(op, name, operator):
-    """A binary row's function (``operator``: its Tensor operator's, ``x < y``, or
-    ``_REFLECTED``: its reflected operator's, ``2 * x``): one body for all, which differ
-    only in what an array or list operand gets."""
-    logical = name in LOGICAL or name in TENSOR_ONLY  # (no Number signature)
-    ordering = name in _ORDERING
-
-    def fn(input, other):
-        if other.__class__ is not Tensor and not isinstance(other, Tensor):
-            if operator and not isinstance(other, OPERAND_KINDS):
-                return NotImplemented  # (see operator_of)
-            if logical or other.__class__ in (np.ndarray, list):
-                # PyTorch's parser takes neither; an operator leaves an array to NumPy (an
-                # ordering's to Python: "'<' not supported between instances of ...")
-                if not operator or logical:
-                    raise refused(name, other)
-                if ordering:
-                    return NotImplemented
-            if other.__class__ is np.ndarray:
-                if operator is _REFLECTED:
-                    return NotImplemented
-                if operator and name in BY_NUMPY:
-                    return by_numpy(name, input, other)
-                _read_by_numpy(input)
-            if other.__class__ not in NUMBERS and not isinstance(other, OPERAND_KINDS):
-                raise refused(name, other)  # None, a string, ...
-            other = other if other.__class__ in NUMBERS else other.item() \
-                if isinstance(other, np.generic) else to_tensor_like(other)
-        if input.__class__ is not Tensor and not isinstance(input, Tensor):
-            if input.__class__ not in NUMBERS:  # a number: some rows take one (pow, remainder)
-                raise not_a(name, "input", input, "Tensor") if name in ONE_SIGNATURE or \
-                    logical else invalid_arguments(name, FORMS, input, other)
-            input = to_tensor_like(input)
-        try:  # bapply, inlined: the hot path of every binary operator
-            return apply(op, (input, other))
-        except (TypeError, ValueError):
-            raise broadcast_error((input, other)) or reraise() from None
-    fn.__name__ = fn.__qualname__ = name
-    fn.__annotations__ = {"return": "Tensor"}
-    return fn
 
 
 UNARY = {row.name: _unary(row) for row in _UNARY}    # name -> Op
@@ -333,13 +290,41 @@ def neg(input) -> OpCall:
     return _NEG, (input,), None
 
 
-@variants(inplace=True)
+# PyTorch's signatures of add, sub and div (``variants(forms=)``: the parser's errors)
+_ALPHA_FORMS = (("(Tensor other, *, Number alpha = 1)",),
+                ("(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",))
+_ARITHMETIC_FORMS = {"add": _ALPHA_FORMS, "sub": _ALPHA_FORMS, "subtract": (
+    (_ALPHA_FORMS[0][0], "(Number other, Number alpha = 1)"),
+    (_ALPHA_FORMS[1][0], "(Tensor input, Number other, Number alpha = 1)"))}
+_MODE = "*, str rounding_mode"
+_DIV_FORMS = {"div": (("(Tensor other)", f"(Tensor other, {_MODE})", f"(Number other, {_MODE})"),
+                      ("(Tensor input, Tensor other, *, Tensor out = None)",
+                       f"(Tensor input, Tensor other, {_MODE}, Tensor out = None)",
+                       f"(Tensor input, Number other, {_MODE})")),
+              "divide": (("(Tensor other)", f"(Tensor other, {_MODE})", "(Number other)",
+                          f"(Number other, {_MODE})"),
+                         ("(Tensor input, Tensor other, *, Tensor out = None)",
+                          f"(Tensor input, Tensor other, {_MODE}, Tensor out = None)",
+                          "(Tensor input, Number other)",
+                          f"(Tensor input, Number other, {_MODE})"))}
+
+
+def _refuse(name, input, other, alpha=1):
+    """The parser's refusal of ``add``'s, ``sub``'s or ``div``'s operands (a list, an array,
+    None or a str: PyTorch's parser takes a Tensor or a number), worded by ``variants`` for
+    the form called. NOTE: the ops test the operands inline, and call this to raise."""
+    for arg, v in (("input", input), ("other", other)):
+        if v.__class__ in _NOT_INPUTS or v is None:
+            raise refused_call(not_a(name, arg, v, "Tensor"))
+    raise refused_call(not_a(name, "alpha", alpha, "Number", None))
+
+
+@variants(inplace=True, forms=_ARITHMETIC_FORMS, hidden=True)
 def add(input, other, *, alpha=1) -> OpCall:
     """``add(input, other, *, alpha=1)``: ``input + alpha * other``, broadcasting."""
-    if input.__class__ in _NOT_INPUTS or input is None:
-        raise not_a("add", "input", input, "Tensor")
-    if other.__class__ in (np.ndarray, list) or other is None or other.__class__ is str:
-        raise not_a("add", "other", other, "Tensor")  # PyTorch's parser: a Tensor or a number
+    if input.__class__ in _NOT_INPUTS or other.__class__ in _NOT_INPUTS or input is None or \
+            other is None or alpha is None or alpha.__class__ in _NOT_INPUTS:
+        _refuse("add", input, other, alpha)
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_ADD_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_ADD, args, None)
 
@@ -347,11 +332,11 @@ def add(input, other, *, alpha=1) -> OpCall:
 _NOT_INPUTS = (list, tuple, np.ndarray, str)  # an ``input`` PyTorch's parser refuses
 
 
-def add_operator(input, other, **kwargs) -> Tensor:
+def add_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``input + other`` (``Tensor.__add__``): a Tensor or a Python number to the op, not
     through :func:`add`'s chooser; anything else (or ``alpha=``: ``with_keywords``) through it."""
-    if kwargs:
-        return with_keywords(add, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(add, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray:  # NumPy's sum in PyTorch, which reads ``input``
@@ -361,11 +346,11 @@ def add_operator(input, other, **kwargs) -> Tensor:
     return add(input, other)
 
 
-def radd_operator(input, other, **kwargs) -> Tensor:
+def radd_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``other + input`` (``Tensor.__radd__``, PyTorch's ``add`` too): as ``add_operator``,
     but a NumPy array is NotImplemented, as PyTorch's reflected operators give it."""
-    if kwargs:
-        return with_keywords(add, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(add, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_ADD, (input, other))
     if other.__class__ is np.ndarray or not isinstance(other, OPERATOR_OPERANDS):
@@ -377,11 +362,11 @@ add_operator.__name__ = add_operator.__qualname__ = "add"  # as __torch_function
 radd_operator.__name__ = radd_operator.__qualname__ = "add"
 
 
-def sub_operator(input, other, **kwargs) -> Tensor:
+def sub_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``input - other`` (``Tensor.__sub__``): as :func:`add_operator`, a Tensor or a Python
     number straight to the op, an array to NumPy, anything else through :func:`sub`."""
-    if kwargs:
-        return with_keywords(sub, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(sub, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_SUB, (input, other))
     if other.__class__ is np.ndarray:
@@ -391,10 +376,10 @@ def sub_operator(input, other, **kwargs) -> Tensor:
     return sub(input, other)
 
 
-def div_operator(input, other, **kwargs) -> Tensor:
+def div_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``input / other`` (``Tensor.__truediv__``, ``rounding_mode=`` too): as ``sub``'s."""
-    if kwargs:
-        return with_keywords(div, input, other, kwargs)
+    if kwargs or more:
+        return with_keywords(div, input, other, more, kwargs)
     if other.__class__ in OPERANDS:
         return bapply(_DIV, (input, other))
     if other.__class__ is np.ndarray:
@@ -406,23 +391,23 @@ def div_operator(input, other, **kwargs) -> Tensor:
 
 sub_operator.__name__ = sub_operator.__qualname__ = "sub"
 div_operator.__name__ = div_operator.__qualname__ = "div"
+# what ``inspect`` and the stubs show: the operand, then the method's keywords
+_OPERATOR_SIGNATURE = inspect.signature(lambda input, other, **kwargs: None).replace(
+    return_annotation="Tensor")
 
 
-@variants(inplace=True, aliases=("subtract",))
+@variants(inplace=True, aliases=("subtract",), forms=_ARITHMETIC_FORMS, hidden=True)
 def sub(input, other, *, alpha=1) -> OpCall:
     """``sub(input, other, *, alpha=1)`` (alias ``subtract``): ``input - alpha * other``,
     broadcasting."""
-    if input.__class__ in _NOT_INPUTS or input is None:
-        raise not_a("sub", "input", input, "Tensor")
-    if other.__class__ is np.ndarray:
-        _read_by_numpy(input)
-    elif other is None or other.__class__ is str:
-        raise not_a("sub", "other", other, "Tensor")
+    if input.__class__ in _NOT_INPUTS or other.__class__ in _NOT_INPUTS or input is None or \
+            other is None or alpha is None or alpha.__class__ in _NOT_INPUTS:
+        _refuse("sub", input, other, alpha)
     args = (to_tensor_like(input), to_tensor_like(other))
     return (_SUB_ALPHA, args, {"alpha": alpha}) if alpha != 1 else (_SUB, args, None)
 
 
-@variants(inplace=True, method_words=True)  # (the method's errors name it)
+@variants(inplace=True, forms=input_forms("pow"))  # (each form's errors its own)
 def pow(input, exponent) -> OpCall:
     """``pow(input, exponent)``: ``input ** exponent``; either side may be a number."""
     if isinstance(input, Tensor):
@@ -435,9 +420,18 @@ def pow(input, exponent) -> OpCall:
     return _RPOW, (exponent, input), None
 
 
-@variants()
+_RSUB_FORMS = {"rsub": (("(Tensor other, *, Number alpha = 1)", "(Number other, Number alpha = 1)"),
+                        ("(Tensor input, Tensor other, *, Number alpha = 1)",
+                         "(Tensor input, Number other, Number alpha = 1)"))}
+
+
+@variants(forms=_RSUB_FORMS)
 def rsub(input, other, *, alpha=1) -> OpCall:
     """``rsub(input, other, *, alpha=1)``: ``other - alpha * input``."""
+    if input.__class__ is not Tensor and not isinstance(input, Tensor) or \
+            other.__class__ in _NOT_INPUTS or other is None or alpha is None or \
+            alpha.__class__ in _NOT_INPUTS:  # (the parser's; worded for the form called)
+        raise refused_call(TypeError("rsub(): invalid arguments"))
     if isinstance(other, Tensor):
         return _RSUB_T, (input, other), {"alpha": alpha}
     if alpha != 1:
@@ -445,11 +439,11 @@ def rsub(input, other, *, alpha=1) -> OpCall:
     return _RSUB, (input, other), None
 
 
-def rsub_operator(input, other, **kwargs) -> Tensor:
+def rsub_operator(input, other=NOT_GIVEN, *more, **kwargs) -> Tensor:
     """``other - input`` (``Tensor.__rsub__``): as :func:`add_operator`, a number straight
     to the op (``1 - x``), an operand the parser refuses NotImplemented. PyTorch's
     ``__rsub__`` takes no keyword: given one, it is NotImplemented (its TypeError)."""
-    if kwargs:
+    if kwargs or more:
         return NotImplemented
     if other.__class__ in NUMBERS:
         return bapply(_RSUB, (input, other))
@@ -459,6 +453,8 @@ def rsub_operator(input, other, **kwargs) -> Tensor:
 
 
 rsub_operator.__name__ = rsub_operator.__qualname__ = "rsub"
+for _op in (add_operator, radd_operator, sub_operator, div_operator, rsub_operator):
+    _op.__signature__ = _OPERATOR_SIGNATURE
 
 
 def rdiv(input, other) -> Tensor:
@@ -467,31 +463,31 @@ def rdiv(input, other) -> Tensor:
     return OPERATORS["mul"](apply(UNARY["reciprocal"], (input,)), other)  # (an array too)
 
 
-@export(method=False)  # (the method: pointwise_math's, which words its errors)
-def true_divide(input, other) -> Tensor:
+@variants(forms=input_forms("true_divide"))  # (each form's errors its own)
+def true_divide(input, other) -> OpCall:
     """``true_divide(input, other)``: :func:`div` without a rounding mode."""
     if not isinstance(input, Tensor):
         refuse_input("true_divide", input, other)
     if other.__class__ in REFUSED_OTHERS:
         refuse_other("true_divide", input, other)
-    return div(input, other)
+    return div.__wrapped__(input, other)  # (div's chooser)
 
 
-@variants(inplace=True, aliases=("divide",))
+@variants(inplace=True, aliases=("divide",), forms=_DIV_FORMS)
 def div(input, other, *, rounding_mode=None) -> OpCall:
     """``div(input, other, *, rounding_mode=None)`` (alias ``divide``): true division, or
     rounded with ``rounding_mode`` ``'trunc'`` / ``'floor'`` (whose gradient is zero)."""
+    if input.__class__ in _NOT_INPUTS or other.__class__ in _NOT_INPUTS or input is None or \
+            other is None:
+        _refuse("div", input, other)
+    args = (to_tensor_like(input), to_tensor_like(other))
     op = _DIV_MODES.get(rounding_mode) if isinstance(rounding_mode, (str, type(None))) else None
     if op is None:
+        if rounding_mode.__class__ is not str:  # (the parser's: a str or None)
+            raise refused_call(not_a("div", "rounding_mode", rounding_mode, "str", None))
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
-    if input.__class__ in _NOT_INPUTS or input is None:
-        raise not_a("div", "input", input, "Tensor")
-    if other.__class__ is np.ndarray:
-        _read_by_numpy(input)
-    elif other is None or other.__class__ is str:
-        raise not_a("div", "other", other, "Tensor")
-    return op, (to_tensor_like(input), to_tensor_like(other)), None
+    return op, args, None
 
 
 _ROUND = defop("round", _ordered(jnp.round, "round_vml"), "RoundBackward0", ())

@@ -17,7 +17,7 @@ from .. import _dtype as _dtype_mod
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED, apply
 from .pointwise import _POW, _POW_T, _RPOW, _binary, _ordered, _sign, _unary
-from .parser_errors import (REFUSED_OTHERS, arguments_error, as_method, integer, number,
+from .parser_errors import (REFUSED_OTHERS, as_method, input_forms, integer, number,
                             refuse_input, refuse_other)
 from .promotion import integers_only, real_only, refuses_complex, tensor_operands
 from .registry import (FUNCTIONS, METHODS, OpCall, OpDef, defop, export,
@@ -119,7 +119,7 @@ def _float_of(x):
     return x
 
 
-@variants(inplace=True, method_words=True)  # (the method's errors name it)
+@variants(inplace=True, forms=input_forms("copysign"))  # (each form's errors its own)
 def copysign(input, other) -> OpCall:
     """``copysign(input, other)``: the magnitude of ``input`` with the sign of ``other``
     (a Tensor or a number); the gradient reaches ``input`` only."""
@@ -257,10 +257,16 @@ def mvlgamma(input, p) -> OpCall:
     return _MVLGAMMA, (input,), {"p": p}
 
 
-@variants()
+@variants(forms=input_forms("float_power"))  # (each form's errors its own)
 def float_power(input, exponent) -> OpCall:
     """``float_power(input, exponent)``: ``input ** exponent`` computed in double precision
     (the result is ``float64``, or ``complex128``)."""
+    if not isinstance(input, Tensor):  # (PyTorch's parser: a number, a Tensor exponent)
+        if not isinstance(exponent, Tensor):
+            refuse_other("float_power", input, exponent)
+        refuse_input("float_power", input, exponent)
+    elif exponent.__class__ in REFUSED_OTHERS:
+        refuse_other("float_power", input, exponent)
     wide = _dtype_mod.complex128 if (isinstance(input, Tensor) and input.dtype.is_complex) \
         else _dtype_mod.float64
     base = input.to(wide) if isinstance(input, Tensor) else input
@@ -325,22 +331,6 @@ def _alias(new, old):
 
 for _new, _old in ALIASES.items():
     _alias(_new, _old)
-
-
-@export(name="true_divide", function=False)
-def _true_divide_method(self, other, **kwargs) -> Tensor:
-    """``x.true_divide(other)``: :func:`true_divide`, its parser's errors worded as
-    PyTorch's method words them (its name, the method's signatures)."""
-    if kwargs:
-        raise arguments_error("true_divide", ("(Tensor other)", "(Number other)"), (other,),
-                              kwargs)
-    try:
-        return FUNCTIONS["true_divide"](self, other)
-    except TypeError as e:
-        raise as_method(e, "true_divide") from None
-
-
-_true_divide_method.__qualname__ = "true_divide"
 
 
 def true_divide_(self, other) -> Tensor:

@@ -229,20 +229,42 @@ def _int_accumulator(input, dtype):
     return dtype
 
 
+_DIM_KEEPDIM = frozenset(("dim", "keepdim"))
+
+
 def _sum_form(as_method):
     """``sum``'s function (``as_method``: its method): one body, whose parser errors differ
     by form (``with_extra``)."""
-    def sum(input, dim=ALL_DIMS, keepdim=False, *extra, dtype=None, **kwargs) -> Tensor:
+    by_keyword = _DIM_KEEPDIM if as_method else _DIM_KEEPDIM | {"input"}
+    # NOTE: ``dim`` and ``keepdim`` positional only, a keyword one in ``kwargs``, so that a
+    # refused call is worded as it was given (``sum(1, keepdim=1)`` against ``sum(1, 1)``):
+    # a ``dim=`` pays a few tests and one C call
+    def sum(input=ALL_DIMS, dim=ALL_DIMS, keepdim=False, /, *extra, dtype=None,
+            **kwargs) -> Tensor:
         """``sum(input, dim=None, keepdim=False, *, dtype=None)``; integer and bool inputs
         are summed as int64."""
+        given = kwargs
         if kwargs or extra:
-            raise with_extra("sum", _SUM_FORMS, as_method, input, dim, keepdim, extra, dtype,
-                             kwargs)
-        if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str:
+            if extra or not kwargs.keys() <= by_keyword or "dim" in kwargs and (
+                    dim is not ALL_DIMS) or "keepdim" in kwargs and keepdim is not False or \
+                    ("input" in kwargs) == (input is not ALL_DIMS):  # (twice, or neither)
+                raise with_extra("sum", _SUM_FORMS, as_method, input, dim, keepdim, extra,
+                                 dtype, kwargs)
+            if "dim" in kwargs:  # (no call: a ``dim=`` is common)
+                dim = kwargs["dim"]
+            if "keepdim" in kwargs:
+                keepdim = kwargs["keepdim"]
+            if "input" in kwargs:
+                input = kwargs["input"]
+        if dim is ALL_DIMS and keepdim is False and dtype.__class__ is not str and \
+                input is not ALL_DIMS:
             dim = None
         elif dim is ALL_DIMS or dim.__class__ in NOT_INT or keepdim.__class__ is not bool \
-                or dtype.__class__ is str:
-            raise refused("sum", _SUM_FORMS, dim, keepdim, dtype)
+                or dtype.__class__ is str:  # (those given by keyword named so)
+            raise with_extra("sum", _SUM_FORMS, as_method,
+                             ALL_DIMS if "input" in given else input,
+                             ALL_DIMS if "dim" in given else dim,
+                             False if "keepdim" in given else keepdim, (), dtype, given)
         if dim is None and dtype is None and \
                 (res := _held_whole(SUM, input, keepdim)) is not None:
             return res

@@ -20,8 +20,8 @@ class _Omitted:
 ALL_DIMS = _Omitted()
 # PyTorch's signatures (as its argument parser prints them) of the reductions whose dim
 # may be omitted
-_SUM_FORMS = ("(*, torch.dtype dtype = None)",
-              "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)")
+_SUM_FORMS = ("(*, torch.dtype dtype = None)",  # (``?``: None taken, not printed)
+              "(tuple of ints? dim, bool keepdim = False, *, torch.dtype dtype = None)")
 _PROD_FORMS = ("(*, torch.dtype dtype = None)",
                "(int dim, bool keepdim = False, *, torch.dtype dtype = None)")
 _MAX_FORMS = ("()", "(Tensor other)", "(int dim, bool keepdim = False)")
@@ -72,21 +72,18 @@ def norm_dim_refused(p, dim):
 
 
 def with_extra(name, forms, as_method, input, dim, keepdim, extra, dtype, kwargs):
-    """PyTorch's TypeError for a reduction called with keywords it does not take or too
-    many arguments (``extra``), for its method (``as_method``) or its function (``forms``:
-    the method's, the function's add ``Tensor input`` and ``out``). NOTE: its parser counts
-    the arguments given; hookgrad's signature keeps their values only, so a ``dim`` and a
-    ``keepdim`` are taken as given by position where they are not their defaults, and a
-    ``dtype`` by keyword where it is not None."""
-    args = () if as_method else (input,)
-    given = {}
+    """PyTorch's TypeError for a reduction called with arguments its parser refuses
+    (keywords it does not take, too many arguments: ``extra``, or of a type it does not
+    take), for its method (``as_method``) or its function (``forms``: the method's, the
+    function's add ``Tensor input`` and ``out``). ``input``, ``dim``, ``keepdim``: as given
+    by position (``ALL_DIMS``: not given), ``kwargs``: the keywords as given. NOTE: a
+    ``keepdim=False`` given by position and a ``dtype=None`` are taken as left out (a
+    signature with defaults keeps the values only)."""
+    args = () if as_method or input is ALL_DIMS else (input,)
     if dim is not ALL_DIMS:
         args += (dim, keepdim) if keepdim is not False or extra else (dim,)
-    elif keepdim is not False:
-        given["keepdim"] = keepdim
     args += extra
-    if dtype is not None:
-        given["dtype"] = dtype
+    given = {"dtype": dtype} if dtype is not None else {}
     if not as_method:
         forms = tuple(f"(Tensor input, {f[1:-1]}{', Tensor out = None' if 'dim' in f else ''})"
                       for f in forms)

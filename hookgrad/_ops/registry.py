@@ -27,7 +27,7 @@ from .._dtype import torch_kind
 from .jax_errors import shape_broadcast_error
 from .._tensor import Tensor
 from .dispatch import ALL, Op, apply
-from .parser_errors import arguments_error, as_method, unknown_keyword
+from .parser_errors import NUMBERS_AS_TENSORS, arguments_error, as_method, unknown_keyword
 from . import autocast as _autocast
 from . import saved_names  # noqa: F401 - fills op_node.SAVED_NAMES for the nodes
 from .. import _errors
@@ -80,7 +80,8 @@ def _returns_tensor(fn, like, self_name=None):
 
 
 def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
-             function=True, inplace_check=None, forms=None, method_words=False):
+             function=True, inplace_check=None, forms=None, method_words=False,
+             hidden=False):
     """Make ``name`` (and ``Tensor.name_`` when ``inplace``) from a chooser
     ``pick(input, ...) -> (op, args, statics)`` that validates the arguments and picks the
     Op variant (a Tensor bound, an alpha, a rounding mode, ...). ``inplace_check(self,
@@ -89,9 +90,19 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
     own signature refuses (an unknown keyword, too many arguments) raises its parser's
     error for the form called (the method is then a function of its own). ``method_words``:
     the method is a function of its own too, which words the chooser's parser errors as
-    the method's (``as_method``: its name, the method's signatures)."""
+    the method's (``as_method``: its name, the method's signatures). A ``forms`` dict
+    gives each name (an alias too) its own; ``hidden``: the op has signatures its parser
+    never lists (``arguments_error``). A TypeError the chooser marks ``refused_call``
+    (``parser_errors.refused_call``) is worded from the call as PyTorch's parser words it,
+    for the form called."""
     def deco(pick):
         name = pick.__name__
+
+        def refusal(public, is_method, args, kwargs):
+            fs = forms[public.rstrip("_")] if isinstance(forms, dict) else forms
+            if is_method:
+                return arguments_error(public, fs[0], args[1:], kwargs, hidden)
+            return arguments_error(public, fs[1], args, kwargs, hidden)
 
         def plain(*args, **kwargs):
             op, a, st = pick(*args, **kwargs)
@@ -100,15 +111,21 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
         def form(is_method, public=name):  # NOTE: one body; the forms' errors differ
             def fn(*args, out=None, **kwargs):
                 if out is not None:
+                    if forms is not None and (is_method or not isinstance(out, Tensor) and
+                                              public not in NUMBERS_AS_TENSORS):
+                        # (a method takes no ``out=``; a function's is a Tensor)
+                        raise refusal(public, is_method, args, {**kwargs, "out": out}) from None
                     if kwargs and forms is not None and (worded := _parser_error(
-                            pick, forms, is_method, public, args, kwargs, out)) is not None:
+                            pick, forms, is_method, public, args, kwargs, out, hidden)):
                         raise worded from None
-                    return _write_out(name, plain, args, kwargs, out)
+                    return write_out(name, plain, args, kwargs, out)
                 try:
                     op, a, st = pick(*args, **kwargs)
                 except TypeError as e:
-                    if forms is not None and (worded := _parser_error(
-                            pick, forms, is_method, public, args, kwargs)) is not None:
+                    if forms is not None and ((worded := _parser_error(
+                            pick, forms, is_method, public, args, kwargs, None, hidden)) or (
+                            worded := getattr(e, "refused_call", False) and refusal(
+                                public, is_method, args, kwargs))):
                         raise worded from None
                     worded = unknown_keyword(e, name, args, kwargs) if kwargs else e
                     if is_method and getattr(worded, "parser_call", None) is not None:
@@ -119,7 +136,8 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                 return bapply(op, a, st)
             functools.update_wrapper(fn, pick)
             _returns_tensor(fn, pick)
-            fn.__signature__ = _with_out_signature(fn.__signature__)
+            if not is_method:  # (PyTorch's methods take no ``out=``)
+                fn.__signature__ = _with_out_signature(fn.__signature__)
             return fn
         fn = form(False)
         if forms is None and not method_words:
@@ -137,8 +155,10 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
                 try:
                     op, a, st = pick(self, *args, **kwargs)
                 except TypeError as e:  # the parser's, worded for the method
-                    if forms is not None and (worded := _parser_error(
-                            pick, forms, True, name + "_", (self, *args), kwargs)) is not None:
+                    if forms is not None and ((worded := _parser_error(
+                            pick, forms, True, name + "_", (self, *args), kwargs, None, hidden))
+                            or (worded := getattr(e, "refused_call", False) and refusal(
+                                name + "_", True, (self, *args), kwargs))):
                         raise worded from None
                     raise as_method(unknown_keyword(e, name, (self, *args), kwargs),
                                     name + "_") from None
@@ -151,19 +171,22 @@ def variants(*, inplace=False, inplace_function=False, aliases=(), method=True,
     return deco
 
 
-def _parser_error(pick, forms, as_method, name, args, kwargs, out=None):
+def _parser_error(pick, forms, as_method, name, args, kwargs, out=None, hidden=False):
     """PyTorch's parser's TypeError for a call ``pick``'s signature does not bind (for the
-    method's ``forms[0]`` or the function's ``forms[1]``), else None: the TypeError came
-    from the chooser itself. (``out``: given, taken as the last keyword.)"""
+    method's ``forms[0]`` or the function's ``forms[1]``; ``forms`` a dict: ``name``'s),
+    else None: the TypeError came from the chooser itself. (``out``: given, taken as the
+    last keyword.)"""
     try:
         inspect.signature(pick).bind(*args, **kwargs)
         return None
     except TypeError:
         if out is not None:
             kwargs = {**kwargs, "out": out}
+    if isinstance(forms, dict):
+        forms = forms[name.rstrip("_")]
     if as_method:
-        return arguments_error(name, forms[0], args[1:], kwargs)
-    return arguments_error(name, forms[1], args, kwargs)
+        return arguments_error(name, forms[0], args[1:], kwargs, hidden)
+    return arguments_error(name, forms[1], args, kwargs, hidden)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,21 +217,23 @@ class OpDef:
         return defop(self.name, self.fwd, self.node, self.save, self.bwd,
                      scalar_edges=self.scalar_edges, nondiff=self.nondiff, names=self.names)
 
-    def expose(self, fn, op, inplace_check=None):
+    def expose(self, fn, op, inplace_check=None, method=None):
         """Publish ``fn`` (the out-of-place form) and, per the row, the in-place form
         (``inplace_check(*args, **kwargs)``: the parser's checks of the arguments after
-        ``self``)."""
-        fn.__name__ = fn.__qualname__ = self.name
-        fn.__annotations__ = {"return": "Tensor"}
+        ``self``); ``method``: the Tensor method, where it is not ``fn`` (whose errors are
+        the function's: ``fn`` then takes ``out=`` itself)."""
+        for f in (fn, method or fn):
+            f.__name__ = f.__qualname__ = self.name
+            f.__annotations__ = {"return": "Tensor"}
         names = (self.name, *self.aliases)
         # PyTorch's Tensor methods take no ``out=`` (``t.sin(out=o)`` is a TypeError): the
         # method is ``fn`` itself, one Python call fewer per op than the function
-        _expose(with_out(fn), names, False, self.function)
-        _expose(fn, names, self.method, False)
+        _expose(with_out(fn) if method is None else fn, names, False, self.function)
+        _expose(method or fn, names, self.method, False)
         if self.inplace:
-            method = inplace_of(op, self.name, inplace_check)
-            _returns_tensor(method, fn, "self")
-            _expose(method, [n + "_" for n in names], True, self.inplace_function)
+            in_place = inplace_of(op, self.name, inplace_check)
+            _returns_tensor(in_place, method or fn, "self")
+            _expose(in_place, [n + "_" for n in names], True, self.inplace_function)
 
 
 def inplace_of(op, name, check=None):
@@ -237,7 +262,7 @@ def with_out(fn):
     def function(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        return _write_out(name, fn, args, kwargs, out)
+        return write_out(name, fn, args, kwargs, out)
     function.__signature__ = _with_out_signature(inspect.signature(fn))
     return function
 
@@ -252,7 +277,7 @@ def _with_out_signature(sig):
     return sig.replace(parameters=params)
 
 
-def _write_out(name, fn, args, kwargs, out):
+def write_out(name, fn, args, kwargs, out):
     # NOTE: every op-table function returns one Tensor, so ``out`` is one Tensor
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")

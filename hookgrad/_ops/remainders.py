@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from .dispatch import NOT_IMPLEMENTED
-from .parser_errors import REFUSED_OTHERS, refuse_input, refuse_other
+from .parser_errors import REFUSED_OTHERS, input_forms, refuse_input, refuse_other
 from .pointwise import _OTHER_SELF
 from .promotion import ordered as _ordered
 from .registry import OpCall, defop, to_tensor_like, variants
@@ -26,7 +26,7 @@ _REMAINDER_T = defop("remainder_tensor", _ordered(jnp.remainder, "remainder"), "
 _REMAINDER_ST = defop("remainder.Scalar_Tensor", jnp.remainder, NOT_IMPLEMENTED, ())
 
 
-@variants(inplace=True, method_words=True)  # (the method's errors name it)
+@variants(inplace=True, forms=input_forms("fmod"))  # (each form's errors its own)
 def fmod(input, other) -> OpCall:
     """``fmod(input, other)``: the C-style remainder of ``input / other`` (the dividend's
     sign)."""
@@ -39,7 +39,7 @@ def fmod(input, other) -> OpCall:
     return _FMOD, (input, to_tensor_like(other)), None
 
 
-@variants(inplace=True, method_words=True)  # (the method's errors name it)
+@variants(inplace=True, forms=input_forms("remainder"))  # (each form's errors its own)
 def remainder(input, other) -> OpCall:
     """``remainder(input, other)``: the Python-style remainder of ``input / other`` (the
     divisor's sign); ``input`` may be a number."""

@@ -20,7 +20,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .dispatch import apply
 from .pointwise import _inexact
-from .parser_errors import REFUSED_OTHERS, invalid_arguments, not_a
+from .parser_errors import REFUSED_OTHERS, invalid_arguments, not_a, refused_call
 from .promotion import REFUSED, refuses_complex
 from .statistics import _MUL_SCALAR
 from .registry import bapply, defop, to_tensor_like, variants, with_out
@@ -176,13 +176,16 @@ IGAMMAC = defop("igammac", _real("igammac_cpu", _in_float64(lambda a, x: jss.gam
 
 
 def _check_tensors(name, input, other):
-    for pos, (arg, t) in enumerate((("input", input), ("other", other)), 1):
+    """PyTorch's parser takes Tensors only: else its error, worded for the form called."""
+    for arg, t in (("input", input), ("other", other)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                            f"{type(t).__name__}")
+            raise refused_call(not_a(name, arg, t, "Tensor"))
 
 
-@variants(inplace=True)
+_IGAMMA_FORMS = (("(Tensor other)",), ("(Tensor input, Tensor other, *, Tensor out = None)",))
+
+
+@variants(inplace=True, forms=_IGAMMA_FORMS)
 def igamma(input, other):
     """``igamma(input, other, *, out=None)``: the regularized lower incomplete gamma
     function ``P(input, other)`` (``torch.special.gammainc``); differentiable in ``other``
@@ -191,7 +194,7 @@ def igamma(input, other):
     return IGAMMA, (input, other), None
 
 
-@variants(inplace=True)
+@variants(inplace=True, forms=_IGAMMA_FORMS)
 def igammac(input, other):
     """``igammac(input, other, *, out=None)``: the regularized upper incomplete gamma
     function ``Q(input, other) = 1 - P(input, other)`` (``torch.special.gammaincc``)."""

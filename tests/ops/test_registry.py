@@ -27,9 +27,16 @@ def test_a_row_is_every_public_form_of_its_op(row):
     def form(owner, name):
         return inspect.unwrap(unwrapped(getattr(owner, name)))
     fn = form(hg, row.name)
-    assert form(hg.Tensor, row.name) is fn
-    for alias in row.aliases:
-        assert form(hg, alias) is fn and form(hg.Tensor, alias) is fn
+    if row in pointwise._BINARY:
+        # a binary row's function and method are functions of their own (over one body),
+        # each alias's too: PyTorch's parser errors name the form and list its signatures
+        for name in (row.name, *row.aliases):
+            function, method = form(hg, name), form(hg.Tensor, name)
+            assert function is not method and function.__name__ == method.__name__ == name
+    else:
+        assert form(hg.Tensor, row.name) is fn
+        for alias in row.aliases:
+            assert form(hg, alias) is fn and form(hg.Tensor, alias) is fn
     assert "out" in inspect.signature(getattr(hg, row.name)).parameters
     assert "out" not in inspect.signature(getattr(hg.Tensor, row.name)).parameters
     for name in (row.name, *row.aliases):
