@@ -197,6 +197,8 @@ def _walk(op, key, fn, args, q, forms):
     if fn is None:  # (``apply`` gives none: ``defer``)
         fn = forward(op, key)
     while True:
+        if q is not None and q.value is not None:
+            return q, False  # a pick its op computed, run with a trace past the bounds
         tr = _local.trace
         if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
             tr = _local.trace = _Trace()
@@ -489,8 +491,13 @@ def _outputs(p):
         q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
         q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
         q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
-        outs.append(defer(_PICK, q.key, q.fn, q.args, q)[0])
+        outs.append(q)
+    # NOTE: known before the picks join: a pick past the bounds runs the trace, ``p``
+    # with it, and ``p`` computed gives each pick its item (``lazy_segment._settle``)
     p.outs = [_weakref(q) for q in outs]
+    for q in outs:
+        if q.value is None:
+            defer(_PICK, q.key, q.fn, q.args, q)
     return outs
 
 
