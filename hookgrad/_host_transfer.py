@@ -96,7 +96,12 @@ def host_copy(arr):
             arr.weak_type or arr.dtype not in _DTYPES or _entry() is None or \
             jax.config.jax_default_device is not None:
         return None
-    value = np.asarray(arr)
+    # NOTE: a copy (``np.array``): ``np.asarray`` of a CPU array shares its buffer and
+    # holds the array, so the entry kept its own array alive (its weak reference never
+    # died: every array read stayed until 1024 newer ones pushed it out, 5 a GPT-2
+    # ``generate`` call)
+    value = np.array(arr)
+    value.flags.writeable = False
     _remember(arr, value)
     return value
 

@@ -26,12 +26,13 @@ import operator
 import threading
 from weakref import ref as _weakref
 
-from jax._src.array import ArrayImpl  # NOTE: private; JAX has no public name for it
 from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .._host_value import Host
 from .._tensor import FORCE, Pending, Tensor
 from . import lazy_memo as _memo, lazy_segment as _segment, tiered
+from .lazy_args import ARRAY, SCALARS, BIG as _BIG, pending_args as _pending_args, \
+    put_held as _put_held, waits as _waits
 from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
 from .setting import Setting
 
@@ -41,18 +42,11 @@ from .setting import Setting
 # the first part's values out and in again); MAX_OPS still bounds a segment's size
 MAX_DEPTH = 128   # pending ops in a row; the next op runs them first: bounds compile time
 MAX_OPS = 256     # pending ops in all (a trace of many short chains): bounds it too
-# operands a deferred op may take besides arrays: Python numbers, None (an optional operand
-# left out, such as attention's mask) and a concrete PRNG key (dropout's, drawn when called)
-SCALARS = frozenset((int, float, bool, complex, type(None), PRNGKeyArray))
-# a concrete array's class (jaxlib's ArrayImpl), named without making one: hookgrad's import
-# starts no JAX backend, so jax.distributed can still be initialized after it
-ARRAY = ArrayImpl
 _state = {"enabled": True}
 _gen = [0]        # bumped by a new default dtype: older pendings keep their own programs
 _lock = threading.RLock()
 HOST = object()   # ``defer``'s answer when the host stage (``stages/host.py``) is due first
 _new = object.__new__
-_BIG = 2 ** 63
 
 
 class Site:
@@ -197,6 +191,8 @@ def _walk(op, key, fn, args, q, forms):
     if fn is None:  # (``apply`` gives none: ``defer``)
         fn = forward(op, key)
     while True:
+        if q is not None and q.value is not None:
+            return q, False  # a pick its op computed, run with a trace past the bounds
         tr = _local.trace
         if tr is None or tr.gen != _gen[0]:  # (a new default dtype: ``forget``)
             tr = _local.trace = _Trace()
@@ -394,6 +390,8 @@ def _missed(tr, n, op, key, fn, args, q, forms):
         return _walk(op, key, fn, args, q, forms)
     del tr.leaves[m.ops[n][5]:]  # (what the op's arguments added)
     if q is None and not all(map(_waits, args)):
+        if _put_held(op, args, forms):
+            return None  # the op follows on, its values held on the host put
         return None, False  # the walk's answer, the trace unchanged: it follows on
     arrs, late, depth = _pending_args(tr, args, q is None)
     if late:  # the walk's first step, to follow on: whether or not the op then waits,
@@ -417,34 +415,6 @@ def _missed(tr, n, op, key, fn, args, q, forms):
         if n2 == n:  # (at most once at an op where the walk added nothing)
             tr.resumed = n
     return got
-
-
-def _waits(v):
-    """Whether the walk takes ``v``, an argument of an op made here, into a trace (not a
-    Tensor held on the host, a tracer, an array placed by the user, a constant array, an
-    int JAX refuses)."""
-    c = v.__class__
-    if c is Tensor or c not in SCALARS and isinstance(v, Tensor):
-        c = (v := v._arr).__class__
-        return c is Pending or c is ARRAY and not v._committed
-    return c in SCALARS and (c is not int or -_BIG <= v < _BIG)
-
-
-def _pending_args(tr, args, made):
-    """``(arrays, late, depth)`` of ``args`` as the walk reads them: ``late``, whether
-    one is pending and not in ``tr`` or held on the host; ``depth``, the deepest of
-    those in ``tr``."""
-    index = tr.index
-    arrs = [v._arr if made and isinstance(v, Tensor) else v for v in args]
-    late, depth = False, 0
-    for v in arrs:
-        if v.__class__ is Pending:
-            x = v.value
-            if x is None and v in index:
-                depth = max(depth, v.depth)
-            elif x is None or x.__class__ is Host:
-                late = True
-    return arrs, late, depth
 
 
 class _Local(threading.local):
@@ -489,8 +459,13 @@ def _outputs(p):
         q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
         q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
         q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
-        outs.append(defer(_PICK, q.key, q.fn, q.args, q)[0])
+        outs.append(q)
+    # NOTE: known before the picks join: a pick past the bounds runs the trace, ``p``
+    # with it, and ``p`` computed gives each pick its item (``lazy_segment._settle``)
     p.outs = [_weakref(q) for q in outs]
+    for q in outs:
+        if q.value is None:
+            defer(_PICK, q.key, q.fn, q.args, q)
     return outs
 
 

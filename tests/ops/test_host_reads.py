@@ -86,6 +86,23 @@ def test_a_remembered_value_is_the_arrays_own():
     np.testing.assert_array_equal(_host_transfer.known(part), [3, 4])
 
 
+def test_a_remembered_value_goes_with_its_array():
+    # the value remembered is the array's, not a view holding the array: once nothing
+    # else holds it, the array dies and its entry with it
+    import gc
+    import weakref
+    arr = jnp.arange(6, dtype=jnp.int32) + 1
+    value = _host_transfer.host_copy(arr)
+    np.testing.assert_array_equal(value, np.arange(1, 7))
+    assert not value.flags.writeable
+    key, alive = id(arr), weakref.ref(arr)
+    assert key in _host_transfer._known
+    del arr
+    gc.collect()
+    assert alive() is None and key not in _host_transfer._known
+    np.testing.assert_array_equal(value, np.arange(1, 7))  # the value stays the reader's
+
+
 def test_a_host_read_keeps_its_value_when_the_base_is_written_in_place():
     base = hookgrad.arange(12.0).reshape(3, 4) + 0
     part = base[1]._data  # the read's own array: the view Tensor is gone

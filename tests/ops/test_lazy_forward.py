@@ -358,6 +358,24 @@ def test_the_outputs_of_a_multi_output_op_defer_and_compute_together(cache):
         np.testing.assert_allclose(w.grad.numpy(), jax.grad(loss)(w0), rtol=1e-5)
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_the_pieces_of_a_split_at_the_depth_bound_run_with_it(cache, monkeypatch, grad):
+    # the split joins the trace at the bound's last op, so its first piece starts the next
+    # segment: running the trace computes the split, and every piece gets its value
+    monkeypatch.setattr(lazy, "MAX_DEPTH", 4)
+
+    def pieces(L):
+        w = L.tensor(XL, requires_grad=grad)
+        q, k, v = (w * 2 * 2 * 2).split(XL.shape[1] // 3, dim=1)
+        y = q * k + v
+        if grad:
+            y.sum().backward()
+        return [y.detach().tolist(), w.grad.tolist() if grad else None]
+
+    for run in range(RUNS + 1):
+        same_as_torch(pieces)
+
+
 def test_a_multi_output_op_runs_once_for_all_its_outputs(cache, monkeypatch):
     computed = []
     settle = lazy_segment._settle

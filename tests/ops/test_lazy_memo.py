@@ -15,7 +15,7 @@ import pytest
 
 import hookgrad as hg
 from hookgrad._host_transfer import HOST_MAX
-from hookgrad._ops import lazy, lazy_memo, lazy_segment
+from hookgrad._ops import dispatch, lazy, lazy_memo, lazy_segment
 from tests.differential import py, same_as_torch, torch
 
 B, D = 8, HOST_MAX // 8 + 8  # (B, D) inputs: past the host stage's bound
@@ -81,6 +81,28 @@ def test_a_repeated_step_follows_its_memo_and_walks_no_op(walks):
     got = step(hg)
     assert walks["walked"] == 0 and walks["restored"] == []
     assert got == want
+
+
+def test_a_value_held_on_the_host_joins_a_followed_step(walks, monkeypatch):
+    # a decode step's positions: a new small Tensor each step (held on the host), added to
+    # a pending value (so the host stage declines the op): the step follows its memo all
+    # through, the value put on the device where the op is met, never apply's general path
+    general = []
+    run_general = dispatch._general
+    monkeypatch.setattr(dispatch, "_general", lambda op, *rest: general.append(op.name) or
+                        run_general(op, *rest))
+
+    def decode(L, k):
+        pos = L.tensor(np.arange(D, dtype=np.float32) * k)  # (D,): held on the host
+        h = L.tanh(L.tensor(X) @ L.tensor(W)) + pos
+        return py((h * h).sum(dim=1))
+
+    for k in range(RUNS):
+        same_as_torch(lambda L: decode(L, k), tol=1e-4)
+    walks["walked"], general[:] = 0, []
+    got = decode(hg, RUNS)
+    assert walks["walked"] == 0 and walks["restored"] == [] and general == []
+    assert got == pytest.approx(same_as_torch(lambda L: decode(L, RUNS), tol=1e-4))
 
 
 def _without_memos(monkeypatch, variant):
