@@ -25,11 +25,11 @@ import heapq
 import threading
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Pending, Tensor
 from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
 from .._ops.op_node import OpNode, vjp_op
-from .._ops import tiered
+from .._ops import lazy as _lazy, lazy_layout as _layout, tiered
 from .._ops.setting import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
@@ -140,10 +140,12 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             cur._freed = True
             cur._stored = cur._out_saved = cur._extra = None
     sig = None
+    # saved layout values left out of the forward's program: the program rebuilds them
+    lays, left = _lays(flat) if _PENDING in map(type, flat) else ((), None)
     if plan is not None:
         sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
-        if parts is not plan.parts:
-            fn = _program(g, parts)
+        if parts is not plan.parts or lays != plan.lays:
+            fn = _program(g, parts, lays)
         else:
             fn = plan.fn
             if exact is not None:  # every node of an op site of the plan's own (its
@@ -162,14 +164,17 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
                 plan.sites = [cur._site for cur in region]
     else:
         sides, parts, ext, edges = _parts(region, saved, buffers)
-        fn = _program(g, parts) if len(region) > 1 else None
+        fn = _program(g, parts, lays) if len(region) > 1 else None
         if fn is not None and exec_info is None and len(region) == n:
-            _remember(region, g, parts, edges, fn)
+            _remember(region, g, parts, edges, fn, lays)
     args = ext + flat
     # NOTE: tracing a large region costs more than running its nodes one by one: it is
     # traced and compiled in the background while they run (``call_ready`` gives None)
     outs = None if fn is None else fn.call_ready(g, *args, sig=sig)
     if outs is None:  # each vjp its own jitted call, as node-by-node execution makes them
+        if left is not None:  # (the values left out: each its own op's program)
+            for k, p in left:
+                args[len(ext) + k] = _value(p)
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))
@@ -235,10 +240,10 @@ class _Plan:
     """
 
     __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
-                 "sides", "outs", "parts", "fn", "hits", "sig", "waits")
+                 "sides", "outs", "parts", "fn", "hits", "sig", "waits", "lays")
 
 
-def _remember(region, g, parts, edges, fn):
+def _remember(region, g, parts, edges, fn, lays):
     """Keep a compiled region of a backward without ``inputs=`` for ``_replay``."""
     n = len(region)
     paths = [None] * n
@@ -251,6 +256,7 @@ def _remember(region, g, parts, edges, fn):
                     paths[d] = (j, e)
     plan = _Plan()
     plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, fn, 0, None
+    plan.lays = lays
     plan.sites = [cur._site for cur in region]
     plan.ops = [s.op for s in plan.sites]
     plan.vkeys = [s.vkey for s in plan.sites]
@@ -414,10 +420,10 @@ def _replayed_parts(plan, region, saved, buffers, exact):
     return sides, parts if fresh is None else fresh, ext
 
 
-def _program(g, parts):
+def _program(g, parts, lays):
     """The region's compiled program, or None while it runs node by node (its first
-    sighting)."""
-    key = (g.shape, g.dtype, tuple(parts))
+    sighting). ``lays``: the saved layout values it rebuilds (``_lays``)."""
+    key = (g.shape, g.dtype, tuple(parts), lays)
     with _lock:  # backward may run in several threads at once
         fn = _compiled.get(key)
         if fn is not None:
@@ -429,7 +435,9 @@ def _program(g, parts):
             # tiered execution, nodes never run cost a trace, not a compile)
             _seen.pop(key, None)
             raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
-            fn = _compiled[key] = tiered.jit(lambda g, *args: _walk(raw, g, args))
+            fn = _compiled[key] = tiered.jit(
+                lambda g, *args: _walk(raw, g, args) if not lays else
+                _walk(raw, g, _laid(args, sum(1 for p in parts if p[3]), lays)))
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
         else:
@@ -532,7 +540,31 @@ def _walk(parts, g, args):
     return outs
 
 
+def _lays(flat):
+    """``(lays, left)`` of the region's saved values ``flat``, where some are values left
+    out of the forward's program (``lazy_layout``): each replaced in ``flat`` by the array
+    it is built from; ``lays``: per such value ``(its position, its op, its statics)``, for
+    the program; ``left``: ``(its position, its Pending)``, for a run node by node."""
+    lays = []
+    left = []
+    for k, v in enumerate(flat):
+        if v.__class__ is _PENDING:
+            lays.append((k, v.op, v.key))
+            left.append((k, v))
+            flat[k] = _layout.base(v)
+    return tuple(lays), left
+
+
+def _laid(args, off, lays):
+    """The program's ``args`` with each value left out rebuilt from its array (traced)."""
+    args = list(args)
+    for k, op, key in lays:
+        args[off + k] = op.fwd(args[off + k], **dict(key))
+    return args
+
+
 _PROGRAM, _device = tiered.Program, tiered.device
+_PENDING, _value = Pending, _lazy.value
 
 def _forget():
     """A new default dtype: ops make their vjps again (``_ops/op.py``); plans holding the

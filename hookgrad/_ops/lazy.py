@@ -31,7 +31,7 @@ from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .._host_value import Host
 from .._tensor import FORCE, Pending, Tensor
-from . import lazy_memo as _memo, lazy_segment as _segment, tiered
+from . import lazy_layout as _layout, lazy_memo as _memo, lazy_segment as _segment, tiered
 from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
 from .setting import Setting
 
@@ -64,8 +64,7 @@ class Site:
     __slots__ = ("aval", "node")
 
     def __init__(self, aval):
-        self.aval = aval
-        self.node = None
+        self.aval, self.node = aval, None
 
 
 class set_lazy_forward(Setting):
@@ -535,6 +534,8 @@ def force(p):
                 if p not in tr.index:  # another thread's, an index read's, or one a
                     defer(p.op, p.key, p.fn, p.args, p)  # segment ran without returning it
                 _flush()
+                if p.value is None:  # left out of it (``lazy_layout``): its op alone
+                    _segment.run_nodes([p], None)
         x = p.value
         if x.__class__ is Host:
             x = p.value = tiered.device(x)
@@ -558,10 +559,10 @@ def _flush():
             _memo.offer(new, tr.offered, (MAX_DEPTH, MAX_OPS))
         _segment.run_nodes(nodes, None)
         return
-    # NOTE: only values something may read leave the program: XLA fuses the rest away
-    # (a pending op nobody reads keeps its arguments, so a later read can still run it)
-    outs = tuple([k for k, q in enumerate(nodes)
-                  if (r := q.ref) is None or q.saved or r() is not None])
+    # NOTE: only values something may read leave the program, less saved layout values
+    # (``lazy_layout``); XLA fuses the rest away (a later read runs a pending op alone)
+    outs = _layout.leave_out(nodes, tuple([k for k, q in enumerate(nodes) if (
+        r := q.ref) is None or q.saved or r() is not None]))
     m = tr.memo
     if m is not None and n != m.n:  # followed, but only a part of it
         _memo.restore(tr, n)

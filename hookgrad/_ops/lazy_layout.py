@@ -1,0 +1,66 @@
+"""Saved layout values left out of a deferred segment's program (``lazy._flush``), rebuilt
+where the backward reads them (``_engine/fusion.py``).
+
+A training step's forward segment returns every value the backward saved. Many are pure
+layout ops of another value the program takes or returns: Linear's ``t`` of a weight
+(``mm`` saves it, as PyTorch's does), the ``reshape``/``unsqueeze`` of an activation. XLA
+materializes each returned one as a copy, and each returned array costs the calling thread
+its array object: a tiny Llama step's forward program returned 79 arrays, 38 of them such
+layout values (its XLA time ~550 us, ~210 us for the others alone). Left out, such a value
+stays a ``Pending`` holding its op and its argument (whose array the segment gives out or
+took in); a fused backward region applies the op inside its own program, and any other
+read (a node run alone, ``_saved_*``, a saved-tensor hook's unpack, double backward) runs
+it as a ``Pending`` left out of a segment always runs: its op alone, on the same array.
+What is seen is unchanged: the value is computed from the array the op was given (a later
+in-place write replaces a Tensor's array, never that one; the saved Tensor's version check
+is the node's, before any read).
+"""
+from .._tensor import Pending
+
+# the pure layout ops: one array argument, their statics in the key, an output that is the
+# argument's elements in another shape or order
+LAYOUT = frozenset(("t", "transpose", "permute", "reshape", "view", "_unsafe_view",
+                    "unsqueeze", "squeeze", "flatten", "unflatten"))
+LEFT = 2  # a ``Pending.saved`` of a saved layout value left out of its segment's program
+
+
+def leave_out(nodes, outs):
+    """``outs`` (positions of ``nodes`` that the segment returns) without the saved layout
+    values whose argument is an array the program takes or one of the values it still
+    returns; each left out is marked ``LEFT``."""
+    if not ON[0]:
+        return outs
+    kept = []
+    given = set()  # the positions still returned
+    index = None
+    for k in outs:
+        q = nodes[k]
+        # NOTE: ``saved is True``, not LEFT: one left out before and now read runs alone
+        # (``lazy.force``); and its Tensor may be alive (the node's saved tuple holds it):
+        # another read runs its op alone, on the same array
+        if q.saved is True and getattr(q.op, "name", None) in LAYOUT and q.ref is not None \
+                and len(args := q.args) == 1 and q.aval.__class__ is not tuple \
+                and q.op.positions is None:
+            a = args[0]
+            if a.__class__ is Pending and a.value is None:
+                if index is None:
+                    index = {p: j for j, p in enumerate(nodes)}
+                ok = index.get(a) in given
+            else:  # an array the program takes (a weight), or a value computed before
+                ok = True
+            if ok:
+                q.saved = LEFT
+                continue
+        kept.append(k)
+        given.add(k)
+    return tuple(kept) if len(kept) < len(outs) else outs
+
+
+def base(p):
+    """The array (or first-tier ``Host`` value) that ``p``, a value left out, is built from:
+    its argument's, the segment having run."""
+    a = p.args[0]
+    return a.value if a.__class__ is Pending else a
+
+
+ON = [True]  # whether segments leave such values out (off: every saved value returned)
