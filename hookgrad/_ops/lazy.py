@@ -533,9 +533,7 @@ def force(p):
                     tr = _local.trace = _Trace()
                 if p not in tr.index:  # another thread's, an index read's, or one a
                     defer(p.op, p.key, p.fn, p.args, p)  # segment ran without returning it
-                _flush()
-                if p.value is None:  # left out of it (``lazy_layout``): its op alone
-                    _segment.run_nodes([p], None)
+                _flush(p)
         x = p.value
         if x.__class__ is Host:
             x = p.value = tiered.device(x)
@@ -544,10 +542,10 @@ def force(p):
         return x
 
 
-def _flush():
+def _flush(read=None):
     """Run this thread's trace as one segment, a new trace taking its place (first: should
     running them fail, they are pending still, and join the next trace when read). The
-    caller holds ``_lock``."""
+    caller holds ``_lock``; ``read``: the ``Pending`` it reads, which the segment gives out."""
     tr = _local.trace
     n = tr.n
     if not n:
@@ -562,7 +560,7 @@ def _flush():
     # NOTE: only values something may read leave the program, less saved layout values
     # (``lazy_layout``); XLA fuses the rest away (a later read runs a pending op alone)
     outs = _layout.leave_out(nodes, tuple([k for k, q in enumerate(nodes) if (
-        r := q.ref) is None or q.saved or r() is not None]))
+        r := q.ref) is None or q.saved or r() is not None]), read)
     m = tr.memo
     if m is not None and n != m.n:  # followed, but only a part of it
         _memo.restore(tr, n)

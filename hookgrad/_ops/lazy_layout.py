@@ -24,10 +24,11 @@ LAYOUT = frozenset(("t", "transpose", "permute", "reshape", "view", "_unsafe_vie
 LEFT = 2  # a ``Pending.saved`` of a saved layout value left out of its segment's program
 
 
-def leave_out(nodes, outs):
+def leave_out(nodes, outs, read=None):
     """``outs`` (positions of ``nodes`` that the segment returns) without the saved layout
     values whose argument is an array the program takes or one of the values it still
-    returns; each left out is marked ``LEFT``."""
+    returns, but for ``read`` (the value whose read runs the segment); each left out is
+    marked ``LEFT``."""
     if not ON[0]:
         return outs
     kept = []
@@ -35,10 +36,9 @@ def leave_out(nodes, outs):
     index = None
     for k in outs:
         q = nodes[k]
-        # NOTE: ``saved is True``, not LEFT: one left out before and now read runs alone
-        # (``lazy.force``); and its Tensor may be alive (the node's saved tuple holds it):
-        # another read runs its op alone, on the same array
-        if q.saved is True and getattr(q.op, "name", None) in LAYOUT and q.ref is not None \
+        # NOTE: its Tensor may be alive (the node's saved tuple holds it): a later read
+        # runs its op alone, on the same array (a ``Pending`` left out of a segment)
+        if q is not read and q.saved is True and getattr(q.op, "name", None) in LAYOUT and q.ref is not None \
                 and len(args := q.args) == 1 and q.aval.__class__ is not tuple \
                 and q.op.positions is None:
             a = args[0]
