@@ -140,8 +140,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             cur._freed = True
             cur._stored = cur._out_saved = cur._extra = None
     sig = None
-    # saved layout values left out of the forward's program: the program rebuilds them
-    lays, left = _lays(flat) if _PENDING in map(type, flat) else ((), None)
+    lays, left = _lays(flat) if _PENDING in map(type, flat) else ((), None)  # (``_lays``)
     if plan is not None:
         sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
         if parts is not plan.parts or lays != plan.lays:
@@ -173,8 +172,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     outs = None if fn is None else fn.call_ready(g, *args, sig=sig)
     if outs is None:  # each vjp its own jitted call, as node-by-node execution makes them
         if left is not None:  # (the values left out: each its own op's program)
-            for k, p in left:
-                args[len(ext) + k] = _value(p)
+            _unlaid(args, len(ext), left)
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))
@@ -553,6 +551,12 @@ def _lays(flat):
             left.append((k, v))
             flat[k] = _layout.base(v)
     return tuple(lays), left
+
+
+def _unlaid(args, off, left):
+    """``args`` with each value left out (``_lays``) computed by its own op's program."""
+    for k, p in left:
+        args[off + k] = _value(p)
 
 
 def _laid(args, off, lays):
