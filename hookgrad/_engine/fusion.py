@@ -29,7 +29,7 @@ from .._tensor import Pending, Tensor
 from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
 from .._ops.op_node import OpNode, vjp_op
-from .._ops import lazy as _lazy, lazy_layout as _layout, tiered
+from .._ops import lazy as _lazy, tiered
 from .._ops.setting import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
@@ -143,10 +143,10 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     lays, left = _lays(flat) if _PENDING in map(type, flat) else ((), None)  # (``_lays``)
     if plan is not None:
         sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
-        if parts is not plan.parts or lays != plan.lays:
-            fn = _program(g, parts, lays)
+        if parts is not plan.parts or (laid := plan.fn)[0] != lays:
+            fn = _program(g, parts, lays, plan if parts is plan.parts else None)
         else:
-            fn = plan.fn
+            fn = laid[1]
             if exact is not None:  # every node of an op site of the plan's own (its
                 # ``NodeSite``s, ``exact``): the same argument types, so the same saved
                 # values' shapes and dtypes and the same signature, worked out once for
@@ -231,14 +231,15 @@ class _Plan:
     """A region as it ran once, compiled, to run again without working it out: its nodes
     as paths from its first (``(earlier node, edge)``), per node its ``NodeSite``, op,
     vjp key, the edges into it from the region, where each of its edges goes, its part of
-    the program; the edges leaving it; the program. ``checks``: the edges ``(node, edge,
+    the program; the edges leaving it; ``fn``: (the saved layout values its program
+    rebuilds, ``_lays``; the program). ``checks``: the edges ``(node, edge,
     where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
     ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None;
     ``waits``: the positions of its nodes an earlier gradient waited for when it was made.
     """
 
     __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
-                 "sides", "outs", "parts", "fn", "hits", "sig", "waits", "lays")
+                 "sides", "outs", "parts", "fn", "hits", "sig", "waits")
 
 
 def _remember(region, g, parts, edges, fn, lays):
@@ -253,8 +254,7 @@ def _remember(region, g, parts, edges, fn, lays):
                 if paths[d] is None:
                     paths[d] = (j, e)
     plan = _Plan()
-    plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, fn, 0, None
-    plan.lays = lays
+    plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, (lays, fn), 0, None
     plan.sites = [cur._site for cur in region]
     plan.ops = [s.op for s in plan.sites]
     plan.vkeys = [s.vkey for s in plan.sites]
@@ -418,9 +418,12 @@ def _replayed_parts(plan, region, saved, buffers, exact):
     return sides, parts if fresh is None else fresh, ext
 
 
-def _program(g, parts, lays):
+def _program(g, parts, lays, plan=None):
     """The region's compiled program, or None while it runs node by node (its first
-    sighting). ``lays``: the saved layout values it rebuilds (``_lays``)."""
+    sighting). ``lays``: the saved layout values it rebuilds (``_lays``); ``plan``: a
+    replayed plan of these ``parts`` whose program rebuilt others, which takes this one
+    (the forward leaves out other values now: its segment compiled after the plan was
+    made, or a read ran it)."""
     key = (g.shape, g.dtype, tuple(parts), lays)
     with _lock:  # backward may run in several threads at once
         fn = _compiled.get(key)
@@ -442,6 +445,8 @@ def _program(g, parts, lays):
             if len(_seen) > 16 * CACHE_SIZE:
                 _seen.clear()
             _seen[key] = True
+    if plan is not None and fn is not None:  # (one store: another thread reads the pair)
+        plan.fn, plan.sig = (lays, fn), None
     return fn
 
 
@@ -543,14 +548,11 @@ def _lays(flat):
     out of the forward's program (``lazy_layout``): each replaced in ``flat`` by the array
     it is built from; ``lays``: per such value ``(its position, its op, its statics)``, for
     the program; ``left``: ``(its position, its Pending)``, for a run node by node."""
-    lays = []
-    left = []
-    for k, v in enumerate(flat):
-        if v.__class__ is _PENDING:
-            lays.append((k, v.op, v.key))
-            left.append((k, v))
-            flat[k] = _layout.base(v)
-    return tuple(lays), left
+    left = [(k, v) for k, v in enumerate(flat) if v.__class__ is _PENDING]
+    for k, v in left:
+        a = v.args[0]  # the array it is built from (the segment has run)
+        flat[k] = a.value if a.__class__ is _PENDING else a
+    return tuple([(k, v.op, v.key) for k, v in left]), left
 
 
 def _unlaid(args, off, left):

@@ -31,36 +31,29 @@ def leave_out(nodes, outs, read=None):
     marked ``LEFT``."""
     if not ON[0]:
         return outs
-    kept = []
-    given = set()  # the positions still returned
+    left = None  # the positions left out
     index = None
     for k in outs:
         q = nodes[k]
         # NOTE: its Tensor may be alive (the node's saved tuple holds it): a later read
         # runs its op alone, on the same array (a ``Pending`` left out of a segment)
-        if q is not read and q.saved is True and getattr(q.op, "name", None) in LAYOUT and q.ref is not None \
-                and len(args := q.args) == 1 and q.aval.__class__ is not tuple \
-                and q.op.positions is None:
+        if q.saved is True and q is not read and getattr(q.op, "name", None) in LAYOUT \
+                and q.ref is not None and len(args := q.args) == 1 \
+                and q.aval.__class__ is not tuple and q.op.positions is None:
             a = args[0]
-            if a.__class__ is Pending and a.value is None:
+            if a.__class__ is Pending and a.value is None:  # an op of the segment
                 if index is None:
                     index = {p: j for j, p in enumerate(nodes)}
-                ok = index.get(a) in given
-            else:  # an array the program takes (a weight), or a value computed before
-                ok = True
-            if ok:
-                q.saved = LEFT
-                continue
-        kept.append(k)
-        given.add(k)
-    return tuple(kept) if len(kept) < len(outs) else outs
-
-
-def base(p):
-    """The array (or first-tier ``Host`` value) that ``p``, a value left out, is built from:
-    its argument's, the segment having run."""
-    a = p.args[0]
-    return a.value if a.__class__ is Pending else a
+                    given = set(outs)
+                j = index.get(a)
+                if j not in given or left is not None and j in left:
+                    continue
+            # (else an array the program takes, such as a weight, or a value computed)
+            q.saved = LEFT
+            if left is None:
+                left = set()
+            left.add(k)
+    return outs if left is None else tuple([k for k in outs if k not in left])
 
 
 ON = [True]  # whether segments leave such values out (off: every saved value returned)
