@@ -5,6 +5,7 @@ other read runs its op alone. What is seen stays PyTorch's: gradients, ``_saved_
 saved-tensor hooks, version checks, double backward, a later read of the Tensor."""
 import collections
 
+import jax
 import numpy as np
 import pytest
 
@@ -128,6 +129,14 @@ def test_with_tiered_execution_the_first_backwards_run_node_by_node(cache):
     np.testing.assert_allclose(got[0][1], want[0][1], rtol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_anomaly_mode_reads_the_left_out_values(cache):
+    def f(L):
+        with L.autograd.detect_anomaly():
+            return steps(L)
+    same_as_torch(f)
+
+
 def test_double_backward_reads_the_left_out_values_as_tensors(cache):
     def f(L):
         got = steps(L, create_graph=True)
@@ -200,3 +209,34 @@ def test_a_left_out_value_saved_again_is_computed_when_read(cache):
         return got
     same_as_torch(f)
     assert any(left)
+
+
+class _Net(hg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = hg.nn.Parameter(hg.tensor(W))
+
+    def forward(self, x):
+        return forward(hg, x, self.w)[0]
+
+
+def test_the_three_modes_give_the_eager_gradients_of_left_out_values(cache):
+    net, x = _Net(), hg.tensor(XL, requires_grad=True)
+    for _ in range(RUNS + 2):  # eager, settled: its ``t`` left out (the backward's first
+        net.zero_grad()        # read, ``mul``'s ``reshape``, runs the segment)
+        net(x).backward()
+    assert "t" not in {q.op.name for q in cache[-1]}  # (its program's outputs)
+    eager = net.w.grad.numpy()
+
+    def step(x):
+        loss = net(x)
+        loss.backward()
+        return loss
+    compiled = hg.compile(step)
+    for _ in range(2):
+        net.zero_grad()
+        compiled(x)
+    np.testing.assert_allclose(net.w.grad.numpy(), eager, rtol=1e-5)
+    params = hg.func.state(net)
+    g = jax.grad(lambda p, a: hg.func.functional_call(net, p, (a,)))(params, x._data)
+    np.testing.assert_allclose(np.asarray(g["w"]), eager, rtol=1e-5)
