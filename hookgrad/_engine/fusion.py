@@ -548,11 +548,18 @@ def _lays(flat):
     out of the forward's program (``lazy_layout``): each replaced in ``flat`` by the array
     it is built from; ``lays``: per such value ``(its position, its op, its statics)``, for
     the program; ``left``: ``(its position, its Pending)``, for a run node by node."""
-    left = [(k, v) for k, v in enumerate(flat) if v.__class__ is _PENDING]
-    for k, v in left:
-        a = v.args[0]  # the array it is built from (the segment has run)
-        flat[k] = a.value if a.__class__ is _PENDING else a
-    return tuple([(k, v.op, v.key) for k, v in left]), left
+    left = []
+    for k, v in enumerate(flat):
+        if v.__class__ is _PENDING:
+            args = v.args  # (None: computed meanwhile, by another thread's read)
+            a = None if args is None else args[0]  # the array it is built from
+            x = a.value if a.__class__ is _PENDING else a
+            if x is None:  # (or its segment failed, and its argument is pending too)
+                flat[k] = _value(v)
+            else:
+                flat[k] = x
+                left.append((k, v))
+    return tuple([(k, v.op, v.key) for k, v in left]), left or None
 
 
 def _unlaid(args, off, left):
