@@ -25,11 +25,11 @@ import heapq
 import threading
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Pending, Tensor
 from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
 from .._ops.op_node import OpNode, vjp_op
-from .._ops import tiered
+from .._ops import lazy as _lazy, tiered
 from .._ops.setting import Setting
 
 MAX_LEN = 32      # nodes per fused program: bounds compile time and cache size
@@ -140,12 +140,13 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
             cur._freed = True
             cur._stored = cur._out_saved = cur._extra = None
     sig = None
+    lays, left = _lays(flat) if _PENDING in map(type, flat) else ((), None)  # (``_lays``)
     if plan is not None:
         sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
-        if parts is not plan.parts:
-            fn = _program(g, parts)
+        if parts is not plan.parts or (laid := plan.fn)[0] != lays:
+            fn = _program(g, parts, lays, plan if parts is plan.parts else None)
         else:
-            fn = plan.fn
+            fn = laid[1]
             if exact is not None:  # every node of an op site of the plan's own (its
                 # ``NodeSite``s, ``exact``): the same argument types, so the same saved
                 # values' shapes and dtypes and the same signature, worked out once for
@@ -162,14 +163,16 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
                 plan.sites = [cur._site for cur in region]
     else:
         sides, parts, ext, edges = _parts(region, saved, buffers)
-        fn = _program(g, parts) if len(region) > 1 else None
+        fn = _program(g, parts, lays) if len(region) > 1 else None
         if fn is not None and exec_info is None and len(region) == n:
-            _remember(region, g, parts, edges, fn)
+            _remember(region, g, parts, edges, fn, lays)
     args = ext + flat
     # NOTE: tracing a large region costs more than running its nodes one by one: it is
     # traced and compiled in the background while they run (``call_ready`` gives None)
     outs = None if fn is None else fn.call_ready(g, *args, sig=sig)
     if outs is None:  # each vjp its own jitted call, as node-by-node execution makes them
+        if left is not None:  # (the values left out: each its own op's program)
+            _unlaid(args, len(ext), left)
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))
@@ -228,7 +231,8 @@ class _Plan:
     """A region as it ran once, compiled, to run again without working it out: its nodes
     as paths from its first (``(earlier node, edge)``), per node its ``NodeSite``, op,
     vjp key, the edges into it from the region, where each of its edges goes, its part of
-    the program; the edges leaving it; the program. ``checks``: the edges ``(node, edge,
+    the program; the edges leaving it; ``fn``: (the saved layout values its program
+    rebuilds, ``_lays``; the program). ``checks``: the edges ``(node, edge,
     where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
     ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None;
     ``waits``: the positions of its nodes an earlier gradient waited for when it was made.
@@ -238,7 +242,7 @@ class _Plan:
                  "sides", "outs", "parts", "fn", "hits", "sig", "waits")
 
 
-def _remember(region, g, parts, edges, fn):
+def _remember(region, g, parts, edges, fn, lays):
     """Keep a compiled region of a backward without ``inputs=`` for ``_replay``."""
     n = len(region)
     paths = [None] * n
@@ -250,7 +254,7 @@ def _remember(region, g, parts, edges, fn):
                 if paths[d] is None:
                     paths[d] = (j, e)
     plan = _Plan()
-    plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, fn, 0, None
+    plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, (lays, fn), 0, None
     plan.sites = [cur._site for cur in region]
     plan.ops = [s.op for s in plan.sites]
     plan.vkeys = [s.vkey for s in plan.sites]
@@ -414,10 +418,13 @@ def _replayed_parts(plan, region, saved, buffers, exact):
     return sides, parts if fresh is None else fresh, ext
 
 
-def _program(g, parts):
+def _program(g, parts, lays, plan=None):
     """The region's compiled program, or None while it runs node by node (its first
-    sighting)."""
-    key = (g.shape, g.dtype, tuple(parts))
+    sighting). ``lays``: the saved layout values it rebuilds (``_lays``); ``plan``: a
+    replayed plan of these ``parts`` whose program rebuilt others, which takes this one
+    (the forward leaves out other values now: its segment compiled after the plan was
+    made, or a read ran it)."""
+    key = (g.shape, g.dtype, tuple(parts), lays)
     with _lock:  # backward may run in several threads at once
         fn = _compiled.get(key)
         if fn is not None:
@@ -429,13 +436,17 @@ def _program(g, parts):
             # tiered execution, nodes never run cost a trace, not a compile)
             _seen.pop(key, None)
             raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
-            fn = _compiled[key] = tiered.jit(lambda g, *args: _walk(raw, g, args))
+            fn = _compiled[key] = tiered.jit(
+                lambda g, *args: _walk(raw, g, args) if not lays else
+                _walk(raw, g, _laid(args, sum(1 for p in parts if p[3]), lays)))
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
         else:
             if len(_seen) > 16 * CACHE_SIZE:
                 _seen.clear()
             _seen[key] = True
+    if plan is not None and fn is not None:  # (one store: another thread reads the pair)
+        plan.fn, plan.sig = (lays, fn), None
     return fn
 
 
@@ -532,7 +543,41 @@ def _walk(parts, g, args):
     return outs
 
 
+def _lays(flat):
+    """``(lays, left)`` of the region's saved values ``flat``, where some are values left
+    out of the forward's program (``lazy_layout``): each replaced in ``flat`` by the array
+    it is built from; ``lays``: per such value ``(its position, its op, its statics)``, for
+    the program; ``left``: ``(its position, its Pending)``, for a run node by node."""
+    left = []
+    for k, v in enumerate(flat):
+        if v.__class__ is _PENDING:
+            args = v.args  # (None: computed meanwhile, by another thread's read)
+            a = None if args is None else args[0]  # the array it is built from
+            x = a.value if a.__class__ is _PENDING else a
+            if x is None:  # (or its segment failed, and its argument is pending too)
+                flat[k] = _value(v)
+            else:
+                flat[k] = x
+                left.append((k, v))
+    return tuple([(k, v.op, v.key) for k, v in left]), left or None
+
+
+def _unlaid(args, off, left):
+    """``args`` with each value left out (``_lays``) computed by its own op's program."""
+    for k, p in left:
+        args[off + k] = _value(p)
+
+
+def _laid(args, off, lays):
+    """The program's ``args`` with each value left out rebuilt from its array (traced)."""
+    args = list(args)
+    for k, op, key in lays:
+        args[off + k] = op.fwd(args[off + k], **dict(key))
+    return args
+
+
 _PROGRAM, _device = tiered.Program, tiered.device
+_PENDING, _value = Pending, _lazy.value
 
 def _forget():
     """A new default dtype: ops make their vjps again (``_ops/op.py``); plans holding the

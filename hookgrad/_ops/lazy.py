@@ -30,7 +30,7 @@ from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .._host_value import Host
 from .._tensor import FORCE, Pending, Tensor
-from . import lazy_memo as _memo, lazy_segment as _segment, tiered
+from . import lazy_layout as _layout, lazy_memo as _memo, lazy_segment as _segment, tiered
 from .lazy_args import ARRAY, SCALARS, BIG as _BIG, pending_args as _pending_args, \
     put_held as _put_held, waits as _waits
 from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
@@ -58,8 +58,7 @@ class Site:
     __slots__ = ("aval", "node")
 
     def __init__(self, aval):
-        self.aval = aval
-        self.node = None
+        self.aval, self.node = aval, None
 
 
 class set_lazy_forward(Setting):
@@ -509,7 +508,7 @@ def force(p):
                     tr = _local.trace = _Trace()
                 if p not in tr.index:  # another thread's, an index read's, or one a
                     defer(p.op, p.key, p.fn, p.args, p)  # segment ran without returning it
-                _flush()
+                _flush(p)
         x = p.value
         if x.__class__ is Host:
             x = p.value = tiered.device(x)
@@ -518,10 +517,10 @@ def force(p):
         return x
 
 
-def _flush():
+def _flush(read=None):
     """Run this thread's trace as one segment, a new trace taking its place (first: should
     running them fail, they are pending still, and join the next trace when read). The
-    caller holds ``_lock``."""
+    caller holds ``_lock``; ``read``: the ``Pending`` it reads, which the segment gives out."""
     tr = _local.trace
     n = tr.n
     if not n:
@@ -533,10 +532,10 @@ def _flush():
             _memo.offer(new, tr.offered, (MAX_DEPTH, MAX_OPS))
         _segment.run_nodes(nodes, None)
         return
-    # NOTE: only values something may read leave the program: XLA fuses the rest away
-    # (a pending op nobody reads keeps its arguments, so a later read can still run it)
-    outs = tuple([k for k, q in enumerate(nodes)
-                  if (r := q.ref) is None or q.saved or r() is not None])
+    # NOTE: only values something may read leave the program, less saved layout values
+    # (``lazy_layout``); XLA fuses the rest away (a later read runs a pending op alone)
+    outs = _layout.leave_out(nodes, tuple([k for k, q in enumerate(nodes) if (
+        r := q.ref) is None or q.saved or r() is not None]), read)
     m = tr.memo
     if m is not None and n != m.n:  # followed, but only a part of it
         _memo.restore(tr, n)

@@ -45,6 +45,7 @@ APPLY = [None]
 DISPATCH_MODES = []
 DERIVATIVES = [None]
 _value, _force = _lazy.value, _lazy.force
+_LEFT = _lazy._layout.LEFT
 _ITER = type(iter([]))  # a node's constants as ``_unpack`` reads them (a list's iterator)
 
 
@@ -227,7 +228,8 @@ class OpNode(_Node):
     def _unpack(self, as_tensors, host=False):
         """The vjp's leading arguments: saved values (version-checked) and constants.
         ``host``: a saved value the first tier kept in NumPy is given as it is (a
-        ``Host``: the caller's first tier reads it, ``_engine/fusion.py``), else put."""
+        ``Host``: the caller's first tier reads it, ``_engine/fusion.py``), else put;
+        and a saved layout value left out of its segment's program is given pending."""
         if self._site.op.save is OUT:
             s = self._out_saved
             v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
@@ -262,9 +264,11 @@ class OpNode(_Node):
                     vals.append(_value(unpack_plain(s, self, as_tensors)))
                 else:
                     v = s[0]
-                    if v.__class__ is Pending:
+                    if v.__class__ is Pending:  # (``host``: one left out of its segment
+                        # stays pending, for the fused program to rebuild: ``lazy_layout``)
                         v = v.value if v.value is not None and (
-                            host or v.value.__class__ is not Host) else _force(v)
+                            host or v.value.__class__ is not Host) else v if host and \
+                            v.saved == _LEFT and v.value is None else _force(v)
                     vals.append(v)
             elif s is _CONST:
                 if consts.__class__ is not _ITER:
