@@ -161,15 +161,18 @@ def view(self, *shape, **kwargs) -> Tensor:
     if kwargs:  # (``size=``, ``dtype=``)
         shape = _view_keywords(shape, kwargs)
     first = shape[0] if shape else None
-    one = len(shape) == 1 and first.__class__ in (tuple, list, Size)
-    if one:
-        first = first[0] if first else None
-    # PyTorch's parser takes ``tuple of ints`` by its first size's type: a bool or a float
-    # there matches no signature (a later bool is taken as an int, by both)
-    if first.__class__ is bool or isinstance(first, float):
-        raise _invalid_view(shape)
-    if len(shape) == 1 and not one and not isinstance(first, int):
-        return self.to(_dtype.as_dtype(first))  # view(dtype)
+    # NOTE: sizes given one by one from a plain int (``x.view(-1, n)``, a model's per layer
+    # per step) pass every check below: no reads for them
+    if first.__class__ is not int:
+        one = len(shape) == 1 and first.__class__ in (tuple, list, Size)
+        if one:
+            first = first[0] if first else None
+        # PyTorch's parser takes ``tuple of ints`` by its first size's type: a bool or a
+        # float there matches no signature (a later bool is taken as an int, by both)
+        if first.__class__ is bool or isinstance(first, float):
+            raise _invalid_view(shape)
+        if len(shape) == 1 and not one and not isinstance(first, int):
+            return self.to(_dtype.as_dtype(first))  # view(dtype)
     # (the array's numel: no frame for Tensor.numel on every view)
     shape = _new_shape(shape, self._arr.shape)
     # (a Tensor that is no view is contiguous: asked only of views)

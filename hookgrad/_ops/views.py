@@ -185,6 +185,18 @@ def _unfold(sz, st, off, dim, size, step):
             st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],), off)
 
 
+_narrow_slice = functools.lru_cache(maxsize=4096)(
+    lambda sz, st, off, dim, start, length: _slice(sz, st, off, dim, start, start + length, 1))
+
+
+def _narrowed(sz, st, off, dim, start, length):
+    # NOTE: remembered for plain ints only (``split``'s pieces, a model's q/k/v per layer per
+    # step): a Tensor ``start`` is hashed by identity and would be kept alive by the cache
+    if dim.__class__ is int and start.__class__ is int and length.__class__ is int:
+        return _narrow_slice(sz, st, off, dim, start, length)
+    return _slice(sz, st, off, dim, start, start + length, 1)
+
+
 def _reshaped(sz, st, off, shape):
     return tuple(shape), view_strides(sz, st, shape), off
 
@@ -204,8 +216,7 @@ GEOMETRY = {
     "squeeze_dims": _squeeze,
     "unsqueeze": _unsqueeze,
     "expand": _expand,
-    "narrow": lambda sz, st, off, dim, start, length: _slice(sz, st, off, dim, start,
-                                                             start + length, 1),
+    "narrow": _narrowed,
     "slice": _slice,
     "select": _select,
     "diagonal": _diagonal,

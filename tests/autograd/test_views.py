@@ -325,3 +325,25 @@ def test_a_function_modifying_a_view_rebases_the_base():
                                            "is a view of another Tensor, your Function cannot "
                                            "return more than one Tensor"):
         _AddInPlaceTwo.apply(a.clone().view_as(a), b)
+
+
+def _piece_geometries(L):
+    # twice: the second reads the remembered geometries (a model's split per step)
+    x = L.arange(24.0).reshape(2, 12)
+    out = []
+    for _ in range(2):
+        for p in x.split(4, dim=1):
+            v = p.view(2, 2, 2).transpose(1, 2)
+            out.append([list(v.shape), list(v.stride()), v.storage_offset(),
+                        p.is_contiguous(), py(v)])
+    n = x.narrow(1, L.tensor(3), 5)  # a Tensor start: worked out, not remembered
+    out.append([list(n.stride()), n.storage_offset(), n._base is x, py(n)])
+    n.mul_(0)  # a write through it reaches x (x is no leaf: nothing records)
+    out.append(py(x))
+    return out
+
+
+@needs_torch
+def test_split_pieces_and_narrow_geometries_match_pytorch():
+    got = same_as_torch(_piece_geometries)
+    assert got[0][:3] == [[2, 2, 2], [12, 1, 2], 0] and got[-2][1] == 3
