@@ -22,6 +22,7 @@ from .._tensor import Pending
 LAYOUT = frozenset(("t", "transpose", "permute", "reshape", "view", "_unsafe_view",
                     "unsqueeze", "squeeze", "flatten", "unflatten"))
 LEFT = 2  # a ``Pending.saved`` of a saved layout value left out of its segment's program
+ON = [True]  # whether segments leave such values out (off: every saved value returned)
 
 
 def leave_out(nodes, outs, read=None):
@@ -55,5 +56,3 @@ def leave_out(nodes, outs, read=None):
             left.add(k)
     return outs if left is None else tuple([k for k in outs if k not in left])
 
-
-ON = [True]  # whether segments leave such values out (off: every saved value returned)

@@ -18,6 +18,7 @@ from .._host_value import Host
 from .._tensor import Pending, Tensor
 from .._watch import Moving as _Moving
 from . import lazy as _lazy
+from .lazy_layout import LEFT as _LEFT
 from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
 from .._autograd.graph import _Node
 
@@ -45,7 +46,6 @@ APPLY = [None]
 DISPATCH_MODES = []
 DERIVATIVES = [None]
 _value, _force = _lazy.value, _lazy.force
-_LEFT = _lazy._layout.LEFT
 _ITER = type(iter([]))  # a node's constants as ``_unpack`` reads them (a list's iterator)
 
 

@@ -185,7 +185,7 @@ def _unfold(sz, st, off, dim, size, step):
             st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],), off)
 
 
-_narrow_slice = functools.lru_cache(maxsize=4096)(
+_narrow_slice = _remembered(
     lambda sz, st, off, dim, start, length: _slice(sz, st, off, dim, start, start + length, 1))
 
 
