@@ -234,3 +234,33 @@ def test_numbers_placed_while_jax_traces_keeps_no_tracer():
     outside = _host_transfer.numbers_placed((jnp.ones(2), 7.3125))
     assert not isinstance(outside[1], jax.core.Tracer)
     assert float(outside[1]) == 7.3125
+
+
+def test_an_op_on_a_cpu_array_read_before_goes_to_numpy_first(monkeypatch):
+    """``out[i] = base * (i % 7) + i * 0.01`` row by row: ``base``, a small CPU array whose
+    values the host stage read at the first row, takes its later rows' ``*`` to NumPy at
+    once, not through the deferred forward's walk first (which only found NumPy due).
+    Where another argument is pending or requires grad, the op goes on as before: a
+    deferred value, a recorded node. The values and gradients are PyTorch's."""
+    from hookgrad._ops import lazy
+    walked = []
+    real = lazy._walk
+    monkeypatch.setattr(lazy, "_walk", lambda op, *rest: walked.append(op.name) or real(op, *rest))
+
+    def rows(L):
+        base, out = L.arange(8.0), L.zeros(6, 8)
+        for i in range(6):
+            out[i] = base * (i % 7) + i * 0.01
+        return py(out)
+    same_as_torch(rows)
+    assert walked.count("mul") <= 1  # the first row's, where ``base`` was not read yet
+
+    def declined(L):
+        w = L.arange(8.0)
+        w * 2  # read on the host: its values are known from now on
+        x = L.linspace(-1.0, 1.0, 8).requires_grad_()
+        y = w * x  # recorded: x requires grad
+        y.sum().backward()
+        z = L.ones(80, 80) @ L.ones(80, 8)  # a deferred value (lazy forward)
+        return [py(y), py(x.grad), py(w * z[3]), py(w * z[:, 0][:8])]
+    same_as_torch(declined)
