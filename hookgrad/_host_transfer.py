@@ -28,14 +28,17 @@ import numpy as np
 from . import _jax_trace
 from ._memo import keep
 
-__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "remember", "numbers_placed",
-           "HOST_MAX"]
+__all__ = ["put", "put_plain", "put_known", "host_copy", "known", "KNOWN_IDS", "remember",
+           "numbers_placed", "HOST_MAX"]
 
 HOST_MAX = 4096  # elements: an array this small is read on the host
 # arrays whose NumPy values are remembered (the oldest dropped; a dead array's at once): a
 # collate loop stacks a few hundred samples, and each one read again costs a transfer
 _KNOWN_MAX = 1024
 _known = collections.OrderedDict()  # id(array) -> (weak reference to the array, its NumPy value)
+# ``id(arr) in KNOWN_IDS``: a hot path's hint that ``known(arr)`` may answer (an id can be
+# a dead array's, reused): the op dispatcher's test for stage 3 first (``_ops/dispatch.py``)
+KNOWN_IDS = _known
 _DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128))

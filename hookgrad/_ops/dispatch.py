@@ -208,4 +208,4 @@ _defer, _learn, _value = _lazy.defer, _lazy.learn, _lazy.value
 _lazy_state, _ARRAY, _SCALARS = _lazy._state, _lazy.ARRAY, _lazy.SCALARS
 _BoxRead, _read_modify_write = _box_index.BoxRead, _box_index.read_modify_write
 _host_run, _HOST_FORMS, _HOST_DUE = _host_stage.run, _host_stage.FORMS, _lazy.HOST
-_known_ids = _host_transfer._known  # (id(array) -> its NumPy value, kept by host reads)
+_known_ids = _host_transfer.KNOWN_IDS
