@@ -72,6 +72,30 @@ def test_a_chain_of_new_vjps_compiles_on_its_first_backward(cache, monkeypatch, 
     assert _chain_sizes(hg.tensor(X, requires_grad=True), hg.tensor(0.5)) == sizes
 
 
+@pytest.mark.parametrize("repeats, programs", [(33, 1), (50, 2)])  # 100 and 151 nodes
+def test_a_long_chain_runs_as_few_programs_as_max_len_allows(cache, monkeypatch, repeats,
+                                                             programs):
+    """A tiny model's backward is a few hundred small nodes: each program called costs
+    more than its nodes' work, so a region takes up to ``MAX_LEN`` (128) of them."""
+    monkeypatch.setattr(fusion, "_compiled_once", lambda fn: True)  # every vjp compiled
+    x, c = hg.tensor(X, requires_grad=True), hg.tensor(0.5)
+
+    def long(x, c, sin):
+        y = x
+        for _ in range(repeats):
+            y = sin(y * c) + c
+        return y.sum()
+    want = jax.grad(long)(jnp.asarray(X), jnp.asarray(0.5), jnp.sin)
+    nodes = 3 * repeats + 1  # mul, sin, add per repeat, and the sum
+    for _ in range(3):
+        x.grad = None
+        long(x, c, hg.sin).backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-7)
+    sizes = sorted(len(key[2]) for key in fusion._compiled)
+    assert sum(sizes) == nodes and max(sizes) == min(nodes, fusion.MAX_LEN)
+    assert len(sizes) == programs  # (at 32 nodes a region: 4 and 5)
+
+
 def test_a_vjp_program_counts_as_compiled_once_it_ran():
     fn = jax.jit(lambda a: a * 2)
     assert not fusion._compiled_once(fn)
