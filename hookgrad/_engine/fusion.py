@@ -32,13 +32,13 @@ from .._ops.op_node import OpNode, vjp_op
 from .._ops import lazy as _lazy, tiered
 from .._ops.setting import Setting
 
-# NOTE: 128, not 32: a tiny transformer's training step (2 layers, width 32) ran its
-# backward as 8 programs at 32 (~50 us each to call, in situ); at 128 Llama's is 5, and
-# its steady forward+backward 3.49 -> 3.14 ms (GPT-2 2.90 -> 2.74, BERT 2.91 -> 2.69). A
-# longer region compiles in one longer background job, during which its nodes run one by
-# one: the first steps after a graph's second sighting pay more, the first 40 in all
-# about the same (docs/modes.md)
-MAX_LEN = 128     # nodes per fused program: bounds compile time and cache size
+# NOTE: 256, not 32: a tiny transformer's training step (2 layers, width 32) ran its
+# backward as 8 programs at 32 (~50 us each to call, in situ); at 256 Llama's is 1, and
+# its steady forward+backward 3.34-3.64 -> 2.68-2.77 ms (GPT-2 -5%, BERT -9%). A longer
+# region compiles in one longer background job, during which its nodes run one by one:
+# the first steps after a graph's second sighting pay more, the first 40 in all about the
+# same (docs/modes.md)
+MAX_LEN = 256     # nodes per fused program: bounds compile time and cache size
 CACHE_SIZE = 256  # compiled regions kept (least recently used dropped)
 _state = {"enabled": True}
 _seen = {}        # region keys run once, node by node
