@@ -13,8 +13,13 @@ each call on a fresh index tensor as a training loop's batches are) with hookgra
 PyTorch-style bounds check and with the check switched off, and prints the check's cost
 (``indexing_check_overhead``: checked / unchecked time; the aim is <= 1.10).
 A cold row runs the chain in a fresh process with an empty compilation cache, alternating
-with PyTorch run by run: ``eager_first3_vs_torch`` (the first three runs; target <= 10) and
-``eager_first_second_vs_torch`` (every run within hookgrad's first second; target <= 2).
+with PyTorch at its default threads run by run, as the issue's figure was measured:
+``eager_first3_vs_torch`` (the first three runs; target <= 10) and
+``eager_first_second_vs_torch`` (every run within hookgrad's first second; target <= 2);
+then, after ``tiered.wait()``, ``eager_alternating_vs_torch_N_threads`` (the median of
+paired runs' ratios, PyTorch at its default N threads, then at 1). At its default threads
+PyTorch's OpenMP workers spin after each of its runs, on the cores hookgrad's next run
+needs (its Python and XLA's thread run side by side); the in-process rows run PyTorch at one.
 Everything runs in the default configuration (tiered execution, deferred forward and
 backward fusion on, unless the environment turns them off: the first line says which).
 Prints per-op microseconds, ``eager_overhead_ratio_vs_torch: X`` and, last,
@@ -97,13 +102,14 @@ def run_hookgrad(x_np, c_np, fused=True, deferred=True):
     return run
 
 
-def run_torch(x_np, c_np):
+def run_torch(x_np, c_np, threads=1):
+    """PyTorch's run of the chain, at ``threads`` intra-op threads (None: its default)."""
     try:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(1)  # OpenMP workers spin after each op and would steal the
-    # cores from the JAX runs interleaved with this one
+    if threads is not None:  # OpenMP workers spin after each op and would steal the
+        torch.set_num_threads(threads)  # cores from the JAX runs interleaved with this one
     x = torch.tensor(x_np, requires_grad=True)
     c = torch.tensor(c_np)
 
@@ -190,38 +196,61 @@ def bench_indexing(repeats, calls=50):
     return (sum(best[k, True] for k in INDEX_OPS) / sum(best[k, False] for k in INDEX_OPS))
 
 
-def cold_worker(budget=1.0):
-    """In this fresh process: the chain run by run, hookgrad then PyTorch, until
-    hookgrad has run for ``budget`` seconds; prints the per-run seconds of each."""
+def cold_worker(budget=1.0, steady=100):
+    """In this fresh process, PyTorch at its default threads (as a user's process has it):
+    the chain run by run, hookgrad then PyTorch, until hookgrad has run for ``budget``
+    seconds; then, once the background compiles end (``tiered.wait()``), ``steady`` more
+    pairs, and as many with PyTorch at one thread. Prints the per-run seconds of each."""
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((64, 64)).astype(np.float32) * 0.1
     c_np = np.full((64, 64), 0.5, np.float32)
-    hg_run, torch_run = run_hookgrad(x_np, c_np), run_torch(x_np, c_np)
-    hg_times, torch_times = [], []
-    while sum(hg_times) < budget and len(hg_times) < 500:
-        t0 = time.perf_counter()
-        hg_run()
-        hg_times.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        torch_run()
-        torch_times.append(time.perf_counter() - t0)
-    print(json.dumps({"hookgrad": hg_times, "torch": torch_times}))
+    hg_run, torch_run = run_hookgrad(x_np, c_np), run_torch(x_np, c_np, threads=None)
+    got = {"hookgrad": [], "torch": []}
+    while sum(got["hookgrad"]) < budget and len(got["hookgrad"]) < 500:
+        _pair(hg_run, torch_run, got["hookgrad"], got["torch"])
+    tiered.wait()
+    import torch
+    for threads in (torch.get_num_threads(), 1):
+        torch.set_num_threads(threads)
+        hg_t, t_t = got[f"hookgrad_{threads}"], got[f"torch_{threads}"] = [], []
+        for _ in range(steady):
+            _pair(hg_run, torch_run, hg_t, t_t)
+    print(json.dumps(got))
+
+
+def _pair(hg_run, torch_run, hg_times, torch_times):
+    t0 = time.perf_counter()
+    hg_run()
+    hg_times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    torch_run()
+    torch_times.append(time.perf_counter() - t0)
 
 
 def bench_cold():
-    """(first three runs' ratio, first second's ratio) against PyTorch, from a fresh
-    process with an empty compilation cache."""
+    """From a fresh process with an empty compilation cache, against PyTorch run by run:
+    (first three runs' ratio, first second's ratio, the steady state's ratios: the
+    median of paired runs' after ``tiered.wait()``, PyTorch at its default threads and
+    at one)."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, HOOKGRAD_COMPILATION_CACHE=cache)
         out = subprocess.run([sys.executable, __file__, "--cold-worker"], env=env,
                              capture_output=True, text=True, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    hg_t, t_t = got["hookgrad"], got["torch"]
+    hg_t, t_t = got.pop("hookgrad"), got.pop("torch")
     print(f"cold 64x64: {len(hg_t)} runs in hookgrad's first second, "
           f"{sum(hg_t) / len(hg_t) / N_OPS * 1e6:.1f} us/op against PyTorch's "
           f"{sum(t_t) / len(t_t) / N_OPS * 1e6:.1f}; first three runs "
           f"{sum(hg_t[:3]) * 1e3:.0f} ms against {sum(t_t[:3]) * 1e3:.0f} ms")
-    return sum(hg_t[:3]) / sum(t_t[:3]), sum(hg_t) / sum(t_t)
+    steady = {}
+    for k in sorted(k for k in got if k.startswith("hookgrad_")):
+        threads = k.split("_")[1]
+        h, t = np.array(got[k]), np.array(got["torch_" + threads])
+        steady[threads] = float(np.median(h / t))
+        print(f"alternating 64x64, after tiered.wait(), PyTorch at {threads} thread(s): "
+              f"{np.median(h) / N_OPS * 1e6:.1f} us/op against "
+              f"{np.median(t) / N_OPS * 1e6:.1f} (medians of {len(h)} pairs)")
+    return sum(hg_t[:3]) / sum(t_t[:3]), sum(hg_t) / sum(t_t), steady
 
 
 def main():
@@ -245,6 +274,8 @@ def main():
     if cold is not None:
         print(f"eager_first3_vs_torch: {cold[0]:.2f}")
         print(f"eager_first_second_vs_torch: {cold[1]:.2f}")
+        for threads, r in cold[2].items():  # PyTorch's default threads: the issue's way
+            print(f"eager_alternating_vs_torch_{threads}_threads: {r:.2f}")
     if small_torch:
         print(f"eager_overhead_ratio_vs_torch: {small_torch:.2f}")
     print(f"eager_overhead_ratio_vs_jax_floor: {small:.2f}")
