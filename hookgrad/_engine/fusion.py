@@ -28,9 +28,10 @@ from .. import _dtype
 from .._tensor import Pending, Tensor
 from .._autograd import hooks as _hooks
 from .._autograd.graph import AccumulateGrad
-from .._ops.op_node import OpNode, vjp_op
-from .._ops import lazy as _lazy, tiered
+from .._ops.op_node import KEEP, OpNode, vjp_op
+from .._ops import tiered
 from .._ops.setting import Setting
+from . import fusion_forward as _forward, fusion_layout as _layout
 
 # NOTE: 256, not 32: a tiny transformer's training step (2 layers, width 32) ran its
 # backward as 8 programs at 32 (~50 us each to call, in situ); at 256 Llama's is 1, and
@@ -124,31 +125,22 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
                 plan = None
     if region is None:
         region = _region(node, deps, heap, exec_info, captures)
-    n = len(region)
-    saved = [None] * n
-    flat = []  # every node's leading arguments, in order
-    for i, cur in enumerate(region):
-        try:
-            saved[i] = vals = cur._unpack(False, True)  # first-tier values stay in NumPy
-        except Exception:  # noqa: BLE001 - raised again when the engine runs the node
-            if not i:
-                raise
-            # a saved value changed in place (or freed): node by node, the nodes before
-            # it run first (their leaves accumulate), then it raises. So they run as the
-            # region, and it raises when the queue reaches it
-            del region[i:]
-            plan = None  # its edges into the nodes cut off now leave the region
-            break
-        flat += vals
-        # its saved values are now the program's arguments: released (``cur._release()``,
-        # inlined), as node by node once it ran
-        if not keep_graph and cur._has_saved:
-            cur._freed = True
-            cur._stored = cur._out_saved = cur._extra = None
+    saved, flat, cut = _unpacked(region, keep_graph)
+    if cut:
+        plan = None  # its edges into the nodes cut off now leave the region
+    # the forward's last segment, if pending: into this region's program where the step
+    # repeats, else run now, as reading the saved values would (``fusion_forward``)
+    taken = _forward.pending(flat, plan is not None and exact is not None and not keep_graph
+                             and plan.hits >= _forward.AFTER)
     sig = None
-    lays, left = _lays(flat) if _PENDING in map(type, flat) else ((), None)  # (``_lays``)
+    lays, left = _layout.lays(flat) if _PENDING in map(type, flat) else ((), None)
     if plan is not None:
         sides, parts, ext = _replayed_parts(plan, region, saved, buffers, exact is not None)
+        if taken is not None:
+            grads = _forward.run(plan, lays, _region_fn(parts, lays) if parts is plan.parts
+                                 else None, g, ext, flat, *taken)
+            if grads is not None:
+                return list(zip(sides, map(Tensor._wrap, grads)))
         if parts is not plan.parts or (laid := plan.fn)[0] != lays:
             fn = _program(g, parts, lays, plan if parts is plan.parts else None)
         else:
@@ -170,7 +162,7 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     else:
         sides, parts, ext, edges = _parts(region, saved, buffers)
         fn = _program(g, parts, lays) if len(region) > 1 else None
-        if fn is not None and exec_info is None and len(region) == n:
+        if fn is not None and exec_info is None and not cut:
             _remember(region, g, parts, edges, fn, lays)
     args = ext + flat
     # NOTE: tracing a large region costs more than running its nodes one by one: it is
@@ -178,10 +170,37 @@ def run(node, grad, deps, buffers, heap, exec_info, captures, keep_graph):
     outs = None if fn is None else fn.call_ready(g, *args, sig=sig)
     if outs is None:  # each vjp its own jitted call, as node-by-node execution makes them
         if left is not None:  # (the values left out: each its own op's program)
-            _unlaid(args, len(ext), left)
+            _layout.unlaid(args, len(ext), left)
         outs = _walk([(v._fwd_cache.get(()) or v.forward_fn(()), nv, d, w)
                       for v, nv, d, w in parts], g, args)
     return list(zip(sides, map(Tensor._wrap, outs)))
+
+
+def _unpacked(region, keep_graph):
+    """``(saved, flat, cut)``: per node of ``region`` its vjp's leading arguments (first-
+    tier values in NumPy, pending values pending), all of them in order, and whether the
+    region was cut short (at a node whose saved value changed in place or was freed).
+    Each node's saved values are released as they become the program's."""
+    n = len(region)
+    saved = [None] * n
+    flat = []
+    for i, cur in enumerate(region):
+        try:
+            saved[i] = vals = cur._unpack(False, KEEP)
+        except Exception:  # noqa: BLE001 - raised again when the engine runs the node
+            if not i:
+                raise
+            # node by node, the nodes before it run first (their leaves accumulate),
+            # then it raises. So they run as the region, and it raises when the queue
+            # reaches it
+            del region[i:]
+            return saved[:i], flat, True
+        flat += vals
+        # released (``cur._release()``, inlined), as node by node once it ran
+        if not keep_graph and cur._has_saved:
+            cur._freed = True
+            cur._stored = cur._out_saved = cur._extra = None
+    return saved, flat, False
 
 
 def _parts(region, saved, buffers):
@@ -238,14 +257,14 @@ class _Plan:
     as paths from its first (``(earlier node, edge)``), per node its ``NodeSite``, op,
     vjp key, the edges into it from the region, where each of its edges goes, its part of
     the program; the edges leaving it; ``fn``: (the saved layout values its program
-    rebuilds, ``_lays``; the program). ``checks``: the edges ``(node, edge,
+    rebuilds, ``fusion_layout.lays``; the program). ``checks``: the edges ``(node, edge,
     where it goes)`` that a replay on the plan's own sites still looks at (``_replay``);
     ``sig``: ``(sites, the program's signature)`` for the nodes of those sites, or None;
     ``waits``: the positions of its nodes an earlier gradient waited for when it was made.
     """
 
     __slots__ = ("shape", "dtype", "sites", "ops", "vkeys", "paths", "nin", "edges", "checks",
-                 "sides", "outs", "parts", "fn", "hits", "sig", "waits")
+                 "sides", "outs", "parts", "fn", "hits", "sig", "waits", "fused")
 
 
 def _remember(region, g, parts, edges, fn, lays):
@@ -261,6 +280,7 @@ def _remember(region, g, parts, edges, fn, lays):
                     paths[d] = (j, e)
     plan = _Plan()
     plan.shape, plan.dtype, plan.fn, plan.hits, plan.sig = g.shape, g.dtype, (lays, fn), 0, None
+    plan.fused = {}  # programs running a pending forward segment too (``_forward``)
     plan.sites = [cur._site for cur in region]
     plan.ops = [s.op for s in plan.sites]
     plan.vkeys = [s.vkey for s in plan.sites]
@@ -426,7 +446,7 @@ def _replayed_parts(plan, region, saved, buffers, exact):
 
 def _program(g, parts, lays, plan=None):
     """The region's compiled program, or None while it runs node by node (its first
-    sighting). ``lays``: the saved layout values it rebuilds (``_lays``); ``plan``: a
+    sighting). ``lays``: the saved layout values it rebuilds (``fusion_layout``); ``plan``: a
     replayed plan of these ``parts`` whose program rebuilt others, which takes this one
     (the forward leaves out other values now: its segment compiled after the plan was
     made, or a read ran it)."""
@@ -441,10 +461,7 @@ def _program(g, parts, lays, plan=None):
             # programs of nodes never run: one compile of the region is cheaper (with
             # tiered execution, nodes never run cost a trace, not a compile)
             _seen.pop(key, None)
-            raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
-            fn = _compiled[key] = tiered.jit(
-                lambda g, *args: _walk(raw, g, args) if not lays else
-                _walk(raw, g, _laid(args, sum(1 for p in parts if p[3]), lays)))
+            fn = _compiled[key] = tiered.jit(_region_fn(parts, lays))
             if len(_compiled) > CACHE_SIZE:
                 _compiled.popitem(last=False)
         else:
@@ -454,6 +471,16 @@ def _program(g, parts, lays, plan=None):
     if plan is not None and fn is not None:  # (one store: another thread reads the pair)
         plan.fn, plan.sig = (lays, fn), None
     return fn
+
+
+def _region_fn(parts, lays):
+    """The region's composition as one function to trace: ``(g, *earlier gradients,
+    *saved values) -> its gradients``, each layout value left out (``lays``) rebuilt."""
+    raw = [(v.fwd, nv, d, w) for v, nv, d, w in parts]
+    if not lays:
+        return lambda g, *args: _walk(raw, g, args)
+    nx = sum(1 for p in parts if p[3])
+    return lambda g, *args: _walk(raw, g, _layout.laid(args, nx, lays))
 
 
 def _region(node, deps, heap, exec_info, captures):
@@ -549,41 +576,8 @@ def _walk(parts, g, args):
     return outs
 
 
-def _lays(flat):
-    """``(lays, left)`` of the region's saved values ``flat``, where some are values left
-    out of the forward's program (``lazy_layout``): each replaced in ``flat`` by the array
-    it is built from; ``lays``: per such value ``(its position, its op, its statics)``, for
-    the program; ``left``: ``(its position, its Pending)``, for a run node by node."""
-    left = []
-    for k, v in enumerate(flat):
-        if v.__class__ is _PENDING:
-            args = v.args  # (None: computed meanwhile, by another thread's read)
-            a = None if args is None else args[0]  # the array it is built from
-            x = a.value if a.__class__ is _PENDING else a
-            if x is None:  # (or its segment failed, and its argument is pending too)
-                flat[k] = _value(v)
-            else:
-                flat[k] = x
-                left.append((k, v))
-    return tuple([(k, v.op, v.key) for k, v in left]), left or None
-
-
-def _unlaid(args, off, left):
-    """``args`` with each value left out (``_lays``) computed by its own op's program."""
-    for k, p in left:
-        args[off + k] = _value(p)
-
-
-def _laid(args, off, lays):
-    """The program's ``args`` with each value left out rebuilt from its array (traced)."""
-    args = list(args)
-    for k, op, key in lays:
-        args[off + k] = op.fwd(args[off + k], **dict(key))
-    return args
-
-
 _PROGRAM, _device = tiered.Program, tiered.device
-_PENDING, _value = Pending, _lazy.value
+_PENDING = Pending
 
 def _forget():
     """A new default dtype: ops make their vjps again (``_ops/op.py``); plans holding the

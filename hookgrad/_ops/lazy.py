@@ -526,12 +526,19 @@ def _flush(read=None):
     if not n:
         return
     new = _local.trace = _Trace()
-    nodes = list(tr.index)
     if n == 1:  # (no segment: the sequence to follow is still ahead, where one was)
         if tr.memo is None and tr.offered:
             _memo.offer(new, tr.offered, (MAX_DEPTH, MAX_OPS))
-        _segment.run_nodes(nodes, None)
+        _segment.run_nodes(list(tr.index), None)
         return
+    run_taken((tr, list(tr.index), new), read)
+
+
+def run_taken(taken, read=None):
+    """Run a trace of two or more ops taken off its thread (``_flush``, ``take``) as one
+    segment. The caller holds ``_lock``."""
+    tr, nodes, new = taken
+    n = tr.n
     # NOTE: only values something may read leave the program, less saved layout values
     # (``lazy_layout``); XLA fuses the rest away (a later read runs a pending op alone)
     outs = _layout.leave_out(nodes, tuple([k for k, q in enumerate(nodes) if (
@@ -540,15 +547,33 @@ def _flush(read=None):
     if m is not None and n != m.n:  # followed, but only a part of it
         _memo.restore(tr, n)
         m = None
-    seg = _segment.run_nodes(nodes, (tuple(tr.struct) if m is None else m.struct, tr.leaves, outs,
-                             m, tr.sites if m is None else None, (MAX_DEPTH, MAX_OPS)))
-    # the sequences the next trace follows: those that ran after this segment before
+    ran(_segment.run_nodes(nodes, (tuple(tr.struct) if m is None else m.struct, tr.leaves,
+                                   outs, m, tr.sites if m is None else None,
+                                   (MAX_DEPTH, MAX_OPS))), new)
+
+
+def ran(seg, new):
+    """After a segment ran (its ``Memo``; None: a first sighting), the new trace ``new``
+    follows the sequences that ran after it before."""
     last = _local.last
     if last is not None and seg is not None:
         _memo.link(last, seg)
     _local.last = seg
     if seg is not None and new.n == 0 and seg.nexts:
         _memo.offer(new, seg.nexts, (MAX_DEPTH, MAX_OPS))
+
+
+def take(pendings):
+    """This thread's trace, taken off it for a fused backward region's program to run
+    (``_engine/fusion_forward.py``) as ``(trace, its ops, the new trace in its place)``;
+    None unless it holds all ``pendings`` and followed a sequence seen before all
+    through (its ``Memo`` stands for its ops). The caller holds ``_lock``."""
+    tr = _local.trace
+    if tr is None or tr.gen != _gen[0] or (m := tr.memo) is None or tr.n != m.n or \
+            m.n < 2 or not all(map(tr.index.__contains__, pendings)):
+        return None
+    new = _local.trace = _Trace()
+    return tr, list(tr.index), new
 
 
 # a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's

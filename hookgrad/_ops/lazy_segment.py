@@ -115,7 +115,7 @@ def _run_segment(nodes, plan):
             fn = None
         else:
             _seen.pop(h, None)
-            fn = tiered.jit(_program(struct, outs))
+            fn = tiered.jit(program(struct, outs))
             _compiled[h] = (key, fn, memo)
             _compiled.move_to_end(h)  # (a colliding key's place: the newest)
             if len(_compiled) > CACHE_SIZE:
@@ -137,6 +137,17 @@ def _run_segment(nodes, plan):
             q.value = v
             q.args = q.fn = None
     return memo
+
+
+def settle(q, v):
+    """``q``, an op of a segment run elsewhere (``_engine/fusion_forward.py``), computed
+    as ``v``, unless it was computed meanwhile."""
+    if q.value is None:
+        if q.aval.__class__ is tuple:
+            _settle(q, v)
+        else:
+            q.value = v
+            q.args = q.fn = None
 
 
 def _needed(nodes, outs):
@@ -162,7 +173,7 @@ def _run_apart(nodes):
             _run_one(q)
 
 
-def _program(struct, outs):
+def program(struct, outs):
     """The segment as one function of its leaves: each op's forward in order; returns the
     values at positions ``outs``."""
     ops = [(fwd, dict(key), spec) for fwd, key, spec in struct]

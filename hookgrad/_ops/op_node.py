@@ -22,6 +22,8 @@ from .lazy_layout import LEFT as _LEFT
 from .._autograd.saved import FREED_MESSAGE, SavedTensor, unpack_output, unpack_plain
 from .._autograd.graph import _Node
 
+KEEP = 2  # ``_unpack``'s ``host`` for a fused region that may run the pending forward too
+
 
 class _Save(enum.Enum):
     """A named way of saving (compared by identity: ``op.save is ALL``)."""
@@ -229,14 +231,17 @@ class OpNode(_Node):
         """The vjp's leading arguments: saved values (version-checked) and constants.
         ``host``: a saved value the first tier kept in NumPy is given as it is (a
         ``Host``: the caller's first tier reads it, ``_engine/fusion.py``), else put;
-        and a saved layout value left out of its segment's program is given pending."""
+        and a saved layout value left out of its segment's program is given pending;
+        ``KEEP`` (a fused region's): so is any value still pending (its forward may run
+        in the region's program)."""
         if self._site.op.save is OUT:
             s = self._out_saved
             v = unpack_output(s, self, as_tensors) if s.__class__ is tuple \
                 else s.unpack(self, as_tensors)
             if v.__class__ is Pending:  # (``lazy.value``, inlined: once per such node)
                 x = v.value
-                v = x if x is not None and (host or x.__class__ is not Host) else _force(v)
+                v = x if x is not None and (host or x.__class__ is not Host) else \
+                    v if x is None and host == KEEP else _force(v)
             if self._extra is None:
                 return [v]
             # the later outputs PyTorch's node saves (linalg_eig's eigenvectors): its
@@ -268,7 +273,8 @@ class OpNode(_Node):
                         # stays pending, for the fused program to rebuild: ``lazy_layout``)
                         v = v.value if v.value is not None and (
                             host or v.value.__class__ is not Host) else v if host and \
-                            v.saved == _LEFT and v.value is None else _force(v)
+                            v.value is None and (host == KEEP or v.saved == _LEFT) \
+                            else _force(v)
                     vals.append(v)
             elif s is _CONST:
                 if consts.__class__ is not _ITER:

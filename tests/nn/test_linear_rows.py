@@ -14,7 +14,8 @@ import pytest
 
 import hookgrad as hg
 import hookgrad.nn.functional as HF
-from hookgrad._ops import lazy, lazy_segment, linear_rows, nn as _nn
+from hookgrad._ops import lazy, linear_rows, nn as _nn
+from tests import _lazy_caches
 from tests.differential import close, graph, py, same_as_torch, torch
 
 B, S, D, O = 2, 12, 40, 120  # the weight past the host stage's bound: a model's arrays
@@ -29,10 +30,7 @@ RUNS = lazy.COMPILE_AT + 3  # first calls, the sequence remembered, then followe
 @pytest.fixture
 def taken(monkeypatch):
     """Fresh traces and segment caches; counts the calls the one-pass path took."""
-    monkeypatch.setattr(lazy._local, "trace", None)
-    monkeypatch.setattr(lazy._local, "last", None)
-    monkeypatch.setattr(lazy_segment, "_seen", {})
-    monkeypatch.setattr(lazy_segment, "_compiled", collections.OrderedDict())
+    _lazy_caches.empty(monkeypatch)
     seen = collections.Counter()
 
     def counting(rows):

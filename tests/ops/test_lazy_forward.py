@@ -6,7 +6,6 @@ tensor checks; a pending value read inside a trace is concrete.
 Small CPU values that nothing records run on the host instead (``stages/host.py``) while no
 argument is pending; a test of deferral whose chain starts from a user's Tensor starts it
 from one past the host stage's bound (``XL``), as a model's activations do."""
-import collections
 
 import jax
 import jax.numpy as jnp
@@ -15,8 +14,10 @@ import pytest
 
 import hookgrad as hg
 from hookgrad._host_transfer import HOST_MAX
+from hookgrad._engine import fusion_forward
 from hookgrad._ops import lazy, lazy_segment
 from hookgrad._tensor import Pending
+from tests import _lazy_caches
 from tests.autograd.test_fusion import X, chain, jax_chain
 from tests.differential import raises, same_as_torch
 
@@ -28,10 +29,10 @@ XL = np.tile(np.float32(X), (1, HOST_MAX // 3 + 1))  # each row past the host st
 def cache(monkeypatch):
     """An empty segment cache and trace for the test: what it compiles is what it counts
     (ops another test left pending, never read, would join its first segment)."""
-    monkeypatch.setattr(lazy._local, "trace", None)
-    monkeypatch.setattr(lazy._local, "last", None)
-    monkeypatch.setattr(lazy_segment, "_seen", {})
-    monkeypatch.setattr(lazy_segment, "_compiled", collections.OrderedDict())
+    _lazy_caches.empty(monkeypatch)
+    # the forward's segments run apart, as these tests count and look at their programs
+    # (a repeated step's last one runs inside the backward's: tests/autograd/test_fusion_forward.py)
+    monkeypatch.setattr(fusion_forward, "ON", [False])
     return lazy_segment
 
 

@@ -3,16 +3,16 @@ a ``t`` of a weight, a ``reshape`` of a value the program returns, saved by the 
 is not an output of the forward's program; the fused backward rebuilds it in its own, any
 other read runs its op alone. What is seen stays PyTorch's: gradients, ``_saved_*``,
 saved-tensor hooks, version checks, double backward, a later read of the Tensor."""
-import collections
 
 import jax
 import numpy as np
 import pytest
 
 import hookgrad as hg
-from hookgrad._engine import fusion
-from hookgrad._ops import lazy, lazy_layout, lazy_segment, tiered
+from hookgrad._engine import fusion_forward, fusion_layout
+from hookgrad._ops import lazy_layout, lazy_segment, tiered
 from hookgrad._tensor import Pending
+from tests import _lazy_caches
 from tests.differential import py, raises_as_torch, same_as_torch
 from tests.ops.test_lazy_forward import RUNS, XL
 
@@ -25,13 +25,10 @@ W = np.linspace(-1.0, 1.0, XL.shape[1] * 6, dtype=np.float32).reshape(6, XL.shap
 def cache(monkeypatch):
     """Empty segment and region caches, and an empty trace (ops another test left pending
     would join the first segment); yields the positions each segment's program returned."""
-    monkeypatch.setattr(lazy._local, "trace", None)
-    monkeypatch.setattr(lazy._local, "last", None)
-    monkeypatch.setattr(lazy_segment, "_seen", {})
-    monkeypatch.setattr(lazy_segment, "_compiled", collections.OrderedDict())
-    monkeypatch.setattr(fusion, "_seen", {})
-    monkeypatch.setattr(fusion, "_compiled", collections.OrderedDict())
-    monkeypatch.setattr(fusion, "_plans", {})
+    _lazy_caches.empty(monkeypatch, regions=True)
+    # the forward's segments run apart, as these tests count and look at their programs
+    # (a repeated step's last one runs inside the backward's: tests/autograd/test_fusion_forward.py)
+    monkeypatch.setattr(fusion_forward, "ON", [False])
     outs = []
     real = lazy_segment._run_segment
 
@@ -252,9 +249,9 @@ def test_a_left_out_value_computed_meanwhile_is_taken_as_it_is(cache):
     p = r._arr
     assert p.__class__ is Pending and p.saved == lazy_layout.LEFT and p.value is None
     flat = [p]
-    lays, left = fusion._lays(flat)
+    lays, left = fusion_layout.lays(flat)
     assert [k for k, _, _ in lays] == [0] and left == [(0, p)] and flat[0] is not p
     want = r.detach().numpy()  # a read: computed now
     flat = [p]
-    assert fusion._lays(flat) == ((), None)
+    assert fusion_layout.lays(flat) == ((), None)
     np.testing.assert_array_equal(np.asarray(flat[0]), want)
