@@ -24,6 +24,8 @@ from .._ops.lazy_layout import LEFT as _LEFT
 
 ON = [True]       # whether regions take the pending forward in (off: it runs apart first)
 PER_PLAN = 4      # fused programs kept per region plan (the segments met before it)
+MAX_MADE = 16     # fused programs a plan makes at most (then its steps run apart)
+_MADE = object()  # a plan's ``fused`` entry counting the programs it made
 # NOTE: from a plan's 4th replay on, as a segment compiles at its 4th sighting
 # (``lazy_segment.COMPILE_AT``): a step's first programs compile first, in the first
 # second, and this one, which takes over from two of them, after
@@ -95,11 +97,14 @@ def run(plan, lays, region_fn, g, ext, flat, taken, slots):
     fused = plan.fused
     got = fused.get(key)
     if got is None:
+        made = fused[_MADE] = fused.get(_MADE, 0) + 1
+        if made > MAX_MADE:  # keys that do not repeat (a new memo each step): apart
+            return _apart(flat, taken, slots)
         seg = _segment.program(tr.memo.struct, outs + tuple(need))
         got = fused[key] = tiered.jit(_program(seg, len(tr.leaves), region_fn, len(ext),
                                                subs, len(outs)))
-        if len(fused) > PER_PLAN:
-            del fused[next(iter(fused))]
+        if len(fused) > PER_PLAN + 1:  # (the oldest program; ``_MADE`` stays first)
+            del fused[next(k for k in fused if k is not _MADE)]
     args = (g, *ext, *[v for v in flat if v is not SLOT], *tr.leaves)
     with _lazy._lock:
         # NOTE: the key fixes the signature: the plan's own sites (``exact``) fix its saved

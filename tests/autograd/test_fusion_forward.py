@@ -171,3 +171,33 @@ def test_grad_of_grad_and_autograd_grad_run_the_forward_apart(fused):
         return out
     same_as_torch(steps)
     assert not any(fused)
+
+
+def test_a_plan_whose_segments_never_repeat_stops_making_programs(fused, monkeypatch):
+    """Where each step's segment is new to the plan (here: a new key every step), a plan
+    makes at most ``MAX_MADE`` fused programs, keeps ``PER_PLAN``, then runs apart."""
+    monkeypatch.setattr(fusion_forward, "MAX_MADE", 3)
+    real = fusion_forward._program
+    made = []
+
+    def program(*args):
+        made.append(1)
+        return real(*args)
+    monkeypatch.setattr(fusion_forward, "_program", program)
+    monkeypatch.setattr(lazy, "take", _new_memo_each_time(lazy.take))
+    got = same_as_torch(lambda L: _steps(L)[-1:])
+    assert len(made) == 3 and not fused[-1]
+    assert got  # (gradients PyTorch's throughout)
+
+
+def _new_memo_each_time(take):
+    def taking(pendings):
+        got = take(pendings)
+        if got is not None:
+            tr = got[0]
+            m = tr.memo
+            tr.memo = type(m).__new__(type(m))
+            for k in ("ops", "n", "struct", "key", "h", "nexts", "bounds"):
+                setattr(tr.memo, k, getattr(m, k))
+        return got
+    return taking
