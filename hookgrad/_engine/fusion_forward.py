@@ -29,7 +29,7 @@ _MADE = object()  # a plan's ``fused`` entry counting the programs it made
 # NOTE: from a plan's 4th replay on, as a segment compiles at its 4th sighting
 # (``lazy_segment.COMPILE_AT``): a step's first programs compile first, in the first
 # second, and this one, which takes over from two of them, after
-AFTER = 4
+AFTER = _segment.COMPILE_AT
 
 
 class Slot:
@@ -54,25 +54,24 @@ def pending(flat, repeats):
             and v.saved != _LEFT]
     if not pend:
         return None
-    taken = _take(flat, pend) if repeats and ON[0] else None
-    if taken is None:
-        for k in pend:
-            v = flat[k]
-            if v.value is None and v.saved != _LEFT:
-                _lazy.value(v)  # (the first runs the trace, the others with it)
-            flat[k] = v if v.value is None else v.value
-    return taken
-
-
-def _take(flat, pend):
-    with _lazy._lock:
-        taken = _lazy.take([flat[k] for k in pend])
-    if taken is None:
-        return None
     slots = [(k, flat[k]) for k in pend]
+    taken = _lazy.take([p for _, p in slots]) if repeats and ON[0] else None
+    if taken is None:
+        _computed(flat, slots, True)
+        return None
     for k in pend:
         flat[k] = SLOT
     return taken, slots
+
+
+def _computed(flat, slots, keep_left):
+    """Each pending value of ``slots`` computed into its place in ``flat`` (the first runs
+    its trace, the others with it), but with ``keep_left`` a layout value its segment left
+    out, which stays pending for the region to rebuild (``fusion_layout``)."""
+    for k, v in slots:
+        if v.value is None and not (keep_left and v.saved == _LEFT):
+            _lazy.value(v)
+        flat[k] = v if v.value is None else v.value
 
 
 def run(plan, lays, region_fn, g, ext, flat, taken, slots):
@@ -81,7 +80,7 @@ def run(plan, lays, region_fn, g, ext, flat, taken, slots):
     None (the region's parts are not its plan's): the segment has then run apart
     (``lazy.run_taken``) and ``flat``'s slots hold its values. ``lays``: the saved layout
     values ``region_fn`` rebuilds (with ``plan``, what fixes it)."""
-    tr, nodes, new = taken
+    tr, nodes, _ = taken
     if region_fn is None:
         return _apart(flat, taken, slots)
     index = tr.index
@@ -106,26 +105,22 @@ def run(plan, lays, region_fn, g, ext, flat, taken, slots):
         if len(fused) > PER_PLAN + 1:  # (the oldest program; ``_MADE`` stays first)
             del fused[next(k for k in fused if k is not _MADE)]
     args = (g, *ext, *[v for v in flat if v is not SLOT], *tr.leaves)
-    with _lazy._lock:
-        # NOTE: the key fixes the signature: the plan's own sites (``exact``) fix its saved
-        # values' and gradients' types, the memo its leaves'. (Where a weak type differs,
-        # jax.jit compiles in this thread: never another result)
-        res = got.call_ready(*args, sig=())
-        if res is not None:
-            for k, v in zip(outs, res[1]):
-                _segment.settle(nodes[k], v)
-            _lazy.ran(tr.memo, new)
-            return res[0]
-    return _apart(flat, taken, slots)
+    # NOTE: the key fixes the signature: the plan's own sites (``exact``) fix its saved
+    # values' and gradients' types, the memo its leaves'. (Where a weak type differs,
+    # jax.jit compiles in this thread: never another result)
+    res = got.call_ready(*args, sig=())
+    if res is None:
+        return _apart(flat, taken, slots)
+    _lazy.settle_taken(taken, outs, res[1])
+    return res[0]
 
 
 def _apart(flat, taken, slots):
     """The taken segment run as ``backward()`` would have run it, its values in ``flat``'s
-    slots; None."""
-    with _lazy._lock:
-        _lazy.run_taken(taken)
-    for k, p in slots:  # (a layout value left out of the segment now: computed alone)
-        flat[k] = p.value if p.value is not None else _lazy.value(p)
+    slots (a layout value it left out computed alone: the region's layout values are
+    worked out already); None."""
+    _lazy.run_taken(taken)
+    _computed(flat, slots, False)
 
 
 def _program(seg, nleaves, region_fn, nx, subs, nout):

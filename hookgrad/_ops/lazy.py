@@ -22,15 +22,14 @@ is remembered (``lazy_memo.py``): the next trace follows it, checking each op ag
 instead of walking the op's arguments.
 """
 import collections
-import operator
 import threading
-from weakref import ref as _weakref
 
 from jax._src.random.prng import PRNGKeyArray  # NOTE: private, as ArrayImpl
 
 from .._host_value import Host
 from .._tensor import FORCE, Pending, Tensor
-from . import lazy_layout as _layout, lazy_memo as _memo, lazy_segment as _segment, tiered
+from . import lazy_layout as _layout, lazy_memo as _memo, lazy_picks as _picks, \
+    lazy_segment as _segment, tiered
 from .lazy_args import ARRAY, SCALARS, BIG as _BIG, pending_args as _pending_args, \
     put_held as _put_held, waits as _waits
 from .lazy_segment import COMPILE_AT, CACHE_SIZE  # noqa: F401 (their names here too)
@@ -434,37 +433,13 @@ def pending_depth(arrs):
                 and v in index), default=0)
 
 
-def _item(outs, k):
-    return outs[k]
-
-
-class _Pick:
-    """The op of output ``k`` of a deferred multi-output op: its item of the op's tuple
-    (in a segment, the ops' outputs come out of one program)."""
-    fwd = staticmethod(_item)
-
-
-_PICK = _Pick()
-_PICKERS = [operator.itemgetter(k) for k in range(64)]
-
-
 def _outputs(p):
     """The outputs of ``p``, a deferred multi-output op, each a ``Pending`` picking its
-    item, joined to the trace after it; ``p`` itself is never read by a Tensor, so a
-    segment always gives it out."""
-    outs = []
-    for k, av in enumerate(p.aval):
-        q = _new(Pending)
-        q.op, q.key, q.args, q.aval = _PICK, (("k", k),), (p,), av
-        q.fn = _PICKERS[k] if k < len(_PICKERS) else operator.itemgetter(k)
-        q.value, q.ref, q.saved, q.gen = None, None, False, p.gen
-        outs.append(q)
-    # NOTE: known before the picks join: a pick past the bounds runs the trace, ``p``
-    # with it, and ``p`` computed gives each pick its item (``lazy_segment._settle``)
-    p.outs = [_weakref(q) for q in outs]
+    item (``lazy_picks``), joined to the trace after it."""
+    outs = _picks.picks(p)
     for q in outs:
         if q.value is None:
-            defer(_PICK, q.key, q.fn, q.args, q)
+            defer(_picks.PICK, q.key, q.fn, q.args, q)
     return outs
 
 
@@ -536,25 +511,26 @@ def _flush(read=None):
 
 def run_taken(taken, read=None):
     """Run a trace of two or more ops taken off its thread (``_flush``, ``take``) as one
-    segment. The caller holds ``_lock``."""
+    segment."""
     tr, nodes, new = taken
     n = tr.n
-    # NOTE: only values something may read leave the program, less saved layout values
-    # (``lazy_layout``); XLA fuses the rest away (a later read runs a pending op alone)
-    outs = _layout.leave_out(nodes, tuple([k for k, q in enumerate(nodes) if (
-        r := q.ref) is None or q.saved or r() is not None]), read)
-    m = tr.memo
-    if m is not None and n != m.n:  # followed, but only a part of it
-        _memo.restore(tr, n)
-        m = None
-    ran(_segment.run_nodes(nodes, (tuple(tr.struct) if m is None else m.struct, tr.leaves,
-                                   outs, m, tr.sites if m is None else None,
-                                   (MAX_DEPTH, MAX_OPS))), new)
+    with _lock:  # (``_flush``'s caller holds it already)
+        # NOTE: only values something may read leave the program, less saved layout
+        # values (``lazy_layout``); XLA fuses the rest away (a later read runs an op alone)
+        outs = _layout.leave_out(nodes, tuple([k for k, q in enumerate(nodes) if (
+            r := q.ref) is None or q.saved or r() is not None]), read)
+        m = tr.memo
+        if m is not None and n != m.n:  # followed, but only a part of it
+            _memo.restore(tr, n)
+            m = None
+        _ran(_segment.run_nodes(nodes, (tuple(tr.struct) if m is None else m.struct,
+                                        tr.leaves, outs, m, tr.sites if m is None else None,
+                                        (MAX_DEPTH, MAX_OPS))), new)
 
 
-def ran(seg, new):
-    """After a segment ran (its ``Memo``; None: a first sighting), the new trace ``new``
-    follows the sequences that ran after it before."""
+def _ran(seg, new):
+    """After a segment ran (its ``Memo``; None: a first sighting), ``new`` follows what
+    ran after it before."""
     last = _local.last
     if last is not None and seg is not None:
         _memo.link(last, seg)
@@ -564,16 +540,26 @@ def ran(seg, new):
 
 
 def take(pendings):
-    """This thread's trace, taken off it for a fused backward region's program to run
-    (``_engine/fusion_forward.py``) as ``(trace, its ops, the new trace in its place)``;
-    None unless it holds all ``pendings`` and followed a sequence seen before all
-    through (its ``Memo`` stands for its ops). The caller holds ``_lock``."""
-    tr = _local.trace
-    if tr is None or tr.gen != _gen[0] or (m := tr.memo) is None or tr.n != m.n or \
-            m.n < 2 or not all(map(tr.index.__contains__, pendings)):
-        return None
-    new = _local.trace = _Trace()
-    return tr, list(tr.index), new
+    """This thread's trace, taken off it for a backward region's program to run
+    (``_engine/fusion_forward.py``): ``(trace, its ops, the new trace)``, or None unless
+    it holds all ``pendings`` and followed a memo all through (which stands for its ops)."""
+    with _lock:
+        tr = _local.trace
+        if tr is None or tr.gen != _gen[0] or (m := tr.memo) is None or tr.n != m.n or \
+                m.n < 2 or not all(map(tr.index.__contains__, pendings)):
+            return None
+        new = _local.trace = _Trace()
+        return tr, list(tr.index), new
+
+
+def settle_taken(taken, outs, values):
+    """A taken trace run elsewhere: its ops at ``outs`` computed as ``values`` (the rest
+    stay pending), as after its segment ran."""
+    tr, nodes, new = taken
+    with _lock:
+        for k, v in zip(outs, values):
+            _segment.settle(nodes[k], v)
+        _ran(tr.memo, new)
 
 
 # a PRNG key leaf's part of a segment's key (not a plain tuple: ``(an earlier leaf's
